@@ -1,0 +1,39 @@
+#pragma once
+// Reading Bazel's query and cquery output (SPEC section 1).
+#include <istream>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuplan/target.hpp"
+
+namespace gpuplan {
+
+enum class InputFormat {
+  label,               ///< bazel query --output=label
+  label_kind,          ///< bazel query --output=label_kind
+  xml,                 ///< bazel query --output=xml
+  streamed_jsonproto,  ///< bazel query --output=streamed_jsonproto (one Target a line)
+  jsonproto,           ///< bazel query --output=jsonproto (pretty-printed objects back to back)
+  cquery_label,        ///< bazel cquery --output=label: "//a:b (9f87702)"
+  cquery_label_kind,   ///< bazel cquery --output=label_kind: "cc_test rule //a:b (9f87702)"
+  cquery_jsonproto,    ///< bazel cquery --output=jsonproto: {"results": [...], "configurations": [...]}
+};
+
+/// The names `--input-format` accepts: "label", "label_kind", "xml", "streamed_jsonproto",
+/// "jsonproto", "cquery_label", "cquery_label_kind", "cquery_jsonproto".
+std::optional<InputFormat> parse_input_format(std::string_view name);
+std::string_view to_string(InputFormat format);
+
+/// Reads every test target from `in`, streaming: memory grows with the number of
+/// tests, not with the size of the input. `name` is the file name used in error
+/// positions. The format is detected from the content unless `forced`.
+/// Throws InputError on bad input. Empty input is a valid, empty list.
+TargetList read_targets(std::istream& in, const std::string& name,
+                        std::optional<InputFormat> forced = std::nullopt);
+
+/// Fills the attributes of labels-only targets from `attributes` (matched by
+/// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are.
+void join_attributes(TargetList& targets, const TargetList& attributes);
+
+}  // namespace gpuplan

@@ -1,0 +1,94 @@
+#pragma once
+// The plan: what launchers read (SPEC section 6), and the units it is made of.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuplan/diagnostic.hpp"
+#include "gpuplan/requirements.hpp"
+
+namespace gpuplan {
+
+enum class Policy { whole_node, exact, pack };
+std::string_view to_string(Policy policy);           ///< "whole-node", "exact", "pack"
+std::optional<Policy> parse_policy(std::string_view name);
+
+/// One schedulable piece of work: a whole test, or one shard of a sharded test.
+struct Unit {
+  std::string id;     ///< the label, or "//ml:train#shard-1-of-4" (0-based index, like TEST_SHARD_INDEX)
+  std::string label;  ///< as Bazel printed it
+  std::optional<int> shard_index;  ///< 0-based; empty for an unsharded test or --shards=whole
+  int shard_count = 1;
+  double duration_s = 0;
+  std::string duration_source;  ///< "history-p90", "size-default", "size-median", ...
+  std::optional<std::int64_t> vram_mib;  ///< per-GPU memory reserved; empty when unknown
+  Requirement requirement;
+  std::string size = "medium";
+  std::string timeout;  ///< Bazel timeout attribute; empty: derived from size
+  bool flaky = false;
+};
+
+struct Assignment {
+  Unit unit;
+  std::string node;
+  std::vector<int> gpus;  ///< ascending
+  double start_s = 0;
+  double end_s = 0;
+  std::map<std::string, std::string> env;  ///< CUDA_VISIBLE_DEVICES, TEST_TOTAL_SHARDS, TEST_SHARD_INDEX
+};
+
+struct UnschedulableUnit {
+  Unit unit;
+  std::string reason;  ///< names the requirement and the closest node
+};
+
+/// A test kept out of the GPU plan, and why.
+struct ListedTest {
+  std::string label;
+  std::string reason;
+};
+
+struct PlanSummary {
+  long tests = 0;
+  long cpu_tests = 0;
+  long gpu_tests = 0;
+  long skipped_tests = 0;
+  long gpu_units = 0;
+  long scheduled_units = 0;
+  long unschedulable_units = 0;
+  double makespan_s = 0;
+  double lower_bound_s = 0;
+  double gpu_utilization = 0;  ///< busy GPU-seconds / (GPUs × makespan)
+  double pack_slowdown = 1.0;  ///< the factor applied to shareable units under `pack`
+};
+
+struct Plan {
+  int schema_version = 1;
+  std::string generator_version = GPUPLAN_VERSION;
+  Policy policy = Policy::exact;
+  std::string fleet;  ///< the fleet file it was planned for
+  PlanSummary summary;
+  std::vector<ListedTest> cpu_tests;      ///< by label
+  std::vector<ListedTest> skipped_tests;  ///< by label
+  std::vector<Assignment> assignments;    ///< by node, then start, then first GPU, then unit id
+  std::vector<UnschedulableUnit> unschedulable;  ///< by unit id
+  Diagnostics diagnostics;
+};
+
+/// The plan as SPEC section 6 writes it. Key order and number formatting are fixed,
+/// so the same plan always dumps to the same bytes.
+nlohmann::ordered_json to_json(const Plan& plan);
+
+/// Reads a plan written by to_json (or by hand, or by another tool). Throws InputError
+/// naming `name` and the JSON path of the bad field.
+Plan plan_from_json(const nlohmann::json& json, const std::string& name);
+
+/// The requirement fields as the plan writes them: {"gpus":2,"gpu_mem_mib":40960,"cuda":">=12.4",...}.
+nlohmann::ordered_json requirements_to_json(const Requirement& requirement);
+
+}  // namespace gpuplan

@@ -1,0 +1,35 @@
+#pragma once
+// What a test needs from a GPU node, each field with where it came from (SPEC section 2).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/version.hpp"
+
+namespace gpuplan {
+
+/// A value and the annotation that set it: "tag gpu:2", "exec_properties resources:gpu=4",
+/// "rule examples/rules.yaml:12", "default".
+template <class T>
+struct Sourced {
+  T value{};
+  std::string source;
+  bool operator==(const Sourced&) const = default;
+};
+
+/// A GPU test's needs. A CPU test has gpus.value == 0.
+struct Requirement {
+  Sourced<int> gpus;                                    ///< GPUs on one node
+  std::optional<Sourced<std::int64_t>> gpu_mem_mib;     ///< at least this much on each GPU
+  std::vector<Sourced<VersionConstraint>> cuda;         ///< all must hold for the node's CUDA version
+  std::vector<Sourced<VersionConstraint>> compute_capability;  ///< all must hold for each GPU
+  std::optional<Sourced<std::vector<std::string>>> gpu_models;  ///< lower-case; model or family
+  std::optional<Sourced<bool>> nvlink;                  ///< the GPUs pairwise NVLink-connected
+  std::optional<Sourced<bool>> exclusive;               ///< the whole node to itself
+
+  bool needs_nvlink() const { return nvlink && nvlink->value; }
+  bool is_exclusive() const { return exclusive && exclusive->value; }
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,24 @@
+#pragma once
+// Placing units on the fleet so that they finish as early as possible (SPEC section 5).
+#include <vector>
+
+#include "gpuplan/classify.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/plan.hpp"
+#include "gpuplan/rules.hpp"
+
+namespace gpuplan {
+
+struct SolveOptions {
+  Policy policy = Policy::exact;
+  double time_limit_s = 0;  ///< extra time the solver may spend improving a first plan; 0: none
+  Rules rules;              ///< pack knobs (headroom, max tests per GPU, slowdown)
+};
+
+/// The whole plan: the buckets from `tests`, `units` placed on `fleet`, the summary with
+/// makespan, lower bound and utilisation. Deterministic: the same inputs in any order
+/// give the same plan.
+Plan make_plan(const Classification& tests, const std::vector<Unit>& units, const Fleet& fleet,
+               const SolveOptions& options);
+
+}  // namespace gpuplan

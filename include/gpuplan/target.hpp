@@ -1,0 +1,51 @@
+#pragma once
+// A test target as Bazel described it: the vocabulary that ingest produces.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan {
+
+/// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
+/// cannot carry keep their defaults and `has_attributes` is false.
+struct Target {
+  std::string label;       ///< exactly as Bazel printed it: "//a:b", "@repo//a:b", "@@repo+//a:b"
+  std::string rule_class;  ///< "py_test"; empty for the `label` format
+  std::vector<std::string> tags;
+  std::string size = "medium";  ///< small | medium | large | enormous (Bazel's default: medium)
+  std::string timeout;          ///< short | moderate | long | eternal; empty: derived from size
+  int shard_count = 0;          ///< 0: not sharded (Bazel's shard_count default of -1 reads as 0)
+  bool flaky = false;
+  std::map<std::string, std::string> exec_properties;
+  std::string generator_function;  ///< the macro that made it, if any
+  std::string location;            ///< "pkg/BUILD:12:8" as Bazel reports it
+  std::string configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query
+  bool has_attributes = false;     ///< false for label / label_kind input
+};
+
+/// The label with the main-repository prefixes "@//" and "@@//" turned into "//",
+/// so "@//a:b", "@@//a:b" and "//a:b" compare equal. Other repositories are kept.
+std::string canonical_label(std::string_view label);
+
+/// A test rule class: ends in "_test" ("test_suite" is not a test).
+bool is_test_rule_class(std::string_view rule_class);
+
+/// What the input held besides tests; dropped, and counted for the diagnostics.
+struct DroppedCounts {
+  long source_files = 0;
+  long generated_files = 0;
+  long non_test_rules = 0;
+  long test_suites = 0;
+  long other = 0;  ///< package groups, environment groups, ...
+  long total() const { return source_files + generated_files + non_test_rules + test_suites + other; }
+};
+
+/// The tests read from one input, in input order.
+struct TargetList {
+  std::string format;  ///< the input format's name, as `--input-format` spells it
+  std::vector<Target> tests;
+  DroppedCounts dropped;
+};
+
+}  // namespace gpuplan

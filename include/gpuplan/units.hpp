@@ -1,0 +1,37 @@
+#pragma once
+// From classified GPU tests to schedulable units, with their planned durations (SPEC section 3).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/classify.hpp"
+#include "gpuplan/plan.hpp"
+#include "gpuplan/rules.hpp"
+
+namespace gpuplan {
+
+/// How long one unit will take and how much GPU memory it was seen to use.
+struct Estimate {
+  double seconds = 0;
+  std::string source;  ///< "history-p90", "size-median", "size-default", ...
+  std::optional<std::int64_t> peak_vram_mib;
+};
+
+/// Estimates one shard (0-based) of a test, or the whole test when `shard_index` is empty.
+using Estimator = std::function<Estimate(const ClassifiedTest& test, std::optional<int> shard_index)>;
+
+/// Per-size defaults from the rules (source "size-default"); never zero.
+Estimator size_default_estimator(const Rules& rules);
+
+enum class ShardMode {
+  per_shard,  ///< one unit per shard (the default)
+  whole,      ///< one unit per test, lasting the sum of its shards (--shards=whole)
+};
+
+/// One unit per GPU shard or test, sorted by unit id. CPU and skipped tests make no units.
+std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const Estimator& estimate,
+                             const Rules& rules);
+
+}  // namespace gpuplan

@@ -1,0 +1,13 @@
+// Placeholder until this command is written; the issue that owns it replaces this file.
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+
+namespace gpuplan::cli {
+
+void add_verify_command(CLI::App& app, int& /*status*/) {
+  auto* command = app.add_subcommand("verify", "(not written yet)");
+  command->callback([] { throw std::logic_error("gpuplan verify: not written yet"); });
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Each subcommand lives in its own cmd_*.cpp and registers itself here.
+// A command's callback stores its exit code in `status`; errors in input are thrown
+// as InputError and turned into exit code 2 by main.
+#include <CLI/CLI.hpp>
+
+namespace gpuplan::cli {
+
+void add_targets_command(CLI::App& app, int& status);
+void add_classify_command(CLI::App& app, int& status);
+void add_explain_command(CLI::App& app, int& status);
+void add_fleet_command(CLI::App& app, int& status);
+void add_plan_command(CLI::App& app, int& status);
+void add_show_command(CLI::App& app, int& status);
+void add_render_command(CLI::App& app, int& status);
+void add_verify_command(CLI::App& app, int& status);
+void add_compare_command(CLI::App& app, int& status);
+void add_history_command(CLI::App& app, int& status);
+void add_run_under_command(CLI::App& app, int& status);
+void add_exec_command(CLI::App& app, int& status);
+void add_export_command(CLI::App& app, int& status);
+
+}  // namespace gpuplan::cli

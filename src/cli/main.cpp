@@ -1,0 +1,48 @@
+// gpuplan: plans GPU tests from Bazel query output onto a GPU fleet.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "gpuplan/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gpuplan;
+  CLI::App app{"gpuplan: plans Bazel GPU tests onto a GPU fleet and writes a plan launchers run."};
+  app.set_version_flag("--version", std::string("gpuplan ") + GPUPLAN_VERSION);
+  app.require_subcommand(1);
+  int status = exit_ok;
+  cli::add_targets_command(app, status);
+  cli::add_classify_command(app, status);
+  cli::add_explain_command(app, status);
+  cli::add_fleet_command(app, status);
+  cli::add_plan_command(app, status);
+  cli::add_show_command(app, status);
+  cli::add_render_command(app, status);
+  cli::add_verify_command(app, status);
+  cli::add_compare_command(app, status);
+  cli::add_history_command(app, status);
+  cli::add_run_under_command(app, status);
+  cli::add_exec_command(app, status);
+  cli::add_export_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return exit_bad_input;
+  } catch (const InputError& e) {
+    std::cerr << "gpuplan: " << e.what() << '\n';
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuplan: internal error: " << e.what() << '\n';
+    return exit_internal;
+  }
+  return status;
+}

@@ -1,0 +1,91 @@
+#include "gpuplan/version.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace gpuplan {
+
+std::optional<Version> Version::parse(std::string_view text) {
+  Version version;
+  if (text.empty()) return std::nullopt;
+  while (true) {
+    auto dot = text.find('.');
+    auto part = text.substr(0, dot);
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
+    int value = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (ec != std::errc() || end != part.data() + part.size()) return std::nullopt;
+    version.parts.push_back(value);
+    if (dot == std::string_view::npos) break;
+    text.remove_prefix(dot + 1);
+  }
+  return version;
+}
+
+std::string Version::str() const { return fmt::format("{}", fmt::join(parts, ".")); }
+
+std::strong_ordering Version::operator<=>(const Version& other) const {
+  auto n = std::max(parts.size(), other.parts.size());
+  for (size_t i = 0; i < n; ++i) {
+    int a = i < parts.size() ? parts[i] : 0;
+    int b = i < other.parts.size() ? other.parts[i] : 0;
+    if (a != b) return a <=> b;
+  }
+  return std::strong_ordering::equal;
+}
+
+std::optional<VersionConstraint> VersionConstraint::parse(std::string_view text) {
+  static constexpr std::pair<std::string_view, Op> ops[] = {
+      {">=", Op::ge}, {"<=", Op::le}, {"==", Op::eq}, {">", Op::gt}, {"<", Op::lt}};
+  for (auto [prefix, op] : ops) {
+    if (text.starts_with(prefix)) {
+      auto version = Version::parse(text.substr(prefix.size()));
+      if (!version) return std::nullopt;
+      return VersionConstraint{op, *version};
+    }
+  }
+  return std::nullopt;
+}
+
+bool VersionConstraint::satisfied_by(const Version& actual) const {
+  auto order = actual <=> version;
+  switch (op) {
+    case Op::ge: return order >= 0;
+    case Op::gt: return order > 0;
+    case Op::le: return order <= 0;
+    case Op::lt: return order < 0;
+    case Op::eq: return order == 0;
+  }
+  return false;
+}
+
+std::string VersionConstraint::str() const {
+  static constexpr std::string_view names[] = {">=", ">", "<=", "<", "=="};
+  return fmt::format("{}{}", names[static_cast<int>(op)], version.str());
+}
+
+std::optional<std::vector<VersionConstraint>> parse_constraints(std::string_view text) {
+  std::vector<VersionConstraint> constraints;
+  while (true) {
+    auto comma = text.find(',');
+    auto constraint = VersionConstraint::parse(text.substr(0, comma));
+    if (!constraint) return std::nullopt;
+    constraints.push_back(*constraint);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return constraints;
+}
+
+std::string to_string(const std::vector<VersionConstraint>& constraints) {
+  std::string text;
+  for (const auto& c : constraints) {
+    if (!text.empty()) text += ',';
+    text += c.str();
+  }
+  return text;
+}
+
+}  // namespace gpuplan

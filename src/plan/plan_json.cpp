@@ -1,0 +1,329 @@
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+std::string_view to_string(Policy policy) {
+  switch (policy) {
+    case Policy::whole_node: return "whole-node";
+    case Policy::exact: return "exact";
+    case Policy::pack: return "pack";
+  }
+  return "exact";
+}
+
+std::optional<Policy> parse_policy(std::string_view name) {
+  if (name == "whole-node") return Policy::whole_node;
+  if (name == "exact") return Policy::exact;
+  if (name == "pack") return Policy::pack;
+  return std::nullopt;
+}
+
+namespace {
+
+/// Seconds rounded to milliseconds; whole numbers are written without a fraction.
+ordered_json seconds(double value) {
+  double rounded = std::round(value * 1000) / 1000;
+  if (rounded == std::floor(rounded) && std::abs(rounded) < 9e15) return static_cast<std::int64_t>(rounded);
+  return rounded;
+}
+
+ordered_json ratio(double value) { return std::round(value * 10000) / 10000; }
+
+ordered_json optional_int(const std::optional<std::int64_t>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+ordered_json unit_fields(const Unit& unit) {
+  ordered_json j;
+  j["unit"] = unit.id;
+  j["label"] = unit.label;
+  j["shard_index"] = unit.shard_index ? ordered_json(*unit.shard_index) : ordered_json(nullptr);
+  j["shard_count"] = unit.shard_count;
+  return j;
+}
+
+void add_unit_details(ordered_json& j, const Unit& unit) {
+  j["duration_s"] = seconds(unit.duration_s);
+  j["duration_source"] = unit.duration_source;
+  j["vram_mib"] = optional_int(unit.vram_mib);
+  j["size"] = unit.size;
+  j["timeout"] = unit.timeout.empty() ? ordered_json(nullptr) : ordered_json(unit.timeout);
+  j["flaky"] = unit.flaky;
+  j["requirements"] = requirements_to_json(unit.requirement);
+}
+
+ordered_json listed(const std::vector<ListedTest>& tests) {
+  ordered_json array = ordered_json::array();
+  for (const auto& t : tests) array.push_back({{"label", t.label}, {"reason", t.reason}});
+  return array;
+}
+
+// Reading: every accessor names the JSON path of what it looks at.
+struct Reader {
+  const std::string& name;
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw InputError(Position{name, 0, 0}, fmt::format("{}: {}", path, what));
+  }
+  const json& field(const json& object, const std::string& path, const char* key) const {
+    if (!object.is_object()) fail(path, "expected an object");
+    auto it = object.find(key);
+    if (it == object.end()) fail(path, fmt::format("missing \"{}\"", key));
+    return *it;
+  }
+  const json* optional_field(const json& object, const char* key) const {
+    auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string string(const json& object, const std::string& path, const char* key) const {
+    const auto& v = field(object, path, key);
+    if (!v.is_string()) fail(path + "." + key, "expected a string");
+    return v.get<std::string>();
+  }
+  double number(const json& object, const std::string& path, const char* key) const {
+    const auto& v = field(object, path, key);
+    if (!v.is_number()) fail(path + "." + key, "expected a number");
+    return v.get<double>();
+  }
+  long integer(const json& object, const std::string& path, const char* key) const {
+    const auto& v = field(object, path, key);
+    if (!v.is_number_integer()) fail(path + "." + key, "expected an integer");
+    return v.get<long>();
+  }
+  const json& array(const json& object, const std::string& path, const char* key) const {
+    const auto& v = field(object, path, key);
+    if (!v.is_array()) fail(path + "." + key, "expected an array");
+    return v;
+  }
+
+  Requirement requirement(const json& j, const std::string& path) const {
+    Requirement r;
+    const std::string source = "plan";
+    r.gpus = {static_cast<int>(integer(j, path, "gpus")), source};
+    if (auto* v = optional_field(j, "gpu_mem_mib")) {
+      if (!v->is_number_integer()) fail(path + ".gpu_mem_mib", "expected an integer or null");
+      r.gpu_mem_mib = Sourced<std::int64_t>{v->get<std::int64_t>(), source};
+    }
+    for (const char* key : {"cuda", "compute_capability"}) {
+      auto* v = optional_field(j, key);
+      if (!v) continue;
+      if (!v->is_string()) fail(path + "." + key, "expected a string such as \">=12.4\" or null");
+      auto parsed = parse_constraints(v->get<std::string>());
+      if (!parsed) fail(path + "." + key, fmt::format("\"{}\" is not a version constraint", v->get<std::string>()));
+      auto& target = std::string_view(key) == "cuda" ? r.cuda : r.compute_capability;
+      for (auto& c : *parsed) target.push_back({c, source});
+    }
+    if (auto* v = optional_field(j, "gpu_models")) {
+      if (!v->is_array()) fail(path + ".gpu_models", "expected an array of strings or null");
+      std::vector<std::string> models;
+      for (const auto& m : *v) {
+        if (!m.is_string()) fail(path + ".gpu_models", "expected an array of strings");
+        models.push_back(m.get<std::string>());
+      }
+      r.gpu_models = Sourced<std::vector<std::string>>{models, source};
+    }
+    for (const char* key : {"nvlink", "exclusive"}) {
+      auto* v = optional_field(j, key);
+      if (!v) continue;
+      if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
+      auto& target = std::string_view(key) == "nvlink" ? r.nvlink : r.exclusive;
+      target = Sourced<bool>{v->get<bool>(), source};
+    }
+    return r;
+  }
+
+  Unit unit(const json& j, const std::string& path) const {
+    Unit u;
+    u.id = string(j, path, "unit");
+    u.label = string(j, path, "label");
+    if (auto* v = optional_field(j, "shard_index")) {
+      if (!v->is_number_integer()) fail(path + ".shard_index", "expected an integer or null");
+      u.shard_index = v->get<int>();
+    }
+    u.shard_count = static_cast<int>(integer(j, path, "shard_count"));
+    if (optional_field(j, "duration_s")) u.duration_s = number(j, path, "duration_s");
+    if (optional_field(j, "duration_source")) u.duration_source = string(j, path, "duration_source");
+    if (auto* v = optional_field(j, "vram_mib")) {
+      if (!v->is_number_integer()) fail(path + ".vram_mib", "expected an integer or null");
+      u.vram_mib = v->get<std::int64_t>();
+    }
+    if (optional_field(j, "size")) u.size = string(j, path, "size");
+    if (optional_field(j, "timeout")) u.timeout = string(j, path, "timeout");
+    if (auto* v = optional_field(j, "flaky")) u.flaky = v->is_boolean() && v->get<bool>();
+    if (auto* v = optional_field(j, "requirements")) u.requirement = requirement(*v, path + ".requirements");
+    return u;
+  }
+
+  std::vector<ListedTest> listed(const json& j, const char* key) const {
+    std::vector<ListedTest> tests;
+    const auto* v = optional_field(j, key);
+    if (!v) return tests;
+    if (!v->is_array()) fail(key, "expected an array");
+    for (size_t i = 0; i < v->size(); ++i) {
+      auto path = fmt::format("{}[{}]", key, i);
+      tests.push_back({string((*v)[i], path, "label"), string((*v)[i], path, "reason")});
+    }
+    return tests;
+  }
+};
+
+}  // namespace
+
+ordered_json requirements_to_json(const Requirement& r) {
+  ordered_json j;
+  j["gpus"] = r.gpus.value;
+  j["gpu_mem_mib"] = r.gpu_mem_mib ? ordered_json(r.gpu_mem_mib->value) : ordered_json(nullptr);
+  auto constraints = [](const std::vector<Sourced<VersionConstraint>>& list) {
+    if (list.empty()) return ordered_json(nullptr);
+    std::vector<VersionConstraint> plain;
+    for (const auto& c : list) plain.push_back(c.value);
+    return ordered_json(to_string(plain));
+  };
+  j["cuda"] = constraints(r.cuda);
+  j["gpu_models"] = r.gpu_models ? ordered_json(r.gpu_models->value) : ordered_json(nullptr);
+  j["compute_capability"] = constraints(r.compute_capability);
+  j["nvlink"] = r.needs_nvlink();
+  j["exclusive"] = r.is_exclusive();
+  return j;
+}
+
+ordered_json to_json(const Plan& plan) {
+  ordered_json j;
+  j["schema_version"] = plan.schema_version;
+  j["generator"] = {{"name", "gpuplan"}, {"version", plan.generator_version}};
+  j["policy"] = to_string(plan.policy);
+  j["fleet"] = plan.fleet;
+  const auto& s = plan.summary;
+  j["summary"] = {{"tests", s.tests},
+                  {"cpu_tests", s.cpu_tests},
+                  {"gpu_tests", s.gpu_tests},
+                  {"skipped_tests", s.skipped_tests},
+                  {"gpu_units", s.gpu_units},
+                  {"scheduled_units", s.scheduled_units},
+                  {"unschedulable_units", s.unschedulable_units},
+                  {"makespan_s", seconds(s.makespan_s)},
+                  {"lower_bound_s", seconds(s.lower_bound_s)},
+                  {"gap", s.lower_bound_s > 0 ? ratio(s.makespan_s / s.lower_bound_s - 1) : ordered_json(0)},
+                  {"gpu_utilization", ratio(s.gpu_utilization)},
+                  {"pack_slowdown", ratio(s.pack_slowdown)}};
+  j["cpu_tests"] = listed(plan.cpu_tests);
+  j["skipped_tests"] = listed(plan.skipped_tests);
+  j["assignments"] = ordered_json::array();
+  for (const auto& a : plan.assignments) {
+    ordered_json item = unit_fields(a.unit);
+    item["node"] = a.node;
+    item["gpus"] = a.gpus;
+    item["start_s"] = seconds(a.start_s);
+    item["end_s"] = seconds(a.end_s);
+    add_unit_details(item, a.unit);
+    ordered_json env = ordered_json::object();
+    for (const auto& [k, v] : a.env) env[k] = v;
+    item["env"] = env;
+    j["assignments"].push_back(item);
+  }
+  j["unschedulable"] = ordered_json::array();
+  for (const auto& u : plan.unschedulable) {
+    ordered_json item = unit_fields(u.unit);
+    item["reason"] = u.reason;
+    add_unit_details(item, u.unit);
+    j["unschedulable"].push_back(item);
+  }
+  j["diagnostics"] = ordered_json::array();
+  for (const auto& d : plan.diagnostics)
+    j["diagnostics"].push_back(
+        {{"severity", to_string(d.severity)}, {"label", d.label}, {"source", d.source}, {"message", d.message}});
+  return j;
+}
+
+Plan plan_from_json(const json& j, const std::string& name) {
+  Reader r{name};
+  Plan plan;
+  if (!j.is_object()) r.fail("$", "a plan is a JSON object");
+  plan.schema_version = static_cast<int>(r.integer(j, "$", "schema_version"));
+  if (plan.schema_version != 1)
+    r.fail("schema_version", fmt::format("version {} is not supported (this gpuplan reads 1)", plan.schema_version));
+  if (auto* g = r.optional_field(j, "generator"); g && g->is_object() && g->contains("version") &&
+                                                   (*g)["version"].is_string())
+    plan.generator_version = (*g)["version"].get<std::string>();
+  auto policy = parse_policy(r.string(j, "$", "policy"));
+  if (!policy) r.fail("policy", "expected \"whole-node\", \"exact\" or \"pack\"");
+  plan.policy = *policy;
+  if (r.optional_field(j, "fleet")) plan.fleet = r.string(j, "$", "fleet");
+  if (auto* s = r.optional_field(j, "summary")) {
+    auto get = [&](const char* key) -> double {
+      auto* v = r.optional_field(*s, key);
+      if (!v) return 0;
+      if (!v->is_number()) r.fail(std::string("summary.") + key, "expected a number");
+      return v->get<double>();
+    };
+    auto& sum = plan.summary;
+    sum.tests = static_cast<long>(get("tests"));
+    sum.cpu_tests = static_cast<long>(get("cpu_tests"));
+    sum.gpu_tests = static_cast<long>(get("gpu_tests"));
+    sum.skipped_tests = static_cast<long>(get("skipped_tests"));
+    sum.gpu_units = static_cast<long>(get("gpu_units"));
+    sum.scheduled_units = static_cast<long>(get("scheduled_units"));
+    sum.unschedulable_units = static_cast<long>(get("unschedulable_units"));
+    sum.makespan_s = get("makespan_s");
+    sum.lower_bound_s = get("lower_bound_s");
+    sum.gpu_utilization = get("gpu_utilization");
+    if (r.optional_field(*s, "pack_slowdown")) sum.pack_slowdown = get("pack_slowdown");
+  }
+  plan.cpu_tests = r.listed(j, "cpu_tests");
+  plan.skipped_tests = r.listed(j, "skipped_tests");
+  const auto& assignments = r.array(j, "$", "assignments");
+  for (size_t i = 0; i < assignments.size(); ++i) {
+    auto path = fmt::format("assignments[{}]", i);
+    const auto& item = assignments[i];
+    Assignment a;
+    a.unit = r.unit(item, path);
+    a.node = r.string(item, path, "node");
+    for (const auto& g : r.array(item, path, "gpus")) {
+      if (!g.is_number_integer()) r.fail(path + ".gpus", "expected GPU indices (integers)");
+      a.gpus.push_back(g.get<int>());
+    }
+    a.start_s = r.number(item, path, "start_s");
+    a.end_s = r.number(item, path, "end_s");
+    if (auto* env = r.optional_field(item, "env")) {
+      if (!env->is_object()) r.fail(path + ".env", "expected an object of strings");
+      for (const auto& [k, v] : env->items()) {
+        if (!v.is_string()) r.fail(path + ".env." + k, "expected a string");
+        a.env[k] = v.get<std::string>();
+      }
+    }
+    plan.assignments.push_back(std::move(a));
+  }
+  if (auto* unschedulable = r.optional_field(j, "unschedulable")) {
+    if (!unschedulable->is_array()) r.fail("unschedulable", "expected an array");
+    for (size_t i = 0; i < unschedulable->size(); ++i) {
+      auto path = fmt::format("unschedulable[{}]", i);
+      plan.unschedulable.push_back({r.unit((*unschedulable)[i], path), r.string((*unschedulable)[i], path, "reason")});
+    }
+  }
+  if (auto* diagnostics = r.optional_field(j, "diagnostics")) {
+    if (!diagnostics->is_array()) r.fail("diagnostics", "expected an array");
+    for (size_t i = 0; i < diagnostics->size(); ++i) {
+      auto path = fmt::format("diagnostics[{}]", i);
+      const auto& d = (*diagnostics)[i];
+      auto severity = r.string(d, path, "severity");
+      Diagnostic diag;
+      diag.severity = severity == "error" ? Severity::error : severity == "note" ? Severity::note : Severity::warning;
+      diag.label = r.string(d, path, "label");
+      diag.source = r.string(d, path, "source");
+      diag.message = r.string(d, path, "message");
+      plan.diagnostics.push_back(std::move(diag));
+    }
+  }
+  return plan;
+}
+
+}  // namespace gpuplan

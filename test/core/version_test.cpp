@@ -1,0 +1,46 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/size.hpp"
+#include "gpuplan/version.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("versions compare as numbers, so 12.10 is newer than 12.4") {
+  REQUIRE(*Version::parse("12.10") > *Version::parse("12.4"));
+  REQUIRE(*Version::parse("12") == *Version::parse("12.0"));
+  REQUIRE(Version::parse("12.4")->str() == "12.4");
+}
+
+TEST_CASE("malformed versions are rejected, not guessed") {
+  for (auto text : {"", "twelve", "12.", ".4", "12..4", "12.4a", "-1", "1234567.1"}) {
+    INFO(text);
+    REQUIRE_FALSE(Version::parse(text));
+  }
+}
+
+TEST_CASE("version constraints hold or fail as written") {
+  auto ge = *VersionConstraint::parse(">=12.4");
+  REQUIRE(ge.satisfied_by(*Version::parse("12.4")));
+  REQUIRE(ge.satisfied_by(*Version::parse("12.10")));
+  REQUIRE_FALSE(ge.satisfied_by(*Version::parse("11.8")));
+  REQUIRE_FALSE(VersionConstraint::parse("<12.0")->satisfied_by(*Version::parse("12")));
+  REQUIRE(VersionConstraint::parse("==9.0")->satisfied_by(*Version::parse("9")));
+  REQUIRE(to_string(*parse_constraints(">=12.0,<13")) == ">=12.0,<13");
+  REQUIRE_FALSE(parse_constraints(">=twelve"));
+  REQUIRE_FALSE(parse_constraints(">=12,"));
+}
+
+TEST_CASE("GPU memory sizes are binary whatever unit is written") {
+  for (auto text : {"40GiB", "40G", "40GB", "40g", "40960MiB", "40960M", "40960mb"}) {
+    INFO(text);
+    REQUIRE(parse_size_mib(text) == 40960);
+  }
+  REQUIRE(parse_size_mib("0.5GiB") == 512);
+  for (auto text : {"lots", "40", "0G", "GiB", "-1G", "40 GiB", "99999999999999T"}) {
+    INFO(text);
+    REQUIRE_FALSE(parse_size_mib(text));
+  }
+  REQUIRE(format_mib(40960) == "40GiB");
+  REQUIRE(format_mib(1536) == "1.5GiB");
+  REQUIRE(format_mib(700) == "700MiB");
+}

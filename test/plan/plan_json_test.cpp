@@ -1,0 +1,49 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/plan.hpp"
+
+using namespace gpuplan;
+
+namespace {
+Plan sample_plan() {
+  Plan plan;
+  plan.policy = Policy::exact;
+  Assignment a;
+  a.unit.id = "//ml:train#shard-1-of-4";
+  a.unit.label = "//ml:train";
+  a.unit.shard_index = 1;
+  a.unit.shard_count = 4;
+  a.unit.duration_s = 300;
+  a.unit.duration_source = "history-p90";
+  a.unit.vram_mib = 40960;
+  a.unit.requirement.gpus = {2, "tag gpu:2"};
+  a.unit.requirement.cuda.push_back({*VersionConstraint::parse(">=12.4"), "tag cuda>=12.4"});
+  a.unit.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+  a.node = "h100-0";
+  a.gpus = {0, 1};
+  a.start_s = 0;
+  a.end_s = 300;
+  a.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}, {"TEST_SHARD_INDEX", "1"}, {"TEST_TOTAL_SHARDS", "4"}};
+  plan.assignments.push_back(a);
+  plan.cpu_tests.push_back({"//a:b", "no GPU annotation"});
+  plan.summary.makespan_s = 300.25;
+  return plan;
+}
+}  // namespace
+
+TEST_CASE("a plan written as JSON reads back the same") {
+  auto json = to_json(sample_plan());
+  REQUIRE(json["assignments"][0]["requirements"]["cuda"] == ">=12.4");
+  REQUIRE(json["assignments"][0]["start_s"].is_number_integer());
+  REQUIRE(json["summary"]["makespan_s"] == 300.25);
+  auto back = plan_from_json(nlohmann::json::parse(json.dump()), "plan.json");
+  REQUIRE(to_json(back).dump() == json.dump());
+}
+
+TEST_CASE("a plan with a field of the wrong type names the field") {
+  auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+  json["assignments"][0]["gpus"] = "0,1";
+  REQUIRE_THROWS_WITH(plan_from_json(json, "plan.json"), "plan.json: assignments[0].gpus: expected an array");
+}
