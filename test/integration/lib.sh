@@ -1,0 +1,29 @@
+# Sourced by every test/integration/*_test.sh: strict mode, a scratch folder, fail(),
+# and bazel_ws to run Debian's Bazel on examples/workspace offline.
+# CTest runs these from the source root with GPUPLAN set to the binary under test.
+set -euo pipefail
+: "${GPUPLAN:?GPUPLAN must name the gpuplan binary (CTest sets it)}"
+SOURCE_DIR=$(pwd)
+WORKSPACE=$SOURCE_DIR/examples/workspace
+STUBS=$SOURCE_DIR/examples/bazel-stubs
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpuplan-it.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# One Bazel server per user, shared by all tests (they queue on its lock), gone after a minute idle.
+BAZEL_ROOT=${GPUPLAN_BAZEL_ROOT:-/tmp/gpuplan-bazel-$(id -u)}
+
+# bazel_ws COMMAND ARGS...: Bazel in the example workspace. cquery and test need the
+# three stub repositories (no network); query does not.
+bazel_ws() {
+  local command=$1; shift
+  local overrides=()
+  if [ "$command" != query ]; then
+    overrides=(--override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools"
+               --override_repository=rules_cc="$STUBS/rules_cc"
+               --override_repository=rules_java="$STUBS/rules_java")
+  fi
+  (cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 \
+     "$command" "${overrides[@]}" "$@")
+}
