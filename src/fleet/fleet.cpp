@@ -4,6 +4,5 @@
 
 namespace gpuplan {
 
-bool Node::connected(const std::vector<int>&) const { throw std::logic_error("fleet: not written yet"); }
 Fleet load_fleet(std::istream&, const std::string&) { throw std::logic_error("fleet: not written yet"); }
 }  // namespace gpuplan
