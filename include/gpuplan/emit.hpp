@@ -31,6 +31,7 @@ struct Comparison {
   std::string fleet;  ///< the fleet file's name
   Policy policy = Policy::exact;
   int fleet_gpus = 0;
+  int fleet_nodes = 0;
   PlanSummary summary;
   double gpu_hours_reserved = 0;  ///< GPU time held by units; a GPU shared under pack counts once
   double gpu_hours_used = 0;      ///< GPU time the tests asked for: GPUs asked × planned duration
@@ -39,7 +40,7 @@ struct Comparison {
 
 Comparison compare(const Plan& plan, const Fleet& fleet);
 
-/// The comparisons as an aligned table, fitted to options.width.
+/// The comparisons as aligned tables, one per fleet, fitted to options.width.
 std::string render_comparison(const std::vector<Comparison>& rows, const TextOptions& options);
 nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows);
 

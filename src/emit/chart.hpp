@@ -7,7 +7,8 @@
 
 namespace gpuplan::emit {
 
-/// `text` made safe for XML/HTML text and attribute values: &<>"' escaped, control characters replaced.
+/// `text` made safe for XML/HTML text and attribute values: &<>"' escaped, control characters
+/// other than newline replaced.
 std::string escape(std::string_view text);
 
 /// The chart: title and summary, a time axis, a lane per GPU of each node, one

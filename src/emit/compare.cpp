@@ -36,6 +36,7 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
   Comparison c;
   c.fleet = fleet.source;
   c.policy = plan.policy;
+  c.fleet_nodes = static_cast<int>(fleet.nodes.size());
   for (const auto& node : fleet.nodes) c.fleet_gpus += static_cast<int>(node.gpus.size());
   c.summary = plan.summary;
   std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> held;
@@ -50,38 +51,60 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
 }
 
 std::string render_comparison(const std::vector<Comparison>& rows, const TextOptions& options) {
-  std::vector<std::vector<std::string>> table{
-      {"fleet", "GPUs", "policy", "makespan", "bound", "gap", "GPU-h reserved", "GPU-h used", "util", "unsched"}};
+  const std::vector<std::string> header{"policy", "makespan", "bound", "gap", "reserved", "used", "util", "unsched"};
+  std::vector<std::vector<std::string>> cells;
   for (const auto& c : rows) {
     const auto& s = c.summary;
-    table.push_back({emit::printable(c.fleet), std::to_string(c.fleet_gpus), std::string(to_string(c.policy)),
-                     emit::format_seconds(s.makespan_s), emit::format_seconds(s.lower_bound_s),
+    cells.push_back({std::string(to_string(c.policy)), emit::format_seconds(s.makespan_s),
+                     emit::format_seconds(s.lower_bound_s),
                      s.lower_bound_s > 0 ? fmt::format("{:.1f}%", (s.makespan_s / s.lower_bound_s - 1) * 100) : "-",
                      fmt::format("{:.2f}", c.gpu_hours_reserved), fmt::format("{:.2f}", c.gpu_hours_used),
                      fmt::format("{:.1f}%", c.utilization * 100), std::to_string(s.unschedulable_units)});
   }
-  std::vector<int> widths(table[0].size(), 0);
-  for (const auto& row : table)
+  std::vector<int> widths;
+  for (const auto& h : header) widths.push_back(emit::columns(h));
+  for (const auto& row : cells)
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], emit::columns(row[i]));
-  int total = 0;
-  for (int w : widths) total += w + 2;
-  total -= 2;
-  if (total > options.width) widths[0] = std::max(8, widths[0] - (total - options.width));
-  std::string out;
-  for (size_t r = 0; r < table.size(); ++r) {
-    std::string line;
-    for (size_t i = 0; i < table[r].size(); ++i) {
-      auto cell = emit::fit(table[r][i], widths[i]);
-      auto pad = std::string(static_cast<size_t>(widths[i] - emit::columns(cell)), ' ');
-      bool text_column = i == 0 || i == 2;
-      line += text_column ? cell + pad : pad + cell;
-      if (i + 1 < table[r].size()) line += "  ";
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = " ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      auto pad = std::string(static_cast<size_t>(widths[i] - emit::columns(row[i])), ' ');
+      out += "  " + (i == 0 ? row[i] + pad : pad + row[i]);
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (r == 0 && options.color) line = "\x1b[1m" + line + "\x1b[0m";
-    out += line + '\n';
+    while (out.back() == ' ') out.pop_back();
+    return out + '\n';
+  };
+  auto bold = [&](const std::string& text) { return options.color ? "\x1b[1m" + text + "\x1b[0m" : text; };
+  std::string out;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (r == 0 || rows[r].fleet != rows[r - 1].fleet) {
+      if (r > 0) out += '\n';
+      auto title = fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, rows[r].fleet_gpus == 1 ? "" : "s",
+                               rows[r].fleet_nodes, rows[r].fleet_nodes == 1 ? "" : "s");
+      auto name = emit::fit(emit::printable(rows[r].fleet), options.width - emit::columns(title) - 2);
+      out += bold(name + ": " + title) + '\n' + line(header);
+    }
+    out += line(cells[r]);
   }
-  return out;
+  std::string legend;
+  for (const auto* part : {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once);",
+                           "used: GPUs asked × planned duration; util: reserved / (fleet GPUs × makespan)."}) {
+    legend += part;
+    legend += ' ';
+  }
+  std::string current;
+  out += '\n';
+  for (size_t at = 0; at < legend.size();) {
+    auto space = legend.find(' ', at);
+    auto word = legend.substr(at, space - at);
+    at = space + 1;
+    if (!current.empty() && emit::columns(current) + 1 + emit::columns(word) > options.width) {
+      out += current + '\n';
+      current.clear();
+    }
+    current += (current.empty() ? "" : " ") + word;
+  }
+  return out + current + '\n';
 }
 
 nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows) {
@@ -90,6 +113,7 @@ nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows) {
     const auto& s = c.summary;
     list.push_back({{"fleet", c.fleet},
                     {"fleet_gpus", c.fleet_gpus},
+                    {"fleet_nodes", c.fleet_nodes},
                     {"policy", to_string(c.policy)},
                     {"makespan_s", rounded(s.makespan_s, 0.001)},
                     {"lower_bound_s", rounded(s.lower_bound_s, 0.001)},

@@ -195,13 +195,14 @@ class Chart {
 
 std::string escape(std::string_view text) {
   std::string out;
-  for (char c : printable(text)) switch (c) {
+  for (char c : text) switch (c) {
+      case '\n': out += c; break;
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out += c;
+      default: out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
     }
   return out;
 }

@@ -1,14 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "gpuplan/verify.hpp"
+#include "plan_fixture.hpp"
 
 using namespace gpuplan;
 
@@ -40,11 +39,6 @@ Fleet example_fleet() {
   fleet.nodes.push_back({"l4-0", "l4", gpus(2, "L4", "l4", 23034, "8.9"), *Version::parse("12.2"), "535.104.05", {},
                          links(2, {})});
   return fleet;
-}
-
-Plan example_plan() {
-  std::ifstream in(GPUPLAN_SOURCE_DIR "/test/data/plans/example.plan.json");
-  return plan_from_json(nlohmann::json::parse(in), "example.plan.json");
 }
 
 Assignment& unit(Plan& plan, const std::string& id) {
