@@ -2,6 +2,7 @@
 // names the file, line, column and key of the first thing wrong.
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -226,7 +227,8 @@ int gpu_index(const Reader& reader, const YAML::Node& node, const std::string& k
 std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node& node, const std::string& key,
                                           int gpus, bool pairs) {
   std::vector<std::vector<int>> groups;
-  std::vector<int> line_of(static_cast<size_t>(gpus), 0);
+  std::vector<std::optional<YAML::Mark>> owner(static_cast<size_t>(gpus));
+  const char* what = pairs ? "pair" : "group";
   for (const auto& entry : reader.list(node, key)) {
     reader.list(entry, key);
     if (pairs && entry.size() != 2)
@@ -236,12 +238,12 @@ std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node
     std::vector<int> group;
     for (const auto& item : entry) {
       int index = gpu_index(reader, item, key, gpus);
-      auto& seen = line_of[static_cast<size_t>(index)];
-      if (seen != 0)
+      auto& first = owner[static_cast<size_t>(index)];
+      if (first)
         reader.fail(item, key,
-                    fmt::format("GPU {} is already in the {} on line {}: a GPU has one NVLink {}", index,
-                                pairs ? "pair" : "group", seen, pairs ? "pair" : "group"));
-      seen = static_cast<int>(item.Mark().line + 1);
+                    fmt::format("GPU {} is already in the {} at line {}, column {}: a GPU is in one NVLink {}",
+                                index, what, first->line + 1, first->column + 1, what));
+      first = entry.Mark();
       group.push_back(index);
     }
     std::ranges::sort(group);

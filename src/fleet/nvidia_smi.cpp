@@ -225,7 +225,7 @@ std::optional<std::string> cuda_of_driver(const std::string& driver) {
       {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"}, {495, "11.5"},
       {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
       {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"},
-      {575, "12.9"}, {580, "13.0"}};
+      {575, "12.9"}, {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
   auto version = Version::parse(driver);
   if (!version) return std::nullopt;
   for (auto [branch, cuda] : branches)
@@ -264,7 +264,8 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   for (const auto& gpu : gpus) {
     if (gpu.name.text != first.name.text)
       fail(query, gpu.name,
-           fmt::format("GPU {} is a {}, GPU 0 a {}: a fleet pool has one GPU model; describe this node by hand",
+           fmt::format("GPU {} is '{}' but GPU 0 is '{}': a fleet pool has one GPU model, so describe "
+                       "this node by hand",
                        gpu.index, gpu.name.text, first.name.text));
     if (gpu.driver.text != first.driver.text) fail(query, gpu.driver, "the GPUs report different drivers");
     vram = std::min(vram, memory_mib(query, gpu.memory));
