@@ -25,8 +25,8 @@ GpuModel entry(std::string name, std::string family, std::int64_t vram_mib, std:
 
 const std::vector<GpuModel>& gpu_catalog() {
   static const std::vector<GpuModel> catalog = {
-      entry("V100-16GB", "v100", 16160, "7.0", {"Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB"}),
-      entry("V100-32GB", "v100", 32510, "7.0",
+      entry("V100-16GB", "v100", 16384, "7.0", {"Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB"}),
+      entry("V100-32GB", "v100", 32768, "7.0",
             {"Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla V100S-PCIE-32GB"}),
       entry("T4", "t4", 15360, "7.5", {"Tesla T4"}),
       entry("A10G", "a10g", 23028, "8.6", {"NVIDIA A10G"}),
