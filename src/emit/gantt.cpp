@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpuplan/size.hpp"
 
 namespace gpuplan::emit {
 
@@ -155,23 +154,6 @@ std::string fit(std::string_view text, int width) {
     out += text[i];
   }
   return out + "…";
-}
-
-std::string describe(const Requirement& r) {
-  std::vector<std::string> parts;
-  parts.push_back(r.gpus.value == 1 ? "1 GPU" : fmt::format("{} GPUs", r.gpus.value));
-  if (r.gpu_mem_mib) parts.push_back(fmt::format("≥{} each", format_mib(r.gpu_mem_mib->value)));
-  auto constraints = [](const std::vector<Sourced<VersionConstraint>>& list) {
-    std::vector<VersionConstraint> plain;
-    for (const auto& c : list) plain.push_back(c.value);
-    return to_string(plain);
-  };
-  if (!r.cuda.empty()) parts.push_back("CUDA " + constraints(r.cuda));
-  if (!r.compute_capability.empty()) parts.push_back("compute capability " + constraints(r.compute_capability));
-  if (r.gpu_models) parts.push_back(fmt::format("model {}", fmt::join(r.gpu_models->value, "|")));
-  if (r.needs_nvlink()) parts.push_back("NVLink");
-  if (r.is_exclusive()) parts.push_back("whole node");
-  return printable(fmt::format("{}", fmt::join(parts, ", ")));
 }
 
 std::string join_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }

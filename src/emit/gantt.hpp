@@ -59,9 +59,6 @@ int columns(std::string_view text);
 /// The first `width` columns of `text`, ending in "…" when cut.
 std::string fit(std::string_view text, int width);
 
-/// What a unit asks for, for people: "4 GPUs, ≥40GiB each, CUDA >=12.4, NVLink".
-std::string describe(const Requirement& requirement);
-
 /// "0,1,2,3"
 std::string join_gpus(const std::vector<int>& gpus);
 

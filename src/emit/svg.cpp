@@ -43,7 +43,7 @@ std::string tooltip(const Assignment& a) {
   tip += fmt::format("\n{} · GPU{} {}", a.node, a.gpus.size() == 1 ? "" : "s", join_gpus(a.gpus));
   tip += fmt::format("\n{} → {} ({}, {})", format_seconds(a.start_s), format_seconds(a.end_s),
                      format_seconds(a.end_s - a.start_s), a.unit.duration_source);
-  tip += "\nneeds " + describe(a.unit.requirement);
+  tip += "\nneeds " + printable(describe(a.unit.requirement));
   if (a.unit.vram_mib) tip += fmt::format("\nreserves {} per GPU", format_mib(*a.unit.vram_mib));
   if (a.unit.flaky) tip += "\nflaky";
   return tip;

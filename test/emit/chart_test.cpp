@@ -47,7 +47,7 @@ TEST_CASE("the chart marks the makespan and the lower bound and has a legend per
 TEST_CASE("a bar's tooltip gives label, shard, GPUs, times and requirements") {
   auto svg = render_svg(example_plan());
   REQUIRE_THAT(svg, Catch::Contains("<title>//ml:train_test\nshard 2 of 4 (TEST_SHARD_INDEX=1)\nh100-0 · GPUs "
-                                    "4,5,6,7\n0s → 14m (14m, history-p90)\nneeds 4 GPUs, ≥40GiB each, CUDA &gt;=12.4, "
+                                    "4,5,6,7\n0s → 14m (14m, history-p90)\nneeds 4 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, "
                                     "NVLink\nreserves 40GiB per GPU</title>"));
 }
 
