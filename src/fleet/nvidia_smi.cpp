@@ -141,12 +141,14 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
     if (gpu.name.text.empty()) fail(input, gpu.name, "the GPU has no name");
     gpus.push_back(std::move(gpu));
   }
-  std::ranges::sort(gpus, {}, &SmiGpu::index);
+  std::ranges::stable_sort(gpus, {}, &SmiGpu::index);
   for (size_t i = 0; i < gpus.size(); ++i)
     if (gpus[i].index != static_cast<long>(i))
       fail(input, gpus[i].name,
-           fmt::format("GPU indices must be 0 to {} once each; GPU {} is {}", gpus.size() - 1, i,
-                       gpus[i].index < static_cast<long>(i) ? "listed twice" : "missing"));
+           gpus[i].index < static_cast<long>(i)
+               ? fmt::format("GPU indices must be 0 to {} once each; GPU {} is listed twice", gpus.size() - 1,
+                             gpus[i].index)
+               : fmt::format("GPU indices must be 0 to {} once each; GPU {} is missing", gpus.size() - 1, i));
   return gpus;
 }
 

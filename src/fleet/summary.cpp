@@ -31,6 +31,7 @@ struct Totals {
   std::int64_t gpus = 0;
   std::int64_t vram_mib = 0;
   std::map<std::string, std::int64_t> gpus_by_model;
+  std::map<std::string, std::int64_t> vram_mib_by_model;
   std::vector<std::pair<Version, std::int64_t>> nodes_by_cuda;  ///< ascending by version
 };
 
@@ -41,6 +42,7 @@ Totals totals(const Fleet& fleet) {
       ++totals.gpus;
       totals.vram_mib += gpu.vram_mib;
       ++totals.gpus_by_model[gpu.model];
+      totals.vram_mib_by_model[gpu.model] += gpu.vram_mib;
     }
     auto it = std::ranges::find(totals.nodes_by_cuda, node.cuda, &std::pair<Version, std::int64_t>::first);
     if (it == totals.nodes_by_cuda.end()) totals.nodes_by_cuda.emplace_back(node.cuda, 1);
@@ -97,7 +99,9 @@ std::string fleet_summary(const Fleet& fleet) {
   size_t model_width = 0;
   for (const auto& [model, count] : sums.gpus_by_model) model_width = std::max(model_width, model.size());
   out += "\nGPUs by model:\n";
-  for (const auto& [model, count] : sums.gpus_by_model) out += fmt::format("  {:<{}}  {:>5}\n", model, model_width, count);
+  for (const auto& [model, count] : sums.gpus_by_model)
+    out += fmt::format("  {:<{}}  {:>5} GPU{:<1}  {:>9}\n", model, model_width, count, count == 1 ? "" : "s",
+                       human_mib(sums.vram_mib_by_model.at(model)));
 
   std::vector<std::string> cuda;
   for (const auto& [version, nodes] : sums.nodes_by_cuda)
