@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -22,7 +21,8 @@ NamedText fixture(const std::string& name) {
 /// The fleet `gpuplan fleet import` writes for the machine `name`, read back by the loader.
 Fleet imported(const std::string& name, ImportOptions options = {}) {
   options.node = name;
-  std::istringstream yaml(import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), options));
+  std::istringstream yaml(
+      import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), options));
   return load_fleet(yaml, name + ".yaml");
 }
 
@@ -99,13 +99,15 @@ TEST_CASE("the CSV may come without header or units, in the README's column orde
 }
 
 TEST_CASE("an irregular NVLink mesh imports as a matrix") {
-  NamedText query{"index, name, memory.total [MiB], compute_cap, driver_version\n"
-                  "0, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n1, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n"
-                  "2, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n",
-                  "q.csv"};
-  NamedText topo{"        GPU0    GPU1    GPU2\nGPU0     X      NV18    NODE\nGPU1    NV18     X      NV18\n"
-                 "GPU2    NODE    NV18     X\n",
-                 "t.txt"};
+  NamedText query{
+      "index, name, memory.total [MiB], compute_cap, driver_version\n"
+      "0, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n1, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n"
+      "2, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n",
+      "q.csv"};
+  NamedText topo{
+      "        GPU0    GPU1    GPU2\nGPU0     X      NV18    NODE\nGPU1    NV18     X      NV18\n"
+      "GPU2    NODE    NV18     X\n",
+      "t.txt"};
   auto yaml = import_nvidia_smi(query, topo, {});
   REQUIRE_THAT(yaml, Contains("matrix:\n        - \"X NV18 NODE\"\n"));
   std::istringstream in(yaml);
@@ -115,9 +117,10 @@ TEST_CASE("an irregular NVLink mesh imports as a matrix") {
 }
 
 TEST_CASE("GPUs of different models on one machine are refused, pointing at the odd one") {
-  REQUIRE_THAT(import_error(fixture("a100-mixed-models.query.csv"), fixture("a100-pcie-nvlink-pairs.topo.txt")),
-               StartsWith("a100-mixed-models.query.csv:6:4: GPU 4 is 'NVIDIA A100-SXM4-80GB' but GPU 0 is "
-                          "'NVIDIA A100 80GB PCIe'"));
+  REQUIRE_THAT(
+      import_error(fixture("a100-mixed-models.query.csv"), fixture("a100-pcie-nvlink-pairs.topo.txt")),
+      StartsWith("a100-mixed-models.query.csv:6:4: GPU 4 is 'NVIDIA A100-SXM4-80GB' but GPU 0 is "
+                 "'NVIDIA A100 80GB PCIe'"));
 }
 
 TEST_CASE("a topo -m of another machine is refused") {
@@ -131,17 +134,26 @@ TEST_CASE("inputs that are not nvidia-smi output are refused with their position
                StartsWith("q.csv:1:1: no memory.total column"));
   REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, lots\n", "q.csv"}, topo) ==
           "q.csv:2:15: 'lots' is not a memory size in MiB");
-  REQUIRE(import_error({"", "q.csv"}, topo) == "q.csv: is empty: expected the output of nvidia-smi --query-gpu");
+  REQUIRE(import_error({"", "q.csv"}, topo) ==
+          "q.csv: is empty: expected the output of nvidia-smi --query-gpu");
   REQUIRE_THAT(import_error(fixture("l40s-pcie-4x.query.csv"), {"Sat Nov 30\n", "t.txt"}),
                StartsWith("t.txt: has no GPU0 GPU1 ... header"));
-  REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, 23034 MiB\n0, NVIDIA L4, 23034 MiB\n", "q.csv"},
+  NamedText two{"index, name, memory.total [MiB]\n0, NVIDIA L4, 23034 MiB\n1, NVIDIA L4, 23034 MiB\n",
+                "q.csv"};
+  REQUIRE(import_error(two, {"\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tSYS\t X \n", "t.txt"}) ==
+          "t.txt:3:6: GPU1 and GPU0 disagree on whether they are NVLinked");
+  REQUIRE(import_error(two, {"\tGPU0\tGPU1\nGPU0\t X \tFAST\nGPU1\tFAST\t X \n", "t.txt"}) ==
+          "t.txt:2:10: 'FAST' is not a link kind (X, NV<n>, SYS, NODE, PHB, PXB, PIX)");
+  REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, 23034 MiB\n0, NVIDIA L4, 23034 MiB\n",
+                        "q.csv"},
                        topo) == "q.csv:3:4: GPU indices must be 0 to 1 once each; GPU 0 is listed twice");
 }
 
 TEST_CASE("a driver whose CUDA version is not known asks for --cuda") {
   NamedText query{"0, NVIDIA L4, GPU-a, 23034 MiB, 8.9, 999.1\n", "q.csv"};
   NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
-  REQUIRE_THAT(import_error(query, topo), StartsWith("--cuda: cannot tell which CUDA version driver '999.1' supports"));
+  REQUIRE_THAT(import_error(query, topo),
+               StartsWith("--cuda: cannot tell which CUDA version driver '999.1' supports"));
   ImportOptions options;
   options.cuda = "13.9";
   REQUIRE(import_error(query, topo, options) == "(imported)");

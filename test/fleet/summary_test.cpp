@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gpuplan/fleet.hpp"
 
@@ -25,11 +24,12 @@ TEST_CASE("the summary counts pools, nodes, GPUs and memory in its first line") 
 
 TEST_CASE("the summary has one aligned row per pool with its NVLink structure") {
   auto text = fleet_summary(example());
-  REQUIRE_THAT(text, Contains("pool     nodes  GPUs/node  model            VRAM/GPU  CC   CUDA  driver      NVLink\n"
-                              "h100         4          8  H100-SXM-80GB   81559 MiB  9.0  12.4  550.54.15   "
-                              "all-to-all (NVSwitch)\n"
-                              "a100-80      4          4  A100-SXM-80GB   81920 MiB  8.0  12.2  535.161.08  "
-                              "pairs 0-1 2-3\n"));
+  REQUIRE_THAT(
+      text, Contains("pool     nodes  GPUs/node  model            VRAM/GPU  CC   CUDA  driver      NVLink\n"
+                     "h100         4          8  H100-SXM-80GB   81559 MiB  9.0  12.4  550.54.15   "
+                     "all-to-all (NVSwitch)\n"
+                     "a100-80      4          4  A100-SXM-80GB   81920 MiB  8.0  12.2  535.161.08  "
+                     "pairs 0-1 2-3\n"));
   REQUIRE_THAT(text, Contains("GPUs by model:\n  A100-PCIE-40GB     16 GPUs  640.0 GiB\n"));
   REQUIRE_THAT(text, Contains("  L4                  6 GPUs  135.0 GiB\n"));
   REQUIRE_THAT(text, Contains("CUDA versions: 11.8 (4 nodes), 12.2 (4 nodes), 12.4 (10 nodes)\n"));
