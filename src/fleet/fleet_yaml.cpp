@@ -40,8 +40,14 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, else "".
+/// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, or
+/// " (did you mean 'H100-PCIE-80GB' or 'H100-SXM-80GB'?)" when `word` is part of some; else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
+  std::vector<std::string> containing;
+  for (auto candidate : known)
+    if (word.size() >= 2 && fleet::lower(candidate).find(fleet::lower(word)) != std::string::npos)
+      containing.push_back(fmt::format("'{}'", candidate));
+  if (!containing.empty()) return fmt::format(" (did you mean {}?)", fmt::join(containing, " or "));
   std::string_view best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (auto candidate : known) {

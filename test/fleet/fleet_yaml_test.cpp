@@ -123,6 +123,13 @@ TEST_CASE("an unknown model without vram is rejected with the nearest catalog mo
                           "'H100-SXM-80GB'?): give gpu.vram and gpu.compute_capability"));
 }
 
+TEST_CASE("a model written as a family alone lists the catalog models it could mean") {
+  REQUIRE_THAT(
+      error_of(fleet_with("    gpu: {model: h100, count: 8}\n    cuda: \"12.4\"\n")),
+      StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'h100' (did you mean 'H100-PCIE-80GB' or "
+                 "'H100-SXM-80GB'?)"));
+}
+
 TEST_CASE("a topology index outside the node's GPUs is rejected") {
   REQUIRE(error_of(fleet_with(h100 + "    topology: {nvlink_pairs: [[0, 1], [7, 8]]}\n")) ==
           "fleet.yaml:6:43: topology.nvlink_pairs: GPU 8 is out of range: the node has 8 GPUs (0 to 7)");
