@@ -46,6 +46,7 @@ class TestClassifier {
   ClassifiedTest classify(Target target) {
     test_ = ClassifiedTest{};
     claims_.clear();
+    malformed_.clear();
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
@@ -76,6 +77,7 @@ class TestClassifier {
       return;
     }
     test_.annotations.push_back({reading.source, "ignored: " + reading.problem});
+    malformed_.push_back(reading.source);
     report(bad(), reading.source,
            fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
   }
@@ -149,9 +151,13 @@ class TestClassifier {
     if (gpu.empty()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, "default"};
-      test_.reason = test_.target.has_attributes || !test_.target.tags.empty()
-                         ? "no GPU annotation"
-                         : "no GPU annotation (the input has labels only: no tags to read)";
+      if (!malformed_.empty())
+        test_.reason = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
+                                   fmt::join(malformed_, ", "));
+      else if (!test_.target.has_attributes && test_.target.tags.empty())
+        test_.reason = "no GPU annotation (the input has labels only: no tags to read)";
+      else
+        test_.reason = "no GPU annotation";
       return;
     }
     test_.bucket = Bucket::gpu;
@@ -166,7 +172,9 @@ class TestClassifier {
     if (implied) test_.reason += "; no GPU count given, so 1 GPU";
   }
 
-  static std::vector<std::string> gpu_reasons(const std::vector<Claim>& gpu) {
+  /// What each annotation asked for, those that give a count first.
+  static std::vector<std::string> gpu_reasons(std::vector<Claim> gpu) {
+    std::stable_partition(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpu || c.gpus; });
     std::vector<std::string> reasons;
     for (const auto& c : gpu) reasons.push_back(c.source + " → " + c.meaning());
     return reasons;
@@ -270,6 +278,7 @@ class TestClassifier {
   ClassifiedTest test_;
   std::string label_;
   std::vector<Claim> claims_;
+  std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
 };
 
 std::string dropped_summary(const DroppedCounts& dropped) {

@@ -110,6 +110,7 @@ TEST_CASE("every malformed annotation is a warning naming the label and the tag,
 TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and said so") {
   auto c = classify_tags({"gpu:0"});
   REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.tests.at(0).reason == "no GPU annotation it could read (tag gpu:0 malformed, ignored)");
   REQUIRE(c.tests.at(0).annotations.at(0).meaning.starts_with("ignored: a GPU count must be at least 1"));
 }
 

@@ -122,6 +122,8 @@ TEST_CASE("XLA's requires-gpu-smXY is a compute capability floor and -only an ex
   REQUIRE(floor.requirement.gpus.value == 1);
   REQUIRE(constraints(floor.requirement.compute_capability) == ">=8.0");
   REQUIRE(floor.reason == "tag requires-gpu-sm80 → 1 GPU with compute capability ≥ 8.0");
+  auto counted_first = classified({"cuda>=12.4", "gpu:2"});
+  REQUIRE(counted_first.reason == "tag gpu:2 → 2 GPUs; tag cuda>=12.4 → CUDA ≥ 12.4");
   REQUIRE(constraints(classified({"requires-gpu-sm90-only"}).requirement.compute_capability) == "==9.0");
   REQUIRE(constraints(classified({"requires-gpu-sm100"}).requirement.compute_capability) == ">=10.0");
 }
