@@ -166,8 +166,8 @@ class TestClassifier {
     combine_constraints(gpu, &Claim::cuda, r.cuda);
     combine_constraints(gpu, &Claim::compute_capability, r.compute_capability);
     combine_models(gpu);
-    r.nvlink = combine_flag(gpu, &Claim::nvlink, "NVLink");
-    r.exclusive = combine_flag(gpu, &Claim::exclusive, "the whole node");
+    r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
+    r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
     if (implied) test_.reason += "; no GPU count given, so 1 GPU";
   }
@@ -254,11 +254,11 @@ class TestClassifier {
   }
 
   /// A yes/no need: asked for by any annotation, it holds.
-  std::optional<Sourced<bool>> combine_flag(const std::vector<Claim>& gpu, std::optional<bool> Claim::*field,
-                                            std::string_view what) {
+  std::optional<Sourced<bool>> combine_flag(const std::vector<Claim>& claims,
+                                            std::optional<bool> Claim::*field, std::string_view what) {
     const Claim* yes = nullptr;
     const Claim* no = nullptr;
-    for (const auto& c : gpu) {
+    for (const auto& c : claims) {
       if (!(c.*field)) continue;
       if (*(c.*field) && !yes) yes = &c;
       if (!*(c.*field) && !no) no = &c;

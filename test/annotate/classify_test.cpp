@@ -230,3 +230,17 @@ TEST_CASE("explain's annotation list records every annotation read, in order") {
   REQUIRE(t.annotations[1].meaning == "2 GPUs");
   REQUIRE(t.annotations[2].meaning == "NVLink between all its GPUs");
 }
+
+TEST_CASE("a rule saying no NVLink against a tag asking for it: NVLink, with a warning") {
+  Rules rules;
+  Rule rule;
+  rule.label = "//ml/...";
+  rule.set = {{"nvlink", "false"}};
+  rule.where = Position{"r.yaml", 2, 5};
+  rules.rules.push_back(rule);
+  auto c = classify_one(make_target("//ml:t", {"gpu:2", "nvlink"}), rules);
+  REQUIRE(c.tests.at(0).requirement.nvlink == Sourced<bool>{true, "tag nvlink"});
+  REQUIRE(c.diagnostics.at(0).source == "rule r.yaml:2:5, tag nvlink");
+  REQUIRE(classify_one(make_target("//ml:t", {"gpu:2"}), rules).tests.at(0).requirement.nvlink ==
+          Sourced<bool>{false, "rule r.yaml:2:5"});
+}
