@@ -1,9 +1,8 @@
 #pragma once
 // The readers of each input format, and what they share. ingest.cpp picks one.
 #include <cstddef>
-#include <vector>
-#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/ingest.hpp"
 #include "ingest/source.hpp"
