@@ -211,8 +211,8 @@ void JsonObjects::read(const Each& each) {
       }
       if (capturing) {
         object.push_back(c);
-        if (object.size() > max_json_target)
-          fail(fmt::format("a JSON object longer than {} MiB", max_json_target >> 20));
+        if (object.size() > max_target_bytes)
+          fail(fmt::format("a JSON object longer than {} MiB", max_target_bytes >> 20));
       }
       if (in_string) {
         if (escaped) {

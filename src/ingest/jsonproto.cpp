@@ -10,7 +10,7 @@
 namespace gpuplan::ingest {
 
 void read_streamed_jsonproto(Source& source, Collector& out) {
-  LineReader lines(source, max_json_target, simdjson::SIMDJSON_PADDING);
+  LineReader lines(source, max_target_bytes, simdjson::SIMDJSON_PADDING);
   JsonTargets targets(out);
   std::string_view line;
   while (lines.next(line)) {

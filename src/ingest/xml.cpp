@@ -105,8 +105,8 @@ class XmlReader {
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
       unread_ += count;
-      if (unread_ > max_json_target)
-        throw InputError(here(), fmt::format("an XML element longer than {} MiB", max_json_target >> 20));
+      if (unread_ > max_target_bytes)
+        throw InputError(here(), fmt::format("an XML element longer than {} MiB", max_target_bytes >> 20));
     }
   }
 
