@@ -152,14 +152,11 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     if (shape.occupancy == Occupancy::lanes) {
       int gpu = __builtin_ctzll(gpus);
       double* lanes = lanes_of(gpu);
-      // Take the lanes that became free last: the least idle time wasted.
-      for (int taken = 0; taken < shape.lanes_needed[static_cast<size_t>(gpu)]; ++taken) {
-        int pick = -1;
-        for (int l = 0; l < p.lanes; ++l)
-          if (lanes[l] <= start && (pick < 0 || lanes[l] > lanes[pick])) pick = l;
-        lanes[pick] = end;
-      }
-      gpu_free[base + static_cast<size_t>(gpu)] = *std::max_element(lanes, lanes + p.lanes);
+      // Take the lanes that became free last (the least idle time wasted); keep them sorted.
+      double* free_end = std::upper_bound(lanes, lanes + p.lanes, start);
+      std::fill(free_end - shape.lanes_needed[static_cast<size_t>(gpu)], free_end, end);
+      std::sort(lanes, lanes + p.lanes);
+      gpu_free[base + static_cast<size_t>(gpu)] = lanes[p.lanes - 1];
     } else {
       GpuMask held = shape.occupancy == Occupancy::whole_node ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1) : gpus;
       for (GpuMask m = held; m; m &= m - 1) {
