@@ -76,24 +76,35 @@ std::vector<std::vector<int>> priority_orders(const Problem& p) {
     demand_width[d] = width(p, static_cast<int>(d));
     demand_reach[d] = reach(p, static_cast<int>(d));
   }
-  auto w = [&](int j) { return demand_width[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
-  auto r = [&](int j) { return demand_reach[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
-  auto d = [&](int j) { return p.jobs[static_cast<size_t>(j)].duration; };
-  std::vector<int> identity(n);
-  std::iota(identity.begin(), identity.end(), 0);
-  auto sorted = [&](auto before) {
-    std::vector<int> order = identity;
-    std::stable_sort(order.begin(), order.end(), before);
+  // Sorting keys side by side with the job (not looked up through it) keeps the sorts cache-friendly.
+  struct Keyed {
+    double first, second, third;
+    int job;
+    bool operator<(const Keyed& o) const {
+      if (first != o.first) return first < o.first;
+      if (second != o.second) return second < o.second;
+      if (third != o.third) return third < o.third;
+      return job < o.job;
+    }
+  };
+  auto sorted = [&](auto keys_of) {
+    std::vector<Keyed> keyed(n);
+    for (size_t j = 0; j < n; ++j) {
+      const Job& job = p.jobs[j];
+      auto d = static_cast<size_t>(job.demand);
+      keyed[j] = keys_of(job.duration, demand_width[d], demand_reach[d]);
+      keyed[j].job = static_cast<int>(j);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int> order(n);
+    for (size_t j = 0; j < n; ++j) order[j] = keyed[j].job;
     return order;
   };
   return {
-      sorted([&](int a, int b) { return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b); }),
-      sorted([&](int a, int b) { return w(a) * d(a) != w(b) * d(b) ? w(a) * d(a) > w(b) * d(b) : d(a) > d(b); }),
-      sorted([&](int a, int b) { return w(a) != w(b) ? w(a) > w(b) : d(a) > d(b); }),
-      sorted([&](int a, int b) {
-        if (r(a) != r(b)) return r(a) < r(b);
-        return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b);
-      }),
+      sorted([](double d, double w, double) { return Keyed{-d, -w, 0, 0}; }),            // longest first
+      sorted([](double d, double w, double) { return Keyed{-w * d, -d, 0, 0}; }),       // most GPU-seconds first
+      sorted([](double d, double w, double) { return Keyed{-w, -d, 0, 0}; }),            // widest first
+      sorted([](double d, double w, double r) { return Keyed{r, -d, -w, 0}; }),          // most constrained first
   };
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -172,17 +173,25 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
 
   double gpus_in_fleet = 0;
   for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
-  // Assignments by node (in fleet order), then start, then first GPU, then unit id.
-  std::vector<size_t> placed_order(scheduled.size());
-  std::iota(placed_order.begin(), placed_order.end(), 0);
-  std::sort(placed_order.begin(), placed_order.end(), [&](size_t x, size_t y) {
-    const Placement& a = schedule.placements[x];
-    const Placement& b = schedule.placements[y];
-    if (a.node != b.node) return a.node < b.node;
-    if (a.start != b.start) return a.start < b.start;
-    if (a.gpus != b.gpus) return __builtin_ctzll(a.gpus) < __builtin_ctzll(b.gpus);
-    return units[scheduled[x]].id < units[scheduled[y]].id;
-  });
+  // Assignments by node (in fleet order), then start, then first GPU, then unit id (job order).
+  struct Keyed {
+    int node;
+    double start;
+    int first_gpu;
+    size_t job;
+    bool operator<(const Keyed& o) const {
+      return std::tie(node, start, first_gpu, job) < std::tie(o.node, o.start, o.first_gpu, o.job);
+    }
+  };
+  std::vector<Keyed> keyed(scheduled.size());
+  for (size_t j = 0; j < scheduled.size(); ++j) {
+    const Placement& placed = schedule.placements[j];
+    keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> placed_order(keyed.size());
+  for (size_t j = 0; j < keyed.size(); ++j) placed_order[j] = keyed[j].job;
+  keyed = {};
   plan.assignments.reserve(scheduled.size());
   for (size_t j : placed_order) {
     const Placement& placed = schedule.placements[j];

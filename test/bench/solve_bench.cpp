@@ -88,7 +88,7 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
   units.reserve(static_cast<size_t>(count));
   for (long i = 0; i < count; ++i) {
     Unit u;
-    u.id = fmt::format("//p{}:t{}", i % 997, i);
+    u.id = fmt::format("//p{:04}:t{:03}", i / 1000, i % 1000);  // sorted, as make_units gives them
     u.label = u.id;
     u.duration_s = std::min(3600.0, 5 + 60 * minutes(random));
     u.duration_source = "size-default";
