@@ -1,6 +1,7 @@
 // gpuplan history summarize FILES... -o history.json: many runs into one compact rolling history.
 // gpuplan history show LABEL --history FILE...: a test's samples and the estimate a plan would use.
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/rules.hpp"
 #include "gpuplan/target.hpp"
 
 namespace gpuplan::cli {
@@ -16,10 +18,23 @@ namespace {
 
 struct HistoryOptions {
   std::vector<std::string> paths;
+  std::string rules_path;
   std::string output = "-";
   std::string label;
   bool strict = false;
   Rules rules;  ///< only the history knobs: percentile, window, VRAM headroom
+  std::optional<double> percentile;
+  std::optional<int> window;
+
+  /// The rules file's knobs, then the flags over them.
+  void resolve_rules() {
+    if (!rules_path.empty()) {
+      Input input = open_input(rules_path);
+      rules = load_rules(input.in(), input.name);
+    }
+    if (percentile) rules.history_percentile = *percentile;
+    if (window) rules.history_window = *window;
+  }
 };
 
 void print_warnings(const Diagnostics& diagnostics) {
@@ -36,7 +51,8 @@ std::string unit_name(const SampleKey& key, const History& history) {
   return fmt::format("{} shard {} of {}", key.label, *key.shard, count->second);
 }
 
-int summarize_command(const HistoryOptions& options) {
+int summarize_command(HistoryOptions& options) {
+  options.resolve_rules();
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   write_output(options.output, summarize(history, options.rules.history_window));
@@ -47,7 +63,8 @@ int summarize_command(const HistoryOptions& options) {
   return exit_ok;
 }
 
-int show_command(const HistoryOptions& options) {
+int show_command(HistoryOptions& options) {
+  options.resolve_rules();
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   print_warnings(diagnostics);
@@ -88,21 +105,20 @@ void add_history_command(CLI::App& app, int& status) {
       "summarize", "Merge runs (BEP JSON, bazel-testlogs, CSV/JSON, earlier summaries) into one compact history file");
   summarize->add_option("files", options->paths, "History inputs, oldest first; directories are bazel-testlogs")->required();
   summarize->add_option("-o,--output", options->output, "Where to write the summary (default: standard output)");
-  summarize->add_option("--window", options->rules.history_window, "Samples kept per unit, the newest")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+  summarize->add_option("--window", options->window, "Samples kept per unit, the newest (default: the rules' history_window, 20)")
+      ->check(CLI::Range(1, 100000));
+  summarize->add_option("--rules", options->rules_path, "Rules file whose history_window applies");
   summarize->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   summarize->callback([options, &status] { status = summarize_command(*options); });
 
   auto* show = history->add_subcommand("show", "Print a test's samples and the estimate a plan would use");
   show->add_option("label", options->label, "The test's label")->required();
   show->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
-  show->add_option("--percentile", options->rules.history_percentile, "The percentile of the recent samples")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  show->add_option("--window", options->rules.history_window, "Recent samples per unit that count")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
+  show->add_option("--percentile", options->percentile, "The percentile of the recent samples (default: the rules', 90)")
+      ->check(CLI::Range(0.0, 100.0));
+  show->add_option("--window", options->window, "Recent samples per unit that count (default: the rules', 20)")
+      ->check(CLI::Range(1, 100000));
+  show->add_option("--rules", options->rules_path, "Rules file with history_percentile, history_window, vram_headroom");
   show->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   show->callback([options, &status] { status = show_command(*options); });
 }
