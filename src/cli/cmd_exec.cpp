@@ -33,6 +33,7 @@ struct ExecOptions {
   bool dry_run = false;
   std::string results;
   std::string lock_dir;
+  int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
 };
 
@@ -41,6 +42,7 @@ enum class Outcome { not_run, running, passed, failed, timed_out, stopped };
 struct UnitRun {
   Assignment assignment;
   std::string command;
+  int timeout_s = 0;
   Outcome outcome = Outcome::not_run;
   pid_t pid = 0;
   double start = 0;
@@ -49,16 +51,22 @@ struct UnitRun {
   double terminated_at = 0;  ///< when SIGTERM went to its process group; 0: not yet
 };
 
-std::string describe(const UnitRun& u) {
-  switch (u.outcome) {
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
     case Outcome::not_run: return "not run";
     case Outcome::running: return "running";
     case Outcome::passed: return "passed";
-    case Outcome::failed: return fmt::format("failed (exit {})", u.exit_status);
-    case Outcome::timed_out: return fmt::format("timed out ({} s)", timeout_seconds(u.assignment.unit));
+    case Outcome::failed: return "failed";
+    case Outcome::timed_out: return "timed out";
     case Outcome::stopped: return "stopped";
   }
   return "";
+}
+
+std::string describe(const UnitRun& u) {
+  if (u.outcome == Outcome::failed) return fmt::format("failed (exit {})", u.exit_status);
+  if (u.outcome == Outcome::timed_out) return fmt::format("timed out ({} s)", u.timeout_s);
+  return std::string(outcome_name(u.outcome));
 }
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -96,7 +104,7 @@ void print_dry_run(const std::vector<UnitRun>& runs) {
     std::string env;
     for (const auto& [name, value] : unit_environment(a)) env += fmt::format(" {}={}", name, shell_quote(value));
     std::cout << fmt::format("# {} on GPUs {}, planned at {} s, timeout {} s\nenv{} /bin/sh -c {}\n", a.unit.id,
-                             gpu_list(a.gpus), a.start_s, timeout_seconds(a.unit), env, shell_quote(u.command));
+                             gpu_list(a.gpus), a.start_s, u.timeout_s, env, shell_quote(u.command));
   }
 }
 
@@ -109,7 +117,7 @@ void print_table(const std::vector<UnitRun>& runs) {
     bool ran = u.outcome != Outcome::not_run;
     std::cout << fmt::format("{:<{}}  {:<8}  {:>9}  {}\n", u.assignment.unit.id, width, gpu_list(u.assignment.gpus),
                              ran ? fmt::format("{:.1f}", u.seconds) : "-", describe(u));
-    ++counts[u.outcome == Outcome::failed ? "failed" : describe(u).substr(0, describe(u).find(" ("))];
+    ++counts[std::string(outcome_name(u.outcome))];
   }
   std::string summary;
   for (const auto& [what, count] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
@@ -128,7 +136,8 @@ int run_exec(const ExecOptions& o) {
   }
   std::vector<UnitRun> runs;
   for (const auto& a : units)
-    runs.push_back({a, o.command.empty() ? default_command(a) : expand_command(o.command, a)});
+    runs.push_back({a, o.command.empty() ? default_command(a) : expand_command(o.command, a),
+                    o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit)});
   if (o.dry_run) {
     print_dry_run(runs);
     return exit_ok;
@@ -187,7 +196,7 @@ int run_exec(const ExecOptions& o) {
     const double now = os::now_epoch_s();
     for (auto& u : runs) {
       if (u.outcome != Outcome::running) continue;
-      if (u.terminated_at == 0 && (stop || now - u.start > timeout_seconds(u.assignment.unit))) {
+      if (u.terminated_at == 0 && (stop || now - u.start > u.timeout_s)) {
         os::signal_group(u.pid, SIGTERM);
         u.terminated_at = now;
       } else if (u.terminated_at > 0 && now - u.terminated_at > o.grace_s) {
@@ -212,6 +221,9 @@ void add_exec_command(CLI::App& app, int& status) {
   command->add_option("--command", options->command,
                       "command template; {label} {unit} {gpus} {shard_index} {shard_count} are "
                       "replaced, shell-quoted (default: bazel test of the label)");
+  command->add_option("--timeout", options->timeout_s,
+                      "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
+      ->check(CLI::PositiveNumber);
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
   command->add_option("--lock-dir", options->lock_dir,

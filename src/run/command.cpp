@@ -61,10 +61,12 @@ std::string expand_command(std::string_view command_template, const Assignment& 
 
 std::string default_command(const Assignment& a) {
   std::string command = "bazel test --test_env=CUDA_VISIBLE_DEVICES={gpus}";
+  // Bazel cannot run one shard of a test, and refuses TEST_TOTAL_SHARDS in --test_env: the
+  // test runs unsharded, and a --run_under prefix gives it this shard's variables.
   if (a.unit.shard_index)
-    command +=
-        " --test_sharding_strategy=disabled --test_env=TEST_TOTAL_SHARDS={shard_count}"
-        " --test_env=TEST_SHARD_INDEX={shard_index}";
+    command += " --test_sharding_strategy=disabled --run_under=" +
+               shell_quote(fmt::format("env TEST_TOTAL_SHARDS={} TEST_SHARD_INDEX={}", a.unit.shard_count,
+                                       *a.unit.shard_index));
   return expand_command(command + " -- {label}", a);
 }
 

@@ -75,5 +75,5 @@ TEST_CASE("the default command runs bazel test with the GPUs, and one shard of a
           "bazel test --test_env=CUDA_VISIBLE_DEVICES=2 -- //ml:inference_test");
   REQUIRE(default_command(unit("//ml:train_test", {0, 1}, 1)) ==
           "bazel test --test_env=CUDA_VISIBLE_DEVICES=0,1 --test_sharding_strategy=disabled "
-          "--test_env=TEST_TOTAL_SHARDS=4 --test_env=TEST_SHARD_INDEX=1 -- //ml:train_test");
+          "--run_under='env TEST_TOTAL_SHARDS=4 TEST_SHARD_INDEX=1' -- //ml:train_test");
 }
