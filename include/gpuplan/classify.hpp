@@ -1,6 +1,7 @@
 #pragma once
 // From a test's tags and attributes to its requirements and bucket (SPEC section 2).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/diagnostic.hpp"
@@ -11,7 +12,14 @@
 namespace gpuplan {
 
 enum class Bucket { gpu, cpu, skipped };
-std::string_view to_string(Bucket bucket);
+std::string_view to_string(Bucket bucket);  ///< "gpu", "cpu", "skipped"
+
+/// One annotation read from a test, and what gpuplan made of it: for `explain`.
+struct Annotation {
+  std::string
+      source;  ///< "tag gpu:2", "exec_properties Pool=gpu-pool", "rule rules.yaml:4:5 (tag team-gpus-4)"
+  std::string meaning;  ///< "2 GPUs", "ignored: the GPU count must be at least 1"
+};
 
 /// A test, what it needs, and which bucket that puts it in.
 struct ClassifiedTest {
@@ -20,12 +28,13 @@ struct ClassifiedTest {
   /// Why, for a person: "tag requires-gpu-sm80 → 1 GPU with compute capability ≥ 8.0",
   /// "no GPU annotation", "tagged manual".
   std::string reason;
-  Requirement requirement;
+  Requirement requirement;              ///< also filled for skipped tests; gpus.value == 0 for CPU tests
+  std::vector<Annotation> annotations;  ///< every annotation read, in the order read
 };
 
 struct Classification {
   std::vector<ClassifiedTest> tests;  ///< sorted by canonical label
-  Diagnostics diagnostics;            ///< errors only under `strict`
+  Diagnostics diagnostics;            ///< by test, in the order found; errors only under `strict`
   DroppedCounts dropped;
 };
 

@@ -4,6 +4,7 @@
 #include <istream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/version.hpp"
@@ -31,6 +32,11 @@ struct Node {
 
   /// True when every two GPUs of `gpus` are NVLink-connected (always for fewer than two).
   bool connected(const std::vector<int>& gpus) const;
+
+  /// Every set of k GPU indices that is pairwise NVLink-connected, each sorted ascending and
+  /// the list in lexicographic order; k = 1 gives every GPU, k = 0 or k > GPU count nothing.
+  /// Enumerates: meant for the handful of GPUs a node has (70 sets of 4 on an 8-GPU NVSwitch node).
+  std::vector<std::vector<int>> connected_sets(int k) const;
 };
 
 /// A named group of identical nodes, as written in the fleet file.
@@ -48,5 +54,46 @@ struct Fleet {
 
 /// Reads and validates a fleet file. Throws InputError ("file:line:col: key: what is wrong").
 Fleet load_fleet(std::istream& in, const std::string& name);
+
+/// One entry of the built-in GPU catalog: what `model:` alone stands for.
+struct GpuModel {
+  std::string name;                     ///< the fleet's spelling: "H100-SXM-80GB"
+  std::string family;                   ///< "h100"
+  std::int64_t vram_mib = 0;            ///< memory.total as nvidia-smi reports it
+  Version compute_capability;
+  std::vector<std::string> smi_names;   ///< names nvidia-smi prints: "NVIDIA H100 80GB HBM3"
+};
+
+/// The catalog, in the order the README's table lists it.
+const std::vector<GpuModel>& gpu_catalog();
+
+/// The catalog entry whose name or nvidia-smi name is `name`, ignoring case; nullptr if none.
+const GpuModel* find_gpu_model(std::string_view name);
+
+/// How a node's GPUs are NVLinked, in words: "all-to-all (NVSwitch)", "pairs 0-1 2-3",
+/// "groups 0-3 4-7", "none (PCIe)", or the links one by one for anything irregular.
+std::string describe_nvlink(const Node& node, const std::string& topology);
+
+/// `gpuplan fleet check`'s report: a table for people, and the same facts as JSON.
+std::string fleet_summary(const Fleet& fleet);
+std::string fleet_summary_json(const Fleet& fleet);
+
+/// A text handed to the importer, with the name its errors should carry.
+struct NamedText {
+  std::string text;
+  std::string name;
+};
+
+/// What the importer cannot learn from nvidia-smi's output.
+struct ImportOptions {
+  std::string node = "node-0";  ///< the node's name
+  std::string pool;             ///< default: the GPU family ("h100")
+  std::string cuda;             ///< default: the CUDA version the driver's branch supports
+};
+
+/// A fleet file for one node, from the text of
+/// `nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,driver_version --format=csv`
+/// and `nvidia-smi topo -m`. Throws InputError pointing into whichever text is wrong.
+std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options);
 
 }  // namespace gpuplan

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/error.hpp"
@@ -12,14 +13,19 @@
 namespace gpuplan {
 
 /// One rule of a rules file: when every given matcher matches, `set` applies.
-/// Values may use the tag regex's captures as $1, $2, ...
+/// Values may use the tag regex's captures as $1, $2, ... ($0: the whole tag).
 struct Rule {
   std::optional<std::string> tag;                 ///< regex matched against each whole tag
   std::optional<std::string> label;               ///< "//pkg/...", "//pkg:*", or a label
   std::optional<std::string> rule_class;          ///< "py_test"
   std::optional<std::string> generator_function;  ///< "gpu_py_test"
-  std::map<std::string, std::string> set;         ///< requirement field → value, as written
-  Position where;                                 ///< the rule's position in its file
+  /// Requirement field → value, as written: gpus, gpu_mem, cuda, compute_capability,
+  /// gpu_models ("l4|l40s"), nvlink, exclusive, cpu_only.
+  std::map<std::string, std::string> set;
+  Position where;  ///< the rule's position in its file
+
+  /// "rule examples/rules.yaml:12:5": how requirements set by this rule name their source.
+  std::string source() const;
 };
 
 /// Rules and defaults; a default-constructed Rules is what gpuplan uses without --rules.
@@ -39,5 +45,11 @@ struct Rules {
 
 /// Reads a rules file. Throws InputError with file:line:col on anything wrong.
 Rules load_rules(std::istream& in, const std::string& name);
+
+/// The names of the built-in conventions, as `disable:` in a rules file spells them.
+const std::vector<std::string_view>& convention_names();
+
+/// The most GPUs one test may ask for; a larger count is a malformed annotation.
+inline constexpr int max_gpus_per_test = 1024;
 
 }  // namespace gpuplan

@@ -1,9 +1,314 @@
-// Placeholder until this stage is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// From each test's tags, exec_properties and matching rules to its requirement and bucket.
 #include "gpuplan/classify.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "annotate/claim.hpp"
+#include "annotate/conventions.hpp"
+#include "annotate/rule_matcher.hpp"
+#include "gpuplan/size.hpp"
 
 namespace gpuplan {
 
-std::string_view to_string(Bucket) { throw std::logic_error("classify: not written yet"); }
-Classification classify(const TargetList&, const Rules&, const ClassifyOptions&) { throw std::logic_error("classify: not written yet"); }
+std::string_view to_string(Bucket bucket) {
+  switch (bucket) {
+    case Bucket::gpu: return "gpu";
+    case Bucket::cpu: return "cpu";
+    case Bucket::skipped: return "skipped";
+  }
+  return "cpu";
+}
+
+namespace {
+
+using annotate::Claim;
+using annotate::Reading;
+using annotate::RuleMatcher;
+
+std::string gpu_count_text(int count) { return fmt::format("{} GPU{}", count, count == 1 ? "" : "s"); }
+
+template <class Item, class Name>
+std::string join(const std::vector<Item>& items, Name name) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + name(item);
+  return text;
+}
+
+/// Classifies one test: reads its annotations, then combines what they claim.
+class TestClassifier {
+ public:
+  TestClassifier(const Rules& rules, const std::vector<RuleMatcher>& matchers, const ClassifyOptions& options,
+                 Diagnostics& diagnostics)
+      : rules_(rules), matchers_(matchers), options_(options), diagnostics_(diagnostics) {}
+
+  ClassifiedTest classify(Target target) {
+    test_ = ClassifiedTest{};
+    claims_.clear();
+    std::sort(target.tags.begin(), target.tags.end());
+    target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
+    test_.target = std::move(target);
+    label_ = canonical_label(test_.target.label);
+    bool manual = read_tags();
+    read_exec_properties();
+    for (const auto& matcher : matchers_)
+      for (auto& reading : matcher.apply(test_.target)) take(reading);
+    combine();
+    if (manual && !options_.include_manual) {
+      test_.bucket = Bucket::skipped;
+      test_.reason = "tagged manual";
+    }
+    return std::move(test_);
+  }
+
+ private:
+  Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
+
+  void report(Severity severity, std::string source, std::string message) {
+    diagnostics_.push_back({severity, label_, std::move(source), std::move(message)});
+  }
+
+  void take(const Reading& reading) {
+    if (reading.claim) {
+      test_.annotations.push_back({reading.source, reading.claim->meaning()});
+      claims_.push_back(*reading.claim);
+      return;
+    }
+    test_.annotations.push_back({reading.source, "ignored: " + reading.problem});
+    report(bad(), reading.source,
+           fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
+  }
+
+  /// A recognised annotation, unless its convention is switched off by the rules file.
+  void take(const annotate::Recognized& recognized) {
+    if (rules_.disabled_conventions.count(std::string(recognized.convention))) {
+      test_.annotations.push_back(
+          {recognized.reading.source, fmt::format("ignored: the convention {} is switched off in {}",
+                                                  recognized.convention, rules_.source)});
+      return;
+    }
+    take(recognized.reading);
+  }
+
+  void unknown(const std::string& source, std::string_view text) {
+    if (!annotate::looks_gpu_related(text)) return;
+    test_.annotations.push_back({source, "ignored: no convention or rule reads it"});
+    report(Severity::note, source,
+           fmt::format("{} mentions GPUs but no built-in convention or rule reads it, so it is ignored "
+                       "(a rules file can give it a meaning)",
+                       source));
+  }
+
+  /// Reads every tag; returns whether the test is tagged manual.
+  bool read_tags() {
+    bool manual = false;
+    for (const auto& tag : test_.target.tags) {
+      if (tag == "manual") {
+        manual = true;
+        test_.annotations.push_back({"tag manual", options_.include_manual
+                                                       ? "planned anyway (--include-manual)"
+                                                       : "left out, as Bazel leaves it out of wildcards"});
+      } else if (auto recognized = annotate::read_tag(tag, rules_)) {
+        take(*recognized);
+      } else if (std::none_of(matchers_.begin(), matchers_.end(),
+                              [&](const RuleMatcher& m) { return m.reads_tag(tag); })) {
+        unknown("tag " + tag, tag);
+      }
+    }
+    return manual;
+  }
+
+  void read_exec_properties() {
+    for (const auto& [key, value] : test_.target.exec_properties) {
+      if (auto recognized = annotate::read_exec_property(key, value, rules_))
+        take(*recognized);
+      else
+        unknown(fmt::format("exec_properties {}={}", key, value), key);
+    }
+  }
+
+  void combine() {
+    auto cpu = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; });
+    std::vector<Claim> gpu;
+    std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
+                 [](const Claim& c) { return c.wants_gpu(); });
+    auto& r = test_.requirement;
+    if (cpu != claims_.end()) {
+      test_.bucket = Bucket::cpu;
+      r.gpus = {0, cpu->source};
+      test_.reason = cpu->source + " → CPU only";
+      if (gpu.empty()) return;
+      auto sources = join(gpu, [](const Claim& c) { return c.source; });
+      test_.reason += fmt::format(" (overriding {})", sources);
+      report(bad(), cpu->source + ", " + sources,
+             fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test",
+                         cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
+      return;
+    }
+    if (gpu.empty()) {
+      test_.bucket = Bucket::cpu;
+      r.gpus = {0, "default"};
+      test_.reason = test_.target.has_attributes || !test_.target.tags.empty()
+                         ? "no GPU annotation"
+                         : "no GPU annotation (the input has labels only: no tags to read)";
+      return;
+    }
+    test_.bucket = Bucket::gpu;
+    bool implied = combine_count(gpu);
+    combine_memory(gpu);
+    combine_constraints(gpu, &Claim::cuda, r.cuda);
+    combine_constraints(gpu, &Claim::compute_capability, r.compute_capability);
+    combine_models(gpu);
+    r.nvlink = combine_flag(gpu, &Claim::nvlink, "NVLink");
+    r.exclusive = combine_flag(gpu, &Claim::exclusive, "the whole node");
+    test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
+    if (implied) test_.reason += "; no GPU count given, so 1 GPU";
+  }
+
+  static std::vector<std::string> gpu_reasons(const std::vector<Claim>& gpu) {
+    std::vector<std::string> reasons;
+    for (const auto& c : gpu) reasons.push_back(c.source + " → " + c.meaning());
+    return reasons;
+  }
+
+  /// Largest explicit count wins; else 1. Returns true when only qualifiers implied the GPU.
+  bool combine_count(const std::vector<Claim>& gpu) {
+    auto& gpus = test_.requirement.gpus;
+    const Claim* best = nullptr;
+    for (const auto& c : gpu)
+      if (c.gpus && (!best || *c.gpus > *best->gpus)) best = &c;
+    if (best) {
+      gpus = {*best->gpus, best->source};
+      for (const auto& c : gpu)
+        if (c.gpus && *c.gpus != *best->gpus)
+          report(
+              bad(), c.source + ", " + best->source,
+              fmt::format("{} asks for {} but {} for {}; using {}, the largest count", c.source,
+                          gpu_count_text(*c.gpus), best->source, gpu_count_text(*best->gpus), *best->gpus));
+      return false;
+    }
+    auto flag = std::find_if(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpu; });
+    gpus = {1, flag != gpu.end() ? flag->source : gpu.front().source};
+    return flag == gpu.end();
+  }
+
+  void combine_memory(const std::vector<Claim>& gpu) {
+    const Claim* best = nullptr;
+    for (const auto& c : gpu)
+      if (c.gpu_mem_mib && (!best || *c.gpu_mem_mib > *best->gpu_mem_mib)) best = &c;
+    if (!best) return;
+    test_.requirement.gpu_mem_mib = Sourced<std::int64_t>{*best->gpu_mem_mib, best->source};
+    for (const auto& c : gpu)
+      if (c.gpu_mem_mib && *c.gpu_mem_mib != *best->gpu_mem_mib)
+        report(bad(), c.source + ", " + best->source,
+               fmt::format("{} asks for {} of GPU memory but {} for {}; using {}, the largest", c.source,
+                           format_mib(*c.gpu_mem_mib), best->source, format_mib(*best->gpu_mem_mib),
+                           format_mib(*best->gpu_mem_mib)));
+  }
+
+  /// Every constraint must hold; the same constraint from two annotations is kept once.
+  static void combine_constraints(const std::vector<Claim>& gpu, std::vector<VersionConstraint> Claim::*field,
+                                  std::vector<Sourced<VersionConstraint>>& out) {
+    for (const auto& c : gpu)
+      for (const auto& constraint : c.*field)
+        if (std::none_of(out.begin(), out.end(), [&](const auto& have) { return have.value == constraint; }))
+          out.push_back({constraint, c.source});
+  }
+
+  /// Models from several annotations: only those all of them allow.
+  void combine_models(const std::vector<Claim>& gpu) {
+    const Claim* first = nullptr;
+    std::vector<std::string> models;
+    std::vector<std::string> sources;
+    for (const auto& c : gpu) {
+      if (!c.gpu_models) continue;
+      if (!first) {
+        first = &c;
+        models = *c.gpu_models;
+      } else {
+        std::erase_if(models, [&](const std::string& m) {
+          return std::find(c.gpu_models->begin(), c.gpu_models->end(), m) == c.gpu_models->end();
+        });
+      }
+      sources.push_back(c.source);
+    }
+    if (!first) return;
+    auto& out = test_.requirement.gpu_models;
+    if (models.empty()) {
+      out = Sourced<std::vector<std::string>>{*first->gpu_models, first->source};
+      report(bad(), fmt::format("{}", fmt::join(sources, ", ")),
+             fmt::format("{} allow no GPU model in common; using those of {} ({})", fmt::join(sources, ", "),
+                         first->source, fmt::join(*first->gpu_models, "|")));
+      return;
+    }
+    out = Sourced<std::vector<std::string>>{models, fmt::format("{}", fmt::join(sources, ", "))};
+  }
+
+  /// A yes/no need: asked for by any annotation, it holds.
+  std::optional<Sourced<bool>> combine_flag(const std::vector<Claim>& gpu, std::optional<bool> Claim::*field,
+                                            std::string_view what) {
+    const Claim* yes = nullptr;
+    const Claim* no = nullptr;
+    for (const auto& c : gpu) {
+      if (!(c.*field)) continue;
+      if (*(c.*field) && !yes) yes = &c;
+      if (!*(c.*field) && !no) no = &c;
+    }
+    if (yes && no)
+      report(bad(), no->source + ", " + yes->source,
+             fmt::format("{} says no but {} asks for {}; it gets {}", no->source, yes->source, what, what));
+    if (yes) return Sourced<bool>{true, yes->source};
+    if (no) return Sourced<bool>{false, no->source};
+    return std::nullopt;
+  }
+
+  const Rules& rules_;
+  const std::vector<RuleMatcher>& matchers_;
+  const ClassifyOptions& options_;
+  Diagnostics& diagnostics_;
+  ClassifiedTest test_;
+  std::string label_;
+  std::vector<Claim> claims_;
+};
+
+std::string dropped_summary(const DroppedCounts& dropped) {
+  std::vector<std::string> parts;
+  auto add = [&](long count, std::string_view one, std::string_view many) {
+    if (count > 0) parts.push_back(fmt::format("{} {}", count, count == 1 ? one : many));
+  };
+  add(dropped.source_files, "source file", "source files");
+  add(dropped.generated_files, "generated file", "generated files");
+  add(dropped.non_test_rules, "non-test rule", "non-test rules");
+  add(dropped.test_suites, "test_suite", "test_suites");
+  add(dropped.other, "other target", "other targets");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {
+  Classification result;
+  result.dropped = targets.dropped;
+  std::vector<RuleMatcher> matchers;
+  matchers.reserve(rules.rules.size());
+  for (const auto& rule : rules.rules) matchers.emplace_back(rule);
+
+  std::vector<const Target*> order;
+  for (const auto& t : targets.tests) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const Target* a, const Target* b) {
+    auto la = canonical_label(a->label), lb = canonical_label(b->label);
+    return la != lb ? la < lb : a->configuration < b->configuration;
+  });
+  TestClassifier classifier(rules, matchers, options, result.diagnostics);
+  for (const auto* target : order) result.tests.push_back(classifier.classify(*target));
+
+  if (auto total = targets.dropped.total(); total > 0)
+    result.diagnostics.push_back(
+        {Severity::note, "", "input",
+         fmt::format("{} target{} that {} not tests left out: {}", total, total == 1 ? "" : "s",
+                     total == 1 ? "is" : "are", dropped_summary(targets.dropped))});
+  return result;
+}
+
 }  // namespace gpuplan

@@ -1,8 +1,277 @@
-// Placeholder until this stage is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// Reading a rules file (`--rules FILE`): a repository's own conventions and the planner's knobs.
 #include "gpuplan/rules.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <regex>
+
+#include "annotate/claim.hpp"
+#include "annotate/conventions.hpp"
+#include "annotate/rule_matcher.hpp"
 
 namespace gpuplan {
 
-Rules load_rules(std::istream&, const std::string&) { throw std::logic_error("rules: not written yet"); }
+std::string Rule::source() const { return "rule " + where.str(); }
+
+namespace {
+
+using annotate::setting_fields;
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean \"gpus\"?)" when one of `known` is close to `word`; else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (auto candidate : known) {
+    auto distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best.empty() ? std::string() : fmt::format(" (did you mean \"{}\"?)", best);
+}
+
+std::string known_list(const std::vector<std::string_view>& known) {
+  return fmt::format("{}", fmt::join(known, ", "));
+}
+
+/// Reads one YAML document into Rules, naming file:line:col in every error.
+class RulesReader {
+ public:
+  explicit RulesReader(const std::string& name) : name_(name) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const {
+    bool known = mark.line >= 0 && mark.column >= 0;
+    throw InputError(Position{name_, known ? mark.line + 1 : 0, known ? mark.column + 1 : 0}, message);
+  }
+
+  Position position(const YAML::Node& node) const {
+    auto mark = node.Mark();
+    if (mark.line < 0) return Position{name_};
+    return Position{name_, mark.line + 1, mark.column + 1};
+  }
+
+  std::string scalar(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar()) fail(node.Mark(), fmt::format("{}: expected a single value", key));
+    return node.Scalar();
+  }
+
+  long integer(const YAML::Node& node, std::string_view key, long least, long most) const {
+    auto text = scalar(node, key);
+    long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < least || value > most)
+      fail(node.Mark(),
+           fmt::format("{}: expected a whole number from {} to {}, not \"{}\"", key, least, most, text));
+    return value;
+  }
+
+  double number(const YAML::Node& node, std::string_view key, double least, double below) const {
+    auto text = scalar(node, key);
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= least && value < below))
+      fail(node.Mark(),
+           fmt::format("{}: expected a number from {} and below {}, not \"{}\"", key, least, below, text));
+    return value;
+  }
+
+  void check_key(const YAML::Node& key, const std::vector<std::string_view>& known,
+                 std::string_view where) const {
+    auto word = scalar(key, where);
+    if (std::find(known.begin(), known.end(), word) != known.end()) return;
+    fail(key.Mark(), fmt::format("unknown key \"{}\" in {}{}; known keys: {}", word, where,
+                                 did_you_mean(word, known), known_list(known)));
+  }
+
+  Rules read(const YAML::Node& root) {
+    Rules rules;
+    rules.source = name_;
+    if (!root || root.IsNull()) return rules;
+    if (!root.IsMap())
+      fail(root.Mark(), "a rules file is a mapping with keys such as version, rules, disable");
+    static const std::vector<std::string_view> keys = {
+        "version",       "multi_gpu_count",   "multiaccelerator_count", "size_default_seconds",
+        "vram_headroom", "max_tests_per_gpu", "pack_slowdown",          "disable",
+        "rules"};
+    for (const auto& entry : root) {
+      check_key(entry.first, keys, "the rules file");
+      auto key = entry.first.Scalar();
+      const auto& value = entry.second;
+      if (key == "version")
+        integer(value, key, 1, 1);
+      else if (key == "multi_gpu_count")
+        rules.multi_gpu_count = static_cast<int>(integer(value, key, 1, max_gpus_per_test));
+      else if (key == "multiaccelerator_count")
+        rules.multiaccelerator_count = static_cast<int>(integer(value, key, 1, max_gpus_per_test));
+      else if (key == "size_default_seconds")
+        read_sizes(value, rules);
+      else if (key == "vram_headroom")
+        rules.vram_headroom = number(value, key, 0, 1);
+      else if (key == "max_tests_per_gpu")
+        rules.max_tests_per_gpu = static_cast<int>(integer(value, key, 1, 1000));
+      else if (key == "pack_slowdown")
+        rules.pack_slowdown = number(value, key, 1, 100);
+      else if (key == "disable")
+        read_disabled(value, rules);
+      else
+        read_rules(value, rules);
+    }
+    return rules;
+  }
+
+ private:
+  void read_sizes(const YAML::Node& node, Rules& rules) const {
+    if (!node.IsMap())
+      fail(node.Mark(), "size_default_seconds: expected a mapping such as {small: 60, large: 900}");
+    static const std::vector<std::string_view> sizes = {"small", "medium", "large", "enormous"};
+    for (const auto& entry : node) {
+      check_key(entry.first, sizes, "size_default_seconds");
+      auto key = "size_default_seconds." + entry.first.Scalar();
+      rules.size_default_seconds[entry.first.Scalar()] = number(entry.second, key, 0.001, 1e9);
+    }
+  }
+
+  void read_disabled(const YAML::Node& node, Rules& rules) const {
+    if (!node.IsSequence())
+      fail(node.Mark(), "disable: expected a list of convention names, such as [multi_gpu]");
+    for (const auto& item : node) {
+      auto name = scalar(item, "disable");
+      const auto& known = convention_names();
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        fail(item.Mark(), fmt::format("disable: \"{}\" is not a built-in convention{}; they are: {}", name,
+                                      did_you_mean(name, known), known_list(known)));
+      rules.disabled_conventions.insert(name);
+    }
+  }
+
+  void read_rules(const YAML::Node& node, Rules& rules) const {
+    if (!node.IsSequence()) fail(node.Mark(), "rules: expected a list of rules (- tag: ..., set: {...})");
+    for (const auto& item : node) rules.rules.push_back(read_rule(item));
+  }
+
+  Rule read_rule(const YAML::Node& node) const {
+    if (!node.IsMap())
+      fail(node.Mark(),
+           "a rule is a mapping with matchers (tag, label, rule_class, "
+           "generator_function) and set");
+    static const std::vector<std::string_view> keys = {"tag", "label", "rule_class", "generator_function",
+                                                       "set"};
+    Rule rule;
+    rule.where = position(node);
+    unsigned captures = 0;
+    std::optional<YAML::Node> set;
+    for (const auto& entry : node) {
+      check_key(entry.first, keys, "a rule");
+      auto key = entry.first.Scalar();
+      if (key == "set") {
+        set.emplace(entry.second);
+        continue;
+      }
+      auto value = scalar(entry.second, key);
+      if (key == "tag") {
+        try {
+          captures = annotate::capture_count(value);
+        } catch (const std::regex_error& e) {
+          fail(entry.second.Mark(),
+               fmt::format("tag: \"{}\" is not a regular expression: {}", value, e.what()));
+        }
+        rule.tag = value;
+      } else if (key == "label") {
+        if (auto problem = annotate::label_pattern_problem(value); !problem.empty())
+          fail(entry.second.Mark(), "label: " + problem);
+        rule.label = value;
+      } else if (key == "rule_class") {
+        rule.rule_class = value;
+      } else {
+        rule.generator_function = value;
+      }
+    }
+    if (!rule.tag && !rule.label && !rule.rule_class && !rule.generator_function)
+      fail(node.Mark(), "a rule needs at least one matcher: tag, label, rule_class or generator_function");
+    if (!set) fail(node.Mark(), "a rule needs `set`: the requirement fields it sets");
+    read_settings(*set, rule, captures);
+    return rule;
+  }
+
+  void read_settings(const YAML::Node& set, Rule& rule, unsigned captures) const {
+    if (!set.IsMap() || set.size() == 0)
+      fail(set.Mark(),
+           fmt::format("set: expected a mapping of requirement fields ({})", known_list(setting_fields())));
+    for (const auto& entry : set) {
+      check_key(entry.first, setting_fields(), "set");
+      auto field = entry.first.Scalar();
+      auto value = settings_value(entry.second, field);
+      check_setting(entry.second, field, value, captures, rule.tag.has_value());
+      rule.set[field] = value;
+    }
+  }
+
+  /// A scalar, or for gpu_models a list joined with '|'.
+  std::string settings_value(const YAML::Node& node, const std::string& field) const {
+    if (field != "gpu_models" || !node.IsSequence()) return scalar(node, "set." + field);
+    std::string joined;
+    for (const auto& item : node) joined += (joined.empty() ? "" : "|") + scalar(item, "set.gpu_models");
+    return joined;
+  }
+
+  /// Values without captures are checked now; $N must name a capture of the tag regex.
+  void check_setting(const YAML::Node& node, const std::string& field, const std::string& value,
+                     unsigned captures, bool has_tag) const {
+    bool uses_captures = false;
+    for (size_t i = 0; i + 1 < value.size(); ++i) {
+      if (value[i] != '$') continue;
+      if (value[i + 1] == '$') {
+        ++i;
+        continue;
+      }
+      if (!std::isdigit(static_cast<unsigned char>(value[i + 1]))) continue;
+      auto group = static_cast<unsigned>(value[i + 1] - '0');
+      if (!has_tag)
+        fail(node.Mark(), fmt::format("set.{}: ${} needs a tag regex to capture from", field, group));
+      if (group > captures)
+        fail(node.Mark(), fmt::format("set.{}: ${} but the tag regex has {} capture group{}", field, group,
+                                      captures, captures == 1 ? "" : "s"));
+      uses_captures = true;
+    }
+    if (uses_captures) return;
+    annotate::Claim claim;
+    if (auto problem = annotate::apply_setting(claim, field, value); !problem.empty())
+      fail(node.Mark(), fmt::format("set.{}: {}", field, problem));
+  }
+
+  const std::string& name_;
+};
+
+}  // namespace
+
+Rules load_rules(std::istream& in, const std::string& name) {
+  YAML::Node root;
+  RulesReader reader(name);
+  try {
+    root = YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    reader.fail(e.mark, e.msg);
+  }
+  return reader.read(root);
+}
+
 }  // namespace gpuplan

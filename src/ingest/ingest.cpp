@@ -1,11 +1,77 @@
-// Placeholder until this stage is written; the issue that owns it replaces this file.
-#include <stdexcept>
 #include "gpuplan/ingest.hpp"
+
+#include <unordered_map>
+
+#include "ingest/readers.hpp"
 
 namespace gpuplan {
 
-std::optional<InputFormat> parse_input_format(std::string_view) { throw std::logic_error("ingest: not written yet"); }
-std::string_view to_string(InputFormat) { throw std::logic_error("ingest: not written yet"); }
-TargetList read_targets(std::istream&, const std::string&, std::optional<InputFormat>) { throw std::logic_error("ingest: not written yet"); }
-void join_attributes(TargetList&, const TargetList&) { throw std::logic_error("ingest: not written yet"); }
+namespace ingest {
+
+void Collector::add(TargetKind kind, Target&& target) {
+  if (kind == TargetKind::rule && keeps(target.rule_class)) {
+    tests_.push_back(std::move(target));
+  } else {
+    drop(kind, target.rule_class);
+  }
+}
+
+void Collector::drop(TargetKind kind, std::string_view rule_class) {
+  switch (kind) {
+    case TargetKind::rule:
+      ++(rule_class == "test_suite" ? dropped_.test_suites : dropped_.non_test_rules);
+      break;
+    case TargetKind::source_file: ++dropped_.source_files; break;
+    case TargetKind::generated_file: ++dropped_.generated_files; break;
+    case TargetKind::other: ++dropped_.other; break;
+  }
+}
+
+TargetList Collector::finish(InputFormat format) {
+  TargetList list;
+  list.format = std::string(to_string(format));
+  list.dropped = dropped_;
+  list.tests.reserve(tests_.size());
+  while (!tests_.empty()) {  // popping as we go frees the deque's blocks while the vector fills
+    list.tests.push_back(std::move(tests_.front()));
+    tests_.pop_front();
+  }
+  return list;
+}
+
+}  // namespace ingest
+
+TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced) {
+  using namespace ingest;
+  Source source(in, name);
+  if (is_blank(source)) return TargetList{};
+  InputFormat format = forced ? *forced : detect_format(source);
+  Collector collector;
+  switch (format) {
+    case InputFormat::xml: read_xml(source, collector); break;
+    case InputFormat::label:
+    case InputFormat::label_kind:
+    case InputFormat::cquery_label:
+    case InputFormat::cquery_label_kind: read_label_lines(source, format, collector); break;
+    case InputFormat::streamed_jsonproto: read_streamed_jsonproto(source, collector); break;
+    case InputFormat::jsonproto: read_jsonproto(source, collector); break;
+    case InputFormat::cquery_jsonproto: read_cquery_jsonproto(source, collector); break;
+  }
+  return collector.finish(format);
+}
+
+void join_attributes(TargetList& targets, const TargetList& attributes) {
+  std::unordered_map<std::string, const Target*> by_label;
+  for (const Target& target : attributes.tests) by_label.emplace(canonical_label(target.label), &target);
+  for (Target& target : targets.tests) {
+    if (target.has_attributes) continue;
+    auto found = by_label.find(canonical_label(target.label));
+    if (found == by_label.end()) continue;
+    Target joined = *found->second;
+    joined.label = std::move(target.label);
+    if (!target.configuration.empty()) joined.configuration = std::move(target.configuration);
+    target = std::move(joined);
+  }
+}
+
 }  // namespace gpuplan

@@ -1,0 +1,169 @@
+#include "annotate/claim.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "gpuplan/requirements.hpp"
+#include "gpuplan/rules.hpp"
+#include "gpuplan/size.hpp"
+
+namespace gpuplan::annotate {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string join_constraints(const std::vector<VersionConstraint>& constraints) {
+  std::string text;
+  for (const auto& c : constraints) text += (text.empty() ? "" : " and ") + describe(c);
+  return text;
+}
+
+std::optional<bool> parse_bool(std::string_view text) {
+  auto word = lower(text);
+  if (word == "true") return true;
+  if (word == "false") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool Claim::wants_gpu() const {
+  return gpu || gpus || gpu_mem_mib || !cuda.empty() || !compute_capability.empty() || gpu_models ||
+         (nvlink && *nvlink) || (exclusive && *exclusive);
+}
+
+std::string Claim::meaning() const {
+  if (cpu_only) return "CPU only";
+  std::vector<std::string> qualifiers;
+  if (gpu_mem_mib) qualifiers.push_back(fmt::format("≥ {} on each GPU", format_mib(*gpu_mem_mib)));
+  if (!cuda.empty()) qualifiers.push_back("CUDA " + join_constraints(cuda));
+  if (!compute_capability.empty())
+    qualifiers.push_back("compute capability " + join_constraints(compute_capability));
+  if (gpu_models) qualifiers.push_back(fmt::format("a GPU model {}", fmt::join(*gpu_models, " or ")));
+  if (nvlink) qualifiers.push_back(*nvlink ? "NVLink between all its GPUs" : "no NVLink needed");
+  if (exclusive) qualifiers.push_back(*exclusive ? "the whole node to itself" : "not exclusive");
+  std::string text;
+  if (gpus)
+    text = fmt::format("{} GPU{}", *gpus, *gpus == 1 ? "" : "s");
+  else if (gpu)
+    text = "1 GPU";
+  if (text.empty()) return qualifiers.empty() ? "nothing" : fmt::format("{}", fmt::join(qualifiers, ", "));
+  if (!qualifiers.empty()) text += fmt::format(" with {}", fmt::join(qualifiers, ", "));
+  return text;
+}
+
+std::optional<int> parse_gpu_count(std::string_view text, std::string& problem) {
+  if (text.empty()) {
+    problem = "the GPU count is missing";
+    return std::nullopt;
+  }
+  if (text.find_first_not_of("0123456789") != std::string_view::npos) {
+    problem = fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", text);
+    return std::nullopt;
+  }
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || value > max_gpus_per_test) {
+    problem =
+        fmt::format("{} GPUs is more than any node has (at most {} for one test)", text, max_gpus_per_test);
+    return std::nullopt;
+  }
+  if (value == 0) {
+    problem = "a GPU count must be at least 1 (a test without GPUs needs no GPU annotation, or cpu-only)";
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
+}
+
+std::optional<std::vector<std::string>> parse_models(std::string_view text, std::string& problem) {
+  std::vector<std::string> models;
+  while (true) {
+    auto bar = text.find('|');
+    auto name = text.substr(0, bar);
+    bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+    if (!ok) {
+      problem = name.empty() ? "a GPU model name is empty (write e.g. gpu-model:A100|H100)"
+                             : fmt::format("\"{}\" is not a GPU model name", name);
+      return std::nullopt;
+    }
+    if (auto model = lower(name); std::find(models.begin(), models.end(), model) == models.end())
+      models.push_back(model);
+    if (bar == std::string_view::npos) break;
+    text.remove_prefix(bar + 1);
+  }
+  return models;
+}
+
+std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
+                                                                        bool bare_means_at_least,
+                                                                        std::string& problem) {
+  std::vector<VersionConstraint> constraints;
+  std::string_view rest = text;
+  while (true) {
+    auto comma = rest.find(',');
+    auto piece = rest.substr(0, comma);
+    auto constraint = VersionConstraint::parse(piece);
+    if (!constraint && bare_means_at_least) {
+      if (auto version = Version::parse(piece))
+        constraint = VersionConstraint{VersionConstraint::Op::ge, *version};
+    }
+    if (!constraint) {
+      problem = fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", piece);
+      return std::nullopt;
+    }
+    constraints.push_back(*constraint);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return constraints;
+}
+
+const std::vector<std::string_view>& setting_fields() {
+  static const std::vector<std::string_view> fields = {
+      "gpus", "gpu_mem", "cuda", "compute_capability", "gpu_models", "nvlink", "exclusive", "cpu_only"};
+  return fields;
+}
+
+std::string apply_setting(Claim& claim, std::string_view field, std::string_view value) {
+  std::string problem;
+  if (field == "gpus") {
+    auto count = parse_gpu_count(value, problem);
+    if (count) claim.gpus = *count;
+  } else if (field == "gpu_mem") {
+    if (auto mib = parse_size_mib(value))
+      claim.gpu_mem_mib = *mib;
+    else
+      problem = fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", value);
+  } else if (field == "cuda" || field == "compute_capability") {
+    auto constraints = parse_version_constraints(value, true, problem);
+    auto& target = field == "cuda" ? claim.cuda : claim.compute_capability;
+    if (constraints) target.insert(target.end(), constraints->begin(), constraints->end());
+  } else if (field == "gpu_models") {
+    if (auto models = parse_models(value, problem)) claim.gpu_models = *models;
+  } else if (field == "nvlink" || field == "exclusive" || field == "cpu_only") {
+    auto flag = parse_bool(value);
+    if (!flag)
+      problem = fmt::format("\"{}\" is not true or false", value);
+    else if (field == "nvlink")
+      claim.nvlink = *flag;
+    else if (field == "exclusive")
+      claim.exclusive = *flag;
+    else
+      claim.cpu_only = *flag;
+  } else {
+    problem = fmt::format("unknown field \"{}\"", field);
+  }
+  return problem;
+}
+
+}  // namespace gpuplan::annotate

@@ -1,0 +1,56 @@
+#pragma once
+// What one annotation (a tag, an exec_property, a rule) says about a test, before the
+// claims of all of a test's annotations are combined into its Requirement.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/version.hpp"
+
+namespace gpuplan::annotate {
+
+struct Claim {
+  std::string source;         ///< "tag gpu:2", "exec_properties Pool=gpu-pool", "rule f.yaml:3:5 (tag x)"
+  bool gpu = false;           ///< "a GPU test": 1 GPU unless some claim gives a count
+  std::optional<int> gpus{};  ///< an explicit count; two different ones conflict
+  bool cpu_only = false;      ///< CPU bucket, whatever else the test says
+  std::optional<std::int64_t> gpu_mem_mib{};
+  std::vector<VersionConstraint> cuda{};
+  std::vector<VersionConstraint> compute_capability{};
+  std::optional<std::vector<std::string>> gpu_models{};  ///< lower-case
+  std::optional<bool> nvlink{};
+  std::optional<bool> exclusive{};
+
+  /// Says anything about GPUs (count, memory, versions, models, NVLink, exclusivity).
+  bool wants_gpu() const;
+  /// What it says, for people: "1 GPU with compute capability ≥ 8.0", "CPU only".
+  std::string meaning() const;
+};
+
+/// Either a claim, or why the annotation is malformed (then it is ignored).
+struct Reading {
+  std::string source;  ///< the annotation, as in Claim::source
+  std::optional<Claim> claim;
+  std::string problem;
+};
+
+// Parsers shared by the built-in conventions and rules; each returns the problem in words.
+/// "2" → 2; rejects 0, negatives, non-numbers and counts above max_gpus_per_test.
+std::optional<int> parse_gpu_count(std::string_view text, std::string& problem);
+/// "L4|L40S" → {"l4", "l40s"}.
+std::optional<std::vector<std::string>> parse_models(std::string_view text, std::string& problem);
+/// ">=12.4", "12.4" (meaning ≥), ">=12.0,<13"; a bare version is allowed when `bare_means_at_least`.
+std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
+                                                                        bool bare_means_at_least,
+                                                                        std::string& problem);
+
+/// Sets `field` of `claim` from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
+/// gpu_models, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.
+std::string apply_setting(Claim& claim, std::string_view field, std::string_view value);
+
+/// The fields apply_setting knows, in the order the rules file documents them.
+const std::vector<std::string_view>& setting_fields();
+
+}  // namespace gpuplan::annotate

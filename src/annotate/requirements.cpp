@@ -1,0 +1,36 @@
+#include "gpuplan/requirements.hpp"
+
+#include <fmt/format.h>
+
+#include "gpuplan/size.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+std::string describe(const std::vector<Sourced<VersionConstraint>>& constraints) {
+  std::string text;
+  for (const auto& c : constraints) text += (text.empty() ? "" : " and ") + describe(c.value);
+  return text;
+}
+
+}  // namespace
+
+std::string describe(const VersionConstraint& constraint) {
+  static constexpr std::string_view symbols[] = {"≥", ">", "≤", "<", "="};
+  return fmt::format("{} {}", symbols[static_cast<int>(constraint.op)], constraint.version.str());
+}
+
+std::string describe(const Requirement& r) {
+  if (r.gpus.value == 0) return "no GPU";
+  std::vector<std::string> parts{fmt::format("{} GPU{}", r.gpus.value, r.gpus.value == 1 ? "" : "s")};
+  if (r.gpu_mem_mib) parts.push_back(fmt::format("≥ {} each", format_mib(r.gpu_mem_mib->value)));
+  if (!r.cuda.empty()) parts.push_back("CUDA " + describe(r.cuda));
+  if (!r.compute_capability.empty()) parts.push_back("compute capability " + describe(r.compute_capability));
+  if (r.gpu_models) parts.push_back(fmt::format("model {}", fmt::join(r.gpu_models->value, "|")));
+  if (r.needs_nvlink()) parts.push_back("NVLink");
+  if (r.is_exclusive()) parts.push_back("whole node");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,24 @@
+#pragma once
+// `[FILE] --input-format F --attrs FILE`: reading Bazel's output, shared by every
+// command that starts from a query (targets, classify, plan, ...).
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gpuplan/target.hpp"
+
+namespace gpuplan::cli {
+
+struct TargetsInput {
+  std::string path;          ///< "" or "-": standard input
+  std::string input_format;  ///< "": detect from the content
+  std::string attrs;         ///< an attributes source for labels-only input, or ""
+};
+
+/// Adds the FILE argument and the --input-format and --attrs options to `command`.
+void add_targets_input(CLI::App& command, TargetsInput& input);
+
+/// Reads the tests; throws InputError for bad input or an unknown --input-format.
+TargetList read_targets_input(const TargetsInput& input);
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,451 @@
+// The fleet file (SPEC section 4): YAML in, a validated Fleet out, or an InputError that
+// names the file, line, column and key of the first thing wrong.
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "fleet/names.hpp"
+#include "fleet/topology.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/size.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+constexpr int max_gpus_per_node = 64;
+constexpr long max_nodes_per_pool = 10000;
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                  std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (auto candidate : known) {
+    auto distance = edit_distance(word, candidate);
+    if (distance < best_distance) best = candidate, best_distance = distance;
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+/// How a value looks in a message: its text if it is a scalar, else its YAML kind.
+std::string shown(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "empty";
+  }
+}
+
+/// One key of a mapping and its value, both with their positions.
+struct Field {
+  YAML::Node key;
+  YAML::Node value;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  const std::string& file() const { return file_; }
+
+  Position at(const YAML::Mark& mark) const { return Position{file_, mark.line + 1, mark.column + 1}; }
+  Position at(const YAML::Node& node) const { return at(node.Mark()); }
+
+  [[noreturn]] void fail(const YAML::Node& node, std::string_view key, std::string_view what) const {
+    throw InputError(at(node), fmt::format("{}: {}", key, what));
+  }
+
+  /// The fields of a mapping, in file order; unknown and repeated keys are errors.
+  /// `path` prefixes the keys in messages ("gpu" → "gpu.count"); `self` names the mapping itself.
+  std::vector<std::pair<std::string, Field>> fields(const YAML::Node& node, const std::string& path,
+                                                    std::string_view self,
+                                                    const std::vector<std::string_view>& known) const {
+    if (!node.IsMap()) fail(node, self, fmt::format("must be a mapping, not {}", shown(node)));
+    std::vector<std::pair<std::string, Field>> result;
+    for (const auto& item : node) {
+      auto key_path = path.empty() ? std::string() : path + ".";
+      if (!item.first.IsScalar()) fail(item.first, self, "keys must be plain words");
+      const auto& key = item.first.Scalar();
+      key_path += key;
+      if (std::ranges::find(known, key) == known.end())
+        fail(item.first, key_path,
+             fmt::format("unknown key{}; known here: {}", did_you_mean(key, known), fmt::join(known, ", ")));
+      for (const auto& [seen, field] : result)
+        if (seen == key)
+          fail(item.first, key_path, fmt::format("given twice (first on line {})", field.key.Mark().line + 1));
+      result.push_back({key, Field{item.first, item.second}});
+    }
+    return result;
+  }
+
+  std::string text(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar() || node.Scalar().empty())
+      fail(node, key, fmt::format("must be a word or number, not {}", shown(node)));
+    return node.Scalar();
+  }
+
+  long whole_number(const YAML::Node& node, std::string_view key, long least, long most) const {
+    auto value = text(node, key);
+    long number = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (ec == std::errc::result_out_of_range)
+      fail(node, key, fmt::format("must be at most {}, not {}", most, value));
+    if (ec != std::errc() || end != value.data() + value.size())
+      fail(node, key, fmt::format("must be a whole number, not {}", shown(node)));
+    if (number < least) fail(node, key, fmt::format("must be at least {}, not {}", least, number));
+    if (number > most) fail(node, key, fmt::format("must be at most {}, not {}", most, number));
+    return number;
+  }
+
+  Version version(const YAML::Node& node, std::string_view key, std::string_view example) const {
+    auto value = text(node, key);
+    auto version = Version::parse(value);
+    if (!version) fail(node, key, fmt::format("{} is not a version like \"{}\"", shown(node), example));
+    return *version;
+  }
+
+  std::string name(const YAML::Node& node, std::string_view key) const {
+    auto value = text(node, key);
+    if (!fleet::is_name(value))
+      fail(node, key,
+           fmt::format("{} is not a name: use letters, digits, '-', '_' and '.', starting with a letter or digit",
+                       shown(node)));
+    return value;
+  }
+
+  const YAML::Node& list(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsSequence()) fail(node, key, fmt::format("must be a list, not {}", shown(node)));
+    return node;
+  }
+
+ private:
+  std::string file_;
+};
+
+const Field* find(const std::vector<std::pair<std::string, Field>>& fields, std::string_view key) {
+  for (const auto& [name, field] : fields)
+    if (name == key) return &field;
+  return nullptr;
+}
+
+/// The field `key` ("gpu.count" looks up "count") or an error at the mapping that lacks it.
+const Field& require(const Reader& reader, const std::vector<std::pair<std::string, Field>>& fields,
+                     const YAML::Node& mapping, std::string_view key, std::string_view what) {
+  if (const auto* field = find(fields, key.substr(key.rfind('.') + 1))) return *field;
+  reader.fail(mapping, key, fmt::format("missing: {}", what));
+}
+
+/// What `gpu:` says, with the catalog filling what it leaves out.
+struct GpuSpec {
+  GpuModel model;
+  int count = 0;
+  std::vector<std::string> uuids;
+  YAML::Node uuids_node;
+};
+
+GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
+  auto fields = reader.fields(node, "gpu", "gpu", {"model", "count", "vram", "compute_capability", "uuids"});
+  GpuSpec spec;
+  const auto& model = require(reader, fields, node, "gpu.model", "the GPU model, e.g. H100-SXM-80GB");
+  auto name = reader.text(model.value, "gpu.model");
+  const auto* vram = find(fields, "vram");
+  const auto* cc = find(fields, "compute_capability");
+  if (const auto* known = find_gpu_model(name)) {
+    spec.model = *known;
+  } else {
+    std::vector<std::string_view> names;
+    for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
+    if (!vram || !cc)
+      reader.fail(model.value, "gpu.model",
+                  fmt::format("unknown model '{}'{}: give gpu.vram and gpu.compute_capability, or use a "
+                              "model from the catalog (README, \"Fleet\")",
+                              name, did_you_mean(name, names)));
+    spec.model.name = name;
+    std::ranges::transform(name, std::back_inserter(spec.model.family),
+                           [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  }
+  if (vram) {
+    auto text = reader.text(vram->value, "gpu.vram");
+    auto mib = parse_size_mib(text);
+    if (!mib)
+      reader.fail(vram->value, "gpu.vram",
+                  fmt::format("'{}' is not a size: write it with a unit, e.g. 81559MiB or 80GiB", text));
+    spec.model.vram_mib = *mib;
+  }
+  if (cc) spec.model.compute_capability = reader.version(cc->value, "gpu.compute_capability", "9.0");
+  const auto& count = require(reader, fields, node, "gpu.count", "how many GPUs each node has");
+  spec.count = static_cast<int>(reader.whole_number(count.value, "gpu.count", 1, max_gpus_per_node));
+  if (const auto* uuids = find(fields, "uuids")) {
+    for (const auto& uuid : reader.list(uuids->value, "gpu.uuids")) spec.uuids.push_back(reader.text(uuid, "gpu.uuids"));
+    if (static_cast<int>(spec.uuids.size()) != spec.count)
+      reader.fail(uuids->value, "gpu.uuids",
+                  fmt::format("lists {} UUIDs for {} GPUs", spec.uuids.size(), spec.count));
+    spec.uuids_node = uuids->value;
+  }
+  return spec;
+}
+
+/// A GPU index in a topology list: a whole number below the node's GPU count.
+int gpu_index(const Reader& reader, const YAML::Node& node, const std::string& key, int gpus) {
+  auto value = reader.text(node, key);
+  int index = -1;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), index);
+  if (ec != std::errc() || end != value.data() + value.size())
+    reader.fail(node, key, fmt::format("{} is not a GPU index", shown(node)));
+  if (index < 0 || index >= gpus)
+    reader.fail(node, key,
+                fmt::format("GPU {} is out of range: the node has {} GPUs (0 to {})", index, gpus, gpus - 1));
+  return index;
+}
+
+/// nvlink_pairs or nvlink_groups: lists of GPU indices, no GPU in two of them.
+std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node& node, const std::string& key,
+                                          int gpus, bool pairs) {
+  std::vector<std::vector<int>> groups;
+  std::vector<std::optional<YAML::Mark>> owner(static_cast<size_t>(gpus));
+  const char* what = pairs ? "pair" : "group";
+  for (const auto& entry : reader.list(node, key)) {
+    reader.list(entry, key);
+    if (pairs && entry.size() != 2)
+      reader.fail(entry, key, fmt::format("a pair has two GPUs, this has {}", entry.size()));
+    if (!pairs && entry.size() < 2)
+      reader.fail(entry, key, fmt::format("a group has at least two GPUs, this has {}", entry.size()));
+    std::vector<int> group;
+    for (const auto& item : entry) {
+      int index = gpu_index(reader, item, key, gpus);
+      auto& first = owner[static_cast<size_t>(index)];
+      if (first)
+        reader.fail(item, key,
+                    fmt::format("GPU {} is already in the {} at line {}, column {}: a GPU is in one NVLink {}",
+                                index, what, first->line + 1, first->column + 1, what));
+      first = entry.Mark();
+      group.push_back(index);
+    }
+    std::ranges::sort(group);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+bool is_nvlink_cell(std::string_view cell) {
+  return cell.size() > 2 && cell.starts_with("NV") &&
+         cell.find_first_not_of("0123456789", 2) == std::string_view::npos;
+}
+
+bool is_other_cell(std::string_view cell) {
+  static const std::set<std::string_view> kinds = {"SYS", "NODE", "PHB", "PXB", "PIX", "SOC"};
+  return kinds.contains(cell);
+}
+
+/// topology: {matrix: rows}, each row a list of cells or one string of them, as
+/// `nvidia-smi topo -m` prints: X on the diagonal, NV<n> for NVLink, SYS/NODE/PHB/PXB/PIX for none.
+fleet::Links read_matrix(const Reader& reader, const YAML::Node& node, int gpus) {
+  const std::string key = "topology.matrix";
+  reader.list(node, key);
+  if (static_cast<int>(node.size()) != gpus)
+    reader.fail(node, key, fmt::format("has {} rows for {} GPUs", node.size(), gpus));
+  auto links = fleet::no_links(gpus);
+  std::vector<YAML::Node> rows;
+  for (int i = 0; i < gpus; ++i) {
+    const auto row = node[static_cast<size_t>(i)];
+    std::vector<std::string> cells;
+    if (row.IsScalar()) {
+      std::string cell;
+      for (char c : row.Scalar() + " ") {
+        if (c != ' ' && c != '\t') cell += c;
+        else if (!cell.empty()) cells.push_back(std::exchange(cell, {}));
+      }
+    } else {
+      for (const auto& cell : reader.list(row, key)) cells.push_back(reader.text(cell, key));
+    }
+    if (static_cast<int>(cells.size()) != gpus)
+      reader.fail(row, key, fmt::format("row {} has {} cells for {} GPUs", i, cells.size(), gpus));
+    for (int j = 0; j < gpus; ++j) {
+      const auto& cell = cells[static_cast<size_t>(j)];
+      if (i == j && cell != "X")
+        reader.fail(row, key, fmt::format("row {} must say X for GPU {} itself, not '{}'", i, i, cell));
+      if (i != j && !is_nvlink_cell(cell) && !is_other_cell(cell))
+        reader.fail(row, key,
+                    fmt::format("row {}, column {}: '{}' is not NV<n>, SYS, NODE, PHB, PXB or PIX", i, j, cell));
+      links[static_cast<size_t>(i)][static_cast<size_t>(j)] = is_nvlink_cell(cell);
+    }
+    rows.push_back(row);
+  }
+  for (int i = 0; i < gpus; ++i)
+    for (int j = 0; j < i; ++j)
+      if (links[static_cast<size_t>(i)][static_cast<size_t>(j)] != links[static_cast<size_t>(j)][static_cast<size_t>(i)])
+        reader.fail(rows[static_cast<size_t>(i)], key,
+                    fmt::format("row {} and row {} disagree on whether GPUs {} and {} are NVLinked", i, j, i, j));
+  return links;
+}
+
+/// The `topology` value: its kind ("nvswitch", ...) and the relation it makes.
+std::pair<std::string, fleet::Links> read_topology(const Reader& reader, const Field* field, int gpus) {
+  if (!field) return {"pcie", fleet::no_links(gpus)};
+  const auto& node = field->value;
+  const std::vector<std::string_view> words = {"nvswitch", "pcie"};
+  if (node.IsScalar()) {
+    const auto& word = node.Scalar();
+    if (word == "nvswitch") return {word, fleet::all_to_all(gpus)};
+    if (word == "pcie") return {word, fleet::no_links(gpus)};
+    reader.fail(node, "topology",
+                fmt::format("unknown topology '{}'{}: use nvswitch, pcie, {{nvlink_pairs: ...}}, "
+                            "{{nvlink_groups: ...}} or {{matrix: ...}}",
+                            word, did_you_mean(word, words)));
+  }
+  if (!node.IsMap())
+    reader.fail(node, "topology",
+                fmt::format("must be nvswitch, pcie, {{nvlink_pairs: ...}}, {{nvlink_groups: ...}} or "
+                            "{{matrix: ...}}, not {}",
+                            shown(node)));
+  auto fields = reader.fields(node, "topology", "topology", {"nvlink_pairs", "nvlink_groups", "matrix"});
+  if (fields.size() != 1)
+    reader.fail(node, "topology", "give exactly one of nvlink_pairs, nvlink_groups or matrix");
+  const auto& [kind, value] = fields.front();
+  if (kind == "matrix") return {kind, read_matrix(reader, value.value, gpus)};
+  auto groups = read_groups(reader, value.value, "topology." + kind, gpus, kind == "nvlink_pairs");
+  return {kind, fleet::within_groups(gpus, groups)};
+}
+
+std::map<std::string, std::string> read_labels(const Reader& reader, const Field* field) {
+  std::map<std::string, std::string> labels;
+  if (!field) return labels;
+  if (!field->value.IsMap()) reader.fail(field->value, "labels", fmt::format("must be a mapping, not {}", shown(field->value)));
+  for (const auto& item : field->value) {
+    auto key = reader.text(item.first, "labels");
+    if (labels.contains(key)) reader.fail(item.first, "labels." + key, "given twice");
+    labels[key] = reader.text(item.second, "labels." + key);
+  }
+  return labels;
+}
+
+/// Where each node name was first given, to report a duplicate with both places.
+struct Names {
+  std::map<std::string, std::pair<std::string, long>> pool_and_line;
+
+  void add(const Reader& reader, const YAML::Node& where, const std::string& key, const std::string& node,
+           const std::string& pool) {
+    auto line = where.Mark().line + 1;
+    auto [it, added] = pool_and_line.emplace(node, std::pair{pool, line});
+    if (!added)
+      reader.fail(where, key,
+                  fmt::format("node name '{}' is already used by pool {} (line {})", node, it->second.first,
+                              it->second.second));
+  }
+};
+
+void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names& names,
+               std::set<std::string>& pool_names) {
+  auto fields =
+      reader.fields(node, "", "pools", {"name", "count", "nodes", "gpu", "cuda", "driver", "topology", "labels"});
+  Pool pool;
+  const auto& name = require(reader, fields, node, "name", "the pool's name, e.g. h100");
+  pool.name = reader.name(name.value, "name");
+  if (!pool_names.insert(pool.name).second)
+    reader.fail(name.value, "name", fmt::format("pool '{}' is already defined", pool.name));
+
+  const auto* count = find(fields, "count");
+  const auto* listed = find(fields, "nodes");
+  if (count && listed) reader.fail(listed->key, "nodes", "give count or nodes, not both");
+  if (listed) {
+    reader.list(listed->value, "nodes");
+    if (listed->value.size() == 0) reader.fail(listed->value, "nodes", "is empty: a pool has at least one node");
+    for (const auto& entry : listed->value) {
+      pool.nodes.push_back(reader.name(entry, "nodes"));
+      names.add(reader, entry, "nodes", pool.nodes.back(), pool.name);
+    }
+  } else {
+    long nodes = count ? reader.whole_number(count->value, "count", 1, max_nodes_per_pool) : 1;
+    for (long i = 0; i < nodes; ++i) {
+      pool.nodes.push_back(fmt::format("{}-{}", pool.name, i));
+      names.add(reader, count ? count->value : name.value, count ? "count" : "name", pool.nodes.back(), pool.name);
+    }
+  }
+
+  const auto& gpu_field = require(reader, fields, node, "gpu", "the mapping that describes each node's GPUs");
+  auto gpu = read_gpu(reader, gpu_field.value);
+  if (!gpu.uuids.empty() && pool.nodes.size() != 1)
+    reader.fail(gpu.uuids_node, "gpu.uuids", "only a pool of one node can list its GPUs' UUIDs");
+  const auto& cuda_field =
+      require(reader, fields, node, "cuda", "the highest CUDA version the driver supports, e.g. \"12.4\"");
+  auto cuda = reader.version(cuda_field.value, "cuda", "12.4");
+  std::string driver;
+  if (const auto* field = find(fields, "driver")) {
+    reader.version(field->value, "driver", "550.54.15");
+    driver = field->value.Scalar();
+  }
+  auto [topology, links] = read_topology(reader, find(fields, "topology"), gpu.count);
+  pool.topology = topology;
+  auto labels = read_labels(reader, find(fields, "labels"));
+
+  for (const auto& node_name : pool.nodes) {
+    Node machine;
+    machine.name = node_name;
+    machine.pool = pool.name;
+    machine.cuda = cuda;
+    machine.driver = driver;
+    machine.labels = labels;
+    machine.nvlink = links;
+    for (int i = 0; i < gpu.count; ++i)
+      machine.gpus.push_back(Gpu{i, gpu.model.name, gpu.model.family, gpu.model.vram_mib,
+                                 gpu.model.compute_capability,
+                                 gpu.uuids.empty() ? std::string() : gpu.uuids[static_cast<size_t>(i)]});
+    fleet.nodes.push_back(std::move(machine));
+  }
+  fleet.pools.push_back(std::move(pool));
+}
+
+}  // namespace
+
+Fleet load_fleet(std::istream& in, const std::string& name) {
+  Reader reader(name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+  }
+  if (!root.IsDefined() || root.IsNull())
+    throw InputError(Position{name, 1, 1}, "empty fleet: expected `version: 1` and `pools:` (README, \"Fleet\")");
+  auto fields = reader.fields(root, "", "fleet", {"version", "pools"});
+  const auto& version = require(reader, fields, root, "version", "write `version: 1` first");
+  if (!version.value.IsScalar() || version.value.Scalar() != "1")
+    reader.fail(version.value, "version", fmt::format("only version 1 is known, not {}", shown(version.value)));
+  const auto& pools = require(reader, fields, root, "pools", "the list of pools");
+  reader.list(pools.value, "pools");
+  if (pools.value.size() == 0) reader.fail(pools.value, "pools", "empty fleet: list at least one pool");
+
+  Fleet fleet;
+  fleet.source = name;
+  Names names;
+  std::set<std::string> pool_names;
+  for (const auto& pool : pools.value) read_pool(reader, pool, fleet, names, pool_names);
+  return fleet;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,347 @@
+// `gpuplan fleet import`: a fleet file for one node from two nvidia-smi outputs, so an
+// admin describes a real machine by running two commands on it.
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fleet/names.hpp"
+#include "fleet/topology.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// A piece of an input with the 1-based line and column where it starts.
+struct Cell {
+  std::string text;
+  long line = 0;
+  long column = 0;
+};
+
+[[noreturn]] void fail(const NamedText& input, const Cell& cell, const std::string& what) {
+  throw InputError(Position{input.name, cell.line, cell.column}, what);
+}
+
+/// The text's lines, without "\r" and without the underline escapes `topo -m` puts around its header.
+std::vector<std::string> lines_of(std::string_view text) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      auto end = text.find('m', i);
+      if (end != std::string_view::npos) {
+        line.append(end - i + 1, ' ');
+        i = end;
+        continue;
+      }
+    }
+    if (c == '\n') lines.push_back(std::exchange(line, {}));
+    else if (c != '\r') line += c;
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+std::vector<Cell> split(const std::string& line, long number, char separator) {
+  std::vector<Cell> cells;
+  size_t start = 0;
+  while (start <= line.size()) {
+    auto end = line.find(separator, start);
+    if (end == std::string::npos) end = line.size();
+    auto first = line.find_first_not_of(" \t", start);
+    if (first == std::string::npos || first > end) first = end;
+    auto last = line.find_last_not_of(" \t", end == 0 ? 0 : end - 1);
+    std::string text = last == std::string::npos || last < first ? "" : line.substr(first, last - first + 1);
+    cells.push_back({text, number, static_cast<long>(first) + 1});
+    start = end + 1;
+  }
+  return cells;
+}
+
+std::vector<Cell> words(const std::string& line, long number) {
+  std::vector<Cell> cells;
+  size_t i = 0;
+  while (true) {
+    auto first = line.find_first_not_of(" \t", i);
+    if (first == std::string::npos) break;
+    auto end = line.find_first_of(" \t", first);
+    if (end == std::string::npos) end = line.size();
+    cells.push_back({line.substr(first, end - first), number, static_cast<long>(first) + 1});
+    i = end;
+  }
+  return cells;
+}
+
+std::optional<long> whole(std::string_view text) {
+  long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+/// One row of the --query-gpu CSV.
+struct SmiGpu {
+  long index = 0;
+  Cell name, uuid, memory, compute_cap, driver;
+};
+
+/// The columns the importer reads, in the order the README's command asks for them.
+const std::vector<std::string> query_columns = {"index",        "name",       "uuid",
+                                                "memory.total", "compute_cap", "driver_version"};
+
+std::vector<SmiGpu> parse_query(const NamedText& input) {
+  auto lines = lines_of(input.text);
+  std::vector<std::pair<std::vector<Cell>, long>> rows;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find_first_not_of(" \t") != std::string::npos)
+      rows.push_back({split(lines[i], static_cast<long>(i) + 1, ','), static_cast<long>(i) + 1});
+  if (rows.empty()) throw InputError(Position{input.name}, "is empty: expected the output of nvidia-smi --query-gpu");
+
+  // With a header, columns are found by name ("memory.total [MiB]" is memory.total);
+  // without one (--format=csv,noheader) they must be in the README's order.
+  std::vector<std::string> header = query_columns;
+  bool has_header = !whole(rows.front().first.front().text);
+  if (has_header) {
+    header.clear();
+    for (const auto& cell : rows.front().first) header.push_back(cell.text.substr(0, cell.text.find(" [")));
+    rows.erase(rows.begin());
+  }
+  auto column = [&](const std::string& name) -> std::optional<size_t> {
+    auto it = std::ranges::find(header, name);
+    return it == header.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - header.begin()));
+  };
+  for (const auto* required : {"index", "name", "memory.total"})
+    if (!column(required))
+      throw InputError(Position{input.name, 1, 1},
+                       fmt::format("no {} column: run nvidia-smi --query-gpu={} --format=csv", required,
+                                   fmt::join(query_columns, ",")));
+  if (rows.empty()) throw InputError(Position{input.name, 1, 1}, "lists no GPUs");
+
+  std::vector<SmiGpu> gpus;
+  for (auto& [cells, number] : rows) {
+    if (cells.size() != header.size())
+      fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
+    auto cell = [&](const std::string& name) {
+      auto at = column(name);
+      Cell value = at ? cells[*at] : Cell{"", number, 1};
+      if (value.text == "[N/A]" || value.text == "N/A" || value.text == "[Not Supported]") value.text.clear();
+      return value;
+    };
+    SmiGpu gpu{0, cell("name"), cell("uuid"), cell("memory.total"), cell("compute_cap"), cell("driver_version")};
+    auto index = cell("index");
+    auto value = whole(index.text);
+    if (!value) fail(input, index, fmt::format("'{}' is not a GPU index", index.text));
+    gpu.index = *value;
+    if (gpu.name.text.empty()) fail(input, gpu.name, "the GPU has no name");
+    gpus.push_back(std::move(gpu));
+  }
+  std::ranges::sort(gpus, {}, &SmiGpu::index);
+  for (size_t i = 0; i < gpus.size(); ++i)
+    if (gpus[i].index != static_cast<long>(i))
+      fail(input, gpus[i].name,
+           fmt::format("GPU indices must be 0 to {} once each; GPU {} is {}", gpus.size() - 1, i,
+                       gpus[i].index < static_cast<long>(i) ? "listed twice" : "missing"));
+  return gpus;
+}
+
+/// "81559 MiB" (or "81559" with nounits) → 81559.
+std::int64_t memory_mib(const NamedText& input, const Cell& cell) {
+  auto text = cell.text;
+  if (text.ends_with(" MiB")) text.resize(text.size() - 4);
+  auto value = whole(text);
+  if (!value || *value == 0) fail(input, cell, fmt::format("'{}' is not a memory size in MiB", cell.text));
+  return *value;
+}
+
+/// The GPU-to-GPU part of `nvidia-smi topo -m`: the cells as printed, and the NVLink relation
+/// they say (NV<n> is NVLink, anything else is not).
+struct Topo {
+  std::vector<std::vector<std::string>> cells;
+  fleet::Links links;
+};
+
+/// The GPU columns come first, so splitting on blanks works whether the output kept its tabs or not.
+Topo parse_topo(const NamedText& input, int gpus) {
+  auto lines = lines_of(input.text);
+  std::optional<long> header;
+  std::vector<std::vector<Cell>> rows;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto cells = words(lines[i], static_cast<long>(i) + 1);
+    if (cells.empty()) continue;
+    if (!header && cells.front().text == "GPU0") {
+      header = static_cast<long>(i) + 1;
+      int columns = 0;
+      while (columns < static_cast<int>(cells.size()) &&
+             cells[static_cast<size_t>(columns)].text == fmt::format("GPU{}", columns))
+        ++columns;
+      if (columns != gpus)
+        throw InputError(Position{input.name, *header, 1},
+                         fmt::format("shows {} GPUs, the --query-gpu output {}", columns, gpus));
+    } else if (header && cells.front().text.starts_with("GPU") && whole(cells.front().text.substr(3))) {
+      rows.push_back(std::move(cells));
+    }
+  }
+  if (!header)
+    throw InputError(Position{input.name}, "has no GPU0 GPU1 ... header: expected the output of nvidia-smi topo -m");
+  if (static_cast<int>(rows.size()) != gpus)
+    throw InputError(Position{input.name, *header, 1}, fmt::format("has {} GPU rows for {} GPUs", rows.size(), gpus));
+
+  Topo topo{{}, fleet::no_links(gpus)};
+  auto& links = topo.links;
+  for (int i = 0; i < gpus; ++i) {
+    const auto& row = rows[static_cast<size_t>(i)];
+    topo.cells.emplace_back();
+    if (row.front().text != fmt::format("GPU{}", i))
+      fail(input, row.front(), fmt::format("expected the row of GPU{} here", i));
+    if (static_cast<int>(row.size()) < gpus + 1)
+      fail(input, row.front(), fmt::format("GPU{}'s row has fewer than {} cells", i, gpus));
+    for (int j = 0; j < gpus; ++j) {
+      const auto& cell = row[static_cast<size_t>(j) + 1];
+      bool nvlink = cell.text.size() > 2 && cell.text.starts_with("NV") && whole(cell.text.substr(2));
+      if (i == j ? cell.text != "X" : !nvlink && cell.text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
+        fail(input, cell, fmt::format("'{}' is not a link kind (X, NV<n>, SYS, NODE, PHB, PXB, PIX)", cell.text));
+      links[static_cast<size_t>(i)][static_cast<size_t>(j)] = nvlink;
+      topo.cells.back().push_back(cell.text);
+    }
+  }
+  for (int i = 0; i < gpus; ++i)
+    for (int j = 0; j < i; ++j)
+      if (links[static_cast<size_t>(i)][static_cast<size_t>(j)] != links[static_cast<size_t>(j)][static_cast<size_t>(i)])
+        fail(input, rows[static_cast<size_t>(i)][static_cast<size_t>(j) + 1],
+             fmt::format("GPU{} and GPU{} disagree on whether they are NVLinked", i, j));
+  return topo;
+}
+
+/// The CUDA version nvidia-smi reports ("CUDA Version: 12.4") for each driver branch.
+/// nvidia-smi's --query-gpu cannot print it, so the importer knows it from the branch.
+std::optional<std::string> cuda_of_driver(const std::string& driver) {
+  static const std::vector<std::pair<int, std::string_view>> branches = {
+      {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"}, {495, "11.5"},
+      {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
+      {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"},
+      {575, "12.9"}, {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
+  auto version = Version::parse(driver);
+  if (!version) return std::nullopt;
+  for (auto [branch, cuda] : branches)
+    if (version->parts.front() == branch) return std::string(cuda);
+  return std::nullopt;
+}
+
+/// A YAML scalar for text that came from nvidia-smi: plain if it is safe, else double-quoted.
+std::string scalar(const std::string& text) {
+  if (fleet::is_name(text)) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+/// The fleet's name for a GPU the catalog does not know: "NVIDIA GeForce RTX 4090" → "GeForce-RTX-4090".
+std::string model_name(std::string name) {
+  for (std::string_view prefix : {"NVIDIA ", "Tesla "})
+    if (name.starts_with(prefix)) name.erase(0, prefix.size());
+  std::ranges::replace(name, ' ', '-');
+  return name;
+}
+
+}  // namespace
+
+std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options) {
+  if (!fleet::is_name(options.node))
+    throw InputError(Position{"--name"}, fmt::format("'{}' is not a node name: use letters, digits, '-', '_' and '.'",
+                                                     options.node));
+  auto gpus = parse_query(query);
+  const auto& first = gpus.front();
+  std::int64_t vram = memory_mib(query, first.memory);
+  for (const auto& gpu : gpus) {
+    if (gpu.name.text != first.name.text)
+      fail(query, gpu.name,
+           fmt::format("GPU {} is '{}' but GPU 0 is '{}': a fleet pool has one GPU model, so describe "
+                       "this node by hand",
+                       gpu.index, gpu.name.text, first.name.text));
+    if (gpu.driver.text != first.driver.text) fail(query, gpu.driver, "the GPUs report different drivers");
+    vram = std::min(vram, memory_mib(query, gpu.memory));
+  }
+  auto [cells, links] = parse_topo(topo, static_cast<int>(gpus.size()));
+
+  const auto* known = find_gpu_model(first.name.text);
+  std::string model = known ? known->name : model_name(first.name.text);
+  std::string family = known ? known->family : model;
+  std::ranges::transform(family, family.begin(),
+                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  std::string pool = options.pool.empty() ? family : options.pool;
+  if (!fleet::is_name(pool))
+    throw InputError(Position{"--pool"}, fmt::format("'{}' is not a pool name: pass --pool", pool));
+
+  std::optional<Version> compute_capability;
+  if (!first.compute_cap.text.empty()) {
+    compute_capability = Version::parse(first.compute_cap.text);
+    if (!compute_capability) fail(query, first.compute_cap, fmt::format("'{}' is not a compute capability", first.compute_cap.text));
+  }
+  if (!known && !compute_capability)
+    fail(query, first.name,
+         fmt::format("the catalog does not know the {} and there is no compute_cap column to learn it from",
+                     first.name.text));
+
+  const auto& driver = first.driver.text;
+  std::string cuda = options.cuda;
+  std::string cuda_note;
+  if (cuda.empty()) {
+    auto known_cuda = driver.empty() ? std::nullopt : cuda_of_driver(driver);
+    if (!known_cuda)
+      throw InputError(Position{"--cuda"},
+                       fmt::format("cannot tell which CUDA version driver '{}' supports: pass --cuda X.Y "
+                                   "(plain nvidia-smi prints it as \"CUDA Version\")",
+                                   driver));
+    cuda = *known_cuda;
+    cuda_note = fmt::format("  # what driver {} reports as \"CUDA Version\"", driver);
+  } else if (!Version::parse(cuda)) {
+    throw InputError(Position{"--cuda"}, fmt::format("'{}' is not a version like 12.4", cuda));
+  }
+
+  std::string yaml = fmt::format("# Written by gpuplan fleet import from {} and {}.\nversion: 1\npools:\n",
+                                 query.name, topo.name);
+  yaml += fmt::format("  - name: {}\n    nodes: [{}]\n    gpu:\n      model: {}\n      count: {}\n", pool,
+                      options.node, scalar(model), gpus.size());
+  if (!known || known->vram_mib != vram) yaml += fmt::format("      vram: {}MiB\n", vram);
+  if (compute_capability && (!known || known->compute_capability != *compute_capability))
+    yaml += fmt::format("      compute_capability: \"{}\"\n", compute_capability->str());
+  if (!first.uuid.text.empty()) {
+    yaml += "      uuids:\n";
+    for (const auto& gpu : gpus) yaml += fmt::format("        - {}\n", scalar(gpu.uuid.text));
+  }
+  yaml += fmt::format("    cuda: \"{}\"{}\n", cuda, cuda_note);
+  if (!driver.empty()) yaml += fmt::format("    driver: \"{}\"\n", driver);
+
+  auto count = static_cast<int>(gpus.size());
+  auto groups = fleet::as_groups(links);
+  auto list = [](const std::vector<std::vector<int>>& sets) {
+    std::vector<std::string> parts;
+    for (const auto& set : sets) parts.push_back(fmt::format("[{}]", fmt::join(set, ", ")));
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+  };
+  // A full mesh of eight or more GPUs is an NVSwitch board; smaller meshes are direct links.
+  if (links == fleet::no_links(count)) {
+    yaml += "    topology: pcie\n";
+  } else if (links == fleet::all_to_all(count) && count >= 8) {
+    yaml += "    topology: nvswitch\n";
+  } else if (groups && std::ranges::all_of(*groups, [](const auto& g) { return g.size() == 2; })) {
+    yaml += fmt::format("    topology:\n      nvlink_pairs: {}\n", list(*groups));
+  } else if (groups) {
+    yaml += fmt::format("    topology:\n      nvlink_groups: {}\n", list(*groups));
+  } else {
+    yaml += "    topology:\n      matrix:\n";
+    for (const auto& row : cells) yaml += fmt::format("        - \"{}\"\n", fmt::join(row, " "));
+  }
+  return yaml;
+}
+
+}  // namespace gpuplan

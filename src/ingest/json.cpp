@@ -1,0 +1,269 @@
+#include "ingest/json.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ingest/attributes.hpp"
+
+namespace gpuplan::ingest {
+
+namespace ondemand = simdjson::ondemand;
+
+std::string short_configuration(std::string_view checksum) { return std::string(checksum.substr(0, 7)); }
+
+void JsonTargets::parse_object(std::string_view json, std::size_t readable, const Position& start,
+                               const std::function<void(ondemand::object)>& use) {
+  text_ = json;
+  start_ = start;
+  try {
+    document_ = parser_.iterate(simdjson::padded_string_view(json.data(), json.size(), readable));
+    use(document_.get_object());
+    const char* rest = nullptr;  // simdjson 3.0 has no document::at_end(): a location past the object means more text
+    if (document_.current_location().get(rest) == simdjson::SUCCESS) fail("more text after the JSON object", rest);
+  } catch (const simdjson::simdjson_error& error) {
+    const char* at = nullptr;
+    if (document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
+    fail(fmt::format("not valid JSON: {}", simdjson::error_message(error.error())), at);
+  }
+}
+
+void JsonTargets::add(std::string_view json, std::size_t readable, const Position& start) {
+  parse_object(json, readable, start, [this](ondemand::object target) { read_target(target); });
+}
+
+std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t readable, const Position& start) {
+  std::uint64_t id = 0;
+  parse_object(json, readable, start, [&](ondemand::object result) {
+    std::size_t before = out_.size();
+    bool kept = false;
+    for (auto field : result) {
+      std::string_view key = field.unescaped_key();
+      if (key == "target") {
+        read_target(field.value().get_object());
+        kept = out_.size() > before;
+        if (kept) out_.at(before).configuration = "null";
+      } else if (key == "configuration") {
+        std::string_view checksum = field.value().find_field_unordered("checksum").get_string();
+        if (kept) out_.at(before).configuration = short_configuration(checksum);
+      } else if (key == "configurationId") {
+        id = field.value().get_uint64();
+      }
+    }
+  });
+  return id;
+}
+
+void JsonTargets::read_target(ondemand::object target) {
+  std::string_view type;
+  bool read = false;
+  for (auto field : target) {
+    std::string_view key = field.unescaped_key();
+    if (key == "type") {
+      type = field.value().get_string();
+    } else if (key == "rule") {
+      read_rule(field.value().get_object());
+      read = true;
+    }
+  }
+  if (type.empty()) fail("not a Bazel Target: no \"type\" (RULE, SOURCE_FILE, ...)");
+  if (type == "RULE" && !read) fail("a target of type RULE without its \"rule\"");
+  if (type != "RULE") {
+    out_.drop(type == "SOURCE_FILE"      ? TargetKind::source_file
+              : type == "GENERATED_FILE" ? TargetKind::generated_file
+                                         : TargetKind::other);
+  }
+}
+
+void JsonTargets::read_rule(ondemand::object rule) {
+  Target target;
+  target.has_attributes = true;
+  bool test = true;
+  for (auto field : rule) {
+    std::string_view key = field.unescaped_key();
+    if (key == "name") {
+      target.label = std::string_view(field.value().get_string());
+    } else if (key == "ruleClass") {
+      target.rule_class = std::string_view(field.value().get_string());
+      test = Collector::keeps(target.rule_class);
+    } else if (key == "location") {
+      target.location = std::string_view(field.value().get_string());
+    } else if (key == "attribute" && test) {
+      for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
+    }
+  }
+  if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
+  out_.add(TargetKind::rule, std::move(target));
+}
+
+void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
+  std::string_view name;
+  if (attribute.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS)
+    fail(fmt::format("an attribute of {} without a \"name\"", target.label));
+  Attribute which = attribute_named(name);
+  if (which == Attribute::none) return;
+  std::string_view type;
+  if (attribute.find_field_unordered("type").get_string().get(type) != simdjson::SUCCESS)
+    fail(fmt::format("attribute {} of {} has no \"type\"", name, target.label));
+  if (type != expected_type(which))
+    fail(fmt::format("attribute {} of {} has type {}; Bazel gives {} the type {}", name, target.label, type, name,
+                     expected_type(which)));
+  const char* value_key = which == Attribute::shard_count       ? "intValue"
+                          : which == Attribute::flaky           ? "booleanValue"
+                          : which == Attribute::tags            ? "stringListValue"
+                          : which == Attribute::exec_properties ? "stringDictValue"
+                                                                : "stringValue";
+  auto found = attribute.find_field_unordered(value_key);
+  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // proto3 leaves out default values
+  ondemand::value value = found.value();
+  auto wrong = [&](std::string_view what) {
+    fail(fmt::format("attribute {} of {}: \"{}\" is not {}", name, target.label, value_key, what));
+  };
+  switch (which) {
+    case Attribute::shard_count: {
+      std::int64_t count = 0;
+      if (value.get_int64().get(count) != simdjson::SUCCESS) wrong("an integer");
+      if (std::string error = set_shard_count(target, count); !error.empty())
+        fail(fmt::format("attribute {} of {}: {}", name, target.label, error));
+      break;
+    }
+    case Attribute::flaky:
+      if (value.get_bool().get(target.flaky) != simdjson::SUCCESS) wrong("true or false");
+      break;
+    case Attribute::tags: {
+      ondemand::array tags;
+      if (value.get_array().get(tags) != simdjson::SUCCESS) wrong("a list of strings");
+      for (auto tag : tags) {
+        std::string_view text;
+        if (tag.get_string().get(text) != simdjson::SUCCESS) wrong("a list of strings");
+        target.tags.emplace_back(text);
+      }
+      break;
+    }
+    case Attribute::exec_properties: {
+      ondemand::array entries;
+      if (value.get_array().get(entries) != simdjson::SUCCESS) wrong("a list of {\"key\", \"value\"} entries");
+      for (auto entry : entries) {
+        std::string_view key;
+        std::string_view text;
+        ondemand::object pair;
+        if (entry.get_object().get(pair) != simdjson::SUCCESS ||
+            pair.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+          wrong("a list of {\"key\", \"value\"} entries");
+        std::string owned_key(key);
+        if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
+        target.exec_properties[owned_key] = text;
+      }
+      break;
+    }
+    default: {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) wrong("a string");
+      (which == Attribute::size      ? target.size
+       : which == Attribute::timeout ? target.timeout
+                                     : target.generator_function) = text;
+    }
+  }
+}
+
+void JsonTargets::fail(const std::string& message, const char* at) {
+  Position where = start_;
+  if (at && at >= text_.data() && at <= text_.data() + text_.size()) {
+    std::string_view before(text_.data(), static_cast<std::size_t>(at - text_.data()));
+    long newlines = static_cast<long>(std::count(before.begin(), before.end(), '\n'));
+    where.line += newlines;
+    std::size_t line_start = before.rfind('\n');
+    where.column = line_start == std::string_view::npos
+                       ? start_.column + static_cast<long>(before.size())
+                       : static_cast<long>(before.size() - line_start);
+  }
+  throw InputError(where, message);
+}
+
+void JsonObjects::fail(const std::string& message) const {
+  throw InputError(Position{source_.name(), line_, column_}, message);
+}
+
+void JsonObjects::read(const Each& each) {
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::vector<char> open;  // the containers around the current byte: '{' or '['
+  std::string object;      // the object being captured
+  std::string key;         // the last key of the top-level object
+  std::string array_key;   // the key of the array being read at depth 1
+  Position start;
+  bool in_string = false;
+  bool escaped = false;
+  bool capturing = false;
+  bool key_string = false;
+  while (std::size_t count = source_.read(buffer.data(), buffer.size())) {
+    for (std::size_t i = 0; i < count; ++i) {
+      char c = buffer[i];
+      if (c == '\n') {
+        ++line_;
+        column_ = 0;
+      } else {
+        ++column_;
+      }
+      if (capturing) {
+        object.push_back(c);
+        if (object.size() > max_json_target)
+          fail(fmt::format("a JSON object longer than {} MiB", max_json_target >> 20));
+      }
+      if (in_string) {
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = false;
+        } else if (key_string) {
+          key.push_back(c);
+        }
+        continue;
+      }
+      int depth = static_cast<int>(open.size());
+      switch (c) {
+        case '"':
+          in_string = true;
+          key_string = depth == 1 && !capturing;
+          if (key_string) key.clear();
+          break;
+        case '{':
+        case '[':
+          if (depth == depth_ && !capturing) {
+            if (c != '{') fail("expected a JSON object here");
+            capturing = true;
+            object.assign(1, c);
+            start = Position{source_.name(), line_, column_};
+          }
+          if (depth == 1 && c == '[') array_key = key;
+          open.push_back(c);
+          break;
+        case '}':
+        case ']':
+          if (open.empty() || open.back() != (c == '}' ? '{' : '['))
+            fail(fmt::format("a '{}' that closes nothing", c));
+          open.pop_back();
+          if (capturing && static_cast<int>(open.size()) == depth_) {
+            capturing = false;
+            object.reserve(object.size() + simdjson::SIMDJSON_PADDING);
+            each(array_key, object, object.capacity(), start);
+          }
+          break;
+        case ' ':
+        case '\t':
+        case '\r':
+        case '\n':
+          break;
+        default:
+          if (depth == 0) fail(fmt::format("'{}' where a JSON object should begin", c));
+      }
+    }
+  }
+  if (!open.empty() || in_string)
+    fail(capturing ? fmt::format("the input ends inside the JSON object begun at line {}: is it cut off?", start.line)
+                   : "the input ends inside a JSON value: is it cut off?");
+}
+
+}  // namespace gpuplan::ingest

@@ -1,0 +1,70 @@
+#pragma once
+// What the three JSON formats share: build.proto's Target message in proto3's JSON
+// mapping, read with simdjson, and a splitter that finds whole objects in a stream.
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "gpuplan/error.hpp"
+#include "ingest/readers.hpp"
+
+namespace gpuplan::ingest {
+
+/// Reads JSON texts that hold one Target each ({"type": "RULE", "rule": {...}}).
+class JsonTargets {
+ public:
+  explicit JsonTargets(Collector& out) : out_(out) {}
+
+  /// Adds the Target in `json` (which must be followed by SIMDJSON_PADDING readable bytes,
+  /// `readable` in all). `start` is where the text begins in the input, for errors.
+  void add(std::string_view json, std::size_t readable, const Position& start);
+
+  /// Reads a cquery result ({"target": {...}, "configuration": {...}, "configurationId": N}).
+  /// Returns the configurationId it names, 0 if none; the configuration's checksum, if
+  /// given inline (Bazel before 7), is already set on the target.
+  std::uint64_t add_configured(std::string_view json, std::size_t readable, const Position& start);
+
+  /// Parses a JSON object for the caller, who must visit all of its fields (text after the
+  /// object is detected once the object is consumed); errors are reported as for a target.
+  void parse_object(std::string_view json, std::size_t readable, const Position& start,
+                    const std::function<void(simdjson::ondemand::object)>& use);
+
+ private:
+  void read_target(simdjson::ondemand::object target);
+  void read_rule(simdjson::ondemand::object rule);
+  void read_attribute(simdjson::ondemand::object attribute, Target& target);
+  [[noreturn]] void fail(const std::string& message, const char* at = nullptr);
+
+  Collector& out_;
+  simdjson::ondemand::parser parser_;
+  simdjson::ondemand::document document_;
+  std::string_view text_;
+  Position start_;
+};
+
+/// The short configuration id cquery prints after a label ("f5527a6"), from a checksum.
+std::string short_configuration(std::string_view checksum);
+
+/// Finds whole JSON objects in a stream without holding more than one: the top-level
+/// objects (`depth` 0, jsonproto's objects back to back) or the objects inside the
+/// arrays of a top-level object (`depth` 2, cquery's results[] and configurations[]).
+/// Calls `each(key, text, readable, start)` for each; `key` names the array holding it.
+class JsonObjects {
+ public:
+  using Each = std::function<void(std::string_view key, std::string_view text, std::size_t readable,
+                                  const Position& start)>;
+  JsonObjects(Source& source, int depth) : source_(source), depth_(depth) {}
+  void read(const Each& each);
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const;
+
+  Source& source_;
+  int depth_;
+  long line_ = 1;
+  long column_ = 0;
+};
+
+}  // namespace gpuplan::ingest

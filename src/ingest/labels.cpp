@@ -1,0 +1,74 @@
+// bazel query/cquery --output=label and --output=label_kind: one target a line,
+// "//a:b", "py_test rule //a:b", with " (9f87702)" or " (null)" after it for cquery.
+#include <fmt/format.h>
+
+#include "gpuplan/error.hpp"
+#include "ingest/readers.hpp"
+
+namespace gpuplan::ingest {
+
+namespace {
+
+/// Splits " (9f87702)" or " (null)" off the end of a cquery line; throws without one.
+std::string_view take_configuration(std::string_view& line, const Position& where) {
+  std::size_t open = line.rfind(" (");
+  if (open == std::string_view::npos || !line.ends_with(')'))
+    throw InputError(where, "a cquery line without its configuration: expected \" (9f87702)\" or \" (null)\" at its end");
+  std::string_view id = line.substr(open + 2, line.size() - open - 3);
+  line = line.substr(0, open);
+  return id;
+}
+
+/// Splits "py_test rule" (or "source file", ...) off the front of a label_kind line.
+std::string_view take_kind(std::string_view& line, const Position& where) {
+  std::size_t space = line.rfind(' ');
+  if (space == std::string_view::npos || space == 0)
+    throw InputError(where, fmt::format("\"{}\" is not a label_kind line (\"py_test rule //a:b\")", line));
+  std::string_view kind = line.substr(0, space);
+  line = line.substr(space + 1);
+  return kind;
+}
+
+TargetKind kind_of(std::string_view kind, std::string_view& rule_class) {
+  if (kind.ends_with(" rule")) {
+    rule_class = kind.substr(0, kind.size() - 5);
+    return TargetKind::rule;
+  }
+  if (kind == "source file") return TargetKind::source_file;
+  if (kind == "generated file") return TargetKind::generated_file;
+  return TargetKind::other;
+}
+
+}  // namespace
+
+void read_label_lines(Source& source, InputFormat format, Collector& out) {
+  bool with_kind = format == InputFormat::label_kind || format == InputFormat::cquery_label_kind;
+  bool cquery = format == InputFormat::cquery_label || format == InputFormat::cquery_label_kind;
+  LineReader lines(source, max_label_line);
+  std::string_view line;
+  while (lines.next(line)) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (line.empty()) continue;
+    Position where{source.name(), lines.line_number()};
+    if (line.find('\0') != std::string_view::npos) throw InputError(where, "binary input (a NUL byte)");
+    std::string_view configuration = cquery ? take_configuration(line, where) : std::string_view{};
+    std::string_view kind = with_kind ? take_kind(line, where) : std::string_view{};
+    if (!line.starts_with("//") && !line.starts_with('@'))
+      throw InputError(where, fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\")", line));
+    Target target;
+    target.label = line;
+    target.configuration = configuration;
+    if (with_kind) {
+      std::string_view rule_class;
+      TargetKind target_kind = kind_of(kind, rule_class);
+      target.rule_class = rule_class;
+      out.add(target_kind, std::move(target));
+    } else if (configuration == "null") {
+      out.drop(TargetKind::other);  // cquery gives every test a configuration; "(null)" is a file
+    } else {
+      out.add_unchecked(std::move(target));
+    }
+  }
+}
+
+}  // namespace gpuplan::ingest

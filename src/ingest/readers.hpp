@@ -1,0 +1,55 @@
+#pragma once
+// The readers of each input format, and what they share. ingest.cpp picks one.
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <string_view>
+
+#include "gpuplan/ingest.hpp"
+#include "ingest/source.hpp"
+
+namespace gpuplan::ingest {
+
+/// What kind of target a reader met, before it knows whether it is kept.
+enum class TargetKind { rule, source_file, generated_file, other };
+
+/// Collects the tests of one input and counts the rest. Tests are kept in a deque
+/// while reading, so a growing list never holds two copies of itself.
+class Collector {
+ public:
+  /// Keeps `target` if it is a test rule, otherwise counts it as dropped.
+  void add(TargetKind kind, Target&& target);
+  /// Keeps a target whose kind the input does not say (the label format): every label is taken as a test.
+  void add_unchecked(Target&& target) { tests_.push_back(std::move(target)); }
+  /// Counts a target that was not a test without building it.
+  void drop(TargetKind kind, std::string_view rule_class = {});
+  /// Whether a rule of this class is kept (so readers can skip the attributes of the rest).
+  static bool keeps(std::string_view rule_class) { return is_test_rule_class(rule_class); }
+  std::size_t size() const { return tests_.size(); }
+  Target& at(std::size_t index) { return tests_[index]; }
+  TargetList finish(InputFormat format);
+
+ private:
+  std::deque<Target> tests_;
+  DroppedCounts dropped_;
+};
+
+/// The longest line a label or label_kind reader accepts.
+inline constexpr std::size_t max_label_line = std::size_t{1} << 20;
+/// The longest single JSON target (one line of streamed_jsonproto, one object of
+/// jsonproto or cquery jsonproto) a JSON reader accepts.
+inline constexpr std::size_t max_json_target = std::size_t{64} << 20;
+
+/// Whether the input holds nothing but white space: a valid, empty result in any format.
+bool is_blank(Source& source);
+/// Picks the format from the first bytes of a non-blank `source`. Throws InputError
+/// for binary or unrecognisable input.
+InputFormat detect_format(Source& source);
+
+void read_xml(Source& source, Collector& out);
+void read_label_lines(Source& source, InputFormat format, Collector& out);
+void read_streamed_jsonproto(Source& source, Collector& out);
+void read_jsonproto(Source& source, Collector& out);
+void read_cquery_jsonproto(Source& source, Collector& out);
+
+}  // namespace gpuplan::ingest

@@ -1,0 +1,190 @@
+// bazel query --output=xml, streamed through expat: each <rule> is read as it closes,
+// and nothing of rule-input, rule-output or other targets is kept.
+#include <expat.h>
+
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "gpuplan/error.hpp"
+#include "ingest/attributes.hpp"
+#include "ingest/readers.hpp"
+
+namespace gpuplan::ingest {
+
+namespace {
+
+constexpr std::size_t feed_size = 1 << 20;
+
+/// The value of XML attribute `key` among expat's name/value pairs, or nullptr.
+const char* xml_attribute(const XML_Char** pairs, const char* key) {
+  for (; *pairs; pairs += 2)
+    if (std::strcmp(pairs[0], key) == 0) return pairs[1];
+  return nullptr;
+}
+
+/// The XML element each kept attribute must be, as XmlOutputFormatter writes it.
+const char* element_for(Attribute attribute) {
+  switch (attribute) {
+    case Attribute::shard_count: return "int";
+    case Attribute::flaky: return "boolean";
+    case Attribute::tags: return "list";
+    case Attribute::exec_properties: return "dict";
+    default: return "string";
+  }
+}
+
+class XmlReader {
+ public:
+  XmlReader(Source& source, Collector& out) : source_(source), out_(out), parser_(XML_ParserCreate("UTF-8")) {
+    XML_SetUserData(parser_, this);
+    XML_SetElementHandler(parser_, &XmlReader::on_start, &XmlReader::on_end);
+  }
+  ~XmlReader() { XML_ParserFree(parser_); }
+  XmlReader(const XmlReader&) = delete;
+  XmlReader& operator=(const XmlReader&) = delete;
+
+  void read() {
+    bool last = false;
+    while (!last) {
+      void* buffer = XML_GetBuffer(parser_, feed_size);
+      if (!buffer) throw std::bad_alloc();
+      std::size_t count = source_.read(static_cast<char*>(buffer), feed_size);
+      last = count == 0;
+      if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
+      unread_ += count;
+      if (unread_ > max_json_target)
+        throw InputError(here(), fmt::format("an XML element longer than {} MiB", max_json_target >> 20));
+    }
+  }
+
+ private:
+  static void on_start(void* self, const XML_Char* element, const XML_Char** pairs) {
+    static_cast<XmlReader*>(self)->start(element, pairs);
+  }
+  static void on_end(void* self, const XML_Char* /*element*/) { static_cast<XmlReader*>(self)->end(); }
+
+  Position here() const {
+    return Position{source_.name(), static_cast<long>(XML_GetCurrentLineNumber(parser_)),
+                    static_cast<long>(XML_GetCurrentColumnNumber(parser_)) + 1};
+  }
+
+  /// Stops expat with an error; read() throws it once expat has returned (exceptions
+  /// must not unwind through expat's C frames).
+  void stop(std::string message) {
+    if (!error_) error_.emplace(here(), message);
+    XML_StopParser(parser_, XML_FALSE);
+  }
+
+  [[noreturn]] void fail() {
+    if (error_) throw *error_;
+    throw InputError(here(), fmt::format("malformed XML: {}", XML_ErrorString(XML_GetErrorCode(parser_))));
+  }
+
+  void start(const char* element, const XML_Char** pairs) {
+    unread_ = 0;
+    ++depth_;
+    if (depth_ == 1) {
+      if (std::strcmp(element, "query") != 0)
+        stop(fmt::format("<{}> is not the root of Bazel's query XML (<query version=\"2\">)", element));
+    } else if (depth_ == 2) {
+      start_target(element, pairs);
+    } else if (in_test_) {
+      start_inside_test(element, pairs);
+    }
+  }
+
+  void start_target(const char* element, const XML_Char** pairs) {
+    if (std::strcmp(element, "rule") != 0) {
+      out_.drop(std::strcmp(element, "source-file") == 0      ? TargetKind::source_file
+                : std::strcmp(element, "generated-file") == 0 ? TargetKind::generated_file
+                                                               : TargetKind::other);
+      return;
+    }
+    const char* rule_class = xml_attribute(pairs, "class");
+    const char* name = xml_attribute(pairs, "name");
+    if (!rule_class || !name) return stop("a <rule> without a class or name");
+    if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
+    in_test_ = true;
+    test_ = Target{};
+    test_.label = name;
+    test_.rule_class = rule_class;
+    if (const char* location = xml_attribute(pairs, "location")) test_.location = location;
+    test_.has_attributes = true;
+  }
+
+  void start_inside_test(const char* element, const XML_Char** pairs) {
+    const char* value = xml_attribute(pairs, "value");
+    if (depth_ == 3) {
+      const char* name = xml_attribute(pairs, "name");
+      attribute_ = name ? attribute_named(name) : Attribute::none;
+      if (attribute_ == Attribute::none) return;
+      if (std::strcmp(element, element_for(attribute_)) != 0)
+        return stop(fmt::format("attribute {} of {} is a <{}>; Bazel writes it as <{}>", name, test_.label, element,
+                                element_for(attribute_)));
+      if (attribute_ == Attribute::tags || attribute_ == Attribute::exec_properties) return;
+      if (!value) return stop(fmt::format("attribute {} of {} has no value", name, test_.label));
+      set_scalar(value);
+    } else if (attribute_ == Attribute::tags && depth_ == 4 && value) {
+      test_.tags.emplace_back(value);
+    } else if (attribute_ == Attribute::exec_properties && depth_ == 5 && value) {
+      if (pair_key_) {
+        test_.exec_properties[*pair_key_] = value;
+        pair_key_.reset();
+      } else {
+        pair_key_ = value;
+      }
+    }
+  }
+
+  void set_scalar(const char* value) {
+    std::string error;
+    switch (attribute_) {
+      case Attribute::size: test_.size = value; break;
+      case Attribute::timeout: test_.timeout = value; break;
+      case Attribute::generator_function: test_.generator_function = value; break;
+      case Attribute::flaky:
+        if (std::strcmp(value, "true") != 0 && std::strcmp(value, "false") != 0)
+          error = fmt::format("\"{}\" is not a boolean", value);
+        test_.flaky = std::strcmp(value, "true") == 0;
+        break;
+      case Attribute::shard_count: {
+        long count = 0;
+        error = parse_integer(value, count);
+        if (error.empty()) error = set_shard_count(test_, count);
+        break;
+      }
+      default: break;
+    }
+    if (!error.empty()) stop(fmt::format("attribute {} of {}: {}", attribute_name(), test_.label, error));
+  }
+
+  std::string_view attribute_name() const { return attribute_ == Attribute::flaky ? "flaky" : "shard_count"; }
+
+  void end() {
+    if (depth_ == 2 && in_test_) {
+      out_.add(TargetKind::rule, std::move(test_));
+      in_test_ = false;
+    }
+    if (depth_ == 3) attribute_ = Attribute::none;
+    --depth_;
+  }
+
+  Source& source_;
+  Collector& out_;
+  XML_Parser parser_;
+  std::optional<InputError> error_;
+  int depth_ = 0;
+  std::size_t unread_ = 0;  ///< bytes fed since the last element began
+  bool in_test_ = false;
+  Target test_;
+  Attribute attribute_ = Attribute::none;
+  std::optional<std::string> pair_key_;
+};
+
+}  // namespace
+
+void read_xml(Source& source, Collector& out) { XmlReader(source, out).read(); }
+
+}  // namespace gpuplan::ingest

@@ -1,0 +1,32 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/fleet.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("catalog models are found by their fleet name in any case") {
+  REQUIRE(find_gpu_model("H100-SXM-80GB")->vram_mib == 81559);
+  REQUIRE(find_gpu_model("a100-sxm-40gb")->vram_mib == 40960);
+  REQUIRE(find_gpu_model("A100-SXM-80GB")->vram_mib == 81920);
+  REQUIRE(find_gpu_model("l4")->compute_capability == *Version::parse("8.9"));
+  REQUIRE(find_gpu_model("B200-SXM-180GB")->compute_capability == *Version::parse("10.0"));
+  REQUIRE(find_gpu_model("H300") == nullptr);
+}
+
+TEST_CASE("the names nvidia-smi prints map to catalog entries") {
+  REQUIRE(find_gpu_model("NVIDIA H100 80GB HBM3")->name == "H100-SXM-80GB");
+  REQUIRE(find_gpu_model("NVIDIA A100-SXM4-80GB")->name == "A100-SXM-80GB");
+  REQUIRE(find_gpu_model("NVIDIA A100 80GB PCIe")->name == "A100-PCIE-80GB");
+  REQUIRE(find_gpu_model("NVIDIA L4")->family == "l4");
+  REQUIRE(find_gpu_model("Tesla V100-SXM2-32GB")->name == "V100-32GB");
+}
+
+TEST_CASE("every catalog entry is complete and names a lower-case family") {
+  for (const auto& model : gpu_catalog()) {
+    INFO(model.name);
+    REQUIRE(model.vram_mib > 10000);
+    REQUIRE_FALSE(model.compute_capability.empty());
+    REQUIRE_FALSE(model.smi_names.empty());
+    for (char c : model.family) REQUIRE_FALSE(std::isupper(static_cast<unsigned char>(c)));
+  }
+}

@@ -1,0 +1,189 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+
+using namespace gpuplan;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+Fleet load(const std::string& yaml) {
+  std::istringstream in(yaml);
+  return load_fleet(in, "fleet.yaml");
+}
+
+/// What `gpuplan fleet check` would print after "gpuplan: " for this fleet file.
+std::string error_of(const std::string& yaml) {
+  try {
+    load(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+/// A one-pool fleet whose pool body is `pool` (indented four spaces per line by the caller).
+std::string fleet_with(const std::string& pool) { return "version: 1\npools:\n  - name: p\n" + pool; }
+
+const std::string h100 = "    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: \"12.4\"\n";
+
+}  // namespace
+
+TEST_CASE("the example fleet expands pools into named nodes with catalog values") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/examples/fleet.yaml");
+  auto fleet = load_fleet(in, "examples/fleet.yaml");
+  REQUIRE(fleet.pools.size() == 4);
+  REQUIRE(fleet.nodes.size() == 18);
+  const auto& h100_0 = fleet.nodes.front();
+  REQUIRE(h100_0.name == "h100-0");
+  REQUIRE(h100_0.gpus.size() == 8);
+  REQUIRE(h100_0.gpus[7].index == 7);
+  REQUIRE(h100_0.gpus[0].vram_mib == 81559);
+  REQUIRE(h100_0.gpus[0].family == "h100");
+  REQUIRE(h100_0.gpus[0].compute_capability == *Version::parse("9.0"));
+  REQUIRE(h100_0.cuda == *Version::parse("12.4"));
+  REQUIRE(h100_0.labels.at("zone") == "a");
+  REQUIRE(h100_0.connected({0, 3, 5, 7}));
+  const auto& l4 = fleet.nodes.back();
+  REQUIRE(l4.name == "ci-l4-06");
+  REQUIRE(l4.pool == "l4");
+  REQUIRE(fleet.pools[3].topology == "pcie");
+}
+
+TEST_CASE("the workstation example is one node ws-0 with four GPUs in NVLink pairs") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/examples/workstation.yaml");
+  auto fleet = load_fleet(in, "examples/workstation.yaml");
+  REQUIRE(fleet.nodes.size() == 1);
+  REQUIRE(fleet.nodes[0].name == "ws-0");
+  REQUIRE(fleet.nodes[0].gpus.size() == 4);
+  REQUIRE(fleet.nodes[0].connected({2, 3}));
+  REQUIRE_FALSE(fleet.nodes[0].connected({1, 2}));
+}
+
+TEST_CASE("explicit vram and compute capability override the catalog") {
+  auto fleet = load(fleet_with(
+      "    gpu: {model: h100-sxm-80gb, count: 1, vram: 80GiB, compute_capability: \"9.0\"}\n    cuda: \"12.4\"\n"));
+  REQUIRE(fleet.nodes[0].gpus[0].model == "H100-SXM-80GB");
+  REQUIRE(fleet.nodes[0].gpus[0].vram_mib == 81920);
+}
+
+TEST_CASE("a model the catalog does not know is accepted with its vram and compute capability") {
+  auto fleet = load(fleet_with(
+      "    gpu: {model: RTX-5090, count: 2, vram: 32607MiB, compute_capability: \"12.0\"}\n    cuda: \"12.8\"\n"));
+  REQUIRE(fleet.nodes[0].gpus[1].family == "rtx-5090");
+  REQUIRE(fleet.nodes[0].gpus[1].vram_mib == 32607);
+}
+
+TEST_CASE("a one-node pool may list its GPUs' UUIDs") {
+  auto fleet = load(fleet_with("    nodes: [box]\n    gpu: {model: L4, count: 2, uuids: [GPU-a, GPU-b]}\n"
+                               "    cuda: \"12.4\"\n"));
+  REQUIRE(fleet.nodes[0].gpus[1].uuid == "GPU-b");
+}
+
+TEST_CASE("an unknown key is reported with its position and a suggestion") {
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: L4, cont: 1}\n    cuda: \"12.4\"\n")),
+               StartsWith("fleet.yaml:4:22: gpu.cont: unknown key (did you mean 'count'?); known here: model, count"));
+  REQUIRE_THAT(error_of(fleet_with(h100 + "    toplogy: nvswitch\n")),
+               StartsWith("fleet.yaml:6:5: toplogy: unknown key (did you mean 'topology'?)"));
+}
+
+TEST_CASE("a key given twice is an error, not a silent override") {
+  REQUIRE(error_of(fleet_with(h100 + "    cuda: \"12.2\"\n")) == "fleet.yaml:6:5: cuda: given twice (first on line 5)");
+}
+
+TEST_CASE("two nodes with the same name are an error naming both pools") {
+  REQUIRE(error_of("version: 1\npools:\n  - name: a\n    count: 2\n" + h100 +
+                   "  - name: b\n    nodes: [x, a-1]\n" + h100) ==
+          "fleet.yaml:8:16: nodes: node name 'a-1' is already used by pool a (line 4)");
+  REQUIRE(error_of("version: 1\npools:\n  - name: a\n" + h100 + "  - name: a\n" + h100) ==
+          "fleet.yaml:6:11: name: pool 'a' is already defined");
+}
+
+TEST_CASE("zero or negative counts are rejected") {
+  REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 0}\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:4:29: gpu.count: must be at least 1, not 0");
+  REQUIRE(error_of(fleet_with("    count: -2\n" + h100)) == "fleet.yaml:4:12: count: must be at least 1, not -2");
+  REQUIRE(error_of(fleet_with("    nodes: []\n" + h100)) ==
+          "fleet.yaml:4:12: nodes: is empty: a pool has at least one node");
+}
+
+TEST_CASE("an unknown model without vram is rejected with the nearest catalog model") {
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: H100-SXM-80G, count: 8}\n    cuda: \"12.4\"\n")),
+               StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'H100-SXM-80G' (did you mean "
+                          "'H100-SXM-80GB'?): give gpu.vram and gpu.compute_capability"));
+}
+
+TEST_CASE("a topology index outside the node's GPUs is rejected") {
+  REQUIRE(error_of(fleet_with(h100 + "    topology: {nvlink_pairs: [[0, 1], [7, 8]]}\n")) ==
+          "fleet.yaml:6:43: topology.nvlink_pairs: GPU 8 is out of range: the node has 8 GPUs (0 to 7)");
+}
+
+TEST_CASE("a GPU in two NVLink groups is rejected") {
+  REQUIRE(error_of(fleet_with(h100 + "    topology:\n      nvlink_groups: [[0, 1, 2, 3], [3, 4, 5]]\n")) ==
+          "fleet.yaml:7:38: topology.nvlink_groups: GPU 3 is already in the group at line 7, column 23: "
+          "a GPU is in one NVLink group");
+  REQUIRE(error_of(fleet_with(h100 + "    topology: {nvlink_pairs: [[0, 1, 2]]}\n")) ==
+          "fleet.yaml:6:31: topology.nvlink_pairs: a pair has two GPUs, this has 3");
+}
+
+TEST_CASE("unparsable versions and sizes are rejected") {
+  REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 1}\n    cuda: twelve\n")) ==
+          "fleet.yaml:5:11: cuda: 'twelve' is not a version like \"12.4\"");
+  REQUIRE(error_of(fleet_with(h100 + "    driver: 550.54.x\n")) ==
+          "fleet.yaml:6:13: driver: '550.54.x' is not a version like \"550.54.15\"");
+  REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 1, vram: lots}\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:4:38: gpu.vram: 'lots' is not a size: write it with a unit, e.g. 81559MiB or 80GiB");
+}
+
+TEST_CASE("a YAML syntax error points at where the parser stopped") {
+  REQUIRE_THAT(error_of("version: 1\npools:\n  - name: [p\n"), StartsWith("fleet.yaml:4:1: YAML syntax error: "));
+}
+
+TEST_CASE("an empty fleet is rejected") {
+  REQUIRE_THAT(error_of(""), StartsWith("fleet.yaml:1:1: empty fleet"));
+  REQUIRE(error_of("version: 1\npools: []\n") == "fleet.yaml:2:8: pools: empty fleet: list at least one pool");
+  REQUIRE(error_of("version: 1\n") == "fleet.yaml:1:1: pools: missing: the list of pools");
+}
+
+TEST_CASE("values of the wrong type are rejected") {
+  REQUIRE(error_of(fleet_with("    gpu: H100-SXM-80GB\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:4:10: gpu: must be a mapping, not 'H100-SXM-80GB'");
+  REQUIRE(error_of(fleet_with("    count: four\n" + h100)) == "fleet.yaml:4:12: count: must be a whole number, not 'four'");
+  REQUIRE(error_of(fleet_with(h100 + "    labels: [a, b]\n")) == "fleet.yaml:6:13: labels: must be a mapping, not a list");
+  REQUIRE(error_of("- version: 1\n") == "fleet.yaml:1:1: fleet: must be a mapping, not a list");
+  REQUIRE(error_of("version: 2\npools: []\n") == "fleet.yaml:1:10: version: only version 1 is known, not '2'");
+}
+
+TEST_CASE("count and nodes together are ambiguous") {
+  REQUIRE(error_of(fleet_with("    count: 2\n    nodes: [a, b]\n" + h100)) ==
+          "fleet.yaml:5:5: nodes: give count or nodes, not both");
+}
+
+TEST_CASE("a topology matrix must be square, symmetric and in topo -m's words") {
+  auto matrix = [](const std::string& rows) {
+    return error_of(fleet_with("    gpu: {model: L4, count: 2}\n    cuda: \"12.4\"\n    topology:\n      matrix:\n" + rows));
+  };
+  REQUIRE(matrix("        - X NV4\n        - NV4 X\n") == "(accepted)");
+  REQUIRE(matrix("        - X NV4\n        - SYS X\n") ==
+          "fleet.yaml:9:11: topology.matrix: row 1 and row 0 disagree on whether GPUs 1 and 0 are NVLinked");
+  REQUIRE(matrix("        - [X, NVLINK]\n        - [NV4, X]\n") ==
+          "fleet.yaml:8:11: topology.matrix: row 0, column 1: 'NVLINK' is not NV<n>, SYS, NODE, PHB, PXB or PIX");
+  REQUIRE(matrix("        - X NV4\n") == "fleet.yaml:8:9: topology.matrix: has 1 rows for 2 GPUs");
+}
+
+TEST_CASE("UUIDs must match the GPU count and belong to a single node") {
+  REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 2, uuids: [GPU-a]}\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:4:39: gpu.uuids: lists 1 UUIDs for 2 GPUs");
+  REQUIRE(error_of(fleet_with("    count: 2\n    gpu: {model: L4, count: 1, uuids: [GPU-a]}\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:5:39: gpu.uuids: only a pool of one node can list its GPUs' UUIDs");
+}
+
+TEST_CASE("a missing cuda version is asked for, not assumed") {
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: L4, count: 1}\n")),
+               StartsWith("fleet.yaml:3:5: cuda: missing: the highest CUDA version the driver supports"));
+}

@@ -1,0 +1,82 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "ingest/ingest_helpers.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+TEST_CASE("the three JSON formats read the same tests with the same attributes as the xml") {
+  TargetList xml = read_fixture("bazel/all.query.xml");
+  for (auto file : {"tests.streamed_jsonproto", "tests.jsonproto", "tests.cquery.jsonproto"}) {
+    INFO(file);
+    TargetList json = read_fixture(std::string("bazel/") + file);
+    REQUIRE(json.tests.size() == 23);
+    for (const Target& expected : xml.tests) {
+      const Target& got = find(json, expected.label);
+      INFO(expected.label);
+      REQUIRE(got.rule_class == expected.rule_class);
+      REQUIRE(got.tags == expected.tags);
+      REQUIRE(got.size == expected.size);
+      REQUIRE(got.shard_count == expected.shard_count);
+      REQUIRE(got.flaky == expected.flaky);
+      REQUIRE(got.exec_properties == expected.exec_properties);
+      REQUIRE(got.generator_function == expected.generator_function);
+      REQUIRE(got.location == expected.location);
+    }
+  }
+}
+
+TEST_CASE("each JSON format is detected from its content") {
+  REQUIRE(read_fixture("bazel/tests.streamed_jsonproto").format == "streamed_jsonproto");
+  REQUIRE(read_fixture("bazel/tests.jsonproto").format == "jsonproto");
+  REQUIRE(read_fixture("bazel/tests.cquery.jsonproto").format == "cquery_jsonproto");
+}
+
+TEST_CASE("cquery jsonproto gives each test the short id of its configuration") {
+  TargetList list = read_fixture("bazel/tests.cquery.jsonproto");
+  REQUIRE(find(list, "//ml:train_test").configuration == "f5527a6");
+  REQUIRE(find(list, "//ml:train_test").timeout == "long");  // cquery prints the defaults too
+}
+
+TEST_CASE("newer cquery jsonproto names configurations by id in configurations[]") {
+  TargetList list = read_text(R"({
+  "results": [{
+    "target": {"type": "RULE", "rule": {"name": "//a:t", "ruleClass": "sh_test", "attribute": []}},
+    "configurationId": 2
+  }],
+  "configurations": [{"id": 1, "checksum": "aaaaaaaaaaaa"}, {"id": 2, "checksum": "9f87702c0ffee"}]
+})");
+  REQUIRE(list.tests.at(0).configuration == "9f87702");
+}
+
+TEST_CASE("a streamed_jsonproto line that is not JSON is an error at that line") {
+  std::string good = R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})";
+  try {
+    read_text(good + "\n" + good + "\n{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:u\",\n", InputFormat::streamed_jsonproto);
+    FAIL("no error");
+  } catch (const InputError& error) {
+    REQUIRE(error.position().line == 3);
+    REQUIRE_THAT(error.what(), Catch::Contains("not valid JSON"));
+  }
+}
+
+TEST_CASE("a JSON shard_count of the wrong type is an error, whichever way it is wrong") {
+  auto rule = [](const std::string& attribute) {
+    return R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" + attribute + "]}}\n";
+  };
+  REQUIRE_THROWS_WITH(read_text(rule(R"({"name":"shard_count","type":"INTEGER","intValue":"four"})")),
+                      Catch::Contains("input:1") && Catch::Contains("shard_count of //a:t") &&
+                          Catch::Contains("is not an integer"));
+  REQUIRE_THROWS_WITH(read_text(rule(R"({"name":"shard_count","type":"STRING","stringValue":"four"})")),
+                      Catch::Contains("has type STRING; Bazel gives shard_count the type INTEGER"));
+}
+
+TEST_CASE("pretty-printed jsonproto cut off in the middle is an error naming where the object began") {
+  REQUIRE_THROWS_WITH(read_text("{\n  \"type\": \"RULE\",\n  \"rule\": {\n    \"name\": \"//a:t\""),
+                      Catch::Contains("input:4") && Catch::Contains("begun at line 1"));
+}
+
+TEST_CASE("an object that is not a Bazel target is refused, not skipped") {
+  REQUIRE_THROWS_WITH(read_text("{\"hello\":\"world\"}\n"), Catch::Contains("not a Bazel Target"));
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "ingest/ingest_helpers.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+namespace {
+std::vector<std::string> labels(const TargetList& list) {
+  std::vector<std::string> out;
+  for (const Target& target : list.tests) out.push_back(target.label);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("label_kind of //... gives the same tests as the xml and drops the same targets") {
+  TargetList kinds = read_fixture("bazel/all.label_kind");
+  TargetList xml = read_fixture("bazel/all.query.xml");
+  REQUIRE(kinds.format == "label_kind");
+  REQUIRE(labels(kinds) == labels(xml));
+  REQUIRE(kinds.dropped.test_suites == xml.dropped.test_suites);
+  REQUIRE(kinds.dropped.non_test_rules == xml.dropped.non_test_rules);
+  REQUIRE(find(kinds, "//ml:train_test").rule_class == "sh_test");
+  REQUIRE_FALSE(find(kinds, "//ml:train_test").has_attributes);
+}
+
+TEST_CASE("label_kind counts source and generated files as dropped") {
+  TargetList list = read_fixture("bazel/odd.label_kind");
+  REQUIRE(list.tests.size() == 4);
+  REQUIRE(list.dropped.source_files == 2);
+  REQUIRE(list.dropped.generated_files == 1);
+}
+
+TEST_CASE("target names with shell metacharacters and quotes come through every format intact") {
+  std::vector<std::string> expected{"//odd:a!%-@^_#&'()*+,;<=>?[]{|}~", "//odd:say\"cheese\"_test",
+                                    "//odd:sub/dir.v2_test", "//odd:x$(touch${IFS}/tmp/pwned)"};
+  for (auto file : {"odd.query.xml", "odd.label_kind", "odd.cquery.label_kind", "odd.cquery.jsonproto", "odd.jsonproto",
+                    "odd.streamed_jsonproto"}) {
+    INFO(file);
+    REQUIRE(labels(read_fixture(std::string("bazel/") + file)) == expected);
+  }
+}
+
+TEST_CASE("a plain label list keeps every label, since it cannot tell tests from other targets") {
+  TargetList list = read_fixture("bazel/tests.label");
+  REQUIRE(list.format == "label");
+  REQUIRE(list.tests.size() == 23);
+  REQUIRE(list.tests[0].label == "//xla:triton_test");
+  REQUIRE(list.tests[0].rule_class.empty());
+}
+
+TEST_CASE("cquery labels carry their configuration, and (null) ones are not tests") {
+  TargetList list = read_fixture("bazel/odd.cquery.label");
+  REQUIRE(list.format == "cquery_label");
+  REQUIRE(list.tests.size() == 7);
+  REQUIRE(list.tests[0].configuration == "f5527a6");
+  REQUIRE(list.dropped.other == 2);  // //odd:BUILD and //odd:t.sh
+  TargetList kinds = read_fixture("bazel/tests.cquery.label_kind");
+  REQUIRE(kinds.format == "cquery_label_kind");
+  REQUIRE(find(kinds, "//ml:train_test").configuration == "f5527a6");
+}
+
+TEST_CASE("labels from other repositories keep their spelling") {
+  TargetList list = read_text("py_test rule @@rules_x+//a:b_test\ncc_test rule @repo//c:d_test\nsh_test rule @//e:f_test\n");
+  REQUIRE(labels(list) == std::vector<std::string>{"@//e:f_test", "@@rules_x+//a:b_test", "@repo//c:d_test"});
+}
+
+TEST_CASE("a line that is not a label is an error at its line") {
+  try {
+    read_text("//a:b_test\nhello world\n", InputFormat::label);
+    FAIL("no error");
+  } catch (const InputError& error) {
+    REQUIRE(error.position().str() == "input:2");
+    REQUIRE_THAT(error.what(), Catch::Contains("not a label"));
+  }
+}
+
+TEST_CASE("a cquery line without its configuration is an error") {
+  REQUIRE_THROWS_WITH(read_text("sh_test rule //a:b (f5527a6)\nsh_test rule //a:c\n"),
+                      Catch::Contains("input:2") && Catch::Contains("without its configuration"));
+}
+
+TEST_CASE("a label line longer than 1 MiB is refused without reading the rest") {
+  std::string line = "//a:" + std::string(3 << 20, 'x') + "\n";
+  REQUIRE_THROWS_WITH(read_text("//a:b\n" + line), Catch::Contains("input:2") && Catch::Contains("longer than 1 MiB"));
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "ingest/ingest_helpers.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+TEST_CASE("the captured query of the example workspace yields its 23 tests and drops the rest") {
+  TargetList list = read_fixture("bazel/all.query.xml");
+  REQUIRE(list.format == "xml");
+  REQUIRE(list.tests.size() == 23);
+  REQUIRE(list.dropped.test_suites == 2);
+  REQUIRE(list.dropped.non_test_rules == 1);  // the filegroup
+}
+
+TEST_CASE("xml keeps tags, size, shards, flakiness, exec_properties, macro and location") {
+  TargetList list = read_fixture("bazel/all.query.xml");
+  const Target& train = find(list, "//ml:train_test");
+  REQUIRE(train.rule_class == "sh_test");
+  REQUIRE(train.size == "large");
+  REQUIRE(train.shard_count == 4);
+  REQUIRE(train.tags == std::vector<std::string>{"cuda>=12.4", "gpu-mem:40GiB", "gpu:2", "nvlink"});
+  REQUIRE(train.has_attributes);
+  REQUIRE(find(list, "//ml:flaky_kernel_test").flaky);
+  REQUIRE(find(list, "//ml:team_macro_test").generator_function == "gpu_test");
+  const Target& remote = find(list, "//ml:remote_exec_test");
+  REQUIRE(remote.exec_properties == std::map<std::string, std::string>{{"gpu_model", "a100"}, {"resources:gpu", "1"}});
+  REQUIRE(remote.location.ends_with("examples/workspace/ml/BUILD:32:8"));
+  REQUIRE(find(list, "//xla:triton_test").tags.front() == "gpu-cc>=8.0");  // entity decoded
+}
+
+TEST_CASE("xml counts source files, generated files and package groups as dropped") {
+  TargetList list = read_text(R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <source-file location="/w/a/BUILD" name="//a:x.py"><visibility-label name="//visibility:private"/></source-file>
+  <generated-file generating-rule="//a:gen" location="/w/a/BUILD:1:1" name="//a:out.txt"/>
+  <package-group location="/w/a/BUILD:2:1" name="//a:friends"/>
+  <rule class="genrule" location="/w/a/BUILD:3:1" name="//a:gen"><rule-input name="//a:x.py"/></rule>
+  <rule class="py_test" location="/w/a/BUILD:4:1" name="//a:t"><rule-input name="//a:x.py"/></rule>
+</query>
+)");
+  REQUIRE(list.tests.size() == 1);
+  REQUIRE(list.tests[0].size == "medium");  // Bazel leaves the default out
+  REQUIRE(list.dropped.source_files == 1);
+  REQUIRE(list.dropped.generated_files == 1);
+  REQUIRE(list.dropped.other == 1);
+  REQUIRE(list.dropped.non_test_rules == 1);
+}
+
+TEST_CASE("a query with no results is an empty list, not an error") {
+  TargetList list = read_text("<?xml version=\"1.1\" encoding=\"UTF-8\" standalone=\"no\"?>\n<query version=\"2\">\n</query>\n");
+  REQUIRE(list.format == "xml");
+  REQUIRE(list.tests.empty());
+}
+
+TEST_CASE("truncated xml is an error at the line where it stops") {
+  std::string text = "<?xml version=\"1.1\"?>\n<query version=\"2\">\n  <rule class=\"sh_test\" name=\"//a:t\">\n";
+  try {
+    read_text(text);
+    FAIL("no error");
+  } catch (const InputError& error) {
+    REQUIRE(error.position().line == 4);
+    REQUIRE_THAT(error.what(), Catch::Contains("malformed XML"));
+  }
+}
+
+TEST_CASE("an xml shard_count that is not a number is an error naming the target and position") {
+  std::string text = "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+                     "  <int name=\"shard_count\" value=\"four\"/>\n</rule></query>";
+  try {
+    read_text(text);
+    FAIL("no error");
+  } catch (const InputError& error) {
+    REQUIRE(error.position().str() == "input:3:3");
+    REQUIRE_THAT(error.what(), Catch::Contains("shard_count of //a:t") && Catch::Contains("\"four\" is not an integer"));
+  }
+}
+
+TEST_CASE("an xml attribute written as the wrong element is an error, not a guess") {
+  std::string text = "<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
+                     "<string name=\"tags\" value=\"gpu\"/></rule></query>";
+  REQUIRE_THROWS_WITH(read_text(text), Catch::Contains("attribute tags of //a:t is a <string>"));
+}
+
+TEST_CASE("xml that is not a query is refused") {
+  REQUIRE_THROWS_WITH(read_text("<html><body/></html>"), Catch::Contains("<html> is not the root"));
+}
