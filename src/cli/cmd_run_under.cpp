@@ -14,10 +14,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
-#include "gpuplan/classify.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
-#include "gpuplan/ingest.hpp"
-#include "gpuplan/rules.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 #include "run/os.hpp"
@@ -45,14 +43,10 @@ std::string this_host() {
 /// GPUs a test outside the plan asks for, by its tags in `--query` output; 0 without one.
 int unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
   if (o.query.empty()) return 0;
-  auto query = open_input(o.query);
-  auto targets = read_targets(query.in(), query.name);
-  Rules rules;
-  if (!o.rules.empty()) {
-    auto rules_input = open_input(o.rules);
-    rules = load_rules(rules_input.in(), rules_input.name);
-  }
-  for (const auto& test : classify(targets, rules, {}).tests)
+  QueryOptions query;
+  query.input = o.query;
+  query.rules = o.rules;
+  for (const auto& test : read_and_classify(query, read_rules(query)).tests)
     if (canonical_label(test.target.label) == canonical_label(label))
       return test.bucket == Bucket::gpu ? test.requirement.gpus.value : 0;
   return 0;

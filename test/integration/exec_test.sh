@@ -37,7 +37,19 @@ for i, a in enumerate(rows):
 assert together >= 4, f"only {together} pairs of units ran at the same time"
 PY
 
-# 2. A failing and a timed-out unit do not stop the others; exit code 3.
+# 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
+jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  sh -c "sleep 1.5; date +%s.%N >$SCRATCH/released" &
+holder=$!
+sleep 0.3
+"$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --command "date +%s.%N >$SCRATCH/started" >/dev/null || fail "exec with --lock-dir failed"
+wait "$holder"
+/usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/started').read()) < float(open('$SCRATCH/released').read()))" ||
+  fail "exec ran a unit on GPU 2 while run-under held it"
+
+# 3. A failing and a timed-out unit do not stop the others; exit code 3.
 status=0
 "$GPUPLAN" exec "$PLAN" --node ws-0 --timeout 2 \
   --command 'case {label} in //ml:pool_test) exit 7;; //ml:inference_test) sleep 30;; esac' >"$SCRATCH/fail.out" ||
@@ -46,7 +58,7 @@ status=0
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
 
-# 3. SIGTERM stops the running units (their whole process groups) and exits 143.
+# 4. SIGTERM stops the running units (their whole process groups) and exits 143.
 : >"$SCRATCH/pids"
 "$GPUPLAN" exec "$PLAN" --node ws-0 --command "sh -c 'echo \$\$ >> $SCRATCH/pids; sleep 60' & wait" \
   >"$SCRATCH/stop.out" &
@@ -68,7 +80,7 @@ gone() {  # a process that has ended (or is a zombie waiting for init) within 2 
 while read -r pid; do gone "$pid" || fail "unit process $pid outlived exec"; done <"$SCRATCH/pids"
 grep -q '^10 units: 8 not run, 2 stopped$' "$SCRATCH/stop.out" || { cat "$SCRATCH/stop.out"; fail "wrong table"; }
 
-# 4. Hostile labels reach the command as one word each, and run nothing.
+# 5. Hostile labels reach the command as one word each, and run nothing.
 /usr/bin/python3 - "$PLAN" "$SCRATCH/hostile.json" "$SCRATCH" <<'PY'
 import json, sys
 plan = json.load(open(sys.argv[1]))
@@ -84,7 +96,7 @@ diff <(jq -r '.assignments[] | .label, .unit' "$SCRATCH/hostile.json" | sort) <(
   fail "hostile labels were not passed as themselves"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
 
-# 5. The default command: bazel test of the label with the unit's GPUs and shard (one unit
+# 6. The default command: bazel test of the label with the unit's GPUs and shard (one unit
 #    here: Bazel runs one command at a time per workspace, so more would only queue).
 mkdir -p "$SCRATCH/bin"
 cat >"$SCRATCH/bin/bazel" <<SH

@@ -66,6 +66,17 @@ done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 [ "$i" = 5 ] || fail "expected 5 hostile labels, ran $i"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
 
+# A test missing from the plan gets free GPUs by its tags from --query, or a clear refusal.
+got=$(TEST_TARGET=//ml:cuda11_compat_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+        --query examples/query.xml sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/note")
+[ "$got" = 0 ] || fail "an unplanned 1-GPU test got GPUs '$got', not the lowest free one"
+grep -q "cuda11_compat_test is not planned on ws-0; running it with free GPUs 0 found by its tags" "$SCRATCH/note" ||
+  fail "no note on stderr for an unplanned test: $(cat "$SCRATCH/note")"
+status=0
+TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --query examples/query.xml true 2>"$SCRATCH/note" || status=$?
+[ "$status" = 2 ] && grep -q "needs 8 GPUs" "$SCRATCH/note" || fail "an 8-GPU test on a 4-GPU node was not refused"
+
 # A test still running holds its GPUs; killing run-under releases them.
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" sleep 30 &
 holder=$!
