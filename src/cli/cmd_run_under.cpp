@@ -113,12 +113,12 @@ int run_under(const RunUnderOptions& o) {
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }
+  const double seconds = os::now_epoch_s() - start;  // before the GPUs go: the record's span holds them
   held.clear();
   int status = os::exit_status(wait_status);
   if (!o.results.empty())
     os::append_locked(o.results, results_header(),
-                      to_csv({canonical_label(target), shard, os::now_epoch_s() - start, node, assignment.gpus,
-                              start, status}));
+                      to_csv({canonical_label(target), shard, seconds, node, assignment.gpus, start, status}));
   return status;
 }
 
