@@ -17,8 +17,9 @@ struct SolveOptions {
 
 /// The whole plan: the buckets from `tests`, `units` placed on `fleet`, the summary with
 /// makespan, lower bound and utilisation. Deterministic: the same inputs in any order
-/// give the same plan.
-Plan make_plan(const Classification& tests, const std::vector<Unit>& units, const Fleet& fleet,
+/// give the same plan (without a time limit; with one, a faster machine may find a better plan).
+/// `units` are moved into the plan: pass them with std::move when they are not needed after.
+Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
                const SolveOptions& options);
 
 }  // namespace gpuplan

@@ -12,9 +12,11 @@ void add_targets_input(CLI::App& command, TargetsInput& input) {
   command.add_option("FILE", input.path, "Bazel query or cquery output (default: standard input)");
   command.add_option("--input-format", input.input_format,
                      "label, label_kind, xml, streamed_jsonproto, jsonproto, cquery_label, cquery_label_kind "
-                     "or cquery_jsonproto (default: detected from the content)");
+                     "or cquery_jsonproto (default: detected from the content)")
+      ->option_text("FORMAT");
   command.add_option("--attrs", input.attrs,
-                     "query output with attributes (xml or JSON) for the tests of a labels-only FILE");
+                     "query output with attributes (xml or JSON) for the tests of a labels-only FILE")
+      ->option_text("FILE");
 }
 
 namespace {

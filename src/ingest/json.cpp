@@ -168,6 +168,7 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {
+  if (!at && document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
   Position where = start_;
   if (at && at >= text_.data() && at <= text_.data() + text_.size()) {
     std::string_view before(text_.data(), static_cast<std::size_t>(at - text_.data()));

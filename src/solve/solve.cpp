@@ -1,8 +1,210 @@
-// Placeholder until this stage is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// make_plan: buckets, units grouped by what they need, the schedule, its bound and summary.
 #include "gpuplan/solve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "solve/bound.hpp"
+#include "solve/eligibility.hpp"
+#include "solve/schedule.hpp"
 
 namespace gpuplan {
 
-Plan make_plan(const Classification&, const std::vector<Unit>&, const Fleet&, const SolveOptions&) { throw std::logic_error("solve: not written yet"); }
+namespace {
+
+using namespace solve;
+
+/// Under `pack`: a single-GPU, non-exclusive unit whose memory need is known may share a GPU.
+bool shareable(const Unit& unit, Policy policy) {
+  return policy == Policy::pack && unit.requirement.gpus.value == 1 && !unit.requirement.is_exclusive() &&
+         unit.vram_mib.has_value();
+}
+
+/// Units with equal keys are placed by the same rules.
+std::string demand_key(const Unit& unit, bool share) {
+  const Requirement& r = unit.requirement;
+  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, r.gpu_mem_mib ? r.gpu_mem_mib->value : 0,
+                                r.needs_nvlink(), r.is_exclusive(), share ? *unit.vram_mib : -1);
+  for (const auto& c : r.cuda) key += "|c" + c.value.str();
+  for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
+  if (r.gpu_models)
+    for (const auto& m : r.gpu_models->value) key += "|m" + m;
+  return key;
+}
+
+Shape shape_for(const Unit& unit, bool share, int type_index, const NodeType& type, const Node& node,
+                const SolveOptions& options, int lanes) {
+  const Requirement& r = unit.requirement;
+  Shape shape;
+  shape.type = type_index;
+  shape.gpus = r.gpus.value;
+  shape.nvlink = r.needs_nvlink();
+  shape.eligible = eligible_gpus(r, node);
+  if (r.is_exclusive() || (options.policy == Policy::whole_node && r.gpus.value > 1))
+    shape.occupancy = Occupancy::whole_node;
+  else if (share)
+    shape.occupancy = Occupancy::lanes;
+  for (GpuMask m = shape.eligible; m; m &= m - 1) {
+    int gpu = __builtin_ctzll(m);
+    if ((shape.eligible & ~bit(gpu) & ~type.links[static_cast<size_t>(gpu)]) != 0) shape.complete = false;
+  }
+  if (shape.gpus > 1 && !shape.complete) shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
+  if (shape.occupancy == Occupancy::lanes) {
+    // A lane is an equal slice of the GPU's usable memory. A unit takes enough lanes for its
+    // need, and at least lanes / max_tests_per_gpu, so that no more than that many share a GPU.
+    int fewest = lanes / std::clamp(options.rules.max_tests_per_gpu, 1, lanes);
+    shape.lanes_needed.assign(static_cast<size_t>(type.gpus), 0);
+    for (GpuMask m = shape.eligible; m; m &= m - 1) {
+      int gpu = __builtin_ctzll(m);
+      double usable = double(node.gpus[static_cast<size_t>(gpu)].vram_mib) * (1 - options.rules.vram_headroom);
+      double need = double(*unit.vram_mib);
+      int lanes_for = need <= usable ? static_cast<int>(std::ceil(need * lanes / usable - 1e-9)) : lanes;
+      shape.lanes_needed[static_cast<size_t>(gpu)] = std::clamp(lanes_for, fewest, lanes);
+    }
+  }
+  return shape;
+}
+
+/// GPU-seconds in which a GPU runs at least one unit (units sharing a GPU count once).
+/// Assignments come by node, then start.
+double busy_gpu_seconds(const Plan& plan) {
+  double busy = 0;
+  for (size_t first = 0; first < plan.assignments.size();) {
+    size_t last = first;
+    std::map<int, std::vector<std::pair<double, double>>> by_gpu;
+    for (; last < plan.assignments.size() && plan.assignments[last].node == plan.assignments[first].node; ++last)
+      for (int gpu : plan.assignments[last].gpus)
+        by_gpu[gpu].push_back({plan.assignments[last].start_s, plan.assignments[last].end_s});
+    for (auto& [gpu, spans] : by_gpu) {
+      double covered_until = 0;
+      for (auto [start, end] : spans) {  // sorted by start
+        busy += std::max(0.0, end - std::max(start, covered_until));
+        covered_until = std::max(covered_until, end);
+      }
+    }
+    first = last;
+  }
+  return busy;
+}
+
+std::string joined_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
+
+}  // namespace
+
+Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet, const SolveOptions& options) {
+  Plan plan;
+  plan.policy = options.policy;
+  plan.fleet = fleet.source;
+  plan.diagnostics = tests.diagnostics;
+  PlanSummary& summary = plan.summary;
+  summary.tests = static_cast<long>(tests.tests.size());
+  for (const auto& t : tests.tests) {
+    if (t.bucket == Bucket::gpu) ++summary.gpu_tests;
+    if (t.bucket == Bucket::cpu) plan.cpu_tests.push_back({t.target.label, t.reason});
+    if (t.bucket == Bucket::skipped) plan.skipped_tests.push_back({t.target.label, t.reason});
+  }
+  auto by_label = [](const ListedTest& a, const ListedTest& b) { return a.label < b.label; };
+  std::stable_sort(plan.cpu_tests.begin(), plan.cpu_tests.end(), by_label);
+  std::stable_sort(plan.skipped_tests.begin(), plan.skipped_tests.end(), by_label);
+  summary.cpu_tests = static_cast<long>(plan.cpu_tests.size());
+  summary.skipped_tests = static_cast<long>(plan.skipped_tests.size());
+  summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+
+  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id < b.id; });
+  summary.gpu_units = static_cast<long>(units.size());
+
+  FleetIndex index = index_fleet(fleet);
+  Problem problem;
+  problem.fleet = &index;
+  // Under `pack` a GPU is 64 (or a few fewer) lanes, each an equal slice of its usable memory.
+  int per_gpu = std::clamp(options.rules.max_tests_per_gpu, 1, max_gpus_per_node);
+  problem.lanes = options.policy == Policy::pack ? per_gpu * (64 / per_gpu) : 1;
+
+  // Units that need the same are placed by the same rules: work out each demand once per type.
+  std::unordered_map<std::string, int> demand_of_key;
+  std::vector<int> demand_of_unit(units.size());
+  std::vector<std::string> unschedulable_reasons;
+  for (size_t u = 0; u < units.size(); ++u) {
+    Unit& unit = units[u];
+    bool share = shareable(unit, options.policy);
+    if (share) unit.duration_s *= summary.pack_slowdown;
+    auto [it, added] = demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
+    demand_of_unit[u] = it->second;
+    if (!added) continue;
+    std::vector<int> shapes;
+    for (size_t t = 0; t < index.types.size() && unit.requirement.gpus.value > 0; ++t) {
+      const NodeType& type = index.types[t];
+      const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
+      if (!can_run(unit.requirement, node, type.links)) continue;
+      Shape shape = shape_for(unit, share, static_cast<int>(t), type, node, options, problem.lanes);
+      auto same = std::find(problem.shapes.begin(), problem.shapes.end(), shape);
+      shapes.push_back(static_cast<int>(same - problem.shapes.begin()));
+      if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
+    }
+    problem.demand_shapes.push_back(std::move(shapes));
+    unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
+                                    : unit.requirement.gpus.value > 0 ? unschedulable_reason(unit.requirement, fleet)
+                                                                      : "asks for no GPU");
+  }
+
+  std::vector<size_t> scheduled;
+  for (size_t u = 0; u < units.size(); ++u) {
+    auto d = static_cast<size_t>(demand_of_unit[u]);
+    if (problem.demand_shapes[d].empty()) {
+      plan.unschedulable.push_back({std::move(units[u]), unschedulable_reasons[d]});
+      continue;
+    }
+    scheduled.push_back(u);
+    problem.jobs.push_back({demand_of_unit[u], units[u].duration_s});
+  }
+  Schedule schedule = best_schedule(problem, options.time_limit_s);
+  summary.lower_bound_s = lower_bound(problem);
+  summary.makespan_s = schedule.makespan;
+
+  double gpus_in_fleet = 0;
+  for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
+  plan.assignments.reserve(scheduled.size());
+  for (size_t j = 0; j < scheduled.size(); ++j) {
+    const Placement& placed = schedule.placements[j];
+    Assignment a;
+    a.unit = std::move(units[scheduled[j]]);
+    a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
+    for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
+    a.start_s = placed.start;
+    a.end_s = placed.start + a.unit.duration_s;
+    a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
+    if (a.unit.shard_index) {
+      a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
+      a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+    }
+    plan.assignments.push_back(std::move(a));
+  }
+  // Node order is the fleet's; the index of each assignment's node keeps that order.
+  std::vector<std::pair<int, size_t>> order;
+  order.reserve(plan.assignments.size());
+  for (size_t j = 0; j < scheduled.size(); ++j) order.push_back({schedule.placements[j].node, j});
+  std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+    const Assignment& a = plan.assignments[x.second];
+    const Assignment& b = plan.assignments[y.second];
+    if (x.first != y.first) return x.first < y.first;
+    if (a.start_s != b.start_s) return a.start_s < b.start_s;
+    if (a.gpus.front() != b.gpus.front()) return a.gpus.front() < b.gpus.front();
+    return a.unit.id < b.unit.id;
+  });
+  std::vector<Assignment> sorted;
+  sorted.reserve(order.size());
+  for (const auto& [node, j] : order) sorted.push_back(std::move(plan.assignments[j]));
+  plan.assignments = std::move(sorted);
+
+  summary.scheduled_units = static_cast<long>(plan.assignments.size());
+  summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());
+  summary.gpu_utilization =
+      summary.makespan_s > 0 && gpus_in_fleet > 0 ? busy_gpu_seconds(plan) / (gpus_in_fleet * summary.makespan_s) : 0;
+  return plan;
+}
+
 }  // namespace gpuplan

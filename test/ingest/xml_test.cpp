@@ -86,3 +86,22 @@ TEST_CASE("an xml attribute written as the wrong element is an error, not a gues
 TEST_CASE("xml that is not a query is refused") {
   REQUIRE_THROWS_WITH(read_text("<html><body/></html>"), Catch::Contains("<html> is not the root"));
 }
+
+TEST_CASE("rule inputs in every spelling and across read boundaries leave the tests intact") {
+  std::string text = "<query version=\"2\">\n";
+  for (int i = 0; i < 20000; ++i) {  // about 3 MB: elements straddle the 1 MiB reads
+    text += "<rule class=\"sh_test\" name=\"//a:t" + std::to_string(i) + "\">\n";
+    text += "  <rule-input name='//a:in.sh' />\n  <rule-input  name=\"@x//y:z\"></rule-input>\n";
+    text += "  <list name=\"tags\"><string value=\"gpu\"/><string value=\"rule-input\"/></list>\n";
+    text += "  <rule-output name=\"//a:out\"/>\n</rule>\n";
+  }
+  TargetList list = read_text(text + "</query>\n");
+  REQUIRE(list.tests.size() == 20000);
+  for (const Target& target : list.tests) REQUIRE(target.tags == std::vector<std::string>{"gpu", "rule-input"});
+}
+
+TEST_CASE("errors after rule inputs still point at the right line and column") {
+  std::string text = "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+                     "  <rule-input name=\"//a:x\"/>\n  <int name=\"shard_count\" value=\"-4\"/>\n</rule></query>";
+  REQUIRE_THROWS_WITH(read_text(text), Catch::StartsWith("input:4:3: ") && Catch::Contains("negative"));
+}

@@ -1,0 +1,122 @@
+// Lower bounds: longest job, GPU-seconds per group of nodes, node-blocking jobs per group.
+#include "solve/bound.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace gpuplan::solve {
+
+namespace {
+
+/// Work confined to one set of node types.
+struct Load {
+  double gpu_seconds = 0;   ///< at least this many GPU-seconds
+  double node_seconds = 0;  ///< of jobs no two of which can share a node
+};
+
+struct TypeSetCapacity {
+  double gpus = 0;
+  double nodes = 0;
+};
+
+using TypeSet = std::uint64_t;
+
+double bound_for(const Load& load, const TypeSetCapacity& capacity) {
+  double b = 0;
+  if (capacity.gpus > 0) b = std::max(b, load.gpu_seconds / capacity.gpus);
+  if (capacity.nodes > 0) b = std::max(b, load.node_seconds / capacity.nodes);
+  return b;
+}
+
+}  // namespace
+
+double lower_bound(const Problem& p) {
+  const auto& types = p.fleet->types;
+  double bound = 0;
+  // Per demand: the least GPUs it holds on any type it fits, whether it blocks a node everywhere.
+  std::vector<double> gpus_held(p.demand_shapes.size(), std::numeric_limits<double>::infinity());
+  std::vector<bool> blocks_node(p.demand_shapes.size(), true);
+  std::vector<TypeSet> type_set(p.demand_shapes.size(), 0);
+  bool few_types = types.size() <= 64;
+  for (size_t d = 0; d < p.demand_shapes.size(); ++d)
+    for (int s : p.demand_shapes[d]) {
+      const Shape& shape = p.shapes[static_cast<size_t>(s)];
+      int type_gpus = types[static_cast<size_t>(shape.type)].gpus;
+      double held = 0;
+      switch (shape.occupancy) {
+        case Occupancy::gpus: held = shape.gpus; break;
+        case Occupancy::whole_node: held = type_gpus; break;
+        case Occupancy::lanes:
+          held = std::numeric_limits<double>::infinity();
+          for (int needed : shape.lanes_needed)
+            if (needed > 0) held = std::min(held, double(needed) / p.lanes);
+          break;
+      }
+      gpus_held[d] = std::min(gpus_held[d], held);
+      bool blocks = shape.occupancy == Occupancy::whole_node ||
+                    (shape.occupancy == Occupancy::gpus && 2 * shape.gpus > type_gpus);
+      blocks_node[d] = blocks_node[d] && blocks;
+      if (few_types) type_set[d] |= TypeSet{1} << shape.type;
+    }
+
+  std::map<TypeSet, Load> loads;
+  Load everything;
+  for (const Job& job : p.jobs) {
+    auto d = static_cast<size_t>(job.demand);
+    bound = std::max(bound, job.duration);
+    Load& load = loads[few_types ? type_set[d] : 0];
+    for (Load* l : {&load, &everything}) {
+      l->gpu_seconds += gpus_held[d] * job.duration;
+      if (blocks_node[d]) l->node_seconds += job.duration;
+    }
+  }
+  TypeSetCapacity all;
+  for (const auto& type : types) {
+    all.gpus += double(type.gpus) * double(type.nodes.size());
+    all.nodes += double(type.nodes.size());
+  }
+  bound = std::max(bound, bound_for(everything, all));
+  if (!few_types) return bound;
+
+  auto capacity_of = [&](TypeSet set) {
+    TypeSetCapacity c;
+    for (size_t t = 0; t < types.size(); ++t)
+      if (set >> t & 1) {
+        c.gpus += double(types[t].gpus) * double(types[t].nodes.size());
+        c.nodes += double(types[t].nodes.size());
+      }
+    return c;
+  };
+  auto load_within = [&](TypeSet set) {
+    Load sum;
+    for (const auto& [s, load] : loads)
+      if ((s & ~set) == 0) sum.gpu_seconds += load.gpu_seconds, sum.node_seconds += load.node_seconds;
+    return sum;
+  };
+  if (types.size() <= 16) {
+    // Every union of types: sum the loads over subsets (a zeta transform), 2^T·T steps.
+    size_t subsets = size_t{1} << types.size();
+    std::vector<Load> within(subsets);
+    for (const auto& [s, load] : loads) within[s] = load;
+    for (size_t t = 0; t < types.size(); ++t)
+      for (size_t s = 0; s < subsets; ++s)
+        if (s >> t & 1) {
+          within[s].gpu_seconds += within[s ^ (size_t{1} << t)].gpu_seconds;
+          within[s].node_seconds += within[s ^ (size_t{1} << t)].node_seconds;
+        }
+    for (size_t s = 1; s < subsets; ++s) bound = std::max(bound, bound_for(within[s], capacity_of(s)));
+    return bound;
+  }
+  // Many types: the groups themselves and their pairwise unions.
+  std::vector<TypeSet> groups;
+  for (const auto& entry : loads) groups.push_back(entry.first);
+  for (size_t a = 0; a < groups.size() && a < 256; ++a)
+    for (size_t b = a; b < groups.size() && b < 256; ++b) {
+      TypeSet set = groups[a] | groups[b];
+      bound = std::max(bound, bound_for(load_within(set), capacity_of(set)));
+    }
+  return bound;
+}
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,12 @@
+#pragma once
+// A makespan no schedule of the problem can beat.
+#include "solve/schedule.hpp"
+
+namespace gpuplan::solve {
+
+/// The largest of: the longest job; for every set of node types that some jobs are confined to
+/// (and unions of such sets), those jobs' GPU-seconds over the set's GPUs; and the same for jobs
+/// that cannot share a node (exclusive, or more than half of every node they fit) over its nodes.
+double lower_bound(const Problem& problem);
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,211 @@
+// Can node N ever run unit U, and if no node can, which came closest and why not.
+#include "solve/eligibility.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/size.hpp"
+
+namespace gpuplan::solve {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<GpuMask> link_masks(const Node& node) {
+  std::vector<GpuMask> links(node.gpus.size(), 0);
+  for (size_t i = 0; i < node.gpus.size(); ++i)
+    for (size_t j = 0; j < node.gpus.size(); ++j)
+      if (i != j && node.connected({static_cast<int>(i), static_cast<int>(j)})) links[i] |= bit(static_cast<int>(j));
+  return links;
+}
+
+/// Everything eligibility and GPU choice look at, as one comparable string.
+std::string type_key(const Node& node, const std::vector<GpuMask>& links) {
+  std::string key = node.cuda.str();
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const Gpu& g = node.gpus[i];
+    key += fmt::format("|{}/{}/{}/{}/{:x}", g.model, g.family, g.vram_mib, g.compute_capability.str(), links[i]);
+  }
+  return key;
+}
+
+bool memory_ok(const Requirement& r, const Gpu& gpu) { return !r.gpu_mem_mib || gpu.vram_mib >= r.gpu_mem_mib->value; }
+
+bool model_ok(const Requirement& r, const Gpu& gpu) {
+  if (!r.gpu_models) return true;
+  std::string model = lower(gpu.model), family = lower(gpu.family);
+  return std::any_of(r.gpu_models->value.begin(), r.gpu_models->value.end(), [&](const std::string& wanted) {
+    std::string w = lower(wanted);
+    return w == model || w == family;
+  });
+}
+
+bool capability_ok(const Requirement& r, const Gpu& gpu) {
+  return std::all_of(r.compute_capability.begin(), r.compute_capability.end(),
+                     [&](const auto& c) { return c.value.satisfied_by(gpu.compute_capability); });
+}
+
+bool cuda_ok(const Requirement& r, const Node& node) {
+  return std::all_of(r.cuda.begin(), r.cuda.end(), [&](const auto& c) { return c.value.satisfied_by(node.cuda); });
+}
+
+int largest_clique(const std::vector<GpuMask>& links, GpuMask within) {
+  int size = 0;
+  while (size < count(within) && has_clique(links, within, size + 1)) ++size;
+  return size;
+}
+
+/// "== 9.0", ">= 12.4, < 13": constraints as a sentence writes them.
+std::string spoken(const std::vector<Sourced<VersionConstraint>>& constraints) {
+  std::vector<std::string> parts;
+  for (const auto& c : constraints) {
+    std::string text = c.value.str();
+    size_t op = text.find_first_of("0123456789");
+    parts.push_back(text.substr(0, op) + " " + text.substr(op));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string gpus_phrase(int n) { return n == 1 ? "1 GPU" : fmt::format("{} GPUs", n); }
+
+enum class Need { gpus, memory, model, capability, cuda, together, nvlink };
+
+/// What `node` has, in the words of the need it fails.
+std::string fact(Need need, const Requirement& r, const Node& node, const std::vector<GpuMask>& links) {
+  std::set<std::string> values;
+  switch (need) {
+    case Need::gpus: return gpus_phrase(static_cast<int>(node.gpus.size()));
+    case Need::memory:
+      for (const auto& g : node.gpus) values.insert(format_mib(g.vram_mib));
+      return fmt::format("GPUs of {}", fmt::join(values, " and "));
+    case Need::model:
+      for (const auto& g : node.gpus) values.insert(g.model);
+      return fmt::format("{} GPUs", fmt::join(values, " and "));
+    case Need::capability:
+      for (const auto& g : node.gpus) values.insert(g.compute_capability.str());
+      return fmt::format("compute capability {}", fmt::join(values, " and "));
+    case Need::cuda: return node.cuda.empty() ? "no CUDA version" : "CUDA " + node.cuda.str();
+    case Need::together:
+      return fmt::format("only {} GPUs that meet all of these", count(eligible_gpus(r, node)));
+    case Need::nvlink: return fmt::format("at most {} NVLink-connected GPUs", largest_clique(links, eligible_gpus(r, node)));
+  }
+  return {};
+}
+
+std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std::vector<GpuMask>& links) {
+  std::vector<Need> failed;
+  int wanted = r.gpus.value;
+  auto gpus_with = [&](auto ok) {
+    return static_cast<int>(std::count_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return ok(r, g); }));
+  };
+  if (static_cast<int>(node.gpus.size()) < wanted) failed.push_back(Need::gpus);
+  if (gpus_with(memory_ok) < wanted) failed.push_back(Need::memory);
+  if (gpus_with(model_ok) < wanted) failed.push_back(Need::model);
+  if (gpus_with(capability_ok) < wanted) failed.push_back(Need::capability);
+  if (!cuda_ok(r, node)) failed.push_back(Need::cuda);
+  if (!failed.empty()) return failed;
+  GpuMask eligible = eligible_gpus(r, node);
+  if (count(eligible) < wanted) failed.push_back(Need::together);
+  else if (r.needs_nvlink() && !has_clique(links, eligible, wanted)) failed.push_back(Need::nvlink);
+  return failed;
+}
+
+/// The requirement as a sentence: "4 GPUs with 40GiB per GPU with CUDA >= 12.4".
+std::string needs_phrase(const Requirement& r, bool show_count) {
+  std::vector<std::string> parts;
+  if (show_count || r.gpus.value > 1) parts.push_back(gpus_phrase(r.gpus.value));
+  if (r.gpu_mem_mib) parts.push_back(format_mib(r.gpu_mem_mib->value) + " per GPU");
+  if (r.gpu_models) parts.push_back(fmt::format("GPU model {}", fmt::join(r.gpu_models->value, " or ")));
+  if (!r.compute_capability.empty()) parts.push_back("compute capability " + spoken(r.compute_capability));
+  if (!r.cuda.empty()) parts.push_back("CUDA " + spoken(r.cuda));
+  if (r.needs_nvlink()) parts.push_back("NVLink between its GPUs");
+  if (parts.empty()) parts.push_back(gpus_phrase(r.gpus.value));
+  return fmt::format("{}", fmt::join(parts, " with "));
+}
+
+}  // namespace
+
+FleetIndex index_fleet(const Fleet& fleet) {
+  FleetIndex index;
+  std::map<std::string, int> type_by_key;
+  for (size_t n = 0; n < fleet.nodes.size(); ++n) {
+    const Node& node = fleet.nodes[n];
+    if (node.gpus.size() > max_gpus_per_node)
+      throw InputError(Position{fleet.source}, fmt::format("node {}: {} GPUs; gpuplan plans nodes of up to {} GPUs",
+                                                           node.name, node.gpus.size(), max_gpus_per_node));
+    auto links = link_masks(node);
+    auto [it, added] = type_by_key.try_emplace(type_key(node, links), static_cast<int>(index.types.size()));
+    if (added) index.types.push_back(NodeType{{}, static_cast<int>(node.gpus.size()), links});
+    NodeType& type = index.types[static_cast<size_t>(it->second)];
+    index.type_of_node.push_back(it->second);
+    index.slot_of_node.push_back(static_cast<int>(type.nodes.size()));
+    type.nodes.push_back(static_cast<int>(n));
+  }
+  return index;
+}
+
+GpuMask eligible_gpus(const Requirement& r, const Node& node) {
+  if (!cuda_ok(r, node)) return 0;
+  GpuMask mask = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const Gpu& g = node.gpus[i];
+    if (memory_ok(r, g) && model_ok(r, g) && capability_ok(r, g)) mask |= bit(static_cast<int>(i));
+  }
+  return mask;
+}
+
+bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size) {
+  if (size <= 1) return count(within) >= size;
+  while (count(within) >= size) {
+    int first = __builtin_ctzll(within);
+    within &= within - 1;
+    if (has_clique(links, within & links[static_cast<size_t>(first)], size - 1)) return true;
+  }
+  return false;
+}
+
+bool can_run(const Requirement& r, const Node& node, const std::vector<GpuMask>& links) {
+  GpuMask eligible = eligible_gpus(r, node);
+  int wanted = r.gpus.value;
+  if (count(eligible) < wanted) return false;
+  return !r.needs_nvlink() || has_clique(links, eligible, wanted);
+}
+
+std::string unschedulable_reason(const Requirement& r, const Fleet& fleet) {
+  if (fleet.nodes.empty()) return fmt::format("needs {}; the fleet has no nodes", needs_phrase(r, true));
+  size_t largest = 0;
+  for (const auto& node : fleet.nodes) largest = std::max(largest, node.gpus.size());
+  if (static_cast<int>(largest) < r.gpus.value)
+    return fmt::format("needs {}; the largest node has {}", gpus_phrase(r.gpus.value), largest);
+  const Node* closest = nullptr;
+  std::vector<Need> closest_failed;
+  std::vector<GpuMask> closest_links;
+  for (const auto& node : fleet.nodes) {
+    auto links = link_masks(node);
+    auto failed = failed_needs(r, node, links);
+    if (!closest || failed.size() < closest_failed.size()) {
+      closest = &node;
+      closest_failed = std::move(failed);
+      closest_links = std::move(links);
+    }
+  }
+  std::vector<std::string> facts;
+  for (Need need : closest_failed) facts.push_back(fact(need, r, *closest, closest_links));
+  auto pool_size = std::count_if(fleet.nodes.begin(), fleet.nodes.end(),
+                                 [&](const Node& n) { return n.pool == closest->pool; });
+  std::string who = !closest->pool.empty() && pool_size > 1 ? fmt::format("the {} nodes have", closest->pool)
+                                                             : fmt::format("node {} has", closest->name);
+  return fmt::format("needs {}; {} {}", needs_phrase(r, false), who, fmt::join(facts, " and "));
+}
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,50 @@
+#pragma once
+// Which nodes, and which of their GPUs, a requirement can ever use; and why not.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/requirements.hpp"
+
+namespace gpuplan::solve {
+
+/// A set of GPUs of one node, bit i for GPU index i. Nodes have at most 64 GPUs.
+using GpuMask = std::uint64_t;
+constexpr int max_gpus_per_node = 64;
+
+inline int count(GpuMask mask) { return __builtin_popcountll(mask); }
+inline GpuMask bit(int index) { return GpuMask{1} << index; }
+
+/// Nodes with the same GPUs, CUDA version and NVLink wiring: eligibility and GPU choice
+/// are worked out once per type, not once per node.
+struct NodeType {
+  std::vector<int> nodes;      ///< indices into Fleet::nodes, ascending
+  int gpus = 0;                ///< GPUs per node
+  std::vector<GpuMask> links;  ///< links[i]: the GPUs NVLink-connected to GPU i
+};
+
+struct FleetIndex {
+  std::vector<NodeType> types;     ///< in order of their first node
+  std::vector<int> type_of_node;   ///< Fleet::nodes index → type
+  std::vector<int> slot_of_node;   ///< Fleet::nodes index → position in its type's `nodes`
+};
+
+/// Groups the fleet's nodes into types. Throws InputError for a node of more than 64 GPUs.
+FleetIndex index_fleet(const Fleet& fleet);
+
+/// The GPUs of `node` that satisfy the per-GPU needs (memory, model, compute capability);
+/// none when the node's CUDA version does not satisfy `requirement`.
+GpuMask eligible_gpus(const Requirement& requirement, const Node& node);
+
+/// True when some `size` GPUs of `within` are pairwise connected.
+bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size);
+
+/// True when `node` could run a unit with `requirement` given the node to itself.
+bool can_run(const Requirement& requirement, const Node& node, const std::vector<GpuMask>& links);
+
+/// Why no node of `fleet` can run `requirement`, naming the requirement and the closest node:
+/// "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4".
+std::string unschedulable_reason(const Requirement& requirement, const Fleet& fleet);
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,207 @@
+// The event-free list scheduler: per-node GPU free times and, per shape, a tree of node start times.
+#include "solve/schedule.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace gpuplan::solve {
+
+namespace {
+
+constexpr double never = std::numeric_limits<double>::infinity();
+
+/// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
+class MinTree {
+ public:
+  explicit MinTree(size_t n) {
+    while (size_ < n) size_ *= 2;
+    key_.assign(2 * size_, never);
+    for (size_t i = 0; i < n; ++i) key_[size_ + i] = 0;
+    for (size_t i = size_ - 1; i > 0; --i) key_[i] = std::min(key_[2 * i], key_[2 * i + 1]);
+  }
+  void set(size_t slot, double key) {
+    size_t i = size_ + slot;
+    key_[i] = key;
+    for (i /= 2; i > 0; i /= 2) key_[i] = std::min(key_[2 * i], key_[2 * i + 1]);
+  }
+  double top() const { return key_[1]; }
+  size_t argmin() const {
+    size_t i = 1;
+    while (i < size_) i = key_[2 * i] <= key_[2 * i + 1] ? 2 * i : 2 * i + 1;
+    return i - size_;
+  }
+
+ private:
+  size_t size_ = 1;
+  std::vector<double> key_;
+};
+
+bool is_wide(const Shape& shape) { return shape.occupancy == Occupancy::gpus && shape.gpus > 1; }
+
+/// How much of a node a job takes on its least demanding type, for ordering.
+double width(const Problem& p, int demand) {
+  double w = never;
+  for (int s : p.demand_shapes[static_cast<size_t>(demand)]) {
+    const Shape& shape = p.shapes[static_cast<size_t>(s)];
+    const NodeType& type = p.fleet->types[static_cast<size_t>(shape.type)];
+    switch (shape.occupancy) {
+      case Occupancy::gpus: w = std::min(w, double(shape.gpus)); break;
+      case Occupancy::whole_node: w = std::min(w, double(type.gpus)); break;
+      case Occupancy::lanes:
+        for (int needed : shape.lanes_needed)
+          if (needed > 0) w = std::min(w, double(needed) / p.lanes);
+        break;
+    }
+  }
+  return w;
+}
+
+/// How many GPUs a job could ever use: fewer means more constrained.
+double reach(const Problem& p, int demand) {
+  double r = 0;
+  for (int s : p.demand_shapes[static_cast<size_t>(demand)]) {
+    const Shape& shape = p.shapes[static_cast<size_t>(s)];
+    r += double(count(shape.eligible)) * double(p.fleet->types[static_cast<size_t>(shape.type)].nodes.size());
+  }
+  return r;
+}
+
+std::vector<std::vector<int>> priority_orders(const Problem& p) {
+  size_t n = p.jobs.size();
+  std::vector<double> demand_width(p.demand_shapes.size()), demand_reach(p.demand_shapes.size());
+  for (size_t d = 0; d < p.demand_shapes.size(); ++d) {
+    demand_width[d] = width(p, static_cast<int>(d));
+    demand_reach[d] = reach(p, static_cast<int>(d));
+  }
+  auto w = [&](int j) { return demand_width[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
+  auto r = [&](int j) { return demand_reach[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
+  auto d = [&](int j) { return p.jobs[static_cast<size_t>(j)].duration; };
+  std::vector<int> identity(n);
+  std::iota(identity.begin(), identity.end(), 0);
+  auto sorted = [&](auto before) {
+    std::vector<int> order = identity;
+    std::stable_sort(order.begin(), order.end(), before);
+    return order;
+  };
+  return {
+      sorted([&](int a, int b) { return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b); }),
+      sorted([&](int a, int b) { return w(a) * d(a) != w(b) * d(b) ? w(a) * d(a) > w(b) * d(b) : d(a) > d(b); }),
+      sorted([&](int a, int b) { return w(a) != w(b) ? w(a) > w(b) : d(a) > d(b); }),
+      sorted([&](int a, int b) {
+        if (r(a) != r(b)) return r(a) < r(b);
+        return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b);
+      }),
+  };
+}
+
+}  // namespace
+
+Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
+  const FleetIndex& fleet = *p.fleet;
+  size_t node_count = fleet.type_of_node.size();
+  std::vector<size_t> first_gpu(node_count + 1, 0);
+  for (size_t n = 0; n < node_count; ++n)
+    first_gpu[n + 1] = first_gpu[n] + static_cast<size_t>(fleet.types[static_cast<size_t>(fleet.type_of_node[n])].gpus);
+  std::vector<double> gpu_free(first_gpu.back(), 0), lane_free(first_gpu.back() * static_cast<size_t>(p.lanes), 0);
+
+  std::vector<MinTree> trees;
+  std::vector<std::vector<int>> shapes_of_type(fleet.types.size());
+  for (size_t s = 0; s < p.shapes.size(); ++s) {
+    size_t type = static_cast<size_t>(p.shapes[s].type);
+    trees.emplace_back(fleet.types[type].nodes.size());
+    shapes_of_type[type].push_back(static_cast<int>(s));
+  }
+  // Jobs still to place per shape (a shape nobody needs any more is not kept up to date),
+  // and wide jobs still to come per type (while there are some, GPU choice keeps NVLink groups whole).
+  std::vector<long> waiting(p.shapes.size(), 0), wide_waiting(fleet.types.size(), 0);
+  for (const Job& job : p.jobs)
+    for (int s : p.demand_shapes[static_cast<size_t>(job.demand)]) {
+      ++waiting[static_cast<size_t>(s)];
+      if (is_wide(p.shapes[static_cast<size_t>(s)])) ++wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
+    }
+
+  Schedule result;
+  result.placements.resize(p.jobs.size());
+  for (int j : order) {
+    const Job& job = p.jobs[static_cast<size_t>(j)];
+    const auto& candidates = p.demand_shapes[static_cast<size_t>(job.demand)];
+    double start = never;
+    int node = -1, chosen = -1;
+    for (int s : candidates) {
+      const MinTree& tree = trees[static_cast<size_t>(s)];
+      double key = tree.top();
+      if (key > start) continue;
+      int n = fleet.types[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)].nodes[tree.argmin()];
+      if (key < start || n < node) start = key, node = n, chosen = s;
+    }
+    const Shape& shape = p.shapes[static_cast<size_t>(chosen)];
+    const NodeType& type = fleet.types[static_cast<size_t>(shape.type)];
+    size_t base = first_gpu[static_cast<size_t>(node)];
+    NodeView view{&gpu_free[base], &lane_free[base * static_cast<size_t>(p.lanes)], p.lanes, &type.links, type.gpus};
+
+    for (int s : candidates) {
+      --waiting[static_cast<size_t>(s)];
+      if (is_wide(p.shapes[static_cast<size_t>(s)])) --wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
+    }
+    GpuMask gpus = choose_gpus(shape, view, start, wide_waiting[static_cast<size_t>(shape.type)] > 0);
+    double end = start + job.duration;
+    auto lanes_of = [&](int gpu) { return &lane_free[(base + static_cast<size_t>(gpu)) * static_cast<size_t>(p.lanes)]; };
+    if (shape.occupancy == Occupancy::lanes) {
+      int gpu = __builtin_ctzll(gpus);
+      double* lanes = lanes_of(gpu);
+      // Take the lanes that became free last: the least idle time wasted.
+      for (int taken = 0; taken < shape.lanes_needed[static_cast<size_t>(gpu)]; ++taken) {
+        int pick = -1;
+        for (int l = 0; l < p.lanes; ++l)
+          if (lanes[l] <= start && (pick < 0 || lanes[l] > lanes[pick])) pick = l;
+        lanes[pick] = end;
+      }
+      gpu_free[base + static_cast<size_t>(gpu)] = *std::max_element(lanes, lanes + p.lanes);
+    } else {
+      GpuMask held = shape.occupancy == Occupancy::whole_node ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1) : gpus;
+      for (GpuMask m = held; m; m &= m - 1) {
+        int gpu = __builtin_ctzll(m);
+        gpu_free[base + static_cast<size_t>(gpu)] = end;
+        std::fill(lanes_of(gpu), lanes_of(gpu) + p.lanes, end);
+      }
+    }
+    result.placements[static_cast<size_t>(j)] = {node, gpus, start};
+    result.makespan = std::max(result.makespan, end);
+    size_t slot = static_cast<size_t>(fleet.slot_of_node[static_cast<size_t>(node)]);
+    for (int s : shapes_of_type[static_cast<size_t>(shape.type)])
+      if (waiting[static_cast<size_t>(s)] > 0) trees[static_cast<size_t>(s)].set(slot, earliest_start(p.shapes[static_cast<size_t>(s)], view));
+  }
+  return result;
+}
+
+Schedule best_schedule(const Problem& p, double time_limit_s) {
+  auto began = std::chrono::steady_clock::now();
+  Schedule best;
+  bool first = true;
+  auto keep = [&](Schedule candidate) {
+    if (first || candidate.makespan < best.makespan) best = std::move(candidate), first = false;
+  };
+  for (const auto& order : priority_orders(p)) keep(list_schedule(p, order));
+  if (time_limit_s <= 0 || p.jobs.empty()) return best;
+
+  // Within the budget: longest first again, with durations blurred a little, so that near-ties
+  // fall differently. A fixed seed: each try is the same from run to run.
+  std::mt19937_64 random(20260601);
+  std::vector<int> order(p.jobs.size());
+  std::vector<double> blurred(p.jobs.size());
+  for (double spread = 0.02;; spread = std::min(0.3, spread * 1.25)) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    if (elapsed >= time_limit_s) break;
+    std::uniform_real_distribution<double> noise(1 - spread, 1 + spread);
+    for (size_t j = 0; j < p.jobs.size(); ++j) blurred[j] = p.jobs[j].duration * noise(random);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return blurred[static_cast<size_t>(a)] > blurred[static_cast<size_t>(b)]; });
+    keep(list_schedule(p, order));
+  }
+  return best;
+}
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,45 @@
+#pragma once
+// List scheduling: units in a priority order, each at the earliest start any node offers it.
+#include <vector>
+
+#include "solve/eligibility.hpp"
+#include "solve/gpu_choice.hpp"
+
+namespace gpuplan::solve {
+
+/// One unit as the scheduler sees it: which demand (distinct needs) it has and how long it takes.
+struct Job {
+  int demand = 0;
+  double duration = 0;
+};
+
+/// Everything a schedule is made from. Jobs are in unit-id order, so that index order breaks ties.
+struct Problem {
+  const FleetIndex* fleet = nullptr;
+  std::vector<Shape> shapes;
+  std::vector<std::vector<int>> demand_shapes;  ///< per demand, its shape on each type that can run it
+  std::vector<Job> jobs;                        ///< every job has at least one shape
+  int lanes = 1;                                ///< lanes per GPU: max tests per GPU under `pack`, else 1
+};
+
+struct Placement {
+  int node = -1;  ///< index into Fleet::nodes
+  GpuMask gpus = 0;
+  double start = 0;
+};
+
+struct Schedule {
+  std::vector<Placement> placements;  ///< per job
+  double makespan = 0;
+};
+
+/// One pass: jobs in `order`, each placed at the earliest time a fitting GPU set is free on any
+/// node that can run it (ties: the first node in fleet order). Time grows as n log(nodes).
+Schedule list_schedule(const Problem& problem, const std::vector<int>& order);
+
+/// The best of a few priority orders (longest first; largest area first; widest first; most
+/// constrained first), then, within `time_limit_s`, perturbed longest-first orders.
+/// Without a time limit the result depends only on the problem.
+Schedule best_schedule(const Problem& problem, double time_limit_s);
+
+}  // namespace gpuplan::solve

@@ -1,0 +1,308 @@
+#include <algorithm>
+#include <random>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "solve/planning.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+namespace {
+std::vector<int> gpus_of(const Plan& plan, const std::string& id) { return assignment_of(plan, id).gpus; }
+}  // namespace
+
+TEST_CASE("units that fill the fleet exactly all finish at the lower bound") {
+  auto fleet = fleet_of({{"a", 2, 4}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 8; ++i) units.push_back(unit(fmt::format("//t:{}", i), 100));
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.makespan_s == 100);
+  CHECK(plan.summary.lower_bound_s == 100);
+  CHECK(plan.summary.gpu_utilization == 1);
+  CHECK(broken_promise(plan, fleet).empty());
+}
+
+TEST_CASE("longest-first balances single-GPU units the way a person would") {
+  // 400 + 100, 300 + 200, 300 + 200 on three GPUs: every GPU busy for 500 s.
+  auto fleet = fleet_of({{"a", 1, 3}});
+  auto plan = plan_of({unit("//t:a", 400), unit("//t:b", 300), unit("//t:c", 300), unit("//t:d", 200),
+                       unit("//t:e", 200), unit("//t:f", 100)},
+                      fleet);
+  CHECK(plan.summary.makespan_s == 500);
+  CHECK(plan.summary.lower_bound_s == 500);
+}
+
+TEST_CASE("the longest unit bounds the makespan") {
+  auto fleet = fleet_of({{"a", 1, 8}});
+  auto plan = plan_of({unit("//t:long", 1000), unit("//t:a", 10), unit("//t:b", 10)}, fleet);
+  CHECK(plan.summary.lower_bound_s == 1000);
+  CHECK(plan.summary.makespan_s == 1000);
+}
+
+TEST_CASE("units wider than half a node run one at a time and the bound knows it") {
+  auto fleet = fleet_of({{"a", 1, 8}});
+  auto plan = plan_of({unit("//t:a", 100, 5), unit("//t:b", 100, 5), unit("//t:c", 100, 5)}, fleet);
+  CHECK(plan.summary.makespan_s == 300);
+  CHECK(plan.summary.lower_bound_s == 300);
+}
+
+TEST_CASE("units confined to a few nodes are bounded by those nodes' GPUs") {
+  auto fleet = fleet_of({{"old", 4, 4, "nvswitch", "h100", 81920, "9.0", "12.4"},
+                         {"new", 1, 4, "nvswitch", "h100", 81920, "9.0", "12.6"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 8; ++i) units.push_back(unit(fmt::format("//t:{}", i), 100));
+  for (auto& u : units) with_cuda(u, ">=12.6");
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.lower_bound_s == 200);
+  CHECK(plan.summary.makespan_s == 200);
+  for (const auto& a : plan.assignments) CHECK(a.node == "new-0");
+}
+
+TEST_CASE("exact gives multi-GPU units just their GPUs, whole-node a node each") {
+  auto fleet = fleet_of({{"a", 1, 8}});
+  std::vector<Unit> units{unit("//t:a", 100, 2), unit("//t:b", 100, 2), unit("//t:c", 100, 2), unit("//t:d", 100, 2)};
+  auto exact = plan_of(units, fleet, Policy::exact);
+  auto whole = plan_of(units, fleet, Policy::whole_node);
+  CHECK(exact.summary.makespan_s == 100);
+  CHECK(whole.summary.makespan_s == 400);
+  CHECK(whole.summary.lower_bound_s == 400);
+  CHECK(broken_promise(whole, fleet).empty());
+}
+
+TEST_CASE("whole-node still shares a node among single-GPU units") {
+  auto fleet = fleet_of({{"a", 1, 4}});
+  auto plan = plan_of({unit("//t:a", 100), unit("//t:b", 100), unit("//t:c", 100), unit("//t:d", 100)}, fleet,
+                      Policy::whole_node);
+  CHECK(plan.summary.makespan_s == 100);
+}
+
+TEST_CASE("an exclusive unit has its node to itself") {
+  auto fleet = fleet_of({{"a", 1, 8}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 7; ++i) units.push_back(unit(fmt::format("//t:{}", i), 100));
+  Unit alone = unit("//t:alone", 100);
+  units.push_back(with_exclusive(alone));
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.makespan_s == 200);
+  CHECK(plan.summary.lower_bound_s == 187.5);  // (7 × 100 + a whole node's 8 × 100) / 8 GPUs
+  CHECK(broken_promise(plan, fleet).empty());
+  CHECK(gpus_of(plan, "//t:alone").size() == 1);
+}
+
+TEST_CASE("every requirement kind picks the nodes that meet it") {
+  auto fleet = fleet_of({{"h100", 1, 8, "nvswitch", "h100", 81920, "9.0", "12.4"},
+                         {"a100", 1, 8, "nvswitch", "a100", 40960, "8.0", "12.2"},
+                         {"l4", 1, 4, "pcie", "l4", 24576, "8.9", "12.6"}});
+  Unit memory = unit("//t:memory", 10), cuda = unit("//t:cuda", 10), capability = unit("//t:cc", 10),
+       model = unit("//t:model", 10), by_model_name = unit("//t:model-name", 10), wide = unit("//t:wide", 10, 6),
+       linked = unit("//t:linked", 10, 2);
+  with_memory(memory, 60 * 1024);
+  with_cuda(cuda, ">=12.5");
+  with_capability(capability, ">=8.0,<8.5");
+  with_models(model, {"L4"});
+  with_models(by_model_name, {"a100-test-40gb"});
+  with_nvlink(linked);
+  with_cuda(linked, "<12.4");
+  auto plan = plan_of({memory, cuda, capability, model, by_model_name, wide, linked}, fleet);
+  REQUIRE(plan.unschedulable.empty());
+  CHECK(assignment_of(plan, "//t:memory").node == "h100-0");
+  CHECK(assignment_of(plan, "//t:cuda").node == "l4-0");
+  CHECK(assignment_of(plan, "//t:cc").node == "a100-0");
+  CHECK(assignment_of(plan, "//t:model").node == "l4-0");
+  CHECK(assignment_of(plan, "//t:model-name").node == "a100-0");
+  CHECK(assignment_of(plan, "//t:wide").node != "l4-0");
+  CHECK(assignment_of(plan, "//t:linked").node == "a100-0");
+  CHECK(broken_promise(plan, fleet).empty());
+}
+
+TEST_CASE("NVLink units get a linked pair on pair-wired boards") {
+  auto fleet = fleet_of({{"p", 1, 8, "pairs"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 4; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 100, 2));
+    with_nvlink(units.back());
+  }
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.makespan_s == 100);
+  for (const auto& a : plan.assignments) CHECK(a.gpus[0] / 2 == a.gpus[1] / 2);
+}
+
+TEST_CASE("NVLink units stay within a group on group-wired boards") {
+  auto fleet = fleet_of({{"q", 1, 8, "quads"}});
+  std::vector<Unit> units{unit("//t:a", 100, 3), unit("//t:b", 100, 3), unit("//t:c", 100, 2)};
+  for (auto& u : units) with_nvlink(u);
+  auto plan = plan_of(units, fleet);
+  CHECK(broken_promise(plan, fleet).empty());
+  CHECK(plan.summary.makespan_s == 200);  // two groups of four: one 3-GPU unit each, the pair waits
+}
+
+TEST_CASE("single-GPU units on a pair-wired board leave pairs whole for the NVLink units to come") {
+  auto fleet = fleet_of({{"p", 1, 8, "pairs"}});
+  // The two long single-GPU units go first (longest first); they must share one pair.
+  std::vector<Unit> units{unit("//t:one-a", 150), unit("//t:one-b", 150)};
+  for (int i = 0; i < 3; ++i) {
+    units.push_back(unit(fmt::format("//t:pair-{}", i), 100, 2));
+    with_nvlink(units.back());
+  }
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.makespan_s == 150);
+  CHECK(gpus_of(plan, "//t:one-a")[0] / 2 == gpus_of(plan, "//t:one-b")[0] / 2);
+}
+
+TEST_CASE("multi-GPU units get connected GPUs even when they do not ask for NVLink") {
+  auto fleet = fleet_of({{"p", 1, 8, "pairs"}});
+  auto plan = plan_of({unit("//t:one", 300), unit("//t:two", 100, 2)}, fleet);
+  auto two = gpus_of(plan, "//t:two");
+  CHECK(two[0] / 2 == two[1] / 2);
+}
+
+TEST_CASE("on NVSwitch boards any GPUs will do for NVLink units") {
+  auto fleet = fleet_of({{"s", 1, 8, "nvswitch"}});
+  Unit all = unit("//t:all", 100, 8);
+  auto plan = plan_of({with_nvlink(all)}, fleet);
+  CHECK(gpus_of(plan, "//t:all") == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("an NVLink unit cannot run on PCIe-only nodes and the reason says so") {
+  auto fleet = fleet_of({{"l4", 2, 4, "pcie", "l4", 24576, "8.9", "12.4"}});
+  Unit linked = unit("//t:linked", 100, 2);
+  auto plan = plan_of({with_nvlink(linked)}, fleet);
+  REQUIRE(plan.unschedulable.size() == 1);
+  CHECK(plan.unschedulable[0].reason ==
+        "needs 2 GPUs with NVLink between its GPUs; the l4 nodes have at most 1 NVLink-connected GPUs");
+}
+
+TEST_CASE("an unschedulable unit's reason names the requirement and the closest node") {
+  auto fleet = fleet_of({{"h100", 2, 8, "nvswitch", "h100", 81920, "9.0", "12.4"},
+                         {"a100", 2, 8, "nvswitch", "a100", 81920, "8.0", "12.6"}});
+  Unit u = unit("//t:hopper", 100);
+  with_capability(u, "==9.0");
+  with_cuda(u, ">=12.6");
+  Unit huge = unit("//t:huge", 100, 16);
+  auto plan = plan_of({u, huge, unit("//t:fine", 10)}, fleet);
+  REQUIRE(plan.unschedulable.size() == 2);
+  CHECK(plan.unschedulable[0].unit.id == "//t:hopper");
+  CHECK(plan.unschedulable[0].reason == "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4");
+  CHECK(plan.unschedulable[1].reason == "needs 16 GPUs; the largest node has 8");
+  CHECK(plan.summary.unschedulable_units == 2);
+  CHECK(plan.summary.scheduled_units == 1);
+}
+
+TEST_CASE("a lone node is named in the reason") {
+  auto fleet = fleet_of({{"ws", 1, 4, "pcie", "rtx4090", 24576, "8.9", "12.4"}});
+  Unit u = unit("//t:big-memory", 100);
+  auto plan = plan_of({with_memory(u, 40 * 1024)}, fleet);
+  REQUIRE(plan.unschedulable.size() == 1);
+  CHECK(plan.unschedulable[0].reason == "needs 40GiB per GPU; node ws-0 has GPUs of 24GiB");
+}
+
+TEST_CASE("pack shares a GPU among units whose memory is known, within capacity") {
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 6; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 100));
+    units.back().vram_mib = 20 * 1024;  // three fit under 80 GiB less 15%, four do not
+  }
+  auto plan = plan_of(units, fleet, Policy::pack);
+  CHECK(plan.summary.makespan_s == 200);
+  CHECK(broken_promise(plan, fleet).empty());
+  auto exact = plan_of(units, fleet, Policy::exact);
+  CHECK(exact.summary.makespan_s == 600);
+}
+
+TEST_CASE("pack puts at most max_tests_per_gpu units on one GPU") {
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 6; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 100));
+    units.back().vram_mib = 1024;
+  }
+  Rules rules;
+  rules.max_tests_per_gpu = 2;
+  auto plan = plan_of(units, fleet, Policy::pack, rules);
+  CHECK(plan.summary.makespan_s == 300);
+  CHECK(broken_promise(plan, fleet, rules).empty());
+}
+
+TEST_CASE("pack gives a unit of unknown memory its GPU to itself, and slows shared units down") {
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
+  Unit known_a = unit("//t:known-a", 100), known_b = unit("//t:known-b", 100), unknown = unit("//t:unknown", 100);
+  known_a.vram_mib = known_b.vram_mib = 1024;
+  Rules rules;
+  rules.pack_slowdown = 1.5;
+  auto plan = plan_of({known_a, known_b, unknown}, fleet, Policy::pack, rules);
+  CHECK(broken_promise(plan, fleet, rules).empty());
+  CHECK(assignment_of(plan, "//t:known-a").unit.duration_s == 150);
+  CHECK(assignment_of(plan, "//t:unknown").unit.duration_s == 100);
+  CHECK(plan.summary.makespan_s == 250);
+  CHECK(plan.summary.pack_slowdown == 1.5);
+}
+
+TEST_CASE("random workloads keep every promise under every policy") {
+  auto fleet = fleet_of({{"h100", 2, 8, "nvswitch", "h100", 81920, "9.0", "12.4"},
+                         {"a100", 2, 8, "pairs", "a100", 40960, "8.0", "12.2"},
+                         {"l4", 2, 4, "pcie", "l4", 24576, "8.9", "12.6"}});
+  std::mt19937 random(7);
+  std::vector<Unit> units;
+  for (int i = 0; i < 300; ++i) {
+    int gpus = std::vector<int>{1, 1, 1, 1, 2, 2, 4, 8}[random() % 8];
+    Unit u = unit(fmt::format("//t:{:03}", i), 10 + random() % 600, gpus);
+    if (random() % 4 == 0) with_nvlink(u);
+    if (random() % 10 == 0) with_exclusive(u);
+    if (random() % 5 == 0) with_cuda(u, ">=12.4");
+    if (random() % 3 == 0) u.vram_mib = 1024 * (1 + random() % 30);
+    units.push_back(u);
+  }
+  for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
+    auto plan = plan_of(units, fleet, policy);
+    INFO(to_string(policy));
+    CHECK(broken_promise(plan, fleet).empty());
+    CHECK(plan.summary.makespan_s >= plan.summary.lower_bound_s);
+    CHECK(plan.assignments.size() + plan.unschedulable.size() == units.size());
+  }
+  auto exact = plan_of(units, fleet, Policy::exact);
+  auto whole = plan_of(units, fleet, Policy::whole_node);
+  CHECK(exact.summary.makespan_s < whole.summary.makespan_s);
+}
+
+TEST_CASE("the same units in any order give byte-identical plans") {
+  auto fleet = fleet_of({{"a", 2, 8, "pairs"}, {"b", 1, 4, "pcie"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 60; ++i) {
+    Unit u = unit(fmt::format("//t:{}", i), 100 + (i * 37) % 200, i % 5 == 0 ? 2 : 1);
+    units.push_back(u);
+  }
+  auto first = to_json(plan_of(units, fleet)).dump();
+  std::mt19937 random(3);
+  for (int round = 0; round < 3; ++round) {
+    std::shuffle(units.begin(), units.end(), random);
+    CHECK(to_json(plan_of(units, fleet)).dump() == first);
+  }
+}
+
+TEST_CASE("sharded units carry the shard in their environment") {
+  auto fleet = fleet_of({{"a", 1, 4}});
+  Unit shard = unit("//ml:train#shard-1-of-4", 100);
+  shard.label = "//ml:train";
+  shard.shard_index = 1;
+  shard.shard_count = 4;
+  auto plan = plan_of({shard, unit("//t:plain", 100)}, fleet);
+  auto env = assignment_of(plan, "//ml:train#shard-1-of-4").env;
+  CHECK(env["TEST_TOTAL_SHARDS"] == "4");
+  CHECK(env["TEST_SHARD_INDEX"] == "1");
+  CHECK(assignment_of(plan, "//t:plain").env.count("TEST_SHARD_INDEX") == 0);
+}
+
+TEST_CASE("a time limit never makes the plan worse") {
+  auto fleet = fleet_of({{"a", 3, 8, "pairs"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 200; ++i) units.push_back(unit(fmt::format("//t:{}", i), 50 + (i * 7919) % 500, 1 + i % 3));
+  SolveOptions options;
+  auto fast = make_plan(Classification{}, units, fleet, options);
+  options.time_limit_s = 0.2;
+  auto slow = make_plan(Classification{}, units, fleet, options);
+  CHECK(slow.summary.makespan_s <= fast.summary.makespan_s);
+  CHECK(broken_promise(slow, fleet).empty());
+}
