@@ -1,13 +1,113 @@
-// Placeholder until this command is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// gpuplan plan [QUERY] --fleet FLEET: the GPU tests placed on the fleet, as the plan JSON (SPEC 6).
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/history_input.hpp"
+#include "cli/io.hpp"
+#include "cli/query_input.hpp"
+#include "gpuplan/emit.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/solve.hpp"
+#include "gpuplan/units.hpp"
 
 namespace gpuplan::cli {
 
-void add_plan_command(CLI::App& app, int& /*status*/) {
-  auto* command = app.add_subcommand("plan", "(not written yet)");
-  command->callback([] { throw std::logic_error("gpuplan plan: not written yet"); });
+namespace {
+
+struct PlanArgs {
+  QueryOptions query;
+  std::string fleet;
+  std::string policy = "exact";
+  std::string shards = "per-shard";
+  double time_limit_s = 0;
+  std::vector<std::string> history;
+  std::string format = "json";
+  std::string output;
+};
+
+/// 4500 → "1h15m", 95 → "1m35s", 12.5 → "12.5s".
+std::string human(double seconds) {
+  long whole = std::lround(seconds);
+  if (whole >= 3600) return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
+  if (whole >= 60) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  return fmt::format("{:g}s", std::round(seconds * 10) / 10);
+}
+
+/// What a person wants to know after planning, in a few lines on standard error.
+std::string summary_of(const Plan& plan) {
+  const auto& s = plan.summary;
+  std::string out = fmt::format("gpuplan: {} tests: {} GPU, {} CPU, {} skipped\n", s.tests, s.gpu_tests, s.cpu_tests,
+                                s.skipped_tests);
+  out += fmt::format("gpuplan: {} of {} GPU units placed ({}), {} unschedulable\n", s.scheduled_units, s.gpu_units,
+                     to_string(plan.policy), s.unschedulable_units);
+  if (s.scheduled_units > 0) {
+    double gap = s.lower_bound_s > 0 ? 100 * (s.makespan_s / s.lower_bound_s - 1) : 0;
+    out += fmt::format("gpuplan: makespan {}, lower bound {} (gap {:.1f}%), GPU utilisation {:.1f}%\n",
+                       human(s.makespan_s), human(s.lower_bound_s), gap, 100 * s.gpu_utilization);
+  }
+  for (const auto& u : plan.unschedulable) out += fmt::format("gpuplan: unschedulable: {}: {}\n", u.unit.id, u.reason);
+  return out;
+}
+
+void run(const PlanArgs& args, int& status) {
+  Rules rules = read_rules(args.query);
+  auto fleet_input = open_input(args.fleet);
+  Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  Classification tests = read_and_classify(args.query, rules);
+  Diagnostics history_diagnostics;
+  Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
+  ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
+  std::vector<Unit> units = make_units(tests, mode, estimate, rules);
+
+  SolveOptions options;
+  options.policy = parse_policy(args.policy).value_or(Policy::exact);
+  options.time_limit_s = args.time_limit_s;
+  options.rules = rules;
+  Plan plan = make_plan(tests, std::move(units), fleet, options);
+  plan.diagnostics.insert(plan.diagnostics.end(), history_diagnostics.begin(), history_diagnostics.end());
+
+  std::string text;
+  if (args.format == "text") {
+    bool to_terminal = args.output.empty() || args.output == "-";
+    Terminal terminal = to_terminal ? terminal_for(1) : Terminal{};
+    text = render_text(plan, TextOptions{terminal.width, terminal.color});
+  } else {
+    text = to_json(plan).dump(2) + "\n";
+  }
+  write_output(args.output, text);
+  std::cerr << summary_of(plan);
+  status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, int& status) {
+  auto args = std::make_shared<PlanArgs>();
+  auto* command = app.add_subcommand(
+      "plan", "Place the GPU tests of a bazel query on a fleet so that they finish as early as possible");
+  add_query_options(*command, args->query);
+  command->add_option("--fleet", args->fleet, "the fleet (YAML, README \"Fleet\")")->required();
+  command->add_option("--policy", args->policy, "whole-node, exact (default) or pack")
+      ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
+  command->add_option("--shards", args->shards, "per-shard (default): one unit per shard; whole: one per test")
+      ->check(CLI::IsMember({"per-shard", "whole"}));
+  command->add_option("--time-limit", args->time_limit_s,
+                      "seconds to spend improving the first plan (default 0: the fast, deterministic plan)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--history", args->history, "past runs: BEP JSON, JUnit XML, CSV (repeatable)")
+      ->allow_extra_args(false);
+  command->add_option("--format", args->format, "json (default): the plan for launchers; text: a preview")
+      ->check(CLI::IsMember({"json", "text"}));
+  command->add_option("-o,--output", args->output, "write the plan to this file (atomically) instead of stdout");
+  command->callback([args, &status] { run(*args, status); });
 }
 
 }  // namespace gpuplan::cli

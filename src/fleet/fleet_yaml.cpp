@@ -105,7 +105,7 @@ class Reader {
         if (seen == key)
           fail(item.first, key_path,
                fmt::format("given twice (first on line {})", field.key.Mark().line + 1));
-      result.push_back({key, Field{item.first, item.second}});
+      result.emplace_back(key, Field{item.first, item.second});
     }
     return result;
   }

@@ -99,20 +99,20 @@ const std::vector<std::string> query_columns = {"index",        "name",        "
 
 std::vector<SmiGpu> parse_query(const NamedText& input) {
   auto lines = lines_of(input.text);
-  std::vector<std::pair<std::vector<Cell>, long>> rows;
+  std::vector<std::vector<Cell>> rows;
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].find_first_not_of(" \t") != std::string::npos)
-      rows.push_back({split(lines[i], static_cast<long>(i) + 1, ','), static_cast<long>(i) + 1});
+      rows.push_back(split(lines[i], static_cast<long>(i) + 1, ','));
   if (rows.empty())
     throw InputError(Position{input.name}, "is empty: expected the output of nvidia-smi --query-gpu");
 
   // With a header, columns are found by name ("memory.total [MiB]" is memory.total);
   // without one (--format=csv,noheader) they must be in the README's order.
   std::vector<std::string> header = query_columns;
-  bool has_header = !whole(rows.front().first.front().text);
+  bool has_header = !whole(rows.front().front().text);
   if (has_header) {
     header.clear();
-    for (const auto& cell : rows.front().first) header.push_back(cell.text.substr(0, cell.text.find(" [")));
+    for (const auto& cell : rows.front()) header.push_back(cell.text.substr(0, cell.text.find(" [")));
     rows.erase(rows.begin());
   }
   auto column = [&](const std::string& name) -> std::optional<size_t> {
@@ -128,12 +128,12 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
   if (rows.empty()) throw InputError(Position{input.name, 1, 1}, "lists no GPUs");
 
   std::vector<SmiGpu> gpus;
-  for (auto& [cells, number] : rows) {
+  for (const auto& cells : rows) {
     if (cells.size() != header.size())
       fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
     auto cell = [&](const std::string& name) {
       auto at = column(name);
-      Cell value = at ? cells[*at] : Cell{"", number, 1};
+      Cell value = at ? cells[*at] : Cell{"", cells.front().line, 1};
       if (value.text == "[N/A]" || value.text == "N/A" || value.text == "[Not Supported]") value.text.clear();
       return value;
     };
@@ -335,6 +335,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   auto groups = fleet::as_groups(links);
   auto list = [](const std::vector<std::vector<int>>& sets) {
     std::vector<std::string> parts;
+    parts.reserve(sets.size());
     for (const auto& set : sets) parts.push_back(fmt::format("[{}]", fmt::join(set, ", ")));
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };

@@ -57,7 +57,7 @@ Totals totals(const Fleet& fleet) {
 /// 2609888 → "2.5 TiB", 92160 → "90.0 GiB": the order of magnitude people think in.
 std::string human_mib(std::int64_t mib) {
   constexpr double tib = 1024.0 * 1024;
-  if (mib >= tib) return fmt::format("{:.1f} TiB", static_cast<double>(mib) / tib);
+  if (static_cast<double>(mib) >= tib) return fmt::format("{:.1f} TiB", static_cast<double>(mib) / tib);
   return fmt::format("{:.1f} GiB", static_cast<double>(mib) / 1024);
 }
 

@@ -1,9 +1,8 @@
 #pragma once
 // The readers of each input format, and what they share. ingest.cpp picks one.
 #include <cstddef>
-#include <vector>
-#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/ingest.hpp"
 #include "ingest/source.hpp"
@@ -41,9 +40,10 @@ class Collector {
 
 /// The longest line a label or label_kind reader accepts.
 inline constexpr std::size_t max_label_line = std::size_t{1} << 20;
-/// The longest single JSON target (one line of streamed_jsonproto, one object of
-/// jsonproto or cquery jsonproto) a JSON reader accepts.
-inline constexpr std::size_t max_json_target = std::size_t{64} << 20;
+/// The most bytes one target may take: a line of streamed_jsonproto, an object of jsonproto
+/// or cquery jsonproto, an XML element. Real ones are far smaller; the bound keeps a
+/// broken input from filling memory.
+inline constexpr std::size_t max_target_bytes = std::size_t{64} << 20;
 
 /// Whether the input holds nothing but white space: a valid, empty result in any format.
 bool is_blank(Source& source);

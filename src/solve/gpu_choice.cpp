@@ -43,16 +43,11 @@ double latest(const double* values, GpuMask mask) {
 
 /// Lanes of one GPU free by `start`, and the idle time the `needed` latest of them waste.
 std::pair<int, double> lane_fit(const NodeView& node, int gpu, int needed, double start) {
-  std::array<double, 64> free{};
-  int n = 0;
-  for (int l = 0; l < node.lanes && n < 64; ++l) {
-    double t = node.lane_free[gpu * node.lanes + l];
-    if (t <= start) free[static_cast<size_t>(n++)] = t;
-  }
-  std::sort(free.begin(), free.begin() + n, std::greater<>());
+  const double* lanes = node.lane_free + gpu * node.lanes;
+  int free = static_cast<int>(std::upper_bound(lanes, lanes + node.lanes, start) - lanes);
   double hole = 0;
-  for (int l = 0; l < needed && l < n; ++l) hole += start - free[static_cast<size_t>(l)];
-  return {n, hole};
+  for (int l = std::max(0, free - needed); l < free; ++l) hole += start - lanes[l];
+  return {free, hole};
 }
 
 }  // namespace
@@ -77,9 +72,7 @@ double earliest_start(const Shape& shape, const NodeView& node) {
       for (GpuMask m = shape.eligible; m; m &= m - 1) {
         int gpu = __builtin_ctzll(m);
         int needed = shape.lanes_needed[static_cast<size_t>(gpu)];
-        if (needed > 0)
-          best = std::min(best, kth_smallest(node.lane_free + gpu * node.lanes,
-                                             node.lanes == 64 ? ~GpuMask{0} : bit(node.lanes) - 1, needed));
+        if (needed > 0) best = std::min(best, node.lane_free[gpu * node.lanes + needed - 1]);
       }
       return best;
     }

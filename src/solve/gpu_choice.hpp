@@ -36,7 +36,7 @@ std::vector<GpuMask> cliques_of(const std::vector<GpuMask>& links, GpuMask withi
 /// A GPU has `lanes` lanes (1 unless `pack` shares GPUs); a GPU is free when all its lanes are.
 struct NodeView {
   const double* gpu_free;   ///< per GPU
-  const double* lane_free;  ///< per GPU, `lanes` consecutive values
+  const double* lane_free;  ///< per GPU, `lanes` consecutive values in ascending order
   int lanes;
   const std::vector<GpuMask>* links;
   int gpus;

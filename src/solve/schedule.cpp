@@ -76,24 +76,35 @@ std::vector<std::vector<int>> priority_orders(const Problem& p) {
     demand_width[d] = width(p, static_cast<int>(d));
     demand_reach[d] = reach(p, static_cast<int>(d));
   }
-  auto w = [&](int j) { return demand_width[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
-  auto r = [&](int j) { return demand_reach[static_cast<size_t>(p.jobs[static_cast<size_t>(j)].demand)]; };
-  auto d = [&](int j) { return p.jobs[static_cast<size_t>(j)].duration; };
-  std::vector<int> identity(n);
-  std::iota(identity.begin(), identity.end(), 0);
-  auto sorted = [&](auto before) {
-    std::vector<int> order = identity;
-    std::stable_sort(order.begin(), order.end(), before);
+  // Sorting keys side by side with the job (not looked up through it) keeps the sorts cache-friendly.
+  struct Keyed {
+    double first, second, third;
+    int job;
+    bool operator<(const Keyed& o) const {
+      if (first != o.first) return first < o.first;
+      if (second != o.second) return second < o.second;
+      if (third != o.third) return third < o.third;
+      return job < o.job;
+    }
+  };
+  auto sorted = [&](auto keys_of) {
+    std::vector<Keyed> keyed(n);
+    for (size_t j = 0; j < n; ++j) {
+      const Job& job = p.jobs[j];
+      auto d = static_cast<size_t>(job.demand);
+      keyed[j] = keys_of(job.duration, demand_width[d], demand_reach[d]);
+      keyed[j].job = static_cast<int>(j);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<int> order(n);
+    for (size_t j = 0; j < n; ++j) order[j] = keyed[j].job;
     return order;
   };
   return {
-      sorted([&](int a, int b) { return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b); }),
-      sorted([&](int a, int b) { return w(a) * d(a) != w(b) * d(b) ? w(a) * d(a) > w(b) * d(b) : d(a) > d(b); }),
-      sorted([&](int a, int b) { return w(a) != w(b) ? w(a) > w(b) : d(a) > d(b); }),
-      sorted([&](int a, int b) {
-        if (r(a) != r(b)) return r(a) < r(b);
-        return d(a) != d(b) ? d(a) > d(b) : w(a) > w(b);
-      }),
+      sorted([](double d, double w, double) { return Keyed{-d, -w, 0, 0}; }),            // longest first
+      sorted([](double d, double w, double) { return Keyed{-w * d, -d, 0, 0}; }),       // most GPU-seconds first
+      sorted([](double d, double w, double) { return Keyed{-w, -d, 0, 0}; }),            // widest first
+      sorted([](double d, double w, double r) { return Keyed{r, -d, -w, 0}; }),          // most constrained first
   };
 }
 
@@ -152,14 +163,11 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     if (shape.occupancy == Occupancy::lanes) {
       int gpu = __builtin_ctzll(gpus);
       double* lanes = lanes_of(gpu);
-      // Take the lanes that became free last: the least idle time wasted.
-      for (int taken = 0; taken < shape.lanes_needed[static_cast<size_t>(gpu)]; ++taken) {
-        int pick = -1;
-        for (int l = 0; l < p.lanes; ++l)
-          if (lanes[l] <= start && (pick < 0 || lanes[l] > lanes[pick])) pick = l;
-        lanes[pick] = end;
-      }
-      gpu_free[base + static_cast<size_t>(gpu)] = *std::max_element(lanes, lanes + p.lanes);
+      // Take the lanes that became free last (the least idle time wasted); keep them sorted.
+      double* free_end = std::upper_bound(lanes, lanes + p.lanes, start);
+      std::fill(free_end - shape.lanes_needed[static_cast<size_t>(gpu)], free_end, end);
+      std::sort(lanes, lanes + p.lanes);
+      gpu_free[base + static_cast<size_t>(gpu)] = lanes[p.lanes - 1];
     } else {
       GpuMask held = shape.occupancy == Occupancy::whole_node ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1) : gpus;
       for (GpuMask m = held; m; m &= m - 1) {

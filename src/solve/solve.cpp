@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -114,7 +116,11 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   summary.skipped_tests = static_cast<long>(plan.skipped_tests.size());
   summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
 
-  std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id < b.id; });
+  // Unit-id order, whatever the order they came in: ties in the schedule fall the same way.
+  std::vector<size_t> by_id(units.size());
+  std::iota(by_id.begin(), by_id.end(), 0);
+  auto id_before = [&](size_t a, size_t b) { return units[a].id < units[b].id; };
+  if (!std::is_sorted(by_id.begin(), by_id.end(), id_before)) std::stable_sort(by_id.begin(), by_id.end(), id_before);
   summary.gpu_units = static_cast<long>(units.size());
 
   FleetIndex index = index_fleet(fleet);
@@ -128,7 +134,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   std::unordered_map<std::string, int> demand_of_key;
   std::vector<int> demand_of_unit(units.size());
   std::vector<std::string> unschedulable_reasons;
-  for (size_t u = 0; u < units.size(); ++u) {
+  for (size_t u : by_id) {
     Unit& unit = units[u];
     bool share = shareable(unit, options.policy);
     if (share) unit.duration_s *= summary.pack_slowdown;
@@ -151,8 +157,8 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
                                                                       : "asks for no GPU");
   }
 
-  std::vector<size_t> scheduled;
-  for (size_t u = 0; u < units.size(); ++u) {
+  std::vector<size_t> scheduled;  // job → unit
+  for (size_t u : by_id) {
     auto d = static_cast<size_t>(demand_of_unit[u]);
     if (problem.demand_shapes[d].empty()) {
       plan.unschedulable.push_back({std::move(units[u]), unschedulable_reasons[d]});
@@ -167,10 +173,29 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
 
   double gpus_in_fleet = 0;
   for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
-  plan.assignments.reserve(scheduled.size());
+  // Assignments by node (in fleet order), then start, then first GPU, then unit id (job order).
+  struct Keyed {
+    int node;
+    double start;
+    int first_gpu;
+    size_t job;
+    bool operator<(const Keyed& o) const {
+      return std::tie(node, start, first_gpu, job) < std::tie(o.node, o.start, o.first_gpu, o.job);
+    }
+  };
+  std::vector<Keyed> keyed(scheduled.size());
   for (size_t j = 0; j < scheduled.size(); ++j) {
     const Placement& placed = schedule.placements[j];
-    Assignment a;
+    keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> placed_order(keyed.size());
+  for (size_t j = 0; j < keyed.size(); ++j) placed_order[j] = keyed[j].job;
+  keyed = {};
+  plan.assignments.reserve(scheduled.size());
+  for (size_t j : placed_order) {
+    const Placement& placed = schedule.placements[j];
+    Assignment& a = plan.assignments.emplace_back();
     a.unit = std::move(units[scheduled[j]]);
     a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
     for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
@@ -181,24 +206,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
       a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
       a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
     }
-    plan.assignments.push_back(std::move(a));
   }
-  // Node order is the fleet's; the index of each assignment's node keeps that order.
-  std::vector<std::pair<int, size_t>> order;
-  order.reserve(plan.assignments.size());
-  for (size_t j = 0; j < scheduled.size(); ++j) order.push_back({schedule.placements[j].node, j});
-  std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
-    const Assignment& a = plan.assignments[x.second];
-    const Assignment& b = plan.assignments[y.second];
-    if (x.first != y.first) return x.first < y.first;
-    if (a.start_s != b.start_s) return a.start_s < b.start_s;
-    if (a.gpus.front() != b.gpus.front()) return a.gpus.front() < b.gpus.front();
-    return a.unit.id < b.unit.id;
-  });
-  std::vector<Assignment> sorted;
-  sorted.reserve(order.size());
-  for (const auto& [node, j] : order) sorted.push_back(std::move(plan.assignments[j]));
-  plan.assignments = std::move(sorted);
 
   summary.scheduled_units = static_cast<long>(plan.assignments.size());
   summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());

@@ -2,6 +2,7 @@
 // Bazel prints) and as streamed_jsonproto, read by gpuplan and, for scale, by
 // `xmllint --stream --noout` and `jq -c .rule.name`. Each reader runs in a child process
 // so its peak RSS is its own. Usage: ingest_bench [TARGETS] (default 1000000).
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <functional>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "gpuplan/ingest.hpp"
 
 namespace {
@@ -24,11 +23,11 @@ namespace fs = std::filesystem;
 
 /// The implicit inputs Bazel 4 lists for every sh_test/py_test (from test/data/bazel/all.query.xml).
 constexpr const char* implicit_inputs[] = {
-    "@bazel_tools//tools/launcher:launcher",          "@bazel_tools//tools/test:collect_cc_coverage",
-    "@bazel_tools//tools/test:collect_coverage",      "@bazel_tools//tools/test:coverage_report_generator",
-    "@bazel_tools//tools/test:coverage_support",      "@bazel_tools//tools/test:runtime",
-    "@bazel_tools//tools/test:test_setup",            "@bazel_tools//tools/test:test_wrapper",
-    "@bazel_tools//tools/test:test_xml_generator",    "@bazel_tools//tools/test:xml_writer",
+    "@bazel_tools//tools/launcher:launcher",       "@bazel_tools//tools/test:collect_cc_coverage",
+    "@bazel_tools//tools/test:collect_coverage",   "@bazel_tools//tools/test:coverage_report_generator",
+    "@bazel_tools//tools/test:coverage_support",   "@bazel_tools//tools/test:runtime",
+    "@bazel_tools//tools/test:test_setup",         "@bazel_tools//tools/test:test_wrapper",
+    "@bazel_tools//tools/test:test_xml_generator", "@bazel_tools//tools/test:xml_writer",
 };
 
 struct Shape {
@@ -50,8 +49,10 @@ void write_xml(const fs::path& path, long count) {
     out << fmt::format(
         "    <rule class=\"sh_test\" location=\"/home/ci/monorepo/{0}/BUILD:{2}:8\" name=\"//{0}:{1}\">\n"
         "        <string name=\"name\" value=\"{1}\"/>\n"
-        "        <list name=\"tags\">\n            <string value=\"{3}\"/>\n            <string value=\"team-ml\"/>\n"
-        "        </list>\n        <list name=\"srcs\">\n            <label value=\"//{0}:{1}.sh\"/>\n        </list>\n"
+        "        <list name=\"tags\">\n            <string value=\"{3}\"/>\n            <string "
+        "value=\"team-ml\"/>\n"
+        "        </list>\n        <list name=\"srcs\">\n            <label value=\"//{0}:{1}.sh\"/>\n        "
+        "</list>\n"
         "        <string name=\"size\" value=\"large\"/>\n",
         s.package, s.name, s.line, s.tag);
     if (s.shards) out << fmt::format("        <int name=\"shard_count\" value=\"{}\"/>\n", s.shards);
@@ -102,7 +103,9 @@ Run measure(const std::function<void()>& body) {
     fmt::print(stderr, "ingest_bench: a reader failed (status {})\n", status);
     std::exit(1);
   }
-  auto cpu = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto cpu = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return {seconds, cpu(usage.ru_utime) + cpu(usage.ru_stime), usage.ru_maxrss};
 }
 
@@ -131,9 +134,9 @@ Run run_tool(const std::string& command) {
 
 void report(const char* what, const fs::path& path, long targets, const Run& run) {
   double megabytes = static_cast<double>(fs::file_size(path)) / 1e6;
-  fmt::print("  {:<28} {:6.2f} s cpu ({:6.2f} s wall) {:7.1f} MB/s {:9.0f} targets/s  peak RSS {:6.1f} MiB\n", what,
-             run.cpu_seconds, run.seconds, megabytes / run.cpu_seconds, static_cast<double>(targets) / run.cpu_seconds,
-             run.peak_rss_kib / 1024.0);
+  fmt::print("  {:<28} {:6.2f} s cpu ({:6.2f} s wall) {:7.1f} MB/s {:9.0f} targets/s  peak RSS {:6.1f} MiB\n",
+             what, run.cpu_seconds, run.seconds, megabytes / run.cpu_seconds,
+             static_cast<double>(targets) / run.cpu_seconds, run.peak_rss_kib / 1024.0);
 }
 
 }  // namespace
@@ -148,7 +151,8 @@ int main(int argc, char** argv) {
   fmt::print("ingest_bench: {} test targets, written to {}\n", count, dir.string());
   write_xml(xml, count);
   write_streamed_jsonproto(json, count);
-  fmt::print("  xml {:.0f} MB, streamed_jsonproto {:.0f} MB\n", fs::file_size(xml) / 1e6, fs::file_size(json) / 1e6);
+  fmt::print("  xml {:.0f} MB, streamed_jsonproto {:.0f} MB\n", fs::file_size(xml) / 1e6,
+             fs::file_size(json) / 1e6);
 
   Run gpuplan_xml = run_gpuplan(xml, "xml", count);
   Run xmllint = run_tool(fmt::format("xmllint --stream --noout '{}' 2>/dev/null", xml.string()));
@@ -164,9 +168,12 @@ int main(int argc, char** argv) {
   long peak = std::max(gpuplan_xml.peak_rss_kib, gpuplan_json.peak_rss_kib) * 1024;
   double per_target = static_cast<double>(peak - (20L << 20)) / static_cast<double>(count);
   bool ok_xml = xml_ratio >= 0.8, ok_json = json_ratio >= 3.0, ok_rss = per_target < 400;
-  fmt::print("  xml: {:.2f}x the speed of xmllint --stream (target >= 0.8x) {}\n", xml_ratio, ok_xml ? "ok" : "MISSED");
-  fmt::print("  streamed_jsonproto: {:.2f}x the speed of jq (target >= 3x) {}\n", json_ratio, ok_json ? "ok" : "MISSED");
-  fmt::print("  peak RSS: 20 MiB + {:.0f} bytes a test target (target < 400) {}\n", per_target, ok_rss ? "ok" : "MISSED");
+  fmt::print("  xml: {:.2f}x the speed of xmllint --stream (target >= 0.8x) {}\n", xml_ratio,
+             ok_xml ? "ok" : "MISSED");
+  fmt::print("  streamed_jsonproto: {:.2f}x the speed of jq (target >= 3x) {}\n", json_ratio,
+             ok_json ? "ok" : "MISSED");
+  fmt::print("  peak RSS: 20 MiB + {:.0f} bytes a test target (target < 400) {}\n", per_target,
+             ok_rss ? "ok" : "MISSED");
   fs::remove_all(dir);
   return ok_xml && ok_json && ok_rss ? 0 : 1;
 }

@@ -35,6 +35,17 @@ expect_bad long.label 2 "longer than 1 MiB"
   head -c 100000000 /dev/zero | tr '\0' x; echo '"}}'; } >long.streamed_jsonproto
 expect_bad long.streamed_jsonproto 2 "longer than 64 MiB"
 
+{ printf '<query version="2">\n<rule class="sh_test" name="//a:'; head -c 100000000 /dev/zero | tr '\0' x; echo '"/></query>'; } >long.xml
+expect_bad long.xml 2:1 "an XML element longer than 64 MiB"
+
+# A test with two million rule inputs (about 90 MB) is read without holding them.
+{ printf '<query version="2">\n<rule class="sh_test" name="//a:big_test">\n'
+  awk 'BEGIN { for (i = 0; i < 2000000; i++) print "    <rule-input name=\"@bazel_tools//tools/test:test_wrapper\"/>" }'
+  echo '</rule></query>'; } >big.xml
+/usr/bin/time -f %M -o rss "$GPUPLAN" targets big.xml >out || fail "big.xml: $(cat out)"
+grep -q "^1 test (xml)" out || fail "big.xml: $(cat out)"
+[ "$(cat rss)" -lt 100000 ] || fail "big.xml: peak RSS $(cat rss) KiB: rule inputs are kept"
+
 sed 's|<int name="shard_count" value="2"/>|<int name="shard_count" value="four"/>|' \
   "$SOURCE_DIR/test/data/bazel/all.query.xml" >four.xml
 expect_bad four.xml 110:9 "attribute shard_count of //tf:mirrored_strategy_test: \"four\" is not an integer"

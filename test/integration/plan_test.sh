@@ -1,0 +1,87 @@
+# gpuplan plan on the example workspace, as the README runs it: a valid plan with a bound and
+# a gap, the same bytes whatever the input order, the policies compared, exit codes, atomic -o.
+source test/integration/lib.sh
+
+bazel_ws query 'tests(//...)' --output=xml > "$SCRATCH/query.xml" 2> "$SCRATCH/bazel.log" || {
+  cat "$SCRATCH/bazel.log" >&2; fail "bazel query"; }
+
+# plan QUERY FLEET [ARGS...]: stdout to $SCRATCH/out.json, stderr to $SCRATCH/err.txt, sets $rc.
+plan() {
+  local query=$1 fleet=$2; shift 2
+  rc=0
+  "$GPUPLAN" plan "$query" --fleet "$fleet" "$@" > "$SCRATCH/out.json" 2> "$SCRATCH/err.txt" || rc=$?
+}
+
+# The main command. Exit 3 exactly when some unit is unschedulable.
+plan "$SCRATCH/query.xml" examples/fleet.yaml
+unschedulable=$(jq '.unschedulable | length' "$SCRATCH/out.json")
+if [ "$unschedulable" = 0 ]; then expected=0; else expected=3; fi
+[ "$rc" = "$expected" ] || fail "exit $rc with $unschedulable unschedulable units"
+jq -e '.summary.lower_bound_s > 0 and .summary.makespan_s >= .summary.lower_bound_s and (.summary.gap | type) == "number"' \
+  "$SCRATCH/out.json" > /dev/null || fail "no makespan, bound and gap in the summary"
+jq -e '(.assignments | length) + (.unschedulable | length) == .summary.gpu_units' "$SCRATCH/out.json" > /dev/null ||
+  fail "a GPU unit is missing or listed twice"
+jq -e '[.assignments[] | select(.unit == "//ml:train_test#shard-1-of-4")] | length == 1' "$SCRATCH/out.json" > /dev/null ||
+  fail "the sharded test is not planned shard by shard"
+jq -e '.assignments[] | select(.unit == "//ml:train_test#shard-1-of-4")
+       | .env.TEST_SHARD_INDEX == "1" and .env.TEST_TOTAL_SHARDS == "4" and (.gpus | length) == 2' \
+  "$SCRATCH/out.json" > /dev/null || fail "a shard's environment is wrong"
+jq -e '[.assignments[] | select(.label == "//ml:allreduce_test")][0].node | startswith("h100")' "$SCRATCH/out.json" \
+  > /dev/null || fail "the 8-GPU NVLink test is not on an H100 node"
+grep -q "lower bound" "$SCRATCH/err.txt" || fail "no human summary on stderr"
+grep -q "GPU units placed" "$SCRATCH/err.txt" || fail "no unit count on stderr"
+cp "$SCRATCH/out.json" "$SCRATCH/plan.json"
+[ -e schemas/plan.schema.json ] && /usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+  schemas/plan.schema.json "$SCRATCH/plan.json"
+
+# The same targets in another order give the same bytes.
+/usr/bin/python3 - "$SCRATCH/query.xml" "$SCRATCH/shuffled.xml" <<'PY'
+import random, sys, xml.etree.ElementTree as ET
+tree = ET.parse(sys.argv[1])
+root = tree.getroot()
+children = list(root)
+random.Random(5).shuffle(children)
+for c in list(root): root.remove(c)
+root.extend(children)
+tree.write(sys.argv[2], encoding="utf-8", xml_declaration=True)
+PY
+plan "$SCRATCH/shuffled.xml" examples/fleet.yaml
+cmp -s "$SCRATCH/out.json" "$SCRATCH/plan.json" || fail "shuffled input gave a different plan"
+
+# whole-node is never faster than exact; pack says which slowdown it used.
+plan "$SCRATCH/query.xml" examples/fleet.yaml --policy whole-node
+jq -e --slurpfile exact "$SCRATCH/plan.json" '.policy == "whole-node" and .summary.makespan_s >= $exact[0].summary.makespan_s' \
+  "$SCRATCH/out.json" > /dev/null || fail "whole-node beat exact"
+plan "$SCRATCH/query.xml" examples/fleet.yaml --policy pack
+jq -e '.policy == "pack" and .summary.pack_slowdown == 1' "$SCRATCH/out.json" > /dev/null || fail "pack"
+
+# --shards=whole: one unit per test.
+plan "$SCRATCH/query.xml" examples/fleet.yaml --shards whole
+jq -e '[.assignments[].unit | select(contains("#shard-"))] | length == 0' "$SCRATCH/out.json" > /dev/null ||
+  fail "--shards=whole still split a test into shards"
+
+# The workstation: one node, so the NVLink and exclusive tests that need 8 GPUs cannot run there.
+plan "$SCRATCH/query.xml" examples/workstation.yaml
+[ "$rc" = 3 ] || fail "workstation: expected exit 3, got $rc"
+jq -e '.unschedulable[] | select(.label == "//ml:allreduce_test") | .reason | test("needs 8 GPUs; the largest node has 4")' \
+  "$SCRATCH/out.json" > /dev/null || fail "workstation: the 8-GPU test's reason"
+jq -e '[.assignments[].node] | unique == ["ws-0"]' "$SCRATCH/out.json" > /dev/null || fail "workstation: nodes"
+
+# -o writes atomically: an error leaves the old file as it was and makes no new one.
+"$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/written.json" 2> /dev/null || true
+cmp -s "$SCRATCH/written.json" "$SCRATCH/plan.json" || fail "-o wrote something else than stdout"
+printf 'version: 1\npools: [{name: x, count: 0}]\n' > "$SCRATCH/bad-fleet.yaml"
+rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet "$SCRATCH/bad-fleet.yaml" -o "$SCRATCH/written.json" 2> "$SCRATCH/err.txt" || rc=$?
+[ "$rc" = 2 ] || fail "a bad fleet: expected exit 2, got $rc"
+grep -q "bad-fleet.yaml" "$SCRATCH/err.txt" || fail "a bad fleet's error does not name the file"
+cmp -s "$SCRATCH/written.json" "$SCRATCH/plan.json" || fail "an error changed the -o file"
+rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet "$SCRATCH/bad-fleet.yaml" -o "$SCRATCH/new.json" 2> /dev/null || rc=$?
+[ "$rc" = 2 ] && [ ! -e "$SCRATCH/new.json" ] || fail "an error left an output file behind"
+[ -z "$(ls "$SCRATCH" | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+
+# Bad usage is exit 2.
+rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
+echo "plan: ok"

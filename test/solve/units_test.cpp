@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/units.hpp"
+
+using namespace gpuplan;
+
+namespace {
+ClassifiedTest gpu_test(const std::string& label, int shard_count = 0, const std::string& size = "medium") {
+  ClassifiedTest t;
+  t.target.label = label;
+  t.target.size = size;
+  t.target.shard_count = shard_count;
+  t.bucket = Bucket::gpu;
+  t.requirement.gpus = {1, "tag gpu"};
+  return t;
+}
+
+Classification of(std::vector<ClassifiedTest> tests) {
+  Classification c;
+  c.tests = std::move(tests);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("a sharded test becomes one unit per shard, numbered from 0") {
+  Rules rules;
+  auto units = make_units(of({gpu_test("//ml:train", 4, "large")}), ShardMode::per_shard,
+                          size_default_estimator(rules), rules);
+  REQUIRE(units.size() == 4);
+  CHECK(units[1].id == "//ml:train#shard-1-of-4");
+  CHECK(units[1].label == "//ml:train");
+  CHECK(units[1].shard_index == 1);
+  CHECK(units[1].shard_count == 4);
+  CHECK(units[1].duration_s == 900);
+  CHECK(units[1].duration_source == "size-default");
+}
+
+TEST_CASE("with --shards=whole a sharded test is one unit lasting all its shards") {
+  Rules rules;
+  auto units = make_units(of({gpu_test("//ml:train", 4, "small")}), ShardMode::whole, size_default_estimator(rules),
+                          rules);
+  REQUIRE(units.size() == 1);
+  CHECK(units[0].id == "//ml:train");
+  CHECK(!units[0].shard_index);
+  CHECK(units[0].shard_count == 4);
+  CHECK(units[0].duration_s == 240);
+}
+
+TEST_CASE("an unsharded test is one unit named by its label as Bazel printed it") {
+  Rules rules;
+  auto units = make_units(of({gpu_test("@@//a:b")}), ShardMode::per_shard, size_default_estimator(rules), rules);
+  REQUIRE(units.size() == 1);
+  CHECK(units[0].id == "@@//a:b");
+  CHECK(!units[0].shard_index);
+  CHECK(units[0].shard_count == 1);
+}
+
+TEST_CASE("CPU and skipped tests make no units, flaky tests keep their flag") {
+  Rules rules;
+  auto cpu = gpu_test("//a:cpu");
+  cpu.bucket = Bucket::cpu;
+  auto skipped = gpu_test("//a:manual");
+  skipped.bucket = Bucket::skipped;
+  auto flaky = gpu_test("//a:flaky");
+  flaky.target.flaky = true;
+  auto units = make_units(of({cpu, skipped, flaky}), ShardMode::per_shard, size_default_estimator(rules), rules);
+  REQUIRE(units.size() == 1);
+  CHECK(units[0].flaky);
+}
+
+TEST_CASE("the rules file's size defaults set the planned durations") {
+  Rules rules;
+  rules.size_default_seconds["medium"] = 42;
+  auto units = make_units(of({gpu_test("//a:b"), gpu_test("//a:c", 0, "enormous")}), ShardMode::per_shard,
+                          size_default_estimator(rules), rules);
+  CHECK(units[0].duration_s == 42);
+  CHECK(units[1].duration_s == 3600);
+}
+
+TEST_CASE("a unit reserves the larger of its declared and its measured GPU memory") {
+  Rules rules;
+  auto declared = gpu_test("//a:declared");
+  declared.requirement.gpu_mem_mib = Sourced<std::int64_t>{16384, "tag gpu-mem:16G"};
+  auto measured = gpu_test("//a:measured");
+  Estimator history = [](const ClassifiedTest& t, std::optional<int>) {
+    std::optional<std::int64_t> peak;
+    if (t.target.label == "//a:declared") peak = 20000;
+    if (t.target.label == "//a:measured") peak = 9000;
+    return Estimate{30, "history-p90", peak};
+  };
+  auto units = make_units(of({declared, measured, gpu_test("//a:unknown")}), ShardMode::per_shard, history, rules);
+  CHECK(units[0].vram_mib == 20000);
+  CHECK(units[1].vram_mib == 9000);
+  CHECK(!units[2].vram_mib);
+}
+
+TEST_CASE("units come sorted by id whatever the order of the tests") {
+  Rules rules;
+  auto units = make_units(of({gpu_test("//b:t"), gpu_test("//a:t", 2)}), ShardMode::per_shard,
+                          size_default_estimator(rules), rules);
+  REQUIRE(units.size() == 3);
+  CHECK(units[0].id == "//a:t#shard-0-of-2");
+  CHECK(units[2].id == "//b:t");
+}
