@@ -98,7 +98,7 @@ void summary(std::string& out, const Plan& plan, int width, const Painter& p) {
     }
 }
 
-/// One row of a lane: a glyph and a colour per column.
+/// One row of a lane: per column, a glyph and the test it belongs to (for its colour).
 struct Cells {
   std::vector<std::string> glyphs;
   std::vector<const std::string*> labels;  ///< the test a column belongs to; null when idle
