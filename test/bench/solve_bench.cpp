@@ -1,7 +1,7 @@
 // The planner on generated workloads and fleets: time, peak memory and quality (makespan against
 // the lower bound) per policy. Each case runs in a child process so that its peak RSS is its own.
-// Usage: solve_bench [--quick] [WORDS]   (--quick: up to 100,000 units; WORDS: only the cases
-// whose name contains them, e.g. `solve_bench --quick "1-GPU"`)
+// Usage: solve_bench [--quick] [--policy=P] [WORDS]   (--quick: up to 100,000 units; --policy:
+// that policy only; WORDS: only the cases whose name contains them, e.g. `solve_bench "1-GPU"`)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,8 +172,10 @@ Result measure(const Case& c, Policy policy) {
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
+  std::optional<Policy> only_policy;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strncmp(argv[i], "--policy=", 9) == 0) only_policy = parse_policy(argv[i] + 9);
     else only = argv[i];
   }
   Workload mixed{{{1, 70}, {2, 15}, {4, 8}, {8, 4}}, 50, 3, 30, 50};
@@ -196,6 +199,7 @@ int main(int argc, char** argv) {
     if (c.name.find(only) == std::string::npos) continue;
     double whole_makespan = 0, exact_makespan = 0;
     for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
+      if (only_policy && policy != *only_policy) continue;
       Result r = measure(c, policy);
       if (policy == Policy::exact) exact_makespan = r.makespan;
       if (policy == Policy::whole_node) whole_makespan = r.makespan;
@@ -204,7 +208,8 @@ int main(int argc, char** argv) {
                  r.makespan, r.bound, 100 * (r.makespan / r.bound - 1));
       std::fflush(stdout);
     }
-    fmt::print("|   |   |   | exact vs whole-node | | | | {:.1f}% shorter | | |\n", 100 * (1 - exact_makespan / whole_makespan));
+    if (!only_policy)
+      fmt::print("|   |   |   | exact vs whole-node | | | | {:.1f}% shorter | | |\n", 100 * (1 - exact_makespan / whole_makespan));
   }
   return 0;
 }
