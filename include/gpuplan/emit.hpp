@@ -1,7 +1,12 @@
 #pragma once
-// Plans for people: the terminal preview and the Gantt chart (SVG, self-contained HTML).
+// Plans for people: the terminal preview, the Gantt chart (SVG, self-contained HTML), and
+// the table that compares plans of the same tests under several policies and fleets.
 #include <string>
+#include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
@@ -11,8 +16,32 @@ struct TextOptions {
   bool color = false;  ///< ANSI colours (the CLI decides: a terminal, and NO_COLOR unset)
 };
 
+/// Summary, then per node a text Gantt (a lane per GPU, a time axis), the unschedulable
+/// units and the diagnostics. No line is wider than options.width (at least 40).
 std::string render_text(const Plan& plan, const TextOptions& options);
+/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its test with a
+/// tooltip, a time axis, a legend, makespan and lower bound marked.
 std::string render_svg(const Plan& plan);
+/// The same chart as one HTML page that needs nothing else (no network), with hover
+/// tooltips and the diagnostics.
 std::string render_html(const Plan& plan);
+
+/// One plan's line in `gpuplan compare`.
+struct Comparison {
+  std::string fleet;  ///< the fleet file's name
+  Policy policy = Policy::exact;
+  int fleet_gpus = 0;
+  int fleet_nodes = 0;
+  PlanSummary summary;
+  double gpu_hours_reserved = 0;  ///< GPU time held by units; a GPU shared under pack counts once
+  double gpu_hours_used = 0;      ///< GPU time the tests asked for: GPUs asked × planned duration
+  double utilization = 0;         ///< reserved / (fleet GPUs × makespan)
+};
+
+Comparison compare(const Plan& plan, const Fleet& fleet);
+
+/// The comparisons as aligned tables, one per fleet, fitted to options.width.
+std::string render_comparison(const std::vector<Comparison>& rows, const TextOptions& options);
+nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows);
 
 }  // namespace gpuplan

@@ -12,19 +12,19 @@
 namespace gpuplan {
 
 struct Gpu {
-  int index = 0;           ///< as CUDA_VISIBLE_DEVICES counts on the node
-  std::string model;       ///< "H100-SXM-80GB", as the fleet names it
-  std::string family;      ///< lower-case family from the catalog: "h100", "a100", "l4"
+  int index = 0;       ///< as CUDA_VISIBLE_DEVICES counts on the node
+  std::string model;   ///< "H100-SXM-80GB", as the fleet names it
+  std::string family;  ///< lower-case family from the catalog: "h100", "a100", "l4"
   std::int64_t vram_mib = 0;
   Version compute_capability;
-  std::string uuid;        ///< optional
+  std::string uuid;  ///< optional
 };
 
 struct Node {
   std::string name;
   std::string pool;
   std::vector<Gpu> gpus;
-  Version cuda;        ///< highest CUDA version the driver supports
+  Version cuda;  ///< highest CUDA version the driver supports
   std::string driver;
   std::map<std::string, std::string> labels;
   /// nvlink[i][j]: GPUs i and j are directly NVLink-connected (symmetric; false on the diagonal).
@@ -57,11 +57,11 @@ Fleet load_fleet(std::istream& in, const std::string& name);
 
 /// One entry of the built-in GPU catalog: what `model:` alone stands for.
 struct GpuModel {
-  std::string name;                     ///< the fleet's spelling: "H100-SXM-80GB"
-  std::string family;                   ///< "h100"
-  std::int64_t vram_mib = 0;            ///< memory.total as nvidia-smi reports it
+  std::string name;           ///< the fleet's spelling: "H100-SXM-80GB"
+  std::string family;         ///< "h100"
+  std::int64_t vram_mib = 0;  ///< memory.total as nvidia-smi reports it
   Version compute_capability;
-  std::vector<std::string> smi_names;   ///< names nvidia-smi prints: "NVIDIA H100 80GB HBM3"
+  std::vector<std::string> smi_names;  ///< names nvidia-smi prints: "NVIDIA H100 80GB HBM3"
 };
 
 /// The catalog, in the order the README's table lists it.

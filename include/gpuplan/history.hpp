@@ -1,4 +1,107 @@
 #pragma once
-// Learning durations and GPU memory from past runs (SPEC section 3).
-// The readers and the estimator are written by the history work; `gpuplan plan --history`
-// reaches them through src/cli/history_input.hpp.
+// Learning durations and GPU memory from past runs (SPEC section 3): Bazel's Build Event
+// Protocol JSON, the JUnit test.xml files in bazel-testlogs, and a simple CSV/JSON table.
+// `gpuplan plan --history` reaches this through src/cli/history_input.hpp.
+#include <compare>
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/classify.hpp"
+#include "gpuplan/diagnostic.hpp"
+#include "gpuplan/rules.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan {
+
+/// One measured attempt of a test, or of one shard of it.
+struct Sample {
+  double seconds = 0;
+  /// The attempt hit its timeout: it would have run at least `seconds`. A lower bound,
+  /// never part of the percentile.
+  bool timed_out = false;
+  std::optional<std::int64_t> peak_vram_mib;  ///< per GPU, as measured
+  std::optional<std::int64_t> start_ms;       ///< when it started (ms since the epoch), if the input says
+  bool operator==(const Sample&) const = default;
+};
+
+/// The unit a sample belongs to.
+struct SampleKey {
+  std::string label;         ///< canonical_label(): "@//a:b" and "//a:b" are one test
+  std::optional<int> shard;  ///< 0-based like TEST_SHARD_INDEX; empty for an unsharded test
+  auto operator<=>(const SampleKey&) const = default;
+};
+
+/// Samples read from one or more inputs, in input order within each unit.
+struct History {
+  std::map<SampleKey, std::vector<Sample>> samples;
+  std::map<std::string, int> shard_counts;  ///< by canonical label, where an input said
+  long cached_results = 0;                  ///< cached BEP results, ignored: they measured an older run
+
+  /// Appends `newer` after this history: with no start times, later inputs are newer.
+  void merge(History newer);
+  long sample_count() const;
+};
+
+/// What one input gave: its samples and, if rows were skipped, one warning that counts them.
+struct HistoryRead {
+  History history;
+  Diagnostics diagnostics;
+};
+
+enum class HistoryFormat {
+  bep,    ///< bazel test --build_event_json_file: one JSON event a line
+  junit,  ///< test.xml as Bazel, gtest or pytest write it
+  csv,    ///< header with label,seconds and optionally shard,peak_vram_mib,start,exit_status
+  json,   ///< rows as a JSON array or one object a line, or the file `history summarize` writes
+};
+std::string_view to_string(HistoryFormat format);
+
+/// Tells the formats apart by their first bytes.
+HistoryFormat detect_history_format(std::string_view head);
+
+/// Where a test.xml sits under bazel-testlogs, which says whose it is:
+/// "ml/train_test/shard_2_of_4/test.xml" is shard 1 of 4 of //ml:train_test.
+struct TestLogPath {
+  std::string label;
+  std::optional<int> shard;  ///< 0-based
+  int shard_count = 1;
+  int attempt = 0;  ///< N for test_attempts/attempt_N.xml (earlier attempts); 0 for test.xml (the last)
+};
+
+/// `relative` is the path below bazel-testlogs; "external/repo/pkg/name/..." is "@repo//pkg:name".
+/// Nullopt for anything that is not a test.xml or an attempt_N.xml.
+std::optional<TestLogPath> parse_testlog_path(std::string_view relative);
+
+/// Readers. `name` is the file name in error positions ("file:line: what is wrong").
+/// A bad row throws InputError under `strict`; otherwise it is skipped and counted.
+HistoryRead read_bep(std::istream& in, const std::string& name, bool strict);
+HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
+HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
+
+/// The `history summarize` file: the last `window` samples of every unit, oldest first.
+/// read_table reads it back. The same history always gives the same bytes.
+std::string summarize(const History& history, int window);
+
+/// A unit's samples oldest first (by start time when every one has it, else in input order),
+/// keeping the last `window`.
+std::vector<Sample> recent_samples(std::vector<Sample> samples, int window);
+
+/// A unit's estimate from its own samples: the rules' percentile (default p90) of the
+/// durations among its last `history_window` attempts, and the largest peak VRAM among them
+/// plus the VRAM headroom. Empty without samples; a unit that only timed out gets the longest
+/// timeout as `seconds` with source "history-timeout" (a lower bound).
+std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
+
+/// The planner's estimator: a unit's history; for a test without history the median of the
+/// history estimates of the GPU tests of its size class in `tests` ("size-median"); then
+/// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no
+/// estimate is zero.
+Estimator history_estimator(History history, const Classification& tests, const Rules& rules,
+                            Estimator fallback);
+
+}  // namespace gpuplan

@@ -14,12 +14,6 @@ namespace gpuplan::annotate {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string join_constraints(const std::vector<VersionConstraint>& constraints) {
   std::string text;
   for (const auto& c : constraints) text += (text.empty() ? "" : " and ") + describe(c);
@@ -34,6 +28,12 @@ std::optional<bool> parse_bool(std::string_view text) {
 }
 
 }  // namespace
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 bool Claim::wants_gpu() const {
   return gpu || gpus || gpu_mem_mib || !cuda.empty() || !compute_capability.empty() || gpu_models ||

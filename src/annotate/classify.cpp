@@ -46,6 +46,7 @@ class TestClassifier {
   ClassifiedTest classify(Target target) {
     test_ = ClassifiedTest{};
     claims_.clear();
+    malformed_.clear();
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
@@ -76,6 +77,7 @@ class TestClassifier {
       return;
     }
     test_.annotations.push_back({reading.source, "ignored: " + reading.problem});
+    malformed_.push_back(reading.source);
     report(bad(), reading.source,
            fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
   }
@@ -149,9 +151,13 @@ class TestClassifier {
     if (gpu.empty()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, "default"};
-      test_.reason = test_.target.has_attributes || !test_.target.tags.empty()
-                         ? "no GPU annotation"
-                         : "no GPU annotation (the input has labels only: no tags to read)";
+      if (!malformed_.empty())
+        test_.reason = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
+                                   fmt::join(malformed_, ", "));
+      else if (!test_.target.has_attributes && test_.target.tags.empty())
+        test_.reason = "no GPU annotation (the input has labels only: no tags to read)";
+      else
+        test_.reason = "no GPU annotation";
       return;
     }
     test_.bucket = Bucket::gpu;
@@ -160,13 +166,15 @@ class TestClassifier {
     combine_constraints(gpu, &Claim::cuda, r.cuda);
     combine_constraints(gpu, &Claim::compute_capability, r.compute_capability);
     combine_models(gpu);
-    r.nvlink = combine_flag(gpu, &Claim::nvlink, "NVLink");
-    r.exclusive = combine_flag(gpu, &Claim::exclusive, "the whole node");
+    r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
+    r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
     if (implied) test_.reason += "; no GPU count given, so 1 GPU";
   }
 
-  static std::vector<std::string> gpu_reasons(const std::vector<Claim>& gpu) {
+  /// What each annotation asked for, those that give a count first.
+  static std::vector<std::string> gpu_reasons(std::vector<Claim> gpu) {
+    std::stable_partition(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpu || c.gpus; });
     std::vector<std::string> reasons;
     for (const auto& c : gpu) reasons.push_back(c.source + " → " + c.meaning());
     return reasons;
@@ -246,11 +254,11 @@ class TestClassifier {
   }
 
   /// A yes/no need: asked for by any annotation, it holds.
-  std::optional<Sourced<bool>> combine_flag(const std::vector<Claim>& gpu, std::optional<bool> Claim::*field,
-                                            std::string_view what) {
+  std::optional<Sourced<bool>> combine_flag(const std::vector<Claim>& claims,
+                                            std::optional<bool> Claim::*field, std::string_view what) {
     const Claim* yes = nullptr;
     const Claim* no = nullptr;
-    for (const auto& c : gpu) {
+    for (const auto& c : claims) {
       if (!(c.*field)) continue;
       if (*(c.*field) && !yes) yes = &c;
       if (!*(c.*field) && !no) no = &c;
@@ -270,6 +278,7 @@ class TestClassifier {
   ClassifiedTest test_;
   std::string label_;
   std::vector<Claim> claims_;
+  std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
 };
 
 std::string dropped_summary(const DroppedCounts& dropped) {

@@ -11,12 +11,6 @@ namespace gpuplan::annotate {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 Recognized claim(std::string_view convention, Claim c) {
   return {convention, Reading{c.source, std::move(c), {}}};
 }

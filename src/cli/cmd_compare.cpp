@@ -1,13 +1,74 @@
-// Placeholder until this command is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// gpuplan compare: the same tests planned under several policies and fleets, side by side.
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/history_input.hpp"
+#include "cli/io.hpp"
+#include "cli/query_input.hpp"
+#include "gpuplan/emit.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/solve.hpp"
+#include "gpuplan/units.hpp"
 
 namespace gpuplan::cli {
 
-void add_compare_command(CLI::App& app, int& /*status*/) {
-  auto* command = app.add_subcommand("compare", "(not written yet)");
-  command->callback([] { throw std::logic_error("gpuplan compare: not written yet"); });
+namespace {
+struct CompareArgs {
+  QueryOptions query;
+  std::vector<std::string> fleets;
+  std::vector<std::string> policies{"exact"};
+  std::vector<std::string> history;
+  std::string shards = "per-shard";
+  bool json = false;
+  std::string output = "-";
+};
+}  // namespace
+
+void add_compare_command(CLI::App& app, int& status) {
+  auto* command = app.add_subcommand(
+      "compare",
+      "Plan the same tests under several policies and/or fleets and compare makespan, bound, gap, "
+      "GPU-hours reserved and used, utilisation and unschedulable units.");
+  auto args = std::make_shared<CompareArgs>();
+  add_query_options(*command, args->query);
+  command->add_option("--fleet", args->fleets, "a fleet YAML; repeat to compare fleets")->required();
+  command->add_option("--policies", args->policies, "policies to compare (default: exact)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
+  command->add_option("--history", args->history, "past runs (BEP JSON, JUnit XML, CSV/JSON, bazel-testlogs); repeatable");
+  command->add_option("--shards", args->shards, "per-shard (default): a unit per shard; whole: a sharded test is one unit")
+      ->check(CLI::IsMember({"per-shard", "whole"}));
+  command->add_flag("--json", args->json, "write JSON instead of a table");
+  command->add_option("-o,--output", args->output, "write here instead of standard output");
+  command->callback([args, &status] {
+    auto rules = read_rules(args->query);
+    auto tests = read_and_classify(args->query, rules);
+    Diagnostics diagnostics;
+    auto estimator = estimator_for(args->history, rules, tests, args->query.strict, diagnostics);
+    auto units = make_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard, estimator, rules);
+    std::vector<Comparison> rows;
+    for (const auto& path : args->fleets) {
+      auto input = open_input(path);
+      auto fleet = load_fleet(input.in(), input.name);
+      for (const auto& name : args->policies) {
+        SolveOptions options;
+        options.policy = *parse_policy(name);
+        options.rules = rules;
+        rows.push_back(compare(make_plan(tests, units, fleet, options), fleet));
+      }
+    }
+    auto terminal = terminal_for(STDOUT_FILENO);
+    bool to_terminal = args->output == "-";
+    write_output(args->output, args->json ? comparison_to_json(rows).dump(2) + "\n"
+                                          : render_comparison(rows, {terminal.width, to_terminal && terminal.color}));
+    status = exit_ok;
+  });
 }
 
 }  // namespace gpuplan::cli

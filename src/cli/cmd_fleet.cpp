@@ -48,22 +48,28 @@ void add_import(CLI::App& fleet, int& status) {
   import->add_option("--topo", arguments->topo, "output of nvidia-smi topo -m ('-' for standard input)")
       ->required();
   import->add_option("--name", arguments->options.node, "the node's name")->capture_default_str();
-  import->add_option("--pool", arguments->options.pool, "the pool's name (default: the GPU family, e.g. h100)");
-  import->add_option("--cuda", arguments->options.cuda,
-                     "the CUDA version nvidia-smi prints top right (default: known from the driver's branch)");
-  import->add_option("-o,--output", arguments->output, "where to write the fleet YAML ('-' for standard output)")
+  import->add_option("--pool", arguments->options.pool,
+                     "the pool's name (default: the GPU family, e.g. h100)");
+  import->add_option(
+      "--cuda", arguments->options.cuda,
+      "the CUDA version nvidia-smi prints top right (default: known from the driver's branch)");
+  import
+      ->add_option("-o,--output", arguments->output,
+                   "where to write the fleet YAML ('-' for standard output)")
       ->capture_default_str();
   import->callback([arguments, &status] {
-    auto is_stdin = [](const std::string& path) { return path.empty() || path == "-"; };
-    if (is_stdin(arguments->query) && is_stdin(arguments->topo))
-      throw InputError(Position{"<stdin>"}, "only one of --query-gpu and --topo can be standard input");
-    auto query = open_input(arguments->query);
-    auto topo = open_input(arguments->topo);
-    auto yaml = import_nvidia_smi({read_all(query), query.name}, {read_all(topo), topo.name}, arguments->options);
-    write_output(arguments->output, yaml);
-    status = exit_ok;
-  });
-}
+    auto is_stdin = [](const std::string& path) { return path.empty() || path == "-";
+};
+if (is_stdin(arguments->query) && is_stdin(arguments->topo))
+  throw InputError(Position{"<stdin>"}, "only one of --query-gpu and --topo can be standard input");
+auto query = open_input(arguments->query);
+auto topo = open_input(arguments->topo);
+auto yaml = import_nvidia_smi({read_all(query), query.name}, {read_all(topo), topo.name}, arguments->options);
+write_output(arguments->output, yaml);
+status = exit_ok;
+}  // namespace
+);
+}  // namespace gpuplan::cli
 
 }  // namespace
 

@@ -1,13 +1,51 @@
-// Placeholder until this command is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// gpuplan render: the plan as a Gantt chart, SVG or a self-contained HTML page.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "cli/plan_input.hpp"
+#include "gpuplan/emit.hpp"
+#include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
 
-void add_render_command(CLI::App& app, int& /*status*/) {
-  auto* command = app.add_subcommand("render", "(not written yet)");
-  command->callback([] { throw std::logic_error("gpuplan render: not written yet"); });
+namespace {
+struct RenderArgs {
+  std::string plan = "-";
+  std::string output;
+  std::string format;
+};
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+void add_render_command(CLI::App& app, int& status) {
+  auto* command = app.add_subcommand(
+      "render", "Draw a plan as a Gantt chart: lanes per node and GPU, a bar per unit, makespan and bound marked.");
+  auto args = std::make_shared<RenderArgs>();
+  command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
+  command->add_option("-o,--output", args->output, "the chart: FILE.svg or FILE.html (\"-\": standard output)")
+      ->required();
+  command->add_option("--format", args->format, "svg or html (default: from the output's extension)")
+      ->check(CLI::IsMember({"svg", "html"}));
+  command->callback([args, &status] {
+    std::string format = args->format;
+    if (format.empty()) {
+      if (ends_with(args->output, ".svg")) format = "svg";
+      else if (ends_with(args->output, ".html") || ends_with(args->output, ".htm")) format = "html";
+      else
+        throw InputError(Position{args->output},
+                         "cannot tell the chart format from the name; use .svg or .html, or --format");
+    }
+    auto plan = read_plan(args->plan);
+    write_output(args->output, format == "svg" ? render_svg(plan) : render_html(plan));
+    status = exit_ok;
+  });
 }
 
 }  // namespace gpuplan::cli

@@ -1,13 +1,147 @@
-// Placeholder until this command is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// gpuplan run-under: the wrapper for `bazel test --run_under=...`. Bazel keeps its caching,
+// sharding and test environment; this finds the test's planned GPUs, waits for them through
+// per-GPU lock files, and runs the test with CUDA_VISIBLE_DEVICES set.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "cli/query_input.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
+#include "gpuplan/target.hpp"
+#include "run/os.hpp"
 
 namespace gpuplan::cli {
 
-void add_run_under_command(CLI::App& app, int& /*status*/) {
-  auto* command = app.add_subcommand("run-under", "(not written yet)");
-  command->callback([] { throw std::logic_error("gpuplan run-under: not written yet"); });
+namespace {
+
+struct RunUnderOptions {
+  std::string plan;
+  std::string node;
+  std::string lock_dir = "/tmp/gpuplan-locks";
+  std::string results;
+  std::string query;
+  std::string rules;
+  std::vector<std::string> command;
+};
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+/// GPUs a test outside the plan asks for, by its tags in `--query` output; 0 without one.
+int unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
+  if (o.query.empty()) return 0;
+  QueryOptions query;
+  query.input = o.query;
+  query.rules = o.rules;
+  for (const auto& test : read_and_classify(query, read_rules(query)).tests)
+    if (canonical_label(test.target.label) == canonical_label(label))
+      return test.bucket == Bucket::gpu ? test.requirement.gpus.value : 0;
+  return 0;
+}
+
+/// Any `count` free GPUs of the node, lowest first. Never waits while holding a lock, so it
+/// cannot deadlock with the planned tests that take theirs in index order.
+std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::string& dir, int count, int node_gpus) {
+  while (true) {
+    std::vector<int> gpus;
+    std::vector<os::GpuLocks> locks;
+    for (int gpu = 0; gpu < node_gpus && static_cast<int>(gpus.size()) < count; ++gpu) {
+      if (auto lock = os::GpuLocks::take(dir, {gpu}, false)) {
+        gpus.push_back(gpu);
+        locks.push_back(std::move(*lock));
+      }
+    }
+    if (static_cast<int>(gpus.size()) == count) return {gpus, std::move(locks)};
+    locks.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+int run_under(const RunUnderOptions& o) {
+  const char* target = std::getenv("TEST_TARGET");
+  if (!target || !*target)
+    throw InputError(Position{"TEST_TARGET"},
+                     "not set: run-under runs as `bazel test --run_under=\"gpuplan run-under --plan ...\"`");
+  std::optional<int> shard;
+  if (const char* index = std::getenv("TEST_SHARD_INDEX"); index && *index) {
+    char* end = nullptr;
+    long value = std::strtol(index, &end, 10);
+    if (*end != '\0' || value < 0) throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
+    shard = static_cast<int>(value);
+  }
+  auto input = open_input(o.plan);
+  auto plan = parse_plan(read_all(input), input.name);
+  auto node = o.node.empty() ? this_host() : o.node;
+
+  Assignment assignment;
+  std::vector<os::GpuLocks> held;
+  if (auto planned = find_assignment(plan, node, target, shard)) {
+    assignment = *planned;
+    if (auto locks = os::GpuLocks::take(o.lock_dir, assignment.gpus, true)) held.push_back(std::move(*locks));
+  } else {
+    int wanted = unplanned_gpu_count(o, target);
+    int node_gpus = planned_gpu_count(plan, node);
+    if (wanted > node_gpus)
+      throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
+                                                     wanted, node_gpus, node));
+    assignment.unit.label = target;
+    assignment.unit.shard_index = shard;
+    assignment.node = node;
+    std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
+    std::cerr << fmt::format("gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
+                             wanted == 0 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
+                                         : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
+  }
+
+  os::catch_stop_signals();
+  double start = os::now_epoch_s();
+  pid_t child = os::spawn(o.command, {{"CUDA_VISIBLE_DEVICES", gpu_list(assignment.gpus)}}, false);
+  os::forward_stop_signals(child);
+  int wait_status = 0;
+  while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  const double seconds = os::now_epoch_s() - start;  // before the GPUs go: the record's span holds them
+  held.clear();
+  int status = os::exit_status(wait_status);
+  if (!o.results.empty())
+    os::append_locked(o.results, results_header(),
+                      to_csv({canonical_label(target), shard, seconds, node, assignment.gpus, start, status}));
+  return status;
+}
+
+}  // namespace
+
+void add_run_under_command(CLI::App& app, int& status) {
+  auto options = std::make_shared<RunUnderOptions>();
+  auto* command = app.add_subcommand(
+      "run-under", "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
+  command->add_option("--plan", options->plan, "the plan (JSON)")->required();
+  command->add_option("--node", options->node, "this machine's node in the plan (default: the host name)");
+  command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")->capture_default_str();
+  command->add_option("--results", options->results, "append a results record (CSV) to this file");
+  command->add_option("--query", options->query,
+                      "bazel query output to find the GPUs of a test missing from the plan by its tags");
+  command->add_option("--rules", options->rules, "rules file for --query");
+  command->prefix_command();
+  command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
+  command->callback([options, command, &status] {
+    for (auto& argument : command->remaining()) options->command.push_back(argument);
+    if (options->command.empty()) throw CLI::ValidationError("run-under", "no test command: Bazel adds it");
+    status = run_under(*options);
+  });
 }
 
 }  // namespace gpuplan::cli

@@ -1,10 +1,10 @@
 // gpuplan targets: the tests gpuplan reads from Bazel's output, as a table or JSON.
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -39,9 +39,10 @@ std::string dropped_words(const DroppedCounts& dropped) {
 
 std::string summary(const TargetList& targets, const std::string& name) {
   if (targets.format.empty()) return fmt::format("no tests: {} is empty\n", name);
-  std::string line = targets.tests.empty() ? fmt::format("no tests in {} ({})", name, targets.format)
-                                           : fmt::format("{} test{} ({})", targets.tests.size(),
-                                                         targets.tests.size() == 1 ? "" : "s", targets.format);
+  std::string line = targets.tests.empty()
+                         ? fmt::format("no tests in {} ({})", name, targets.format)
+                         : fmt::format("{} test{} ({})", targets.tests.size(),
+                                       targets.tests.size() == 1 ? "" : "s", targets.format);
   std::string dropped = dropped_words(targets.dropped);
   return line + (dropped.empty() ? "; nothing dropped\n" : fmt::format("; dropped {}\n", dropped));
 }
@@ -52,10 +53,12 @@ std::string table(const TargetList& targets) {
                                 [](const Target& t) { return !t.configuration.empty(); });
   if (configured) rows[0].insert(rows[0].begin() + 1, "CONFIG");
   for (const Target& target : targets.tests) {
-    std::vector<std::string> row{target.label, target.rule_class.empty() ? "-" : target.rule_class,
+    std::vector<std::string> row{target.label,
+                                 target.rule_class.empty() ? "-" : target.rule_class,
                                  target.has_attributes ? target.size : "-",
                                  target.shard_count > 0 ? std::to_string(target.shard_count) : "-",
-                                 target.flaky ? "yes" : "-", join(target.tags, ",")};
+                                 target.flaky ? "yes" : "-",
+                                 join(target.tags, ",")};
     if (configured) row.insert(row.begin() + 1, target.configuration);
     rows.push_back(std::move(row));
   }
@@ -109,12 +112,14 @@ void add_targets_command(CLI::App& app, int& /*status*/) {
     bool json = false;
   };
   auto options = std::make_shared<Options>();
-  auto* command = app.add_subcommand("targets", "Show the tests gpuplan reads from bazel query/cquery output");
+  auto* command =
+      app.add_subcommand("targets", "Show the tests gpuplan reads from bazel query/cquery output");
   add_targets_input(*command, options->input);
   command->add_flag("--json", options->json, "JSON for machines instead of a table");
   command->callback([options] {
     TargetList targets = read_targets_input(options->input);
-    std::string name = options->input.path.empty() || options->input.path == "-" ? "<stdin>" : options->input.path;
+    std::string name =
+        options->input.path.empty() || options->input.path == "-" ? "<stdin>" : options->input.path;
     if (options->json) {
       write_output("-", to_json(targets).dump(2) + "\n");
       if (targets.tests.empty()) fmt::print(stderr, "gpuplan: {}", summary(targets, name));

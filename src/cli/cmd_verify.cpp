@@ -1,13 +1,65 @@
-// Placeholder until this command is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// gpuplan verify: does a plan keep its promises on this fleet (and to this query)?
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/verify.hpp"
 
 namespace gpuplan::cli {
 
-void add_verify_command(CLI::App& app, int& /*status*/) {
-  auto* command = app.add_subcommand("verify", "(not written yet)");
-  command->callback([] { throw std::logic_error("gpuplan verify: not written yet"); });
+namespace {
+struct VerifyArgs {
+  std::string plan;
+  std::string fleet;
+  QueryOptions query;
+};
+}  // namespace
+
+void add_verify_command(CLI::App& app, int& status) {
+  auto* command = app.add_subcommand(
+      "verify",
+      "Check a plan against the fleet (and the query, if given): GPUs exist and are not double-booked, "
+      "requirements and exclusivity hold, every GPU test is there once, times and env agree. "
+      "Exit 0: valid; 4: invalid.");
+  auto args = std::make_shared<VerifyArgs>();
+  command->add_option("plan", args->plan, "the plan JSON to check (\"-\": standard input)")->required();
+  command->add_option("--fleet", args->fleet, "the fleet YAML the plan is meant for")->required();
+  add_query_options(*command, args->query);
+  command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
+  command->callback([args, command, &status] {
+    auto plan = read_plan(args->plan);
+    auto fleet_input = open_input(args->fleet);
+    auto fleet = load_fleet(fleet_input.in(), fleet_input.name);
+    VerifyOptions options;
+    options.rules = read_rules(args->query);
+    std::optional<Classification> query;
+    if (command->get_option("FILE")->count() > 0) {
+      if (args->query.input == "-" && args->plan == "-")
+        throw InputError(Position{"<stdin>"}, "the plan and the query cannot both come from standard input");
+      query = read_and_classify(args->query, options.rules);
+      options.query = &*query;
+    }
+    auto violations = verify(plan, fleet, options);
+    auto name = args->plan == "-" ? std::string("<stdin>") : args->plan;
+    std::string out;
+    for (const auto& v : violations)
+      out += fmt::format("{}: {}: {} [{}]\n", name, v.unit.empty() ? "plan" : v.unit, v.reason, to_string(v.kind));
+    if (violations.empty())
+      out += fmt::format("{}: valid: {} units on {} ({} policy){}\n", name, plan.assignments.size(), fleet.source,
+                         to_string(plan.policy), query ? ", every GPU test of the query once" : "");
+    else
+      out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(), violations.size() == 1 ? "" : "s");
+    write_output("-", out);
+    status = violations.empty() ? exit_ok : exit_invalid_plan;
+  });
 }
 
 }  // namespace gpuplan::cli

@@ -1,14 +1,117 @@
-// Placeholder until history is written; the history work replaces this file.
 #include "cli/history_input.hpp"
 
-#include <stdexcept>
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "cli/io.hpp"
+#include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
 
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_testlogs(const fs::path& component) {
+  return component == "testlogs" || component == "bazel-testlogs";
+}
+
+/// The part of `path` below its last bazel-testlogs (or bazel-out/…/testlogs) folder, as
+/// given or once symlinks are resolved; empty when neither has one.
+std::optional<fs::path> below_testlogs(const fs::path& path) {
+  std::error_code ignored;
+  for (const fs::path& candidate : {path, fs::weakly_canonical(path, ignored)}) {
+    std::optional<fs::path> below;
+    for (const auto& component : candidate) {
+      if (is_testlogs(component)) below = fs::path();
+      else if (below && !component.empty() && component != ".") *below /= component;
+    }
+    if (below) return below;
+  }
+  return std::nullopt;
+}
+
+void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
+  history.merge(std::move(read.history));
+  diagnostics.insert(diagnostics.end(), read.diagnostics.begin(), read.diagnostics.end());
+}
+
+/// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
+void read_testlogs(const std::string& directory, bool strict, History& history, Diagnostics& diagnostics) {
+  fs::path prefix = below_testlogs(directory).value_or(fs::path());
+  std::vector<std::tuple<std::string, int, int, std::string, TestLogPath>> files;
+  std::error_code error;
+  for (auto it = fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (!it->is_regular_file(error) || it->path().extension() != ".xml") continue;
+    auto relative = (prefix / it->path().lexically_relative(directory)).generic_string();
+    if (auto test = parse_testlog_path(relative)) {
+      int order = test->attempt == 0 ? INT_MAX : test->attempt;
+      files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
+    }
+  }
+  if (error) throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
+  });
+  for (const auto& file : files) {
+    Input input = open_input(std::get<3>(file));
+    add(history, diagnostics, read_junit(input.in(), input.name, std::get<4>(file), strict));
+  }
+}
+
+void read_file(const std::string& path, bool strict, History& history, Diagnostics& diagnostics) {
+  Input input = open_input(path);
+  std::istringstream whole;
+  std::istream* in = &input.in();
+  if (!input.owned) {  // standard input cannot be rewound after a look at its start
+    whole.str(read_all(input));
+    in = &whole;
+  }
+  std::string head(4096, '\0');
+  in->read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in->gcount()));
+  in->clear();
+  in->seekg(0);
+  switch (detect_history_format(head)) {
+    case HistoryFormat::bep: return add(history, diagnostics, read_bep(*in, input.name, strict));
+    case HistoryFormat::csv:
+    case HistoryFormat::json: return add(history, diagnostics, read_table(*in, input.name, strict));
+    case HistoryFormat::junit: {
+      auto below = below_testlogs(path);
+      auto test = below ? parse_testlog_path(below->generic_string()) : std::nullopt;
+      if (!test)
+        throw InputError(Position{input.name},
+                         "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
+                         "pass the bazel-testlogs directory instead");
+      return add(history, diagnostics, read_junit(*in, input.name, *test, strict));
+    }
+  }
+}
+
+}  // namespace
+
+History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics) {
+  History history;
+  for (const auto& path : paths) {
+    std::error_code ignored;
+    if (path != "-" && fs::is_directory(path, ignored)) read_testlogs(path, strict, history, diagnostics);
+    else read_file(path, strict, history, diagnostics);
+  }
+  return history;
+}
+
 Estimator estimator_for(const std::vector<std::string>& history_paths, const Rules& rules,
-                        const Classification&, bool, Diagnostics&) {
-  if (!history_paths.empty()) throw std::logic_error("--history: not written yet");
-  return size_default_estimator(rules);
+                        const Classification& tests, bool strict, Diagnostics& diagnostics) {
+  if (history_paths.empty()) return size_default_estimator(rules);
+  History history = read_history_paths(history_paths, strict, diagnostics);
+  return history_estimator(std::move(history), tests, rules, size_default_estimator(rules));
 }
 
 }  // namespace gpuplan::cli

@@ -5,14 +5,20 @@
 
 #include "gpuplan/classify.hpp"
 #include "gpuplan/diagnostic.hpp"
+#include "gpuplan/history.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/units.hpp"
 
 namespace gpuplan::cli {
 
+/// Reads every path in order, later ones counting as newer: a file in any history format
+/// ("-" is standard input), or a bazel-testlogs directory (each test.xml and
+/// test_attempts/attempt_N.xml below it). Skipped bad rows become warnings in `diagnostics`;
+/// under `strict` they throw InputError.
+History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics);
+
 /// The estimator a plan uses: history where there is some, then the fallbacks
 /// (size-class median, size default). With no paths, the size defaults alone.
-/// Skipped bad rows become warnings in `diagnostics`; under `strict` they throw InputError.
 Estimator estimator_for(const std::vector<std::string>& history_paths, const Rules& rules,
                         const Classification& tests, bool strict, Diagnostics& diagnostics);
 

@@ -54,7 +54,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   for (const auto& d : classification.diagnostics) {
     if (d.severity != Severity::error) continue;
     ++count;
-    errors += fmt::format("\n  {}: {}: {}", d.label, d.source, d.message);
+    errors += fmt::format("\n  {}: {}", d.label, d.message);
   }
   auto name = options.input.empty() || options.input == "-" ? std::string("<stdin>") : options.input;
   throw InputError(Position{name},

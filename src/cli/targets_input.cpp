@@ -10,11 +10,15 @@ namespace gpuplan::cli {
 
 void add_targets_input(CLI::App& command, TargetsInput& input) {
   command.add_option("FILE", input.path, "Bazel query or cquery output (default: standard input)");
-  command.add_option("--input-format", input.input_format,
-                     "label, label_kind, xml, streamed_jsonproto, jsonproto, cquery_label, cquery_label_kind "
-                     "or cquery_jsonproto (default: detected from the content)");
-  command.add_option("--attrs", input.attrs,
-                     "query output with attributes (xml or JSON) for the tests of a labels-only FILE");
+  command
+      .add_option("--input-format", input.input_format,
+                  "label, label_kind, xml, streamed_jsonproto, jsonproto, cquery_label, cquery_label_kind "
+                  "or cquery_jsonproto (default: detected from the content)")
+      ->option_text("FORMAT");
+  command
+      .add_option("--attrs", input.attrs,
+                  "query output with attributes (xml or JSON) for the tests of a labels-only FILE")
+      ->option_text("FILE");
 }
 
 namespace {
@@ -24,10 +28,11 @@ TargetList read_one(const std::string& path, const std::string& format_name) {
   if (!format_name.empty()) {
     format = parse_input_format(format_name);
     if (!format)
-      throw InputError(Position{"--input-format"},
-                       fmt::format("unknown format \"{}\"; known: label, label_kind, xml, streamed_jsonproto, "
-                                   "jsonproto, cquery_label, cquery_label_kind, cquery_jsonproto",
-                                   format_name));
+      throw InputError(
+          Position{"--input-format"},
+          fmt::format("unknown format \"{}\"; known: label, label_kind, xml, streamed_jsonproto, "
+                      "jsonproto, cquery_label, cquery_label_kind, cquery_jsonproto",
+                      format_name));
   }
   Input in = open_input(path);
   return read_targets(in.in(), in.name, format);

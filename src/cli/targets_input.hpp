@@ -1,9 +1,8 @@
 #pragma once
 // `[FILE] --input-format F --attrs FILE`: reading Bazel's output, shared by every
 // command that starts from a query (targets, classify, plan, ...).
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "gpuplan/target.hpp"
 

@@ -1,10 +1,280 @@
-// Placeholder until this stage is written; the issue that owns it replaces this file.
-#include <stdexcept>
+// The terminal preview: a summary, a text Gantt per node, unschedulable units, diagnostics.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
 
 namespace gpuplan {
 
-std::string render_text(const Plan&, const TextOptions&) { throw std::logic_error("emit: not written yet"); }
-std::string render_svg(const Plan&) { throw std::logic_error("emit: not written yet"); }
-std::string render_html(const Plan&) { throw std::logic_error("emit: not written yet"); }
+namespace {
+
+using emit::columns;
+
+constexpr int kMinWidth = 40;
+constexpr int kTickSpacing = 10;  ///< columns between time-axis labels, at least
+constexpr std::string_view kKeys = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+enum class Style { none, bold, dim, red, yellow, cyan };
+
+struct Painter {
+  bool color = false;
+
+  std::string paint(std::string_view text, Style style) const {
+    if (!color || style == Style::none) return std::string(text);
+    static const std::map<Style, std::string_view> codes{
+        {Style::bold, "1"}, {Style::dim, "2"}, {Style::red, "31"}, {Style::yellow, "33"}, {Style::cyan, "36"}};
+    return fmt::format("\x1b[{}m{}\x1b[0m", codes.at(style), text);
+  }
+  /// The test's chart colour on a 256-colour terminal: the nearest of the 6×6×6 cube.
+  std::string tint(std::string_view text, emit::Rgb rgb) const {
+    if (!color) return std::string(text);
+    auto level = [](int v) { return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40; };
+    return fmt::format("\x1b[38;5;{}m{}\x1b[0m", 16 + 36 * level(rgb.r) + 6 * level(rgb.g) + level(rgb.b), text);
+  }
+};
+
+/// Words of `text` in lines of at most `width` columns; lines after the first start with `indent` spaces.
+std::vector<std::string> wrap(std::string_view text, int width, int indent) {
+  std::vector<std::string> lines{""};
+  size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find(' ', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string word(text.substr(at, end - at));
+    at = end + 1;
+    if (word.empty()) continue;
+    auto& line = lines.back();
+    bool fresh = line.empty() || line.find_first_not_of(' ') == std::string::npos;
+    if (!fresh && columns(line) + 1 + columns(word) > width) {
+      lines.push_back(std::string(indent, ' '));
+      fresh = true;
+    }
+    auto& current = lines.back();
+    if (!fresh) current += ' ';
+    current += emit::fit(word, width - columns(current));
+  }
+  return lines;
+}
+
+/// Parts joined with " · ", starting a new line rather than passing `width`.
+std::vector<std::string> join_fitting(const std::vector<std::string>& parts, int width) {
+  std::vector<std::string> lines{""};
+  for (const auto& part : parts) {
+    if (!lines.back().empty() && columns(lines.back()) + 3 + columns(part) > width) lines.push_back("");
+    if (!lines.back().empty()) lines.back() += " · ";
+    lines.back() += emit::fit(part, width);
+  }
+  return lines;
+}
+
+std::string percent(double ratio) { return fmt::format("{:.1f}%", ratio * 100); }
+
+void summary(std::string& out, const Plan& plan, int width, const Painter& p) {
+  const auto& s = plan.summary;
+  std::vector<std::string> head{"gpuplan plan", fmt::format("policy {}", to_string(plan.policy))};
+  if (!plan.fleet.empty()) head.push_back("fleet " + emit::printable(plan.fleet));
+  std::vector<std::string> counts{
+      fmt::format("{} tests: {} GPU, {} CPU, {} skipped", s.tests, s.gpu_tests, s.cpu_tests, s.skipped_tests),
+      fmt::format("{} GPU units: {} scheduled, {} unschedulable", s.gpu_units, s.scheduled_units,
+                  s.unschedulable_units)};
+  std::vector<std::string> times{fmt::format("makespan {}", emit::format_seconds(s.makespan_s))};
+  if (s.lower_bound_s > 0)
+    times.push_back(fmt::format("lower bound {} (gap {})", emit::format_seconds(s.lower_bound_s),
+                                percent(s.makespan_s / s.lower_bound_s - 1)));
+  times.push_back("GPU utilisation " + percent(s.gpu_utilization));
+  if (plan.policy == Policy::pack) times.push_back(fmt::format("pack slowdown ×{:g}", s.pack_slowdown));
+  bool first = true;
+  for (const auto& parts : {head, counts, times})
+    for (const auto& line : join_fitting(parts, width)) {
+      out += first ? p.paint(line, Style::bold) : line;
+      out += '\n';
+      first = false;
+    }
+}
+
+/// One row of a lane: a glyph and a colour per column.
+struct Cells {
+  std::vector<std::string> glyphs;
+  std::vector<const std::string*> labels;  ///< the test a column belongs to; null when idle
+};
+
+class NodeChart {
+ public:
+  NodeChart(const emit::NodeLanes& node, double end_s, int width, int label_width, const Painter& painter)
+      : node_(node), plot_(width - label_width), label_width_(label_width), painter_(painter) {
+    scale_ = plot_ / end_s;
+    step_ = emit::tick_step(end_s, std::max(1, plot_ / kTickSpacing));
+  }
+
+  void render(std::string& out) {
+    header(out);
+    axis(out);
+    for (const auto& lane : node_.lanes)
+      for (size_t r = 0; r < std::max<size_t>(lane.rows.size(), 1); ++r) {
+        std::string label = r == 0 ? fmt::format(" GPU {}", lane.gpu) : "";
+        label.resize(static_cast<size_t>(label_width_), ' ');
+        out += painter_.paint(label, Style::dim);
+        out += row(r < lane.rows.size() ? lane.rows[r] : emit::Row{});
+        out += '\n';
+      }
+    for (const auto& [key, a] : legend_) {
+      auto text = fmt::format("   {} {}  GPU {}  {} → {}", key, emit::printable(a->unit.id), emit::join_gpus(a->gpus),
+                              emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
+      out += emit::fit(text, label_width_ + plot_) + '\n';
+    }
+  }
+
+ private:
+  int column(double t) const { return static_cast<int>(std::lround(t * scale_)); }
+
+  void header(std::string& out) const {
+    auto name = emit::fit(emit::printable(node_.name), label_width_ + plot_ - 4);
+    auto info = fmt::format(" {} unit{}, busy until {} ", node_.units, node_.units == 1 ? "" : "s",
+                            emit::format_seconds(node_.busy_until_s));
+    int used = columns(name) + 1;
+    if (used + columns(info) + 2 > label_width_ + plot_) info = " ";
+    int rule = std::max(0, label_width_ + plot_ - used - columns(info));
+    out += painter_.paint(name, Style::bold) + ' ' + painter_.paint("──" + info, Style::dim);
+    std::string line;
+    for (int i = 2; i < rule; ++i) line += "─";
+    out += painter_.paint(line, Style::dim) + '\n';
+  }
+
+  void axis(std::string& out) const {
+    std::string line(static_cast<size_t>(label_width_), ' ');
+    int next_free = 0;
+    for (int k = 0;; ++k) {
+      double t = k * step_;
+      int c = column(t);
+      if (c > plot_) break;
+      auto text = k == 0 ? std::string("0") : emit::format_seconds(t);
+      if (c < next_free || c + columns(text) > plot_) continue;
+      line += std::string(static_cast<size_t>(c - next_free), ' ') + text;
+      next_free = c + columns(text);
+    }
+    out += painter_.paint(line, Style::dim) + '\n';
+  }
+
+  char key_for(const Assignment* a) {
+    for (const auto& [key, b] : legend_)
+      if (b == a) return key;
+    char key = legend_.size() < kKeys.size() ? kKeys[legend_.size()] : '*';
+    legend_.emplace_back(key, a);
+    return key;
+  }
+
+  std::string row(const emit::Row& units) {
+    Cells cells{std::vector<std::string>(static_cast<size_t>(plot_)), std::vector<const std::string*>(
+                                                                          static_cast<size_t>(plot_), nullptr)};
+    for (int c = 0; c < plot_; ++c) cells.glyphs[static_cast<size_t>(c)] = "·";
+    for (int k = 1; column(k * step_) < plot_; ++k) cells.glyphs[static_cast<size_t>(column(k * step_))] = "┊";
+    int cursor = 0;
+    for (const auto* a : units) {
+      int c0 = std::max(column(a->start_s), cursor);
+      if (c0 >= plot_) {
+        cells.glyphs.back() = "+";
+        continue;
+      }
+      int c1 = std::clamp(column(a->end_s), c0 + 1, plot_);
+      draw(cells, a, c0, c1 - c0);
+      cursor = c1;
+    }
+    std::string out;
+    for (size_t c = 0; c < cells.glyphs.size();) {
+      size_t end = c + 1;
+      while (end < cells.glyphs.size() && cells.labels[end] == cells.labels[c]) ++end;
+      std::string run;
+      for (size_t i = c; i < end; ++i) run += cells.glyphs[i];
+      out += cells.labels[c] ? painter_.tint(run, emit::test_color(*cells.labels[c])) : painter_.paint(run, Style::dim);
+      c = end;
+    }
+    return out;
+  }
+
+  /// A bar of `n` columns from `c0`: "[name───]" when the name fits, else a key letter
+  /// (with as much of the name as fits) that the legend under the node explains.
+  void draw(Cells& cells, const Assignment* a, int c0, int n) {
+    auto name = emit::short_name(a->unit);
+    std::string content;
+    if (n >= 3 && columns(name) <= n - 2) {
+      content = "[" + name;
+    } else {
+      std::string key(1, key_for(a));
+      content = n < 3 ? key : "[" + key + (n >= 7 ? " " + emit::fit(name, n - 4) : "");
+    }
+    std::vector<std::string> glyphs;
+    for (char c : content)
+      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) glyphs.back() += c;
+      else glyphs.emplace_back(1, c);
+    while (static_cast<int>(glyphs.size()) < n - 1) glyphs.push_back("─");
+    if (n >= 2) glyphs.push_back("]");
+    for (int i = 0; i < n; ++i) {
+      cells.glyphs[static_cast<size_t>(c0 + i)] = glyphs[static_cast<size_t>(i)];
+      cells.labels[static_cast<size_t>(c0 + i)] = &a->unit.label;
+    }
+  }
+
+  const emit::NodeLanes& node_;
+  int plot_;
+  int label_width_;
+  const Painter& painter_;
+  double scale_ = 1;
+  double step_ = 60;
+  std::vector<std::pair<char, const Assignment*>> legend_;
+};
+
+void section(std::string& out, std::string_view title, size_t count, const Painter& p) {
+  out += '\n' + p.paint(fmt::format("{} ({})", title, count), Style::bold) + '\n';
+}
+
+}  // namespace
+
+std::string render_text(const Plan& plan, const TextOptions& options) {
+  const int width = std::max(options.width, kMinWidth);
+  const Painter p{options.color};
+  std::string out;
+  summary(out, plan, width, p);
+
+  auto gantt = emit::layout(plan);
+  int widest = 1;
+  for (const auto& node : gantt.nodes)
+    for (const auto& lane : node.lanes) widest = std::max(widest, static_cast<int>(fmt::format("{}", lane.gpu).size()));
+  const int label_width = static_cast<int>(std::string_view(" GPU ").size()) + widest + 1;
+  if (gantt.nodes.empty()) out += "\nNo unit is scheduled.\n";
+  for (const auto& node : gantt.nodes) {
+    out += '\n';
+    NodeChart(node, gantt.end_s, width, label_width, p).render(out);
+  }
+
+  if (!plan.unschedulable.empty()) {
+    section(out, "Unschedulable units", plan.unschedulable.size(), p);
+    for (const auto& u : plan.unschedulable) {
+      auto lines = wrap(fmt::format("{}: {}", emit::printable(u.unit.id), emit::printable(u.reason)), width - 2, 4);
+      auto head = lines[0].find(':');
+      out += "  " + p.paint(lines[0].substr(0, head), Style::red) + lines[0].substr(head) + '\n';
+      for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
+    }
+  }
+  if (!plan.diagnostics.empty()) {
+    section(out, "Diagnostics", plan.diagnostics.size(), p);
+    for (const auto& d : plan.diagnostics) {
+      auto severity = std::string(to_string(d.severity));
+      std::string about = d.label.empty() ? "" : " " + d.label;
+      if (!d.source.empty()) about += fmt::format(" ({})", d.source);
+      auto lines = wrap(emit::printable(fmt::format("{}{}: {}", severity, about, d.message)), width - 2, 4);
+      auto style = d.severity == Severity::error ? Style::red : d.severity == Severity::warning ? Style::yellow
+                                                                                                 : Style::cyan;
+      out += "  " + p.paint(severity, style) + lines[0].substr(severity.size()) + '\n';
+      for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
+    }
+  }
+  return out;
+}
+
 }  // namespace gpuplan

@@ -1,14 +1,14 @@
 // The fleet file (SPEC section 4): YAML in, a validated Fleet out, or an InputError that
 // names the file, line, column and key of the first thing wrong.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "fleet/names.hpp"
 #include "fleet/topology.hpp"
@@ -40,8 +40,14 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, else "".
+/// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, or
+/// " (did you mean 'H100-PCIE-80GB' or 'H100-SXM-80GB'?)" when `word` is part of some; else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
+  std::vector<std::string> containing;
+  for (auto candidate : known)
+    if (word.size() >= 2 && fleet::lower(candidate).find(fleet::lower(word)) != std::string::npos)
+      containing.push_back(fmt::format("'{}'", candidate));
+  if (!containing.empty()) return fmt::format(" (did you mean {}?)", fmt::join(containing, " or "));
   std::string_view best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (auto candidate : known) {
@@ -97,8 +103,9 @@ class Reader {
              fmt::format("unknown key{}; known here: {}", did_you_mean(key, known), fmt::join(known, ", ")));
       for (const auto& [seen, field] : result)
         if (seen == key)
-          fail(item.first, key_path, fmt::format("given twice (first on line {})", field.key.Mark().line + 1));
-      result.push_back({key, Field{item.first, item.second}});
+          fail(item.first, key_path,
+               fmt::format("given twice (first on line {})", field.key.Mark().line + 1));
+      result.emplace_back(key, Field{item.first, item.second});
     }
     return result;
   }
@@ -133,8 +140,9 @@ class Reader {
     auto value = text(node, key);
     if (!fleet::is_name(value))
       fail(node, key,
-           fmt::format("{} is not a name: use letters, digits, '-', '_' and '.', starting with a letter or digit",
-                       shown(node)));
+           fmt::format(
+               "{} is not a name: use letters, digits, '-', '_' and '.', starting with a letter or digit",
+               shown(node)));
     return value;
   }
 
@@ -186,8 +194,7 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
                               "model from the catalog (README, \"Fleet\")",
                               name, did_you_mean(name, names)));
     spec.model.name = name;
-    std::ranges::transform(name, std::back_inserter(spec.model.family),
-                           [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    spec.model.family = fleet::lower(name);
   }
   if (vram) {
     auto text = reader.text(vram->value, "gpu.vram");
@@ -201,7 +208,8 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
   const auto& count = require(reader, fields, node, "gpu.count", "how many GPUs each node has");
   spec.count = static_cast<int>(reader.whole_number(count.value, "gpu.count", 1, max_gpus_per_node));
   if (const auto* uuids = find(fields, "uuids")) {
-    for (const auto& uuid : reader.list(uuids->value, "gpu.uuids")) spec.uuids.push_back(reader.text(uuid, "gpu.uuids"));
+    for (const auto& uuid : reader.list(uuids->value, "gpu.uuids"))
+      spec.uuids.push_back(reader.text(uuid, "gpu.uuids"));
     if (static_cast<int>(spec.uuids.size()) != spec.count)
       reader.fail(uuids->value, "gpu.uuids",
                   fmt::format("lists {} UUIDs for {} GPUs", spec.uuids.size(), spec.count));
@@ -224,8 +232,8 @@ int gpu_index(const Reader& reader, const YAML::Node& node, const std::string& k
 }
 
 /// nvlink_pairs or nvlink_groups: lists of GPU indices, no GPU in two of them.
-std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node& node, const std::string& key,
-                                          int gpus, bool pairs) {
+std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node& node,
+                                          const std::string& key, int gpus, bool pairs) {
   std::vector<std::vector<int>> groups;
   std::vector<std::optional<YAML::Mark>> owner(static_cast<size_t>(gpus));
   const char* what = pairs ? "pair" : "group";
@@ -240,9 +248,10 @@ std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node
       int index = gpu_index(reader, item, key, gpus);
       auto& first = owner[static_cast<size_t>(index)];
       if (first)
-        reader.fail(item, key,
-                    fmt::format("GPU {} is already in the {} at line {}, column {}: a GPU is in one NVLink {}",
-                                index, what, first->line + 1, first->column + 1, what));
+        reader.fail(
+            item, key,
+            fmt::format("GPU {} is already in the {} at line {}, column {}: a GPU is in one NVLink {}", index,
+                        what, first->line + 1, first->column + 1, what));
       first = entry.Mark();
       group.push_back(index);
     }
@@ -250,16 +259,6 @@ std::vector<std::vector<int>> read_groups(const Reader& reader, const YAML::Node
     groups.push_back(std::move(group));
   }
   return groups;
-}
-
-bool is_nvlink_cell(std::string_view cell) {
-  return cell.size() > 2 && cell.starts_with("NV") &&
-         cell.find_first_not_of("0123456789", 2) == std::string_view::npos;
-}
-
-bool is_other_cell(std::string_view cell) {
-  static const std::set<std::string_view> kinds = {"SYS", "NODE", "PHB", "PXB", "PIX", "SOC"};
-  return kinds.contains(cell);
 }
 
 /// topology: {matrix: rows}, each row a list of cells or one string of them, as
@@ -277,8 +276,10 @@ fleet::Links read_matrix(const Reader& reader, const YAML::Node& node, int gpus)
     if (row.IsScalar()) {
       std::string cell;
       for (char c : row.Scalar() + " ") {
-        if (c != ' ' && c != '\t') cell += c;
-        else if (!cell.empty()) cells.push_back(std::exchange(cell, {}));
+        if (c != ' ' && c != '\t')
+          cell += c;
+        else if (!cell.empty())
+          cells.push_back(std::exchange(cell, {}));
       }
     } else {
       for (const auto& cell : reader.list(row, key)) cells.push_back(reader.text(cell, key));
@@ -289,18 +290,19 @@ fleet::Links read_matrix(const Reader& reader, const YAML::Node& node, int gpus)
       const auto& cell = cells[static_cast<size_t>(j)];
       if (i == j && cell != "X")
         reader.fail(row, key, fmt::format("row {} must say X for GPU {} itself, not '{}'", i, i, cell));
-      if (i != j && !is_nvlink_cell(cell) && !is_other_cell(cell))
-        reader.fail(row, key,
-                    fmt::format("row {}, column {}: '{}' is not NV<n>, SYS, NODE, PHB, PXB or PIX", i, j, cell));
-      links[static_cast<size_t>(i)][static_cast<size_t>(j)] = is_nvlink_cell(cell);
+      if (i != j && !fleet::is_nvlink_cell(cell) && !fleet::is_pcie_cell(cell))
+        reader.fail(
+            row, key,
+            fmt::format("row {}, column {}: '{}' is not NV<n>, SYS, NODE, PHB, PXB or PIX", i, j, cell));
+      links[static_cast<size_t>(i)][static_cast<size_t>(j)] = fleet::is_nvlink_cell(cell);
     }
     rows.push_back(row);
   }
-  for (int i = 0; i < gpus; ++i)
-    for (int j = 0; j < i; ++j)
-      if (links[static_cast<size_t>(i)][static_cast<size_t>(j)] != links[static_cast<size_t>(j)][static_cast<size_t>(i)])
-        reader.fail(rows[static_cast<size_t>(i)], key,
-                    fmt::format("row {} and row {} disagree on whether GPUs {} and {} are NVLinked", i, j, i, j));
+  if (auto pair = fleet::first_asymmetry(links)) {
+    auto [i, j] = *pair;
+    reader.fail(rows[static_cast<size_t>(i)], key,
+                fmt::format("row {} and row {} disagree on whether GPUs {} and {} are NVLinked", i, j, i, j));
+  }
   return links;
 }
 
@@ -335,7 +337,8 @@ std::pair<std::string, fleet::Links> read_topology(const Reader& reader, const F
 std::map<std::string, std::string> read_labels(const Reader& reader, const Field* field) {
   std::map<std::string, std::string> labels;
   if (!field) return labels;
-  if (!field->value.IsMap()) reader.fail(field->value, "labels", fmt::format("must be a mapping, not {}", shown(field->value)));
+  if (!field->value.IsMap())
+    reader.fail(field->value, "labels", fmt::format("must be a mapping, not {}", shown(field->value)));
   for (const auto& item : field->value) {
     auto key = reader.text(item.first, "labels");
     if (labels.contains(key)) reader.fail(item.first, "labels." + key, "given twice");
@@ -361,8 +364,8 @@ struct Names {
 
 void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names& names,
                std::set<std::string>& pool_names) {
-  auto fields =
-      reader.fields(node, "", "pools", {"name", "count", "nodes", "gpu", "cuda", "driver", "topology", "labels"});
+  auto fields = reader.fields(node, "", "pools",
+                              {"name", "count", "nodes", "gpu", "cuda", "driver", "topology", "labels"});
   Pool pool;
   const auto& name = require(reader, fields, node, "name", "the pool's name, e.g. h100");
   pool.name = reader.name(name.value, "name");
@@ -374,7 +377,8 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
   if (count && listed) reader.fail(listed->key, "nodes", "give count or nodes, not both");
   if (listed) {
     reader.list(listed->value, "nodes");
-    if (listed->value.size() == 0) reader.fail(listed->value, "nodes", "is empty: a pool has at least one node");
+    if (listed->value.size() == 0)
+      reader.fail(listed->value, "nodes", "is empty: a pool has at least one node");
     for (const auto& entry : listed->value) {
       pool.nodes.push_back(reader.name(entry, "nodes"));
       names.add(reader, entry, "nodes", pool.nodes.back(), pool.name);
@@ -383,7 +387,8 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
     long nodes = count ? reader.whole_number(count->value, "count", 1, max_nodes_per_pool) : 1;
     for (long i = 0; i < nodes; ++i) {
       pool.nodes.push_back(fmt::format("{}-{}", pool.name, i));
-      names.add(reader, count ? count->value : name.value, count ? "count" : "name", pool.nodes.back(), pool.name);
+      names.add(reader, count ? count->value : name.value, count ? "count" : "name", pool.nodes.back(),
+                pool.name);
     }
   }
 
@@ -431,11 +436,13 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
     throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", e.msg));
   }
   if (!root.IsDefined() || root.IsNull())
-    throw InputError(Position{name, 1, 1}, "empty fleet: expected `version: 1` and `pools:` (README, \"Fleet\")");
+    throw InputError(Position{name, 1, 1},
+                     "empty fleet: expected `version: 1` and `pools:` (README, \"Fleet\")");
   auto fields = reader.fields(root, "", "fleet", {"version", "pools"});
   const auto& version = require(reader, fields, root, "version", "write `version: 1` first");
   if (!version.value.IsScalar() || version.value.Scalar() != "1")
-    reader.fail(version.value, "version", fmt::format("only version 1 is known, not {}", shown(version.value)));
+    reader.fail(version.value, "version",
+                fmt::format("only version 1 is known, not {}", shown(version.value)));
   const auto& pools = require(reader, fields, root, "pools", "the list of pools");
   reader.list(pools.value, "pools");
   if (pools.value.size() == 0) reader.fail(pools.value, "pools", "empty fleet: list at least one pool");

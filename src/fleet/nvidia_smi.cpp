@@ -1,11 +1,11 @@
 // `gpuplan fleet import`: a fleet file for one node from two nvidia-smi outputs, so an
 // admin describes a real machine by running two commands on it.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "fleet/names.hpp"
 #include "fleet/topology.hpp"
@@ -41,8 +41,10 @@ std::vector<std::string> lines_of(std::string_view text) {
         continue;
       }
     }
-    if (c == '\n') lines.push_back(std::exchange(line, {}));
-    else if (c != '\r') line += c;
+    if (c == '\n')
+      lines.push_back(std::exchange(line, {}));
+    else if (c != '\r')
+      line += c;
   }
   if (!line.empty()) lines.push_back(line);
   return lines;
@@ -92,29 +94,31 @@ struct SmiGpu {
 };
 
 /// The columns the importer reads, in the order the README's command asks for them.
-const std::vector<std::string> query_columns = {"index",        "name",       "uuid",
+const std::vector<std::string> query_columns = {"index",        "name",        "uuid",
                                                 "memory.total", "compute_cap", "driver_version"};
 
 std::vector<SmiGpu> parse_query(const NamedText& input) {
   auto lines = lines_of(input.text);
-  std::vector<std::pair<std::vector<Cell>, long>> rows;
+  std::vector<std::vector<Cell>> rows;
   for (size_t i = 0; i < lines.size(); ++i)
     if (lines[i].find_first_not_of(" \t") != std::string::npos)
-      rows.push_back({split(lines[i], static_cast<long>(i) + 1, ','), static_cast<long>(i) + 1});
-  if (rows.empty()) throw InputError(Position{input.name}, "is empty: expected the output of nvidia-smi --query-gpu");
+      rows.push_back(split(lines[i], static_cast<long>(i) + 1, ','));
+  if (rows.empty())
+    throw InputError(Position{input.name}, "is empty: expected the output of nvidia-smi --query-gpu");
 
   // With a header, columns are found by name ("memory.total [MiB]" is memory.total);
   // without one (--format=csv,noheader) they must be in the README's order.
   std::vector<std::string> header = query_columns;
-  bool has_header = !whole(rows.front().first.front().text);
+  bool has_header = !whole(rows.front().front().text);
   if (has_header) {
     header.clear();
-    for (const auto& cell : rows.front().first) header.push_back(cell.text.substr(0, cell.text.find(" [")));
+    for (const auto& cell : rows.front()) header.push_back(cell.text.substr(0, cell.text.find(" [")));
     rows.erase(rows.begin());
   }
   auto column = [&](const std::string& name) -> std::optional<size_t> {
     auto it = std::ranges::find(header, name);
-    return it == header.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - header.begin()));
+    return it == header.end() ? std::nullopt
+                              : std::optional<size_t>(static_cast<size_t>(it - header.begin()));
   };
   for (const auto* required : {"index", "name", "memory.total"})
     if (!column(required))
@@ -124,16 +128,17 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
   if (rows.empty()) throw InputError(Position{input.name, 1, 1}, "lists no GPUs");
 
   std::vector<SmiGpu> gpus;
-  for (auto& [cells, number] : rows) {
+  for (const auto& cells : rows) {
     if (cells.size() != header.size())
       fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
     auto cell = [&](const std::string& name) {
       auto at = column(name);
-      Cell value = at ? cells[*at] : Cell{"", number, 1};
+      Cell value = at ? cells[*at] : Cell{"", cells.front().line, 1};
       if (value.text == "[N/A]" || value.text == "N/A" || value.text == "[Not Supported]") value.text.clear();
       return value;
     };
-    SmiGpu gpu{0, cell("name"), cell("uuid"), cell("memory.total"), cell("compute_cap"), cell("driver_version")};
+    SmiGpu gpu{
+        0, cell("name"), cell("uuid"), cell("memory.total"), cell("compute_cap"), cell("driver_version")};
     auto index = cell("index");
     auto value = whole(index.text);
     if (!value) fail(input, index, fmt::format("'{}' is not a GPU index", index.text));
@@ -141,12 +146,14 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
     if (gpu.name.text.empty()) fail(input, gpu.name, "the GPU has no name");
     gpus.push_back(std::move(gpu));
   }
-  std::ranges::sort(gpus, {}, &SmiGpu::index);
+  std::ranges::stable_sort(gpus, {}, &SmiGpu::index);
   for (size_t i = 0; i < gpus.size(); ++i)
     if (gpus[i].index != static_cast<long>(i))
       fail(input, gpus[i].name,
-           fmt::format("GPU indices must be 0 to {} once each; GPU {} is {}", gpus.size() - 1, i,
-                       gpus[i].index < static_cast<long>(i) ? "listed twice" : "missing"));
+           gpus[i].index < static_cast<long>(i)
+               ? fmt::format("GPU indices must be 0 to {} once each; GPU {} is listed twice", gpus.size() - 1,
+                             gpus[i].index)
+               : fmt::format("GPU indices must be 0 to {} once each; GPU {} is missing", gpus.size() - 1, i));
   return gpus;
 }
 
@@ -188,9 +195,11 @@ Topo parse_topo(const NamedText& input, int gpus) {
     }
   }
   if (!header)
-    throw InputError(Position{input.name}, "has no GPU0 GPU1 ... header: expected the output of nvidia-smi topo -m");
+    throw InputError(Position{input.name},
+                     "has no GPU0 GPU1 ... header: expected the output of nvidia-smi topo -m");
   if (static_cast<int>(rows.size()) != gpus)
-    throw InputError(Position{input.name, *header, 1}, fmt::format("has {} GPU rows for {} GPUs", rows.size(), gpus));
+    throw InputError(Position{input.name, *header, 1},
+                     fmt::format("has {} GPU rows for {} GPUs", rows.size(), gpus));
 
   Topo topo{{}, fleet::no_links(gpus)};
   auto& links = topo.links;
@@ -203,18 +212,19 @@ Topo parse_topo(const NamedText& input, int gpus) {
       fail(input, row.front(), fmt::format("GPU{}'s row has fewer than {} cells", i, gpus));
     for (int j = 0; j < gpus; ++j) {
       const auto& cell = row[static_cast<size_t>(j) + 1];
-      bool nvlink = cell.text.size() > 2 && cell.text.starts_with("NV") && whole(cell.text.substr(2));
-      if (i == j ? cell.text != "X" : !nvlink && cell.text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
-        fail(input, cell, fmt::format("'{}' is not a link kind (X, NV<n>, SYS, NODE, PHB, PXB, PIX)", cell.text));
+      bool nvlink = fleet::is_nvlink_cell(cell.text);
+      if (i == j ? cell.text != "X" : !nvlink && !fleet::is_pcie_cell(cell.text))
+        fail(input, cell,
+             fmt::format("'{}' is not a link kind (X, NV<n>, SYS, NODE, PHB, PXB, PIX)", cell.text));
       links[static_cast<size_t>(i)][static_cast<size_t>(j)] = nvlink;
       topo.cells.back().push_back(cell.text);
     }
   }
-  for (int i = 0; i < gpus; ++i)
-    for (int j = 0; j < i; ++j)
-      if (links[static_cast<size_t>(i)][static_cast<size_t>(j)] != links[static_cast<size_t>(j)][static_cast<size_t>(i)])
-        fail(input, rows[static_cast<size_t>(i)][static_cast<size_t>(j) + 1],
-             fmt::format("GPU{} and GPU{} disagree on whether they are NVLinked", i, j));
+  if (auto pair = fleet::first_asymmetry(links)) {
+    auto [i, j] = *pair;
+    fail(input, rows[static_cast<size_t>(i)][static_cast<size_t>(j) + 1],
+         fmt::format("GPU{} and GPU{} disagree on whether they are NVLinked", i, j));
+  }
   return topo;
 }
 
@@ -256,8 +266,9 @@ std::string model_name(std::string name) {
 
 std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options) {
   if (!fleet::is_name(options.node))
-    throw InputError(Position{"--name"}, fmt::format("'{}' is not a node name: use letters, digits, '-', '_' and '.'",
-                                                     options.node));
+    throw InputError(
+        Position{"--name"},
+        fmt::format("'{}' is not a node name: use letters, digits, '-', '_' and '.'", options.node));
   auto gpus = parse_query(query);
   const auto& first = gpus.front();
   std::int64_t vram = memory_mib(query, first.memory);
@@ -274,9 +285,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
 
   const auto* known = find_gpu_model(first.name.text);
   std::string model = known ? known->name : model_name(first.name.text);
-  std::string family = known ? known->family : model;
-  std::ranges::transform(family, family.begin(),
-                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  std::string family = known ? known->family : fleet::lower(model);
   std::string pool = options.pool.empty() ? family : options.pool;
   if (!fleet::is_name(pool))
     throw InputError(Position{"--pool"}, fmt::format("'{}' is not a pool name: pass --pool", pool));
@@ -284,7 +293,8 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   std::optional<Version> compute_capability;
   if (!first.compute_cap.text.empty()) {
     compute_capability = Version::parse(first.compute_cap.text);
-    if (!compute_capability) fail(query, first.compute_cap, fmt::format("'{}' is not a compute capability", first.compute_cap.text));
+    if (!compute_capability)
+      fail(query, first.compute_cap, fmt::format("'{}' is not a compute capability", first.compute_cap.text));
   }
   if (!known && !compute_capability)
     fail(query, first.name,
@@ -325,6 +335,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   auto groups = fleet::as_groups(links);
   auto list = [](const std::vector<std::vector<int>>& sets) {
     std::vector<std::string> parts;
+    parts.reserve(sets.size());
     for (const auto& set : sets) parts.push_back(fmt::format("[{}]", fmt::join(set, ", ")));
     return fmt::format("[{}]", fmt::join(parts, ", "));
   };

@@ -1,7 +1,7 @@
 // `gpuplan fleet check`'s report: what the fleet file amounts to, for people and for machines.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/fleet.hpp"
@@ -31,6 +31,7 @@ struct Totals {
   std::int64_t gpus = 0;
   std::int64_t vram_mib = 0;
   std::map<std::string, std::int64_t> gpus_by_model;
+  std::map<std::string, std::int64_t> vram_mib_by_model;
   std::vector<std::pair<Version, std::int64_t>> nodes_by_cuda;  ///< ascending by version
 };
 
@@ -41,10 +42,13 @@ Totals totals(const Fleet& fleet) {
       ++totals.gpus;
       totals.vram_mib += gpu.vram_mib;
       ++totals.gpus_by_model[gpu.model];
+      totals.vram_mib_by_model[gpu.model] += gpu.vram_mib;
     }
     auto it = std::ranges::find(totals.nodes_by_cuda, node.cuda, &std::pair<Version, std::int64_t>::first);
-    if (it == totals.nodes_by_cuda.end()) totals.nodes_by_cuda.emplace_back(node.cuda, 1);
-    else ++it->second;
+    if (it == totals.nodes_by_cuda.end())
+      totals.nodes_by_cuda.emplace_back(node.cuda, 1);
+    else
+      ++it->second;
   }
   std::ranges::sort(totals.nodes_by_cuda, {}, &std::pair<Version, std::int64_t>::first);
   return totals;
@@ -53,7 +57,7 @@ Totals totals(const Fleet& fleet) {
 /// 2609888 → "2.5 TiB", 92160 → "90.0 GiB": the order of magnitude people think in.
 std::string human_mib(std::int64_t mib) {
   constexpr double tib = 1024.0 * 1024;
-  if (mib >= tib) return fmt::format("{:.1f} TiB", static_cast<double>(mib) / tib);
+  if (static_cast<double>(mib) >= tib) return fmt::format("{:.1f} TiB", static_cast<double>(mib) / tib);
   return fmt::format("{:.1f} GiB", static_cast<double>(mib) / 1024);
 }
 
@@ -75,9 +79,9 @@ std::string fleet_summary(const Fleet& fleet) {
       {"pool", "nodes", "GPUs/node", "model", "VRAM/GPU", "CC", "CUDA", "driver", "NVLink"}};
   for (const auto& [pool, node, nvlink] : pools) {
     const auto& gpu = node->gpus.front();
-    rows.push_back({pool->name, std::to_string(pool->nodes.size()), std::to_string(node->gpus.size()), gpu.model,
-                    fmt::format("{} MiB", gpu.vram_mib), gpu.compute_capability.str(), node->cuda.str(),
-                    node->driver.empty() ? "-" : node->driver, nvlink});
+    rows.push_back({pool->name, std::to_string(pool->nodes.size()), std::to_string(node->gpus.size()),
+                    gpu.model, fmt::format("{} MiB", gpu.vram_mib), gpu.compute_capability.str(),
+                    node->cuda.str(), node->driver.empty() ? "-" : node->driver, nvlink});
   }
   std::vector<size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows)
@@ -97,7 +101,9 @@ std::string fleet_summary(const Fleet& fleet) {
   size_t model_width = 0;
   for (const auto& [model, count] : sums.gpus_by_model) model_width = std::max(model_width, model.size());
   out += "\nGPUs by model:\n";
-  for (const auto& [model, count] : sums.gpus_by_model) out += fmt::format("  {:<{}}  {:>5}\n", model, model_width, count);
+  for (const auto& [model, count] : sums.gpus_by_model)
+    out += fmt::format("  {:<{}}  {:>5} GPU{:<1}  {:>9}\n", model, model_width, count, count == 1 ? "" : "s",
+                       human_mib(sums.vram_mib_by_model.at(model)));
 
   std::vector<std::string> cuda;
   for (const auto& [version, nodes] : sums.nodes_by_cuda)
@@ -110,7 +116,8 @@ std::string fleet_summary_json(const Fleet& fleet) {
   using nlohmann::ordered_json;
   auto sums = totals(fleet);
   ordered_json cuda = ordered_json::array();
-  for (const auto& [version, nodes] : sums.nodes_by_cuda) cuda.push_back({{"cuda", version.str()}, {"nodes", nodes}});
+  for (const auto& [version, nodes] : sums.nodes_by_cuda)
+    cuda.push_back({{"cuda", version.str()}, {"nodes", nodes}});
   ordered_json pools = ordered_json::array();
   for (const auto& [pool, node, nvlink] : facts(fleet)) {
     const auto& gpu = node->gpus.front();

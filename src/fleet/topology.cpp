@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 #include "gpuplan/fleet.hpp"
 
 namespace gpuplan::fleet {
@@ -26,6 +29,23 @@ Links within_groups(int gpus, const std::vector<std::vector<int>>& groups) {
       for (int b : group)
         if (a != b) links[static_cast<size_t>(a)][static_cast<size_t>(b)] = true;
   return links;
+}
+
+bool is_nvlink_cell(std::string_view cell) {
+  return cell.size() > 2 && cell.size() < 6 && cell.starts_with("NV") &&
+         cell.find_first_not_of("0123456789", 2) == std::string_view::npos;
+}
+
+bool is_pcie_cell(std::string_view cell) {
+  static constexpr std::array<std::string_view, 6> kinds = {"SYS", "NODE", "PHB", "PXB", "PIX", "SOC"};
+  return std::ranges::find(kinds, cell) != kinds.end();
+}
+
+std::optional<std::pair<int, int>> first_asymmetry(const Links& links) {
+  for (size_t i = 0; i < links.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (links[i][j] != links[j][i]) return std::pair{static_cast<int>(i), static_cast<int>(j)};
+  return std::nullopt;
 }
 
 std::optional<std::vector<std::vector<int>>> as_groups(const Links& links) {
@@ -83,7 +103,8 @@ std::string describe_nvlink(const Node& node, const std::string& topology) {
   std::vector<std::string> links;
   for (int i = 0; i < gpus; ++i)
     for (int j = i + 1; j < gpus; ++j)
-      if (node.nvlink[static_cast<size_t>(i)][static_cast<size_t>(j)]) links.push_back(fmt::format("{}-{}", i, j));
+      if (node.nvlink[static_cast<size_t>(i)][static_cast<size_t>(j)])
+        links.push_back(fmt::format("{}-{}", i, j));
   return fmt::format("links {}", fmt::join(links, " "));
 }
 

@@ -1,9 +1,9 @@
 #include "ingest/attributes.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace gpuplan::ingest {
 

@@ -1,9 +1,9 @@
 // Which format an input is in, from its first bytes (SPEC section 1).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 #include "ingest/readers.hpp"
@@ -48,8 +48,11 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; 
 /// A sequence cut off by the end of `text` counts as valid (the head may end inside it).
 std::size_t utf8_length(std::string_view text) {
   auto byte = static_cast<unsigned char>(text[0]);
-  std::size_t length = byte < 0x80 ? 1 : byte >= 0xc2 && byte < 0xe0 ? 2 : byte >= 0xe0 && byte < 0xf0 ? 3
-                     : byte >= 0xf0 && byte < 0xf5 ? 4 : 0;
+  std::size_t length = byte < 0x80                   ? 1
+                       : byte >= 0xc2 && byte < 0xe0 ? 2
+                       : byte >= 0xe0 && byte < 0xf0 ? 3
+                       : byte >= 0xf0 && byte < 0xf5 ? 4
+                                                     : 0;
   for (std::size_t i = 1; i < length && i < text.size(); ++i)
     if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) return 0;
   return length;
@@ -118,7 +121,8 @@ InputFormat detect_format(Source& source) {
   std::size_t label = line.find(" //") != std::string_view::npos ? line.find(" //") : line.find(" @");
   if (label != std::string_view::npos && label > 0)
     return has_configuration(line) ? InputFormat::cquery_label_kind : InputFormat::label_kind;
-  long line_number = 1 + static_cast<long>(std::count(source.peek(start).begin(), source.peek(start).end(), '\n'));
+  std::string_view blank = source.peek(start);
+  long line_number = 1 + static_cast<long>(std::count(blank.begin(), blank.end(), '\n'));
   throw InputError(Position{source.name(), line_number},
                    fmt::format("unknown input format: \"{}\" is not how any of Bazel's query outputs "
                                "starts (label, label_kind, xml, streamed_jsonproto, jsonproto, cquery); "

@@ -1,5 +1,6 @@
 #include "gpuplan/ingest.hpp"
 
+#include <iterator>
 #include <unordered_map>
 
 #include "ingest/readers.hpp"
@@ -10,7 +11,7 @@ namespace ingest {
 
 void Collector::add(TargetKind kind, Target&& target) {
   if (kind == TargetKind::rule && keeps(target.rule_class)) {
-    tests_.push_back(std::move(target));
+    keep(std::move(target));
   } else {
     drop(kind, target.rule_class);
   }
@@ -27,14 +28,23 @@ void Collector::drop(TargetKind kind, std::string_view rule_class) {
   }
 }
 
+void Collector::keep(Target&& target) {
+  if (size_ % block_size == 0) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(block_size);
+  }
+  blocks_.back().push_back(std::move(target));
+  ++size_;
+}
+
 TargetList Collector::finish(InputFormat format) {
   TargetList list;
   list.format = std::string(to_string(format));
   list.dropped = dropped_;
-  list.tests.reserve(tests_.size());
-  while (!tests_.empty()) {  // popping as we go frees the deque's blocks while the vector fills
-    list.tests.push_back(std::move(tests_.front()));
-    tests_.pop_front();
+  list.tests.reserve(size_);
+  for (auto& block : blocks_) {  // freeing each block once moved keeps one copy of the list at a time
+    std::move(block.begin(), block.end(), std::back_inserter(list.tests));
+    std::vector<Target>().swap(block);
   }
   return list;
 }

@@ -1,9 +1,9 @@
 #include "ingest/json.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "ingest/attributes.hpp"
 
@@ -20,8 +20,10 @@ void JsonTargets::parse_object(std::string_view json, std::size_t readable, cons
   try {
     document_ = parser_.iterate(simdjson::padded_string_view(json.data(), json.size(), readable));
     use(document_.get_object());
-    const char* rest = nullptr;  // simdjson 3.0 has no document::at_end(): a location past the object means more text
-    if (document_.current_location().get(rest) == simdjson::SUCCESS) fail("more text after the JSON object", rest);
+    const char* rest =
+        nullptr;  // simdjson 3.0 has no document::at_end(): a location past the object means more text
+    if (document_.current_location().get(rest) == simdjson::SUCCESS)
+      fail("more text after the JSON object", rest);
   } catch (const simdjson::simdjson_error& error) {
     const char* at = nullptr;
     if (document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
@@ -33,7 +35,8 @@ void JsonTargets::add(std::string_view json, std::size_t readable, const Positio
   parse_object(json, readable, start, [this](ondemand::object target) { read_target(target); });
 }
 
-std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t readable, const Position& start) {
+std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t readable,
+                                          const Position& start) {
   std::uint64_t id = 0;
   parse_object(json, readable, start, [&](ondemand::object result) {
     std::size_t before = out_.size();
@@ -107,8 +110,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   if (attribute.find_field_unordered("type").get_string().get(type) != simdjson::SUCCESS)
     fail(fmt::format("attribute {} of {} has no \"type\"", name, target.label));
   if (type != expected_type(which))
-    fail(fmt::format("attribute {} of {} has type {}; Bazel gives {} the type {}", name, target.label, type, name,
-                     expected_type(which)));
+    fail(fmt::format("attribute {} of {} has type {}; Bazel gives {} the type {}", name, target.label, type,
+                     name, expected_type(which)));
   const char* value_key = which == Attribute::shard_count       ? "intValue"
                           : which == Attribute::flaky           ? "booleanValue"
                           : which == Attribute::tags            ? "stringListValue"
@@ -143,7 +146,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     }
     case Attribute::exec_properties: {
       ondemand::array entries;
-      if (value.get_array().get(entries) != simdjson::SUCCESS) wrong("a list of {\"key\", \"value\"} entries");
+      if (value.get_array().get(entries) != simdjson::SUCCESS)
+        wrong("a list of {\"key\", \"value\"} entries");
       for (auto entry : entries) {
         std::string_view key;
         std::string_view text;
@@ -168,15 +172,15 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {
+  if (!at && document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
   Position where = start_;
   if (at && at >= text_.data() && at <= text_.data() + text_.size()) {
     std::string_view before(text_.data(), static_cast<std::size_t>(at - text_.data()));
     long newlines = static_cast<long>(std::count(before.begin(), before.end(), '\n'));
     where.line += newlines;
     std::size_t line_start = before.rfind('\n');
-    where.column = line_start == std::string_view::npos
-                       ? start_.column + static_cast<long>(before.size())
-                       : static_cast<long>(before.size() - line_start);
+    where.column = line_start == std::string_view::npos ? start_.column + static_cast<long>(before.size())
+                                                        : static_cast<long>(before.size() - line_start);
   }
   throw InputError(where, message);
 }
@@ -207,8 +211,8 @@ void JsonObjects::read(const Each& each) {
       }
       if (capturing) {
         object.push_back(c);
-        if (object.size() > max_json_target)
-          fail(fmt::format("a JSON object longer than {} MiB", max_json_target >> 20));
+        if (object.size() > max_target_bytes)
+          fail(fmt::format("a JSON object longer than {} MiB", max_target_bytes >> 20));
       }
       if (in_string) {
         if (escaped) {
@@ -254,15 +258,15 @@ void JsonObjects::read(const Each& each) {
         case ' ':
         case '\t':
         case '\r':
-        case '\n':
-          break;
+        case '\n': break;
         default:
           if (depth == 0) fail(fmt::format("'{}' where a JSON object should begin", c));
       }
     }
   }
   if (!open.empty() || in_string)
-    fail(capturing ? fmt::format("the input ends inside the JSON object begun at line {}: is it cut off?", start.line)
+    fail(capturing ? fmt::format("the input ends inside the JSON object begun at line {}: is it cut off?",
+                                 start.line)
                    : "the input ends inside a JSON value: is it cut off?");
 }
 

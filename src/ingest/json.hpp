@@ -1,11 +1,11 @@
 #pragma once
 // What the three JSON formats share: build.proto's Target message in proto3's JSON
 // mapping, read with simdjson, and a splitter that finds whole objects in a stream.
+#include <simdjson.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
-
-#include <simdjson.h>
 
 #include "gpuplan/error.hpp"
 #include "ingest/readers.hpp"

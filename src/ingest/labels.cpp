@@ -13,7 +13,8 @@ namespace {
 std::string_view take_configuration(std::string_view& line, const Position& where) {
   std::size_t open = line.rfind(" (");
   if (open == std::string_view::npos || !line.ends_with(')'))
-    throw InputError(where, "a cquery line without its configuration: expected \" (9f87702)\" or \" (null)\" at its end");
+    throw InputError(
+        where, "a cquery line without its configuration: expected \" (9f87702)\" or \" (null)\" at its end");
   std::string_view id = line.substr(open + 2, line.size() - open - 3);
   line = line.substr(0, open);
   return id;
@@ -54,7 +55,8 @@ void read_label_lines(Source& source, InputFormat format, Collector& out) {
     std::string_view configuration = cquery ? take_configuration(line, where) : std::string_view{};
     std::string_view kind = with_kind ? take_kind(line, where) : std::string_view{};
     if (!line.starts_with("//") && !line.starts_with('@'))
-      throw InputError(where, fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\")", line));
+      throw InputError(where,
+                       fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\")", line));
     Target target;
     target.label = line;
     target.configuration = configuration;

@@ -1,9 +1,8 @@
 #pragma once
 // The readers of each input format, and what they share. ingest.cpp picks one.
 #include <cstddef>
-#include <deque>
-#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/ingest.hpp"
 #include "ingest/source.hpp"
@@ -13,32 +12,38 @@ namespace gpuplan::ingest {
 /// What kind of target a reader met, before it knows whether it is kept.
 enum class TargetKind { rule, source_file, generated_file, other };
 
-/// Collects the tests of one input and counts the rest. Tests are kept in a deque
-/// while reading, so a growing list never holds two copies of itself.
+/// Collects the tests of one input and counts the rest. Tests are kept in blocks of
+/// fixed capacity while reading (large enough to be mapped and unmapped on their own),
+/// so the list never holds two copies of itself, as a growing vector would.
 class Collector {
  public:
   /// Keeps `target` if it is a test rule, otherwise counts it as dropped.
   void add(TargetKind kind, Target&& target);
   /// Keeps a target whose kind the input does not say (the label format): every label is taken as a test.
-  void add_unchecked(Target&& target) { tests_.push_back(std::move(target)); }
+  void add_unchecked(Target&& target) { keep(std::move(target)); }
   /// Counts a target that was not a test without building it.
   void drop(TargetKind kind, std::string_view rule_class = {});
   /// Whether a rule of this class is kept (so readers can skip the attributes of the rest).
   static bool keeps(std::string_view rule_class) { return is_test_rule_class(rule_class); }
-  std::size_t size() const { return tests_.size(); }
-  Target& at(std::size_t index) { return tests_[index]; }
+  std::size_t size() const { return size_; }
+  Target& at(std::size_t index) { return blocks_[index / block_size][index % block_size]; }
   TargetList finish(InputFormat format);
 
  private:
-  std::deque<Target> tests_;
+  static constexpr std::size_t block_size = 65536;
+  void keep(Target&& target);
+
+  std::vector<std::vector<Target>> blocks_;
+  std::size_t size_ = 0;
   DroppedCounts dropped_;
 };
 
 /// The longest line a label or label_kind reader accepts.
 inline constexpr std::size_t max_label_line = std::size_t{1} << 20;
-/// The longest single JSON target (one line of streamed_jsonproto, one object of
-/// jsonproto or cquery jsonproto) a JSON reader accepts.
-inline constexpr std::size_t max_json_target = std::size_t{64} << 20;
+/// The most bytes one target may take: a line of streamed_jsonproto, an object of jsonproto
+/// or cquery jsonproto, an XML element. Real ones are far smaller; the bound keeps a
+/// broken input from filling memory.
+inline constexpr std::size_t max_target_bytes = std::size_t{64} << 20;
 
 /// Whether the input holds nothing but white space: a valid, empty result in any format.
 bool is_blank(Source& source);

@@ -1,9 +1,9 @@
 #include "ingest/source.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 
@@ -52,7 +52,7 @@ bool LineReader::fill() {
   std::size_t wanted = std::min(end_ + chunk_size, max_length_ + 2) + padding_;
   if (wanted > capacity_) {
     std::size_t grown = std::max(wanted, std::min(capacity_ * 2, max_length_ + 2 + padding_));
-    auto bigger = std::make_unique<char[]>(grown);
+    auto bigger = std::make_unique_for_overwrite<char[]>(grown);
     if (end_ > 0) std::memcpy(bigger.get(), buffer_.get(), end_);
     buffer_ = std::move(bigger);
     capacity_ = grown;
@@ -67,8 +67,10 @@ bool LineReader::next(std::string_view& line) {
   for (;;) {
     const char* start = buffer_.get() + begin_;
     std::size_t available = end_ - begin_;
-    const void* newline = available > scanned ? std::memchr(start + scanned, '\n', available - scanned) : nullptr;
-    std::size_t length = newline ? static_cast<std::size_t>(static_cast<const char*>(newline) - start) : available;
+    const void* newline =
+        available > scanned ? std::memchr(start + scanned, '\n', available - scanned) : nullptr;
+    std::size_t length =
+        newline ? static_cast<std::size_t>(static_cast<const char*>(newline) - start) : available;
     if (length > max_length_) {
       ++line_number_;
       throw InputError(Position{source_.name(), line_number_},

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -66,34 +65,39 @@ TEST_CASE("the workstation example is one node ws-0 with four GPUs in NVLink pai
 }
 
 TEST_CASE("explicit vram and compute capability override the catalog") {
-  auto fleet = load(fleet_with(
-      "    gpu: {model: h100-sxm-80gb, count: 1, vram: 80GiB, compute_capability: \"9.0\"}\n    cuda: \"12.4\"\n"));
+  auto fleet =
+      load(fleet_with("    gpu: {model: h100-sxm-80gb, count: 1, vram: 80GiB, compute_capability: \"9.0\"}\n "
+                      "   cuda: \"12.4\"\n"));
   REQUIRE(fleet.nodes[0].gpus[0].model == "H100-SXM-80GB");
   REQUIRE(fleet.nodes[0].gpus[0].vram_mib == 81920);
 }
 
 TEST_CASE("a model the catalog does not know is accepted with its vram and compute capability") {
-  auto fleet = load(fleet_with(
-      "    gpu: {model: RTX-5090, count: 2, vram: 32607MiB, compute_capability: \"12.0\"}\n    cuda: \"12.8\"\n"));
+  auto fleet =
+      load(fleet_with("    gpu: {model: RTX-5090, count: 2, vram: 32607MiB, compute_capability: \"12.0\"}\n  "
+                      "  cuda: \"12.8\"\n"));
   REQUIRE(fleet.nodes[0].gpus[1].family == "rtx-5090");
   REQUIRE(fleet.nodes[0].gpus[1].vram_mib == 32607);
 }
 
 TEST_CASE("a one-node pool may list its GPUs' UUIDs") {
-  auto fleet = load(fleet_with("    nodes: [box]\n    gpu: {model: L4, count: 2, uuids: [GPU-a, GPU-b]}\n"
-                               "    cuda: \"12.4\"\n"));
+  auto fleet =
+      load(fleet_with("    nodes: [box]\n    gpu: {model: L4, count: 2, uuids: [GPU-a, GPU-b]}\n"
+                      "    cuda: \"12.4\"\n"));
   REQUIRE(fleet.nodes[0].gpus[1].uuid == "GPU-b");
 }
 
 TEST_CASE("an unknown key is reported with its position and a suggestion") {
-  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: L4, cont: 1}\n    cuda: \"12.4\"\n")),
-               StartsWith("fleet.yaml:4:22: gpu.cont: unknown key (did you mean 'count'?); known here: model, count"));
+  REQUIRE_THAT(
+      error_of(fleet_with("    gpu: {model: L4, cont: 1}\n    cuda: \"12.4\"\n")),
+      StartsWith("fleet.yaml:4:22: gpu.cont: unknown key (did you mean 'count'?); known here: model, count"));
   REQUIRE_THAT(error_of(fleet_with(h100 + "    toplogy: nvswitch\n")),
                StartsWith("fleet.yaml:6:5: toplogy: unknown key (did you mean 'topology'?)"));
 }
 
 TEST_CASE("a key given twice is an error, not a silent override") {
-  REQUIRE(error_of(fleet_with(h100 + "    cuda: \"12.2\"\n")) == "fleet.yaml:6:5: cuda: given twice (first on line 5)");
+  REQUIRE(error_of(fleet_with(h100 + "    cuda: \"12.2\"\n")) ==
+          "fleet.yaml:6:5: cuda: given twice (first on line 5)");
 }
 
 TEST_CASE("two nodes with the same name are an error naming both pools") {
@@ -107,7 +111,8 @@ TEST_CASE("two nodes with the same name are an error naming both pools") {
 TEST_CASE("zero or negative counts are rejected") {
   REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 0}\n    cuda: \"12.4\"\n")) ==
           "fleet.yaml:4:29: gpu.count: must be at least 1, not 0");
-  REQUIRE(error_of(fleet_with("    count: -2\n" + h100)) == "fleet.yaml:4:12: count: must be at least 1, not -2");
+  REQUIRE(error_of(fleet_with("    count: -2\n" + h100)) ==
+          "fleet.yaml:4:12: count: must be at least 1, not -2");
   REQUIRE(error_of(fleet_with("    nodes: []\n" + h100)) ==
           "fleet.yaml:4:12: nodes: is empty: a pool has at least one node");
 }
@@ -116,6 +121,13 @@ TEST_CASE("an unknown model without vram is rejected with the nearest catalog mo
   REQUIRE_THAT(error_of(fleet_with("    gpu: {model: H100-SXM-80G, count: 8}\n    cuda: \"12.4\"\n")),
                StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'H100-SXM-80G' (did you mean "
                           "'H100-SXM-80GB'?): give gpu.vram and gpu.compute_capability"));
+}
+
+TEST_CASE("a model written as a family alone lists the catalog models it could mean") {
+  REQUIRE_THAT(
+      error_of(fleet_with("    gpu: {model: h100, count: 8}\n    cuda: \"12.4\"\n")),
+      StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'h100' (did you mean 'H100-PCIE-80GB' or "
+                 "'H100-SXM-80GB'?)"));
 }
 
 TEST_CASE("a topology index outside the node's GPUs is rejected") {
@@ -141,22 +153,27 @@ TEST_CASE("unparsable versions and sizes are rejected") {
 }
 
 TEST_CASE("a YAML syntax error points at where the parser stopped") {
-  REQUIRE_THAT(error_of("version: 1\npools:\n  - name: [p\n"), StartsWith("fleet.yaml:4:1: YAML syntax error: "));
+  REQUIRE_THAT(error_of("version: 1\npools:\n  - name: [p\n"),
+               StartsWith("fleet.yaml:4:1: YAML syntax error: "));
 }
 
 TEST_CASE("an empty fleet is rejected") {
   REQUIRE_THAT(error_of(""), StartsWith("fleet.yaml:1:1: empty fleet"));
-  REQUIRE(error_of("version: 1\npools: []\n") == "fleet.yaml:2:8: pools: empty fleet: list at least one pool");
+  REQUIRE(error_of("version: 1\npools: []\n") ==
+          "fleet.yaml:2:8: pools: empty fleet: list at least one pool");
   REQUIRE(error_of("version: 1\n") == "fleet.yaml:1:1: pools: missing: the list of pools");
 }
 
 TEST_CASE("values of the wrong type are rejected") {
   REQUIRE(error_of(fleet_with("    gpu: H100-SXM-80GB\n    cuda: \"12.4\"\n")) ==
           "fleet.yaml:4:10: gpu: must be a mapping, not 'H100-SXM-80GB'");
-  REQUIRE(error_of(fleet_with("    count: four\n" + h100)) == "fleet.yaml:4:12: count: must be a whole number, not 'four'");
-  REQUIRE(error_of(fleet_with(h100 + "    labels: [a, b]\n")) == "fleet.yaml:6:13: labels: must be a mapping, not a list");
+  REQUIRE(error_of(fleet_with("    count: four\n" + h100)) ==
+          "fleet.yaml:4:12: count: must be a whole number, not 'four'");
+  REQUIRE(error_of(fleet_with(h100 + "    labels: [a, b]\n")) ==
+          "fleet.yaml:6:13: labels: must be a mapping, not a list");
   REQUIRE(error_of("- version: 1\n") == "fleet.yaml:1:1: fleet: must be a mapping, not a list");
-  REQUIRE(error_of("version: 2\npools: []\n") == "fleet.yaml:1:10: version: only version 1 is known, not '2'");
+  REQUIRE(error_of("version: 2\npools: []\n") ==
+          "fleet.yaml:1:10: version: only version 1 is known, not '2'");
 }
 
 TEST_CASE("count and nodes together are ambiguous") {
@@ -166,20 +183,23 @@ TEST_CASE("count and nodes together are ambiguous") {
 
 TEST_CASE("a topology matrix must be square, symmetric and in topo -m's words") {
   auto matrix = [](const std::string& rows) {
-    return error_of(fleet_with("    gpu: {model: L4, count: 2}\n    cuda: \"12.4\"\n    topology:\n      matrix:\n" + rows));
+    return error_of(fleet_with(
+        "    gpu: {model: L4, count: 2}\n    cuda: \"12.4\"\n    topology:\n      matrix:\n" + rows));
   };
   REQUIRE(matrix("        - X NV4\n        - NV4 X\n") == "(accepted)");
   REQUIRE(matrix("        - X NV4\n        - SYS X\n") ==
           "fleet.yaml:9:11: topology.matrix: row 1 and row 0 disagree on whether GPUs 1 and 0 are NVLinked");
-  REQUIRE(matrix("        - [X, NVLINK]\n        - [NV4, X]\n") ==
-          "fleet.yaml:8:11: topology.matrix: row 0, column 1: 'NVLINK' is not NV<n>, SYS, NODE, PHB, PXB or PIX");
+  REQUIRE(
+      matrix("        - [X, NVLINK]\n        - [NV4, X]\n") ==
+      "fleet.yaml:8:11: topology.matrix: row 0, column 1: 'NVLINK' is not NV<n>, SYS, NODE, PHB, PXB or PIX");
   REQUIRE(matrix("        - X NV4\n") == "fleet.yaml:8:9: topology.matrix: has 1 rows for 2 GPUs");
 }
 
 TEST_CASE("UUIDs must match the GPU count and belong to a single node") {
   REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 2, uuids: [GPU-a]}\n    cuda: \"12.4\"\n")) ==
           "fleet.yaml:4:39: gpu.uuids: lists 1 UUIDs for 2 GPUs");
-  REQUIRE(error_of(fleet_with("    count: 2\n    gpu: {model: L4, count: 1, uuids: [GPU-a]}\n    cuda: \"12.4\"\n")) ==
+  REQUIRE(error_of(fleet_with(
+              "    count: 2\n    gpu: {model: L4, count: 1, uuids: [GPU-a]}\n    cuda: \"12.4\"\n")) ==
           "fleet.yaml:5:39: gpu.uuids: only a pool of one node can list its GPUs' UUIDs");
 }
 

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "gpuplan/fleet.hpp"
@@ -69,7 +68,8 @@ TEST_CASE("connected sets of impossible sizes are empty, and an index outside th
 TEST_CASE("the NVLink structure reads the way people describe it") {
   REQUIRE(describe_nvlink(node_with(8, "nvswitch"), "nvswitch") == "all-to-all (NVSwitch)");
   REQUIRE(describe_nvlink(node_with(4, "{nvlink_groups: [[0, 1, 2, 3]]}"), "nvlink_groups") == "all-to-all");
-  REQUIRE(describe_nvlink(node_with(4, "{nvlink_pairs: [[0, 1], [2, 3]]}"), "nvlink_pairs") == "pairs 0-1 2-3");
+  REQUIRE(describe_nvlink(node_with(4, "{nvlink_pairs: [[0, 1], [2, 3]]}"), "nvlink_pairs") ==
+          "pairs 0-1 2-3");
   REQUIRE(describe_nvlink(node_with(8, "{nvlink_groups: [[0, 2, 4, 6], [1, 3, 5, 7]]}"), "nvlink_groups") ==
           "groups 0,2,4,6 1,3,5,7");
   REQUIRE(describe_nvlink(node_with(4, "pcie"), "pcie") == "none (PCIe)");

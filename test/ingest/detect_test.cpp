@@ -22,15 +22,17 @@ TEST_CASE("empty or blank input is a valid, empty list") {
 }
 
 TEST_CASE("binary input is refused with the position of the first byte that is not text") {
-  REQUIRE_THROWS_WITH(read_text(std::string("//a:b\n\x7f" "ELF\0\0", 11)), Catch::Contains("input:2:5") &&
-                                                                               Catch::Contains("binary input"));
+  REQUIRE_THROWS_WITH(read_text(std::string("//a:b\n\x7f"
+                                            "ELF\0\0",
+                                            11)),
+                      Catch::Contains("input:2:5") && Catch::Contains("binary input"));
   REQUIRE_THROWS_WITH(read_text("//a:b\xff\xfe\n"), Catch::Contains("input:1:6"));
 }
 
 TEST_CASE("input in no format of Bazel's is an error that suggests --input-format") {
-  REQUIRE_THROWS_WITH(read_text("\nname,seconds\n//a:b,3\n"),
-                      Catch::Contains("input:2") && Catch::Contains("unknown input format") &&
-                          Catch::Contains("--input-format"));
+  REQUIRE_THROWS_WITH(read_text("\nname,seconds\n//a:b,3\n"), Catch::Contains("input:2") &&
+                                                                  Catch::Contains("unknown input format") &&
+                                                                  Catch::Contains("--input-format"));
 }
 
 TEST_CASE("a forced format reads input that detection would not guess") {

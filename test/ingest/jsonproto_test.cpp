@@ -53,7 +53,8 @@ TEST_CASE("newer cquery jsonproto names configurations by id in configurations[]
 TEST_CASE("a streamed_jsonproto line that is not JSON is an error at that line") {
   std::string good = R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})";
   try {
-    read_text(good + "\n" + good + "\n{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:u\",\n", InputFormat::streamed_jsonproto);
+    read_text(good + "\n" + good + "\n{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:u\",\n",
+              InputFormat::streamed_jsonproto);
     FAIL("no error");
   } catch (const InputError& error) {
     REQUIRE(error.position().line == 3);
@@ -63,7 +64,8 @@ TEST_CASE("a streamed_jsonproto line that is not JSON is an error at that line")
 
 TEST_CASE("a JSON shard_count of the wrong type is an error, whichever way it is wrong") {
   auto rule = [](const std::string& attribute) {
-    return R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" + attribute + "]}}\n";
+    return R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" + attribute +
+           "]}}\n";
   };
   REQUIRE_THROWS_WITH(read_text(rule(R"({"name":"shard_count","type":"INTEGER","intValue":"four"})")),
                       Catch::Contains("input:1") && Catch::Contains("shard_count of //a:t") &&

@@ -36,8 +36,8 @@ TEST_CASE("label_kind counts source and generated files as dropped") {
 TEST_CASE("target names with shell metacharacters and quotes come through every format intact") {
   std::vector<std::string> expected{"//odd:a!%-@^_#&'()*+,;<=>?[]{|}~", "//odd:say\"cheese\"_test",
                                     "//odd:sub/dir.v2_test", "//odd:x$(touch${IFS}/tmp/pwned)"};
-  for (auto file : {"odd.query.xml", "odd.label_kind", "odd.cquery.label_kind", "odd.cquery.jsonproto", "odd.jsonproto",
-                    "odd.streamed_jsonproto"}) {
+  for (auto file : {"odd.query.xml", "odd.label_kind", "odd.cquery.label_kind", "odd.cquery.jsonproto",
+                    "odd.jsonproto", "odd.streamed_jsonproto"}) {
     INFO(file);
     REQUIRE(labels(read_fixture(std::string("bazel/") + file)) == expected);
   }
@@ -63,7 +63,8 @@ TEST_CASE("cquery labels carry their configuration, and (null) ones are not test
 }
 
 TEST_CASE("labels from other repositories keep their spelling") {
-  TargetList list = read_text("py_test rule @@rules_x+//a:b_test\ncc_test rule @repo//c:d_test\nsh_test rule @//e:f_test\n");
+  TargetList list = read_text(
+      "py_test rule @@rules_x+//a:b_test\ncc_test rule @repo//c:d_test\nsh_test rule @//e:f_test\n");
   REQUIRE(labels(list) == std::vector<std::string>{"@//e:f_test", "@@rules_x+//a:b_test", "@repo//c:d_test"});
 }
 
@@ -84,5 +85,6 @@ TEST_CASE("a cquery line without its configuration is an error") {
 
 TEST_CASE("a label line longer than 1 MiB is refused without reading the rest") {
   std::string line = "//a:" + std::string(3 << 20, 'x') + "\n";
-  REQUIRE_THROWS_WITH(read_text("//a:b\n" + line), Catch::Contains("input:2") && Catch::Contains("longer than 1 MiB"));
+  REQUIRE_THROWS_WITH(read_text("//a:b\n" + line),
+                      Catch::Contains("input:2") && Catch::Contains("longer than 1 MiB"));
 }

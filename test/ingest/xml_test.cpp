@@ -25,7 +25,8 @@ TEST_CASE("xml keeps tags, size, shards, flakiness, exec_properties, macro and l
   REQUIRE(find(list, "//ml:flaky_kernel_test").flaky);
   REQUIRE(find(list, "//ml:team_macro_test").generator_function == "gpu_test");
   const Target& remote = find(list, "//ml:remote_exec_test");
-  REQUIRE(remote.exec_properties == std::map<std::string, std::string>{{"gpu_model", "a100"}, {"resources:gpu", "1"}});
+  REQUIRE(remote.exec_properties ==
+          std::map<std::string, std::string>{{"gpu_model", "a100"}, {"resources:gpu", "1"}});
   REQUIRE(remote.location.ends_with("examples/workspace/ml/BUILD:32:8"));
   REQUIRE(find(list, "//xla:triton_test").tags.front() == "gpu-cc>=8.0");  // entity decoded
 }
@@ -49,13 +50,15 @@ TEST_CASE("xml counts source files, generated files and package groups as droppe
 }
 
 TEST_CASE("a query with no results is an empty list, not an error") {
-  TargetList list = read_text("<?xml version=\"1.1\" encoding=\"UTF-8\" standalone=\"no\"?>\n<query version=\"2\">\n</query>\n");
+  TargetList list = read_text(
+      "<?xml version=\"1.1\" encoding=\"UTF-8\" standalone=\"no\"?>\n<query version=\"2\">\n</query>\n");
   REQUIRE(list.format == "xml");
   REQUIRE(list.tests.empty());
 }
 
 TEST_CASE("truncated xml is an error at the line where it stops") {
-  std::string text = "<?xml version=\"1.1\"?>\n<query version=\"2\">\n  <rule class=\"sh_test\" name=\"//a:t\">\n";
+  std::string text =
+      "<?xml version=\"1.1\"?>\n<query version=\"2\">\n  <rule class=\"sh_test\" name=\"//a:t\">\n";
   try {
     read_text(text);
     FAIL("no error");
@@ -66,23 +69,47 @@ TEST_CASE("truncated xml is an error at the line where it stops") {
 }
 
 TEST_CASE("an xml shard_count that is not a number is an error naming the target and position") {
-  std::string text = "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
-                     "  <int name=\"shard_count\" value=\"four\"/>\n</rule></query>";
+  std::string text =
+      "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+      "  <int name=\"shard_count\" value=\"four\"/>\n</rule></query>";
   try {
     read_text(text);
     FAIL("no error");
   } catch (const InputError& error) {
     REQUIRE(error.position().str() == "input:3:3");
-    REQUIRE_THAT(error.what(), Catch::Contains("shard_count of //a:t") && Catch::Contains("\"four\" is not an integer"));
+    REQUIRE_THAT(error.what(),
+                 Catch::Contains("shard_count of //a:t") && Catch::Contains("\"four\" is not an integer"));
   }
 }
 
 TEST_CASE("an xml attribute written as the wrong element is an error, not a guess") {
-  std::string text = "<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
-                     "<string name=\"tags\" value=\"gpu\"/></rule></query>";
+  std::string text =
+      "<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
+      "<string name=\"tags\" value=\"gpu\"/></rule></query>";
   REQUIRE_THROWS_WITH(read_text(text), Catch::Contains("attribute tags of //a:t is a <string>"));
 }
 
 TEST_CASE("xml that is not a query is refused") {
   REQUIRE_THROWS_WITH(read_text("<html><body/></html>"), Catch::Contains("<html> is not the root"));
+}
+
+TEST_CASE("rule inputs in every spelling and across read boundaries leave the tests intact") {
+  std::string text = "<query version=\"2\">\n";
+  for (int i = 0; i < 20000; ++i) {  // about 3 MB: elements straddle the 1 MiB reads
+    text += "<rule class=\"sh_test\" name=\"//a:t" + std::to_string(i) + "\">\n";
+    text += "  <rule-input name='//a:in.sh' />\n  <rule-input  name=\"@x//y:z\"></rule-input>\n";
+    text += "  <list name=\"tags\"><string value=\"gpu\"/><string value=\"rule-input\"/></list>\n";
+    text += "  <rule-output name=\"//a:out\"/>\n</rule>\n";
+  }
+  TargetList list = read_text(text + "</query>\n");
+  REQUIRE(list.tests.size() == 20000);
+  for (const Target& target : list.tests)
+    REQUIRE(target.tags == std::vector<std::string>{"gpu", "rule-input"});
+}
+
+TEST_CASE("errors after rule inputs still point at the right line and column") {
+  std::string text =
+      "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+      "  <rule-input name=\"//a:x\"/>\n  <int name=\"shard_count\" value=\"-4\"/>\n</rule></query>";
+  REQUIRE_THROWS_WITH(read_text(text), Catch::StartsWith("input:4:3: ") && Catch::Contains("negative"));
 }

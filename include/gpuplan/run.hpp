@@ -1,0 +1,114 @@
+#pragma once
+// Running a plan: the decisions shared by `run-under`, `exec` and the Slurm export.
+// Everything here takes values and returns values; the processes, signals and lock
+// files themselves live in src/run/os.hpp.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan {
+
+/// A plan from the text of its JSON file (`name` is used in errors, with line and column
+/// for broken JSON). Throws InputError.
+Plan parse_plan(std::string_view json_text, const std::string& name);
+
+/// `value` as one POSIX shell word: unchanged when it is made of safe characters only
+/// (letters, digits, `/._-:,=+@%`), else in single quotes with each `'` written `'\''`.
+std::string shell_quote(std::string_view value);
+
+/// "0,1": GPU indices as CUDA_VISIBLE_DEVICES spells them.
+std::string gpu_list(const std::vector<int>& gpus);
+
+/// The assignments planned on `node`, in plan order: by planned start, then first GPU, then unit id.
+std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node);
+
+/// The assignment of a test (or of one shard of it) on `node`. Labels compare canonically
+/// ("@//a:b" is "//a:b"); a test planned as one unit (--shards=whole) matches any shard.
+std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
+                                          std::optional<int> shard_index);
+
+/// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
+int planned_gpu_count(const Plan& plan, std::string_view node);
+
+/// What a unit's process gets in its environment: the plan's `env`, with CUDA_VISIBLE_DEVICES
+/// always from the assigned GPUs and the shard variables for a sharded unit.
+std::map<std::string, std::string> unit_environment(const Assignment& assignment);
+
+/// Seconds a unit may run: its `timeout` attribute (short 60, moderate 300, long 900,
+/// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
+int timeout_seconds(const Unit& unit);
+
+/// A command template with `{label}`, `{unit}`, `{gpus}`, `{shard_index}` and `{shard_count}`
+/// replaced by the unit's values, each shell-quoted. `{{` and `}}` are literal braces.
+/// Throws InputError naming `option` for an unknown placeholder or an unmatched brace.
+std::string expand_command(std::string_view command_template, const Assignment& assignment,
+                           const std::string& option = "--command");
+
+/// The command `exec` runs when no template is given: `bazel test` of the unit's label,
+/// with its GPUs (and, for one shard, the shard) passed through --test_env.
+std::string default_command(const Assignment& assignment);
+
+/// One finished unit, as `run-under` and `exec` append it to a results file.
+struct RunRecord {
+  std::string label;
+  std::optional<int> shard_index;  ///< 0-based, like TEST_SHARD_INDEX; empty when unsharded
+  double seconds = 0;
+  std::string node;
+  std::vector<int> gpus;
+  double start_epoch_s = 0;  ///< when it started, seconds since 1970 (UTC)
+  int exit_status = 0;       ///< the process's exit code, or 128 + the signal that ended it
+};
+
+/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status": the history CSV
+/// (SPEC section 3) with the run's details as extra columns.
+std::string_view results_header();
+
+/// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
+/// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"), peak_vram_mib empty.
+std::string to_csv(const RunRecord& record);
+
+/// Which of a node's units may start, following the plan's order on each GPU. A unit waits
+/// for every earlier unit on one of its GPUs: until it finished when the plan has them one
+/// after the other, until it started when the plan has them share the GPU (`pack`).
+/// Nothing waits for planned start times: durations are estimates.
+class ExecSchedule {
+ public:
+  /// `units` in plan order (as node_assignments returns them).
+  explicit ExecSchedule(const std::vector<Assignment>& units);
+
+  /// Indices of the units that may start now and have not, in plan order.
+  std::vector<size_t> ready() const;
+  void started(size_t unit);
+  void finished(size_t unit);
+  bool all_started() const;
+
+ private:
+  struct Wait {
+    size_t unit;
+    bool until_finished;
+  };
+  std::vector<std::vector<Wait>> waits_;
+  std::vector<bool> started_, finished_;
+};
+
+/// What `gpuplan export slurm` writes into its output directory.
+struct SlurmOptions {
+  std::string plan_path;  ///< where the job finds the plan (absolute: jobs start elsewhere)
+  std::string gpuplan = "gpuplan";  ///< the gpuplan binary on the cluster
+  std::optional<std::string> partition;
+  std::optional<std::string> account;
+  double time_margin = 1.5;  ///< --time is the node's planned end × this, rounded up to minutes
+  std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
+  std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
+  std::optional<std::string> results;     ///< passed to `gpuplan exec --results`
+};
+
+/// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".
+/// Throws InputError for a node name Slurm cannot take or an option that would break a line.
+std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options);
+
+}  // namespace gpuplan

@@ -1,0 +1,161 @@
+#include "emit/gantt.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+
+namespace gpuplan::emit {
+
+namespace {
+
+/// Beyond this many lanes a node's GPU indices are taken as they come, without gap filling.
+constexpr int kMaxFilledLanes = 256;
+
+void place(Lane& lane, const Assignment& assignment) {
+  for (auto& row : lane.rows)
+    if (row.back()->end_s <= assignment.start_s) {
+      row.push_back(&assignment);
+      return;
+    }
+  lane.rows.push_back({&assignment});
+}
+
+}  // namespace
+
+Gantt layout(const Plan& plan) {
+  Gantt gantt;
+  std::map<std::string, std::vector<const Assignment*>> by_node;
+  std::vector<std::string> order;
+  for (const auto& a : plan.assignments) {
+    auto [it, added] = by_node.try_emplace(a.node);
+    if (added) order.push_back(a.node);
+    it->second.push_back(&a);
+    gantt.end_s = std::max(gantt.end_s, a.end_s);
+  }
+  gantt.end_s = std::max({gantt.end_s, plan.summary.makespan_s, plan.summary.lower_bound_s});
+  for (const auto& name : order) {
+    auto units = by_node[name];
+    std::stable_sort(units.begin(), units.end(),
+                     [](const Assignment* x, const Assignment* y) { return x->start_s < y->start_s; });
+    std::set<int> used;
+    for (const auto* a : units) used.insert(a->gpus.begin(), a->gpus.end());
+    std::vector<int> gpus(used.begin(), used.end());
+    if (!used.empty() && *used.begin() >= 0 && *used.rbegin() < kMaxFilledLanes) {
+      gpus.clear();
+      for (int g = 0; g <= *used.rbegin(); ++g) gpus.push_back(g);
+    }
+    NodeLanes node{name, {}, static_cast<int>(units.size()), 0};
+    std::map<int, size_t> lane_of;
+    for (int g : gpus) {
+      lane_of[g] = node.lanes.size();
+      node.lanes.push_back({g, {}});
+    }
+    for (const auto* a : units) {
+      node.busy_until_s = std::max(node.busy_until_s, a->end_s);
+      for (int g : std::set<int>(a->gpus.begin(), a->gpus.end())) place(node.lanes[lane_of[g]], *a);
+    }
+    gantt.nodes.push_back(std::move(node));
+  }
+  return gantt;
+}
+
+std::string short_name(const Unit& unit) {
+  std::string_view label = unit.label;
+  auto cut = label.rfind(':');
+  if (cut == std::string_view::npos) cut = label.rfind('/');
+  std::string_view name = cut == std::string_view::npos ? label : label.substr(cut + 1);
+  constexpr std::string_view suffix = "_test";
+  if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+    name.remove_suffix(suffix.size());
+  if (name.empty()) name = label;
+  std::string result = printable(name);
+  if (unit.shard_index) result += fmt::format("#{}", *unit.shard_index);
+  return result;
+}
+
+std::string format_seconds(double seconds) {
+  if (!std::isfinite(seconds)) return "?";
+  if (seconds < 0) return "-" + format_seconds(-seconds);
+  if (seconds < 10 && std::round(seconds) != seconds) return fmt::format("{:.1f}s", seconds);
+  auto total = static_cast<std::int64_t>(std::llround(seconds));
+  if (total < 60) return fmt::format("{}s", total);
+  if (total < 3600) {
+    auto m = total / 60, s = total % 60;
+    return s == 0 ? fmt::format("{}m", m) : fmt::format("{}m{:02}s", m, s);
+  }
+  auto minutes = (total + 30) / 60;
+  auto h = minutes / 60, m = minutes % 60;
+  return m == 0 ? fmt::format("{}h", h) : fmt::format("{}h{:02}m", h, m);
+}
+
+double tick_step(double span_s, int max_ticks) {
+  static constexpr std::array<double, 19> steps{1,   2,   5,    10,   15,   30,    60,    120,   300,  600,
+                                                900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800};
+  max_ticks = std::max(max_ticks, 1);
+  for (double step : steps)
+    if (span_s / step <= max_ticks) return step;
+  return std::ceil(span_s / max_ticks / 86400) * 86400;
+}
+
+Rgb test_color(std::string_view label) {
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a: stable across runs and machines
+  for (unsigned char c : label) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  double hue = static_cast<double>(hash % 360);
+  double saturation = 0.50 + static_cast<double>((hash >> 16) % 20) / 100;
+  double lightness = 0.62 + static_cast<double>((hash >> 24) % 12) / 100;
+  double chroma = (1 - std::abs(2 * lightness - 1)) * saturation;
+  double x = chroma * (1 - std::abs(std::fmod(hue / 60, 2) - 1));
+  double m = lightness - chroma / 2;
+  double r = 0, g = 0, b = 0;
+  switch (static_cast<int>(hue / 60)) {
+    case 0: r = chroma, g = x; break;
+    case 1: r = x, g = chroma; break;
+    case 2: g = chroma, b = x; break;
+    case 3: g = x, b = chroma; break;
+    case 4: r = x, b = chroma; break;
+    default: r = chroma, b = x; break;
+  }
+  auto byte = [m](double v) { return static_cast<int>(std::lround((v + m) * 255)); };
+  return {byte(r), byte(g), byte(b)};
+}
+
+std::string hex(Rgb color) { return fmt::format("#{:02x}{:02x}{:02x}", color.r, color.g, color.b); }
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) out += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+  return out;
+}
+
+int columns(std::string_view text) {
+  return static_cast<int>(std::count_if(text.begin(), text.end(),
+                                        [](unsigned char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string fit(std::string_view text, int width) {
+  if (columns(text) <= width) return std::string(text);
+  if (width <= 0) return "";
+  std::string out;
+  int taken = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) != 0x80 && ++taken == width) break;
+    out += text[i];
+  }
+  return out + "…";
+}
+
+std::string join_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
+
+}  // namespace gpuplan::emit

@@ -1,0 +1,65 @@
+#pragma once
+// What the text preview and the charts share: which unit goes in which lane and row,
+// how a unit is named and coloured, and how times are written.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan::emit {
+
+/// Units on one GPU that never overlap in time, in start order.
+using Row = std::vector<const Assignment*>;
+
+/// One GPU of a node. Several rows only where units share the GPU (the `pack` policy).
+struct Lane {
+  int gpu = 0;
+  std::vector<Row> rows;
+};
+
+struct NodeLanes {
+  std::string name;
+  std::vector<Lane> lanes;  ///< GPU 0 up to the highest GPU a unit uses, so idle GPUs show
+  int units = 0;
+  double busy_until_s = 0;
+};
+
+struct Gantt {
+  std::vector<NodeLanes> nodes;  ///< in the order the plan lists them
+  double end_s = 1;              ///< the time axis ends here: the latest of makespan, bound and last end
+};
+
+Gantt layout(const Plan& plan);
+
+/// The target name without its package, "_test" suffix dropped, "#N" for shard N:
+/// "//ml/vision:resnet_test" shard 1 → "resnet#1".
+std::string short_name(const Unit& unit);
+
+/// 42 → "42s", 90 → "1m30s", 300 → "5m", 3900 → "1h05m", 2.5 → "2.5s".
+std::string format_seconds(double seconds);
+
+/// A round step for time-axis ticks (1s, 2s, 5s, 10s, 15s, 30s, 1m, ...) giving at most `max_ticks` ticks.
+double tick_step(double span_s, int max_ticks);
+
+struct Rgb {
+  int r = 0, g = 0, b = 0;
+};
+/// A light colour picked from the label alone, so a test keeps its colour across plans.
+Rgb test_color(std::string_view label);
+std::string hex(Rgb color);  ///< "#a1b2c3"
+
+/// Control characters (terminal escapes, NUL, ...) replaced by '?', so a hand-edited plan
+/// cannot drive the terminal or break XML.
+std::string printable(std::string_view text);
+
+/// Characters a terminal shows for UTF-8 `text` (one a code point).
+int columns(std::string_view text);
+
+/// The first `width` columns of `text`, ending in "…" when cut.
+std::string fit(std::string_view text, int width);
+
+/// "0,1,2,3"
+std::string join_gpus(const std::vector<int>& gpus);
+
+}  // namespace gpuplan::emit

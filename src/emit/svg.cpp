@@ -1,0 +1,237 @@
+// The Gantt chart as SVG: one lane per GPU, one bar per unit coloured by its test.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "emit/chart.hpp"
+#include "emit/gantt.hpp"
+#include "gpuplan/emit.hpp"
+#include "gpuplan/size.hpp"
+
+namespace gpuplan::emit {
+
+namespace {
+
+constexpr double kWidth = 1200;
+constexpr double kLeft = 170;   ///< node and GPU names
+constexpr double kRight = 40;
+constexpr double kTop = 96;     ///< title, summary and the axis labels above the lanes
+constexpr double kNodeHeader = 24;
+constexpr double kRow = 20;
+constexpr double kBar = 16;
+constexpr double kCharWidth = 6.6;  ///< average width of an 11px sans-serif character
+constexpr double kLegendColumn = 340;
+constexpr double kLine = 18;
+
+constexpr std::string_view kStyle =
+    "text{font-family:system-ui,'DejaVu Sans',sans-serif;font-size:12px;fill:#222}"
+    ".gp-title{font-size:18px;font-weight:bold}.gp-node{font-weight:bold}.gp-muted{fill:#666}"
+    ".gp-gpu{fill:#555;text-anchor:end}.bar text{font-size:11px;pointer-events:none}"
+    ".bar rect{stroke:#333;stroke-opacity:.35}.bar:hover rect{stroke-opacity:1;stroke-width:1.5}"
+    ".gp-grid{stroke:#ddd}.gp-makespan{stroke:#c0392b;stroke-width:2;stroke-dasharray:6 3}"
+    ".gp-bound{stroke:#1e8449;stroke-width:2;stroke-dasharray:2 3}.gp-unsched{fill:#c0392b}";
+
+std::string tooltip(const Assignment& a) {
+  std::string tip = a.unit.label;
+  if (a.unit.shard_index)
+    tip += fmt::format("\nshard {} of {} (TEST_SHARD_INDEX={})", *a.unit.shard_index + 1, a.unit.shard_count,
+                       *a.unit.shard_index);
+  tip += fmt::format("\n{} · GPU{} {}", a.node, a.gpus.size() == 1 ? "" : "s", join_gpus(a.gpus));
+  tip += fmt::format("\n{} → {} ({}, {})", format_seconds(a.start_s), format_seconds(a.end_s),
+                     format_seconds(a.end_s - a.start_s), a.unit.duration_source);
+  tip += "\nneeds " + printable(describe(a.unit.requirement));
+  if (a.unit.vram_mib) tip += fmt::format("\nreserves {} per GPU", format_mib(*a.unit.vram_mib));
+  if (a.unit.flaky) tip += "\nflaky";
+  return tip;
+}
+
+class Chart {
+ public:
+  explicit Chart(const Plan& plan) : plan_(plan), gantt_(layout(plan)) {}
+
+  std::string render() {
+    header();
+    double bottom = lanes();
+    axis(bottom);
+    body_ += bars_;
+    marks(bottom);
+    double y = legend(bottom + 2.5 * kLine);
+    y = unschedulable(y);
+    double height = std::ceil(y + kLine);
+    return fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n"
+        "<style>{2}</style>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>\n{3}</svg>\n",
+        kWidth, height, kStyle, body_);
+  }
+
+ private:
+  double x(double t) const { return kLeft + t / gantt_.end_s * (kWidth - kLeft - kRight); }
+
+  void text(double x, double y, std::string_view content, std::string_view cls = "", std::string_view extra = "") {
+    body_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}{}>{}</text>\n", x, y,
+                         cls.empty() ? "" : fmt::format(" class=\"{}\"", cls),
+                         extra.empty() ? "" : " " + std::string(extra), escape(content));
+  }
+
+  void header() {
+    text(12, 28, "gpuplan plan", "gp-title");
+    text(12, 50, summary_line(plan_), "gp-muted");
+  }
+
+  /// Lanes and bars; returns the y where the lanes end.
+  double lanes() {
+    double y = kTop;
+    std::map<const Assignment*, std::vector<double>> places;  // unit → the top of each of its rows
+    if (gantt_.nodes.empty()) {
+      text(kLeft, y + kRow, "No unit is scheduled.", "gp-muted");
+      return y + 2 * kRow;
+    }
+    bool stripe = false;
+    for (const auto& node : gantt_.nodes) {
+      text(12, y + 17, fit(printable(node.name), 22), "gp-node");
+      text(kLeft, y + 17,
+           fmt::format("{} unit{}, busy until {}", node.units, node.units == 1 ? "" : "s",
+                       format_seconds(node.busy_until_s)),
+           "gp-muted");
+      y += kNodeHeader;
+      for (const auto& lane : node.lanes) {
+        auto rows = std::max<size_t>(lane.rows.size(), 1);
+        if ((stripe = !stripe))
+          body_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n", kLeft, y,
+                               kWidth - kLeft - kRight, kRow * static_cast<double>(rows));
+        text(kLeft - 10, y + 14, fmt::format("GPU {}", lane.gpu), "gp-gpu");
+        for (const auto& row : lane.rows) {
+          for (const auto* a : row) places[a].push_back(y);
+          y += kRow;
+        }
+        if (lane.rows.empty()) y += kRow;
+      }
+    }
+    for (const auto& a : plan_.assignments) {
+      auto found = places.find(&a);
+      if (found == places.end()) continue;
+      bar(a, found->second);
+    }
+    return y;
+  }
+
+  void bar(const Assignment& a, const std::vector<double>& rows) {
+    auto color = test_color(a.unit.label);
+    double x0 = x(a.start_s), width = std::max(1.0, x(a.end_s) - x0 - 1);
+    bars_ += fmt::format("<g class=\"bar\" data-unit=\"{}\">\n<title>{}</title>\n", escape(a.unit.id),
+                         escape(tooltip(a)));
+    auto capacity = static_cast<int>((width - 6) / kCharWidth);
+    auto name = capacity >= 3 ? fit(short_name(a.unit), capacity) : "";
+    for (double y : rows) {
+      bars_ += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" rx=\"3\" fill=\"{}\"/>\n",
+                           x0, y + (kRow - kBar) / 2, width, kBar, hex(color));
+      if (!name.empty()) bars_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x0 + 4, y + 14, escape(name));
+    }
+    bars_ += "</g>\n";
+  }
+
+  void axis(double bottom) {
+    double step = tick_step(gantt_.end_s, 12);
+    for (int k = 0; k * step <= gantt_.end_s + 1e-9; ++k) {
+      double t = k * step, at = x(t);
+      body_ += fmt::format("<line class=\"gp-grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", at,
+                           kTop - 8, bottom);
+      text(at, kTop - 14, k == 0 ? "0" : format_seconds(t), "gp-muted", "text-anchor=\"middle\"");
+    }
+  }
+
+  void marks(double bottom) {
+    const auto& s = plan_.summary;
+    auto mark = [&](double t, std::string_view cls, const std::string& label, double y) {
+      body_ += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\"/>\n", cls, x(t),
+                           kTop - 8, y - 12);
+      text(x(t), y, label, "", "text-anchor=\"end\"");
+    };
+    if (s.lower_bound_s > 0)
+      mark(s.lower_bound_s, "gp-bound", "lower bound " + format_seconds(s.lower_bound_s), bottom + 2 * kLine);
+    mark(s.makespan_s, "gp-makespan", "makespan " + format_seconds(s.makespan_s), bottom + kLine);
+  }
+
+  double legend(double y) {
+    std::set<std::string> labels;
+    for (const auto& a : plan_.assignments) labels.insert(a.unit.label);
+    if (labels.empty()) return y;
+    text(12, y, "Tests", "gp-node");
+    y += 8;
+    int per_row = static_cast<int>((kWidth - 24) / kLegendColumn);
+    int i = 0;
+    for (const auto& label : labels) {
+      double lx = 12 + (i % per_row) * kLegendColumn, ly = y + (i / per_row) * kLine;
+      body_ += fmt::format("<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n",
+                           lx, ly + 3, hex(test_color(label)));
+      text(lx + 18, ly + 13, fit(printable(label), 48));
+      ++i;
+    }
+    return y + ((i + per_row - 1) / per_row) * kLine + kLine;
+  }
+
+  double unschedulable(double y) {
+    if (plan_.unschedulable.empty()) return y;
+    y += kLine / 2;
+    text(12, y, fmt::format("Unschedulable units ({})", plan_.unschedulable.size()), "gp-node gp-unsched");
+    for (const auto& u : plan_.unschedulable) {
+      y += kLine;
+      text(12, y, fit(printable(u.unit.id + ": " + u.reason), 170), "", "xml:space=\"preserve\"");
+    }
+    return y + kLine / 2;
+  }
+
+  const Plan& plan_;
+  Gantt gantt_;
+  std::string body_;
+  std::string bars_;  ///< drawn after the grid, so grid lines stay behind them
+};
+
+}  // namespace
+
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : text) switch (c) {
+      case '\n': out += c; break;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+    }
+  return out;
+}
+
+std::string summary_line(const Plan& plan) {
+  const auto& s = plan.summary;
+  std::set<std::string> nodes;
+  for (const auto& a : plan.assignments) nodes.insert(a.node);
+  std::vector<std::string> parts{fmt::format("policy {}", to_string(plan.policy))};
+  if (!plan.fleet.empty()) parts.push_back("fleet " + plan.fleet);
+  parts.push_back(fmt::format("{} units on {} nodes, {} unschedulable", plan.assignments.size(), nodes.size(),
+                              plan.unschedulable.size()));
+  parts.push_back("makespan " + format_seconds(s.makespan_s));
+  if (s.lower_bound_s > 0)
+    parts.push_back(fmt::format("lower bound {} (gap {:.1f}%)", format_seconds(s.lower_bound_s),
+                                (s.makespan_s / s.lower_bound_s - 1) * 100));
+  parts.push_back(fmt::format("GPU utilisation {:.1f}%", s.gpu_utilization * 100));
+  if (plan.policy == Policy::pack) parts.push_back(fmt::format("pack slowdown ×{:g}", s.pack_slowdown));
+  return fmt::format("{}", fmt::join(parts, " · "));
+}
+
+std::string chart_svg(const Plan& plan) { return Chart(plan).render(); }
+
+}  // namespace gpuplan::emit
+
+namespace gpuplan {
+
+std::string render_svg(const Plan& plan) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + emit::chart_svg(plan);
+}
+
+}  // namespace gpuplan

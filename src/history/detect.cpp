@@ -1,0 +1,39 @@
+// Which history format a file is, from its first bytes.
+#include <cctype>
+
+#include "gpuplan/history.hpp"
+
+namespace gpuplan {
+
+std::string_view to_string(HistoryFormat format) {
+  switch (format) {
+    case HistoryFormat::bep: return "bep";
+    case HistoryFormat::junit: return "junit";
+    case HistoryFormat::csv: return "csv";
+    case HistoryFormat::json: return "json";
+  }
+  return "csv";
+}
+
+namespace {
+
+std::string_view skip_space(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  return text;
+}
+
+}  // namespace
+
+HistoryFormat detect_history_format(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte order mark
+  head = skip_space(head);
+  if (head.starts_with('<')) return HistoryFormat::junit;
+  if (head.starts_with('[')) return HistoryFormat::json;
+  if (head.starts_with('{')) {
+    // Every BEP event starts with its id, as Bazel writes proto fields in field order.
+    return skip_space(head.substr(1)).starts_with("\"id\"") ? HistoryFormat::bep : HistoryFormat::json;
+  }
+  return HistoryFormat::csv;
+}
+
+}  // namespace gpuplan

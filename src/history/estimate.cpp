@@ -1,0 +1,124 @@
+// From samples to planned durations: a percentile of each unit's recent attempts, the median
+// of its size class for a test without history, then the caller's fallback (the size defaults).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "gpuplan/history.hpp"
+#include "gpuplan/target.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// The shortest planned duration: a measured 0 (Bazel's test.xml rounds down to whole
+/// seconds) must not make a zero-length unit.
+constexpr double min_seconds = 0.001;
+
+/// Linear interpolation between the closest ranks, as numpy's default does.
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+  auto low = static_cast<std::size_t>(std::floor(rank));
+  auto high = static_cast<std::size_t>(std::ceil(rank));
+  return values[low] + (values[high] - values[low]) * (rank - static_cast<double>(low));
+}
+
+constexpr std::string_view timeout_source = "history-timeout";
+
+/// A unit's own estimate; a sharded unit may use its test's whole-test history and the other
+/// way round, when the test was (un)sharded since.
+std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const std::string& label,
+                               std::optional<int> shard, int shard_count) {
+  if (auto it = own.find(SampleKey{label, shard}); it != own.end()) return it->second;
+  if (shard) {
+    auto whole = own.find(SampleKey{label, std::nullopt});
+    if (whole == own.end()) return std::nullopt;
+    Estimate part = whole->second;
+    part.seconds /= std::max(shard_count, 1);
+    return part;
+  }
+  std::optional<Estimate> sum;
+  for (auto it = own.lower_bound(SampleKey{label, 0}); it != own.end() && it->first.label == label; ++it) {
+    if (!sum) {
+      sum = it->second;
+      continue;
+    }
+    sum->seconds += it->second.seconds;
+    if (it->second.source != timeout_source) sum->source = it->second.source;
+    if (it->second.peak_vram_mib)
+      sum->peak_vram_mib = std::max(sum->peak_vram_mib.value_or(0), *it->second.peak_vram_mib);
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::vector<Sample> recent_samples(std::vector<Sample> samples, int window) {
+  if (std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.start_ms.has_value(); }))
+    std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return *a.start_ms < *b.start_ms; });
+  if (window > 0 && samples.size() > static_cast<std::size_t>(window))
+    samples.erase(samples.begin(), samples.end() - window);
+  return samples;
+}
+
+std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules) {
+  auto recent = recent_samples(samples, rules.history_window);
+  if (recent.empty()) return std::nullopt;
+  std::vector<double> measured;
+  double lower_bound = 0;
+  std::optional<std::int64_t> peak;
+  for (const auto& sample : recent) {
+    if (sample.timed_out) lower_bound = std::max(lower_bound, sample.seconds);
+    else measured.push_back(sample.seconds);
+    if (sample.peak_vram_mib) peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
+  }
+  Estimate estimate;
+  if (measured.empty()) {
+    estimate.seconds = lower_bound;
+    estimate.source = timeout_source;
+  } else {
+    estimate.seconds = percentile(measured, rules.history_percentile);
+    estimate.source = fmt::format("history-p{:g}", rules.history_percentile);
+  }
+  if (peak) estimate.peak_vram_mib = static_cast<std::int64_t>(std::ceil(static_cast<double>(*peak) * (1 + rules.vram_headroom)));
+  return estimate;
+}
+
+Estimator history_estimator(History history, const Classification& tests, const Rules& rules, Estimator fallback) {
+  auto own = std::make_shared<std::map<SampleKey, Estimate>>();
+  for (const auto& [key, samples] : history.samples)
+    if (auto estimate = estimate_from_samples(samples, rules)) own->emplace(key, *estimate);
+
+  std::map<std::string, std::string> size_of;
+  for (const auto& test : tests.tests)
+    if (test.bucket == Bucket::gpu) size_of[canonical_label(test.target.label)] = test.target.size;
+  std::map<std::string, std::vector<double>> known_by_size;
+  for (const auto& [key, estimate] : *own) {
+    auto size = size_of.find(key.label);
+    if (size != size_of.end() && estimate.source != timeout_source) known_by_size[size->second].push_back(estimate.seconds);
+  }
+  auto medians = std::make_shared<std::map<std::string, double>>();
+  for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
+
+  return [own, medians, fallback = std::move(fallback)](const ClassifiedTest& test, std::optional<int> shard) {
+    auto found = lookup(*own, canonical_label(test.target.label), shard, test.target.shard_count);
+    Estimate estimate;
+    if (found && found->source != timeout_source) {
+      estimate = *found;
+    } else {
+      if (auto median = medians->find(test.target.size); median != medians->end()) estimate = Estimate{median->second, "size-median", std::nullopt};
+      else estimate = fallback(test, shard);
+      if (found) {  // only timeouts: the test ran at least that long
+        if (found->seconds > estimate.seconds) estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
+        if (found->peak_vram_mib) estimate.peak_vram_mib = found->peak_vram_mib;
+      }
+    }
+    estimate.seconds = std::max(estimate.seconds, min_seconds);
+    return estimate;
+  };
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,157 @@
+// JUnit XML in bazel-testlogs: the test.xml Bazel generates (<testsuites><testsuite><testcase
+// time=…>, whole seconds), or the richer one a test wrote itself (gtest: <testsuites time
+// timestamp>; pytest: <testsuites><testsuite time timestamp>). Streamed through expat.
+#include <expat.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "gpuplan/history.hpp"
+#include "gpuplan/target.hpp"
+#include "history/bad_rows.hpp"
+#include "history/time.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// What the elements of one file say about how long the test ran.
+struct Times {
+  XML_Parser parser = nullptr;
+  int depth = 0;
+  std::optional<double> root_time;   ///< <testsuites time> or a root <testsuite time>
+  double suites_time = 0;            ///< the <testsuite time>s below <testsuites>
+  bool every_suite_timed = true;
+  int suites = 0;
+  double cases_time = 0;  ///< every <testcase time>
+  int cases = 0;
+  std::optional<std::int64_t> start_ms;
+  bool timed_out = false;
+  long root_line = 1;
+  std::string problem;
+  long problem_line = 0;
+
+  void fail(std::string message) {
+    if (!problem.empty()) return;
+    problem = std::move(message);
+    problem_line = static_cast<long>(XML_GetCurrentLineNumber(parser));
+    XML_StopParser(parser, XML_FALSE);
+  }
+
+  static const char* attribute(const XML_Char** attributes, std::string_view name) {
+    for (int i = 0; attributes[i]; i += 2)
+      if (name == attributes[i]) return attributes[i + 1];
+    return nullptr;
+  }
+
+  /// The element's time="…" in seconds; empty when absent. A bad one is a problem.
+  std::optional<double> time_of(std::string_view element, const XML_Char** attributes) {
+    const char* text = attribute(attributes, "time");
+    if (!text) return std::nullopt;
+    std::string_view value(text);
+    auto seconds = history::parse_number(value);
+    if (!seconds) {
+      // gtest and JUnit writers may group thousands: time="1,234.5"
+      std::string digits;
+      for (char c : value)
+        if (c != ',') digits += c;
+      seconds = history::parse_number(digits);
+    }
+    if (!seconds) fail(fmt::format("<{} time=\"{}\">: not a number of seconds", element, value));
+    else if (*seconds < 0) fail(fmt::format("<{} time=\"{}\">: a negative time", element, value));
+    return problem.empty() ? seconds : std::nullopt;
+  }
+
+  void read_timestamp(std::string_view element, const XML_Char** attributes) {
+    const char* text = attribute(attributes, "timestamp");
+    if (!text || start_ms) return;
+    start_ms = history::parse_timestamp_ms(text);
+    if (!start_ms) fail(fmt::format("<{} timestamp=\"{}\">: not an ISO 8601 time", element, text));
+  }
+
+  void start(std::string_view element, const XML_Char** attributes) {
+    ++depth;
+    if (depth == 1) {
+      root_line = static_cast<long>(XML_GetCurrentLineNumber(parser));
+      if (element != "testsuites" && element != "testsuite")
+        return fail(fmt::format("not a JUnit file: the root element is <{}>, not <testsuites>", element));
+      root_time = time_of(element, attributes);
+      read_timestamp(element, attributes);
+    } else if (element == "testsuite") {
+      auto time = time_of(element, attributes);
+      if (depth == 2) {
+        ++suites;
+        every_suite_timed = every_suite_timed && time.has_value();
+        suites_time += time.value_or(0);
+      }
+      read_timestamp(element, attributes);
+    } else if (element == "testcase") {
+      if (auto time = time_of(element, attributes)) {
+        ++cases;
+        cases_time += *time;
+      }
+    } else if (element == "error" || element == "failure") {
+      // Bazel's generated test.xml for a test it killed at its timeout.
+      const char* message = attribute(attributes, "message");
+      if (message && std::string_view(message) == "exited with error code 142") timed_out = true;
+    }
+  }
+
+  std::optional<double> seconds() const {
+    if (root_time) return root_time;
+    if (suites > 0 && every_suite_timed) return suites_time;
+    if (cases > 0) return cases_time;
+    return std::nullopt;
+  }
+};
+
+void XMLCALL on_start(void* data, const XML_Char* name, const XML_Char** attributes) {
+  static_cast<Times*>(data)->start(name, attributes);
+}
+
+void XMLCALL on_end(void* data, const XML_Char*) { --static_cast<Times*>(data)->depth; }
+
+}  // namespace
+
+HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict) {
+  history::BadRows bad(name, strict);
+  std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"), XML_ParserFree);
+  if (!parser) throw std::bad_alloc();
+  Times times;
+  times.parser = parser.get();
+  XML_SetUserData(parser.get(), &times);
+  XML_SetElementHandler(parser.get(), on_start, on_end);
+
+  HistoryRead read;
+  char buffer[1 << 16];
+  bool done = false;
+  while (!done) {
+    in.read(buffer, sizeof buffer);
+    auto count = in.gcount();
+    done = count == 0;
+    if (XML_Parse(parser.get(), buffer, static_cast<int>(count), done) == XML_STATUS_ERROR) {
+      if (times.problem.empty()) {
+        bad.add(static_cast<long>(XML_GetCurrentLineNumber(parser.get())),
+                fmt::format("not well-formed JUnit XML: {}", XML_ErrorString(XML_GetErrorCode(parser.get()))));
+      } else {
+        bad.add(times.problem_line, times.problem);
+      }
+      read.diagnostics = bad.diagnostics();
+      return read;
+    }
+  }
+  auto seconds = times.seconds();
+  if (!seconds) {
+    bad.add(times.root_line, "no time=\"…\" on <testsuites>, <testsuite> or <testcase>");
+  } else {
+    std::string label = canonical_label(test.label);
+    if (test.shard) read.history.shard_counts[label] = test.shard_count;
+    read.history.samples[SampleKey{label, test.shard}].push_back(
+        Sample{*seconds, times.timed_out, std::nullopt, times.start_ms});
+  }
+  read.diagnostics = bad.diagnostics();
+  return read;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,387 @@
+// The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
+// CSV with a header, or JSON rows (an array, or one object a line), with the columns
+// label, seconds and optionally shard, peak_vram_mib, start, exit_status; columns are found by
+// name and unknown ones ignored. Also the file `gpuplan history summarize` writes.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iterator>
+#include <map>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "gpuplan/history.hpp"
+#include "gpuplan/target.hpp"
+#include "history/bad_rows.hpp"
+#include "history/time.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+using Fields = std::map<std::string, std::string, std::less<>>;
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+std::string_view field(const Fields& fields, std::string_view name) {
+  auto it = fields.find(name);
+  return it == fields.end() ? std::string_view() : trim(it->second);
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+}
+
+/// One row's fields, as text, into a sample of a unit; the problem when they do not make one.
+struct Row {
+  SampleKey key;
+  Sample sample;
+  std::string problem;
+};
+
+Row to_row(const Fields& fields) {
+  Row row;
+  std::string_view label = field(fields, "label");
+  if (label.empty()) return {{}, {}, "no label"};
+  row.key.label = canonical_label(label);
+  std::string_view seconds = field(fields, "seconds");
+  auto value = history::parse_number(seconds);
+  if (!value) return {{}, {}, fmt::format("{}: seconds \"{}\" is not a number", label, seconds)};
+  if (*value < 0) return {{}, {}, fmt::format("{}: seconds {} is a negative time", label, seconds)};
+  row.sample.seconds = *value;
+  if (std::string_view shard = field(fields, "shard"); !shard.empty()) {
+    auto index = history::parse_number(shard);
+    if (!index || *index < 0 || *index != std::floor(*index) || *index > 1e6)
+      return {{}, {}, fmt::format("{}: shard \"{}\" is not a 0-based shard index", label, shard)};
+    row.key.shard = static_cast<int>(*index);
+  }
+  if (std::string_view vram = field(fields, "peak_vram_mib"); !vram.empty()) {
+    auto mib = history::parse_number(vram);
+    if (!mib || *mib < 0 || *mib > 1e9)
+      return {{}, {}, fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
+    row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
+  }
+  if (std::string_view start = field(fields, "start"); !start.empty()) {
+    if (auto epoch = history::parse_number(start)) row.sample.start_ms = static_cast<std::int64_t>(*epoch * 1000);
+    else row.sample.start_ms = history::parse_timestamp_ms(start);
+    if (!row.sample.start_ms)
+      return {{}, {}, fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time", label, start)};
+  }
+  row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
+  return row;
+}
+
+/// Counts lines up to positions that only move forward.
+class LineCounter {
+ public:
+  explicit LineCounter(std::string_view text) : text_(text) {}
+  long line_at(const char* position) {
+    auto offset = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(position - text_.data(), 0, text_.size()));
+    if (offset > offset_) {
+      line_ += std::count(text_.begin() + offset_, text_.begin() + offset, '\n');
+      offset_ = offset;
+    }
+    return line_;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t offset_ = 0;
+  long line_ = 1;
+};
+
+void add(History& history, Row row) { history.samples[std::move(row.key)].push_back(row.sample); }
+
+// --- CSV -------------------------------------------------------------------------------------
+
+/// RFC 4180 records: commas, "quoted ""fields""" that may hold commas and newlines.
+class CsvRecords {
+ public:
+  explicit CsvRecords(std::string_view text) : text_(text) {}
+
+  /// The next record and the line it starts on; false at the end. An unterminated quote
+  /// leaves `problem` set.
+  bool next(std::vector<std::string>& record, long& line, std::string& problem) {
+    while (pos_ < text_.size()) {
+      record.assign(1, std::string());
+      line = line_;
+      bool quoted = false;
+      bool blank = true;
+      while (pos_ < text_.size()) {
+        char c = text_[pos_++];
+        if (quoted) {
+          if (c == '"' && pos_ < text_.size() && text_[pos_] == '"') {
+            record.back() += '"';
+            ++pos_;
+          } else if (c == '"') {
+            quoted = false;
+          } else {
+            if (c == '\n') ++line_;
+            record.back() += c;
+          }
+          continue;
+        }
+        if (c == '\n') {
+          ++line_;
+          break;
+        }
+        if (c == '\r') continue;
+        blank = false;
+        if (c == '"') quoted = true;
+        else if (c == ',') record.emplace_back();
+        else record.back() += c;
+      }
+      if (quoted) {
+        problem = "a quoted field is never closed";
+        return true;
+      }
+      if (!blank) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  long line_ = 1;
+};
+
+void read_csv(std::string_view text, History& history, history::BadRows& bad) {
+  CsvRecords records(text);
+  std::vector<std::string> header;
+  std::vector<std::string> record;
+  long line = 0;
+  std::string problem;
+  if (!records.next(header, line, problem)) return;
+  for (auto& name : header) name = std::string(trim(name));
+  for (std::string_view required : {"label", "seconds"}) {
+    if (std::find(header.begin(), header.end(), required) == header.end()) {
+      bad.add(line, fmt::format("the CSV header has no \"{}\" column (it needs label and seconds)", required));
+      return;
+    }
+  }
+  while (records.next(record, line, problem)) {
+    if (!problem.empty()) {
+      bad.add(line, problem);
+      return;
+    }
+    if (record.size() != header.size()) {
+      bad.add(line, fmt::format("{} columns where the header has {}", record.size(), header.size()));
+      continue;
+    }
+    Fields fields;
+    for (std::size_t i = 0; i < header.size(); ++i) fields[header[i]] = std::move(record[i]);
+    Row row = to_row(fields);
+    if (!row.problem.empty()) bad.add(line, row.problem);
+    else add(history, std::move(row));
+  }
+}
+
+// --- JSON ------------------------------------------------------------------------------------
+
+namespace od = simdjson::ondemand;
+
+/// A JSON value as the text a CSV cell would hold; false for arrays and objects.
+bool as_text(od::value value, std::string& text) {
+  od::json_type type;
+  if (value.type().get(type)) return false;
+  switch (type) {
+    case od::json_type::null: text.clear(); return true;
+    case od::json_type::number: text = std::string(trim(value.raw_json_token())); return true;
+    case od::json_type::boolean: {
+      bool flag = false;
+      if (value.get_bool().get(flag)) return false;
+      text = flag ? "true" : "false";
+      return true;
+    }
+    case od::json_type::string: {
+      std::string_view view;
+      if (value.get_string().get(view)) return false;
+      text = std::string(view);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/// One row object; the problem when it is not one.
+Row read_row_object(od::value value) {
+  od::object object;
+  if (value.get_object().get(object)) return {{}, {}, "a row is not a JSON object"};
+  Fields fields;
+  for (auto member : object) {
+    std::string_view key;
+    od::value field_value;
+    if (member.unescaped_key().get(key) || member.value().get(field_value)) return {{}, {}, "not valid JSON"};
+    std::string text;
+    if (!as_text(field_value, text)) {
+      if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" || key == "exit_status")
+        return {{}, {}, fmt::format("\"{}\" is not a plain value", key)};
+      continue;
+    }
+    fields[std::string(key)] = std::move(text);
+  }
+  return to_row(fields);
+}
+
+/// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
+/// "peak_vram_mib":[…],"timed_out":[…]}.
+std::string read_summary_unit(od::value value, History& history) {
+  od::object object;
+  if (value.get_object().get(object)) return "a unit is not a JSON object";
+  SampleKey key;
+  int shard_count = 0;
+  std::vector<Sample> samples;
+  std::vector<std::optional<std::int64_t>> vram;
+  std::vector<bool> timed_out;
+  for (auto member : object) {
+    std::string_view name;
+    od::value field;
+    if (member.unescaped_key().get(name) || member.value().get(field)) return "not valid JSON";
+    if (name == "label") {
+      std::string_view label;
+      if (field.get_string().get(label) || label.empty()) return "\"label\" is not a label";
+      key.label = canonical_label(label);
+    } else if (name == "shard") {
+      if (field.is_null()) continue;
+      int64_t shard = 0;
+      if (field.get_int64().get(shard) || shard < 0 || shard > 1000000) return "\"shard\" is not a 0-based shard index";
+      key.shard = static_cast<int>(shard);
+    } else if (name == "shard_count") {
+      int64_t count = 0;
+      if (field.get_int64().get(count) || count < 1 || count > 1000000) return "\"shard_count\" is not a shard count";
+      shard_count = static_cast<int>(count);
+    } else if (name == "seconds" || name == "peak_vram_mib" || name == "timed_out") {
+      od::array array;
+      if (field.get_array().get(array)) return fmt::format("\"{}\" is not an array", name);
+      for (auto element : array) {
+        od::value item;
+        if (element.get(item)) return "not valid JSON";
+        if (name == "seconds") {
+          double seconds = 0;
+          if (item.get_double().get(seconds) || !std::isfinite(seconds)) return "\"seconds\" holds something other than numbers";
+          if (seconds < 0) return fmt::format("\"seconds\" holds a negative time: {}", seconds);
+          samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt});
+        } else if (name == "peak_vram_mib") {
+          int64_t mib = 0;
+          if (item.is_null()) vram.emplace_back();
+          else if (item.get_int64().get(mib) || mib < 0) return "\"peak_vram_mib\" holds something other than MiB or null";
+          else vram.emplace_back(mib);
+        } else {
+          bool flag = false;
+          if (item.get_bool().get(flag)) return "\"timed_out\" holds something other than true or false";
+          timed_out.push_back(flag);
+        }
+      }
+    }
+  }
+  if (key.label.empty()) return "a unit without a \"label\"";
+  if ((!vram.empty() && vram.size() != samples.size()) || (!timed_out.empty() && timed_out.size() != samples.size()))
+    return "\"peak_vram_mib\" and \"timed_out\" must have one entry per \"seconds\"";
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!vram.empty()) samples[i].peak_vram_mib = vram[i];
+    if (!timed_out.empty()) samples[i].timed_out = timed_out[i];
+  }
+  if (key.shard && shard_count > 1) history.shard_counts[key.label] = shard_count;
+  auto& list = history.samples[key];
+  list.insert(list.end(), samples.begin(), samples.end());
+  return {};
+}
+
+/// A JSON array of rows, or a summarize file.
+void read_json_document(const simdjson::padded_string& json, History& history, history::BadRows& bad) {
+  LineCounter lines(std::string_view(json.data(), json.size()));
+  od::parser parser;
+  od::document document;
+  auto where = [&](auto& at) {
+    const char* location = nullptr;
+    return at.current_location().get(location) ? 0L : lines.line_at(location);
+  };
+  auto fail = [&](auto& at, std::string_view what) { bad.add(where(at), what); };
+  if (parser.iterate(json).get(document)) return bad.add(1, "not valid JSON");
+  od::json_type type;
+  if (document.type().get(type)) return bad.add(1, "not valid JSON");
+  od::array rows;
+  if (type == od::json_type::object) {
+    od::object object;
+    int64_t version = 0;
+    if (document.get_object().get(object) || object["gpuplan_history"].get_int64().get(version))
+      return fail(document, "a JSON object that is neither a build event nor a gpuplan history (\"gpuplan_history\": 1)");
+    if (version != 1) return fail(document, fmt::format("gpuplan_history {} is not a version this gpuplan reads (1)", version));
+    if (object["units"].get_array().get(rows)) return fail(document, "\"units\" is not an array");
+    for (auto element : rows) {
+      od::value unit;
+      if (element.get(unit)) return fail(document, "not valid JSON");
+      long line = where(unit);
+      if (auto problem = read_summary_unit(unit, history); !problem.empty()) bad.add(line, problem);
+    }
+    return;
+  }
+  if (document.get_array().get(rows)) return fail(document, "neither a JSON array of rows nor a JSON object");
+  for (auto element : rows) {
+    od::value row_value;
+    if (element.get(row_value)) return fail(document, "not valid JSON");
+    long line = where(row_value);
+    Row row = read_row_object(row_value);
+    if (!row.problem.empty()) bad.add(line, row.problem);
+    else add(history, std::move(row));
+  }
+}
+
+/// One row object a line (JSON lines, which a runner can append to).
+void read_json_lines(std::string_view text, History& history, history::BadRows& bad) {
+  simdjson::dom::parser validator;
+  od::parser parser;
+  long line = 0;
+  while (!text.empty()) {
+    ++line;
+    auto end = text.find('\n');
+    std::string_view content = trim(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (content.empty()) continue;
+    simdjson::padded_string padded(content);
+    simdjson::dom::element checked;  // on-demand parsing would not notice trailing junk
+    od::document document;
+    od::value value;
+    if (auto error = validator.parse(padded).get(checked)) {
+      bad.add(line, fmt::format("not valid JSON: {}", simdjson::error_message(error)));
+      continue;
+    }
+    if (parser.iterate(padded).get(document) || document.get_value().get(value)) {
+      bad.add(line, "not valid JSON");
+      continue;
+    }
+    Row row = read_row_object(value);
+    if (!row.problem.empty()) bad.add(line, row.problem);
+    else add(history, std::move(row));
+  }
+}
+
+}  // namespace
+
+HistoryRead read_table(std::istream& in, const std::string& name, bool strict) {
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+  history::BadRows bad(name, strict);
+  HistoryRead read;
+  std::string_view view = trim(text);
+  if (detect_history_format(view) == HistoryFormat::json) {
+    // An array or a summarize file (whose first key is "gpuplan_history") is one document;
+    // other objects are rows, one a line (JSON lines, which a runner can append to).
+    bool one_object_a_line = view.starts_with('{') && !trim(view.substr(1)).starts_with("\"gpuplan_history\"");
+    if (one_object_a_line) read_json_lines(text, read.history, bad);
+    else read_json_document(simdjson::padded_string(text), read.history, bad);
+  } else {
+    read_csv(text, read.history, bad);
+  }
+  read.diagnostics = bad.diagnostics();
+  return read;
+}
+
+}  // namespace gpuplan

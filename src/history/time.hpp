@@ -1,0 +1,19 @@
+#pragma once
+// Numbers, durations and timestamps as history files spell them.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gpuplan::history {
+
+/// A plain decimal number ("12", "12.5", "-3", "1e3"), nothing around it; finite.
+std::optional<double> parse_number(std::string_view text);
+
+/// A protobuf Duration in its JSON form: "12.5s", "0.000340s", "-1s".
+std::optional<double> parse_proto_duration(std::string_view text);
+
+/// RFC 3339 / ISO 8601 as BEP, gtest and pytest write it: "2024-05-01T12:00:00Z",
+/// "2024-05-01T12:00:00.123+02:00", "2024-05-01 12:00:00" (no zone: UTC). Milliseconds since the epoch.
+std::optional<std::int64_t> parse_timestamp_ms(std::string_view text);
+
+}  // namespace gpuplan::history

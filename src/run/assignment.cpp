@@ -1,0 +1,80 @@
+// Finding a node's units in a plan and what each one's process is given.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+
+#include "gpuplan/run.hpp"
+#include "gpuplan/target.hpp"
+
+namespace gpuplan {
+
+Plan parse_plan(std::string_view json_text, const std::string& name) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
+    long line = 1 + std::count(before.begin(), before.end(), '\n');
+    long column = static_cast<long>(before.size() - (before.rfind('\n') + 1)) + 1;
+    throw InputError(Position{name, line, column}, "not valid JSON");
+  }
+  return plan_from_json(json, name);
+}
+
+std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
+
+std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node) {
+  std::vector<Assignment> units;
+  for (const auto& a : plan.assignments)
+    if (a.node == node) units.push_back(a);
+  std::stable_sort(units.begin(), units.end(), [](const Assignment& x, const Assignment& y) {
+    int gx = x.gpus.empty() ? -1 : x.gpus.front();
+    int gy = y.gpus.empty() ? -1 : y.gpus.front();
+    return std::tie(x.start_s, gx, x.unit.id) < std::tie(y.start_s, gy, y.unit.id);
+  });
+  return units;
+}
+
+std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
+                                          std::optional<int> shard_index) {
+  auto wanted = canonical_label(label);
+  for (const auto& a : plan.assignments) {
+    if (a.node != node || canonical_label(a.unit.label) != wanted) continue;
+    if (!a.unit.shard_index || a.unit.shard_index == shard_index) return a;
+  }
+  return std::nullopt;
+}
+
+int planned_gpu_count(const Plan& plan, std::string_view node) {
+  int count = 0;
+  for (const auto& a : plan.assignments)
+    if (a.node == node)
+      for (int gpu : a.gpus) count = std::max(count, gpu + 1);
+  return count;
+}
+
+std::map<std::string, std::string> unit_environment(const Assignment& a) {
+  auto env = a.env;
+  env["CUDA_VISIBLE_DEVICES"] = gpu_list(a.gpus);
+  if (a.unit.shard_index) {
+    env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+    env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
+  }
+  return env;
+}
+
+int timeout_seconds(const Unit& unit) {
+  static const std::map<std::string, int> by_timeout{
+      {"short", 60}, {"moderate", 300}, {"long", 900}, {"eternal", 3600}};
+  static const std::map<std::string, std::string> by_size{
+      {"small", "short"}, {"medium", "moderate"}, {"large", "long"}, {"enormous", "eternal"}};
+  if (auto it = by_timeout.find(unit.timeout); it != by_timeout.end()) return it->second;
+  auto size = by_size.find(unit.size);
+  return by_timeout.at(size == by_size.end() ? "moderate" : size->second);
+}
+
+}  // namespace gpuplan

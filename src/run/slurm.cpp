@@ -1,0 +1,93 @@
+// `gpuplan export slurm`: one batch script per node, each running its units with `gpuplan exec`.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// Slurm node names are host names; anything else cannot go into --nodelist or a file name.
+void check_node_name(const std::string& node) {
+  bool ok = !node.empty() && node.front() != '-' && std::all_of(node.begin(), node.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+  if (!ok)
+    throw InputError(Position{"plan"}, fmt::format("node \"{}\" is not a name Slurm accepts in --nodelist "
+                                                   "(letters, digits, '-', '_', '.')",
+                                                   node));
+}
+
+/// An #SBATCH value is read by sbatch, not a shell: it must stay one word on one line.
+void check_sbatch_value(const std::string& option, const std::string& value) {
+  if (value.empty() || value.find_first_of(" \t\r\n\"'\\") != std::string::npos)
+    throw InputError(Position{option}, fmt::format("\"{}\" must be one word without quotes", value));
+}
+
+std::string sbatch_line(const std::string& line) {
+  if (line.find_first_of("\r\n") != std::string::npos)
+    throw InputError(Position{"--sbatch-line"}, "an #SBATCH line cannot contain a line break");
+  return line.starts_with("#SBATCH") ? line : "#SBATCH " + line;
+}
+
+/// Slurm's D-HH:MM:SS, rounded up to whole minutes, at least one.
+std::string slurm_time(double seconds) {
+  long minutes = std::max(1L, static_cast<long>(std::ceil(seconds / 60 - 1e-9)));
+  return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes / 60 % 24, minutes % 60);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options) {
+  if (!(options.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
+  if (options.partition) check_sbatch_value("--partition", *options.partition);
+  if (options.account) check_sbatch_value("--account", *options.account);
+  std::vector<std::string> extra;
+  for (const auto& line : options.sbatch_lines) extra.push_back(sbatch_line(line));
+
+  std::set<std::string> nodes;
+  for (const auto& a : plan.assignments) nodes.insert(a.node);
+  std::map<std::string, std::string> files;
+  std::string submit =
+      "#!/bin/sh\n"
+      "# Made by gpuplan export slurm: submits one job per node and prints \"NODE JOBID\" for each.\n"
+      "set -eu\n"
+      "cd \"$(dirname \"$0\")\"\n";
+  for (const auto& node : nodes) {
+    check_node_name(node);
+    double end = 0;
+    for (const auto& a : plan.assignments)
+      if (a.node == node) end = std::max(end, a.end_s);
+    std::string script = fmt::format(
+        "#!/bin/bash\n"
+        "# Made by gpuplan export slurm: runs the units planned on {0} with gpuplan exec.\n"
+        "#SBATCH --job-name=gpuplan-{0}\n"
+        "#SBATCH --nodelist={0}\n"
+        "#SBATCH --nodes=1\n"
+        "#SBATCH --ntasks=1\n"
+        "#SBATCH --exclusive\n"
+        "#SBATCH --gres=gpu:{1}\n"
+        "#SBATCH --time={2}\n"
+        "#SBATCH --output=gpuplan-{0}-%j.out\n",
+        node, planned_gpu_count(plan, node), slurm_time(end * options.time_margin));
+    if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
+    if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
+    for (const auto& line : extra) script += line + "\n";
+    script += fmt::format("exec {} exec {} --node {}", shell_quote(options.gpuplan), shell_quote(options.plan_path),
+                          shell_quote(node));
+    if (options.command) script += " --command " + shell_quote(*options.command);
+    if (options.results) script += " --results " + shell_quote(*options.results);
+    files[node + ".sbatch"] = script + "\n";
+    submit += fmt::format("printf '%s %s\\n' {0} \"$(sbatch --parsable {0}.sbatch)\"\n", node);
+  }
+  files["submit.sh"] = submit;
+  return files;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,357 @@
+#include "gpuplan/verify.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpuplan/size.hpp"
+#include "gpuplan/target.hpp"
+
+namespace gpuplan {
+
+std::string_view to_string(ViolationKind kind) {
+  switch (kind) {
+    case ViolationKind::unknown_node: return "unknown-node";
+    case ViolationKind::gpu_index: return "gpu-index";
+    case ViolationKind::gpu_count: return "gpu-count";
+    case ViolationKind::double_booked: return "double-booked";
+    case ViolationKind::requirement: return "requirement";
+    case ViolationKind::exclusive: return "exclusive";
+    case ViolationKind::coverage: return "coverage";
+    case ViolationKind::times: return "times";
+    case ViolationKind::env: return "env";
+  }
+  return "invalid";
+}
+
+namespace {
+
+constexpr double kTolerance = 0.0015;  ///< plans write times rounded to milliseconds
+
+std::string seconds(double s) { return fmt::format("{:g}s", std::round(s * 1000) / 1000); }
+
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string from(const std::string& source) { return source.empty() || source == "plan" ? "" : " (" + source + ")"; }
+
+bool shareable(const Assignment& a) { return a.unit.vram_mib && a.unit.requirement.gpus.value <= 1; }
+
+class Checker {
+ public:
+  Checker(const Plan& plan, const Fleet& fleet, const VerifyOptions& options)
+      : plan_(plan), fleet_(fleet), options_(options) {
+    for (const auto& node : fleet.nodes) nodes_[node.name] = &node;
+    if (options.query)
+      for (const auto& test : options.query->tests) query_[canonical_label(test.target.label)] = &test;
+  }
+
+  std::vector<Violation> run() {
+    for (const auto& a : plan_.assignments) assignment(a);
+    makespan();
+    sharing();
+    exclusive();
+    coverage();
+    return std::move(found_);
+  }
+
+ private:
+  void add(ViolationKind kind, const std::string& unit, std::string reason) {
+    found_.push_back({kind, unit, std::move(reason)});
+  }
+
+  /// The requirement to hold the plan to: the query's when there is one, else the plan's own copy.
+  const Requirement& requirement(const Unit& unit) const {
+    auto it = query_.find(canonical_label(unit.label));
+    return it != query_.end() && it->second->bucket == Bucket::gpu ? it->second->requirement : unit.requirement;
+  }
+
+  void assignment(const Assignment& a) {
+    times(a);
+    env(a);
+    auto it = nodes_.find(a.node);
+    if (it == nodes_.end()) {
+      add(ViolationKind::unknown_node, a.unit.id,
+          fmt::format("node \"{}\" is not in the fleet {}", a.node, fleet_.source));
+      return;
+    }
+    const Node& node = *it->second;
+    if (!indices(a, node)) return;
+    for (int g : a.gpus) held_[{a.node, g}].push_back(&a);
+    count(a, node);
+    requirements(a, node);
+  }
+
+  void times(const Assignment& a) {
+    const auto& id = a.unit.id;
+    if (a.start_s < -kTolerance) add(ViolationKind::times, id, fmt::format("starts at {}, before 0", seconds(a.start_s)));
+    if (a.end_s < a.start_s - kTolerance)
+      add(ViolationKind::times, id, fmt::format("ends at {}, before it starts at {}", seconds(a.end_s), seconds(a.start_s)));
+    else if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > kTolerance)
+      add(ViolationKind::times, id,
+          fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s), seconds(a.end_s),
+                      seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
+  }
+
+  void makespan() {
+    double last = 0;
+    for (const auto& a : plan_.assignments) last = std::max(last, a.end_s);
+    if (std::abs(plan_.summary.makespan_s - last) > kTolerance)
+      add(ViolationKind::times, "",
+          fmt::format("the summary's makespan_s is {} but the last unit ends at {}", seconds(plan_.summary.makespan_s),
+                      seconds(last)));
+  }
+
+  void env(const Assignment& a) {
+    const auto& id = a.unit.id;
+    auto expect = [&](const std::string& name, const std::string& value) {
+      auto it = a.env.find(name);
+      if (it == a.env.end())
+        add(ViolationKind::env, id, fmt::format("env has no {}; it should be \"{}\"", name, value));
+      else if (it->second != value)
+        add(ViolationKind::env, id, fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
+    };
+    expect("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(a.gpus, ",")));
+    if (!a.unit.shard_index) {
+      for (const char* name : {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS"})
+        if (a.env.count(name)) add(ViolationKind::env, id, fmt::format("sets {} but is not a shard", name));
+      return;
+    }
+    if (*a.unit.shard_index < 0 || *a.unit.shard_index >= a.unit.shard_count)
+      add(ViolationKind::env, id,
+          fmt::format("shard_index {} is outside 0..{}", *a.unit.shard_index, a.unit.shard_count - 1));
+    expect("TEST_SHARD_INDEX", std::to_string(*a.unit.shard_index));
+    expect("TEST_TOTAL_SHARDS", std::to_string(a.unit.shard_count));
+  }
+
+  bool indices(const Assignment& a, const Node& node) {
+    const auto& id = a.unit.id;
+    if (a.gpus.empty()) {
+      add(ViolationKind::gpu_index, id, fmt::format("is placed on {} without any GPU", node.name));
+      return false;
+    }
+    bool ok = true;
+    std::set<int> seen;
+    for (int g : a.gpus) {
+      if (g < 0 || g >= static_cast<int>(node.gpus.size())) {
+        add(ViolationKind::gpu_index, id,
+            fmt::format("GPU {} does not exist on {} (it has GPUs 0-{})", g, node.name, node.gpus.size() - 1));
+        ok = false;
+      } else if (!seen.insert(g).second) {
+        add(ViolationKind::gpu_index, id, fmt::format("lists GPU {} twice", g));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  void count(const Assignment& a, const Node& node) {
+    const auto& r = requirement(a.unit);
+    int need = r.gpus.value, have = static_cast<int>(a.gpus.size()), all = static_cast<int>(node.gpus.size());
+    const auto& id = a.unit.id;
+    if (have < need) {
+      add(ViolationKind::gpu_count, id, fmt::format("holds {} GPU{} but needs {}{}", have, have == 1 ? "" : "s", need, from(r.gpus.source)));
+    } else if (plan_.policy == Policy::whole_node && need > 1 && have != all) {
+      add(ViolationKind::gpu_count, id,
+          fmt::format("asks for {} GPUs, so the whole-node policy gives it all {} GPUs of {}; it holds {}", need, all,
+                      node.name, have));
+    } else if (have > need && !(r.is_exclusive() && have == all) && !(plan_.policy == Policy::whole_node && need > 1)) {
+      add(ViolationKind::gpu_count, id,
+          fmt::format("holds {} GPUs but asks for {}; the {} policy gives exactly what is asked", have, need,
+                      to_string(plan_.policy)));
+    }
+  }
+
+  void requirements(const Assignment& a, const Node& node) {
+    const auto& r = requirement(a.unit);
+    const auto& id = a.unit.id;
+    auto failing = [&](auto&& bad) {
+      std::vector<int> gpus;
+      for (int g : a.gpus)
+        if (bad(node.gpus[static_cast<size_t>(g)])) gpus.push_back(g);
+      return gpus;
+    };
+    auto on = [&](const std::vector<int>& gpus) {
+      const auto& gpu = node.gpus[static_cast<size_t>(gpus.front())];
+      return fmt::format("GPU{} {} of {} ({}, {})", gpus.size() == 1 ? "" : "s", fmt::join(gpus, ","), node.name,
+                         gpu.model, format_mib(gpu.vram_mib));
+    };
+    if (r.gpu_mem_mib) {
+      auto bad = failing([&](const Gpu& gpu) { return gpu.vram_mib < r.gpu_mem_mib->value; });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("needs {} on each GPU{} but {} has less", format_mib(r.gpu_mem_mib->value),
+                        from(r.gpu_mem_mib->source), on(bad)));
+    }
+    if (a.unit.vram_mib) {
+      auto bad = failing([&](const Gpu& gpu) { return gpu.vram_mib < *a.unit.vram_mib; });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("reserves {} per GPU but {} has less", format_mib(*a.unit.vram_mib), on(bad)));
+    }
+    for (const auto& c : r.cuda)
+      if (!c.value.satisfied_by(node.cuda))
+        add(ViolationKind::requirement, id,
+            fmt::format("needs CUDA {}{} but {} has CUDA {}", c.value.str(), from(c.source), node.name, node.cuda.str()));
+    for (const auto& c : r.compute_capability) {
+      auto bad = failing([&](const Gpu& gpu) { return !c.value.satisfied_by(gpu.compute_capability); });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("needs compute capability {}{} but {} has {}", c.value.str(), from(c.source), on(bad),
+                        node.gpus[static_cast<size_t>(bad.front())].compute_capability.str()));
+    }
+    if (r.gpu_models) {
+      auto bad = failing([&](const Gpu& gpu) {
+        auto model = lower(gpu.model);
+        return std::none_of(r.gpu_models->value.begin(), r.gpu_models->value.end(), [&](const std::string& name) {
+          auto wanted = lower(name);
+          return wanted == model || wanted == gpu.family;
+        });
+      });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("needs GPU model {}{} but {} is another model", fmt::join(r.gpu_models->value, "|"),
+                        from(r.gpu_models->source), on(bad)));
+    }
+    if (r.needs_nvlink() && !node.connected(a.gpus))
+      add(ViolationKind::requirement, id,
+          fmt::format("needs NVLink between its GPUs{} but GPUs {} of {} are not all NVLink-connected",
+                      from(r.nvlink->source), fmt::join(a.gpus, ","), node.name));
+  }
+
+  /// Two units on one GPU at once: never allowed, except single-GPU units with a known
+  /// VRAM need under `pack`, within the VRAM left after headroom and the tests-per-GPU limit.
+  void sharing() {
+    std::set<std::pair<const Assignment*, const Assignment*>> reported;
+    for (auto& [where, units] : held_) {
+      const auto& [node_name, g] = where;
+      const Gpu& gpu = nodes_.at(node_name)->gpus[static_cast<size_t>(g)];
+      std::stable_sort(units.begin(), units.end(),
+                       [](const Assignment* x, const Assignment* y) { return x->start_s < y->start_s; });
+      for (size_t i = 0; i < units.size(); ++i) {
+        const Assignment& a = *units[i];
+        std::vector<const Assignment*> running{&a};
+        for (size_t j = 0; j < i; ++j)
+          if (units[j]->end_s > a.start_s + kTolerance && a.end_s > a.start_s) running.push_back(units[j]);
+        for (size_t k = 1; k < running.size(); ++k) {
+          const Assignment& other = *running[k];
+          bool allowed = plan_.policy == Policy::pack && shareable(a) && shareable(other);
+          if (allowed || !reported.insert({&a, &other}).second) continue;
+          std::string why = plan_.policy != Policy::pack ? ""
+                            : !shareable(a) ? "; under pack only single-GPU units with a known VRAM need share a GPU"
+                                            : fmt::format("; {} cannot share (it uses several GPUs or has no known VRAM need)", other.unit.id);
+          add(ViolationKind::double_booked, a.unit.id,
+              fmt::format("GPU {} of {} is also held by {} from {} to {}{}", g, node_name, other.unit.id,
+                          seconds(other.start_s), seconds(other.end_s), why));
+        }
+        if (plan_.policy != Policy::pack || running.size() < 2) continue;
+        if (static_cast<int>(running.size()) > options_.rules.max_tests_per_gpu)
+          add(ViolationKind::double_booked, a.unit.id,
+              fmt::format("GPU {} of {} runs {} units at once from {} (at most {} under pack)", g, node_name,
+                          running.size(), seconds(a.start_s), options_.rules.max_tests_per_gpu));
+        std::int64_t vram = 0;
+        for (const auto* u : running) vram += u->unit.vram_mib.value_or(0);
+        auto limit = static_cast<std::int64_t>(static_cast<double>(gpu.vram_mib) * (1 - options_.rules.vram_headroom));
+        if (vram > limit)
+          add(ViolationKind::double_booked, a.unit.id,
+              fmt::format("GPU {} of {} holds {} units needing {} from {}, over the {} pack allows ({} less {:g}% headroom)",
+                          g, node_name, running.size(), format_mib(vram), seconds(a.start_s), format_mib(limit),
+                          format_mib(gpu.vram_mib), options_.rules.vram_headroom * 100));
+      }
+    }
+  }
+
+  void exclusive() {
+    for (const auto& e : plan_.assignments) {
+      if (!nodes_.count(e.node) || !requirement(e.unit).is_exclusive()) continue;
+      for (const auto& other : plan_.assignments)
+        if (&other != &e && other.node == e.node && other.start_s < e.end_s - kTolerance &&
+            e.start_s < other.end_s - kTolerance)
+          add(ViolationKind::exclusive, other.unit.id,
+              fmt::format("runs on {} from {} to {} while {} has the whole node (gpu-exclusive) from {} to {}", e.node,
+                          seconds(other.start_s), seconds(other.end_s), e.unit.id, seconds(e.start_s),
+                          seconds(e.end_s)));
+    }
+  }
+
+  void coverage() {
+    std::map<std::string, int> times_listed;
+    std::map<std::string, std::vector<const Unit*>> by_label;
+    std::vector<const Unit*> units;
+    for (const auto& a : plan_.assignments) units.push_back(&a.unit);
+    for (const auto& u : plan_.unschedulable) units.push_back(&u.unit);
+    for (const auto* u : units) {
+      if (++times_listed[u->id] == 2)
+        add(ViolationKind::coverage, u->id, "is listed more than once (in assignments or unschedulable)");
+      by_label[canonical_label(u->label)].push_back(u);
+    }
+    if (!options_.query) return;
+    for (const auto& [label, listed] : by_label) {
+      auto it = query_.find(label);
+      if (it == query_.end())
+        add(ViolationKind::coverage, listed.front()->id, "is not a test of the query");
+      else if (it->second->bucket != Bucket::gpu)
+        add(ViolationKind::coverage, listed.front()->id,
+            fmt::format("is {} in the query ({}), not a GPU test",
+                        it->second->bucket == Bucket::cpu ? "a CPU test" : "skipped", it->second->reason));
+    }
+    for (const auto& [label, test] : query_) {
+      if (test->bucket != Bucket::gpu) continue;
+      auto it = by_label.find(label);
+      if (it == by_label.end()) {
+        add(ViolationKind::coverage, test->target.label, "is a GPU test of the query but is not in the plan");
+        continue;
+      }
+      shards(*test, it->second);
+    }
+  }
+
+  /// A GPU test is in the plan once as a whole, or once per shard.
+  void shards(const ClassifiedTest& test, const std::vector<const Unit*>& units) {
+    int count = std::max(1, test.target.shard_count);
+    bool whole = std::any_of(units.begin(), units.end(), [](const Unit* u) { return !u->shard_index; });
+    if (whole) {
+      if (units.size() > 1)
+        add(ViolationKind::coverage, test.target.label, "is in the plan both as a whole test and as shards");
+      return;
+    }
+    std::set<int> seen;
+    for (const auto* u : units) {
+      if (u->shard_count != count)
+        add(ViolationKind::coverage, u->id,
+            fmt::format("has shard_count {} but the query gives the test {} shard{}", u->shard_count, count,
+                        count == 1 ? "" : "s"));
+      seen.insert(*u->shard_index);
+    }
+    std::vector<int> missing;
+    for (int i = 0; i < count; ++i)
+      if (!seen.count(i)) missing.push_back(i);
+    if (!missing.empty())
+      add(ViolationKind::coverage, test.target.label,
+          fmt::format("shard{} {} of {} {} missing from the plan", missing.size() == 1 ? "" : "s",
+                      fmt::join(missing, ", "), count, missing.size() == 1 ? "is" : "are"));
+  }
+
+  const Plan& plan_;
+  const Fleet& fleet_;
+  const VerifyOptions& options_;
+  std::map<std::string, const Node*> nodes_;
+  std::map<std::string, const ClassifiedTest*> query_;  ///< by canonical label
+  std::map<std::pair<std::string, int>, std::vector<const Assignment*>> held_;  ///< (node, GPU) → units
+  std::vector<Violation> found_;
+};
+
+}  // namespace
+
+std::vector<Violation> verify(const Plan& plan, const Fleet& fleet, const VerifyOptions& options) {
+  return Checker(plan, fleet, options).run();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,36 @@
+#pragma once
+// Building targets by hand and classifying one of them, for the annotate tests.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuplan/classify.hpp"
+
+namespace gpuplan::testing {
+
+inline Target make_target(std::string label, std::vector<std::string> tags,
+                          std::map<std::string, std::string> exec_properties = {}) {
+  Target t;
+  t.label = std::move(label);
+  t.rule_class = "py_test";
+  t.tags = std::move(tags);
+  t.exec_properties = std::move(exec_properties);
+  t.has_attributes = true;
+  return t;
+}
+
+/// The classification of a single test.
+inline Classification classify_one(const Target& target, const Rules& rules = {},
+                                   ClassifyOptions options = {}) {
+  TargetList list;
+  list.format = "xml";
+  list.tests.push_back(target);
+  return classify(list, rules, options);
+}
+
+inline ClassifiedTest classified(std::vector<std::string> tags, std::map<std::string, std::string> exec = {},
+                                 const Rules& rules = {}) {
+  return classify_one(make_target("//t:t", std::move(tags), std::move(exec)), rules).tests.at(0);
+}
+
+}  // namespace gpuplan::testing

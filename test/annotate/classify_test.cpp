@@ -1,0 +1,246 @@
+// Combining annotations: conflicts, malformed annotations, rules, and the order of the result.
+#include <catch2/catch.hpp>
+
+#include "annotate/classify_helpers.hpp"
+
+using namespace gpuplan;
+using gpuplan::testing::classify_one;
+using gpuplan::testing::make_target;
+
+namespace {
+
+Classification classify_tags(std::vector<std::string> tags, bool strict = false) {
+  return classify_one(make_target("//ml:train_test", std::move(tags)), {}, {.strict = strict});
+}
+
+}  // namespace
+
+TEST_CASE("two different GPU counts: the largest wins with a warning naming the label and both tags") {
+  auto c = classify_tags({"gpu:2", "resources:gpu:4"});
+  REQUIRE(c.tests.at(0).requirement.gpus == Sourced<int>{4, "tag resources:gpu:4"});
+  REQUIRE(c.diagnostics.size() == 1);
+  const auto& d = c.diagnostics[0];
+  REQUIRE(d.severity == Severity::warning);
+  REQUIRE(d.label == "//ml:train_test");
+  REQUIRE(d.source == "tag gpu:2, tag resources:gpu:4");
+  REQUIRE(d.message ==
+          "tag gpu:2 asks for 2 GPUs but tag resources:gpu:4 for 4 GPUs; using 4, the largest count");
+}
+
+TEST_CASE("under --strict a conflict is an error") {
+  auto c = classify_tags({"gpu:2", "resources:gpu:4"}, true);
+  REQUIRE(has_errors(c.diagnostics));
+}
+
+TEST_CASE("a gpu tag beside an explicit count is no conflict") {
+  auto c = classify_tags({"gpu", "gpu:2", "requires-gpu-nvidia"});
+  REQUIRE(c.tests.at(0).requirement.gpus.value == 2);
+  REQUIRE(c.diagnostics.empty());
+}
+
+TEST_CASE("CPU-only wins over GPU signals, with a warning naming both sources") {
+  auto c = classify_tags({"gpu:2", "no_gpu"});
+  const auto& t = c.tests.at(0);
+  REQUIRE(t.bucket == Bucket::cpu);
+  REQUIRE(t.requirement.gpus.value == 0);
+  REQUIRE(t.reason == "tag no_gpu → CPU only (overriding tag gpu:2)");
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::warning);
+  REQUIRE(c.diagnostics[0].source == "tag no_gpu, tag gpu:2");
+  REQUIRE(c.diagnostics[0].message ==
+          "tag no_gpu says CPU only but tag gpu:2 asks for a GPU; CPU-only wins, so it runs as a CPU test");
+  REQUIRE(has_errors(classify_tags({"gpu:2", "no_gpu"}, true).diagnostics));
+}
+
+TEST_CASE("two memory sizes: the largest wins with a warning") {
+  auto c = classify_tags({"gpu", "gpu-mem:16G", "gpu_mem:40G"});
+  REQUIRE(c.tests.at(0).requirement.gpu_mem_mib->value == 40960);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].source == "tag gpu-mem:16G, tag gpu_mem:40G");
+}
+
+TEST_CASE("model lists from two annotations narrow to the models both allow") {
+  auto c = classify_one(make_target("//t:t", {"gpu-model:A100|H100"}, {{"gpu_model", "h100"}}));
+  REQUIRE(c.tests.at(0).requirement.gpu_models->value == std::vector<std::string>{"h100"});
+  REQUIRE(c.diagnostics.empty());
+  auto clash = classify_one(make_target("//t:t", {"gpu-model:L4"}, {{"gpu_model", "h100"}}));
+  REQUIRE(clash.tests.at(0).requirement.gpu_models->value == std::vector<std::string>{"l4"});
+  REQUIRE(clash.diagnostics.size() == 1);
+}
+
+TEST_CASE("the same constraint written twice is kept once, from the first annotation") {
+  auto t = classify_tags({"gpu-cc>=8.0", "requires-gpu-sm80"}).tests.at(0);
+  REQUIRE(t.requirement.compute_capability.size() == 1);
+  REQUIRE(t.requirement.compute_capability[0].source == "tag gpu-cc>=8.0");
+  REQUIRE(t.requirement.gpus.source == "tag requires-gpu-sm80");
+}
+
+TEST_CASE("every malformed annotation is a warning naming the label and the tag, and is ignored") {
+  struct Case {
+    std::string tag;
+    std::string problem;
+  };
+  for (const auto& [tag, problem] : std::vector<Case>{
+           {"gpu:0", "a GPU count must be at least 1"},
+           {"gpu:-1", "\"-1\" is not a GPU count"},
+           {"gpu:99999999999", "99999999999 GPUs is more than any node has"},
+           {"gpu:two", "\"two\" is not a GPU count"},
+           {"gpu-mem:lots", "\"lots\" is not a memory size"},
+           {"cuda>=twelve", "\">=twelve\" is not a version constraint"},
+           {"gpu-cc>=eight", "\">=eight\" is not a version constraint"},
+           {"gpu-model:", "a GPU model name is empty"},
+           {"requires-gpu-sm8", "write requires-gpu-smXY"},
+           {"requires-gpu-nvidia:0", "a GPU count must be at least 1"},
+       }) {
+    INFO(tag);
+    auto c = classify_tags({"gpu", tag});
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    REQUIRE(c.tests.at(0).requirement.gpus == Sourced<int>{1, "tag gpu"});
+    REQUIRE(c.diagnostics.size() == 1);
+    const auto& d = c.diagnostics[0];
+    REQUIRE(d.severity == Severity::warning);
+    REQUIRE(d.label == "//ml:train_test");
+    REQUIRE(d.source == "tag " + tag);
+    REQUIRE_THAT(d.message, Catch::Contains("tag " + tag + " is malformed: " + problem));
+    REQUIRE_THAT(d.message, Catch::EndsWith("it is ignored"));
+    REQUIRE(has_errors(classify_tags({"gpu", tag}, true).diagnostics));
+  }
+}
+
+TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and said so") {
+  auto c = classify_tags({"gpu:0"});
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.tests.at(0).reason == "no GPU annotation it could read (tag gpu:0 malformed, ignored)");
+  REQUIRE(c.tests.at(0).annotations.at(0).meaning.starts_with("ignored: a GPU count must be at least 1"));
+}
+
+TEST_CASE("a malformed exec_property is named with its key and value") {
+  auto c = classify_one(make_target("//t:t", {}, {{"resources:gpu", "lots"}}));
+  REQUIRE(c.diagnostics.at(0).source == "exec_properties resources:gpu=lots");
+}
+
+TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error") {
+  auto c = classify_tags({"gpu_friendly"}, true);
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::note);
+  REQUIRE(c.diagnostics[0].source == "tag gpu_friendly");
+  REQUIRE_FALSE(has_errors(c.diagnostics));
+}
+
+TEST_CASE("a rule maps a team's tag through a regex capture, matched with its macro") {
+  Rules rules;
+  rules.source = "rules.yaml";
+  Rule rule;
+  rule.tag = "team-gpus-(\\d+)";
+  rule.generator_function = "gpu_test";
+  rule.set = {{"gpus", "$1"}, {"gpu_mem", "16GiB"}};
+  rule.where = Position{"rules.yaml", 4, 5};
+  rules.rules.push_back(rule);
+  auto target = make_target("//ml:team_macro_test", {"team-gpus-4"});
+  target.generator_function = "gpu_test";
+  auto c = classify_one(target, rules);
+  const auto& t = c.tests.at(0);
+  REQUIRE(t.bucket == Bucket::gpu);
+  REQUIRE(t.requirement.gpus == Sourced<int>{4, "rule rules.yaml:4:5 (tag team-gpus-4)"});
+  REQUIRE(t.requirement.gpu_mem_mib->value == 16384);
+  REQUIRE(c.diagnostics.empty());  // the tag mentions GPUs, but a rule reads it
+
+  target.generator_function = "other_macro";
+  REQUIRE(classify_one(target, rules).tests.at(0).bucket == Bucket::cpu);
+}
+
+TEST_CASE("rules match by label pattern and rule class") {
+  Rules rules;
+  Rule rule;
+  rule.label = "//ml/...";
+  rule.rule_class = "py_test";
+  rule.set = {{"gpus", "1"}, {"cuda", ">=12.0"}};
+  rule.where = Position{"r.yaml", 2, 5};
+  rules.rules.push_back(rule);
+  REQUIRE(classify_one(make_target("//ml/vision:t", {}), rules).tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(classify_one(make_target("//ml:t", {}), rules).tests.at(0).requirement.gpus.source ==
+          "rule r.yaml:2:5");
+  REQUIRE(classify_one(make_target("//mlx:t", {}), rules).tests.at(0).bucket == Bucket::cpu);
+  auto cc = make_target("//ml:t", {});
+  cc.rule_class = "cc_test";
+  REQUIRE(classify_one(cc, rules).tests.at(0).bucket == Bucket::cpu);
+}
+
+TEST_CASE("a rule can mark tests CPU-only") {
+  Rules rules;
+  Rule rule;
+  rule.label = "//docs:*";
+  rule.set = {{"cpu_only", "true"}};
+  rules.rules.push_back(rule);
+  REQUIRE(classify_one(make_target("//docs:lint_test", {"gpu"}), rules).tests.at(0).bucket == Bucket::cpu);
+}
+
+TEST_CASE("a rule value that is wrong once its capture is put in is a diagnostic, not a crash") {
+  Rules rules;
+  Rule rule;
+  rule.tag = "team-gpus-(.*)";
+  rule.set = {{"gpus", "$1"}};
+  rule.where = Position{"r.yaml", 3, 5};
+  rules.rules.push_back(rule);
+  auto c = classify_one(make_target("//t:t", {"team-gpus-many"}), rules);
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.at(0).source == "rule r.yaml:3:5 (tag team-gpus-many)");
+  REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains("gpus: \"many\" is not a GPU count"));
+}
+
+TEST_CASE("tests come out sorted by label, the same whatever the input order") {
+  TargetList forward, backward;
+  for (std::string label : {"//b:t", "@//a:t", "//c:t"})
+    forward.tests.push_back(make_target(label, {"gpu:0"}));
+  backward.tests.assign(forward.tests.rbegin(), forward.tests.rend());
+  auto a = classify(forward, {}, {}), b = classify(backward, {}, {});
+  REQUIRE(a.tests.at(0).target.label == "@//a:t");
+  REQUIRE(a.tests.at(2).target.label == "//c:t");
+  for (size_t i = 0; i < 3; ++i) {
+    REQUIRE(a.tests[i].target.label == b.tests[i].target.label);
+    REQUIRE(a.diagnostics[i].label == b.diagnostics[i].label);
+  }
+  REQUIRE(a.diagnostics[0].label == "//a:t");
+}
+
+TEST_CASE("non-test targets left out of the input are counted in a note") {
+  TargetList list;
+  list.dropped.source_files = 3;
+  list.dropped.test_suites = 1;
+  auto c = classify(list, {}, {});
+  REQUIRE(c.dropped.total() == 4);
+  REQUIRE(c.diagnostics.at(0).severity == Severity::note);
+  REQUIRE(c.diagnostics[0].message == "4 targets that are not tests left out: 3 source files, 1 test_suite");
+}
+
+TEST_CASE("a labels-only test says why it has no GPU annotation") {
+  Target t;
+  t.label = "//ml:train_test";
+  auto c = classify_one(t);
+  REQUIRE(c.tests.at(0).reason == "no GPU annotation (the input has labels only: no tags to read)");
+}
+
+TEST_CASE("explain's annotation list records every annotation read, in order") {
+  auto t = classify_tags({"gpu:2", "nvlink", "gpu-mem:lots"}).tests.at(0);
+  REQUIRE(t.annotations.size() == 3);
+  REQUIRE(t.annotations[0].source == "tag gpu-mem:lots");
+  REQUIRE(t.annotations[0].meaning.starts_with("ignored: \"lots\" is not a memory size"));
+  REQUIRE(t.annotations[1].source == "tag gpu:2");
+  REQUIRE(t.annotations[1].meaning == "2 GPUs");
+  REQUIRE(t.annotations[2].meaning == "NVLink between all its GPUs");
+}
+
+TEST_CASE("a rule saying no NVLink against a tag asking for it: NVLink, with a warning") {
+  Rules rules;
+  Rule rule;
+  rule.label = "//ml/...";
+  rule.set = {{"nvlink", "false"}};
+  rule.where = Position{"r.yaml", 2, 5};
+  rules.rules.push_back(rule);
+  auto c = classify_one(make_target("//ml:t", {"gpu:2", "nvlink"}), rules);
+  REQUIRE(c.tests.at(0).requirement.nvlink == Sourced<bool>{true, "tag nvlink"});
+  REQUIRE(c.diagnostics.at(0).source == "rule r.yaml:2:5, tag nvlink");
+  REQUIRE(classify_one(make_target("//ml:t", {"gpu:2"}), rules).tests.at(0).requirement.nvlink ==
+          Sourced<bool>{false, "rule r.yaml:2:5"});
+}

@@ -1,0 +1,135 @@
+// Reading rules files: the example, the knobs, and every kind of mistake with its position.
+#include "gpuplan/rules.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "annotate/rule_matcher.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+Rules load(const std::string& text) {
+  std::istringstream in(text);
+  return load_rules(in, "rules.yaml");
+}
+
+/// The message load_rules throws for `text`.
+std::string error_of(const std::string& text) {
+  try {
+    load(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("the example rules file loads, mapping the team macro's tag") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/examples/rules.yaml");
+  auto rules = load_rules(in, "examples/rules.yaml");
+  REQUIRE(rules.source == "examples/rules.yaml");
+  REQUIRE(rules.rules.size() >= 1);
+  const auto& rule = rules.rules[0];
+  REQUIRE(rule.tag == "team-gpus-(\\d+)");
+  REQUIRE(rule.generator_function == "gpu_test");
+  REQUIRE(rule.set.at("gpus") == "$1");
+  REQUIRE(rule.source().starts_with("rule examples/rules.yaml:"));
+}
+
+TEST_CASE("an empty rules file means the defaults") {
+  auto rules = load("");
+  REQUIRE(rules.multi_gpu_count == 2);
+  REQUIRE(rules.multiaccelerator_count == 8);
+  REQUIRE(rules.rules.empty());
+}
+
+TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
+  auto rules = load(
+      "version: 1\nmulti_gpu_count: 4\nmultiaccelerator_count: 16\nsize_default_seconds: {large: 1200}\n"
+      "vram_headroom: 0.2\nmax_tests_per_gpu: 2\npack_slowdown: 1.25\ndisable: [multi_gpu, exec-pool]\n");
+  REQUIRE(rules.multi_gpu_count == 4);
+  REQUIRE(rules.multiaccelerator_count == 16);
+  REQUIRE(rules.size_default_seconds.at("large") == 1200);
+  REQUIRE(rules.size_default_seconds.at("small") == 60);
+  REQUIRE(rules.vram_headroom == 0.2);
+  REQUIRE(rules.max_tests_per_gpu == 2);
+  REQUIRE(rules.pack_slowdown == 1.25);
+  REQUIRE(rules.disabled_conventions == std::set<std::string>{"exec-pool", "multi_gpu"});
+}
+
+TEST_CASE("a rule's position and its gpu_models list are kept") {
+  auto rules = load("rules:\n  - label: //video/...\n    set:\n      gpu_models: [L4, L40S]\n");
+  REQUIRE(rules.rules.at(0).where.line == 2);
+  REQUIRE(rules.rules[0].where.column == 5);
+  REQUIRE(rules.rules[0].source() == "rule rules.yaml:2:5");
+  REQUIRE(rules.rules[0].set.at("gpu_models") == "L4|L40S");
+}
+
+TEST_CASE("an unknown key is an error at its position, with a suggestion") {
+  REQUIRE(
+      error_of("multi_gpu_cont: 4\n") ==
+      "rules.yaml:1:1: unknown key \"multi_gpu_cont\" in the rules file (did you mean \"multi_gpu_count\"?); "
+      "known keys: version, multi_gpu_count, multiaccelerator_count, size_default_seconds, vram_headroom, "
+      "max_tests_per_gpu, pack_slowdown, disable, rules");
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {gpu: 2}\n"),
+               Catch::StartsWith("rules.yaml:3:11: unknown key \"gpu\" in set (did you mean \"gpus\"?)"));
+  REQUIRE_THAT(error_of("rules:\n  - tags: x\n    set: {gpus: 2}\n"),
+               Catch::StartsWith("rules.yaml:2:5: unknown key \"tags\" in a rule (did you mean \"tag\"?)"));
+}
+
+TEST_CASE("bad values fail with file:line:col") {
+  REQUIRE_THAT(error_of("multi_gpu_count: 0\n"),
+               Catch::StartsWith("rules.yaml:1:18: multi_gpu_count: expected a whole number from 1"));
+  REQUIRE_THAT(error_of("vram_headroom: 1.5\n"), Catch::StartsWith("rules.yaml:1:16: vram_headroom:"));
+  REQUIRE_THAT(error_of("version: 2\n"), Catch::StartsWith("rules.yaml:1:10: version:"));
+  REQUIRE_THAT(error_of("size_default_seconds: {huge: 5}\n"),
+               Catch::StartsWith("rules.yaml:1:24: unknown key \"huge\" in size_default_seconds"));
+  REQUIRE_THAT(
+      error_of("disable: [multi-gpu]\n"),
+      Catch::StartsWith("rules.yaml:1:11: disable: \"multi-gpu\" is not a built-in convention (did you mean "
+                        "\"multi_gpu\"?)"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {gpu_mem: lots}\n"),
+               Catch::StartsWith("rules.yaml:3:20: set.gpu_mem: \"lots\" is not a memory size"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {cuda: twelve}\n"),
+               Catch::StartsWith("rules.yaml:3:17: set.cuda: \"twelve\" is not a version constraint"));
+  REQUIRE_THAT(error_of("rules: {tag: x}\n"), Catch::StartsWith("rules.yaml:1:8: rules: expected a list"));
+}
+
+TEST_CASE("regexes, label patterns and captures are checked when the file is read") {
+  REQUIRE_THAT(error_of("rules:\n  - tag: 'team-(\\d+'\n    set: {gpus: $1}\n"),
+               Catch::StartsWith("rules.yaml:2:10: tag: \"team-(\\d+\" is not a regular expression"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: 'team-(\\d+)'\n    set: {gpus: $2}\n"),
+               Catch::StartsWith("rules.yaml:3:17: set.gpus: $2 but the tag regex has 1 capture group"));
+  REQUIRE_THAT(error_of("rules:\n  - label: //ml:*\n    set: {gpus: $1}\n"),
+               Catch::StartsWith("rules.yaml:3:17: set.gpus: $1 needs a tag regex"));
+  REQUIRE_THAT(error_of("rules:\n  - label: ml/...\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"ml/...\" is not a label pattern"));
+  REQUIRE_THAT(error_of("rules:\n  - set: {gpus: 1}\n"),
+               Catch::Contains("a rule needs at least one matcher"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n"), Catch::Contains("a rule needs `set`"));
+}
+
+TEST_CASE("YAML syntax errors name the line") {
+  REQUIRE_THAT(error_of("rules: [\n  - tag: x\n"), Catch::StartsWith("rules.yaml:"));
+  REQUIRE_THAT(error_of("- just\n- a list\n"),
+               Catch::StartsWith("rules.yaml:1:1: a rules file is a mapping"));
+}
+
+TEST_CASE("label patterns match packages, subpackages and names") {
+  using annotate::label_matches;
+  REQUIRE(label_matches("//ml/...", "//ml:t"));
+  REQUIRE(label_matches("//ml/...", "@//ml/vision:t"));
+  REQUIRE_FALSE(label_matches("//ml/...", "//mlx:t"));
+  REQUIRE(label_matches("//...", "//any/pkg:t"));
+  REQUIRE_FALSE(label_matches("//...", "@other//pkg:t"));
+  REQUIRE(label_matches("//ml:*", "//ml:t"));
+  REQUIRE(label_matches("//ml:all", "@@//ml:t"));
+  REQUIRE_FALSE(label_matches("//ml:*", "//ml/vision:t"));
+  REQUIRE(label_matches("//ml:t", "//ml:t"));
+  REQUIRE(label_matches("//ml", "//ml:ml"));
+  REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));
+}

@@ -1,0 +1,111 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "emit/gantt.hpp"
+#include "gpuplan/emit.hpp"
+#include "plan_fixture.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+Assignment shared(const std::string& label, double start, double end) {
+  Assignment a;
+  a.unit.id = a.unit.label = label;
+  a.unit.duration_s = end - start;
+  a.unit.vram_mib = 4096;
+  a.unit.requirement.gpus = {1, "tag gpu"};
+  a.node = "l4-0";
+  a.gpus = {0};
+  a.start_s = start;
+  a.end_s = end;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("the preview fits the terminal at 80 and at 200 columns") {
+  auto plan = example_plan();
+  for (int width : {80, 200}) {
+    auto text = render_text(plan, {width, false});
+    for (const auto& line : lines(text)) {
+      INFO(width << ": " << line);
+      REQUIRE(emit::columns(line) <= width);
+    }
+    for (const char* expected : {"policy exact", "makespan 28m", "lower bound 26m (gap 7.7%)", "a100-0", "h100-0",
+                                 "h100-1", "l4-0", " GPU 7 ", "Unschedulable units (1)", "//ml:cuda11_compat_test",
+                                 "Diagnostics (2)", "warning //ml:resources_test (tag gpu:0)"})
+      REQUIRE_THAT(text, Catch::Contains(expected));
+  }
+}
+
+TEST_CASE("the preview draws a lane per GPU with each unit's short name on it") {
+  auto text = lines(render_text(example_plan(), {200, false}));
+  auto lane = [&](const std::string& node, int gpu) {
+    bool in_node = false;
+    for (const auto& line : text) {
+      if (line.rfind(node + " ", 0) == 0) in_node = true;
+      else if (in_node && line.rfind(fmt::format(" GPU {} ", gpu), 0) == 0) return line;
+    }
+    return std::string();
+  };
+  REQUIRE_THAT(lane("h100-0", 5), Catch::Contains("[train#1─") && Catch::Contains("[train#3─"));
+  REQUIRE_THAT(lane("h100-1", 0), Catch::Contains("[pmap─") && Catch::Contains("[fp8_gemm─"));
+  REQUIRE_THAT(lane("h100-1", 7), Catch::Contains("[pmap─") && !Catch::Contains("fp8_gemm"));
+}
+
+TEST_CASE("a unit too short for its name gets a key explained under its node") {
+  auto text = render_text(example_plan(), {80, false});
+  REQUIRE_THAT(text, Catch::Contains("   b //tf:conv_test  GPU 2  10m → 10m45s"));
+}
+
+TEST_CASE("colours only when asked for") {
+  auto plan = example_plan();
+  REQUIRE(render_text(plan, {80, false}).find('\x1b') == std::string::npos);
+  REQUIRE(render_text(plan, {80, true}).find("\x1b[38;5;") != std::string::npos);
+}
+
+TEST_CASE("a label with terminal escapes cannot reach the terminal") {
+  Plan plan;
+  auto a = shared("//evil:\x1b]0;pwned\x07test", 0, 60);
+  plan.assignments.push_back(a);
+  plan.unschedulable.push_back({a.unit, "reason with \x1b[2J"});
+  plan.summary.makespan_s = 60;
+  REQUIRE(render_text(plan, {80, false}).find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("units sharing a GPU under pack get a row each") {
+  Plan plan;
+  plan.policy = Policy::pack;
+  plan.assignments = {shared("//p:first_test", 0, 600), shared("//p:second_test", 0, 300),
+                      shared("//p:third_test", 300, 600)};
+  plan.summary.makespan_s = 600;
+  auto text = lines(render_text(plan, {80, false}));
+  auto first = std::find_if(text.begin(), text.end(), [](const std::string& l) { return l.rfind(" GPU 0 ", 0) == 0; });
+  REQUIRE(first != text.end());
+  REQUIRE_THAT(*first, Catch::Contains("[first─"));
+  REQUIRE_THAT(*(first + 1), Catch::StartsWith("       [second─") && Catch::Contains("][third─"));
+}
+
+TEST_CASE("an empty plan says that nothing is scheduled") {
+  REQUIRE_THAT(render_text(Plan{}, {80, false}), Catch::Contains("No unit is scheduled."));
+}
+
+TEST_CASE("times read as people say them") {
+  REQUIRE(emit::format_seconds(42) == "42s");
+  REQUIRE(emit::format_seconds(2.5) == "2.5s");
+  REQUIRE(emit::format_seconds(90) == "1m30s");
+  REQUIRE(emit::format_seconds(300) == "5m");
+  REQUIRE(emit::format_seconds(3900) == "1h05m");
+}

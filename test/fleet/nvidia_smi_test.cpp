@@ -1,0 +1,160 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+
+using namespace gpuplan;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+NamedText fixture(const std::string& name) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR "/test/data/nvidia-smi/") + name, std::ios::binary);
+  REQUIRE(in);
+  return {std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), name};
+}
+
+/// The fleet `gpuplan fleet import` writes for the machine `name`, read back by the loader.
+Fleet imported(const std::string& name, ImportOptions options = {}) {
+  options.node = name;
+  std::istringstream yaml(
+      import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), options));
+  return load_fleet(yaml, name + ".yaml");
+}
+
+std::string import_error(const NamedText& query, const NamedText& topo, const ImportOptions& options = {}) {
+  try {
+    import_nvidia_smi(query, topo, options);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(imported)";
+}
+
+}  // namespace
+
+TEST_CASE("an HGX H100 with NV18 everywhere imports as one NVSwitch node") {
+  auto fleet = imported("h100-hgx-8x");
+  const auto& node = fleet.nodes.at(0);
+  REQUIRE(node.name == "h100-hgx-8x");
+  REQUIRE(node.pool == "h100");
+  REQUIRE(node.gpus.size() == 8);
+  REQUIRE(node.gpus[0].model == "H100-SXM-80GB");
+  REQUIRE(node.gpus[0].vram_mib == 81559);
+  REQUIRE(node.gpus[5].uuid == "GPU-00000000-0000-0000-0000-000000000005");
+  REQUIRE(node.cuda == *Version::parse("12.4"));
+  REQUIRE(node.driver == "550.54.15");
+  REQUIRE(fleet.pools[0].topology == "nvswitch");
+  REQUIRE(node.connected({0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST_CASE("four PCIe A100s with NV12 bridges import as NVLink pairs") {
+  auto fleet = imported("a100-pcie-nvlink-pairs");
+  const auto& node = fleet.nodes.at(0);
+  REQUIRE(node.gpus[0].model == "A100-PCIE-80GB");
+  REQUIRE(fleet.pools[0].topology == "nvlink_pairs");
+  REQUIRE(node.connected_sets(2) == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
+  REQUIRE(node.cuda == *Version::parse("13.3"));
+}
+
+TEST_CASE("PCIe-only boxes import without NVLink, whether topo -m kept its tabs or not") {
+  auto l40s = imported("l40s-pcie-4x");
+  REQUIRE(l40s.pools[0].topology == "pcie");
+  REQUIRE(l40s.nodes[0].gpus[3].vram_mib == 46068);
+  auto a100 = imported("a100-pcie-40gb-2x");
+  REQUIRE(a100.pools[0].topology == "pcie");
+  REQUIRE(a100.nodes[0].gpus[1].uuid == "GPU-4497e145-7ee3-dc4e-5227-a824fc72d9a6");
+  REQUIRE(a100.nodes[0].cuda == *Version::parse("12.7"));
+}
+
+TEST_CASE("a GPU the catalog does not know keeps the memory and compute capability nvidia-smi reported") {
+  auto fleet = imported("rtx4090-pcie-8x");
+  const auto& gpu = fleet.nodes[0].gpus[0];
+  REQUIRE(gpu.model == "GeForce-RTX-4090");
+  REQUIRE(gpu.vram_mib == 24564);
+  REQUIRE(gpu.compute_capability == *Version::parse("8.9"));
+  REQUIRE(fleet.pools[0].name == "geforce-rtx-4090");
+}
+
+TEST_CASE("the pool, node name and CUDA version can be given") {
+  ImportOptions options;
+  options.pool = "gpu-big";
+  options.cuda = "12.6";
+  auto fleet = imported("h100-hgx-8x", options);
+  REQUIRE(fleet.pools[0].name == "gpu-big");
+  REQUIRE(fleet.nodes[0].cuda == *Version::parse("12.6"));
+}
+
+TEST_CASE("the CSV may come without header or units, in the README's column order") {
+  NamedText query{"0, NVIDIA L4, GPU-a, 23034, 8.9, 550.90.07\n", "q.csv"};
+  NamedText topo{"\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-23\t0\t\tN/A\n", "t.txt"};
+  std::istringstream yaml(import_nvidia_smi(query, topo, {}));
+  auto fleet = load_fleet(yaml, "imported.yaml");
+  REQUIRE(fleet.nodes[0].name == "node-0");
+  REQUIRE(fleet.nodes[0].gpus[0].model == "L4");
+}
+
+TEST_CASE("an irregular NVLink mesh imports as a matrix") {
+  NamedText query{
+      "index, name, memory.total [MiB], compute_cap, driver_version\n"
+      "0, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n1, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n"
+      "2, NVIDIA B200, 183359 MiB, 10.0, 580.95.05\n",
+      "q.csv"};
+  NamedText topo{
+      "        GPU0    GPU1    GPU2\nGPU0     X      NV18    NODE\nGPU1    NV18     X      NV18\n"
+      "GPU2    NODE    NV18     X\n",
+      "t.txt"};
+  auto yaml = import_nvidia_smi(query, topo, {});
+  REQUIRE_THAT(yaml, Contains("matrix:\n        - \"X NV18 NODE\"\n"));
+  std::istringstream in(yaml);
+  auto node = load_fleet(in, "imported.yaml").nodes[0];
+  REQUIRE(node.connected({1, 2}));
+  REQUIRE_FALSE(node.connected({0, 2}));
+}
+
+TEST_CASE("GPUs of different models on one machine are refused, pointing at the odd one") {
+  REQUIRE_THAT(
+      import_error(fixture("a100-mixed-models.query.csv"), fixture("a100-pcie-nvlink-pairs.topo.txt")),
+      StartsWith("a100-mixed-models.query.csv:6:4: GPU 4 is 'NVIDIA A100-SXM4-80GB' but GPU 0 is "
+                 "'NVIDIA A100 80GB PCIe'"));
+}
+
+TEST_CASE("a topo -m of another machine is refused") {
+  REQUIRE(import_error(fixture("h100-hgx-8x.query.csv"), fixture("l40s-pcie-4x.topo.txt")) ==
+          "l40s-pcie-4x.topo.txt:1:1: shows 4 GPUs, the --query-gpu output 8");
+}
+
+TEST_CASE("inputs that are not nvidia-smi output are refused with their position") {
+  auto topo = fixture("l40s-pcie-4x.topo.txt");
+  REQUIRE_THAT(import_error({"index, name\n0, NVIDIA L4\n", "q.csv"}, topo),
+               StartsWith("q.csv:1:1: no memory.total column"));
+  REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, lots\n", "q.csv"}, topo) ==
+          "q.csv:2:15: 'lots' is not a memory size in MiB");
+  REQUIRE(import_error({"", "q.csv"}, topo) ==
+          "q.csv: is empty: expected the output of nvidia-smi --query-gpu");
+  REQUIRE_THAT(import_error(fixture("l40s-pcie-4x.query.csv"), {"Sat Nov 30\n", "t.txt"}),
+               StartsWith("t.txt: has no GPU0 GPU1 ... header"));
+  NamedText two{"index, name, memory.total [MiB]\n0, NVIDIA L4, 23034 MiB\n1, NVIDIA L4, 23034 MiB\n",
+                "q.csv"};
+  REQUIRE(import_error(two, {"\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tSYS\t X \n", "t.txt"}) ==
+          "t.txt:3:6: GPU1 and GPU0 disagree on whether they are NVLinked");
+  REQUIRE(import_error(two, {"\tGPU0\tGPU1\nGPU0\t X \tFAST\nGPU1\tFAST\t X \n", "t.txt"}) ==
+          "t.txt:2:10: 'FAST' is not a link kind (X, NV<n>, SYS, NODE, PHB, PXB, PIX)");
+  REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, 23034 MiB\n0, NVIDIA L4, 23034 MiB\n",
+                        "q.csv"},
+                       topo) == "q.csv:3:4: GPU indices must be 0 to 1 once each; GPU 0 is listed twice");
+}
+
+TEST_CASE("a driver whose CUDA version is not known asks for --cuda") {
+  NamedText query{"0, NVIDIA L4, GPU-a, 23034 MiB, 8.9, 999.1\n", "q.csv"};
+  NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
+  REQUIRE_THAT(import_error(query, topo),
+               StartsWith("--cuda: cannot tell which CUDA version driver '999.1' supports"));
+  ImportOptions options;
+  options.cuda = "13.9";
+  REQUIRE(import_error(query, topo, options) == "(imported)");
+}

@@ -1,0 +1,124 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/history.hpp"
+
+using namespace gpuplan;
+
+namespace {
+ClassifiedTest gpu_test(const std::string& label, const std::string& size, int shard_count = 0) {
+  ClassifiedTest test;
+  test.target.label = label;
+  test.target.size = size;
+  test.target.shard_count = shard_count;
+  test.bucket = Bucket::gpu;
+  return test;
+}
+Estimator fixed_default() {
+  return [](const ClassifiedTest&, std::optional<int>) { return Estimate{300, "size-default", std::nullopt}; };
+}
+std::vector<Sample> durations(std::initializer_list<double> seconds) {
+  std::vector<Sample> samples;
+  for (double s : seconds) samples.push_back(Sample{s, false, std::nullopt, std::nullopt});
+  return samples;
+}
+}  // namespace
+
+TEST_CASE("a unit's estimate is the p90 of its last 20 samples") {
+  std::vector<Sample> samples;
+  for (int i = 1; i <= 30; ++i) samples.push_back(Sample{double(i), false, std::nullopt, std::nullopt});
+  auto estimate = estimate_from_samples(samples, Rules{});
+  REQUIRE(estimate->source == "history-p90");
+  REQUIRE(estimate->seconds == Approx(11 + 0.9 * 19));  // samples 11..30
+}
+
+TEST_CASE("the percentile and the window come from the rules") {
+  Rules rules;
+  rules.history_percentile = 50;
+  rules.history_window = 3;
+  auto estimate = estimate_from_samples(durations({100, 100, 1, 2, 9}), rules);
+  REQUIRE(estimate->source == "history-p50");
+  REQUIRE(estimate->seconds == 2);
+}
+
+TEST_CASE("when every sample has a start time, the newest are the latest started") {
+  std::vector<Sample> samples = {{5, false, std::nullopt, 3000}, {900, false, std::nullopt, 1000}, {7, false, std::nullopt, 2000}};
+  auto recent = recent_samples(samples, 2);
+  REQUIRE(recent.size() == 2);
+  REQUIRE(recent[0].seconds == 7);
+  REQUIRE(recent[1].seconds == 5);
+}
+
+TEST_CASE("the measured peak VRAM plus the headroom becomes the unit's VRAM") {
+  auto samples = durations({10, 10});
+  samples[0].peak_vram_mib = 20000;
+  samples[1].peak_vram_mib = 30000;
+  REQUIRE(estimate_from_samples(samples, Rules{})->peak_vram_mib == 34500);
+}
+
+TEST_CASE("tests without history fall back to their size class's median, then the size default") {
+  History history;
+  history.samples[{"//a:measured_1", std::nullopt}] = durations({100});
+  history.samples[{"//a:measured_2", std::nullopt}] = durations({40});
+  history.samples[{"//a:measured_3", std::nullopt}] = durations({70});
+  history.samples[{"//cpu:elsewhere", std::nullopt}] = durations({5000});
+  Classification tests;
+  tests.tests = {gpu_test("//a:measured_1", "large"), gpu_test("//a:measured_2", "large"),
+                 gpu_test("//a:measured_3", "large"), gpu_test("//a:new", "large"), gpu_test("//a:small_new", "small")};
+  ClassifiedTest cpu = gpu_test("//cpu:elsewhere", "large");
+  cpu.bucket = Bucket::cpu;
+  tests.tests.push_back(cpu);
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+
+  REQUIRE(estimate(tests.tests[0], std::nullopt).source == "history-p90");
+  auto median = estimate(tests.tests[3], std::nullopt);
+  REQUIRE(median.source == "size-median");
+  REQUIRE(median.seconds == 70);
+  auto fallback = estimate(tests.tests[4], std::nullopt);
+  REQUIRE(fallback.source == "size-default");
+  REQUIRE(fallback.seconds == 300);
+}
+
+TEST_CASE("no estimate is zero, even when Bazel rounded a fast test down to 0 s") {
+  History history;
+  history.samples[{"//a:fast", std::nullopt}] = durations({0, 0});
+  Classification tests;
+  tests.tests = {gpu_test("//a:fast", "small")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  REQUIRE(estimate.source == "history-p90");
+  REQUIRE(estimate.seconds > 0);
+}
+
+TEST_CASE("a test that only ever timed out is planned for at least its timeout") {
+  History history;
+  history.samples[{"//a:hangs", std::nullopt}] = {{900, true, 1000, std::nullopt}};
+  history.samples[{"//a:quick_timeout", std::nullopt}] = {{1, true, std::nullopt, std::nullopt}};
+  Classification tests;
+  tests.tests = {gpu_test("//a:hangs", "medium"), gpu_test("//a:quick_timeout", "medium")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  auto hangs = estimate(tests.tests[0], std::nullopt);
+  REQUIRE(hangs.seconds == 900);
+  REQUIRE(hangs.source == "history-timeout");
+  REQUIRE(hangs.peak_vram_mib == 1150);
+  // A lower bound below the fallback leaves the fallback in charge.
+  REQUIRE(estimate(tests.tests[1], std::nullopt).source == "size-default");
+}
+
+TEST_CASE("a test sharded since its history was taken shares its whole-test time, and the other way round") {
+  History history;
+  history.samples[{"//a:now_sharded", std::nullopt}] = durations({400});
+  history.samples[{"//a:now_whole", 0}] = durations({10});
+  history.samples[{"//a:now_whole", 1}] = durations({30});
+  Classification tests;
+  tests.tests = {gpu_test("//a:now_sharded", "large", 4), gpu_test("//a:now_whole", "large")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  REQUIRE(estimate(tests.tests[0], 2).seconds == 100);
+  REQUIRE(estimate(tests.tests[1], std::nullopt).seconds == 40);
+}
+
+TEST_CASE("history matches a label however Bazel prefixed the main repository") {
+  History history;
+  history.samples[{"//a:b", std::nullopt}] = durations({42});
+  Classification tests;
+  tests.tests = {gpu_test("@@//a:b", "medium")};
+  REQUIRE(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds == 42);
+}

@@ -1,0 +1,77 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "history/fixtures.hpp"
+
+using namespace gpuplan;
+using gpuplan::test::history_fixture;
+
+namespace {
+HistoryRead read_testlog(const std::string& relative) {
+  std::ifstream in(history_fixture("bazel-testlogs/" + relative));
+  return read_junit(in, relative, *parse_testlog_path(relative), true);
+}
+HistoryRead read_xml(const std::string& xml, bool strict) {
+  std::istringstream in(xml);
+  return read_junit(in, "test.xml", TestLogPath{"//gpu:t", std::nullopt, 1, 0}, strict);
+}
+}  // namespace
+
+TEST_CASE("Bazel's own test.xml gives its shard the testcase's time") {
+  auto read = read_testlog("ml/train_test/shard_2_of_4/test.xml");
+  REQUIRE(read.history.samples.at({"//ml:train_test", 1}).at(0).seconds == 0);
+  REQUIRE(read.history.shard_counts.at("//ml:train_test") == 4);
+}
+
+TEST_CASE("a test.xml of a test Bazel killed at its timeout is a lower bound") {
+  auto read = read_testlog("ml/flaky_kernel_test/test.xml");
+  auto sample = read.history.samples.at({"//ml:flaky_kernel_test", std::nullopt}).at(0);
+  REQUIRE(sample.timed_out);
+  REQUIRE(sample.seconds == 1);
+}
+
+TEST_CASE("gtest's XML gives the whole program's time and when it started") {
+  auto sample = read_testlog("xla/gemm_test/test.xml").history.samples.at({"//xla:gemm_test", std::nullopt}).at(0);
+  REQUIRE(sample.seconds == Approx(0.2));
+  REQUIRE(sample.start_ms == 1796036265651);
+  REQUIRE_FALSE(sample.timed_out);
+}
+
+TEST_CASE("pytest's XML gives its suite's time") {
+  auto sample = read_testlog("tf/conv_test/test.xml").history.samples.at({"//tf:conv_test", std::nullopt}).at(0);
+  REQUIRE(sample.seconds == Approx(12.873));
+  REQUIRE(sample.start_ms == 1714555800123);
+}
+
+TEST_CASE("without a suite time the testcases' times add up") {
+  auto read = read_xml(R"(<testsuites><testsuite name="a"><testcase time="1.5"/><testcase time="2"/></testsuite></testsuites>)", true);
+  REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 3.5);
+}
+
+TEST_CASE("a malformed JUnit file names its file and line, and under --strict stops the run") {
+  struct Case {
+    std::string xml;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"<testsuites>\n<testsuite time=\"1\">\n</testsuites>", "test.xml:3: not well-formed JUnit XML: mismatched tag"},
+      {"", "test.xml:1: not well-formed JUnit XML: no element found"},
+      {"<testsuites>\n  <testsuite time=\"-2\"/>\n</testsuites>", "test.xml:2: <testsuite time=\"-2\">: a negative time"},
+      {"<testsuites time=\"fast\"/>", "test.xml:1: <testsuites time=\"fast\">: not a number of seconds"},
+      {"<html><body/></html>", "test.xml:1: not a JUnit file: the root element is <html>"},
+      {"<testsuites>\n<testsuite name=\"x\"/>\n</testsuites>", "test.xml:1: no time="},
+  };
+  for (const auto& c : cases) {
+    INFO(c.xml);
+    try {
+      read_xml(c.xml, true);
+      FAIL("no error under --strict");
+    } catch (const InputError& e) {
+      REQUIRE_THAT(e.what(), Catch::StartsWith(c.message));
+    }
+    auto lenient = read_xml(c.xml, false);
+    REQUIRE(lenient.history.sample_count() == 0);
+    REQUIRE(lenient.diagnostics.size() == 1);
+    REQUIRE_THAT(lenient.diagnostics[0].message, Catch::Contains(c.message));
+  }
+}

@@ -1,0 +1,33 @@
+#include <catch2/catch.hpp>
+
+#include "history/fixtures.hpp"
+
+using namespace gpuplan;
+using gpuplan::test::read_table_text;
+
+TEST_CASE("a summary keeps each unit's newest samples and reads back as the same history") {
+  History history;
+  for (int i = 1; i <= 30; ++i) history.samples[{"//a:b", std::nullopt}].push_back(Sample{double(i), i == 30, std::nullopt, std::nullopt});
+  history.samples[{"//ml:train", 2}].push_back(Sample{250.5, false, 30720, 1714557600000});
+  history.samples[{"//ml:train", 2}].push_back(Sample{240, false, std::nullopt, 1714557500000});
+  history.shard_counts["//ml:train"] = 4;
+
+  std::string text = summarize(history, 20);
+  REQUIRE(text == summarize(history, 20));
+  auto back = read_table_text(text, true).history;
+  const auto& kept = back.samples.at({"//a:b", std::nullopt});
+  REQUIRE(kept.size() == 20);
+  REQUIRE(kept.front().seconds == 11);
+  REQUIRE(kept.back().timed_out);
+  // Ordered by start time, which the summary then leaves out: its order says it.
+  const auto& shard = back.samples.at({"//ml:train", 2});
+  REQUIRE(shard.at(0).seconds == 240);
+  REQUIRE(shard.at(1).peak_vram_mib == 30720);
+  REQUIRE(back.shard_counts.at("//ml:train") == 4);
+  REQUIRE(summarize(back, 20) == text);
+}
+
+TEST_CASE("a summary of another gpuplan version is refused, not misread") {
+  REQUIRE_THROWS_WITH(read_table_text("{\"gpuplan_history\": 2, \"units\": []}", true),
+                      Catch::Contains("gpuplan_history 2 is not a version this gpuplan reads"));
+}

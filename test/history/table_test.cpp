@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "history/fixtures.hpp"
+
+using namespace gpuplan;
+using gpuplan::test::history_fixture;
+using gpuplan::test::read_table_text;
+
+TEST_CASE("the results gpuplan's runners write read back as history") {
+  std::ifstream in(history_fixture("runs.csv"));
+  auto read = read_table(in, "runs.csv", true);
+  const auto& samples = read.history.samples;
+  const auto& inference = samples.at({"//ml:inference_test", std::nullopt});
+  REQUIRE(inference.size() == 2);
+  REQUIRE(inference[0].seconds == 41.5);
+  REQUIRE(inference[0].peak_vram_mib == 9216);
+  REQUIRE(inference[1].start_ms == 1714644000000);
+  const auto& shard_0 = samples.at({"//ml:train_test", 0});
+  REQUIRE(shard_0.size() == 2);
+  REQUIRE_FALSE(shard_0[0].timed_out);
+  REQUIRE(shard_0[1].timed_out);
+  REQUIRE_FALSE(shard_0[1].peak_vram_mib);
+  REQUIRE(samples.at({"//ml:train_test", 1}).at(0).seconds == 262.5);
+}
+
+TEST_CASE("CSV columns are found by name, in any order, and shard and VRAM are optional") {
+  auto read = read_table_text("seconds,owner,label\n12,team-a,@//a:b\n\n3.5,team-b,//a:b\n", true);
+  const auto& samples = read.history.samples.at({"//a:b", std::nullopt});
+  REQUIRE(samples.size() == 2);
+  REQUIRE(samples[1].seconds == 3.5);
+}
+
+TEST_CASE("JSON rows read like CSV rows, as an array or one object a line") {
+  auto array = read_table_text(R"([{"label":"//a:b","shard":1,"seconds":"7.5","peak_vram_mib":1000.2,"extra":{"x":1}},
+                                   {"label":"//a:b","shard":null,"seconds":2}])", true);
+  REQUIRE(array.history.samples.at({"//a:b", 1}).at(0).seconds == 7.5);
+  REQUIRE(array.history.samples.at({"//a:b", 1}).at(0).peak_vram_mib == 1001);
+  REQUIRE(array.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 2);
+  auto lines = read_table_text("{\"label\":\"//a:b\",\"seconds\":1,\"exit_status\":\"timeout\"}\n{\"label\":\"//a:b\",\"seconds\":2}\n", true);
+  const auto& samples = lines.history.samples.at({"//a:b", std::nullopt});
+  REQUIRE(samples.size() == 2);
+  REQUIRE(samples[0].timed_out);
+}
+
+TEST_CASE("a bad history row names its file and line, and under --strict stops the run") {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"label,seconds\n//a:b,1\n//a:b,1,extra\n", "history.csv:3: 3 columns where the header has 2"},
+      {"label,seconds\n//a:b,1\n//a:b,-4\n", "history.csv:3: //a:b: seconds -4 is a negative time"},
+      {"label,seconds\n//a:b,1\n//a:b,4m\n", "history.csv:3: //a:b: seconds \"4m\" is not a number"},
+      {"label,shard,seconds\n//a:b,,1\n//a:b,first,4\n", "history.csv:3: //a:b: shard \"first\" is not a 0-based shard index"},
+      {"label,seconds,start\n//a:b,1,\n//a:b,4,yesterday\n", "history.csv:3: //a:b: start \"yesterday\" is neither"},
+      {"label,seconds\n//a:b,1\n\"//a:b,4\n", "history.csv:3: a quoted field is never closed"},
+      {"[{\"label\":\"//a:b\",\"seconds\":1},\n {\"label\":\"//a:b\",\"seconds\":-1}]", "history.csv:2: //a:b: seconds -1 is a negative time"},
+      {"{\"label\":\"//a:b\",\"seconds\":1}\n{\"label\":\"//a:b\",\"seconds\":1}}\n", "history.csv:2: not valid JSON"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    try {
+      read_table_text(c.text, true);
+      FAIL("no error under --strict");
+    } catch (const InputError& e) {
+      REQUIRE_THAT(e.what(), Catch::StartsWith(c.message));
+    }
+    auto lenient = read_table_text(c.text, false);
+    REQUIRE(lenient.history.sample_count() == 1);
+    REQUIRE(lenient.diagnostics.size() == 1);
+    REQUIRE_THAT(lenient.diagnostics[0].message, Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("a CSV without label and seconds columns is not history") {
+  REQUIRE_THROWS_WITH(read_table_text("name,time\n//a:b,1\n", true),
+                      Catch::Contains("history.csv:1: the CSV header has no \"label\" column"));
+}

@@ -1,0 +1,34 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/history.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("a test.xml's place in bazel-testlogs names its test, shard and attempt") {
+  auto plain = parse_testlog_path("ml/inference_test/test.xml");
+  REQUIRE(plain->label == "//ml:inference_test");
+  REQUIRE_FALSE(plain->shard);
+  REQUIRE(plain->attempt == 0);
+
+  auto shard = parse_testlog_path("deep/pkg/train_test/shard_2_of_4/test.xml");
+  REQUIRE(shard->label == "//deep/pkg:train_test");
+  REQUIRE(shard->shard == 1);
+  REQUIRE(shard->shard_count == 4);
+
+  auto run = parse_testlog_path("ml/t/shard_1_of_2_run_3_of_3/test_attempts/attempt_2.xml");
+  REQUIRE(run->label == "//ml:t");
+  REQUIRE(run->shard == 0);
+  REQUIRE(run->attempt == 2);
+
+  REQUIRE(parse_testlog_path("./ml/t/run_1_of_5/test.xml")->label == "//ml:t");
+  REQUIRE(parse_testlog_path("external/rules_x/pkg/t/test.xml")->label == "@rules_x//pkg:t");
+  REQUIRE(parse_testlog_path("top_test/test.xml")->label == "//:top_test");
+}
+
+TEST_CASE("other files under bazel-testlogs are not test results") {
+  for (auto path : {"ml/t/test.log", "ml/t/test.outputs/report.xml", "test.xml", "ml/t/attempt_1.xml",
+                    "ml/t/shard_5_of_4/test.xml"}) {
+    INFO(path);
+    REQUIRE_FALSE(parse_testlog_path(path));
+  }
+}

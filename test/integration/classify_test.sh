@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# End to end through the real Bazel: the example workspace's tests, classified with the
+# example rules file, land in the right buckets with the right requirements; explain says
+# why; malformed annotations fail under --strict; the rules file matches its schema.
+source test/integration/lib.sh
+
+bazel_ws query 'tests(//...)' --output=xml > "$SCRATCH/query.xml" 2> "$SCRATCH/bazel.log" ||
+  { cat "$SCRATCH/bazel.log" >&2; fail "bazel query failed"; }
+
+"$GPUPLAN" classify --rules examples/rules.yaml --json "$SCRATCH/query.xml" > "$SCRATCH/classify.json"
+
+# One line a test: label bucket gpus gpu_mem_mib cuda compute_capability gpu_models nvlink exclusive.
+jq -r '(.gpu_tests[] | [.label, .bucket, .requirements.gpus, .requirements.gpu_mem_mib, .requirements.cuda,
+         .requirements.compute_capability, (.requirements.gpu_models | if . then join("|") else null end),
+         .requirements.nvlink, .requirements.exclusive] | map(if . == null then "-" else tostring end) | join(" ")),
+       (.cpu_tests[] | "\(.label) cpu"), (.skipped_tests[] | "\(.label) skipped")' \
+  "$SCRATCH/classify.json" | sort > "$SCRATCH/actual.txt"
+sort > "$SCRATCH/expected.txt" <<'EXPECTED'
+//core:config_test cpu
+//core:parser_test cpu
+//core:unit_test cpu
+//jax:docker_runtime_test gpu 1 - >=12.0 - - false false
+//jax:pmap_test gpu 8 - >=12.0 - - false false
+//ml:allreduce_test gpu 8 - - - - true true
+//ml:benchmark_test skipped
+//ml:cuda11_compat_test gpu 1 - <12.0 - - false false
+//ml:flaky_kernel_test gpu 1 8192 - - - false false
+//ml:inference_test gpu 1 16384 - - - false false
+//ml:pool_test gpu 1 - - - - false false
+//ml:remote_exec_test gpu 1 - - - a100 false false
+//ml:resources_test gpu 2 - - - - false false
+//ml:team_macro_test gpu 4 16384 - - - false false
+//ml:train_test gpu 2 40960 >=12.4 - - true false
+//ml:video_decode_test gpu 1 - - - l4|l40s false false
+//tf:conv_test gpu 1 - - - - false false
+//tf:cpu_fallback_test cpu
+//tf:mirrored_strategy_test gpu 2 - - - - false false
+//tf:nccl_test gpu 2 - - - - false false
+//xla:collective_ops_test gpu 4 - - >=8.0 - false false
+//xla:fp8_gemm_test gpu 1 - - ==9.0 - false false
+//xla:triton_test gpu 1 - - >=8.0 - false false
+EXPECTED
+diff -u "$SCRATCH/expected.txt" "$SCRATCH/actual.txt" || fail "classify put a test in the wrong bucket or with wrong requirements"
+
+# Sources: the team macro's count comes from the rule, remote execution's from exec_properties.
+[ "$(jq -r '.gpu_tests[] | select(.label == "//ml:team_macro_test") | .sources.gpus' "$SCRATCH/classify.json")" = \
+  "rule examples/rules.yaml:22:5 (tag team-gpus-4)" ] || fail "the team macro's GPU count does not name its rule"
+[ "$(jq -r '.gpu_tests[] | select(.label == "//ml:remote_exec_test") | .sources.gpus' "$SCRATCH/classify.json")" = \
+  "exec_properties resources:gpu=1" ] || fail "remote_exec_test's GPU count does not name its exec_property"
+[ "$(jq '.diagnostics | length' "$SCRATCH/classify.json")" = 0 ] || fail "the example workspace has diagnostics"
+
+# Without the rules file the team macro's tag is not understood: a CPU test and a note about it.
+"$GPUPLAN" classify "$SCRATCH/query.xml" > "$SCRATCH/table.txt"
+grep -q '^  //ml:team_macro_test  *no GPU annotation$' "$SCRATCH/table.txt" || fail "team_macro_test without rules"
+grep -q 'note: //ml:team_macro_test: tag team-gpus-4 mentions GPUs' "$SCRATCH/table.txt" || fail "no note on team-gpus-4"
+grep -q '^  //ml:train_test  *2 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, NVLink; 4 shards$' "$SCRATCH/table.txt" ||
+  fail "the table does not summarise train_test"
+
+# Target lists for bazel test --target_pattern_file, read from standard input this time.
+"$GPUPLAN" classify --rules examples/rules.yaml --cpu-targets "$SCRATCH/cpu.txt" --gpu-targets "$SCRATCH/gpu.txt" \
+  < "$SCRATCH/query.xml" > /dev/null
+printf '//core:config_test\n//core:parser_test\n//core:unit_test\n//tf:cpu_fallback_test\n' |
+  diff -u - "$SCRATCH/cpu.txt" || fail "wrong CPU target list"
+[ "$(wc -l < "$SCRATCH/gpu.txt")" = 18 ] || fail "the GPU target list should hold 18 tests"
+grep -qx '//ml:benchmark_test' "$SCRATCH/gpu.txt" && fail "a manual test is in the GPU list"
+"$GPUPLAN" classify --include-manual --gpu-targets "$SCRATCH/gpu-manual.txt" "$SCRATCH/query.xml" > /dev/null
+grep -qx '//ml:benchmark_test' "$SCRATCH/gpu-manual.txt" || fail "--include-manual did not plan the manual test"
+
+# explain: raw attributes, each requirement with its source, and the bucket.
+"$GPUPLAN" explain //xla:triton_test "$SCRATCH/query.xml" > "$SCRATCH/explain.txt"
+grep -q '^  tags  *gpu-cc>=8.0, requires-gpu-sm80$' "$SCRATCH/explain.txt" || fail "explain shows no tags"
+grep -q '^  compute capability  ≥ 8.0  *from tag gpu-cc>=8.0$' "$SCRATCH/explain.txt" || fail "explain: no cc source"
+grep -q '^  gpus  *1  *from tag requires-gpu-sm80$' "$SCRATCH/explain.txt" || fail "explain: no gpus source"
+grep -q '^bucket: gpu$' "$SCRATCH/explain.txt" || fail "explain shows no bucket"
+"$GPUPLAN" explain @//ml:pool_test --json "$SCRATCH/query.xml" |
+  jq -e '.bucket == "gpu" and .sources.gpus == "exec_properties Pool=gpu-pool" and .exec_properties.Pool == "gpu-pool"' \
+  > /dev/null || fail "explain --json for pool_test"
+if "$GPUPLAN" explain //xla:triton "$SCRATCH/query.xml" 2> "$SCRATCH/err.txt"; then fail "explain of an unknown label"; fi
+grep -q 'did you mean //xla:triton_test?' "$SCRATCH/err.txt" || fail "explain of a typo does not suggest the label"
+
+# Malformed annotations: warnings, exit 0; under --strict errors, exit 2 and no file written.
+"$GPUPLAN" classify --json test/data/annotate/malformed.query.xml > "$SCRATCH/malformed.json"
+[ "$(jq '[.diagnostics[] | select(.severity == "warning")] | length' "$SCRATCH/malformed.json")" = 7 ] ||
+  fail "the malformed fixture should give 7 warnings"
+status=0
+"$GPUPLAN" classify --strict --cpu-targets "$SCRATCH/strict.txt" test/data/annotate/malformed.query.xml \
+  > /dev/null 2> "$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] || fail "--strict with malformed annotations should exit 2, not $status"
+[ ! -e "$SCRATCH/strict.txt" ] || fail "--strict left a target list behind"
+grep -q '//bad:zero_test: tag gpu:0 is malformed' "$SCRATCH/strict.err" || fail "--strict does not name gpu:0"
+
+# A bad rules file fails with file:line:col.
+printf 'rules:\n  - tag: x\n    set: {gpu: 2}\n' > "$SCRATCH/bad-rules.yaml"
+status=0
+"$GPUPLAN" classify --rules "$SCRATCH/bad-rules.yaml" "$SCRATCH/query.xml" > /dev/null 2> "$SCRATCH/rules.err" || status=$?
+[ "$status" = 2 ] || fail "a bad rules file should exit 2, not $status"
+grep -q "bad-rules.yaml:3:11: unknown key \"gpu\" in set (did you mean \"gpus\"?)" "$SCRATCH/rules.err" ||
+  fail "bad rules file message: $(cat "$SCRATCH/rules.err")"
+
+# The example rules file matches its schema.
+/usr/bin/python3 - <<'PY' || fail "examples/rules.yaml does not match schemas/rules.schema.json"
+import json, yaml, jsonschema
+schema = json.load(open("schemas/rules.schema.json"))
+jsonschema.Draft202012Validator.check_schema(schema)
+jsonschema.validate(yaml.safe_load(open("examples/rules.yaml")), schema, cls=jsonschema.Draft202012Validator)
+PY
+echo "classify: ok"

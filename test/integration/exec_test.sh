@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# gpuplan exec: a node's units run in parallel on their planned GPUs; failures and timeouts
+# do not stop the others; SIGTERM stops the running units; hostile labels stay words;
+# the default command really runs `bazel test` with the unit's GPUs and shard.
+source test/integration/lib.sh
+GPUPLAN=$(realpath "$GPUPLAN")
+PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
+PROBE=$WORKSPACE/tools/gpu_probe.sh
+export GPU_PROBE_LOG=$SCRATCH/probe.log
+
+# 1. Every unit runs once with its planned GPUs and shard; several at once, never two on a GPU.
+"$GPUPLAN" exec "$PLAN" --node ws-0 --results "$SCRATCH/results.csv" --lock-dir "$SCRATCH/locks" \
+  --command "GPU_PROBE_SLEEP=0.5 TEST_TARGET={label} bash $PROBE" >"$SCRATCH/exec.out" ||
+  { cat "$SCRATCH/exec.out"; fail "exec of the plan failed"; }
+grep -q '^10 units: 10 passed$' "$SCRATCH/exec.out" || fail "the final table does not say 10 passed"
+[ "$(grep -c '\] start ' "$SCRATCH/exec.out")" = 10 ] || fail "expected a progress line per start"
+/usr/bin/python3 - "$PLAN" "$GPU_PROBE_LOG" "$SCRATCH/results.csv" <<'PY' || fail "exec did not run the plan as planned"
+import csv, json, sys
+from datetime import datetime
+plan, log, results = sys.argv[1:]
+planned = sorted(f"target={a['label']} shard={'' if a['shard_index'] is None else a['shard_index']}/"
+                 f"{a['shard_count'] if a['shard_index'] is not None else ''} gpus={','.join(map(str, a['gpus']))}"
+                 for a in json.load(open(plan))["assignments"])
+seen = sorted(line.strip() for line in open(log))
+assert seen == planned, f"saw {seen}\nplanned {planned}"
+rows = list(csv.DictReader(open(results)))
+def span(r):
+    start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
+    return start, start + float(r["seconds"])
+together = 0
+for i, a in enumerate(rows):
+    for b in rows[i + 1:]:
+        (s1, e1), (s2, e2) = span(a), span(b)
+        if s1 < e2 - 0.05 and s2 < e1 - 0.05:
+            together += 1
+            assert not set(a["gpus"].split(",")) & set(b["gpus"].split(",")), (a, b)
+assert together >= 4, f"only {together} pairs of units ran at the same time"
+PY
+
+# 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
+jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  sh -c "sleep 1.5; date +%s.%N >$SCRATCH/released" &
+holder=$!
+sleep 0.3
+"$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --command "date +%s.%N >$SCRATCH/started" >/dev/null || fail "exec with --lock-dir failed"
+wait "$holder"
+/usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/started').read()) < float(open('$SCRATCH/released').read()))" ||
+  fail "exec ran a unit on GPU 2 while run-under held it"
+
+# 3. A failing and a timed-out unit do not stop the others; exit code 3.
+status=0
+"$GPUPLAN" exec "$PLAN" --node ws-0 --timeout 2 \
+  --command 'case {label} in //ml:pool_test) exit 7;; //ml:inference_test) sleep 30;; esac' >"$SCRATCH/fail.out" ||
+  status=$?
+[ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
+grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
+grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
+
+# 4. SIGTERM stops the running units (their whole process groups) and exits 143.
+: >"$SCRATCH/pids"
+"$GPUPLAN" exec "$PLAN" --node ws-0 --command "sh -c 'echo \$\$ >> $SCRATCH/pids; sleep 60' & wait" \
+  >"$SCRATCH/stop.out" &
+exec_pid=$!
+for _ in $(seq 50); do [ "$(wc -l <"$SCRATCH/pids")" = 2 ] && break; sleep 0.1; done
+[ "$(wc -l <"$SCRATCH/pids")" = 2 ] || fail "the first two units did not start"
+kill -TERM "$exec_pid"
+status=0
+timeout 10 tail --pid="$exec_pid" -f /dev/null || fail "exec did not stop within 10 s of SIGTERM"
+wait "$exec_pid" || status=$?
+[ "$status" = 143 ] || fail "exec stopped by SIGTERM exited $status, not 143"
+gone() {  # a process that has ended (or is a zombie waiting for init) within 2 s
+  for _ in $(seq 20); do
+    { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; } && return 0
+    sleep 0.1
+  done
+  return 1
+}
+while read -r pid; do gone "$pid" || fail "unit process $pid outlived exec"; done <"$SCRATCH/pids"
+grep -q '^10 units: 8 not run, 2 stopped$' "$SCRATCH/stop.out" || { cat "$SCRATCH/stop.out"; fail "wrong table"; }
+
+# 5. Hostile labels reach the command as one word each, and run nothing.
+/usr/bin/python3 - "$PLAN" "$SCRATCH/hostile.json" "$SCRATCH" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+d = sys.argv[3]
+labels = [f"//a:x$(touch {d}/pwned)", f"//a:x;touch {d}/pwned", "//a:it's", '//a:"q"', f"//a:`touch {d}/pwned`"]
+template = plan["assignments"][4]
+plan["assignments"] = [dict(template, label=l, unit=l, gpus=[i]) for i, l in enumerate(labels)]
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+"$GPUPLAN" exec "$SCRATCH/hostile.json" --node ws-0 --command "printf '%s\n' {label} {unit} >> $SCRATCH/labels" \
+  >/dev/null || fail "exec of hostile labels failed"
+diff <(jq -r '.assignments[] | .label, .unit' "$SCRATCH/hostile.json" | sort) <(sort "$SCRATCH/labels") ||
+  fail "hostile labels were not passed as themselves"
+[ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
+
+# 6. The default command: bazel test of the label with the unit's GPUs and shard (one unit
+#    here: Bazel runs one command at a time per workspace, so more would only queue).
+mkdir -p "$SCRATCH/bin"
+cat >"$SCRATCH/bin/bazel" <<SH
+#!/usr/bin/env bash
+PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
+cd "$SOURCE_DIR" && source test/integration/lib.sh
+command=\$1; shift
+bazel_ws "\$command" --nocache_test_results --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" "\$@"
+SH
+chmod +x "$SCRATCH/bin/bazel"
+jq '.assignments |= [.[1]]' "$PLAN" >"$SCRATCH/one.json"
+PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$SCRATCH/one.json" --node ws-0 >"$SCRATCH/bazel.out" 2>&1 ||
+  { cat "$SCRATCH/bazel.out"; fail "exec with the default bazel test command failed"; }
+[ "$(cat "$SCRATCH/bazel-probe.log")" = "target=//ml:train_test shard=1/4 gpus=2,3" ] ||
+  fail "bazel test did not get the unit's GPUs and shard: $(cat "$SCRATCH/bazel-probe.log")"
+"$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run | grep -qxF \
+  "env CUDA_VISIBLE_DEVICES=2 /bin/sh -c 'bazel test --test_env=CUDA_VISIBLE_DEVICES=2 -- //ml:inference_test'" ||
+  fail "--dry-run does not show the bazel test command of //ml:inference_test"
+echo PASS

@@ -1,0 +1,59 @@
+# gpuplan history summarize/show on the real BEP and bazel-testlogs captures in test/data/history,
+# as a user runs them: formats detected, cached results ignored, bad input → file:line, exit 2.
+source test/integration/lib.sh
+DATA=test/data/history
+
+# Summarize a fresh run, a cached rerun, a timeout run and the testlogs of the fresh run.
+"$GPUPLAN" history summarize $DATA/bep_run.json $DATA/bep_cached.json $DATA/bep_timeout.json \
+  $DATA/bazel-testlogs $DATA/runs.csv -o "$SCRATCH/history.json" 2> "$SCRATCH/summarize.err"
+grep -q "7 cached results ignored" "$SCRATCH/summarize.err" || fail "cached results not counted: $(cat "$SCRATCH/summarize.err")"
+[ "$(jq -r '.gpuplan_history' "$SCRATCH/history.json")" = 1 ] || fail "not a history file"
+[ "$(jq '[.units[] | select(.label == "//ml:train_test")] | length' "$SCRATCH/history.json")" = 4 ] ||
+  fail "//ml:train_test should have 4 shards"
+[ "$(jq -c '.units[] | select(.label == "//ml:flaky_kernel_test") | .timed_out' "$SCRATCH/history.json")" = "[true,true,true,true]" ] ||
+  fail "the timed-out attempts should be lower bounds"
+[ "$(jq -c '.units[] | select(.label == "//ml:inference_test") | .peak_vram_mib' "$SCRATCH/history.json")" = "[null,null,9216,8704]" ] ||
+  fail "VRAM from the runner's CSV should be kept"
+
+# The summary reads back as history and summarizes to the same bytes (a rolling CI history).
+"$GPUPLAN" history summarize "$SCRATCH/history.json" -o "$SCRATCH/again.json" 2>/dev/null
+cmp -s "$SCRATCH/history.json" "$SCRATCH/again.json" || fail "summarizing a summary changed it"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" --window 1 2>/dev/null | jq -e '[.units[].seconds | length] | max == 1' >/dev/null ||
+  fail "--window 1 should keep one sample per unit"
+
+# show: the samples, newest last, and the estimate with its source; history from standard input.
+out=$("$GPUPLAN" history show //ml:inference_test --history - < $DATA/runs.csv)
+echo "$out" | grep -q "estimate: 41.250s (history-p90), VRAM 10599 MiB" || fail "show: $out"
+out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --percentile 0)
+echo "$out" | grep -q "estimate: 39.000s (history-p0)" || fail "show --percentile: $out"
+out=$("$GPUPLAN" history show @//ml:train_test --history "$SCRATCH/history.json")
+echo "$out" | grep -q "//ml:train_test shard 3 of 4" || fail "show of a sharded test: $out"
+"$GPUPLAN" history show //no:such_test --history $DATA/runs.csv | grep -q "no history" || fail "show without history"
+
+# Bad input: a warning that counts the skipped rows, or under --strict exit 2 and no output file.
+printf 'label,seconds\n//a:b,1\n//a:b,-3\n//a:b,1,2\n' > "$SCRATCH/bad.csv"
+"$GPUPLAN" history summarize "$SCRATCH/bad.csv" -o "$SCRATCH/lenient.json" 2> "$SCRATCH/lenient.err" || fail "lenient run failed"
+grep -q "skipped 2 bad history rows (the first: $SCRATCH/bad.csv:3: //a:b: seconds -3 is a negative time)" "$SCRATCH/lenient.err" ||
+  fail "warning: $(cat "$SCRATCH/lenient.err")"
+set +e
+"$GPUPLAN" history summarize --strict "$SCRATCH/bad.csv" -o "$SCRATCH/strict.json" 2> "$SCRATCH/strict.err"
+status=$?
+set -e
+[ $status = 2 ] || fail "--strict exit status $status, not 2"
+grep -q "gpuplan: $SCRATCH/bad.csv:3: //a:b: seconds -3 is a negative time" "$SCRATCH/strict.err" || fail "strict: $(cat "$SCRATCH/strict.err")"
+[ ! -e "$SCRATCH/strict.json" ] || fail "a failed summarize left its output behind"
+printf '{"id":{"started":{}}}\nnot json\n' > "$SCRATCH/bad.json"
+set +e
+"$GPUPLAN" history show //a:b --strict --history "$SCRATCH/bad.json" 2> "$SCRATCH/bep.err"
+status=$?
+set -e
+[ $status = 2 ] && grep -q "bad.json:2: not a JSON build event" "$SCRATCH/bep.err" || fail "strict BEP: $status $(cat "$SCRATCH/bep.err")"
+
+# A JUnit file outside bazel-testlogs cannot say whose it is: an error, not a guess.
+cp $DATA/bazel-testlogs/xla/gemm_test/test.xml "$SCRATCH/loose.xml"
+set +e
+"$GPUPLAN" history show //xla:gemm_test --history "$SCRATCH/loose.xml" 2> "$SCRATCH/loose.err"
+status=$?
+set -e
+[ $status = 2 ] && grep -q "outside bazel-testlogs" "$SCRATCH/loose.err" || fail "loose JUnit: $status"
+echo "history: ok"

@@ -1,0 +1,62 @@
+# Each kind of bad input of issue 2 is exit 2 with file:line[:col] and what is wrong;
+# empty input is an empty list and exit 0.
+source test/integration/lib.sh
+
+# expect_bad FILE POSITION TEXT [ARGS...]: gpuplan targets FILE exits 2 saying "FILE:POSITION: ...TEXT"
+expect_bad() {
+  local file=$1 position=$2 text=$3; shift 3
+  local status=0
+  timeout 60 "$GPUPLAN" targets "$@" "$file" >"$SCRATCH/out" 2>"$SCRATCH/err" || status=$?
+  [ "$status" = 2 ] || fail "$file: exit $status, expected 2 ($(cat "$SCRATCH/err"))"
+  grep -qF "gpuplan: $file:$position: " "$SCRATCH/err" || fail "$file: no position $position in: $(cat "$SCRATCH/err")"
+  grep -qF "$text" "$SCRATCH/err" || fail "$file: \"$text\" not in: $(cat "$SCRATCH/err")"
+  [ ! -s "$SCRATCH/out" ] || fail "$file: printed a result although the input is bad"
+}
+
+cd "$SCRATCH"
+head -c 5000 "$SOURCE_DIR/test/data/bazel/all.query.xml" >truncated.xml
+expect_bad truncated.xml 92:9 "malformed XML"
+
+{ head -n 2 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; echo '{"type":"RULE","rule":{"name":"//a:b",'; } >notjson.streamed_jsonproto
+expect_bad notjson.streamed_jsonproto 3:1 "not valid JSON"
+
+printf 'name,seconds\n//a:b,3\n' >history.csv
+expect_bad history.csv 1 "unknown input format"
+status=0
+"$GPUPLAN" targets --input-format yml "$SOURCE_DIR/test/data/bazel/tests.label" 2>err || status=$?
+[ "$status" = 2 ] && grep -q "^gpuplan: --input-format: unknown format \"yml\"" err || fail "--input-format yml: $(cat err)"
+
+head -c 4096 /bin/sh >binary
+expect_bad binary 1:5 "binary input"  # 0x7f E L F, then 0x02
+
+{ echo '//a:ok_test'; head -c 100000000 /dev/zero | tr '\0' x; echo; } >long.label
+expect_bad long.label 2 "longer than 1 MiB"
+{ head -n 1 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; printf '{"type":"RULE","rule":{"name":"//a:'
+  head -c 100000000 /dev/zero | tr '\0' x; echo '"}}'; } >long.streamed_jsonproto
+expect_bad long.streamed_jsonproto 2 "longer than 64 MiB"
+
+{ printf '<query version="2">\n<rule class="sh_test" name="//a:'; head -c 100000000 /dev/zero | tr '\0' x; echo '"/></query>'; } >long.xml
+expect_bad long.xml 2:1 "an XML element longer than 64 MiB"
+
+# A test with two million rule inputs (about 90 MB) is read without holding them.
+{ printf '<query version="2">\n<rule class="sh_test" name="//a:big_test">\n'
+  awk 'BEGIN { for (i = 0; i < 2000000; i++) print "    <rule-input name=\"@bazel_tools//tools/test:test_wrapper\"/>" }'
+  echo '</rule></query>'; } >big.xml
+/usr/bin/time -f %M -o rss "$GPUPLAN" targets big.xml >out || fail "big.xml: $(cat out)"
+grep -q "^1 test (xml)" out || fail "big.xml: $(cat out)"
+[ "$(cat rss)" -lt 100000 ] || fail "big.xml: peak RSS $(cat rss) KiB: rule inputs are kept"
+
+sed 's|<int name="shard_count" value="2"/>|<int name="shard_count" value="four"/>|' \
+  "$SOURCE_DIR/test/data/bazel/all.query.xml" >four.xml
+expect_bad four.xml 110:9 "attribute shard_count of //tf:mirrored_strategy_test: \"four\" is not an integer"
+sed 's|"intValue":2,|"intValue":"four",|' "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto" >four.streamed_jsonproto
+expect_bad four.streamed_jsonproto 19:5000 "\"intValue\" is not an integer"
+
+: >empty
+status=0
+"$GPUPLAN" targets empty >out 2>err || status=$?
+[ "$status" = 0 ] || fail "empty input: exit $status"
+grep -qx "no tests: empty is empty" out || fail "empty input: no clear note: $(cat out)"
+[ "$("$GPUPLAN" targets --json <empty 2>err | jq '.tests | length')" = 0 ] || fail "empty input: --json is not an empty list"
+grep -q "no tests" err || fail "empty input: --json says nothing on stderr"
+echo ok

@@ -1,0 +1,37 @@
+# The Gantt chart as a user opens it: the SVG is well-formed XML, and the HTML page loads
+# in a real headless Chromium without errors and shows one bar per unit, labels escaped.
+source test/integration/lib.sh
+
+# A copy of the example plan whose first label is full of characters that mean something to HTML and shells.
+jq '.assignments[0].label = "//x:<b>&\"'"'"'$(touch pwned)" | .assignments[0].unit = .assignments[0].label' \
+  test/data/plans/example.plan.json > "$SCRATCH/tricky.plan.json"
+plans=(test/data/plans/example.plan.json "$SCRATCH/tricky.plan.json")
+if [ -f examples/fleet.yaml ]; then
+  status=0
+  "$GPUPLAN" plan --fleet examples/fleet.yaml examples/query.xml -o "$SCRATCH/examples.plan.json" || status=$?
+  [ "$status" -eq 0 ] || [ "$status" -eq 3 ] || fail "gpuplan plan on the examples exited $status"
+  plans+=("$SCRATCH/examples.plan.json")
+fi
+
+for plan in "${plans[@]}"; do
+  name=$(basename "$plan" .json)
+  units=$(jq '.assignments | length' "$plan")
+  "$GPUPLAN" render "$plan" -o "$SCRATCH/$name.svg"
+  xmllint --noout "$SCRATCH/$name.svg" || fail "$name.svg is not well-formed XML"
+  [ "$(grep -c '<g class="bar"' "$SCRATCH/$name.svg")" -eq "$units" ] || fail "$name.svg does not have $units bars"
+
+  "$GPUPLAN" render "$plan" -o "$SCRATCH/$name.html"
+  (cd "$SCRATCH" && timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+     --disable-background-networking --disable-component-update --disable-sync \
+     --user-data-dir="$(mktemp -d "$SCRATCH/chromium.XXXXXX")" --enable-logging=stderr --v=0 \
+     --dump-dom "file://$SCRATCH/$name.html" > "$SCRATCH/$name.dom" 2> "$SCRATCH/$name.log") ||
+    fail "chromium could not load $name.html: $(tail -5 "$SCRATCH/$name.log")"
+  if grep -E 'Uncaught|CONSOLE.*(error|Error)' "$SCRATCH/$name.log"; then fail "$name.html has script errors"; fi
+  grep -q 'data-ready="true"' "$SCRATCH/$name.dom" || fail "$name.html's script did not run to the end"
+  grep -q "data-bars=\"$units\"" "$SCRATCH/$name.dom" || fail "$name.html does not show $units bars"
+done
+
+grep -q '//x:&lt;b&gt;&amp;"'"'"'$(touch pwned)' "$SCRATCH/tricky.plan.dom" || fail "the tricky label is not shown as text"
+grep -q '<b>' "$SCRATCH/tricky.plan.dom" && fail "the tricky label became markup"
+[ ! -e "$SCRATCH/pwned" ] || fail "a label ran a command"
+echo "PASS: charts render in Chromium with one bar per unit"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# gpuplan export slurm on a real Slurm cluster: starts a private one (two virtual nodes with
+# fake GPUs), submits the exported jobs, waits, and checks from what the units saw that each
+# ran on its planned node with its planned GPUs, and that no two overlapped on a GPU.
+# Hostile labels and an output directory with quotes in its name ride along.
+source test/integration/lib.sh
+GPUPLAN=$(realpath "$GPUPLAN")
+export PATH=$PATH:/usr/sbin:/sbin
+for tool in slurmctld slurmd munged sbatch squeue; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install slurmctld slurmd slurm-client munge"
+done
+
+export SLT_DIR=$SCRATCH/slurm
+export SLT_NODES="ws-0:h100:4: ws-1:a100:2:"
+export SLT_CTLD_PORT=$((23000 + ($$ % 400) * 8))  # a private port range, 3 ports used
+export SLURM_CONF=$SLT_DIR/etc/slurm.conf
+START=$SOURCE_DIR/test/integration/slurm/start-local-slurm.sh
+trap 'bash "$START" stop >/dev/null 2>&1 || true; rm -rf "$SCRATCH"' EXIT
+bash "$START" 2>"$SCRATCH/start.log" || { cat "$SCRATCH/start.log"; fail "the local Slurm cluster did not start"; }
+
+# The plan: ws-0's units from the fixture, and three hostile labels on ws-1.
+PLAN=$SCRATCH/plan.json
+/usr/bin/python3 - "$SOURCE_DIR/test/data/plans/workstation_ml.json" "$PLAN" "$SCRATCH" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+d = sys.argv[3]
+template = dict(plan["assignments"][4], node="ws-1")
+hostile = [f"//a:x$(touch {d}/pwned)", f"//a:x;touch {d}/pwned'\"", f"//a:`touch {d}/pwned`"]
+plan["assignments"] += [dict(template, label=l, unit=l, gpus=[g], start_s=s, end_s=s + 60)
+                        for l, g, s in zip(hostile, [0, 1, 0], [0, 0, 60])]
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+
+OUT="$SCRATCH/jobs 'x\$(touch $SCRATCH/pwned)"
+LOG=$SCRATCH/units.log
+RESULTS=$SCRATCH/results.csv
+"$GPUPLAN" export slurm "$PLAN" -o "$OUT" --partition debug --gpuplan "$GPUPLAN" --results "$RESULTS" \
+  --sbatch-line=--comment=gpuplan-test \
+  --command "printf '%s|%s|%s|%s\\n' {unit} \"\$SLURMD_NODENAME\" \"\$CUDA_VISIBLE_DEVICES\" \"\$SLURM_JOB_GPUS\" >> '$LOG'; sleep 0.5" \
+  >/dev/null || fail "export slurm failed"
+[ -f "$OUT/ws-0.sbatch" ] && [ -f "$OUT/ws-1.sbatch" ] && [ -x "$OUT/submit.sh" ] || fail "scripts missing in $OUT"
+
+"$OUT/submit.sh" >"$SCRATCH/jobs" || fail "submit.sh failed"
+[ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
+jobs=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1 | paste -sd,)
+for _ in $(seq 600); do
+  [ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] && break
+  sleep 0.1
+done
+[ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] || fail "the jobs did not finish within 60 s"
+
+/usr/bin/python3 - "$PLAN" "$LOG" "$RESULTS" <<'PY' || { tail -n +1 "$OUT"/*.out; fail "the jobs did not run the plan"; }
+import csv, json, sys
+from datetime import datetime
+plan, log, results = sys.argv[1:]
+planned = {a["unit"]: a for a in json.load(open(plan))["assignments"]}
+seen = {}
+for line in open(log):
+    unit, node, visible, job_gpus = line.rstrip("\n").rsplit("|", 3)
+    assert unit not in seen, f"{unit} ran twice"
+    seen[unit] = (node, visible, job_gpus)
+assert set(seen) == set(planned), f"ran {sorted(seen)}, planned {sorted(planned)}"
+for unit, (node, visible, job_gpus) in seen.items():
+    a = planned[unit]
+    gpus = ",".join(map(str, a["gpus"]))
+    assert node == a["node"], f"{unit} ran on {node}, planned on {a['node']}"
+    assert visible == gpus, f"{unit} saw GPUs {visible}, planned {gpus}"
+    assert set(a["gpus"]) <= set(map(int, job_gpus.split(","))), f"{unit}: job holds GPUs {job_gpus} only"
+rows = list(csv.DictReader(open(results)))
+assert len(rows) == len(planned) and all(r["exit_status"] == "0" for r in rows), rows
+def span(r):
+    start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
+    return start, start + float(r["seconds"])
+for i, a in enumerate(rows):
+    for b in rows[i + 1:]:
+        (s1, e1), (s2, e2) = span(a), span(b)
+        shared = set(a["gpus"].split(",")) & set(b["gpus"].split(","))
+        assert not (a["node"] == b["node"] and shared and s1 < e2 and s2 < e1), f"{a} and {b} overlapped on a GPU"
+PY
+[ ! -e "$SCRATCH/pwned" ] || fail "a label or path was run as a command"
+echo PASS

@@ -1,0 +1,50 @@
+# gpuplan verify as a user runs it: a valid plan exits 0; each kind of broken promise
+# exits 4 naming the unit and the kind; an unreadable plan exits 2.
+source test/integration/lib.sh
+plan=test/data/plans/example.plan.json
+fleet=test/data/plans/fleet.yaml
+
+"$GPUPLAN" verify "$plan" --fleet "$fleet" > "$SCRATCH/out" || fail "the example plan is not valid: $(cat "$SCRATCH/out")"
+grep -q "valid: 16 units" "$SCRATCH/out" || fail "verify does not say the plan is valid"
+
+# expect_violation KIND UNIT JQ-EDIT: the edited plan exits 4 with a line "UNIT: ... [KIND]".
+expect_violation() {
+  local kind=$1 unit=$2 edit=$3 status=0
+  jq "$edit" "$plan" > "$SCRATCH/broken.json"
+  "$GPUPLAN" verify "$SCRATCH/broken.json" --fleet "$fleet" > "$SCRATCH/out" || status=$?
+  [ "$status" -eq 4 ] || fail "$kind: exit $status, not 4: $(cat "$SCRATCH/out")"
+  grep -qF ": $unit: " "$SCRATCH/out" || fail "$kind: $unit not named: $(cat "$SCRATCH/out")"
+  grep -qF "[$kind]" "$SCRATCH/out" || fail "$kind: not reported: $(cat "$SCRATCH/out")"
+}
+at() { echo "(.assignments[] | select(.unit == \"$1\"))"; }
+expect_violation unknown-node //tf:conv_test "$(at //tf:conv_test) .node = \"a100-9\""
+expect_violation gpu-index //xla:triton_test "$(at //xla:triton_test) |= (.gpus = [4] | .env.CUDA_VISIBLE_DEVICES = \"4\")"
+expect_violation gpu-count //tf:nccl_test "$(at //tf:nccl_test) |= (.gpus = [1] | .env.CUDA_VISIBLE_DEVICES = \"1\")"
+expect_violation double-booked //xla:fp8_gemm_test "$(at //xla:fp8_gemm_test) |= (.start_s = 1100 | .end_s = 1400)"
+expect_violation requirement //tf:conv_test "$(at //tf:conv_test) .requirements.gpu_mem_mib = 65536"
+expect_violation exclusive //tf:conv_test "$(at //tf:conv_test) |= (.start_s = 500 | .end_s = 545)"
+expect_violation coverage //tf:conv_test ".unschedulable += [$(at //tf:conv_test) | del(.node, .gpus, .start_s, .end_s, .env) | .reason = \"copied\"]"
+expect_violation times //tf:conv_test "$(at //tf:conv_test) .end_s = 640"
+expect_violation env //tf:nccl_test "$(at //tf:nccl_test) .env.CUDA_VISIBLE_DEVICES = \"0,1\""
+
+# Unreadable plans: exit 2 with the position.
+printf '{"schema_version": 1,\n  "policy": exact}\n' > "$SCRATCH/bad.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/bad.json" --fleet "$fleet" 2> "$SCRATCH/err" || status=$?
+[ "$status" -eq 2 ] || fail "bad JSON: exit $status, not 2"
+grep -q "bad.json:2:13: not valid JSON" "$SCRATCH/err" || fail "bad JSON: no position: $(cat "$SCRATCH/err")"
+status=0
+"$GPUPLAN" verify "$SCRATCH/missing.json" --fleet "$fleet" 2> "$SCRATCH/err" || status=$?
+[ "$status" -eq 2 ] || fail "a missing plan: exit $status, not 2"
+
+# Against the query: the planner's own plan of the examples covers every GPU test once.
+"$GPUPLAN" plan --fleet examples/fleet.yaml examples/query.xml -o "$SCRATCH/examples.json" || [ $? -eq 3 ] ||
+  fail "gpuplan plan failed on the examples"
+"$GPUPLAN" verify "$SCRATCH/examples.json" --fleet examples/fleet.yaml examples/query.xml > "$SCRATCH/out" ||
+  fail "the planner's plan of the examples is not valid: $(cat "$SCRATCH/out")"
+jq 'del(.assignments[0])' "$SCRATCH/examples.json" > "$SCRATCH/short.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/short.json" --fleet examples/fleet.yaml examples/query.xml > "$SCRATCH/out" || status=$?
+[ "$status" -eq 4 ] && grep -q "is not in the plan \[coverage\]\|missing from the plan \[coverage\]" "$SCRATCH/out" ||
+  fail "a unit dropped from the plan is not reported: $(cat "$SCRATCH/out")"
+echo "PASS: verify"

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+Assignment placed(const std::string& node, const std::string& label, std::vector<int> gpus, double start,
+                  std::optional<int> shard = std::nullopt) {
+  Assignment a;
+  a.unit.label = label;
+  a.unit.id = shard ? label + "#shard-" + std::to_string(*shard) + "-of-2" : label;
+  a.unit.shard_index = shard;
+  a.unit.shard_count = shard ? 2 : 1;
+  a.node = node;
+  a.gpus = std::move(gpus);
+  a.start_s = start;
+  a.end_s = start + 10;
+  return a;
+}
+
+Plan two_nodes() {
+  Plan plan;
+  plan.assignments = {placed("a", "//t:late", {1}, 10), placed("a", "//t:sharded", {0, 1}, 0, 1),
+                      placed("a", "//t:sharded", {0}, 20, 0), placed("b", "//t:other", {5}, 0),
+                      placed("a", "//t:early", {2}, 0)};
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("a node's units come in plan order: start, then first GPU") {
+  auto units = node_assignments(two_nodes(), "a");
+  std::vector<std::string> ids;
+  for (const auto& u : units) ids.push_back(u.unit.id);
+  REQUIRE(ids == std::vector<std::string>{"//t:sharded#shard-1-of-2", "//t:early", "//t:late", "//t:sharded#shard-0-of-2"});
+}
+
+TEST_CASE("a test is found by its label as Bazel spells it and its shard") {
+  auto plan = two_nodes();
+  REQUIRE(find_assignment(plan, "a", "@//t:sharded", 1)->gpus == std::vector<int>{0, 1});
+  REQUIRE(find_assignment(plan, "a", "@@//t:sharded", 0)->gpus == std::vector<int>{0});
+  REQUIRE_FALSE(find_assignment(plan, "a", "//t:sharded", 2));
+  REQUIRE_FALSE(find_assignment(plan, "a", "//t:other", std::nullopt));
+  REQUIRE(find_assignment(plan, "b", "//t:other", std::nullopt));
+}
+
+TEST_CASE("a test planned as one unit matches every shard Bazel runs") {
+  auto plan = two_nodes();
+  REQUIRE(find_assignment(plan, "a", "//t:late", 3)->gpus == std::vector<int>{1});
+}
+
+TEST_CASE("the node's GPU count is known up to the highest planned index") {
+  REQUIRE(planned_gpu_count(two_nodes(), "a") == 3);
+  REQUIRE(planned_gpu_count(two_nodes(), "b") == 6);
+  REQUIRE(planned_gpu_count(two_nodes(), "c") == 0);
+}
+
+TEST_CASE("a unit's environment has its GPUs and its shard") {
+  auto a = placed("a", "//t:sharded", {0, 1}, 0, 1);
+  a.env = {{"CUDA_VISIBLE_DEVICES", "7"}, {"EXTRA", "x"}};
+  auto env = unit_environment(a);
+  REQUIRE(env["CUDA_VISIBLE_DEVICES"] == "0,1");
+  REQUIRE(env["TEST_SHARD_INDEX"] == "1");
+  REQUIRE(env["TEST_TOTAL_SHARDS"] == "2");
+  REQUIRE(env["EXTRA"] == "x");
+  REQUIRE(unit_environment(placed("a", "//t:x", {}, 0)).at("CUDA_VISIBLE_DEVICES").empty());
+}
+
+TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the size") {
+  Unit u;
+  u.size = "small";
+  REQUIRE(timeout_seconds(u) == 60);
+  u.size = "enormous";
+  REQUIRE(timeout_seconds(u) == 3600);
+  u.timeout = "long";
+  REQUIRE(timeout_seconds(u) == 900);
+  u.timeout = "";
+  u.size = "medium";
+  REQUIRE(timeout_seconds(u) == 300);
+}
+
+TEST_CASE("a plan that is not JSON is an error with its line and column") {
+  REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  oops\n}", "plan.json"),
+                      Catch::StartsWith("plan.json:3:3: "));
+}

@@ -1,0 +1,78 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
+
+using namespace gpuplan;
+
+namespace {
+Plan plan_on(std::vector<std::pair<std::string, double>> nodes_and_ends) {
+  Plan plan;
+  for (const auto& [node, end] : nodes_and_ends) {
+    Assignment a;
+    a.unit.label = a.unit.id = "//a:t";
+    a.node = node;
+    a.gpus = {0, 3};
+    a.end_s = end;
+    plan.assignments.push_back(a);
+  }
+  return plan;
+}
+SlurmOptions options() {
+  SlurmOptions o;
+  o.plan_path = "/shared/run 1/plan.json";
+  return o;
+}
+}  // namespace
+
+TEST_CASE("each node gets a job that takes the whole node and runs gpuplan exec") {
+  auto files = slurm_scripts(plan_on({{"h100-1", 600}, {"h100-0", 100}}), options());
+  REQUIRE(files.size() == 3);
+  const auto& script = files.at("h100-0.sbatch");
+  CHECK_THAT(script, Catch::Contains("#SBATCH --nodelist=h100-0\n"));
+  CHECK_THAT(script, Catch::Contains("#SBATCH --exclusive\n"));
+  CHECK_THAT(script, Catch::Contains("#SBATCH --gres=gpu:4\n"));
+  CHECK_THAT(script, Catch::EndsWith("exec gpuplan exec '/shared/run 1/plan.json' --node h100-0\n"));
+  CHECK_THAT(files.at("submit.sh"),
+             Catch::Contains("printf '%s %s\\n' h100-0 \"$(sbatch --parsable h100-0.sbatch)\"\n"));
+}
+
+TEST_CASE("the time limit is the node's planned end with the margin, in whole minutes") {
+  auto o = options();
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 100}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:03:00\n"));
+  o.time_margin = 2;
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 90000}}), o).at("n.sbatch"), Catch::Contains("--time=2-02:00:00\n"));
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 0}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:01:00\n"));
+}
+
+TEST_CASE("partition, account and extra lines become #SBATCH lines") {
+  auto o = options();
+  o.partition = "gpu";
+  o.account = "ml-team";
+  o.sbatch_lines = {"--qos=high", "#SBATCH --mail-type=END"};
+  auto script = slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch");
+  CHECK_THAT(script, Catch::Contains("#SBATCH --partition=gpu\n#SBATCH --account=ml-team\n"
+                                     "#SBATCH --qos=high\n#SBATCH --mail-type=END\n"));
+}
+
+TEST_CASE("a command template and a results file reach gpuplan exec quoted") {
+  auto o = options();
+  o.command = "echo {label} $(whoami)";
+  o.results = "/shared/it's.csv";
+  auto script = slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch");
+  CHECK_THAT(script, Catch::EndsWith("--command 'echo {label} $(whoami)' --results '/shared/it'\\''s.csv'\n"));
+}
+
+TEST_CASE("a node name Slurm cannot take, or an option that would break a line, is refused") {
+  REQUIRE_THROWS_WITH(slurm_scripts(plan_on({{"n;rm -rf /", 60}}), options()),
+                      Catch::Contains("not a name Slurm accepts"));
+  auto o = options();
+  o.partition = "gpu\n#SBATCH --uid=0";
+  REQUIRE_THROWS_AS(slurm_scripts(plan_on({{"n", 60}}), o), InputError);
+  o = options();
+  o.sbatch_lines = {"--qos=high\nrm -rf /"};
+  REQUIRE_THROWS_AS(slurm_scripts(plan_on({{"n", 60}}), o), InputError);
+  o = options();
+  o.time_margin = 0.5;
+  REQUIRE_THROWS_AS(slurm_scripts(plan_on({{"n", 60}}), o), InputError);
+}

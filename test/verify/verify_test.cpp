@@ -1,0 +1,315 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gpuplan/verify.hpp"
+#include "plan_fixture.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+std::vector<Gpu> gpus(int count, const std::string& model, const std::string& family, std::int64_t vram,
+                      const std::string& cc) {
+  std::vector<Gpu> list;
+  for (int i = 0; i < count; ++i) list.push_back({i, model, family, vram, *Version::parse(cc), ""});
+  return list;
+}
+
+std::vector<std::vector<bool>> links(int count, const std::vector<std::pair<int, int>>& pairs, bool all = false) {
+  std::vector<std::vector<bool>> nvlink(static_cast<size_t>(count), std::vector<bool>(static_cast<size_t>(count), all));
+  for (int i = 0; i < count; ++i) nvlink[static_cast<size_t>(i)][static_cast<size_t>(i)] = false;
+  for (auto [a, b] : pairs) nvlink[static_cast<size_t>(a)][static_cast<size_t>(b)] = nvlink[static_cast<size_t>(b)][static_cast<size_t>(a)] = true;
+  return nvlink;
+}
+
+/// The fleet of test/data/plans/fleet.yaml, built by hand.
+Fleet example_fleet() {
+  Fleet fleet;
+  fleet.source = "test/data/plans/fleet.yaml";
+  for (const char* name : {"h100-0", "h100-1"})
+    fleet.nodes.push_back({name, "h100", gpus(8, "H100-SXM-80GB", "h100", 81559, "9.0"), *Version::parse("12.4"),
+                           "550.54.15", {}, links(8, {}, true)});
+  fleet.nodes.push_back({"a100-0", "a100", gpus(4, "A100-SXM4-40GB", "a100", 40960, "8.0"), *Version::parse("12.2"),
+                         "535.104.05", {}, links(4, {{0, 1}, {2, 3}})});
+  fleet.nodes.push_back({"l4-0", "l4", gpus(2, "L4", "l4", 23034, "8.9"), *Version::parse("12.2"), "535.104.05", {},
+                         links(2, {})});
+  return fleet;
+}
+
+Assignment& unit(Plan& plan, const std::string& id) {
+  for (auto& a : plan.assignments)
+    if (a.unit.id == id) return a;
+  FAIL("no unit " << id);
+  throw;
+}
+
+/// Asserts exactly one violation, of `kind`, about `unit`, whose reason mentions `words`.
+void require_one(const std::vector<Violation>& found, ViolationKind kind, const std::string& unit_id,
+                 const std::string& words) {
+  std::ostringstream all;
+  for (const auto& v : found) all << to_string(v.kind) << " " << v.unit << ": " << v.reason << "\n";
+  INFO(all.str());
+  REQUIRE(found.size() == 1);
+  REQUIRE(found[0].kind == kind);
+  REQUIRE(found[0].unit == unit_id);
+  REQUIRE_THAT(found[0].reason, Catch::Contains(words));
+}
+
+/// A pack plan: two single-GPU units with known VRAM sharing GPU 0 of l4-0 (23034 MiB).
+Plan shared_gpu_plan(std::int64_t vram_each, int units) {
+  Plan plan;
+  plan.policy = Policy::pack;
+  for (int i = 0; i < units; ++i) {
+    Assignment a;
+    a.unit.id = a.unit.label = fmt::format("//pack:t{}", i);
+    a.unit.duration_s = 100;
+    a.unit.vram_mib = vram_each;
+    a.unit.requirement.gpus = {1, "tag gpu"};
+    a.node = "l4-0";
+    a.gpus = {0};
+    a.end_s = 100;
+    a.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+    plan.assignments.push_back(a);
+  }
+  plan.summary.makespan_s = 100;
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("the example plan is valid on its fleet") {
+  REQUIRE(verify(example_plan(), example_fleet()).empty());
+}
+
+TEST_CASE("a unit on a node the fleet does not have is reported") {
+  auto plan = example_plan();
+  unit(plan, "//tf:conv_test").node = "a100-9";
+  require_one(verify(plan, example_fleet()), ViolationKind::unknown_node, "//tf:conv_test", "\"a100-9\" is not in the fleet");
+}
+
+TEST_CASE("a GPU index the node does not have is reported") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//xla:triton_test");
+  a.gpus = {4};
+  a.env["CUDA_VISIBLE_DEVICES"] = "4";
+  require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//xla:triton_test",
+              "GPU 4 does not exist on a100-0 (it has GPUs 0-3)");
+}
+
+TEST_CASE("a GPU listed twice for one unit is reported") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//tf:nccl_test");
+  a.gpus = {1, 1};
+  a.env["CUDA_VISIBLE_DEVICES"] = "1,1";
+  require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//tf:nccl_test", "lists GPU 1 twice");
+}
+
+TEST_CASE("a unit given fewer GPUs than it needs is reported") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//tf:nccl_test");
+  a.gpus = {1};
+  a.env["CUDA_VISIBLE_DEVICES"] = "1";
+  require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test", "holds 1 GPU but needs 2");
+}
+
+TEST_CASE("under whole-node a multi-GPU unit must hold the whole node") {
+  auto plan = example_plan();
+  plan.policy = Policy::whole_node;
+  auto found = verify(plan, example_fleet());
+  REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
+            return v.kind == ViolationKind::gpu_count && v.unit == "//tf:nccl_test";
+          }) == 1);
+}
+
+TEST_CASE("two units on one GPU at once are reported as double-booked") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//xla:fp8_gemm_test");  // GPU 0 of h100-1 from 1200s
+  a.start_s = 1100;
+  a.end_s = 1400;
+  require_one(verify(plan, example_fleet()), ViolationKind::double_booked, "//xla:fp8_gemm_test",
+              "GPU 0 of h100-1 is also held by //jax:pmap_test from 0s to 1200s");
+}
+
+TEST_CASE("under pack units share a GPU within its VRAM and the tests-per-GPU limit") {
+  REQUIRE(verify(shared_gpu_plan(8000, 2), example_fleet()).empty());
+}
+
+TEST_CASE("under pack sharing over the VRAM left after headroom is reported") {
+  require_one(verify(shared_gpu_plan(12000, 2), example_fleet()), ViolationKind::double_booked, "//pack:t1",
+              "needing 24000MiB");
+}
+
+TEST_CASE("under pack more units on a GPU than max_tests_per_gpu is reported") {
+  VerifyOptions options;
+  options.rules.max_tests_per_gpu = 2;
+  require_one(verify(shared_gpu_plan(1000, 3), example_fleet(), options), ViolationKind::double_booked, "//pack:t2",
+              "runs 3 units at once from 0s (at most 2 under pack)");
+}
+
+TEST_CASE("under pack a unit with unknown VRAM does not share") {
+  auto plan = shared_gpu_plan(1000, 2);
+  plan.assignments[1].unit.vram_mib.reset();
+  require_one(verify(plan, example_fleet()), ViolationKind::double_booked, "//pack:t1", "known VRAM need");
+}
+
+TEST_CASE("a node short of a unit's requirements is reported, naming the requirement") {
+  auto plan = example_plan();
+  auto fleet = example_fleet();
+  SECTION("GPU memory") {
+    auto& a = unit(plan, "//ml:inference_test#shard-0-of-2");
+    a.unit.requirement.gpu_mem_mib = Sourced<std::int64_t>{32768, "tag gpu-mem:32GiB"};
+    a.unit.vram_mib = 32768;
+    auto found = verify(plan, fleet);
+    REQUIRE(found.size() == 2);
+    REQUIRE_THAT(found[0].reason, Catch::Contains("needs 32GiB on each GPU (tag gpu-mem:32GiB) but GPU 1 of l4-0"));
+    REQUIRE_THAT(found[1].reason, Catch::Contains("reserves 32GiB per GPU"));
+  }
+  SECTION("CUDA version") {
+    fleet.nodes[0].cuda = *Version::parse("12.2");
+    auto found = verify(plan, fleet);
+    REQUIRE(found.size() == 4);  // each shard of //ml:train_test on h100-0
+    REQUIRE(found[0].reason == "needs CUDA >=12.4 but h100-0 has CUDA 12.2");
+  }
+  SECTION("compute capability") {
+    auto& a = unit(plan, "//xla:triton_test");
+    a.unit.requirement.compute_capability = {{*VersionConstraint::parse(">=9.0"), "tag requires-gpu-sm90"}};
+    require_one(verify(plan, fleet), ViolationKind::requirement, "//xla:triton_test",
+                "needs compute capability >=9.0 (tag requires-gpu-sm90) but GPU 3 of a100-0");
+  }
+  SECTION("GPU model") {
+    auto& a = unit(plan, "//tf:conv_test");
+    a.unit.requirement.gpu_models = Sourced<std::vector<std::string>>{{"h100", "l4"}, "tag gpu-model:h100|l4"};
+    require_one(verify(plan, fleet), ViolationKind::requirement, "//tf:conv_test", "needs GPU model h100|l4");
+  }
+  SECTION("NVLink") {
+    auto& a = unit(plan, "//tf:mirrored_strategy_test");  // GPUs 0,1 of a100-0: a pair
+    a.unit.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+    REQUIRE(verify(plan, fleet).empty());
+    a.gpus = {1, 2};
+    a.env["CUDA_VISIBLE_DEVICES"] = "1,2";
+    auto found = verify(plan, fleet);
+    REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
+              return v.kind == ViolationKind::requirement && v.reason.find("not all NVLink-connected") != std::string::npos;
+            }) == 1);
+  }
+}
+
+TEST_CASE("the query's requirements are checked, not the plan's copy of them") {
+  auto plan = example_plan();
+  Classification query;
+  for (const auto& a : plan.assignments) {
+    ClassifiedTest test{{}, Bucket::gpu, "tagged", a.unit.requirement};
+    test.target.label = a.unit.label;
+    test.target.shard_count = a.unit.shard_count > 1 ? a.unit.shard_count : 0;
+    if (query.tests.empty() || query.tests.back().target.label != a.unit.label) query.tests.push_back(test);
+  }
+  query.tests.push_back({{}, Bucket::gpu, "tagged", plan.unschedulable[0].unit.requirement});
+  query.tests.back().target.label = plan.unschedulable[0].unit.label;
+  VerifyOptions options{&query, {}};
+  REQUIRE(verify(plan, example_fleet(), options).empty());
+  for (auto& t : query.tests)
+    if (t.target.label == "//tf:conv_test") t.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "tag gpu-mem:64GiB"};
+  require_one(verify(plan, example_fleet(), options), ViolationKind::requirement, "//tf:conv_test",
+              "needs 64GiB on each GPU (tag gpu-mem:64GiB)");
+}
+
+TEST_CASE("a unit beside an exclusive unit on its node is reported") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//tf:conv_test");  // a100-0, after //ml:allreduce_test (exclusive, 0-600s)
+  a.start_s = 500;
+  a.end_s = 545;
+  auto found = verify(plan, example_fleet());
+  REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
+            return v.kind == ViolationKind::exclusive && v.unit == "//tf:conv_test" &&
+                   v.reason.find("while //ml:allreduce_test has the whole node") != std::string::npos;
+          }) == 1);
+}
+
+TEST_CASE("a unit listed twice is reported") {
+  auto plan = example_plan();
+  plan.unschedulable.push_back({unit(plan, "//tf:conv_test").unit, "copied by hand"});
+  require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test", "listed more than once");
+}
+
+TEST_CASE("against the query every GPU test must be in the plan, each shard once") {
+  auto plan = example_plan();
+  Classification query;
+  auto add = [&](const std::string& label, Bucket bucket, int shards) {
+    ClassifiedTest test;
+    test.target.label = label;
+    test.target.shard_count = shards;
+    test.bucket = bucket;
+    test.reason = bucket == Bucket::cpu ? "no GPU annotation" : "tag gpu";
+    test.requirement.gpus = {bucket == Bucket::gpu ? 1 : 0, "tag gpu"};
+    query.tests.push_back(test);
+  };
+  std::set<std::string> labels;
+  for (const auto& a : plan.assignments) labels.insert(a.unit.label);
+  labels.insert("//ml:cuda11_compat_test");
+  for (const auto& l : labels) add(l, Bucket::gpu, l == "//ml:train_test" ? 4 : l == "//ml:inference_test" ? 2 : 0);
+  for (auto& t : query.tests)
+    for (const auto& a : plan.assignments)
+      if (a.unit.label == t.target.label) t.requirement = a.unit.requirement;
+  VerifyOptions options{&query, {}};
+  REQUIRE(verify(plan, example_fleet(), options).empty());
+
+  SECTION("a missing test") {
+    add("//new:gpu_test", Bucket::gpu, 0);
+    require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//new:gpu_test",
+                "is a GPU test of the query but is not in the plan");
+  }
+  SECTION("a missing shard") {
+    std::erase_if(plan.assignments, [](const Assignment& a) { return a.unit.id == "//ml:train_test#shard-2-of-4"; });
+    require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//ml:train_test",
+                "shard 2 of 4 is missing");
+  }
+  SECTION("a CPU test placed on a GPU") {
+    for (auto& t : query.tests)
+      if (t.target.label == "//tf:conv_test") t = {t.target, Bucket::cpu, "no GPU annotation", {}};
+    require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//tf:conv_test",
+                "is a CPU test in the query (no GPU annotation)");
+  }
+}
+
+TEST_CASE("inconsistent times are reported") {
+  auto plan = example_plan();
+  SECTION("an end that is not start + duration") {
+    unit(plan, "//tf:conv_test").end_s = 640;
+    require_one(verify(plan, example_fleet()), ViolationKind::times, "//tf:conv_test",
+                "runs from 600s to 640s, 40s, but its duration_s is 45s");
+  }
+  SECTION("a negative start") {
+    auto& a = unit(plan, "//ml:video_decode_test");
+    a.start_s = -10;
+    a.end_s = 290;
+    require_one(verify(plan, example_fleet()), ViolationKind::times, "//ml:video_decode_test", "starts at -10s");
+  }
+  SECTION("a makespan other than the last end") {
+    plan.summary.makespan_s = 1500;
+    require_one(verify(plan, example_fleet()), ViolationKind::times, "",
+                "makespan_s is 1500s but the last unit ends at 1680s");
+  }
+}
+
+TEST_CASE("an environment that disagrees with the assignment is reported") {
+  auto plan = example_plan();
+  SECTION("CUDA_VISIBLE_DEVICES") {
+    unit(plan, "//tf:nccl_test").env["CUDA_VISIBLE_DEVICES"] = "0,1";
+    require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:nccl_test",
+                "CUDA_VISIBLE_DEVICES is \"0,1\" but should be \"1,2\"");
+  }
+  SECTION("the shard index") {
+    unit(plan, "//ml:train_test#shard-3-of-4").env["TEST_SHARD_INDEX"] = "4";
+    require_one(verify(plan, example_fleet()), ViolationKind::env, "//ml:train_test#shard-3-of-4",
+                "TEST_SHARD_INDEX is \"4\" but should be \"3\"");
+  }
+  SECTION("shard variables on a test that is not sharded") {
+    unit(plan, "//tf:conv_test").env["TEST_TOTAL_SHARDS"] = "2";
+    require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test", "sets TEST_TOTAL_SHARDS but is not a shard");
+  }
+}
