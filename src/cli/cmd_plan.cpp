@@ -1,12 +1,12 @@
 // gpuplan plan [QUERY] --fleet FLEET: the GPU tests placed on the fleet, as the plan JSON (SPEC 6).
+#include <fmt/format.h>
+
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
@@ -44,16 +44,17 @@ std::string human(double seconds) {
 /// What a person wants to know after planning, in a few lines on standard error.
 std::string summary_of(const Plan& plan) {
   const auto& s = plan.summary;
-  std::string out = fmt::format("gpuplan: {} tests: {} GPU, {} CPU, {} skipped\n", s.tests, s.gpu_tests, s.cpu_tests,
-                                s.skipped_tests);
-  out += fmt::format("gpuplan: {} of {} GPU units placed ({}), {} unschedulable\n", s.scheduled_units, s.gpu_units,
-                     to_string(plan.policy), s.unschedulable_units);
+  std::string out = fmt::format("gpuplan: {} tests: {} GPU, {} CPU, {} skipped\n", s.tests, s.gpu_tests,
+                                s.cpu_tests, s.skipped_tests);
+  out += fmt::format("gpuplan: {} of {} GPU units placed ({}), {} unschedulable\n", s.scheduled_units,
+                     s.gpu_units, to_string(plan.policy), s.unschedulable_units);
   if (s.scheduled_units > 0) {
     double gap = s.lower_bound_s > 0 ? 100 * (s.makespan_s / s.lower_bound_s - 1) : 0;
     out += fmt::format("gpuplan: makespan {}, lower bound {} (gap {:.1f}%), GPU utilisation {:.1f}%\n",
                        human(s.makespan_s), human(s.lower_bound_s), gap, 100 * s.gpu_utilization);
   }
-  for (const auto& u : plan.unschedulable) out += fmt::format("gpuplan: unschedulable: {}: {}\n", u.unit.id, u.reason);
+  for (const auto& u : plan.unschedulable)
+    out += fmt::format("gpuplan: unschedulable: {}: {}\n", u.unit.id, u.reason);
   return out;
 }
 
@@ -97,16 +98,19 @@ void add_plan_command(CLI::App& app, int& status) {
   command->add_option("--fleet", args->fleet, "the fleet (YAML, README \"Fleet\")")->required();
   command->add_option("--policy", args->policy, "whole-node, exact (default) or pack")
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
-  command->add_option("--shards", args->shards, "per-shard (default): one unit per shard; whole: one per test")
+  command
+      ->add_option("--shards", args->shards, "per-shard (default): one unit per shard; whole: one per test")
       ->check(CLI::IsMember({"per-shard", "whole"}));
-  command->add_option("--time-limit", args->time_limit_s,
-                      "seconds to spend improving the first plan (default 0: the fast, deterministic plan)")
+  command
+      ->add_option("--time-limit", args->time_limit_s,
+                   "seconds to spend improving the first plan (default 0: the fast, deterministic plan)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--history", args->history, "past runs: BEP JSON, JUnit XML, CSV (repeatable)")
       ->allow_extra_args(false);
   command->add_option("--format", args->format, "json (default): the plan for launchers; text: a preview")
       ->check(CLI::IsMember({"json", "text"}));
-  command->add_option("-o,--output", args->output, "write the plan to this file (atomically) instead of stdout");
+  command->add_option("-o,--output", args->output,
+                      "write the plan to this file (atomically) instead of stdout");
   command->callback([args, &status] { run(*args, status); });
 }
 

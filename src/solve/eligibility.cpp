@@ -1,12 +1,12 @@
 // Can node N ever run unit U, and if no node can, which came closest and why not.
 #include "solve/eligibility.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/size.hpp"
@@ -25,7 +25,8 @@ std::vector<GpuMask> link_masks(const Node& node) {
   std::vector<GpuMask> links(node.gpus.size(), 0);
   for (size_t i = 0; i < node.gpus.size(); ++i)
     for (size_t j = 0; j < node.gpus.size(); ++j)
-      if (i != j && node.connected({static_cast<int>(i), static_cast<int>(j)})) links[i] |= bit(static_cast<int>(j));
+      if (i != j && node.connected({static_cast<int>(i), static_cast<int>(j)}))
+        links[i] |= bit(static_cast<int>(j));
   return links;
 }
 
@@ -34,12 +35,15 @@ std::string type_key(const Node& node, const std::vector<GpuMask>& links) {
   std::string key = node.cuda.str();
   for (size_t i = 0; i < node.gpus.size(); ++i) {
     const Gpu& g = node.gpus[i];
-    key += fmt::format("|{}/{}/{}/{}/{:x}", g.model, g.family, g.vram_mib, g.compute_capability.str(), links[i]);
+    key +=
+        fmt::format("|{}/{}/{}/{}/{:x}", g.model, g.family, g.vram_mib, g.compute_capability.str(), links[i]);
   }
   return key;
 }
 
-bool memory_ok(const Requirement& r, const Gpu& gpu) { return !r.gpu_mem_mib || gpu.vram_mib >= r.gpu_mem_mib->value; }
+bool memory_ok(const Requirement& r, const Gpu& gpu) {
+  return !r.gpu_mem_mib || gpu.vram_mib >= r.gpu_mem_mib->value;
+}
 
 bool model_ok(const Requirement& r, const Gpu& gpu) {
   if (!r.gpu_models) return true;
@@ -56,7 +60,8 @@ bool capability_ok(const Requirement& r, const Gpu& gpu) {
 }
 
 bool cuda_ok(const Requirement& r, const Node& node) {
-  return std::all_of(r.cuda.begin(), r.cuda.end(), [&](const auto& c) { return c.value.satisfied_by(node.cuda); });
+  return std::all_of(r.cuda.begin(), r.cuda.end(),
+                     [&](const auto& c) { return c.value.satisfied_by(node.cuda); });
 }
 
 int largest_clique(const std::vector<GpuMask>& links, GpuMask within) {
@@ -97,7 +102,8 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
     case Need::cuda: return node.cuda.empty() ? "no CUDA version" : "CUDA " + node.cuda.str();
     case Need::together:
       return fmt::format("only {} GPUs that meet all of these", count(eligible_gpus(r, node)));
-    case Need::nvlink: return fmt::format("at most {} NVLink-connected GPUs", largest_clique(links, eligible_gpus(r, node)));
+    case Need::nvlink:
+      return fmt::format("at most {} NVLink-connected GPUs", largest_clique(links, eligible_gpus(r, node)));
   }
   return {};
 }
@@ -106,7 +112,8 @@ std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std
   std::vector<Need> failed;
   int wanted = r.gpus.value;
   auto gpus_with = [&](auto ok) {
-    return static_cast<int>(std::count_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return ok(r, g); }));
+    return static_cast<int>(
+        std::count_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return ok(r, g); }));
   };
   if (static_cast<int>(node.gpus.size()) < wanted) failed.push_back(Need::gpus);
   if (gpus_with(memory_ok) < wanted) failed.push_back(Need::memory);
@@ -115,8 +122,10 @@ std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std
   if (!cuda_ok(r, node)) failed.push_back(Need::cuda);
   if (!failed.empty()) return failed;
   GpuMask eligible = eligible_gpus(r, node);
-  if (count(eligible) < wanted) failed.push_back(Need::together);
-  else if (r.needs_nvlink() && !has_clique(links, eligible, wanted)) failed.push_back(Need::nvlink);
+  if (count(eligible) < wanted)
+    failed.push_back(Need::together);
+  else if (r.needs_nvlink() && !has_clique(links, eligible, wanted))
+    failed.push_back(Need::nvlink);
   return failed;
 }
 
@@ -141,8 +150,9 @@ FleetIndex index_fleet(const Fleet& fleet) {
   for (size_t n = 0; n < fleet.nodes.size(); ++n) {
     const Node& node = fleet.nodes[n];
     if (node.gpus.size() > max_gpus_per_node)
-      throw InputError(Position{fleet.source}, fmt::format("node {}: {} GPUs; gpuplan plans nodes of up to {} GPUs",
-                                                           node.name, node.gpus.size(), max_gpus_per_node));
+      throw InputError(Position{fleet.source},
+                       fmt::format("node {}: {} GPUs; gpuplan plans nodes of up to {} GPUs", node.name,
+                                   node.gpus.size(), max_gpus_per_node));
     auto links = link_masks(node);
     auto [it, added] = type_by_key.try_emplace(type_key(node, links), static_cast<int>(index.types.size()));
     if (added) index.types.push_back(NodeType{{}, static_cast<int>(node.gpus.size()), links});
@@ -204,7 +214,7 @@ std::string unschedulable_reason(const Requirement& r, const Fleet& fleet) {
   auto pool_size = std::count_if(fleet.nodes.begin(), fleet.nodes.end(),
                                  [&](const Node& n) { return n.pool == closest->pool; });
   std::string who = !closest->pool.empty() && pool_size > 1 ? fmt::format("the {} nodes have", closest->pool)
-                                                             : fmt::format("node {} has", closest->name);
+                                                            : fmt::format("node {} has", closest->name);
   return fmt::format("needs {}; {} {}", needs_phrase(r, false), who, fmt::join(facts, " and "));
 }
 

@@ -25,9 +25,9 @@ struct NodeType {
 };
 
 struct FleetIndex {
-  std::vector<NodeType> types;     ///< in order of their first node
-  std::vector<int> type_of_node;   ///< Fleet::nodes index → type
-  std::vector<int> slot_of_node;   ///< Fleet::nodes index → position in its type's `nodes`
+  std::vector<NodeType> types;    ///< in order of their first node
+  std::vector<int> type_of_node;  ///< Fleet::nodes index → type
+  std::vector<int> slot_of_node;  ///< Fleet::nodes index → position in its type's `nodes`
 };
 
 /// Groups the fleet's nodes into types. Throws InputError for a node of more than 64 GPUs.

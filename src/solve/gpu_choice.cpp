@@ -60,7 +60,8 @@ std::vector<GpuMask> cliques_of(const std::vector<GpuMask>& links, GpuMask withi
 
 double earliest_start(const Shape& shape, const NodeView& node) {
   switch (shape.occupancy) {
-    case Occupancy::whole_node: return latest(node.gpu_free, node.gpus == 64 ? ~GpuMask{0} : bit(node.gpus) - 1);
+    case Occupancy::whole_node:
+      return latest(node.gpu_free, node.gpus == 64 ? ~GpuMask{0} : bit(node.gpus) - 1);
     case Occupancy::gpus: {
       if (!shape.nvlink || shape.complete) return kth_smallest(node.gpu_free, shape.eligible, shape.gpus);
       double best = never;
@@ -105,7 +106,8 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
   GpuMask candidates = shape.eligible & free;
   auto cut_off = [&](GpuMask set) {  // free NVLink partners that the set leaves behind
     int cut = 0;
-    for (GpuMask m = set; m; m &= m - 1) cut += count(links[static_cast<size_t>(__builtin_ctzll(m))] & free & ~set);
+    for (GpuMask m = set; m; m &= m - 1)
+      cut += count(links[static_cast<size_t>(__builtin_ctzll(m))] & free & ~set);
     return cut;
   };
   auto idle = [&](GpuMask set) {

@@ -9,9 +9,9 @@ namespace gpuplan::solve {
 
 /// How a unit occupies a node.
 enum class Occupancy {
-  gpus,       ///< its GPUs to itself (every lane of each)
-  whole_node, ///< the whole node: `gpu-exclusive`, or a multi-GPU unit under `whole-node`
-  lanes,      ///< a share of one GPU under `pack`: `lanes_needed[gpu]` of its lanes
+  gpus,        ///< its GPUs to itself (every lane of each)
+  whole_node,  ///< the whole node: `gpu-exclusive`, or a multi-GPU unit under `whole-node`
+  lanes,       ///< a share of one GPU under `pack`: `lanes_needed[gpu]` of its lanes
 };
 
 /// What a group of units needs from nodes of one type. Units whose needs look the same on a
@@ -20,11 +20,11 @@ struct Shape {
   int type = 0;
   Occupancy occupancy = Occupancy::gpus;
   int gpus = 1;
-  bool nvlink = false;   ///< the GPUs must be pairwise connected
-  GpuMask eligible = 0;  ///< the GPUs it may use
-  bool complete = true;  ///< every two eligible GPUs are connected: any set is an NVLink set
-  std::vector<GpuMask> cliques;  ///< connected `gpus`-sets within `eligible`, when not complete
-  std::vector<int> lanes_needed; ///< per GPU, for Occupancy::lanes; 0: this GPU cannot hold it
+  bool nvlink = false;            ///< the GPUs must be pairwise connected
+  GpuMask eligible = 0;           ///< the GPUs it may use
+  bool complete = true;           ///< every two eligible GPUs are connected: any set is an NVLink set
+  std::vector<GpuMask> cliques;   ///< connected `gpus`-sets within `eligible`, when not complete
+  std::vector<int> lanes_needed;  ///< per GPU, for Occupancy::lanes; 0: this GPU cannot hold it
 
   bool operator==(const Shape&) const = default;
 };

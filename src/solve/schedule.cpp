@@ -101,10 +101,18 @@ std::vector<std::vector<int>> priority_orders(const Problem& p) {
     return order;
   };
   return {
-      sorted([](double d, double w, double) { return Keyed{-d, -w, 0, 0}; }),            // longest first
-      sorted([](double d, double w, double) { return Keyed{-w * d, -d, 0, 0}; }),       // most GPU-seconds first
-      sorted([](double d, double w, double) { return Keyed{-w, -d, 0, 0}; }),            // widest first
-      sorted([](double d, double w, double r) { return Keyed{r, -d, -w, 0}; }),          // most constrained first
+      sorted([](double d, double w, double) {
+        return Keyed{-d, -w, 0, 0};
+      }),  // longest first
+      sorted([](double d, double w, double) {
+        return Keyed{-w * d, -d, 0, 0};
+      }),  // most GPU-seconds first
+      sorted([](double d, double w, double) {
+        return Keyed{-w, -d, 0, 0};
+      }),  // widest first
+      sorted([](double d, double w, double r) {
+        return Keyed{r, -d, -w, 0};
+      }),  // most constrained first
   };
 }
 
@@ -115,8 +123,10 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
   size_t node_count = fleet.type_of_node.size();
   std::vector<size_t> first_gpu(node_count + 1, 0);
   for (size_t n = 0; n < node_count; ++n)
-    first_gpu[n + 1] = first_gpu[n] + static_cast<size_t>(fleet.types[static_cast<size_t>(fleet.type_of_node[n])].gpus);
-  std::vector<double> gpu_free(first_gpu.back(), 0), lane_free(first_gpu.back() * static_cast<size_t>(p.lanes), 0);
+    first_gpu[n + 1] =
+        first_gpu[n] + static_cast<size_t>(fleet.types[static_cast<size_t>(fleet.type_of_node[n])].gpus);
+  std::vector<double> gpu_free(first_gpu.back(), 0),
+      lane_free(first_gpu.back() * static_cast<size_t>(p.lanes), 0);
 
   std::vector<MinTree> trees;
   std::vector<std::vector<int>> shapes_of_type(fleet.types.size());
@@ -131,7 +141,8 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
   for (const Job& job : p.jobs)
     for (int s : p.demand_shapes[static_cast<size_t>(job.demand)]) {
       ++waiting[static_cast<size_t>(s)];
-      if (is_wide(p.shapes[static_cast<size_t>(s)])) ++wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
+      if (is_wide(p.shapes[static_cast<size_t>(s)]))
+        ++wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
     }
 
   Schedule result;
@@ -151,15 +162,19 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     const Shape& shape = p.shapes[static_cast<size_t>(chosen)];
     const NodeType& type = fleet.types[static_cast<size_t>(shape.type)];
     size_t base = first_gpu[static_cast<size_t>(node)];
-    NodeView view{&gpu_free[base], &lane_free[base * static_cast<size_t>(p.lanes)], p.lanes, &type.links, type.gpus};
+    NodeView view{&gpu_free[base], &lane_free[base * static_cast<size_t>(p.lanes)], p.lanes, &type.links,
+                  type.gpus};
 
     for (int s : candidates) {
       --waiting[static_cast<size_t>(s)];
-      if (is_wide(p.shapes[static_cast<size_t>(s)])) --wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
+      if (is_wide(p.shapes[static_cast<size_t>(s)]))
+        --wide_waiting[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)];
     }
     GpuMask gpus = choose_gpus(shape, view, start, wide_waiting[static_cast<size_t>(shape.type)] > 0);
     double end = start + job.duration;
-    auto lanes_of = [&](int gpu) { return &lane_free[(base + static_cast<size_t>(gpu)) * static_cast<size_t>(p.lanes)]; };
+    auto lanes_of = [&](int gpu) {
+      return &lane_free[(base + static_cast<size_t>(gpu)) * static_cast<size_t>(p.lanes)];
+    };
     if (shape.occupancy == Occupancy::lanes) {
       int gpu = __builtin_ctzll(gpus);
       double* lanes = lanes_of(gpu);
@@ -169,7 +184,9 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
       std::sort(lanes, lanes + p.lanes);
       gpu_free[base + static_cast<size_t>(gpu)] = lanes[p.lanes - 1];
     } else {
-      GpuMask held = shape.occupancy == Occupancy::whole_node ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1) : gpus;
+      GpuMask held = shape.occupancy == Occupancy::whole_node
+                         ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1)
+                         : gpus;
       for (GpuMask m = held; m; m &= m - 1) {
         int gpu = __builtin_ctzll(m);
         gpu_free[base + static_cast<size_t>(gpu)] = end;
@@ -180,7 +197,8 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     result.makespan = std::max(result.makespan, end);
     size_t slot = static_cast<size_t>(fleet.slot_of_node[static_cast<size_t>(node)]);
     for (int s : shapes_of_type[static_cast<size_t>(shape.type)])
-      if (waiting[static_cast<size_t>(s)] > 0) trees[static_cast<size_t>(s)].set(slot, earliest_start(p.shapes[static_cast<size_t>(s)], view));
+      if (waiting[static_cast<size_t>(s)] > 0)
+        trees[static_cast<size_t>(s)].set(slot, earliest_start(p.shapes[static_cast<size_t>(s)], view));
   }
   return result;
 }
@@ -206,7 +224,9 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
     std::uniform_real_distribution<double> noise(1 - spread, 1 + spread);
     for (size_t j = 0; j < p.jobs.size(); ++j) blurred[j] = p.jobs[j].duration * noise(random);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return blurred[static_cast<size_t>(a)] > blurred[static_cast<size_t>(b)]; });
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return blurred[static_cast<size_t>(a)] > blurred[static_cast<size_t>(b)];
+    });
     keep(list_schedule(p, order));
   }
   return best;

@@ -1,14 +1,14 @@
 // make_plan: buckets, units grouped by what they need, the schedule, its bound and summary.
 #include "gpuplan/solve.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "solve/bound.hpp"
 #include "solve/eligibility.hpp"
@@ -54,7 +54,8 @@ Shape shape_for(const Unit& unit, bool share, int type_index, const NodeType& ty
     int gpu = __builtin_ctzll(m);
     if ((shape.eligible & ~bit(gpu) & ~type.links[static_cast<size_t>(gpu)]) != 0) shape.complete = false;
   }
-  if (shape.gpus > 1 && !shape.complete) shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
+  if (shape.gpus > 1 && !shape.complete)
+    shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
   if (shape.occupancy == Occupancy::lanes) {
     // A lane is an equal slice of the GPU's usable memory. A unit takes enough lanes for its
     // need, and at least lanes / max_tests_per_gpu, so that no more than that many share a GPU.
@@ -62,7 +63,8 @@ Shape shape_for(const Unit& unit, bool share, int type_index, const NodeType& ty
     shape.lanes_needed.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = __builtin_ctzll(m);
-      double usable = double(node.gpus[static_cast<size_t>(gpu)].vram_mib) * (1 - options.rules.vram_headroom);
+      double usable =
+          double(node.gpus[static_cast<size_t>(gpu)].vram_mib) * (1 - options.rules.vram_headroom);
       double need = double(*unit.vram_mib);
       int lanes_for = need <= usable ? static_cast<int>(std::ceil(need * lanes / usable - 1e-9)) : lanes;
       shape.lanes_needed[static_cast<size_t>(gpu)] = std::clamp(lanes_for, fewest, lanes);
@@ -78,7 +80,8 @@ double busy_gpu_seconds(const Plan& plan) {
   for (size_t first = 0; first < plan.assignments.size();) {
     size_t last = first;
     std::map<int, std::vector<std::pair<double, double>>> by_gpu;
-    for (; last < plan.assignments.size() && plan.assignments[last].node == plan.assignments[first].node; ++last)
+    for (; last < plan.assignments.size() && plan.assignments[last].node == plan.assignments[first].node;
+         ++last)
       for (int gpu : plan.assignments[last].gpus)
         by_gpu[gpu].push_back({plan.assignments[last].start_s, plan.assignments[last].end_s});
     for (auto& [gpu, spans] : by_gpu) {
@@ -97,7 +100,8 @@ std::string joined_gpus(const std::vector<int>& gpus) { return fmt::format("{}",
 
 }  // namespace
 
-Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet, const SolveOptions& options) {
+Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
+               const SolveOptions& options) {
   Plan plan;
   plan.policy = options.policy;
   plan.fleet = fleet.source;
@@ -120,7 +124,8 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   std::vector<size_t> by_id(units.size());
   std::iota(by_id.begin(), by_id.end(), 0);
   auto id_before = [&](size_t a, size_t b) { return units[a].id < units[b].id; };
-  if (!std::is_sorted(by_id.begin(), by_id.end(), id_before)) std::stable_sort(by_id.begin(), by_id.end(), id_before);
+  if (!std::is_sorted(by_id.begin(), by_id.end(), id_before))
+    std::stable_sort(by_id.begin(), by_id.end(), id_before);
   summary.gpu_units = static_cast<long>(units.size());
 
   FleetIndex index = index_fleet(fleet);
@@ -138,7 +143,8 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     Unit& unit = units[u];
     bool share = shareable(unit, options.policy);
     if (share) unit.duration_s *= summary.pack_slowdown;
-    auto [it, added] = demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
+    auto [it, added] =
+        demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
     demand_of_unit[u] = it->second;
     if (!added) continue;
     std::vector<int> shapes;
@@ -153,8 +159,9 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     }
     problem.demand_shapes.push_back(std::move(shapes));
     unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : unit.requirement.gpus.value > 0 ? unschedulable_reason(unit.requirement, fleet)
-                                                                      : "asks for no GPU");
+                                    : unit.requirement.gpus.value > 0
+                                        ? unschedulable_reason(unit.requirement, fleet)
+                                        : "asks for no GPU");
   }
 
   std::vector<size_t> scheduled;  // job → unit
@@ -210,8 +217,9 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
 
   summary.scheduled_units = static_cast<long>(plan.assignments.size());
   summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());
-  summary.gpu_utilization =
-      summary.makespan_s > 0 && gpus_in_fleet > 0 ? busy_gpu_seconds(plan) / (gpus_in_fleet * summary.makespan_s) : 0;
+  summary.gpu_utilization = summary.makespan_s > 0 && gpus_in_fleet > 0
+                                ? busy_gpu_seconds(plan) / (gpus_in_fleet * summary.makespan_s)
+                                : 0;
   return plan;
 }
 

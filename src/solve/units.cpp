@@ -1,10 +1,10 @@
 // From classified GPU tests to units: one per shard (or per test with --shards=whole).
 #include "gpuplan/units.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace gpuplan {
 
@@ -91,8 +91,9 @@ std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const 
   }
   std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id < b.id; });
   // The same test twice (cquery lists one per configuration): plan it once.
-  units.erase(std::unique(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id == b.id; }),
-              units.end());
+  units.erase(
+      std::unique(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id == b.id; }),
+      units.end());
   return units;
 }
 

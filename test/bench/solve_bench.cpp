@@ -1,20 +1,20 @@
 // The planner on generated workloads and fleets: time, peak memory and quality (makespan against
 // the lower bound) per policy. Each case runs in a child process so that its peak RSS is its own.
-// Usage: solve_bench [--quick] [WORDS]   (--quick: up to 100,000 units; WORDS: only the cases
-// whose name contains them, e.g. `solve_bench --quick "1-GPU"`)
+// Usage: solve_bench [--quick] [--policy=P] [WORDS]   (--quick: up to 100,000 units; --policy:
+// that policy only; WORDS: only the cases whose name contains them, e.g. `solve_bench "1-GPU"`)
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "gpuplan/solve.hpp"
 
@@ -57,7 +57,8 @@ Fleet make_fleet(int nodes, const std::vector<std::pair<NodeKind, int>>& mix) {
     node.pool = kind->family + "-" + kind->topology;
     node.cuda = *Version::parse(kind->cuda);
     for (int g = 0; g < 8; ++g)
-      node.gpus.push_back({g, kind->family, kind->family, kind->vram_mib, *Version::parse(kind->compute_capability), ""});
+      node.gpus.push_back(
+          {g, kind->family, kind->family, kind->vram_mib, *Version::parse(kind->compute_capability), ""});
     node.nvlink.assign(8, std::vector<bool>(8, false));
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 8; ++j)
@@ -83,7 +84,9 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
   std::lognormal_distribution<double> minutes(1.5, 1.0);
   int total_weight = 0;
   for (auto [g, weight] : w.gpus) total_weight += weight;
-  auto constraint = [](const char* text) { return Sourced<VersionConstraint>{*VersionConstraint::parse(text), "bench"}; };
+  auto constraint = [](const char* text) {
+    return Sourced<VersionConstraint>{*VersionConstraint::parse(text), "bench"};
+  };
   std::vector<Unit> units;
   units.reserve(static_cast<size_t>(count));
   for (long i = 0; i < count; ++i) {
@@ -102,8 +105,10 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
       pick -= weight;
     }
     u.requirement.gpus = {gpus, "bench"};
-    if (gpus > 1 && static_cast<int>(random() % 100) < w.nvlink_percent) u.requirement.nvlink = Sourced<bool>{true, "bench"};
-    if (static_cast<int>(random() % 100) < w.exclusive_percent) u.requirement.exclusive = Sourced<bool>{true, "bench"};
+    if (gpus > 1 && static_cast<int>(random() % 100) < w.nvlink_percent)
+      u.requirement.nvlink = Sourced<bool>{true, "bench"};
+    if (static_cast<int>(random() % 100) < w.exclusive_percent)
+      u.requirement.exclusive = Sourced<bool>{true, "bench"};
     if (static_cast<int>(random() % 100) < w.constrained_percent) {
       switch (random() % 5) {
         case 0: u.requirement.cuda.push_back(constraint(">=12.4")); break;
@@ -113,7 +118,8 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
         case 4: u.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "bench"}; break;
       }
     }
-    if (static_cast<int>(random() % 100) < w.known_vram_percent) u.vram_mib = 1024 * (2 + static_cast<long>(random() % 30));
+    if (static_cast<int>(random() % 100) < w.known_vram_percent)
+      u.vram_mib = 1024 * (2 + static_cast<long>(random() % 30));
     units.push_back(std::move(u));
   }
   return units;
@@ -171,40 +177,55 @@ Result measure(const Case& c, Policy policy) {
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
+  std::optional<Policy> only_policy;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else only = argv[i];
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (std::strncmp(argv[i], "--policy=", 9) == 0)
+      only_policy = parse_policy(argv[i] + 9);
+    else
+      only = argv[i];
   }
   Workload mixed{{{1, 70}, {2, 15}, {4, 8}, {8, 4}}, 50, 3, 30, 50};
   Workload singles{{{1, 1}}, 0, 0, 0, 50};
   Workload wide_nvlink{{{1, 30}, {2, 50}, {4, 20}}, 80, 0, 0, 50};
   Workload exclusive{{{1, 60}, {2, 20}, {4, 20}}, 30, 20, 0, 50};
   Workload constrained{{{1, 70}, {2, 20}, {4, 10}}, 40, 0, 90, 50};
-  auto mixed_fleet = std::vector<std::pair<NodeKind, int>>{{h100, 4}, {a100_pairs, 3}, {a100_quads, 1}, {l4, 2}};
+  auto mixed_fleet =
+      std::vector<std::pair<NodeKind, int>>{{h100, 4}, {a100_pairs, 3}, {a100_quads, 1}, {l4, 2}};
   std::vector<Case> cases;
   for (long n : {10'000L, 100'000L, 1'000'000L})
     if (!quick || n <= 100'000) cases.push_back({"mixed fleet, mixed tests", n, 1000, mixed_fleet, mixed});
   cases.push_back({"many 1-GPU tests", 100'000, 1000, {{h100, 1}}, singles});
   cases.push_back({"wide NVLink tests, pair-linked boards", 100'000, 1000, {{a100_pairs, 1}}, wide_nvlink});
   cases.push_back({"exclusive tests", 100'000, 1000, mixed_fleet, exclusive});
-  cases.push_back({"heterogeneous CUDA/model constraints", 100'000, 1000,
-                   {{h100, 3}, {a100_pairs, 2}, {a100_quads, 2}, {l4, 2}, {h200, 1}}, constrained});
+  cases.push_back({"heterogeneous CUDA/model constraints",
+                   100'000,
+                   1000,
+                   {{h100, 3}, {a100_pairs, 2}, {a100_quads, 2}, {l4, 2}, {h200, 1}},
+                   constrained});
 
-  fmt::print("| case | units | nodes | policy | CPU time (s) | peak RSS (MiB) | RSS/unit (B) | makespan (s) | bound (s) | gap |\n");
+  fmt::print(
+      "| case | units | nodes | policy | CPU time (s) | peak RSS (MiB) | RSS/unit (B) | makespan (s) | bound "
+      "(s) | gap |\n");
   fmt::print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& c : cases) {
     if (c.name.find(only) == std::string::npos) continue;
     double whole_makespan = 0, exact_makespan = 0;
     for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
+      if (only_policy && policy != *only_policy) continue;
       Result r = measure(c, policy);
       if (policy == Policy::exact) exact_makespan = r.makespan;
       if (policy == Policy::whole_node) whole_makespan = r.makespan;
-      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% |\n", c.name, c.units, c.nodes,
-                 to_string(policy), r.seconds, r.max_rss_kib / 1024.0, r.max_rss_kib * 1024.0 / double(c.units),
-                 r.makespan, r.bound, 100 * (r.makespan / r.bound - 1));
+      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% |\n", c.name,
+                 c.units, c.nodes, to_string(policy), r.seconds, r.max_rss_kib / 1024.0,
+                 r.max_rss_kib * 1024.0 / double(c.units), r.makespan, r.bound,
+                 100 * (r.makespan / r.bound - 1));
       std::fflush(stdout);
     }
-    fmt::print("|   |   |   | exact vs whole-node | | | | {:.1f}% shorter | | |\n", 100 * (1 - exact_makespan / whole_makespan));
+    if (!only_policy)
+      fmt::print("|   |   |   | exact vs whole-node | | | | {:.1f}% shorter | | |\n",
+                 100 * (1 - exact_makespan / whole_makespan));
   }
   return 0;
 }

@@ -1,13 +1,13 @@
 #pragma once
 // Building fleets and units in a line each, and checking that a plan keeps every promise.
 // Header-only: the test binary is made of *_test.cpp files.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
@@ -101,7 +101,8 @@ inline Unit& with_models(Unit& u, std::vector<std::string> models) {
   return u;
 }
 
-inline Plan plan_of(std::vector<Unit> units, const Fleet& fleet, Policy policy = Policy::exact, Rules rules = {}) {
+inline Plan plan_of(std::vector<Unit> units, const Fleet& fleet, Policy policy = Policy::exact,
+                    Rules rules = {}) {
   SolveOptions options;
   options.policy = policy;
   options.rules = std::move(rules);
@@ -124,7 +125,8 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
     if (it == nodes.end()) return a.unit.id + ": unknown node " + a.node;
     const Node& node = *it->second;
     if (static_cast<int>(a.gpus.size()) != r.gpus.value) return a.unit.id + ": wrong number of GPUs";
-    if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > 1e-6 || a.start_s < 0) return a.unit.id + ": bad times";
+    if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > 1e-6 || a.start_s < 0)
+      return a.unit.id + ": bad times";
     last_end = std::max(last_end, a.end_s);
     for (const auto& c : r.cuda)
       if (!c.value.satisfied_by(node.cuda)) return a.unit.id + ": CUDA constraint broken";
@@ -153,10 +155,12 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
   // Overlaps, pairwise (the tests are small).
   bool pack = plan.policy == Policy::pack;
   auto shares = [&](const Assignment& a) {
-    return pack && a.unit.requirement.gpus.value == 1 && !a.unit.requirement.is_exclusive() && a.unit.vram_mib;
+    return pack && a.unit.requirement.gpus.value == 1 && !a.unit.requirement.is_exclusive() &&
+           a.unit.vram_mib;
   };
   auto alone = [&](const Assignment& a) {
-    return a.unit.requirement.is_exclusive() || (plan.policy == Policy::whole_node && a.unit.requirement.gpus.value > 1);
+    return a.unit.requirement.is_exclusive() ||
+           (plan.policy == Policy::whole_node && a.unit.requirement.gpus.value > 1);
   };
   for (const auto& a : plan.assignments) {
     std::map<int, std::pair<int, std::int64_t>> on_gpu;  // GPU → units and memory at a's start
@@ -164,7 +168,8 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
       if (&a == &b || a.node != b.node) continue;
       bool overlap = b.start_s < a.end_s - 1e-9 && a.start_s < b.end_s - 1e-9;
       if (!overlap) continue;
-      if (alone(a) || alone(b)) return a.unit.id + " and " + b.unit.id + ": share a node one of them needs alone";
+      if (alone(a) || alone(b))
+        return a.unit.id + " and " + b.unit.id + ": share a node one of them needs alone";
       bool at_start = b.start_s <= a.start_s + 1e-9 && a.start_s < b.end_s - 1e-9;
       for (int g : b.gpus)
         if (std::find(a.gpus.begin(), a.gpus.end(), g) != a.gpus.end()) {

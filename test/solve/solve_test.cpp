@@ -1,8 +1,7 @@
 #include <algorithm>
-#include <random>
-
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "solve/planning.hpp"
 
@@ -62,7 +61,8 @@ TEST_CASE("units confined to a few nodes are bounded by those nodes' GPUs") {
 
 TEST_CASE("exact gives multi-GPU units just their GPUs, whole-node a node each") {
   auto fleet = fleet_of({{"a", 1, 8}});
-  std::vector<Unit> units{unit("//t:a", 100, 2), unit("//t:b", 100, 2), unit("//t:c", 100, 2), unit("//t:d", 100, 2)};
+  std::vector<Unit> units{unit("//t:a", 100, 2), unit("//t:b", 100, 2), unit("//t:c", 100, 2),
+                          unit("//t:d", 100, 2)};
   auto exact = plan_of(units, fleet, Policy::exact);
   auto whole = plan_of(units, fleet, Policy::whole_node);
   CHECK(exact.summary.makespan_s == 100);
@@ -96,8 +96,8 @@ TEST_CASE("every requirement kind picks the nodes that meet it") {
                          {"a100", 1, 8, "nvswitch", "a100", 40960, "8.0", "12.2"},
                          {"l4", 1, 4, "pcie", "l4", 24576, "8.9", "12.6"}});
   Unit memory = unit("//t:memory", 10), cuda = unit("//t:cuda", 10), capability = unit("//t:cc", 10),
-       model = unit("//t:model", 10), by_model_name = unit("//t:model-name", 10), wide = unit("//t:wide", 10, 6),
-       linked = unit("//t:linked", 10, 2);
+       model = unit("//t:model", 10), by_model_name = unit("//t:model-name", 10),
+       wide = unit("//t:wide", 10, 6), linked = unit("//t:linked", 10, 2);
   with_memory(memory, 60 * 1024);
   with_cuda(cuda, ">=12.5");
   with_capability(capability, ">=8.0,<8.5");
@@ -184,7 +184,8 @@ TEST_CASE("an unschedulable unit's reason names the requirement and the closest 
   auto plan = plan_of({u, huge, unit("//t:fine", 10)}, fleet);
   REQUIRE(plan.unschedulable.size() == 2);
   CHECK(plan.unschedulable[0].unit.id == "//t:hopper");
-  CHECK(plan.unschedulable[0].reason == "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4");
+  CHECK(plan.unschedulable[0].reason ==
+        "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4");
   CHECK(plan.unschedulable[1].reason == "needs 16 GPUs; the largest node has 8");
   CHECK(plan.summary.unschedulable_units == 2);
   CHECK(plan.summary.scheduled_units == 1);
@@ -228,7 +229,8 @@ TEST_CASE("pack puts at most max_tests_per_gpu units on one GPU") {
 
 TEST_CASE("pack gives a unit of unknown memory its GPU to itself, and slows shared units down") {
   auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
-  Unit known_a = unit("//t:known-a", 100), known_b = unit("//t:known-b", 100), unknown = unit("//t:unknown", 100);
+  Unit known_a = unit("//t:known-a", 100), known_b = unit("//t:known-b", 100),
+       unknown = unit("//t:unknown", 100);
   known_a.vram_mib = known_b.vram_mib = 1024;
   Rules rules;
   rules.pack_slowdown = 1.5;
@@ -298,7 +300,8 @@ TEST_CASE("sharded units carry the shard in their environment") {
 TEST_CASE("a time limit never makes the plan worse") {
   auto fleet = fleet_of({{"a", 3, 8, "pairs"}});
   std::vector<Unit> units;
-  for (int i = 0; i < 200; ++i) units.push_back(unit(fmt::format("//t:{}", i), 50 + (i * 7919) % 500, 1 + i % 3));
+  for (int i = 0; i < 200; ++i)
+    units.push_back(unit(fmt::format("//t:{}", i), 50 + (i * 7919) % 500, 1 + i % 3));
   SolveOptions options;
   auto fast = make_plan(Classification{}, units, fleet, options);
   options.time_limit_s = 0.2;

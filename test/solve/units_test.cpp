@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "gpuplan/units.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace gpuplan;
 
@@ -37,8 +37,8 @@ TEST_CASE("a sharded test becomes one unit per shard, numbered from 0") {
 
 TEST_CASE("with --shards=whole a sharded test is one unit lasting all its shards") {
   Rules rules;
-  auto units = make_units(of({gpu_test("//ml:train", 4, "small")}), ShardMode::whole, size_default_estimator(rules),
-                          rules);
+  auto units = make_units(of({gpu_test("//ml:train", 4, "small")}), ShardMode::whole,
+                          size_default_estimator(rules), rules);
   REQUIRE(units.size() == 1);
   CHECK(units[0].id == "//ml:train");
   CHECK(!units[0].shard_index);
@@ -48,7 +48,8 @@ TEST_CASE("with --shards=whole a sharded test is one unit lasting all its shards
 
 TEST_CASE("an unsharded test is one unit named by its label as Bazel printed it") {
   Rules rules;
-  auto units = make_units(of({gpu_test("@@//a:b")}), ShardMode::per_shard, size_default_estimator(rules), rules);
+  auto units =
+      make_units(of({gpu_test("@@//a:b")}), ShardMode::per_shard, size_default_estimator(rules), rules);
   REQUIRE(units.size() == 1);
   CHECK(units[0].id == "@@//a:b");
   CHECK(!units[0].shard_index);
@@ -63,7 +64,8 @@ TEST_CASE("CPU and skipped tests make no units, flaky tests keep their flag") {
   skipped.bucket = Bucket::skipped;
   auto flaky = gpu_test("//a:flaky");
   flaky.target.flaky = true;
-  auto units = make_units(of({cpu, skipped, flaky}), ShardMode::per_shard, size_default_estimator(rules), rules);
+  auto units =
+      make_units(of({cpu, skipped, flaky}), ShardMode::per_shard, size_default_estimator(rules), rules);
   REQUIRE(units.size() == 1);
   CHECK(units[0].flaky);
 }
@@ -88,7 +90,8 @@ TEST_CASE("a unit reserves the larger of its declared and its measured GPU memor
     if (t.target.label == "//a:measured") peak = 9000;
     return Estimate{30, "history-p90", peak};
   };
-  auto units = make_units(of({declared, measured, gpu_test("//a:unknown")}), ShardMode::per_shard, history, rules);
+  auto units =
+      make_units(of({declared, measured, gpu_test("//a:unknown")}), ShardMode::per_shard, history, rules);
   CHECK(units[0].vram_mib == 20000);
   CHECK(units[1].vram_mib == 9000);
   CHECK(!units[2].vram_mib);
