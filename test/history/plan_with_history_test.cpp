@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "gpuplan/solve.hpp"
+#include "gpuplan/units.hpp"
+#include "history/fixtures.hpp"
+#include "solve/planning.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+/// 40 one-GPU "large" tests: every fourth takes 1000 s, the rest 50 s. By size alone they all
+/// look alike (900 s), so a plan cannot tell the long ones apart.
+struct Workload {
+  Classification tests;
+  std::map<std::string, double> real_seconds;
+  std::string history_csv = "label,shard,seconds,peak_vram_mib\n";
+};
+
+Workload generated_workload() {
+  Workload w;
+  for (int i = 0; i < 40; ++i) {
+    ClassifiedTest test;
+    test.target.label = fmt::format("//w:t{:02}", i);
+    test.target.size = "large";
+    test.bucket = Bucket::gpu;
+    test.requirement.gpus = {1, "tag gpu"};
+    double seconds = i % 4 == 0 ? 1000 : 50;
+    w.real_seconds[test.target.label] = seconds;
+    for (double noise : {0.9, 1.0, 1.05}) w.history_csv += fmt::format("{},,{},\n", test.target.label, seconds * noise);
+    w.tests.tests.push_back(test);
+  }
+  return w;
+}
+
+/// When the plan really ends: each GPU runs its units in the planned order, for their real durations.
+double real_makespan(const Plan& plan, const std::map<std::string, double>& real_seconds) {
+  std::vector<const Assignment*> order;
+  for (const auto& a : plan.assignments) order.push_back(&a);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->start_s < b->start_s; });
+  std::map<std::pair<std::string, int>, double> free_at;
+  double makespan = 0;
+  for (const auto* a : order) {
+    double& gpu = free_at[{a->node, a->gpus.at(0)}];
+    gpu += real_seconds.at(a->unit.label);
+    makespan = std::max(makespan, gpu);
+  }
+  return makespan;
+}
+
+}  // namespace
+
+TEST_CASE("a plan learns from history and finishes a generated workload much sooner than with size defaults") {
+  auto w = generated_workload();
+  auto fleet = testing::fleet_of({{"h100", 1, 4}});
+  Rules rules;
+  SolveOptions options;
+
+  auto by_size = make_units(w.tests, ShardMode::per_shard, size_default_estimator(rules), rules);
+  Plan blind = make_plan(w.tests, by_size, fleet, options);
+
+  auto history = test::read_table_text(w.history_csv, true).history;
+  auto learned = make_units(w.tests, ShardMode::per_shard,
+                            history_estimator(history, w.tests, rules, size_default_estimator(rules)), rules);
+  Plan informed = make_plan(w.tests, learned, fleet, options);
+
+  REQUIRE(std::all_of(learned.begin(), learned.end(), [](const Unit& u) { return u.duration_source == "history-p90"; }));
+  REQUIRE(std::all_of(by_size.begin(), by_size.end(), [](const Unit& u) { return u.duration_source == "size-default"; }));
+  double lower_bound = (10 * 1000 + 30 * 50) / 4.0;
+  double blind_end = real_makespan(blind, w.real_seconds);
+  double informed_end = real_makespan(informed, w.real_seconds);
+  INFO("size defaults: " << blind_end << " s; history: " << informed_end << " s; bound " << lower_bound << " s");
+  REQUIRE(informed_end < blind_end);
+  REQUIRE(informed_end <= 1.1 * 3000);  // three long tests on some GPU is unavoidable
+  REQUIRE(informed.summary.makespan_s == Approx(informed_end).epsilon(0.1));
+}
