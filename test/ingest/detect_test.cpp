@@ -41,7 +41,7 @@ TEST_CASE("a forced format reads input that detection would not guess") {
   REQUIRE(list.tests.size() == 1);
 }
 
-TEST_CASE("--attrs fills a labels-only list from a query with attributes, matching @// and //") {
+TEST_CASE("the --attrs file fills a labels-only list from a query with attributes, matching @// and //") {
   TargetList labels = read_text("@//ml:train_test (f5527a6)\n//core:unit_test (f5527a6)\n");
   join_attributes(labels, read_fixture("bazel/all.query.xml"));
   REQUIRE(labels.tests[0].label == "@//ml:train_test");
