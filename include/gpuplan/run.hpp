@@ -97,11 +97,11 @@ class ExecSchedule {
 
 /// What `gpuplan export slurm` writes into its output directory.
 struct SlurmOptions {
-  std::string plan_path;  ///< where the job finds the plan (absolute: jobs start elsewhere)
+  std::string plan_path;            ///< where the job finds the plan (absolute: jobs start elsewhere)
   std::string gpuplan = "gpuplan";  ///< the gpuplan binary on the cluster
   std::optional<std::string> partition;
   std::optional<std::string> account;
-  double time_margin = 1.5;  ///< --time is the node's planned end × this, rounded up to minutes
+  double time_margin = 1.5;               ///< --time is the node's planned end × this, rounded up to minutes
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
   std::optional<std::string> results;     ///< passed to `gpuplan exec --results`

@@ -1,5 +1,7 @@
 // gpuplan exec: runs one node's units on this machine, each on its planned GPUs, as many
 // at once as the GPUs allow, in the plan's order on each GPU.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -9,9 +11,6 @@
 #include <memory>
 #include <set>
 #include <thread>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -102,9 +101,11 @@ void print_dry_run(const std::vector<UnitRun>& runs) {
   for (const auto& u : runs) {
     const auto& a = u.assignment;
     std::string env;
-    for (const auto& [name, value] : unit_environment(a)) env += fmt::format(" {}={}", name, shell_quote(value));
-    std::cout << fmt::format("# {} on GPUs {}, planned at {} s, timeout {} s\nenv{} /bin/sh -c {}\n", a.unit.id,
-                             gpu_list(a.gpus), a.start_s, u.timeout_s, env, shell_quote(u.command));
+    for (const auto& [name, value] : unit_environment(a))
+      env += fmt::format(" {}={}", name, shell_quote(value));
+    std::cout << fmt::format("# {} on GPUs {}, planned at {} s, timeout {} s\nenv{} /bin/sh -c {}\n",
+                             a.unit.id, gpu_list(a.gpus), a.start_s, u.timeout_s, env,
+                             shell_quote(u.command));
   }
 }
 
@@ -115,12 +116,14 @@ void print_table(const std::vector<UnitRun>& runs) {
   std::map<std::string, int> counts;
   for (const auto& u : runs) {
     bool ran = u.outcome != Outcome::not_run;
-    std::cout << fmt::format("{:<{}}  {:<8}  {:>9}  {}\n", u.assignment.unit.id, width, gpu_list(u.assignment.gpus),
-                             ran ? fmt::format("{:.1f}", u.seconds) : "-", describe(u));
+    std::cout << fmt::format("{:<{}}  {:<8}  {:>9}  {}\n", u.assignment.unit.id, width,
+                             gpu_list(u.assignment.gpus), ran ? fmt::format("{:.1f}", u.seconds) : "-",
+                             describe(u));
     ++counts[std::string(outcome_name(u.outcome))];
   }
   std::string summary;
-  for (const auto& [what, count] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
+  for (const auto& [what, count] : counts)
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
 }
 
@@ -131,8 +134,9 @@ int run_exec(const ExecOptions& o) {
   if (units.empty()) {
     std::set<std::string> nodes;
     for (const auto& a : plan.assignments) nodes.insert(a.node);
-    throw InputError(Position{input.name}, fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})",
-                                                       o.node, fmt::join(nodes, ", ")));
+    throw InputError(Position{input.name},
+                     fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})", o.node,
+                                 fmt::join(nodes, ", ")));
   }
   std::vector<UnitRun> runs;
   for (const auto& a : units)
@@ -148,8 +152,8 @@ int run_exec(const ExecOptions& o) {
   HeldGpus held(o.lock_dir);
   const double begin = os::now_epoch_s();
   auto progress = [&](const UnitRun& u, const std::string& what) {
-    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", os::now_epoch_s() - begin, what, u.assignment.unit.id,
-                             gpu_list(u.assignment.gpus))
+    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", os::now_epoch_s() - begin, what,
+                             u.assignment.unit.id, gpu_list(u.assignment.gpus))
               << std::flush;
   };
   int running = 0;
@@ -178,10 +182,10 @@ int run_exec(const ExecOptions& o) {
         u.seconds = os::now_epoch_s() - u.start;
         u.exit_status = os::exit_status(wait_status);
         bool timed_out = u.terminated_at > 0 && !stop;
-        u.outcome = timed_out ? Outcome::timed_out
+        u.outcome = timed_out                     ? Outcome::timed_out
                     : stop && u.terminated_at > 0 ? Outcome::stopped
-                    : u.exit_status == 0 ? Outcome::passed
-                                         : Outcome::failed;
+                    : u.exit_status == 0          ? Outcome::passed
+                                                  : Outcome::failed;
         os::signal_group(u.pid, SIGKILL);  // whatever the unit left behind in its group
         schedule.finished(i);
         held.give_back(u.assignment.gpus);
@@ -207,7 +211,8 @@ int run_exec(const ExecOptions& o) {
   }
   print_table(runs);
   if (int stop = os::stop_signal()) return 128 + stop;
-  bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) { return u.outcome == Outcome::passed; });
+  bool all_passed =
+      std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) { return u.outcome == Outcome::passed; });
   return all_passed ? exit_ok : exit_units_failed;
 }
 
@@ -215,14 +220,16 @@ int run_exec(const ExecOptions& o) {
 
 void add_exec_command(CLI::App& app, int& status) {
   auto options = std::make_shared<ExecOptions>();
-  auto* command = app.add_subcommand("exec", "Run one node's units of a plan on this machine, on their planned GPUs");
+  auto* command =
+      app.add_subcommand("exec", "Run one node's units of a plan on this machine, on their planned GPUs");
   command->add_option("plan", options->plan, "the plan (JSON)")->required();
   command->add_option("--node", options->node, "the node whose units to run")->required();
   command->add_option("--command", options->command,
                       "command template; {label} {unit} {gpus} {shard_index} {shard_count} are "
                       "replaced, shell-quoted (default: bazel test of the label)");
-  command->add_option("--timeout", options->timeout_s,
-                      "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
+  command
+      ->add_option("--timeout", options->timeout_s,
+                   "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");

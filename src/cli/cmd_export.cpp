@@ -1,8 +1,8 @@
 // gpuplan export slurm: a batch script per node and a submit.sh, for a Slurm cluster.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -28,7 +28,8 @@ int export_slurm(SlurmExportOptions o) {
   auto plan = parse_plan(text, input.name);
   std::error_code ec;
   fs::create_directories(o.out, ec);
-  if (ec) throw InputError(Position{o.out}, fmt::format("cannot create the output directory: {}", ec.message()));
+  if (ec)
+    throw InputError(Position{o.out}, fmt::format("cannot create the output directory: {}", ec.message()));
   auto plan_copy = fs::absolute(fs::path(o.out) / "plan.json").lexically_normal();
   o.slurm.plan_path = plan_copy.string();
   if (!o.command.empty()) o.slurm.command = o.command;
@@ -41,7 +42,8 @@ int export_slurm(SlurmExportOptions o) {
     fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add, ec);
   }
-  std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1, o.out);
+  std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1,
+                           o.out);
   return exit_ok;
 }
 
@@ -51,18 +53,22 @@ void add_export_command(CLI::App& app, int& status) {
   auto* command = app.add_subcommand("export", "Turn a plan into what a launcher runs");
   command->require_subcommand(1);
   auto options = std::make_shared<SlurmExportOptions>();
-  auto* slurm = command->add_subcommand("slurm", "One sbatch script per node (running gpuplan exec) and a submit.sh");
+  auto* slurm =
+      command->add_subcommand("slurm", "One sbatch script per node (running gpuplan exec) and a submit.sh");
   slurm->add_option("plan", options->plan, "the plan (JSON)")->required();
   slurm->add_option("-o,--output", options->out, "the directory to write into")->required();
   slurm->add_option("--partition", options->slurm.partition, "#SBATCH --partition");
   slurm->add_option("--account", options->slurm.account, "#SBATCH --account");
-  slurm->add_option("--time-margin", options->slurm.time_margin,
-                    "--time is the node's planned end times this, in whole minutes")
+  slurm
+      ->add_option("--time-margin", options->slurm.time_margin,
+                   "--time is the node's planned end times this, in whole minutes")
       ->capture_default_str();
   slurm->add_option("--sbatch-line", options->slurm.sbatch_lines, "an extra #SBATCH line (repeatable)");
-  slurm->add_option("--gpuplan", options->slurm.gpuplan, "the gpuplan binary on the cluster")->capture_default_str();
+  slurm->add_option("--gpuplan", options->slurm.gpuplan, "the gpuplan binary on the cluster")
+      ->capture_default_str();
   slurm->add_option("--command", options->command, "the command template the jobs pass to gpuplan exec");
-  slurm->add_option("--results", options->results, "the results file the jobs append to (shared file system)");
+  slurm->add_option("--results", options->results,
+                    "the results file the jobs append to (shared file system)");
   slurm->callback([options, &status] { status = export_slurm(*options); });
 }
 

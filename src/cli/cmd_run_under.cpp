@@ -1,6 +1,7 @@
 // gpuplan run-under: the wrapper for `bazel test --run_under=...`. Bazel keeps its caching,
 // sharding and test environment; this finds the test's planned GPUs, waits for them through
 // per-GPU lock files, and runs the test with CUDA_VISIBLE_DEVICES set.
+#include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -54,7 +53,8 @@ int unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
 
 /// Any `count` free GPUs of the node, lowest first. Never waits while holding a lock, so it
 /// cannot deadlock with the planned tests that take theirs in index order.
-std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::string& dir, int count, int node_gpus) {
+std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::string& dir, int count,
+                                                                int node_gpus) {
   while (true) {
     std::vector<int> gpus;
     std::vector<os::GpuLocks> locks;
@@ -79,7 +79,8 @@ int run_under(const RunUnderOptions& o) {
   if (const char* index = std::getenv("TEST_SHARD_INDEX"); index && *index) {
     char* end = nullptr;
     long value = std::strtol(index, &end, 10);
-    if (*end != '\0' || value < 0) throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
+    if (*end != '\0' || value < 0)
+      throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
     shard = static_cast<int>(value);
   }
   auto input = open_input(o.plan);
@@ -95,15 +96,16 @@ int run_under(const RunUnderOptions& o) {
     int wanted = unplanned_gpu_count(o, target);
     int node_gpus = planned_gpu_count(plan, node);
     if (wanted > node_gpus)
-      throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
-                                                     wanted, node_gpus, node));
+      throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}",
+                                                     target, wanted, node_gpus, node));
     assignment.unit.label = target;
     assignment.unit.shard_index = shard;
     assignment.node = node;
     std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
     std::cerr << fmt::format("gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
-                             wanted == 0 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
-                                         : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
+                             wanted == 0
+                                 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
+                                 : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
   }
 
   os::catch_stop_signals();
@@ -117,8 +119,9 @@ int run_under(const RunUnderOptions& o) {
   held.clear();
   int status = os::exit_status(wait_status);
   if (!o.results.empty())
-    os::append_locked(o.results, results_header(),
-                      to_csv({canonical_label(target), shard, seconds, node, assignment.gpus, start, status}));
+    os::append_locked(
+        o.results, results_header(),
+        to_csv({canonical_label(target), shard, seconds, node, assignment.gpus, start, status}));
   return status;
 }
 
@@ -127,10 +130,12 @@ int run_under(const RunUnderOptions& o) {
 void add_run_under_command(CLI::App& app, int& status) {
   auto options = std::make_shared<RunUnderOptions>();
   auto* command = app.add_subcommand(
-      "run-under", "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
+      "run-under",
+      "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
   command->add_option("--plan", options->plan, "the plan (JSON)")->required();
   command->add_option("--node", options->node, "this machine's node in the plan (default: the host name)");
-  command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")->capture_default_str();
+  command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")
+      ->capture_default_str();
   command->add_option("--results", options->results, "append a results record (CSV) to this file");
   command->add_option("--query", options->query,
                       "bazel query output to find the GPUs of a test missing from the plan by its tags");

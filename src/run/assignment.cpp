@@ -1,12 +1,11 @@
 // Finding a node's units in a plan and what each one's process is given.
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
-
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 

@@ -1,7 +1,7 @@
 // Shell quoting and command templates: the only way a label or a path reaches a shell.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -16,13 +16,16 @@ std::string shell_quote(std::string_view value) {
   if (!value.empty() && std::all_of(value.begin(), value.end(), safe)) return std::string(value);
   std::string quoted = "'";
   for (char c : value) {
-    if (c == '\'') quoted += "'\\''";
-    else quoted += c;
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
   }
   return quoted + "'";
 }
 
-std::string expand_command(std::string_view command_template, const Assignment& a, const std::string& option) {
+std::string expand_command(std::string_view command_template, const Assignment& a,
+                           const std::string& option) {
   auto value_of = [&](std::string_view name) -> std::optional<std::string> {
     if (name == "label") return a.unit.label;
     if (name == "unit") return a.unit.id;
@@ -32,9 +35,10 @@ std::string expand_command(std::string_view command_template, const Assignment& 
     return std::nullopt;
   };
   auto bad = [&](const std::string& what) {
-    throw InputError(Position{option}, fmt::format("{} in \"{}\" (placeholders: {{label}} {{unit}} {{gpus}} "
-                                                   "{{shard_index}} {{shard_count}}; {{{{ and }}}} for braces)",
-                                                   what, command_template));
+    throw InputError(Position{option},
+                     fmt::format("{} in \"{}\" (placeholders: {{label}} {{unit}} {{gpus}} "
+                                 "{{shard_index}} {{shard_count}}; {{{{ and }}}} for braces)",
+                                 what, command_template));
   };
   std::string out;
   for (size_t i = 0; i < command_template.size(); ++i) {

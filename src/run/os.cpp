@@ -1,6 +1,7 @@
 #include "run/os.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 
@@ -91,7 +90,8 @@ void append_locked(const std::string& path, std::string_view header, std::string
   if (!ok) fail(path, "cannot append to the results file");
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, bool own_group) {
+pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            bool own_group) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

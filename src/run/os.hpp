@@ -35,7 +35,8 @@ void append_locked(const std::string& path, std::string_view header, std::string
 
 /// Starts `argv` (looked up on PATH) with `env` added to this process's environment.
 /// `own_group`: in a new process group, so stop_group() reaches everything it starts.
-pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, bool own_group);
+pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            bool own_group);
 
 /// Sends `signal` to the process group led by `pid`.
 void signal_group(pid_t pid, int signal);

@@ -1,8 +1,8 @@
 // Results records: the history CSV, one line per finished unit.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "gpuplan/run.hpp"
 
@@ -31,7 +31,9 @@ std::string iso8601_utc(double epoch_s) {
 
 }  // namespace
 
-std::string_view results_header() { return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status\n"; }
+std::string_view results_header() {
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status\n";
+}
 
 std::string to_csv(const RunRecord& r) {
   return fmt::format("{},{},{:.3f},,{},{},{},{}\n", csv_field(r.label),

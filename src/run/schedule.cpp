@@ -35,6 +35,8 @@ std::vector<size_t> ExecSchedule::ready() const {
 
 void ExecSchedule::started(size_t unit) { started_.at(unit) = true; }
 void ExecSchedule::finished(size_t unit) { finished_.at(unit) = true; }
-bool ExecSchedule::all_started() const { return std::all_of(started_.begin(), started_.end(), [](bool s) { return s; }); }
+bool ExecSchedule::all_started() const {
+  return std::all_of(started_.begin(), started_.end(), [](bool s) { return s; });
+}
 
 }  // namespace gpuplan

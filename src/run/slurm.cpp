@@ -1,9 +1,9 @@
 // `gpuplan export slurm`: one batch script per node, each running its units with `gpuplan exec`.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -79,8 +79,8 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";
-    script += fmt::format("exec {} exec {} --node {}", shell_quote(options.gpuplan), shell_quote(options.plan_path),
-                          shell_quote(node));
+    script += fmt::format("exec {} exec {} --node {}", shell_quote(options.gpuplan),
+                          shell_quote(options.plan_path), shell_quote(node));
     if (options.command) script += " --command " + shell_quote(*options.command);
     if (options.results) script += " --results " + shell_quote(*options.results);
     files[node + ".sbatch"] = script + "\n";

@@ -35,7 +35,8 @@ TEST_CASE("a node's units come in plan order: start, then first GPU") {
   auto units = node_assignments(two_nodes(), "a");
   std::vector<std::string> ids;
   for (const auto& u : units) ids.push_back(u.unit.id);
-  REQUIRE(ids == std::vector<std::string>{"//t:sharded#shard-1-of-2", "//t:early", "//t:late", "//t:sharded#shard-0-of-2"});
+  REQUIRE(ids == std::vector<std::string>{"//t:sharded#shard-1-of-2", "//t:early", "//t:late",
+                                          "//t:sharded#shard-0-of-2"});
 }
 
 TEST_CASE("a test is found by its label as Bazel spells it and its shard") {

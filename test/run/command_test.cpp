@@ -1,7 +1,6 @@
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
-
-#include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -44,8 +43,9 @@ TEST_CASE("a hostile label reaches the shell as itself and runs nothing") {
   auto marker = std::filesystem::temp_directory_path() / "gpuplan-quote-test-pwned";
   std::filesystem::remove(marker);
   const std::string touch = "touch " + marker.string();
-  for (const std::string& label : std::vector<std::string>{"//a:x$(" + touch + ")", "//a:x;" + touch, "//a:it's",
-                                                           "//a:\"q\"", "//a:`" + touch + "`", "//a:x\\ny", "//a:x\ny"}) {
+  for (const std::string& label :
+       std::vector<std::string>{"//a:x$(" + touch + ")", "//a:x;" + touch, "//a:it's", "//a:\"q\"",
+                                "//a:`" + touch + "`", "//a:x\\ny", "//a:x\ny"}) {
     auto command = expand_command("printf '%s' {label}", unit(label, {0}));
     CHECK(shell_output(command) == label);
   }

@@ -1,10 +1,9 @@
+#include "run/os.hpp"
+
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <catch2/catch.hpp>
-
-#include "run/os.hpp"
 
 using namespace gpuplan;
 

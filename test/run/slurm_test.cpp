@@ -41,7 +41,8 @@ TEST_CASE("the time limit is the node's planned end with the margin, in whole mi
   auto o = options();
   CHECK_THAT(slurm_scripts(plan_on({{"n", 100}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:03:00\n"));
   o.time_margin = 2;
-  CHECK_THAT(slurm_scripts(plan_on({{"n", 90000}}), o).at("n.sbatch"), Catch::Contains("--time=2-02:00:00\n"));
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 90000}}), o).at("n.sbatch"),
+             Catch::Contains("--time=2-02:00:00\n"));
   CHECK_THAT(slurm_scripts(plan_on({{"n", 0}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:01:00\n"));
 }
 
@@ -60,7 +61,8 @@ TEST_CASE("a command template and a results file reach gpuplan exec quoted") {
   o.command = "echo {label} $(whoami)";
   o.results = "/shared/it's.csv";
   auto script = slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch");
-  CHECK_THAT(script, Catch::EndsWith("--command 'echo {label} $(whoami)' --results '/shared/it'\\''s.csv'\n"));
+  CHECK_THAT(script,
+             Catch::EndsWith("--command 'echo {label} $(whoami)' --results '/shared/it'\\''s.csv'\n"));
 }
 
 TEST_CASE("a node name Slurm cannot take, or an option that would break a line, is refused") {
