@@ -110,8 +110,8 @@ class RulesReader {
       fail(root.Mark(), "a rules file is a mapping with keys such as version, rules, disable");
     static const std::vector<std::string_view> keys = {
         "version",       "multi_gpu_count",   "multiaccelerator_count", "size_default_seconds",
-        "vram_headroom", "max_tests_per_gpu", "pack_slowdown",          "disable",
-        "rules"};
+        "vram_headroom", "max_tests_per_gpu", "pack_slowdown",          "history_percentile",
+        "history_window", "disable",        "rules"};
     for (const auto& entry : root) {
       check_key(entry.first, keys, "the rules file");
       auto key = entry.first.Scalar();
@@ -130,6 +130,10 @@ class RulesReader {
         rules.max_tests_per_gpu = static_cast<int>(integer(value, key, 1, 1000));
       else if (key == "pack_slowdown")
         rules.pack_slowdown = number(value, key, 1, 100);
+      else if (key == "history_percentile")
+        rules.history_percentile = number(value, key, 1, 100);
+      else if (key == "history_window")
+        rules.history_window = static_cast<int>(integer(value, key, 1, 100000));
       else if (key == "disable")
         read_disabled(value, rules);
       else

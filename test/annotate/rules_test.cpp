@@ -50,7 +50,8 @@ TEST_CASE("an empty rules file means the defaults") {
 TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
   auto rules = load(
       "version: 1\nmulti_gpu_count: 4\nmultiaccelerator_count: 16\nsize_default_seconds: {large: 1200}\n"
-      "vram_headroom: 0.2\nmax_tests_per_gpu: 2\npack_slowdown: 1.25\ndisable: [multi_gpu, exec-pool]\n");
+      "vram_headroom: 0.2\nmax_tests_per_gpu: 2\npack_slowdown: 1.25\nhistory_percentile: 75\nhistory_window: 5\n"
+      "disable: [multi_gpu, exec-pool]\n");
   REQUIRE(rules.multi_gpu_count == 4);
   REQUIRE(rules.multiaccelerator_count == 16);
   REQUIRE(rules.size_default_seconds.at("large") == 1200);
@@ -58,6 +59,8 @@ TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
   REQUIRE(rules.vram_headroom == 0.2);
   REQUIRE(rules.max_tests_per_gpu == 2);
   REQUIRE(rules.pack_slowdown == 1.25);
+  REQUIRE(rules.history_percentile == 75);
+  REQUIRE(rules.history_window == 5);
   REQUIRE(rules.disabled_conventions == std::set<std::string>{"exec-pool", "multi_gpu"});
 }
 
