@@ -88,6 +88,10 @@ nlohmann::ordered_json to_json(const Plan& plan);
 /// naming `name` and the JSON path of the bad field.
 Plan plan_from_json(const nlohmann::json& json, const std::string& name);
 
+/// A plan from the text of its JSON file: plan_from_json, with the line and column of
+/// broken JSON. Throws InputError naming `name`.
+Plan parse_plan(std::string_view json_text, const std::string& name);
+
 /// The requirement fields as the plan writes them: {"gpus":2,"gpu_mem_mib":40960,"cuda":">=12.4",...}.
 nlohmann::ordered_json requirements_to_json(const Requirement& requirement);
 

@@ -12,10 +12,6 @@
 
 namespace gpuplan {
 
-/// A plan from the text of its JSON file (`name` is used in errors, with line and column
-/// for broken JSON). Throws InputError.
-Plan parse_plan(std::string_view json_text, const std::string& name);
-
 /// `value` as one POSIX shell word: unchanged when it is made of safe characters only
 /// (letters, digits, `/._-:,=+@%`), else in single quotes with each `'` written `'\''`.
 std::string shell_quote(std::string_view value);

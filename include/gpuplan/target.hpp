@@ -41,6 +41,9 @@ struct DroppedCounts {
   long total() const { return source_files + generated_files + non_test_rules + test_suites + other; }
 };
 
+/// "2 non-test rules, 1 test_suite": what was dropped, in words; "" if nothing.
+std::string describe(const DroppedCounts& dropped);
+
 /// The tests read from one input, in input order.
 struct TargetList {
   std::string format;  ///< the input format's name, as `--input-format` spells it

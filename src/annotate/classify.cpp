@@ -281,18 +281,6 @@ class TestClassifier {
   std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
 };
 
-std::string dropped_summary(const DroppedCounts& dropped) {
-  std::vector<std::string> parts;
-  auto add = [&](long count, std::string_view one, std::string_view many) {
-    if (count > 0) parts.push_back(fmt::format("{} {}", count, count == 1 ? one : many));
-  };
-  add(dropped.source_files, "source file", "source files");
-  add(dropped.generated_files, "generated file", "generated files");
-  add(dropped.non_test_rules, "non-test rule", "non-test rules");
-  add(dropped.test_suites, "test_suite", "test_suites");
-  add(dropped.other, "other target", "other targets");
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 }  // namespace
 
@@ -316,7 +304,7 @@ Classification classify(const TargetList& targets, const Rules& rules, const Cla
     result.diagnostics.push_back(
         {Severity::note, "", "input",
          fmt::format("{} target{} that {} not tests left out: {}", total, total == 1 ? "" : "s",
-                     total == 1 ? "is" : "are", dropped_summary(targets.dropped))});
+                     total == 1 ? "is" : "are", describe(targets.dropped))});
   return result;
 }
 

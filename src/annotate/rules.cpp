@@ -11,6 +11,7 @@
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuplan {
 
@@ -20,33 +21,10 @@ namespace {
 
 using annotate::setting_fields;
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 /// " (did you mean \"gpus\"?)" when one of `known` is close to `word`; else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
-  std::string_view best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (auto candidate : known) {
-    auto distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best.empty() ? std::string() : fmt::format(" (did you mean \"{}\"?)", best);
+  auto best = util::closest_match(word, known);
+  return best ? fmt::format(" (did you mean \"{}\"?)", *best) : std::string();
 }
 
 std::string known_list(const std::vector<std::string_view>& known) {

@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "run/os.hpp"
@@ -128,13 +129,12 @@ void print_table(const std::vector<UnitRun>& runs) {
 }
 
 int run_exec(const ExecOptions& o) {
-  auto input = open_input(o.plan);
-  auto plan = parse_plan(read_all(input), input.name);
+  auto plan = read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
   if (units.empty()) {
     std::set<std::string> nodes;
     for (const auto& a : plan.assignments) nodes.insert(a.node);
-    throw InputError(Position{input.name},
+    throw InputError(Position{o.plan == "-" ? std::string("<stdin>") : o.plan},
                      fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})", o.node,
                                  fmt::join(nodes, ", ")));
   }

@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -43,7 +44,7 @@ std::string this_host() {
 int unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
   if (o.query.empty()) return 0;
   QueryOptions query;
-  query.input = o.query;
+  query.targets.path = o.query;
   query.rules = o.rules;
   for (const auto& test : read_and_classify(query, read_rules(query)).tests)
     if (canonical_label(test.target.label) == canonical_label(label))
@@ -83,8 +84,7 @@ int run_under(const RunUnderOptions& o) {
       throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
     shard = static_cast<int>(value);
   }
-  auto input = open_input(o.plan);
-  auto plan = parse_plan(read_all(input), input.name);
+  auto plan = read_plan(o.plan);
   auto node = o.node.empty() ? this_host() : o.node;
 
   Assignment assignment;

@@ -14,36 +14,13 @@ namespace gpuplan::cli {
 
 namespace {
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string joined;
-  for (const std::string& part : parts) {
-    if (!joined.empty()) joined += separator;
-    joined += part;
-  }
-  return joined;
-}
-
-/// "2 test_suites, 1 source file": what was dropped, in words; "" if nothing.
-std::string dropped_words(const DroppedCounts& dropped) {
-  std::vector<std::string> parts;
-  auto add = [&](long count, std::string_view one, std::string_view many) {
-    if (count > 0) parts.push_back(fmt::format("{} {}", count, count == 1 ? one : many));
-  };
-  add(dropped.non_test_rules, "non-test rule", "non-test rules");
-  add(dropped.test_suites, "test_suite", "test_suites");
-  add(dropped.source_files, "source file", "source files");
-  add(dropped.generated_files, "generated file", "generated files");
-  add(dropped.other, "other target", "other targets");
-  return join(parts, ", ");
-}
-
 std::string summary(const TargetList& targets, const std::string& name) {
   if (targets.format.empty()) return fmt::format("no tests: {} is empty\n", name);
   std::string line = targets.tests.empty()
                          ? fmt::format("no tests in {} ({})", name, targets.format)
                          : fmt::format("{} test{} ({})", targets.tests.size(),
                                        targets.tests.size() == 1 ? "" : "s", targets.format);
-  std::string dropped = dropped_words(targets.dropped);
+  std::string dropped = describe(targets.dropped);
   return line + (dropped.empty() ? "; nothing dropped\n" : fmt::format("; dropped {}\n", dropped));
 }
 
@@ -58,7 +35,7 @@ std::string table(const TargetList& targets) {
                                  target.has_attributes ? target.size : "-",
                                  target.shard_count > 0 ? std::to_string(target.shard_count) : "-",
                                  target.flaky ? "yes" : "-",
-                                 join(target.tags, ",")};
+                                 fmt::format("{}", fmt::join(target.tags, ","))};
     if (configured) row.insert(row.begin() + 1, target.configuration);
     rows.push_back(std::move(row));
   }

@@ -42,7 +42,7 @@ void add_verify_command(CLI::App& app, int& status) {
     options.rules = read_rules(args->query);
     std::optional<Classification> query;
     if (command->get_option("FILE")->count() > 0) {
-      if (args->query.input == "-" && args->plan == "-")
+      if (args->query.targets.path == "-" && args->plan == "-")
         throw InputError(Position{"<stdin>"}, "the plan and the query cannot both come from standard input");
       query = read_and_classify(args->query, options.rules);
       options.query = &*query;

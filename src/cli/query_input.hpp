@@ -5,15 +5,14 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/targets_input.hpp"
 #include "gpuplan/classify.hpp"
 #include "gpuplan/rules.hpp"
 
 namespace gpuplan::cli {
 
 struct QueryOptions {
-  std::string input = "-";   ///< query output; "-" is standard input
-  std::string input_format;  ///< empty: detected from the content
-  std::string attrs;         ///< attributes for labels-only input (--attrs FILE)
+  TargetsInput targets;      ///< FILE, --input-format, --attrs
   std::string rules;         ///< --rules FILE; empty: the built-in defaults
   bool strict = false;
   bool include_manual = false;

@@ -9,7 +9,7 @@
 namespace gpuplan::cli {
 
 struct TargetsInput {
-  std::string path;          ///< "" or "-": standard input
+  std::string path = "-";    ///< "" or "-": standard input
   std::string input_format;  ///< "": detect from the content
   std::string attrs;         ///< an attributes source for labels-only input, or ""
 };

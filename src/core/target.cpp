@@ -1,5 +1,7 @@
 #include "gpuplan/target.hpp"
 
+#include <fmt/format.h>
+
 namespace gpuplan {
 
 std::string canonical_label(std::string_view label) {
@@ -10,6 +12,21 @@ std::string canonical_label(std::string_view label) {
 
 bool is_test_rule_class(std::string_view rule_class) {
   return rule_class.ends_with("_test") && rule_class != "test_suite";
+}
+
+std::string describe(const DroppedCounts& dropped) {
+  std::string words;
+  auto add = [&](long count, std::string_view one, std::string_view many) {
+    if (count <= 0) return;
+    if (!words.empty()) words += ", ";
+    words += fmt::format("{} {}", count, count == 1 ? one : many);
+  };
+  add(dropped.non_test_rules, "non-test rule", "non-test rules");
+  add(dropped.test_suites, "test_suite", "test_suites");
+  add(dropped.source_files, "source file", "source files");
+  add(dropped.generated_files, "generated file", "generated files");
+  add(dropped.other, "other target", "other targets");
+  return words;
 }
 
 }  // namespace gpuplan

@@ -15,6 +15,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/size.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuplan {
 
@@ -22,23 +23,6 @@ namespace {
 
 constexpr int max_gpus_per_node = 64;
 constexpr long max_nodes_per_pool = 10000;
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 /// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, or
 /// " (did you mean 'H100-PCIE-80GB' or 'H100-SXM-80GB'?)" when `word` is part of some; else "".
@@ -48,13 +32,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string_vi
     if (word.size() >= 2 && fleet::lower(candidate).find(fleet::lower(word)) != std::string::npos)
       containing.push_back(fmt::format("'{}'", candidate));
   if (!containing.empty()) return fmt::format(" (did you mean {}?)", fmt::join(containing, " or "));
-  std::string_view best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (auto candidate : known) {
-    auto distance = edit_distance(word, candidate);
-    if (distance < best_distance) best = candidate, best_distance = distance;
-  }
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  auto best = util::closest_match(word, known);
+  return best ? fmt::format(" (did you mean '{}'?)", *best) : "";
 }
 
 /// How a value looks in a message: its text if it is a scalar, else its YAML kind.

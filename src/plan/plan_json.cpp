@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -324,6 +325,19 @@ Plan plan_from_json(const json& j, const std::string& name) {
     }
   }
   return plan;
+}
+
+Plan parse_plan(std::string_view json_text, const std::string& name) {
+  json parsed;
+  try {
+    parsed = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
+    long line = 1 + std::count(before.begin(), before.end(), '\n');
+    long column = static_cast<long>(before.size() - (before.rfind('\n') + 1)) + 1;
+    throw InputError(Position{name, line, column}, "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
+  }
+  return plan_from_json(parsed, name);
 }
 
 }  // namespace gpuplan

@@ -3,26 +3,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
-#include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 
 namespace gpuplan {
-
-Plan parse_plan(std::string_view json_text, const std::string& name) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
-    long line = 1 + std::count(before.begin(), before.end(), '\n');
-    long column = static_cast<long>(before.size() - (before.rfind('\n') + 1)) + 1;
-    throw InputError(Position{name, line, column}, "not valid JSON");
-  }
-  return plan_from_json(json, name);
-}
 
 std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
 

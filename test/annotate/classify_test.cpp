@@ -211,7 +211,7 @@ TEST_CASE("non-test targets left out of the input are counted in a note") {
   auto c = classify(list, {}, {});
   REQUIRE(c.dropped.total() == 4);
   REQUIRE(c.diagnostics.at(0).severity == Severity::note);
-  REQUIRE(c.diagnostics[0].message == "4 targets that are not tests left out: 3 source files, 1 test_suite");
+  REQUIRE(c.diagnostics[0].message == "4 targets that are not tests left out: 1 test_suite, 3 source files");
 }
 
 TEST_CASE("a labels-only test says why it has no GPU annotation") {

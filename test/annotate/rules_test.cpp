@@ -77,7 +77,7 @@ TEST_CASE("an unknown key is an error at its position, with a suggestion") {
       error_of("multi_gpu_cont: 4\n") ==
       "rules.yaml:1:1: unknown key \"multi_gpu_cont\" in the rules file (did you mean \"multi_gpu_count\"?); "
       "known keys: version, multi_gpu_count, multiaccelerator_count, size_default_seconds, vram_headroom, "
-      "max_tests_per_gpu, pack_slowdown, disable, rules");
+      "max_tests_per_gpu, pack_slowdown, history_percentile, history_window, disable, rules");
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {gpu: 2}\n"),
                Catch::StartsWith("rules.yaml:3:11: unknown key \"gpu\" in set (did you mean \"gpus\"?)"));
   REQUIRE_THAT(error_of("rules:\n  - tags: x\n    set: {gpus: 2}\n"),

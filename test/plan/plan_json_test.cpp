@@ -47,3 +47,8 @@ TEST_CASE("a plan with a field of the wrong type names the field") {
   json["assignments"][0]["gpus"] = "0,1";
   REQUIRE_THROWS_WITH(plan_from_json(json, "plan.json"), "plan.json: assignments[0].gpus: expected an array");
 }
+
+TEST_CASE("a plan that is not JSON is an error with its line and column") {
+  REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  oops\n}", "plan.json"),
+                      Catch::StartsWith("plan.json:3:3: "));
+}

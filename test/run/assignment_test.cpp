@@ -83,7 +83,3 @@ TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the s
   REQUIRE(timeout_seconds(u) == 300);
 }
 
-TEST_CASE("a plan that is not JSON is an error with its line and column") {
-  REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  oops\n}", "plan.json"),
-                      Catch::StartsWith("plan.json:3:3: "));
-}

@@ -203,12 +203,12 @@ TEST_CASE("the query's requirements are checked, not the plan's copy of them") {
   auto plan = example_plan();
   Classification query;
   for (const auto& a : plan.assignments) {
-    ClassifiedTest test{{}, Bucket::gpu, "tagged", a.unit.requirement};
+    ClassifiedTest test{{}, Bucket::gpu, "tagged", a.unit.requirement, {}};
     test.target.label = a.unit.label;
     test.target.shard_count = a.unit.shard_count > 1 ? a.unit.shard_count : 0;
     if (query.tests.empty() || query.tests.back().target.label != a.unit.label) query.tests.push_back(test);
   }
-  query.tests.push_back({{}, Bucket::gpu, "tagged", plan.unschedulable[0].unit.requirement});
+  query.tests.push_back({{}, Bucket::gpu, "tagged", plan.unschedulable[0].unit.requirement, {}});
   query.tests.back().target.label = plan.unschedulable[0].unit.label;
   VerifyOptions options{&query, {}};
   REQUIRE(verify(plan, example_fleet(), options).empty());
@@ -270,7 +270,7 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
   }
   SECTION("a CPU test placed on a GPU") {
     for (auto& t : query.tests)
-      if (t.target.label == "//tf:conv_test") t = {t.target, Bucket::cpu, "no GPU annotation", {}};
+      if (t.target.label == "//tf:conv_test") t = {t.target, Bucket::cpu, "no GPU annotation", {}, {}};
     require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//tf:conv_test",
                 "is a CPU test in the query (no GPU annotation)");
   }
