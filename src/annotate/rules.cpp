@@ -109,7 +109,7 @@ class RulesReader {
       else if (key == "pack_slowdown")
         rules.pack_slowdown = number(value, key, 1, 100);
       else if (key == "history_percentile")
-        rules.history_percentile = number(value, key, 1, 100);
+        rules.history_percentile = number(value, key, 0, 100);
       else if (key == "history_window")
         rules.history_window = static_cast<int>(integer(value, key, 1, 100000));
       else if (key == "disable")

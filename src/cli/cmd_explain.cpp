@@ -6,6 +6,7 @@
 
 #include "cli/classification_json.hpp"
 #include "cli/commands.hpp"
+#include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
@@ -18,8 +19,23 @@ namespace {
 struct ExplainArgs {
   std::string label;
   QueryOptions query;
+  std::vector<std::string> history;
   bool json = false;
 };
+
+/// The planned duration of one shard (or of the whole test, shard empty).
+struct ShardEstimate {
+  std::optional<int> shard;
+  Estimate estimate;
+};
+
+std::vector<ShardEstimate> estimates_of(const ClassifiedTest& test, const Estimator& estimate) {
+  std::vector<ShardEstimate> estimates;
+  if (test.bucket != Bucket::gpu) return estimates;
+  if (test.target.shard_count <= 1) return {{std::nullopt, estimate(test, std::nullopt)}};
+  for (int shard = 0; shard < test.target.shard_count; ++shard) estimates.push_back({shard, estimate(test, shard)});
+  return estimates;
+}
 
 const ClassifiedTest& find_test(const Classification& c, const std::string& label, const std::string& input) {
   auto wanted = canonical_label(label);
@@ -45,7 +61,8 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
 
 std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
 
-std::string render_text(const ClassifiedTest& test, const Diagnostics& diagnostics) {
+std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
+                        const Diagnostics& diagnostics) {
   const auto& t = test.target;
   std::string out = fmt::format("{}\n", t.label);
   auto field = [&](std::string_view name, const std::string& value) {
@@ -79,6 +96,11 @@ std::string render_text(const ClassifiedTest& test, const Diagnostics& diagnosti
   if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
 
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
+  if (!estimates.empty()) out += "\nplanned duration\n";
+  for (const auto& [shard, e] : estimates)
+    out += fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
+                       fmt::format("{:g}s", e.seconds), e.source,
+                       e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
   if (!diagnostics.empty()) {
     out += "\ndiagnostics\n";
     for (const auto& d : diagnostics) out += fmt::format("  {}: {}\n", to_string(d.severity), d.message);
@@ -86,7 +108,8 @@ std::string render_text(const ClassifiedTest& test, const Diagnostics& diagnosti
   return out;
 }
 
-std::string render_json(const ClassifiedTest& test, const Diagnostics& diagnostics) {
+std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
+                        const Diagnostics& diagnostics) {
   auto j = test_to_json(test);
   const auto& t = test.target;
   j["tags"] = t.tags;
@@ -98,6 +121,13 @@ std::string render_json(const ClassifiedTest& test, const Diagnostics& diagnosti
   j["annotations"] = nlohmann::ordered_json::array();
   for (const auto& a : test.annotations)
     j["annotations"].push_back({{"source", a.source}, {"meaning", a.meaning}});
+  j["planned_duration"] = nlohmann::ordered_json::array();
+  for (const auto& [shard, e] : estimates)
+    j["planned_duration"].push_back(
+        {{"shard_index", shard ? nlohmann::ordered_json(*shard) : nlohmann::ordered_json(nullptr)},
+         {"seconds", e.seconds},
+         {"source", e.source},
+         {"peak_vram_mib", e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   j["diagnostics"] = diagnostics_to_json(diagnostics);
   return j.dump(2) + "\n";
 }
@@ -111,6 +141,8 @@ void add_explain_command(CLI::App& app, int& status) {
                                      "with its source, and its bucket");
   command->add_option("LABEL", args->label, "the test, e.g. //ml:train_test")->required();
   add_query_options(*command, args->query);
+  command->add_option("--history", args->history,
+                      "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration");
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
@@ -120,7 +152,11 @@ void add_explain_command(CLI::App& app, int& status) {
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),
                  std::back_inserter(own),
                  [&](const Diagnostic& d) { return d.label == canonical_label(test.target.label); });
-    write_output("-", args->json ? render_json(test, own) : render_text(test, own));
+    Diagnostics history_diagnostics;
+    auto estimate = estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
+    auto estimates = estimates_of(test, estimate);
+    own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
+    write_output("-", args->json ? render_json(test, estimates, own) : render_text(test, estimates, own));
     status = exit_ok;
   });
 }

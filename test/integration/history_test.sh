@@ -56,4 +56,13 @@ set +e
 status=$?
 set -e
 [ $status = 2 ] && grep -q "outside bazel-testlogs" "$SCRATCH/loose.err" || fail "loose JUnit: $status"
+
+# explain and plan use it: the measured duration, with its source, instead of the size default.
+out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml --history $DATA/runs.csv)
+echo "$out" | grep -q 'whole test  *41.25s  *from history-p90, peak GPU memory 10599MiB' || fail "explain --history: $out"
+out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml)
+echo "$out" | grep -q 'whole test  *300s  *from size-default' || fail "explain without history: $out"
+"$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv 2>/dev/null |
+  jq -e '.assignments[] | select(.label == "//ml:inference_test") | .duration_source == "history-p90"' >/dev/null ||
+  fail "plan --history does not use the measured duration"
 echo "history: ok"
