@@ -39,9 +39,17 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
   c.fleet_nodes = static_cast<int>(fleet.nodes.size());
   for (const auto& node : fleet.nodes) c.fleet_gpus += static_cast<int>(node.gpus.size());
   c.summary = plan.summary;
+  std::map<std::string, int> node_gpus;
+  for (const auto& node : fleet.nodes) node_gpus[node.name] = static_cast<int>(node.gpus.size());
   std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> held;
   for (const auto& a : plan.assignments) {
-    for (int g : std::set<int>(a.gpus.begin(), a.gpus.end())) held[{a.node, g}].push_back({a.start_s, a.end_s});
+    std::set<int> gpus(a.gpus.begin(), a.gpus.end());
+    // A node-exclusive unit, and a multi-GPU unit under whole-node, hold every GPU of their node.
+    bool whole_node = a.unit.requirement.is_exclusive() ||
+                      (plan.policy == Policy::whole_node && a.unit.requirement.gpus.value > 1);
+    if (whole_node)
+      for (int g = 0; g < node_gpus[a.node]; ++g) gpus.insert(g);
+    for (int g : gpus) held[{a.node, g}].push_back({a.start_s, a.end_s});
     c.gpu_hours_used += a.unit.requirement.gpus.value * (a.end_s - a.start_s) / 3600;
   }
   for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += covered(spans) / 3600;
@@ -87,7 +95,8 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
     out += line(cells[r]);
   }
   std::string legend;
-  for (const auto* part : {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once);",
+  for (const auto* part : {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once;",
+                           "a whole-node unit holds its node);",
                            "used: GPUs asked × planned duration; util: reserved / (fleet GPUs × makespan)."}) {
     legend += part;
     legend += ' ';
