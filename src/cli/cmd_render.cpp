@@ -18,10 +18,6 @@ struct RenderArgs {
   std::string output;
   std::string format;
 };
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 }  // namespace
 
 void add_render_command(CLI::App& app, int& status) {
@@ -36,8 +32,8 @@ void add_render_command(CLI::App& app, int& status) {
   command->callback([args, &status] {
     std::string format = args->format;
     if (format.empty()) {
-      if (ends_with(args->output, ".svg")) format = "svg";
-      else if (ends_with(args->output, ".html") || ends_with(args->output, ".htm")) format = "html";
+      if (args->output.ends_with(".svg")) format = "svg";
+      else if (args->output.ends_with(".html") || args->output.ends_with(".htm")) format = "html";
       else
         throw InputError(Position{args->output},
                          "cannot tell the chart format from the name; use .svg or .html, or --format");
