@@ -2,12 +2,11 @@
 // The plan: what launchers read (SPEC section 6), and the units it is made of.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/requirements.hpp"
@@ -15,7 +14,7 @@
 namespace gpuplan {
 
 enum class Policy { whole_node, exact, pack };
-std::string_view to_string(Policy policy);           ///< "whole-node", "exact", "pack"
+std::string_view to_string(Policy policy);  ///< "whole-node", "exact", "pack"
 std::optional<Policy> parse_policy(std::string_view name);
 
 /// One schedulable piece of work: a whole test, or one shard of a sharded test.
@@ -25,17 +24,17 @@ struct Unit {
   std::optional<int> shard_index;  ///< 0-based; empty for an unsharded test or --shards=whole
   int shard_count = 1;
   double duration_s = 0;
-  std::string duration_source;  ///< "history-p90", "size-default", "size-median", ...
+  Symbol duration_source;                ///< "history-p90", "size-default", "size-median", ...
   std::optional<std::int64_t> vram_mib;  ///< per-GPU memory reserved; empty when unknown
   Requirement requirement;
-  std::string size = "medium";
-  std::string timeout;  ///< Bazel timeout attribute; empty: derived from size
+  Symbol size = "medium";
+  Symbol timeout;  ///< Bazel timeout attribute; empty: derived from size
   bool flaky = false;
 };
 
 struct Assignment {
   Unit unit;
-  std::string node;
+  Symbol node;
   std::vector<int> gpus;  ///< ascending
   double start_s = 0;
   double end_s = 0;
@@ -73,9 +72,9 @@ struct Plan {
   Policy policy = Policy::exact;
   std::string fleet;  ///< the fleet file it was planned for
   PlanSummary summary;
-  std::vector<ListedTest> cpu_tests;      ///< by label
-  std::vector<ListedTest> skipped_tests;  ///< by label
-  std::vector<Assignment> assignments;    ///< by node, then start, then first GPU, then unit id
+  std::vector<ListedTest> cpu_tests;             ///< by label
+  std::vector<ListedTest> skipped_tests;         ///< by label
+  std::vector<Assignment> assignments;           ///< by node, then start, then first GPU, then unit id
   std::vector<UnschedulableUnit> unschedulable;  ///< by unit id
   Diagnostics diagnostics;
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/symbol.hpp"
 #include "gpuplan/version.hpp"
 
 namespace gpuplan {
@@ -14,7 +15,7 @@ namespace gpuplan {
 template <class T>
 struct Sourced {
   T value{};
-  std::string source;
+  Symbol source;
   bool operator==(const Sourced&) const = default;
 };
 

@@ -5,23 +5,25 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/symbol.hpp"
+
 namespace gpuplan {
 
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
 /// cannot carry keep their defaults and `has_attributes` is false.
 struct Target {
-  std::string label;       ///< exactly as Bazel printed it: "//a:b", "@repo//a:b", "@@repo+//a:b"
-  std::string rule_class;  ///< "py_test"; empty for the `label` format
-  std::vector<std::string> tags;
-  std::string size = "medium";  ///< small | medium | large | enormous (Bazel's default: medium)
-  std::string timeout;          ///< short | moderate | long | eternal; empty: derived from size
-  int shard_count = 0;          ///< 0: not sharded (Bazel's shard_count default of -1 reads as 0)
+  std::string label;  ///< exactly as Bazel printed it: "//a:b", "@repo//a:b", "@@repo+//a:b"
+  Symbol rule_class;  ///< "py_test"; empty for the `label` format
+  std::vector<Symbol> tags;
+  Symbol size = "medium";  ///< small | medium | large | enormous (Bazel's default: medium)
+  Symbol timeout;          ///< short | moderate | long | eternal; empty: derived from size
+  int shard_count = 0;     ///< 0: not sharded (Bazel's shard_count default of -1 reads as 0)
   bool flaky = false;
   std::map<std::string, std::string> exec_properties;
-  std::string generator_function;  ///< the macro that made it, if any
-  std::string location;            ///< "pkg/BUILD:12:8" as Bazel reports it
-  std::string configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query
-  bool has_attributes = false;     ///< false for label / label_kind input
+  Symbol generator_function;    ///< the macro that made it, if any
+  std::string location;         ///< "pkg/BUILD:12:8" as Bazel reports it
+  Symbol configuration;         ///< cquery configuration id ("9f87702", "null"); empty for query
+  bool has_attributes = false;  ///< false for label / label_kind input
 };
 
 /// The label with the main-repository prefixes "@//" and "@@//" turned into "//",

@@ -115,7 +115,7 @@ class TestClassifier {
         take(*recognized);
       } else if (std::none_of(matchers_.begin(), matchers_.end(),
                               [&](const RuleMatcher& m) { return m.reads_tag(tag); })) {
-        unknown("tag " + tag, tag);
+        unknown("tag " + tag.str(), tag);
       }
     }
     return manual;

@@ -99,7 +99,7 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
   }
   for (const auto& tag : target.tags) {
     std::smatch captures;
-    if (std::regex_match(tag, captures, *tag_)) readings.push_back(read(&captures, tag));
+    if (std::regex_match(tag.str(), captures, *tag_)) readings.push_back(read(&captures, tag));
   }
   return readings;
 }

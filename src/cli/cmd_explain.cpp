@@ -74,7 +74,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
   for (const auto& [k, v] : t.exec_properties) properties.push_back(k + "=" + v);
   field("exec_properties", or_none(fmt::format("{}", fmt::join(properties, ", "))));
   field("generator_function", or_none(t.generator_function));
-  field("size", t.size + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +
+  field("size", t.size.str() + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +
                     (t.flaky ? ", flaky" : ""));
   out += "\nannotations read\n";
   if (test.annotations.empty()) out += "  none\n";

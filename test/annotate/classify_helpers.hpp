@@ -13,7 +13,7 @@ inline Target make_target(std::string label, std::vector<std::string> tags,
   Target t;
   t.label = std::move(label);
   t.rule_class = "py_test";
-  t.tags = std::move(tags);
+  t.tags.assign(tags.begin(), tags.end());
   t.exec_properties = std::move(exec_properties);
   t.has_attributes = true;
   return t;

@@ -20,7 +20,7 @@ TEST_CASE("xml keeps tags, size, shards, flakiness, exec_properties, macro and l
   REQUIRE(train.rule_class == "sh_test");
   REQUIRE(train.size == "large");
   REQUIRE(train.shard_count == 4);
-  REQUIRE(train.tags == std::vector<std::string>{"cuda>=12.4", "gpu-mem:40GiB", "gpu:2", "nvlink"});
+  REQUIRE(train.tags == std::vector<Symbol>{"cuda>=12.4", "gpu-mem:40GiB", "gpu:2", "nvlink"});
   REQUIRE(train.has_attributes);
   REQUIRE(find(list, "//ml:flaky_kernel_test").flaky);
   REQUIRE(find(list, "//ml:team_macro_test").generator_function == "gpu_test");
@@ -104,7 +104,7 @@ TEST_CASE("rule inputs in every spelling and across read boundaries leave the te
   TargetList list = read_text(text + "</query>\n");
   REQUIRE(list.tests.size() == 20000);
   for (const Target& target : list.tests)
-    REQUIRE(target.tags == std::vector<std::string>{"gpu", "rule-input"});
+    REQUIRE(target.tags == std::vector<Symbol>{"gpu", "rule-input"});
 }
 
 TEST_CASE("errors after rule inputs still point at the right line and column") {

@@ -122,7 +122,7 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
   for (const auto& a : plan.assignments) {
     const Requirement& r = a.unit.requirement;
     auto it = nodes.find(a.node);
-    if (it == nodes.end()) return a.unit.id + ": unknown node " + a.node;
+    if (it == nodes.end()) return a.unit.id + ": unknown node " + a.node.str();
     const Node& node = *it->second;
     if (static_cast<int>(a.gpus.size()) != r.gpus.value) return a.unit.id + ": wrong number of GPUs";
     if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > 1e-6 || a.start_s < 0)

@@ -1,0 +1,29 @@
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <string>
+
+#include "gpuplan/symbol.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("symbols with the same text share one copy and compare equal") {
+  std::string built = std::string("py_") + "test";
+  Symbol a = "py_test";
+  Symbol b = built;
+  REQUIRE(a == b);
+  REQUIRE(&a.str() == &b.str());
+  REQUIRE(a != Symbol("sh_test"));
+  REQUIRE(Symbol().empty());
+  REQUIRE(Symbol() == Symbol(""));
+}
+
+TEST_CASE("a symbol reads like its text: compared, ordered and formatted by content") {
+  Symbol size = "large";
+  REQUIRE(size == "large");
+  REQUIRE(size == std::string("large"));
+  REQUIRE(size == std::string_view("large"));
+  REQUIRE(Symbol("eternal") < Symbol("short"));  // by text, not by when each was first seen
+  REQUIRE(fmt::format("[{:>7}]", size) == "[  large]");
+  REQUIRE(std::string(size.str()) + "!" == "large!");
+}
