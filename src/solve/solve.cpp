@@ -98,6 +98,25 @@ double busy_gpu_seconds(const Plan& plan) {
 
 std::string joined_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
 
+/// Reorders `items` in place so that items[i] becomes what was at items[order[i]]; `order`
+/// must be a permutation of the indices and is used up. In place, because the items are a
+/// million assignments that should not exist twice.
+template <class T>
+void permute(std::vector<T>& items, std::vector<size_t>& order) {
+  for (size_t start = 0; start < items.size(); ++start) {
+    if (order[start] == start) continue;
+    T held = std::move(items[start]);
+    size_t to = start;
+    for (size_t from = order[start]; from != start; from = order[from]) {
+      items[to] = std::move(items[from]);
+      order[to] = to;
+      to = from;
+    }
+    items[to] = std::move(held);
+    order[to] = to;
+  }
+}
+
 }  // namespace
 
 Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
@@ -120,13 +139,20 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   summary.skipped_tests = static_cast<long>(plan.skipped_tests.size());
   summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
 
+  // Each unit becomes an assignment before the scheduler's state exists, so that a million
+  // units are never held twice; the unschedulable ones move out again below.
+  std::vector<Assignment> all;
+  all.reserve(units.size());
+  for (Unit& unit : units) all.emplace_back().unit = std::move(unit);
+  std::vector<Unit>().swap(units);
+  summary.gpu_units = static_cast<long>(all.size());
+
   // Unit-id order, whatever the order they came in: ties in the schedule fall the same way.
-  std::vector<size_t> by_id(units.size());
+  std::vector<size_t> by_id(all.size());
   std::iota(by_id.begin(), by_id.end(), 0);
-  auto id_before = [&](size_t a, size_t b) { return units[a].id < units[b].id; };
+  auto id_before = [&](size_t a, size_t b) { return all[a].unit.id < all[b].unit.id; };
   if (!std::is_sorted(by_id.begin(), by_id.end(), id_before))
     std::stable_sort(by_id.begin(), by_id.end(), id_before);
-  summary.gpu_units = static_cast<long>(units.size());
 
   FleetIndex index = index_fleet(fleet);
   Problem problem;
@@ -137,10 +163,10 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
 
   // Units that need the same are placed by the same rules: work out each demand once per type.
   std::unordered_map<std::string, int> demand_of_key;
-  std::vector<int> demand_of_unit(units.size());
+  std::vector<int> demand_of_unit(all.size());
   std::vector<std::string> unschedulable_reasons;
   for (size_t u : by_id) {
-    Unit& unit = units[u];
+    Unit& unit = all[u].unit;
     bool share = shareable(unit, options.policy);
     if (share) unit.duration_s *= summary.pack_slowdown;
     auto [it, added] =
@@ -165,14 +191,16 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   }
 
   std::vector<size_t> scheduled;  // job → unit
+  std::vector<size_t> unscheduled;
   for (size_t u : by_id) {
     auto d = static_cast<size_t>(demand_of_unit[u]);
     if (problem.demand_shapes[d].empty()) {
-      plan.unschedulable.push_back({std::move(units[u]), unschedulable_reasons[d]});
+      plan.unschedulable.push_back({std::move(all[u].unit), unschedulable_reasons[d]});
+      unscheduled.push_back(u);
       continue;
     }
     scheduled.push_back(u);
-    problem.jobs.push_back({demand_of_unit[u], units[u].duration_s});
+    problem.jobs.push_back({demand_of_unit[u], all[u].unit.duration_s});
   }
   Schedule schedule = best_schedule(problem, options.time_limit_s);
   summary.lower_bound_s = lower_bound(problem);
@@ -196,14 +224,14 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
   }
   std::sort(keyed.begin(), keyed.end());
-  std::vector<size_t> placed_order(keyed.size());
-  for (size_t j = 0; j < keyed.size(); ++j) placed_order[j] = keyed[j].job;
+  std::vector<size_t> order;  // the unit that goes to each place; the unschedulable ones' husks last
+  order.reserve(all.size());
+  for (const Keyed& k : keyed) order.push_back(scheduled[k.job]);
+  order.insert(order.end(), unscheduled.begin(), unscheduled.end());
   keyed = {};
-  plan.assignments.reserve(scheduled.size());
-  for (size_t j : placed_order) {
+  for (size_t j = 0; j < scheduled.size(); ++j) {
     const Placement& placed = schedule.placements[j];
-    Assignment& a = plan.assignments.emplace_back();
-    a.unit = std::move(units[scheduled[j]]);
+    Assignment& a = all[scheduled[j]];
     a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
     for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
     a.start_s = placed.start;
@@ -214,6 +242,9 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
       a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
     }
   }
+  permute(all, order);
+  all.erase(all.begin() + static_cast<std::ptrdiff_t>(scheduled.size()), all.end());
+  plan.assignments = std::move(all);
 
   summary.scheduled_units = static_cast<long>(plan.assignments.size());
   summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());
