@@ -200,10 +200,17 @@ std::string unschedulable_reason(const Requirement& r, const Fleet& fleet) {
   const Node* closest = nullptr;
   std::vector<Need> closest_failed;
   std::vector<GpuMask> closest_links;
+  auto most_memory = [](const Node& node) {
+    std::int64_t most = 0;
+    for (const auto& gpu : node.gpus) most = std::max(most, gpu.vram_mib);
+    return most;
+  };
   for (const auto& node : fleet.nodes) {
     auto links = link_masks(node);
     auto failed = failed_needs(r, node, links);
-    if (!closest || failed.size() < closest_failed.size()) {
+    // Closest: the fewest needs failed; of those, the most GPU memory (the bigger machine).
+    if (!closest || failed.size() < closest_failed.size() ||
+        (failed.size() == closest_failed.size() && most_memory(node) > most_memory(*closest))) {
       closest = &node;
       closest_failed = std::move(failed);
       closest_links = std::move(links);

@@ -26,10 +26,25 @@ bool shareable(const Unit& unit, Policy policy) {
          unit.vram_mib.has_value();
 }
 
+/// The least memory each of the unit's GPUs must have: what it asks for, or what it reserves
+/// when that is more (a measured peak may exceed a gpu-mem tag, or stand without one).
+std::int64_t memory_need(const Unit& unit) {
+  const Requirement& r = unit.requirement;
+  return std::max(r.gpu_mem_mib ? r.gpu_mem_mib->value : 0, unit.vram_mib.value_or(0));
+}
+
+/// What the unit needs of a node: its requirement, with memory_need as its gpu_mem_mib.
+Requirement placing_requirement(const Unit& unit) {
+  Requirement r = unit.requirement;
+  if (memory_need(unit) > (r.gpu_mem_mib ? r.gpu_mem_mib->value : 0))
+    r.gpu_mem_mib = Sourced<std::int64_t>{memory_need(unit), "the memory it reserves (vram_mib)"};
+  return r;
+}
+
 /// Units with equal keys are placed by the same rules.
 std::string demand_key(const Unit& unit, bool share) {
   const Requirement& r = unit.requirement;
-  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, r.gpu_mem_mib ? r.gpu_mem_mib->value : 0,
+  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit),
                                 r.needs_nvlink(), r.is_exclusive(), share ? *unit.vram_mib : -1);
   for (const auto& c : r.cuda) key += "|c" + c.value.str();
   for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
@@ -38,9 +53,8 @@ std::string demand_key(const Unit& unit, bool share) {
   return key;
 }
 
-Shape shape_for(const Unit& unit, bool share, int type_index, const NodeType& type, const Node& node,
-                const SolveOptions& options, int lanes) {
-  const Requirement& r = unit.requirement;
+Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_index, const NodeType& type,
+                const Node& node, const SolveOptions& options, int lanes) {
   Shape shape;
   shape.type = type_index;
   shape.gpus = r.gpus.value;
@@ -173,20 +187,21 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
         demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
     demand_of_unit[u] = it->second;
     if (!added) continue;
+    Requirement placing = placing_requirement(unit);
     std::vector<int> shapes;
-    for (size_t t = 0; t < index.types.size() && unit.requirement.gpus.value > 0; ++t) {
+    for (size_t t = 0; t < index.types.size() && placing.gpus.value > 0; ++t) {
       const NodeType& type = index.types[t];
       const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
-      if (!can_run(unit.requirement, node, type.links)) continue;
-      Shape shape = shape_for(unit, share, static_cast<int>(t), type, node, options, problem.lanes);
+      if (!can_run(placing, node, type.links)) continue;
+      Shape shape = shape_for(unit, placing, share, static_cast<int>(t), type, node, options, problem.lanes);
       auto same = std::find(problem.shapes.begin(), problem.shapes.end(), shape);
       shapes.push_back(static_cast<int>(same - problem.shapes.begin()));
       if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
     }
     problem.demand_shapes.push_back(std::move(shapes));
     unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : unit.requirement.gpus.value > 0
-                                        ? unschedulable_reason(unit.requirement, fleet)
+                                    : placing.gpus.value > 0
+                                        ? unschedulable_reason(placing, fleet)
                                         : "asks for no GPU");
   }
 

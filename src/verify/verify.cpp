@@ -158,11 +158,7 @@ class Checker {
     const auto& id = a.unit.id;
     if (have < need) {
       add(ViolationKind::gpu_count, id, fmt::format("holds {} GPU{} but needs {}{}", have, have == 1 ? "" : "s", need, from(r.gpus.source)));
-    } else if (plan_.policy == Policy::whole_node && need > 1 && have != all) {
-      add(ViolationKind::gpu_count, id,
-          fmt::format("asks for {} GPUs, so the whole-node policy gives it all {} GPUs of {}; it holds {}", need, all,
-                      node.name, have));
-    } else if (have > need && !(r.is_exclusive() && have == all) && !(plan_.policy == Policy::whole_node && need > 1)) {
+    } else if (have > need && !(has_node_to_itself(a.unit) && have == all)) {
       add(ViolationKind::gpu_count, id,
           fmt::format("holds {} GPUs but asks for {}; the {} policy gives exactly what is asked", have, need,
                       to_string(plan_.policy)));
@@ -268,15 +264,22 @@ class Checker {
     }
   }
 
+  /// A gpu-exclusive unit, or a multi-GPU unit under whole-node: nothing else on its node meanwhile.
+  bool has_node_to_itself(const Unit& unit) const {
+    const auto& r = requirement(unit);
+    return r.is_exclusive() || (plan_.policy == Policy::whole_node && r.gpus.value > 1);
+  }
+
   void exclusive() {
     for (const auto& e : plan_.assignments) {
-      if (!nodes_.count(e.node) || !requirement(e.unit).is_exclusive()) continue;
+      if (!nodes_.count(e.node) || !has_node_to_itself(e.unit)) continue;
+      const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
       for (const auto& other : plan_.assignments)
         if (&other != &e && other.node == e.node && other.start_s < e.end_s - kTolerance &&
             e.start_s < other.end_s - kTolerance)
           add(ViolationKind::exclusive, other.unit.id,
-              fmt::format("runs on {} from {} to {} while {} has the whole node (gpu-exclusive) from {} to {}", e.node,
-                          seconds(other.start_s), seconds(other.end_s), e.unit.id, seconds(e.start_s),
+              fmt::format("runs on {} from {} to {} while {} has the whole node ({}) from {} to {}", e.node,
+                          seconds(other.start_s), seconds(other.end_s), e.unit.id, why, seconds(e.start_s),
                           seconds(e.end_s)));
     }
   }

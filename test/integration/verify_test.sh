@@ -37,11 +37,14 @@ status=0
 "$GPUPLAN" verify "$SCRATCH/missing.json" --fleet "$fleet" 2> "$SCRATCH/err" || status=$?
 [ "$status" -eq 2 ] || fail "a missing plan: exit $status, not 2"
 
-# Against the query: the planner's own plan of the examples covers every GPU test once.
-"$GPUPLAN" plan --fleet examples/fleet.yaml examples/query.xml -o "$SCRATCH/examples.json" || [ $? -eq 3 ] ||
-  fail "gpuplan plan failed on the examples"
-"$GPUPLAN" verify "$SCRATCH/examples.json" --fleet examples/fleet.yaml examples/query.xml > "$SCRATCH/out" ||
-  fail "the planner's plan of the examples is not valid: $(cat "$SCRATCH/out")"
+# Against the query: the planner's own plans of the examples, under every policy, keep every
+# promise and cover every GPU test once.
+for policy in whole-node pack exact; do
+  "$GPUPLAN" plan --fleet examples/fleet.yaml --rules examples/rules.yaml --policy "$policy" examples/query.xml \
+    -o "$SCRATCH/examples.json" 2> /dev/null || [ $? -eq 3 ] || fail "gpuplan plan --policy $policy failed on the examples"
+  "$GPUPLAN" verify "$SCRATCH/examples.json" --fleet examples/fleet.yaml --rules examples/rules.yaml \
+    examples/query.xml > "$SCRATCH/out" || fail "the planner's $policy plan of the examples is not valid: $(cat "$SCRATCH/out")"
+done
 jq 'del(.assignments[0])' "$SCRATCH/examples.json" > "$SCRATCH/short.json"
 status=0
 "$GPUPLAN" verify "$SCRATCH/short.json" --fleet examples/fleet.yaml examples/query.xml > "$SCRATCH/out" || status=$?

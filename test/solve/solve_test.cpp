@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "gpuplan/verify.hpp"
 #include "solve/planning.hpp"
 
 using namespace gpuplan;
@@ -191,6 +192,22 @@ TEST_CASE("an unschedulable unit's reason names the requirement and the closest 
   CHECK(plan.summary.scheduled_units == 1);
 }
 
+TEST_CASE("a unit goes only where the memory it reserves fits, even without a gpu-mem tag") {
+  auto fleet = fleet_of({{"l4", 1, 4, "pcie", "l4", 24576, "8.9", "12.6"},
+                         {"h100", 1, 8, "nvswitch", "h100", 81920, "9.0", "12.4"}});
+  Unit measured = unit("//t:measured", 100);
+  measured.vram_mib = 30 * 1024;  // a peak from history, bigger than an L4
+  Unit too_big = unit("//t:too_big", 100);
+  too_big.vram_mib = 100 * 1024;
+  for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
+    INFO(to_string(policy));
+    auto plan = plan_of({measured, too_big}, fleet, policy);
+    CHECK(assignment_of(plan, "//t:measured").node == "h100-0");
+    REQUIRE(plan.unschedulable.size() == 1);
+    CHECK(plan.unschedulable[0].reason == "needs 100GiB per GPU; node h100-0 has GPUs of 80GiB");
+  }
+}
+
 TEST_CASE("a lone node is named in the reason") {
   auto fleet = fleet_of({{"ws", 1, 4, "pcie", "rtx4090", 24576, "8.9", "12.4"}});
   Unit u = unit("//t:big-memory", 100);
@@ -261,6 +278,7 @@ TEST_CASE("random workloads keep every promise under every policy") {
     auto plan = plan_of(units, fleet, policy);
     INFO(to_string(policy));
     CHECK(broken_promise(plan, fleet).empty());
+    for (const auto& violation : verify(plan, fleet)) FAIL_CHECK(violation.unit + ": " + violation.reason);
     CHECK(plan.summary.makespan_s >= plan.summary.lower_bound_s);
     CHECK(plan.assignments.size() + plan.unschedulable.size() == units.size());
   }

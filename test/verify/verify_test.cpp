@@ -117,13 +117,22 @@ TEST_CASE("a unit given fewer GPUs than it needs is reported") {
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test", "holds 1 GPU but needs 2");
 }
 
-TEST_CASE("under whole-node a multi-GPU unit must hold the whole node") {
+TEST_CASE("under whole-node a multi-GPU unit has its node to itself, holding the GPUs it asked for or all") {
   auto plan = example_plan();
   plan.policy = Policy::whole_node;
   auto found = verify(plan, example_fleet());
-  REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
-            return v.kind == ViolationKind::gpu_count && v.unit == "//tf:nccl_test";
-          }) == 1);
+  auto reported = [&](ViolationKind kind, const std::string& id, const std::string& words) {
+    return std::count_if(found.begin(), found.end(), [&](const Violation& v) {
+      return v.kind == kind && v.unit == id && v.reason.find(words) != std::string::npos;
+    });
+  };
+  // h100-1: //xla:fp8_gemm_test (1 GPU) runs beside //tf:nccl_test (2 GPUs), 1200-1380 s.
+  CHECK(reported(ViolationKind::exclusive, "//xla:fp8_gemm_test",
+                 "while //tf:nccl_test has the whole node (whole-node policy)") == 1);
+  CHECK(reported(ViolationKind::gpu_count, "//tf:nccl_test", "") == 0);  // 2 of 8 GPUs: as asked
+  unit(plan, "//tf:nccl_test").gpus = {1, 2, 3};
+  found = verify(plan, example_fleet());
+  CHECK(reported(ViolationKind::gpu_count, "//tf:nccl_test", "holds 3 GPUs but asks for 2") == 1);
 }
 
 TEST_CASE("two units on one GPU at once are reported as double-booked") {
