@@ -1,7 +1,6 @@
 #pragma once
 // test/data/plans/example.plan.json, read once for the emit and verify tests.
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/plan.hpp"

@@ -1,10 +1,9 @@
 #pragma once
 // Plans for people: the terminal preview, the Gantt chart (SVG, self-contained HTML), and
 // the table that compares plans of the same tests under several policies and fleets.
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"

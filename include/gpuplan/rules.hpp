@@ -35,9 +35,9 @@ struct Rules {
   /// Planned duration of a test without history, by Bazel size.
   std::map<std::string, double> size_default_seconds{
       {"small", 60}, {"medium", 300}, {"large", 900}, {"enormous", 3600}};
-  double vram_headroom = 0.15;  ///< `pack` keeps summed VRAM under capacity × (1 − headroom)
-  int max_tests_per_gpu = 4;    ///< `pack`: at most this many units on one GPU
-  double pack_slowdown = 1.0;   ///< `pack`: planned duration × this for shareable units
+  double vram_headroom = 0.15;     ///< `pack` keeps summed VRAM under capacity × (1 − headroom)
+  int max_tests_per_gpu = 4;       ///< `pack`: at most this many units on one GPU
+  double pack_slowdown = 1.0;      ///< `pack`: planned duration × this for shareable units
   double history_percentile = 90;  ///< a unit's planned duration: this percentile of its recent samples
   int history_window = 20;         ///< the most recent attempts per unit that the percentile looks at
   std::set<std::string> disabled_conventions;  ///< built-in conventions switched off, by name

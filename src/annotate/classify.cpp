@@ -281,7 +281,6 @@ class TestClassifier {
   std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
 };
 
-
 }  // namespace
 
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {

@@ -86,10 +86,17 @@ class RulesReader {
     if (!root || root.IsNull()) return rules;
     if (!root.IsMap())
       fail(root.Mark(), "a rules file is a mapping with keys such as version, rules, disable");
-    static const std::vector<std::string_view> keys = {
-        "version",       "multi_gpu_count",   "multiaccelerator_count", "size_default_seconds",
-        "vram_headroom", "max_tests_per_gpu", "pack_slowdown",          "history_percentile",
-        "history_window", "disable",        "rules"};
+    static const std::vector<std::string_view> keys = {"version",
+                                                       "multi_gpu_count",
+                                                       "multiaccelerator_count",
+                                                       "size_default_seconds",
+                                                       "vram_headroom",
+                                                       "max_tests_per_gpu",
+                                                       "pack_slowdown",
+                                                       "history_percentile",
+                                                       "history_window",
+                                                       "disable",
+                                                       "rules"};
     for (const auto& entry : root) {
       check_key(entry.first, keys, "the rules file");
       auto key = entry.first.Scalar();

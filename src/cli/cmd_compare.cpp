@@ -2,10 +2,9 @@
 #include <unistd.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
@@ -41,8 +40,11 @@ void add_compare_command(CLI::App& app, int& status) {
   command->add_option("--policies", args->policies, "policies to compare (default: exact)")
       ->delimiter(',')
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
-  command->add_option("--history", args->history, "past runs (BEP JSON, JUnit XML, CSV/JSON, bazel-testlogs); repeatable");
-  command->add_option("--shards", args->shards, "per-shard (default): a unit per shard; whole: a sharded test is one unit")
+  command->add_option("--history", args->history,
+                      "past runs (BEP JSON, JUnit XML, CSV/JSON, bazel-testlogs); repeatable");
+  command
+      ->add_option("--shards", args->shards,
+                   "per-shard (default): a unit per shard; whole: a sharded test is one unit")
       ->check(CLI::IsMember({"per-shard", "whole"}));
   command->add_flag("--json", args->json, "write JSON instead of a table");
   command->add_option("-o,--output", args->output, "write here instead of standard output");
@@ -51,7 +53,8 @@ void add_compare_command(CLI::App& app, int& status) {
     auto tests = read_and_classify(args->query, rules);
     Diagnostics diagnostics;
     auto estimator = estimator_for(args->history, rules, tests, args->query.strict, diagnostics);
-    auto units = make_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard, estimator, rules);
+    auto units = make_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
+                            estimator, rules);
     std::vector<Comparison> rows;
     for (const auto& path : args->fleets) {
       auto input = open_input(path);
@@ -65,8 +68,9 @@ void add_compare_command(CLI::App& app, int& status) {
     }
     auto terminal = terminal_for(STDOUT_FILENO);
     bool to_terminal = args->output == "-";
-    write_output(args->output, args->json ? comparison_to_json(rows).dump(2) + "\n"
-                                          : render_comparison(rows, {terminal.width, to_terminal && terminal.color}));
+    write_output(args->output,
+                 args->json ? comparison_to_json(rows).dump(2) + "\n"
+                            : render_comparison(rows, {terminal.width, to_terminal && terminal.color}));
     status = exit_ok;
   });
 }

@@ -33,7 +33,8 @@ std::vector<ShardEstimate> estimates_of(const ClassifiedTest& test, const Estima
   std::vector<ShardEstimate> estimates;
   if (test.bucket != Bucket::gpu) return estimates;
   if (test.target.shard_count <= 1) return {{std::nullopt, estimate(test, std::nullopt)}};
-  for (int shard = 0; shard < test.target.shard_count; ++shard) estimates.push_back({shard, estimate(test, shard)});
+  for (int shard = 0; shard < test.target.shard_count; ++shard)
+    estimates.push_back({shard, estimate(test, shard)});
   return estimates;
 }
 
@@ -98,9 +99,10 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!estimates.empty()) out += "\nplanned duration\n";
   for (const auto& [shard, e] : estimates)
-    out += fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
-                       fmt::format("{:g}s", e.seconds), e.source,
-                       e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
+    out +=
+        fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
+                    fmt::format("{:g}s", e.seconds), e.source,
+                    e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
   if (!diagnostics.empty()) {
     out += "\ndiagnostics\n";
     for (const auto& d : diagnostics) out += fmt::format("  {}: {}\n", to_string(d.severity), d.message);
@@ -127,7 +129,8 @@ std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstim
         {{"shard_index", shard ? nlohmann::ordered_json(*shard) : nlohmann::ordered_json(nullptr)},
          {"seconds", e.seconds},
          {"source", e.source},
-         {"peak_vram_mib", e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
+         {"peak_vram_mib",
+          e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   j["diagnostics"] = diagnostics_to_json(diagnostics);
   return j.dump(2) + "\n";
 }
@@ -141,8 +144,9 @@ void add_explain_command(CLI::App& app, int& status) {
                                      "with its source, and its bucket");
   command->add_option("LABEL", args->label, "the test, e.g. //ml:train_test")->required();
   add_query_options(*command, args->query);
-  command->add_option("--history", args->history,
-                      "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration");
+  command->add_option(
+      "--history", args->history,
+      "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration");
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
@@ -153,7 +157,8 @@ void add_explain_command(CLI::App& app, int& status) {
                  std::back_inserter(own),
                  [&](const Diagnostic& d) { return d.label == canonical_label(test.target.label); });
     Diagnostics history_diagnostics;
-    auto estimate = estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
+    auto estimate =
+        estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
     auto estimates = estimates_of(test, estimate);
     own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
     write_output("-", args->json ? render_json(test, estimates, own) : render_text(test, estimates, own));

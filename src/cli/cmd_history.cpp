@@ -1,9 +1,9 @@
 // gpuplan history summarize FILES... -o history.json: many runs into one compact rolling history.
 // gpuplan history show LABEL --history FILE...: a test's samples and the estimate a plan would use.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
@@ -39,7 +39,8 @@ struct HistoryOptions {
 
 void print_warnings(const Diagnostics& diagnostics) {
   for (const auto& diagnostic : diagnostics)
-    std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(diagnostic.severity), diagnostic.source, diagnostic.message);
+    std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(diagnostic.severity), diagnostic.source,
+                             diagnostic.message);
 }
 
 std::string seconds_text(double seconds) { return fmt::format("{:.3f}s", seconds); }
@@ -73,8 +74,8 @@ int show_command(HistoryOptions& options) {
   for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
        it != history.samples.end() && it->first.label == label; ++it) {
     auto recent = recent_samples(it->second, options.rules.history_window);
-    out += fmt::format("{}: {} {}; the last {}, oldest first:\n", unit_name(it->first, history), it->second.size(),
-                       it->second.size() == 1 ? "sample" : "samples", recent.size());
+    out += fmt::format("{}: {} {}; the last {}, oldest first:\n", unit_name(it->first, history),
+                       it->second.size(), it->second.size() == 1 ? "sample" : "samples", recent.size());
     for (const auto& sample : recent) {
       out += fmt::format("  {:>12}", seconds_text(sample.seconds));
       if (sample.peak_vram_mib) out += fmt::format("  peak {} MiB", *sample.peak_vram_mib);
@@ -89,7 +90,8 @@ int show_command(HistoryOptions& options) {
     out += '\n';
   }
   if (out.empty())
-    out = fmt::format("{}: no history; a plan uses the median of its size class, else the size default\n", label);
+    out = fmt::format("{}: no history; a plan uses the median of its size class, else the size default\n",
+                      label);
   write_output("-", out);
   return exit_ok;
 }
@@ -102,10 +104,16 @@ void add_history_command(CLI::App& app, int& status) {
   history->require_subcommand(1);
 
   auto* summarize = history->add_subcommand(
-      "summarize", "Merge runs (BEP JSON, bazel-testlogs, CSV/JSON, earlier summaries) into one compact history file");
-  summarize->add_option("files", options->paths, "History inputs, oldest first; directories are bazel-testlogs")->required();
-  summarize->add_option("-o,--output", options->output, "Where to write the summary (default: standard output)");
-  summarize->add_option("--window", options->window, "Samples kept per unit, the newest (default: the rules' history_window, 20)")
+      "summarize",
+      "Merge runs (BEP JSON, bazel-testlogs, CSV/JSON, earlier summaries) into one compact history file");
+  summarize
+      ->add_option("files", options->paths, "History inputs, oldest first; directories are bazel-testlogs")
+      ->required();
+  summarize->add_option("-o,--output", options->output,
+                        "Where to write the summary (default: standard output)");
+  summarize
+      ->add_option("--window", options->window,
+                   "Samples kept per unit, the newest (default: the rules' history_window, 20)")
       ->check(CLI::Range(1, 100000));
   summarize->add_option("--rules", options->rules_path, "Rules file whose history_window applies");
   summarize->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
@@ -114,11 +122,14 @@ void add_history_command(CLI::App& app, int& status) {
   auto* show = history->add_subcommand("show", "Print a test's samples and the estimate a plan would use");
   show->add_option("label", options->label, "The test's label")->required();
   show->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
-  show->add_option("--percentile", options->percentile, "The percentile of the recent samples (default: the rules', 90)")
+  show->add_option("--percentile", options->percentile,
+                   "The percentile of the recent samples (default: the rules', 90)")
       ->check(CLI::Range(0.0, 100.0));
-  show->add_option("--window", options->window, "Recent samples per unit that count (default: the rules', 20)")
+  show->add_option("--window", options->window,
+                   "Recent samples per unit that count (default: the rules', 20)")
       ->check(CLI::Range(1, 100000));
-  show->add_option("--rules", options->rules_path, "Rules file with history_percentile, history_window, vram_headroom");
+  show->add_option("--rules", options->rules_path,
+                   "Rules file with history_percentile, history_window, vram_headroom");
   show->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   show->callback([options, &status] { status = show_command(*options); });
 }

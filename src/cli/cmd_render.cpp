@@ -1,8 +1,8 @@
 // gpuplan render: the plan as a Gantt chart, SVG or a self-contained HTML page.
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -22,18 +22,22 @@ struct RenderArgs {
 
 void add_render_command(CLI::App& app, int& status) {
   auto* command = app.add_subcommand(
-      "render", "Draw a plan as a Gantt chart: lanes per node and GPU, a bar per unit, makespan and bound marked.");
+      "render",
+      "Draw a plan as a Gantt chart: lanes per node and GPU, a bar per unit, makespan and bound marked.");
   auto args = std::make_shared<RenderArgs>();
   command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
-  command->add_option("-o,--output", args->output, "the chart: FILE.svg or FILE.html (\"-\": standard output)")
+  command
+      ->add_option("-o,--output", args->output, "the chart: FILE.svg or FILE.html (\"-\": standard output)")
       ->required();
   command->add_option("--format", args->format, "svg or html (default: from the output's extension)")
       ->check(CLI::IsMember({"svg", "html"}));
   command->callback([args, &status] {
     std::string format = args->format;
     if (format.empty()) {
-      if (args->output.ends_with(".svg")) format = "svg";
-      else if (args->output.ends_with(".html") || args->output.ends_with(".htm")) format = "html";
+      if (args->output.ends_with(".svg"))
+        format = "svg";
+      else if (args->output.ends_with(".html") || args->output.ends_with(".htm"))
+        format = "html";
       else
         throw InputError(Position{args->output},
                          "cannot tell the chart format from the name; use .svg or .html, or --format");

@@ -23,7 +23,8 @@ void add_show_command(CLI::App& app, int& status) {
       "show", "Show a plan in the terminal: summary, a timeline per node, unschedulable units, diagnostics.");
   auto args = std::make_shared<ShowArgs>();
   command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
-  command->add_option("--width", args->width, "columns to use (default: COLUMNS, else the terminal's, else 80)")
+  command
+      ->add_option("--width", args->width, "columns to use (default: COLUMNS, else the terminal's, else 80)")
       ->check(CLI::Range(40, 1000));
   command->callback([args, &status] {
     auto terminal = terminal_for(STDOUT_FILENO);

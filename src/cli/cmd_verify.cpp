@@ -1,9 +1,9 @@
 // gpuplan verify: does a plan keep its promises on this fleet (and to this query)?
+#include <fmt/format.h>
+
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -51,12 +51,15 @@ void add_verify_command(CLI::App& app, int& status) {
     auto name = args->plan == "-" ? std::string("<stdin>") : args->plan;
     std::string out;
     for (const auto& v : violations)
-      out += fmt::format("{}: {}: {} [{}]\n", name, v.unit.empty() ? "plan" : v.unit, v.reason, to_string(v.kind));
+      out += fmt::format("{}: {}: {} [{}]\n", name, v.unit.empty() ? "plan" : v.unit, v.reason,
+                         to_string(v.kind));
     if (violations.empty())
-      out += fmt::format("{}: valid: {} units on {} ({} policy){}\n", name, plan.assignments.size(), fleet.source,
-                         to_string(plan.policy), query ? ", every GPU test of the query once" : "");
+      out += fmt::format("{}: valid: {} units on {} ({} policy){}\n", name, plan.assignments.size(),
+                         fleet.source, to_string(plan.policy),
+                         query ? ", every GPU test of the query once" : "");
     else
-      out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(), violations.size() == 1 ? "" : "s");
+      out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(),
+                         violations.size() == 1 ? "" : "s");
     write_output("-", out);
     status = violations.empty() ? exit_ok : exit_invalid_plan;
   });

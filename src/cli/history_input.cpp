@@ -1,12 +1,12 @@
 #include "cli/history_input.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <sstream>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
@@ -28,8 +28,10 @@ std::optional<fs::path> below_testlogs(const fs::path& path) {
   for (const fs::path& candidate : {path, fs::weakly_canonical(path, ignored)}) {
     std::optional<fs::path> below;
     for (const auto& component : candidate) {
-      if (is_testlogs(component)) below = fs::path();
-      else if (below && !component.empty() && component != ".") *below /= component;
+      if (is_testlogs(component))
+        below = fs::path();
+      else if (below && !component.empty() && component != ".")
+        *below /= component;
     }
     if (below) return below;
   }
@@ -46,7 +48,8 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
   fs::path prefix = below_testlogs(directory).value_or(fs::path());
   std::vector<std::tuple<std::string, int, int, std::string, TestLogPath>> files;
   std::error_code error;
-  for (auto it = fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
+  for (auto it =
+           fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error) || it->path().extension() != ".xml") continue;
     auto relative = (prefix / it->path().lexically_relative(directory)).generic_string();
@@ -55,7 +58,8 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
       files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
     }
   }
-  if (error) throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));
+  if (error)
+    throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
@@ -87,9 +91,10 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
       auto below = below_testlogs(path);
       auto test = below ? parse_testlog_path(below->generic_string()) : std::nullopt;
       if (!test)
-        throw InputError(Position{input.name},
-                         "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
-                         "pass the bazel-testlogs directory instead");
+        throw InputError(
+            Position{input.name},
+            "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
+            "pass the bazel-testlogs directory instead");
       return add(history, diagnostics, read_junit(*in, input.name, *test, strict));
     }
   }
@@ -101,8 +106,10 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
   History history;
   for (const auto& path : paths) {
     std::error_code ignored;
-    if (path != "-" && fs::is_directory(path, ignored)) read_testlogs(path, strict, history, diagnostics);
-    else read_file(path, strict, history, diagnostics);
+    if (path != "-" && fs::is_directory(path, ignored))
+      read_testlogs(path, strict, history, diagnostics);
+    else
+      read_file(path, strict, history, diagnostics);
   }
   return history;
 }

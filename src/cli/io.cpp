@@ -1,5 +1,6 @@
 #include "cli/io.hpp"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 
@@ -26,8 +25,7 @@ Input open_input(const std::string& path) {
   }
   input.name = path;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(Position{path}, "is a directory, not a file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(Position{path}, "is a directory, not a file");
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*file) throw InputError(Position{path}, fmt::format("cannot read: {}", std::strerror(errno)));
   input.stream = file.get();

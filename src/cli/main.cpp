@@ -1,8 +1,7 @@
 // gpuplan: plans GPU tests from Bazel query output onto a GPU fleet.
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "gpuplan/error.hpp"

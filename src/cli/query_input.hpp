@@ -12,8 +12,8 @@
 namespace gpuplan::cli {
 
 struct QueryOptions {
-  TargetsInput targets;      ///< FILE, --input-format, --attrs
-  std::string rules;         ///< --rules FILE; empty: the built-in defaults
+  TargetsInput targets;  ///< FILE, --input-format, --attrs
+  std::string rules;     ///< --rules FILE; empty: the built-in defaults
   bool strict = false;
   bool include_manual = false;
 };

@@ -1,16 +1,17 @@
 #include "gpuplan/size.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace gpuplan {
 
 std::optional<std::int64_t> parse_size_mib(std::string_view text) {
   size_t digits = 0;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
+  while (digits < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.'))
     ++digits;
   if (digits == 0 || digits > 12) return std::nullopt;
   double number = 0;
@@ -19,10 +20,14 @@ std::optional<std::int64_t> parse_size_mib(std::string_view text) {
   std::string unit;
   for (char c : text.substr(digits)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   double mib_per_unit = 0;
-  if (unit == "m" || unit == "mb" || unit == "mib") mib_per_unit = 1;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mib_per_unit = 1024;
-  else if (unit == "t" || unit == "tb" || unit == "tib") mib_per_unit = 1024.0 * 1024;
-  else return std::nullopt;
+  if (unit == "m" || unit == "mb" || unit == "mib")
+    mib_per_unit = 1;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mib_per_unit = 1024;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    mib_per_unit = 1024.0 * 1024;
+  else
+    return std::nullopt;
   double mib = std::round(number * mib_per_unit);
   constexpr double largest = 1024.0 * 1024 * 1024;  // a PiB of memory on one GPU is not a real request
   if (mib < 1 || mib > largest) return std::nullopt;

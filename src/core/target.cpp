@@ -5,8 +5,10 @@
 namespace gpuplan {
 
 std::string canonical_label(std::string_view label) {
-  if (label.starts_with("@@//")) label.remove_prefix(2);
-  else if (label.starts_with("@//")) label.remove_prefix(1);
+  if (label.starts_with("@@//"))
+    label.remove_prefix(2);
+  else if (label.starts_with("@//"))
+    label.remove_prefix(1);
   return std::string(label);
 }
 

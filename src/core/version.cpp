@@ -1,8 +1,8 @@
 #include "gpuplan/version.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace gpuplan {
 

@@ -1,11 +1,11 @@
 // `gpuplan compare`: the numbers that say what a policy or a bigger fleet buys.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
@@ -59,15 +59,17 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
 }
 
 std::string render_comparison(const std::vector<Comparison>& rows, const TextOptions& options) {
-  const std::vector<std::string> header{"policy", "makespan", "bound", "gap", "reserved", "used", "util", "unsched"};
+  const std::vector<std::string> header{"policy",   "makespan", "bound", "gap",
+                                        "reserved", "used",     "util",  "unsched"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& c : rows) {
     const auto& s = c.summary;
-    cells.push_back({std::string(to_string(c.policy)), emit::format_seconds(s.makespan_s),
-                     emit::format_seconds(s.lower_bound_s),
-                     s.lower_bound_s > 0 ? fmt::format("{:.1f}%", (s.makespan_s / s.lower_bound_s - 1) * 100) : "-",
-                     fmt::format("{:.2f}", c.gpu_hours_reserved), fmt::format("{:.2f}", c.gpu_hours_used),
-                     fmt::format("{:.1f}%", c.utilization * 100), std::to_string(s.unschedulable_units)});
+    cells.push_back(
+        {std::string(to_string(c.policy)), emit::format_seconds(s.makespan_s),
+         emit::format_seconds(s.lower_bound_s),
+         s.lower_bound_s > 0 ? fmt::format("{:.1f}%", (s.makespan_s / s.lower_bound_s - 1) * 100) : "-",
+         fmt::format("{:.2f}", c.gpu_hours_reserved), fmt::format("{:.2f}", c.gpu_hours_used),
+         fmt::format("{:.1f}%", c.utilization * 100), std::to_string(s.unschedulable_units)});
   }
   std::vector<int> widths;
   for (const auto& h : header) widths.push_back(emit::columns(h));
@@ -87,17 +89,19 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
   for (size_t r = 0; r < rows.size(); ++r) {
     if (r == 0 || rows[r].fleet != rows[r - 1].fleet) {
       if (r > 0) out += '\n';
-      auto title = fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, rows[r].fleet_gpus == 1 ? "" : "s",
-                               rows[r].fleet_nodes, rows[r].fleet_nodes == 1 ? "" : "s");
+      auto title =
+          fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, rows[r].fleet_gpus == 1 ? "" : "s",
+                      rows[r].fleet_nodes, rows[r].fleet_nodes == 1 ? "" : "s");
       auto name = emit::fit(emit::printable(rows[r].fleet), options.width - emit::columns(title) - 2);
       out += bold(name + ": " + title) + '\n' + line(header);
     }
     out += line(cells[r]);
   }
   std::string legend;
-  for (const auto* part : {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once;",
-                           "a whole-node unit holds its node);",
-                           "used: GPUs asked × planned duration; util: reserved / (fleet GPUs × makespan)."}) {
+  for (const auto* part :
+       {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once;",
+        "a whole-node unit holds its node);",
+        "used: GPUs asked × planned duration; util: reserved / (fleet GPUs × makespan)."}) {
     legend += part;
     legend += ' ';
   }

@@ -1,15 +1,14 @@
 #include "emit/gantt.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 
 namespace gpuplan::emit {
 
@@ -96,7 +95,7 @@ std::string format_seconds(double seconds) {
 }
 
 double tick_step(double span_s, int max_ticks) {
-  static constexpr std::array<double, 19> steps{1,   2,   5,    10,   15,   30,    60,    120,   300,  600,
+  static constexpr std::array<double, 19> steps{1,   2,    5,    10,   15,    30,    60,    120,   300,   600,
                                                 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800};
   max_ticks = std::max(max_ticks, 1);
   for (double step : steps)
@@ -139,8 +138,8 @@ std::string printable(std::string_view text) {
 }
 
 int columns(std::string_view text) {
-  return static_cast<int>(std::count_if(text.begin(), text.end(),
-                                        [](unsigned char c) { return (c & 0xC0) != 0x80; }));
+  return static_cast<int>(
+      std::count_if(text.begin(), text.end(), [](unsigned char c) { return (c & 0xC0) != 0x80; }));
 }
 
 std::string fit(std::string_view text, int width) {

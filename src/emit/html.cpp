@@ -9,7 +9,8 @@ namespace gpuplan {
 
 namespace {
 
-constexpr std::string_view kStyle = R"(body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:16px;color:#222;background:#fff}
+constexpr std::string_view kStyle =
+    R"(body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:16px;color:#222;background:#fff}
 .chart{overflow-x:auto}
 h2{font-size:15px;margin:18px 0 6px 12px}
 table{border-collapse:collapse;margin-left:12px;font-size:13px}
@@ -48,7 +49,8 @@ std::string diagnostics(const Plan& plan) {
   std::string rows;
   for (const auto& d : plan.diagnostics)
     rows += fmt::format("<tr><td class=\"{0}\">{0}</td><td>{1}</td><td>{2}</td><td>{3}</td></tr>\n",
-                        to_string(d.severity), emit::escape(d.label), emit::escape(d.source), emit::escape(d.message));
+                        to_string(d.severity), emit::escape(d.label), emit::escape(d.source),
+                        emit::escape(d.message));
   return fmt::format("<h2>Diagnostics ({})</h2>\n<table>\n{}</table>\n", plan.diagnostics.size(), rows);
 }
 

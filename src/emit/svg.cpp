@@ -1,11 +1,11 @@
 // The Gantt chart as SVG: one lane per GPU, one bar per unit coloured by its test.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "emit/chart.hpp"
 #include "emit/gantt.hpp"
@@ -17,9 +17,9 @@ namespace gpuplan::emit {
 namespace {
 
 constexpr double kWidth = 1200;
-constexpr double kLeft = 170;   ///< node and GPU names
+constexpr double kLeft = 170;  ///< node and GPU names
 constexpr double kRight = 40;
-constexpr double kTop = 96;     ///< title, summary and the axis labels above the lanes
+constexpr double kTop = 96;  ///< title, summary and the axis labels above the lanes
 constexpr double kNodeHeader = 24;
 constexpr double kRow = 20;
 constexpr double kBar = 16;
@@ -71,7 +71,8 @@ class Chart {
  private:
   double x(double t) const { return kLeft + t / gantt_.end_s * (kWidth - kLeft - kRight); }
 
-  void text(double x, double y, std::string_view content, std::string_view cls = "", std::string_view extra = "") {
+  void text(double x, double y, std::string_view content, std::string_view cls = "",
+            std::string_view extra = "") {
     body_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}{}>{}</text>\n", x, y,
                          cls.empty() ? "" : fmt::format(" class=\"{}\"", cls),
                          extra.empty() ? "" : " " + std::string(extra), escape(content));
@@ -101,8 +102,8 @@ class Chart {
       for (const auto& lane : node.lanes) {
         auto rows = std::max<size_t>(lane.rows.size(), 1);
         if ((stripe = !stripe))
-          body_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n", kLeft, y,
-                               kWidth - kLeft - kRight, kRow * static_cast<double>(rows));
+          body_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n",
+                               kLeft, y, kWidth - kLeft - kRight, kRow * static_cast<double>(rows));
         text(kLeft - 10, y + 14, fmt::format("GPU {}", lane.gpu), "gp-gpu");
         for (const auto& row : lane.rows) {
           for (const auto* a : row) places[a].push_back(y);
@@ -127,9 +128,11 @@ class Chart {
     auto capacity = static_cast<int>((width - 6) / kCharWidth);
     auto name = capacity >= 3 ? fit(short_name(a.unit), capacity) : "";
     for (double y : rows) {
-      bars_ += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" rx=\"3\" fill=\"{}\"/>\n",
-                           x0, y + (kRow - kBar) / 2, width, kBar, hex(color));
-      if (!name.empty()) bars_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x0 + 4, y + 14, escape(name));
+      bars_ += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" rx=\"3\" fill=\"{}\"/>\n", x0,
+          y + (kRow - kBar) / 2, width, kBar, hex(color));
+      if (!name.empty())
+        bars_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x0 + 4, y + 14, escape(name));
     }
     bars_ += "</g>\n";
   }
@@ -138,8 +141,8 @@ class Chart {
     double step = tick_step(gantt_.end_s, 12);
     for (int k = 0; k * step <= gantt_.end_s + 1e-9; ++k) {
       double t = k * step, at = x(t);
-      body_ += fmt::format("<line class=\"gp-grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", at,
-                           kTop - 8, bottom);
+      body_ += fmt::format("<line class=\"gp-grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n",
+                           at, kTop - 8, bottom);
       text(at, kTop - 14, k == 0 ? "0" : format_seconds(t), "gp-muted", "text-anchor=\"middle\"");
     }
   }
@@ -147,8 +150,8 @@ class Chart {
   void marks(double bottom) {
     const auto& s = plan_.summary;
     auto mark = [&](double t, std::string_view cls, const std::string& label, double y) {
-      body_ += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\"/>\n", cls, x(t),
-                           kTop - 8, y - 12);
+      body_ += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\"/>\n", cls,
+                           x(t), kTop - 8, y - 12);
       text(x(t), y, label, "", "text-anchor=\"end\"");
     };
     if (s.lower_bound_s > 0)
@@ -166,8 +169,9 @@ class Chart {
     int i = 0;
     for (const auto& label : labels) {
       double lx = 12 + (i % per_row) * kLegendColumn, ly = y + (i / per_row) * kLine;
-      body_ += fmt::format("<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n",
-                           lx, ly + 3, hex(test_color(label)));
+      body_ += fmt::format(
+          "<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n", lx,
+          ly + 3, hex(test_color(label)));
       text(lx + 18, ly + 13, fit(printable(label), 48));
       ++i;
     }

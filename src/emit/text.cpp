@@ -1,11 +1,11 @@
 // The terminal preview: a summary, a text Gantt per node, unschedulable units, diagnostics.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
@@ -27,15 +27,19 @@ struct Painter {
 
   std::string paint(std::string_view text, Style style) const {
     if (!color || style == Style::none) return std::string(text);
-    static const std::map<Style, std::string_view> codes{
-        {Style::bold, "1"}, {Style::dim, "2"}, {Style::red, "31"}, {Style::yellow, "33"}, {Style::cyan, "36"}};
+    static const std::map<Style, std::string_view> codes{{Style::bold, "1"},
+                                                         {Style::dim, "2"},
+                                                         {Style::red, "31"},
+                                                         {Style::yellow, "33"},
+                                                         {Style::cyan, "36"}};
     return fmt::format("\x1b[{}m{}\x1b[0m", codes.at(style), text);
   }
   /// The test's chart colour on a 256-colour terminal: the nearest of the 6×6×6 cube.
   std::string tint(std::string_view text, emit::Rgb rgb) const {
     if (!color) return std::string(text);
     auto level = [](int v) { return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40; };
-    return fmt::format("\x1b[38;5;{}m{}\x1b[0m", 16 + 36 * level(rgb.r) + 6 * level(rgb.g) + level(rgb.b), text);
+    return fmt::format("\x1b[38;5;{}m{}\x1b[0m", 16 + 36 * level(rgb.r) + 6 * level(rgb.g) + level(rgb.b),
+                       text);
   }
 };
 
@@ -124,8 +128,9 @@ class NodeChart {
         out += '\n';
       }
     for (const auto& [key, a] : legend_) {
-      auto text = fmt::format("   {} {}  GPU {}  {} → {}", key, emit::printable(a->unit.id), emit::join_gpus(a->gpus),
-                              emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
+      auto text =
+          fmt::format("   {} {}  GPU {}  {} → {}", key, emit::printable(a->unit.id), emit::join_gpus(a->gpus),
+                      emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
       out += emit::fit(text, label_width_ + plot_) + '\n';
     }
   }
@@ -170,10 +175,11 @@ class NodeChart {
   }
 
   std::string row(const emit::Row& units) {
-    Cells cells{std::vector<std::string>(static_cast<size_t>(plot_)), std::vector<const std::string*>(
-                                                                          static_cast<size_t>(plot_), nullptr)};
+    Cells cells{std::vector<std::string>(static_cast<size_t>(plot_)),
+                std::vector<const std::string*>(static_cast<size_t>(plot_), nullptr)};
     for (int c = 0; c < plot_; ++c) cells.glyphs[static_cast<size_t>(c)] = "·";
-    for (int k = 1; column(k * step_) < plot_; ++k) cells.glyphs[static_cast<size_t>(column(k * step_))] = "┊";
+    for (int k = 1; column(k * step_) < plot_; ++k)
+      cells.glyphs[static_cast<size_t>(column(k * step_))] = "┊";
     int cursor = 0;
     for (const auto* a : units) {
       int c0 = std::max(column(a->start_s), cursor);
@@ -191,7 +197,8 @@ class NodeChart {
       while (end < cells.glyphs.size() && cells.labels[end] == cells.labels[c]) ++end;
       std::string run;
       for (size_t i = c; i < end; ++i) run += cells.glyphs[i];
-      out += cells.labels[c] ? painter_.tint(run, emit::test_color(*cells.labels[c])) : painter_.paint(run, Style::dim);
+      out += cells.labels[c] ? painter_.tint(run, emit::test_color(*cells.labels[c]))
+                             : painter_.paint(run, Style::dim);
       c = end;
     }
     return out;
@@ -210,8 +217,10 @@ class NodeChart {
     }
     std::vector<std::string> glyphs;
     for (char c : content)
-      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) glyphs.back() += c;
-      else glyphs.emplace_back(1, c);
+      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80)
+        glyphs.back() += c;
+      else
+        glyphs.emplace_back(1, c);
     while (static_cast<int>(glyphs.size()) < n - 1) glyphs.push_back("─");
     if (n >= 2) glyphs.push_back("]");
     for (int i = 0; i < n; ++i) {
@@ -244,7 +253,8 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
   auto gantt = emit::layout(plan);
   int widest = 1;
   for (const auto& node : gantt.nodes)
-    for (const auto& lane : node.lanes) widest = std::max(widest, static_cast<int>(fmt::format("{}", lane.gpu).size()));
+    for (const auto& lane : node.lanes)
+      widest = std::max(widest, static_cast<int>(fmt::format("{}", lane.gpu).size()));
   const int label_width = static_cast<int>(std::string_view(" GPU ").size()) + widest + 1;
   if (gantt.nodes.empty()) out += "\nNo unit is scheduled.\n";
   for (const auto& node : gantt.nodes) {
@@ -255,7 +265,8 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
   if (!plan.unschedulable.empty()) {
     section(out, "Unschedulable units", plan.unschedulable.size(), p);
     for (const auto& u : plan.unschedulable) {
-      auto lines = wrap(fmt::format("{}: {}", emit::printable(u.unit.id), emit::printable(u.reason)), width - 2, 4);
+      auto lines =
+          wrap(fmt::format("{}: {}", emit::printable(u.unit.id), emit::printable(u.reason)), width - 2, 4);
       auto head = lines[0].find(':');
       out += "  " + p.paint(lines[0].substr(0, head), Style::red) + lines[0].substr(head) + '\n';
       for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
@@ -268,8 +279,9 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
       std::string about = d.label.empty() ? "" : " " + d.label;
       if (!d.source.empty()) about += fmt::format(" ({})", d.source);
       auto lines = wrap(emit::printable(fmt::format("{}{}: {}", severity, about, d.message)), width - 2, 4);
-      auto style = d.severity == Severity::error ? Style::red : d.severity == Severity::warning ? Style::yellow
-                                                                                                 : Style::cyan;
+      auto style = d.severity == Severity::error     ? Style::red
+                   : d.severity == Severity::warning ? Style::yellow
+                                                     : Style::cyan;
       out += "  " + p.paint(severity, style) + lines[0].substr(severity.size()) + '\n';
       for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
     }

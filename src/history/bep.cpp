@@ -1,12 +1,12 @@
 // Bazel's Build Event Protocol, as `bazel test --build_event_json_file=FILE` writes it: one
 // JSON event a line (proto3 JSON: int64 as strings, Duration as "12.5s", Timestamp as RFC 3339).
 // Only testResult events (one a test attempt) and testSummary events (the shard count) matter.
+#include <fmt/format.h>
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
-
-#include <fmt/format.h>
-#include <simdjson.h>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -49,7 +49,8 @@ class PaddedLines {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
-    if (buffer_.size() - end_ < chunk + simdjson::SIMDJSON_PADDING) buffer_.resize(end_ + chunk + simdjson::SIMDJSON_PADDING);
+    if (buffer_.size() - end_ < chunk + simdjson::SIMDJSON_PADDING)
+      buffer_.resize(end_ + chunk + simdjson::SIMDJSON_PADDING);
     in_.read(buffer_.data() + end_, static_cast<std::streamsize>(chunk));
     end_ += static_cast<std::size_t>(in_.gcount());
     if (in_.gcount() == 0) eof_ = true;
@@ -97,7 +98,8 @@ class ResultReader {
 
   void read(simdjson::dom::object id, simdjson::dom::element event) {
     std::string_view label;
-    if (id["label"].get(label) != simdjson::SUCCESS || label.empty()) return fail("a testResult without a label");
+    if (id["label"].get(label) != simdjson::SUCCESS || label.empty())
+      return fail("a testResult without a label");
     int shard = 1;
     for (std::string_view field : {"run", "shard", "attempt"}) {
       simdjson::dom::element value;
@@ -119,7 +121,8 @@ class ResultReader {
       return;
     }
     std::string_view status;
-    if (result["status"].get(status) != simdjson::SUCCESS) status = "NO_STATUS";  // proto3 leaves out the default
+    if (result["status"].get(status) != simdjson::SUCCESS)
+      status = "NO_STATUS";  // proto3 leaves out the default
     Outcome outcome = outcome_of(status);
     if (outcome == Outcome::none) return;
     Sample sample;
@@ -163,13 +166,17 @@ class ResultReader {
     if (result["testAttemptStart"].get(value) == simdjson::SUCCESS) {
       std::string_view text;
       if (value.get(text) == simdjson::SUCCESS) start = history::parse_timestamp_ms(text);
-      if (!start) fail(fmt::format("testAttemptStart of {} is not a timestamp: {}", label, simdjson::minify(value)));
+      if (!start)
+        fail(fmt::format("testAttemptStart of {} is not a timestamp: {}", label, simdjson::minify(value)));
       return start.has_value();
     }
     if (result["testAttemptStartMillisEpoch"].get(value) == simdjson::SUCCESS) {
       auto millis = proto_int(value);
-      if (!millis) fail(fmt::format("testAttemptStartMillisEpoch of {} is not a number: {}", label, simdjson::minify(value)));
-      else start = static_cast<std::int64_t>(*millis);
+      if (!millis)
+        fail(fmt::format("testAttemptStartMillisEpoch of {} is not a number: {}", label,
+                         simdjson::minify(value)));
+      else
+        start = static_cast<std::int64_t>(*millis);
       return millis.has_value();
     }
     return true;
@@ -235,7 +242,8 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
 
   // A test is sharded when its summary says so or a result names a shard past the first.
   std::vector<int> shard_count(labels.size(), 0);
-  for (const auto& attempt : attempts) shard_count[attempt.test] = std::max(shard_count[attempt.test], attempt.shard);
+  for (const auto& attempt : attempts)
+    shard_count[attempt.test] = std::max(shard_count[attempt.test], attempt.shard);
   for (auto [test, count] : summary_shards) shard_count[test] = std::max(shard_count[test], count);
   for (std::size_t test = 0; test < labels.size(); ++test)
     if (shard_count[test] > 1) read.history.shard_counts[labels[test]] = shard_count[test];

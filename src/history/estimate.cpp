@@ -1,10 +1,10 @@
 // From samples to planned durations: a percentile of each unit's recent attempts, the median
 // of its size class for a test without history, then the caller's fallback (the size defaults).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -58,7 +58,8 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
 
 std::vector<Sample> recent_samples(std::vector<Sample> samples, int window) {
   if (std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.start_ms.has_value(); }))
-    std::stable_sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return *a.start_ms < *b.start_ms; });
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const Sample& a, const Sample& b) { return *a.start_ms < *b.start_ms; });
   if (window > 0 && samples.size() > static_cast<std::size_t>(window))
     samples.erase(samples.begin(), samples.end() - window);
   return samples;
@@ -71,8 +72,10 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   double lower_bound = 0;
   std::optional<std::int64_t> peak;
   for (const auto& sample : recent) {
-    if (sample.timed_out) lower_bound = std::max(lower_bound, sample.seconds);
-    else measured.push_back(sample.seconds);
+    if (sample.timed_out)
+      lower_bound = std::max(lower_bound, sample.seconds);
+    else
+      measured.push_back(sample.seconds);
     if (sample.peak_vram_mib) peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
   }
   Estimate estimate;
@@ -83,11 +86,14 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
     estimate.seconds = percentile(measured, rules.history_percentile);
     estimate.source = fmt::format("history-p{:g}", rules.history_percentile);
   }
-  if (peak) estimate.peak_vram_mib = static_cast<std::int64_t>(std::ceil(static_cast<double>(*peak) * (1 + rules.vram_headroom)));
+  if (peak)
+    estimate.peak_vram_mib =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(*peak) * (1 + rules.vram_headroom)));
   return estimate;
 }
 
-Estimator history_estimator(History history, const Classification& tests, const Rules& rules, Estimator fallback) {
+Estimator history_estimator(History history, const Classification& tests, const Rules& rules,
+                            Estimator fallback) {
   auto own = std::make_shared<std::map<SampleKey, Estimate>>();
   for (const auto& [key, samples] : history.samples)
     if (auto estimate = estimate_from_samples(samples, rules)) own->emplace(key, *estimate);
@@ -98,27 +104,32 @@ Estimator history_estimator(History history, const Classification& tests, const 
   std::map<std::string, std::vector<double>> known_by_size;
   for (const auto& [key, estimate] : *own) {
     auto size = size_of.find(key.label);
-    if (size != size_of.end() && estimate.source != timeout_source) known_by_size[size->second].push_back(estimate.seconds);
+    if (size != size_of.end() && estimate.source != timeout_source)
+      known_by_size[size->second].push_back(estimate.seconds);
   }
   auto medians = std::make_shared<std::map<std::string, double>>();
   for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
 
-  return [own, medians, fallback = std::move(fallback)](const ClassifiedTest& test, std::optional<int> shard) {
-    auto found = lookup(*own, canonical_label(test.target.label), shard, test.target.shard_count);
-    Estimate estimate;
-    if (found && found->source != timeout_source) {
-      estimate = *found;
-    } else {
-      if (auto median = medians->find(test.target.size); median != medians->end()) estimate = Estimate{median->second, "size-median", std::nullopt};
-      else estimate = fallback(test, shard);
-      if (found) {  // only timeouts: the test ran at least that long
-        if (found->seconds > estimate.seconds) estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
-        if (found->peak_vram_mib) estimate.peak_vram_mib = found->peak_vram_mib;
-      }
-    }
-    estimate.seconds = std::max(estimate.seconds, min_seconds);
-    return estimate;
-  };
+  return
+      [own, medians, fallback = std::move(fallback)](const ClassifiedTest& test, std::optional<int> shard) {
+        auto found = lookup(*own, canonical_label(test.target.label), shard, test.target.shard_count);
+        Estimate estimate;
+        if (found && found->source != timeout_source) {
+          estimate = *found;
+        } else {
+          if (auto median = medians->find(test.target.size); median != medians->end())
+            estimate = Estimate{median->second, "size-median", std::nullopt};
+          else
+            estimate = fallback(test, shard);
+          if (found) {  // only timeouts: the test ran at least that long
+            if (found->seconds > estimate.seconds)
+              estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
+            if (found->peak_vram_mib) estimate.peak_vram_mib = found->peak_vram_mib;
+          }
+        }
+        estimate.seconds = std::max(estimate.seconds, min_seconds);
+        return estimate;
+      };
 }
 
 }  // namespace gpuplan

@@ -2,10 +2,9 @@
 // time=…>, whole seconds), or the richer one a test wrote itself (gtest: <testsuites time
 // timestamp>; pytest: <testsuites><testsuite time timestamp>). Streamed through expat.
 #include <expat.h>
+#include <fmt/format.h>
 
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -20,8 +19,8 @@ namespace {
 struct Times {
   XML_Parser parser = nullptr;
   int depth = 0;
-  std::optional<double> root_time;   ///< <testsuites time> or a root <testsuite time>
-  double suites_time = 0;            ///< the <testsuite time>s below <testsuites>
+  std::optional<double> root_time;  ///< <testsuites time> or a root <testsuite time>
+  double suites_time = 0;           ///< the <testsuite time>s below <testsuites>
   bool every_suite_timed = true;
   int suites = 0;
   double cases_time = 0;  ///< every <testcase time>
@@ -58,8 +57,10 @@ struct Times {
         if (c != ',') digits += c;
       seconds = history::parse_number(digits);
     }
-    if (!seconds) fail(fmt::format("<{} time=\"{}\">: not a number of seconds", element, value));
-    else if (*seconds < 0) fail(fmt::format("<{} time=\"{}\">: a negative time", element, value));
+    if (!seconds)
+      fail(fmt::format("<{} time=\"{}\">: not a number of seconds", element, value));
+    else if (*seconds < 0)
+      fail(fmt::format("<{} time=\"{}\">: a negative time", element, value));
     return problem.empty() ? seconds : std::nullopt;
   }
 
@@ -116,7 +117,8 @@ void XMLCALL on_end(void* data, const XML_Char*) { --static_cast<Times*>(data)->
 
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict) {
   history::BadRows bad(name, strict);
-  std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"), XML_ParserFree);
+  std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
+                                                                      XML_ParserFree);
   if (!parser) throw std::bad_alloc();
   Times times;
   times.parser = parser.get();
@@ -132,8 +134,9 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
     done = count == 0;
     if (XML_Parse(parser.get(), buffer, static_cast<int>(count), done) == XML_STATUS_ERROR) {
       if (times.problem.empty()) {
-        bad.add(static_cast<long>(XML_GetCurrentLineNumber(parser.get())),
-                fmt::format("not well-formed JUnit XML: {}", XML_ErrorString(XML_GetErrorCode(parser.get()))));
+        bad.add(
+            static_cast<long>(XML_GetCurrentLineNumber(parser.get())),
+            fmt::format("not well-formed JUnit XML: {}", XML_ErrorString(XML_GetErrorCode(parser.get()))));
       } else {
         bad.add(times.problem_line, times.problem);
       }

@@ -27,7 +27,8 @@ std::string summarize(const History& history, int window) {
     if (any_vram) {
       auto& vram = unit["peak_vram_mib"] = nlohmann::ordered_json::array();
       for (const auto& sample : recent)
-        vram.push_back(sample.peak_vram_mib ? nlohmann::ordered_json(*sample.peak_vram_mib) : nlohmann::ordered_json());
+        vram.push_back(sample.peak_vram_mib ? nlohmann::ordered_json(*sample.peak_vram_mib)
+                                            : nlohmann::ordered_json());
     }
     if (any_timeout) {
       auto& timed_out = unit["timed_out"] = nlohmann::ordered_json::array();

@@ -2,14 +2,14 @@
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
 // label, seconds and optionally shard, peak_vram_mib, start, exit_status; columns are found by
 // name and unknown ones ignored. Also the file `gpuplan history summarize` writes.
+#include <fmt/format.h>
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <iterator>
 #include <map>
-
-#include <fmt/format.h>
-#include <simdjson.h>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -34,8 +34,9 @@ std::string_view field(const Fields& fields, std::string_view name) {
 }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
 }
 
 /// One row's fields, as text, into a sample of a unit; the problem when they do not make one.
@@ -68,10 +69,14 @@ Row to_row(const Fields& fields) {
     row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
   }
   if (std::string_view start = field(fields, "start"); !start.empty()) {
-    if (auto epoch = history::parse_number(start)) row.sample.start_ms = static_cast<std::int64_t>(*epoch * 1000);
-    else row.sample.start_ms = history::parse_timestamp_ms(start);
+    if (auto epoch = history::parse_number(start))
+      row.sample.start_ms = static_cast<std::int64_t>(*epoch * 1000);
+    else
+      row.sample.start_ms = history::parse_timestamp_ms(start);
     if (!row.sample.start_ms)
-      return {{}, {}, fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time", label, start)};
+      return {{},
+              {},
+              fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time", label, start)};
   }
   row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
   return row;
@@ -82,7 +87,8 @@ class LineCounter {
  public:
   explicit LineCounter(std::string_view text) : text_(text) {}
   long line_at(const char* position) {
-    auto offset = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(position - text_.data(), 0, text_.size()));
+    auto offset =
+        static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(position - text_.data(), 0, text_.size()));
     if (offset > offset_) {
       line_ += std::count(text_.begin() + offset_, text_.begin() + offset, '\n');
       offset_ = offset;
@@ -133,9 +139,12 @@ class CsvRecords {
         }
         if (c == '\r') continue;
         blank = false;
-        if (c == '"') quoted = true;
-        else if (c == ',') record.emplace_back();
-        else record.back() += c;
+        if (c == '"')
+          quoted = true;
+        else if (c == ',')
+          record.emplace_back();
+        else
+          record.back() += c;
       }
       if (quoted) {
         problem = "a quoted field is never closed";
@@ -162,7 +171,8 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
   for (auto& name : header) name = std::string(trim(name));
   for (std::string_view required : {"label", "seconds"}) {
     if (std::find(header.begin(), header.end(), required) == header.end()) {
-      bad.add(line, fmt::format("the CSV header has no \"{}\" column (it needs label and seconds)", required));
+      bad.add(line,
+              fmt::format("the CSV header has no \"{}\" column (it needs label and seconds)", required));
       return;
     }
   }
@@ -178,8 +188,10 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
     Fields fields;
     for (std::size_t i = 0; i < header.size(); ++i) fields[header[i]] = std::move(record[i]);
     Row row = to_row(fields);
-    if (!row.problem.empty()) bad.add(line, row.problem);
-    else add(history, std::move(row));
+    if (!row.problem.empty())
+      bad.add(line, row.problem);
+    else
+      add(history, std::move(row));
   }
 }
 
@@ -221,7 +233,8 @@ Row read_row_object(od::value value) {
     if (member.unescaped_key().get(key) || member.value().get(field_value)) return {{}, {}, "not valid JSON"};
     std::string text;
     if (!as_text(field_value, text)) {
-      if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" || key == "exit_status")
+      if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" ||
+          key == "exit_status")
         return {{}, {}, fmt::format("\"{}\" is not a plain value", key)};
       continue;
     }
@@ -251,11 +264,13 @@ std::string read_summary_unit(od::value value, History& history) {
     } else if (name == "shard") {
       if (field.is_null()) continue;
       int64_t shard = 0;
-      if (field.get_int64().get(shard) || shard < 0 || shard > 1000000) return "\"shard\" is not a 0-based shard index";
+      if (field.get_int64().get(shard) || shard < 0 || shard > 1000000)
+        return "\"shard\" is not a 0-based shard index";
       key.shard = static_cast<int>(shard);
     } else if (name == "shard_count") {
       int64_t count = 0;
-      if (field.get_int64().get(count) || count < 1 || count > 1000000) return "\"shard_count\" is not a shard count";
+      if (field.get_int64().get(count) || count < 1 || count > 1000000)
+        return "\"shard_count\" is not a shard count";
       shard_count = static_cast<int>(count);
     } else if (name == "seconds" || name == "peak_vram_mib" || name == "timed_out") {
       od::array array;
@@ -265,14 +280,18 @@ std::string read_summary_unit(od::value value, History& history) {
         if (element.get(item)) return "not valid JSON";
         if (name == "seconds") {
           double seconds = 0;
-          if (item.get_double().get(seconds) || !std::isfinite(seconds)) return "\"seconds\" holds something other than numbers";
+          if (item.get_double().get(seconds) || !std::isfinite(seconds))
+            return "\"seconds\" holds something other than numbers";
           if (seconds < 0) return fmt::format("\"seconds\" holds a negative time: {}", seconds);
           samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt});
         } else if (name == "peak_vram_mib") {
           int64_t mib = 0;
-          if (item.is_null()) vram.emplace_back();
-          else if (item.get_int64().get(mib) || mib < 0) return "\"peak_vram_mib\" holds something other than MiB or null";
-          else vram.emplace_back(mib);
+          if (item.is_null())
+            vram.emplace_back();
+          else if (item.get_int64().get(mib) || mib < 0)
+            return "\"peak_vram_mib\" holds something other than MiB or null";
+          else
+            vram.emplace_back(mib);
         } else {
           bool flag = false;
           if (item.get_bool().get(flag)) return "\"timed_out\" holds something other than true or false";
@@ -282,7 +301,8 @@ std::string read_summary_unit(od::value value, History& history) {
     }
   }
   if (key.label.empty()) return "a unit without a \"label\"";
-  if ((!vram.empty() && vram.size() != samples.size()) || (!timed_out.empty() && timed_out.size() != samples.size()))
+  if ((!vram.empty() && vram.size() != samples.size()) ||
+      (!timed_out.empty() && timed_out.size() != samples.size()))
     return "\"peak_vram_mib\" and \"timed_out\" must have one entry per \"seconds\"";
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (!vram.empty()) samples[i].peak_vram_mib = vram[i];
@@ -312,8 +332,12 @@ void read_json_document(const simdjson::padded_string& json, History& history, h
     od::object object;
     int64_t version = 0;
     if (document.get_object().get(object) || object["gpuplan_history"].get_int64().get(version))
-      return fail(document, "a JSON object that is neither a build event nor a gpuplan history (\"gpuplan_history\": 1)");
-    if (version != 1) return fail(document, fmt::format("gpuplan_history {} is not a version this gpuplan reads (1)", version));
+      return fail(
+          document,
+          "a JSON object that is neither a build event nor a gpuplan history (\"gpuplan_history\": 1)");
+    if (version != 1)
+      return fail(document,
+                  fmt::format("gpuplan_history {} is not a version this gpuplan reads (1)", version));
     if (object["units"].get_array().get(rows)) return fail(document, "\"units\" is not an array");
     for (auto element : rows) {
       od::value unit;
@@ -329,8 +353,10 @@ void read_json_document(const simdjson::padded_string& json, History& history, h
     if (element.get(row_value)) return fail(document, "not valid JSON");
     long line = where(row_value);
     Row row = read_row_object(row_value);
-    if (!row.problem.empty()) bad.add(line, row.problem);
-    else add(history, std::move(row));
+    if (!row.problem.empty())
+      bad.add(line, row.problem);
+    else
+      add(history, std::move(row));
   }
 }
 
@@ -358,8 +384,10 @@ void read_json_lines(std::string_view text, History& history, history::BadRows& 
       continue;
     }
     Row row = read_row_object(value);
-    if (!row.problem.empty()) bad.add(line, row.problem);
-    else add(history, std::move(row));
+    if (!row.problem.empty())
+      bad.add(line, row.problem);
+    else
+      add(history, std::move(row));
   }
 }
 
@@ -374,9 +402,12 @@ HistoryRead read_table(std::istream& in, const std::string& name, bool strict) {
   if (detect_history_format(view) == HistoryFormat::json) {
     // An array or a summarize file (whose first key is "gpuplan_history") is one document;
     // other objects are rows, one a line (JSON lines, which a runner can append to).
-    bool one_object_a_line = view.starts_with('{') && !trim(view.substr(1)).starts_with("\"gpuplan_history\"");
-    if (one_object_a_line) read_json_lines(text, read.history, bad);
-    else read_json_document(simdjson::padded_string(text), read.history, bad);
+    bool one_object_a_line =
+        view.starts_with('{') && !trim(view.substr(1)).starts_with("\"gpuplan_history\"");
+    if (one_object_a_line)
+      read_json_lines(text, read.history, bad);
+    else
+      read_json_document(simdjson::padded_string(text), read.history, bad);
   } else {
     read_csv(text, read.history, bad);
   }

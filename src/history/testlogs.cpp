@@ -45,7 +45,8 @@ std::optional<TestLogPath> parse_testlog_path(std::string_view relative) {
     return std::nullopt;
   }
   // Bazel names the folder of a shard or a run: shard_2_of_4, run_1_of_3, shard_2_of_4_run_1_of_3.
-  static const std::regex shard_run(R"((?:shard_([1-9][0-9]{0,5})_of_([1-9][0-9]{0,5}))?_?(?:run_[1-9][0-9]{0,5}_of_[1-9][0-9]{0,5})?)");
+  static const std::regex shard_run(
+      R"((?:shard_([1-9][0-9]{0,5})_of_([1-9][0-9]{0,5}))?_?(?:run_[1-9][0-9]{0,5}_of_[1-9][0-9]{0,5})?)");
   if (!parts.empty() && !parts.back().empty() &&
       (parts.back().starts_with("shard_") || parts.back().starts_with("run_")) &&
       std::regex_match(parts.back().begin(), parts.back().end(), match, shard_run)) {

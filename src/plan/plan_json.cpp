@@ -1,7 +1,7 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
@@ -119,7 +119,8 @@ struct Reader {
       if (!v) continue;
       if (!v->is_string()) fail(path + "." + key, "expected a string such as \">=12.4\" or null");
       auto parsed = parse_constraints(v->get<std::string>());
-      if (!parsed) fail(path + "." + key, fmt::format("\"{}\" is not a version constraint", v->get<std::string>()));
+      if (!parsed)
+        fail(path + "." + key, fmt::format("\"{}\" is not a version constraint", v->get<std::string>()));
       auto& target = std::string_view(key) == "cuda" ? r.cuda : r.compute_capability;
       for (auto& c : *parsed) target.push_back({c, source});
     }
@@ -240,8 +241,10 @@ ordered_json to_json(const Plan& plan) {
   }
   j["diagnostics"] = ordered_json::array();
   for (const auto& d : plan.diagnostics)
-    j["diagnostics"].push_back(
-        {{"severity", to_string(d.severity)}, {"label", d.label}, {"source", d.source}, {"message", d.message}});
+    j["diagnostics"].push_back({{"severity", to_string(d.severity)},
+                                {"label", d.label},
+                                {"source", d.source},
+                                {"message", d.message}});
   return j;
 }
 
@@ -251,9 +254,10 @@ Plan plan_from_json(const json& j, const std::string& name) {
   if (!j.is_object()) r.fail("$", "a plan is a JSON object");
   plan.schema_version = static_cast<int>(r.integer(j, "$", "schema_version"));
   if (plan.schema_version != 1)
-    r.fail("schema_version", fmt::format("version {} is not supported (this gpuplan reads 1)", plan.schema_version));
-  if (auto* g = r.optional_field(j, "generator"); g && g->is_object() && g->contains("version") &&
-                                                   (*g)["version"].is_string())
+    r.fail("schema_version",
+           fmt::format("version {} is not supported (this gpuplan reads 1)", plan.schema_version));
+  if (auto* g = r.optional_field(j, "generator");
+      g && g->is_object() && g->contains("version") && (*g)["version"].is_string())
     plan.generator_version = (*g)["version"].get<std::string>();
   auto policy = parse_policy(r.string(j, "$", "policy"));
   if (!policy) r.fail("policy", "expected \"whole-node\", \"exact\" or \"pack\"");
@@ -307,7 +311,8 @@ Plan plan_from_json(const json& j, const std::string& name) {
     if (!unschedulable->is_array()) r.fail("unschedulable", "expected an array");
     for (size_t i = 0; i < unschedulable->size(); ++i) {
       auto path = fmt::format("unschedulable[{}]", i);
-      plan.unschedulable.push_back({r.unit((*unschedulable)[i], path), r.string((*unschedulable)[i], path, "reason")});
+      plan.unschedulable.push_back(
+          {r.unit((*unschedulable)[i], path), r.string((*unschedulable)[i], path, "reason")});
     }
   }
   if (auto* diagnostics = r.optional_field(j, "diagnostics")) {
@@ -317,7 +322,9 @@ Plan plan_from_json(const json& j, const std::string& name) {
       const auto& d = (*diagnostics)[i];
       auto severity = r.string(d, path, "severity");
       Diagnostic diag;
-      diag.severity = severity == "error" ? Severity::error : severity == "note" ? Severity::note : Severity::warning;
+      diag.severity = severity == "error"  ? Severity::error
+                      : severity == "note" ? Severity::note
+                                           : Severity::warning;
       diag.label = r.string(d, path, "label");
       diag.source = r.string(d, path, "source");
       diag.message = r.string(d, path, "message");
@@ -335,7 +342,8 @@ Plan parse_plan(std::string_view json_text, const std::string& name) {
     auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
     long line = 1 + std::count(before.begin(), before.end(), '\n');
     long column = static_cast<long>(before.size() - (before.rfind('\n') + 1)) + 1;
-    throw InputError(Position{name, line, column}, "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
+    throw InputError(Position{name, line, column},
+                     "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
   }
   return plan_from_json(parsed, name);
 }

@@ -44,8 +44,8 @@ Requirement placing_requirement(const Unit& unit) {
 /// Units with equal keys are placed by the same rules.
 std::string demand_key(const Unit& unit, bool share) {
   const Requirement& r = unit.requirement;
-  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit),
-                                r.needs_nvlink(), r.is_exclusive(), share ? *unit.vram_mib : -1);
+  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit), r.needs_nvlink(),
+                                r.is_exclusive(), share ? *unit.vram_mib : -1);
   for (const auto& c : r.cuda) key += "|c" + c.value.str();
   for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
   if (r.gpu_models)
@@ -200,9 +200,8 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     }
     problem.demand_shapes.push_back(std::move(shapes));
     unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : placing.gpus.value > 0
-                                        ? unschedulable_reason(placing, fleet)
-                                        : "asks for no GPU");
+                                    : placing.gpus.value > 0 ? unschedulable_reason(placing, fleet)
+                                                             : "asks for no GPU");
   }
 
   std::vector<size_t> scheduled;  // job → unit

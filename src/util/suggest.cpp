@@ -26,7 +26,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<std::string_view> closest_match(std::string_view word, const std::vector<std::string_view>& known) {
+std::optional<std::string_view> closest_match(std::string_view word,
+                                              const std::vector<std::string_view>& known) {
   std::optional<std::string_view> best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
   for (auto candidate : known) {

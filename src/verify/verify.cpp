@@ -1,13 +1,13 @@
 #include "gpuplan/verify.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "gpuplan/size.hpp"
 #include "gpuplan/target.hpp"
@@ -40,7 +40,9 @@ std::string lower(std::string text) {
   return text;
 }
 
-std::string from(const std::string& source) { return source.empty() || source == "plan" ? "" : " (" + source + ")"; }
+std::string from(const std::string& source) {
+  return source.empty() || source == "plan" ? "" : " (" + source + ")";
+}
 
 bool shareable(const Assignment& a) { return a.unit.vram_mib && a.unit.requirement.gpus.value <= 1; }
 
@@ -70,7 +72,8 @@ class Checker {
   /// The requirement to hold the plan to: the query's when there is one, else the plan's own copy.
   const Requirement& requirement(const Unit& unit) const {
     auto it = query_.find(canonical_label(unit.label));
-    return it != query_.end() && it->second->bucket == Bucket::gpu ? it->second->requirement : unit.requirement;
+    return it != query_.end() && it->second->bucket == Bucket::gpu ? it->second->requirement
+                                                                   : unit.requirement;
   }
 
   void assignment(const Assignment& a) {
@@ -91,13 +94,15 @@ class Checker {
 
   void times(const Assignment& a) {
     const auto& id = a.unit.id;
-    if (a.start_s < -kTolerance) add(ViolationKind::times, id, fmt::format("starts at {}, before 0", seconds(a.start_s)));
+    if (a.start_s < -kTolerance)
+      add(ViolationKind::times, id, fmt::format("starts at {}, before 0", seconds(a.start_s)));
     if (a.end_s < a.start_s - kTolerance)
-      add(ViolationKind::times, id, fmt::format("ends at {}, before it starts at {}", seconds(a.end_s), seconds(a.start_s)));
+      add(ViolationKind::times, id,
+          fmt::format("ends at {}, before it starts at {}", seconds(a.end_s), seconds(a.start_s)));
     else if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > kTolerance)
       add(ViolationKind::times, id,
-          fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s), seconds(a.end_s),
-                      seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
+          fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s),
+                      seconds(a.end_s), seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
   }
 
   void makespan() {
@@ -105,8 +110,8 @@ class Checker {
     for (const auto& a : plan_.assignments) last = std::max(last, a.end_s);
     if (std::abs(plan_.summary.makespan_s - last) > kTolerance)
       add(ViolationKind::times, "",
-          fmt::format("the summary's makespan_s is {} but the last unit ends at {}", seconds(plan_.summary.makespan_s),
-                      seconds(last)));
+          fmt::format("the summary's makespan_s is {} but the last unit ends at {}",
+                      seconds(plan_.summary.makespan_s), seconds(last)));
   }
 
   void env(const Assignment& a) {
@@ -116,7 +121,8 @@ class Checker {
       if (it == a.env.end())
         add(ViolationKind::env, id, fmt::format("env has no {}; it should be \"{}\"", name, value));
       else if (it->second != value)
-        add(ViolationKind::env, id, fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
+        add(ViolationKind::env, id,
+            fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
     };
     expect("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(a.gpus, ",")));
     if (!a.unit.shard_index) {
@@ -142,7 +148,8 @@ class Checker {
     for (int g : a.gpus) {
       if (g < 0 || g >= static_cast<int>(node.gpus.size())) {
         add(ViolationKind::gpu_index, id,
-            fmt::format("GPU {} does not exist on {} (it has GPUs 0-{})", g, node.name, node.gpus.size() - 1));
+            fmt::format("GPU {} does not exist on {} (it has GPUs 0-{})", g, node.name,
+                        node.gpus.size() - 1));
         ok = false;
       } else if (!seen.insert(g).second) {
         add(ViolationKind::gpu_index, id, fmt::format("lists GPU {} twice", g));
@@ -157,7 +164,9 @@ class Checker {
     int need = r.gpus.value, have = static_cast<int>(a.gpus.size()), all = static_cast<int>(node.gpus.size());
     const auto& id = a.unit.id;
     if (have < need) {
-      add(ViolationKind::gpu_count, id, fmt::format("holds {} GPU{} but needs {}{}", have, have == 1 ? "" : "s", need, from(r.gpus.source)));
+      add(ViolationKind::gpu_count, id,
+          fmt::format("holds {} GPU{} but needs {}{}", have, have == 1 ? "" : "s", need,
+                      from(r.gpus.source)));
     } else if (have > need && !(has_node_to_itself(a.unit) && have == all)) {
       add(ViolationKind::gpu_count, id,
           fmt::format("holds {} GPUs but asks for {}; the {} policy gives exactly what is asked", have, need,
@@ -176,8 +185,8 @@ class Checker {
     };
     auto on = [&](const std::vector<int>& gpus) {
       const auto& gpu = node.gpus[static_cast<size_t>(gpus.front())];
-      return fmt::format("GPU{} {} of {} ({}, {})", gpus.size() == 1 ? "" : "s", fmt::join(gpus, ","), node.name,
-                         gpu.model, format_mib(gpu.vram_mib));
+      return fmt::format("GPU{} {} of {} ({}, {})", gpus.size() == 1 ? "" : "s", fmt::join(gpus, ","),
+                         node.name, gpu.model, format_mib(gpu.vram_mib));
     };
     if (r.gpu_mem_mib) {
       auto bad = failing([&](const Gpu& gpu) { return gpu.vram_mib < r.gpu_mem_mib->value; });
@@ -195,7 +204,8 @@ class Checker {
     for (const auto& c : r.cuda)
       if (!c.value.satisfied_by(node.cuda))
         add(ViolationKind::requirement, id,
-            fmt::format("needs CUDA {}{} but {} has CUDA {}", c.value.str(), from(c.source), node.name, node.cuda.str()));
+            fmt::format("needs CUDA {}{} but {} has CUDA {}", c.value.str(), from(c.source), node.name,
+                        node.cuda.str()));
     for (const auto& c : r.compute_capability) {
       auto bad = failing([&](const Gpu& gpu) { return !c.value.satisfied_by(gpu.compute_capability); });
       if (!bad.empty())
@@ -206,10 +216,11 @@ class Checker {
     if (r.gpu_models) {
       auto bad = failing([&](const Gpu& gpu) {
         auto model = lower(gpu.model);
-        return std::none_of(r.gpu_models->value.begin(), r.gpu_models->value.end(), [&](const std::string& name) {
-          auto wanted = lower(name);
-          return wanted == model || wanted == gpu.family;
-        });
+        return std::none_of(r.gpu_models->value.begin(), r.gpu_models->value.end(),
+                            [&](const std::string& name) {
+                              auto wanted = lower(name);
+                              return wanted == model || wanted == gpu.family;
+                            });
       });
       if (!bad.empty())
         add(ViolationKind::requirement, id,
@@ -240,9 +251,12 @@ class Checker {
           const Assignment& other = *running[k];
           bool allowed = plan_.policy == Policy::pack && shareable(a) && shareable(other);
           if (allowed || !reported.insert({&a, &other}).second) continue;
-          std::string why = plan_.policy != Policy::pack ? ""
-                            : !shareable(a) ? "; under pack only single-GPU units with a known VRAM need share a GPU"
-                                            : fmt::format("; {} cannot share (it uses several GPUs or has no known VRAM need)", other.unit.id);
+          std::string why =
+              plan_.policy != Policy::pack ? ""
+              : !shareable(a)
+                  ? "; under pack only single-GPU units with a known VRAM need share a GPU"
+                  : fmt::format("; {} cannot share (it uses several GPUs or has no known VRAM need)",
+                                other.unit.id);
           add(ViolationKind::double_booked, a.unit.id,
               fmt::format("GPU {} of {} is also held by {} from {} to {}{}", g, node_name, other.unit.id,
                           seconds(other.start_s), seconds(other.end_s), why));
@@ -254,12 +268,14 @@ class Checker {
                           running.size(), seconds(a.start_s), options_.rules.max_tests_per_gpu));
         std::int64_t vram = 0;
         for (const auto* u : running) vram += u->unit.vram_mib.value_or(0);
-        auto limit = static_cast<std::int64_t>(static_cast<double>(gpu.vram_mib) * (1 - options_.rules.vram_headroom));
+        auto limit =
+            static_cast<std::int64_t>(static_cast<double>(gpu.vram_mib) * (1 - options_.rules.vram_headroom));
         if (vram > limit)
           add(ViolationKind::double_booked, a.unit.id,
-              fmt::format("GPU {} of {} holds {} units needing {} from {}, over the {} pack allows ({} less {:g}% headroom)",
-                          g, node_name, running.size(), format_mib(vram), seconds(a.start_s), format_mib(limit),
-                          format_mib(gpu.vram_mib), options_.rules.vram_headroom * 100));
+              fmt::format("GPU {} of {} holds {} units needing {} from {}, over the {} pack allows ({} less "
+                          "{:g}% headroom)",
+                          g, node_name, running.size(), format_mib(vram), seconds(a.start_s),
+                          format_mib(limit), format_mib(gpu.vram_mib), options_.rules.vram_headroom * 100));
       }
     }
   }
@@ -346,7 +362,7 @@ class Checker {
   const Fleet& fleet_;
   const VerifyOptions& options_;
   std::map<std::string, const Node*> nodes_;
-  std::map<std::string, const ClassifiedTest*> query_;  ///< by canonical label
+  std::map<std::string, const ClassifiedTest*> query_;                          ///< by canonical label
   std::map<std::pair<std::string, int>, std::vector<const Assignment*>> held_;  ///< (node, GPU) → units
   std::vector<Violation> found_;
 };

@@ -50,7 +50,8 @@ TEST_CASE("an empty rules file means the defaults") {
 TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
   auto rules = load(
       "version: 1\nmulti_gpu_count: 4\nmultiaccelerator_count: 16\nsize_default_seconds: {large: 1200}\n"
-      "vram_headroom: 0.2\nmax_tests_per_gpu: 2\npack_slowdown: 1.25\nhistory_percentile: 75\nhistory_window: 5\n"
+      "vram_headroom: 0.2\nmax_tests_per_gpu: 2\npack_slowdown: 1.25\nhistory_percentile: "
+      "75\nhistory_window: 5\n"
       "disable: [multi_gpu, exec-pool]\n");
   REQUIRE(rules.multi_gpu_count == 4);
   REQUIRE(rules.multiaccelerator_count == 16);

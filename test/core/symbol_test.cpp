@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
+#include "gpuplan/symbol.hpp"
+
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <string>
-
-#include "gpuplan/symbol.hpp"
 
 using namespace gpuplan;
 

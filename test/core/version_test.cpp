@@ -1,7 +1,8 @@
+#include "gpuplan/version.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "gpuplan/size.hpp"
-#include "gpuplan/version.hpp"
 
 using namespace gpuplan;
 

@@ -46,9 +46,10 @@ TEST_CASE("the chart marks the makespan and the lower bound and has a legend per
 
 TEST_CASE("a bar's tooltip gives label, shard, GPUs, times and requirements") {
   auto svg = render_svg(example_plan());
-  REQUIRE_THAT(svg, Catch::Contains("<title>//ml:train_test\nshard 2 of 4 (TEST_SHARD_INDEX=1)\nh100-0 · GPUs "
-                                    "4,5,6,7\n0s → 14m (14m, history-p90)\nneeds 4 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, "
-                                    "NVLink\nreserves 40GiB per GPU</title>"));
+  REQUIRE_THAT(
+      svg, Catch::Contains("<title>//ml:train_test\nshard 2 of 4 (TEST_SHARD_INDEX=1)\nh100-0 · GPUs "
+                           "4,5,6,7\n0s → 14m (14m, history-p90)\nneeds 4 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, "
+                           "NVLink\nreserves 40GiB per GPU</title>"));
 }
 
 TEST_CASE("labels with markup characters are escaped everywhere") {
@@ -74,6 +75,7 @@ TEST_CASE("the same plan draws the same bytes") {
 
 TEST_CASE("a test keeps its colour whatever else is in the plan") {
   REQUIRE(emit::test_color("//ml:train_test").r == emit::test_color("//ml:train_test").r);
-  auto a = emit::hex(emit::test_color("//ml:train_test")), b = emit::hex(emit::test_color("//ml:train_test2"));
+  auto a = emit::hex(emit::test_color("//ml:train_test")),
+       b = emit::hex(emit::test_color("//ml:train_test2"));
   REQUIRE(a != b);
 }

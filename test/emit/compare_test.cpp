@@ -1,8 +1,6 @@
 #include <catch2/catch.hpp>
-
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"

@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
@@ -43,9 +42,10 @@ TEST_CASE("the preview fits the terminal at 80 and at 200 columns") {
       INFO(width << ": " << line);
       REQUIRE(emit::columns(line) <= width);
     }
-    for (const char* expected : {"policy exact", "makespan 28m", "lower bound 26m (gap 7.7%)", "a100-0", "h100-0",
-                                 "h100-1", "l4-0", " GPU 7 ", "Unschedulable units (1)", "//ml:cuda11_compat_test",
-                                 "Diagnostics (2)", "warning //ml:resources_test (tag gpu:0)"})
+    for (const char* expected :
+         {"policy exact", "makespan 28m", "lower bound 26m (gap 7.7%)", "a100-0", "h100-0", "h100-1", "l4-0",
+          " GPU 7 ", "Unschedulable units (1)", "//ml:cuda11_compat_test", "Diagnostics (2)",
+          "warning //ml:resources_test (tag gpu:0)"})
       REQUIRE_THAT(text, Catch::Contains(expected));
   }
 }
@@ -55,8 +55,10 @@ TEST_CASE("the preview draws a lane per GPU with each unit's short name on it") 
   auto lane = [&](const std::string& node, int gpu) {
     bool in_node = false;
     for (const auto& line : text) {
-      if (line.rfind(node + " ", 0) == 0) in_node = true;
-      else if (in_node && line.rfind(fmt::format(" GPU {} ", gpu), 0) == 0) return line;
+      if (line.rfind(node + " ", 0) == 0)
+        in_node = true;
+      else if (in_node && line.rfind(fmt::format(" GPU {} ", gpu), 0) == 0)
+        return line;
     }
     return std::string();
   };
@@ -92,7 +94,8 @@ TEST_CASE("units sharing a GPU under pack get a row each") {
                       shared("//p:third_test", 300, 600)};
   plan.summary.makespan_s = 600;
   auto text = lines(render_text(plan, {80, false}));
-  auto first = std::find_if(text.begin(), text.end(), [](const std::string& l) { return l.rfind(" GPU 0 ", 0) == 0; });
+  auto first =
+      std::find_if(text.begin(), text.end(), [](const std::string& l) { return l.rfind(" GPU 0 ", 0) == 0; });
   REQUIRE(first != text.end());
   REQUIRE_THAT(*first, Catch::Contains("[first─"));
   REQUIRE_THAT(*(first + 1), Catch::StartsWith("       [second─") && Catch::Contains("][third─"));

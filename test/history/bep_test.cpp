@@ -33,7 +33,11 @@ TEST_CASE("cached results are ignored: they measured an earlier run") {
   auto read = read_bep_fixture("bep_cached.json");
   REQUIRE(read.history.sample_count() == 0);
   REQUIRE(read.history.cached_results == 7);
-  auto remote = read_bep_text(result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"5000","executionInfo":{"cachedRemotely":true}})"), true);
+  auto remote = read_bep_text(
+      result_line(
+          attempt_1,
+          R"({"status":"PASSED","testAttemptDurationMillis":"5000","executionInfo":{"cachedRemotely":true}})"),
+      true);
   REQUIRE(remote.history.sample_count() == 0);
   REQUIRE(remote.history.cached_results == 1);
 }
@@ -48,9 +52,10 @@ TEST_CASE("a timed-out attempt is kept as a lower bound, not as a sample") {
 }
 
 TEST_CASE("every attempt of a flaky test counts, failed or passed") {
-  auto read = read_bep_text(result_line(attempt_1, R"({"status":"FAILED","testAttemptDurationMillis":"10000"})") +
-                                result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"12000"})"),
-                            true);
+  auto read =
+      read_bep_text(result_line(attempt_1, R"({"status":"FAILED","testAttemptDurationMillis":"10000"})") +
+                        result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"12000"})"),
+                    true);
   const auto& attempts = read.history.samples.at({"//gpu:t", std::nullopt});
   REQUIRE(attempts.size() == 2);
   REQUIRE(attempts[0].seconds == 10);
@@ -59,7 +64,9 @@ TEST_CASE("every attempt of a flaky test counts, failed or passed") {
 
 TEST_CASE("newer Bazel's Duration and Timestamp fields are read") {
   auto read = read_bep_text(
-      result_line(attempt_1, R"({"status":"PASSED","testAttemptDuration":"12.5s","testAttemptStart":"2024-05-01T10:00:00.250Z","testAttemptDurationMillis":"1"})"),
+      result_line(
+          attempt_1,
+          R"({"status":"PASSED","testAttemptDuration":"12.5s","testAttemptStart":"2024-05-01T10:00:00.250Z","testAttemptDurationMillis":"1"})"),
       true);
   const auto& sample = read.history.samples.at({"//gpu:t", std::nullopt}).at(0);
   REQUIRE(sample.seconds == 12.5);
@@ -67,10 +74,12 @@ TEST_CASE("newer Bazel's Duration and Timestamp fields are read") {
 }
 
 TEST_CASE("attempts that never ran to the end measure nothing") {
-  auto read = read_bep_text(result_line(attempt_1, R"({"status":"INCOMPLETE","testAttemptDurationMillis":"3"})") +
-                                result_line(attempt_2, R"({"status":"FAILED_TO_BUILD"})") +
-                                R"({"id":{"testResult":{"label":"//gpu:t","run":1,"shard":1,"attempt":3}},"aborted":{"reason":"USER_INTERRUPTED"}})" "\n",
-                            true);
+  auto read = read_bep_text(
+      result_line(attempt_1, R"({"status":"INCOMPLETE","testAttemptDurationMillis":"3"})") +
+          result_line(attempt_2, R"({"status":"FAILED_TO_BUILD"})") +
+          R"({"id":{"testResult":{"label":"//gpu:t","run":1,"shard":1,"attempt":3}},"aborted":{"reason":"USER_INTERRUPTED"}})"
+          "\n",
+      true);
   REQUIRE(read.history.sample_count() == 0);
   REQUIRE(read.diagnostics.empty());
 }
@@ -80,13 +89,18 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
     std::string line;
     std::string message;
   };
-  auto passed = [](const std::string& duration) { return result_line(attempt_1, R"({"status":"PASSED",)" + duration + "}"); };
+  auto passed = [](const std::string& duration) {
+    return result_line(attempt_1, R"({"status":"PASSED",)" + duration + "}");
+  };
   std::vector<Case> cases = {
       {"{\"id\":{\"testResult\":\n", "bep.json:2: not a JSON build event"},
-      {passed(R"("testAttemptDuration":"soon")"), "bep.json:2: testAttemptDuration of //gpu:t is not a duration: \"soon\""},
-      {passed(R"("testAttemptDurationMillis":"-5")"), "bep.json:2: testAttemptDurationMillis of //gpu:t is negative: \"-5\""},
+      {passed(R"("testAttemptDuration":"soon")"),
+       "bep.json:2: testAttemptDuration of //gpu:t is not a duration: \"soon\""},
+      {passed(R"("testAttemptDurationMillis":"-5")"),
+       "bep.json:2: testAttemptDurationMillis of //gpu:t is negative: \"-5\""},
       {passed(R"("testAttemptDuration":"-1.5s")"), "bep.json:2: testAttemptDuration of //gpu:t is negative"},
-      {result_line(R"({"label":"//gpu:t","shard":0})", R"({"status":"PASSED"})"), "bep.json:2: testResult shard of //gpu:t is not a positive number"},
+      {result_line(R"({"label":"//gpu:t","shard":0})", R"({"status":"PASSED"})"),
+       "bep.json:2: testResult shard of //gpu:t is not a positive number"},
   };
   std::string good = result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"1000"})");
   for (const auto& c : cases) {
@@ -101,12 +115,14 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
     REQUIRE(lenient.history.sample_count() == 2);
     REQUIRE(lenient.diagnostics.size() == 1);
     REQUIRE(lenient.diagnostics[0].severity == Severity::warning);
-    REQUIRE_THAT(lenient.diagnostics[0].message, Catch::StartsWith("skipped 1 bad history row (the first: " + c.message));
+    REQUIRE_THAT(lenient.diagnostics[0].message,
+                 Catch::StartsWith("skipped 1 bad history row (the first: " + c.message));
   }
 }
 
 TEST_CASE("several bad lines in one file make one warning that counts them") {
   auto read = read_bep_text("not json\n{\"id\":{}}\n[1,2\n", false);
   REQUIRE(read.diagnostics.size() == 1);
-  REQUIRE_THAT(read.diagnostics[0].message, Catch::StartsWith("skipped 2 bad history rows (the first: bep.json:1:"));
+  REQUIRE_THAT(read.diagnostics[0].message,
+               Catch::StartsWith("skipped 2 bad history rows (the first: bep.json:1:"));
 }

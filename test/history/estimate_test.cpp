@@ -14,7 +14,9 @@ ClassifiedTest gpu_test(const std::string& label, const std::string& size, int s
   return test;
 }
 Estimator fixed_default() {
-  return [](const ClassifiedTest&, std::optional<int>) { return Estimate{300, "size-default", std::nullopt}; };
+  return [](const ClassifiedTest&, std::optional<int>) {
+    return Estimate{300, "size-default", std::nullopt};
+  };
 }
 std::vector<Sample> durations(std::initializer_list<double> seconds) {
   std::vector<Sample> samples;
@@ -41,7 +43,8 @@ TEST_CASE("the percentile and the window come from the rules") {
 }
 
 TEST_CASE("when every sample has a start time, the newest are the latest started") {
-  std::vector<Sample> samples = {{5, false, std::nullopt, 3000}, {900, false, std::nullopt, 1000}, {7, false, std::nullopt, 2000}};
+  std::vector<Sample> samples = {
+      {5, false, std::nullopt, 3000}, {900, false, std::nullopt, 1000}, {7, false, std::nullopt, 2000}};
   auto recent = recent_samples(samples, 2);
   REQUIRE(recent.size() == 2);
   REQUIRE(recent[0].seconds == 7);
@@ -63,7 +66,8 @@ TEST_CASE("tests without history fall back to their size class's median, then th
   history.samples[{"//cpu:elsewhere", std::nullopt}] = durations({5000});
   Classification tests;
   tests.tests = {gpu_test("//a:measured_1", "large"), gpu_test("//a:measured_2", "large"),
-                 gpu_test("//a:measured_3", "large"), gpu_test("//a:new", "large"), gpu_test("//a:small_new", "small")};
+                 gpu_test("//a:measured_3", "large"), gpu_test("//a:new", "large"),
+                 gpu_test("//a:small_new", "small")};
   ClassifiedTest cpu = gpu_test("//cpu:elsewhere", "large");
   cpu.bucket = Bucket::cpu;
   tests.tests.push_back(cpu);
@@ -120,5 +124,6 @@ TEST_CASE("history matches a label however Bazel prefixed the main repository") 
   history.samples[{"//a:b", std::nullopt}] = durations({42});
   Classification tests;
   tests.tests = {gpu_test("@@//a:b", "medium")};
-  REQUIRE(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds == 42);
+  REQUIRE(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds ==
+          42);
 }

@@ -31,20 +31,24 @@ TEST_CASE("a test.xml of a test Bazel killed at its timeout is a lower bound") {
 }
 
 TEST_CASE("gtest's XML gives the whole program's time and when it started") {
-  auto sample = read_testlog("xla/gemm_test/test.xml").history.samples.at({"//xla:gemm_test", std::nullopt}).at(0);
+  auto sample =
+      read_testlog("xla/gemm_test/test.xml").history.samples.at({"//xla:gemm_test", std::nullopt}).at(0);
   REQUIRE(sample.seconds == Approx(0.2));
   REQUIRE(sample.start_ms == 1796036265651);
   REQUIRE_FALSE(sample.timed_out);
 }
 
 TEST_CASE("pytest's XML gives its suite's time") {
-  auto sample = read_testlog("tf/conv_test/test.xml").history.samples.at({"//tf:conv_test", std::nullopt}).at(0);
+  auto sample =
+      read_testlog("tf/conv_test/test.xml").history.samples.at({"//tf:conv_test", std::nullopt}).at(0);
   REQUIRE(sample.seconds == Approx(12.873));
   REQUIRE(sample.start_ms == 1714555800123);
 }
 
 TEST_CASE("without a suite time the testcases' times add up") {
-  auto read = read_xml(R"(<testsuites><testsuite name="a"><testcase time="1.5"/><testcase time="2"/></testsuite></testsuites>)", true);
+  auto read = read_xml(
+      R"(<testsuites><testsuite name="a"><testcase time="1.5"/><testcase time="2"/></testsuite></testsuites>)",
+      true);
   REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 3.5);
 }
 
@@ -54,9 +58,11 @@ TEST_CASE("a malformed JUnit file names its file and line, and under --strict st
     std::string message;
   };
   std::vector<Case> cases = {
-      {"<testsuites>\n<testsuite time=\"1\">\n</testsuites>", "test.xml:3: not well-formed JUnit XML: mismatched tag"},
+      {"<testsuites>\n<testsuite time=\"1\">\n</testsuites>",
+       "test.xml:3: not well-formed JUnit XML: mismatched tag"},
       {"", "test.xml:1: not well-formed JUnit XML: no element found"},
-      {"<testsuites>\n  <testsuite time=\"-2\"/>\n</testsuites>", "test.xml:2: <testsuite time=\"-2\">: a negative time"},
+      {"<testsuites>\n  <testsuite time=\"-2\"/>\n</testsuites>",
+       "test.xml:2: <testsuite time=\"-2\">: a negative time"},
       {"<testsuites time=\"fast\"/>", "test.xml:1: <testsuites time=\"fast\">: not a number of seconds"},
       {"<html><body/></html>", "test.xml:1: not a JUnit file: the root element is <html>"},
       {"<testsuites>\n<testsuite name=\"x\"/>\n</testsuites>", "test.xml:1: no time="},

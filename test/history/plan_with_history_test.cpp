@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 
 #include "gpuplan/solve.hpp"
@@ -30,7 +29,8 @@ Workload generated_workload() {
     test.requirement.gpus = {1, "tag gpu"};
     double seconds = i % 4 == 0 ? 1000 : 50;
     w.real_seconds[test.target.label] = seconds;
-    for (double noise : {0.9, 1.0, 1.05}) w.history_csv += fmt::format("{},,{},\n", test.target.label, seconds * noise);
+    for (double noise : {0.9, 1.0, 1.05})
+      w.history_csv += fmt::format("{},,{},\n", test.target.label, seconds * noise);
     w.tests.tests.push_back(test);
   }
   return w;
@@ -53,7 +53,8 @@ double real_makespan(const Plan& plan, const std::map<std::string, double>& real
 
 }  // namespace
 
-TEST_CASE("a plan learns from history and finishes a generated workload much sooner than with size defaults") {
+TEST_CASE(
+    "a plan learns from history and finishes a generated workload much sooner than with size defaults") {
   auto w = generated_workload();
   auto fleet = testing::fleet_of({{"h100", 1, 4}});
   Rules rules;
@@ -67,12 +68,15 @@ TEST_CASE("a plan learns from history and finishes a generated workload much soo
                             history_estimator(history, w.tests, rules, size_default_estimator(rules)), rules);
   Plan informed = make_plan(w.tests, learned, fleet, options);
 
-  REQUIRE(std::all_of(learned.begin(), learned.end(), [](const Unit& u) { return u.duration_source == "history-p90"; }));
-  REQUIRE(std::all_of(by_size.begin(), by_size.end(), [](const Unit& u) { return u.duration_source == "size-default"; }));
+  REQUIRE(std::all_of(learned.begin(), learned.end(),
+                      [](const Unit& u) { return u.duration_source == "history-p90"; }));
+  REQUIRE(std::all_of(by_size.begin(), by_size.end(),
+                      [](const Unit& u) { return u.duration_source == "size-default"; }));
   double lower_bound = (10 * 1000 + 30 * 50) / 4.0;
   double blind_end = real_makespan(blind, w.real_seconds);
   double informed_end = real_makespan(informed, w.real_seconds);
-  INFO("size defaults: " << blind_end << " s; history: " << informed_end << " s; bound " << lower_bound << " s");
+  INFO("size defaults: " << blind_end << " s; history: " << informed_end << " s; bound " << lower_bound
+                         << " s");
   REQUIRE(informed_end < blind_end);
   REQUIRE(informed_end <= 1.1 * 3000);  // three long tests on some GPU is unavoidable
   REQUIRE(informed.summary.makespan_s == Approx(informed_end).epsilon(0.1));

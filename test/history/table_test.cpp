@@ -32,12 +32,17 @@ TEST_CASE("CSV columns are found by name, in any order, and shard and VRAM are o
 }
 
 TEST_CASE("JSON rows read like CSV rows, as an array or one object a line") {
-  auto array = read_table_text(R"([{"label":"//a:b","shard":1,"seconds":"7.5","peak_vram_mib":1000.2,"extra":{"x":1}},
-                                   {"label":"//a:b","shard":null,"seconds":2}])", true);
+  auto array =
+      read_table_text(R"([{"label":"//a:b","shard":1,"seconds":"7.5","peak_vram_mib":1000.2,"extra":{"x":1}},
+                                   {"label":"//a:b","shard":null,"seconds":2}])",
+                      true);
   REQUIRE(array.history.samples.at({"//a:b", 1}).at(0).seconds == 7.5);
   REQUIRE(array.history.samples.at({"//a:b", 1}).at(0).peak_vram_mib == 1001);
   REQUIRE(array.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 2);
-  auto lines = read_table_text("{\"label\":\"//a:b\",\"seconds\":1,\"exit_status\":\"timeout\"}\n{\"label\":\"//a:b\",\"seconds\":2}\n", true);
+  auto lines = read_table_text(
+      "{\"label\":\"//a:b\",\"seconds\":1,\"exit_status\":\"timeout\"}\n{\"label\":\"//"
+      "a:b\",\"seconds\":2}\n",
+      true);
   const auto& samples = lines.history.samples.at({"//a:b", std::nullopt});
   REQUIRE(samples.size() == 2);
   REQUIRE(samples[0].timed_out);
@@ -52,11 +57,15 @@ TEST_CASE("a bad history row names its file and line, and under --strict stops t
       {"label,seconds\n//a:b,1\n//a:b,1,extra\n", "history.csv:3: 3 columns where the header has 2"},
       {"label,seconds\n//a:b,1\n//a:b,-4\n", "history.csv:3: //a:b: seconds -4 is a negative time"},
       {"label,seconds\n//a:b,1\n//a:b,4m\n", "history.csv:3: //a:b: seconds \"4m\" is not a number"},
-      {"label,shard,seconds\n//a:b,,1\n//a:b,first,4\n", "history.csv:3: //a:b: shard \"first\" is not a 0-based shard index"},
-      {"label,seconds,start\n//a:b,1,\n//a:b,4,yesterday\n", "history.csv:3: //a:b: start \"yesterday\" is neither"},
+      {"label,shard,seconds\n//a:b,,1\n//a:b,first,4\n",
+       "history.csv:3: //a:b: shard \"first\" is not a 0-based shard index"},
+      {"label,seconds,start\n//a:b,1,\n//a:b,4,yesterday\n",
+       "history.csv:3: //a:b: start \"yesterday\" is neither"},
       {"label,seconds\n//a:b,1\n\"//a:b,4\n", "history.csv:3: a quoted field is never closed"},
-      {"[{\"label\":\"//a:b\",\"seconds\":1},\n {\"label\":\"//a:b\",\"seconds\":-1}]", "history.csv:2: //a:b: seconds -1 is a negative time"},
-      {"{\"label\":\"//a:b\",\"seconds\":1}\n{\"label\":\"//a:b\",\"seconds\":1}}\n", "history.csv:2: not valid JSON"},
+      {"[{\"label\":\"//a:b\",\"seconds\":1},\n {\"label\":\"//a:b\",\"seconds\":-1}]",
+       "history.csv:2: //a:b: seconds -1 is a negative time"},
+      {"{\"label\":\"//a:b\",\"seconds\":1}\n{\"label\":\"//a:b\",\"seconds\":1}}\n",
+       "history.csv:2: not valid JSON"},
   };
   for (const auto& c : cases) {
     INFO(c.text);

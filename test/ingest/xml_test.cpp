@@ -103,8 +103,7 @@ TEST_CASE("rule inputs in every spelling and across read boundaries leave the te
   }
   TargetList list = read_text(text + "</query>\n");
   REQUIRE(list.tests.size() == 20000);
-  for (const Target& target : list.tests)
-    REQUIRE(target.tags == std::vector<Symbol>{"gpu", "rule-input"});
+  for (const Target& target : list.tests) REQUIRE(target.tags == std::vector<Symbol>{"gpu", "rule-input"});
 }
 
 TEST_CASE("errors after rule inputs still point at the right line and column") {

@@ -82,4 +82,3 @@ TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the s
   u.size = "medium";
   REQUIRE(timeout_seconds(u) == 300);
 }
-

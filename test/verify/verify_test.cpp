@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
-
-#include <algorithm>
-#include <set>
-#include <sstream>
+#include "gpuplan/verify.hpp"
 
 #include <fmt/format.h>
 
-#include "gpuplan/verify.hpp"
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
+
 #include "plan_fixture.hpp"
 
 using namespace gpuplan;
@@ -20,10 +20,14 @@ std::vector<Gpu> gpus(int count, const std::string& model, const std::string& fa
   return list;
 }
 
-std::vector<std::vector<bool>> links(int count, const std::vector<std::pair<int, int>>& pairs, bool all = false) {
-  std::vector<std::vector<bool>> nvlink(static_cast<size_t>(count), std::vector<bool>(static_cast<size_t>(count), all));
+std::vector<std::vector<bool>> links(int count, const std::vector<std::pair<int, int>>& pairs,
+                                     bool all = false) {
+  std::vector<std::vector<bool>> nvlink(static_cast<size_t>(count),
+                                        std::vector<bool>(static_cast<size_t>(count), all));
   for (int i = 0; i < count; ++i) nvlink[static_cast<size_t>(i)][static_cast<size_t>(i)] = false;
-  for (auto [a, b] : pairs) nvlink[static_cast<size_t>(a)][static_cast<size_t>(b)] = nvlink[static_cast<size_t>(b)][static_cast<size_t>(a)] = true;
+  for (auto [a, b] : pairs)
+    nvlink[static_cast<size_t>(a)][static_cast<size_t>(b)] =
+        nvlink[static_cast<size_t>(b)][static_cast<size_t>(a)] = true;
   return nvlink;
 }
 
@@ -32,11 +36,26 @@ Fleet example_fleet() {
   Fleet fleet;
   fleet.source = "test/data/plans/fleet.yaml";
   for (const char* name : {"h100-0", "h100-1"})
-    fleet.nodes.push_back({name, "h100", gpus(8, "H100-SXM-80GB", "h100", 81559, "9.0"), *Version::parse("12.4"),
-                           "550.54.15", {}, links(8, {}, true)});
-  fleet.nodes.push_back({"a100-0", "a100", gpus(4, "A100-SXM4-40GB", "a100", 40960, "8.0"), *Version::parse("12.2"),
-                         "535.104.05", {}, links(4, {{0, 1}, {2, 3}})});
-  fleet.nodes.push_back({"l4-0", "l4", gpus(2, "L4", "l4", 23034, "8.9"), *Version::parse("12.2"), "535.104.05", {},
+    fleet.nodes.push_back({name,
+                           "h100",
+                           gpus(8, "H100-SXM-80GB", "h100", 81559, "9.0"),
+                           *Version::parse("12.4"),
+                           "550.54.15",
+                           {},
+                           links(8, {}, true)});
+  fleet.nodes.push_back({"a100-0",
+                         "a100",
+                         gpus(4, "A100-SXM4-40GB", "a100", 40960, "8.0"),
+                         *Version::parse("12.2"),
+                         "535.104.05",
+                         {},
+                         links(4, {{0, 1}, {2, 3}})});
+  fleet.nodes.push_back({"l4-0",
+                         "l4",
+                         gpus(2, "L4", "l4", 23034, "8.9"),
+                         *Version::parse("12.2"),
+                         "535.104.05",
+                         {},
                          links(2, {})});
   return fleet;
 }
@@ -89,7 +108,8 @@ TEST_CASE("the example plan is valid on its fleet") {
 TEST_CASE("a unit on a node the fleet does not have is reported") {
   auto plan = example_plan();
   unit(plan, "//tf:conv_test").node = "a100-9";
-  require_one(verify(plan, example_fleet()), ViolationKind::unknown_node, "//tf:conv_test", "\"a100-9\" is not in the fleet");
+  require_one(verify(plan, example_fleet()), ViolationKind::unknown_node, "//tf:conv_test",
+              "\"a100-9\" is not in the fleet");
 }
 
 TEST_CASE("a GPU index the node does not have is reported") {
@@ -114,7 +134,8 @@ TEST_CASE("a unit given fewer GPUs than it needs is reported") {
   auto& a = unit(plan, "//tf:nccl_test");
   a.gpus = {1};
   a.env["CUDA_VISIBLE_DEVICES"] = "1";
-  require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test", "holds 1 GPU but needs 2");
+  require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test",
+              "holds 1 GPU but needs 2");
 }
 
 TEST_CASE("under whole-node a multi-GPU unit has its node to itself, holding the GPUs it asked for or all") {
@@ -156,8 +177,8 @@ TEST_CASE("under pack sharing over the VRAM left after headroom is reported") {
 TEST_CASE("under pack more units on a GPU than max_tests_per_gpu is reported") {
   VerifyOptions options;
   options.rules.max_tests_per_gpu = 2;
-  require_one(verify(shared_gpu_plan(1000, 3), example_fleet(), options), ViolationKind::double_booked, "//pack:t2",
-              "runs 3 units at once from 0s (at most 2 under pack)");
+  require_one(verify(shared_gpu_plan(1000, 3), example_fleet(), options), ViolationKind::double_booked,
+              "//pack:t2", "runs 3 units at once from 0s (at most 2 under pack)");
 }
 
 TEST_CASE("under pack a unit with unknown VRAM does not share") {
@@ -175,7 +196,8 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
     a.unit.vram_mib = 32768;
     auto found = verify(plan, fleet);
     REQUIRE(found.size() == 2);
-    REQUIRE_THAT(found[0].reason, Catch::Contains("needs 32GiB on each GPU (tag gpu-mem:32GiB) but GPU 1 of l4-0"));
+    REQUIRE_THAT(found[0].reason,
+                 Catch::Contains("needs 32GiB on each GPU (tag gpu-mem:32GiB) but GPU 1 of l4-0"));
     REQUIRE_THAT(found[1].reason, Catch::Contains("reserves 32GiB per GPU"));
   }
   SECTION("CUDA version") {
@@ -192,7 +214,8 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
   }
   SECTION("GPU model") {
     auto& a = unit(plan, "//tf:conv_test");
-    a.unit.requirement.gpu_models = Sourced<std::vector<std::string>>{{"h100", "l4"}, "tag gpu-model:h100|l4"};
+    a.unit.requirement.gpu_models =
+        Sourced<std::vector<std::string>>{{"h100", "l4"}, "tag gpu-model:h100|l4"};
     require_one(verify(plan, fleet), ViolationKind::requirement, "//tf:conv_test", "needs GPU model h100|l4");
   }
   SECTION("NVLink") {
@@ -203,7 +226,8 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
     a.env["CUDA_VISIBLE_DEVICES"] = "1,2";
     auto found = verify(plan, fleet);
     REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
-              return v.kind == ViolationKind::requirement && v.reason.find("not all NVLink-connected") != std::string::npos;
+              return v.kind == ViolationKind::requirement &&
+                     v.reason.find("not all NVLink-connected") != std::string::npos;
             }) == 1);
   }
 }
@@ -222,7 +246,8 @@ TEST_CASE("the query's requirements are checked, not the plan's copy of them") {
   VerifyOptions options{&query, {}};
   REQUIRE(verify(plan, example_fleet(), options).empty());
   for (auto& t : query.tests)
-    if (t.target.label == "//tf:conv_test") t.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "tag gpu-mem:64GiB"};
+    if (t.target.label == "//tf:conv_test")
+      t.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "tag gpu-mem:64GiB"};
   require_one(verify(plan, example_fleet(), options), ViolationKind::requirement, "//tf:conv_test",
               "needs 64GiB on each GPU (tag gpu-mem:64GiB)");
 }
@@ -242,7 +267,8 @@ TEST_CASE("a unit beside an exclusive unit on its node is reported") {
 TEST_CASE("a unit listed twice is reported") {
   auto plan = example_plan();
   plan.unschedulable.push_back({unit(plan, "//tf:conv_test").unit, "copied by hand"});
-  require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test", "listed more than once");
+  require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test",
+              "listed more than once");
 }
 
 TEST_CASE("against the query every GPU test must be in the plan, each shard once") {
@@ -260,7 +286,8 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
   std::set<std::string> labels;
   for (const auto& a : plan.assignments) labels.insert(a.unit.label);
   labels.insert("//ml:cuda11_compat_test");
-  for (const auto& l : labels) add(l, Bucket::gpu, l == "//ml:train_test" ? 4 : l == "//ml:inference_test" ? 2 : 0);
+  for (const auto& l : labels)
+    add(l, Bucket::gpu, l == "//ml:train_test" ? 4 : l == "//ml:inference_test" ? 2 : 0);
   for (auto& t : query.tests)
     for (const auto& a : plan.assignments)
       if (a.unit.label == t.target.label) t.requirement = a.unit.requirement;
@@ -273,7 +300,8 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
                 "is a GPU test of the query but is not in the plan");
   }
   SECTION("a missing shard") {
-    std::erase_if(plan.assignments, [](const Assignment& a) { return a.unit.id == "//ml:train_test#shard-2-of-4"; });
+    std::erase_if(plan.assignments,
+                  [](const Assignment& a) { return a.unit.id == "//ml:train_test#shard-2-of-4"; });
     require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//ml:train_test",
                 "shard 2 of 4 is missing");
   }
@@ -296,7 +324,8 @@ TEST_CASE("inconsistent times are reported") {
     auto& a = unit(plan, "//ml:video_decode_test");
     a.start_s = -10;
     a.end_s = 290;
-    require_one(verify(plan, example_fleet()), ViolationKind::times, "//ml:video_decode_test", "starts at -10s");
+    require_one(verify(plan, example_fleet()), ViolationKind::times, "//ml:video_decode_test",
+                "starts at -10s");
   }
   SECTION("a makespan other than the last end") {
     plan.summary.makespan_s = 1500;
@@ -319,6 +348,7 @@ TEST_CASE("an environment that disagrees with the assignment is reported") {
   }
   SECTION("shard variables on a test that is not sharded") {
     unit(plan, "//tf:conv_test").env["TEST_TOTAL_SHARDS"] = "2";
-    require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test", "sets TEST_TOTAL_SHARDS but is not a shard");
+    require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
+                "sets TEST_TOTAL_SHARDS but is not a shard");
   }
 }
