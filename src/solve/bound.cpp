@@ -2,8 +2,10 @@
 #include "solve/bound.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
+#include <vector>
 
 namespace gpuplan::solve {
 
@@ -27,6 +29,20 @@ double bound_for(const Load& load, const TypeSetCapacity& capacity) {
   if (capacity.gpus > 0) b = std::max(b, load.gpu_seconds / capacity.gpus);
   if (capacity.nodes > 0) b = std::max(b, load.node_seconds / capacity.nodes);
   return b;
+}
+
+/// Jobs no two of which can share a node, confined to `nodes` nodes: when there are more than
+/// k·nodes of them, some node runs k+1 of the k·nodes+1 longest one after another, so the
+/// k+1 shortest of those bound the makespan.
+double pigeonhole_bound(std::vector<double> durations, size_t nodes) {
+  if (nodes == 0 || durations.size() <= nodes) return 0;
+  std::sort(durations.begin(), durations.end(), std::greater<>());
+  std::vector<double> prefix(durations.size() + 1, 0);  // prefix[i]: the i longest together
+  for (size_t i = 0; i < durations.size(); ++i) prefix[i + 1] = prefix[i] + durations[i];
+  double bound = 0;
+  for (size_t k = 1; k * nodes < durations.size(); ++k)
+    bound = std::max(bound, prefix[k * nodes + 1] - prefix[k * nodes - k]);
+  return bound;
 }
 
 }  // namespace
@@ -61,14 +77,21 @@ double lower_bound(const Problem& p) {
     }
 
   std::map<TypeSet, Load> loads;
+  std::map<TypeSet, std::vector<double>> blocking;  // the durations of node-blocking jobs
+  std::vector<double> all_blocking;
   Load everything;
   for (const Job& job : p.jobs) {
     auto d = static_cast<size_t>(job.demand);
     bound = std::max(bound, job.duration);
-    Load& load = loads[few_types ? type_set[d] : 0];
+    TypeSet set = few_types ? type_set[d] : 0;
+    Load& load = loads[set];
     for (Load* l : {&load, &everything}) {
       l->gpu_seconds += gpus_held[d] * job.duration;
       if (blocks_node[d]) l->node_seconds += job.duration;
+    }
+    if (blocks_node[d]) {
+      blocking[set].push_back(job.duration);
+      all_blocking.push_back(job.duration);
     }
   }
   TypeSetCapacity all;
@@ -77,6 +100,7 @@ double lower_bound(const Problem& p) {
     all.nodes += double(type.nodes.size());
   }
   bound = std::max(bound, bound_for(everything, all));
+  bound = std::max(bound, pigeonhole_bound(std::move(all_blocking), static_cast<size_t>(all.nodes)));
   if (!few_types) return bound;
 
   auto capacity_of = [&](TypeSet set) {
@@ -88,6 +112,16 @@ double lower_bound(const Problem& p) {
       }
     return c;
   };
+  size_t groups_checked = 0;
+  for (const auto& entry : blocking) {
+    if (++groups_checked > 64) break;
+    std::vector<double> within;  // the blocking jobs that can only use this group's nodes
+    for (const auto& [set, durations] : blocking)
+      if ((set & ~entry.first) == 0) within.insert(within.end(), durations.begin(), durations.end());
+    bound = std::max(
+        bound, pigeonhole_bound(std::move(within), static_cast<size_t>(capacity_of(entry.first).nodes)));
+  }
+
   auto load_within = [&](TypeSet set) {
     Load sum;
     for (const auto& [s, load] : loads)

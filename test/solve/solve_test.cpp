@@ -72,6 +72,19 @@ TEST_CASE("exact gives multi-GPU units just their GPUs, whole-node a node each")
   CHECK(broken_promise(whole, fleet).empty());
 }
 
+TEST_CASE("six wide units on four nodes need two rounds, and the bound knows it") {
+  auto fleet = fleet_of({{"a", 4, 8}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 6; ++i) units.push_back(unit(fmt::format("//t:wide{}", i), 900, 2));
+  auto whole = plan_of(units, fleet, Policy::whole_node);
+  CHECK(whole.summary.makespan_s == 1800);
+  CHECK(whole.summary.lower_bound_s == 1800);  // GPU-seconds alone would say 1350
+  for (auto& u : units) u.requirement.gpus.value = 5;  // more than half a node: never two at once
+  auto exact = plan_of(units, fleet, Policy::exact);
+  CHECK(exact.summary.makespan_s == 1800);
+  CHECK(exact.summary.lower_bound_s == 1800);
+}
+
 TEST_CASE("whole-node still shares a node among single-GPU units") {
   auto fleet = fleet_of({{"a", 1, 4}});
   auto plan = plan_of({unit("//t:a", 100), unit("//t:b", 100), unit("//t:c", 100), unit("//t:d", 100)}, fleet,
