@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -32,6 +33,23 @@ TEST_CASE("longest-first balances single-GPU units the way a person would") {
                       fleet);
   CHECK(plan.summary.makespan_s == 500);
   CHECK(plan.summary.lower_bound_s == 500);
+}
+
+TEST_CASE("never worse than placing the units longest first, each on the GPU free earliest") {
+  auto fleet = fleet_of({{"a", 3, 4}});
+  std::mt19937 random(11);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Unit> units;
+    for (int i = 0; i < 40; ++i) units.push_back(unit(fmt::format("//t:{:02}", i), 10 + random() % 500));
+    std::vector<double> longest_first;
+    for (const auto& u : units) longest_first.push_back(u.duration_s);
+    std::sort(longest_first.begin(), longest_first.end(), std::greater<>());
+    std::vector<double> gpu_free(12, 0);
+    for (double d : longest_first) *std::min_element(gpu_free.begin(), gpu_free.end()) += d;
+    double greedy = *std::max_element(gpu_free.begin(), gpu_free.end());
+    INFO("round " << round);
+    CHECK(plan_of(units, fleet).summary.makespan_s <= greedy);
+  }
 }
 
 TEST_CASE("the longest unit bounds the makespan") {
@@ -78,7 +96,7 @@ TEST_CASE("six wide units on four nodes need two rounds, and the bound knows it"
   for (int i = 0; i < 6; ++i) units.push_back(unit(fmt::format("//t:wide{}", i), 900, 2));
   auto whole = plan_of(units, fleet, Policy::whole_node);
   CHECK(whole.summary.makespan_s == 1800);
-  CHECK(whole.summary.lower_bound_s == 1800);  // GPU-seconds alone would say 1350
+  CHECK(whole.summary.lower_bound_s == 1800);          // GPU-seconds alone would say 1350
   for (auto& u : units) u.requirement.gpus.value = 5;  // more than half a node: never two at once
   auto exact = plan_of(units, fleet, Policy::exact);
   CHECK(exact.summary.makespan_s == 1800);
