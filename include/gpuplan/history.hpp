@@ -33,7 +33,8 @@ struct Sample {
 struct SampleKey {
   std::string label;         ///< canonical_label(): "@//a:b" and "//a:b" are one test
   std::optional<int> shard;  ///< 0-based like TEST_SHARD_INDEX; empty for an unsharded test
-  auto operator<=>(const SampleKey&) const = default;
+  auto operator<=>(const SampleKey&) const =
+      default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads it
 };
 
 /// Samples read from one or more inputs, in input order within each unit.
@@ -43,7 +44,7 @@ struct History {
   long cached_results = 0;                  ///< cached BEP results, ignored: they measured an older run
 
   /// Appends `newer` after this history: with no start times, later inputs are newer.
-  void merge(History newer);
+  void merge(const History& newer);
   long sample_count() const;
 };
 
@@ -101,7 +102,7 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
 /// history estimates of the GPU tests of its size class in `tests` ("size-median"); then
 /// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no
 /// estimate is zero.
-Estimator history_estimator(History history, const Classification& tests, const Rules& rules,
+Estimator history_estimator(const History& history, const Classification& tests, const Rules& rules,
                             Estimator fallback);
 
 }  // namespace gpuplan

@@ -18,7 +18,7 @@ struct Version {
   bool empty() const { return parts.empty(); }
 
   std::strong_ordering operator<=>(const Version& other) const;
-  bool operator==(const Version& other) const { return (*this <=> other) == 0; }
+  bool operator==(const Version& other) const { return std::is_eq(*this <=> other); }
 };
 
 /// One comparison such as ">=12.4"; several of them (comma-joined in tags) must all hold.

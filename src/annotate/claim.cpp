@@ -48,8 +48,8 @@ std::string Claim::meaning() const {
   if (!compute_capability.empty())
     qualifiers.push_back("compute capability " + join_constraints(compute_capability));
   if (gpu_models) qualifiers.push_back(fmt::format("a GPU model {}", fmt::join(*gpu_models, " or ")));
-  if (nvlink) qualifiers.push_back(*nvlink ? "NVLink between all its GPUs" : "no NVLink needed");
-  if (exclusive) qualifiers.push_back(*exclusive ? "the whole node to itself" : "not exclusive");
+  if (nvlink) qualifiers.emplace_back(*nvlink ? "NVLink between all its GPUs" : "no NVLink needed");
+  if (exclusive) qualifiers.emplace_back(*exclusive ? "the whole node to itself" : "not exclusive");
   std::string text;
   if (gpus)
     text = fmt::format("{} GPU{}", *gpus, *gpus == 1 ? "" : "s");

@@ -176,6 +176,7 @@ class TestClassifier {
   static std::vector<std::string> gpu_reasons(std::vector<Claim> gpu) {
     std::stable_partition(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpu || c.gpus; });
     std::vector<std::string> reasons;
+    reasons.reserve(gpu.size());
     for (const auto& c : gpu) reasons.push_back(c.source + " → " + c.meaning());
     return reasons;
   }

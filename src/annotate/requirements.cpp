@@ -28,8 +28,8 @@ std::string describe(const Requirement& r) {
   if (!r.cuda.empty()) parts.push_back("CUDA " + describe(r.cuda));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + describe(r.compute_capability));
   if (r.gpu_models) parts.push_back(fmt::format("model {}", fmt::join(r.gpu_models->value, "|")));
-  if (r.needs_nvlink()) parts.push_back("NVLink");
-  if (r.is_exclusive()) parts.push_back("whole node");
+  if (r.needs_nvlink()) parts.emplace_back("NVLink");
+  if (r.is_exclusive()) parts.emplace_back("whole node");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -139,6 +139,7 @@ int run_exec(const ExecOptions& o) {
                                  fmt::join(nodes, ", ")));
   }
   std::vector<UnitRun> runs;
+  runs.reserve(units.size());
   for (const auto& a : units)
     runs.push_back({a, o.command.empty() ? default_command(a) : expand_command(o.command, a),
                     o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit)});

@@ -72,7 +72,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
   field("rule", or_none(t.rule_class) + (t.location.empty() ? "" : " at " + t.location));
   field("tags", or_none(fmt::format("{}", fmt::join(t.tags, ", "))));
   std::vector<std::string> properties;
-  for (const auto& [k, v] : t.exec_properties) properties.push_back(k + "=" + v);
+  for (const auto& [k, v] : t.exec_properties) properties.push_back(fmt::format("{}={}", k, v));
   field("exec_properties", or_none(fmt::format("{}", fmt::join(properties, ", "))));
   field("generator_function", or_none(t.generator_function));
   field("size", t.size.str() + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +

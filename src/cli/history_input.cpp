@@ -39,7 +39,7 @@ std::optional<fs::path> below_testlogs(const fs::path& path) {
 }
 
 void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
-  history.merge(std::move(read.history));
+  history.merge(read.history);
   diagnostics.insert(diagnostics.end(), read.diagnostics.begin(), read.diagnostics.end());
 }
 
@@ -118,7 +118,7 @@ Estimator estimator_for(const std::vector<std::string>& history_paths, const Rul
                         const Classification& tests, bool strict, Diagnostics& diagnostics) {
   if (history_paths.empty()) return size_default_estimator(rules);
   History history = read_history_paths(history_paths, strict, diagnostics);
-  return history_estimator(std::move(history), tests, rules, size_default_estimator(rules));
+  return history_estimator(history, tests, rules, size_default_estimator(rules));
 }
 
 }  // namespace gpuplan::cli

@@ -52,11 +52,11 @@ std::optional<VersionConstraint> VersionConstraint::parse(std::string_view text)
 bool VersionConstraint::satisfied_by(const Version& actual) const {
   auto order = actual <=> version;
   switch (op) {
-    case Op::ge: return order >= 0;
-    case Op::gt: return order > 0;
-    case Op::le: return order <= 0;
-    case Op::lt: return order < 0;
-    case Op::eq: return order == 0;
+    case Op::ge: return std::is_gteq(order);
+    case Op::gt: return std::is_gt(order);
+    case Op::le: return std::is_lteq(order);
+    case Op::lt: return std::is_lt(order);
+    case Op::eq: return std::is_eq(order);
   }
   return false;
 }

@@ -72,6 +72,7 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
          fmt::format("{:.1f}%", c.utilization * 100), std::to_string(s.unschedulable_units)});
   }
   std::vector<int> widths;
+  widths.reserve(header.size());
   for (const auto& h : header) widths.push_back(emit::columns(h));
   for (const auto& row : cells)
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], emit::columns(row[i]));
@@ -93,7 +94,7 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
           fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, rows[r].fleet_gpus == 1 ? "" : "s",
                       rows[r].fleet_nodes, rows[r].fleet_nodes == 1 ? "" : "s");
       auto name = emit::fit(emit::printable(rows[r].fleet), options.width - emit::columns(title) - 2);
-      out += bold(name + ": " + title) + '\n' + line(header);
+      out += bold(fmt::format("{}: {}", name, title)) + '\n' + line(header);
     }
     out += line(cells[r]);
   }

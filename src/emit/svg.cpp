@@ -168,14 +168,16 @@ class Chart {
     int per_row = static_cast<int>((kWidth - 24) / kLegendColumn);
     int i = 0;
     for (const auto& label : labels) {
-      double lx = 12 + (i % per_row) * kLegendColumn, ly = y + (i / per_row) * kLine;
+      int row = i / per_row;
+      double lx = 12 + (i % per_row) * kLegendColumn, ly = y + row * kLine;
       body_ += fmt::format(
           "<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n", lx,
           ly + 3, hex(test_color(label)));
       text(lx + 18, ly + 13, fit(printable(label), 48));
       ++i;
     }
-    return y + ((i + per_row - 1) / per_row) * kLine + kLine;
+    int rows = (i + per_row - 1) / per_row;
+    return y + rows * kLine + kLine;
   }
 
   double unschedulable(double y) {

@@ -56,7 +56,7 @@ std::vector<std::string> wrap(std::string_view text, int width, int indent) {
     auto& line = lines.back();
     bool fresh = line.empty() || line.find_first_not_of(' ') == std::string::npos;
     if (!fresh && columns(line) + 1 + columns(word) > width) {
-      lines.push_back(std::string(indent, ' '));
+      lines.emplace_back(indent, ' ');
       fresh = true;
     }
     auto& current = lines.back();
@@ -70,7 +70,7 @@ std::vector<std::string> wrap(std::string_view text, int width, int indent) {
 std::vector<std::string> join_fitting(const std::vector<std::string>& parts, int width) {
   std::vector<std::string> lines{""};
   for (const auto& part : parts) {
-    if (!lines.back().empty() && columns(lines.back()) + 3 + columns(part) > width) lines.push_back("");
+    if (!lines.back().empty() && columns(lines.back()) + 3 + columns(part) > width) lines.emplace_back();
     if (!lines.back().empty()) lines.back() += " · ";
     lines.back() += emit::fit(part, width);
   }
@@ -221,11 +221,12 @@ class NodeChart {
         glyphs.back() += c;
       else
         glyphs.emplace_back(1, c);
-    while (static_cast<int>(glyphs.size()) < n - 1) glyphs.push_back("─");
-    if (n >= 2) glyphs.push_back("]");
+    while (static_cast<int>(glyphs.size()) < n - 1) glyphs.emplace_back("─");
+    if (n >= 2) glyphs.emplace_back("]");
     for (int i = 0; i < n; ++i) {
-      cells.glyphs[static_cast<size_t>(c0 + i)] = glyphs[static_cast<size_t>(i)];
-      cells.labels[static_cast<size_t>(c0 + i)] = &a->unit.label;
+      auto column = static_cast<size_t>(c0) + static_cast<size_t>(i);
+      cells.glyphs[column] = glyphs[static_cast<size_t>(i)];
+      cells.labels[column] = &a->unit.label;
     }
   }
 

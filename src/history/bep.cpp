@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -67,7 +68,8 @@ class PaddedLines {
 std::optional<double> proto_int(simdjson::dom::element value) {
   if (int64_t number; value.get(number) == simdjson::SUCCESS) return static_cast<double>(number);
   if (std::string_view text; value.get(text) == simdjson::SUCCESS) {
-    if (auto number = history::parse_number(text); number && *number == static_cast<std::int64_t>(*number))
+    if (auto number = history::parse_number(text);
+        number && std::isfinite(*number) && std::trunc(*number) == *number)
       return number;
   }
   return std::nullopt;

@@ -92,7 +92,7 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   return estimate;
 }
 
-Estimator history_estimator(History history, const Classification& tests, const Rules& rules,
+Estimator history_estimator(const History& history, const Classification& tests, const Rules& rules,
                             Estimator fallback) {
   auto own = std::make_shared<std::map<SampleKey, Estimate>>();
   for (const auto& [key, samples] : history.samples)

@@ -3,7 +3,7 @@
 
 namespace gpuplan {
 
-void History::merge(History newer) {
+void History::merge(const History& newer) {
   for (auto& [key, samples] : newer.samples) {
     auto& mine = this->samples[key];
     mine.insert(mine.end(), samples.begin(), samples.end());

@@ -87,8 +87,8 @@ class LineCounter {
  public:
   explicit LineCounter(std::string_view text) : text_(text) {}
   long line_at(const char* position) {
-    auto offset =
-        static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(position - text_.data(), 0, text_.size()));
+    auto offset = static_cast<std::size_t>(
+        std::clamp<std::ptrdiff_t>(position - text_.data(), 0, static_cast<std::ptrdiff_t>(text_.size())));
     if (offset > offset_) {
       line_ += std::count(text_.begin() + offset_, text_.begin() + offset, '\n');
       offset_ = offset;

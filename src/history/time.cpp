@@ -82,7 +82,7 @@ std::optional<std::int64_t> parse_timestamp_ms(std::string_view text) {
       if (!oh || !expect(text, pos, ":")) return std::nullopt;
       auto om = read_digits(text, pos, 2);
       if (!om) return std::nullopt;
-      offset_minutes = sign * (*oh * 60 + *om);
+      offset_minutes = sign * (std::int64_t{*oh} * 60 + *om);
     }
   }
   if (pos != text.size()) return std::nullopt;

@@ -40,7 +40,7 @@ namespace ingest {
 namespace {
 
 /// How much of the input detection looks at.
-constexpr std::size_t head_size = 64 * 1024;
+constexpr std::size_t head_size = std::size_t{64} * 1024;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

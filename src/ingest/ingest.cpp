@@ -79,7 +79,7 @@ void join_attributes(TargetList& targets, const TargetList& attributes) {
     if (found == by_label.end()) continue;
     Target joined = *found->second;
     joined.label = std::move(target.label);
-    if (!target.configuration.empty()) joined.configuration = std::move(target.configuration);
+    if (!target.configuration.empty()) joined.configuration = target.configuration;
     target = std::move(joined);
   }
 }

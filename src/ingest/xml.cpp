@@ -44,9 +44,7 @@ const char* rule_io_end(const char* at, const char* end) {
   std::size_t length = rest.starts_with("<rule-input") ? 11 : rest.starts_with("<rule-output") ? 12 : 0;
   if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
   for (const char* p = at + length; p < end;) {
-    if (is_xml_space(*p)) {
-      ++p;
-    } else if (*p == '/') {
+    if (*p == '/') {
       return p + 1 < end && p[1] == '>' ? p + 2 : nullptr;
     } else if (*p == '=') {
       ++p;
@@ -58,7 +56,7 @@ const char* rule_io_end(const char* at, const char* end) {
     } else if (*p == '>' || *p == '<' || *p == '"' || *p == '\'') {
       return nullptr;
     } else {
-      ++p;  // an attribute name
+      ++p;  // a space or a letter of an attribute name
     }
   }
   return nullptr;
@@ -123,7 +121,7 @@ class XmlReader {
 
   /// Stops expat with an error; read() throws it once expat has returned (exceptions
   /// must not unwind through expat's C frames).
-  void stop(std::string message) {
+  void stop(const std::string& message) {
     if (!error_) error_.emplace(here(), message);
     XML_StopParser(parser_, XML_FALSE);
   }

@@ -187,6 +187,7 @@ ordered_json requirements_to_json(const Requirement& r) {
   auto constraints = [](const std::vector<Sourced<VersionConstraint>>& list) {
     if (list.empty()) return ordered_json(nullptr);
     std::vector<VersionConstraint> plain;
+    plain.reserve(list.size());
     for (const auto& c : list) plain.push_back(c.value);
     return ordered_json(to_string(plain));
   };
@@ -301,7 +302,7 @@ Plan plan_from_json(const json& j, const std::string& name) {
     if (auto* env = r.optional_field(item, "env")) {
       if (!env->is_object()) r.fail(path + ".env", "expected an object of strings");
       for (const auto& [k, v] : env->items()) {
-        if (!v.is_string()) r.fail(path + ".env." + k, "expected a string");
+        if (!v.is_string()) r.fail(fmt::format("{}.env.{}", path, k), "expected a string");
         a.env[k] = v.get<std::string>();
       }
     }

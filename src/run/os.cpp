@@ -93,6 +93,7 @@ void append_locked(const std::string& path, std::string_view header, std::string
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             bool own_group) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = ::fork();

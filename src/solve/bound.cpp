@@ -144,6 +144,7 @@ double lower_bound(const Problem& p) {
   }
   // Many types: the groups themselves and their pairwise unions.
   std::vector<TypeSet> groups;
+  groups.reserve(loads.size());
   for (const auto& entry : loads) groups.push_back(entry.first);
   for (size_t a = 0; a < groups.size() && a < 256; ++a)
     for (size_t b = a; b < groups.size() && b < 256; ++b) {

@@ -137,7 +137,7 @@ std::string needs_phrase(const Requirement& r, bool show_count) {
   if (r.gpu_models) parts.push_back(fmt::format("GPU model {}", fmt::join(r.gpu_models->value, " or ")));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + spoken(r.compute_capability));
   if (!r.cuda.empty()) parts.push_back("CUDA " + spoken(r.cuda));
-  if (r.needs_nvlink()) parts.push_back("NVLink between its GPUs");
+  if (r.needs_nvlink()) parts.emplace_back("NVLink between its GPUs");
   if (parts.empty()) parts.push_back(gpus_phrase(r.gpus.value));
   return fmt::format("{}", fmt::join(parts, " with "));
 }
@@ -217,6 +217,7 @@ std::string unschedulable_reason(const Requirement& r, const Fleet& fleet) {
     }
   }
   std::vector<std::string> facts;
+  facts.reserve(closest_failed.size());
   for (Need need : closest_failed) facts.push_back(fact(need, r, *closest, closest_links));
   auto pool_size = std::count_if(fleet.nodes.begin(), fleet.nodes.end(),
                                  [&](const Node& n) { return n.pool == closest->pool; });

@@ -43,7 +43,7 @@ double latest(const double* values, GpuMask mask) {
 
 /// Lanes of one GPU free by `start`, and the idle time the `needed` latest of them waste.
 std::pair<int, double> lane_fit(const NodeView& node, int gpu, int needed, double start) {
-  const double* lanes = node.lane_free + gpu * node.lanes;
+  const double* lanes = node.lane_free + static_cast<std::ptrdiff_t>(gpu) * node.lanes;
   int free = static_cast<int>(std::upper_bound(lanes, lanes + node.lanes, start) - lanes);
   double hole = 0;
   for (int l = std::max(0, free - needed); l < free; ++l) hole += start - lanes[l];
