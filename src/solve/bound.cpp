@@ -31,6 +31,19 @@ double bound_for(const Load& load, const TypeSetCapacity& capacity) {
   return b;
 }
 
+/// The jobs confined to one set of node types, as the pigeonhole bounds need them.
+struct Confined {
+  std::vector<double> blocking;      ///< no two of these run on one node at once
+  std::vector<double> holding_node;  ///< those of them that have their node to themselves
+  double longest_other = 0;          ///< the longest job that does not have its node to itself
+
+  void add(const Confined& other) {
+    blocking.insert(blocking.end(), other.blocking.begin(), other.blocking.end());
+    holding_node.insert(holding_node.end(), other.holding_node.begin(), other.holding_node.end());
+    longest_other = std::max(longest_other, other.longest_other);
+  }
+};
+
 /// Jobs no two of which can share a node, confined to `nodes` nodes: when there are more than
 /// k·nodes of them, some node runs k+1 of the k·nodes+1 longest one after another, so the
 /// k+1 shortest of those bound the makespan.
@@ -45,6 +58,22 @@ double pigeonhole_bound(std::vector<double> durations, size_t nodes) {
   return bound;
 }
 
+/// At least `nodes` jobs that have their node to themselves and one job more, all confined to
+/// `nodes` nodes: none of them runs beside another, so some node runs two of the `nodes`
+/// longest and that one in turn, and the two shortest of those bound the makespan.
+double one_more_bound(std::vector<double> holding_node, double other, size_t nodes) {
+  if (nodes == 0 || other <= 0 || holding_node.size() < nodes) return 0;
+  auto last = holding_node.begin() + static_cast<std::ptrdiff_t>(nodes - 1);
+  std::nth_element(holding_node.begin(), last, holding_node.end(), std::greater<>());
+  if (nodes == 1) return *last + other;
+  return *last + std::min(other, *std::min_element(holding_node.begin(), last));
+}
+
+double pigeonhole_bounds(const Confined& jobs, size_t nodes) {
+  return std::max(pigeonhole_bound(jobs.blocking, nodes),
+                  one_more_bound(jobs.holding_node, jobs.longest_other, nodes));
+}
+
 }  // namespace
 
 double lower_bound(const Problem& p) {
@@ -53,6 +82,7 @@ double lower_bound(const Problem& p) {
   // Per demand: the least GPUs it holds on any type it fits, whether it blocks a node everywhere.
   std::vector<double> gpus_held(p.demand_shapes.size(), std::numeric_limits<double>::infinity());
   std::vector<bool> blocks_node(p.demand_shapes.size(), true);
+  std::vector<bool> holds_node(p.demand_shapes.size(), true);
   std::vector<TypeSet> type_set(p.demand_shapes.size(), 0);
   bool few_types = types.size() <= 64;
   for (size_t d = 0; d < p.demand_shapes.size(); ++d)
@@ -73,12 +103,13 @@ double lower_bound(const Problem& p) {
       bool blocks = shape.occupancy == Occupancy::whole_node ||
                     (shape.occupancy == Occupancy::gpus && 2 * shape.gpus > type_gpus);
       blocks_node[d] = blocks_node[d] && blocks;
+      holds_node[d] = holds_node[d] && shape.occupancy == Occupancy::whole_node;
       if (few_types) type_set[d] |= TypeSet{1} << shape.type;
     }
 
   std::map<TypeSet, Load> loads;
-  std::map<TypeSet, std::vector<double>> blocking;  // the durations of node-blocking jobs
-  std::vector<double> all_blocking;
+  std::map<TypeSet, Confined> confined;
+  Confined everywhere;
   Load everything;
   for (const Job& job : p.jobs) {
     auto d = static_cast<size_t>(job.demand);
@@ -89,9 +120,12 @@ double lower_bound(const Problem& p) {
       l->gpu_seconds += gpus_held[d] * job.duration;
       if (blocks_node[d]) l->node_seconds += job.duration;
     }
-    if (blocks_node[d]) {
-      blocking[set].push_back(job.duration);
-      all_blocking.push_back(job.duration);
+    for (Confined* c : {&confined[set], &everywhere}) {
+      if (blocks_node[d]) c->blocking.push_back(job.duration);
+      if (holds_node[d])
+        c->holding_node.push_back(job.duration);
+      else
+        c->longest_other = std::max(c->longest_other, job.duration);
     }
   }
   TypeSetCapacity all;
@@ -100,7 +134,7 @@ double lower_bound(const Problem& p) {
     all.nodes += double(type.nodes.size());
   }
   bound = std::max(bound, bound_for(everything, all));
-  bound = std::max(bound, pigeonhole_bound(std::move(all_blocking), static_cast<size_t>(all.nodes)));
+  bound = std::max(bound, pigeonhole_bounds(everywhere, static_cast<size_t>(all.nodes)));
   if (!few_types) return bound;
 
   auto capacity_of = [&](TypeSet set) {
@@ -113,13 +147,13 @@ double lower_bound(const Problem& p) {
     return c;
   };
   size_t groups_checked = 0;
-  for (const auto& entry : blocking) {
+  for (const auto& [group, jobs] : confined) {
+    if (jobs.blocking.empty()) continue;
     if (++groups_checked > 64) break;
-    std::vector<double> within;  // the blocking jobs that can only use this group's nodes
-    for (const auto& [set, durations] : blocking)
-      if ((set & ~entry.first) == 0) within.insert(within.end(), durations.begin(), durations.end());
-    bound = std::max(
-        bound, pigeonhole_bound(std::move(within), static_cast<size_t>(capacity_of(entry.first).nodes)));
+    Confined within;  // the jobs that can only use this group's nodes
+    for (const auto& [set, more] : confined)
+      if ((set & ~group) == 0) within.add(more);
+    bound = std::max(bound, pigeonhole_bounds(within, static_cast<size_t>(capacity_of(group).nodes)));
   }
 
   auto load_within = [&](TypeSet set) {

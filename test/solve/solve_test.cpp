@@ -90,6 +90,15 @@ TEST_CASE("exact gives multi-GPU units just their GPUs, whole-node a node each")
   CHECK(broken_promise(whole, fleet).empty());
 }
 
+TEST_CASE("a 1-GPU unit must wait for a node that whole-node units hold, and the bound knows it") {
+  auto fleet = fleet_of({{"a", 2, 8}});
+  std::vector<Unit> units{unit("//t:wide0", 900, 2), unit("//t:wide1", 900, 2), unit("//t:small", 300)};
+  auto whole = plan_of(units, fleet, Policy::whole_node);
+  CHECK(whole.summary.makespan_s == 1200);
+  CHECK(whole.summary.lower_bound_s == 1200);
+  CHECK(plan_of(units, fleet, Policy::exact).summary.lower_bound_s == 900);  // exact: they can share
+}
+
 TEST_CASE("six wide units on four nodes need two rounds, and the bound knows it") {
   auto fleet = fleet_of({{"a", 4, 8}});
   std::vector<Unit> units;
@@ -118,7 +127,7 @@ TEST_CASE("an exclusive unit has its node to itself") {
   units.push_back(with_exclusive(alone));
   auto plan = plan_of(units, fleet);
   CHECK(plan.summary.makespan_s == 200);
-  CHECK(plan.summary.lower_bound_s == 187.5);  // (7 × 100 + a whole node's 8 × 100) / 8 GPUs
+  CHECK(plan.summary.lower_bound_s == 200);  // nothing runs beside it: it and any other, in turn
   CHECK(broken_promise(plan, fleet).empty());
   CHECK(gpus_of(plan, "//t:alone").size() == 1);
 }
