@@ -33,8 +33,8 @@ struct Sample {
 struct SampleKey {
   std::string label;         ///< canonical_label(): "@//a:b" and "//a:b" are one test
   std::optional<int> shard;  ///< 0-based like TEST_SHARD_INDEX; empty for an unsharded test
-  auto operator<=>(const SampleKey&) const =
-      default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 misreads it
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
+  auto operator<=>(const SampleKey&) const = default;
 };
 
 /// Samples read from one or more inputs, in input order within each unit.

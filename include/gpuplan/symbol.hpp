@@ -15,8 +15,9 @@ namespace gpuplan {
 class Symbol {
  public:
   Symbol();  ///< ""
-  Symbol(std::string_view
-             text);  // NOLINT(google-explicit-constructor): `t.size = "large"` reads as for a string
+  // Implicit both ways, so that `target.size = "large"` and `fmt::format("{}", target.size)`
+  // read as they would for a std::string.
+  Symbol(std::string_view text);                                       // NOLINT(google-explicit-constructor)
   Symbol(const char* text) : Symbol(std::string_view(text)) {}         // NOLINT(google-explicit-constructor)
   Symbol(const std::string& text) : Symbol(std::string_view(text)) {}  // NOLINT(google-explicit-constructor)
 
