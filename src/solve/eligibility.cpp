@@ -191,34 +191,35 @@ bool can_run(const Requirement& r, const Node& node, const std::vector<GpuMask>&
   return !r.needs_nvlink() || has_clique(links, eligible, wanted);
 }
 
-std::string unschedulable_reason(const Requirement& r, const Fleet& fleet) {
+std::string unschedulable_reason(const Requirement& r, const Fleet& fleet, const FleetIndex& index) {
   if (fleet.nodes.empty()) return fmt::format("needs {}; the fleet has no nodes", needs_phrase(r, true));
   size_t largest = 0;
   for (const auto& node : fleet.nodes) largest = std::max(largest, node.gpus.size());
   if (static_cast<int>(largest) < r.gpus.value)
     return fmt::format("needs {}; the largest node has {}", gpus_phrase(r.gpus.value), largest);
   const Node* closest = nullptr;
+  const std::vector<GpuMask>* closest_links = nullptr;
   std::vector<Need> closest_failed;
-  std::vector<GpuMask> closest_links;
   auto most_memory = [](const Node& node) {
     std::int64_t most = 0;
     for (const auto& gpu : node.gpus) most = std::max(most, gpu.vram_mib);
     return most;
   };
-  for (const auto& node : fleet.nodes) {
-    auto links = link_masks(node);
-    auto failed = failed_needs(r, node, links);
+  // One node of each type (its first in fleet order) answers for all of that type.
+  for (const NodeType& type : index.types) {
+    const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
+    auto failed = failed_needs(r, node, type.links);
     // Closest: the fewest needs failed; of those, the most GPU memory (the bigger machine).
     if (!closest || failed.size() < closest_failed.size() ||
         (failed.size() == closest_failed.size() && most_memory(node) > most_memory(*closest))) {
       closest = &node;
+      closest_links = &type.links;
       closest_failed = std::move(failed);
-      closest_links = std::move(links);
     }
   }
   std::vector<std::string> facts;
   facts.reserve(closest_failed.size());
-  for (Need need : closest_failed) facts.push_back(fact(need, r, *closest, closest_links));
+  for (Need need : closest_failed) facts.push_back(fact(need, r, *closest, *closest_links));
   auto pool_size = std::count_if(fleet.nodes.begin(), fleet.nodes.end(),
                                  [&](const Node& n) { return n.pool == closest->pool; });
   std::string who = !closest->pool.empty() && pool_size > 1 ? fmt::format("the {} nodes have", closest->pool)

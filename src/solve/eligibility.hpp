@@ -43,8 +43,8 @@ bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size);
 /// True when `node` could run a unit with `requirement` given the node to itself.
 bool can_run(const Requirement& requirement, const Node& node, const std::vector<GpuMask>& links);
 
-/// Why no node of `fleet` can run `requirement`, naming the requirement and the closest node:
-/// "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4".
-std::string unschedulable_reason(const Requirement& requirement, const Fleet& fleet);
+/// Why no node of `fleet` (indexed as `index`) can run `requirement`, naming the requirement and
+/// the closest node: "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4".
+std::string unschedulable_reason(const Requirement& requirement, const Fleet& fleet, const FleetIndex& index);
 
 }  // namespace gpuplan::solve

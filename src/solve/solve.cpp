@@ -200,7 +200,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     }
     problem.demand_shapes.push_back(std::move(shapes));
     unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : placing.gpus.value > 0 ? unschedulable_reason(placing, fleet)
+                                    : placing.gpus.value > 0 ? unschedulable_reason(placing, fleet, index)
                                                              : "asks for no GPU");
   }
 
