@@ -91,7 +91,8 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
   units.reserve(static_cast<size_t>(count));
   for (long i = 0; i < count; ++i) {
     Unit u;
-    u.id = fmt::format("//p{:04}:t{:03}", i / 1000, i % 1000);  // sorted, as make_units gives them
+    // Labels as long as real ones (41 characters), sorted, as make_units gives them.
+    u.id = fmt::format("//team{:03}/models/m{:05}:case_{:07}_test", i / 10000, i / 100, i);
     u.label = u.id;
     u.duration_s = std::min(3600.0, 5 + 60 * minutes(random));
     u.duration_source = "size-default";
