@@ -64,12 +64,13 @@ class PaddedLines {
   bool eof_ = false;
 };
 
-/// An int64 that proto3 JSON writes as a string ("1234") or, from other writers, as a number.
+/// An int64 that proto3 JSON writes as a string ("1234") or, from other writers, as a number;
+/// nothing for a fraction or a number outside int64 ("1e30"), which callers may cast to int64.
 std::optional<double> proto_int(simdjson::dom::element value) {
   if (int64_t number; value.get(number) == simdjson::SUCCESS) return static_cast<double>(number);
   if (std::string_view text; value.get(text) == simdjson::SUCCESS) {
     if (auto number = history::parse_number(text);
-        number && std::isfinite(*number) && std::trunc(*number) == *number)
+        number && std::abs(*number) < 9.2e18 && std::trunc(*number) == *number)
       return number;
   }
   return std::nullopt;

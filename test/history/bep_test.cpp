@@ -99,6 +99,8 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
       {passed(R"("testAttemptDurationMillis":"-5")"),
        "bep.json:2: testAttemptDurationMillis of //gpu:t is negative: \"-5\""},
       {passed(R"("testAttemptDuration":"-1.5s")"), "bep.json:2: testAttemptDuration of //gpu:t is negative"},
+      {passed(R"("testAttemptDurationMillis":"1000","testAttemptStartMillisEpoch":"1e30")"),
+       "bep.json:2: testAttemptStartMillisEpoch of //gpu:t is not a number: \"1e30\""},
       {result_line(R"({"label":"//gpu:t","shard":0})", R"({"status":"PASSED"})"),
        "bep.json:2: testResult shard of //gpu:t is not a positive number"},
   };
