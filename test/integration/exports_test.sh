@@ -79,4 +79,7 @@ sed 's/"runs-on"/"runs_on"/' "$SCRATCH/wf/inline.yml" > "$SCRATCH/wf/bad.yml"
 ! node "$M/@action-validator/cli/cli.mjs" "$SCRATCH/wf/bad.yml" > /dev/null 2>&1 || fail "action-validator accepts junk"
 sed 's/restartPolicy/restartPolicyy/' "$SCRATCH/k8s/gpuplan-h100-0.yaml" > "$SCRATCH/k8s-bad.yaml"
 ! node test/integration/validate_k8s.mjs "$M" "$SCRATCH/k8s-bad.yaml" > /dev/null || fail "the Kubernetes check accepts junk"
+# --version names the commit the binary was built from (a CI log then says what ran).
+"$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
+  fail "--version does not name the commit: $("$GPUPLAN" --version)"
 echo "PASS: kubernetes, github-matrix, gitlab and buildkite exports validate"
