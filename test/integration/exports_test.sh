@@ -5,6 +5,7 @@
 # test/integration/npm/, installed once into the build directory.
 source test/integration/lib.sh
 source test/integration/npm_tools.sh
+requires node npm jq
 npm_tools
 M=$NPM_TOOLS/node_modules
 PLAN=test/data/plans/example.plan.json
