@@ -5,7 +5,7 @@
 # test/integration/npm/, installed once into the build directory.
 source test/integration/lib.sh
 source test/integration/npm_tools.sh
-requires node npm jq
+requires node npm jq xmllint
 npm_tools
 M=$NPM_TOOLS/node_modules
 PLAN=test/data/plans/example.plan.json
@@ -80,6 +80,16 @@ sed 's/"runs-on"/"runs_on"/' "$SCRATCH/wf/inline.yml" > "$SCRATCH/wf/bad.yml"
 ! node "$M/@action-validator/cli/cli.mjs" "$SCRATCH/wf/bad.yml" > /dev/null 2>&1 || fail "action-validator accepts junk"
 sed 's/restartPolicy/restartPolicyy/' "$SCRATCH/k8s/gpuplan-h100-0.yaml" > "$SCRATCH/k8s-bad.yaml"
 ! node test/integration/validate_k8s.mjs "$M" "$SCRATCH/k8s-bad.yaml" > /dev/null || fail "the Kubernetes check accepts junk"
+# exec --junit: one testcase per unit that ran, failures counted, well-formed XML.
+units=$(jq '[.assignments[] | select(.node == "l4-0")] | length' "$PLAN")
+"$GPUPLAN" exec "$PLAN" --node l4-0 --command 'case {label} in *inference*) exit 1;; esac' \
+  --junit "$SCRATCH/junit.xml" > /dev/null 2>&1 || true
+xmllint --noout "$SCRATCH/junit.xml" || fail "exec's JUnit is not well-formed XML"
+[ "$(grep -c '<testcase ' "$SCRATCH/junit.xml")" -eq "$units" ] || fail "JUnit does not have $units testcases"
+[ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq \
+  "$(jq '[.assignments[] | select(.node == "l4-0" and (.label | test("inference")))] | length' "$PLAN")" ] ||
+  fail "JUnit does not count the failed units"
+
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
   fail "--version does not name the commit: $("$GPUPLAN" --version)"
