@@ -93,10 +93,10 @@ double lower_bound(const Problem& p) {
       switch (shape.occupancy) {
         case Occupancy::gpus: held = shape.gpus; break;
         case Occupancy::whole_node: held = type_gpus; break;
-        case Occupancy::lanes:
+        case Occupancy::shared:
           held = std::numeric_limits<double>::infinity();
-          for (int needed : shape.lanes_needed)
-            if (needed > 0) held = std::min(held, double(needed) / p.lanes);
+          for (std::int64_t usable : shape.usable_mib)
+            if (usable > 0) held = std::min(held, std::min(1.0, double(shape.memory_mib) / double(usable)));
           break;
       }
       gpus_held[d] = std::min(gpus_held[d], held);

@@ -53,8 +53,13 @@ std::string demand_key(const Unit& unit, bool share) {
   return key;
 }
 
+/// The memory `pack` may fill on `gpu`: its memory less the headroom, in whole MiB (as verify has it).
+std::int64_t usable_mib(const Gpu& gpu, const Rules& rules) {
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - rules.vram_headroom)));
+}
+
 Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_index, const NodeType& type,
-                const Node& node, const SolveOptions& options, int lanes) {
+                const Node& node, const SolveOptions& options) {
   Shape shape;
   shape.type = type_index;
   shape.gpus = r.gpus.value;
@@ -63,25 +68,26 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
   if (r.is_exclusive() || (options.policy == Policy::whole_node && r.gpus.value > 1))
     shape.occupancy = Occupancy::whole_node;
   else if (share)
-    shape.occupancy = Occupancy::lanes;
+    shape.occupancy = Occupancy::shared;
   for (GpuMask m = shape.eligible; m; m &= m - 1) {
     int gpu = __builtin_ctzll(m);
     if ((shape.eligible & ~bit(gpu) & ~type.links[static_cast<size_t>(gpu)]) != 0) shape.complete = false;
   }
-  if (shape.gpus > 1 && !shape.complete)
-    shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
-  if (shape.occupancy == Occupancy::lanes) {
-    // A lane is an equal slice of the GPU's usable memory. A unit takes enough lanes for its
-    // need, and at least lanes / max_tests_per_gpu, so that no more than that many share a GPU.
-    int fewest = lanes / std::clamp(options.rules.max_tests_per_gpu, 1, lanes);
-    shape.lanes_needed.assign(static_cast<size_t>(type.gpus), 0);
+  if (shape.gpus > 1 && !shape.complete) {
+    if (auto islands = islands_of(type.links, shape.eligible)) {
+      for (GpuMask island : *islands)
+        if (count(island) >= shape.gpus) shape.islands.push_back(island);
+    } else {
+      shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
+    }
+  }
+  if (shape.occupancy == Occupancy::shared) {
+    // Memory in whole MiB, as verify counts it: the GPU's memory less the headroom, rounded down.
+    shape.memory_mib = *unit.vram_mib;
+    shape.usable_mib.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = __builtin_ctzll(m);
-      double usable =
-          double(node.gpus[static_cast<size_t>(gpu)].vram_mib) * (1 - options.rules.vram_headroom);
-      double need = double(*unit.vram_mib);
-      int lanes_for = need <= usable ? static_cast<int>(std::ceil(need * lanes / usable - 1e-9)) : lanes;
-      shape.lanes_needed[static_cast<size_t>(gpu)] = std::clamp(lanes_for, fewest, lanes);
+      shape.usable_mib[static_cast<size_t>(gpu)] = usable_mib(node.gpus[static_cast<size_t>(gpu)], options.rules);
     }
   }
   return shape;
@@ -109,6 +115,9 @@ double busy_gpu_seconds(const Plan& plan) {
   }
   return busy;
 }
+
+/// Seconds rounded to whole milliseconds, as the plan writes them.
+double to_milliseconds(double seconds) { return std::round(seconds * 1000) / 1000; }
 
 std::string joined_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
 
@@ -171,9 +180,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   FleetIndex index = index_fleet(fleet);
   Problem problem;
   problem.fleet = &index;
-  // Under `pack` a GPU is 64 (or a few fewer) lanes, each an equal slice of its usable memory.
-  int per_gpu = std::clamp(options.rules.max_tests_per_gpu, 1, max_gpus_per_node);
-  problem.lanes = options.policy == Policy::pack ? per_gpu * (64 / per_gpu) : 1;
+  problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
 
   // Units that need the same are placed by the same rules: work out each demand once per type.
   std::unordered_map<std::string, int> demand_of_key;
@@ -183,6 +190,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     Unit& unit = all[u].unit;
     bool share = shareable(unit, options.policy);
     if (share) unit.duration_s *= summary.pack_slowdown;
+    unit.duration_s = to_milliseconds(unit.duration_s);
     auto [it, added] =
         demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
     demand_of_unit[u] = it->second;
@@ -193,7 +201,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
       const NodeType& type = index.types[t];
       const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
       if (!can_run(placing, node, type.links)) continue;
-      Shape shape = shape_for(unit, placing, share, static_cast<int>(t), type, node, options, problem.lanes);
+      Shape shape = shape_for(unit, placing, share, static_cast<int>(t), type, node, options);
       auto same = std::find(problem.shapes.begin(), problem.shapes.end(), shape);
       shapes.push_back(static_cast<int>(same - problem.shapes.begin()));
       if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
@@ -218,7 +226,6 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   }
   Schedule schedule = best_schedule(problem, options.time_limit_s);
   summary.lower_bound_s = lower_bound(problem);
-  summary.makespan_s = schedule.makespan;
 
   double gpus_in_fleet = 0;
   for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
@@ -248,8 +255,11 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     Assignment& a = all[scheduled[j]];
     a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
     for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
-    a.start_s = placed.start;
-    a.end_s = placed.start + a.unit.duration_s;
+    // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
+    // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
+    a.start_s = to_milliseconds(placed.start);
+    a.end_s = a.start_s + a.unit.duration_s;
+    summary.makespan_s = std::max(summary.makespan_s, a.end_s);
     a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
     if (a.unit.shard_index) {
       a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
