@@ -21,16 +21,17 @@ struct Shape {
   int type = 0;
   Occupancy occupancy = Occupancy::gpus;
   int gpus = 1;
-  bool nvlink = false;            ///< the GPUs must be pairwise connected
-  GpuMask eligible = 0;           ///< the GPUs it may use
-  bool complete = true;           ///< every two eligible GPUs are connected: any set is an NVLink set
+  bool nvlink = false;   ///< the GPUs must be pairwise connected
+  GpuMask eligible = 0;  ///< the GPUs it may use
+  bool complete = true;  ///< every two eligible GPUs are connected: any set is an NVLink set
   /// When not complete but the eligible GPUs fall apart into islands (every two GPUs of an island
   /// linked, none across: pairs, quads, NVSwitch domains): the islands of at least `gpus` GPUs.
   /// Any `gpus` of one island are an NVLink set, so sets are chosen per island, never listed.
   std::vector<GpuMask> islands;
   std::vector<GpuMask> cliques;  ///< otherwise: connected `gpus`-sets within `eligible` (at most 4,096)
-  std::int64_t memory_mib = 0;            ///< for Occupancy::shared: the memory it reserves
-  std::vector<std::int64_t> usable_mib;  ///< per GPU, for Occupancy::shared: memory less headroom; 0: not eligible
+  std::int64_t memory_mib = 0;   ///< for Occupancy::shared: the memory it reserves
+  std::vector<std::int64_t>
+      usable_mib;  ///< per GPU, for Occupancy::shared: memory less headroom; 0: not eligible
 
   bool operator==(const Shape&) const = default;
 };

@@ -19,7 +19,7 @@ struct Problem {
   std::vector<Shape> shapes;
   std::vector<std::vector<int>> demand_shapes;  ///< per demand, its shape on each type that can run it
   std::vector<Job> jobs;                        ///< every job has at least one shape
-  int max_sharing = 1;                          ///< units per GPU at once: max_tests_per_gpu under `pack`, else 1
+  int max_sharing = 1;  ///< units per GPU at once: max_tests_per_gpu under `pack`, else 1
 };
 
 struct Placement {

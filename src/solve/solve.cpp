@@ -55,7 +55,8 @@ std::string demand_key(const Unit& unit, bool share) {
 
 /// The memory `pack` may fill on `gpu`: its memory less the headroom, in whole MiB (as verify has it).
 std::int64_t usable_mib(const Gpu& gpu, const Rules& rules) {
-  return std::max<std::int64_t>(1, static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - rules.vram_headroom)));
+  return std::max<std::int64_t>(1,
+                                static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - rules.vram_headroom)));
 }
 
 Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_index, const NodeType& type,
@@ -87,7 +88,8 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
     shape.usable_mib.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = __builtin_ctzll(m);
-      shape.usable_mib[static_cast<size_t>(gpu)] = usable_mib(node.gpus[static_cast<size_t>(gpu)], options.rules);
+      shape.usable_mib[static_cast<size_t>(gpu)] =
+          usable_mib(node.gpus[static_cast<size_t>(gpu)], options.rules);
     }
   }
   return shape;
