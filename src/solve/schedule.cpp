@@ -126,7 +126,9 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     first_gpu[n + 1] =
         first_gpu[n] + static_cast<size_t>(fleet.types[static_cast<size_t>(fleet.type_of_node[n])].gpus);
   std::vector<double> gpu_free(first_gpu.back(), 0);
-  std::vector<GpuShare> shares(p.max_sharing > 1 ? first_gpu.back() : 0);
+  bool sharing = std::any_of(p.shapes.begin(), p.shapes.end(),
+                             [](const Shape& shape) { return shape.occupancy == Occupancy::shared; });
+  std::vector<GpuShare> shares(sharing ? first_gpu.back() : 0);
 
   std::vector<MinTree> trees;
   std::vector<std::vector<int>> shapes_of_type(fleet.types.size());
