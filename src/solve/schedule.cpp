@@ -7,11 +7,18 @@
 #include <numeric>
 #include <random>
 
+#include "solve/insertion.hpp"
+
 namespace gpuplan::solve {
 
 namespace {
 
 constexpr double never = std::numeric_limits<double>::infinity();
+
+/// Jobs × nodes up to which the default plan also tries insertion (about a quarter second), and
+/// how many a second of time limit buys.
+constexpr double insertion_work_by_default = 1e6;
+constexpr double insertion_work_per_second = 4e6;
 
 /// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
 class MinTree {
@@ -199,6 +206,8 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
   return result;
 }
 
+std::vector<int> longest_first(const Problem& p) { return priority_orders(p).front(); }
+
 Schedule best_schedule(const Problem& p, double time_limit_s) {
   auto began = std::chrono::steady_clock::now();
   Schedule best;
@@ -206,7 +215,13 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
   auto keep = [&](Schedule candidate) {
     if (first || candidate.makespan < best.makespan) best = std::move(candidate), first = false;
   };
-  for (const auto& order : priority_orders(p)) keep(list_schedule(p, order));
+  auto orders = priority_orders(p);
+  for (const auto& order : orders) keep(list_schedule(p, order));
+  // Longest first with insertion fills the gaps wide units leave, but looks at every node for
+  // every job: by default only while that stays small, with a time limit as far as it affords.
+  double work = double(p.jobs.size()) * double(p.fleet->type_of_node.size());
+  if (work <= insertion_work_by_default || work <= insertion_work_per_second * time_limit_s)
+    keep(insertion_schedule(p, orders.front()));
   if (time_limit_s <= 0 || p.jobs.empty()) return best;
 
   // Within the budget: longest first again, with durations blurred a little, so that near-ties

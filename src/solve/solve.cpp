@@ -12,6 +12,7 @@
 
 #include "solve/bound.hpp"
 #include "solve/eligibility.hpp"
+#include "solve/insertion.hpp"
 #include "solve/schedule.hpp"
 
 namespace gpuplan {
@@ -226,7 +227,9 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     scheduled.push_back(u);
     problem.jobs.push_back({demand_of_unit[u], all[u].unit.duration_s});
   }
-  Schedule schedule = best_schedule(problem, options.time_limit_s);
+  Schedule schedule = options.scheduler == Scheduler::longest_first_insertion
+                          ? insertion_schedule(problem, longest_first(problem))
+                          : best_schedule(problem, options.time_limit_s);
   summary.lower_bound_s = lower_bound(problem);
 
   double gpus_in_fleet = 0;

@@ -77,11 +77,12 @@ struct Workload {
   int exclusive_percent = 0;
   int constrained_percent = 0;  // with CUDA / model / compute capability / memory constraints
   int known_vram_percent = 50;
+  double duration_spread = 1.0;  // sigma of the log-normal minutes
 };
 
 std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
   std::mt19937_64 random(seed);
-  std::lognormal_distribution<double> minutes(1.5, 1.0);
+  std::lognormal_distribution<double> minutes(1.5, w.duration_spread);
   int total_weight = 0;
   for (auto [g, weight] : w.gpus) total_weight += weight;
   auto constraint = [](const char* text) {
@@ -142,7 +143,7 @@ struct Result {
 };
 
 /// Runs one case and policy in a child process; its peak RSS is the child's own.
-Result measure(const Case& c, Policy policy) {
+Result measure(const Case& c, Policy policy, bool reference) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
   pid_t child = fork();
@@ -152,6 +153,7 @@ Result measure(const Case& c, Policy policy) {
     std::vector<Unit> units = make_units(c.units, c.workload, 12345);
     SolveOptions options;
     options.policy = policy;
+    if (reference) options.scheduler = Scheduler::longest_first_insertion;
     // CPU time, not wall time: the development machine is shared.
     std::clock_t began = std::clock();
     Plan plan = make_plan(Classification{}, std::move(units), fleet, options);
@@ -177,11 +179,15 @@ Result measure(const Case& c, Policy policy) {
 
 int main(int argc, char** argv) {
   bool quick = false;
+  bool reference = false;                // also plan longest first with insertion, the textbook reference
+  const long reference_units = 100'000;  // it is slow beyond
   std::string only;
   std::optional<Policy> only_policy;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--reference") == 0)
+      reference = true;
     else if (std::strncmp(argv[i], "--policy=", 9) == 0)
       only_policy = parse_policy(argv[i] + 9);
     else
@@ -194,7 +200,27 @@ int main(int argc, char** argv) {
   Workload constrained{{{1, 70}, {2, 20}, {4, 10}}, 40, 0, 90, 50};
   auto mixed_fleet =
       std::vector<std::pair<NodeKind, int>>{{h100, 4}, {a100_pairs, 3}, {a100_quads, 1}, {l4, 2}};
+  Workload nvlink_mix{{{1, 40}, {2, 40}, {4, 20}}, 100, 0, 0, 50};
+  Workload nvlink_mix2{{{1, 20}, {2, 50}, {4, 30}}, 100, 0, 0, 50};
   std::vector<Case> cases;
+  Workload narrow{{{1, 40}, {2, 40}, {4, 20}}, 100, 0, 0, 50, 0.3};
+  Workload narrow2{{{1, 30}, {2, 40}, {4, 30}}, 60, 0, 0, 50, 0.5};
+  cases.push_back({"T1 pairs", 2'000, 50, {{a100_pairs, 1}}, narrow});
+  cases.push_back({"T2 pairs", 2'000, 50, {{a100_pairs, 1}}, narrow2});
+  cases.push_back({"T3 pairs", 2'000, 50, {{a100_pairs, 1}}, wide_nvlink});
+  cases.push_back({"T4 pairs", 10'000, 250, {{a100_pairs, 1}}, wide_nvlink});
+  cases.push_back({"T5 pairs",
+                   100'000,
+                   1000,
+                   {{a100_pairs, 1}},
+                   Workload{{{1, 30}, {2, 50}, {4, 20}}, 80, 0, 0, 50, 0.2}});
+  cases.push_back({"T6 pairs",
+                   20'000,
+                   1000,
+                   {{a100_pairs, 1}},
+                   Workload{{{1, 30}, {2, 50}, {4, 20}}, 80, 0, 0, 50, 0.2}});
+  cases.push_back(
+      {"T7 pairs", 5'000, 1000, {{a100_pairs, 1}}, Workload{{{1, 30}, {2, 50}, {4, 20}}, 80, 0, 0, 50, 0.5}});
   for (long n : {10'000L, 100'000L, 1'000'000L})
     if (!quick || n <= 100'000) cases.push_back({"mixed fleet, mixed tests", n, 1000, mixed_fleet, mixed});
   cases.push_back({"many 1-GPU tests", 100'000, 1000, {{h100, 1}}, singles});
@@ -208,20 +234,26 @@ int main(int argc, char** argv) {
 
   fmt::print(
       "| case | units | nodes | policy | CPU time (s) | peak RSS (MiB) | RSS/unit (B) | makespan (s) | bound "
-      "(s) | gap |\n");
-  fmt::print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+      "(s) | gap | vs longest-first insertion |\n");
+  fmt::print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& c : cases) {
     if (c.name.find(only) == std::string::npos) continue;
     double whole_makespan = 0, exact_makespan = 0;
     for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
       if (only_policy && policy != *only_policy) continue;
-      Result r = measure(c, policy);
+      Result r = measure(c, policy, false);
+      std::string versus = "";
+      if (reference && c.units <= reference_units) {
+        Result ref = measure(c, policy, true);
+        versus = fmt::format("{:+.2f}% ({:.0f} s, {:.1f} s CPU)", 100 * (r.makespan / ref.makespan - 1),
+                             ref.makespan, ref.seconds);
+      }
       if (policy == Policy::exact) exact_makespan = r.makespan;
       if (policy == Policy::whole_node) whole_makespan = r.makespan;
-      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% |\n", c.name,
-                 c.units, c.nodes, to_string(policy), r.seconds, r.max_rss_kib / 1024.0,
+      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% | {} |\n",
+                 c.name, c.units, c.nodes, to_string(policy), r.seconds, r.max_rss_kib / 1024.0,
                  r.max_rss_kib * 1024.0 / double(c.units), r.makespan, r.bound,
-                 100 * (r.makespan / r.bound - 1));
+                 100 * (r.makespan / r.bound - 1), versus);
       std::fflush(stdout);
     }
     if (!only_policy)

@@ -1,6 +1,7 @@
 // Corners the planner once got wrong: big NVLink islands, pack memory, rounded times.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "gpuplan/verify.hpp"
 #include "solve/planning.hpp"
@@ -85,4 +86,33 @@ TEST_CASE("a plan's end_s is its start_s plus its duration_s, to the millisecond
   }
   CHECK(std::llround(json["summary"]["makespan_s"].get<double>() * 1000) ==
         std::llround(json["assignments"].back()["end_s"].get<double>() * 1000));
+}
+
+TEST_CASE("the default plan is never worse than longest first with insertion") {
+  std::mt19937 random(11);
+  for (int round = 0; round < 40; ++round) {
+    auto fleet =
+        fleet_of({{"p", 2 + static_cast<int>(random() % 3), 8, "pairs", "a100", 40960, "8.0", "12.2"},
+                  {"q", 1 + static_cast<int>(random() % 2), 8, "quads"}});
+    std::vector<Unit> units;
+    for (int i = 0; i < 60; ++i) {
+      int gpus = std::vector<int>{1, 1, 2, 2, 2, 4, 4}[random() % 7];
+      Unit u = unit(fmt::format("//t:{:02}", i), double(200 + random() % 200), gpus);
+      if (gpus == 2 && random() % 2) with_nvlink(u);
+      if (random() % 10 == 0) with_exclusive(u);
+      if (random() % 8 == 0) with_cuda(u, ">=12.4");
+      units.push_back(u);
+    }
+    for (Policy policy : {Policy::exact, Policy::whole_node}) {
+      SolveOptions options;
+      options.policy = policy;
+      auto planned = make_plan(Classification{}, units, fleet, options);
+      options.scheduler = Scheduler::longest_first_insertion;
+      auto reference = make_plan(Classification{}, units, fleet, options);
+      INFO("round " << round << ", " << to_string(policy));
+      CHECK(broken_promise(reference, fleet).empty());
+      CHECK(verify(reference, fleet).empty());
+      CHECK(planned.summary.makespan_s <= reference.summary.makespan_s);
+    }
+  }
 }
