@@ -143,14 +143,8 @@ void permute(std::vector<T>& items, std::vector<size_t>& order) {
   }
 }
 
-}  // namespace
-
-Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
-               const SolveOptions& options) {
-  Plan plan;
-  plan.policy = options.policy;
-  plan.fleet = fleet.source;
-  plan.diagnostics = tests.diagnostics;
+/// The plan's CPU and skipped lists (by label) and the test counts of its summary.
+void list_buckets(const Classification& tests, Plan& plan) {
   PlanSummary& summary = plan.summary;
   summary.tests = static_cast<long>(tests.tests.size());
   for (const auto& t : tests.tests) {
@@ -163,40 +157,42 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   std::stable_sort(plan.skipped_tests.begin(), plan.skipped_tests.end(), by_label);
   summary.cpu_tests = static_cast<long>(plan.cpu_tests.size());
   summary.skipped_tests = static_cast<long>(plan.skipped_tests.size());
-  summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+}
 
-  // Each unit becomes an assignment before the scheduler's state exists, so that a million
-  // units are never held twice; the unschedulable ones move out again below.
-  std::vector<Assignment> all;
-  all.reserve(units.size());
-  for (Unit& unit : units) all.emplace_back().unit = std::move(unit);
-  std::vector<Unit>().swap(units);
-  summary.gpu_units = static_cast<long>(all.size());
-
-  // Unit-id order, whatever the order they came in: ties in the schedule fall the same way.
+/// Positions of `all` in unit-id order, whatever the order they came in: ties in the schedule
+/// fall the same way.
+std::vector<size_t> id_order(const std::vector<Assignment>& all) {
   std::vector<size_t> by_id(all.size());
   std::iota(by_id.begin(), by_id.end(), 0);
   auto id_before = [&](size_t a, size_t b) { return all[a].unit.id < all[b].unit.id; };
   if (!std::is_sorted(by_id.begin(), by_id.end(), id_before))
     std::stable_sort(by_id.begin(), by_id.end(), id_before);
+  return by_id;
+}
 
-  FleetIndex index = index_fleet(fleet);
-  Problem problem;
-  problem.fleet = &index;
-  problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
-
-  // Units that need the same are placed by the same rules: work out each demand once per type.
-  std::unordered_map<std::string, int> demand_of_key;
-  std::vector<int> demand_of_unit(all.size());
+/// Each unit's demand (an index into the problem's demand_shapes), and per demand why no node
+/// can run it (empty when some can).
+struct Demands {
+  std::vector<int> of_unit;
   std::vector<std::string> unschedulable_reasons;
+};
+
+/// Units that need the same are placed by the same rules: works out each demand's shapes once
+/// per node type, into `problem`. Durations become what is planned: slowed down when shared,
+/// in whole milliseconds.
+Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_id, const Fleet& fleet,
+                    const FleetIndex& index, const SolveOptions& options, double slowdown, Problem& problem) {
+  Demands demands;
+  demands.of_unit.resize(all.size());
+  std::unordered_map<std::string, int> demand_of_key;
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
     bool share = shareable(unit, options.policy);
-    if (share) unit.duration_s *= summary.pack_slowdown;
+    if (share) unit.duration_s *= slowdown;
     unit.duration_s = to_milliseconds(unit.duration_s);
     auto [it, added] =
         demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
-    demand_of_unit[u] = it->second;
+    demands.of_unit[u] = it->second;
     if (!added) continue;
     Requirement placing = placing_requirement(unit);
     std::vector<int> shapes;
@@ -210,31 +206,18 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
       if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
     }
     problem.demand_shapes.push_back(std::move(shapes));
-    unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : placing.gpus.value > 0 ? unschedulable_reason(placing, fleet, index)
-                                                             : "asks for no GPU");
+    demands.unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
+                                            : placing.gpus.value > 0
+                                                ? unschedulable_reason(placing, fleet, index)
+                                                : "asks for no GPU");
   }
+  return demands;
+}
 
-  std::vector<size_t> scheduled;  // job → unit
-  std::vector<size_t> unscheduled;
-  for (size_t u : by_id) {
-    auto d = static_cast<size_t>(demand_of_unit[u]);
-    if (problem.demand_shapes[d].empty()) {
-      plan.unschedulable.push_back({std::move(all[u].unit), unschedulable_reasons[d]});
-      unscheduled.push_back(u);
-      continue;
-    }
-    scheduled.push_back(u);
-    problem.jobs.push_back({demand_of_unit[u], all[u].unit.duration_s});
-  }
-  Schedule schedule = options.scheduler == Scheduler::longest_first_insertion
-                          ? insertion_schedule(problem, longest_first(problem))
-                          : best_schedule(problem, options.time_limit_s);
-  summary.lower_bound_s = lower_bound(problem);
-
-  double gpus_in_fleet = 0;
-  for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
-  // Assignments by node (in fleet order), then start, then first GPU, then unit id (job order).
+/// The unit that goes to each place of the plan's assignments: by node (in fleet order), then
+/// start, then first GPU, then unit id (job order); the unschedulable ones' husks last.
+std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<size_t>& scheduled,
+                                    const std::vector<size_t>& unscheduled) {
   struct Keyed {
     int node;
     double start;
@@ -250,31 +233,84 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
   }
   std::sort(keyed.begin(), keyed.end());
-  std::vector<size_t> order;  // the unit that goes to each place; the unschedulable ones' husks last
-  order.reserve(all.size());
+  std::vector<size_t> order;
+  order.reserve(scheduled.size() + unscheduled.size());
   for (const Keyed& k : keyed) order.push_back(scheduled[k.job]);
   order.insert(order.end(), unscheduled.begin(), unscheduled.end());
-  keyed = {};
-  for (size_t j = 0; j < scheduled.size(); ++j) {
-    const Placement& placed = schedule.placements[j];
-    Assignment& a = all[scheduled[j]];
-    a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
-    for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
-    // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
-    // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
-    a.start_s = to_milliseconds(placed.start);
-    a.end_s = a.start_s + a.unit.duration_s;
-    summary.makespan_s = std::max(summary.makespan_s, a.end_s);
-    a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
-    if (a.unit.shard_index) {
-      a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
-      a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+  return order;
+}
+
+/// Where and when the assignment runs, and its environment.
+void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
+  a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
+  for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
+  // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
+  // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
+  a.start_s = to_milliseconds(placed.start);
+  a.end_s = a.start_s + a.unit.duration_s;
+  a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
+  if (a.unit.shard_index) {
+    a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
+    a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+  }
+}
+
+}  // namespace
+
+Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
+               const SolveOptions& options) {
+  Plan plan;
+  plan.policy = options.policy;
+  plan.fleet = fleet.source;
+  plan.diagnostics = tests.diagnostics;
+  PlanSummary& summary = plan.summary;
+  list_buckets(tests, plan);
+  summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+
+  // Each unit becomes an assignment before the scheduler's state exists, so that a million
+  // units are never held twice; the unschedulable ones move out again below.
+  std::vector<Assignment> all;
+  all.reserve(units.size());
+  for (Unit& unit : units) all.emplace_back().unit = std::move(unit);
+  std::vector<Unit>().swap(units);
+  summary.gpu_units = static_cast<long>(all.size());
+  std::vector<size_t> by_id = id_order(all);
+
+  FleetIndex index = index_fleet(fleet);
+  Problem problem;
+  problem.fleet = &index;
+  problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
+  Demands demands = add_demands(all, by_id, fleet, index, options, summary.pack_slowdown, problem);
+
+  std::vector<size_t> scheduled;  // job → unit
+  std::vector<size_t> unscheduled;
+  for (size_t u : by_id) {
+    auto d = static_cast<size_t>(demands.of_unit[u]);
+    if (problem.demand_shapes[d].empty()) {
+      plan.unschedulable.push_back({std::move(all[u].unit), demands.unschedulable_reasons[d]});
+      unscheduled.push_back(u);
+      continue;
     }
+    scheduled.push_back(u);
+    problem.jobs.push_back({demands.of_unit[u], all[u].unit.duration_s});
+  }
+  Schedule schedule = options.scheduler == Scheduler::longest_first_insertion
+                          ? insertion_schedule(problem, longest_first(problem))
+                          : best_schedule(problem, options.time_limit_s);
+  summary.lower_bound_s = lower_bound(problem);
+
+  std::vector<size_t> order = placement_order(schedule, scheduled, unscheduled);
+  for (size_t j = 0; j < scheduled.size(); ++j) {
+    Assignment& a = all[scheduled[j]];
+    place(a, schedule.placements[j], fleet);
+    summary.makespan_s = std::max(summary.makespan_s, a.end_s);
   }
   permute(all, order);
   all.erase(all.begin() + static_cast<std::ptrdiff_t>(scheduled.size()), all.end());
   plan.assignments = std::move(all);
 
+  double gpus_in_fleet = 0;
+  for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
   summary.scheduled_units = static_cast<long>(plan.assignments.size());
   summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());
   summary.gpu_utilization = summary.makespan_s > 0 && gpus_in_fleet > 0
