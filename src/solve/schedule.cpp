@@ -15,10 +15,11 @@ namespace {
 
 constexpr double never = std::numeric_limits<double>::infinity();
 
-/// Jobs × nodes up to which the default plan also tries insertion (about a quarter second), and
-/// how many a second of time limit buys.
-constexpr double insertion_work_by_default = 1e6;
-constexpr double insertion_work_per_second = 4e6;
+/// Jobs × nodes up to which the default plan also tries insertion (about a second at most on
+/// the 2-core development machine; 10,000 jobs on 125 nodes took 4-6 s), and how many a second
+/// of time limit buys.
+constexpr double insertion_work_by_default = 2.5e5;
+constexpr double insertion_work_per_second = 2.5e5;
 
 /// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
 class MinTree {
