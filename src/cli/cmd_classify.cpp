@@ -97,6 +97,7 @@ void add_classify_command(CLI::App& app, int& status) {
     if (!args->cpu_targets.empty()) write_output(args->cpu_targets, target_list(classification, Bucket::cpu));
     if (!args->gpu_targets.empty()) write_output(args->gpu_targets, target_list(classification, Bucket::gpu));
     write_output("-", args->json ? render_json(classification) : render_table(classification));
+    print_diagnostic_totals(classification.diagnostics, args->json);
     status = exit_ok;
   });
 }

@@ -162,6 +162,7 @@ void add_explain_command(CLI::App& app, int& status) {
     auto estimates = estimates_of(test, estimate);
     own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
     write_output("-", args->json ? render_json(test, estimates, own) : render_text(test, estimates, own));
+    print_diagnostic_totals(classification.diagnostics, false);
     status = exit_ok;
   });
 }

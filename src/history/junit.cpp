@@ -44,10 +44,10 @@ struct Times {
     return nullptr;
   }
 
-  /// The element's time="…" in seconds; empty when absent. A bad one is a problem.
+  /// The element's time="…" in seconds; empty when absent or empty. A bad one is a problem.
   std::optional<double> time_of(std::string_view element, const XML_Char** attributes) {
     const char* text = attribute(attributes, "time");
-    if (!text) return std::nullopt;
+    if (!text || !*text) return std::nullopt;  // rules_go's report of a test binary with no tests: time=""
     std::string_view value(text);
     auto seconds = history::parse_number(value);
     if (!seconds) {

@@ -140,6 +140,11 @@ struct Reader {
       auto& target = std::string_view(key) == "nvlink" ? r.nvlink : r.exclusive;
       target = Sourced<bool>{v->get<bool>(), source};
     }
+    if (auto* v = optional_field(j, "vendor")) {
+      if (!v->is_string() || (*v != "nvidia" && *v != "amd" && *v != "intel"))
+        fail(path + ".vendor", "expected \"nvidia\", \"amd\", \"intel\" or null");
+      r.vendor = Sourced<std::string>{v->get<std::string>(), source};
+    }
     return r;
   }
 
@@ -196,6 +201,7 @@ ordered_json requirements_to_json(const Requirement& r) {
   j["compute_capability"] = constraints(r.compute_capability);
   j["nvlink"] = r.needs_nvlink();
   j["exclusive"] = r.is_exclusive();
+  if (r.vendor) j["vendor"] = r.vendor->value;
   return j;
 }
 
