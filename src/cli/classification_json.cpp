@@ -23,6 +23,7 @@ ordered_json sources_to_json(const Requirement& r) {
   j["compute_capability"] = list(r.compute_capability);
   j["nvlink"] = optional(r.nvlink);
   j["exclusive"] = optional(r.exclusive);
+  if (r.vendor) j["vendor"] = r.vendor->source;
   return j;
 }
 

@@ -95,6 +95,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
     requirement("gpu models", fmt::format("{}", fmt::join(r.gpu_models->value, "|")), r.gpu_models->source);
   if (r.nvlink) requirement("nvlink", r.nvlink->value ? "yes" : "no", r.nvlink->source);
   if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
+  if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
 
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!estimates.empty()) out += "\nplanned duration\n";
