@@ -61,7 +61,8 @@ std::string Claim::meaning() const {
   if (gpu_models) qualifiers.push_back(fmt::format("a GPU model {}", fmt::join(*gpu_models, " or ")));
   if (nvlink) qualifiers.emplace_back(*nvlink ? "NVLink between all its GPUs" : "no NVLink needed");
   if (exclusive) qualifiers.emplace_back(*exclusive ? "the whole node to itself" : "not exclusive");
-  if (vendor) qualifiers.push_back(fmt::format("an {} GPU", vendor_display(*vendor)));
+  if (vendor && compute_capability.empty())
+    qualifiers.push_back(fmt::format("an {} GPU", vendor_display(*vendor)));
   if (backend && *backend != Backend::gpu)
     return fmt::format("the {} variant: not a GPU test", to_string(*backend));
   std::string text;

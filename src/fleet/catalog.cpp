@@ -102,17 +102,22 @@ std::string vendor_from_name(std::string_view model) {
 }
 
 std::string family_from_name(std::string_view model) {
+  auto lowered = [](std::string_view text) {
+    std::string out;
+    for (char c : text)
+      out += c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
   auto name = model;
-  for (std::string_view word :
-       {"nvidia", "tesla", "amd", "instinct", "intel(r)", "intel", "quadro", "geforce", "rtx"})
+  for (std::string_view word : {"nvidia", "tesla", "amd", "instinct", "intel(r)", "intel"})
     name = without_word(name, word);
   auto rest = without_word(name, "data center gpu max");
-  std::string family = rest.size() < name.size() ? "max" : "";
   auto head = rest.substr(0, rest.find_first_of(" -_/"));
-  for (char c : head) family += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (family.empty())
-    for (char c : model) family += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return family;
+  if (rest.size() < name.size()) return "max" + lowered(head);  // Intel's "Max 1550" → max1550
+  // A first word with a digit is the family (A100, P100, MI250X); else the whole name ("RTX-5090").
+  if (std::ranges::any_of(head, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return lowered(head);
+  return lowered(name.empty() ? model : name);
 }
 
 }  // namespace gpuplan

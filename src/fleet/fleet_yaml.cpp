@@ -180,7 +180,8 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
   } else {
     std::vector<std::string_view> names;
     for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
-    spec.model.vendor = vendor_from_name(name);
+    spec.model.vendor =
+        vendor ? fleet::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
     bool needs_cc = spec.model.vendor == "nvidia";
     if (!vram || (needs_cc && !cc))
       reader.fail(

@@ -107,8 +107,10 @@ TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never ma
   REQUIRE(classified({"gpu", "rocm-only"}).requirement.vendor->value == "amd");
   auto both = classify_one(make_target("//t:t", {"cuda-only", "requires-gpu-amd"}));
   REQUIRE(both.diagnostics.size() == 1);
-  REQUIRE_THAT(both.diagnostics[0].message,
-               Catch::Contains("asks for an NVIDIA GPU but tag requires-gpu-amd"));
+  REQUIRE_THAT(
+      both.diagnostics[0].message,
+      Catch::Contains(
+          "tag requires-gpu-amd asks for an AMD GPU but tag cuda-only for an NVIDIA GPU; using AMD"));
 }
 
 TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU test alone") {
