@@ -48,6 +48,7 @@ void write_sources(JsonWriter& out, const Requirement& r) {
   optional(r.nvlink);
   out.key("exclusive");
   optional(r.exclusive);
+  if (r.vendor) out.key("vendor").value(r.vendor->source.str());
   out.end_object();
 }
 

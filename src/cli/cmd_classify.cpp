@@ -120,6 +120,7 @@ void add_classify_command(CLI::App& app, int& status) {
     else
       output.write(render_table(classification));
     output.commit();
+    print_diagnostic_totals(classification.diagnostics, args->json);
     status = exit_ok;
   });
 }

@@ -86,6 +86,7 @@ void run(const PlanArgs& args, int& status) {
   Rules rules = read_rules(args.query);
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  print_fleet_warnings(fleet);
   Classification tests = read_and_classify(args.query, rules);
   Diagnostics history_diagnostics;
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
@@ -116,6 +117,7 @@ void run(const PlanArgs& args, int& status) {
   output.commit();
   progress::finish();
   std::cerr << summary_of(plan);
+  print_diagnostic_totals(plan.diagnostics, true);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
 }
 
@@ -126,6 +128,7 @@ void add_plan_command(CLI::App& app, int& status) {
   auto* command = app.add_subcommand(
       "plan", "Place the GPU tests of a bazel query on a fleet so that they finish as early as possible");
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);
   command->add_option("--fleet", args->fleet, "the fleet (YAML, README \"Fleet\")")->required();
   command->add_option("--policy", args->policy, "whole-node, exact (default) or pack")
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));

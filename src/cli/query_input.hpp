@@ -7,6 +7,7 @@
 
 #include "cli/targets_input.hpp"
 #include "gpuplan/classify.hpp"
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/rules.hpp"
 
 namespace gpuplan::cli {
@@ -16,6 +17,9 @@ struct QueryOptions {
   std::string rules;     ///< --rules FILE; empty: the built-in defaults
   bool strict = false;
   bool include_manual = false;
+  /// `plan`: labels-only input with no rule that reads labels is an error (exit 2) unless --allow-untagged.
+  bool refuse_untagged = false;
+  bool allow_untagged = false;
 };
 
 /// Registers the options above, FILE as the next positional argument.
@@ -35,5 +39,15 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
 /// the plan are never in memory together; the caller adds `gpu_tests` to the plan's summary
 /// (`tests` and `gpu_tests`).
 Classification without_gpu_tests(Classification tests, long& gpu_tests);
+
+/// Registers `plan`'s --allow-untagged and turns the refusal of untagged input on.
+void add_untagged_option(CLI::App& command, QueryOptions& options);
+
+/// On standard error: each warning (the first few), then one line of totals:
+/// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test".
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings);
+
+/// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error.
+void print_fleet_warnings(const Fleet& fleet);
 
 }  // namespace gpuplan::cli

@@ -248,6 +248,11 @@ struct Reader {
       auto& target = std::string_view(key) == "nvlink" ? r.nvlink : r.exclusive;
       target = Sourced<bool>{v->get<bool>(), source};
     }
+    if (auto* v = optional_field(j, "vendor")) {
+      if (!v->is_string() || (*v != "nvidia" && *v != "amd" && *v != "intel"))
+        fail(path + ".vendor", "expected \"nvidia\", \"amd\", \"intel\" or null");
+      r.vendor = Sourced<std::string>{v->get<std::string>(), source};
+    }
     return r;
   }
 
@@ -307,6 +312,7 @@ void write_requirements(util::JsonWriter& out, const Requirement& r) {
   constraints(out, r.compute_capability);
   out.key("nvlink").value(r.needs_nvlink());
   out.key("exclusive").value(r.is_exclusive());
+  if (r.vendor) out.key("vendor").value(r.vendor->value);
   out.end_object();
 }
 

@@ -51,6 +51,7 @@ std::string demand_key(const Unit& unit, bool share) {
   for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
   if (r.gpu_models)
     for (const auto& m : r.gpu_models->value) key += "|m" + m;
+  if (r.vendor) key += "|v" + r.vendor->value;
   return key;
 }
 

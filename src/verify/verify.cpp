@@ -228,6 +228,14 @@ class Checker {
             fmt::format("needs GPU model {}{} but {} is another model", fmt::join(r.gpu_models->value, "|"),
                         from(r.gpu_models->source), on(bad)));
     }
+    if (r.vendor) {
+      auto bad = failing([&](const Gpu& gpu) { return gpu.vendor != r.vendor->value; });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("needs an {} GPU{} but {} is {}", vendor_display(r.vendor->value),
+                        from(r.vendor->source), on(bad),
+                        vendor_display(node.gpus[static_cast<size_t>(bad.front())].vendor)));
+    }
     if (r.needs_nvlink() && !node.connected(a.gpus))
       add(ViolationKind::requirement, id,
           fmt::format("needs NVLink between its GPUs{} but GPUs {} of {} are not all NVLink-connected",
