@@ -1,6 +1,7 @@
 # gpuplan simulate as a user runs it: a report in text and JSON, byte-identical for one seed,
 # the dynamic executor never behind the static one here, history as the noise, bad input exit 2.
 source test/integration/lib.sh
+requires jq
 plan=test/data/plans/example.plan.json
 fleet=test/data/plans/fleet.yaml
 
