@@ -26,7 +26,6 @@ struct Sample {
   bool timed_out = false;
   std::optional<std::int64_t> peak_vram_mib;  ///< per GPU, as measured
   std::optional<std::int64_t> start_ms;       ///< when it started (ms since the epoch), if the input says
-  std::optional<bool> gpu_touched;  ///< whether it was seen on a GPU at all (results records' gpu_touched)
   bool operator==(const Sample&) const = default;
 };
 

@@ -79,14 +79,6 @@ Row to_row(const Fields& fields) {
               fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time", label, start)};
   }
   row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
-  if (std::string_view touched = field(fields, "gpu_touched"); !touched.empty()) {
-    if (equals_ignoring_case(touched, "true") || touched == "1")
-      row.sample.gpu_touched = true;
-    else if (equals_ignoring_case(touched, "false") || touched == "0")
-      row.sample.gpu_touched = false;
-    else
-      return {{}, {}, fmt::format("{}: gpu_touched \"{}\" is neither true nor false", label, touched)};
-  }
   return row;
 }
 

@@ -147,7 +147,9 @@ TEST_CASE("History noise draws each unit's duration from its own samples", "[sim
   Plan plan =
       hand_plan({placed(unit("//a:known", 100), "n-0", {0}, 0), placed(unit("//a:new", 5), "n-0", {0}, 100)});
   History history;
-  history.samples[{"//a:known", std::nullopt}] = {Sample{7}, Sample{7}};
+  Sample seven;
+  seven.seconds = 7;
+  history.samples[{"//a:known", std::nullopt}] = {seven, seven};
   SimulateOptions options;
   options.noise.history = &history;
   options.runs = 4;
