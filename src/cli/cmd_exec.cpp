@@ -208,9 +208,9 @@ int run_exec(const ExecOptions& o) {
                            o.node,
                            u.assignment.gpus,
                            u.start,
-                           u.exit_status};
-          record.peak_vram_mib = usage.peak_vram_mib;
-          if (usage.measured) record.gpu_touched = usage.touched;
+                           u.exit_status,
+                           usage.peak_vram_mib,
+                           usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
           os::append_locked(o.results, results_header(), to_csv(record));
         }
       }

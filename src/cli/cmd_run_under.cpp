@@ -123,9 +123,15 @@ int run_under(const RunUnderOptions& o) {
   held.clear();
   int status = os::exit_status(wait_status);
   if (!o.results.empty()) {
-    RunRecord record{canonical_label(target), shard, seconds, node, assignment.gpus, start, status};
-    record.peak_vram_mib = usage.peak_vram_mib;
-    if (usage.measured) record.gpu_touched = usage.touched;
+    RunRecord record{canonical_label(target),
+                     shard,
+                     seconds,
+                     node,
+                     assignment.gpus,
+                     start,
+                     status,
+                     usage.peak_vram_mib,
+                     usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
     os::append_locked(o.results, results_header(), to_csv(record));
   }
   return status;
