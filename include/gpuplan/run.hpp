@@ -2,6 +2,7 @@
 // Running a plan: the decisions shared by `run-under`, `exec` and the Slurm export.
 // Everything here takes values and returns values; the processes, signals and lock
 // files themselves live in src/run/os.hpp.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,16 +56,19 @@ struct RunRecord {
   double seconds = 0;
   std::string node;
   std::vector<int> gpus;
-  double start_epoch_s = 0;  ///< when it started, seconds since 1970 (UTC)
-  int exit_status = 0;       ///< the process's exit code, or 128 + the signal that ended it
+  double start_epoch_s = 0;                   ///< when it started, seconds since 1970 (UTC)
+  int exit_status = 0;                        ///< the process's exit code, or 128 + the signal that ended it
+  std::optional<std::int64_t> peak_vram_mib;  ///< the most GPU memory its processes held on one GPU (NVML)
+  std::optional<bool> gpu_touched;  ///< whether any of its processes was on a GPU; empty: not measured
 };
 
-/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status": the history CSV
-/// (SPEC section 3) with the run's details as extra columns.
+/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched": the history
+/// CSV (SPEC section 3) with the run's details as extra columns.
 std::string_view results_header();
 
 /// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
-/// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"), peak_vram_mib empty.
+/// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); peak_vram_mib and gpu_touched
+/// ("true"/"false") empty when not measured.
 std::string to_csv(const RunRecord& record);
 
 /// Which of a node's units may start, following the plan's order on each GPU. A unit waits

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
+#include "run/gpu_usage.hpp"
 #include "run/os.hpp"
 
 namespace gpuplan::cli {
@@ -160,6 +162,9 @@ int run_exec(const ExecOptions& o) {
               << std::flush;
   };
   int running = 0;
+  // GPU memory per running unit, through NVML where there is one, for the results records.
+  auto nvml = o.results.empty() ? nullptr : open_nvml();
+  std::map<size_t, std::unique_ptr<GpuUsageSampler>> samplers;
   while (true) {
     const int stop = os::stop_signal();
     if (!stop) {
@@ -169,6 +174,8 @@ int run_exec(const ExecOptions& o) {
         u.start = os::now_epoch_s();
         u.pid = os::spawn({"/bin/sh", "-c", u.command}, unit_environment(u.assignment), true);
         u.outcome = Outcome::running;
+        samplers[i] = std::make_unique<GpuUsageSampler>(nvml);
+        samplers[i]->start(u.pid);
         schedule.started(i);
         ++running;
         progress(u, "start");
@@ -189,15 +196,25 @@ int run_exec(const ExecOptions& o) {
                     : stop && u.terminated_at > 0 ? Outcome::stopped
                     : u.exit_status == 0          ? Outcome::passed
                                                   : Outcome::failed;
+        GpuUsage usage = samplers[i]->stop();
+        samplers.erase(i);
         os::signal_group(u.pid, SIGKILL);  // whatever the unit left behind in its group
         schedule.finished(i);
         held.give_back(u.assignment.gpus);
         --running;
         progress(u, describe(u));
-        if (!o.results.empty())
-          os::append_locked(o.results, results_header(),
-                            to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                                    u.assignment.gpus, u.start, u.exit_status}));
+        if (!o.results.empty()) {
+          RunRecord record{u.assignment.unit.label,
+                           u.assignment.unit.shard_index,
+                           u.seconds,
+                           o.node,
+                           u.assignment.gpus,
+                           u.start,
+                           u.exit_status,
+                           usage.peak_vram_mib,
+                           usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
+          os::append_locked(o.results, results_header(), to_csv(record));
+        }
       }
     }
     const double now = os::now_epoch_s();

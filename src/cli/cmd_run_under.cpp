@@ -18,6 +18,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
+#include "run/gpu_usage.hpp"
 #include "run/os.hpp"
 
 namespace gpuplan::cli {
@@ -112,16 +113,27 @@ int run_under(const RunUnderOptions& o) {
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, {{"CUDA_VISIBLE_DEVICES", gpu_list(assignment.gpus)}}, false);
   os::forward_stop_signals(child);
+  GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
+  sampler.start(child);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }
   const double seconds = os::now_epoch_s() - start;  // before the GPUs go: the record's span holds them
+  GpuUsage usage = sampler.stop();
   held.clear();
   int status = os::exit_status(wait_status);
-  if (!o.results.empty())
-    os::append_locked(
-        o.results, results_header(),
-        to_csv({canonical_label(target), shard, seconds, node, assignment.gpus, start, status}));
+  if (!o.results.empty()) {
+    RunRecord record{canonical_label(target),
+                     shard,
+                     seconds,
+                     node,
+                     assignment.gpus,
+                     start,
+                     status,
+                     usage.peak_vram_mib,
+                     usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
+    os::append_locked(o.results, results_header(), to_csv(record));
+  }
   return status;
 }
 

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   cli::add_run_under_command(app, status);
   cli::add_exec_command(app, status);
   cli::add_export_command(app, status);
+  cli::add_simulate_command(app, status);
   try {
     app.parse(argc, argv);
     cli::progress::finish();

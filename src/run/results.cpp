@@ -32,13 +32,15 @@ std::string iso8601_utc(double epoch_s) {
 }  // namespace
 
 std::string_view results_header() {
-  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status\n";
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
 }
 
 std::string to_csv(const RunRecord& r) {
-  return fmt::format("{},{},{:.3f},,{},{},{},{}\n", csv_field(r.label),
-                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, csv_field(r.node),
-                     csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), r.exit_status);
+  return fmt::format("{},{},{:.3f},{},{},{},{},{},{}\n", csv_field(r.label),
+                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds,
+                     r.peak_vram_mib ? std::to_string(*r.peak_vram_mib) : "", csv_field(r.node),
+                     csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), r.exit_status,
+                     r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "");
 }
 
 }  // namespace gpuplan

@@ -1,0 +1,219 @@
+// NVML through dlopen, the process tree through /proc, and the sampling thread.
+#include "run/gpu_usage.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace gpuplan {
+
+namespace {
+
+// The few NVML declarations gpuplan needs (nvml.h is not installed where there is no driver).
+using NvmlReturn = int;
+using NvmlDevice = void*;
+/// nvmlProcessInfo_t as the _v2 and _v3 calls fill it.
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  ///< bytes; ~0ULL when NVML does not know
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+/// nvmlProcessInfo_v1_t, for drivers that only have the unsuffixed call.
+struct ProcessInfoV1 {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+};
+constexpr NvmlReturn nvml_success = 0;
+constexpr NvmlReturn nvml_insufficient_size = 7;
+constexpr unsigned long long nvml_value_not_available = ~0ULL;
+
+/// The parent of every process, from /proc/PID/stat: "pid (comm) state ppid pgrp ...".
+struct ProcessTable {
+  std::map<pid_t, pid_t> parent, group;
+};
+
+ProcessTable read_processes() {
+  ProcessTable table;
+  DIR* proc = opendir("/proc");
+  if (!proc) return table;
+  while (dirent* entry = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    table.parent[static_cast<pid_t>(pid)] = static_cast<pid_t>(ppid);
+    table.group[static_cast<pid_t>(pid)] = static_cast<pid_t>(pgrp);
+  }
+  closedir(proc);
+  return table;
+}
+
+/// `root`, its descendants and the members of its process group (`root` leads it).
+std::set<pid_t> process_tree(pid_t root) {
+  ProcessTable table = read_processes();
+  std::set<pid_t> tree{root};
+  for (const auto& [pid, group] : table.group)
+    if (group == root) tree.insert(pid);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, parent] : table.parent)
+      if (tree.count(parent) && tree.insert(pid).second) grew = true;
+  }
+  return tree;
+}
+
+}  // namespace
+
+class Nvml {
+ public:
+  explicit Nvml(void* library) : library_(library) {}
+  ~Nvml() {
+    if (shutdown_) shutdown_();
+    dlclose(library_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  bool load() {
+    auto init = symbol<NvmlReturn (*)()>("nvmlInit_v2");
+    shutdown_ = symbol<NvmlReturn (*)()>("nvmlShutdown");
+    count_ = symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
+    handle_ = symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
+    processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!processes_) processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v2");
+    if (!processes_) processes_v1_ = symbol<ProcessesV1>("nvmlDeviceGetComputeRunningProcesses");
+    if (!init || !count_ || !handle_ || (!processes_ && !processes_v1_)) return false;
+    if (init() != nvml_success) {
+      shutdown_ = nullptr;
+      return false;
+    }
+    return true;
+  }
+
+  /// Per GPU, the processes on it and the bytes each holds; nullopt when NVML fails.
+  std::optional<std::vector<std::vector<ProcessInfo>>> processes() {
+    unsigned int devices = 0;
+    if (count_(&devices) != nvml_success) return std::nullopt;
+    std::vector<std::vector<ProcessInfo>> all(devices);
+    for (unsigned int d = 0; d < devices; ++d) {
+      NvmlDevice device = nullptr;
+      if (handle_(d, &device) != nvml_success) return std::nullopt;
+      for (unsigned int room = 16;; room *= 4) {
+        unsigned int count = room;
+        NvmlReturn status = nvml_success;
+        all[d].resize(room);
+        if (processes_) {
+          status = processes_(device, &count, all[d].data());
+        } else {
+          std::vector<ProcessInfoV1> v1(room);
+          status = processes_v1_(device, &count, v1.data());
+          for (unsigned int i = 0; i < count && i < room; ++i)
+            all[d][i] = {v1[i].pid, v1[i].used_gpu_memory, 0, 0};
+        }
+        if (status == nvml_insufficient_size && room < 65536) continue;
+        if (status != nvml_success) return std::nullopt;
+        all[d].resize(count);
+        break;
+      }
+    }
+    return all;
+  }
+
+ private:
+  using Processes = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfo*);
+  using ProcessesV1 = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfoV1*);
+  template <class F>
+  F symbol(const char* name) {
+    return reinterpret_cast<F>(dlsym(library_, name));
+  }
+  void* library_;
+  NvmlReturn (*shutdown_)() = nullptr;
+  NvmlReturn (*count_)(unsigned int*) = nullptr;
+  NvmlReturn (*handle_)(unsigned int, NvmlDevice*) = nullptr;
+  Processes processes_ = nullptr;
+  ProcessesV1 processes_v1_ = nullptr;
+};
+
+std::shared_ptr<Nvml> open_nvml() {
+  const char* configured = std::getenv("GPUPLAN_NVML_LIBRARY");
+  const char* path = configured && *configured ? configured : "libnvidia-ml.so.1";
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) return nullptr;
+  auto nvml = std::make_shared<Nvml>(library);
+  if (!nvml->load()) return nullptr;
+  return nvml;
+}
+
+GpuUsageSampler::GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s)
+    : nvml_(std::move(nvml)), interval_s_(interval_s) {}
+
+GpuUsageSampler::~GpuUsageSampler() {
+  if (running_) stop();
+}
+
+void GpuUsageSampler::start(pid_t root) {
+  root_ = root;
+  usage_ = {};
+  if (!nvml_) return;
+  running_ = true;
+  thread_ = std::thread([this] {
+    while (running_) {
+      sample();
+      auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s_);
+      while (running_ && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+}
+
+GpuUsage GpuUsageSampler::stop() {
+  if (!nvml_) return {};
+  running_ = false;
+  if (thread_.joinable()) thread_.join();
+  sample();
+  std::lock_guard lock(mutex_);
+  return usage_;
+}
+
+void GpuUsageSampler::sample() {
+  auto devices = nvml_->processes();
+  if (!devices) return;
+  std::set<pid_t> tree = process_tree(root_);
+  std::lock_guard lock(mutex_);
+  usage_.measured = true;
+  for (const auto& on_device : *devices) {
+    unsigned long long bytes = 0;
+    bool known = true, here = false;
+    for (const auto& p : on_device) {
+      if (!tree.count(static_cast<pid_t>(p.pid))) continue;
+      here = true;
+      if (p.used_gpu_memory == nvml_value_not_available)
+        known = false;
+      else
+        bytes += p.used_gpu_memory;
+    }
+    if (!here) continue;
+    usage_.touched = true;
+    if (!known) continue;
+    auto mib = static_cast<std::int64_t>((bytes + (1ULL << 20) - 1) >> 20);
+    usage_.peak_vram_mib = std::max(usage_.peak_vram_mib.value_or(0), mib);
+  }
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,54 @@
+#pragma once
+// How much GPU memory a unit's processes hold, sampled through NVML loaded at run time
+// (dlopen), so that gpuplan runs unchanged where there is no NVIDIA driver.
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace gpuplan {
+
+/// What a unit did with the GPUs while it ran.
+struct GpuUsage {
+  bool measured = false;  ///< NVML loaded and answered at least once; otherwise nothing is known
+  bool touched = false;   ///< some process of the unit was on some GPU at some sample
+  /// The most memory the unit's processes held on one GPU at one sample (MiB, rounded up);
+  /// empty when not measured, or when NVML lists the processes without their memory.
+  std::optional<std::int64_t> peak_vram_mib;
+};
+
+/// NVML, opened once: GPUPLAN_NVML_LIBRARY names the library when set (tests point it at a
+/// stand-in), else libnvidia-ml.so.1. Null when it cannot be loaded or initialised.
+class Nvml;
+std::shared_ptr<Nvml> open_nvml();
+
+/// Samples the GPU memory of one process tree (the root, every descendant and every process of
+/// the root's process group) every `interval_s` on a thread of its own, from start() to stop().
+class GpuUsageSampler {
+ public:
+  explicit GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s = 0.2);
+  ~GpuUsageSampler();
+  GpuUsageSampler(const GpuUsageSampler&) = delete;
+  GpuUsageSampler& operator=(const GpuUsageSampler&) = delete;
+
+  void start(pid_t root);
+  /// Takes one last sample and returns what was seen. The tree may be gone by then.
+  GpuUsage stop();
+
+ private:
+  void sample();
+  std::shared_ptr<Nvml> nvml_;
+  double interval_s_;
+  pid_t root_ = 0;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+  std::mutex mutex_;
+  GpuUsage usage_;
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,60 @@
+// Real durations for simulated runs: log-normal noise on the plan, or a unit's own history.
+#include "simulate/durations.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "gpuplan/target.hpp"
+
+namespace gpuplan::sim {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Uniform in (0, 1], from the top 53 bits.
+double uniform(std::mt19937_64& random) { return (double(random() >> 11) + 1) * 0x1.0p-53; }
+
+}  // namespace
+
+DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window) {
+  DurationSource source;
+  source.sigma = noise.sigma;
+  source.from_history = noise.history != nullptr;
+  source.samples.resize(plan.assignments.size());
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    const Unit& unit = plan.assignments[i].unit;
+    source.planned.push_back(unit.duration_s);
+    if (!noise.history) continue;
+    auto found = noise.history->samples.find(SampleKey{canonical_label(unit.label), unit.shard_index});
+    if (found != noise.history->samples.end())
+      for (const Sample& s : recent_samples(found->second, history_window))
+        source.samples[i].push_back(s.seconds);
+    if (source.samples[i].empty()) ++source.without_history;
+  }
+  return source;
+}
+
+std::vector<double> draw_durations(const DurationSource& source, std::uint64_t seed, int run) {
+  std::mt19937_64 random(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(run))));
+  std::vector<double> durations(source.planned.size());
+  for (size_t i = 0; i < durations.size(); ++i) {
+    const auto& samples = source.samples[i];
+    if (source.from_history) {
+      durations[i] = samples.empty() ? source.planned[i] : samples[random() % samples.size()];
+      continue;
+    }
+    // Box-Muller: one standard normal value from two uniform ones.
+    double z = std::sqrt(-2 * std::log(uniform(random))) * std::cos(2 * std::numbers::pi * uniform(random));
+    durations[i] = source.planned[i] * std::exp(source.sigma * z);
+  }
+  return durations;
+}
+
+}  // namespace gpuplan::sim

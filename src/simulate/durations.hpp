@@ -1,0 +1,27 @@
+#pragma once
+// The real durations of one simulated run, drawn the same way on every machine.
+#include <cstdint>
+#include <vector>
+
+#include "gpuplan/plan.hpp"
+#include "gpuplan/simulate.hpp"
+
+namespace gpuplan::sim {
+
+/// Where each assignment's real duration comes from: its planned one with log-normal noise, or
+/// its own recent samples when the noise is history.
+struct DurationSource {
+  std::vector<double> planned;               ///< per assignment
+  std::vector<std::vector<double>> samples;  ///< per assignment; empty: log-normal (or planned, with history)
+  double sigma = 0;
+  bool from_history = false;
+  long without_history = 0;  ///< with history: assignments that have no sample
+};
+
+DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window);
+
+/// Run `run`'s durations, per assignment. Uses its own stream seeded from (seed, run), with
+/// mt19937_64 and Box-Muller written out, so the result does not depend on the standard library.
+std::vector<double> draw_durations(const DurationSource& source, std::uint64_t seed, int run);
+
+}  // namespace gpuplan::sim

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Real-GPU check of the NVML sampler (issue 13 item 6), for a machine with an NVIDIA driver,
+# python3 and PyTorch. Usage: test/device/nvml_check.sh /path/to/gpuplan   (writes into $OUT/)
+# A PyTorch program holds a known 3 GiB (torch.empty on cuda:0) for ~4 s under
+# `gpuplan run-under --results`; meanwhile nvidia-smi is sampled. The wrapper's recorded
+# peak_vram_mib must be within 10% of nvidia-smi's largest used_memory for that process and at
+# least 3072 MiB, and gpu_touched true; a CPU-only program must be recorded as not touching a GPU.
+set -uo pipefail
+GPUPLAN=${1:?usage: nvml_check.sh /path/to/gpuplan}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log() { echo "$*" | tee -a "$OUT/summary.txt"; }
+
+{ nvidia-smi; python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())'; } \
+  > "$OUT/environment.txt" 2>&1
+node=$(hostname)
+cat > "$work/plan.json" <<JSON
+{"schema_version": 1, "generator": {"name": "gpuplan", "version": "0.1.0"}, "policy": "exact",
+ "summary": {"tests": 2, "cpu_tests": 1, "gpu_tests": 1, "skipped_tests": 0, "gpu_units": 1,
+             "scheduled_units": 1, "unschedulable_units": 0, "makespan_s": 10, "lower_bound_s": 10,
+             "gpu_utilization": 1},
+ "cpu_tests": [{"label": "//check:cpu", "reason": "no GPU annotation"}], "skipped_tests": [],
+ "assignments": [{"unit": "//check:alloc", "label": "//check:alloc", "shard_index": null,
+   "shard_count": 1, "node": "$node", "gpus": [0], "start_s": 0, "end_s": 10, "duration_s": 10,
+   "duration_source": "size-default", "vram_mib": null,
+   "requirements": {"gpus": 1, "gpu_mem_mib": null, "cuda": null, "gpu_models": null,
+                    "compute_capability": null, "nvlink": false, "exclusive": false},
+   "env": {"CUDA_VISIBLE_DEVICES": "0"}}],
+ "unschedulable": [], "diagnostics": []}
+JSON
+cat > "$work/alloc.py" <<'PY'
+import os, time, torch
+x = torch.empty(3 * 1024**3, dtype=torch.uint8, device="cuda")
+torch.cuda.synchronize()
+print("pid", os.getpid(), "allocated", x.numel() // 2**20, "MiB", flush=True)
+time.sleep(4)
+PY
+
+# nvidia-smi, every 0.2 s, while the program runs.
+( while :; do nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits; sleep 0.2; done ) \
+  > "$OUT/nvidia-smi.csv" 2>&1 &
+smi=$!
+TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
+  --results "$OUT/results.csv" python3 "$work/alloc.py" > "$OUT/alloc.out" 2>&1
+status=$?
+kill "$smi" 2> /dev/null
+TEST_TARGET=//check:cpu "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
+  --results "$OUT/results.csv" python3 -c 'import time; time.sleep(1)' >> "$OUT/alloc.out" 2>&1
+log "run-under exit: $status"
+pid=$(awk '/^pid/ {print $2}' "$OUT/alloc.out")
+smi_peak=$(awk -F', *' -v pid="$pid" '$1 == pid && $2 + 0 > m {m = $2 + 0} END {print m + 0}' "$OUT/nvidia-smi.csv")
+cat "$OUT/results.csv" >> "$OUT/summary.txt"
+read -r ours touched cpu_touched < <(python3 - "$OUT/results.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+gpu = [r for r in rows if r["label"] == "//check:alloc"][-1]
+cpu = [r for r in rows if r["label"] == "//check:cpu"][-1]
+print(gpu.get("peak_vram_mib") or 0, gpu.get("gpu_touched", ""), cpu.get("gpu_touched", ""))
+PY
+)
+log "torch pid $pid; nvidia-smi peak ${smi_peak} MiB; gpuplan peak_vram_mib ${ours} MiB; gpu_touched ${touched}; the CPU program: gpu_touched ${cpu_touched}"
+python3 - "$ours" "$smi_peak" <<'PY' | tee -a "$OUT/summary.txt"
+import sys
+ours, smi = float(sys.argv[1]), float(sys.argv[2])
+ok = ours >= 3072 and smi > 0 and abs(ours - smi) <= 0.1 * smi
+print("PASS" if ok else "FAIL", f"gpuplan {ours:.0f} MiB vs nvidia-smi {smi:.0f} MiB")
+PY

@@ -1,0 +1,52 @@
+# gpuplan simulate as a user runs it: a report in text and JSON, byte-identical for one seed,
+# the dynamic executor never behind the static one here, history as the noise, bad input exit 2.
+source test/integration/lib.sh
+requires jq
+plan=test/data/plans/example.plan.json
+fleet=test/data/plans/fleet.yaml
+
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0.5 --runs 30 --seed 7 --json > "$SCRATCH/a.json" ||
+  fail "simulate failed"
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0.5 --runs 30 --seed 7 --json > "$SCRATCH/b.json"
+cmp -s "$SCRATCH/a.json" "$SCRATCH/b.json" || fail "the same seed gave different reports"
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0.5 --runs 30 --seed 8 --json > "$SCRATCH/c.json"
+cmp -s "$SCRATCH/a.json" "$SCRATCH/c.json" && fail "another seed gave the same report"
+for key in static.median static.p95 dynamic.median dynamic.p95 hindsight_bound_median; do
+  jq -e ".$key | numbers" "$SCRATCH/a.json" > /dev/null || fail "no $key in $(cat "$SCRATCH/a.json")"
+done
+jq -e '.runs == 30 and .noise.sigma == 0.5' "$SCRATCH/a.json" > /dev/null || fail "runs or sigma not reported"
+jq -e '.static.median >= .hindsight_bound_median and .dynamic.median >= .hindsight_bound_median' \
+  "$SCRATCH/a.json" > /dev/null || fail "an executor beat the hindsight bound: $(cat "$SCRATCH/a.json")"
+jq -e '.dynamic.median <= .static.median' "$SCRATCH/a.json" > /dev/null ||
+  fail "the dynamic executor is behind the static one: $(cat "$SCRATCH/a.json")"
+
+# No noise: every run is the plan.
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0 --runs 3 --json > "$SCRATCH/exact.json"
+planned=$(jq '.summary.makespan_s' "$plan")
+jq -e --argjson p "$planned" '.static.median == $p and .static.p95 == $p' "$SCRATCH/exact.json" > /dev/null ||
+  fail "with sigma 0 the static executor does not end at the plan's $planned: $(cat "$SCRATCH/exact.json")"
+
+# The text report names the executors and the bound.
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --runs 5 > "$SCRATCH/text"
+for row in "static executor" "dynamic executor" "hindsight bound"; do
+  grep -q "^$row" "$SCRATCH/text" || fail "no '$row' row: $(cat "$SCRATCH/text")"
+done
+
+# History as the noise: each unit's own samples; units without any are counted on stderr.
+printf 'label,seconds\n//tf:conv_test,12\n//tf:conv_test,14\n' > "$SCRATCH/history.csv"
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --history "$SCRATCH/history.csv" --runs 5 --json \
+  > "$SCRATCH/h.json" 2> "$SCRATCH/h.err" || fail "simulate --history failed: $(cat "$SCRATCH/h.err")"
+jq -e '.noise.model == "history"' "$SCRATCH/h.json" > /dev/null || fail "history noise not reported"
+grep -q "have no history and keep their planned durations" "$SCRATCH/h.err" ||
+  fail "no warning for units without history: $(cat "$SCRATCH/h.err")"
+
+# Bad usage and bad input: exit 2.
+status=0
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0.5 --history "$SCRATCH/history.csv" 2> /dev/null || status=$?
+[ "$status" -eq 2 ] || fail "--sigma with --history: exit $status, not 2"
+jq '.assignments[0].node = "nowhere-9"' "$plan" > "$SCRATCH/other.json"
+status=0
+"$GPUPLAN" simulate "$SCRATCH/other.json" --fleet "$fleet" 2> "$SCRATCH/err" || status=$?
+[ "$status" -eq 2 ] || fail "a node the fleet lacks: exit $status, not 2"
+grep -q "nowhere-9" "$SCRATCH/err" || fail "the unknown node is not named: $(cat "$SCRATCH/err")"
+echo "simulate: ok"

@@ -1,0 +1,121 @@
+// The NVML sampler against the stand-in library (test/nvml/fake_nvml.cpp): a unit's process
+// tree, its peak per GPU, GPU use at all, and a machine without NVML.
+#include "run/gpu_usage.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+using namespace gpuplan;
+
+namespace {
+
+/// Points GPUPLAN_NVML_LIBRARY at the stand-in and its process file at a scratch file.
+struct FakeNvml {
+  std::string processes = fmt::format("/tmp/gpuplan-fake-nvml-{}.txt", getpid());
+  FakeNvml() {
+    setenv("GPUPLAN_NVML_LIBRARY", GPUPLAN_FAKE_NVML, 1);
+    setenv("GPUPLAN_FAKE_NVML_PROCESSES", processes.c_str(), 1);
+    write("");
+  }
+  ~FakeNvml() {
+    unsetenv("GPUPLAN_NVML_LIBRARY");
+    unsetenv("GPUPLAN_FAKE_NVML_PROCESSES");
+    std::remove(processes.c_str());
+  }
+  void write(const std::string& lines) const { std::ofstream(processes) << lines; }
+};
+
+/// A process group: `sh` leading it, with a `sleep` child; returns (leader, child).
+std::pair<pid_t, pid_t> start_tree() {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    pid_t child = fork();
+    if (child == 0) {
+      execlp("sleep", "sleep", "30", nullptr);
+      _exit(127);
+    }
+    if (::write(fds[1], &child, sizeof child) != sizeof child) _exit(1);
+    waitpid(child, nullptr, 0);
+    _exit(0);
+  }
+  pid_t child = 0;
+  REQUIRE(read(fds[0], &child, sizeof child) == sizeof child);
+  close(fds[0]);
+  close(fds[1]);
+  return {leader, child};
+}
+
+void end_tree(pid_t leader) {
+  kill(-leader, SIGKILL);
+  waitpid(leader, nullptr, 0);
+}
+
+}  // namespace
+
+TEST_CASE("The sampler records the peak of a unit's child processes per GPU", "[gpu_usage]") {
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  // The child holds 3000 MiB on GPU 1 and 500 on GPU 2; another process's memory does not count.
+  fake.write(fmt::format("1 {} 3000\n2 {} 500\n1 {} 9000\n", child, child, getppid()));
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  fake.write(fmt::format("1 {} 1000\n", child));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.measured);
+  CHECK(usage.touched);
+  REQUIRE(usage.peak_vram_mib);
+  CHECK(*usage.peak_vram_mib == 3000);
+}
+
+TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_usage]") {
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write(fmt::format("0 {} 700\n", getppid()));
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.measured);
+  CHECK_FALSE(usage.touched);
+  CHECK_FALSE(usage.peak_vram_mib);
+}
+
+TEST_CASE("Memory NVML cannot tell still counts as touching a GPU", "[gpu_usage]") {
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write(fmt::format("3 {} -1\n", leader));
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader);
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.touched);
+  CHECK_FALSE(usage.peak_vram_mib);
+}
+
+TEST_CASE("Without NVML nothing is measured and nothing fails", "[gpu_usage]") {
+  setenv("GPUPLAN_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  auto nvml = open_nvml();
+  unsetenv("GPUPLAN_NVML_LIBRARY");
+  CHECK_FALSE(nvml);
+  GpuUsageSampler sampler(nvml);
+  sampler.start(getpid());
+  GpuUsage usage = sampler.stop();
+  CHECK_FALSE(usage.measured);
+  CHECK_FALSE(usage.touched);
+}

@@ -1,0 +1,160 @@
+// The simulated executors on small hand-made plans, and simulate()'s promises.
+#include "gpuplan/simulate.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "simulate/replay.hpp"
+#include "solve/planning.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+namespace {
+
+Assignment placed(Unit u, const std::string& node, std::vector<int> gpus, double start) {
+  Assignment a;
+  a.unit = std::move(u);
+  a.node = node;
+  a.gpus = std::move(gpus);
+  a.start_s = start;
+  a.end_s = start + a.unit.duration_s;
+  return a;
+}
+
+Plan hand_plan(std::vector<Assignment> assignments) {
+  Plan plan;
+  plan.assignments = std::move(assignments);
+  for (const auto& a : plan.assignments) plan.summary.makespan_s = std::max(plan.summary.makespan_s, a.end_s);
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("With the planned durations both executors end when the plan does", "[simulate]") {
+  Fleet fleet = fleet_of({{"h100", 3, 8, "nvswitch"}, {"a100", 2, 8, "pairs", "a100", 40960, "8.0", "12.2"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 60; ++i) {
+    units.push_back(unit(fmt::format("//t:u{:02}", i), 30 + (i * 37) % 200, 1 + i % 3 / 2 * (1 + i % 2)));
+    if (i % 7 == 0) with_exclusive(units.back());
+  }
+  Plan plan = plan_of(units, fleet);
+  auto replay = sim::prepare_replay(plan, fleet);
+  std::vector<double> planned;
+  for (const auto& a : plan.assignments) planned.push_back(a.unit.duration_s);
+  CHECK(sim::run_static(replay, planned).makespan == Approx(plan.summary.makespan_s));
+  CHECK(sim::run_dynamic(replay, planned).makespan <= plan.summary.makespan_s + 1e-6);
+}
+
+TEST_CASE("An idle node takes a unit still waiting on another node", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 2, 1}});
+  Plan plan = hand_plan({placed(unit("//a:first", 100), "n-0", {0}, 0),
+                         placed(unit("//a:second", 100), "n-0", {0}, 100),
+                         placed(unit("//b:short", 10), "n-1", {0}, 0)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  std::vector<double> real{100, 100, 10};
+  CHECK(sim::run_static(replay, real).makespan == 200);
+  auto dynamic = sim::run_dynamic(replay, real);
+  CHECK(dynamic.makespan == 110);
+  CHECK(dynamic.taken_elsewhere == 1);
+}
+
+TEST_CASE("A node never takes a unit it cannot run", "[simulate]") {
+  Fleet fleet = fleet_of({{"h100", 1, 1}, {"a100", 1, 1, "nvswitch", "a100", 40960, "8.0", "12.2"}});
+  Unit second = unit("//a:second", 100);
+  with_models(second, {"h100"});
+  Plan plan = hand_plan({placed(unit("//a:first", 100), "h100-0", {0}, 0), placed(second, "h100-0", {0}, 100),
+                         placed(unit("//b:short", 10), "a100-0", {0}, 0)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  auto dynamic = sim::run_dynamic(replay, {100, 100, 10});
+  CHECK(dynamic.makespan == 200);
+  CHECK(dynamic.taken_elsewhere == 0);
+}
+
+TEST_CASE("A taken NVLink unit gets a connected pair on its new node", "[simulate]") {
+  // The pair-linked node has GPUs 0 and 3 busy with its own long units: only 1,2 are free and
+  // they are not linked, so the 2-GPU NVLink unit waits for a linked pair.
+  Fleet fleet = fleet_of({{"h100", 1, 2}, {"a100", 1, 4, "pairs", "a100", 81920, "8.0", "12.4"}});
+  Unit wide = unit("//w:nvlink", 50, 2);
+  with_nvlink(wide);
+  Plan plan =
+      hand_plan({placed(unit("//h:long", 300), "h100-0", {0, 1}, 0), placed(wide, "h100-0", {0, 1}, 300),
+                 placed(unit("//p:a", 100), "a100-0", {0}, 0), placed(unit("//p:b", 20), "a100-0", {1}, 0),
+                 placed(unit("//p:c", 20), "a100-0", {2}, 0), placed(unit("//p:d", 200), "a100-0", {3}, 0)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  // At 20 GPUs 1 and 2 are free but not linked; at 100 GPU 0 frees and 0,1 is a linked pair.
+  auto dynamic = sim::run_dynamic(replay, {300, 50, 100, 20, 20, 200});
+  CHECK(dynamic.taken_elsewhere == 1);
+  CHECK(dynamic.makespan == 300);
+  auto late = sim::run_dynamic(replay, {300, 250, 100, 20, 20, 200});
+  CHECK(late.makespan == 350);  // taken at 100 on GPUs 0,1, not at 20 on 1,2
+}
+
+TEST_CASE("A gpu-exclusive unit runs alone on its node in both executors", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 1, 2}});
+  Unit alone = unit("//x:alone", 50);
+  with_exclusive(alone);
+  Plan plan = hand_plan({placed(alone, "n-0", {0}, 0), placed(unit("//x:after", 10), "n-0", {1}, 50)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  CHECK(sim::run_static(replay, {100, 10}).makespan == 110);
+  CHECK(sim::run_dynamic(replay, {100, 10}).makespan == 110);
+}
+
+TEST_CASE("A plan for another fleet is bad input naming the node", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 1, 1}});
+  Plan plan = hand_plan({placed(unit("//a:b", 10), "gone-3", {0}, 0)});
+  CHECK_THROWS_WITH(sim::prepare_replay(plan, fleet), Catch::Contains("gone-3"));
+}
+
+TEST_CASE("simulate gives the same report for the same seed, and another for another", "[simulate]") {
+  Fleet fleet = fleet_of({{"h100", 4, 8, "nvswitch"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 200; ++i)
+    units.push_back(unit(fmt::format("//t:u{:03}", i), 20 + (i * 53) % 300, 1 + i % 5 / 4));
+  Plan plan = plan_of(units, fleet);
+  SimulateOptions options;
+  options.runs = 15;
+  auto a = simulate(plan, fleet, options);
+  auto b = simulate(plan, fleet, options);
+  CHECK(a.dynamic_makespan.median == b.dynamic_makespan.median);
+  CHECK(a.static_makespan.p95 == b.static_makespan.p95);
+  CHECK(a.hindsight_bound.median == b.hindsight_bound.median);
+  options.seed = 2;
+  auto c = simulate(plan, fleet, options);
+  CHECK(c.static_makespan.median != a.static_makespan.median);
+  // No executor beats the bound, and taking units elsewhere never loses much here.
+  CHECK(a.static_makespan.median >= a.hindsight_bound.median);
+  CHECK(a.dynamic_makespan.median >= a.hindsight_bound.median);
+  CHECK(a.dynamic_makespan.median <= a.static_makespan.median);
+}
+
+TEST_CASE("With no noise every run is the plan", "[simulate]") {
+  Fleet fleet = fleet_of({{"h100", 2, 8, "nvswitch"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 40; ++i) units.push_back(unit(fmt::format("//t:u{:03}", i), 10 + i));
+  Plan plan = plan_of(units, fleet);
+  SimulateOptions options;
+  options.noise.sigma = 0;
+  options.runs = 3;
+  auto r = simulate(plan, fleet, options);
+  CHECK(r.static_makespan.median == Approx(plan.summary.makespan_s));
+  CHECK(r.static_makespan.p95 == Approx(plan.summary.makespan_s));
+  CHECK(r.hindsight_bound.median == Approx(plan.summary.lower_bound_s));
+}
+
+TEST_CASE("History noise draws each unit's duration from its own samples", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 1, 1}});
+  Plan plan =
+      hand_plan({placed(unit("//a:known", 100), "n-0", {0}, 0), placed(unit("//a:new", 5), "n-0", {0}, 100)});
+  History history;
+  Sample seven;
+  seven.seconds = 7;
+  history.samples[{"//a:known", std::nullopt}] = {seven, seven};
+  SimulateOptions options;
+  options.noise.history = &history;
+  options.runs = 4;
+  auto r = simulate(plan, fleet, options);
+  CHECK(r.units_without_history == 1);
+  CHECK(r.static_makespan.median == 12);
+  CHECK(r.dynamic_makespan.p95 == 12);
+}
