@@ -19,5 +19,6 @@ void add_history_command(CLI::App& app, int& status);
 void add_run_under_command(CLI::App& app, int& status);
 void add_exec_command(CLI::App& app, int& status);
 void add_export_command(CLI::App& app, int& status);
+void add_audit_command(CLI::App& app, int& status);
 
 }  // namespace gpuplan::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   cli::add_run_under_command(app, status);
   cli::add_exec_command(app, status);
   cli::add_export_command(app, status);
+  cli::add_audit_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

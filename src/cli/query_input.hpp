@@ -3,10 +3,12 @@
 // FILE, --input-format, --attrs, --rules, --strict, --include-manual; and the step
 // "read the input and the rules, classify".
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "cli/targets_input.hpp"
 #include "gpuplan/classify.hpp"
+#include "gpuplan/graph.hpp"
 #include "gpuplan/rules.hpp"
 
 namespace gpuplan::cli {
@@ -16,7 +18,18 @@ struct QueryOptions {
   std::string rules;     ///< --rules FILE; empty: the built-in defaults
   bool strict = false;
   bool include_manual = false;
+  bool classify_by_deps = false;  ///< --classify-by-deps (or the rules file's classify_by_deps)
 };
+
+/// The dependency graph read with the tests, and which of its nodes reach GPU code.
+struct DepsInput {
+  DepGraph graph;
+  std::unique_ptr<GpuReach> reach;  ///< set once the graph is read
+  long moved_to_cpu = 0;            ///< tests --classify-by-deps moved
+};
+
+/// gpu_deps: the built-in set and the rules file's; gpu_free: the rules file's.
+GpuDepPatterns gpu_patterns(const Rules& rules);
 
 /// Registers the options above, FILE as the next positional argument.
 void add_query_options(CLI::App& command, QueryOptions& options);
@@ -26,6 +39,8 @@ Rules read_rules(const QueryOptions& options);
 
 /// Reads the query output (joined with --attrs) and classifies it with `rules`.
 /// Under --strict, throws InputError listing every error diagnostic (exit 2).
-Classification read_and_classify(const QueryOptions& options, const Rules& rules);
+/// With `deps` (or under --classify-by-deps) the dependency graph is read too; under
+/// --classify-by-deps it moves GPU tests that reach no GPU code to the CPU bucket.
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, DepsInput* deps = nullptr);
 
 }  // namespace gpuplan::cli

@@ -1,5 +1,6 @@
 // bazel query --output=xml, streamed through expat: each <rule> is read as it closes,
-// and nothing of rule-input, rule-output or other targets is kept.
+// and nothing of rule-input, rule-output or other targets is kept, unless a GraphSink wants
+// every rule and its rule-inputs.
 #include <expat.h>
 #include <fmt/format.h>
 
@@ -99,7 +100,8 @@ class XmlReader {
       void* buffer = XML_GetBuffer(parser_, feed_size);
       if (!buffer) throw std::bad_alloc();
       std::size_t count = source_.read(static_cast<char*>(buffer), feed_size);
-      if (blank_rule_io(static_cast<char*>(buffer), count)) unread_ = 0;  // whole elements went by
+      if (!out_.graph && blank_rule_io(static_cast<char*>(buffer), count))
+        unread_ = 0;  // whole elements went by; the graph reads them
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
       unread_ += count;
@@ -139,12 +141,21 @@ class XmlReader {
         stop(fmt::format("<{}> is not the root of Bazel's query XML (<query version=\"2\">)", element));
     } else if (depth_ == 2) {
       start_target(element, pairs);
+    } else if (depth_ == 3 && out_.graph && std::strcmp(element, "rule-input") == 0) {
+      if (const char* name = xml_attribute(pairs, "name")) out_.graph->input(name);
     } else if (in_test_) {
       start_inside_test(element, pairs);
     }
   }
 
   void start_target(const char* element, const XML_Char** pairs) {
+    if (out_.graph && std::strcmp(element, "generated-file") == 0) {
+      const char* name = xml_attribute(pairs, "name");
+      const char* generating_rule = xml_attribute(pairs, "generating-rule");
+      if (name && generating_rule) out_.graph->generated_file(name, generating_rule);
+    } else if (out_.graph && std::strcmp(element, "rule") != 0) {
+      if (const char* name = xml_attribute(pairs, "name")) out_.graph->leaf(name);
+    }
     if (std::strcmp(element, "rule") != 0) {
       out_.drop(std::strcmp(element, "source-file") == 0      ? TargetKind::source_file
                 : std::strcmp(element, "generated-file") == 0 ? TargetKind::generated_file
@@ -154,6 +165,7 @@ class XmlReader {
     const char* rule_class = xml_attribute(pairs, "class");
     const char* name = xml_attribute(pairs, "name");
     if (!rule_class || !name) return stop("a <rule> without a class or name");
+    if (out_.graph) out_.graph->rule(name, rule_class);
     if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
     in_test_ = true;
     test_ = Target{};
