@@ -38,6 +38,7 @@ void JsonTargets::add(std::string_view json, std::size_t readable, const Positio
 std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t readable,
                                           const Position& start) {
   std::uint64_t id = 0;
+  cquery_ = true;
   parse_object(json, readable, start, [&](ondemand::object result) {
     std::size_t before = out_.size();
     bool kept = false;
@@ -107,8 +108,12 @@ void JsonTargets::read_rule(ondemand::object rule) {
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
   if (out_.graph) {
     out_.graph->rule(target.label, target.rule_class.str());
-    for (std::string_view input : inputs_) out_.graph->input(input);
+    for (std::string_view input : configured_inputs_.empty() ? inputs_ : configured_inputs_) {
+      if (cquery_) out_.graph->leaf(input);  // declared: cquery's output is closed under deps
+      out_.graph->input(input);
+    }
     inputs_.clear();
+    configured_inputs_.clear();
   }
   out_.add(TargetKind::rule, std::move(target));
 }
@@ -120,7 +125,7 @@ void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured) {
                             : input.get_string().get(label);
     if (error != simdjson::SUCCESS)
       fail(configured ? "a configuredRuleInput without a \"label\"" : "a ruleInput that is not a string");
-    inputs_.push_back(label);
+    (configured ? configured_inputs_ : inputs_).push_back(label);
   }
 }
 

@@ -46,7 +46,11 @@ class JsonTargets {
   simdjson::ondemand::document document_;
   std::string_view text_;
   Position start_;
-  std::vector<std::string_view> inputs_;  ///< the current rule's inputs, into the parser's strings
+  std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings
+  std::vector<std::string_view> configured_inputs_;  ///< its configuredRuleInput (cquery, newer Bazel)
+  /// Reading cquery: every configured dep is a result of its own, so an input that never is one
+  /// is a select() branch not taken (Bazel before configuredRuleInput lists those too).
+  bool cquery_ = false;
 };
 
 /// The short configuration id cquery prints after a label ("f5527a6"), from a checksum.

@@ -6,7 +6,10 @@
 
 #include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "ingest/attributes.hpp"
@@ -63,12 +66,35 @@ const char* rule_io_end(const char* at, const char* end) {
   return nullptr;
 }
 
+/// The rule-inputs taken out of the XML before expat saw them, for the GraphSink: each
+/// label with the input offset of its element, handed on when expat reaches the end of the rule.
+struct PendingInputs {
+  std::uint64_t base = 0;                                   ///< input offset of the buffer being blanked
+  std::string text;                                         ///< the labels, back to back
+  std::vector<std::pair<std::uint64_t, std::size_t>> ends;  ///< element offset, end of its label in text
+  std::size_t flushed = 0;
+};
+
+/// The name="..." of a <rule-input> element from `at` to `end`, if it needs no unescaping.
+std::optional<std::string_view> plain_name(const char* at, const char* end) {
+  std::string_view element(at, static_cast<std::size_t>(end - at));
+  if (!element.starts_with("<rule-input")) return std::nullopt;
+  auto key = element.find(" name=\"");
+  if (key == std::string_view::npos) return std::nullopt;
+  auto close = element.find('"', key + 7);
+  if (close == std::string_view::npos) return std::nullopt;
+  auto name = element.substr(key + 7, close - key - 7);
+  if (name.find('&') != std::string_view::npos) return std::nullopt;  // an entity: expat decodes it
+  return name;
+}
+
 /// Turns every complete <rule-input .../> and <rule-output .../> element in `data` into
 /// spaces (keeping line breaks, so positions stay true). They are most of Bazel's XML,
 /// gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
-/// In well-formed XML a '<' outside comments and CDATA (which Bazel never writes) always
-/// begins a tag, so nothing else is touched. Returns whether it blanked anything.
-bool blank_rule_io(char* data, std::size_t size) {
+/// With `pending`, each rule-input's name is kept there first (one with an entity is left
+/// for expat). In well-formed XML a '<' outside comments and CDATA (which Bazel never
+/// writes) always begins a tag, so nothing else is touched. Returns whether it blanked anything.
+bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullptr) {
   char* end = data + size;
   bool blanked = false;
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
@@ -76,6 +102,15 @@ bool blank_rule_io(char* data, std::size_t size) {
     if (!element_end) {
       ++p;
       continue;
+    }
+    if (pending && p[6] == 'i') {  // <rule-input
+      auto name = plain_name(p, element_end);
+      if (!name) {
+        p = const_cast<char*>(element_end);
+        continue;
+      }
+      pending->text.append(*name);
+      pending->ends.emplace_back(pending->base + static_cast<std::uint64_t>(p - data), pending->text.size());
     }
     for (; p < element_end; ++p)
       if (*p != '\n') *p = ' ';
@@ -100,8 +135,10 @@ class XmlReader {
       void* buffer = XML_GetBuffer(parser_, feed_size);
       if (!buffer) throw std::bad_alloc();
       std::size_t count = source_.read(static_cast<char*>(buffer), feed_size);
-      if (!out_.graph && blank_rule_io(static_cast<char*>(buffer), count))
-        unread_ = 0;  // whole elements went by; the graph reads them
+      pending_.base = fed_;
+      if (blank_rule_io(static_cast<char*>(buffer), count, out_.graph ? &pending_ : nullptr))
+        unread_ = 0;  // whole elements went by
+      fed_ += count;
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
       unread_ += count;
@@ -222,7 +259,25 @@ class XmlReader {
     if (!error.empty()) stop(fmt::format("attribute {} of {}: {}", name, test_.label, error));
   }
 
+  /// Hands the graph the blanked rule-inputs that came before where expat is now.
+  void flush_inputs() {
+    auto here = static_cast<std::uint64_t>(XML_GetCurrentByteIndex(parser_));
+    std::size_t begin = pending_.flushed == 0 ? 0 : pending_.ends[pending_.flushed - 1].second;
+    for (; pending_.flushed < pending_.ends.size() && pending_.ends[pending_.flushed].first < here;
+         ++pending_.flushed) {
+      std::size_t end = pending_.ends[pending_.flushed].second;
+      out_.graph->input(std::string_view(pending_.text).substr(begin, end - begin));
+      begin = end;
+    }
+    if (pending_.flushed == pending_.ends.size()) {
+      pending_.text.clear();
+      pending_.ends.clear();
+      pending_.flushed = 0;
+    }
+  }
+
   void end() {
+    if (depth_ == 2 && out_.graph) flush_inputs();
     if (depth_ == 2 && in_test_) {
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
@@ -237,6 +292,8 @@ class XmlReader {
   std::optional<InputError> error_;
   int depth_ = 0;
   std::size_t unread_ = 0;  ///< bytes fed since an element last began: bounds expat's buffer
+  std::uint64_t fed_ = 0;   ///< bytes given to expat before the current buffer
+  PendingInputs pending_;
   bool in_test_ = false;
   Target test_;
   Attribute attribute_ = Attribute::none;
