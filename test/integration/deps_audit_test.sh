@@ -4,6 +4,7 @@
 # (examples/deps-repos). audit lists each mis-tagged test with its path, explain shows the path,
 # --classify-by-deps moves the GPU-free tests to the CPU bucket and nothing the other way.
 source test/integration/lib.sh
+requires bazel jq
 
 stubs=(--override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools"
        --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java")
