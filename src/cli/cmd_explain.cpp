@@ -65,24 +65,22 @@ std::string or_none(const std::string& text) { return text.empty() ? "none" : te
 
 /// What the dependency graph says of the test, when the input carried one.
 struct GraphView {
-  bool present = false;  ///< the input had rule inputs
+  bool present = false;  ///< the input had the test's rule inputs, all expanded (deps(...))
   bool reaches = false;
-  bool unknown = false;
   std::vector<std::string> path;  ///< test → ... → GPU dep
   std::string pattern;            ///< the gpu_deps pattern the last step matched
-  std::string undeclared;         ///< a label the input named but did not expand (unknown)
 };
 
 GraphView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
   GraphView view;
   auto node = deps.graph.find(canonical_label(test.target.label));
-  view.present = deps.graph.edge_count() > 0 && node.has_value();
+  // Only for the output of deps(...): in that of tests(//...) every test's reach is unknown, and
+  // saying so in every explanation would only add noise.
+  view.present = deps.graph.edge_count() > 0 && node.has_value() && !deps.reach->unknown(*node);
   if (!view.present) return view;
   view.reaches = deps.reach->reaches(*node);
-  view.unknown = deps.reach->unknown(*node);
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
   if (!view.path.empty()) view.pattern = deps.reach->matched_pattern(*deps.graph.find(view.path.back()));
-  if (view.unknown) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   return view;
 }
 
@@ -92,10 +90,6 @@ std::string render_graph_text(const GraphView& view) {
   if (view.reaches)
     return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
                              fmt::join(view.path, " → "), view.path.back(), view.pattern);
-  if (view.unknown)
-    return out +
-           fmt::format("  unknown: it depends on {}, which the input does not expand (query deps(...))\n",
-                       view.undeclared);
   return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
 }
 
@@ -170,11 +164,7 @@ std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstim
          {"peak_vram_mib",
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   if (graph.present)
-    j["gpu_code"] = {{"reaches", graph.reaches   ? nlohmann::ordered_json(true)
-                                 : graph.unknown ? nlohmann::ordered_json(nullptr)
-                                                 : nlohmann::ordered_json(false)},
-                     {"path", graph.path},
-                     {"gpu_deps_pattern", graph.pattern}};
+    j["gpu_code"] = {{"reaches", graph.reaches}, {"path", graph.path}, {"gpu_deps_pattern", graph.pattern}};
   j["diagnostics"] = diagnostics_to_json(diagnostics);
   return j.dump(2) + "\n";
 }

@@ -114,7 +114,7 @@ TEST_CASE("streamed_jsonproto and cquery jsonproto carry the same graph as xml")
   std::string cquery =
       R"({"results": [{"target": {"type": "RULE", "rule": {"name": "//ml:t", "ruleClass": "py_test",
       "configuredRuleInput": [{"label": "@cuda_cudart//:cudart", "configurationChecksum": "abc"}]}},
-      "configurationId": "1"}], "configurations": [{"id": 1, "checksum": "abcdef0123"}]})";
+      "configurationId": 1}], "configurations": [{"id": 1, "checksum": "abcdef0123"}]})";
   DepGraph configured = graph_of(cquery);
   REQUIRE(configured.edge_count() == 1);
   GpuReach configured_reach(configured, GpuDepPatterns::defaults());
