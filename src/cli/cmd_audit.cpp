@@ -265,7 +265,7 @@ void run(const AuditArgs& args, int& status) {
   query.classify_by_deps = false;  // the audit compares the tags as written with the graph
   rules.classify_by_deps = false;
   DepsInput deps;
-  Classification tests = read_and_classify(query, rules, &deps);
+  Classification tests = read_and_classify(query, rules, true, &deps);
   if (deps.graph.edge_count() == 0 && !tests.tests.empty())
     throw InputError(
         Position{query.targets.path == "-" ? std::string("<stdin>") : query.targets.path},

@@ -185,7 +185,7 @@ void add_explain_command(CLI::App& app, int& status) {
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
     DepsInput deps;
-    auto classification = read_and_classify(args->query, rules, &deps);
+    auto classification = read_and_classify(args->query, rules, true, &deps);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
@@ -63,13 +65,16 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
 
 }  // namespace
 
-Classification read_and_classify(const QueryOptions& options, const Rules& rules, DepsInput* deps) {
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations,
+                                 DepsInput* deps) {
   bool by_deps = options.classify_by_deps || rules.classify_by_deps;
   DepsInput local;
   if (by_deps && !deps) deps = &local;
   auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr);
   if (deps) deps->reach = std::make_unique<GpuReach>(deps->graph, gpu_patterns(rules));
-  auto classification = classify(targets, rules, {options.include_manual, options.strict});
+  progress::stage(fmt::format("classifying {} tests", targets.tests.size()));
+  auto classification =
+      classify(std::move(targets), rules, {options.include_manual, options.strict, annotations});
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
   if (!has_errors(classification.diagnostics)) return classification;
   std::string errors;
@@ -81,6 +86,14 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   }
   throw InputError(Position{input_name(options)},
                    fmt::format("{} annotation error{} (--strict):{}", count, count == 1 ? "" : "s", errors));
+}
+
+Classification without_gpu_tests(Classification tests, long& gpu_tests) {
+  auto is_gpu = [](const ClassifiedTest& t) { return t.bucket == Bucket::gpu; };
+  gpu_tests = std::count_if(tests.tests.begin(), tests.tests.end(), is_gpu);
+  std::erase_if(tests.tests, is_gpu);
+  tests.tests.shrink_to_fit();
+  return tests;
 }
 
 }  // namespace gpuplan::cli
