@@ -25,12 +25,30 @@ enum class InputFormat {
 std::optional<InputFormat> parse_input_format(std::string_view name);
 std::string_view to_string(InputFormat format);
 
+/// Receives the dependency graph while a reader streams (`audit`, `--classify-by-deps`):
+/// each rule or generated file as it is read, and a rule's inputs right after it. Labels are
+/// as Bazel printed them and valid only during the call. Plain ingest passes none and keeps
+/// neither the inputs nor the non-test rules.
+class GraphSink {
+ public:
+  virtual ~GraphSink() = default;
+  /// A rule begins (a test or not); the inputs that follow are its rule-inputs.
+  virtual void rule(std::string_view label, std::string_view rule_class) = 0;
+  virtual void input(std::string_view label) = 0;
+  /// A generated file, which depends on the rule that makes it.
+  virtual void generated_file(std::string_view label, std::string_view generating_rule) = 0;
+  /// A target without inputs (source file, package group): a leaf, but declared, so the graph
+  /// knows the query expanded it.
+  virtual void leaf(std::string_view label) = 0;
+};
+
 /// Reads every test target from `in`, streaming: memory grows with the number of
 /// tests, not with the size of the input. `name` is the file name used in error
 /// positions. The format is detected from the content unless `forced`.
-/// Throws InputError on bad input. Empty input is a valid, empty list.
+/// Throws InputError on bad input. Empty input is a valid, empty list. With `graph`, every
+/// rule and its rule-inputs also go to it (formats without inputs give rules only).
 TargetList read_targets(std::istream& in, const std::string& name,
-                        std::optional<InputFormat> forced = std::nullopt);
+                        std::optional<InputFormat> forced = std::nullopt, GraphSink* graph = nullptr);
 
 /// Fills the attributes of labels-only targets from `attributes` (matched by
 /// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are.

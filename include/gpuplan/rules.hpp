@@ -42,7 +42,12 @@ struct Rules {
   int history_window = 20;         ///< the most recent attempts per unit that the percentile looks at
   std::set<std::string> disabled_conventions;  ///< built-in conventions switched off, by name
   std::vector<Rule> rules;
-  std::string source;  ///< the rules file's name; empty for the defaults
+  /// Label patterns of GPU code, added to the built-in set (README "Classification from the
+  /// dependency graph"), and of deps that are CPU-only although a GPU pattern covers them.
+  std::vector<std::string> gpu_deps;
+  std::vector<std::string> gpu_free;
+  bool classify_by_deps = false;  ///< as `--classify-by-deps`: GPU tests reaching no GPU code run on CPUs
+  std::string source;             ///< the rules file's name; empty for the defaults
 };
 
 /// Reads a rules file. Throws InputError with file:line:col on anything wrong.

@@ -11,6 +11,7 @@
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
+#include "gpuplan/graph.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuplan {
@@ -96,7 +97,10 @@ class RulesReader {
                                                        "history_percentile",
                                                        "history_window",
                                                        "disable",
-                                                       "rules"};
+                                                       "rules",
+                                                       "gpu_deps",
+                                                       "gpu_free",
+                                                       "classify_by_deps"};
     for (const auto& entry : root) {
       check_key(entry.first, keys, "the rules file");
       auto key = entry.first.Scalar();
@@ -121,6 +125,10 @@ class RulesReader {
         rules.history_window = static_cast<int>(integer(value, key, 1, 100000));
       else if (key == "disable")
         read_disabled(value, rules);
+      else if (key == "gpu_deps" || key == "gpu_free")
+        read_gpu_patterns(value, key, key == "gpu_deps" ? rules.gpu_deps : rules.gpu_free);
+      else if (key == "classify_by_deps")
+        rules.classify_by_deps = boolean(value, key);
       else
         read_rules(value, rules);
     }
@@ -136,6 +144,26 @@ class RulesReader {
       check_key(entry.first, sizes, "size_default_seconds");
       auto key = "size_default_seconds." + entry.first.Scalar();
       rules.size_default_seconds[entry.first.Scalar()] = number(entry.second, key, 0.001, 1e9);
+    }
+  }
+
+  bool boolean(const YAML::Node& node, std::string_view key) const {
+    auto text = scalar(node, key);
+    if (text != "true" && text != "false")
+      fail(node.Mark(), fmt::format("{}: expected true or false, not \"{}\"", key, text));
+    return text == "true";
+  }
+
+  void read_gpu_patterns(const YAML::Node& node, const std::string& key,
+                         std::vector<std::string>& out) const {
+    if (!node.IsSequence())
+      fail(node.Mark(),
+           fmt::format("{}: expected a list of label patterns, such as [\"@pypi//torch:*\"]", key));
+    for (const auto& item : node) {
+      auto pattern = scalar(item, key);
+      if (auto problem = gpu_pattern_problem(pattern); !problem.empty())
+        fail(item.Mark(), key + ": " + problem);
+      out.push_back(pattern);
     }
   }
 

@@ -1,4 +1,5 @@
-// gpuplan explain LABEL [FILE]: why a test is in its bucket, and where each requirement came from.
+// gpuplan explain LABEL [FILE]: why a test is in its bucket, where each requirement came from,
+// and, for deps(...) input, its shortest path to GPU code.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,8 +63,38 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
 
 std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
 
+/// What the dependency graph says of the test, when the input carried one.
+struct GraphView {
+  bool present = false;  ///< the input had the test's rule inputs, all expanded (deps(...))
+  bool reaches = false;
+  std::vector<std::string> path;  ///< test → ... → GPU dep
+  std::string pattern;            ///< the gpu_deps pattern the last step matched
+};
+
+GraphView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
+  GraphView view;
+  auto node = deps.graph.find(canonical_label(test.target.label));
+  // Only for the output of deps(...): in that of tests(//...) every test's reach is unknown, and
+  // saying so in every explanation would only add noise.
+  view.present = deps.graph.edge_count() > 0 && node.has_value() && !deps.reach->unknown(*node);
+  if (!view.present) return view;
+  view.reaches = deps.reach->reaches(*node);
+  for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
+  if (!view.path.empty()) view.pattern = deps.reach->matched_pattern(*deps.graph.find(view.path.back()));
+  return view;
+}
+
+std::string render_graph_text(const GraphView& view) {
+  if (!view.present) return "";
+  std::string out = "\ndependency graph\n";
+  if (view.reaches)
+    return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
+                             fmt::join(view.path, " → "), view.path.back(), view.pattern);
+  return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
+}
+
 std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
-                        const Diagnostics& diagnostics) {
+                        const Diagnostics& diagnostics, const GraphView& graph) {
   const auto& t = test.target;
   std::string out = fmt::format("{}\n", t.label);
   auto field = [&](std::string_view name, const std::string& value) {
@@ -97,6 +128,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
   if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
   if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
 
+  out += render_graph_text(graph);
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!estimates.empty()) out += "\nplanned duration\n";
   for (const auto& [shard, e] : estimates)
@@ -112,7 +144,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
 }
 
 std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
-                        const Diagnostics& diagnostics) {
+                        const Diagnostics& diagnostics, const GraphView& graph) {
   auto j = test_to_json(test);
   const auto& t = test.target;
   j["tags"] = t.tags;
@@ -132,6 +164,8 @@ std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstim
          {"source", e.source},
          {"peak_vram_mib",
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
+  if (graph.present)
+    j["gpu_code"] = {{"reaches", graph.reaches}, {"path", graph.path}, {"gpu_deps_pattern", graph.pattern}};
   j["diagnostics"] = diagnostics_to_json(diagnostics);
   return j.dump(2) + "\n";
 }
@@ -151,7 +185,8 @@ void add_explain_command(CLI::App& app, int& status) {
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
-    auto classification = read_and_classify(args->query, rules, true);
+    DepsInput deps;
+    auto classification = read_and_classify(args->query, rules, true, &deps);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),
@@ -162,7 +197,9 @@ void add_explain_command(CLI::App& app, int& status) {
         estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
     auto estimates = estimates_of(test, estimate);
     own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
-    write_output("-", args->json ? render_json(test, estimates, own) : render_text(test, estimates, own));
+    auto graph = graph_view(deps, test);
+    write_output("-", args->json ? render_json(test, estimates, own, graph)
+                                 : render_text(test, estimates, own, graph));
     print_diagnostic_totals(classification.diagnostics, false);
     status = exit_ok;
   });

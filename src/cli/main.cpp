@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   cli::add_exec_command(app, status);
   cli::add_export_command(app, status);
   cli::add_simulate_command(app, status);
+  cli::add_audit_command(app, status);
   try {
     app.parse(argc, argv);
     cli::progress::finish();

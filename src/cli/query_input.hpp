@@ -3,11 +3,13 @@
 // FILE, --input-format, --attrs, --rules, --strict, --include-manual; and the step
 // "read the input and the rules, classify".
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "cli/targets_input.hpp"
 #include "gpuplan/classify.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/graph.hpp"
 #include "gpuplan/rules.hpp"
 
 namespace gpuplan::cli {
@@ -20,7 +22,18 @@ struct QueryOptions {
   /// `plan`: labels-only input with no rule that reads labels is an error (exit 2) unless --allow-untagged.
   bool refuse_untagged = false;
   bool allow_untagged = false;
+  bool classify_by_deps = false;  ///< --classify-by-deps (or the rules file's classify_by_deps)
 };
+
+/// The dependency graph read with the tests, and which of its nodes reach GPU code.
+struct DepsInput {
+  DepGraph graph;
+  std::unique_ptr<GpuReach> reach;  ///< set once the graph is read
+  long moved_to_cpu = 0;            ///< tests --classify-by-deps moved
+};
+
+/// gpu_deps: the built-in set and the rules file's; gpu_free: the rules file's.
+GpuDepPatterns gpu_patterns(const Rules& rules);
 
 /// Registers the options above, FILE as the next positional argument.
 void add_query_options(CLI::App& command, QueryOptions& options);
@@ -30,8 +43,11 @@ Rules read_rules(const QueryOptions& options);
 
 /// Reads the query output (joined with --attrs) and classifies it with `rules`.
 /// Under --strict, throws InputError listing every error diagnostic (exit 2).
-/// `annotations`: keep each test's annotations, which only `explain` shows.
-Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations = false);
+/// `annotations`: keep each test's annotations, which `explain` and `audit` show.
+/// With `deps` (or under --classify-by-deps) the dependency graph is read too; under
+/// --classify-by-deps it moves GPU tests that reach no GPU code to the CPU bucket.
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations = false,
+                                 DepsInput* deps = nullptr);
 
 /// Once the units are made, make_plan needs of the tests only the CPU and skipped ones (it
 /// lists them) and how many GPU tests there were (the summary counts them). The GPU tests —

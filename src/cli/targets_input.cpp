@@ -27,7 +27,7 @@ void add_targets_input(CLI::App& command, TargetsInput& input) {
 
 namespace {
 
-TargetList read_one(const std::string& path, const std::string& format_name) {
+TargetList read_one(const std::string& path, const std::string& format_name, GraphSink* graph) {
   std::optional<InputFormat> format;
   if (!format_name.empty()) {
     format = parse_input_format(format_name);
@@ -42,14 +42,14 @@ TargetList read_one(const std::string& path, const std::string& format_name) {
   std::error_code ec;
   auto size = path.empty() || path == "-" ? 0 : std::filesystem::file_size(path, ec);
   progress::stage("reading " + in.name, ec ? 0 : static_cast<long long>(size));
-  return read_targets(in.in(), in.name, format);
+  return read_targets(in.in(), in.name, format, graph);
 }
 
 }  // namespace
 
-TargetList read_targets_input(const TargetsInput& input) {
-  TargetList targets = read_one(input.path, input.input_format);
-  if (!input.attrs.empty()) join_attributes(targets, read_one(input.attrs, ""));
+TargetList read_targets_input(const TargetsInput& input, GraphSink* graph) {
+  TargetList targets = read_one(input.path, input.input_format, graph);
+  if (!input.attrs.empty()) join_attributes(targets, read_one(input.attrs, "", nullptr));
   return targets;
 }
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "gpuplan/ingest.hpp"
 #include "gpuplan/target.hpp"
 
 namespace gpuplan::cli {
@@ -18,6 +19,7 @@ struct TargetsInput {
 void add_targets_input(CLI::App& command, TargetsInput& input);
 
 /// Reads the tests; throws InputError for bad input or an unknown --input-format.
-TargetList read_targets_input(const TargetsInput& input);
+/// With `graph`, FILE's dependency graph goes there too.
+TargetList read_targets_input(const TargetsInput& input, GraphSink* graph = nullptr);
 
 }  // namespace gpuplan::cli

@@ -51,12 +51,14 @@ TargetList Collector::finish(InputFormat format) {
 
 }  // namespace ingest
 
-TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced) {
+TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
+                        GraphSink* graph) {
   using namespace ingest;
   Source source(in, name);
   if (is_blank(source)) return TargetList{};
   InputFormat format = forced ? *forced : detect_format(source);
   Collector collector;
+  collector.graph = graph;
   switch (format) {
     case InputFormat::xml: read_xml(source, collector); break;
     case InputFormat::label:

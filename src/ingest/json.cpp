@@ -38,6 +38,7 @@ void JsonTargets::add(std::string_view json, std::size_t readable, const Positio
 std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t readable,
                                           const Position& start) {
   std::uint64_t id = 0;
+  cquery_ = true;
   parse_object(json, readable, start, [&](ondemand::object result) {
     std::size_t before = out_.size();
     bool kept = false;
@@ -68,6 +69,12 @@ void JsonTargets::read_target(ondemand::object target) {
     } else if (key == "rule") {
       read_rule(field.value().get_object());
       read = true;
+    } else if (key == "generatedFile" && out_.graph) {
+      read_generated_file(field.value().get_object());
+    } else if (out_.graph && (key == "sourceFile" || key == "packageGroup" || key == "environmentGroup")) {
+      std::string_view name;
+      if (field.value().find_field_unordered("name").get_string().get(name) == simdjson::SUCCESS)
+        out_.graph->leaf(name);
     }
   }
   if (type.empty()) fail("not a Bazel Target: no \"type\" (RULE, SOURCE_FILE, ...)");
@@ -94,10 +101,43 @@ void JsonTargets::read_rule(ondemand::object rule) {
       target.location = std::string_view(field.value().get_string());
     } else if (key == "attribute" && test) {
       for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
+    } else if (out_.graph && (key == "ruleInput" || key == "configuredRuleInput")) {
+      read_rule_inputs(field.value().get_array(), key == "configuredRuleInput");
     }
   }
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
+  if (out_.graph) {
+    out_.graph->rule(target.label, target.rule_class.str());
+    for (std::string_view input : configured_inputs_.empty() ? inputs_ : configured_inputs_) {
+      if (cquery_) out_.graph->leaf(input);  // declared: cquery's output is closed under deps
+      out_.graph->input(input);
+    }
+    inputs_.clear();
+    configured_inputs_.clear();
+  }
   out_.add(TargetKind::rule, std::move(target));
+}
+
+void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured) {
+  for (auto input : inputs) {
+    std::string_view label;
+    auto error = configured ? input.get_object().find_field_unordered("label").get_string().get(label)
+                            : input.get_string().get(label);
+    if (error != simdjson::SUCCESS)
+      fail(configured ? "a configuredRuleInput without a \"label\"" : "a ruleInput that is not a string");
+    (configured ? configured_inputs_ : inputs_).push_back(label);
+  }
+}
+
+void JsonTargets::read_generated_file(ondemand::object file) {
+  std::string_view name;
+  std::string_view generating_rule;
+  for (auto field : file) {
+    std::string_view key = field.unescaped_key();
+    if (key == "name") name = field.value().get_string();
+    if (key == "generatingRule") generating_rule = field.value().get_string();
+  }
+  if (!name.empty() && !generating_rule.empty()) out_.graph->generated_file(name, generating_rule);
 }
 
 void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {

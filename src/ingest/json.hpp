@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "ingest/readers.hpp"
@@ -35,6 +36,9 @@ class JsonTargets {
   void read_target(simdjson::ondemand::object target);
   void read_rule(simdjson::ondemand::object rule);
   void read_attribute(simdjson::ondemand::object attribute, Target& target);
+  /// ruleInput (labels) or cquery's configuredRuleInput ({"label": ...}), for the GraphSink.
+  void read_rule_inputs(simdjson::ondemand::array inputs, bool configured);
+  void read_generated_file(simdjson::ondemand::object file);
   [[noreturn]] void fail(const std::string& message, const char* at = nullptr);
 
   Collector& out_;
@@ -42,6 +46,11 @@ class JsonTargets {
   simdjson::ondemand::document document_;
   std::string_view text_;
   Position start_;
+  std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings
+  std::vector<std::string_view> configured_inputs_;  ///< its configuredRuleInput (cquery, newer Bazel)
+  /// Reading cquery: every configured dep is a result of its own, so an input that never is one
+  /// is a select() branch not taken (Bazel before configuredRuleInput lists those too).
+  bool cquery_ = false;
 };
 
 /// The short configuration id cquery prints after a label ("f5527a6"), from a checksum.

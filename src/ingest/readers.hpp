@@ -28,6 +28,8 @@ class Collector {
   std::size_t size() const { return size_; }
   Target& at(std::size_t index) { return blocks_[index / block_size][index % block_size]; }
   TargetList finish(InputFormat format);
+  /// Where the dependency graph goes, if anyone asked for it; nullptr for plain ingest.
+  GraphSink* graph = nullptr;
 
  private:
   static constexpr std::size_t block_size = 65536;

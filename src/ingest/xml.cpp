@@ -1,11 +1,15 @@
 // bazel query --output=xml, streamed through expat: each <rule> is read as it closes,
-// and nothing of rule-input, rule-output or other targets is kept.
+// and nothing of rule-input, rule-output or other targets is kept, unless a GraphSink wants
+// every rule and its rule-inputs.
 #include <expat.h>
 #include <fmt/format.h>
 
 #include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "ingest/attributes.hpp"
@@ -62,12 +66,35 @@ const char* rule_io_end(const char* at, const char* end) {
   return nullptr;
 }
 
+/// The rule-inputs taken out of the XML before expat saw them, for the GraphSink: each
+/// label with the input offset of its element, handed on when expat reaches the end of the rule.
+struct PendingInputs {
+  std::uint64_t base = 0;                                   ///< input offset of the buffer being blanked
+  std::string text;                                         ///< the labels, back to back
+  std::vector<std::pair<std::uint64_t, std::size_t>> ends;  ///< element offset, end of its label in text
+  std::size_t flushed = 0;
+};
+
+/// The name="..." of a <rule-input> element from `at` to `end`, if it needs no unescaping.
+std::optional<std::string_view> plain_name(const char* at, const char* end) {
+  std::string_view element(at, static_cast<std::size_t>(end - at));
+  if (!element.starts_with("<rule-input")) return std::nullopt;
+  auto key = element.find(" name=\"");
+  if (key == std::string_view::npos) return std::nullopt;
+  auto close = element.find('"', key + 7);
+  if (close == std::string_view::npos) return std::nullopt;
+  auto name = element.substr(key + 7, close - key - 7);
+  if (name.find('&') != std::string_view::npos) return std::nullopt;  // an entity: expat decodes it
+  return name;
+}
+
 /// Turns every complete <rule-input .../> and <rule-output .../> element in `data` into
 /// spaces (keeping line breaks, so positions stay true). They are most of Bazel's XML,
 /// gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
-/// In well-formed XML a '<' outside comments and CDATA (which Bazel never writes) always
-/// begins a tag, so nothing else is touched. Returns whether it blanked anything.
-bool blank_rule_io(char* data, std::size_t size) {
+/// With `pending`, each rule-input's name is kept there first (one with an entity is left
+/// for expat). In well-formed XML a '<' outside comments and CDATA (which Bazel never
+/// writes) always begins a tag, so nothing else is touched. Returns whether it blanked anything.
+bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullptr) {
   char* end = data + size;
   bool blanked = false;
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
@@ -75,6 +102,15 @@ bool blank_rule_io(char* data, std::size_t size) {
     if (!element_end) {
       ++p;
       continue;
+    }
+    if (pending && p[6] == 'i') {  // <rule-input
+      auto name = plain_name(p, element_end);
+      if (!name) {
+        p = const_cast<char*>(element_end);
+        continue;
+      }
+      pending->text.append(*name);
+      pending->ends.emplace_back(pending->base + static_cast<std::uint64_t>(p - data), pending->text.size());
     }
     for (; p < element_end; ++p)
       if (*p != '\n') *p = ' ';
@@ -99,7 +135,10 @@ class XmlReader {
       void* buffer = XML_GetBuffer(parser_, feed_size);
       if (!buffer) throw std::bad_alloc();
       std::size_t count = source_.read(static_cast<char*>(buffer), feed_size);
-      if (blank_rule_io(static_cast<char*>(buffer), count)) unread_ = 0;  // whole elements went by
+      pending_.base = fed_;
+      if (blank_rule_io(static_cast<char*>(buffer), count, out_.graph ? &pending_ : nullptr))
+        unread_ = 0;  // whole elements went by
+      fed_ += count;
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
       unread_ += count;
@@ -139,12 +178,21 @@ class XmlReader {
         stop(fmt::format("<{}> is not the root of Bazel's query XML (<query version=\"2\">)", element));
     } else if (depth_ == 2) {
       start_target(element, pairs);
+    } else if (depth_ == 3 && out_.graph && std::strcmp(element, "rule-input") == 0) {
+      if (const char* name = xml_attribute(pairs, "name")) out_.graph->input(name);
     } else if (in_test_) {
       start_inside_test(element, pairs);
     }
   }
 
   void start_target(const char* element, const XML_Char** pairs) {
+    if (out_.graph && std::strcmp(element, "generated-file") == 0) {
+      const char* name = xml_attribute(pairs, "name");
+      const char* generating_rule = xml_attribute(pairs, "generating-rule");
+      if (name && generating_rule) out_.graph->generated_file(name, generating_rule);
+    } else if (out_.graph && std::strcmp(element, "rule") != 0) {
+      if (const char* name = xml_attribute(pairs, "name")) out_.graph->leaf(name);
+    }
     if (std::strcmp(element, "rule") != 0) {
       out_.drop(std::strcmp(element, "source-file") == 0      ? TargetKind::source_file
                 : std::strcmp(element, "generated-file") == 0 ? TargetKind::generated_file
@@ -154,6 +202,7 @@ class XmlReader {
     const char* rule_class = xml_attribute(pairs, "class");
     const char* name = xml_attribute(pairs, "name");
     if (!rule_class || !name) return stop("a <rule> without a class or name");
+    if (out_.graph) out_.graph->rule(name, rule_class);
     if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
     in_test_ = true;
     test_ = Target{};
@@ -210,7 +259,25 @@ class XmlReader {
     if (!error.empty()) stop(fmt::format("attribute {} of {}: {}", name, test_.label, error));
   }
 
+  /// Hands the graph the blanked rule-inputs that came before where expat is now.
+  void flush_inputs() {
+    auto here = static_cast<std::uint64_t>(XML_GetCurrentByteIndex(parser_));
+    std::size_t begin = pending_.flushed == 0 ? 0 : pending_.ends[pending_.flushed - 1].second;
+    for (; pending_.flushed < pending_.ends.size() && pending_.ends[pending_.flushed].first < here;
+         ++pending_.flushed) {
+      std::size_t end = pending_.ends[pending_.flushed].second;
+      out_.graph->input(std::string_view(pending_.text).substr(begin, end - begin));
+      begin = end;
+    }
+    if (pending_.flushed == pending_.ends.size()) {
+      pending_.text.clear();
+      pending_.ends.clear();
+      pending_.flushed = 0;
+    }
+  }
+
   void end() {
+    if (depth_ == 2 && out_.graph) flush_inputs();
     if (depth_ == 2 && in_test_) {
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
@@ -225,6 +292,8 @@ class XmlReader {
   std::optional<InputError> error_;
   int depth_ = 0;
   std::size_t unread_ = 0;  ///< bytes fed since an element last began: bounds expat's buffer
+  std::uint64_t fed_ = 0;   ///< bytes given to expat before the current buffer
+  PendingInputs pending_;
   bool in_test_ = false;
   Target test_;
   Attribute attribute_ = Attribute::none;

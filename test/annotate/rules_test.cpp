@@ -78,7 +78,8 @@ TEST_CASE("an unknown key is an error at its position, with a suggestion") {
       error_of("multi_gpu_cont: 4\n") ==
       "rules.yaml:1:1: unknown key \"multi_gpu_cont\" in the rules file (did you mean \"multi_gpu_count\"?); "
       "known keys: version, multi_gpu_count, multiaccelerator_count, size_default_seconds, vram_headroom, "
-      "max_tests_per_gpu, pack_slowdown, history_percentile, history_window, disable, rules");
+      "max_tests_per_gpu, pack_slowdown, history_percentile, history_window, disable, rules, gpu_deps, "
+      "gpu_free, classify_by_deps");
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {gpu: 2}\n"),
                Catch::StartsWith("rules.yaml:3:11: unknown key \"gpu\" in set (did you mean \"gpus\"?)"));
   REQUIRE_THAT(error_of("rules:\n  - tags: x\n    set: {gpus: 2}\n"),
@@ -136,4 +137,18 @@ TEST_CASE("label patterns match packages, subpackages and names") {
   REQUIRE(label_matches("//ml:t", "//ml:t"));
   REQUIRE(label_matches("//ml", "//ml:ml"));
   REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));
+}
+
+TEST_CASE("gpu_deps and gpu_free are label patterns, checked where they are written") {
+  std::istringstream in(
+      "gpu_deps: ['@xla//xla/stream_executor/cuda/...']\ngpu_free: ['@cuda_nvcc//...']\n"
+      "classify_by_deps: true\n");
+  Rules rules = load_rules(in, "rules.yaml");
+  REQUIRE(rules.gpu_deps == std::vector<std::string>{"@xla//xla/stream_executor/cuda/..."});
+  REQUIRE(rules.gpu_free == std::vector<std::string>{"@cuda_nvcc//..."});
+  REQUIRE(rules.classify_by_deps);
+  REQUIRE(error_of("gpu_deps:\n  - torch\n")
+              .starts_with("rules.yaml:2:5: gpu_deps: \"torch\" is not a label pattern"));
+  REQUIRE(error_of("classify_by_deps: maybe\n") ==
+          "rules.yaml:1:19: classify_by_deps: expected true or false, not \"maybe\"");
 }

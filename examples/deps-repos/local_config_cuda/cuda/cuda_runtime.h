@@ -1,0 +1,1 @@
+// cudart stand-in

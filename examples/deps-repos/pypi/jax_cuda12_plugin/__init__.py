@@ -1,0 +1,1 @@
+"""jax-cuda12-plugin stand-in."""

@@ -1,0 +1,1 @@
+"""numpy stand-in."""

@@ -1,0 +1,1 @@
+"""torch stand-in."""

@@ -1,0 +1,1 @@
+"""A model built on torch (examples/deps-repos stands in for it)."""

@@ -1,0 +1,1 @@
+"""A tokenizer on numpy: no GPU code."""

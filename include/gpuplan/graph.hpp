@@ -1,0 +1,181 @@
+#pragma once
+// The dependency graph of `bazel query 'deps(tests(//...))'`: which tests can reach GPU code,
+// and by which path (issue 16). Ingest hands the graph over rule by rule (GraphSink); the
+// graph keeps each label once and each edge as one 32-bit node number.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuplan/classify.hpp"
+#include "gpuplan/ingest.hpp"
+#include "gpuplan/symbol.hpp"
+
+namespace gpuplan {
+
+/// The dependency graph: every label seen (rules, files, inputs) once, and each rule's inputs.
+/// Built by feeding it to read_targets() as its GraphSink; read it once finished.
+class DepGraph final : public GraphSink {
+ public:
+  using Node = std::uint32_t;
+
+  void rule(std::string_view label, std::string_view rule_class) override;
+  void input(std::string_view label) override;
+  void generated_file(std::string_view label, std::string_view generating_rule) override;
+  void leaf(std::string_view label) override;
+
+  std::size_t node_count() const { return label_start_.size() - 1; }
+  std::size_t rule_count() const { return rules_.size(); }
+  std::size_t edge_count() const { return edges_.size(); }
+  /// The label as canonical_label() spells it ("//a:b", "@pypi//torch:pkg").
+  std::string_view label(Node node) const {
+    return {text_.data() + label_start_[node], label_start_[node + 1] - label_start_[node]};
+  }
+  /// The rule class ("py_library"); empty for files and labels the input only named as inputs.
+  std::string_view rule_class(Node node) const { return classes_[class_of_[node]].str(); }
+  /// Whether the input declared this label as a rule or file, rather than only naming it as an
+  /// input (as `tests(//...)` does for the libraries a test uses: `deps(...)` declares them all).
+  bool declared(Node node) const { return declared_[node]; }
+  /// The node of a label in any spelling of the main repository; empty if the graph lacks it.
+  std::optional<Node> find(std::string_view label) const;
+  /// The rules whose class is a test rule class, in input order, each once.
+  std::vector<Node> tests() const;
+  /// The nodes that list `node` among their inputs (built on first use, then kept).
+  std::span<const Node> dependents(Node node) const;
+  /// Bytes held for the graph: label text, the label table and the edges.
+  std::size_t memory_bytes() const;
+
+ private:
+  Node intern(std::string_view label);
+  void grow_table();
+  void build_reverse() const;
+
+  /// One rule as the input listed it: its inputs are edges_[first_edge, next rule's first_edge).
+  struct RuleEntry {
+    Node node;
+    std::uint64_t first_edge;
+  };
+  std::vector<char> text_;
+  std::vector<std::uint64_t> label_start_{0};
+  std::vector<std::uint16_t> class_of_;  ///< index into classes_; 0: not a rule
+  std::vector<bool> declared_;
+  std::vector<Symbol> classes_{Symbol()};
+  std::unordered_map<std::string_view, std::uint16_t> class_index_;
+  std::vector<Node> slots_;  ///< open addressing: node + 1, 0 for empty
+  std::vector<RuleEntry> rules_;
+  std::vector<Node> edges_;
+  mutable std::vector<std::uint32_t> reverse_start_;
+  mutable std::vector<Node> reverse_;
+};
+
+/// Labels that are GPU code (`gpu_deps`) and labels that are not even though a GPU pattern
+/// covers them (`gpu_free`). A pattern is a Bazel target pattern ("@pypi//torch/...",
+/// "//third_party/gpus/...", "@local_config_cuda//cuda:cudart") in which `*` matches any run
+/// of characters within the repository name or one package segment ("@cuda_*//...",
+/// "@*//nvidia_*/..."). A repository pattern also matches Bzlmod's canonical names, whose
+/// last part after "~" or "+" is the apparent name ("@@rules_python~~pip~pypi_311_torch").
+struct GpuDepPatterns {
+  std::vector<std::string> gpu_deps;
+  std::vector<std::string> gpu_free;
+  /// The built-in set (README "Classification from the dependency graph"): PyTorch, JAX,
+  /// TensorFlow, CUDA, ROCm, as rules_python, hermetic CUDA and rules_cuda name them.
+  static GpuDepPatterns defaults();
+};
+
+/// Checks one gpu_deps/gpu_free pattern; returns the problem, empty when it is valid.
+std::string gpu_pattern_problem(std::string_view pattern);
+/// Whether `label` (canonical) falls under a valid `pattern`.
+bool gpu_pattern_matches(std::string_view pattern, std::string_view label);
+
+/// For each node, whether it reaches GPU code and the next node on a shortest path there.
+/// Made by one breadth-first pass over the reverse graph from every GPU dep: linear in the graph.
+class GpuReach {
+ public:
+  GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns);
+
+  bool reaches(DepGraph::Node node) const { return next_[node] != unreached; }
+  /// The node reaches no GPU dep but reaches labels the input never declared (it is not the
+  /// output of deps(...)), so whether it reaches GPU code is unknown.
+  bool unknown(DepGraph::Node node) const { return !reaches(node) && undeclared_next_[node] != unreached; }
+  /// An undeclared label it reaches, for the message (only when unknown()).
+  DepGraph::Node first_undeclared(DepGraph::Node node) const;
+  /// node, its input, ..., the GPU dep: a shortest path; empty when the node reaches none.
+  std::vector<DepGraph::Node> path(DepGraph::Node node) const;
+  /// "//ml:train_test → //ml:model → @pypi//torch:pkg"
+  std::string path_text(DepGraph::Node node) const;
+  /// The pattern that made `node` a GPU dep ("" for other nodes).
+  const std::string& matched_pattern(DepGraph::Node node) const;
+  std::size_t gpu_dep_count() const { return sources_.size(); }
+
+ private:
+  /// Breadth-first from the nodes in `queue` (already marked in `next`) to their dependents.
+  static void walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,
+                   std::vector<DepGraph::Node>& next);
+  static constexpr DepGraph::Node unreached = 0xffffffffu;
+  static constexpr DepGraph::Node is_source = 0xfffffffeu;
+  const DepGraph& graph_;
+  std::vector<DepGraph::Node> next_;
+  std::vector<DepGraph::Node> undeclared_next_;              ///< like next_, towards an undeclared label
+  std::unordered_map<DepGraph::Node, std::size_t> sources_;  ///< GPU dep → index of its pattern
+  std::vector<std::string> patterns_;
+};
+
+/// Rule classes that are configuration, not code: never GPU deps, never on a path
+/// (`bazel query` lists every select() key, e.g. @local_config_cuda//cuda:using_nvcc).
+bool is_configuration_rule(std::string_view rule_class);
+
+/// How a test's annotation and the graph disagree.
+enum class Disagreement {
+  gpu_without_gpu_code,         ///< annotated for a GPU, reaches no GPU code: a candidate for the CPU bucket
+  gpu_code_without_annotation,  ///< reaches GPU code, has no GPU annotation and no cpu-only
+};
+std::string_view to_string(Disagreement kind);  ///< "gpu-without-gpu-code", "gpu-code-without-annotation"
+
+/// One test the audit lists.
+struct AuditEntry {
+  std::string label;
+  std::string package;  ///< "//ml", "@repo//pkg"
+  Disagreement kind;
+  std::string path;        ///< the path to GPU code (gpu_code_without_annotation)
+  std::string tag_change;  ///< what to edit: "remove tags gpu:2, nvlink (or add cpu-only)"; "add tag gpu"
+  std::string location;    ///< the rule's BUILD position, as Bazel printed it
+  double gpu_hours = 0;    ///< GPU-hours it holds in the plan (`--fleet`), 0 otherwise
+};
+
+/// The counts of one package, for the summary lines.
+struct PackageAudit {
+  std::string package;
+  long tests = 0;
+  long gpu_annotated = 0;
+  long reach_gpu_code = 0;
+  long gpu_without_gpu_code = 0;
+  long gpu_code_without_annotation = 0;
+  long unknown = 0;  ///< reach labels the input did not expand
+};
+
+/// The disagreements between tags and graph, for `gpuplan audit`.
+struct Audit {
+  std::vector<AuditEntry> entries;     ///< grouped by kind, then by label
+  std::vector<PackageAudit> packages;  ///< by package
+  long tests = 0;                      ///< tests audited (skipped ones are not)
+  long not_in_graph = 0;               ///< tests the graph does not hold
+  long unknown = 0;                    ///< tests whose reach is unknown (see GpuReach::unknown)
+  std::string unknown_example;         ///< one undeclared label they reach, for the warning
+};
+
+/// Compares each classified test (not the skipped ones) with what the graph says.
+Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
+
+/// `--classify-by-deps`: GPU tests that cannot reach GPU code go to the CPU bucket, each with
+/// a warning naming what it lacks. Tests whose reach is unknown stay. Never moves a CPU test to
+/// the GPU bucket. Returns how many moved.
+long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach);
+
+/// "//ml" for "//ml:train_test", "@pypi//torch" for "@pypi//torch:pkg".
+std::string package_of(std::string_view label);
+
+}  // namespace gpuplan

@@ -1,0 +1,318 @@
+// gpuplan audit [FILE]: where tags and the dependency graph disagree: GPU tests that reach no
+// GPU code, tests that reach GPU code without a GPU annotation, and the counts by package.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/history_input.hpp"
+#include "cli/io.hpp"
+#include "cli/query_input.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/solve.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan::cli {
+
+namespace {
+
+struct AuditArgs {
+  QueryOptions query;
+  std::string fleet;
+  std::vector<std::string> history;
+  std::string format = "text";
+  bool json = false;
+  std::string output;
+};
+
+/// What runs measured of one test: from results records (peak_vram_mib, gpu_touched).
+struct Measured {
+  long runs = 0;
+  long touched = 0;  ///< runs whose gpu_touched was true (or whose peak VRAM was above 0)
+  std::int64_t peak_vram_mib = 0;
+};
+
+/// One CSV line split into fields (RFC 4180 quotes).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+/// Measured GPU use by canonical label. Peak VRAM comes through the history readers (every
+/// format); gpu_touched, a column of results records, from CSV files that have it.
+std::map<std::string, Measured> measured_use(const std::vector<std::string>& paths, const History& history) {
+  std::map<std::string, Measured> measured;
+  std::map<std::string, bool> has_touched;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) continue;
+    auto header = csv_fields(line);
+    auto column = [&](std::string_view name) {
+      return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    std::size_t label = column("label"), touched = column("gpu_touched");
+    if (label == header.size() || touched == header.size()) continue;
+    while (std::getline(in, line)) {
+      auto fields = csv_fields(line);
+      if (fields.size() != header.size()) continue;
+      auto& m = measured[canonical_label(fields[label])];
+      has_touched[canonical_label(fields[label])] = true;
+      ++m.runs;
+      if (fields[touched] == "true" || fields[touched] == "1") ++m.touched;
+    }
+  }
+  for (const auto& [key, samples] : history.samples) {
+    auto& m = measured[key.label];
+    for (const auto& sample : samples) {
+      if (!sample.peak_vram_mib) continue;
+      m.peak_vram_mib = std::max(m.peak_vram_mib, *sample.peak_vram_mib);
+      if (has_touched[key.label]) continue;
+      ++m.runs;
+      if (*sample.peak_vram_mib > 0) ++m.touched;
+    }
+  }
+  return measured;
+}
+
+std::string measured_text(const Measured& m) {
+  if (m.runs == 0) return "";
+  return fmt::format("GPU used in {} of {} measured run{}, peak {} MiB", m.touched, m.runs,
+                     m.runs == 1 ? "" : "s", m.peak_vram_mib);
+}
+
+/// GPU-hours each test holds in the plan for `fleet`: its units' durations × their GPUs.
+std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rules,
+                                        const Classification& tests) {
+  std::map<std::string, double> hours;
+  auto fleet_input = open_input(args.fleet);
+  Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  Diagnostics ignored;
+  Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, ignored);
+  auto units = make_units(tests, ShardMode::per_shard, estimate, rules);
+  SolveOptions options;
+  options.rules = rules;
+  Plan plan = make_plan(tests, std::move(units), fleet, options);
+  for (const auto& a : plan.assignments)
+    hours[canonical_label(a.unit.label)] += (a.end_s - a.start_s) * static_cast<double>(a.gpus.size()) / 3600;
+  return hours;
+}
+
+struct Report {
+  const Audit& audit;
+  const std::map<std::string, Measured>& measured;
+  bool with_hours;
+  bool with_history;
+};
+
+std::vector<const AuditEntry*> of_kind(const Audit& audit, Disagreement kind) {
+  std::vector<const AuditEntry*> entries;
+  for (const auto& e : audit.entries)
+    if (e.kind == kind) entries.push_back(&e);
+  return entries;
+}
+
+double total_hours(const std::vector<const AuditEntry*>& entries) {
+  double total = 0;
+  for (const auto* e : entries) total += e->gpu_hours;
+  return total;
+}
+
+std::string summary_line(const Report& r) {
+  auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
+  auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
+  std::string line =
+      fmt::format("{} tests audited: {} GPU-annotated reach no GPU code", r.audit.tests, idle.size());
+  if (r.with_hours) line += fmt::format(" ({:.2f} GPU-hours in the plan)", total_hours(idle));
+  line += fmt::format(", {} reach GPU code without a GPU annotation", missing.size());
+  if (r.audit.unknown > 0)
+    line += fmt::format(", {} unknown (their deps are not in the input, e.g. {})", r.audit.unknown,
+                        r.audit.unknown_example);
+  return line;
+}
+
+std::string measured_of(const Report& r, const AuditEntry& e) {
+  auto found = r.measured.find(e.label);
+  return found == r.measured.end() ? "" : measured_text(found->second);
+}
+
+std::string render_text(const Report& r) {
+  std::string out;
+  auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
+  out += fmt::format("GPU-annotated tests that reach no GPU code ({}): candidates for the CPU bucket\n",
+                     idle.size());
+  for (const auto* e : idle) {
+    out += fmt::format("  {}{}\n", e->label,
+                       r.with_hours ? fmt::format("  {:.2f} GPU-hours", e->gpu_hours) : "");
+    out +=
+        fmt::format("      change: {}{}\n", e->tag_change, e->location.empty() ? "" : " at " + e->location);
+    if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
+  }
+  auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
+  out +=
+      fmt::format("\nTests that reach GPU code without a GPU annotation or cpu-only ({})\n", missing.size());
+  for (const auto* e : missing) {
+    out += fmt::format("  {}\n      path: {}\n      change: {}{}\n", e->label, e->path, e->tag_change,
+                       e->location.empty() ? "" : " at " + e->location);
+    if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
+  }
+  out += "\nBy package\n";
+  for (const auto& p : r.audit.packages)
+    out += fmt::format(
+        "  {}: {} tests, {} GPU-annotated, {} reach GPU code, {} GPU without GPU code, {} "
+        "GPU code without annotation{}\n",
+        p.package, p.tests, p.gpu_annotated, p.reach_gpu_code, p.gpu_without_gpu_code,
+        p.gpu_code_without_annotation, p.unknown ? fmt::format(", {} unknown", p.unknown) : "");
+  return out + "\n" + summary_line(r) + "\n";
+}
+
+std::string render_markdown(const Report& r) {
+  std::string out = "### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r) + "\n\n";
+  auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
+  out += fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size());
+  if (!idle.empty()) {
+    out += r.with_hours ? "| test | GPU-hours | change |" : "| test | change |";
+    out += r.with_history ? " measured |\n" : "\n";
+    out += r.with_hours ? "|---|---:|---|" : "|---|---|";
+    out += r.with_history ? "---|\n" : "\n";
+    for (const auto* e : idle) {
+      out += fmt::format("| `{}` |", e->label);
+      if (r.with_hours) out += fmt::format(" {:.2f} |", e->gpu_hours);
+      out += fmt::format(" {} |", e->tag_change);
+      if (r.with_history) out += fmt::format(" {} |", measured_of(r, *e));
+      out += "\n";
+    }
+    out += "\n";
+  }
+  auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
+  out += fmt::format("#### Tests that reach GPU code without a GPU annotation ({})\n\n", missing.size());
+  if (!missing.empty()) {
+    out += "| test | path to GPU code |\n|---|---|\n";
+    for (const auto* e : missing) out += fmt::format("| `{}` | `{}` |\n", e->label, e->path);
+    out += "\n";
+  }
+  out +=
+      "<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
+      "without GPU code | GPU code without annotation |\n|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& p : r.audit.packages)
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", p.package, p.tests, p.gpu_annotated,
+                       p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation);
+  return out + "\n</details>\n";
+}
+
+std::string render_json(const Report& r) {
+  nlohmann::ordered_json j;
+  auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
+  auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
+  j["summary"] = {{"tests", r.audit.tests},
+                  {"gpu_without_gpu_code", idle.size()},
+                  {"gpu_code_without_annotation", missing.size()},
+                  {"unknown", r.audit.unknown},
+                  {"not_in_graph", r.audit.not_in_graph}};
+  if (r.with_hours) j["summary"]["gpu_hours_without_gpu_code"] = total_hours(idle);
+  auto entry = [&](const AuditEntry& e) {
+    nlohmann::ordered_json o = {{"label", e.label}, {"package", e.package}};
+    if (e.kind == Disagreement::gpu_code_without_annotation) o["path"] = e.path;
+    o["change"] = e.tag_change;
+    o["location"] = e.location;
+    if (r.with_hours && e.kind == Disagreement::gpu_without_gpu_code) o["gpu_hours"] = e.gpu_hours;
+    if (auto found = r.measured.find(e.label);
+        r.with_history && found != r.measured.end() && found->second.runs)
+      o["measured"] = {{"runs", found->second.runs},
+                       {"gpu_touched_runs", found->second.touched},
+                       {"peak_vram_mib", found->second.peak_vram_mib}};
+    return o;
+  };
+  for (auto [key, list] :
+       {std::pair{"gpu_without_gpu_code", &idle}, std::pair{"gpu_code_without_annotation", &missing}}) {
+    j[key] = nlohmann::ordered_json::array();
+    for (const auto* e : *list) j[key].push_back(entry(*e));
+  }
+  j["packages"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.audit.packages)
+    j["packages"].push_back({{"package", p.package},
+                             {"tests", p.tests},
+                             {"gpu_annotated", p.gpu_annotated},
+                             {"reach_gpu_code", p.reach_gpu_code},
+                             {"gpu_without_gpu_code", p.gpu_without_gpu_code},
+                             {"gpu_code_without_annotation", p.gpu_code_without_annotation},
+                             {"unknown", p.unknown}});
+  return j.dump(2) + "\n";
+}
+
+void run(const AuditArgs& args, int& status) {
+  Rules rules = read_rules(args.query);
+  QueryOptions query = args.query;
+  query.classify_by_deps = false;  // the audit compares the tags as written with the graph
+  rules.classify_by_deps = false;
+  DepsInput deps;
+  Classification tests = read_and_classify(query, rules, true, &deps);
+  if (deps.graph.edge_count() == 0 && !tests.tests.empty())
+    throw InputError(
+        Position{query.targets.path == "-" ? std::string("<stdin>") : query.targets.path},
+        "audit needs the dependency graph: this input has no rule inputs (make it with bazel query "
+        "'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
+  Audit result = audit(tests, deps.graph, *deps.reach);
+  if (!args.fleet.empty()) {
+    auto hours = gpu_hours(args, rules, tests);
+    for (auto& e : result.entries)
+      if (auto found = hours.find(e.label); found != hours.end()) e.gpu_hours = found->second;
+  }
+  std::map<std::string, Measured> measured;
+  if (!args.history.empty()) {
+    Diagnostics history_diagnostics;
+    measured =
+        measured_use(args.history, read_history_paths(args.history, args.query.strict, history_diagnostics));
+  }
+  Report report{result, measured, !args.fleet.empty(), !args.history.empty()};
+  std::string format = args.json ? "json" : args.format;
+  write_output(args.output, format == "json"       ? render_json(report)
+                            : format == "markdown" ? render_markdown(report)
+                                                   : render_text(report));
+  std::cerr << "gpuplan: " << summary_line(report) << '\n';
+  status = exit_ok;
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app, int& status) {
+  auto args = std::make_shared<AuditArgs>();
+  auto* command = app.add_subcommand(
+      "audit",
+      "Compare tags with the dependency graph (bazel query 'deps(tests(//...))' --output=xml): GPU tests "
+      "that "
+      "reach no GPU code, tests that reach GPU code without a GPU annotation, counts by package");
+  add_query_options(*command, args->query);
+  command->add_option("--fleet", args->fleet,
+                      "the fleet: also show the GPU-hours each GPU test holds in the plan");
+  command->add_option(
+      "--history", args->history,
+      "past runs (repeatable): durations for the GPU-hours, and measured GPU use from results "
+      "records (peak_vram_mib, gpu_touched)");
+  command->add_option("--format", args->format, "text (default), markdown (a PR comment) or json")
+      ->check(CLI::IsMember({"text", "markdown", "json"}));
+  command->add_flag("--json", args->json, "the same as --format json");
+  command->add_option("-o,--output", args->output, "write the report to this file instead of stdout");
+  command->callback([args, &status] { run(*args, status); });
+}
+
+}  // namespace gpuplan::cli

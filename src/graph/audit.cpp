@@ -1,0 +1,126 @@
+// Tags against the graph: the tests whose annotation and dependencies disagree, and
+// `--classify-by-deps`, which acts on the first kind.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gpuplan/graph.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// What to edit in the BUILD file so that the test stops asking for a GPU.
+std::string removal_of(const ClassifiedTest& test) {
+  std::vector<std::string> tags, properties, rules;
+  for (const auto& a : test.annotations) {
+    std::string_view source = a.source;
+    if (source == "tag manual") continue;
+    if (source.starts_with("tag ")) {
+      tags.emplace_back(source.substr(4));
+    } else if (source.starts_with("exec_properties ")) {
+      auto pair = source.substr(16);
+      properties.emplace_back(pair.substr(0, pair.find('=')));
+    } else if (auto tag = source.find("(tag "); tag != std::string_view::npos && source.ends_with(')')) {
+      tags.emplace_back(source.substr(tag + 5, source.size() - tag - 6));
+    } else {
+      rules.emplace_back(source);
+    }
+  }
+  std::vector<std::string> parts;
+  if (!tags.empty())
+    parts.push_back(fmt::format("remove tag{} {}", tags.size() == 1 ? "" : "s", fmt::join(tags, ", ")));
+  if (!properties.empty())
+    parts.push_back(fmt::format("remove exec_properties {}", fmt::join(properties, ", ")));
+  if (!rules.empty()) parts.push_back(fmt::format("exclude it from {}", fmt::join(rules, ", ")));
+  std::string change = fmt::format("{}", fmt::join(parts, "; "));
+  if (!test.target.generator_function.empty())
+    change += fmt::format(" (in the call of macro {})", test.target.generator_function);
+  return change;
+}
+
+bool unannotated(const ClassifiedTest& test) {
+  return test.bucket == Bucket::cpu && std::string_view(test.reason).starts_with("no GPU annotation");
+}
+
+}  // namespace
+
+std::string_view to_string(Disagreement kind) {
+  return kind == Disagreement::gpu_without_gpu_code ? "gpu-without-gpu-code" : "gpu-code-without-annotation";
+}
+
+std::string package_of(std::string_view label) {
+  auto colon = label.find(':', label.find("//"));
+  return std::string(label.substr(0, colon));
+}
+
+Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+  Audit result;
+  std::map<std::string, PackageAudit> packages;
+  for (const auto& test : tests.tests) {
+    if (test.bucket == Bucket::skipped) continue;
+    ++result.tests;
+    std::string label = canonical_label(test.target.label);
+    auto& package = packages[package_of(label)];
+    ++package.tests;
+    bool gpu = test.bucket == Bucket::gpu;
+    if (gpu) ++package.gpu_annotated;
+    auto node = graph.find(label);
+    if (!node) {
+      ++result.not_in_graph;
+      continue;
+    }
+    if (reach.unknown(*node)) {
+      ++package.unknown;
+      ++result.unknown;
+      if (result.unknown_example.empty()) result.unknown_example = graph.label(reach.first_undeclared(*node));
+      continue;
+    }
+    bool reaches = reach.reaches(*node);
+    if (reaches) ++package.reach_gpu_code;
+    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {},
+                     {},    test.target.location};
+    if (gpu && !reaches) {
+      ++package.gpu_without_gpu_code;
+      entry.tag_change = removal_of(test);
+    } else if (!gpu && reaches && unannotated(test)) {
+      ++package.gpu_code_without_annotation;
+      entry.kind = Disagreement::gpu_code_without_annotation;
+      entry.path = reach.path_text(*node);
+      entry.tag_change = "add tag gpu (or gpu:N), or cpu-only if it never uses the GPU";
+    } else {
+      continue;
+    }
+    result.entries.push_back(std::move(entry));
+  }
+  std::stable_sort(result.entries.begin(), result.entries.end(),
+                   [](const AuditEntry& a, const AuditEntry& b) { return a.kind < b.kind; });
+  for (auto& [name, package] : packages) {
+    package.package = name;
+    result.packages.push_back(std::move(package));
+  }
+  return result;
+}
+
+long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+  long moved = 0;
+  for (auto& test : tests.tests) {
+    if (test.bucket != Bucket::gpu) continue;
+    std::string label = canonical_label(test.target.label);
+    auto node = graph.find(label);
+    if (!node || reach.reaches(*node) || reach.unknown(*node)) continue;
+    ++moved;
+    std::string why = fmt::format(
+        "no path from {} to GPU code (gpu_deps) in the dependency graph; its annotation ({}) is overruled by "
+        "--classify-by-deps",
+        label, test.reason);
+    test.bucket = Bucket::cpu;
+    test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason + ")";
+    test.requirement.gpus.value = 0;
+    tests.diagnostics.push_back(Diagnostic{Severity::warning, label, "--classify-by-deps", why});
+  }
+  return moved;
+}
+
+}  // namespace gpuplan

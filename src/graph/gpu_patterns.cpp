@@ -1,0 +1,160 @@
+// What GPU code is: gpu_deps / gpu_free label patterns with `*`, and the built-in set.
+#include <fmt/format.h>
+
+#include "gpuplan/graph.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// A label or pattern in parts: "@repo//pkg/sub:name" → repo "repo", package "pkg/sub", name "name".
+struct Parts {
+  std::string_view repo;  ///< without "@"/"@@"; empty for the main repository
+  std::string_view package;
+  std::string_view name;  ///< empty when the label has no ":" (pattern "//pkg" or "//pkg/...")
+  bool has_name = false;
+};
+
+std::optional<Parts> split(std::string_view text) {
+  Parts parts;
+  if (text.starts_with('@')) {
+    text.remove_prefix(text.starts_with("@@") ? 2 : 1);
+    auto slashes = text.find("//");
+    if (slashes == std::string_view::npos) return std::nullopt;
+    parts.repo = text.substr(0, slashes);
+    text.remove_prefix(slashes);
+  }
+  if (!text.starts_with("//")) return std::nullopt;
+  text.remove_prefix(2);
+  auto colon = text.find(':');
+  parts.package = text.substr(0, colon);
+  if (colon != std::string_view::npos) {
+    parts.name = text.substr(colon + 1);
+    parts.has_name = true;
+  }
+  return parts;
+}
+
+/// Whether `text` matches `glob`, where `*` matches any run of characters.
+bool glob_matches(std::string_view glob, std::string_view text) {
+  std::size_t g = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (g < glob.size() && glob[g] == '*') {
+      star = g++;
+      resume = t;
+    } else if (g < glob.size() && glob[g] == text[t]) {
+      ++g, ++t;
+    } else if (star != std::string_view::npos) {
+      g = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (g < glob.size() && glob[g] == '*') ++g;
+  return g == glob.size();
+}
+
+/// A repository pattern against a repository name; Bzlmod's canonical names
+/// ("rules_python~~pip~pypi_311_torch", "rules_python++pip+pypi_311_torch") also match by
+/// their last part, the apparent name.
+bool repo_matches(std::string_view glob, std::string_view repo) {
+  if (glob.empty() || repo.empty()) return glob == repo;
+  if (glob_matches(glob, repo)) return true;
+  auto last = repo.find_last_of("~+");
+  return last != std::string_view::npos && glob_matches(glob, repo.substr(last + 1));
+}
+
+/// Package segments of `glob` (ending in "..." or not) against a package.
+bool package_matches(std::string_view glob, std::string_view package) {
+  bool recursive = glob == "..." || glob.ends_with("/...");
+  if (recursive) glob.remove_suffix(glob == "..." ? 3 : 4);
+  while (!glob.empty()) {
+    auto g_end = glob.find('/');
+    auto p_end = package.find('/');
+    if (package.empty() && !glob.empty()) return false;
+    if (!glob_matches(glob.substr(0, g_end), package.substr(0, p_end))) return false;
+    glob = g_end == std::string_view::npos ? std::string_view() : glob.substr(g_end + 1);
+    package = p_end == std::string_view::npos ? std::string_view() : package.substr(p_end + 1);
+  }
+  return recursive || package.empty();
+}
+
+}  // namespace
+
+std::string gpu_pattern_problem(std::string_view pattern) {
+  auto parts = split(pattern);
+  if (!parts)
+    return fmt::format("\"{}\" is not a label pattern (write @repo//pkg/..., //pkg:name or @cuda_*//...)",
+                       pattern);
+  auto dots = parts->package.find("...");
+  if (dots != std::string_view::npos &&
+      (dots + 3 != parts->package.size() || (dots > 0 && parts->package[dots - 1] != '/') || parts->has_name))
+    return fmt::format("\"{}\": \"...\" may only end a pattern, as in @repo//pkg/...", pattern);
+  if (parts->has_name && parts->name.empty()) return fmt::format("\"{}\": nothing after \":\"", pattern);
+  return {};
+}
+
+bool gpu_pattern_matches(std::string_view pattern, std::string_view label) {
+  auto want = split(pattern);
+  auto have = split(label);
+  if (!want || !have || !repo_matches(want->repo, have->repo)) return false;
+  if (!package_matches(want->package, have->package)) return false;
+  if (want->package == "..." || want->package.ends_with("/...")) return true;
+  if (!want->has_name) {  // "//pkg" means "//pkg:pkg"
+    auto last = want->package.rfind('/');
+    auto name = last == std::string_view::npos ? want->package : want->package.substr(last + 1);
+    return have->has_name ? glob_matches(name, have->name) : true;
+  }
+  if (want->name == "all" || want->name == "*") return true;
+  return glob_matches(want->name, have->name);
+}
+
+GpuDepPatterns GpuDepPatterns::defaults() {
+  GpuDepPatterns patterns;
+  patterns.gpu_deps = {
+      // CUDA toolkits: TF/XLA/JAX's configured CUDA, hermetic CUDA (@cuda_cudart, @cuda_cublas,
+      // @cuda_cudnn, @cuda_nccl, ...), NCCL and TensorRT, rules_cuda's @local_cuda, TF's //third_party/gpus.
+      "@local_config_cuda//...",
+      "@cuda_*//...",
+      "@local_config_nccl//...",
+      "@nccl_archive//...",
+      "@local_config_tensorrt//...",
+      "@local_cuda//...",
+      "//third_party/gpus/...",
+      "@*//third_party/gpus/...",
+      // ROCm.
+      "@local_config_rocm//...",
+      // Python wheels through rules_python, each in the one package a wheel gets: the hub
+      // repository (@pypi//torch:pkg, bzlmod pip.parse; never @org_tensorflow//tensorflow/...),
+      // a whl_library spoke (@pypi_torch//:pkg, @pip_deps_torch//:pkg, @pypi_311_torch//:pkg)
+      // and the old pip_import (@pip//pypi__torch). PyTorch and what it loads on GPUs:
+      "@*//torch:*",
+      "@*_torch//:*",
+      "@*//pypi__torch:*",
+      "@*//triton:*",
+      "@*_triton//:*",
+      // NVIDIA's CUDA wheels (nvidia-cublas-cu12, nvidia-cudnn-cu12, ...) that torch, jax[cuda12]
+      // and tensorflow[and-cuda] pull in; CuPy and PyCUDA.
+      "@*//nvidia_*:*",
+      "@*_nvidia_*//:*",
+      "@*//cupy_cuda*:*",
+      "@*_cupy_cuda*//:*",
+      "@*//pycuda:*",
+      "@*_pycuda//:*",
+      // JAX: jax and jaxlib run on CPUs; its GPU backends are the plugin wheels
+      // (jax-cuda12-plugin, jax-cuda12-pjrt, jax-rocm60-plugin, ...).
+      "@*//jax_cuda*:*",
+      "@*_jax_cuda*//:*",
+      "@*//jax_rocm*:*",
+      "@*_jax_rocm*//:*",
+      // TensorFlow: the Linux `tensorflow` wheel carries CUDA kernels since 2.1; tensorflow-gpu before.
+      "@*//tensorflow:*",
+      "@*_tensorflow//:*",
+      "@*//tensorflow_gpu:*",
+      "@*_tensorflow_gpu//:*",
+  };
+  return patterns;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,94 @@
+// Which nodes reach GPU code: one breadth-first pass over the reverse graph from every GPU dep,
+// so each node's `next` is its first step on a shortest path to one.
+#include <fmt/format.h>
+
+#include "gpuplan/graph.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+bool is_external(std::string_view text) {
+  return text.starts_with('@') && !text.starts_with("@//") && !text.starts_with("@@//");
+}
+
+/// The index of the first pattern in `patterns` that `label` matches, or -1. A pattern of
+/// another repository ("@..." against "//...", or the other way) is passed over unparsed: most
+/// labels of a large graph are the main repository's, most built-in patterns are not.
+long first_match(const std::vector<std::string>& patterns, std::string_view label) {
+  for (std::size_t i = 0; i < patterns.size(); ++i)
+    if (is_external(patterns[i]) == is_external(label) && gpu_pattern_matches(patterns[i], label))
+      return static_cast<long>(i);
+  return -1;
+}
+
+}  // namespace
+
+GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
+    : graph_(graph), next_(graph.node_count(), unreached), patterns_(patterns.gpu_deps) {
+  // gpu_free nodes and configuration rules are walls: never a GPU dep, never passed through.
+  std::vector<bool> wall(graph.node_count(), false);
+  std::vector<DepGraph::Node> queue;
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
+    std::string_view label = graph.label(node);
+    if (is_configuration_rule(graph.rule_class(node)) || first_match(patterns.gpu_free, label) >= 0) {
+      wall[node] = true;
+      continue;
+    }
+    long pattern = first_match(patterns.gpu_deps, label);
+    if (pattern < 0) continue;
+    sources_.emplace(node, static_cast<std::size_t>(pattern));
+    next_[node] = is_source;
+    queue.push_back(node);
+  }
+  walk(graph, wall, queue, next_);
+  // The same from every label the input only named: what cannot be ruled out.
+  undeclared_next_.assign(graph.node_count(), unreached);
+  queue.clear();
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
+    if (graph.declared(node) || wall[node]) continue;
+    undeclared_next_[node] = is_source;
+    queue.push_back(node);
+  }
+  walk(graph, wall, queue, undeclared_next_);
+}
+
+void GpuReach::walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,
+                    std::vector<DepGraph::Node>& next) {
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    DepGraph::Node node = queue[head];
+    for (DepGraph::Node dependent : graph.dependents(node)) {
+      if (next[dependent] != unreached || wall[dependent]) continue;
+      next[dependent] = node;
+      queue.push_back(dependent);
+    }
+  }
+}
+
+DepGraph::Node GpuReach::first_undeclared(DepGraph::Node node) const {
+  while (undeclared_next_[node] != is_source && undeclared_next_[node] != unreached)
+    node = undeclared_next_[node];
+  return node;
+}
+
+std::vector<DepGraph::Node> GpuReach::path(DepGraph::Node node) const {
+  std::vector<DepGraph::Node> path;
+  if (!reaches(node)) return path;
+  for (path.push_back(node); next_[node] != is_source; node = next_[node]) path.push_back(next_[node]);
+  return path;
+}
+
+std::string GpuReach::path_text(DepGraph::Node node) const {
+  std::string text;
+  for (DepGraph::Node step : path(node))
+    text += (text.empty() ? "" : " → ") + std::string(graph_.label(step));
+  return text;
+}
+
+const std::string& GpuReach::matched_pattern(DepGraph::Node node) const {
+  static const std::string none;
+  auto found = sources_.find(node);
+  return found == sources_.end() ? none : patterns_[found->second];
+}
+
+}  // namespace gpuplan

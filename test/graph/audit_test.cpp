@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "gpuplan/graph.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+struct Audited {
+  DepGraph graph;
+  Classification tests;
+};
+
+/// Three tests: a GPU test that reaches torch, a GPU test that reaches only numpy, and an
+/// unannotated test that reaches torch; plus a cpu-only test that reaches torch.
+std::unique_ptr<Audited> audited() {
+  auto a = std::make_unique<Audited>();
+  std::istringstream in(R"(<query version="2">
+    <rule class="sh_test" location="/ws/ml/BUILD:1:8" name="//ml:train_test">
+        <list name="tags"><string value="gpu:2"/></list>
+        <rule-input name="//ml:model"/>
+    </rule>
+    <rule class="sh_test" location="/ws/ml/BUILD:9:8" name="//ml:tokenize_test">
+        <list name="tags"><string value="gpu"/><string value="gpu-mem:16G"/></list>
+        <rule-input name="@pypi//numpy:pkg"/>
+    </rule>
+    <rule class="sh_test" location="/ws/core/BUILD:1:8" name="//core:unit_test">
+        <rule-input name="//ml:model"/>
+    </rule>
+    <rule class="py_test" location="/ws/core/BUILD:9:8" name="//core:config_test">
+        <list name="tags"><string value="cpu-only"/></list>
+        <rule-input name="//ml:model"/>
+    </rule>
+    <rule class="py_library" location="/ws/ml/BUILD:20:8" name="//ml:model"><rule-input name="@pypi//torch:pkg"/></rule>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//torch:pkg"/>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//numpy:pkg"/>
+</query>)");
+  TargetList targets = read_targets(in, "input", std::nullopt, &a->graph);
+  a->tests = classify(targets, Rules{}, {});
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "audit lists GPU tests without GPU code with the tag change, and unannotated tests with their path") {
+  auto a = audited();
+  GpuReach reach(a->graph, GpuDepPatterns::defaults());
+  Audit result = audit(a->tests, a->graph, reach);
+  REQUIRE(result.tests == 4);
+  REQUIRE(result.entries.size() == 2);
+  REQUIRE(result.entries[0].kind == Disagreement::gpu_without_gpu_code);
+  REQUIRE(result.entries[0].label == "//ml:tokenize_test");
+  REQUIRE(result.entries[0].tag_change == "remove tags gpu, gpu-mem:16G");
+  REQUIRE(result.entries[1].kind == Disagreement::gpu_code_without_annotation);
+  REQUIRE(result.entries[1].label == "//core:unit_test");
+  REQUIRE(result.entries[1].path == "//core:unit_test → //ml:model → @pypi//torch:pkg");
+  REQUIRE(result.packages.size() == 2);
+  REQUIRE(result.packages[1].package == "//ml");
+  REQUIRE(result.packages[1].gpu_annotated == 2);
+  REQUIRE(result.packages[1].reach_gpu_code == 1);
+}
+
+TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a warning naming them") {
+  auto a = audited();
+  GpuReach reach(a->graph, GpuDepPatterns::defaults());
+  REQUIRE(classify_by_deps(a->tests, a->graph, reach) == 1);
+  for (const auto& t : a->tests.tests) {
+    if (t.target.label == "//ml:tokenize_test") REQUIRE(t.bucket == Bucket::cpu);
+    if (t.target.label == "//ml:train_test") REQUIRE(t.bucket == Bucket::gpu);
+    if (t.target.label == "//core:unit_test") REQUIRE(t.bucket == Bucket::cpu);  // never the other way
+  }
+  REQUIRE(a->tests.diagnostics.back().label == "//ml:tokenize_test");
+  REQUIRE(a->tests.diagnostics.back().message.find("no path from //ml:tokenize_test to GPU code") == 0);
+}

@@ -1,0 +1,131 @@
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "gpuplan/graph.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+/// The graph of a query output given as text.
+DepGraph graph_of(const std::string& text, TargetList* tests = nullptr) {
+  DepGraph graph;
+  std::istringstream in(text);
+  TargetList read = read_targets(in, "input", std::nullopt, &graph);
+  if (tests) *tests = std::move(read);
+  return graph;
+}
+
+const char* deps_xml = R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+    <rule class="py_test" location="/ws/ml/BUILD:1:8" name="//ml:train_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="//ml:model"/>
+        <rule-input name="//ml:train_test.py"/>
+    </rule>
+    <rule class="py_library" location="/ws/ml/BUILD:9:8" name="//ml:model">
+        <rule-input name="@pypi//torch:torch"/>
+        <rule-input name="@local_config_cuda//cuda:using_nvcc"/>
+    </rule>
+    <rule class="alias" location="/ext/BUILD:1:6" name="@pypi//torch:torch">
+        <rule-input name="@pypi_torch//:pkg"/>
+    </rule>
+    <rule class="py_library" location="/ext/BUILD:1:6" name="@pypi_torch//:pkg"/>
+    <rule class="config_setting" location="/ext/BUILD:3:6" name="@local_config_cuda//cuda:using_nvcc"/>
+    <rule class="sh_test" location="/ws/core/BUILD:1:8" name="@//core:unit_test">
+        <rule-input name="//core:gen.txt"/>
+    </rule>
+    <generated-file generating-rule="//core:gen" location="/ws/core/BUILD:5:8" name="//core:gen.txt"/>
+    <rule class="genrule" location="/ws/core/BUILD:5:8" name="//core:gen">
+        <rule-input name="@local_config_cuda//cuda:using_nvcc"/>
+    </rule>
+    <source-file location="/ws/ml/BUILD:1:8" name="//ml:train_test.py"/>
+</query>
+)";
+
+}  // namespace
+
+TEST_CASE("the graph keeps every rule's inputs, each label once, and the tests are still read") {
+  TargetList tests;
+  DepGraph graph = graph_of(deps_xml, &tests);
+  REQUIRE(tests.tests.size() == 2);
+  REQUIRE(graph.rule_count() == 8);  // seven rules and one generated file
+  REQUIRE(graph.edge_count() == 8);
+  auto model = graph.find("//ml:model");
+  REQUIRE(model);
+  REQUIRE(graph.rule_class(*model) == "py_library");
+  REQUIRE(graph.find("@@//ml:model") == model);
+  REQUIRE(graph.find("//core:unit_test"));  // "@//core:unit_test" is the main repository's
+  REQUIRE(graph.tests().size() == 2);
+  REQUIRE(graph.dependents(*graph.find("@pypi//torch:torch")).size() == 1);
+  REQUIRE(graph.dependents(*graph.find("@local_config_cuda//cuda:using_nvcc")).size() == 2);
+  REQUIRE(graph.declared(*graph.find("//ml:train_test.py")));
+}
+
+TEST_CASE("a test reaches GPU code by its shortest path, through aliases but never through config_settings") {
+  DepGraph graph = graph_of(deps_xml);
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto train = *graph.find("//ml:train_test");
+  REQUIRE(reach.reaches(train));
+  REQUIRE(reach.path_text(train) == "//ml:train_test → //ml:model → @pypi//torch:torch");
+  REQUIRE(reach.matched_pattern(*graph.find("@pypi//torch:torch")) == "@*//torch:*");
+  // unit_test's generated file comes from a genrule whose only input is a select() key.
+  auto unit = *graph.find("//core:unit_test");
+  REQUIRE_FALSE(reach.reaches(unit));
+  REQUIRE_FALSE(reach.unknown(unit));
+}
+
+TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
+  DepGraph graph = graph_of(deps_xml);
+  auto patterns = GpuDepPatterns::defaults();
+  patterns.gpu_free = {"@pypi//torch:torch"};
+  GpuReach reach(graph, patterns);
+  REQUIRE_FALSE(reach.reaches(*graph.find("//ml:train_test")));
+  // The spoke itself still counts: a path around the alias would find it.
+  REQUIRE(reach.reaches(*graph.find("@pypi_torch//:pkg")));
+}
+
+TEST_CASE("labels the input names but never declares make a test's reach unknown, not GPU-free") {
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="sh_test" location="/ws/BUILD:1:1" name="//a:t"><rule-input name="//a:lib"/></rule>
+</query>)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto test = *graph.find("//a:t");
+  REQUIRE_FALSE(reach.reaches(test));
+  REQUIRE(reach.unknown(test));
+  REQUIRE(graph.label(reach.first_undeclared(test)) == "//a:lib");
+}
+
+TEST_CASE("streamed_jsonproto and cquery jsonproto carry the same graph as xml") {
+  std::string streamed =
+      R"({"type":"RULE","rule":{"name":"//ml:t","ruleClass":"py_test","ruleInput":["//ml:model"]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//ml:model","ruleClass":"py_library","ruleInput":["@pypi_torch//:pkg"]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"@pypi_torch//:pkg","ruleClass":"py_library"}})"
+      "\n"
+      R"({"type":"GENERATED_FILE","generatedFile":{"name":"//ml:x.txt","generatingRule":"//ml:gen"}})"
+      "\n";
+  DepGraph graph = graph_of(streamed);
+  REQUIRE(graph.edge_count() == 3);
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.path_text(*graph.find("//ml:t")) == "//ml:t → //ml:model → @pypi_torch//:pkg");
+
+  std::string cquery =
+      R"({"results": [{"target": {"type": "RULE", "rule": {"name": "//ml:t", "ruleClass": "py_test",
+      "configuredRuleInput": [{"label": "@cuda_cudart//:cudart", "configurationChecksum": "abc"}]}},
+      "configurationId": 1}], "configurations": [{"id": 1, "checksum": "abcdef0123"}]})";
+  DepGraph configured = graph_of(cquery);
+  REQUIRE(configured.edge_count() == 1);
+  GpuReach configured_reach(configured, GpuDepPatterns::defaults());
+  REQUIRE(configured_reach.path_text(*configured.find("//ml:t")) == "//ml:t → @cuda_cudart//:cudart");
+}
+
+TEST_CASE("plain ingest keeps no graph: the same tests with or without one") {
+  std::istringstream in(deps_xml);
+  TargetList plain = read_targets(in, "input");
+  TargetList with_graph;
+  graph_of(deps_xml, &with_graph);
+  REQUIRE(plain.tests.size() == with_graph.tests.size());
+  REQUIRE(plain.dropped.total() == with_graph.dropped.total());
+}

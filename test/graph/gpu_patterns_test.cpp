@@ -1,0 +1,45 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/graph.hpp"
+
+using namespace gpuplan;
+
+namespace {
+
+bool is_gpu_by_default(std::string_view label) {
+  for (const auto& pattern : GpuDepPatterns::defaults().gpu_deps)
+    if (gpu_pattern_matches(pattern, label)) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and TensorFlow name GPU packages") {
+  for (auto label :
+       {"@pypi//torch:pkg", "@pypi//torch:torch", "@pip_deps_torch//:pkg", "@pypi_311_torch//:pkg",
+        "@@rules_python~~pip~pypi_311_torch//:pkg", "@@rules_python++pip+pypi_311_torch//:pkg",
+        "@pip//pypi__torch:pkg", "@pypi//jax_cuda12_plugin:pkg", "@pypi//jax_cuda12_pjrt:pkg",
+        "@pypi//nvidia_cublas_cu12:pkg", "@pypi//tensorflow:pkg", "@local_config_cuda//cuda:cudart",
+        "@cuda_cudart//:cudart", "@cuda_cudnn//:cudnn", "@local_config_rocm//rocm:rocm_headers",
+        "//third_party/gpus/cuda:cuda_headers", "@local_tsl//third_party/gpus:x",
+        "@local_cuda//:cuda_runtime"})
+    CHECK(is_gpu_by_default(label));
+  for (auto label : {"@pypi//jax:pkg", "@pypi//jaxlib:pkg", "@pypi//numpy:pkg", "@pypi_numpy//:pkg",
+                     "//ml:torch_utils", "//torch:lib", "@org_tensorflow//tensorflow/core:lib",
+                     "@pypi//tensorflow_cpu:pkg", "@pypi//pytorch_lightning:pkg"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
+TEST_CASE("a pattern is a target pattern with * inside a repository name or a package segment") {
+  CHECK(gpu_pattern_matches("@cuda_*//...", "@cuda_nccl//:nccl"));
+  CHECK(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpus:x"));
+  CHECK_FALSE(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpusx:x"));
+  CHECK(gpu_pattern_matches("//ml:model", "//ml:model"));
+  CHECK(gpu_pattern_matches("@repo//pkg", "@repo//pkg:pkg"));
+  CHECK_FALSE(gpu_pattern_matches("@repo//pkg", "@repo//pkg:other"));
+  CHECK(gpu_pattern_matches("@*//nvidia_*:*", "@pypi//nvidia_cudnn_cu12:whl"));
+  CHECK_FALSE(gpu_pattern_matches("@*//x:*", "//x:y"));  // * names some repository, not the main one
+  CHECK(gpu_pattern_problem("//a/...:x").find("may only end") != std::string::npos);
+  CHECK_FALSE(gpu_pattern_problem("torch").empty());
+  CHECK(gpu_pattern_problem("@pypi//torch:*").empty());
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The dependency graph through the real Bazel (issue 16): `bazel query 'deps(tests(//...))'` on
+# the example workspace, whose tests reach stand-ins for torch, JAX's CUDA plugin and CUDA
+# (examples/deps-repos). audit lists each mis-tagged test with its path, explain shows the path,
+# --classify-by-deps moves the GPU-free tests to the CPU bucket and nothing the other way.
+source test/integration/lib.sh
+requires bazel jq
+
+stubs=(--override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools"
+       --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java")
+bazel_ws query 'deps(tests(//...))' "${stubs[@]}" --output=xml >"$SCRATCH/deps.xml" 2>"$SCRATCH/bazel.log" ||
+  { cat "$SCRATCH/bazel.log" >&2; fail "bazel query deps(tests(//...)) failed"; }
+
+# Built-in gpu_deps only: the tokenizer's CUDA version header counts as GPU code (and without
+# the rules file, //ml:team_macro_test's team-gpus-4 tag means nothing: it is a CPU test).
+"$GPUPLAN" audit --json "$SCRATCH/deps.xml" >"$SCRATCH/audit.json" 2>"$SCRATCH/audit.err" ||
+  fail "audit failed: $(cat "$SCRATCH/audit.err")"
+idle() { jq -r '.gpu_without_gpu_code[].label' "$1" | sort | tr '\n' ' '; }
+[ "$(idle "$SCRATCH/audit.json")" = "//jax:docker_runtime_test //ml:allreduce_test //ml:cuda11_compat_test //ml:flaky_kernel_test //ml:pool_test //ml:remote_exec_test //ml:resources_test //ml:video_decode_test //tf:conv_test //tf:mirrored_strategy_test //tf:nccl_test //xla:collective_ops_test //xla:fp8_gemm_test " ] ||
+  fail "GPU tests without GPU code: $(idle "$SCRATCH/audit.json")"
+[ "$(jq -r '.gpu_code_without_annotation[] | "\(.label) \(.path)"' "$SCRATCH/audit.json")" = \
+  "//core:unit_test //core:unit_test → //ml:model → @pypi//torch:torch" ] ||
+  fail "unannotated test reaching torch: $(jq -c .gpu_code_without_annotation "$SCRATCH/audit.json")"
+[ "$(jq -r '.gpu_without_gpu_code[] | select(.label == "//tf:conv_test") | .change' "$SCRATCH/audit.json")" = \
+  "remove tag requires-gpu-nvidia" ] || fail "the tag change of //tf:conv_test"
+jq -e '.packages[] | select(.package == "//ml") | .tests == 10 and .gpu_annotated == 9 and .reach_gpu_code == 2' \
+  "$SCRATCH/audit.json" >/dev/null || fail "the //ml summary: $(jq -c .packages "$SCRATCH/audit.json")"
+grep -q "^gpuplan: 22 tests audited: 13 GPU-annotated reach no GPU code" "$SCRATCH/audit.err" ||
+  fail "the totals line: $(cat "$SCRATCH/audit.err")"
+
+# The rules file marks the CUDA version header gpu_free: //ml:inference_test joins the list.
+"$GPUPLAN" audit --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
+  >"$SCRATCH/audit.txt" 2>/dev/null || fail "audit --rules --fleet failed"
+grep -q "^  //ml:inference_test  [0-9.]* GPU-hours$" "$SCRATCH/audit.txt" ||
+  fail "inference_test (gpu_free header) is not listed with its GPU-hours: $(cat "$SCRATCH/audit.txt")"
+grep -q "change: remove tags gpu, gpu-mem:16G at .*ml/BUILD" "$SCRATCH/audit.txt" || fail "inference_test's change"
+grep -q "path: //core:unit_test → //ml:model → @pypi//torch:torch" "$SCRATCH/audit.txt" || fail "the text path"
+grep -q "change: remove tag team-gpus-4 (in the call of macro gpu_test)" "$SCRATCH/audit.txt" ||
+  fail "the macro-made test's change: $(cat "$SCRATCH/audit.txt")"
+"$GPUPLAN" audit --rules examples/rules.yaml --format markdown "$SCRATCH/deps.xml" 2>/dev/null |
+  grep -q '^| `//core:unit_test` | `//core:unit_test → //ml:model → @pypi//torch:torch` |$' || fail "markdown table"
+
+# explain shows the path; a cpu-only test reaching torch is not a disagreement.
+"$GPUPLAN" explain //ml:train_test "$SCRATCH/deps.xml" | grep -q "reaches GPU code: //ml:train_test → //ml:model → @pypi//torch:torch" ||
+  fail "explain does not show the path of //ml:train_test"
+"$GPUPLAN" explain //xla:triton_test "$SCRATCH/deps.xml" |
+  grep -q "reaches GPU code: //xla:triton_test → //third_party/gpus:cuda_headers" || fail "explain //xla:triton_test"
+jq -e '[.gpu_code_without_annotation[].label] | index("//core:config_test") == null' "$SCRATCH/audit.json" >/dev/null ||
+  fail "a cpu-only test is listed"
+
+# --classify-by-deps: the 15 GPU-free GPU tests go to the CPU bucket, unit_test stays there.
+"$GPUPLAN" plan --classify-by-deps --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
+  -o "$SCRATCH/plan.json" 2>"$SCRATCH/plan.err" || true
+grep -q "^gpuplan: --classify-by-deps moved 15 GPU tests that reach no GPU code to the CPU bucket$" "$SCRATCH/plan.err" ||
+  fail "the classify-by-deps totals: $(cat "$SCRATCH/plan.err")"
+[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//jax:pmap_test //ml:train_test //xla:triton_test" ] ||
+  fail "GPU tests left: $(jq -c '[.assignments[].label] | unique' "$SCRATCH/plan.json")"
+jq -e '.cpu_tests[] | select(.label == "//ml:inference_test") | .reason | startswith("--classify-by-deps")' \
+  "$SCRATCH/plan.json" >/dev/null || fail "inference_test's CPU reason"
+jq -e '[.diagnostics[] | select(.source == "--classify-by-deps")] | length == 15' "$SCRATCH/plan.json" >/dev/null ||
+  fail "one warning per moved test"
+
+# cquery's jsonproto carries the inputs too (after select()): the same disagreements.
+bazel_ws cquery 'deps(tests(//...))' "${stubs[@]}" --output=jsonproto >"$SCRATCH/deps.cquery.json" 2>>"$SCRATCH/bazel.log" ||
+  { cat "$SCRATCH/bazel.log" >&2; fail "bazel cquery deps(tests(//...)) failed"; }
+"$GPUPLAN" audit --json "$SCRATCH/deps.cquery.json" >"$SCRATCH/audit.cquery.json" 2>/dev/null || fail "audit of cquery"
+[ "$(idle "$SCRATCH/audit.cquery.json")" = "$(idle "$SCRATCH/audit.json")" ] || fail "cquery and query disagree"
+
+# tests(//...) alone does not expand the libraries: reach is unknown, nothing is moved.
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/tests.xml" 2>>"$SCRATCH/bazel.log"
+"$GPUPLAN" audit --json "$SCRATCH/tests.xml" 2>/dev/null | jq -e '.summary.unknown > 0' >/dev/null ||
+  fail "tests(//...) input is not reported as unknown"
+"$GPUPLAN" classify --classify-by-deps "$SCRATCH/tests.xml" 2>&1 >/dev/null | grep -q "left as they are: their deps are not in the input" ||
+  fail "classify-by-deps on tests(//...) does not say why it moved less"
+bazel_ws query 'tests(//...)' --output=label >"$SCRATCH/tests.label" 2>>"$SCRATCH/bazel.log"
+set +e
+"$GPUPLAN" audit "$SCRATCH/tests.label" >/dev/null 2>"$SCRATCH/label.err"
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "audit needs the dependency graph" "$SCRATCH/label.err" ||
+  fail "audit of labels: exit $status, $(cat "$SCRATCH/label.err")"
+echo "deps audit: ok"
