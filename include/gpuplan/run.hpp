@@ -4,6 +4,7 @@
 // files themselves live in src/run/os.hpp.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,9 +31,14 @@ std::optional<Assignment> find_assignment(const Plan& plan, std::string_view nod
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);
 
-/// What a unit's process gets in its environment: the plan's `env`, with CUDA_VISIBLE_DEVICES
-/// always from the assigned GPUs and the shard variables for a sharded unit.
+/// What a unit's process gets in its environment, computed from the assignment and never
+/// copied from the plan's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES
+/// from the assigned GPUs and the shard variables for a sharded unit.
 std::map<std::string, std::string> unit_environment(const Assignment& assignment);
+
+/// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
+/// `whole-node` one that asks for more than one GPU (as the planner placed them).
+bool holds_whole_node(const Assignment& assignment, Policy policy);
 
 /// Seconds a unit may run: its `timeout` attribute (short 60, moderate 300, long 900,
 /// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
@@ -69,26 +75,32 @@ std::string to_csv(const RunRecord& record);
 
 /// Which of a node's units may start, following the plan's order on each GPU. A unit waits
 /// for every earlier unit on one of its GPUs: until it finished when the plan has them one
-/// after the other, until it started when the plan has them share the GPU (`pack`).
-/// Nothing waits for planned start times: durations are estimates.
+/// after the other, until it started when the plan has them share the GPU (`pack`). A unit
+/// that holds the whole node (holds_whole_node) counts as being on every GPU of the node and
+/// never runs beside another. Nothing waits for planned start times: durations are estimates.
+/// Event-driven: setting up and each started/finished cost about the unit's GPUs' length,
+/// so 16,000 units on one node are scheduled in near-linear time.
 class ExecSchedule {
  public:
-  /// `units` in plan order (as node_assignments returns them).
-  explicit ExecSchedule(const std::vector<Assignment>& units);
+  /// `units` in plan order (as node_assignments returns them); `policy` the plan's.
+  explicit ExecSchedule(const std::vector<Assignment>& units, Policy policy = Policy::exact);
 
   /// Indices of the units that may start now and have not, in plan order.
   std::vector<size_t> ready() const;
   void started(size_t unit);
   void finished(size_t unit);
-  bool all_started() const;
+  bool all_started() const { return started_count_ == waiting_.size(); }
+  /// Marks a unit as done without running it (another node took it): it counts as
+  /// started and finished for the units after it.
+  void skipped(size_t unit);
 
  private:
-  struct Wait {
-    size_t unit;
-    bool until_finished;
-  };
-  std::vector<std::vector<Wait>> waits_;
-  std::vector<bool> started_, finished_;
+  void release(size_t unit);
+  std::vector<std::vector<size_t>> after_start_, after_finish_;  ///< who waits for whom
+  std::vector<int> waiting_;                                     ///< unmet waits of each unit
+  std::vector<bool> started_;
+  std::set<size_t> ready_;
+  size_t started_count_ = 0;
 };
 
 /// What `gpuplan export slurm` writes into its output directory.

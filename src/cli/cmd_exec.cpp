@@ -6,17 +6,16 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
+#include "run/executor.hpp"
 #include "run/os.hpp"
 
 namespace gpuplan::cli {
@@ -37,43 +36,13 @@ struct ExecOptions {
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
 };
 
-enum class Outcome { not_run, running, passed, failed, timed_out, stopped };
-
-struct UnitRun {
-  Assignment assignment;
-  std::string command;
-  int timeout_s = 0;
-  Outcome outcome = Outcome::not_run;
-  pid_t pid = 0;
-  double start = 0;
-  double seconds = 0;
-  int exit_status = 0;
-  double terminated_at = 0;  ///< when SIGTERM went to its process group; 0: not yet
-};
-
-std::string_view outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::not_run: return "not run";
-    case Outcome::running: return "running";
-    case Outcome::passed: return "passed";
-    case Outcome::failed: return "failed";
-    case Outcome::timed_out: return "timed out";
-    case Outcome::stopped: return "stopped";
-  }
-  return "";
-}
-
-std::string describe(const UnitRun& u) {
-  if (u.outcome == Outcome::failed) return fmt::format("failed (exit {})", u.exit_status);
-  if (u.outcome == Outcome::timed_out) return fmt::format("timed out ({} s)", u.timeout_s);
-  return std::string(outcome_name(u.outcome));
-}
-
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
 class HeldGpus {
  public:
   explicit HeldGpus(std::string dir) : dir_(std::move(dir)) {}
-  bool take(const std::vector<int>& gpus) {
+  /// Takes the GPUs' locks (shared with the units already holding them here) and adds
+  /// their descriptors to `fds`; false when another process holds one.
+  bool take(const std::vector<int>& gpus, std::vector<int>& fds) {
     if (dir_.empty()) return true;
     std::vector<int> missing;
     for (int gpu : gpus)
@@ -84,7 +53,13 @@ class HeldGpus {
       auto shared = std::make_shared<os::GpuLocks>(std::move(*locks));
       for (int gpu : missing) held_[gpu] = {0, shared};
     }
-    for (int gpu : gpus) ++held_[gpu].first;
+    for (int gpu : gpus) {
+      auto& [count, locks] = held_[gpu];
+      ++count;
+      fds.insert(fds.end(), locks->fds().begin(), locks->fds().end());
+    }
+    std::sort(fds.begin(), fds.end());
+    fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
     return true;
   }
   void give_back(const std::vector<int>& gpus) {
@@ -120,12 +95,19 @@ void print_table(const std::vector<UnitRun>& runs) {
     std::cout << fmt::format("{:<{}}  {:<8}  {:>9}  {}\n", u.assignment.unit.id, width,
                              gpu_list(u.assignment.gpus), ran ? fmt::format("{:.1f}", u.seconds) : "-",
                              describe(u));
-    ++counts[std::string(outcome_name(u.outcome))];
+    ++counts[std::string(to_string(u.outcome))];
   }
   std::string summary;
   for (const auto& [what, count] : counts)
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
+}
+
+/// The GPUs of the node as far as the plan knows: 0 .. the highest index planned on it.
+std::vector<int> node_gpu_list(const Plan& plan, const std::string& node) {
+  std::vector<int> gpus(static_cast<size_t>(planned_gpu_count(plan, node)));
+  for (size_t i = 0; i < gpus.size(); ++i) gpus[i] = static_cast<int>(i);
+  return gpus;
 }
 
 int run_exec(const ExecOptions& o) {
@@ -140,80 +122,57 @@ int run_exec(const ExecOptions& o) {
   }
   std::vector<UnitRun> runs;
   runs.reserve(units.size());
-  for (const auto& a : units)
-    runs.push_back({a, o.command.empty() ? default_command(a) : expand_command(o.command, a),
-                    o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit)});
+  for (const auto& a : units) {
+    UnitRun u;
+    u.assignment = a;
+    u.command = o.command.empty() ? default_command(a) : expand_command(o.command, a);
+    u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit);
+    u.holds_node = holds_whole_node(a, plan.policy);
+    runs.push_back(std::move(u));
+  }
   if (o.dry_run) {
     print_dry_run(runs);
     return exit_ok;
   }
+  if (!o.results.empty()) os::check_appendable(o.results);
 
-  os::catch_stop_signals();
-  ExecSchedule schedule(units);
+  os::SystemRunner runner;
+  ExecSchedule schedule(units, plan.policy);
+  const auto node_gpus = node_gpu_list(plan, o.node);
   HeldGpus held(o.lock_dir);
-  const double begin = os::now_epoch_s();
+  const double begin = runner.now();
   auto progress = [&](const UnitRun& u, const std::string& what) {
-    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", os::now_epoch_s() - begin, what,
+    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", runner.now() - begin, what,
                              u.assignment.unit.id, gpu_list(u.assignment.gpus))
               << std::flush;
   };
-  int running = 0;
-  while (true) {
-    const int stop = os::stop_signal();
-    if (!stop) {
-      for (size_t i : schedule.ready()) {
-        auto& u = runs[i];
-        if (!held.take(u.assignment.gpus)) continue;
-        u.start = os::now_epoch_s();
-        u.pid = os::spawn({"/bin/sh", "-c", u.command}, unit_environment(u.assignment), true);
-        u.outcome = Outcome::running;
-        schedule.started(i);
-        ++running;
-        progress(u, "start");
-      }
+  int record_errors = 0;
+  ExecHooks hooks;
+  hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
+    return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
+  };
+  hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
+  hooks.started = [&](const UnitRun& u) { progress(u, "start"); };
+  hooks.ended = [&](const UnitRun& u) {
+    progress(u, describe(u));
+    if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
+    const double start_epoch = os::now_epoch_s() - (runner.now() - u.start);
+    try {
+      os::append_locked(o.results, results_header(),
+                        to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
+                                u.assignment.gpus, start_epoch, u.exit_status}));
+    } catch (const InputError& e) {  // the other units still run; exec fails at the end
+      ++record_errors;
+      std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     }
-    if (running == 0 && (stop || schedule.all_started())) break;
-
-    int wait_status = 0;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) > 0) {
-      for (size_t i = 0; i < runs.size(); ++i) {
-        auto& u = runs[i];
-        if (u.pid != pid || u.outcome != Outcome::running) continue;
-        u.seconds = os::now_epoch_s() - u.start;
-        u.exit_status = os::exit_status(wait_status);
-        bool timed_out = u.terminated_at > 0 && !stop;
-        u.outcome = timed_out                     ? Outcome::timed_out
-                    : stop && u.terminated_at > 0 ? Outcome::stopped
-                    : u.exit_status == 0          ? Outcome::passed
-                                                  : Outcome::failed;
-        os::signal_group(u.pid, SIGKILL);  // whatever the unit left behind in its group
-        schedule.finished(i);
-        held.give_back(u.assignment.gpus);
-        --running;
-        progress(u, describe(u));
-        if (!o.results.empty())
-          os::append_locked(o.results, results_header(),
-                            to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                                    u.assignment.gpus, u.start, u.exit_status}));
-      }
-    }
-    const double now = os::now_epoch_s();
-    for (auto& u : runs) {
-      if (u.outcome != Outcome::running) continue;
-      if (u.terminated_at == 0 && (stop || now - u.start > u.timeout_s)) {
-        os::signal_group(u.pid, SIGTERM);
-        u.terminated_at = now;
-      } else if (u.terminated_at > 0 && now - u.terminated_at > o.grace_s) {
-        os::signal_group(u.pid, SIGKILL);
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  };
+  execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   print_table(runs);
-  if (int stop = os::stop_signal()) return 128 + stop;
-  bool all_passed =
-      std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) { return u.outcome == Outcome::passed; });
+  if (int stop = runner.stop_signal()) return 128 + stop;
+  if (record_errors > 0) return exit_internal;
+  bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
+    return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
+  });
   return all_passed ? exit_ok : exit_units_failed;
 }
 

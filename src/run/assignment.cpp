@@ -42,7 +42,7 @@ int planned_gpu_count(const Plan& plan, std::string_view node) {
 }
 
 std::map<std::string, std::string> unit_environment(const Assignment& a) {
-  auto env = a.env;
+  std::map<std::string, std::string> env;
   env["CUDA_VISIBLE_DEVICES"] = gpu_list(a.gpus);
   if (a.unit.shard_index) {
     env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
