@@ -28,6 +28,24 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index);
 
+/// Where a test stands in a plan for one node, as `run-under` decides whether to run it.
+struct TestPlacement {
+  enum class Kind {
+    planned,  ///< on this node: `assignment` holds its GPUs
+    cpu,      ///< in the plan's CPU bucket: runs on any node with no GPU visible
+    refused,  ///< it would run without the GPUs it needs: `reason` says why
+    unknown,  ///< not in the plan at all: the caller may classify it by its tags
+  };
+  Kind kind = Kind::unknown;
+  std::optional<Assignment> assignment;
+  std::string reason;  ///< for `refused`: "is planned on node b, not a", ...
+};
+
+/// Never a GPU test without its GPUs: a test (or shard) is refused when `node` has no units in
+/// the plan, when it is planned on another node, unschedulable or skipped by the plan.
+TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
+                         std::optional<int> shard_index);
+
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);
 

@@ -96,6 +96,33 @@ diff <(jq -r '.assignments[] | .label, .unit' "$SCRATCH/hostile.json" | sort) <(
   fail "hostile labels were not passed as themselves"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
 
+# 7. An exclusive unit, and under whole-node a multi-GPU unit, runs alone on its node although
+#    its planned GPUs are free earlier (real processes; the planned times are only estimates).
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.exclusive) = true' "$PLAN" \
+  >"$SCRATCH/exclusive.json"
+jq '.policy = "whole-node"' "$PLAN" >"$SCRATCH/whole-node.json"
+for plan in exclusive whole-node; do
+  "$GPUPLAN" exec "$SCRATCH/$plan.json" --node ws-0 --results "$SCRATCH/$plan.csv" \
+    --command 'sleep 0.3' >"$SCRATCH/$plan.out" || { cat "$SCRATCH/$plan.out"; fail "exec of the $plan plan failed"; }
+  /usr/bin/python3 - "$SCRATCH/$plan.csv" "$plan" <<'PY' || fail "a unit ran beside one that holds the node ($plan)"
+import csv, sys
+from datetime import datetime
+rows = list(csv.DictReader(open(sys.argv[1])))
+def span(r):
+    start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
+    return start, start + float(r["seconds"])
+def alone(r):
+    return r["label"] == "//ml:pool_test" if sys.argv[2] == "exclusive" else len(r["gpus"].split(",")) > 1
+holders = [r for r in rows if alone(r)]
+assert holders and len(rows) == 10, rows
+for h in holders:
+    for r in rows:
+        if r is not h:
+            (s1, e1), (s2, e2) = span(h), span(r)
+            assert not (s1 < e2 - 0.02 and s2 < e1 - 0.02), (h, r)
+PY
+done
+
 # 6. The default command: bazel test of the label with the unit's GPUs and shard (one unit
 #    here: Bazel runs one command at a time per workspace, so more would only queue).
 mkdir -p "$SCRATCH/bin"
