@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
@@ -45,6 +46,12 @@ struct TestPlacement {
 /// the plan, when it is planned on another node, unschedulable or skipped by the plan.
 TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
                          std::optional<int> shard_index);
+
+/// The GPUs of `node` among `free` on which a unit planned elsewhere can run here: every
+/// requirement checked against this node (memory, model, compute capability, CUDA), an NVLink
+/// set of this node when it needs one, else the lowest eligible indices. nullopt: not here, not now.
+std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const Node& node,
+                                          const std::vector<int>& free);
 
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);

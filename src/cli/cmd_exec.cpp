@@ -15,6 +15,7 @@
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
+#include "run/claims.hpp"
 #include "run/executor.hpp"
 #include "run/os.hpp"
 
@@ -34,6 +35,83 @@ struct ExecOptions {
   std::string lock_dir;
   int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
+  std::string claims;  ///< --claims: the directory the nodes of one run share; empty: static
+  double lease_s = 60;
+  bool static_only = false;  ///< --static: only this node's planned units, even with --claims
+  std::string fleet;         ///< --fleet: lets this node take units planned on other nodes
+};
+
+/// Dynamic execution: this node's units claimed before they start, and units planned
+/// elsewhere (or left by a dead node) taken when this node's GPUs would sit idle.
+class Sharing {
+ public:
+  Sharing(const ExecOptions& o, const Plan& plan) : claims_(o.claims, o.node, o.lease_s), node_name_(o.node) {
+    if (o.static_only) return;
+    if (!o.fleet.empty()) {
+      auto input = open_input(o.fleet);
+      fleet_ = load_fleet(input.in(), input.name);
+      for (const auto& n : fleet_.nodes)
+        if (n.name == o.node) here_ = &n;
+      if (!here_) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
+    }
+    for (const auto& a : plan.assignments)
+      if (here_ || a.node == o.node) candidates_.push_back(a);
+    std::stable_sort(candidates_.begin(), candidates_.end(),
+                     [](const Assignment& x, const Assignment& y) { return x.start_s < y.start_s; });
+  }
+  os::Claims& claims() { return claims_; }
+  void ran_here(const std::string& unit) { taken_.insert(unit); }
+
+  /// A unit not run yet that fits on `free` GPUs here, claimed for this node.
+  std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
+    for (const auto& a : candidates_) {
+      if (taken_.count(a.unit.id)) continue;
+      auto gpus = gpus_for(a, free, node_gpus);
+      if (!gpus) continue;
+      auto state = claims_.state(a.unit.id);
+      if (state == os::Claims::State::done) taken_.insert(a.unit.id);
+      if ((state != os::Claims::State::free && state != os::Claims::State::expired) ||
+          !claims_.claim(a.unit.id))
+        continue;
+      taken_.insert(a.unit.id);
+      Assignment here = a;
+      here.node = node_name_;
+      here.gpus = *gpus;
+      return here;
+    }
+    return std::nullopt;
+  }
+
+  /// Units this node could take that another node holds and has not finished.
+  bool pending() {
+    for (const auto& a : candidates_)
+      if (!taken_.count(a.unit.id)) {
+        auto state = claims_.state(a.unit.id);
+        if (state == os::Claims::State::done) taken_.insert(a.unit.id);
+        if (state == os::Claims::State::held || state == os::Claims::State::expired) return true;
+      }
+    return false;
+  }
+
+ private:
+  std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
+                                           int node_gpus) const {
+    if (here_) return gpus_here(a, *here_, free);
+    // Without the fleet only this node's own units come back (a dead node's takeover of them):
+    // on their planned GPUs.
+    bool all_free = std::all_of(a.gpus.begin(), a.gpus.end(),
+                                [&](int g) { return std::find(free.begin(), free.end(), g) != free.end(); });
+    if (!all_free || (a.unit.requirement.is_exclusive() && static_cast<int>(free.size()) < node_gpus))
+      return std::nullopt;
+    return a.gpus;
+  }
+
+  os::Claims claims_;
+  std::string node_name_;
+  Fleet fleet_;
+  const Node* here_ = nullptr;
+  std::vector<Assignment> candidates_;  ///< by planned start
+  std::set<std::string> taken_;         ///< run, running or done here, or known done
 };
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -148,12 +226,39 @@ int run_exec(const ExecOptions& o) {
   };
   int record_errors = 0;
   ExecHooks hooks;
+  std::optional<Sharing> sharing;
+  if (!o.claims.empty()) sharing.emplace(o, plan);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
+    if (sharing) {
+      if (!sharing->claims().claim(u.assignment.unit.id)) return Admission::elsewhere;
+      sharing->ran_here(u.assignment.unit.id);
+    }
     return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
   };
+  if (sharing && !o.static_only) {
+    hooks.take_foreign = [&](const std::vector<int>& free) -> std::optional<UnitRun> {
+      auto a = sharing->take(free, static_cast<int>(node_gpus.size()));
+      if (!a) return std::nullopt;
+      UnitRun u;
+      u.assignment = *a;
+      u.command = o.command.empty() ? default_command(*a) : expand_command(o.command, *a);
+      u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a->unit);
+      u.holds_node = holds_whole_node(*a, plan.policy);
+      return u;
+    };
+    hooks.pending_elsewhere = [&] { return sharing->pending(); };
+  }
+  if (sharing) {
+    hooks.tick = [&] { sharing->claims().renew(); };
+    hooks.tick_s = o.lease_s / 4;
+    hooks.retry_s = std::max(0.2, o.lease_s / 8);
+  }
   hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
   hooks.started = [&](const UnitRun& u) { progress(u, "start"); };
   hooks.ended = [&](const UnitRun& u) {
+    if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
+    if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
+      sharing->claims().done(u.assignment.unit.id);
     progress(u, describe(u));
     if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
     const double start_epoch = os::now_epoch_s() - (runner.now() - u.start);
@@ -193,6 +298,21 @@ void add_exec_command(CLI::App& app, int& status) {
       ->check(CLI::PositiveNumber);
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
+  command->add_option("--claims", options->claims,
+                      "a directory every node of the run sees (the plan's shared file system): units are "
+                      "claimed there so each runs exactly once, and idle GPUs take units planned elsewhere");
+  command
+      ->add_option(
+          "--lease", options->lease_s,
+          "seconds after which a silent node's claims are taken over (it renews them 4 times a lease)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag(
+      "--static", options->static_only,
+      "run exactly this node's planned units (still claimed with --claims, never taken from others)");
+  command->add_option("--fleet", options->fleet,
+                      "the fleet YAML: with --claims, lets this node take units planned on other nodes, each "
+                      "requirement checked against this node");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
   command->callback([options, &status] { status = run_exec(*options); });

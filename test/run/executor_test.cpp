@@ -85,7 +85,7 @@ UnitRun run(Assignment a, std::string command, double timeout = 100) {
   return u;
 }
 
-struct Node {
+struct FakeNode {
   std::vector<UnitRun> runs;
   std::vector<int> gpus{0, 1, 2, 3};
   ExecHooks hooks;
@@ -101,7 +101,7 @@ struct Node {
 }  // namespace
 
 TEST_CASE("a unit starts the moment the one before it on its GPU ends, not at its planned time") {
-  Node n;
+  FakeNode n;
   n.runs = {run(on({0}, 0, 100), "3"), run(on({0}, 100, 200), "2"), run(on({1}, 0, 50), "1")};
   n.execute();
   REQUIRE(n.runs[1].start == 3);
@@ -110,14 +110,14 @@ TEST_CASE("a unit starts the moment the one before it on its GPU ends, not at it
 }
 
 TEST_CASE("the loop sleeps until the next child ends, never polls") {
-  Node n;
+  FakeNode n;
   n.runs = {run(on({0}, 0, 100), "3"), run(on({0}, 100, 200), "2")};
   n.execute();
   REQUIRE(n.runner.wait_untils.size() == 2);  // one wake-up per child that ended
 }
 
 TEST_CASE("a failing unit is failed with its exit code and the others still run") {
-  Node n;
+  FakeNode n;
   n.runs = {run(on({0}, 0, 10), "1 7"), run(on({0}, 10, 20), "1")};
   n.execute();
   REQUIRE(n.runs[0].outcome == Outcome::failed);
@@ -126,7 +126,7 @@ TEST_CASE("a failing unit is failed with its exit code and the others still run"
 }
 
 TEST_CASE("a unit past its timeout gets SIGTERM, then SIGKILL after the grace period") {
-  Node n;
+  FakeNode n;
   n.runner.ignore_term = true;
   n.runs = {run(on({0}, 0, 10), "1000", 10), run(on({0}, 10, 20), "1")};
   n.execute();
@@ -138,7 +138,7 @@ TEST_CASE("a unit past its timeout gets SIGTERM, then SIGKILL after the grace pe
 }
 
 TEST_CASE("a unit that ends on SIGTERM is timed out and gets no SIGKILL before it ends") {
-  Node n;
+  FakeNode n;
   n.runs = {run(on({0}, 0, 10), "1000", 10)};
   n.execute();
   REQUIRE(n.runner.processes[0].signals == std::vector<int>{SIGTERM, SIGKILL});
@@ -147,7 +147,7 @@ TEST_CASE("a unit that ends on SIGTERM is timed out and gets no SIGKILL before i
 }
 
 TEST_CASE("a stop signal terminates the running units and starts no more") {
-  Node n;
+  FakeNode n;
   n.runner.stop_at = 2;
   n.runs = {run(on({0}, 0, 10), "10"), run(on({1}, 0, 10), "10"), run(on({0}, 10, 20), "1")};
   n.execute();
@@ -157,7 +157,7 @@ TEST_CASE("a stop signal terminates the running units and starts no more") {
 }
 
 TEST_CASE("an exclusive unit runs alone on its node even when its planned GPUs are free") {
-  Node n;
+  FakeNode n;
   auto exclusive = on({0}, 10, 20);
   exclusive.unit.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
   n.runs = {run(on({0}, 0, 10), "1"), run(on({1}, 0, 10), "5"), run(exclusive, "2"),
@@ -169,7 +169,7 @@ TEST_CASE("an exclusive unit runs alone on its node even when its planned GPUs a
 }
 
 TEST_CASE("under whole-node a multi-GPU unit runs alone on its node") {
-  Node n;
+  FakeNode n;
   n.runs = {run(on({0, 1}, 0, 10), "4"), run(on({2}, 0, 10), "1"), run(on({3}, 0, 5), "1")};
   for (auto& u : n.runs) u.holds_node = holds_whole_node(u.assignment, Policy::whole_node);
   n.execute(Policy::whole_node);
@@ -178,7 +178,7 @@ TEST_CASE("under whole-node a multi-GPU unit runs alone on its node") {
 }
 
 TEST_CASE("a unit whose GPU lock is held elsewhere waits and is asked again") {
-  Node n;
+  FakeNode n;
   int asked = 0;
   n.hooks.retry_s = 0.25;
   n.hooks.admit = [&](const UnitRun&, std::vector<int>&) {
@@ -190,7 +190,7 @@ TEST_CASE("a unit whose GPU lock is held elsewhere waits and is asked again") {
 }
 
 TEST_CASE("a unit another node took is not run here, and the units after it go on") {
-  Node n;
+  FakeNode n;
   n.hooks.admit = [&](const UnitRun& u, std::vector<int>&) {
     return u.command == "9" ? Admission::elsewhere : Admission::start;
   };
@@ -202,7 +202,7 @@ TEST_CASE("a unit another node took is not run here, and the units after it go o
 }
 
 TEST_CASE("GPUs with nothing of this node left to run take units planned elsewhere") {
-  Node n;
+  FakeNode n;
   n.gpus = {0, 1};
   std::vector<std::vector<int>> offered;
   int given = 0;
