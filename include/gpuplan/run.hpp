@@ -138,6 +138,9 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
   std::optional<std::string> results;     ///< passed to `gpuplan exec --results`
+  std::optional<std::string> claims;      ///< passed to `gpuplan exec --claims` (dynamic execution)
+  std::optional<double> lease_s;          ///< passed to `gpuplan exec --lease`
+  std::optional<std::string> fleet;       ///< passed to `gpuplan exec --fleet`
 };
 
 /// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".
