@@ -75,9 +75,24 @@ int timeout_seconds(const Unit& unit);
 std::string expand_command(std::string_view command_template, const Assignment& assignment,
                            const std::string& option = "--command");
 
-/// The command `exec` runs when no template is given: `bazel test` of the unit's label,
-/// with its GPUs (and, for one shard, the shard) passed through --test_env.
-std::string default_command(const Assignment& assignment);
+/// What `exec` runs when no --command is given: one `bazel test` of all the node's labels,
+/// with a --run_under that is the same string on every node and every run (the node comes
+/// from a file), so Bazel keeps its analysis cache and cached test results.
+struct BazelRun {
+  std::string gpuplan;    ///< the gpuplan binary, absolute
+  std::string plan;       ///< the plan, absolute
+  std::string node_file;  ///< run-under reads the node's name from it
+  std::string lock_dir;
+  std::optional<std::string> results;  ///< absolute
+  int jobs = 1;                        ///< --local_test_jobs: the node's GPUs
+};
+
+/// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R]".
+std::string run_under_command(const BazelRun& run);
+
+/// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N -- LABELS`,
+/// the labels of `units` once each, sorted, shell-quoted.
+std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.
 struct RunRecord {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -188,6 +189,51 @@ std::vector<int> node_gpu_list(const Plan& plan, const std::string& node) {
   return gpus;
 }
 
+/// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
+int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
+  namespace fs = std::filesystem;
+  if (!o.claims.empty())
+    throw InputError(Position{"--claims"},
+                     "dynamic execution needs --command: one bazel test per node cannot "
+                     "hand its units to other nodes");
+  if (o.plan == "-")
+    throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
+  BazelRun run;
+  std::error_code ec;
+  run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) run.gpuplan = "gpuplan";
+  run.plan = fs::absolute(o.plan).lexically_normal().string();
+  run.lock_dir =
+      fs::absolute(o.lock_dir.empty() ? os::default_lock_dir() : o.lock_dir).lexically_normal().string();
+  run.node_file = run.lock_dir + "/node";
+  if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
+  run.jobs = std::max(1, planned_gpu_count(plan, o.node));
+  UnitRun u;
+  u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
+  u.assignment.gpus = node_gpu_list(plan, o.node);
+  u.command = bazel_node_command(units, run);
+  u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
+  if (o.dry_run) {
+    std::cout << fmt::format("# the {} units of {}, one bazel test; {} holds \"{}\"\n{}\n", units.size(),
+                             o.node, run.node_file, o.node, u.command);
+    return exit_ok;
+  }
+  os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
+  write_output(run.node_file, std::string(o.node) + "\n");
+  if (run.results) os::check_appendable(*run.results);
+  os::SystemRunner runner;
+  std::vector<UnitRun> runs{u};
+  ExecSchedule schedule({u.assignment});
+  ExecHooks hooks;
+  hooks.started = [&](const UnitRun& r) {
+    std::cout << fmt::format("[start] {}\n", r.command) << std::flush;
+  };
+  execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
+  print_table(runs);
+  if (int stop = runner.stop_signal()) return 128 + stop;
+  return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
+}
+
 int run_exec(const ExecOptions& o) {
   auto plan = read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
@@ -198,12 +244,13 @@ int run_exec(const ExecOptions& o) {
                      fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})", o.node,
                                  fmt::join(nodes, ", ")));
   }
+  if (o.command.empty()) return run_bazel(o, plan, units);
   std::vector<UnitRun> runs;
   runs.reserve(units.size());
   for (const auto& a : units) {
     UnitRun u;
     u.assignment = a;
-    u.command = o.command.empty() ? default_command(a) : expand_command(o.command, a);
+    u.command = expand_command(o.command, a);
     u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit);
     u.holds_node = holds_whole_node(a, plan.policy);
     runs.push_back(std::move(u));
@@ -241,7 +288,7 @@ int run_exec(const ExecOptions& o) {
       if (!a) return std::nullopt;
       UnitRun u;
       u.assignment = *a;
-      u.command = o.command.empty() ? default_command(*a) : expand_command(o.command, *a);
+      u.command = expand_command(o.command, *a);
       u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a->unit);
       u.holds_node = holds_whole_node(*a, plan.policy);
       return u;
@@ -291,7 +338,8 @@ void add_exec_command(CLI::App& app, int& status) {
   command->add_option("--node", options->node, "the node whose units to run")->required();
   command->add_option("--command", options->command,
                       "command template; {label} {unit} {gpus} {shard_index} {shard_count} are "
-                      "replaced, shell-quoted (default: bazel test of the label)");
+                      "replaced, shell-quoted (default: one bazel test of the node's labels with a fixed "
+                      "--run_under of gpuplan run-under)");
   command
       ->add_option("--timeout", options->timeout_s,
                    "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")

@@ -27,6 +27,7 @@ namespace {
 struct RunUnderOptions {
   std::string plan;
   std::string node;
+  std::string node_file;  ///< --node-file: a file holding the node's name
   std::string lock_dir = os::default_lock_dir();
   bool warn_unplanned = false;  ///< --unplanned=warn: run a refused test with no GPU visible
   std::string results;
@@ -38,6 +39,16 @@ struct RunUnderOptions {
 std::string this_host() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+/// The node's name from `--node-file` (its first line), else the host name.
+std::string node_name(const std::string& node_file) {
+  if (node_file.empty()) return this_host();
+  auto input = open_input(node_file);
+  std::string name;
+  std::getline(input.in(), name);
+  if (name.empty()) throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
   return name;
 }
 
@@ -109,7 +120,7 @@ int run_under(const RunUnderOptions& o) {
   }
   if (!o.results.empty()) os::check_appendable(o.results);
   auto plan = read_plan(o.plan);
-  auto node = o.node.empty() ? this_host() : o.node;
+  auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto placement = place_test(plan, node, target, shard);
   using Kind = TestPlacement::Kind;
   if (placement.kind == Kind::unknown && !o.query.empty()) {
@@ -179,6 +190,9 @@ void add_run_under_command(CLI::App& app, int& status) {
       "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
   command->add_option("--plan", options->plan, "the plan (JSON)")->required();
   command->add_option("--node", options->node, "this machine's node in the plan (default: the host name)");
+  command->add_option(
+      "--node-file", options->node_file,
+      "a file whose first line is this machine's node (keeps --run_under the same on every node)");
   command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")
       ->capture_default_str();
   command->add_option("--results", options->results, "append a results record (CSV) to this file");
