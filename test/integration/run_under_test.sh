@@ -4,6 +4,7 @@
 # (or, with --unplanned=warn, run without GPUs); then hostile labels reach run-under and run as
 # themselves only; a test never runs without its GPUs; an exclusive test runs alone.
 source test/integration/lib.sh
+requires bazel jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
 LOG=$SCRATCH/probe.log
