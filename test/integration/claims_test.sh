@@ -5,6 +5,7 @@
 # to the others once its lease expires; --static runs exactly the planned list. Sleeps are
 # scaled down (tenths of a second) and the lease is one second.
 source test/integration/lib.sh
+requires jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
 TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
 
