@@ -301,6 +301,8 @@ int run_exec(const ExecOptions& o) {
     hooks.retry_s = std::max(0.2, o.lease_s / 8);
   }
   hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
+  std::map<std::string, double> start_epochs;  ///< by unit id: when it started, for its record
+  hooks.starting = [&](const UnitRun& u) { start_epochs[u.assignment.unit.id] = os::now_epoch_s(); };
   hooks.started = [&](const UnitRun& u) { progress(u, "start"); };
   hooks.ended = [&](const UnitRun& u) {
     if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
@@ -308,7 +310,7 @@ int run_exec(const ExecOptions& o) {
       sharing->claims().done(u.assignment.unit.id);
     progress(u, describe(u));
     if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
-    const double start_epoch = os::now_epoch_s() - (runner.now() - u.start);
+    const double start_epoch = start_epochs[u.assignment.unit.id];
     try {
       os::append_locked(o.results, results_header(),
                         to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,

@@ -120,6 +120,7 @@ class Loop {
 
   void launch(size_t i, const std::vector<int>& fds) {
     auto& u = runs_[i];
+    if (hooks_.starting) hooks_.starting(u);
     u.start = runner_.now();
     u.id = runner_.start(u.command, unit_environment(u.assignment), fds);
     u.outcome = Outcome::running;

@@ -68,6 +68,7 @@ struct ExecHooks {
   /// retry_s), `elsewhere` when another node runs it. Fills `keep_fds` with descriptors the
   /// unit's processes inherit (its GPU locks: they stay held while any of them runs).
   std::function<Admission(const UnitRun&, std::vector<int>& keep_fds)> admit;
+  std::function<void(const UnitRun&)> starting;  ///< just before its process starts (the record's start)
   std::function<void(const UnitRun&)> started;
   std::function<void(const UnitRun&)> ended;  ///< after its locks and claims are given back
   std::function<void(const UnitRun&)> release;

@@ -140,9 +140,9 @@ grep -q "warning: //ml:train_test on node ws-0: it is planned on node ws-1" "$SC
 jq '(.assignments[] | select(.unit == "//ml:inference_test") | .requirements.exclusive) = true' "$PLAN" \
   >"$SCRATCH/exclusive.json"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
-  --lock-dir "$SCRATCH/locks" sh -c "sleep 1.5; date +%s.%N >$SCRATCH/exclusive-end" &
+  --lock-dir "$SCRATCH/locks" sh -c "touch $SCRATCH/exclusive-started; sleep 1.5; date +%s.%N >$SCRATCH/exclusive-end" &
 holder=$!
-sleep 0.5
+for _ in $(seq 100); do [ -e "$SCRATCH/exclusive-started" ] && break; sleep 0.1; done
 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
   --lock-dir "$SCRATCH/locks" sh -c "date +%s.%N >$SCRATCH/pool-start" || fail "pool_test failed"
 wait "$holder"
