@@ -15,6 +15,7 @@
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
 #include "run/claims.hpp"
 #include "run/executor.hpp"
@@ -33,6 +34,7 @@ struct ExecOptions {
   std::string command;
   bool dry_run = false;
   std::string results;
+  std::string junit;  ///< --junit: JUnit XML of the units that ran, written at the end
   std::string lock_dir;
   int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
@@ -322,6 +324,14 @@ int run_exec(const ExecOptions& o) {
   };
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   print_table(runs);
+  if (!o.junit.empty()) {
+    std::vector<RunRecord> ran;
+    for (const auto& u : runs)
+      if (u.outcome != Outcome::not_run && u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
+        ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
+                       u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status});
+    write_output(o.junit, results_junit(ran));
+  }
   if (int stop = runner.stop_signal()) return 128 + stop;
   if (record_errors > 0) return exit_internal;
   bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
@@ -363,6 +373,8 @@ void add_exec_command(CLI::App& app, int& status) {
   command->add_option("--fleet", options->fleet,
                       "the fleet YAML: with --claims, lets this node take units planned on other nodes, each "
                       "requirement checked against this node");
+  command->add_option("--junit", options->junit,
+                      "write JUnit XML of the units that ran to this file at the end");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
   command->callback([options, &status] { status = run_exec(*options); });

@@ -80,6 +80,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
   slurm->callback([options, &status] { status = export_slurm(*options); });
+  add_export_targets(*command, status);
 }
 
 }  // namespace gpuplan::cli

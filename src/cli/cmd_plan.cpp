@@ -1,8 +1,11 @@
 // gpuplan plan [QUERY] --fleet FLEET: the GPU tests placed on the fleet, as the plan JSON (SPEC 6).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -53,8 +56,23 @@ std::string summary_of(const Plan& plan) {
     out += fmt::format("gpuplan: makespan {}, lower bound {} (gap {:.1f}%), GPU utilisation {:.1f}%\n",
                        human(s.makespan_s), human(s.lower_bound_s), gap, 100 * s.gpu_utilization);
   }
-  for (const auto& u : plan.unschedulable)
-    out += fmt::format("gpuplan: unschedulable: {}: {}\n", u.unit.id, u.reason);
+  // Units sharing a reason are one line, biggest group first: 247 units with 6 reasons read as 6 lines.
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(u.unit.id);
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  constexpr std::size_t named = 3;
+  for (const auto& [reason, units] : groups) {
+    if (units.size() == 1) {
+      out += fmt::format("gpuplan: unschedulable: {}: {}\n", units[0], reason);
+      continue;
+    }
+    std::vector<std::string> first(units.begin(), units.begin() + std::min(named, units.size()));
+    out += fmt::format(
+        "gpuplan: unschedulable: {} units: {}: {}{}\n", units.size(), reason, fmt::join(first, ", "),
+        units.size() > named ? fmt::format(" and {} more (the plan lists them)", units.size() - named) : "");
+  }
   return out;
 }
 
