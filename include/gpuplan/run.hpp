@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
@@ -28,12 +30,41 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index);
 
+/// Where a test stands in a plan for one node, as `run-under` decides whether to run it.
+struct TestPlacement {
+  enum class Kind {
+    planned,  ///< on this node: `assignment` holds its GPUs
+    cpu,      ///< in the plan's CPU bucket: runs on any node with no GPU visible
+    refused,  ///< it would run without the GPUs it needs: `reason` says why
+    unknown,  ///< not in the plan at all: the caller may classify it by its tags
+  };
+  Kind kind = Kind::unknown;
+  std::optional<Assignment> assignment;
+  std::string reason;  ///< for `refused`: "is planned on node b, not a", ...
+};
+
+/// Never a GPU test without its GPUs: a test (or shard) is refused when `node` has no units in
+/// the plan, when it is planned on another node, unschedulable or skipped by the plan.
+TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
+                         std::optional<int> shard_index);
+
+/// The GPUs of `node` among `free` on which a unit planned elsewhere can run here: every
+/// requirement checked against this node (memory, model, compute capability, CUDA), an NVLink
+/// set of this node when it needs one, else the lowest eligible indices. nullopt: not here, not now.
+std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const Node& node,
+                                          const std::vector<int>& free);
+
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);
 
-/// What a unit's process gets in its environment: the plan's `env`, with CUDA_VISIBLE_DEVICES
-/// always from the assigned GPUs and the shard variables for a sharded unit.
+/// What a unit's process gets in its environment, computed from the assignment and never
+/// copied from the plan's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES
+/// from the assigned GPUs and the shard variables for a sharded unit.
 std::map<std::string, std::string> unit_environment(const Assignment& assignment);
+
+/// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
+/// `whole-node` one that asks for more than one GPU (as the planner placed them).
+bool holds_whole_node(const Assignment& assignment, Policy policy);
 
 /// Seconds a unit may run: its `timeout` attribute (short 60, moderate 300, long 900,
 /// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
@@ -45,9 +76,24 @@ int timeout_seconds(const Unit& unit);
 std::string expand_command(std::string_view command_template, const Assignment& assignment,
                            const std::string& option = "--command");
 
-/// The command `exec` runs when no template is given: `bazel test` of the unit's label,
-/// with its GPUs (and, for one shard, the shard) passed through --test_env.
-std::string default_command(const Assignment& assignment);
+/// What `exec` runs when no --command is given: one `bazel test` of all the node's labels,
+/// with a --run_under that is the same string on every node and every run (the node comes
+/// from a file), so Bazel keeps its analysis cache and cached test results.
+struct BazelRun {
+  std::string gpuplan;    ///< the gpuplan binary, absolute
+  std::string plan;       ///< the plan, absolute
+  std::string node_file;  ///< run-under reads the node's name from it
+  std::string lock_dir;
+  std::optional<std::string> results;  ///< absolute
+  int jobs = 1;                        ///< --local_test_jobs: the node's GPUs
+};
+
+/// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R]".
+std::string run_under_command(const BazelRun& run);
+
+/// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N -- LABELS`,
+/// the labels of `units` once each, sorted, shell-quoted.
+std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.
 struct RunRecord {
@@ -73,26 +119,32 @@ std::string to_csv(const RunRecord& record);
 
 /// Which of a node's units may start, following the plan's order on each GPU. A unit waits
 /// for every earlier unit on one of its GPUs: until it finished when the plan has them one
-/// after the other, until it started when the plan has them share the GPU (`pack`).
-/// Nothing waits for planned start times: durations are estimates.
+/// after the other, until it started when the plan has them share the GPU (`pack`). A unit
+/// that holds the whole node (holds_whole_node) counts as being on every GPU of the node and
+/// never runs beside another. Nothing waits for planned start times: durations are estimates.
+/// Event-driven: setting up and each started/finished cost about the unit's GPUs' length,
+/// so 16,000 units on one node are scheduled in near-linear time.
 class ExecSchedule {
  public:
-  /// `units` in plan order (as node_assignments returns them).
-  explicit ExecSchedule(const std::vector<Assignment>& units);
+  /// `units` in plan order (as node_assignments returns them); `policy` the plan's.
+  explicit ExecSchedule(const std::vector<Assignment>& units, Policy policy = Policy::exact);
 
   /// Indices of the units that may start now and have not, in plan order.
   std::vector<size_t> ready() const;
   void started(size_t unit);
   void finished(size_t unit);
-  bool all_started() const;
+  bool all_started() const { return started_count_ == waiting_.size(); }
+  /// Marks a unit as done without running it (another node took it): it counts as
+  /// started and finished for the units after it.
+  void skipped(size_t unit);
 
  private:
-  struct Wait {
-    size_t unit;
-    bool until_finished;
-  };
-  std::vector<std::vector<Wait>> waits_;
-  std::vector<bool> started_, finished_;
+  void release(size_t unit);
+  std::vector<std::vector<size_t>> after_start_, after_finish_;  ///< who waits for whom
+  std::vector<int> waiting_;                                     ///< unmet waits of each unit
+  std::vector<bool> started_;
+  std::set<size_t> ready_;
+  size_t started_count_ = 0;
 };
 
 /// What `gpuplan export slurm` writes into its output directory.
@@ -105,6 +157,9 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
   std::optional<std::string> results;     ///< passed to `gpuplan exec --results`
+  std::optional<std::string> claims;      ///< passed to `gpuplan exec --claims` (dynamic execution)
+  std::optional<double> lease_s;          ///< passed to `gpuplan exec --lease`
+  std::optional<std::string> fleet;       ///< passed to `gpuplan exec --fleet`
 };
 
 /// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".

@@ -21,7 +21,7 @@ enum class ViolationKind {
   exclusive,      ///< another unit beside one that has its node to itself
   coverage,       ///< a unit missing, listed twice, or not a GPU test of the query
   times,          ///< a negative start, end ≠ start + duration, or a makespan other than the last end
-  env,            ///< CUDA_VISIBLE_DEVICES or the shard variables disagree with the assignment
+  env,  ///< CUDA_VISIBLE_DEVICES or the shard variables disagree with the assignment, or another name is set
 };
 std::string_view to_string(ViolationKind kind);  ///< "double-booked", "gpu-index", ...
 

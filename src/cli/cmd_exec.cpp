@@ -6,12 +6,10 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <chrono>
+#include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <set>
-#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -19,6 +17,8 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
+#include "run/claims.hpp"
+#include "run/executor.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/os.hpp"
 
@@ -39,45 +39,92 @@ struct ExecOptions {
   std::string lock_dir;
   int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
+  std::string claims;  ///< --claims: the directory the nodes of one run share; empty: static
+  double lease_s = 60;
+  bool static_only = false;  ///< --static: only this node's planned units, even with --claims
+  std::string fleet;         ///< --fleet: lets this node take units planned on other nodes
 };
 
-enum class Outcome { not_run, running, passed, failed, timed_out, stopped };
-
-struct UnitRun {
-  Assignment assignment;
-  std::string command;
-  int timeout_s = 0;
-  Outcome outcome = Outcome::not_run;
-  pid_t pid = 0;
-  double start = 0;
-  double seconds = 0;
-  int exit_status = 0;
-  double terminated_at = 0;  ///< when SIGTERM went to its process group; 0: not yet
-};
-
-std::string_view outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::not_run: return "not run";
-    case Outcome::running: return "running";
-    case Outcome::passed: return "passed";
-    case Outcome::failed: return "failed";
-    case Outcome::timed_out: return "timed out";
-    case Outcome::stopped: return "stopped";
+/// Dynamic execution: this node's units claimed before they start, and units planned
+/// elsewhere (or left by a dead node) taken when this node's GPUs would sit idle.
+class Sharing {
+ public:
+  Sharing(const ExecOptions& o, const Plan& plan) : claims_(o.claims, o.node, o.lease_s), node_name_(o.node) {
+    if (o.static_only) return;
+    if (!o.fleet.empty()) {
+      auto input = open_input(o.fleet);
+      fleet_ = load_fleet(input.in(), input.name);
+      for (const auto& n : fleet_.nodes)
+        if (n.name == o.node) here_ = &n;
+      if (!here_) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
+    }
+    for (const auto& a : plan.assignments)
+      if (here_ || a.node == o.node) candidates_.push_back(a);
+    std::stable_sort(candidates_.begin(), candidates_.end(),
+                     [](const Assignment& x, const Assignment& y) { return x.start_s < y.start_s; });
   }
-  return "";
-}
+  os::Claims& claims() { return claims_; }
+  void ran_here(const std::string& unit) { taken_.insert(unit); }
 
-std::string describe(const UnitRun& u) {
-  if (u.outcome == Outcome::failed) return fmt::format("failed (exit {})", u.exit_status);
-  if (u.outcome == Outcome::timed_out) return fmt::format("timed out ({} s)", u.timeout_s);
-  return std::string(outcome_name(u.outcome));
-}
+  /// A unit not run yet that fits on `free` GPUs here, claimed for this node.
+  std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
+    for (const auto& a : candidates_) {
+      if (taken_.count(a.unit.id)) continue;
+      auto gpus = gpus_for(a, free, node_gpus);
+      if (!gpus) continue;
+      auto state = claims_.state(a.unit.id);
+      if (state == os::Claims::State::done) taken_.insert(a.unit.id);
+      if ((state != os::Claims::State::free && state != os::Claims::State::expired) ||
+          !claims_.claim(a.unit.id))
+        continue;
+      taken_.insert(a.unit.id);
+      Assignment here = a;
+      here.node = node_name_;
+      here.gpus = *gpus;
+      return here;
+    }
+    return std::nullopt;
+  }
+
+  /// Units this node could take that another node holds and has not finished.
+  bool pending() {
+    for (const auto& a : candidates_)
+      if (!taken_.count(a.unit.id)) {
+        auto state = claims_.state(a.unit.id);
+        if (state == os::Claims::State::done) taken_.insert(a.unit.id);
+        if (state == os::Claims::State::held || state == os::Claims::State::expired) return true;
+      }
+    return false;
+  }
+
+ private:
+  std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
+                                           int node_gpus) const {
+    if (here_) return gpus_here(a, *here_, free);
+    // Without the fleet only this node's own units come back (a dead node's takeover of them):
+    // on their planned GPUs.
+    bool all_free = std::all_of(a.gpus.begin(), a.gpus.end(),
+                                [&](int g) { return std::find(free.begin(), free.end(), g) != free.end(); });
+    if (!all_free || (a.unit.requirement.is_exclusive() && static_cast<int>(free.size()) < node_gpus))
+      return std::nullopt;
+    return a.gpus;
+  }
+
+  os::Claims claims_;
+  std::string node_name_;
+  Fleet fleet_;
+  const Node* here_ = nullptr;
+  std::vector<Assignment> candidates_;  ///< by planned start
+  std::set<std::string> taken_;         ///< run, running or done here, or known done
+};
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
 class HeldGpus {
  public:
   explicit HeldGpus(std::string dir) : dir_(std::move(dir)) {}
-  bool take(const std::vector<int>& gpus) {
+  /// Takes the GPUs' locks (shared with the units already holding them here) and adds
+  /// their descriptors to `fds`; false when another process holds one.
+  bool take(const std::vector<int>& gpus, std::vector<int>& fds) {
     if (dir_.empty()) return true;
     std::vector<int> missing;
     for (int gpu : gpus)
@@ -88,7 +135,13 @@ class HeldGpus {
       auto shared = std::make_shared<os::GpuLocks>(std::move(*locks));
       for (int gpu : missing) held_[gpu] = {0, shared};
     }
-    for (int gpu : gpus) ++held_[gpu].first;
+    for (int gpu : gpus) {
+      auto& [count, locks] = held_[gpu];
+      ++count;
+      fds.insert(fds.end(), locks->fds().begin(), locks->fds().end());
+    }
+    std::sort(fds.begin(), fds.end());
+    fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
     return true;
   }
   void give_back(const std::vector<int>& gpus) {
@@ -124,12 +177,64 @@ void print_table(const std::vector<UnitRun>& runs) {
     std::cout << fmt::format("{:<{}}  {:<8}  {:>9}  {}\n", u.assignment.unit.id, width,
                              gpu_list(u.assignment.gpus), ran ? fmt::format("{:.1f}", u.seconds) : "-",
                              describe(u));
-    ++counts[std::string(outcome_name(u.outcome))];
+    ++counts[std::string(to_string(u.outcome))];
   }
   std::string summary;
   for (const auto& [what, count] : counts)
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
+}
+
+/// The GPUs of the node as far as the plan knows: 0 .. the highest index planned on it.
+std::vector<int> node_gpu_list(const Plan& plan, const std::string& node) {
+  std::vector<int> gpus(static_cast<size_t>(planned_gpu_count(plan, node)));
+  for (size_t i = 0; i < gpus.size(); ++i) gpus[i] = static_cast<int>(i);
+  return gpus;
+}
+
+/// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
+int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
+  namespace fs = std::filesystem;
+  if (!o.claims.empty())
+    throw InputError(Position{"--claims"},
+                     "dynamic execution needs --command: one bazel test per node cannot "
+                     "hand its units to other nodes");
+  if (o.plan == "-")
+    throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
+  BazelRun run;
+  std::error_code ec;
+  run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) run.gpuplan = "gpuplan";
+  run.plan = fs::absolute(o.plan).lexically_normal().string();
+  run.lock_dir =
+      fs::absolute(o.lock_dir.empty() ? os::default_lock_dir() : o.lock_dir).lexically_normal().string();
+  run.node_file = run.lock_dir + "/node";
+  if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
+  run.jobs = std::max(1, planned_gpu_count(plan, o.node));
+  UnitRun u;
+  u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
+  u.assignment.gpus = node_gpu_list(plan, o.node);
+  u.command = bazel_node_command(units, run);
+  u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
+  if (o.dry_run) {
+    std::cout << fmt::format("# the {} units of {}, one bazel test; {} holds \"{}\"\n{}\n", units.size(),
+                             o.node, run.node_file, o.node, u.command);
+    return exit_ok;
+  }
+  os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
+  write_output(run.node_file, std::string(o.node) + "\n");
+  if (run.results) os::check_appendable(*run.results);
+  os::SystemRunner runner;
+  std::vector<UnitRun> runs{u};
+  ExecSchedule schedule({u.assignment});
+  ExecHooks hooks;
+  hooks.started = [&](const UnitRun& r) {
+    std::cout << fmt::format("[start] {}\n", r.command) << std::flush;
+  };
+  execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
+  print_table(runs);
+  if (int stop = runner.stop_signal()) return 128 + stop;
+  return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
 }
 
 int run_exec(const ExecOptions& o) {
@@ -142,105 +247,110 @@ int run_exec(const ExecOptions& o) {
                      fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})", o.node,
                                  fmt::join(nodes, ", ")));
   }
+  if (o.command.empty()) return run_bazel(o, plan, units);
   std::vector<UnitRun> runs;
   runs.reserve(units.size());
-  for (const auto& a : units)
-    runs.push_back({a, o.command.empty() ? default_command(a) : expand_command(o.command, a),
-                    o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit)});
+  for (const auto& a : units) {
+    UnitRun u;
+    u.assignment = a;
+    u.command = expand_command(o.command, a);
+    u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit);
+    u.holds_node = holds_whole_node(a, plan.policy);
+    runs.push_back(std::move(u));
+  }
   if (o.dry_run) {
     print_dry_run(runs);
     return exit_ok;
   }
+  if (!o.results.empty()) os::check_appendable(o.results);
 
-  os::catch_stop_signals();
-  ExecSchedule schedule(units);
+  os::SystemRunner runner;
+  ExecSchedule schedule(units, plan.policy);
+  const auto node_gpus = node_gpu_list(plan, o.node);
   HeldGpus held(o.lock_dir);
-  const double begin = os::now_epoch_s();
+  const double begin = runner.now();
   auto progress = [&](const UnitRun& u, const std::string& what) {
-    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", os::now_epoch_s() - begin, what,
+    std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", runner.now() - begin, what,
                              u.assignment.unit.id, gpu_list(u.assignment.gpus))
               << std::flush;
   };
-  int running = 0;
+  int record_errors = 0;
+  ExecHooks hooks;
+  std::optional<Sharing> sharing;
+  if (!o.claims.empty()) sharing.emplace(o, plan);
+  hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
+    if (sharing) {
+      if (!sharing->claims().claim(u.assignment.unit.id)) return Admission::elsewhere;
+      sharing->ran_here(u.assignment.unit.id);
+    }
+    return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
+  };
+  if (sharing && !o.static_only) {
+    hooks.take_foreign = [&](const std::vector<int>& free) -> std::optional<UnitRun> {
+      auto a = sharing->take(free, static_cast<int>(node_gpus.size()));
+      if (!a) return std::nullopt;
+      UnitRun u;
+      u.assignment = *a;
+      u.command = expand_command(o.command, *a);
+      u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a->unit);
+      u.holds_node = holds_whole_node(*a, plan.policy);
+      return u;
+    };
+    hooks.pending_elsewhere = [&] { return sharing->pending(); };
+  }
+  if (sharing) {
+    hooks.tick = [&] { sharing->claims().renew(); };
+    hooks.tick_s = o.lease_s / 4;
+    hooks.retry_s = std::max(0.2, o.lease_s / 8);
+  }
+  hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
+  std::map<std::string, double> start_epochs;  ///< by unit id: when it started, for its record
   // GPU memory per running unit, through NVML where there is one, for the results records.
   auto nvml = o.results.empty() ? nullptr : open_nvml();
-  std::map<size_t, std::unique_ptr<GpuUsageSampler>> samplers;
-  while (true) {
-    const int stop = os::stop_signal();
-    if (!stop) {
-      for (size_t i : schedule.ready()) {
-        auto& u = runs[i];
-        if (!held.take(u.assignment.gpus)) continue;
-        u.start = os::now_epoch_s();
-        u.pid = os::spawn({"/bin/sh", "-c", u.command}, unit_environment(u.assignment), true);
-        u.outcome = Outcome::running;
-        samplers[i] = std::make_unique<GpuUsageSampler>(nvml);
-        samplers[i]->start(u.pid);
-        schedule.started(i);
-        ++running;
-        progress(u, "start");
-      }
+  std::map<std::string, std::unique_ptr<GpuUsageSampler>> samplers;  ///< by unit id
+  hooks.starting = [&](const UnitRun& u) { start_epochs[u.assignment.unit.id] = os::now_epoch_s(); };
+  hooks.started = [&](const UnitRun& u) {
+    if (nvml) (samplers[u.assignment.unit.id] = std::make_unique<GpuUsageSampler>(nvml))->start(u.id);
+    progress(u, "start");
+  };
+  hooks.ended = [&](const UnitRun& u) {
+    if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
+    if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
+      sharing->claims().done(u.assignment.unit.id);
+    progress(u, describe(u));
+    GpuUsage usage;
+    if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {
+      usage = sampler->second->stop();
+      samplers.erase(sampler);
     }
-    if (running == 0 && (stop || schedule.all_started())) break;
-
-    int wait_status = 0;
-    pid_t pid;
-    while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) > 0) {
-      for (size_t i = 0; i < runs.size(); ++i) {
-        auto& u = runs[i];
-        if (u.pid != pid || u.outcome != Outcome::running) continue;
-        u.seconds = os::now_epoch_s() - u.start;
-        u.exit_status = os::exit_status(wait_status);
-        bool timed_out = u.terminated_at > 0 && !stop;
-        u.outcome = timed_out                     ? Outcome::timed_out
-                    : stop && u.terminated_at > 0 ? Outcome::stopped
-                    : u.exit_status == 0          ? Outcome::passed
-                                                  : Outcome::failed;
-        GpuUsage usage = samplers[i]->stop();
-        samplers.erase(i);
-        os::signal_group(u.pid, SIGKILL);  // whatever the unit left behind in its group
-        schedule.finished(i);
-        held.give_back(u.assignment.gpus);
-        --running;
-        progress(u, describe(u));
-        if (!o.results.empty()) {
-          RunRecord record{u.assignment.unit.label,
-                           u.assignment.unit.shard_index,
-                           u.seconds,
-                           o.node,
-                           u.assignment.gpus,
-                           u.start,
-                           u.exit_status,
-                           usage.peak_vram_mib,
-                           usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
-          os::append_locked(o.results, results_header(), to_csv(record));
-        }
-      }
+    if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
+    const double start_epoch = start_epochs[u.assignment.unit.id];
+    try {
+      os::append_locked(o.results, results_header(),
+                        to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
+                                u.assignment.gpus, start_epoch, u.exit_status, usage.peak_vram_mib,
+                                usage.measured ? std::optional<bool>(usage.touched) : std::nullopt}));
+    } catch (const InputError& e) {  // the other units still run; exec fails at the end
+      ++record_errors;
+      std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     }
-    const double now = os::now_epoch_s();
-    for (auto& u : runs) {
-      if (u.outcome != Outcome::running) continue;
-      if (u.terminated_at == 0 && (stop || now - u.start > u.timeout_s)) {
-        os::signal_group(u.pid, SIGTERM);
-        u.terminated_at = now;
-      } else if (u.terminated_at > 0 && now - u.terminated_at > o.grace_s) {
-        os::signal_group(u.pid, SIGKILL);
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  };
+  execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   print_table(runs);
   if (!o.junit.empty()) {
     std::vector<RunRecord> ran;
     for (const auto& u : runs)
-      if (u.outcome != Outcome::not_run && u.outcome != Outcome::running)
+      if (u.outcome != Outcome::not_run && u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                       u.assignment.gpus, u.start, u.exit_status});
+                       u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
+                       std::nullopt});
     write_output(o.junit, results_junit(ran));
   }
-  if (int stop = os::stop_signal()) return 128 + stop;
-  bool all_passed =
-      std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) { return u.outcome == Outcome::passed; });
+  if (int stop = runner.stop_signal()) return 128 + stop;
+  if (record_errors > 0) return exit_internal;
+  bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
+    return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
+  });
   return all_passed ? exit_ok : exit_units_failed;
 }
 
@@ -254,13 +364,29 @@ void add_exec_command(CLI::App& app, int& status) {
   command->add_option("--node", options->node, "the node whose units to run")->required();
   command->add_option("--command", options->command,
                       "command template; {label} {unit} {gpus} {shard_index} {shard_count} are "
-                      "replaced, shell-quoted (default: bazel test of the label)");
+                      "replaced, shell-quoted (default: one bazel test of the node's labels with a fixed "
+                      "--run_under of gpuplan run-under)");
   command
       ->add_option("--timeout", options->timeout_s,
                    "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
       ->check(CLI::PositiveNumber);
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
+  command->add_option("--claims", options->claims,
+                      "a directory every node of the run sees (the plan's shared file system): units are "
+                      "claimed there so each runs exactly once, and idle GPUs take units planned elsewhere");
+  command
+      ->add_option(
+          "--lease", options->lease_s,
+          "seconds after which a silent node's claims are taken over (it renews them 4 times a lease)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag(
+      "--static", options->static_only,
+      "run exactly this node's planned units (still claimed with --claims, never taken from others)");
+  command->add_option("--fleet", options->fleet,
+                      "the fleet YAML: with --claims, lets this node take units planned on other nodes, each "
+                      "requirement checked against this node");
   command->add_option("--junit", options->junit,
                       "write JUnit XML of the units that ran to this file at the end");
   command->add_option("--lock-dir", options->lock_dir,

@@ -19,6 +19,8 @@ struct SlurmExportOptions {
   SlurmOptions slurm;
   std::string command;
   std::string results;
+  std::string claims;
+  std::string fleet;
 };
 
 int export_slurm(SlurmExportOptions o) {
@@ -34,6 +36,8 @@ int export_slurm(SlurmExportOptions o) {
   o.slurm.plan_path = plan_copy.string();
   if (!o.command.empty()) o.slurm.command = o.command;
   if (!o.results.empty()) o.slurm.results = fs::absolute(o.results).lexically_normal().string();
+  if (!o.claims.empty()) o.slurm.claims = fs::absolute(o.claims).lexically_normal().string();
+  if (!o.fleet.empty()) o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
   auto files = slurm_scripts(plan, o.slurm);
   write_output(plan_copy.string(), text);
   for (const auto& [name, content] : files) {
@@ -69,6 +73,12 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--command", options->command, "the command template the jobs pass to gpuplan exec");
   slurm->add_option("--results", options->results,
                     "the results file the jobs append to (shared file system)");
+  slurm->add_option(
+      "--claims", options->claims,
+      "dynamic execution: the claims directory the jobs share (shared file system; see exec --claims)");
+  slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(CLI::PositiveNumber);
+  slurm->add_option("--fleet", options->fleet,
+                    "passed to exec --fleet: with --claims, nodes take units planned on others");
   slurm->callback([options, &status] { status = export_slurm(*options); });
   add_export_targets(*command, status);
 }

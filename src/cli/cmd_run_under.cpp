@@ -28,7 +28,9 @@ namespace {
 struct RunUnderOptions {
   std::string plan;
   std::string node;
-  std::string lock_dir = "/tmp/gpuplan-locks";
+  std::string node_file;  ///< --node-file: a file holding the node's name
+  std::string lock_dir = os::default_lock_dir();
+  bool warn_unplanned = false;  ///< --unplanned=warn: run a refused test with no GPU visible
   std::string results;
   std::string query;
   std::string rules;
@@ -41,16 +43,26 @@ std::string this_host() {
   return name;
 }
 
-/// GPUs a test outside the plan asks for, by its tags in `--query` output; 0 without one.
-int unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
-  if (o.query.empty()) return 0;
+/// The node's name from `--node-file` (its first line), else the host name.
+std::string node_name(const std::string& node_file) {
+  if (node_file.empty()) return this_host();
+  auto input = open_input(node_file);
+  std::string name;
+  std::getline(input.in(), name);
+  if (name.empty()) throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
+  return name;
+}
+
+/// GPUs a test outside the plan asks for, by its tags in `--query` output; nullopt when the
+/// query does not have it either.
+std::optional<int> unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
   QueryOptions query;
   query.targets.path = o.query;
   query.rules = o.rules;
   for (const auto& test : read_and_classify(query, read_rules(query)).tests)
     if (canonical_label(test.target.label) == canonical_label(label))
       return test.bucket == Bucket::gpu ? test.requirement.gpus.value : 0;
-  return 0;
+  return std::nullopt;
 }
 
 /// Any `count` free GPUs of the node, lowest first. Never waits while holding a lock, so it
@@ -72,6 +84,28 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
   }
 }
 
+int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector<os::GpuLocks> held);
+
+/// A test missing from the plan, with the GPUs its tags in --query ask for, free ones of the node.
+int run_unplanned(const RunUnderOptions& o, const Plan& plan, const std::string& node,
+                  const std::string& target, std::optional<int> shard, int wanted) {
+  int node_gpus = planned_gpu_count(plan, node);
+  if (wanted > node_gpus)
+    throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
+                                                   wanted, node_gpus, node));
+  Assignment assignment;
+  assignment.unit.label = target;
+  assignment.unit.shard_index = shard;
+  assignment.node = node;
+  std::vector<os::GpuLocks> held;
+  std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
+  std::cerr << fmt::format("gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
+                           wanted == 0
+                               ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
+                               : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
+  return run_test(o, assignment, std::move(held));
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -85,33 +119,55 @@ int run_under(const RunUnderOptions& o) {
       throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
     shard = static_cast<int>(value);
   }
+  if (!o.results.empty()) os::check_appendable(o.results);
   auto plan = read_plan(o.plan);
-  auto node = o.node.empty() ? this_host() : o.node;
-
-  Assignment assignment;
-  std::vector<os::GpuLocks> held;
-  if (auto planned = find_assignment(plan, node, target, shard)) {
-    assignment = *planned;
-    if (auto locks = os::GpuLocks::take(o.lock_dir, assignment.gpus, true)) held.push_back(std::move(*locks));
-  } else {
-    int wanted = unplanned_gpu_count(o, target);
-    int node_gpus = planned_gpu_count(plan, node);
-    if (wanted > node_gpus)
-      throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}",
-                                                     target, wanted, node_gpus, node));
-    assignment.unit.label = target;
-    assignment.unit.shard_index = shard;
-    assignment.node = node;
-    std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
-    std::cerr << fmt::format("gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
-                             wanted == 0
-                                 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
-                                 : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
+  auto node = o.node.empty() ? node_name(o.node_file) : o.node;
+  auto placement = place_test(plan, node, target, shard);
+  using Kind = TestPlacement::Kind;
+  if (placement.kind == Kind::unknown && !o.query.empty()) {
+    if (auto wanted = unplanned_gpu_count(o, target))
+      return run_unplanned(o, plan, node, target, shard, *wanted);
+    placement = {Kind::refused, std::nullopt, fmt::format("it is neither in the plan nor in {}", o.query)};
+  } else if (placement.kind == Kind::unknown) {
+    placement = {Kind::refused, std::nullopt,
+                 "it is not in the plan (--query QUERY places tests missing from it by their tags)"};
   }
+  Assignment assignment;
+  assignment.unit.label = target;
+  assignment.unit.shard_index = shard;
+  assignment.node = node;
+  std::vector<os::GpuLocks> held;
+  if (placement.kind == Kind::refused) {
+    auto what = fmt::format("{} on node {}: {} (plan {})", target, node, placement.reason, o.plan);
+    if (!o.warn_unplanned) {
+      std::cerr << fmt::format(
+          "gpuplan run-under: refusing to run {}. A GPU test never runs without its GPUs; "
+          "--unplanned=warn runs it with no GPU visible instead.\n",
+          what);
+      return exit_bad_input;
+    }
+    std::cerr << fmt::format("gpuplan run-under: warning: {}; running it with no GPU visible\n", what);
+  } else if (placement.kind == Kind::planned) {
+    assignment = *placement.assignment;
+    auto gpus = assignment.gpus;
+    if (holds_whole_node(assignment, plan.policy)) {  // alone on the node: every GPU's lock
+      gpus.clear();
+      for (int gpu = 0; gpu < planned_gpu_count(plan, node); ++gpu) gpus.push_back(gpu);
+    }
+    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+  }
+  return run_test(o, assignment, std::move(held));
+}
 
+int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector<os::GpuLocks> held) {
+  const auto& target = assignment.unit.label;
+  const auto& shard = assignment.unit.shard_index;
+  const auto& node = assignment.node;
+  std::vector<int> fds;
+  for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
   double start = os::now_epoch_s();
-  pid_t child = os::spawn(o.command, {{"CUDA_VISIBLE_DEVICES", gpu_list(assignment.gpus)}}, false);
+  pid_t child = os::spawn(o.command, unit_environment(assignment), false, fds);
   os::forward_stop_signals(child);
   GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
   sampler.start(child);
@@ -126,7 +182,7 @@ int run_under(const RunUnderOptions& o) {
     RunRecord record{canonical_label(target),
                      shard,
                      seconds,
-                     node,
+                     std::string(node),
                      assignment.gpus,
                      start,
                      status,
@@ -146,12 +202,21 @@ void add_run_under_command(CLI::App& app, int& status) {
       "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
   command->add_option("--plan", options->plan, "the plan (JSON)")->required();
   command->add_option("--node", options->node, "this machine's node in the plan (default: the host name)");
+  command->add_option(
+      "--node-file", options->node_file,
+      "a file whose first line is this machine's node (keeps --run_under the same on every node)");
   command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")
       ->capture_default_str();
   command->add_option("--results", options->results, "append a results record (CSV) to this file");
   command->add_option("--query", options->query,
                       "bazel query output to find the GPUs of a test missing from the plan by its tags");
   command->add_option("--rules", options->rules, "rules file for --query");
+  command
+      ->add_option_function<std::string>(
+          "--unplanned", [options](const std::string& value) { options->warn_unplanned = value == "warn"; },
+          "a test the plan gives no GPUs on this node (other node, unschedulable, skipped, missing, node "
+          "not in the plan): fail it (default) or warn and run it with no GPU visible")
+      ->check(CLI::IsMember({"fail", "warn"}));
   command->prefix_command();
   command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
   command->callback([options, command, &status] {

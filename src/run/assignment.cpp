@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
@@ -33,6 +34,37 @@ std::optional<Assignment> find_assignment(const Plan& plan, std::string_view nod
   return std::nullopt;
 }
 
+TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
+                         std::optional<int> shard_index) {
+  using Kind = TestPlacement::Kind;
+  auto wanted = canonical_label(label);
+  auto named = [&](const std::string& other) { return canonical_label(other) == wanted; };
+  auto refuse = [](std::string reason) {
+    return TestPlacement{Kind::refused, std::nullopt, std::move(reason)};
+  };
+  for (const auto& t : plan.cpu_tests)
+    if (named(t.label)) return {Kind::cpu, std::nullopt, {}};
+  std::set<std::string> nodes, elsewhere;
+  bool node_known = false;
+  for (const auto& a : plan.assignments) {
+    nodes.insert(a.node);
+    node_known = node_known || a.node == node;
+    if (!named(a.unit.label) || (a.unit.shard_index && a.unit.shard_index != shard_index)) continue;
+    if (a.node == node) return {Kind::planned, a, {}};
+    elsewhere.insert(a.node);
+  }
+  if (!node_known)
+    return refuse(
+        fmt::format("node \"{}\" has no units in the plan (its nodes: {})", node, fmt::join(nodes, ", ")));
+  if (!elsewhere.empty())
+    return refuse(fmt::format("it is planned on node {}, not on {}", fmt::join(elsewhere, ", "), node));
+  for (const auto& u : plan.unschedulable)
+    if (named(u.unit.label)) return refuse(fmt::format("the plan could not schedule it: {}", u.reason));
+  for (const auto& t : plan.skipped_tests)
+    if (named(t.label)) return refuse(fmt::format("the plan skipped it: {}", t.reason));
+  return {Kind::unknown, std::nullopt, {}};
+}
+
 int planned_gpu_count(const Plan& plan, std::string_view node) {
   int count = 0;
   for (const auto& a : plan.assignments)
@@ -42,7 +74,7 @@ int planned_gpu_count(const Plan& plan, std::string_view node) {
 }
 
 std::map<std::string, std::string> unit_environment(const Assignment& a) {
-  auto env = a.env;
+  std::map<std::string, std::string> env;
   env["CUDA_VISIBLE_DEVICES"] = gpu_list(a.gpus);
   if (a.unit.shard_index) {
     env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
+#include "gpuplan/target.hpp"
 
 namespace gpuplan {
 
@@ -63,15 +65,25 @@ std::string expand_command(std::string_view command_template, const Assignment& 
   return out;
 }
 
-std::string default_command(const Assignment& a) {
-  std::string command = "bazel test --test_env=CUDA_VISIBLE_DEVICES={gpus}";
-  // Bazel cannot run one shard of a test, and refuses TEST_TOTAL_SHARDS in --test_env: the
-  // test runs unsharded, and a --run_under prefix gives it this shard's variables.
-  if (a.unit.shard_index)
-    command += " --test_sharding_strategy=disabled --run_under=" +
-               shell_quote(fmt::format("env TEST_TOTAL_SHARDS={} TEST_SHARD_INDEX={}", a.unit.shard_count,
-                                       *a.unit.shard_index));
-  return expand_command(command + " -- {label}", a);
+std::string run_under_command(const BazelRun& r) {
+  auto command = fmt::format("{} run-under --plan {} --node-file {} --lock-dir {}", shell_quote(r.gpuplan),
+                             shell_quote(r.plan), shell_quote(r.node_file), shell_quote(r.lock_dir));
+  if (r.results) command += " --results " + shell_quote(*r.results);
+  return command;
+}
+
+std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& r) {
+  std::set<std::string> labels;
+  for (const auto& a : units) labels.insert(canonical_label(a.unit.label));
+  auto command = fmt::format("bazel test --run_under={} --sandbox_writable_path={}",
+                             shell_quote(run_under_command(r)), shell_quote(r.lock_dir));
+  if (r.results) {
+    auto dir = std::string_view(*r.results).substr(0, r.results->rfind('/'));
+    command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
+  }
+  command += fmt::format(" --local_test_jobs={} --", r.jobs);
+  for (const auto& label : labels) command += " " + shell_quote(label);
+  return command;
 }
 
 }  // namespace gpuplan

@@ -9,10 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "run/executor.hpp"
+
 namespace gpuplan::os {
 
-/// Exclusive flocks on DIR/gpu-N.lock, one a GPU, held until destroyed (or the process dies,
-/// also by SIGKILL: the kernel drops them). The lock files are never deleted.
+/// Exclusive flocks on DIR/gpu-N.lock, one a GPU, held until destroyed and every process that
+/// inherited them ended (the kernel drops them then, also after SIGKILL). The lock files are
+/// never deleted, never opened through a symbolic link, and must be regular files; DIR must be
+/// a real directory (not a link) owned by this user or root that not everyone may write to,
+/// so another user can neither redirect nor pre-create them.
 class GpuLocks {
  public:
   GpuLocks() = default;
@@ -25,18 +30,45 @@ class GpuLocks {
   /// nothing) as soon as one is taken. Creates `dir` if needed; throws InputError when it cannot.
   static std::optional<GpuLocks> take(const std::string& dir, std::vector<int> gpus, bool wait);
 
+  /// The lock files' descriptors: a child that inherits them keeps the GPUs locked while it runs.
+  const std::vector<int>& fds() const { return fds_; }
+
  private:
   std::vector<int> fds_;
 };
+
+/// The default lock directory: /tmp/gpuplan-locks-UID (UID: this user's id).
+std::string default_lock_dir();
+
+/// Throws InputError when `path` cannot be appended to (checked before the first unit runs,
+/// so a bad --results path stops nothing half-way). Creates the file, empty, if missing.
+void check_appendable(const std::string& path);
 
 /// Appends `line` to `path` under an exclusive flock, writing `header` first when the file
 /// is empty, so several processes can append to one results file. Throws InputError.
 void append_locked(const std::string& path, std::string_view header, std::string_view line);
 
-/// Starts `argv` (looked up on PATH) with `env` added to this process's environment.
-/// `own_group`: in a new process group, so stop_group() reaches everything it starts.
+/// Starts `argv` (looked up on PATH) with `env` added to this process's environment (built
+/// before fork: the child only calls async-signal-safe functions). `own_group`: in a new
+/// process group, so signal_group() reaches everything it starts. `keep_fds` stay open in it.
+/// The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), also by SIGKILL.
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            bool own_group);
+            bool own_group, const std::vector<int>& keep_fds = {});
+
+/// The ProcessRunner of `exec`: `/bin/sh -c` children in process groups of their own that
+/// die with this process; wait() sleeps in poll() on a pipe written by the SIGCHLD, SIGINT
+/// and SIGTERM handlers, so a child's end wakes it at once. One per process.
+class SystemRunner : public ProcessRunner {
+ public:
+  SystemRunner();
+  ~SystemRunner() override;
+  int start(const std::string& command, const std::map<std::string, std::string>& env,
+            const std::vector<int>& keep_fds) override;
+  void signal(int id, int signal) override;
+  std::vector<ProcessExit> wait(double until) override;
+  double now() override;
+  int stop_signal() override;
+};
 
 /// Sends `signal` to the process group led by `pid`.
 void signal_group(pid_t pid, int signal);

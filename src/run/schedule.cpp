@@ -1,42 +1,103 @@
-// The order `exec` starts a node's units in.
+// The order `exec` starts a node's units in: a dependency count per unit, lowered by events.
 #include <algorithm>
+#include <map>
 
 #include "gpuplan/run.hpp"
 
 namespace gpuplan {
 
 namespace {
-bool share_a_gpu(const Assignment& x, const Assignment& y) {
-  return std::any_of(x.gpus.begin(), x.gpus.end(),
-                     [&](int g) { return std::find(y.gpus.begin(), y.gpus.end(), g) != y.gpus.end(); });
-}
+
+constexpr double kTolerance = 1e-6;
+
+/// A unit's place in the queue of one GPU, in plan order.
+struct Slot {
+  size_t unit;
+  double start, end;
+  bool holder;
+};
+
 }  // namespace
 
-ExecSchedule::ExecSchedule(const std::vector<Assignment>& units)
-    : waits_(units.size()), started_(units.size()), finished_(units.size()) {
-  constexpr double tolerance = 1e-6;
-  for (size_t i = 0; i < units.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (share_a_gpu(units[i], units[j]))
-        waits_[i].push_back({j, units[j].end_s <= units[i].start_s + tolerance});
+bool holds_whole_node(const Assignment& a, Policy policy) {
+  const auto& r = a.unit.requirement;
+  return r.is_exclusive() ||
+         (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), r.gpus.value) > 1);
 }
 
-std::vector<size_t> ExecSchedule::ready() const {
-  std::vector<size_t> ready;
-  for (size_t i = 0; i < waits_.size(); ++i) {
-    if (started_[i]) continue;
-    bool free = std::all_of(waits_[i].begin(), waits_[i].end(), [&](const Wait& w) {
-      return w.until_finished ? finished_[w.unit] : started_[w.unit];
-    });
-    if (free) ready.push_back(i);
+// On one GPU's queue u1, u2, ... (starts ascending) unit k may start when every earlier unit
+// has started and each earlier unit j the plan ends by k's start has finished. "Started" is
+// one edge from the previous unit (it could only start after the ones before it). "Finished"
+// is one edge from j to the first later unit planned to start at or after j's end: every
+// unit after that one waits for it to start, so for j too. A holder of the whole node
+// finishes before the next unit on any GPU starts, and starts after all before it finished.
+ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
+    : after_start_(units.size()),
+      after_finish_(units.size()),
+      waiting_(units.size()),
+      started_(units.size()) {
+  std::vector<int> node_gpus;
+  for (const auto& a : units) node_gpus.insert(node_gpus.end(), a.gpus.begin(), a.gpus.end());
+  std::sort(node_gpus.begin(), node_gpus.end());
+  node_gpus.erase(std::unique(node_gpus.begin(), node_gpus.end()), node_gpus.end());
+  if (node_gpus.empty()) node_gpus.push_back(0);
+
+  std::map<int, std::vector<Slot>> queues;
+  for (size_t i = 0; i < units.size(); ++i) {
+    bool holder = holds_whole_node(units[i], policy);
+    for (int gpu : holder ? node_gpus : units[i].gpus)
+      queues[gpu].push_back({i, units[i].start_s, units[i].end_s, holder});
   }
-  return ready;
+  auto wait = [&](std::vector<std::vector<size_t>>& edges, size_t from, size_t to) {
+    edges[from].push_back(to);
+    ++waiting_[to];
+  };
+  for (auto& [gpu, queue] : queues) {
+    for (size_t k = 1; k < queue.size(); ++k) wait(after_start_, queue[k - 1].unit, queue[k].unit);
+    size_t last_holder = 0;
+    bool seen_holder = false;
+    for (size_t j = 0; j < queue.size(); ++j) {
+      if (queue[j].holder) {
+        // Everything since the previous holder finishes before it starts; those planned to end
+        // by its start already do through the edges below, the others need their own.
+        for (size_t m = seen_holder ? last_holder + 1 : 0; m < j; ++m)
+          if (queue[m].end > queue[j].start + kTolerance) wait(after_finish_, queue[m].unit, queue[j].unit);
+        if (j + 1 < queue.size()) wait(after_finish_, queue[j].unit, queue[j + 1].unit);
+        last_holder = j;
+        seen_holder = true;
+        continue;
+      }
+      auto first = std::partition_point(queue.begin() + static_cast<long>(j) + 1, queue.end(),
+                                        [&](const Slot& s) { return s.start + kTolerance < queue[j].end; });
+      if (first != queue.end()) wait(after_finish_, queue[j].unit, first->unit);
+    }
+  }
+  for (size_t i = 0; i < units.size(); ++i)
+    if (waiting_[i] == 0) ready_.insert(i);
 }
 
-void ExecSchedule::started(size_t unit) { started_.at(unit) = true; }
-void ExecSchedule::finished(size_t unit) { finished_.at(unit) = true; }
-bool ExecSchedule::all_started() const {
-  return std::all_of(started_.begin(), started_.end(), [](bool s) { return s; });
+std::vector<size_t> ExecSchedule::ready() const { return {ready_.begin(), ready_.end()}; }
+
+void ExecSchedule::release(size_t unit) {
+  if (--waiting_[unit] == 0 && !started_[unit]) ready_.insert(unit);
+}
+
+void ExecSchedule::started(size_t unit) {
+  if (started_.at(unit)) return;
+  started_[unit] = true;
+  ++started_count_;
+  ready_.erase(unit);
+  for (size_t next : after_start_[unit]) release(next);
+}
+
+void ExecSchedule::finished(size_t unit) {
+  for (size_t next : after_finish_.at(unit)) release(next);
+  after_finish_[unit].clear();
+}
+
+void ExecSchedule::skipped(size_t unit) {
+  started(unit);
+  finished(unit);
 }
 
 }  // namespace gpuplan

@@ -83,6 +83,9 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
                           shell_quote(options.plan_path), shell_quote(node));
     if (options.command) script += " --command " + shell_quote(*options.command);
     if (options.results) script += " --results " + shell_quote(*options.results);
+    if (options.claims) script += " --claims " + shell_quote(*options.claims);
+    if (options.lease_s) script += fmt::format(" --lease {}", *options.lease_s);
+    if (options.fleet) script += " --fleet " + shell_quote(*options.fleet);
     files[node + ".sbatch"] = script + "\n";
     submit += fmt::format("printf '%s %s\\n' {0} \"$(sbatch --parsable {0}.sbatch)\"\n", node);
   }

@@ -117,6 +117,12 @@ class Checker {
 
   void env(const Assignment& a) {
     const auto& id = a.unit.id;
+    for (const auto& [name, value] : a.env)
+      if (name != "CUDA_VISIBLE_DEVICES" && name != "TEST_TOTAL_SHARDS" && name != "TEST_SHARD_INDEX")
+        add(ViolationKind::env, id,
+            fmt::format("env sets {}, which executors never apply (a plan may set only "
+                        "CUDA_VISIBLE_DEVICES, TEST_TOTAL_SHARDS and TEST_SHARD_INDEX)",
+                        name));
     auto expect = [&](const std::string& name, const std::string& value) {
       auto it = a.env.find(name);
       if (it == a.env.end())

@@ -97,23 +97,64 @@ diff <(jq -r '.assignments[] | .label, .unit' "$SCRATCH/hostile.json" | sort) <(
   fail "hostile labels were not passed as themselves"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
 
-# 6. The default command: bazel test of the label with the unit's GPUs and shard (one unit
-#    here: Bazel runs one command at a time per workspace, so more would only queue).
+# 7. An exclusive unit, and under whole-node a multi-GPU unit, runs alone on its node although
+#    its planned GPUs are free earlier (real processes; the planned times are only estimates).
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.exclusive) = true' "$PLAN" \
+  >"$SCRATCH/exclusive.json"
+jq '.policy = "whole-node"' "$PLAN" >"$SCRATCH/whole-node.json"
+for plan in exclusive whole-node; do
+  "$GPUPLAN" exec "$SCRATCH/$plan.json" --node ws-0 --results "$SCRATCH/$plan.csv" \
+    --command 'sleep 0.3' >"$SCRATCH/$plan.out" || { cat "$SCRATCH/$plan.out"; fail "exec of the $plan plan failed"; }
+  /usr/bin/python3 - "$SCRATCH/$plan.csv" "$plan" <<'PY' || fail "a unit ran beside one that holds the node ($plan)"
+import csv, sys
+from datetime import datetime
+rows = list(csv.DictReader(open(sys.argv[1])))
+def span(r):
+    start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
+    return start, start + float(r["seconds"])
+def alone(r):
+    return r["label"] == "//ml:pool_test" if sys.argv[2] == "exclusive" else len(r["gpus"].split(",")) > 1
+holders = [r for r in rows if alone(r)]
+assert holders and len(rows) == 10, rows
+for h in holders:
+    for r in rows:
+        if r is not h:
+            (s1, e1), (s2, e2) = span(h), span(r)
+            assert not (s1 < e2 - 0.02 and s2 < e1 - 0.02), (h, r)
+PY
+done
+
+# 6. The default command: one real `bazel test` of the node's labels with one fixed --run_under
+#    (the node read from a file), each test on its planned GPUs; a second run of the same plan
+#    is fully cached and Bazel keeps its analysis cache.
 mkdir -p "$SCRATCH/bin"
 cat >"$SCRATCH/bin/bazel" <<SH
 #!/usr/bin/env bash
 PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
 cd "$SOURCE_DIR" && source test/integration/lib.sh
 command=\$1; shift
-bazel_ws "\$command" --nocache_test_results --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" "\$@"
+bazel_ws "\$command" --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
 SH
 chmod +x "$SCRATCH/bin/bazel"
-jq '.assignments |= [.[1]]' "$PLAN" >"$SCRATCH/one.json"
-PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$SCRATCH/one.json" --node ws-0 >"$SCRATCH/bazel.out" 2>&1 ||
-  { cat "$SCRATCH/bazel.out"; fail "exec with the default bazel test command failed"; }
-[ "$(cat "$SCRATCH/bazel-probe.log")" = "target=//ml:train_test shard=1/4 gpus=2,3" ] ||
-  fail "bazel test did not get the unit's GPUs and shard: $(cat "$SCRATCH/bazel-probe.log")"
-"$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run | grep -qxF \
-  "env CUDA_VISIBLE_DEVICES=2 /bin/sh -c 'bazel test --test_env=CUDA_VISIBLE_DEVICES=2 -- //ml:inference_test'" ||
-  fail "--dry-run does not show the bazel test command of //ml:inference_test"
+: >"$SCRATCH/bazel-probe.log"
+for run in 1 2; do
+  PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+    >"$SCRATCH/bazel$run.out" 2>&1 || { cat "$SCRATCH/bazel$run.out"; fail "exec's default bazel test failed (run $run)"; }
+done
+/usr/bin/python3 - "$PLAN" "$SCRATCH/bazel-probe.log" <<'PY' || fail "bazel test's tests did not see their planned GPUs"
+import json, sys
+plan, log = sys.argv[1:]
+planned = sorted(f"target={a['label']} shard={'' if a['shard_index'] is None else a['shard_index']}/"
+                 f"{a['shard_count'] if a['shard_index'] is not None else ''} gpus={','.join(map(str, a['gpus']))}"
+                 for a in json.load(open(plan))["assignments"])
+seen = sorted(line.strip() for line in open(log))
+assert seen == planned, f"saw {seen}\nplanned {planned}"
+PY
+! grep -q "discarding analysis cache" "$SCRATCH/bazel2.out" || { cat "$SCRATCH/bazel2.out"; fail "the second run discarded Bazel's analysis cache"; }
+[ "$(grep -c 'PASSED in\|(cached) PASSED' "$SCRATCH/bazel2.out")" = 7 ] &&
+  [ "$(grep -c '(cached) PASSED' "$SCRATCH/bazel2.out")" = 7 ] ||
+  { cat "$SCRATCH/bazel2.out"; fail "the second run of the same plan was not fully cached"; }
+"$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
+  "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 -- //ml:flaky_kernel_test //ml:inference_test" ||
+  fail "--dry-run does not show the one bazel test command"
 echo PASS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bazel test --run_under="gpuplan run-under ..." on the example workspace: every sh_test sees
-# the GPUs the plan gave it, no two tests hold a GPU at once, tests missing from the plan run
-# without GPUs; then hostile labels reach run-under and run as themselves only.
+# the GPUs the plan gave it, no two tests hold a GPU at once, tests missing from the plan fail
+# (or, with --unplanned=warn, run without GPUs); then hostile labels reach run-under and run as
+# themselves only; a test never runs without its GPUs; an exclusive test runs alone.
 source test/integration/lib.sh
 requires bazel jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
@@ -11,7 +12,7 @@ RESULTS=$SCRATCH/results.csv
 : >"$LOG"
 
 bazel_ws test //ml:all --test_tag_filters=-manual \
-  --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $RESULTS" \
+  --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $RESULTS --unplanned=warn" \
   --local_test_jobs=4 --nocache_test_results --sandbox_writable_path="$SCRATCH" \
   --test_env=GPU_PROBE_LOG="$LOG" --test_env=GPU_PROBE_SLEEP=1 >"$SCRATCH/bazel.out" 2>&1 ||
   { cat "$SCRATCH/bazel.out"; fail "bazel test with run-under failed"; }
@@ -45,6 +46,15 @@ for i, a in enumerate(rows):
             assert not shared, f"{a['label']} and {b['label']} held GPUs {shared} at the same time"
 assert overlapped, "no two tests ran at the same time: --local_test_jobs=4 should run several"
 PY
+
+# Without --unplanned=warn, a test missing from the plan fails in Bazel, saying why.
+status=0
+bazel_ws test //ml:cuda11_compat_test --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks" \
+  --nocache_test_results >"$SCRATCH/refused.out" 2>&1 || status=$?
+[ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of a test missing from the plan exited $status, not 3"; }
+log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/ml/cuda11_compat_test/test.log
+grep -q "refusing to run //ml:cuda11_compat_test on node ws-0: it is not in the plan" "$log" ||
+  fail "the failed test's log does not say why: $(cat "$log")"
 
 # Hostile labels: run-under finds them in the plan and runs the test command as given.
 HOSTILE_PLAN=$SCRATCH/hostile.json
@@ -89,7 +99,60 @@ if timeout 1 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "
 fi
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null || true
-kill "$sleeper"
+for _ in $(seq 20); do [ -e "/proc/$sleeper" ] || break; sleep 0.1; done
+[ ! -e "/proc/$sleeper" ] || fail "the test outlived its killed run-under"
 timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
+# Never a GPU test without its GPUs: each way to end up with none is refused, exit 2, naming
+# the plan and the node; --unplanned=warn runs it with none visible and says so.
+refused() {  # refused WHAT PATTERN -- ENV... : run-under with ENV must refuse, printing PATTERN
+  local what=$1 pattern=$2; shift 3
+  local status=0
+  env "$@" true 2>"$SCRATCH/refusal" || status=$?
+  [ "$status" = 2 ] || fail "$what: exit $status, not 2"
+  grep -qF -- "$pattern" "$SCRATCH/refusal" || fail "$what: message was $(cat "$SCRATCH/refusal")"
+  grep -qF -- "(plan " "$SCRATCH/refusal" || fail "$what: the message does not name the plan"
+}
+jq '(.assignments[] | select(.unit == "//ml:train_test#shard-1-of-4") | .node) = "ws-1"
+    | .unschedulable = [.assignments[5] | del(.node, .gpus, .start_s, .end_s, .env)
+                        | .unit = "//big:t" | .label = "//big:t" | .reason = "needs 16 GPUs; the largest node has 8"]
+    | .cpu_tests = [{"label": "//ml:cpu_test", "reason": "no GPU annotation"}]' "$PLAN" >"$SCRATCH/moved.json"
+RU=("$GPUPLAN" run-under --plan "$SCRATCH/moved.json" --lock-dir "$SCRATCH/locks")
+refused "unknown node" 'on node nowhere: node "nowhere" has no units in the plan (its nodes: ws-0, ws-1)' -- \
+  TEST_TARGET=//ml:inference_test "${RU[@]}" --node nowhere
+refused "shard on another node" "//ml:train_test on node ws-0: it is planned on node ws-1, not on ws-0" -- \
+  TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0
+refused "unschedulable" "the plan could not schedule it: needs 16 GPUs" -- TEST_TARGET=//big:t "${RU[@]}" --node ws-0
+refused "skipped" "the plan skipped it: tagged manual" -- TEST_TARGET=//ml:benchmark_test "${RU[@]}" --node ws-0
+refused "missing" "it is not in the plan" -- TEST_TARGET=//ml:nowhere_test "${RU[@]}" --node ws-0
+got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 "${RU[@]}" --node ws-0 sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"')
+[ "$got" = 0,1 ] || fail "shard 0, still planned on ws-0, got GPUs '$got'"
+got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
+        sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"')
+[ "$got" = "" ] || fail "a test of the CPU bucket saw GPUs '$got'"
+got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0 --unplanned=warn \
+        sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning")
+[ "$got" = "" ] || fail "--unplanned=warn gave GPUs '$got'"
+grep -q "warning: //ml:train_test on node ws-0: it is planned on node ws-1" "$SCRATCH/warning" ||
+  fail "--unplanned=warn did not warn: $(cat "$SCRATCH/warning")"
+
+# An exclusive test holds every GPU of the node: a test on another GPU waits for it.
+jq '(.assignments[] | select(.unit == "//ml:inference_test") | .requirements.exclusive) = true' "$PLAN" \
+  >"$SCRATCH/exclusive.json"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" sh -c "touch $SCRATCH/exclusive-started; sleep 1.5; date +%s.%N >$SCRATCH/exclusive-end" &
+holder=$!
+for _ in $(seq 100); do [ -e "$SCRATCH/exclusive-started" ] && break; sleep 0.1; done
+TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" sh -c "date +%s.%N >$SCRATCH/pool-start" || fail "pool_test failed"
+wait "$holder"
+/usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/pool-start').read()) < float(open('$SCRATCH/exclusive-end').read()))" ||
+  fail "a test on GPU 3 ran beside the exclusive test on GPU 2"
+
+# The default lock directory is this user's; one every user may write to is refused.
+mkdir -p "$SCRATCH/open" && chmod 777 "$SCRATCH/open"
+status=0
+TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/open" true \
+  2>"$SCRATCH/note" || status=$?
+[ "$status" = 2 ] && grep -q "writable by every user" "$SCRATCH/note" || fail "a world-writable lock dir was used"
 echo PASS

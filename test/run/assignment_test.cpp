@@ -59,14 +59,14 @@ TEST_CASE("the node's GPU count is known up to the highest planned index") {
   REQUIRE(planned_gpu_count(two_nodes(), "c") == 0);
 }
 
-TEST_CASE("a unit's environment has its GPUs and its shard") {
+TEST_CASE("a unit's environment has its GPUs and its shard, and nothing else the plan sets") {
   auto a = placed("a", "//t:sharded", {0, 1}, 0, 1);
-  a.env = {{"CUDA_VISIBLE_DEVICES", "7"}, {"EXTRA", "x"}};
+  a.env = {{"CUDA_VISIBLE_DEVICES", "7"}, {"LD_PRELOAD", "/tmp/evil.so"}, {"PATH", "/tmp"}};
   auto env = unit_environment(a);
   REQUIRE(env["CUDA_VISIBLE_DEVICES"] == "0,1");
   REQUIRE(env["TEST_SHARD_INDEX"] == "1");
   REQUIRE(env["TEST_TOTAL_SHARDS"] == "2");
-  REQUIRE(env["EXTRA"] == "x");
+  REQUIRE(env.size() == 3);
   REQUIRE(unit_environment(placed("a", "//t:x", {}, 0)).at("CUDA_VISIBLE_DEVICES").empty());
 }
 
@@ -81,4 +81,23 @@ TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the s
   u.timeout = "";
   u.size = "medium";
   REQUIRE(timeout_seconds(u) == 300);
+}
+
+TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLink set when it needs one") {
+  Node node;
+  node.name = "here";
+  for (int i = 0; i < 4; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    node.gpus.push_back(gpu);
+  }
+  node.nvlink.assign(4, std::vector<bool>(4, false));
+  node.nvlink[1][3] = node.nvlink[3][1] = true;
+  auto a = placed("there", "//t:x", {0, 1}, 0);
+  a.unit.requirement.gpus = {2, "tag"};
+  REQUIRE(gpus_here(a, node, {1, 2, 3}) == std::vector<int>{1, 2});
+  a.unit.requirement.nvlink = Sourced<bool>{true, "tag"};
+  REQUIRE(gpus_here(a, node, {0, 1, 2, 3}) == std::vector<int>{1, 3});
+  REQUIRE_FALSE(gpus_here(a, node, {0, 1, 2}));
+  REQUIRE_FALSE(gpus_here(a, node, {3}));
 }

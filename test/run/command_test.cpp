@@ -70,10 +70,20 @@ TEST_CASE("an unknown placeholder is an error naming it") {
   REQUIRE_THROWS_AS(expand_command("echo label}", unit("//a:b", {0})), InputError);
 }
 
-TEST_CASE("the default command runs bazel test with the GPUs, and one shard of a sharded test") {
-  REQUIRE(default_command(unit("//ml:inference_test", {2})) ==
-          "bazel test --test_env=CUDA_VISIBLE_DEVICES=2 -- //ml:inference_test");
-  REQUIRE(default_command(unit("//ml:train_test", {0, 1}, 1)) ==
-          "bazel test --test_env=CUDA_VISIBLE_DEVICES=0,1 --test_sharding_strategy=disabled "
-          "--run_under='env TEST_TOTAL_SHARDS=4 TEST_SHARD_INDEX=1' -- //ml:train_test");
+TEST_CASE("the default command is one bazel test of the node's labels with a fixed --run_under") {
+  BazelRun r{"/opt/gpuplan",         "/shared/plan.json", "/etc/gpuplan node",
+             "/tmp/gpuplan-locks-1", std::nullopt,        4};
+  auto command = bazel_node_command({unit("//ml:train_test", {0, 1}, 1), unit("//ml:inference_test", {2}),
+                                     unit("@//ml:train_test", {2, 3}, 0)},
+                                    r);
+  REQUIRE(
+      command ==
+      "bazel test --run_under='/opt/gpuplan run-under --plan /shared/plan.json --node-file '\\''/etc/gpuplan "
+      "node'\\'' --lock-dir /tmp/gpuplan-locks-1' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
+      "--local_test_jobs=4 -- //ml:inference_test //ml:train_test");
+  r.results = "/shared/out/results.csv";
+  REQUIRE_THAT(
+      bazel_node_command({unit("//a:b", {0})}, r),
+      Catch::Contains("--results /shared/out/results.csv' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
+                      "--sandbox_writable_path=/shared/out "));
 }

@@ -1,5 +1,7 @@
 #include "run/os.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -38,4 +40,59 @@ TEST_CASE("appending to a results file writes the header once") {
   content << in.rdbuf();
   REQUIRE(content.str() == "h\na\nb\n");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a GPU lock file that is a symbolic link is refused, not followed") {
+  auto dir = scratch_dir("symlink");
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_symlink(dir + "/elsewhere", dir + "/gpu-0.lock");
+  REQUIRE_THROWS_WITH(os::GpuLocks::take(dir, {0}, false), Catch::Contains("symbolic link"));
+  REQUIRE_FALSE(std::filesystem::exists(dir + "/elsewhere"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a lock directory every user may write to is refused") {
+  auto dir = scratch_dir("world");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  REQUIRE_THROWS_WITH(os::GpuLocks::take(dir, {0}, false), Catch::Contains("writable by every user"));
+  auto link = scratch_dir("link");
+  std::filesystem::create_directory_symlink(dir, link);
+  REQUIRE_THROWS_WITH(os::GpuLocks::take(link, {0}, false), Catch::Contains("is a symbolic link"));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(link);
+}
+
+TEST_CASE("the default lock directory is this user's own") {
+  REQUIRE(os::default_lock_dir() == "/tmp/gpuplan-locks-" + std::to_string(::geteuid()));
+}
+
+TEST_CASE("a unit's process keeps its GPUs locked after exec let go, until it ends") {
+  auto dir = scratch_dir("inherit");
+  os::SystemRunner runner;
+  int id = 0;
+  {
+    auto locks = os::GpuLocks::take(dir, {0}, false);
+    REQUIRE(locks);
+    id = runner.start("sleep 0.3", {}, locks->fds());
+  }
+  REQUIRE_FALSE(os::GpuLocks::take(dir, {0}, false));
+  std::vector<ProcessExit> exits;
+  while (exits.empty()) exits = runner.wait(runner.now() + 5);
+  REQUIRE(exits.front().id == id);
+  REQUIRE(os::GpuLocks::take(dir, {0}, false));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the system runner gives a unit its environment and reports its exit status") {
+  os::SystemRunner runner;
+  int id = runner.start("test \"$GPUPLAN_TEST_X\" = 'a b' && exit 3", {{"GPUPLAN_TEST_X", "a b"}}, {});
+  std::vector<ProcessExit> exits;
+  while (exits.empty()) exits = runner.wait(runner.now() + 5);
+  REQUIRE(exits.front().id == id);
+  REQUIRE(exits.front().exit_status == 3);
+}
+
+TEST_CASE("a results file that cannot be written is found before anything runs") {
+  REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv"), Catch::Contains("results file"));
 }

@@ -52,3 +52,37 @@ TEST_CASE("units the plan packs onto one GPU run together, in plan order") {
   s.finished(1);
   REQUIRE(s.ready() == Ready{2});  // runs beside unit 0, as planned
 }
+
+TEST_CASE("an exclusive unit waits for every unit before it on the node and every later one waits for it") {
+  auto exclusive = on({1}, 10, 20);
+  exclusive.unit.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  ExecSchedule s({on({0}, 0, 10), on({2}, 0, 5), exclusive, on({0}, 20, 30), on({2}, 20, 30)});
+  REQUIRE(s.ready() == Ready{0, 1});
+  s.started(0);
+  s.started(1);
+  s.finished(0);
+  REQUIRE(s.ready().empty());  // the unit on GPU 2 still runs
+  s.finished(1);
+  REQUIRE(s.ready() == Ready{2});
+  s.started(2);
+  REQUIRE(s.ready().empty());
+  s.finished(2);
+  REQUIRE(s.ready() == Ready{3, 4});
+}
+
+TEST_CASE("a node's units set up and run through in near-linear time") {
+  std::vector<Assignment> units;
+  for (int i = 0; i < 16000; ++i) units.push_back(on({i % 8}, (i / 8) * 10.0, (i / 8) * 10.0 + 10));
+  ExecSchedule s(units);
+  size_t done = 0;
+  while (!s.all_started()) {
+    auto ready = s.ready();
+    REQUIRE(ready.size() <= 8);
+    for (size_t i : ready) {
+      s.started(i);
+      s.finished(i);
+      ++done;
+    }
+  }
+  REQUIRE(done == units.size());
+}

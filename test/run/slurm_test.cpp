@@ -65,6 +65,17 @@ TEST_CASE("a command template and a results file reach gpuplan exec quoted") {
              Catch::EndsWith("--command 'echo {label} $(whoami)' --results '/shared/it'\\''s.csv'\n"));
 }
 
+TEST_CASE("with a claims directory every job runs gpuplan exec dynamically, sharing it") {
+  auto o = options();
+  o.claims = "/shared/claims dir";
+  o.lease_s = 30;
+  o.fleet = "/shared/fleet.yaml";
+  for (const auto& [name, script] : slurm_scripts(plan_on({{"a", 60}, {"b", 60}}), o))
+    if (name != "submit.sh")
+      CHECK_THAT(script,
+                 Catch::EndsWith(" --claims '/shared/claims dir' --lease 30 --fleet /shared/fleet.yaml\n"));
+}
+
 TEST_CASE("a node name Slurm cannot take, or an option that would break a line, is refused") {
   REQUIRE_THROWS_WITH(slurm_scripts(plan_on({{"n;rm -rf /", 60}}), options()),
                       Catch::Contains("not a name Slurm accepts"));

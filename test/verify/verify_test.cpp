@@ -351,4 +351,9 @@ TEST_CASE("an environment that disagrees with the assignment is reported") {
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
                 "sets TEST_TOTAL_SHARDS but is not a shard");
   }
+  SECTION("a variable gpuplan does not set") {
+    unit(plan, "//tf:conv_test").env["LD_PRELOAD"] = "/tmp/x.so";
+    require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
+                "env sets LD_PRELOAD, which executors never apply");
+  }
 }

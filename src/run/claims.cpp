@@ -1,0 +1,128 @@
+#include "run/claims.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan::os {
+
+namespace {
+
+double mtime(const struct stat& info) {
+  return static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) * 1e-9;
+}
+
+/// FNV-1a: a unit id as a file name of 16 hex digits, whatever characters the label has.
+std::string hashed(const std::string& unit) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : unit) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+void touch(const std::string& path, double seconds_ago = 0) {
+  if (seconds_ago <= 0) {
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+    return;
+  }
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1, 0}};  // the epoch: older than any lease
+  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+}
+
+}  // namespace
+
+Claims::Claims(std::string dir, std::string node, double lease_s)
+    : dir_(std::move(dir)), node_(std::move(node)), lease_s_(lease_s) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec)
+    throw InputError(Position{dir_}, fmt::format("cannot create the claims directory: {}", ec.message()));
+  fs_now();
+}
+
+Claims::~Claims() { ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str()); }
+
+std::string Claims::path(const std::string& unit, const std::string& suffix) const {
+  return fmt::format("{}/{}.{}", dir_, hashed(unit), suffix);
+}
+
+int Claims::current(const std::string& unit) const {
+  int n = -1;
+  struct stat info {};
+  while (::lstat(path(unit, std::to_string(n + 1)).c_str(), &info) == 0) ++n;
+  return n;
+}
+
+double Claims::fs_now() {
+  auto clock = fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid());
+  int fd = ::open(clock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw InputError(Position{dir_},
+                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
+  ::close(fd);
+  touch(clock);
+  struct stat info {};
+  ::stat(clock.c_str(), &info);
+  return mtime(info);
+}
+
+bool Claims::link_new(const std::string& target) {
+  auto mine = fmt::format("{}/.tmp-{}-{}-{}", dir_, node_, ::getpid(), counter_++);
+  int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw InputError(Position{dir_},
+                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
+  auto text = fmt::format("{} {}\n", node_, ::getpid());
+  [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
+  ::close(fd);
+  bool ok = ::link(mine.c_str(), target.c_str()) == 0;
+  struct stat info {};
+  if (!ok && ::stat(mine.c_str(), &info) == 0 && info.st_nlink == 2) ok = true;  // NFS: a retried link
+  ::unlink(mine.c_str());
+  return ok;
+}
+
+Claims::State Claims::state(const std::string& unit) {
+  struct stat info {};
+  if (::lstat(path(unit, "done").c_str(), &info) == 0) return State::done;
+  int n = current(unit);
+  if (n < 0) return State::free;
+  auto claim = path(unit, std::to_string(n));
+  if (auto it = held_.find(unit); it != held_.end() && it->second == claim) return State::ours;
+  if (::lstat(claim.c_str(), &info) != 0) return State::free;
+  return fs_now() - mtime(info) > lease_s_ ? State::expired : State::held;
+}
+
+bool Claims::claim(const std::string& unit) {
+  auto s = state(unit);
+  if (s == State::ours) return true;
+  if (s != State::free && s != State::expired) return false;
+  auto target = path(unit, std::to_string(current(unit) + 1));
+  if (!link_new(target)) return false;
+  held_[unit] = target;
+  return true;
+}
+
+void Claims::renew() {
+  for (const auto& [unit, claim] : held_) touch(claim);
+}
+
+void Claims::done(const std::string& unit) {
+  link_new(path(unit, "done"));
+  held_.erase(unit);
+}
+
+void Claims::abandon(const std::string& unit) {
+  if (auto it = held_.find(unit); it != held_.end()) {
+    touch(it->second, 1);
+    held_.erase(it);
+  }
+}
+
+}  // namespace gpuplan::os

@@ -1,0 +1,205 @@
+// exec's loop over a ProcessRunner: which unit starts when, and how each one ends.
+#include "run/executor.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace gpuplan {
+
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::not_run: return "not run";
+    case Outcome::running: return "running";
+    case Outcome::passed: return "passed";
+    case Outcome::failed: return "failed";
+    case Outcome::timed_out: return "timed out";
+    case Outcome::stopped: return "stopped";
+    case Outcome::elsewhere: return "ran elsewhere";
+  }
+  return "";
+}
+
+std::string describe(const UnitRun& u) {
+  if (u.outcome == Outcome::failed) return fmt::format("failed (exit {})", u.exit_status);
+  if (u.outcome == Outcome::timed_out) return fmt::format("timed out ({} s)", u.timeout_s);
+  return std::string(to_string(u.outcome));
+}
+
+namespace {
+
+class Loop {
+ public:
+  Loop(std::vector<UnitRun>& runs, ExecSchedule& schedule, const std::vector<int>& node_gpus,
+       ProcessRunner& runner, const ExecHooks& hooks, double grace_s)
+      : runs_(runs),
+        schedule_(schedule),
+        node_gpus_(node_gpus),
+        runner_(runner),
+        hooks_(hooks),
+        grace_s_(grace_s),
+        planned_(runs.size()) {
+    for (const auto& u : runs_)
+      for (int gpu : held(u)) ++own_left_[gpu];
+  }
+
+  void run() {
+    double last_tick = runner_.now();
+    while (true) {
+      const int stop = runner_.stop_signal();
+      bool refused = false;
+      if (!stop) {
+        refused = start_ready();
+        start_foreign();
+      }
+      bool waiting_elsewhere = !stop && hooks_.pending_elsewhere && hooks_.pending_elsewhere();
+      if (running_ == 0 && !refused && !waiting_elsewhere && (stop || schedule_.ready().empty())) break;
+      const double now = runner_.now();
+      enforce_deadlines(now, stop);
+      if (hooks_.tick && now - last_tick >= hooks_.tick_s) {
+        hooks_.tick();
+        last_tick = now;
+      }
+      double until = deadline(now);
+      if (refused || waiting_elsewhere) until = std::min(until, now + hooks_.retry_s);
+      if (hooks_.tick && running_ > 0) until = std::min(until, last_tick + hooks_.tick_s);
+      for (const auto& exit : runner_.wait(until)) ended(exit);
+    }
+  }
+
+ private:
+  std::vector<int> held(const UnitRun& u) const { return u.holds_node ? node_gpus_ : u.assignment.gpus; }
+
+  /// Starts every ready unit that is admitted; true when one had to wait for a lock.
+  bool start_ready() {
+    bool refused = false;
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t i : schedule_.ready()) {
+        auto& u = runs_[i];
+        std::vector<int> fds;
+        auto admission = hooks_.admit ? hooks_.admit(u, fds) : Admission::start;
+        if (admission == Admission::later) {
+          refused = true;
+          continue;
+        }
+        for (int gpu : held(u)) --own_left_[gpu];
+        if (admission == Admission::elsewhere) {
+          u.outcome = Outcome::elsewhere;
+          schedule_.skipped(i);
+          if (hooks_.ended) hooks_.ended(u);
+          again = true;
+          continue;
+        }
+        launch(i, fds);
+        schedule_.started(i);
+      }
+    }
+    return refused;
+  }
+
+  /// GPUs with no unit of this node left to run take units planned elsewhere.
+  void start_foreign() {
+    if (!hooks_.take_foreign) return;
+    while (true) {
+      std::vector<int> free;
+      if (holders_running_ == 0)
+        for (int gpu : node_gpus_)
+          if (own_left_[gpu] == 0 && busy_[gpu] == 0) free.push_back(gpu);
+      if (free.empty()) return;
+      auto unit = hooks_.take_foreign(free);
+      if (!unit) return;
+      unit->planned_here = false;
+      runs_.push_back(std::move(*unit));
+      launch(runs_.size() - 1, {});
+    }
+  }
+
+  void launch(size_t i, const std::vector<int>& fds) {
+    auto& u = runs_[i];
+    if (hooks_.starting) hooks_.starting(u);
+    u.start = runner_.now();
+    u.id = runner_.start(u.command, unit_environment(u.assignment), fds);
+    u.outcome = Outcome::running;
+    by_id_[u.id] = i;
+    for (int gpu : held(u)) ++busy_[gpu];
+    if (u.holds_node) ++holders_running_;
+    ++running_;
+    if (hooks_.started) hooks_.started(u);
+  }
+
+  void ended(const ProcessExit& exit) {
+    auto it = by_id_.find(exit.id);
+    if (it == by_id_.end()) return;
+    size_t i = it->second;
+    by_id_.erase(it);
+    auto& u = runs_[i];
+    const bool stop = runner_.stop_signal() != 0;
+    u.seconds = runner_.now() - u.start;
+    u.exit_status = exit.exit_status;
+    const bool terminated = u.terminated_at >= 0;
+    u.outcome = terminated && !stop  ? Outcome::timed_out
+                : terminated && stop ? Outcome::stopped
+                : u.exit_status == 0 ? Outcome::passed
+                                     : Outcome::failed;
+    runner_.signal(u.id, SIGKILL);  // whatever the unit left behind in its group
+    killed_.erase(i);
+    for (int gpu : held(u)) --busy_[gpu];
+    if (u.holds_node) --holders_running_;
+    --running_;
+    if (i < planned_) schedule_.finished(i);
+    if (hooks_.release) hooks_.release(u);
+    if (hooks_.ended) hooks_.ended(u);
+  }
+
+  void enforce_deadlines(double now, bool stop) {
+    for (const auto& [id, i] : by_id_) {
+      auto& u = runs_[i];
+      if (u.terminated_at < 0 && (stop || now - u.start >= u.timeout_s)) {
+        runner_.signal(u.id, SIGTERM);
+        u.terminated_at = now;
+      } else if (u.terminated_at >= 0 && now - u.terminated_at >= grace_s_ && killed_.insert(i).second) {
+        runner_.signal(u.id, SIGKILL);
+      }
+    }
+  }
+
+  /// The next time a running unit needs a signal; infinity when none does.
+  double deadline(double now) const {
+    double until = std::numeric_limits<double>::infinity();
+    for (const auto& [id, i] : by_id_) {
+      const auto& u = runs_[i];
+      if (u.terminated_at < 0)
+        until = std::min(until, u.start + u.timeout_s);
+      else if (!killed_.count(i))
+        until = std::min(until, u.terminated_at + grace_s_);
+    }
+    return std::max(until, now);
+  }
+
+  std::vector<UnitRun>& runs_;
+  ExecSchedule& schedule_;
+  const std::vector<int>& node_gpus_;
+  ProcessRunner& runner_;
+  const ExecHooks& hooks_;
+  const double grace_s_;
+  const size_t planned_;
+  std::map<int, int> own_left_;  ///< per GPU: units of this node not yet started that hold it
+  std::map<int, int> busy_;      ///< per GPU: units running on it
+  std::map<int, size_t> by_id_;  ///< running units by process id
+  std::set<size_t> killed_;      ///< terminated units that got SIGKILL too
+  int holders_running_ = 0;
+  int running_ = 0;
+};
+
+}  // namespace
+
+void execute(std::vector<UnitRun>& runs, ExecSchedule& schedule, const std::vector<int>& node_gpus,
+             ProcessRunner& runner, const ExecHooks& hooks, double grace_s) {
+  Loop(runs, schedule, node_gpus, runner, hooks, grace_s).run();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Dynamic execution: three `gpuplan exec` processes on this machine, each playing one node of
+# the plan, share one claims directory. Every unit runs to its end exactly once; a node whose
+# units run long hands its later units to idle nodes; a node killed mid-run leaves its units
+# to the others once its lease expires; --static runs exactly the planned list. Sleeps are
+# scaled down (tenths of a second) and the lease is one second.
+source test/integration/lib.sh
+requires jq python3
+GPUPLAN=$(realpath "$GPUPLAN")
+TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
+
+cat >"$SCRATCH/fleet.yaml" <<'YAML'
+version: 1
+pools:
+  - name: small
+    nodes: [n0, n1, n2]
+    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
+    cuda: "12.2"
+    topology: pcie
+YAML
+# 6 one-GPU units a node, each planned for 1 s: 3 in a row on each GPU.
+/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+template = plan["assignments"][5]
+plan["assignments"] = []
+for n in range(3):
+    for i in range(6):
+        label = f"//t:n{n}_{i}"
+        gpu, slot = i % 2, i // 2
+        plan["assignments"].append(dict(template, unit=label, label=label, node=f"n{n}", gpus=[gpu],
+                                        start_s=slot, end_s=slot + 1, duration_s=1,
+                                        env={"CUDA_VISIBLE_DEVICES": str(gpu)}))
+plan["summary"].update(makespan_s=3, scheduled_units=18, gpu_units=18, unschedulable_units=0)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+PY
+# unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds, the others 0.1.
+cat >"$SCRATCH/unit.sh" <<'SH'
+#!/usr/bin/env bash
+echo "start $2 $1 $$" >>"$LOG"
+case $1 in n0) sleep "$SLOW" ;; *) sleep 0.1 ;; esac
+echo "done $2 $1" >>"$LOG"
+SH
+run_node() {  # run_node NODE ARGS...: one node's exec in the background
+  local node=$1; shift
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$node" --results "$SCRATCH/results.csv" \
+    --command "bash $SCRATCH/unit.sh $node {unit} {gpus}" "$@" >"$SCRATCH/$node.out" 2>&1 &
+}
+once_each() {  # every unit of the plan ended exactly once, by the log
+  /usr/bin/python3 - "$SCRATCH/plan.json" "$LOG" <<'PY'
+import collections, json, sys
+units = [a["unit"] for a in json.load(open(sys.argv[1]))["assignments"]]
+done = collections.Counter(line.split()[1] for line in open(sys.argv[2]) if line.startswith("done "))
+assert sorted(done) == sorted(units) and set(done.values()) == {1}, done
+PY
+}
+
+# 1. All alive: n0 is slow, so n1 and n2 run some of n0's units; the results say where.
+export LOG=$SCRATCH/log1 SLOW=0.6
+: >"$LOG"
+for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
+wait || { cat "$SCRATCH"/n?.out; fail "an exec failed"; }
+once_each || fail "not every unit ran exactly once"
+moved=$(awk -F, '$1 ~ /n0_/ && $5 != "n0"' "$SCRATCH/results.csv" | wc -l)
+[ "$moved" -ge 1 ] || { cat "$SCRATCH/results.csv"; fail "no unit of the slow node ran elsewhere"; }
+grep -q 'ran elsewhere' "$SCRATCH/n0.out" || fail "n0's table does not say which units ran elsewhere"
+[ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
+
+# 2. n0 is killed mid-run: the units it held are run by the others after its lease expired.
+export LOG=$SCRATCH/log2 SLOW=30
+: >"$LOG"
+for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
+pids=$(jobs -p)
+n0=$(echo "$pids" | head -1)
+for _ in $(seq 50); do [ "$(grep -c ' n0 ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
+kill -KILL "$n0"
+for pid in $(echo "$pids" | tail -n +2); do
+  timeout 30 tail --pid="$pid" -f /dev/null || fail "a live node did not finish"
+  wait "$pid" || { cat "$SCRATCH"/n1.out "$SCRATCH"/n2.out; fail "a live node's exec failed"; }
+done
+wait "$n0" 2>/dev/null || true
+grep '^start .* n0 ' "$LOG" | while read -r _ _ _ pid; do kill "$pid" 2>/dev/null || true; done
+once_each || fail "after n0 was killed, not every unit ended exactly once"
+
+# 3. --static: exactly the planned list, however slow the others are.
+export LOG=$SCRATCH/log3 SLOW=0.3
+: >"$LOG"
+for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims3" --static; done
+wait || fail "a static exec failed"
+once_each || fail "static: not every unit ran exactly once"
+/usr/bin/python3 -c "
+import sys
+for line in open('$LOG'):
+    kind, unit, node = line.split()[:3]
+    assert unit.startswith('//t:' + node + '_'), line
+" || fail "--static ran a unit on another node"
+echo PASS
