@@ -40,6 +40,7 @@ class JsonTargets {
   Collector& out_;
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::document document_;
+  bool have_document_ = false;  ///< document_ holds the object being read (not a stale one)
   std::string_view text_;
   Position start_;
 };
