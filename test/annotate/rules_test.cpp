@@ -137,3 +137,39 @@ TEST_CASE("label patterns match packages, subpackages and names") {
   REQUIRE(label_matches("//ml", "//ml:ml"));
   REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));
 }
+
+TEST_CASE("tag regexes run in linear time and bounded stack, whatever the pattern and the tag") {
+  // std::regex overflowed the stack on these, or ran for minutes; RE2 answers at once.
+  Rule rule;
+  rule.tag = "team-gpus-(\\d+)";
+  rule.set = {{"gpus", "$1"}};
+  annotate::RuleMatcher matcher(rule);
+  REQUIRE(matcher.reads_tag("team-gpus-" + std::string(100000, '7')));
+  REQUIRE_FALSE(matcher.reads_tag("team-gpus-" + std::string(100000, '7') + "x"));
+
+  rule.tag = "(a+)+b";
+  annotate::RuleMatcher backtracking(rule);
+  REQUIRE_FALSE(backtracking.reads_tag(std::string(28, 'a')));
+  REQUIRE(backtracking.reads_tag(std::string(28, 'a') + "b"));
+
+  std::string nested = std::string(20000, '(') + "a" + std::string(20000, ')');
+  REQUIRE_THAT(error_of("rules:\n  - tag: '" + nested + "'\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:10: tag:") && Catch::Contains("is not a regular expression"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: '(a)\\1'\n    set: {gpus: 1}\n"),
+               Catch::Contains("is not a regular expression (RE2 syntax)"));
+}
+
+TEST_CASE("captures of a tag regex fill $N, unmatched groups as empty text") {
+  Rule rule;
+  rule.tag = "team-(?:gpus-(\\d+)|cpu)(-x)?";
+  rule.set = {{"gpus", "$1"}};
+  rule.where = Position{"rules.yaml", 2, 5};
+  annotate::RuleMatcher matcher(rule);
+  Target target;
+  target.label = "//a:t";
+  target.tags = {Symbol("team-gpus-3-x"), Symbol("team-cpu")};
+  auto readings = matcher.apply(target);
+  REQUIRE(readings.size() == 2);
+  REQUIRE(readings.at(0).claim->gpus == 3);
+  REQUIRE_FALSE(readings.at(1).claim);  // "" is not a GPU count
+}
