@@ -1,5 +1,6 @@
 # Real Bazel on examples/workspace: every output format it can print reads as the same tests.
 source test/integration/lib.sh
+requires bazel jq
 
 query() {  # query FORMAT PATTERN: the query output, kept in $SCRATCH
   local out=$SCRATCH/$1.${2//[^a-z]/}

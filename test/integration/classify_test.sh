@@ -3,6 +3,7 @@
 # example rules file, land in the right buckets with the right requirements; explain says
 # why; malformed annotations fail under --strict; the rules file matches its schema.
 source test/integration/lib.sh
+requires bazel jq python3
 
 bazel_ws query 'tests(//...)' --output=xml > "$SCRATCH/query.xml" 2> "$SCRATCH/bazel.log" ||
   { cat "$SCRATCH/bazel.log" >&2; fail "bazel query failed"; }

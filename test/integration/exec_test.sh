@@ -3,6 +3,7 @@
 # do not stop the others; SIGTERM stops the running units; hostile labels stay words;
 # the default command really runs `bazel test` with the unit's GPUs and shard.
 source test/integration/lib.sh
+requires bazel jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
 PROBE=$WORKSPACE/tools/gpu_probe.sh

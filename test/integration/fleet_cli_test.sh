@@ -2,6 +2,7 @@
 # `gpuplan fleet check` and `gpuplan fleet import` as an admin runs them: files, standard
 # input, -o, and exit code 2 with file:line:col for bad input (and no output file left).
 source test/integration/lib.sh
+requires jq
 DATA=test/data/nvidia-smi
 
 summary=$("$GPUPLAN" fleet check examples/fleet.yaml)

@@ -3,6 +3,7 @@
 # `gpuplan fleet import` writes from the captured nvidia-smi outputs passes both; the bad
 # fleets below fail both. Debian's python3 has jsonschema and yaml.
 source test/integration/lib.sh
+requires python3
 
 # validate FILE...: exit 0 when every file is valid against the schema, else print why and exit 1.
 validate() {

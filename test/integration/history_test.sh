@@ -1,6 +1,7 @@
 # gpuplan history summarize/show on the real BEP and bazel-testlogs captures in test/data/history,
 # as a user runs them: formats detected, cached results ignored, bad input → file:line, exit 2.
 source test/integration/lib.sh
+requires jq
 DATA=test/data/history
 
 # Summarize a fresh run, a cached rerun, a timeout run and the testlogs of the fresh run.

@@ -1,6 +1,7 @@
 # Each kind of bad input of issue 2 is exit 2 with file:line[:col] and what is wrong;
 # empty input is an empty list and exit 0.
 source test/integration/lib.sh
+requires jq
 
 # expect_bad FILE POSITION TEXT [ARGS...]: gpuplan targets FILE exits 2 saying "FILE:POSITION: ...TEXT"
 expect_bad() {

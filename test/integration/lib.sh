@@ -11,6 +11,19 @@ trap 'rm -rf "$SCRATCH"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# requires TOOL...: a developer's machine without one of the tools skips the test (CTest's
+# skip code, 77) and says which; under CI (CI set), where scripts/setup installed them all,
+# a missing tool fails it.
+requires() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null && continue
+    [ -n "${CI:-}" ] && fail "$tool is missing (scripts/setup installs it)"
+    echo "SKIP: $tool is missing; scripts/setup installs it" >&2
+    exit 77
+  done
+}
+
 # One Bazel server per user, shared by all tests (they queue on its lock), gone after a minute idle.
 BAZEL_ROOT=${GPUPLAN_BAZEL_ROOT:-/tmp/gpuplan-bazel-$(id -u)}
 

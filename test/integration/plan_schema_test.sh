@@ -1,6 +1,7 @@
 # Every plan this suite has: the fixtures, and what `gpuplan plan` writes for the examples
 # under each policy, validates against schemas/plan.schema.json; a broken plan does not.
 source test/integration/lib.sh
+requires jq python3
 validate=test/integration/validate_plan.py
 
 "$validate" test/data/plans/*.json || fail "a plan fixture does not match the schema"

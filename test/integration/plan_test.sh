@@ -1,6 +1,7 @@
 # gpuplan plan on the example workspace, as the README runs it: a valid plan with a bound and
 # a gap, the same bytes whatever the input order, the policies compared, exit codes, atomic -o.
 source test/integration/lib.sh
+requires bazel jq python3
 
 bazel_ws query 'tests(//...)' --output=xml > "$SCRATCH/query.xml" 2> "$SCRATCH/bazel.log" || {
   cat "$SCRATCH/bazel.log" >&2; fail "bazel query"; }

@@ -1,6 +1,7 @@
 # The Gantt chart as a user opens it: the SVG is well-formed XML, and the HTML page loads
 # in a real headless Chromium without errors and shows one bar per unit, labels escaped.
 source test/integration/lib.sh
+requires chromium jq xmllint
 
 # A copy of the example plan whose first label is full of characters that mean something to HTML and shells.
 jq '.assignments[0].label = "//x:<b>&\"'"'"'$(touch pwned)" | .assignments[0].unit = .assignments[0].label' \

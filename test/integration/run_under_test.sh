@@ -3,6 +3,7 @@
 # the GPUs the plan gave it, no two tests hold a GPU at once, tests missing from the plan run
 # without GPUs; then hostile labels reach run-under and run as themselves only.
 source test/integration/lib.sh
+requires bazel jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
 LOG=$SCRATCH/probe.log

@@ -6,9 +6,7 @@
 source test/integration/lib.sh
 GPUPLAN=$(realpath "$GPUPLAN")
 export PATH=$PATH:/usr/sbin:/sbin
-for tool in slurmctld slurmd munged sbatch squeue; do
-  command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install slurmctld slurmd slurm-client munge"
-done
+requires python3 sbatch squeue slurmctld slurmd munged
 
 export SLT_DIR=$SCRATCH/slurm
 export SLT_NODES="ws-0:h100:4: ws-1:a100:2:"

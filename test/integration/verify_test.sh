@@ -1,6 +1,7 @@
 # gpuplan verify as a user runs it: a valid plan exits 0; each kind of broken promise
 # exits 4 naming the unit and the kind; an unreadable plan exits 2.
 source test/integration/lib.sh
+requires jq
 plan=test/data/plans/example.plan.json
 fleet=test/data/plans/fleet.yaml
 
