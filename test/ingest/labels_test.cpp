@@ -103,5 +103,6 @@ TEST_CASE("the last line counts without a final newline, in every line-oriented 
                     InputFormat::streamed_jsonproto)
               .tests.at(0)
               .label == "//a:t");
-  REQUIRE(read_text(std::string(3 << 20, '\n') + "//a:b_test").tests.at(0).label == "//a:b_test");
+  REQUIRE(read_text(std::string(3 << 20, '\n') + "//a:b_test", InputFormat::label).tests.at(0).label ==
+          "//a:b_test");
 }

@@ -45,7 +45,7 @@ printf '{"gpuplan_history":1,"units":[{"label":"//a:b","shard": nul,"seconds":[1
 run_status history summarize nul.json
 [ "$status" = 0 ] || [ "$status" = 2 ] || fail "\"shard\": nul: exit $status $(cat err)"
 printf '//a:\xff_test\n' >latin1.label
-run_status targets latin1.label
+run_status targets --input-format label latin1.label
 [ "$status" = 2 ] && grep -q '^gpuplan: latin1.label:1: not UTF-8' err || fail "non-UTF-8 label: exit $status $(cat err)"
 cp "$SOURCE_DIR/examples/fleet.yaml" "$(printf 'fleet-\xff.yaml')"
 run_status fleet check --json "$(printf 'fleet-\xff.yaml')"

@@ -82,5 +82,5 @@ TEST_CASE("plan numbers beyond gpuplan's limits are errors naming the field, nev
 
 TEST_CASE("a number beyond a double in a plan is an error at its line, not an internal error") {
   REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  \"x\": [\"1e999\", 1e999]\n}", "plan.json"),
-                      Catch::StartsWith("plan.json:3:19: a number beyond the range of a double"));
+                      Catch::StartsWith("plan.json:3:18: a number beyond the range of a double"));
 }
