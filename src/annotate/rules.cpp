@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/limits.hpp"
 #include "util/suggest.hpp"
 
@@ -254,8 +256,10 @@ class RulesReader {
 Rules load_rules(std::istream& in, const std::string& name) {
   YAML::Node root;
   RulesReader reader(name);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require_utf8(text, name);  // values reach diagnostics and JSON output
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     reader.fail(e.mark, e.msg);
   }

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+
 namespace gpuplan {
 
 std::size_t invalid_utf8_at(std::string_view text) {
@@ -39,6 +43,18 @@ std::string escape_invalid_utf8(std::string_view text) {
     text.remove_prefix(at + 1);
   }
   return out;
+}
+
+void require_utf8(std::string_view text, const std::string& name) {
+  std::size_t at = invalid_utf8_at(text);
+  if (at == std::string_view::npos) return;
+  std::string_view before = text.substr(0, at);
+  long line = 1 + static_cast<long>(std::count(before.begin(), before.end(), '\n'));
+  std::size_t line_start = before.rfind('\n');
+  long column = static_cast<long>(line_start == std::string_view::npos ? at + 1 : at - line_start);
+  throw InputError(Position{name, line, column},
+                   fmt::format("byte 0x{:02x} is not UTF-8: the file must be UTF-8 text",
+                               static_cast<unsigned char>(text[at])));
 }
 
 std::string utf8_problem(std::string_view text) {

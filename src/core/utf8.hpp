@@ -15,6 +15,10 @@ std::size_t invalid_utf8_at(std::string_view text);
 /// JSON output can carry it.
 std::string escape_invalid_utf8(std::string_view text);
 
+/// Throws InputError at the line and column of the first byte of `text` that is not UTF-8
+/// (for files whose strings end up in JSON: yaml-cpp passes such bytes through).
+void require_utf8(std::string_view text, const std::string& name);
+
 /// "byte 0xff at offset 3 is not UTF-8" for the message of an input error; "" when valid.
 std::string utf8_problem(std::string_view text);
 

@@ -176,3 +176,9 @@ TEST_CASE("captures of a tag regex fill $N, unmatched groups as empty text") {
   REQUIRE(readings.at(0).claim->gpus == 3);
   REQUIRE_FALSE(readings.at(1).claim);  // "" is not a GPU count
 }
+
+TEST_CASE("a rules file that is not UTF-8 is an error at the byte, before YAML reads it") {
+  // Its values reach diagnostics and JSON output, which can carry nothing else.
+  REQUIRE_THAT(error_of("rules:\n  - tag: gpu\xff\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:13: byte 0xff is not UTF-8"));
+}

@@ -207,3 +207,9 @@ TEST_CASE("a missing cuda version is asked for, not assumed") {
   REQUIRE_THAT(error_of(fleet_with("    gpu: {model: L4, count: 1}\n")),
                StartsWith("fleet.yaml:3:5: cuda: missing: the highest CUDA version the driver supports"));
 }
+
+TEST_CASE("a fleet file that is not UTF-8 is an error at the byte, not a crash writing JSON") {
+  // yaml-cpp passes the byte through; `fleet check --json` once died on it (exit 1).
+  REQUIRE_THAT(error_of(fleet_with("    count: 1\n    gpu: {model: H100\xff}\n")),
+               Catch::StartsWith("fleet.yaml:5:22: byte 0xff is not UTF-8"));
+}
