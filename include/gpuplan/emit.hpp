@@ -44,3 +44,16 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
 nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows);
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+/// The plan for `$GITHUB_STEP_SUMMARY`, Buildkite annotations and PR comments (GitHub
+/// Markdown): the summary, unschedulable units grouped by reason, diagnostics grouped by
+/// message, and a table of each node's load. Labels are escaped, never markup.
+std::string render_markdown(const Plan& plan);
+
+/// Chrome trace-event JSON (for Perfetto, chrome://tracing): a process per node, a thread per
+/// GPU, one complete event per unit and GPU it holds, times in microseconds.
+std::string render_trace(const Plan& plan);
+
+}  // namespace gpuplan

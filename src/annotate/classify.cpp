@@ -70,13 +70,17 @@ class TestClassifier {
     diagnostics_.push_back({severity, label_, std::move(source), std::move(message)});
   }
 
+  void note(const std::string& source, std::string meaning) {
+    if (options_.annotations) test_.annotations.push_back({source, std::move(meaning)});
+  }
+
   void take(const Reading& reading) {
     if (reading.claim) {
-      test_.annotations.push_back({reading.source, reading.claim->meaning()});
+      note(reading.source, reading.claim->meaning());
       claims_.push_back(*reading.claim);
       return;
     }
-    test_.annotations.push_back({reading.source, "ignored: " + reading.problem});
+    note(reading.source, "ignored: " + reading.problem);
     malformed_.push_back(reading.source);
     report(bad(), reading.source,
            fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
@@ -85,9 +89,8 @@ class TestClassifier {
   /// A recognised annotation, unless its convention is switched off by the rules file.
   void take(const annotate::Recognized& recognized) {
     if (rules_.disabled_conventions.count(std::string(recognized.convention))) {
-      test_.annotations.push_back(
-          {recognized.reading.source, fmt::format("ignored: the convention {} is switched off in {}",
-                                                  recognized.convention, rules_.source)});
+      note(recognized.reading.source, fmt::format("ignored: the convention {} is switched off in {}",
+                                                  recognized.convention, rules_.source));
       return;
     }
     take(recognized.reading);
@@ -95,7 +98,7 @@ class TestClassifier {
 
   void unknown(const std::string& source, std::string_view text) {
     if (!annotate::looks_gpu_related(text)) return;
-    test_.annotations.push_back({source, "ignored: no convention or rule reads it"});
+    note(source, "ignored: no convention or rule reads it");
     report(Severity::note, source,
            fmt::format("{} mentions GPUs but no built-in convention or rule reads it, so it is ignored "
                        "(a rules file can give it a meaning)",
@@ -108,9 +111,8 @@ class TestClassifier {
     for (const auto& tag : test_.target.tags) {
       if (tag == "manual") {
         manual = true;
-        test_.annotations.push_back({"tag manual", options_.include_manual
-                                                       ? "planned anyway (--include-manual)"
-                                                       : "left out, as Bazel leaves it out of wildcards"});
+        note("tag manual", options_.include_manual ? "planned anyway (--include-manual)"
+                                                   : "left out, as Bazel leaves it out of wildcards");
       } else if (auto recognized = annotate::read_tag(tag, rules_)) {
         take(*recognized);
       } else if (std::none_of(matchers_.begin(), matchers_.end(),
@@ -285,20 +287,31 @@ class TestClassifier {
 }  // namespace
 
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {
+  return classify(TargetList(targets), rules, options);
+}
+
+Classification classify(TargetList&& targets, const Rules& rules, const ClassifyOptions& options) {
   Classification result;
   result.dropped = targets.dropped;
   std::vector<RuleMatcher> matchers;
   matchers.reserve(rules.rules.size());
   for (const auto& rule : rules.rules) matchers.emplace_back(rule);
 
-  std::vector<const Target*> order;
-  for (const auto& t : targets.tests) order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](const Target* a, const Target* b) {
-    auto la = canonical_label(a->label), lb = canonical_label(b->label);
+  std::vector<Target*> order;
+  for (auto& t : targets.tests) order.push_back(&t);
+  // canonical_label without a copy: the sort compares N log N times.
+  auto canonical = [](std::string_view label) {
+    if (label.starts_with("@@//")) return label.substr(2);
+    if (label.starts_with("@//")) return label.substr(1);
+    return label;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const Target* a, const Target* b) {
+    auto la = canonical(a->label), lb = canonical(b->label);
     return la != lb ? la < lb : a->configuration < b->configuration;
   });
   TestClassifier classifier(rules, matchers, options, result.diagnostics);
-  for (const auto* target : order) result.tests.push_back(classifier.classify(*target));
+  result.tests.reserve(order.size());
+  for (auto* target : order) result.tests.push_back(classifier.classify(std::move(*target)));
 
   if (auto total = targets.dropped.total(); total > 0)
     result.diagnostics.push_back(

@@ -16,6 +16,7 @@
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
 #include "run/os.hpp"
 
@@ -32,6 +33,7 @@ struct ExecOptions {
   std::string command;
   bool dry_run = false;
   std::string results;
+  std::string junit;  ///< --junit: JUnit XML of the units that ran, written at the end
   std::string lock_dir;
   int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
@@ -211,6 +213,14 @@ int run_exec(const ExecOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   print_table(runs);
+  if (!o.junit.empty()) {
+    std::vector<RunRecord> ran;
+    for (const auto& u : runs)
+      if (u.outcome != Outcome::not_run && u.outcome != Outcome::running)
+        ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
+                       u.assignment.gpus, u.start, u.exit_status});
+    write_output(o.junit, results_junit(ran));
+  }
   if (int stop = os::stop_signal()) return 128 + stop;
   bool all_passed =
       std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) { return u.outcome == Outcome::passed; });
@@ -234,6 +244,8 @@ void add_exec_command(CLI::App& app, int& status) {
       ->check(CLI::PositiveNumber);
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
+  command->add_option("--junit", options->junit,
+                      "write JUnit XML of the units that ran to this file at the end");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
   command->callback([options, &status] { status = run_exec(*options); });

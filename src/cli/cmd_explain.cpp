@@ -150,7 +150,7 @@ void add_explain_command(CLI::App& app, int& status) {
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
-    auto classification = read_and_classify(args->query, rules);
+    auto classification = read_and_classify(args->query, rules, true);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),

@@ -70,6 +70,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--results", options->results,
                     "the results file the jobs append to (shared file system)");
   slurm->callback([options, &status] { status = export_slurm(*options); });
+  add_export_targets(*command, status);
 }
 
 }  // namespace gpuplan::cli

@@ -1,16 +1,19 @@
 // gpuplan plan [QUERY] --fleet FLEET: the GPU tests placed on the fleet, as the plan JSON (SPEC 6).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
@@ -41,6 +44,12 @@ std::string human(double seconds) {
   return fmt::format("{:g}s", std::round(seconds * 10) / 10);
 }
 
+int gpu_count(const Fleet& fleet) {
+  int gpus = 0;
+  for (const auto& node : fleet.nodes) gpus += static_cast<int>(node.gpus.size());
+  return gpus;
+}
+
 /// What a person wants to know after planning, in a few lines on standard error.
 std::string summary_of(const Plan& plan) {
   const auto& s = plan.summary;
@@ -53,8 +62,23 @@ std::string summary_of(const Plan& plan) {
     out += fmt::format("gpuplan: makespan {}, lower bound {} (gap {:.1f}%), GPU utilisation {:.1f}%\n",
                        human(s.makespan_s), human(s.lower_bound_s), gap, 100 * s.gpu_utilization);
   }
-  for (const auto& u : plan.unschedulable)
-    out += fmt::format("gpuplan: unschedulable: {}: {}\n", u.unit.id, u.reason);
+  // Units sharing a reason are one line, biggest group first: 247 units with 6 reasons read as 6 lines.
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(u.unit.id);
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  constexpr std::size_t named = 3;
+  for (const auto& [reason, units] : groups) {
+    if (units.size() == 1) {
+      out += fmt::format("gpuplan: unschedulable: {}: {}\n", units[0], reason);
+      continue;
+    }
+    std::vector<std::string> first(units.begin(), units.begin() + std::min(named, units.size()));
+    out += fmt::format(
+        "gpuplan: unschedulable: {} units: {}: {}{}\n", units.size(), reason, fmt::join(first, ", "),
+        units.size() > named ? fmt::format(" and {} more (the plan lists them)", units.size() - named) : "");
+  }
   return out;
 }
 
@@ -67,23 +91,30 @@ void run(const PlanArgs& args, int& status) {
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = make_units(tests, mode, estimate, rules);
+  long gpu_tests = 0;
+  Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 
+  progress::stage(fmt::format("planning {} units on {} GPUs", units.size(), gpu_count(fleet)));
   SolveOptions options;
   options.policy = parse_policy(args.policy).value_or(Policy::exact);
   options.time_limit_s = args.time_limit_s;
   options.rules = rules;
-  Plan plan = make_plan(tests, std::move(units), fleet, options);
+  Plan plan = make_plan(listed, std::move(units), fleet, options);
+  plan.summary.tests += gpu_tests;
+  plan.summary.gpu_tests += gpu_tests;
   plan.diagnostics.insert(plan.diagnostics.end(), history_diagnostics.begin(), history_diagnostics.end());
 
-  std::string text;
+  progress::stage("writing " + (args.output.empty() || args.output == "-" ? "the plan" : args.output));
+  Output output(args.output);
   if (args.format == "text") {
     bool to_terminal = args.output.empty() || args.output == "-";
     Terminal terminal = to_terminal ? terminal_for(1) : Terminal{};
-    text = render_text(plan, TextOptions{terminal.width, terminal.color});
+    output.write(render_text(plan, TextOptions{terminal.width, terminal.color}));
   } else {
-    text = to_json(plan).dump(2) + "\n";
+    write_plan_json(plan, output.sink());
   }
-  write_output(args.output, text);
+  output.commit();
+  progress::finish();
   std::cerr << summary_of(plan);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
 }

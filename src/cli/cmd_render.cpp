@@ -27,23 +27,30 @@ void add_render_command(CLI::App& app, int& status) {
   auto args = std::make_shared<RenderArgs>();
   command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
   command
-      ->add_option("-o,--output", args->output, "the chart: FILE.svg or FILE.html (\"-\": standard output)")
+      ->add_option("-o,--output", args->output,
+                   "the chart: FILE.svg, FILE.html or FILE.trace.json (\"-\": standard output)")
       ->required();
-  command->add_option("--format", args->format, "svg or html (default: from the output's extension)")
-      ->check(CLI::IsMember({"svg", "html"}));
+  command
+      ->add_option("--format", args->format,
+                   "svg, html or trace (Chrome trace-event JSON; default: from the output's extension)")
+      ->check(CLI::IsMember({"svg", "html", "trace"}));
   command->callback([args, &status] {
     std::string format = args->format;
     if (format.empty()) {
-      if (args->output.ends_with(".svg"))
+      if (args->output.ends_with(".json"))
+        format = "trace";
+      else if (args->output.ends_with(".svg"))
         format = "svg";
       else if (args->output.ends_with(".html") || args->output.ends_with(".htm"))
         format = "html";
       else
         throw InputError(Position{args->output},
-                         "cannot tell the chart format from the name; use .svg or .html, or --format");
+                         "cannot tell the chart format from the name; use .svg, .html or .json, or --format");
     }
     auto plan = read_plan(args->plan);
-    write_output(args->output, format == "svg" ? render_svg(plan) : render_html(plan));
+    write_output(args->output, format == "svg"     ? render_svg(plan)
+                               : format == "trace" ? render_trace(plan)
+                                                   : render_html(plan));
     status = exit_ok;
   });
 }

@@ -15,6 +15,7 @@ namespace {
 struct ShowArgs {
   std::string plan = "-";
   int width = 0;
+  std::string format = "text";
 };
 }  // namespace
 
@@ -26,7 +27,15 @@ void add_show_command(CLI::App& app, int& status) {
   command
       ->add_option("--width", args->width, "columns to use (default: COLUMNS, else the terminal's, else 80)")
       ->check(CLI::Range(40, 1000));
+  command->add_option("--format", args->format, "text, or markdown (for CI job summaries and PR comments)")
+      ->check(CLI::IsMember({"text", "markdown"}))
+      ->capture_default_str();
   command->callback([args, &status] {
+    if (args->format == "markdown") {
+      write_output("-", render_markdown(read_plan(args->plan)));
+      status = exit_ok;
+      return;
+    }
     auto terminal = terminal_for(STDOUT_FILENO);
     TextOptions options{args->width > 0 ? args->width : terminal.width, terminal.color};
     write_output("-", render_text(read_plan(args->plan), options));

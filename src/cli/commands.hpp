@@ -19,5 +19,7 @@ void add_history_command(CLI::App& app, int& status);
 void add_run_under_command(CLI::App& app, int& status);
 void add_exec_command(CLI::App& app, int& status);
 void add_export_command(CLI::App& app, int& status);
+/// kubernetes, github-matrix, buildkite, gitlab under `export` (cmd_export_targets.cpp).
+void add_export_targets(CLI::App& export_command, int& status);
 
 }  // namespace gpuplan::cli

@@ -4,12 +4,16 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan_commit.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpuplan;
   CLI::App app{"gpuplan: plans Bazel GPU tests onto a GPU fleet and writes a plan launchers run."};
-  app.set_version_flag("--version", std::string("gpuplan ") + GPUPLAN_VERSION);
+  app.set_version_flag("--version",
+                       std::string("gpuplan ") + GPUPLAN_VERSION + " (commit " GPUPLAN_COMMIT ")");
   app.require_subcommand(1);
   int status = exit_ok;
   cli::add_targets_command(app, status);
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
   cli::add_export_command(app, status);
   try {
     app.parse(argc, argv);
+    cli::progress::finish();
+    cli::check_standard_output();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -37,9 +43,11 @@ int main(int argc, char** argv) {
     app.exit(e);
     return exit_bad_input;
   } catch (const InputError& e) {
+    cli::progress::finish();
     std::cerr << "gpuplan: " << e.what() << '\n';
     return exit_bad_input;
   } catch (const std::exception& e) {
+    cli::progress::finish();
     std::cerr << "gpuplan: internal error: " << e.what() << '\n';
     return exit_internal;
   }

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
@@ -21,9 +24,11 @@ Rules read_rules(const QueryOptions& options) {
   return load_rules(input.in(), input.name);
 }
 
-Classification read_and_classify(const QueryOptions& options, const Rules& rules) {
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations) {
   auto targets = read_targets_input(options.targets);
-  auto classification = classify(targets, rules, {options.include_manual, options.strict});
+  progress::stage(fmt::format("classifying {} tests", targets.tests.size()));
+  auto classification =
+      classify(std::move(targets), rules, {options.include_manual, options.strict, annotations});
   if (!has_errors(classification.diagnostics)) return classification;
   std::string errors;
   long count = 0;
@@ -36,6 +41,14 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   auto name = path.empty() || path == "-" ? std::string("<stdin>") : path;
   throw InputError(Position{name},
                    fmt::format("{} annotation error{} (--strict):{}", count, count == 1 ? "" : "s", errors));
+}
+
+Classification without_gpu_tests(Classification tests, long& gpu_tests) {
+  auto is_gpu = [](const ClassifiedTest& t) { return t.bucket == Bucket::gpu; };
+  gpu_tests = std::count_if(tests.tests.begin(), tests.tests.end(), is_gpu);
+  std::erase_if(tests.tests, is_gpu);
+  tests.tests.shrink_to_fit();
+  return tests;
 }
 
 }  // namespace gpuplan::cli

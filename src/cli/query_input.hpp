@@ -26,6 +26,14 @@ Rules read_rules(const QueryOptions& options);
 
 /// Reads the query output (joined with --attrs) and classifies it with `rules`.
 /// Under --strict, throws InputError listing every error diagnostic (exit 2).
-Classification read_and_classify(const QueryOptions& options, const Rules& rules);
+/// `annotations`: keep each test's annotations, which only `explain` shows.
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations = false);
+
+/// Once the units are made, make_plan needs of the tests only the CPU and skipped ones (it
+/// lists them) and how many GPU tests there were (the summary counts them). The GPU tests —
+/// targets and requirements, the bulk of a large query — go before planning, so that they and
+/// the plan are never in memory together; the caller adds `gpu_tests` to the plan's summary
+/// (`tests` and `gpu_tests`).
+Classification without_gpu_tests(Classification tests, long& gpu_tests);
 
 }  // namespace gpuplan::cli

@@ -35,4 +35,14 @@ done
 grep -q '//x:&lt;b&gt;&amp;"'"'"'$(touch pwned)' "$SCRATCH/tricky.plan.dom" || fail "the tricky label is not shown as text"
 grep -q '<b>' "$SCRATCH/tricky.plan.dom" && fail "the tricky label became markup"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label ran a command"
+# Trace events: valid JSON with one complete event per unit and GPU it holds; markdown lists
+# every unschedulable unit.
+plan=test/data/plans/example.plan.json
+"$GPUPLAN" render "$plan" -o "$SCRATCH/plan.trace.json"
+[ "$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$SCRATCH/plan.trace.json")" -eq \
+  "$(jq '[.assignments[].gpus | length] | add' "$plan")" ] || fail "the trace lacks events"
+"$GPUPLAN" show "$plan" --format markdown > "$SCRATCH/plan.md"
+for unit in $(jq -r '.unschedulable[].unit' "$plan"); do
+  grep -qF -- "- \`$unit\`" "$SCRATCH/plan.md" || fail "the markdown summary does not list $unit"
+done
 echo "PASS: charts render in Chromium with one bar per unit"

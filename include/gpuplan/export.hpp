@@ -1,0 +1,87 @@
+#pragma once
+// Exports of a plan for launchers other than Slurm: Kubernetes Jobs and CI pipelines
+// (GitHub Actions matrix, Buildkite, GitLab). Each takes the plan (and, optionally, the
+// fleet for node labels and GPU counts) and returns file contents; src/cli writes them.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/plan.hpp"
+#include "gpuplan/run.hpp"
+
+namespace gpuplan {
+
+/// A nodes's facts every export needs, in plan order of node names.
+struct ExportNode {
+  std::string name;
+  int gpus = 0;  ///< the node's GPU count: the fleet's, else 1 + the highest planned index
+  bool gpus_from_fleet = false;
+  int units = 0;                              ///< units planned on it
+  double end_s = 0;                           ///< when its last unit is planned to end
+  std::map<std::string, std::string> labels;  ///< the fleet's labels for it (empty without a fleet)
+  std::vector<std::string> unit_ids;          ///< in plan order
+};
+
+/// The nodes that have units in `plan`, by name. With a fleet, a planned node the fleet
+/// lacks is an InputError naming the node.
+std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet);
+
+/// `gpuplan export kubernetes`: what goes into the Jobs.
+struct KubernetesOptions {
+  std::string image;                ///< the container image that has gpuplan and the test toolchain
+  std::string namespace_name;       ///< metadata.namespace; empty: left out (kubectl's current one)
+  std::string gpuplan = "gpuplan";  ///< the gpuplan binary inside the image
+  std::string gpu_resource = "nvidia.com/gpu";      ///< the extended resource the device plugin advertises
+  std::string node_key = "kubernetes.io/hostname";  ///< the node label whose value is the plan's node name
+  std::vector<std::string> fleet_selectors;         ///< fleet label keys added to the nodeSelector
+  std::string service_account;
+  std::string priority_class;
+  std::vector<std::string> tolerations;  ///< "KEY[=VALUE]:EFFECT" or "KEY[=VALUE]" (kubectl taint spelling)
+  std::map<std::string, std::string> labels;  ///< extra labels on every object and pod
+  double time_margin = 1.5;                   ///< activeDeadlineSeconds = planned end × this + startup
+  int startup_s = 300;                        ///< added to the deadline: image pull, scheduling
+  std::optional<std::string> command;         ///< passed to `gpuplan exec --command`
+  std::optional<std::string> results_claim;   ///< a PersistentVolumeClaim the results CSVs go to
+};
+
+/// File name → manifest (YAML): "NODE.yaml" holding the node's ConfigMap (its slice of the
+/// plan) and its Job. Throws InputError for a bad option or a plan slice a ConfigMap cannot hold.
+std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
+                                                        const KubernetesOptions& options);
+
+/// The plan with only `node`'s assignments (and no unschedulable units, CPU tests or
+/// diagnostics): what `gpuplan exec --node NODE` needs, smaller by the number of nodes.
+Plan node_slice(const Plan& plan, const std::string& node);
+
+/// Where a CI job runs and what it runs, shared by the CI exports.
+struct CiOptions {
+  std::string plan_path = "plan.json";  ///< the plan as the CI job sees it
+  std::string gpuplan = "gpuplan";
+  std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
+  std::string node_tag;                   ///< the runner label / agent tag key naming the node
+  std::vector<std::string> tags;          ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
+  std::vector<std::string> fleet_tags;    ///< fleet label keys whose values become labels/tags
+  double time_margin = 1.5;               ///< job timeouts: planned end × this, in minutes, rounded up
+  bool with_units = true;                 ///< list each node's units in the matrix
+  std::string plan_job = "gpuplan-plan";  ///< GitLab: the parent pipeline's job whose artifact is the plan
+};
+
+/// `gpuplan export github-matrix`: {"include":[{"node":…,"runs-on":[…],"gpus":…,"units":[…],…}]}.
+std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions& options);
+
+/// `gpuplan export buildkite`: a pipeline YAML with one command step per node, a wait that
+/// lets failures through, and a step that merges the per-node results.
+std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options);
+
+/// `gpuplan export gitlab`: a child pipeline YAML with one job per node and a merge job.
+std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options);
+
+/// JUnit XML of a run, as CI systems read it: one <testsuite> per node, one <testcase> per
+/// unit (classname the package, name the target and shard, time its seconds) with its node,
+/// GPUs and start as properties, <failure> for a non-zero exit (128 + N: killed by signal N).
+/// Records in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
+std::string results_junit(const std::vector<RunRecord>& records);
+
+}  // namespace gpuplan

@@ -1,0 +1,187 @@
+// gpuplan export kubernetes | github-matrix | buildkite | gitlab: the launchers besides Slurm.
+// Each reads the plan (and optionally the fleet, for GPU counts and labels), then writes
+// what src/export/ made of it; nothing is written when anything is wrong.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
+
+namespace gpuplan::cli {
+
+namespace {
+
+/// The inputs every export target reads.
+struct ExportInput {
+  std::string plan;
+  std::string fleet_path;
+  std::string out = "-";
+
+  Plan read_plan() const {
+    auto input = open_input(plan);
+    auto text = read_all(input);
+    return parse_plan(text, input.name);
+  }
+  std::optional<Fleet> read_fleet() const {
+    if (fleet_path.empty()) return std::nullopt;
+    auto input = open_input(fleet_path);
+    return load_fleet(input.in(), input.name);
+  }
+};
+
+struct KubernetesExport {
+  ExportInput input;
+  KubernetesOptions options;
+  std::vector<std::string> labels;
+  std::string results_claim;
+  std::string command;
+};
+
+int export_kubernetes(KubernetesExport& e) {
+  namespace fs = std::filesystem;
+  for (const auto& label : e.labels) {
+    auto eq = label.find('=');
+    if (eq == std::string::npos)
+      throw InputError(Position{"--label"}, fmt::format("\"{}\" is not KEY=VALUE", label));
+    e.options.labels[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  if (!e.results_claim.empty()) e.options.results_claim = e.results_claim;
+  if (!e.command.empty()) e.options.command = e.command;
+  auto plan = e.input.read_plan();
+  auto fleet = e.input.read_fleet();
+  auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
+  if (!fleet)
+    std::cerr
+        << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
+           "index), not the whole node, so the device plugin picks which ones (see README, Kubernetes)\n";
+  std::error_code ec;
+  fs::create_directories(e.input.out, ec);
+  if (ec)
+    throw InputError(Position{e.input.out},
+                     fmt::format("cannot create the output directory: {}", ec.message()));
+  for (const auto& [name, content] : files) write_output((fs::path(e.input.out) / name).string(), content);
+  std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
+                           files.size(), e.input.out, e.input.out);
+  return exit_ok;
+}
+
+struct CiExport {
+  ExportInput input;
+  CiOptions options;
+  std::string command;
+  bool no_node_tag = false;
+  bool no_units = false;
+};
+
+template <typename Make>
+int export_ci(CiExport& e, Make make) {
+  if (!e.command.empty()) e.options.command = e.command;
+  if (e.no_node_tag) e.options.node_tag.clear();
+  e.options.with_units = !e.no_units;
+  auto plan = e.input.read_plan();
+  auto fleet = e.input.read_fleet();
+  write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
+  return exit_ok;
+}
+
+void add_common(CLI::App* app, ExportInput& input, bool directory) {
+  app->add_option("plan", input.plan, "the plan (JSON)")->required();
+  app->add_option("--fleet", input.fleet_path, "the fleet YAML: GPU counts and labels of the nodes");
+  if (directory)
+    app->add_option("-o,--output", input.out, "the directory to write the manifests into")->required();
+  else
+    app->add_option("-o,--output", input.out, "where to write it (default: standard output)");
+}
+
+void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
+  app->add_option("--plan-path", e.options.plan_path, "the plan's path as the CI job sees it")
+      ->capture_default_str();
+  app->add_option("--gpuplan", e.options.gpuplan, "the gpuplan binary on the runners")->capture_default_str();
+  app->add_option("--command", e.command, "the command template the jobs pass to gpuplan exec");
+  app->add_option("--tag", e.options.tags, tag_help);
+  app->add_option("--node-tag", e.options.node_tag, "the tag naming the node the job must run on")
+      ->capture_default_str();
+  app->add_flag("--no-node-tag", e.no_node_tag, "leave the node's own tag out");
+  app->add_option("--fleet-tag", e.options.fleet_tags,
+                  "a fleet label whose value becomes a tag too (repeatable)");
+  app->add_option("--time-margin", e.options.time_margin,
+                  "job timeouts are the node's planned end times this")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_export_targets(CLI::App& export_command, int& status) {
+  auto k8s = std::make_shared<KubernetesExport>();
+  auto* kubernetes = export_command.add_subcommand(
+      "kubernetes",
+      "One batch/v1 Job per node (running gpuplan exec) with its slice of the plan in a ConfigMap");
+  add_common(kubernetes, k8s->input, true);
+  kubernetes
+      ->add_option("--image", k8s->options.image, "the container image with gpuplan and the tests' toolchain")
+      ->required();
+  kubernetes->add_option("--namespace", k8s->options.namespace_name, "metadata.namespace of every object");
+  kubernetes->add_option("--gpuplan", k8s->options.gpuplan, "the gpuplan binary in the image")
+      ->capture_default_str();
+  kubernetes->add_option("--gpu-resource", k8s->options.gpu_resource, "the device plugin's resource name")
+      ->capture_default_str();
+  kubernetes
+      ->add_option("--node-key", k8s->options.node_key, "the node label whose value is the plan's node name")
+      ->capture_default_str();
+  kubernetes->add_option("--fleet-selector", k8s->options.fleet_selectors,
+                         "a fleet label added to the nodeSelector (repeatable; needs --fleet)");
+  kubernetes->add_option("--service-account", k8s->options.service_account, "spec.serviceAccountName");
+  kubernetes->add_option("--priority-class", k8s->options.priority_class, "spec.priorityClassName");
+  kubernetes->add_option("--toleration", k8s->options.tolerations,
+                         "KEY[=VALUE][:EFFECT], as kubectl taint writes it (repeatable)");
+  kubernetes->add_option("--label", k8s->labels, "KEY=VALUE on every object and pod (repeatable)");
+  kubernetes
+      ->add_option("--time-margin", k8s->options.time_margin,
+                   "activeDeadlineSeconds is the node's planned end times this, plus --startup")
+      ->capture_default_str();
+  kubernetes
+      ->add_option("--startup", k8s->options.startup_s,
+                   "seconds added to the deadline for image pull and scheduling")
+      ->capture_default_str();
+  kubernetes->add_option("--command", k8s->command, "the command template the jobs pass to gpuplan exec");
+  kubernetes->add_option("--results-claim", k8s->results_claim,
+                         "a PersistentVolumeClaim to mount; each Job appends its results to NODE.csv there");
+  kubernetes->callback([k8s, &status] { status = export_kubernetes(*k8s); });
+
+  auto gh = std::make_shared<CiExport>();
+  gh->options.node_tag = "node";
+  gh->options.tags = {"self-hosted"};
+  auto* github = export_command.add_subcommand(
+      "github-matrix", "The JSON a GitHub Actions strategy.matrix takes: one entry per node");
+  add_common(github, gh->input, false);
+  add_ci_options(github, *gh, "a runner label every job gets (repeatable; default: self-hosted)");
+  github->add_flag("--no-units", gh->no_units, "leave the unit lists out (a smaller matrix)");
+  github->callback([gh, &status] { status = export_ci(*gh, github_matrix); });
+
+  auto bk = std::make_shared<CiExport>();
+  bk->options.node_tag = "hostname";
+  auto* buildkite = export_command.add_subcommand(
+      "buildkite", "A Buildkite pipeline: one step per node, then a step that merges the results");
+  add_common(buildkite, bk->input, false);
+  add_ci_options(buildkite, *bk, "an agent tag KEY=VALUE every step asks for (repeatable), e.g. queue=gpu");
+  buildkite->callback([bk, &status] { status = export_ci(*bk, buildkite_pipeline); });
+
+  auto gl = std::make_shared<CiExport>();
+  gl->options.node_tag = "node";
+  auto* gitlab = export_command.add_subcommand(
+      "gitlab", "A GitLab child pipeline: one job per node, then a job that merges the results");
+  add_common(gitlab, gl->input, false);
+  add_ci_options(gitlab, *gl, "a runner tag every job asks for (repeatable)");
+  gitlab
+      ->add_option("--plan-job", gl->options.plan_job, "the parent pipeline's job whose artifact is the plan")
+      ->capture_default_str();
+  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline); });
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,145 @@
+// `gpuplan show --format markdown`: a plan as a CI job summary or a PR comment.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "gpuplan/emit.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// Text shown as text in GitHub Markdown: punctuation Markdown acts on is backslash-escaped,
+/// `<`, `>` and `&` become entities (GitHub renders inline HTML), line breaks become spaces.
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+      case '#':
+      case '~':
+      case '!':
+        out += '\\';
+        out += c;
+        break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// Text as a code span: shown exactly as it is (no escapes work inside one), fenced with more
+/// backticks than it holds in a row.
+std::string code(std::string_view text) {
+  std::size_t run = 0, longest = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  std::string fence(longest + 1, '`');
+  std::string flat(text);
+  std::replace(flat.begin(), flat.end(), '\n', ' ');
+  bool pad = !flat.empty() && (flat.front() == '`' || flat.back() == '`');
+  return fence + (pad ? " " : "") + flat + (pad ? " " : "") + fence;
+}
+
+std::string duration(double s) {
+  long total = static_cast<long>(s + 0.5);
+  if (total >= 3600) return fmt::format("{}h {:02}m {:02}s", total / 3600, total / 60 % 60, total % 60);
+  if (total >= 60) return fmt::format("{}m {:02}s", total / 60, total % 60);
+  return fmt::format("{}s", total);
+}
+
+/// At most this many labels a group lists; the rest is counted.
+constexpr std::size_t listed_per_group = 20;
+
+void list_group(std::string& out, const std::string& heading, const std::vector<std::string>& items) {
+  out += fmt::format("<details><summary>{} ({})</summary>\n\n", heading, items.size());
+  for (std::size_t i = 0; i < items.size() && i < listed_per_group; ++i)
+    out += fmt::format("- {}\n", items[i]);
+  if (items.size() > listed_per_group)
+    out += fmt::format("- … and {} more\n", items.size() - listed_per_group);
+  out += "\n</details>\n\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const Plan& plan) {
+  const auto& s = plan.summary;
+  std::string out = "## GPU test plan\n\n";
+  out += "| | |\n|---|---|\n";
+  out += fmt::format("| policy | {} |\n", to_string(plan.policy));
+  out += fmt::format("| tests | {} ({} GPU, {} CPU, {} skipped) |\n", s.tests, s.gpu_tests, s.cpu_tests,
+                     s.skipped_tests);
+  out += fmt::format("| GPU units | {} scheduled, {} unschedulable |\n", s.scheduled_units,
+                     s.unschedulable_units);
+  double gap = s.lower_bound_s > 0 ? (s.makespan_s / s.lower_bound_s - 1) * 100 : 0;
+  out += fmt::format("| makespan | {} (lower bound {}, {:.1f}% above it) |\n", duration(s.makespan_s),
+                     duration(s.lower_bound_s), gap);
+  out += fmt::format("| GPU utilization | {:.1f}% |\n\n", s.gpu_utilization * 100);
+
+  if (!plan.unschedulable.empty()) {
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(code(u.unit.id));
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    out += fmt::format("### :warning: {} unschedulable unit(s), {} reason(s)\n\n", plan.unschedulable.size(),
+                       groups.size());
+    for (const auto& [reason, units] : groups) list_group(out, escape(reason), units);
+  }
+
+  if (!plan.diagnostics.empty()) {
+    std::map<std::pair<int, std::string>, std::vector<std::string>> by_kind;
+    for (const auto& d : plan.diagnostics)
+      by_kind[{-static_cast<int>(d.severity), fmt::format("{}: {}", to_string(d.severity), d.message)}]
+          .push_back(d.label.empty() ? escape(d.source)
+                                     : fmt::format("{} ({})", code(d.label), escape(d.source)));
+    out += fmt::format("### Diagnostics ({}, {} kind(s))\n\n", plan.diagnostics.size(), by_kind.size());
+    for (const auto& [kind, items] : by_kind) list_group(out, escape(kind.second), items);
+  }
+
+  struct Load {
+    std::set<int> gpus;
+    long units = 0;
+    double busy = 0;
+    double end = 0;
+  };
+  std::map<std::string, Load> nodes;
+  for (const auto& a : plan.assignments) {
+    auto& load = nodes[std::string(a.node)];
+    load.gpus.insert(a.gpus.begin(), a.gpus.end());
+    load.units++;
+    load.busy += (a.end_s - a.start_s) * static_cast<double>(a.gpus.size());
+    load.end = std::max(load.end, a.end_s);
+  }
+  if (!nodes.empty()) {
+    out +=
+        "### Load per node\n\n| node | GPUs used | units | busy GPU time | last unit ends | busy until "
+        "makespan |\n";
+    out += "|---|--:|--:|--:|--:|--:|\n";
+    for (const auto& [name, load] : nodes) {
+      double capacity = static_cast<double>(load.gpus.size()) * s.makespan_s;
+      out += fmt::format("| {} | {} | {} | {} | {} | {:.0f}% |\n", escape(name), load.gpus.size(), load.units,
+                         duration(load.busy), duration(load.end),
+                         capacity > 0 ? load.busy / capacity * 100 : 0.0);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace gpuplan

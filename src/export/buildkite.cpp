@@ -1,0 +1,43 @@
+// `gpuplan export buildkite`: a pipeline for `buildkite-agent pipeline upload`: one command
+// step per node (agent tags send it there), a wait that lets failures through, a merge step.
+#include <fmt/format.h>
+
+#include "export/ci.hpp"
+#include "export/yaml.hpp"
+#include "gpuplan/export.hpp"
+#include "gpuplan/run.hpp"
+
+namespace gpuplan {
+
+std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
+  using Json = nlohmann::ordered_json;
+  Json steps = Json::array();
+  for (const auto& node : export_nodes(plan, fleet)) {
+    Json agents = Json::object();
+    for (const auto& tag : ci_tags(o, node, true)) {
+      auto eq = tag.find('=');
+      agents[tag.substr(0, eq)] = eq == std::string::npos ? "true" : tag.substr(eq + 1);
+    }
+    Json step;
+    step["label"] = fmt::format(":gear: GPU tests on {} ({} units)", node.name, node.units);
+    step["key"] = "gpuplan-" + node.name;
+    step["command"] = Json::array(
+        {"buildkite-agent artifact download " + shell_quote(o.plan_path) + " .", ci_exec_command(o, node)});
+    step["agents"] = agents;
+    step["timeout_in_minutes"] = ci_timeout_minutes(o, node);
+    step["artifact_paths"] = Json::array({ci_results_path(node)});
+    steps.push_back(std::move(step));
+  }
+  steps.push_back(Json::object({{"wait", nullptr}, {"continue_on_failure", true}}));
+  Json merge;
+  merge["label"] = ":bar_chart: Merge GPU test results";
+  merge["key"] = "gpuplan-merge";
+  merge["command"] =
+      Json::array({"buildkite-agent artifact download 'gpuplan-results/*.csv' .", ci_merge_command(o)});
+  merge["artifact_paths"] = Json::array({"gpuplan-results/history.json"});
+  steps.push_back(std::move(merge));
+  return "# Made by gpuplan export buildkite: upload with `buildkite-agent pipeline upload FILE`.\n" +
+         to_yaml(Json::object({{"steps", steps}}));
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,48 @@
+// The pieces the CI exports share.
+#include "export/ci.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
+
+namespace gpuplan {
+
+std::string ci_results_path(const ExportNode& node) {
+  return fmt::format("gpuplan-results/{}.csv", node.name);
+}
+
+std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
+  std::string command =
+      fmt::format("{} exec {} --node {} --results {}", shell_quote(o.gpuplan), shell_quote(o.plan_path),
+                  shell_quote(node.name), shell_quote(ci_results_path(node)));
+  if (o.command) command += " --command " + shell_quote(*o.command);
+  return command;
+}
+
+long ci_timeout_minutes(const CiOptions& o, const ExportNode& node) {
+  if (!(o.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
+  return std::max(1L, static_cast<long>(std::ceil(node.end_s * o.time_margin / 60 - 1e-9)));
+}
+
+std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, bool key_value) {
+  std::vector<std::string> tags = o.tags;
+  if (!o.node_tag.empty()) tags.push_back(key_value ? o.node_tag + "=" + node.name : node.name);
+  for (const auto& key : o.fleet_tags) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end())
+      throw InputError(Position{"--fleet-tag"},
+                       fmt::format("node \"{}\" has no fleet label \"{}\"", node.name, key));
+    tags.push_back(key_value ? key + "=" + it->second : it->second);
+  }
+  return tags;
+}
+
+std::string ci_merge_command(const CiOptions& o) {
+  return fmt::format("{} history summarize gpuplan-results/*.csv -o gpuplan-results/history.json",
+                     shell_quote(o.gpuplan));
+}
+
+}  // namespace gpuplan

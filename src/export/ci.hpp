@@ -1,0 +1,27 @@
+#pragma once
+// What the CI exports (GitHub, Buildkite, GitLab) share: the command a node's job runs,
+// its timeout, and the labels that send it to the node.
+#include <string>
+#include <vector>
+
+#include "gpuplan/export.hpp"
+
+namespace gpuplan {
+
+/// Where a node's job leaves its results, relative to the job's working directory.
+std::string ci_results_path(const ExportNode& node);
+
+/// The shell command a node's job runs: `gpuplan exec PLAN --node NODE --results FILE`.
+std::string ci_exec_command(const CiOptions& options, const ExportNode& node);
+
+/// The job's timeout: the node's planned end × the margin, in whole minutes, at least 1.
+long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
+
+/// The static tags, then "NODE_TAG=NODE" (or the node name alone when `key_value` is false),
+/// then each fleet label asked for. A missing fleet label is an InputError naming node and key.
+std::vector<std::string> ci_tags(const CiOptions& options, const ExportNode& node, bool key_value);
+
+/// The merge step's command: every node's results into one rolling history file.
+std::string ci_merge_command(const CiOptions& options);
+
+}  // namespace gpuplan

@@ -1,0 +1,42 @@
+// `gpuplan export gitlab`: a child pipeline (for `trigger: include: artifact:`) with one job
+// per node (runner tags send it there) and a job that merges the results.
+#include <fmt/format.h>
+
+#include "export/ci.hpp"
+#include "export/yaml.hpp"
+#include "gpuplan/export.hpp"
+
+namespace gpuplan {
+
+std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
+  using Json = nlohmann::ordered_json;
+  Json pipeline;
+  pipeline["stages"] = Json::array({"gpu-test", "gpu-merge"});
+  // The plan comes from the parent pipeline's job that made it (see the README).
+  Json needs_plan = Json::array({Json::object({{"pipeline", "$PARENT_PIPELINE_ID"}, {"job", o.plan_job}})});
+  Json merge_needs = Json::array();
+  for (const auto& node : export_nodes(plan, fleet)) {
+    Json job;
+    job["stage"] = "gpu-test";
+    job["tags"] = ci_tags(o, node, false);
+    job["timeout"] = fmt::format("{} minutes", ci_timeout_minutes(o, node));
+    job["needs"] = needs_plan;
+    job["script"] = Json::array({ci_exec_command(o, node)});
+    job["artifacts"] = Json::object({{"when", "always"}, {"paths", Json::array({ci_results_path(node)})}});
+    std::string name = "gpuplan-" + node.name;
+    merge_needs.push_back(Json::object({{"job", name}, {"artifacts", true}}));
+    pipeline[name] = std::move(job);
+  }
+  Json merge;
+  merge["stage"] = "gpu-merge";
+  merge["when"] = "always";
+  merge["needs"] = merge_needs;
+  merge["script"] = Json::array({ci_merge_command(o)});
+  merge["artifacts"] =
+      Json::object({{"when", "always"}, {"paths", Json::array({"gpuplan-results/history.json"})}});
+  pipeline["gpuplan-merge"] = std::move(merge);
+  return "# Made by gpuplan export gitlab: a child pipeline, run by a trigger job (see the README).\n" +
+         to_yaml(pipeline);
+}
+
+}  // namespace gpuplan

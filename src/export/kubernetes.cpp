@@ -1,0 +1,236 @@
+// `gpuplan export kubernetes`: one batch/v1 Job per node, pinned to it, running `gpuplan exec`
+// on the node's slice of the plan, which a ConfigMap beside it carries.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "export/yaml.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
+#include "gpuplan/run.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// What a ConfigMap can hold: the API server refuses objects over 1 MiB; keep room for the rest.
+constexpr std::size_t configmap_limit = 1000 * 1000;
+
+bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+/// A label value: at most 63 characters, alphanumerics with `-_.` inside (empty is allowed).
+bool label_value_ok(const std::string& v) {
+  if (v.empty()) return true;
+  return v.size() <= 63 && alnum(v.front()) && alnum(v.back()) &&
+         std::all_of(v.begin(), v.end(), [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+/// A label key: an optional DNS-subdomain prefix and "/", then a name like a label value.
+bool label_key_ok(const std::string& k) {
+  auto slash = k.rfind('/');
+  std::string name = slash == std::string::npos ? k : k.substr(slash + 1);
+  if (name.empty() || !label_value_ok(name)) return false;
+  if (slash == std::string::npos) return true;
+  std::string prefix = k.substr(0, slash);
+  return !prefix.empty() && prefix.size() <= 253 && alnum(prefix.front()) && alnum(prefix.back()) &&
+         std::all_of(prefix.begin(), prefix.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+         });
+}
+
+/// A DNS-1123 label for object names: lower-case alphanumerics and '-', at most 63. A node
+/// name that is not one already gets a hash of the original, so two nodes never share a name.
+std::string object_name(const std::string& prefix, const std::string& node) {
+  std::string name;
+  for (char c : node) name += alnum(c) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
+  bool changed = name != node;
+  std::uint32_t hash = 2166136261u;
+  for (char c : node) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  std::string suffix = changed ? fmt::format("-{:08x}", hash) : "";
+  std::string full = prefix + name;
+  if (full.size() + suffix.size() > 63) {
+    full.resize(63 - 9);
+    suffix = fmt::format("-{:08x}", hash);
+  }
+  full += suffix;
+  while (full.find("--") != std::string::npos) full.replace(full.find("--"), 2, "-");
+  while (!full.empty() && full.back() == '-') full.pop_back();
+  return full;
+}
+
+Json toleration(const std::string& spec) {
+  Json t = Json::object();
+  std::string rest = spec;
+  std::string effect;
+  if (auto colon = rest.rfind(':'); colon != std::string::npos) {
+    effect = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+      throw InputError(
+          Position{"--toleration"},
+          fmt::format("\"{}\": the effect must be NoSchedule, PreferNoSchedule or NoExecute", spec));
+  }
+  auto eq = rest.find('=');
+  std::string key = rest.substr(0, eq);
+  if (!label_key_ok(key))
+    throw InputError(Position{"--toleration"}, fmt::format("\"{}\": \"{}\" is not a taint key", spec, key));
+  t["key"] = key;
+  if (eq == std::string::npos) {
+    t["operator"] = "Exists";
+  } else {
+    t["operator"] = "Equal";
+    t["value"] = rest.substr(eq + 1);
+  }
+  if (!effect.empty()) t["effect"] = effect;
+  return t;
+}
+
+void check_options(const KubernetesOptions& o) {
+  if (o.image.empty() || o.image.find_first_of(" \t\r\n") != std::string::npos)
+    throw InputError(Position{"--image"},
+                     "the image must be one word, e.g. registry.example.com/ci/gpuplan:1.0");
+  if (!(o.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
+  if (o.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
+  if (!label_key_ok(o.node_key))
+    throw InputError(Position{"--node-key"}, fmt::format("\"{}\" is not a label key", o.node_key));
+  if (!label_key_ok(o.gpu_resource))
+    throw InputError(
+        Position{"--gpu-resource"},
+        fmt::format("\"{}\" is not an extended resource name (e.g. nvidia.com/gpu)", o.gpu_resource));
+  for (const auto& [k, v] : o.labels)
+    if (!label_key_ok(k) || !label_value_ok(v))
+      throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
+  auto dns = [](const std::string& option, const std::string& v) {
+    if (!v.empty() && object_name("", v) != v)
+      throw InputError(Position{option},
+                       fmt::format("\"{}\" is not a Kubernetes name (lower-case, digits, '-')", v));
+  };
+  dns("--namespace", o.namespace_name);
+  dns("--results-claim", o.results_claim.value_or(""));
+  if (!o.service_account.empty() && o.service_account.find_first_of(" /\t\r\n") != std::string::npos)
+    throw InputError(Position{"--service-account"},
+                     fmt::format("\"{}\" is not a Kubernetes name", o.service_account));
+  if (!o.priority_class.empty() && o.priority_class.find_first_of(" /\t\r\n") != std::string::npos)
+    throw InputError(Position{"--priority-class"},
+                     fmt::format("\"{}\" is not a Kubernetes name", o.priority_class));
+}
+
+Json metadata(const std::string& name, const Json& labels, const KubernetesOptions& o) {
+  Json m = Json::object();
+  m["name"] = name;
+  if (!o.namespace_name.empty()) m["namespace"] = o.namespace_name;
+  m["labels"] = labels;
+  return m;
+}
+
+constexpr const char* plan_dir = "/etc/gpuplan";
+constexpr const char* results_dir = "/var/lib/gpuplan/results";
+
+}  // namespace
+
+std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
+                                                        const KubernetesOptions& o) {
+  check_options(o);
+  std::vector<Json> tolerations;
+  for (const auto& spec : o.tolerations) tolerations.push_back(toleration(spec));
+
+  std::map<std::string, std::string> files;
+  for (const auto& node : export_nodes(plan, fleet)) {
+    if (!label_value_ok(node.name) && o.node_key == "kubernetes.io/hostname")
+      throw InputError(Position{"plan"},
+                       fmt::format("node \"{}\" cannot be a Kubernetes node name", node.name));
+    std::string job_name = object_name("gpuplan-", node.name);
+
+    Json labels = Json::object();
+    labels["app.kubernetes.io/name"] = "gpuplan";
+    labels["app.kubernetes.io/component"] = "exec";
+    labels["gpuplan.dev/node"] = label_value_ok(node.name) ? node.name : object_name("", node.name);
+    for (const auto& [k, v] : o.labels) labels[k] = v;
+
+    std::string slice = to_json(node_slice(plan, node.name)).dump() + "\n";
+    if (slice.size() > configmap_limit)
+      throw InputError(Position{"plan"},
+                       fmt::format("the plan for node \"{}\" is {} bytes; a ConfigMap holds at most 1 MiB "
+                                   "(split the run across more nodes, or plan fewer units per node)",
+                                   node.name, slice.size()));
+    Json configmap = Json::object();
+    configmap["apiVersion"] = "v1";
+    configmap["kind"] = "ConfigMap";
+    configmap["metadata"] = metadata(job_name + "-plan", labels, o);
+    configmap["data"] = Json::object({{"plan.json", slice}});
+
+    Json selector = Json::object();
+    selector[o.node_key] = node.name;
+    for (const auto& key : o.fleet_selectors) {
+      auto it = node.labels.find(key);
+      if (it == node.labels.end())
+        throw InputError(Position{"--fleet-selector"},
+                         fmt::format("node \"{}\" has no fleet label \"{}\"", node.name, key));
+      if (!label_key_ok(key) || !label_value_ok(it->second))
+        throw InputError(
+            Position{"--fleet-selector"},
+            fmt::format("node \"{}\": \"{}: {}\" is not a Kubernetes label", node.name, key, it->second));
+      selector[key] = it->second;
+    }
+
+    std::string plan_file = std::string(plan_dir) + "/plan.json";
+    Json command = Json::array({o.gpuplan, "exec", plan_file, "--node", node.name});
+    if (o.command) {
+      command.push_back("--command");
+      command.push_back(*o.command);
+    }
+    Json mounts =
+        Json::array({Json::object({{"name", "plan"}, {"mountPath", plan_dir}, {"readOnly", true}})});
+    Json volumes = Json::array(
+        {Json::object({{"name", "plan"}, {"configMap", Json::object({{"name", job_name + "-plan"}})}})});
+    if (o.results_claim) {
+      command.push_back("--results");
+      command.push_back(fmt::format("{}/{}.csv", results_dir, node.name));
+      mounts.push_back(Json::object({{"name", "results"}, {"mountPath", results_dir}}));
+      volumes.push_back(Json::object(
+          {{"name", "results"}, {"persistentVolumeClaim", Json::object({{"claimName", *o.results_claim}})}}));
+    }
+
+    Json container = Json::object();
+    container["name"] = "gpuplan";
+    container["image"] = o.image;
+    container["command"] = command;
+    // The container sees its GPUs in PCI bus order, as nvidia-smi and the fleet number them.
+    container["env"] = Json::array({Json::object({{"name", "CUDA_DEVICE_ORDER"}, {"value", "PCI_BUS_ID"}})});
+    Json gpus = Json::object({{o.gpu_resource, node.gpus}});
+    container["resources"] = Json::object({{"limits", gpus}, {"requests", gpus}});
+    container["volumeMounts"] = mounts;
+
+    Json pod = Json::object();
+    pod["restartPolicy"] = "Never";
+    pod["nodeSelector"] = selector;
+    if (!o.service_account.empty()) pod["serviceAccountName"] = o.service_account;
+    if (!o.priority_class.empty()) pod["priorityClassName"] = o.priority_class;
+    if (!tolerations.empty()) pod["tolerations"] = tolerations;
+    pod["containers"] = Json::array({container});
+    pod["volumes"] = volumes;
+
+    Json spec = Json::object();
+    spec["backoffLimit"] = 0;
+    spec["activeDeadlineSeconds"] =
+        std::max(1L, static_cast<long>(std::ceil(node.end_s * o.time_margin - 1e-9)) + o.startup_s);
+    spec["template"] = Json::object({{"metadata", Json::object({{"labels", labels}})}, {"spec", pod}});
+
+    Json job = Json::object();
+    job["apiVersion"] = "batch/v1";
+    job["kind"] = "Job";
+    job["metadata"] = metadata(job_name, labels, o);
+    job["spec"] = spec;
+
+    files[job_name + ".yaml"] = fmt::format(
+        "# Made by gpuplan export kubernetes: the {} unit(s) planned on {} ({} GPU(s)).\n"
+        "---\n{}---\n{}",
+        node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));
+  }
+  return files;
+}
+
+}  // namespace gpuplan

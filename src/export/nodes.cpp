@@ -1,0 +1,51 @@
+// The per-node facts every export starts from, and the node's slice of the plan.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
+
+namespace gpuplan {
+
+std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
+  std::map<std::string, ExportNode> by_name;
+  for (const auto& a : plan.assignments) {
+    auto& node = by_name[std::string(a.node)];
+    node.name = a.node;
+    node.units++;
+    node.end_s = std::max(node.end_s, a.end_s);
+    node.unit_ids.push_back(a.unit.id);
+    for (int gpu : a.gpus) node.gpus = std::max(node.gpus, gpu + 1);
+  }
+  std::vector<ExportNode> nodes;
+  for (auto& [name, node] : by_name) {
+    if (fleet) {
+      auto it = std::find_if(fleet->nodes.begin(), fleet->nodes.end(),
+                             [&](const Node& n) { return n.name == name; });
+      if (it == fleet->nodes.end())
+        throw InputError(
+            Position{fleet->source},
+            fmt::format("the plan has units on node \"{}\", which this fleet does not have", name));
+      node.gpus = std::max(node.gpus, static_cast<int>(it->gpus.size()));
+      node.gpus_from_fleet = true;
+      node.labels = it->labels;
+    }
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+Plan node_slice(const Plan& plan, const std::string& node) {
+  Plan slice;
+  slice.schema_version = plan.schema_version;
+  slice.generator_version = plan.generator_version;
+  slice.policy = plan.policy;
+  slice.fleet = plan.fleet;
+  slice.summary = plan.summary;
+  for (const auto& a : plan.assignments)
+    if (a.node == node) slice.assignments.push_back(a);
+  return slice;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,59 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/emit.hpp"
+
+using namespace gpuplan;
+
+TEST_CASE("the markdown summary groups unschedulable units by reason, biggest group first") {
+  Plan plan;
+  plan.summary.makespan_s = 3700;
+  for (int i = 0; i < 25; ++i) {
+    UnschedulableUnit u;
+    u.unit.id = u.unit.label = "//big:t" + std::to_string(i);
+    u.reason = "needs 16 GPUs; the largest node has 8";
+    plan.unschedulable.push_back(u);
+  }
+  UnschedulableUnit odd;
+  odd.unit.id = odd.unit.label = "//x:<b>|y";
+  odd.reason = "needs cuda>=13";
+  UnschedulableUnit ticks = odd;
+  ticks.unit.id = "//x:a`b";
+  plan.unschedulable.push_back(ticks);
+  plan.unschedulable.push_back(odd);
+  auto md = render_markdown(plan);
+  CHECK_THAT(md, Catch::Contains("27 unschedulable unit(s), 2 reason(s)"));
+  CHECK(md.find("needs 16 GPUs") < md.find("needs cuda&gt;=13"));
+  CHECK_THAT(md, Catch::Contains("(25)"));
+  CHECK_THAT(md, Catch::Contains("… and 5 more"));
+  CHECK_THAT(md, Catch::Contains("- `//x:<b>|y`\n"));
+  CHECK_THAT(md, Catch::Contains("- ``//x:a`b``\n"));
+  CHECK_THAT(md, Catch::Contains("| makespan | 1h 01m 40s"));
+}
+
+TEST_CASE("the markdown summary has a load line per node") {
+  Plan plan;
+  plan.summary.makespan_s = 100;
+  Assignment a;
+  a.unit.id = a.unit.label = "//a:t";
+  a.node = "h100-0";
+  a.gpus = {0, 1};
+  a.end_s = 50;
+  plan.assignments.push_back(a);
+  CHECK_THAT(render_markdown(plan), Catch::Contains("| h100-0 | 2 | 1 | 1m 40s | 50s | 50% |"));
+}
+
+TEST_CASE("the trace has a complete event per unit and GPU, in microseconds") {
+  Plan plan;
+  Assignment a;
+  a.unit.id = a.unit.label = "//a:\"t\"";
+  a.node = "n";
+  a.gpus = {0, 3};
+  a.start_s = 1.5;
+  a.end_s = 2;
+  plan.assignments.push_back(a);
+  auto trace = render_trace(plan);
+  CHECK_THAT(trace,
+             Catch::Contains(
+                 R"("ph":"X","name":"//a:\"t\"","cat":"medium","pid":1,"tid":3,"ts":1500000,"dur":500000)"));
+  CHECK_THAT(trace, Catch::Contains(R"("name":"thread_name","pid":1,"tid":2,"args":{"name":"GPU 2"})"));
+}

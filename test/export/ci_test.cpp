@@ -1,0 +1,60 @@
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/export.hpp"
+
+using namespace gpuplan;
+
+namespace {
+Plan two_nodes() {
+  Plan plan;
+  for (auto [node, end] : {std::pair{"b-0", 90.0}, std::pair{"a-0", 600.0}}) {
+    Assignment a;
+    a.unit.label = a.unit.id = std::string("//t:") + node;
+    a.node = node;
+    a.gpus = {0};
+    a.end_s = end;
+    plan.assignments.push_back(a);
+  }
+  return plan;
+}
+}  // namespace
+
+TEST_CASE("the GitHub matrix has one entry per node with its runner labels, timeout and command") {
+  CiOptions o;
+  o.node_tag = "node";
+  o.tags = {"self-hosted"};
+  auto matrix = nlohmann::json::parse(github_matrix(two_nodes(), nullptr, o));
+  REQUIRE(matrix["include"].size() == 2);
+  auto first = matrix["include"][0];
+  CHECK(first["node"] == "a-0");
+  CHECK(first["runs-on"] == nlohmann::json::array({"self-hosted", "a-0"}));
+  CHECK(first["timeout-minutes"] == 15);
+  CHECK(first["command"] == "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
+  CHECK(first["units"] == nlohmann::json::array({"//t:a-0"}));
+}
+
+TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets failures through and a merge") {
+  CiOptions o;
+  o.node_tag = "hostname";
+  o.tags = {"queue=gpu"};
+  auto steps = YAML::Load(buildkite_pipeline(two_nodes(), nullptr, o))["steps"];
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[0]["agents"]["hostname"].as<std::string>() == "a-0");
+  CHECK(steps[0]["agents"]["queue"].as<std::string>() == "gpu");
+  CHECK(steps[1]["timeout_in_minutes"].as<int>() == 3);
+  CHECK(steps[2]["continue_on_failure"].as<bool>());
+  CHECK(steps[3]["key"].as<std::string>() == "gpuplan-merge");
+}
+
+TEST_CASE("GitLab gets a job per node with runner tags and a merge job that runs even after failures") {
+  CiOptions o;
+  o.node_tag = "node";
+  auto pipeline = YAML::Load(gitlab_pipeline(two_nodes(), nullptr, o));
+  CHECK(pipeline["gpuplan-b-0"]["tags"][0].as<std::string>() == "b-0");
+  CHECK(pipeline["gpuplan-b-0"]["needs"][0]["job"].as<std::string>() == "gpuplan-plan");
+  CHECK(pipeline["gpuplan-merge"]["when"].as<std::string>() == "always");
+  CHECK(pipeline["gpuplan-merge"]["needs"].size() == 2);
+}

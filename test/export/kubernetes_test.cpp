@@ -1,0 +1,95 @@
+#include <yaml-cpp/yaml.h>
+
+#include <catch2/catch.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
+
+using namespace gpuplan;
+
+namespace {
+Plan plan_on(std::vector<std::pair<std::string, double>> nodes_and_ends) {
+  Plan plan;
+  for (const auto& [node, end] : nodes_and_ends) {
+    Assignment a;
+    a.unit.label = a.unit.id = "//a:t";
+    a.node = node;
+    a.gpus = {1};
+    a.end_s = end;
+    plan.assignments.push_back(a);
+  }
+  return plan;
+}
+KubernetesOptions options() {
+  KubernetesOptions o;
+  o.image = "registry.example.com/gpuplan:1";
+  return o;
+}
+YAML::Node job_in(const std::string& manifest) {
+  auto docs = YAML::LoadAll(manifest);
+  REQUIRE(docs.size() == 2);
+  return docs[1];
+}
+}  // namespace
+
+TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice of the plan") {
+  auto files = kubernetes_manifests(plan_on({{"h100-1", 600}, {"h100-0", 100}}), nullptr, options());
+  REQUIRE(files.size() == 2);
+  auto docs = YAML::LoadAll(files.at("gpuplan-h100-0.yaml"));
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[0]["kind"].as<std::string>() == "ConfigMap");
+  auto slice = parse_plan(docs[0]["data"]["plan.json"].as<std::string>(), "configmap");
+  REQUIRE(slice.assignments.size() == 1);
+  CHECK(slice.assignments[0].node == "h100-0");
+  auto pod = docs[1]["spec"]["template"]["spec"];
+  CHECK(pod["nodeSelector"]["kubernetes.io/hostname"].as<std::string>() == "h100-0");
+  CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
+  CHECK(pod["containers"][0]["command"][4].as<std::string>() == "h100-0");
+  CHECK(docs[1]["spec"]["activeDeadlineSeconds"].as<long>() == 150 + 300);
+}
+
+TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match the host's") {
+  Fleet fleet;
+  Node node;
+  node.name = "h100-0";
+  node.gpus.resize(8);
+  node.labels = {{"zone", "a"}};
+  fleet.nodes.push_back(node);
+  auto o = options();
+  o.fleet_selectors = {"zone"};
+  o.gpu_resource = "amd.com/gpu";
+  auto pod = job_in(kubernetes_manifests(plan_on({{"h100-0", 60}}), &fleet, o)
+                        .at("gpuplan-h100-0.yaml"))["spec"]["template"]["spec"];
+  CHECK(pod["containers"][0]["resources"]["limits"]["amd.com/gpu"].as<int>() == 8);
+  CHECK(pod["nodeSelector"]["zone"].as<std::string>() == "a");
+  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
+}
+
+TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and a hash") {
+  auto files = kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, options());
+  REQUIRE(files.size() == 2);
+  CHECK(files.count("gpuplan-gpu-box-1.yaml") == 1);
+  for (const auto& [name, content] : files) {
+    auto job_name = job_in(content)["metadata"]["name"].as<std::string>();
+    CHECK(job_name.size() <= 63);
+    CHECK(job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos);
+  }
+}
+
+TEST_CASE("tolerations are read as kubectl taint writes them, and bad options are errors") {
+  auto o = options();
+  o.tolerations = {"nvidia.com/gpu:NoSchedule", "dedicated=ci:NoExecute"};
+  auto pod = job_in(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o)
+                        .at("gpuplan-n.yaml"))["spec"]["template"]["spec"];
+  CHECK(pod["tolerations"][0]["operator"].as<std::string>() == "Exists");
+  CHECK(pod["tolerations"][1]["value"].as<std::string>() == "ci");
+  CHECK(pod["tolerations"][1]["effect"].as<std::string>() == "NoExecute");
+  o.tolerations = {"a:Sometimes"};
+  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+  o = options();
+  o.labels = {{"team", "has space"}};
+  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+  o = options();
+  o.image = "";
+  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+}

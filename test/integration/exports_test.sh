@@ -1,0 +1,96 @@
+# The exports as a user wires them in: Kubernetes Jobs checked against the official schemas
+# (kubernetes-models: types and every field name), a GitHub workflow that uses the matrix
+# checked by action-validator, a GitLab child pipeline against GitLab's CI schema, a Buildkite
+# pipeline against its documented step format. Validators are npm packages pinned in
+# test/integration/npm/, installed once into the build directory.
+source test/integration/lib.sh
+source test/integration/npm_tools.sh
+requires node npm jq xmllint
+npm_tools
+M=$NPM_TOOLS/node_modules
+PLAN=test/data/plans/example.plan.json
+FLEET=test/data/plans/fleet.yaml
+nodes=$(jq '[.assignments[].node] | unique | length' "$PLAN")
+
+# Kubernetes: a Job and a ConfigMap per node, valid, pinned, asking for the whole node's GPUs.
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s" --image registry.example.com/ci/gpuplan:1 \
+  --fleet "$FLEET" --namespace ci --service-account runner --priority-class batch-high \
+  --toleration nvidia.com/gpu:NoSchedule --toleration dedicated=gpu:NoExecute --label team=ml \
+  --results-claim gpuplan-results --command 'bazel test {label}' > "$SCRATCH/k8s.out"
+[ "$(ls "$SCRATCH/k8s" | wc -l)" -eq "$nodes" ] || fail "not one manifest file per node"
+node test/integration/validate_k8s.mjs "$M" "$SCRATCH"/k8s/*.yaml > "$SCRATCH/k8s.check" ||
+  fail "manifests fail the Kubernetes schemas: $(cat "$SCRATCH/k8s.check")"
+[ "$(grep -c '^ok batch/v1/Job' "$SCRATCH/k8s.check")" -eq "$nodes" ] || fail "not $nodes valid Jobs"
+node -e '
+  const Y = require(process.argv[1] + "/yaml");
+  const docs = Y.parseAllDocuments(require("fs").readFileSync(process.argv[2], "utf8")).map(d => d.toJS());
+  console.log(JSON.stringify(docs));' "$M" "$SCRATCH/k8s/gpuplan-h100-0.yaml" > "$SCRATCH/h100-0.json"
+j() { jq -r "$1" "$SCRATCH/h100-0.json"; }
+[ "$(j '.[1].spec.template.spec.nodeSelector["kubernetes.io/hostname"]')" = h100-0 ] || fail "Job not pinned to its node"
+[ "$(j '.[1].spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]')" = 8 ] ||
+  fail "the Job does not ask for all 8 GPUs of h100-0"
+end=$(jq '[.assignments[] | select(.node == "h100-0") | .end_s] | max' "$PLAN")
+[ "$(j '.[1].spec.activeDeadlineSeconds')" = "$(jq -n "($end * 1.5 | ceil) + 300")" ] || fail "deadline is not end × 1.5 + 300"
+[ "$(j '.[1].spec.template.spec.containers[0].command | join(" ")')" = \
+  "gpuplan exec /etc/gpuplan/plan.json --node h100-0 --command bazel test {label} --results /var/lib/gpuplan/results/h100-0.csv" ] ||
+  fail "the Job does not run gpuplan exec for its node: $(j '.[1].spec.template.spec.containers[0].command')"
+# The ConfigMap's plan is a plan gpuplan reads, holding exactly the node's units.
+j '.[0].data["plan.json"]' > "$SCRATCH/slice.json"
+"$GPUPLAN" exec "$SCRATCH/slice.json" --node h100-0 --dry-run > "$SCRATCH/slice.dry"
+"$GPUPLAN" exec "$PLAN" --node h100-0 --dry-run > "$SCRATCH/full.dry"
+cmp -s "$SCRATCH/slice.dry" "$SCRATCH/full.dry" || fail "exec on the ConfigMap's plan differs from the whole plan"
+# Bad options: exit 2, nothing written.
+status=0
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/bad" --image x --label 'not a label=1' 2> "$SCRATCH/bad.err" || status=$?
+[ "$status" -eq 2 ] && [ ! -e "$SCRATCH/bad" ] || fail "a bad --label: exit $status, or files were written"
+grep -q -- '--label' "$SCRATCH/bad.err" || fail "the error does not name --label"
+
+# GitHub Actions: the workflow from the README, and one with the exported matrix inline.
+"$GPUPLAN" export github-matrix "$PLAN" --fleet "$FLEET" > "$SCRATCH/matrix.json"
+[ "$(wc -l < "$SCRATCH/matrix.json")" -eq 1 ] || fail "the matrix is not one line (for \$GITHUB_OUTPUT)"
+[ "$(jq '.include | length' "$SCRATCH/matrix.json")" -eq "$nodes" ] || fail "not one matrix entry per node"
+[ "$(jq '[.include[].unit_count] | add' "$SCRATCH/matrix.json")" -eq "$(jq '.assignments | length' "$PLAN")" ] ||
+  fail "the matrix entries do not add up to the plan's units"
+mkdir -p "$SCRATCH/wf"
+cp examples/ci/github-workflow.yml "$SCRATCH/wf/readme.yml"
+jq --slurpfile m "$SCRATCH/matrix.json" -n '{name: "gpu", on: ["push"], jobs: {gpu: {
+  strategy: {"fail-fast": false, matrix: $m[0]}, "runs-on": "${{ matrix.runs-on }}",
+  "timeout-minutes": "${{ matrix.timeout-minutes }}", steps: [{run: "${{ matrix.command }}"}]}}}' \
+  > "$SCRATCH/wf/inline.yml"
+for wf in readme inline; do
+  node "$M/@action-validator/cli/cli.mjs" "$SCRATCH/wf/$wf.yml" > "$SCRATCH/$wf.check" ||
+    fail "action-validator rejects the $wf workflow: $(head -40 "$SCRATCH/$wf.check")"
+done
+
+# GitLab and Buildkite.
+"$GPUPLAN" export gitlab "$PLAN" --fleet "$FLEET" --tag gpu -o "$SCRATCH/gitlab.yml"
+node test/integration/validate_ci.mjs "$M" gitlab "$SCRATCH/gitlab.yml" > "$SCRATCH/gitlab.check" ||
+  fail "GitLab's schema rejects the child pipeline: $(cat "$SCRATCH/gitlab.check")"
+node test/integration/validate_ci.mjs "$M" gitlab examples/ci/gitlab-ci.yml > "$SCRATCH/gitlab-readme.check" ||
+  fail "GitLab's schema rejects the README's parent pipeline: $(cat "$SCRATCH/gitlab-readme.check")"
+"$GPUPLAN" export buildkite "$PLAN" --tag queue=gpu -o "$SCRATCH/buildkite.yml"
+node test/integration/validate_ci.mjs "$M" buildkite "$SCRATCH/buildkite.yml" > "$SCRATCH/bk.check" ||
+  fail "the Buildkite pipeline does not follow the documented format: $(cat "$SCRATCH/bk.check")"
+# A validator that accepts anything proves nothing: each must reject a broken file.
+sed 's/^  stage: gpu-test/  stagez: gpu-test/' "$SCRATCH/gitlab.yml" > "$SCRATCH/gitlab-bad.yml"
+! node test/integration/validate_ci.mjs "$M" gitlab "$SCRATCH/gitlab-bad.yml" > /dev/null || fail "GitLab check accepts junk"
+sed 's/timeout_in_minutes/timeout_minutes/' "$SCRATCH/buildkite.yml" > "$SCRATCH/bk-bad.yml"
+! node test/integration/validate_ci.mjs "$M" buildkite "$SCRATCH/bk-bad.yml" > /dev/null || fail "Buildkite check accepts junk"
+sed 's/"runs-on"/"runs_on"/' "$SCRATCH/wf/inline.yml" > "$SCRATCH/wf/bad.yml"
+! node "$M/@action-validator/cli/cli.mjs" "$SCRATCH/wf/bad.yml" > /dev/null 2>&1 || fail "action-validator accepts junk"
+sed 's/restartPolicy/restartPolicyy/' "$SCRATCH/k8s/gpuplan-h100-0.yaml" > "$SCRATCH/k8s-bad.yaml"
+! node test/integration/validate_k8s.mjs "$M" "$SCRATCH/k8s-bad.yaml" > /dev/null || fail "the Kubernetes check accepts junk"
+# exec --junit: one testcase per unit that ran, failures counted, well-formed XML.
+units=$(jq '[.assignments[] | select(.node == "l4-0")] | length' "$PLAN")
+"$GPUPLAN" exec "$PLAN" --node l4-0 --command 'case {label} in *inference*) exit 1;; esac' \
+  --junit "$SCRATCH/junit.xml" > /dev/null 2>&1 || true
+xmllint --noout "$SCRATCH/junit.xml" || fail "exec's JUnit is not well-formed XML"
+[ "$(grep -c '<testcase ' "$SCRATCH/junit.xml")" -eq "$units" ] || fail "JUnit does not have $units testcases"
+[ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq \
+  "$(jq '[.assignments[] | select(.node == "l4-0" and (.label | test("inference")))] | length' "$PLAN")" ] ||
+  fail "JUnit does not count the failed units"
+
+# --version names the commit the binary was built from (a CI log then says what ran).
+"$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
+  fail "--version does not name the commit: $("$GPUPLAN" --version)"
+echo "PASS: kubernetes, github-matrix, gitlab and buildkite exports validate"
