@@ -1,6 +1,7 @@
 #include "annotate/rule_matcher.hpp"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <cctype>
 
@@ -27,13 +28,13 @@ std::optional<LabelParts> split_label(std::string_view label) {
 }
 
 /// "$1" → the first capture; "$$" → "$". Without captures the value is taken as written.
-std::string substitute(const std::string& value, const std::smatch* captures) {
+std::string substitute(const std::string& value, const std::vector<std::string_view>* captures) {
   if (!captures) return value;
   std::string out;
   for (size_t i = 0; i < value.size(); ++i) {
     if (value[i] == '$' && i + 1 < value.size() && std::isdigit(static_cast<unsigned char>(value[i + 1]))) {
       auto group = static_cast<size_t>(value[i + 1] - '0');
-      if (group < captures->size()) out += (*captures)[group].str();
+      if (group < captures->size()) out += (*captures)[group];
       ++i;
     } else if (value[i] == '$' && i + 1 < value.size() && value[i + 1] == '$') {
       out += '$';
@@ -44,6 +45,16 @@ std::string substitute(const std::string& value, const std::smatch* captures) {
   }
   return out;
 }
+
+/// RE2 for a tag regex: quiet (errors are reported, not logged), with its default memory budget.
+std::unique_ptr<re2::RE2> compile(const std::string& regex) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  return std::make_unique<re2::RE2>(regex, options);
+}
+
+/// Capture groups $0..$9 are all a value can name.
+constexpr int max_groups = 9;
 
 }  // namespace
 
@@ -80,13 +91,17 @@ bool label_matches(std::string_view pattern, std::string_view label) {
   return have->name == name;
 }
 
-unsigned capture_count(const std::string& regex) { return std::regex(regex).mark_count(); }
-
-RuleMatcher::RuleMatcher(const Rule& rule) : rule_(rule) {
-  if (rule.tag) tag_.emplace(*rule.tag);
+RegexCheck check_regex(const std::string& regex) {
+  auto compiled = compile(regex);
+  if (!compiled->ok()) return RegexCheck{compiled->error(), 0};
+  return RegexCheck{{}, compiled->NumberOfCapturingGroups()};
 }
 
-bool RuleMatcher::reads_tag(const std::string& tag) const { return tag_ && std::regex_match(tag, *tag_); }
+RuleMatcher::RuleMatcher(const Rule& rule) : rule_(rule) {
+  if (rule.tag) tag_ = compile(*rule.tag);
+}
+
+bool RuleMatcher::reads_tag(const std::string& tag) const { return tag_ && re2::RE2::FullMatch(tag, *tag_); }
 
 std::vector<Reading> RuleMatcher::apply(const Target& target) const {
   std::vector<Reading> readings;
@@ -97,14 +112,19 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
     readings.push_back(read(nullptr, {}));
     return readings;
   }
+  int groups = std::min(tag_->NumberOfCapturingGroups(), max_groups) + 1;
+  std::vector<re2::StringPiece> found(static_cast<std::size_t>(groups));
+  std::vector<std::string_view> captures(found.size());
   for (const auto& tag : target.tags) {
-    std::smatch captures;
-    if (std::regex_match(tag.str(), captures, *tag_)) readings.push_back(read(&captures, tag));
+    if (!tag_->Match(tag.str(), 0, tag.str().size(), re2::RE2::ANCHOR_BOTH, found.data(), groups)) continue;
+    for (std::size_t i = 0; i < found.size(); ++i)
+      captures[i] = std::string_view(found[i].data(), found[i].size());
+    readings.push_back(read(&captures, tag));
   }
   return readings;
 }
 
-Reading RuleMatcher::read(const std::smatch* captures, std::string_view tag) const {
+Reading RuleMatcher::read(const std::vector<std::string_view>* captures, std::string_view tag) const {
   Claim claim;
   claim.source = rule_.source() + (captures ? fmt::format(" (tag {})", tag) : "");
   for (const auto& [field, value] : rule_.set) {

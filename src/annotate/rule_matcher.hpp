@@ -1,6 +1,7 @@
 #pragma once
-// One rule of a rules file, ready to match targets: its tag regex compiled once.
-#include <regex>
+// One rule of a rules file, ready to match targets: its tag regex compiled once, on RE2
+// (linear time in the tag, bounded stack: a rules file and the tags it meets are untrusted).
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,10 @@
 #include "annotate/claim.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/target.hpp"
+
+namespace re2 {
+class RE2;
+}
 
 namespace gpuplan::annotate {
 
@@ -18,8 +23,13 @@ std::string label_pattern_problem(std::string_view pattern);
 /// True when `label` (any spelling of the main repository) falls under a valid `pattern`.
 bool label_matches(std::string_view pattern, std::string_view label);
 
-/// The number of capture groups `regex` has (for checking $N in values); throws std::regex_error.
-unsigned capture_count(const std::string& regex);
+/// A tag regex checked: why it is not one RE2 accepts, or how many capture groups it has
+/// (for checking $N in values).
+struct RegexCheck {
+  std::string problem;  ///< empty when the regex compiles
+  int captures = 0;
+};
+RegexCheck check_regex(const std::string& regex);
 
 class RuleMatcher {
  public:
@@ -33,10 +43,10 @@ class RuleMatcher {
   bool reads_tag(const std::string& tag) const;
 
  private:
-  Reading read(const std::smatch* captures, std::string_view tag) const;
+  Reading read(const std::vector<std::string_view>* captures, std::string_view tag) const;
 
   const Rule& rule_;
-  std::optional<std::regex> tag_;
+  std::shared_ptr<const re2::RE2> tag_;  ///< null without a tag regex
 };
 
 }  // namespace gpuplan::annotate

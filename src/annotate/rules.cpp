@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
+#include <iterator>
 
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
+#include "core/utf8.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/graph.hpp"
 #include "util/suggest.hpp"
 
@@ -143,7 +145,7 @@ class RulesReader {
     for (const auto& entry : node) {
       check_key(entry.first, sizes, "size_default_seconds");
       auto key = "size_default_seconds." + entry.first.Scalar();
-      rules.size_default_seconds[entry.first.Scalar()] = number(entry.second, key, 0.001, 1e9);
+      rules.size_default_seconds[entry.first.Scalar()] = number(entry.second, key, 0.001, max_duration_s);
     }
   }
 
@@ -205,12 +207,11 @@ class RulesReader {
       }
       auto value = scalar(entry.second, key);
       if (key == "tag") {
-        try {
-          captures = annotate::capture_count(value);
-        } catch (const std::regex_error& e) {
+        auto check = annotate::check_regex(value);
+        if (!check.problem.empty())
           fail(entry.second.Mark(),
-               fmt::format("tag: \"{}\" is not a regular expression: {}", value, e.what()));
-        }
+               fmt::format("tag: \"{}\" is not a regular expression (RE2 syntax): {}", value, check.problem));
+        captures = static_cast<unsigned>(check.captures);
         rule.tag = value;
       } else if (key == "label") {
         if (auto problem = annotate::label_pattern_problem(value); !problem.empty())
@@ -283,8 +284,10 @@ class RulesReader {
 Rules load_rules(std::istream& in, const std::string& name) {
   YAML::Node root;
   RulesReader reader(name);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require_utf8(text, name);  // values reach diagnostics and JSON output
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     reader.fail(e.mark, e.msg);
   }

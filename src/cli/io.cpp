@@ -17,6 +17,7 @@
 #include <iterator>
 
 #include "cli/progress.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
@@ -28,11 +29,12 @@ Input open_input(const std::string& path) {
     input.name = "<stdin>";
     return input;
   }
-  input.name = path;
+  input.name = escape_invalid_utf8(path);  // the name goes into messages and JSON, which need UTF-8
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(Position{path}, "is a directory, not a file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(Position{input.name}, "is a directory, not a file");
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*file) throw InputError(Position{path}, fmt::format("cannot read: {}", std::strerror(errno)));
+  if (!*file) throw InputError(Position{input.name}, fmt::format("cannot read: {}", std::strerror(errno)));
   input.stream = file.get();
   input.owned = std::move(file);
   return input;

@@ -22,7 +22,7 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
   for (auto& [name, node] : by_name) {
     if (fleet) {
       auto it = std::find_if(fleet->nodes.begin(), fleet->nodes.end(),
-                             [&](const Node& n) { return n.name == name; });
+                             [&name = name](const Node& n) { return n.name == name; });  // clang 14
       if (it == fleet->nodes.end())
         throw InputError(
             Position{fleet->source},

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 
+#include "core/utf8.hpp"
 #include "fleet/names.hpp"
 #include "fleet/topology.hpp"
 #include "gpuplan/error.hpp"
@@ -442,8 +444,10 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
 Fleet load_fleet(std::istream& in, const std::string& name) {
   Reader reader(name);
   YAML::Node root;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require_utf8(text, name);  // names and models go into JSON output
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", e.msg));
   }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/utf8.hpp"
 #include "fleet/names.hpp"
 #include "fleet/topology.hpp"
 #include "gpuplan/error.hpp"
@@ -278,6 +279,8 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
     throw InputError(
         Position{"--name"},
         fmt::format("'{}' is not a node name: use letters, digits, '-', '_' and '.'", options.node));
+  require_utf8(query.text, query.name);  // model names go into the fleet file and JSON
+  require_utf8(topo.text, topo.name);
   auto gpus = parse_query(query);
   for (const auto& gpu : gpus)
     if (lower_ascii(gpu.mig.text) == "enabled")

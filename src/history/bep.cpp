@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gpuplan/history.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/target.hpp"
 #include "history/bad_rows.hpp"
 #include "history/time.hpp"
@@ -108,7 +109,7 @@ class ResultReader {
       simdjson::dom::element value;
       if (id[field].get(value) != simdjson::SUCCESS) continue;  // proto3 leaves out zeros
       int64_t number = 0;
-      if (value.get(number) != simdjson::SUCCESS || number < 1 || number > 1000000)
+      if (value.get(number) != simdjson::SUCCESS || number < 1 || number > max_shard_count)
         return fail(fmt::format("testResult {} of {} is not a positive number", field, label));
       if (field == "shard") shard = static_cast<int>(number);
     }
@@ -160,6 +161,11 @@ class ResultReader {
       fail(fmt::format("{} of {} is negative: {}", field, label, simdjson::minify(value)));
       return false;
     }
+    if (*parsed > max_duration_s) {
+      fail(fmt::format("{} of {} is longer than a year (gpuplan's limit): {}", field, label,
+                       simdjson::minify(value)));
+      return false;
+    }
     seconds = *parsed;
     return true;
   }
@@ -175,12 +181,11 @@ class ResultReader {
     }
     if (result["testAttemptStartMillisEpoch"].get(value) == simdjson::SUCCESS) {
       auto millis = proto_int(value);
-      if (!millis)
-        fail(fmt::format("testAttemptStartMillisEpoch of {} is not a number: {}", label,
+      if (millis) start = history::epoch_ms(*millis);
+      if (!start)
+        fail(fmt::format("testAttemptStartMillisEpoch of {} is not a time from 1970 to 9999: {}", label,
                          simdjson::minify(value)));
-      else
-        start = static_cast<std::int64_t>(*millis);
-      return millis.has_value();
+      return start.has_value();
     }
     return true;
   }
@@ -259,8 +264,13 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
     if (id["testSummary"].get(summary_id) == simdjson::SUCCESS &&
         summary_id["label"].get(label) == simdjson::SUCCESS) {
       int64_t shards = 0;
-      if (event.at_pointer("/testSummary/shardCount").get(shards) == simdjson::SUCCESS)
-        summary_shards[test_index(label)] = static_cast<int>(shards);
+      if (event.at_pointer("/testSummary/shardCount").get(shards) == simdjson::SUCCESS) {
+        if (shards < 0 || shards > max_shard_count)  // not a cast that wraps 2^32 + 2 to 2
+          bad.add(number, fmt::format("testSummary shardCount {} of {} is not a shard count from 0 to {}",
+                                      shards, label, max_shard_count));
+        else
+          summary_shards[test_index(label)] = static_cast<int>(shards);
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "gpuplan/history.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/target.hpp"
 #include "history/bad_rows.hpp"
 #include "history/time.hpp"
@@ -63,6 +64,8 @@ struct Times {
       fail(fmt::format("<{} time=\"{}\">: not a number of seconds", element, value));
     else if (*seconds < 0)
       fail(fmt::format("<{} time=\"{}\">: a negative time", element, value));
+    else if (*seconds > max_duration_s)
+      fail(fmt::format("<{} time=\"{}\">: longer than a year (gpuplan's limit)", element, value));
     return problem.empty() ? seconds : std::nullopt;
   }
 

@@ -11,7 +11,9 @@
 #include <iterator>
 #include <map>
 
+#include "core/utf8.hpp"
 #include "gpuplan/history.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/target.hpp"
 #include "history/bad_rows.hpp"
 #include "history/time.hpp"
@@ -50,15 +52,19 @@ Row to_row(const Fields& fields) {
   Row row;
   std::string_view label = field(fields, "label");
   if (label.empty()) return {{}, {}, "no label"};
+  if (auto problem = utf8_problem(label); !problem.empty())
+    return {{}, {}, fmt::format("the label is not UTF-8 text: {}", problem)};
   row.key.label = canonical_label(label);
   std::string_view seconds = field(fields, "seconds");
   auto value = history::parse_number(seconds);
   if (!value) return {{}, {}, fmt::format("{}: seconds \"{}\" is not a number", label, seconds)};
   if (*value < 0) return {{}, {}, fmt::format("{}: seconds {} is a negative time", label, seconds)};
+  if (*value > max_duration_s)
+    return {{}, {}, fmt::format("{}: seconds {} is longer than a year (gpuplan's limit)", label, seconds)};
   row.sample.seconds = *value;
   if (std::string_view shard = field(fields, "shard"); !shard.empty()) {
     auto index = history::parse_number(shard);
-    if (!index || *index < 0 || *index != std::floor(*index) || *index > 1e6)
+    if (!index || *index < 0 || *index != std::floor(*index) || *index >= max_shard_count)
       return {{}, {}, fmt::format("{}: shard \"{}\" is not a 0-based shard index", label, shard)};
     row.key.shard = static_cast<int>(*index);
   }
@@ -70,13 +76,14 @@ Row to_row(const Fields& fields) {
   }
   if (std::string_view start = field(fields, "start"); !start.empty()) {
     if (auto epoch = history::parse_number(start))
-      row.sample.start_ms = static_cast<std::int64_t>(*epoch * 1000);
+      row.sample.start_ms = history::epoch_seconds_to_ms(*epoch);
     else
       row.sample.start_ms = history::parse_timestamp_ms(start);
     if (!row.sample.start_ms)
       return {{},
               {},
-              fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time", label, start)};
+              fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time from 1970 to 9999",
+                          label, start)};
   }
   row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
   return row;
@@ -260,16 +267,20 @@ std::string read_summary_unit(od::value value, History& history) {
     if (name == "label") {
       std::string_view label;
       if (field.get_string().get(label) || label.empty()) return "\"label\" is not a label";
+      if (auto problem = utf8_problem(label); !problem.empty())
+        return "\"label\" is not UTF-8 text: " + problem;
       key.label = canonical_label(label);
     } else if (name == "shard") {
-      if (field.is_null()) continue;
+      bool null = false;
+      if (field.is_null().get(null)) return "not valid JSON";
+      if (null) continue;
       int64_t shard = 0;
-      if (field.get_int64().get(shard) || shard < 0 || shard > 1000000)
+      if (field.get_int64().get(shard) || shard < 0 || shard >= max_shard_count)
         return "\"shard\" is not a 0-based shard index";
       key.shard = static_cast<int>(shard);
     } else if (name == "shard_count") {
       int64_t count = 0;
-      if (field.get_int64().get(count) || count < 1 || count > 1000000)
+      if (field.get_int64().get(count) || count < 1 || count > max_shard_count)
         return "\"shard_count\" is not a shard count";
       shard_count = static_cast<int>(count);
     } else if (name == "seconds" || name == "peak_vram_mib" || name == "timed_out") {
@@ -283,12 +294,16 @@ std::string read_summary_unit(od::value value, History& history) {
           if (item.get_double().get(seconds) || !std::isfinite(seconds))
             return "\"seconds\" holds something other than numbers";
           if (seconds < 0) return fmt::format("\"seconds\" holds a negative time: {}", seconds);
+          if (seconds > max_duration_s)
+            return fmt::format("\"seconds\" holds {}, longer than a year (gpuplan's limit)", seconds);
           samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt});
         } else if (name == "peak_vram_mib") {
           int64_t mib = 0;
-          if (item.is_null())
+          bool null = false;
+          if (item.is_null().get(null)) return "not valid JSON";
+          if (null)
             vram.emplace_back();
-          else if (item.get_int64().get(mib) || mib < 0)
+          else if (item.get_int64().get(mib) || mib < 0 || mib > 1000000000)
             return "\"peak_vram_mib\" holds something other than MiB or null";
           else
             vram.emplace_back(mib);

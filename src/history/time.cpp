@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpuplan/limits.hpp"
+
 namespace gpuplan::history {
 
 std::optional<double> parse_number(std::string_view text) {
@@ -13,6 +15,13 @@ std::optional<double> parse_number(std::string_view text) {
   if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
   return value;
 }
+
+std::optional<std::int64_t> epoch_ms(double ms) {
+  if (!(ms >= 0 && ms <= static_cast<double>(max_timestamp_ms))) return std::nullopt;  // NaN too
+  return static_cast<std::int64_t>(ms);
+}
+
+std::optional<std::int64_t> epoch_seconds_to_ms(double seconds) { return epoch_ms(seconds * 1000); }
 
 std::optional<double> parse_proto_duration(std::string_view text) {
   if (!text.ends_with('s')) return std::nullopt;
@@ -88,7 +97,7 @@ std::optional<std::int64_t> parse_timestamp_ms(std::string_view text) {
   if (pos != text.size()) return std::nullopt;
   auto days = sys_days(date).time_since_epoch().count();
   std::int64_t seconds = days * 86400LL + *h * 3600LL + *mi * 60LL + *s - offset_minutes * 60;
-  return seconds * 1000 + ms;
+  return epoch_ms(static_cast<double>(seconds * 1000 + ms));
 }
 
 }  // namespace gpuplan::history

@@ -16,4 +16,9 @@ std::optional<double> parse_proto_duration(std::string_view text);
 /// "2024-05-01T12:00:00.123+02:00", "2024-05-01 12:00:00" (no zone: UTC). Milliseconds since the epoch.
 std::optional<std::int64_t> parse_timestamp_ms(std::string_view text);
 
+/// Seconds since the epoch as milliseconds; empty outside 1970 to 9999 (max_timestamp_ms).
+std::optional<std::int64_t> epoch_seconds_to_ms(double seconds);
+/// The same check for milliseconds as given.
+std::optional<std::int64_t> epoch_ms(double ms);
+
 }  // namespace gpuplan::history

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "gpuplan/limits.hpp"
+
 namespace gpuplan::ingest {
 
 Attribute attribute_named(std::string_view name) {
@@ -38,7 +40,9 @@ std::string parse_integer(std::string_view text, long& out) {
 
 std::string set_shard_count(Target& target, long value) {
   if (value < -1) return fmt::format("shard_count {} is negative", value);
-  if (value > std::numeric_limits<int>::max()) return fmt::format("shard_count {} is out of range", value);
+  if (value > max_shard_count)
+    return fmt::format("shard_count {} is above gpuplan's limit of {} (Bazel's default limit is 50)", value,
+                       max_shard_count);
   target.shard_count = value < 0 ? 0 : static_cast<int>(value);
   return {};
 }

@@ -1,8 +1,12 @@
 #include "gpuplan/ingest.hpp"
 
+#include <fmt/format.h>
+
 #include <iterator>
 #include <unordered_map>
 
+#include "gpuplan/error.hpp"
+#include "gpuplan/limits.hpp"
 #include "ingest/readers.hpp"
 
 namespace gpuplan {
@@ -29,6 +33,10 @@ void Collector::drop(TargetKind kind, std::string_view rule_class) {
 }
 
 void Collector::keep(Target&& target) {
+  if (static_cast<long>(size_) >= max_tests)
+    throw InputError(Position{name_}, fmt::format("more than {} tests: gpuplan's limit for one input "
+                                                  "(see README \"Limits\"); split the query",
+                                                  max_tests));
   if (size_ % block_size == 0) {
     blocks_.emplace_back();
     blocks_.back().reserve(block_size);
@@ -57,7 +65,7 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
   Source source(in, name);
   if (is_blank(source)) return TargetList{};
   InputFormat format = forced ? *forced : detect_format(source);
-  Collector collector;
+  Collector collector(name);
   collector.graph = graph;
   switch (format) {
     case InputFormat::xml: read_xml(source, collector); break;

@@ -5,11 +5,39 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/utf8.hpp"
 #include "ingest/attributes.hpp"
 
 namespace gpuplan::ingest {
 
 namespace ondemand = simdjson::ondemand;
+
+namespace {
+
+/// Where simdjson's first pass would stop: the first control character inside a string
+/// or the first byte that is not UTF-8. Null when the text holds neither.
+const char* first_bad_byte(std::string_view json) {
+  if (std::size_t at = invalid_utf8_at(json); at != std::string_view::npos) return json.data() + at;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char& byte : json) {
+    auto c = static_cast<unsigned char>(byte);
+    if (!in_string) {
+      in_string = c == '"';
+    } else if (escaped) {
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (c == '"') {
+      in_string = false;
+    } else if (c < 0x20) {
+      return &byte;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::string short_configuration(std::string_view checksum) { return std::string(checksum.substr(0, 7)); }
 
@@ -17,17 +45,20 @@ void JsonTargets::parse_object(std::string_view json, std::size_t readable, cons
                                const std::function<void(ondemand::object)>& use) {
   text_ = json;
   start_ = start;
+  have_document_ = false;  // the last object's document points into text that is gone
   try {
-    document_ = parser_.iterate(simdjson::padded_string_view(json.data(), json.size(), readable));
+    auto parsed = parser_.iterate(simdjson::padded_string_view(json.data(), json.size(), readable));
+    if (parsed.error() != simdjson::SUCCESS)
+      fail(fmt::format("not valid JSON: {}", simdjson::error_message(parsed.error())), first_bad_byte(json));
+    document_ = std::move(parsed.value_unsafe());
+    have_document_ = true;
     use(document_.get_object());
     const char* rest =
         nullptr;  // simdjson 3.0 has no document::at_end(): a location past the object means more text
     if (document_.current_location().get(rest) == simdjson::SUCCESS)
       fail("more text after the JSON object", rest);
   } catch (const simdjson::simdjson_error& error) {
-    const char* at = nullptr;
-    if (document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
-    fail(fmt::format("not valid JSON: {}", simdjson::error_message(error.error())), at);
+    fail(fmt::format("not valid JSON: {}", simdjson::error_message(error.error())));
   }
 }
 
@@ -212,7 +243,7 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {
-  if (!at && document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
+  if (!at && have_document_ && document_.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
   Position where = start_;
   if (at && at >= text_.data() && at <= text_.data() + text_.size()) {
     std::string_view before(text_.data(), static_cast<std::size_t>(at - text_.data()));

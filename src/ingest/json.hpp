@@ -44,6 +44,7 @@ class JsonTargets {
   Collector& out_;
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::document document_;
+  bool have_document_ = false;  ///< document_ holds the object being read (not a stale one)
   std::string_view text_;
   Position start_;
   std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings

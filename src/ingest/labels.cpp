@@ -2,6 +2,7 @@
 // "//a:b", "py_test rule //a:b", with " (9f87702)" or " (null)" after it for cquery.
 #include <fmt/format.h>
 
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "ingest/readers.hpp"
 
@@ -52,6 +53,8 @@ void read_label_lines(Source& source, InputFormat format, Collector& out) {
     if (line.empty()) continue;
     Position where{source.name(), lines.line_number()};
     if (line.find('\0') != std::string_view::npos) throw InputError(where, "binary input (a NUL byte)");
+    if (auto problem = utf8_problem(line); !problem.empty())
+      throw InputError(where, fmt::format("not UTF-8 text, as Bazel writes labels: {}", problem));
     std::string_view configuration = cquery ? take_configuration(line, where) : std::string_view{};
     std::string_view kind = with_kind ? take_kind(line, where) : std::string_view{};
     if (!line.starts_with("//") && !line.starts_with('@'))

@@ -17,6 +17,8 @@ enum class TargetKind { rule, source_file, generated_file, other };
 /// so the list never holds two copies of itself, as a growing vector would.
 class Collector {
  public:
+  /// `name`: the input's name, for the error past max_tests.
+  explicit Collector(std::string name = {}) : name_(std::move(name)) {}
   /// Keeps `target` if it is a test rule, otherwise counts it as dropped.
   void add(TargetKind kind, Target&& target);
   /// Keeps a target whose kind the input does not say (the label format): every label is taken as a test.
@@ -35,6 +37,7 @@ class Collector {
   static constexpr std::size_t block_size = 65536;
   void keep(Target&& target);
 
+  std::string name_;
   std::vector<std::vector<Target>> blocks_;
   std::size_t size_ = 0;
   DroppedCounts dropped_;

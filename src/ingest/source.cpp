@@ -77,12 +77,13 @@ bool LineReader::next(std::string_view& line) {
                        fmt::format("a line longer than {} MiB: this is not what Bazel prints in this format",
                                    max_length_ >> 20));
     }
-    if (!newline) {
+    if (!newline && !at_end_) {
+      // fill() may move or replace the buffer: look again from the top, `start` is stale.
       scanned = available;
-      if (!at_end_ && fill()) continue;
-      at_end_ = true;
-      if (available == 0) return false;
+      if (!fill()) at_end_ = true;
+      continue;
     }
+    if (!newline && available == 0) return false;
     ++line_number_;
     begin_ += newline ? length + 1 : length;
     if (length > 0 && start[length - 1] == '\r') --length;

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/rules.hpp"
 #include "plan/json_parts.hpp"
 #include "util/json_writer.hpp"
 
@@ -176,6 +178,38 @@ void plan_document(JsonWriter& out, const Plan& plan) {
   out.end_object();
 }
 
+/// The most MiB a plan may reserve on one GPU (a petabyte).
+constexpr long max_mib = 1L << 30;
+
+/// The line and column of the first number outside strings that does not fit a double.
+std::pair<long, long> first_overflowing_number(std::string_view text) {
+  long line = 1;
+  long column = 1;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i, ++column) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else if (escaped) {
+      escaped = false;
+    } else if (in_string) {
+      escaped = c == '\\';
+      in_string = c != '"';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = text.find_first_not_of("0123456789+-.eE", i);
+      std::string token(text.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i));
+      if (!std::isfinite(std::strtod(token.c_str(), nullptr))) return {line, column};
+      column += static_cast<long>(token.size()) - 1;
+      i += token.size() - 1;
+    }
+  }
+  return {0, 0};
+}
+
 // Reading: every accessor names the JSON path of what it looks at.
 struct Reader {
   const std::string& name;
@@ -198,15 +232,27 @@ struct Reader {
     if (!v.is_string()) fail(path + "." + key, "expected a string");
     return v.get<std::string>();
   }
-  double number(const json& object, const std::string& path, const char* key) const {
-    const auto& v = field(object, path, key);
-    if (!v.is_number()) fail(path + "." + key, "expected a number");
-    return v.get<double>();
+  double number(const json& object, const std::string& path, const char* key, double low = 0,
+                double high = max_plan_time_s) const {
+    return in_range(field(object, path, key), path + "." + key, low, high);
   }
-  long integer(const json& object, const std::string& path, const char* key) const {
-    const auto& v = field(object, path, key);
-    if (!v.is_number_integer()) fail(path + "." + key, "expected an integer");
-    return v.get<long>();
+  /// A number from `low` to `high`: beyond them it would wrap or overflow where it is used.
+  double in_range(const json& v, const std::string& path, double low, double high) const {
+    if (!v.is_number()) fail(path, "expected a number");
+    double value = v.get<double>();
+    if (!(value >= low && value <= high))  // NaN fails too
+      fail(path, fmt::format("{} is outside {} to {} (README \"Limits\")", v.dump(), low, high));
+    return value;
+  }
+  long integer(const json& object, const std::string& path, const char* key, long low, long high) const {
+    return integer_in(field(object, path, key), path + "." + key, low, high);
+  }
+  long integer_in(const json& v, const std::string& path, long low, long high) const {
+    if (!v.is_number_integer()) fail(path, "expected an integer");
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(high)
+                               : v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+      fail(path, fmt::format("{} is outside {} to {} (README \"Limits\")", v.dump(), low, high));
+    return static_cast<long>(v.get<std::int64_t>());
   }
   const json& array(const json& object, const std::string& path, const char* key) const {
     const auto& v = field(object, path, key);
@@ -217,11 +263,9 @@ struct Reader {
   Requirement requirement(const json& j, const std::string& path) const {
     Requirement r;
     const std::string source = "plan";
-    r.gpus = {static_cast<int>(integer(j, path, "gpus")), source};
-    if (auto* v = optional_field(j, "gpu_mem_mib")) {
-      if (!v->is_number_integer()) fail(path + ".gpu_mem_mib", "expected an integer or null");
-      r.gpu_mem_mib = Sourced<std::int64_t>{v->get<std::int64_t>(), source};
-    }
+    r.gpus = {static_cast<int>(integer(j, path, "gpus", 0, max_gpus_per_test)), source};
+    if (auto* v = optional_field(j, "gpu_mem_mib"))
+      r.gpu_mem_mib = Sourced<std::int64_t>{integer_in(*v, path + ".gpu_mem_mib", 0, max_mib), source};
     for (const char* key : {"cuda", "compute_capability"}) {
       auto* v = optional_field(j, key);
       if (!v) continue;
@@ -260,17 +304,13 @@ struct Reader {
     Unit u;
     u.id = string(j, path, "unit");
     u.label = string(j, path, "label");
-    if (auto* v = optional_field(j, "shard_index")) {
-      if (!v->is_number_integer()) fail(path + ".shard_index", "expected an integer or null");
-      u.shard_index = v->get<int>();
-    }
-    u.shard_count = static_cast<int>(integer(j, path, "shard_count"));
-    if (optional_field(j, "duration_s")) u.duration_s = number(j, path, "duration_s");
+    u.shard_count = static_cast<int>(integer(j, path, "shard_count", 0, max_shard_count));
+    if (auto* v = optional_field(j, "shard_index"))
+      u.shard_index =
+          static_cast<int>(integer_in(*v, path + ".shard_index", 0, std::max(0, u.shard_count - 1)));
+    if (optional_field(j, "duration_s")) u.duration_s = number(j, path, "duration_s", 0, max_duration_s);
     if (optional_field(j, "duration_source")) u.duration_source = string(j, path, "duration_source");
-    if (auto* v = optional_field(j, "vram_mib")) {
-      if (!v->is_number_integer()) fail(path + ".vram_mib", "expected an integer or null");
-      u.vram_mib = v->get<std::int64_t>();
-    }
+    if (auto* v = optional_field(j, "vram_mib")) u.vram_mib = integer_in(*v, path + ".vram_mib", 0, max_mib);
     if (optional_field(j, "size")) u.size = string(j, path, "size");
     if (optional_field(j, "timeout")) u.timeout = string(j, path, "timeout");
     if (auto* v = optional_field(j, "flaky")) u.flaky = v->is_boolean() && v->get<bool>();
@@ -341,7 +381,7 @@ Plan plan_from_json(const json& j, const std::string& name) {
   Reader r{name};
   Plan plan;
   if (!j.is_object()) r.fail("$", "a plan is a JSON object");
-  plan.schema_version = static_cast<int>(r.integer(j, "$", "schema_version"));
+  plan.schema_version = static_cast<int>(r.integer(j, "$", "schema_version", 0, 1000000));
   if (plan.schema_version != 1)
     r.fail("schema_version",
            fmt::format("version {} is not supported (this gpuplan reads 1)", plan.schema_version));
@@ -353,11 +393,10 @@ Plan plan_from_json(const json& j, const std::string& name) {
   plan.policy = *policy;
   if (r.optional_field(j, "fleet")) plan.fleet = r.string(j, "$", "fleet");
   if (auto* s = r.optional_field(j, "summary")) {
-    auto get = [&](const char* key) -> double {
+    auto get = [&](const char* key, double high = static_cast<double>(max_plan_count)) -> double {
       auto* v = r.optional_field(*s, key);
       if (!v) return 0;
-      if (!v->is_number()) r.fail(std::string("summary.") + key, "expected a number");
-      return v->get<double>();
+      return r.in_range(*v, std::string("summary.") + key, 0, high);
     };
     auto& sum = plan.summary;
     sum.tests = static_cast<long>(get("tests"));
@@ -367,10 +406,10 @@ Plan plan_from_json(const json& j, const std::string& name) {
     sum.gpu_units = static_cast<long>(get("gpu_units"));
     sum.scheduled_units = static_cast<long>(get("scheduled_units"));
     sum.unschedulable_units = static_cast<long>(get("unschedulable_units"));
-    sum.makespan_s = get("makespan_s");
-    sum.lower_bound_s = get("lower_bound_s");
-    sum.gpu_utilization = get("gpu_utilization");
-    if (r.optional_field(*s, "pack_slowdown")) sum.pack_slowdown = get("pack_slowdown");
+    sum.makespan_s = get("makespan_s", max_plan_time_s);
+    sum.lower_bound_s = get("lower_bound_s", max_plan_time_s);
+    sum.gpu_utilization = get("gpu_utilization", 1000);
+    if (r.optional_field(*s, "pack_slowdown")) sum.pack_slowdown = get("pack_slowdown", 1000);
   }
   plan.cpu_tests = r.listed(j, "cpu_tests");
   plan.skipped_tests = r.listed(j, "skipped_tests");
@@ -383,7 +422,7 @@ Plan plan_from_json(const json& j, const std::string& name) {
     a.node = r.string(item, path, "node");
     for (const auto& g : r.array(item, path, "gpus")) {
       if (!g.is_number_integer()) r.fail(path + ".gpus", "expected GPU indices (integers)");
-      a.gpus.push_back(g.get<int>());
+      a.gpus.push_back(static_cast<int>(r.integer_in(g, path + ".gpus", 0, max_gpu_index)));
     }
     a.start_s = r.number(item, path, "start_s");
     a.end_s = r.number(item, path, "end_s");
@@ -427,6 +466,10 @@ Plan parse_plan(std::string_view json_text, const std::string& name) {
   json parsed;
   try {
     parsed = json::parse(json_text);
+  } catch (const json::out_of_range&) {  // a number beyond a double: 1e400
+    auto [line, column] = first_overflowing_number(json_text);
+    throw InputError(Position{name, line, column},
+                     "a number beyond the range of a double (README \"Limits\")");
   } catch (const json::parse_error& e) {
     auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
     long line = 1 + std::count(before.begin(), before.end(), '\n');

@@ -45,7 +45,8 @@ std::string slurm_time(double seconds) {
 }  // namespace
 
 std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options) {
-  if (!(options.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
+  if (!(options.time_margin >= 1 && options.time_margin <= 100))  // a larger one overflows --time
+    throw InputError(Position{"--time-margin"}, "must be a number from 1 to 100");
   if (options.partition) check_sbatch_value("--partition", *options.partition);
   if (options.account) check_sbatch_value("--account", *options.account);
   std::vector<std::string> extra;

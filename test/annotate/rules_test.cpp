@@ -152,3 +152,48 @@ TEST_CASE("gpu_deps and gpu_free are label patterns, checked where they are writ
   REQUIRE(error_of("classify_by_deps: maybe\n") ==
           "rules.yaml:1:19: classify_by_deps: expected true or false, not \"maybe\"");
 }
+
+TEST_CASE("tag regexes run in linear time and bounded stack, whatever the pattern and the tag") {
+  // std::regex overflowed the stack on these, or ran for minutes; RE2 answers at once.
+  Rule rule;
+  rule.tag = "team-gpus-(\\d+)";
+  rule.set = {{"gpus", "$1"}};
+  annotate::RuleMatcher matcher(rule);
+  REQUIRE(matcher.reads_tag("team-gpus-" + std::string(100000, '7')));
+  REQUIRE_FALSE(matcher.reads_tag("team-gpus-" + std::string(100000, '7') + "x"));
+
+  rule.tag = "(a+)+b";
+  annotate::RuleMatcher backtracking(rule);
+  REQUIRE_FALSE(backtracking.reads_tag(std::string(28, 'a')));
+  REQUIRE(backtracking.reads_tag(std::string(28, 'a') + "b"));
+
+  std::string nested = std::string(20000, '(') + "a" + std::string(20000, ')');
+  REQUIRE(load("rules:\n  - tag: '" + nested + "'\n    set: {gpus: 1}\n").rules.size() == 1);
+  rule.tag = nested;
+  annotate::RuleMatcher deep(rule);
+  REQUIRE(deep.reads_tag("a"));
+  REQUIRE_FALSE(deep.reads_tag("aa"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: '(a)\\1'\n    set: {gpus: 1}\n"),
+               Catch::Contains("is not a regular expression (RE2 syntax)"));
+}
+
+TEST_CASE("captures of a tag regex fill $N, unmatched groups as empty text") {
+  Rule rule;
+  rule.tag = "team-(?:gpus-(\\d+)|cpu)(-x)?";
+  rule.set = {{"gpus", "$1"}};
+  rule.where = Position{"rules.yaml", 2, 5};
+  annotate::RuleMatcher matcher(rule);
+  Target target;
+  target.label = "//a:t";
+  target.tags = {Symbol("team-gpus-3-x"), Symbol("team-cpu")};
+  auto readings = matcher.apply(target);
+  REQUIRE(readings.size() == 2);
+  REQUIRE(readings.at(0).claim->gpus == 3);
+  REQUIRE_FALSE(readings.at(1).claim);  // "" is not a GPU count
+}
+
+TEST_CASE("a rules file that is not UTF-8 is an error at the byte, before YAML reads it") {
+  // Its values reach diagnostics and JSON output, which can carry nothing else.
+  REQUIRE_THAT(error_of("rules:\n  - tag: gpu\xff\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:13: byte 0xff is not UTF-8"));
+}

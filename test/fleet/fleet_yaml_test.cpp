@@ -235,3 +235,9 @@ TEST_CASE("AMD and Intel pools know their vendor and need no CUDA version") {
   REQUIRE_THAT(error_of(fleet_with("    gpu: {model: MI300X, vendor: amdd, count: 8}\n")),
                Contains("gpu.vendor: 'amdd' is not nvidia, amd or intel"));
 }
+
+TEST_CASE("a fleet file that is not UTF-8 is an error at the byte, not a crash writing JSON") {
+  // yaml-cpp passes the byte through; `fleet check --json` once died on it (exit 1).
+  REQUIRE_THAT(error_of(fleet_with("    count: 1\n    gpu: {model: H100\xff}\n")),
+               Catch::StartsWith("fleet.yaml:5:22: byte 0xff is not UTF-8"));
+}

@@ -100,7 +100,11 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
        "bep.json:2: testAttemptDurationMillis of //gpu:t is negative: \"-5\""},
       {passed(R"("testAttemptDuration":"-1.5s")"), "bep.json:2: testAttemptDuration of //gpu:t is negative"},
       {passed(R"("testAttemptDurationMillis":"1000","testAttemptStartMillisEpoch":"1e30")"),
-       "bep.json:2: testAttemptStartMillisEpoch of //gpu:t is not a number: \"1e30\""},
+       "bep.json:2: testAttemptStartMillisEpoch of //gpu:t is not a time from 1970 to 9999: \"1e30\""},
+      {passed(R"("testAttemptDuration":"1e308s")"),
+       "bep.json:2: testAttemptDuration of //gpu:t is longer than a year (gpuplan's limit)"},
+      {result_line(R"({"label":"//gpu:t","shard":10001})", R"({"status":"PASSED"})"),
+       "bep.json:2: testResult shard of //gpu:t is not a positive number"},
       {result_line(R"({"label":"//gpu:t","shard":0})", R"({"status":"PASSED"})"),
        "bep.json:2: testResult shard of //gpu:t is not a positive number"},
   };
@@ -142,4 +146,17 @@ TEST_CASE("a Build Event Service journal's envelopes are opened; its lifecycle e
   auto read = read_bep_text(journal, true);
   REQUIRE(read.diagnostics.empty());
   REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 4);
+}
+
+TEST_CASE("a summary's shard count beyond gpuplan's limit is a bad row, not a count that wraps") {
+  std::string good = result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"1000"})");
+  auto summary = [](const std::string& count) {
+    return R"({"id":{"testSummary":{"label":"//gpu:t"}},"testSummary":{"shardCount":)" + count + "}}\n";
+  };
+  REQUIRE_THROWS_WITH(
+      read_bep_text(good + summary("4294967298"), true),
+      Catch::StartsWith("bep.json:2: testSummary shardCount 4294967298 of //gpu:t is not a shard"));
+  auto read = read_bep_text(good + summary("4294967298"), false);
+  REQUIRE(read.history.shard_counts.empty());
+  REQUIRE(read_bep_text(good + summary("2"), true).history.shard_counts.at("//gpu:t") == 2);
 }

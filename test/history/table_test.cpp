@@ -86,3 +86,29 @@ TEST_CASE("a CSV without label and seconds columns is not history") {
   REQUIRE_THROWS_WITH(read_table_text("name,time\n//a:b,1\n", true),
                       Catch::Contains("history.csv:1: the CSV header has no \"label\" column"));
 }
+
+TEST_CASE("history values beyond gpuplan's limits are bad rows, never infinite or wrapped numbers") {
+  auto first_problem = [](const std::string& text) {
+    try {
+      read_table_text(text, true);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  REQUIRE_THAT(first_problem("label,seconds\n//a:b,1e308\n"), Catch::Contains("longer than a year"));
+  REQUIRE_THAT(first_problem("label,seconds,start\n//a:b,1,1e300\n"), Catch::Contains("from 1970 to 9999"));
+  REQUIRE_THAT(first_problem("label,seconds,shard\n//a:b,1,9223372036854775807\n"),
+               Catch::Contains("is not a 0-based shard index"));
+  REQUIRE_THAT(first_problem("label,seconds\n//a:\xff,1\n"), Catch::Contains("not UTF-8"));
+  REQUIRE_THAT(
+      first_problem(R"({"gpuplan_history":1,"units":[{"label":"//a:b","shard": nul,"seconds":[1]}]})"),
+      Catch::Contains("not valid JSON"));
+  REQUIRE_THAT(first_problem(R"({"gpuplan_history":1,"units":[{"label":"//a:b","seconds":[1e308]}]})"),
+               Catch::Contains("longer than a year"));
+  REQUIRE_THAT(
+      first_problem(
+          R"({"gpuplan_history":1,"units":[{"label":"//a:b","seconds":[1],"peak_vram_mib":[nul]}]})"),
+      Catch::Contains("not valid JSON"));
+  REQUIRE(first_problem("label,seconds,start\n//a:b,31622400,2024-05-01T12:00:00Z\n") == "(no error)");
+}

@@ -82,3 +82,27 @@ TEST_CASE("pretty-printed jsonproto cut off in the middle is an error naming whe
 TEST_CASE("an object that is not a Bazel target is refused, not skipped") {
   REQUIRE_THROWS_WITH(read_text("{\"hello\":\"world\"}\n"), Catch::Contains("not a Bazel Target"));
 }
+
+TEST_CASE("JSON that simdjson rejects outright is an error at its line, first object or later") {
+  // A literal TAB inside a string fails before parsing starts; the error path once read the
+  // document of the object before (freed) or of none.
+  std::string good = R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})";
+  std::string tabbed = "{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:\tt\",\"ruleClass\":\"sh_test\"}}";
+  auto line_of = [](const std::string& text, InputFormat format) {
+    try {
+      read_text(text, format);
+    } catch (const InputError& error) {
+      REQUIRE_THAT(error.what(), Catch::Contains("not valid JSON"));
+      REQUIRE(error.position().file == "input");
+      return error.position().line;
+    }
+    return -1L;
+  };
+  REQUIRE(line_of(tabbed + "\n", InputFormat::streamed_jsonproto) == 1);
+  REQUIRE(line_of(good + "\n" + tabbed + "\n", InputFormat::streamed_jsonproto) == 2);
+  REQUIRE(line_of(tabbed + "\n", InputFormat::jsonproto) == 1);
+  REQUIRE(line_of(good + "\n\n" + tabbed + "\n", InputFormat::jsonproto) == 3);
+  REQUIRE(line_of("{\"results\": [\n" + tabbed + "\n]}\n", InputFormat::cquery_jsonproto) == 2);
+  REQUIRE(line_of(good + "\n{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:\xff\"}}\n",
+                  InputFormat::jsonproto) == 2);
+}

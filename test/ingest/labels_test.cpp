@@ -88,3 +88,21 @@ TEST_CASE("a label line longer than 1 MiB is refused without reading the rest") 
   REQUIRE_THROWS_WITH(read_text("//a:b\n" + line),
                       Catch::Contains("input:2") && Catch::Contains("longer than 1 MiB"));
 }
+
+TEST_CASE("the last line counts without a final newline, in every line-oriented format") {
+  // Reading past the end once moved the buffer under the line being returned (use-after-free).
+  REQUIRE(read_text("//a:b_test", InputFormat::label).tests.at(0).label == "//a:b_test");
+  REQUIRE(read_text("//a:a_test\n//a:b_test", InputFormat::label).tests.at(1).label == "//a:b_test");
+  REQUIRE(read_text("py_test rule //a:b_test", InputFormat::label_kind).tests.at(0).label == "//a:b_test");
+  REQUIRE(read_text("//a:b_test (9f87702)", InputFormat::cquery_label).tests.at(0).configuration ==
+          "9f87702");
+  REQUIRE(
+      read_text("py_test rule //a:b_test (9f87702)\r", InputFormat::cquery_label_kind).tests.at(0).label ==
+      "//a:b_test");
+  REQUIRE(read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})",
+                    InputFormat::streamed_jsonproto)
+              .tests.at(0)
+              .label == "//a:t");
+  REQUIRE(read_text(std::string(3 << 20, '\n') + "//a:b_test", InputFormat::label).tests.at(0).label ==
+          "//a:b_test");
+}

@@ -112,3 +112,30 @@ TEST_CASE("errors after rule inputs still point at the right line and column") {
       "  <rule-input name=\"//a:x\"/>\n  <int name=\"shard_count\" value=\"-4\"/>\n</rule></query>";
   REQUIRE_THROWS_WITH(read_text(text), Catch::StartsWith("input:4:3: ") && Catch::Contains("negative"));
 }
+
+TEST_CASE("a shard_count above gpuplan's cap is an error in every format that carries it") {
+  // 2^31-1 shards once made a 225-byte query allocate until the machine gave up.
+  auto xml = [](const std::string& count) {
+    return "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n  <int name=\"shard_count\" "
+           "value=\"" +
+           count + "\"/>\n</rule></query>";
+  };
+  auto json = [](const std::string& count) {
+    return R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":"shard_count","type":"INTEGER","intValue":)" +
+           count + "}]}}\n";
+  };
+  for (const auto& text : {xml("10001"), json("10001"), xml("2147483647"), json("2147483647")}) {
+    INFO(text);
+    REQUIRE_THROWS_WITH(
+        read_text(text),
+        Catch::StartsWith("input:") && Catch::Contains("above gpuplan's limit of 10000 (Bazel's default "
+                                                       "limit is 50)"));
+  }
+  REQUIRE(read_text(xml("10000")).tests.at(0).shard_count == 10000);
+  REQUIRE(read_text(json("50")).tests.at(0).shard_count == 50);
+}
+
+TEST_CASE("a label line that is not UTF-8 is an error at its line") {
+  REQUIRE_THROWS_WITH(read_text("//a:ok_test\n//a:\xff_test\n", InputFormat::label),
+                      Catch::StartsWith("input:2: not UTF-8 text"));
+}

@@ -57,6 +57,38 @@ TEST_CASE("a plan that is not JSON is an error with its line and column") {
                       Catch::StartsWith("plan.json:3:3: "));
 }
 
+TEST_CASE("plan numbers beyond gpuplan's limits are errors naming the field, never wrapped") {
+  auto error_with = [](const std::string& pointer, const nlohmann::json& value) {
+    auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+    json[nlohmann::json::json_pointer(pointer)] = value;
+    try {
+      plan_from_json(json, "plan.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  REQUIRE_THAT(
+      error_with("/assignments/0/shard_index", 9223372036854775807LL),
+      Catch::StartsWith("plan.json: assignments[0].shard_index: 9223372036854775807 is outside 0 to 3"));
+  REQUIRE_THAT(error_with("/assignments/0/gpus/1", 4294967298LL),
+               Catch::StartsWith("plan.json: assignments[0].gpus: 4294967298 is outside 0 to 1023"));
+  REQUIRE_THAT(error_with("/assignments/0/shard_count", 1u << 31),
+               Catch::StartsWith("plan.json: assignments[0].shard_count: 2147483648 is outside 0 to 10000"));
+  REQUIRE_THAT(error_with("/assignments/0/duration_s", 1e308),
+               Catch::StartsWith("plan.json: assignments[0].duration_s:"));
+  REQUIRE_THAT(error_with("/assignments/0/end_s", 1e300),
+               Catch::StartsWith("plan.json: assignments[0].end_s:"));
+  REQUIRE_THAT(error_with("/summary/tests", 1e300), Catch::StartsWith("plan.json: summary.tests:"));
+  REQUIRE_THAT(error_with("/summary/makespan_s", -1), Catch::StartsWith("plan.json: summary.makespan_s:"));
+  REQUIRE(error_with("/assignments/0/shard_index", 3) == "(no error)");
+}
+
+TEST_CASE("a number beyond a double in a plan is an error at its line, not an internal error") {
+  REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  \"x\": [\"1e999\", 1e999]\n}", "plan.json"),
+                      Catch::StartsWith("plan.json:3:18: a number beyond the range of a double"));
+}
+
 TEST_CASE("the streamed plan is byte for byte the plan JSON gpuplan wrote before streaming") {
   std::ifstream in(GPUPLAN_SOURCE_DIR "/test/data/plans/rich_plan.json", std::ios::binary);
   std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

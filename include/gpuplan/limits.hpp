@@ -1,0 +1,35 @@
+#pragma once
+// The ranges gpuplan accepts for counts, indices, durations and times in any input
+// (README "Limits"). A value beyond them is bad input (exit 2, file:line), never a
+// number that wraps, saturates or turns into null on the way out.
+#include <cstdint>
+
+namespace gpuplan {
+
+/// Most shards one test may have. Bazel's own default limit is 50 shards a test; this
+/// leaves room for repositories that raise it and keeps a plan's size sane.
+inline constexpr int max_shard_count = 10000;
+
+/// Highest GPU index on one node (as CUDA_VISIBLE_DEVICES counts).
+inline constexpr int max_gpu_index = 1023;
+
+/// Longest measured or planned run of one test or shard, in seconds (a year).
+inline constexpr double max_duration_s = 366.0 * 24 * 3600;
+
+/// Latest start or end time in a plan, in seconds from its start: far past any plausible
+/// schedule, and below where milliseconds stop fitting an int64.
+inline constexpr double max_plan_time_s = 1e15;
+
+/// Timestamps in history: milliseconds since the epoch, 1970-01-01 to 9999-12-31.
+inline constexpr std::int64_t max_timestamp_ms = 253402300799999;
+
+/// Most tests one query input may hold (about 600 bytes of memory each: ~3 GB in all).
+inline constexpr long max_tests = 5'000'000;
+
+/// Most samples one history input may hold.
+inline constexpr long max_samples = 20'000'000;
+
+/// Most test counts a plan summary may state.
+inline constexpr long max_plan_count = 1'000'000'000;
+
+}  // namespace gpuplan
