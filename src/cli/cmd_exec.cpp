@@ -310,7 +310,9 @@ int run_exec(const ExecOptions& o) {
   std::map<std::string, std::unique_ptr<GpuUsageSampler>> samplers;  ///< by unit id
   hooks.starting = [&](const UnitRun& u) { start_epochs[u.assignment.unit.id] = os::now_epoch_s(); };
   hooks.started = [&](const UnitRun& u) {
-    if (nvml) (samplers[u.assignment.unit.id] = std::make_unique<GpuUsageSampler>(nvml))->start(u.id);
+    if (nvml)
+      (samplers[u.assignment.unit.id] = std::make_unique<GpuUsageSampler>(nvml))
+          ->start(u.id, u.holds_node ? node_gpus : u.assignment.gpus);
     progress(u, "start");
   };
   hooks.ended = [&](const UnitRun& u) {

@@ -170,7 +170,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
   pid_t child = os::spawn(o.command, unit_environment(assignment), false, fds);
   os::forward_stop_signals(child);
   GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
-  sampler.start(child);
+  sampler.start(child, assignment.gpus);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }

@@ -35,6 +35,12 @@ struct ProcessInfoV1 {
 constexpr NvmlReturn nvml_success = 0;
 constexpr NvmlReturn nvml_insufficient_size = 7;
 constexpr unsigned long long nvml_value_not_available = ~0ULL;
+/// nvmlMemory_t.
+struct MemoryInfo {
+  unsigned long long total, free, used;
+};
+/// A rise in a GPU's memory in use below this is no process's: the smallest CUDA context is larger.
+constexpr std::uint64_t unseen_process_threshold = 64ULL << 20;
 
 /// The parent of every process, from /proc/PID/stat: "pid (comm) state ppid pgrp ...".
 struct ProcessTable {
@@ -95,6 +101,7 @@ class Nvml {
     shutdown_ = symbol<NvmlReturn (*)()>("nvmlShutdown");
     count_ = symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
     handle_ = symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
+    memory_ = symbol<NvmlReturn (*)(NvmlDevice, MemoryInfo*)>("nvmlDeviceGetMemoryInfo");
     processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (!processes_) processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v2");
     if (!processes_) processes_v1_ = symbol<ProcessesV1>("nvmlDeviceGetComputeRunningProcesses");
@@ -135,6 +142,16 @@ class Nvml {
     return all;
   }
 
+  /// Bytes in use on GPU `index`; nullopt when NVML cannot say.
+  std::optional<std::uint64_t> used_bytes(int index) {
+    NvmlDevice device = nullptr;
+    MemoryInfo info{};
+    if (!memory_ || index < 0 || handle_(static_cast<unsigned int>(index), &device) != nvml_success ||
+        memory_(device, &info) != nvml_success)
+      return std::nullopt;
+    return info.used;
+  }
+
  private:
   using Processes = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfo*);
   using ProcessesV1 = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfoV1*);
@@ -148,6 +165,7 @@ class Nvml {
   NvmlReturn (*handle_)(unsigned int, NvmlDevice*) = nullptr;
   Processes processes_ = nullptr;
   ProcessesV1 processes_v1_ = nullptr;
+  NvmlReturn (*memory_)(NvmlDevice, MemoryInfo*) = nullptr;
 };
 
 std::shared_ptr<Nvml> open_nvml() {
@@ -167,10 +185,13 @@ GpuUsageSampler::~GpuUsageSampler() {
   if (running_) stop();
 }
 
-void GpuUsageSampler::start(pid_t root) {
+void GpuUsageSampler::start(pid_t root, std::vector<int> gpus) {
   root_ = root;
+  gpus_ = std::move(gpus);
   usage_ = {};
   if (!nvml_) return;
+  baseline_.clear();
+  for (int gpu : gpus_) baseline_.push_back(nvml_->used_bytes(gpu).value_or(0));
   running_ = true;
   thread_ = std::thread([this] {
     while (running_) {
@@ -197,6 +218,15 @@ void GpuUsageSampler::sample() {
   std::set<pid_t> tree = process_tree(root_);
   std::lock_guard lock(mutex_);
   usage_.measured = true;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    const auto gpu = static_cast<size_t>(gpus_[i]);
+    if (gpu >= devices->size() || !(*devices)[gpu].empty()) continue;  // NVML sees its processes
+    auto used = nvml_->used_bytes(gpus_[i]);
+    if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
+    usage_.touched = usage_.by_device = true;
+    auto mib = static_cast<std::int64_t>((*used - baseline_[i] + (1ULL << 20) - 1) >> 20);
+    usage_.peak_vram_mib = std::max(usage_.peak_vram_mib.value_or(0), mib);
+  }
   for (const auto& on_device : *devices) {
     unsigned long long bytes = 0;
     bool known = true, here = false;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace gpuplan {
 
@@ -20,6 +21,10 @@ struct GpuUsage {
   /// The most memory the unit's processes held on one GPU at one sample (MiB, rounded up);
   /// empty when not measured, or when NVML lists the processes without their memory.
   std::optional<std::int64_t> peak_vram_mib;
+  /// NVML listed no process on the unit's GPUs while their memory in use rose (a driver that
+  /// cannot see this PID namespace, as in some VMs and containers): `touched` and the peak
+  /// come from the GPUs' memory in use above what it was when the unit started.
+  bool by_device = false;
 };
 
 /// NVML, opened once: GPUPLAN_NVML_LIBRARY names the library when set (tests point it at a
@@ -29,6 +34,8 @@ std::shared_ptr<Nvml> open_nvml();
 
 /// Samples the GPU memory of one process tree (the root, every descendant and every process of
 /// the root's process group) every `interval_s` on a thread of its own, from start() to stop().
+/// Where NVML lists no process on the unit's GPUs but their memory in use rises by more than a
+/// CUDA context's smallest share, the rise is the unit's (one unit a GPU outside `pack`).
 class GpuUsageSampler {
  public:
   explicit GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s = 0.2);
@@ -36,7 +43,8 @@ class GpuUsageSampler {
   GpuUsageSampler(const GpuUsageSampler&) = delete;
   GpuUsageSampler& operator=(const GpuUsageSampler&) = delete;
 
-  void start(pid_t root);
+  /// `gpus`: the NVML indices the unit was given (its CUDA_VISIBLE_DEVICES), for the fallback.
+  void start(pid_t root, std::vector<int> gpus = {});
   /// Takes one last sample and returns what was seen. The tree may be gone by then.
   GpuUsage stop();
 
@@ -45,6 +53,8 @@ class GpuUsageSampler {
   std::shared_ptr<Nvml> nvml_;
   double interval_s_;
   pid_t root_ = 0;
+  std::vector<int> gpus_;
+  std::vector<std::uint64_t> baseline_;  ///< bytes in use on each of gpus_ at start()
   std::atomic<bool> running_{false};
   std::thread thread_;
   std::mutex mutex_;

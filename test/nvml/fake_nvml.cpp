@@ -1,7 +1,9 @@
 // A stand-in for libnvidia-ml.so.1 with the few calls gpuplan makes, for machines without a GPU.
 // GPUPLAN_FAKE_NVML_GPUS: how many GPUs it reports (default 8). GPUPLAN_FAKE_NVML_PROCESSES: a
 // file of lines "GPU PID MIB", read again at every call, so a test can say which of its
-// processes hold how much memory on which GPU, and change it while they run.
+// processes hold how much memory on which GPU, and change it while they run. A PID of 0 is
+// memory NVML cannot attribute (a process in a PID namespace the driver does not see): it
+// counts in the GPU's memory in use but is in no process list.
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -50,7 +52,7 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, P
     unsigned long on = 0;
     unsigned int pid = 0;
     long long mib = 0;
-    if (!(fields >> on >> pid >> mib) || on != gpu) continue;
+    if (!(fields >> on >> pid >> mib) || on != gpu || pid == 0) continue;
     if (found < *count)
       infos[found] = {pid, mib < 0 ? ~0ULL : static_cast<unsigned long long>(mib) << 20, 0, 0};
     ++found;
@@ -58,5 +60,27 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, P
   bool fits = found <= *count;
   *count = found;
   return fits ? 0 : 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+}
+
+struct MemoryInfo {
+  unsigned long long total, free, used;
+};
+
+int nvmlDeviceGetMemoryInfo(void* device, MemoryInfo* info) {
+  unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
+  unsigned long long used = 0;
+  const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
+  std::ifstream in(path ? path : "");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    unsigned long on = 0;
+    unsigned int pid = 0;
+    long long mib = 0;
+    if ((fields >> on >> pid >> mib) && on == gpu && mib > 0)
+      used += static_cast<unsigned long long>(mib) << 20;
+  }
+  *info = {80ULL << 30, (80ULL << 30) - used, used};
+  return 0;
 }
 }

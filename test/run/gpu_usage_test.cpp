@@ -96,6 +96,43 @@ TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_
   CHECK_FALSE(usage.peak_vram_mib);
 }
 
+TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is the unit's", "[gpu_usage]") {
+  // As on a VM whose driver sees no PID of ours: nvidia-smi says "No running processes found".
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write("2 0 40
+");  // what the idle GPU held before the unit started
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader, {2});
+  fake.write("2 0 3112
+5 0 9000
+");  // GPU 5 is another unit's
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.touched);
+  CHECK(usage.by_device);
+  REQUIRE(usage.peak_vram_mib);
+  CHECK(*usage.peak_vram_mib == 3072);
+}
+
+TEST_CASE("A unit whose GPUs stay as idle as NVML saw them did not touch one", "[gpu_usage]") {
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write("2 0 40
+");
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader, {2});
+  fake.write("2 0 60
+");  // a rise no CUDA context is that small
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.measured);
+  CHECK_FALSE(usage.touched);
+  CHECK_FALSE(usage.peak_vram_mib);
+}
+
 TEST_CASE("Memory NVML cannot tell still counts as touching a GPU", "[gpu_usage]") {
   FakeNvml fake;
   auto [leader, child] = start_tree();
