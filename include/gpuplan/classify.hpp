@@ -41,9 +41,12 @@ struct Classification {
 struct ClassifyOptions {
   bool include_manual = false;  ///< plan `manual` tests instead of skipping them
   bool strict = false;          ///< conflicts and malformed annotations are errors, not warnings
+  bool annotations = true;      ///< keep every test's `annotations` (for `explain`); off, they cost nothing
 };
 
 /// Classifies every test. Never throws for a bad annotation: it becomes a diagnostic.
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options);
+/// The same, moving each target into its ClassifiedTest instead of copying it.
+Classification classify(TargetList&& targets, const Rules& rules, const ClassifyOptions& options);
 
 }  // namespace gpuplan

@@ -18,6 +18,8 @@ struct Gpu {
   std::int64_t vram_mib = 0;
   Version compute_capability;
   std::string uuid;  ///< optional
+  /// "nvidia", "amd", "intel": from the catalog, `gpu.vendor` or the model name.
+  std::string vendor = "nvidia";
 };
 
 struct Node {
@@ -50,6 +52,9 @@ struct Fleet {
   std::vector<Pool> pools;
   std::vector<Node> nodes;  ///< every node of every pool, pool by pool
   std::string source;       ///< the fleet file's name
+  /// Guesses the loader made that the user should see ("file:line:col: gpu.model: 'H100-SXM-80G' is
+  /// not in the catalog; did you mean H100-SXM-80GB?"): commands print them on stderr.
+  std::vector<std::string> warnings;
 };
 
 /// Reads and validates a fleet file. Throws InputError ("file:line:col: key: what is wrong").
@@ -57,11 +62,13 @@ Fleet load_fleet(std::istream& in, const std::string& name);
 
 /// One entry of the built-in GPU catalog: what `model:` alone stands for.
 struct GpuModel {
-  std::string name;           ///< the fleet's spelling: "H100-SXM-80GB"
-  std::string family;         ///< "h100"
-  std::int64_t vram_mib = 0;  ///< memory.total as nvidia-smi reports it
-  Version compute_capability;
-  std::vector<std::string> smi_names;  ///< names nvidia-smi prints: "NVIDIA H100 80GB HBM3"
+  std::string name;            ///< the fleet's spelling: "H100-SXM-80GB"
+  std::string family;          ///< "h100"
+  std::int64_t vram_mib = 0;   ///< memory.total as nvidia-smi reports it
+  Version compute_capability;  ///< empty for AMD and Intel GPUs
+  std::vector<std::string>
+      smi_names;  ///< names nvidia-smi (rocm-smi, xpu-smi) prints: "NVIDIA H100 80GB HBM3"
+  std::string vendor = "nvidia";
 };
 
 /// The catalog, in the order the README's table lists it.
@@ -69,6 +76,14 @@ const std::vector<GpuModel>& gpu_catalog();
 
 /// The catalog entry whose name or nvidia-smi name is `name`, ignoring case; nullptr if none.
 const GpuModel* find_gpu_model(std::string_view name);
+
+/// The family people write in `gpu-model:` for a model outside the catalog, from its name:
+/// "NVIDIA A100-SXM-64GB" → "a100", "AMD Instinct MI250X" → "mi250x", "Tesla P100-PCIE-16GB" → "p100".
+std::string family_from_name(std::string_view model);
+
+/// The vendor a model outside the catalog is from, by its name: "MI…"/"AMD…"/"Instinct…" → "amd";
+/// "Intel…"/"Data Center GPU Max…"/"Arc…"/"Flex…" → "intel"; anything else "nvidia".
+std::string vendor_from_name(std::string_view model);
 
 /// How a node's GPUs are NVLinked, in words: "all-to-all (NVSwitch)", "pairs 0-1 2-3",
 /// "groups 0-3 4-7", "none (PCIe)", or the links one by one for anything irregular.

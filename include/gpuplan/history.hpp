@@ -4,6 +4,7 @@
 // `gpuplan plan --history` reaches this through src/cli/history_input.hpp.
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <map>
 #include <optional>
@@ -87,6 +88,8 @@ HistoryRead read_table(std::istream& in, const std::string& name, bool strict); 
 /// The `history summarize` file: the last `window` samples of every unit, oldest first.
 /// read_table reads it back. The same history always gives the same bytes.
 std::string summarize(const History& history, int window);
+/// The same text handed to `write` in pieces as it is produced, for a file of any size.
+void write_summary(const History& history, int window, const std::function<void(std::string_view)>& write);
 
 /// A unit's samples oldest first (by start time when every one has it, else in input order),
 /// keeping the last `window`.

@@ -1,6 +1,7 @@
 #pragma once
 // The plan: what launchers read (SPEC section 6), and the units it is made of.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -79,8 +80,12 @@ struct Plan {
   Diagnostics diagnostics;
 };
 
-/// The plan as SPEC section 6 writes it. Key order and number formatting are fixed,
-/// so the same plan always dumps to the same bytes.
+/// The plan file's text (SPEC section 6, indented by two, a newline at the end), handed to
+/// `write` in pieces of about 64 KiB as it is produced: the whole document never exists in
+/// memory. Key order and number formatting are fixed, so the same plan always gives the same bytes.
+void write_plan_json(const Plan& plan, const std::function<void(std::string_view)>& write);
+
+/// The plan as a JSON document, the same as write_plan_json writes; for small plans and tests.
 nlohmann::ordered_json to_json(const Plan& plan);
 
 /// Reads a plan written by to_json (or by hand, or by another tool). Throws InputError

@@ -28,6 +28,7 @@ struct Requirement {
   std::optional<Sourced<std::vector<std::string>>> gpu_models;  ///< lower-case; model or family
   std::optional<Sourced<bool>> nvlink;                          ///< the GPUs pairwise NVLink-connected
   std::optional<Sourced<bool>> exclusive;                       ///< the whole node to itself
+  std::optional<Sourced<std::string>> vendor;                   ///< "nvidia", "amd", "intel": only its GPUs
 
   bool needs_nvlink() const { return nvlink && nvlink->value; }
   bool is_exclusive() const { return exclusive && exclusive->value; }
@@ -35,6 +36,9 @@ struct Requirement {
 
 /// The requirement in a few words: "2 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, NVLink"; "no GPU" for a CPU test.
 std::string describe(const Requirement& requirement);
+
+/// A vendor as people write it: "nvidia" → "NVIDIA", "amd" → "AMD", "intel" → "Intel".
+std::string vendor_display(std::string_view vendor);
 
 /// A constraint as people read it: ">=8.0" → "≥ 8.0", "==9.0" → "= 9.0".
 std::string describe(const VersionConstraint& constraint);

@@ -9,10 +9,18 @@
 
 namespace gpuplan {
 
+/// How a schedule is searched for: the planner's own way, or a textbook reference that the
+/// benchmark and the tests hold it against.
+enum class Scheduler {
+  best,                     ///< several orders and GPU choices, the best kept (the planner)
+  longest_first_insertion,  ///< longest first, each unit in the earliest idle gap that fits it
+};
+
 struct SolveOptions {
   Policy policy = Policy::exact;
   double time_limit_s = 0;  ///< extra time the solver may spend improving a first plan; 0: none
   Rules rules;              ///< pack knobs (headroom, max tests per GPU, slowdown)
+  Scheduler scheduler = Scheduler::best;
 };
 
 /// The whole plan: the buckets from `tests`, `units` placed on `fleet`, the summary with

@@ -17,7 +17,7 @@ enum class ViolationKind {
   gpu_index,      ///< a GPU index the node does not have, or one listed twice
   gpu_count,      ///< more or fewer GPUs than the unit asks for (under the plan's policy)
   double_booked,  ///< a GPU held by two units at once (under `pack`: over VRAM or over max tests per GPU)
-  requirement,    ///< the node or its GPUs lack memory, CUDA, model, compute capability or NVLink
+  requirement,    ///< the node or its GPUs lack memory, CUDA, model, vendor, compute capability or NVLink
   exclusive,      ///< another unit beside one that has its node to itself
   coverage,       ///< a unit missing, listed twice, or not a GPU test of the query
   times,          ///< a negative start, end ≠ start + duration, or a makespan other than the last end

@@ -35,9 +35,20 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::cpu: return "cpu";
+    case Backend::gpu: return "gpu";
+    case Backend::tpu: return "tpu";
+  }
+  return "cpu";
+}
+
+bool is_vendor(std::string_view vendor) { return vendor == "nvidia" || vendor == "amd" || vendor == "intel"; }
+
 bool Claim::wants_gpu() const {
   return gpu || gpus || gpu_mem_mib || !cuda.empty() || !compute_capability.empty() || gpu_models ||
-         (nvlink && *nvlink) || (exclusive && *exclusive);
+         (nvlink && *nvlink) || (exclusive && *exclusive) || vendor || backend == Backend::gpu;
 }
 
 std::string Claim::meaning() const {
@@ -50,11 +61,16 @@ std::string Claim::meaning() const {
   if (gpu_models) qualifiers.push_back(fmt::format("a GPU model {}", fmt::join(*gpu_models, " or ")));
   if (nvlink) qualifiers.emplace_back(*nvlink ? "NVLink between all its GPUs" : "no NVLink needed");
   if (exclusive) qualifiers.emplace_back(*exclusive ? "the whole node to itself" : "not exclusive");
+  if (vendor && compute_capability.empty())
+    qualifiers.push_back(fmt::format("an {} GPU", vendor_display(*vendor)));
+  if (backend && *backend != Backend::gpu)
+    return fmt::format("the {} variant: not a GPU test", to_string(*backend));
   std::string text;
   if (gpus)
     text = fmt::format("{} GPU{}", *gpus, *gpus == 1 ? "" : "s");
   else if (gpu)
     text = "1 GPU";
+  if (text.empty() && !qualifies_only && (vendor || backend)) text = "1 GPU";
   if (text.empty()) return qualifiers.empty() ? "nothing" : fmt::format("{}", fmt::join(qualifiers, ", "));
   if (!qualifiers.empty()) text += fmt::format(" with {}", fmt::join(qualifiers, ", "));
   return text;
@@ -130,7 +146,8 @@ std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::str
 
 const std::vector<std::string_view>& setting_fields() {
   static const std::vector<std::string_view> fields = {
-      "gpus", "gpu_mem", "cuda", "compute_capability", "gpu_models", "nvlink", "exclusive", "cpu_only"};
+      "gpus",   "gpu_mem",   "cuda",    "compute_capability", "gpu_models", "vendor",
+      "nvlink", "exclusive", "cpu_only"};
   return fields;
 }
 
@@ -150,6 +167,11 @@ std::string apply_setting(Claim& claim, std::string_view field, std::string_view
     if (constraints) target.insert(target.end(), constraints->begin(), constraints->end());
   } else if (field == "gpu_models") {
     if (auto models = parse_models(value, problem)) claim.gpu_models = *models;
+  } else if (field == "vendor") {
+    if (auto vendor = lower(value); is_vendor(vendor))
+      claim.vendor = vendor;
+    else
+      problem = fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", value);
   } else if (field == "nvlink" || field == "exclusive" || field == "cpu_only") {
     auto flag = parse_bool(value);
     if (!flag)

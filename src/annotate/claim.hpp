@@ -11,8 +11,15 @@
 
 namespace gpuplan::annotate {
 
+/// The device a backend variant of a test runs on (JAX's `_cpu`/`_gpu`/`_tpu`, XLA's `xla_cpu`, ...).
+enum class Backend { cpu, gpu, tpu };
+std::string_view to_string(Backend backend);  ///< "cpu", "gpu", "tpu"
+
+/// The GPU vendors a test can be tied to, as plans and fleets spell them.
+bool is_vendor(std::string_view vendor);  ///< "nvidia", "amd", "intel"
+
 struct Claim {
-  std::string source;         ///< "tag gpu:2", "exec_properties Pool=gpu-pool", "rule f.yaml:3:5 (tag x)"
+  std::string source{};       ///< "tag gpu:2", "exec_properties Pool=gpu-pool", "rule f.yaml:3:5 (tag x)"
   bool gpu = false;           ///< "a GPU test": 1 GPU unless some claim gives a count
   std::optional<int> gpus{};  ///< an explicit count; two different ones conflict
   bool cpu_only = false;      ///< CPU bucket, whatever else the test says
@@ -22,6 +29,10 @@ struct Claim {
   std::optional<std::vector<std::string>> gpu_models{};  ///< lower-case
   std::optional<bool> nvlink{};
   std::optional<bool> exclusive{};
+  std::optional<std::string> vendor{};  ///< "nvidia", "amd", "intel"
+  std::optional<Backend> backend{};     ///< which variant of a multi-backend macro the test is
+  bool counts_accelerators = false;     ///< `gpus` counts devices of whatever backend the test runs on
+  bool qualifies_only = false;  ///< never makes a test a GPU test by itself (`cuda-only`, `exclusive`)
 
   /// Says anything about GPUs (count, memory, versions, models, NVLink, exclusivity).
   bool wants_gpu() const;
@@ -47,7 +58,7 @@ std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::str
                                                                         std::string& problem);
 
 /// Sets `field` of `claim` from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
-/// gpu_models, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.
+/// gpu_models, vendor, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.
 std::string apply_setting(Claim& claim, std::string_view field, std::string_view value);
 
 /// ASCII lower case: tags and model names are compared case-insensitively where the table says so.

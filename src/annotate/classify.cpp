@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
@@ -55,6 +56,10 @@ class TestClassifier {
     read_exec_properties();
     for (const auto& matcher : matchers_)
       for (auto& reading : matcher.apply(test_.target)) take(reading);
+    if (std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.backend.has_value(); }))
+      if (auto variant =
+              annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
+        take(*variant);
     combine();
     if (manual && !options_.include_manual) {
       test_.bucket = Bucket::skipped;
@@ -70,13 +75,17 @@ class TestClassifier {
     diagnostics_.push_back({severity, label_, std::move(source), std::move(message)});
   }
 
+  void note(const std::string& source, std::string meaning) {
+    if (options_.annotations) test_.annotations.push_back({source, std::move(meaning)});
+  }
+
   void take(const Reading& reading) {
     if (reading.claim) {
-      test_.annotations.push_back({reading.source, reading.claim->meaning()});
+      note(reading.source, reading.claim->meaning());
       claims_.push_back(*reading.claim);
       return;
     }
-    test_.annotations.push_back({reading.source, "ignored: " + reading.problem});
+    note(reading.source, "ignored: " + reading.problem);
     malformed_.push_back(reading.source);
     report(bad(), reading.source,
            fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
@@ -85,17 +94,28 @@ class TestClassifier {
   /// A recognised annotation, unless its convention is switched off by the rules file.
   void take(const annotate::Recognized& recognized) {
     if (rules_.disabled_conventions.count(std::string(recognized.convention))) {
-      test_.annotations.push_back(
-          {recognized.reading.source, fmt::format("ignored: the convention {} is switched off in {}",
-                                                  recognized.convention, rules_.source)});
+      note(recognized.reading.source, fmt::format("ignored: the convention {} is switched off in {}",
+                                                  recognized.convention, rules_.source));
       return;
     }
     take(recognized.reading);
   }
 
-  void unknown(const std::string& source, std::string_view text) {
+  /// A tag that reads as no annotation but is one letter, case or blank away from one.
+  void near_miss(const std::string& source, const std::string& meant) {
+    note(source, fmt::format("ignored: not an annotation gpuplan knows (did you mean {}?)", meant));
+    malformed_.push_back(source);
+    report(bad(), source,
+           fmt::format("{} looks like a GPU annotation but is not one: did you mean \"{}\"? It is ignored",
+                       source, meant));
+  }
+
+  void unknown(const std::string& source, std::string_view text, bool is_tag) {
+    if (is_tag) {
+      if (auto meant = annotate::near_miss(text)) return near_miss(source, *meant);
+    }
     if (!annotate::looks_gpu_related(text)) return;
-    test_.annotations.push_back({source, "ignored: no convention or rule reads it"});
+    note(source, "ignored: no convention or rule reads it");
     report(Severity::note, source,
            fmt::format("{} mentions GPUs but no built-in convention or rule reads it, so it is ignored "
                        "(a rules file can give it a meaning)",
@@ -108,14 +128,11 @@ class TestClassifier {
     for (const auto& tag : test_.target.tags) {
       if (tag == "manual") {
         manual = true;
-        test_.annotations.push_back({"tag manual", options_.include_manual
-                                                       ? "planned anyway (--include-manual)"
-                                                       : "left out, as Bazel leaves it out of wildcards"});
-      } else if (auto recognized = annotate::read_tag(tag, rules_)) {
-        take(*recognized);
+        note("tag manual", options_.include_manual ? "planned anyway (--include-manual)"
+                                                   : "left out, as Bazel leaves it out of wildcards");
       } else if (std::none_of(matchers_.begin(), matchers_.end(),
                               [&](const RuleMatcher& m) { return m.reads_tag(tag); })) {
-        unknown("tag " + tag.str(), tag);
+        read_tag(tag);
       }
     }
     return manual;
@@ -126,15 +143,27 @@ class TestClassifier {
       if (auto recognized = annotate::read_exec_property(key, value, rules_))
         take(*recognized);
       else
-        unknown(fmt::format("exec_properties {}={}", key, value), key);
+        unknown(fmt::format("exec_properties {}={}", key, value), key, false);
     }
+  }
+
+  /// A tag no rule reads: a built-in convention, a near miss of one, or nothing gpuplan knows.
+  void read_tag(std::string_view tag) {
+    auto source = fmt::format("tag {}", tag);
+    bool blank_ends = !tag.empty() && (std::isspace(static_cast<unsigned char>(tag.front())) ||
+                                       std::isspace(static_cast<unsigned char>(tag.back())));
+    if (blank_ends) {
+      if (auto meant = annotate::near_miss(tag)) return near_miss(source, *meant);
+    }
+    if (auto recognized = annotate::read_tag(tag, rules_)) return take(*recognized);
+    unknown(source, tag, true);
   }
 
   void combine() {
     auto cpu = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; });
     std::vector<Claim> gpu;
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
-                 [](const Claim& c) { return c.wants_gpu(); });
+                 [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
     auto& r = test_.requirement;
     if (cpu != claims_.end()) {
       test_.bucket = Bucket::cpu;
@@ -148,6 +177,7 @@ class TestClassifier {
                          cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
       return;
     }
+    if (other_backend()) return;
     if (gpu.empty()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, "default"};
@@ -162,14 +192,74 @@ class TestClassifier {
     }
     test_.bucket = Bucket::gpu;
     bool implied = combine_count(gpu);
+    std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
+                 [](const Claim& c) { return c.wants_gpu() && c.qualifies_only; });
     combine_memory(gpu);
     combine_constraints(gpu, &Claim::cuda, r.cuda);
     combine_constraints(gpu, &Claim::compute_capability, r.compute_capability);
     combine_models(gpu);
+    combine_vendor(gpu);
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
     if (implied) test_.reason += "; no GPU count given, so 1 GPU";
+  }
+
+  /// A CPU or TPU variant of a multi-backend macro: not a GPU test, whatever the macro's shared tags
+  /// say. Returns false for a GPU variant or a test that names no backend.
+  bool other_backend() {
+    const Claim* backend = nullptr;
+    for (const auto& c : claims_) {
+      if (!c.backend) continue;
+      if (!backend) {
+        backend = &c;
+      } else if (*c.backend != *backend->backend) {
+        report(bad(), backend->source + ", " + c.source,
+               fmt::format("{} makes it the {} variant but {} the {} variant; using {}", backend->source,
+                           to_string(*backend->backend), c.source, to_string(*c.backend), backend->source));
+      }
+    }
+    if (!backend || *backend->backend == annotate::Backend::gpu) return false;
+    auto kind = *backend->backend;
+    std::vector<std::string> counted;
+    for (const auto& c : claims_) {
+      if (!c.wants_gpu() || c.qualifies_only || c.backend) continue;
+      if (c.counts_accelerators) {
+        counted.push_back(c.source);
+        continue;
+      }
+      report(bad(), c.source + ", " + backend->source,
+             fmt::format("{} asks for a GPU but {} makes it the {} variant; it runs without GPUs", c.source,
+                         backend->source, to_string(kind)));
+    }
+    auto& r = test_.requirement;
+    r.gpus = {0, backend->source};
+    test_.bucket = kind == annotate::Backend::cpu ? Bucket::cpu : Bucket::skipped;
+    test_.reason = kind == annotate::Backend::cpu
+                       ? fmt::format("{} → the cpu variant: a CPU test", backend->source)
+                       : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
+                                     backend->source);
+    if (!counted.empty())
+      test_.reason +=
+          fmt::format(" ({} counts its {} devices, not GPUs)", fmt::join(counted, ", "), to_string(kind));
+    return true;
+  }
+
+  /// One vendor: the first annotation's; a different one is a conflict.
+  void combine_vendor(const std::vector<Claim>& gpu) {
+    const Claim* first = nullptr;
+    for (const auto& c : gpu) {
+      if (!c.vendor) continue;
+      if (!first) {
+        first = &c;
+        test_.requirement.vendor = Sourced<std::string>{*c.vendor, c.source};
+      } else if (*c.vendor != *first->vendor) {
+        report(bad(), first->source + ", " + c.source,
+               fmt::format("{} asks for an {} GPU but {} for an {} GPU; using {}", first->source,
+                           vendor_display(*first->vendor), c.source, vendor_display(*c.vendor),
+                           vendor_display(*first->vendor)));
+      }
+    }
   }
 
   /// What each annotation asked for, those that give a count first.
@@ -285,20 +375,31 @@ class TestClassifier {
 }  // namespace
 
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {
+  return classify(TargetList(targets), rules, options);
+}
+
+Classification classify(TargetList&& targets, const Rules& rules, const ClassifyOptions& options) {
   Classification result;
   result.dropped = targets.dropped;
   std::vector<RuleMatcher> matchers;
   matchers.reserve(rules.rules.size());
   for (const auto& rule : rules.rules) matchers.emplace_back(rule);
 
-  std::vector<const Target*> order;
-  for (const auto& t : targets.tests) order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](const Target* a, const Target* b) {
-    auto la = canonical_label(a->label), lb = canonical_label(b->label);
+  std::vector<Target*> order;
+  for (auto& t : targets.tests) order.push_back(&t);
+  // canonical_label without a copy: the sort compares N log N times.
+  auto canonical = [](std::string_view label) {
+    if (label.starts_with("@@//")) return label.substr(2);
+    if (label.starts_with("@//")) return label.substr(1);
+    return label;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const Target* a, const Target* b) {
+    auto la = canonical(a->label), lb = canonical(b->label);
     return la != lb ? la < lb : a->configuration < b->configuration;
   });
   TestClassifier classifier(rules, matchers, options, result.diagnostics);
-  for (const auto* target : order) result.tests.push_back(classifier.classify(*target));
+  result.tests.reserve(order.size());
+  for (auto* target : order) result.tests.push_back(classifier.classify(std::move(*target)));
 
   if (auto total = targets.dropped.total(); total > 0)
     result.diagnostics.push_back(

@@ -2,167 +2,395 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <string>
 
 #include "gpuplan/size.hpp"
+#include "util/suggest.hpp"
 
 namespace gpuplan::annotate {
 
 namespace {
 
-Recognized claim(std::string_view convention, Claim c) {
-  return {convention, Reading{c.source, std::move(c), {}}};
-}
-Recognized malformed(std::string_view convention, std::string problem) {
-  return {convention, Reading{{}, std::nullopt, std::move(problem)}};
-}
+Reading claim(Claim c) { return Reading{{}, std::move(c), {}}; }
+/// Neither a claim nor a problem: the row's reader does not know the tag after all.
+bool declined(const Reading& r) { return !r.claim && r.problem.empty(); }
+Reading malformed(std::string problem) { return Reading{{}, std::nullopt, std::move(problem)}; }
 
-Recognized gpu_count(std::string_view convention, std::string source, std::string_view text) {
+Reading gpu_count(std::string_view text, Claim c = {}) {
   std::string problem;
   auto count = parse_gpu_count(text, problem);
-  if (!count) return malformed(convention, problem);
-  Claim c{.source = std::move(source), .gpu = true, .gpus = *count};
-  return claim(convention, std::move(c));
+  if (!count) return malformed(problem);
+  c.gpu = true;
+  c.gpus = *count;
+  return claim(std::move(c));
 }
 
-Recognized flag_gpu(std::string_view convention, std::string source) {
-  return claim(convention, Claim{.source = std::move(source), .gpu = true});
+Reading vendor_gpu(std::string_view vendor) {
+  return claim(Claim{.gpu = true, .vendor = std::string(vendor)});
 }
 
 /// The part after "cuda"/"gpu-cc": ":12.4" (meaning ≥), ">=12.4", "<13", "==9.0", comma-joined.
-Recognized constraints(std::string_view convention, std::string source, std::string_view rest, bool is_cuda) {
+Reading constraints(std::string_view rest, bool is_cuda) {
   std::string problem;
   bool colon = rest.starts_with(':');
   auto parsed = parse_version_constraints(colon ? rest.substr(1) : rest, colon, problem);
-  if (!parsed) return malformed(convention, problem);
-  Claim c{.source = std::move(source)};
+  if (!parsed) return malformed(problem);
+  Claim c;
   (is_cuda ? c.cuda : c.compute_capability) = *parsed;
-  return claim(convention, std::move(c));
+  return claim(std::move(c));
 }
 
-bool starts_constraint(std::string_view tag, std::string_view name) {
-  return tag.starts_with(name) && tag.size() > name.size() &&
-         std::string_view(":<>=").find(tag[name.size()]) != std::string_view::npos;
-}
-
-/// XLA's requires-gpu-smXY[-only][:N], `rest` being what follows "requires-gpu-sm".
-Recognized xla_compute_capability(std::string source, std::string_view rest) {
-  constexpr std::string_view convention = "requires-gpu-sm";
+/// XLA's requires-gpu-smXY[-full][-only][:N], `rest` being what follows "requires-gpu-sm".
+/// `-full` (a whole GPU rather than a MIG slice, in Google's CI) asks for nothing more here:
+/// gpuplan hands out whole GPUs.
+Reading xla_compute_capability(std::string_view rest) {
   auto digits = rest.find_first_not_of("0123456789");
   auto number = rest.substr(0, digits);
   rest.remove_prefix(number.size());
+  if (rest.starts_with("-full")) rest.remove_prefix(5);
   bool only = rest.starts_with("-only");
   if (only) rest.remove_prefix(5);
   if (number.size() < 2 || number.size() > 4 || (!rest.empty() && !rest.starts_with(':')))
-    return malformed(convention,
-                     "write requires-gpu-smXY or requires-gpu-smXY-only (XY: compute capability "
-                     "X.Y, e.g. sm80), optionally with :N for N GPUs");
+    return malformed(
+        "write requires-gpu-smXY, requires-gpu-smXY-only or requires-gpu-smXY-full-only (XY: compute "
+        "capability X.Y, e.g. sm80), optionally with :N for N GPUs");
   auto version = Version::parse(fmt::format("{}.{}", number.substr(0, number.size() - 1), number.back()));
-  Claim c{.source = std::move(source), .gpu = true};
+  Claim c{.gpu = true, .vendor = "nvidia"};
   c.compute_capability.push_back({only ? VersionConstraint::Op::eq : VersionConstraint::Op::ge, *version});
-  if (rest.starts_with(':')) {
-    std::string problem;
-    auto count = parse_gpu_count(rest.substr(1), problem);
-    if (!count) return malformed(convention, problem);
-    c.gpus = *count;
-  }
-  return claim(convention, std::move(c));
+  if (rest.starts_with(':')) return gpu_count(rest.substr(1), std::move(c));
+  return claim(std::move(c));
 }
+
+/// The backends of XLA's xla_test (xla/tests/build_defs.bzl), each tagged xla_<backend>.
+Reading xla_backend(std::string_view backend) {
+  static constexpr std::array<std::string_view, 3> cpu = {"cpu", "interpreter", "cpu_parallel"};
+  static constexpr std::array<std::string_view, 9> nvidia = {
+      "nvgpu_any", "p100", "v100", "a100", "h100", "b200", "gb200", "gb300", "rtx6000pro"};
+  if (std::ranges::find(cpu, backend) != cpu.end()) return claim(Claim{.backend = Backend::cpu});
+  if (std::ranges::find(nvidia, backend) != nvidia.end())
+    return claim(Claim{.gpu = true, .vendor = "nvidia", .backend = Backend::gpu});
+  if (backend == "amdgpu_any") return claim(Claim{.gpu = true, .vendor = "amd", .backend = Backend::gpu});
+  if (backend == "intelgpu_any") return claim(Claim{.gpu = true, .vendor = "intel", .backend = Backend::gpu});
+  if (backend == "gpu") return claim(Claim{.gpu = true, .backend = Backend::gpu});
+  if (backend == "tpu") return claim(Claim{.backend = Backend::tpu});
+  return {};  // a plugin backend gpuplan does not know: not this convention's tag
+}
+
+Reading gpu_mem(std::string_view size) {
+  auto mib = parse_size_mib(size);
+  if (!mib)
+    return malformed(fmt::format("\"{}\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)", size));
+  return claim(Claim{.gpu_mem_mib = *mib});
+}
+
+Reading gpu_model(std::string_view text) {
+  std::string problem;
+  auto models = parse_models(text, problem);
+  if (!models) return malformed(problem);
+  return claim(Claim{.gpu_models = *models});
+}
+
+/// A count of accelerators, of whatever backend the test runs on: GPUs only on a GPU variant.
+Reading counted(int count, std::optional<std::vector<std::string>> models = std::nullopt) {
+  return claim(
+      Claim{.gpu = true, .gpus = count, .gpu_models = std::move(models), .counts_accelerators = true});
+}
+
+Reading backend_variant(Backend backend) {
+  Claim c{.backend = backend};
+  c.gpu = backend == Backend::gpu;
+  return claim(std::move(c));
+}
+
+/// How a row recognises a tag.
+enum class Match {
+  exact,       ///< the tag is the spelling
+  prefix,      ///< the tag starts with the spelling; the reader gets what follows
+  constraint,  ///< the spelling, then one of ":<>="; the reader gets the rest from that character
+};
+
+using Reader = Reading (*)(std::string_view rest, const Rules& rules);
+
+/// One spelling of a built-in convention: README's annotation table has a line for each `name`.
+struct Row {
+  std::string_view name;      ///< what `disable:` in a rules file calls it
+  std::string_view spelling;  ///< the tag, or its fixed start
+  Match match;
+  Reader read;
+  bool typo_target = true;  ///< near misses of it get a did-you-mean (not for words as short as `gpu`)
+};
+
+// The table. Order matters only where spellings overlap: the first row that matches reads the tag.
+const std::vector<Row>& tag_rows() {
+  static const std::vector<Row> rows = {
+      {"cpu-only", "cpu-only", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.cpu_only = true}); }},
+      {"cpu-only", "no_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.cpu_only = true}); }, false},
+      {"cpu-only", "nogpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.cpu_only = true}); }, false},
+      {"cpu-only", "no-gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.cpu_only = true}); }, false},
+      {"gpu", "gpu", Match::exact, [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); },
+       false},
+      {"gpu", "gpu:", Match::prefix, [](std::string_view rest, const Rules&) { return gpu_count(rest); },
+       false},
+      {"gpu", "gpu_only", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      {"resources:gpu", "resources:gpu:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest); }},
+      {"resources:gpu", "resources:gpu", Match::exact,
+       [](std::string_view, const Rules&) {
+         return malformed("the GPU count is missing (write resources:gpu:N)");
+       }},
+      {"gpu-mem", "gpu-mem:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_mem(rest); }},
+      {"gpu-mem", "gpu_mem:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_mem(rest); }, false},
+      {"cuda", "cuda", Match::constraint,
+       [](std::string_view rest, const Rules&) { return constraints(rest, true); }, false},
+      {"gpu-model", "gpu-model:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_model(rest); }},
+      {"gpu-cc", "gpu-cc", Match::constraint,
+       [](std::string_view rest, const Rules&) { return constraints(rest, false); }},
+      {"nvlink", "nvlink", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.nvlink = true}); }},
+      {"gpu-exclusive", "gpu-exclusive", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.exclusive = true}); }},
+      {"exclusive", "exclusive", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.exclusive = true, .qualifies_only = true}); },
+       false},
+      {"exclusive", "exclusive-if-local", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.exclusive = true, .qualifies_only = true});
+       }},
+      {"requires-gpu", "requires-gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      {"requires-gpu", "remote-gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      {"requires-gpu-nvidia", "requires-gpu-nvidia", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
+      {"requires-gpu-nvidia", "requires-gpu-nvidia:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "nvidia"}); }},
+      {"requires-gpu-nvidia", "requires-gpu-cuda", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
+      {"requires-gpu-amd", "requires-gpu-amd", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
+      {"requires-gpu-amd", "requires-gpu-amd:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "amd"}); }},
+      {"requires-gpu-amd", "requires-gpu-rocm", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
+      {"requires-gpu-intel", "requires-gpu-intel", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("intel"); }},
+      {"requires-gpu-intel", "requires-gpu-intel:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "intel"}); }},
+      {"requires-gpu-sm", "requires-gpu-sm", Match::prefix,
+       [](std::string_view rest, const Rules&) { return xla_compute_capability(rest); }},
+      {"vendor-only", "cuda-only", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       }},
+      {"vendor-only", "rocm-only", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.vendor = "amd", .qualifies_only = true}); }},
+      {"vendor-only", "oneapi-only", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "intel", .qualifies_only = true});
+       }},
+      {"multi_gpu", "multi_gpu", Match::exact,
+       [](std::string_view, const Rules& rules) { return counted(rules.multi_gpu_count); }},
+      {"multi_gpu", "multigpu", Match::exact,
+       [](std::string_view, const Rules& rules) { return counted(rules.multi_gpu_count); }},
+      {"multi_gpu", "multi_gpu_h100", Match::exact,
+       [](std::string_view, const Rules& rules) {
+         return counted(rules.multi_gpu_count, std::vector<std::string>{"h100"});
+       }},
+      {"multiaccelerator", "multiaccelerator", Match::exact,
+       [](std::string_view, const Rules& rules) { return counted(rules.multiaccelerator_count); }},
+      {"jax-backend", "jax_test_cpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::cpu); }},
+      {"jax-backend", "jax_test_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::gpu); }},
+      {"jax-backend", "jax_test_tpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }},
+      {"xla-backend", "xla_", Match::prefix,
+       [](std::string_view rest, const Rules&) { return xla_backend(rest); }, false},
+  };
+  return rows;
+}
+
+/// The exec_properties keys remote execution uses (the rest are read as tags, see read_exec_property).
+struct PropertyRow {
+  std::string_view name;
+  std::string_view key;
+  Reading (*read)(std::string_view value);
+};
 
 bool is_truthy(std::string_view value) {
   auto word = lower(value);
   return word.empty() || word == "true" || word == "yes";
 }
 
-}  // namespace
+const std::vector<PropertyRow>& property_rows() {
+  static const std::vector<PropertyRow> rows = {
+      {"resources:gpu", "resources:gpu", [](std::string_view value) { return gpu_count(value); }},
+      {"exec-gpu-count", "gpu",
+       [](std::string_view value) {
+         return is_truthy(value) && !value.empty() ? claim(Claim{.gpu = true}) : gpu_count(value);
+       }},
+      {"exec-gpu-count", "gpu_count",
+       [](std::string_view value) {
+         return is_truthy(value) && !value.empty() ? claim(Claim{.gpu = true}) : gpu_count(value);
+       }},
+      {"exec-gpu-model", "gpu_model",
+       [](std::string_view value) {
+         auto r = gpu_model(value);
+         if (r.claim) r.claim->gpu = true;
+         return r;
+       }},
+      {"exec-pool", "Pool",
+       [](std::string_view value) {
+         return lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
+       }},
+      {"exec-pool", "pool",
+       [](std::string_view value) {
+         return lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
+       }},
+      {"exec-docker-runtime", "dockerRuntime",
+       [](std::string_view value) { return lower(value) != "nvidia" ? Reading{} : vendor_gpu("nvidia"); }},
+  };
+  return rows;
+}
 
-namespace {
+/// The macros that expand one test into a variant per backend, named NAME_BACKEND: JAX's
+/// jax_multiplatform_test and jax_multiprocess_test (jaxlib/jax.bzl), its older jax_test, XLA's xla_test.
+constexpr std::array<std::string_view, 4> variant_macros = {"jax_multiplatform_test", "jax_multiprocess_test",
+                                                            "jax_test", "xla_test"};
+constexpr std::string_view variant_name_convention = "variant-name";
 
-std::optional<Recognized> read_tag_as(std::string_view tag, const Rules& rules) {
-  auto source = fmt::format("tag {}", tag);
-  if (tag == "cpu-only" || tag == "no_gpu" || tag == "nogpu" || tag == "no-gpu")
-    return claim("cpu-only", Claim{.source = source, .cpu_only = true});
-  if (tag == "gpu") return flag_gpu("gpu", source);
-  if (tag.starts_with("gpu:")) return gpu_count("gpu", source, tag.substr(4));
-  if (tag.starts_with("resources:gpu:")) return gpu_count("resources:gpu", source, tag.substr(14));
-  if (tag == "resources:gpu")
-    return malformed("resources:gpu", "the GPU count is missing (write resources:gpu:N)");
-  if (tag.starts_with("gpu-mem:") || tag.starts_with("gpu_mem:")) {
-    auto size = tag.substr(8);
-    auto mib = parse_size_mib(size);
-    if (!mib)
-      return malformed("gpu-mem",
-                       fmt::format("\"{}\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)", size));
-    return claim("gpu-mem", Claim{.source = source, .gpu_mem_mib = *mib});
+bool row_matches(const Row& row, std::string_view tag) {
+  switch (row.match) {
+    case Match::exact: return tag == row.spelling;
+    case Match::prefix: return tag.starts_with(row.spelling);
+    case Match::constraint:
+      return tag.starts_with(row.spelling) && tag.size() > row.spelling.size() &&
+             std::string_view(":<>=").find(tag[row.spelling.size()]) != std::string_view::npos;
   }
-  if (starts_constraint(tag, "cuda")) return constraints("cuda", source, tag.substr(4), true);
-  if (tag.starts_with("gpu-model:")) {
-    std::string problem;
-    auto models = parse_models(tag.substr(10), problem);
-    if (!models) return malformed("gpu-model", problem);
-    return claim("gpu-model", Claim{.source = source, .gpu_models = *models});
+  return false;
+}
+
+std::optional<Recognized> read_tag_row(std::string_view tag, const Rules& rules) {
+  for (const Row& row : tag_rows()) {
+    if (!row_matches(row, tag)) continue;
+    auto reading =
+        row.read(row.match == Match::exact ? std::string_view{} : tag.substr(row.spelling.size()), rules);
+    if (declined(reading)) continue;
+    return Recognized{row.name, std::move(reading)};
   }
-  if (starts_constraint(tag, "gpu-cc")) return constraints("gpu-cc", source, tag.substr(6), false);
-  if (tag == "nvlink") return claim("nvlink", Claim{.source = source, .nvlink = true});
-  if (tag == "gpu-exclusive") return claim("gpu-exclusive", Claim{.source = source, .exclusive = true});
-  if (tag == "requires-gpu-nvidia") return flag_gpu("requires-gpu-nvidia", source);
-  if (tag.starts_with("requires-gpu-nvidia:"))
-    return gpu_count("requires-gpu-nvidia", source, tag.substr(20));
-  if (tag == "multi_gpu")
-    return claim("multi_gpu", Claim{.source = source, .gpu = true, .gpus = rules.multi_gpu_count});
-  if (tag.starts_with("requires-gpu-sm")) return xla_compute_capability(source, tag.substr(15));
-  if (tag == "multiaccelerator")
-    return claim("multiaccelerator",
-                 Claim{.source = source, .gpu = true, .gpus = rules.multiaccelerator_count});
   return std::nullopt;
+}
+
+/// `tag` in the form near misses are compared in: lower case, '_' as '-'.
+std::string folded(std::string_view tag) {
+  std::string out = lower(tag);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+/// Splits "gpus:2" into the word ("gpus") and what follows (":2"), at the first of ":<>=".
+std::pair<std::string_view, std::string_view> word_and_rest(std::string_view tag) {
+  auto at = tag.find_first_of(":<>=");
+  if (at == std::string_view::npos) return {tag, {}};
+  return {tag.substr(0, at), tag.substr(at)};
 }
 
 }  // namespace
 
 std::optional<Recognized> read_tag(std::string_view tag, const Rules& rules) {
-  auto recognized = read_tag_as(tag, rules);
+  auto recognized = read_tag_row(tag, rules);
   if (recognized) recognized->reading.source = fmt::format("tag {}", tag);
+  if (recognized && recognized->reading.claim) recognized->reading.claim->source = recognized->reading.source;
   return recognized;
 }
-
-namespace {
-
-std::optional<Recognized> read_exec_property_as(std::string_view key, std::string_view value,
-                                                const Rules& rules, const std::string& source) {
-  if (key == "resources:gpu") return gpu_count("resources:gpu", source, value);
-  if (key == "gpu" || key == "gpu_count") {
-    if (is_truthy(value) && !value.empty()) return flag_gpu("exec-gpu-count", source);
-    return gpu_count("exec-gpu-count", source, value);
-  }
-  if (key == "gpu_model") {
-    std::string problem;
-    auto models = parse_models(value, problem);
-    if (!models) return malformed("exec-gpu-model", problem);
-    return claim("exec-gpu-model", Claim{.source = source, .gpu = true, .gpu_models = *models});
-  }
-  if (key == "Pool" || key == "pool") {
-    if (lower(value).find("gpu") == std::string::npos) return std::nullopt;
-    return flag_gpu("exec-pool", source);
-  }
-  if (key == "dockerRuntime") {
-    if (lower(value) != "nvidia") return std::nullopt;
-    return flag_gpu("exec-docker-runtime", source);
-  }
-  auto as_tag = is_truthy(value) ? read_tag(key, rules) : std::nullopt;
-  if (!as_tag) as_tag = read_tag(fmt::format("{}:{}", key, value), rules);
-  if (as_tag && as_tag->reading.claim) as_tag->reading.claim->source = source;
-  return as_tag;
-}
-
-}  // namespace
 
 std::optional<Recognized> read_exec_property(std::string_view key, std::string_view value,
                                              const Rules& rules) {
   auto source = fmt::format("exec_properties {}={}", key, value);
-  auto recognized = read_exec_property_as(key, value, rules, source);
-  if (recognized) recognized->reading.source = source;
+  std::optional<Recognized> recognized;
+  for (const auto& row : property_rows()) {
+    if (row.key != key) continue;
+    auto reading = row.read(value);
+    if (declined(reading)) return std::nullopt;
+    recognized = Recognized{row.name, std::move(reading)};
+    break;
+  }
+  if (!recognized) {
+    recognized = is_truthy(value) ? read_tag_row(key, rules) : std::nullopt;
+    if (!recognized) recognized = read_tag_row(fmt::format("{}:{}", key, value), rules);
+  }
+  if (!recognized) return std::nullopt;
+  recognized->reading.source = source;
+  if (recognized->reading.claim) recognized->reading.claim->source = source;
   return recognized;
+}
+
+std::optional<Recognized> read_variant_name(std::string_view label, std::string_view generator_function) {
+  if (std::ranges::find(variant_macros, generator_function) == variant_macros.end()) return std::nullopt;
+  auto name = label.substr(label.find_last_of(":/") + 1);
+  for (std::string_view backend : {"_cpu", "_gpu", "_tpu"}) {
+    if (!name.ends_with(backend)) continue;
+    Backend b = backend == "_cpu" ? Backend::cpu : backend == "_gpu" ? Backend::gpu : Backend::tpu;
+    auto reading = backend_variant(b);
+    reading.source = fmt::format("name suffix {} ({} variant)", backend, generator_function);
+    reading.claim->source = reading.source;
+    return Recognized{variant_name_convention, std::move(reading)};
+  }
+  for (const auto& row : tag_rows()) {
+    if (row.name != "xla-backend") continue;
+    for (auto at = name.find('_'); at != std::string_view::npos; at = name.find('_', at + 1)) {
+      auto reading = xla_backend(name.substr(at + 1));
+      if (declined(reading)) continue;
+      reading.source = fmt::format("name suffix {} ({} variant)", name.substr(at), generator_function);
+      reading.claim->source = reading.source;
+      return Recognized{variant_name_convention, std::move(reading)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> near_miss(std::string_view tag) {
+  auto trimmed = tag;
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front())))
+    trimmed.remove_prefix(1);
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back())))
+    trimmed.remove_suffix(1);
+  if (trimmed.empty()) return std::nullopt;
+  if (trimmed.size() != tag.size() && read_tag_row(trimmed, Rules{})) return std::string(trimmed);
+  auto fixed = folded(trimmed);
+  auto word = word_and_rest(fixed).first;
+  auto rest = trimmed.substr(word.size());  // as written: "40GB" stays "40GB"
+  std::vector<std::string_view> words;
+  for (const auto& row : tag_rows()) {
+    auto spelled = word_and_rest(row.spelling).first;
+    if (row.match == Match::exact && folded(row.spelling) == fixed) return std::string(row.spelling);
+    if (row.match != Match::exact && !rest.empty() && folded(spelled) == word &&
+        read_tag_row(fmt::format("{}{}", spelled, rest), Rules{}))
+      return fmt::format("{}{}", spelled, rest);
+    if (row.typo_target && (row.match == Match::exact) == rest.empty()) words.push_back(spelled);
+  }
+  if (word.size() > 1 && word.ends_with('s')) {  // gpus:2 → gpu:2
+    auto singular = fmt::format("{}{}", word.substr(0, word.size() - 1), rest);
+    if (read_tag_row(singular, Rules{})) return singular;
+  }
+  bool hinted = std::ranges::any_of(
+      std::array<std::string_view, 8>{"gpu", "cuda", "nvid", "accel", "rocm", "nvl", "oneapi", "multi"},
+      [&](std::string_view hint) { return word.find(hint) != std::string::npos; });
+  if (word.size() < 5 || !hinted) return std::nullopt;
+  auto close = util::closest_match(word, words);
+  if (!close) return std::nullopt;
+  return fmt::format("{}{}", *close, rest);
 }
 
 bool looks_gpu_related(std::string_view text) {
@@ -177,23 +405,16 @@ bool looks_gpu_related(std::string_view text) {
 namespace gpuplan {
 
 const std::vector<std::string_view>& convention_names() {
-  static const std::vector<std::string_view> names = {"gpu",
-                                                      "resources:gpu",
-                                                      "gpu-mem",
-                                                      "cuda",
-                                                      "gpu-model",
-                                                      "gpu-cc",
-                                                      "nvlink",
-                                                      "gpu-exclusive",
-                                                      "cpu-only",
-                                                      "requires-gpu-nvidia",
-                                                      "multi_gpu",
-                                                      "requires-gpu-sm",
-                                                      "multiaccelerator",
-                                                      "exec-gpu-count",
-                                                      "exec-gpu-model",
-                                                      "exec-pool",
-                                                      "exec-docker-runtime"};
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> all;
+    auto add = [&](std::string_view name) {
+      if (std::ranges::find(all, name) == all.end()) all.push_back(name);
+    };
+    for (const auto& row : annotate::tag_rows()) add(row.name);
+    for (const auto& row : annotate::property_rows()) add(row.name);
+    add(annotate::variant_name_convention);
+    return all;
+  }();
   return names;
 }
 

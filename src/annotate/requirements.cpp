@@ -21,6 +21,13 @@ std::string describe(const VersionConstraint& constraint) {
   return fmt::format("{} {}", symbols[static_cast<int>(constraint.op)], constraint.version.str());
 }
 
+std::string vendor_display(std::string_view vendor) {
+  if (vendor == "nvidia") return "NVIDIA";
+  if (vendor == "amd") return "AMD";
+  if (vendor == "intel") return "Intel";
+  return std::string(vendor);
+}
+
 std::string describe(const Requirement& r) {
   if (r.gpus.value == 0) return "no GPU";
   std::vector<std::string> parts{fmt::format("{} GPU{}", r.gpus.value, r.gpus.value == 1 ? "" : "s")};
@@ -28,6 +35,7 @@ std::string describe(const Requirement& r) {
   if (!r.cuda.empty()) parts.push_back("CUDA " + describe(r.cuda));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + describe(r.compute_capability));
   if (r.gpu_models) parts.push_back(fmt::format("model {}", fmt::join(r.gpu_models->value, "|")));
+  if (r.vendor) parts.push_back(vendor_display(r.vendor->value));
   if (r.needs_nvlink()) parts.emplace_back("NVLink");
   if (r.is_exclusive()) parts.emplace_back("whole node");
   return fmt::format("{}", fmt::join(parts, ", "));

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "cli/classification_json.hpp"
@@ -27,23 +28,40 @@ std::vector<const ClassifiedTest*> in_bucket(const Classification& c, Bucket buc
   return tests;
 }
 
-std::string render_json(const Classification& c) {
-  nlohmann::ordered_json j;
-  auto gpu = in_bucket(c, Bucket::gpu), cpu = in_bucket(c, Bucket::cpu),
-       skipped = in_bucket(c, Bucket::skipped);
-  j["summary"] = {{"tests", c.tests.size()},
-                  {"gpu_tests", gpu.size()},
-                  {"cpu_tests", cpu.size()},
-                  {"skipped_tests", skipped.size()},
-                  {"dropped_targets", c.dropped.total()}};
-  j["gpu_tests"] = nlohmann::ordered_json::array();
-  for (const auto* t : gpu) j["gpu_tests"].push_back(test_to_json(*t));
-  for (auto [key, tests] : {std::pair{"cpu_tests", &cpu}, std::pair{"skipped_tests", &skipped}}) {
-    j[key] = nlohmann::ordered_json::array();
-    for (const auto* t : *tests) j[key].push_back({{"label", t->target.label}, {"reason", t->reason}});
+/// The buckets as JSON, written test by test into `output`: never a whole document in memory.
+void write_json(const Classification& c, Output& output) {
+  long counts[3] = {0, 0, 0};
+  for (const auto& t : c.tests) ++counts[static_cast<int>(t.bucket)];
+  util::JsonWriter out(output.sink());
+  out.begin_object();
+  out.key("summary").begin_object();
+  out.key("tests").value(c.tests.size());
+  out.key("gpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::gpu)]));
+  out.key("cpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::cpu)]));
+  out.key("skipped_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::skipped)]));
+  out.key("dropped_targets").value(static_cast<std::int64_t>(c.dropped.total()));
+  out.end_object();
+  out.key("gpu_tests").begin_array();
+  for (const auto& t : c.tests)
+    if (t.bucket == Bucket::gpu) write_test(out, t);
+  out.end_array();
+  for (auto [key, bucket] :
+       {std::pair{"cpu_tests", Bucket::cpu}, std::pair{"skipped_tests", Bucket::skipped}}) {
+    out.key(key).begin_array();
+    for (const auto& t : c.tests) {
+      if (t.bucket != bucket) continue;
+      out.begin_object();
+      out.key("label").value(t.target.label);
+      out.key("reason").value(t.reason);
+      out.end_object();
+    }
+    out.end_array();
   }
-  j["diagnostics"] = diagnostics_to_json(c.diagnostics);
-  return j.dump(2) + "\n";
+  out.key("diagnostics");
+  write_diagnostics(out, c.diagnostics);
+  out.end_object();
+  out.raw("\n");
+  out.flush();
 }
 
 std::string render_table(const Classification& c) {
@@ -96,7 +114,13 @@ void add_classify_command(CLI::App& app, int& status) {
     auto classification = read_and_classify(args->query, rules);
     if (!args->cpu_targets.empty()) write_output(args->cpu_targets, target_list(classification, Bucket::cpu));
     if (!args->gpu_targets.empty()) write_output(args->gpu_targets, target_list(classification, Bucket::gpu));
-    write_output("-", args->json ? render_json(classification) : render_table(classification));
+    Output output("-");
+    if (args->json)
+      write_json(classification, output);
+    else
+      output.write(render_table(classification));
+    output.commit();
+    print_diagnostic_totals(classification.diagnostics, args->json);
     status = exit_ok;
   });
 }

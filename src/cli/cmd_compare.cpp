@@ -55,6 +55,8 @@ void add_compare_command(CLI::App& app, int& status) {
     auto estimator = estimator_for(args->history, rules, tests, args->query.strict, diagnostics);
     auto units = make_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
                             estimator, rules);
+    long gpu_tests = 0;
+    auto listed = without_gpu_tests(std::move(tests), gpu_tests);
     std::vector<Comparison> rows;
     for (const auto& path : args->fleets) {
       auto input = open_input(path);
@@ -63,7 +65,10 @@ void add_compare_command(CLI::App& app, int& status) {
         SolveOptions options;
         options.policy = *parse_policy(name);
         options.rules = rules;
-        rows.push_back(compare(make_plan(tests, units, fleet, options), fleet));
+        Plan plan = make_plan(listed, units, fleet, options);
+        plan.summary.tests += gpu_tests;
+        plan.summary.gpu_tests += gpu_tests;
+        rows.push_back(compare(plan, fleet));
       }
     }
     auto terminal = terminal_for(STDOUT_FILENO);

@@ -95,6 +95,7 @@ std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstim
     requirement("gpu models", fmt::format("{}", fmt::join(r.gpu_models->value, "|")), r.gpu_models->source);
   if (r.nvlink) requirement("nvlink", r.nvlink->value ? "yes" : "no", r.nvlink->source);
   if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
+  if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
 
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!estimates.empty()) out += "\nplanned duration\n";
@@ -150,7 +151,7 @@ void add_explain_command(CLI::App& app, int& status) {
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
-    auto classification = read_and_classify(args->query, rules);
+    auto classification = read_and_classify(args->query, rules, true);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),
@@ -162,6 +163,7 @@ void add_explain_command(CLI::App& app, int& status) {
     auto estimates = estimates_of(test, estimate);
     own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
     write_output("-", args->json ? render_json(test, estimates, own) : render_text(test, estimates, own));
+    print_diagnostic_totals(classification.diagnostics, false);
     status = exit_ok;
   });
 }

@@ -1,5 +1,8 @@
 // `gpuplan fleet check FILE`: validate a fleet file and say what it amounts to.
 // `gpuplan fleet import`: write a fleet file for one node from nvidia-smi's output.
+#include <fmt/format.h>
+
+#include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -31,6 +34,7 @@ void add_check(CLI::App& fleet, int& status) {
   check->callback([options, &status] {
     auto input = open_input(options->file);
     auto fleet = load_fleet(input.in(), input.name);
+    for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
     write_output("-", options->json ? fleet_summary_json(fleet) : fleet_summary(fleet));
     status = exit_ok;
   });

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/target.hpp"
@@ -58,7 +59,11 @@ int summarize_command(HistoryOptions& options) {
   options.resolve_rules();
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
-  write_output(options.output, summarize(history, options.rules.history_window));
+  Output output(options.output);
+  progress::stage("writing " + output.name());
+  write_summary(history, options.rules.history_window, output.sink());
+  output.commit();
+  progress::finish();
   print_warnings(diagnostics);
   std::cerr << fmt::format("gpuplan: {} samples of {} units from {} inputs; {} cached results ignored\n",
                            history.sample_count(), history.samples.size(), options.paths.size(),
@@ -143,6 +148,7 @@ void add_history_command(CLI::App& app, int& status) {
       ->check(CLI::Range(1, 100000));
   summarize->add_option("--rules", options->rules_path, "Rules file whose history_window applies");
   summarize->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
+  progress::add_quiet_flag(*summarize);
   summarize->callback([options, &status] { status = summarize_command(*options); });
 
   auto* show = history->add_subcommand("show", "Print a test's samples and the estimate a plan would use");

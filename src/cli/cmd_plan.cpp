@@ -7,13 +7,13 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
@@ -42,6 +42,12 @@ std::string human(double seconds) {
   if (whole >= 3600) return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
   if (whole >= 60) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
   return fmt::format("{:g}s", std::round(seconds * 10) / 10);
+}
+
+int gpu_count(const Fleet& fleet) {
+  int gpus = 0;
+  for (const auto& node : fleet.nodes) gpus += static_cast<int>(node.gpus.size());
+  return gpus;
 }
 
 /// What a person wants to know after planning, in a few lines on standard error.
@@ -80,29 +86,38 @@ void run(const PlanArgs& args, int& status) {
   Rules rules = read_rules(args.query);
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  print_fleet_warnings(fleet);
   Classification tests = read_and_classify(args.query, rules);
   Diagnostics history_diagnostics;
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = make_units(tests, mode, estimate, rules);
+  long gpu_tests = 0;
+  Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 
+  progress::stage(fmt::format("planning {} units on {} GPUs", units.size(), gpu_count(fleet)));
   SolveOptions options;
   options.policy = parse_policy(args.policy).value_or(Policy::exact);
   options.time_limit_s = args.time_limit_s;
   options.rules = rules;
-  Plan plan = make_plan(tests, std::move(units), fleet, options);
+  Plan plan = make_plan(listed, std::move(units), fleet, options);
+  plan.summary.tests += gpu_tests;
+  plan.summary.gpu_tests += gpu_tests;
   plan.diagnostics.insert(plan.diagnostics.end(), history_diagnostics.begin(), history_diagnostics.end());
 
-  std::string text;
+  progress::stage("writing " + (args.output.empty() || args.output == "-" ? "the plan" : args.output));
+  Output output(args.output);
   if (args.format == "text") {
     bool to_terminal = args.output.empty() || args.output == "-";
     Terminal terminal = to_terminal ? terminal_for(1) : Terminal{};
-    text = render_text(plan, TextOptions{terminal.width, terminal.color});
+    output.write(render_text(plan, TextOptions{terminal.width, terminal.color}));
   } else {
-    text = to_json(plan).dump(2) + "\n";
+    write_plan_json(plan, output.sink());
   }
-  write_output(args.output, text);
+  output.commit();
+  progress::finish();
   std::cerr << summary_of(plan);
+  print_diagnostic_totals(plan.diagnostics, true);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
 }
 
@@ -113,6 +128,7 @@ void add_plan_command(CLI::App& app, int& status) {
   auto* command = app.add_subcommand(
       "plan", "Place the GPU tests of a bazel query on a fleet so that they finish as early as possible");
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);
   command->add_option("--fleet", args->fleet, "the fleet (YAML, README \"Fleet\")")->required();
   command->add_option("--policy", args->policy, "whole-node, exact (default) or pack")
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));

@@ -2,13 +2,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/targets_input.hpp"
+#include "util/json_writer.hpp"
 
 namespace gpuplan::cli {
 
@@ -53,32 +53,45 @@ std::string table(const TargetList& targets) {
   return text;
 }
 
-nlohmann::ordered_json to_json(const TargetList& targets) {
-  nlohmann::ordered_json tests = nlohmann::ordered_json::array();
+/// The list as JSON, written test by test: a million tests never become one document in memory.
+void write_json(const TargetList& targets, Output& output) {
+  util::JsonWriter out(output.sink());
+  out.begin_object();
+  out.key("format").value(targets.format);
+  out.key("tests").begin_array();
   for (const Target& target : targets.tests) {
-    tests.push_back({{"label", target.label},
-                     {"rule_class", target.rule_class},
-                     {"tags", target.tags},
-                     {"size", target.size},
-                     {"timeout", target.timeout},
-                     {"shard_count", target.shard_count},
-                     {"flaky", target.flaky},
-                     {"exec_properties", target.exec_properties},
-                     {"generator_function", target.generator_function},
-                     {"location", target.location},
-                     {"configuration", target.configuration},
-                     {"has_attributes", target.has_attributes}});
+    out.begin_object();
+    out.key("label").value(target.label);
+    out.key("rule_class").value(target.rule_class.str());
+    out.key("tags").begin_array();
+    for (const auto& tag : target.tags) out.value(tag.str());
+    out.end_array();
+    out.key("size").value(target.size.str());
+    out.key("timeout").value(target.timeout.str());
+    out.key("shard_count").value(target.shard_count);
+    out.key("flaky").value(target.flaky);
+    out.key("exec_properties").begin_object();
+    for (const auto& [key, value] : target.exec_properties) out.key(key).value(value);
+    out.end_object();
+    out.key("generator_function").value(target.generator_function.str());
+    out.key("location").value(target.location);
+    out.key("configuration").value(target.configuration.str());
+    out.key("has_attributes").value(target.has_attributes);
+    out.end_object();
   }
+  out.end_array();
   const DroppedCounts& dropped = targets.dropped;
-  return {{"format", targets.format},
-          {"tests", std::move(tests)},
-          {"dropped",
-           {{"non_test_rules", dropped.non_test_rules},
-            {"test_suites", dropped.test_suites},
-            {"source_files", dropped.source_files},
-            {"generated_files", dropped.generated_files},
-            {"other", dropped.other},
-            {"total", dropped.total()}}}};
+  out.key("dropped").begin_object();
+  out.key("non_test_rules").value(static_cast<std::int64_t>(dropped.non_test_rules));
+  out.key("test_suites").value(static_cast<std::int64_t>(dropped.test_suites));
+  out.key("source_files").value(static_cast<std::int64_t>(dropped.source_files));
+  out.key("generated_files").value(static_cast<std::int64_t>(dropped.generated_files));
+  out.key("other").value(static_cast<std::int64_t>(dropped.other));
+  out.key("total").value(static_cast<std::int64_t>(dropped.total()));
+  out.end_object();
+  out.end_object();
+  out.raw("\n");
+  out.flush();
 }
 
 }  // namespace
@@ -98,7 +111,9 @@ void add_targets_command(CLI::App& app, int& /*status*/) {
     std::string name =
         options->input.path.empty() || options->input.path == "-" ? "<stdin>" : options->input.path;
     if (options->json) {
-      write_output("-", to_json(targets).dump(2) + "\n");
+      Output output("-");
+      write_json(targets, output);
+      output.commit();
       if (targets.tests.empty()) fmt::print(stderr, "gpuplan: {}", summary(targets, name));
     } else {
       write_output("-", (targets.tests.empty() ? "" : table(targets)) + summary(targets, name));

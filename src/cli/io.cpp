@@ -1,10 +1,14 @@
 #include "cli/io.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +16,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::cli {
@@ -37,34 +42,178 @@ std::string read_all(Input& input) {
   return std::string(std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>());
 }
 
-void write_output(const std::string& path, std::string_view content) {
+namespace {
+
+constexpr std::size_t write_chunk = 64 * 1024;
+
+// The temporary files being written, for the SIGINT/SIGTERM handler: plain arrays, since a
+// handler may only call async-signal-safe functions (unlink, sigaction, raise).
+constexpr int temporary_slots = 8;
+char temporary_paths[temporary_slots][4096];
+volatile std::sig_atomic_t temporary_used[temporary_slots];
+struct sigaction previous_int {};
+struct sigaction previous_term {};
+int handlers_installed = 0;
+
+extern "C" void remove_temporaries(int signal) {
+  for (int i = 0; i < temporary_slots; ++i)
+    if (temporary_used[i]) ::unlink(temporary_paths[i]);
+  // Then whatever was there before: by default the signal ends the process.
+  ::sigaction(signal, signal == SIGINT ? &previous_int : &previous_term, nullptr);
+  ::raise(signal);
+}
+
+int register_temporary(const std::string& path) {
+  if (path.size() >= sizeof temporary_paths[0]) return -1;
+  for (int i = 0; i < temporary_slots; ++i) {
+    if (temporary_used[i]) continue;
+    std::memcpy(temporary_paths[i], path.c_str(), path.size() + 1);
+    temporary_used[i] = 1;
+    if (handlers_installed++ == 0) {
+      struct sigaction action {};
+      action.sa_handler = remove_temporaries;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(SIGINT, &action, &previous_int);
+      ::sigaction(SIGTERM, &action, &previous_term);
+    }
+    return i;
+  }
+  return -1;
+}
+
+void unregister_temporary(int slot) {
+  if (slot < 0) return;
+  temporary_used[slot] = 0;
+  if (--handlers_installed == 0) {
+    ::sigaction(SIGINT, &previous_int, nullptr);
+    ::sigaction(SIGTERM, &previous_term, nullptr);
+  }
+}
+
+/// Why a path that exists cannot be replaced by an output file; empty for a regular file.
+std::string not_regular(const struct stat& status) {
+  if (S_ISREG(status.st_mode)) return "";
+  if (S_ISDIR(status.st_mode)) return "is a directory";
+  if (S_ISLNK(status.st_mode)) return "is a symbolic link (name the file it points to)";
+  if (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode)) return "is a device";
+  if (S_ISFIFO(status.st_mode)) return "is a FIFO";
+  return "is not a regular file";
+}
+
+}  // namespace
+
+Output::Output(const std::string& path) {
   if (path.empty() || path == "-") {
-    std::cout << content;
+    name_ = "<stdout>";
+    if (::isatty(STDOUT_FILENO)) progress::finish();  // the output and the line would mix
     std::cout.flush();
+    std::fflush(stdout);
+    fd_ = STDOUT_FILENO;
     return;
   }
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path temporary = target;
-  temporary += fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(errno)));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw InputError(Position{path}, "cannot write: the disk may be full");
+  name_ = path;
+  target_ = path;
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) == 0) {
+    if (auto why = not_regular(status); !why.empty())
+      throw InputError(Position{path},
+                       fmt::format("cannot write: {}; gpuplan writes only regular files", why));
+  } else if (errno != ENOENT) {
+    throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(errno)));
+  }
+  std::filesystem::path target(path);
+  std::filesystem::path directory = target.parent_path();
+  std::string pattern = (directory.empty() ? std::string() : directory.string() + "/") + "." +
+                        target.filename().string() + ".gpuplan-XXXXXX";
+  fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);  // O_CREAT | O_EXCL: never an existing file or link
+  if (fd_ < 0) throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(errno)));
+  temporary_ = pattern;
+  slot_ = register_temporary(temporary_);
+  // The permissions a new file would get (or the replaced file's), not mkstemp's 0600.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  mode_t mode = (status.st_mode != 0 ? status.st_mode : 0666 & ~mask) & 07777;
+  if (::fchmod(fd_, mode) != 0) fail(fmt::format("cannot write: {}", std::strerror(errno)));
+  buffer_.reserve(write_chunk);
+}
+
+Output::~Output() {
+  if (temporary_.empty()) return;
+  ::close(fd_);
+  ::unlink(temporary_.c_str());
+  unregister_temporary(slot_);
+}
+
+void Output::fail(const std::string& what) {
+  buffer_.clear();
+  if (!temporary_.empty()) {
+    ::close(fd_);
+    ::unlink(temporary_.c_str());
+    unregister_temporary(slot_);
+    temporary_.clear();
+  }
+  throw InputError(Position{name_}, what);
+}
+
+void Output::write(std::string_view text) {
+  if (buffer_.size() + text.size() > write_chunk) drain();
+  if (text.size() >= write_chunk) return write_all(text);
+  buffer_ += text;
+}
+
+std::function<void(std::string_view)> Output::sink() {
+  return [this](std::string_view text) { write(text); };
+}
+
+void Output::drain() {
+  write_all(buffer_);
+  buffer_.clear();
+}
+
+void Output::write_all(std::string_view text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int error = n < 0 ? errno : ENOSPC;
+      fail(fmt::format("cannot write: {}", std::strerror(error)));
     }
+    done += static_cast<std::size_t>(n);
+    progress::wrote(n);
   }
-  std::error_code ec;
-  fs::rename(temporary, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw InputError(Position{path}, fmt::format("cannot write: {}", ec.message()));
+}
+
+void Output::commit() {
+  drain();
+  if (temporary_.empty()) return;
+  if (::fsync(fd_) != 0) fail(fmt::format("cannot write: {}", std::strerror(errno)));
+  int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) fail(fmt::format("cannot write: {}", std::strerror(errno)));
+  // The target may have changed while the output was written: still never over a non-file.
+  if (struct stat status{}; ::lstat(target_.c_str(), &status) == 0) {
+    if (auto why = not_regular(status); !why.empty())
+      fail(fmt::format("cannot write: {}; gpuplan writes only regular files", why));
   }
+  if (::rename(temporary_.c_str(), target_.c_str()) != 0)
+    fail(fmt::format("cannot write: {}", std::strerror(errno)));
+  temporary_.clear();
+  unregister_temporary(slot_);
+}
+
+void write_output(const std::string& path, std::string_view content) {
+  Output output(path);
+  output.write(content);
+  output.commit();
+}
+
+void check_standard_output() {
+  std::cout.flush();
+  errno = 0;
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw InputError(Position{"<stdout>"},
+                     fmt::format("cannot write: {}", errno != 0 ? std::strerror(errno) : "output error"));
 }
 
 Terminal terminal_for(int fd) {

@@ -1,5 +1,6 @@
 #pragma once
 // The only place that opens files, writes output and looks at the terminal.
+#include <functional>
 #include <istream>
 #include <memory>
 #include <string>
@@ -21,9 +22,48 @@ Input open_input(const std::string& path);
 /// Reads a whole (small) input: fleet, rules, plan files.
 std::string read_all(Input& input);
 
-/// Writes `content` to standard output ("" or "-") or to `path` atomically: a temporary
-/// file beside it, renamed over it only once complete, so an error never leaves half a file.
+/// Where a command's output goes: standard output ("" or "-"), or a file that appears whole
+/// or not at all. A file is written to a new temporary file (O_EXCL, an unpredictable name)
+/// in the target's directory, fsync'ed, and renamed over the target only by commit(); the
+/// target must be a regular file or absent (a directory, device, FIFO or symbolic link is
+/// refused). Without commit() — an error, an exception, SIGINT or SIGTERM — the temporary
+/// file is removed. Every write is checked: a full disk or a closed pipe is an InputError
+/// (exit 2) naming the output, never a truncated output and exit 0.
+class Output {
+ public:
+  explicit Output(const std::string& path);
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output();
+
+  /// Buffered; hands full buffers to the file or standard output.
+  void write(std::string_view text);
+  /// A function that writes to this output, for the library's streaming writers.
+  std::function<void(std::string_view)> sink();
+  /// Flushes; for a file, fsyncs and renames it over the target.
+  void commit();
+  /// The output's name in messages: the path, or "<stdout>".
+  const std::string& name() const { return name_; }
+
+ private:
+  void drain();
+  void write_all(std::string_view text);
+  [[noreturn]] void fail(const std::string& what);
+
+  std::string name_;
+  std::string target_;     ///< empty for standard output
+  std::string temporary_;  ///< the file being written; empty once renamed or removed
+  int fd_ = -1;
+  int slot_ = -1;  ///< where the signal handler finds temporary_
+  std::string buffer_;
+};
+
+/// Writes `content` whole to `path` (see Output): standard output for "" or "-".
 void write_output(const std::string& path, std::string_view content);
+
+/// Flushes std::cout and stdout and checks that everything written to them arrived;
+/// throws InputError naming <stdout> when not. main calls it before exiting 0.
+void check_standard_output();
 
 struct Terminal {
   int width = 80;      ///< COLUMNS, else the terminal's width, else 80

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan_commit.hpp"
 
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
   cli::add_export_command(app, status);
   try {
     app.parse(argc, argv);
+    cli::progress::finish();
+    cli::check_standard_output();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -39,9 +43,11 @@ int main(int argc, char** argv) {
     app.exit(e);
     return exit_bad_input;
   } catch (const InputError& e) {
+    cli::progress::finish();
     std::cerr << "gpuplan: " << e.what() << '\n';
     return exit_bad_input;
   } catch (const std::exception& e) {
+    cli::progress::finish();
     std::cerr << "gpuplan: internal error: " << e.what() << '\n';
     return exit_internal;
   }

@@ -7,6 +7,7 @@
 
 #include "cli/targets_input.hpp"
 #include "gpuplan/classify.hpp"
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/rules.hpp"
 
 namespace gpuplan::cli {
@@ -16,6 +17,9 @@ struct QueryOptions {
   std::string rules;     ///< --rules FILE; empty: the built-in defaults
   bool strict = false;
   bool include_manual = false;
+  /// `plan`: labels-only input with no rule that reads labels is an error (exit 2) unless --allow-untagged.
+  bool refuse_untagged = false;
+  bool allow_untagged = false;
 };
 
 /// Registers the options above, FILE as the next positional argument.
@@ -26,6 +30,24 @@ Rules read_rules(const QueryOptions& options);
 
 /// Reads the query output (joined with --attrs) and classifies it with `rules`.
 /// Under --strict, throws InputError listing every error diagnostic (exit 2).
-Classification read_and_classify(const QueryOptions& options, const Rules& rules);
+/// `annotations`: keep each test's annotations, which only `explain` shows.
+Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations = false);
+
+/// Once the units are made, make_plan needs of the tests only the CPU and skipped ones (it
+/// lists them) and how many GPU tests there were (the summary counts them). The GPU tests —
+/// targets and requirements, the bulk of a large query — go before planning, so that they and
+/// the plan are never in memory together; the caller adds `gpu_tests` to the plan's summary
+/// (`tests` and `gpu_tests`).
+Classification without_gpu_tests(Classification tests, long& gpu_tests);
+
+/// Registers `plan`'s --allow-untagged and turns the refusal of untagged input on.
+void add_untagged_option(CLI::App& command, QueryOptions& options);
+
+/// On standard error: each warning (the first few), then one line of totals:
+/// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test".
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings);
+
+/// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error.
+void print_fleet_warnings(const Fleet& fleet);
 
 }  // namespace gpuplan::cli

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cli/io.hpp"
+#include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/ingest.hpp"
 
@@ -19,6 +22,7 @@ void add_targets_input(CLI::App& command, TargetsInput& input) {
       .add_option("--attrs", input.attrs,
                   "query output with attributes (xml or JSON) for the tests of a labels-only FILE")
       ->option_text("FILE");
+  progress::add_quiet_flag(command);
 }
 
 namespace {
@@ -35,6 +39,9 @@ TargetList read_one(const std::string& path, const std::string& format_name) {
                       format_name));
   }
   Input in = open_input(path);
+  std::error_code ec;
+  auto size = path.empty() || path == "-" ? 0 : std::filesystem::file_size(path, ec);
+  progress::stage("reading " + in.name, ec ? 0 : static_cast<long long>(size));
   return read_targets(in.in(), in.name, format);
 }
 

@@ -18,7 +18,29 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 
 GpuModel entry(std::string name, std::string family, std::int64_t vram_mib, std::string_view cc,
                std::vector<std::string> smi_names) {
-  return GpuModel{std::move(name), std::move(family), vram_mib, *Version::parse(cc), std::move(smi_names)};
+  return GpuModel{std::move(name),     std::move(family),    vram_mib,
+                  *Version::parse(cc), std::move(smi_names), "nvidia"};
+}
+
+/// An AMD or Intel part: no compute capability (a CUDA notion).
+GpuModel other(std::string vendor, std::string name, std::string family, std::int64_t vram_mib,
+               std::vector<std::string> smi_names) {
+  return GpuModel{std::move(name), std::move(family),    vram_mib,
+                  Version{},       std::move(smi_names), std::move(vendor)};
+}
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && equal_ignoring_case(text.substr(0, prefix.size()), prefix);
+}
+
+/// `text` without a leading `word` (a whole word) and the blanks or dashes after it, ignoring case.
+std::string_view without_word(std::string_view text, std::string_view word) {
+  if (!starts_with_ignoring_case(text, word)) return text;
+  if (text.size() > word.size() && text[word.size()] != ' ' && text[word.size()] != '-') return text;
+  text.remove_prefix(word.size());
+  while (!text.empty() && (text.front() == ' ' || text.front() == '-' || text.front() == '('))
+    text.remove_prefix(1);
+  return text;
 }
 
 }  // namespace
@@ -41,6 +63,22 @@ const std::vector<GpuModel>& gpu_catalog() {
       entry("H100-SXM-80GB", "h100", 81559, "9.0", {"NVIDIA H100 80GB HBM3"}),
       entry("H200-SXM-141GB", "h200", 143771, "9.0", {"NVIDIA H200"}),
       entry("B200-SXM-180GB", "b200", 183359, "10.0", {"NVIDIA B200"}),
+      // AMD Instinct (XLA's amdgpu_any, JAX's ROCm CI): memory as the data sheet gives it in GiB.
+      // An MI250/MI250X is two GPUs to ROCm (one per GCD), each with half the package's memory.
+      other("amd", "MI100", "mi100", 32768, {"AMD Instinct MI100", "Instinct MI100"}),
+      other("amd", "MI210", "mi210", 65536, {"AMD Instinct MI210", "Instinct MI210"}),
+      other("amd", "MI250", "mi250", 65536, {"AMD Instinct MI250", "Instinct MI250"}),
+      other("amd", "MI250X", "mi250x", 65536,
+            {"AMD Instinct MI250X", "Instinct MI250X", "AMD Instinct MI250X/MI250"}),
+      other("amd", "MI300A", "mi300a", 131072, {"AMD Instinct MI300A", "Instinct MI300A"}),
+      other("amd", "MI300X", "mi300x", 196608,
+            {"AMD Instinct MI300X", "Instinct MI300X", "AMD Instinct MI300X OAM"}),
+      other("amd", "MI325X", "mi325x", 262144, {"AMD Instinct MI325X", "Instinct MI325X"}),
+      // Intel Data Center GPU Max (XLA's intelgpu_any, oneAPI/SYCL): as xpu-smi names them.
+      other("intel", "Max-1100", "max1100", 49152,
+            {"Intel(R) Data Center GPU Max 1100", "Data Center GPU Max 1100"}),
+      other("intel", "Max-1550", "max1550", 131072,
+            {"Intel(R) Data Center GPU Max 1550", "Data Center GPU Max 1550"}),
   };
   return catalog;
 }
@@ -52,6 +90,34 @@ const GpuModel* find_gpu_model(std::string_view name) {
       if (equal_ignoring_case(smi_name, name)) return &model;
   }
   return nullptr;
+}
+
+std::string vendor_from_name(std::string_view model) {
+  auto name = model;
+  for (std::string_view amd : {"amd", "instinct", "radeon", "mi"})
+    if (starts_with_ignoring_case(name, amd)) return "amd";
+  for (std::string_view intel : {"intel", "data center gpu max", "arc", "flex", "max"})
+    if (starts_with_ignoring_case(name, intel)) return "intel";
+  return "nvidia";
+}
+
+std::string family_from_name(std::string_view model) {
+  auto lowered = [](std::string_view text) {
+    std::string out;
+    for (char c : text)
+      out += c == ' ' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  auto name = model;
+  for (std::string_view word : {"nvidia", "tesla", "amd", "instinct", "intel(r)", "intel"})
+    name = without_word(name, word);
+  auto rest = without_word(name, "data center gpu max");
+  auto head = rest.substr(0, rest.find_first_of(" -_/"));
+  if (rest.size() < name.size()) return "max" + lowered(head);  // Intel's "Max 1550" → max1550
+  // A first word with a digit is the family (A100, P100, MI250X); else the whole name ("RTX-5090").
+  if (std::ranges::any_of(head, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return lowered(head);
+  return lowered(name.empty() ? model : name);
 }
 
 }  // namespace gpuplan

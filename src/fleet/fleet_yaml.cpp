@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <optional>
 #include <set>
@@ -34,6 +35,15 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string_vi
   if (!containing.empty()) return fmt::format(" (did you mean {}?)", fmt::join(containing, " or "));
   auto best = util::closest_match(word, known);
   return best ? fmt::format(" (did you mean '{}'?)", *best) : "";
+}
+
+/// The digits of a model name in order: "H100-SXM-80G" → "10080". A name outside the catalog with the
+/// digits of a catalog name is a typo of it; with other digits (A100-SXM-64GB) a model of its own.
+std::string digits(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    if (std::isdigit(static_cast<unsigned char>(c))) out += c;
+  return out;
 }
 
 /// How a value looks in a message: its text if it is a scalar, else its YAML kind.
@@ -153,27 +163,45 @@ struct GpuSpec {
   int count = 0;
   std::vector<std::string> uuids;
   YAML::Node uuids_node;
+  std::string warning;  ///< a model outside the catalog that looks like a typo of one
 };
 
 GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
-  auto fields = reader.fields(node, "gpu", "gpu", {"model", "count", "vram", "compute_capability", "uuids"});
+  auto fields =
+      reader.fields(node, "gpu", "gpu", {"model", "count", "vram", "compute_capability", "vendor", "uuids"});
   GpuSpec spec;
   const auto& model = require(reader, fields, node, "gpu.model", "the GPU model, e.g. H100-SXM-80GB");
   auto name = reader.text(model.value, "gpu.model");
   const auto* vram = find(fields, "vram");
   const auto* cc = find(fields, "compute_capability");
+  const auto* vendor = find(fields, "vendor");
   if (const auto* known = find_gpu_model(name)) {
     spec.model = *known;
   } else {
     std::vector<std::string_view> names;
     for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
-    if (!vram || !cc)
-      reader.fail(model.value, "gpu.model",
-                  fmt::format("unknown model '{}'{}: give gpu.vram and gpu.compute_capability, or use a "
-                              "model from the catalog (README, \"Fleet\")",
-                              name, did_you_mean(name, names)));
+    spec.model.vendor =
+        vendor ? fleet::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
+    bool needs_cc = spec.model.vendor == "nvidia";
+    if (!vram || (needs_cc && !cc))
+      reader.fail(
+          model.value, "gpu.model",
+          fmt::format("unknown model '{}'{}: give gpu.vram{}, or use a model from the catalog "
+                      "(README, \"Fleet\")",
+                      name, did_you_mean(name, names), needs_cc ? " and gpu.compute_capability" : ""));
     spec.model.name = name;
-    spec.model.family = fleet::lower(name);
+    spec.model.family = family_from_name(name);
+    if (auto near = util::closest_match(name, names); near && digits(*near) == digits(name))
+      spec.warning = fmt::format(
+          "{}: gpu.model: '{}' is not in the catalog; did you mean '{}'? (read as a model of "
+          "its own, family {})",
+          reader.at(model.value).str(), name, *near, spec.model.family);
+  }
+  if (vendor) {
+    auto text = fleet::lower(reader.text(vendor->value, "gpu.vendor"));
+    if (text != "nvidia" && text != "amd" && text != "intel")
+      reader.fail(vendor->value, "gpu.vendor", fmt::format("'{}' is not nvidia, amd or intel", text));
+    spec.model.vendor = text;
   }
   if (vram) {
     auto text = reader.text(vram->value, "gpu.vram");
@@ -373,11 +401,16 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
 
   const auto& gpu_field = require(reader, fields, node, "gpu", "the mapping that describes each node's GPUs");
   auto gpu = read_gpu(reader, gpu_field.value);
+  if (!gpu.warning.empty()) fleet.warnings.push_back(gpu.warning);
   if (!gpu.uuids.empty() && pool.nodes.size() != 1)
     reader.fail(gpu.uuids_node, "gpu.uuids", "only a pool of one node can list its GPUs' UUIDs");
-  const auto& cuda_field =
-      require(reader, fields, node, "cuda", "the highest CUDA version the driver supports, e.g. \"12.4\"");
-  auto cuda = reader.version(cuda_field.value, "cuda", "12.4");
+  // CUDA is an NVIDIA notion: AMD and Intel pools may leave it out.
+  Version cuda;
+  if (gpu.model.vendor == "nvidia" || find(fields, "cuda")) {
+    const auto& cuda_field =
+        require(reader, fields, node, "cuda", "the highest CUDA version the driver supports, e.g. \"12.4\"");
+    cuda = reader.version(cuda_field.value, "cuda", "12.4");
+  }
   std::string driver;
   if (const auto* field = find(fields, "driver")) {
     reader.version(field->value, "driver", "550.54.15");
@@ -396,9 +429,9 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
     machine.labels = labels;
     machine.nvlink = links;
     for (int i = 0; i < gpu.count; ++i)
-      machine.gpus.push_back(Gpu{i, gpu.model.name, gpu.model.family, gpu.model.vram_mib,
-                                 gpu.model.compute_capability,
-                                 gpu.uuids.empty() ? std::string() : gpu.uuids[static_cast<size_t>(i)]});
+      machine.gpus.push_back(
+          Gpu{i, gpu.model.name, gpu.model.family, gpu.model.vram_mib, gpu.model.compute_capability,
+              gpu.uuids.empty() ? std::string() : gpu.uuids[static_cast<size_t>(i)], gpu.model.vendor});
     fleet.nodes.push_back(std::move(machine));
   }
   fleet.pools.push_back(std::move(pool));

@@ -91,6 +91,7 @@ std::optional<long> whole(std::string_view text) {
 struct SmiGpu {
   long index = 0;
   Cell name, uuid, memory, compute_cap, driver;
+  Cell mig;  ///< mig.mode.current, when the query asked for it: "Enabled", "Disabled", empty
 };
 
 /// The columns the importer reads, in the order the README's command asks for them.
@@ -137,8 +138,13 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
       if (value.text == "[N/A]" || value.text == "N/A" || value.text == "[Not Supported]") value.text.clear();
       return value;
     };
-    SmiGpu gpu{
-        0, cell("name"), cell("uuid"), cell("memory.total"), cell("compute_cap"), cell("driver_version")};
+    SmiGpu gpu{0,
+               cell("name"),
+               cell("uuid"),
+               cell("memory.total"),
+               cell("compute_cap"),
+               cell("driver_version"),
+               cell("mig.mode.current")};
     auto index = cell("index");
     auto value = whole(index.text);
     if (!value) fail(input, index, fmt::format("'{}' is not a GPU index", index.text));
@@ -232,16 +238,19 @@ Topo parse_topo(const NamedText& input, int gpus) {
 /// nvidia-smi's --query-gpu cannot print it, so the importer knows it from the branch.
 std::optional<std::string> cuda_of_driver(const std::string& driver) {
   static const std::vector<std::pair<int, std::string_view>> branches = {
-      {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"}, {495, "11.5"},
-      {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
-      {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"},
-      {575, "12.9"}, {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
+      {384, "9.0"},  {387, "9.1"},  {390, "9.1"},  {396, "9.2"},  {410, "10.0"}, {418, "10.1"}, {430, "10.1"},
+      {435, "10.1"}, {440, "10.2"}, {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"},
+      {495, "11.5"}, {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
+      {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"}, {575, "12.9"},
+      {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
   auto version = Version::parse(driver);
   if (!version) return std::nullopt;
   for (auto [branch, cuda] : branches)
     if (version->parts.front() == branch) return std::string(cuda);
   return std::nullopt;
 }
+
+std::string lower_ascii(std::string_view text) { return fleet::lower(text); }
 
 /// A YAML scalar for text that came from nvidia-smi: plain if it is safe, else double-quoted.
 std::string scalar(const std::string& text) {
@@ -270,6 +279,15 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
         Position{"--name"},
         fmt::format("'{}' is not a node name: use letters, digits, '-', '_' and '.'", options.node));
   auto gpus = parse_query(query);
+  for (const auto& gpu : gpus)
+    if (lower_ascii(gpu.mig.text) == "enabled")
+      fail(query, gpu.mig,
+           fmt::format(
+               "GPU {} has MIG enabled: jobs see its MIG instances (nvidia-smi -L lists them), not "
+               "the whole GPU, and fleet import cannot describe instances yet. Write the pool by hand, "
+               "one gpu per instance with its memory (e.g. model: {}, vram: 40GiB, count: the number "
+               "of instances), or disable MIG (nvidia-smi -mig 0)",
+               gpu.index, model_name(gpu.name.text)));
   const auto& first = gpus.front();
   std::int64_t vram = memory_mib(query, first.memory);
   for (const auto& gpu : gpus) {
@@ -285,7 +303,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
 
   const auto* known = find_gpu_model(first.name.text);
   std::string model = known ? known->name : model_name(first.name.text);
-  std::string family = known ? known->family : fleet::lower(model);
+  std::string family = known ? known->family : family_from_name(first.name.text);
   std::string pool = options.pool.empty() ? family : options.pool;
   if (!fleet::is_name(pool))
     throw InputError(Position{"--pool"}, fmt::format("'{}' is not a pool name: pass --pool", pool));

@@ -218,8 +218,29 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
     }
     simdjson::dom::object id;
     if (event["id"].get(id) != simdjson::SUCCESS) {
-      bad.add(number, "a build event without an \"id\" object");
-      continue;
+      // A Build Event Service journal: each Bazel event wrapped as
+      // {"orderedBuildEvent": {"event": {"bazelEvent": {"@type": ..., "id": ...}}}}; the
+      // envelopes without a bazelEvent are the build's lifecycle (enqueued, finished), nothing to read.
+      simdjson::dom::element inner;
+      bool enveloped = false;
+      for (const char* pointer : {"/orderedBuildEvent/event/bazelEvent", "/event/bazelEvent", "/bazelEvent"})
+        if (event.at_pointer(pointer).get(inner) == simdjson::SUCCESS) {
+          enveloped = true;
+          break;
+        }
+      if (!enveloped && (event["orderedBuildEvent"].error() == simdjson::SUCCESS ||
+                         event["event"].error() == simdjson::SUCCESS)) {
+        continue;
+      }
+      if (!enveloped) {
+        bad.add(number, "a build event without an \"id\" object");
+        continue;
+      }
+      if (inner["id"].get(id) != simdjson::SUCCESS) {
+        bad.add(number, "a Build Event Service envelope whose bazelEvent has no \"id\" object");
+        continue;
+      }
+      event = inner;
     }
     simdjson::dom::object result_id;
     if (id["testResult"].get(result_id) == simdjson::SUCCESS) {

@@ -31,7 +31,11 @@ HistoryFormat detect_history_format(std::string_view head) {
   if (head.starts_with('[')) return HistoryFormat::json;
   if (head.starts_with('{')) {
     // Every BEP event starts with its id, as Bazel writes proto fields in field order.
-    return skip_space(head.substr(1)).starts_with("\"id\"") ? HistoryFormat::bep : HistoryFormat::json;
+    // A Build Event Service journal wraps each one in an envelope: {"orderedBuildEvent": ...}.
+    auto key = skip_space(head.substr(1));
+    for (std::string_view bes : {"\"id\"", "\"orderedBuildEvent\"", "\"streamId\"", "\"sequenceNumber\""})
+      if (key.starts_with(bes)) return HistoryFormat::bep;
+    return HistoryFormat::json;
   }
   return HistoryFormat::csv;
 }

@@ -1,44 +1,60 @@
 // The compact rolling history `gpuplan history summarize` writes: per unit, its last samples.
-#include <nlohmann/json.hpp>
-
 #include "gpuplan/history.hpp"
+#include "util/json_writer.hpp"
 
 namespace gpuplan {
 
-std::string summarize(const History& history, int window) {
-  std::string out = "{\n  \"gpuplan_history\": 1,\n  \"units\": [";
+void write_summary(const History& history, int window, const std::function<void(std::string_view)>& write) {
+  util::JsonWriter out(write, -1);
+  out.raw("{\n  \"gpuplan_history\": 1,\n  \"units\": [");
   const char* separator = "\n    ";
   for (const auto& [key, samples] : history.samples) {
     auto recent = recent_samples(samples, window);
     if (recent.empty()) continue;
-    nlohmann::ordered_json unit;
-    unit["label"] = key.label;
-    unit["shard"] = key.shard ? nlohmann::ordered_json(*key.shard) : nlohmann::ordered_json();
+    out.raw(separator);
+    separator = ",\n    ";
+    out.begin_object();
+    out.key("label").value(key.label);
+    out.key("shard");
+    if (key.shard)
+      out.value(*key.shard);
+    else
+      out.null();
     if (auto count = history.shard_counts.find(key.label); key.shard && count != history.shard_counts.end())
-      unit["shard_count"] = count->second;
-    auto& seconds = unit["seconds"] = nlohmann::ordered_json::array();
+      out.key("shard_count").value(count->second);
     bool any_vram = false;
     bool any_timeout = false;
+    out.key("seconds").begin_array();
     for (const auto& sample : recent) {
-      seconds.push_back(sample.seconds);
+      out.value(sample.seconds);
       any_vram = any_vram || sample.peak_vram_mib;
       any_timeout = any_timeout || sample.timed_out;
     }
+    out.end_array();
     if (any_vram) {
-      auto& vram = unit["peak_vram_mib"] = nlohmann::ordered_json::array();
-      for (const auto& sample : recent)
-        vram.push_back(sample.peak_vram_mib ? nlohmann::ordered_json(*sample.peak_vram_mib)
-                                            : nlohmann::ordered_json());
+      out.key("peak_vram_mib").begin_array();
+      for (const auto& sample : recent) {
+        if (sample.peak_vram_mib)
+          out.value(static_cast<std::int64_t>(*sample.peak_vram_mib));
+        else
+          out.null();
+      }
+      out.end_array();
     }
     if (any_timeout) {
-      auto& timed_out = unit["timed_out"] = nlohmann::ordered_json::array();
-      for (const auto& sample : recent) timed_out.push_back(sample.timed_out);
+      out.key("timed_out").begin_array();
+      for (const auto& sample : recent) out.value(sample.timed_out);
+      out.end_array();
     }
-    out += separator;
-    out += unit.dump();
-    separator = ",\n    ";
+    out.end_object();
   }
-  out += "\n  ]\n}\n";
+  out.raw("\n  ]\n}\n");
+  out.flush();
+}
+
+std::string summarize(const History& history, int window) {
+  std::string out;
+  write_summary(history, window, [&](std::string_view piece) { out += piece; });
   return out;
 }
 

@@ -6,6 +6,8 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/plan.hpp"
+#include "plan/json_parts.hpp"
+#include "util/json_writer.hpp"
 
 namespace gpuplan {
 
@@ -30,42 +32,148 @@ std::optional<Policy> parse_policy(std::string_view name) {
 
 namespace {
 
+using util::JsonWriter;
+
 /// Seconds rounded to milliseconds; whole numbers are written without a fraction.
-ordered_json seconds(double value) {
+void seconds(JsonWriter& out, double value) {
   double rounded = std::round(value * 1000) / 1000;
-  if (rounded == std::floor(rounded) && std::abs(rounded) < 9e15) return static_cast<std::int64_t>(rounded);
-  return rounded;
+  if (rounded == std::floor(rounded) && std::abs(rounded) < 9e15)
+    out.value(static_cast<std::int64_t>(rounded));
+  else
+    out.value(rounded);
 }
 
-ordered_json ratio(double value) { return std::round(value * 10000) / 10000; }
+void ratio(JsonWriter& out, double value) { out.value(std::round(value * 10000) / 10000); }
 
-ordered_json optional_int(const std::optional<std::int64_t>& value) {
-  return value ? ordered_json(*value) : ordered_json(nullptr);
+void optional_int(JsonWriter& out, const std::optional<std::int64_t>& value) {
+  if (value)
+    out.value(*value);
+  else
+    out.null();
 }
 
-ordered_json unit_fields(const Unit& unit) {
-  ordered_json j;
-  j["unit"] = unit.id;
-  j["label"] = unit.label;
-  j["shard_index"] = unit.shard_index ? ordered_json(*unit.shard_index) : ordered_json(nullptr);
-  j["shard_count"] = unit.shard_count;
-  return j;
+void unit_fields(JsonWriter& out, const Unit& unit) {
+  out.key("unit").value(unit.id);
+  out.key("label").value(unit.label);
+  out.key("shard_index");
+  if (unit.shard_index)
+    out.value(*unit.shard_index);
+  else
+    out.null();
+  out.key("shard_count").value(unit.shard_count);
 }
 
-void add_unit_details(ordered_json& j, const Unit& unit) {
-  j["duration_s"] = seconds(unit.duration_s);
-  j["duration_source"] = unit.duration_source;
-  j["vram_mib"] = optional_int(unit.vram_mib);
-  j["size"] = unit.size;
-  j["timeout"] = unit.timeout.empty() ? ordered_json(nullptr) : ordered_json(unit.timeout);
-  j["flaky"] = unit.flaky;
-  j["requirements"] = requirements_to_json(unit.requirement);
+void constraints(JsonWriter& out, const std::vector<Sourced<VersionConstraint>>& list) {
+  if (list.empty()) return out.null();
+  std::vector<VersionConstraint> plain;
+  plain.reserve(list.size());
+  for (const auto& c : list) plain.push_back(c.value);
+  out.value(to_string(plain));
 }
 
-ordered_json listed(const std::vector<ListedTest>& tests) {
-  ordered_json array = ordered_json::array();
-  for (const auto& t : tests) array.push_back({{"label", t.label}, {"reason", t.reason}});
-  return array;
+void unit_details(JsonWriter& out, const Unit& unit) {
+  out.key("duration_s");
+  seconds(out, unit.duration_s);
+  out.key("duration_source").value(unit.duration_source.str());
+  out.key("vram_mib");
+  optional_int(out, unit.vram_mib);
+  out.key("size").value(unit.size.str());
+  out.key("timeout");
+  if (unit.timeout.empty())
+    out.null();
+  else
+    out.value(unit.timeout.str());
+  out.key("flaky").value(unit.flaky);
+  out.key("requirements");
+  write_requirements(out, unit.requirement);
+}
+
+void listed(JsonWriter& out, const std::vector<ListedTest>& tests) {
+  out.begin_array();
+  for (const auto& t : tests) {
+    out.begin_object();
+    out.key("label").value(t.label);
+    out.key("reason").value(t.reason);
+    out.end_object();
+  }
+  out.end_array();
+}
+
+void plan_document(JsonWriter& out, const Plan& plan) {
+  out.begin_object();
+  out.key("schema_version").value(plan.schema_version);
+  out.key("generator").begin_object();
+  out.key("name").value("gpuplan");
+  out.key("version").value(plan.generator_version);
+  out.end_object();
+  out.key("policy").value(to_string(plan.policy));
+  out.key("fleet").value(plan.fleet);
+  const auto& s = plan.summary;
+  out.key("summary").begin_object();
+  out.key("tests").value(static_cast<std::int64_t>(s.tests));
+  out.key("cpu_tests").value(static_cast<std::int64_t>(s.cpu_tests));
+  out.key("gpu_tests").value(static_cast<std::int64_t>(s.gpu_tests));
+  out.key("skipped_tests").value(static_cast<std::int64_t>(s.skipped_tests));
+  out.key("gpu_units").value(static_cast<std::int64_t>(s.gpu_units));
+  out.key("scheduled_units").value(static_cast<std::int64_t>(s.scheduled_units));
+  out.key("unschedulable_units").value(static_cast<std::int64_t>(s.unschedulable_units));
+  out.key("makespan_s");
+  seconds(out, s.makespan_s);
+  out.key("lower_bound_s");
+  seconds(out, s.lower_bound_s);
+  out.key("gap");
+  if (s.lower_bound_s > 0)
+    ratio(out, s.makespan_s / s.lower_bound_s - 1);
+  else
+    out.value(0);
+  out.key("gpu_utilization");
+  ratio(out, s.gpu_utilization);
+  out.key("pack_slowdown");
+  ratio(out, s.pack_slowdown);
+  out.end_object();
+  out.key("cpu_tests");
+  listed(out, plan.cpu_tests);
+  out.key("skipped_tests");
+  listed(out, plan.skipped_tests);
+  out.key("assignments").begin_array();
+  for (const auto& a : plan.assignments) {
+    out.begin_object();
+    unit_fields(out, a.unit);
+    out.key("node").value(a.node.str());
+    out.key("gpus").begin_array();
+    for (int gpu : a.gpus) out.value(gpu);
+    out.end_array();
+    out.key("start_s");
+    seconds(out, a.start_s);
+    out.key("end_s");
+    seconds(out, a.end_s);
+    unit_details(out, a.unit);
+    out.key("env").begin_object();
+    for (const auto& [k, v] : a.env) out.key(k).value(v);
+    out.end_object();
+    out.end_object();
+  }
+  out.end_array();
+  out.key("unschedulable").begin_array();
+  for (const auto& u : plan.unschedulable) {
+    out.begin_object();
+    unit_fields(out, u.unit);
+    out.key("reason").value(u.reason);
+    unit_details(out, u.unit);
+    out.end_object();
+  }
+  out.end_array();
+  out.key("diagnostics").begin_array();
+  for (const auto& d : plan.diagnostics) {
+    out.begin_object();
+    out.key("severity").value(to_string(d.severity));
+    out.key("label").value(d.label);
+    out.key("source").value(d.source);
+    out.key("message").value(d.message);
+    out.end_object();
+  }
+  out.end_array();
+  out.end_object();
 }
 
 // Reading: every accessor names the JSON path of what it looks at.
@@ -140,6 +248,11 @@ struct Reader {
       auto& target = std::string_view(key) == "nvlink" ? r.nvlink : r.exclusive;
       target = Sourced<bool>{v->get<bool>(), source};
     }
+    if (auto* v = optional_field(j, "vendor")) {
+      if (!v->is_string() || (*v != "nvidia" && *v != "amd" && *v != "intel"))
+        fail(path + ".vendor", "expected \"nvidia\", \"amd\", \"intel\" or null");
+      r.vendor = Sourced<std::string>{v->get<std::string>(), source};
+    }
     return r;
   }
 
@@ -180,73 +293,48 @@ struct Reader {
 
 }  // namespace
 
+void write_requirements(util::JsonWriter& out, const Requirement& r) {
+  out.begin_object();
+  out.key("gpus").value(r.gpus.value);
+  out.key("gpu_mem_mib");
+  optional_int(out, r.gpu_mem_mib ? std::optional<std::int64_t>(r.gpu_mem_mib->value) : std::nullopt);
+  out.key("cuda");
+  constraints(out, r.cuda);
+  out.key("gpu_models");
+  if (r.gpu_models) {
+    out.begin_array();
+    for (const auto& model : r.gpu_models->value) out.value(model);
+    out.end_array();
+  } else {
+    out.null();
+  }
+  out.key("compute_capability");
+  constraints(out, r.compute_capability);
+  out.key("nvlink").value(r.needs_nvlink());
+  out.key("exclusive").value(r.is_exclusive());
+  if (r.vendor) out.key("vendor").value(r.vendor->value);
+  out.end_object();
+}
+
 ordered_json requirements_to_json(const Requirement& r) {
-  ordered_json j;
-  j["gpus"] = r.gpus.value;
-  j["gpu_mem_mib"] = r.gpu_mem_mib ? ordered_json(r.gpu_mem_mib->value) : ordered_json(nullptr);
-  auto constraints = [](const std::vector<Sourced<VersionConstraint>>& list) {
-    if (list.empty()) return ordered_json(nullptr);
-    std::vector<VersionConstraint> plain;
-    plain.reserve(list.size());
-    for (const auto& c : list) plain.push_back(c.value);
-    return ordered_json(to_string(plain));
-  };
-  j["cuda"] = constraints(r.cuda);
-  j["gpu_models"] = r.gpu_models ? ordered_json(r.gpu_models->value) : ordered_json(nullptr);
-  j["compute_capability"] = constraints(r.compute_capability);
-  j["nvlink"] = r.needs_nvlink();
-  j["exclusive"] = r.is_exclusive();
-  return j;
+  std::string text;
+  JsonWriter out([&](std::string_view piece) { text += piece; }, -1);
+  write_requirements(out, r);
+  out.flush();
+  return ordered_json::parse(text);
+}
+
+void write_plan_json(const Plan& plan, const std::function<void(std::string_view)>& write) {
+  JsonWriter out(write);
+  plan_document(out, plan);
+  out.raw("\n");
+  out.flush();
 }
 
 ordered_json to_json(const Plan& plan) {
-  ordered_json j;
-  j["schema_version"] = plan.schema_version;
-  j["generator"] = {{"name", "gpuplan"}, {"version", plan.generator_version}};
-  j["policy"] = to_string(plan.policy);
-  j["fleet"] = plan.fleet;
-  const auto& s = plan.summary;
-  j["summary"] = {{"tests", s.tests},
-                  {"cpu_tests", s.cpu_tests},
-                  {"gpu_tests", s.gpu_tests},
-                  {"skipped_tests", s.skipped_tests},
-                  {"gpu_units", s.gpu_units},
-                  {"scheduled_units", s.scheduled_units},
-                  {"unschedulable_units", s.unschedulable_units},
-                  {"makespan_s", seconds(s.makespan_s)},
-                  {"lower_bound_s", seconds(s.lower_bound_s)},
-                  {"gap", s.lower_bound_s > 0 ? ratio(s.makespan_s / s.lower_bound_s - 1) : ordered_json(0)},
-                  {"gpu_utilization", ratio(s.gpu_utilization)},
-                  {"pack_slowdown", ratio(s.pack_slowdown)}};
-  j["cpu_tests"] = listed(plan.cpu_tests);
-  j["skipped_tests"] = listed(plan.skipped_tests);
-  j["assignments"] = ordered_json::array();
-  for (const auto& a : plan.assignments) {
-    ordered_json item = unit_fields(a.unit);
-    item["node"] = a.node;
-    item["gpus"] = a.gpus;
-    item["start_s"] = seconds(a.start_s);
-    item["end_s"] = seconds(a.end_s);
-    add_unit_details(item, a.unit);
-    ordered_json env = ordered_json::object();
-    for (const auto& [k, v] : a.env) env[k] = v;
-    item["env"] = env;
-    j["assignments"].push_back(item);
-  }
-  j["unschedulable"] = ordered_json::array();
-  for (const auto& u : plan.unschedulable) {
-    ordered_json item = unit_fields(u.unit);
-    item["reason"] = u.reason;
-    add_unit_details(item, u.unit);
-    j["unschedulable"].push_back(item);
-  }
-  j["diagnostics"] = ordered_json::array();
-  for (const auto& d : plan.diagnostics)
-    j["diagnostics"].push_back({{"severity", to_string(d.severity)},
-                                {"label", d.label},
-                                {"source", d.source},
-                                {"message", d.message}});
-  return j;
+  std::string text;
+  write_plan_json(plan, [&](std::string_view piece) { text += piece; });
+  return ordered_json::parse(text);
 }
 
 Plan plan_from_json(const json& j, const std::string& name) {

@@ -35,8 +35,8 @@ std::string type_key(const Node& node, const std::vector<GpuMask>& links) {
   std::string key = node.cuda.str();
   for (size_t i = 0; i < node.gpus.size(); ++i) {
     const Gpu& g = node.gpus[i];
-    key +=
-        fmt::format("|{}/{}/{}/{}/{:x}", g.model, g.family, g.vram_mib, g.compute_capability.str(), links[i]);
+    key += fmt::format("|{}/{}/{}/{}/{}/{:x}", g.model, g.family, g.vendor, g.vram_mib,
+                       g.compute_capability.str(), links[i]);
   }
   return key;
 }
@@ -53,6 +53,8 @@ bool model_ok(const Requirement& r, const Gpu& gpu) {
     return w == model || w == family;
   });
 }
+
+bool vendor_ok(const Requirement& r, const Gpu& gpu) { return !r.vendor || r.vendor->value == gpu.vendor; }
 
 bool capability_ok(const Requirement& r, const Gpu& gpu) {
   return std::all_of(r.compute_capability.begin(), r.compute_capability.end(),
@@ -83,13 +85,16 @@ std::string spoken(const std::vector<Sourced<VersionConstraint>>& constraints) {
 
 std::string gpus_phrase(int n) { return n == 1 ? "1 GPU" : fmt::format("{} GPUs", n); }
 
-enum class Need { gpus, memory, model, capability, cuda, together, nvlink };
+enum class Need { gpus, vendor, memory, model, capability, cuda, together, nvlink };
 
 /// What `node` has, in the words of the need it fails.
 std::string fact(Need need, const Requirement& r, const Node& node, const std::vector<GpuMask>& links) {
   std::set<std::string> values;
   switch (need) {
     case Need::gpus: return gpus_phrase(static_cast<int>(node.gpus.size()));
+    case Need::vendor:
+      for (const auto& g : node.gpus) values.insert(vendor_display(g.vendor));
+      return fmt::format("{} GPUs", fmt::join(values, " and "));
     case Need::memory:
       for (const auto& g : node.gpus) values.insert(format_mib(g.vram_mib));
       return fmt::format("GPUs of {}", fmt::join(values, " and "));
@@ -116,6 +121,7 @@ std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std
         std::count_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return ok(r, g); }));
   };
   if (static_cast<int>(node.gpus.size()) < wanted) failed.push_back(Need::gpus);
+  if (gpus_with(vendor_ok) < wanted) failed.push_back(Need::vendor);
   if (gpus_with(memory_ok) < wanted) failed.push_back(Need::memory);
   if (gpus_with(model_ok) < wanted) failed.push_back(Need::model);
   if (gpus_with(capability_ok) < wanted) failed.push_back(Need::capability);
@@ -132,7 +138,8 @@ std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std
 /// The requirement as a sentence: "4 GPUs with 40GiB per GPU with CUDA >= 12.4".
 std::string needs_phrase(const Requirement& r, bool show_count) {
   std::vector<std::string> parts;
-  if (show_count || r.gpus.value > 1) parts.push_back(gpus_phrase(r.gpus.value));
+  if (show_count || r.gpus.value > 1 || r.vendor) parts.push_back(gpus_phrase(r.gpus.value));
+  if (r.vendor) parts.back().insert(parts.back().find("GPU"), vendor_display(r.vendor->value) + " ");
   if (r.gpu_mem_mib) parts.push_back(format_mib(r.gpu_mem_mib->value) + " per GPU");
   if (r.gpu_models) parts.push_back(fmt::format("GPU model {}", fmt::join(r.gpu_models->value, " or ")));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + spoken(r.compute_capability));
@@ -169,7 +176,8 @@ GpuMask eligible_gpus(const Requirement& r, const Node& node) {
   GpuMask mask = 0;
   for (size_t i = 0; i < node.gpus.size(); ++i) {
     const Gpu& g = node.gpus[i];
-    if (memory_ok(r, g) && model_ok(r, g) && capability_ok(r, g)) mask |= bit(static_cast<int>(i));
+    if (vendor_ok(r, g) && memory_ok(r, g) && model_ok(r, g) && capability_ok(r, g))
+      mask |= bit(static_cast<int>(i));
   }
   return mask;
 }

@@ -41,16 +41,60 @@ double latest(const double* values, GpuMask mask) {
   return last;
 }
 
-/// Lanes of one GPU free by `start`, and the idle time the `needed` latest of them waste.
-std::pair<int, double> lane_fit(const NodeView& node, int gpu, int needed, double start) {
-  const double* lanes = node.lane_free + static_cast<std::ptrdiff_t>(gpu) * node.lanes;
-  int free = static_cast<int>(std::upper_bound(lanes, lanes + node.lanes, start) - lanes);
-  double hole = 0;
-  for (int l = std::max(0, free - needed); l < free; ++l) hole += start - lanes[l];
-  return {free, hole};
+/// The `k` GPUs of `mask` that became free latest by `start` (ties: the lowest indices); 0 when
+/// `mask` has fewer than `k`.
+GpuMask least_idle(const NodeView& node, GpuMask mask, int k, double start) {
+  if (count(mask) < k) return 0;
+  std::array<std::pair<double, int>, max_gpus_per_node> ranked{};
+  int n = 0;
+  for (GpuMask m = mask; m; m &= m - 1) {
+    int gpu = __builtin_ctzll(m);
+    ranked[static_cast<size_t>(n++)] = {start - node.gpu_free[gpu], gpu};
+  }
+  std::partial_sort(ranked.begin(), ranked.begin() + k, ranked.begin() + n);
+  GpuMask chosen = 0;
+  for (int i = 0; i < k; ++i) chosen |= bit(ranked[static_cast<size_t>(i)].second);
+  return chosen;
 }
 
 }  // namespace
+
+double earliest_share(const GpuShare& share, std::int64_t need, std::int64_t usable, int max_sharing) {
+  need = std::min(need, usable);  // more than fits: it runs alone
+  std::int64_t used = 0;
+  for (const auto& running : share.running) used += running.second;
+  auto left = static_cast<int>(share.running.size());
+  double start = share.frontier;
+  for (size_t i = 0; used + need > usable || left + 1 > max_sharing; ++i) {  // wait for the next to end
+    if (i == share.running.size()) return never;
+    used -= share.running[i].second;
+    --left;
+    start = std::max(start, share.running[i].first);
+  }
+  return start;
+}
+
+void add_share(GpuShare& share, double start, double end, std::int64_t need) {
+  share.frontier = std::max(share.frontier, start);
+  std::erase_if(share.running, [&](const auto& running) { return running.first <= share.frontier; });
+  auto at = std::upper_bound(share.running.begin(), share.running.end(), std::pair{end, need});
+  share.running.insert(at, {end, need});
+}
+
+std::optional<std::vector<GpuMask>> islands_of(const std::vector<GpuMask>& links, GpuMask within) {
+  std::vector<GpuMask> islands;
+  for (GpuMask left = within; left;) {
+    int first = __builtin_ctzll(left);
+    GpuMask island = (links[static_cast<size_t>(first)] & within) | bit(first);
+    for (GpuMask m = island; m; m &= m - 1) {  // each member linked to exactly the others
+      int gpu = __builtin_ctzll(m);
+      if (((links[static_cast<size_t>(gpu)] & within) | bit(gpu)) != island) return std::nullopt;
+    }
+    islands.push_back(island);
+    left &= ~island;
+  }
+  return islands;
+}
 
 std::vector<GpuMask> cliques_of(const std::vector<GpuMask>& links, GpuMask within, int size, size_t limit) {
   std::vector<GpuMask> out;
@@ -65,15 +109,18 @@ double earliest_start(const Shape& shape, const NodeView& node) {
     case Occupancy::gpus: {
       if (!shape.nvlink || shape.complete) return kth_smallest(node.gpu_free, shape.eligible, shape.gpus);
       double best = never;
+      for (GpuMask island : shape.islands)
+        best = std::min(best, kth_smallest(node.gpu_free, island, shape.gpus));
       for (GpuMask set : shape.cliques) best = std::min(best, latest(node.gpu_free, set));
       return best;
     }
-    case Occupancy::lanes: {
+    case Occupancy::shared: {
       double best = never;
       for (GpuMask m = shape.eligible; m; m &= m - 1) {
         int gpu = __builtin_ctzll(m);
-        int needed = shape.lanes_needed[static_cast<size_t>(gpu)];
-        if (needed > 0) best = std::min(best, node.lane_free[gpu * node.lanes + needed - 1]);
+        std::int64_t usable = shape.usable_mib[static_cast<size_t>(gpu)];
+        if (usable > 0)
+          best = std::min(best, earliest_share(node.shares[gpu], shape.memory_mib, usable, node.max_sharing));
       }
       return best;
     }
@@ -87,18 +134,20 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
   for (int i = 0; i < node.gpus; ++i)
     if (node.gpu_free[i] <= start) free |= bit(i);
 
-  if (shape.occupancy == Occupancy::lanes) {
+  if (shape.occupancy == Occupancy::shared) {
+    // Of the GPUs that can take it at `start`, the one with the least memory left after it,
+    // so that emptier GPUs stay free for larger units.
     GpuMask best = 0;
-    std::tuple<double, int> best_score{never, 0};
+    std::int64_t best_left = 0;
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = __builtin_ctzll(m);
-      int needed = shape.lanes_needed[static_cast<size_t>(gpu)];
-      if (needed == 0) continue;
-      auto [free_lanes, hole] = lane_fit(node, gpu, needed, start);
-      if (free_lanes < needed) continue;
-      // Least idle time wasted, then the fullest GPU, so that others stay free for units of their own.
-      std::tuple<double, int> score{hole, free_lanes};
-      if (!best || score < best_score) best = bit(gpu), best_score = score;
+      std::int64_t usable = shape.usable_mib[static_cast<size_t>(gpu)];
+      const GpuShare& share = node.shares[gpu];
+      if (usable == 0 || earliest_share(share, shape.memory_mib, usable, node.max_sharing) > start) continue;
+      std::int64_t left = usable - std::min(shape.memory_mib, usable);
+      for (const auto& [end, mib] : share.running)
+        if (end > start) left -= mib;
+      if (!best || left < best_left) best = bit(gpu), best_left = left;
     }
     return best;
   }
@@ -124,6 +173,13 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
   if (shape.gpus > 1 && !shape.complete) {
     GpuMask best = 0;
     std::tuple<double, double> best_score{never, never};
+    for (GpuMask island : shape.islands) {
+      // Within an island every set cuts off the same free partners: take the GPUs idle least.
+      GpuMask set = least_idle(node, island & candidates, shape.gpus, start);
+      if (!set) continue;
+      auto s = score(set);
+      if (!best || s < best_score) best = set, best_score = s;
+    }
     for (GpuMask set : shape.cliques) {
       if ((set & candidates) != set) continue;
       auto s = score(set);

@@ -1,6 +1,7 @@
 #pragma once
 // Which GPUs of a node a unit gets: the earliest a fitting set is free, and which set that is.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "solve/eligibility.hpp"
@@ -11,7 +12,7 @@ namespace gpuplan::solve {
 enum class Occupancy {
   gpus,        ///< its GPUs to itself (every lane of each)
   whole_node,  ///< the whole node: `gpu-exclusive`, or a multi-GPU unit under `whole-node`
-  lanes,       ///< a share of one GPU under `pack`: `lanes_needed[gpu]` of its lanes
+  shared,      ///< a share of one GPU under `pack`: `memory_mib` of its `usable_mib[gpu]`
 };
 
 /// What a group of units needs from nodes of one type. Units whose needs look the same on a
@@ -20,24 +21,49 @@ struct Shape {
   int type = 0;
   Occupancy occupancy = Occupancy::gpus;
   int gpus = 1;
-  bool nvlink = false;            ///< the GPUs must be pairwise connected
-  GpuMask eligible = 0;           ///< the GPUs it may use
-  bool complete = true;           ///< every two eligible GPUs are connected: any set is an NVLink set
-  std::vector<GpuMask> cliques;   ///< connected `gpus`-sets within `eligible`, when not complete
-  std::vector<int> lanes_needed;  ///< per GPU, for Occupancy::lanes; 0: this GPU cannot hold it
+  bool nvlink = false;   ///< the GPUs must be pairwise connected
+  GpuMask eligible = 0;  ///< the GPUs it may use
+  bool complete = true;  ///< every two eligible GPUs are connected: any set is an NVLink set
+  /// When not complete but the eligible GPUs fall apart into islands (every two GPUs of an island
+  /// linked, none across: pairs, quads, NVSwitch domains): the islands of at least `gpus` GPUs.
+  /// Any `gpus` of one island are an NVLink set, so sets are chosen per island, never listed.
+  std::vector<GpuMask> islands;
+  std::vector<GpuMask> cliques;  ///< otherwise: connected `gpus`-sets within `eligible` (at most 4,096)
+  std::int64_t memory_mib = 0;   ///< for Occupancy::shared: the memory it reserves
+  std::vector<std::int64_t>
+      usable_mib;  ///< per GPU, for Occupancy::shared: memory less headroom; 0: not eligible
 
   bool operator==(const Shape&) const = default;
 };
 
+/// The NVLink islands of `within` (the GPUs linked to each other and to nothing else in it), when
+/// every two GPUs of each are linked; nullopt when some are connected only through another.
+std::optional<std::vector<GpuMask>> islands_of(const std::vector<GpuMask>& links, GpuMask within);
+
 /// The connected `size`-sets within `within`, at most `limit` of them, in ascending order.
 std::vector<GpuMask> cliques_of(const std::vector<GpuMask>& links, GpuMask within, int size, size_t limit);
 
-/// One node's state as the scheduler keeps it: when each lane and each GPU is next free.
-/// A GPU has `lanes` lanes (1 unless `pack` shares GPUs); a GPU is free when all its lanes are.
+/// Under `pack`: the units sharing one GPU that still run when the next one may start. A shared
+/// unit starts no earlier than the last one placed on the GPU, so that the memory in use from
+/// then on only falls as units end: exact in MiB, with no slicing of the GPU.
+struct GpuShare {
+  double frontier = 0;  ///< no shared unit starts before this: the latest start, or a holder's end
+  std::vector<std::pair<double, std::int64_t>> running;  ///< (end, MiB) of those ending after it, by end
+};
+
+/// The earliest time from `share.frontier` on at which `need` MiB more fit in `usable` MiB with at
+/// most `max_sharing` units at once.
+double earliest_share(const GpuShare& share, std::int64_t need, std::int64_t usable, int max_sharing);
+
+/// Records a shared unit on the GPU from `start` (earliest_share or later) to `end`.
+void add_share(GpuShare& share, double start, double end, std::int64_t need);
+
+/// One node's state as the scheduler keeps it: when each GPU is next free, and under `pack` what
+/// shares it.
 struct NodeView {
-  const double* gpu_free;   ///< per GPU
-  const double* lane_free;  ///< per GPU, `lanes` consecutive values in ascending order
-  int lanes;
+  const double* gpu_free;  ///< per GPU: when every unit on it has ended
+  const GpuShare* shares;  ///< per GPU
+  int max_sharing;         ///< units per GPU at once: max_tests_per_gpu under `pack`, else 1
   const std::vector<GpuMask>* links;
   int gpus;
 };

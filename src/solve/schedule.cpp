@@ -7,11 +7,19 @@
 #include <numeric>
 #include <random>
 
+#include "solve/insertion.hpp"
+
 namespace gpuplan::solve {
 
 namespace {
 
 constexpr double never = std::numeric_limits<double>::infinity();
+
+/// Jobs × nodes up to which the default plan also tries insertion (about a second at most on
+/// the 2-core development machine; 10,000 jobs on 125 nodes took 4-6 s), and how many a second
+/// of time limit buys.
+constexpr double insertion_work_by_default = 2.5e5;
+constexpr double insertion_work_per_second = 2.5e5;
 
 /// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
 class MinTree {
@@ -50,9 +58,9 @@ double width(const Problem& p, int demand) {
     switch (shape.occupancy) {
       case Occupancy::gpus: w = std::min(w, double(shape.gpus)); break;
       case Occupancy::whole_node: w = std::min(w, double(type.gpus)); break;
-      case Occupancy::lanes:
-        for (int needed : shape.lanes_needed)
-          if (needed > 0) w = std::min(w, double(needed) / p.lanes);
+      case Occupancy::shared:
+        for (std::int64_t usable : shape.usable_mib)
+          if (usable > 0) w = std::min(w, std::min(1.0, double(shape.memory_mib) / double(usable)));
         break;
     }
   }
@@ -125,8 +133,10 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
   for (size_t n = 0; n < node_count; ++n)
     first_gpu[n + 1] =
         first_gpu[n] + static_cast<size_t>(fleet.types[static_cast<size_t>(fleet.type_of_node[n])].gpus);
-  std::vector<double> gpu_free(first_gpu.back(), 0),
-      lane_free(first_gpu.back() * static_cast<size_t>(p.lanes), 0);
+  std::vector<double> gpu_free(first_gpu.back(), 0);
+  bool sharing = std::any_of(p.shapes.begin(), p.shapes.end(),
+                             [](const Shape& shape) { return shape.occupancy == Occupancy::shared; });
+  std::vector<GpuShare> shares(sharing ? first_gpu.back() : 0);
 
   std::vector<MinTree> trees;
   std::vector<std::vector<int>> shapes_of_type(fleet.types.size());
@@ -162,7 +172,7 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     const Shape& shape = p.shapes[static_cast<size_t>(chosen)];
     const NodeType& type = fleet.types[static_cast<size_t>(shape.type)];
     size_t base = first_gpu[static_cast<size_t>(node)];
-    NodeView view{&gpu_free[base], &lane_free[base * static_cast<size_t>(p.lanes)], p.lanes, &type.links,
+    NodeView view{&gpu_free[base], shares.empty() ? nullptr : &shares[base], p.max_sharing, &type.links,
                   type.gpus};
 
     for (int s : candidates) {
@@ -172,25 +182,19 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     }
     GpuMask gpus = choose_gpus(shape, view, start, wide_waiting[static_cast<size_t>(shape.type)] > 0);
     double end = start + job.duration;
-    auto lanes_of = [&](int gpu) {
-      return &lane_free[(base + static_cast<size_t>(gpu)) * static_cast<size_t>(p.lanes)];
-    };
-    if (shape.occupancy == Occupancy::lanes) {
-      int gpu = __builtin_ctzll(gpus);
-      double* lanes = lanes_of(gpu);
-      // Take the lanes that became free last (the least idle time wasted); keep them sorted.
-      double* free_end = std::upper_bound(lanes, lanes + p.lanes, start);
-      std::fill(free_end - shape.lanes_needed[static_cast<size_t>(gpu)], free_end, end);
-      std::sort(lanes, lanes + p.lanes);
-      gpu_free[base + static_cast<size_t>(gpu)] = lanes[p.lanes - 1];
+    if (shape.occupancy == Occupancy::shared) {
+      auto gpu = static_cast<size_t>(__builtin_ctzll(gpus));
+      std::int64_t need = std::min(shape.memory_mib, shape.usable_mib[gpu]);
+      add_share(shares[base + gpu], start, end, need);
+      gpu_free[base + gpu] = std::max(gpu_free[base + gpu], end);
     } else {
       GpuMask held = shape.occupancy == Occupancy::whole_node
                          ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1)
                          : gpus;
       for (GpuMask m = held; m; m &= m - 1) {
-        int gpu = __builtin_ctzll(m);
-        gpu_free[base + static_cast<size_t>(gpu)] = end;
-        std::fill(lanes_of(gpu), lanes_of(gpu) + p.lanes, end);
+        auto gpu = static_cast<size_t>(__builtin_ctzll(m));
+        gpu_free[base + gpu] = end;
+        if (!shares.empty()) shares[base + gpu] = {end, {}};
       }
     }
     result.placements[static_cast<size_t>(j)] = {node, gpus, start};
@@ -203,6 +207,8 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
   return result;
 }
 
+std::vector<int> longest_first(const Problem& p) { return priority_orders(p).front(); }
+
 Schedule best_schedule(const Problem& p, double time_limit_s) {
   auto began = std::chrono::steady_clock::now();
   Schedule best;
@@ -210,7 +216,13 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
   auto keep = [&](Schedule candidate) {
     if (first || candidate.makespan < best.makespan) best = std::move(candidate), first = false;
   };
-  for (const auto& order : priority_orders(p)) keep(list_schedule(p, order));
+  auto orders = priority_orders(p);
+  for (const auto& order : orders) keep(list_schedule(p, order));
+  // Longest first with insertion fills the gaps wide units leave, but looks at every node for
+  // every job: by default only while that stays small, with a time limit as far as it affords.
+  double work = double(p.jobs.size()) * double(p.fleet->type_of_node.size());
+  if (work <= insertion_work_by_default || work <= insertion_work_per_second * time_limit_s)
+    keep(insertion_schedule(p, orders.front()));
   if (time_limit_s <= 0 || p.jobs.empty()) return best;
 
   // Within the budget: longest first again, with durations blurred a little, so that near-ties

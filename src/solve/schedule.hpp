@@ -19,7 +19,7 @@ struct Problem {
   std::vector<Shape> shapes;
   std::vector<std::vector<int>> demand_shapes;  ///< per demand, its shape on each type that can run it
   std::vector<Job> jobs;                        ///< every job has at least one shape
-  int lanes = 1;                                ///< lanes per GPU: max tests per GPU under `pack`, else 1
+  int max_sharing = 1;  ///< units per GPU at once: max_tests_per_gpu under `pack`, else 1
 };
 
 struct Placement {
@@ -37,8 +37,12 @@ struct Schedule {
 /// node that can run it (ties: the first node in fleet order). Time grows as n log(nodes).
 Schedule list_schedule(const Problem& problem, const std::vector<int>& order);
 
+/// Jobs longest first (ties: the widest first, then job order).
+std::vector<int> longest_first(const Problem& problem);
+
 /// The best of a few priority orders (longest first; largest area first; widest first; most
-/// constrained first), then, within `time_limit_s`, perturbed longest-first orders.
+/// constrained first) and, on small problems or within a time limit, longest first with
+/// insertion; then, within `time_limit_s`, perturbed longest-first orders.
 /// Without a time limit the result depends only on the problem.
 Schedule best_schedule(const Problem& problem, double time_limit_s);
 

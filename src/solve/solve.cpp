@@ -12,6 +12,7 @@
 
 #include "solve/bound.hpp"
 #include "solve/eligibility.hpp"
+#include "solve/insertion.hpp"
 #include "solve/schedule.hpp"
 
 namespace gpuplan {
@@ -50,11 +51,18 @@ std::string demand_key(const Unit& unit, bool share) {
   for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
   if (r.gpu_models)
     for (const auto& m : r.gpu_models->value) key += "|m" + m;
+  if (r.vendor) key += "|v" + r.vendor->value;
   return key;
 }
 
+/// The memory `pack` may fill on `gpu`: its memory less the headroom, in whole MiB (as verify has it).
+std::int64_t usable_mib(const Gpu& gpu, const Rules& rules) {
+  return std::max<std::int64_t>(1,
+                                static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - rules.vram_headroom)));
+}
+
 Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_index, const NodeType& type,
-                const Node& node, const SolveOptions& options, int lanes) {
+                const Node& node, const SolveOptions& options) {
   Shape shape;
   shape.type = type_index;
   shape.gpus = r.gpus.value;
@@ -63,25 +71,27 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
   if (r.is_exclusive() || (options.policy == Policy::whole_node && r.gpus.value > 1))
     shape.occupancy = Occupancy::whole_node;
   else if (share)
-    shape.occupancy = Occupancy::lanes;
+    shape.occupancy = Occupancy::shared;
   for (GpuMask m = shape.eligible; m; m &= m - 1) {
     int gpu = __builtin_ctzll(m);
     if ((shape.eligible & ~bit(gpu) & ~type.links[static_cast<size_t>(gpu)]) != 0) shape.complete = false;
   }
-  if (shape.gpus > 1 && !shape.complete)
-    shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
-  if (shape.occupancy == Occupancy::lanes) {
-    // A lane is an equal slice of the GPU's usable memory. A unit takes enough lanes for its
-    // need, and at least lanes / max_tests_per_gpu, so that no more than that many share a GPU.
-    int fewest = lanes / std::clamp(options.rules.max_tests_per_gpu, 1, lanes);
-    shape.lanes_needed.assign(static_cast<size_t>(type.gpus), 0);
+  if (shape.gpus > 1 && !shape.complete) {
+    if (auto islands = islands_of(type.links, shape.eligible)) {
+      for (GpuMask island : *islands)
+        if (count(island) >= shape.gpus) shape.islands.push_back(island);
+    } else {
+      shape.cliques = cliques_of(type.links, shape.eligible, shape.gpus, 4096);
+    }
+  }
+  if (shape.occupancy == Occupancy::shared) {
+    // Memory in whole MiB, as verify counts it: the GPU's memory less the headroom, rounded down.
+    shape.memory_mib = *unit.vram_mib;
+    shape.usable_mib.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = __builtin_ctzll(m);
-      double usable =
-          double(node.gpus[static_cast<size_t>(gpu)].vram_mib) * (1 - options.rules.vram_headroom);
-      double need = double(*unit.vram_mib);
-      int lanes_for = need <= usable ? static_cast<int>(std::ceil(need * lanes / usable - 1e-9)) : lanes;
-      shape.lanes_needed[static_cast<size_t>(gpu)] = std::clamp(lanes_for, fewest, lanes);
+      shape.usable_mib[static_cast<size_t>(gpu)] =
+          usable_mib(node.gpus[static_cast<size_t>(gpu)], options.rules);
     }
   }
   return shape;
@@ -110,6 +120,9 @@ double busy_gpu_seconds(const Plan& plan) {
   return busy;
 }
 
+/// Seconds rounded to whole milliseconds, as the plan writes them.
+double to_milliseconds(double seconds) { return std::round(seconds * 1000) / 1000; }
+
 std::string joined_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
 
 /// Reorders `items` in place so that items[i] becomes what was at items[order[i]]; `order`
@@ -131,14 +144,8 @@ void permute(std::vector<T>& items, std::vector<size_t>& order) {
   }
 }
 
-}  // namespace
-
-Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
-               const SolveOptions& options) {
-  Plan plan;
-  plan.policy = options.policy;
-  plan.fleet = fleet.source;
-  plan.diagnostics = tests.diagnostics;
+/// The plan's CPU and skipped lists (by label) and the test counts of its summary.
+void list_buckets(const Classification& tests, Plan& plan) {
   PlanSummary& summary = plan.summary;
   summary.tests = static_cast<long>(tests.tests.size());
   for (const auto& t : tests.tests) {
@@ -151,41 +158,42 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   std::stable_sort(plan.skipped_tests.begin(), plan.skipped_tests.end(), by_label);
   summary.cpu_tests = static_cast<long>(plan.cpu_tests.size());
   summary.skipped_tests = static_cast<long>(plan.skipped_tests.size());
-  summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+}
 
-  // Each unit becomes an assignment before the scheduler's state exists, so that a million
-  // units are never held twice; the unschedulable ones move out again below.
-  std::vector<Assignment> all;
-  all.reserve(units.size());
-  for (Unit& unit : units) all.emplace_back().unit = std::move(unit);
-  std::vector<Unit>().swap(units);
-  summary.gpu_units = static_cast<long>(all.size());
-
-  // Unit-id order, whatever the order they came in: ties in the schedule fall the same way.
+/// Positions of `all` in unit-id order, whatever the order they came in: ties in the schedule
+/// fall the same way.
+std::vector<size_t> id_order(const std::vector<Assignment>& all) {
   std::vector<size_t> by_id(all.size());
   std::iota(by_id.begin(), by_id.end(), 0);
   auto id_before = [&](size_t a, size_t b) { return all[a].unit.id < all[b].unit.id; };
   if (!std::is_sorted(by_id.begin(), by_id.end(), id_before))
     std::stable_sort(by_id.begin(), by_id.end(), id_before);
+  return by_id;
+}
 
-  FleetIndex index = index_fleet(fleet);
-  Problem problem;
-  problem.fleet = &index;
-  // Under `pack` a GPU is 64 (or a few fewer) lanes, each an equal slice of its usable memory.
-  int per_gpu = std::clamp(options.rules.max_tests_per_gpu, 1, max_gpus_per_node);
-  problem.lanes = options.policy == Policy::pack ? per_gpu * (64 / per_gpu) : 1;
-
-  // Units that need the same are placed by the same rules: work out each demand once per type.
-  std::unordered_map<std::string, int> demand_of_key;
-  std::vector<int> demand_of_unit(all.size());
+/// Each unit's demand (an index into the problem's demand_shapes), and per demand why no node
+/// can run it (empty when some can).
+struct Demands {
+  std::vector<int> of_unit;
   std::vector<std::string> unschedulable_reasons;
+};
+
+/// Units that need the same are placed by the same rules: works out each demand's shapes once
+/// per node type, into `problem`. Durations become what is planned: slowed down when shared,
+/// in whole milliseconds.
+Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_id, const Fleet& fleet,
+                    const FleetIndex& index, const SolveOptions& options, double slowdown, Problem& problem) {
+  Demands demands;
+  demands.of_unit.resize(all.size());
+  std::unordered_map<std::string, int> demand_of_key;
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
     bool share = shareable(unit, options.policy);
-    if (share) unit.duration_s *= summary.pack_slowdown;
+    if (share) unit.duration_s *= slowdown;
+    unit.duration_s = to_milliseconds(unit.duration_s);
     auto [it, added] =
         demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
-    demand_of_unit[u] = it->second;
+    demands.of_unit[u] = it->second;
     if (!added) continue;
     Requirement placing = placing_requirement(unit);
     std::vector<int> shapes;
@@ -193,36 +201,24 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
       const NodeType& type = index.types[t];
       const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
       if (!can_run(placing, node, type.links)) continue;
-      Shape shape = shape_for(unit, placing, share, static_cast<int>(t), type, node, options, problem.lanes);
+      Shape shape = shape_for(unit, placing, share, static_cast<int>(t), type, node, options);
       auto same = std::find(problem.shapes.begin(), problem.shapes.end(), shape);
       shapes.push_back(static_cast<int>(same - problem.shapes.begin()));
       if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
     }
     problem.demand_shapes.push_back(std::move(shapes));
-    unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
-                                    : placing.gpus.value > 0 ? unschedulable_reason(placing, fleet, index)
-                                                             : "asks for no GPU");
+    demands.unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
+                                            : placing.gpus.value > 0
+                                                ? unschedulable_reason(placing, fleet, index)
+                                                : "asks for no GPU");
   }
+  return demands;
+}
 
-  std::vector<size_t> scheduled;  // job → unit
-  std::vector<size_t> unscheduled;
-  for (size_t u : by_id) {
-    auto d = static_cast<size_t>(demand_of_unit[u]);
-    if (problem.demand_shapes[d].empty()) {
-      plan.unschedulable.push_back({std::move(all[u].unit), unschedulable_reasons[d]});
-      unscheduled.push_back(u);
-      continue;
-    }
-    scheduled.push_back(u);
-    problem.jobs.push_back({demand_of_unit[u], all[u].unit.duration_s});
-  }
-  Schedule schedule = best_schedule(problem, options.time_limit_s);
-  summary.lower_bound_s = lower_bound(problem);
-  summary.makespan_s = schedule.makespan;
-
-  double gpus_in_fleet = 0;
-  for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
-  // Assignments by node (in fleet order), then start, then first GPU, then unit id (job order).
+/// The unit that goes to each place of the plan's assignments: by node (in fleet order), then
+/// start, then first GPU, then unit id (job order); the unschedulable ones' husks last.
+std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<size_t>& scheduled,
+                                    const std::vector<size_t>& unscheduled) {
   struct Keyed {
     int node;
     double start;
@@ -238,28 +234,84 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
   }
   std::sort(keyed.begin(), keyed.end());
-  std::vector<size_t> order;  // the unit that goes to each place; the unschedulable ones' husks last
-  order.reserve(all.size());
+  std::vector<size_t> order;
+  order.reserve(scheduled.size() + unscheduled.size());
   for (const Keyed& k : keyed) order.push_back(scheduled[k.job]);
   order.insert(order.end(), unscheduled.begin(), unscheduled.end());
-  keyed = {};
-  for (size_t j = 0; j < scheduled.size(); ++j) {
-    const Placement& placed = schedule.placements[j];
-    Assignment& a = all[scheduled[j]];
-    a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
-    for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
-    a.start_s = placed.start;
-    a.end_s = placed.start + a.unit.duration_s;
-    a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
-    if (a.unit.shard_index) {
-      a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
-      a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+  return order;
+}
+
+/// Where and when the assignment runs, and its environment.
+void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
+  a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
+  for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
+  // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
+  // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
+  a.start_s = to_milliseconds(placed.start);
+  a.end_s = a.start_s + a.unit.duration_s;
+  a.env["CUDA_VISIBLE_DEVICES"] = joined_gpus(a.gpus);
+  if (a.unit.shard_index) {
+    a.env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
+    a.env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
+  }
+}
+
+}  // namespace
+
+Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
+               const SolveOptions& options) {
+  Plan plan;
+  plan.policy = options.policy;
+  plan.fleet = fleet.source;
+  plan.diagnostics = tests.diagnostics;
+  PlanSummary& summary = plan.summary;
+  list_buckets(tests, plan);
+  summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+
+  // Each unit becomes an assignment before the scheduler's state exists, so that a million
+  // units are never held twice; the unschedulable ones move out again below.
+  std::vector<Assignment> all;
+  all.reserve(units.size());
+  for (Unit& unit : units) all.emplace_back().unit = std::move(unit);
+  std::vector<Unit>().swap(units);
+  summary.gpu_units = static_cast<long>(all.size());
+  std::vector<size_t> by_id = id_order(all);
+
+  FleetIndex index = index_fleet(fleet);
+  Problem problem;
+  problem.fleet = &index;
+  problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
+  Demands demands = add_demands(all, by_id, fleet, index, options, summary.pack_slowdown, problem);
+
+  std::vector<size_t> scheduled;  // job → unit
+  std::vector<size_t> unscheduled;
+  for (size_t u : by_id) {
+    auto d = static_cast<size_t>(demands.of_unit[u]);
+    if (problem.demand_shapes[d].empty()) {
+      plan.unschedulable.push_back({std::move(all[u].unit), demands.unschedulable_reasons[d]});
+      unscheduled.push_back(u);
+      continue;
     }
+    scheduled.push_back(u);
+    problem.jobs.push_back({demands.of_unit[u], all[u].unit.duration_s});
+  }
+  Schedule schedule = options.scheduler == Scheduler::longest_first_insertion
+                          ? insertion_schedule(problem, longest_first(problem))
+                          : best_schedule(problem, options.time_limit_s);
+  summary.lower_bound_s = lower_bound(problem);
+
+  std::vector<size_t> order = placement_order(schedule, scheduled, unscheduled);
+  for (size_t j = 0; j < scheduled.size(); ++j) {
+    Assignment& a = all[scheduled[j]];
+    place(a, schedule.placements[j], fleet);
+    summary.makespan_s = std::max(summary.makespan_s, a.end_s);
   }
   permute(all, order);
   all.erase(all.begin() + static_cast<std::ptrdiff_t>(scheduled.size()), all.end());
   plan.assignments = std::move(all);
 
+  double gpus_in_fleet = 0;
+  for (const auto& node : fleet.nodes) gpus_in_fleet += double(node.gpus.size());
   summary.scheduled_units = static_cast<long>(plan.assignments.size());
   summary.unschedulable_units = static_cast<long>(plan.unschedulable.size());
   summary.gpu_utilization = summary.makespan_s > 0 && gpus_in_fleet > 0

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -227,6 +228,14 @@ class Checker {
             fmt::format("needs GPU model {}{} but {} is another model", fmt::join(r.gpu_models->value, "|"),
                         from(r.gpu_models->source), on(bad)));
     }
+    if (r.vendor) {
+      auto bad = failing([&](const Gpu& gpu) { return gpu.vendor != r.vendor->value; });
+      if (!bad.empty())
+        add(ViolationKind::requirement, id,
+            fmt::format("needs an {} GPU{} but {} is {}", vendor_display(r.vendor->value),
+                        from(r.vendor->source), on(bad),
+                        vendor_display(node.gpus[static_cast<size_t>(bad.front())].vendor)));
+    }
     if (r.needs_nvlink() && !node.connected(a.gpus))
       add(ViolationKind::requirement, id,
           fmt::format("needs NVLink between its GPUs{} but GPUs {} of {} are not all NVLink-connected",
@@ -235,6 +244,7 @@ class Checker {
 
   /// Two units on one GPU at once: never allowed, except single-GPU units with a known
   /// VRAM need under `pack`, within the VRAM left after headroom and the tests-per-GPU limit.
+  /// A sweep by start time keeps the units still running, so a GPU's n units cost n log n.
   void sharing() {
     std::set<std::pair<const Assignment*, const Assignment*>> reported;
     for (auto& [where, units] : held_) {
@@ -242,11 +252,13 @@ class Checker {
       const Gpu& gpu = nodes_.at(node_name)->gpus[static_cast<size_t>(g)];
       std::stable_sort(units.begin(), units.end(),
                        [](const Assignment* x, const Assignment* y) { return x->start_s < y->start_s; });
-      for (size_t i = 0; i < units.size(); ++i) {
-        const Assignment& a = *units[i];
+      std::vector<const Assignment*> active;  // started earlier, in start order
+      for (const Assignment* unit : units) {
+        const Assignment& a = *unit;
+        std::erase_if(active, [&](const Assignment* b) { return b->end_s <= a.start_s + kTolerance; });
         std::vector<const Assignment*> running{&a};
-        for (size_t j = 0; j < i; ++j)
-          if (units[j]->end_s > a.start_s + kTolerance && a.end_s > a.start_s) running.push_back(units[j]);
+        if (a.end_s > a.start_s) running.insert(running.end(), active.begin(), active.end());
+        active.push_back(&a);
         for (size_t k = 1; k < running.size(); ++k) {
           const Assignment& other = *running[k];
           bool allowed = plan_.policy == Policy::pack && shareable(a) && shareable(other);
@@ -286,18 +298,48 @@ class Checker {
     return r.is_exclusive() || (plan_.policy == Policy::whole_node && r.gpus.value > 1);
   }
 
+  /// Per node, units by start: the units overlapping a node-holding one start before it ends,
+  /// and those starting before it are found by walking back only while some earlier one ends
+  /// after it starts (a running maximum of ends), so a valid plan costs n log n.
   void exclusive() {
-    for (const auto& e : plan_.assignments) {
-      if (!nodes_.count(e.node) || !has_node_to_itself(e.unit)) continue;
-      const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
-      for (const auto& other : plan_.assignments)
-        if (&other != &e && other.node == e.node && other.start_s < e.end_s - kTolerance &&
-            e.start_s < other.end_s - kTolerance)
-          add(ViolationKind::exclusive, other.unit.id,
-              fmt::format("runs on {} from {} to {} while {} has the whole node ({}) from {} to {}", e.node,
-                          seconds(other.start_s), seconds(other.end_s), e.unit.id, why, seconds(e.start_s),
-                          seconds(e.end_s)));
+    std::map<std::string_view, std::vector<const Assignment*>> by_node;
+    for (const auto& a : plan_.assignments)
+      if (nodes_.count(a.node)) by_node[a.node].push_back(&a);
+    std::map<const Assignment*, std::pair<const std::vector<const Assignment*>*, size_t>> place;
+    std::map<std::string_view, std::vector<double>> ended_by;  // per node: the latest end before each
+    for (auto& [name, units] : by_node) {
+      std::stable_sort(units.begin(), units.end(),
+                       [](const Assignment* x, const Assignment* y) { return x->start_s < y->start_s; });
+      auto& ends = ended_by[name];
+      ends.assign(units.size() + 1, -std::numeric_limits<double>::infinity());
+      for (size_t i = 0; i < units.size(); ++i) {
+        ends[i + 1] = std::max(ends[i], units[i]->end_s);
+        if (has_node_to_itself(units[i]->unit)) place[units[i]] = {&units, i};
+      }
     }
+    for (const auto& e : plan_.assignments) {  // in plan order, as the report lists them
+      auto it = place.find(&e);
+      if (it == place.end()) continue;
+      const auto& units = *it->second.first;
+      const auto& ends = ended_by[e.node];
+      size_t i = it->second.second;
+      std::vector<const Assignment*> overlapping;
+      for (size_t j = i; j > 0 && ends[j] > e.start_s + kTolerance; --j)
+        if (overlaps(*units[j - 1], e)) overlapping.push_back(units[j - 1]);
+      for (size_t j = i + 1; j < units.size() && units[j]->start_s < e.end_s - kTolerance; ++j)
+        if (overlaps(*units[j], e)) overlapping.push_back(units[j]);
+      std::sort(overlapping.begin(), overlapping.end());  // plan order: they are one vector's items
+      const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
+      for (const Assignment* other : overlapping)
+        add(ViolationKind::exclusive, other->unit.id,
+            fmt::format("runs on {} from {} to {} while {} has the whole node ({}) from {} to {}", e.node,
+                        seconds(other->start_s), seconds(other->end_s), e.unit.id, why, seconds(e.start_s),
+                        seconds(e.end_s)));
+    }
+  }
+
+  static bool overlaps(const Assignment& a, const Assignment& b) {
+    return a.start_s < b.end_s - kTolerance && b.start_s < a.end_s - kTolerance;
   }
 
   void coverage() {

@@ -1,6 +1,8 @@
 // The planner on generated workloads and fleets: time, peak memory and quality (makespan against
 // the lower bound) per policy. Each case runs in a child process so that its peak RSS is its own.
-// Usage: solve_bench [--quick] [--policy=P] [WORDS]   (--quick: up to 100,000 units; --policy:
+// Usage: solve_bench [--quick] [--reference] [--verify] [--policy=P] [WORDS]   (--quick: up to
+// 100,000 units; --reference: also longest first with insertion up to 10,000 units; --verify:
+// also time verify on each plan; --policy:
 // that policy only; WORDS: only the cases whose name contains them, e.g. `solve_bench "1-GPU"`)
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "gpuplan/solve.hpp"
+#include "gpuplan/verify.hpp"
 
 using namespace gpuplan;
 
@@ -73,15 +76,17 @@ Fleet make_fleet(int nodes, const std::vector<std::pair<NodeKind, int>>& mix) {
 /// What a generated unit may need, drawn per unit.
 struct Workload {
   std::vector<std::pair<int, int>> gpus;  // (GPU count, weight)
-  int nvlink_percent = 0;                 // of multi-GPU units
+  int nvlink_percent = 0;                 // of multi-GPU units (up to nvlink_max_gpus)
   int exclusive_percent = 0;
   int constrained_percent = 0;  // with CUDA / model / compute capability / memory constraints
   int known_vram_percent = 50;
+  double duration_spread = 1.0;  // sigma of the log-normal minutes
+  int nvlink_max_gpus = 8;
 };
 
 std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
   std::mt19937_64 random(seed);
-  std::lognormal_distribution<double> minutes(1.5, 1.0);
+  std::lognormal_distribution<double> minutes(1.5, w.duration_spread);
   int total_weight = 0;
   for (auto [g, weight] : w.gpus) total_weight += weight;
   auto constraint = [](const char* text) {
@@ -106,7 +111,7 @@ std::vector<Unit> make_units(long count, const Workload& w, unsigned seed) {
       pick -= weight;
     }
     u.requirement.gpus = {gpus, "bench"};
-    if (gpus > 1 && static_cast<int>(random() % 100) < w.nvlink_percent)
+    if (gpus > 1 && gpus <= w.nvlink_max_gpus && static_cast<int>(random() % 100) < w.nvlink_percent)
       u.requirement.nvlink = Sourced<bool>{true, "bench"};
     if (static_cast<int>(random() % 100) < w.exclusive_percent)
       u.requirement.exclusive = Sourced<bool>{true, "bench"};
@@ -136,13 +141,14 @@ struct Case {
 
 struct Result {
   double seconds = 0;
+  double verify_seconds = 0;
   double makespan = 0;
   double bound = 0;
   long max_rss_kib = 0;
 };
 
 /// Runs one case and policy in a child process; its peak RSS is the child's own.
-Result measure(const Case& c, Policy policy) {
+Result measure(const Case& c, Policy policy, bool reference, bool check) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
   pid_t child = fork();
@@ -152,6 +158,7 @@ Result measure(const Case& c, Policy policy) {
     std::vector<Unit> units = make_units(c.units, c.workload, 12345);
     SolveOptions options;
     options.policy = policy;
+    if (reference) options.scheduler = Scheduler::longest_first_insertion;
     // CPU time, not wall time: the development machine is shared.
     std::clock_t began = std::clock();
     Plan plan = make_plan(Classification{}, std::move(units), fleet, options);
@@ -159,6 +166,11 @@ Result measure(const Case& c, Policy policy) {
     r.seconds = double(std::clock() - began) / CLOCKS_PER_SEC;
     r.makespan = plan.summary.makespan_s;
     r.bound = plan.summary.lower_bound_s;
+    if (check) {  // after the planner's peak, which it may raise: run it apart for RSS
+      std::clock_t checked = std::clock();
+      if (!verify(plan, fleet).empty()) _exit(1);
+      r.verify_seconds = double(std::clock() - checked) / CLOCKS_PER_SEC;
+    }
     ssize_t written = write(pipe_fds[1], &r, sizeof r);
     _exit(written == sizeof r ? 0 : 1);
   }
@@ -177,11 +189,18 @@ Result measure(const Case& c, Policy policy) {
 
 int main(int argc, char** argv) {
   bool quick = false;
+  bool check = false;      // also time verify on each plan (its memory then counts in the peak RSS)
+  bool reference = false;  // also plan longest first with insertion, the textbook reference
+  const long reference_units = 10'000;  // it is slow beyond
   std::string only;
   std::optional<Policy> only_policy;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--verify") == 0)
+      check = true;
+    else if (std::strcmp(argv[i], "--reference") == 0)
+      reference = true;
     else if (std::strncmp(argv[i], "--policy=", 9) == 0)
       only_policy = parse_policy(argv[i] + 9);
     else
@@ -200,6 +219,18 @@ int main(int argc, char** argv) {
   cases.push_back({"many 1-GPU tests", 100'000, 1000, {{h100, 1}}, singles});
   cases.push_back({"wide NVLink tests, pair-linked boards", 100'000, 1000, {{a100_pairs, 1}}, wide_nvlink});
   cases.push_back({"exclusive tests", 100'000, 1000, mixed_fleet, exclusive});
+  // Pair-linked boards (NVLink within [0,1], [2,3], ...) under many 2-GPU NVLink units and 4-GPU
+  // units among 1-GPU ones, durations alike (so the list scheduler's gaps show).
+  Workload nvlink_mix{{{1, 30}, {2, 50}, {4, 20}}, 90, 0, 0, 50, 0.3, 2};
+  for (long n : {10'000L, 100'000L})
+    cases.push_back({"wide NVLink mix, pair-linked boards", n, n / 80, {{a100_pairs, 1}}, nvlink_mix});
+  Workload hetero{{{1, 60}, {2, 20}, {4, 15}, {8, 5}}, 50, 10, 70, 50, 0.6};
+  for (long n : {10'000L, 100'000L})
+    cases.push_back({"heterogeneous: five node types, CUDA/model constraints, exclusive tests",
+                     n,
+                     n / 80,
+                     {{h100, 3}, {a100_pairs, 2}, {a100_quads, 2}, {l4, 2}, {h200, 1}},
+                     hetero});
   cases.push_back({"heterogeneous CUDA/model constraints",
                    100'000,
                    1000,
@@ -208,20 +239,27 @@ int main(int argc, char** argv) {
 
   fmt::print(
       "| case | units | nodes | policy | CPU time (s) | peak RSS (MiB) | RSS/unit (B) | makespan (s) | bound "
-      "(s) | gap |\n");
-  fmt::print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+      "(s) | gap | vs longest-first insertion | verify (s) |\n");
+  fmt::print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& c : cases) {
     if (c.name.find(only) == std::string::npos) continue;
     double whole_makespan = 0, exact_makespan = 0;
     for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
       if (only_policy && policy != *only_policy) continue;
-      Result r = measure(c, policy);
+      Result r = measure(c, policy, false, check);
+      std::string versus = "";
+      if (reference && c.units <= reference_units) {
+        Result ref = measure(c, policy, true, false);
+        versus = fmt::format("{:+.2f}% ({:.0f} s, {:.1f} s CPU)", 100 * (r.makespan / ref.makespan - 1),
+                             ref.makespan, ref.seconds);
+      }
       if (policy == Policy::exact) exact_makespan = r.makespan;
       if (policy == Policy::whole_node) whole_makespan = r.makespan;
-      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% |\n", c.name,
-                 c.units, c.nodes, to_string(policy), r.seconds, r.max_rss_kib / 1024.0,
+      fmt::print("| {} | {} | {} | {} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.2f}% | {} | {} |\n",
+                 c.name, c.units, c.nodes, to_string(policy), r.seconds, r.max_rss_kib / 1024.0,
                  r.max_rss_kib * 1024.0 / double(c.units), r.makespan, r.bound,
-                 100 * (r.makespan / r.bound - 1));
+                 100 * (r.makespan / r.bound - 1), versus,
+                 check ? fmt::format("{:.2f}", r.verify_seconds) : "");
       std::fflush(stdout);
     }
     if (!only_policy)

@@ -25,8 +25,29 @@ TEST_CASE("every catalog entry is complete and names a lower-case family") {
   for (const auto& model : gpu_catalog()) {
     INFO(model.name);
     REQUIRE(model.vram_mib > 10000);
-    REQUIRE_FALSE(model.compute_capability.empty());
+    REQUIRE(model.compute_capability.empty() == (model.vendor != "nvidia"));
     REQUIRE_FALSE(model.smi_names.empty());
     for (char c : model.family) REQUIRE_FALSE(std::isupper(static_cast<unsigned char>(c)));
   }
+}
+
+TEST_CASE("families and vendors of models outside the catalog come from their names") {
+  REQUIRE(family_from_name("NVIDIA A100-SXM-64GB") == "a100");
+  REQUIRE(family_from_name("A100-SXM-64GB") == "a100");
+  REQUIRE(family_from_name("Tesla P100-PCIE-16GB") == "p100");
+  REQUIRE(family_from_name("NVIDIA RTX A6000") == "rtx-a6000");
+  REQUIRE(family_from_name("GeForce-RTX-4090") == "geforce-rtx-4090");
+  REQUIRE(family_from_name("AMD Instinct MI250X") == "mi250x");
+  REQUIRE(family_from_name("Intel(R) Data Center GPU Max 1550") == "max1550");
+  REQUIRE(vendor_from_name("AMD Instinct MI210") == "amd");
+  REQUIRE(vendor_from_name("MI300X") == "amd");
+  REQUIRE(vendor_from_name("Intel(R) Data Center GPU Max 1100") == "intel");
+  REQUIRE(vendor_from_name("GH200") == "nvidia");
+}
+
+TEST_CASE("the catalog knows AMD Instinct and Intel Max parts with their vendor and memory") {
+  REQUIRE(find_gpu_model("MI300X")->vendor == "amd");
+  REQUIRE(find_gpu_model("AMD Instinct MI250X")->vram_mib == 65536);
+  REQUIRE(find_gpu_model("Intel(R) Data Center GPU Max 1550")->vendor == "intel");
+  REQUIRE(find_gpu_model("H100-SXM-80GB")->vendor == "nvidia");
 }

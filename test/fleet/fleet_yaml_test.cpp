@@ -207,3 +207,31 @@ TEST_CASE("a missing cuda version is asked for, not assumed") {
   REQUIRE_THAT(error_of(fleet_with("    gpu: {model: L4, count: 1}\n")),
                StartsWith("fleet.yaml:3:5: cuda: missing: the highest CUDA version the driver supports"));
 }
+
+TEST_CASE("a model one slip from a catalog model is read as its own model, with a warning") {
+  auto fleet =
+      load(fleet_with("    gpu: {model: H100-SXM-80G, count: 8, vram: 80GiB, compute_capability: \"9.0\"}\n"
+                      "    cuda: \"12.4\"\n"));
+  REQUIRE(fleet.warnings.size() == 1);
+  REQUIRE_THAT(fleet.warnings[0],
+               StartsWith("fleet.yaml:4:18: gpu.model: 'H100-SXM-80G' is not in the catalog; "
+                          "did you mean 'H100-SXM-80GB'?"));
+  REQUIRE(fleet.nodes[0].gpus[0].family == "h100");
+  // Other digits are another model: A100-SXM-64GB is an a100 of its own, no warning.
+  auto other =
+      load(fleet_with("    gpu: {model: A100-SXM-64GB, count: 8, vram: 64GiB, compute_capability: \"8.0\"}\n"
+                      "    cuda: \"12.4\"\n"));
+  REQUIRE(other.warnings.empty());
+  REQUIRE(other.nodes[0].gpus[0].family == "a100");
+}
+
+TEST_CASE("AMD and Intel pools know their vendor and need no CUDA version") {
+  auto amd = load(fleet_with("    gpu: {model: MI300X, count: 8}\n"));
+  REQUIRE(amd.nodes[0].gpus[0].vendor == "amd");
+  REQUIRE(amd.nodes[0].gpus[0].vram_mib == 196608);
+  auto intel =
+      load(fleet_with("    gpu: {model: Ponte-Vecchio-128GB, vendor: intel, count: 4, vram: 128GiB}\n"));
+  REQUIRE(intel.nodes[0].gpus[0].vendor == "intel");
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: MI300X, vendor: amdd, count: 8}\n")),
+               Contains("gpu.vendor: 'amdd' is not nvidia, amd or intel"));
+}

@@ -158,3 +158,33 @@ TEST_CASE("a driver whose CUDA version is not known asks for --cuda") {
   options.cuda = "13.9";
   REQUIRE(import_error(query, topo, options) == "(imported)");
 }
+
+TEST_CASE("a GPU in MIG mode is refused with what to do instead of imported as a whole GPU") {
+  auto error = import_error(fixture("a100-mig.query.csv"), fixture("a100-pcie-40gb-2x.topo.txt"));
+  REQUIRE_THAT(error, StartsWith("a100-mig.query.csv:2:"));
+  REQUIRE_THAT(error, Contains("GPU 0 has MIG enabled: jobs see its MIG instances"));
+  REQUIRE_THAT(error, Contains("nvidia-smi -mig 0"));
+}
+
+TEST_CASE("a driver older than R450 still gives its CUDA version") {
+  NamedText query{
+      "index, name, uuid, memory.total [MiB], compute_cap, driver_version\n"
+      "0, Tesla V100-SXM2-16GB, GPU-1, 16160 MiB, 7.0, 418.87.01\n",
+      "q.csv"};
+  NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-39\n", "t.txt"};
+  auto yaml = import_nvidia_smi(query, topo, {});
+  REQUIRE_THAT(yaml, Contains("cuda: \"10.1\""));
+}
+
+TEST_CASE("a model outside the catalog gets its family the way gpu-model: writes it") {
+  NamedText query{
+      "index, name, uuid, memory.total [MiB], compute_cap, driver_version\n"
+      "0, NVIDIA A100-SXM-64GB, GPU-1, 65536 MiB, 8.0, 550.54.15\n",
+      "q.csv"};
+  NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-39\n", "t.txt"};
+  auto yaml = import_nvidia_smi(query, topo, {});
+  std::istringstream in(yaml);
+  auto fleet = load_fleet(in, "imported.yaml");
+  REQUIRE(fleet.nodes.at(0).gpus.at(0).family == "a100");
+  REQUIRE(fleet.pools.at(0).name == "a100");
+}

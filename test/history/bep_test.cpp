@@ -128,3 +128,18 @@ TEST_CASE("several bad lines in one file make one warning that counts them") {
   REQUIRE_THAT(read.diagnostics[0].message,
                Catch::StartsWith("skipped 2 bad history rows (the first: bep.json:1:"));
 }
+
+TEST_CASE("a Build Event Service journal's envelopes are opened; its lifecycle events are skipped") {
+  std::string bazel_event =
+      R"({"@type":"type.googleapis.com/build_event_stream.BuildEvent","id":{"testResult":{"label":"//gpu:t","run":1,"shard":1,"attempt":1}},"testResult":{"status":"PASSED","testAttemptDurationMillis":"4000"}})";
+  std::string journal =
+      R"({"orderedBuildEvent":{"streamId":{"buildId":"b","invocationId":"i","component":"TOOL"},"sequenceNumber":"1","event":{"eventTime":"2024-01-01T00:00:00Z","bazelEvent":)" +
+      bazel_event +
+      "}},\"projectId\":\"p\"}\n"
+      R"({"orderedBuildEvent":{"streamId":{"buildId":"b","component":"CONTROLLER"},"sequenceNumber":"2","event":{"eventTime":"2024-01-01T00:00:01Z","buildFinished":{"status":{"result":"COMMAND_SUCCEEDED"}}}}})"
+      "\n";
+  REQUIRE(detect_history_format(journal) == HistoryFormat::bep);
+  auto read = read_bep_text(journal, true);
+  REQUIRE(read.diagnostics.empty());
+  REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 4);
+}

@@ -81,3 +81,13 @@ TEST_CASE("a malformed JUnit file names its file and line, and under --strict st
     REQUIRE_THAT(lenient.diagnostics[0].message, Catch::Contains(c.message));
   }
 }
+
+TEST_CASE("rules_go's report of a binary with no tests, time=\"\", is read as zero tests") {
+  auto read = read_xml(R"(<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite errors="0" failures="0" skipped="0" tests="0" time="" name="pkg/empty"></testsuite>
+</testsuites>
+)",
+                       true);
+  REQUIRE(read.diagnostics.empty());
+}

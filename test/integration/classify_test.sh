@@ -105,4 +105,67 @@ schema = json.load(open("schemas/rules.schema.json"))
 jsonschema.Draft202012Validator.check_schema(schema)
 jsonschema.validate(yaml.safe_load(open("examples/rules.yaml")), schema, cls=jsonschema.Draft202012Validator)
 PY
+# Real repositories' conventions, through the real Bazel: test/data/variants_ws expands tests the
+# way JAX's jax_multiplatform_test/jax_multiprocess_test and XLA's xla_test do (its defs.bzl says how).
+VARIANTS=$SOURCE_DIR/test/data/variants_ws
+(cd "$VARIANTS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query 'tests(//...)' --output=xml) \
+  > "$SCRATCH/variants.xml" 2> "$SCRATCH/variants.log" || { cat "$SCRATCH/variants.log" >&2; fail "bazel query of variants_ws failed"; }
+"$GPUPLAN" classify --json "$SCRATCH/variants.xml" > "$SCRATCH/variants.json" 2> "$SCRATCH/variants.err"
+jq -r '(.gpu_tests[] | [.label, .bucket, .requirements.gpus, (.requirements.vendor // "-"), .requirements.exclusive] | map(tostring) | join(" ")),
+       (.cpu_tests[] | "\(.label) cpu"), (.skipped_tests[] | "\(.label) skipped")' "$SCRATCH/variants.json" | sort > "$SCRATCH/actual.txt"
+sort > "$SCRATCH/expected.txt" <<'EXPECTED'
+//:api_test_cpu cpu
+//:api_test_gpu gpu 1 nvidia false
+//:api_test_tpu skipped
+//:collective_test_amdgpu_any gpu 2 amd true
+//:collective_test_cpu cpu
+//:collective_test_h100 gpu 2 nvidia false
+//:collective_test_intelgpu_any gpu 2 intel false
+//:collective_test_nvgpu_any gpu 2 nvidia false
+//:pmap_test_cpu cpu
+//:pmap_test_gpu gpu 8 nvidia false
+//:pmap_test_tpu skipped
+//:ray_exclusive_test gpu 1 - true
+//:rocm_kernel_test gpu 1 amd false
+//:typo_test cpu
+EXPECTED
+diff -u "$SCRATCH/expected.txt" "$SCRATCH/actual.txt" || fail "the real conventions landed in the wrong buckets"
+grep -q '^gpuplan: warning: //:typo_test: tag gpus:2 looks like a GPU annotation but is not one: did you mean "gpu:2"?' \
+  "$SCRATCH/variants.err" || fail "the near miss gpus:2 is not a warning on stderr: $(cat "$SCRATCH/variants.err")"
+grep -q '^gpuplan: 1 warning, 0 notes; gpuplan explain //:typo_test for one test$' "$SCRATCH/variants.err" ||
+  fail "no totals line: $(cat "$SCRATCH/variants.err")"
+status=0
+"$GPUPLAN" classify --strict "$SCRATCH/variants.xml" > /dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "a near miss under --strict should exit 2, not $status"
+# AMD and Intel tests never land on NVIDIA GPUs; the Intel one has no Intel node and says so.
+status=0
+"$GPUPLAN" plan "$SCRATCH/variants.xml" --fleet "$VARIANTS/fleet.yaml" -o "$SCRATCH/variants.plan.json" \
+  2> "$SCRATCH/plan.err" || status=$?
+[ "$status" = 3 ] || fail "the Intel test should be unschedulable (exit 3), not $status"
+jq -e '[.assignments[] | select(.requirements.vendor == "amd") | .node] | unique == ["mi250x-0"]' \
+  "$SCRATCH/variants.plan.json" > /dev/null || fail "AMD tests were placed off the AMD node"
+jq -e '[.assignments[] | select(.requirements.vendor == "nvidia") | .node] | unique == ["h100-0"]' \
+  "$SCRATCH/variants.plan.json" > /dev/null || fail "NVIDIA tests were placed off the NVIDIA node"
+jq -r '.unschedulable[] | "\(.label): \(.reason)"' "$SCRATCH/variants.plan.json" |
+  grep -q '^//:collective_test_intelgpu_any: needs 2 Intel GPUs; ' || fail "the Intel test's reason: $(jq -c .unschedulable "$SCRATCH/variants.plan.json")"
+"$GPUPLAN" verify "$SCRATCH/variants.plan.json" --fleet "$VARIANTS/fleet.yaml" > /dev/null ||
+  fail "verify rejects the vendor-aware plan"
+# A plan that puts the ROCm test on the NVIDIA node is caught by verify.
+jq '(.assignments[] | select(.label == "//:rocm_kernel_test")) |= (.node = "h100-0" | .gpus = [7] | .env.CUDA_VISIBLE_DEVICES = "7")' \
+  "$SCRATCH/variants.plan.json" > "$SCRATCH/wrong-vendor.plan.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/wrong-vendor.plan.json" --fleet "$VARIANTS/fleet.yaml" > "$SCRATCH/verify.txt" || status=$?
+[ "$status" = 4 ] || fail "verify of a wrong-vendor plan should exit 4, not $status"
+grep -q 'needs an AMD GPU' "$SCRATCH/verify.txt" || fail "verify does not name the vendor: $(cat "$SCRATCH/verify.txt")"
+
+# Labels only: plan refuses rather than planning everything on CPU runners, unless told.
+(cd "$VARIANTS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query 'tests(//...)' --output=label) \
+  > "$SCRATCH/labels.txt" 2>> "$SCRATCH/variants.log"
+status=0
+"$GPUPLAN" plan "$SCRATCH/labels.txt" --fleet "$VARIANTS/fleet.yaml" > /dev/null 2> "$SCRATCH/untagged.err" || status=$?
+[ "$status" = 2 ] || fail "plan on labels-only input should exit 2, not $status"
+grep -q -- '--output=xml' "$SCRATCH/untagged.err" || fail "the refusal does not say how to get tags"
+"$GPUPLAN" plan "$SCRATCH/labels.txt" --fleet "$VARIANTS/fleet.yaml" --allow-untagged > /dev/null 2>&1 ||
+  fail "--allow-untagged should plan labels-only input"
+
 echo "classify: ok"

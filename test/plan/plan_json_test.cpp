@@ -1,8 +1,12 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/plan.hpp"
+#include "plan/rich_plan.hpp"
 
 using namespace gpuplan;
 
@@ -51,4 +55,30 @@ TEST_CASE("a plan with a field of the wrong type names the field") {
 TEST_CASE("a plan that is not JSON is an error with its line and column") {
   REQUIRE_THROWS_WITH(parse_plan("{\n  \"schema_version\": 1,\n  oops\n}", "plan.json"),
                       Catch::StartsWith("plan.json:3:3: "));
+}
+
+TEST_CASE("the streamed plan is byte for byte the plan JSON gpuplan wrote before streaming") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/test/data/plans/rich_plan.json", std::ios::binary);
+  std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!expected.empty());
+  std::string text;
+  std::size_t pieces = 0;
+  write_plan_json(rich_plan(), [&](std::string_view piece) {
+    text += piece;
+    ++pieces;
+  });
+  CHECK(text == expected);
+  CHECK(to_json(rich_plan()).dump(2) + "\n" == expected);
+}
+
+TEST_CASE("a plan of many assignments is written in pieces as it goes") {
+  Plan plan = sample_plan();
+  plan.assignments.resize(20000, plan.assignments.front());
+  std::size_t pieces = 0, largest = 0;
+  write_plan_json(plan, [&](std::string_view piece) {
+    ++pieces;
+    largest = std::max(largest, piece.size());
+  });
+  CHECK(pieces > 100);
+  CHECK(largest < 80 * 1024);
 }

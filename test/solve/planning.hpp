@@ -17,7 +17,7 @@
 namespace gpuplan::testing {
 
 /// `count` identical nodes named NAME-0, NAME-1, ... Topology: "nvswitch", "pcie",
-/// "pairs" ([0,1],[2,3],...) or "quads" ([0..3],[4..7],...).
+/// "pairs" ([0,1],[2,3],...), "quads" ([0..3],[4..7],...) or "halves" (two NVSwitch islands).
 struct Pool {
   std::string name;
   int count = 1;
@@ -53,7 +53,8 @@ inline Fleet fleet_of(const std::vector<Pool>& pools) {
       for (int i = 0; i < p.gpus; ++i)
         for (int j = 0; j < p.gpus; ++j) {
           bool linked = p.topology == "nvswitch" || (p.topology == "pairs" && i / 2 == j / 2) ||
-                        (p.topology == "quads" && i / 4 == j / 4);
+                        (p.topology == "quads" && i / 4 == j / 4) ||
+                        (p.topology == "halves" && 2 * i / p.gpus == 2 * j / p.gpus);
           node.nvlink[static_cast<size_t>(i)][static_cast<size_t>(j)] = linked && i != j;
         }
       fleet.pools.back().nodes.push_back(node.name);

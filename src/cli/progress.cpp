@@ -1,0 +1,124 @@
+#include "cli/progress.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace gpuplan::cli::progress {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool quiet = false;
+
+/// Bytes this process has read so far (Linux /proc/self/io, "rchar"); -1 when unknown.
+long long bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long long value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return -1;
+}
+
+std::string megabytes(long long bytes) { return fmt::format("{:.0f} MB", static_cast<double>(bytes) / 1e6); }
+
+/// The line and the thread that redraws it every 200 ms once the command has run a second.
+class Line {
+ public:
+  void stage(std::string text, long long input_bytes) {
+    std::lock_guard lock(mutex_);
+    if (!started_) start();
+    text_ = std::move(text);
+    input_bytes_ = input_bytes;
+    read_at_start_ = input_bytes > 0 ? bytes_read() : 0;
+    written_ = 0;
+  }
+  void wrote(long long bytes) { written_ += bytes; }
+  void finish() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!started_ || stopping_) return;
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    if (shown_) (void)!::write(STDERR_FILENO, "\r\033[K", 4);
+  }
+  ~Line() { finish(); }
+
+ private:
+  void start() {
+    started_ = true;
+    const char* ci = std::getenv("CI");
+    enabled_ = !quiet && ::isatty(STDERR_FILENO) && !(ci && *ci);
+    // Tests set the delay to 0 so that a short command shows its line.
+    if (const char* after = std::getenv("GPUPLAN_PROGRESS_AFTER_MS"))
+      delay_ = std::chrono::milliseconds(std::atol(after));
+    began_ = Clock::now();
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      wake_.wait_for(lock, std::clamp<Clock::duration>(delay_, std::chrono::milliseconds(20),
+                                                       std::chrono::milliseconds(200)));
+      if (stopping_ || !enabled_ || Clock::now() - began_ < delay_) continue;
+      double seconds = std::chrono::duration<double>(Clock::now() - began_).count();
+      std::string line = fmt::format("gpuplan: {}", text_);
+      if (input_bytes_ > 0) {
+        long long done = std::max(0LL, bytes_read() - read_at_start_);
+        line +=
+            fmt::format(": {}% of {}", std::min(100LL, done * 100 / input_bytes_), megabytes(input_bytes_));
+      } else if (written_ > 0) {
+        line += fmt::format(": {}", megabytes(written_));
+      }
+      line = fmt::format("\r\033[K{} ({:.0f} s)", line, seconds);
+      (void)!::write(STDERR_FILENO, line.data(), line.size());
+      shown_ = true;
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool enabled_ = false;
+  bool shown_ = false;
+  Clock::time_point began_;
+  Clock::duration delay_ = std::chrono::seconds(1);
+  std::string text_;
+  long long input_bytes_ = 0;
+  long long read_at_start_ = 0;
+  std::atomic<long long> written_ = 0;
+};
+
+Line& line() {
+  static Line instance;
+  return instance;
+}
+
+}  // namespace
+
+void add_quiet_flag(CLI::App& command) {
+  command.add_flag("-q,--quiet", quiet, "no progress line on standard error (it shows only on a terminal)");
+}
+
+void stage(std::string text, long long input_bytes) { line().stage(std::move(text), input_bytes); }
+
+void wrote(long long bytes) { line().wrote(bytes); }
+
+void finish() { line().finish(); }
+
+}  // namespace gpuplan::cli::progress

@@ -1,0 +1,202 @@
+#include "util/json_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace gpuplan::util {
+
+namespace {
+
+constexpr std::size_t spill_at = 64 * 1024;
+
+/// The length of the well-formed UTF-8 sequence at `text[at]` (RFC 3629: no overlong forms,
+/// no surrogates, nothing above U+10FFFF), or 0 when it is not one.
+std::size_t utf8_length(std::string_view text, std::size_t at) {
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  auto continuation = [&](std::size_t i, unsigned low = 0x80, unsigned high = 0xBF) {
+    return i < text.size() && byte(i) >= low && byte(i) <= high;
+  };
+  unsigned lead = byte(at);
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(at + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    unsigned low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    unsigned low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) && continuation(at + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+JsonWriter::JsonWriter(TextSink sink, int indent) : sink_(std::move(sink)), indent_(indent) {
+  buffer_.reserve(spill_at + 4096);
+}
+
+void JsonWriter::newline_and_indent(std::size_t depth) {
+  if (indent_ < 0) return;
+  buffer_ += '\n';
+  buffer_.append(depth * static_cast<std::size_t>(indent_), ' ');
+}
+
+void JsonWriter::before_value() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (empty_.empty()) return;
+  if (!empty_.back()) buffer_ += ',';
+  empty_.back() = false;
+  newline_and_indent(empty_.size());
+}
+
+void JsonWriter::begin_object() {
+  before_value();
+  buffer_ += '{';
+  empty_.push_back(true);
+}
+
+void JsonWriter::end_object() {
+  bool was_empty = empty_.back();
+  empty_.pop_back();
+  if (!was_empty) newline_and_indent(empty_.size());
+  buffer_ += '}';
+  spill();
+}
+
+void JsonWriter::begin_array() {
+  before_value();
+  buffer_ += '[';
+  empty_.push_back(true);
+}
+
+void JsonWriter::end_array() {
+  bool was_empty = empty_.back();
+  empty_.pop_back();
+  if (!was_empty) newline_and_indent(empty_.size());
+  buffer_ += ']';
+  spill();
+}
+
+JsonWriter& JsonWriter::key(std::string_view name) {
+  before_value();
+  escaped(name);
+  buffer_ += indent_ < 0 ? ":" : ": ";
+  after_key_ = true;
+  return *this;
+}
+
+void JsonWriter::value(std::string_view text) {
+  before_value();
+  escaped(text);
+}
+
+void JsonWriter::value(bool flag) {
+  before_value();
+  buffer_ += flag ? "true" : "false";
+}
+
+void JsonWriter::value(std::int64_t number) {
+  before_value();
+  fmt::format_to(std::back_inserter(buffer_), "{}", number);
+}
+
+void JsonWriter::value(std::size_t number) {
+  before_value();
+  fmt::format_to(std::back_inserter(buffer_), "{}", number);
+}
+
+void JsonWriter::value(double number) {
+  before_value();
+  if (!std::isfinite(number)) {
+    buffer_ += "null";
+    return;
+  }
+  // nlohmann's own conversion (Grisu2 and its %g-like layout), so that the bytes are its bytes.
+  std::array<char, 64> digits{};
+  char* end = nlohmann::detail::to_chars(digits.data(), digits.data() + digits.size(), number);
+  buffer_.append(digits.data(), end);
+}
+
+void JsonWriter::null() {
+  before_value();
+  buffer_ += "null";
+}
+
+void JsonWriter::value(const nlohmann::ordered_json& document) {
+  before_value();
+  std::string text = document.dump(indent_);
+  if (indent_ < 0 || empty_.empty()) {
+    buffer_ += text;
+  } else {
+    // dump() indents from the left margin; a JSON text has no raw newline inside a string,
+    // so each newline starts a line to indent by the writer's depth.
+    std::string margin(empty_.size() * static_cast<std::size_t>(indent_), ' ');
+    for (char c : text) {
+      buffer_ += c;
+      if (c == '\n') buffer_ += margin;
+    }
+  }
+  spill();
+}
+
+void JsonWriter::raw(std::string_view text) {
+  buffer_ += text;
+  spill();
+}
+
+void JsonWriter::escaped(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  buffer_ += '"';
+  std::size_t plain_from = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      std::size_t length = utf8_length(text, i);
+      if (length == 0)
+        throw std::invalid_argument(
+            fmt::format("invalid UTF-8 byte 0x{:02X} at offset {} of \"{}\"", c, i, text.substr(0, i)));
+      i += length;
+      continue;
+    }
+    buffer_.append(text.data() + plain_from, i - plain_from);
+    switch (c) {
+      case '"': buffer_ += "\\\""; break;
+      case '\\': buffer_ += "\\\\"; break;
+      case '\b': buffer_ += "\\b"; break;
+      case '\f': buffer_ += "\\f"; break;
+      case '\n': buffer_ += "\\n"; break;
+      case '\r': buffer_ += "\\r"; break;
+      case '\t': buffer_ += "\\t"; break;
+      default:
+        buffer_ += "\\u00";
+        buffer_ += hex[c >> 4];
+        buffer_ += hex[c & 0xF];
+    }
+    plain_from = ++i;
+  }
+  buffer_.append(text.data() + plain_from, text.size() - plain_from);
+  buffer_ += '"';
+}
+
+void JsonWriter::spill() {
+  if (buffer_.size() >= spill_at) flush();
+}
+
+void JsonWriter::flush() {
+  if (buffer_.empty()) return;
+  sink_(buffer_);
+  buffer_.clear();
+}
+
+}  // namespace gpuplan::util

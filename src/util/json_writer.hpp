@@ -1,0 +1,69 @@
+#pragma once
+// JSON written as it is produced, byte for byte as nlohmann's dump(2) (or dump()) writes the
+// same document, so that a document of a million entries never exists as a tree in memory.
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan::util {
+
+/// Receives the text in pieces, in order; it may throw (a full disk) to stop the writer.
+using TextSink = std::function<void(std::string_view)>;
+
+/// A streaming JSON writer: containers are opened and closed, keys and values written in
+/// order. Nothing is kept but the open containers and a buffer of about 64 KiB handed to the
+/// sink when full and on flush(). Strings must be UTF-8; other bytes are an error (the same
+/// rule as nlohmann's dump), thrown as std::invalid_argument naming the string.
+class JsonWriter {
+ public:
+  /// indent: spaces per level as dump(indent); -1 writes compact JSON as dump() does.
+  explicit JsonWriter(TextSink sink, int indent = 2);
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
+  ~JsonWriter() = default;
+
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  /// The next member's key; inside an object every value must follow a key.
+  JsonWriter& key(std::string_view name);
+
+  void value(std::string_view text);
+  void value(const char* text) { value(std::string_view(text)); }
+  void value(const std::string& text) { value(std::string_view(text)); }
+  void value(bool flag);
+  void value(std::int64_t number);
+  void value(int number) { value(static_cast<std::int64_t>(number)); }
+  void value(long long number) { value(static_cast<std::int64_t>(number)); }
+  void value(std::size_t number);
+  /// As nlohmann writes a double: the shortest text that reads back the same, "2.0" for two,
+  /// null when not finite.
+  void value(double number);
+  void null();
+  /// A small document made with nlohmann, written at the current depth.
+  void value(const nlohmann::ordered_json& document);
+
+  /// Raw text the caller has already formatted (a newline after the document, say).
+  void raw(std::string_view text);
+  /// Hands everything written so far to the sink.
+  void flush();
+
+ private:
+  void before_value();
+  void newline_and_indent(std::size_t depth);
+  void escaped(std::string_view text);
+  void spill();
+
+  TextSink sink_;
+  int indent_;
+  std::string buffer_;
+  /// One entry per open container: whether it has no member yet.
+  std::vector<bool> empty_;
+  bool after_key_ = false;
+};
+
+}  // namespace gpuplan::util

@@ -1,0 +1,200 @@
+// The conventions of real repositories: backend variants (JAX, XLA), vendors, the rest of their
+// vocabulary, and the near misses that must be loud. Each target below is written the way the
+// named macro writes its expansion (tags as `bazel query --output=xml` shows them).
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "annotate/classify_helpers.hpp"
+#include "annotate/conventions.hpp"
+
+using namespace gpuplan;
+using gpuplan::testing::classified;
+using gpuplan::testing::classify_one;
+using gpuplan::testing::make_target;
+
+namespace {
+
+Target generated(std::string label, std::vector<std::string> tags, std::string macro) {
+  auto t = make_target(std::move(label), std::move(tags));
+  t.generator_function = macro;
+  return t;
+}
+
+std::vector<Diagnostic> diagnostics_of(std::vector<std::string> tags, ClassifyOptions options = {}) {
+  return classify_one(make_target("//t:t", std::move(tags)), {}, options).diagnostics;
+}
+
+}  // namespace
+
+// jaxlib/jax.bzl jax_multiprocess_test: tags + ["multiaccelerator"] on every variant, jax_test_<backend>,
+// and tf_cuda_tests_tags() (requires-gpu-nvidia-style tags plus "gpu") on the gpu variant only.
+TEST_CASE("multiaccelerator on JAX's cpu and tpu variants does not make them GPU tests") {
+  auto cpu = classified({"jax_test_cpu", "multiaccelerator"});
+  REQUIRE(cpu.bucket == Bucket::cpu);
+  REQUIRE(cpu.reason ==
+          "tag jax_test_cpu → the cpu variant: a CPU test (tag multiaccelerator counts its cpu "
+          "devices, not GPUs)");
+  auto tpu = classified({"jax_test_tpu", "multiaccelerator"});
+  REQUIRE(tpu.bucket == Bucket::skipped);
+  REQUIRE_THAT(tpu.reason, Catch::Contains("a TPU test"));
+  auto gpu = classified({"gpu", "jax_test_gpu", "multiaccelerator", "requires-gpu-nvidia"});
+  REQUIRE(gpu.bucket == Bucket::gpu);
+  REQUIRE(gpu.requirement.gpus.value == 8);
+  REQUIRE(gpu.requirement.vendor->value == "nvidia");
+}
+
+TEST_CASE("a CPU variant gives no warning for the macro's shared count tags, but does for a GPU ask") {
+  auto quiet = classify_one(make_target("//t:t", {"jax_test_cpu", "multiaccelerator"}));
+  REQUIRE(quiet.diagnostics.empty());
+  auto loud = classify_one(make_target("//t:t", {"jax_test_cpu", "gpu:2"}));
+  REQUIRE(loud.tests[0].bucket == Bucket::cpu);
+  REQUIRE(loud.diagnostics.size() == 1);
+  REQUIRE_THAT(loud.diagnostics[0].message, Catch::Contains("makes it the cpu variant"));
+}
+
+// xla/tests/build_defs.bzl xla_test: xla_<backend> first; nvgpu backends add tf_gpu_tests_tags()
+// (requires-gpu-nvidia or requires-gpu-smXY-only[:N], gpu, cuda-only); amdgpu_any adds gpu,
+// requires-gpu-amd, rocm-only (and exclusive-if-local with multi_gpu); intelgpu_any gpu,
+// requires-gpu-intel, oneapi-only. The macro's own tags (multi_gpu here) land on every variant.
+TEST_CASE("XLA's xla_test variants: cpu is CPU, each GPU backend names its vendor") {
+  auto cpu = classified({"multi_gpu", "xla_cpu"});
+  REQUIRE(cpu.bucket == Bucket::cpu);
+  auto h100 = classified({"cuda-only", "gpu", "multi_gpu", "requires-gpu-sm90-only:2", "xla_h100"});
+  REQUIRE(h100.bucket == Bucket::gpu);
+  REQUIRE(h100.requirement.gpus.value == 2);
+  REQUIRE(h100.requirement.vendor->value == "nvidia");
+  REQUIRE(h100.requirement.compute_capability.at(0).value.str() == "==9.0");
+  auto amd = classified(
+      {"exclusive-if-local", "gpu", "multi_gpu", "requires-gpu-amd", "rocm-only", "xla_amdgpu_any"});
+  REQUIRE(amd.requirement.vendor->value == "amd");
+  REQUIRE(amd.requirement.gpus.value == 2);
+  REQUIRE(amd.requirement.is_exclusive());
+  auto intel = classified({"gpu", "oneapi-only", "requires-gpu-intel", "xla_intelgpu_any"});
+  REQUIRE(intel.requirement.vendor->value == "intel");
+  REQUIRE(intel.requirement.gpus.value == 1);
+  REQUIRE(classified({"xla_interpreter"}).bucket == Bucket::cpu);
+}
+
+TEST_CASE("a variant without backend tags is known by its name when a multi-backend macro made it") {
+  auto t = classify_one(generated("//jax:pmap_test_cpu", {"multiaccelerator"}, "jax_multiplatform_test"));
+  REQUIRE(t.tests[0].bucket == Bucket::cpu);
+  REQUIRE_THAT(t.tests[0].reason, Catch::StartsWith("name suffix _cpu (jax_multiplatform_test variant)"));
+  auto amd = classify_one(generated("//xla/tests:dot_test_amdgpu_any", {}, "xla_test"));
+  REQUIRE(amd.tests[0].requirement.vendor->value == "amd");
+  // Any other macro's _cpu is just a name.
+  auto other = classify_one(generated("//x:fast_cpu", {"multi_gpu"}, "py_test"));
+  REQUIRE(other.tests[0].bucket == Bucket::gpu);
+}
+
+TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GPU of that vendor") {
+  REQUIRE(classified({"requires-gpu-amd"}).requirement.vendor->value == "amd");
+  REQUIRE(classified({"requires-gpu-rocm"}).requirement.vendor->value == "amd");
+  REQUIRE(classified({"requires-gpu-intel:2"}).requirement.gpus.value == 2);
+  REQUIRE(classified({"requires-gpu-cuda"}).requirement.vendor->value == "nvidia");
+  REQUIRE(classified({"requires-gpu-sm80"}).requirement.vendor->value == "nvidia");
+  REQUIRE_FALSE(classified({"requires-gpu"}).requirement.vendor);
+  REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
+}
+
+TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never make one") {
+  REQUIRE(classified({"cuda-only"}).bucket == Bucket::cpu);
+  REQUIRE(classified({"gpu", "rocm-only"}).requirement.vendor->value == "amd");
+  auto both = classify_one(make_target("//t:t", {"cuda-only", "requires-gpu-amd"}));
+  REQUIRE(both.diagnostics.size() == 1);
+  REQUIRE_THAT(
+      both.diagnostics[0].message,
+      Catch::Contains(
+          "tag requires-gpu-amd asks for an AMD GPU but tag cuda-only for an NVIDIA GPU; using AMD"));
+}
+
+TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU test alone") {
+  REQUIRE(classified({"exclusive", "gpu"}).requirement.is_exclusive());
+  REQUIRE(classified({"exclusive"}).bucket == Bucket::cpu);
+  REQUIRE(classified({"exclusive-if-local"}).bucket == Bucket::cpu);
+}
+
+TEST_CASE("the rest of the vocabulary: -full, multi_gpu_h100, multigpu, gpu_only, remote-gpu") {
+  auto full = classified({"requires-gpu-sm90-full-only:4"});
+  REQUIRE(full.requirement.gpus.value == 4);
+  REQUIRE(full.requirement.compute_capability.at(0).value.str() == "==9.0");
+  auto h100 = classified({"multi_gpu_h100"});
+  REQUIRE(h100.requirement.gpus.value == 2);
+  REQUIRE(h100.requirement.gpu_models->value == std::vector<std::string>{"h100"});
+  REQUIRE(classified({"multigpu"}).requirement.gpus.value == 2);
+  REQUIRE(classified({"gpu_only"}).bucket == Bucket::gpu);
+  REQUIRE(classified({"remote-gpu"}).bucket == Bucket::gpu);
+}
+
+TEST_CASE("near misses are warnings with a did-you-mean, and errors under --strict") {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"gpus:2", "gpu:2"},
+      {"GPU", "gpu"},
+      {"requires-gpu-nvida", "requires-gpu-nvidia"},
+      {"multi-gpu", "multi_gpu"},
+      {"gpu_exclusive", "gpu-exclusive"},
+      {"nvlnk", "nvlink"},
+      {"gpu-mem:40GB ", "gpu-mem:40GB"},
+      {"GPU:2", "gpu:2"},
+      {"Multiaccelerator", "multiaccelerator"},
+  };
+  for (const auto& [tag, meant] : cases) {
+    INFO(tag);
+    auto c = classify_one(make_target("//t:t", {tag}));
+    REQUIRE(c.tests[0].bucket == Bucket::cpu);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+    REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
+  }
+}
+
+TEST_CASE("ordinary tags that are not near a GPU annotation stay quiet") {
+  for (std::string tag : {"cpu", "no_tpu", "local", "requires-network", "noasan", "large", "exclusive",
+                          "team:ml", "xla_some_plugin", "jax_test_cpu"}) {
+    INFO(tag);
+    REQUIRE(diagnostics_of({tag}).empty());
+  }
+}
+
+TEST_CASE("disable: switches off a vocabulary row by its name") {
+  Rules rules;
+  rules.disabled_conventions = {"jax-backend"};
+  REQUIRE(classified({"jax_test_cpu", "multiaccelerator"}, {}, rules).bucket == Bucket::gpu);
+}
+
+TEST_CASE("the README's annotation table names exactly the built-in conventions") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto readme = text.str();
+  auto start = readme.find("| annotation | example | means | where it comes from | name (for `disable`) |");
+  REQUIRE(start != std::string::npos);
+  std::set<std::string> named;
+  std::istringstream lines(readme.substr(start));
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  static const std::regex last_cell(R"(\| `([^`]+)` \|$)");
+  while (std::getline(lines, line) && line.starts_with("|")) {
+    std::smatch m;
+    if (std::regex_search(line, m, last_cell)) named.insert(m[1]);
+  }
+  std::set<std::string> known(convention_names().begin(), convention_names().end());
+  REQUIRE(named == known);
+}
+
+TEST_CASE("the rules schema's disable list is the conventions' names") {
+  std::ifstream in(GPUPLAN_SOURCE_DIR "/schemas/rules.schema.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto schema = nlohmann::json::parse(text.str());
+  auto listed = schema["properties"]["disable"]["items"]["enum"].get<std::vector<std::string>>();
+  std::vector<std::string> known(convention_names().begin(), convention_names().end());
+  REQUIRE(listed == known);
+}

@@ -1,0 +1,336 @@
+// Whole commands as users run them (issue 14): `gpuplan targets`, `classify`, `plan`, `verify`,
+// `compare`, `history summarize` on generated monorepos of 10k, 150k and 1M tests, each a fresh
+// process timed from outside (wall, CPU = user + system, peak RSS from wait4), several runs
+// and the median, beside `xmllint --stream --noout` and `jq -c .` on the same files.
+// Usage: commands_bench [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep]
+//   --quick: 10k and 150k tests only; --keep: leave the generated files in the temporary folder.
+// Exits 1 when a target of issue 14 item 3 is missed (at 150k tests and more).
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One generated test: tags that the built-in conventions read, about one in eight a CPU test,
+/// one in 25 sharded four ways, sizes taking turns. Labels as long as real ones.
+struct Shape {
+  std::string package, name, size;
+  std::vector<std::string> tags;
+  int line, shards;
+};
+
+Shape shape(long i) {
+  static const std::vector<std::vector<std::string>> tag_sets = {
+      {"gpu"},      {"gpu:2", "nvlink"},   {"requires-gpu-nvidia"}, {"gpu", "gpu-mem:40GiB"},
+      {"cpu-only"}, {"requires-gpu-sm80"}, {"gpu:4", "cuda>=12.0"}, {"gpu", "team-ml"},
+  };
+  static const char* sizes[] = {"small", "medium", "large", "medium", "small"};
+  return {fmt::format("team{:03}/models/m{:05}", i % 97, i / 100),
+          fmt::format("case_{:07}_test", i),
+          sizes[i % 5],
+          tag_sets[i % tag_sets.size()],
+          static_cast<int>(i % 100) * 7 + 1,
+          i % 25 == 0 ? 4 : 0};
+}
+
+bool is_gpu(const Shape& s) { return s.tags.front() != "cpu-only"; }
+
+/// GPU units the planner sees: one per shard of each GPU test.
+long gpu_units(long tests) {
+  long units = 0;
+  for (long i = 0; i < tests; ++i)
+    if (Shape s = shape(i); is_gpu(s)) units += s.shards ? s.shards : 1;
+  return units;
+}
+
+/// `bazel query --output=xml` as Bazel 6 prints a py_test with few rule inputs (its source and
+/// one library); `heavy` adds the eleven implicit inputs Bazel 4 lists for every test.
+void write_xml(const fs::path& path, long count, bool heavy) {
+  static const char* implicit[] = {
+      "@bazel_tools//tools/launcher:launcher",       "@bazel_tools//tools/test:collect_cc_coverage",
+      "@bazel_tools//tools/test:collect_coverage",   "@bazel_tools//tools/test:coverage_report_generator",
+      "@bazel_tools//tools/test:coverage_support",   "@bazel_tools//tools/test:runtime",
+      "@bazel_tools//tools/test:test_setup",         "@bazel_tools//tools/test:test_wrapper",
+      "@bazel_tools//tools/test:test_xml_generator", "@bazel_tools//tools/test:xml_writer",
+      "@bazel_tools//tools/python:py_runtime"};
+  std::ofstream out(path, std::ios::binary);
+  out << "<?xml version=\"1.1\" encoding=\"UTF-8\" standalone=\"no\"?>\n<query version=\"2\">\n";
+  std::string text;
+  for (long i = 0; i < count; ++i) {
+    Shape s = shape(i);
+    text.clear();
+    fmt::format_to(std::back_inserter(text),
+                   "    <rule class=\"py_test\" location=\"/home/ci/monorepo/{0}/BUILD:{2}:8\" "
+                   "name=\"//{0}:{1}\">\n"
+                   "        <string name=\"name\" value=\"{1}\"/>\n        <list name=\"tags\">\n",
+                   s.package, s.name, s.line);
+    for (const auto& tag : s.tags) {
+      std::string escaped = tag;
+      if (auto at = escaped.find('>'); at != std::string::npos) escaped.replace(at, 1, "&gt;");
+      fmt::format_to(std::back_inserter(text), "            <string value=\"{}\"/>\n", escaped);
+    }
+    fmt::format_to(
+        std::back_inserter(text),
+        "        </list>\n        <list name=\"srcs\">\n            <label value=\"//{0}:{1}.py\"/>\n"
+        "        </list>\n        <string name=\"size\" value=\"{2}\"/>\n",
+        s.package, s.name, s.size);
+    if (s.shards)
+      fmt::format_to(std::back_inserter(text), "        <int name=\"shard_count\" value=\"{}\"/>\n",
+                     s.shards);
+    fmt::format_to(std::back_inserter(text),
+                   "        <rule-input name=\"//{0}:{1}.py\"/>\n        <rule-input name=\"//{0}:lib\"/>\n",
+                   s.package, s.name);
+    if (heavy)
+      for (const char* input : implicit)
+        fmt::format_to(std::back_inserter(text), "        <rule-input name=\"{}\"/>\n", input);
+    text += "    </rule>\n";
+    out << text;
+  }
+  out << "</query>\n";
+}
+
+/// `bazel query --output=streamed_jsonproto`: one Target a line, the attributes Bazel prints.
+void write_streamed_jsonproto(const fs::path& path, long count) {
+  std::ofstream out(path, std::ios::binary);
+  std::string text;
+  for (long i = 0; i < count; ++i) {
+    Shape s = shape(i);
+    std::string tags;
+    for (const auto& tag : s.tags) tags += fmt::format("{}\"{}\"", tags.empty() ? "" : ",", tag);
+    text.clear();
+    fmt::format_to(
+        std::back_inserter(text),
+        R"({{"type":"RULE","rule":{{"name":"//{0}:{1}","ruleClass":"py_test","location":"/home/ci/monorepo/{0}/BUILD:{2}:8","attribute":[)"
+        R"({{"name":"flaky","type":"BOOLEAN","intValue":0,"stringValue":"false","explicitlySpecified":false,"booleanValue":false}},)"
+        R"({{"name":"shard_count","type":"INTEGER","intValue":{4},"explicitlySpecified":{5}}},)"
+        R"({{"name":"size","type":"STRING","stringValue":"{6}","explicitlySpecified":true,"nodep":false}},)"
+        R"({{"name":"srcs","type":"LABEL_LIST","stringListValue":["//{0}:{1}.py"],"explicitlySpecified":true,"nodep":false}},)"
+        R"({{"name":"tags","type":"STRING_LIST","stringListValue":[{3}],"explicitlySpecified":true,"nodep":false}}],)"
+        R"("ruleInput":["//{0}:{1}.py","//{0}:lib"]}}}})"
+        "\n",
+        s.package, s.name, s.line, tags, s.shards ? s.shards : -1, s.shards ? "true" : "false", s.size);
+    out << text;
+  }
+}
+
+/// `nodes` nodes of 8 GPUs in four pools: H100 on NVSwitch, A100 in NVLink pairs, A100 40GB
+/// on PCIe with an older CUDA, L40S.
+void write_fleet(const fs::path& path, long nodes) {
+  std::ofstream out(path, std::ios::binary);
+  out << "version: 1\npools:\n";
+  const char* pools[] = {
+      "  - name: h100\n    count: {}\n    gpu: {{model: H100-SXM-80GB, count: 8}}\n    cuda: \"12.4\"\n"
+      "    topology: nvswitch\n",
+      "  - name: a100\n    count: {}\n    gpu: {{model: A100-SXM-80GB, count: 8}}\n    cuda: \"12.2\"\n"
+      "    topology: {{nvlink_pairs: [[0, 1], [2, 3], [4, 5], [6, 7]]}}\n",
+      "  - name: a100-40\n    count: {}\n    gpu: {{model: A100-PCIE-40GB, count: 8}}\n    cuda: \"11.8\"\n"
+      "    topology: pcie\n",
+      "  - name: l40s\n    count: {}\n    gpu: {{model: L40S, count: 8}}\n    cuda: \"12.4\"\n    topology: "
+      "pcie\n"};
+  for (const char* pool : pools) out << fmt::format(fmt::runtime(pool), nodes / 4);
+}
+
+/// Three past runs of every GPU unit as the history CSV.
+void write_history(const fs::path& path, long count) {
+  std::ofstream out(path, std::ios::binary);
+  out << "label,shard,seconds,peak_vram_mib\n";
+  for (int run = 0; run < 3; ++run)
+    for (long i = 0; i < count; ++i) {
+      Shape s = shape(i);
+      if (!is_gpu(s)) continue;
+      for (int shard = 0; shard < std::max(1, s.shards); ++shard)
+        out << fmt::format("//{}:{},{},{}.{},{}\n", s.package, s.name, s.shards ? std::to_string(shard) : "",
+                           30 + (i * 7 + run) % 600, run, 1000 + i % 30000);
+    }
+}
+
+struct Run {
+  double wall_s = 0;
+  double cpu_s = 0;
+  long peak_rss_kib = 0;
+};
+
+/// Runs `command` with /bin/sh in a fresh process; wall time, its CPU time and peak RSS (wait4).
+Run run_once(const std::string& command) {
+  auto start = std::chrono::steady_clock::now();
+  pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  Run run;
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  run.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  run.peak_rss_kib = usage.ru_maxrss;
+  if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)) {
+    fmt::print(stderr, "commands_bench: `{}` failed (status {})\n", command, status);
+    std::exit(2);
+  }
+  return run;
+}
+
+/// The median of `runs` runs (wall and CPU each), and the largest peak RSS.
+Run measure(const std::string& command, int runs) {
+  std::vector<Run> all;
+  for (int i = 0; i < runs; ++i) all.push_back(run_once(command));
+  auto median = [&](double Run::*field) {
+    std::vector<double> values;
+    for (const auto& r : all) values.push_back(r.*field);
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  Run result;
+  result.wall_s = median(&Run::wall_s);
+  result.cpu_s = median(&Run::cpu_s);
+  for (const auto& r : all) result.peak_rss_kib = std::max(result.peak_rss_kib, r.peak_rss_kib);
+  return result;
+}
+
+struct Check {
+  std::string what;
+  bool ok;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<long> sizes{10'000, 150'000, 1'000'000};
+  int runs = 3;
+  bool keep = false;
+  std::string gpuplan = GPUPLAN_BINARY;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--quick") sizes = {10'000, 150'000};
+    if (arg == "--keep") keep = true;
+    if (arg.starts_with("--runs=")) runs = std::max(1, std::atoi(argv[i] + 7));
+    if (arg.starts_with("--gpuplan=")) gpuplan = std::string(arg.substr(10));
+    if (arg.starts_with("--sizes=")) {
+      sizes.clear();
+      std::string list(arg.substr(8));
+      for (std::size_t at = 0; at <= list.size();) {
+        std::size_t comma = std::min(list.find(',', at), list.size());
+        sizes.push_back(std::atol(list.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+    }
+  }
+  fs::path dir = fs::temp_directory_path() / fmt::format("gpuplan-commands-bench-{}", getpid());
+  fs::create_directories(dir);
+  fs::path fleet_small = dir / "fleet-1000.yaml", fleet_big = dir / "fleet-10000.yaml";
+  write_fleet(fleet_small, 1000);
+  write_fleet(fleet_big, 10000);
+  fmt::print("commands_bench: {} ({} runs each, the median; peak RSS the largest); files in {}\n", gpuplan,
+             runs, dir.string());
+  fmt::print("fleets: 1,000 and 10,000 nodes of 8 GPUs\n\n");
+  fmt::print(
+      "| tests | GPU units | command | input MB | wall s | CPU s | peak RSS MiB | bytes/test | bytes/GPU "
+      "unit |\n");
+  fmt::print("|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<Check> checks;
+  for (long tests : sizes) {
+    fs::path xml = dir / "query.xml", heavy = dir / "query-heavy.xml", jsonproto = dir / "query.jsonl",
+             history = dir / "history.csv", plan = dir / "plan.json", plan_big = dir / "plan-big.json",
+             summary = dir / "summary.json";
+    write_xml(xml, tests, false);
+    write_xml(heavy, tests, true);
+    write_streamed_jsonproto(jsonproto, tests);
+    write_history(history, tests);
+    long units = gpu_units(tests);
+    std::map<std::string, Run> results;
+    auto row = [&](const std::string& name, const std::string& command, const fs::path& input) {
+      Run r = measure(command, runs);
+      results[name] = r;
+      double bytes = static_cast<double>(r.peak_rss_kib) * 1024;
+      fmt::print("| {} | {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.0f} | {:.0f} | {:.0f} |\n", tests, units,
+                 name, static_cast<double>(fs::file_size(input)) / 1e6, r.wall_s, r.cpu_s, bytes / 1048576,
+                 bytes / static_cast<double>(tests), bytes / static_cast<double>(units));
+      std::fflush(stdout);
+    };
+    auto g = [&](const std::string& args) { return fmt::format("'{}' {}", gpuplan, args); };
+    std::string x = "'" + xml.string() + "'", j = "'" + jsonproto.string() + "'",
+                h = "'" + heavy.string() + "'";
+    std::string f1 = "'" + fleet_small.string() + "'", f10 = "'" + fleet_big.string() + "'";
+    row("xmllint --stream --noout (xml)", fmt::format("xmllint --stream --noout {} 2>/dev/null", x), xml);
+    row("jq -c . (streamed_jsonproto)", fmt::format("jq -c . {} >/dev/null", j), jsonproto);
+    row("xmllint --stream --noout (xml, rule-input heavy)",
+        fmt::format("xmllint --stream --noout {} 2>/dev/null", h), heavy);
+    row("targets --json (xml)", g(fmt::format("targets {} --json >/dev/null", x)), xml);
+    row("targets --json (xml, rule-input heavy)", g(fmt::format("targets {} --json >/dev/null", h)), heavy);
+    row("targets --json (streamed_jsonproto)", g(fmt::format("targets {} --json >/dev/null", j)), jsonproto);
+    row("classify --json (xml)", g(fmt::format("classify {} --json >/dev/null", x)), xml);
+    row("plan (xml, 1,000 nodes)",
+        g(fmt::format("plan {} --fleet {} -o '{}' 2>/dev/null", x, f1, plan.string())), xml);
+    row("plan (streamed_jsonproto, 1,000 nodes)",
+        g(fmt::format("plan {} --fleet {} -o '{}' 2>/dev/null", j, f1, plan.string())), jsonproto);
+    row("plan (xml, 10,000 nodes)",
+        g(fmt::format("plan {} --fleet {} -o '{}' 2>/dev/null", x, f10, plan_big.string())), xml);
+    row("plan --history (xml, 1,000 nodes)",
+        g(fmt::format("plan {} --fleet {} --history '{}' -o '{}' 2>/dev/null", x, f1, history.string(),
+                      plan.string())),
+        xml);
+    row("verify (plan, 1,000 nodes)", g(fmt::format("verify '{}' --fleet {} >/dev/null", plan.string(), f1)),
+        plan);
+    row("compare --json (exact, whole-node)",
+        g(fmt::format("compare {} --fleet {} --policies exact,whole-node --json >/dev/null", x, f1)), xml);
+    row("history summarize (3 runs)",
+        g(fmt::format("history summarize '{}' -o '{}' 2>/dev/null", history.string(), summary.string())),
+        history);
+    fmt::print("\n");
+    if (tests >= 150'000) {
+      auto cpu = [&](const char* name) { return results[name].cpu_s; };
+      auto rss = [&](const char* name) { return static_cast<double>(results[name].peak_rss_kib) * 1024; };
+      auto n = static_cast<double>(tests);
+      auto u = static_cast<double>(units);
+      double xml_ratio = cpu("plan (xml, 1,000 nodes)") / cpu("xmllint --stream --noout (xml)");
+      double jq_ratio = cpu("plan (streamed_jsonproto, 1,000 nodes)") / cpu("jq -c . (streamed_jsonproto)");
+      double fleet_ratio = cpu("plan (xml, 10,000 nodes)") / cpu("plan (xml, 1,000 nodes)");
+      checks.push_back(
+          {fmt::format("{} tests: plan from xml {:.2f}x the CPU of xmllint --stream (target <= 3x)", tests,
+                       xml_ratio),
+           xml_ratio <= 3});
+      checks.push_back(
+          {fmt::format("{} tests: plan from streamed_jsonproto {:.2f}x the CPU of jq -c . (target < 1x)",
+                       tests, jq_ratio),
+           jq_ratio < 1});
+      checks.push_back({fmt::format("{} tests: plan peak RSS {:.0f} bytes a GPU unit (target < 1024)", tests,
+                                    rss("plan (xml, 1,000 nodes)") / u),
+                        rss("plan (xml, 1,000 nodes)") / u < 1024});
+      for (const char* name : {"targets --json (xml)", "classify --json (xml)"})
+        checks.push_back({fmt::format("{} tests: {} peak RSS {:.0f} bytes a test (target < 400)", tests, name,
+                                      rss(name) / n),
+                          rss(name) / n < 400});
+      checks.push_back({fmt::format("{} tests: 10,000 nodes {:.2f}x the CPU of 1,000 nodes (target <= 2x)",
+                                    tests, fleet_ratio),
+                        fleet_ratio <= 2});
+      if (tests >= 1'000'000)
+        checks.push_back({fmt::format("{} tests planned in {:.1f} s CPU (target < 20 s)", tests,
+                                      cpu("plan (xml, 1,000 nodes)")),
+                          cpu("plan (xml, 1,000 nodes)") < 20});
+    }
+  }
+  bool all = true;
+  for (const auto& c : checks) {
+    fmt::print("{} {}\n", c.ok ? "ok    " : "MISSED", c.what);
+    all = all && c.ok;
+  }
+  if (!keep) fs::remove_all(dir);
+  return all ? 0 : 1;
+}

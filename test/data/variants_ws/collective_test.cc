@@ -1,0 +1,1 @@
+// Never built: gpuplan's tests only query this workspace.

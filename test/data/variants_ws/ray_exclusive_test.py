@@ -1,0 +1,1 @@
+# Never run: gpuplan's tests only query this workspace.

@@ -1,0 +1,88 @@
+# Outputs are whole or absent (issue 18 item 5) and progress shows only on a terminal (issue
+# 14 item 7): a full disk is an error, -o replaces only regular files, a failed or interrupted
+# write leaves no file behind, and the progress line stays out of pipes, CI logs and --quiet.
+source test/integration/lib.sh
+
+query=examples/query.xml
+fleet=examples/fleet.yaml
+"$GPUPLAN" plan "$query" --fleet "$fleet" > "$SCRATCH/plan.json" 2> /dev/null || [ $? = 3 ] || fail "plan"
+
+# A full disk on standard output is exit 2 with a message, never exit 0 with half a plan.
+for command in "plan $query --fleet $fleet" "targets $query --json" "classify $query --json" \
+               "classify $query" "fleet check $fleet" "show $SCRATCH/plan.json"; do
+  rc=0; $GPUPLAN $command > /dev/full 2> "$SCRATCH/err.txt" || rc=$?
+  [ "$rc" = 2 ] || fail "$command > /dev/full: exit $rc, not 2"
+  grep -q "cannot write" "$SCRATCH/err.txt" || fail "$command > /dev/full: no message: $(cat "$SCRATCH/err.txt")"
+done
+
+# -o replaces a regular file only: not a device, a directory, a FIFO or a symbolic link.
+refused() {  # PATH WHAT
+  rc=0; "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$1" 2> "$SCRATCH/err.txt" || rc=$?
+  [ "$rc" = 2 ] || fail "-o $1: exit $rc, not 2"
+  grep -q "$2" "$SCRATCH/err.txt" || fail "-o $1: $(cat "$SCRATCH/err.txt")"
+}
+refused /dev/null "is a device"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+mkdir "$SCRATCH/dir"
+refused "$SCRATCH/dir" "is a directory"
+mkfifo "$SCRATCH/fifo"
+refused "$SCRATCH/fifo" "is a FIFO"
+echo keep > "$SCRATCH/kept.json"
+ln -s "$SCRATCH/kept.json" "$SCRATCH/link.json"
+refused "$SCRATCH/link.json" "symbolic link"
+[ "$(cat "$SCRATCH/kept.json")" = keep ] || fail "a symbolic link's file was changed"
+
+# A new file gets the usual permissions; a replaced file keeps its own.
+(umask 022; "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/new.json" 2> /dev/null) || [ $? = 3 ] || fail "plan -o"
+[ "$(stat -c %a "$SCRATCH/new.json")" = 644 ] || fail "a new plan file is $(stat -c %a "$SCRATCH/new.json"), not 644"
+cmp -s "$SCRATCH/new.json" "$SCRATCH/plan.json" || fail "-o wrote something else than standard output"
+chmod 640 "$SCRATCH/new.json"
+"$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/new.json" 2> /dev/null || [ $? = 3 ] || fail "plan -o again"
+[ "$(stat -c %a "$SCRATCH/new.json")" = 640 ] || fail "replacing a plan file changed its mode"
+
+# A write that fails half-way (here a file size limit) leaves neither the file nor a temporary.
+rc=0; (ulimit -f 2; trap '' XFSZ; "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/cut.json" \
+  2> "$SCRATCH/err.txt") || rc=$?
+[ "$rc" = 2 ] || fail "a write past the file size limit: exit $rc, not 2"
+[ ! -e "$SCRATCH/cut.json" ] || fail "half a plan was left behind"
+leftovers() { find "$SCRATCH" -name '.*.gpuplan-*' | head -1; }
+[ -z "$(leftovers)" ] || fail "a temporary file was left behind: $(leftovers)"
+
+# SIGTERM while the plan is written removes the temporary file. A plan of 20,000 tests takes
+# long enough to write that the loop sees its temporary file and signals then.
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"type\":\"RULE\",\"rule\":{\"name\":\"//p%d:t%d_test\",\"ruleClass\":\"py_test\",\"attribute\":[{\"name\":\"tags\",\"type\":\"STRING_LIST\",\"stringListValue\":[\"gpu\"]}]}}\n", i % 100, i }' \
+  > "$SCRATCH/many.jsonl"
+caught=0
+for try in 1 2 3 4 5; do
+  "$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" -o "$SCRATCH/signalled.json" 2> /dev/null &
+  pid=$!
+  while kill -0 "$pid" 2> /dev/null && ! compgen -G "$SCRATCH/.signalled.json.gpuplan-*" > /dev/null; do :; done
+  kill -TERM "$pid" 2> /dev/null || true
+  rc=0; wait "$pid" || rc=$?
+  [ -z "$(leftovers)" ] || fail "SIGTERM left a temporary file: $(leftovers)"
+  if [ "$rc" = 143 ]; then
+    [ ! -e "$SCRATCH/signalled.json" ] || fail "SIGTERM during the write left a plan behind"
+    caught=1; break
+  fi
+  rm -f "$SCRATCH/signalled.json"
+done
+[ "$caught" = 1 ] || echo "note: the plan was written before the signal came in all 5 tries" >&2
+
+# Progress: one updating line on a terminal once the command has run a while (here at once);
+# none with --quiet, with CI set, or when standard error is not a terminal.
+if command -v script > /dev/null; then
+  shown() {  # ENV... : gpuplan plan under a pseudo-terminal; succeeds if it showed progress
+    env "$@" script -qec "'$GPUPLAN' plan '$SCRATCH/many.jsonl' --fleet $fleet -o '$SCRATCH/p.json' $flags" \
+      "$SCRATCH/typescript" > /dev/null 2>&1 || true
+    grep -q "gpuplan: planning" "$SCRATCH/typescript"
+  }
+  flags=
+  shown -u CI GPUPLAN_PROGRESS_AFTER_MS=0 || fail "no progress line on a terminal"
+  ! shown CI=true GPUPLAN_PROGRESS_AFTER_MS=0 || fail "a progress line with CI set"
+  flags=--quiet
+  ! shown -u CI GPUPLAN_PROGRESS_AFTER_MS=0 || fail "a progress line with --quiet"
+fi
+env -u CI GPUPLAN_PROGRESS_AFTER_MS=0 "$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" -o "$SCRATCH/p.json" \
+  2> "$SCRATCH/err.txt" || [ $? = 3 ] || fail "plan many"
+! grep -q $'\r' "$SCRATCH/err.txt" || fail "a progress line in a pipe"
+echo "ok"

@@ -1,0 +1,118 @@
+// Corners the planner once got wrong: big NVLink islands, pack memory, rounded times.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "gpuplan/verify.hpp"
+#include "solve/planning.hpp"
+
+using namespace gpuplan;
+using namespace gpuplan::testing;
+
+TEST_CASE("sixteen-GPU NVLink units use both 32-GPU islands of a 64-GPU node at once") {
+  // C(32,16) sets per island: listing them (once capped at 4,096, all in the first island)
+  // ran the eight units one island at a time, two hours against a 30-minute bound.
+  auto fleet = fleet_of({{"big", 1, 64, "halves"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 8; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 900, 16));
+    with_nvlink(units.back());
+  }
+  auto plan = plan_of(units, fleet);
+  CHECK(plan.summary.makespan_s == 1800);
+  CHECK(plan.summary.lower_bound_s == 1800);
+  CHECK(broken_promise(plan, fleet).empty());
+  CHECK(verify(plan, fleet).empty());
+  std::set<int> at_start;
+  for (const auto& a : plan.assignments)
+    if (a.start_s == 0) at_start.insert(a.gpus.begin(), a.gpus.end());
+  CHECK(at_start.size() == 64);
+}
+
+TEST_CASE("an NVLink unit on a board of islands takes the GPUs of one island") {
+  auto fleet = fleet_of({{"big", 1, 16, "halves"}});
+  Unit wide = unit("//t:wide", 100, 8), narrow = unit("//t:narrow", 100, 4);
+  with_nvlink(wide);
+  with_nvlink(narrow);
+  auto plan = plan_of({wide, narrow}, fleet);
+  CHECK(plan.summary.makespan_s == 100);
+  CHECK(broken_promise(plan, fleet).empty());
+}
+
+TEST_CASE("pack fits three units that fill a GPU's usable memory exactly, at once") {
+  // 80 GiB less 15% is 69,632 MiB: three units of 23,210 MiB fit (69,630), which 64 slices of
+  // the GPU rounded up to 22 each (66 > 64), so the plan once ran them in two rounds.
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 3; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 100));
+    units.back().vram_mib = 23210;
+  }
+  auto plan = plan_of(units, fleet, Policy::pack);
+  CHECK(plan.summary.makespan_s == 100);
+  CHECK(plan.summary.lower_bound_s <= plan.summary.makespan_s);
+  CHECK(verify(plan, fleet).empty());
+  units.push_back(unit("//t:3", 100));
+  units.back().vram_mib = 3;  // over the memory left: a second round
+  plan = plan_of(units, fleet, Policy::pack);
+  CHECK(plan.summary.makespan_s == 200);
+  CHECK(verify(plan, fleet).empty());
+}
+
+TEST_CASE("pack's bound counts memory and the tests-per-GPU limit apart") {
+  // Two units of half the memory and two tiny ones fit four at a time under max 4 per GPU: a
+  // bound that charged each unit the larger of its memory share and 1/4 would claim 150 s.
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
+  Rules rules;
+  rules.max_tests_per_gpu = 4;
+  std::vector<Unit> units;
+  for (int i = 0; i < 4; ++i) {
+    units.push_back(unit(fmt::format("//t:{}", i), 100));
+    units.back().vram_mib = i < 2 ? 34800 : 10;
+  }
+  auto plan = plan_of(units, fleet, Policy::pack, rules);
+  CHECK(plan.summary.makespan_s == 100);
+  CHECK(plan.summary.lower_bound_s == 100);
+}
+
+TEST_CASE("a plan's end_s is its start_s plus its duration_s, to the millisecond, as written") {
+  auto fleet = fleet_of({{"a", 1, 1}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 50; ++i) units.push_back(unit(fmt::format("//t:{:02}", i), 0.1 + 0.0007 * i));
+  auto json = to_json(plan_of(units, fleet));
+  for (const auto& a : json["assignments"]) {
+    auto ms = [&](const char* field) { return std::llround(a[field].get<double>() * 1000); };
+    CHECK(ms("end_s") == ms("start_s") + ms("duration_s"));
+  }
+  CHECK(std::llround(json["summary"]["makespan_s"].get<double>() * 1000) ==
+        std::llround(json["assignments"].back()["end_s"].get<double>() * 1000));
+}
+
+TEST_CASE("the default plan is never worse than longest first with insertion") {
+  std::mt19937 random(11);
+  for (int round = 0; round < 40; ++round) {
+    auto fleet =
+        fleet_of({{"p", 2 + static_cast<int>(random() % 3), 8, "pairs", "a100", 40960, "8.0", "12.2"},
+                  {"q", 1 + static_cast<int>(random() % 2), 8, "quads"}});
+    std::vector<Unit> units;
+    for (int i = 0; i < 60; ++i) {
+      int gpus = std::vector<int>{1, 1, 2, 2, 2, 4, 4}[random() % 7];
+      Unit u = unit(fmt::format("//t:{:02}", i), double(200 + random() % 200), gpus);
+      if (gpus == 2 && random() % 2) with_nvlink(u);
+      if (random() % 10 == 0) with_exclusive(u);
+      if (random() % 8 == 0) with_cuda(u, ">=12.4");
+      units.push_back(u);
+    }
+    for (Policy policy : {Policy::exact, Policy::whole_node}) {
+      SolveOptions options;
+      options.policy = policy;
+      auto planned = make_plan(Classification{}, units, fleet, options);
+      options.scheduler = Scheduler::longest_first_insertion;
+      auto reference = make_plan(Classification{}, units, fleet, options);
+      INFO("round " << round << ", " << to_string(policy));
+      CHECK(broken_promise(reference, fleet).empty());
+      CHECK(verify(reference, fleet).empty());
+      CHECK(planned.summary.makespan_s <= reference.summary.makespan_s);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+#include "util/json_writer.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+using gpuplan::util::JsonWriter;
+using nlohmann::ordered_json;
+
+namespace {
+
+/// Writes `document` through the streaming writer, element by element.
+void stream(JsonWriter& out, const ordered_json& document) {
+  if (document.is_object()) {
+    out.begin_object();
+    for (const auto& [key, value] : document.items()) {
+      out.key(key);
+      stream(out, value);
+    }
+    out.end_object();
+  } else if (document.is_array()) {
+    out.begin_array();
+    for (const auto& value : document) stream(out, value);
+    out.end_array();
+  } else if (document.is_string()) {
+    out.value(document.get<std::string>());
+  } else if (document.is_boolean()) {
+    out.value(document.get<bool>());
+  } else if (document.is_number_float()) {
+    out.value(document.get<double>());
+  } else if (document.is_number_unsigned()) {
+    out.value(document.get<std::size_t>());
+  } else if (document.is_number_integer()) {
+    out.value(document.get<std::int64_t>());
+  } else {
+    out.null();
+  }
+}
+
+std::string streamed(const ordered_json& document, int indent) {
+  std::string text;
+  JsonWriter out([&](std::string_view piece) { text += piece; }, indent);
+  stream(out, document);
+  out.flush();
+  return text;
+}
+
+ordered_json sample() {
+  ordered_json j;
+  j["empty_object"] = ordered_json::object();
+  j["empty_array"] = ordered_json::array();
+  j["text"] = "quote \" backslash \\ tab \t newline \n bell \x07 delete \x7f é ü 中 😀";
+  j["numbers"] = {0, -1, 42, std::numeric_limits<std::int64_t>::min(), 18446744073709551615ULL};
+  j["doubles"] = {0.0,     -0.0,    1.0,  0.1, 300.25, 1e-5, 1.5e300, 123456789012345678.0,
+                  1.0 / 3, -2.5e-7, 1e15, 1e16};
+  j["nested"] = {
+      {"a", {{"b", ordered_json::array({ordered_json::object(), ordered_json::array(), nullptr})}}},
+      {"flag", false}};
+  j["null"] = nullptr;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("the streaming writer writes the bytes nlohmann's dump writes, indented and compact") {
+  auto document = sample();
+  CHECK(streamed(document, 2) == document.dump(2));
+  CHECK(streamed(document, 4) == document.dump(4));
+  CHECK(streamed(document, -1) == document.dump());
+  for (const auto& scalar :
+       {ordered_json(1), ordered_json("x"), ordered_json::array(), ordered_json::object()})
+    CHECK(streamed(scalar, 2) == scalar.dump(2));
+}
+
+TEST_CASE("a small nlohmann document written inside a streamed one is indented to its depth") {
+  std::string text;
+  JsonWriter out([&](std::string_view piece) { text += piece; });
+  out.begin_object();
+  out.key("outer").begin_array();
+  out.value(ordered_json{{"inner", {1, 2}}, {"empty", ordered_json::object()}});
+  out.end_array();
+  out.end_object();
+  out.flush();
+  ordered_json expected = {{"outer", {{{"inner", {1, 2}}, {"empty", ordered_json::object()}}}}};
+  CHECK(text == expected.dump(2));
+}
+
+TEST_CASE("a double that is not finite is written as null, as nlohmann writes it") {
+  std::string text;
+  JsonWriter out([&](std::string_view piece) { text += piece; }, -1);
+  out.begin_array();
+  out.value(std::nan(""));
+  out.value(std::numeric_limits<double>::infinity());
+  out.end_array();
+  out.flush();
+  CHECK(text == "[null,null]");
+}
+
+TEST_CASE("a string that is not UTF-8 is an error naming what came before it") {
+  std::string text;
+  JsonWriter out([&](std::string_view piece) { text += piece; });
+  CHECK_THROWS_WITH(out.value(std::string("//a:b\xff")), Catch::Contains("0xFF") && Catch::Contains("//a:b"));
+  CHECK_THROWS(out.value(std::string("\xed\xa0\x80")));  // a UTF-16 surrogate
+  CHECK_THROWS(out.value(std::string("\xc0\xaf")));      // an overlong '/'
+  CHECK_THROWS(out.value(std::string("\xe4\xb8")));      // cut short
+}
+
+TEST_CASE("a large document reaches the sink in pieces, not at the end") {
+  std::size_t pieces = 0, largest = 0;
+  JsonWriter out([&](std::string_view piece) {
+    ++pieces;
+    largest = std::max(largest, piece.size());
+  });
+  out.begin_array();
+  for (int i = 0; i < 100000; ++i) {
+    out.begin_object();
+    out.key("label").value("//team/models:case_test");
+    out.end_object();
+  }
+  out.end_array();
+  out.flush();
+  CHECK(pieces > 50);
+  CHECK(largest < 80 * 1024);
+}
