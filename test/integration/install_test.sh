@@ -54,7 +54,7 @@ depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
 if ldd "$bin" >/dev/null 2>&1; then
   for lib in $(ldd "$bin" | awk '/libfmt|libyaml-cpp|libsimdjson/ {print $1}'); do
-    package=$(dpkg -S "$(ldd "$bin" | awk -v l="$lib" '$1 == l {print $3}')" | cut -d: -f1 | head -1)
+    package=$(dpkg -S "*/$lib" | cut -d: -f1 | head -1)  # by name: /lib and /usr/lib are one (usrmerge)
     echo "$depends" | grep -qw "$package" || fail "the .deb's Depends lack $package (for $lib)"
   done
   echo "$depends" | grep -qw libc6 || fail "the .deb's Depends lack libc6"
