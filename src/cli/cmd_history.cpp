@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -23,7 +24,8 @@ struct HistoryOptions {
   std::string output = "-";
   std::string label;
   bool strict = false;
-  Rules rules;  ///< only the history knobs: percentile, window, VRAM headroom
+  bool json = false;  ///< history show: one JSON object instead of the text
+  Rules rules;        ///< only the history knobs: percentile, window, VRAM headroom
   std::optional<double> percentile;
   std::optional<int> window;
 
@@ -75,6 +77,30 @@ int show_command(HistoryOptions& options) {
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   print_warnings(diagnostics);
   std::string label = canonical_label(options.label);
+  if (options.json) {
+    nlohmann::ordered_json j;
+    j["label"] = label;
+    j["units"] = nlohmann::ordered_json::array();
+    for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
+         it != history.samples.end() && it->first.label == label; ++it) {
+      nlohmann::ordered_json unit;
+      unit["unit"] = unit_name(it->first, history);
+      unit["shard"] = it->first.shard ? nlohmann::ordered_json(*it->first.shard) : nlohmann::ordered_json();
+      unit["samples"] = it->second.size();
+      unit["recent"] = nlohmann::ordered_json::array();
+      for (const auto& sample : recent_samples(it->second, options.rules.history_window)) {
+        nlohmann::ordered_json s{{"seconds", sample.seconds}, {"timed_out", sample.timed_out}};
+        if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
+        unit["recent"].push_back(std::move(s));
+      }
+      auto estimate = estimate_from_samples(it->second, options.rules);
+      unit["estimate"] = {{"seconds", estimate->seconds}, {"source", estimate->source}};
+      if (estimate->peak_vram_mib) unit["estimate"]["peak_vram_mib"] = *estimate->peak_vram_mib;
+      j["units"].push_back(std::move(unit));
+    }
+    write_output("-", j.dump(2) + "\n");
+    return exit_ok;
+  }
   std::string out;
   for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
        it != history.samples.end() && it->first.label == label; ++it) {
@@ -137,6 +163,10 @@ void add_history_command(CLI::App& app, int& status) {
   show->add_option("--rules", options->rules_path,
                    "Rules file with history_percentile, history_window, vram_headroom");
   show->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
+  show->add_flag(
+      "--json", options->json,
+      "Print {label, units: [{unit, shard, samples, recent: [{seconds, timed_out, peak_vram_mib}], "
+      "estimate: {seconds, source, peak_vram_mib}}]} (units empty: no history)");
   show->callback([options, &status] { status = show_command(*options); });
 }
 

@@ -1,13 +1,19 @@
 // gpuplan show: a plan as people read it in a terminal.
+#include <fmt/format.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
+#include <set>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/node_summary.hpp"
 
 namespace gpuplan::cli {
 
@@ -16,7 +22,54 @@ struct ShowArgs {
   std::string plan = "-";
   int width = 0;
   std::string format = "text";
+  std::vector<std::string> nodes;   ///< --node: only these nodes' units
+  std::vector<std::string> labels;  ///< --label: only units whose label matches one of these
+  bool summary = false;             ///< --summary: totals and a line per node, no chart
 };
+
+/// "//ml/..." matches every label under //ml; otherwise a shell glob (`*`, `?`, `[...]`) on the label.
+bool label_matches(const std::string& pattern, const std::string& label) {
+  if (pattern.size() > 4 && pattern.ends_with("/...")) {
+    auto package = std::string_view(pattern).substr(0, pattern.size() - 4);
+    return label.starts_with(package) && label.size() > package.size() &&
+           (label[package.size()] == ':' || label[package.size()] == '/');
+  }
+  return fnmatch(pattern.c_str(), label.c_str(), 0) == 0;
+}
+
+/// The plan with only the units --node and --label keep; `note` says what was left out.
+Plan filter_plan(Plan plan, const ShowArgs& args, std::string& note) {
+  if (args.nodes.empty() && args.labels.empty()) return plan;
+  std::set<std::string> known;
+  for (const auto& a : plan.assignments) known.insert(a.node.str());
+  for (const auto& node : args.nodes)
+    if (!known.contains(node))
+      throw CLI::ValidationError(
+          "--node", fmt::format("{}: no unit of the plan runs there (nodes with units: {})", node,
+                                fmt::join(known, ", ")));
+  auto keep_label = [&](const Unit& unit) {
+    return args.labels.empty() || std::any_of(args.labels.begin(), args.labels.end(), [&](const auto& p) {
+             return label_matches(p, unit.label) || label_matches(p, unit.id);
+           });
+  };
+  auto total = plan.assignments.size();
+  std::erase_if(plan.assignments, [&](const Assignment& a) {
+    bool node_ok = args.nodes.empty() ||
+                   std::find(args.nodes.begin(), args.nodes.end(), a.node.str()) != args.nodes.end();
+    return !node_ok || !keep_label(a.unit);
+  });
+  auto unschedulable = plan.unschedulable.size();
+  std::erase_if(plan.unschedulable,
+                [&](const UnschedulableUnit& u) { return !args.nodes.empty() || !keep_label(u.unit); });
+  note = fmt::format(
+      "Showing {} of {} scheduled units and {} of {} unschedulable ({}{}{}); the summary is the whole "
+      "plan's.\n",
+      plan.assignments.size(), total, plan.unschedulable.size(), unschedulable,
+      args.nodes.empty() ? "" : fmt::format("--node {}", fmt::join(args.nodes, ",")),
+      !args.nodes.empty() && !args.labels.empty() ? " " : "",
+      args.labels.empty() ? "" : fmt::format("--label {}", fmt::join(args.labels, ",")));
+  return plan;
+}
 }  // namespace
 
 void add_show_command(CLI::App& app, int& status) {
@@ -30,6 +83,12 @@ void add_show_command(CLI::App& app, int& status) {
   command->add_option("--format", args->format, "text, or markdown (for CI job summaries and PR comments)")
       ->check(CLI::IsMember({"text", "markdown"}))
       ->capture_default_str();
+  command->add_option("--node", args->nodes, "only the units on this node (repeatable)");
+  command->add_option("--label", args->labels,
+                      "only the units whose label matches: //pkg/... (the package and below) or a shell glob "
+                      "such as '//ml:*_test' (repeatable)");
+  command->add_flag("--summary", args->summary,
+                    "the summary and one line per node (GPUs, units, busy until), no chart");
   command->callback([args, &status] {
     if (args->format == "markdown") {
       write_output("-", render_markdown(read_plan(args->plan)));
@@ -38,7 +97,10 @@ void add_show_command(CLI::App& app, int& status) {
     }
     auto terminal = terminal_for(STDOUT_FILENO);
     TextOptions options{args->width > 0 ? args->width : terminal.width, terminal.color};
-    write_output("-", render_text(read_plan(args->plan), options));
+    std::string note;
+    auto plan = filter_plan(read_plan(args->plan), *args, note);
+    write_output("-",
+                 note + (args->summary ? render_node_summary(plan, options) : render_text(plan, options)));
     status = exit_ok;
   });
 }

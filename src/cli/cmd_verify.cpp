@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,7 @@ struct VerifyArgs {
   std::string plan;
   std::string fleet;
   QueryOptions query;
+  bool json = false;  ///< print the verdict as one JSON object (for CI scripts) instead of lines
 };
 }  // namespace
 
@@ -34,6 +36,9 @@ void add_verify_command(CLI::App& app, int& status) {
   command->add_option("--fleet", args->fleet, "the fleet YAML the plan is meant for")->required();
   add_query_options(*command, args->query);
   command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
+  command->add_flag("--json", args->json,
+                    "print {plan, valid, units, fleet, policy, query_checked, violations: [{unit, kind, "
+                    "reason}]} instead of lines; the exit code is the same");
   command->callback([args, command, &status] {
     auto plan = read_plan(args->plan);
     auto fleet_input = open_input(args->fleet);
@@ -50,6 +55,21 @@ void add_verify_command(CLI::App& app, int& status) {
     auto violations = verify(plan, fleet, options);
     auto name = args->plan == "-" ? std::string("<stdin>") : args->plan;
     std::string out;
+    if (args->json) {
+      nlohmann::ordered_json j;
+      j["plan"] = name;
+      j["valid"] = violations.empty();
+      j["units"] = plan.assignments.size();
+      j["fleet"] = fleet.source;
+      j["policy"] = to_string(plan.policy);
+      j["query_checked"] = query.has_value();
+      j["violations"] = nlohmann::ordered_json::array();
+      for (const auto& v : violations)
+        j["violations"].push_back({{"unit", v.unit}, {"kind", to_string(v.kind)}, {"reason", v.reason}});
+      write_output("-", j.dump(2) + "\n");
+      status = violations.empty() ? exit_ok : exit_invalid_plan;
+      return;
+    }
     for (const auto& v : violations)
       out += fmt::format("{}: {}: {} [{}]\n", name, v.unit.empty() ? "plan" : v.unit, v.reason,
                          to_string(v.kind));

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
+#include "gpuplan/node_summary.hpp"
 
 namespace gpuplan {
 
@@ -133,6 +135,24 @@ class NodeChart {
                       emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
       out += emit::fit(text, label_width_ + plot_) + '\n';
     }
+    // Units with no column left in their row are never hidden: counted and listed here.
+    std::vector<const Assignment*> folded;
+    std::set<const Assignment*> seen;
+    for (const auto* a : folded_)
+      if (seen.insert(a).second) folded.push_back(a);
+    if (folded.empty()) return;
+    for (const auto& line :
+         wrap(fmt::format("   + {} unit{} folded into the last column (+) of {}: too short to draw at this "
+                          "width; --width, --node or --label draws them",
+                          folded.size(), folded.size() == 1 ? "" : "s", emit::printable(node_.name)),
+              label_width_ + plot_, 5))
+      out += painter_.paint(line, Style::yellow) + '\n';
+    for (const auto* a : folded) {
+      auto text =
+          fmt::format("   + {}  GPU {}  {} → {}", emit::printable(a->unit.id), emit::join_gpus(a->gpus),
+                      emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
+      out += emit::fit(text, label_width_ + plot_) + '\n';
+    }
   }
 
  private:
@@ -185,6 +205,7 @@ class NodeChart {
       int c0 = std::max(column(a->start_s), cursor);
       if (c0 >= plot_) {
         cells.glyphs.back() = "+";
+        folded_.push_back(a);
         continue;
       }
       int c1 = std::clamp(column(a->end_s), c0 + 1, plot_);
@@ -237,6 +258,8 @@ class NodeChart {
   double scale_ = 1;
   double step_ = 60;
   std::vector<std::pair<char, const Assignment*>> legend_;
+  std::vector<const Assignment*>
+      folded_;  ///< units with no column left in their row, listed after the legend
 };
 
 void section(std::string& out, std::string_view title, size_t count, const Painter& p) {
@@ -287,6 +310,40 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
       for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
     }
   }
+  return out;
+}
+
+std::string render_node_summary(const Plan& plan, const TextOptions& options) {
+  const int width = std::max(options.width, kMinWidth);
+  const Painter p{options.color};
+  std::string out;
+  summary(out, plan, width, p);
+  auto gantt = emit::layout(plan);
+  size_t name_width = 4;
+  for (const auto& node : gantt.nodes) name_width = std::max(name_width, emit::printable(node.name).size());
+  name_width = std::min<size_t>(name_width, static_cast<size_t>(width) - 36);
+  out += '\n' +
+         p.paint(fmt::format("{:<{}}  {:>4}  {:>6}  {:>10}  {:>6}", "node", name_width, "GPUs", "units",
+                             "busy until", "busy"),
+                 Style::bold) +
+         '\n';
+  for (const auto& node : gantt.nodes) {
+    std::set<const Assignment*> units;
+    for (const auto& lane : node.lanes)
+      for (const auto& row : lane.rows) units.insert(row.begin(), row.end());
+    double gpu_seconds = 0;
+    for (const auto* a : units) gpu_seconds += (a->end_s - a->start_s) * static_cast<double>(a->gpus.size());
+    double capacity = static_cast<double>(node.lanes.size()) * node.busy_until_s;
+    out += fmt::format("{:<{}}  {:>4}  {:>6}  {:>10}  {:>6}\n",
+                       emit::fit(emit::printable(node.name), static_cast<int>(name_width)), name_width,
+                       node.lanes.size(), node.units, emit::format_seconds(node.busy_until_s),
+                       capacity > 0 ? percent(gpu_seconds / capacity) : "-");
+  }
+  if (gantt.nodes.empty()) out += "No unit is scheduled.\n";
+  out += fmt::format(
+      "\n{} unschedulable unit{}, {} diagnostic{} (`gpuplan show` without --summary lists them)\n",
+      plan.unschedulable.size(), plan.unschedulable.size() == 1 ? "" : "s", plan.diagnostics.size(),
+      plan.diagnostics.size() == 1 ? "" : "s");
   return out;
 }
 

@@ -30,6 +30,16 @@ echo "$out" | grep -q "estimate: 39.000s (history-p0)" || fail "show --percentil
 out=$("$GPUPLAN" history show @//ml:train_test --history "$SCRATCH/history.json")
 echo "$out" | grep -q "//ml:train_test shard 3 of 4" || fail "show of a sharded test: $out"
 "$GPUPLAN" history show //no:such_test --history $DATA/runs.csv | grep -q "no history" || fail "show without history"
+# show --json: the same numbers for scripts.
+out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --json)
+echo "$out" | jq -e '.label == "//ml:inference_test" and (.units | length) == 1 and .units[0].shard == null
+  and .units[0].estimate.seconds == 41.25 and .units[0].estimate.source == "history-p90"
+  and .units[0].estimate.peak_vram_mib == 10599 and (.units[0].recent | length) <= .units[0].samples' >/dev/null ||
+  fail "show --json: $out"
+out=$("$GPUPLAN" history show @//ml:train_test --history "$SCRATCH/history.json" --json)
+echo "$out" | jq -e 'any(.units[]; .shard == 3)' >/dev/null || fail "show --json of a sharded test: $out"
+"$GPUPLAN" history show //no:such_test --history $DATA/runs.csv --json | jq -e '.units == []' >/dev/null ||
+  fail "show --json without history"
 
 # Bad input: a warning that counts the skipped rows, or under --strict exit 2 and no output file.
 printf 'label,seconds\n//a:b,1\n//a:b,-3\n//a:b,1,2\n' > "$SCRATCH/bad.csv"

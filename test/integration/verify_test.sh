@@ -51,4 +51,16 @@ status=0
 "$GPUPLAN" verify "$SCRATCH/short.json" --fleet examples/fleet.yaml examples/query.xml > "$SCRATCH/out" || status=$?
 [ "$status" -eq 4 ] && grep -q "is not in the plan \[coverage\]\|missing from the plan \[coverage\]" "$SCRATCH/out" ||
   fail "a unit dropped from the plan is not reported: $(cat "$SCRATCH/out")"
+
+# --json for CI scripts: the same verdict and exit code as one object.
+"$GPUPLAN" verify "$plan" --fleet "$fleet" --json > "$SCRATCH/ok.json" || fail "verify --json of a valid plan did not exit 0"
+jq -e '.valid == true and .units == 16 and .violations == [] and .query_checked == false' "$SCRATCH/ok.json" >/dev/null ||
+  fail "verify --json of a valid plan: $(cat "$SCRATCH/ok.json")"
+jq "$(at //tf:conv_test) .node = \"a100-9\"" "$plan" > "$SCRATCH/broken.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/broken.json" --fleet "$fleet" --json > "$SCRATCH/bad.json" || status=$?
+[ "$status" -eq 4 ] || fail "verify --json of an invalid plan: exit $status, not 4"
+jq -e '.valid == false and (.violations | length) == 1 and .violations[0].unit == "//tf:conv_test"
+       and .violations[0].kind == "unknown-node" and (.violations[0].reason | test("a100-9"))' "$SCRATCH/bad.json" >/dev/null ||
+  fail "verify --json of an invalid plan: $(cat "$SCRATCH/bad.json")"
 echo "PASS: verify"

@@ -1,0 +1,28 @@
+# gpuplan show on big plans, as a user narrows it: --node keeps one node's chart, --label
+# keeps matching units (Bazel's //pkg/... or a glob), --summary prints a line per node;
+# each says what it left out, and a node with no units is an error naming the nodes.
+source test/integration/lib.sh
+plan=test/data/plans/example.plan.json
+
+out=$("$GPUPLAN" show "$plan" --width 120 --node l4-0)
+echo "$out" | grep -q "^Showing 4 of 16 scheduled units and 0 of 1 unschedulable (--node l4-0)" || fail "--node note: $out"
+echo "$out" | grep -q "^l4-0 " || fail "--node l4-0 has no l4-0 chart: $out"
+echo "$out" | grep -q "^a100-0 \|^h100-" && fail "--node l4-0 still charts other nodes: $out"
+
+out=$("$GPUPLAN" show "$plan" --width 120 --label '//ml/...')
+echo "$out" | grep -q "^Showing 10 of 16 scheduled units and 1 of 1 unschedulable (--label //ml/...)" || fail "--label //ml/...: $out"
+echo "$out" | grep -q "nccl" && fail "--label //ml/... kept //tf:nccl_test: $out"
+out=$("$GPUPLAN" show "$plan" --width 120 --label '//tf:*' --label '//xla:*')
+echo "$out" | grep -q "^Showing 5 of 16 scheduled units" || fail "two --label globs: $out"
+
+status=0
+"$GPUPLAN" show "$plan" --node nosuch 2>"$SCRATCH/err" >/dev/null || status=$?
+[ "$status" -eq 2 ] || fail "--node nosuch: exit $status, not 2"
+grep -q "nosuch: no unit of the plan runs there (nodes with units: a100-0, h100-0, h100-1, l4-0)" "$SCRATCH/err" ||
+  fail "--node nosuch: $(cat "$SCRATCH/err")"
+
+out=$("$GPUPLAN" show "$plan" --width 80 --summary)
+[ "$(echo "$out" | grep -cE '^(a100|h100|l4)-[0-9] +[0-9]+ +[0-9]+ ')" -eq 4 ] || fail "--summary has not 4 node lines: $out"
+[ "$(echo "$out" | awk '/^(a100|h100|l4)-[0-9] / {n += $3} END {print n}')" -eq 16 ] || fail "--summary units do not add up to 16: $out"
+echo "$out" | grep -q "1 unschedulable unit, 2 diagnostics" || fail "--summary counts: $out"
+echo "PASS: show"
