@@ -32,6 +32,8 @@ void add_untagged_option(CLI::App& command, QueryOptions& options) {
   options.refuse_untagged = true;
   command.add_flag("--allow-untagged", options.allow_untagged,
                    "plan labels-only input (--output=label) even with no tags and no rules that read labels");
+}
+
 GpuDepPatterns gpu_patterns(const Rules& rules) {
   auto patterns = GpuDepPatterns::defaults();
   patterns.gpu_deps.insert(patterns.gpu_deps.end(), rules.gpu_deps.begin(), rules.gpu_deps.end());
@@ -62,6 +64,8 @@ void refuse_untagged(const QueryOptions& options, const TargetList& targets, con
           "Give the tags: bazel query --output=xml (or --output=streamed_jsonproto), or join them with "
           "--attrs FILE, or classify by label with --rules; --allow-untagged plans it anyway",
           targets.format.empty() ? "labels-only" : targets.format, targets.tests.size()));
+}
+
 /// --classify-by-deps: the graph must be there, or every GPU test would look GPU-free.
 void apply_classify_by_deps(const QueryOptions& options, Classification& classification, DepsInput& deps) {
   if (deps.graph.edge_count() == 0 && !classification.tests.empty())

@@ -67,8 +67,9 @@ ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
         seen_holder = true;
         continue;
       }
-      auto first = std::partition_point(queue.begin() + static_cast<long>(j) + 1, queue.end(),
-                                        [&](const Slot& s) { return s.start + kTolerance < queue[j].end; });
+      auto first =
+          std::partition_point(queue.begin() + static_cast<long>(j) + 1, queue.end(),
+                               [&, end = queue[j].end](const Slot& s) { return s.start + kTolerance < end; });
       if (first != queue.end()) wait(after_finish_, queue[j].unit, first->unit);
     }
   }

@@ -100,13 +100,10 @@ TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is t
   // As on a VM whose driver sees no PID of ours: nvidia-smi says "No running processes found".
   FakeNvml fake;
   auto [leader, child] = start_tree();
-  fake.write("2 0 40
-");  // what the idle GPU held before the unit started
+  fake.write("2 0 40\n");  // what the idle GPU held before the unit started
   GpuUsageSampler sampler(open_nvml(), 0.02);
   sampler.start(leader, {2});
-  fake.write("2 0 3112
-5 0 9000
-");  // GPU 5 is another unit's
+  fake.write("2 0 3112\n5 0 9000\n");  // GPU 5 is another unit's
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   GpuUsage usage = sampler.stop();
   end_tree(leader);
@@ -119,12 +116,10 @@ TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is t
 TEST_CASE("A unit whose GPUs stay as idle as NVML saw them did not touch one", "[gpu_usage]") {
   FakeNvml fake;
   auto [leader, child] = start_tree();
-  fake.write("2 0 40
-");
+  fake.write("2 0 40\n");
   GpuUsageSampler sampler(open_nvml(), 0.02);
   sampler.start(leader, {2});
-  fake.write("2 0 60
-");  // a rise no CUDA context is that small
+  fake.write("2 0 60\n");  // a rise no CUDA context is that small
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   GpuUsage usage = sampler.stop();
   end_tree(leader);
