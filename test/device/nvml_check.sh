@@ -38,19 +38,27 @@ print("pid", os.getpid(), "allocated", x.numel() // 2**20, "MiB", flush=True)
 time.sleep(4)
 PY
 
-# nvidia-smi, every 0.2 s, while the program runs.
+# nvidia-smi, every 0.2 s, while the program runs: per process and, for a driver that lists no
+# process (a VM that hides our PIDs from it), the whole GPU's memory in use.
+baseline=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0)
 ( while :; do nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits; sleep 0.2; done ) \
   > "$OUT/nvidia-smi.csv" 2>&1 &
 smi=$!
+( while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0; sleep 0.2; done ) \
+  > "$OUT/nvidia-smi-gpu.csv" 2>&1 &
+smi_gpu=$!
 TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
   --results "$OUT/results.csv" python3 "$work/alloc.py" > "$OUT/alloc.out" 2>&1
 status=$?
-kill "$smi" 2> /dev/null
+kill "$smi" "$smi_gpu" 2> /dev/null
 TEST_TARGET=//check:cpu "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
   --results "$OUT/results.csv" python3 -c 'import time; time.sleep(1)' >> "$OUT/alloc.out" 2>&1
 log "run-under exit: $status"
 pid=$(awk '/^pid/ {print $2}' "$OUT/alloc.out")
 smi_peak=$(awk -F', *' -v pid="$pid" '$1 == pid && $2 + 0 > m {m = $2 + 0} END {print m + 0}' "$OUT/nvidia-smi.csv")
+gpu_peak=$(awk -v base="$baseline" '$1 - base > m {m = $1 - base} END {print m + 0}' "$OUT/nvidia-smi-gpu.csv")
+log "nvidia-smi: per-process peak ${smi_peak} MiB; the GPU's memory in use rose by ${gpu_peak} MiB (from ${baseline})"
+if [ "${smi_peak}" = 0 ]; then smi_peak=$gpu_peak; log "no per-process rows: comparing with the GPU's rise"; fi
 cat "$OUT/results.csv" >> "$OUT/summary.txt"
 read -r ours touched cpu_touched < <(python3 - "$OUT/results.csv" <<'PY'
 import csv, sys
