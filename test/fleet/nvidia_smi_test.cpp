@@ -52,6 +52,19 @@ TEST_CASE("an HGX H100 with NV18 everywhere imports as one NVSwitch node") {
   REQUIRE(node.connected({0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
+TEST_CASE("a real H200's capture, escapes in topo -m and the MIG column included, imports as one GPU") {
+  auto fleet = imported("h200-1x");
+  const auto& node = fleet.nodes.at(0);
+  REQUIRE(node.pool == "h200");
+  REQUIRE(node.gpus.size() == 1);
+  REQUIRE(node.gpus[0].model == "H200-SXM-141GB");
+  REQUIRE(node.gpus[0].vram_mib == 143771);
+  REQUIRE(node.gpus[0].uuid == "GPU-da3b26c4-47e3-3bdc-ef9a-b8650428a86a");
+  REQUIRE(node.cuda == *Version::parse("13.0"));
+  REQUIRE(node.driver == "580.159.04");
+  REQUIRE(fleet.pools[0].topology == "pcie");
+}
+
 TEST_CASE("four PCIe A100s with NV12 bridges import as NVLink pairs") {
   auto fleet = imported("a100-pcie-nvlink-pairs");
   const auto& node = fleet.nodes.at(0);
