@@ -12,8 +12,8 @@
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
 #include "core/utf8.hpp"
-#include "gpuplan/limits.hpp"
 #include "gpuplan/graph.hpp"
+#include "gpuplan/limits.hpp"
 #include "util/suggest.hpp"
 
 namespace gpuplan {

@@ -101,7 +101,7 @@ class Nvml {
     shutdown_ = symbol<NvmlReturn (*)()>("nvmlShutdown");
     count_ = symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
     handle_ = symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
-    memory_ = symbol<NvmlReturn (*)(NvmlDevice, MemoryInfo*)>("nvmlDeviceGetMemoryInfo");
+    memory_ = symbol<NvmlReturn (*)(NvmlDevice, void*)>("nvmlDeviceGetMemoryInfo");
     processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (!processes_) processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v2");
     if (!processes_) processes_v1_ = symbol<ProcessesV1>("nvmlDeviceGetComputeRunningProcesses");
@@ -153,8 +153,10 @@ class Nvml {
   }
 
  private:
-  using Processes = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfo*);
-  using ProcessesV1 = NvmlReturn (*)(NvmlDevice, unsigned int*, ProcessInfoV1*);
+  // NVML's structs are passed as void*: the C library's own types are not ours, and a call
+  // through a pointer naming our struct types is a function-type mismatch to UBSan.
+  using Processes = NvmlReturn (*)(NvmlDevice, unsigned int*, void*);
+  using ProcessesV1 = NvmlReturn (*)(NvmlDevice, unsigned int*, void*);
   template <class F>
   F symbol(const char* name) {
     return reinterpret_cast<F>(dlsym(library_, name));
@@ -165,7 +167,7 @@ class Nvml {
   NvmlReturn (*handle_)(unsigned int, NvmlDevice*) = nullptr;
   Processes processes_ = nullptr;
   ProcessesV1 processes_v1_ = nullptr;
-  NvmlReturn (*memory_)(NvmlDevice, MemoryInfo*) = nullptr;
+  NvmlReturn (*memory_)(NvmlDevice, void*) = nullptr;
 };
 
 std::shared_ptr<Nvml> open_nvml() {

@@ -36,8 +36,8 @@ end=$(jq '[.assignments[] | select(.node == "h100-0") | .end_s] | max' "$PLAN")
   fail "the Job does not run gpuplan exec for its node: $(j '.[1].spec.template.spec.containers[0].command')"
 # The ConfigMap's plan is a plan gpuplan reads, holding exactly the node's units.
 j '.[0].data["plan.json"]' > "$SCRATCH/slice.json"
-"$GPUPLAN" exec "$SCRATCH/slice.json" --node h100-0 --dry-run > "$SCRATCH/slice.dry"
-"$GPUPLAN" exec "$PLAN" --node h100-0 --dry-run > "$SCRATCH/full.dry"
+"$GPUPLAN" exec "$SCRATCH/slice.json" --node h100-0 --command "bazel test {label}" --dry-run > "$SCRATCH/slice.dry"
+"$GPUPLAN" exec "$PLAN" --node h100-0 --command "bazel test {label}" --dry-run > "$SCRATCH/full.dry"
 cmp -s "$SCRATCH/slice.dry" "$SCRATCH/full.dry" || fail "exec on the ConfigMap's plan differs from the whole plan"
 # Bad options: exit 2, nothing written.
 status=0

@@ -41,7 +41,8 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
   return 0;
 }
 
-int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, ProcessInfo* infos) {
+int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, void* out) {
+  auto* infos = static_cast<ProcessInfo*>(out);
   unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
   unsigned int found = 0;
   const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
@@ -66,7 +67,8 @@ struct MemoryInfo {
   unsigned long long total, free, used;
 };
 
-int nvmlDeviceGetMemoryInfo(void* device, MemoryInfo* info) {
+int nvmlDeviceGetMemoryInfo(void* device, void* out) {
+  auto* info = static_cast<MemoryInfo*>(out);
   unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
   unsigned long long used = 0;
   const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
