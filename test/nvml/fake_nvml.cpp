@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -21,6 +22,32 @@ struct ProcessInfo {
 unsigned int gpu_count() {
   const char* text = std::getenv("GPUPLAN_FAKE_NVML_GPUS");
   return text ? static_cast<unsigned int>(std::atoi(text)) : 8;
+}
+
+struct MemoryInfo {
+  unsigned long long total, free, used;
+};
+
+/// One line of the processes file.
+struct Entry {
+  unsigned int pid;
+  long long mib;
+};
+
+/// The lines of the processes file for the GPU behind `device`, read afresh.
+std::vector<Entry> entries_on(void* device) {
+  unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
+  const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
+  std::ifstream in(path ? path : "");
+  std::vector<Entry> entries;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    unsigned long on = 0;
+    Entry e{};
+    if ((fields >> on >> e.pid >> e.mib) && on == gpu) entries.push_back(e);
+  }
+  return entries;
 }
 
 }  // namespace
@@ -43,19 +70,11 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
 
 int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, void* out) {
   auto* infos = static_cast<ProcessInfo*>(out);
-  unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
   unsigned int found = 0;
-  const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
-  std::ifstream in(path ? path : "");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    unsigned long on = 0;
-    unsigned int pid = 0;
-    long long mib = 0;
-    if (!(fields >> on >> pid >> mib) || on != gpu || pid == 0) continue;
+  for (const auto& e : entries_on(device)) {
+    if (e.pid == 0) continue;
     if (found < *count)
-      infos[found] = {pid, mib < 0 ? ~0ULL : static_cast<unsigned long long>(mib) << 20, 0, 0};
+      infos[found] = {e.pid, e.mib < 0 ? ~0ULL : static_cast<unsigned long long>(e.mib) << 20, 0, 0};
     ++found;
   }
   bool fits = found <= *count;
@@ -63,26 +82,11 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, v
   return fits ? 0 : 7;  // NVML_ERROR_INSUFFICIENT_SIZE
 }
 
-struct MemoryInfo {
-  unsigned long long total, free, used;
-};
-
 int nvmlDeviceGetMemoryInfo(void* device, void* out) {
-  auto* info = static_cast<MemoryInfo*>(out);
-  unsigned long gpu = reinterpret_cast<unsigned long>(device) - 1;
   unsigned long long used = 0;
-  const char* path = std::getenv("GPUPLAN_FAKE_NVML_PROCESSES");
-  std::ifstream in(path ? path : "");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    unsigned long on = 0;
-    unsigned int pid = 0;
-    long long mib = 0;
-    if ((fields >> on >> pid >> mib) && on == gpu && mib > 0)
-      used += static_cast<unsigned long long>(mib) << 20;
-  }
-  *info = {80ULL << 30, (80ULL << 30) - used, used};
+  for (const auto& e : entries_on(device))
+    if (e.mib > 0) used += static_cast<unsigned long long>(e.mib) << 20;
+  *static_cast<MemoryInfo*>(out) = {80ULL << 30, (80ULL << 30) - used, used};
   return 0;
 }
 }
