@@ -127,10 +127,21 @@ Output::Output(const std::string& path) {
   std::filesystem::path directory = target.parent_path();
   std::string pattern = (directory.empty() ? std::string() : directory.string() + "/") + "." +
                         target.filename().string() + ".gpuplan-XXXXXX";
+  // SIGINT/SIGTERM wait while the file is made and registered: one arriving in between would
+  // end the process before its handler knew the file, and leave it behind.
+  sigset_t stops, previous;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
   fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);  // O_CREAT | O_EXCL: never an existing file or link
-  if (fd_ < 0) throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(errno)));
-  temporary_ = pattern;
-  slot_ = register_temporary(temporary_);
+  const int made = errno;
+  if (fd_ >= 0) {
+    temporary_ = pattern;
+    slot_ = register_temporary(temporary_);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (fd_ < 0) throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(made)));
   // The permissions a new file would get (or the replaced file's), not mkstemp's 0600.
   mode_t mask = ::umask(0);
   ::umask(mask);
