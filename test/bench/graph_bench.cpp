@@ -19,7 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "child_run.hpp"
 #include "gpuplan/graph.hpp"
+
+using gpuplan::bench::Run;
 
 namespace {
 
@@ -86,33 +89,8 @@ void write_streamed_jsonproto(const fs::path& path, long rules) {
   }
 }
 
-struct Run {
-  double seconds;
-  double cpu_seconds;
-  long peak_rss_kib;
-};
-
-Run measure(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
-  std::fflush(stdout);  // or the child would print what the parent buffered
-  pid_t child = fork();
-  if (child == 0) {
-    body();
-    _exit(0);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fmt::print(stderr, "graph_bench: a reader failed (status {})\n", status);
-    std::exit(1);
-  }
-  auto cpu = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return {seconds, cpu(usage.ru_utime) + cpu(usage.ru_stime), usage.ru_maxrss};
-}
+/// This benchmark's children.
+Run measure(const std::function<void()>& body) { return gpuplan::bench::measure("graph_bench", body); }
 
 /// CPU seconds this process has used: the machine may be shared.
 double cpu_now() {

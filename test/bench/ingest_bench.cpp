@@ -15,7 +15,10 @@
 #include <functional>
 #include <string>
 
+#include "child_run.hpp"
 #include "gpuplan/ingest.hpp"
+
+using gpuplan::bench::Run;
 
 namespace {
 
@@ -81,33 +84,8 @@ void write_streamed_jsonproto(const fs::path& path, long count) {
   }
 }
 
-struct Run {
-  double seconds;      ///< wall time
-  double cpu_seconds;  ///< user + system time: what the ratios use, as the machine may be shared
-  long peak_rss_kib;
-};
-
-/// Runs `body` in a child process; its wall time and peak RSS.
-Run measure(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
-  pid_t child = fork();
-  if (child == 0) {
-    body();
-    _exit(0);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fmt::print(stderr, "ingest_bench: a reader failed (status {})\n", status);
-    std::exit(1);
-  }
-  auto cpu = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  return {seconds, cpu(usage.ru_utime) + cpu(usage.ru_stime), usage.ru_maxrss};
-}
+/// This benchmark's children.
+Run measure(const std::function<void()>& body) { return gpuplan::bench::measure("ingest_bench", body); }
 
 /// Reads FILE in FORMAT as gpuplan does and exits; run as `ingest_bench --read FORMAT FILE COUNT` in a
 /// fresh process, so that its peak RSS is the reader's alone.

@@ -1,0 +1,45 @@
+#pragma once
+// Timing one reader in a child process of its own, so its peak RSS is the reader's alone.
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+namespace gpuplan::bench {
+
+struct Run {
+  double seconds;      ///< wall time
+  double cpu_seconds;  ///< user + system time: what the ratios use, as the machine may be shared
+  long peak_rss_kib;
+};
+
+/// Runs `body` in a child process; its wall time, CPU time and peak RSS. A child that fails
+/// ends the benchmark, naming `bench`.
+inline Run measure(const char* bench, const std::function<void()>& body) {
+  auto start = std::chrono::steady_clock::now();
+  std::fflush(stdout);  // or the child would print what the parent buffered
+  pid_t child = fork();
+  if (child == 0) {
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fmt::print(stderr, "{}: a reader failed (status {})\n", bench, status);
+    std::exit(1);
+  }
+  auto cpu = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return {seconds, cpu(usage.ru_utime) + cpu(usage.ru_stime), usage.ru_maxrss};
+}
+
+}  // namespace gpuplan::bench
