@@ -6,16 +6,17 @@
 # simdjson stays shared and the rest (libstdc++, libgcc included) is linked statically.
 find_library(GPUPLAN_YAML_CPP_A NAMES libyaml-cpp.a REQUIRED)
 find_library(GPUPLAN_EXPAT_A NAMES libexpat.a REQUIRED)
-target_link_libraries(gpuplan_lib PUBLIC nlohmann_json::nlohmann_json fmt::fmt-header-only
+target_link_libraries(gpuplan_deps INTERFACE nlohmann_json::nlohmann_json fmt::fmt-header-only
                       ${GPUPLAN_YAML_CPP_A} ${GPUPLAN_EXPAT_A} Threads::Threads)
 if(GPUPLAN_SIMDJSON_SOURCE)
-  target_sources(gpuplan_lib PRIVATE ${GPUPLAN_SIMDJSON_SOURCE})
+  add_library(gpuplan_simdjson STATIC ${GPUPLAN_SIMDJSON_SOURCE})
+  target_link_libraries(gpuplan_deps INTERFACE gpuplan_simdjson)
   set_source_files_properties(${GPUPLAN_SIMDJSON_SOURCE} PROPERTIES COMPILE_OPTIONS "-w")
-  target_link_options(gpuplan_lib INTERFACE -static)
+  target_link_options(gpuplan_deps INTERFACE -static)
   message(STATUS "gpuplan: fully static (simdjson from ${GPUPLAN_SIMDJSON_SOURCE})")
 else()
-  target_link_libraries(gpuplan_lib PUBLIC simdjson::simdjson)
-  target_link_options(gpuplan_lib INTERFACE -static-libstdc++ -static-libgcc)
+  target_link_libraries(gpuplan_deps INTERFACE simdjson::simdjson)
+  target_link_options(gpuplan_deps INTERFACE -static-libstdc++ -static-libgcc)
   message(WARNING "gpuplan: Debian has no libsimdjson.a; simdjson and libc stay shared. "
                   "Set GPUPLAN_SIMDJSON_SOURCE for a fully static binary (README \"Install\").")
 endif()

@@ -11,6 +11,7 @@
 
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/requirements.hpp"
+#include "gpuplan/version.hpp"
 
 namespace gpuplan {
 
@@ -69,7 +70,7 @@ struct PlanSummary {
 
 struct Plan {
   int schema_version = 1;
-  std::string generator_version = GPUPLAN_VERSION;
+  std::string generator_version = program_version();
   Policy policy = Policy::exact;
   std::string fleet;  ///< the fleet file it was planned for
   PlanSummary summary;

@@ -8,6 +8,10 @@
 
 namespace gpuplan {
 
+/// This gpuplan's own version ("0.1.0", CMake's project version): what `--version` says and
+/// what a new plan's generator_version records.
+const char* program_version();
+
 /// Compared as numbers, part by part: 12.10 > 12.4, and 12 == 12.0.
 struct Version {
   std::vector<int> parts;

@@ -7,13 +7,14 @@
 #include "cli/io.hpp"
 #include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/version.hpp"
 #include "gpuplan_commit.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpuplan;
   CLI::App app{"gpuplan: plans Bazel GPU tests onto a GPU fleet and writes a plan launchers run."};
   app.set_version_flag("--version",
-                       std::string("gpuplan ") + GPUPLAN_VERSION + " (commit " GPUPLAN_COMMIT ")");
+                       std::string("gpuplan ") + program_version() + " (commit " GPUPLAN_COMMIT ")");
   app.require_subcommand(1);
   int status = exit_ok;
   cli::add_targets_command(app, status);
