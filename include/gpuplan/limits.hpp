@@ -10,6 +10,9 @@ namespace gpuplan {
 /// leaves room for repositories that raise it and keeps a plan's size sane.
 inline constexpr int max_shard_count = 10000;
 
+/// Most GPUs on one node: the planner holds a node's GPUs as the bits of one 64-bit mask.
+inline constexpr int max_gpus_per_node = 64;
+
 /// Highest GPU index on one node (as CUDA_VISIBLE_DEVICES counts).
 inline constexpr int max_gpu_index = 1023;
 

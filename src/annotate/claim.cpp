@@ -9,6 +9,7 @@
 #include "gpuplan/requirements.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/size.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::annotate {
 
@@ -21,19 +22,13 @@ std::string join_constraints(const std::vector<VersionConstraint>& constraints) 
 }
 
 std::optional<bool> parse_bool(std::string_view text) {
-  auto word = lower(text);
+  auto word = util::lower(text);
   if (word == "true") return true;
   if (word == "false") return false;
   return std::nullopt;
 }
 
 }  // namespace
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view to_string(Backend backend) {
   switch (backend) {
@@ -67,7 +62,7 @@ std::string Claim::meaning() const {
     return fmt::format("the {} variant: not a GPU test", to_string(*backend));
   std::string text;
   if (gpus)
-    text = fmt::format("{} GPU{}", *gpus, *gpus == 1 ? "" : "s");
+    text = fmt::format("{} GPU{}", *gpus, util::plural(*gpus));
   else if (gpu)
     text = "1 GPU";
   if (text.empty() && !qualifies_only && (vendor || backend)) text = "1 GPU";
@@ -112,7 +107,7 @@ std::optional<std::vector<std::string>> parse_models(std::string_view text, std:
                              : fmt::format("\"{}\" is not a GPU model name", name);
       return std::nullopt;
     }
-    if (auto model = lower(name); std::find(models.begin(), models.end(), model) == models.end())
+    if (auto model = util::lower(name); std::find(models.begin(), models.end(), model) == models.end())
       models.push_back(model);
     if (bar == std::string_view::npos) break;
     text.remove_prefix(bar + 1);
@@ -168,7 +163,7 @@ std::string apply_setting(Claim& claim, std::string_view field, std::string_view
   } else if (field == "gpu_models") {
     if (auto models = parse_models(value, problem)) claim.gpu_models = *models;
   } else if (field == "vendor") {
-    if (auto vendor = lower(value); is_vendor(vendor))
+    if (auto vendor = util::lower(value); is_vendor(vendor))
       claim.vendor = vendor;
     else
       problem = fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", value);

@@ -61,9 +61,6 @@ std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::str
 /// gpu_models, vendor, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.
 std::string apply_setting(Claim& claim, std::string_view field, std::string_view value);
 
-/// ASCII lower case: tags and model names are compared case-insensitively where the table says so.
-std::string lower(std::string_view text);
-
 /// The fields apply_setting knows, in the order the rules file documents them.
 const std::vector<std::string_view>& setting_fields();
 

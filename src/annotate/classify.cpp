@@ -10,6 +10,7 @@
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
 #include "gpuplan/size.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -28,7 +29,7 @@ using annotate::Claim;
 using annotate::Reading;
 using annotate::RuleMatcher;
 
-std::string gpu_count_text(int count) { return fmt::format("{} GPU{}", count, count == 1 ? "" : "s"); }
+std::string gpu_count_text(int count) { return fmt::format("{} GPU{}", count, util::plural(count)); }
 
 template <class Item, class Name>
 std::string join(const std::vector<Item>& items, Name name) {
@@ -404,7 +405,7 @@ Classification classify(TargetList&& targets, const Rules& rules, const Classify
   if (auto total = targets.dropped.total(); total > 0)
     result.diagnostics.push_back(
         {Severity::note, "", "input",
-         fmt::format("{} target{} that {} not tests left out: {}", total, total == 1 ? "" : "s",
+         fmt::format("{} target{} that {} not tests left out: {}", total, util::plural(total),
                      total == 1 ? "is" : "are", describe(targets.dropped))});
   return result;
 }

@@ -9,6 +9,7 @@
 
 #include "gpuplan/size.hpp"
 #include "util/suggest.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::annotate {
 
@@ -229,7 +230,7 @@ struct PropertyRow {
 };
 
 bool is_truthy(std::string_view value) {
-  auto word = lower(value);
+  auto word = util::lower(value);
   return word.empty() || word == "true" || word == "yes";
 }
 
@@ -252,14 +253,16 @@ const std::vector<PropertyRow>& property_rows() {
        }},
       {"exec-pool", "Pool",
        [](std::string_view value) {
-         return lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
+         return util::lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
        }},
       {"exec-pool", "pool",
        [](std::string_view value) {
-         return lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
+         return util::lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
        }},
       {"exec-docker-runtime", "dockerRuntime",
-       [](std::string_view value) { return lower(value) != "nvidia" ? Reading{} : vendor_gpu("nvidia"); }},
+       [](std::string_view value) {
+         return util::lower(value) != "nvidia" ? Reading{} : vendor_gpu("nvidia");
+       }},
   };
   return rows;
 }
@@ -294,7 +297,7 @@ std::optional<Recognized> read_tag_row(std::string_view tag, const Rules& rules)
 
 /// `tag` in the form near misses are compared in: lower case, '_' as '-'.
 std::string folded(std::string_view tag) {
-  std::string out = lower(tag);
+  std::string out = util::lower(tag);
   std::replace(out.begin(), out.end(), '_', '-');
   return out;
 }
@@ -394,7 +397,7 @@ std::optional<std::string> near_miss(std::string_view tag) {
 }
 
 bool looks_gpu_related(std::string_view text) {
-  auto word = lower(text);
+  auto word = util::lower(text);
   for (std::string_view hint : {"gpu", "cuda", "nvidia", "accelerator"})
     if (word.find(hint) != std::string::npos) return true;
   return false;

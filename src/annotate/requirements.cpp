@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpuplan/size.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -30,7 +31,7 @@ std::string vendor_display(std::string_view vendor) {
 
 std::string describe(const Requirement& r) {
   if (r.gpus.value == 0) return "no GPU";
-  std::vector<std::string> parts{fmt::format("{} GPU{}", r.gpus.value, r.gpus.value == 1 ? "" : "s")};
+  std::vector<std::string> parts{fmt::format("{} GPU{}", r.gpus.value, util::plural(r.gpus.value))};
   if (r.gpu_mem_mib) parts.push_back(fmt::format("≥ {} each", format_mib(r.gpu_mem_mib->value)));
   if (!r.cuda.empty()) parts.push_back("CUDA " + describe(r.cuda));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + describe(r.compute_capability));

@@ -15,6 +15,8 @@
 #include "gpuplan/graph.hpp"
 #include "gpuplan/limits.hpp"
 #include "util/suggest.hpp"
+#include "util/text.hpp"
+#include "util/yaml_keys.hpp"
 
 namespace gpuplan {
 
@@ -75,10 +77,15 @@ class RulesReader {
     return value;
   }
 
-  void check_key(const YAML::Node& key, const std::vector<std::string_view>& known,
+  /// Fails on a key of a mapping (in `where`) that is not a word, unknown, or given twice.
+  void check_key(util::KeyChecker& keys, const YAML::Node& key, const std::vector<std::string_view>& known,
                  std::string_view where) const {
+    auto problem = keys.check(key);
+    if (!problem) return;
     auto word = scalar(key, where);
-    if (std::find(known.begin(), known.end(), word) != known.end()) return;
+    if (problem->kind == util::KeyProblem::Kind::repeated)
+      fail(key.Mark(),
+           fmt::format("key \"{}\" given twice in {} (first on line {})", word, where, problem->first_line));
     fail(key.Mark(), fmt::format("unknown key \"{}\" in {}{}; known keys: {}", word, where,
                                  did_you_mean(word, known), known_list(known)));
   }
@@ -103,8 +110,9 @@ class RulesReader {
                                                        "gpu_deps",
                                                        "gpu_free",
                                                        "classify_by_deps"};
+    util::KeyChecker seen(keys);
     for (const auto& entry : root) {
-      check_key(entry.first, keys, "the rules file");
+      check_key(seen, entry.first, keys, "the rules file");
       auto key = entry.first.Scalar();
       const auto& value = entry.second;
       if (key == "version")
@@ -142,8 +150,9 @@ class RulesReader {
     if (!node.IsMap())
       fail(node.Mark(), "size_default_seconds: expected a mapping such as {small: 60, large: 900}");
     static const std::vector<std::string_view> sizes = {"small", "medium", "large", "enormous"};
+    util::KeyChecker seen(sizes);
     for (const auto& entry : node) {
-      check_key(entry.first, sizes, "size_default_seconds");
+      check_key(seen, entry.first, sizes, "size_default_seconds");
       auto key = "size_default_seconds." + entry.first.Scalar();
       rules.size_default_seconds[entry.first.Scalar()] = number(entry.second, key, 0.001, max_duration_s);
     }
@@ -198,8 +207,9 @@ class RulesReader {
     rule.where = position(node);
     unsigned captures = 0;
     std::optional<YAML::Node> set;
+    util::KeyChecker seen(keys);
     for (const auto& entry : node) {
-      check_key(entry.first, keys, "a rule");
+      check_key(seen, entry.first, keys, "a rule");
       auto key = entry.first.Scalar();
       if (key == "set") {
         set.emplace(entry.second);
@@ -234,8 +244,9 @@ class RulesReader {
     if (!set.IsMap() || set.size() == 0)
       fail(set.Mark(),
            fmt::format("set: expected a mapping of requirement fields ({})", known_list(setting_fields())));
+    util::KeyChecker seen(setting_fields());
     for (const auto& entry : set) {
-      check_key(entry.first, setting_fields(), "set");
+      check_key(seen, entry.first, setting_fields(), "set");
       auto field = entry.first.Scalar();
       auto value = settings_value(entry.second, field);
       check_setting(entry.second, field, value, captures, rule.tag.has_value());
@@ -267,7 +278,7 @@ class RulesReader {
         fail(node.Mark(), fmt::format("set.{}: ${} needs a tag regex to capture from", field, group));
       if (group > captures)
         fail(node.Mark(), fmt::format("set.{}: ${} but the tag regex has {} capture group{}", field, group,
-                                      captures, captures == 1 ? "" : "s"));
+                                      captures, util::plural(captures)));
       uses_captures = true;
     }
     if (uses_captures) return;

@@ -16,6 +16,7 @@
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/units.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -97,7 +98,7 @@ std::map<std::string, Measured> measured_use(const std::vector<std::string>& pat
 std::string measured_text(const Measured& m) {
   if (m.runs == 0) return "";
   return fmt::format("GPU used in {} of {} measured run{}, peak {} MiB", m.touched, m.runs,
-                     m.runs == 1 ? "" : "s", m.peak_vram_mib);
+                     util::plural(m.runs), m.peak_vram_mib);
 }
 
 /// GPU-hours each test holds in the plan for `fleet`: its units' durations × their GPUs.

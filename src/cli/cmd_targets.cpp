@@ -9,6 +9,7 @@
 #include "cli/io.hpp"
 #include "cli/targets_input.hpp"
 #include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -16,10 +17,9 @@ namespace {
 
 std::string summary(const TargetList& targets, const std::string& name) {
   if (targets.format.empty()) return fmt::format("no tests: {} is empty\n", name);
-  std::string line = targets.tests.empty()
-                         ? fmt::format("no tests in {} ({})", name, targets.format)
-                         : fmt::format("{} test{} ({})", targets.tests.size(),
-                                       targets.tests.size() == 1 ? "" : "s", targets.format);
+  std::string line = targets.tests.empty() ? fmt::format("no tests in {} ({})", name, targets.format)
+                                           : fmt::format("{} test{} ({})", targets.tests.size(),
+                                                         util::plural(targets.tests.size()), targets.format);
   std::string dropped = describe(targets.dropped);
   return line + (dropped.empty() ? "; nothing dropped\n" : fmt::format("; dropped {}\n", dropped));
 }

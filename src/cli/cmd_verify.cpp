@@ -13,6 +13,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/verify.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -79,7 +80,7 @@ void add_verify_command(CLI::App& app, int& status) {
                          query ? ", every GPU test of the query once" : "");
     else
       out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(),
-                         violations.size() == 1 ? "" : "s");
+                         util::plural(violations.size()));
     write_output("-", out);
     status = violations.empty() ? exit_ok : exit_invalid_plan;
   });

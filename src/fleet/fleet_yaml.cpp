@@ -17,14 +17,16 @@
 #include "fleet/topology.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/size.hpp"
 #include "util/suggest.hpp"
+#include "util/text.hpp"
+#include "util/yaml_keys.hpp"
 
 namespace gpuplan {
 
 namespace {
 
-constexpr int max_gpus_per_node = 64;
 constexpr long max_nodes_per_pool = 10000;
 
 /// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, or
@@ -32,7 +34,7 @@ constexpr long max_nodes_per_pool = 10000;
 std::string did_you_mean(std::string_view word, const std::vector<std::string_view>& known) {
   std::vector<std::string> containing;
   for (auto candidate : known)
-    if (word.size() >= 2 && fleet::lower(candidate).find(fleet::lower(word)) != std::string::npos)
+    if (word.size() >= 2 && util::lower(candidate).find(util::lower(word)) != std::string::npos)
       containing.push_back(fmt::format("'{}'", candidate));
   if (!containing.empty()) return fmt::format(" (did you mean {}?)", fmt::join(containing, " or "));
   auto best = util::closest_match(word, known);
@@ -84,19 +86,19 @@ class Reader {
                                                     const std::vector<std::string_view>& known) const {
     if (!node.IsMap()) fail(node, self, fmt::format("must be a mapping, not {}", shown(node)));
     std::vector<std::pair<std::string, Field>> result;
+    util::KeyChecker keys(known);
     for (const auto& item : node) {
-      auto key_path = path.empty() ? std::string() : path + ".";
-      if (!item.first.IsScalar()) fail(item.first, self, "keys must be plain words");
-      const auto& key = item.first.Scalar();
-      key_path += key;
-      if (std::ranges::find(known, key) == known.end())
-        fail(item.first, key_path,
-             fmt::format("unknown key{}; known here: {}", did_you_mean(key, known), fmt::join(known, ", ")));
-      for (const auto& [seen, field] : result)
-        if (seen == key)
+      if (auto problem = keys.check(item.first)) {
+        using Kind = util::KeyProblem::Kind;
+        if (problem->kind == Kind::not_a_word) fail(item.first, self, "keys must be plain words");
+        auto key_path = (path.empty() ? std::string() : path + ".") + problem->word;
+        if (problem->kind == Kind::unknown)
           fail(item.first, key_path,
-               fmt::format("given twice (first on line {})", field.key.Mark().line + 1));
-      result.emplace_back(key, Field{item.first, item.second});
+               fmt::format("unknown key{}; known here: {}", did_you_mean(problem->word, known),
+                           fmt::join(known, ", ")));
+        fail(item.first, key_path, fmt::format("given twice (first on line {})", problem->first_line));
+      }
+      result.emplace_back(item.first.Scalar(), Field{item.first, item.second});
     }
     return result;
   }
@@ -183,7 +185,7 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
     std::vector<std::string_view> names;
     for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
     spec.model.vendor =
-        vendor ? fleet::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
+        vendor ? util::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
     bool needs_cc = spec.model.vendor == "nvidia";
     if (!vram || (needs_cc && !cc))
       reader.fail(
@@ -200,7 +202,7 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
           reader.at(model.value).str(), name, *near, spec.model.family);
   }
   if (vendor) {
-    auto text = fleet::lower(reader.text(vendor->value, "gpu.vendor"));
+    auto text = util::lower(reader.text(vendor->value, "gpu.vendor"));
     if (text != "nvidia" && text != "amd" && text != "intel")
       reader.fail(vendor->value, "gpu.vendor", fmt::format("'{}' is not nvidia, amd or intel", text));
     spec.model.vendor = text;

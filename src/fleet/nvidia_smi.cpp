@@ -12,6 +12,7 @@
 #include "fleet/topology.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -251,8 +252,6 @@ std::optional<std::string> cuda_of_driver(const std::string& driver) {
   return std::nullopt;
 }
 
-std::string lower_ascii(std::string_view text) { return fleet::lower(text); }
-
 /// A YAML scalar for text that came from nvidia-smi: plain if it is safe, else double-quoted.
 std::string scalar(const std::string& text) {
   if (fleet::is_name(text)) return text;
@@ -283,7 +282,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   require_utf8(topo.text, topo.name);
   auto gpus = parse_query(query);
   for (const auto& gpu : gpus)
-    if (lower_ascii(gpu.mig.text) == "enabled")
+    if (util::lower(gpu.mig.text) == "enabled")
       fail(query, gpu.mig,
            fmt::format(
                "GPU {} has MIG enabled: jobs see its MIG instances (nvidia-smi -L lists them), not "

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuplan/fleet.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -62,7 +63,7 @@ std::string human_mib(std::int64_t mib) {
 }
 
 std::string plural(std::int64_t n, std::string_view word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+  return fmt::format("{} {}{}", n, word, util::plural(n));
 }
 
 }  // namespace
@@ -102,7 +103,7 @@ std::string fleet_summary(const Fleet& fleet) {
   for (const auto& [model, count] : sums.gpus_by_model) model_width = std::max(model_width, model.size());
   out += "\nGPUs by model:\n";
   for (const auto& [model, count] : sums.gpus_by_model)
-    out += fmt::format("  {:<{}}  {:>5} GPU{:<1}  {:>9}\n", model, model_width, count, count == 1 ? "" : "s",
+    out += fmt::format("  {:<{}}  {:>5} GPU{:<1}  {:>9}\n", model, model_width, count, util::plural(count),
                        human_mib(sums.vram_mib_by_model.at(model)));
 
   std::vector<std::string> cuda;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gpuplan/graph.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -17,11 +18,10 @@ std::string removal_of(const ClassifiedTest& test) {
   for (const auto& a : test.annotations) {
     std::string_view source = a.source;
     if (source == "tag manual") continue;
-    if (source.starts_with("tag ")) {
-      tags.emplace_back(source.substr(4));
-    } else if (source.starts_with("exec_properties ")) {
-      auto pair = source.substr(16);
-      properties.emplace_back(pair.substr(0, pair.find('=')));
+    if (util::strip_prefix(source, "tag ")) {
+      tags.emplace_back(source);
+    } else if (util::strip_prefix(source, "exec_properties ")) {
+      properties.emplace_back(source.substr(0, source.find('=')));
     } else if (auto tag = source.find("(tag "); tag != std::string_view::npos && source.ends_with(')')) {
       tags.emplace_back(source.substr(tag + 5, source.size() - tag - 6));
     } else {
@@ -30,7 +30,7 @@ std::string removal_of(const ClassifiedTest& test) {
   }
   std::vector<std::string> parts;
   if (!tags.empty())
-    parts.push_back(fmt::format("remove tag{} {}", tags.size() == 1 ? "" : "s", fmt::join(tags, ", ")));
+    parts.push_back(fmt::format("remove tag{} {}", util::plural(tags.size()), fmt::join(tags, ", ")));
   if (!properties.empty())
     parts.push_back(fmt::format("remove exec_properties {}", fmt::join(properties, ", ")));
   if (!rules.empty()) parts.push_back(fmt::format("exclude it from {}", fmt::join(rules, ", ")));

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "gpuplan/graph.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -24,8 +25,7 @@ std::optional<Parts> split(std::string_view text) {
     parts.repo = text.substr(0, slashes);
     text.remove_prefix(slashes);
   }
-  if (!text.starts_with("//")) return std::nullopt;
-  text.remove_prefix(2);
+  if (!util::strip_prefix(text, "//")) return std::nullopt;
   auto colon = text.find(':');
   parts.package = text.substr(0, colon);
   if (colon != std::string_view::npos) {

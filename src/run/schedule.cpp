@@ -8,7 +8,7 @@ namespace gpuplan {
 
 namespace {
 
-constexpr double kTolerance = 1e-6;
+constexpr double tolerance_s = 1e-6;
 
 /// A unit's place in the queue of one GPU, in plan order.
 struct Slot {
@@ -61,15 +61,15 @@ ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
         // Everything since the previous holder finishes before it starts; those planned to end
         // by its start already do through the edges below, the others need their own.
         for (size_t m = seen_holder ? last_holder + 1 : 0; m < j; ++m)
-          if (queue[m].end > queue[j].start + kTolerance) wait(after_finish_, queue[m].unit, queue[j].unit);
+          if (queue[m].end > queue[j].start + tolerance_s) wait(after_finish_, queue[m].unit, queue[j].unit);
         if (j + 1 < queue.size()) wait(after_finish_, queue[j].unit, queue[j + 1].unit);
         last_holder = j;
         seen_holder = true;
         continue;
       }
-      auto first =
-          std::partition_point(queue.begin() + static_cast<long>(j) + 1, queue.end(),
-                               [&, end = queue[j].end](const Slot& s) { return s.start + kTolerance < end; });
+      auto first = std::partition_point(
+          queue.begin() + static_cast<long>(j) + 1, queue.end(),
+          [&, end = queue[j].end](const Slot& s) { return s.start + tolerance_s < end; });
       if (first != queue.end()) wait(after_finish_, queue[j].unit, first->unit);
     }
   }

@@ -1,6 +1,7 @@
 // The dynamic executor: each node runs its own list, and GPUs with nothing of their own left
 // take units planned elsewhere (as `exec --claims` does), one event at a time across the fleet.
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -94,7 +95,7 @@ class Fleetwide {
     started_[u] = true;
     held_[u] = gpus;
     waiting_[static_cast<size_t>(replay_.demand_of[u])].erase({priority(u), u});
-    for (GpuMask m = gpus; m; m &= m - 1) ++busy_[node][static_cast<size_t>(__builtin_ctzll(m))];
+    for (GpuMask m = gpus; m; m &= m - 1) ++busy_[node][static_cast<size_t>(std::countr_zero(m))];
     if (replay_.holds_node[u]) ++holders_running_[node];
     running_ends_[node].insert(now + replay_.planned_seconds[u]);
     planned_end_[u] = now + replay_.planned_seconds[u];
@@ -102,7 +103,7 @@ class Fleetwide {
   }
 
   void end(size_t node, size_t u) {
-    for (GpuMask m = held_[u]; m; m &= m - 1) --busy_[node][static_cast<size_t>(__builtin_ctzll(m))];
+    for (GpuMask m = held_[u]; m; m &= m - 1) --busy_[node][static_cast<size_t>(std::countr_zero(m))];
     if (replay_.holds_node[u]) --holders_running_[node];
     running_ends_[node].erase(running_ends_[node].find(planned_end_[u]));
     if (static_cast<size_t>(replay_.node_of[u]) == node) schedules_[node].finished(position_[u]);

@@ -4,22 +4,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
+#include <bit>
 #include <map>
 #include <set>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/size.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::solve {
 
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::vector<GpuMask> link_masks(const Node& node) {
   std::vector<GpuMask> links(node.gpus.size(), 0);
@@ -47,9 +42,9 @@ bool memory_ok(const Requirement& r, const Gpu& gpu) {
 
 bool model_ok(const Requirement& r, const Gpu& gpu) {
   if (!r.gpu_models) return true;
-  std::string model = lower(gpu.model), family = lower(gpu.family);
+  std::string model = util::lower(gpu.model), family = util::lower(gpu.family);
   return std::any_of(r.gpu_models->value.begin(), r.gpu_models->value.end(), [&](const std::string& wanted) {
-    std::string w = lower(wanted);
+    std::string w = util::lower(wanted);
     return w == model || w == family;
   });
 }
@@ -185,7 +180,7 @@ GpuMask eligible_gpus(const Requirement& r, const Node& node) {
 bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size) {
   if (size <= 1) return count(within) >= size;
   while (count(within) >= size) {
-    int first = __builtin_ctzll(within);
+    int first = std::countr_zero(within);
     within &= within - 1;
     if (has_clique(links, within & links[static_cast<size_t>(first)], size - 1)) return true;
   }

@@ -1,19 +1,20 @@
 #pragma once
 // Which nodes, and which of their GPUs, a requirement can ever use; and why not.
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/requirements.hpp"
 
 namespace gpuplan::solve {
 
-/// A set of GPUs of one node, bit i for GPU index i. Nodes have at most 64 GPUs.
+/// A set of GPUs of one node, bit i for GPU index i (max_gpus_per_node bits).
 using GpuMask = std::uint64_t;
-constexpr int max_gpus_per_node = 64;
 
-inline int count(GpuMask mask) { return __builtin_popcountll(mask); }
+inline int count(GpuMask mask) { return std::popcount(mask); }
 inline GpuMask bit(int index) { return GpuMask{1} << index; }
 
 /// Nodes with the same GPUs, CUDA version and NVLink wiring: eligibility and GPU choice

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
 #include <tuple>
 
@@ -19,7 +20,7 @@ void extend(const std::vector<GpuMask>& links, GpuMask chosen, GpuMask candidate
     return;
   }
   while (count(candidates) >= left && out.size() < limit) {
-    int next = __builtin_ctzll(candidates);
+    int next = std::countr_zero(candidates);
     candidates &= candidates - 1;
     extend(links, chosen | bit(next), candidates & links[static_cast<size_t>(next)], left - 1, limit, out);
   }
@@ -29,7 +30,7 @@ void extend(const std::vector<GpuMask>& links, GpuMask chosen, GpuMask candidate
 double kth_smallest(const double* values, GpuMask mask, int k) {
   std::array<double, max_gpus_per_node> picked{};
   int n = 0;
-  for (GpuMask m = mask; m; m &= m - 1) picked[static_cast<size_t>(n++)] = values[__builtin_ctzll(m)];
+  for (GpuMask m = mask; m; m &= m - 1) picked[static_cast<size_t>(n++)] = values[std::countr_zero(m)];
   if (n < k) return never;
   std::nth_element(picked.begin(), picked.begin() + (k - 1), picked.begin() + n);
   return picked[static_cast<size_t>(k - 1)];
@@ -37,7 +38,7 @@ double kth_smallest(const double* values, GpuMask mask, int k) {
 
 double latest(const double* values, GpuMask mask) {
   double last = 0;
-  for (GpuMask m = mask; m; m &= m - 1) last = std::max(last, values[__builtin_ctzll(m)]);
+  for (GpuMask m = mask; m; m &= m - 1) last = std::max(last, values[std::countr_zero(m)]);
   return last;
 }
 
@@ -48,7 +49,7 @@ GpuMask least_idle(const NodeView& node, GpuMask mask, int k, double start) {
   std::array<std::pair<double, int>, max_gpus_per_node> ranked{};
   int n = 0;
   for (GpuMask m = mask; m; m &= m - 1) {
-    int gpu = __builtin_ctzll(m);
+    int gpu = std::countr_zero(m);
     ranked[static_cast<size_t>(n++)] = {start - node.gpu_free[gpu], gpu};
   }
   std::partial_sort(ranked.begin(), ranked.begin() + k, ranked.begin() + n);
@@ -84,10 +85,10 @@ void add_share(GpuShare& share, double start, double end, std::int64_t need) {
 std::optional<std::vector<GpuMask>> islands_of(const std::vector<GpuMask>& links, GpuMask within) {
   std::vector<GpuMask> islands;
   for (GpuMask left = within; left;) {
-    int first = __builtin_ctzll(left);
+    int first = std::countr_zero(left);
     GpuMask island = (links[static_cast<size_t>(first)] & within) | bit(first);
     for (GpuMask m = island; m; m &= m - 1) {  // each member linked to exactly the others
-      int gpu = __builtin_ctzll(m);
+      int gpu = std::countr_zero(m);
       if (((links[static_cast<size_t>(gpu)] & within) | bit(gpu)) != island) return std::nullopt;
     }
     islands.push_back(island);
@@ -117,7 +118,7 @@ double earliest_start(const Shape& shape, const NodeView& node) {
     case Occupancy::shared: {
       double best = never;
       for (GpuMask m = shape.eligible; m; m &= m - 1) {
-        int gpu = __builtin_ctzll(m);
+        int gpu = std::countr_zero(m);
         std::int64_t usable = shape.usable_mib[static_cast<size_t>(gpu)];
         if (usable > 0)
           best = std::min(best, earliest_share(node.shares[gpu], shape.memory_mib, usable, node.max_sharing));
@@ -140,7 +141,7 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
     GpuMask best = 0;
     std::int64_t best_left = 0;
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
-      int gpu = __builtin_ctzll(m);
+      int gpu = std::countr_zero(m);
       std::int64_t usable = shape.usable_mib[static_cast<size_t>(gpu)];
       const GpuShare& share = node.shares[gpu];
       if (usable == 0 || earliest_share(share, shape.memory_mib, usable, node.max_sharing) > start) continue;
@@ -156,12 +157,12 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
   auto cut_off = [&](GpuMask set) {  // free NVLink partners that the set leaves behind
     int cut = 0;
     for (GpuMask m = set; m; m &= m - 1)
-      cut += count(links[static_cast<size_t>(__builtin_ctzll(m))] & free & ~set);
+      cut += count(links[static_cast<size_t>(std::countr_zero(m))] & free & ~set);
     return cut;
   };
   auto idle = [&](GpuMask set) {
     double wasted = 0;
-    for (GpuMask m = set; m; m &= m - 1) wasted += start - node.gpu_free[__builtin_ctzll(m)];
+    for (GpuMask m = set; m; m &= m - 1) wasted += start - node.gpu_free[std::countr_zero(m)];
     return wasted;
   };
   auto score = [&](GpuMask set) {
@@ -191,7 +192,7 @@ GpuMask choose_gpus(const Shape& shape, const NodeView& node, double start, bool
   std::array<std::tuple<double, double, int>, max_gpus_per_node> ranked{};
   int n = 0;
   for (GpuMask m = candidates; m; m &= m - 1) {
-    int gpu = __builtin_ctzll(m);
+    int gpu = std::countr_zero(m);
     auto [first, second] = score(bit(gpu));
     ranked[static_cast<size_t>(n++)] = {first, second, gpu};
   }

@@ -2,6 +2,7 @@
 #include "solve/insertion.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace gpuplan::solve {
@@ -58,7 +59,7 @@ class Timeline {
 
   void hold(int node, GpuMask gpus, double start, double end) {
     for (GpuMask m = gpus; m; m &= m - 1) {
-      auto& busy = gpu(node, __builtin_ctzll(m));
+      auto& busy = gpu(node, std::countr_zero(m));
       busy.insert(std::upper_bound(busy.begin(), busy.end(), Interval{start, end}), Interval{start, end});
     }
     int count = fleet_.types[static_cast<size_t>(fleet_.type_of_node[static_cast<size_t>(node)])].gpus;

@@ -2,6 +2,7 @@
 #include "solve/schedule.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -183,7 +184,7 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
     GpuMask gpus = choose_gpus(shape, view, start, wide_waiting[static_cast<size_t>(shape.type)] > 0);
     double end = start + job.duration;
     if (shape.occupancy == Occupancy::shared) {
-      auto gpu = static_cast<size_t>(__builtin_ctzll(gpus));
+      auto gpu = static_cast<size_t>(std::countr_zero(gpus));
       std::int64_t need = std::min(shape.memory_mib, shape.usable_mib[gpu]);
       add_share(shares[base + gpu], start, end, need);
       gpu_free[base + gpu] = std::max(gpu_free[base + gpu], end);
@@ -192,7 +193,7 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
                          ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1)
                          : gpus;
       for (GpuMask m = held; m; m &= m - 1) {
-        auto gpu = static_cast<size_t>(__builtin_ctzll(m));
+        auto gpu = static_cast<size_t>(std::countr_zero(m));
         gpu_free[base + gpu] = end;
         if (!shares.empty()) shares[base + gpu] = {end, {}};
       }

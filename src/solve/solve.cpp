@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -73,7 +74,7 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
   else if (share)
     shape.occupancy = Occupancy::shared;
   for (GpuMask m = shape.eligible; m; m &= m - 1) {
-    int gpu = __builtin_ctzll(m);
+    int gpu = std::countr_zero(m);
     if ((shape.eligible & ~bit(gpu) & ~type.links[static_cast<size_t>(gpu)]) != 0) shape.complete = false;
   }
   if (shape.gpus > 1 && !shape.complete) {
@@ -89,7 +90,7 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
     shape.memory_mib = *unit.vram_mib;
     shape.usable_mib.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
-      int gpu = __builtin_ctzll(m);
+      int gpu = std::countr_zero(m);
       shape.usable_mib[static_cast<size_t>(gpu)] =
           usable_mib(node.gpus[static_cast<size_t>(gpu)], options.rules);
     }
@@ -231,7 +232,7 @@ std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<
   std::vector<Keyed> keyed(scheduled.size());
   for (size_t j = 0; j < scheduled.size(); ++j) {
     const Placement& placed = schedule.placements[j];
-    keyed[j] = {placed.node, placed.start, __builtin_ctzll(placed.gpus), j};
+    keyed[j] = {placed.node, placed.start, std::countr_zero(placed.gpus), j};
   }
   std::sort(keyed.begin(), keyed.end());
   std::vector<size_t> order;
@@ -244,7 +245,7 @@ std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<
 /// Where and when the assignment runs, and its environment.
 void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
   a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
-  for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(__builtin_ctzll(m));
+  for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(std::countr_zero(m));
   // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
   // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
   a.start_s = to_milliseconds(placed.start);

@@ -12,6 +12,7 @@
 
 #include "gpuplan/size.hpp"
 #include "gpuplan/target.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -32,14 +33,9 @@ std::string_view to_string(ViolationKind kind) {
 
 namespace {
 
-constexpr double kTolerance = 0.0015;  ///< plans write times rounded to milliseconds
+constexpr double tolerance_s = 0.0015;  ///< plans write times rounded to milliseconds
 
 std::string seconds(double s) { return fmt::format("{:g}s", std::round(s * 1000) / 1000); }
-
-std::string lower(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::string from(const std::string& source) {
   return source.empty() || source == "plan" ? "" : " (" + source + ")";
@@ -95,12 +91,12 @@ class Checker {
 
   void times(const Assignment& a) {
     const auto& id = a.unit.id;
-    if (a.start_s < -kTolerance)
+    if (a.start_s < -tolerance_s)
       add(ViolationKind::times, id, fmt::format("starts at {}, before 0", seconds(a.start_s)));
-    if (a.end_s < a.start_s - kTolerance)
+    if (a.end_s < a.start_s - tolerance_s)
       add(ViolationKind::times, id,
           fmt::format("ends at {}, before it starts at {}", seconds(a.end_s), seconds(a.start_s)));
-    else if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > kTolerance)
+    else if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > tolerance_s)
       add(ViolationKind::times, id,
           fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s),
                       seconds(a.end_s), seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
@@ -109,7 +105,7 @@ class Checker {
   void makespan() {
     double last = 0;
     for (const auto& a : plan_.assignments) last = std::max(last, a.end_s);
-    if (std::abs(plan_.summary.makespan_s - last) > kTolerance)
+    if (std::abs(plan_.summary.makespan_s - last) > tolerance_s)
       add(ViolationKind::times, "",
           fmt::format("the summary's makespan_s is {} but the last unit ends at {}",
                       seconds(plan_.summary.makespan_s), seconds(last)));
@@ -172,8 +168,7 @@ class Checker {
     const auto& id = a.unit.id;
     if (have < need) {
       add(ViolationKind::gpu_count, id,
-          fmt::format("holds {} GPU{} but needs {}{}", have, have == 1 ? "" : "s", need,
-                      from(r.gpus.source)));
+          fmt::format("holds {} GPU{} but needs {}{}", have, util::plural(have), need, from(r.gpus.source)));
     } else if (have > need && !(has_node_to_itself(a.unit) && have == all)) {
       add(ViolationKind::gpu_count, id,
           fmt::format("holds {} GPUs but asks for {}; the {} policy gives exactly what is asked", have, need,
@@ -192,7 +187,7 @@ class Checker {
     };
     auto on = [&](const std::vector<int>& gpus) {
       const auto& gpu = node.gpus[static_cast<size_t>(gpus.front())];
-      return fmt::format("GPU{} {} of {} ({}, {})", gpus.size() == 1 ? "" : "s", fmt::join(gpus, ","),
+      return fmt::format("GPU{} {} of {} ({}, {})", util::plural(gpus.size()), fmt::join(gpus, ","),
                          node.name, gpu.model, format_mib(gpu.vram_mib));
     };
     if (r.gpu_mem_mib) {
@@ -222,10 +217,10 @@ class Checker {
     }
     if (r.gpu_models) {
       auto bad = failing([&](const Gpu& gpu) {
-        auto model = lower(gpu.model);
+        auto model = util::lower(gpu.model);
         return std::none_of(r.gpu_models->value.begin(), r.gpu_models->value.end(),
                             [&](const std::string& name) {
-                              auto wanted = lower(name);
+                              auto wanted = util::lower(name);
                               return wanted == model || wanted == gpu.family;
                             });
       });
@@ -261,7 +256,7 @@ class Checker {
       std::vector<const Assignment*> active;  // started earlier, in start order
       for (const Assignment* unit : units) {
         const Assignment& a = *unit;
-        std::erase_if(active, [&](const Assignment* b) { return b->end_s <= a.start_s + kTolerance; });
+        std::erase_if(active, [&](const Assignment* b) { return b->end_s <= a.start_s + tolerance_s; });
         std::vector<const Assignment*> running{&a};
         if (a.end_s > a.start_s) running.insert(running.end(), active.begin(), active.end());
         active.push_back(&a);
@@ -330,9 +325,9 @@ class Checker {
       const auto& ends = ended_by[e.node];
       size_t i = it->second.second;
       std::vector<const Assignment*> overlapping;
-      for (size_t j = i; j > 0 && ends[j] > e.start_s + kTolerance; --j)
+      for (size_t j = i; j > 0 && ends[j] > e.start_s + tolerance_s; --j)
         if (overlaps(*units[j - 1], e)) overlapping.push_back(units[j - 1]);
-      for (size_t j = i + 1; j < units.size() && units[j]->start_s < e.end_s - kTolerance; ++j)
+      for (size_t j = i + 1; j < units.size() && units[j]->start_s < e.end_s - tolerance_s; ++j)
         if (overlaps(*units[j], e)) overlapping.push_back(units[j]);
       std::sort(overlapping.begin(), overlapping.end());  // plan order: they are one vector's items
       const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
@@ -345,7 +340,7 @@ class Checker {
   }
 
   static bool overlaps(const Assignment& a, const Assignment& b) {
-    return a.start_s < b.end_s - kTolerance && b.start_s < a.end_s - kTolerance;
+    return a.start_s < b.end_s - tolerance_s && b.start_s < a.end_s - tolerance_s;
   }
 
   void coverage() {
@@ -394,7 +389,7 @@ class Checker {
       if (u->shard_count != count)
         add(ViolationKind::coverage, u->id,
             fmt::format("has shard_count {} but the query gives the test {} shard{}", u->shard_count, count,
-                        count == 1 ? "" : "s"));
+                        util::plural(count)));
       seen.insert(*u->shard_index);
     }
     std::vector<int> missing;
@@ -402,7 +397,7 @@ class Checker {
       if (!seen.count(i)) missing.push_back(i);
     if (!missing.empty())
       add(ViolationKind::coverage, test.target.label,
-          fmt::format("shard{} {} of {} {} missing from the plan", missing.size() == 1 ? "" : "s",
+          fmt::format("shard{} {} of {} {} missing from the plan", util::plural(missing.size()),
                       fmt::join(missing, ", "), count, missing.size() == 1 ? "is" : "are"));
   }
 

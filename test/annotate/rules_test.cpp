@@ -86,6 +86,17 @@ TEST_CASE("an unknown key is an error at its position, with a suggestion") {
                Catch::StartsWith("rules.yaml:2:5: unknown key \"tags\" in a rule (did you mean \"tag\"?)"));
 }
 
+TEST_CASE("a key given twice is an error at the second, naming the first's line, as in fleet files") {
+  REQUIRE(error_of("multi_gpu_count: 4\nvram_headroom: 0.1\nmulti_gpu_count: 8\n") ==
+          "rules.yaml:3:1: key \"multi_gpu_count\" given twice in the rules file (first on line 1)");
+  REQUIRE(error_of("size_default_seconds:\n  small: 60\n  small: 90\n") ==
+          "rules.yaml:3:3: key \"small\" given twice in size_default_seconds (first on line 2)");
+  REQUIRE(error_of("rules:\n  - tag: x\n    tag: y\n    set: {gpus: 2}\n") ==
+          "rules.yaml:3:5: key \"tag\" given twice in a rule (first on line 2)");
+  REQUIRE(error_of("rules:\n  - tag: x\n    set:\n      gpus: 2\n      gpus: 4\n") ==
+          "rules.yaml:5:7: key \"gpus\" given twice in set (first on line 4)");
+}
+
 TEST_CASE("bad values fail with file:line:col") {
   REQUIRE_THAT(error_of("multi_gpu_count: 0\n"),
                Catch::StartsWith("rules.yaml:1:18: multi_gpu_count: expected a whole number from 1"));

@@ -1,6 +1,7 @@
 // A second oracle beside verify: on tiny instances, the optimum by brute force, and every
 // policy's plan between its lower bound and that optimum's worst case:
 // lower_bound <= optimum <= makespan.
+#include <bit>
 #include <catch2/catch.hpp>
 #include <random>
 
@@ -66,7 +67,7 @@ class BruteForce {
       if (!cuda_ok) continue;
       int gpus = static_cast<int>(node.gpus.size());
       for (unsigned mask = 0; mask < (1u << gpus); ++mask) {
-        if (__builtin_popcount(mask) != r.gpus.value) continue;
+        if (std::popcount(mask) != r.gpus.value) continue;
         std::vector<int> set;
         for (int g = 0; g < gpus; ++g)
           if (mask >> g & 1) set.push_back(g);
