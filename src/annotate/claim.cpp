@@ -71,30 +71,22 @@ std::string Claim::meaning() const {
   return text;
 }
 
-std::optional<int> parse_gpu_count(std::string_view text, std::string& problem) {
-  if (text.empty()) {
-    problem = "the GPU count is missing";
-    return std::nullopt;
-  }
-  if (text.find_first_not_of("0123456789") != std::string_view::npos) {
-    problem = fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", text);
-    return std::nullopt;
-  }
+Result<int> parse_gpu_count(std::string_view text) {
+  if (text.empty()) return Problem{"the GPU count is missing"};
+  if (text.find_first_not_of("0123456789") != std::string_view::npos)
+    return Problem{fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", text)};
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value > max_gpus_per_test) {
-    problem =
-        fmt::format("{} GPUs is more than any node has (at most {} for one test)", text, max_gpus_per_test);
-    return std::nullopt;
-  }
-  if (value == 0) {
-    problem = "a GPU count must be at least 1 (a test without GPUs needs no GPU annotation, or cpu-only)";
-    return std::nullopt;
-  }
+  if (ec != std::errc() || value > max_gpus_per_test)
+    return Problem{
+        fmt::format("{} GPUs is more than any node has (at most {} for one test)", text, max_gpus_per_test)};
+  if (value == 0)
+    return Problem{
+        "a GPU count must be at least 1 (a test without GPUs needs no GPU annotation, or cpu-only)"};
   return static_cast<int>(value);
 }
 
-std::optional<std::vector<std::string>> parse_models(std::string_view text, std::string& problem) {
+Result<std::vector<std::string>> parse_models(std::string_view text) {
   std::vector<std::string> models;
   while (true) {
     auto bar = text.find('|');
@@ -102,11 +94,9 @@ std::optional<std::vector<std::string>> parse_models(std::string_view text, std:
     bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     });
-    if (!ok) {
-      problem = name.empty() ? "a GPU model name is empty (write e.g. gpu-model:A100|H100)"
-                             : fmt::format("\"{}\" is not a GPU model name", name);
-      return std::nullopt;
-    }
+    if (!ok)
+      return Problem{name.empty() ? "a GPU model name is empty (write e.g. gpu-model:A100|H100)"
+                                  : fmt::format("\"{}\" is not a GPU model name", name)};
     if (auto model = util::lower(name); std::find(models.begin(), models.end(), model) == models.end())
       models.push_back(model);
     if (bar == std::string_view::npos) break;
@@ -115,9 +105,8 @@ std::optional<std::vector<std::string>> parse_models(std::string_view text, std:
   return models;
 }
 
-std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
-                                                                        bool bare_means_at_least,
-                                                                        std::string& problem) {
+Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
+                                                                 bool bare_means_at_least) {
   std::vector<VersionConstraint> constraints;
   std::string_view rest = text;
   while (true) {
@@ -128,10 +117,9 @@ std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::str
       if (auto version = Version::parse(piece))
         constraint = VersionConstraint{VersionConstraint::Op::ge, *version};
     }
-    if (!constraint) {
-      problem = fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", piece);
-      return std::nullopt;
-    }
+    if (!constraint)
+      return Problem{
+          fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", piece)};
     constraints.push_back(*constraint);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -149,19 +137,27 @@ const std::vector<std::string_view>& setting_fields() {
 std::string apply_setting(Claim& claim, std::string_view field, std::string_view value) {
   std::string problem;
   if (field == "gpus") {
-    auto count = parse_gpu_count(value, problem);
-    if (count) claim.gpus = *count;
+    if (auto count = parse_gpu_count(value))
+      claim.gpus = *count;
+    else
+      problem = count.problem();
   } else if (field == "gpu_mem") {
     if (auto mib = parse_size_mib(value))
       claim.gpu_mem_mib = *mib;
     else
       problem = fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", value);
   } else if (field == "cuda" || field == "compute_capability") {
-    auto constraints = parse_version_constraints(value, true, problem);
+    auto constraints = parse_version_constraints(value, true);
     auto& target = field == "cuda" ? claim.cuda : claim.compute_capability;
-    if (constraints) target.insert(target.end(), constraints->begin(), constraints->end());
+    if (constraints)
+      target.insert(target.end(), constraints->begin(), constraints->end());
+    else
+      problem = constraints.problem();
   } else if (field == "gpu_models") {
-    if (auto models = parse_models(value, problem)) claim.gpu_models = *models;
+    if (auto models = parse_models(value))
+      claim.gpu_models = *models;
+    else
+      problem = models.problem();
   } else if (field == "vendor") {
     if (auto vendor = util::lower(value); is_vendor(vendor))
       claim.vendor = vendor;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.hpp"
 #include "gpuplan/version.hpp"
 
 namespace gpuplan::annotate {
@@ -47,15 +48,14 @@ struct Reading {
   std::string problem;
 };
 
-// Parsers shared by the built-in conventions and rules; each returns the problem in words.
+// Parsers shared by the built-in conventions and rules; a bad value is the problem in words.
 /// "2" → 2; rejects 0, negatives, non-numbers and counts above max_gpus_per_test.
-std::optional<int> parse_gpu_count(std::string_view text, std::string& problem);
+Result<int> parse_gpu_count(std::string_view text);
 /// "L4|L40S" → {"l4", "l40s"}.
-std::optional<std::vector<std::string>> parse_models(std::string_view text, std::string& problem);
+Result<std::vector<std::string>> parse_models(std::string_view text);
 /// ">=12.4", "12.4" (meaning ≥), ">=12.0,<13"; a bare version is allowed when `bare_means_at_least`.
-std::optional<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
-                                                                        bool bare_means_at_least,
-                                                                        std::string& problem);
+Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
+                                                                 bool bare_means_at_least);
 
 /// Sets `field` of `claim` from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
 /// gpu_models, vendor, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.

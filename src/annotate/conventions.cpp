@@ -21,9 +21,8 @@ bool declined(const Reading& r) { return !r.claim && r.problem.empty(); }
 Reading malformed(std::string problem) { return Reading{{}, std::nullopt, std::move(problem)}; }
 
 Reading gpu_count(std::string_view text, Claim c = {}) {
-  std::string problem;
-  auto count = parse_gpu_count(text, problem);
-  if (!count) return malformed(problem);
+  auto count = parse_gpu_count(text);
+  if (!count) return malformed(count.problem());
   c.gpu = true;
   c.gpus = *count;
   return claim(std::move(c));
@@ -35,10 +34,9 @@ Reading vendor_gpu(std::string_view vendor) {
 
 /// The part after "cuda"/"gpu-cc": ":12.4" (meaning ≥), ">=12.4", "<13", "==9.0", comma-joined.
 Reading constraints(std::string_view rest, bool is_cuda) {
-  std::string problem;
   bool colon = rest.starts_with(':');
-  auto parsed = parse_version_constraints(colon ? rest.substr(1) : rest, colon, problem);
-  if (!parsed) return malformed(problem);
+  auto parsed = parse_version_constraints(colon ? rest.substr(1) : rest, colon);
+  if (!parsed) return malformed(parsed.problem());
   Claim c;
   (is_cuda ? c.cuda : c.compute_capability) = *parsed;
   return claim(std::move(c));
@@ -88,9 +86,8 @@ Reading gpu_mem(std::string_view size) {
 }
 
 Reading gpu_model(std::string_view text) {
-  std::string problem;
-  auto models = parse_models(text, problem);
-  if (!models) return malformed(problem);
+  auto models = parse_models(text);
+  if (!models) return malformed(models.problem());
   return claim(Claim{.gpu_models = *models});
 }
 
