@@ -65,7 +65,7 @@ class DepGraph final : public GraphSink {
   std::vector<bool> declared_;
   std::vector<Symbol> classes_{Symbol()};
   std::unordered_map<std::string_view, std::uint16_t> class_index_;
-  std::vector<Node> slots_;  ///< open addressing: node + 1, 0 for empty
+  std::vector<std::uint64_t> slots_;  ///< open addressing: hash's high 32 bits, node + 1; 0 for empty
   std::vector<RuleEntry> rules_;
   std::vector<Node> edges_;
   mutable std::vector<std::uint32_t> reverse_start_;

@@ -19,26 +19,38 @@ std::string_view main_repo_spelling(std::string_view label) {
 
 std::size_t hash_of(std::string_view label) { return std::hash<std::string_view>{}(label); }
 
+/// What a slot of the label table keeps of a label's hash: its high 32 bits (the low ones pick the slot).
+std::uint64_t tag_of(std::size_t hash) { return static_cast<std::uint64_t>(hash) >> 32; }
+
+/// A slot of the label table: the hash's tag above, node + 1 below (0: an empty slot).
+std::uint64_t slot_of(DepGraph::Node node, std::size_t hash) {
+  return tag_of(hash) << 32 | (node + std::uint64_t{1});
+}
+
+DepGraph::Node node_in(std::uint64_t slot) { return static_cast<DepGraph::Node>((slot & 0xffffffffu) - 1); }
+
 }  // namespace
 
 std::optional<DepGraph::Node> DepGraph::find(std::string_view label) const {
   if (slots_.empty()) return std::nullopt;
   label = main_repo_spelling(label);
+  std::size_t hash = hash_of(label);
   std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = hash_of(label) & mask;; i = (i + 1) & mask) {
-    Node slot = slots_[i];
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    std::uint64_t slot = slots_[i];
     if (slot == 0) return std::nullopt;
-    if (this->label(slot - 1) == label) return slot - 1;
+    if (slot >> 32 == tag_of(hash) && this->label(node_in(slot)) == label) return node_in(slot);
   }
 }
 
 void DepGraph::grow_table() {
-  std::vector<Node> bigger(std::max<std::size_t>(1024, slots_.size() * 2), 0);
+  std::vector<std::uint64_t> bigger(std::max<std::size_t>(1024, slots_.size() * 2), 0);
   std::size_t mask = bigger.size() - 1;
   for (Node node = 0; node < node_count(); ++node) {
-    std::size_t i = hash_of(label(node)) & mask;
+    std::size_t hash = hash_of(label(node));
+    std::size_t i = hash & mask;
     while (bigger[i] != 0) i = (i + 1) & mask;
-    bigger[i] = node + 1;
+    bigger[i] = slot_of(node, hash);
   }
   slots_.swap(bigger);
 }
@@ -46,17 +58,21 @@ void DepGraph::grow_table() {
 DepGraph::Node DepGraph::intern(std::string_view label) {
   label = main_repo_spelling(label);
   if ((node_count() + 1) * 2 > slots_.size()) grow_table();  // at most half full
+  std::size_t hash = hash_of(label);
   std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash_of(label) & mask;
+  std::size_t i = hash & mask;
+  // The hash's high bits in the slot: a probe past another label costs no look at its text,
+  // which lies anywhere in memory (most of the time of reading a large graph went there).
   for (; slots_[i] != 0; i = (i + 1) & mask)
-    if (this->label(slots_[i] - 1) == label) return slots_[i] - 1;
+    if (slots_[i] >> 32 == tag_of(hash) && this->label(node_in(slots_[i])) == label)
+      return node_in(slots_[i]);
   if (node_count() >= 0xfffffff0u) throw std::length_error("more than 4 billion labels in one graph");
   auto node = static_cast<Node>(node_count());
   text_.insert(text_.end(), label.begin(), label.end());
   label_start_.push_back(text_.size());
   class_of_.push_back(0);
   declared_.push_back(false);
-  slots_[i] = node + 1;
+  slots_[i] = slot_of(node, hash);
   return node;
 }
 
@@ -125,7 +141,7 @@ std::span<const DepGraph::Node> DepGraph::dependents(Node node) const {
 std::size_t DepGraph::memory_bytes() const {
   return text_.capacity() + label_start_.capacity() * sizeof(std::uint64_t) +
          class_of_.capacity() * sizeof(std::uint16_t) + declared_.capacity() / 8 +
-         slots_.capacity() * sizeof(Node) + rules_.capacity() * sizeof(RuleEntry) +
+         slots_.capacity() * sizeof(std::uint64_t) + rules_.capacity() * sizeof(RuleEntry) +
          edges_.capacity() * sizeof(Node) + reverse_start_.capacity() * sizeof(std::uint32_t) +
          reverse_.capacity() * sizeof(Node);
 }

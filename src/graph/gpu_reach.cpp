@@ -12,12 +12,22 @@ bool is_external(std::string_view text) {
   return text.starts_with('@') && !text.starts_with("@//") && !text.starts_with("@@//");
 }
 
-/// The index of the first pattern in `patterns` that `label` matches, or -1. A pattern of
+/// Patterns with whether each is another repository's, worked out once, not once per label.
+struct PatternList {
+  const std::vector<std::string>& patterns;
+  std::vector<bool> external;
+  explicit PatternList(const std::vector<std::string>& list) : patterns(list) {
+    for (const auto& pattern : list) external.push_back(is_external(pattern));
+  }
+};
+
+/// The index of the first pattern in `list` that `label` matches, or -1. A pattern of
 /// another repository ("@..." against "//...", or the other way) is passed over unparsed: most
 /// labels of a large graph are the main repository's, most built-in patterns are not.
-long first_match(const std::vector<std::string>& patterns, std::string_view label) {
-  for (std::size_t i = 0; i < patterns.size(); ++i)
-    if (is_external(patterns[i]) == is_external(label) && gpu_pattern_matches(patterns[i], label))
+long first_match(const PatternList& list, std::string_view label) {
+  bool external = is_external(label);
+  for (std::size_t i = 0; i < list.patterns.size(); ++i)
+    if (list.external[i] == external && gpu_pattern_matches(list.patterns[i], label))
       return static_cast<long>(i);
   return -1;
 }
@@ -29,13 +39,14 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
   // gpu_free nodes and configuration rules are walls: never a GPU dep, never passed through.
   std::vector<bool> wall(graph.node_count(), false);
   std::vector<DepGraph::Node> queue;
+  PatternList gpu_free(patterns.gpu_free), gpu_deps(patterns.gpu_deps);
   for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
     std::string_view label = graph.label(node);
-    if (is_configuration_rule(graph.rule_class(node)) || first_match(patterns.gpu_free, label) >= 0) {
+    if (is_configuration_rule(graph.rule_class(node)) || first_match(gpu_free, label) >= 0) {
       wall[node] = true;
       continue;
     }
-    long pattern = first_match(patterns.gpu_deps, label);
+    long pattern = first_match(gpu_deps, label);
     if (pattern < 0) continue;
     sources_.emplace(node, static_cast<std::size_t>(pattern));
     next_[node] = is_source;

@@ -41,8 +41,9 @@ Schedule list_schedule(const Problem& problem, const std::vector<int>& order);
 std::vector<int> longest_first(const Problem& problem);
 
 /// The best of a few priority orders (longest first; largest area first; widest first; most
-/// constrained first) and, on small problems or within a time limit, longest first with
-/// insertion; then, within `time_limit_s`, perturbed longest-first orders.
+/// constrained first), each with its tail placed again in every order (improve_tail in
+/// schedule.cpp), and, on small problems or within a time limit, longest first with insertion;
+/// then, within `time_limit_s`, perturbed longest-first orders.
 /// Without a time limit the result depends only on the problem.
 Schedule best_schedule(const Problem& problem, double time_limit_s);
 

@@ -147,12 +147,13 @@ inline std::vector<Case> planner_cases(bool quick) {
   // units among 1-GPU ones, durations alike (so the list scheduler's gaps show).
   Workload nvlink_mix{{{1, 30}, {2, 50}, {4, 20}}, 90, 0, 0, 50, 0.3, 2};
   for (long n : {10'000L, 100'000L})
-    cases.push_back({"wide NVLink mix, pair-linked boards", n, n / 80, {{a100_pairs, 1}}, nvlink_mix});
+    cases.push_back(
+        {"wide NVLink mix, pair-linked boards", n, static_cast<int>(n / 80), {{a100_pairs, 1}}, nvlink_mix});
   Workload hetero{{{1, 60}, {2, 20}, {4, 15}, {8, 5}}, 50, 10, 70, 50, 0.6};
   for (long n : {10'000L, 100'000L})
     cases.push_back({"heterogeneous: five node types, CUDA/model constraints, exclusive tests",
                      n,
-                     n / 80,
+                     static_cast<int>(n / 80),
                      {{h100, 3}, {a100_pairs, 2}, {a100_quads, 2}, {l4, 2}, {h200, 1}},
                      hetero});
   cases.push_back({"heterogeneous CUDA/model constraints",
