@@ -131,7 +131,7 @@ std::string unschedulable(const Plan& plan) {
   if (plan.unschedulable.empty()) return "";
   std::string items;
   for (const auto& u : plan.unschedulable)
-    items += fmt::format("<li class=\"unsched\"><b>{}</b>: {}</li>\n", emit::escape(u.unit.id),
+    items += fmt::format("<li class=\"unsched\"><code>{}</code>: {}</li>\n", emit::escape(u.unit.id),
                          emit::escape(u.reason));
   return fmt::format(
       "<details id=\"unschedulable\" open><summary class=\"error\">Unschedulable units ({})</summary>\n"

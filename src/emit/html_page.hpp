@@ -45,7 +45,7 @@ constexpr std::string_view kControls =
 <ul id="legend"></ul>
 )HTML";
 
-/// Draws the plan data on the canvas. Marks <body> with data-units (units in the data),
+/// Draws the plan data on the canvas. Marks <body> with data-units (units in the data), data-nodes,
 /// data-drawn (units painted in the current view), data-matches (units the search matches)
 /// and data-ready; the integration test reads them. "#q=TEXT" in the address searches on load.
 constexpr std::string_view kPageScript = R"JS((function () {
@@ -193,9 +193,10 @@ constexpr std::string_view kPageScript = R"JS((function () {
     for (var row2 = firstRow; row2 <= lastRow; ++row2) {
       var n = nodes[rowNode[row2]], yy = y(row2) + view.row / 2;
       var nodeRows = (rowNode[row2] + 1 < nodes.length ? nodes[rowNode[row2] + 1].row : data.rows) - n.row;
-      if (rowNode[row2] !== shown && (n.row === row2 || row2 === firstRow) && nodeRows * view.row >= 11) {
+      if (rowNode[row2] !== shown && (n.row === row2 || row2 === firstRow) && nodeRows * view.row >= 8) {
         shown = rowNode[row2];
-        ctx.font = "bold 12px system-ui,'DejaVu Sans',sans-serif"; ctx.fillStyle = "#222"; ctx.textAlign = "left";
+        ctx.font = (nodeRows * view.row >= 13 ? "bold 12px" : "bold 9px") + " system-ui,'DejaVu Sans',sans-serif";
+        ctx.fillStyle = "#222"; ctx.textAlign = "left";
         var nameY = Math.max(yy, AXIS + 8);
         ctx.fillText(n.name.length > 20 ? n.name.slice(0, 19) + "…" : n.name, 8, nameY);
         if (view.row >= 11) {
@@ -376,7 +377,7 @@ constexpr std::string_view kPageScript = R"JS((function () {
       Object.keys(counts).sort().forEach(function (s) { item(SIZE_COLORS[s] || "#c8c8c8", s + " (" + counts[s] + ")"); });
       return;
     }
-    var order = data.packages.slice().sort(function (a, b) { return b.units - a.units || (a.name < b.name ? -1 : 1); });
+    var order = data.packages.slice().sort(function (a, b) { return b.units - a.units || a.name.localeCompare(b.name, undefined, {numeric: true}); });
     var shown = order.slice(0, 12), rest = order.slice(12), restUnits = 0;
     shown.forEach(function (p) { item(p.color, p.name + " (" + p.units + ")", p.name + ":"); });
     rest.forEach(function (p) { restUnits += p.units; });
@@ -402,6 +403,7 @@ constexpr std::string_view kPageScript = R"JS((function () {
   clamp();
   draw();
   document.body.setAttribute("data-units", String(units.length));
+  document.body.setAttribute("data-nodes", String(nodes.length));
   document.body.setAttribute("data-ready", "true");
 })();
 )JS";
