@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "emit/chart.hpp"
 #include "emit/gantt.hpp"
