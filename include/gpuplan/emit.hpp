@@ -11,8 +11,9 @@
 namespace gpuplan {
 
 struct TextOptions {
-  int width = 80;      ///< terminal columns
-  bool color = false;  ///< ANSI colours (the CLI decides: a terminal, and NO_COLOR unset)
+  int width = 80;                ///< terminal columns
+  bool color = false;            ///< ANSI colours (the CLI decides: a terminal, and NO_COLOR unset)
+  const Fleet* fleet = nullptr;  ///< when set, its idle nodes and GPUs are drawn too
 };
 
 /// Summary, then per node a text Gantt (a lane per GPU, a time axis), the unschedulable
@@ -21,9 +22,11 @@ std::string render_text(const Plan& plan, const TextOptions& options);
 /// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its test with a
 /// tooltip, a time axis, a legend, makespan and lower bound marked.
 std::string render_svg(const Plan& plan);
-/// The same chart as one HTML page that needs nothing else (no network), with hover
-/// tooltips and the diagnostics.
-std::string render_html(const Plan& plan);
+/// The chart as one HTML page that needs nothing else (no network): the plan's layout as
+/// data and a canvas that fits the window, zooms and pans, with a search box, a sticky time
+/// axis, one bar per unit spanning its GPUs, the unschedulable units on top, a legend by
+/// package or by size, tooltips and the diagnostics. With `fleet`, idle nodes and GPUs too.
+std::string render_html(const Plan& plan, const Fleet* fleet = nullptr);
 
 /// One plan's line in `gpuplan compare`.
 struct Comparison {

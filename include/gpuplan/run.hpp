@@ -117,6 +117,12 @@ std::string_view results_header();
 /// ("true"/"false") empty when not measured.
 std::string to_csv(const RunRecord& record);
 
+/// The records of a results file as to_csv wrote them (its header line first), for the JUnit
+/// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus and
+/// exit_status (start and the GPU measurements are left empty). Throws InputError naming
+/// `name`, the line and the bad field.
+std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name);
+
 /// Which of a node's units may start, following the plan's order on each GPU. A unit waits
 /// for every earlier unit on one of its GPUs: until it finished when the plan has them one
 /// after the other, until it started when the plan has them share the GPU (`pack`). A unit

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli/commands.hpp"
@@ -36,6 +38,7 @@ struct ExecOptions {
   bool dry_run = false;
   std::string results;
   std::string junit;  ///< --junit: JUnit XML of the units that ran, written at the end
+  std::string json;   ///< --json: a JSON summary of every unit and the totals, written at the end
   std::string lock_dir;
   int timeout_s = 0;   ///< --timeout: every unit's limit, like Bazel's --test_timeout; 0: by unit
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
@@ -237,6 +240,59 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
 }
 
+/// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
+/// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
+std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
+                         const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
+                         int stop_signal) {
+  auto key = [](Outcome outcome) {
+    std::string name(to_string(outcome));
+    std::replace(name.begin(), name.end(), ' ', '_');
+    return name;
+  };
+  nlohmann::ordered_json units = nlohmann::ordered_json::array();
+  std::map<std::string, int> totals;
+  for (auto outcome : {Outcome::passed, Outcome::failed, Outcome::timed_out, Outcome::stopped,
+                       Outcome::not_run, Outcome::elsewhere})
+    totals[key(outcome)] = 0;
+  double busy_s = 0;
+  for (const auto& u : runs) {
+    const auto& a = u.assignment;
+    nlohmann::ordered_json j;
+    j["unit"] = a.unit.id;
+    j["label"] = a.unit.label;
+    j["node"] = o.node;
+    j["planned_node"] = a.node.str();
+    j["gpus"] = a.gpus;
+    j["planned_start_s"] = a.start_s;
+    j["planned_duration_s"] = a.end_s - a.start_s;
+    auto started = start_epochs.find(a.unit.id);
+    bool ran =
+        started != start_epochs.end() && u.outcome != Outcome::not_run && u.outcome != Outcome::elsewhere;
+    j["start_s"] = ran ? nlohmann::ordered_json(started->second - begin_epoch) : nlohmann::ordered_json();
+    j["start_epoch_s"] = ran ? nlohmann::ordered_json(started->second) : nlohmann::ordered_json();
+    j["duration_s"] = ran ? nlohmann::ordered_json(u.seconds) : nlohmann::ordered_json();
+    j["outcome"] = key(u.outcome);
+    j["exit_status"] = ran ? nlohmann::ordered_json(u.exit_status) : nlohmann::ordered_json();
+    if (ran) busy_s += u.seconds * static_cast<double>(a.gpus.size());
+    ++totals[key(u.outcome)];
+    units.push_back(std::move(j));
+  }
+  nlohmann::ordered_json out;
+  out["plan"] = o.plan;
+  out["node"] = o.node;
+  out["start_epoch_s"] = begin_epoch;
+  out["wall_s"] = wall_s;
+  out["gpu_busy_s"] = busy_s;
+  out["stopped_by_signal"] = stop_signal ? nlohmann::ordered_json(stop_signal) : nlohmann::ordered_json();
+  nlohmann::ordered_json counts;
+  counts["units"] = runs.size();
+  for (const auto& [name, count] : totals) counts[name] = count;
+  out["totals"] = std::move(counts);
+  out["units"] = std::move(units);
+  return out.dump(2) + "\n";
+}
+
 int run_exec(const ExecOptions& o) {
   auto plan = read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
@@ -269,6 +325,7 @@ int run_exec(const ExecOptions& o) {
   const auto node_gpus = node_gpu_list(plan, o.node);
   HeldGpus held(o.lock_dir);
   const double begin = runner.now();
+  const double begin_epoch = os::now_epoch_s();
   auto progress = [&](const UnitRun& u, const std::string& what) {
     std::cout << fmt::format("[{:7.1f}s] {:<16} {}  gpus {}\n", runner.now() - begin, what,
                              u.assignment.unit.id, gpu_list(u.assignment.gpus))
@@ -348,6 +405,9 @@ int run_exec(const ExecOptions& o) {
                        std::nullopt});
     write_output(o.junit, results_junit(ran));
   }
+  if (!o.json.empty())
+    write_output(
+        o.json, exec_summary(o, runs, start_epochs, begin_epoch, runner.now() - begin, runner.stop_signal()));
   if (int stop = runner.stop_signal()) return 128 + stop;
   if (record_errors > 0) return exit_internal;
   bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
@@ -391,6 +451,10 @@ void add_exec_command(CLI::App& app, int& status) {
                       "requirement checked against this node");
   command->add_option("--junit", options->junit,
                       "write JUnit XML of the units that ran to this file at the end");
+  command->add_option(
+      "--json", options->json,
+      "write a JSON summary to this file at the end: per unit its node, GPUs, start, duration, "
+      "outcome and exit status; the totals by outcome");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
   command->callback([options, &status] { status = run_exec(*options); });

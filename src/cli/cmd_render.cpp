@@ -2,13 +2,16 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
 
 namespace gpuplan::cli {
 
@@ -17,6 +20,7 @@ struct RenderArgs {
   std::string plan = "-";
   std::string output;
   std::string format;
+  std::string fleet;  ///< --fleet: draw its idle nodes and GPUs too
 };
 }  // namespace
 
@@ -34,6 +38,8 @@ void add_render_command(CLI::App& app, int& status) {
       ->add_option("--format", args->format,
                    "svg, html or trace (Chrome trace-event JSON; default: from the output's extension)")
       ->check(CLI::IsMember({"svg", "html", "trace"}));
+  command->add_option("--fleet", args->fleet,
+                      "the fleet the plan is for: the HTML chart then draws its idle nodes and GPUs too");
   command->callback([args, &status] {
     std::string format = args->format;
     if (format.empty()) {
@@ -47,10 +53,18 @@ void add_render_command(CLI::App& app, int& status) {
         throw InputError(Position{args->output},
                          "cannot tell the chart format from the name; use .svg, .html or .json, or --format");
     }
+    if (!args->fleet.empty() && format != "html")
+      throw CLI::ValidationError("--fleet", "only the html chart draws idle nodes; leave --fleet out");
+    std::optional<Fleet> fleet;
+    if (!args->fleet.empty()) {
+      auto fleet_input = open_input(args->fleet);
+      fleet = load_fleet(fleet_input.in(), fleet_input.name);
+      print_fleet_warnings(*fleet);
+    }
     auto plan = read_plan(args->plan);
     write_output(args->output, format == "svg"     ? render_svg(plan)
                                : format == "trace" ? render_trace(plan)
-                                                   : render_html(plan));
+                                                   : render_html(plan, fleet ? &*fleet : nullptr));
     status = exit_ok;
   });
 }

@@ -1,7 +1,9 @@
 // gpuplan run-under: the wrapper for `bazel test --run_under=...`. Bazel keeps its caching,
 // sharding and test environment; this finds the test's planned GPUs, waits for them through
 // per-GPU lock files, and runs the test with CUDA_VISIBLE_DEVICES set.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 #include "run/gpu_usage.hpp"
@@ -32,10 +35,41 @@ struct RunUnderOptions {
   std::string lock_dir = os::default_lock_dir();
   bool warn_unplanned = false;  ///< --unplanned=warn: run a refused test with no GPU visible
   std::string results;
+  std::string junit;  ///< --junit: JUnit XML of every record in --results, rewritten after each test
   std::string query;
   std::string rules;
   std::vector<std::string> command;
 };
+
+/// Rewrites `junit` from every record in `results`, holding the results file's lock while it
+/// reads and writes: the launches Bazel runs at once each rewrite it after their own record,
+/// one at a time, so the last rewrite holds every record appended before it.
+void rewrite_junit(const std::string& results, const std::string& junit) {
+  int fd = ::open(results.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(Position{results}, "cannot read the results file back for --junit");
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) {
+      ::close(fd);
+      throw InputError(Position{results}, "cannot lock the results file");
+    }
+  std::string text;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      throw InputError(Position{results}, "cannot read the results file back for --junit");
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  try {
+    write_output(junit, results_junit(parse_results_csv(text, results)));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);  // drops the lock
+}
 
 std::string this_host() {
   char name[256] = {};
@@ -189,6 +223,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
     os::append_locked(o.results, results_header(), to_csv(record));
+    if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
   }
   return status;
 }
@@ -207,7 +242,13 @@ void add_run_under_command(CLI::App& app, int& status) {
       "a file whose first line is this machine's node (keeps --run_under the same on every node)");
   command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")
       ->capture_default_str();
-  command->add_option("--results", options->results, "append a results record (CSV) to this file");
+  auto* results =
+      command->add_option("--results", options->results, "append a results record (CSV) to this file");
+  command
+      ->add_option("--junit", options->junit,
+                   "after each test, rewrite this JUnit XML file from every record in --results (one "
+                   "testcase a test, with node, GPUs and time)")
+      ->needs(results);
   command->add_option("--query", options->query,
                       "bazel query output to find the GPUs of a test missing from the plan by its tags");
   command->add_option("--rules", options->rules, "rules file for --query");

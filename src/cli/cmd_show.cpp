@@ -5,14 +5,17 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/node_summary.hpp"
 
 namespace gpuplan::cli {
@@ -25,6 +28,7 @@ struct ShowArgs {
   std::vector<std::string> nodes;   ///< --node: only these nodes' units
   std::vector<std::string> labels;  ///< --label: only units whose label matches one of these
   bool summary = false;             ///< --summary: totals and a line per node, no chart
+  std::string fleet;                ///< --fleet: draw its idle nodes and GPUs too
 };
 
 /// "//ml/..." matches every label under //ml; otherwise a shell glob (`*`, `?`, `[...]`) on the label.
@@ -89,6 +93,8 @@ void add_show_command(CLI::App& app, int& status) {
                       "such as '//ml:*_test' (repeatable)");
   command->add_flag("--summary", args->summary,
                     "the summary and one line per node (GPUs, units, busy until), no chart");
+  command->add_option("--fleet", args->fleet,
+                      "the fleet the plan is for: its idle nodes and GPUs are drawn too (text view)");
   command->callback([args, &status] {
     if (args->format == "markdown") {
       write_output("-", render_markdown(read_plan(args->plan)));
@@ -97,6 +103,13 @@ void add_show_command(CLI::App& app, int& status) {
     }
     auto terminal = terminal_for(STDOUT_FILENO);
     TextOptions options{args->width > 0 ? args->width : terminal.width, terminal.color};
+    std::optional<Fleet> fleet;
+    if (!args->fleet.empty()) {
+      auto fleet_input = open_input(args->fleet);
+      fleet = load_fleet(fleet_input.in(), fleet_input.name);
+      print_fleet_warnings(*fleet);
+      if (args->nodes.empty() && args->labels.empty()) options.fleet = &*fleet;
+    }
     std::string note;
     auto plan = filter_plan(read_plan(args->plan), *args, note);
     write_output("-",

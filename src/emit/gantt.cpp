@@ -28,10 +28,17 @@ void place(Lane& lane, const Assignment& assignment) {
 
 }  // namespace
 
-Gantt layout(const Plan& plan) {
+Gantt layout(const Plan& plan, const Fleet* fleet) {
   Gantt gantt;
   std::map<std::string, std::vector<const Assignment*>> by_node;
+  std::map<std::string, int> fleet_gpus;  // node → the GPUs the fleet gives it
   std::vector<std::string> order;
+  if (fleet)
+    for (const auto& node : fleet->nodes) {
+      by_node.try_emplace(node.name);
+      fleet_gpus[node.name] = static_cast<int>(node.gpus.size());
+      order.push_back(node.name);
+    }
   for (const auto& a : plan.assignments) {
     auto [it, added] = by_node.try_emplace(a.node);
     if (added) order.push_back(a.node);
@@ -44,6 +51,7 @@ Gantt layout(const Plan& plan) {
     std::stable_sort(units.begin(), units.end(),
                      [](const Assignment* x, const Assignment* y) { return x->start_s < y->start_s; });
     std::set<int> used;
+    for (int g = 0; g < std::min(fleet_gpus[name], kMaxFilledLanes); ++g) used.insert(g);
     for (const auto* a : units) used.insert(a->gpus.begin(), a->gpus.end());
     std::vector<int> gpus(used.begin(), used.end());
     if (!used.empty() && *used.begin() >= 0 && *used.rbegin() < kMaxFilledLanes) {

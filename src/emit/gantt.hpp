@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan::emit {
@@ -26,11 +27,13 @@ struct NodeLanes {
 };
 
 struct Gantt {
-  std::vector<NodeLanes> nodes;  ///< in the order the plan lists them
-  double end_s = 1;              ///< the time axis ends here: the latest of makespan, bound and last end
+  /// In the order the plan lists them; with a fleet, every node of the fleet in its order
+  /// (idle ones too, with a lane for each of their GPUs), then the plan's nodes it lacks.
+  std::vector<NodeLanes> nodes;
+  double end_s = 1;  ///< the time axis ends here: the latest of makespan, bound and last end
 };
 
-Gantt layout(const Plan& plan);
+Gantt layout(const Plan& plan, const Fleet* fleet = nullptr);
 
 /// The target name without its package, "_test" suffix dropped, "#N" for shard N:
 /// "//ml/vision:resnet_test" shard 1 → "resnet#1".

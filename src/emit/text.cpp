@@ -112,14 +112,20 @@ struct Cells {
 
 class NodeChart {
  public:
-  NodeChart(const emit::NodeLanes& node, double end_s, int width, int label_width, const Painter& painter)
-      : node_(node), plot_(width - label_width), label_width_(label_width), painter_(painter) {
+  NodeChart(const emit::NodeLanes& node, double end_s, double makespan_s, int width, int label_width,
+            const Painter& painter)
+      : node_(node),
+        plot_(width - label_width),
+        label_width_(label_width),
+        painter_(painter),
+        makespan_s_(makespan_s) {
     scale_ = plot_ / end_s;
     step_ = emit::tick_step(end_s, std::max(1, plot_ / kTickSpacing));
   }
 
   void render(std::string& out) {
     header(out);
+    if (node_.units == 0) return;  // an idle node: its header says so and how many GPUs it has
     axis(out);
     for (const auto& lane : node_.lanes)
       for (size_t r = 0; r < std::max<size_t>(lane.rows.size(), 1); ++r) {
@@ -160,8 +166,10 @@ class NodeChart {
 
   void header(std::string& out) const {
     auto name = emit::fit(emit::printable(node_.name), label_width_ + plot_ - 4);
-    auto info = fmt::format(" {} unit{}, busy until {} ", node_.units, node_.units == 1 ? "" : "s",
-                            emit::format_seconds(node_.busy_until_s));
+    auto info = node_.units == 0
+                    ? fmt::format(" idle, {} GPU{} ", node_.lanes.size(), node_.lanes.size() == 1 ? "" : "s")
+                    : fmt::format(" {} unit{}, busy until {} ", node_.units, node_.units == 1 ? "" : "s",
+                                  emit::format_seconds(node_.busy_until_s));
     int used = columns(name) + 1;
     if (used + columns(info) + 2 > label_width_ + plot_) info = " ";
     int rule = std::max(0, label_width_ + plot_ - used - columns(info));
@@ -171,19 +179,64 @@ class NodeChart {
     out += painter_.paint(line, Style::dim) + '\n';
   }
 
+  /// Tick labels, and the makespan marked where it falls ("▼ makespan 28m"); the mark wins
+  /// over a tick label in its way.
   void axis(std::string& out) const {
-    std::string line(static_cast<size_t>(label_width_), ' ');
-    int next_free = 0;
+    std::vector<std::string> cells(static_cast<size_t>(plot_), " ");
+    std::vector<bool> taken(static_cast<size_t>(plot_), false);
+    auto put = [&](int c, const std::vector<std::string>& glyphs) {
+      for (size_t i = 0; i < glyphs.size(); ++i) {
+        cells[static_cast<size_t>(c) + i] = glyphs[i];
+        taken[static_cast<size_t>(c) + i] = true;
+      }
+    };
+    auto glyphs_of = [](std::string_view text) {
+      std::vector<std::string> glyphs;
+      for (char c : text)
+        if ((static_cast<unsigned char>(c) & 0xC0) == 0x80)
+          glyphs.back() += c;
+        else
+          glyphs.emplace_back(1, c);
+      return glyphs;
+    };
+    int mark = makespan_column();
+    if (mark >= 0) {
+      auto text = "makespan " + emit::format_seconds(makespan_s_);
+      auto right = glyphs_of("▼ " + text), left = glyphs_of(text + " ▼");
+      if (mark + static_cast<int>(right.size()) <= plot_)
+        put(mark, right);
+      else if (mark + 1 >= static_cast<int>(left.size()))
+        put(mark + 1 - static_cast<int>(left.size()), left);
+      else
+        put(mark, {"▼"});
+    }
     for (int k = 0;; ++k) {
       double t = k * step_;
       int c = column(t);
       if (c > plot_) break;
-      auto text = k == 0 ? std::string("0") : emit::format_seconds(t);
-      if (c < next_free || c + columns(text) > plot_) continue;
-      line += std::string(static_cast<size_t>(c - next_free), ' ') + text;
-      next_free = c + columns(text);
+      auto glyphs = glyphs_of(k == 0 ? std::string("0") : emit::format_seconds(t));
+      int end = c + static_cast<int>(glyphs.size());
+      if (end > plot_) continue;
+      bool free = true;  // one column of space on each side
+      for (int i = std::max(0, c - 1); i < std::min(plot_, end + 1); ++i)
+        free = free && !taken[static_cast<size_t>(i)];
+      if (free) put(c, glyphs);
     }
-    out += painter_.paint(line, Style::dim) + '\n';
+    std::string line(static_cast<size_t>(label_width_), ' ');
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (static_cast<int>(i) == mark) {
+        line += painter_.paint(cells[i], Style::red);
+        continue;
+      }
+      line += painter_.paint(cells[i], Style::dim);
+    }
+    out += line + '\n';
+  }
+
+  /// The column the makespan falls in; -1 when the plan has none.
+  int makespan_column() const {
+    if (makespan_s_ <= 0) return -1;
+    return std::clamp(column(makespan_s_), 0, plot_ - 1);
   }
 
   char key_for(const Assignment* a) {
@@ -200,6 +253,10 @@ class NodeChart {
     for (int c = 0; c < plot_; ++c) cells.glyphs[static_cast<size_t>(c)] = "·";
     for (int k = 1; column(k * step_) < plot_; ++k)
       cells.glyphs[static_cast<size_t>(column(k * step_))] = "┊";
+    if (int mark = makespan_column(); mark >= 0) cells.glyphs[static_cast<size_t>(mark)] = "│";
+    if (units.empty() && plot_ > 6) {  // an idle GPU says so
+      cells.glyphs[1] = "i", cells.glyphs[2] = "d", cells.glyphs[3] = "l", cells.glyphs[4] = "e";
+    }
     int cursor = 0;
     for (const auto* a : units) {
       int c0 = std::max(column(a->start_s), cursor);
@@ -255,6 +312,7 @@ class NodeChart {
   int plot_;
   int label_width_;
   const Painter& painter_;
+  double makespan_s_ = 0;
   double scale_ = 1;
   double step_ = 60;
   std::vector<std::pair<char, const Assignment*>> legend_;
@@ -274,7 +332,7 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
   std::string out;
   summary(out, plan, width, p);
 
-  auto gantt = emit::layout(plan);
+  auto gantt = emit::layout(plan, options.fleet);
   int widest = 1;
   for (const auto& node : gantt.nodes)
     for (const auto& lane : node.lanes)
@@ -283,7 +341,7 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
   if (gantt.nodes.empty()) out += "\nNo unit is scheduled.\n";
   for (const auto& node : gantt.nodes) {
     out += '\n';
-    NodeChart(node, gantt.end_s, width, label_width, p).render(out);
+    NodeChart(node, gantt.end_s, plan.summary.makespan_s, width, label_width, p).render(out);
   }
 
   if (!plan.unschedulable.empty()) {
@@ -318,7 +376,7 @@ std::string render_node_summary(const Plan& plan, const TextOptions& options) {
   const Painter p{options.color};
   std::string out;
   summary(out, plan, width, p);
-  auto gantt = emit::layout(plan);
+  auto gantt = emit::layout(plan, options.fleet);
   size_t name_width = 4;
   for (const auto& node : gantt.nodes) name_width = std::max(name_width, emit::printable(node.name).size());
   name_width = std::min<size_t>(name_width, static_cast<size_t>(width) - 36);

@@ -1,9 +1,11 @@
 // Results records: the history CSV, one line per finished unit.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <ctime>
 
+#include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 
 namespace gpuplan {
@@ -29,7 +31,76 @@ std::string iso8601_utc(double epoch_s) {
                      utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis % 1000);
 }
 
+/// One CSV line split into fields, quotes per RFC 4180 undone; empty when the quoting is broken.
+std::optional<std::vector<std::string>> csv_fields(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c != '"')
+        fields.back() += c;
+      else if (i + 1 < line.size() && line[i + 1] == '"')
+        fields.back() += '"', ++i;
+      else
+        quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) return std::nullopt;
+  return fields;
+}
+
+template <typename T>
+bool parse_number(const std::string& text, T& value) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
 }  // namespace
+
+std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name) {
+  std::vector<RunRecord> records;
+  int line_number = 0;
+  while (!text.empty()) {
+    auto end = text.find('\n');
+    auto line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (++line_number == 1 || line.empty() || line == "\r") continue;  // the header
+    auto bad = [&](const std::string& what) {
+      return InputError(Position{name, line_number, 1}, "results record: " + what);
+    };
+    auto fields = csv_fields(line);
+    if (!fields) throw bad("a quoted field does not end");
+    if (fields->size() != 9) throw bad(fmt::format("{} fields, not 9", fields->size()));
+    const auto& f = *fields;
+    RunRecord r;
+    r.label = f[0];
+    if (!f[1].empty()) {
+      int shard = 0;
+      if (!parse_number(f[1], shard)) throw bad(fmt::format("shard '{}' is not a number", f[1]));
+      r.shard_index = shard;
+    }
+    if (!parse_number(f[2], r.seconds)) throw bad(fmt::format("seconds '{}' is not a number", f[2]));
+    r.node = f[4];
+    std::string_view gpus = f[5];
+    while (!gpus.empty()) {
+      auto comma = gpus.find(',');
+      int gpu = 0;
+      if (!parse_number(std::string(gpus.substr(0, comma)), gpu)) throw bad(fmt::format("gpus '{}'", f[5]));
+      r.gpus.push_back(gpu);
+      gpus = comma == std::string_view::npos ? std::string_view() : gpus.substr(comma + 1);
+    }
+    if (!parse_number(f[7], r.exit_status)) throw bad(fmt::format("exit_status '{}' is not a number", f[7]));
+    records.push_back(std::move(r));
+  }
+  return records;
+}
 
 std::string_view results_header() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";

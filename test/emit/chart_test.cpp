@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
@@ -29,12 +31,59 @@ Plan tricky_plan() {
   return plan;
 }
 
+/// The layout the HTML page carries for its script.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"plan-data\">";
+  auto from = html.find(open) + open.size();
+  return nlohmann::json::parse(html.substr(from, html.find("</script>", from) - from));
+}
+
 }  // namespace
 
 TEST_CASE("the chart has one bar per unit, in SVG and in HTML") {
   auto plan = example_plan();
   REQUIRE(count(render_svg(plan), "<g class=\"bar\"") == plan.assignments.size());
-  REQUIRE(count(render_html(plan), "<g class=\"bar\"") == plan.assignments.size());
+  REQUIRE(page_data(render_html(plan))["units"].size() == plan.assignments.size());
+}
+
+TEST_CASE("the HTML chart draws a unit on adjacent GPUs as one bar across their lanes") {
+  auto plan = example_plan();
+  auto data = page_data(render_html(plan));
+  for (size_t i = 0; i < plan.assignments.size(); ++i) {
+    const auto& segments = data["units"][i][13];
+    INFO(plan.assignments[i].unit.id);
+    REQUIRE(segments.size() == 2);  // one [first row, rows]: the example's units hold adjacent GPUs
+    REQUIRE(segments[1] == plan.assignments[i].gpus.size());
+  }
+}
+
+TEST_CASE("the HTML chart lists unschedulable units on top, one item each, and a legend by package") {
+  auto plan = example_plan();
+  auto html = render_html(plan);
+  REQUIRE(count(html, "<li class=\"unsched\">") == plan.unschedulable.size());
+  REQUIRE(html.find("id=\"unschedulable\"") < html.find("id=\"chart\""));
+  std::set<std::string> packages;
+  auto data = page_data(html);
+  for (const auto& p : data["packages"]) packages.insert(p["name"]);
+  REQUIRE(packages == std::set<std::string>{"//jax", "//ml", "//tf", "//xla"});
+}
+
+TEST_CASE("with a fleet, the HTML chart draws idle nodes and every GPU") {
+  auto plan = example_plan();
+  Fleet fleet;
+  for (const auto& name : {"spare-0", "l4-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(4);
+    fleet.nodes.push_back(node);
+  }
+  auto data = page_data(render_html(plan, &fleet));
+  REQUIRE(data["nodes"][0]["name"] == "spare-0");  // the fleet's order first
+  REQUIRE(data["nodes"][0]["units"] == 0);
+  REQUIRE(data["nodes"][0]["lanes"].size() == 4);
+  REQUIRE(data["nodes"][1]["name"] == "l4-0");
+  REQUIRE(data["nodes"][1]["lanes"].size() == 4);  // the plan uses GPUs 0 and 1 of it
+  REQUIRE(data["nodes"].size() == 5);
 }
 
 TEST_CASE("the chart marks the makespan and the lower bound and has a legend per test") {
@@ -57,8 +106,12 @@ TEST_CASE("labels with markup characters are escaped everywhere") {
     REQUIRE(out.find("<b>") == std::string::npos);
     REQUIRE(out.find("n<1>") == std::string::npos);
     REQUIRE(out.find("fleet&<") == std::string::npos);
-    REQUIRE_THAT(out, Catch::Contains("//x:&lt;b&gt;&amp;&quot;&#39;$(rm -rf /)"));
   }
+  REQUIRE_THAT(render_svg(tricky_plan()), Catch::Contains("//x:&lt;b&gt;&amp;&quot;&#39;$(rm -rf /)"));
+  // In the page's data a label is JSON text with every '<' as \u003c, so no "</script>" can end it.
+  auto html = render_html(tricky_plan());
+  REQUIRE_THAT(html, Catch::Contains("//x:\\u003cb>&\\\"'$(rm -rf /)"));
+  REQUIRE(page_data(html)["units"][0][5] == "//x:<b>&\"'$(rm -rf /)");
 }
 
 TEST_CASE("the HTML page loads nothing from elsewhere") {

@@ -89,6 +89,15 @@ xmllint --noout "$SCRATCH/junit.xml" || fail "exec's JUnit is not well-formed XM
 [ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq \
   "$(jq '[.assignments[] | select(.node == "l4-0" and (.label | test("inference")))] | length' "$PLAN")" ] ||
   fail "JUnit does not count the failed units"
+# exec --json: every unit with its node, GPUs, start, duration and outcome, and the totals.
+"$GPUPLAN" exec "$PLAN" --node l4-0 --command 'case {label} in *inference*) exit 1;; esac' \
+  --json "$SCRATCH/exec.json" > /dev/null 2>&1 || true
+failed=$(jq '[.assignments[] | select(.node == "l4-0" and (.label | test("inference")))] | length' "$PLAN")
+jq -e --argjson units "$units" --argjson failed "$failed" '.node == "l4-0" and (.units | length) == $units
+  and .totals.units == $units and .totals.failed == $failed and .totals.passed == $units - $failed
+  and all(.units[]; .duration_s >= 0 and .start_s >= 0 and (.gpus | length) > 0 and .node == "l4-0")
+  and ([.units[] | select(.outcome == "failed") | .exit_status] | all(. == 1))' "$SCRATCH/exec.json" \
+  > /dev/null || fail "exec --json does not report what ran: $(cat "$SCRATCH/exec.json")"
 
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||

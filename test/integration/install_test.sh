@@ -37,7 +37,7 @@ complete_words() {  # words... (the last one is being completed)
 [ "$(complete_words plan --fl)" = --fleet ] || fail "bash completion of 'gpuplan plan --fl' is not --fleet"
 [ "$(complete_words export sl)" = slurm ] || fail "bash completion of 'gpuplan export sl' is not slurm"
 complete_words export slurm -- | grep -qw -- --partition || fail "bash completion misses export slurm --partition"
-complete_words show -- | grep -qw -- --fleet && fail "bash completion offers plan's --fleet to show"
+complete_words show -- | grep -qw -- --policy && fail "bash completion offers plan's --policy to show"
 if command -v zsh >/dev/null; then zsh -n "$zshc" || fail "the zsh completion does not parse"; fi
 
 # The .deb: the installed files, and Depends from dpkg-shlibdeps (libfmt, yaml-cpp, simdjson

@@ -77,6 +77,21 @@ done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 [ "$i" = 5 ] || fail "expected 5 hostile labels, ran $i"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label was run as a command"
 
+# --junit: five launches at once (as Bazel starts them), three of them failing, each appending its
+# record and rewriting the JUnit under the results file's lock: the JUnit ends with all five.
+pids=()
+while IFS= read -r label; do
+  TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+    --results "$SCRATCH/junit-results.csv" --junit "$SCRATCH/junit.xml" \
+    sh -c 'sleep 0.2; case "$TEST_TARGET" in *pwned*) exit 1;; esac' > /dev/null 2>&1 &
+  pids+=($!)
+done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+xmllint --noout "$SCRATCH/junit.xml" || fail "run-under's JUnit is not well-formed XML"
+[ "$(grep -c '<testcase ' "$SCRATCH/junit.xml")" -eq 5 ] || fail "run-under's JUnit lacks records: $(cat "$SCRATCH/junit.xml")"
+[ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq 3 ] || fail "run-under's JUnit does not count 3 failures"
+grep -qF 'value="//a:&quot;q&quot;"' "$SCRATCH/junit.xml" || fail "run-under's JUnit lacks the label //a:\"q\""
+
 # A test missing from the plan gets free GPUs by its tags from --query, or a clear refusal.
 got=$(TEST_TARGET=//ml:cuda11_compat_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
         --query examples/query.xml sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/note")

@@ -25,4 +25,16 @@ out=$("$GPUPLAN" show "$plan" --width 80 --summary)
 [ "$(echo "$out" | grep -cE '^(a100|h100|l4)-[0-9] +[0-9]+ +[0-9]+ ')" -eq 4 ] || fail "--summary has not 4 node lines: $out"
 [ "$(echo "$out" | awk '/^(a100|h100|l4)-[0-9] / {n += $3} END {print n}')" -eq 16 ] || fail "--summary units do not add up to 16: $out"
 echo "$out" | grep -q "1 unschedulable unit, 2 diagnostics" || fail "--summary counts: $out"
+
+# Every node's axis marks the makespan (28m), and its column runs down the lanes (│).
+out=$("$GPUPLAN" show "$plan" --width 100)
+[ "$(echo "$out" | grep -c "makespan 28m ▼")" -eq 4 ] || fail "not every node's axis marks the makespan: $out"
+echo "$out" | grep -q '^ GPU 3 .*│$' || fail "the makespan column is not drawn down the lanes: $out"
+# With --fleet, a node of the fleet with no unit and the GPUs no unit uses are drawn as idle.
+sed 's/count: 2$/count: 3/' test/data/plans/fleet.yaml > "$SCRATCH/fleet.yaml"  # h100-2 idle, l4-0 gets a GPU 2
+out=$("$GPUPLAN" show "$plan" --width 100 --fleet "$SCRATCH/fleet.yaml")
+echo "$out" | grep -q "^h100-2 ── idle, 8 GPUs ─" || fail "--fleet does not draw the idle node h100-2: $out"
+echo "$out" | grep -A4 "^l4-0 " | grep -q "^ GPU 2 ·idle·" || fail "--fleet does not draw l4-0's idle GPU 2: $out"
+echo "$out" | grep -q "^h100-2" && "$GPUPLAN" show "$plan" --width 100 | grep -q "^h100-2" &&
+  fail "without --fleet an idle node is drawn"
 echo "PASS: show"

@@ -26,3 +26,30 @@ TEST_CASE("a label with a comma or a quote is quoted the CSV way") {
   RunRecord r{"//a:x,\"y\"", std::nullopt, 1, "n", {}, 0, 0, std::nullopt, std::nullopt};
   REQUIRE(to_csv(r).starts_with("\"//a:x,\"\"y\"\"\",,1.000,,n,,"));
 }
+
+TEST_CASE("results records read back as they were written, quoted labels too") {
+  std::vector<RunRecord> written{
+      {"//ml:train_test", 2, 12.5, "h100-0", {0, 1, 2, 3}, 1.7e9, 0, 4096, true},
+      {"//a:\"q\",x", std::nullopt, 0.25, "n,1", {3}, 1.7e9, 137, std::nullopt, {}}};
+  std::string text(results_header());
+  for (const auto& r : written) text += to_csv(r);
+  auto read = parse_results_csv(text, "results.csv");
+  REQUIRE(read.size() == 2);
+  for (size_t i = 0; i < read.size(); ++i) {
+    REQUIRE(read[i].label == written[i].label);
+    REQUIRE(read[i].shard_index == written[i].shard_index);
+    REQUIRE(read[i].seconds == written[i].seconds);
+    REQUIRE(read[i].node == written[i].node);
+    REQUIRE(read[i].gpus == written[i].gpus);
+    REQUIRE(read[i].exit_status == written[i].exit_status);
+  }
+}
+
+TEST_CASE("a broken results record is an error naming its line") {
+  std::string text(results_header());
+  text += "//a:x,,1.0,,n,0,2026-01-01T00:00:00.000Z,zero,\n";
+  REQUIRE_THROWS_WITH(parse_results_csv(text, "r.csv"),
+                      Catch::Contains("r.csv:2:1") && Catch::Contains("exit_status 'zero'"));
+  REQUIRE_THROWS_WITH(parse_results_csv(std::string(results_header()) + "\"//a:x,1\n", "r.csv"),
+                      Catch::Contains("quoted field"));
+}
