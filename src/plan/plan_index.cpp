@@ -205,7 +205,8 @@ std::optional<Plan> plan_slice(const ReadAt& index, const ReadAt& plan, const Pl
   auto records = find(index, entries_at, entry_count, wanted_label);
   auto node_records = find(index, nodes_at, node_count, wanted_node);
   if (!records || !node_records) return std::nullopt;
-  if (node_records->empty()) {  // not a node of the plan: every node's record, for the message naming them
+  const bool all_nodes = node_records->empty();
+  if (all_nodes) {  // not a node of the plan: every node's record, for the message naming them
     node_records->clear();
     for (std::uint64_t i = 0; i < node_count; i += 1024) {
       auto bytes =
@@ -215,13 +216,37 @@ std::optional<Plan> plan_slice(const ReadAt& index, const ReadAt& plan, const Pl
         node_records->push_back(entry_at(bytes, at));
     }
   }
-  records->insert(records->end(), node_records->begin(), node_records->end());
+  // Found by the label (section < 4) or by the node (section + 4), each record once, in plan order.
+  for (auto e : *node_records) {
+    e.section += 4;
+    records->push_back(e);
+  }
   std::sort(records->begin(), records->end(), [](const Entry& x, const Entry& y) {
-    return std::tie(x.section, x.offset) < std::tie(y.section, y.offset);
+    return std::tie(x.offset, x.section) < std::tie(y.offset, y.section);
   });
-  records->erase(std::unique(records->begin(), records->end(),
-                             [](const Entry& x, const Entry& y) { return x.offset == y.offset; }),
-                 records->end());
+  std::vector<Entry> unique;  // by offset; section: the list; length's top bits: found by label 1, node 2
+  std::vector<int> found_by;
+  for (const auto& e : *records) {
+    int by = e.section >= 4 ? 2 : 1;
+    std::uint32_t section = e.section % 4;
+    if (!unique.empty() && unique.back().offset == e.offset) {
+      found_by.back() |= by;
+      continue;
+    }
+    unique.push_back({e.key, e.offset, e.length, section});
+    found_by.push_back(by);
+  }
+  std::vector<std::size_t> order(unique.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return unique[x].section < unique[y].section; });
+  std::vector<Entry> sorted;
+  std::vector<int> sorted_by;
+  for (auto i : order) {
+    sorted.push_back(unique[i]);
+    sorted_by.push_back(found_by[i]);
+  }
+  *records = std::move(sorted);
 
   // The records as a small plan document, read by the same reader as a whole plan.
   std::string lists[4];
@@ -246,16 +271,20 @@ std::optional<Plan> plan_slice(const ReadAt& index, const ReadAt& plan, const Pl
   // Every record names what it was found by (a hash shared by two labels is harmless: run-under
   // compares labels itself), else the index is not of this file after all.
   auto ours = [&](std::string_view record_label) { return label_key(record_label) == wanted_label; };
+  std::size_t at = 0;
   for (const auto& t : slice.cpu_tests)
-    if (!ours(t.label)) return std::nullopt;
+    if (!ours(t.label) || sorted_by[at++] != 1) return std::nullopt;
   for (const auto& t : slice.skipped_tests)
-    if (!ours(t.label)) return std::nullopt;
+    if (!ours(t.label) || sorted_by[at++] != 1) return std::nullopt;
+  for (const auto& a : slice.assignments) {
+    int by = sorted_by[at++];
+    if (((by & 1) && !ours(a.unit.label)) ||
+        ((by & 2) && node_key(a.node.str()) != wanted_node && !all_nodes))
+      return std::nullopt;
+  }
   for (const auto& u : slice.unschedulable)
-    if (!ours(u.unit.label)) return std::nullopt;
-  std::set<std::uint64_t> node_keys;
-  for (const auto& e : *node_records) node_keys.insert(e.key);
-  for (const auto& a : slice.assignments)
-    if (!ours(a.unit.label) && !node_keys.count(node_key(a.node.str()))) return std::nullopt;
+    if (!ours(u.unit.label) || sorted_by[at++] != 1) return std::nullopt;
+  if (at != sorted_by.size()) return std::nullopt;
   return slice;
 }
 

@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
         xml);
     auto [label, node] = planned_unit(plan, units);
     fs::path locks = dir / "locks";
-    auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' -- true", plan.string(),
+    auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' true", plan.string(),
                                 node, locks.string()));
     setenv("TEST_TARGET", label.c_str(), 1);
     row("run-under (one launch, PLAN.index)", launch, plan);
