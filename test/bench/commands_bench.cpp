@@ -307,8 +307,8 @@ int main(int argc, char** argv) {
         xml);
     auto [label, node] = planned_unit(plan, units);
     fs::path locks = dir / "locks";
-    auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' true", plan.string(),
-                                node, locks.string()));
+    auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' true", plan.string(), node,
+                                locks.string()));
     setenv("TEST_TARGET", label.c_str(), 1);
     row("run-under (one launch, PLAN.index)", launch, plan);
     if (tests < 1'000'000) {  // the whole plan, as before the index (one run: it writes the index again)
