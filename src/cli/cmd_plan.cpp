@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
@@ -107,14 +108,20 @@ void run(const PlanArgs& args, int& status) {
 
   progress::stage("writing " + (args.output.empty() || args.output == "-" ? "the plan" : args.output));
   Output output(args.output);
+  PlanRecordScanner records;
   if (args.format == "text") {
     bool to_terminal = args.output.empty() || args.output == "-";
     Terminal terminal = to_terminal ? terminal_for(1) : Terminal{};
     output.write(render_text(plan, TextOptions{terminal.width, terminal.color}));
   } else {
-    write_plan_json(plan, output.sink());
+    write_plan_json(plan, [&, sink = output.sink()](std::string_view piece) {
+      records.feed(piece);
+      sink(piece);
+    });
   }
   output.commit();
+  if (args.format != "text" && !args.output.empty() && args.output != "-")
+    write_plan_index(args.output, plan, records);  // what run-under reads instead of the whole plan
   progress::finish();
   std::cerr << summary_of(plan);
   print_diagnostic_totals(plan.diagnostics, true);

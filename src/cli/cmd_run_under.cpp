@@ -154,8 +154,8 @@ int run_under(const RunUnderOptions& o) {
     shard = static_cast<int>(value);
   }
   if (!o.results.empty()) os::check_appendable(o.results);
-  auto plan = read_plan(o.plan);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
+  auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
   auto placement = place_test(plan, node, target, shard);
   using Kind = TestPlacement::Kind;
   if (placement.kind == Kind::unknown && !o.query.empty()) {

@@ -1,13 +1,29 @@
 #pragma once
-// Reading a plan file for the commands that take one (show, render, verify).
+// Reading a plan file for the commands that take one (show, render, verify), and its lookup
+// index (PLAN.index) for `run-under`, which runs once per test launch.
 #include <string>
+#include <string_view>
 
 #include "gpuplan/plan.hpp"
+#include "plan/plan_index.hpp"
 
 namespace gpuplan::cli {
 
 /// Reads and checks the plan at `path` ("-" or "": standard input). Throws InputError
 /// with the line and column of bad JSON, or the JSON path of a bad field.
 Plan read_plan(const std::string& path);
+
+/// Where the index of the plan file at `path` lives: next to it, "PATH.index".
+std::string plan_index_path(const std::string& path);
+
+/// Writes PATH.index for the plan file just written at `path`, whose text `records` scanned.
+/// A failure is one warning line on stderr: run-under then reads the whole plan, as it may.
+void write_plan_index(const std::string& path, const Plan& plan, const PlanRecordScanner& records);
+
+/// What `run-under` needs of the plan at `path` to launch `label` on `node` (plan_slice): read
+/// through PATH.index when the index was made from this very file, in a few small reads. Else
+/// (no index, a plan replaced or edited since, standard input) the whole plan, read and checked
+/// as read_plan does, and PATH.index written afresh for the next launches when the folder lets it.
+Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label);
 
 }  // namespace gpuplan::cli

@@ -1,8 +1,8 @@
 // Whole commands as users run them (issue 14): `gpuplan targets`, `classify`, `plan`, `verify`,
-// `compare`, `history summarize` on generated monorepos of 10k, 150k and 1M tests, each a fresh
-// process timed from outside (wall, CPU = user + system, peak RSS from wait4), several runs
-// and the median, beside `xmllint --stream --noout` and `jq -c .` on the same files.
-// Usage: commands_bench [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep]
+// `compare`, `history summarize` and one `run-under` launch on generated monorepos of 10k, 150k and 1M tests,
+// each a fresh process timed from outside (wall, CPU = user + system, peak RSS from wait4), several runs and
+// the median, beside `xmllint --stream --noout` and `jq -c .` on the same files. Usage: commands_bench
+// [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep]
 //   --quick: 10k and 150k tests only; --keep: leave the generated files in the temporary folder.
 // Exits 1 when a target of issue 14 item 3 is missed (at 150k tests and more).
 #include <fmt/format.h>
@@ -204,6 +204,25 @@ Run measure(const std::string& command, int runs) {
   return result;
 }
 
+/// The label and node of a unit in the middle of the plan's assignments, read line by line.
+std::pair<std::string, std::string> planned_unit(const fs::path& plan, long units) {
+  std::ifstream in(plan);
+  std::string line, label, node;
+  bool in_assignments = false;
+  long seen = 0;
+  auto value = [](const std::string& text) {
+    auto colon = text.find("\": \"");
+    return text.substr(colon + 4, text.rfind('"') - colon - 4);
+  };
+  while (std::getline(in, line)) {
+    if (line.starts_with("  \"assignments\"")) in_assignments = true;
+    if (!in_assignments) continue;
+    if (line.starts_with("      \"label\": ")) label = value(line);
+    if (line.starts_with("      \"node\": ") && ++seen >= units / 2) return {label, value(line)};
+  }
+  return {label, node};
+}
+
 struct Check {
   std::string what;
   bool ok;
@@ -286,6 +305,19 @@ int main(int argc, char** argv) {
         g(fmt::format("plan {} --fleet {} --history '{}' -o '{}' 2>/dev/null", x, f1, history.string(),
                       plan.string())),
         xml);
+    auto [label, node] = planned_unit(plan, units);
+    fs::path locks = dir / "locks";
+    auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' true", plan.string(), node,
+                                locks.string()));
+    setenv("TEST_TARGET", label.c_str(), 1);
+    row("run-under (one launch, PLAN.index)", launch, plan);
+    if (tests < 1'000'000) {  // the whole plan, as before the index (one run: it writes the index again)
+      int kept = runs;
+      runs = 1;
+      fs::remove(plan.string() + ".index");
+      row("run-under (one launch, whole plan)", launch, plan);
+      runs = kept;
+    }
     row("verify (plan, 1,000 nodes)", g(fmt::format("verify '{}' --fleet {} >/dev/null", plan.string(), f1)),
         plan);
     row("compare --json (exact, whole-node)",
@@ -320,6 +352,11 @@ int main(int argc, char** argv) {
       checks.push_back({fmt::format("{} tests: 10,000 nodes {:.2f}x the CPU of 1,000 nodes (target <= 2x)",
                                     tests, fleet_ratio),
                         fleet_ratio <= 2});
+      const auto& launch = results["run-under (one launch, PLAN.index)"];
+      checks.push_back(
+          {fmt::format("{} tests: a run-under launch {:.1f} ms, {:.1f} MiB (target < 20 ms, 20 MB)", tests,
+                       launch.wall_s * 1000, static_cast<double>(launch.peak_rss_kib) / 1024),
+           launch.wall_s < 0.02 && launch.peak_rss_kib * 1024 < 20'000'000});
       if (tests >= 1'000'000)
         checks.push_back({fmt::format("{} tests planned in {:.1f} s CPU (target < 20 s)", tests,
                                       cpu("plan (xml, 1,000 nodes)")),

@@ -139,3 +139,29 @@ TEST_CASE("a label line that is not UTF-8 is an error at its line") {
   REQUIRE_THROWS_WITH(read_text("//a:ok_test\n//a:\xff_test\n", InputFormat::label),
                       Catch::StartsWith("input:2: not UTF-8 text"));
 }
+
+TEST_CASE("attributes gpuplan never reads, in every spelling and across read boundaries, change nothing") {
+  // The reader blanks these before expat sees them; the kept ones, nameless list items and a kept
+  // name written as the wrong element must come through as before.
+  std::string text = "<query version=\"2\">\n";
+  for (int i = 0; i < 20000; ++i) {  // about 4 MB: elements straddle the 1 MiB reads
+    text += "<rule class=\"sh_test\" name=\"//a:t" + std::to_string(i) + "\">\n";
+    text += "  <string name=\"name\" value=\"t" + std::to_string(i) + "\"/>\n";
+    text += "  <label  name='main' value=\"//a:m.sh\" />\n  <boolean\tname=\"linkstatic\" value=\"true\"/>\n";
+    text += "  <list name=\"srcs\"><label value=\"//a:t.sh\"/><label value='//a:u.sh'/></list>\n";
+    text += "  <list name=\"tags\"><string value=\"gpu\"/></list>\n";
+    text += "  <string value=\"z\" name=\"size\"/>\n  <int name=\"shard_count\" value=\"3\"/>\n</rule>\n";
+  }
+  TargetList list = read_text(text + "</query>\n");
+  REQUIRE(list.tests.size() == 20000);
+  for (const Target& target : list.tests) {
+    REQUIRE(target.tags == std::vector<Symbol>{"gpu"});
+    REQUIRE(target.size == "z");
+    REQUIRE(target.shard_count == 3);
+  }
+  std::string wrong =
+      "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+      "  <label name=\"main\" value=\"//a:m\"/>\n  <label name=\"size\" value=\"//a:x\"/>\n</rule></query>";
+  REQUIRE_THROWS_WITH(read_text(wrong), Catch::StartsWith("input:4:3: ") &&
+                                            Catch::Contains("attribute size of //a:t is a <label>"));
+}
