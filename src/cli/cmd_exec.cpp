@@ -318,7 +318,8 @@ int run_exec(const ExecOptions& o) {
   hooks.ended = [&](const UnitRun& u) {
     if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
     if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
-      sharing->claims().done(u.assignment.unit.id);
+      sharing->claims().done(u.assignment.unit.id,
+                             u.outcome == Outcome::passed ? 0 : std::max(u.exit_status, 1));
     progress(u, describe(u));
     GpuUsage usage;
     if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {
