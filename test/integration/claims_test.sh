@@ -94,4 +94,34 @@ for line in open('$LOG'):
     kind, unit, node = line.split()[:3]
     assert unit.startswith('//t:' + node + '_'), line
 " || fail "--static ran a unit on another node"
+# 4. run-under --claims (dynamic execution inside bazel test): a test planned on n0 runs on n1
+# when n1 claims it first (with --fleet), n0 then exits as it ended there without running it
+# again; a held test is waited for; without --fleet a test planned elsewhere is refused.
+C4=$SCRATCH/claims4
+under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
+  local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
+  TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 1 \
+    --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@" \
+    bash -c "echo $label $node >>$SCRATCH/under.log; sleep $pause; exit $code"
+}
+status=0; under n1 //t:n0_0 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u1.err" || status=$?
+[ "$status" = 0 ] || fail "n1 did not take n0's test: $(cat "$SCRATCH/u1.err")"
+grep -q "n1 takes it" "$SCRATCH/u1.err" || fail "no word of the takeover: $(cat "$SCRATCH/u1.err")"
+status=0; under n0 //t:n0_0 0 2>"$SCRATCH/u0.err" || status=$?
+[ "$status" = 0 ] && grep -q "ran on node n1" "$SCRATCH/u0.err" || fail "n0 ran it again: $(cat "$SCRATCH/u0.err")"
+status=0; under n1 //t:n0_2 7 0 --fleet "$SCRATCH/fleet.yaml" 2>/dev/null || status=$?
+[ "$status" = 7 ] || fail "the failing test: exit $status on n1"
+status=0; under n0 //t:n0_2 0 2>/dev/null || status=$?
+[ "$status" = 7 ] || fail "n0 does not report the failure seen on n1: exit $status"
+under n0 //t:n0_3 0 1 2>/dev/null &
+sleep 0.3
+under n1 //t:n0_3 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u3.err" || fail "n1 waiting for n0 failed"
+wait
+grep -q "waiting for it to end" "$SCRATCH/u3.err" || fail "n1 did not wait: $(cat "$SCRATCH/u3.err")"
+status=0; under n2 //t:n0_1 0 2>"$SCRATCH/u2.err" || status=$?
+[ "$status" = 2 ] && grep -q "without --fleet" "$SCRATCH/u2.err" || fail "n2 without --fleet: exit $status $(cat "$SCRATCH/u2.err")"
+for label in //t:n0_0 //t:n0_2 //t:n0_3; do
+  [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
+done
+awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
 echo PASS
