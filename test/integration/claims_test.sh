@@ -169,4 +169,9 @@ for label in //t:n0_0 //t:n0_2 //t:n0_3; do
   [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
 done
 awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
+# 6. export slurm --claims without --command would write jobs whose exec refuses at run time: exit 2 now.
+status=0
+"$GPUPLAN" export slurm "$SCRATCH/plan.json" -o "$SCRATCH/slurm" --claims "$SCRATCH/c6" 2>"$SCRATCH/e6" || status=$?
+[ "$status" = 2 ] && grep -q "needs --command" "$SCRATCH/e6" || fail "export slurm --claims without --command: exit $status"
+[ ! -e "$SCRATCH/slurm/submit.sh" ] || fail "export slurm left scripts behind"
 echo PASS
