@@ -167,6 +167,10 @@ struct Audit {
   std::string unknown_example;         ///< one undeclared label they reach, for the warning
 };
 
+/// What to edit in the BUILD file so that a GPU test stops asking for a GPU ("remove tags gpu:2,
+/// nvlink"), from its annotations (classify with annotations kept); `audit` and `history suggest` say it.
+std::string gpu_annotation_removal(const ClassifiedTest& test);
+
 /// Compares each classified test (not the skipped ones) with what the graph says.
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
 

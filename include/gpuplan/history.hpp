@@ -15,6 +15,7 @@
 #include "gpuplan/classify.hpp"
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/rules.hpp"
+#include "gpuplan/symbol.hpp"
 #include "gpuplan/units.hpp"
 
 namespace gpuplan {
@@ -27,6 +28,9 @@ struct Sample {
   bool timed_out = false;
   std::optional<std::int64_t> peak_vram_mib;  ///< per GPU, as measured
   std::optional<std::int64_t> start_ms;       ///< when it started (ms since the epoch), if the input says
+  /// Whether any of its processes was on a GPU (results records' gpu_touched); empty: not measured.
+  std::optional<bool> gpu_touched;
+  Symbol node;  ///< where it ran (results records' node); empty when the input does not say
   bool operator==(const Sample&) const = default;
 };
 
@@ -58,7 +62,7 @@ struct HistoryRead {
 enum class HistoryFormat {
   bep,    ///< bazel test --build_event_json_file: one JSON event a line
   junit,  ///< test.xml as Bazel, gtest or pytest write it
-  csv,    ///< header with label,seconds and optionally shard,peak_vram_mib,start,exit_status
+  csv,    ///< header with label,seconds and optionally shard,peak_vram_mib,start,exit_status,node,gpu_touched
   json,   ///< rows as a JSON array or one object a line, or the file `history summarize` writes
 };
 std::string_view to_string(HistoryFormat format);
@@ -107,5 +111,56 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
 /// estimate is zero.
 Estimator history_estimator(const History& history, const Classification& tests, const Rules& rules,
                             Estimator fallback);
+
+/// A GPU test as `history suggest` judges it: what it asks for and where it was planned.
+struct AdvisedTest {
+  std::string label;                        ///< canonical_label()
+  std::optional<std::int64_t> gpu_mem_mib;  ///< its declared gpu-mem
+  std::string gpu_mem_source;  ///< the annotation that declared it ("tag gpu-mem:40GiB"), if known
+  std::string cpu_change;      ///< the edit that sends it to the CPU bucket ("add tag cpu-only")
+  std::string planned_node;    ///< where the plan put it; empty when unknown
+};
+
+/// The knobs of `history suggest`.
+struct AdviceOptions {
+  int last = 10;     ///< the runs that count: each unit's newest this many
+  int min_runs = 3;  ///< measured runs (gpu_touched known) a test needs before it is called CPU-only
+  double vram_headroom = 0.15;
+  double over_factor =
+      2;  ///< a declared gpu-mem this many times the measured need (and 1 GiB more) is far above
+  /// The smallest GPU memory of each node (from the fleet): the memory a measured peak is held against.
+  std::map<std::string, std::int64_t, std::less<>> node_vram_mib;
+};
+
+enum class AdviceKind {
+  never_touched_gpu,  ///< no GPU touched in any measured recent run: a candidate for the CPU bucket
+  near_capacity,      ///< peak within the headroom of its GPU's memory: ask for a bigger GPU
+  gpu_mem_too_high,   ///< declared gpu-mem far above the measured peak: ask for less
+};
+std::string_view to_string(AdviceKind kind);  ///< "never-touched-gpu", "near-capacity", "gpu-mem-too-high"
+
+/// One piece of advice about one test, with the exact edit.
+struct Advice {
+  AdviceKind kind = AdviceKind::never_touched_gpu;
+  std::string label;
+  long runs = 0;  ///< recent runs with a measurement (gpu_touched for the first kind, peak VRAM else)
+  std::optional<std::int64_t> peak_vram_mib;  ///< the largest recent peak
+  std::optional<std::int64_t> gpu_vram_mib;   ///< near_capacity: the memory of the smallest GPU it ran on
+  std::string node;                           ///< near_capacity: the node of that GPU
+  std::optional<std::int64_t> declared_mib;   ///< its declared gpu-mem
+  std::optional<std::int64_t>
+      suggested_mib;   ///< the gpu-mem to ask for: the peak plus headroom, in whole GiB
+  std::string change;  ///< the edit: "add tag cpu-only", "replace tag gpu-mem:40GiB with gpu-mem:6GiB"
+};
+
+struct HistoryAdvice {
+  std::vector<Advice> advice;  ///< by kind, then label
+  long tests = 0;              ///< GPU tests judged
+  long measured = 0;           ///< of them, with a recent run that measured GPU use or memory
+};
+
+/// Judges each test by the last `options.last` samples of each of its units.
+HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tests,
+                     const AdviceOptions& options);
 
 }  // namespace gpuplan

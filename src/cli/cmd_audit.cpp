@@ -2,7 +2,6 @@
 // GPU code, tests that reach GPU code without a GPU annotation, and the counts by package.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,61 +37,41 @@ struct Measured {
   std::int64_t peak_vram_mib = 0;
 };
 
-/// One CSV line split into fields (RFC 4180 quotes).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
-/// Measured GPU use by canonical label. Peak VRAM comes through the history readers (every
-/// format); gpu_touched, a column of results records, from CSV files that have it.
-std::map<std::string, Measured> measured_use(const std::vector<std::string>& paths, const History& history) {
+/// Measured GPU use by canonical label, from every sample of the history readers that says
+/// (results records' gpu_touched; a peak VRAM above 0 where the column is missing).
+std::map<std::string, Measured> measured_use(const History& history, int window) {
   std::map<std::string, Measured> measured;
-  std::map<std::string, bool> has_touched;
-  for (const auto& path : paths) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) continue;
-    auto header = csv_fields(line);
-    auto column = [&](std::string_view name) {
-      return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
-    };
-    std::size_t label = column("label"), touched = column("gpu_touched");
-    if (label == header.size() || touched == header.size()) continue;
-    while (std::getline(in, line)) {
-      auto fields = csv_fields(line);
-      if (fields.size() != header.size()) continue;
-      auto& m = measured[canonical_label(fields[label])];
-      has_touched[canonical_label(fields[label])] = true;
-      ++m.runs;
-      if (fields[touched] == "true" || fields[touched] == "1") ++m.touched;
-    }
-  }
   for (const auto& [key, samples] : history.samples) {
-    auto& m = measured[key.label];
-    for (const auto& sample : samples) {
-      if (!sample.peak_vram_mib) continue;
-      m.peak_vram_mib = std::max(m.peak_vram_mib, *sample.peak_vram_mib);
-      if (has_touched[key.label]) continue;
+    for (const auto& sample : recent_samples(samples, window)) {
+      if (!sample.gpu_touched && !sample.peak_vram_mib) continue;
+      auto& m = measured[key.label];
       ++m.runs;
-      if (*sample.peak_vram_mib > 0) ++m.touched;
+      if (sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0) ++m.touched;
+      m.peak_vram_mib = std::max(m.peak_vram_mib, sample.peak_vram_mib.value_or(0));
     }
   }
   return measured;
+}
+
+/// A GPU-annotated test that touched no GPU in any measured run, whatever the graph says.
+struct Untouched {
+  std::string label;
+  long runs = 0;
+  std::string tag_change;
+};
+
+std::vector<Untouched> never_touched(const Classification& tests,
+                                     const std::map<std::string, Measured>& measured) {
+  std::vector<Untouched> list;
+  for (const auto& test : tests.tests) {
+    if (test.bucket != Bucket::gpu) continue;
+    auto found = measured.find(canonical_label(test.target.label));
+    if (found == measured.end() || found->second.runs == 0 || found->second.touched > 0) continue;
+    list.push_back({canonical_label(test.target.label), found->second.runs, gpu_annotation_removal(test)});
+  }
+  std::sort(list.begin(), list.end(),
+            [](const Untouched& a, const Untouched& b) { return a.label < b.label; });
+  return list;
 }
 
 std::string measured_text(const Measured& m) {
@@ -121,6 +100,7 @@ std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rule
 struct Report {
   const Audit& audit;
   const std::map<std::string, Measured>& measured;
+  const std::vector<Untouched>& untouched;  ///< --history: GPU tests whose runs touched no GPU
   bool with_hours;
   bool with_history;
 };
@@ -145,6 +125,8 @@ std::string summary_line(const Report& r) {
       fmt::format("{} tests audited: {} GPU-annotated reach no GPU code", r.audit.tests, idle.size());
   if (r.with_hours) line += fmt::format(" ({:.2f} GPU-hours in the plan)", total_hours(idle));
   line += fmt::format(", {} reach GPU code without a GPU annotation", missing.size());
+  if (r.with_history)
+    line += fmt::format(", {} GPU-annotated touched no GPU in their runs", r.untouched.size());
   if (r.audit.unknown > 0)
     line += fmt::format(", {} unknown (their deps are not in the input, e.g. {})", r.audit.unknown,
                         r.audit.unknown_example);
@@ -175,6 +157,14 @@ std::string render_text(const Report& r) {
     out += fmt::format("  {}\n      path: {}\n      change: {}{}\n", e->label, e->path, e->tag_change,
                        e->location.empty() ? "" : " at " + e->location);
     if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
+  }
+  if (r.with_history) {
+    out += fmt::format(
+        "\nGPU-annotated tests that touched no GPU in any measured run ({}): candidates for the CPU bucket\n",
+        r.untouched.size());
+    for (const auto& u : r.untouched)
+      out += fmt::format("  {}\n      measured: no GPU touched in {} run{}\n      change: {}\n", u.label,
+                         u.runs, u.runs == 1 ? "" : "s", u.tag_change);
   }
   out += "\nBy package\n";
   for (const auto& p : r.audit.packages)
@@ -210,6 +200,16 @@ std::string render_markdown(const Report& r) {
     out += "| test | path to GPU code |\n|---|---|\n";
     for (const auto* e : missing) out += fmt::format("| `{}` | `{}` |\n", e->label, e->path);
     out += "\n";
+  }
+  if (r.with_history) {
+    out += fmt::format("#### GPU-annotated tests that touched no GPU in any measured run ({})\n\n",
+                       r.untouched.size());
+    if (!r.untouched.empty()) {
+      out += "| test | measured runs | change |\n|---|---:|---|\n";
+      for (const auto& u : r.untouched)
+        out += fmt::format("| `{}` | {} | {} |\n", u.label, u.runs, u.tag_change);
+      out += "\n";
+    }
   }
   out +=
       "<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
@@ -248,6 +248,12 @@ std::string render_json(const Report& r) {
     j[key] = nlohmann::ordered_json::array();
     for (const auto* e : *list) j[key].push_back(entry(*e));
   }
+  if (r.with_history) {
+    j["summary"]["never_touched_gpu"] = r.untouched.size();
+    j["never_touched_gpu"] = nlohmann::ordered_json::array();
+    for (const auto& u : r.untouched)
+      j["never_touched_gpu"].push_back({{"label", u.label}, {"runs", u.runs}, {"change", u.tag_change}});
+  }
   j["packages"] = nlohmann::ordered_json::array();
   for (const auto& p : r.audit.packages)
     j["packages"].push_back({{"package", p.package},
@@ -279,12 +285,14 @@ void run(const AuditArgs& args, int& status) {
       if (auto found = hours.find(e.label); found != hours.end()) e.gpu_hours = found->second;
   }
   std::map<std::string, Measured> measured;
+  std::vector<Untouched> untouched;
   if (!args.history.empty()) {
     Diagnostics history_diagnostics;
-    measured =
-        measured_use(args.history, read_history_paths(args.history, args.query.strict, history_diagnostics));
+    measured = measured_use(read_history_paths(args.history, args.query.strict, history_diagnostics),
+                            rules.history_window);
+    untouched = never_touched(tests, measured);
   }
-  Report report{result, measured, !args.fleet.empty(), !args.history.empty()};
+  Report report{result, measured, untouched, !args.fleet.empty(), !args.history.empty()};
   std::string format = args.json ? "json" : args.format;
   write_output(args.output, format == "json"       ? render_json(report)
                             : format == "markdown" ? render_markdown(report)

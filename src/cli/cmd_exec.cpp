@@ -68,6 +68,9 @@ class Sharing {
   }
   os::Claims& claims() { return claims_; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
+  /// This node's own unit already started early on other free GPUs by take(): its claim is
+  /// ours, and it must not start a second time from the node's list.
+  bool taken_early(const std::string& unit) const { return taken_early_.count(unit) > 0; }
 
   /// A unit not run yet that fits on `free` GPUs here, claimed for this node.
   std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
@@ -81,6 +84,7 @@ class Sharing {
           !claims_.claim(a.unit.id))
         continue;
       taken_.insert(a.unit.id);
+      if (a.node == node_name_) taken_early_.insert(a.unit.id);
       Assignment here = a;
       here.node = node_name_;
       here.gpus = *gpus;
@@ -119,6 +123,7 @@ class Sharing {
   const Node* here_ = nullptr;
   std::vector<Assignment> candidates_;  ///< by planned start
   std::set<std::string> taken_;         ///< run, running or done here, or known done
+  std::set<std::string> taken_early_;   ///< this node's own units that take() started
 };
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -337,7 +342,8 @@ int run_exec(const ExecOptions& o) {
   if (!o.claims.empty()) sharing.emplace(o, plan);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
-      if (!sharing->claims().claim(u.assignment.unit.id)) return Admission::elsewhere;
+      if (sharing->taken_early(u.assignment.unit.id) || !sharing->claims().claim(u.assignment.unit.id))
+        return Admission::elsewhere;
       sharing->ran_here(u.assignment.unit.id);
     }
     return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
@@ -375,7 +381,8 @@ int run_exec(const ExecOptions& o) {
   hooks.ended = [&](const UnitRun& u) {
     if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
     if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
-      sharing->claims().done(u.assignment.unit.id);
+      sharing->claims().done(u.assignment.unit.id,
+                             u.outcome == Outcome::passed ? 0 : std::max(u.exit_status, 1));
     progress(u, describe(u));
     GpuUsage usage;
     if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {

@@ -1,5 +1,6 @@
 // gpuplan history summarize FILES... -o history.json: many runs into one compact rolling history.
 // gpuplan history show LABEL --history FILE...: a test's samples and the estimate a plan would use.
+// gpuplan history suggest --history FILE... --plan PLAN: what measured GPU use says of the tags.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,8 +10,12 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/fleet.hpp"
+#include "gpuplan/graph.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/target.hpp"
 
@@ -28,6 +33,10 @@ struct HistoryOptions {
   Rules rules;        ///< only the history knobs: percentile, window, VRAM headroom
   std::optional<double> percentile;
   std::optional<int> window;
+  std::string plan;   ///< suggest: the plan whose GPU tests are judged
+  std::string query;  ///< suggest: bazel query output, for the tests' annotations
+  std::string fleet;  ///< suggest: the GPUs' memory
+  AdviceOptions advice;
 
   /// The rules file's knobs, then the flags over them.
   void resolve_rules() {
@@ -127,6 +136,136 @@ int show_command(HistoryOptions& options) {
   return exit_ok;
 }
 
+/// The GPU tests of --plan and --query: the plan says where each ran, the query what it declared.
+std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
+  std::map<std::string, AdvisedTest> tests;
+  if (!options.plan.empty()) {
+    Plan plan = read_plan(options.plan);
+    auto add = [&](const Unit& unit, const std::string& node) {
+      auto& test = tests[canonical_label(unit.label)];
+      if (!test.label.empty()) return;
+      test.label = canonical_label(unit.label);
+      if (unit.requirement.gpu_mem_mib) test.gpu_mem_mib = unit.requirement.gpu_mem_mib->value;
+      test.cpu_change = "add tag cpu-only";
+      test.planned_node = node;
+    };
+    for (const auto& a : plan.assignments) add(a.unit, a.node);
+    for (const auto& u : plan.unschedulable) add(u.unit, "");
+  }
+  if (!options.query.empty()) {
+    QueryOptions query;
+    query.targets.path = options.query;
+    query.rules = options.rules_path;
+    query.strict = options.strict;
+    for (const auto& c : read_and_classify(query, read_rules(query), true).tests) {
+      if (c.bucket != Bucket::gpu) continue;
+      auto& test = tests[canonical_label(c.target.label)];
+      test.label = canonical_label(c.target.label);
+      test.gpu_mem_mib.reset();
+      test.gpu_mem_source.clear();
+      if (c.requirement.gpu_mem_mib) {
+        test.gpu_mem_mib = c.requirement.gpu_mem_mib->value;
+        test.gpu_mem_source = c.requirement.gpu_mem_mib->source;
+      }
+      auto removal = gpu_annotation_removal(c);
+      test.cpu_change = removal.empty() ? "add tag cpu-only" : removal + " (or add tag cpu-only)";
+    }
+  }
+  std::vector<AdvisedTest> list;
+  for (auto& [label, test] : tests) list.push_back(std::move(test));
+  return list;
+}
+
+std::string mib_text(std::optional<std::int64_t> mib) { return mib ? fmt::format("{} MiB", *mib) : "-"; }
+
+std::string advice_text(const HistoryAdvice& advice, const AdviceOptions& options) {
+  std::string out;
+  auto section = [&](AdviceKind kind, std::string_view title) {
+    std::vector<const Advice*> list;
+    for (const auto& a : advice.advice)
+      if (a.kind == kind) list.push_back(&a);
+    out += fmt::format("{}{} ({})\n", out.empty() ? "" : "\n", title, list.size());
+    for (const auto* a : list) {
+      out += fmt::format("  {}\n", a->label);
+      if (kind == AdviceKind::never_touched_gpu)
+        out += fmt::format("      measured: no GPU touched in {} run{}\n", a->runs, a->runs == 1 ? "" : "s");
+      else if (kind == AdviceKind::near_capacity)
+        out +=
+            fmt::format("      measured: peak {} of {} on {} (headroom {:g}%)\n", mib_text(a->peak_vram_mib),
+                        mib_text(a->gpu_vram_mib), a->node, options.vram_headroom * 100);
+      else
+        out += fmt::format("      measured: peak {}, declared {}\n", mib_text(a->peak_vram_mib),
+                           mib_text(a->declared_mib));
+      out += fmt::format("      change: {}\n", a->change);
+    }
+  };
+  section(AdviceKind::never_touched_gpu,
+          fmt::format("GPU tests that touched no GPU in their last {} runs: candidates for the CPU bucket",
+                      options.last));
+  section(AdviceKind::near_capacity, "GPU tests whose peak memory comes within the headroom of their GPU's");
+  section(
+      AdviceKind::gpu_mem_too_high,
+      fmt::format("GPU tests whose declared gpu-mem is {:g}x or more what they use", options.over_factor));
+  return out;
+}
+
+std::string advice_json(const HistoryAdvice& advice, const AdviceOptions& options) {
+  nlohmann::ordered_json j;
+  j["last"] = options.last;
+  j["vram_headroom"] = options.vram_headroom;
+  j["tests"] = advice.tests;
+  j["measured_tests"] = advice.measured;
+  auto optional = [](std::optional<std::int64_t> v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  for (auto kind : {AdviceKind::never_touched_gpu, AdviceKind::near_capacity, AdviceKind::gpu_mem_too_high}) {
+    auto& list = j[std::string(to_string(kind))] = nlohmann::ordered_json::array();
+    for (const auto& a : advice.advice) {
+      if (a.kind != kind) continue;
+      nlohmann::ordered_json o{
+          {"label", a.label}, {"runs", a.runs}, {"peak_vram_mib", optional(a.peak_vram_mib)}};
+      if (kind == AdviceKind::near_capacity) {
+        o["gpu_vram_mib"] = optional(a.gpu_vram_mib);
+        o["node"] = a.node;
+      }
+      o["declared_gpu_mem_mib"] = optional(a.declared_mib);
+      if (kind != AdviceKind::never_touched_gpu) o["suggested_gpu_mem_mib"] = optional(a.suggested_mib);
+      o["change"] = a.change;
+      list.push_back(std::move(o));
+    }
+  }
+  return j.dump(2) + "\n";
+}
+
+int suggest_command(HistoryOptions& options) {
+  if (options.plan.empty() && options.query.empty())
+    throw InputError(Position{"history suggest"},
+                     "which tests are GPU tests? give --plan PLAN (and/or --query QUERY for their tags)");
+  options.resolve_rules();
+  options.advice.vram_headroom = options.rules.vram_headroom;
+  if (!options.fleet.empty()) {
+    Input input = open_input(options.fleet);
+    for (const auto& node : load_fleet(input.in(), input.name).nodes) {
+      std::int64_t smallest = 0;
+      for (const auto& gpu : node.gpus)
+        smallest = smallest == 0 ? gpu.vram_mib : std::min(smallest, gpu.vram_mib);
+      if (smallest > 0) options.advice.node_vram_mib[node.name] = smallest;
+    }
+  }
+  auto tests = advised_tests(options);
+  Diagnostics diagnostics;
+  History history = read_history_paths(options.paths, options.strict, diagnostics);
+  print_warnings(diagnostics);
+  auto advice = advise(history, tests, options.advice);
+  write_output(options.output,
+               options.json ? advice_json(advice, options.advice) : advice_text(advice, options.advice));
+  std::cerr << fmt::format(
+      "gpuplan: {} GPU tests, {} with measured GPU use in their last {} runs; {} suggestions{}\n",
+      advice.tests, advice.measured, options.advice.last, advice.advice.size(),
+      options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "");
+  return exit_ok;
+}
+
 }  // namespace
 
 void add_history_command(CLI::App& app, int& status) {
@@ -168,6 +307,37 @@ void add_history_command(CLI::App& app, int& status) {
       "Print {label, units: [{unit, shard, samples, recent: [{seconds, timed_out, peak_vram_mib}], "
       "estimate: {seconds, source, peak_vram_mib}}]} (units empty: no history)");
   show->callback([options, &status] { status = show_command(*options); });
+
+  auto* suggest = history->add_subcommand(
+      "suggest",
+      "From measured GPU use (results records' gpu_touched, peak_vram_mib): GPU tests that never touched a "
+      "GPU, peaks near their GPU's memory, declared gpu-mem far above use; each with the tag change");
+  suggest->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
+  suggest->add_option("--plan", options->plan, "the plan: its GPU tests, their gpu-mem and nodes");
+  suggest->add_option("--query", options->query,
+                      "bazel query output: GPU tests by their tags, and the exact tags to change");
+  suggest->add_option("--fleet", options->fleet, "the fleet: each node's GPU memory, to hold peaks against");
+  suggest->add_option("--rules", options->rules_path, "Rules file (vram_headroom; the rules of --query)");
+  suggest->add_option("--last", options->advice.last, "the runs that count: each unit's newest N")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  suggest
+      ->add_option("--min-runs", options->advice.min_runs,
+                   "measured runs a test needs before it is called CPU-only")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  suggest
+      ->add_option("--over", options->advice.over_factor,
+                   "a declared gpu-mem this many times the peak plus headroom (and 1 GiB more) is too high")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+  suggest->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
+  suggest->add_flag(
+      "--json", options->json,
+      "Print {last, vram_headroom, tests, measured_tests, never-touched-gpu: [...], near-capacity: "
+      "[...], gpu-mem-too-high: [...]}, each entry {label, runs, peak_vram_mib, ..., change}");
+  suggest->add_option("-o,--output", options->output, "write the report to this file instead of stdout");
+  suggest->callback([options, &status] { status = suggest_command(*options); });
 }
 
 }  // namespace gpuplan::cli

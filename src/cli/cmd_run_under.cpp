@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -19,8 +22,10 @@
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
+#include "run/claims.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/os.hpp"
 
@@ -38,6 +43,9 @@ struct RunUnderOptions {
   std::string junit;  ///< --junit: JUnit XML of every record in --results, rewritten after each test
   std::string query;
   std::string rules;
+  std::string claims;  ///< --claims: the directory the nodes of one run share (dynamic execution)
+  double lease_s = 60;
+  std::string fleet;  ///< --fleet: with --claims, this node may run tests planned on others
   std::vector<std::string> command;
 };
 
@@ -140,6 +148,147 @@ int run_unplanned(const RunUnderOptions& o, const Plan& plan, const std::string&
   return run_test(o, assignment, std::move(held));
 }
 
+/// Renews this process's claims every quarter lease while it lives (the test runs).
+class LeaseRenewal {
+ public:
+  LeaseRenewal(os::Claims& claims, double lease_s)
+      : thread_([this, &claims, lease_s] {
+          std::unique_lock lock(mutex_);
+          while (!stop_.wait_for(lock, std::chrono::duration<double>(lease_s / 4), [this] { return done_; }))
+            claims.renew();
+        }) {}
+  ~LeaseRenewal() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    stop_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+/// The plan's assignment of the test (or shard) on any node; nullopt when it has none.
+std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& node,
+                                           const std::string& label, std::optional<int> shard) {
+  std::optional<Assignment> found;
+  for (const auto& a : plan.assignments) {
+    if (canonical_label(a.unit.label) != canonical_label(label) ||
+        (a.unit.shard_index && a.unit.shard_index != shard))
+      continue;
+    if (a.node == node) return a;
+    if (!found) found = a;
+  }
+  return found;
+}
+
+/// This node's GPUs that no other process holds now, each one's lock kept.
+std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::string& dir, int node_gpus) {
+  std::vector<int> gpus;
+  std::vector<os::GpuLocks> locks;
+  for (int gpu = 0; gpu < node_gpus; ++gpu)
+    if (auto lock = os::GpuLocks::take(dir, {gpu}, false)) {
+      gpus.push_back(gpu);
+      locks.push_back(std::move(*lock));
+    }
+  return {gpus, std::move(locks)};
+}
+
+/// Dynamic execution under Bazel (--claims): the test runs on the node that claims it first.
+/// Planned here: claimed, then run as planned. Planned elsewhere: run here when --fleet says
+/// this node meets every requirement and enough eligible GPUs are free now. Held or done by
+/// another node: waits for it to end and exits as it did there (a node that died is taken over
+/// once its lease expires). A test planned elsewhere that this node cannot take is refused.
+/// Returns nullopt when it is refused.
+std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const std::string& node,
+                               const Assignment& planned) {
+  os::Claims claims(o.claims, node, o.lease_s);
+  const std::string& id = planned.unit.id;
+  const bool here = planned.node == node;
+  std::optional<Node> fleet_node;
+  if (!o.fleet.empty() && !here) {
+    auto input = open_input(o.fleet);
+    for (auto& n : load_fleet(input.in(), input.name).nodes)
+      if (n.name == node) fleet_node = std::move(n);
+    if (!fleet_node) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", node));
+  }
+  bool told_waiting = false;
+  while (true) {
+    auto state = claims.state(id);
+    if (state == os::Claims::State::done) {
+      auto ran = claims.ran(id);
+      int status = ran ? ran->exit_status : 0;
+      std::cerr << fmt::format("gpuplan run-under: {} ran on node {} (exit {}); not again on {}\n", id,
+                               ran ? ran->node : "?", status, node);
+      return status;
+    }
+    const bool free = state == os::Claims::State::free || state == os::Claims::State::expired;
+    if (free && here) {
+      if (!claims.claim(id)) continue;
+      Assignment assignment = planned;
+      auto gpus = assignment.gpus;
+      if (holds_whole_node(assignment, plan.policy)) {
+        gpus.clear();
+        for (int gpu = 0; gpu < planned_gpu_count(plan, node); ++gpu) gpus.push_back(gpu);
+      }
+      std::vector<os::GpuLocks> held;
+      if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+      int status = 0;
+      {
+        LeaseRenewal renewing(claims, o.lease_s);
+        status = run_test(o, assignment, std::move(held));
+      }
+      claims.done(id, status);
+      return status;
+    }
+    if (free) {  // planned elsewhere, nobody holds it: run it here if this node can, now
+      if (!fleet_node) return std::nullopt;
+      const int node_gpus = static_cast<int>(fleet_node->gpus.size());
+      auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
+      std::optional<std::vector<int>> chosen;
+      if (holds_whole_node(planned, plan.policy)) {
+        if (static_cast<int>(gpus.size()) == node_gpus && gpus_here(planned, *fleet_node, gpus))
+          chosen = gpus;
+      } else {
+        chosen = gpus_here(planned, *fleet_node, gpus);
+      }
+      if (!chosen || !claims.claim(id)) {
+        if (!chosen) return std::nullopt;
+        continue;
+      }
+      std::vector<os::GpuLocks> held;
+      for (size_t i = 0; i < gpus.size(); ++i)
+        if (std::find(chosen->begin(), chosen->end(), gpus[i]) != chosen->end())
+          held.push_back(std::move(locks[i]));
+      locks.clear();
+      Assignment assignment = planned;
+      assignment.node = node;
+      assignment.gpus = *chosen;
+      std::cerr << fmt::format(
+          "gpuplan run-under: {} is planned on {}; {} takes it (dynamic execution), GPUs {}\n", id,
+          planned.node, node, gpu_list(*chosen));
+      int status = 0;
+      {
+        LeaseRenewal renewing(claims, o.lease_s);
+        status = run_test(o, assignment, std::move(held));
+      }
+      claims.done(id, status);
+      return status;
+    }
+    if (!told_waiting) {
+      std::cerr << fmt::format("gpuplan run-under: {} is running on node {}; waiting for it to end\n", id,
+                               claims.holder(id));
+      told_waiting = true;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(o.lease_s / 8, 0.05, 5.0)));
+  }
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -158,6 +307,14 @@ int run_under(const RunUnderOptions& o) {
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
   auto placement = place_test(plan, node, target, shard);
   using Kind = TestPlacement::Kind;
+  if (!o.claims.empty() && (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
+    if (auto planned = planned_anywhere(plan, node, target, shard)) {
+      if (auto status = run_claimed(o, plan, node, *planned)) return *status;
+      placement.reason += o.fleet.empty()
+                              ? "; without --fleet, dynamic execution takes no test planned elsewhere"
+                              : "; dynamic execution cannot take it here now (no eligible GPUs free)";
+    }
+  }
   if (placement.kind == Kind::unknown && !o.query.empty()) {
     if (auto wanted = unplanned_gpu_count(o, target))
       return run_unplanned(o, plan, node, target, shard, *wanted);
@@ -258,6 +415,17 @@ void add_run_under_command(CLI::App& app, int& status) {
           "a test the plan gives no GPUs on this node (other node, unschedulable, skipped, missing, node "
           "not in the plan): fail it (default) or warn and run it with no GPU visible")
       ->check(CLI::IsMember({"fail", "warn"}));
+  command->add_option("--claims", options->claims,
+                      "dynamic execution: a directory every node's run-under sees; each test runs once, "
+                      "on the node that claims it first (see exec --claims)");
+  command
+      ->add_option("--lease", options->lease_s,
+                   "seconds after which a silent node's claim is taken over (renewed 4 times a lease)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--fleet", options->fleet,
+                      "with --claims: this node may run a test planned on another node when it meets every "
+                      "requirement and enough of its GPUs are free");
   command->prefix_command();
   command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
   command->callback([options, command, &status] {

@@ -10,10 +10,7 @@
 
 namespace gpuplan {
 
-namespace {
-
-/// What to edit in the BUILD file so that the test stops asking for a GPU.
-std::string removal_of(const ClassifiedTest& test) {
+std::string gpu_annotation_removal(const ClassifiedTest& test) {
   std::vector<std::string> tags, properties, rules;
   for (const auto& a : test.annotations) {
     std::string_view source = a.source;
@@ -39,6 +36,8 @@ std::string removal_of(const ClassifiedTest& test) {
     change += fmt::format(" (in the call of macro {})", test.target.generator_function);
   return change;
 }
+
+namespace {
 
 bool unannotated(const ClassifiedTest& test) {
   return test.bucket == Bucket::cpu && std::string_view(test.reason).starts_with("no GPU annotation");
@@ -83,7 +82,7 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
                      {},    test.target.location};
     if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
-      entry.tag_change = removal_of(test);
+      entry.tag_change = gpu_annotation_removal(test);
     } else if (!gpu && reaches && unannotated(test)) {
       ++package.gpu_code_without_annotation;
       entry.kind = Disagreement::gpu_code_without_annotation;

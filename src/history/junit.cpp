@@ -163,7 +163,7 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
     std::string label = canonical_label(test.label);
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
     read.history.samples[SampleKey{label, test.shard}].push_back(
-        Sample{*seconds, times.timed_out, std::nullopt, times.start_ms});
+        Sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}});
   }
   read.diagnostics = bad.diagnostics();
   return read;

@@ -24,11 +24,15 @@ void write_summary(const History& history, int window, const std::function<void(
       out.key("shard_count").value(count->second);
     bool any_vram = false;
     bool any_timeout = false;
+    bool any_touched = false;
+    bool any_node = false;
     out.key("seconds").begin_array();
     for (const auto& sample : recent) {
       out.value(sample.seconds);
       any_vram = any_vram || sample.peak_vram_mib;
       any_timeout = any_timeout || sample.timed_out;
+      any_touched = any_touched || sample.gpu_touched;
+      any_node = any_node || !sample.node.empty();
     }
     out.end_array();
     if (any_vram) {
@@ -44,6 +48,26 @@ void write_summary(const History& history, int window, const std::function<void(
     if (any_timeout) {
       out.key("timed_out").begin_array();
       for (const auto& sample : recent) out.value(sample.timed_out);
+      out.end_array();
+    }
+    if (any_touched) {
+      out.key("gpu_touched").begin_array();
+      for (const auto& sample : recent) {
+        if (sample.gpu_touched)
+          out.value(*sample.gpu_touched);
+        else
+          out.null();
+      }
+      out.end_array();
+    }
+    if (any_node) {
+      out.key("node").begin_array();
+      for (const auto& sample : recent) {
+        if (sample.node.empty())
+          out.null();
+        else
+          out.value(sample.node.str());
+      }
       out.end_array();
     }
     out.end_object();

@@ -1,7 +1,7 @@
 // The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
-// label, seconds and optionally shard, peak_vram_mib, start, exit_status; columns are found by
-// name and unknown ones ignored. Also the file `gpuplan history summarize` writes.
+// label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched; columns are
+// found by name and unknown ones ignored. Also the file `gpuplan history summarize` writes.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -86,6 +86,19 @@ Row to_row(const Fields& fields) {
                           label, start)};
   }
   row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
+  if (std::string_view touched = field(fields, "gpu_touched"); !touched.empty()) {
+    if (equals_ignoring_case(touched, "true") || touched == "1")
+      row.sample.gpu_touched = true;
+    else if (equals_ignoring_case(touched, "false") || touched == "0")
+      row.sample.gpu_touched = false;
+    else
+      return {{}, {}, fmt::format("{}: gpu_touched \"{}\" is neither true nor false", label, touched)};
+  }
+  if (std::string_view node = field(fields, "node"); !node.empty()) {
+    if (auto problem = utf8_problem(node); !problem.empty())
+      return {{}, {}, fmt::format("{}: the node is not UTF-8 text: {}", label, problem)};
+    row.sample.node = node;
+  }
   return row;
 }
 
@@ -241,7 +254,7 @@ Row read_row_object(od::value value) {
     std::string text;
     if (!as_text(field_value, text)) {
       if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" ||
-          key == "exit_status")
+          key == "exit_status" || key == "node" || key == "gpu_touched")
         return {{}, {}, fmt::format("\"{}\" is not a plain value", key)};
       continue;
     }
@@ -250,8 +263,33 @@ Row read_row_object(od::value value) {
   return to_row(fields);
 }
 
+/// The summarize file's "gpu_touched" (true, false or null a sample) or "node" (a name or null)
+/// array; the problem when it is not one.
+std::string read_optional_column(od::value field, std::string_view name,
+                                 std::vector<std::optional<bool>>& touched, std::vector<Symbol>& nodes) {
+  od::array array;
+  if (field.get_array().get(array)) return fmt::format("\"{}\" is not an array", name);
+  for (auto element : array) {
+    od::value item;
+    bool null = false;
+    if (element.get(item) || item.is_null().get(null)) return "not valid JSON";
+    if (name == "gpu_touched") {
+      bool flag = false;
+      if (!null && item.get_bool().get(flag))
+        return "\"gpu_touched\" holds something other than true, false or null";
+      touched.push_back(null ? std::nullopt : std::optional<bool>(flag));
+      continue;
+    }
+    std::string_view node;
+    if (!null && item.get_string().get(node)) return "\"node\" holds something other than names or null";
+    if (auto problem = utf8_problem(node); !problem.empty()) return "\"node\" is not UTF-8 text: " + problem;
+    nodes.emplace_back(null ? std::string_view() : node);
+  }
+  return {};
+}
+
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
-/// "peak_vram_mib":[…],"timed_out":[…]}.
+/// "peak_vram_mib":[…],"timed_out":[…],"gpu_touched":[…],"node":[…]}.
 std::string read_summary_unit(od::value value, History& history) {
   od::object object;
   if (value.get_object().get(object)) return "a unit is not a JSON object";
@@ -260,6 +298,8 @@ std::string read_summary_unit(od::value value, History& history) {
   std::vector<Sample> samples;
   std::vector<std::optional<std::int64_t>> vram;
   std::vector<bool> timed_out;
+  std::vector<std::optional<bool>> touched;
+  std::vector<Symbol> nodes;
   for (auto member : object) {
     std::string_view name;
     od::value field;
@@ -283,6 +323,8 @@ std::string read_summary_unit(od::value value, History& history) {
       if (field.get_int64().get(count) || count < 1 || count > max_shard_count)
         return "\"shard_count\" is not a shard count";
       shard_count = static_cast<int>(count);
+    } else if (name == "gpu_touched" || name == "node") {
+      if (auto problem = read_optional_column(field, name, touched, nodes); !problem.empty()) return problem;
     } else if (name == "seconds" || name == "peak_vram_mib" || name == "timed_out") {
       od::array array;
       if (field.get_array().get(array)) return fmt::format("\"{}\" is not an array", name);
@@ -296,7 +338,7 @@ std::string read_summary_unit(od::value value, History& history) {
           if (seconds < 0) return fmt::format("\"seconds\" holds a negative time: {}", seconds);
           if (seconds > max_duration_s)
             return fmt::format("\"seconds\" holds {}, longer than a year (gpuplan's limit)", seconds);
-          samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt});
+          samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}});
         } else if (name == "peak_vram_mib") {
           int64_t mib = 0;
           bool null = false;
@@ -317,11 +359,16 @@ std::string read_summary_unit(od::value value, History& history) {
   }
   if (key.label.empty()) return "a unit without a \"label\"";
   if ((!vram.empty() && vram.size() != samples.size()) ||
-      (!timed_out.empty() && timed_out.size() != samples.size()))
-    return "\"peak_vram_mib\" and \"timed_out\" must have one entry per \"seconds\"";
+      (!timed_out.empty() && timed_out.size() != samples.size()) ||
+      (!touched.empty() && touched.size() != samples.size()) ||
+      (!nodes.empty() && nodes.size() != samples.size()))
+    return "\"peak_vram_mib\", \"timed_out\", \"gpu_touched\" and \"node\" must have one entry per "
+           "\"seconds\"";
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (!vram.empty()) samples[i].peak_vram_mib = vram[i];
     if (!timed_out.empty()) samples[i].timed_out = timed_out[i];
+    if (!touched.empty()) samples[i].gpu_touched = touched[i];
+    if (!nodes.empty()) samples[i].node = nodes[i];
   }
   if (key.shard && shard_count > 1) history.shard_counts[key.label] = shard_count;
   auto& list = history.samples[key];

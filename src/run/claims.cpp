@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "gpuplan/error.hpp"
 
@@ -72,13 +73,12 @@ double Claims::fs_now() {
   return mtime(info);
 }
 
-bool Claims::link_new(const std::string& target) {
+bool Claims::link_new(const std::string& target, const std::string& text) {
   auto mine = fmt::format("{}/.tmp-{}-{}-{}", dir_, node_, ::getpid(), counter_++);
   int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     throw InputError(Position{dir_},
                      fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
-  auto text = fmt::format("{} {}\n", node_, ::getpid());
   [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
   ::close(fd);
   bool ok = ::link(mine.c_str(), target.c_str()) == 0;
@@ -104,7 +104,7 @@ bool Claims::claim(const std::string& unit) {
   if (s == State::ours) return true;
   if (s != State::free && s != State::expired) return false;
   auto target = path(unit, std::to_string(current(unit) + 1));
-  if (!link_new(target)) return false;
+  if (!link_new(target, fmt::format("{} {}\n", node_, ::getpid()))) return false;
   held_[unit] = target;
   return true;
 }
@@ -113,9 +113,27 @@ void Claims::renew() {
   for (const auto& [unit, claim] : held_) touch(claim);
 }
 
-void Claims::done(const std::string& unit) {
-  link_new(path(unit, "done"));
+void Claims::done(const std::string& unit, int exit_status) {
+  link_new(path(unit, "done"), fmt::format("{} {} {}\n", node_, ::getpid(), exit_status));
   held_.erase(unit);
+}
+
+std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
+  std::ifstream in(path(unit, "done"));
+  if (!in) return std::nullopt;
+  Ran ran;
+  long pid = 0;
+  in >> ran.node >> pid >> ran.exit_status;
+  return ran;
+}
+
+std::string Claims::holder(const std::string& unit) const {
+  int n = current(unit);
+  if (n < 0) return {};
+  std::ifstream in(path(unit, std::to_string(n)));
+  std::string node;
+  in >> node;
+  return node;
 }
 
 void Claims::abandon(const std::string& unit) {

@@ -10,6 +10,7 @@
 // lease takes the unit over by linking the next number. DIR/H.done marks it run. Ages are
 // measured against a file this node touches, so the nodes' clocks need not agree.
 #include <map>
+#include <optional>
 #include <string>
 
 namespace gpuplan::os {
@@ -29,8 +30,16 @@ class Claims {
   bool claim(const std::string& unit);
   /// Renews the lease of every unit this node holds and has not finished.
   void renew();
-  /// The unit ran here (whatever its outcome): no node runs it again.
-  void done(const std::string& unit);
+  /// The unit ran here (whatever its outcome, `exit_status`): no node runs it again.
+  void done(const std::string& unit, int exit_status = 0);
+  /// Who ran a unit that is done, and how it ended; nullopt when it is not done.
+  struct Ran {
+    std::string node;
+    int exit_status = 0;
+  };
+  std::optional<Ran> ran(const std::string& unit) const;
+  /// The node whose claim on the unit is current; empty when none.
+  std::string holder(const std::string& unit) const;
   /// This node gives the unit up without running it to its end (stopped): its lease ends now.
   void abandon(const std::string& unit);
 
@@ -38,7 +47,7 @@ class Claims {
   std::string path(const std::string& unit, const std::string& suffix) const;
   int current(const std::string& unit) const;  ///< the highest claim number, -1 when none
   double fs_now();                             ///< the file system's clock, by touching our own file
-  bool link_new(const std::string& target);
+  bool link_new(const std::string& target, const std::string& text);
 
   std::string dir_, node_;
   double lease_s_;

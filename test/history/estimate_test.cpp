@@ -20,14 +20,15 @@ Estimator fixed_default() {
 }
 std::vector<Sample> durations(std::initializer_list<double> seconds) {
   std::vector<Sample> samples;
-  for (double s : seconds) samples.push_back(Sample{s, false, std::nullopt, std::nullopt});
+  for (double s : seconds) samples.push_back(Sample{s, false, std::nullopt, std::nullopt, std::nullopt, {}});
   return samples;
 }
 }  // namespace
 
 TEST_CASE("a unit's estimate is the p90 of its last 20 samples") {
   std::vector<Sample> samples;
-  for (int i = 1; i <= 30; ++i) samples.push_back(Sample{double(i), false, std::nullopt, std::nullopt});
+  for (int i = 1; i <= 30; ++i)
+    samples.push_back(Sample{double(i), false, std::nullopt, std::nullopt, std::nullopt, {}});
   auto estimate = estimate_from_samples(samples, Rules{});
   REQUIRE(estimate->source == "history-p90");
   REQUIRE(estimate->seconds == Approx(11 + 0.9 * 19));  // samples 11..30
@@ -43,8 +44,9 @@ TEST_CASE("the percentile and the window come from the rules") {
 }
 
 TEST_CASE("when every sample has a start time, the newest are the latest started") {
-  std::vector<Sample> samples = {
-      {5, false, std::nullopt, 3000}, {900, false, std::nullopt, 1000}, {7, false, std::nullopt, 2000}};
+  std::vector<Sample> samples = {{5, false, std::nullopt, 3000, std::nullopt, {}},
+                                 {900, false, std::nullopt, 1000, std::nullopt, {}},
+                                 {7, false, std::nullopt, 2000, std::nullopt, {}}};
   auto recent = recent_samples(samples, 2);
   REQUIRE(recent.size() == 2);
   REQUIRE(recent[0].seconds == 7);
@@ -94,8 +96,9 @@ TEST_CASE("no estimate is zero, even when Bazel rounded a fast test down to 0 s"
 
 TEST_CASE("a test that only ever timed out is planned for at least its timeout") {
   History history;
-  history.samples[{"//a:hangs", std::nullopt}] = {{900, true, 1000, std::nullopt}};
-  history.samples[{"//a:quick_timeout", std::nullopt}] = {{1, true, std::nullopt, std::nullopt}};
+  history.samples[{"//a:hangs", std::nullopt}] = {{900, true, 1000, std::nullopt, std::nullopt, {}}};
+  history.samples[{"//a:quick_timeout", std::nullopt}] = {
+      {1, true, std::nullopt, std::nullopt, std::nullopt, {}}};
   Classification tests;
   tests.tests = {gpu_test("//a:hangs", "medium"), gpu_test("//a:quick_timeout", "medium")};
   auto estimate = history_estimator(history, tests, Rules{}, fixed_default());

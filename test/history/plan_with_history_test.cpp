@@ -81,3 +81,30 @@ TEST_CASE(
   REQUIRE(informed_end <= 1.1 * 3000);  // three long tests on some GPU is unavoidable
   REQUIRE(informed.summary.makespan_s == Approx(informed_end).epsilon(0.1));
 }
+
+TEST_CASE("pack reserves a test's measured peak from the runners' results records plus the headroom") {
+  Classification tests;
+  std::string records = "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
+  for (int i = 0; i < 4; ++i) {
+    ClassifiedTest test;
+    test.target.label = fmt::format("//p:t{}", i);
+    test.bucket = Bucket::gpu;
+    test.requirement.gpus = {1, "tag gpu"};
+    tests.tests.push_back(test);
+    records += fmt::format("//p:t{},,60,{},h100-0,0,2026-01-0{}T00:00:00Z,0,true\n", i, 9000 + i, i + 1);
+    records += fmt::format("//p:t{},,60,10000,h100-0,0,2026-01-0{}T01:00:00Z,0,true\n", i, i + 1);
+  }
+  Rules rules;
+  auto history = test::read_table_text(records, true).history;
+  auto units = make_units(tests, ShardMode::per_shard,
+                          history_estimator(history, tests, rules, size_default_estimator(rules)), rules);
+  for (const auto& unit : units) REQUIRE(unit.vram_mib == 11500);  // 10000 MiB and 15% headroom
+  SolveOptions options;
+  options.policy = Policy::pack;
+  Plan plan = make_plan(tests, units, testing::fleet_of({{"h100", 1, 1}}), options);
+  REQUIRE(plan.assignments.size() == 4);
+  for (const auto& a : plan.assignments) {
+    REQUIRE(a.unit.vram_mib == 11500);
+    REQUIRE(a.start_s == 0);  // all four share the one 80 GiB GPU: 4 x 11500 MiB fit under 85%
+  }
+}

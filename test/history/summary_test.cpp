@@ -9,9 +9,10 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
   History history;
   for (int i = 1; i <= 30; ++i)
     history.samples[{"//a:b", std::nullopt}].push_back(
-        Sample{double(i), i == 30, std::nullopt, std::nullopt});
-  history.samples[{"//ml:train", 2}].push_back(Sample{250.5, false, 30720, 1714557600000});
-  history.samples[{"//ml:train", 2}].push_back(Sample{240, false, std::nullopt, 1714557500000});
+        Sample{double(i), i == 30, std::nullopt, std::nullopt, std::nullopt, {}});
+  history.samples[{"//ml:train", 2}].push_back(Sample{250.5, false, 30720, 1714557600000, std::nullopt, {}});
+  history.samples[{"//ml:train", 2}].push_back(
+      Sample{240, false, std::nullopt, 1714557500000, std::nullopt, {}});
   history.shard_counts["//ml:train"] = 4;
 
   std::string text = summarize(history, 20);

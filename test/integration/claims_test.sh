@@ -94,4 +94,84 @@ for line in open('$LOG'):
     kind, unit, node = line.split()[:3]
     assert unit.startswith('//t:' + node + '_'), line
 " || fail "--static ran a unit on another node"
+# 5. The real executors against the simulation: durations drawn log-normal (sigma 0.5, a fixed
+# seed), the same draws handed to `gpuplan simulate --history` (one sample a unit: its draw) and
+# slept, scaled by 0.8, by the units of three real execs, once static and once dynamic. The
+# simulation says the dynamic executor ends well before the static one (5.96 s against 3.73 s
+# for this seed); the real processes must show the same ordering, every unit run exactly once.
+/usr/bin/python3 - "$SCRATCH/draws.csv" <<'PY'
+import math, random, sys
+r = random.Random(2)
+with open(sys.argv[1], "w") as f:
+    f.write("label,seconds\n")
+    for n in range(3):
+        for i in range(6):
+            f.write(f"//t:n{n}_{i},{math.exp(r.gauss(0, 0.5)):.3f}\n")
+PY
+"$GPUPLAN" simulate "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/draws.csv" --runs 1 \
+  --json >"$SCRATCH/sim.json" 2>/dev/null || fail "simulate failed"
+jq -e '.dynamic.median < 0.8 * .static.median' "$SCRATCH/sim.json" >/dev/null ||
+  fail "the simulation no longer separates the executors: $(cat "$SCRATCH/sim.json")"
+cat >"$SCRATCH/drawn.sh" <<'SH'
+#!/usr/bin/env bash
+echo "start $2 $1" >>"$LOG"
+sleep "$(awk -F, -v u="$2" '$1 == u { print $2 * 0.8 }' "$DRAWS")"
+echo "done $2 $1" >>"$LOG"
+SH
+export DRAWS=$SCRATCH/draws.csv
+real_run() {  # real_run NAME ARGS...: the three execs at once; prints their wall time
+  export LOG=$SCRATCH/log-$1
+  : >"$LOG"
+  local name=$1 begin end; shift
+  begin=$EPOCHREALTIME
+  for node in n0 n1 n2; do
+    "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$node" --command "bash $SCRATCH/drawn.sh $node {unit}" \
+      --claims "$SCRATCH/claims-$name" --lease 5 "$@" >"$SCRATCH/$name-$node.out" 2>&1 &
+  done
+  wait || fail "a $name exec failed"
+  end=$EPOCHREALTIME
+  once_each || fail "$name: not every unit ran exactly once"
+  awk -v a="$begin" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
+}
+static_s=$(real_run static --static)
+dynamic_s=$(real_run dynamic --fleet "$SCRATCH/fleet.yaml")
+echo "real executors, durations x0.8: static ${static_s}s, dynamic ${dynamic_s}s; simulated: $(jq -c '[.static.median, .dynamic.median]' "$SCRATCH/sim.json")"
+awk -v d="$dynamic_s" -v s="$static_s" 'BEGIN { exit !(d < s) }' ||
+  fail "the real dynamic executors ($dynamic_s s) did not finish before the static ones ($static_s s)"
+
+# 4. run-under --claims (dynamic execution inside bazel test): a test planned on n0 runs on n1
+# when n1 claims it first (with --fleet), n0 then exits as it ended there without running it
+# again; a held test is waited for; without --fleet a test planned elsewhere is refused.
+C4=$SCRATCH/claims4
+under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
+  local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
+  TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 1 \
+    --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@" \
+    bash -c "echo $label $node >>$SCRATCH/under.log; sleep $pause; exit $code"
+}
+status=0; under n1 //t:n0_0 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u1.err" || status=$?
+[ "$status" = 0 ] || fail "n1 did not take n0's test: $(cat "$SCRATCH/u1.err")"
+grep -q "n1 takes it" "$SCRATCH/u1.err" || fail "no word of the takeover: $(cat "$SCRATCH/u1.err")"
+status=0; under n0 //t:n0_0 0 2>"$SCRATCH/u0.err" || status=$?
+[ "$status" = 0 ] && grep -q "ran on node n1" "$SCRATCH/u0.err" || fail "n0 ran it again: $(cat "$SCRATCH/u0.err")"
+status=0; under n1 //t:n0_2 7 0 --fleet "$SCRATCH/fleet.yaml" 2>/dev/null || status=$?
+[ "$status" = 7 ] || fail "the failing test: exit $status on n1"
+status=0; under n0 //t:n0_2 0 2>/dev/null || status=$?
+[ "$status" = 7 ] || fail "n0 does not report the failure seen on n1: exit $status"
+under n0 //t:n0_3 0 1 2>/dev/null &
+sleep 0.3
+under n1 //t:n0_3 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u3.err" || fail "n1 waiting for n0 failed"
+wait
+grep -q "waiting for it to end" "$SCRATCH/u3.err" || fail "n1 did not wait: $(cat "$SCRATCH/u3.err")"
+status=0; under n2 //t:n0_1 0 2>"$SCRATCH/u2.err" || status=$?
+[ "$status" = 2 ] && grep -q "without --fleet" "$SCRATCH/u2.err" || fail "n2 without --fleet: exit $status $(cat "$SCRATCH/u2.err")"
+for label in //t:n0_0 //t:n0_2 //t:n0_3; do
+  [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
+done
+awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
+# 6. export slurm --claims without --command would write jobs whose exec refuses at run time: exit 2 now.
+status=0
+"$GPUPLAN" export slurm "$SCRATCH/plan.json" -o "$SCRATCH/slurm" --claims "$SCRATCH/c6" 2>"$SCRATCH/e6" || status=$?
+[ "$status" = 2 ] && grep -q "needs --command" "$SCRATCH/e6" || fail "export slurm --claims without --command: exit $status"
+[ ! -e "$SCRATCH/slurm/submit.sh" ] || fail "export slurm left scripts behind"
 echo PASS

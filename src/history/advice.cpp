@@ -1,0 +1,139 @@
+// `history suggest`: what measured GPU use says about a test's GPU annotations. A GPU test
+// that never touched a GPU, one whose peak comes within the headroom of its GPU's memory,
+// one whose declared gpu-mem is far above what it uses; each with the edit to make.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "gpuplan/history.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+constexpr std::int64_t mib_per_gib = 1024;
+
+/// The memory a peak needs with the headroom, rounded up to whole GiB (what a person writes).
+std::int64_t need_mib(std::int64_t peak, double headroom) {
+  auto with_headroom = static_cast<std::int64_t>(std::ceil(static_cast<double>(peak) * (1 + headroom)));
+  return (with_headroom + mib_per_gib - 1) / mib_per_gib * mib_per_gib;
+}
+
+std::string size_text(std::int64_t mib) {
+  return mib % mib_per_gib == 0 ? fmt::format("{}GiB", mib / mib_per_gib) : fmt::format("{}MiB", mib);
+}
+
+/// "replace tag gpu-mem:40GiB with gpu-mem:6GiB" or "add tag gpu-mem:6GiB".
+std::string gpu_mem_change(const AdvisedTest& test, std::int64_t mib) {
+  std::string wanted = "gpu-mem:" + size_text(mib);
+  if (!test.gpu_mem_mib) return "add tag " + wanted;
+  if (test.gpu_mem_source.starts_with("tag "))
+    return fmt::format("replace {} with {}", test.gpu_mem_source, wanted);
+  return fmt::format("replace gpu-mem:{}{} with {}", size_text(*test.gpu_mem_mib),
+                     test.gpu_mem_source.empty() ? "" : " (" + test.gpu_mem_source + ")", wanted);
+}
+
+/// What the recent runs of a test (all its shards) measured.
+struct Measured {
+  long touch_runs = 0;  ///< runs that say whether they touched a GPU
+  bool touched = false;
+  long vram_runs = 0;  ///< runs with a peak VRAM
+  std::optional<std::int64_t> peak;
+  std::optional<std::int64_t> gpu_vram;  ///< the smallest GPU memory of the nodes it ran on
+  std::string node;
+};
+
+Measured measure(const History& history, const AdvisedTest& test, const AdviceOptions& options) {
+  Measured m;
+  auto note_node = [&](std::string_view node) {
+    auto found = options.node_vram_mib.find(node);
+    if (found == options.node_vram_mib.end() || (m.gpu_vram && *m.gpu_vram <= found->second)) return;
+    m.gpu_vram = found->second;
+    m.node = node;
+  };
+  for (auto it = history.samples.lower_bound(SampleKey{test.label, std::nullopt});
+       it != history.samples.end() && it->first.label == test.label; ++it) {
+    for (const auto& sample : recent_samples(it->second, options.last)) {
+      if (sample.gpu_touched) {
+        ++m.touch_runs;
+        m.touched = m.touched || *sample.gpu_touched;
+      }
+      if (sample.peak_vram_mib) {
+        ++m.vram_runs;
+        m.peak = std::max(m.peak.value_or(0), *sample.peak_vram_mib);
+        if (*sample.peak_vram_mib > 0 && !sample.gpu_touched) {  // a peak without the column: it did
+          ++m.touch_runs;
+          m.touched = true;
+        }
+        if (!sample.node.empty()) note_node(sample.node);
+      }
+    }
+  }
+  if (!m.gpu_vram && !test.planned_node.empty()) note_node(test.planned_node);
+  return m;
+}
+
+}  // namespace
+
+std::string_view to_string(AdviceKind kind) {
+  switch (kind) {
+    case AdviceKind::never_touched_gpu: return "never-touched-gpu";
+    case AdviceKind::near_capacity: return "near-capacity";
+    case AdviceKind::gpu_mem_too_high: return "gpu-mem-too-high";
+  }
+  return "";
+}
+
+HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tests,
+                     const AdviceOptions& options) {
+  HistoryAdvice result;
+  for (const auto& test : tests) {
+    ++result.tests;
+    Measured m = measure(history, test, options);
+    if (m.touch_runs == 0 && m.vram_runs == 0) continue;
+    ++result.measured;
+    Advice base;
+    base.label = test.label;
+    base.peak_vram_mib = m.peak;
+    base.declared_mib = test.gpu_mem_mib;
+    if (!m.touched) {
+      if (m.touch_runs < options.min_runs) continue;
+      Advice a = base;
+      a.kind = AdviceKind::never_touched_gpu;
+      a.runs = m.touch_runs;
+      a.change = test.cpu_change;
+      result.advice.push_back(std::move(a));
+      continue;
+    }
+    if (!m.peak || *m.peak <= 0) continue;
+    const std::int64_t need = need_mib(*m.peak, options.vram_headroom);
+    if (m.gpu_vram &&
+        static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) * (1 - options.vram_headroom)) {
+      Advice a = base;
+      a.kind = AdviceKind::near_capacity;
+      a.runs = m.vram_runs;
+      a.gpu_vram_mib = m.gpu_vram;
+      a.node = m.node;
+      a.suggested_mib = need;
+      a.change = gpu_mem_change(test, need);
+      result.advice.push_back(std::move(a));
+    } else if (test.gpu_mem_mib &&
+               static_cast<double>(*test.gpu_mem_mib) >= options.over_factor * double(need) &&
+               *test.gpu_mem_mib - need >= mib_per_gib) {
+      Advice a = base;
+      a.kind = AdviceKind::gpu_mem_too_high;
+      a.runs = m.vram_runs;
+      a.suggested_mib = need;
+      a.change = gpu_mem_change(test, need);
+      result.advice.push_back(std::move(a));
+    }
+  }
+  std::stable_sort(result.advice.begin(), result.advice.end(), [](const Advice& a, const Advice& b) {
+    return std::tie(a.kind, a.label) < std::tie(b.kind, b.label);
+  });
+  return result;
+}
+
+}  // namespace gpuplan

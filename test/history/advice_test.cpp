@@ -1,0 +1,146 @@
+#include <catch2/catch.hpp>
+
+#include "gpuplan/history.hpp"
+#include "history/fixtures.hpp"
+
+using namespace gpuplan;
+using gpuplan::test::read_table_text;
+
+namespace {
+
+const std::string header = "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
+
+AdvisedTest gpu_test(const std::string& label, std::optional<std::int64_t> gpu_mem = std::nullopt,
+                     const std::string& node = "a100-0") {
+  AdvisedTest test;
+  test.label = label;
+  test.gpu_mem_mib = gpu_mem;
+  if (gpu_mem) test.gpu_mem_source = "tag gpu-mem:40GiB";
+  test.cpu_change = "remove tag gpu (or add tag cpu-only)";
+  test.planned_node = node;
+  return test;
+}
+
+AdviceOptions a100_fleet() {
+  AdviceOptions options;
+  options.node_vram_mib = {{"a100-0", 40960}, {"l4-0", 23034}};
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a GPU test whose recent runs never touched a GPU is a CPU-bucket candidate with its tag change") {
+  auto read = read_table_text(header +
+                                  "//t:cpu,,3,0,a100-0,0,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:cpu,,3,0,a100-0,0,2026-01-02T00:00:00Z,0,false\n"
+                                  "//t:cpu,,3,0,a100-0,0,2026-01-03T00:00:00Z,0,false\n"
+                                  "//t:gpu,,3,900,a100-0,0,2026-01-03T00:00:00Z,0,true\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:cpu"), gpu_test("//t:gpu")}, a100_fleet());
+  REQUIRE(advice.tests == 2);
+  REQUIRE(advice.measured == 2);
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].kind == AdviceKind::never_touched_gpu);
+  CHECK(advice.advice[0].label == "//t:cpu");
+  CHECK(advice.advice[0].runs == 3);
+  CHECK(advice.advice[0].change == "remove tag gpu (or add tag cpu-only)");
+}
+
+TEST_CASE(
+    "only the last N runs count: a test that stopped using its GPU is a candidate, one that started is not") {
+  std::string rows = header;
+  for (int day = 1; day <= 5; ++day)
+    rows += fmt::format("//t:stopped,,1,,n,0,2026-01-0{}T00:00:00Z,0,{}\n", day, day <= 2 ? "true" : "false");
+  for (int day = 1; day <= 5; ++day)
+    rows += fmt::format("//t:started,,1,,n,0,2026-01-0{}T00:00:00Z,0,{}\n", day, day == 5 ? "true" : "false");
+  auto read = read_table_text(rows, true);
+  AdviceOptions options;
+  options.last = 3;
+  auto advice = advise(read.history, {gpu_test("//t:stopped"), gpu_test("//t:started")}, options);
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].label == "//t:stopped");
+  options.last = 5;
+  CHECK(advise(read.history, {gpu_test("//t:stopped")}, options).advice.empty());
+}
+
+TEST_CASE("too few measured runs, or none at all, give no CPU advice") {
+  auto read = read_table_text(header +
+                                  "//t:once,,1,,n,0,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:unmeasured,,1,,n,0,2026-01-01T00:00:00Z,0,\n"
+                                  "//t:unmeasured,,1,,n,0,2026-01-02T00:00:00Z,0,\n"
+                                  "//t:unmeasured,,1,,n,0,2026-01-03T00:00:00Z,0,\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:once"), gpu_test("//t:unmeasured")}, AdviceOptions{});
+  CHECK(advice.advice.empty());
+  CHECK(advice.measured == 1);
+}
+
+TEST_CASE("a shard that touched its GPU keeps the whole test off the CPU list") {
+  std::string rows = header;
+  for (int day = 1; day <= 3; ++day) {
+    rows += fmt::format("//t:sharded,0,1,,n,0,2026-01-0{}T00:00:00Z,0,false\n", day);
+    rows +=
+        fmt::format("//t:sharded,1,1,,n,0,2026-01-0{}T00:00:00Z,0,{}\n", day, day == 3 ? "true" : "false");
+  }
+  auto read = read_table_text(rows, true);
+  CHECK(advise(read.history, {gpu_test("//t:sharded")}, AdviceOptions{}).advice.empty());
+}
+
+TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a GPU with room") {
+  auto read = read_table_text(header +
+                                  "//t:big,,3,20000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
+                                  "//t:big,,3,21000,l4-0,0,2026-01-02T00:00:00Z,0,true\n"
+                                  "//t:fits,,3,30000,a100-0,0,2026-01-02T00:00:00Z,0,true\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:big"), gpu_test("//t:fits")}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  const auto& a = advice.advice[0];
+  CHECK(a.kind == AdviceKind::near_capacity);
+  CHECK(a.label == "//t:big");
+  CHECK(a.node == "l4-0");
+  CHECK(a.gpu_vram_mib == 23034);
+  CHECK(a.peak_vram_mib == 21000);
+  CHECK(a.suggested_mib == 24 * 1024);  // 21000 MiB plus 15%, in whole GiB
+  CHECK(a.change == "add tag gpu-mem:24GiB");
+}
+
+TEST_CASE("without a node in the records, the planned node's GPUs are the measure") {
+  auto read = read_table_text("label,seconds,peak_vram_mib,gpu_touched\n//t:big,1,39000,true\n", true);
+  auto advice = advise(read.history, {gpu_test("//t:big", 40960)}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].kind == AdviceKind::near_capacity);
+  CHECK(advice.advice[0].node == "a100-0");
+  CHECK(advice.advice[0].change == "replace tag gpu-mem:40GiB with gpu-mem:44GiB");
+}
+
+TEST_CASE("a declared gpu-mem far above the measured peak asks for less; a close one is left alone") {
+  auto read = read_table_text(header +
+                                  "//t:greedy,,3,5000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
+                                  "//t:honest,,3,30000,a100-0,0,2026-01-01T00:00:00Z,0,true\n",
+                              true);
+  auto advice =
+      advise(read.history, {gpu_test("//t:greedy", 40960), gpu_test("//t:honest", 40960)}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  const auto& a = advice.advice[0];
+  CHECK(a.kind == AdviceKind::gpu_mem_too_high);
+  CHECK(a.label == "//t:greedy");
+  CHECK(a.declared_mib == 40960);
+  CHECK(a.suggested_mib == 6 * 1024);
+  CHECK(a.change == "replace tag gpu-mem:40GiB with gpu-mem:6GiB");
+}
+
+TEST_CASE("gpu_touched and node read back from CSV, JSON rows and the summarize file") {
+  auto csv = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,0,false\n", true);
+  const auto& sample = csv.history.samples.at({"//t:a", std::nullopt}).at(0);
+  CHECK(sample.gpu_touched == false);
+  CHECK(sample.node == "n1");
+  auto json = read_table_text(R"({"label":"//t:a","seconds":1,"gpu_touched":true,"node":"n2"})", true);
+  CHECK(json.history.samples.at({"//t:a", std::nullopt}).at(0).gpu_touched == true);
+  auto again = read_table_text(summarize(csv.history, 20), true);
+  const auto& kept = again.history.samples.at({"//t:a", std::nullopt}).at(0);
+  CHECK(kept.gpu_touched == false);
+  CHECK(kept.node == "n1");
+  auto bad = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,0,maybe\n", false);
+  REQUIRE(bad.diagnostics.size() == 1);
+  CHECK_THAT(bad.diagnostics[0].message, Catch::Contains("gpu_touched \"maybe\" is neither true nor false"));
+}
