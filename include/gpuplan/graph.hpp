@@ -25,6 +25,7 @@ class DepGraph final : public GraphSink {
 
   void rule(std::string_view label, std::string_view rule_class) override;
   void input(std::string_view label) override;
+  void inputs(std::span<const std::string_view> labels) override;
   void generated_file(std::string_view label, std::string_view generating_rule) override;
   void leaf(std::string_view label) override;
 
@@ -51,6 +52,8 @@ class DepGraph final : public GraphSink {
 
  private:
   Node intern(std::string_view label);
+  /// intern() of a label already in main_repo_spelling, with its hash_of().
+  Node intern(std::string_view label, std::size_t hash);
   void grow_table();
   void build_reverse() const;
 
@@ -65,11 +68,29 @@ class DepGraph final : public GraphSink {
   std::vector<bool> declared_;
   std::vector<Symbol> classes_{Symbol()};
   std::unordered_map<std::string_view, std::uint16_t> class_index_;
-  std::vector<std::uint64_t> slots_;  ///< open addressing: hash's high 32 bits, node + 1; 0 for empty
+  /// A slot of the label table (open addressing, at most half full).
+  struct Slot {
+    std::uint32_t tag = 0;   ///< the high 32 bits of the label's hash
+    std::uint32_t node = 0;  ///< node + 1; 0 in an empty slot
+    std::uint64_t text = 0;  ///< where the label starts in text_ << 16 | its length (0xffff: that or more)
+  };
+  static Slot slot_of(Node node, std::size_t hash, std::uint64_t start, std::size_t length);
+  /// The slot where a label of this hash begins its probe: the top bits of its tag.
+  std::size_t home(std::size_t hash) const;
+  /// Whether `slot` holds `label`, whose hash is `hash`.
+  bool holds(const Slot& slot, std::string_view label, std::size_t hash) const;
+  std::vector<Slot> slots_;
+  int home_shift_ = 32;  ///< 32 - log2(slots_.size())
+  /// The slots of the labels looked up last, by a few bits of their hash: Bazel prints a
+  /// package's rules together, so most inputs are labels just seen, and this small table
+  /// (in the cache) finds them without a look at the large one (a cache miss each).
+  std::vector<Slot> recent_ = std::vector<Slot>(4096);
+  Slot& recent_slot(std::size_t hash) { return recent_[(hash >> 16) & (recent_.size() - 1)]; }
   std::vector<RuleEntry> rules_;
   std::vector<Node> edges_;
   mutable std::vector<std::uint32_t> reverse_start_;
   mutable std::vector<Node> reverse_;
+  std::vector<std::pair<std::string_view, std::size_t>> batch_;  ///< inputs(): each label and its hash
 };
 
 /// Labels that are GPU code (`gpu_deps`) and labels that are not even though a GPU pattern

@@ -2,6 +2,7 @@
 // Reading Bazel's query and cquery output (SPEC section 1).
 #include <istream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,11 @@ class GraphSink {
   /// A rule begins (a test or not); the inputs that follow are its rule-inputs.
   virtual void rule(std::string_view label, std::string_view rule_class) = 0;
   virtual void input(std::string_view label) = 0;
+  /// All of a rule's inputs at once, in order: the same as input() for each, but a sink may
+  /// look them up together (the readers call this when they hold a rule's inputs anyway).
+  virtual void inputs(std::span<const std::string_view> labels) {
+    for (std::string_view label : labels) input(label);
+  }
   /// A generated file, which depends on the rule that makes it.
   virtual void generated_file(std::string_view label, std::string_view generating_rule) = 0;
   /// A target without inputs (source file, package group): a leaf, but declared, so the graph

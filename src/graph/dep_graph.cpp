@@ -1,6 +1,7 @@
 // The dependency graph as it streams in: labels interned into one text buffer behind an
 // open-addressing table of node numbers, each rule's inputs appended as 32-bit node numbers.
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <stdexcept>
 
@@ -19,60 +20,86 @@ std::string_view main_repo_spelling(std::string_view label) {
 
 std::size_t hash_of(std::string_view label) { return std::hash<std::string_view>{}(label); }
 
-/// What a slot of the label table keeps of a label's hash: its high 32 bits (the low ones pick the slot).
-std::uint64_t tag_of(std::size_t hash) { return static_cast<std::uint64_t>(hash) >> 32; }
-
-/// A slot of the label table: the hash's tag above, node + 1 below (0: an empty slot).
-std::uint64_t slot_of(DepGraph::Node node, std::size_t hash) {
-  return tag_of(hash) << 32 | (node + std::uint64_t{1});
+/// What a slot of the label table keeps of a label's hash: its high 32 bits, whose top bits
+/// also pick the slot (DepGraph::home), so that growing the table needs no label's text.
+std::uint32_t tag_of(std::size_t hash) {
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(hash) >> 32);
 }
 
-DepGraph::Node node_in(std::uint64_t slot) { return static_cast<DepGraph::Node>((slot & 0xffffffffu) - 1); }
+/// The longest label a slot gives the length of; a longer one is measured by its node.
+constexpr std::uint64_t long_label = 0xffff;
 
 }  // namespace
+
+DepGraph::Slot DepGraph::slot_of(Node node, std::size_t hash, std::uint64_t start, std::size_t length) {
+  return {tag_of(hash), node + 1, start << 16 | std::min<std::uint64_t>(length, long_label)};
+}
+
+std::size_t DepGraph::home(std::size_t hash) const { return tag_of(hash) >> home_shift_; }
+
+bool DepGraph::holds(const Slot& slot, std::string_view label, std::size_t hash) const {
+  if (slot.tag != tag_of(hash)) return false;
+  std::uint64_t length = slot.text & long_label;
+  if (length == long_label) return this->label(slot.node - 1) == label;
+  return length == label.size() && std::string_view(text_.data() + (slot.text >> 16), length) == label;
+}
 
 std::optional<DepGraph::Node> DepGraph::find(std::string_view label) const {
   if (slots_.empty()) return std::nullopt;
   label = main_repo_spelling(label);
   std::size_t hash = hash_of(label);
   std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-    std::uint64_t slot = slots_[i];
-    if (slot == 0) return std::nullopt;
-    if (slot >> 32 == tag_of(hash) && this->label(node_in(slot)) == label) return node_in(slot);
-  }
+  for (std::size_t i = home(hash); slots_[i].node != 0; i = (i + 1) & mask)
+    if (holds(slots_[i], label, hash)) return slots_[i].node - 1;
+  return std::nullopt;
 }
 
 void DepGraph::grow_table() {
-  std::vector<std::uint64_t> bigger(std::max<std::size_t>(1024, slots_.size() * 2), 0);
+  if (slots_.size() >= std::size_t{1} << 32)
+    throw std::length_error("more than 2 billion labels in one graph");
+  std::vector<Slot> bigger(std::max<std::size_t>(1024, slots_.size() * 2));
+  home_shift_ = 32 - std::countr_zero(bigger.size());
   std::size_t mask = bigger.size() - 1;
-  for (Node node = 0; node < node_count(); ++node) {
-    std::size_t hash = hash_of(label(node));
-    std::size_t i = hash & mask;
-    while (bigger[i] != 0) i = (i + 1) & mask;
-    bigger[i] = slot_of(node, hash);
+  // The old slots in order land in the new table in order (but for the few that wrapped round).
+  for (const Slot& slot : slots_) {
+    if (slot.node == 0) continue;
+    std::size_t i = slot.tag >> home_shift_;
+    while (bigger[i].node != 0) i = (i + 1) & mask;
+    bigger[i] = slot;
   }
   slots_.swap(bigger);
 }
 
 DepGraph::Node DepGraph::intern(std::string_view label) {
   label = main_repo_spelling(label);
+  return intern(label, hash_of(label));
+}
+
+DepGraph::Node DepGraph::intern(std::string_view label, std::size_t hash) {
+  Slot& recent = recent_slot(hash);
+  if (recent.node != 0 && holds(recent, label, hash)) return recent.node - 1;
   if ((node_count() + 1) * 2 > slots_.size()) grow_table();  // at most half full
-  std::size_t hash = hash_of(label);
   std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash & mask;
-  // The hash's high bits in the slot: a probe past another label costs no look at its text,
-  // which lies anywhere in memory (most of the time of reading a large graph went there).
-  for (; slots_[i] != 0; i = (i + 1) & mask)
-    if (slots_[i] >> 32 == tag_of(hash) && this->label(node_in(slots_[i])) == label)
-      return node_in(slots_[i]);
+  std::size_t i = home(hash);
+  // The slot holds the hash's high bits and where the text is: a probe past another label
+  // does not look at its text, and the one that matches reads the text without a look at
+  // label_start_ (each a cache miss, which was most of the time of reading a large graph).
+  for (; slots_[i].node != 0; i = (i + 1) & mask) {
+    if (holds(slots_[i], label, hash)) {
+      recent = slots_[i];
+      return slots_[i].node - 1;
+    }
+  }
   if (node_count() >= 0xfffffff0u) throw std::length_error("more than 4 billion labels in one graph");
+  if (text_.size() + label.size() >= std::uint64_t{1} << 48)
+    throw std::length_error("more than 256 TiB of labels in one graph");
   auto node = static_cast<Node>(node_count());
+  slots_[i] = slot_of(node, hash, text_.size(), label.size());
+  recent = slots_[i];
   text_.insert(text_.end(), label.begin(), label.end());
   label_start_.push_back(text_.size());
   class_of_.push_back(0);
   declared_.push_back(false);
-  slots_[i] = slot_of(node, hash);
   return node;
 }
 
@@ -94,6 +121,33 @@ void DepGraph::rule(std::string_view label, std::string_view rule_class) {
 void DepGraph::input(std::string_view label) {
   if (rules_.empty()) return;  // an input before any rule: the readers never send one
   edges_.push_back(intern(label));
+}
+
+void DepGraph::inputs(std::span<const std::string_view> labels) {
+  if (rules_.empty()) return;
+  while ((node_count() + labels.size()) * 2 > slots_.size()) grow_table();  // none grows it midway
+  // Most of the time of reading a large graph goes to cache misses: on a label's slot, then on
+  // its text. Looked up one by one, each waits for the one before; here all of a rule's slots
+  // are fetched first, then the text of each candidate, so that the misses overlap. The
+  // prefetches only warm the caches: intern() decides as before.
+  batch_.clear();
+  std::size_t mask = slots_.size() - 1;
+  for (std::string_view label : labels) {
+    label = main_repo_spelling(label);
+    std::size_t hash = hash_of(label);
+    batch_.emplace_back(label, hash);
+    if (recent_slot(hash).tag != tag_of(hash)) __builtin_prefetch(&slots_[home(hash)]);
+  }
+  for (const auto& [label, hash] : batch_) {
+    if (recent_slot(hash).tag == tag_of(hash)) continue;
+    for (std::size_t i = home(hash); slots_[i].node != 0; i = (i + 1) & mask) {
+      if (slots_[i].tag == tag_of(hash)) {
+        __builtin_prefetch(text_.data() + (slots_[i].text >> 16));
+        break;
+      }
+    }
+  }
+  for (const auto& [label, hash] : batch_) edges_.push_back(intern(label, hash));
 }
 
 void DepGraph::generated_file(std::string_view label, std::string_view generating_rule) {
@@ -141,9 +195,9 @@ std::span<const DepGraph::Node> DepGraph::dependents(Node node) const {
 std::size_t DepGraph::memory_bytes() const {
   return text_.capacity() + label_start_.capacity() * sizeof(std::uint64_t) +
          class_of_.capacity() * sizeof(std::uint16_t) + declared_.capacity() / 8 +
-         slots_.capacity() * sizeof(std::uint64_t) + rules_.capacity() * sizeof(RuleEntry) +
+         slots_.capacity() * sizeof(Slot) + rules_.capacity() * sizeof(RuleEntry) +
          edges_.capacity() * sizeof(Node) + reverse_start_.capacity() * sizeof(std::uint32_t) +
-         reverse_.capacity() * sizeof(Node);
+         reverse_.capacity() * sizeof(Node) + recent_.capacity() * sizeof(Slot);
 }
 
 bool is_configuration_rule(std::string_view rule_class) {

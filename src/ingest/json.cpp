@@ -139,10 +139,10 @@ void JsonTargets::read_rule(ondemand::object rule) {
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
   if (out_.graph) {
     out_.graph->rule(target.label, target.rule_class.str());
-    for (std::string_view input : configured_inputs_.empty() ? inputs_ : configured_inputs_) {
-      if (cquery_) out_.graph->leaf(input);  // declared: cquery's output is closed under deps
-      out_.graph->input(input);
-    }
+    const auto& inputs = configured_inputs_.empty() ? inputs_ : configured_inputs_;
+    if (cquery_)  // declared: cquery's output is closed under deps
+      for (std::string_view input : inputs) out_.graph->leaf(input);
+    out_.graph->inputs(inputs);
     inputs_.clear();
     configured_inputs_.clear();
   }

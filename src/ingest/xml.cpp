@@ -73,6 +73,7 @@ struct PendingInputs {
   std::string text;                                         ///< the labels, back to back
   std::vector<std::pair<std::uint64_t, std::size_t>> ends;  ///< element offset, end of its label in text
   std::size_t flushed = 0;
+  std::vector<std::string_view> labels;  ///< the rule's labels being handed on, into text
 };
 
 /// The name="..." of a <rule-input> element from `at` to `end`, if it needs no unescaping.
@@ -263,12 +264,14 @@ class XmlReader {
   void flush_inputs() {
     auto here = static_cast<std::uint64_t>(XML_GetCurrentByteIndex(parser_));
     std::size_t begin = pending_.flushed == 0 ? 0 : pending_.ends[pending_.flushed - 1].second;
+    pending_.labels.clear();
     for (; pending_.flushed < pending_.ends.size() && pending_.ends[pending_.flushed].first < here;
          ++pending_.flushed) {
       std::size_t end = pending_.ends[pending_.flushed].second;
-      out_.graph->input(std::string_view(pending_.text).substr(begin, end - begin));
+      pending_.labels.push_back(std::string_view(pending_.text).substr(begin, end - begin));
       begin = end;
     }
+    out_.graph->inputs(pending_.labels);
     if (pending_.flushed == pending_.ends.size()) {
       pending_.text.clear();
       pending_.ends.clear();

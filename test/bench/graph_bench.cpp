@@ -3,7 +3,9 @@
 // streamed_jsonproto. Each is read twice in a fresh process: plain ingest (tests only) and with
 // the dependency graph, then the reachability pass. Reports CPU time, peak RSS, the graph's bytes
 // per edge beyond its label text, and checks the targets. Usage: graph_bench [RULES...]
-// (default 100000 1000000). Times are CPU seconds.
+// (default 100000 1000000). Times are CPU seconds. `graph_bench --write xml|streamed_jsonproto
+// FILE RULES` writes one input, and `graph_bench --read plain|graph FORMAT FILE RULES` reads
+// it as the benchmark does (to profile one reading).
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -165,6 +167,10 @@ bool bench(const fs::path& path, const char* format, long rules, const fs::path&
 int main(int argc, char** argv) {
   if (argc == 6 && std::string_view(argv[1]) == "--read")
     read_only(argv[2], argv[3], argv[4], std::atol(argv[5]));
+  if (argc == 5 && std::string_view(argv[1]) == "--write") {  // an input to profile a reader on
+    (std::string_view(argv[2]) == "xml" ? write_xml : write_streamed_jsonproto)(argv[3], std::atol(argv[4]));
+    return 0;
+  }
   std::vector<long> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atol(argv[i]));
   if (sizes.empty()) sizes = {100'000, 1'000'000};

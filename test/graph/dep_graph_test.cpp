@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "gpuplan/graph.hpp"
 
@@ -128,4 +130,34 @@ TEST_CASE("plain ingest keeps no graph: the same tests with or without one") {
   graph_of(deps_xml, &with_graph);
   REQUIRE(plain.tests.size() == with_graph.tests.size());
   REQUIRE(plain.dropped.total() == with_graph.dropped.total());
+}
+
+TEST_CASE("a graph of many labels keeps each once while its label table grows, long labels too") {
+  DepGraph graph;
+  std::vector<std::string> labels;
+  for (int i = 0; i < 5000; ++i)
+    labels.push_back("//pkg" + std::to_string(i % 7) + ":lib_" + std::to_string(i));
+  labels.push_back("//long:" + std::string(70000, 'x'));  // longer than a slot gives the length of
+  labels.push_back("//long:" + std::string(70001, 'x'));
+  std::size_t edges = 0;
+  for (std::size_t r = 0; r < labels.size(); r += 50) {
+    graph.rule("//rules:r" + std::to_string(r), "py_library");
+    // A rule's inputs in one batch: fifty labels, a new one twice, and labels read long before.
+    std::vector<std::string_view> inputs;
+    for (std::size_t k = r; k < std::min(r + 50, labels.size()); ++k) inputs.push_back(labels[k]);
+    inputs.push_back(labels[r]);
+    inputs.push_back(labels[r / 3]);
+    graph.inputs(inputs);
+    edges += inputs.size();
+  }
+  REQUIRE(graph.edge_count() == edges);
+  REQUIRE(graph.node_count() == labels.size() + (labels.size() + 49) / 50);
+  for (const std::string& label : labels) {
+    auto node = graph.find(label);
+    REQUIRE(node);
+    REQUIRE(graph.label(*node) == label);
+    REQUIRE_FALSE(graph.declared(*node));
+  }
+  REQUIRE_FALSE(graph.find("//long:" + std::string(70002, 'x')));
+  REQUIRE_FALSE(graph.find("//pkg0:lib_5000"));
 }
