@@ -147,14 +147,15 @@ bool bench(const fs::path& path, const char* format, long rules, const fs::path&
   double per_edge = (rss_extra - static_cast<double>(text)) / static_cast<double>(edges);
   double held_per_edge = static_cast<double>(bytes - text) / static_cast<double>(edges);
   double slower = graph.cpu_seconds / plain.cpu_seconds;
+  double reading_slower = (graph.cpu_seconds - reach_seconds) / plain.cpu_seconds;
   fmt::print("  {} ({:.0f} MB): {} nodes, {} edges, {} tests ({} reach GPU code)\n", format,
              fs::file_size(path) / 1e6, nodes, edges, tests, reaching);
   fmt::print("    plain ingest      {:6.2f} s cpu  peak RSS {:7.1f} MiB\n", plain.cpu_seconds,
              plain.peak_rss_kib / 1024.0);
   fmt::print(
       "    with the graph    {:6.2f} s cpu  peak RSS {:7.1f} MiB  ({:.2f}x the time; reachability {:.3f} "
-      "s)\n",
-      graph.cpu_seconds, graph.peak_rss_kib / 1024.0, slower, reach_seconds);
+      "s, so reading {:.2f}x)\n",
+      graph.cpu_seconds, graph.peak_rss_kib / 1024.0, slower, reach_seconds, reading_slower);
   fmt::print(
       "    graph: {:.1f} MiB held, label text {:.1f} MiB; {:.1f} bytes an edge held beyond the text, {:.1f} "
       "by peak RSS (target < 24) {}\n",
