@@ -26,6 +26,7 @@ class DepGraph final : public GraphSink {
   void rule(std::string_view label, std::string_view rule_class) override;
   void input(std::string_view label) override;
   void inputs(std::span<const std::string_view> labels) override;
+  void coming(std::string_view label) override;
   void generated_file(std::string_view label, std::string_view generating_rule) override;
   void leaf(std::string_view label) override;
 

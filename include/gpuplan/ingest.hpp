@@ -36,6 +36,8 @@ class GraphSink {
   /// A rule begins (a test or not); the inputs that follow are its rule-inputs.
   virtual void rule(std::string_view label, std::string_view rule_class) = 0;
   virtual void input(std::string_view label) = 0;
+  /// A hint: a rule or input of this label will follow (a sink may fetch what it needs meanwhile).
+  virtual void coming(std::string_view /*label*/) {}
   /// All of a rule's inputs at once, in order: the same as input() for each, but a sink may
   /// look them up together (the readers call this when they hold a rule's inputs anyway).
   virtual void inputs(std::span<const std::string_view> labels) {

@@ -150,6 +150,12 @@ void DepGraph::inputs(std::span<const std::string_view> labels) {
   for (const auto& [label, hash] : batch_) edges_.push_back(intern(label, hash));
 }
 
+void DepGraph::coming(std::string_view label) {
+  if (slots_.empty()) return;
+  std::size_t hash = hash_of(main_repo_spelling(label));
+  if (recent_slot(hash).tag != tag_of(hash)) __builtin_prefetch(&slots_[home(hash)]);
+}
+
 void DepGraph::generated_file(std::string_view label, std::string_view generating_rule) {
   Node file = intern(label);
   Node maker = intern(generating_rule);

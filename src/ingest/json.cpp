@@ -125,6 +125,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
     std::string_view key = field.unescaped_key();
     if (key == "name") {
       target.label = std::string_view(field.value().get_string());
+      if (out_.graph) out_.graph->coming(target.label);
     } else if (key == "ruleClass") {
       target.rule_class = std::string_view(field.value().get_string());
       test = Collector::keeps(target.rule_class);
