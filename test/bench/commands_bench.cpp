@@ -15,8 +15,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <initializer_list>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
