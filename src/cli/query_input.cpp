@@ -150,4 +150,14 @@ Classification without_gpu_tests(Classification tests, long& gpu_tests) {
   return tests;
 }
 
+void drop_classification_inputs(Classification& tests) {
+  for (auto& test : tests.tests) {
+    std::string().swap(test.target.location);
+    std::vector<Symbol>().swap(test.target.tags);
+    test.target.exec_properties.clear();
+    std::vector<Annotation>().swap(test.annotations);
+    if (test.bucket == Bucket::gpu) std::string().swap(test.reason);
+  }
+}
+
 }  // namespace gpuplan::cli
