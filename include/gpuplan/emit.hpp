@@ -1,12 +1,18 @@
 #pragma once
 // Plans for people: the terminal preview, the Gantt chart (SVG, self-contained HTML), and
-// the table that compares plans of the same tests under several policies and fleets.
+// the table that compares plans of the same tests under several policies and fleets; and the
+// classification for people and scripts (`classify --json`, `explain`).
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "gpuplan/classify.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/units.hpp"
 
 namespace gpuplan {
 
@@ -58,5 +64,47 @@ std::string render_markdown(const Plan& plan);
 /// Chrome trace-event JSON (for Perfetto, chrome://tracing): a process per node, a thread per
 /// GPU, one complete event per unit and GPU it holds, times in microseconds.
 std::string render_trace(const Plan& plan);
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+/// The planned duration of one shard of a test, or of the whole test (no shard).
+struct ShardEstimate {
+  std::optional<int> shard;
+  Estimate estimate;
+};
+
+/// What `explain` shows of one test: each shard's planned duration (none for a test that is
+/// not a GPU test), one duration for a test of one shard.
+std::vector<ShardEstimate> planned_durations(const ClassifiedTest& test, const Estimator& estimate);
+
+/// What the dependency graph says of a test; present only for the output of deps(...).
+struct GpuPathView {
+  bool present = false;  ///< the input had the test's rule inputs, all expanded
+  bool reaches = false;
+  std::vector<std::string> path;  ///< test → ... → GPU dep
+  std::string pattern;            ///< the gpu_deps pattern the last step matched
+};
+
+/// All that `explain` says of one test.
+struct Explanation {
+  const ClassifiedTest* test = nullptr;
+  std::vector<ShardEstimate> estimates;
+  Diagnostics diagnostics;  ///< the test's own and those of reading its history
+  GpuPathView graph;
+};
+
+/// `explain`'s text: attributes, annotations read, requirements each with its source, the path
+/// to GPU code, the bucket and why, planned durations and diagnostics.
+std::string render_explanation(const Explanation& explanation);
+/// The same as JSON: `classify --json`'s form of the test with all of the above.
+std::string explanation_to_json(const Explanation& explanation);
+
+/// `classify --json`: the summary, the GPU tests with requirements and sources, the CPU and
+/// skipped tests with reasons, the diagnostics; written to `sink` test by test, never as a
+/// whole document in memory.
+void write_classification_json(const Classification& classification,
+                               const std::function<void(std::string_view)>& sink);
 
 }  // namespace gpuplan

@@ -40,7 +40,7 @@ struct SimulationReport {
   long units = 0;
   double planned_makespan = 0;     ///< the plan's own, with planned durations
   Spread static_makespan;          ///< each node runs exactly its planned list, in plan order
-  Spread dynamic_makespan;         ///< as static, and GPUs with nothing of their own left take foreign units
+  Spread dynamic_makespan;         ///< longest planned first per node, and idle GPUs take foreign units
   Spread hindsight_bound;          ///< the planner's lower bound for the real durations: no executor beats it
   Spread hindsight_plan;           ///< the planner's makespan had it known the real durations
   Spread static_over_bound;        ///< per run: the static makespan / that run's hindsight bound

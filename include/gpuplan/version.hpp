@@ -1,10 +1,11 @@
 #pragma once
 // Dotted version numbers (CUDA 12.4, compute capability 9.0, driver 550.54.15) and constraints on them.
 #include <compare>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "gpuplan/result.hpp"
 
 namespace gpuplan {
 
@@ -17,7 +18,7 @@ struct Version {
   std::vector<int> parts;
 
   /// Strict: digits separated by single dots, nothing else ("12.4", "9.0", "550.54.15").
-  static std::optional<Version> parse(std::string_view text);
+  static Result<Version> parse(std::string_view text);
   std::string str() const;
   bool empty() const { return parts.empty(); }
 
@@ -32,14 +33,14 @@ struct VersionConstraint {
   Version version;
 
   /// ">=12.4", ">12", "<=8.9", "<12.0", "==9.0"; a bare "12.4" or ":12.4" is not accepted here.
-  static std::optional<VersionConstraint> parse(std::string_view text);
+  static Result<VersionConstraint> parse(std::string_view text);
   bool satisfied_by(const Version& actual) const;
   std::string str() const;  ///< ">=12.4"
   bool operator==(const VersionConstraint&) const = default;
 };
 
 /// Comma-joined constraints as they appear in tags and the plan: ">=12.0,<13".
-std::optional<std::vector<VersionConstraint>> parse_constraints(std::string_view text);
+Result<std::vector<VersionConstraint>> parse_constraints(std::string_view text);
 std::string to_string(const std::vector<VersionConstraint>& constraints);
 
 }  // namespace gpuplan

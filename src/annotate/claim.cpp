@@ -117,9 +117,7 @@ Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_vie
       if (auto version = Version::parse(piece))
         constraint = VersionConstraint{VersionConstraint::Op::ge, *version};
     }
-    if (!constraint)
-      return Problem{
-          fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", piece)};
+    if (!constraint) return Problem{constraint.problem()};
     constraints.push_back(*constraint);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -134,49 +132,43 @@ const std::vector<std::string_view>& setting_fields() {
   return fields;
 }
 
-std::string apply_setting(Claim& claim, std::string_view field, std::string_view value) {
-  std::string problem;
+Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_view value) {
   if (field == "gpus") {
-    if (auto count = parse_gpu_count(value))
-      claim.gpus = *count;
-    else
-      problem = count.problem();
+    auto count = parse_gpu_count(value);
+    if (!count) return Problem{count.problem()};
+    claim.gpus = *count;
   } else if (field == "gpu_mem") {
-    if (auto mib = parse_size_mib(value))
-      claim.gpu_mem_mib = *mib;
-    else
-      problem = fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", value);
+    auto mib = parse_size_mib(value);
+    if (!mib)
+      return Problem{fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", value)};
+    claim.gpu_mem_mib = *mib;
   } else if (field == "cuda" || field == "compute_capability") {
     auto constraints = parse_version_constraints(value, true);
+    if (!constraints) return Problem{constraints.problem()};
     auto& target = field == "cuda" ? claim.cuda : claim.compute_capability;
-    if (constraints)
-      target.insert(target.end(), constraints->begin(), constraints->end());
-    else
-      problem = constraints.problem();
+    target.insert(target.end(), constraints->begin(), constraints->end());
   } else if (field == "gpu_models") {
-    if (auto models = parse_models(value))
-      claim.gpu_models = *models;
-    else
-      problem = models.problem();
+    auto models = parse_models(value);
+    if (!models) return Problem{models.problem()};
+    claim.gpu_models = *std::move(models);
   } else if (field == "vendor") {
-    if (auto vendor = util::lower(value); is_vendor(vendor))
-      claim.vendor = vendor;
-    else
-      problem = fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", value);
+    auto vendor = util::lower(value);
+    if (!is_vendor(vendor))
+      return Problem{fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", value)};
+    claim.vendor = vendor;
   } else if (field == "nvlink" || field == "exclusive" || field == "cpu_only") {
     auto flag = parse_bool(value);
-    if (!flag)
-      problem = fmt::format("\"{}\" is not true or false", value);
-    else if (field == "nvlink")
+    if (!flag) return Problem{fmt::format("\"{}\" is not true or false", value)};
+    if (field == "nvlink")
       claim.nvlink = *flag;
     else if (field == "exclusive")
       claim.exclusive = *flag;
     else
       claim.cpu_only = *flag;
   } else {
-    problem = fmt::format("unknown field \"{}\"", field);
+    return Problem{fmt::format("unknown field \"{}\"", field)};
   }
-  return problem;
+  return claim;
 }
 
 }  // namespace gpuplan::annotate

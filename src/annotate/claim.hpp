@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/result.hpp"
+#include "gpuplan/result.hpp"
 #include "gpuplan/version.hpp"
 
 namespace gpuplan::annotate {
@@ -57,9 +57,9 @@ Result<std::vector<std::string>> parse_models(std::string_view text);
 Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
                                                                  bool bare_means_at_least);
 
-/// Sets `field` of `claim` from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
-/// gpu_models, vendor, nvlink, exclusive, cpu_only. Returns the problem, empty when it was set.
-std::string apply_setting(Claim& claim, std::string_view field, std::string_view value);
+/// `claim` with `field` set from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
+/// gpu_models, vendor, nvlink, exclusive, cpu_only.
+Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_view value);
 
 /// The fields apply_setting knows, in the order the rules file documents them.
 const std::vector<std::string_view>& setting_fields();

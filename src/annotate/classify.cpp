@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
@@ -53,6 +54,62 @@ class TestClassifier {
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
     label_ = canonical_label(test_.target.label);
+    // Tests that declare the same tags (and nothing else a convention or rule reads) get the
+    // same requirement, reason and findings: worked out once, copied after (issue 14).
+    std::string key = shared_key();
+    if (!key.empty()) {
+      if (auto it = outcomes_.find(key); it != outcomes_.end()) return reuse(it->second);
+    }
+    std::size_t first_finding = diagnostics_.size();
+    classify_annotations();
+    if (!key.empty()) remember(std::move(key), first_finding);
+    return std::move(test_);
+  }
+
+ private:
+  /// What classifying a test by its tags alone gave, for the next test with the same tags.
+  struct Outcome {
+    Bucket bucket;
+    std::string reason;
+    Requirement requirement;
+    std::vector<Annotation> annotations;
+    Diagnostics findings;  ///< without the label
+  };
+
+  /// The test's tags as one text when they are all that decides its outcome: no rules (they
+  /// may read labels and rule classes), no exec_properties, no backend in its name. Else "".
+  std::string shared_key() const {
+    const Target& t = test_.target;
+    if (!matchers_.empty() || !t.exec_properties.empty() ||
+        annotate::read_variant_name(t.label, t.generator_function.str()))
+      return {};
+    std::string key = t.has_attributes ? "a" : "l";
+    for (const auto& tag : t.tags) {
+      key += '\0';
+      key += tag.str();
+    }
+    return key;
+  }
+
+  ClassifiedTest reuse(const Outcome& outcome) {
+    test_.bucket = outcome.bucket;
+    test_.reason = outcome.reason;
+    test_.requirement = outcome.requirement;
+    test_.annotations = outcome.annotations;
+    for (const auto& d : outcome.findings) diagnostics_.push_back({d.severity, label_, d.source, d.message});
+    return std::move(test_);
+  }
+
+  void remember(std::string key, std::size_t first_finding) {
+    Outcome outcome{test_.bucket, test_.reason, test_.requirement, test_.annotations, {}};
+    for (std::size_t i = first_finding; i < diagnostics_.size(); ++i)
+      outcome.findings.push_back(
+          {diagnostics_[i].severity, "", diagnostics_[i].source, diagnostics_[i].message});
+    outcomes_.emplace(std::move(key), std::move(outcome));
+  }
+
+  /// Reads the test's annotations and combines what they claim into test_.
+  void classify_annotations() {
     bool manual = read_tags();
     read_exec_properties();
     for (const auto& matcher : matchers_)
@@ -66,10 +123,7 @@ class TestClassifier {
       test_.bucket = Bucket::skipped;
       test_.reason = "tagged manual";
     }
-    return std::move(test_);
   }
-
- private:
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 
   void report(Severity severity, std::string source, std::string message) {
@@ -370,7 +424,8 @@ class TestClassifier {
   ClassifiedTest test_;
   std::string label_;
   std::vector<Claim> claims_;
-  std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
+  std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
+  std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
 };
 
 }  // namespace

@@ -49,9 +49,8 @@ Reading xla_compute_capability(std::string_view rest) {
   auto digits = rest.find_first_not_of("0123456789");
   auto number = rest.substr(0, digits);
   rest.remove_prefix(number.size());
-  if (rest.starts_with("-full")) rest.remove_prefix(5);
-  bool only = rest.starts_with("-only");
-  if (only) rest.remove_prefix(5);
+  util::strip_prefix(rest, "-full");
+  bool only = util::strip_prefix(rest, "-only");
   if (number.size() < 2 || number.size() > 4 || (!rest.empty() && !rest.starts_with(':')))
     return malformed(
         "write requires-gpu-smXY, requires-gpu-smXY-only or requires-gpu-smXY-full-only (XY: compute "
@@ -80,8 +79,7 @@ Reading xla_backend(std::string_view backend) {
 
 Reading gpu_mem(std::string_view size) {
   auto mib = parse_size_mib(size);
-  if (!mib)
-    return malformed(fmt::format("\"{}\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)", size));
+  if (!mib) return malformed(mib.problem());
   return claim(Claim{.gpu_mem_mib = *mib});
 }
 

@@ -127,11 +127,13 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
 Reading RuleMatcher::read(const std::vector<std::string_view>* captures, std::string_view tag) const {
   Claim claim;
   claim.source = rule_.source() + (captures ? fmt::format(" (tag {})", tag) : "");
-  for (const auto& [field, value] : rule_.set) {
-    auto problem = apply_setting(claim, field, substitute(value, captures));
-    if (!problem.empty()) return Reading{claim.source, std::nullopt, fmt::format("{}: {}", field, problem)};
-  }
   auto source = claim.source;
+  for (const auto& [field, value] : rule_.set) {
+    auto applied = apply_setting(std::move(claim), field, substitute(value, captures));
+    if (!applied)
+      return Reading{std::move(source), std::nullopt, fmt::format("{}: {}", field, applied.problem())};
+    claim = *std::move(applied);
+  }
   return Reading{std::move(source), std::move(claim), {}};
 }
 

@@ -282,9 +282,8 @@ class RulesReader {
       uses_captures = true;
     }
     if (uses_captures) return;
-    annotate::Claim claim;
-    if (auto problem = annotate::apply_setting(claim, field, value); !problem.empty())
-      fail(node.Mark(), fmt::format("set.{}: {}", field, problem));
+    if (auto applied = annotate::apply_setting({}, field, value); !applied)
+      fail(node.Mark(), fmt::format("set.{}: {}", field, applied.problem()));
   }
 
   const std::string& name_;

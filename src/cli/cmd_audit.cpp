@@ -164,7 +164,7 @@ std::string render_text(const Report& r) {
         r.untouched.size());
     for (const auto& u : r.untouched)
       out += fmt::format("  {}\n      measured: no GPU touched in {} run{}\n      change: {}\n", u.label,
-                         u.runs, u.runs == 1 ? "" : "s", u.tag_change);
+                         u.runs, util::plural(u.runs), u.tag_change);
   }
   out += "\nBy package\n";
   for (const auto& p : r.audit.packages)

@@ -2,13 +2,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <string>
 
-#include "cli/classification_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/query_input.hpp"
+#include "gpuplan/emit.hpp"
 
 namespace gpuplan::cli {
 
@@ -26,42 +25,6 @@ std::vector<const ClassifiedTest*> in_bucket(const Classification& c, Bucket buc
   for (const auto& t : c.tests)
     if (t.bucket == bucket) tests.push_back(&t);
   return tests;
-}
-
-/// The buckets as JSON, written test by test into `output`: never a whole document in memory.
-void write_json(const Classification& c, Output& output) {
-  long counts[3] = {0, 0, 0};
-  for (const auto& t : c.tests) ++counts[static_cast<int>(t.bucket)];
-  util::JsonWriter out(output.sink());
-  out.begin_object();
-  out.key("summary").begin_object();
-  out.key("tests").value(c.tests.size());
-  out.key("gpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::gpu)]));
-  out.key("cpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::cpu)]));
-  out.key("skipped_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::skipped)]));
-  out.key("dropped_targets").value(static_cast<std::int64_t>(c.dropped.total()));
-  out.end_object();
-  out.key("gpu_tests").begin_array();
-  for (const auto& t : c.tests)
-    if (t.bucket == Bucket::gpu) write_test(out, t);
-  out.end_array();
-  for (auto [key, bucket] :
-       {std::pair{"cpu_tests", Bucket::cpu}, std::pair{"skipped_tests", Bucket::skipped}}) {
-    out.key(key).begin_array();
-    for (const auto& t : c.tests) {
-      if (t.bucket != bucket) continue;
-      out.begin_object();
-      out.key("label").value(t.target.label);
-      out.key("reason").value(t.reason);
-      out.end_object();
-    }
-    out.end_array();
-  }
-  out.key("diagnostics");
-  write_diagnostics(out, c.diagnostics);
-  out.end_object();
-  out.raw("\n");
-  out.flush();
 }
 
 std::string render_table(const Classification& c) {
@@ -116,7 +79,7 @@ void add_classify_command(CLI::App& app, int& status) {
     if (!args->gpu_targets.empty()) write_output(args->gpu_targets, target_list(classification, Bucket::gpu));
     Output output("-");
     if (args->json)
-      write_json(classification, output);
+      write_classification_json(classification, output.sink());
     else
       output.write(render_table(classification));
     output.commit();

@@ -22,6 +22,7 @@
 #include "run/claims.hpp"
 #include "run/executor.hpp"
 #include "run/gpu_usage.hpp"
+#include "run/longest_first.hpp"
 #include "run/os.hpp"
 
 namespace gpuplan::cli {
@@ -63,8 +64,12 @@ class Sharing {
     }
     for (const auto& a : plan.assignments)
       if (here_ || a.node == o.node) candidates_.push_back(a);
-    std::stable_sort(candidates_.begin(), candidates_.end(),
-                     [](const Assignment& x, const Assignment& y) { return x.start_s < y.start_s; });
+    // Longest planned first, as this node's own list runs (longest_first): the units most
+    // likely to end the run start while there is time.
+    std::stable_sort(candidates_.begin(), candidates_.end(), [](const Assignment& x, const Assignment& y) {
+      double lx = x.end_s - x.start_s, ly = y.end_s - y.start_s;
+      return lx != ly ? lx > ly : x.start_s < y.start_s;
+    });
   }
   os::Claims& claims() { return claims_; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
@@ -121,7 +126,7 @@ class Sharing {
   std::string node_name_;
   Fleet fleet_;
   const Node* here_ = nullptr;
-  std::vector<Assignment> candidates_;  ///< by planned start
+  std::vector<Assignment> candidates_;  ///< longest planned first, then by planned start
   std::set<std::string> taken_;         ///< run, running or done here, or known done
   std::set<std::string> taken_early_;   ///< this node's own units that take() started
 };
@@ -309,6 +314,18 @@ int run_exec(const ExecOptions& o) {
                                  fmt::join(nodes, ", ")));
   }
   if (o.command.empty()) return run_bazel(o, plan, units);
+  // Dynamic execution starts this node's units longest planned first (as `simulate` replays
+  // it): the schedule gets their times placed again, the runs keep the planned ones.
+  std::vector<Assignment> scheduled = units;
+  if (!o.claims.empty() && !o.static_only) {
+    std::vector<Assignment> again = units, by_length, placed;
+    for (size_t k : longest_first(again, plan.policy)) {
+      by_length.push_back(units[k]);
+      placed.push_back(again[k]);
+    }
+    units = std::move(by_length);
+    scheduled = std::move(placed);
+  }
   std::vector<UnitRun> runs;
   runs.reserve(units.size());
   for (const auto& a : units) {
@@ -326,7 +343,7 @@ int run_exec(const ExecOptions& o) {
   if (!o.results.empty()) os::check_appendable(o.results);
 
   os::SystemRunner runner;
-  ExecSchedule schedule(units, plan.policy);
+  ExecSchedule schedule(scheduled, plan.policy);
   const auto node_gpus = node_gpu_list(plan, o.node);
   HeldGpus held(o.lock_dir);
   const double begin = runner.now();

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <string>
 
-#include "cli/classification_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "cli/query_input.hpp"
+#include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
-#include "gpuplan/size.hpp"
 
 namespace gpuplan::cli {
 
@@ -23,21 +22,6 @@ struct ExplainArgs {
   std::vector<std::string> history;
   bool json = false;
 };
-
-/// The planned duration of one shard (or of the whole test, shard empty).
-struct ShardEstimate {
-  std::optional<int> shard;
-  Estimate estimate;
-};
-
-std::vector<ShardEstimate> estimates_of(const ClassifiedTest& test, const Estimator& estimate) {
-  std::vector<ShardEstimate> estimates;
-  if (test.bucket != Bucket::gpu) return estimates;
-  if (test.target.shard_count <= 1) return {{std::nullopt, estimate(test, std::nullopt)}};
-  for (int shard = 0; shard < test.target.shard_count; ++shard)
-    estimates.push_back({shard, estimate(test, shard)});
-  return estimates;
-}
 
 const ClassifiedTest& find_test(const Classification& c, const std::string& label, const std::string& input) {
   auto wanted = canonical_label(label);
@@ -61,18 +45,9 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
                   nearest ? fmt::format(" (did you mean {}?)", nearest->target.label) : std::string()));
 }
 
-std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
-
 /// What the dependency graph says of the test, when the input carried one.
-struct GraphView {
-  bool present = false;  ///< the input had the test's rule inputs, all expanded (deps(...))
-  bool reaches = false;
-  std::vector<std::string> path;  ///< test → ... → GPU dep
-  std::string pattern;            ///< the gpu_deps pattern the last step matched
-};
-
-GraphView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
-  GraphView view;
+GpuPathView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
+  GpuPathView view;
   auto node = deps.graph.find(canonical_label(test.target.label));
   // Only for the output of deps(...): in that of tests(//...) every test's reach is unknown, and
   // saying so in every explanation would only add noise.
@@ -82,92 +57,6 @@ GraphView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
   if (!view.path.empty()) view.pattern = deps.reach->matched_pattern(*deps.graph.find(view.path.back()));
   return view;
-}
-
-std::string render_graph_text(const GraphView& view) {
-  if (!view.present) return "";
-  std::string out = "\ndependency graph\n";
-  if (view.reaches)
-    return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
-                             fmt::join(view.path, " → "), view.path.back(), view.pattern);
-  return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
-}
-
-std::string render_text(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
-                        const Diagnostics& diagnostics, const GraphView& graph) {
-  const auto& t = test.target;
-  std::string out = fmt::format("{}\n", t.label);
-  auto field = [&](std::string_view name, const std::string& value) {
-    out += fmt::format("  {:<20}{}\n", name, value);
-  };
-  field("rule", or_none(t.rule_class) + (t.location.empty() ? "" : " at " + t.location));
-  field("tags", or_none(fmt::format("{}", fmt::join(t.tags, ", "))));
-  std::vector<std::string> properties;
-  for (const auto& [k, v] : t.exec_properties) properties.push_back(fmt::format("{}={}", k, v));
-  field("exec_properties", or_none(fmt::format("{}", fmt::join(properties, ", "))));
-  field("generator_function", or_none(t.generator_function));
-  field("size", t.size.str() + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +
-                    (t.flaky ? ", flaky" : ""));
-  out += "\nannotations read\n";
-  if (test.annotations.empty()) out += "  none\n";
-  for (const auto& a : test.annotations) out += fmt::format("  {} → {}\n", a.source, a.meaning);
-
-  out += "\nrequirements\n";
-  const auto& r = test.requirement;
-  auto requirement = [&](std::string_view name, const std::string& value, const std::string& source) {
-    out += fmt::format("  {:<20}{:<16}from {}\n", name, value, source);
-  };
-  requirement("gpus", std::to_string(r.gpus.value), r.gpus.source);
-  if (r.gpu_mem_mib)
-    requirement("gpu memory", "≥ " + format_mib(r.gpu_mem_mib->value), r.gpu_mem_mib->source);
-  for (const auto& c : r.cuda) requirement("cuda", describe(c.value), c.source);
-  for (const auto& c : r.compute_capability) requirement("compute capability", describe(c.value), c.source);
-  if (r.gpu_models)
-    requirement("gpu models", fmt::format("{}", fmt::join(r.gpu_models->value, "|")), r.gpu_models->source);
-  if (r.nvlink) requirement("nvlink", r.nvlink->value ? "yes" : "no", r.nvlink->source);
-  if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
-  if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
-
-  out += render_graph_text(graph);
-  out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
-  if (!estimates.empty()) out += "\nplanned duration\n";
-  for (const auto& [shard, e] : estimates)
-    out +=
-        fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
-                    fmt::format("{:g}s", e.seconds), e.source,
-                    e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
-  if (!diagnostics.empty()) {
-    out += "\ndiagnostics\n";
-    for (const auto& d : diagnostics) out += fmt::format("  {}: {}\n", to_string(d.severity), d.message);
-  }
-  return out;
-}
-
-std::string render_json(const ClassifiedTest& test, const std::vector<ShardEstimate>& estimates,
-                        const Diagnostics& diagnostics, const GraphView& graph) {
-  auto j = test_to_json(test);
-  const auto& t = test.target;
-  j["tags"] = t.tags;
-  nlohmann::ordered_json properties = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : t.exec_properties) properties[k] = v;
-  j["exec_properties"] = properties;
-  j["generator_function"] = t.generator_function;
-  j["location"] = t.location;
-  j["annotations"] = nlohmann::ordered_json::array();
-  for (const auto& a : test.annotations)
-    j["annotations"].push_back({{"source", a.source}, {"meaning", a.meaning}});
-  j["planned_duration"] = nlohmann::ordered_json::array();
-  for (const auto& [shard, e] : estimates)
-    j["planned_duration"].push_back(
-        {{"shard_index", shard ? nlohmann::ordered_json(*shard) : nlohmann::ordered_json(nullptr)},
-         {"seconds", e.seconds},
-         {"source", e.source},
-         {"peak_vram_mib",
-          e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
-  if (graph.present)
-    j["gpu_code"] = {{"reaches", graph.reaches}, {"path", graph.path}, {"gpu_deps_pattern", graph.pattern}};
-  j["diagnostics"] = diagnostics_to_json(diagnostics);
-  return j.dump(2) + "\n";
 }
 
 }  // namespace
@@ -195,11 +84,10 @@ void add_explain_command(CLI::App& app, int& status) {
     Diagnostics history_diagnostics;
     auto estimate =
         estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
-    auto estimates = estimates_of(test, estimate);
-    own.insert(own.end(), history_diagnostics.begin(), history_diagnostics.end());
-    auto graph = graph_view(deps, test);
-    write_output("-", args->json ? render_json(test, estimates, own, graph)
-                                 : render_text(test, estimates, own, graph));
+    Explanation explanation{&test, planned_durations(test, estimate), std::move(own), graph_view(deps, test)};
+    explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
+                                   history_diagnostics.end());
+    write_output("-", args->json ? explanation_to_json(explanation) : render_explanation(explanation));
     print_diagnostic_totals(classification.diagnostics, false);
     status = exit_ok;
   });

@@ -18,6 +18,7 @@
 #include "gpuplan/graph.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/target.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -188,7 +189,7 @@ std::string advice_text(const HistoryAdvice& advice, const AdviceOptions& option
     for (const auto* a : list) {
       out += fmt::format("  {}\n", a->label);
       if (kind == AdviceKind::never_touched_gpu)
-        out += fmt::format("      measured: no GPU touched in {} run{}\n", a->runs, a->runs == 1 ? "" : "s");
+        out += fmt::format("      measured: no GPU touched in {} run{}\n", a->runs, util::plural(a->runs));
       else if (kind == AdviceKind::near_capacity)
         out +=
             fmt::format("      measured: peak {} of {} on {} (headroom {:g}%)\n", mib_text(a->peak_vram_mib),

@@ -89,6 +89,7 @@ void run(const PlanArgs& args, int& status) {
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
   print_fleet_warnings(fleet);
   Classification tests = read_and_classify(args.query, rules);
+  drop_classification_inputs(tests);
   Diagnostics history_diagnostics;
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;

@@ -8,6 +8,7 @@
 #include "cli/io.hpp"
 #include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -80,7 +81,7 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
   }
   std::cerr << fmt::format(
       "gpuplan: --classify-by-deps moved {} GPU test{} that reach no GPU code to the CPU bucket",
-      deps.moved_to_cpu, deps.moved_to_cpu == 1 ? "" : "s");
+      deps.moved_to_cpu, util::plural(deps.moved_to_cpu));
   if (unknown > 0)
     std::cerr << fmt::format("; {} left as they are: their deps are not in the input (query deps(...))",
                              unknown);
@@ -110,9 +111,9 @@ void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings)
   }
   if (list_warnings && warnings + errors > shown)
     std::cerr << fmt::format("gpuplan: … and {} more\n", warnings + errors - shown);
-  std::string counts = fmt::format("{} warning{}, {} note{}", warnings, warnings == 1 ? "" : "s", notes,
-                                   notes == 1 ? "" : "s");
-  if (errors > 0) counts = fmt::format("{} error{}, {}", errors, errors == 1 ? "" : "s", counts);
+  std::string counts =
+      fmt::format("{} warning{}, {} note{}", warnings, util::plural(warnings), notes, util::plural(notes));
+  if (errors > 0) counts = fmt::format("{} error{}, {}", errors, util::plural(errors), counts);
   std::cerr << fmt::format("gpuplan: {}; gpuplan explain {} for one test\n", counts,
                            first.empty() ? "LABEL" : first);
 }
@@ -138,7 +139,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
     errors += fmt::format("\n  {}: {}", d.label, d.message);
   }
   throw InputError(Position{input_name(options)},
-                   fmt::format("{} annotation error{} (--strict):{}", count, count == 1 ? "" : "s", errors));
+                   fmt::format("{} annotation error{} (--strict):{}", count, util::plural(count), errors));
 }
 
 Classification without_gpu_tests(Classification tests, long& gpu_tests) {
@@ -147,6 +148,16 @@ Classification without_gpu_tests(Classification tests, long& gpu_tests) {
   std::erase_if(tests.tests, is_gpu);
   tests.tests.shrink_to_fit();
   return tests;
+}
+
+void drop_classification_inputs(Classification& tests) {
+  for (auto& test : tests.tests) {
+    std::string().swap(test.target.location);
+    std::vector<Symbol>().swap(test.target.tags);
+    test.target.exec_properties.clear();
+    std::vector<Annotation>().swap(test.annotations);
+    if (test.bucket == Bucket::gpu) std::string().swap(test.reason);
+  }
 }
 
 }  // namespace gpuplan::cli

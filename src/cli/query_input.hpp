@@ -56,6 +56,11 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
 /// (`tests` and `gpu_tests`).
 Classification without_gpu_tests(Classification tests, long& gpu_tests);
 
+/// Frees what planning never reads once the tests are classified: where each was declared,
+/// its tags and exec_properties, and the reason of a GPU test (the plan lists reasons only
+/// for CPU and skipped tests). About a hundred bytes a test of a large query (issue 14).
+void drop_classification_inputs(Classification& tests);
+
 /// Registers `plan`'s --allow-untagged and turns the refusal of untagged input on.
 void add_untagged_option(CLI::App& command, QueryOptions& options);
 

@@ -6,17 +6,20 @@
 
 namespace gpuplan {
 
-std::optional<Version> Version::parse(std::string_view text) {
+Result<Version> Version::parse(std::string_view text) {
+  auto not_a_version = [whole = text] {
+    return Problem{fmt::format("\"{}\" is not a version (write e.g. 12.4)", whole)};
+  };
   Version version;
-  if (text.empty()) return std::nullopt;
+  if (text.empty()) return not_a_version();
   while (true) {
     auto dot = text.find('.');
     auto part = text.substr(0, dot);
     if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string_view::npos)
-      return std::nullopt;
+      return not_a_version();
     int value = 0;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    if (ec != std::errc() || end != part.data() + part.size()) return std::nullopt;
+    if (ec != std::errc() || end != part.data() + part.size()) return not_a_version();
     version.parts.push_back(value);
     if (dot == std::string_view::npos) break;
     text.remove_prefix(dot + 1);
@@ -36,17 +39,20 @@ std::strong_ordering Version::operator<=>(const Version& other) const {
   return std::strong_ordering::equal;
 }
 
-std::optional<VersionConstraint> VersionConstraint::parse(std::string_view text) {
+Result<VersionConstraint> VersionConstraint::parse(std::string_view text) {
+  auto not_a_constraint = [text] {
+    return Problem{fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", text)};
+  };
   static constexpr std::pair<std::string_view, Op> ops[] = {
       {">=", Op::ge}, {"<=", Op::le}, {"==", Op::eq}, {">", Op::gt}, {"<", Op::lt}};
   for (auto [prefix, op] : ops) {
     if (text.starts_with(prefix)) {
       auto version = Version::parse(text.substr(prefix.size()));
-      if (!version) return std::nullopt;
+      if (!version) return not_a_constraint();
       return VersionConstraint{op, *version};
     }
   }
-  return std::nullopt;
+  return not_a_constraint();
 }
 
 bool VersionConstraint::satisfied_by(const Version& actual) const {
@@ -66,12 +72,12 @@ std::string VersionConstraint::str() const {
   return fmt::format("{}{}", names[static_cast<int>(op)], version.str());
 }
 
-std::optional<std::vector<VersionConstraint>> parse_constraints(std::string_view text) {
+Result<std::vector<VersionConstraint>> parse_constraints(std::string_view text) {
   std::vector<VersionConstraint> constraints;
   while (true) {
     auto comma = text.find(',');
     auto constraint = VersionConstraint::parse(text.substr(0, comma));
-    if (!constraint) return std::nullopt;
+    if (!constraint) return Problem{constraint.problem()};
     constraints.push_back(*constraint);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -9,6 +9,7 @@
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -90,9 +91,8 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
   for (size_t r = 0; r < rows.size(); ++r) {
     if (r == 0 || rows[r].fleet != rows[r - 1].fleet) {
       if (r > 0) out += '\n';
-      auto title =
-          fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, rows[r].fleet_gpus == 1 ? "" : "s",
-                      rows[r].fleet_nodes, rows[r].fleet_nodes == 1 ? "" : "s");
+      auto title = fmt::format("{} GPU{} on {} node{}", rows[r].fleet_gpus, util::plural(rows[r].fleet_gpus),
+                               rows[r].fleet_nodes, util::plural(rows[r].fleet_nodes));
       auto name = emit::fit(emit::printable(rows[r].fleet), options.width - emit::columns(title) - 2);
       out += bold(fmt::format("{}: {}", name, title)) + '\n' + line(header);
     }

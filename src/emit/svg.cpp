@@ -11,6 +11,7 @@
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/size.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::emit {
 
@@ -40,7 +41,7 @@ std::string tooltip(const Assignment& a) {
   if (a.unit.shard_index)
     tip += fmt::format("\nshard {} of {} (TEST_SHARD_INDEX={})", *a.unit.shard_index + 1, a.unit.shard_count,
                        *a.unit.shard_index);
-  tip += fmt::format("\n{} · GPU{} {}", a.node, a.gpus.size() == 1 ? "" : "s", join_gpus(a.gpus));
+  tip += fmt::format("\n{} · GPU{} {}", a.node, util::plural(a.gpus.size()), join_gpus(a.gpus));
   tip += fmt::format("\n{} → {} ({}, {})", format_seconds(a.start_s), format_seconds(a.end_s),
                      format_seconds(a.end_s - a.start_s), a.unit.duration_source);
   tip += "\nneeds " + printable(describe(a.unit.requirement));
@@ -95,7 +96,7 @@ class Chart {
     for (const auto& node : gantt_.nodes) {
       text(12, y + 17, fit(printable(node.name), 22), "gp-node");
       text(kLeft, y + 17,
-           fmt::format("{} unit{}, busy until {}", node.units, node.units == 1 ? "" : "s",
+           fmt::format("{} unit{}, busy until {}", node.units, util::plural(node.units),
                        format_seconds(node.busy_until_s)),
            "gp-muted");
       y += kNodeHeader;

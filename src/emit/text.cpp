@@ -1,4 +1,6 @@
 // The terminal preview: a summary, a text Gantt per node, unschedulable units, diagnostics.
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -150,7 +152,7 @@ class NodeChart {
     for (const auto& line :
          wrap(fmt::format("   + {} unit{} folded into the last column (+) of {}: too short to draw at this "
                           "width; --width, --node or --label draws them",
-                          folded.size(), folded.size() == 1 ? "" : "s", emit::printable(node_.name)),
+                          folded.size(), util::plural(folded.size()), emit::printable(node_.name)),
               label_width_ + plot_, 5))
       out += painter_.paint(line, Style::yellow) + '\n';
     for (const auto* a : folded) {
@@ -167,8 +169,8 @@ class NodeChart {
   void header(std::string& out) const {
     auto name = emit::fit(emit::printable(node_.name), label_width_ + plot_ - 4);
     auto info = node_.units == 0
-                    ? fmt::format(" idle, {} GPU{} ", node_.lanes.size(), node_.lanes.size() == 1 ? "" : "s")
-                    : fmt::format(" {} unit{}, busy until {} ", node_.units, node_.units == 1 ? "" : "s",
+                    ? fmt::format(" idle, {} GPU{} ", node_.lanes.size(), util::plural(node_.lanes.size()))
+                    : fmt::format(" {} unit{}, busy until {} ", node_.units, util::plural(node_.units),
                                   emit::format_seconds(node_.busy_until_s));
     int used = columns(name) + 1;
     if (used + columns(info) + 2 > label_width_ + plot_) info = " ";
@@ -400,8 +402,8 @@ std::string render_node_summary(const Plan& plan, const TextOptions& options) {
   if (gantt.nodes.empty()) out += "No unit is scheduled.\n";
   out += fmt::format(
       "\n{} unschedulable unit{}, {} diagnostic{} (`gpuplan show` without --summary lists them)\n",
-      plan.unschedulable.size(), plan.unschedulable.size() == 1 ? "" : "s", plan.diagnostics.size(),
-      plan.diagnostics.size() == 1 ? "" : "s");
+      plan.unschedulable.size(), util::plural(plan.unschedulable.size()), plan.diagnostics.size(),
+      util::plural(plan.diagnostics.size()));
   return out;
 }
 

@@ -5,16 +5,13 @@
 #include <cctype>
 
 #include "gpuplan/fleet.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
 namespace {
 
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  });
-}
+using util::equal_ignoring_case;
 
 GpuModel entry(std::string name, std::string family, std::int64_t vram_mib, std::string_view cc,
                std::vector<std::string> smi_names) {

@@ -312,9 +312,10 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
 
   std::optional<Version> compute_capability;
   if (!first.compute_cap.text.empty()) {
-    compute_capability = Version::parse(first.compute_cap.text);
-    if (!compute_capability)
+    auto parsed = Version::parse(first.compute_cap.text);
+    if (!parsed)
       fail(query, first.compute_cap, fmt::format("'{}' is not a compute capability", first.compute_cap.text));
+    compute_capability = *parsed;
   }
   if (!known && !compute_capability)
     fail(query, first.name,

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "gpuplan/history.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -25,7 +26,7 @@ std::string_view skip_space(std::string_view text) {
 }  // namespace
 
 HistoryFormat detect_history_format(std::string_view head) {
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte order mark
+  util::strip_prefix(head, "\xEF\xBB\xBF");  // a UTF-8 byte order mark
   head = skip_space(head);
   if (head.starts_with('<')) return HistoryFormat::junit;
   if (head.starts_with('[')) return HistoryFormat::json;

@@ -10,13 +10,19 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/utf8.hpp"
 #include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
+#include "gpuplan/result.hpp"
 #include "gpuplan/target.hpp"
 #include "history/bad_rows.hpp"
 #include "history/time.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -35,43 +41,37 @@ std::string_view field(const Fields& fields, std::string_view name) {
   return it == fields.end() ? std::string_view() : trim(it->second);
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  });
-}
-
-/// One row's fields, as text, into a sample of a unit; the problem when they do not make one.
+/// One row: a sample of a unit.
 struct Row {
   SampleKey key;
   Sample sample;
-  std::string problem;
 };
 
-Row to_row(const Fields& fields) {
+/// One row's fields, as text, into a sample of a unit.
+Result<Row> to_row(const Fields& fields) {
   Row row;
   std::string_view label = field(fields, "label");
-  if (label.empty()) return {{}, {}, "no label"};
+  if (label.empty()) return Problem{"no label"};
   if (auto problem = utf8_problem(label); !problem.empty())
-    return {{}, {}, fmt::format("the label is not UTF-8 text: {}", problem)};
+    return Problem{fmt::format("the label is not UTF-8 text: {}", problem)};
   row.key.label = canonical_label(label);
   std::string_view seconds = field(fields, "seconds");
   auto value = history::parse_number(seconds);
-  if (!value) return {{}, {}, fmt::format("{}: seconds \"{}\" is not a number", label, seconds)};
-  if (*value < 0) return {{}, {}, fmt::format("{}: seconds {} is a negative time", label, seconds)};
+  if (!value) return Problem{fmt::format("{}: seconds \"{}\" is not a number", label, seconds)};
+  if (*value < 0) return Problem{fmt::format("{}: seconds {} is a negative time", label, seconds)};
   if (*value > max_duration_s)
-    return {{}, {}, fmt::format("{}: seconds {} is longer than a year (gpuplan's limit)", label, seconds)};
+    return Problem{fmt::format("{}: seconds {} is longer than a year (gpuplan's limit)", label, seconds)};
   row.sample.seconds = *value;
   if (std::string_view shard = field(fields, "shard"); !shard.empty()) {
     auto index = history::parse_number(shard);
     if (!index || *index < 0 || *index != std::floor(*index) || *index >= max_shard_count)
-      return {{}, {}, fmt::format("{}: shard \"{}\" is not a 0-based shard index", label, shard)};
+      return Problem{fmt::format("{}: shard \"{}\" is not a 0-based shard index", label, shard)};
     row.key.shard = static_cast<int>(*index);
   }
   if (std::string_view vram = field(fields, "peak_vram_mib"); !vram.empty()) {
     auto mib = history::parse_number(vram);
     if (!mib || *mib < 0 || *mib > 1e9)
-      return {{}, {}, fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
+      return Problem{fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
     row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
   }
   if (std::string_view start = field(fields, "start"); !start.empty()) {
@@ -80,23 +80,21 @@ Row to_row(const Fields& fields) {
     else
       row.sample.start_ms = history::parse_timestamp_ms(start);
     if (!row.sample.start_ms)
-      return {{},
-              {},
-              fmt::format("{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time from 1970 to 9999",
-                          label, start)};
+      return Problem{fmt::format(
+          "{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time from 1970 to 9999", label, start)};
   }
-  row.sample.timed_out = equals_ignoring_case(field(fields, "exit_status"), "timeout");
+  row.sample.timed_out = util::equal_ignoring_case(field(fields, "exit_status"), "timeout");
   if (std::string_view touched = field(fields, "gpu_touched"); !touched.empty()) {
-    if (equals_ignoring_case(touched, "true") || touched == "1")
+    if (util::equal_ignoring_case(touched, "true") || touched == "1")
       row.sample.gpu_touched = true;
-    else if (equals_ignoring_case(touched, "false") || touched == "0")
+    else if (util::equal_ignoring_case(touched, "false") || touched == "0")
       row.sample.gpu_touched = false;
     else
-      return {{}, {}, fmt::format("{}: gpu_touched \"{}\" is neither true nor false", label, touched)};
+      return Problem{fmt::format("{}: gpu_touched \"{}\" is neither true nor false", label, touched)};
   }
   if (std::string_view node = field(fields, "node"); !node.empty()) {
     if (auto problem = utf8_problem(node); !problem.empty())
-      return {{}, {}, fmt::format("{}: the node is not UTF-8 text: {}", label, problem)};
+      return Problem{fmt::format("{}: the node is not UTF-8 text: {}", label, problem)};
     row.sample.node = node;
   }
   return row;
@@ -207,11 +205,10 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
     }
     Fields fields;
     for (std::size_t i = 0; i < header.size(); ++i) fields[header[i]] = std::move(record[i]);
-    Row row = to_row(fields);
-    if (!row.problem.empty())
-      bad.add(line, row.problem);
+    if (auto row = to_row(fields))
+      add(history, *std::move(row));
     else
-      add(history, std::move(row));
+      bad.add(line, row.problem());
   }
 }
 
@@ -242,20 +239,20 @@ bool as_text(od::value value, std::string& text) {
   }
 }
 
-/// One row object; the problem when it is not one.
-Row read_row_object(od::value value) {
+/// One row object.
+Result<Row> read_row_object(od::value value) {
   od::object object;
-  if (value.get_object().get(object)) return {{}, {}, "a row is not a JSON object"};
+  if (value.get_object().get(object)) return Problem{"a row is not a JSON object"};
   Fields fields;
   for (auto member : object) {
     std::string_view key;
     od::value field_value;
-    if (member.unescaped_key().get(key) || member.value().get(field_value)) return {{}, {}, "not valid JSON"};
+    if (member.unescaped_key().get(key) || member.value().get(field_value)) return Problem{"not valid JSON"};
     std::string text;
     if (!as_text(field_value, text)) {
       if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" ||
           key == "exit_status" || key == "node" || key == "gpu_touched")
-        return {{}, {}, fmt::format("\"{}\" is not a plain value", key)};
+        return Problem{fmt::format("\"{}\" is not a plain value", key)};
       continue;
     }
     fields[std::string(key)] = std::move(text);
@@ -263,36 +260,10 @@ Row read_row_object(od::value value) {
   return to_row(fields);
 }
 
-/// The summarize file's "gpu_touched" (true, false or null a sample) or "node" (a name or null)
-/// array; the problem when it is not one.
-std::string read_optional_column(od::value field, std::string_view name,
-                                 std::vector<std::optional<bool>>& touched, std::vector<Symbol>& nodes) {
-  od::array array;
-  if (field.get_array().get(array)) return fmt::format("\"{}\" is not an array", name);
-  for (auto element : array) {
-    od::value item;
-    bool null = false;
-    if (element.get(item) || item.is_null().get(null)) return "not valid JSON";
-    if (name == "gpu_touched") {
-      bool flag = false;
-      if (!null && item.get_bool().get(flag))
-        return "\"gpu_touched\" holds something other than true, false or null";
-      touched.push_back(null ? std::nullopt : std::optional<bool>(flag));
-      continue;
-    }
-    std::string_view node;
-    if (!null && item.get_string().get(node)) return "\"node\" holds something other than names or null";
-    if (auto problem = utf8_problem(node); !problem.empty()) return "\"node\" is not UTF-8 text: " + problem;
-    nodes.emplace_back(null ? std::string_view() : node);
-  }
-  return {};
-}
-
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
-/// "peak_vram_mib":[…],"timed_out":[…],"gpu_touched":[…],"node":[…]}.
-std::string read_summary_unit(od::value value, History& history) {
-  od::object object;
-  if (value.get_object().get(object)) return "a unit is not a JSON object";
+/// "peak_vram_mib":[…],"timed_out":[…],"gpu_touched":[…],"node":[…]}, its fields as read
+/// (phase one); the columns have one entry per sample, "seconds" the sample itself.
+struct SummaryUnit {
   SampleKey key;
   int shard_count = 0;
   std::vector<Sample> samples;
@@ -300,80 +271,175 @@ std::string read_summary_unit(od::value value, History& history) {
   std::vector<bool> timed_out;
   std::vector<std::optional<bool>> touched;
   std::vector<Symbol> nodes;
+};
+
+Result<std::string> read_label(od::value field) {
+  std::string_view label;
+  if (field.get_string().get(label) || label.empty()) return Problem{"\"label\" is not a label"};
+  if (auto problem = utf8_problem(label); !problem.empty())
+    return Problem{"\"label\" is not UTF-8 text: " + problem};
+  return canonical_label(label);
+}
+
+/// A shard index, or nullopt for null.
+Result<std::optional<int>> read_shard(od::value field) {
+  bool null = false;
+  if (field.is_null().get(null)) return Problem{"not valid JSON"};
+  if (null) return std::optional<int>();
+  int64_t shard = 0;
+  if (field.get_int64().get(shard) || shard < 0 || shard >= max_shard_count)
+    return Problem{"\"shard\" is not a 0-based shard index"};
+  return std::optional<int>(static_cast<int>(shard));
+}
+
+Result<int> read_shard_count(od::value field) {
+  int64_t count = 0;
+  if (field.get_int64().get(count) || count < 1 || count > max_shard_count)
+    return Problem{"\"shard_count\" is not a shard count"};
+  return static_cast<int>(count);
+}
+
+/// One column, an array read item by item by `read_item` (an od::value to a Result).
+template <class ReadItem>
+auto read_column(od::value field, std::string_view name, ReadItem read_item)
+    -> Result<std::vector<typename decltype(read_item(std::declval<od::value>()))::value_type>> {
+  std::vector<typename decltype(read_item(std::declval<od::value>()))::value_type> column;
+  od::array array;
+  if (field.get_array().get(array)) return Problem{fmt::format("\"{}\" is not an array", name)};
+  for (auto element : array) {
+    od::value item;
+    if (element.get(item)) return Problem{"not valid JSON"};
+    auto value = read_item(item);
+    if (!value) return Problem{value.problem()};
+    column.push_back(*std::move(value));
+  }
+  return column;
+}
+
+Result<Sample> read_seconds(od::value item) {
+  double seconds = 0;
+  if (item.get_double().get(seconds) || !std::isfinite(seconds))
+    return Problem{"\"seconds\" holds something other than numbers"};
+  if (seconds < 0) return Problem{fmt::format("\"seconds\" holds a negative time: {}", seconds)};
+  if (seconds > max_duration_s)
+    return Problem{fmt::format("\"seconds\" holds {}, longer than a year (gpuplan's limit)", seconds)};
+  return Sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}};
+}
+
+Result<std::optional<std::int64_t>> read_vram(od::value item) {
+  int64_t mib = 0;
+  bool null = false;
+  if (item.is_null().get(null)) return Problem{"not valid JSON"};
+  if (null) return std::optional<std::int64_t>();
+  if (item.get_int64().get(mib) || mib < 0 || mib > 1000000000)
+    return Problem{"\"peak_vram_mib\" holds something other than MiB or null"};
+  return std::optional<std::int64_t>(mib);
+}
+
+Result<bool> read_timed_out(od::value item) {
+  bool flag = false;
+  if (item.get_bool().get(flag)) return Problem{"\"timed_out\" holds something other than true or false"};
+  return flag;
+}
+
+Result<std::optional<bool>> read_touched(od::value item) {
+  bool null = false;
+  bool flag = false;
+  if (item.is_null().get(null)) return Problem{"not valid JSON"};
+  if (!null && item.get_bool().get(flag))
+    return Problem{"\"gpu_touched\" holds something other than true, false or null"};
+  return null ? std::nullopt : std::optional<bool>(flag);
+}
+
+Result<Symbol> read_node(od::value item) {
+  bool null = false;
+  std::string_view node;
+  if (item.is_null().get(null)) return Problem{"not valid JSON"};
+  if (!null && item.get_string().get(node))
+    return Problem{"\"node\" holds something other than names or null"};
+  if (auto problem = utf8_problem(node); !problem.empty())
+    return Problem{"\"node\" is not UTF-8 text: " + problem};
+  return Symbol(null ? std::string_view() : node);
+}
+
+/// Phase one: the unit's fields as they are written (a field given twice: its columns add up).
+Result<SummaryUnit> read_unit_fields(od::value value) {
+  od::object object;
+  if (value.get_object().get(object)) return Problem{"a unit is not a JSON object"};
+  SummaryUnit unit;
+  std::optional<Problem> problem;
+  auto append = [&problem](auto column, auto& to) {
+    if (!column)
+      problem = Problem{column.problem()};
+    else if (to.empty())
+      to = *std::move(column);
+    else
+      to.insert(to.end(), column->begin(), column->end());
+  };
   for (auto member : object) {
     std::string_view name;
     od::value field;
-    if (member.unescaped_key().get(name) || member.value().get(field)) return "not valid JSON";
+    if (member.unescaped_key().get(name) || member.value().get(field)) return Problem{"not valid JSON"};
     if (name == "label") {
-      std::string_view label;
-      if (field.get_string().get(label) || label.empty()) return "\"label\" is not a label";
-      if (auto problem = utf8_problem(label); !problem.empty())
-        return "\"label\" is not UTF-8 text: " + problem;
-      key.label = canonical_label(label);
+      auto label = read_label(field);
+      if (!label) return Problem{label.problem()};
+      unit.key.label = *std::move(label);
     } else if (name == "shard") {
-      bool null = false;
-      if (field.is_null().get(null)) return "not valid JSON";
-      if (null) continue;
-      int64_t shard = 0;
-      if (field.get_int64().get(shard) || shard < 0 || shard >= max_shard_count)
-        return "\"shard\" is not a 0-based shard index";
-      key.shard = static_cast<int>(shard);
+      auto shard = read_shard(field);
+      if (!shard) return Problem{shard.problem()};
+      if (*shard) unit.key.shard = *shard;
     } else if (name == "shard_count") {
-      int64_t count = 0;
-      if (field.get_int64().get(count) || count < 1 || count > max_shard_count)
-        return "\"shard_count\" is not a shard count";
-      shard_count = static_cast<int>(count);
-    } else if (name == "gpu_touched" || name == "node") {
-      if (auto problem = read_optional_column(field, name, touched, nodes); !problem.empty()) return problem;
-    } else if (name == "seconds" || name == "peak_vram_mib" || name == "timed_out") {
-      od::array array;
-      if (field.get_array().get(array)) return fmt::format("\"{}\" is not an array", name);
-      for (auto element : array) {
-        od::value item;
-        if (element.get(item)) return "not valid JSON";
-        if (name == "seconds") {
-          double seconds = 0;
-          if (item.get_double().get(seconds) || !std::isfinite(seconds))
-            return "\"seconds\" holds something other than numbers";
-          if (seconds < 0) return fmt::format("\"seconds\" holds a negative time: {}", seconds);
-          if (seconds > max_duration_s)
-            return fmt::format("\"seconds\" holds {}, longer than a year (gpuplan's limit)", seconds);
-          samples.push_back(Sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}});
-        } else if (name == "peak_vram_mib") {
-          int64_t mib = 0;
-          bool null = false;
-          if (item.is_null().get(null)) return "not valid JSON";
-          if (null)
-            vram.emplace_back();
-          else if (item.get_int64().get(mib) || mib < 0 || mib > 1000000000)
-            return "\"peak_vram_mib\" holds something other than MiB or null";
-          else
-            vram.emplace_back(mib);
-        } else {
-          bool flag = false;
-          if (item.get_bool().get(flag)) return "\"timed_out\" holds something other than true or false";
-          timed_out.push_back(flag);
-        }
-      }
+      auto count = read_shard_count(field);
+      if (!count) return Problem{count.problem()};
+      unit.shard_count = *count;
+    } else if (name == "seconds") {
+      append(read_column(field, name, read_seconds), unit.samples);
+    } else if (name == "peak_vram_mib") {
+      append(read_column(field, name, read_vram), unit.vram);
+    } else if (name == "timed_out") {
+      append(read_column(field, name, read_timed_out), unit.timed_out);
+    } else if (name == "gpu_touched") {
+      append(read_column(field, name, read_touched), unit.touched);
+    } else if (name == "node") {
+      append(read_column(field, name, read_node), unit.nodes);
     }
+    if (problem) return *std::move(problem);
   }
-  if (key.label.empty()) return "a unit without a \"label\"";
-  if ((!vram.empty() && vram.size() != samples.size()) ||
-      (!timed_out.empty() && timed_out.size() != samples.size()) ||
-      (!touched.empty() && touched.size() != samples.size()) ||
-      (!nodes.empty() && nodes.size() != samples.size()))
-    return "\"peak_vram_mib\", \"timed_out\", \"gpu_touched\" and \"node\" must have one entry per "
-           "\"seconds\"";
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (!vram.empty()) samples[i].peak_vram_mib = vram[i];
-    if (!timed_out.empty()) samples[i].timed_out = timed_out[i];
-    if (!touched.empty()) samples[i].gpu_touched = touched[i];
-    if (!nodes.empty()) samples[i].node = nodes[i];
+  return unit;
+}
+
+/// Phase two: a unit with a label whose columns have one entry per sample, zipped into its samples.
+Result<SummaryUnit> zip_columns(SummaryUnit unit) {
+  if (unit.key.label.empty()) return Problem{"a unit without a \"label\""};
+  auto n = unit.samples.size();
+  if ((!unit.vram.empty() && unit.vram.size() != n) ||
+      (!unit.timed_out.empty() && unit.timed_out.size() != n) ||
+      (!unit.touched.empty() && unit.touched.size() != n) || (!unit.nodes.empty() && unit.nodes.size() != n))
+    return Problem{
+        "\"peak_vram_mib\", \"timed_out\", \"gpu_touched\" and \"node\" must have one entry per "
+        "\"seconds\""};
+  for (std::size_t i = 0; i < n; ++i) {
+    Sample& sample = unit.samples[i];
+    if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
+    if (!unit.timed_out.empty()) sample.timed_out = unit.timed_out[i];
+    if (!unit.touched.empty()) sample.gpu_touched = unit.touched[i];
+    if (!unit.nodes.empty()) sample.node = unit.nodes[i];
   }
-  if (key.shard && shard_count > 1) history.shard_counts[key.label] = shard_count;
-  auto& list = history.samples[key];
-  list.insert(list.end(), samples.begin(), samples.end());
-  return {};
+  return unit;
+}
+
+/// One unit of the summarize file, read and checked.
+Result<SummaryUnit> read_summary_unit(od::value value) {
+  auto unit = read_unit_fields(value);
+  if (!unit) return unit;
+  return zip_columns(*std::move(unit));
+}
+
+/// Phase three: the unit's samples into the history (its shard count only for a shard of several).
+void add(History& history, const SummaryUnit& unit) {
+  if (unit.key.shard && unit.shard_count > 1) history.shard_counts[unit.key.label] = unit.shard_count;
+  auto& list = history.samples[unit.key];
+  list.insert(list.end(), unit.samples.begin(), unit.samples.end());
 }
 
 /// A JSON array of rows, or a summarize file.
@@ -405,7 +471,10 @@ void read_json_document(const simdjson::padded_string& json, History& history, h
       od::value unit;
       if (element.get(unit)) return fail(document, "not valid JSON");
       long line = where(unit);
-      if (auto problem = read_summary_unit(unit, history); !problem.empty()) bad.add(line, problem);
+      if (auto read = read_summary_unit(unit))
+        add(history, *read);
+      else
+        bad.add(line, read.problem());
     }
     return;
   }
@@ -414,11 +483,10 @@ void read_json_document(const simdjson::padded_string& json, History& history, h
     od::value row_value;
     if (element.get(row_value)) return fail(document, "not valid JSON");
     long line = where(row_value);
-    Row row = read_row_object(row_value);
-    if (!row.problem.empty())
-      bad.add(line, row.problem);
+    if (auto row = read_row_object(row_value))
+      add(history, *std::move(row));
     else
-      add(history, std::move(row));
+      bad.add(line, row.problem());
   }
 }
 
@@ -445,11 +513,10 @@ void read_json_lines(std::string_view text, History& history, history::BadRows& 
       bad.add(line, "not valid JSON");
       continue;
     }
-    Row row = read_row_object(value);
-    if (!row.problem.empty())
-      bad.add(line, row.problem);
+    if (auto row = read_row_object(value))
+      add(history, *std::move(row));
     else
-      add(history, std::move(row));
+      bad.add(line, row.problem());
   }
 }
 

@@ -30,21 +30,22 @@ std::string_view expected_type(Attribute attribute) {
   }
 }
 
-std::string parse_integer(std::string_view text, long& out) {
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (error == std::errc::result_out_of_range) return fmt::format("the integer {} is out of range", text);
-  if (error != std::errc{} || end != text.data() + text.size() || text.empty())
-    return fmt::format("\"{}\" is not an integer", text);
-  return {};
+Result<int> shard_count(long value) {
+  if (value < -1) return Problem{fmt::format("shard_count {} is negative", value)};
+  if (value > max_shard_count)
+    return Problem{fmt::format("shard_count {} is above gpuplan's limit of {} (Bazel's default limit is 50)",
+                               value, max_shard_count)};
+  return value < 0 ? 0 : static_cast<int>(value);
 }
 
-std::string set_shard_count(Target& target, long value) {
-  if (value < -1) return fmt::format("shard_count {} is negative", value);
-  if (value > max_shard_count)
-    return fmt::format("shard_count {} is above gpuplan's limit of {} (Bazel's default limit is 50)", value,
-                       max_shard_count);
-  target.shard_count = value < 0 ? 0 : static_cast<int>(value);
-  return {};
+Result<int> parse_shard_count(std::string_view text) {
+  long value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error == std::errc::result_out_of_range)
+    return Problem{fmt::format("the integer {} is out of range", text)};
+  if (error != std::errc{} || end != text.data() + text.size() || text.empty())
+    return Problem{fmt::format("\"{}\" is not an integer", text)};
+  return shard_count(value);
 }
 
 }  // namespace gpuplan::ingest

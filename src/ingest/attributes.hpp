@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpuplan/target.hpp"
+#include "gpuplan/result.hpp"
 
 namespace gpuplan::ingest {
 
@@ -17,12 +17,10 @@ Attribute attribute_named(std::string_view name);
 /// "STRING_LIST", "STRING_DICT" (build.proto's Attribute.Discriminator).
 std::string_view expected_type(Attribute attribute);
 
-/// Parses an integer attribute as Bazel prints it. Returns the error text, empty when
-/// `text` is a valid integer that fits `out`.
-std::string parse_integer(std::string_view text, long& out);
+/// The shard_count a Target holds for Bazel's value (its default -1 becomes 0: not sharded).
+Result<int> shard_count(long value);
 
-/// Stores a shard_count (Bazel's default -1 becomes 0: not sharded). Returns the
-/// error text, empty on success.
-std::string set_shard_count(Target& target, long value);
+/// The same for a shard_count as Bazel prints it in XML: an integer that fits a long.
+Result<int> parse_shard_count(std::string_view text);
 
 }  // namespace gpuplan::ingest

@@ -199,8 +199,9 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     case Attribute::shard_count: {
       std::int64_t count = 0;
       if (value.get_int64().get(count) != simdjson::SUCCESS) wrong("an integer");
-      if (std::string error = set_shard_count(target, count); !error.empty())
-        fail(fmt::format("attribute {} of {}: {}", name, target.label, error));
+      auto shards = shard_count(count);
+      if (!shards) fail(fmt::format("attribute {} of {}: {}", name, target.label, shards.problem()));
+      target.shard_count = *shards;
       break;
     }
     case Attribute::flaky:

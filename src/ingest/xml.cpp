@@ -249,12 +249,12 @@ class XmlReader {
           error = fmt::format("\"{}\" is not a boolean", value);
         test_.flaky = std::strcmp(value, "true") == 0;
         break;
-      case Attribute::shard_count: {
-        long count = 0;
-        error = parse_integer(value, count);
-        if (error.empty()) error = set_shard_count(test_, count);
+      case Attribute::shard_count:
+        if (auto count = parse_shard_count(value))
+          test_.shard_count = *count;
+        else
+          error = count.problem();
         break;
-      }
       default: break;
     }
     if (!error.empty()) stop(fmt::format("attribute {} of {}: {}", name, test_.label, error));

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces of the plan JSON that other documents repeat (`classify --json` writes each test's
 // requirements as the plan does), written straight into a streaming writer.
+#include "gpuplan/diagnostic.hpp"
 #include "gpuplan/requirements.hpp"
 #include "util/json_writer.hpp"
 
@@ -8,5 +9,9 @@ namespace gpuplan {
 
 /// {"gpus": 2, "gpu_mem_mib": 40960, "cuda": ">=12.4", ...}: requirements_to_json, streamed.
 void write_requirements(util::JsonWriter& out, const Requirement& requirement);
+
+/// [{"severity", "label", "source", "message"}, ...]: the plan's diagnostics, and those of
+/// `classify --json` and `explain --json`.
+void write_diagnostics(util::JsonWriter& out, const Diagnostics& diagnostics);
 
 }  // namespace gpuplan

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <set>
@@ -86,10 +87,27 @@ std::optional<std::vector<Entry>> find(const ReadAt& index, std::uint64_t first,
 
 constexpr const char* section_names[] = {"cpu_tests", "skipped_tests", "assignments", "unschedulable"};
 
+/// The bytes the scanner acts on; it only counts the others, most of a plan's text.
+constexpr std::array<bool, 256> structural = [] {
+  std::array<bool, 256> table{};
+  for (char c : std::string_view("\"\\{}[]")) table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+
 }  // namespace
 
 void PlanRecordScanner::feed(std::string_view text) {
-  for (char c : text) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    if (!escaped_ && !(in_string_ && depth_ == 1)) {  // skip to the next byte that matters
+      const char* next = p;
+      while (next < end && !structural[static_cast<unsigned char>(*next)]) ++next;
+      offset_ += static_cast<std::uint64_t>(next - p);
+      p = next;
+      if (p == end) break;
+    }
+    char c = *p++;
     if (in_string_) {
       if (escaped_)
         escaped_ = false;

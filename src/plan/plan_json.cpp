@@ -165,16 +165,8 @@ void plan_document(JsonWriter& out, const Plan& plan) {
     out.end_object();
   }
   out.end_array();
-  out.key("diagnostics").begin_array();
-  for (const auto& d : plan.diagnostics) {
-    out.begin_object();
-    out.key("severity").value(to_string(d.severity));
-    out.key("label").value(d.label);
-    out.key("source").value(d.source);
-    out.key("message").value(d.message);
-    out.end_object();
-  }
-  out.end_array();
+  out.key("diagnostics");
+  write_diagnostics(out, plan.diagnostics);
   out.end_object();
 }
 
@@ -332,6 +324,19 @@ struct Reader {
 };
 
 }  // namespace
+
+void write_diagnostics(util::JsonWriter& out, const Diagnostics& diagnostics) {
+  out.begin_array();
+  for (const auto& d : diagnostics) {
+    out.begin_object();
+    out.key("severity").value(to_string(d.severity));
+    out.key("label").value(d.label);
+    out.key("source").value(d.source);
+    out.key("message").value(d.message);
+    out.end_object();
+  }
+  out.end_array();
+}
 
 void write_requirements(util::JsonWriter& out, const Requirement& r) {
   out.begin_object();

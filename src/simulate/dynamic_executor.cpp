@@ -46,15 +46,16 @@ class Fleetwide {
         position_(durations.size()),
         held_(durations.size()),
         waiting_(static_cast<size_t>(replay.demands)) {
+    result_.started_at.assign(durations.size(), 0);
     size_t nodes = replay.node_units.size();
     for (size_t n = 0; n < nodes; ++n) {
-      schedules_.emplace_back(replay.node_lists[n]);
+      schedules_.emplace_back(replay.dynamic_lists[n]);
       size_t gpus = replay.fleet->nodes[n].gpus.size();
       busy_.emplace_back(gpus, 0);
       own_left_.emplace_back(gpus, 0);
-      for (const auto& a : replay.node_lists[n])
+      for (const auto& a : replay.dynamic_lists[n])
         for (int g : a.gpus) ++own_left_[n][static_cast<size_t>(g)];
-      for (size_t k = 0; k < replay.node_units[n].size(); ++k) position_[replay.node_units[n][k]] = k;
+      for (size_t k = 0; k < replay.dynamic_units[n].size(); ++k) position_[replay.dynamic_units[n][k]] = k;
     }
     holders_running_.assign(nodes, 0);
     running_ends_.resize(nodes);
@@ -93,6 +94,7 @@ class Fleetwide {
 
   void start(size_t node, size_t u, GpuMask gpus, double now) {
     started_[u] = true;
+    result_.started_at[u] = now;
     held_[u] = gpus;
     waiting_[static_cast<size_t>(replay_.demand_of[u])].erase({priority(u), u});
     for (GpuMask m = gpus; m; m &= m - 1) ++busy_[node][static_cast<size_t>(std::countr_zero(m))];
@@ -111,13 +113,19 @@ class Fleetwide {
 
   /// The node's own units, as ExecSchedule lets them start; those taken elsewhere are skipped.
   void start_own(size_t node, double now) {
-    const auto& units = replay_.node_units[node];
+    const auto& units = replay_.dynamic_units[node];
     auto& schedule = schedules_[node];
     for (bool again = true; again;) {
       again = false;
       for (size_t k : schedule.ready()) {
         size_t u = units[k];
-        const auto& gpus = replay_.node_lists[node][k].gpus;
+        const auto& gpus = replay_.dynamic_lists[node][k].gpus;
+        // A unit taken from elsewhere still holds one of its GPUs: it waits, as `exec` waits
+        // for the GPU's lock.
+        bool blocked = !started_[u] && std::any_of(gpus.begin(), gpus.end(), [&](int g) {
+          return busy_[node][static_cast<size_t>(g)] != 0;
+        });
+        if (blocked) continue;
         for (int g : gpus) --own_left_[node][static_cast<size_t>(g)];
         schedule.started(k);
         if (started_[u]) {
@@ -162,9 +170,7 @@ class Fleetwide {
     for (size_t d = 0; d < waiting_.size(); ++d) {
       GpuMask eligible = replay_.eligible[d * types + static_cast<size_t>(type)];
       if (!eligible || waiting_[d].empty()) continue;
-      auto first =
-          std::find_if(waiting_[d].lower_bound({-longest, 0}), waiting_[d].end(),
-                       [&](const auto& w) { return static_cast<size_t>(replay_.node_of[w.second]) != node; });
+      auto first = waiting_[d].lower_bound({-longest, 0});
       if (first == waiting_[d].end() || (best && *best < *first)) continue;
       auto gpus =
           fit(d, first->second, eligible & available, available, links, static_cast<int>(n.gpus.size()));
@@ -173,7 +179,7 @@ class Fleetwide {
       best_gpus = *gpus;
     }
     if (!best) return false;
-    ++result_.taken_elsewhere;
+    if (static_cast<size_t>(replay_.node_of[best->second]) != node) ++result_.taken_elsewhere;
     start(node, best->second, best_gpus, now);
     return true;
   }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gpuplan/error.hpp"
+#include "run/longest_first.hpp"
 
 namespace gpuplan::sim {
 
@@ -59,6 +60,8 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
   replay.demand_of.resize(count);
   replay.node_units.resize(fleet.nodes.size());
   replay.node_lists.resize(fleet.nodes.size());
+  replay.dynamic_units.resize(fleet.nodes.size());
+  replay.dynamic_lists.resize(fleet.nodes.size());
   std::unordered_map<std::string, int> demand_of_key;
   std::vector<Requirement> needs;
   for (size_t i = 0; i < count; ++i) {
@@ -106,6 +109,11 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
     for (size_t i : units) {
       list.push_back(plan.assignments[i]);
       if (replay.holds_node[i]) list.back().gpus = all_gpus;
+    }
+    std::vector<Assignment> again = list;
+    for (size_t k : longest_first(again, plan.policy)) {
+      replay.dynamic_units[n].push_back(units[k]);
+      replay.dynamic_lists[n].push_back(std::move(again[k]));
     }
   }
 

@@ -11,6 +11,7 @@ namespace gpuplan::sim {
 
 RunResult run_static(const Replay& replay, const std::vector<double>& durations) {
   RunResult result;
+  result.started_at.assign(durations.size(), 0);
   using Finish = std::pair<double, size_t>;  // (when, position in the node's list)
   for (size_t n = 0; n < replay.node_units.size(); ++n) {
     const auto& units = replay.node_units[n];
@@ -21,6 +22,7 @@ RunResult run_static(const Replay& replay, const std::vector<double>& durations)
     while (true) {
       for (size_t k : schedule.ready()) {
         schedule.started(k);
+        result.started_at[units[k]] = now;
         running.push({now + durations[units[k]], k});
       }
       if (running.empty()) break;

@@ -183,7 +183,8 @@ struct Demands {
 /// per node type, into `problem`. Durations become what is planned: slowed down when shared,
 /// in whole milliseconds.
 Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_id, const Fleet& fleet,
-                    const FleetIndex& index, const SolveOptions& options, double slowdown, Problem& problem) {
+                    const FleetIndex& index, const SolveOptions& options, double slowdown,
+                    solve::Problem& problem) {
   Demands demands;
   demands.of_unit.resize(all.size());
   std::unordered_map<std::string, int> demand_of_key;
@@ -279,7 +280,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   std::vector<size_t> by_id = id_order(all);
 
   FleetIndex index = index_fleet(fleet);
-  Problem problem;
+  solve::Problem problem;
   problem.fleet = &index;
   problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
   Demands demands = add_demands(all, by_id, fleet, index, options, summary.pack_slowdown, problem);

@@ -1,7 +1,8 @@
 #include "util/suggest.hpp"
 
 #include <algorithm>
-#include <cctype>
+
+#include "util/text.hpp"
 
 namespace gpuplan::util {
 
@@ -15,8 +16,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t above = row[j];
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
+      bool same = lower_char(a[i - 1]) == lower_char(b[j - 1]);
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
       diagonal = above;
     }

@@ -1,17 +1,28 @@
 #pragma once
 // Small text helpers every stage shares: ASCII lower case, English plurals, prefixes.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace gpuplan::util {
 
+/// An ASCII letter lowered, every other byte as it is.
+constexpr char lower_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 /// ASCII letters lowered, every other byte as it is ("H100-SXM" → "h100-sxm"): names
 /// compare without case whatever the locale.
 inline std::string lower(std::string_view text) {
   std::string out(text);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  for (char& c : out) c = lower_char(c);
   return out;
+}
+
+/// The same text but for the case of ASCII letters ("H100" and "h100").
+constexpr bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower_char(a[i]) != lower_char(b[i])) return false;
+  return true;
 }
 
 /// "s" unless `count` is 1, for messages: fmt::format("{} unit{}", n, plural(n)).

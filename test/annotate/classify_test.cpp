@@ -244,3 +244,44 @@ TEST_CASE("a rule saying no NVLink against a tag asking for it: NVLink, with a w
   REQUIRE(classify_one(make_target("//ml:t", {"gpu:2"}), rules).tests.at(0).requirement.nvlink ==
           Sourced<bool>{false, "rule r.yaml:2:5"});
 }
+
+TEST_CASE(
+    "tests with the same tags share their outcome, and each gets its own findings under its own label") {
+  TargetList list;
+  list.format = "xml";
+  list.tests = {make_target("//a:one", {"gpu:2", "resources:gpu:4"}),
+                make_target("//a:two", {"gpu:2", "nvlink"}),
+                make_target("//a:three", {"resources:gpu:4", "gpu:2"})};
+  auto c = classify(list, {}, {});
+  REQUIRE(c.tests.size() == 3);
+  const auto& one = c.tests[0];
+  const auto& three = c.tests[1];
+  const auto& two = c.tests[2];
+  REQUIRE(one.target.label == "//a:one");
+  REQUIRE(three.target.label == "//a:three");
+  REQUIRE(one.requirement.gpus.value == 4);
+  REQUIRE(three.requirement.gpus.value == 4);
+  REQUIRE(two.requirement.gpus.value == 2);
+  REQUIRE(two.requirement.needs_nvlink());
+  REQUIRE(one.reason == three.reason);
+  std::vector<std::string> warned;
+  for (const auto& d : c.diagnostics)
+    if (d.severity == Severity::warning) warned.push_back(d.label);
+  REQUIRE(warned == std::vector<std::string>{"//a:one", "//a:three"});
+
+  // The same tags again, in another classification with the same rules: the same result.
+  auto again = classify(list, {}, {});
+  REQUIRE(again.diagnostics.size() == c.diagnostics.size());
+  for (std::size_t i = 0; i < c.diagnostics.size(); ++i)
+    REQUIRE(again.diagnostics[i].message == c.diagnostics[i].message);
+}
+
+TEST_CASE("two tests with the same tags, one a labels-only target: classified apart") {
+  TargetList list;
+  list.format = "xml";
+  list.tests = {make_target("//b:with", {}), make_target("//b:without", {})};
+  list.tests[1].has_attributes = false;
+  auto c = classify(list, {}, {});
+  REQUIRE(c.tests.at(0).reason == "no GPU annotation");
+  REQUIRE(c.tests.at(1).reason == "no GPU annotation (the input has labels only: no tags to read)");
+}

@@ -31,12 +31,22 @@ TEST_CASE("version constraints hold or fail as written") {
   REQUIRE_FALSE(parse_constraints(">=12,"));
 }
 
+TEST_CASE("a bad version, constraint or size says which text is not one and how to write it") {
+  REQUIRE(Version::parse("12.x").problem() == "\"12.x\" is not a version (write e.g. 12.4)");
+  REQUIRE(VersionConstraint::parse("=>12").problem() ==
+          "\"=>12\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)");
+  REQUIRE(parse_constraints(">=12,<thirteen").problem() ==
+          "\"<thirteen\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)");
+  REQUIRE(parse_size_mib("0G").problem() ==
+          "\"0G\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)");
+}
+
 TEST_CASE("GPU memory sizes are binary whatever unit is written") {
   for (auto text : {"40GiB", "40G", "40GB", "40g", "40960MiB", "40960M", "40960mb"}) {
     INFO(text);
-    REQUIRE(parse_size_mib(text) == 40960);
+    REQUIRE(*parse_size_mib(text) == 40960);
   }
-  REQUIRE(parse_size_mib("0.5GiB") == 512);
+  REQUIRE(*parse_size_mib("0.5GiB") == 512);
   for (auto text : {"lots", "40", "0G", "GiB", "-1G", "40 GiB", "99999999999999T"}) {
     INFO(text);
     REQUIRE_FALSE(parse_size_mib(text));

@@ -112,3 +112,22 @@ TEST_CASE("history values beyond gpuplan's limits are bad rows, never infinite o
       Catch::Contains("not valid JSON"));
   REQUIRE(first_problem("label,seconds,start\n//a:b,31622400,2024-05-01T12:00:00Z\n") == "(no error)");
 }
+
+TEST_CASE("a bad unit of a summary file names the field that is wrong, on the unit's line") {
+  auto problem = [](const std::string& unit) {
+    auto read = read_table_text("{\"gpuplan_history\": 1, \"units\": [\n" + unit + "\n]}", false);
+    REQUIRE(read.diagnostics.size() == 1);
+    return read.diagnostics[0].message;
+  };
+  REQUIRE_THAT(problem("[1]"), Catch::Contains("history.csv:2: a unit is not a JSON object"));
+  REQUIRE_THAT(problem(R"({"seconds": [1]})"), Catch::Contains(":2: a unit without a \"label\""));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": "1"})"),
+               Catch::Contains(":2: \"seconds\" is not an array"));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "shard_count": 0, "seconds": [1]})"),
+               Catch::Contains(":2: \"shard_count\" is not a shard count"));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1], "node": [3]})"),
+               Catch::Contains(":2: \"node\" holds something other than names or null"));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
+               Catch::Contains(":2: \"peak_vram_mib\", \"timed_out\", \"gpu_touched\" and \"node\" must have "
+                               "one entry per \"seconds\""));
+}

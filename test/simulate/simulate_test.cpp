@@ -158,3 +158,36 @@ TEST_CASE("History noise draws each unit's duration from its own samples", "[sim
   CHECK(r.static_makespan.median == 12);
   CHECK(r.dynamic_makespan.p95 == 12);
 }
+
+TEST_CASE("The dynamic executor starts a node's longest planned unit first", "[simulate]") {
+  // n-0 plans its long unit second; estimates are off and it runs 300 s: started first it ends
+  // the run at 300, and idle n-1 takes the short one.
+  Fleet fleet = fleet_of({{"n", 2, 1}});
+  Plan plan =
+      hand_plan({placed(unit("//a:short", 10), "n-0", {0}, 0), placed(unit("//a:long", 100), "n-0", {0}, 10),
+                 placed(unit("//b:one", 60), "n-1", {0}, 0), placed(unit("//b:two", 50), "n-1", {0}, 60)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  std::vector<double> real{10, 300, 60, 50};
+  CHECK(sim::run_static(replay, real).makespan == 310);
+  auto dynamic = sim::run_dynamic(replay, real);
+  CHECK(dynamic.started_at[1] == 0);
+  CHECK(dynamic.started_at[0] == 110);
+  CHECK(dynamic.makespan == 300);
+  CHECK(dynamic.taken_elsewhere == 1);
+}
+
+TEST_CASE("A node's own unit waits while a unit taken from elsewhere holds its GPU", "[simulate]") {
+  // n-0's GPU 1 waits for the 2-GPU unit, so it takes n-1's second unit (planned 90 s, before
+  // GPU 0 frees at 100); that one runs 200 s, and the 2-GPU unit starts only when it ends, as
+  // `exec` waits for the GPU's lock.
+  Fleet fleet = fleet_of({{"a", 1, 2}, {"b", 1, 1}});
+  Plan plan = hand_plan(
+      {placed(unit("//a:long", 100), "a-0", {0}, 0), placed(unit("//a:wide", 50, 2), "a-0", {0, 1}, 100),
+       placed(unit("//b:busy", 300), "b-0", {0}, 0), placed(unit("//b:more", 90), "b-0", {0}, 300)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  auto dynamic = sim::run_dynamic(replay, {100, 50, 300, 200});
+  CHECK(dynamic.taken_elsewhere == 1);
+  CHECK(dynamic.started_at[3] == 0);
+  CHECK(dynamic.started_at[1] == 200);
+  CHECK(dynamic.makespan == 300);
+}

@@ -35,7 +35,7 @@ TEST_CASE("one-more bound: as many whole-node jobs as nodes and any other job") 
 TEST_CASE("demand profiles: GPUs held, node blocking and types per demand") {
   auto fleet = fleet_of({{"big", 1, 8}, {"small", 1, 2, "pcie"}});
   FleetIndex index = index_fleet(fleet);
-  Problem p;
+  solve::Problem p;
   p.fleet = &index;
   p.max_sharing = 4;
   Shape big_gpus{0, Occupancy::gpus, 4}, small_gpus{1, Occupancy::gpus, 2};

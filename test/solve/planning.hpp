@@ -88,12 +88,12 @@ inline Unit& with_memory(Unit& u, std::int64_t mib) {
   return u;
 }
 inline Unit& with_cuda(Unit& u, const std::string& constraints) {
-  auto parsed = parse_constraints(constraints).value();
+  auto parsed = *parse_constraints(constraints);
   for (const auto& c : parsed) u.requirement.cuda.push_back({c, "tag cuda"});
   return u;
 }
 inline Unit& with_capability(Unit& u, const std::string& constraints) {
-  auto parsed = parse_constraints(constraints).value();
+  auto parsed = *parse_constraints(constraints);
   for (const auto& c : parsed) u.requirement.compute_capability.push_back({c, "tag gpu-cc"});
   return u;
 }

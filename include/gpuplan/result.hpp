@@ -16,6 +16,8 @@ struct Problem {
 template <class T>
 class [[nodiscard]] Result {
  public:
+  using value_type = T;
+
   /// Implicit, as std::expected's: a parser says `return value;` or `return Problem{...};`.
   Result(T value) : value_(std::move(value)) {}
   Result(Problem problem) : value_(std::move(problem)) {}

@@ -1,12 +1,17 @@
-#include "cli/classification_json.hpp"
+#include "emit/classification_json.hpp"
 
+#include <cstdint>
+
+#include "gpuplan/emit.hpp"
 #include "gpuplan/plan.hpp"
 #include "plan/json_parts.hpp"
 
-namespace gpuplan::cli {
+namespace gpuplan {
 
 using nlohmann::ordered_json;
 using util::JsonWriter;
+
+namespace emit {
 
 namespace {
 
@@ -20,8 +25,7 @@ ordered_json document(Write write) {
   return ordered_json::parse(text);
 }
 
-}  // namespace
-
+/// Where each requirement field came from.
 void write_sources(JsonWriter& out, const Requirement& r) {
   auto optional = [&](const auto& field) {
     if (field)
@@ -52,9 +56,7 @@ void write_sources(JsonWriter& out, const Requirement& r) {
   out.end_object();
 }
 
-ordered_json sources_to_json(const Requirement& r) {
-  return document([&](JsonWriter& out) { write_sources(out, r); });
-}
+}  // namespace
 
 void write_test(JsonWriter& out, const ClassifiedTest& test) {
   const auto& t = test.target;
@@ -77,21 +79,45 @@ ordered_json test_to_json(const ClassifiedTest& test) {
   return document([&](JsonWriter& out) { write_test(out, test); });
 }
 
-void write_diagnostics(JsonWriter& out, const Diagnostics& diagnostics) {
-  out.begin_array();
-  for (const auto& d : diagnostics) {
-    out.begin_object();
-    out.key("severity").value(to_string(d.severity));
-    out.key("label").value(d.label);
-    out.key("source").value(d.source);
-    out.key("message").value(d.message);
-    out.end_object();
-  }
-  out.end_array();
-}
-
 ordered_json diagnostics_to_json(const Diagnostics& diagnostics) {
   return document([&](JsonWriter& out) { write_diagnostics(out, diagnostics); });
 }
 
-}  // namespace gpuplan::cli
+}  // namespace emit
+
+void write_classification_json(const Classification& c, const std::function<void(std::string_view)>& sink) {
+  long counts[3] = {0, 0, 0};
+  for (const auto& t : c.tests) ++counts[static_cast<int>(t.bucket)];
+  JsonWriter out(sink);
+  out.begin_object();
+  out.key("summary").begin_object();
+  out.key("tests").value(c.tests.size());
+  out.key("gpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::gpu)]));
+  out.key("cpu_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::cpu)]));
+  out.key("skipped_tests").value(static_cast<std::int64_t>(counts[static_cast<int>(Bucket::skipped)]));
+  out.key("dropped_targets").value(static_cast<std::int64_t>(c.dropped.total()));
+  out.end_object();
+  out.key("gpu_tests").begin_array();
+  for (const auto& t : c.tests)
+    if (t.bucket == Bucket::gpu) emit::write_test(out, t);
+  out.end_array();
+  for (auto [key, bucket] :
+       {std::pair{"cpu_tests", Bucket::cpu}, std::pair{"skipped_tests", Bucket::skipped}}) {
+    out.key(key).begin_array();
+    for (const auto& t : c.tests) {
+      if (t.bucket != bucket) continue;
+      out.begin_object();
+      out.key("label").value(t.target.label);
+      out.key("reason").value(t.reason);
+      out.end_object();
+    }
+    out.end_array();
+  }
+  out.key("diagnostics");
+  write_diagnostics(out, c.diagnostics);
+  out.end_object();
+  out.raw("\n");
+  out.flush();
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,124 @@
+// `explain`: one test's attributes, annotations, requirements with their sources, path to GPU
+// code, bucket and planned durations, as text and as JSON.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/classification_json.hpp"
+#include "gpuplan/emit.hpp"
+#include "gpuplan/size.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
+
+std::string render_graph_text(const GpuPathView& view) {
+  if (!view.present) return "";
+  std::string out = "\ndependency graph\n";
+  if (view.reaches)
+    return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
+                             fmt::join(view.path, " → "), view.path.back(), view.pattern);
+  return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
+}
+
+/// The rule, tags, exec_properties, generator and size of the test as Bazel described it.
+std::string render_attributes(const Target& t) {
+  std::string out = fmt::format("{}\n", t.label);
+  auto field = [&](std::string_view name, const std::string& value) {
+    out += fmt::format("  {:<20}{}\n", name, value);
+  };
+  field("rule", or_none(t.rule_class) + (t.location.empty() ? "" : " at " + t.location));
+  field("tags", or_none(fmt::format("{}", fmt::join(t.tags, ", "))));
+  std::vector<std::string> properties;
+  for (const auto& [k, v] : t.exec_properties) properties.push_back(fmt::format("{}={}", k, v));
+  field("exec_properties", or_none(fmt::format("{}", fmt::join(properties, ", "))));
+  field("generator_function", or_none(t.generator_function));
+  field("size", t.size.str() + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +
+                    (t.flaky ? ", flaky" : ""));
+  return out;
+}
+
+/// Each requirement with its value and where it came from.
+std::string render_requirements(const Requirement& r) {
+  std::string out = "\nrequirements\n";
+  auto requirement = [&](std::string_view name, const std::string& value, const std::string& source) {
+    out += fmt::format("  {:<20}{:<16}from {}\n", name, value, source);
+  };
+  requirement("gpus", std::to_string(r.gpus.value), r.gpus.source);
+  if (r.gpu_mem_mib)
+    requirement("gpu memory", "≥ " + format_mib(r.gpu_mem_mib->value), r.gpu_mem_mib->source);
+  for (const auto& c : r.cuda) requirement("cuda", describe(c.value), c.source);
+  for (const auto& c : r.compute_capability) requirement("compute capability", describe(c.value), c.source);
+  if (r.gpu_models)
+    requirement("gpu models", fmt::format("{}", fmt::join(r.gpu_models->value, "|")), r.gpu_models->source);
+  if (r.nvlink) requirement("nvlink", r.nvlink->value ? "yes" : "no", r.nvlink->source);
+  if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
+  if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
+  return out;
+}
+
+}  // namespace
+
+std::vector<ShardEstimate> planned_durations(const ClassifiedTest& test, const Estimator& estimate) {
+  std::vector<ShardEstimate> estimates;
+  if (test.bucket != Bucket::gpu) return estimates;
+  if (test.target.shard_count <= 1) return {{std::nullopt, estimate(test, std::nullopt)}};
+  for (int shard = 0; shard < test.target.shard_count; ++shard)
+    estimates.push_back({shard, estimate(test, shard)});
+  return estimates;
+}
+
+std::string render_explanation(const Explanation& explanation) {
+  const ClassifiedTest& test = *explanation.test;
+  std::string out = render_attributes(test.target);
+  out += "\nannotations read\n";
+  if (test.annotations.empty()) out += "  none\n";
+  for (const auto& a : test.annotations) out += fmt::format("  {} → {}\n", a.source, a.meaning);
+  out += render_requirements(test.requirement);
+  out += render_graph_text(explanation.graph);
+  out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
+  if (!explanation.estimates.empty()) out += "\nplanned duration\n";
+  for (const auto& [shard, e] : explanation.estimates)
+    out +=
+        fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
+                    fmt::format("{:g}s", e.seconds), e.source,
+                    e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
+  if (!explanation.diagnostics.empty()) {
+    out += "\ndiagnostics\n";
+    for (const auto& d : explanation.diagnostics)
+      out += fmt::format("  {}: {}\n", to_string(d.severity), d.message);
+  }
+  return out;
+}
+
+std::string explanation_to_json(const Explanation& explanation) {
+  const ClassifiedTest& test = *explanation.test;
+  auto j = emit::test_to_json(test);
+  const auto& t = test.target;
+  j["tags"] = t.tags;
+  nlohmann::ordered_json properties = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : t.exec_properties) properties[k] = v;
+  j["exec_properties"] = properties;
+  j["generator_function"] = t.generator_function;
+  j["location"] = t.location;
+  j["annotations"] = nlohmann::ordered_json::array();
+  for (const auto& a : test.annotations)
+    j["annotations"].push_back({{"source", a.source}, {"meaning", a.meaning}});
+  j["planned_duration"] = nlohmann::ordered_json::array();
+  for (const auto& [shard, e] : explanation.estimates)
+    j["planned_duration"].push_back(
+        {{"shard_index", shard ? nlohmann::ordered_json(*shard) : nlohmann::ordered_json(nullptr)},
+         {"seconds", e.seconds},
+         {"source", e.source},
+         {"peak_vram_mib",
+          e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
+  const GpuPathView& graph = explanation.graph;
+  if (graph.present)
+    j["gpu_code"] = {{"reaches", graph.reaches}, {"path", graph.path}, {"gpu_deps_pattern", graph.pattern}};
+  j["diagnostics"] = emit::diagnostics_to_json(explanation.diagnostics);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gpuplan
