@@ -5,9 +5,9 @@
 using namespace gpuplan;
 
 TEST_CASE("JUnit has a testcase per unit under its node, with GPUs and failures") {
-  RunRecord ok{"//ml:train", 1, 12.5, "h100-0", {0, 1}, 0, 0};
-  RunRecord failed{"//ml:<eval>", std::nullopt, 3, "h100-0", {2}, 0, 1};
-  RunRecord killed{"//x:y", std::nullopt, 9, "a100-0", {0}, 0, 128 + 15};
+  RunRecord ok{"//ml:train", 1, 12.5, "h100-0", {0, 1}, 0, 0, {}, {}};
+  RunRecord failed{"//ml:<eval>", std::nullopt, 3, "h100-0", {2}, 0, 1, {}, {}};
+  RunRecord killed{"//x:y", std::nullopt, 9, "a100-0", {0}, 0, 128 + 15, {}, {}};
   auto xml = results_junit({ok, failed, killed});
   CHECK_THAT(xml, Catch::Contains(R"(<testsuites name="gpuplan" tests="3" failures="2" time="24.500">)"));
   CHECK_THAT(xml,
