@@ -58,23 +58,15 @@ class RulesReader {
   }
 
   long integer(const YAML::Node& node, std::string_view key, long least, long most) const {
-    auto text = scalar(node, key);
-    long value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value < least || value > most)
-      fail(node.Mark(),
-           fmt::format("{}: expected a whole number from {} to {}, not \"{}\"", key, least, most, text));
-    return value;
+    auto value = util::whole_number(node, least, most);
+    if (!value) fail(node.Mark(), fmt::format("{}: {}", key, value.problem()));
+    return *value;
   }
 
   double number(const YAML::Node& node, std::string_view key, double least, double below) const {
-    auto text = scalar(node, key);
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !(value >= least && value < below))
-      fail(node.Mark(),
-           fmt::format("{}: expected a number from {} and below {}, not \"{}\"", key, least, below, text));
-    return value;
+    auto value = util::number_below(node, least, below);
+    if (!value) fail(node.Mark(), fmt::format("{}: {}", key, value.problem()));
+    return *value;
   }
 
   /// Fails on a key of a mapping (in `where`) that is not a word, unknown, or given twice.

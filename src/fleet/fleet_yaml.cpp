@@ -27,6 +27,8 @@ namespace gpuplan {
 
 namespace {
 
+using util::shown;
+
 constexpr long max_nodes_per_pool = 10000;
 
 /// " (did you mean 'count'?)" when one of `known` is a likely typo of `word`, or
@@ -51,15 +53,6 @@ std::string digits(std::string_view name) {
 }
 
 /// How a value looks in a message: its text if it is a scalar, else its YAML kind.
-std::string shown(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "empty";
-  }
-}
-
 /// One key of a mapping and its value, both with their positions.
 struct Field {
   YAML::Node key;
@@ -110,16 +103,10 @@ class Reader {
   }
 
   long whole_number(const YAML::Node& node, std::string_view key, long least, long most) const {
-    auto value = text(node, key);
-    long number = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-    if (ec == std::errc::result_out_of_range)
-      fail(node, key, fmt::format("must be at most {}, not {}", most, value));
-    if (ec != std::errc() || end != value.data() + value.size())
-      fail(node, key, fmt::format("must be a whole number, not {}", shown(node)));
-    if (number < least) fail(node, key, fmt::format("must be at least {}, not {}", least, number));
-    if (number > most) fail(node, key, fmt::format("must be at most {}, not {}", most, number));
-    return number;
+    text(node, key);  // a list or a mapping is "not a word or number"
+    auto number = util::whole_number(node, least, most);
+    if (!number) fail(node, key, number.problem());
+    return *number;
   }
 
   Version version(const YAML::Node& node, std::string_view key, std::string_view example) const {

@@ -1,7 +1,8 @@
 #pragma once
-// The keys of a YAML mapping, checked the one way the fleet and rules loaders share: each a
-// plain word, one the loader knows (with a did-you-mean when it is not), none given twice.
-// Each loader words the problem in its own messages and throws with its file's position.
+// The keys and plain values of a YAML mapping, read the one way the fleet and rules loaders
+// share: each key a plain word, one the loader knows (with a did-you-mean when it is not), none
+// given twice; numbers in one message style ("must be ..."). Each loader puts the key's name
+// in front of the problem and throws with its file's position.
 #include <yaml-cpp/yaml.h>
 
 #include <optional>
@@ -9,6 +10,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "gpuplan/result.hpp"
 
 namespace gpuplan::util {
 
@@ -33,5 +36,14 @@ class KeyChecker {
   std::vector<std::string_view> known_;
   std::vector<std::pair<std::string, int>> seen_;  ///< keys so far and their 1-based lines
 };
+
+/// A value as a message shows it: 'text', or a list, a mapping, empty.
+std::string shown(const YAML::Node& node);
+
+/// A whole number from `least` to `most`; the problem says "must be ..., not ...".
+Result<long> whole_number(const YAML::Node& node, long least, long most);
+
+/// A number from `least` and below `below`; the problem says "must be ..., not ...".
+Result<double> number_below(const YAML::Node& node, double least, double below);
 
 }  // namespace gpuplan::util

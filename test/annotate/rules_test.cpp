@@ -98,9 +98,12 @@ TEST_CASE("a key given twice is an error at the second, naming the first's line,
 }
 
 TEST_CASE("bad values fail with file:line:col") {
-  REQUIRE_THAT(error_of("multi_gpu_count: 0\n"),
-               Catch::StartsWith("rules.yaml:1:18: multi_gpu_count: expected a whole number from 1"));
-  REQUIRE_THAT(error_of("vram_headroom: 1.5\n"), Catch::StartsWith("rules.yaml:1:16: vram_headroom:"));
+  // The fleet loader's words for the same mistakes (util/yaml_keys: one message style).
+  REQUIRE(error_of("multi_gpu_count: 0\n") == "rules.yaml:1:18: multi_gpu_count: must be at least 1, not 0");
+  REQUIRE(error_of("multi_gpu_count: [2]\n") ==
+          "rules.yaml:1:18: multi_gpu_count: must be a whole number, not a list");
+  REQUIRE(error_of("vram_headroom: 1.5\n") ==
+          "rules.yaml:1:16: vram_headroom: must be at least 0 and below 1, not 1.5");
   REQUIRE_THAT(error_of("version: 2\n"), Catch::StartsWith("rules.yaml:1:10: version:"));
   REQUIRE_THAT(error_of("size_default_seconds: {huge: 5}\n"),
                Catch::StartsWith("rules.yaml:1:24: unknown key \"huge\" in size_default_seconds"));
