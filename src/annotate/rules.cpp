@@ -165,7 +165,7 @@ class RulesReader {
     for (const auto& item : node) {
       auto pattern = scalar(item, key);
       if (auto problem = gpu_pattern_problem(pattern); !problem.empty())
-        fail(item.Mark(), key + ": " + problem);
+        fail(item.Mark(), fmt::format("{}: {}", key, problem));
       out.push_back(pattern);
     }
   }

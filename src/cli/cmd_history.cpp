@@ -173,6 +173,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
     }
   }
   std::vector<AdvisedTest> list;
+  list.reserve(tests.size());
   for (auto& [label, test] : tests) list.push_back(std::move(test));
   return list;
 }

@@ -75,7 +75,8 @@ std::string summary_of(const Plan& plan) {
       out += fmt::format("gpuplan: unschedulable: {}: {}\n", units[0], reason);
       continue;
     }
-    std::vector<std::string> first(units.begin(), units.begin() + std::min(named, units.size()));
+    std::vector<std::string> first(
+        units.begin(), units.begin() + static_cast<std::ptrdiff_t>(std::min(named, units.size())));
     out += fmt::format(
         "gpuplan: unschedulable: {} units: {}: {}{}\n", units.size(), reason, fmt::join(first, ", "),
         units.size() > named ? fmt::format(" and {} more (the plan lists them)", units.size() - named) : "");

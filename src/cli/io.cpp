@@ -46,7 +46,7 @@ std::string read_all(Input& input) {
 
 namespace {
 
-constexpr std::size_t write_chunk = 64 * 1024;
+constexpr std::size_t write_chunk = std::size_t{64} * 1024;
 
 // The temporary files being written, for the SIGINT/SIGTERM handler: plain arrays, since a
 // handler may only call async-signal-safe functions (unlink, sigaction, raise).

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -57,7 +58,7 @@ std::string code(std::string_view text) {
 }
 
 std::string duration(double s) {
-  long total = static_cast<long>(s + 0.5);
+  long total = std::lround(s);
   if (total >= 3600) return fmt::format("{}h {:02}m {:02}s", total / 3600, total / 60 % 60, total % 60);
   if (total >= 60) return fmt::format("{}m {:02}s", total / 60, total % 60);
   return fmt::format("{}s", total);

@@ -17,7 +17,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 /// What a ConfigMap can hold: the API server refuses objects over 1 MiB; keep room for the rest.
-constexpr std::size_t configmap_limit = 1000 * 1000;
+constexpr std::size_t configmap_limit = std::size_t{1000} * 1000;
 
 bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 

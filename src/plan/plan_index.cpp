@@ -176,6 +176,7 @@ std::string make_plan_index(const Plan& plan, const PlanRecordScanner& records,
     if (!added && gpu > it->second.first) it->second = {gpu, i};
   }
   std::vector<Entry> nodes;
+  nodes.reserve(highest.size());
   for (const auto& [node, best] : highest)
     nodes.push_back({node_key(node), assigned[best.second].offset, assigned[best.second].length,
                      static_cast<std::uint32_t>(PlanSection::assignments)});

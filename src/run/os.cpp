@@ -146,7 +146,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
     std::string_view entry(*e);
     if (!env.count(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
   }
-  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) entries.push_back(fmt::format("{}={}", name, value));
   std::vector<char*> envp, args;
   for (auto& e : entries) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -306,6 +306,7 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
   // Every order's list schedule; then the tails of the best are tried again (a good tail often
   // follows another order's beginning: widest first, then longest first, say).
   std::vector<Schedule> listed;
+  listed.reserve(orders.size());
   std::vector<size_t> ranked(orders.size());
   for (const auto& order : orders) listed.push_back(list_schedule(p, order));
   std::iota(ranked.begin(), ranked.end(), 0);

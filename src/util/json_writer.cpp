@@ -11,7 +11,7 @@ namespace gpuplan::util {
 
 namespace {
 
-constexpr std::size_t spill_at = 64 * 1024;
+constexpr std::size_t spill_at = std::size_t{64} * 1024;
 
 /// The length of the well-formed UTF-8 sequence at `text[at]` (RFC 3629: no overlong forms,
 /// no surrogates, nothing above U+10FFFF), or 0 when it is not one.
