@@ -27,7 +27,7 @@ using namespace gpuplan::bench;
 
 namespace {
 
-struct Result {
+struct Measurement {
   double seconds = 0;
   double verify_seconds = 0;
   double makespan = 0;
@@ -36,7 +36,7 @@ struct Result {
 };
 
 /// Runs one case and policy in a child process; its peak RSS is the child's own.
-Result measure(const Case& c, Policy policy, bool reference, bool check) {
+Measurement measure(const Case& c, Policy policy, bool reference, bool check) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
   pid_t child = fork();
@@ -50,7 +50,7 @@ Result measure(const Case& c, Policy policy, bool reference, bool check) {
     // CPU time, not wall time: the development machine is shared.
     std::clock_t began = std::clock();
     Plan plan = make_plan(Classification{}, std::move(units), fleet, options);
-    Result r;
+    Measurement r;
     r.seconds = double(std::clock() - began) / CLOCKS_PER_SEC;
     r.makespan = plan.summary.makespan_s;
     r.bound = plan.summary.lower_bound_s;
@@ -63,7 +63,7 @@ Result measure(const Case& c, Policy policy, bool reference, bool check) {
     _exit(written == sizeof r ? 0 : 1);
   }
   close(pipe_fds[1]);
-  Result r;
+  Measurement r;
   if (read(pipe_fds[0], &r, sizeof r) != sizeof r) throw std::runtime_error("the benchmark child failed");
   close(pipe_fds[0]);
   int status = 0;
@@ -105,10 +105,10 @@ int main(int argc, char** argv) {
     double whole_makespan = 0, exact_makespan = 0;
     for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
       if (only_policy && policy != *only_policy) continue;
-      Result r = measure(c, policy, false, check);
+      Measurement r = measure(c, policy, false, check);
       std::string versus = "";
       if (reference && c.units <= reference_units) {
-        Result ref = measure(c, policy, true, false);
+        Measurement ref = measure(c, policy, true, false);
         versus = fmt::format("{:+.2f}% ({:.0f} s, {:.1f} s CPU)", 100 * (r.makespan / ref.makespan - 1),
                              ref.makespan, ref.seconds);
       }
