@@ -1,12 +1,14 @@
 #include "cli/progress.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -65,7 +67,16 @@ class Line {
     if (const char* after = std::getenv("GPUPLAN_PROGRESS_AFTER_MS"))
       delay_ = std::chrono::milliseconds(std::atol(after));
     began_ = Clock::now();
+    // The thread starts with SIGINT/SIGTERM blocked, so they reach the main thread only: Output
+    // blocks them there while it makes and registers a temporary file, and one taken by this
+    // thread in between would end the process before the handler knew the file (seen in CI).
+    sigset_t stops, previous;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
     thread_ = std::thread([this] { run(); });
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
 
   void run() {
