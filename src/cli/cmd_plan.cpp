@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/keep.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
 #include "cli/query_input.hpp"
@@ -128,6 +129,7 @@ void run(const PlanArgs& args, int& status) {
   std::cerr << summary_of(plan);
   print_diagnostic_totals(plan.diagnostics, true);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
+  keep_until_exit(std::move(plan));  // freed by the process's end, not block by block
 }
 
 }  // namespace
