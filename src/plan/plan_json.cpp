@@ -101,6 +101,23 @@ void listed(JsonWriter& out, const std::vector<ListedTest>& tests) {
   out.end_array();
 }
 
+/// How many assignments ahead of the one being written prefetch() asks for.
+constexpr std::size_t prefetch_distance = 8;
+
+/// Asks for the heap blocks an assignment's record reads (its strings, constraints and env)
+/// before they are needed: they lie all over the heap, made in label order while the plan lists
+/// units by node and start, and waiting for each one in turn was most of the writer's time.
+void prefetch(const Assignment& a) {
+  __builtin_prefetch(a.unit.id.data());
+  __builtin_prefetch(a.unit.label.data());
+  __builtin_prefetch(a.gpus.data());
+  if (!a.unit.requirement.cuda.empty()) __builtin_prefetch(a.unit.requirement.cuda.data());
+  if (!a.env.empty()) {
+    const auto& first = *a.env.begin();
+    __builtin_prefetch(&first);
+  }
+}
+
 void plan_document(JsonWriter& out, const Plan& plan) {
   out.begin_object();
   out.key("schema_version").value(plan.schema_version);
@@ -138,7 +155,9 @@ void plan_document(JsonWriter& out, const Plan& plan) {
   out.key("skipped_tests");
   listed(out, plan.skipped_tests);
   out.key("assignments").begin_array();
-  for (const auto& a : plan.assignments) {
+  for (std::size_t i = 0; i < plan.assignments.size(); ++i) {
+    if (i + prefetch_distance < plan.assignments.size()) prefetch(plan.assignments[i + prefetch_distance]);
+    const auto& a = plan.assignments[i];
     out.begin_object();
     unit_fields(out, a.unit);
     out.key("node").value(a.node.str());

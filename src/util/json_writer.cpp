@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -41,8 +42,13 @@ JsonWriter::JsonWriter(TextSink sink, int indent) : sink_(std::move(sink)), inde
 
 void JsonWriter::newline_and_indent(std::size_t depth) {
   if (indent_ < 0) return;
+  // A newline and up to 64 spaces in one append (deeper documents take the spaces one by one).
+  static constexpr std::string_view margin =
+      "\n                                                                ";
+  std::size_t spaces = depth * static_cast<std::size_t>(indent_);
+  if (spaces < margin.size()) return (void)buffer_.append(margin.data(), spaces + 1);
   buffer_ += '\n';
-  buffer_.append(depth * static_cast<std::size_t>(indent_), ' ');
+  buffer_.append(spaces, ' ');
 }
 
 void JsonWriter::before_value() {
@@ -104,12 +110,14 @@ void JsonWriter::value(bool flag) {
 
 void JsonWriter::value(std::int64_t number) {
   before_value();
-  fmt::format_to(std::back_inserter(buffer_), "{}", number);
+  fmt::format_int text(number);
+  buffer_.append(text.data(), text.size());
 }
 
 void JsonWriter::value(std::size_t number) {
   before_value();
-  fmt::format_to(std::back_inserter(buffer_), "{}", number);
+  fmt::format_int text(number);
+  buffer_.append(text.data(), text.size());
 }
 
 void JsonWriter::value(double number) {
@@ -151,11 +159,35 @@ void JsonWriter::raw(std::string_view text) {
   spill();
 }
 
+namespace {
+
+/// Whether any of the 8 bytes of `word` needs more than copying into a JSON string: a control
+/// character, '"', '\\' or a byte of a multi-byte UTF-8 sequence (which is checked). Exact: the
+/// zero-byte test ((v - 0x01..) & ~v & 0x80..) is nonzero exactly when v has a zero byte.
+bool needs_care(std::uint64_t word) {
+  constexpr std::uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+  auto has_zero = [](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
+  bool high = (word & highs) != 0;
+  bool control = ((word - 0x20 * ones) & ~word & highs) != 0;  // a byte below 0x20, just as exact
+  return high || control || has_zero(word ^ ('"' * ones)) || has_zero(word ^ ('\\' * ones));
+}
+
+}  // namespace
+
 void JsonWriter::escaped(std::string_view text) {
   static constexpr char hex[] = "0123456789abcdef";
   buffer_ += '"';
   std::size_t plain_from = 0;
   for (std::size_t i = 0; i < text.size();) {
+    // Eight plain bytes at a time (labels, keys and names are plain ASCII almost always).
+    if (i + 8 <= text.size()) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + i, 8);
+      if (!needs_care(word)) {
+        i += 8;
+        continue;
+      }
+    }
     auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       ++i;

@@ -73,6 +73,30 @@ TEST_CASE("the streaming writer writes the bytes nlohmann's dump writes, indente
     CHECK(streamed(scalar, 2) == scalar.dump(2));
 }
 
+TEST_CASE("each byte that needs escaping is escaped wherever it stands in a long string") {
+  // The writer checks eight bytes at a time: put each such byte at every offset of a word.
+  for (std::string special : {"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xf0\x9f\x98\x80"}) {
+    for (std::size_t at = 0; at <= 20; ++at) {
+      std::string text(24, 'a');
+      text.replace(at, 1, special);
+      ordered_json document = {{text, text}};
+      CHECK(streamed(document, 2) == document.dump(2));
+    }
+  }
+  std::string bad(24, 'a');
+  bad[13] = '\xff';
+  std::string ignored;
+  JsonWriter out([&](std::string_view piece) { ignored += piece; });
+  CHECK_THROWS_WITH(out.value(bad), Catch::Contains("offset 13"));
+}
+
+TEST_CASE("documents deeper than the writer's ready-made margin are indented as dump indents them") {
+  ordered_json document = 1;
+  for (int depth = 0; depth < 40; ++depth) document = ordered_json::array({document, depth});
+  CHECK(streamed(document, 2) == document.dump(2));
+  CHECK(streamed(document, 4) == document.dump(4));
+}
+
 TEST_CASE("a small nlohmann document written inside a streamed one is indented to its depth") {
   std::string text;
   JsonWriter out([&](std::string_view piece) { text += piece; });
