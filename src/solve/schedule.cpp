@@ -2,8 +2,10 @@
 #include "solve/schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -24,32 +26,87 @@ constexpr double insertion_work_by_default = 2.5e5;
 constexpr double insertion_work_per_second = 2.5e5;
 
 /// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
+/// Each inner node keeps its subtree's smallest key and that key's position, so that both are
+/// read at the root.
 class MinTree {
  public:
   explicit MinTree(size_t n) {
     while (size_ < n) size_ *= 2;
     key_.assign(2 * size_, never);
+    at_.assign(2 * size_, 0);
+    for (size_t i = 0; i < size_; ++i) at_[size_ + i] = static_cast<std::uint32_t>(i);
     for (size_t i = 0; i < n; ++i) key_[size_ + i] = 0;
-    for (size_t i = size_ - 1; i > 0; --i) key_[i] = std::min(key_[2 * i], key_[2 * i + 1]);
+    for (size_t i = size_ - 1; i > 0; --i) pull(i);
   }
   void set(size_t slot, double key) {
     size_t i = size_ + slot;
+    if (key_[i] == key) return;
     key_[i] = key;
-    for (i /= 2; i > 0; i /= 2) key_[i] = std::min(key_[2 * i], key_[2 * i + 1]);
+    // Up to the first ancestor whose smallest key and position stay what they were.
+    for (i /= 2; i > 0; i /= 2)
+      if (!pull(i)) break;
   }
   double top() const { return key_[1]; }
-  size_t argmin() const {
-    size_t i = 1;
-    while (i < size_) i = key_[2 * i] <= key_[2 * i + 1] ? 2 * i : 2 * i + 1;
-    return i - size_;
-  }
+  size_t argmin() const { return at_[1]; }
 
  private:
+  /// Node i from its children (the left one on ties: the lower position); whether it changed.
+  bool pull(size_t i) {
+    size_t from = key_[2 * i] <= key_[2 * i + 1] ? 2 * i : 2 * i + 1;
+    if (key_[i] == key_[from] && at_[i] == at_[from]) return false;
+    key_[i] = key_[from];
+    at_[i] = at_[from];
+    return true;
+  }
+
   size_t size_ = 1;
   std::vector<double> key_;
+  std::vector<std::uint32_t> at_;
 };
 
 bool is_wide(const Shape& shape) { return shape.occupancy == Occupancy::gpus && shape.gpus > 1; }
+
+/// A node's GPUs in the order they are next free (ties: the lower index first).
+struct GpusByFree {
+  std::array<double, max_gpus_per_node> free;  // the first `count` are set
+  std::array<int, max_gpus_per_node> gpu;
+  int count = 0;
+
+  explicit GpusByFree(const NodeView& view) : count(view.gpus) {
+    for (int g = 0; g < count; ++g) {  // insertion sort: a node has a handful of GPUs
+      double t = view.gpu_free[g];
+      int at = g;
+      for (; at > 0 && free[static_cast<size_t>(at - 1)] > t; --at) {
+        free[static_cast<size_t>(at)] = free[static_cast<size_t>(at - 1)];
+        gpu[static_cast<size_t>(at)] = gpu[static_cast<size_t>(at - 1)];
+      }
+      free[static_cast<size_t>(at)] = t;
+      gpu[static_cast<size_t>(at)] = g;
+    }
+  }
+
+  /// The k-th smallest (1-based) free time of the GPUs in `mask`: the k-th of them met in order.
+  double kth(GpuMask mask, int k) const {
+    for (int i = 0; i < count; ++i)
+      if ((mask >> gpu[static_cast<size_t>(i)] & 1) && --k == 0) return free[static_cast<size_t>(i)];
+    return never;
+  }
+};
+
+/// earliest_start (gpu_choice.cpp), the same value, from the node's GPUs already in order of
+/// their free times, which every shape of the node's type shares after a placement.
+double earliest_start(const Shape& shape, const NodeView& view, const GpusByFree& by_free) {
+  if (shape.occupancy != Occupancy::gpus) return earliest_start(shape, view);
+  if (!shape.nvlink || shape.complete) return by_free.kth(shape.eligible, shape.gpus);
+  double best = never;
+  for (GpuMask island : shape.islands) best = std::min(best, by_free.kth(island, shape.gpus));
+  for (GpuMask set : shape.cliques) {
+    double last = 0;
+    for (GpuMask m = set; m; m &= m - 1) last = std::max(last, view.gpu_free[std::countr_zero(m)]);
+    best = std::min(best, last);
+  }
+  return best;
+}
 
 /// How much of a node a job takes on its least demanding type, for ordering.
 double width(const Problem& p, int demand) {
@@ -219,9 +276,11 @@ class ListState {
     }
     makespan_ = std::max(makespan_, end);
     size_t slot = static_cast<size_t>(fleet.slot_of_node[static_cast<size_t>(node)]);
+    GpusByFree by_free(view);
     for (int s : shapes_of_type_[static_cast<size_t>(shape.type)])
       if (waiting_[static_cast<size_t>(s)] > 0)
-        trees_[static_cast<size_t>(s)].set(slot, earliest_start(p.shapes[static_cast<size_t>(s)], view));
+        trees_[static_cast<size_t>(s)].set(slot,
+                                           earliest_start(p.shapes[static_cast<size_t>(s)], view, by_free));
     return {node, gpus, start};
   }
 
