@@ -120,6 +120,72 @@ bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullpt
   return blanked;
 }
 
+/// The end (just past "/>") of an empty attribute element of a rule that gpuplan never reads,
+/// starting at `at`: `<string name="N" .../>`, `<int ...>`, `<boolean ...>`, `<label ...>`,
+/// `<output ...>`, `<tristate ...>` whose name is no kept attribute (attribute_named), and a
+/// nameless `<label value="..."/>`, an item of a label list (no kept attribute is a label list;
+/// nameless strings may be tags or exec_properties, and stay). nullptr for anything else,
+/// including an element this cannot read whole before `end`.
+const char* unused_attribute_end(const char* at, const char* end) {
+  static constexpr std::string_view kinds[] = {"<string",  "<label",  "<int",
+                                               "<boolean", "<output", "<tristate"};
+  std::string_view rest(at, static_cast<std::size_t>(end - at));
+  std::size_t length = 0;
+  for (auto kind : kinds)
+    if (rest.starts_with(kind)) length = kind.size();
+  if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
+  std::optional<std::string_view> name;
+  for (const char* p = at + length; p < end;) {
+    if (*p == '/') {
+      if (p + 1 >= end || p[1] != '>') return nullptr;
+      bool unused = name ? attribute_named(*name) == Attribute::none : length == 6;  // "<label"
+      return unused ? p + 2 : nullptr;
+    } else if (*p == '=') {
+      const char* key_end = p;
+      while (key_end > at && is_xml_space(key_end[-1])) --key_end;
+      bool is_name =
+          key_end - at >= 5 && std::string_view(key_end - 4, 4) == "name" && is_xml_space(key_end[-5]);
+      ++p;
+      while (p < end && is_xml_space(*p)) ++p;
+      if (p == end || (*p != '"' && *p != '\'')) return nullptr;
+      const void* close = std::memchr(p + 1, *p, static_cast<std::size_t>(end - p - 1));
+      if (!close) return nullptr;
+      std::string_view value(p + 1, static_cast<std::size_t>(static_cast<const char*>(close) - p - 1));
+      if (is_name) {
+        if (value.find('&') != std::string_view::npos) return nullptr;  // an entity: expat decodes it
+        name = value;
+      }
+      p = static_cast<const char*>(close) + 1;
+    } else if (*p == '>' || *p == '<' || *p == '"' || *p == '\'') {
+      return nullptr;
+    } else {
+      ++p;  // a space or a letter of an attribute name
+    }
+  }
+  return nullptr;
+}
+
+/// Turns the attribute elements of rules that gpuplan never reads (unused_attribute_end) into
+/// spaces, keeping line breaks, as blank_rule_io does for rule inputs: in a query with few rule
+/// inputs they are most of what expat would tokenize. Only elements inside a rule have these
+/// names, and what is blanked would be ignored, so the targets read are the same. Returns
+/// whether it blanked anything.
+bool blank_unused_attributes(char* data, std::size_t size) {
+  char* end = data + size;
+  bool blanked = false;
+  for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
+    const char* element_end = unused_attribute_end(p, end);
+    if (!element_end) {
+      ++p;
+      continue;
+    }
+    for (; p < element_end; ++p)
+      if (*p != '\n') *p = ' ';
+    blanked = true;
+  }
+  return blanked;
+}
+
 class XmlReader {
  public:
   XmlReader(Source& source, Collector& out) : source_(source), out_(out), parser_(XML_ParserCreate("UTF-8")) {
@@ -139,6 +205,7 @@ class XmlReader {
       pending_.base = fed_;
       if (blank_rule_io(static_cast<char*>(buffer), count, out_.graph ? &pending_ : nullptr))
         unread_ = 0;  // whole elements went by
+      if (blank_unused_attributes(static_cast<char*>(buffer), count)) unread_ = 0;
       fed_ += count;
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
