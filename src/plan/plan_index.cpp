@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/target.hpp"
@@ -38,7 +39,14 @@ std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 1469598103934665
   return hash;
 }
 
-std::uint64_t label_key(std::string_view label) { return fnv1a(canonical_label(label)); }
+/// The hash of canonical_label(label), without making that string: the same prefixes dropped.
+std::uint64_t label_key(std::string_view label) {
+  if (label.starts_with("@@//"))
+    label.remove_prefix(2);
+  else if (label.starts_with("@//"))
+    label.remove_prefix(1);
+  return fnv1a(label);
+}
 std::uint64_t node_key(std::string_view node) { return fnv1a(node, 0x6e6f6465ULL); }
 
 void put64(std::string& out, std::uint64_t value) {
@@ -94,6 +102,19 @@ constexpr std::array<bool, 256> structural = [] {
   return table;
 }();
 
+/// Whether any of the 8 bytes at `at` may be structural: false means none is. With bit 0x20
+/// set in every byte, '[' '\\' ']' become '{' '|' '}', so four zero-byte tests cover the six
+/// (and let a few other bytes through, which the byte-by-byte test then passes over).
+bool may_be_structural(const char* at) {
+  constexpr std::uint64_t ones = 0x0101010101010101, highs = 0x8080808080808080;
+  auto has_zero = [](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
+  std::uint64_t word = 0;
+  std::memcpy(&word, at, 8);
+  word |= 0x20 * ones;
+  return has_zero(word ^ ('"' * ones)) || has_zero(word ^ ('{' * ones)) || has_zero(word ^ ('|' * ones)) ||
+         has_zero(word ^ ('}' * ones));
+}
+
 }  // namespace
 
 void PlanRecordScanner::feed(std::string_view text) {
@@ -102,6 +123,7 @@ void PlanRecordScanner::feed(std::string_view text) {
   while (p < end) {
     if (!escaped_ && !(in_string_ && depth_ == 1)) {  // skip to the next byte that matters
       const char* next = p;
+      while (end - next >= 8 && !may_be_structural(next)) next += 8;
       while (next < end && !structural[static_cast<unsigned char>(*next)]) ++next;
       offset_ += static_cast<std::uint64_t>(next - p);
       p = next;
@@ -150,30 +172,42 @@ std::string make_plan_index(const Plan& plan, const PlanRecordScanner& records,
       throw std::logic_error(fmt::format("plan index: {} records of {} in the text, {} in the plan",
                                          extents.size(), section_names[static_cast<int>(section)], count));
     std::vector<Entry> entries;
-    for (std::size_t i = 0; i < count; ++i)
+    entries.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      // The labels lie all over the heap, in label order, and the records come by node: ask for
+      // the ones a few records ahead before they are needed.
+      if (i + 8 < count) __builtin_prefetch(label_of(i + 8).data());
       entries.push_back({label_key(label_of(i)), extents[i].offset, extents[i].length,
                          static_cast<std::uint32_t>(section)});
+    }
     return entries;
   };
   std::vector<Entry> entries;
-  for (auto&& part : {labels(PlanSection::cpu_tests, plan.cpu_tests.size(),
-                             [&](std::size_t i) { return plan.cpu_tests[i].label; }),
-                      labels(PlanSection::skipped_tests, plan.skipped_tests.size(),
-                             [&](std::size_t i) { return plan.skipped_tests[i].label; }),
-                      labels(PlanSection::assignments, plan.assignments.size(),
-                             [&](std::size_t i) { return plan.assignments[i].unit.label; }),
-                      labels(PlanSection::unschedulable, plan.unschedulable.size(),
-                             [&](std::size_t i) { return plan.unschedulable[i].unit.label; })})
+  for (auto&& part :
+       {labels(PlanSection::cpu_tests, plan.cpu_tests.size(),
+               [&](std::size_t i) -> const std::string& { return plan.cpu_tests[i].label; }),
+        labels(PlanSection::skipped_tests, plan.skipped_tests.size(),
+               [&](std::size_t i) -> const std::string& { return plan.skipped_tests[i].label; }),
+        labels(PlanSection::assignments, plan.assignments.size(),
+               [&](std::size_t i) -> const std::string& { return plan.assignments[i].unit.label; }),
+        labels(PlanSection::unschedulable, plan.unschedulable.size(),
+               [&](std::size_t i) -> const std::string& { return plan.unschedulable[i].unit.label; })})
     entries.insert(entries.end(), part.begin(), part.end());
 
   // Each node's assignment on its highest GPU, the first in plan order.
   std::map<std::string_view, std::pair<int, std::size_t>> highest;
   const auto& assigned = records.extents(PlanSection::assignments);
+  auto it = highest.end();
   for (std::size_t i = 0; i < plan.assignments.size(); ++i) {
     const auto& a = plan.assignments[i];
     int gpu = a.gpus.empty() ? -1 : *std::max_element(a.gpus.begin(), a.gpus.end());
-    auto [it, added] = highest.try_emplace(a.node.str(), gpu, i);
-    if (!added && gpu > it->second.first) it->second = {gpu, i};
+    // Assignments come by node: look the node up only when it changes.
+    if (i == 0 || !(a.node == plan.assignments[i - 1].node)) {
+      bool added = false;
+      std::tie(it, added) = highest.try_emplace(a.node.str(), gpu, i);
+      if (added) continue;
+    }
+    if (gpu > it->second.first) it->second = {gpu, i};
   }
   std::vector<Entry> nodes;
   nodes.reserve(highest.size());
