@@ -98,6 +98,15 @@ JsonWriter& JsonWriter::key(std::string_view name) {
   return *this;
 }
 
+JsonWriter& JsonWriter::plain_key(std::string_view name) {
+  before_value();
+  buffer_ += '"';
+  buffer_ += name;
+  buffer_ += indent_ < 0 ? "\":" : "\": ";
+  after_key_ = true;
+  return *this;
+}
+
 void JsonWriter::value(std::string_view text) {
   before_value();
   escaped(text);

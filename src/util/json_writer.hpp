@@ -31,6 +31,12 @@ class JsonWriter {
   void end_array();
   /// The next member's key; inside an object every value must follow a key.
   JsonWriter& key(std::string_view name);
+  /// The same for a key written in the code ("node"): plain ASCII that needs no escaping, so it
+  /// is copied as it is (a plan writes two dozen keys a unit). Not for text from input.
+  template <std::size_t N>
+  JsonWriter& key(const char (&literal)[N]) {
+    return plain_key(std::string_view(literal, N - 1));
+  }
 
   void value(std::string_view text);
   void value(const char* text) { value(std::string_view(text)); }
@@ -56,6 +62,7 @@ class JsonWriter {
   void before_value();
   void newline_and_indent(std::size_t depth);
   void escaped(std::string_view text);
+  JsonWriter& plain_key(std::string_view name);
   void spill();
 
   TextSink sink_;

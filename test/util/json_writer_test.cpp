@@ -90,6 +90,24 @@ TEST_CASE("each byte that needs escaping is escaped wherever it stands in a long
   CHECK_THROWS_WITH(out.value(bad), Catch::Contains("offset 13"));
 }
 
+TEST_CASE("keys written in the code come out as keys from a string do, indented and compact") {
+  for (int indent : {2, -1}) {
+    std::string text;
+    JsonWriter out([&](std::string_view piece) { text += piece; }, indent);
+    out.begin_object();
+    out.key("node").value("a");
+    out.key(std::string("gpus")).begin_array();
+    out.value(1);
+    out.end_array();
+    out.key("empty").begin_object();
+    out.end_object();
+    out.end_object();
+    out.flush();
+    ordered_json expected = {{"node", "a"}, {"gpus", {1}}, {"empty", ordered_json::object()}};
+    CHECK(text == expected.dump(indent));
+  }
+}
+
 TEST_CASE("documents deeper than the writer's ready-made margin are indented as dump indents them") {
   ordered_json document = 1;
   for (int depth = 0; depth < 40; ++depth) document = ordered_json::array({document, depth});
