@@ -14,7 +14,18 @@ namespace gpuplan::solve {
 /// A set of GPUs of one node, bit i for GPU index i (max_gpus_per_node bits).
 using GpuMask = std::uint64_t;
 
-inline int count(GpuMask mask) { return std::popcount(mask); }
+inline int count(GpuMask mask) {
+#if defined(__POPCNT__)
+  return std::popcount(mask);
+#else
+  // Without the POPCNT instruction (plain x86-64) std::popcount is a call into libgcc, and the
+  // scheduler counts GPU sets millions of times: the same count, inline.
+  mask -= (mask >> 1) & 0x5555555555555555;
+  mask = (mask & 0x3333333333333333) + ((mask >> 2) & 0x3333333333333333);
+  mask = (mask + (mask >> 4)) & 0x0f0f0f0f0f0f0f0f;
+  return static_cast<int>((mask * 0x0101010101010101) >> 56);
+#endif
+}
 inline GpuMask bit(int index) { return GpuMask{1} << index; }
 
 /// Nodes with the same GPUs, CUDA version and NVLink wiring: eligibility and GPU choice

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <span>
 
@@ -156,6 +157,47 @@ std::vector<std::vector<int>> priority_orders(const Problem& p, const std::vecto
       return job < o.job;
     }
   };
+  // Durations from size defaults give a few distinct keys among many jobs: then the order is
+  // the jobs of each key in turn (keys sorted), in the order they came, when that is job order
+  // (ties fall by job, as in the sort). Nullopt when there are too many keys for that.
+  auto bucketed = [&](const std::vector<Keyed>& keyed) -> std::optional<std::vector<int>> {
+    constexpr size_t most_keys = 32;
+    if (!std::is_sorted(jobs.begin(), jobs.end())) return std::nullopt;
+    auto same = [](const Keyed& a, const Keyed& b) {
+      return a.first == b.first && a.second == b.second && a.third == b.third;
+    };
+    std::vector<Keyed> keys;  // distinct, in order of appearance; .job counts the jobs
+    std::vector<std::uint8_t> key_of(n);
+    size_t last = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (keys.empty() || !same(keys[last], keyed[i])) {
+        last = 0;
+        while (last < keys.size() && !same(keys[last], keyed[i])) ++last;
+        if (last == keys.size()) {
+          if (keys.size() == most_keys) return std::nullopt;
+          keys.push_back(keyed[i]);
+          keys.back().job = 0;
+        }
+      }
+      ++keys[last].job;
+      key_of[i] = static_cast<std::uint8_t>(last);
+    }
+    std::vector<size_t> rank(keys.size());
+    std::iota(rank.begin(), rank.end(), size_t{0});
+    std::sort(rank.begin(), rank.end(), [&](size_t a, size_t b) {
+      Keyed x = keys[a], y = keys[b];
+      x.job = y.job = 0;
+      return x < y;
+    });
+    std::vector<size_t> begin(keys.size());  // where each key's jobs start in the order
+    for (size_t r = 0, at = 0; r < rank.size(); ++r) {
+      begin[rank[r]] = at;
+      at += static_cast<size_t>(keys[rank[r]].job);
+    }
+    std::vector<int> order(n);
+    for (size_t i = 0; i < n; ++i) order[begin[key_of[i]]++] = keyed[i].job;
+    return order;
+  };
   auto sorted = [&](auto keys_of) {
     std::vector<Keyed> keyed(n);
     for (size_t i = 0; i < n; ++i) {
@@ -164,6 +206,7 @@ std::vector<std::vector<int>> priority_orders(const Problem& p, const std::vecto
       keyed[i] = keys_of(job.duration, demand_width[d], demand_reach[d]);
       keyed[i].job = jobs[i];
     }
+    if (auto order = bucketed(keyed)) return *order;
     std::sort(keyed.begin(), keyed.end());
     std::vector<int> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = keyed[i].job;

@@ -43,17 +43,19 @@ Requirement placing_requirement(const Unit& unit) {
   return r;
 }
 
-/// Units with equal keys are placed by the same rules.
-std::string demand_key(const Unit& unit, bool share) {
+/// Units with equal keys are placed by the same rules. Written over `key`, which the caller
+/// reuses from unit to unit: no allocation a unit.
+void demand_key(const Unit& unit, bool share, std::string& key) {
   const Requirement& r = unit.requirement;
-  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit), r.needs_nvlink(),
-                                r.is_exclusive(), share ? *unit.vram_mib : -1);
-  for (const auto& c : r.cuda) key += "|c" + c.value.str();
-  for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
+  key.clear();
+  auto out = std::back_inserter(key);
+  fmt::format_to(out, "{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit), r.needs_nvlink(), r.is_exclusive(),
+                 share ? *unit.vram_mib : -1);
+  for (const auto& c : r.cuda) fmt::format_to(out, "|c{}", c.value.str());
+  for (const auto& c : r.compute_capability) fmt::format_to(out, "|k{}", c.value.str());
   if (r.gpu_models)
-    for (const auto& m : r.gpu_models->value) key += "|m" + m;
-  if (r.vendor) key += "|v" + r.vendor->value;
-  return key;
+    for (const auto& m : r.gpu_models->value) fmt::format_to(out, "|m{}", m);
+  if (r.vendor) fmt::format_to(out, "|v{}", r.vendor->value);
 }
 
 /// The memory `pack` may fill on `gpu`: its memory less the headroom, in whole MiB (as verify has it).
@@ -102,14 +104,19 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
 /// Assignments come by node, then start.
 double busy_gpu_seconds(const Plan& plan) {
   double busy = 0;
+  // Per GPU index, the spans of the node at hand (kept from node to node: no allocation a node).
+  std::vector<std::vector<std::pair<double, double>>> by_gpu;
   for (size_t first = 0; first < plan.assignments.size();) {
     size_t last = first;
-    std::map<int, std::vector<std::pair<double, double>>> by_gpu;
+    for (auto& spans : by_gpu) spans.clear();
     for (; last < plan.assignments.size() && plan.assignments[last].node == plan.assignments[first].node;
          ++last)
-      for (int gpu : plan.assignments[last].gpus)
-        by_gpu[gpu].push_back({plan.assignments[last].start_s, plan.assignments[last].end_s});
-    for (auto& [gpu, spans] : by_gpu) {
+      for (int gpu : plan.assignments[last].gpus) {
+        if (static_cast<size_t>(gpu) >= by_gpu.size()) by_gpu.resize(static_cast<size_t>(gpu) + 1);
+        by_gpu[static_cast<size_t>(gpu)].push_back(
+            {plan.assignments[last].start_s, plan.assignments[last].end_s});
+      }
+    for (auto& spans : by_gpu) {
       double covered_until = 0;
       for (auto [start, end] : spans) {  // sorted by start
         busy += std::max(0.0, end - std::max(start, covered_until));
@@ -188,13 +195,16 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
   Demands demands;
   demands.of_unit.resize(all.size());
   std::unordered_map<std::string, int> demand_of_key;
+  std::string key;
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
     bool share = shareable(unit, options.policy);
     if (share) unit.duration_s *= slowdown;
     unit.duration_s = to_milliseconds(unit.duration_s);
-    auto [it, added] =
-        demand_of_key.try_emplace(demand_key(unit, share), static_cast<int>(problem.demand_shapes.size()));
+    demand_key(unit, share, key);
+    auto it = demand_of_key.find(key);
+    bool added = it == demand_of_key.end();
+    if (added) it = demand_of_key.emplace(key, static_cast<int>(problem.demand_shapes.size())).first;
     demands.of_unit[u] = it->second;
     if (!added) continue;
     Requirement placing = placing_requirement(unit);
