@@ -24,8 +24,9 @@ struct DispatchNeed {
 /// per-GPU requirement checked), `all`: every GPU of the node, `links` its NVLink wiring. A unit
 /// that holds the node takes all, and only when all are free; an NVLink unit the first connected
 /// set of free usable GPUs; any other the lowest usable indices. nullopt: it does not fit now.
-std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable, solve::GpuMask free,
-                                            solve::GpuMask all, const std::vector<solve::GpuMask>& links);
+std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable,
+                                            solve::GpuMask free, solve::GpuMask all,
+                                            const std::vector<solve::GpuMask>& links);
 
 /// A unit's requirement as the planner places it: its gpu-mem, or the memory it reserves
 /// (vram_mib) when that is more.

@@ -15,8 +15,9 @@ bool dispatched_before(const Assignment& x, const Assignment& y) {
   return std::tie(ly, x.start_s, x.unit.id) < std::tie(lx, y.start_s, y.unit.id);
 }
 
-std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable, solve::GpuMask free,
-                                            solve::GpuMask all, const std::vector<solve::GpuMask>& links) {
+std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable,
+                                            solve::GpuMask free, solve::GpuMask all,
+                                            const std::vector<solve::GpuMask>& links) {
   if (need.holds_node) {
     if (free != all || (usable & all) == 0) return std::nullopt;
     return all;

@@ -148,13 +148,13 @@ class Fleetwide {
   const Replay& replay_;
   const double last_start_;
   const std::vector<double>& durations_;
-  std::vector<GpuMask> held_;                ///< per unit, once started: its GPUs
-  std::vector<std::set<size_t>> waiting_;    ///< per demand: dispatch ranks of the units not started
-  std::vector<size_t> by_rank_;              ///< dispatch rank → unit
-  std::vector<GpuMask> free_, all_;          ///< per node
-  std::vector<bool> holding_;                ///< per node: a unit that holds it runs
-  std::vector<TimeSpent> counts_;            ///< per node, explaining: its GPUs by what they do now
-  std::vector<double> marked_;               ///< per node, explaining: accounted up to then
+  std::vector<GpuMask> held_;              ///< per unit, once started: its GPUs
+  std::vector<std::set<size_t>> waiting_;  ///< per demand: dispatch ranks of the units not started
+  std::vector<size_t> by_rank_;            ///< dispatch rank → unit
+  std::vector<GpuMask> free_, all_;        ///< per node
+  std::vector<bool> holding_;              ///< per node: a unit that holds it runs
+  std::vector<TimeSpent> counts_;          ///< per node, explaining: its GPUs by what they do now
+  std::vector<double> marked_;             ///< per node, explaining: accounted up to then
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   RunResult result_;
 };

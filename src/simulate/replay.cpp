@@ -102,9 +102,8 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
   replay.dispatch_rank.resize(count);
   std::vector<size_t> order(count);
   for (size_t i = 0; i < count; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return dispatched_before(plan.assignments[x], plan.assignments[y]);
-  });
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return dispatched_before(plan.assignments[x], plan.assignments[y]); });
   for (size_t k = 0; k < count; ++k) replay.dispatch_rank[order[k]] = k;
 
   replay.demands = static_cast<int>(needs.size());

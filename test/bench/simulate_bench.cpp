@@ -46,10 +46,11 @@ void explain(const Plan& plan, const Fleet& fleet, const SimulateOptions& option
       if (result.started_at[u] + durations[u] > result.started_at[last] + durations[last]) last = u;
     }
     fmt::print(
-        "  run {}: makespan {:.0f}, bound {:.0f} ({:.3f}); the last unit starts at {:.0f}; the last to end was "
+        "  run {}: makespan {:.0f}, bound {:.0f} ({:.3f}); the last unit starts at {:.0f}; the last to end "
+        "was "
         "planned {:.0f} s and ran {:.0f} s from {:.0f}\n",
-               run, result.makespan, known.summary.lower_bound_s, result.makespan / known.summary.lower_bound_s,
-               last_start, replay.planned_seconds[last], durations[last], result.started_at[last]);
+        run, result.makespan, known.summary.lower_bound_s, result.makespan / known.summary.lower_bound_s,
+        last_start, replay.planned_seconds[last], durations[last], result.started_at[last]);
     for (size_t t = 0; t < replay.index.types.size(); ++t) {
       const auto& type = replay.index.types[t];
       sim::TimeSpent sum;
@@ -59,9 +60,11 @@ void explain(const Plan& plan, const Fleet& fleet, const SimulateOptions& option
         if (replay.index.type_of_node[static_cast<size_t>(result.ran_on[u])] == static_cast<int>(t))
           ends = std::max(ends, result.started_at[u] + durations[u]);
       double g = double(type.gpus) * double(type.nodes.size());
-      fmt::print("    {} ×{}: working {:.0f}, unfit {:.0f}, starved {:.0f}, tail {:.0f} (its last unit ends at {:.0f})\n",
-                 fleet.nodes[static_cast<size_t>(type.nodes.front())].pool, type.nodes.size(), sum.working / g,
-                 sum.unfit / g, sum.starved / g, sum.tail / g, ends);
+      fmt::print(
+          "    {} ×{}: working {:.0f}, unfit {:.0f}, starved {:.0f}, tail {:.0f} (its last unit ends at "
+          "{:.0f})\n",
+          fleet.nodes[static_cast<size_t>(type.nodes.front())].pool, type.nodes.size(), sum.working / g,
+          sum.unfit / g, sum.starved / g, sum.tail / g, ends);
     }
   }
 }
