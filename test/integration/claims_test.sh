@@ -97,7 +97,7 @@ for line in open('$LOG'):
 # 5. The real executors against the simulation: durations drawn log-normal (sigma 0.5, a fixed
 # seed), the same draws handed to `gpuplan simulate --history` (one sample a unit: its draw) and
 # slept, scaled by 0.8, by the units of three real execs, once static and once dynamic. The
-# simulation says the dynamic executor ends well before the static one (5.96 s against 3.73 s
+# simulation says the dynamic executor ends well before the static one (5.96 s against 3.81 s
 # for this seed); the real processes must show the same ordering, every unit run exactly once.
 /usr/bin/python3 - "$SCRATCH/draws.csv" <<'PY'
 import math, random, sys
