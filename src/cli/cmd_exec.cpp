@@ -64,8 +64,13 @@ class Sharing {
         if (n.name == o.node) here_ = &n;
       if (!here_) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
     }
+    // Only units this node can ever run: take() and pending() look at no others.
+    std::vector<int> every_gpu;
+    if (here_)
+      for (const auto& gpu : here_->gpus) every_gpu.push_back(gpu.index);
     for (const auto& a : plan.assignments)
-      if (here_ || a.node == o.node) candidates_.push_back(a);
+      if (a.node == o.node || (here_ && gpus_here(a, *here_, every_gpu, holds_whole_node(a, policy_))))
+        candidates_.push_back(a);
     // Dispatch order (run/dispatch.hpp, as `simulate` replays it): longest planned first, so
     // the units most likely to end the run start while there is time.
     std::sort(candidates_.begin(), candidates_.end(), dispatched_before);
@@ -81,7 +86,9 @@ class Sharing {
   /// The first unit in dispatch order not run yet that fits on `free` GPUs here, claimed for
   /// this node.
   std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
-    for (const auto& a : candidates_) {
+    while (first_open_ < candidates_.size() && taken_.count(candidates_[first_open_].unit.id)) ++first_open_;
+    for (size_t k = first_open_; k < candidates_.size(); ++k) {
+      const Assignment& a = candidates_[k];
       if (taken_.count(a.unit.id) || elsewhere_.count(a.unit.id)) continue;
       auto gpus = gpus_for(a, free, node_gpus);
       if (!gpus) continue;
@@ -106,6 +113,7 @@ class Sharing {
   void give_up(const std::string& unit) {
     claims_.abandon(unit);
     taken_.erase(unit);
+    first_open_ = 0;
     taken_early_.erase(unit);
   }
 
@@ -140,6 +148,7 @@ class Sharing {
   Fleet fleet_;
   const Node* here_ = nullptr;
   std::vector<Assignment> candidates_;  ///< in dispatch order
+  size_t first_open_ = 0;               ///< candidates_ before it are all taken_
   std::set<std::string> taken_;         ///< run, running or done here, or known done
   std::set<std::string> taken_early_;   ///< this node's own units that take() started
   /// Held by another node when take() last looked: it skips them (a scan of the claims per
