@@ -522,8 +522,9 @@ void add_exec_command(CLI::App& app, int& status) {
       "--static", options->static_only,
       "run exactly this node's planned units (still claimed with --claims, never taken from others)");
   command->add_option("--fleet", options->fleet,
-                      "the fleet YAML: with --claims, lets this node take units planned on other nodes, each "
-                      "requirement checked against this node");
+                      "the fleet YAML: with --claims, this node dispatches: wherever its GPUs are free it "
+                      "starts the longest planned unit not yet claimed that it can run there, planned here "
+                      "or elsewhere, each requirement checked against this node");
   command->add_option("--junit", options->junit,
                       "write JUnit XML of the units that ran to this file at the end");
   command->add_option(
