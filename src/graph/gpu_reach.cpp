@@ -2,6 +2,8 @@
 // so each node's `next` is its first step on a shortest path to one.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpuplan/graph.hpp"
 
 namespace gpuplan {
@@ -12,12 +14,27 @@ bool is_external(std::string_view text) {
   return text.starts_with('@') && !text.starts_with("@//") && !text.starts_with("@@//");
 }
 
+/// What every main-repository label that `pattern` (of the main repository) matches begins
+/// with: "//" and its package up to the first `*` or "..." ("//third_party/gpus" for
+/// "//third_party/gpus/..."). A cheap test that passes most labels over unparsed.
+std::string literal_start(std::string_view pattern) {
+  if (pattern.starts_with('@')) pattern.remove_prefix(pattern.starts_with("@@") ? 2 : 1);
+  pattern = pattern.substr(0, pattern.find(':'));
+  pattern = pattern.substr(0, std::min(pattern.find('*'), pattern.find("...")));
+  if (pattern.size() > 2 && pattern.ends_with('/')) pattern.remove_suffix(1);
+  return std::string(pattern);
+}
+
 /// Patterns with whether each is another repository's, worked out once, not once per label.
 struct PatternList {
   const std::vector<std::string>& patterns;
   std::vector<bool> external;
+  std::vector<std::string> start;  ///< literal_start() of a main repository's pattern
   explicit PatternList(const std::vector<std::string>& list) : patterns(list) {
-    for (const auto& pattern : list) external.push_back(is_external(pattern));
+    for (const auto& pattern : list) {
+      external.push_back(is_external(pattern));
+      start.push_back(external.back() ? std::string() : literal_start(pattern));
+    }
   }
 };
 
@@ -27,7 +44,8 @@ struct PatternList {
 long first_match(const PatternList& list, std::string_view label) {
   bool external = is_external(label);
   for (std::size_t i = 0; i < list.patterns.size(); ++i)
-    if (list.external[i] == external && gpu_pattern_matches(list.patterns[i], label))
+    if (list.external[i] == external && label.starts_with(list.start[i]) &&
+        gpu_pattern_matches(list.patterns[i], label))
       return static_cast<long>(i);
   return -1;
 }
