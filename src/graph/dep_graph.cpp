@@ -167,7 +167,9 @@ void DepGraph::inputs(std::span<const std::string_view> labels) {
     if (recent_slot(hash).tag == tag_of(hash)) continue;
     for (std::size_t i = home(hash); slots_[i].node != 0; i = (i + 1) & mask) {
       if (slots_[i].tag == tag_of(hash)) {
-        __builtin_prefetch(text_.data() + (slots_[i].text >> 16));
+        const char* text = text_.data() + (slots_[i].text >> 16);
+        __builtin_prefetch(text);
+        __builtin_prefetch(text + std::max<std::size_t>(label.size(), 1) - 1);  // it may straddle two lines
         break;
       }
     }
