@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpuplan/big_array.hpp"
 #include "gpuplan/classify.hpp"
 #include "gpuplan/ingest.hpp"
 #include "gpuplan/symbol.hpp"
@@ -63,9 +64,9 @@ class DepGraph final : public GraphSink {
     Node node;
     std::uint64_t first_edge;
   };
-  std::vector<char> text_;
-  std::vector<std::uint64_t> label_start_{0};
-  std::vector<std::uint16_t> class_of_;  ///< index into classes_; 0: not a rule
+  BigArray<char> text_;
+  BigArray<std::uint64_t> label_start_ = BigArray<std::uint64_t>(1);
+  BigArray<std::uint16_t> class_of_;  ///< index into classes_; 0: not a rule
   std::vector<bool> declared_;
   std::vector<Symbol> classes_{Symbol()};
   std::unordered_map<std::string_view, std::uint16_t> class_index_;
@@ -80,17 +81,17 @@ class DepGraph final : public GraphSink {
   std::size_t home(std::size_t hash) const;
   /// Whether `slot` holds `label`, whose hash is `hash`.
   bool holds(const Slot& slot, std::string_view label, std::size_t hash) const;
-  std::vector<Slot> slots_;
+  BigArray<Slot> slots_;
   int home_shift_ = 32;  ///< 32 - log2(slots_.size())
   /// The slots of the labels looked up last, by a few bits of their hash: Bazel prints a
   /// package's rules together, so most inputs are labels just seen, and this small table
   /// (in the cache) finds them without a look at the large one (a cache miss each).
   std::vector<Slot> recent_ = std::vector<Slot>(4096);
   Slot& recent_slot(std::size_t hash) { return recent_[(hash >> 16) & (recent_.size() - 1)]; }
-  std::vector<RuleEntry> rules_;
-  std::vector<Node> edges_;
-  mutable std::vector<std::uint32_t> reverse_start_;
-  mutable std::vector<Node> reverse_;
+  BigArray<RuleEntry> rules_;
+  BigArray<Node> edges_;
+  mutable BigArray<std::uint32_t> reverse_start_;
+  mutable BigArray<Node> reverse_;
   std::vector<std::pair<std::string_view, std::size_t>> batch_;  ///< inputs(): each label and its hash
 };
 

@@ -2,6 +2,8 @@
 // so each node's `next` is its first step on a shortest path to one.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpuplan/graph.hpp"
 
 namespace gpuplan {
@@ -12,23 +14,47 @@ bool is_external(std::string_view text) {
   return text.starts_with('@') && !text.starts_with("@//") && !text.starts_with("@@//");
 }
 
-/// Patterns with whether each is another repository's, worked out once, not once per label.
+/// What every main-repository label that `pattern` (of the main repository) matches begins
+/// with: "//" and its package up to the first `*` or "..." ("//third_party/gpus" for
+/// "//third_party/gpus/..."). A cheap test that passes most labels over unparsed.
+std::string literal_start(std::string_view pattern) {
+  if (pattern.starts_with('@')) pattern.remove_prefix(pattern.starts_with("@@") ? 2 : 1);
+  pattern = pattern.substr(0, pattern.find(':'));
+  pattern = pattern.substr(0, std::min(pattern.find('*'), pattern.find("...")));
+  if (pattern.size() > 2 && pattern.ends_with('/')) pattern.remove_suffix(1);
+  return std::string(pattern);
+}
+
+/// Patterns split by whether each is another repository's, worked out once, not once per label.
 struct PatternList {
   const std::vector<std::string>& patterns;
-  std::vector<bool> external;
+  std::vector<std::size_t> main;      ///< indices of the main repository's patterns, in order
+  std::vector<std::size_t> external;  ///< indices of other repositories' patterns, in order
+  std::vector<std::string> start;     ///< literal_start() of each pattern of `main`
   explicit PatternList(const std::vector<std::string>& list) : patterns(list) {
-    for (const auto& pattern : list) external.push_back(is_external(pattern));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (is_external(list[i])) {
+        external.push_back(i);
+      } else {
+        main.push_back(i);
+        start.push_back(literal_start(list[i]));
+      }
+    }
   }
 };
 
 /// The index of the first pattern in `list` that `label` matches, or -1. A pattern of
-/// another repository ("@..." against "//...", or the other way) is passed over unparsed: most
-/// labels of a large graph are the main repository's, most built-in patterns are not.
+/// another repository ("@..." against "//...", or the other way) is never tried: most labels
+/// of a large graph are the main repository's, most built-in patterns are not.
 long first_match(const PatternList& list, std::string_view label) {
-  bool external = is_external(label);
-  for (std::size_t i = 0; i < list.patterns.size(); ++i)
-    if (list.external[i] == external && gpu_pattern_matches(list.patterns[i], label))
-      return static_cast<long>(i);
+  if (is_external(label)) {
+    for (std::size_t i : list.external)
+      if (gpu_pattern_matches(list.patterns[i], label)) return static_cast<long>(i);
+    return -1;
+  }
+  for (std::size_t k = 0; k < list.main.size(); ++k)
+    if (label.starts_with(list.start[k]) && gpu_pattern_matches(list.patterns[list.main[k]], label))
+      return static_cast<long>(list.main[k]);
   return -1;
 }
 

@@ -87,6 +87,31 @@ TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
   REQUIRE(reach.reaches(*graph.find("@pypi_torch//:pkg")));
 }
 
+TEST_CASE(
+    "main-repository gpu_deps of every shape find their labels: @//, *, ..., :all, a package's own name") {
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="sh_test" location="/ws/BUILD:1:1" name="//t:a"><rule-input name="//gpu/kernels:fast"/></rule>
+    <rule class="sh_test" location="/ws/BUILD:2:1" name="//t:b"><rule-input name="//vendor/cuda12/lib:x"/></rule>
+    <rule class="sh_test" location="/ws/BUILD:3:1" name="//t:c"><rule-input name="//hw:anything"/></rule>
+    <rule class="sh_test" location="/ws/BUILD:4:1" name="//t:d"><rule-input name="//nccl:nccl"/></rule>
+    <rule class="sh_test" location="/ws/BUILD:5:1" name="//t:e"><rule-input name="//nccl:other"/></rule>
+    <rule class="cc_library" location="/ws/BUILD:6:1" name="//gpu/kernels:fast"/>
+    <rule class="cc_library" location="/ws/BUILD:7:1" name="//vendor/cuda12/lib:x"/>
+    <rule class="cc_library" location="/ws/BUILD:8:1" name="//hw:anything"/>
+    <rule class="cc_library" location="/ws/BUILD:9:1" name="//nccl:nccl"/>
+    <rule class="cc_library" location="/ws/BUILD:10:1" name="//nccl:other"/>
+</query>)");
+  GpuDepPatterns patterns;
+  patterns.gpu_deps = {"@//gpu/...", "//vendor/cuda*/lib:*", "//hw:all", "@@//nccl"};
+  GpuReach reach(graph, patterns);
+  REQUIRE(reach.matched_pattern(*graph.find("//gpu/kernels:fast")) == "@//gpu/...");
+  REQUIRE(reach.matched_pattern(*graph.find("//vendor/cuda12/lib:x")) == "//vendor/cuda*/lib:*");
+  REQUIRE(reach.matched_pattern(*graph.find("//hw:anything")) == "//hw:all");
+  REQUIRE(reach.matched_pattern(*graph.find("//nccl:nccl")) == "@@//nccl");
+  for (const char* test : {"//t:a", "//t:b", "//t:c", "//t:d"}) REQUIRE(reach.reaches(*graph.find(test)));
+  REQUIRE_FALSE(reach.reaches(*graph.find("//t:e")));  // "//nccl" is //nccl:nccl only
+}
+
 TEST_CASE("labels the input names but never declares make a test's reach unknown, not GPU-free") {
   DepGraph graph = graph_of(R"(<query version="2">
     <rule class="sh_test" location="/ws/BUILD:1:1" name="//a:t"><rule-input name="//a:lib"/></rule>
