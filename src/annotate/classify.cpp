@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <numeric>
 #include <unordered_map>
 
 #include "annotate/claim.hpp"
@@ -71,7 +73,7 @@ class TestClassifier {
   struct Outcome {
     Bucket bucket;
     std::string reason;
-    Requirement requirement;
+    SharedRequirement requirement;
     std::vector<Annotation> annotations;
     Diagnostics findings;  ///< without the label
   };
@@ -219,7 +221,7 @@ class TestClassifier {
     std::vector<Claim> gpu;
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
                  [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
-    auto& r = test_.requirement;
+    Requirement& r = test_.requirement.edit();
     if (cpu != claims_.end()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, cpu->source};
@@ -287,7 +289,7 @@ class TestClassifier {
              fmt::format("{} asks for a GPU but {} makes it the {} variant; it runs without GPUs", c.source,
                          backend->source, to_string(kind)));
     }
-    auto& r = test_.requirement;
+    Requirement& r = test_.requirement.edit();
     r.gpus = {0, backend->source};
     test_.bucket = kind == annotate::Backend::cpu ? Bucket::cpu : Bucket::skipped;
     test_.reason = kind == annotate::Backend::cpu
@@ -307,7 +309,7 @@ class TestClassifier {
       if (!c.vendor) continue;
       if (!first) {
         first = &c;
-        test_.requirement.vendor = Sourced<std::string>{*c.vendor, c.source};
+        test_.requirement.edit().vendor = Sourced<std::string>{*c.vendor, c.source};
       } else if (*c.vendor != *first->vendor) {
         report(bad(), first->source + ", " + c.source,
                fmt::format("{} asks for an {} GPU but {} for an {} GPU; using {}", first->source,
@@ -328,7 +330,7 @@ class TestClassifier {
 
   /// Largest explicit count wins; else 1. Returns true when only qualifiers implied the GPU.
   bool combine_count(const std::vector<Claim>& gpu) {
-    auto& gpus = test_.requirement.gpus;
+    auto& gpus = test_.requirement.edit().gpus;
     const Claim* best = nullptr;
     for (const auto& c : gpu)
       if (c.gpus && (!best || *c.gpus > *best->gpus)) best = &c;
@@ -352,7 +354,7 @@ class TestClassifier {
     for (const auto& c : gpu)
       if (c.gpu_mem_mib && (!best || *c.gpu_mem_mib > *best->gpu_mem_mib)) best = &c;
     if (!best) return;
-    test_.requirement.gpu_mem_mib = Sourced<std::int64_t>{*best->gpu_mem_mib, best->source};
+    test_.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{*best->gpu_mem_mib, best->source};
     for (const auto& c : gpu)
       if (c.gpu_mem_mib && *c.gpu_mem_mib != *best->gpu_mem_mib)
         report(bad(), c.source + ", " + best->source,
@@ -388,7 +390,7 @@ class TestClassifier {
       sources.push_back(c.source);
     }
     if (!first) return;
-    auto& out = test_.requirement.gpu_models;
+    auto& out = test_.requirement.edit().gpu_models;
     if (models.empty()) {
       out = Sourced<std::vector<std::string>>{*first->gpu_models, first->source};
       report(bad(), fmt::format("{}", fmt::join(sources, ", ")),
@@ -428,41 +430,146 @@ class TestClassifier {
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
 };
 
+/// Tests kept in blocks of fixed capacity while they are classified, so that the list never
+/// holds two copies of itself, as a growing vector would.
+class TestBlocks {
+ public:
+  void push_back(ClassifiedTest&& test) {
+    if (size_ % block_size == 0) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(block_size);
+    }
+    blocks_.back().push_back(std::move(test));
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  ClassifiedTest& operator[](std::size_t index) { return blocks_[index / block_size][index % block_size]; }
+  /// Moves every test into `out`, freeing each block once moved.
+  void move_to(std::vector<ClassifiedTest>& out) {
+    out.reserve(out.size() + size_);
+    for (auto& block : blocks_) {
+      std::move(block.begin(), block.end(), std::back_inserter(out));
+      std::vector<ClassifiedTest>().swap(block);
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t block_size = 4096;
+  std::vector<std::vector<ClassifiedTest>> blocks_;
+  std::size_t size_ = 0;
+};
+
+/// canonical_label without a copy: the sort compares N log N times.
+std::string_view canonical_view(std::string_view label) {
+  if (label.starts_with("@@//")) return label.substr(2);
+  if (label.starts_with("@//")) return label.substr(1);
+  return label;
+}
+
+bool label_before(const Target& a, const Target& b) {
+  auto la = canonical_view(a.label), lb = canonical_view(b.label);
+  return la != lb ? la < lb : a.configuration < b.configuration;
+}
+
 }  // namespace
+
+struct Classifier::State {
+  State(const Rules& rules_in, const ClassifyOptions& options_in)
+      : rules(rules_in), options(options_in), classifier(rules, matchers, options, diagnostics) {
+    matchers.reserve(rules.rules.size());
+    for (const auto& rule : rules.rules) matchers.emplace_back(rule);
+  }
+  const Rules& rules;
+  ClassifyOptions options;
+  std::vector<RuleMatcher> matchers;
+  Diagnostics diagnostics;  ///< in the order the tests were added
+  std::vector<std::size_t>
+      diagnostic_test;  ///< for each diagnostic, the test (in the order added) it is about
+  TestClassifier classifier;
+  TestBlocks tests;  ///< in the order added
+};
+
+Classifier::Classifier(const Rules& rules, const ClassifyOptions& options)
+    : state_(std::make_unique<State>(rules, options)) {}
+
+Classifier::~Classifier() = default;
+
+std::size_t Classifier::size() const { return state_->tests.size(); }
+
+void Classifier::add(Target&& target) {
+  State& s = *state_;
+  ClassifiedTest test = s.classifier.classify(std::move(target));
+  if (!s.options.inputs) {
+    std::string().swap(test.target.location);
+    std::vector<Symbol>().swap(test.target.tags);
+    test.target.exec_properties.clear();
+  }
+  s.diagnostic_test.resize(s.diagnostics.size(), s.tests.size());
+  s.tests.push_back(std::move(test));
+}
+
+Classification Classifier::finish(const DroppedCounts& dropped) {
+  State& s = *state_;
+  Classification result;
+  result.dropped = dropped;
+  std::size_t count = s.tests.size();
+  std::vector<std::size_t> order(count);  // order[i]: the test (in the order added) that goes to place i
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](std::size_t a, std::size_t b) {
+    return label_before(s.tests[a].target, s.tests[b].target);
+  };
+  // A query's output usually comes sorted already: checked in one pass.
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+    // The findings follow their tests: by place, in the order found within one test.
+    if (!s.diagnostics.empty()) {
+      std::vector<std::size_t> place(count);
+      for (std::size_t i = 0; i < count; ++i) place[order[i]] = i;
+      std::vector<std::size_t> by_place(s.diagnostics.size());
+      std::iota(by_place.begin(), by_place.end(), 0);
+      std::stable_sort(by_place.begin(), by_place.end(), [&](std::size_t a, std::size_t b) {
+        return place[s.diagnostic_test[a]] < place[s.diagnostic_test[b]];
+      });
+      result.diagnostics.reserve(s.diagnostics.size() + 1);
+      for (std::size_t d : by_place) result.diagnostics.push_back(std::move(s.diagnostics[d]));
+    }
+    // Follow each cycle of the permutation, moving one test at a time: never a second list.
+    for (std::size_t start = 0; start < count; ++start) {
+      if (order[start] == start) continue;
+      ClassifiedTest held = std::move(s.tests[start]);
+      std::size_t to = start;
+      for (std::size_t from = order[start]; from != start; from = order[from]) {
+        s.tests[to] = std::move(s.tests[from]);
+        order[to] = to;
+        to = from;
+      }
+      s.tests[to] = std::move(held);
+      order[to] = to;
+    }
+  }
+  if (result.diagnostics.empty()) result.diagnostics = std::move(s.diagnostics);
+  std::vector<std::size_t>().swap(order);
+  s.tests.move_to(result.tests);
+
+  if (auto total = dropped.total(); total > 0)
+    result.diagnostics.push_back(
+        {Severity::note, "", "input",
+         fmt::format("{} target{} that {} not tests left out: {}", total, util::plural(total),
+                     total == 1 ? "is" : "are", describe(dropped))});
+  return result;
+}
 
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {
   return classify(TargetList(targets), rules, options);
 }
 
 Classification classify(TargetList&& targets, const Rules& rules, const ClassifyOptions& options) {
-  Classification result;
-  result.dropped = targets.dropped;
-  std::vector<RuleMatcher> matchers;
-  matchers.reserve(rules.rules.size());
-  for (const auto& rule : rules.rules) matchers.emplace_back(rule);
-
-  std::vector<Target*> order;
-  for (auto& t : targets.tests) order.push_back(&t);
-  // canonical_label without a copy: the sort compares N log N times.
-  auto canonical = [](std::string_view label) {
-    if (label.starts_with("@@//")) return label.substr(2);
-    if (label.starts_with("@//")) return label.substr(1);
-    return label;
-  };
-  std::stable_sort(order.begin(), order.end(), [&](const Target* a, const Target* b) {
-    auto la = canonical(a->label), lb = canonical(b->label);
-    return la != lb ? la < lb : a->configuration < b->configuration;
-  });
-  TestClassifier classifier(rules, matchers, options, result.diagnostics);
-  result.tests.reserve(order.size());
-  for (auto* target : order) result.tests.push_back(classifier.classify(std::move(*target)));
-
-  if (auto total = targets.dropped.total(); total > 0)
-    result.diagnostics.push_back(
-        {Severity::note, "", "input",
-         fmt::format("{} target{} that {} not tests left out: {}", total, util::plural(total),
-                     total == 1 ? "is" : "are", describe(targets.dropped))});
-  return result;
+  Classifier classifier(rules, options);
+  for (auto& target : targets.tests) classifier.add(std::move(target));
+  std::vector<Target>().swap(targets.tests);
+  return classifier.finish(targets.dropped);
 }
 
 }  // namespace gpuplan

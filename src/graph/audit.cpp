@@ -116,7 +116,7 @@ long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuRea
         label, test.reason);
     test.bucket = Bucket::cpu;
     test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason + ")";
-    test.requirement.gpus.value = 0;
+    test.requirement.edit().gpus.value = 0;
     tests.diagnostics.push_back(Diagnostic{Severity::warning, label, "--classify-by-deps", why});
   }
   return moved;

@@ -8,7 +8,7 @@ namespace gpuplan {
 
 std::optional<std::vector<int>> gpus_here(const Assignment& a, const Node& node,
                                           const std::vector<int>& free) {
-  const auto& r = a.unit.requirement;
+  const Requirement& r = a.unit.requirement;
   const int wanted = std::max(static_cast<int>(a.gpus.size()), r.gpus.value);
   const auto eligible = solve::eligible_gpus(r, node);
   std::vector<int> usable;

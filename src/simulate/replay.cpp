@@ -37,7 +37,7 @@ std::string need_key(const Requirement& r, bool holds_node) {
 }
 
 bool holds_whole_node(const Assignment& a, Policy policy) {
-  const auto& r = a.unit.requirement;
+  const Requirement& r = a.unit.requirement;
   return r.is_exclusive() ||
          (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), size_t(r.gpus.value)) > 1);
 }
