@@ -28,8 +28,9 @@ struct ClassifiedTest {
   Target target;
   Bucket bucket = Bucket::cpu;
   /// Why, for a person: "tag requires-gpu-sm80 → 1 GPU with compute capability ≥ 8.0",
-  /// "no GPU annotation", "tagged manual".
-  std::string reason;
+  /// "no GPU annotation", "tagged manual". A Symbol: the tests that declare the same needs give
+  /// the same words, held once (issue 14).
+  Symbol reason;
   SharedRequirement requirement;        ///< also filled for skipped tests; gpus.value == 0 for CPU tests
   std::vector<Annotation> annotations;  ///< every annotation read, in the order read
 };

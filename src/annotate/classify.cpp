@@ -63,7 +63,9 @@ class TestClassifier {
       if (auto it = outcomes_.find(key); it != outcomes_.end()) return reuse(it->second);
     }
     std::size_t first_finding = diagnostics_.size();
+    reason_.clear();
     classify_annotations();
+    test_.reason = reason_;
     if (!key.empty()) remember(std::move(key), first_finding);
     return std::move(test_);
   }
@@ -72,7 +74,7 @@ class TestClassifier {
   /// What classifying a test by its tags alone gave, for the next test with the same tags.
   struct Outcome {
     Bucket bucket;
-    std::string reason;
+    Symbol reason;
     SharedRequirement requirement;
     std::vector<Annotation> annotations;
     Diagnostics findings;  ///< without the label
@@ -123,7 +125,7 @@ class TestClassifier {
     combine();
     if (manual && !options_.include_manual) {
       test_.bucket = Bucket::skipped;
-      test_.reason = "tagged manual";
+      reason_ = "tagged manual";
     }
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
@@ -225,10 +227,10 @@ class TestClassifier {
     if (cpu != claims_.end()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, cpu->source};
-      test_.reason = cpu->source + " → CPU only";
+      reason_ = cpu->source + " → CPU only";
       if (gpu.empty()) return;
       auto sources = join(gpu, [](const Claim& c) { return c.source; });
-      test_.reason += fmt::format(" (overriding {})", sources);
+      reason_ += fmt::format(" (overriding {})", sources);
       report(bad(), cpu->source + ", " + sources,
              fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test",
                          cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
@@ -239,12 +241,12 @@ class TestClassifier {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, "default"};
       if (!malformed_.empty())
-        test_.reason = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
-                                   fmt::join(malformed_, ", "));
+        reason_ = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
+                              fmt::join(malformed_, ", "));
       else if (!test_.target.has_attributes && test_.target.tags.empty())
-        test_.reason = "no GPU annotation (the input has labels only: no tags to read)";
+        reason_ = "no GPU annotation (the input has labels only: no tags to read)";
       else
-        test_.reason = "no GPU annotation";
+        reason_ = "no GPU annotation";
       return;
     }
     test_.bucket = Bucket::gpu;
@@ -258,8 +260,8 @@ class TestClassifier {
     combine_vendor(gpu);
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
-    test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
-    if (implied) test_.reason += "; no GPU count given, so 1 GPU";
+    reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
+    if (implied) reason_ += "; no GPU count given, so 1 GPU";
   }
 
   /// A CPU or TPU variant of a multi-backend macro: not a GPU test, whatever the macro's shared tags
@@ -292,12 +294,12 @@ class TestClassifier {
     Requirement& r = test_.requirement.edit();
     r.gpus = {0, backend->source};
     test_.bucket = kind == annotate::Backend::cpu ? Bucket::cpu : Bucket::skipped;
-    test_.reason = kind == annotate::Backend::cpu
-                       ? fmt::format("{} → the cpu variant: a CPU test", backend->source)
-                       : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
-                                     backend->source);
+    reason_ = kind == annotate::Backend::cpu
+                  ? fmt::format("{} → the cpu variant: a CPU test", backend->source)
+                  : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
+                                backend->source);
     if (!counted.empty())
-      test_.reason +=
+      reason_ +=
           fmt::format(" ({} counts its {} devices, not GPUs)", fmt::join(counted, ", "), to_string(kind));
     return true;
   }
@@ -425,6 +427,7 @@ class TestClassifier {
   Diagnostics& diagnostics_;
   ClassifiedTest test_;
   std::string label_;
+  std::string reason_;  ///< the test's reason while it is worked out
   std::vector<Claim> claims_;
   std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
@@ -456,7 +459,10 @@ class TestBlocks {
   }
 
  private:
-  static constexpr std::size_t block_size = 4096;
+  // 2 MiB a block: always mapped and unmapped on its own. Blocks of about 1 MiB came from
+  // malloc's heap once the reader had freed a buffer of that size (malloc then raises the size
+  // it maps at), and the heap kept them after finish(): 22 MiB more for `classify` at 150k tests.
+  static constexpr std::size_t block_size = (std::size_t{2} << 20) / sizeof(ClassifiedTest);
   std::vector<std::vector<ClassifiedTest>> blocks_;
   std::size_t size_ = 0;
 };

@@ -173,7 +173,7 @@ void drop_classification_inputs(Classification& tests) {
     std::vector<Symbol>().swap(test.target.tags);
     test.target.exec_properties.clear();
     std::vector<Annotation>().swap(test.annotations);
-    if (test.bucket == Bucket::gpu) std::string().swap(test.reason);
+    if (test.bucket == Bucket::gpu) test.reason = Symbol();
   }
 }
 
