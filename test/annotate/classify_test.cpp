@@ -234,7 +234,10 @@ TEST_CASE("tests added in any order give what sorted input gives, findings follo
     REQUIRE(!a.tests[i].target.location.empty());
     REQUIRE(b.tests[i].target.location.empty());  // inputs = false: freed once classified
   }
-  REQUIRE(a.diagnostics.size() > 24);  // some tests have two findings
+  bool two_findings = false;  // some test has two
+  for (size_t i = 1; i < a.diagnostics.size(); ++i)
+    two_findings = two_findings || a.diagnostics[i].label == a.diagnostics[i - 1].label;
+  REQUIRE(two_findings);
   REQUIRE(a.diagnostics.size() == b.diagnostics.size());
   for (size_t i = 0; i < a.diagnostics.size(); ++i) {
     REQUIRE(a.diagnostics[i].label == b.diagnostics[i].label);

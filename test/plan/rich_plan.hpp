@@ -24,7 +24,7 @@ inline gpuplan::Plan rich_plan() {
   a.unit.requirement.edit().cuda.push_back({*VersionConstraint::parse("<13.0"), "tag cuda<13.0"});
   a.unit.requirement.edit().compute_capability.push_back(
       {*VersionConstraint::parse(">=8.0"), "tag requires-gpu-sm80"});
-  a.unit.requirement->gpu_models =
+  a.unit.requirement.edit().gpu_models =
       Sourced<std::vector<std::string>>{{"h100", "a100"}, "tag gpu-model:h100|a100"};
   a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
   a.node = "h100-0";

@@ -208,13 +208,14 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
   }
   SECTION("compute capability") {
     auto& a = unit(plan, "//xla:triton_test");
-    a.unit.requirement.edit().compute_capability = {{*VersionConstraint::parse(">=9.0"), "tag requires-gpu-sm90"}};
+    a.unit.requirement.edit().compute_capability = {
+        {*VersionConstraint::parse(">=9.0"), "tag requires-gpu-sm90"}};
     require_one(verify(plan, fleet), ViolationKind::requirement, "//xla:triton_test",
                 "needs compute capability >=9.0 (tag requires-gpu-sm90) but GPU 3 of a100-0");
   }
   SECTION("GPU model") {
     auto& a = unit(plan, "//tf:conv_test");
-    a.unit.requirement->gpu_models =
+    a.unit.requirement.edit().gpu_models =
         Sourced<std::vector<std::string>>{{"h100", "l4"}, "tag gpu-model:h100|l4"};
     require_one(verify(plan, fleet), ViolationKind::requirement, "//tf:conv_test", "needs GPU model h100|l4");
   }
