@@ -106,7 +106,8 @@ TEST_CASE("manual tests are skipped unless --include-manual") {
 }
 
 TEST_CASE("TensorFlow's requires-gpu-nvidia asks for 1 GPU, or N with :N") {
-  REQUIRE(classified({"requires-gpu-nvidia"}).requirement->gpus == Sourced<int>{1, "tag requires-gpu-nvidia"});
+  REQUIRE(classified({"requires-gpu-nvidia"}).requirement->gpus ==
+          Sourced<int>{1, "tag requires-gpu-nvidia"});
   REQUIRE(classified({"requires-gpu-nvidia:2"}).requirement->gpus.value == 2);
 }
 
