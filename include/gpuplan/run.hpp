@@ -49,10 +49,11 @@ TestPlacement place_test(const Plan& plan, std::string_view node, std::string_vi
                          std::optional<int> shard_index);
 
 /// The GPUs of `node` among `free` on which a unit planned elsewhere can run here: every
-/// requirement checked against this node (memory, model, compute capability, CUDA), an NVLink
-/// set of this node when it needs one, else the lowest eligible indices. nullopt: not here, not now.
+/// requirement checked against this node (memory as the planner reserves it, model, compute
+/// capability, CUDA), an NVLink set of this node when it needs one, else the lowest eligible
+/// indices; with `holds_node`, all of them, only when all are free. nullopt: not here, not now.
 std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const Node& node,
-                                          const std::vector<int>& free);
+                                          const std::vector<int>& free, bool holds_node = false);
 
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);

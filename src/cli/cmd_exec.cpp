@@ -20,6 +20,7 @@
 #include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
 #include "run/claims.hpp"
+#include "run/dispatch.hpp"
 #include "run/executor.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/longest_first.hpp"
@@ -53,7 +54,8 @@ struct ExecOptions {
 /// elsewhere (or left by a dead node) taken when this node's GPUs would sit idle.
 class Sharing {
  public:
-  Sharing(const ExecOptions& o, const Plan& plan) : claims_(o.claims, o.node, o.lease_s), node_name_(o.node) {
+  Sharing(const ExecOptions& o, const Plan& plan)
+      : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
     if (o.static_only) return;
     if (!o.fleet.empty()) {
       auto input = open_input(o.fleet);
@@ -62,32 +64,41 @@ class Sharing {
         if (n.name == o.node) here_ = &n;
       if (!here_) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
     }
+    // Only units this node can ever run: take() and pending() look at no others.
+    std::vector<int> every_gpu;
+    if (here_)
+      for (const auto& gpu : here_->gpus) every_gpu.push_back(gpu.index);
     for (const auto& a : plan.assignments)
-      if (here_ || a.node == o.node) candidates_.push_back(a);
-    // Longest planned first, as this node's own list runs (longest_first): the units most
-    // likely to end the run start while there is time.
-    std::stable_sort(candidates_.begin(), candidates_.end(), [](const Assignment& x, const Assignment& y) {
-      double lx = x.end_s - x.start_s, ly = y.end_s - y.start_s;
-      return lx != ly ? lx > ly : x.start_s < y.start_s;
-    });
+      if (a.node == o.node || (here_ && gpus_here(a, *here_, every_gpu, holds_whole_node(a, policy_))))
+        candidates_.push_back(a);
+    // Dispatch order (run/dispatch.hpp, as `simulate` replays it): longest planned first, so
+    // the units most likely to end the run start while there is time.
+    std::sort(candidates_.begin(), candidates_.end(), dispatched_before);
   }
+  /// With the fleet this node dispatches: every unit it runs, its own too, comes from take().
+  bool dispatching() const { return here_ != nullptr; }
   os::Claims& claims() { return claims_; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
   /// ours, and it must not start a second time from the node's list.
   bool taken_early(const std::string& unit) const { return taken_early_.count(unit) > 0; }
 
-  /// A unit not run yet that fits on `free` GPUs here, claimed for this node.
+  /// The first unit in dispatch order not run yet that fits on `free` GPUs here, claimed for
+  /// this node.
   std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
-    for (const auto& a : candidates_) {
-      if (taken_.count(a.unit.id)) continue;
+    while (first_open_ < candidates_.size() && taken_.count(candidates_[first_open_].unit.id)) ++first_open_;
+    for (size_t k = first_open_; k < candidates_.size(); ++k) {
+      const Assignment& a = candidates_[k];
+      if (taken_.count(a.unit.id) || elsewhere_.count(a.unit.id)) continue;
       auto gpus = gpus_for(a, free, node_gpus);
       if (!gpus) continue;
       auto state = claims_.state(a.unit.id);
       if (state == os::Claims::State::done) taken_.insert(a.unit.id);
       if ((state != os::Claims::State::free && state != os::Claims::State::expired) ||
-          !claims_.claim(a.unit.id))
+          !claims_.claim(a.unit.id)) {
+        if (state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
         continue;
+      }
       taken_.insert(a.unit.id);
       if (a.node == node_name_) taken_early_.insert(a.unit.id);
       Assignment here = a;
@@ -98,12 +109,21 @@ class Sharing {
     return std::nullopt;
   }
 
+  /// A unit take() gave that cannot start now after all: its claim ends, to be taken again.
+  void give_up(const std::string& unit) {
+    claims_.abandon(unit);
+    taken_.erase(unit);
+    first_open_ = 0;
+    taken_early_.erase(unit);
+  }
+
   /// Units this node could take that another node holds and has not finished.
   bool pending() {
     for (const auto& a : candidates_)
       if (!taken_.count(a.unit.id)) {
         auto state = claims_.state(a.unit.id);
         if (state == os::Claims::State::done) taken_.insert(a.unit.id);
+        if (state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
         if (state == os::Claims::State::held || state == os::Claims::State::expired) return true;
       }
     return false;
@@ -112,7 +132,7 @@ class Sharing {
  private:
   std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
                                            int node_gpus) const {
-    if (here_) return gpus_here(a, *here_, free);
+    if (here_) return gpus_here(a, *here_, free, holds_whole_node(a, policy_));
     // Without the fleet only this node's own units come back (a dead node's takeover of them):
     // on their planned GPUs.
     bool all_free = std::all_of(a.gpus.begin(), a.gpus.end(),
@@ -124,11 +144,17 @@ class Sharing {
 
   os::Claims claims_;
   std::string node_name_;
+  Policy policy_;
   Fleet fleet_;
   const Node* here_ = nullptr;
-  std::vector<Assignment> candidates_;  ///< longest planned first, then by planned start
+  std::vector<Assignment> candidates_;  ///< in dispatch order
+  size_t first_open_ = 0;               ///< candidates_ before it are all taken_
   std::set<std::string> taken_;         ///< run, running or done here, or known done
   std::set<std::string> taken_early_;   ///< this node's own units that take() started
+  /// Held by another node when take() last looked: it skips them (a scan of the claims per
+  /// free GPU would cost a file-system call per unit run anywhere) until pending() sees the
+  /// claim expire or end.
+  std::set<std::string> elsewhere_;
 };
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -316,8 +342,12 @@ int run_exec(const ExecOptions& o) {
   if (o.command.empty()) return run_bazel(o, plan, units);
   // Dynamic execution starts this node's units longest planned first (as `simulate` replays
   // it): the schedule gets their times placed again, the runs keep the planned ones.
+  // With the fleet, dynamic execution dispatches (run/dispatch.hpp): this node's list stays
+  // empty and every unit it runs, its own too, is the first in dispatch order that fits its
+  // free GPUs. Without it, this node runs its own units longest planned first.
+  const bool dispatching = !o.claims.empty() && !o.static_only && !o.fleet.empty();
   std::vector<Assignment> scheduled = units;
-  if (!o.claims.empty() && !o.static_only) {
+  if (!o.claims.empty() && !o.static_only && !dispatching) {
     std::vector<Assignment> again = units, by_length, placed;
     for (size_t k : longest_first(again, plan.policy)) {
       by_length.push_back(units[k]);
@@ -342,6 +372,12 @@ int run_exec(const ExecOptions& o) {
   }
   if (!o.results.empty()) os::check_appendable(o.results);
 
+  std::vector<UnitRun> own;  ///< dispatching: this node's planned units, reported at the end
+  if (dispatching) {
+    own = std::move(runs);
+    runs.clear();
+    scheduled.clear();
+  }
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   const auto node_gpus = node_gpu_list(plan, o.node);
@@ -366,10 +402,16 @@ int run_exec(const ExecOptions& o) {
     return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
   };
   if (sharing && !o.static_only) {
-    hooks.take_foreign = [&](const std::vector<int>& free) -> std::optional<UnitRun> {
+    hooks.take_foreign = [&](const std::vector<int>& free, std::vector<int>& fds) -> std::optional<UnitRun> {
       auto a = sharing->take(free, static_cast<int>(node_gpus.size()));
       if (!a) return std::nullopt;
+      const bool holds = holds_whole_node(*a, plan.policy);
+      if (!held.take(holds ? node_gpus : a->gpus, fds)) {  // a run-under outside holds a GPU: later
+        sharing->give_up(a->unit.id);
+        return std::nullopt;
+      }
       UnitRun u;
+      u.planned_here = sharing->taken_early(a->unit.id);
       u.assignment = *a;
       u.command = expand_command(o.command, *a);
       u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a->unit);
@@ -419,6 +461,15 @@ int run_exec(const ExecOptions& o) {
     }
   };
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
+  if (dispatching) {  // this node's units that it did not run: where they ran instead
+    std::set<std::string> ran_here;
+    for (const auto& u : runs) ran_here.insert(u.assignment.unit.id);
+    for (auto& u : own)
+      if (!ran_here.count(u.assignment.unit.id)) {
+        if (sharing->claims().ran(u.assignment.unit.id)) u.outcome = Outcome::elsewhere;
+        runs.push_back(std::move(u));
+      }
+  }
   print_table(runs);
   if (!o.junit.empty()) {
     std::vector<RunRecord> ran;
@@ -471,8 +522,9 @@ void add_exec_command(CLI::App& app, int& status) {
       "--static", options->static_only,
       "run exactly this node's planned units (still claimed with --claims, never taken from others)");
   command->add_option("--fleet", options->fleet,
-                      "the fleet YAML: with --claims, lets this node take units planned on other nodes, each "
-                      "requirement checked against this node");
+                      "the fleet YAML: with --claims, this node dispatches: wherever its GPUs are free it "
+                      "starts the longest planned unit not yet claimed that it can run there, planned here "
+                      "or elsewhere, each requirement checked against this node");
   command->add_option("--junit", options->junit,
                       "write JUnit XML of the units that ran to this file at the end");
   command->add_option(

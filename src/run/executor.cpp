@@ -101,7 +101,8 @@ class Loop {
     return refused;
   }
 
-  /// GPUs with no unit of this node left to run take units planned elsewhere.
+  /// GPUs with no unit of this node's list left to run take units planned elsewhere (or, when
+  /// dispatching, any unit).
   void start_foreign() {
     if (!hooks_.take_foreign) return;
     while (true) {
@@ -110,11 +111,11 @@ class Loop {
         for (int gpu : node_gpus_)
           if (own_left_[gpu] == 0 && busy_[gpu] == 0) free.push_back(gpu);
       if (free.empty()) return;
-      auto unit = hooks_.take_foreign(free);
+      std::vector<int> fds;
+      auto unit = hooks_.take_foreign(free, fds);
       if (!unit) return;
-      unit->planned_here = false;
       runs_.push_back(std::move(*unit));
-      launch(runs_.size() - 1, {});
+      launch(runs_.size() - 1, fds);
     }
   }
 

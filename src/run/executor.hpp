@@ -72,9 +72,12 @@ struct ExecHooks {
   std::function<void(const UnitRun&)> started;
   std::function<void(const UnitRun&)> ended;  ///< after its locks and claims are given back
   std::function<void(const UnitRun&)> release;
-  /// When GPUs `free` have no unit of this node left to run: a unit planned elsewhere to run
-  /// on some of them (assignment.gpus set), already admitted; nullopt when there is none.
-  std::function<std::optional<UnitRun>(const std::vector<int>& free)> take_foreign;
+  /// When GPUs `free` have no unit of this node's list left to run: a unit to run on some of
+  /// them (assignment.gpus set, planned_here said), already admitted, `keep_fds` filled as
+  /// admit fills them; nullopt when there is none. (Dispatching, the list is empty and every
+  /// unit comes from here.)
+  std::function<std::optional<UnitRun>(const std::vector<int>& free, std::vector<int>& keep_fds)>
+      take_foreign;
   /// True while units this node could take are held by other nodes and not done: an idle
   /// node keeps asking take_foreign every retry_s, to retry them when a dead node's lease expires.
   std::function<bool()> pending_elsewhere;

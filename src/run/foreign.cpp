@@ -1,30 +1,66 @@
-// Dynamic execution: whether a unit planned on another node can run on this one, and where.
+// Dynamic execution: the order units are dispatched in, whether a unit can run on this node,
+// and on which of its free GPUs (shared by `exec --claims` and `simulate`).
 #include <algorithm>
+#include <bit>
+#include <tuple>
 
 #include "gpuplan/run.hpp"
-#include "solve/eligibility.hpp"
+#include "run/dispatch.hpp"
+#include "solve/gpu_choice.hpp"
 
 namespace gpuplan {
 
-std::optional<std::vector<int>> gpus_here(const Assignment& a, const Node& node,
-                                          const std::vector<int>& free) {
-  const Requirement& r = a.unit.requirement;
-  const int wanted = std::max(static_cast<int>(a.gpus.size()), r.gpus.value);
-  const auto eligible = solve::eligible_gpus(r, node);
-  std::vector<int> usable;
-  for (int gpu : free)
-    if (gpu >= 0 && gpu < static_cast<int>(node.gpus.size()) && (eligible & solve::bit(gpu)))
-      usable.push_back(gpu);
-  if (wanted == 0 || static_cast<int>(usable.size()) < wanted) return std::nullopt;
-  if (r.needs_nvlink() && wanted > 1) {
-    for (const auto& set : node.connected_sets(wanted))
-      if (std::all_of(set.begin(), set.end(),
-                      [&](int gpu) { return std::find(usable.begin(), usable.end(), gpu) != usable.end(); }))
-        return set;
-    return std::nullopt;
+bool dispatched_before(const Assignment& x, const Assignment& y) {
+  double lx = x.end_s - x.start_s, ly = y.end_s - y.start_s;
+  return std::tie(ly, x.start_s, x.unit.id) < std::tie(lx, y.start_s, y.unit.id);
+}
+
+std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable,
+                                            solve::GpuMask free, solve::GpuMask all,
+                                            const std::vector<solve::GpuMask>& links) {
+  if (need.holds_node) {
+    if (free != all || (usable & all) == 0) return std::nullopt;
+    return all;
   }
-  usable.resize(static_cast<size_t>(wanted));
-  return usable;
+  usable &= free;
+  if (need.gpus <= 0 || solve::count(usable) < need.gpus) return std::nullopt;
+  if (need.nvlink && need.gpus > 1) {
+    auto sets = solve::cliques_of(links, usable, need.gpus, 1);
+    if (sets.empty()) return std::nullopt;
+    return sets.front();
+  }
+  solve::GpuMask taken = 0;
+  for (int k = need.gpus; k > 0; --k, usable &= usable - 1) taken |= usable & -usable;
+  return taken;
+}
+
+Requirement placing_requirement(const Unit& unit) {
+  Requirement r = unit.requirement;
+  std::int64_t declared = r.gpu_mem_mib ? r.gpu_mem_mib->value : 0;
+  if (unit.vram_mib && *unit.vram_mib > declared)
+    r.gpu_mem_mib = Sourced<std::int64_t>{*unit.vram_mib, "the memory it reserves (vram_mib)"};
+  return r;
+}
+
+std::optional<std::vector<int>> gpus_here(const Assignment& a, const Node& node, const std::vector<int>& free,
+                                          bool holds_node) {
+  const Requirement r = placing_requirement(a.unit);
+  const int gpus = static_cast<int>(node.gpus.size());
+  std::vector<solve::GpuMask> links(node.gpus.size(), 0);
+  for (size_t i = 0; i < node.nvlink.size() && i < links.size(); ++i)
+    for (size_t j = 0; j < node.nvlink[i].size() && j < links.size(); ++j)
+      if (node.nvlink[i][j]) links[i] |= solve::bit(static_cast<int>(j));
+  solve::GpuMask free_mask = 0;
+  for (int gpu : free)
+    if (gpu >= 0 && gpu < gpus) free_mask |= solve::bit(gpu);
+  solve::GpuMask all = gpus >= 64 ? ~solve::GpuMask{0} : solve::bit(gpus) - 1;
+  DispatchNeed need{std::max(static_cast<int>(a.gpus.size()), r.gpus.value), r.needs_nvlink(), holds_node};
+  if (!solve::can_run(r, node, links)) return std::nullopt;
+  auto chosen = dispatch_gpus(need, solve::eligible_gpus(r, node), free_mask, all, links);
+  if (!chosen) return std::nullopt;
+  std::vector<int> out;
+  for (solve::GpuMask m = *chosen; m; m &= m - 1) out.push_back(std::countr_zero(m));
+  return out;
 }
 
 }  // namespace gpuplan

@@ -1,5 +1,6 @@
-// The dynamic executor: each node runs its own list, and GPUs with nothing of their own left
-// take units planned elsewhere (as `exec --claims` does), one event at a time across the fleet.
+// The dynamic executor: wherever GPUs free up, the first waiting unit in dispatch order that
+// the node can run on them starts there (as `exec --claims --fleet` does), one event at a time
+// across the fleet.
 #include <algorithm>
 #include <bit>
 #include <functional>
@@ -10,9 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "gpuplan/run.hpp"
 #include "simulate/replay.hpp"
-#include "solve/gpu_choice.hpp"
 
 namespace gpuplan::sim {
 
@@ -20,57 +19,45 @@ namespace {
 
 using solve::GpuMask;
 
-constexpr double never = std::numeric_limits<double>::infinity();
-
-GpuMask all_gpus(int gpus) { return gpus >= 64 ? ~GpuMask{0} : solve::bit(gpus) - 1; }
-
-GpuMask mask_of(const std::vector<int>& gpus) {
-  GpuMask mask = 0;
-  for (int g : gpus) mask |= solve::bit(g);
-  return mask;
-}
-
-/// The `count` lowest GPUs of `mask`.
-GpuMask lowest(GpuMask mask, int count) {
-  GpuMask taken = 0;
-  for (; count > 0 && mask; --count, mask &= mask - 1) taken |= mask & -mask;
-  return taken;
-}
+GpuMask all_gpus(size_t gpus) { return gpus >= 64 ? ~GpuMask{0} : solve::bit(static_cast<int>(gpus)) - 1; }
 
 class Fleetwide {
  public:
-  Fleetwide(const Replay& replay, const std::vector<double>& durations)
+  /// `last_start`: when the run's last unit starts (from an earlier run of the same durations),
+  /// to explain where the time went; negative: no explaining.
+  Fleetwide(const Replay& replay, const std::vector<double>& durations, double last_start = -1)
       : replay_(replay),
+        last_start_(last_start),
         durations_(durations),
-        started_(durations.size()),
-        position_(durations.size()),
         held_(durations.size()),
         waiting_(static_cast<size_t>(replay.demands)) {
-    result_.started_at.assign(durations.size(), 0);
     size_t nodes = replay.node_units.size();
-    for (size_t n = 0; n < nodes; ++n) {
-      schedules_.emplace_back(replay.dynamic_lists[n]);
-      size_t gpus = replay.fleet->nodes[n].gpus.size();
-      busy_.emplace_back(gpus, 0);
-      own_left_.emplace_back(gpus, 0);
-      for (const auto& a : replay.dynamic_lists[n])
-        for (int g : a.gpus) ++own_left_[n][static_cast<size_t>(g)];
-      for (size_t k = 0; k < replay.dynamic_units[n].size(); ++k) position_[replay.dynamic_units[n][k]] = k;
-    }
-    holders_running_.assign(nodes, 0);
-    running_ends_.resize(nodes);
-    planned_end_.resize(durations.size());
+    result_.started_at.assign(durations.size(), 0);
+    result_.ran_on.assign(durations.size(), -1);
+    for (size_t n = 0; n < nodes; ++n) free_.push_back(all_gpus(replay.fleet->nodes[n].gpus.size()));
+    all_ = free_;
+    holding_.assign(nodes, false);
     for (size_t u = 0; u < durations.size(); ++u)
-      waiting_[static_cast<size_t>(replay.demand_of[u])].insert({priority(u), u});
+      waiting_[static_cast<size_t>(replay.demand_of[u])].insert(replay.dispatch_rank[u]);
+    by_rank_.resize(durations.size());
+    for (size_t u = 0; u < durations.size(); ++u) by_rank_[replay.dispatch_rank[u]] = u;
+    if (explaining()) {
+      result_.spent.resize(nodes);
+      counts_.resize(nodes);
+      marked_.assign(nodes, 0);
+    }
   }
 
   RunResult run() {
     std::set<size_t> touched;
-    for (size_t n = 0; n < replay_.node_units.size(); ++n) touched.insert(n);
+    for (size_t n = 0; n < free_.size(); ++n) touched.insert(n);
     double now = 0;
     while (true) {
-      for (size_t n : touched) start_own(n, now);
-      for (size_t n : touched) start_foreign(n, now);
+      for (size_t n : touched)
+        while (!holding_[n] && free_[n] && take(n, now)) {
+        }
+      if (explaining())
+        for (size_t n : touched) classify(n);
       touched.clear();
       if (events_.empty()) break;
       now = std::get<0>(events_.top());
@@ -78,146 +65,116 @@ class Fleetwide {
       while (!events_.empty() && std::get<0>(events_.top()) == now) {
         auto [when, node, u] = events_.top();
         events_.pop();
-        end(node, u);
+        if (explaining() && touched.insert(node).second) account(node, now);
+        free_[node] |= held_[u];
+        if (replay_.holds_node[u]) holding_[node] = false;
         touched.insert(node);
       }
       result_.makespan = std::max(result_.makespan, now);
     }
+    if (explaining())
+      for (size_t n = 0; n < counts_.size(); ++n) account(n, result_.makespan);
     return result_;
   }
 
  private:
   using Event = std::tuple<double, size_t, size_t>;  // (when it ends, node it runs on, unit)
 
-  /// Foreign units are taken longest planned first.
-  double priority(size_t u) const { return -replay_.planned_seconds[u]; }
-
-  void start(size_t node, size_t u, GpuMask gpus, double now) {
-    started_[u] = true;
-    result_.started_at[u] = now;
-    held_[u] = gpus;
-    waiting_[static_cast<size_t>(replay_.demand_of[u])].erase({priority(u), u});
-    for (GpuMask m = gpus; m; m &= m - 1) ++busy_[node][static_cast<size_t>(std::countr_zero(m))];
-    if (replay_.holds_node[u]) ++holders_running_[node];
-    running_ends_[node].insert(now + replay_.planned_seconds[u]);
-    planned_end_[u] = now + replay_.planned_seconds[u];
-    events_.push({now + durations_[u], node, u});
-  }
-
-  void end(size_t node, size_t u) {
-    for (GpuMask m = held_[u]; m; m &= m - 1) --busy_[node][static_cast<size_t>(std::countr_zero(m))];
-    if (replay_.holds_node[u]) --holders_running_[node];
-    running_ends_[node].erase(running_ends_[node].find(planned_end_[u]));
-    if (static_cast<size_t>(replay_.node_of[u]) == node) schedules_[node].finished(position_[u]);
-  }
-
-  /// The node's own units, as ExecSchedule lets them start; those taken elsewhere are skipped.
-  void start_own(size_t node, double now) {
-    const auto& units = replay_.dynamic_units[node];
-    auto& schedule = schedules_[node];
-    for (bool again = true; again;) {
-      again = false;
-      for (size_t k : schedule.ready()) {
-        size_t u = units[k];
-        const auto& gpus = replay_.dynamic_lists[node][k].gpus;
-        // A unit taken from elsewhere still holds one of its GPUs: it waits, as `exec` waits
-        // for the GPU's lock.
-        bool blocked = !started_[u] && std::any_of(gpus.begin(), gpus.end(), [&](int g) {
-          return busy_[node][static_cast<size_t>(g)] != 0;
-        });
-        if (blocked) continue;
-        for (int g : gpus) --own_left_[node][static_cast<size_t>(g)];
-        schedule.started(k);
-        if (started_[u]) {
-          schedule.finished(k);
-          again = true;
-          continue;
-        }
-        start(node, u, mask_of(gpus), now);
-        again = true;
-      }
-    }
-  }
-
-  /// GPUs with none of the node's own units left and nothing running take foreign units.
-  /// With backfilling, GPUs whose own next unit waits for others still running on the node
-  /// also take foreign units planned to end before those are planned to.
-  void start_foreign(size_t node, double now) {
-    const Node& n = replay_.fleet->nodes[node];
-    while (holders_running_[node] == 0) {
-      GpuMask free = 0, waiting = 0;
-      for (size_t g = 0; g < n.gpus.size(); ++g) {
-        if (busy_[node][g] != 0) continue;
-        (own_left_[node][g] == 0 ? free : waiting) |= solve::bit(static_cast<int>(g));
-      }
-      if (take(node, free, never, now)) continue;
-      if (!(free | waiting) || running_ends_[node].empty()) return;
-      double slack = *running_ends_[node].rbegin() - now;
-      if (slack <= 0 || !take(node, free | waiting, slack, now)) return;
-    }
-  }
-
-  /// Starts on `available` GPUs of `node` the best foreign unit planned to take at most `longest`; false if
-  /// none fits.
-  bool take(size_t node, GpuMask available, double longest, double now) {
-    if (!available) return false;
-    const Node& n = replay_.fleet->nodes[node];
-    int type = replay_.index.type_of_node[node];
-    const auto& links = replay_.index.types[static_cast<size_t>(type)].links;
+  /// Starts on `node`'s free GPUs the first waiting unit in dispatch order that fits there;
+  /// false if none does. The first of each demand is the only one of it that can be first.
+  bool take(size_t node, double now) {
+    size_t type = static_cast<size_t>(replay_.index.type_of_node[node]);
     size_t types = replay_.index.types.size();
-    std::optional<std::pair<double, size_t>> best;
+    const auto& links = replay_.index.types[type].links;
+    std::optional<size_t> best;
     GpuMask best_gpus = 0;
     for (size_t d = 0; d < waiting_.size(); ++d) {
-      GpuMask eligible = replay_.eligible[d * types + static_cast<size_t>(type)];
+      GpuMask eligible = replay_.eligible[d * types + type];
       if (!eligible || waiting_[d].empty()) continue;
-      auto first = waiting_[d].lower_bound({-longest, 0});
-      if (first == waiting_[d].end() || (best && *best < *first)) continue;
-      auto gpus =
-          fit(d, first->second, eligible & available, available, links, static_cast<int>(n.gpus.size()));
+      size_t rank = *waiting_[d].begin();
+      if (best && *best < rank) continue;
+      auto gpus = dispatch_gpus(replay_.needs[d], eligible, free_[node], all_[node], links);
       if (!gpus) continue;
-      best = *first;
+      best = rank;
       best_gpus = *gpus;
     }
     if (!best) return false;
-    if (static_cast<size_t>(replay_.node_of[best->second]) != node) ++result_.taken_elsewhere;
-    start(node, best->second, best_gpus, now);
+    start(node, by_rank_[*best], best_gpus, now);
     return true;
   }
 
-  /// The GPUs unit `u` (of demand `d`) takes here, within `available`; nullopt when it does not fit.
-  std::optional<GpuMask> fit(size_t d, size_t u, GpuMask available, GpuMask free,
-                             const std::vector<GpuMask>& links, int gpus) const {
-    if (replay_.holds_node[u]) {
-      if (free != all_gpus(gpus)) return std::nullopt;
-      return all_gpus(gpus);
-    }
-    int needed = replay_.gpus_needed[d];
-    if (solve::count(available) < needed) return std::nullopt;
-    if (!replay_.nvlink[d] || needed < 2) return lowest(available, needed);
-    auto sets = solve::cliques_of(links, available, needed, 1);
-    if (sets.empty()) return std::nullopt;
-    return sets.front();
+  void start(size_t node, size_t u, GpuMask gpus, double now) {
+    result_.started_at[u] = now;
+    result_.ran_on[u] = static_cast<int>(node);
+    if (static_cast<size_t>(replay_.node_of[u]) != node) ++result_.taken_elsewhere;
+    held_[u] = gpus;
+    free_[node] &= ~gpus;
+    if (replay_.holds_node[u]) holding_[node] = true;
+    waiting_[static_cast<size_t>(replay_.demand_of[u])].erase(replay_.dispatch_rank[u]);
+    events_.push({now + durations_[u], node, u});
+  }
+
+  bool explaining() const { return last_start_ >= 0; }
+
+  /// Adds the node's GPU time since it was last accounted, by the reasons classify() found.
+  void account(size_t node, double now) {
+    double before = std::min(now, std::max(marked_[node], last_start_));
+    double span = before - marked_[node], after = now - before;
+    const TimeSpent& c = counts_[node];
+    TimeSpent& s = result_.spent[node];
+    s.working += c.working * (span + after);
+    s.unfit += c.unfit * span;
+    s.starved += c.starved * span;
+    s.tail += (c.unfit + c.starved) * after;
+    marked_[node] = now;
+  }
+
+  /// What each GPU of the node does now: works, or idles with units it may run waiting (none
+  /// fits the free GPUs), or with none.
+  void classify(size_t node) {
+    TimeSpent c;
+    double gpus = double(replay_.fleet->nodes[node].gpus.size());
+    double idle = holding_[node] ? 0 : double(solve::count(free_[node]));
+    c.working = gpus - idle;
+    size_t type = static_cast<size_t>(replay_.index.type_of_node[node]);
+    size_t types = replay_.index.types.size();
+    bool any_waiting = false;
+    for (size_t d = 0; d < waiting_.size() && !any_waiting; ++d)
+      any_waiting = replay_.eligible[d * types + type] && !waiting_[d].empty();
+    (any_waiting ? c.unfit : c.starved) = idle;
+    counts_[node] = c;
   }
 
   const Replay& replay_;
+  const double last_start_;
   const std::vector<double>& durations_;
-  std::vector<bool> started_;
-  std::vector<size_t> position_;  ///< per unit: where it is in its node's list
-  std::vector<GpuMask> held_;
-  std::vector<std::set<std::pair<double, size_t>>> waiting_;  ///< per demand: (−planned seconds, unit)
-  std::vector<ExecSchedule> schedules_;
-  std::vector<std::vector<int>> busy_, own_left_;
-  std::vector<int> holders_running_;
-  std::vector<std::multiset<double>> running_ends_;  ///< per node: when its running units are planned to end
-  std::vector<double> planned_end_;                  ///< per unit, once started
+  std::vector<GpuMask> held_;              ///< per unit, once started: its GPUs
+  std::vector<std::set<size_t>> waiting_;  ///< per demand: dispatch ranks of the units not started
+  std::vector<size_t> by_rank_;            ///< dispatch rank → unit
+  std::vector<GpuMask> free_, all_;        ///< per node
+  std::vector<bool> holding_;              ///< per node: a unit that holds it runs
+  std::vector<TimeSpent> counts_;          ///< per node, explaining: its GPUs by what they do now
+  std::vector<double> marked_;             ///< per node, explaining: accounted up to then
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   RunResult result_;
 };
 
 }  // namespace
 
-RunResult run_dynamic(const Replay& replay, const std::vector<double>& durations) {
-  return Fleetwide(replay, durations).run();
+TimeSpent& TimeSpent::operator+=(const TimeSpent& o) {
+  working += o.working;
+  unfit += o.unfit;
+  starved += o.starved;
+  tail += o.tail;
+  return *this;
+}
+
+RunResult run_dynamic(const Replay& replay, const std::vector<double>& durations, bool explain) {
+  RunResult result = Fleetwide(replay, durations).run();
+  if (!explain) return result;
+  double last_start = 0;
+  for (double s : result.started_at) last_start = std::max(last_start, s);
+  return Fleetwide(replay, durations, last_start).run();
 }
 
 }  // namespace gpuplan::sim

@@ -10,20 +10,12 @@
 #include <unordered_map>
 
 #include "gpuplan/error.hpp"
-#include "run/longest_first.hpp"
+#include "gpuplan/run.hpp"
+#include "run/dispatch.hpp"
 
 namespace gpuplan::sim {
 
 namespace {
-
-/// As the planner places a unit: its gpu-mem, or the memory it reserves when that is more.
-Requirement placing_requirement(const Unit& unit) {
-  Requirement r = unit.requirement;
-  std::int64_t declared = r.gpu_mem_mib ? r.gpu_mem_mib->value : 0;
-  if (unit.vram_mib && *unit.vram_mib > declared)
-    r.gpu_mem_mib = Sourced<std::int64_t>{*unit.vram_mib, "the memory it reserves (vram_mib)"};
-  return r;
-}
 
 /// Units with equal keys can be taken by the same nodes onto the same GPUs.
 std::string need_key(const Requirement& r, bool holds_node) {
@@ -34,12 +26,6 @@ std::string need_key(const Requirement& r, bool holds_node) {
   if (r.gpu_models)
     for (const auto& m : r.gpu_models->value) key += "|m" + m;
   return key;
-}
-
-bool holds_whole_node(const Assignment& a, Policy policy) {
-  const Requirement& r = a.unit.requirement;
-  return r.is_exclusive() ||
-         (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), size_t(r.gpus.value)) > 1);
 }
 
 }  // namespace
@@ -60,10 +46,9 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
   replay.demand_of.resize(count);
   replay.node_units.resize(fleet.nodes.size());
   replay.node_lists.resize(fleet.nodes.size());
-  replay.dynamic_units.resize(fleet.nodes.size());
-  replay.dynamic_lists.resize(fleet.nodes.size());
   std::unordered_map<std::string, int> demand_of_key;
   std::vector<Requirement> needs;
+  std::vector<bool> holders;
   for (size_t i = 0; i < count; ++i) {
     const Assignment& a = plan.assignments[i];
     auto found = node_index.find(a.node.str());
@@ -86,7 +71,10 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
     Requirement placing = placing_requirement(a.unit);
     auto [it, added] =
         demand_of_key.try_emplace(need_key(placing, replay.holds_node[i]), static_cast<int>(needs.size()));
-    if (added) needs.push_back(std::move(placing));
+    if (added) {
+      needs.push_back(std::move(placing));
+      holders.push_back(replay.holds_node[i]);
+    }
     replay.demand_of[i] = it->second;
   }
 
@@ -110,19 +98,19 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
       list.push_back(plan.assignments[i]);
       if (replay.holds_node[i]) list.back().gpus = all_gpus;
     }
-    std::vector<Assignment> again = list;
-    for (size_t k : longest_first(again, plan.policy)) {
-      replay.dynamic_units[n].push_back(units[k]);
-      replay.dynamic_lists[n].push_back(std::move(again[k]));
-    }
   }
+  replay.dispatch_rank.resize(count);
+  std::vector<size_t> order(count);
+  for (size_t i = 0; i < count; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return dispatched_before(plan.assignments[x], plan.assignments[y]); });
+  for (size_t k = 0; k < count; ++k) replay.dispatch_rank[order[k]] = k;
 
   replay.demands = static_cast<int>(needs.size());
   size_t types = replay.index.types.size();
   replay.eligible.assign(needs.size() * types, 0);
   for (size_t d = 0; d < needs.size(); ++d) {
-    replay.gpus_needed.push_back(needs[d].gpus.value);
-    replay.nvlink.push_back(needs[d].needs_nvlink());
+    replay.needs.push_back({needs[d].gpus.value, needs[d].needs_nvlink(), holders[d]});
     for (size_t t = 0; t < types; ++t) {
       const auto& type = replay.index.types[t];
       const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];

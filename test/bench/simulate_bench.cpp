@@ -15,19 +15,82 @@
 
 #include "gpuplan/simulate.hpp"
 #include "gpuplan/solve.hpp"
+#include "simulate/durations.hpp"
+#include "simulate/replay.hpp"
 #include "workloads.hpp"
 
 using namespace gpuplan;
 using namespace gpuplan::bench;
 
+namespace {
+
+/// --explain: per run and node type, where the dynamic executor's GPU time went, in seconds a
+/// GPU of that type (so working + the idle reasons = the makespan).
+void explain(const Plan& plan, const Fleet& fleet, const SimulateOptions& options) {
+  sim::Replay replay = sim::prepare_replay(plan, fleet);
+  sim::DurationSource source = sim::duration_source(plan, options.noise, 0);
+  SolveOptions hindsight;
+  for (int run = 0; run < options.runs; ++run) {
+    std::vector<double> durations = sim::draw_durations(source, options.seed, run);
+    auto result = sim::run_dynamic(replay, durations, true);
+    std::vector<Unit> units;
+    for (size_t i = 0; i < plan.assignments.size(); ++i) {
+      units.push_back(plan.assignments[i].unit);
+      units.back().duration_s = durations[i];
+    }
+    Plan known = make_plan(Classification{}, std::move(units), fleet, hindsight);
+    double last_start = 0;
+    size_t last = 0;
+    for (size_t u = 0; u < durations.size(); ++u) {
+      last_start = std::max(last_start, result.started_at[u]);
+      if (result.started_at[u] + durations[u] > result.started_at[last] + durations[last]) last = u;
+    }
+    fmt::print(
+        "  run {}: makespan {:.0f}, bound {:.0f} ({:.3f}); the last unit starts at {:.0f}; the last to end "
+        "was "
+        "planned {:.0f} s and ran {:.0f} s from {:.0f}\n",
+        run, result.makespan, known.summary.lower_bound_s, result.makespan / known.summary.lower_bound_s,
+        last_start, replay.planned_seconds[last], durations[last], result.started_at[last]);
+    // The same dispatcher told the real durations (dispatch order by them): what not knowing
+    // which unit runs long costs.
+    sim::Replay told = replay;
+    std::vector<size_t> order(durations.size());
+    for (size_t u = 0; u < order.size(); ++u) order[u] = u;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return durations[x] > durations[y]; });
+    for (size_t k = 0; k < order.size(); ++k) told.dispatch_rank[order[k]] = k;
+    fmt::print("    dispatching by the real durations instead: {:.3f}\n",
+               sim::run_dynamic(told, durations).makespan / known.summary.lower_bound_s);
+    for (size_t t = 0; t < replay.index.types.size(); ++t) {
+      const auto& type = replay.index.types[t];
+      sim::TimeSpent sum;
+      double ends = 0;
+      for (int n : type.nodes) sum += result.spent[static_cast<size_t>(n)];
+      for (size_t u = 0; u < durations.size(); ++u)
+        if (replay.index.type_of_node[static_cast<size_t>(result.ran_on[u])] == static_cast<int>(t))
+          ends = std::max(ends, result.started_at[u] + durations[u]);
+      double g = double(type.gpus) * double(type.nodes.size());
+      fmt::print(
+          "    {} ×{}: working {:.0f}, unfit {:.0f}, starved {:.0f}, tail {:.0f} (its last unit ends at "
+          "{:.0f})\n",
+          fleet.nodes[static_cast<size_t>(type.nodes.front())].pool, type.nodes.size(), sum.working / g,
+          sum.unfit / g, sum.starved / g, sum.tail / g, ends);
+    }
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, explaining = false;
   int runs = 10;
   double sigma = 0.5;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--explain") == 0)
+      explaining = true;
     else if (std::strncmp(argv[i], "--runs=", 7) == 0)
       runs = std::stoi(argv[i] + 7);
     else if (std::strncmp(argv[i], "--sigma=", 8) == 0)
@@ -55,6 +118,11 @@ int main(int argc, char** argv) {
     SimulateOptions options;
     options.noise.sigma = sigma;
     options.runs = runs;
+    if (explaining) {
+      fmt::print("{} ({} units)\n", c.name, c.units);
+      explain(plan, fleet, options);
+      continue;
+    }
     std::clock_t began = std::clock();
     SimulationReport r = simulate(plan, fleet, options);
     double seconds = double(std::clock() - began) / CLOCKS_PER_SEC;

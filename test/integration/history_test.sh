@@ -24,11 +24,11 @@ cmp -s "$SCRATCH/history.json" "$SCRATCH/again.json" || fail "summarizing a summ
 
 # show: the samples, newest last, and the estimate with its source; history from standard input.
 out=$("$GPUPLAN" history show //ml:inference_test --history - < $DATA/runs.csv)
-echo "$out" | grep -q "estimate: 41.250s (history-p90), VRAM 10599 MiB" || fail "show: $out"
+grep -q "estimate: 41.250s (history-p90), VRAM 10599 MiB" <<<"$out" || fail "show: $out"
 out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --percentile 0)
-echo "$out" | grep -q "estimate: 39.000s (history-p0)" || fail "show --percentile: $out"
+grep -q "estimate: 39.000s (history-p0)" <<<"$out" || fail "show --percentile: $out"
 out=$("$GPUPLAN" history show @//ml:train_test --history "$SCRATCH/history.json")
-echo "$out" | grep -q "//ml:train_test shard 3 of 4" || fail "show of a sharded test: $out"
+grep -q "//ml:train_test shard 3 of 4" <<<"$out" || fail "show of a sharded test: $out"
 "$GPUPLAN" history show //no:such_test --history $DATA/runs.csv | grep -q "no history" || fail "show without history"
 # show --json: the same numbers for scripts.
 out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --json)
@@ -70,9 +70,9 @@ set -e
 
 # explain and plan use it: the measured duration, with its source, instead of the size default.
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml --history $DATA/runs.csv)
-echo "$out" | grep -q 'whole test  *41.25s  *from history-p90, peak GPU memory 10599MiB' || fail "explain --history: $out"
+grep -q 'whole test  *41.25s  *from history-p90, peak GPU memory 10599MiB' <<<"$out" || fail "explain --history: $out"
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml)
-echo "$out" | grep -q 'whole test  *300s  *from size-default' || fail "explain without history: $out"
+grep -q 'whole test  *300s  *from size-default' <<<"$out" || fail "explain without history: $out"
 "$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv 2>/dev/null |
   jq -e '.assignments[] | select(.label == "//ml:inference_test") | .duration_source == "history-p90"' >/dev/null ||
   fail "plan --history does not use the measured duration"

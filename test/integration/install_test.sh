@@ -55,8 +55,8 @@ echo "Depends: $depends"
 if ldd "$bin" >/dev/null 2>&1; then
   for lib in $(ldd "$bin" | awk '/libfmt|libyaml-cpp|libsimdjson/ {print $1}'); do
     package=$(dpkg -S "*/$lib" | cut -d: -f1 | head -1)  # by name: /lib and /usr/lib are one (usrmerge)
-    echo "$depends" | grep -qw "$package" || fail "the .deb's Depends lack $package (for $lib)"
+    grep -qw "$package" <<<"$depends" || fail "the .deb's Depends lack $package (for $lib)"
   done
-  echo "$depends" | grep -qw libc6 || fail "the .deb's Depends lack libc6"
+  grep -qw libc6 <<<"$depends" || fail "the .deb's Depends lack libc6"
 fi
 echo "OK: install tree and $(basename "$deb")"

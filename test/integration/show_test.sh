@@ -5,15 +5,15 @@ source test/integration/lib.sh
 plan=test/data/plans/example.plan.json
 
 out=$("$GPUPLAN" show "$plan" --width 120 --node l4-0)
-echo "$out" | grep -q "^Showing 4 of 16 scheduled units and 0 of 1 unschedulable (--node l4-0)" || fail "--node note: $out"
-echo "$out" | grep -q "^l4-0 " || fail "--node l4-0 has no l4-0 chart: $out"
-echo "$out" | grep -q "^a100-0 \|^h100-" && fail "--node l4-0 still charts other nodes: $out"
+grep -q "^Showing 4 of 16 scheduled units and 0 of 1 unschedulable (--node l4-0)" <<<"$out" || fail "--node note: $out"
+grep -q "^l4-0 " <<<"$out" || fail "--node l4-0 has no l4-0 chart: $out"
+grep -q "^a100-0 \|^h100-" <<<"$out" && fail "--node l4-0 still charts other nodes: $out"
 
 out=$("$GPUPLAN" show "$plan" --width 120 --label '//ml/...')
-echo "$out" | grep -q "^Showing 10 of 16 scheduled units and 1 of 1 unschedulable (--label //ml/...)" || fail "--label //ml/...: $out"
-echo "$out" | grep -q "nccl" && fail "--label //ml/... kept //tf:nccl_test: $out"
+grep -q "^Showing 10 of 16 scheduled units and 1 of 1 unschedulable (--label //ml/...)" <<<"$out" || fail "--label //ml/...: $out"
+grep -q "nccl" <<<"$out" && fail "--label //ml/... kept //tf:nccl_test: $out"
 out=$("$GPUPLAN" show "$plan" --width 120 --label '//tf:*' --label '//xla:*')
-echo "$out" | grep -q "^Showing 5 of 16 scheduled units" || fail "two --label globs: $out"
+grep -q "^Showing 5 of 16 scheduled units" <<<"$out" || fail "two --label globs: $out"
 
 status=0
 "$GPUPLAN" show "$plan" --node nosuch 2>"$SCRATCH/err" >/dev/null || status=$?
@@ -24,17 +24,18 @@ grep -q "nosuch: no unit of the plan runs there (nodes with units: a100-0, h100-
 out=$("$GPUPLAN" show "$plan" --width 80 --summary)
 [ "$(echo "$out" | grep -cE '^(a100|h100|l4)-[0-9] +[0-9]+ +[0-9]+ ')" -eq 4 ] || fail "--summary has not 4 node lines: $out"
 [ "$(echo "$out" | awk '/^(a100|h100|l4)-[0-9] / {n += $3} END {print n}')" -eq 16 ] || fail "--summary units do not add up to 16: $out"
-echo "$out" | grep -q "1 unschedulable unit, 2 diagnostics" || fail "--summary counts: $out"
+grep -q "1 unschedulable unit, 2 diagnostics" <<<"$out" || fail "--summary counts: $out"
 
 # Every node's axis marks the makespan (28m), and its column runs down the lanes (│).
 out=$("$GPUPLAN" show "$plan" --width 100)
 [ "$(echo "$out" | grep -c "makespan 28m ▼")" -eq 4 ] || fail "not every node's axis marks the makespan: $out"
-echo "$out" | grep -q '^ GPU 3 .*│$' || fail "the makespan column is not drawn down the lanes: $out"
+grep -q '^ GPU 3 .*│$' <<<"$out" || fail "the makespan column is not drawn down the lanes: $out"
 # With --fleet, a node of the fleet with no unit and the GPUs no unit uses are drawn as idle.
 sed 's/count: 2$/count: 3/' test/data/plans/fleet.yaml > "$SCRATCH/fleet.yaml"  # h100-2 idle, l4-0 gets a GPU 2
 out=$("$GPUPLAN" show "$plan" --width 100 --fleet "$SCRATCH/fleet.yaml")
-echo "$out" | grep -q "^h100-2 ── idle, 8 GPUs ─" || fail "--fleet does not draw the idle node h100-2: $out"
-echo "$out" | grep -A4 "^l4-0 " | grep -q "^ GPU 2 ·idle·" || fail "--fleet does not draw l4-0's idle GPU 2: $out"
-echo "$out" | grep -q "^h100-2" && "$GPUPLAN" show "$plan" --width 100 | grep -q "^h100-2" &&
+grep -q "^h100-2 ── idle, 8 GPUs ─" <<<"$out" || fail "--fleet does not draw the idle node h100-2: $out"
+grep -A4 "^l4-0 " <<<"$out" | grep -q "^ GPU 2 ·idle·" || fail "--fleet does not draw l4-0's idle GPU 2: $out"
+no_fleet=$("$GPUPLAN" show "$plan" --width 100)
+grep -q "^h100-2" <<<"$out" && grep -q "^h100-2" <<<"$no_fleet" &&
   fail "without --fleet an idle node is drawn"
 echo "PASS: show"

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
+#include "run/dispatch.hpp"
 
 using namespace gpuplan;
 
@@ -100,4 +102,39 @@ TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLin
   REQUIRE(gpus_here(a, node, {0, 1, 2, 3}) == std::vector<int>{1, 3});
   REQUIRE_FALSE(gpus_here(a, node, {0, 1, 2}));
   REQUIRE_FALSE(gpus_here(a, node, {3}));
+}
+
+TEST_CASE("a unit that holds the node gets every GPU of it, only when all are free") {
+  Node node;
+  node.name = "here";
+  for (int i = 0; i < 4; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.vram_mib = 24576;
+    node.gpus.push_back(gpu);
+  }
+  node.nvlink.assign(4, std::vector<bool>(4, false));
+  auto a = placed("there", "//t:alone", {2}, 0);
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag"};
+  REQUIRE(gpus_here(a, node, {0, 1, 2, 3}, true) == std::vector<int>{0, 1, 2, 3});
+  REQUIRE_FALSE(gpus_here(a, node, {0, 1, 3}, true));
+  // The memory it reserves counts as the planner counts it: more than these GPUs have.
+  a.unit.vram_mib = 30000;
+  REQUIRE_FALSE(gpus_here(a, node, {0, 1, 2, 3}, true));
+}
+
+TEST_CASE("dispatch order is the longest planned unit first, then the earliest planned start, then the id") {
+  auto a = placed("n", "//t:a", {0}, 10);
+  a.end_s = 20;  // 10 s
+  auto b = placed("n", "//t:b", {0}, 0);
+  b.end_s = 30;  // 30 s
+  auto c = placed("n", "//t:c", {1}, 5);
+  c.end_s = 15;  // 10 s, earlier start than a
+  auto d = placed("n", "//t:d", {2}, 5);
+  d.end_s = 15;  // as c, larger id
+  std::vector<Assignment> all{a, d, c, b};
+  std::sort(all.begin(), all.end(), dispatched_before);
+  std::vector<std::string> ids;
+  for (const auto& x : all) ids.push_back(x.unit.id);
+  REQUIRE(ids == std::vector<std::string>{"//t:b", "//t:c", "//t:d", "//t:a"});
 }

@@ -206,10 +206,12 @@ TEST_CASE("GPUs with nothing of this node left to run take units planned elsewhe
   n.gpus = {0, 1};
   std::vector<std::vector<int>> offered;
   int given = 0;
-  n.hooks.take_foreign = [&](const std::vector<int>& free) -> std::optional<UnitRun> {
+  n.hooks.take_foreign = [&](const std::vector<int>& free, std::vector<int>&) -> std::optional<UnitRun> {
     offered.push_back(free);
     if (given++ > 0) return std::nullopt;
-    return run(on({free.front()}, 0, 10), "2");
+    auto taken = run(on({free.front()}, 0, 10), "2");
+    taken.planned_here = false;
+    return taken;
   };
   n.runs = {run(on({0}, 0, 10), "5"), run(on({1}, 0, 10), "1")};
   n.execute();

@@ -31,7 +31,8 @@ Plan hand_plan(std::vector<Assignment> assignments) {
 
 }  // namespace
 
-TEST_CASE("With the planned durations both executors end when the plan does", "[simulate]") {
+TEST_CASE("With the planned durations the static executor ends when the plan does, the dynamic one near it",
+          "[simulate]") {
   Fleet fleet = fleet_of({{"h100", 3, 8, "nvswitch"}, {"a100", 2, 8, "pairs", "a100", 40960, "8.0", "12.2"}});
   std::vector<Unit> units;
   for (int i = 0; i < 60; ++i) {
@@ -43,10 +44,14 @@ TEST_CASE("With the planned durations both executors end when the plan does", "[
   std::vector<double> planned;
   for (const auto& a : plan.assignments) planned.push_back(a.unit.duration_s);
   CHECK(sim::run_static(replay, planned).makespan == Approx(plan.summary.makespan_s));
-  CHECK(sim::run_dynamic(replay, planned).makespan <= plan.summary.makespan_s + 1e-6);
+  // The dispatcher knows the estimates, not the plan's foresight (it placed units to fit each
+  // other): with exact estimates it may end a little after the plan (here 486 s against 485).
+  CHECK(sim::run_dynamic(replay, planned).makespan <= 1.02 * plan.summary.makespan_s);
 }
 
 TEST_CASE("An idle node takes a unit still waiting on another node", "[simulate]") {
+  // Longest planned first wherever a GPU is free: n-1 starts n-0's second unit at 0, and n-0
+  // the short one when its first ends.
   Fleet fleet = fleet_of({{"n", 2, 1}});
   Plan plan = hand_plan({placed(unit("//a:first", 100), "n-0", {0}, 0),
                          placed(unit("//a:second", 100), "n-0", {0}, 100),
@@ -56,7 +61,10 @@ TEST_CASE("An idle node takes a unit still waiting on another node", "[simulate]
   CHECK(sim::run_static(replay, real).makespan == 200);
   auto dynamic = sim::run_dynamic(replay, real);
   CHECK(dynamic.makespan == 110);
-  CHECK(dynamic.taken_elsewhere == 1);
+  CHECK(dynamic.started_at[1] == 0);
+  CHECK(dynamic.ran_on[1] == 1);
+  CHECK(dynamic.started_at[2] == 100);
+  CHECK(dynamic.taken_elsewhere == 2);
 }
 
 TEST_CASE("A node never takes a unit it cannot run", "[simulate]") {
@@ -72,22 +80,24 @@ TEST_CASE("A node never takes a unit it cannot run", "[simulate]") {
 }
 
 TEST_CASE("A taken NVLink unit gets a connected pair on its new node", "[simulate]") {
-  // The pair-linked node has GPUs 0 and 3 busy with its own long units: only 1,2 are free and
-  // they are not linked, so the 2-GPU NVLink unit waits for a linked pair.
+  // The pair-linked node runs four 1-GPU units on GPUs 0-3 (longest planned first, lowest
+  // GPUs first); at 20 GPUs 1 and 3 free up, which are not linked, so the 2-GPU NVLink unit
+  // waits until GPU 0 frees at 100 and takes the pair 0,1.
   Fleet fleet = fleet_of({{"h100", 1, 2}, {"a100", 1, 4, "pairs", "a100", 81920, "8.0", "12.4"}});
   Unit wide = unit("//w:nvlink", 50, 2);
   with_nvlink(wide);
   Plan plan =
-      hand_plan({placed(unit("//h:long", 300), "h100-0", {0, 1}, 0), placed(wide, "h100-0", {0, 1}, 300),
-                 placed(unit("//p:a", 100), "a100-0", {0}, 0), placed(unit("//p:b", 20), "a100-0", {1}, 0),
+      hand_plan({placed(unit("//h:long", 300, 2), "h100-0", {0, 1}, 0), placed(wide, "h100-0", {0, 1}, 300),
+                 placed(unit("//p:a", 300), "a100-0", {0}, 0), placed(unit("//p:b", 100), "a100-0", {1}, 0),
                  placed(unit("//p:c", 20), "a100-0", {2}, 0), placed(unit("//p:d", 200), "a100-0", {3}, 0)});
   auto replay = sim::prepare_replay(plan, fleet);
-  // At 20 GPUs 1 and 2 are free but not linked; at 100 GPU 0 frees and 0,1 is a linked pair.
-  auto dynamic = sim::run_dynamic(replay, {300, 50, 100, 20, 20, 200});
+  auto dynamic = sim::run_dynamic(replay, {300, 50, 100, 300, 20, 20});
   CHECK(dynamic.taken_elsewhere == 1);
+  CHECK(dynamic.ran_on[1] == 1);
+  CHECK(dynamic.started_at[1] == 100);
   CHECK(dynamic.makespan == 300);
-  auto late = sim::run_dynamic(replay, {300, 250, 100, 20, 20, 200});
-  CHECK(late.makespan == 350);  // taken at 100 on GPUs 0,1, not at 20 on 1,2
+  auto late = sim::run_dynamic(replay, {300, 250, 100, 300, 20, 20});
+  CHECK(late.makespan == 350);  // taken at 100 on GPUs 0,1, not at 20 on 1,3
 }
 
 TEST_CASE("A gpu-exclusive unit runs alone on its node in both executors", "[simulate]") {
@@ -176,18 +186,31 @@ TEST_CASE("The dynamic executor starts a node's longest planned unit first", "[s
   CHECK(dynamic.taken_elsewhere == 1);
 }
 
-TEST_CASE("A node's own unit waits while a unit taken from elsewhere holds its GPU", "[simulate]") {
-  // n-0's GPU 1 waits for the 2-GPU unit, so it takes n-1's second unit (planned 90 s, before
-  // GPU 0 frees at 100); that one runs 200 s, and the 2-GPU unit starts only when it ends, as
-  // `exec` waits for the GPU's lock.
-  Fleet fleet = fleet_of({{"a", 1, 2}, {"b", 1, 1}});
-  Plan plan = hand_plan(
-      {placed(unit("//a:long", 100), "a-0", {0}, 0), placed(unit("//a:wide", 50, 2), "a-0", {0, 1}, 100),
-       placed(unit("//b:busy", 300), "b-0", {0}, 0), placed(unit("//b:more", 90), "b-0", {0}, 300)});
+TEST_CASE("A unit that does not fit the free GPUs lets a shorter one that fits start", "[simulate]") {
+  // Two GPUs: the 100 s unit takes GPU 0; the 2-GPU unit does not fit beside it, so the 30 s
+  // one starts on GPU 1, and the 2-GPU unit when both are free.
+  Fleet fleet = fleet_of({{"n", 1, 2}});
+  Plan plan = hand_plan({placed(unit("//a:long", 100), "n-0", {0}, 0),
+                         placed(unit("//a:wide", 80, 2), "n-0", {0, 1}, 100),
+                         placed(unit("//a:short", 30), "n-0", {1}, 0)});
   auto replay = sim::prepare_replay(plan, fleet);
-  auto dynamic = sim::run_dynamic(replay, {100, 50, 300, 200});
-  CHECK(dynamic.taken_elsewhere == 1);
-  CHECK(dynamic.started_at[3] == 0);
-  CHECK(dynamic.started_at[1] == 200);
-  CHECK(dynamic.makespan == 300);
+  auto dynamic = sim::run_dynamic(replay, {100, 80, 30});
+  CHECK(dynamic.started_at[2] == 0);
+  CHECK(dynamic.started_at[1] == 100);
+  CHECK(dynamic.makespan == 180);
+}
+
+TEST_CASE("Explaining a dynamic run accounts for every GPU-second up to its end", "[simulate]") {
+  // GPU 1 idles from 30 to 100 while the 2-GPU unit waits (unfit); nothing starts after 100.
+  Fleet fleet = fleet_of({{"n", 1, 2}});
+  Plan plan = hand_plan({placed(unit("//a:long", 100), "n-0", {0}, 0),
+                         placed(unit("//a:wide", 80, 2), "n-0", {0, 1}, 100),
+                         placed(unit("//a:short", 30), "n-0", {1}, 0)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  auto r = sim::run_dynamic(replay, {100, 80, 30}, true);
+  REQUIRE(r.spent.size() == 1);
+  CHECK(r.spent[0].working == 100 + 160 + 30);
+  CHECK(r.spent[0].unfit == 70);
+  CHECK(r.spent[0].starved == 0);
+  CHECK(r.spent[0].tail == 0);
 }
