@@ -491,8 +491,8 @@ struct Classifier::State {
   ClassifyOptions options;
   std::vector<RuleMatcher> matchers;
   Diagnostics diagnostics;  ///< in the order the tests were added
-  std::vector<std::size_t>
-      diagnostic_test;  ///< for each diagnostic, the test (in the order added) it is about
+  /// For each diagnostic, the test (in the order added) it is about.
+  std::vector<std::size_t> diagnostic_test;
   TestClassifier classifier;
   TestBlocks tests;  ///< in the order added
 };
