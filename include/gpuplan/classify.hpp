@@ -53,6 +53,7 @@ struct ClassifyOptions {
 /// Classifies tests one at a time, as a reader hands them over, so that a large query is never
 /// held both as targets and as classified tests (issue 14). add() takes the targets in any
 /// order; finish() puts the tests in canonical-label order and gives what classify() gives.
+/// It reads `rules` as it goes: they must outlive it.
 class Classifier {
  public:
   Classifier(const Rules& rules, const ClassifyOptions& options);

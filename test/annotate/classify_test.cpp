@@ -223,7 +223,8 @@ TEST_CASE("tests added in any order give what sorted input gives, findings follo
   scrambled.dropped.source_files = 2;
   sorted.dropped.source_files = 2;
   auto a = classify(sorted, {}, {});
-  Classifier classifier({}, {.annotations = false, .inputs = false});
+  Rules rules;  // the classifier holds on to its rules: they outlive it
+  Classifier classifier(rules, {.annotations = false, .inputs = false});
   for (auto& target : scrambled.tests) classifier.add(std::move(target));
   auto b = classifier.finish(scrambled.dropped);
   REQUIRE(a.tests.size() == b.tests.size());
