@@ -1,5 +1,7 @@
 #pragma once
 // From a test's tags and attributes to its requirements and bucket (SPEC section 2).
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,9 +28,10 @@ struct ClassifiedTest {
   Target target;
   Bucket bucket = Bucket::cpu;
   /// Why, for a person: "tag requires-gpu-sm80 → 1 GPU with compute capability ≥ 8.0",
-  /// "no GPU annotation", "tagged manual".
-  std::string reason;
-  Requirement requirement;              ///< also filled for skipped tests; gpus.value == 0 for CPU tests
+  /// "no GPU annotation", "tagged manual". A Symbol: the tests that declare the same needs give
+  /// the same words, held once (issue 14).
+  Symbol reason;
+  SharedRequirement requirement;        ///< also filled for skipped tests; gpus.value == 0 for CPU tests
   std::vector<Annotation> annotations;  ///< every annotation read, in the order read
 };
 
@@ -42,6 +45,30 @@ struct ClassifyOptions {
   bool include_manual = false;  ///< plan `manual` tests instead of skipping them
   bool strict = false;          ///< conflicts and malformed annotations are errors, not warnings
   bool annotations = true;      ///< keep every test's `annotations` (for `explain`); off, they cost nothing
+  /// Keep each target's location, tags and exec_properties; off, they are freed as each test is
+  /// classified (`plan` and `classify` never read them again: about 100 bytes a test).
+  bool inputs = true;
+};
+
+/// Classifies tests one at a time, as a reader hands them over, so that a large query is never
+/// held both as targets and as classified tests (issue 14). add() takes the targets in any
+/// order; finish() puts the tests in canonical-label order and gives what classify() gives.
+/// It reads `rules` as it goes: they must outlive it.
+class Classifier {
+ public:
+  Classifier(const Rules& rules, const ClassifyOptions& options);
+  Classifier(const Classifier&) = delete;
+  Classifier& operator=(const Classifier&) = delete;
+  ~Classifier();
+  void add(Target&& target);
+  std::size_t size() const;
+  /// The tests by canonical label (then configuration, then the order added); `dropped` is
+  /// what the input held besides tests.
+  Classification finish(const DroppedCounts& dropped);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 /// Classifies every test. Never throws for a bad annotation: it becomes a diagnostic.

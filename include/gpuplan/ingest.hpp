@@ -50,6 +50,16 @@ class GraphSink {
   virtual void leaf(std::string_view label) = 0;
 };
 
+/// Takes each test as a reader finds it, for a command that uses each test once (`targets
+/// --json`, classifying): the list of all the tests is then never held (issue 14).
+class TargetSink {
+ public:
+  virtual ~TargetSink() = default;
+  /// The input's format, once detected: before the first test (not called for blank input).
+  virtual void start(InputFormat /*format*/) {}
+  virtual void test(Target&& target) = 0;
+};
+
 /// Reads every test target from `in`, streaming: memory grows with the number of
 /// tests, not with the size of the input. `name` is the file name used in error
 /// positions. The format is detected from the content unless `forced`.
@@ -57,6 +67,10 @@ class GraphSink {
 /// rule and its rule-inputs also go to it (formats without inputs give rules only).
 TargetList read_targets(std::istream& in, const std::string& name,
                         std::optional<InputFormat> forced = std::nullopt, GraphSink* graph = nullptr);
+/// The same, handing each test to `tests` as it is read instead of keeping it: the list
+/// returned has the format and the dropped counts, and no tests.
+TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
+                        GraphSink* graph, TargetSink& tests);
 
 /// Fills the attributes of labels-only targets from `attributes` (matched by
 /// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are.

@@ -28,7 +28,7 @@ struct Unit {
   double duration_s = 0;
   Symbol duration_source;                ///< "history-p90", "size-default", "size-median", ...
   std::optional<std::int64_t> vram_mib;  ///< per-GPU memory reserved; empty when unknown
-  Requirement requirement;
+  SharedRequirement requirement;         ///< shared with the test's other units and tests of the same needs
   Symbol size = "medium";
   Symbol timeout;  ///< Bazel timeout attribute; empty: derived from size
   bool flaky = false;

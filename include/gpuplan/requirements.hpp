@@ -1,6 +1,7 @@
 #pragma once
 // What a test needs from a GPU node, each field with where it came from (SPEC section 2).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,26 @@ struct Requirement {
 
   bool needs_nvlink() const { return nvlink && nvlink->value; }
   bool is_exclusive() const { return exclusive && exclusive->value; }
+};
+
+/// A Requirement held once for every test and unit that needs the same (the tests that declare
+/// the same tags, the shards of a test): one pointer in a `ClassifiedTest` or `Unit`, not 224
+/// bytes each (issue 14). Reads as a `const Requirement` (`->`, `*`, or where a `const
+/// Requirement&` is wanted); `edit()` gives it a copy of its own to change, so a change never
+/// reaches the others that share it.
+class SharedRequirement {
+ public:
+  SharedRequirement();                         ///< the empty Requirement, one copy for all
+  SharedRequirement(Requirement requirement);  // NOLINT(google-explicit-constructor): `unit.requirement = r`
+
+  const Requirement& operator*() const { return *requirement_; }
+  const Requirement* operator->() const { return requirement_.get(); }
+  operator const Requirement&() const { return *requirement_; }  // NOLINT(google-explicit-constructor)
+  /// This holder's own copy, to change.
+  Requirement& edit();
+
+ private:
+  std::shared_ptr<Requirement> requirement_;
 };
 
 /// The requirement in a few words: "2 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, NVLink"; "no GPU" for a CPU test.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <numeric>
 #include <unordered_map>
 
 #include "annotate/claim.hpp"
@@ -61,7 +63,9 @@ class TestClassifier {
       if (auto it = outcomes_.find(key); it != outcomes_.end()) return reuse(it->second);
     }
     std::size_t first_finding = diagnostics_.size();
+    reason_.clear();
     classify_annotations();
+    test_.reason = reason_;
     if (!key.empty()) remember(std::move(key), first_finding);
     return std::move(test_);
   }
@@ -70,8 +74,8 @@ class TestClassifier {
   /// What classifying a test by its tags alone gave, for the next test with the same tags.
   struct Outcome {
     Bucket bucket;
-    std::string reason;
-    Requirement requirement;
+    Symbol reason;
+    SharedRequirement requirement;
     std::vector<Annotation> annotations;
     Diagnostics findings;  ///< without the label
   };
@@ -121,7 +125,7 @@ class TestClassifier {
     combine();
     if (manual && !options_.include_manual) {
       test_.bucket = Bucket::skipped;
-      test_.reason = "tagged manual";
+      reason_ = "tagged manual";
     }
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
@@ -219,14 +223,14 @@ class TestClassifier {
     std::vector<Claim> gpu;
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
                  [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
-    auto& r = test_.requirement;
+    Requirement& r = test_.requirement.edit();
     if (cpu != claims_.end()) {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, cpu->source};
-      test_.reason = cpu->source + " → CPU only";
+      reason_ = cpu->source + " → CPU only";
       if (gpu.empty()) return;
       auto sources = join(gpu, [](const Claim& c) { return c.source; });
-      test_.reason += fmt::format(" (overriding {})", sources);
+      reason_ += fmt::format(" (overriding {})", sources);
       report(bad(), cpu->source + ", " + sources,
              fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test",
                          cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
@@ -237,12 +241,12 @@ class TestClassifier {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, "default"};
       if (!malformed_.empty())
-        test_.reason = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
-                                   fmt::join(malformed_, ", "));
+        reason_ = fmt::format("no GPU annotation it could read ({} malformed, ignored)",
+                              fmt::join(malformed_, ", "));
       else if (!test_.target.has_attributes && test_.target.tags.empty())
-        test_.reason = "no GPU annotation (the input has labels only: no tags to read)";
+        reason_ = "no GPU annotation (the input has labels only: no tags to read)";
       else
-        test_.reason = "no GPU annotation";
+        reason_ = "no GPU annotation";
       return;
     }
     test_.bucket = Bucket::gpu;
@@ -256,8 +260,8 @@ class TestClassifier {
     combine_vendor(gpu);
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
-    test_.reason = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
-    if (implied) test_.reason += "; no GPU count given, so 1 GPU";
+    reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
+    if (implied) reason_ += "; no GPU count given, so 1 GPU";
   }
 
   /// A CPU or TPU variant of a multi-backend macro: not a GPU test, whatever the macro's shared tags
@@ -287,15 +291,15 @@ class TestClassifier {
              fmt::format("{} asks for a GPU but {} makes it the {} variant; it runs without GPUs", c.source,
                          backend->source, to_string(kind)));
     }
-    auto& r = test_.requirement;
+    Requirement& r = test_.requirement.edit();
     r.gpus = {0, backend->source};
     test_.bucket = kind == annotate::Backend::cpu ? Bucket::cpu : Bucket::skipped;
-    test_.reason = kind == annotate::Backend::cpu
-                       ? fmt::format("{} → the cpu variant: a CPU test", backend->source)
-                       : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
-                                     backend->source);
+    reason_ = kind == annotate::Backend::cpu
+                  ? fmt::format("{} → the cpu variant: a CPU test", backend->source)
+                  : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
+                                backend->source);
     if (!counted.empty())
-      test_.reason +=
+      reason_ +=
           fmt::format(" ({} counts its {} devices, not GPUs)", fmt::join(counted, ", "), to_string(kind));
     return true;
   }
@@ -307,7 +311,7 @@ class TestClassifier {
       if (!c.vendor) continue;
       if (!first) {
         first = &c;
-        test_.requirement.vendor = Sourced<std::string>{*c.vendor, c.source};
+        test_.requirement.edit().vendor = Sourced<std::string>{*c.vendor, c.source};
       } else if (*c.vendor != *first->vendor) {
         report(bad(), first->source + ", " + c.source,
                fmt::format("{} asks for an {} GPU but {} for an {} GPU; using {}", first->source,
@@ -328,7 +332,7 @@ class TestClassifier {
 
   /// Largest explicit count wins; else 1. Returns true when only qualifiers implied the GPU.
   bool combine_count(const std::vector<Claim>& gpu) {
-    auto& gpus = test_.requirement.gpus;
+    auto& gpus = test_.requirement.edit().gpus;
     const Claim* best = nullptr;
     for (const auto& c : gpu)
       if (c.gpus && (!best || *c.gpus > *best->gpus)) best = &c;
@@ -352,7 +356,7 @@ class TestClassifier {
     for (const auto& c : gpu)
       if (c.gpu_mem_mib && (!best || *c.gpu_mem_mib > *best->gpu_mem_mib)) best = &c;
     if (!best) return;
-    test_.requirement.gpu_mem_mib = Sourced<std::int64_t>{*best->gpu_mem_mib, best->source};
+    test_.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{*best->gpu_mem_mib, best->source};
     for (const auto& c : gpu)
       if (c.gpu_mem_mib && *c.gpu_mem_mib != *best->gpu_mem_mib)
         report(bad(), c.source + ", " + best->source,
@@ -388,7 +392,7 @@ class TestClassifier {
       sources.push_back(c.source);
     }
     if (!first) return;
-    auto& out = test_.requirement.gpu_models;
+    auto& out = test_.requirement.edit().gpu_models;
     if (models.empty()) {
       out = Sourced<std::vector<std::string>>{*first->gpu_models, first->source};
       report(bad(), fmt::format("{}", fmt::join(sources, ", ")),
@@ -423,46 +427,155 @@ class TestClassifier {
   Diagnostics& diagnostics_;
   ClassifiedTest test_;
   std::string label_;
+  std::string reason_;  ///< the test's reason while it is worked out
   std::vector<Claim> claims_;
   std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
 };
 
+/// Tests kept in blocks of fixed capacity while they are classified, so that the list never
+/// holds two copies of itself, as a growing vector would.
+class TestBlocks {
+ public:
+  void push_back(ClassifiedTest&& test) {
+    if (size_ % block_size == 0) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(block_size);
+    }
+    blocks_.back().push_back(std::move(test));
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  ClassifiedTest& operator[](std::size_t index) { return blocks_[index / block_size][index % block_size]; }
+  /// Moves every test into `out`, freeing each block once moved.
+  void move_to(std::vector<ClassifiedTest>& out) {
+    out.reserve(out.size() + size_);
+    for (auto& block : blocks_) {
+      std::move(block.begin(), block.end(), std::back_inserter(out));
+      std::vector<ClassifiedTest>().swap(block);
+    }
+    blocks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  // 2 MiB a block: always mapped and unmapped on its own. Blocks of about 1 MiB came from
+  // malloc's heap once the reader had freed a buffer of that size (malloc then raises the size
+  // it maps at), and the heap kept them after finish(): 22 MiB more for `classify` at 150k tests.
+  static constexpr std::size_t block_size = (std::size_t{2} << 20) / sizeof(ClassifiedTest);
+  std::vector<std::vector<ClassifiedTest>> blocks_;
+  std::size_t size_ = 0;
+};
+
+/// canonical_label without a copy: the sort compares N log N times.
+std::string_view canonical_view(std::string_view label) {
+  if (label.starts_with("@@//")) return label.substr(2);
+  if (label.starts_with("@//")) return label.substr(1);
+  return label;
+}
+
+bool label_before(const Target& a, const Target& b) {
+  auto la = canonical_view(a.label), lb = canonical_view(b.label);
+  return la != lb ? la < lb : a.configuration < b.configuration;
+}
+
 }  // namespace
+
+struct Classifier::State {
+  State(const Rules& rules_in, const ClassifyOptions& options_in)
+      : rules(rules_in), options(options_in), classifier(rules, matchers, options, diagnostics) {
+    matchers.reserve(rules.rules.size());
+    for (const auto& rule : rules.rules) matchers.emplace_back(rule);
+  }
+  const Rules& rules;
+  ClassifyOptions options;
+  std::vector<RuleMatcher> matchers;
+  Diagnostics diagnostics;  ///< in the order the tests were added
+  /// For each diagnostic, the test (in the order added) it is about.
+  std::vector<std::size_t> diagnostic_test;
+  TestClassifier classifier;
+  TestBlocks tests;  ///< in the order added
+};
+
+Classifier::Classifier(const Rules& rules, const ClassifyOptions& options)
+    : state_(std::make_unique<State>(rules, options)) {}
+
+Classifier::~Classifier() = default;
+
+std::size_t Classifier::size() const { return state_->tests.size(); }
+
+void Classifier::add(Target&& target) {
+  State& s = *state_;
+  ClassifiedTest test = s.classifier.classify(std::move(target));
+  if (!s.options.inputs) {
+    std::string().swap(test.target.location);
+    std::vector<Symbol>().swap(test.target.tags);
+    test.target.exec_properties.clear();
+  }
+  s.diagnostic_test.resize(s.diagnostics.size(), s.tests.size());
+  s.tests.push_back(std::move(test));
+}
+
+Classification Classifier::finish(const DroppedCounts& dropped) {
+  State& s = *state_;
+  Classification result;
+  result.dropped = dropped;
+  std::size_t count = s.tests.size();
+  std::vector<std::size_t> order(count);  // order[i]: the test (in the order added) that goes to place i
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](std::size_t a, std::size_t b) {
+    return label_before(s.tests[a].target, s.tests[b].target);
+  };
+  // A query's output usually comes sorted already: checked in one pass.
+  if (!std::is_sorted(order.begin(), order.end(), before)) {
+    std::stable_sort(order.begin(), order.end(), before);
+    // The findings follow their tests: by place, in the order found within one test.
+    if (!s.diagnostics.empty()) {
+      std::vector<std::size_t> place(count);
+      for (std::size_t i = 0; i < count; ++i) place[order[i]] = i;
+      std::vector<std::size_t> by_place(s.diagnostics.size());
+      std::iota(by_place.begin(), by_place.end(), 0);
+      std::stable_sort(by_place.begin(), by_place.end(), [&](std::size_t a, std::size_t b) {
+        return place[s.diagnostic_test[a]] < place[s.diagnostic_test[b]];
+      });
+      result.diagnostics.reserve(s.diagnostics.size() + 1);
+      for (std::size_t d : by_place) result.diagnostics.push_back(std::move(s.diagnostics[d]));
+    }
+    // Follow each cycle of the permutation, moving one test at a time: never a second list.
+    for (std::size_t start = 0; start < count; ++start) {
+      if (order[start] == start) continue;
+      ClassifiedTest held = std::move(s.tests[start]);
+      std::size_t to = start;
+      for (std::size_t from = order[start]; from != start; from = order[from]) {
+        s.tests[to] = std::move(s.tests[from]);
+        order[to] = to;
+        to = from;
+      }
+      s.tests[to] = std::move(held);
+      order[to] = to;
+    }
+  }
+  if (result.diagnostics.empty()) result.diagnostics = std::move(s.diagnostics);
+  std::vector<std::size_t>().swap(order);
+  s.tests.move_to(result.tests);
+
+  if (auto total = dropped.total(); total > 0)
+    result.diagnostics.push_back(
+        {Severity::note, "", "input",
+         fmt::format("{} target{} that {} not tests left out: {}", total, util::plural(total),
+                     total == 1 ? "is" : "are", describe(dropped))});
+  return result;
+}
 
 Classification classify(const TargetList& targets, const Rules& rules, const ClassifyOptions& options) {
   return classify(TargetList(targets), rules, options);
 }
 
 Classification classify(TargetList&& targets, const Rules& rules, const ClassifyOptions& options) {
-  Classification result;
-  result.dropped = targets.dropped;
-  std::vector<RuleMatcher> matchers;
-  matchers.reserve(rules.rules.size());
-  for (const auto& rule : rules.rules) matchers.emplace_back(rule);
-
-  std::vector<Target*> order;
-  for (auto& t : targets.tests) order.push_back(&t);
-  // canonical_label without a copy: the sort compares N log N times.
-  auto canonical = [](std::string_view label) {
-    if (label.starts_with("@@//")) return label.substr(2);
-    if (label.starts_with("@//")) return label.substr(1);
-    return label;
-  };
-  std::stable_sort(order.begin(), order.end(), [&](const Target* a, const Target* b) {
-    auto la = canonical(a->label), lb = canonical(b->label);
-    return la != lb ? la < lb : a->configuration < b->configuration;
-  });
-  TestClassifier classifier(rules, matchers, options, result.diagnostics);
-  result.tests.reserve(order.size());
-  for (auto* target : order) result.tests.push_back(classifier.classify(std::move(*target)));
-
-  if (auto total = targets.dropped.total(); total > 0)
-    result.diagnostics.push_back(
-        {Severity::note, "", "input",
-         fmt::format("{} target{} that {} not tests left out: {}", total, util::plural(total),
-                     total == 1 ? "is" : "are", describe(targets.dropped))});
-  return result;
+  Classifier classifier(rules, options);
+  for (auto& target : targets.tests) classifier.add(std::move(target));
+  std::vector<Target>().swap(targets.tests);
+  return classifier.finish(targets.dropped);
 }
 
 }  // namespace gpuplan

@@ -137,7 +137,7 @@ class Sharing {
     // on their planned GPUs.
     bool all_free = std::all_of(a.gpus.begin(), a.gpus.end(),
                                 [&](int g) { return std::find(free.begin(), free.end(), g) != free.end(); });
-    if (!all_free || (a.unit.requirement.is_exclusive() && static_cast<int>(free.size()) < node_gpus))
+    if (!all_free || (a.unit.requirement->is_exclusive() && static_cast<int>(free.size()) < node_gpus))
       return std::nullopt;
     return a.gpus;
   }

@@ -146,7 +146,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       auto& test = tests[canonical_label(unit.label)];
       if (!test.label.empty()) return;
       test.label = canonical_label(unit.label);
-      if (unit.requirement.gpu_mem_mib) test.gpu_mem_mib = unit.requirement.gpu_mem_mib->value;
+      if (unit.requirement->gpu_mem_mib) test.gpu_mem_mib = unit.requirement->gpu_mem_mib->value;
       test.cpu_change = "add tag cpu-only";
       test.planned_node = node;
     };
@@ -164,9 +164,9 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       test.label = canonical_label(c.target.label);
       test.gpu_mem_mib.reset();
       test.gpu_mem_source.clear();
-      if (c.requirement.gpu_mem_mib) {
-        test.gpu_mem_mib = c.requirement.gpu_mem_mib->value;
-        test.gpu_mem_source = c.requirement.gpu_mem_mib->source;
+      if (c.requirement->gpu_mem_mib) {
+        test.gpu_mem_mib = c.requirement->gpu_mem_mib->value;
+        test.gpu_mem_source = c.requirement->gpu_mem_mib->source;
       }
       auto removal = gpu_annotation_removal(c);
       test.cpu_change = removal.empty() ? "add tag cpu-only" : removal + " (or add tag cpu-only)";

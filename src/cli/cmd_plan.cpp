@@ -140,6 +140,7 @@ void add_plan_command(CLI::App& app, int& status) {
       "plan", "Place the GPU tests of a bazel query on a fleet so that they finish as early as possible");
   add_query_options(*command, args->query);
   add_untagged_option(*command, args->query);
+  args->query.drop_inputs = true;
   command->add_option("--fleet", args->fleet, "the fleet (YAML, README \"Fleet\")")->required();
   command->add_option("--policy", args->policy, "whole-node, exact (default) or pack")
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));

@@ -103,7 +103,7 @@ std::optional<int> unplanned_gpu_count(const RunUnderOptions& o, const std::stri
   query.rules = o.rules;
   for (const auto& test : read_and_classify(query, read_rules(query)).tests)
     if (canonical_label(test.target.label) == canonical_label(label))
-      return test.bucket == Bucket::gpu ? test.requirement.gpus.value : 0;
+      return test.bucket == Bucket::gpu ? test.requirement->gpus.value : 0;
   return std::nullopt;
 }
 

@@ -53,46 +53,68 @@ std::string table(const TargetList& targets) {
   return text;
 }
 
-/// The list as JSON, written test by test: a million tests never become one document in memory.
-void write_json(const TargetList& targets, Output& output) {
-  util::JsonWriter out(output.sink());
-  out.begin_object();
-  out.key("format").value(targets.format);
-  out.key("tests").begin_array();
-  for (const Target& target : targets.tests) {
-    out.begin_object();
-    out.key("label").value(target.label);
-    out.key("rule_class").value(target.rule_class.str());
-    out.key("tags").begin_array();
-    for (const auto& tag : target.tags) out.value(tag.str());
-    out.end_array();
-    out.key("size").value(target.size.str());
-    out.key("timeout").value(target.timeout.str());
-    out.key("shard_count").value(target.shard_count);
-    out.key("flaky").value(target.flaky);
-    out.key("exec_properties").begin_object();
-    for (const auto& [key, value] : target.exec_properties) out.key(key).value(value);
-    out.end_object();
-    out.key("generator_function").value(target.generator_function.str());
-    out.key("location").value(target.location);
-    out.key("configuration").value(target.configuration.str());
-    out.key("has_attributes").value(target.has_attributes);
-    out.end_object();
+/// The list as JSON, each test written as the reader finds it: a million tests are never
+/// held, as targets or as a document (issue 14).
+class JsonTargets : public TargetSink {
+ public:
+  explicit JsonTargets(Output& output) : out_(output.sink()) {}
+
+  void start(InputFormat format) override { begin(std::string(to_string(format))); }
+
+  void test(Target&& target) override {
+    ++tests_;
+    out_.begin_object();
+    out_.key("label").value(target.label);
+    out_.key("rule_class").value(target.rule_class.str());
+    out_.key("tags").begin_array();
+    for (const auto& tag : target.tags) out_.value(tag.str());
+    out_.end_array();
+    out_.key("size").value(target.size.str());
+    out_.key("timeout").value(target.timeout.str());
+    out_.key("shard_count").value(target.shard_count);
+    out_.key("flaky").value(target.flaky);
+    out_.key("exec_properties").begin_object();
+    for (const auto& [key, value] : target.exec_properties) out_.key(key).value(value);
+    out_.end_object();
+    out_.key("generator_function").value(target.generator_function.str());
+    out_.key("location").value(target.location);
+    out_.key("configuration").value(target.configuration.str());
+    out_.key("has_attributes").value(target.has_attributes);
+    out_.end_object();
   }
-  out.end_array();
-  const DroppedCounts& dropped = targets.dropped;
-  out.key("dropped").begin_object();
-  out.key("non_test_rules").value(static_cast<std::int64_t>(dropped.non_test_rules));
-  out.key("test_suites").value(static_cast<std::int64_t>(dropped.test_suites));
-  out.key("source_files").value(static_cast<std::int64_t>(dropped.source_files));
-  out.key("generated_files").value(static_cast<std::int64_t>(dropped.generated_files));
-  out.key("other").value(static_cast<std::int64_t>(dropped.other));
-  out.key("total").value(static_cast<std::int64_t>(dropped.total()));
-  out.end_object();
-  out.end_object();
-  out.raw("\n");
-  out.flush();
-}
+
+  /// The rest, once the input is read: `targets` holds its format and dropped counts.
+  void finish(const TargetList& targets) {
+    if (!started_) begin(targets.format);  // blank input: no format was detected
+    out_.end_array();
+    const DroppedCounts& dropped = targets.dropped;
+    out_.key("dropped").begin_object();
+    out_.key("non_test_rules").value(static_cast<std::int64_t>(dropped.non_test_rules));
+    out_.key("test_suites").value(static_cast<std::int64_t>(dropped.test_suites));
+    out_.key("source_files").value(static_cast<std::int64_t>(dropped.source_files));
+    out_.key("generated_files").value(static_cast<std::int64_t>(dropped.generated_files));
+    out_.key("other").value(static_cast<std::int64_t>(dropped.other));
+    out_.key("total").value(static_cast<std::int64_t>(dropped.total()));
+    out_.end_object();
+    out_.end_object();
+    out_.raw("\n");
+    out_.flush();
+  }
+
+  long tests() const { return tests_; }
+
+ private:
+  void begin(const std::string& format) {
+    started_ = true;
+    out_.begin_object();
+    out_.key("format").value(format);
+    out_.key("tests").begin_array();
+  }
+
+  util::JsonWriter out_;
+  bool started_ = false;
+  long tests_ = 0;
+};
 
 }  // namespace
 
@@ -107,15 +129,17 @@ void add_targets_command(CLI::App& app, int& /*status*/) {
   add_targets_input(*command, options->input);
   command->add_flag("--json", options->json, "JSON for machines instead of a table");
   command->callback([options] {
-    TargetList targets = read_targets_input(options->input);
     std::string name =
         options->input.path.empty() || options->input.path == "-" ? "<stdin>" : options->input.path;
     if (options->json) {
       Output output("-");
-      write_json(targets, output);
+      JsonTargets json(output);
+      TargetList targets = read_targets_input(options->input, nullptr, json);
+      json.finish(targets);
       output.commit();
-      if (targets.tests.empty()) fmt::print(stderr, "gpuplan: {}", summary(targets, name));
+      if (json.tests() == 0) fmt::print(stderr, "gpuplan: {}", summary(targets, name));
     } else {
+      TargetList targets = read_targets_input(options->input);
       write_output("-", (targets.tests.empty() ? "" : table(targets)) + summary(targets, name));
     }
   });

@@ -50,11 +50,10 @@ std::string input_name(const QueryOptions& options) {
 }
 
 /// Labels-only input that nothing can classify: every test would silently be a CPU test.
-void refuse_untagged(const QueryOptions& options, const TargetList& targets, const Rules& rules) {
-  if (!options.refuse_untagged || options.allow_untagged || targets.tests.empty()) return;
-  if (std::any_of(targets.tests.begin(), targets.tests.end(),
-                  [](const Target& t) { return t.has_attributes; }))
-    return;
+/// `tests`: how many were read; `attributes`: whether any came with attributes.
+void refuse_untagged(const QueryOptions& options, std::size_t tests, bool attributes,
+                     const std::string& format, const Rules& rules) {
+  if (!options.refuse_untagged || options.allow_untagged || tests == 0 || attributes) return;
   if (std::any_of(rules.rules.begin(), rules.rules.end(),
                   [](const Rule& r) { return r.label || (r.rule_class && !r.tag && !r.generator_function); }))
     return;
@@ -64,8 +63,23 @@ void refuse_untagged(const QueryOptions& options, const TargetList& targets, con
           "the input is {} output: labels without tags, so all {} tests would be planned as CPU tests. "
           "Give the tags: bazel query --output=xml (or --output=streamed_jsonproto), or join them with "
           "--attrs FILE, or classify by label with --rules; --allow-untagged plans it anyway",
-          targets.format.empty() ? "labels-only" : targets.format, targets.tests.size()));
+          format.empty() ? "labels-only" : format, tests));
 }
+
+/// Hands each test to the classifier as the reader finds it.
+class ToClassifier : public TargetSink {
+ public:
+  explicit ToClassifier(Classifier& classifier) : classifier_(classifier) {}
+  void test(Target&& target) override {
+    attributes_ = attributes_ || target.has_attributes;
+    classifier_.add(std::move(target));
+  }
+  bool attributes() const { return attributes_; }
+
+ private:
+  Classifier& classifier_;
+  bool attributes_ = false;
+};
 
 /// --classify-by-deps: the graph must be there, or every GPU test would look GPU-free.
 void apply_classify_by_deps(const QueryOptions& options, Classification& classification, DepsInput& deps) {
@@ -123,12 +137,15 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   bool by_deps = options.classify_by_deps || rules.classify_by_deps;
   DepsInput local;
   if (by_deps && !deps) deps = &local;
-  auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr);
-  refuse_untagged(options, targets, rules);
+  // Each test is classified as it is read: the targets and the classified tests are never
+  // both held whole (issue 14).
+  Classifier classifier(rules, {options.include_manual, options.strict, annotations, !options.drop_inputs});
+  ToClassifier sink(classifier);
+  auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr, sink);
+  refuse_untagged(options, classifier.size(), sink.attributes(), targets.format, rules);
   if (deps) deps->reach = std::make_unique<GpuReach>(deps->graph, gpu_patterns(rules));
-  progress::stage(fmt::format("classifying {} tests", targets.tests.size()));
-  auto classification =
-      classify(std::move(targets), rules, {options.include_manual, options.strict, annotations});
+  progress::stage(fmt::format("sorting {} tests", classifier.size()));
+  auto classification = classifier.finish(targets.dropped);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
   if (!has_errors(classification.diagnostics)) return classification;
   std::string errors;
@@ -156,7 +173,7 @@ void drop_classification_inputs(Classification& tests) {
     std::vector<Symbol>().swap(test.target.tags);
     test.target.exec_properties.clear();
     std::vector<Annotation>().swap(test.annotations);
-    if (test.bucket == Bucket::gpu) std::string().swap(test.reason);
+    if (test.bucket == Bucket::gpu) test.reason = Symbol();
   }
 }
 

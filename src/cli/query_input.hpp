@@ -23,6 +23,9 @@ struct QueryOptions {
   bool refuse_untagged = false;
   bool allow_untagged = false;
   bool classify_by_deps = false;  ///< --classify-by-deps (or the rules file's classify_by_deps)
+  /// Free each test's location, tags and exec_properties once classified (`plan`, `classify`:
+  /// they never read them again).
+  bool drop_inputs = false;
 };
 
 /// The dependency graph read with the tests, and which of its nodes reach GPU code.

@@ -27,7 +27,8 @@ void add_targets_input(CLI::App& command, TargetsInput& input) {
 
 namespace {
 
-TargetList read_one(const std::string& path, const std::string& format_name, GraphSink* graph) {
+TargetList read_one(const std::string& path, const std::string& format_name, GraphSink* graph,
+                    TargetSink* tests) {
   std::optional<InputFormat> format;
   if (!format_name.empty()) {
     format = parse_input_format(format_name);
@@ -42,14 +43,25 @@ TargetList read_one(const std::string& path, const std::string& format_name, Gra
   std::error_code ec;
   auto size = path.empty() || path == "-" ? 0 : std::filesystem::file_size(path, ec);
   progress::stage("reading " + in.name, ec ? 0 : static_cast<long long>(size));
-  return read_targets(in.in(), in.name, format, graph);
+  return tests ? read_targets(in.in(), in.name, format, graph, *tests)
+               : read_targets(in.in(), in.name, format, graph);
 }
 
 }  // namespace
 
 TargetList read_targets_input(const TargetsInput& input, GraphSink* graph) {
-  TargetList targets = read_one(input.path, input.input_format, graph);
-  if (!input.attrs.empty()) join_attributes(targets, read_one(input.attrs, "", nullptr));
+  TargetList targets = read_one(input.path, input.input_format, graph, nullptr);
+  if (!input.attrs.empty()) join_attributes(targets, read_one(input.attrs, "", nullptr, nullptr));
+  return targets;
+}
+
+TargetList read_targets_input(const TargetsInput& input, GraphSink* graph, TargetSink& tests) {
+  if (input.attrs.empty()) return read_one(input.path, input.input_format, graph, &tests);
+  // --attrs joins the two lists: read FILE whole, then hand its tests over.
+  TargetList targets = read_targets_input(input, graph);
+  if (auto format = parse_input_format(targets.format)) tests.start(*format);
+  for (Target& target : targets.tests) tests.test(std::move(target));
+  std::vector<Target>().swap(targets.tests);
   return targets;
 }
 

@@ -21,5 +21,8 @@ void add_targets_input(CLI::App& command, TargetsInput& input);
 /// Reads the tests; throws InputError for bad input or an unknown --input-format.
 /// With `graph`, FILE's dependency graph goes there too.
 TargetList read_targets_input(const TargetsInput& input, GraphSink* graph = nullptr);
+/// The same, handing each test to `tests` as it is read (after the join, with --attrs); the
+/// list returned holds the format and the dropped counts, no tests.
+TargetList read_targets_input(const TargetsInput& input, GraphSink* graph, TargetSink& tests);
 
 }  // namespace gpuplan::cli

@@ -63,7 +63,7 @@ void write_test(JsonWriter& out, const ClassifiedTest& test) {
   out.begin_object();
   out.key("label").value(t.label);
   out.key("bucket").value(to_string(test.bucket));
-  out.key("reason").value(test.reason);
+  out.key("reason").value(test.reason.str());
   out.key("rule_class").value(t.rule_class.str());
   out.key("size").value(t.size.str());
   out.key("shard_count").value(t.shard_count);
@@ -108,7 +108,7 @@ void write_classification_json(const Classification& c, const std::function<void
       if (t.bucket != bucket) continue;
       out.begin_object();
       out.key("label").value(t.target.label);
-      out.key("reason").value(t.reason);
+      out.key("reason").value(t.reason.str());
       out.end_object();
     }
     out.end_array();

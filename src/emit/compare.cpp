@@ -46,12 +46,12 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
   for (const auto& a : plan.assignments) {
     std::set<int> gpus(a.gpus.begin(), a.gpus.end());
     // A node-exclusive unit, and a multi-GPU unit under whole-node, hold every GPU of their node.
-    bool whole_node = a.unit.requirement.is_exclusive() ||
-                      (plan.policy == Policy::whole_node && a.unit.requirement.gpus.value > 1);
+    bool whole_node = a.unit.requirement->is_exclusive() ||
+                      (plan.policy == Policy::whole_node && a.unit.requirement->gpus.value > 1);
     if (whole_node)
       for (int g = 0; g < node_gpus[a.node]; ++g) gpus.insert(g);
     for (int g : gpus) held[{a.node, g}].push_back({a.start_s, a.end_s});
-    c.gpu_hours_used += a.unit.requirement.gpus.value * (a.end_s - a.start_s) / 3600;
+    c.gpu_hours_used += a.unit.requirement->gpus.value * (a.end_s - a.start_s) / 3600;
   }
   for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += covered(spans) / 3600;
   double capacity = c.fleet_gpus * plan.summary.makespan_s / 3600;

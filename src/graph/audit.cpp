@@ -115,8 +115,8 @@ long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuRea
         "--classify-by-deps",
         label, test.reason);
     test.bucket = Bucket::cpu;
-    test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason + ")";
-    test.requirement.gpus.value = 0;
+    test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason.str() + ")";
+    test.requirement.edit().gpus.value = 0;
     tests.diagnostics.push_back(Diagnostic{Severity::warning, label, "--classify-by-deps", why});
   }
   return moved;

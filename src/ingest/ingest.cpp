@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <exception>
 #include <iterator>
 #include <unordered_map>
 
@@ -37,6 +38,18 @@ void Collector::keep(Target&& target) {
     throw InputError(Position{name_}, fmt::format("more than {} tests: gpuplan's limit for one input "
                                                   "(see README \"Limits\"); split the query",
                                                   max_tests));
+  if (tests) {
+    ++size_;
+    // The readers call this from inside their parsers (expat's C frames): an exception must not
+    // unwind through them, so it waits for finish().
+    if (failed_) return;
+    try {
+      tests->test(std::move(target));
+    } catch (...) {
+      failed_ = std::current_exception();
+    }
+    return;
+  }
   if (size_ % block_size == 0) {
     blocks_.emplace_back();
     blocks_.back().reserve(block_size);
@@ -46,10 +59,11 @@ void Collector::keep(Target&& target) {
 }
 
 TargetList Collector::finish(InputFormat format) {
+  if (failed_) std::rethrow_exception(failed_);
   TargetList list;
   list.format = std::string(to_string(format));
   list.dropped = dropped_;
-  list.tests.reserve(size_);
+  if (!tests) list.tests.reserve(size_);  // handed over as read, none kept
   for (auto& block : blocks_) {  // freeing each block once moved keeps one copy of the list at a time
     std::move(block.begin(), block.end(), std::back_inserter(list.tests));
     std::vector<Target>().swap(block);
@@ -59,14 +73,21 @@ TargetList Collector::finish(InputFormat format) {
 
 }  // namespace ingest
 
-TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
-                        GraphSink* graph) {
+namespace {
+
+TargetList read_into(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
+                     GraphSink* graph, TargetSink* tests) {
   using namespace ingest;
   Source source(in, name);
   if (is_blank(source)) return TargetList{};
   InputFormat format = forced ? *forced : detect_format(source);
   Collector collector(name);
   collector.graph = graph;
+  if (tests) tests->start(format);
+  // cquery's JSON names a test's configuration after the test (and the configurations last):
+  // its tests are handed over once the whole input is read.
+  bool whole_first = format == InputFormat::cquery_jsonproto;
+  if (!whole_first) collector.tests = tests;
   switch (format) {
     case InputFormat::xml: read_xml(source, collector); break;
     case InputFormat::label:
@@ -77,7 +98,24 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
     case InputFormat::jsonproto: read_jsonproto(source, collector); break;
     case InputFormat::cquery_jsonproto: read_cquery_jsonproto(source, collector); break;
   }
-  return collector.finish(format);
+  TargetList list = collector.finish(format);
+  if (tests && whole_first) {
+    for (Target& target : list.tests) tests->test(std::move(target));
+    std::vector<Target>().swap(list.tests);
+  }
+  return list;
+}
+
+}  // namespace
+
+TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
+                        GraphSink* graph) {
+  return read_into(in, name, forced, graph, nullptr);
+}
+
+TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
+                        GraphSink* graph, TargetSink& tests) {
+  return read_into(in, name, forced, graph, &tests);
 }
 
 void join_attributes(TargetList& targets, const TargetList& attributes) {

@@ -1,6 +1,7 @@
 #pragma once
 // The readers of each input format, and what they share. ingest.cpp picks one.
 #include <cstddef>
+#include <exception>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +33,8 @@ class Collector {
   TargetList finish(InputFormat format);
   /// Where the dependency graph goes, if anyone asked for it; nullptr for plain ingest.
   GraphSink* graph = nullptr;
+  /// Where each test goes as it is read, instead of the list; nullptr: keep them.
+  TargetSink* tests = nullptr;
 
  private:
   // 1.5 MiB of Targets: still mapped and unmapped on its own, and small, since finish() holds
@@ -44,6 +47,7 @@ class Collector {
   std::vector<std::vector<Target>> blocks_;
   std::size_t size_ = 0;
   DroppedCounts dropped_;
+  std::exception_ptr failed_;  ///< what `tests` threw, rethrown by finish()
 };
 
 /// The longest line a label or label_kind reader accepts.

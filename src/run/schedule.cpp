@@ -20,7 +20,7 @@ struct Slot {
 }  // namespace
 
 bool holds_whole_node(const Assignment& a, Policy policy) {
-  const auto& r = a.unit.requirement;
+  const Requirement& r = a.unit.requirement;
   return r.is_exclusive() ||
          (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), r.gpus.value) > 1);
 }

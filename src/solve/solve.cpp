@@ -24,7 +24,7 @@ using namespace solve;
 
 /// Under `pack`: a single-GPU, non-exclusive unit whose memory need is known may share a GPU.
 bool shareable(const Unit& unit, Policy policy) {
-  return policy == Policy::pack && unit.requirement.gpus.value == 1 && !unit.requirement.is_exclusive() &&
+  return policy == Policy::pack && unit.requirement->gpus.value == 1 && !unit.requirement->is_exclusive() &&
          unit.vram_mib.has_value();
 }
 

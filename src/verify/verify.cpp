@@ -41,7 +41,7 @@ std::string from(const std::string& source) {
   return source.empty() || source == "plan" ? "" : " (" + source + ")";
 }
 
-bool shareable(const Assignment& a) { return a.unit.vram_mib && a.unit.requirement.gpus.value <= 1; }
+bool shareable(const Assignment& a) { return a.unit.vram_mib && a.unit.requirement->gpus.value <= 1; }
 
 class Checker {
  public:

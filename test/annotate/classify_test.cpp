@@ -1,4 +1,6 @@
 // Combining annotations: conflicts, malformed annotations, rules, and the order of the result.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "annotate/classify_helpers.hpp"
@@ -17,7 +19,7 @@ Classification classify_tags(std::vector<std::string> tags, bool strict = false)
 
 TEST_CASE("two different GPU counts: the largest wins with a warning naming the label and both tags") {
   auto c = classify_tags({"gpu:2", "resources:gpu:4"});
-  REQUIRE(c.tests.at(0).requirement.gpus == Sourced<int>{4, "tag resources:gpu:4"});
+  REQUIRE(c.tests.at(0).requirement->gpus == Sourced<int>{4, "tag resources:gpu:4"});
   REQUIRE(c.diagnostics.size() == 1);
   const auto& d = c.diagnostics[0];
   REQUIRE(d.severity == Severity::warning);
@@ -34,7 +36,7 @@ TEST_CASE("under --strict a conflict is an error") {
 
 TEST_CASE("a gpu tag beside an explicit count is no conflict") {
   auto c = classify_tags({"gpu", "gpu:2", "requires-gpu-nvidia"});
-  REQUIRE(c.tests.at(0).requirement.gpus.value == 2);
+  REQUIRE(c.tests.at(0).requirement->gpus.value == 2);
   REQUIRE(c.diagnostics.empty());
 }
 
@@ -42,7 +44,7 @@ TEST_CASE("CPU-only wins over GPU signals, with a warning naming both sources") 
   auto c = classify_tags({"gpu:2", "no_gpu"});
   const auto& t = c.tests.at(0);
   REQUIRE(t.bucket == Bucket::cpu);
-  REQUIRE(t.requirement.gpus.value == 0);
+  REQUIRE(t.requirement->gpus.value == 0);
   REQUIRE(t.reason == "tag no_gpu → CPU only (overriding tag gpu:2)");
   REQUIRE(c.diagnostics.size() == 1);
   REQUIRE(c.diagnostics[0].severity == Severity::warning);
@@ -54,25 +56,25 @@ TEST_CASE("CPU-only wins over GPU signals, with a warning naming both sources") 
 
 TEST_CASE("two memory sizes: the largest wins with a warning") {
   auto c = classify_tags({"gpu", "gpu-mem:16G", "gpu_mem:40G"});
-  REQUIRE(c.tests.at(0).requirement.gpu_mem_mib->value == 40960);
+  REQUIRE(c.tests.at(0).requirement->gpu_mem_mib->value == 40960);
   REQUIRE(c.diagnostics.size() == 1);
   REQUIRE(c.diagnostics[0].source == "tag gpu-mem:16G, tag gpu_mem:40G");
 }
 
 TEST_CASE("model lists from two annotations narrow to the models both allow") {
   auto c = classify_one(make_target("//t:t", {"gpu-model:A100|H100"}, {{"gpu_model", "h100"}}));
-  REQUIRE(c.tests.at(0).requirement.gpu_models->value == std::vector<std::string>{"h100"});
+  REQUIRE(c.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{"h100"});
   REQUIRE(c.diagnostics.empty());
   auto clash = classify_one(make_target("//t:t", {"gpu-model:L4"}, {{"gpu_model", "h100"}}));
-  REQUIRE(clash.tests.at(0).requirement.gpu_models->value == std::vector<std::string>{"l4"});
+  REQUIRE(clash.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{"l4"});
   REQUIRE(clash.diagnostics.size() == 1);
 }
 
 TEST_CASE("the same constraint written twice is kept once, from the first annotation") {
   auto t = classify_tags({"gpu-cc>=8.0", "requires-gpu-sm80"}).tests.at(0);
-  REQUIRE(t.requirement.compute_capability.size() == 1);
-  REQUIRE(t.requirement.compute_capability[0].source == "tag gpu-cc>=8.0");
-  REQUIRE(t.requirement.gpus.source == "tag requires-gpu-sm80");
+  REQUIRE(t.requirement->compute_capability.size() == 1);
+  REQUIRE(t.requirement->compute_capability[0].source == "tag gpu-cc>=8.0");
+  REQUIRE(t.requirement->gpus.source == "tag requires-gpu-sm80");
 }
 
 TEST_CASE("every malformed annotation is a warning naming the label and the tag, and is ignored") {
@@ -95,7 +97,7 @@ TEST_CASE("every malformed annotation is a warning naming the label and the tag,
     INFO(tag);
     auto c = classify_tags({"gpu", tag});
     REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
-    REQUIRE(c.tests.at(0).requirement.gpus == Sourced<int>{1, "tag gpu"});
+    REQUIRE(c.tests.at(0).requirement->gpus == Sourced<int>{1, "tag gpu"});
     REQUIRE(c.diagnostics.size() == 1);
     const auto& d = c.diagnostics[0];
     REQUIRE(d.severity == Severity::warning);
@@ -142,8 +144,8 @@ TEST_CASE("a rule maps a team's tag through a regex capture, matched with its ma
   auto c = classify_one(target, rules);
   const auto& t = c.tests.at(0);
   REQUIRE(t.bucket == Bucket::gpu);
-  REQUIRE(t.requirement.gpus == Sourced<int>{4, "rule rules.yaml:4:5 (tag team-gpus-4)"});
-  REQUIRE(t.requirement.gpu_mem_mib->value == 16384);
+  REQUIRE(t.requirement->gpus == Sourced<int>{4, "rule rules.yaml:4:5 (tag team-gpus-4)"});
+  REQUIRE(t.requirement->gpu_mem_mib->value == 16384);
   REQUIRE(c.diagnostics.empty());  // the tag mentions GPUs, but a rule reads it
 
   target.generator_function = "other_macro";
@@ -159,7 +161,7 @@ TEST_CASE("rules match by label pattern and rule class") {
   rule.where = Position{"r.yaml", 2, 5};
   rules.rules.push_back(rule);
   REQUIRE(classify_one(make_target("//ml/vision:t", {}), rules).tests.at(0).bucket == Bucket::gpu);
-  REQUIRE(classify_one(make_target("//ml:t", {}), rules).tests.at(0).requirement.gpus.source ==
+  REQUIRE(classify_one(make_target("//ml:t", {}), rules).tests.at(0).requirement->gpus.source ==
           "rule r.yaml:2:5");
   REQUIRE(classify_one(make_target("//mlx:t", {}), rules).tests.at(0).bucket == Bucket::cpu);
   auto cc = make_target("//ml:t", {});
@@ -204,6 +206,47 @@ TEST_CASE("tests come out sorted by label, the same whatever the input order") {
   REQUIRE(a.diagnostics[0].label == "//a:t");
 }
 
+TEST_CASE("tests added in any order give what sorted input gives, findings following their tests") {
+  // Tests with no finding, one, and two (each kind of tag set twice, so that some outcomes are
+  // replayed), added sorted and then in a scrambled order: the results must agree entry by entry.
+  std::vector<std::vector<std::string>> tag_sets{
+      {"gpu"}, {}, {"gpu:2", "resources:gpu:4"}, {"gpu:x"}, {"cpu-only", "gpu:2", "gpu-mem:x"}, {"manual"}};
+  TargetList sorted;
+  for (int i = 0; i < 24; ++i) {
+    auto target =
+        make_target(fmt::format("//p{:02}:t", i), tag_sets[static_cast<size_t>(i) % tag_sets.size()]);
+    target.location = fmt::format("p{:02}/BUILD:1:1", i);
+    sorted.tests.push_back(target);
+  }
+  TargetList scrambled;
+  for (int i = 0; i < 24; ++i) scrambled.tests.push_back(sorted.tests[static_cast<size_t>(i * 7 % 24)]);
+  scrambled.dropped.source_files = 2;
+  sorted.dropped.source_files = 2;
+  auto a = classify(sorted, {}, {});
+  Rules rules;  // the classifier holds on to its rules: they outlive it
+  Classifier classifier(rules, {.annotations = false, .inputs = false});
+  for (auto& target : scrambled.tests) classifier.add(std::move(target));
+  auto b = classifier.finish(scrambled.dropped);
+  REQUIRE(a.tests.size() == b.tests.size());
+  for (size_t i = 0; i < a.tests.size(); ++i) {
+    REQUIRE(a.tests[i].target.label == b.tests[i].target.label);
+    REQUIRE(a.tests[i].reason == b.tests[i].reason);
+    REQUIRE(describe(a.tests[i].requirement) == describe(b.tests[i].requirement));
+    REQUIRE(!a.tests[i].target.location.empty());
+    REQUIRE(b.tests[i].target.location.empty());  // inputs = false: freed once classified
+  }
+  bool two_findings = false;  // some test has two
+  for (size_t i = 1; i < a.diagnostics.size(); ++i)
+    two_findings = two_findings || a.diagnostics[i].label == a.diagnostics[i - 1].label;
+  REQUIRE(two_findings);
+  REQUIRE(a.diagnostics.size() == b.diagnostics.size());
+  for (size_t i = 0; i < a.diagnostics.size(); ++i) {
+    REQUIRE(a.diagnostics[i].label == b.diagnostics[i].label);
+    REQUIRE(a.diagnostics[i].message == b.diagnostics[i].message);
+  }
+  REQUIRE(b.diagnostics.back().source == "input");  // the dropped targets' note stays last
+}
+
 TEST_CASE("non-test targets left out of the input are counted in a note") {
   TargetList list;
   list.dropped.source_files = 3;
@@ -239,9 +282,9 @@ TEST_CASE("a rule saying no NVLink against a tag asking for it: NVLink, with a w
   rule.where = Position{"r.yaml", 2, 5};
   rules.rules.push_back(rule);
   auto c = classify_one(make_target("//ml:t", {"gpu:2", "nvlink"}), rules);
-  REQUIRE(c.tests.at(0).requirement.nvlink == Sourced<bool>{true, "tag nvlink"});
+  REQUIRE(c.tests.at(0).requirement->nvlink == Sourced<bool>{true, "tag nvlink"});
   REQUIRE(c.diagnostics.at(0).source == "rule r.yaml:2:5, tag nvlink");
-  REQUIRE(classify_one(make_target("//ml:t", {"gpu:2"}), rules).tests.at(0).requirement.nvlink ==
+  REQUIRE(classify_one(make_target("//ml:t", {"gpu:2"}), rules).tests.at(0).requirement->nvlink ==
           Sourced<bool>{false, "rule r.yaml:2:5"});
 }
 
@@ -259,10 +302,10 @@ TEST_CASE(
   const auto& two = c.tests[2];
   REQUIRE(one.target.label == "//a:one");
   REQUIRE(three.target.label == "//a:three");
-  REQUIRE(one.requirement.gpus.value == 4);
-  REQUIRE(three.requirement.gpus.value == 4);
-  REQUIRE(two.requirement.gpus.value == 2);
-  REQUIRE(two.requirement.needs_nvlink());
+  REQUIRE(one.requirement->gpus.value == 4);
+  REQUIRE(three.requirement->gpus.value == 4);
+  REQUIRE(two.requirement->gpus.value == 2);
+  REQUIRE(two.requirement->needs_nvlink());
   REQUIRE(one.reason == three.reason);
   std::vector<std::string> warned;
   for (const auto& d : c.diagnostics)

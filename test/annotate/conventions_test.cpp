@@ -19,63 +19,63 @@ std::string constraints(const std::vector<Sourced<VersionConstraint>>& list) {
 TEST_CASE("a plain gpu tag asks for one GPU and says so") {
   auto t = classified({"gpu"});
   REQUIRE(t.bucket == Bucket::gpu);
-  REQUIRE(t.requirement.gpus == Sourced<int>{1, "tag gpu"});
+  REQUIRE(t.requirement->gpus == Sourced<int>{1, "tag gpu"});
   REQUIRE(t.reason == "tag gpu → 1 GPU");
 }
 
 TEST_CASE("gpu:N and resources:gpu:N ask for N GPUs") {
-  REQUIRE(classified({"gpu:4"}).requirement.gpus == Sourced<int>{4, "tag gpu:4"});
-  REQUIRE(classified({"resources:gpu:2"}).requirement.gpus == Sourced<int>{2, "tag resources:gpu:2"});
+  REQUIRE(classified({"gpu:4"}).requirement->gpus == Sourced<int>{4, "tag gpu:4"});
+  REQUIRE(classified({"resources:gpu:2"}).requirement->gpus == Sourced<int>{2, "tag resources:gpu:2"});
 }
 
 TEST_CASE("Bazel's resources:gpu exec_property asks for N GPUs and is named as the source") {
   auto t = classified({}, {{"resources:gpu", "4"}});
   REQUIRE(t.bucket == Bucket::gpu);
-  REQUIRE(t.requirement.gpus == Sourced<int>{4, "exec_properties resources:gpu=4"});
+  REQUIRE(t.requirement->gpus == Sourced<int>{4, "exec_properties resources:gpu=4"});
 }
 
 TEST_CASE("gpu-mem sizes are binary in every spelling, and gpu_mem is an alias") {
   for (std::string size : {"40GiB", "40G", "40GB", "40g", "40960MiB", "40960M"}) {
     INFO(size);
     auto t = classified({"gpu", "gpu-mem:" + size});
-    REQUIRE(t.requirement.gpu_mem_mib->value == 40960);
-    REQUIRE(t.requirement.gpu_mem_mib->source == "tag gpu-mem:" + size);
+    REQUIRE(t.requirement->gpu_mem_mib->value == 40960);
+    REQUIRE(t.requirement->gpu_mem_mib->source == "tag gpu-mem:" + size);
   }
-  REQUIRE(classified({"gpu", "gpu_mem:8GiB"}).requirement.gpu_mem_mib->value == 8192);
+  REQUIRE(classified({"gpu", "gpu_mem:8GiB"}).requirement->gpu_mem_mib->value == 8192);
 }
 
 TEST_CASE("cuda constraints: >=, the colon form meaning >=, <, == and comma-joined") {
-  REQUIRE(constraints(classified({"gpu", "cuda>=12.4"}).requirement.cuda) == ">=12.4");
-  REQUIRE(constraints(classified({"gpu", "cuda:12.4"}).requirement.cuda) == ">=12.4");
-  REQUIRE(constraints(classified({"gpu", "cuda<12.0"}).requirement.cuda) == "<12.0");
-  REQUIRE(constraints(classified({"gpu", "cuda==12.2"}).requirement.cuda) == "==12.2");
-  REQUIRE(constraints(classified({"gpu", "cuda>=12.0,<13"}).requirement.cuda) == ">=12.0,<13");
+  REQUIRE(constraints(classified({"gpu", "cuda>=12.4"}).requirement->cuda) == ">=12.4");
+  REQUIRE(constraints(classified({"gpu", "cuda:12.4"}).requirement->cuda) == ">=12.4");
+  REQUIRE(constraints(classified({"gpu", "cuda<12.0"}).requirement->cuda) == "<12.0");
+  REQUIRE(constraints(classified({"gpu", "cuda==12.2"}).requirement->cuda) == "==12.2");
+  REQUIRE(constraints(classified({"gpu", "cuda>=12.0,<13"}).requirement->cuda) == ">=12.0,<13");
 }
 
 TEST_CASE("gpu-model lists models, stored lower-case for case-insensitive matching") {
   auto t = classified({"gpu", "gpu-model:L4|L40S"});
-  REQUIRE(t.requirement.gpu_models->value == std::vector<std::string>{"l4", "l40s"});
-  REQUIRE(t.requirement.gpu_models->source == "tag gpu-model:L4|L40S");
+  REQUIRE(t.requirement->gpu_models->value == std::vector<std::string>{"l4", "l40s"});
+  REQUIRE(t.requirement->gpu_models->source == "tag gpu-model:L4|L40S");
 }
 
 TEST_CASE("gpu-cc constrains the compute capability with >=, < or ==") {
-  REQUIRE(constraints(classified({"gpu", "gpu-cc>=8.0"}).requirement.compute_capability) == ">=8.0");
-  REQUIRE(constraints(classified({"gpu", "gpu-cc<9.0"}).requirement.compute_capability) == "<9.0");
-  REQUIRE(constraints(classified({"gpu", "gpu-cc==8.9"}).requirement.compute_capability) == "==8.9");
+  REQUIRE(constraints(classified({"gpu", "gpu-cc>=8.0"}).requirement->compute_capability) == ">=8.0");
+  REQUIRE(constraints(classified({"gpu", "gpu-cc<9.0"}).requirement->compute_capability) == "<9.0");
+  REQUIRE(constraints(classified({"gpu", "gpu-cc==8.9"}).requirement->compute_capability) == "==8.9");
 }
 
 TEST_CASE("nvlink and gpu-exclusive are needs of the test") {
   auto t = classified({"gpu:4", "nvlink", "gpu-exclusive"});
-  REQUIRE(t.requirement.needs_nvlink());
-  REQUIRE(t.requirement.is_exclusive());
-  REQUIRE(t.requirement.nvlink->source == "tag nvlink");
+  REQUIRE(t.requirement->needs_nvlink());
+  REQUIRE(t.requirement->is_exclusive());
+  REQUIRE(t.requirement->nvlink->source == "tag nvlink");
   REQUIRE(describe(t.requirement) == "4 GPUs, NVLink, whole node");
 }
 
 TEST_CASE("a qualifier without a count still makes a one-GPU test, and the reason says so") {
   auto t = classified({"gpu-mem:16G"});
   REQUIRE(t.bucket == Bucket::gpu);
-  REQUIRE(t.requirement.gpus.value == 1);
+  REQUIRE(t.requirement->gpus.value == 1);
   REQUIRE(t.reason == "tag gpu-mem:16G → ≥ 16GiB on each GPU; no GPU count given, so 1 GPU");
 }
 
@@ -84,7 +84,7 @@ TEST_CASE("every CPU-only spelling puts a test in the CPU bucket") {
     INFO(tag);
     auto t = classified({tag});
     REQUIRE(t.bucket == Bucket::cpu);
-    REQUIRE(t.requirement.gpus.value == 0);
+    REQUIRE(t.requirement->gpus.value == 0);
     REQUIRE(t.reason == "tag " + tag + " → CPU only");
   }
 }
@@ -100,57 +100,58 @@ TEST_CASE("manual tests are skipped unless --include-manual") {
   auto skipped = gpuplan::testing::classify_one(target).tests.at(0);
   REQUIRE(skipped.bucket == Bucket::skipped);
   REQUIRE(skipped.reason == "tagged manual");
-  REQUIRE(skipped.requirement.gpus.value == 8);
+  REQUIRE(skipped.requirement->gpus.value == 8);
   auto included = gpuplan::testing::classify_one(target, {}, {.include_manual = true}).tests.at(0);
   REQUIRE(included.bucket == Bucket::gpu);
 }
 
 TEST_CASE("TensorFlow's requires-gpu-nvidia asks for 1 GPU, or N with :N") {
-  REQUIRE(classified({"requires-gpu-nvidia"}).requirement.gpus == Sourced<int>{1, "tag requires-gpu-nvidia"});
-  REQUIRE(classified({"requires-gpu-nvidia:2"}).requirement.gpus.value == 2);
+  REQUIRE(classified({"requires-gpu-nvidia"}).requirement->gpus ==
+          Sourced<int>{1, "tag requires-gpu-nvidia"});
+  REQUIRE(classified({"requires-gpu-nvidia:2"}).requirement->gpus.value == 2);
 }
 
 TEST_CASE("multi_gpu asks for 2 GPUs, or what the rules file says") {
-  REQUIRE(classified({"multi_gpu"}).requirement.gpus.value == 2);
+  REQUIRE(classified({"multi_gpu"}).requirement->gpus.value == 2);
   Rules rules;
   rules.multi_gpu_count = 4;
-  REQUIRE(classified({"multi_gpu"}, {}, rules).requirement.gpus.value == 4);
+  REQUIRE(classified({"multi_gpu"}, {}, rules).requirement->gpus.value == 4);
 }
 
 TEST_CASE("XLA's requires-gpu-smXY is a compute capability floor and -only an exact match") {
   auto floor = classified({"requires-gpu-sm80"});
-  REQUIRE(floor.requirement.gpus.value == 1);
-  REQUIRE(constraints(floor.requirement.compute_capability) == ">=8.0");
+  REQUIRE(floor.requirement->gpus.value == 1);
+  REQUIRE(constraints(floor.requirement->compute_capability) == ">=8.0");
   REQUIRE(floor.reason == "tag requires-gpu-sm80 → 1 GPU with compute capability ≥ 8.0");
   auto counted_first = classified({"cuda>=12.4", "gpu:2"});
   REQUIRE(counted_first.reason == "tag gpu:2 → 2 GPUs; tag cuda>=12.4 → CUDA ≥ 12.4");
-  REQUIRE(constraints(classified({"requires-gpu-sm90-only"}).requirement.compute_capability) == "==9.0");
-  REQUIRE(constraints(classified({"requires-gpu-sm100"}).requirement.compute_capability) == ">=10.0");
+  REQUIRE(constraints(classified({"requires-gpu-sm90-only"}).requirement->compute_capability) == "==9.0");
+  REQUIRE(constraints(classified({"requires-gpu-sm100"}).requirement->compute_capability) == ">=10.0");
 }
 
 TEST_CASE("XLA's tags take :N for N GPUs") {
   auto t = classified({"requires-gpu-sm80:4"});
-  REQUIRE(t.requirement.gpus == Sourced<int>{4, "tag requires-gpu-sm80:4"});
-  REQUIRE(constraints(t.requirement.compute_capability) == ">=8.0");
+  REQUIRE(t.requirement->gpus == Sourced<int>{4, "tag requires-gpu-sm80:4"});
+  REQUIRE(constraints(t.requirement->compute_capability) == ">=8.0");
   auto only = classified({"requires-gpu-sm90-only:2"});
-  REQUIRE(only.requirement.gpus.value == 2);
-  REQUIRE(constraints(only.requirement.compute_capability) == "==9.0");
+  REQUIRE(only.requirement->gpus.value == 2);
+  REQUIRE(constraints(only.requirement->compute_capability) == "==9.0");
 }
 
 TEST_CASE("JAX's multiaccelerator asks for 8 GPUs, or what the rules file says") {
-  REQUIRE(classified({"multiaccelerator"}).requirement.gpus.value == 8);
+  REQUIRE(classified({"multiaccelerator"}).requirement->gpus.value == 8);
   Rules rules;
   rules.multiaccelerator_count = 4;
-  REQUIRE(classified({"multiaccelerator"}, {}, rules).requirement.gpus.value == 4);
+  REQUIRE(classified({"multiaccelerator"}, {}, rules).requirement->gpus.value == 4);
 }
 
 TEST_CASE("remote-execution exec_properties mark GPU tests") {
-  REQUIRE(classified({}, {{"gpu", "2"}}).requirement.gpus == Sourced<int>{2, "exec_properties gpu=2"});
-  REQUIRE(classified({}, {{"gpu_count", "3"}}).requirement.gpus.value == 3);
+  REQUIRE(classified({}, {{"gpu", "2"}}).requirement->gpus == Sourced<int>{2, "exec_properties gpu=2"});
+  REQUIRE(classified({}, {{"gpu_count", "3"}}).requirement->gpus.value == 3);
   auto model = classified({}, {{"gpu_model", "A100"}});
-  REQUIRE(model.requirement.gpus.value == 1);
-  REQUIRE(model.requirement.gpu_models->value == std::vector<std::string>{"a100"});
-  REQUIRE(classified({}, {{"Pool", "gpu-pool"}}).requirement.gpus ==
+  REQUIRE(model.requirement->gpus.value == 1);
+  REQUIRE(model.requirement->gpu_models->value == std::vector<std::string>{"a100"});
+  REQUIRE(classified({}, {{"Pool", "gpu-pool"}}).requirement->gpus ==
           Sourced<int>{1, "exec_properties Pool=gpu-pool"});
   REQUIRE(classified({}, {{"dockerRuntime", "nvidia"}}).bucket == Bucket::gpu);
 }
@@ -163,11 +164,11 @@ TEST_CASE("exec_properties that say nothing about GPUs leave a CPU test alone") 
 
 TEST_CASE("any tag convention may arrive through exec_properties") {
   auto t = classified({}, {{"gpu-mem", "40G"}, {"cuda", ">=12.4"}, {"nvlink", "true"}, {"gpu", "2"}});
-  REQUIRE(t.requirement.gpus.value == 2);
-  REQUIRE(t.requirement.gpu_mem_mib->value == 40960);
-  REQUIRE(t.requirement.gpu_mem_mib->source == "exec_properties gpu-mem=40G");
-  REQUIRE(constraints(t.requirement.cuda) == ">=12.4");
-  REQUIRE(t.requirement.needs_nvlink());
+  REQUIRE(t.requirement->gpus.value == 2);
+  REQUIRE(t.requirement->gpu_mem_mib->value == 40960);
+  REQUIRE(t.requirement->gpu_mem_mib->source == "exec_properties gpu-mem=40G");
+  REQUIRE(constraints(t.requirement->cuda) == ">=12.4");
+  REQUIRE(t.requirement->needs_nvlink());
   REQUIRE(classified({}, {{"no_gpu", "true"}}).reason == "exec_properties no_gpu=true → CPU only");
 }
 

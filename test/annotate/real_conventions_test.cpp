@@ -45,8 +45,8 @@ TEST_CASE("multiaccelerator on JAX's cpu and tpu variants does not make them GPU
   REQUIRE_THAT(tpu.reason, Catch::Contains("a TPU test"));
   auto gpu = classified({"gpu", "jax_test_gpu", "multiaccelerator", "requires-gpu-nvidia"});
   REQUIRE(gpu.bucket == Bucket::gpu);
-  REQUIRE(gpu.requirement.gpus.value == 8);
-  REQUIRE(gpu.requirement.vendor->value == "nvidia");
+  REQUIRE(gpu.requirement->gpus.value == 8);
+  REQUIRE(gpu.requirement->vendor->value == "nvidia");
 }
 
 TEST_CASE("a CPU variant gives no warning for the macro's shared count tags, but does for a GPU ask") {
@@ -67,17 +67,17 @@ TEST_CASE("XLA's xla_test variants: cpu is CPU, each GPU backend names its vendo
   REQUIRE(cpu.bucket == Bucket::cpu);
   auto h100 = classified({"cuda-only", "gpu", "multi_gpu", "requires-gpu-sm90-only:2", "xla_h100"});
   REQUIRE(h100.bucket == Bucket::gpu);
-  REQUIRE(h100.requirement.gpus.value == 2);
-  REQUIRE(h100.requirement.vendor->value == "nvidia");
-  REQUIRE(h100.requirement.compute_capability.at(0).value.str() == "==9.0");
+  REQUIRE(h100.requirement->gpus.value == 2);
+  REQUIRE(h100.requirement->vendor->value == "nvidia");
+  REQUIRE(h100.requirement->compute_capability.at(0).value.str() == "==9.0");
   auto amd = classified(
       {"exclusive-if-local", "gpu", "multi_gpu", "requires-gpu-amd", "rocm-only", "xla_amdgpu_any"});
-  REQUIRE(amd.requirement.vendor->value == "amd");
-  REQUIRE(amd.requirement.gpus.value == 2);
-  REQUIRE(amd.requirement.is_exclusive());
+  REQUIRE(amd.requirement->vendor->value == "amd");
+  REQUIRE(amd.requirement->gpus.value == 2);
+  REQUIRE(amd.requirement->is_exclusive());
   auto intel = classified({"gpu", "oneapi-only", "requires-gpu-intel", "xla_intelgpu_any"});
-  REQUIRE(intel.requirement.vendor->value == "intel");
-  REQUIRE(intel.requirement.gpus.value == 1);
+  REQUIRE(intel.requirement->vendor->value == "intel");
+  REQUIRE(intel.requirement->gpus.value == 1);
   REQUIRE(classified({"xla_interpreter"}).bucket == Bucket::cpu);
 }
 
@@ -86,25 +86,25 @@ TEST_CASE("a variant without backend tags is known by its name when a multi-back
   REQUIRE(t.tests[0].bucket == Bucket::cpu);
   REQUIRE_THAT(t.tests[0].reason, Catch::StartsWith("name suffix _cpu (jax_multiplatform_test variant)"));
   auto amd = classify_one(generated("//xla/tests:dot_test_amdgpu_any", {}, "xla_test"));
-  REQUIRE(amd.tests[0].requirement.vendor->value == "amd");
+  REQUIRE(amd.tests[0].requirement->vendor->value == "amd");
   // Any other macro's _cpu is just a name.
   auto other = classify_one(generated("//x:fast_cpu", {"multi_gpu"}, "py_test"));
   REQUIRE(other.tests[0].bucket == Bucket::gpu);
 }
 
 TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GPU of that vendor") {
-  REQUIRE(classified({"requires-gpu-amd"}).requirement.vendor->value == "amd");
-  REQUIRE(classified({"requires-gpu-rocm"}).requirement.vendor->value == "amd");
-  REQUIRE(classified({"requires-gpu-intel:2"}).requirement.gpus.value == 2);
-  REQUIRE(classified({"requires-gpu-cuda"}).requirement.vendor->value == "nvidia");
-  REQUIRE(classified({"requires-gpu-sm80"}).requirement.vendor->value == "nvidia");
-  REQUIRE_FALSE(classified({"requires-gpu"}).requirement.vendor);
+  REQUIRE(classified({"requires-gpu-amd"}).requirement->vendor->value == "amd");
+  REQUIRE(classified({"requires-gpu-rocm"}).requirement->vendor->value == "amd");
+  REQUIRE(classified({"requires-gpu-intel:2"}).requirement->gpus.value == 2);
+  REQUIRE(classified({"requires-gpu-cuda"}).requirement->vendor->value == "nvidia");
+  REQUIRE(classified({"requires-gpu-sm80"}).requirement->vendor->value == "nvidia");
+  REQUIRE_FALSE(classified({"requires-gpu"}).requirement->vendor);
   REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
 }
 
 TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never make one") {
   REQUIRE(classified({"cuda-only"}).bucket == Bucket::cpu);
-  REQUIRE(classified({"gpu", "rocm-only"}).requirement.vendor->value == "amd");
+  REQUIRE(classified({"gpu", "rocm-only"}).requirement->vendor->value == "amd");
   auto both = classify_one(make_target("//t:t", {"cuda-only", "requires-gpu-amd"}));
   REQUIRE(both.diagnostics.size() == 1);
   REQUIRE_THAT(
@@ -114,19 +114,19 @@ TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never ma
 }
 
 TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU test alone") {
-  REQUIRE(classified({"exclusive", "gpu"}).requirement.is_exclusive());
+  REQUIRE(classified({"exclusive", "gpu"}).requirement->is_exclusive());
   REQUIRE(classified({"exclusive"}).bucket == Bucket::cpu);
   REQUIRE(classified({"exclusive-if-local"}).bucket == Bucket::cpu);
 }
 
 TEST_CASE("the rest of the vocabulary: -full, multi_gpu_h100, multigpu, gpu_only, remote-gpu") {
   auto full = classified({"requires-gpu-sm90-full-only:4"});
-  REQUIRE(full.requirement.gpus.value == 4);
-  REQUIRE(full.requirement.compute_capability.at(0).value.str() == "==9.0");
+  REQUIRE(full.requirement->gpus.value == 4);
+  REQUIRE(full.requirement->compute_capability.at(0).value.str() == "==9.0");
   auto h100 = classified({"multi_gpu_h100"});
-  REQUIRE(h100.requirement.gpus.value == 2);
-  REQUIRE(h100.requirement.gpu_models->value == std::vector<std::string>{"h100"});
-  REQUIRE(classified({"multigpu"}).requirement.gpus.value == 2);
+  REQUIRE(h100.requirement->gpus.value == 2);
+  REQUIRE(h100.requirement->gpu_models->value == std::vector<std::string>{"h100"});
+  REQUIRE(classified({"multigpu"}).requirement->gpus.value == 2);
   REQUIRE(classified({"gpu_only"}).bucket == Bucket::gpu);
   REQUIRE(classified({"remote-gpu"}).bucket == Bucket::gpu);
 }

@@ -99,18 +99,18 @@ inline std::vector<Unit> make_units(long count, const Workload& w, unsigned seed
       }
       pick -= weight;
     }
-    u.requirement.gpus = {gpus, "bench"};
+    u.requirement.edit().gpus = {gpus, "bench"};
     if (gpus > 1 && gpus <= w.nvlink_max_gpus && static_cast<int>(random() % 100) < w.nvlink_percent)
-      u.requirement.nvlink = Sourced<bool>{true, "bench"};
+      u.requirement.edit().nvlink = Sourced<bool>{true, "bench"};
     if (static_cast<int>(random() % 100) < w.exclusive_percent)
-      u.requirement.exclusive = Sourced<bool>{true, "bench"};
+      u.requirement.edit().exclusive = Sourced<bool>{true, "bench"};
     if (static_cast<int>(random() % 100) < w.constrained_percent) {
       switch (random() % 5) {
-        case 0: u.requirement.cuda.push_back(constraint(">=12.4")); break;
-        case 1: u.requirement.cuda.push_back(constraint(">=12.6")); break;
-        case 2: u.requirement.compute_capability.push_back(constraint(">=9.0")); break;
-        case 3: u.requirement.gpu_models = Sourced<std::vector<std::string>>{{"a100"}, "bench"}; break;
-        case 4: u.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "bench"}; break;
+        case 0: u.requirement.edit().cuda.push_back(constraint(">=12.4")); break;
+        case 1: u.requirement.edit().cuda.push_back(constraint(">=12.6")); break;
+        case 2: u.requirement.edit().compute_capability.push_back(constraint(">=9.0")); break;
+        case 3: u.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{{"a100"}, "bench"}; break;
+        case 4: u.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{65536, "bench"}; break;
       }
     }
     if (static_cast<int>(random() % 100) < w.known_vram_percent)

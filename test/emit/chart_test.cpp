@@ -21,7 +21,7 @@ Plan tricky_plan() {
   Assignment a;
   a.unit.id = a.unit.label = "//x:<b>&\"'$(rm -rf /)";
   a.unit.duration_s = 60;
-  a.unit.requirement.gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
   a.node = "n<1>";
   a.gpus = {0};
   a.end_s = 60;

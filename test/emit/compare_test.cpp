@@ -22,7 +22,7 @@ Fleet one_node(int gpus) {
 Assignment unit(const std::string& label, int asks, std::vector<int> gpus, double start, double end) {
   Assignment a;
   a.unit.id = a.unit.label = label;
-  a.unit.requirement.gpus = {asks, "tag"};
+  a.unit.requirement.edit().gpus = {asks, "tag"};
   a.unit.duration_s = end - start;
   a.node = "n0";
   a.gpus = std::move(gpus);

@@ -26,7 +26,7 @@ Plan big_plan() {
     Assignment a;
     a.unit.id = a.unit.label = fmt::format("//p:u{}_test", i);
     a.unit.duration_s = i % 10 == 0 ? 600 : 5 + i % 26;
-    a.unit.requirement.gpus = {1, "tag gpu"};
+    a.unit.requirement.edit().gpus = {1, "tag gpu"};
     int node = i % 4, gpu = (i / 4) % 8;
     a.node = fmt::format("node-{}", node);
     a.gpus = {gpu};

@@ -24,7 +24,7 @@ Assignment shared(const std::string& label, double start, double end) {
   a.unit.id = a.unit.label = label;
   a.unit.duration_s = end - start;
   a.unit.vram_mib = 4096;
-  a.unit.requirement.gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
   a.node = "l4-0";
   a.gpus = {0};
   a.start_s = start;

@@ -26,7 +26,7 @@ Workload generated_workload() {
     test.target.label = fmt::format("//w:t{:02}", i);
     test.target.size = "large";
     test.bucket = Bucket::gpu;
-    test.requirement.gpus = {1, "tag gpu"};
+    test.requirement.edit().gpus = {1, "tag gpu"};
     double seconds = i % 4 == 0 ? 1000 : 50;
     w.real_seconds[test.target.label] = seconds;
     for (double noise : {0.9, 1.0, 1.05})
@@ -89,7 +89,7 @@ TEST_CASE("pack reserves a test's measured peak from the runners' results record
     ClassifiedTest test;
     test.target.label = fmt::format("//p:t{}", i);
     test.bucket = Bucket::gpu;
-    test.requirement.gpus = {1, "tag gpu"};
+    test.requirement.edit().gpus = {1, "tag gpu"};
     tests.tests.push_back(test);
     records += fmt::format("//p:t{},,60,{},h100-0,0,2026-01-0{}T00:00:00Z,0,true\n", i, 9000 + i, i + 1);
     records += fmt::format("//p:t{},,60,10000,h100-0,0,2026-01-0{}T01:00:00Z,0,true\n", i, i + 1);

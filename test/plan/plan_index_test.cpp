@@ -54,7 +54,7 @@ Plan many_nodes() {
     a.unit.id = shard ? fmt::format("{}#shard-{}-of-4", label, *shard) : label;
     a.unit.shard_index = shard;
     a.unit.shard_count = shard ? 4 : 1;
-    a.unit.requirement.gpus = {static_cast<int>(gpus.size()), "tag"};
+    a.unit.requirement.edit().gpus = {static_cast<int>(gpus.size()), "tag"};
     a.node = node;
     a.gpus = gpus;
     a.end_s = 10;

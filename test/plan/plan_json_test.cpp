@@ -22,9 +22,9 @@ Plan sample_plan() {
   a.unit.duration_s = 300;
   a.unit.duration_source = "history-p90";
   a.unit.vram_mib = 40960;
-  a.unit.requirement.gpus = {2, "tag gpu:2"};
-  a.unit.requirement.cuda.push_back({*VersionConstraint::parse(">=12.4"), "tag cuda>=12.4"});
-  a.unit.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+  a.unit.requirement.edit().gpus = {2, "tag gpu:2"};
+  a.unit.requirement.edit().cuda.push_back({*VersionConstraint::parse(">=12.4"), "tag cuda>=12.4"});
+  a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
   a.node = "h100-0";
   a.gpus = {0, 1};
   a.start_s = 0;

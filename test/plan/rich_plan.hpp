@@ -18,15 +18,15 @@ inline gpuplan::Plan rich_plan() {
   a.unit.size = "large";
   a.unit.timeout = "long";
   a.unit.flaky = true;
-  a.unit.requirement.gpus = {2, "tag gpu:2"};
-  a.unit.requirement.gpu_mem_mib = Sourced<std::int64_t>{40960, "tag gpu-mem:40GiB"};
-  a.unit.requirement.cuda.push_back({*VersionConstraint::parse(">=12.4"), "tag cuda>=12.4"});
-  a.unit.requirement.cuda.push_back({*VersionConstraint::parse("<13.0"), "tag cuda<13.0"});
-  a.unit.requirement.compute_capability.push_back(
+  a.unit.requirement.edit().gpus = {2, "tag gpu:2"};
+  a.unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{40960, "tag gpu-mem:40GiB"};
+  a.unit.requirement.edit().cuda.push_back({*VersionConstraint::parse(">=12.4"), "tag cuda>=12.4"});
+  a.unit.requirement.edit().cuda.push_back({*VersionConstraint::parse("<13.0"), "tag cuda<13.0"});
+  a.unit.requirement.edit().compute_capability.push_back(
       {*VersionConstraint::parse(">=8.0"), "tag requires-gpu-sm80"});
-  a.unit.requirement.gpu_models =
+  a.unit.requirement.edit().gpu_models =
       Sourced<std::vector<std::string>>{{"h100", "a100"}, "tag gpu-model:h100|a100"};
-  a.unit.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+  a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
   a.node = "h100-0";
   a.gpus = {0, 1};
   a.start_s = 1.0005;
@@ -38,8 +38,8 @@ inline gpuplan::Plan rich_plan() {
   b.unit.label = "@repo//tools:lint_gpu_test";
   b.unit.duration_s = 60;
   b.unit.duration_source = "size-default";
-  b.unit.requirement.gpus = {1, "tag gpu"};
-  b.unit.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  b.unit.requirement.edit().gpus = {1, "tag gpu"};
+  b.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
   b.node = "l4-3";
   b.gpus = {0};
   b.start_s = 0;
@@ -51,7 +51,7 @@ inline gpuplan::Plan rich_plan() {
   u.unit.label = "//big:t";
   u.unit.duration_s = 1e7 / 3;
   u.unit.duration_source = "history-timeout";
-  u.unit.requirement.gpus = {16, "tag gpu:16"};
+  u.unit.requirement.edit().gpus = {16, "tag gpu:16"};
   u.reason = "needs 16 GPUs; the largest node has 8 — ask for fewer\tor add \"bigger\" nodes";
   plan.unschedulable.push_back(u);
   plan.cpu_tests.push_back({"//a:b", "no GPU annotation"});

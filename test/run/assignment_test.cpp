@@ -96,9 +96,9 @@ TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLin
   node.nvlink.assign(4, std::vector<bool>(4, false));
   node.nvlink[1][3] = node.nvlink[3][1] = true;
   auto a = placed("there", "//t:x", {0, 1}, 0);
-  a.unit.requirement.gpus = {2, "tag"};
+  a.unit.requirement.edit().gpus = {2, "tag"};
   REQUIRE(gpus_here(a, node, {1, 2, 3}) == std::vector<int>{1, 2});
-  a.unit.requirement.nvlink = Sourced<bool>{true, "tag"};
+  a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag"};
   REQUIRE(gpus_here(a, node, {0, 1, 2, 3}) == std::vector<int>{1, 3});
   REQUIRE_FALSE(gpus_here(a, node, {0, 1, 2}));
   REQUIRE_FALSE(gpus_here(a, node, {3}));
@@ -115,7 +115,7 @@ TEST_CASE("a unit that holds the node gets every GPU of it, only when all are fr
   }
   node.nvlink.assign(4, std::vector<bool>(4, false));
   auto a = placed("there", "//t:alone", {2}, 0);
-  a.unit.requirement.exclusive = Sourced<bool>{true, "tag"};
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag"};
   REQUIRE(gpus_here(a, node, {0, 1, 2, 3}, true) == std::vector<int>{0, 1, 2, 3});
   REQUIRE_FALSE(gpus_here(a, node, {0, 1, 3}, true));
   // The memory it reserves counts as the planner counts it: more than these GPUs have.

@@ -159,7 +159,7 @@ TEST_CASE("a stop signal terminates the running units and starts no more") {
 TEST_CASE("an exclusive unit runs alone on its node even when its planned GPUs are free") {
   FakeNode n;
   auto exclusive = on({0}, 10, 20);
-  exclusive.unit.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  exclusive.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
   n.runs = {run(on({0}, 0, 10), "1"), run(on({1}, 0, 10), "5"), run(exclusive, "2"),
             run(on({2}, 20, 30), "1")};
   for (auto& u : n.runs) u.holds_node = holds_whole_node(u.assignment, Policy::exact);

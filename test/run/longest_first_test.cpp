@@ -30,7 +30,7 @@ TEST_CASE("A node's longest planned unit starts first, on the GPUs the plan gave
 
 TEST_CASE("A unit holding the node waits for every GPU in the new order") {
   Assignment alone = on("alone", {0}, 10, 60);
-  alone.unit.requirement.exclusive = Sourced<bool>{true, "test"};
+  alone.unit.requirement.edit().exclusive = Sourced<bool>{true, "test"};
   std::vector<Assignment> units{on("a", {0}, 0, 10), on("b", {1}, 0, 5), alone};
   REQUIRE(longest_first(units, Policy::exact) == Order{2, 0, 1});
   CHECK(units[0].start_s == 50);

@@ -55,7 +55,7 @@ TEST_CASE("units the plan packs onto one GPU run together, in plan order") {
 
 TEST_CASE("an exclusive unit waits for every unit before it on the node and every later one waits for it") {
   auto exclusive = on({1}, 10, 20);
-  exclusive.unit.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  exclusive.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
   ExecSchedule s({on({0}, 0, 10), on({2}, 0, 5), exclusive, on({0}, 20, 30), on({2}, 20, 30)});
   REQUIRE(s.ready() == Ready{0, 1});
   s.started(0);

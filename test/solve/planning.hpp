@@ -70,35 +70,35 @@ inline Unit unit(const std::string& id, double seconds, int gpus = 1) {
   u.label = id;
   u.duration_s = seconds;
   u.duration_source = "test";
-  u.requirement.gpus = {gpus, "test"};
+  u.requirement.edit().gpus = {gpus, "test"};
   return u;
 }
 
 inline Unit& with_nvlink(Unit& u) {
-  u.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+  u.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
   return u;
 }
 inline Unit& with_exclusive(Unit& u) {
-  u.requirement.exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  u.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
   return u;
 }
 inline Unit& with_memory(Unit& u, std::int64_t mib) {
-  u.requirement.gpu_mem_mib = Sourced<std::int64_t>{mib, "tag gpu-mem"};
+  u.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{mib, "tag gpu-mem"};
   u.vram_mib = mib;
   return u;
 }
 inline Unit& with_cuda(Unit& u, const std::string& constraints) {
   auto parsed = *parse_constraints(constraints);
-  for (const auto& c : parsed) u.requirement.cuda.push_back({c, "tag cuda"});
+  for (const auto& c : parsed) u.requirement.edit().cuda.push_back({c, "tag cuda"});
   return u;
 }
 inline Unit& with_capability(Unit& u, const std::string& constraints) {
   auto parsed = *parse_constraints(constraints);
-  for (const auto& c : parsed) u.requirement.compute_capability.push_back({c, "tag gpu-cc"});
+  for (const auto& c : parsed) u.requirement.edit().compute_capability.push_back({c, "tag gpu-cc"});
   return u;
 }
 inline Unit& with_models(Unit& u, std::vector<std::string> models) {
-  u.requirement.gpu_models = Sourced<std::vector<std::string>>{std::move(models), "tag gpu-model"};
+  u.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{std::move(models), "tag gpu-model"};
   return u;
 }
 
@@ -156,12 +156,12 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
   // Overlaps, pairwise (the tests are small).
   bool pack = plan.policy == Policy::pack;
   auto shares = [&](const Assignment& a) {
-    return pack && a.unit.requirement.gpus.value == 1 && !a.unit.requirement.is_exclusive() &&
+    return pack && a.unit.requirement->gpus.value == 1 && !a.unit.requirement->is_exclusive() &&
            a.unit.vram_mib;
   };
   auto alone = [&](const Assignment& a) {
-    return a.unit.requirement.is_exclusive() ||
-           (plan.policy == Policy::whole_node && a.unit.requirement.gpus.value > 1);
+    return a.unit.requirement->is_exclusive() ||
+           (plan.policy == Policy::whole_node && a.unit.requirement->gpus.value > 1);
   };
   for (const auto& a : plan.assignments) {
     std::map<int, std::pair<int, std::int64_t>> on_gpu;  // GPU → units and memory at a's start

@@ -105,8 +105,8 @@ TEST_CASE("six wide units on four nodes need two rounds, and the bound knows it"
   for (int i = 0; i < 6; ++i) units.push_back(unit(fmt::format("//t:wide{}", i), 900, 2));
   auto whole = plan_of(units, fleet, Policy::whole_node);
   CHECK(whole.summary.makespan_s == 1800);
-  CHECK(whole.summary.lower_bound_s == 1800);          // GPU-seconds alone would say 1350
-  for (auto& u : units) u.requirement.gpus.value = 5;  // more than half a node: never two at once
+  CHECK(whole.summary.lower_bound_s == 1800);                 // GPU-seconds alone would say 1350
+  for (auto& u : units) u.requirement.edit().gpus.value = 5;  // more than half a node: never two at once
   auto exact = plan_of(units, fleet, Policy::exact);
   CHECK(exact.summary.makespan_s == 1800);
   CHECK(exact.summary.lower_bound_s == 1800);

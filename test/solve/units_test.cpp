@@ -11,7 +11,7 @@ ClassifiedTest gpu_test(const std::string& label, int shard_count = 0, const std
   t.target.size = size;
   t.target.shard_count = shard_count;
   t.bucket = Bucket::gpu;
-  t.requirement.gpus = {1, "tag gpu"};
+  t.requirement.edit().gpus = {1, "tag gpu"};
   return t;
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("the rules file's size defaults set the planned durations") {
 TEST_CASE("a unit reserves the larger of its declared and its measured GPU memory") {
   Rules rules;
   auto declared = gpu_test("//a:declared");
-  declared.requirement.gpu_mem_mib = Sourced<std::int64_t>{16384, "tag gpu-mem:16G"};
+  declared.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{16384, "tag gpu-mem:16G"};
   auto measured = gpu_test("//a:measured");
   Estimator history = [](const ClassifiedTest& t, std::optional<int>) {
     std::optional<std::int64_t> peak;

@@ -18,7 +18,7 @@ Fleet mixed_fleet() {
 }
 
 Unit& with_vendor(Unit& u, const std::string& vendor) {
-  u.requirement.vendor = Sourced<std::string>{vendor, "tag requires-gpu-" + vendor};
+  u.requirement.edit().vendor = Sourced<std::string>{vendor, "tag requires-gpu-" + vendor};
   return u;
 }
 

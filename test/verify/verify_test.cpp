@@ -88,7 +88,7 @@ Plan shared_gpu_plan(std::int64_t vram_each, int units) {
     a.unit.id = a.unit.label = fmt::format("//pack:t{}", i);
     a.unit.duration_s = 100;
     a.unit.vram_mib = vram_each;
-    a.unit.requirement.gpus = {1, "tag gpu"};
+    a.unit.requirement.edit().gpus = {1, "tag gpu"};
     a.node = "l4-0";
     a.gpus = {0};
     a.end_s = 100;
@@ -192,7 +192,7 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
   auto fleet = example_fleet();
   SECTION("GPU memory") {
     auto& a = unit(plan, "//ml:inference_test#shard-0-of-2");
-    a.unit.requirement.gpu_mem_mib = Sourced<std::int64_t>{32768, "tag gpu-mem:32GiB"};
+    a.unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{32768, "tag gpu-mem:32GiB"};
     a.unit.vram_mib = 32768;
     auto found = verify(plan, fleet);
     REQUIRE(found.size() == 2);
@@ -208,19 +208,20 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
   }
   SECTION("compute capability") {
     auto& a = unit(plan, "//xla:triton_test");
-    a.unit.requirement.compute_capability = {{*VersionConstraint::parse(">=9.0"), "tag requires-gpu-sm90"}};
+    a.unit.requirement.edit().compute_capability = {
+        {*VersionConstraint::parse(">=9.0"), "tag requires-gpu-sm90"}};
     require_one(verify(plan, fleet), ViolationKind::requirement, "//xla:triton_test",
                 "needs compute capability >=9.0 (tag requires-gpu-sm90) but GPU 3 of a100-0");
   }
   SECTION("GPU model") {
     auto& a = unit(plan, "//tf:conv_test");
-    a.unit.requirement.gpu_models =
+    a.unit.requirement.edit().gpu_models =
         Sourced<std::vector<std::string>>{{"h100", "l4"}, "tag gpu-model:h100|l4"};
     require_one(verify(plan, fleet), ViolationKind::requirement, "//tf:conv_test", "needs GPU model h100|l4");
   }
   SECTION("NVLink") {
     auto& a = unit(plan, "//tf:mirrored_strategy_test");  // GPUs 0,1 of a100-0: a pair
-    a.unit.requirement.nvlink = Sourced<bool>{true, "tag nvlink"};
+    a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
     REQUIRE(verify(plan, fleet).empty());
     a.gpus = {1, 2};
     a.env["CUDA_VISIBLE_DEVICES"] = "1,2";
@@ -247,7 +248,7 @@ TEST_CASE("the query's requirements are checked, not the plan's copy of them") {
   REQUIRE(verify(plan, example_fleet(), options).empty());
   for (auto& t : query.tests)
     if (t.target.label == "//tf:conv_test")
-      t.requirement.gpu_mem_mib = Sourced<std::int64_t>{65536, "tag gpu-mem:64GiB"};
+      t.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{65536, "tag gpu-mem:64GiB"};
   require_one(verify(plan, example_fleet(), options), ViolationKind::requirement, "//tf:conv_test",
               "needs 64GiB on each GPU (tag gpu-mem:64GiB)");
 }
@@ -280,7 +281,7 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
     test.target.shard_count = shards;
     test.bucket = bucket;
     test.reason = bucket == Bucket::cpu ? "no GPU annotation" : "tag gpu";
-    test.requirement.gpus = {bucket == Bucket::gpu ? 1 : 0, "tag gpu"};
+    test.requirement.edit().gpus = {bucket == Bucket::gpu ? 1 : 0, "tag gpu"};
     query.tests.push_back(test);
   };
   std::set<std::string> labels;
