@@ -104,14 +104,14 @@ void listed(JsonWriter& out, const std::vector<ListedTest>& tests) {
 /// How many assignments ahead of the one being written prefetch() asks for.
 constexpr std::size_t prefetch_distance = 8;
 
-/// Asks for the heap blocks an assignment's record reads (its strings, constraints and env)
+/// Asks for the heap blocks an assignment's record reads (its strings, requirement and env)
 /// before they are needed: they lie all over the heap, made in label order while the plan lists
 /// units by node and start, and waiting for each one in turn was most of the writer's time.
 void prefetch(const Assignment& a) {
   __builtin_prefetch(a.unit.id.data());
   __builtin_prefetch(a.unit.label.data());
   __builtin_prefetch(a.gpus.data());
-  if (!a.unit.requirement.cuda.empty()) __builtin_prefetch(a.unit.requirement.cuda.data());
+  __builtin_prefetch(a.unit.requirement.operator->());  // shared by the units of the same needs
   if (!a.env.empty()) {
     const auto& first = *a.env.begin();
     __builtin_prefetch(&first);
