@@ -41,21 +41,33 @@ const char* element_for(Attribute attribute) {
 
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-/// The end of the empty element `<rule-input name="..."/>` (or rule-output) that starts at
-/// `at`, just past its "/>"; nullptr if `at` starts no such element complete before `end`.
-const char* rule_io_end(const char* at, const char* end) {
-  std::string_view rest(at, static_cast<std::size_t>(end - at));
-  std::size_t length = rest.starts_with("<rule-input") ? 11 : rest.starts_with("<rule-output") ? 12 : 0;
-  if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
+/// The end of an empty element whose name (`length` bytes from `at`, "<" included) ends at
+/// `at + length`: just past its "/>", reading its attributes; nullptr if it is not one complete
+/// before `end`. With `name`, the value of its `name` attribute goes there (nullptr if that
+/// holds an entity, which expat would decode).
+const char* empty_element_end(const char* at, std::size_t length, const char* end,
+                              std::optional<std::string_view>* name) {
   for (const char* p = at + length; p < end;) {
     if (*p == '/') {
       return p + 1 < end && p[1] == '>' ? p + 2 : nullptr;
     } else if (*p == '=') {
+      bool is_name = false;
+      if (name) {
+        const char* key_end = p;
+        while (key_end > at && is_xml_space(key_end[-1])) --key_end;
+        is_name =
+            key_end - at >= 5 && std::string_view(key_end - 4, 4) == "name" && is_xml_space(key_end[-5]);
+      }
       ++p;
       while (p < end && is_xml_space(*p)) ++p;
       if (p == end || (*p != '"' && *p != '\'')) return nullptr;
       const void* close = std::memchr(p + 1, *p, static_cast<std::size_t>(end - p - 1));
       if (!close) return nullptr;
+      std::string_view value(p + 1, static_cast<std::size_t>(static_cast<const char*>(close) - p - 1));
+      if (is_name) {
+        if (value.find('&') != std::string_view::npos) return nullptr;
+        *name = value;
+      }
       p = static_cast<const char*>(close) + 1;
     } else if (*p == '>' || *p == '<' || *p == '"' || *p == '\'') {
       return nullptr;
@@ -64,6 +76,15 @@ const char* rule_io_end(const char* at, const char* end) {
     }
   }
   return nullptr;
+}
+
+/// The end of the empty element `<rule-input name="..."/>` (or rule-output) that starts at
+/// `at`, just past its "/>"; nullptr if `at` starts no such element complete before `end`.
+const char* rule_io_end(const char* at, const char* end) {
+  std::string_view rest(at, static_cast<std::size_t>(end - at));
+  std::size_t length = rest.starts_with("<rule-input") ? 11 : rest.starts_with("<rule-output") ? 12 : 0;
+  if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
+  return empty_element_end(at, length, end, nullptr);
 }
 
 /// The rule-inputs taken out of the XML before expat saw them, for the GraphSink: each
@@ -135,34 +156,10 @@ const char* unused_attribute_end(const char* at, const char* end) {
     if (rest.starts_with(kind)) length = kind.size();
   if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
   std::optional<std::string_view> name;
-  for (const char* p = at + length; p < end;) {
-    if (*p == '/') {
-      if (p + 1 >= end || p[1] != '>') return nullptr;
-      bool unused = name ? attribute_named(*name) == Attribute::none : length == 6;  // "<label"
-      return unused ? p + 2 : nullptr;
-    } else if (*p == '=') {
-      const char* key_end = p;
-      while (key_end > at && is_xml_space(key_end[-1])) --key_end;
-      bool is_name =
-          key_end - at >= 5 && std::string_view(key_end - 4, 4) == "name" && is_xml_space(key_end[-5]);
-      ++p;
-      while (p < end && is_xml_space(*p)) ++p;
-      if (p == end || (*p != '"' && *p != '\'')) return nullptr;
-      const void* close = std::memchr(p + 1, *p, static_cast<std::size_t>(end - p - 1));
-      if (!close) return nullptr;
-      std::string_view value(p + 1, static_cast<std::size_t>(static_cast<const char*>(close) - p - 1));
-      if (is_name) {
-        if (value.find('&') != std::string_view::npos) return nullptr;  // an entity: expat decodes it
-        name = value;
-      }
-      p = static_cast<const char*>(close) + 1;
-    } else if (*p == '>' || *p == '<' || *p == '"' || *p == '\'') {
-      return nullptr;
-    } else {
-      ++p;  // a space or a letter of an attribute name
-    }
-  }
-  return nullptr;
+  const char* element_end = empty_element_end(at, length, end, &name);
+  if (!element_end) return nullptr;
+  bool unused = name ? attribute_named(*name) == Attribute::none : length == 6;  // "<label"
+  return unused ? element_end : nullptr;
 }
 
 /// Turns the attribute elements of rules that gpuplan never reads (unused_attribute_end) into
