@@ -475,8 +475,10 @@ std::string_view canonical_view(std::string_view label) {
 }
 
 bool label_before(const Target& a, const Target& b) {
-  auto la = canonical_view(a.label), lb = canonical_view(b.label);
-  return la != lb ? la < lb : a.configuration < b.configuration;
+  // One comparison of the labels, not != and then <: labels are often the same length, and
+  // each of those compared their bytes (a tenth of `plan` at 1M tests was this sort).
+  int order = canonical_view(a.label).compare(canonical_view(b.label));
+  return order != 0 ? order < 0 : a.configuration < b.configuration;
 }
 
 }  // namespace
