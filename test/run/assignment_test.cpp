@@ -31,6 +31,19 @@ Plan two_nodes() {
   return plan;
 }
 
+/// A node "here" of four GPUs with `vram_mib` each (0: unknown) and no NVLink.
+Node four_gpu_node(std::int64_t vram_mib) {
+  Node node;
+  node.name = "here";
+  for (int i = 0; i < 4; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.vram_mib = vram_mib;
+    node.gpus.push_back(gpu);
+  }
+  node.nvlink.assign(4, std::vector<bool>(4, false));
+  return node;
+}
 }  // namespace
 
 TEST_CASE("a node's units come in plan order: start, then first GPU") {
@@ -86,14 +99,7 @@ TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the s
 }
 
 TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLink set when it needs one") {
-  Node node;
-  node.name = "here";
-  for (int i = 0; i < 4; ++i) {
-    Gpu gpu;
-    gpu.index = i;
-    node.gpus.push_back(gpu);
-  }
-  node.nvlink.assign(4, std::vector<bool>(4, false));
+  Node node = four_gpu_node(0);
   node.nvlink[1][3] = node.nvlink[3][1] = true;
   auto a = placed("there", "//t:x", {0, 1}, 0);
   a.unit.requirement.edit().gpus = {2, "tag"};
@@ -105,15 +111,7 @@ TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLin
 }
 
 TEST_CASE("a unit that holds the node gets every GPU of it, only when all are free") {
-  Node node;
-  node.name = "here";
-  for (int i = 0; i < 4; ++i) {
-    Gpu gpu;
-    gpu.index = i;
-    gpu.vram_mib = 24576;
-    node.gpus.push_back(gpu);
-  }
-  node.nvlink.assign(4, std::vector<bool>(4, false));
+  Node node = four_gpu_node(24576);
   auto a = placed("there", "//t:alone", {2}, 0);
   a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag"};
   REQUIRE(gpus_here(a, node, {0, 1, 2, 3}, true) == std::vector<int>{0, 1, 2, 3});

@@ -186,13 +186,20 @@ TEST_CASE("The dynamic executor starts a node's longest planned unit first", "[s
   CHECK(dynamic.taken_elsewhere == 1);
 }
 
+namespace {
+/// On one node of two GPUs: a 100 s unit on GPU 0, a 30 s one on GPU 1, then a 2-GPU 80 s one.
+Plan long_wide_short() {
+  return hand_plan({placed(unit("//a:long", 100), "n-0", {0}, 0),
+                    placed(unit("//a:wide", 80, 2), "n-0", {0, 1}, 100),
+                    placed(unit("//a:short", 30), "n-0", {1}, 0)});
+}
+}  // namespace
+
 TEST_CASE("A unit that does not fit the free GPUs lets a shorter one that fits start", "[simulate]") {
   // Two GPUs: the 100 s unit takes GPU 0; the 2-GPU unit does not fit beside it, so the 30 s
   // one starts on GPU 1, and the 2-GPU unit when both are free.
   Fleet fleet = fleet_of({{"n", 1, 2}});
-  Plan plan = hand_plan({placed(unit("//a:long", 100), "n-0", {0}, 0),
-                         placed(unit("//a:wide", 80, 2), "n-0", {0, 1}, 100),
-                         placed(unit("//a:short", 30), "n-0", {1}, 0)});
+  Plan plan = long_wide_short();
   auto replay = sim::prepare_replay(plan, fleet);
   auto dynamic = sim::run_dynamic(replay, {100, 80, 30});
   CHECK(dynamic.started_at[2] == 0);
@@ -203,9 +210,7 @@ TEST_CASE("A unit that does not fit the free GPUs lets a shorter one that fits s
 TEST_CASE("Explaining a dynamic run accounts for every GPU-second up to its end", "[simulate]") {
   // GPU 1 idles from 30 to 100 while the 2-GPU unit waits (unfit); nothing starts after 100.
   Fleet fleet = fleet_of({{"n", 1, 2}});
-  Plan plan = hand_plan({placed(unit("//a:long", 100), "n-0", {0}, 0),
-                         placed(unit("//a:wide", 80, 2), "n-0", {0, 1}, 100),
-                         placed(unit("//a:short", 30), "n-0", {1}, 0)});
+  Plan plan = long_wide_short();
   auto replay = sim::prepare_replay(plan, fleet);
   auto r = sim::run_dynamic(replay, {100, 80, 30}, true);
   REQUIRE(r.spent.size() == 1);
