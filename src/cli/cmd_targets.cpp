@@ -122,17 +122,21 @@ void add_targets_command(CLI::App& app, int& /*status*/) {
   struct Options {
     TargetsInput input;
     bool json = false;
+    std::string output = "-";
   };
   auto options = std::make_shared<Options>();
   auto* command =
       app.add_subcommand("targets", "Show the tests gpuplan reads from bazel query/cquery output");
   add_targets_input(*command, options->input);
   command->add_flag("--json", options->json, "JSON for machines instead of a table");
+  command->add_option("-o,--output", options->output,
+                      "write to this file (atomically: whole or not at all) instead of stdout, where "
+                      "--json streams each test as it is read");
   command->callback([options] {
     std::string name =
         options->input.path.empty() || options->input.path == "-" ? "<stdin>" : options->input.path;
     if (options->json) {
-      Output output("-");
+      Output output(options->output);
       JsonTargets json(output);
       TargetList targets = read_targets_input(options->input, nullptr, json);
       json.finish(targets);
@@ -140,7 +144,7 @@ void add_targets_command(CLI::App& app, int& /*status*/) {
       if (json.tests() == 0) fmt::print(stderr, "gpuplan: {}", summary(targets, name));
     } else {
       TargetList targets = read_targets_input(options->input);
-      write_output("-", (targets.tests.empty() ? "" : table(targets)) + summary(targets, name));
+      write_output(options->output, (targets.tests.empty() ? "" : table(targets)) + summary(targets, name));
     }
   });
 }

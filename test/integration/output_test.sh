@@ -68,6 +68,18 @@ for try in 1 2 3 4 5; do
 done
 [ "$caught" = 1 ] || echo "note: the plan was written before the signal came in all 5 tries" >&2
 
+# targets --json streams each test to standard output as it is read; with -o the file is whole
+# or absent: bad input after 20,000 good tests leaves no file, and good input the same bytes.
+{ cat "$SCRATCH/many.jsonl"; echo '{"type":"RULE","rule":'; } > "$SCRATCH/bad.jsonl"
+rc=0; "$GPUPLAN" targets "$SCRATCH/bad.jsonl" --json -o "$SCRATCH/targets.json" 2> "$SCRATCH/err.txt" || rc=$?
+[ "$rc" = 2 ] || fail "targets -o on bad input: exit $rc, not 2"
+grep -q "bad.jsonl:20001" "$SCRATCH/err.txt" || fail "targets -o on bad input: $(cat "$SCRATCH/err.txt")"
+[ ! -e "$SCRATCH/targets.json" ] || fail "targets -o left half a file behind"
+[ -z "$(leftovers)" ] || fail "targets -o left a temporary file: $(leftovers)"
+"$GPUPLAN" targets "$SCRATCH/many.jsonl" --json -o "$SCRATCH/targets.json" || fail "targets -o"
+"$GPUPLAN" targets "$SCRATCH/many.jsonl" --json | cmp -s - "$SCRATCH/targets.json" ||
+  fail "targets -o wrote something else than standard output"
+
 # Progress: one updating line on a terminal once the command has run a while (here at once);
 # none with --quiet, with CI set, or when standard error is not a terminal.
 if command -v script > /dev/null; then
