@@ -1,7 +1,11 @@
 // Combining annotations: conflicts, malformed annotations, rules, and the order of the result.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <numeric>
+#include <tuple>
 
 #include "annotate/classify_helpers.hpp"
 
@@ -245,6 +249,47 @@ TEST_CASE("tests added in any order give what sorted input gives, findings follo
     REQUIRE(a.diagnostics[i].message == b.diagnostics[i].message);
   }
   REQUIRE(b.diagnostics.back().source == "input");  // the dropped targets' note stays last
+}
+
+TEST_CASE("the label sort agrees with a comparison sort on labels that share long prefixes") {
+  // The classifier sorts by seven label bytes a round (label_order): labels that are prefixes of
+  // each other, end at a round's edge, repeat with other configurations, or spell the main
+  // repository three ways must come out as std::stable_sort orders them.
+  std::vector<Target> added;
+  std::uint32_t seed = 12345;
+  auto next = [&](std::uint32_t bound) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % bound;
+  };
+  const char* repository[] = {"//", "@//", "@@//", "@x//"};
+  for (int i = 0; i < 3000; ++i) {
+    std::string label = repository[next(4)];
+    for (std::uint32_t n = next(16) + (next(2) ? 6 : 12); label.size() < n;)
+      label += "ab:/"[next(next(3) ? 2 : 4)];
+    Target target = make_target(label, {});
+    target.configuration = std::string(next(2) ? "" : next(2) ? "k8-opt" : "k8-fastbuild");
+    added.push_back(std::move(target));
+  }
+  std::vector<std::size_t> expected(added.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  std::stable_sort(expected.begin(), expected.end(), [&](std::size_t a, std::size_t b) {
+    auto key = [&](std::size_t i) {
+      return std::tuple(canonical_label(added[i].label),
+                        std::string(std::string_view(added[i].configuration)));
+    };
+    return key(a) < key(b);
+  });
+  Rules rules;
+  Classifier classifier(rules, {});
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    Target target = added[i];
+    target.location = std::to_string(i);  // which one it was
+    classifier.add(std::move(target));
+  }
+  auto c = classifier.finish({});
+  REQUIRE(c.tests.size() == added.size());
+  for (std::size_t i = 0; i < added.size(); ++i)
+    REQUIRE(c.tests[i].target.location == std::to_string(expected[i]));
 }
 
 TEST_CASE("non-test targets left out of the input are counted in a note") {
