@@ -7,6 +7,14 @@ query=examples/query.xml
 fleet=examples/fleet.yaml
 "$GPUPLAN" plan "$query" --fleet "$fleet" > "$SCRATCH/plan.json" 2> /dev/null || [ $? = 3 ] || fail "plan"
 
+# gpuplan reruns itself with glibc's huge pages (src/cli/main.cpp): the query on standard input
+# survives the rerun, and the user's own GLIBC_TUNABLES, with or without hugetlb, change nothing.
+for tunables in "" glibc.malloc.perturb=165 glibc.malloc.hugetlb=0; do
+  GLIBC_TUNABLES=$tunables "$GPUPLAN" plan --fleet "$fleet" < "$query" > "$SCRATCH/piped.json" 2> /dev/null || [ $? = 3 ] ||
+    fail "plan from standard input with GLIBC_TUNABLES=$tunables"
+  cmp -s "$SCRATCH/plan.json" "$SCRATCH/piped.json" || fail "GLIBC_TUNABLES=$tunables changed the plan"
+done
+
 # A full disk on standard output is exit 2 with a message, never exit 0 with half a plan.
 for command in "plan $query --fleet $fleet" "targets $query --json" "classify $query --json" \
                "classify $query" "fleet check $fleet" "show $SCRATCH/plan.json"; do
