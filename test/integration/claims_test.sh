@@ -96,9 +96,11 @@ for line in open('$LOG'):
 " || fail "--static ran a unit on another node"
 # 5. The real executors against the simulation: durations drawn log-normal (sigma 0.5, a fixed
 # seed), the same draws handed to `gpuplan simulate --history` (one sample a unit: its draw) and
-# slept, scaled by 0.8, by the units of three real execs, once static and once dynamic. The
+# slept, scaled by 1.5, by the units of three real execs, once static and once dynamic. The
 # simulation says the dynamic executor ends well before the static one (5.96 s against 3.81 s
 # for this seed); the real processes must show the same ordering, every unit run exactly once.
+# (Scaled by 0.8, the start-up and polling of ASan-built processes on a loaded 2-core machine,
+# a second or two, once swapped them.)
 /usr/bin/python3 - "$SCRATCH/draws.csv" <<'PY'
 import math, random, sys
 r = random.Random(2)
@@ -115,7 +117,7 @@ jq -e '.dynamic.median < 0.8 * .static.median' "$SCRATCH/sim.json" >/dev/null ||
 cat >"$SCRATCH/drawn.sh" <<'SH'
 #!/usr/bin/env bash
 echo "start $2 $1" >>"$LOG"
-sleep "$(awk -F, -v u="$2" '$1 == u { print $2 * 0.8 }' "$DRAWS")"
+sleep "$(awk -F, -v u="$2" '$1 == u { print $2 * 1.5 }' "$DRAWS")"
 echo "done $2 $1" >>"$LOG"
 SH
 export DRAWS=$SCRATCH/draws.csv
@@ -135,7 +137,7 @@ real_run() {  # real_run NAME ARGS...: the three execs at once; prints their wal
 }
 static_s=$(real_run static --static)
 dynamic_s=$(real_run dynamic --fleet "$SCRATCH/fleet.yaml")
-echo "real executors, durations x0.8: static ${static_s}s, dynamic ${dynamic_s}s; simulated: $(jq -c '[.static.median, .dynamic.median]' "$SCRATCH/sim.json")"
+echo "real executors, durations x1.5: static ${static_s}s, dynamic ${dynamic_s}s; simulated: $(jq -c '[.static.median, .dynamic.median]' "$SCRATCH/sim.json")"
 awk -v d="$dynamic_s" -v s="$static_s" 'BEGIN { exit !(d < s) }' ||
   fail "the real dynamic executors ($dynamic_s s) did not finish before the static ones ($static_s s)"
 
