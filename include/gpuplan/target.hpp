@@ -19,11 +19,11 @@ struct Target {
   Symbol timeout;          ///< short | moderate | long | eternal; empty: derived from size
   int shard_count = 0;     ///< 0: not sharded (Bazel's shard_count default of -1 reads as 0)
   bool flaky = false;
+  bool has_attributes = false;  ///< false for label / label_kind input
   std::map<std::string, std::string> exec_properties;
   Symbol generator_function;    ///< the macro that made it, if any
   std::string location;         ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;         ///< cquery configuration id ("9f87702", "null"); empty for query
-  bool has_attributes = false;  ///< false for label / label_kind input
 };
 
 /// The label with the main-repository prefixes "@//" and "@@//" turned into "//",

@@ -13,6 +13,7 @@
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"
 #include "annotate/rule_matcher.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/size.hpp"
 #include "util/text.hpp"
 
@@ -496,36 +497,26 @@ bool label_before(const Target& a, const Target& b) {
 /// For each place, the test (in the order added) that goes there: by canonical label, then
 /// configuration, then the order added, as std::stable_sort with label_before orders them.
 /// A radix sort, most significant bytes first: each round sorts the tests still tied by a key of
-/// their next seven label bytes, read in the order the tests were added. A comparison sort
-/// followed every test to its label at each comparison, a cache miss or two each: at 1M tests
-/// that was 13% of `plan` on the generated query (ordered by team, so not sorted already).
-std::vector<std::size_t> label_order(TestBlocks& tests) {
-  struct Keyed {  // 12 bytes: the sort moves these, and holds one a test
+/// their next seven label bytes. A comparison sort followed two tests to their labels at each
+/// comparison, a cache miss or two each: at 1M tests that was 13% of `plan` on the generated
+/// query (ordered by team, so not sorted already). 12 bytes a test while it sorts, 4 after.
+std::vector<std::uint32_t> label_order(TestBlocks& tests) {
+  struct Keyed {
     std::uint32_t high, low, test;
     std::uint64_t key() const { return std::uint64_t{high} << 32 | low; }
   };
   auto by_key = [](const Keyed& a, const Keyed& b) {
     return a.key() != b.key() ? a.key() < b.key() : a.test < b.test;
   };
-  auto key_of = [&](std::size_t test, std::size_t depth) {
-    return label_key(canonical_view(tests[test].target.label), depth);
-  };
   std::size_t count = tests.size();
+  static_assert(max_tests <= UINT32_MAX, "the readers stop at max_tests: a test number fits 32 bits");
   std::vector<Keyed> keyed(count);
   for (std::size_t i = 0; i < count; ++i) keyed[i].test = static_cast<std::uint32_t>(i);
-  std::vector<std::uint64_t> sweep;  // this round's key of every test, when most are tied
   std::vector<std::pair<std::size_t, std::size_t>> tied{{0, count}}, next;  // [begin, end) of keyed
-  for (std::size_t depth = 0, tied_count = count; !tied.empty(); depth += 7) {
-    // Most tests still tied: their labels are read in the order added, a sequential pass.
-    bool sweeping = tied_count > count / 16;
-    if (sweeping) {
-      sweep.resize(count);
-      for (std::size_t i = 0; i < count; ++i) sweep[i] = key_of(i, depth);
-    }
-    tied_count = 0;
+  for (std::size_t depth = 0; !tied.empty(); depth += 7) {
     for (auto [begin, end] : tied) {
       for (std::size_t k = begin; k < end; ++k) {
-        std::uint64_t key = sweeping ? sweep[keyed[k].test] : key_of(keyed[k].test, depth);
+        std::uint64_t key = label_key(canonical_view(tests[keyed[k].test].target.label), depth);
         keyed[k].high = static_cast<std::uint32_t>(key >> 32);
         keyed[k].low = static_cast<std::uint32_t>(key);
       }
@@ -536,7 +527,6 @@ std::vector<std::size_t> label_order(TestBlocks& tests) {
         if (j - k < 2) continue;
         if ((keyed[k].low & 0xff) == 8) {  // the labels go on: the next round tells them apart
           next.emplace_back(k, j);
-          tied_count += j - k;
         } else {  // the same label: by configuration, then in the order added
           std::stable_sort(keyed.begin() + k, keyed.begin() + j, [&](const Keyed& a, const Keyed& b) {
             return tests[a.test].target.configuration < tests[b.test].target.configuration;
@@ -547,8 +537,7 @@ std::vector<std::size_t> label_order(TestBlocks& tests) {
     tied.swap(next);
     next.clear();
   }
-  std::vector<std::uint64_t>().swap(sweep);
-  std::vector<std::size_t> order(count);
+  std::vector<std::uint32_t> order(count);
   for (std::size_t i = 0; i < count; ++i) order[i] = keyed[i].test;
   return order;
 }
@@ -595,19 +584,15 @@ Classification Classifier::finish(const DroppedCounts& dropped) {
   Classification result;
   result.dropped = dropped;
   std::size_t count = s.tests.size();
-  std::vector<std::size_t> order(count);  // order[i]: the test (in the order added) that goes to place i
-  std::iota(order.begin(), order.end(), 0);
-  auto before = [&](std::size_t a, std::size_t b) {
-    return label_before(s.tests[a].target, s.tests[b].target);
-  };
-  // A query's output usually comes sorted already: checked in one pass.
-  if (!std::is_sorted(order.begin(), order.end(), before)) {
-    std::vector<std::size_t>().swap(order);  // not held while label_order makes its own
-    order = label_order(s.tests);
+  bool sorted = true;  // a query's output usually comes sorted already: checked in one pass
+  for (std::size_t i = 1; i < count && sorted; ++i)
+    sorted = !label_before(s.tests[i].target, s.tests[i - 1].target);
+  if (!sorted) {
+    std::vector<std::uint32_t> order = label_order(s.tests);  // order[i]: the test that goes to place i
     // The findings follow their tests: by place, in the order found within one test.
     if (!s.diagnostics.empty()) {
-      std::vector<std::size_t> place(count);
-      for (std::size_t i = 0; i < count; ++i) place[order[i]] = i;
+      std::vector<std::uint32_t> place(count);
+      for (std::size_t i = 0; i < count; ++i) place[order[i]] = static_cast<std::uint32_t>(i);
       std::vector<std::size_t> by_place(s.diagnostics.size());
       std::iota(by_place.begin(), by_place.end(), 0);
       std::stable_sort(by_place.begin(), by_place.end(), [&](std::size_t a, std::size_t b) {
@@ -623,15 +608,14 @@ Classification Classifier::finish(const DroppedCounts& dropped) {
       std::size_t to = start;
       for (std::size_t from = order[start]; from != start; from = order[from]) {
         s.tests[to] = std::move(s.tests[from]);
-        order[to] = to;
+        order[to] = static_cast<std::uint32_t>(to);
         to = from;
       }
       s.tests[to] = std::move(held);
-      order[to] = to;
+      order[to] = static_cast<std::uint32_t>(to);
     }
   }
   if (result.diagnostics.empty()) result.diagnostics = std::move(s.diagnostics);
-  std::vector<std::size_t>().swap(order);
   s.tests.move_to(result.tests);
 
   if (auto total = dropped.total(); total > 0)
