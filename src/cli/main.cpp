@@ -25,9 +25,11 @@ namespace {
 /// hundreds of MB then fault in 2 MiB at a time instead of 4 KiB. Measured on the 2-core machine
 /// (a virtual machine, where a page fault is dear): `plan` of 150k tests 2.9 → 1.9 s of CPU,
 /// 53,000 → 3,500 page faults, peak RSS 2% more. Not for `run-under` and `exec`, which launch
-/// tests and must stay milliseconds; not when GLIBC_TUNABLES already sets hugetlb (set
-/// glibc.malloc.hugetlb=0 to run without, e.g. under valgrind). The rerun puts GLIBC_TUNABLES
-/// back as it was, so the processes it starts see the environment the user gave.
+/// tests and must stay milliseconds, nor `classify`, whose aim is memory (under 400 bytes a test:
+/// it holds ~390, and 2 MiB pages round its peak up by up to 17 more at 150k tests); not when
+/// GLIBC_TUNABLES already sets hugetlb (set glibc.malloc.hugetlb=0 to run without, e.g. under
+/// valgrind). The rerun puts GLIBC_TUNABLES back as it was, so the processes it starts see the
+/// environment the user gave.
 void rerun_with_huge_pages(int argc, char** argv) {
   static constexpr char saved_name[] = "GPUPLAN_SAVED_GLIBC_TUNABLES";  // "-": it was unset; "+VALUE"
   auto restore = [](const char* saved) {
@@ -38,7 +40,8 @@ void rerun_with_huge_pages(int argc, char** argv) {
     unsetenv(saved_name);
   };
   if (const char* saved = std::getenv(saved_name)) return restore(saved);  // this is the rerun
-  if (argc < 2 || std::string_view(argv[1]) == "run-under" || std::string_view(argv[1]) == "exec") return;
+  std::string_view command = argc < 2 ? "" : argv[1];
+  if (command.empty() || command == "run-under" || command == "exec" || command == "classify") return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string value = tunables ? tunables : "";
   if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;
