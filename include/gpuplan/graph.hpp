@@ -148,7 +148,8 @@ class GpuReach {
   /// Sets `next` from the nodes marked is_source in it as walk() would, without the reverse
   /// graph; false, with `next` untouched, where the graph has a cycle (outside sources and
   /// walls) or a node listed as a rule twice.
-  static bool descend(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& next);
+  static bool descend(const DepGraph& graph, const std::vector<bool>& wall,
+                      std::vector<DepGraph::Node>& next);
   /// Breadth-first from the nodes in `queue` (already marked in `next`) to their dependents.
   static void walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,
                    std::vector<DepGraph::Node>& next);

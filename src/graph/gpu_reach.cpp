@@ -88,11 +88,11 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     undeclared_next_[node] = is_source;
     queue.push_back(node);
   }
-  if (!queue.empty() && !descend(graph, wall, undeclared_next_))
-    walk(graph, wall, queue, undeclared_next_);
+  if (!queue.empty() && !descend(graph, wall, undeclared_next_)) walk(graph, wall, queue, undeclared_next_);
 }
 
-bool GpuReach::descend(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& next) {
+bool GpuReach::descend(const DepGraph& graph, const std::vector<bool>& wall,
+                       std::vector<DepGraph::Node>& next) {
   using Node = DepGraph::Node;
   constexpr std::uint32_t none = 0xffffffffu;
   std::size_t nodes = graph.node_count();

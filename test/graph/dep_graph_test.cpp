@@ -187,7 +187,8 @@ TEST_CASE("a graph of many labels keeps each once while its label table grows, l
   REQUIRE_FALSE(graph.find("//pkg0:lib_5000"));
 }
 
-TEST_CASE("among equal paths a test steps to the input reached first: GPU deps by their order, then input order") {
+TEST_CASE(
+    "among equal paths a test steps to the input reached first: GPU deps by their order, then input order") {
   DepGraph graph = graph_of(R"(<query version="2">
     <rule class="cc_library" location="/ws/BUILD:1:1" name="//gpu:one"/>
     <rule class="cc_library" location="/ws/BUILD:2:1" name="//gpu:two"/>
