@@ -45,6 +45,14 @@ class DepGraph final : public GraphSink {
   bool declared(Node node) const { return declared_[node]; }
   /// The node of a label in any spelling of the main repository; empty if the graph lacks it.
   std::optional<Node> find(std::string_view label) const;
+  /// The node of the `entry`th rule (or generated file) as the input listed them, from 0 to
+  /// rule_count(); a rule listed twice is two entries.
+  Node rule_node(std::size_t entry) const { return rules_[entry].node; }
+  /// The inputs of the `entry`th rule, in input order.
+  std::span<const Node> rule_inputs(std::size_t entry) const {
+    std::uint64_t end = entry + 1 < rules_.size() ? rules_[entry + 1].first_edge : edges_.size();
+    return {edges_.data() + rules_[entry].first_edge, end - rules_[entry].first_edge};
+  }
   /// The rules whose class is a test rule class, in input order, each once.
   std::vector<Node> tests() const;
   /// The nodes that list `node` among their inputs (built on first use, then kept).
@@ -115,7 +123,9 @@ std::string gpu_pattern_problem(std::string_view pattern);
 bool gpu_pattern_matches(std::string_view pattern, std::string_view label);
 
 /// For each node, whether it reaches GPU code and the next node on a shortest path there.
-/// Made by one breadth-first pass over the reverse graph from every GPU dep: linear in the graph.
+/// Linear in the graph: distances by one depth-first pass over the inputs, then the steps
+/// distance by distance; on a cycle or a rule listed twice, a breadth-first pass over the
+/// reverse graph instead, which picks the same step among equal paths.
 class GpuReach {
  public:
   GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns);
@@ -135,6 +145,11 @@ class GpuReach {
   std::size_t gpu_dep_count() const { return sources_.size(); }
 
  private:
+  /// Sets `next` from the nodes marked is_source in it as walk() would, without the reverse
+  /// graph; false, with `next` untouched, where the graph has a cycle (outside sources and
+  /// walls) or a node listed as a rule twice.
+  static bool descend(const DepGraph& graph, const std::vector<bool>& wall,
+                      std::vector<DepGraph::Node>& next);
   /// Breadth-first from the nodes in `queue` (already marked in `next`) to their dependents.
   static void walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,
                    std::vector<DepGraph::Node>& next);

@@ -29,4 +29,13 @@ void* grow(void* pages, std::size_t old_bytes, std::size_t new_bytes) {
 
 void unmap(void* pages, std::size_t bytes) { munmap(pages, rounded(bytes)); }
 
+void populate(void* pages, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  madvise(pages, rounded(bytes), MADV_POPULATE_WRITE);
+#else
+  (void)pages;
+  (void)bytes;
+#endif
+}
+
 }  // namespace gpuplan::big_pages

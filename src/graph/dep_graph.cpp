@@ -83,6 +83,7 @@ void DepGraph::grow_table() {
   if (slots_.size() >= std::size_t{1} << 32)
     throw std::length_error("more than 2 billion labels in one graph");
   BigArray<Slot> bigger(std::max<std::size_t>(1024, slots_.size() * 2));
+  bigger.populate();  // a quarter full once the slots are in, every page holds some
   home_shift_ = 32 - std::countr_zero(bigger.size());
   std::size_t mask = bigger.size() - 1;
   // The old slots in order land in the new table in order (but for the few that wrapped round).

@@ -1,5 +1,6 @@
-// Which nodes reach GPU code: one breadth-first pass over the reverse graph from every GPU dep,
-// so each node's `next` is its first step on a shortest path to one.
+// Which nodes reach GPU code, and each node's first step on a shortest path to one: worked out
+// over the forward edges (Bazel's graph is acyclic), with the reverse graph's breadth-first walk
+// kept for the inputs where that does not hold.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,7 +79,7 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     next_[node] = is_source;
     queue.push_back(node);
   }
-  walk(graph, wall, queue, next_);
+  if (!queue.empty() && !descend(graph, wall, next_)) walk(graph, wall, queue, next_);
   // The same from every label the input only named: what cannot be ruled out.
   undeclared_next_.assign(graph.node_count(), unreached);
   queue.clear();
@@ -87,7 +88,111 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     undeclared_next_[node] = is_source;
     queue.push_back(node);
   }
-  walk(graph, wall, queue, undeclared_next_);
+  if (!queue.empty() && !descend(graph, wall, undeclared_next_)) walk(graph, wall, queue, undeclared_next_);
+}
+
+bool GpuReach::descend(const DepGraph& graph, const std::vector<bool>& wall,
+                       std::vector<DepGraph::Node>& next) {
+  using Node = DepGraph::Node;
+  constexpr std::uint32_t none = 0xffffffffu;
+  std::size_t nodes = graph.node_count();
+  if (graph.rule_count() >= none) return false;
+  // Each node's entry among the rules; a node listed twice (cquery's configurations) is left
+  // to the breadth-first walk, whose order of equal paths depends on every entry.
+  std::vector<std::uint32_t> entry_of(nodes, none);
+  for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
+    Node node = graph.rule_node(entry);
+    if (entry_of[node] != none) return false;
+    entry_of[node] = static_cast<std::uint32_t>(entry);
+  }
+
+  // Distances: 0 at a source, 1 + the least of its inputs' elsewhere, by an iterative
+  // depth-first walk that finishes each node's inputs before the node. Walls and labels
+  // without inputs are `far` unless sources.
+  constexpr std::uint32_t unvisited = none, open = none - 1, far = none - 2;
+  std::vector<std::uint32_t> dist(nodes);
+  for (Node node = 0; node < nodes; ++node)
+    dist[node] = next[node] == is_source ? 0 : wall[node] || entry_of[node] == none ? far : unvisited;
+  struct Frame {
+    Node node;
+    std::uint32_t best;
+    const Node* input;
+    const Node* end;
+  };
+  std::vector<Frame> stack;
+  auto open_node = [&](Node node) {
+    dist[node] = open;
+    auto inputs = graph.rule_inputs(entry_of[node]);
+    stack.push_back({node, far, inputs.data(), inputs.data() + inputs.size()});
+  };
+  std::uint32_t deepest = 0;
+  for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
+    if (dist[graph.rule_node(entry)] != unvisited) continue;
+    open_node(graph.rule_node(entry));
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      for (; frame.input != frame.end; ++frame.input) {
+        std::uint32_t d = dist[*frame.input];
+        if (d >= open && *frame.input != frame.node) break;  // a rule its own input: no shorter path
+        frame.best = std::min(frame.best, d);
+      }
+      if (frame.input != frame.end) {
+        if (dist[*frame.input] == open) return false;  // a cycle: left to the breadth-first walk
+        open_node(*frame.input);
+        continue;
+      }
+      std::uint32_t d = frame.best == far ? far : frame.best + 1;
+      dist[frame.node] = d;
+      if (d != far) deepest = std::max(deepest, d);
+      stack.pop_back();
+    }
+  }
+
+  // The breadth-first walk's choice among equal paths: it takes the nodes of one distance in
+  // the order it queued them (the sources by node number; then by the place of the node it
+  // came from, and among a node's dependents by their place in the input), and each node steps
+  // to its input queued first. So the nodes of each distance, in input order, are ranked by
+  // their step's rank with a stable counting sort, distance after distance.
+  std::vector<std::size_t> level_start(deepest + 2, 0);
+  for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
+    std::uint32_t d = dist[graph.rule_node(entry)];
+    if (d != 0 && d <= deepest) ++level_start[d + 1];
+  }
+  for (std::size_t d = 1; d < level_start.size(); ++d) level_start[d] += level_start[d - 1];
+  std::vector<Node> by_level(level_start.back());
+  {
+    std::vector<std::size_t> fill(level_start.begin(), level_start.end() - 1);
+    for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
+      Node node = graph.rule_node(entry);
+      std::uint32_t d = dist[node];
+      if (d != 0 && d <= deepest) by_level[fill[d]++] = node;
+    }
+  }
+  std::vector<std::uint32_t>& rank = dist;  // the distances are in by_level now
+  std::uint32_t ranked = 0;
+  for (Node node = 0; node < nodes; ++node) rank[node] = next[node] == is_source ? ranked++ : none;
+  std::vector<std::uint32_t> count;
+  std::uint32_t low = 0, high = ranked;  // the ranks of the distance before
+  for (std::uint32_t d = 1; d <= deepest; ++d) {
+    std::span<const Node> level(by_level.data() + level_start[d], level_start[d + 1] - level_start[d]);
+    count.assign(high - low + 1, 0);
+    for (Node node : level) {
+      std::uint32_t best = none;
+      for (Node input : graph.rule_inputs(entry_of[node])) {
+        std::uint32_t r = rank[input];
+        if (r >= low && r < high && r < best) {
+          best = r;
+          next[node] = input;
+        }
+      }
+      ++count[best - low + 1];
+    }
+    for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+    for (Node node : level) rank[node] = high + count[rank[next[node]] - low]++;
+    low = high;
+    high += static_cast<std::uint32_t>(level.size());
+  }
+  return true;
 }
 
 void GpuReach::walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,

@@ -26,6 +26,9 @@ TEST_CASE("a BigArray of a value starts filled with it, zero or not, and moves w
   BigArray<std::uint32_t> ones(100'000, 0xffffffffu);
   REQUIRE((zeros[0] == 0 && zeros[99'999] == 0));
   REQUIRE((ones[0] == 0xffffffffu && ones[99'999] == 0xffffffffu));
+  ones.populate();  // its pages given at once: what it holds stays
+  zeros.populate();
+  REQUIRE((zeros[99'999] == 0 && ones[99'999] == 0xffffffffu));
   const std::uint32_t* data = ones.data();
   BigArray<std::uint32_t> moved = std::move(ones);
   REQUIRE(moved.data() == data);

@@ -186,3 +186,70 @@ TEST_CASE("a graph of many labels keeps each once while its label table grows, l
   REQUIRE_FALSE(graph.find("//long:" + std::string(70002, 'x')));
   REQUIRE_FALSE(graph.find("//pkg0:lib_5000"));
 }
+
+TEST_CASE(
+    "among equal paths a test steps to the input reached first: GPU deps by their order, then input order") {
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="cc_library" location="/ws/BUILD:1:1" name="//gpu:one"/>
+    <rule class="cc_library" location="/ws/BUILD:2:1" name="//gpu:two"/>
+    <rule class="sh_test" location="/ws/BUILD:3:1" name="//t:a">
+        <rule-input name="//a:x"/><rule-input name="//a:y"/>
+    </rule>
+    <rule class="sh_test" location="/ws/BUILD:4:1" name="//t:b">
+        <rule-input name="//b:p"/><rule-input name="//b:q"/>
+    </rule>
+    <rule class="py_library" location="/ws/BUILD:5:1" name="//a:y"><rule-input name="//gpu:one"/></rule>
+    <rule class="py_library" location="/ws/BUILD:6:1" name="//a:x"><rule-input name="//gpu:two"/></rule>
+    <rule class="py_library" location="/ws/BUILD:7:1" name="//b:q"><rule-input name="//gpu:one"/></rule>
+    <rule class="py_library" location="/ws/BUILD:8:1" name="//b:p"><rule-input name="//gpu:one"/></rule>
+</query>)");
+  GpuDepPatterns patterns;
+  patterns.gpu_deps = {"//gpu/..."};
+  GpuReach reach(graph, patterns);
+  REQUIRE(reach.path_text(*graph.find("//t:a")) == "//t:a → //a:y → //gpu:one");
+  REQUIRE(reach.path_text(*graph.find("//t:b")) == "//t:b → //b:q → //gpu:one");
+}
+
+TEST_CASE("a cycle, which Bazel never prints, neither hangs the reachability pass nor hides a path") {
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="sh_test" location="/ws/BUILD:1:1" name="//t:a"><rule-input name="//c:p"/></rule>
+    <rule class="py_library" location="/ws/BUILD:2:1" name="//c:p"><rule-input name="//c:q"/></rule>
+    <rule class="py_library" location="/ws/BUILD:3:1" name="//c:q">
+        <rule-input name="//c:p"/><rule-input name="//c:r"/>
+    </rule>
+    <rule class="py_library" location="/ws/BUILD:4:1" name="//c:r"><rule-input name="@pypi//torch:pkg"/></rule>
+    <rule class="py_library" location="/ws/BUILD:5:1" name="@pypi//torch:pkg"/>
+    <rule class="sh_test" location="/ws/BUILD:6:1" name="//t:self"><rule-input name="//t:self"/></rule>
+</query>)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.path_text(*graph.find("//t:a")) == "//t:a → //c:p → //c:q → //c:r → @pypi//torch:pkg");
+  REQUIRE(reach.path_text(*graph.find("//c:q")) == "//c:q → //c:r → @pypi//torch:pkg");
+  REQUIRE_FALSE(reach.reaches(*graph.find("//t:self")));
+  REQUIRE_FALSE(reach.unknown(*graph.find("//t:self")));
+}
+
+TEST_CASE("a rule listed twice, as cquery lists one per configuration, reaches through either listing") {
+  DepGraph graph;
+  graph.rule("//t:a", "sh_test");
+  graph.input("//a:cpu");
+  graph.rule("//a:cpu", "py_library");
+  graph.rule("//t:a", "sh_test");
+  graph.input("@pypi//torch:pkg");
+  graph.rule("@pypi//torch:pkg", "py_library");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.path_text(*graph.find("//t:a")) == "//t:a → @pypi//torch:pkg");
+}
+
+TEST_CASE("a chain of 200,000 rules listed dependents first is walked without deep recursion") {
+  DepGraph graph;
+  constexpr int length = 200000;
+  for (int i = 0; i < length; ++i) {
+    graph.rule("//chain:r" + std::to_string(i), i == 0 ? "sh_test" : "py_library");
+    graph.input(i + 1 < length ? "//chain:r" + std::to_string(i + 1) : std::string("@pypi//torch:pkg"));
+  }
+  graph.rule("@pypi//torch:pkg", "py_library");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto path = reach.path(*graph.find("//chain:r0"));
+  REQUIRE(path.size() == length + 1);
+  REQUIRE(graph.label(path.back()) == "@pypi//torch:pkg");
+}
