@@ -21,9 +21,9 @@ struct Target {
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
   std::map<std::string, std::string> exec_properties;
-  Symbol generator_function;    ///< the macro that made it, if any
-  std::string location;         ///< "pkg/BUILD:12:8" as Bazel reports it
-  Symbol configuration;         ///< cquery configuration id ("9f87702", "null"); empty for query
+  Symbol generator_function;  ///< the macro that made it, if any
+  std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
+  Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query
 };
 
 /// The label with the main-repository prefixes "@//" and "@@//" turned into "//",
