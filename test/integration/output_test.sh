@@ -14,6 +14,27 @@ for tunables in "" glibc.malloc.perturb=165 glibc.malloc.hugetlb=0; do
     fail "plan from standard input with GLIBC_TUNABLES=$tunables"
   cmp -s "$SCRATCH/plan.json" "$SCRATCH/piped.json" || fail "GLIBC_TUNABLES=$tunables changed the plan"
 done
+# The rerun is what runs the plan: its environment (/proc/PID/environ is the one it was started
+# with) asks for huge pages; a user's hugetlb=0 gets no rerun.
+rerun_environment() {  # TUNABLES: the environment `plan` reads its query with
+  rm -f "$SCRATCH/query.fifo" && mkfifo "$SCRATCH/query.fifo"
+  GLIBC_TUNABLES=$1 "$GPUPLAN" plan "$SCRATCH/query.fifo" --fleet "$fleet" > /dev/null 2>&1 &
+  local pid=$!
+  exec 7> "$SCRATCH/query.fifo"  # returns once the plan opened its query: after any rerun
+  tr '\0' '\n' < "/proc/$pid/environ" > "$SCRATCH/environ"
+  cat "$query" >&7
+  exec 7>&-
+  wait "$pid" || [ $? = 3 ] || fail "plan from a FIFO with GLIBC_TUNABLES=$1"
+}
+rerun_environment ""
+grep -qx 'GLIBC_TUNABLES=glibc.malloc.hugetlb=1' "$SCRATCH/environ" || fail "plan ran without huge pages"
+rerun_environment glibc.malloc.perturb=165
+# (glibc 2.36 parses GLIBC_TUNABLES in place: its ':' reads back as the end of a string.)
+grep -qx 'GLIBC_TUNABLES=glibc.malloc.perturb=165' "$SCRATCH/environ" && grep -qx 'glibc.malloc.hugetlb=1' "$SCRATCH/environ" &&
+  grep -qx 'GPUPLAN_SAVED_GLIBC_TUNABLES=+glibc.malloc.perturb=165' "$SCRATCH/environ" ||
+  fail "the rerun lost the user's tunables: $(cat "$SCRATCH/environ")"
+rerun_environment glibc.malloc.hugetlb=0
+! grep -q 'GPUPLAN_SAVED_GLIBC_TUNABLES' "$SCRATCH/environ" || fail "a rerun despite the user's hugetlb=0"
 
 # A full disk on standard output is exit 2 with a message, never exit 0 with half a plan.
 for command in "plan $query --fleet $fleet" "targets $query --json" "classify $query --json" \
