@@ -24,9 +24,9 @@ namespace {
 /// (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which glibc reads only at start): a big query's
 /// hundreds of MB then fault in 2 MiB at a time instead of 4 KiB. Measured on the 2-core machine
 /// (a virtual machine, where a page fault is dear): `plan` of 150k tests 1.95–2.3 → 1.2–1.45 s
-/// of CPU, 53,000 → 3,500 page faults, peak RSS 2% more (README "Whole commands"). Not for `run-under` and `exec`, which launch
-/// tests and must stay milliseconds, nor `classify`, whose aim is memory (under 400 bytes a test:
-/// it holds ~390, and 2 MiB pages round its peak up by up to 17 more at 150k tests); not when
+/// of CPU, 53,000 → 3,500 page faults, peak RSS 2% more (README "Whole commands"). Not for `run-under` and
+/// `exec`, which launch tests and must stay milliseconds, nor `classify`, whose aim is memory (under 400
+/// bytes a test: it holds ~390, and 2 MiB pages round its peak up by up to 17 more at 150k tests); not when
 /// GLIBC_TUNABLES already sets hugetlb (set glibc.malloc.hugetlb=0 to run without, e.g. under
 /// valgrind). The rerun puts GLIBC_TUNABLES back as it was, so the processes it starts see the
 /// environment the user gave.
