@@ -40,8 +40,22 @@ struct Assignment {
   std::vector<int> gpus;  ///< ascending
   double start_s = 0;
   double end_s = 0;
-  std::map<std::string, std::string> env;  ///< CUDA_VISIBLE_DEVICES, TEST_TOTAL_SHARDS, TEST_SHARD_INDEX
+  /// The `env` a plan file gave (verify checks it against planned_env); empty in a plan made
+  /// here, whose env is planned_env(): a million small maps were a fifth of `plan`'s memory.
+  std::optional<std::map<std::string, std::string>> env;
 };
+
+/// "0,1": GPU indices as CUDA_VISIBLE_DEVICES spells them.
+std::string gpu_list(const std::vector<int>& gpus);
+
+/// The environment a plan gives an assignment's test, computed from the assignment and never
+/// from a plan file's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES from
+/// its GPUs and, for a shard, TEST_SHARD_INDEX and TEST_TOTAL_SHARDS; in the names' order.
+std::map<std::string, std::string> planned_env(const Assignment& assignment);
+/// The same, a variable at a time in the names' order, without allocating: the plan writer's
+/// way through a million assignments.
+void for_each_planned_env(const Assignment& assignment,
+                          const std::function<void(std::string_view name, std::string_view value)>& each);
 
 struct UnschedulableUnit {
   Unit unit;

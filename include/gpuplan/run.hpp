@@ -19,9 +19,6 @@ namespace gpuplan {
 /// (letters, digits, `/._-:,=+@%`), else in single quotes with each `'` written `'\''`.
 std::string shell_quote(std::string_view value);
 
-/// "0,1": GPU indices as CUDA_VISIBLE_DEVICES spells them.
-std::string gpu_list(const std::vector<int>& gpus);
-
 /// The assignments planned on `node`, in plan order: by planned start, then first GPU, then unit id.
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node);
 
@@ -57,11 +54,6 @@ std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const No
 
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);
-
-/// What a unit's process gets in its environment, computed from the assignment and never
-/// copied from the plan's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES
-/// from the assigned GPUs and the shard variables for a sharded unit.
-std::map<std::string, std::string> unit_environment(const Assignment& assignment);
 
 /// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
 /// `whole-node` one that asks for more than one GPU (as the planner placed them).

@@ -111,16 +111,13 @@ void run(const PlanArgs& args, int& status) {
 
   progress::stage("writing " + (args.output.empty() || args.output == "-" ? "the plan" : args.output));
   Output output(args.output);
-  PlanRecordScanner records;
+  PlanRecords records;
   if (args.format == "text") {
     bool to_terminal = args.output.empty() || args.output == "-";
     Terminal terminal = to_terminal ? terminal_for(1) : Terminal{};
     output.write(render_text(plan, TextOptions{terminal.width, terminal.color}));
   } else {
-    write_plan_json(plan, [&, sink = output.sink()](std::string_view piece) {
-      records.feed(piece);
-      sink(piece);
-    });
+    records = write_plan_json_noting_records(plan, output.sink());
   }
   output.commit();
   if (args.format != "text" && !args.output.empty() && args.output != "-")

@@ -358,7 +358,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
   double start = os::now_epoch_s();
-  pid_t child = os::spawn(o.command, unit_environment(assignment), false, fds);
+  pid_t child = os::spawn(o.command, planned_env(assignment), false, fds);
   os::forward_stop_signals(child);
   GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
   sampler.start(child, assignment.gpus);

@@ -62,7 +62,7 @@ Plan read_plan(const std::string& path) {
 
 std::string plan_index_path(const std::string& path) { return path + ".index"; }
 
-void write_plan_index(const std::string& path, const Plan& plan, const PlanRecordScanner& records) {
+void write_plan_index(const std::string& path, const Plan& plan, const PlanRecords& records) {
   try {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     auto identity = fd.fd < 0 ? std::nullopt : identity_of(fd.fd);
@@ -96,10 +96,10 @@ Plan read_plan_for_launch(const std::string& path, std::string_view node, std::s
   Plan plan = parse_plan(text, path);
   if (text.size() == identity->size) {
     try {
-      PlanRecordScanner records;
-      records.feed(text);
+      PlanRecordScanner scanner;
+      scanner.feed(text);
       Output index(plan_index_path(path));
-      index.write(make_plan_index(plan, records, *identity));
+      index.write(make_plan_index(plan, scanner.records(), *identity));
       index.commit();
     } catch (const std::exception&) {  // a read-only folder: the next launch reads the whole plan too
     }

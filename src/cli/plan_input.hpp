@@ -18,7 +18,7 @@ std::string plan_index_path(const std::string& path);
 
 /// Writes PATH.index for the plan file just written at `path`, whose text `records` scanned.
 /// A failure is one warning line on stderr: run-under then reads the whole plan, as it may.
-void write_plan_index(const std::string& path, const Plan& plan, const PlanRecordScanner& records);
+void write_plan_index(const std::string& path, const Plan& plan, const PlanRecords& records);
 
 /// What `run-under` needs of the plan at `path` to launch `label` on `node` (plan_slice): read
 /// through PATH.index when the index was made from this very file, in a few small reads. Else

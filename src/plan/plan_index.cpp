@@ -151,7 +151,7 @@ void PlanRecordScanner::feed(std::string_view text) {
       if (depth_ == 3 && section_ >= 0) record_begin_ = offset_;
     } else if (c == '}' || c == ']') {
       if (depth_ == 3 && section_ >= 0)
-        extents_[section_].push_back(
+        records_.of[section_].push_back(
             {record_begin_, static_cast<std::uint32_t>(offset_ + 1 - record_begin_)});
       if (depth_ == 2) section_ = -1;
       --depth_;
@@ -164,8 +164,7 @@ std::uint64_t plan_fingerprint(std::string_view head, std::string_view tail) {
   return fnv1a(tail, fnv1a(head));
 }
 
-std::string make_plan_index(const Plan& plan, const PlanRecordScanner& records,
-                            const PlanFileIdentity& identity) {
+std::string make_plan_index(const Plan& plan, const PlanRecords& records, const PlanFileIdentity& identity) {
   auto labels = [&](PlanSection section, std::size_t count, auto&& label_of) {
     const auto& extents = records.extents(section);
     if (extents.size() != count)

@@ -27,17 +27,28 @@ struct RecordExtent {
   std::uint32_t length = 0;
 };
 
+/// Where the records of a plan file's four lists lie, list by list, in file order.
+struct PlanRecords {
+  std::vector<RecordExtent> of[4];
+  const std::vector<RecordExtent>& extents(PlanSection section) const {
+    return of[static_cast<std::size_t>(section)];
+  }
+};
+
+/// write_plan_json, noting where it writes each record of the four lists: what the index of
+/// a plan file that `plan` writes needs, with no second look at its text.
+PlanRecords write_plan_json_noting_records(const Plan& plan,
+                                           const std::function<void(std::string_view)>& write);
+
 /// Finds the byte extents of the records of a plan file's four lists while its text goes by,
-/// piece by piece, as write_plan_json writes it or as it is read back. Keeps only the extents.
+/// piece by piece, as it is read back. Keeps only the extents.
 class PlanRecordScanner {
  public:
   void feed(std::string_view text);
-  const std::vector<RecordExtent>& extents(PlanSection section) const {
-    return extents_[static_cast<std::size_t>(section)];
-  }
+  const PlanRecords& records() const { return records_; }
 
  private:
-  std::vector<RecordExtent> extents_[4];
+  PlanRecords records_;
   std::uint64_t offset_ = 0;
   std::uint64_t record_begin_ = 0;
   int depth_ = 0;
@@ -61,10 +72,9 @@ constexpr std::size_t fingerprint_span = 4096;
 /// FNV-1a of the first and the last fingerprint_span bytes of a file (the whole file when shorter).
 std::uint64_t plan_fingerprint(std::string_view head, std::string_view tail);
 
-/// The index file's bytes for `plan`, whose file text `records` has scanned. Throws
-/// std::logic_error when the scanner found another number of records than the plan has.
-std::string make_plan_index(const Plan& plan, const PlanRecordScanner& records,
-                            const PlanFileIdentity& identity);
+/// The index file's bytes for `plan`, whose file's records lie where `records` says. Throws
+/// std::logic_error when `records` has another number of records than the plan has.
+std::string make_plan_index(const Plan& plan, const PlanRecords& records, const PlanFileIdentity& identity);
 
 /// Reads `length` bytes at `offset` of a file; fewer at its end.
 using ReadAt = std::function<std::string(std::uint64_t offset, std::size_t length)>;

@@ -9,6 +9,7 @@
 #include "gpuplan/plan.hpp"
 #include "gpuplan/rules.hpp"
 #include "plan/json_parts.hpp"
+#include "plan/plan_index.hpp"
 #include "util/json_writer.hpp"
 
 namespace gpuplan {
@@ -90,13 +91,36 @@ void unit_details(JsonWriter& out, const Unit& unit) {
   write_requirements(out, unit.requirement);
 }
 
-void listed(JsonWriter& out, const std::vector<ListedTest>& tests) {
+/// Writes the records of one of the plan's four lists, each an object, noting where each one
+/// lies when asked to (PlanRecords: the plan index's input).
+class RecordWriter {
+ public:
+  RecordWriter(JsonWriter& out, PlanRecords* records) : out_(out), records_(records) {}
+  void begin() {
+    out_.begin_object();
+    begun_ = out_.written() - 1;
+  }
+  void end(PlanSection section) {
+    out_.end_object();
+    if (records_)
+      records_->of[static_cast<std::size_t>(section)].push_back(
+          {begun_, static_cast<std::uint32_t>(out_.written() - begun_)});
+  }
+
+ private:
+  JsonWriter& out_;
+  PlanRecords* records_;
+  std::uint64_t begun_ = 0;
+};
+
+void listed(JsonWriter& out, RecordWriter& record, const std::vector<ListedTest>& tests,
+            PlanSection section) {
   out.begin_array();
   for (const auto& t : tests) {
-    out.begin_object();
+    record.begin();
     out.key("label").value(t.label);
     out.key("reason").value(t.reason);
-    out.end_object();
+    record.end(section);
   }
   out.end_array();
 }
@@ -112,13 +136,11 @@ void prefetch(const Assignment& a) {
   __builtin_prefetch(a.unit.label.data());
   __builtin_prefetch(a.gpus.data());
   __builtin_prefetch(a.unit.requirement.operator->());  // shared by the units of the same needs
-  if (!a.env.empty()) {
-    const auto& first = *a.env.begin();
-    __builtin_prefetch(&first);
-  }
+  if (a.env && !a.env->empty()) __builtin_prefetch(&*a.env->begin());
 }
 
-void plan_document(JsonWriter& out, const Plan& plan) {
+void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
+  RecordWriter record(out, records);
   out.begin_object();
   out.key("schema_version").value(plan.schema_version);
   out.key("generator").begin_object();
@@ -151,14 +173,14 @@ void plan_document(JsonWriter& out, const Plan& plan) {
   ratio(out, s.pack_slowdown);
   out.end_object();
   out.key("cpu_tests");
-  listed(out, plan.cpu_tests);
+  listed(out, record, plan.cpu_tests, PlanSection::cpu_tests);
   out.key("skipped_tests");
-  listed(out, plan.skipped_tests);
+  listed(out, record, plan.skipped_tests, PlanSection::skipped_tests);
   out.key("assignments").begin_array();
   for (std::size_t i = 0; i < plan.assignments.size(); ++i) {
     if (i + prefetch_distance < plan.assignments.size()) prefetch(plan.assignments[i + prefetch_distance]);
     const auto& a = plan.assignments[i];
-    out.begin_object();
+    record.begin();
     unit_fields(out, a.unit);
     out.key("node").value(a.node.str());
     out.key("gpus").begin_array();
@@ -170,18 +192,22 @@ void plan_document(JsonWriter& out, const Plan& plan) {
     seconds(out, a.end_s);
     unit_details(out, a.unit);
     out.key("env").begin_object();
-    for (const auto& [k, v] : a.env) out.key(k).value(v);
+    auto variable = [&](std::string_view name, std::string_view value) { out.key(name).value(value); };
+    if (a.env)
+      for (const auto& [name, value] : *a.env) variable(name, value);
+    else
+      for_each_planned_env(a, variable);
     out.end_object();
-    out.end_object();
+    record.end(PlanSection::assignments);
   }
   out.end_array();
   out.key("unschedulable").begin_array();
   for (const auto& u : plan.unschedulable) {
-    out.begin_object();
+    record.begin();
     unit_fields(out, u.unit);
     out.key("reason").value(u.reason);
     unit_details(out, u.unit);
-    out.end_object();
+    record.end(PlanSection::unschedulable);
   }
   out.end_array();
   out.key("diagnostics");
@@ -388,11 +414,26 @@ ordered_json requirements_to_json(const Requirement& r) {
   return ordered_json::parse(text);
 }
 
-void write_plan_json(const Plan& plan, const std::function<void(std::string_view)>& write) {
+namespace {
+
+void write_plan(const Plan& plan, const std::function<void(std::string_view)>& write, PlanRecords* records) {
   JsonWriter out(write);
-  plan_document(out, plan);
+  plan_document(out, plan, records);
   out.raw("\n");
   out.flush();
+}
+
+}  // namespace
+
+void write_plan_json(const Plan& plan, const std::function<void(std::string_view)>& write) {
+  write_plan(plan, write, nullptr);
+}
+
+PlanRecords write_plan_json_noting_records(const Plan& plan,
+                                           const std::function<void(std::string_view)>& write) {
+  PlanRecords records;
+  write_plan(plan, write, &records);
+  return records;
 }
 
 ordered_json to_json(const Plan& plan) {
@@ -450,11 +491,12 @@ Plan plan_from_json(const json& j, const std::string& name) {
     }
     a.start_s = r.number(item, path, "start_s");
     a.end_s = r.number(item, path, "end_s");
+    a.env.emplace();  // a file's env as it is, even when absent: verify says what is missing
     if (auto* env = r.optional_field(item, "env")) {
       if (!env->is_object()) r.fail(path + ".env", "expected an object of strings");
       for (const auto& [k, v] : env->items()) {
         if (!v.is_string()) r.fail(fmt::format("{}.env.{}", path, k), "expected a string");
-        a.env[k] = v.get<std::string>();
+        (*a.env)[k] = v.get<std::string>();
       }
     }
     plan.assignments.push_back(std::move(a));

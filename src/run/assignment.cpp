@@ -10,8 +10,6 @@
 
 namespace gpuplan {
 
-std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
-
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node) {
   std::vector<Assignment> units;
   for (const auto& a : plan.assignments)
@@ -71,16 +69,6 @@ int planned_gpu_count(const Plan& plan, std::string_view node) {
     if (a.node == node)
       for (int gpu : a.gpus) count = std::max(count, gpu + 1);
   return count;
-}
-
-std::map<std::string, std::string> unit_environment(const Assignment& a) {
-  std::map<std::string, std::string> env;
-  env["CUDA_VISIBLE_DEVICES"] = gpu_list(a.gpus);
-  if (a.unit.shard_index) {
-    env["TEST_SHARD_INDEX"] = std::to_string(*a.unit.shard_index);
-    env["TEST_TOTAL_SHARDS"] = std::to_string(a.unit.shard_count);
-  }
-  return env;
 }
 
 int timeout_seconds(const Unit& unit) {

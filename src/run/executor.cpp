@@ -123,7 +123,7 @@ class Loop {
     auto& u = runs_[i];
     if (hooks_.starting) hooks_.starting(u);
     u.start = runner_.now();
-    u.id = runner_.start(u.command, unit_environment(u.assignment), fds);
+    u.id = runner_.start(u.command, planned_env(u.assignment), fds);
     u.outcome = Outcome::running;
     by_id_[u.id] = i;
     for (int gpu : held(u)) ++busy_[gpu];

@@ -131,15 +131,6 @@ double busy_gpu_seconds(const Plan& plan) {
 /// Seconds rounded to whole milliseconds, as the plan writes them.
 double to_milliseconds(double seconds) { return std::round(seconds * 1000) / 1000; }
 
-std::string joined_gpus(const std::vector<int>& gpus) {
-  std::string joined;
-  for (int gpu : gpus) {
-    if (!joined.empty()) joined += ',';
-    joined += fmt::format_int(gpu).c_str();
-  }
-  return joined;
-}
-
 /// Reorders `items` in place so that items[i] becomes what was at items[order[i]]; `order`
 /// must be a permutation of the indices and is used up. In place, because the items are a
 /// million assignments that should not exist twice.
@@ -260,7 +251,7 @@ std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<
   return order;
 }
 
-/// Where and when the assignment runs, and its environment.
+/// Where and when the assignment runs (its env is planned_env's: nothing to store).
 void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
   a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
   for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(std::countr_zero(m));
@@ -268,12 +259,6 @@ void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
   // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
   a.start_s = to_milliseconds(placed.start);
   a.end_s = a.start_s + a.unit.duration_s;
-  // In the map's order, each added at its end: no key comparisons.
-  a.env.emplace_hint(a.env.end(), "CUDA_VISIBLE_DEVICES", joined_gpus(a.gpus));
-  if (a.unit.shard_index) {
-    a.env.emplace_hint(a.env.end(), "TEST_SHARD_INDEX", fmt::format_int(*a.unit.shard_index).c_str());
-    a.env.emplace_hint(a.env.end(), "TEST_TOTAL_SHARDS", fmt::format_int(a.unit.shard_count).c_str());
-  }
 }
 
 }  // namespace

@@ -237,6 +237,7 @@ void JsonWriter::spill() {
 void JsonWriter::flush() {
   if (buffer_.empty()) return;
   sink_(buffer_);
+  handed_ += buffer_.size();
   buffer_.clear();
 }
 

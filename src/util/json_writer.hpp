@@ -57,6 +57,8 @@ class JsonWriter {
   void raw(std::string_view text);
   /// Hands everything written so far to the sink.
   void flush();
+  /// How many bytes have been written so far, handed to the sink or not.
+  std::uint64_t written() const { return handed_ + buffer_.size(); }
 
  private:
   void before_value();
@@ -68,6 +70,7 @@ class JsonWriter {
   TextSink sink_;
   int indent_;
   std::string buffer_;
+  std::uint64_t handed_ = 0;  ///< bytes handed to the sink
   /// One entry per open container: whether it has no member yet.
   std::vector<bool> empty_;
   bool after_key_ = false;

@@ -113,15 +113,17 @@ class Checker {
 
   void env(const Assignment& a) {
     const auto& id = a.unit.id;
-    for (const auto& [name, value] : a.env)
+    std::map<std::string, std::string> planned;
+    const auto& env = a.env ? *a.env : (planned = planned_env(a));  // a plan made here: its own
+    for (const auto& [name, value] : env)
       if (name != "CUDA_VISIBLE_DEVICES" && name != "TEST_TOTAL_SHARDS" && name != "TEST_SHARD_INDEX")
         add(ViolationKind::env, id,
             fmt::format("env sets {}, which executors never apply (a plan may set only "
                         "CUDA_VISIBLE_DEVICES, TEST_TOTAL_SHARDS and TEST_SHARD_INDEX)",
                         name));
     auto expect = [&](const std::string& name, const std::string& value) {
-      auto it = a.env.find(name);
-      if (it == a.env.end())
+      auto it = env.find(name);
+      if (it == env.end())
         add(ViolationKind::env, id, fmt::format("env has no {}; it should be \"{}\"", name, value));
       else if (it->second != value)
         add(ViolationKind::env, id,
@@ -130,7 +132,7 @@ class Checker {
     expect("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(a.gpus, ",")));
     if (!a.unit.shard_index) {
       for (const char* name : {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS"})
-        if (a.env.count(name)) add(ViolationKind::env, id, fmt::format("sets {} but is not a shard", name));
+        if (env.count(name)) add(ViolationKind::env, id, fmt::format("sets {} but is not a shard", name));
       return;
     }
     if (*a.unit.shard_index < 0 || *a.unit.shard_index >= a.unit.shard_count)

@@ -33,7 +33,6 @@ Plan big_plan() {
     a.start_s = free_at[{node, gpu}];
     a.end_s = a.start_s + a.unit.duration_s;
     free_at[{node, gpu}] = a.end_s;
-    a.env["CUDA_VISIBLE_DEVICES"] = std::to_string(gpu);
     plan.summary.makespan_s = std::max(plan.summary.makespan_s, a.end_s);
     plan.assignments.push_back(a);
   }

@@ -20,11 +20,8 @@ struct Written {
 
 Written write(const Plan& plan, std::int64_t mtime_ns = 7) {
   Written w;
-  PlanRecordScanner records;
-  write_plan_json(plan, [&](std::string_view piece) {
-    records.feed(piece);
-    w.text += piece;
-  });
+  PlanRecords records =
+      write_plan_json_noting_records(plan, [&](std::string_view piece) { w.text += piece; });
   auto span = std::min(fingerprint_span, w.text.size());
   w.identity = {w.text.size(), mtime_ns,
                 plan_fingerprint(std::string_view(w.text).substr(0, span),
@@ -133,27 +130,31 @@ TEST_CASE("plan slice: an index of another version of the file is not used", "[p
   }
 }
 
-TEST_CASE("plan record scanner: the records of each list, whatever the pieces", "[plan_index]") {
+TEST_CASE("plan records: the scanner, whatever the pieces, finds where the writer noted them",
+          "[plan_index]") {
   Plan plan = rich_plan();
   std::string text;
-  write_plan_json(plan, [&](std::string_view piece) { text += piece; });
+  PlanRecords noted = write_plan_json_noting_records(plan, [&](std::string_view piece) { text += piece; });
   PlanRecordScanner whole, bytewise;
   whole.feed(text);
   for (char c : text) bytewise.feed(std::string_view(&c, 1));
   for (auto section : {PlanSection::cpu_tests, PlanSection::skipped_tests, PlanSection::assignments,
-                       PlanSection::unschedulable}) {
-    REQUIRE(whole.extents(section).size() == bytewise.extents(section).size());
-    for (std::size_t i = 0; i < whole.extents(section).size(); ++i)
-      CHECK(whole.extents(section)[i].offset == bytewise.extents(section)[i].offset);
-  }
-  REQUIRE(whole.extents(PlanSection::assignments).size() == 2);
-  auto first = whole.extents(PlanSection::assignments)[0];
+                       PlanSection::unschedulable})
+    for (const auto* found : {&whole.records(), &bytewise.records()}) {
+      REQUIRE(found->extents(section).size() == noted.extents(section).size());
+      for (std::size_t i = 0; i < noted.extents(section).size(); ++i) {
+        CHECK(found->extents(section)[i].offset == noted.extents(section)[i].offset);
+        CHECK(found->extents(section)[i].length == noted.extents(section)[i].length);
+      }
+    }
+  REQUIRE(noted.extents(PlanSection::assignments).size() == 2);
+  auto first = noted.extents(PlanSection::assignments)[0];
   CHECK(text.substr(first.offset, 40).starts_with("{\n      \"unit\": \"//ml:train#shard"));
   CHECK(text[first.offset + first.length - 1] == '}');
-  CHECK(whole.extents(PlanSection::cpu_tests).size() == 2);
-  CHECK(whole.extents(PlanSection::unschedulable).size() == 1);
+  CHECK(noted.extents(PlanSection::cpu_tests).size() == 2);
+  CHECK(noted.extents(PlanSection::unschedulable).size() == 1);
   // The diagnostics list (with its "label" keys) is no list of the index.
   Plan fewer = plan;
   fewer.cpu_tests.pop_back();
-  CHECK_THROWS_AS(make_plan_index(fewer, whole, PlanFileIdentity{}), std::logic_error);
+  CHECK_THROWS_AS(make_plan_index(fewer, noted, PlanFileIdentity{}), std::logic_error);
 }

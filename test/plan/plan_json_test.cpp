@@ -29,7 +29,8 @@ Plan sample_plan() {
   a.gpus = {0, 1};
   a.start_s = 0;
   a.end_s = 300;
-  a.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}, {"TEST_SHARD_INDEX", "1"}, {"TEST_TOTAL_SHARDS", "4"}};
+  a.env = std::map<std::string, std::string>{
+      {"CUDA_VISIBLE_DEVICES", "0,1"}, {"TEST_SHARD_INDEX", "1"}, {"TEST_TOTAL_SHARDS", "4"}};
   plan.assignments.push_back(a);
   plan.cpu_tests.push_back({"//a:b", "no GPU annotation"});
   plan.summary.makespan_s = 300.25;

@@ -31,7 +31,8 @@ inline gpuplan::Plan rich_plan() {
   a.gpus = {0, 1};
   a.start_s = 1.0005;
   a.end_s = 301.12395;
-  a.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}, {"TEST_SHARD_INDEX", "1"}, {"TEST_TOTAL_SHARDS", "4"}};
+  a.env = std::map<std::string, std::string>{
+      {"CUDA_VISIBLE_DEVICES", "0,1"}, {"TEST_SHARD_INDEX", "1"}, {"TEST_TOTAL_SHARDS", "4"}};
   plan.assignments.push_back(a);
   Assignment b;
   b.unit.id = "@repo//tools:lint_gpu_test";
@@ -44,7 +45,7 @@ inline gpuplan::Plan rich_plan() {
   b.gpus = {0};
   b.start_s = 0;
   b.end_s = 60;
-  b.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  b.env = std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "0"}};
   plan.assignments.push_back(b);
   UnschedulableUnit u;
   u.unit.id = "//big:t";

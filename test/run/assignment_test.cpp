@@ -76,13 +76,14 @@ TEST_CASE("the node's GPU count is known up to the highest planned index") {
 
 TEST_CASE("a unit's environment has its GPUs and its shard, and nothing else the plan sets") {
   auto a = placed("a", "//t:sharded", {0, 1}, 0, 1);
-  a.env = {{"CUDA_VISIBLE_DEVICES", "7"}, {"LD_PRELOAD", "/tmp/evil.so"}, {"PATH", "/tmp"}};
-  auto env = unit_environment(a);
+  a.env = std::map<std::string, std::string>{
+      {"CUDA_VISIBLE_DEVICES", "7"}, {"LD_PRELOAD", "/tmp/evil.so"}, {"PATH", "/tmp"}};
+  auto env = planned_env(a);
   REQUIRE(env["CUDA_VISIBLE_DEVICES"] == "0,1");
   REQUIRE(env["TEST_SHARD_INDEX"] == "1");
   REQUIRE(env["TEST_TOTAL_SHARDS"] == "2");
   REQUIRE(env.size() == 3);
-  REQUIRE(unit_environment(placed("a", "//t:x", {}, 0)).at("CUDA_VISIBLE_DEVICES").empty());
+  REQUIRE(planned_env(placed("a", "//t:x", {}, 0)).at("CUDA_VISIBLE_DEVICES").empty());
 }
 
 TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the size") {

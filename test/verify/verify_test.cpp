@@ -92,7 +92,7 @@ Plan shared_gpu_plan(std::int64_t vram_each, int units) {
     a.node = "l4-0";
     a.gpus = {0};
     a.end_s = 100;
-    a.env = {{"CUDA_VISIBLE_DEVICES", "0"}};
+    a.env = std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "0"}};
     plan.assignments.push_back(a);
   }
   plan.summary.makespan_s = 100;
@@ -116,7 +116,7 @@ TEST_CASE("a GPU index the node does not have is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//xla:triton_test");
   a.gpus = {4};
-  a.env["CUDA_VISIBLE_DEVICES"] = "4";
+  (*a.env)["CUDA_VISIBLE_DEVICES"] = "4";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//xla:triton_test",
               "GPU 4 does not exist on a100-0 (it has GPUs 0-3)");
 }
@@ -125,7 +125,7 @@ TEST_CASE("a GPU listed twice for one unit is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:nccl_test");
   a.gpus = {1, 1};
-  a.env["CUDA_VISIBLE_DEVICES"] = "1,1";
+  (*a.env)["CUDA_VISIBLE_DEVICES"] = "1,1";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//tf:nccl_test", "lists GPU 1 twice");
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("a unit given fewer GPUs than it needs is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:nccl_test");
   a.gpus = {1};
-  a.env["CUDA_VISIBLE_DEVICES"] = "1";
+  (*a.env)["CUDA_VISIBLE_DEVICES"] = "1";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test",
               "holds 1 GPU but needs 2");
 }
@@ -224,7 +224,7 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
     a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
     REQUIRE(verify(plan, fleet).empty());
     a.gpus = {1, 2};
-    a.env["CUDA_VISIBLE_DEVICES"] = "1,2";
+    (*a.env)["CUDA_VISIBLE_DEVICES"] = "1,2";
     auto found = verify(plan, fleet);
     REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
               return v.kind == ViolationKind::requirement &&
@@ -338,22 +338,22 @@ TEST_CASE("inconsistent times are reported") {
 TEST_CASE("an environment that disagrees with the assignment is reported") {
   auto plan = example_plan();
   SECTION("CUDA_VISIBLE_DEVICES") {
-    unit(plan, "//tf:nccl_test").env["CUDA_VISIBLE_DEVICES"] = "0,1";
+    (*unit(plan, "//tf:nccl_test").env)["CUDA_VISIBLE_DEVICES"] = "0,1";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:nccl_test",
                 "CUDA_VISIBLE_DEVICES is \"0,1\" but should be \"1,2\"");
   }
   SECTION("the shard index") {
-    unit(plan, "//ml:train_test#shard-3-of-4").env["TEST_SHARD_INDEX"] = "4";
+    (*unit(plan, "//ml:train_test#shard-3-of-4").env)["TEST_SHARD_INDEX"] = "4";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//ml:train_test#shard-3-of-4",
                 "TEST_SHARD_INDEX is \"4\" but should be \"3\"");
   }
   SECTION("shard variables on a test that is not sharded") {
-    unit(plan, "//tf:conv_test").env["TEST_TOTAL_SHARDS"] = "2";
+    (*unit(plan, "//tf:conv_test").env)["TEST_TOTAL_SHARDS"] = "2";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
                 "sets TEST_TOTAL_SHARDS but is not a shard");
   }
   SECTION("a variable gpuplan does not set") {
-    unit(plan, "//tf:conv_test").env["LD_PRELOAD"] = "/tmp/x.so";
+    (*unit(plan, "//tf:conv_test").env)["LD_PRELOAD"] = "/tmp/x.so";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
                 "env sets LD_PRELOAD, which executors never apply");
   }

@@ -1,0 +1,29 @@
+// The environment a plan gives each assignment's test: what the plan file lists and what
+// `exec` and `run-under` apply.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan {
+
+std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
+
+void for_each_planned_env(const Assignment& a,
+                          const std::function<void(std::string_view name, std::string_view value)>& each) {
+  fmt::memory_buffer gpus;
+  fmt::format_to(std::back_inserter(gpus), "{}", fmt::join(a.gpus, ","));
+  each("CUDA_VISIBLE_DEVICES", std::string_view(gpus.data(), gpus.size()));
+  if (!a.unit.shard_index) return;
+  fmt::format_int index(*a.unit.shard_index), count(a.unit.shard_count);
+  each("TEST_SHARD_INDEX", std::string_view(index.data(), index.size()));
+  each("TEST_TOTAL_SHARDS", std::string_view(count.data(), count.size()));
+}
+
+std::map<std::string, std::string> planned_env(const Assignment& a) {
+  std::map<std::string, std::string> env;
+  for_each_planned_env(a, [&](std::string_view name, std::string_view value) { env.emplace(name, value); });
+  return env;
+}
+
+}  // namespace gpuplan
