@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
@@ -74,7 +76,29 @@ void constraints(JsonWriter& out, const std::vector<Sourced<VersionConstraint>>&
   out.value(to_string(plain));
 }
 
-void unit_details(JsonWriter& out, const Unit& unit) {
+/// The text of each requirement the units share, as write_requirements writes it at a depth:
+/// a million units share a few dozen, so each is written once and then copied.
+class RequirementTexts {
+ public:
+  /// Its text as `in` would write it next.
+  std::string_view of(const Requirement& r, const JsonWriter& in) {
+    auto [it, added] = texts_.try_emplace({&r, in.depth(), in.indent()});
+    if (added) {
+      JsonWriter out([&text = it->second](std::string_view piece) { text += piece; }, in.indent(),
+                     in.depth());
+      write_requirements(out, r);
+      out.flush();
+    }
+    return it->second;
+  }
+  /// A plan read from a file has a requirement per unit: past this many, write them as they come.
+  bool full() const { return texts_.size() >= 4096; }
+
+ private:
+  std::map<std::tuple<const Requirement*, std::size_t, int>, std::string> texts_;
+};
+
+void unit_details(JsonWriter& out, const Unit& unit, RequirementTexts& texts) {
   out.key("duration_s");
   seconds(out, unit.duration_s);
   out.key("duration_source").value(unit.duration_source.str());
@@ -88,7 +112,10 @@ void unit_details(JsonWriter& out, const Unit& unit) {
     out.value(unit.timeout.str());
   out.key("flaky").value(unit.flaky);
   out.key("requirements");
-  write_requirements(out, unit.requirement);
+  if (texts.full())
+    write_requirements(out, unit.requirement);
+  else
+    out.value_text(texts.of(unit.requirement, out));
 }
 
 /// Writes the records of one of the plan's four lists, each an object, noting where each one
@@ -141,6 +168,7 @@ void prefetch(const Assignment& a) {
 
 void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
   RecordWriter record(out, records);
+  RequirementTexts requirements;
   out.begin_object();
   out.key("schema_version").value(plan.schema_version);
   out.key("generator").begin_object();
@@ -190,7 +218,7 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
     seconds(out, a.start_s);
     out.key("end_s");
     seconds(out, a.end_s);
-    unit_details(out, a.unit);
+    unit_details(out, a.unit, requirements);
     out.key("env").begin_object();
     auto variable = [&](std::string_view name, std::string_view value) { out.key(name).value(value); };
     if (a.env)
@@ -206,7 +234,7 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
     record.begin();
     unit_fields(out, u.unit);
     out.key("reason").value(u.reason);
-    unit_details(out, u.unit);
+    unit_details(out, u.unit, requirements);
     record.end(PlanSection::unschedulable);
   }
   out.end_array();

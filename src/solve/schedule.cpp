@@ -415,20 +415,23 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
     if (first || candidate.makespan < best.makespan) best = std::move(candidate), first = false;
   };
   auto orders = priority_orders(p);
-  // Every order's list schedule; then the tails of the best are tried again (a good tail often
-  // follows another order's beginning: widest first, then longest first, say).
-  std::vector<Schedule> listed;
-  listed.reserve(orders.size());
-  std::vector<size_t> ranked(orders.size());
-  for (const auto& order : orders) listed.push_back(list_schedule(p, order));
-  std::iota(ranked.begin(), ranked.end(), 0);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](size_t a, size_t b) { return listed[a].makespan < listed[b].makespan; });
+  // Every order's list schedule; then the tails of the best `tries` are tried again (a good tail
+  // often follows another order's beginning: widest first, then longest first, say). Only those
+  // are kept, best first (the earlier order first among equals): the others cannot win, as
+  // improve_tail never makes a schedule longer; a million jobs' schedule is 24 MB.
   size_t tries = p.jobs.size() <= small_problem ? orders.size() : p.jobs.size() <= large_problem ? 2 : 1;
-  for (size_t r = 0; r < ranked.size(); ++r) {
-    size_t o = ranked[r];
-    if (r < tries) improve_tail(p, orders, orders[o], listed[o]);
-    keep(std::move(listed[o]));
+  std::vector<std::pair<Schedule, size_t>> ranked;  // with the index of its order
+  for (size_t o = 0; o < orders.size(); ++o) {
+    Schedule listed = list_schedule(p, orders[o]);
+    auto at = std::find_if(ranked.begin(), ranked.end(),
+                           [&](const auto& r) { return listed.makespan < r.first.makespan; });
+    if (static_cast<size_t>(at - ranked.begin()) >= tries) continue;
+    ranked.insert(at, {std::move(listed), o});
+    if (ranked.size() > tries) ranked.pop_back();
+  }
+  for (auto& [listed, o] : ranked) {
+    improve_tail(p, orders, orders[o], listed);
+    keep(std::move(listed));
   }
   // Longest first with insertion fills the gaps wide units leave, but looks at every node for
   // every job: by default only while that stays small, with a time limit as far as it affords.

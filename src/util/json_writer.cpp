@@ -36,7 +36,8 @@ std::size_t utf8_length(std::string_view text, std::size_t at) {
 
 }  // namespace
 
-JsonWriter::JsonWriter(TextSink sink, int indent) : sink_(std::move(sink)), indent_(indent) {
+JsonWriter::JsonWriter(TextSink sink, int indent, std::size_t depth)
+    : sink_(std::move(sink)), indent_(indent), base_depth_(depth) {
   buffer_.reserve(spill_at + 4096);
 }
 
@@ -46,9 +47,9 @@ void JsonWriter::newline_and_indent(std::size_t depth) {
   static constexpr std::string_view margin =
       "\n                                                                ";
   std::size_t spaces = depth * static_cast<std::size_t>(indent_);
-  if (spaces < margin.size()) return (void)buffer_.append(margin.data(), spaces + 1);
-  buffer_ += '\n';
-  buffer_.append(spaces, ' ');
+  if (spaces < margin.size()) return put(margin.substr(0, spaces + 1));
+  put('\n');
+  for (std::size_t i = 0; i < spaces; ++i) put(' ');
 }
 
 void JsonWriter::before_value() {
@@ -57,52 +58,52 @@ void JsonWriter::before_value() {
     return;
   }
   if (empty_.empty()) return;
-  if (!empty_.back()) buffer_ += ',';
+  if (!empty_.back()) put(',');
   empty_.back() = false;
-  newline_and_indent(empty_.size());
+  newline_and_indent(depth());
 }
 
 void JsonWriter::begin_object() {
   before_value();
-  buffer_ += '{';
+  put('{');
   empty_.push_back(true);
 }
 
 void JsonWriter::end_object() {
   bool was_empty = empty_.back();
   empty_.pop_back();
-  if (!was_empty) newline_and_indent(empty_.size());
-  buffer_ += '}';
+  if (!was_empty) newline_and_indent(depth());
+  put('}');
   spill();
 }
 
 void JsonWriter::begin_array() {
   before_value();
-  buffer_ += '[';
+  put('[');
   empty_.push_back(true);
 }
 
 void JsonWriter::end_array() {
   bool was_empty = empty_.back();
   empty_.pop_back();
-  if (!was_empty) newline_and_indent(empty_.size());
-  buffer_ += ']';
+  if (!was_empty) newline_and_indent(depth());
+  put(']');
   spill();
 }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
   before_value();
   escaped(name);
-  buffer_ += indent_ < 0 ? ":" : ": ";
+  put(indent_ < 0 ? ":" : ": ");
   after_key_ = true;
   return *this;
 }
 
 JsonWriter& JsonWriter::plain_key(std::string_view name) {
   before_value();
-  buffer_ += '"';
-  buffer_ += name;
-  buffer_ += indent_ < 0 ? "\":" : "\": ";
+  put('"');
+  put(name);
+  put(indent_ < 0 ? "\":" : "\": ");
   after_key_ = true;
   return *this;
 }
@@ -114,57 +115,62 @@ void JsonWriter::value(std::string_view text) {
 
 void JsonWriter::value(bool flag) {
   before_value();
-  buffer_ += flag ? "true" : "false";
+  put(flag ? "true" : "false");
 }
 
 void JsonWriter::value(std::int64_t number) {
   before_value();
   fmt::format_int text(number);
-  buffer_.append(text.data(), text.size());
+  put(std::string_view(text.data(), text.size()));
 }
 
 void JsonWriter::value(std::size_t number) {
   before_value();
   fmt::format_int text(number);
-  buffer_.append(text.data(), text.size());
+  put(std::string_view(text.data(), text.size()));
 }
 
 void JsonWriter::value(double number) {
   before_value();
   if (!std::isfinite(number)) {
-    buffer_ += "null";
+    put("null");
     return;
   }
   // nlohmann's own conversion (Grisu2 and its %g-like layout), so that the bytes are its bytes.
   std::array<char, 64> digits{};
   char* end = nlohmann::detail::to_chars(digits.data(), digits.data() + digits.size(), number);
-  buffer_.append(digits.data(), end);
+  put(std::string_view(digits.data(), static_cast<std::size_t>(end - digits.data())));
 }
 
 void JsonWriter::null() {
   before_value();
-  buffer_ += "null";
+  put("null");
 }
 
 void JsonWriter::value(const nlohmann::ordered_json& document) {
   before_value();
   std::string text = document.dump(indent_);
-  if (indent_ < 0 || empty_.empty()) {
-    buffer_ += text;
+  if (indent_ < 0 || depth() == 0) {
+    put(text);
   } else {
     // dump() indents from the left margin; a JSON text has no raw newline inside a string,
     // so each newline starts a line to indent by the writer's depth.
-    std::string margin(empty_.size() * static_cast<std::size_t>(indent_), ' ');
+    std::string margin(depth() * static_cast<std::size_t>(indent_), ' ');
     for (char c : text) {
-      buffer_ += c;
-      if (c == '\n') buffer_ += margin;
+      put(c);
+      if (c == '\n') put(margin);
     }
   }
   spill();
 }
 
+void JsonWriter::value_text(std::string_view json) {
+  before_value();
+  raw(json);
+}
+
 void JsonWriter::raw(std::string_view text) {
-  buffer_ += text;
+  put(text);
   spill();
 }
 
@@ -185,7 +191,7 @@ bool needs_care(std::uint64_t word) {
 
 void JsonWriter::escaped(std::string_view text) {
   static constexpr char hex[] = "0123456789abcdef";
-  buffer_ += '"';
+  put('"');
   std::size_t plain_from = 0;
   for (std::size_t i = 0; i < text.size();) {
     // Eight plain bytes at a time (labels, keys and names are plain ASCII almost always).
@@ -210,24 +216,24 @@ void JsonWriter::escaped(std::string_view text) {
       i += length;
       continue;
     }
-    buffer_.append(text.data() + plain_from, i - plain_from);
+    put(std::string_view(text.data() + plain_from, i - plain_from));
     switch (c) {
-      case '"': buffer_ += "\\\""; break;
-      case '\\': buffer_ += "\\\\"; break;
-      case '\b': buffer_ += "\\b"; break;
-      case '\f': buffer_ += "\\f"; break;
-      case '\n': buffer_ += "\\n"; break;
-      case '\r': buffer_ += "\\r"; break;
-      case '\t': buffer_ += "\\t"; break;
+      case '"': put("\\\""); break;
+      case '\\': put("\\\\"); break;
+      case '\b': put("\\b"); break;
+      case '\f': put("\\f"); break;
+      case '\n': put("\\n"); break;
+      case '\r': put("\\r"); break;
+      case '\t': put("\\t"); break;
       default:
-        buffer_ += "\\u00";
-        buffer_ += hex[c >> 4];
-        buffer_ += hex[c & 0xF];
+        put("\\u00");
+        put(hex[c >> 4]);
+        put(hex[c & 0xF]);
     }
     plain_from = ++i;
   }
-  buffer_.append(text.data() + plain_from, text.size() - plain_from);
-  buffer_ += '"';
+  put(std::string_view(text.data() + plain_from, text.size() - plain_from));
+  put('"');
 }
 
 void JsonWriter::spill() {
@@ -235,8 +241,8 @@ void JsonWriter::spill() {
 }
 
 void JsonWriter::flush() {
-  if (buffer_.empty()) return;
-  sink_(buffer_);
+  if (buffer_.size() == 0) return;
+  sink_(std::string_view(buffer_.data(), buffer_.size()));
   handed_ += buffer_.size();
   buffer_.clear();
 }

@@ -1,6 +1,8 @@
 #pragma once
 // JSON written as it is produced, byte for byte as nlohmann's dump(2) (or dump()) writes the
 // same document, so that a document of a million entries never exists as a tree in memory.
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
@@ -20,7 +22,9 @@ using TextSink = std::function<void(std::string_view)>;
 class JsonWriter {
  public:
   /// indent: spaces per level as dump(indent); -1 writes compact JSON as dump() does.
-  explicit JsonWriter(TextSink sink, int indent = 2);
+  /// depth: the level the document starts at, for a value that another writer's text at
+  /// that depth() will take as it is (value_text).
+  explicit JsonWriter(TextSink sink, int indent = 2, std::size_t depth = 0);
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
   ~JsonWriter() = default;
@@ -55,6 +59,11 @@ class JsonWriter {
 
   /// Raw text the caller has already formatted (a newline after the document, say).
   void raw(std::string_view text);
+  /// A value another JsonWriter wrote, with this one's indent, starting at this one's depth().
+  void value_text(std::string_view json);
+  /// How many containers are open.
+  std::size_t depth() const { return base_depth_ + empty_.size(); }
+  int indent() const { return indent_; }
   /// Hands everything written so far to the sink.
   void flush();
   /// How many bytes have been written so far, handed to the sink or not.
@@ -66,10 +75,15 @@ class JsonWriter {
   void escaped(std::string_view text);
   JsonWriter& plain_key(std::string_view name);
   void spill();
+  // fmt's buffer, not std::string: its appends are inlined, std::string's are calls into
+  // libstdc++ (extern templates), a few dozen per record of a million-unit plan.
+  void put(char c) { buffer_.push_back(c); }
+  void put(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
 
   TextSink sink_;
   int indent_;
-  std::string buffer_;
+  std::size_t base_depth_;
+  fmt::memory_buffer buffer_;
   std::uint64_t handed_ = 0;  ///< bytes handed to the sink
   /// One entry per open container: whether it has no member yet.
   std::vector<bool> empty_;

@@ -128,6 +128,26 @@ TEST_CASE("a small nlohmann document written inside a streamed one is indented t
   CHECK(text == expected.dump(2));
 }
 
+TEST_CASE("a value written once at a depth is taken as it is by a writer at that depth") {
+  for (int indent : {2, -1}) {
+    std::string text;
+    JsonWriter out([&](std::string_view piece) { text += piece; }, indent);
+    out.begin_object();
+    out.key("outer").begin_array();
+    std::string value;
+    JsonWriter part([&](std::string_view piece) { value += piece; }, out.indent(), out.depth());
+    stream(part, sample());
+    part.flush();
+    out.value_text(value);
+    out.value_text(value);
+    out.end_array();
+    out.end_object();
+    out.flush();
+    ordered_json expected = {{"outer", {sample(), sample()}}};
+    CHECK(text == expected.dump(indent));
+  }
+}
+
 TEST_CASE("a double that is not finite is written as null, as nlohmann writes it") {
   std::string text;
   JsonWriter out([&](std::string_view piece) { text += piece; }, -1);
