@@ -61,7 +61,7 @@ class JsonWriter {
   void raw(std::string_view text);
   /// A value another JsonWriter wrote, with this one's indent, starting at this one's depth().
   void value_text(std::string_view json);
-  /// How many containers are open.
+  /// How deep the next value stands: the depth the writer started at and the containers open.
   std::size_t depth() const { return base_depth_ + empty_.size(); }
   int indent() const { return indent_; }
   /// Hands everything written so far to the sink.
