@@ -10,8 +10,8 @@
 namespace gpuplan {
 
 Estimator size_default_estimator(const Rules& rules) {
-  return [defaults = rules.size_default_seconds](const ClassifiedTest& test, std::optional<int>) {
-    const auto& builtin = Rules{}.size_default_seconds;
+  return [defaults = rules.size_default_seconds, builtin = Rules{}.size_default_seconds](
+             const ClassifiedTest& test, std::optional<int>) {
     auto seconds_for = [&](const std::map<std::string, double>& table) {
       auto it = table.find(test.target.size);
       return it != table.end() && it->second > 0 ? it->second : 0.0;
