@@ -11,8 +11,12 @@ std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fm
 
 void for_each_planned_env(const Assignment& a,
                           const std::function<void(std::string_view name, std::string_view value)>& each) {
-  fmt::memory_buffer gpus;
-  fmt::format_to(std::back_inserter(gpus), "{}", fmt::join(a.gpus, ","));
+  fmt::memory_buffer gpus;  // as gpu_list() has it, digits appended: fmt::join parsed "{}" per GPU
+  for (int gpu : a.gpus) {
+    if (gpus.size() > 0) gpus.push_back(',');
+    fmt::format_int digits(gpu);
+    gpus.append(digits.data(), digits.data() + digits.size());
+  }
   each("CUDA_VISIBLE_DEVICES", std::string_view(gpus.data(), gpus.size()));
   if (!a.unit.shard_index) return;
   fmt::format_int index(*a.unit.shard_index), count(a.unit.shard_count);
