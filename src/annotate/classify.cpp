@@ -43,6 +43,14 @@ std::string join(const std::vector<Item>& items, Name name) {
   return text;
 }
 
+/// canonical_label without a copy: the sort compares N log N times,
+/// and each test's label for its findings is copied into the same string.
+std::string_view canonical_view(std::string_view label) {
+  if (label.starts_with("@@//")) return label.substr(2);
+  if (label.starts_with("@//")) return label.substr(1);
+  return label;
+}
+
 /// Classifies one test: reads its annotations, then combines what they claim.
 class TestClassifier {
  public:
@@ -57,7 +65,7 @@ class TestClassifier {
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
-    label_ = canonical_label(test_.target.label);
+    label_.assign(canonical_view(test_.target.label));
     // Tests that declare the same tags (and nothing else a convention or rule reads) get the
     // same requirement, reason and findings: worked out once, copied after (issue 14).
     std::string key = shared_key();
@@ -468,13 +476,6 @@ class TestBlocks {
   std::vector<std::vector<ClassifiedTest>> blocks_;
   std::size_t size_ = 0;
 };
-
-/// canonical_label without a copy: the sort compares N log N times.
-std::string_view canonical_view(std::string_view label) {
-  if (label.starts_with("@@//")) return label.substr(2);
-  if (label.starts_with("@//")) return label.substr(1);
-  return label;
-}
 
 /// Seven bytes of `label` from `depth` (zeros past its end), then how many bytes it has from
 /// `depth` on, at most 8: two labels' keys compare as the labels' bytes there do, and a key whose
