@@ -115,3 +115,14 @@ TEST_CASE("a plan of many assignments is written in pieces as it goes") {
   CHECK(pieces > 100);
   CHECK(largest < 80 * 1024);
 }
+
+TEST_CASE("a copied assignment has its own env: changing one leaves the other") {
+  Plan plan = sample_plan();
+  Assignment copy = plan.assignments[0];
+  (*copy.env)["CUDA_VISIBLE_DEVICES"] = "4,5";
+  REQUIRE(plan.assignments[0].env->at("CUDA_VISIBLE_DEVICES") == "0,1");
+  copy = Assignment{};
+  REQUIRE_FALSE(copy.env);
+  copy = plan.assignments[0];
+  REQUIRE(copy.env->size() == 3);
+}
