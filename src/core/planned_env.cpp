@@ -1,22 +1,34 @@
 // The environment a plan gives each assignment's test: what the plan file lists and what
 // `exec` and `run-under` apply.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
 
-std::string gpu_list(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
+namespace {
+
+/// "0,1" appended digit by digit: fmt::join parsed "{}" per GPU, once per assignment written.
+void append_gpu_list(fmt::memory_buffer& out, const std::vector<int>& gpus) {
+  for (int gpu : gpus) {
+    if (out.size() > 0) out.push_back(',');
+    fmt::format_int digits(gpu);
+    out.append(digits.data(), digits.data() + digits.size());
+  }
+}
+
+}  // namespace
+
+std::string gpu_list(const std::vector<int>& gpus) {
+  fmt::memory_buffer list;
+  append_gpu_list(list, gpus);
+  return fmt::to_string(list);
+}
 
 void for_each_planned_env(const Assignment& a,
                           const std::function<void(std::string_view name, std::string_view value)>& each) {
-  fmt::memory_buffer gpus;  // as gpu_list() has it, digits appended: fmt::join parsed "{}" per GPU
-  for (int gpu : a.gpus) {
-    if (gpus.size() > 0) gpus.push_back(',');
-    fmt::format_int digits(gpu);
-    gpus.append(digits.data(), digits.data() + digits.size());
-  }
+  fmt::memory_buffer gpus;
+  append_gpu_list(gpus, a.gpus);
   each("CUDA_VISIBLE_DEVICES", std::string_view(gpus.data(), gpus.size()));
   if (!a.unit.shard_index) return;
   fmt::format_int index(*a.unit.shard_index), count(a.unit.shard_count);
