@@ -520,7 +520,8 @@ std::vector<std::uint32_t> label_order(TestBlocks& tests) {
         keyed[k].high = static_cast<std::uint32_t>(key >> 32);
         keyed[k].low = static_cast<std::uint32_t>(key);
       }
-      std::sort(keyed.begin() + begin, keyed.begin() + end, by_key);
+      std::sort(keyed.begin() + static_cast<std::ptrdiff_t>(begin),
+                keyed.begin() + static_cast<std::ptrdiff_t>(end), by_key);
       for (std::size_t k = begin, j; k < end; k = j) {
         j = k + 1;
         while (j < end && keyed[j].key() == keyed[k].key()) ++j;
@@ -528,7 +529,9 @@ std::vector<std::uint32_t> label_order(TestBlocks& tests) {
         if ((keyed[k].low & 0xff) == 8) {  // the labels go on: the next round tells them apart
           next.emplace_back(k, j);
         } else {  // the same label: by configuration, then in the order added
-          std::stable_sort(keyed.begin() + k, keyed.begin() + j, [&](const Keyed& a, const Keyed& b) {
+          auto first = keyed.begin() + static_cast<std::ptrdiff_t>(k),
+               last = keyed.begin() + static_cast<std::ptrdiff_t>(j);
+          std::stable_sort(first, last, [&](const Keyed& a, const Keyed& b) {
             return tests[a.test].target.configuration < tests[b.test].target.configuration;
           });
         }
