@@ -33,5 +33,10 @@ enum class ShardMode {
 /// One unit per GPU shard or test, sorted by unit id. CPU and skipped tests make no units.
 std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const Estimator& estimate,
                              const Rules& rules);
+/// The same units, for a caller done with the GPU tests once their units are made (`plan`,
+/// `compare`): each GPU test's label moves into its last unit instead of being copied, so the
+/// GPU tests are left without labels. A million labels are not held twice.
+std::vector<Unit> take_units(Classification& tests, ShardMode mode, const Estimator& estimate,
+                             const Rules& rules);
 
 }  // namespace gpuplan

@@ -53,8 +53,8 @@ void add_compare_command(CLI::App& app, int& status) {
     auto tests = read_and_classify(args->query, rules);
     Diagnostics diagnostics;
     auto estimator = estimator_for(args->history, rules, tests, args->query.strict, diagnostics);
-    auto units = make_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
-                            estimator, rules);
+    auto units = take_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
+                            estimator, rules);  // the GPU tests are dropped next
     long gpu_tests = 0;
     auto listed = without_gpu_tests(std::move(tests), gpu_tests);
     std::vector<Comparison> rows;

@@ -95,7 +95,7 @@ void run(const PlanArgs& args, int& status) {
   Diagnostics history_diagnostics;
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
-  std::vector<Unit> units = make_units(tests, mode, estimate, rules);
+  std::vector<Unit> units = take_units(tests, mode, estimate, rules);  // the GPU tests are dropped next
   long gpu_tests = 0;
   Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 

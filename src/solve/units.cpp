@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 namespace gpuplan {
 
@@ -35,10 +36,11 @@ std::optional<std::int64_t> reserved_vram(const Requirement& requirement, std::o
 /// A duration a schedule can use: positive and finite, whatever an estimator returned.
 double usable_seconds(double seconds) { return std::isfinite(seconds) && seconds > 0.001 ? seconds : 0.001; }
 
-Unit unit_of(const ClassifiedTest& test) {
+/// A unit of `test` with the given label (the test's, copied or moved by the caller).
+Unit unit_of(const ClassifiedTest& test, std::string label) {
   Unit unit;
-  unit.id = test.target.label;
-  unit.label = test.target.label;
+  unit.id = label;  // not test.target.label: the caller may have taken it
+  unit.label = std::move(label);
   unit.requirement = test.requirement;
   unit.size = test.target.size;
   unit.timeout = test.target.timeout;
@@ -72,10 +74,16 @@ void sort_by_id(std::vector<Unit>& units) {
   }
 }
 
-}  // namespace
-
-std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const Estimator& estimate,
-                             const Rules&) {
+/// make_units and take_units: `Tests` is const Classification for the first. A test's label
+/// is read (for the estimates and unit ids) before its last unit takes it.
+template <typename Tests>
+std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estimate) {
+  auto last_use_of_label = [](auto& test) -> std::string {
+    if constexpr (std::is_const_v<Tests>)
+      return test.target.label;
+    else
+      return std::move(test.target.label);
+  };
   std::vector<Unit> units;
   // Exactly as many as will be made: a vector grown by doubling would hold up to three times
   // the units at its last growth (the largest allocation of `plan`, issue 14).
@@ -85,23 +93,24 @@ std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const 
       count +=
           mode == ShardMode::per_shard ? static_cast<std::size_t>(std::max(1, test.target.shard_count)) : 1;
   units.reserve(count);
-  for (const auto& test : tests.tests) {
+  for (auto& test : tests.tests) {
     if (test.bucket != Bucket::gpu) continue;
     int shards = std::max(1, test.target.shard_count);
     if (shards == 1) {
-      Unit unit = unit_of(test);
       Estimate e = estimate(test, std::nullopt);
+      Unit unit = unit_of(test, last_use_of_label(test));
       unit.duration_s = usable_seconds(e.seconds);
       unit.duration_source = e.source;
       unit.vram_mib = reserved_vram(unit.requirement, e.peak_vram_mib);
       units.push_back(std::move(unit));
     } else if (mode == ShardMode::per_shard) {
       for (int index = 0; index < shards; ++index) {
-        Unit unit = unit_of(test);
-        unit.id = fmt::format("{}#shard-{}-of-{}", test.target.label, index, shards);
+        Estimate e = estimate(test, index);
+        std::string id = fmt::format("{}#shard-{}-of-{}", test.target.label, index, shards);
+        Unit unit = unit_of(test, index + 1 < shards ? test.target.label : last_use_of_label(test));
+        unit.id = std::move(id);
         unit.shard_index = index;
         unit.shard_count = shards;
-        Estimate e = estimate(test, index);
         unit.duration_s = usable_seconds(e.seconds);
         unit.duration_source = e.source;
         unit.vram_mib = reserved_vram(unit.requirement, e.peak_vram_mib);
@@ -109,16 +118,18 @@ std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const 
       }
     } else {
       // The whole test as one unit: Bazel runs its shards one after another.
-      Unit unit = unit_of(test);
-      unit.shard_count = shards;
+      double seconds = 0;
       std::vector<std::string> sources;
       std::optional<std::int64_t> peak;
       for (int index = 0; index < shards; ++index) {
         Estimate e = estimate(test, index);
-        unit.duration_s += usable_seconds(e.seconds);
+        seconds += usable_seconds(e.seconds);
         if (std::find(sources.begin(), sources.end(), e.source) == sources.end()) sources.push_back(e.source);
         if (e.peak_vram_mib) peak = std::max(peak.value_or(0), *e.peak_vram_mib);
       }
+      Unit unit = unit_of(test, last_use_of_label(test));
+      unit.shard_count = shards;
+      unit.duration_s = seconds;
       unit.duration_source = fmt::format("{}", fmt::join(sources, "+"));
       unit.vram_mib = reserved_vram(unit.requirement, peak);
       units.push_back(std::move(unit));
@@ -130,6 +141,17 @@ std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const 
       std::unique(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id == b.id; }),
       units.end());
   return units;
+}
+
+}  // namespace
+
+std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const Estimator& estimate,
+                             const Rules&) {
+  return units_of(tests, mode, estimate);
+}
+
+std::vector<Unit> take_units(Classification& tests, ShardMode mode, const Estimator& estimate, const Rules&) {
+  return units_of(tests, mode, estimate);
 }
 
 }  // namespace gpuplan

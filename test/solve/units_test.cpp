@@ -105,3 +105,27 @@ TEST_CASE("units come sorted by id whatever the order of the tests") {
   CHECK(units[0].id == "//a:t#shard-0-of-2");
   CHECK(units[2].id == "//b:t");
 }
+
+TEST_CASE("take_units makes the units make_units makes, and takes the GPU tests' labels") {
+  Rules rules;
+  auto estimate = size_default_estimator(rules);
+  for (ShardMode mode : {ShardMode::per_shard, ShardMode::whole}) {
+    ClassifiedTest cpu;
+    cpu.target.label = "//a:cpu_test";
+    Classification tests =
+        of({gpu_test("//ml:eval_test"), gpu_test("//ml:train_test_with_a_long_label", 3, "large"), cpu});
+    auto made = make_units(tests, mode, estimate, rules);
+    auto taken = take_units(tests, mode, estimate, rules);
+    REQUIRE(taken.size() == made.size());
+    for (std::size_t i = 0; i < made.size(); ++i) {
+      CHECK(taken[i].id == made[i].id);
+      CHECK(taken[i].label == made[i].label);
+      CHECK(taken[i].duration_s == made[i].duration_s);
+      CHECK(taken[i].duration_source == made[i].duration_source);
+    }
+    CHECK(taken.back().label == "//ml:train_test_with_a_long_label");
+    CHECK(tests.tests[0].target.label.empty());
+    CHECK(tests.tests[1].target.label.empty());
+    CHECK(tests.tests[2].target.label == "//a:cpu_test");  // a CPU test keeps its label
+  }
+}
