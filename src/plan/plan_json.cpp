@@ -168,6 +168,15 @@ void prefetch(const Assignment& a) {
 
 void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
   RecordWriter record(out, records);
+  if (records) {  // exactly the records to come: grown by doubling, they held up to twice that
+    auto reserve = [&](PlanSection section, std::size_t count) {
+      records->of[static_cast<std::size_t>(section)].reserve(count);
+    };
+    reserve(PlanSection::cpu_tests, plan.cpu_tests.size());
+    reserve(PlanSection::skipped_tests, plan.skipped_tests.size());
+    reserve(PlanSection::assignments, plan.assignments.size());
+    reserve(PlanSection::unschedulable, plan.unschedulable.size());
+  }
   RequirementTexts requirements;
   out.begin_object();
   out.key("schema_version").value(plan.schema_version);
