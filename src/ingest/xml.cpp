@@ -80,11 +80,25 @@ const char* empty_element_end(const char* at, std::size_t length, const char* en
 
 /// The end of the empty element `<rule-input name="..."/>` (or rule-output) that starts at
 /// `at`, just past its "/>"; nullptr if `at` starts no such element complete before `end`.
-const char* rule_io_end(const char* at, const char* end) {
+/// With `name`, as empty_element_end.
+const char* rule_io_end(const char* at, const char* end, std::optional<std::string_view>* name) {
   std::string_view rest(at, static_cast<std::size_t>(end - at));
   std::size_t length = rest.starts_with("<rule-input") ? 11 : rest.starts_with("<rule-output") ? 12 : 0;
   if (length == 0 || rest.size() <= length || !is_xml_space(rest[length])) return nullptr;
-  return empty_element_end(at, length, end, nullptr);
+  return empty_element_end(at, length, end, name);
+}
+
+/// Spaces over `from` to `to`, keeping line breaks so that expat's lines stay true. An element
+/// nearly always lies on one line: then it is one memset, where a byte-by-byte loop was most of
+/// the reader's own time on a rule-input-heavy query.
+void blank(char* from, const char* to) {
+  auto size = static_cast<std::size_t>(to - from);
+  if (!std::memchr(from, '\n', size)) {
+    std::memset(from, ' ', size);
+    return;
+  }
+  for (; from < to; ++from)
+    if (*from != '\n') *from = ' ';
 }
 
 /// The rule-inputs taken out of the XML before expat saw them, for the GraphSink: each
@@ -97,19 +111,6 @@ struct PendingInputs {
   std::vector<std::string_view> labels;  ///< the rule's labels being handed on, into text
 };
 
-/// The name="..." of a <rule-input> element from `at` to `end`, if it needs no unescaping.
-std::optional<std::string_view> plain_name(const char* at, const char* end) {
-  std::string_view element(at, static_cast<std::size_t>(end - at));
-  if (!element.starts_with("<rule-input")) return std::nullopt;
-  auto key = element.find(" name=\"");
-  if (key == std::string_view::npos) return std::nullopt;
-  auto close = element.find('"', key + 7);
-  if (close == std::string_view::npos) return std::nullopt;
-  auto name = element.substr(key + 7, close - key - 7);
-  if (name.find('&') != std::string_view::npos) return std::nullopt;  // an entity: expat decodes it
-  return name;
-}
-
 /// Turns every complete <rule-input .../> and <rule-output .../> element in `data` into
 /// spaces (keeping line breaks, so positions stay true). They are most of Bazel's XML,
 /// gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
@@ -120,13 +121,13 @@ bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullpt
   char* end = data + size;
   bool blanked = false;
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
-    const char* element_end = rule_io_end(p, end);
+    std::optional<std::string_view> name;
+    const char* element_end = rule_io_end(p, end, pending ? &name : nullptr);
     if (!element_end) {
       ++p;
       continue;
     }
     if (pending && p[6] == 'i') {  // <rule-input
-      auto name = plain_name(p, element_end);
       if (!name) {
         p = const_cast<char*>(element_end);
         continue;
@@ -134,8 +135,8 @@ bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullpt
       pending->text.append(*name);
       pending->ends.emplace_back(pending->base + static_cast<std::uint64_t>(p - data), pending->text.size());
     }
-    for (; p < element_end; ++p)
-      if (*p != '\n') *p = ' ';
+    blank(p, element_end);
+    p = const_cast<char*>(element_end);
     blanked = true;
   }
   return blanked;
@@ -176,8 +177,8 @@ bool blank_unused_attributes(char* data, std::size_t size) {
       ++p;
       continue;
     }
-    for (; p < element_end; ++p)
-      if (*p != '\n') *p = ' ';
+    blank(p, element_end);
+    p = const_cast<char*>(element_end);
     blanked = true;
   }
   return blanked;

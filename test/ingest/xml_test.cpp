@@ -111,6 +111,13 @@ TEST_CASE("errors after rule inputs still point at the right line and column") {
       "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
       "  <rule-input name=\"//a:x\"/>\n  <int name=\"shard_count\" value=\"-4\"/>\n</rule></query>";
   REQUIRE_THROWS_WITH(read_text(text), Catch::StartsWith("input:4:3: ") && Catch::Contains("negative"));
+  // Elements blanked before expat sees them keep their line breaks, even inside a tag.
+  std::string spread =
+      "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"
+      "  <rule-input\n    name=\"//a:x\"/>\n  <string name=\"generator_location\"\n    "
+      "value=\"a/BUILD:1\"/>\n"
+      "  <int name=\"shard_count\" value=\"-4\"/>\n</rule></query>";
+  REQUIRE_THROWS_WITH(read_text(spread), Catch::StartsWith("input:7:3: ") && Catch::Contains("negative"));
 }
 
 TEST_CASE("a shard_count above gpuplan's cap is an error in every format that carries it") {
