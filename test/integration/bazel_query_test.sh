@@ -41,4 +41,20 @@ json=$(cquery jsonproto)
 diff <(read_as "$xml") <(read_as "$json") || fail "query xml and cquery jsonproto disagree on attributes"
 [ "$("$GPUPLAN" targets --json "$json" | jq -r '.tests[0].configuration')" = \
   "$("$GPUPLAN" targets --json "$kinds" | jq -r '.tests[0].configuration')" ] || fail "configuration ids differ between cquery formats"
+
+# The table (targets without --json): a test a line in the order read, each cell what --json
+# says, each column starting where its header does (CONFIG only for cquery).
+table_matches_json() {  # FILE
+  "$GPUPLAN" targets "$1" | head -n -1 >"$SCRATCH/table" || fail "targets $1"
+  "$GPUPLAN" targets --json "$1" | jq -r '.tests[] | [.label, (.configuration | select(. != "")), .rule_class,
+      .size, (if .shard_count > 0 then .shard_count else "-" end), (if .flaky then "yes" else "-" end),
+      (.tags | join(","))] | join(" ")' | sed 's/ $//' >"$SCRATCH/json.rows"
+  diff "$SCRATCH/json.rows" <(tail -n +2 "$SCRATCH/table" | tr -s ' ') || fail "$1: the table's cells are not --json's"
+  awk 'NR == 1 { for (i = 1; i <= NF; i++) at[i] = index($0, $i); n = NF; next }
+       { for (i = 2; i <= n && at[i] <= length($0); i++) if (substr($0, at[i] - 1, 1) != " " || substr($0, at[i], 1) == " ") bad = bad " " NR }
+       END { if (bad) { print "misaligned lines:" bad; exit 1 } }' "$SCRATCH/table" || fail "$1: the table's columns do not line up"
+}
+table_matches_json "$xml"
+table_matches_json "$json"
+head -n 1 "$SCRATCH/table" | grep -q "^LABEL  *CONFIG  *KIND " || fail "cquery's table has no CONFIG column"
 echo ok
