@@ -27,14 +27,19 @@ std::vector<const ClassifiedTest*> in_bucket(const Classification& c, Bucket buc
   return tests;
 }
 
-std::string render_table(const Classification& c) {
-  std::string out;
+/// The buckets as text, a line at a time to `out`: a million tests' lines are never one string.
+void write_table(const Classification& c, Output& out) {
+  std::string line;
   auto section = [&](std::string_view title, Bucket bucket, auto detail) {
     auto tests = in_bucket(c, bucket);
-    out += fmt::format("{} ({})\n", title, tests.size());
+    out.write(fmt::format("{} ({})\n", title, tests.size()));
     size_t width = 0;
     for (const auto* t : tests) width = std::max(width, t->target.label.size());
-    for (const auto* t : tests) out += fmt::format("  {:<{}}  {}\n", t->target.label, width, detail(*t));
+    for (const auto* t : tests) {
+      line.clear();
+      fmt::format_to(std::back_inserter(line), "  {:<{}}  {}\n", t->target.label, width, detail(*t));
+      out.write(line);
+    }
   };
   section("GPU tests", Bucket::gpu, [](const ClassifiedTest& t) {
     auto text = describe(t.requirement);
@@ -44,20 +49,22 @@ std::string render_table(const Classification& c) {
   section("CPU tests", Bucket::cpu, [](const ClassifiedTest& t) { return t.reason; });
   section("Skipped tests", Bucket::skipped, [](const ClassifiedTest& t) { return t.reason; });
   if (!c.diagnostics.empty()) {
-    out += fmt::format("Diagnostics ({})\n", c.diagnostics.size());
+    out.write(fmt::format("Diagnostics ({})\n", c.diagnostics.size()));
     for (const auto& d : c.diagnostics)
-      out += fmt::format("  {}: {}{}\n", to_string(d.severity), d.label.empty() ? "" : d.label + ": ",
-                         d.message);
+      out.write(fmt::format("  {}: {}{}\n", to_string(d.severity), d.label.empty() ? "" : d.label + ": ",
+                            d.message));
   }
-  out += "(`gpuplan explain LABEL` tells where each requirement came from)\n";
-  return out;
+  out.write("(`gpuplan explain LABEL` tells where each requirement came from)\n");
 }
 
-/// One label a line, for `bazel test --target_pattern_file=FILE`.
-std::string target_list(const Classification& c, Bucket bucket) {
-  std::string out;
-  for (const auto* t : in_bucket(c, bucket)) out += t->target.label + "\n";
-  return out;
+/// One label a line, for `bazel test --target_pattern_file=FILE`, written whole or not at all.
+void write_target_list(const std::string& path, const Classification& c, Bucket bucket) {
+  Output out(path);
+  for (const auto* t : in_bucket(c, bucket)) {
+    out.write(t->target.label);
+    out.write("\n");
+  }
+  out.commit();
 }
 
 }  // namespace
@@ -76,13 +83,13 @@ void add_classify_command(CLI::App& app, int& status) {
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
     auto classification = read_and_classify(args->query, rules);
-    if (!args->cpu_targets.empty()) write_output(args->cpu_targets, target_list(classification, Bucket::cpu));
-    if (!args->gpu_targets.empty()) write_output(args->gpu_targets, target_list(classification, Bucket::gpu));
+    if (!args->cpu_targets.empty()) write_target_list(args->cpu_targets, classification, Bucket::cpu);
+    if (!args->gpu_targets.empty()) write_target_list(args->gpu_targets, classification, Bucket::gpu);
     Output output("-");
     if (args->json)
       write_classification_json(classification, output.sink());
     else
-      output.write(render_table(classification));
+      write_table(classification, output);
     output.commit();
     print_diagnostic_totals(classification.diagnostics, args->json);
     status = exit_ok;

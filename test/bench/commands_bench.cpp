@@ -316,9 +316,11 @@ int main(int argc, char** argv) {
     row("jq -c . (streamed_jsonproto)", fmt::format("jq -c . {} >/dev/null", j), jsonproto);
     row("xmllint --stream --noout (xml, rule-input heavy)",
         fmt::format("xmllint --stream --noout {} 2>/dev/null", h), heavy);
+    row("targets (xml, table)", g(fmt::format("targets {} >/dev/null", x)), xml);
     row("targets --json (xml)", g(fmt::format("targets {} --json >/dev/null", x)), xml);
     row("targets --json (xml, rule-input heavy)", g(fmt::format("targets {} --json >/dev/null", h)), heavy);
     row("targets --json (streamed_jsonproto)", g(fmt::format("targets {} --json >/dev/null", j)), jsonproto);
+    row("classify (xml, text)", g(fmt::format("classify {} >/dev/null 2>&1", x)), xml);
     row("classify --json (xml)", g(fmt::format("classify {} --json >/dev/null", x)), xml);
     row("plan (xml, 1,000 nodes)",
         g(fmt::format("plan {} --fleet {} -o '{}' 2>/dev/null", x, f1, plan.string())), xml);
@@ -386,7 +388,8 @@ int main(int argc, char** argv) {
                          tests, jq_ratio),
              jq_ratio < 1});
       }
-      for (const char* name : {"targets --json (xml)", "classify --json (xml)"})
+      for (const char* name :
+           {"targets (xml, table)", "targets --json (xml)", "classify (xml, text)", "classify --json (xml)"})
         if (ran({name}))
           checks.push_back({fmt::format("{} tests: {} peak RSS {:.0f} bytes a test (target < 400)", tests,
                                         name, rss(name) / n),
