@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 
 #include "gpuplan/error.hpp"
@@ -392,6 +394,31 @@ struct Reader {
     return u;
   }
 
+  Assignment assignment(const json& item, const std::string& path) const {
+    Assignment a;
+    a.unit = unit(item, path);
+    a.node = string(item, path, "node");
+    for (const auto& g : array(item, path, "gpus")) {
+      if (!g.is_number_integer()) fail(path + ".gpus", "expected GPU indices (integers)");
+      a.gpus.push_back(static_cast<int>(integer_in(g, path + ".gpus", 0, max_gpu_index)));
+    }
+    a.start_s = number(item, path, "start_s");
+    a.end_s = number(item, path, "end_s");
+    a.env.emplace();  // a file's env as it is, even when absent: verify says what is missing
+    if (auto* env = optional_field(item, "env")) {
+      if (!env->is_object()) fail(path + ".env", "expected an object of strings");
+      for (const auto& [k, v] : env->items()) {
+        if (!v.is_string()) fail(fmt::format("{}.env.{}", path, k), "expected a string");
+        (*a.env)[k] = v.get<std::string>();
+      }
+    }
+    return a;
+  }
+
+  UnschedulableUnit unschedulable(const json& item, const std::string& path) const {
+    return {unit(item, path), string(item, path, "reason")};
+  }
+
   std::vector<ListedTest> listed(const json& j, const char* key) const {
     std::vector<ListedTest> tests;
     const auto* v = optional_field(j, key);
@@ -479,7 +506,146 @@ ordered_json to_json(const Plan& plan) {
   return ordered_json::parse(text);
 }
 
-Plan plan_from_json(const json& j, const std::string& name) {
+namespace {
+
+/// The elements of one of the plan's two large arrays, converted as parse_plan reads them.
+template <typename T>
+struct Streamed {
+  std::vector<T> items;
+  std::optional<InputError> error;  ///< the first bad element's, thrown where plan_from_json would
+};
+
+struct StreamedUnits {
+  Streamed<Assignment> assignments;
+  Streamed<UnschedulableUnit> unschedulable;
+};
+
+/// nlohmann's SAX events built into documents: the plan's top level, in which the top-level
+/// arrays "assignments" and "unschedulable" stay empty, and each element of those on its own,
+/// converted into `streamed` as soon as it ends. So a plan of a million units is never one
+/// document: as one it took 4.7 GB for a 750 MB plan. The documents are made by nlohmann's own
+/// SAX-to-DOM builder, as json::parse makes them.
+class PlanSax {
+ public:
+  using Builder = nlohmann::detail::json_sax_dom_parser<json>;
+  PlanSax(json& top, const Reader& reader, StreamedUnits& streamed)
+      : top_(top), reader_(reader), streamed_(streamed) {}
+
+  bool null() {
+    return value([](Builder& b) { return b.null(); });
+  }
+  bool boolean(bool v) {
+    return value([&](Builder& b) { return b.boolean(v); });
+  }
+  bool number_integer(json::number_integer_t v) {
+    return value([&](Builder& b) { return b.number_integer(v); });
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    return value([&](Builder& b) { return b.number_unsigned(v); });
+  }
+  bool number_float(json::number_float_t v, const json::string_t& text) {
+    return value([&](Builder& b) { return b.number_float(v, text); });
+  }
+  bool string(json::string_t& v) {
+    return value([&](Builder& b) { return b.string(v); });
+  }
+  bool binary(json::binary_t& v) {
+    return value([&](Builder& b) { return b.binary(v); });
+  }
+  bool key(json::string_t& k) {
+    if (depth_ == 1) key_ = k;
+    return builder().key(k);
+  }
+  bool start_object(std::size_t n) {
+    if (depth_ == 0) top_is_object_ = true;
+    return open([&](Builder& b) { return b.start_object(n); });
+  }
+  bool end_object() {
+    return close([](Builder& b) { return b.end_object(); });
+  }
+  bool start_array(std::size_t n) {
+    if (depth_ == 1 && top_is_object_ && (key_ == "assignments" || key_ == "unschedulable")) {
+      streaming_ = key_;
+      index_ = 0;
+      if (streaming_ == "assignments")  // a key given twice: the last one counts, as in a document
+        streamed_.assignments = {};
+      else
+        streamed_.unschedulable = {};
+    }
+    return open([&](Builder& b) { return b.start_array(n); });
+  }
+  bool end_array() {
+    if (depth_ == 2 && !streaming_.empty()) streaming_.clear();
+    return close([](Builder& b) { return b.end_array(); });
+  }
+  template <class Exception>
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& error) {
+    throw error;  // parse_plan turns it into a message with the line and column
+  }
+
+ private:
+  Builder& builder() { return element_builder_ ? *element_builder_ : top_builder_; }
+  /// An element of a streamed array begins with this event.
+  bool starts_element() const { return depth_ == 2 && !streaming_.empty() && !element_builder_; }
+  void begin_element() {
+    element_json_ = json();
+    element_builder_.emplace(element_json_);
+  }
+  void end_element() {
+    element_builder_.reset();
+    auto path = fmt::format("{}[{}]", streaming_, index_++);
+    if (streaming_ == "assignments")
+      take(streamed_.assignments, [&] { return reader_.assignment(element_json_, path); });
+    else
+      take(streamed_.unschedulable, [&] { return reader_.unschedulable(element_json_, path); });
+  }
+  /// The converted element, or its error if it is the array's first.
+  template <typename T, typename Convert>
+  static void take(Streamed<T>& into, Convert convert) {
+    if (into.error) return;
+    try {
+      into.items.push_back(convert());
+    } catch (const InputError& error) {
+      into.error = error;
+    }
+  }
+  template <typename Event>
+  bool value(Event event) {
+    bool whole = starts_element();
+    if (whole) begin_element();
+    bool ok = event(builder());
+    if (whole) end_element();
+    return ok;
+  }
+  template <typename Event>
+  bool open(Event event) {
+    if (starts_element()) begin_element();
+    ++depth_;
+    return event(builder());
+  }
+  template <typename Event>
+  bool close(Event event) {
+    --depth_;
+    bool ok = event(builder());
+    if (depth_ == 2 && element_builder_) end_element();
+    return ok;
+  }
+
+  json& top_;
+  Builder top_builder_{top_};
+  const Reader& reader_;
+  StreamedUnits& streamed_;
+  int depth_ = 0;  ///< containers open
+  bool top_is_object_ = false;
+  std::string key_;        ///< the last key of the top-level object
+  std::string streaming_;  ///< "assignments" or "unschedulable" while in that array
+  std::size_t index_ = 0;
+  json element_json_;
+  std::optional<Builder> element_builder_;
+};
+
+/// plan_from_json; with `streamed`, the two large arrays' elements come from there.
+Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* streamed) {
   Reader r{name};
   Plan plan;
   if (!j.is_object()) r.fail("$", "a plan is a JSON object");
@@ -516,35 +682,20 @@ Plan plan_from_json(const json& j, const std::string& name) {
   plan.cpu_tests = r.listed(j, "cpu_tests");
   plan.skipped_tests = r.listed(j, "skipped_tests");
   const auto& assignments = r.array(j, "$", "assignments");
-  for (size_t i = 0; i < assignments.size(); ++i) {
-    auto path = fmt::format("assignments[{}]", i);
-    const auto& item = assignments[i];
-    Assignment a;
-    a.unit = r.unit(item, path);
-    a.node = r.string(item, path, "node");
-    for (const auto& g : r.array(item, path, "gpus")) {
-      if (!g.is_number_integer()) r.fail(path + ".gpus", "expected GPU indices (integers)");
-      a.gpus.push_back(static_cast<int>(r.integer_in(g, path + ".gpus", 0, max_gpu_index)));
-    }
-    a.start_s = r.number(item, path, "start_s");
-    a.end_s = r.number(item, path, "end_s");
-    a.env.emplace();  // a file's env as it is, even when absent: verify says what is missing
-    if (auto* env = r.optional_field(item, "env")) {
-      if (!env->is_object()) r.fail(path + ".env", "expected an object of strings");
-      for (const auto& [k, v] : env->items()) {
-        if (!v.is_string()) r.fail(fmt::format("{}.env.{}", path, k), "expected a string");
-        (*a.env)[k] = v.get<std::string>();
-      }
-    }
-    plan.assignments.push_back(std::move(a));
+  if (streamed) {
+    if (streamed->assignments.error) throw *streamed->assignments.error;
+    plan.assignments = std::move(streamed->assignments.items);
   }
+  for (size_t i = 0; i < assignments.size(); ++i)
+    plan.assignments.push_back(r.assignment(assignments[i], fmt::format("assignments[{}]", i)));
   if (auto* unschedulable = r.optional_field(j, "unschedulable")) {
     if (!unschedulable->is_array()) r.fail("unschedulable", "expected an array");
-    for (size_t i = 0; i < unschedulable->size(); ++i) {
-      auto path = fmt::format("unschedulable[{}]", i);
-      plan.unschedulable.push_back(
-          {r.unit((*unschedulable)[i], path), r.string((*unschedulable)[i], path, "reason")});
+    if (streamed) {
+      if (streamed->unschedulable.error) throw *streamed->unschedulable.error;
+      plan.unschedulable = std::move(streamed->unschedulable.items);
     }
+    for (size_t i = 0; i < unschedulable->size(); ++i)
+      plan.unschedulable.push_back(r.unschedulable((*unschedulable)[i], fmt::format("unschedulable[{}]", i)));
   }
   if (auto* diagnostics = r.optional_field(j, "diagnostics")) {
     if (!diagnostics->is_array()) r.fail("diagnostics", "expected an array");
@@ -565,10 +716,17 @@ Plan plan_from_json(const json& j, const std::string& name) {
   return plan;
 }
 
+}  // namespace
+
+Plan plan_from_json(const json& j, const std::string& name) { return plan_from_document(j, name, nullptr); }
+
 Plan parse_plan(std::string_view json_text, const std::string& name) {
   json parsed;
+  StreamedUnits streamed;
+  Reader r{name};
   try {
-    parsed = json::parse(json_text);
+    PlanSax sax(parsed, r, streamed);
+    json::sax_parse(json_text, &sax);
   } catch (const json::out_of_range&) {  // a number beyond a double: 1e400
     auto [line, column] = first_overflowing_number(json_text);
     throw InputError(Position{name, line, column},
@@ -580,7 +738,7 @@ Plan parse_plan(std::string_view json_text, const std::string& name) {
     throw InputError(Position{name, line, column},
                      "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
   }
-  return plan_from_json(parsed, name);
+  return plan_from_document(parsed, name, &streamed);
 }
 
 }  // namespace gpuplan

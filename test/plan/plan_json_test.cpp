@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -125,4 +126,77 @@ TEST_CASE("a copied assignment has its own env: changing one leaves the other") 
   REQUIRE_FALSE(copy.env);
   copy = plan.assignments[0];
   REQUIRE(copy.env->size() == 3);
+}
+
+TEST_CASE("parse_plan, which never holds the whole document, reads what plan_from_json reads") {
+  // Each case: the plan of sample_plan with an edit; both readers must give the same plan or
+  // the same message (the first bad element of an array, after the checks that come first).
+  auto text_of = [](const std::function<void(nlohmann::json&)>& edit) {
+    auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+    json["unschedulable"] = nlohmann::json::array({json["assignments"][0]});
+    json["unschedulable"][0]["reason"] = "too big";
+    edit(json);
+    return json.dump(2);
+  };
+  auto outcome = [](const std::function<Plan()>& read) {
+    try {
+      return to_json(read()).dump();
+    } catch (const InputError& e) {
+      return std::string("error: ") + e.what();
+    }
+  };
+  using J = nlohmann::json;
+  std::vector<std::pair<std::string, std::function<void(J&)>>> cases{
+      {"as written", [](J&) {}},
+      {"two assignments", [](J& j) { j["assignments"].push_back(j["assignments"][0]); }},
+      {"second bad, then third bad",
+       [](J& j) {
+         j["assignments"].push_back(j["assignments"][0]);
+         j["assignments"].push_back(j["assignments"][0]);
+         j["assignments"][1]["node"] = 5;
+         j["assignments"][2]["gpus"] = "x";
+       }},
+      {"an element that is no object",
+       [](J& j) {
+         j["assignments"].push_back(J::array({1, J::array({2})}));
+       }},
+      {"a scalar element", [](J& j) { j["unschedulable"].push_back(7); }},
+      {"bad schema_version and a bad assignment",
+       [](J& j) {
+         j["schema_version"] = 2;
+         j["assignments"][0]["gpus"] = nullptr;
+       }},
+      {"bad unschedulable and a bad assignment",
+       [](J& j) {
+         j["unschedulable"][0]["reason"] = 1;
+         j["assignments"][0]["end_s"] = "late";
+       }},
+      {"bad diagnostics and a bad unschedulable",
+       [](J& j) {
+         j["diagnostics"] = J::array({J::object({{"severity", "warning"}})});
+         j["unschedulable"][0]["unit"] = 3;
+       }},
+      {"assignments an object",
+       [](J& j) {
+         j["assignments"] = J::object({{"a", 1}});
+       }},
+      {"unschedulable null", [](J& j) { j["unschedulable"] = nullptr; }},
+      {"no assignments", [](J& j) { j.erase("assignments"); }},
+      {"arrays of that name deeper down",
+       [](J& j) {
+         j["summary"]["assignments"] = J::array({1, 2});
+       }},
+  };
+  for (const auto& [name, edit] : cases) {
+    INFO(name);
+    std::string text = text_of(edit);
+    REQUIRE(outcome([&] { return parse_plan(text, "p.json"); }) ==
+            outcome([&] { return plan_from_json(J::parse(text), "p.json"); }));
+  }
+  // A key given twice: the last one counts, as in a document, even when it is empty.
+  std::string text = text_of([](J&) {});
+  std::string twice = text.substr(0, text.rfind('}')) + ", \"assignments\": []}";
+  REQUIRE(parse_plan(twice, "p.json").assignments.empty());
+  REQUIRE(parse_plan(text, "p.json").assignments.size() == 1);
+  REQUIRE_THROWS_WITH(parse_plan("[" + text + "]", "p.json"), "p.json: $: a plan is a JSON object");
 }
