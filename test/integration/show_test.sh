@@ -38,4 +38,10 @@ grep -A4 "^l4-0 " <<<"$out" | grep -q "^ GPU 2 ·idle·" || fail "--fleet does n
 no_fleet=$("$GPUPLAN" show "$plan" --width 100)
 grep -q "^h100-2" <<<"$out" && grep -q "^h100-2" <<<"$no_fleet" &&
   fail "without --fleet an idle node is drawn"
+# The plan from standard input, a pipe or a file, reads as the plan file does.
+[ "$("$GPUPLAN" show - --width 100 <"$plan")" = "$no_fleet" ] || fail "show - < plan differs from show plan"
+[ "$(cat "$plan" | "$GPUPLAN" show - --width 100)" = "$no_fleet" ] || fail "cat plan | show - differs from show plan"
+# ... from where the caller left standard input: here after a first line read by the shell.
+[ "$({ read -r _; "$GPUPLAN" show - --width 100 2>&1; } <"$plan")" != "$no_fleet" ] ||
+  fail "show - read standard input from its start, not from where it stood"
 echo "PASS: show"
