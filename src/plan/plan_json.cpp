@@ -286,9 +286,23 @@ std::pair<long, long> first_overflowing_number(std::string_view text) {
   return {0, 0};
 }
 
+/// The same JSON, types included: nlohmann's == takes 1 and 1.0 for equal, where the reader
+/// accepts only the first as a GPU count.
+bool identical(const json& a, const json& b) {
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object())
+    return std::equal(
+        a.items().begin(), a.items().end(), b.items().begin(),
+        [](const auto& x, const auto& y) { return x.key() == y.key() && identical(x.value(), y.value()); });
+  if (a.is_array()) return std::equal(a.begin(), a.end(), b.begin(), identical);
+  return a == b;
+}
+
 // Reading: every accessor names the JSON path of what it looks at.
 struct Reader {
   const std::string& name;
+  static constexpr std::size_t max_seen_requirements = 64;
+  mutable std::vector<std::pair<json, SharedRequirement>> seen_requirements;  ///< the first 64 distinct
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw InputError(Position{name, 0, 0}, fmt::format("{}: {}", path, what));
@@ -390,8 +404,20 @@ struct Reader {
     if (optional_field(j, "size")) u.size = string(j, path, "size");
     if (optional_field(j, "timeout")) u.timeout = string(j, path, "timeout");
     if (auto* v = optional_field(j, "flaky")) u.flaky = v->is_boolean() && v->get<bool>();
-    if (auto* v = optional_field(j, "requirements")) u.requirement = requirement(*v, path + ".requirements");
+    if (auto* v = optional_field(j, "requirements"))
+      u.requirement = shared_requirement(*v, path + ".requirements");
     return u;
+  }
+
+  /// requirement(), held once for the units whose "requirements" are the same JSON: a plan has a
+  /// few dozen distinct ones, and a Requirement of its own for each of a million units took
+  /// about 200 bytes a unit of a plan read back.
+  SharedRequirement shared_requirement(const json& j, const std::string& path) const {
+    for (const auto& [seen, shared] : seen_requirements)
+      if (identical(seen, j)) return shared;
+    SharedRequirement shared = requirement(j, path);
+    if (seen_requirements.size() < max_seen_requirements) seen_requirements.emplace_back(j, shared);
+    return shared;
   }
 
   Assignment assignment(const json& item, const std::string& path) const {

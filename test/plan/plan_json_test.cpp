@@ -200,3 +200,15 @@ TEST_CASE("parse_plan, which never holds the whole document, reads what plan_fro
   REQUIRE(parse_plan(text, "p.json").assignments.size() == 1);
   REQUIRE_THROWS_WITH(parse_plan("[" + text + "]", "p.json"), "p.json: $: a plan is a JSON object");
 }
+
+TEST_CASE("units with the same requirements share one, and a look-alike of another type is still an error") {
+  auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+  json["assignments"].push_back(json["assignments"][0]);
+  Plan plan = parse_plan(json.dump(), "p.json");
+  REQUIRE(&*plan.assignments[0].unit.requirement == &*plan.assignments[1].unit.requirement);
+  REQUIRE(to_json(plan)["assignments"][1]["requirements"].dump() ==
+          to_json(sample_plan())["assignments"][0]["requirements"].dump());
+  json["assignments"][1]["requirements"]["gpus"] = 2.0;  // nlohmann's == takes it for 2
+  REQUIRE_THROWS_WITH(parse_plan(json.dump(), "p.json"),
+                      "p.json: assignments[1].requirements.gpus: expected an integer");
+}
