@@ -52,13 +52,9 @@ std::string read_all(Input& input) {
     text.resize(static_cast<std::size_t>(end - here));
     text.resize(static_cast<std::size_t>(in.sgetn(text.data(), static_cast<std::streamsize>(text.size()))));
   }
-  constexpr std::size_t chunk = std::size_t{1} << 20;
-  for (std::size_t got = chunk; got == chunk;) {
-    std::size_t at = text.size();
-    text.resize(at + chunk);
-    got = static_cast<std::size_t>(in.sgetn(text.data() + at, static_cast<std::streamsize>(chunk)));
-    text.resize(at + got);
-  }
+  std::string chunk(std::size_t{1} << 20, '\0');  // not in `text`: a full one would double it
+  for (std::streamsize got; (got = in.sgetn(chunk.data(), static_cast<std::streamsize>(chunk.size()))) > 0;)
+    text.append(chunk.data(), static_cast<std::size_t>(got));
   return text;
 }
 
