@@ -67,6 +67,13 @@ Assignment& unit(Plan& plan, const std::string& id) {
   throw;
 }
 
+/// The assignment's env, to change: a plan read from a file holds one only where it is not
+/// the planned one, so a consistent one is made here first.
+std::map<std::string, std::string>& env_of(Assignment& a) {
+  if (!a.env) a.env = planned_env(a);
+  return *a.env;
+}
+
 /// Asserts exactly one violation, of `kind`, about `unit`, whose reason mentions `words`.
 void require_one(const std::vector<Violation>& found, ViolationKind kind, const std::string& unit_id,
                  const std::string& words) {
@@ -116,7 +123,7 @@ TEST_CASE("a GPU index the node does not have is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//xla:triton_test");
   a.gpus = {4};
-  (*a.env)["CUDA_VISIBLE_DEVICES"] = "4";
+  env_of(a)["CUDA_VISIBLE_DEVICES"] = "4";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//xla:triton_test",
               "GPU 4 does not exist on a100-0 (it has GPUs 0-3)");
 }
@@ -125,7 +132,7 @@ TEST_CASE("a GPU listed twice for one unit is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:nccl_test");
   a.gpus = {1, 1};
-  (*a.env)["CUDA_VISIBLE_DEVICES"] = "1,1";
+  env_of(a)["CUDA_VISIBLE_DEVICES"] = "1,1";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_index, "//tf:nccl_test", "lists GPU 1 twice");
 }
 
@@ -133,7 +140,7 @@ TEST_CASE("a unit given fewer GPUs than it needs is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:nccl_test");
   a.gpus = {1};
-  (*a.env)["CUDA_VISIBLE_DEVICES"] = "1";
+  env_of(a)["CUDA_VISIBLE_DEVICES"] = "1";
   require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//tf:nccl_test",
               "holds 1 GPU but needs 2");
 }
@@ -224,7 +231,7 @@ TEST_CASE("a node short of a unit's requirements is reported, naming the require
     a.unit.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
     REQUIRE(verify(plan, fleet).empty());
     a.gpus = {1, 2};
-    (*a.env)["CUDA_VISIBLE_DEVICES"] = "1,2";
+    env_of(a)["CUDA_VISIBLE_DEVICES"] = "1,2";
     auto found = verify(plan, fleet);
     REQUIRE(std::count_if(found.begin(), found.end(), [](const Violation& v) {
               return v.kind == ViolationKind::requirement &&
@@ -338,22 +345,22 @@ TEST_CASE("inconsistent times are reported") {
 TEST_CASE("an environment that disagrees with the assignment is reported") {
   auto plan = example_plan();
   SECTION("CUDA_VISIBLE_DEVICES") {
-    (*unit(plan, "//tf:nccl_test").env)["CUDA_VISIBLE_DEVICES"] = "0,1";
+    env_of(unit(plan, "//tf:nccl_test"))["CUDA_VISIBLE_DEVICES"] = "0,1";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:nccl_test",
                 "CUDA_VISIBLE_DEVICES is \"0,1\" but should be \"1,2\"");
   }
   SECTION("the shard index") {
-    (*unit(plan, "//ml:train_test#shard-3-of-4").env)["TEST_SHARD_INDEX"] = "4";
+    env_of(unit(plan, "//ml:train_test#shard-3-of-4"))["TEST_SHARD_INDEX"] = "4";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//ml:train_test#shard-3-of-4",
                 "TEST_SHARD_INDEX is \"4\" but should be \"3\"");
   }
   SECTION("shard variables on a test that is not sharded") {
-    (*unit(plan, "//tf:conv_test").env)["TEST_TOTAL_SHARDS"] = "2";
+    env_of(unit(plan, "//tf:conv_test"))["TEST_TOTAL_SHARDS"] = "2";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
                 "sets TEST_TOTAL_SHARDS but is not a shard");
   }
   SECTION("a variable gpuplan does not set") {
-    (*unit(plan, "//tf:conv_test").env)["LD_PRELOAD"] = "/tmp/x.so";
+    env_of(unit(plan, "//tf:conv_test"))["LD_PRELOAD"] = "/tmp/x.so";
     require_one(verify(plan, example_fleet()), ViolationKind::env, "//tf:conv_test",
                 "env sets LD_PRELOAD, which executors never apply");
   }
