@@ -2,6 +2,7 @@
 // The plan: what launchers read (SPEC section 6), and the units it is made of.
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -134,6 +135,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& name);
 /// A plan from the text of its JSON file: plan_from_json, with the line and column of
 /// broken JSON. Throws InputError naming `name`.
 Plan parse_plan(std::string_view json_text, const std::string& name);
+/// The same, read from `in` as it parses: the text is never held whole.
+Plan parse_plan(std::istream& in, const std::string& name);
 
 /// The requirement fields as the plan writes them: {"gpus":2,"gpu_mem_mib":40960,"cuda":">=12.4",...}.
 nlohmann::ordered_json requirements_to_json(const Requirement& requirement);

@@ -25,8 +25,7 @@ struct ExportInput {
 
   Plan read_plan() const {
     auto input = open_input(plan);
-    auto text = read_all(input);
-    return parse_plan(text, input.name);
+    return parse_plan(input.in(), input.name);
   }
   std::optional<Fleet> read_fleet() const {
     if (fleet_path.empty()) return std::nullopt;

@@ -57,7 +57,7 @@ std::optional<PlanFileIdentity> identity_of(int fd) {
 
 Plan read_plan(const std::string& path) {
   auto input = open_input(path);
-  return parse_plan(read_all(input), input.name);
+  return parse_plan(input.in(), input.name);
 }
 
 std::string plan_index_path(const std::string& path) { return path + ".index"; }

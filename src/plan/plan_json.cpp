@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <istream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <streambuf>
 #include <tuple>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
@@ -256,35 +260,6 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
 
 /// The most MiB a plan may reserve on one GPU (a petabyte).
 constexpr long max_mib = 1L << 30;
-
-/// The line and column of the first number outside strings that does not fit a double.
-std::pair<long, long> first_overflowing_number(std::string_view text) {
-  long line = 1;
-  long column = 1;
-  bool in_string = false;
-  bool escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i, ++column) {
-    char c = text[i];
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    } else if (escaped) {
-      escaped = false;
-    } else if (in_string) {
-      escaped = c == '\\';
-      in_string = c != '"';
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      std::size_t end = text.find_first_not_of("0123456789+-.eE", i);
-      std::string token(text.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i));
-      if (!std::isfinite(std::strtod(token.c_str(), nullptr))) return {line, column};
-      column += static_cast<long>(token.size()) - 1;
-      i += token.size() - 1;
-    }
-  }
-  return {0, 0};
-}
 
 /// The same JSON, types included: nlohmann's == takes 1 and 1.0 for equal, where the reader
 /// accepts only the first as a GPU count.
@@ -621,9 +596,12 @@ class PlanSax {
     return close([](Builder& b) { return b.end_array(); });
   }
   template <class Exception>
-  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Exception& error) {
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
+    error_start_ = position - std::min(position, token.size());
     throw error;  // parse_plan turns it into a message with the line and column
   }
+  /// Where the token that failed began: for a number beyond a double, where the number does.
+  std::size_t error_start() const { return error_start_; }
 
  private:
   Builder& builder() { return element_builder_ ? *element_builder_ : top_builder_; }
@@ -684,6 +662,75 @@ class PlanSax {
   std::size_t index_ = 0;
   json element_json_;
   std::optional<Builder> element_builder_;
+  std::size_t error_start_ = 0;
+};
+
+/// Text already in memory, as a stream buffer.
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(std::string_view text) {
+    char* begin = const_cast<char*>(text.data());  // a get area is read, never written
+    setg(begin, begin, begin + text.size());
+  }
+};
+
+/// The bytes of `from` as nlohmann reads them, a chunk at a time, counting the lines that go by
+/// and keeping the last two chunks, where an error lies: its line and column without the whole
+/// text in memory (a 1M-unit plan is 750 MB).
+class LineCountingBuffer : public std::streambuf {
+ public:
+  explicit LineCountingBuffer(std::streambuf& from) : from_(from) {}
+
+  /// The line and column (1-based) of the byte at `offset` from the start; {0, 0} when it lies
+  /// before the two chunks kept.
+  std::pair<long, long> position(std::uint64_t offset) const {
+    offset = std::min(offset, current_start_ + current_size_);
+    if (offset < previous_start_) return {0, 0};
+    long lines = 1 + newlines_before_previous_;
+    std::int64_t last = last_newline_before_previous_;  // -1: none yet
+    auto scan = [&](const std::vector<char>& chunk, std::uint64_t start, std::uint64_t size) {
+      for (std::uint64_t i = 0; i < size && start + i < offset; ++i)
+        if (chunk[i] == '\n') {
+          ++lines;
+          last = static_cast<std::int64_t>(start + i);
+        }
+    };
+    scan(previous_, previous_start_, previous_size_);
+    scan(current_, current_start_, current_size_);
+    return {lines, static_cast<long>(static_cast<std::int64_t>(offset) - last)};
+  }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (ended_) return traits_type::eof();  // asked again: keep the last chunk where it is
+    auto newline =
+        std::find(previous_.rbegin(), previous_.rbegin() + static_cast<std::ptrdiff_t>(previous_size_), '\n');
+    if (newline != previous_.rbegin() + static_cast<std::ptrdiff_t>(previous_size_))
+      last_newline_before_previous_ =
+          static_cast<std::int64_t>(previous_start_ + previous_size_) - 1 - (newline - previous_.rbegin());
+    newlines_before_previous_ +=
+        std::count(previous_.begin(), previous_.begin() + static_cast<std::ptrdiff_t>(previous_size_), '\n');
+    previous_.swap(current_);
+    previous_start_ = current_start_;
+    previous_size_ = current_size_;
+    current_start_ += current_size_;
+    current_.resize(chunk);
+    current_size_ =
+        static_cast<std::uint64_t>(std::max<std::streamsize>(0, from_.sgetn(current_.data(), chunk)));
+    setg(current_.data(), current_.data(), current_.data() + current_size_);
+    ended_ = current_size_ == 0;
+    return ended_ ? traits_type::eof() : traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  static constexpr std::streamsize chunk = std::streamsize{1} << 20;
+  std::streambuf& from_;
+  std::vector<char> previous_, current_;
+  std::uint64_t previous_start_ = 0, previous_size_ = 0, current_start_ = 0, current_size_ = 0;
+  long newlines_before_previous_ = 0;
+  std::int64_t last_newline_before_previous_ = -1;
+  bool ended_ = false;
 };
 
 /// plan_from_json; with `streamed`, the two large arrays' elements come from there.
@@ -762,25 +809,36 @@ Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* s
 
 Plan plan_from_json(const json& j, const std::string& name) { return plan_from_document(j, name, nullptr); }
 
-Plan parse_plan(std::string_view json_text, const std::string& name) {
+namespace {
+
+Plan parse_plan_from(std::streambuf& from, const std::string& name) {
+  LineCountingBuffer counted(from);
+  std::istream in(&counted);
   json parsed;
   StreamedUnits streamed;
   Reader r{name};
+  PlanSax sax(parsed, r, streamed);
+  auto fail_at = [&](std::uint64_t offset, const char* what) {
+    auto [line, column] = counted.position(offset);
+    throw InputError(Position{name, line, column}, what);
+  };
   try {
-    PlanSax sax(parsed, r, streamed);
-    json::sax_parse(json_text, &sax);
+    json::sax_parse(in, &sax);
   } catch (const json::out_of_range&) {  // a number beyond a double: 1e400
-    auto [line, column] = first_overflowing_number(json_text);
-    throw InputError(Position{name, line, column},
-                     "a number beyond the range of a double (README \"Limits\")");
+    fail_at(sax.error_start(), "a number beyond the range of a double (README \"Limits\")");
   } catch (const json::parse_error& e) {
-    auto before = json_text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, json_text.size()));
-    long line = 1 + std::count(before.begin(), before.end(), '\n');
-    long column = static_cast<long>(before.size() - (before.rfind('\n') + 1)) + 1;
-    throw InputError(Position{name, line, column},
-                     "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
+    fail_at(e.byte > 0 ? e.byte - 1 : 0, "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
   }
   return plan_from_document(parsed, name, &streamed);
 }
+
+}  // namespace
+
+Plan parse_plan(std::string_view json_text, const std::string& name) {
+  ViewBuffer text(json_text);
+  return parse_plan_from(text, name);
+}
+
+Plan parse_plan(std::istream& in, const std::string& name) { return parse_plan_from(*in.rdbuf(), name); }
 
 }  // namespace gpuplan

@@ -1,9 +1,13 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/plan.hpp"
@@ -211,4 +215,36 @@ TEST_CASE("units with the same requirements share one, and a look-alike of anoth
   json["assignments"][1]["requirements"]["gpus"] = 2.0;  // nlohmann's == takes it for 2
   REQUIRE_THROWS_WITH(parse_plan(json.dump(), "p.json"),
                       "p.json: assignments[1].requirements.gpus: expected an integer");
+}
+
+TEST_CASE("broken JSON deep in a large plan is reported at its line and column, from a stream too") {
+  // parse_plan never holds a streamed plan whole: it counts lines in 1 MiB chunks and keeps the
+  // last two, so the errors here lie past several chunk boundaries, one number across one.
+  auto text_with = [](const std::string& bad, std::size_t at_byte) {
+    std::string text = "{\n";
+    long line = 2;
+    while (text.size() + 40 < at_byte) {
+      text += "  \"padding_" + std::to_string(line) + "\": [1, 2, 3],\n";
+      ++line;
+    }
+    std::string indent(at_byte - text.size(), ' ');
+    text += indent + bad + "\n}\n";
+    return std::tuple(text, line, static_cast<long>(indent.size()) + 1);
+  };
+  for (std::size_t at : {std::size_t{1} << 20, (std::size_t{2} << 20) - 2, std::size_t{3000000}}) {
+    INFO(at);
+    auto [text, line, column] = text_with("\"x\": 1e99999,", at);
+    auto where = fmt::format("p.json:{}:{}: ", line, column + 5);  // the number, after "x":
+    REQUIRE_THROWS_WITH(parse_plan(text, "p.json"),
+                        Catch::StartsWith(where) && Catch::Contains("beyond the range"));
+    std::istringstream stream(text);
+    REQUIRE_THROWS_WITH(parse_plan(stream, "p.json"),
+                        Catch::StartsWith(where) && Catch::Contains("beyond the range"));
+    std::tie(text, line, column) = text_with("oops", at);
+    where = fmt::format("p.json:{}:{}: ", line, column);
+    REQUIRE_THROWS_WITH(parse_plan(text, "p.json"),
+                        Catch::StartsWith(where) && Catch::Contains("not valid JSON"));
+  }
+  std::istringstream plan(to_json(sample_plan()).dump(2));
+  REQUIRE(to_json(parse_plan(plan, "p.json")).dump() == to_json(sample_plan()).dump());
 }
