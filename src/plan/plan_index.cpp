@@ -170,7 +170,7 @@ std::string make_plan_index(const Plan& plan, const PlanRecords& records, const 
   std::vector<Entry> entries;
   entries.reserve(plan.cpu_tests.size() + plan.skipped_tests.size() + plan.assignments.size() +
                   plan.unschedulable.size());
-  auto labels = [&](PlanSection section, std::size_t count, auto&& label_of) {
+  auto add_entries = [&](PlanSection section, std::size_t count, auto&& label_of) {
     const auto& extents = records.extents(section);
     if (extents.size() != count)
       throw std::logic_error(fmt::format("plan index: {} records of {} in the text, {} in the plan",
@@ -183,14 +183,14 @@ std::string make_plan_index(const Plan& plan, const PlanRecords& records, const 
                          static_cast<std::uint32_t>(section)});
     }
   };
-  labels(PlanSection::cpu_tests, plan.cpu_tests.size(),
-         [&](std::size_t i) -> const std::string& { return plan.cpu_tests[i].label; });
-  labels(PlanSection::skipped_tests, plan.skipped_tests.size(),
-         [&](std::size_t i) -> const std::string& { return plan.skipped_tests[i].label; });
-  labels(PlanSection::assignments, plan.assignments.size(),
-         [&](std::size_t i) -> const std::string& { return plan.assignments[i].unit.label; });
-  labels(PlanSection::unschedulable, plan.unschedulable.size(),
-         [&](std::size_t i) -> const std::string& { return plan.unschedulable[i].unit.label; });
+  add_entries(PlanSection::cpu_tests, plan.cpu_tests.size(),
+              [&](std::size_t i) -> const std::string& { return plan.cpu_tests[i].label; });
+  add_entries(PlanSection::skipped_tests, plan.skipped_tests.size(),
+              [&](std::size_t i) -> const std::string& { return plan.skipped_tests[i].label; });
+  add_entries(PlanSection::assignments, plan.assignments.size(),
+              [&](std::size_t i) -> const std::string& { return plan.assignments[i].unit.label; });
+  add_entries(PlanSection::unschedulable, plan.unschedulable.size(),
+              [&](std::size_t i) -> const std::string& { return plan.unschedulable[i].unit.label; });
 
   // Each node's assignment on its highest GPU, the first in plan order.
   std::map<std::string_view, std::pair<int, std::size_t>> highest;

@@ -36,10 +36,11 @@ std::optional<std::int64_t> reserved_vram(const Requirement& requirement, std::o
 /// A duration a schedule can use: positive and finite, whatever an estimator returned.
 double usable_seconds(double seconds) { return std::isfinite(seconds) && seconds > 0.001 ? seconds : 0.001; }
 
-/// A unit of `test` with the given label (the test's, copied or moved by the caller).
-Unit unit_of(const ClassifiedTest& test, std::string label) {
+/// A unit of `test` with the given id and label (the test's label, copied or moved by the
+/// caller, which may have taken it from the test already).
+Unit unit_of(const ClassifiedTest& test, std::string id, std::string label) {
   Unit unit;
-  unit.id = label;  // not test.target.label: the caller may have taken it
+  unit.id = std::move(id);
   unit.label = std::move(label);
   unit.requirement = test.requirement;
   unit.size = test.target.size;
@@ -98,7 +99,8 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
     int shards = std::max(1, test.target.shard_count);
     if (shards == 1) {
       Estimate e = estimate(test, std::nullopt);
-      Unit unit = unit_of(test, last_use_of_label(test));
+      std::string id = test.target.label;  // before the label is taken: arguments have no order
+      Unit unit = unit_of(test, std::move(id), last_use_of_label(test));
       unit.duration_s = usable_seconds(e.seconds);
       unit.duration_source = e.source;
       unit.vram_mib = reserved_vram(unit.requirement, e.peak_vram_mib);
@@ -107,8 +109,8 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
       for (int index = 0; index < shards; ++index) {
         Estimate e = estimate(test, index);
         std::string id = fmt::format("{}#shard-{}-of-{}", test.target.label, index, shards);
-        Unit unit = unit_of(test, index + 1 < shards ? test.target.label : last_use_of_label(test));
-        unit.id = std::move(id);
+        Unit unit =
+            unit_of(test, std::move(id), index + 1 < shards ? test.target.label : last_use_of_label(test));
         unit.shard_index = index;
         unit.shard_count = shards;
         unit.duration_s = usable_seconds(e.seconds);
@@ -127,7 +129,8 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
         if (std::find(sources.begin(), sources.end(), e.source) == sources.end()) sources.push_back(e.source);
         if (e.peak_vram_mib) peak = std::max(peak.value_or(0), *e.peak_vram_mib);
       }
-      Unit unit = unit_of(test, last_use_of_label(test));
+      std::string id = test.target.label;
+      Unit unit = unit_of(test, std::move(id), last_use_of_label(test));
       unit.shard_count = shards;
       unit.duration_s = seconds;
       unit.duration_source = fmt::format("{}", fmt::join(sources, "+"));
