@@ -6,9 +6,11 @@
 #include <functional>
 #include <istream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <streambuf>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -688,15 +690,15 @@ class LineCountingBuffer : public std::streambuf {
     if (offset < previous_start_) return {0, 0};
     long lines = 1 + newlines_before_previous_;
     std::int64_t last = last_newline_before_previous_;  // -1: none yet
-    auto scan = [&](const std::vector<char>& chunk, std::uint64_t start, std::uint64_t size) {
+    auto scan = [&](const char* chunk, std::uint64_t start, std::uint64_t size) {
       for (std::uint64_t i = 0; i < size && start + i < offset; ++i)
         if (chunk[i] == '\n') {
           ++lines;
           last = static_cast<std::int64_t>(start + i);
         }
     };
-    scan(previous_, previous_start_, previous_size_);
-    scan(current_, current_start_, current_size_);
+    scan(previous_.get(), previous_start_, previous_size_);
+    scan(current_.get(), current_start_, current_size_);
     return {lines, static_cast<long>(static_cast<std::int64_t>(offset) - last)};
   }
 
@@ -704,21 +706,20 @@ class LineCountingBuffer : public std::streambuf {
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     if (ended_) return traits_type::eof();  // asked again: keep the last chunk where it is
-    auto newline =
-        std::find(previous_.rbegin(), previous_.rbegin() + static_cast<std::ptrdiff_t>(previous_size_), '\n');
-    if (newline != previous_.rbegin() + static_cast<std::ptrdiff_t>(previous_size_))
-      last_newline_before_previous_ =
-          static_cast<std::int64_t>(previous_start_ + previous_size_) - 1 - (newline - previous_.rbegin());
-    newlines_before_previous_ +=
-        std::count(previous_.begin(), previous_.begin() + static_cast<std::ptrdiff_t>(previous_size_), '\n');
+    std::string_view previous(previous_.get(), previous_size_);
+    if (auto newline = previous.rfind('\n'); newline != std::string_view::npos)
+      last_newline_before_previous_ = static_cast<std::int64_t>(previous_start_ + newline);
+    newlines_before_previous_ += std::count(previous.begin(), previous.end(), '\n');
     previous_.swap(current_);
     previous_start_ = current_start_;
     previous_size_ = current_size_;
     current_start_ += current_size_;
-    current_.resize(chunk);
+    // Left uninitialised: zeroing 1 MiB cost a short read (a run-under launch's few records)
+    // 256 page faults it never used.
+    if (!current_) current_ = std::make_unique_for_overwrite<char[]>(chunk);
     current_size_ =
-        static_cast<std::uint64_t>(std::max<std::streamsize>(0, from_.sgetn(current_.data(), chunk)));
-    setg(current_.data(), current_.data(), current_.data() + current_size_);
+        static_cast<std::uint64_t>(std::max<std::streamsize>(0, from_.sgetn(current_.get(), chunk)));
+    setg(current_.get(), current_.get(), current_.get() + current_size_);
     ended_ = current_size_ == 0;
     return ended_ ? traits_type::eof() : traits_type::to_int_type(*gptr());
   }
@@ -726,7 +727,7 @@ class LineCountingBuffer : public std::streambuf {
  private:
   static constexpr std::streamsize chunk = std::streamsize{1} << 20;
   std::streambuf& from_;
-  std::vector<char> previous_, current_;
+  std::unique_ptr<char[]> previous_, current_;
   std::uint64_t previous_start_ = 0, previous_size_ = 0, current_start_ = 0, current_size_ = 0;
   long newlines_before_previous_ = 0;
   std::int64_t last_newline_before_previous_ = -1;
@@ -735,7 +736,7 @@ class LineCountingBuffer : public std::streambuf {
 
 /// plan_from_json; with `streamed`, the two large arrays' elements come from there.
 Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* streamed) {
-  Reader r{name};
+  Reader r{name, {}};
   Plan plan;
   if (!j.is_object()) r.fail("$", "a plan is a JSON object");
   plan.schema_version = static_cast<int>(r.integer(j, "$", "schema_version", 0, 1000000));
@@ -816,7 +817,7 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   std::istream in(&counted);
   json parsed;
   StreamedUnits streamed;
-  Reader r{name};
+  Reader r{name, {}};
   PlanSax sax(parsed, r, streamed);
   auto fail_at = [&](std::uint64_t offset, const char* what) {
     auto [line, column] = counted.position(offset);
