@@ -2,9 +2,12 @@
 #include "solve/bound.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <vector>
 
 namespace gpuplan::solve {
@@ -213,7 +216,24 @@ double lower_bound(const Problem& p) {
   for (const Job& job : p.jobs) bound = std::max(bound, job.duration);
   bound = std::max(bound, bound_with(p, Sharing::by_memory));
   if (p.max_sharing > 1) bound = std::max(bound, bound_with(p, Sharing::by_count));
-  return bound;
+  return granular_bound(bound, duration_step(p));
+}
+
+double duration_step(const Problem& p) {
+  constexpr double exact = 9007199254740992.0;  // 2^53: every whole number below it is a double
+  std::uint64_t step = 0;
+  for (const Job& job : p.jobs) {
+    if (!(job.duration >= 0 && job.duration < exact) || job.duration != std::floor(job.duration)) return 0;
+    step = std::gcd(step, static_cast<std::uint64_t>(job.duration));
+  }
+  return static_cast<double>(step);
+}
+
+double granular_bound(double bound, double step) {
+  if (step <= 0 || bound <= 0) return bound;
+  // 1e-9 of a step: a work bound that is a whole number of steps but for rounding stays that
+  // number (below the bound by as little, so still below every schedule's makespan).
+  return std::ceil(bound / step - 1e-9) * step;
 }
 
 }  // namespace gpuplan::solve

@@ -12,7 +12,21 @@ namespace gpuplan::solve {
 /// that cannot share a node (exclusive, or more than half of every node they fit) over its nodes,
 /// and, for those, that a set of nodes given more of them than it has nodes runs two on one
 /// in turn (or one holding a whole node and any other unit).
+/// Rounded up to a whole number of duration_step (see granular_bound).
 double lower_bound(const Problem& problem);
+
+/// The largest duration every job's duration is a whole multiple of, when all are whole seconds
+/// (the size defaults, and their shards, are); 0 otherwise.
+double duration_step(const Problem& problem);
+
+/// `bound` rounded up to a whole number of `step`s (unchanged for step 0). A bound still:
+/// nodes are all free from time 0, so any schedule can be shifted left, job by job, until each
+/// job starts at 0 or when another ends, and finishes no later. (Shift the earliest job that
+/// does neither back to the last end before its start, or 0: every job running between the two
+/// also runs at its start, as none ends in between, so the GPUs, memory and nodes it holds are
+/// free there too.) Then every job ends at a sum of durations, a whole number of steps, and so
+/// does the last one.
+double granular_bound(double bound, double step);
 
 // The families, each a bound on its own (tested one by one).
 

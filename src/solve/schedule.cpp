@@ -363,7 +363,7 @@ std::span<const double> tail_shares(size_t jobs) {
 /// the next, shorter tail is tried within the improved order. Each try costs the tail's
 /// placements only; the result depends only on the problem.
 void improve_tail(const Problem& p, const std::vector<std::vector<int>>& orders, std::vector<int> order,
-                  Schedule& schedule) {
+                  Schedule& schedule, double bound) {
   size_t n = order.size();
   ListState state(p);
   size_t placed = 0;
@@ -372,6 +372,8 @@ void improve_tail(const Problem& p, const std::vector<std::vector<int>>& orders,
     auto tail = static_cast<size_t>(double(n) * share);
     if (tail < 2 || tail >= n) continue;
     for (; placed < n - tail; ++placed) state.place(order[placed]);
+    // No tail can end before the jobs already placed, nor any schedule before the bound.
+    if (state.makespan() >= schedule.makespan || schedule.makespan <= bound) return;
     // The tail in each priority order: each order is a strict total order (job order breaks
     // ties), so the tail's jobs as they stand in the order of all jobs are the tail sorted by it,
     // found in one pass instead of a sort.
@@ -407,13 +409,16 @@ Schedule list_schedule(const Problem& p, const std::vector<int>& order) {
 
 std::vector<int> longest_first(const Problem& p) { return priority_orders(p).front(); }
 
-Schedule best_schedule(const Problem& p, double time_limit_s) {
+Schedule best_schedule(const Problem& p, double time_limit_s, double bound) {
   auto began = std::chrono::steady_clock::now();
   Schedule best;
   bool first = true;
   auto keep = [&](Schedule candidate) {
     if (first || candidate.makespan < best.makespan) best = std::move(candidate), first = false;
   };
+  // A schedule that ends at the bound is the answer: every step below keeps a schedule only
+  // when it is strictly shorter, so stopping there changes nothing but the time taken.
+  auto at_bound = [&] { return !first && best.makespan <= bound; };
   auto orders = priority_orders(p);
   // Every order's list schedule; then the tails of the best `tries` are tried again (a good tail
   // often follows another order's beginning: widest first, then longest first, say). Only those
@@ -423,6 +428,10 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
   std::vector<std::pair<Schedule, size_t>> ranked;  // with the index of its order
   for (size_t o = 0; o < orders.size(); ++o) {
     Schedule listed = list_schedule(p, orders[o]);
+    if (listed.makespan <= bound) {  // none before it was; it is the first of those that are
+      keep(std::move(listed));
+      return best;
+    }
     auto at = std::find_if(ranked.begin(), ranked.end(),
                            [&](const auto& r) { return listed.makespan < r.first.makespan; });
     if (static_cast<size_t>(at - ranked.begin()) >= tries) continue;
@@ -430,9 +439,11 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
     if (ranked.size() > tries) ranked.pop_back();
   }
   for (auto& [listed, o] : ranked) {
-    improve_tail(p, orders, orders[o], listed);
+    if (at_bound()) return best;
+    improve_tail(p, orders, orders[o], listed, bound);
     keep(std::move(listed));
   }
+  if (at_bound()) return best;
   // Longest first with insertion fills the gaps wide units leave, but looks at every node for
   // every job: by default only while that stays small, with a time limit as far as it affords.
   double work = double(p.jobs.size()) * double(p.fleet->type_of_node.size());
@@ -447,7 +458,7 @@ Schedule best_schedule(const Problem& p, double time_limit_s) {
   std::vector<double> blurred(p.jobs.size());
   for (double spread = 0.02;; spread = std::min(0.3, spread * 1.25)) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    if (elapsed >= time_limit_s) break;
+    if (elapsed >= time_limit_s || at_bound()) break;
     std::uniform_real_distribution<double> noise(1 - spread, 1 + spread);
     for (size_t j = 0; j < p.jobs.size(); ++j) blurred[j] = p.jobs[j].duration * noise(random);
     std::iota(order.begin(), order.end(), 0);

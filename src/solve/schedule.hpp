@@ -44,7 +44,9 @@ std::vector<int> longest_first(const Problem& problem);
 /// constrained first), each with its tail placed again in every order (improve_tail in
 /// schedule.cpp), and, on small problems or within a time limit, longest first with insertion;
 /// then, within `time_limit_s`, perturbed longest-first orders.
-/// Without a time limit the result depends only on the problem.
-Schedule best_schedule(const Problem& problem, double time_limit_s);
+/// Without a time limit the result depends only on the problem. It stops early at a schedule
+/// that ends at `bound` (a lower bound of the problem: none can be shorter), with the schedule
+/// the whole search would have chosen.
+Schedule best_schedule(const Problem& problem, double time_limit_s, double bound = 0);
 
 }  // namespace gpuplan::solve

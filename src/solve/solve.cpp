@@ -321,10 +321,10 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     scheduled.push_back(u);
     problem.jobs.push_back({demands.of_unit[u], all[u].unit.duration_s});
   }
+  summary.lower_bound_s = lower_bound(problem);
   Schedule schedule = options.scheduler == Scheduler::longest_first_insertion
                           ? insertion_schedule(problem, longest_first(problem))
-                          : best_schedule(problem, options.time_limit_s);
-  summary.lower_bound_s = lower_bound(problem);
+                          : best_schedule(problem, options.time_limit_s, summary.lower_bound_s);
 
   std::vector<size_t> order = placement_order(schedule, scheduled, unscheduled);
   for (size_t j = 0; j < scheduled.size(); ++j) {

@@ -2,6 +2,7 @@
 #include "solve/bound.hpp"
 
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "solve/planning.hpp"
 
@@ -65,4 +66,61 @@ TEST_CASE("longest first with insertion fills the gap a wide unit leaves") {
   CHECK(plan.summary.makespan_s == 190);
   CHECK(assignment_of(plan, "//t:z").start_s == 0);
   CHECK(broken_promise(plan, fleet).empty());
+}
+
+TEST_CASE("a bound in whole steps: when every duration is a multiple of one, so is every makespan") {
+  CHECK(granular_bound(90, 60) == 120);
+  CHECK(granular_bound(120, 60) == 120);
+  CHECK(granular_bound(120.00000000001, 60) == 120);  // rounding in a work bound is not a step
+  CHECK(granular_bound(90, 0) == 90);                 // no step: as it was
+  auto fleet = fleet_of({{"a", 1, 2, "pcie"}});
+  FleetIndex index = index_fleet(fleet);
+  solve::Problem p;
+  p.fleet = &index;
+  p.jobs = {{0, 60}, {0, 120}, {0, 0}};
+  CHECK(duration_step(p) == 60);
+  p.jobs.push_back({0, 45});
+  CHECK(duration_step(p) == 15);
+  p.jobs.push_back({0, 0.5});
+  CHECK(duration_step(p) == 0);  // not all whole seconds
+  // Three one-GPU units of 60 s on two GPUs: 90 GPU-seconds each, but two of them run in turn.
+  auto plan = plan_of({unit("//t:x", 60), unit("//t:y", 60), unit("//t:z", 60)}, fleet);
+  CHECK(plan.summary.lower_bound_s == 120);
+  CHECK(plan.summary.makespan_s == 120);
+  auto fractional = plan_of({unit("//t:x", 60.5), unit("//t:y", 60), unit("//t:z", 60)}, fleet);
+  CHECK(fractional.summary.lower_bound_s == Approx(90.25));
+}
+
+TEST_CASE("the search stops at a schedule that ends at the bound, with the schedule it would have chosen") {
+  auto fleet = fleet_of({{"a", 2, 4, "pcie"}});
+  FleetIndex index = index_fleet(fleet);
+  solve::Problem p;
+  p.fleet = &index;
+  for (int gpus = 1; gpus <= 3; ++gpus) {
+    Shape shape;
+    shape.gpus = gpus;
+    shape.eligible = 0xf;
+    p.shapes.push_back(shape);
+    p.demand_shapes.push_back({gpus - 1});
+  }
+  std::mt19937 random(7);
+  int at_bound = 0;
+  for (int round = 0; round < 100; ++round) {
+    p.jobs.clear();
+    for (int i = 0; i < 12; ++i)
+      p.jobs.push_back({static_cast<int>(random() % 3), double(1 + random() % 6) * 60});
+    double bound = lower_bound(p);
+    auto whole = best_schedule(p, 0);
+    auto stopped = best_schedule(p, 0, bound);
+    INFO("round " << round);
+    CHECK(whole.makespan >= bound);
+    if (whole.makespan <= bound) ++at_bound;
+    CHECK(stopped.makespan == whole.makespan);
+    for (size_t j = 0; j < p.jobs.size(); ++j) {
+      CHECK(stopped.placements[j].node == whole.placements[j].node);
+      CHECK(stopped.placements[j].gpus == whole.placements[j].gpus);
+      CHECK(stopped.placements[j].start == whole.placements[j].start);
+    }
+  }
+  CHECK(at_bound >= 20);  // the early stop is exercised, not only the full search
 }
