@@ -50,6 +50,9 @@ struct History {
 
   /// Appends `newer` after this history: with no start times, later inputs are newer.
   void merge(const History& newer);
+  /// The same, taking `newer`'s samples whole when this history is empty (the first input:
+  /// no copy of a large history beside itself).
+  void merge(History&& newer);
   long sample_count() const;
 };
 

@@ -39,7 +39,7 @@ std::optional<fs::path> below_testlogs(const fs::path& path) {
 }
 
 void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
-  history.merge(read.history);
+  history.merge(std::move(read.history));
   diagnostics.insert(diagnostics.end(), read.diagnostics.begin(), read.diagnostics.end());
 }
 

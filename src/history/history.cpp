@@ -12,6 +12,13 @@ void History::merge(const History& newer) {
   cached_results += newer.cached_results;
 }
 
+void History::merge(History&& newer) {
+  if (!samples.empty() || !shard_counts.empty()) return merge(static_cast<const History&>(newer));
+  long cached = cached_results;
+  *this = std::move(newer);
+  cached_results += cached;
+}
+
 long History::sample_count() const {
   long count = 0;
   for (const auto& [key, list] : samples) count += static_cast<long>(list.size());

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,7 +29,28 @@ namespace gpuplan {
 
 namespace {
 
-using Fields = std::map<std::string, std::string, std::less<>>;
+/// A row's cells by column name, a handful of them: the last cell of a name wins, as when a
+/// header or an object names a column twice. (A std::map here was a dozen allocations a row,
+/// most of the time of reading a large history.)
+class Fields {
+ public:
+  void set(std::string_view name, std::string value) {
+    for (auto& [known, cell] : cells_)
+      if (known == name) {
+        cell = std::move(value);
+        return;
+      }
+    cells_.emplace_back(std::string(name), std::move(value));
+  }
+  std::optional<std::string_view> get(std::string_view name) const {
+    for (const auto& [known, cell] : cells_)
+      if (known == name) return cell;
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> cells_;
+};
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
@@ -37,8 +59,8 @@ std::string_view trim(std::string_view text) {
 }
 
 std::string_view field(const Fields& fields, std::string_view name) {
-  auto it = fields.find(name);
-  return it == fields.end() ? std::string_view() : trim(it->second);
+  auto cell = fields.get(name);
+  return cell ? trim(*cell) : std::string_view();
 }
 
 /// One row: a sample of a unit.
@@ -204,7 +226,7 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
       continue;
     }
     Fields fields;
-    for (std::size_t i = 0; i < header.size(); ++i) fields[header[i]] = std::move(record[i]);
+    for (std::size_t i = 0; i < header.size(); ++i) fields.set(header[i], std::move(record[i]));
     if (auto row = to_row(fields))
       add(history, *std::move(row));
     else
@@ -255,7 +277,7 @@ Result<Row> read_row_object(od::value value) {
         return Problem{fmt::format("\"{}\" is not a plain value", key)};
       continue;
     }
-    fields[std::string(key)] = std::move(text);
+    fields.set(key, std::move(text));
   }
   return to_row(fields);
 }

@@ -31,6 +31,13 @@ TEST_CASE("CSV columns are found by name, in any order, and shard and VRAM are o
   REQUIRE(samples[1].seconds == 3.5);
 }
 
+TEST_CASE("a column or key named twice: the last one counts, in CSV and JSON alike") {
+  auto csv = read_table_text("label,seconds,seconds\n//a:b,12,30\n", true);
+  REQUIRE(csv.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 30);
+  auto json = read_table_text(R"({"label":"//a:b","seconds":12,"seconds":30})", true);
+  REQUIRE(json.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 30);
+}
+
 TEST_CASE("JSON rows read like CSV rows, as an array or one object a line") {
   auto array =
       read_table_text(R"([{"label":"//a:b","shard":1,"seconds":"7.5","peak_vram_mib":1000.2,"extra":{"x":1}},
