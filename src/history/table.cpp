@@ -29,12 +29,21 @@ namespace gpuplan {
 
 namespace {
 
-/// A row's cells by column name, a handful of them: the last cell of a name wins, as when a
-/// header or an object names a column twice. (A std::map here was a dozen allocations a row,
-/// most of the time of reading a large history.)
+/// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
+constexpr std::string_view row_columns[] = {"label", "seconds",     "shard", "peak_vram_mib",
+                                            "start", "exit_status", "node",  "gpu_touched"};
+
+bool is_row_column(std::string_view name) {
+  return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
+}
+
+/// A row's cells by column name, only those of row_columns (so a few, however wide the row):
+/// the last cell of a name wins, as when a header or an object names a column twice. (A
+/// std::map of every cell was a dozen allocations a row.)
 class Fields {
  public:
   void set(std::string_view name, std::string value) {
+    if (!is_row_column(name)) return;
     for (auto& [known, cell] : cells_)
       if (known == name) {
         cell = std::move(value);
@@ -272,9 +281,7 @@ Result<Row> read_row_object(od::value value) {
     if (member.unescaped_key().get(key) || member.value().get(field_value)) return Problem{"not valid JSON"};
     std::string text;
     if (!as_text(field_value, text)) {
-      if (key == "label" || key == "seconds" || key == "shard" || key == "peak_vram_mib" || key == "start" ||
-          key == "exit_status" || key == "node" || key == "gpu_touched")
-        return Problem{fmt::format("\"{}\" is not a plain value", key)};
+      if (is_row_column(key)) return Problem{fmt::format("\"{}\" is not a plain value", key)};
       continue;
     }
     fields.set(key, std::move(text));
