@@ -165,6 +165,24 @@ wait "$holder"
 /usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/pool-start').read()) < float(open('$SCRATCH/exclusive-end').read()))" ||
   fail "a test on GPU 3 ran beside the exclusive test on GPU 2"
 
+# A plan with no index (written to standard output, or copied without it): the first launch
+# reads it whole and writes PLAN.index; the next one goes through the index; both hand out the
+# same GPUs. A plan cut short is refused with its line and column, and gets no index.
+cp "$PLAN" "$SCRATCH/bare.json"
+for launch in first second; do
+  got=$(TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/bare.json" --node ws-0 \
+          --lock-dir "$SCRATCH/locks" sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"')
+  [ "$got" = 3 ] || fail "the $launch launch of a plan without an index gave GPUs '$got', not 3"
+  [ -s "$SCRATCH/bare.json.index" ] || fail "the $launch launch left no index next to the plan"
+done
+head -c 300 "$PLAN" >"$SCRATCH/cut.json"
+status=0
+TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/cut.json" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" true 2>"$SCRATCH/cut.err" || status=$?
+[ "$status" = 2 ] && grep -q "cut.json:[0-9]*:[0-9]*: not valid JSON" "$SCRATCH/cut.err" ||
+  fail "a plan cut short: exit $status, $(cat "$SCRATCH/cut.err")"
+[ ! -e "$SCRATCH/cut.json.index" ] || fail "a plan cut short got an index"
+
 # The default lock directory is this user's; one every user may write to is refused.
 mkdir -p "$SCRATCH/open" && chmod 777 "$SCRATCH/open"
 status=0
