@@ -74,7 +74,7 @@ class ScanningReader : public std::streambuf {
   std::uint64_t size_;
   PlanRecordScanner& scanner_;
   std::uint64_t offset_ = 0;
-  std::array<char, 64 * 1024> buffer_;
+  std::array<char, std::size_t{64} << 10> buffer_;
 };
 
 /// The identity of an open plan file: size and modification time from fstat, the fingerprint
