@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 
@@ -44,6 +45,10 @@ int export_slurm(SlurmExportOptions o) {
   if (!o.fleet.empty()) o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
   auto files = slurm_scripts(plan, o.slurm);
   write_output(plan_copy.string(), text);
+  // Its index too: else the first launches on every node would each read the whole copy to make one.
+  PlanRecordScanner scanner;
+  scanner.feed(text);
+  write_plan_index(plan_copy.string(), plan, scanner.records());
   for (const auto& [name, content] : files) {
     auto path = fs::path(o.out) / name;
     write_output(path.string(), content);

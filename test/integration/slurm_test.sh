@@ -37,6 +37,12 @@ RESULTS=$SCRATCH/results.csv
   --command "printf '%s|%s|%s|%s\\n' {unit} \"\$SLURMD_NODENAME\" \"\$CUDA_VISIBLE_DEVICES\" \"\$SLURM_JOB_GPUS\" >> '$LOG'; sleep 0.5" \
   >/dev/null || fail "export slurm failed"
 [ -f "$OUT/ws-0.sbatch" ] && [ -f "$OUT/ws-1.sbatch" ] && [ -x "$OUT/submit.sh" ] || fail "scripts missing in $OUT"
+# The copy of the plan comes with its index, which a launch then uses as it is (not made anew).
+index=$(stat -c %i "$OUT/plan.json.index") || fail "export slurm wrote no plan.json.index"
+got=$(TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$OUT/plan.json" --node ws-0 \
+        --lock-dir "$SCRATCH/locks" sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"')
+[ "$got" = 3 ] || fail "a launch on the exported plan gave GPUs '$got', not 3"
+[ "$(stat -c %i "$OUT/plan.json.index")" = "$index" ] || fail "the exported index was not used: a launch made another"
 
 "$OUT/submit.sh" >"$SCRATCH/jobs" || fail "submit.sh failed"
 [ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
