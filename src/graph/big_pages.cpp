@@ -1,4 +1,4 @@
-// BigArray's pages: anonymous mappings, grown by mremap.
+// BigArray's pages: anonymous mappings of transparent huge pages, grown by mremap.
 #include <sys/mman.h>
 
 #include <new>
@@ -18,6 +18,7 @@ void* map(std::size_t bytes) {
   bytes = rounded(bytes);
   void* pages = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pages == MAP_FAILED) throw std::bad_alloc();
+  madvise(pages, bytes, MADV_HUGEPAGE);  // a hint: the kernel may not have them; mremap keeps it
   return pages;
 }
 
