@@ -13,7 +13,7 @@ namespace gpuplan {
 /// Pages straight from the kernel for BigArray: zeroed, grown by mremap, which moves the page
 /// tables instead of copying, and asked for as transparent huge pages (MADV_HUGEPAGE): the
 /// graph's arrays are read at random, and on a virtual machine a TLB miss on 4 KiB pages is a
-/// two-level page walk (streamed_jsonproto at 1 M rules: 3.43 → 2.58 s with the graph, README
+/// two-level page walk (streamed_jsonproto at 1 M rules: 3.70 → 2.48 s with the graph, README
 /// "Dependency graph"). They throw std::bad_alloc.
 namespace big_pages {
 void* map(std::size_t bytes);

@@ -5,7 +5,8 @@
 // per edge beyond its label text, and checks the targets. Usage: graph_bench [RULES...]
 // (default 100000 1000000). Times are CPU seconds. `graph_bench --write xml|streamed_jsonproto
 // FILE RULES` writes one input, and `graph_bench --read plain|graph FORMAT FILE RULES` reads
-// it as the benchmark does (to profile one reading).
+// it as the benchmark does (to profile one reading; the benchmark runs it with
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as gpuplan runs its commands).
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -126,10 +127,20 @@ double cpu_now() {
   _exit(static_cast<long>(list.tests.size()) == tests ? 0 : 3);
 }
 
+/// The readers run as `gpuplan audit` and `gpuplan targets` run them: with glibc's malloc on
+/// transparent huge pages (main.cpp's rerun), unless GLIBC_TUNABLES already sets hugetlb.
+void tunables_as_gpuplan() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  std::string value = tunables ? tunables : "";
+  if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  setenv("GLIBC_TUNABLES", (value.empty() ? value : value + ":").append("glibc.malloc.hugetlb=1").c_str(), 1);
+}
+
 Run run_reader(const char* mode, const fs::path& path, const char* format, long rules, const fs::path& out) {
   std::string count = std::to_string(rules);
   return measure([&] {
     if (!freopen(out.c_str(), "w", stdout)) _exit(6);
+    tunables_as_gpuplan();
     execl("/proc/self/exe", "graph_bench", "--read", mode, format, path.c_str(), count.c_str(), nullptr);
     _exit(5);
   });
