@@ -1,10 +1,10 @@
 // Graph benchmark (issue 16): a generated `bazel query 'deps(tests(//...))'` output of RULES rules
 // (a test in twenty, the rest libraries) with twenty rule-inputs each, as xml and as
-// streamed_jsonproto. Each is read twice in a fresh process: plain ingest (tests only) and with
-// the dependency graph, then the reachability pass. Reports CPU time, peak RSS, the graph's bytes
+// streamed_jsonproto. Each is read three times, each in a fresh process: plain ingest (tests
+// only), every label read but none kept, and with the dependency graph, then the reachability pass. Reports CPU time, peak RSS, the graph's bytes
 // per edge beyond its label text, and checks the targets. Usage: graph_bench [RULES...]
 // (default 100000 1000000). Times are CPU seconds. `graph_bench --write xml|streamed_jsonproto
-// FILE RULES` writes one input, and `graph_bench --read plain|graph FORMAT FILE RULES` reads
+// FILE RULES` writes one input, and `graph_bench --read plain|labels|graph FORMAT FILE RULES` reads
 // it as the benchmark does (to profile one reading; the benchmark runs it with
 // GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as gpuplan runs its commands).
 #include <fmt/format.h>
@@ -103,14 +103,27 @@ double cpu_now() {
 }
 
 /// `graph_bench --read MODE FORMAT FILE RULES`: one reading in a fresh process. MODE "plain"
-/// reads the tests only; "graph" also keeps the graph and runs the reachability pass, and
-/// prints the graph's own numbers on one line for the parent.
+/// reads the tests only; "labels" also reads every label of the graph and hands it over to a
+/// sink that keeps none (what any graph costs before it keeps anything); "graph" keeps the
+/// graph and runs the reachability pass, and prints the graph's own numbers on one line for
+/// the parent.
 [[noreturn]] void read_only(std::string_view mode, const char* format, const char* path, long rules) {
   std::ifstream in(path, std::ios::binary);
   long tests = (rules + 19) / 20;
   if (mode == "plain") {
     auto list = gpuplan::read_targets(in, path, gpuplan::parse_input_format(format));
     _exit(static_cast<long>(list.tests.size()) == tests ? 0 : 3);
+  }
+  if (mode == "labels") {  // every label read and handed over, none kept: the floor of any graph
+    struct Discard final : gpuplan::GraphSink {
+      std::size_t bytes = 0;
+      void rule(std::string_view label, std::string_view) override { bytes += label.size(); }
+      void input(std::string_view label) override { bytes += label.size(); }
+      void generated_file(std::string_view label, std::string_view) override { bytes += label.size(); }
+      void leaf(std::string_view label) override { bytes += label.size(); }
+    } discard;
+    auto list = gpuplan::read_targets(in, path, gpuplan::parse_input_format(format), &discard);
+    _exit(discard.bytes == 0 ? 4 : static_cast<long>(list.tests.size()) == tests ? 0 : 3);
   }
   auto graph = std::make_unique<gpuplan::DepGraph>();
   auto list = gpuplan::read_targets(in, path, gpuplan::parse_input_format(format), graph.get());
@@ -149,6 +162,7 @@ Run run_reader(const char* mode, const fs::path& path, const char* format, long 
 /// Both readings of one file, printed; returns whether the targets were met.
 bool bench(const fs::path& path, const char* format, long rules, const fs::path& dir) {
   Run plain = run_reader("plain", path, format, rules, dir / "plain.out");
+  Run labels = run_reader("labels", path, format, rules, dir / "plain.out");
   Run graph = run_reader("graph", path, format, rules, dir / "graph.out");
   std::ifstream numbers(dir / "graph.out");
   long nodes = 0, edges = 0, bytes = 0, text = 0, reaching = 0, tests = 0;
@@ -163,6 +177,8 @@ bool bench(const fs::path& path, const char* format, long rules, const fs::path&
              fs::file_size(path) / 1e6, nodes, edges, tests, reaching);
   fmt::print("    plain ingest      {:6.2f} s cpu  peak RSS {:7.1f} MiB\n", plain.cpu_seconds,
              plain.peak_rss_kib / 1024.0);
+  fmt::print("    labels, none kept {:6.2f} s cpu  ({:.2f}x the time: reading every label, before any graph)\n",
+             labels.cpu_seconds, labels.cpu_seconds / plain.cpu_seconds);
   fmt::print(
       "    with the graph    {:6.2f} s cpu  peak RSS {:7.1f} MiB  ({:.2f}x the time; reachability {:.3f} "
       "s, so reading {:.2f}x)\n",
