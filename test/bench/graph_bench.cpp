@@ -1,11 +1,11 @@
 // Graph benchmark (issue 16): a generated `bazel query 'deps(tests(//...))'` output of RULES rules
 // (a test in twenty, the rest libraries) with twenty rule-inputs each, as xml and as
 // streamed_jsonproto. Each is read three times, each in a fresh process: plain ingest (tests
-// only), every label read but none kept, and with the dependency graph, then the reachability pass. Reports CPU time, peak RSS, the graph's bytes
-// per edge beyond its label text, and checks the targets. Usage: graph_bench [RULES...]
-// (default 100000 1000000). Times are CPU seconds. `graph_bench --write xml|streamed_jsonproto
-// FILE RULES` writes one input, and `graph_bench --read plain|labels|graph FORMAT FILE RULES` reads
-// it as the benchmark does (to profile one reading; the benchmark runs it with
+// only), every label read but none kept, and with the dependency graph, then the reachability pass. Reports
+// CPU time, peak RSS, the graph's bytes per edge beyond its label text, and checks the targets. Usage:
+// graph_bench [RULES...] (default 100000 1000000). Times are CPU seconds. `graph_bench --write
+// xml|streamed_jsonproto FILE RULES` writes one input, and `graph_bench --read plain|labels|graph FORMAT FILE
+// RULES` reads it as the benchmark does (to profile one reading; the benchmark runs it with
 // GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as gpuplan runs its commands).
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -177,8 +177,9 @@ bool bench(const fs::path& path, const char* format, long rules, const fs::path&
              fs::file_size(path) / 1e6, nodes, edges, tests, reaching);
   fmt::print("    plain ingest      {:6.2f} s cpu  peak RSS {:7.1f} MiB\n", plain.cpu_seconds,
              plain.peak_rss_kib / 1024.0);
-  fmt::print("    labels, none kept {:6.2f} s cpu  ({:.2f}x the time: reading every label, before any graph)\n",
-             labels.cpu_seconds, labels.cpu_seconds / plain.cpu_seconds);
+  fmt::print(
+      "    labels, none kept {:6.2f} s cpu  ({:.2f}x the time: reading every label, before any graph)\n",
+      labels.cpu_seconds, labels.cpu_seconds / plain.cpu_seconds);
   fmt::print(
       "    with the graph    {:6.2f} s cpu  peak RSS {:7.1f} MiB  ({:.2f}x the time; reachability {:.3f} "
       "s, so reading {:.2f}x)\n",
