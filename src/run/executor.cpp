@@ -73,32 +73,34 @@ class Loop {
  private:
   std::vector<int> held(const UnitRun& u) const { return u.holds_node ? node_gpus_ : u.assignment.gpus; }
 
-  /// Starts every ready unit that is admitted; true when one had to wait for a lock.
+  /// Starts every ready unit that is admitted, and those that a start or a skip makes ready
+  /// (a pack plan's units that share a GPU start together); true when one had to wait for a lock.
   bool start_ready() {
-    bool refused = false;
+    std::set<size_t> refused;  // asked once a call: a lock taken elsewhere stays taken meanwhile
     for (bool again = true; again;) {
       again = false;
       for (size_t i : schedule_.ready()) {
+        if (refused.count(i)) continue;
         auto& u = runs_[i];
         std::vector<int> fds;
         auto admission = hooks_.admit ? hooks_.admit(u, fds) : Admission::start;
         if (admission == Admission::later) {
-          refused = true;
+          refused.insert(i);
           continue;
         }
+        again = true;
         for (int gpu : held(u)) --own_left_[gpu];
         if (admission == Admission::elsewhere) {
           u.outcome = Outcome::elsewhere;
           schedule_.skipped(i);
           if (hooks_.ended) hooks_.ended(u);
-          again = true;
           continue;
         }
         launch(i, fds);
         schedule_.started(i);
       }
     }
-    return refused;
+    return !refused.empty();
   }
 
   /// GPUs with no unit of this node's list left to run take units planned elsewhere (or, when

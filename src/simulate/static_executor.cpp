@@ -20,10 +20,13 @@ RunResult run_static(const Replay& replay, const std::vector<double>& durations)
     std::priority_queue<Finish, std::vector<Finish>, std::greater<>> running;
     double now = 0;
     while (true) {
-      for (size_t k : schedule.ready()) {
-        schedule.started(k);
-        result.started_at[units[k]] = now;
-        running.push({now + durations[units[k]], k});
+      // A start can make others ready at once (a pack plan's units that share a GPU).
+      for (auto ready = schedule.ready(); !ready.empty(); ready = schedule.ready()) {
+        for (size_t k : ready) {
+          schedule.started(k);
+          result.started_at[units[k]] = now;
+          running.push({now + durations[units[k]], k});
+        }
       }
       if (running.empty()) break;
       now = running.top().first;

@@ -109,6 +109,16 @@ TEST_CASE("a unit starts the moment the one before it on its GPU ends, not at it
   for (const auto& u : n.runs) REQUIRE(u.outcome == Outcome::passed);
 }
 
+TEST_CASE("a pack plan's units that share a GPU start together, then the next ones when they end") {
+  FakeNode n;
+  n.runs = {run(on({0}, 0, 60), "4"), run(on({0}, 0, 60), "4"),   run(on({0}, 0, 60), "4"),
+            run(on({0}, 0, 60), "4"), run(on({0}, 60, 120), "1"), run(on({0}, 60, 120), "1")};
+  n.execute(Policy::pack);
+  for (size_t i = 0; i < 4; ++i) REQUIRE(n.runs[i].start == 0);
+  REQUIRE(n.runs[4].start == 4);
+  REQUIRE(n.runs[5].start == 4);
+}
+
 TEST_CASE("the loop sleeps until the next child ends, never polls") {
   FakeNode n;
   n.runs = {run(on({0}, 0, 100), "3"), run(on({0}, 100, 200), "2")};

@@ -49,6 +49,19 @@ TEST_CASE("With the planned durations the static executor ends when the plan doe
   CHECK(sim::run_dynamic(replay, planned).makespan <= 1.02 * plan.summary.makespan_s);
 }
 
+TEST_CASE("The static executor starts a pack plan's units that share a GPU together", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 1, 1}});
+  std::vector<Assignment> assignments;
+  for (int i = 0; i < 8; ++i)
+    assignments.push_back(placed(unit(fmt::format("//a:u{}", i), 60), "n-0", {0}, i < 4 ? 0 : 60));
+  Plan plan = hand_plan(assignments);
+  plan.policy = Policy::pack;
+  auto replay = sim::prepare_replay(plan, fleet);
+  auto result = sim::run_static(replay, std::vector<double>(8, 60));
+  CHECK(result.makespan == Approx(120));
+  CHECK(result.started_at == std::vector<double>{0, 0, 0, 0, 60, 60, 60, 60});
+}
+
 TEST_CASE("An idle node takes a unit still waiting on another node", "[simulate]") {
   // Longest planned first wherever a GPU is free: n-1 starts n-0's second unit at 0, and n-0
   // the short one when its first ends.
