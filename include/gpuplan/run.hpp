@@ -55,6 +55,19 @@ std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const No
 /// The GPUs a node has as far as the plan knows: 1 + the highest index planned on it (0 if none).
 int planned_gpu_count(const Plan& plan, std::string_view node);
 
+/// The GPUs of `node` that exec and run-under run on: a unit that holds the whole node holds
+/// all of them, and dynamic execution chooses among them. With the fleet's node (--fleet,
+/// named `fleet_path` in messages) its GPUs, which must include every GPU the plan uses there
+/// (else InputError); without it 0 .. the highest index the plan uses there.
+std::vector<int> run_node_gpus(const Plan& plan, std::string_view node, const Node* fleet_node,
+                               const std::string& fleet_path);
+
+/// Checks that the plan at `plan_path` gives `assignment` what it needs before it runs, so that
+/// a hand-edited or broken plan never runs a GPU test on no GPU or on one GPU twice: at least
+/// one GPU, as many as its requirement asks, none listed twice or negative. Throws InputError
+/// naming the plan, unit and node (`gpuplan verify` says all that is wrong with a plan).
+void check_launchable(const Assignment& assignment, const std::string& plan_path);
+
 /// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
 /// `whole-node` one that asks for more than one GPU (as the planner placed them).
 bool holds_whole_node(const Assignment& assignment, Policy policy);

@@ -54,16 +54,11 @@ struct ExecOptions {
 /// elsewhere (or left by a dead node) taken when this node's GPUs would sit idle.
 class Sharing {
  public:
-  Sharing(const ExecOptions& o, const Plan& plan)
+  /// `here`: this node in --fleet (nullptr without it), which dispatching needs.
+  Sharing(const ExecOptions& o, const Plan& plan, const Node* here)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
     if (o.static_only) return;
-    if (!o.fleet.empty()) {
-      auto input = open_input(o.fleet);
-      fleet_ = load_fleet(input.in(), input.name);
-      for (const auto& n : fleet_.nodes)
-        if (n.name == o.node) here_ = &n;
-      if (!here_) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
-    }
+    here_ = here;
     // Only units this node can ever run: take() and pending() look at no others.
     std::vector<int> every_gpu;
     if (here_)
@@ -145,7 +140,6 @@ class Sharing {
   os::Claims claims_;
   std::string node_name_;
   Policy policy_;
-  Fleet fleet_;
   const Node* here_ = nullptr;
   std::vector<Assignment> candidates_;  ///< in dispatch order
   size_t first_open_ = 0;               ///< candidates_ before it are all taken_
@@ -223,13 +217,6 @@ void print_table(const std::vector<UnitRun>& runs) {
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
 }
 
-/// The GPUs of the node as far as the plan knows: 0 .. the highest index planned on it.
-std::vector<int> node_gpu_list(const Plan& plan, const std::string& node) {
-  std::vector<int> gpus(static_cast<size_t>(planned_gpu_count(plan, node)));
-  for (size_t i = 0; i < gpus.size(); ++i) gpus[i] = static_cast<int>(i);
-  return gpus;
-}
-
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
 int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
   namespace fs = std::filesystem;
@@ -251,7 +238,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   UnitRun u;
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
-  u.assignment.gpus = node_gpu_list(plan, o.node);
+  u.assignment.gpus = run_node_gpus(plan, o.node, nullptr, "");
   u.command = bazel_node_command(units, run);
   u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
   if (o.dry_run) {
@@ -338,6 +325,16 @@ int run_exec(const ExecOptions& o) {
                      fmt::format("no units are planned on node \"{}\" (the plan's nodes: {})", o.node,
                                  fmt::join(nodes, ", ")));
   }
+  // A broken plan never runs a unit on no GPU, on one GPU twice, or twice.
+  std::map<std::string, std::string> planned_on;
+  for (const auto& a : plan.assignments)
+    if (auto [it, first] = planned_on.emplace(a.unit.id, a.node.str()); !first)
+      throw InputError(
+          Position{o.plan == "-" ? std::string("<stdin>") : o.plan},
+          fmt::format("{} is planned twice (on {} and on {}); not run (`gpuplan verify` checks the "
+                      "whole plan)",
+                      a.unit.id, it->second, a.node.str()));
+  for (const auto& a : units) check_launchable(a, o.plan);
   if (o.command.empty()) return run_bazel(o, plan, units);
   // Dynamic execution starts this node's units longest planned first (as `simulate` replays
   // it): the schedule gets their times placed again, the runs keep the planned ones.
@@ -377,9 +374,18 @@ int run_exec(const ExecOptions& o) {
     runs.clear();
     scheduled.clear();
   }
+  std::optional<Fleet> fleet;  // --fleet: this node's GPUs, and what dispatching may run here
+  const Node* here = nullptr;
+  if (!o.fleet.empty() && !o.claims.empty()) {
+    auto input = open_input(o.fleet);
+    fleet = load_fleet(input.in(), input.name);
+    for (const auto& n : fleet->nodes)
+      if (n.name == o.node) here = &n;
+    if (!here) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
+  }
+  const auto node_gpus = run_node_gpus(plan, o.node, here, o.fleet);
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
-  const auto node_gpus = node_gpu_list(plan, o.node);
   HeldGpus held(o.lock_dir);
   const double begin = runner.now();
   const double begin_epoch = os::now_epoch_s();
@@ -391,7 +397,7 @@ int run_exec(const ExecOptions& o) {
   int record_errors = 0;
   ExecHooks hooks;
   std::optional<Sharing> sharing;
-  if (!o.claims.empty()) sharing.emplace(o, plan);
+  if (!o.claims.empty()) sharing.emplace(o, plan, here);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
       if (sharing->taken_early(u.assignment.unit.id) || !sharing->claims().claim(u.assignment.unit.id))

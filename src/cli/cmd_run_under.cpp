@@ -129,9 +129,9 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
 int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector<os::GpuLocks> held);
 
 /// A test missing from the plan, with the GPUs its tags in --query ask for, free ones of the node.
-int run_unplanned(const RunUnderOptions& o, const Plan& plan, const std::string& node,
+int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::vector<int>& gpus_here,
                   const std::string& target, std::optional<int> shard, int wanted) {
-  int node_gpus = planned_gpu_count(plan, node);
+  int node_gpus = static_cast<int>(gpus_here.size());
   if (wanted > node_gpus)
     throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
                                                    wanted, node_gpus, node));
@@ -188,10 +188,11 @@ std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& 
 }
 
 /// This node's GPUs that no other process holds now, each one's lock kept.
-std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::string& dir, int node_gpus) {
+std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::string& dir,
+                                                                 const std::vector<int>& node_gpus) {
   std::vector<int> gpus;
   std::vector<os::GpuLocks> locks;
-  for (int gpu = 0; gpu < node_gpus; ++gpu)
+  for (int gpu : node_gpus)
     if (auto lock = os::GpuLocks::take(dir, {gpu}, false)) {
       gpus.push_back(gpu);
       locks.push_back(std::move(*lock));
@@ -206,17 +207,11 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::stri
 /// once its lease expires). A test planned elsewhere that this node cannot take is refused.
 /// Returns nullopt when it is refused.
 std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const std::string& node,
+                               const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
                                const Assignment& planned) {
   os::Claims claims(o.claims, node, o.lease_s);
   const std::string& id = planned.unit.id;
   const bool here = planned.node == node;
-  std::optional<Node> fleet_node;
-  if (!o.fleet.empty() && !here) {
-    auto input = open_input(o.fleet);
-    for (auto& n : load_fleet(input.in(), input.name).nodes)
-      if (n.name == node) fleet_node = std::move(n);
-    if (!fleet_node) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", node));
-  }
   bool told_waiting = false;
   while (true) {
     auto state = claims.state(id);
@@ -231,11 +226,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
     if (free && here) {
       if (!claims.claim(id)) continue;
       Assignment assignment = planned;
-      auto gpus = assignment.gpus;
-      if (holds_whole_node(assignment, plan.policy)) {
-        gpus.clear();
-        for (int gpu = 0; gpu < planned_gpu_count(plan, node); ++gpu) gpus.push_back(gpu);
-      }
+      auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
       std::vector<os::GpuLocks> held;
       if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
       int status = 0;
@@ -248,12 +239,10 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
     }
     if (free) {  // planned elsewhere, nobody holds it: run it here if this node can, now
       if (!fleet_node) return std::nullopt;
-      const int node_gpus = static_cast<int>(fleet_node->gpus.size());
       auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
       std::optional<std::vector<int>> chosen;
       if (holds_whole_node(planned, plan.policy)) {
-        if (static_cast<int>(gpus.size()) == node_gpus && gpus_here(planned, *fleet_node, gpus))
-          chosen = gpus;
+        if (gpus.size() == node_gpus.size() && gpus_here(planned, *fleet_node, gpus)) chosen = gpus;
       } else {
         chosen = gpus_here(planned, *fleet_node, gpus);
       }
@@ -305,11 +294,21 @@ int run_under(const RunUnderOptions& o) {
   if (!o.results.empty()) os::check_appendable(o.results);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
+  std::optional<Node> fleet_node;  // --fleet: this node's GPUs, and whether it can take a test
+  if (!o.fleet.empty()) {
+    auto input = open_input(o.fleet);
+    for (auto& n : load_fleet(input.in(), input.name).nodes)
+      if (n.name == node) fleet_node = std::move(n);
+    if (!fleet_node) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", node));
+  }
+  // A unit that holds the whole node holds every GPU of it, those the plan leaves idle too.
+  const auto node_gpus = run_node_gpus(plan, node, fleet_node ? &*fleet_node : nullptr, o.fleet);
   auto placement = place_test(plan, node, target, shard);
+  if (placement.assignment) check_launchable(*placement.assignment, o.plan);
   using Kind = TestPlacement::Kind;
   if (!o.claims.empty() && (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
-      if (auto status = run_claimed(o, plan, node, *planned)) return *status;
+      if (auto status = run_claimed(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
       placement.reason += o.fleet.empty()
                               ? "; without --fleet, dynamic execution takes no test planned elsewhere"
                               : "; dynamic execution cannot take it here now (no eligible GPUs free)";
@@ -317,7 +316,7 @@ int run_under(const RunUnderOptions& o) {
   }
   if (placement.kind == Kind::unknown && !o.query.empty()) {
     if (auto wanted = unplanned_gpu_count(o, target))
-      return run_unplanned(o, plan, node, target, shard, *wanted);
+      return run_unplanned(o, node, node_gpus, target, shard, *wanted);
     placement = {Kind::refused, std::nullopt, fmt::format("it is neither in the plan nor in {}", o.query)};
   } else if (placement.kind == Kind::unknown) {
     placement = {Kind::refused, std::nullopt,
@@ -340,11 +339,8 @@ int run_under(const RunUnderOptions& o) {
     std::cerr << fmt::format("gpuplan run-under: warning: {}; running it with no GPU visible\n", what);
   } else if (placement.kind == Kind::planned) {
     assignment = *placement.assignment;
-    auto gpus = assignment.gpus;
-    if (holds_whole_node(assignment, plan.policy)) {  // alone on the node: every GPU's lock
-      gpus.clear();
-      for (int gpu = 0; gpu < planned_gpu_count(plan, node); ++gpu) gpus.push_back(gpu);
-    }
+    // Alone on the node: every GPU's lock.
+    auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
     if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
   }
   return run_test(o, assignment, std::move(held));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 
@@ -69,6 +70,41 @@ int planned_gpu_count(const Plan& plan, std::string_view node) {
     if (a.node == node)
       for (int gpu : a.gpus) count = std::max(count, gpu + 1);
   return count;
+}
+
+std::vector<int> run_node_gpus(const Plan& plan, std::string_view node, const Node* fleet_node,
+                               const std::string& fleet_path) {
+  const int planned = planned_gpu_count(plan, node);
+  std::vector<int> gpus;
+  if (!fleet_node) {
+    for (int gpu = 0; gpu < planned; ++gpu) gpus.push_back(gpu);
+    return gpus;
+  }
+  for (const auto& gpu : fleet_node->gpus) gpus.push_back(gpu.index);
+  for (int gpu = 0; gpu < planned; ++gpu)
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
+      throw InputError(Position{fleet_path},
+                       fmt::format("node {} has no GPU {} here, which the plan runs units on: the plan was "
+                                   "made for another fleet",
+                                   node, gpu));
+  return gpus;
+}
+
+void check_launchable(const Assignment& a, const std::string& plan_path) {
+  auto refuse = [&](const std::string& what) {
+    throw InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+                     fmt::format("{} on node {} {}; not run (`gpuplan verify` checks the whole plan)",
+                                 a.unit.id, a.node.str(), what));
+  };
+  if (a.gpus.empty()) refuse("has no GPUs in the plan");
+  std::set<int> seen;
+  for (int gpu : a.gpus) {
+    if (gpu < 0) refuse(fmt::format("lists GPU {}", gpu));
+    if (!seen.insert(gpu).second) refuse(fmt::format("lists GPU {} twice", gpu));
+  }
+  const int need = a.unit.requirement->gpus.value;
+  if (static_cast<int>(a.gpus.size()) < need)
+    refuse(fmt::format("holds {} GPU{} but needs {}", a.gpus.size(), a.gpus.size() == 1 ? "" : "s", need));
 }
 
 int timeout_seconds(const Unit& unit) {

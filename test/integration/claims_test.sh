@@ -171,6 +171,36 @@ for label in //t:n0_0 //t:n0_2 //t:n0_3; do
   [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
 done
 awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
+# 4b. A unit that holds the node holds the GPUs the plan leaves idle there too: with a fleet of
+# three GPUs a node (the plan uses two), a test taken from another node finds GPU 2 locked while
+# an exclusive test runs, and is refused rather than run beside it.
+sed 's/count: 2/count: 3/' "$SCRATCH/fleet.yaml" >"$SCRATCH/fleet3.yaml"
+/usr/bin/python3 - "$SCRATCH/plan.json" "$SCRATCH/excl-plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for a in plan["assignments"]:
+    if a["unit"] == "//t:n0_4":
+        a["requirements"] = dict(a["requirements"], exclusive=True)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+PY
+held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
+  TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 --claims "$SCRATCH/claims4b" \
+    --lease 5 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \
+    bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2"
+}
+held //t:n0_4 1.5 2>"$SCRATCH/4b-excl.err" &
+sleep 0.5
+status=0; held //t:n1_5 0 2>"$SCRATCH/4b.err" || status=$?
+wait || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
+[ "$status" = 2 ] && grep -q "cannot take it here now" "$SCRATCH/4b.err" ||
+  fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-0" 2>/dev/null): exit $status $(cat "$SCRATCH/4b.err")"
+# A fleet whose node has fewer GPUs than the plan uses there is bad input, not a silent skip.
+sed 's/count: 2/count: 1/' "$SCRATCH/fleet.yaml" >"$SCRATCH/fleet1.yaml"
+status=0
+TEST_TARGET=//t:n0_0 "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node n0 --lock-dir "$SCRATCH/locks4b" \
+  --fleet "$SCRATCH/fleet1.yaml" --claims "$SCRATCH/claims4c" true 2>"$SCRATCH/4c.err" || status=$?
+[ "$status" = 2 ] && grep -q "node n0 has no GPU 1 here" "$SCRATCH/4c.err" ||
+  fail "a fleet with fewer GPUs than the plan uses: exit $status $(cat "$SCRATCH/4c.err")"
 # 6. export slurm --claims without --command would write jobs whose exec refuses at run time: exit 2 now.
 status=0
 "$GPUPLAN" export slurm "$SCRATCH/plan.json" -o "$SCRATCH/slurm" --claims "$SCRATCH/c6" 2>"$SCRATCH/e6" || status=$?

@@ -137,3 +137,29 @@ TEST_CASE("dispatch order is the longest planned unit first, then the earliest p
   for (const auto& x : all) ids.push_back(x.unit.id);
   REQUIRE(ids == std::vector<std::string>{"//t:b", "//t:c", "//t:d", "//t:a"});
 }
+
+TEST_CASE("a node's GPUs are the fleet's when it is given, and must hold every GPU the plan uses") {
+  auto plan = two_nodes();  // node a: GPUs 0-2 planned
+  REQUIRE(run_node_gpus(plan, "a", nullptr, "") == std::vector<int>{0, 1, 2});
+  Node node = four_gpu_node(0);
+  // A unit that holds the node holds GPU 3 too, which the plan leaves idle and others may take.
+  REQUIRE(run_node_gpus(plan, "a", &node, "fleet.yaml") == std::vector<int>{0, 1, 2, 3});
+  node.gpus.resize(2);
+  REQUIRE_THROWS_WITH(run_node_gpus(plan, "a", &node, "fleet.yaml"),
+                      Catch::Contains("node a has no GPU 2 here, which the plan runs units on"));
+}
+
+TEST_CASE("a unit of a broken plan never runs on no GPU, on a GPU twice or on fewer GPUs than it needs") {
+  auto a = placed("a", "//t:x", {0, 1}, 0);
+  a.unit.requirement.edit().gpus = {2, "tag"};
+  REQUIRE_NOTHROW(check_launchable(a, "plan.json"));
+  a.gpus = {};
+  REQUIRE_THROWS_WITH(check_launchable(a, "plan.json"),
+                      Catch::Contains("//t:x on node a has no GPUs in the plan"));
+  a.gpus = {1, 1};
+  REQUIRE_THROWS_WITH(check_launchable(a, "plan.json"), Catch::Contains("lists GPU 1 twice"));
+  a.gpus = {-1, 0};
+  REQUIRE_THROWS_WITH(check_launchable(a, "plan.json"), Catch::Contains("lists GPU -1"));
+  a.gpus = {0};
+  REQUIRE_THROWS_WITH(check_launchable(a, "plan.json"), Catch::Contains("holds 1 GPU but needs 2"));
+}
