@@ -30,6 +30,7 @@ class DepGraph final : public GraphSink {
   void coming(std::string_view label) override;
   void generated_file(std::string_view label, std::string_view generating_rule) override;
   void leaf(std::string_view label) override;
+  void configured_closure() override { configured_closure_ = true; }
 
   std::size_t node_count() const { return label_start_.size() - 1; }
   std::size_t rule_count() const { return rules_.size(); }
@@ -43,6 +44,9 @@ class DepGraph final : public GraphSink {
   /// Whether the input declared this label as a rule or file, rather than only naming it as an
   /// input (as `tests(//...)` does for the libraries a test uses: `deps(...)` declares them all).
   bool declared(Node node) const { return declared_[node]; }
+  /// Whether a label the input never declared is no dependency (cquery's deps(...) output:
+  /// a select() branch not taken) rather than one the query did not expand.
+  bool is_configured_closure() const { return configured_closure_; }
   /// The node of a label in any spelling of the main repository; empty if the graph lacks it.
   std::optional<Node> find(std::string_view label) const;
   /// The node of the `entry`th rule (or generated file) as the input listed them, from 0 to
@@ -76,6 +80,7 @@ class DepGraph final : public GraphSink {
   BigArray<std::uint64_t> label_start_ = BigArray<std::uint64_t>(1);
   BigArray<std::uint16_t> class_of_;  ///< index into classes_; 0: not a rule
   std::vector<bool> declared_;
+  bool configured_closure_ = false;
   std::vector<Symbol> classes_{Symbol()};
   std::unordered_map<std::string_view, std::uint16_t> class_index_;
   /// A slot of the label table (open addressing, at most half full).

@@ -48,6 +48,12 @@ class GraphSink {
   /// A target without inputs (source file, package group): a leaf, but declared, so the graph
   /// knows the query expanded it.
   virtual void leaf(std::string_view label) = 0;
+  /// The input is cquery's output of deps(...) (it holds rules that are not tests): every
+  /// configured dependency is a target of its own there, so a label that rules name as an
+  /// input but that the output never lists is a select() branch not taken in its
+  /// configuration, no dependency at all. (Without this call such a label is unknown: the
+  /// query did not expand it.)
+  virtual void configured_closure() {}
 };
 
 /// Takes each test as a reader finds it, for a command that uses each test once (`targets

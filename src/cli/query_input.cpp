@@ -132,6 +132,22 @@ void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings)
                            first.empty() ? "LABEL" : first);
 }
 
+/// How cquery's output was read, on one line: its rules name labels it never lists (select()
+/// branches not taken), which are then no dependencies, as its configuration decides.
+void note_configured_closure(const DepGraph& graph) {
+  if (!graph.is_configured_closure()) return;
+  long absent = 0;
+  std::string_view example;
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node)
+    if (!graph.declared(node) && absent++ == 0) example = graph.label(node);
+  if (absent == 0) return;
+  std::cerr << fmt::format(
+      "gpuplan: note: the cquery output holds deps(...): {} label{} its rules name but it never lists (e.g. "
+      "{}) are select() branches not taken in its configuration, no dependencies; run cquery with the flags "
+      "of the test run (--config=cuda, ...)\n",
+      absent, util::plural(absent), example);
+}
+
 Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations,
                                  DepsInput* deps) {
   bool by_deps = options.classify_by_deps || rules.classify_by_deps;
@@ -143,7 +159,10 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   ToClassifier sink(classifier);
   auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr, sink);
   refuse_untagged(options, classifier.size(), sink.attributes(), targets.format, rules);
-  if (deps) deps->reach = std::make_unique<GpuReach>(deps->graph, gpu_patterns(rules));
+  if (deps) {
+    deps->reach = std::make_unique<GpuReach>(deps->graph, gpu_patterns(rules));
+    note_configured_closure(deps->graph);
+  }
   progress::stage(fmt::format("sorting {} tests", classifier.size()));
   auto classification = classifier.finish(targets.dropped);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);

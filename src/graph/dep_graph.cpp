@@ -239,7 +239,8 @@ bool is_configuration_rule(std::string_view rule_class) {
   return rule_class == "config_setting" || rule_class == "constraint_value" ||
          rule_class == "constraint_setting" || rule_class == "platform" || rule_class == "toolchain_type" ||
          rule_class == "bool_flag" || rule_class == "string_flag" || rule_class == "int_flag" ||
-         rule_class == "bool_setting" || rule_class == "string_setting";
+         rule_class == "string_list_flag" || rule_class == "bool_setting" || rule_class == "string_setting" ||
+         rule_class == "int_setting" || rule_class == "string_list_setting";
 }
 
 }  // namespace gpuplan

@@ -65,14 +65,28 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     : graph_(graph), next_(graph.node_count(), unreached), patterns_(patterns.gpu_deps) {
   // gpu_free nodes and configuration rules are walls: never a GPU dep, never passed through.
   std::vector<bool> wall(graph.node_count(), false);
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node)
+    wall[node] = is_configuration_rule(graph.rule_class(node));
+  // Skylib's selects.config_setting_group(match_any = ...) is an alias of config_settings.
+  for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
+    auto inputs = graph.rule_inputs(entry);
+    if (graph.rule_class(graph.rule_node(entry)) == "alias" && !inputs.empty() &&
+        std::all_of(inputs.begin(), inputs.end(), [&](DepGraph::Node input) { return wall[input]; }))
+      wall[graph.rule_node(entry)] = true;
+  }
   std::vector<DepGraph::Node> queue;
   PatternList gpu_free(patterns.gpu_free), gpu_deps(patterns.gpu_deps);
   for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
     std::string_view label = graph.label(node);
-    if (is_configuration_rule(graph.rule_class(node)) || first_match(gpu_free, label) >= 0) {
+    const bool absent =
+        !graph.declared(node) && graph.is_configured_closure();  // a select() branch not taken
+    if (absent || wall[node] || first_match(gpu_free, label) >= 0) {
       wall[node] = true;
       continue;
     }
+    // A label only named, never declared, may be a select() key (a config_setting under
+    // @local_config_cuda) or a library: it makes its dependents unknown (below), not GPU code.
+    if (!graph.declared(node)) continue;
     long pattern = first_match(gpu_deps, label);
     if (pattern < 0) continue;
     sources_.emplace(node, static_cast<std::size_t>(pattern));

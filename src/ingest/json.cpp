@@ -62,6 +62,10 @@ void JsonTargets::parse_object(std::string_view json, std::size_t readable, cons
   }
 }
 
+void JsonTargets::finish() {
+  if (out_.graph && cquery_ && saw_non_test_rule_) out_.graph->configured_closure();
+}
+
 void JsonTargets::add(std::string_view json, std::size_t readable, const Position& start) {
   parse_object(json, readable, start, [this](ondemand::object target) { read_target(target); });
 }
@@ -129,6 +133,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
     } else if (key == "ruleClass") {
       target.rule_class = std::string_view(field.value().get_string());
       test = Collector::keeps(target.rule_class);
+      saw_non_test_rule_ = saw_non_test_rule_ || (!test && target.rule_class.str() != "test_suite");
     } else if (key == "location") {
       target.location = std::string_view(field.value().get_string());
     } else if (key == "attribute" && test) {
@@ -141,8 +146,6 @@ void JsonTargets::read_rule(ondemand::object rule) {
   if (out_.graph) {
     out_.graph->rule(target.label, target.rule_class.str());
     const auto& inputs = configured_inputs_.empty() ? inputs_ : configured_inputs_;
-    if (cquery_)  // declared: cquery's output is closed under deps
-      for (std::string_view input : inputs) out_.graph->leaf(input);
     out_.graph->inputs(inputs);
     inputs_.clear();
     configured_inputs_.clear();

@@ -32,6 +32,10 @@ class JsonTargets {
   void parse_object(std::string_view json, std::size_t readable, const Position& start,
                     const std::function<void(simdjson::ondemand::object)>& use);
 
+  /// Once the input is read: tells the graph when the cquery output read is deps(...)'s (it
+  /// holds rules that are not tests), whose every configured dependency is a result of its own.
+  void finish();
+
  private:
   void read_target(simdjson::ondemand::object target);
   void read_rule(simdjson::ondemand::object rule);
@@ -49,9 +53,8 @@ class JsonTargets {
   Position start_;
   std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings
   std::vector<std::string_view> configured_inputs_;  ///< its configuredRuleInput (cquery, newer Bazel)
-  /// Reading cquery: every configured dep is a result of its own, so an input that never is one
-  /// is a select() branch not taken (Bazel before configuredRuleInput lists those too).
   bool cquery_ = false;
+  bool saw_non_test_rule_ = false;  ///< a rule that is not a test: the output of deps(...)
 };
 
 /// The short configuration id cquery prints after a label ("f5527a6"), from a checksum.

@@ -48,6 +48,7 @@ void read_cquery_jsonproto(Source& source, Collector& out) {
           });
         }
       });
+  targets.finish();
   for (auto [index, id] : wanted) {
     auto found = configurations.find(id);
     if (found == configurations.end())

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
@@ -141,11 +143,58 @@ TEST_CASE("streamed_jsonproto and cquery jsonproto carry the same graph as xml")
   std::string cquery =
       R"({"results": [{"target": {"type": "RULE", "rule": {"name": "//ml:t", "ruleClass": "py_test",
       "configuredRuleInput": [{"label": "@cuda_cudart//:cudart", "configurationChecksum": "abc"}]}},
-      "configurationId": 1}], "configurations": [{"id": 1, "checksum": "abcdef0123"}]})";
+      "configurationId": 1}, {"target": {"type": "RULE", "rule": {"name": "@cuda_cudart//:cudart",
+      "ruleClass": "cc_library"}}, "configurationId": 1}], "configurations": [{"id": 1, "checksum": "abcdef0123"}]})";
   DepGraph configured = graph_of(cquery);
   REQUIRE(configured.edge_count() == 1);
   GpuReach configured_reach(configured, GpuDepPatterns::defaults());
   REQUIRE(configured_reach.path_text(*configured.find("//ml:t")) == "//ml:t → @cuda_cudart//:cudart");
+}
+
+namespace {
+/// A cquery jsonproto output of these rules, each {"name", "ruleClass", "ruleInput"...}.
+std::string cquery_of(const std::vector<std::string>& rules) {
+  std::string results;
+  for (const auto& rule : rules)
+    results += fmt::format(R"({}{{"target": {{"type": "RULE", "rule": {}}}, "configurationId": 1}})",
+                           results.empty() ? "" : ", ", rule);
+  return fmt::format(R"({{"results": [{}], "configurations": [{{"id": 1, "checksum": "abcdef0123"}}]}})",
+                     results);
+}
+}  // namespace
+
+TEST_CASE("cquery of tests only names libraries it never lists: their tests are unknown, never GPU-free") {
+  // `bazel cquery 'tests(//...)'`: the test's library is named, not listed (a real capture:
+  // test/data/bazel/tests.cquery.jsonproto). Read as a whole graph, it moved every GPU test to CPUs.
+  DepGraph graph =
+      graph_of(cquery_of({R"({"name": "//ml:t", "ruleClass": "py_test", "ruleInput": ["//ml:model"]})"}));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE_FALSE(graph.is_configured_closure());
+  REQUIRE(reach.unknown(*graph.find("//ml:t")));
+}
+
+TEST_CASE(
+    "cquery of deps(...) lists every configured dep: a label it only names is a select() branch not taken") {
+  DepGraph graph = graph_of(cquery_of(
+      {R"({"name": "//k:t", "ruleClass": "py_test", "ruleInput": ["//k:kernel"]})",
+       R"({"name": "//k:kernel", "ruleClass": "cc_library", "ruleInput": ["@local_config_cuda//cuda:cudart"]})"}));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(graph.is_configured_closure());
+  auto test = *graph.find("//k:t");
+  REQUIRE_FALSE(reach.reaches(test));  // cudart is if_cuda's branch, not taken in this configuration
+  REQUIRE_FALSE(reach.unknown(test));
+}
+
+TEST_CASE(
+    "a GPU label the input names but never declares makes its tests unknown: it may be a select() key") {
+  // `bazel query 'tests(//...)'` lists select() keys among a test's inputs, undeclared.
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="py_test" location="/ws/BUILD:1:1" name="//u:t"><rule-input name="@local_config_cuda//cuda:using_nvcc"/></rule>
+</query>)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto test = *graph.find("//u:t");
+  REQUIRE_FALSE(reach.reaches(test));
+  REQUIRE(reach.unknown(test));
 }
 
 TEST_CASE("plain ingest keeps no graph: the same tests with or without one") {
@@ -252,4 +301,17 @@ TEST_CASE("a chain of 200,000 rules listed dependents first is walked without de
   auto path = reach.path(*graph.find("//chain:r0"));
   REQUIRE(path.size() == length + 1);
   REQUIRE(graph.label(path.back()) == "@pypi//torch:pkg");
+}
+
+TEST_CASE("Skylib's flags and a config_setting_group's alias are configuration, never GPU code") {
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="config_setting" location="/ws/BUILD:1:1" name="@local_config_cuda//cuda:using_nvcc"/>
+    <rule class="alias" location="/ws/BUILD:2:1" name="@local_config_cuda//cuda:any_cuda"><rule-input name="@local_config_cuda//cuda:using_nvcc"/></rule>
+    <rule class="string_list_flag" location="/ws/BUILD:3:1" name="@local_config_cuda//cuda:archs"/>
+    <rule class="py_test" location="/ws/BUILD:4:1" name="//u:t"><rule-input name="@local_config_cuda//cuda:any_cuda"/><rule-input name="@local_config_cuda//cuda:archs"/></rule>
+</query>)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto test = *graph.find("//u:t");
+  REQUIRE_FALSE(reach.reaches(test));
+  REQUIRE_FALSE(reach.unknown(test));
 }

@@ -88,7 +88,8 @@ plan = json.load(open(sys.argv[1]))
 d = sys.argv[3]
 labels = [f"//a:x$(touch {d}/pwned)", f"//a:x;touch {d}/pwned", "//a:it's", '//a:"q"', f"//a:`touch {d}/pwned`"]
 template = plan["assignments"][4]
-plan["assignments"] = [dict(template, label=l, unit=l, gpus=[i]) for i, l in enumerate(labels)]
+one_gpu = dict(template["requirements"], gpus=1)  # as each is placed
+plan["assignments"] = [dict(template, label=l, unit=l, gpus=[i], requirements=one_gpu) for i, l in enumerate(labels)]
 json.dump(plan, open(sys.argv[2], "w"))
 PY
 "$GPUPLAN" exec "$SCRATCH/hostile.json" --node ws-0 --command "printf '%s\n' {label} {unit} >> $SCRATCH/labels" \

@@ -65,7 +65,8 @@ plan = json.load(open(sys.argv[1]))
 labels = ["//a:x$(touch %s/pwned)" % sys.argv[3], "//a:x;touch %s/pwned" % sys.argv[3], "//a:it's",
           '//a:"q"', "//a:`touch %s/pwned`" % sys.argv[3]]
 template = plan["assignments"][4]
-plan["assignments"] = [dict(template, label=l, unit=l, gpus=[i % 4]) for i, l in enumerate(labels)]
+one_gpu = dict(template["requirements"], gpus=1)  # as each is placed
+plan["assignments"] = [dict(template, label=l, unit=l, gpus=[i % 4], requirements=one_gpu) for i, l in enumerate(labels)]
 json.dump(plan, open(sys.argv[2], "w"))
 PY
 i=0

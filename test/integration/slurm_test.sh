@@ -23,6 +23,7 @@ import json, sys
 plan = json.load(open(sys.argv[1]))
 d = sys.argv[3]
 template = dict(plan["assignments"][4], node="ws-1")
+template["requirements"] = dict(template["requirements"], gpus=1)  # as each is placed
 hostile = [f"//a:x$(touch {d}/pwned)", f"//a:x;touch {d}/pwned'\"", f"//a:`touch {d}/pwned`"]
 plan["assignments"] += [dict(template, label=l, unit=l, gpus=[g], start_s=s, end_s=s + 60)
                         for l, g, s in zip(hostile, [0, 1, 0], [0, 0, 60])]
