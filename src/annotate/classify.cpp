@@ -582,6 +582,43 @@ void Classifier::add(Target&& target) {
   s.tests.push_back(std::move(test));
 }
 
+namespace {
+
+/// A test the input lists twice (same label and configuration), now side by side: planned once.
+/// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
+/// runner for a second listing; either way a warning names the test (an error under --strict).
+void drop_duplicates(Classification& result, bool strict) {
+  auto& tests = result.tests;
+  auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
+    return canonical_view(a.target.label) == canonical_view(b.target.label) &&
+           a.target.configuration == b.target.configuration;
+  };
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < tests.size();) {
+    std::size_t end = i + 1;
+    while (end < tests.size() && same(tests[i], tests[end])) ++end;
+    std::size_t chosen = i;
+    bool differ = false;
+    for (std::size_t k = i + 1; k < end; ++k) {
+      differ = differ || tests[k].bucket != tests[i].bucket || tests[k].reason.str() != tests[i].reason.str();
+      if (tests[chosen].bucket != Bucket::gpu && tests[k].bucket == Bucket::gpu) chosen = k;
+    }
+    if (end - i > 1)
+      result.diagnostics.push_back(
+          {strict ? Severity::error : Severity::warning, tests[i].target.label, "input",
+           fmt::format("listed {} times in the input; planned once, as {}", end - i,
+                       differ ? fmt::format("the listing that says {} (the listings differ)",
+                                            tests[chosen].reason.str())
+                              : std::string("the listings are the same"))});
+    if (kept != chosen) tests[kept] = std::move(tests[chosen]);
+    ++kept;
+    i = end;
+  }
+  tests.resize(kept);
+}
+
+}  // namespace
+
 Classification Classifier::finish(const DroppedCounts& dropped) {
   State& s = *state_;
   Classification result;
@@ -620,6 +657,7 @@ Classification Classifier::finish(const DroppedCounts& dropped) {
   }
   if (result.diagnostics.empty()) result.diagnostics = std::move(s.diagnostics);
   s.tests.move_to(result.tests);
+  drop_duplicates(result, s.options.strict);
 
   if (auto total = dropped.total(); total > 0)
     result.diagnostics.push_back(
