@@ -34,11 +34,12 @@ for n in range(3):
 plan["summary"].update(makespan_s=3, scheduled_units=18, gpu_units=18, unschedulable_units=0)
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PY
-# unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds, the others 0.1.
+# unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds in a child
+# process (logged too), the others 0.1.
 cat >"$SCRATCH/unit.sh" <<'SH'
 #!/usr/bin/env bash
 echo "start $2 $1 $$" >>"$LOG"
-case $1 in n0) sleep "$SLOW" ;; *) sleep 0.1 ;; esac
+case $1 in n0) sleep "$SLOW" & echo "child $2 $1 $!" >>"$LOG"; wait $! ;; *) sleep 0.1 ;; esac
 echo "done $2 $1" >>"$LOG"
 SH
 run_node() {  # run_node NODE ARGS...: one node's exec in the background
@@ -66,7 +67,8 @@ moved=$(awk -F, '$1 ~ /n0_/ && $5 != "n0"' "$SCRATCH/results.csv" | wc -l)
 grep -q 'ran elsewhere' "$SCRATCH/n0.out" || fail "n0's table does not say which units ran elsewhere"
 [ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
 
-# 2. n0 is killed mid-run: the units it held are run by the others after its lease expired.
+# 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on
+# beside the retry), and the units it held are run by the others after its lease expired.
 export LOG=$SCRATCH/log2 SLOW=30
 : >"$LOG"
 for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
@@ -79,7 +81,13 @@ for pid in $(echo "$pids" | tail -n +2); do
   wait "$pid" || { cat "$SCRATCH"/n1.out "$SCRATCH"/n2.out; fail "a live node's exec failed"; }
 done
 wait "$n0" 2>/dev/null || true
-grep '^start .* n0 ' "$LOG" | while read -r _ _ _ pid; do kill "$pid" 2>/dev/null || true; done
+left=$(grep -E '^(start|child) .* n0 ' "$LOG" | while read -r _ _ _ pid; do
+  if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]; then
+    kill "$pid" 2>/dev/null || true
+    echo "$pid"
+  fi
+done)
+[ -z "$left" ] || fail "processes of n0's units outlived its SIGKILL: $left"
 once_each || fail "after n0 was killed, not every unit ended exactly once"
 
 # 3. --static: exactly the planned list, however slow the others are.
@@ -260,6 +268,7 @@ for line in open(sys.argv[1]):
         assert not (running[node] & alone), line
         assert unit not in alone or not running[node], line
         running[node].add(unit)
-    else:
+    elif kind == "done":
         running[node].discard(unit)
 PY
+
