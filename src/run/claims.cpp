@@ -8,9 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "gpuplan/error.hpp"
+#include "run/os.hpp"
 
 namespace gpuplan::os {
 
@@ -34,6 +35,33 @@ void touch(const std::string& path, double seconds_ago = 0) {
   }
   struct timespec times[2] = {{0, UTIME_OMIT}, {1, 0}};  // the epoch: older than any lease
   ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+}
+
+/// The words of the claims file `path`; nullopt when there is none. Throws InputError when
+/// something else than a regular file has its name (a FIFO there would stop the node).
+std::optional<std::string> read_claim_file(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) return std::nullopt;
+  auto fd = open_regular(path, O_RDONLY | O_NOFOLLOW);
+  if (!fd) throw InputError(Position{path}, fmt::format("cannot read the claim: {}", fd.problem()));
+  std::string text;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(*fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(*fd);
+  return text;
+}
+
+/// Opens a file of this node's own in the claims directory for writing; throws InputError.
+int open_own(const std::string& dir, const std::string& path, int flags) {
+  auto fd = open_regular(path, O_WRONLY | O_CREAT | O_NOFOLLOW | flags);
+  if (!fd)
+    throw InputError(Position{dir},
+                     fmt::format("cannot write in the claims directory: {}: {}", path, fd.problem()));
+  return *fd;
 }
 
 }  // namespace
@@ -62,11 +90,7 @@ int Claims::current(const std::string& unit) const {
 
 double Claims::fs_now() {
   auto clock = fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid());
-  int fd = ::open(clock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(Position{dir_},
-                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
-  ::close(fd);
+  ::close(open_own(dir_, clock, 0));
   touch(clock);
   struct stat info {};
   ::stat(clock.c_str(), &info);
@@ -75,10 +99,7 @@ double Claims::fs_now() {
 
 bool Claims::link_new(const std::string& target, const std::string& text) {
   auto mine = fmt::format("{}/.tmp-{}-{}-{}", dir_, node_, ::getpid(), counter_++);
-  int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(Position{dir_},
-                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
+  int fd = open_own(dir_, mine, O_TRUNC);
   [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
   ::close(fd);
   bool ok = ::link(mine.c_str(), target.c_str()) == 0;
@@ -119,8 +140,9 @@ void Claims::done(const std::string& unit, int exit_status) {
 }
 
 std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
-  std::ifstream in(path(unit, "done"));
-  if (!in) return std::nullopt;
+  auto text = read_claim_file(path(unit, "done"));
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
   Ran ran;
   long pid = 0;
   in >> ran.node >> pid >> ran.exit_status;
@@ -130,7 +152,7 @@ std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
 std::string Claims::holder(const std::string& unit) const {
   int n = current(unit);
   if (n < 0) return {};
-  std::ifstream in(path(unit, std::to_string(n)));
+  std::istringstream in(read_claim_file(path(unit, std::to_string(n))).value_or(""));
   std::string node;
   in >> node;
   return node;

@@ -271,6 +271,31 @@ GpuLocks::~GpuLocks() {
   for (int fd : fds_) ::close(fd);
 }
 
+Result<int> open_regular(const std::string& path, int flags, mode_t mode) {
+  int fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) {
+    if (errno == ELOOP && (flags & O_NOFOLLOW))
+      return Problem{"it is a symbolic link (refused, never followed)"};
+    if (errno == ENXIO) return Problem{"it is a FIFO, not a regular file"};  // O_WRONLY, no reader
+    return Problem{std::strerror(errno)};
+  }
+  struct stat info {};
+  std::string wrong;
+  if (::fstat(fd, &info) != 0)
+    wrong = std::strerror(errno);
+  else if (S_ISFIFO(info.st_mode))
+    wrong = "it is a FIFO, not a regular file";
+  else if (!S_ISREG(info.st_mode))
+    wrong = "it is not a regular file";
+  if (wrong.empty() && !(flags & O_NONBLOCK) && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    wrong = std::strerror(errno);
+  if (!wrong.empty()) {
+    ::close(fd);
+    return Problem{wrong};
+  }
+  return fd;
+}
+
 std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> gpus, bool wait) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -281,14 +306,11 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
   GpuLocks locks;
   for (int gpu : gpus) {
     auto path = fmt::format("{}/gpu-{}.lock", dir, gpu);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) fail(path, "cannot open the GPU lock (a symbolic link is refused)");
-    locks.fds_.push_back(fd);
-    struct stat info {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
-      throw InputError(Position{path}, "the GPU lock is not a regular file");
+    auto fd = open_regular(path, O_RDONLY | O_CREAT | O_NOFOLLOW);
+    if (!fd) throw InputError(Position{path}, fmt::format("cannot open the GPU lock: {}", fd.problem()));
+    locks.fds_.push_back(*fd);
     int result;
-    do result = ::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
+    do result = ::flock(*fd, LOCK_EX | (wait ? 0 : LOCK_NB));
     while (result != 0 && errno == EINTR && wait);
     if (result != 0) {
       if (!wait && errno == EWOULDBLOCK) return std::nullopt;
@@ -301,14 +323,16 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
 std::string default_lock_dir() { return fmt::format("/tmp/gpuplan-locks-{}", ::geteuid()); }
 
 void check_appendable(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) fail(path, "cannot write the results file");
-  ::close(fd);
+  auto fd = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+  if (!fd) throw InputError(Position{path}, fmt::format("cannot write the results file: {}", fd.problem()));
+  ::close(*fd);
 }
 
 void append_locked(const std::string& path, std::string_view header, std::string_view line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) fail(path, "cannot open the results file");
+  auto opened = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+  if (!opened)
+    throw InputError(Position{path}, fmt::format("cannot open the results file: {}", opened.problem()));
+  int fd = *opened;
   while (::flock(fd, LOCK_EX) != 0)
     if (errno != EINTR) fail(path, "cannot lock the results file");
   struct stat info {};

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/result.hpp"
 #include "run/executor.hpp"
 
 namespace gpuplan::os {
@@ -36,6 +37,12 @@ class GpuLocks {
  private:
   std::vector<int> fds_;
 };
+
+/// Opens `path` with open(2)'s `flags` (and `mode` when they create it) and requires a regular
+/// file, without ever blocking on a FIFO or a device where one should be: O_NONBLOCK while it
+/// opens, cleared after. The descriptor (close-on-exec), or why not (a symbolic link under
+/// O_NOFOLLOW, a FIFO, a directory, the system's reason).
+Result<int> open_regular(const std::string& path, int flags, mode_t mode = 0644);
 
 /// The default lock directory: /tmp/gpuplan-locks-UID (UID: this user's id).
 std::string default_lock_dir();

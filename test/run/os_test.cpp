@@ -1,7 +1,9 @@
 #include "run/os.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,5 +214,21 @@ TEST_CASE("a unit's supervisor holds no other unit's GPU lock") {
   std::vector<ProcessExit> exits;
   while (exits.empty()) exits = runner.wait(runner.now() + 5);
   REQUIRE(exits.front().id == id);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a FIFO where a regular file should be is refused at once, never waited on") {
+  auto dir = scratch_dir("fifo");
+  std::filesystem::create_directories(dir);
+  REQUIRE(::mkfifo((dir + "/gpu-0.lock").c_str(), 0600) == 0);
+  REQUIRE_THROWS_WITH(os::GpuLocks::take(dir, {0}, true), Catch::Contains("FIFO"));
+  auto for_reading = os::open_regular(dir + "/gpu-0.lock", O_RDONLY);
+  REQUIRE_FALSE(for_reading);
+  REQUIRE_THAT(for_reading.problem(), Catch::Contains("FIFO"));
+  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock"), Catch::Contains("FIFO"));
+  auto regular = os::open_regular(dir + "/file", O_WRONLY | O_CREAT);
+  REQUIRE(regular);
+  REQUIRE((::fcntl(*regular, F_GETFL) & O_NONBLOCK) == 0);
+  ::close(*regular);
   std::filesystem::remove_all(dir);
 }
