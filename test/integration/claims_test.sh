@@ -59,12 +59,23 @@ PY
 # 1. All alive: n0 is slow, so n1 and n2 run some of n0's units; the results say where.
 export LOG=$SCRATCH/log1 SLOW=0.6
 : >"$LOG"
-for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
+for node in n0 n1 n2; do
+  run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml" --json "$SCRATCH/$node.json"
+done
 wait || { cat "$SCRATCH"/n?.out; fail "an exec failed"; }
 once_each || fail "not every unit ran exactly once"
 moved=$(awk -F, '$1 ~ /n0_/ && $5 != "n0"' "$SCRATCH/results.csv" | wc -l)
 [ "$moved" -ge 1 ] || { cat "$SCRATCH/results.csv"; fail "no unit of the slow node ran elsewhere"; }
 grep -q 'ran elsewhere' "$SCRATCH/n0.out" || fail "n0's table does not say which units ran elsewhere"
+/usr/bin/python3 - "$SCRATCH/n0.json" "$SCRATCH/results.csv" <<'PY' || fail "n0's --json does not say where its units ran"
+import csv, json, sys
+ran_on = {r["label"]: r["node"] for r in csv.DictReader(open(sys.argv[2]))}
+units = json.load(open(sys.argv[1]))["units"]
+assert len({u["unit"] for u in units}) == len(units), units
+assert len([u for u in units if u["unit"].startswith("//t:n0_")]) == 6, units
+for u in units:
+    assert u["node"] == ran_on[u["unit"]], (u, ran_on[u["unit"]])
+PY
 [ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
 
 # 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on
@@ -271,4 +282,34 @@ for line in open(sys.argv[1]):
     elif kind == "done":
         running[node].discard(unit)
 PY
+
+# 8. A node killed while it held units of another: n1, dispatching, took n0's first two units;
+# n0 (no --fleet) finds them held, takes them over after the lease, and lists every unit once,
+# where it really ran: table, --json totals, and no "ran elsewhere" for a unit no node ran.
+# The same when n0 itself is killed and started again.
+units_once() {  # units_once OUT JSON: exec's table and --json each list the 6 units once, all passed
+  grep -q '^6 units: 6 passed$' "$1" || { cat "$1"; return 1; }
+  ! grep -q 'ran elsewhere' "$1" || { cat "$1"; return 1; }
+  jq -e '.totals.units == 6 and .totals.passed == 6 and (.units | length) == 6 and
+         ([.units[].unit] | unique | length) == 6 and all(.units[]; .node == "n0")' "$2" >/dev/null ||
+    { cat "$2"; return 1; }
+}
+for killed in n1 n0; do
+  export LOG=$SCRATCH/log8-$killed SLOW=0.1
+  : >"$LOG"
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$killed" --claims "$SCRATCH/claims8-$killed" --lease 1 \
+    --fleet "$SCRATCH/fleet.yaml" --command 'sleep 30' >"$SCRATCH/8-$killed.out" 2>&1 &
+  holder=$!
+  for _ in $(seq 50); do
+    [ "$(ls "$SCRATCH/claims8-$killed" | grep -c '^[0-9a-f]*\.0$')" = 2 ] && break
+    sleep 0.1
+  done
+  kill -KILL "$holder"
+  wait "$holder" 2>/dev/null || true
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims8-$killed" --lease 1 \
+    --json "$SCRATCH/8-$killed.json" --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/8-n0.out" 2>&1 ||
+    { cat "$SCRATCH/8-n0.out"; fail "n0 after $killed was killed failed"; }
+  units_once "$SCRATCH/8-n0.out" "$SCRATCH/8-$killed.json" ||
+    fail "after $killed was killed holding n0's units, n0 did not list each unit once"
+done
 
