@@ -57,6 +57,7 @@ class Sharing {
   /// `here`: this node in --fleet (nullptr without it), which dispatching needs.
   Sharing(const ExecOptions& o, const Plan& plan, const Node* here)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
+    claims_.hold_node();  // one exec a node: a second would hand out its GPUs again
     if (o.static_only) return;
     here_ = here;
     // Only units this node can ever run: take() and pending() look at no others.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +65,20 @@ int open_own(const std::string& dir, const std::string& path, int flags) {
   return *fd;
 }
 
+/// The highest N for which `base`.N exists; -1 when none does.
+int highest(const std::string& base) {
+  int n = -1;
+  struct stat info {};
+  while (::lstat(fmt::format("{}.{}", base, n + 1).c_str(), &info) == 0) ++n;
+  return n;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace
 
 Claims::Claims(std::string dir, std::string node, double lease_s)
@@ -75,18 +90,16 @@ Claims::Claims(std::string dir, std::string node, double lease_s)
   fs_now();
 }
 
-Claims::~Claims() { ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str()); }
+Claims::~Claims() {
+  if (!node_hold_.empty()) touch(node_hold_, 1);  // given up: the next exec of this node may start
+  ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str());
+}
 
 std::string Claims::path(const std::string& unit, const std::string& suffix) const {
   return fmt::format("{}/{}.{}", dir_, hashed(unit), suffix);
 }
 
-int Claims::current(const std::string& unit) const {
-  int n = -1;
-  struct stat info {};
-  while (::lstat(path(unit, std::to_string(n + 1)).c_str(), &info) == 0) ++n;
-  return n;
-}
+int Claims::current(const std::string& unit) const { return highest(dir_ + "/" + hashed(unit)); }
 
 double Claims::fs_now() {
   auto clock = fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid());
@@ -132,6 +145,7 @@ bool Claims::claim(const std::string& unit) {
 
 void Claims::renew() {
   for (const auto& [unit, claim] : held_) touch(claim);
+  if (!node_hold_.empty()) touch(node_hold_);
 }
 
 void Claims::done(const std::string& unit, int exit_status) {
@@ -156,6 +170,37 @@ std::string Claims::holder(const std::string& unit) const {
   std::string node;
   in >> node;
   return node;
+}
+
+void Claims::hold_node() {
+  const auto base = fmt::format("{}/node-{}", dir_, hashed(node_));
+  const auto host = host_name();
+  while (true) {
+    int n = highest(base);
+    if (n >= 0) {
+      auto current = fmt::format("{}.{}", base, n);
+      struct stat info {};
+      std::string holder_node, holder_host;
+      long holder_pid = 0;
+      if (auto text = read_claim_file(current))
+        std::istringstream(*text) >> holder_node >> holder_host >> holder_pid;
+      const bool gone = holder_host == host && holder_pid > 0 &&
+                        ::kill(static_cast<pid_t>(holder_pid), 0) != 0 && errno == ESRCH;
+      if (::lstat(current.c_str(), &info) == 0 && fs_now() - mtime(info) <= lease_s_ && !gone)
+        throw InputError(
+            Position{dir_},
+            fmt::format(
+                "node {} is already live in this claims directory: process {} on host {} holds it "
+                "({}, renewed 4 times a lease). Two execs of one node would run two units on one GPU; "
+                "a hold is taken over once it is older than the lease ({} s)",
+                node_, holder_pid, holder_host, current, lease_s_));
+    }
+    auto next = fmt::format("{}.{}", base, n + 1);
+    if (link_new(next, fmt::format("{} {} {}\n", node_, host, ::getpid()))) {
+      node_hold_ = next;
+      return;
+    }
+  }
 }
 
 void Claims::abandon(const std::string& unit) {

@@ -313,3 +313,21 @@ for killed in n1 n0; do
     fail "after $killed was killed holding n0's units, n0 did not list each unit once"
 done
 
+# 9. Two execs of one node on one claims directory: one runs the node's units, the other is
+# refused (exit 2, naming the node, the directory and the holder) instead of handing the
+# same GPUs out a second time.
+export LOG=$SCRATCH/log9 SLOW=0.1
+: >"$LOG"
+pids=()
+for i in 1 2; do
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 5 \
+    --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 0.2" >"$SCRATCH/9-$i.out" 2>&1 &
+  pids+=($!)
+done
+codes=""
+for pid in "${pids[@]}"; do status=0; wait "$pid" || status=$?; codes="$codes $status"; done
+[ "$(echo $codes | tr ' ' '\n' | sort | tr '\n' ' ')" = "0 2 " ] || { cat "$SCRATCH"/9-?.out; fail "two execs of n2: exit codes$codes"; }
+grep -q "node n2 is already live in this claims directory: process [0-9]* on host" "$SCRATCH"/9-?.out ||
+  fail "the refusal does not name the node and its holder: $(cat "$SCRATCH"/9-?.out)"
+grep -q "claims9" "$SCRATCH"/9-?.out || fail "the refusal does not name the claims directory"
+[ "$(grep -c '^done ' "$LOG")" = 6 ] || fail "n2's units did not each run once: $(cat "$LOG")"
