@@ -57,6 +57,7 @@ class Sharing {
   /// `here`: this node in --fleet (nullptr without it), which dispatching needs.
   Sharing(const ExecOptions& o, const Plan& plan, const Node* here)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
+    claims_.hold_node();  // one exec a node: a second would hand out its GPUs again
     if (o.static_only) return;
     here_ = here;
     // Only units this node can ever run: take() and pending() look at no others.
@@ -262,9 +263,37 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
 }
 
+/// Under --claims: each unit once, as it really ended. A unit this node skipped while another
+/// node held it is the run here when this node took it over later (or had started it early),
+/// `ran elsewhere` (its node in `ran_on`) when another node finished it, and `not run` when none
+/// did. Dispatching, `own` (this node's planned units) adds those it did not run.
+void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const os::Claims& claims,
+                       std::map<std::string, std::string>& ran_on) {
+  auto ran_here = [](const UnitRun& u) {
+    return u.outcome != Outcome::elsewhere && u.outcome != Outcome::not_run;
+  };
+  std::set<std::string> started;
+  for (const auto& u : runs)
+    if (ran_here(u)) started.insert(u.assignment.unit.id);
+  for (auto& u : own)
+    if (!started.count(u.assignment.unit.id)) {
+      u.outcome = Outcome::elsewhere;
+      runs.push_back(std::move(u));
+    }
+  std::erase_if(runs, [&](const UnitRun& u) { return !ran_here(u) && started.count(u.assignment.unit.id); });
+  for (auto& u : runs)
+    if (u.outcome == Outcome::elsewhere) {
+      if (auto ran = claims.ran(u.assignment.unit.id))
+        ran_on[u.assignment.unit.id] = ran->node;
+      else
+        u.outcome = Outcome::not_run;
+    }
+}
+
 /// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
 /// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
 std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
+                         const std::map<std::string, std::string>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
                          int stop_signal) {
   auto key = [](Outcome outcome) {
@@ -283,7 +312,8 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
     nlohmann::ordered_json j;
     j["unit"] = a.unit.id;
     j["label"] = a.unit.label;
-    j["node"] = o.node;
+    auto elsewhere = ran_on.find(a.unit.id);
+    j["node"] = elsewhere == ran_on.end() ? o.node : elsewhere->second;
     j["planned_node"] = a.node.str();
     j["gpus"] = a.gpus;
     j["planned_start_s"] = a.start_s;
@@ -447,7 +477,10 @@ int run_exec(const ExecOptions& o) {
     if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
       sharing->claims().done(u.assignment.unit.id,
                              u.outcome == Outcome::passed ? 0 : std::max(u.exit_status, 1));
-    progress(u, describe(u));
+    if (u.outcome != Outcome::elsewhere)
+      progress(u, describe(u));
+    else if (!sharing->taken_early(u.assignment.unit.id))  // not started here: held, or ran, by another
+      progress(u, sharing->claims().ran(u.assignment.unit.id) ? "ran elsewhere" : "held elsewhere");
     GpuUsage usage;
     if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {
       usage = sampler->second->stop();
@@ -466,15 +499,8 @@ int run_exec(const ExecOptions& o) {
     }
   };
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
-  if (dispatching) {  // this node's units that it did not run: where they ran instead
-    std::set<std::string> ran_here;
-    for (const auto& u : runs) ran_here.insert(u.assignment.unit.id);
-    for (auto& u : own)
-      if (!ran_here.count(u.assignment.unit.id)) {
-        if (sharing->claims().ran(u.assignment.unit.id)) u.outcome = Outcome::elsewhere;
-        runs.push_back(std::move(u));
-      }
-  }
+  std::map<std::string, std::string> ran_on;  ///< units another node ran: that node
+  if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
   print_table(runs);
   if (!o.junit.empty()) {
     std::vector<RunRecord> ran;
@@ -486,8 +512,8 @@ int run_exec(const ExecOptions& o) {
     write_output(o.junit, results_junit(ran));
   }
   if (!o.json.empty())
-    write_output(
-        o.json, exec_summary(o, runs, start_epochs, begin_epoch, runner.now() - begin, runner.stop_signal()));
+    write_output(o.json, exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
+                                      runner.stop_signal()));
   if (int stop = runner.stop_signal()) return 128 + stop;
   if (record_errors > 0) return exit_internal;
   bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {

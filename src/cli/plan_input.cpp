@@ -15,6 +15,7 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "run/os.hpp"
 
 namespace gpuplan::cli {
 
@@ -121,7 +122,8 @@ Plan read_plan_for_launch(const std::string& path, std::string_view node, std::s
   if (plan_fd.fd < 0) return read_plan(path);  // its message
   auto identity = identity_of(plan_fd.fd);
   if (!identity) return read_plan(path);
-  Fd index_fd(::open(plan_index_path(path).c_str(), O_RDONLY | O_CLOEXEC));
+  auto index = os::open_regular(plan_index_path(path), O_RDONLY);  // never waits on a FIFO there
+  Fd index_fd(index ? *index : -1);
   if (index_fd.fd >= 0) {
     auto slice = plan_slice([&](std::uint64_t at, std::size_t n) { return read_at(index_fd.fd, at, n); },
                             [&](std::uint64_t at, std::size_t n) { return read_at(plan_fd.fd, at, n); },

@@ -2,15 +2,17 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "gpuplan/error.hpp"
+#include "run/os.hpp"
 
 namespace gpuplan::os {
 
@@ -36,6 +38,47 @@ void touch(const std::string& path, double seconds_ago = 0) {
   ::utimensat(AT_FDCWD, path.c_str(), times, 0);
 }
 
+/// The words of the claims file `path`; nullopt when there is none. Throws InputError when
+/// something else than a regular file has its name (a FIFO there would stop the node).
+std::optional<std::string> read_claim_file(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) return std::nullopt;
+  auto fd = open_regular(path, O_RDONLY | O_NOFOLLOW);
+  if (!fd) throw InputError(Position{path}, fmt::format("cannot read the claim: {}", fd.problem()));
+  std::string text;
+  char buffer[256];
+  for (ssize_t n; (n = ::read(*fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(*fd);
+  return text;
+}
+
+/// Opens a file of this node's own in the claims directory for writing; throws InputError.
+int open_own(const std::string& dir, const std::string& path, int flags) {
+  auto fd = open_regular(path, O_WRONLY | O_CREAT | O_NOFOLLOW | flags);
+  if (!fd)
+    throw InputError(Position{dir},
+                     fmt::format("cannot write in the claims directory: {}: {}", path, fd.problem()));
+  return *fd;
+}
+
+/// The highest N for which `base`.N exists; -1 when none does.
+int highest(const std::string& base) {
+  int n = -1;
+  struct stat info {};
+  while (::lstat(fmt::format("{}.{}", base, n + 1).c_str(), &info) == 0) ++n;
+  return n;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace
 
 Claims::Claims(std::string dir, std::string node, double lease_s)
@@ -47,26 +90,20 @@ Claims::Claims(std::string dir, std::string node, double lease_s)
   fs_now();
 }
 
-Claims::~Claims() { ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str()); }
+Claims::~Claims() {
+  if (!node_hold_.empty()) touch(node_hold_, 1);  // given up: the next exec of this node may start
+  ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str());
+}
 
 std::string Claims::path(const std::string& unit, const std::string& suffix) const {
   return fmt::format("{}/{}.{}", dir_, hashed(unit), suffix);
 }
 
-int Claims::current(const std::string& unit) const {
-  int n = -1;
-  struct stat info {};
-  while (::lstat(path(unit, std::to_string(n + 1)).c_str(), &info) == 0) ++n;
-  return n;
-}
+int Claims::current(const std::string& unit) const { return highest(dir_ + "/" + hashed(unit)); }
 
 double Claims::fs_now() {
   auto clock = fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid());
-  int fd = ::open(clock.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(Position{dir_},
-                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
-  ::close(fd);
+  ::close(open_own(dir_, clock, 0));
   touch(clock);
   struct stat info {};
   ::stat(clock.c_str(), &info);
@@ -75,10 +112,7 @@ double Claims::fs_now() {
 
 bool Claims::link_new(const std::string& target, const std::string& text) {
   auto mine = fmt::format("{}/.tmp-{}-{}-{}", dir_, node_, ::getpid(), counter_++);
-  int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(Position{dir_},
-                     fmt::format("cannot write in the claims directory: {}", std::strerror(errno)));
+  int fd = open_own(dir_, mine, O_TRUNC);
   [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
   ::close(fd);
   bool ok = ::link(mine.c_str(), target.c_str()) == 0;
@@ -111,6 +145,7 @@ bool Claims::claim(const std::string& unit) {
 
 void Claims::renew() {
   for (const auto& [unit, claim] : held_) touch(claim);
+  if (!node_hold_.empty()) touch(node_hold_);
 }
 
 void Claims::done(const std::string& unit, int exit_status) {
@@ -119,8 +154,9 @@ void Claims::done(const std::string& unit, int exit_status) {
 }
 
 std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
-  std::ifstream in(path(unit, "done"));
-  if (!in) return std::nullopt;
+  auto text = read_claim_file(path(unit, "done"));
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
   Ran ran;
   long pid = 0;
   in >> ran.node >> pid >> ran.exit_status;
@@ -130,10 +166,41 @@ std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
 std::string Claims::holder(const std::string& unit) const {
   int n = current(unit);
   if (n < 0) return {};
-  std::ifstream in(path(unit, std::to_string(n)));
+  std::istringstream in(read_claim_file(path(unit, std::to_string(n))).value_or(""));
   std::string node;
   in >> node;
   return node;
+}
+
+void Claims::hold_node() {
+  const auto base = fmt::format("{}/node-{}", dir_, hashed(node_));
+  const auto host = host_name();
+  while (true) {
+    int n = highest(base);
+    if (n >= 0) {
+      auto current = fmt::format("{}.{}", base, n);
+      struct stat info {};
+      std::string holder_node, holder_host;
+      long holder_pid = 0;
+      if (auto text = read_claim_file(current))
+        std::istringstream(*text) >> holder_node >> holder_host >> holder_pid;
+      const bool gone = holder_host == host && holder_pid > 0 &&
+                        ::kill(static_cast<pid_t>(holder_pid), 0) != 0 && errno == ESRCH;
+      if (::lstat(current.c_str(), &info) == 0 && fs_now() - mtime(info) <= lease_s_ && !gone)
+        throw InputError(
+            Position{dir_},
+            fmt::format(
+                "node {} is already live in this claims directory: process {} on host {} holds it "
+                "({}, renewed 4 times a lease). Two execs of one node would run two units on one GPU; "
+                "a hold is taken over once it is older than the lease ({} s)",
+                node_, holder_pid, holder_host, current, lease_s_));
+    }
+    auto next = fmt::format("{}.{}", base, n + 1);
+    if (link_new(next, fmt::format("{} {} {}\n", node_, host, ::getpid()))) {
+      node_hold_ = next;
+      return;
+    }
+  }
 }
 
 void Claims::abandon(const std::string& unit) {

@@ -9,6 +9,10 @@
 // its modification time while the unit runs; another node that finds it older than the
 // lease takes the unit over by linking the next number. DIR/H.done marks it run. Ages are
 // measured against a file this node touches, so the nodes' clocks need not agree.
+//
+// An `exec` also holds its node's name (hold_node()): DIR/node-H.0, .1, ... (H: a hash of the
+// name), linked and renewed as a claim is, holding "NODE HOST PID". A second exec of the same
+// node finds a fresh one and is refused: it would hand out the same GPUs again.
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +46,11 @@ class Claims {
   std::string holder(const std::string& unit) const;
   /// This node gives the unit up without running it to its end (stopped): its lease ends now.
   void abandon(const std::string& unit);
+  /// Makes this process the one live holder of its node's name in the directory, renewed by
+  /// renew() and given up when this object goes. Takes over a hold older than the lease, or
+  /// one of a process of this host that is gone. Throws InputError, naming the node, the
+  /// directory and the other holder, when another process holds it.
+  void hold_node();
 
  private:
   std::string path(const std::string& unit, const std::string& suffix) const;
@@ -52,6 +61,7 @@ class Claims {
   std::string dir_, node_;
   double lease_s_;
   std::map<std::string, std::string> held_;  ///< unit → our claim file
+  std::string node_hold_;                    ///< our hold on the node's name; empty: none
   long counter_ = 0;
 };
 

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +81,183 @@ void check_lock_dir(const std::string& dir) {
                                                 wrong));
 }
 
+/// What a unit's supervisor needs, built before fork: after it, only async-signal-safe calls.
+struct Launch {
+  char* const* args;
+  char* const* envp;
+  std::string_view message;  ///< "gpuplan: cannot run X: ", before the reason
+  const std::vector<int>& keep_fds;
+  bool own_group;
+  pid_t parent;
+  int parent_died;  ///< the signal the supervisor gets when its parent dies (PR_SET_PDEATHSIG)
+};
+
+/// The number a /proc entry's name is (a process id, a descriptor), or -1.
+long name_number(const char* name) {
+  long number = 0;
+  if (*name == '\0') return -1;
+  for (; *name; ++name) {
+    if (*name < '0' || *name > '9' || number > 1'000'000'000) return -1;
+    number = number * 10 + (*name - '0');
+  }
+  return number;
+}
+
+/// Calls `visit(number, dir_fd)` for each entry of the directory `path` named by a number;
+/// false when it cannot be read. getdents64 on a stack buffer: no allocation.
+template <class Visit>
+bool for_each_numbered(const char* path, Visit visit) {
+  int dir = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  // A linux_dirent64: u64 inode, s64 offset, u16 record length, u8 type, the name.
+  constexpr std::size_t length_at = 16, name_at = 19;
+  alignas(8) char buffer[4096];
+  long got;
+  while ((got = ::syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0) {
+    for (long at = 0; at < got;) {
+      unsigned short length = 0;
+      std::memcpy(&length, buffer + at + length_at, sizeof length);
+      long number = name_number(buffer + at + name_at);
+      if (number >= 0) visit(number, dir);
+      at += length;
+    }
+  }
+  ::close(dir);
+  return true;
+}
+
+/// Closes the descriptors an exec would close, so that a supervisor holds no GPU lock but its
+/// unit's (another unit's lock must go when exec closes it).
+void close_exec_fds() {
+  auto close_if_cloexec = [](long fd, int dir) {
+    int flags = fd > 2 && fd != dir ? ::fcntl(static_cast<int>(fd), F_GETFD) : -1;
+    if (flags >= 0 && (flags & FD_CLOEXEC)) ::close(static_cast<int>(fd));
+  };
+  if (for_each_numbered("/proc/self/fd", close_if_cloexec)) return;
+  struct rlimit limit {};
+  long most = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<long>(limit.rlim_cur) : 1024;
+  for (long fd = 3; fd < std::min(most, 1L << 16); ++fd) close_if_cloexec(fd, -1);
+}
+
+/// The parent, process group and state of `pid`, from /proc/PID/stat: "pid (comm) state ppid
+/// pgrp ..."; false when it is gone.
+bool read_stat(long pid, long& parent, long& group, char& state) {
+  char path[32] = "/proc/";
+  char digits[20];
+  int count = 0;
+  for (long rest = pid; count == 0 || rest > 0; rest /= 10)
+    digits[count++] = static_cast<char>('0' + rest % 10);
+  std::size_t at = 6;
+  while (count > 0) path[at++] = digits[--count];
+  std::memcpy(path + at, "/stat", 6);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[512];
+  ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  text[got] = '\0';
+  char* close = std::strrchr(text, ')');  // the command name may hold spaces and parentheses
+  if (!close || close[1] != ' ' || close[2] == '\0') return false;
+  state = close[2];
+  char* end = nullptr;
+  parent = std::strtol(close + 3, &end, 10);
+  group = std::strtol(end, &end, 10);
+  return true;
+}
+
+/// SIGKILLs each live process of the unit: the supervisor's children (a subreaper, it inherits
+/// every orphan of the unit's tree) and, with `group`, its process group's other members.
+/// Returns whether there was any.
+bool kill_unit_processes(pid_t self, bool group) {
+  bool any = false;
+  for_each_numbered("/proc", [&](long pid, int) {
+    long parent = 0, pgrp = 0;
+    char state = 0;
+    if (pid == self || !read_stat(pid, parent, pgrp, state) || state == 'Z') return;
+    if (parent == self || (group && pgrp == self)) {
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+      any = true;
+    }
+  });
+  return any;
+}
+
+/// Ends the supervisor as its unit ended: the same exit code, or killed by the same signal.
+[[noreturn]] void end_as(int wait_status) {
+  if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
+  int signal = WTERMSIG(wait_status);
+  struct rlimit no_core {};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // a unit's core dump is the unit's; none of the supervisor
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  ::sigaction(signal, &action, nullptr);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signal);
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  ::kill(::getpid(), signal);
+  ::_exit(128 + signal);
+}
+
+/// The supervisor, a forked child between this process and a unit: it starts the unit (in its
+/// own process group when `own_group`, the supervisor leading it), passes its exit on, and
+/// when its parent dies, by any signal, kills every process the unit started, wherever it went
+/// (a subreaper inherits the orphans), before it ends. Signals stay blocked from spawn.
+[[noreturn]] void supervise(const Launch& launch) {
+  ::prctl(PR_SET_PDEATHSIG, launch.parent_died);
+  if (::getppid() != launch.parent) ::_exit(127);  // the parent died before prctl
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (launch.own_group) ::setpgid(0, 0);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigaction(SIGCHLD, &default_action, nullptr);  // never ignored: the unit's end is waited for
+  for (int fd : launch.keep_fds) ::fcntl(fd, F_SETFD, 0);
+  close_exec_fds();
+  const pid_t self = ::getpid();
+  pid_t unit = ::vfork();  // nothing is copied; the supervisor waits until the unit execs
+  if (unit == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) ::_exit(127);
+    for (int signal : {SIGINT, SIGTERM, SIGCHLD, launch.parent_died})
+      ::sigaction(signal, &default_action, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvpe(launch.args[0], launch.args, launch.envp);
+  }
+  if (unit <= 0) {
+    int error = errno;
+    write_all(2, launch.message);
+    write_all(2, std::strerror(error));
+    write_all(2, "\n");
+    ::_exit(127);
+  }
+  sigset_t events;
+  sigemptyset(&events);
+  for (int signal : {SIGCHLD, SIGINT, SIGTERM, launch.parent_died}) sigaddset(&events, signal);
+  for (;;) {
+    siginfo_t info{};
+    int signal = ::sigwaitinfo(&events, &info);
+    if (signal == SIGCHLD) {
+      int status = 0;
+      pid_t pid;
+      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
+        if (pid == unit) end_as(status);
+    } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
+      while (kill_unit_processes(self, launch.own_group)) {
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        const struct timespec pause { 0, 10'000'000 };
+        ::nanosleep(&pause, nullptr);
+      }
+      ::_exit(128 + SIGKILL);
+    } else if ((signal == SIGINT || signal == SIGTERM) && !launch.own_group && info.si_pid == launch.parent) {
+      ::kill(unit, signal);  // passed on by run-under; one sent to the whole group reached the unit too
+    }
+  }
+}
+
 }  // namespace
 
 GpuLocks::GpuLocks(GpuLocks&& other) noexcept : fds_(std::move(other.fds_)) { other.fds_.clear(); }
@@ -92,6 +271,31 @@ GpuLocks::~GpuLocks() {
   for (int fd : fds_) ::close(fd);
 }
 
+Result<int> open_regular(const std::string& path, int flags, mode_t mode) {
+  int fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) {
+    if (errno == ELOOP && (flags & O_NOFOLLOW))
+      return Problem{"it is a symbolic link (refused, never followed)"};
+    if (errno == ENXIO) return Problem{"it is a FIFO, not a regular file"};  // O_WRONLY, no reader
+    return Problem{std::strerror(errno)};
+  }
+  struct stat info {};
+  std::string wrong;
+  if (::fstat(fd, &info) != 0)
+    wrong = std::strerror(errno);
+  else if (S_ISFIFO(info.st_mode))
+    wrong = "it is a FIFO, not a regular file";
+  else if (!S_ISREG(info.st_mode))
+    wrong = "it is not a regular file";
+  if (wrong.empty() && !(flags & O_NONBLOCK) && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    wrong = std::strerror(errno);
+  if (!wrong.empty()) {
+    ::close(fd);
+    return Problem{wrong};
+  }
+  return fd;
+}
+
 std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> gpus, bool wait) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -102,14 +306,11 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
   GpuLocks locks;
   for (int gpu : gpus) {
     auto path = fmt::format("{}/gpu-{}.lock", dir, gpu);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) fail(path, "cannot open the GPU lock (a symbolic link is refused)");
-    locks.fds_.push_back(fd);
-    struct stat info {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
-      throw InputError(Position{path}, "the GPU lock is not a regular file");
+    auto fd = open_regular(path, O_RDONLY | O_CREAT | O_NOFOLLOW);
+    if (!fd) throw InputError(Position{path}, fmt::format("cannot open the GPU lock: {}", fd.problem()));
+    locks.fds_.push_back(*fd);
     int result;
-    do result = ::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
+    do result = ::flock(*fd, LOCK_EX | (wait ? 0 : LOCK_NB));
     while (result != 0 && errno == EINTR && wait);
     if (result != 0) {
       if (!wait && errno == EWOULDBLOCK) return std::nullopt;
@@ -122,14 +323,16 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
 std::string default_lock_dir() { return fmt::format("/tmp/gpuplan-locks-{}", ::geteuid()); }
 
 void check_appendable(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) fail(path, "cannot write the results file");
-  ::close(fd);
+  auto fd = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+  if (!fd) throw InputError(Position{path}, fmt::format("cannot write the results file: {}", fd.problem()));
+  ::close(*fd);
 }
 
 void append_locked(const std::string& path, std::string_view header, std::string_view line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) fail(path, "cannot open the results file");
+  auto opened = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+  if (!opened)
+    throw InputError(Position{path}, fmt::format("cannot open the results file: {}", opened.problem()));
+  int fd = *opened;
   while (::flock(fd, LOCK_EX) != 0)
     if (errno != EINTR) fail(path, "cannot lock the results file");
   struct stat info {};
@@ -140,7 +343,8 @@ void append_locked(const std::string& path, std::string_view header, std::string
 
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             bool own_group, const std::vector<int>& keep_fds) {
-  // Everything the child needs is built here: after fork it only calls async-signal-safe functions.
+  // Everything the supervisor and the unit need is built here: after fork they only call
+  // async-signal-safe functions (other threads of this process may hold locks).
   std::vector<std::string> entries;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
@@ -153,39 +357,27 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const std::string message = fmt::format("gpuplan: cannot run {}: ", argv.front());
-  const pid_t parent = ::getpid();
-  // vfork, not fork: the child shares the parent's memory until it execs, so nothing is copied
-  // (fork copied the page tables of a dynamically linked gpuplan: a `run-under` launch of
-  // `true`, forty in a row, took 17.3 ms with fork and 14.2 ms with vfork on these machines).
-  // The parent's signals are blocked meanwhile, so that none of its handlers runs in the child,
-  // which sets its own dispositions and mask.
+  const Launch launch{args.data(), envp.data(), message, keep_fds, own_group, ::getpid(), SIGRTMIN};
+  // The parent's signals are blocked across fork: none of its handlers runs in the supervisor,
+  // which keeps them blocked and takes the ones it acts on with sigwaitinfo.
+  // A pipe whose end of writing the supervisor closes with the other descriptors an exec would
+  // close: once it reads its end, the supervisor holds no lock this process lets go of after.
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) fail(argv.front(), "cannot start");
   sigset_t all, before;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &before);
-  pid_t pid = ::vfork();
-  if (pid < 0) {
-    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    fail(argv.front(), "cannot start");
-  }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-    if (own_group) ::setpgid(0, 0);
-    struct sigaction action {};
-    action.sa_handler = SIG_DFL;
-    for (int signal : {SIGINT, SIGTERM, SIGCHLD}) ::sigaction(signal, &action, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-    ::execvpe(args[0], args.data(), envp.data());
-    int error = errno;
-    write_all(2, message);
-    write_all(2, std::strerror(error));
-    write_all(2, "\n");
-    ::_exit(127);
-  }
+  pid_t pid = ::fork();
+  if (pid == 0) supervise(launch);
+  const int forked = errno;
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::close(ready[1]);
+  char byte;
+  while (pid > 0 && ::read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(ready[0]);
+  errno = forked;
+  if (pid < 0) fail(argv.front(), "cannot start");
   if (own_group) ::setpgid(pid, pid);
   return pid;
 }

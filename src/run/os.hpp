@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuplan/result.hpp"
 #include "run/executor.hpp"
 
 namespace gpuplan::os {
@@ -37,6 +38,12 @@ class GpuLocks {
   std::vector<int> fds_;
 };
 
+/// Opens `path` with open(2)'s `flags` (and `mode` when they create it) and requires a regular
+/// file, without ever blocking on a FIFO or a device where one should be: O_NONBLOCK while it
+/// opens, cleared after. The descriptor (close-on-exec), or why not (a symbolic link under
+/// O_NOFOLLOW, a FIFO, a directory, the system's reason).
+Result<int> open_regular(const std::string& path, int flags, mode_t mode = 0644);
+
 /// The default lock directory: /tmp/gpuplan-locks-UID (UID: this user's id).
 std::string default_lock_dir();
 
@@ -48,16 +55,21 @@ void check_appendable(const std::string& path);
 /// is empty, so several processes can append to one results file. Throws InputError.
 void append_locked(const std::string& path, std::string_view header, std::string_view line);
 
-/// Starts `argv` (looked up on PATH) with `env` added to this process's environment (built
-/// before fork: the child only calls async-signal-safe functions). `own_group`: in a new
-/// process group, so signal_group() reaches everything it starts. `keep_fds` stay open in it.
-/// The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), also by SIGKILL.
+/// Starts `argv` (looked up on PATH) with `env` added to this process's environment, under a
+/// supervisor: the returned process, a fork of this one that waits for the command and ends as
+/// it ended (its exit code, or killed by its signal). When this process dies, even by SIGKILL,
+/// the supervisor kills the command and every process it started, also those that left its
+/// process group or were orphaned (a subreaper, it inherits them). `own_group`: supervisor and
+/// command in a new process group led by the returned process, so signal_group() reaches
+/// everything the command starts; otherwise the supervisor passes on the SIGINT and SIGTERM
+/// this process sends it. `keep_fds` stay open in the command; the supervisor holds no other
+/// descriptor an exec would close.
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
             bool own_group, const std::vector<int>& keep_fds = {});
 
-/// The ProcessRunner of `exec`: `/bin/sh -c` children in process groups of their own that
-/// die with this process; wait() sleeps in poll() on a pipe written by the SIGCHLD, SIGINT
-/// and SIGTERM handlers, so a child's end wakes it at once. One per process.
+/// The ProcessRunner of `exec`: `/bin/sh -c` children (spawn()) in process groups of their own
+/// that die with this process, with all they started; wait() sleeps in poll() on a pipe written by the
+/// SIGCHLD, SIGINT and SIGTERM handlers, so a child's end wakes it at once. One per process.
 class SystemRunner : public ProcessRunner {
  public:
   SystemRunner();

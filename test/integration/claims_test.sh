@@ -34,11 +34,12 @@ for n in range(3):
 plan["summary"].update(makespan_s=3, scheduled_units=18, gpu_units=18, unschedulable_units=0)
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PY
-# unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds, the others 0.1.
+# unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds in a child
+# process (logged too), the others 0.1.
 cat >"$SCRATCH/unit.sh" <<'SH'
 #!/usr/bin/env bash
 echo "start $2 $1 $$" >>"$LOG"
-case $1 in n0) sleep "$SLOW" ;; *) sleep 0.1 ;; esac
+case $1 in n0) sleep "$SLOW" & echo "child $2 $1 $!" >>"$LOG"; wait $! ;; *) sleep 0.1 ;; esac
 echo "done $2 $1" >>"$LOG"
 SH
 run_node() {  # run_node NODE ARGS...: one node's exec in the background
@@ -58,15 +59,27 @@ PY
 # 1. All alive: n0 is slow, so n1 and n2 run some of n0's units; the results say where.
 export LOG=$SCRATCH/log1 SLOW=0.6
 : >"$LOG"
-for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
+for node in n0 n1 n2; do
+  run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml" --json "$SCRATCH/$node.json"
+done
 wait || { cat "$SCRATCH"/n?.out; fail "an exec failed"; }
 once_each || fail "not every unit ran exactly once"
 moved=$(awk -F, '$1 ~ /n0_/ && $5 != "n0"' "$SCRATCH/results.csv" | wc -l)
 [ "$moved" -ge 1 ] || { cat "$SCRATCH/results.csv"; fail "no unit of the slow node ran elsewhere"; }
 grep -q 'ran elsewhere' "$SCRATCH/n0.out" || fail "n0's table does not say which units ran elsewhere"
+/usr/bin/python3 - "$SCRATCH/n0.json" "$SCRATCH/results.csv" <<'PY' || fail "n0's --json does not say where its units ran"
+import csv, json, sys
+ran_on = {r["label"]: r["node"] for r in csv.DictReader(open(sys.argv[2]))}
+units = json.load(open(sys.argv[1]))["units"]
+assert len({u["unit"] for u in units}) == len(units), units
+assert len([u for u in units if u["unit"].startswith("//t:n0_")]) == 6, units
+for u in units:
+    assert u["node"] == ran_on[u["unit"]], (u, ran_on[u["unit"]])
+PY
 [ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
 
-# 2. n0 is killed mid-run: the units it held are run by the others after its lease expired.
+# 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on
+# beside the retry), and the units it held are run by the others after its lease expired.
 export LOG=$SCRATCH/log2 SLOW=30
 : >"$LOG"
 for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
@@ -79,7 +92,13 @@ for pid in $(echo "$pids" | tail -n +2); do
   wait "$pid" || { cat "$SCRATCH"/n1.out "$SCRATCH"/n2.out; fail "a live node's exec failed"; }
 done
 wait "$n0" 2>/dev/null || true
-grep '^start .* n0 ' "$LOG" | while read -r _ _ _ pid; do kill "$pid" 2>/dev/null || true; done
+left=$(grep -E '^(start|child) .* n0 ' "$LOG" | while read -r _ _ _ pid; do
+  if [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]; then
+    kill "$pid" 2>/dev/null || true
+    echo "$pid"
+  fi
+done)
+[ -z "$left" ] || fail "processes of n0's units outlived its SIGKILL: $left"
 once_each || fail "after n0 was killed, not every unit ended exactly once"
 
 # 3. --static: exactly the planned list, however slow the others are.
@@ -260,6 +279,55 @@ for line in open(sys.argv[1]):
         assert not (running[node] & alone), line
         assert unit not in alone or not running[node], line
         running[node].add(unit)
-    else:
+    elif kind == "done":
         running[node].discard(unit)
 PY
+
+# 8. A node killed while it held units of another: n1, dispatching, took n0's first two units;
+# n0 (no --fleet) finds them held, takes them over after the lease, and lists every unit once,
+# where it really ran: table, --json totals, and no "ran elsewhere" for a unit no node ran.
+# The same when n0 itself is killed and started again.
+units_once() {  # units_once OUT JSON: exec's table and --json each list the 6 units once, all passed
+  grep -q '^6 units: 6 passed$' "$1" || { cat "$1"; return 1; }
+  ! grep -q 'ran elsewhere' "$1" || { cat "$1"; return 1; }
+  jq -e '.totals.units == 6 and .totals.passed == 6 and (.units | length) == 6 and
+         ([.units[].unit] | unique | length) == 6 and all(.units[]; .node == "n0")' "$2" >/dev/null ||
+    { cat "$2"; return 1; }
+}
+for killed in n1 n0; do
+  export LOG=$SCRATCH/log8-$killed SLOW=0.1
+  : >"$LOG"
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$killed" --claims "$SCRATCH/claims8-$killed" --lease 1 \
+    --fleet "$SCRATCH/fleet.yaml" --command 'sleep 30' >"$SCRATCH/8-$killed.out" 2>&1 &
+  holder=$!
+  for _ in $(seq 50); do
+    [ "$(ls "$SCRATCH/claims8-$killed" | grep -c '^[0-9a-f]*\.0$')" = 2 ] && break
+    sleep 0.1
+  done
+  kill -KILL "$holder"
+  wait "$holder" 2>/dev/null || true
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims8-$killed" --lease 1 \
+    --json "$SCRATCH/8-$killed.json" --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/8-n0.out" 2>&1 ||
+    { cat "$SCRATCH/8-n0.out"; fail "n0 after $killed was killed failed"; }
+  units_once "$SCRATCH/8-n0.out" "$SCRATCH/8-$killed.json" ||
+    fail "after $killed was killed holding n0's units, n0 did not list each unit once"
+done
+
+# 9. Two execs of one node on one claims directory: one runs the node's units, the other is
+# refused (exit 2, naming the node, the directory and the holder) instead of handing the
+# same GPUs out a second time.
+export LOG=$SCRATCH/log9 SLOW=0.1
+: >"$LOG"
+pids=()
+for i in 1 2; do
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 5 \
+    --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 0.2" >"$SCRATCH/9-$i.out" 2>&1 &
+  pids+=($!)
+done
+codes=""
+for pid in "${pids[@]}"; do status=0; wait "$pid" || status=$?; codes="$codes $status"; done
+[ "$(echo $codes | tr ' ' '\n' | sort | tr '\n' ' ')" = "0 2 " ] || { cat "$SCRATCH"/9-?.out; fail "two execs of n2: exit codes$codes"; }
+grep -q "node n2 is already live in this claims directory: process [0-9]* on host" "$SCRATCH"/9-?.out ||
+  fail "the refusal does not name the node and its holder: $(cat "$SCRATCH"/9-?.out)"
+grep -q "claims9" "$SCRATCH"/9-?.out || fail "the refusal does not name the claims directory"
+[ "$(grep -c '^done ' "$LOG")" = 6 ] || fail "n2's units did not each run once: $(cat "$LOG")"

@@ -105,19 +105,26 @@ TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 
   --query examples/query.xml true 2>"$SCRATCH/note" || status=$?
 [ "$status" = 2 ] && grep -q "needs 8 GPUs" "$SCRATCH/note" || fail "an 8-GPU test on a 4-GPU node was not refused"
 
-# A test still running holds its GPUs; killing run-under releases them.
-TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" sleep 30 &
+# A test still running holds its GPUs; killing run-under ends the test and every process it
+# started (here a child that would run on), and only then releases them.
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  sh -c 'sleep 30 & wait' &
 holder=$!
 sleep 0.5
-sleeper=$(pgrep -P "$holder")
+descendants() { local child; for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done; }
+tree=$(descendants "$holder")
+[ "$(echo "$tree" | wc -l)" -ge 2 ] || fail "the test and its child did not start"
 if timeout 1 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
      --lock-dir "$SCRATCH/locks" true; then
   fail "a second test got GPU 2 while the first held it"
 fi
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null || true
-for _ in $(seq 20); do [ -e "/proc/$sleeper" ] || break; sleep 0.1; done
-[ ! -e "/proc/$sleeper" ] || fail "the test outlived its killed run-under"
+running() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+for pid in $tree; do
+  for _ in $(seq 20); do running "$pid" || break; sleep 0.1; done
+  ! running "$pid" || { kill -KILL "$pid"; fail "a process of the test outlived its killed run-under"; }
+done
 timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
 # Never a GPU test without its GPUs: each way to end up with none is refused, exit 2, naming

@@ -1,5 +1,7 @@
 #include "run/claims.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
@@ -60,5 +62,37 @@ TEST_CASE("renewing keeps a claim alive past the lease; abandoning ends it at on
   REQUIRE_FALSE(b.claim("//t:x"));
   a.abandon("//t:x");
   REQUIRE(b.claim("//t:x"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a node live in the claims directory cannot be held by a second exec of it") {
+  auto dir = claims_dir("node-twice");
+  os::Claims first(dir, "n1", 60), second(dir, "n1", 60), other(dir, "n2", 60);
+  first.hold_node();
+  REQUIRE_THROWS_WITH(second.hold_node(), Catch::Contains("node n1 is already live") &&
+                                              Catch::Contains(dir) &&
+                                              Catch::Contains("process " + std::to_string(::getpid())));
+  other.hold_node();  // another node's name is its own
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a node's hold older than the lease is taken over; one given up is free at once") {
+  auto dir = claims_dir("node-stale");
+  os::Claims silent(dir, "n1", 0.2), next(dir, "n1", 0.2);
+  silent.hold_node();
+  REQUIRE_THROWS(next.hold_node());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  next.hold_node();
+  {
+    os::Claims renewed(dir, "n3", 0.3), late(dir, "n3", 0.3);
+    renewed.hold_node();
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      renewed.renew();
+    }
+    REQUIRE_THROWS(late.hold_node());
+  }
+  os::Claims after(dir, "n3", 60);
+  after.hold_node();
   std::filesystem::remove_all(dir);
 }

@@ -1,10 +1,16 @@
 #include "run/os.hpp"
 
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace gpuplan;
@@ -95,4 +101,134 @@ TEST_CASE("the system runner gives a unit its environment and reports its exit s
 
 TEST_CASE("a results file that cannot be written is found before anything runs") {
   REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv"), Catch::Contains("results file"));
+}
+
+namespace {
+/// The processes named in `file`, one a line, once it has `count` lines (within 5 s).
+std::vector<pid_t> wait_for_pids(const std::string& file, std::size_t count) {
+  std::vector<pid_t> pids;
+  for (int tries = 0; tries < 500 && pids.size() < count; ++tries) {
+    ::usleep(10'000);
+    pids.clear();
+    std::ifstream in(file);
+    for (pid_t pid; in >> pid;) pids.push_back(pid);
+  }
+  return pids;
+}
+
+/// Whether `pid` is gone (or a zombie) within 3 s.
+bool ends(pid_t pid) {
+  for (int tries = 0; tries < 300; ++tries) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');
+    if (close == std::string::npos || text.compare(close, 3, ") Z") == 0) return true;
+    ::usleep(10'000);
+  }
+  return false;
+}
+
+/// Forks a stand-in for exec (or run-under) that starts `command` as `start` does and waits,
+/// kills it with SIGKILL once the command has written `count` process ids to its file, and
+/// returns those processes: each must end with it.
+std::vector<pid_t> processes_left_by_a_killed_parent(const std::function<void(const std::string&)>& start,
+                                                     const std::string& name, std::size_t count) {
+  auto dir = scratch_dir(name);
+  std::filesystem::create_directories(dir);
+  auto file = dir + "/pids";
+  pid_t parent = ::fork();
+  if (parent == 0) {
+    start(file);
+    for (;;) ::pause();
+  }
+  auto pids = wait_for_pids(file, count);
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  std::vector<pid_t> left;
+  for (pid_t pid : pids)
+    if (!ends(pid)) left.push_back(pid);
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  std::filesystem::remove_all(dir);
+  REQUIRE(pids.size() == count);
+  return left;
+}
+
+/// A unit that starts a child in its process group and one in a session of its own, writes
+/// their process ids and its own, and waits.
+std::string unit_with_children(const std::string& file) {
+  return fmt::format("sleep 30 & echo $! >>{0}; setsid sleep 30 & echo $! >>{0}; echo $$ >>{0}; wait", file);
+}
+}  // namespace
+
+TEST_CASE("every process of a unit dies when exec is killed with SIGKILL, also those outside its group") {
+  auto left = processes_left_by_a_killed_parent(
+      [](const std::string& file) {
+        auto* runner = new os::SystemRunner;  // lives until the stand-in is killed
+        runner->start(unit_with_children(file), {}, {});
+      },
+      "exec-killed", 3);
+  REQUIRE(left.empty());
+}
+
+TEST_CASE("every process of a test dies when run-under is killed with SIGKILL") {
+  auto left = processes_left_by_a_killed_parent(
+      [](const std::string& file) {
+        os::spawn({"/bin/sh", "-c", unit_with_children(file)}, {}, false);
+      },
+      "run-under-killed", 3);
+  REQUIRE(left.empty());
+}
+
+TEST_CASE("a unit's end passes through its supervisor: the exit code, or the signal that killed it") {
+  os::SystemRunner runner;
+  auto status_of = [&runner](const std::string& command) {
+    int id = runner.start(command, {}, {});
+    std::vector<ProcessExit> exits;
+    while (exits.empty()) exits = runner.wait(runner.now() + 5);
+    REQUIRE(exits.front().id == id);
+    return exits.front().exit_status;
+  };
+  REQUIRE(status_of("exit 7") == 7);
+  REQUIRE(status_of("kill -TERM $$") == 143);
+  REQUIRE(status_of("kill -KILL $$") == 137);
+  REQUIRE(status_of("no-such-command-gpuplan 2>/dev/null") == 127);
+}
+
+TEST_CASE("run-under's SIGTERM reaches the test through its supervisor") {
+  pid_t pid = os::spawn({"/bin/sh", "-c", "trap 'exit 5' TERM; sleep 30 & wait"}, {}, false);
+  ::usleep(200'000);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(os::exit_status(status) == 5);
+}
+
+TEST_CASE("a unit's supervisor holds no other unit's GPU lock") {
+  auto dir = scratch_dir("other-lock");
+  os::SystemRunner runner;
+  auto other = os::GpuLocks::take(dir, {1}, false);
+  REQUIRE(other);
+  int id = runner.start("sleep 1", {}, {});
+  other.reset();
+  REQUIRE(os::GpuLocks::take(dir, {1}, false));
+  std::vector<ProcessExit> exits;
+  while (exits.empty()) exits = runner.wait(runner.now() + 5);
+  REQUIRE(exits.front().id == id);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a FIFO where a regular file should be is refused at once, never waited on") {
+  auto dir = scratch_dir("fifo");
+  std::filesystem::create_directories(dir);
+  REQUIRE(::mkfifo((dir + "/gpu-0.lock").c_str(), 0600) == 0);
+  REQUIRE_THROWS_WITH(os::GpuLocks::take(dir, {0}, true), Catch::Contains("FIFO"));
+  auto for_reading = os::open_regular(dir + "/gpu-0.lock", O_RDONLY);
+  REQUIRE_FALSE(for_reading);
+  REQUIRE_THAT(for_reading.problem(), Catch::Contains("FIFO"));
+  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock"), Catch::Contains("FIFO"));
+  auto regular = os::open_regular(dir + "/file", O_WRONLY | O_CREAT);
+  REQUIRE(regular);
+  REQUIRE((::fcntl(*regular, F_GETFL) & O_NONBLOCK) == 0);
+  ::close(*regular);
+  std::filesystem::remove_all(dir);
 }
