@@ -15,9 +15,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "run/claims.hpp"
 #include "run/dispatch.hpp"
@@ -505,7 +507,7 @@ void add_exec_command(CLI::App& app, int& status) {
   command
       ->add_option("--timeout", options->timeout_s,
                    "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
-      ->check(CLI::PositiveNumber);
+      ->transform(whole_number(1, static_cast<std::uint64_t>(max_duration_s)));
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
   command->add_option("--claims", options->claims,
@@ -515,6 +517,7 @@ void add_exec_command(CLI::App& app, int& status) {
       ->add_option(
           "--lease", options->lease_s,
           "seconds after which a silent node's claims are taken over (it renews them 4 times a lease)")
+      ->check(finite_number(0, max_duration_s))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_flag(

@@ -18,11 +18,13 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 #include "run/claims.hpp"
@@ -421,6 +423,7 @@ void add_run_under_command(CLI::App& app, int& status) {
   command
       ->add_option("--lease", options->lease_s,
                    "seconds after which a silent node's claim is taken over (renewed 4 times a lease)")
+      ->check(finite_number(0, max_duration_s))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--fleet", options->fleet,
