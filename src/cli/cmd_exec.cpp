@@ -517,8 +517,7 @@ void add_exec_command(CLI::App& app, int& status) {
       ->add_option(
           "--lease", options->lease_s,
           "seconds after which a silent node's claims are taken over (it renews them 4 times a lease)")
-      ->check(finite_number(0, max_duration_s))
-      ->check(CLI::PositiveNumber)
+      ->check(lease_seconds())
       ->capture_default_str();
   command->add_flag(
       "--static", options->static_only,

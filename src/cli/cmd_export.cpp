@@ -9,7 +9,6 @@
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
-#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 
 namespace gpuplan::cli {
@@ -88,9 +87,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option(
       "--claims", options->claims,
       "dynamic execution: the claims directory the jobs share (shared file system; see exec --claims)");
-  slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")
-      ->check(finite_number(0, max_duration_s))
-      ->check(CLI::PositiveNumber);
+  slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
   slurm->callback([options, &status] { status = export_slurm(*options); });

@@ -24,7 +24,6 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
-#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 #include "run/claims.hpp"
@@ -423,8 +422,7 @@ void add_run_under_command(CLI::App& app, int& status) {
   command
       ->add_option("--lease", options->lease_s,
                    "seconds after which a silent node's claim is taken over (renewed 4 times a lease)")
-      ->check(finite_number(0, max_duration_s))
-      ->check(CLI::PositiveNumber)
+      ->check(lease_seconds())
       ->capture_default_str();
   command->add_option("--fleet", options->fleet,
                       "with --claims: this node may run a test planned on another node when it meets every "

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "gpuplan/limits.hpp"
+
 namespace gpuplan::cli {
 
 CLI::Validator finite_number(double min, double max) {
@@ -34,5 +36,7 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
           },
           fmt::format("UINT {}..{}", min, max)};
 }
+
+CLI::Validator lease_seconds() { return finite_number(min_lease_s, max_duration_s); }
 
 }  // namespace gpuplan::cli

@@ -14,4 +14,7 @@ CLI::Validator finite_number(double min, double max);
 /// `max`. A transform: "010" reaches CLI11 as "10".
 CLI::Validator whole_number(std::uint64_t min, std::uint64_t max);
 
+/// A claim lease in seconds (exec, run-under, export slurm --lease): from min_lease_s to a year.
+CLI::Validator lease_seconds();
+
 }  // namespace gpuplan::cli

@@ -62,6 +62,19 @@ for bad in -1 0 4294967297 31622401 nan; do refused --timeout "$bad" "${exec_[@]
 for bad in -1 4294967296 nan; do refused --startup "$bad" "${k8s[@]}"; done
 for bad in 39 1001 -80 nan; do refused --width "$bad" show "$PLAN"; done
 
+# A lease shorter than 10 s is refused (a live holder could not keep its claims), with a
+# readable bound; export slurm would pass it on to exec.
+for bad in 0 0.001 9.99 -5 31622401; do
+  refused --lease "$bad" "${exec_[@]}"
+  refused --lease "$bad" "${slurm[@]}"
+done
+status=0
+TEST_TARGET=//a:b "$GPUPLAN" run-under --plan "$PLAN" --node h100-0 --lease 0.001 true 2>err || status=$?
+[ "$status" = 2 ] && grep -q -- '--lease: "0.001" is not a number from 10 to 31622400' err ||
+  fail "run-under --lease 0.001: exit $status: $(cat err)"
+[ "$(wc -c <err)" -lt 200 ] || fail "the message is not short: $(cat err)"
+accepted --lease 10 "${exec_[@]}"
+
 # The largest seed is a seed, reported as given; "010" is ten, not octal eight.
 accepted --seed 18446744073709551615 "${simulate[@]}" --json
 grep -q '"seed": 18446744073709551615' out || fail "the largest seed was not kept: $(cat out)"
