@@ -33,6 +33,7 @@ struct SimulateArgs {
   std::vector<std::string> history;
   int runs = 20;
   std::uint64_t seed = 1;
+  bool strict = false;  ///< a bad --history row is an error, not a warning
   bool json = false;
 };
 
@@ -118,6 +119,7 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->add_option("--seed", args->seed, "the random seed: the same seed gives the same report (default 1)")
       ->transform(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
   command->add_option("--rules", args->rules, "rules file: the history window and the pack knobs");
+  command->add_flag("--strict", args->strict, "a bad --history row is an error (exit 2), not a warning");
   command->add_flag("--json", args->json, "the report as JSON");
   command->callback([args, &status] {
     Plan plan = read_plan(args->plan);
@@ -134,7 +136,7 @@ void add_simulate_command(CLI::App& app, int& status) {
     History history;
     if (!args->history.empty()) {
       Diagnostics diagnostics;
-      history = read_history_paths(args->history, false, diagnostics);
+      history = read_history_paths(args->history, args->strict, diagnostics);
       for (const auto& d : diagnostics)
         std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(d.severity), d.source, d.message);
       options.noise.history = &history;
