@@ -263,7 +263,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   }
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
-  if (run.results) os::check_appendable(*run.results);
+  if (run.results) os::check_appendable(*run.results, results_header());
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
   ExecSchedule schedule({u.assignment});
@@ -371,7 +371,7 @@ int run_exec(const ExecOptions& o) {
     print_dry_run(runs);
     return exit_ok;
   }
-  if (!o.results.empty()) os::check_appendable(o.results);
+  if (!o.results.empty()) os::check_appendable(o.results, results_header());
 
   std::vector<UnitRun> own;  ///< dispatching: this node's planned units, reported at the end
   if (dispatching) {

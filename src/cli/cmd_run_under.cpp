@@ -303,7 +303,7 @@ int run_under(const RunUnderOptions& o) {
       throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
     shard = static_cast<int>(value);
   }
-  if (!o.results.empty()) os::check_appendable(o.results);
+  if (!o.results.empty()) os::check_appendable(o.results, results_header());
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
   auto placement = place_test(plan, node, target, shard);
