@@ -304,6 +304,7 @@ int run_under(const RunUnderOptions& o) {
     shard = static_cast<int>(value);
   }
   if (!o.results.empty()) os::check_appendable(o.results, results_header());
+  check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
   auto placement = place_test(plan, node, target, shard);
@@ -380,8 +381,13 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
                      status,
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
-    os::append_locked(o.results, results_header(), to_csv(record));
-    if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
+    try {
+      os::append_locked(o.results, results_header(), to_csv(record));
+      if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
+    } catch (const InputError& e) {  // said, and a failed test still fails with its own code
+      std::cerr << fmt::format("gpuplan run-under: {}; the test exited {}\n", e.what(), status);
+      return status != 0 ? status : exit_bad_input;
+    }
   }
   return status;
 }

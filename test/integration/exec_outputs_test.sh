@@ -1,6 +1,7 @@
 # exec's and run-under's output files as a user meets them: results appended to a file an
 # editor left without a final newline, a results file of an older gpuplan's columns refused
-# before anything runs.
+# before anything runs, --json and --junit that cannot be written found before anything runs,
+# and one that cannot be written at the end never hiding a failed unit.
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
@@ -41,4 +42,32 @@ TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0
   --results old.csv touch ran 2>err || status=$?
 [ "$status" = 2 ] && [ ! -e ran ] && grep -q "its header is" err ||
   fail "run-under appending to an older results file: exit $status: $(cat err)"
+# 3. --json and --junit where nothing can be written: exit 2 before any unit runs.
+for option in --json --junit; do
+  rm -f ran
+  status=0
+  "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks "$option" /nonexistent/out --command 'touch ran' \
+    >out 2>err || status=$?
+  [ "$status" = 2 ] && grep -q '/nonexistent/out' err || fail "exec $option /nonexistent/out: exit $status: $(cat err)"
+  [ ! -e ran ] || fail "a unit ran before exec $option /nonexistent/out was refused"
+done
+status=0
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results r.csv --junit /nonexistent/out touch ran 2>err || status=$?
+[ "$status" = 2 ] && [ ! -e ran ] || fail "run-under --junit /nonexistent/out: exit $status: $(cat err)"
+
+# 4. The unit fails and takes the --json folder with it: exit 3 still, the lost file named.
+mkdir gone
+status=0
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --json gone/exec.json --junit junit.xml \
+  --command 'rm -r gone; exit 7' >out 2>err || status=$?
+[ "$status" = 3 ] || fail "a failed unit and an unwritable --json: exit $status, not 3: $(cat err)"
+grep -q 'gone/exec.json' err && grep -q 'some units did not pass, and not written: gone/exec.json; exit 3' err ||
+  fail "the message does not say both: $(cat err)"
+grep -q 'failure' junit.xml || fail "--junit was not written beside the lost --json"
+status=0
+mkdir gone
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --json gone/exec.json --command 'rm -r gone' >out 2>err ||
+  status=$?
+[ "$status" = 2 ] && grep -q 'gone/exec.json' err || fail "all passed, --json lost: exit $status: $(cat err)"
 echo "exec outputs: ok"
