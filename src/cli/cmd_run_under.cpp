@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -86,14 +87,18 @@ std::string this_host() {
   return name;
 }
 
-/// The node's name from `--node-file` (its first line), else the host name.
+/// The node's name from `--node-file` (its first line, without the spaces, tabs or CR of an
+/// editor or a Windows checkout around it: a name has none), else the host name.
 std::string node_name(const std::string& node_file) {
   if (node_file.empty()) return this_host();
   auto input = open_input(node_file);
-  std::string name;
-  std::getline(input.in(), name);
-  if (name.empty()) throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
-  return name;
+  std::string line;
+  std::getline(input.in(), line);
+  constexpr std::string_view space = " \t\r\v\f";
+  auto first = line.find_first_not_of(space);
+  if (first == std::string::npos)
+    throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
+  return line.substr(first, line.find_last_not_of(space) - first + 1);
 }
 
 /// GPUs a test outside the plan asks for, by its tags in `--query` output; nullopt when the
