@@ -19,6 +19,12 @@ inline constexpr int max_gpu_index = 1023;
 /// Longest measured or planned run of one test or shard, in seconds (a year).
 inline constexpr double max_duration_s = 366.0 * 24 * 3600;
 
+/// Shortest claim lease (`exec`, `run-under`, `export slurm` `--lease`), in seconds. A holder
+/// renews its claims four times a lease; a lease much shorter than this leaves no room for
+/// NFS's mtime granularity (a second, two on some servers) and a loaded node's delays, so a
+/// live holder's units are taken over and run twice.
+inline constexpr double min_lease_s = 10;
+
 /// Latest start or end time in a plan, in seconds from its start: far past any plausible
 /// schedule, and below where milliseconds stop fitting an int64.
 inline constexpr double max_plan_time_s = 1e15;

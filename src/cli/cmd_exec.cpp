@@ -15,9 +15,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "run/claims.hpp"
 #include "run/dispatch.hpp"
@@ -249,7 +251,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   }
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
-  if (run.results) os::check_appendable(*run.results);
+  if (run.results) os::check_appendable(*run.results, results_header());
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
   ExecSchedule schedule({u.assignment});
@@ -396,7 +398,9 @@ int run_exec(const ExecOptions& o) {
     print_dry_run(runs);
     return exit_ok;
   }
-  if (!o.results.empty()) os::check_appendable(o.results);
+  if (!o.results.empty()) os::check_appendable(o.results, results_header());
+  check_writable(o.junit);
+  check_writable(o.json);
 
   std::vector<UnitRun> own;  ///< dispatching: this node's planned units, reported at the end
   if (dispatching) {
@@ -502,24 +506,46 @@ int run_exec(const ExecOptions& o) {
   std::map<std::string, std::string> ran_on;  ///< units another node ran: that node
   if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
   print_table(runs);
-  if (!o.junit.empty()) {
+  // The outputs written at the end, each tried even when another fails: a failure is said,
+  // and never hides how the units ended (below).
+  std::vector<std::string> unwritten;
+  auto write_at_end = [&](const std::string& path, const auto& content) {
+    if (path.empty()) return;
+    try {
+      write_output(path, content());
+    } catch (const InputError& e) {
+      std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
+      unwritten.push_back(path);
+    }
+  };
+  write_at_end(o.junit, [&] {
     std::vector<RunRecord> ran;
     for (const auto& u : runs)
       if (u.outcome != Outcome::not_run && u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
                        std::nullopt});
-    write_output(o.junit, results_junit(ran));
-  }
-  if (!o.json.empty())
-    write_output(o.json, exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
-                                      runner.stop_signal()));
-  if (int stop = runner.stop_signal()) return 128 + stop;
-  if (record_errors > 0) return exit_internal;
+    return results_junit(ran);
+  });
+  write_at_end(o.json, [&] {
+    return exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin, runner.stop_signal());
+  });
   bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
     return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
   });
-  return all_passed ? exit_ok : exit_units_failed;
+  int status = runner.stop_signal() ? 128 + runner.stop_signal()
+               : !all_passed        ? exit_units_failed
+               : record_errors > 0  ? exit_internal
+               : !unwritten.empty() ? exit_bad_input
+                                    : exit_ok;
+  if ((record_errors > 0 || !unwritten.empty()) && (status == exit_units_failed || status > 128)) {
+    std::vector<std::string> lost = unwritten;
+    if (record_errors > 0) lost.insert(lost.begin(), fmt::format("{} results records", record_errors));
+    std::cerr << fmt::format("gpuplan exec: {}, and not written: {}; exit {}\n",
+                             status > 128 ? "stopped by a signal" : "some units did not pass",
+                             fmt::join(lost, ", "), status);
+  }
+  return status;
 }
 
 }  // namespace
@@ -537,7 +563,7 @@ void add_exec_command(CLI::App& app, int& status) {
   command
       ->add_option("--timeout", options->timeout_s,
                    "seconds every unit may run (default: by its timeout attribute or size, as Bazel)")
-      ->check(CLI::PositiveNumber);
+      ->transform(whole_number(1, static_cast<std::uint64_t>(max_duration_s)));
   command->add_flag("--dry-run", options->dry_run, "print what would run, in plan order, and run nothing");
   command->add_option("--results", options->results, "append one results record (CSV) a unit to this file");
   command->add_option("--claims", options->claims,
@@ -547,7 +573,7 @@ void add_exec_command(CLI::App& app, int& status) {
       ->add_option(
           "--lease", options->lease_s,
           "seconds after which a silent node's claims are taken over (it renews them 4 times a lease)")
-      ->check(CLI::PositiveNumber)
+      ->check(lease_seconds())
       ->capture_default_str();
   command->add_flag(
       "--static", options->static_only,

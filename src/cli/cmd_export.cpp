@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -75,6 +76,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm
       ->add_option("--time-margin", options->slurm.time_margin,
                    "--time is the node's planned end times this, in whole minutes")
+      ->check(finite_number(1, 100))
       ->capture_default_str();
   slurm->add_option("--sbatch-line", options->slurm.sbatch_lines, "an extra #SBATCH line (repeatable)");
   slurm->add_option("--gpuplan", options->slurm.gpuplan, "the gpuplan binary on the cluster")
@@ -85,7 +87,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option(
       "--claims", options->claims,
       "dynamic execution: the claims directory the jobs share (shared file system; see exec --claims)");
-  slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(CLI::PositiveNumber);
+  slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
   slurm->callback([options, &status] { status = export_slurm(*options); });

@@ -10,8 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
+#include "gpuplan/limits.hpp"
 
 namespace gpuplan::cli {
 
@@ -111,6 +113,7 @@ void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
                   "a fleet label whose value becomes a tag too (repeatable)");
   app->add_option("--time-margin", e.options.time_margin,
                   "job timeouts are the node's planned end times this")
+      ->check(finite_number(1, 100))
       ->capture_default_str();
 }
 
@@ -143,10 +146,12 @@ void add_export_targets(CLI::App& export_command, int& status) {
   kubernetes
       ->add_option("--time-margin", k8s->options.time_margin,
                    "activeDeadlineSeconds is the node's planned end times this, plus --startup")
+      ->check(finite_number(1, 100))
       ->capture_default_str();
   kubernetes
       ->add_option("--startup", k8s->options.startup_s,
                    "seconds added to the deadline for image pull and scheduling")
+      ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
       ->capture_default_str();
   kubernetes->add_option("--command", k8s->command, "the command template the jobs pass to gpuplan exec");
   kubernetes->add_option("--results-claim", k8s->results_claim,

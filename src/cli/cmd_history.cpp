@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
 #include "cli/query_input.hpp"
@@ -286,7 +287,7 @@ void add_history_command(CLI::App& app, int& status) {
   summarize
       ->add_option("--window", options->window,
                    "Samples kept per unit, the newest (default: the rules' history_window, 20)")
-      ->check(CLI::Range(1, 100000));
+      ->transform(whole_number(1, 100000));
   summarize->add_option("--rules", options->rules_path, "Rules file whose history_window applies");
   summarize->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   progress::add_quiet_flag(*summarize);
@@ -297,10 +298,10 @@ void add_history_command(CLI::App& app, int& status) {
   show->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
   show->add_option("--percentile", options->percentile,
                    "The percentile of the recent samples (default: the rules', 90)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(finite_number(0, 100));
   show->add_option("--window", options->window,
                    "Recent samples per unit that count (default: the rules', 20)")
-      ->check(CLI::Range(1, 100000));
+      ->transform(whole_number(1, 100000));
   show->add_option("--rules", options->rules_path,
                    "Rules file with history_percentile, history_window, vram_headroom");
   show->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
@@ -321,17 +322,17 @@ void add_history_command(CLI::App& app, int& status) {
   suggest->add_option("--fleet", options->fleet, "the fleet: each node's GPU memory, to hold peaks against");
   suggest->add_option("--rules", options->rules_path, "Rules file (vram_headroom; the rules of --query)");
   suggest->add_option("--last", options->advice.last, "the runs that count: each unit's newest N")
-      ->check(CLI::Range(1, 100000))
+      ->transform(whole_number(1, 100000))
       ->capture_default_str();
   suggest
       ->add_option("--min-runs", options->advice.min_runs,
                    "measured runs a test needs before it is called CPU-only")
-      ->check(CLI::Range(1, 100000))
+      ->transform(whole_number(1, 100000))
       ->capture_default_str();
   suggest
       ->add_option("--over", options->advice.over_factor,
                    "a declared gpu-mem this many times the peak plus headroom (and 1 GiB more) is too high")
-      ->check(CLI::Range(1.0, 1000.0))
+      ->check(finite_number(1, 1000))
       ->capture_default_str();
   suggest->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   suggest->add_flag(

@@ -14,12 +14,14 @@
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "cli/keep.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/units.hpp"
 
@@ -147,7 +149,7 @@ void add_plan_command(CLI::App& app, int& status) {
   command
       ->add_option("--time-limit", args->time_limit_s,
                    "seconds to spend improving the first plan (default 0: the fast, deterministic plan)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, max_duration_s));
   command->add_option("--history", args->history, "past runs: BEP JSON, JUnit XML, CSV (repeatable)")
       ->allow_extra_args(false);
   command->add_option("--format", args->format, "json (default): the plan for launchers; text: a preview")

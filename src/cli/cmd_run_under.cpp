@@ -14,10 +14,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
@@ -85,14 +87,18 @@ std::string this_host() {
   return name;
 }
 
-/// The node's name from `--node-file` (its first line), else the host name.
+/// The node's name from `--node-file` (its first line, without the spaces, tabs or CR of an
+/// editor or a Windows checkout around it: a name has none), else the host name.
 std::string node_name(const std::string& node_file) {
   if (node_file.empty()) return this_host();
   auto input = open_input(node_file);
-  std::string name;
-  std::getline(input.in(), name);
-  if (name.empty()) throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
-  return name;
+  std::string line;
+  std::getline(input.in(), line);
+  constexpr std::string_view space = " \t\r\v\f";
+  auto first = line.find_first_not_of(space);
+  if (first == std::string::npos)
+    throw InputError(Position{node_file, 1}, "expected the node's name on the first line");
+  return line.substr(first, line.find_last_not_of(space) - first + 1);
 }
 
 /// GPUs a test outside the plan asks for, by its tags in `--query` output; nullopt when the
@@ -291,7 +297,8 @@ int run_under(const RunUnderOptions& o) {
       throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
     shard = static_cast<int>(value);
   }
-  if (!o.results.empty()) os::check_appendable(o.results);
+  if (!o.results.empty()) os::check_appendable(o.results, results_header());
+  check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
   std::optional<Node> fleet_node;  // --fleet: this node's GPUs, and whether it can take a test
@@ -375,8 +382,13 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
                      status,
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
-    os::append_locked(o.results, results_header(), to_csv(record));
-    if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
+    try {
+      os::append_locked(o.results, results_header(), to_csv(record));
+      if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
+    } catch (const InputError& e) {  // said, and a failed test still fails with its own code
+      std::cerr << fmt::format("gpuplan run-under: {}; the test exited {}\n", e.what(), status);
+      return status != 0 ? status : exit_bad_input;
+    }
   }
   return status;
 }
@@ -417,7 +429,7 @@ void add_run_under_command(CLI::App& app, int& status) {
   command
       ->add_option("--lease", options->lease_s,
                    "seconds after which a silent node's claim is taken over (renewed 4 times a lease)")
-      ->check(CLI::PositiveNumber)
+      ->check(lease_seconds())
       ->capture_default_str();
   command->add_option("--fleet", options->fleet,
                       "with --claims: this node may run a test planned on another node when it meets every "

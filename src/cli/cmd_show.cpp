@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
@@ -83,7 +84,7 @@ void add_show_command(CLI::App& app, int& status) {
   command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
   command
       ->add_option("--width", args->width, "columns to use (default: COLUMNS, else the terminal's, else 80)")
-      ->check(CLI::Range(40, 1000));
+      ->transform(whole_number(40, 1000));
   command->add_option("--format", args->format, "text, or markdown (for CI job summaries and PR comments)")
       ->check(CLI::IsMember({"text", "markdown"}))
       ->capture_default_str();

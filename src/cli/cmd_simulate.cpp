@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/history_input.hpp"
 #include "cli/io.hpp"
+#include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/rules.hpp"
@@ -30,6 +33,7 @@ struct SimulateArgs {
   std::vector<std::string> history;
   int runs = 20;
   std::uint64_t seed = 1;
+  bool strict = false;  ///< a bad --history row is an error, not a warning
   bool json = false;
 };
 
@@ -104,16 +108,18 @@ void add_simulate_command(CLI::App& app, int& status) {
       command
           ->add_option("--sigma", args->sigma,
                        "log-normal noise: real = planned × e^(S·Z), Z standard normal (default 0.5)")
-          ->check(CLI::Range(0.0, 10.0));
+          ->check(finite_number(0, 10));
   auto* history =
       command->add_option("--history", args->history,
                           "draw each unit's duration from its own recent runs (any history format; "
                           "repeatable); units without any keep their planned duration");
   sigma->excludes(history);
-  command->add_option("--runs", args->runs, "how many runs (default 20)")->check(CLI::Range(1, 100000));
-  command->add_option("--seed", args->seed,
-                      "the random seed: the same seed gives the same report (default 1)");
+  command->add_option("--runs", args->runs, "how many runs (default 20)")->transform(whole_number(1, 100000));
+  command
+      ->add_option("--seed", args->seed, "the random seed: the same seed gives the same report (default 1)")
+      ->transform(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
   command->add_option("--rules", args->rules, "rules file: the history window and the pack knobs");
+  command->add_flag("--strict", args->strict, "a bad --history row is an error (exit 2), not a warning");
   command->add_flag("--json", args->json, "the report as JSON");
   command->callback([args, &status] {
     Plan plan = read_plan(args->plan);
@@ -130,7 +136,7 @@ void add_simulate_command(CLI::App& app, int& status) {
     History history;
     if (!args->history.empty()) {
       Diagnostics diagnostics;
-      history = read_history_paths(args->history, false, diagnostics);
+      history = read_history_paths(args->history, args->strict, diagnostics);
       for (const auto& d : diagnostics)
         std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(d.severity), d.source, d.message);
       options.noise.history = &history;

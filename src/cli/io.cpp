@@ -235,6 +235,11 @@ void write_output(const std::string& path, std::string_view content) {
   output.commit();
 }
 
+void check_writable(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  Output probe(path);  // made and removed again, uncommitted
+}
+
 void check_standard_output() {
   std::cout.flush();
   errno = 0;

@@ -61,6 +61,11 @@ class Output {
 /// Writes `content` whole to `path` (see Output): standard output for "" or "-".
 void write_output(const std::string& path, std::string_view content);
 
+/// Throws InputError now when an Output to `path` could not be made (no such folder, not
+/// writable, a directory), leaving `path` as it was: an output written only at the end of a
+/// long run is found bad before the run starts.
+void check_writable(const std::string& path);
+
 /// Flushes std::cout and stdout and checks that everything written to them arrived;
 /// throws InputError naming <stdout> when not. main calls it before exiting 0.
 void check_standard_output();

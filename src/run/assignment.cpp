@@ -54,7 +54,7 @@ TestPlacement place_test(const Plan& plan, std::string_view node, std::string_vi
   }
   if (!node_known)
     return refuse(
-        fmt::format("node \"{}\" has no units in the plan (its nodes: {})", node, fmt::join(nodes, ", ")));
+        fmt::format("node {:?} has no units in the plan (its nodes: {})", node, fmt::join(nodes, ", ")));
   if (!elsewhere.empty())
     return refuse(fmt::format("it is planned on node {}, not on {}", fmt::join(elsewhere, ", "), node));
   for (const auto& u : plan.unschedulable)

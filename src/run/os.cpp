@@ -322,21 +322,37 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
 
 std::string default_lock_dir() { return fmt::format("/tmp/gpuplan-locks-{}", ::geteuid()); }
 
-void check_appendable(const std::string& path) {
-  auto fd = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-  if (!fd) throw InputError(Position{path}, fmt::format("cannot write the results file: {}", fd.problem()));
-  ::close(*fd);
+void check_appendable(const std::string& path, std::string_view header) {
+  auto opened = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
+  if (!opened) throw InputError(Position{path}, fmt::format("cannot write the results file: {}", opened.problem()));
+  int fd = *opened;
+  std::string head(4096, '\0');
+  ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  if (n <= 0) return;
+  head.resize(static_cast<std::size_t>(n));
+  std::string first = head.substr(0, head.find('\n'));
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  std::string_view expected = header.substr(0, header.find('\n'));
+  if (first == expected) return;
+  if (first.size() > 200) first = first.substr(0, 200) + "...";
+  throw InputError(Position{path}, fmt::format("its header is {:?}, not {:?}: its records have other columns "
+                                               "than this gpuplan writes; give --results a new file",
+                                               first, expected));
 }
 
 void append_locked(const std::string& path, std::string_view header, std::string_view line) {
-  auto opened = open_regular(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+  auto opened = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
   if (!opened)
     throw InputError(Position{path}, fmt::format("cannot open the results file: {}", opened.problem()));
   int fd = *opened;
   while (::flock(fd, LOCK_EX) != 0)
     if (errno != EINTR) fail(path, "cannot lock the results file");
   struct stat info {};
-  bool ok = ::fstat(fd, &info) == 0 && (info.st_size > 0 || write_all(fd, header)) && write_all(fd, line);
+  char last = '\n';
+  bool ok = ::fstat(fd, &info) == 0 && (info.st_size == 0 || ::pread(fd, &last, 1, info.st_size - 1) == 1) &&
+            (info.st_size > 0 || write_all(fd, header)) && (last == '\n' || write_all(fd, "\n")) &&
+            write_all(fd, line);
   ::close(fd);
   if (!ok) fail(path, "cannot append to the results file");
 }

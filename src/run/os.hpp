@@ -47,12 +47,15 @@ Result<int> open_regular(const std::string& path, int flags, mode_t mode = 0644)
 /// The default lock directory: /tmp/gpuplan-locks-UID (UID: this user's id).
 std::string default_lock_dir();
 
-/// Throws InputError when `path` cannot be appended to (checked before the first unit runs,
-/// so a bad --results path stops nothing half-way). Creates the file, empty, if missing.
-void check_appendable(const std::string& path);
+/// Throws InputError when `path` cannot be appended to, or holds records under another header
+/// than `header` (an older gpuplan's columns: history would skip every record appended under
+/// them); checked before the first unit runs, so a bad --results file stops nothing half-way.
+/// Creates the file, empty, if missing.
+void check_appendable(const std::string& path, std::string_view header);
 
 /// Appends `line` to `path` under an exclusive flock, writing `header` first when the file
-/// is empty, so several processes can append to one results file. Throws InputError.
+/// is empty and a newline first when its last line has none (an editor's or a killed
+/// writer's), so several processes can append to one results file. Throws InputError.
 void append_locked(const std::string& path, std::string_view header, std::string_view line);
 
 /// Starts `argv` (looked up on PATH) with `env` added to this process's environment, under a

@@ -3,7 +3,7 @@
 # the plan, share one claims directory. Every unit runs to its end exactly once; a node whose
 # units run long hands its later units to idle nodes; a node killed mid-run leaves its units
 # to the others once its lease expires; --static runs exactly the planned list. Sleeps are
-# scaled down (tenths of a second) and the lease is one second.
+# scaled down (tenths of a second); the lease is the shortest allowed, ten seconds.
 source test/integration/lib.sh
 requires jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
@@ -60,7 +60,7 @@ PY
 export LOG=$SCRATCH/log1 SLOW=0.6
 : >"$LOG"
 for node in n0 n1 n2; do
-  run_node "$node" --claims "$SCRATCH/claims1" --lease 1 --fleet "$SCRATCH/fleet.yaml" --json "$SCRATCH/$node.json"
+  run_node "$node" --claims "$SCRATCH/claims1" --lease 10 --fleet "$SCRATCH/fleet.yaml" --json "$SCRATCH/$node.json"
 done
 wait || { cat "$SCRATCH"/n?.out; fail "an exec failed"; }
 once_each || fail "not every unit ran exactly once"
@@ -82,7 +82,7 @@ PY
 # beside the retry), and the units it held are run by the others after its lease expired.
 export LOG=$SCRATCH/log2 SLOW=30
 : >"$LOG"
-for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 1 --fleet "$SCRATCH/fleet.yaml"; done
+for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 10 --fleet "$SCRATCH/fleet.yaml"; done
 pids=$(jobs -p)
 n0=$(echo "$pids" | head -1)
 for _ in $(seq 50); do [ "$(grep -c ' n0 ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
@@ -147,7 +147,7 @@ real_run() {  # real_run NAME ARGS...: the three execs at once; prints their wal
   begin=$EPOCHREALTIME
   for node in n0 n1 n2; do
     "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$node" --command "bash $SCRATCH/drawn.sh $node {unit}" \
-      --claims "$SCRATCH/claims-$name" --lease 5 "$@" >"$SCRATCH/$name-$node.out" 2>&1 &
+      --claims "$SCRATCH/claims-$name" --lease 10 "$@" >"$SCRATCH/$name-$node.out" 2>&1 &
   done
   wait || fail "a $name exec failed"
   end=$EPOCHREALTIME
@@ -166,7 +166,7 @@ awk -v d="$dynamic_s" -v s="$static_s" 'BEGIN { exit !(d < s) }' ||
 C4=$SCRATCH/claims4
 under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
   local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
-  TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 1 \
+  TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 10 \
     --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@" \
     bash -c "echo $label $node >>$SCRATCH/under.log; sleep $pause; exit $code"
 }
@@ -204,7 +204,7 @@ json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PY
 held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
   TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 --claims "$SCRATCH/claims4b" \
-    --lease 5 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \
+    --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \
     bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2"
 }
 held //t:n0_4 1.5 2>"$SCRATCH/4b-excl.err" &
@@ -243,7 +243,7 @@ for mode in dynamic static; do
   extra=(--fleet "$SCRATCH/fleet.yaml")
   [ "$mode" = static ] && extra=(--static)
   "$GPUPLAN" exec "$SCRATCH/order-plan.json" --node n0 --command "echo {unit} >>$SCRATCH/order-$mode" \
-    --claims "$SCRATCH/claims-order-$mode" --lease 5 "${extra[@]}" >"$SCRATCH/order-$mode.out" 2>&1 ||
+    --claims "$SCRATCH/claims-order-$mode" --lease 10 "${extra[@]}" >"$SCRATCH/order-$mode.out" 2>&1 ||
     { cat "$SCRATCH/order-$mode.out"; fail "the $mode exec of two units failed"; }
 done
 [ "$(head -1 "$SCRATCH/order-dynamic")" = //t:long ] || fail "dynamic: the longest unit did not start first: $(cat "$SCRATCH/order-dynamic")"
@@ -265,7 +265,7 @@ export LOG=$SCRATCH/log7 SLOW=0.3
 : >"$LOG"
 for node in n0 n1 n2; do
   "$GPUPLAN" exec "$SCRATCH/alone-plan.json" --node "$node" --command "bash $SCRATCH/unit.sh $node {unit} {gpus}" \
-    --claims "$SCRATCH/claims7" --lease 5 --fleet "$SCRATCH/fleet.yaml" >"$SCRATCH/alone-$node.out" 2>&1 &
+    --claims "$SCRATCH/claims7" --lease 10 --fleet "$SCRATCH/fleet.yaml" >"$SCRATCH/alone-$node.out" 2>&1 &
 done
 wait || { cat "$SCRATCH"/alone-n?.out; fail "a dispatching exec failed"; }
 once_each || fail "dispatching: not every unit ran exactly once"
@@ -297,7 +297,7 @@ units_once() {  # units_once OUT JSON: exec's table and --json each list the 6 u
 for killed in n1 n0; do
   export LOG=$SCRATCH/log8-$killed SLOW=0.1
   : >"$LOG"
-  "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$killed" --claims "$SCRATCH/claims8-$killed" --lease 1 \
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$killed" --claims "$SCRATCH/claims8-$killed" --lease 10 \
     --fleet "$SCRATCH/fleet.yaml" --command 'sleep 30' >"$SCRATCH/8-$killed.out" 2>&1 &
   holder=$!
   for _ in $(seq 50); do
@@ -306,7 +306,7 @@ for killed in n1 n0; do
   done
   kill -KILL "$holder"
   wait "$holder" 2>/dev/null || true
-  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims8-$killed" --lease 1 \
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims8-$killed" --lease 10 \
     --json "$SCRATCH/8-$killed.json" --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/8-n0.out" 2>&1 ||
     { cat "$SCRATCH/8-n0.out"; fail "n0 after $killed was killed failed"; }
   units_once "$SCRATCH/8-n0.out" "$SCRATCH/8-$killed.json" ||
@@ -320,7 +320,7 @@ export LOG=$SCRATCH/log9 SLOW=0.1
 : >"$LOG"
 pids=()
 for i in 1 2; do
-  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 5 \
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 10 \
     --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 0.2" >"$SCRATCH/9-$i.out" 2>&1 &
   pids+=($!)
 done

@@ -144,6 +144,14 @@ jq '(.assignments[] | select(.unit == "//ml:train_test#shard-1-of-4") | .node) =
 RU=("$GPUPLAN" run-under --plan "$SCRATCH/moved.json" --lock-dir "$SCRATCH/locks")
 refused "unknown node" 'on node nowhere: node "nowhere" has no units in the plan (its nodes: ws-0, ws-1)' -- \
   TEST_TARGET=//ml:inference_test "${RU[@]}" --node nowhere
+# --node-file as editors and Windows checkouts leave it: CR and spaces around the name are not
+# part of it; a name that is not in the plan is printed with its control characters visible.
+printf ' ws-0 \r\n' >"$SCRATCH/node-crlf"
+got=$(TEST_TARGET=//ml:inference_test "${RU[@]}" --node-file "$SCRATCH/node-crlf" sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"') ||
+  fail "a --node-file with CRLF and spaces was refused"
+[ "$got" = 2 ] || fail "a --node-file with CRLF and spaces: GPUs '$got'"
+refused "a name with a control character" 'node "ws\x1b0" has no units in the plan' -- \
+  TEST_TARGET=//ml:inference_test "${RU[@]}" --node "$(printf 'ws\0330')"
 refused "shard on another node" "//ml:train_test on node ws-0: it is planned on node ws-1, not on ws-0" -- \
   TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0
 refused "unschedulable" "the plan could not schedule it: needs 16 GPUs" -- TEST_TARGET=//big:t "${RU[@]}" --node ws-0

@@ -40,6 +40,18 @@ jq -e '.noise.model == "history"' "$SCRATCH/h.json" > /dev/null || fail "history
 grep -q "have no history and keep their planned durations" "$SCRATCH/h.err" ||
   fail "no warning for units without history: $(cat "$SCRATCH/h.err")"
 
+# A bad history row is skipped with a warning that names --strict; under --strict it is an error.
+printf '//tf:conv_test,-3\n' >> "$SCRATCH/history.csv"
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --history "$SCRATCH/history.csv" --runs 2 > /dev/null \
+  2> "$SCRATCH/bad.err" || fail "a bad history row stopped simulate: $(cat "$SCRATCH/bad.err")"
+grep -q "history.csv:4: .*--strict makes this an error" "$SCRATCH/bad.err" ||
+  fail "no warning for the bad row: $(cat "$SCRATCH/bad.err")"
+status=0
+"$GPUPLAN" simulate "$plan" --fleet "$fleet" --history "$SCRATCH/history.csv" --runs 2 --strict > /dev/null \
+  2> "$SCRATCH/bad.err" || status=$?
+[ "$status" -eq 2 ] && grep -q "history.csv:4: " "$SCRATCH/bad.err" ||
+  fail "--strict with a bad history row: exit $status: $(cat "$SCRATCH/bad.err")"
+
 # Bad usage and bad input: exit 2.
 status=0
 "$GPUPLAN" simulate "$plan" --fleet "$fleet" --sigma 0.5 --history "$SCRATCH/history.csv" 2> /dev/null || status=$?

@@ -48,6 +48,37 @@ TEST_CASE("appending to a results file writes the header once") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a record appended to a results file whose last line has no newline starts a line of its own") {
+  auto dir = scratch_dir("results-newline");
+  std::filesystem::create_directories(dir);
+  auto path = dir + "/results.csv";
+  std::ofstream(path) << "h\na";
+  os::append_locked(path, "h\n", "b\n");
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  REQUIRE(content.str() == "h\na\nb\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a results file under another header is refused before anything runs, naming both headers") {
+  auto dir = scratch_dir("results-header");
+  std::filesystem::create_directories(dir);
+  auto path = dir + "/results.csv";
+  std::ofstream(path) << "label,shard,seconds,peak_vram_mib\n//a:b,,5,100\n";
+  REQUIRE_THROWS_WITH(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"),
+                      Catch::StartsWith(path + ": its header is \"label,shard,seconds,peak_vram_mib\", not "
+                                               "\"label,shard,seconds,peak_vram_mib,node\""));
+  std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node\r\n";
+  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  std::ofstream(path)
+      << "label,shard,seconds,peak_vram_mib,node";  // the header alone, cut short of its newline
+  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  std::ofstream(path).close();
+  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a GPU lock file that is a symbolic link is refused, not followed") {
   auto dir = scratch_dir("symlink");
   std::filesystem::create_directories(dir);
@@ -100,7 +131,8 @@ TEST_CASE("the system runner gives a unit its environment and reports its exit s
 }
 
 TEST_CASE("a results file that cannot be written is found before anything runs") {
-  REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv"), Catch::Contains("results file"));
+  REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv", "h\n"),
+                      Catch::Contains("results file"));
 }
 
 namespace {

@@ -1,0 +1,73 @@
+# exec's and run-under's output files as a user meets them: results appended to a file an
+# editor left without a final newline, a results file of an older gpuplan's columns refused
+# before anything runs, --json and --junit that cannot be written found before anything runs,
+# and one that cannot be written at the end never hiding a failed unit.
+source test/integration/lib.sh
+requires jq
+PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
+cd "$SCRATCH"
+jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test
+
+# 1. A results file whose last line has no newline: the new record starts a line of its own.
+printf '%s\n//a:b,,1.000,,ws-0,0,2026-11-30T10:55:26.120Z,0,' "$HEADER" >nonl.csv
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results nonl.csv --command true >/dev/null ||
+  fail "exec with a results file without a final newline failed"
+[ "$(wc -l <nonl.csv)" = 3 ] && [ "$(tail -1 nonl.csv | cut -d, -f1)" = //ml:inference_test ] ||
+  fail "the record was glued to the last line: $(cat nonl.csv)"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results nonl.csv true || fail "run-under with that results file failed"
+printf 'x' >>nonl.csv
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results nonl.csv true || fail "run-under with a results file without a final newline failed"
+[ "$(tail -1 nonl.csv | cut -d, -f1)" = //ml:inference_test ] || fail "run-under glued its record: $(cat nonl.csv)"
+status=0
+"$GPUPLAN" history summarize --strict nonl.csv >/dev/null 2>err || status=$?
+[ "$status" = 2 ] && grep -q 'nonl.csv:5:' err || fail "history does not find the one bad line, 5: $(cat err)"
+
+# 2. A results file of other columns (an older gpuplan's four): exit 2 naming the file and both
+# headers, before any unit runs; the file is left as it was.
+printf 'label,shard,seconds,peak_vram_mib\n//a:b,,5,100\n' >old.csv
+cp old.csv old.before
+status=0
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results old.csv --command 'touch ran' >out 2>err ||
+  status=$?
+[ "$status" = 2 ] || fail "exec appending to an older results file: exit $status, not 2: $(cat err)"
+grep -qF "old.csv: its header is \"label,shard,seconds,peak_vram_mib\", not \"$HEADER\"" err ||
+  fail "the message does not name the file and both headers: $(cat err)"
+[ ! -e ran ] || fail "a unit ran before the results file was refused"
+cmp -s old.csv old.before || fail "the older results file was changed"
+status=0
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results old.csv touch ran 2>err || status=$?
+[ "$status" = 2 ] && [ ! -e ran ] && grep -q "its header is" err ||
+  fail "run-under appending to an older results file: exit $status: $(cat err)"
+# 3. --json and --junit where nothing can be written: exit 2 before any unit runs.
+for option in --json --junit; do
+  rm -f ran
+  status=0
+  "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks "$option" /nonexistent/out --command 'touch ran' \
+    >out 2>err || status=$?
+  [ "$status" = 2 ] && grep -q '/nonexistent/out' err || fail "exec $option /nonexistent/out: exit $status: $(cat err)"
+  [ ! -e ran ] || fail "a unit ran before exec $option /nonexistent/out was refused"
+done
+status=0
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results r.csv --junit /nonexistent/out touch ran 2>err || status=$?
+[ "$status" = 2 ] && [ ! -e ran ] || fail "run-under --junit /nonexistent/out: exit $status: $(cat err)"
+
+# 4. The unit fails and takes the --json folder with it: exit 3 still, the lost file named.
+mkdir gone
+status=0
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --json gone/exec.json --junit junit.xml \
+  --command 'rm -r gone; exit 7' >out 2>err || status=$?
+[ "$status" = 3 ] || fail "a failed unit and an unwritable --json: exit $status, not 3: $(cat err)"
+grep -q 'gone/exec.json' err && grep -q 'some units did not pass, and not written: gone/exec.json; exit 3' err ||
+  fail "the message does not say both: $(cat err)"
+grep -q 'failure' junit.xml || fail "--junit was not written beside the lost --json"
+status=0
+mkdir gone
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --json gone/exec.json --command 'rm -r gone' >out 2>err ||
+  status=$?
+[ "$status" = 2 ] && grep -q 'gone/exec.json' err || fail "all passed, --json lost: exit $status: $(cat err)"
+echo "exec outputs: ok"
