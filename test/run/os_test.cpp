@@ -257,7 +257,7 @@ TEST_CASE("a FIFO where a regular file should be is refused at once, never waite
   auto for_reading = os::open_regular(dir + "/gpu-0.lock", O_RDONLY);
   REQUIRE_FALSE(for_reading);
   REQUIRE_THAT(for_reading.problem(), Catch::Contains("FIFO"));
-  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock"), Catch::Contains("FIFO"));
+  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock", "label\n"), Catch::Contains("FIFO"));
   auto regular = os::open_regular(dir + "/file", O_WRONLY | O_CREAT);
   REQUIRE(regular);
   REQUIRE((::fcntl(*regular, F_GETFL) & O_NONBLOCK) == 0);
