@@ -15,6 +15,7 @@
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/units.hpp"
+#include "util/markdown.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -177,7 +178,10 @@ std::string render_text(const Report& r) {
 }
 
 std::string render_markdown(const Report& r) {
-  std::string out = "### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r) + "\n\n";
+  using util::markdown::code_cell;
+  using util::markdown::text;
+  std::string out =
+      "### gpuplan audit: tags against the dependency graph\n\n" + text(summary_line(r)) + "\n\n";
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   out += fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size());
   if (!idle.empty()) {
@@ -186,10 +190,10 @@ std::string render_markdown(const Report& r) {
     out += r.with_hours ? "|---|---:|---|" : "|---|---|";
     out += r.with_history ? "---|\n" : "\n";
     for (const auto* e : idle) {
-      out += fmt::format("| `{}` |", e->label);
+      out += fmt::format("| {} |", code_cell(e->label));
       if (r.with_hours) out += fmt::format(" {:.2f} |", e->gpu_hours);
-      out += fmt::format(" {} |", e->tag_change);
-      if (r.with_history) out += fmt::format(" {} |", measured_of(r, *e));
+      out += fmt::format(" {} |", text(e->tag_change));
+      if (r.with_history) out += fmt::format(" {} |", text(measured_of(r, *e)));
       out += "\n";
     }
     out += "\n";
@@ -198,7 +202,8 @@ std::string render_markdown(const Report& r) {
   out += fmt::format("#### Tests that reach GPU code without a GPU annotation ({})\n\n", missing.size());
   if (!missing.empty()) {
     out += "| test | path to GPU code |\n|---|---|\n";
-    for (const auto* e : missing) out += fmt::format("| `{}` | `{}` |\n", e->label, e->path);
+    for (const auto* e : missing)
+      out += fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->path));
     out += "\n";
   }
   if (r.with_history) {
@@ -207,7 +212,7 @@ std::string render_markdown(const Report& r) {
     if (!r.untouched.empty()) {
       out += "| test | measured runs | change |\n|---|---:|---|\n";
       for (const auto& u : r.untouched)
-        out += fmt::format("| `{}` | {} | {} |\n", u.label, u.runs, u.tag_change);
+        out += fmt::format("| {} | {} | {} |\n", code_cell(u.label), u.runs, text(u.tag_change));
       out += "\n";
     }
   }
@@ -215,7 +220,7 @@ std::string render_markdown(const Report& r) {
       "<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
       "without GPU code | GPU code without annotation |\n|---|---:|---:|---:|---:|---:|\n";
   for (const auto& p : r.audit.packages)
-    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", p.package, p.tests, p.gpu_annotated,
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", code_cell(p.package), p.tests, p.gpu_annotated,
                        p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation);
   return out + "\n</details>\n";
 }
