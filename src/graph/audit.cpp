@@ -46,7 +46,12 @@ bool unannotated(const ClassifiedTest& test) {
 }  // namespace
 
 std::string_view to_string(Disagreement kind) {
-  return kind == Disagreement::gpu_without_gpu_code ? "gpu-without-gpu-code" : "gpu-code-without-annotation";
+  switch (kind) {
+    case Disagreement::gpu_without_gpu_code: return "gpu-without-gpu-code";
+    case Disagreement::gpu_code_without_annotation: return "gpu-code-without-annotation";
+    case Disagreement::unknown: return "unknown";
+  }
+  return "";
 }
 
 std::string package_of(std::string_view label) {
@@ -70,17 +75,15 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
       ++result.not_in_graph;
       continue;
     }
-    if (reach.unknown(*node)) {
-      ++package.unknown;
-      ++result.unknown;
-      if (result.unknown_example.empty()) result.unknown_example = graph.label(reach.first_undeclared(*node));
-      continue;
-    }
+    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {}, {},
+                     {},    test.target.location};
     bool reaches = reach.reaches(*node);
     if (reaches) ++package.reach_gpu_code;
-    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {},
-                     {},    test.target.location};
-    if (gpu && !reaches) {
+    if (reach.unknown(*node)) {
+      ++package.unknown;
+      entry.kind = Disagreement::unknown;
+      entry.undeclared = graph.label(reach.first_undeclared(*node));
+    } else if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
       entry.tag_change = gpu_annotation_removal(test);
     } else if (!gpu && reaches && unannotated(test)) {

@@ -74,3 +74,24 @@ TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a 
   REQUIRE(a->tests.diagnostics.back().label == "//ml:tokenize_test");
   REQUIRE(a->tests.diagnostics.back().message.find("no path from //ml:tokenize_test to GPU code") == 0);
 }
+
+TEST_CASE("audit lists each test whose GPU use is unknown with the label the input did not expand") {
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/m/BUILD:1:1" name="//m:p_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="//m:lib"/>
+    </rule>
+    <rule class="py_library" location="/ws/m/BUILD:5:1" name="//m:lib"><rule-input name="@broken//:x"/></rule>
+    <rule class="py_test" location="/ws/m/BUILD:9:1" name="//m:q_test"/>
+</query>)");
+  TargetList targets = read_targets(in, "input", std::nullopt, &graph);
+  Classification tests = classify(targets, Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  Audit result = audit(tests, graph, reach);
+  REQUIRE(result.entries.size() == 1);
+  CHECK(result.entries[0].kind == Disagreement::unknown);
+  CHECK(result.entries[0].label == "//m:p_test");
+  CHECK(result.entries[0].undeclared == "@broken//:x");
+  CHECK(result.packages.at(0).unknown == 1);
+}

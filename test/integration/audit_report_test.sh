@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# gpuplan audit on captured graphs, without Bazel: examples/deps.xml (README "Classification
-# from the dependency graph" says how it was made) and test/data/bazel's odd.query.xml, whose
-# target names use the punctuation Bazel allows.
+# gpuplan audit, explain and --classify-by-deps on captured graphs, without Bazel:
+# examples/deps.xml (README "Classification from the dependency graph" says how it was made),
+# examples/query.xml (tests(//...): a graph whose libraries are never expanded) and
+# test/data/bazel's odd.query.xml, whose target names use the punctuation Bazel allows.
 source test/integration/lib.sh
 requires jq
 
@@ -20,5 +21,42 @@ grep -qF "| \`//odd:a!%-@^_#&'()*+,;<=>?[]{\|}~\` | \`//odd:a!%-@^_#&'()*+,;<=>?
 awk -F'|' '{ gsub(/\\\|/, "") } /^\|/ { if (!cells) cells = NF; else if (NF != cells) { print; bad = 1 } }
            !/^\|/ { cells = 0 } END { exit bad }' "$SCRATCH/audit.md" "$SCRATCH/odd.md" ||
   fail "a table row with a stray |"
+
+# An incomplete graph (examples/query.xml is tests(//...): the libraries are named, never
+# expanded): each test whose GPU use is unknown is listed with the label it reaches, in every
+# format; --strict makes it an error (exit 2) naming them.
+"$GPUPLAN" audit examples/query.xml --json >"$SCRATCH/partial.json" 2>"$SCRATCH/partial.err" ||
+  fail "audit of tests(//...) failed: $(cat "$SCRATCH/partial.err")"
+unknown=$(jq '.summary.unknown' "$SCRATCH/partial.json")
+[ "$unknown" -gt 0 ] && [ "$(jq '.unknown | length' "$SCRATCH/partial.json")" = "$unknown" ] ||
+  fail "the unknown tests are counted, not listed: $(jq -c '.summary, .unknown' "$SCRATCH/partial.json")"
+read -r test undeclared < <(jq -r '.unknown[0] | "\(.label) \(.undeclared)"' "$SCRATCH/partial.json")
+[ -n "$undeclared" ] && [ "$undeclared" != null ] || fail "an unknown test without its undeclared label"
+"$GPUPLAN" audit examples/query.xml >"$SCRATCH/partial.txt" 2>/dev/null
+grep -q "^Tests whose GPU use is unknown ($unknown): " "$SCRATCH/partial.txt" &&
+  grep -qF "  $test
+      reaches: $undeclared, which the input did not expand" "$SCRATCH/partial.txt" ||
+  fail "the text report does not name the unknown tests: $(cat "$SCRATCH/partial.txt")"
+"$GPUPLAN" audit examples/query.xml --format markdown 2>/dev/null | grep -qF "| \`$test\` | \`$undeclared\` |" ||
+  fail "the markdown report does not name the unknown tests"
+status=0
+"$GPUPLAN" audit examples/query.xml --strict >"$SCRATCH/strict.out" 2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && grep -qF "$test: reaches $undeclared, which the input did not expand" "$SCRATCH/strict.err" &&
+  [ ! -s "$SCRATCH/strict.out" ] || fail "audit --strict of an incomplete graph: exit $status, $(cat "$SCRATCH/strict.err")"
+"$GPUPLAN" audit examples/deps.xml --strict >/dev/null 2>&1 || fail "audit --strict of a whole graph failed"
+# explain says the same of one test, in text and JSON.
+"$GPUPLAN" explain "$test" examples/query.xml 2>/dev/null | grep -qF "dependency graph
+  unknown: reaches $undeclared, which the input did not expand (run bazel query 'deps($test)')" ||
+  fail "explain does not say $test's GPU use is unknown"
+"$GPUPLAN" explain "$test" examples/query.xml --json 2>/dev/null |
+  jq -e --arg u "$undeclared" '.gpu_code.unknown and .gpu_code.undeclared == $u and .gpu_code.reaches == null' >/dev/null ||
+  fail "explain --json has no unknown gpu_code"
+# --classify-by-deps names each GPU test it leaves as it is.
+"$GPUPLAN" classify --classify-by-deps --json examples/query.xml >/dev/null 2>"$SCRATCH/by-deps.err"
+grep -q "^gpuplan: warning: //[^:]*:[^:]*: reaches .*, which the input did not expand: whether it uses GPU code is unknown" \
+  "$SCRATCH/by-deps.err" || fail "classify --classify-by-deps names no unknown test: $(cat "$SCRATCH/by-deps.err")"
+status=0
+"$GPUPLAN" classify --classify-by-deps --strict examples/query.xml >/dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "classify --classify-by-deps --strict with unknown GPU tests: exit $status"
 
 echo "audit report: ok"
