@@ -119,7 +119,11 @@ long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuRea
         label, test.reason);
     test.bucket = Bucket::cpu;
     test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason.str() + ")";
-    test.requirement.edit().gpus.value = 0;
+    auto& gpus = test.requirement.edit().gpus;
+    // One text per annotation, not per test: sources are interned.
+    gpus.source =
+        Symbol("--classify-by-deps: no path to GPU code (gpu_deps), overruling " + gpus.source.str());
+    gpus.value = 0;
     tests.diagnostics.push_back(Diagnostic{Severity::warning, label, "--classify-by-deps", why});
   }
   return moved;

@@ -67,7 +67,12 @@ TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a 
   GpuReach reach(a->graph, GpuDepPatterns::defaults());
   REQUIRE(classify_by_deps(a->tests, a->graph, reach) == 1);
   for (const auto& t : a->tests.tests) {
-    if (t.target.label == "//ml:tokenize_test") REQUIRE(t.bucket == Bucket::cpu);
+    if (t.target.label == "//ml:tokenize_test") {
+      REQUIRE(t.bucket == Bucket::cpu);
+      CHECK(t.requirement->gpus.value == 0);
+      CHECK(t.requirement->gpus.source.str() ==
+            "--classify-by-deps: no path to GPU code (gpu_deps), overruling tag gpu");
+    }
     if (t.target.label == "//ml:train_test") REQUIRE(t.bucket == Bucket::gpu);
     if (t.target.label == "//core:unit_test") REQUIRE(t.bucket == Bucket::cpu);  // never the other way
   }

@@ -59,4 +59,9 @@ status=0
 "$GPUPLAN" classify --classify-by-deps --strict examples/query.xml >/dev/null 2>&1 || status=$?
 [ "$status" = 2 ] || fail "classify --classify-by-deps --strict with unknown GPU tests: exit $status"
 
+# explain under --classify-by-deps names it, not the tag, as the source of gpus 0.
+"$GPUPLAN" explain //tf:conv_test examples/deps.xml --classify-by-deps 2>/dev/null |
+  grep -q '^  gpus  *0  *from --classify-by-deps: no path to GPU code (gpu_deps), overruling tag requires-gpu-nvidia$' ||
+  fail "explain --classify-by-deps: $("$GPUPLAN" explain //tf:conv_test examples/deps.xml --classify-by-deps 2>&1)"
+
 echo "audit report: ok"
