@@ -64,4 +64,18 @@ status=0
   grep -q '^  gpus  *0  *from --classify-by-deps: no path to GPU code (gpu_deps), overruling tag requires-gpu-nvidia$' ||
   fail "explain --classify-by-deps: $("$GPUPLAN" explain //tf:conv_test examples/deps.xml --classify-by-deps 2>&1)"
 
+# gpu_deps patterns that can never match are refused with the line and the forms a pattern takes.
+for pattern in '//g:...' '//a:b/...' '@/bad//x' '///a:b' '//a/../b:c'; do
+  printf 'version: 1\ngpu_deps: ["%s"]\n' "$pattern" >"$SCRATCH/bad.rules.yaml"
+  status=0
+  "$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/bad.rules.yaml" >/dev/null 2>"$SCRATCH/bad.err" || status=$?
+  [ "$status" = 2 ] && grep -qF "bad.rules.yaml:2:12: gpu_deps: \"$pattern\" " "$SCRATCH/bad.err" &&
+    grep -q 'a pattern is @repo//pkg/\.\.\., //pkg/\.\.\., //pkg:name or //pkg:\*' "$SCRATCH/bad.err" ||
+    fail "gpu_deps $pattern: exit $status, $(cat "$SCRATCH/bad.err")"
+done
+printf 'version: 1\ngpu_deps: ["//ml:all-targets"]\n' >"$SCRATCH/all.rules.yaml"
+"$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/all.rules.yaml" --json 2>/dev/null |
+  jq -e '[.gpu_without_gpu_code[].label | select(startswith("//ml:"))] | length == 0' >/dev/null ||
+  fail "//ml:all-targets does not make every //ml target GPU code"
+
 echo "audit report: ok"
