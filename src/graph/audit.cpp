@@ -11,11 +11,13 @@
 namespace gpuplan {
 
 std::string gpu_annotation_removal(const ClassifiedTest& test) {
-  std::vector<std::string> tags, properties, rules;
+  std::vector<std::string> tags, properties, rules, made;
   for (const auto& a : test.annotations) {
     std::string_view source = a.source;
     if (source == "tag manual") continue;
-    if (util::strip_prefix(source, "tag ")) {
+    if (a.by_macro) {
+      made.emplace_back(source.substr(0, source.find(" (")));  // "name suffix _gpu (xla_test variant)"
+    } else if (util::strip_prefix(source, "tag ")) {
       tags.emplace_back(source);
     } else if (util::strip_prefix(source, "exec_properties ")) {
       properties.emplace_back(source.substr(0, source.find('=')));
@@ -25,16 +27,22 @@ std::string gpu_annotation_removal(const ClassifiedTest& test) {
       rules.emplace_back(source);
     }
   }
+  const std::string& macro = test.target.generator_function.str();
+  // What the macro adds to the variant no edit of its call removes: the variant goes, or a
+  // cpu-only overrules it.
+  if (!made.empty())
+    return fmt::format(
+        "leave the GPU backend out of the call of macro {}, which gives this variant {}; or add tag cpu-only "
+        "to the call, or a rule {{label: {}, set: {{cpu_only: true}}}} to the rules file",
+        macro, fmt::join(made, " and "), canonical_label(test.target.label));
   std::vector<std::string> parts;
   if (!tags.empty())
     parts.push_back(fmt::format("remove tag{} {}", util::plural(tags.size()), fmt::join(tags, ", ")));
   if (!properties.empty())
     parts.push_back(fmt::format("remove exec_properties {}", fmt::join(properties, ", ")));
+  if (!parts.empty() && !macro.empty()) parts.back() += fmt::format(" (in the call of macro {})", macro);
   if (!rules.empty()) parts.push_back(fmt::format("exclude it from {}", fmt::join(rules, ", ")));
-  std::string change = fmt::format("{}", fmt::join(parts, "; "));
-  if (!test.target.generator_function.empty())
-    change += fmt::format(" (in the call of macro {})", test.target.generator_function);
-  return change;
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 namespace {

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <map>
 #include <sstream>
 
 #include "gpuplan/graph.hpp"
@@ -99,4 +100,40 @@ TEST_CASE("audit lists each test whose GPU use is unknown with the label the inp
   CHECK(result.entries[0].label == "//m:p_test");
   CHECK(result.entries[0].undeclared == "@broken//:x");
   CHECK(result.packages.at(0).unknown == 1);
+}
+
+TEST_CASE("a backend variant's GPU tag or name comes from its macro: the change is one its call can make") {
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:b_test">
+        <list name="tags"><string value="jax_test_gpu"/></list>
+        <string name="generator_function" value="jax_multiplatform_test"/>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:api_test_gpu">
+        <string name="generator_function" value="jax_multiplatform_test"/>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:hand_test">
+        <list name="tags"><string value="jax_test_gpu"/></list>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:own_test">
+        <list name="tags"><string value="gpu"/></list>
+        <string name="generator_function" value="team_test"/>
+    </rule>
+</query>)");
+  TargetList targets = read_targets(in, "input", std::nullopt, &graph);
+  Classification tests = classify(targets, Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  Audit result = audit(tests, graph, reach);
+  std::map<std::string, std::string> change;
+  for (const auto& e : result.entries) change[e.label] = e.tag_change;
+  CHECK(change["//j:b_test"] ==
+        "leave the GPU backend out of the call of macro jax_multiplatform_test, which gives this variant tag "
+        "jax_test_gpu; or add tag cpu-only to the call, or a rule {label: //j:b_test, set: {cpu_only: true}} "
+        "to "
+        "the rules file");
+  CHECK_THAT(change["//j:api_test_gpu"],
+             Catch::StartsWith("leave the GPU backend out of the call of macro jax_multiplatform_test, which "
+                               "gives this variant name suffix _gpu; "));
+  CHECK(change["//j:hand_test"] == "remove tag jax_test_gpu");  // written by hand, the same tag
+  CHECK(change["//j:own_test"] == "remove tag gpu (in the call of macro team_test)");
 }
