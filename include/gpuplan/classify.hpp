@@ -21,6 +21,9 @@ struct Annotation {
   std::string
       source;  ///< "tag gpu:2", "exec_properties Pool=gpu-pool", "rule rules.yaml:4:5 (tag team-gpus-4)"
   std::string meaning;  ///< "2 GPUs", "ignored: the GPU count must be at least 1"
+  /// Made by the macro that made the test, not written in its call: a backend variant's tag or
+  /// name suffix (JAX's and XLA's macros make a test per backend), which no edit of the call removes.
+  bool by_macro = false;
 };
 
 /// A test, what it needs, and which bucket that puts it in.

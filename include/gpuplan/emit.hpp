@@ -79,12 +79,15 @@ struct ShardEstimate {
 /// not a GPU test), one duration for a test of one shard.
 std::vector<ShardEstimate> planned_durations(const ClassifiedTest& test, const Estimator& estimate);
 
-/// What the dependency graph says of a test; present only for the output of deps(...).
+/// What the dependency graph says of a test; present only for input that lists rule inputs.
 struct GpuPathView {
-  bool present = false;  ///< the input had the test's rule inputs, all expanded
+  bool present = false;  ///< the input had the test's rule inputs
   bool reaches = false;
   std::vector<std::string> path;  ///< test → ... → GPU dep
   std::string pattern;            ///< the gpu_deps pattern the last step matched
+  /// A label the test reaches that the input did not expand (as in the output of
+  /// `tests(//...)`), when it reaches no GPU code: whether it does is unknown. Empty otherwise.
+  std::string undeclared;
 };
 
 /// All that `explain` says of one test.

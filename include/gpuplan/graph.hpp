@@ -171,12 +171,14 @@ class GpuReach {
 /// (`bazel query` lists every select() key, e.g. @local_config_cuda//cuda:using_nvcc).
 bool is_configuration_rule(std::string_view rule_class);
 
-/// How a test's annotation and the graph disagree.
+/// How a test's annotation and the graph disagree, or that the graph cannot say.
 enum class Disagreement {
   gpu_without_gpu_code,         ///< annotated for a GPU, reaches no GPU code: a candidate for the CPU bucket
   gpu_code_without_annotation,  ///< reaches GPU code, has no GPU annotation and no cpu-only
+  unknown,  ///< reaches no GPU code but labels the input did not expand (GpuReach::unknown)
 };
-std::string_view to_string(Disagreement kind);  ///< "gpu-without-gpu-code", "gpu-code-without-annotation"
+/// "gpu-without-gpu-code", "gpu-code-without-annotation", "unknown"
+std::string_view to_string(Disagreement kind);
 
 /// One test the audit lists.
 struct AuditEntry {
@@ -184,6 +186,7 @@ struct AuditEntry {
   std::string package;  ///< "//ml", "@repo//pkg"
   Disagreement kind;
   std::string path;        ///< the path to GPU code (gpu_code_without_annotation)
+  std::string undeclared;  ///< a label it reaches that the input named but never expanded (unknown)
   std::string tag_change;  ///< what to edit: "remove tags gpu:2, nvlink (or add cpu-only)"; "add tag gpu"
   std::string location;    ///< the rule's BUILD position, as Bazel printed it
   double gpu_hours = 0;    ///< GPU-hours it holds in the plan (`--fleet`), 0 otherwise
@@ -206,8 +209,6 @@ struct Audit {
   std::vector<PackageAudit> packages;  ///< by package
   long tests = 0;                      ///< tests audited (skipped ones are not)
   long not_in_graph = 0;               ///< tests the graph does not hold
-  long unknown = 0;                    ///< tests whose reach is unknown (see GpuReach::unknown)
-  std::string unknown_example;         ///< one undeclared label they reach, for the warning
 };
 
 /// What to edit in the BUILD file so that a GPU test stops asking for a GPU ("remove tags gpu:2,

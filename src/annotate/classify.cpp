@@ -92,12 +92,14 @@ class TestClassifier {
 
   /// The test's tags as one text when they are all that decides its outcome: no rules (they
   /// may read labels and rule classes), no exec_properties, no backend in its name. Else "".
+  /// Whether a macro made it is part of the key: a backend tag is then the macro's (by_macro).
   std::string shared_key() const {
     const Target& t = test_.target;
     if (!matchers_.empty() || !t.exec_properties.empty() ||
         annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
+    if (!t.generator_function.empty()) key += 'm';
     for (const auto& tag : t.tags) {
       key += '\0';
       key += tag.str();
@@ -144,13 +146,13 @@ class TestClassifier {
     diagnostics_.push_back({severity, label_, std::move(source), std::move(message)});
   }
 
-  void note(const std::string& source, std::string meaning) {
-    if (options_.annotations) test_.annotations.push_back({source, std::move(meaning)});
+  void note(const std::string& source, std::string meaning, bool by_macro = false) {
+    if (options_.annotations) test_.annotations.push_back({source, std::move(meaning), by_macro});
   }
 
-  void take(const Reading& reading) {
+  void take(const Reading& reading, bool by_macro = false) {
     if (reading.claim) {
-      note(reading.source, reading.claim->meaning());
+      note(reading.source, reading.claim->meaning(), by_macro);
       claims_.push_back(*reading.claim);
       return;
     }
@@ -167,7 +169,9 @@ class TestClassifier {
                                                   recognized.convention, rules_.source));
       return;
     }
-    take(recognized.reading);
+    // A backend tag or name on a test a macro made is the macro's, not its call's.
+    take(recognized.reading,
+         annotate::is_backend_variant(recognized.convention) && !test_.target.generator_function.empty());
   }
 
   /// A tag that reads as no annotation but is one letter, case or blank away from one.

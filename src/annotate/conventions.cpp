@@ -358,6 +358,10 @@ std::optional<Recognized> read_variant_name(std::string_view label, std::string_
   return std::nullopt;
 }
 
+bool is_backend_variant(std::string_view convention) {
+  return convention == "jax-backend" || convention == "xla-backend" || convention == variant_name_convention;
+}
+
 std::optional<std::string> near_miss(std::string_view tag) {
   auto trimmed = tag;
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front())))

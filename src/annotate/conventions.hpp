@@ -28,6 +28,10 @@ std::optional<Recognized> read_exec_property(std::string_view key, std::string_v
 /// nullopt for any other generator or name. For tests whose backend tags are missing.
 std::optional<Recognized> read_variant_name(std::string_view label, std::string_view generator_function);
 
+/// Whether the convention reads what a multi-backend macro puts on each variant it makes (the
+/// jax_test_* and xla_* backend tags, the NAME_BACKEND name), not what its call says.
+bool is_backend_variant(std::string_view convention);
+
 /// The annotation an unreadable tag was probably meant to be ("gpus:2" → "gpu:2", "GPU" → "gpu",
 /// "requires-gpu-nvida" → "requires-gpu-nvidia", "gpu-mem:40GB " → "gpu-mem:40GB"); nullopt when none is
 /// near.

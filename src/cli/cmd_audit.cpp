@@ -15,6 +15,7 @@
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/units.hpp"
+#include "util/markdown.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -97,6 +98,29 @@ std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rule
   return hours;
 }
 
+/// What the report says of the tests whose GPU use is unknown.
+constexpr std::string_view unknown_heading =
+    "they reach labels the input names but did not expand; give it the output of bazel query "
+    "'deps(tests(//...))'";
+
+/// --strict: a test whose GPU use the graph cannot tell is an error (exit 2), each named.
+void refuse_unknown(const QueryOptions& query, const Audit& audit) {
+  constexpr std::size_t shown = 10;
+  std::string listed;
+  std::size_t count = 0;
+  for (const auto& e : audit.entries) {
+    if (e.kind != Disagreement::unknown) continue;
+    if (++count <= shown)
+      listed += fmt::format("\n  {}: reaches {}, which the input did not expand", e.label, e.undeclared);
+  }
+  if (count == 0) return;
+  if (count > shown) listed += fmt::format("\n  … and {} more", count - shown);
+  throw InputError(Position{query.targets.path.empty() || query.targets.path == "-" ? std::string("<stdin>")
+                                                                                    : query.targets.path},
+                   fmt::format("whether {} test{} use{} GPU code is unknown (--strict): {}:{}", count,
+                               util::plural(count), count == 1 ? "s" : "", unknown_heading, listed));
+}
+
 struct Report {
   const Audit& audit;
   const std::map<std::string, Measured>& measured;
@@ -127,9 +151,9 @@ std::string summary_line(const Report& r) {
   line += fmt::format(", {} reach GPU code without a GPU annotation", missing.size());
   if (r.with_history)
     line += fmt::format(", {} GPU-annotated touched no GPU in their runs", r.untouched.size());
-  if (r.audit.unknown > 0)
-    line += fmt::format(", {} unknown (their deps are not in the input, e.g. {})", r.audit.unknown,
-                        r.audit.unknown_example);
+  if (auto unknown = of_kind(r.audit, Disagreement::unknown); !unknown.empty())
+    line += fmt::format(", {} unknown (their deps are not in the input, e.g. {})", unknown.size(),
+                        unknown.front()->undeclared);
   return line;
 }
 
@@ -158,6 +182,11 @@ std::string render_text(const Report& r) {
                        e->location.empty() ? "" : " at " + e->location);
     if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
   }
+  auto unknown = of_kind(r.audit, Disagreement::unknown);
+  if (!unknown.empty())
+    out += fmt::format("\nTests whose GPU use is unknown ({}): {}\n", unknown.size(), unknown_heading);
+  for (const auto* e : unknown)
+    out += fmt::format("  {}\n      reaches: {}, which the input did not expand\n", e->label, e->undeclared);
   if (r.with_history) {
     out += fmt::format(
         "\nGPU-annotated tests that touched no GPU in any measured run ({}): candidates for the CPU bucket\n",
@@ -177,7 +206,10 @@ std::string render_text(const Report& r) {
 }
 
 std::string render_markdown(const Report& r) {
-  std::string out = "### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r) + "\n\n";
+  using util::markdown::code_cell;
+  using util::markdown::text;
+  std::string out =
+      "### gpuplan audit: tags against the dependency graph\n\n" + text(summary_line(r)) + "\n\n";
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   out += fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size());
   if (!idle.empty()) {
@@ -186,10 +218,10 @@ std::string render_markdown(const Report& r) {
     out += r.with_hours ? "|---|---:|---|" : "|---|---|";
     out += r.with_history ? "---|\n" : "\n";
     for (const auto* e : idle) {
-      out += fmt::format("| `{}` |", e->label);
+      out += fmt::format("| {} |", code_cell(e->label));
       if (r.with_hours) out += fmt::format(" {:.2f} |", e->gpu_hours);
-      out += fmt::format(" {} |", e->tag_change);
-      if (r.with_history) out += fmt::format(" {} |", measured_of(r, *e));
+      out += fmt::format(" {} |", text(e->tag_change));
+      if (r.with_history) out += fmt::format(" {} |", text(measured_of(r, *e)));
       out += "\n";
     }
     out += "\n";
@@ -198,7 +230,17 @@ std::string render_markdown(const Report& r) {
   out += fmt::format("#### Tests that reach GPU code without a GPU annotation ({})\n\n", missing.size());
   if (!missing.empty()) {
     out += "| test | path to GPU code |\n|---|---|\n";
-    for (const auto* e : missing) out += fmt::format("| `{}` | `{}` |\n", e->label, e->path);
+    for (const auto* e : missing)
+      out += fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->path));
+    out += "\n";
+  }
+  auto unknown = of_kind(r.audit, Disagreement::unknown);
+  if (!unknown.empty()) {
+    out += fmt::format("#### Tests whose GPU use is unknown ({})\n\n{}\n\n", unknown.size(),
+                       text(unknown_heading));
+    out += "| test | reaches, not expanded in the input |\n|---|---|\n";
+    for (const auto* e : unknown)
+      out += fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->undeclared));
     out += "\n";
   }
   if (r.with_history) {
@@ -207,16 +249,17 @@ std::string render_markdown(const Report& r) {
     if (!r.untouched.empty()) {
       out += "| test | measured runs | change |\n|---|---:|---|\n";
       for (const auto& u : r.untouched)
-        out += fmt::format("| `{}` | {} | {} |\n", u.label, u.runs, u.tag_change);
+        out += fmt::format("| {} | {} | {} |\n", code_cell(u.label), u.runs, text(u.tag_change));
       out += "\n";
     }
   }
   out +=
       "<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
-      "without GPU code | GPU code without annotation |\n|---|---:|---:|---:|---:|---:|\n";
+      "without GPU code | GPU code without annotation | unknown |\n|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& p : r.audit.packages)
-    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", p.package, p.tests, p.gpu_annotated,
-                       p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation);
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code_cell(p.package), p.tests, p.gpu_annotated,
+                    p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation, p.unknown);
   return out + "\n</details>\n";
 }
 
@@ -224,16 +267,21 @@ std::string render_json(const Report& r) {
   nlohmann::ordered_json j;
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
+  auto unknown = of_kind(r.audit, Disagreement::unknown);
   j["summary"] = {{"tests", r.audit.tests},
                   {"gpu_without_gpu_code", idle.size()},
                   {"gpu_code_without_annotation", missing.size()},
-                  {"unknown", r.audit.unknown},
+                  {"unknown", unknown.size()},
                   {"not_in_graph", r.audit.not_in_graph}};
   if (r.with_hours) j["summary"]["gpu_hours_without_gpu_code"] = total_hours(idle);
   auto entry = [&](const AuditEntry& e) {
     nlohmann::ordered_json o = {{"label", e.label}, {"package", e.package}};
     if (e.kind == Disagreement::gpu_code_without_annotation) o["path"] = e.path;
-    o["change"] = e.tag_change;
+    if (e.kind == Disagreement::unknown) {
+      o["undeclared"] = e.undeclared;
+    } else {
+      o["change"] = e.tag_change;
+    }
     o["location"] = e.location;
     if (r.with_hours && e.kind == Disagreement::gpu_without_gpu_code) o["gpu_hours"] = e.gpu_hours;
     if (auto found = r.measured.find(e.label);
@@ -244,7 +292,8 @@ std::string render_json(const Report& r) {
     return o;
   };
   for (auto [key, list] :
-       {std::pair{"gpu_without_gpu_code", &idle}, std::pair{"gpu_code_without_annotation", &missing}}) {
+       {std::pair{"gpu_without_gpu_code", &idle}, std::pair{"gpu_code_without_annotation", &missing},
+        std::pair{"unknown", &unknown}}) {
     j[key] = nlohmann::ordered_json::array();
     for (const auto* e : *list) j[key].push_back(entry(*e));
   }
@@ -279,6 +328,7 @@ void run(const AuditArgs& args, int& status) {
         "audit needs the dependency graph: this input has no rule inputs (make it with bazel query "
         "'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
   Audit result = audit(tests, deps.graph, *deps.reach);
+  if (args.query.strict) refuse_unknown(query, result);
   if (!args.fleet.empty()) {
     auto hours = gpu_hours(args, rules, tests);
     for (auto& e : result.entries)

@@ -49,10 +49,9 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
 GpuPathView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
   GpuPathView view;
   auto node = deps.graph.find(canonical_label(test.target.label));
-  // Only for the output of deps(...): in that of tests(//...) every test's reach is unknown, and
-  // saying so in every explanation would only add noise.
-  view.present = deps.graph.edge_count() > 0 && node.has_value() && !deps.reach->unknown(*node);
+  view.present = deps.graph.edge_count() > 0 && node.has_value();
   if (!view.present) return view;
+  if (deps.reach->unknown(*node)) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   view.reaches = deps.reach->reaches(*node);
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
   if (!view.path.empty()) view.pattern = deps.reach->matched_pattern(*deps.graph.find(view.path.back()));

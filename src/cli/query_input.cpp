@@ -90,8 +90,15 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
   deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach);
   long unknown = 0;
   for (const auto& test : classification.tests) {
-    auto node = deps.graph.find(canonical_label(test.target.label));
-    if (test.bucket == Bucket::gpu && node && deps.reach->unknown(*node)) ++unknown;
+    auto label = canonical_label(test.target.label);
+    auto node = deps.graph.find(label);
+    if (test.bucket != Bucket::gpu || !node || !deps.reach->unknown(*node)) continue;
+    ++unknown;
+    classification.diagnostics.push_back(Diagnostic{
+        options.strict ? Severity::error : Severity::warning, label, "--classify-by-deps",
+        fmt::format("reaches {}, which the input did not expand: whether it uses GPU code is unknown, so it "
+                    "stays a GPU test (query deps(...) of it)",
+                    deps.graph.label(deps.reach->first_undeclared(*node)))});
   }
   std::cerr << fmt::format(
       "gpuplan: --classify-by-deps moved {} GPU test{} that reach no GPU code to the CPU bucket",

@@ -14,9 +14,13 @@ namespace {
 
 std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
 
-std::string render_graph_text(const GpuPathView& view) {
+std::string render_graph_text(const GpuPathView& view, std::string_view label) {
   if (!view.present) return "";
   std::string out = "\ndependency graph\n";
+  if (!view.undeclared.empty())
+    return out +
+           fmt::format("  unknown: reaches {}, which the input did not expand (run bazel query 'deps({})')\n",
+                       view.undeclared, label);
   if (view.reaches)
     return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
                              fmt::join(view.path, " → "), view.path.back(), view.pattern);
@@ -77,7 +81,7 @@ std::string render_explanation(const Explanation& explanation) {
   if (test.annotations.empty()) out += "  none\n";
   for (const auto& a : test.annotations) out += fmt::format("  {} → {}\n", a.source, a.meaning);
   out += render_requirements(test.requirement);
-  out += render_graph_text(explanation.graph);
+  out += render_graph_text(explanation.graph, test.target.label);
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!explanation.estimates.empty()) out += "\nplanned duration\n";
   for (const auto& [shard, e] : explanation.estimates)
@@ -115,8 +119,15 @@ std::string explanation_to_json(const Explanation& explanation) {
          {"peak_vram_mib",
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   const GpuPathView& graph = explanation.graph;
-  if (graph.present)
-    j["gpu_code"] = {{"reaches", graph.reaches}, {"path", graph.path}, {"gpu_deps_pattern", graph.pattern}};
+  if (graph.present) {
+    bool unknown = !graph.undeclared.empty();
+    j["gpu_code"] = {
+        {"reaches", unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(graph.reaches)},
+        {"path", graph.path},
+        {"gpu_deps_pattern", graph.pattern},
+        {"unknown", unknown}};
+    if (unknown) j["gpu_code"]["undeclared"] = graph.undeclared;
+  }
   j["diagnostics"] = emit::diagnostics_to_json(explanation.diagnostics);
   return j.dump(2) + "\n";
 }

@@ -1,4 +1,6 @@
 // `gpuplan show --format markdown`: a plan as a CI job summary or a PR comment.
+#include "util/markdown.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,50 +14,8 @@ namespace gpuplan {
 
 namespace {
 
-/// Text shown as text in GitHub Markdown: punctuation Markdown acts on is backslash-escaped,
-/// `<`, `>` and `&` become entities (GitHub renders inline HTML), line breaks become spaces.
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '|':
-      case '#':
-      case '~':
-      case '!':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-/// Text as a code span: shown exactly as it is (no escapes work inside one), fenced with more
-/// backticks than it holds in a row.
-std::string code(std::string_view text) {
-  std::size_t run = 0, longest = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(longest + 1, '`');
-  std::string flat(text);
-  std::replace(flat.begin(), flat.end(), '\n', ' ');
-  bool pad = !flat.empty() && (flat.front() == '`' || flat.back() == '`');
-  return fence + (pad ? " " : "") + flat + (pad ? " " : "") + fence;
-}
+using util::markdown::code;
+using util::markdown::text;
 
 std::string duration(double s) {
   long total = std::lround(s);
@@ -100,17 +60,17 @@ std::string render_markdown(const Plan& plan) {
                      [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
     out += fmt::format("### :warning: {} unschedulable unit(s), {} reason(s)\n\n", plan.unschedulable.size(),
                        groups.size());
-    for (const auto& [reason, units] : groups) list_group(out, escape(reason), units);
+    for (const auto& [reason, units] : groups) list_group(out, text(reason), units);
   }
 
   if (!plan.diagnostics.empty()) {
     std::map<std::pair<int, std::string>, std::vector<std::string>> by_kind;
     for (const auto& d : plan.diagnostics)
       by_kind[{-static_cast<int>(d.severity), fmt::format("{}: {}", to_string(d.severity), d.message)}]
-          .push_back(d.label.empty() ? escape(d.source)
-                                     : fmt::format("{} ({})", code(d.label), escape(d.source)));
+          .push_back(d.label.empty() ? text(d.source)
+                                     : fmt::format("{} ({})", code(d.label), text(d.source)));
     out += fmt::format("### Diagnostics ({}, {} kind(s))\n\n", plan.diagnostics.size(), by_kind.size());
-    for (const auto& [kind, items] : by_kind) list_group(out, escape(kind.second), items);
+    for (const auto& [kind, items] : by_kind) list_group(out, text(kind.second), items);
   }
 
   struct Load {
@@ -134,7 +94,7 @@ std::string render_markdown(const Plan& plan) {
     out += "|---|--:|--:|--:|--:|--:|\n";
     for (const auto& [name, load] : nodes) {
       double capacity = static_cast<double>(load.gpus.size()) * s.makespan_s;
-      out += fmt::format("| {} | {} | {} | {} | {} | {:.0f}% |\n", escape(name), load.gpus.size(), load.units,
+      out += fmt::format("| {} | {} | {} | {} | {} | {:.0f}% |\n", text(name), load.gpus.size(), load.units,
                          duration(load.busy), duration(load.end),
                          capacity > 0 ? load.busy / capacity * 100 : 0.0);
     }

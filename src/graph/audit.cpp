@@ -11,11 +11,13 @@
 namespace gpuplan {
 
 std::string gpu_annotation_removal(const ClassifiedTest& test) {
-  std::vector<std::string> tags, properties, rules;
+  std::vector<std::string> tags, properties, rules, made;
   for (const auto& a : test.annotations) {
     std::string_view source = a.source;
     if (source == "tag manual") continue;
-    if (util::strip_prefix(source, "tag ")) {
+    if (a.by_macro) {
+      made.emplace_back(source.substr(0, source.find(" (")));  // "name suffix _gpu (xla_test variant)"
+    } else if (util::strip_prefix(source, "tag ")) {
       tags.emplace_back(source);
     } else if (util::strip_prefix(source, "exec_properties ")) {
       properties.emplace_back(source.substr(0, source.find('=')));
@@ -25,16 +27,22 @@ std::string gpu_annotation_removal(const ClassifiedTest& test) {
       rules.emplace_back(source);
     }
   }
+  const std::string& macro = test.target.generator_function.str();
+  // What the macro adds to the variant no edit of its call removes: the variant goes, or a
+  // cpu-only overrules it.
+  if (!made.empty())
+    return fmt::format(
+        "leave the GPU backend out of the call of macro {}, which gives this variant {}; or add tag cpu-only "
+        "to the call, or a rule {{label: {}, set: {{cpu_only: true}}}} to the rules file",
+        macro, fmt::join(made, " and "), canonical_label(test.target.label));
   std::vector<std::string> parts;
   if (!tags.empty())
     parts.push_back(fmt::format("remove tag{} {}", util::plural(tags.size()), fmt::join(tags, ", ")));
   if (!properties.empty())
     parts.push_back(fmt::format("remove exec_properties {}", fmt::join(properties, ", ")));
+  if (!parts.empty() && !macro.empty()) parts.back() += fmt::format(" (in the call of macro {})", macro);
   if (!rules.empty()) parts.push_back(fmt::format("exclude it from {}", fmt::join(rules, ", ")));
-  std::string change = fmt::format("{}", fmt::join(parts, "; "));
-  if (!test.target.generator_function.empty())
-    change += fmt::format(" (in the call of macro {})", test.target.generator_function);
-  return change;
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 namespace {
@@ -46,7 +54,12 @@ bool unannotated(const ClassifiedTest& test) {
 }  // namespace
 
 std::string_view to_string(Disagreement kind) {
-  return kind == Disagreement::gpu_without_gpu_code ? "gpu-without-gpu-code" : "gpu-code-without-annotation";
+  switch (kind) {
+    case Disagreement::gpu_without_gpu_code: return "gpu-without-gpu-code";
+    case Disagreement::gpu_code_without_annotation: return "gpu-code-without-annotation";
+    case Disagreement::unknown: return "unknown";
+  }
+  return "";
 }
 
 std::string package_of(std::string_view label) {
@@ -70,17 +83,15 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
       ++result.not_in_graph;
       continue;
     }
-    if (reach.unknown(*node)) {
-      ++package.unknown;
-      ++result.unknown;
-      if (result.unknown_example.empty()) result.unknown_example = graph.label(reach.first_undeclared(*node));
-      continue;
-    }
+    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {}, {},
+                     {},    test.target.location};
     bool reaches = reach.reaches(*node);
     if (reaches) ++package.reach_gpu_code;
-    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {},
-                     {},    test.target.location};
-    if (gpu && !reaches) {
+    if (reach.unknown(*node)) {
+      ++package.unknown;
+      entry.kind = Disagreement::unknown;
+      entry.undeclared = graph.label(reach.first_undeclared(*node));
+    } else if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
       entry.tag_change = gpu_annotation_removal(test);
     } else if (!gpu && reaches && unannotated(test)) {
@@ -116,7 +127,11 @@ long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuRea
         label, test.reason);
     test.bucket = Bucket::cpu;
     test.reason = "--classify-by-deps: reaches no GPU code (was: " + test.reason.str() + ")";
-    test.requirement.edit().gpus.value = 0;
+    auto& gpus = test.requirement.edit().gpus;
+    // One text per annotation, not per test: sources are interned.
+    gpus.source =
+        Symbol("--classify-by-deps: no path to GPU code (gpu_deps), overruling " + gpus.source.str());
+    gpus.value = 0;
     tests.diagnostics.push_back(Diagnostic{Severity::warning, label, "--classify-by-deps", why});
   }
   return moved;

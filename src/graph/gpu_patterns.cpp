@@ -1,6 +1,8 @@
 // What GPU code is: gpu_deps / gpu_free label patterns with `*`, and the built-in set.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpuplan/graph.hpp"
 #include "util/text.hpp"
 
@@ -80,18 +82,66 @@ bool package_matches(std::string_view glob, std::string_view package) {
   return recursive || package.empty();
 }
 
+/// What every pattern problem ends with: the forms a pattern takes.
+constexpr std::string_view pattern_forms =
+    "a pattern is @repo//pkg/..., //pkg/..., //pkg:name or //pkg:* (:all and :all-targets mean the same), "
+    "with * inside a repository name or one segment, as in @cuda_*//...";
+
+/// Repository names are letters, digits, "-", "_" and "." (Bzlmod's canonical names add "~" and
+/// "+"); a pattern adds "*".
+bool valid_repo(std::string_view repo) {
+  return std::all_of(repo.begin(), repo.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("-_.~+*").find(c) != std::string_view::npos;
+  });
+}
+
+/// The problem with one "/"-separated part of a package or name; empty when there is none.
+std::string_view segment_problem(std::string_view segment) {
+  if (segment.empty()) return "an empty segment (\"//\" inside, or \"/\" at either end)";
+  if (segment == "." || segment == "..") return "a \".\" or \"..\" segment, which Bazel labels never have";
+  return {};
+}
+
+/// A target name that stands for every target of the package.
+bool every_target(std::string_view name) { return name == "*" || name == "all" || name == "all-targets"; }
+
 }  // namespace
 
 std::string gpu_pattern_problem(std::string_view pattern) {
+  auto problem = [&](std::string_view what) {
+    return fmt::format("\"{}\" {}; {}", pattern, what, pattern_forms);
+  };
   auto parts = split(pattern);
-  if (!parts)
-    return fmt::format("\"{}\" is not a label pattern (write @repo//pkg/..., //pkg:name or @cuda_*//...)",
-                       pattern);
-  auto dots = parts->package.find("...");
-  if (dots != std::string_view::npos &&
-      (dots + 3 != parts->package.size() || (dots > 0 && parts->package[dots - 1] != '/') || parts->has_name))
-    return fmt::format("\"{}\": \"...\" may only end a pattern, as in @repo//pkg/...", pattern);
-  if (parts->has_name && parts->name.empty()) return fmt::format("\"{}\": nothing after \":\"", pattern);
+  if (!parts) return problem("is not a label pattern");
+  if (!valid_repo(parts->repo))
+    return problem("has a repository name Bazel cannot have (letters, digits, \"-\", \"_\", \".\" only)");
+  if (parts->package.empty() && !parts->has_name) return problem("names no package");
+  std::string_view package = parts->package;
+  bool recursive = package == "..." || package.ends_with("/...");
+  if (recursive) package.remove_suffix(package == "..." ? 3 : 4);
+  for (std::size_t begin = 0; !package.empty() && begin <= package.size();) {
+    auto end = std::min(package.find('/', begin), package.size());
+    auto segment = package.substr(begin, end - begin);
+    if (segment.find("...") != std::string_view::npos)
+      return problem("has \"...\" inside: it may only end a pattern, as in @repo//pkg/...");
+    if (auto what = segment_problem(segment); !what.empty()) return problem(fmt::format("has {}", what));
+    begin = end + 1;
+  }
+  if (!parts->has_name) return {};
+  if (parts->name.empty()) return problem("has nothing after \":\"");
+  if (recursive && !every_target(parts->name))
+    return problem("has a target name after \"...\" (only :all, :* or :all-targets may follow it)");
+  std::string_view name = parts->name;
+  for (std::size_t begin = 0; begin <= name.size();) {
+    auto end = std::min(name.find('/', begin), name.size());
+    auto segment = name.substr(begin, end - begin);
+    if (segment == "...")
+      return problem("has \"...\" in the target name: it belongs to the package, as in //pkg/...");
+    if (auto what = segment_problem(segment); !what.empty())
+      return problem(fmt::format("has {} in the target name", what));
+    begin = end + 1;
+  }
   return {};
 }
 
@@ -106,7 +156,7 @@ bool gpu_pattern_matches(std::string_view pattern, std::string_view label) {
     auto name = last == std::string_view::npos ? want->package : want->package.substr(last + 1);
     return have->has_name ? glob_matches(name, have->name) : true;
   }
-  if (want->name == "all" || want->name == "*") return true;
+  if (every_target(want->name)) return true;
   return glob_matches(want->name, have->name);
 }
 

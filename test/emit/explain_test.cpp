@@ -52,7 +52,7 @@ TEST_CASE("explain plans each shard of a sharded GPU test, and nothing for a CPU
 
 TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto test = classified({});
-  GpuPathView path{true, true, {"//t:t", "//lib:kernels", "@cuda//:cudart"}, "@cuda//..."};
+  GpuPathView path{true, true, {"//t:t", "//lib:kernels", "@cuda//:cudart"}, "@cuda//...", {}};
   auto text = render_explanation({&test, {}, {}, path});
   CHECK_THAT(
       text, Catch::Contains("\ndependency graph\n  reaches GPU code: //t:t → //lib:kernels → @cuda//:cudart\n"
@@ -60,8 +60,21 @@ TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto json = nlohmann::ordered_json::parse(explanation_to_json({&test, {}, {}, path}));
   CHECK(json["gpu_code"]["path"].size() == 3);
   CHECK(json["gpu_code"]["gpu_deps_pattern"] == "@cuda//...");
-  auto none = render_explanation({&test, {}, {}, GpuPathView{true, false, {}, ""}});
+  auto none = render_explanation({&test, {}, {}, GpuPathView{true, false, {}, "", {}}});
   CHECK_THAT(none, Catch::Contains("reaches no GPU code (no path to a gpu_deps label)"));
+}
+
+TEST_CASE("explain says a test's GPU use is unknown when it reaches a label the input did not expand") {
+  auto test = classified({"gpu"});
+  GpuPathView partial{true, false, {}, "", "@broken//:x"};
+  CHECK_THAT(
+      render_explanation({&test, {}, {}, partial}),
+      Catch::Contains("\ndependency graph\n  unknown: reaches @broken//:x, which the input did not expand "
+                      "(run bazel query 'deps(//t:t)')\n"));
+  auto json = nlohmann::ordered_json::parse(explanation_to_json({&test, {}, {}, partial}));
+  CHECK(json["gpu_code"]["unknown"] == true);
+  CHECK(json["gpu_code"]["undeclared"] == "@broken//:x");
+  CHECK(json["gpu_code"]["reaches"].is_null());
 }
 
 TEST_CASE("explain --json carries classify's form of the test, its annotations, durations and diagnostics") {

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <map>
 #include <sstream>
 
 #include "gpuplan/graph.hpp"
@@ -67,10 +68,72 @@ TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a 
   GpuReach reach(a->graph, GpuDepPatterns::defaults());
   REQUIRE(classify_by_deps(a->tests, a->graph, reach) == 1);
   for (const auto& t : a->tests.tests) {
-    if (t.target.label == "//ml:tokenize_test") REQUIRE(t.bucket == Bucket::cpu);
+    if (t.target.label == "//ml:tokenize_test") {
+      REQUIRE(t.bucket == Bucket::cpu);
+      CHECK(t.requirement->gpus.value == 0);
+      CHECK(t.requirement->gpus.source.str() ==
+            "--classify-by-deps: no path to GPU code (gpu_deps), overruling tag gpu");
+    }
     if (t.target.label == "//ml:train_test") REQUIRE(t.bucket == Bucket::gpu);
     if (t.target.label == "//core:unit_test") REQUIRE(t.bucket == Bucket::cpu);  // never the other way
   }
   REQUIRE(a->tests.diagnostics.back().label == "//ml:tokenize_test");
   REQUIRE(a->tests.diagnostics.back().message.find("no path from //ml:tokenize_test to GPU code") == 0);
+}
+
+TEST_CASE("audit lists each test whose GPU use is unknown with the label the input did not expand") {
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/m/BUILD:1:1" name="//m:p_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="//m:lib"/>
+    </rule>
+    <rule class="py_library" location="/ws/m/BUILD:5:1" name="//m:lib"><rule-input name="@broken//:x"/></rule>
+    <rule class="py_test" location="/ws/m/BUILD:9:1" name="//m:q_test"/>
+</query>)");
+  TargetList targets = read_targets(in, "input", std::nullopt, &graph);
+  Classification tests = classify(targets, Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  Audit result = audit(tests, graph, reach);
+  REQUIRE(result.entries.size() == 1);
+  CHECK(result.entries[0].kind == Disagreement::unknown);
+  CHECK(result.entries[0].label == "//m:p_test");
+  CHECK(result.entries[0].undeclared == "@broken//:x");
+  CHECK(result.packages.at(0).unknown == 1);
+}
+
+TEST_CASE("a backend variant's GPU tag or name comes from its macro: the change is one its call can make") {
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:b_test">
+        <list name="tags"><string value="jax_test_gpu"/></list>
+        <string name="generator_function" value="jax_multiplatform_test"/>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:api_test_gpu">
+        <string name="generator_function" value="jax_multiplatform_test"/>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:hand_test">
+        <list name="tags"><string value="jax_test_gpu"/></list>
+    </rule>
+    <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:own_test">
+        <list name="tags"><string value="gpu"/></list>
+        <string name="generator_function" value="team_test"/>
+    </rule>
+</query>)");
+  TargetList targets = read_targets(in, "input", std::nullopt, &graph);
+  Classification tests = classify(targets, Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  Audit result = audit(tests, graph, reach);
+  std::map<std::string, std::string> change;
+  for (const auto& e : result.entries) change[e.label] = e.tag_change;
+  CHECK(change["//j:b_test"] ==
+        "leave the GPU backend out of the call of macro jax_multiplatform_test, which gives this variant tag "
+        "jax_test_gpu; or add tag cpu-only to the call, or a rule {label: //j:b_test, set: {cpu_only: true}} "
+        "to "
+        "the rules file");
+  CHECK_THAT(change["//j:api_test_gpu"],
+             Catch::StartsWith("leave the GPU backend out of the call of macro jax_multiplatform_test, which "
+                               "gives this variant name suffix _gpu; "));
+  CHECK(change["//j:hand_test"] == "remove tag jax_test_gpu");  // written by hand, the same tag
+  CHECK(change["//j:own_test"] == "remove tag gpu (in the call of macro team_test)");
 }

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "gpuplan/graph.hpp"
@@ -39,7 +41,32 @@ TEST_CASE("a pattern is a target pattern with * inside a repository name or a pa
   CHECK_FALSE(gpu_pattern_matches("@repo//pkg", "@repo//pkg:other"));
   CHECK(gpu_pattern_matches("@*//nvidia_*:*", "@pypi//nvidia_cudnn_cu12:whl"));
   CHECK_FALSE(gpu_pattern_matches("@*//x:*", "//x:y"));  // * names some repository, not the main one
-  CHECK(gpu_pattern_problem("//a/...:x").find("may only end") != std::string::npos);
+  CHECK(gpu_pattern_problem("//a/...:x").find("only :all, :* or :all-targets may follow") !=
+        std::string::npos);
   CHECK_FALSE(gpu_pattern_problem("torch").empty());
   CHECK(gpu_pattern_problem("@pypi//torch:*").empty());
+}
+
+TEST_CASE("a pattern that can never match a label is refused, saying what a pattern looks like") {
+  for (auto pattern : {"//g:...", "//a:b/...", "@/bad//x", "///a:b", "//a/../b:c", "//a/./b:c", "//a//b:c",
+                       "//a/:c", "//a:b//c", "//a/.../b:c", "//a...", "//"}) {
+    INFO(pattern);
+    auto problem = gpu_pattern_problem(pattern);
+    CHECK_THAT(problem, Catch::StartsWith(fmt::format("\"{}\" ", pattern)));
+    CHECK_THAT(problem, Catch::EndsWith("as in @cuda_*//..."));
+  }
+  CHECK_THAT(gpu_pattern_problem("//a/../b:c"), Catch::Contains("\"..\" segment"));
+  CHECK_THAT(gpu_pattern_problem("//g:..."), Catch::Contains("belongs to the package"));
+}
+
+TEST_CASE("a pattern for every target of a package is written as Bazel writes it") {
+  for (auto pattern :
+       {"//g:all-targets", "//g:all", "//g:*", "//g/...:all", "//g/...:*", "@r//...:all-targets", "@//g:x",
+        "@@rules_python~~pip~pypi_torch//:pkg", "@pypi_*//:*"}) {
+    INFO(pattern);
+    CHECK(gpu_pattern_problem(pattern).empty());
+  }
+  CHECK(gpu_pattern_matches("//g:all-targets", "//g:kern.cu"));
+  CHECK_FALSE(gpu_pattern_matches("//g:all-targets", "//g/sub:kern"));
+  CHECK(gpu_pattern_matches("//g/...:all", "//g/sub:kern"));
 }

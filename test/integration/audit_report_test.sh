@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# gpuplan audit, explain and --classify-by-deps on captured graphs, without Bazel:
+# examples/deps.xml (README "Classification from the dependency graph" says how it was made),
+# examples/query.xml (tests(//...): a graph whose libraries are never expanded) and
+# test/data/bazel's odd.query.xml, whose target names use the punctuation Bazel allows.
+source test/integration/lib.sh
+requires jq
+
+# Markdown tables: a `|` in a cell is escaped, or GitHub splits the cell there (even between
+# backticks): in a tag change (gpu-model:L4|L40S), a label and a path.
+"$GPUPLAN" audit examples/deps.xml --rules examples/rules.yaml --format markdown >"$SCRATCH/audit.md" 2>/dev/null ||
+  fail "audit --format markdown failed"
+grep -qF '| `//ml:video_decode_test` | remove tags gpu, gpu-model:L4\|L40S |' "$SCRATCH/audit.md" ||
+  fail "the tag change's | is not escaped: $(grep video "$SCRATCH/audit.md")"
+printf "gpu_deps: ['//odd:t.sh']\n" >"$SCRATCH/odd.rules.yaml"
+"$GPUPLAN" audit test/data/bazel/odd.query.xml --rules "$SCRATCH/odd.rules.yaml" --format markdown \
+  >"$SCRATCH/odd.md" 2>/dev/null || fail "audit of odd names failed"
+grep -qF "| \`//odd:a!%-@^_#&'()*+,;<=>?[]{\|}~\` | \`//odd:a!%-@^_#&'()*+,;<=>?[]{\|}~ → //odd:t.sh\` |" \
+  "$SCRATCH/odd.md" || fail "a label's | is not escaped: $(cat "$SCRATCH/odd.md")"
+# Every table row has as many cells as its header: no | left unescaped.
+awk -F'|' '{ gsub(/\\\|/, "") } /^\|/ { if (!cells) cells = NF; else if (NF != cells) { print; bad = 1 } }
+           !/^\|/ { cells = 0 } END { exit bad }' "$SCRATCH/audit.md" "$SCRATCH/odd.md" ||
+  fail "a table row with a stray |"
+
+# An incomplete graph (examples/query.xml is tests(//...): the libraries are named, never
+# expanded): each test whose GPU use is unknown is listed with the label it reaches, in every
+# format; --strict makes it an error (exit 2) naming them.
+"$GPUPLAN" audit examples/query.xml --json >"$SCRATCH/partial.json" 2>"$SCRATCH/partial.err" ||
+  fail "audit of tests(//...) failed: $(cat "$SCRATCH/partial.err")"
+unknown=$(jq '.summary.unknown' "$SCRATCH/partial.json")
+[ "$unknown" -gt 0 ] && [ "$(jq '.unknown | length' "$SCRATCH/partial.json")" = "$unknown" ] ||
+  fail "the unknown tests are counted, not listed: $(jq -c '.summary, .unknown' "$SCRATCH/partial.json")"
+read -r test undeclared < <(jq -r '.unknown[0] | "\(.label) \(.undeclared)"' "$SCRATCH/partial.json")
+[ -n "$undeclared" ] && [ "$undeclared" != null ] || fail "an unknown test without its undeclared label"
+"$GPUPLAN" audit examples/query.xml >"$SCRATCH/partial.txt" 2>/dev/null
+grep -q "^Tests whose GPU use is unknown ($unknown): " "$SCRATCH/partial.txt" &&
+  grep -qF "  $test
+      reaches: $undeclared, which the input did not expand" "$SCRATCH/partial.txt" ||
+  fail "the text report does not name the unknown tests: $(cat "$SCRATCH/partial.txt")"
+"$GPUPLAN" audit examples/query.xml --format markdown 2>/dev/null | grep -qF "| \`$test\` | \`$undeclared\` |" ||
+  fail "the markdown report does not name the unknown tests"
+status=0
+"$GPUPLAN" audit examples/query.xml --strict >"$SCRATCH/strict.out" 2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && grep -qF "$test: reaches $undeclared, which the input did not expand" "$SCRATCH/strict.err" &&
+  [ ! -s "$SCRATCH/strict.out" ] || fail "audit --strict of an incomplete graph: exit $status, $(cat "$SCRATCH/strict.err")"
+"$GPUPLAN" audit examples/deps.xml --strict >/dev/null 2>&1 || fail "audit --strict of a whole graph failed"
+# explain says the same of one test, in text and JSON.
+"$GPUPLAN" explain "$test" examples/query.xml 2>/dev/null | grep -qF "dependency graph
+  unknown: reaches $undeclared, which the input did not expand (run bazel query 'deps($test)')" ||
+  fail "explain does not say $test's GPU use is unknown"
+"$GPUPLAN" explain "$test" examples/query.xml --json 2>/dev/null |
+  jq -e --arg u "$undeclared" '.gpu_code.unknown and .gpu_code.undeclared == $u and .gpu_code.reaches == null' >/dev/null ||
+  fail "explain --json has no unknown gpu_code"
+# --classify-by-deps names each GPU test it leaves as it is.
+"$GPUPLAN" classify --classify-by-deps --json examples/query.xml >/dev/null 2>"$SCRATCH/by-deps.err"
+grep -q "^gpuplan: warning: //[^:]*:[^:]*: reaches .*, which the input did not expand: whether it uses GPU code is unknown" \
+  "$SCRATCH/by-deps.err" || fail "classify --classify-by-deps names no unknown test: $(cat "$SCRATCH/by-deps.err")"
+status=0
+"$GPUPLAN" classify --classify-by-deps --strict examples/query.xml >/dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "classify --classify-by-deps --strict with unknown GPU tests: exit $status"
+
+# explain under --classify-by-deps names it, not the tag, as the source of gpus 0.
+"$GPUPLAN" explain //tf:conv_test examples/deps.xml --classify-by-deps 2>/dev/null |
+  grep -q '^  gpus  *0  *from --classify-by-deps: no path to GPU code (gpu_deps), overruling tag requires-gpu-nvidia$' ||
+  fail "explain --classify-by-deps: $("$GPUPLAN" explain //tf:conv_test examples/deps.xml --classify-by-deps 2>&1)"
+
+# gpu_deps patterns that can never match are refused with the line and the forms a pattern takes.
+for pattern in '//g:...' '//a:b/...' '@/bad//x' '///a:b' '//a/../b:c'; do
+  printf 'version: 1\ngpu_deps: ["%s"]\n' "$pattern" >"$SCRATCH/bad.rules.yaml"
+  status=0
+  "$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/bad.rules.yaml" >/dev/null 2>"$SCRATCH/bad.err" || status=$?
+  [ "$status" = 2 ] && grep -qF "bad.rules.yaml:2:12: gpu_deps: \"$pattern\" " "$SCRATCH/bad.err" &&
+    grep -q 'a pattern is @repo//pkg/\.\.\., //pkg/\.\.\., //pkg:name or //pkg:\*' "$SCRATCH/bad.err" ||
+    fail "gpu_deps $pattern: exit $status, $(cat "$SCRATCH/bad.err")"
+done
+printf 'version: 1\ngpu_deps: ["//ml:all-targets"]\n' >"$SCRATCH/all.rules.yaml"
+"$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/all.rules.yaml" --json 2>/dev/null |
+  jq -e '[.gpu_without_gpu_code[].label | select(startswith("//ml:"))] | length == 0' >/dev/null ||
+  fail "//ml:all-targets does not make every //ml target GPU code"
+
+echo "audit report: ok"
