@@ -528,7 +528,8 @@ int run_exec(const ExecOptions& o) {
     return results_junit(ran);
   });
   write_at_end(o.json, [&] {
-    return exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin, runner.stop_signal());
+    return exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
+                        runner.stop_signal());
   });
   bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
     return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;

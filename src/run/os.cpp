@@ -324,7 +324,8 @@ std::string default_lock_dir() { return fmt::format("/tmp/gpuplan-locks-{}", ::g
 
 void check_appendable(const std::string& path, std::string_view header) {
   auto opened = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
-  if (!opened) throw InputError(Position{path}, fmt::format("cannot write the results file: {}", opened.problem()));
+  if (!opened)
+    throw InputError(Position{path}, fmt::format("cannot write the results file: {}", opened.problem()));
   int fd = *opened;
   std::string head(4096, '\0');
   ssize_t n = ::pread(fd, head.data(), head.size(), 0);
