@@ -315,13 +315,14 @@ done
 
 # 9. Two execs of one node on one claims directory: one runs the node's units, the other is
 # refused (exit 2, naming the node, the directory and the holder) instead of handing the
-# same GPUs out a second time.
+# same GPUs out a second time. The units take 1.6 s, so that the first is still running when
+# the second starts, however loaded the machine.
 export LOG=$SCRATCH/log9 SLOW=0.1
 : >"$LOG"
 pids=()
 for i in 1 2; do
   "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 10 \
-    --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 0.2" >"$SCRATCH/9-$i.out" 2>&1 &
+    --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 1.5" >"$SCRATCH/9-$i.out" 2>&1 &
   pids+=($!)
 done
 codes=""
