@@ -21,6 +21,13 @@ std::string scratch_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   return dir.string();
 }
+
+std::string contents(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 }  // namespace
 
 TEST_CASE("a GPU held by one lock holder cannot be taken by another until released") {
@@ -41,10 +48,7 @@ TEST_CASE("appending to a results file writes the header once") {
   auto path = dir + "/results.csv";
   os::append_locked(path, "h\n", "a\n");
   os::append_locked(path, "h\n", "b\n");
-  std::ifstream in(path);
-  std::stringstream content;
-  content << in.rdbuf();
-  REQUIRE(content.str() == "h\na\nb\n");
+  REQUIRE(contents(path) == "h\na\nb\n");
   std::filesystem::remove_all(dir);
 }
 
@@ -54,10 +58,7 @@ TEST_CASE("a record appended to a results file whose last line has no newline st
   auto path = dir + "/results.csv";
   std::ofstream(path) << "h\na";
   os::append_locked(path, "h\n", "b\n");
-  std::ifstream in(path);
-  std::stringstream content;
-  content << in.rdbuf();
-  REQUIRE(content.str() == "h\na\nb\n");
+  REQUIRE(contents(path) == "h\na\nb\n");
   std::filesystem::remove_all(dir);
 }
 
