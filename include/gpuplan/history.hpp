@@ -133,6 +133,8 @@ struct AdviceOptions {
       2;  ///< a declared gpu-mem this many times the measured need (and 1 GiB more) is far above
   /// The smallest GPU memory of each node (from the fleet): the memory a measured peak is held against.
   std::map<std::string, std::int64_t, std::less<>> node_vram_mib;
+  /// The fleet's largest GPU memory (0: no fleet given): no gpu-mem above it is suggested.
+  std::int64_t largest_gpu_mib = 0;
 };
 
 enum class AdviceKind {
@@ -151,8 +153,9 @@ struct Advice {
   std::optional<std::int64_t> gpu_vram_mib;   ///< near_capacity: the memory of the smallest GPU it ran on
   std::string node;                           ///< near_capacity: the node of that GPU
   std::optional<std::int64_t> declared_mib;   ///< its declared gpu-mem
-  std::optional<std::int64_t>
-      suggested_mib;   ///< the gpu-mem to ask for: the peak plus headroom, in whole GiB
+  std::optional<std::int64_t> suggested_mib;  ///< the gpu-mem to ask for: the peak plus headroom, in
+                                              ///< whole GiB, or the fleet's largest GPU when that is less;
+                                              ///< empty when no GPU of the fleet is larger
   std::string change;  ///< the edit: "add tag cpu-only", "replace tag gpu-mem:40GiB with gpu-mem:6GiB"
 };
 
@@ -160,6 +163,8 @@ struct HistoryAdvice {
   std::vector<Advice> advice;  ///< by kind, then label
   long tests = 0;              ///< GPU tests judged
   long measured = 0;           ///< of them, with a recent run that measured GPU use or memory
+  /// Warnings, one a test: a peak held against no GPU because the fleet lacks the node it ran on.
+  Diagnostics unjudged;
 };
 
 /// Judges each test by the last `options.last` samples of each of its units.

@@ -102,6 +102,13 @@ std::string run_under_command(const BazelRun& run);
 std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.
+/// How a unit's run ended: on its own, or cut short (its duration is then a lower bound).
+enum class RunEnd {
+  exited,     ///< it exited, or a signal of its own ended it: exit_status says how
+  timed_out,  ///< killed at exec's --timeout: "timeout" in the exit_status column
+  stopped,    ///< killed because gpuplan was stopped (Ctrl-C, Bazel's test timeout): "stopped"
+};
+
 struct RunRecord {
   std::string label;
   std::optional<int> shard_index;  ///< 0-based, like TEST_SHARD_INDEX; empty when unsharded
@@ -112,6 +119,7 @@ struct RunRecord {
   int exit_status = 0;                        ///< the process's exit code, or 128 + the signal that ended it
   std::optional<std::int64_t> peak_vram_mib;  ///< the most GPU memory its processes held on one GPU (NVML)
   std::optional<bool> gpu_touched;  ///< whether any of its processes was on a GPU; empty: not measured
+  RunEnd end = RunEnd::exited;
 };
 
 /// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched": the history
@@ -119,8 +127,9 @@ struct RunRecord {
 std::string_view results_header();
 
 /// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
-/// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); peak_vram_mib and gpu_touched
-/// ("true"/"false") empty when not measured.
+/// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or
+/// "timeout"/"stopped" for a run cut short (history reads both as a lower bound); peak_vram_mib
+/// and gpu_touched ("true"/"false") empty when not measured.
 std::string to_csv(const RunRecord& record);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit

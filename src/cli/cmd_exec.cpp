@@ -191,6 +191,13 @@ class HeldGpus {
   std::map<int, std::pair<int, std::shared_ptr<os::GpuLocks>>> held_;
 };
 
+/// How a record says the unit ended: a timed-out or stopped unit's time is a lower bound.
+RunEnd run_end(Outcome outcome) {
+  return outcome == Outcome::timed_out ? RunEnd::timed_out
+         : outcome == Outcome::stopped ? RunEnd::stopped
+                                       : RunEnd::exited;
+}
+
 void print_dry_run(const std::vector<UnitRun>& runs) {
   for (const auto& u : runs) {
     const auto& a = u.assignment;
@@ -493,10 +500,11 @@ int run_exec(const ExecOptions& o) {
     if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
     const double start_epoch = start_epochs[u.assignment.unit.id];
     try {
-      os::append_locked(o.results, results_header(),
-                        to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                                u.assignment.gpus, start_epoch, u.exit_status, usage.peak_vram_mib,
-                                usage.measured ? std::optional<bool>(usage.touched) : std::nullopt}));
+      os::append_locked(
+          o.results, results_header(),
+          to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
+                  u.assignment.gpus, start_epoch, u.exit_status, usage.peak_vram_mib,
+                  usage.measured ? std::optional<bool>(usage.touched) : std::nullopt, run_end(u.outcome)}));
     } catch (const InputError& e) {  // the other units still run; exec fails at the end
       ++record_errors;
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
@@ -524,7 +532,7 @@ int run_exec(const ExecOptions& o) {
       if (u.outcome != Outcome::not_run && u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
-                       std::nullopt});
+                       std::nullopt, run_end(u.outcome)});
     return results_junit(ran);
   });
   write_at_end(o.json, [&] {

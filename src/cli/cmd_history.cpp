@@ -250,8 +250,10 @@ int suggest_command(HistoryOptions& options) {
     Input input = open_input(options.fleet);
     for (const auto& node : load_fleet(input.in(), input.name).nodes) {
       std::int64_t smallest = 0;
-      for (const auto& gpu : node.gpus)
+      for (const auto& gpu : node.gpus) {
         smallest = smallest == 0 ? gpu.vram_mib : std::min(smallest, gpu.vram_mib);
+        options.advice.largest_gpu_mib = std::max(options.advice.largest_gpu_mib, gpu.vram_mib);
+      }
       if (smallest > 0) options.advice.node_vram_mib[node.name] = smallest;
     }
   }
@@ -260,13 +262,24 @@ int suggest_command(HistoryOptions& options) {
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   print_warnings(diagnostics);
   auto advice = advise(history, tests, options.advice);
-  write_output(options.output,
-               options.json ? advice_json(advice, options.advice) : advice_text(advice, options.advice));
+  for (auto& diagnostic : advice.unjudged) {
+    if (options.strict) diagnostic.severity = Severity::error;
+    std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(diagnostic.severity), diagnostic.label,
+                             diagnostic.message);
+  }
+  const bool failed = options.strict && !advice.unjudged.empty();
+  if (!failed)
+    write_output(options.output,
+                 options.json ? advice_json(advice, options.advice) : advice_text(advice, options.advice));
   std::cerr << fmt::format(
-      "gpuplan: {} GPU tests, {} with measured GPU use in their last {} runs; {} suggestions{}\n",
+      "gpuplan: {} GPU tests, {} with measured GPU use in their last {} runs; {} suggestions{}{}\n",
       advice.tests, advice.measured, options.advice.last, advice.advice.size(),
-      options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "");
-  return exit_ok;
+      options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "",
+      advice.unjudged.empty()
+          ? ""
+          : fmt::format("; {} peaks held against no GPU (their nodes are not in {}){}",
+                        advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""));
+  return failed ? exit_bad_input : exit_ok;
 }
 
 }  // namespace
@@ -334,7 +347,8 @@ void add_history_command(CLI::App& app, int& status) {
                    "a declared gpu-mem this many times the peak plus headroom (and 1 GiB more) is too high")
       ->check(finite_number(1, 1000))
       ->capture_default_str();
-  suggest->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
+  suggest->add_flag("--strict", options->strict,
+                    "A bad row, or a peak whose node the fleet lacks, is an error (exit 2), not a warning");
   suggest->add_flag(
       "--json", options->json,
       "Print {last, vram_headroom, tests, measured_tests, never-touched-gpu: [...], near-capacity: "

@@ -381,7 +381,8 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
                      start,
                      status,
                      usage.peak_vram_mib,
-                     usage.measured ? std::optional<bool>(usage.touched) : std::nullopt};
+                     usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
+                     os::stop_signal() != 0 ? RunEnd::stopped : RunEnd::exited};
     try {
       os::append_locked(o.results, results_header(), to_csv(record));
       if (!o.junit.empty()) rewrite_junit(o.results, o.junit);

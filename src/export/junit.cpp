@@ -46,7 +46,7 @@ std::string results_junit(const std::vector<RunRecord>& records) {
   long failures = 0;
   double total = 0;
   for (const auto& r : records) {
-    failures += r.exit_status != 0;
+    failures += r.end != RunEnd::exited || r.exit_status != 0;
     total += r.seconds;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -56,7 +56,7 @@ std::string results_junit(const std::vector<RunRecord>& records) {
     long node_failures = 0;
     double node_time = 0;
     for (const auto* r : runs) {
-      node_failures += r->exit_status != 0;
+      node_failures += r->end != RunEnd::exited || r->exit_status != 0;
       node_time += r->seconds;
     }
     out += fmt::format("  <testsuite name=\"{}\" hostname=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{}\">\n",
@@ -71,7 +71,11 @@ std::string results_junit(const std::vector<RunRecord>& records) {
           "      <properties><property name=\"label\" value=\"{}\"/><property name=\"node\" value=\"{}\"/>"
           "<property name=\"gpus\" value=\"{}\"/></properties>\n",
           attribute(r->label), attribute(node), gpu_list(r->gpus));
-      if (r->exit_status > 128)
+      if (r->end == RunEnd::timed_out)
+        out += "      <failure message=\"timed out\" type=\"timeout\"/>\n";
+      else if (r->end == RunEnd::stopped)
+        out += "      <failure message=\"stopped before it ended\" type=\"stopped\"/>\n";
+      else if (r->exit_status > 128)
         out += fmt::format("      <failure message=\"killed by signal {}\" type=\"signal\"/>\n",
                            r->exit_status - 128);
       else if (r->exit_status != 0)

@@ -15,11 +15,13 @@ namespace {
 
 constexpr std::int64_t mib_per_gib = 1024;
 
-/// The memory a peak needs with the headroom, rounded up to whole GiB (what a person writes).
-std::int64_t need_mib(std::int64_t peak, double headroom) {
-  auto with_headroom = static_cast<std::int64_t>(std::ceil(static_cast<double>(peak) * (1 + headroom)));
-  return (with_headroom + mib_per_gib - 1) / mib_per_gib * mib_per_gib;
+/// The memory a peak needs with the headroom.
+std::int64_t with_headroom(std::int64_t peak, double headroom) {
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(peak) * (1 + headroom)));
 }
+
+/// Rounded up to whole GiB (what a person writes).
+std::int64_t whole_gib(std::int64_t mib) { return (mib + mib_per_gib - 1) / mib_per_gib * mib_per_gib; }
 
 std::string size_text(std::int64_t mib) {
   return mib % mib_per_gib == 0 ? fmt::format("{}GiB", mib / mib_per_gib) : fmt::format("{}MiB", mib);
@@ -43,13 +45,18 @@ struct Measured {
   std::optional<std::int64_t> peak;
   std::optional<std::int64_t> gpu_vram;  ///< the smallest GPU memory of the nodes it ran on
   std::string node;
+  std::string unlisted_node;  ///< a node it ran on that the fleet does not list
 };
 
 Measured measure(const History& history, const AdvisedTest& test, const AdviceOptions& options) {
   Measured m;
   auto note_node = [&](std::string_view node) {
     auto found = options.node_vram_mib.find(node);
-    if (found == options.node_vram_mib.end() || (m.gpu_vram && *m.gpu_vram <= found->second)) return;
+    if (found == options.node_vram_mib.end()) {
+      if (m.unlisted_node.empty()) m.unlisted_node = node;
+      return;
+    }
+    if (m.gpu_vram && *m.gpu_vram <= found->second) return;
     m.gpu_vram = found->second;
     m.node = node;
   };
@@ -108,7 +115,15 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
       continue;
     }
     if (!m.peak || *m.peak <= 0) continue;
-    const std::int64_t need = need_mib(*m.peak, options.vram_headroom);
+    const std::int64_t exact_need = with_headroom(*m.peak, options.vram_headroom);
+    const std::int64_t need = whole_gib(exact_need);
+    if (!m.gpu_vram && options.largest_gpu_mib > 0)
+      result.unjudged.push_back(
+          {Severity::warning, test.label, "history suggest",
+           fmt::format("its peak of {} MiB is held against no GPU's memory: {}", *m.peak,
+                       m.unlisted_node.empty()
+                           ? std::string("no record or plan says which node it ran on")
+                           : fmt::format("it ran on {}, which the fleet does not list", m.unlisted_node))});
     if (m.gpu_vram &&
         static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) * (1 - options.vram_headroom)) {
       Advice a = base;
@@ -116,8 +131,21 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
       a.runs = m.vram_runs;
       a.gpu_vram_mib = m.gpu_vram;
       a.node = m.node;
-      a.suggested_mib = need;
-      a.change = gpu_mem_change(test, need);
+      if (need <= options.largest_gpu_mib) {
+        a.suggested_mib = need;
+        a.change = gpu_mem_change(test, need);
+      } else if (options.largest_gpu_mib > *m.gpu_vram) {  // a larger GPU, if without all the headroom
+        a.suggested_mib = options.largest_gpu_mib;
+        a.change = gpu_mem_change(test, options.largest_gpu_mib) + " (the fleet's largest GPU";
+        a.change += exact_need > options.largest_gpu_mib
+                        ? fmt::format("; the peak plus headroom, {} MiB, fits none)", exact_need)
+                        : ")";
+      } else {
+        a.change = fmt::format(
+            "none: no GPU of the fleet has more than {} MiB, and the peak plus headroom is {} MiB; "
+            "lower the test's GPU memory",
+            *m.gpu_vram, exact_need);
+      }
       result.advice.push_back(std::move(a));
     } else if (test.gpu_mem_mib &&
                static_cast<double>(*test.gpu_mem_mib) >= options.over_factor * double(need) &&

@@ -114,7 +114,17 @@ Result<Row> to_row(const Fields& fields) {
       return Problem{fmt::format(
           "{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time from 1970 to 9999", label, start)};
   }
-  row.sample.timed_out = util::equal_ignoring_case(field(fields, "exit_status"), "timeout");
+  // "timeout" (Bazel's word) and "stopped" (gpuplan's record of a unit killed when it was
+  // stopped) mark a run cut short: its time is a lower bound. Else an exit code, or nothing.
+  std::string_view ending = field(fields, "exit_status");
+  row.sample.timed_out =
+      util::equal_ignoring_case(ending, "timeout") || util::equal_ignoring_case(ending, "stopped");
+  if (!row.sample.timed_out && !ending.empty()) {
+    auto code = history::parse_number(ending);
+    if (!code || *code != std::floor(*code))
+      return Problem{fmt::format("{}: exit_status \"{}\" is neither an exit code nor timeout or stopped",
+                                 label, ending)};
+  }
   if (std::string_view touched = field(fields, "gpu_touched"); !touched.empty()) {
     if (util::equal_ignoring_case(touched, "true") || touched == "1")
       row.sample.gpu_touched = true;

@@ -96,7 +96,12 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
       r.gpus.push_back(gpu);
       gpus = comma == std::string_view::npos ? std::string_view() : gpus.substr(comma + 1);
     }
-    if (!parse_number(f[7], r.exit_status)) throw bad(fmt::format("exit_status '{}' is not a number", f[7]));
+    if (f[7] == "timeout")
+      r.end = RunEnd::timed_out;
+    else if (f[7] == "stopped")
+      r.end = RunEnd::stopped;
+    else if (!parse_number(f[7], r.exit_status))
+      throw bad(fmt::format("exit_status '{}' is neither a number nor timeout or stopped", f[7]));
     records.push_back(std::move(r));
   }
   return records;
@@ -107,10 +112,13 @@ std::string_view results_header() {
 }
 
 std::string to_csv(const RunRecord& r) {
+  std::string ending = r.end == RunEnd::timed_out ? "timeout"
+                       : r.end == RunEnd::stopped ? "stopped"
+                                                  : std::to_string(r.exit_status);
   return fmt::format("{},{},{:.3f},{},{},{},{},{},{}\n", csv_field(r.label),
                      r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds,
                      r.peak_vram_mib ? std::to_string(*r.peak_vram_mib) : "", csv_field(r.node),
-                     csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), r.exit_status,
+                     csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
                      r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "");
 }
 

@@ -23,7 +23,8 @@ AdvisedTest gpu_test(const std::string& label, std::optional<std::int64_t> gpu_m
 
 AdviceOptions a100_fleet() {
   AdviceOptions options;
-  options.node_vram_mib = {{"a100-0", 40960}, {"l4-0", 23034}};
+  options.node_vram_mib = {{"a100-0", 40960}, {"l4-0", 23034}, {"h100-0", 81559}};
+  options.largest_gpu_mib = 81559;
   return options;
 }
 
@@ -113,6 +114,36 @@ TEST_CASE("without a node in the records, the planned node's GPUs are the measur
   CHECK(advice.advice[0].change == "replace tag gpu-mem:40GiB with gpu-mem:44GiB");
 }
 
+TEST_CASE("a near-capacity peak never asks for more memory than the fleet's largest GPU has") {
+  auto read = read_table_text(header +
+                                  "//t:over_a100,,3,40000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
+                                  "//t:over_h100,,3,80000,h100-0,0,2026-01-01T00:00:00Z,0,true\n",
+                              true);
+  auto fleet = a100_fleet();
+  fleet.largest_gpu_mib = 45000;  // below the 46000 MiB the a100 test needs with its headroom
+  fleet.node_vram_mib["h100-0"] = 45000;
+  auto advice = advise(read.history, {gpu_test("//t:over_a100"), gpu_test("//t:over_h100")}, fleet);
+  REQUIRE(advice.advice.size() == 2);
+  CHECK(advice.advice[0].suggested_mib == 45000);  // the largest GPU there is, not 45 GiB
+  CHECK(advice.advice[0].change ==
+        "add tag gpu-mem:45000MiB (the fleet's largest GPU; the peak plus headroom, 46000 MiB, fits none)");
+  // It ran on the largest GPU already: no tag helps.
+  CHECK(advice.advice[1].label == "//t:over_h100");
+  CHECK_FALSE(advice.advice[1].suggested_mib);
+  CHECK_THAT(advice.advice[1].change, Catch::StartsWith("none: no GPU of the fleet has more than 45000 MiB"));
+}
+
+TEST_CASE("a peak on a node the fleet does not list is named, not silently left unjudged") {
+  auto read = read_table_text(header + "//t:big,,3,40000,a100-9,0,2026-01-01T00:00:00Z,0,true\n", true);
+  auto advice = advise(read.history, {gpu_test("//t:big", std::nullopt, "a100-8")}, a100_fleet());
+  CHECK(advice.advice.empty());
+  REQUIRE(advice.unjudged.size() == 1);
+  CHECK(advice.unjudged[0].label == "//t:big");
+  CHECK_THAT(advice.unjudged[0].message, Catch::Contains("it ran on a100-9, which the fleet does not list"));
+  // Without a fleet nothing is held against GPUs, and the totals line says so instead.
+  CHECK(advise(read.history, {gpu_test("//t:big")}, AdviceOptions{}).unjudged.empty());
+}
+
 TEST_CASE("a declared gpu-mem far above the measured peak asks for less; a close one is left alone") {
   auto read = read_table_text(header +
                                   "//t:greedy,,3,5000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
@@ -143,4 +174,21 @@ TEST_CASE("gpu_touched and node read back from CSV, JSON rows and the summarize 
   auto bad = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,0,maybe\n", false);
   REQUIRE(bad.diagnostics.size() == 1);
   CHECK_THAT(bad.diagnostics[0].message, Catch::Contains("gpu_touched \"maybe\" is neither true nor false"));
+}
+
+TEST_CASE("exit_status: a run cut short is a lower bound, and a word history does not know is a bad row") {
+  auto read = read_table_text(header +
+                                  "//t:a,,9,,n1,0,2026-01-01T00:00:00Z,timeout,\n"
+                                  "//t:a,,8,,n1,0,2026-01-02T00:00:00Z,stopped,\n"
+                                  "//t:a,,7,,n1,0,2026-01-03T00:00:00Z,143,\n",
+                              true);
+  const auto& samples = read.history.samples.at({"//t:a", std::nullopt});
+  REQUIRE(samples.size() == 3);
+  CHECK(samples[0].timed_out);
+  CHECK(samples[1].timed_out);
+  CHECK_FALSE(samples[2].timed_out);  // an exit code, whatever it is, is a run that ended
+  auto bad = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,weird,\n", false);
+  REQUIRE(bad.diagnostics.size() == 1);
+  CHECK_THAT(bad.diagnostics[0].message,
+             Catch::Contains("exit_status \"weird\" is neither an exit code nor timeout or stopped"));
 }

@@ -50,14 +50,20 @@ wait "$holder"
 /usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/started').read()) < float(open('$SCRATCH/released').read()))" ||
   fail "exec ran a unit on GPU 2 while run-under held it"
 
-# 3. A failing and a timed-out unit do not stop the others; exit code 3.
+# 3. A failing and a timed-out unit do not stop the others; exit code 3. The timed-out unit's
+# record says "timeout", so that the next plan takes its 2 s as a lower bound, not as its time.
 status=0
-"$GPUPLAN" exec "$PLAN" --node ws-0 --timeout 2 \
+"$GPUPLAN" exec "$PLAN" --node ws-0 --timeout 2 --results "$SCRATCH/fail.csv" \
   --command 'case {label} in //ml:pool_test) exit 7;; //ml:inference_test) sleep 30;; esac' >"$SCRATCH/fail.out" ||
   status=$?
 [ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
+grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,$' "$SCRATCH/fail.csv" ||
+  fail "the timed-out unit's record: $(cat "$SCRATCH/fail.csv")"
+grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
+"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv" | grep -q "(history-timeout)" ||
+  fail "history took the timed-out run's time as a sample: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv")"
 
 # 4. SIGTERM stops the running units (their whole process groups) and exits 143.
 : >"$SCRATCH/pids"

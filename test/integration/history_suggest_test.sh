@@ -51,6 +51,19 @@ jq -e '."never-touched-gpu"[0].change | test("^remove ")' "$SCRATCH/q.json" > /d
 "$GPUPLAN" history suggest --history "$SCRATCH/summary.json" --plan "$plan" --fleet "$fleet" --last 4 --json > "$SCRATCH/s.json"
 cmp -s "$SCRATCH/a.json" "$SCRATCH/s.json" || fail "the summary lost gpu_touched or node: $(diff "$SCRATCH/a.json" "$SCRATCH/s.json")"
 
+# A fleet without the nodes the tests ran on: each peak held against no GPU is named (an error
+# under --strict, with no report written), not silently left out of near-capacity.
+sed -n '/^  - name: l4/q;p' "$fleet" > "$SCRATCH/no-l4.yaml"
+"$GPUPLAN" history suggest --history "$records" --plan "$plan" --fleet "$SCRATCH/no-l4.yaml" \
+  > "$SCRATCH/text" 2> "$SCRATCH/err" || fail "suggest with a partial fleet failed"
+grep -q "warning: //ml:inference_test: .*it ran on l4-0, which the fleet does not list" "$SCRATCH/err" ||
+  fail "no warning for a node the fleet lacks: $(cat "$SCRATCH/err")"
+grep -q "1 peaks held against no GPU" "$SCRATCH/err" || fail "the totals line: $(cat "$SCRATCH/err")"
+status=0
+"$GPUPLAN" history suggest --history "$records" --plan "$plan" --fleet "$SCRATCH/no-l4.yaml" --strict \
+  -o "$SCRATCH/strict.txt" 2> "$SCRATCH/err" || status=$?
+[ "$status" -eq 2 ] && [ ! -e "$SCRATCH/strict.txt" ] || fail "--strict with a partial fleet: exit $status"
+
 # Without --plan or --query it cannot tell GPU tests: exit 2.
 status=0
 "$GPUPLAN" history suggest --history "$records" 2> "$SCRATCH/err" || status=$?

@@ -127,6 +127,18 @@ for pid in $tree; do
 done
 timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
+# Bazel ends a test at its timeout with SIGTERM: the record says "stopped", and history takes
+# the time as a lower bound (history-timeout), not as how long the test takes.
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait' &
+holder=$!
+for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
+kill -TERM "$holder"
+wait "$holder" 2>/dev/null || true
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,$' "$SCRATCH/stopped.csv" ||
+  fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
+"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/stopped.csv" | grep -q "(history-timeout)" ||
+  fail "history took a stopped run's time as the test's"
 # Never a GPU test without its GPUs: each way to end up with none is refused, exit 2, naming
 # the plan and the node; --unplanned=warn runs it with none visible and says so.
 refused() {  # refused WHAT PATTERN -- ENV... : run-under with ENV must refuse, printing PATTERN

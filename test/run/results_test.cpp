@@ -22,6 +22,18 @@ TEST_CASE("a measured unit records its peak GPU memory and whether it touched a 
   REQUIRE(to_csv(idle) == "//a:c,,1.000,,n,3,1970-01-01T00:00:00.000Z,0,false\n");
 }
 
+TEST_CASE("a unit cut short says so in exit_status, so that history takes its time as a lower bound") {
+  RunRecord timed_out{"//a:b", std::nullopt, 30,           "n",          {3},
+                      0,       143,          std::nullopt, std::nullopt, RunEnd::timed_out};
+  RunRecord stopped{"//a:c", std::nullopt, 2, "n", {3}, 0, 143, std::nullopt, std::nullopt, RunEnd::stopped};
+  REQUIRE(to_csv(timed_out) == "//a:b,,30.000,,n,3,1970-01-01T00:00:00.000Z,timeout,\n");
+  REQUIRE(to_csv(stopped) == "//a:c,,2.000,,n,3,1970-01-01T00:00:00.000Z,stopped,\n");
+  auto read = parse_results_csv(std::string(results_header()) + to_csv(timed_out) + to_csv(stopped), "r.csv");
+  REQUIRE(read.size() == 2);
+  CHECK(read[0].end == RunEnd::timed_out);
+  CHECK(read[1].end == RunEnd::stopped);
+}
+
 TEST_CASE("a label with a comma or a quote is quoted the CSV way") {
   RunRecord r{"//a:x,\"y\"", std::nullopt, 1, "n", {}, 0, 0, std::nullopt, std::nullopt};
   REQUIRE(to_csv(r).starts_with("\"//a:x,\"\"y\"\"\",,1.000,,n,,"));
@@ -49,7 +61,7 @@ TEST_CASE("a broken results record is an error naming its line") {
   std::string text(results_header());
   text += "//a:x,,1.0,,n,0,2026-01-01T00:00:00.000Z,zero,\n";
   REQUIRE_THROWS_WITH(parse_results_csv(text, "r.csv"),
-                      Catch::Contains("r.csv:2:1") && Catch::Contains("exit_status 'zero'"));
+                      Catch::Contains("r.csv:2:1") && Catch::Contains("exit_status 'zero' is neither"));
   REQUIRE_THROWS_WITH(parse_results_csv(std::string(results_header()) + "\"//a:x,1\n", "r.csv"),
                       Catch::Contains("quoted field"));
 }
