@@ -236,6 +236,14 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                      "hand its units to other nodes");
   if (o.plan == "-")
     throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
+  if (!o.json.empty())
+    throw InputError(Position{"--json"},
+                     "the summary is of units exec runs itself (--command); with the default bazel "
+                     "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
+  if (!o.junit.empty() && o.results.empty())
+    throw InputError(Position{"--junit"},
+                     "with the default bazel test, run-under writes the JUnit XML from the records it "
+                     "appends to --results: give --results FILE too");
   BazelRun run;
   std::error_code ec;
   run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
@@ -245,6 +253,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
       fs::absolute(o.lock_dir.empty() ? os::default_lock_dir() : o.lock_dir).lexically_normal().string();
   run.node_file = run.lock_dir + "/node";
   if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
+  if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   UnitRun u;
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
@@ -259,6 +268,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
   if (run.results) os::check_appendable(*run.results, results_header());
+  check_writable(o.junit);
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
   ExecSchedule schedule({u.assignment});

@@ -69,6 +69,7 @@ std::string run_under_command(const BazelRun& r) {
   auto command = fmt::format("{} run-under --plan {} --node-file {} --lock-dir {}", shell_quote(r.gpuplan),
                              shell_quote(r.plan), shell_quote(r.node_file), shell_quote(r.lock_dir));
   if (r.results) command += " --results " + shell_quote(*r.results);
+  if (r.junit) command += " --junit " + shell_quote(*r.junit);
   return command;
 }
 
@@ -77,9 +78,12 @@ std::string bazel_node_command(const std::vector<Assignment>& units, const Bazel
   for (const auto& a : units) labels.insert(canonical_label(a.unit.label));
   auto command = fmt::format("bazel test --run_under={} --sandbox_writable_path={}",
                              shell_quote(run_under_command(r)), shell_quote(r.lock_dir));
-  if (r.results) {
-    auto dir = std::string_view(*r.results).substr(0, r.results->rfind('/'));
-    command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
+  std::set<std::string> written_dirs;  // where run-under writes, each once
+  for (const auto& path : {r.results, r.junit}) {
+    if (!path) continue;
+    auto dir = std::string_view(*path).substr(0, path->rfind('/'));
+    if (written_dirs.insert(std::string(dir.empty() ? "/" : dir)).second)
+      command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
   }
   command += fmt::format(" --local_test_jobs={} --", r.jobs);
   for (const auto& label : labels) command += " " + shell_quote(label);

@@ -146,7 +146,20 @@ chmod +x "$SCRATCH/bin/bazel"
 : >"$SCRATCH/bazel-probe.log"
 for run in 1 2; do
   PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+    --results "$SCRATCH/bazel-results.csv" --junit "$SCRATCH/bazel-junit.xml" \
     >"$SCRATCH/bazel$run.out" 2>&1 || { cat "$SCRATCH/bazel$run.out"; fail "exec's default bazel test failed (run $run)"; }
+done
+# run-under wrote a record and rewrote the JUnit for each unit the first run ran (the second
+# ran none: all cached).
+[ "$(grep -c '^//' "$SCRATCH/bazel-results.csv")" = 10 ] || fail "records: $(cat "$SCRATCH/bazel-results.csv")"
+[ "$(grep -c '<testcase ' "$SCRATCH/bazel-junit.xml")" = 10 ] || fail "--junit: $(cat "$SCRATCH/bazel-junit.xml")"
+# What the default command cannot do is refused before Bazel starts, not silently skipped.
+for refused in "--json $SCRATCH/x.json" "--junit $SCRATCH/x.xml"; do
+  status=0
+  # shellcheck disable=SC2086
+  "$GPUPLAN" exec "$PLAN" --node ws-0 $refused 2>"$SCRATCH/refused.err" || status=$?
+  [ "$status" = 2 ] || fail "exec $refused with the default command: exit $status, not 2"
+  grep -q -- "${refused%% *}" "$SCRATCH/refused.err" || fail "exec $refused: $(cat "$SCRATCH/refused.err")"
 done
 /usr/bin/python3 - "$PLAN" "$SCRATCH/bazel-probe.log" <<'PY' || fail "bazel test's tests did not see their planned GPUs"
 import json, sys
