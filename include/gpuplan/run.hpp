@@ -92,11 +92,12 @@ struct BazelRun {
   std::string lock_dir;
   std::optional<std::string> results;  ///< absolute
   std::optional<std::string> junit;    ///< absolute; only with results
+  std::optional<std::string> fleet;    ///< absolute: the node's GPUs, those the plan leaves idle too
   int jobs = 1;                        ///< --local_test_jobs: the node's GPUs
 };
 
 /// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R
-/// [--junit J]]".
+/// [--junit J]] [--fleet F]".
 std::string run_under_command(const BazelRun& run);
 
 /// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N -- LABELS`,

@@ -254,10 +254,12 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   run.node_file = run.lock_dir + "/node";
   if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
   if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
+  if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   UnitRun u;
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
-  u.assignment.gpus = run_node_gpus(plan, o.node, nullptr, "");
+  const auto fleet_node = read_fleet_node(o.fleet, o.node);  // checked here, read by each run-under
+  u.assignment.gpus = run_node_gpus(plan, o.node, fleet_node ? &*fleet_node : nullptr, o.fleet);
   u.command = bazel_node_command(units, run);
   u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
   if (o.dry_run) {
@@ -425,15 +427,9 @@ int run_exec(const ExecOptions& o) {
     runs.clear();
     scheduled.clear();
   }
-  std::optional<Fleet> fleet;  // --fleet: this node's GPUs, and what dispatching may run here
-  const Node* here = nullptr;
-  if (!o.fleet.empty() && !o.claims.empty()) {
-    auto input = open_input(o.fleet);
-    fleet = load_fleet(input.in(), input.name);
-    for (const auto& n : fleet->nodes)
-      if (n.name == o.node) here = &n;
-    if (!here) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", o.node));
-  }
+  // --fleet: this node's GPUs, and what dispatching may run here
+  const std::optional<Node> fleet_node = read_fleet_node(o.fleet, o.node);
+  const Node* here = fleet_node ? &*fleet_node : nullptr;
   const auto node_gpus = run_node_gpus(plan, o.node, here, o.fleet);
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);

@@ -81,16 +81,10 @@ void rewrite_junit(const std::string& results, const std::string& junit) {
   ::close(fd);  // drops the lock
 }
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 /// The node's name from `--node-file` (its first line, without the spaces, tabs or CR of an
 /// editor or a Windows checkout around it: a name has none), else the host name.
 std::string node_name(const std::string& node_file) {
-  if (node_file.empty()) return this_host();
+  if (node_file.empty()) return os::host_name();
   auto input = open_input(node_file);
   std::string line;
   std::getline(input.in(), line);
@@ -301,13 +295,8 @@ int run_under(const RunUnderOptions& o) {
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
-  std::optional<Node> fleet_node;  // --fleet: this node's GPUs, and whether it can take a test
-  if (!o.fleet.empty()) {
-    auto input = open_input(o.fleet);
-    for (auto& n : load_fleet(input.in(), input.name).nodes)
-      if (n.name == node) fleet_node = std::move(n);
-    if (!fleet_node) throw InputError(Position{o.fleet}, fmt::format("the fleet has no node \"{}\"", node));
-  }
+  // --fleet: this node's GPUs, and whether it can take a test
+  const std::optional<Node> fleet_node = read_fleet_node(o.fleet, node);
   // A unit that holds the whole node holds every GPU of it, those the plan leaves idle too.
   const auto node_gpus = run_node_gpus(plan, node, fleet_node ? &*fleet_node : nullptr, o.fleet);
   auto placement = place_test(plan, node, target, shard);

@@ -146,4 +146,12 @@ Plan read_plan_for_launch(const std::string& path, std::string_view node, std::s
   return plan;
 }
 
+std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_view node) {
+  if (fleet_path.empty()) return std::nullopt;
+  auto input = open_input(fleet_path);
+  for (auto& n : load_fleet(input.in(), input.name).nodes)
+    if (n.name == node) return std::move(n);
+  throw InputError(Position{fleet_path}, fmt::format("the fleet has no node \"{}\"", node));
+}
+
 }  // namespace gpuplan::cli

@@ -1,9 +1,12 @@
 #pragma once
-// Reading a plan file for the commands that take one (show, render, verify), and its lookup
-// index (PLAN.index) for `run-under`, which runs once per test launch.
+// Reading a plan file for the commands that take one (show, render, verify), its lookup
+// index (PLAN.index) for `run-under`, which runs once per test launch, and the launchers' node
+// from --fleet.
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 #include "plan/plan_index.hpp"
 
@@ -25,5 +28,9 @@ void write_plan_index(const std::string& path, const Plan& plan, const PlanRecor
 /// (no index, a plan replaced or edited since, standard input) the whole plan, read and checked
 /// as read_plan does, and PATH.index written afresh for the next launches when the folder lets it.
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label);
+
+/// `node` in the fleet file at `fleet_path` (exec's and run-under's --fleet); nullopt when the
+/// path is empty. Throws InputError naming the file when the fleet has no such node.
+std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_view node);
 
 }  // namespace gpuplan::cli

@@ -73,12 +73,6 @@ int highest(const std::string& base) {
   return n;
 }
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 }  // namespace
 
 Claims::Claims(std::string dir, std::string node, double lease_s)

@@ -411,6 +411,12 @@ double now_epoch_s() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 SystemRunner::SystemRunner() {
   if (::pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fail("pipe", "cannot make the wake-up pipe");
   catch_stop_signals();

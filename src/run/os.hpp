@@ -94,6 +94,9 @@ int exit_status(int wait_status);
 /// Seconds since 1970, with sub-second precision.
 double now_epoch_s();
 
+/// This machine's host name (gethostname), as run-under's default node and a claim's holder.
+std::string host_name();
+
 /// Makes SIGINT and SIGTERM set a flag (read by stop_signal()) instead of ending this process.
 void catch_stop_signals();
 

@@ -131,6 +131,31 @@ for h in holders:
 PY
 done
 
+# 5b. With --fleet (no --claims), a unit that holds the node holds its GPUs the plan leaves idle
+#     too, so a run-under on this machine cannot take GPU 6 beside it; a fleet without the node is
+#     bad input, not silently ignored.
+jq '.assignments |= [.[9] | .requirements.exclusive = true]' "$PLAN" >"$SCRATCH/exclusive.json"
+cat >"$SCRATCH/ws8.yaml" <<'YAML'
+version: 1
+pools:
+  - name: ws
+    nodes: [ws-0]
+    gpu: {model: L4, count: 8}
+    cuda: "12.4"
+YAML
+"$GPUPLAN" exec "$SCRATCH/exclusive.json" --node ws-0 --fleet "$SCRATCH/ws8.yaml" --lock-dir "$SCRATCH/locks8" \
+  --command 'sleep 2' >"$SCRATCH/ws8.out" 2>&1 &
+holder=$!
+for _ in $(seq 50); do grep -q 'start' "$SCRATCH/ws8.out" && break; sleep 0.1; done
+flock -n "$SCRATCH/locks8/gpu-6.lock" true && fail "GPU 6 was free beside an exclusive unit under --fleet"
+wait "$holder" || fail "exec --fleet: $(cat "$SCRATCH/ws8.out")"
+sed 's/ws-0/ws-9/' "$SCRATCH/ws8.yaml" >"$SCRATCH/ws9.yaml"
+status=0
+"$GPUPLAN" exec "$SCRATCH/exclusive.json" --node ws-0 --fleet "$SCRATCH/ws9.yaml" --command true \
+  2>"$SCRATCH/ws9.err" || status=$?
+[ "$status" = 2 ] && grep -q 'the fleet has no node "ws-0"' "$SCRATCH/ws9.err" ||
+  fail "exec --fleet without the node: exit $status $(cat "$SCRATCH/ws9.err")"
+
 # 6. The default command: one real `bazel test` of the node's labels with one fixed --run_under
 #    (the node read from a file), each test on its planned GPUs; a second run of the same plan
 #    is fully cached and Bazel keeps its analysis cache.

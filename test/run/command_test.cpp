@@ -71,13 +71,11 @@ TEST_CASE("an unknown placeholder is an error naming it") {
 }
 
 TEST_CASE("the default command is one bazel test of the node's labels with a fixed --run_under") {
-  BazelRun r{"/opt/gpuplan",
-             "/shared/plan.json",
-             "/etc/gpuplan node",
-             "/tmp/gpuplan-locks-1",
-             std::nullopt,
-             std::nullopt,
-             4};
+  BazelRun r{.gpuplan = "/opt/gpuplan",
+             .plan = "/shared/plan.json",
+             .node_file = "/etc/gpuplan node",
+             .lock_dir = "/tmp/gpuplan-locks-1",
+             .jobs = 4};
   auto command = bazel_node_command({unit("//ml:train_test", {0, 1}, 1), unit("//ml:inference_test", {2}),
                                      unit("@//ml:train_test", {2, 3}, 0)},
                                     r);
@@ -97,4 +95,7 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       Catch::Contains("--results /shared/out/results.csv --junit /shared/junit/ws-0.xml' "
                       "--sandbox_writable_path=/tmp/gpuplan-locks-1 --sandbox_writable_path=/shared/out "
                       "--sandbox_writable_path=/shared/junit --local_test_jobs"));
+  r.fleet = "/shared/fleet.yaml";  // a unit that holds the node holds the GPUs the plan leaves idle
+  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
+               Catch::Contains("--junit /shared/junit/ws-0.xml --fleet /shared/fleet.yaml'"));
 }
