@@ -4,7 +4,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include "gpuplan/limits.hpp"
@@ -13,9 +12,11 @@ namespace gpuplan::cli {
 
 CLI::Validator finite_number(double min, double max) {
   return {[min, max](std::string& input) -> std::string {
-            char* end = nullptr;
-            double value = input.empty() ? 0 : std::strtod(input.c_str(), &end);
-            bool number = !input.empty() && end == input.c_str() + input.size() && std::isfinite(value);
+            // Decimal as written (from_chars: no hexadecimal 0x1p3, no leading space or +).
+            double value = 0;
+            const char* end = input.data() + input.size();
+            auto [stop, error] = std::from_chars(input.data(), end, value);
+            bool number = !input.empty() && error == std::errc{} && stop == end && std::isfinite(value);
             if (!number || value < min || value > max)
               return fmt::format("{:?} is not a number from {} to {}", input, min, max);
             return {};

@@ -26,7 +26,7 @@ simulate=(simulate "$PLAN" --fleet "$FLEET" --runs 1)
 exec_=(exec "$PLAN" --node h100-0 --dry-run)
 slurm=(export slurm "$PLAN" -o "$SCRATCH/slurm")
 k8s=(export kubernetes "$PLAN" -o "$SCRATCH/k8s" --image i)
-for bad in nan NaN -nan inf -inf infinity 1e999 ''; do
+for bad in nan NaN -nan inf -inf infinity 1e999 0x1p3 " 0.5" ''; do
   refused --sigma "$bad" "${simulate[@]}"
   refused --lease "$bad" "${exec_[@]}"
   refused --lease "$bad" "${slurm[@]}"
