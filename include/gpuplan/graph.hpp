@@ -127,6 +127,10 @@ std::string gpu_pattern_problem(std::string_view pattern);
 /// Whether `label` (canonical) falls under a valid `pattern`.
 bool gpu_pattern_matches(std::string_view pattern, std::string_view label);
 
+/// The patterns that match no label of `graph` (a rules file's gpu_deps or gpu_free: a typo, or
+/// a canonical repository name another Bazel version spells differently), in their order.
+std::vector<std::string> unmatched_patterns(const DepGraph& graph, const std::vector<std::string>& patterns);
+
 /// For each node, whether it reaches GPU code and the next node on a shortest path there.
 /// Linear in the graph: distances by one depth-first pass over the inputs, then the steps
 /// distance by distance; on a cycle or a rule listed twice, a breadth-first pass over the

@@ -327,6 +327,9 @@ void run(const AuditArgs& args, int& status) {
         Position{query.targets.path == "-" ? std::string("<stdin>") : query.targets.path},
         "audit needs the dependency graph: this input has no rule inputs (make it with bazel query "
         "'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
+  for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
+    if (d.label.empty() && d.severity == Severity::warning)
+      std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
   Audit result = audit(tests, deps.graph, *deps.reach);
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.fleet.empty()) {

@@ -155,6 +155,30 @@ void note_configured_closure(const DepGraph& graph) {
       absent, util::plural(absent), example);
 }
 
+/// The rules file's gpu_deps and gpu_free patterns that match no label of a dependency graph:
+/// a gpu_deps pattern that matches nothing makes its tests look GPU-free without a word.
+void check_patterns_match(const QueryOptions& options, const Rules& rules, const DepGraph& graph,
+                          Diagnostics& diagnostics) {
+  if (graph.edge_count() == 0) return;  // no deps(...) output: nothing to match against
+  for (const auto& [key, patterns] : {std::pair{"gpu_deps", &rules.gpu_deps}, {"gpu_free", &rules.gpu_free}})
+    for (const auto& pattern : unmatched_patterns(graph, *patterns)) {
+      std::string message = fmt::format("{} pattern \"{}\" of {} matches no label of the dependency graph",
+                                        key, pattern, options.rules);
+      const std::string_view repo = std::string_view(pattern).substr(0, pattern.find("//"));
+      if (repo.starts_with("@@") && repo.find_first_of("~+") != std::string_view::npos)
+        message += fmt::format(
+            ": a canonical repository name is spelled differently by each Bazel version "
+            "(rules_python~~pip~pypi in Bazel 7, rules_python++pip+pypi in Bazel 8); write the apparent "
+            "name, @{}, which matches both",
+            pattern.substr(repo.find_last_of("~+") + 1));
+      else
+        message += std::string_view(key) == "gpu_deps" ? ": no test reaches GPU code through it (a typo?)"
+                                                       : " (a typo?)";
+      diagnostics.push_back(
+          Diagnostic{options.strict ? Severity::error : Severity::warning, "", options.rules, message});
+    }
+}
+
 Classification read_and_classify(const QueryOptions& options, const Rules& rules, bool annotations,
                                  DepsInput* deps) {
   bool by_deps = options.classify_by_deps || rules.classify_by_deps;
@@ -172,6 +196,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   }
   progress::stage(fmt::format("sorting {} tests", classifier.size()));
   auto classification = classifier.finish(targets.dropped);
+  if (deps) check_patterns_match(options, rules, deps->graph, classification.diagnostics);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
   if (!has_errors(classification.diagnostics)) return classification;
   std::string errors;
@@ -179,7 +204,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   for (const auto& d : classification.diagnostics) {
     if (d.severity != Severity::error) continue;
     ++count;
-    errors += fmt::format("\n  {}: {}", d.label, d.message);
+    errors += fmt::format("\n  {}{}{}", d.label, d.label.empty() ? "" : ": ", d.message);
   }
   throw InputError(Position{input_name(options)},
                    fmt::format("{} annotation error{} (--strict):{}", count, util::plural(count), errors));

@@ -61,6 +61,30 @@ long first_match(const PatternList& list, std::string_view label) {
 
 }  // namespace
 
+std::vector<std::string> unmatched_patterns(const DepGraph& graph, const std::vector<std::string>& patterns) {
+  PatternList list(patterns);
+  std::vector<bool> matched(patterns.size(), false);
+  std::size_t left = patterns.size();
+  auto try_pattern = [&](std::size_t i, std::string_view label) {
+    if (matched[i] || !gpu_pattern_matches(patterns[i], label)) return;
+    matched[i] = true;
+    --left;
+  };
+  for (DepGraph::Node node = 0; node < graph.node_count() && left > 0; ++node) {
+    std::string_view label = graph.label(node);
+    if (is_external(label)) {
+      for (std::size_t i : list.external) try_pattern(i, label);
+    } else {
+      for (std::size_t k = 0; k < list.main.size(); ++k)
+        if (label.starts_with(list.start[k])) try_pattern(list.main[k], label);
+    }
+  }
+  std::vector<std::string> unmatched;
+  for (std::size_t i = 0; i < patterns.size(); ++i)
+    if (!matched[i]) unmatched.push_back(patterns[i]);
+  return unmatched;
+}
+
 GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     : graph_(graph), next_(graph.node_count(), unreached), patterns_(patterns.gpu_deps) {
   // gpu_free nodes and configuration rules are walls: never a GPU dep, never passed through.

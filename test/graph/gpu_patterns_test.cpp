@@ -70,3 +70,18 @@ TEST_CASE("a pattern for every target of a package is written as Bazel writes it
   CHECK_FALSE(gpu_pattern_matches("//g:all-targets", "//g/sub:kern"));
   CHECK(gpu_pattern_matches("//g/...:all", "//g/sub:kern"));
 }
+
+TEST_CASE("the patterns that match no label of a graph are found, whichever repository they name") {
+  DepGraph graph;
+  graph.rule("//ml:train_test", "py_test");
+  graph.input("//ml:model");
+  graph.input("@@rules_python++pip+pypi//torch:pkg");
+  graph.rule("//ml:model", "py_library");
+  std::vector<std::string> patterns = {"@pypi//torch:pkg",                     // the apparent name
+                                       "@@rules_python~~pip~pypi//torch:pkg",  // Bazel 7's spelling
+                                       "//ml/...", "//third_party/gpuz/...", "@cuda_*//..."};
+  CHECK(unmatched_patterns(graph, patterns) == std::vector<std::string>{"@@rules_python~~pip~pypi//torch:pkg",
+                                                                        "//third_party/gpuz/...",
+                                                                        "@cuda_*//..."});
+  CHECK(unmatched_patterns(graph, {}).empty());
+}

@@ -40,6 +40,21 @@ grep -q "change: remove tag team-gpus-4 (in the call of macro gpu_test)" "$SCRAT
 "$GPUPLAN" audit --rules examples/rules.yaml --format markdown "$SCRATCH/deps.xml" 2>/dev/null |
   grep -q '^| `//core:unit_test` | `//core:unit_test → //ml:model → @pypi//torch:torch` |$' || fail "markdown table"
 
+# A rules pattern that matches no label of the graph is named: a canonical repository name as
+# Bazel 7 spells it, on Bazel 8's @@rules_python++pip+pypi, would make every torch user look
+# GPU-free without a word. Under --strict it is an error.
+printf 'version: 1\ngpu_deps: ["@@rules_python~~pip~pypi//torch:pkg", "@pypi//torch:torch"]\n' >"$SCRATCH/canonical.yaml"
+"$GPUPLAN" audit --rules "$SCRATCH/canonical.yaml" "$SCRATCH/deps.xml" >/dev/null 2>"$SCRATCH/canonical.err" ||
+  fail "audit with an unmatched pattern failed"
+grep -q 'warning: gpu_deps pattern "@@rules_python~~pip~pypi//torch:pkg" of .*canonical.yaml matches no label.* write the apparent name, @pypi//torch:pkg' \
+  "$SCRATCH/canonical.err" || fail "no warning for a pattern that matches nothing: $(cat "$SCRATCH/canonical.err")"
+! grep -q '"@pypi//torch:torch"' "$SCRATCH/canonical.err" || fail "a pattern that matches was warned about"
+! "$GPUPLAN" audit --rules examples/rules.yaml "$SCRATCH/deps.xml" 2>&1 >/dev/null | grep -q 'matches no label' ||
+  fail "the example's own rules were warned about"
+status=0
+"$GPUPLAN" audit --rules "$SCRATCH/canonical.yaml" --strict "$SCRATCH/deps.xml" >/dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "audit --strict with an unmatched pattern: exit $status"
+
 # explain shows the path; a cpu-only test reaching torch is not a disagreement.
 "$GPUPLAN" explain //ml:train_test "$SCRATCH/deps.xml" | grep -q "reaches GPU code: //ml:train_test → //ml:model → @pypi//torch:torch" ||
   fail "explain does not show the path of //ml:train_test"
