@@ -44,6 +44,8 @@ class JsonTargets {
   void read_rule_inputs(simdjson::ondemand::array inputs, bool configured);
   void read_generated_file(simdjson::ondemand::object file);
   [[noreturn]] void fail(const std::string& message, const char* at = nullptr);
+  /// Fails on JSON simdjson refused with `error`, at `bad_byte` when that is known to be the cause.
+  [[noreturn]] void fail_invalid(simdjson::error_code error, const char* bad_byte = nullptr);
 
   Collector& out_;
   simdjson::ondemand::parser parser_;

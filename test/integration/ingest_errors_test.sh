@@ -30,6 +30,10 @@ status=0
 head -c 4096 /bin/sh >binary
 expect_bad binary 1:5 "binary input"  # 0x7f E L F, then 0x02
 
+# A whole object with text after it is not one that "ended early" (simdjson's words).
+{ head -n 2 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; printf '{"type":"RULE","rule":{"name":"//a:b_test","ruleClass":"sh_test"}} garbage\n'; } >trailing.streamed_jsonproto
+expect_bad trailing.streamed_jsonproto 3:68 "text after the end of the JSON object"
+
 { echo '//a:ok_test'; head -c 100000000 /dev/zero | tr '\0' x; echo; } >long.label
 expect_bad long.label 2 "longer than 1 MiB"
 { head -n 1 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; printf '{"type":"RULE","rule":{"name":"//a:'
