@@ -193,7 +193,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
     } else if (key == "attribute" && test) {
       for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
     } else if (out_.graph && (key == "ruleInput" || key == "configuredRuleInput")) {
-      read_rule_inputs(field.value().get_array(), key == "configuredRuleInput");
+      read_rule_inputs(field.value().get_array(), key == "configuredRuleInput", target.label);
     }
   }
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
@@ -207,15 +207,28 @@ void JsonTargets::read_rule(ondemand::object rule) {
   out_.add(TargetKind::rule, std::move(target));
 }
 
-void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured) {
+void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured, std::string_view rule) {
   for (auto input : inputs) {
     std::string_view label;
     auto error = configured ? input.get_object().find_field_unordered("label").get_string().get(label)
                             : input.get_string().get(label);
     if (error != simdjson::SUCCESS)
       fail(configured ? "a configuredRuleInput without a \"label\"" : "a ruleInput that is not a string");
+    if (label.empty()) fail_empty_input(configured, rule);
     (configured ? configured_inputs_ : inputs_).push_back(label);
   }
+}
+
+void JsonTargets::fail_empty_input(bool configured, std::string_view rule) {
+  // The "" just read ends right before the token simdjson is at now: point at it, not past it.
+  const char* at = nullptr;
+  if (document_.current_location().get(at) == simdjson::SUCCESS) {
+    while (at > text_.data() && is_json_space(at[-1])) --at;
+    at = at - text_.data() >= 2 ? at - 2 : nullptr;
+  }
+  fail(fmt::format("an empty label \"\" in the {} of {}: Bazel names every input of a rule (//pkg:name)",
+                   configured ? "configuredRuleInput" : "ruleInput", rule.empty() ? "a rule" : rule),
+       at);
 }
 
 void JsonTargets::read_generated_file(ondemand::object file) {

@@ -315,3 +315,32 @@ TEST_CASE("Skylib's flags and a config_setting_group's alias are configuration, 
   REQUIRE_FALSE(reach.reaches(test));
   REQUIRE_FALSE(reach.unknown(test));
 }
+
+namespace {
+/// What reading `text` for its graph throws, "(read)" when it reads.
+std::string graph_error(const std::string& text) {
+  try {
+    graph_of(text);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "(read)";
+}
+}  // namespace
+
+TEST_CASE(
+    "an empty label among a rule's JSON inputs is an error at it, never a node the audit names as \"\"") {
+  // `audit --strict` once said "e.g. )" and "//a:t reaches , which the input did not expand".
+  REQUIRE(
+      graph_error(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","ruleInput":["//a:x",""]}})"
+                  "\n") ==
+      "input:1:82: an empty label \"\" in the ruleInput of //a:t: Bazel names every input of a rule "
+      "(//pkg:name)");
+  REQUIRE(graph_error("{\n  \"type\": \"RULE\",\n  \"rule\": {\n    \"name\": \"//a:t\",\n    \"ruleClass\": "
+                      "\"sh_test\",\n    \"ruleInput\": [\"//a:x\",\n      \"\"\n    ]\n  }\n}\n") ==
+          "input:7:7: an empty label \"\" in the ruleInput of //a:t: Bazel names every input of a rule "
+          "(//pkg:name)");
+  REQUIRE_THAT(graph_error(cquery_of({R"({"name": "//a:t", "ruleClass": "sh_test", "configuredRuleInput": )"
+                                      R"([{"label": "", "configurationChecksum": "abc"}]})"})),
+               Catch::StartsWith("input:1:126: an empty label \"\" in the configuredRuleInput of //a:t: "));
+}
