@@ -76,9 +76,9 @@ class RulesReader {
     if (!problem) return;
     auto word = scalar(key, where);
     if (problem->kind == util::KeyProblem::Kind::repeated)
-      fail(key.Mark(),
-           fmt::format("key \"{}\" given twice in {} (first on line {})", word, where, problem->first_line));
-    fail(key.Mark(), fmt::format("unknown key \"{}\" in {}{}; known keys: {}", word, where,
+      fail(key.Mark(), fmt::format("key \"{}\" given twice in {} (first on line {})", util::excerpt(word),
+                                   where, problem->first_line));
+    fail(key.Mark(), fmt::format("unknown key \"{}\" in {}{}; known keys: {}", util::excerpt(word), where,
                                  did_you_mean(word, known), known_list(known)));
   }
 
@@ -153,7 +153,7 @@ class RulesReader {
   bool boolean(const YAML::Node& node, std::string_view key) const {
     auto text = scalar(node, key);
     if (text != "true" && text != "false")
-      fail(node.Mark(), fmt::format("{}: expected true or false, not \"{}\"", key, text));
+      fail(node.Mark(), fmt::format("{}: expected true or false, not \"{}\"", key, util::excerpt(text)));
     return text == "true";
   }
 
@@ -177,8 +177,8 @@ class RulesReader {
       auto name = scalar(item, "disable");
       const auto& known = convention_names();
       if (std::find(known.begin(), known.end(), name) == known.end())
-        fail(item.Mark(), fmt::format("disable: \"{}\" is not a built-in convention{}; they are: {}", name,
-                                      did_you_mean(name, known), known_list(known)));
+        fail(item.Mark(), fmt::format("disable: \"{}\" is not a built-in convention{}; they are: {}",
+                                      util::excerpt(name), did_you_mean(name, known), known_list(known)));
       rules.disabled_conventions.insert(name);
     }
   }
@@ -211,8 +211,8 @@ class RulesReader {
       if (key == "tag") {
         auto check = annotate::check_regex(value);
         if (!check.problem.empty())
-          fail(entry.second.Mark(),
-               fmt::format("tag: \"{}\" is not a regular expression (RE2 syntax): {}", value, check.problem));
+          fail(entry.second.Mark(), fmt::format("tag: \"{}\" is not a regular expression (RE2 syntax): {}",
+                                                util::excerpt(value), check.problem));
         captures = static_cast<unsigned>(check.captures);
         rule.tag = value;
       } else if (key == "label") {
@@ -291,7 +291,7 @@ Rules load_rules(std::istream& in, const std::string& name) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    reader.fail(e.mark, e.msg);
+    reader.fail(e.mark, util::excerpt(e.msg, 200));
   }
   return reader.read(root);
 }

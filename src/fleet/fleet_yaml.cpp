@@ -27,6 +27,7 @@ namespace gpuplan {
 
 namespace {
 
+using util::excerpt;
 using util::shown;
 
 constexpr long max_nodes_per_pool = 10000;
@@ -84,7 +85,7 @@ class Reader {
       if (auto problem = keys.check(item.first)) {
         using Kind = util::KeyProblem::Kind;
         if (problem->kind == Kind::not_a_word) fail(item.first, self, "keys must be plain words");
-        auto key_path = (path.empty() ? std::string() : path + ".") + problem->word;
+        auto key_path = (path.empty() ? std::string() : path + ".") + excerpt(problem->word);
         if (problem->kind == Kind::unknown)
           fail(item.first, key_path,
                fmt::format("unknown key{}; known here: {}", did_you_mean(problem->word, known),
@@ -175,31 +176,33 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
         vendor ? util::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
     bool needs_cc = spec.model.vendor == "nvidia";
     if (!vram || (needs_cc && !cc))
-      reader.fail(
-          model.value, "gpu.model",
-          fmt::format("unknown model '{}'{}: give gpu.vram{}, or use a model from the catalog "
-                      "(README, \"Fleet\")",
-                      name, did_you_mean(name, names), needs_cc ? " and gpu.compute_capability" : ""));
+      reader.fail(model.value, "gpu.model",
+                  fmt::format("unknown model '{}'{}: give gpu.vram{}, or use a model from the catalog "
+                              "(README, \"Fleet\")",
+                              excerpt(name), did_you_mean(name, names),
+                              needs_cc ? " and gpu.compute_capability" : ""));
     spec.model.name = name;
     spec.model.family = family_from_name(name);
     if (auto near = util::closest_match(name, names); near && digits(*near) == digits(name))
       spec.warning = fmt::format(
           "{}: gpu.model: '{}' is not in the catalog; did you mean '{}'? (read as a model of "
           "its own, family {})",
-          reader.at(model.value).str(), name, *near, spec.model.family);
+          reader.at(model.value).str(), excerpt(name), *near, spec.model.family);
   }
   if (vendor) {
     auto text = util::lower(reader.text(vendor->value, "gpu.vendor"));
     if (text != "nvidia" && text != "amd" && text != "intel")
-      reader.fail(vendor->value, "gpu.vendor", fmt::format("'{}' is not nvidia, amd or intel", text));
+      reader.fail(vendor->value, "gpu.vendor",
+                  fmt::format("'{}' is not nvidia, amd or intel", excerpt(text)));
     spec.model.vendor = text;
   }
   if (vram) {
     auto text = reader.text(vram->value, "gpu.vram");
     auto mib = parse_size_mib(text);
     if (!mib)
-      reader.fail(vram->value, "gpu.vram",
-                  fmt::format("'{}' is not a size: write it with a unit, e.g. 81559MiB or 80GiB", text));
+      reader.fail(
+          vram->value, "gpu.vram",
+          fmt::format("'{}' is not a size: write it with a unit, e.g. 81559MiB or 80GiB", excerpt(text)));
     spec.model.vram_mib = *mib;
   }
   if (cc) spec.model.compute_capability = reader.version(cc->value, "gpu.compute_capability", "9.0");
@@ -287,11 +290,12 @@ fleet::Links read_matrix(const Reader& reader, const YAML::Node& node, int gpus)
     for (int j = 0; j < gpus; ++j) {
       const auto& cell = cells[static_cast<size_t>(j)];
       if (i == j && cell != "X")
-        reader.fail(row, key, fmt::format("row {} must say X for GPU {} itself, not '{}'", i, i, cell));
+        reader.fail(row, key,
+                    fmt::format("row {} must say X for GPU {} itself, not '{}'", i, i, excerpt(cell)));
       if (i != j && !fleet::is_nvlink_cell(cell) && !fleet::is_pcie_cell(cell))
-        reader.fail(
-            row, key,
-            fmt::format("row {}, column {}: '{}' is not NV<n>, SYS, NODE, PHB, PXB or PIX", i, j, cell));
+        reader.fail(row, key,
+                    fmt::format("row {}, column {}: '{}' is not NV<n>, SYS, NODE, PHB, PXB or PIX", i, j,
+                                excerpt(cell)));
       links[static_cast<size_t>(i)][static_cast<size_t>(j)] = fleet::is_nvlink_cell(cell);
     }
     rows.push_back(row);
@@ -316,7 +320,7 @@ std::pair<std::string, fleet::Links> read_topology(const Reader& reader, const F
     reader.fail(node, "topology",
                 fmt::format("unknown topology '{}'{}: use nvswitch, pcie, {{nvlink_pairs: ...}}, "
                             "{{nvlink_groups: ...}} or {{matrix: ...}}",
-                            word, did_you_mean(word, words)));
+                            excerpt(word), did_you_mean(word, words)));
   }
   if (!node.IsMap())
     reader.fail(node, "topology",
@@ -339,8 +343,8 @@ std::map<std::string, std::string> read_labels(const Reader& reader, const Field
     reader.fail(field->value, "labels", fmt::format("must be a mapping, not {}", shown(field->value)));
   for (const auto& item : field->value) {
     auto key = reader.text(item.first, "labels");
-    if (labels.contains(key)) reader.fail(item.first, "labels." + key, "given twice");
-    labels[key] = reader.text(item.second, "labels." + key);
+    if (labels.contains(key)) reader.fail(item.first, "labels." + excerpt(key), "given twice");
+    labels[key] = reader.text(item.second, "labels." + excerpt(key));
   }
   return labels;
 }
@@ -355,8 +359,8 @@ struct Names {
     auto [it, added] = pool_and_line.emplace(node, std::pair{pool, line});
     if (!added)
       reader.fail(where, key,
-                  fmt::format("node name '{}' is already used by pool {} (line {})", node, it->second.first,
-                              it->second.second));
+                  fmt::format("node name '{}' is already used by pool {} (line {})", excerpt(node),
+                              excerpt(it->second.first), it->second.second));
   }
 };
 
@@ -368,7 +372,7 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
   const auto& name = require(reader, fields, node, "name", "the pool's name, e.g. h100");
   pool.name = reader.name(name.value, "name");
   if (!pool_names.insert(pool.name).second)
-    reader.fail(name.value, "name", fmt::format("pool '{}' is already defined", pool.name));
+    reader.fail(name.value, "name", fmt::format("pool '{}' is already defined", excerpt(pool.name)));
 
   const auto* count = find(fields, "count");
   const auto* listed = find(fields, "nodes");
@@ -438,11 +442,17 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", e.msg));
+    throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", excerpt(e.msg, 200)));
   }
   if (!root.IsDefined() || root.IsNull())
     throw InputError(Position{name, 1, 1},
                      "empty fleet: expected `version: 1` and `pools:` (README, \"Fleet\")");
+  if (root.IsScalar()) {  // a file of text, not YAML, which YAML reads whole as one string: quote its line
+    auto from = static_cast<std::size_t>(std::max(root.Mark().pos, 0));
+    reader.fail(root, "fleet",
+                fmt::format("must be a mapping, not '{}'",
+                            excerpt(std::string_view(text).substr(std::min(from, text.size())))));
+  }
   auto fields = reader.fields(root, "", "fleet", {"version", "pools"});
   const auto& version = require(reader, fields, root, "version", "write `version: 1` first");
   if (!version.value.IsScalar() || version.value.Scalar() != "1")

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/utf8.hpp"
@@ -37,6 +40,52 @@ const char* first_bad_byte(std::string_view json) {
   return nullptr;
 }
 
+constexpr std::string_view after_object = "text after the end of the JSON object";
+
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/// What is wrong with JSON that simdjson refused, when it is one of the two mistakes its own
+/// message misnames: text after a complete object (simdjson says the document "ended early")
+/// or an object that is cut off. Where it is (the text after the object, or the start of the
+/// object cut off), and what to say; nothing for any other mistake.
+std::optional<std::pair<const char*, std::string>> misshapen(std::string_view json) {
+  std::vector<char> open;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char& byte : json) {
+    char c = byte;
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c);
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != (c == '}' ? '{' : '[')) return std::nullopt;  // not a shape mistake
+      open.pop_back();
+      if (open.empty()) {
+        std::size_t rest = static_cast<std::size_t>(&byte - json.data()) + 1;
+        while (rest < json.size() && is_json_space(json[rest])) ++rest;
+        if (rest == json.size()) return std::nullopt;  // the object is whole: the mistake is inside it
+        return std::pair{json.data() + rest, std::string(after_object)};
+      }
+    }
+  }
+  if (open.empty() && !in_string) return std::nullopt;
+  return std::pair{json.data(),
+                   std::string(in_string ? "not valid JSON: the object ends early, inside a string: "
+                                           "is it cut off?"
+                                         : "not valid JSON: the object ends early, before its "
+                                           "closing '}': is it cut off?")};
+}
+
 }  // namespace
 
 std::string short_configuration(std::string_view checksum) { return std::string(checksum.substr(0, 7)); }
@@ -48,18 +97,23 @@ void JsonTargets::parse_object(std::string_view json, std::size_t readable, cons
   have_document_ = false;  // the last object's document points into text that is gone
   try {
     auto parsed = parser_.iterate(simdjson::padded_string_view(json.data(), json.size(), readable));
-    if (parsed.error() != simdjson::SUCCESS)
-      fail(fmt::format("not valid JSON: {}", simdjson::error_message(parsed.error())), first_bad_byte(json));
+    if (parsed.error() != simdjson::SUCCESS) fail_invalid(parsed.error(), first_bad_byte(json));
     document_ = std::move(parsed.value_unsafe());
     have_document_ = true;
     use(document_.get_object());
     const char* rest =
         nullptr;  // simdjson 3.0 has no document::at_end(): a location past the object means more text
-    if (document_.current_location().get(rest) == simdjson::SUCCESS)
-      fail("more text after the JSON object", rest);
+    if (document_.current_location().get(rest) == simdjson::SUCCESS) fail(std::string(after_object), rest);
   } catch (const simdjson::simdjson_error& error) {
-    fail(fmt::format("not valid JSON: {}", simdjson::error_message(error.error())));
+    fail_invalid(error.error());
   }
+}
+
+void JsonTargets::fail_invalid(simdjson::error_code error, const char* bad_byte) {
+  // simdjson calls text after a whole object an object that "ended early", and a cut-off one
+  // anything from that to "improper structure": those two are told apart here, on the error path.
+  if (auto shape = bad_byte ? std::nullopt : misshapen(text_)) fail(shape->second, shape->first);
+  fail(fmt::format("not valid JSON: {}", simdjson::error_message(error)), bad_byte);
 }
 
 void JsonTargets::finish() {
@@ -139,7 +193,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
     } else if (key == "attribute" && test) {
       for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
     } else if (out_.graph && (key == "ruleInput" || key == "configuredRuleInput")) {
-      read_rule_inputs(field.value().get_array(), key == "configuredRuleInput");
+      read_rule_inputs(field.value().get_array(), key == "configuredRuleInput", target.label);
     }
   }
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
@@ -153,15 +207,28 @@ void JsonTargets::read_rule(ondemand::object rule) {
   out_.add(TargetKind::rule, std::move(target));
 }
 
-void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured) {
+void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured, std::string_view rule) {
   for (auto input : inputs) {
     std::string_view label;
     auto error = configured ? input.get_object().find_field_unordered("label").get_string().get(label)
                             : input.get_string().get(label);
     if (error != simdjson::SUCCESS)
       fail(configured ? "a configuredRuleInput without a \"label\"" : "a ruleInput that is not a string");
+    if (label.empty()) fail_empty_input(configured, rule);
     (configured ? configured_inputs_ : inputs_).push_back(label);
   }
+}
+
+void JsonTargets::fail_empty_input(bool configured, std::string_view rule) {
+  // The "" just read ends right before the token simdjson is at now: point at it, not past it.
+  const char* at = nullptr;
+  if (document_.current_location().get(at) == simdjson::SUCCESS) {
+    while (at > text_.data() && is_json_space(at[-1])) --at;
+    at = at - text_.data() >= 2 ? at - 2 : nullptr;
+  }
+  fail(fmt::format("an empty label \"\" in the {} of {}: Bazel names every input of a rule (//pkg:name)",
+                   configured ? "configuredRuleInput" : "ruleInput", rule.empty() ? "a rule" : rule),
+       at);
 }
 
 void JsonTargets::read_generated_file(ondemand::object file) {
@@ -272,6 +339,7 @@ void JsonObjects::read(const Each& each) {
   std::string key;         // the last key of the top-level object
   std::string array_key;   // the key of the array being read at depth 1
   Position start;
+  long ended = 0;  // the line where the last object (depth 0) or the document (depth 2) ended
   bool in_string = false;
   bool escaped = false;
   bool capturing = false;
@@ -303,8 +371,11 @@ void JsonObjects::read(const Each& each) {
         continue;
       }
       int depth = static_cast<int>(open.size());
+      if (depth == 0 && ended > 0 && depth_ > 0 && !is_json_space(c))
+        fail(fmt::format("text after the end of the JSON document, which ended at line {}", ended));
       switch (c) {
         case '"':
+          if (depth == depth_ && depth_ > 0 && open.back() == '[') fail("expected a JSON object here");
           in_string = true;
           key_string = depth == 1 && !capturing;
           if (key_string) key.clear();
@@ -325,6 +396,7 @@ void JsonObjects::read(const Each& each) {
           if (open.empty() || open.back() != (c == '}' ? '{' : '['))
             fail(fmt::format("a '{}' that closes nothing", c));
           open.pop_back();
+          if (open.empty()) ended = line_;
           if (capturing && static_cast<int>(open.size()) == depth_) {
             capturing = false;
             object.reserve(object.size() + simdjson::SIMDJSON_PADDING);
@@ -336,7 +408,13 @@ void JsonObjects::read(const Each& each) {
         case '\r':
         case '\n': break;
         default:
+          if (depth == 0 && ended > 0)
+            fail(fmt::format(
+                "text after the end of the JSON object that ended at line {}: '{}' where the next "
+                "object should begin",
+                ended, c));
           if (depth == 0) fail(fmt::format("'{}' where a JSON object should begin", c));
+          if (depth == depth_ && c != ',' && open.back() == '[') fail("expected a JSON object here");
       }
     }
   }

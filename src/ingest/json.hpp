@@ -41,9 +41,13 @@ class JsonTargets {
   void read_rule(simdjson::ondemand::object rule);
   void read_attribute(simdjson::ondemand::object attribute, Target& target);
   /// ruleInput (labels) or cquery's configuredRuleInput ({"label": ...}), for the GraphSink.
-  void read_rule_inputs(simdjson::ondemand::array inputs, bool configured);
+  void read_rule_inputs(simdjson::ondemand::array inputs, bool configured, std::string_view rule);
+  /// Fails on an input of `rule` whose label is "" (the string just read).
+  [[noreturn]] void fail_empty_input(bool configured, std::string_view rule);
   void read_generated_file(simdjson::ondemand::object file);
   [[noreturn]] void fail(const std::string& message, const char* at = nullptr);
+  /// Fails on JSON simdjson refused with `error`, at `bad_byte` when that is known to be the cause.
+  [[noreturn]] void fail_invalid(simdjson::error_code error, const char* bad_byte = nullptr);
 
   Collector& out_;
   simdjson::ondemand::parser parser_;

@@ -41,6 +41,12 @@ const char* element_for(Attribute attribute) {
 
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/// <rule-input> or <rule-output>, the elements blank_rule_io turns into spaces.
+bool is_rule_io(const char* element) {
+  return element[0] == 'r' &&
+         (std::strcmp(element, "rule-input") == 0 || std::strcmp(element, "rule-output") == 0);
+}
+
 /// The end of an empty element whose name (`length` bytes from `at`, "<" included) ends at
 /// `at + length`: just past its "/>", reading its attributes; nullptr if it is not one complete
 /// before `end`. With `name`, the value of its `name` attribute goes there (nullptr if that
@@ -88,6 +94,32 @@ const char* rule_io_end(const char* at, const char* end, std::optional<std::stri
   return empty_element_end(at, length, end, name);
 }
 
+/// Whether the scan of blank_rule_io is inside a <rule> after the tag that starts at `at`, given
+/// whether it was before: `<rule ...>` enters one (`<rule .../>` does not), `</rule>` leaves it,
+/// any other tag changes nothing. A <rule ...> cut off by `end` leaves it outside, to be sure.
+bool inside_rule_after(const char* at, const char* end, bool inside) {
+  std::string_view rest(at, static_cast<std::size_t>(end - at));
+  if (rest.size() > 5 && rest[1] == 'r' && rest.starts_with("<rule") &&
+      (is_xml_space(rest[5]) || rest[5] == '>')) {
+    const void* close = std::memchr(at + 5, '>', rest.size() - 5);
+    return close && static_cast<const char*>(close)[-1] != '/';
+  }
+  if (rest.size() > 6 && rest[1] == '/' && rest.starts_with("</rule") &&
+      (is_xml_space(rest[6]) || rest[6] == '>'))
+    return false;
+  return inside;
+}
+
+/// Whether `data` ends inside a tag that may be a </rule> (one that begins "</", or a lone "<"):
+/// the next buffer's scan cannot tell whether it starts inside a rule.
+bool ends_in_closing_tag(const char* data, std::size_t size) {
+  for (const char* p = data + size; p > data; --p) {
+    if (p[-1] == '>') return false;
+    if (p[-1] == '<') return p == data + size || *p == '/';
+  }
+  return false;
+}
+
 /// Spaces over `from` to `to`, keeping line breaks so that expat's lines stay true. An element
 /// nearly always lies on one line: then it is one memset, where a byte-by-byte loop was most of
 /// the reader's own time on a rule-input-heavy query.
@@ -111,24 +143,28 @@ struct PendingInputs {
   std::vector<std::string_view> labels;  ///< the rule's labels being handed on, into text
 };
 
-/// Turns every complete <rule-input .../> and <rule-output .../> element in `data` into
-/// spaces (keeping line breaks, so positions stay true). They are most of Bazel's XML,
-/// gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
-/// With `pending`, each rule-input's name is kept there first (one with an entity is left
-/// for expat). In well-formed XML a '<' outside comments and CDATA (which Bazel never
-/// writes) always begins a tag, so nothing else is touched. Returns whether it blanked anything.
-bool blank_rule_io(char* data, std::size_t size, PendingInputs* pending = nullptr) {
+/// Turns every complete <rule-input .../> and <rule-output .../> element inside a <rule> in
+/// `data` into spaces (keeping line breaks, so positions stay true). They are most of Bazel's
+/// XML, gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
+/// `in_rule`: whether `data` starts inside a <rule>; where the scan is unsure, it leaves the
+/// element for expat, which refuses one outside a rule at its position. With `pending`, each
+/// rule-input's name is kept there first (one with an entity, or empty, is left for expat,
+/// which reads or refuses it). In well-formed XML a '<' outside comments and CDATA (which
+/// Bazel never writes) always begins a tag, so nothing else is touched. Returns whether it
+/// blanked anything.
+bool blank_rule_io(char* data, std::size_t size, bool in_rule, PendingInputs* pending = nullptr) {
   char* end = data + size;
   bool blanked = false;
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
     std::optional<std::string_view> name;
-    const char* element_end = rule_io_end(p, end, pending ? &name : nullptr);
+    const char* element_end = in_rule ? rule_io_end(p, end, pending ? &name : nullptr) : nullptr;
     if (!element_end) {
+      in_rule = inside_rule_after(p, end, in_rule);
       ++p;
       continue;
     }
     if (pending && p[6] == 'i') {  // <rule-input
-      if (!name) {
+      if (!name || name->empty()) {
         p = const_cast<char*>(element_end);
         continue;
       }
@@ -201,7 +237,11 @@ class XmlReader {
       if (!buffer) throw std::bad_alloc();
       std::size_t count = source_.read(static_cast<char*>(buffer), feed_size);
       pending_.base = fed_;
-      if (blank_rule_io(static_cast<char*>(buffer), count, out_.graph ? &pending_ : nullptr))
+      // Where expat stopped (in a rule or not) is where this buffer starts, unless a tag that
+      // may be </rule> was cut off there, which expat has yet to read.
+      bool in_rule = in_rule_ && !cut_closing_tag_;
+      cut_closing_tag_ = ends_in_closing_tag(static_cast<char*>(buffer), count);
+      if (blank_rule_io(static_cast<char*>(buffer), count, in_rule, out_.graph ? &pending_ : nullptr))
         unread_ = 0;  // whole elements went by
       if (blank_unused_attributes(static_cast<char*>(buffer), count)) unread_ = 0;
       fed_ += count;
@@ -242,13 +282,29 @@ class XmlReader {
     if (depth_ == 1) {
       if (std::strcmp(element, "query") != 0)
         stop(fmt::format("<{}> is not the root of Bazel's query XML (<query version=\"2\">)", element));
+    } else if (is_rule_io(element)) {
+      start_rule_io(element, pairs);
     } else if (depth_ == 2) {
       start_target(element, pairs);
-    } else if (depth_ == 3 && out_.graph && std::strcmp(element, "rule-input") == 0) {
-      if (const char* name = xml_attribute(pairs, "name")) out_.graph->input(name);
     } else if (in_test_) {
       start_inside_test(element, pairs);
     }
+  }
+
+  /// A <rule-input> or <rule-output> that blank_rule_io left (at a buffer's start, with an
+  /// entity or an empty name, or outside a rule).
+  void start_rule_io(const char* element, const XML_Char** pairs) {
+    bool input = element[5] == 'i';  // rule-input
+    if (!in_rule_)
+      return stop(fmt::format("a <{}> outside any <rule>: Bazel writes a rule's inputs and outputs inside it",
+                              element));
+    if (!input || depth_ != 3 || !out_.graph) return;
+    const char* name = xml_attribute(pairs, "name");
+    if (!name || !*name)
+      return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",
+                              name ? "an empty" : "no"));
+    flush_inputs();  // the rule's inputs blanked before this one go first: the graph keeps their order
+    out_.graph->input(name);
   }
 
   void start_target(const char* element, const XML_Char** pairs) {
@@ -268,6 +324,7 @@ class XmlReader {
     const char* rule_class = xml_attribute(pairs, "class");
     const char* name = xml_attribute(pairs, "name");
     if (!rule_class || !name) return stop("a <rule> without a class or name");
+    in_rule_ = true;
     if (out_.graph) out_.graph->rule(name, rule_class);
     if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
     in_test_ = true;
@@ -279,7 +336,7 @@ class XmlReader {
   }
 
   void start_inside_test(const char* element, const XML_Char** pairs) {
-    if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-input, rule-output: most of the input
+    if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-default-setting
     const char* value = xml_attribute(pairs, "value");
     if (depth_ == 3) {
       const char* name = xml_attribute(pairs, "name");
@@ -350,6 +407,7 @@ class XmlReader {
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
     }
+    if (depth_ == 2) in_rule_ = false;
     if (depth_ == 3) attribute_ = Attribute::none;
     --depth_;
   }
@@ -362,6 +420,8 @@ class XmlReader {
   std::size_t unread_ = 0;  ///< bytes fed since an element last began: bounds expat's buffer
   std::uint64_t fed_ = 0;   ///< bytes given to expat before the current buffer
   PendingInputs pending_;
+  bool in_rule_ = false;          ///< inside a <rule>, a test or not
+  bool cut_closing_tag_ = false;  ///< the last buffer ended inside a tag that may be </rule>
   bool in_test_ = false;
   Target test_;
   Attribute attribute_ = Attribute::none;

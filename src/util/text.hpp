@@ -1,5 +1,5 @@
 #pragma once
-// Small text helpers every stage shares: ASCII lower case, English plurals, prefixes.
+// Small text helpers every stage shares: ASCII lower case, English plurals, prefixes, excerpts.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -37,5 +37,10 @@ inline bool strip_prefix(std::string_view& text, std::string_view prefix) {
   text.remove_prefix(prefix.size());
   return true;
 }
+
+/// How a message quotes text a user wrote, which may be a whole file: the first line only,
+/// at most `max_characters` characters of it (UTF-8 is never cut inside a character), control
+/// characters but the tab written as "\x01", and "…" after it when anything was left out.
+std::string excerpt(std::string_view text, std::size_t max_characters = 60);
 
 }  // namespace gpuplan::util

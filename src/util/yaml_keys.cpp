@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "util/suggest.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::util {
 
@@ -22,7 +23,7 @@ std::optional<KeyProblem> KeyChecker::check(const YAML::Node& key) {
 
 std::string shown(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Scalar: return fmt::format("'{}'", excerpt(node.Scalar()));
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "empty";
@@ -34,7 +35,7 @@ Result<long> whole_number(const YAML::Node& node, long least, long most) {
   long number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec == std::errc::result_out_of_range)
-    return Problem{fmt::format("must be at most {}, not {}", most, text)};
+    return Problem{fmt::format("must be at most {}, not {}", most, excerpt(text))};
   if (text.empty() || ec != std::errc() || end != text.data() + text.size())
     return Problem{fmt::format("must be a whole number, not {}", shown(node))};
   if (number < least) return Problem{fmt::format("must be at least {}, not {}", least, number)};
@@ -49,7 +50,7 @@ Result<double> number_below(const YAML::Node& node, double least, double below) 
   if (text.empty() || ec != std::errc() || end != text.data() + text.size())
     return Problem{fmt::format("must be a number, not {}", shown(node))};
   if (!(number >= least && number < below))
-    return Problem{fmt::format("must be at least {} and below {}, not {}", least, below, text)};
+    return Problem{fmt::format("must be at least {} and below {}, not {}", least, below, excerpt(text))};
   return number;
 }
 

@@ -37,7 +37,7 @@ class KeyChecker {
   std::vector<std::pair<std::string, int>> seen_;  ///< keys so far and their 1-based lines
 };
 
-/// A value as a message shows it: 'text', or a list, a mapping, empty.
+/// A value as a message shows it: 'text' (an excerpt: never a whole file), or a list, a mapping, empty.
 std::string shown(const YAML::Node& node);
 
 /// A whole number from `least` to `most`; the problem says "must be ..., not ...".

@@ -211,3 +211,18 @@ TEST_CASE("a rules file that is not UTF-8 is an error at the byte, before YAML r
   REQUIRE_THAT(error_of("rules:\n  - tag: gpu\xff\n    set: {gpus: 1}\n"),
                Catch::StartsWith("rules.yaml:2:13: byte 0xff is not UTF-8"));
 }
+
+TEST_CASE("a long key or value is quoted as a short excerpt, never whole") {
+  std::string long_word(1000, 'k');
+  REQUIRE_THAT(
+      error_of(long_word + ": 1\n"),
+      Catch::StartsWith("rules.yaml:1:1: unknown key \"" + std::string(60, 'k') + "…\" in the rules file"));
+  REQUIRE_THAT(error_of("disable: [" + long_word + "]\n"),
+               Catch::StartsWith("rules.yaml:1:11: disable: \"" + std::string(60, 'k') +
+                                 "…\" is not a built-in convention; they are: "));
+  REQUIRE_THAT(error_of("classify_by_deps: " + long_word + "\n"),
+               Catch::Equals("rules.yaml:1:19: classify_by_deps: expected true or false, not \"" +
+                             std::string(60, 'k') + "…\""));
+  REQUIRE_THAT(error_of("vram_headroom: 0." + std::string(1000, '5') + "9e99\n"),
+               Catch::EndsWith("must be at least 0 and below 1, not 0." + std::string(58, '5') + "…"));
+}

@@ -241,3 +241,25 @@ TEST_CASE("a fleet file that is not UTF-8 is an error at the byte, not a crash w
   REQUIRE_THAT(error_of(fleet_with("    count: 1\n    gpu: {model: H100\xff}\n")),
                Catch::StartsWith("fleet.yaml:5:22: byte 0xff is not UTF-8"));
 }
+
+TEST_CASE("a file that is no fleet is named with a short excerpt of its line, never quoted whole") {
+  // YAML reads a text file as one string, which the message once quoted whole: a 1 MB line, a
+  // log file, a binary.
+  REQUIRE(error_of("This is a README, not a fleet file.\nIt has several lines of prose.\n") ==
+          "fleet.yaml:1:1: fleet: must be a mapping, not 'This is a README, not a fleet file.…'");
+  std::string line(1'000'000, 'x');
+  REQUIRE(error_of(line) == "fleet.yaml:1:1: fleet: must be a mapping, not '" + std::string(60, 'x') + "…'");
+  REQUIRE(error_of(line + "\n" + line + "\n").size() < 200);
+  REQUIRE(error_of("\x7f"
+                   "ELF\x02\x01\x01 binary\n") ==
+          "fleet.yaml:1:1: fleet: must be a mapping, not '\\x7fELF\\x02\\x01\\x01 binary'");
+  REQUIRE(error_of("[{\"version\": 1}, {\"pools\": []}]\n") ==
+          "fleet.yaml:1:1: fleet: must be a mapping, not a list");
+  REQUIRE(error_of("version: 1\npools: " + line + "\n") ==
+          "fleet.yaml:2:8: pools: must be a list, not '" + std::string(60, 'x') + "…'");
+  REQUIRE(error_of(fleet_with("    gpu: {model: L4, count: 1, vram: " + line + "}\n    cuda: \"12.4\"\n")) ==
+          "fleet.yaml:4:38: gpu.vram: '" + std::string(60, 'x') +
+              "…' is not a size: write it with a unit, e.g. 81559MiB or 80GiB");
+  REQUIRE(error_of(std::string(1000, 'k') + ": 1\n") ==
+          "fleet.yaml:1:1: " + std::string(60, 'k') + "…: unknown key; known here: version, pools");
+}

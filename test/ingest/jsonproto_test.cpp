@@ -106,3 +106,49 @@ TEST_CASE("JSON that simdjson rejects outright is an error at its line, first ob
   REQUIRE(line_of(good + "\n{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:\xff\"}}\n",
                   InputFormat::jsonproto) == 2);
 }
+
+TEST_CASE("a streamed_jsonproto line with text after its object is an error at that text") {
+  // simdjson calls this a document that "ended early", which sent users looking for a cut-off line.
+  std::string good = R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})";
+  auto error_of = [](const std::string& text) {
+    try {
+      read_text(text, InputFormat::streamed_jsonproto);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(read)");
+  };
+  const std::string after = ": text after the end of the JSON object";
+  REQUIRE(error_of(good + "\n" + good + " garbage\n") ==
+          "input:2:" + std::to_string(good.size() + 2) + after);
+  REQUIRE(error_of(good + good + "\n") == "input:1:" + std::to_string(good.size() + 1) + after);
+  REQUIRE(error_of(good + "  " + good + "\n") == "input:1:" + std::to_string(good.size() + 3) + after);
+  REQUIRE(error_of(good + "}\n") == "input:1:" + std::to_string(good.size() + 1) + after);
+  // A line cut off is still one that ends early, inside the object or inside a string.
+  REQUIRE(error_of(good + "\n" + good.substr(0, good.size() - 1) + "\n") ==
+          "input:2:1: not valid JSON: the object ends early, before its closing '}': is it cut off?");
+  REQUIRE(error_of(good.substr(0, 33) + "\n") ==
+          "input:1:1: not valid JSON: the object ends early, inside a string: is it cut off?");
+}
+
+TEST_CASE("text after a jsonproto object or after the cquery document is an error, never skipped or read") {
+  std::string object =
+      "{\n  \"type\": \"RULE\",\n  \"rule\": {\"name\": \"//a:t\", \"ruleClass\": \"sh_test\"}\n}";
+  REQUIRE_THROWS_WITH(
+      read_text(object + " garbage\n"),
+      "input:4:3: text after the end of the JSON object that ended at line 4: 'g' where the next "
+      "object should begin");
+  std::string cquery =
+      "{\n  \"results\": [{\"target\": {\"type\": \"RULE\", \"rule\": {\"name\": \"//a:t\", "
+      "\"ruleClass\": \"sh_test\"}}}]\n}";
+  REQUIRE(read_text(cquery + "\n").tests.size() == 1);
+  REQUIRE_THROWS_WITH(read_text(cquery + " garbage\n"),
+                      "input:3:3: text after the end of the JSON document, which ended at line 3");
+  // A second document was read as if it belonged to the first.
+  REQUIRE_THROWS_WITH(read_text(cquery + "\n" + cquery + "\n"),
+                      "input:4:1: text after the end of the JSON document, which ended at line 3");
+  std::string scalar =
+      "{\"results\": [{\"target\": {\"type\": \"RULE\", \"rule\": {\"name\": \"//a:t\", "
+      "\"ruleClass\": \"sh_test\"}}}, 42, \"x\"]}\n";
+  REQUIRE_THROWS_WITH(read_text(scalar), Catch::StartsWith("input:1:95: expected a JSON object here"));
+}

@@ -172,3 +172,44 @@ TEST_CASE("attributes gpuplan never reads, in every spelling and across read bou
   REQUIRE_THROWS_WITH(read_text(wrong), Catch::StartsWith("input:4:3: ") &&
                                             Catch::Contains("attribute size of //a:t is a <label>"));
 }
+
+TEST_CASE("a rule-input or rule-output outside any rule is an error at its position, not skipped") {
+  const std::string rule =
+      "<rule class=\"sh_test\" name=\"//a:t\">\n  <rule-input name=\"//a:x\"/>\n</rule>\n";
+  REQUIRE_THROWS_WITH(
+      read_text("<query version=\"2\">\n" + rule + "  <rule-input name=\"//a:stray\"/>\n</query>"),
+      "input:5:3: a <rule-input> outside any <rule>: Bazel writes a rule's inputs and outputs "
+      "inside it");
+  REQUIRE_THROWS_WITH(
+      read_text("<query version=\"2\">\n<rule-output name=\"//a:out\"/>\n" + rule + "</query>"),
+      Catch::StartsWith("input:2:1: a <rule-output> outside any <rule>"));
+  REQUIRE_THROWS_WITH(read_text("<query version=\"2\">\n<source-file name=\"//a:x\" location=\"a/BUILD\">"
+                                "<rule-input name=\"//a:y\"/></source-file>\n</query>"),
+                      Catch::StartsWith("input:2:46: a <rule-input> outside any <rule>"));
+  // After an empty <rule .../>, the next one is outside again.
+  REQUIRE_THROWS_WITH(read_text("<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\"/>\n"
+                                "<rule-input name=\"//a:y\"/>\n</query>"),
+                      Catch::StartsWith("input:3:1: a <rule-input> outside any <rule>"));
+}
+
+TEST_CASE("a stray rule-input is found however the reads cut the </rule> before it") {
+  // The reader blanks the rule inputs it knows to be inside a rule before expat reads them, one
+  // read at a time. The first read ends where the look at the input's start ended (4 KiB when the
+  // format is given, 64 KiB when it is detected); here the </rule> before the stray input
+  // straddles that end by every amount.
+  const std::string rule =
+      "<rule class=\"sh_test\" name=\"//a:t\">\n  <rule-input name=\"//a:x\"/>\n</rule>\n";
+  for (auto [format, first_read] : {std::pair{std::optional(InputFormat::xml), std::size_t{4096}},
+                                    std::pair{std::optional<InputFormat>(), std::size_t{65536}}}) {
+    std::string head = "<query version=\"2\">\n";
+    while (head.size() + rule.size() < first_read - 128) head += rule;
+    head += "<rule class=\"sh_test\" name=\"//a:last\">\n  <rule-input name=\"//a:x\"/>\n";
+    for (std::size_t cut = 0; cut <= 8; ++cut) {
+      std::string text =
+          head + std::string(first_read - cut - head.size(), ' ');  // </rule> at `cut` before the end
+      text += "</rule><rule-input name=\"//a:stray\"/>\n</query>";
+      INFO("first read " << first_read << ", cut " << cut);
+      REQUIRE_THROWS_WITH(read_text(text, format), Catch::Contains("a <rule-input> outside any <rule>"));
+    }
+  }
+}

@@ -19,6 +19,28 @@ status=0
 grep -qF "gpuplan: $SCRATCH/bad.yaml:4:22: gpu.cont: unknown key (did you mean 'count'?)" "$SCRATCH/err" ||
   fail "bad fleet message: $(cat "$SCRATCH/err")"
 
+# A file that is no fleet (text, one 1 MB line, a binary, JSON) is named with its line and at
+# most a short excerpt of it, never quoted whole; plan --fleet leaves no plan behind.
+printf 'This is a README, not a fleet file.\nIt goes on for a while.\n' > "$SCRATCH/README"
+head -c 1000000 /dev/zero | tr '\0' x > "$SCRATCH/line.txt"
+head -c 4096 /bin/sh > "$SCRATCH/binary"
+printf '[{"version": 1}, {"pools": []}]\n' > "$SCRATCH/fleet.json"
+for file in README line.txt binary fleet.json; do
+  status=0
+  "$GPUPLAN" fleet check "$SCRATCH/$file" > "$SCRATCH/out" 2> "$SCRATCH/err" || status=$?
+  [ "$status" = 2 ] || fail "fleet check $file: exit $status, not 2"
+  grep -q "^gpuplan: $SCRATCH/$file:1:[0-9]*: " "$SCRATCH/err" || fail "fleet check $file: no position in: $(head -c 300 "$SCRATCH/err")"
+  [ "$(wc -c < "$SCRATCH/err")" -lt 300 ] || fail "fleet check $file: a message of $(wc -c < "$SCRATCH/err") bytes"
+  status=0
+  "$GPUPLAN" plan examples/query.xml --fleet "$SCRATCH/$file" -o "$SCRATCH/plan.json" 2> "$SCRATCH/err" || status=$?
+  [ "$status" = 2 ] || fail "plan --fleet $file: exit $status, not 2"
+  [ "$(wc -c < "$SCRATCH/err")" -lt 300 ] || fail "plan --fleet $file: a message of $(wc -c < "$SCRATCH/err") bytes"
+  [ ! -e "$SCRATCH/plan.json" ] || fail "plan --fleet $file left a plan behind"
+done
+"$GPUPLAN" plan examples/query.xml --fleet "$SCRATCH/line.txt" 2> "$SCRATCH/err" > /dev/null || true
+grep -qxF "gpuplan: $SCRATCH/line.txt:1:1: fleet: must be a mapping, not '$(head -c 60 "$SCRATCH/line.txt")…'" "$SCRATCH/err" ||
+  fail "the 1 MB line: $(head -c 300 "$SCRATCH/err")"
+
 "$GPUPLAN" fleet import --query-gpu - --topo "$DATA/h100-hgx-8x.topo.txt" --name gpu-07 --pool hgx \
   -o "$SCRATCH/node.yaml" < "$DATA/h100-hgx-8x.query.csv"
 grep -q 'nodes: \[gpu-07\]' "$SCRATCH/node.yaml" || fail "imported node name: $(cat "$SCRATCH/node.yaml")"

@@ -30,6 +30,34 @@ status=0
 head -c 4096 /bin/sh >binary
 expect_bad binary 1:5 "binary input"  # 0x7f E L F, then 0x02
 
+# A whole object with text after it is not one that "ended early" (simdjson's words).
+{ head -n 2 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; printf '{"type":"RULE","rule":{"name":"//a:b_test","ruleClass":"sh_test"}} garbage\n'; } >trailing.streamed_jsonproto
+expect_bad trailing.streamed_jsonproto 3:68 "text after the end of the JSON object"
+
+# Bazel writes rule inputs only inside their rule; one outside any rule is refused, not skipped.
+sed 's|^</query>|<rule-input name="//a:stray"/>\n</query>|' "$SOURCE_DIR/test/data/bazel/all.query.xml" >stray.xml
+stray_line=$(grep -n '<rule-input name="//a:stray"/>' stray.xml | cut -d: -f1)
+expect_bad stray.xml "$stray_line:1" "a <rule-input> outside any <rule>"
+
+# The stray rule-input, and an empty input label, where commands read the dependency graph
+# (audit, plan and classify --classify-by-deps): exit 2 at the position, nothing on standard output.
+printf '%s\n' '{"type":"RULE","rule":{"name":"//a:t_test","ruleClass":"sh_test","ruleInput":["//a:lib",""]}}' \
+  '{"type":"RULE","rule":{"name":"//a:lib","ruleClass":"cc_library"}}' >empty_input.streamed_jsonproto
+expected_stray="gpuplan: stray.xml:$stray_line:1: a <rule-input> outside any <rule>"
+expected_empty='gpuplan: empty_input.streamed_jsonproto:1:89: an empty label "" in the ruleInput of //a:t_test:'
+for file in stray.xml empty_input.streamed_jsonproto; do
+  expected=$expected_stray
+  [ "$file" = stray.xml ] || expected=$expected_empty
+  for command in audit "classify --classify-by-deps" "plan --classify-by-deps --fleet $SOURCE_DIR/examples/fleet.yaml"; do
+    status=0
+    # shellcheck disable=SC2086  # $command is the command and its options
+    timeout 60 "$GPUPLAN" $command "$file" >out 2>err || status=$?
+    [ "$status" = 2 ] || fail "$command $file: exit $status, expected 2 ($(cat err))"
+    grep -qF "$expected" err || fail "$command $file: \"$expected\" not in: $(cat err)"
+    [ ! -s out ] || fail "$command $file: printed a result although the input is bad"
+  done
+done
+
 { echo '//a:ok_test'; head -c 100000000 /dev/zero | tr '\0' x; echo; } >long.label
 expect_bad long.label 2 "longer than 1 MiB"
 { head -n 1 "$SOURCE_DIR/test/data/bazel/tests.streamed_jsonproto"; printf '{"type":"RULE","rule":{"name":"//a:'
