@@ -77,16 +77,6 @@ std::optional<double> proto_int(simdjson::dom::element value) {
   return std::nullopt;
 }
 
-enum class Outcome { sample, lower_bound, none };
-
-/// PASSED, FAILED and FLAKY attempts ran to the end; a TIMEOUT ran at least that long;
-/// the rest (INCOMPLETE, REMOTE_FAILURE, FAILED_TO_BUILD, ...) measured nothing.
-Outcome outcome_of(std::string_view status) {
-  if (status == "PASSED" || status == "FAILED" || status == "FLAKY") return Outcome::sample;
-  if (status == "TIMEOUT") return Outcome::lower_bound;
-  return Outcome::none;
-}
-
 struct Attempt {
   std::size_t test = 0;  ///< index into the labels seen
   int shard = 1;         ///< 1-based, as BEP counts
@@ -127,10 +117,10 @@ class ResultReader {
     std::string_view status;
     if (result["status"].get(status) != simdjson::SUCCESS)
       status = "NO_STATUS";  // proto3 leaves out the default
-    Outcome outcome = outcome_of(status);
-    if (outcome == Outcome::none) return;
+    auto outcome = history::outcome_of(status);
+    if (outcome == history::Outcome::none) return;
     Sample sample;
-    sample.timed_out = outcome == Outcome::lower_bound;
+    sample.timed_out = outcome == history::Outcome::lower_bound;
     if (!read_duration(result, label, sample.seconds) || !read_start(result, label, sample.start_ms)) return;
     label_ = label;
     attempt = Attempt{0, shard, sample};

@@ -114,16 +114,23 @@ Result<Row> to_row(const Fields& fields) {
       return Problem{fmt::format(
           "{}: start \"{}\" is neither epoch seconds nor an ISO 8601 time from 1970 to 9999", label, start)};
   }
-  // "timeout" (Bazel's word) and "stopped" (gpuplan's record of a unit killed when it was
-  // stopped) mark a run cut short: its time is a lower bound. Else an exit code, or nothing.
-  std::string_view ending = field(fields, "exit_status");
-  row.sample.timed_out =
-      util::equal_ignoring_case(ending, "timeout") || util::equal_ignoring_case(ending, "stopped");
-  if (!row.sample.timed_out && !ending.empty()) {
-    auto code = history::parse_number(ending);
-    if (!code || *code != std::floor(*code))
-      return Problem{fmt::format("{}: exit_status \"{}\" is neither an exit code nor timeout or stopped",
-                                 label, ending)};
+  // An exit code, or a word: "stopped" (gpuplan's record of a unit killed when it was stopped)
+  // and Bazel's TIMEOUT mark a run cut short, whose time is a lower bound; Bazel's PASSED,
+  // FAILED and FLAKY a run that ended. A status that measured nothing is a bad row.
+  if (std::string_view ending = field(fields, "exit_status"); !ending.empty()) {
+    if (auto code = history::parse_number(ending)) {
+      if (*code != std::floor(*code))
+        return Problem{fmt::format("{}: exit_status \"{}\" is not a whole exit code", label, ending)};
+    } else {
+      auto outcome = util::equal_ignoring_case(ending, "stopped") ? history::Outcome::lower_bound
+                                                                  : history::outcome_of(ending);
+      if (outcome == history::Outcome::none)
+        return Problem{fmt::format(
+            "{}: exit_status \"{}\" is neither an exit code, stopped, nor a Bazel status that measured a "
+            "time (PASSED, FAILED, FLAKY, TIMEOUT)",
+            label, ending)};
+      row.sample.timed_out = outcome == history::Outcome::lower_bound;
+    }
   }
   if (std::string_view touched = field(fields, "gpu_touched"); !touched.empty()) {
     if (util::equal_ignoring_case(touched, "true") || touched == "1")

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gpuplan/limits.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::history {
 
@@ -98,6 +99,13 @@ std::optional<std::int64_t> parse_timestamp_ms(std::string_view text) {
   auto days = sys_days(date).time_since_epoch().count();
   std::int64_t seconds = days * 86400LL + *h * 3600LL + *mi * 60LL + *s - offset_minutes * 60;
   return epoch_ms(static_cast<double>(seconds * 1000 + ms));
+}
+
+Outcome outcome_of(std::string_view status) {
+  auto is = [&](std::string_view word) { return util::equal_ignoring_case(status, word); };
+  if (is("PASSED") || is("FAILED") || is("FLAKY")) return Outcome::sample;
+  if (is("TIMEOUT")) return Outcome::lower_bound;
+  return Outcome::none;
 }
 
 }  // namespace gpuplan::history

@@ -1,5 +1,5 @@
 #pragma once
-// Numbers, durations and timestamps as history files spell them.
+// Numbers, durations, timestamps and Bazel's test statuses as history files spell them.
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -20,5 +20,11 @@ std::optional<std::int64_t> parse_timestamp_ms(std::string_view text);
 std::optional<std::int64_t> epoch_seconds_to_ms(double seconds);
 /// The same check for milliseconds as given.
 std::optional<std::int64_t> epoch_ms(double ms);
+
+/// What a run's time says, by Bazel's test status (BlazeTestStatus, as BEP spells it).
+enum class Outcome { sample, lower_bound, none };
+/// PASSED, FAILED and FLAKY attempts ran to the end; a TIMEOUT ran at least that long;
+/// the rest (INCOMPLETE, REMOTE_FAILURE, FAILED_TO_BUILD, ...) measured nothing. Any case.
+Outcome outcome_of(std::string_view status);
 
 }  // namespace gpuplan::history

@@ -180,15 +180,21 @@ TEST_CASE("exit_status: a run cut short is a lower bound, and a word history doe
   auto read = read_table_text(header +
                                   "//t:a,,9,,n1,0,2026-01-01T00:00:00Z,timeout,\n"
                                   "//t:a,,8,,n1,0,2026-01-02T00:00:00Z,stopped,\n"
-                                  "//t:a,,7,,n1,0,2026-01-03T00:00:00Z,143,\n",
+                                  "//t:a,,7,,n1,0,2026-01-03T00:00:00Z,143,\n"
+                                  "//t:a,,6,,n1,0,2026-01-04T00:00:00Z,TIMEOUT,\n"
+                                  "//t:a,,5,,n1,0,2026-01-05T00:00:00Z,PASSED,\n",
                               true);
   const auto& samples = read.history.samples.at({"//t:a", std::nullopt});
-  REQUIRE(samples.size() == 3);
+  REQUIRE(samples.size() == 5);
   CHECK(samples[0].timed_out);
   CHECK(samples[1].timed_out);
   CHECK_FALSE(samples[2].timed_out);  // an exit code, whatever it is, is a run that ended
+  CHECK(samples[3].timed_out);        // Bazel's statuses, as a CSV made from BEP spells them
+  CHECK_FALSE(samples[4].timed_out);
   auto bad = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,weird,\n", false);
   REQUIRE(bad.diagnostics.size() == 1);
-  CHECK_THAT(bad.diagnostics[0].message,
-             Catch::Contains("exit_status \"weird\" is neither an exit code nor timeout or stopped"));
+  CHECK_THAT(bad.diagnostics[0].message, Catch::Contains("exit_status \"weird\" is neither an exit code"));
+  // A status that measured nothing is no sample either.
+  CHECK(read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,FAILED_TO_BUILD,\n", false)
+            .diagnostics.size() == 1);
 }
