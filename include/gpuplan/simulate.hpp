@@ -17,7 +17,8 @@ struct DurationNoise {
   /// estimates are off by a factor around e^sigma.
   double sigma = 0.5;
   /// When set: each unit's duration is one of its own recent samples, drawn uniformly (the last
-  /// `Rules::history_window`); a unit without samples keeps its planned duration.
+  /// `Rules::history_window`); a unit without samples keeps its planned duration. A timeout or a
+  /// stopped run is a lower bound: drawn, it stands for a finished sample at least that long.
   const History* history = nullptr;
 };
 

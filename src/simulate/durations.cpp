@@ -21,6 +21,18 @@ std::uint64_t splitmix64(std::uint64_t x) {
 /// Uniform in (0, 1], from the top 53 bits.
 double uniform(std::mt19937_64& random) { return (double(random() >> 11) + 1) * 0x1.0p-53; }
 
+/// One of assignment i's samples; a lower bound becomes a finished sample at least that long.
+double draw_sample(const DurationSource& source, size_t i, std::mt19937_64& random) {
+  const auto& samples = source.samples[i];
+  const auto& lower_bound = source.lower_bound[i];
+  size_t k = random() % samples.size();
+  if (!lower_bound[k]) return samples[k];
+  std::vector<double> longer;
+  for (size_t j = 0; j < samples.size(); ++j)
+    if (!lower_bound[j] && samples[j] >= samples[k]) longer.push_back(samples[j]);
+  return longer.empty() ? samples[k] : longer[random() % longer.size()];
+}
+
 }  // namespace
 
 DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window) {
@@ -28,14 +40,17 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
   source.sigma = noise.sigma;
   source.from_history = noise.history != nullptr;
   source.samples.resize(plan.assignments.size());
+  source.lower_bound.resize(plan.assignments.size());
   for (size_t i = 0; i < plan.assignments.size(); ++i) {
     const Unit& unit = plan.assignments[i].unit;
     source.planned.push_back(unit.duration_s);
     if (!noise.history) continue;
     auto found = noise.history->samples.find(SampleKey{canonical_label(unit.label), unit.shard_index});
     if (found != noise.history->samples.end())
-      for (const Sample& s : recent_samples(found->second, history_window))
+      for (const Sample& s : recent_samples(found->second, history_window)) {
         source.samples[i].push_back(s.seconds);
+        source.lower_bound[i].push_back(s.timed_out);
+      }
     if (source.samples[i].empty()) ++source.without_history;
   }
   return source;
@@ -47,7 +62,7 @@ std::vector<double> draw_durations(const DurationSource& source, std::uint64_t s
   for (size_t i = 0; i < durations.size(); ++i) {
     const auto& samples = source.samples[i];
     if (source.from_history) {
-      durations[i] = samples.empty() ? source.planned[i] : samples[random() % samples.size()];
+      durations[i] = samples.empty() ? source.planned[i] : draw_sample(source, i, random);
       continue;
     }
     // Box-Muller: one standard normal value from two uniform ones.

@@ -13,6 +13,8 @@ namespace gpuplan::sim {
 struct DurationSource {
   std::vector<double> planned;               ///< per assignment
   std::vector<std::vector<double>> samples;  ///< per assignment; empty: log-normal (or planned, with history)
+  /// Per assignment, beside `samples`: the sample is a lower bound (a timeout or a stopped run).
+  std::vector<std::vector<bool>> lower_bound;
   double sigma = 0;
   bool from_history = false;
   long without_history = 0;  ///< with history: assignments that have no sample
@@ -20,8 +22,11 @@ struct DurationSource {
 
 DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window);
 
-/// Run `run`'s durations, per assignment. Uses its own stream seeded from (seed, run), with
-/// mt19937_64 and Box-Muller written out, so the result does not depend on the standard library.
+/// Run `run`'s durations, per assignment. A drawn lower bound stands for a finished sample at
+/// least that long, drawn from those, or for itself when no finished sample was that long: a run
+/// stopped early by Ctrl-C is not a short run, and one killed at its timeout will be again. Uses its own
+/// stream seeded from (seed, run), with mt19937_64 and Box-Muller written out, so the result does not depend
+/// on the standard library.
 std::vector<double> draw_durations(const DurationSource& source, std::uint64_t seed, int run);
 
 }  // namespace gpuplan::sim

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
+#include "simulate/durations.hpp"
 #include "simulate/replay.hpp"
 #include "solve/planning.hpp"
 
@@ -180,6 +181,33 @@ TEST_CASE("History noise draws each unit's duration from its own samples", "[sim
   CHECK(r.units_without_history == 1);
   CHECK(r.static_makespan.median == 12);
   CHECK(r.dynamic_makespan.p95 == 12);
+}
+
+TEST_CASE("A stopped or timed-out sample is drawn as a finished run at least that long", "[simulate]") {
+  // //a:stopped finished once in 100 s and was stopped (Ctrl-C) three times after 5 s; those are
+  // not 5-second runs. //a:killed always hit its 300 s timeout: it will hold its GPU that long.
+  Fleet fleet = fleet_of({{"n", 2, 1}});
+  Plan plan = hand_plan(
+      {placed(unit("//a:stopped", 100), "n-0", {0}, 0), placed(unit("//a:killed", 300), "n-1", {0}, 0)});
+  Sample finished;
+  finished.seconds = 100;
+  Sample stopped;
+  stopped.seconds = 5;
+  stopped.timed_out = true;
+  Sample killed;
+  killed.seconds = 300;
+  killed.timed_out = true;
+  Sample quick;
+  quick.seconds = 20;
+  History history;
+  history.samples[{"//a:stopped", std::nullopt}] = {stopped, finished, stopped, stopped};
+  history.samples[{"//a:killed", std::nullopt}] = {quick, killed};
+  auto source = sim::duration_source(plan, DurationNoise{0, &history}, 10);
+  for (int run = 0; run < 20; ++run) {
+    auto durations = sim::draw_durations(source, 1, run);
+    CHECK(durations[0] == 100);
+    CHECK((durations[1] == 20 || durations[1] == 300));
+  }
 }
 
 TEST_CASE("The dynamic executor starts a node's longest planned unit first", "[simulate]") {
