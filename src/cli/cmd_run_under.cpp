@@ -25,11 +25,13 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 #include "run/claims.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/os.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -278,19 +280,45 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
   }
 }
 
+/// TEST_SHARD_INDEX or TEST_TOTAL_SHARDS as Bazel sets them; nullopt when unset.
+std::optional<int> shard_variable(const char* name, long least) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < least || value > max_shard_count)
+    throw InputError(Position{name}, fmt::format("\"{}\" is not a shard {}", util::excerpt(text),
+                                                 least == 0 ? "index" : "count"));
+  return static_cast<int>(value);
+}
+
+/// Why the plan's shards of `label` are not Bazel's (TEST_TOTAL_SHARDS): its shard_count changed
+/// after the plan was made. Empty when they agree, or the plan does not have the test.
+std::string shard_mismatch(const Plan& plan, const std::string& label, int bazel_shards) {
+  auto wanted = canonical_label(label);
+  std::optional<int> planned;
+  for (const auto& a : plan.assignments)
+    if (canonical_label(a.unit.label) == wanted) planned = a.unit.shard_count;
+  for (const auto& u : plan.unschedulable)
+    if (canonical_label(u.unit.label) == wanted) planned = u.unit.shard_count;
+  if (!planned || *planned == bazel_shards) return {};
+  auto shards = [](int n) { return n == 1 ? std::string("unsharded") : fmt::format("in {} shards", n); };
+  return fmt::format(
+      "the plan has {} {}, and Bazel runs it {} ({}): its shard_count changed after the plan was made; "
+      "make the plan again",
+      label, shards(*planned), shards(bazel_shards),
+      shard_variable("TEST_TOTAL_SHARDS", 1) ? "TEST_TOTAL_SHARDS" : "no TEST_TOTAL_SHARDS");
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
     throw InputError(Position{"TEST_TARGET"},
                      "not set: run-under runs as `bazel test --run_under=\"gpuplan run-under --plan ...\"`");
-  std::optional<int> shard;
-  if (const char* index = std::getenv("TEST_SHARD_INDEX"); index && *index) {
-    char* end = nullptr;
-    long value = std::strtol(index, &end, 10);
-    if (*end != '\0' || value < 0)
-      throw InputError(Position{"TEST_SHARD_INDEX"}, fmt::format("\"{}\" is not a shard index", index));
-    shard = static_cast<int>(value);
-  }
+  const std::optional<int> shard = shard_variable("TEST_SHARD_INDEX", 0);
+  // Bazel sets both or neither; TEST_SHARD_INDEX alone (by hand) says nothing of the count.
+  std::optional<int> bazel_shards = shard_variable("TEST_TOTAL_SHARDS", 1);
+  if (!bazel_shards && !shard) bazel_shards = 1;
   if (!o.results.empty()) os::check_appendable(o.results, results_header());
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
@@ -302,6 +330,13 @@ int run_under(const RunUnderOptions& o) {
   auto placement = place_test(plan, node, target, shard);
   if (placement.assignment) check_launchable(*placement.assignment, o.plan);
   using Kind = TestPlacement::Kind;
+  if (auto mismatch = bazel_shards ? shard_mismatch(plan, target, *bazel_shards) : std::string();
+      !mismatch.empty() && placement.kind != Kind::cpu) {
+    if (placement.kind == Kind::unknown && o.query.empty())  // a shard the plan does not have
+      placement = {Kind::refused, std::nullopt, mismatch};
+    else
+      std::cerr << fmt::format("gpuplan run-under: warning: {}\n", mismatch);
+  }
   if (!o.claims.empty() && (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
       if (auto status = run_claimed(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
