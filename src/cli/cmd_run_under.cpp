@@ -207,12 +207,10 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::stri
 /// this node meets every requirement and enough eligible GPUs are free now. Held or done by
 /// another node: waits for it to end and exits as it did there (a node that died is taken over
 /// once its lease expires). A test planned elsewhere that this node cannot take is refused.
-/// Returns nullopt when it is refused.
+/// Returns nullopt when it is refused. `id` is what is claimed: this launch's run and attempt.
 std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const std::string& node,
                                const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
-                               const Assignment& planned) {
-  os::Claims claims(o.claims, node, o.lease_s);
-  const std::string& id = planned.unit.id;
+                               const Assignment& planned, os::Claims& claims, const std::string& id) {
   const bool here = planned.node == node;
   bool told_waiting = false;
   while (true) {
@@ -310,6 +308,25 @@ std::string shard_mismatch(const Plan& plan, const std::string& label, int bazel
       shard_variable("TEST_TOTAL_SHARDS", 1) ? "TEST_TOTAL_SHARDS" : "no TEST_TOTAL_SHARDS");
 }
 
+/// run_claimed for one launch of Bazel's. Each run of --runs_per_test (TEST_RANDOM_SEED, Bazel's
+/// run number) and each attempt of a flaky test is a unit of its own, run once across the nodes:
+/// the first launch of a test on a node claims its unit id, the node's retry after it ended
+/// "ID#attempt-2", and so on. So a retry runs the test again (or, on a node whose first attempt
+/// another node ran, ends as that node's retry did), never repeats the failure it retries.
+std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const std::string& node,
+                              const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
+                              const Assignment& planned) {
+  os::Claims claims(o.claims, node, o.lease_s);
+  std::string run = planned.unit.id;
+  if (const char* seed = std::getenv("TEST_RANDOM_SEED"); seed && *seed && std::string_view(seed) != "1")
+    run += fmt::format("#run-{}", util::excerpt(seed, 20));
+  const int attempt = claims.launches(run) + 1;
+  auto id = attempt == 1 ? run : fmt::format("{}#attempt-{}", run, attempt);
+  auto status = run_claimed(o, plan, node, fleet_node, node_gpus, planned, claims, id);
+  if (status) claims.launched(run);
+  return status;
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -339,7 +356,7 @@ int run_under(const RunUnderOptions& o) {
   }
   if (!o.claims.empty() && (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
-      if (auto status = run_claimed(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
+      if (auto status = run_launch(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
       placement.reason += o.fleet.empty()
                               ? "; without --fleet, dynamic execution takes no test planned elsewhere"
                               : "; dynamic execution cannot take it here now (no eligible GPUs free)";

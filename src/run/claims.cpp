@@ -197,6 +197,16 @@ void Claims::hold_node() {
   }
 }
 
+int Claims::launches(const std::string& unit) const {
+  return highest(fmt::format("{}/launch-{}", dir_, hashed(node_ + '\n' + unit))) + 1;
+}
+
+void Claims::launched(const std::string& unit) {
+  auto base = fmt::format("{}/launch-{}", dir_, hashed(node_ + '\n' + unit));
+  for (int n = highest(base) + 1; !link_new(fmt::format("{}.{}", base, n), node_ + '\n'); ++n) {
+  }
+}
+
 void Claims::abandon(const std::string& unit) {
   if (auto it = held_.find(unit); it != held_.end()) {
     touch(it->second, 1);

@@ -10,6 +10,9 @@
 // lease takes the unit over by linking the next number. DIR/H.done marks it run. Ages are
 // measured against a file this node touches, so the nodes' clocks need not agree.
 //
+// run-under counts each node's ended launches of a unit (Bazel's attempts of a flaky test) as
+// DIR/launch-H.0, .1, ... (H: a hash of the node's name and the unit's id).
+//
 // An `exec` also holds its node's name (hold_node()): DIR/node-H.0, .1, ... (H: a hash of the
 // name), linked and renewed as a claim is, holding "NODE HOST PID". A second exec of the same
 // node finds a fresh one and is refused: it would hand out the same GPUs again.
@@ -46,6 +49,12 @@ class Claims {
   std::string holder(const std::string& unit) const;
   /// This node gives the unit up without running it to its end (stopped): its lease ends now.
   void abandon(const std::string& unit);
+  /// How many launches of `unit` on this node have ended (launched()): Bazel starts a flaky
+  /// test again on the node whose attempt failed, and each attempt is a unit of its own.
+  int launches(const std::string& unit) const;
+  /// One more launch of `unit` on this node has ended. Bazel starts one attempt of a test at a
+  /// time on a node, so this count of the node's own needs no claim.
+  void launched(const std::string& unit);
   /// Makes this process the one live holder of its node's name in the directory, renewed by
   /// renew() and given up when this object goes. Takes over a hold older than the lease, or
   /// one of a process of this host that is gone. Throws InputError, naming the node, the

@@ -190,6 +190,20 @@ for label in //t:n0_0 //t:n0_2 //t:n0_3; do
   [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
 done
 awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
+# 4a. Bazel's retries and runs. A flaky test's second attempt on a node is an attempt of its own,
+# run once across the nodes: n0, whose first attempt ended as n1's run did (7), runs its retry;
+# n1's retry then ends as n0's did, without running. Each --runs_per_test run (TEST_RANDOM_SEED)
+# is a unit too.
+status=0; under n0 //t:n0_2 0 2>"$SCRATCH/retry0.err" || status=$?
+[ "$status" = 0 ] || fail "n0's retry of the failed test: exit $status $(cat "$SCRATCH/retry0.err")"
+status=0; under n1 //t:n0_2 5 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/retry1.err" || status=$?
+[ "$status" = 0 ] && grep -q "//t:n0_2#attempt-2 ran on node n0 (exit 0)" "$SCRATCH/retry1.err" ||
+  fail "n1's retry: exit $status $(cat "$SCRATCH/retry1.err")"
+[ "$(grep -c "^//t:n0_2 " "$SCRATCH/under.log")" = 2 ] || fail "two attempts did not run twice: $(cat "$SCRATCH/under.log")"
+TEST_RANDOM_SEED=2 under n0 //t:n0_0 0 2>/dev/null || fail "run 2 of //t:n0_0 failed"
+status=0; TEST_RANDOM_SEED=2 under n1 //t:n0_0 3 0 --fleet "$SCRATCH/fleet.yaml" 2>/dev/null || status=$?
+[ "$status" = 0 ] || fail "n1's run 2 of //t:n0_0 ran again or did not report n0's: exit $status"
+[ "$(grep -c "^//t:n0_0 " "$SCRATCH/under.log")" = 2 ] || fail "run 2 did not run once: $(cat "$SCRATCH/under.log")"
 # 4b. A unit that holds the node holds the GPUs the plan leaves idle there too: with a fleet of
 # three GPUs a node (the plan uses two), a test taken from another node finds GPU 2 locked while
 # an exclusive test runs, and is refused rather than run beside it.

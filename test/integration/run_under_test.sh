@@ -57,6 +57,19 @@ log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testl
 grep -q "refusing to run //ml:cuda11_compat_test on node ws-0: it is not in the plan" "$log" ||
   fail "the failed test's log does not say why: $(cat "$log")"
 
+# Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
+# FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
+# the first run's outcome unrun.
+under_claims="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --claims $SCRATCH/claims"
+bazel_ws test //ml:inference_test --flaky_test_attempts=2 --nocache_test_results --sandbox_writable_path="$SCRATCH" \
+  --run_under="$under_claims" --test_env=GPU_PROBE_FAIL_ONCE="$SCRATCH/failed-once" >"$SCRATCH/flaky.out" 2>&1 ||
+  { cat "$SCRATCH/flaky.out"; fail "a flaky test's retry under --claims did not run"; }
+grep -q "FLAKY, failed in 1 out of 2" "$SCRATCH/flaky.out" || fail "not reported flaky: $(cat "$SCRATCH/flaky.out")"
+bazel_ws test //ml:inference_test --runs_per_test=3 --nocache_test_results --sandbox_writable_path="$SCRATCH" \
+  --run_under="$under_claims" --test_env=GPU_PROBE_LOG="$SCRATCH/runs.log" >"$SCRATCH/runs.out" 2>&1 ||
+  { cat "$SCRATCH/runs.out"; fail "--runs_per_test=3 under --claims failed"; }
+[ "$(wc -l <"$SCRATCH/runs.log")" = 3 ] || fail "--runs_per_test=3 ran the test $(wc -l <"$SCRATCH/runs.log") times"
+
 # Hostile labels: run-under finds them in the plan and runs the test command as given.
 HOSTILE_PLAN=$SCRATCH/hostile.json
 /usr/bin/python3 - "$PLAN" "$HOSTILE_PLAN" "$SCRATCH" <<'PY'
