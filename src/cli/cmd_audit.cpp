@@ -44,10 +44,11 @@ std::map<std::string, Measured> measured_use(const History& history, int window)
   std::map<std::string, Measured> measured;
   for (const auto& [key, samples] : history.samples) {
     for (const auto& sample : recent_samples(samples, window)) {
-      if (!sample.gpu_touched && !sample.peak_vram_mib) continue;
+      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
+      if (!touched && !sample.gpu_touched) continue;  // says nothing of GPU use
       auto& m = measured[key.label];
       ++m.runs;
-      if (sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0) ++m.touched;
+      if (touched) ++m.touched;
       m.peak_vram_mib = std::max(m.peak_vram_mib, sample.peak_vram_mib.value_or(0));
     }
   }

@@ -117,11 +117,14 @@ Result<Row> to_row(const Fields& fields) {
   // An exit code, or a word: "stopped" (gpuplan's record of a unit killed when it was stopped)
   // and Bazel's TIMEOUT mark a run cut short, whose time is a lower bound; Bazel's PASSED,
   // FAILED and FLAKY a run that ended. A status that measured nothing is a bad row.
+  bool failed = false;
   if (std::string_view ending = field(fields, "exit_status"); !ending.empty()) {
     if (auto code = history::parse_number(ending)) {
       if (*code != std::floor(*code))
         return Problem{fmt::format("{}: exit_status \"{}\" is not a whole exit code", label, ending)};
+      failed = *code != 0;
     } else {
+      failed = util::equal_ignoring_case(ending, "FAILED");
       auto outcome = util::equal_ignoring_case(ending, "stopped") ? history::Outcome::lower_bound
                                                                   : history::outcome_of(ending);
       if (outcome == history::Outcome::none)
@@ -140,6 +143,10 @@ Result<Row> to_row(const Fields& fields) {
     else
       return Problem{fmt::format("{}: gpu_touched \"{}\" is neither true nor false", label, touched)};
   }
+  // A run that failed or was cut short may have ended before its GPU work: touching no GPU, it
+  // says nothing of whether the test needs one (history suggest, audit --history).
+  if (row.sample.gpu_touched == false && (failed || row.sample.timed_out)) row.sample.gpu_touched.reset();
+
   if (std::string_view node = field(fields, "node"); !node.empty()) {
     if (auto problem = utf8_problem(node); !problem.empty())
       return Problem{fmt::format("{}: the node is not UTF-8 text: {}", label, problem)};
@@ -468,7 +475,8 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
     if (!unit.timed_out.empty()) sample.timed_out = unit.timed_out[i];
-    if (!unit.touched.empty()) sample.gpu_touched = unit.touched[i];
+    if (!unit.touched.empty() && (unit.touched[i] != false || !sample.timed_out))  // as in a CSV row
+      sample.gpu_touched = unit.touched[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
   }
   return unit;

@@ -76,6 +76,34 @@ TEST_CASE("too few measured runs, or none at all, give no CPU advice") {
   CHECK(advice.measured == 1);
 }
 
+TEST_CASE("runs that failed or were cut short before touching a GPU give no CPU advice") {
+  // //t:broken fails at import, before its GPU work; //t:killed is stopped or times out early.
+  // Neither says the test needs no GPU: moved to CPU runners, it would skip its GPU paths.
+  std::string rows = header;
+  for (int day = 1; day <= 3; ++day) {
+    rows += fmt::format("//t:broken,,1,0,a100-0,0,2026-01-0{}T00:00:00Z,{},false\n", day,
+                        day == 3 ? "FAILED" : "1");
+    rows += fmt::format("//t:killed,,1,0,a100-0,0,2026-01-0{}T00:00:00Z,{},false\n", day,
+                        day == 1   ? "stopped"
+                        : day == 2 ? "timeout"
+                                   : "TIMEOUT");
+    rows += fmt::format("//t:passes,,1,0,a100-0,0,2026-01-0{}T00:00:00Z,{},false\n", day,
+                        day == 3 ? "PASSED" : "0");
+  }
+  auto read = read_table_text(rows, true);
+  auto tests =
+      std::vector<AdvisedTest>{gpu_test("//t:broken"), gpu_test("//t:killed"), gpu_test("//t:passes")};
+  auto advice = advise(read.history, tests, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].label == "//t:passes");
+  // A summarize file an older gpuplan wrote, with untouched timed-out runs: the same rule.
+  auto summary = read_table_text(
+      R"({"gpuplan_history": 1, "units": [{"label": "//t:killed", "shard": null, "seconds": [1, 1, 1],
+          "timed_out": [true, true, true], "gpu_touched": [false, false, false]}]})",
+      true);
+  CHECK(advise(summary.history, {gpu_test("//t:killed")}, a100_fleet()).advice.empty());
+}
+
 TEST_CASE("a shard that touched its GPU keeps the whole test off the CPU list") {
   std::string rows = header;
   for (int day = 1; day <= 3; ++day) {
