@@ -77,4 +77,16 @@ grep -A3 "touched no GPU in any measured run" "$SCRATCH/audit.txt" | grep -q "//
   jq -e 'any(.never_touched_gpu[]; .label == "//tf:conv_test" and .runs == 4)' > /dev/null || fail "audit --json"
 "$GPUPLAN" audit examples/deps.xml --history "$records" --format markdown 2>/dev/null > "$SCRATCH/audit.md"
 grep -q '| `//tf:conv_test` | 4 |' "$SCRATCH/audit.md" || fail "audit markdown: $(cat "$SCRATCH/audit.md")"
+# Runs that failed (at import, before their GPU work) or were stopped, touching no GPU, are no
+# evidence that a GPU test needs none: neither command offers it for the CPU bucket.
+failing=$SCRATCH/failing.csv
+head -1 "$records" > "$failing"
+for day in 1 2 3 4; do
+  echo "//tf:conv_test,,0.5,0,a100-0,2,2026-11-0${day}T10:00:00.000Z,$([ "$day" = 4 ] && echo stopped || echo 1),false" >> "$failing"
+done
+"$GPUPLAN" history suggest --history "$failing" --plan "$plan" --fleet "$fleet" --json > "$SCRATCH/f.json" 2>/dev/null ||
+  fail "suggest on failed runs failed"
+jq -e '."never-touched-gpu" == []' "$SCRATCH/f.json" > /dev/null || fail "failed runs made a CPU candidate: $(cat "$SCRATCH/f.json")"
+"$GPUPLAN" audit examples/deps.xml --history "$failing" --json 2>/dev/null |
+  jq -e '.never_touched_gpu == []' > /dev/null || fail "audit --history took failed runs as untouched"
 echo "history suggest: ok"
