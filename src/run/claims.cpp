@@ -197,12 +197,14 @@ void Claims::hold_node() {
   }
 }
 
-int Claims::launches(const std::string& unit) const {
-  return highest(fmt::format("{}/launch-{}", dir_, hashed(node_ + '\n' + unit))) + 1;
+std::string Claims::launch_base(const std::string& unit) const {
+  return fmt::format("{}/launch-{}", dir_, hashed(node_ + '\n' + unit));
 }
 
+int Claims::launches(const std::string& unit) const { return highest(launch_base(unit)) + 1; }
+
 void Claims::launched(const std::string& unit) {
-  auto base = fmt::format("{}/launch-{}", dir_, hashed(node_ + '\n' + unit));
+  auto base = launch_base(unit);
   for (int n = highest(base) + 1; !link_new(fmt::format("{}.{}", base, n), node_ + '\n'); ++n) {
   }
 }

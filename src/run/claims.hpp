@@ -63,8 +63,9 @@ class Claims {
 
  private:
   std::string path(const std::string& unit, const std::string& suffix) const;
-  int current(const std::string& unit) const;  ///< the highest claim number, -1 when none
-  double fs_now();                             ///< the file system's clock, by touching our own file
+  int current(const std::string& unit) const;              ///< the highest claim number, -1 when none
+  std::string launch_base(const std::string& unit) const;  ///< DIR/launch-H: this node's count of `unit`
+  double fs_now();  ///< the file system's clock, by touching our own file
   bool link_new(const std::string& target, const std::string& text);
 
   std::string dir_, node_;

@@ -27,10 +27,12 @@ double draw_sample(const DurationSource& source, size_t i, std::mt19937_64& rand
   const auto& lower_bound = source.lower_bound[i];
   size_t k = random() % samples.size();
   if (!lower_bound[k]) return samples[k];
-  std::vector<double> longer;
-  for (size_t j = 0; j < samples.size(); ++j)
-    if (!lower_bound[j] && samples[j] >= samples[k]) longer.push_back(samples[j]);
-  return longer.empty() ? samples[k] : longer[random() % longer.size()];
+  auto longer = [&](size_t j) { return !lower_bound[j] && samples[j] >= samples[k]; };
+  size_t count = 0;
+  for (size_t j = 0; j < samples.size(); ++j) count += longer(j);
+  if (count == 0) return samples[k];
+  for (size_t j = 0, pick = random() % count;; ++j)
+    if (longer(j) && pick-- == 0) return samples[j];
 }
 
 }  // namespace
