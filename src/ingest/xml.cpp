@@ -298,7 +298,7 @@ class XmlReader {
     if (!in_rule_)
       return stop(fmt::format("a <{}> outside any <rule>: Bazel writes a rule's inputs and outputs inside it",
                               element));
-    if (!input || depth_ != 3 || !out_.graph) return;
+    if (!input || !out_.graph) return;  // at any depth in the rule, as blank_rule_io reads it
     const char* name = xml_attribute(pairs, "name");
     if (!name || !*name)
       return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",

@@ -386,3 +386,17 @@ TEST_CASE("a rule's inputs reach the graph in the input's order, across reads an
     REQUIRE(graph.label(inputs[static_cast<std::size_t>(i)]) == fmt::format("//in:{}", i));
   }
 }
+
+TEST_CASE("a rule-input nested deeper in its rule is read alike however it is spelt") {
+  // Bazel never nests one; read from such input, with or without an entity (which leaves it to
+  // expat), it is the enclosing rule's input either way, never dropped by one path only.
+  DepGraph graph = graph_of(
+      "<query version=\"2\">\n<rule class=\"py_library\" name=\"//a:lib\">\n"
+      "  <list name=\"deps\"><rule-input name=\"//in:plain\"/><rule-input name=\"//in&#58;entity\"/></list>\n"
+      "</rule>\n</query>\n");
+  REQUIRE(graph.rule_count() == 1);
+  auto inputs = graph.rule_inputs(0);
+  REQUIRE(inputs.size() == 2);
+  CHECK(graph.label(inputs[0]) == "//in:plain");
+  CHECK(graph.label(inputs[1]) == "//in:entity");
+}
