@@ -31,6 +31,11 @@ struct Sample {
   /// Whether any of its processes was on a GPU (results records' gpu_touched); empty: not measured.
   std::optional<bool> gpu_touched;
   Symbol node;  ///< where it ran (results records' node); empty when the input does not say
+  /// It ended with a failure (an exit status other than 0, Bazel's FAILED): it may have stopped
+  /// before its GPU work, so its peak may fall short of what a whole run needs.
+  bool failed = false;
+  /// It ran to its end and passed: its peak is what a run of the test needs.
+  bool ran_through() const { return !timed_out && !failed; }
   bool operator==(const Sample&) const = default;
 };
 

@@ -100,7 +100,8 @@ int show_command(HistoryOptions& options) {
       unit["samples"] = it->second.size();
       unit["recent"] = nlohmann::ordered_json::array();
       for (const auto& sample : recent_samples(it->second, options.rules.history_window)) {
-        nlohmann::ordered_json s{{"seconds", sample.seconds}, {"timed_out", sample.timed_out}};
+        nlohmann::ordered_json s{
+            {"seconds", sample.seconds}, {"timed_out", sample.timed_out}, {"failed", sample.failed}};
         if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
         unit["recent"].push_back(std::move(s));
       }
@@ -122,6 +123,7 @@ int show_command(HistoryOptions& options) {
       out += fmt::format("  {:>12}", seconds_text(sample.seconds));
       if (sample.peak_vram_mib) out += fmt::format("  peak {} MiB", *sample.peak_vram_mib);
       if (sample.timed_out) out += "  timed out (at least this long)";
+      if (sample.failed) out += "  failed";
       out += '\n';
     }
     auto estimate = estimate_from_samples(it->second, options.rules);
@@ -129,6 +131,8 @@ int show_command(HistoryOptions& options) {
     if (estimate->peak_vram_mib)
       out += fmt::format(", VRAM {} MiB (peak plus {:g}% headroom)", *estimate->peak_vram_mib,
                          options.rules.vram_headroom * 100);
+    else if (std::any_of(recent.begin(), recent.end(), [](const Sample& s) { return s.peak_vram_mib; }))
+      out += ", VRAM unknown (every peak is of a run that failed or was cut short)";
     out += '\n';
   }
   if (out.empty())

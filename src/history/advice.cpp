@@ -41,7 +41,8 @@ std::string gpu_mem_change(const AdvisedTest& test, std::int64_t mib) {
 struct Measured {
   long touch_runs = 0;  ///< runs that say whether they touched a GPU
   bool touched = false;
-  long vram_runs = 0;  ///< runs with a peak VRAM
+  long vram_runs = 0;        ///< runs with a peak VRAM
+  bool passed_peak = false;  ///< one of them passed: the peak is of a whole run
   std::optional<std::int64_t> peak;
   std::optional<std::int64_t> gpu_vram;  ///< the smallest GPU memory of the nodes it ran on
   std::string node;
@@ -70,6 +71,7 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
       if (sample.peak_vram_mib) {
         ++m.vram_runs;
         m.peak = std::max(m.peak.value_or(0), *sample.peak_vram_mib);
+        m.passed_peak = m.passed_peak || sample.ran_through();
         if (*sample.peak_vram_mib > 0 && !sample.gpu_touched) {  // a peak without the column: it did
           ++m.touch_runs;
           m.touched = true;
@@ -147,7 +149,7 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
             *m.gpu_vram, exact_need);
       }
       result.advice.push_back(std::move(a));
-    } else if (test.gpu_mem_mib &&
+    } else if (test.gpu_mem_mib && m.passed_peak &&
                static_cast<double>(*test.gpu_mem_mib) >= options.over_factor * double(need) &&
                *test.gpu_mem_mib - need >= mib_per_gib) {
       Advice a = base;

@@ -121,6 +121,7 @@ class ResultReader {
     if (outcome == history::Outcome::none) return;
     Sample sample;
     sample.timed_out = outcome == history::Outcome::lower_bound;
+    sample.failed = status == "FAILED";
     if (!read_duration(result, label, sample.seconds) || !read_start(result, label, sample.start_ms)) return;
     label_ = label;
     attempt = Attempt{0, shard, sample};

@@ -71,13 +71,21 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   std::vector<double> measured;
   double lower_bound = 0;
   std::optional<std::int64_t> peak;
+  bool whole_run_peak = false;
   for (const auto& sample : recent) {
     if (sample.timed_out)
       lower_bound = std::max(lower_bound, sample.seconds);
     else
       measured.push_back(sample.seconds);
-    if (sample.peak_vram_mib) peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
+    if (sample.peak_vram_mib) {
+      peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
+      whole_run_peak = whole_run_peak || sample.ran_through();
+    }
   }
+  // Peaks only of runs that failed or were cut short may be of runs that ended before their GPU
+  // work: reserving them under pack could share the GPU the test needs whole. The largest peak
+  // counts once a run that passed measured one.
+  if (!whole_run_peak) peak.reset();
   Estimate estimate;
   if (measured.empty()) {
     estimate.seconds = lower_bound;
@@ -121,11 +129,9 @@ Estimator history_estimator(const History& history, const Classification& tests,
             estimate = Estimate{median->second, "size-median", std::nullopt};
           else
             estimate = fallback(test, shard);
-          if (found) {  // only timeouts: the test ran at least that long
-            if (found->seconds > estimate.seconds)
-              estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
-            if (found->peak_vram_mib) estimate.peak_vram_mib = found->peak_vram_mib;
-          }
+          // Only runs cut short (which measured no peak to reserve): it ran at least that long.
+          if (found && found->seconds > estimate.seconds)
+            estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
         }
         estimate.seconds = std::max(estimate.seconds, min_seconds);
         return estimate;

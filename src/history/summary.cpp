@@ -24,6 +24,7 @@ void write_summary(const History& history, int window, const std::function<void(
       out.key("shard_count").value(count->second);
     bool any_vram = false;
     bool any_timeout = false;
+    bool any_failed = false;
     bool any_touched = false;
     bool any_node = false;
     out.key("seconds").begin_array();
@@ -31,6 +32,7 @@ void write_summary(const History& history, int window, const std::function<void(
       out.value(sample.seconds);
       any_vram = any_vram || sample.peak_vram_mib;
       any_timeout = any_timeout || sample.timed_out;
+      any_failed = any_failed || sample.failed;
       any_touched = any_touched || sample.gpu_touched;
       any_node = any_node || !sample.node.empty();
     }
@@ -48,6 +50,11 @@ void write_summary(const History& history, int window, const std::function<void(
     if (any_timeout) {
       out.key("timed_out").begin_array();
       for (const auto& sample : recent) out.value(sample.timed_out);
+      out.end_array();
+    }
+    if (any_failed) {
+      out.key("failed").begin_array();
+      for (const auto& sample : recent) out.value(sample.failed);
       out.end_array();
     }
     if (any_touched) {

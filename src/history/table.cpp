@@ -145,7 +145,8 @@ Result<Row> to_row(const Fields& fields) {
   }
   // A run that failed or was cut short may have ended before its GPU work: touching no GPU, it
   // says nothing of whether the test needs one (history suggest, audit --history).
-  if (row.sample.gpu_touched == false && (failed || row.sample.timed_out)) row.sample.gpu_touched.reset();
+  row.sample.failed = failed;
+  if (row.sample.gpu_touched == false && !row.sample.ran_through()) row.sample.gpu_touched.reset();
 
   if (std::string_view node = field(fields, "node"); !node.empty()) {
     if (auto problem = utf8_problem(node); !problem.empty())
@@ -314,7 +315,7 @@ Result<Row> read_row_object(od::value value) {
 }
 
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
-/// "peak_vram_mib":[…],"timed_out":[…],"gpu_touched":[…],"node":[…]}, its fields as read
+/// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"gpu_touched":[…],"node":[…]}, its fields as read
 /// (phase one); the columns have one entry per sample, "seconds" the sample itself.
 struct SummaryUnit {
   SampleKey key;
@@ -322,6 +323,7 @@ struct SummaryUnit {
   std::vector<Sample> samples;
   std::vector<std::optional<std::int64_t>> vram;
   std::vector<bool> timed_out;
+  std::vector<bool> failed;
   std::vector<std::optional<bool>> touched;
   std::vector<Symbol> nodes;
 };
@@ -389,9 +391,11 @@ Result<std::optional<std::int64_t>> read_vram(od::value item) {
   return std::optional<std::int64_t>(mib);
 }
 
-Result<bool> read_timed_out(od::value item) {
+/// A column of true or false ("timed_out", "failed").
+Result<bool> read_flag(od::value item, std::string_view name) {
   bool flag = false;
-  if (item.get_bool().get(flag)) return Problem{"\"timed_out\" holds something other than true or false"};
+  if (item.get_bool().get(flag))
+    return Problem{fmt::format("\"{}\" holds something other than true or false", name)};
   return flag;
 }
 
@@ -450,7 +454,10 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
     } else if (name == "peak_vram_mib") {
       append(read_column(field, name, read_vram), unit.vram);
     } else if (name == "timed_out") {
-      append(read_column(field, name, read_timed_out), unit.timed_out);
+      append(read_column(field, name, [](od::value item) { return read_flag(item, "timed_out"); }),
+             unit.timed_out);
+    } else if (name == "failed") {
+      append(read_column(field, name, [](od::value item) { return read_flag(item, "failed"); }), unit.failed);
     } else if (name == "gpu_touched") {
       append(read_column(field, name, read_touched), unit.touched);
     } else if (name == "node") {
@@ -467,15 +474,17 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
   auto n = unit.samples.size();
   if ((!unit.vram.empty() && unit.vram.size() != n) ||
       (!unit.timed_out.empty() && unit.timed_out.size() != n) ||
+      (!unit.failed.empty() && unit.failed.size() != n) ||
       (!unit.touched.empty() && unit.touched.size() != n) || (!unit.nodes.empty() && unit.nodes.size() != n))
     return Problem{
-        "\"peak_vram_mib\", \"timed_out\", \"gpu_touched\" and \"node\" must have one entry per "
+        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\" and \"node\" must have one entry per "
         "\"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
     if (!unit.timed_out.empty()) sample.timed_out = unit.timed_out[i];
-    if (!unit.touched.empty() && (unit.touched[i] != false || !sample.timed_out))  // as in a CSV row
+    if (!unit.failed.empty()) sample.failed = unit.failed[i];
+    if (!unit.touched.empty() && (unit.touched[i] != false || sample.ran_through()))  // as in a CSV row
       sample.gpu_touched = unit.touched[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
   }

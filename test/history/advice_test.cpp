@@ -188,6 +188,30 @@ TEST_CASE("a declared gpu-mem far above the measured peak asks for less; a close
   CHECK(a.change == "replace tag gpu-mem:40GiB with gpu-mem:6GiB");
 }
 
+TEST_CASE("peaks only of failed runs ask no one to lower gpu-mem, but still show a GPU too small") {
+  // //t:broken fails after CUDA's context, before its model: 500 MiB says nothing of its need.
+  // //t:oom fails out of memory on the 40 GiB A100: its peak is the warning.
+  auto read = read_table_text(header +
+                                  "//t:broken,,3,500,a100-0,0,2026-01-01T00:00:00Z,1,true\n"
+                                  "//t:broken,,3,500,a100-0,0,2026-01-02T00:00:00Z,FAILED,true\n"
+                                  "//t:oom,,3,40500,a100-0,0,2026-01-01T00:00:00Z,1,true\n",
+                              true);
+  auto advice =
+      advise(read.history, {gpu_test("//t:broken", 40960), gpu_test("//t:oom", 20480)}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].kind == AdviceKind::near_capacity);
+  CHECK(advice.advice[0].label == "//t:oom");
+  // Once a run passes, the largest peak is the measure.
+  read = read_table_text(header +
+                             "//t:broken,,3,500,a100-0,0,2026-01-01T00:00:00Z,1,true\n"
+                             "//t:broken,,3,700,a100-0,0,2026-01-02T00:00:00Z,0,true\n",
+                         true);
+  advice = advise(read.history, {gpu_test("//t:broken", 40960)}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].kind == AdviceKind::gpu_mem_too_high);
+  CHECK(advice.advice[0].suggested_mib == 1024);
+}
+
 TEST_CASE("gpu_touched and node read back from CSV, JSON rows and the summarize file") {
   auto csv = read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,0,false\n", true);
   const auto& sample = csv.history.samples.at({"//t:a", std::nullopt}).at(0);

@@ -60,6 +60,21 @@ TEST_CASE("the measured peak VRAM plus the headroom becomes the unit's VRAM") {
   REQUIRE(estimate_from_samples(samples, Rules{})->peak_vram_mib == 34500);
 }
 
+TEST_CASE(
+    "peaks only of runs that failed or were cut short reserve no VRAM; one passing run makes them count") {
+  // A test that failed at import, or was stopped, after CUDA's context but before its model: its
+  // 500 MiB under pack would share the 40 GiB GPU it needs whole.
+  auto samples = durations({10, 10});
+  samples[0].peak_vram_mib = 500;
+  samples[0].failed = true;
+  samples[1].peak_vram_mib = 600;
+  samples[1].timed_out = true;
+  REQUIRE_FALSE(estimate_from_samples(samples, Rules{})->peak_vram_mib);
+  samples.push_back(durations({10})[0]);
+  samples.back().peak_vram_mib = 400;
+  REQUIRE(estimate_from_samples(samples, Rules{})->peak_vram_mib == 690);  // the largest, failed or not
+}
+
 TEST_CASE("tests without history fall back to their size class's median, then the size default") {
   History history;
   history.samples[{"//a:measured_1", std::nullopt}] = durations({100});
@@ -105,7 +120,7 @@ TEST_CASE("a test that only ever timed out is planned for at least its timeout")
   auto hangs = estimate(tests.tests[0], std::nullopt);
   REQUIRE(hangs.seconds == 900);
   REQUIRE(hangs.source == "history-timeout");
-  REQUIRE(hangs.peak_vram_mib == 1150);
+  REQUIRE_FALSE(hangs.peak_vram_mib);  // a run cut short may have stopped before its GPU work
   // A lower bound below the fallback leaves the fallback in charge.
   REQUIRE(estimate(tests.tests[1], std::nullopt).source == "size-default");
 }

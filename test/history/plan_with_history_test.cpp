@@ -108,3 +108,40 @@ TEST_CASE("pack reserves a test's measured peak from the runners' results record
     REQUIRE(a.start_s == 0);  // all four share the one 80 GiB GPU: 4 x 11500 MiB fit under 85%
   }
 }
+
+TEST_CASE("pack gives a GPU of its own to a test whose only peaks are of runs that failed early") {
+  // //p:broken failed at import after CUDA's context (500 MiB) in each of its runs. Reserving
+  // that would put it beside three others on one GPU; once fixed, it needs the GPU whole.
+  Classification tests;
+  std::string records = "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
+  for (const char* name : {"broken", "a", "b", "c"}) {
+    ClassifiedTest test;
+    test.target.label = fmt::format("//p:{}", name);
+    test.bucket = Bucket::gpu;
+    test.requirement.edit().gpus = {1, "tag gpu"};
+    tests.tests.push_back(test);
+    for (int day = 1; day <= 3; ++day)
+      records += fmt::format("//p:{},,60,500,h100-0,0,2026-01-0{}T00:00:00Z,{},true\n", name, day,
+                             std::string_view(name) == "broken" ? 1 : 0);
+  }
+  Rules rules;
+  auto history = test::read_table_text(records, true).history;
+  auto units = make_units(tests, ShardMode::per_shard,
+                          history_estimator(history, tests, rules, size_default_estimator(rules)), rules);
+  SolveOptions options;
+  options.policy = Policy::pack;
+  Plan plan = make_plan(tests, units, testing::fleet_of({{"h100", 1, 1}}), options);
+  REQUIRE(plan.assignments.size() == 4);
+  for (const auto& a : plan.assignments) {
+    INFO(a.unit.label << " starts at " << a.start_s);
+    if (a.unit.label == "//p:broken") {
+      REQUIRE_FALSE(a.unit.vram_mib);
+      REQUIRE((a.start_s == 0 || a.start_s >= 60));  // alone: before the others or after them
+    } else {
+      REQUIRE(a.unit.vram_mib == 575);
+    }
+  }
+  auto shared = std::count_if(plan.assignments.begin(), plan.assignments.end(),
+                              [](const Assignment& a) { return a.start_s == 0; });
+  REQUIRE((shared == 1 || shared == 3));
+}

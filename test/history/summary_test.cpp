@@ -12,7 +12,7 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
         Sample{double(i), i == 30, std::nullopt, std::nullopt, std::nullopt, {}});
   history.samples[{"//ml:train", 2}].push_back(Sample{250.5, false, 30720, 1714557600000, std::nullopt, {}});
   history.samples[{"//ml:train", 2}].push_back(
-      Sample{240, false, std::nullopt, 1714557500000, std::nullopt, {}});
+      Sample{240, false, std::nullopt, 1714557500000, std::nullopt, {}, true});
   history.shard_counts["//ml:train"] = 4;
 
   std::string text = summarize(history, 20);
@@ -26,6 +26,8 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
   const auto& shard = back.samples.at({"//ml:train", 2});
   REQUIRE(shard.at(0).seconds == 240);
   REQUIRE(shard.at(1).peak_vram_mib == 30720);
+  REQUIRE_FALSE(shard.at(1).failed);
+  REQUIRE(shard.at(0).failed);  // its peak, if it had one, is no measure of a whole run
   REQUIRE(back.shard_counts.at("//ml:train") == 4);
   REQUIRE(summarize(back, 20) == text);
 }

@@ -30,6 +30,15 @@ grep -q "estimate: 39.000s (history-p0)" <<<"$out" || fail "show --percentile: $
 out=$("$GPUPLAN" history show @//ml:train_test --history "$SCRATCH/history.json")
 grep -q "//ml:train_test shard 3 of 4" <<<"$out" || fail "show of a sharded test: $out"
 "$GPUPLAN" history show //no:such_test --history $DATA/runs.csv | grep -q "no history" || fail "show without history"
+# Peaks only of runs that failed: no VRAM to reserve, and show says why.
+printf 'label,seconds,peak_vram_mib,exit_status\n//t:broken,3,500,1\n//t:broken,3,520,FAILED\n' > "$SCRATCH/failed.csv"
+out=$("$GPUPLAN" history show //t:broken --history "$SCRATCH/failed.csv")
+grep -q "VRAM unknown (every peak is of a run that failed or was cut short)" <<<"$out" || fail "show of failed peaks: $out"
+"$GPUPLAN" history show //t:broken --history "$SCRATCH/failed.csv" --json |
+  jq -e '.units[0].recent[0].failed == true and (.units[0].estimate | has("peak_vram_mib") | not)' >/dev/null ||
+  fail "show --json of failed peaks"
+"$GPUPLAN" history summarize "$SCRATCH/failed.csv" 2>/dev/null | jq -e '.units[0].failed == [true, true]' >/dev/null ||
+  fail "summarize should keep which runs failed"
 # show --json: the same numbers for scripts.
 out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --json)
 echo "$out" | jq -e '.label == "//ml:inference_test" and (.units | length) == 1 and .units[0].shard == null
