@@ -74,7 +74,8 @@ std::string Claim::meaning() const {
 Result<int> parse_gpu_count(std::string_view text) {
   if (text.empty()) return Problem{"the GPU count is missing"};
   if (text.find_first_not_of("0123456789") != std::string_view::npos)
-    return Problem{fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", text)};
+    return Problem{
+        fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", util::excerpt(text))};
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || value > max_gpus_per_test)
@@ -96,7 +97,7 @@ Result<std::vector<std::string>> parse_models(std::string_view text) {
     });
     if (!ok)
       return Problem{name.empty() ? "a GPU model name is empty (write e.g. gpu-model:A100|H100)"
-                                  : fmt::format("\"{}\" is not a GPU model name", name)};
+                                  : fmt::format("\"{}\" is not a GPU model name", util::excerpt(name))};
     if (auto model = util::lower(name); std::find(models.begin(), models.end(), model) == models.end())
       models.push_back(model);
     if (bar == std::string_view::npos) break;
@@ -140,7 +141,8 @@ Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_vie
   } else if (field == "gpu_mem") {
     auto mib = parse_size_mib(value);
     if (!mib)
-      return Problem{fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", value)};
+      return Problem{
+          fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", util::excerpt(value))};
     claim.gpu_mem_mib = *mib;
   } else if (field == "cuda" || field == "compute_capability") {
     auto constraints = parse_version_constraints(value, true);
@@ -154,11 +156,11 @@ Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_vie
   } else if (field == "vendor") {
     auto vendor = util::lower(value);
     if (!is_vendor(vendor))
-      return Problem{fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", value)};
+      return Problem{fmt::format("\"{}\" is not a GPU vendor (nvidia, amd or intel)", util::excerpt(value))};
     claim.vendor = vendor;
   } else if (field == "nvlink" || field == "exclusive" || field == "cpu_only") {
     auto flag = parse_bool(value);
-    if (!flag) return Problem{fmt::format("\"{}\" is not true or false", value)};
+    if (!flag) return Problem{fmt::format("\"{}\" is not true or false", util::excerpt(value))};
     if (field == "nvlink")
       claim.nvlink = *flag;
     else if (field == "exclusive")
@@ -166,7 +168,7 @@ Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_vie
     else
       claim.cpu_only = *flag;
   } else {
-    return Problem{fmt::format("unknown field \"{}\"", field)};
+    return Problem{fmt::format("unknown field \"{}\"", util::excerpt(field))};
   }
   return claim;
 }

@@ -159,7 +159,8 @@ class TestClassifier {
     note(reading.source, "ignored: " + reading.problem);
     malformed_.push_back(reading.source);
     report(bad(), reading.source,
-           fmt::format("{} is malformed: {}; it is ignored", reading.source, reading.problem));
+           fmt::format("{} is malformed: {}; it is ignored", util::excerpt(reading.source, 200),
+                       reading.problem));
   }
 
   /// A recognised annotation, unless its convention is switched off by the rules file.
@@ -180,7 +181,7 @@ class TestClassifier {
     malformed_.push_back(source);
     report(bad(), source,
            fmt::format("{} looks like a GPU annotation but is not one: did you mean \"{}\"? It is ignored",
-                       source, meant));
+                       util::excerpt(source, 200), meant));
   }
 
   void unknown(const std::string& source, std::string_view text, bool is_tag) {
@@ -192,7 +193,7 @@ class TestClassifier {
     report(Severity::note, source,
            fmt::format("{} mentions GPUs but no built-in convention or rule reads it, so it is ignored "
                        "(a rules file can give it a meaning)",
-                       source));
+                       util::excerpt(source, 200)));
   }
 
   /// Reads every tag; returns whether the test is tagged manual.

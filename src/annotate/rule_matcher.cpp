@@ -5,6 +5,8 @@
 
 #include <cctype>
 
+#include "util/text.hpp"
+
 namespace gpuplan::annotate {
 
 namespace {
@@ -62,14 +64,15 @@ std::string label_pattern_problem(std::string_view pattern) {
   auto canonical = canonical_label(pattern);
   auto parts = split_label(canonical);
   if (!parts || !(parts->repo.empty() || parts->repo.starts_with('@')))
-    return fmt::format("\"{}\" is not a label pattern (write //pkg/..., //pkg:* or //pkg:name)", pattern);
+    return fmt::format("\"{}\" is not a label pattern (write //pkg/..., //pkg:* or //pkg:name)",
+                       util::excerpt(pattern));
   auto dots = parts->package.find("...");
   bool recursive = dots != std::string_view::npos;
   if (recursive && (dots + 3 != parts->package.size() || (dots > 0 && parts->package[dots - 1] != '/') ||
                     !parts->name.empty()))
-    return fmt::format("\"{}\": \"...\" may only end a pattern, as in //pkg/...", pattern);
+    return fmt::format("\"{}\": \"...\" may only end a pattern, as in //pkg/...", util::excerpt(pattern));
   if (parts->name.find_first_of("*/") != std::string_view::npos && parts->name != "*")
-    return fmt::format("\"{}\": a target name is a name, \"*\" or \"all\"", pattern);
+    return fmt::format("\"{}\": a target name is a name, \"*\" or \"all\"", util::excerpt(pattern));
   return {};
 }
 

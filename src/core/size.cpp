@@ -6,11 +6,14 @@
 #include <charconv>
 #include <cmath>
 
+#include "util/text.hpp"
+
 namespace gpuplan {
 
 Result<std::int64_t> parse_size_mib(std::string_view text) {
   auto not_a_size = [text] {
-    return Problem{fmt::format("\"{}\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)", text)};
+    return Problem{
+        fmt::format("\"{}\" is not a memory size (write e.g. 40GiB, 40G or 40960MiB)", util::excerpt(text))};
   };
   size_t digits = 0;
   while (digits < text.size() &&

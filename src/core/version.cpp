@@ -4,11 +4,13 @@
 
 #include <charconv>
 
+#include "util/text.hpp"
+
 namespace gpuplan {
 
 Result<Version> Version::parse(std::string_view text) {
   auto not_a_version = [whole = text] {
-    return Problem{fmt::format("\"{}\" is not a version (write e.g. 12.4)", whole)};
+    return Problem{fmt::format("\"{}\" is not a version (write e.g. 12.4)", util::excerpt(whole))};
   };
   Version version;
   if (text.empty()) return not_a_version();
@@ -41,7 +43,8 @@ std::strong_ordering Version::operator<=>(const Version& other) const {
 
 Result<VersionConstraint> VersionConstraint::parse(std::string_view text) {
   auto not_a_constraint = [text] {
-    return Problem{fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)", text)};
+    return Problem{fmt::format("\"{}\" is not a version constraint (write e.g. >=12.4, <13 or ==9.0)",
+                               util::excerpt(text))};
   };
   static constexpr std::pair<std::string_view, Op> ops[] = {
       {">=", Op::ge}, {"<=", Op::le}, {"==", Op::eq}, {">", Op::gt}, {"<", Op::lt}};

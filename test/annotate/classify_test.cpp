@@ -113,6 +113,17 @@ TEST_CASE("every malformed annotation is a warning naming the label and the tag,
   }
 }
 
+TEST_CASE("a malformed tag of thousands of characters is quoted in part, not echoed whole twice") {
+  std::string tag = "gpu-mem:" + std::string(5000, '9');
+  auto c = classify_tags({"gpu", tag});
+  REQUIRE(c.diagnostics.size() == 1);
+  const auto& d = c.diagnostics[0];
+  REQUIRE(d.source == "tag " + tag);  // the JSON diagnostic keeps it whole for tools
+  REQUIRE(d.message.size() < 500);
+  REQUIRE_THAT(d.message, Catch::StartsWith("tag gpu-mem:999") && Catch::Contains("… is malformed: \"999") &&
+                              Catch::Contains("…\" is not a memory size"));
+}
+
 TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and said so") {
   auto c = classify_tags({"gpu:0"});
   REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
