@@ -18,6 +18,9 @@ struct Target {
   Symbol size = "medium";  ///< small | medium | large | enormous (Bazel's default: medium)
   Symbol timeout;          ///< short | moderate | long | eternal; empty: derived from size
   int shard_count = 0;     ///< 0: not sharded (Bazel's shard_count default of -1 reads as 0)
+  /// shard_count is a select() that query output does not resolve (XML's configurable="yes"
+  /// without a value; JSON's attribute without intValue): shard_count is then 0, a guess.
+  bool shard_count_unresolved = false;
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
   std::map<std::string, std::string> exec_properties;

@@ -69,14 +69,20 @@ class TestClassifier {
     // Tests that declare the same tags (and nothing else a convention or rule reads) get the
     // same requirement, reason and findings: worked out once, copied after (issue 14).
     std::string key = shared_key();
-    if (!key.empty()) {
-      if (auto it = outcomes_.find(key); it != outcomes_.end()) return reuse(it->second);
+    if (auto it = key.empty() ? outcomes_.end() : outcomes_.find(key); it != outcomes_.end()) {
+      reuse(it->second);
+    } else {
+      std::size_t first_finding = diagnostics_.size();
+      reason_.clear();
+      classify_annotations();
+      test_.reason = reason_;
+      if (!key.empty()) remember(std::move(key), first_finding);
     }
-    std::size_t first_finding = diagnostics_.size();
-    reason_.clear();
-    classify_annotations();
-    test_.reason = reason_;
-    if (!key.empty()) remember(std::move(key), first_finding);
+    if (test_.bucket == Bucket::gpu && test_.target.shard_count_unresolved)
+      report(bad(), "shard_count",
+             "shard_count is a select(), which bazel query cannot resolve: it is planned unsharded, and if "
+             "Bazel shards it, run-under refuses the shards (bazel cquery --output=jsonproto gives the value "
+             "for a configuration)");
     return std::move(test_);
   }
 
@@ -107,13 +113,12 @@ class TestClassifier {
     return key;
   }
 
-  ClassifiedTest reuse(const Outcome& outcome) {
+  void reuse(const Outcome& outcome) {
     test_.bucket = outcome.bucket;
     test_.reason = outcome.reason;
     test_.requirement = outcome.requirement;
     test_.annotations = outcome.annotations;
     for (const auto& d : outcome.findings) diagnostics_.push_back({d.severity, label_, d.source, d.message});
-    return std::move(test_);
   }
 
   void remember(std::string key, std::size_t first_finding) {

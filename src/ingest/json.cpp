@@ -260,7 +260,18 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
                           : which == Attribute::exec_properties ? "stringDictValue"
                                                                 : "stringValue";
   auto found = attribute.find_field_unordered(value_key);
-  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // proto3 leaves out default values
+  if (found.error() == simdjson::NO_SUCH_FIELD) {
+    // A select() flattened (query's default --proto:flatten_selects) leaves a scalar without a
+    // value; unflattened, it has a "selectorList" instead. Either way query cannot resolve it.
+    bool specified = false;
+    if (which == Attribute::shard_count &&
+        ((attribute.find_field_unordered("explicitlySpecified").get_bool().get(specified) ==
+              simdjson::SUCCESS &&
+          specified) ||
+         attribute.find_field_unordered("selectorList").error() == simdjson::SUCCESS))
+      target.shard_count_unresolved = true;
+    return;  // else left out as a default value
+  }
   ondemand::value value = found.value();
   auto wrong = [&](std::string_view what) {
     fail(fmt::format("attribute {} of {}: \"{}\" is not {}", name, target.label, value_key, what));

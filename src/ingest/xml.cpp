@@ -346,7 +346,16 @@ class XmlReader {
         return stop(fmt::format("attribute {} of {} is a <{}>; Bazel writes it as <{}>", name, test_.label,
                                 element, element_for(attribute_)));
       if (attribute_ == Attribute::tags || attribute_ == Attribute::exec_properties) return;
-      if (!value) return stop(fmt::format("attribute {} of {} has no value", name, test_.label));
+      if (!value) {
+        // `shard_count = select(...)`: query prints <int configurable="yes" name="shard_count"/>,
+        // no value (the only attribute read here that Bazel lets a select() set).
+        const char* configurable = xml_attribute(pairs, "configurable");
+        if (attribute_ == Attribute::shard_count && configurable && std::strcmp(configurable, "yes") == 0) {
+          test_.shard_count_unresolved = true;
+          return;
+        }
+        return stop(fmt::format("attribute {} of {} has no value", name, test_.label));
+      }
       set_scalar(name, value);
     } else if (attribute_ == Attribute::tags && depth_ == 4 && value) {
       test_.tags.emplace_back(value);

@@ -124,6 +124,30 @@ TEST_CASE("a malformed tag of thousands of characters is quoted in part, not ech
                               Catch::Contains("…\" is not a memory size"));
 }
 
+TEST_CASE("a GPU test whose shard_count query could not resolve is planned unsharded, with a warning") {
+  auto gpu = make_target("//t:gpu_test", {"gpu"});
+  gpu.shard_count_unresolved = true;
+  auto cpu = make_target("//t:cpu_test", {});
+  cpu.shard_count_unresolved = true;
+  TargetList list;
+  list.tests = {gpu, cpu};
+  auto c = classify(list, {}, {});
+  REQUIRE(c.diagnostics.size() == 1);  // a CPU test's shards take no GPU: nothing to say
+  CHECK(c.diagnostics[0].severity == Severity::warning);
+  CHECK(c.diagnostics[0].label == "//t:gpu_test");
+  CHECK_THAT(c.diagnostics[0].message,
+             Catch::StartsWith("shard_count is a select(), which bazel query cannot "
+                               "resolve: it is planned unsharded"));
+  ClassifyOptions strict;
+  strict.strict = true;
+  CHECK(has_errors(classify(list, {}, strict).diagnostics));
+  // Tests with the same tags share a classification: the second still gets its own warning.
+  list.tests = {make_target("//t:a_test", {"gpu"}), gpu};
+  CHECK(classify(list, {}, {}).diagnostics.size() == 1);
+  list.tests = {gpu, make_target("//t:z_test", {"gpu"})};
+  CHECK(classify(list, {}, {}).diagnostics.size() == 1);
+}
+
 TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and said so") {
   auto c = classify_tags({"gpu:0"});
   REQUIRE(c.tests.at(0).bucket == Bucket::cpu);

@@ -74,6 +74,27 @@ TEST_CASE("a JSON shard_count of the wrong type is an error, whichever way it is
                       Catch::Contains("has type STRING; Bazel gives shard_count the type INTEGER"));
 }
 
+TEST_CASE("a JSON shard_count set by select() is marked unresolved, flattened or not; a default is not") {
+  auto rule = [](const std::string& attribute) {
+    return read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" +
+                     attribute + "]}}\n")
+        .tests.at(0);
+  };
+  // query's default --proto:flatten_selects leaves a scalar select() without a value.
+  auto flattened = rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":true})");
+  CHECK(flattened.shard_count_unresolved);
+  CHECK(flattened.shard_count == 0);
+  CHECK(
+      rule(
+          R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":true,"selectorList":{"type":"INTEGER",)"
+          R"("elements":[{"entries":[{"label":"//:cuda","intValue":4}]}]}})")
+          .shard_count_unresolved);
+  CHECK_FALSE(
+      rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":false})").shard_count_unresolved);
+  CHECK_FALSE(rule(R"({"name":"shard_count","type":"INTEGER","intValue":4,"explicitlySpecified":true})")
+                  .shard_count_unresolved);
+}
+
 TEST_CASE("pretty-printed jsonproto cut off in the middle is an error naming where the object began") {
   REQUIRE_THROWS_WITH(read_text("{\n  \"type\": \"RULE\",\n  \"rule\": {\n    \"name\": \"//a:t\""),
                       Catch::Contains("input:4") && Catch::Contains("begun at line 1"));

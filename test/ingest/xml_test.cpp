@@ -82,6 +82,23 @@ TEST_CASE("an xml shard_count that is not a number is an error naming the target
   }
 }
 
+TEST_CASE(
+    "an xml shard_count set by select() is marked unresolved; any other attribute without a value is an "
+    "error") {
+  auto target = read_text(
+                    "<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
+                    "<int configurable=\"yes\" name=\"shard_count\"/></rule></query>")
+                    .tests.at(0);
+  CHECK(target.shard_count_unresolved);
+  CHECK(target.shard_count == 0);
+  REQUIRE_THROWS_WITH(read_text("<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
+                                "<int name=\"shard_count\"/></rule></query>"),
+                      Catch::Contains("attribute shard_count of //a:t has no value"));
+  REQUIRE_THROWS_WITH(read_text("<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"
+                                "<string configurable=\"yes\" name=\"size\"/></rule></query>"),
+                      Catch::Contains("attribute size of //a:t has no value"));
+}
+
 TEST_CASE("an xml attribute written as the wrong element is an error, not a guess") {
   std::string text =
       "<query version=\"2\"><rule class=\"sh_test\" name=\"//a:t\">"

@@ -168,4 +168,30 @@ grep -q -- '--output=xml' "$SCRATCH/untagged.err" || fail "the refusal does not 
 "$GPUPLAN" plan "$SCRATCH/labels.txt" --fleet "$VARIANTS/fleet.yaml" --allow-untagged > /dev/null 2>&1 ||
   fail "--allow-untagged should plan labels-only input"
 
+# shard_count = select(...), through the real Bazel: query cannot say which branch applies, so the
+# test is planned unsharded with a warning (an error under --strict); cquery resolves it.
+SELECT_WS=$SOURCE_DIR/test/data/select_ws
+select_bazel() {
+  (cd "$SELECT_WS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 "$@") 2>> "$SCRATCH/select.log" ||
+    { cat "$SCRATCH/select.log" >&2; fail "bazel $1 of select_ws failed"; }
+}
+select_bazel query 'tests(//...)' --output=xml > "$SCRATCH/select.xml"
+grep -q '<int configurable="yes" name="shard_count"/>' "$SCRATCH/select.xml" ||
+  fail "Bazel no longer prints a select()ed shard_count without a value: $(grep shard_count "$SCRATCH/select.xml")"
+"$GPUPLAN" classify --json "$SCRATCH/select.xml" > "$SCRATCH/select.json" 2> "$SCRATCH/select.err" ||
+  fail "a select()ed shard_count stopped classify: $(cat "$SCRATCH/select.err")"
+jq -e '.gpu_tests[0].label == "//:sharded_on_cuda_test"' "$SCRATCH/select.json" > /dev/null || fail "the test is not a GPU test"
+grep -q '^gpuplan: warning: //:sharded_on_cuda_test: shard_count is a select(), which bazel query cannot resolve: it is planned unsharded' \
+  "$SCRATCH/select.err" || fail "no warning for the select()ed shard_count: $(cat "$SCRATCH/select.err")"
+status=0
+"$GPUPLAN" plan --strict "$SCRATCH/select.xml" --fleet examples/fleet.yaml -o "$SCRATCH/select.plan.json" 2> /dev/null || status=$?
+[ "$status" = 2 ] || fail "a select()ed shard_count under --strict should exit 2, not $status"
+[ ! -e "$SCRATCH/select.plan.json" ] || fail "--strict left a plan behind"
+select_bazel cquery 'tests(//...)' --define cuda=1 --output=jsonproto --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+  --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" > "$SCRATCH/select.cquery.json"
+"$GPUPLAN" plan --strict "$SCRATCH/select.cquery.json" --fleet examples/fleet.yaml -o "$SCRATCH/select.plan.json" 2> /dev/null ||
+  fail "cquery's resolved shard_count should plan under --strict"
+jq -e '[.assignments[].unit] | sort == [range(4) | "//:sharded_on_cuda_test#shard-\(.)-of-4"]' "$SCRATCH/select.plan.json" > /dev/null ||
+  fail "cquery --define cuda=1 should plan four shards: $(jq -c '[.assignments[].unit]' "$SCRATCH/select.plan.json")"
+
 echo "classify: ok"

@@ -39,9 +39,16 @@ TEST_CASE("demand profiles: GPUs held, node blocking and types per demand") {
   solve::Problem p;
   p.fleet = &index;
   p.max_sharing = 4;
-  Shape big_gpus{.type = 0, .occupancy = Occupancy::gpus, .gpus = 4};
-  Shape small_gpus{.type = 1, .occupancy = Occupancy::gpus, .gpus = 2};
-  Shape shared{.type = 1, .occupancy = Occupancy::shared, .gpus = 1};
+  auto shape = [](int type, Occupancy occupancy, int gpus) {
+    Shape s;
+    s.type = type;
+    s.occupancy = occupancy;
+    s.gpus = gpus;
+    return s;
+  };
+  Shape big_gpus = shape(0, Occupancy::gpus, 4);
+  Shape small_gpus = shape(1, Occupancy::gpus, 2);
+  Shape shared = shape(1, Occupancy::shared, 1);
   shared.memory_mib = 500;
   shared.usable_mib = {1000, 2000};
   p.shapes = {big_gpus, small_gpus, shared};
