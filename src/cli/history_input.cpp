@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <sstream>
+#include <streambuf>
 #include <tuple>
 
 #include "cli/io.hpp"
@@ -70,23 +70,41 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
   }
 }
 
+/// The bytes already read from a stream's start, then the rest of the stream: its format is
+/// told from its head without rewinding it, which standard input, a named pipe and bash's
+/// `<(zcat FILE)` cannot do (a rewind there failed, and the file read as empty).
+class HeadThenRest : public std::streambuf {
+ public:
+  HeadThenRest(std::string head, std::streambuf& rest) : head_(std::move(head)), rest_(rest) {
+    setg(head_.data(), head_.data(), head_.data() + head_.size());
+  }
+
+ protected:
+  int_type underflow() override {
+    auto got = rest_.sgetn(buffer_, sizeof buffer_);
+    if (got <= 0) return traits_type::eof();
+    setg(buffer_, buffer_, buffer_ + got);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  std::string head_;
+  std::streambuf& rest_;
+  char buffer_[1 << 16];
+};
+
 void read_file(const std::string& path, bool strict, History& history, Diagnostics& diagnostics) {
   Input input = open_input(path);
-  std::istringstream whole;
-  std::istream* in = &input.in();
-  if (!input.owned) {  // standard input cannot be rewound after a look at its start
-    whole.str(read_all(input));
-    in = &whole;
-  }
   std::string head(4096, '\0');
-  in->read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in->gcount()));
-  in->clear();
-  in->seekg(0);
+  head.resize(static_cast<std::size_t>(input.in().rdbuf()->sgetn(head.data(), 4096)));
+  HeadThenRest whole(head, *input.in().rdbuf());
+  std::istream in(&whole);
+  if (auto problem = binary_history_problem(head); !problem.empty())
+    throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
-    case HistoryFormat::bep: return add(history, diagnostics, read_bep(*in, input.name, strict));
+    case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict));
     case HistoryFormat::csv:
-    case HistoryFormat::json: return add(history, diagnostics, read_table(*in, input.name, strict));
+    case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict));
     case HistoryFormat::junit: {
       auto below = below_testlogs(path);
       auto test = below ? parse_testlog_path(below->generic_string()) : std::nullopt;
@@ -95,7 +113,7 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
             Position{input.name},
             "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
             "pass the bazel-testlogs directory instead");
-      return add(history, diagnostics, read_junit(*in, input.name, *test, strict));
+      return add(history, diagnostics, read_junit(in, input.name, *test, strict));
     }
   }
 }

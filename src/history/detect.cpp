@@ -1,4 +1,7 @@
 // Which history format a file is, from its first bytes.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cctype>
 
 #include "gpuplan/history.hpp"
@@ -39,6 +42,22 @@ HistoryFormat detect_history_format(std::string_view head) {
     return HistoryFormat::json;
   }
   return HistoryFormat::csv;
+}
+
+std::string binary_history_problem(std::string_view head) {
+  auto binary = std::find_if(head.begin(), head.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && !std::isspace(byte)) || byte == 0x7f;
+  });
+  if (binary == head.end()) return {};
+  if (head.starts_with("\x1f\x8b"))
+    return "gzip-compressed data: decompress it first (zcat FILE | gpuplan ... --history -)";
+  if (head.starts_with("PK\x03\x04")) return "a zip archive: unpack it first";
+  return fmt::format(
+      "binary data (byte 0x{:02x} at offset {}), not a history format gpuplan reads; for Bazel's "
+      "--build_event_binary_file, give the file of --build_event_json_file instead (or the bazel-testlogs "
+      "directory)",
+      static_cast<unsigned char>(*binary), binary - head.begin());
 }
 
 }  // namespace gpuplan

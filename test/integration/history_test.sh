@@ -39,6 +39,16 @@ grep -q "VRAM unknown (every peak is of a run that failed or was cut short)" <<<
   fail "show --json of failed peaks"
 "$GPUPLAN" history summarize "$SCRATCH/failed.csv" 2>/dev/null | jq -e '.units[0].failed == [true, true]' >/dev/null ||
   fail "summarize should keep which runs failed"
+# A pipe (bash's <(...)) reads like the file; compressed history is refused with what to do.
+"$GPUPLAN" history show //ml:inference_test --history <(cat $DATA/runs.csv) | grep -q "estimate: 41.250s (history-p90)" ||
+  fail "history through a pipe: $("$GPUPLAN" history show //ml:inference_test --history <(cat $DATA/runs.csv))"
+gzip -c $DATA/runs.csv > "$SCRATCH/runs.csv.gz"
+status=0
+"$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history "$SCRATCH/runs.csv.gz" -o "$SCRATCH/gz.plan.json" \
+  2> "$SCRATCH/gz.err" || status=$?
+[ "$status" = 2 ] || fail "gzip'd history should be exit 2, not $status"
+grep -q "runs.csv.gz: gzip-compressed data: decompress it first" "$SCRATCH/gz.err" || fail "gzip'd history: $(cat "$SCRATCH/gz.err")"
+[ ! -e "$SCRATCH/gz.plan.json" ] || fail "a plan was written despite the bad history"
 # show --json: the same numbers for scripts.
 out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/runs.csv --json)
 echo "$out" | jq -e '.label == "//ml:inference_test" and (.units | length) == 1 and .units[0].shard == null

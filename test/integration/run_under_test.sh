@@ -14,7 +14,8 @@ RESULTS=$SCRATCH/results.csv
 bazel_ws test //ml:all --test_tag_filters=-manual \
   --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $RESULTS --unplanned=warn" \
   --local_test_jobs=4 --nocache_test_results --sandbox_writable_path="$SCRATCH" \
-  --test_env=GPU_PROBE_LOG="$LOG" --test_env=GPU_PROBE_SLEEP=1 >"$SCRATCH/bazel.out" 2>&1 ||
+  --test_env=GPU_PROBE_LOG="$LOG" --test_env=GPU_PROBE_SLEEP=1 \
+  --build_event_json_file="$SCRATCH/bep.json" --build_event_binary_file="$SCRATCH/bep.bin" >"$SCRATCH/bazel.out" 2>&1 ||
   { cat "$SCRATCH/bazel.out"; fail "bazel test with run-under failed"; }
 
 # What each test saw, against what the plan says (tests missing from it: no GPUs).
@@ -47,6 +48,19 @@ for i, a in enumerate(rows):
             assert not shared, f"{a['label']} and {b['label']} held GPUs {shared} at the same time"
 assert overlapped, "no two tests ran at the same time: --local_test_jobs=4 should run several"
 PY
+
+# The run's Build Event Protocol as history: the JSON file, also through a pipe (bash's <(...),
+# which cannot be rewound); the binary file is refused with what to give instead, never read as
+# an empty CSV.
+"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/bep.json" | grep -q "^//ml:inference_test: 1 sample" ||
+  fail "history from the run's BEP: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/bep.json")"
+"$GPUPLAN" history show //ml:inference_test --history <(cat "$SCRATCH/bep.json") | grep -q "^//ml:inference_test: 1 sample" ||
+  fail "history from the run's BEP through a pipe read nothing"
+status=0
+"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/bep.bin" > /dev/null 2> "$SCRATCH/bin.err" || status=$?
+[ "$status" = 2 ] || fail "a binary BEP file should be exit 2, not $status"
+grep -q "bep.bin: binary data .*give the file of --build_event_json_file instead" "$SCRATCH/bin.err" ||
+  fail "the binary BEP refusal: $(cat "$SCRATCH/bin.err")"
 
 # Without --unplanned=warn, a test missing from the plan fails in Bazel, saying why.
 status=0
