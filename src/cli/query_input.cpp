@@ -196,6 +196,14 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   }
   progress::stage(fmt::format("sorting {} tests", classifier.size()));
   auto classification = classifier.finish(targets.dropped);
+  if (targets.format.empty())  // nothing at all, not even XML's <query>
+    classification.diagnostics.push_back(Diagnostic{
+        options.strict ? Severity::error : Severity::warning, "", input_name(options),
+        fmt::format(
+            "{} is empty, so there are no tests. A bazel query that fails writes nothing, so this may be "
+            "one: run `bazel query ... | gpuplan ...` under `set -o pipefail` to fail with it (an "
+            "empty result of --output=xml is <query/>, never empty)",
+            input_name(options))});
   if (deps) check_patterns_match(options, rules, deps->graph, classification.diagnostics);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
   if (!has_errors(classification.diagnostics)) return classification;
@@ -207,7 +215,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
     errors += fmt::format("\n  {}{}{}", d.label, d.label.empty() ? "" : ": ", d.message);
   }
   throw InputError(Position{input_name(options)},
-                   fmt::format("{} annotation error{} (--strict):{}", count, util::plural(count), errors));
+                   fmt::format("{} error{} (--strict):{}", count, util::plural(count), errors));
 }
 
 Classification without_gpu_tests(Classification tests, long& gpu_tests) {

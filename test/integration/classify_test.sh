@@ -194,4 +194,17 @@ select_bazel cquery 'tests(//...)' --define cuda=1 --output=jsonproto --override
 jq -e '[.assignments[].unit] | sort == [range(4) | "//:sharded_on_cuda_test#shard-\(.)-of-4"]' "$SCRATCH/select.plan.json" > /dev/null ||
   fail "cquery --define cuda=1 should plan four shards: $(jq -c '[.assignments[].unit]' "$SCRATCH/select.plan.json")"
 
+# A query that fails writes nothing: a warning says so (not a silent empty plan), --strict fails.
+(cd "$SELECT_WS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query 'tests(//no/such/...)' --output=xml 2>/dev/null ||
+  echo "bazel query failed with $?" > "$SCRATCH/failed-query.status") > "$SCRATCH/failed-query.xml"
+grep -q "failed with 7" "$SCRATCH/failed-query.status" || fail "the query of a missing package did not fail as expected"
+"$GPUPLAN" plan "$SCRATCH/failed-query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/empty.plan.json" 2> "$SCRATCH/empty.err" ||
+  fail "empty input is still a (warned) empty plan without --strict"
+grep -q "failed-query.xml is empty, so there are no tests. A bazel query that fails writes nothing" "$SCRATCH/empty.err" ||
+  fail "no warning for empty input: $(cat "$SCRATCH/empty.err")"
+grep -q "^gpuplan: 1 warning, 0 notes" "$SCRATCH/empty.err" || fail "the totals line does not count it: $(cat "$SCRATCH/empty.err")"
+status=0
+"$GPUPLAN" plan --strict - --fleet examples/fleet.yaml -o "$SCRATCH/strict-empty.plan.json" < "$SCRATCH/failed-query.xml" 2> /dev/null || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict-empty.plan.json" ] || fail "empty input under --strict should be exit 2 and no plan, not $status"
+
 echo "classify: ok"
