@@ -98,6 +98,7 @@ void run(const PlanArgs& args, int& status) {
   Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = take_units(tests, mode, estimate, rules);  // the GPU tests are dropped next
+  std::string coverage = history_coverage(args.history, units, args.query.strict, history_diagnostics);
   long gpu_tests = 0;
   Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 
@@ -125,7 +126,7 @@ void run(const PlanArgs& args, int& status) {
   if (args.format != "text" && !args.output.empty() && args.output != "-")
     write_plan_index(args.output, plan, records);  // what run-under reads instead of the whole plan
   progress::finish();
-  std::cerr << summary_of(plan);
+  std::cerr << summary_of(plan) << coverage;
   print_diagnostic_totals(plan.diagnostics, true);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
   keep_until_exit(std::move(plan));  // freed by the process's end, not block by block

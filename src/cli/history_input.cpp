@@ -1,6 +1,7 @@
 #include "cli/history_input.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <climits>
@@ -10,6 +11,7 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -137,6 +139,33 @@ Estimator estimator_for(const std::vector<std::string>& history_paths, const Rul
   if (history_paths.empty()) return size_default_estimator(rules);
   History history = read_history_paths(history_paths, strict, diagnostics);
   return history_estimator(history, tests, rules, size_default_estimator(rules));
+}
+
+std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
+                             bool strict, Diagnostics& diagnostics) {
+  if (paths.empty() || units.empty()) return {};
+  long own = 0, median = 0;
+  for (const auto& unit : units) {
+    if (unit.duration_source.str().starts_with("history"))
+      ++own;
+    else if (unit.duration_source == "size-median")
+      ++median;
+  }
+  const long total = static_cast<long>(units.size());
+  std::string line = fmt::format(
+      "gpuplan: history: {} of {} GPU unit{} planned from their own runs, {} from their size class's median, "
+      "{} from the size default\n",
+      own, total, util::plural(total), median, total - own - median);
+  if (own == 0) {
+    const std::string where = fmt::format("{}", fmt::join(paths, ", "));
+    const std::string message = fmt::format(
+        "no GPU unit has a run in it: every duration is a size default. Is it the history of these tests "
+        "(their labels, e.g. {})?",
+        units.front().label);
+    if (strict) throw InputError(Position{where}, message + " (--strict)");
+    diagnostics.push_back(Diagnostic{Severity::warning, "", "--history", where + ": " + message});
+  }
+  return line;
 }
 
 }  // namespace gpuplan::cli

@@ -22,4 +22,11 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
 Estimator estimator_for(const std::vector<std::string>& history_paths, const Rules& rules,
                         const Classification& tests, bool strict, Diagnostics& diagnostics);
 
+/// With history paths: one stderr line saying how many GPU units were planned from their own
+/// runs, and from their size class's median or the size default. When none was, every duration
+/// is a guess the user did not ask for (a history of other labels, an empty file): a warning
+/// naming the paths, or under `strict` an InputError. "" without paths or units.
+std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
+                             bool strict, Diagnostics& diagnostics);
+
 }  // namespace gpuplan::cli

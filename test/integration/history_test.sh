@@ -39,6 +39,18 @@ grep -q "VRAM unknown (every peak is of a run that failed or was cut short)" <<<
   fail "show --json of failed peaks"
 "$GPUPLAN" history summarize "$SCRATCH/failed.csv" 2>/dev/null | jq -e '.units[0].failed == [true, true]' >/dev/null ||
   fail "summarize should keep which runs failed"
+# plan says how much of the plan history informed; history of none of its tests is a warning
+# (an error under --strict), never a silent plan of size defaults.
+"$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv -o "$SCRATCH/h.plan.json" 2> "$SCRATCH/h.err"
+grep -q "^gpuplan: history: 3 of 21 GPU units planned from their own runs, 13 from their size class's median, 5 from the size default$" \
+  "$SCRATCH/h.err" || fail "no history coverage line: $(cat "$SCRATCH/h.err")"
+printf 'label,seconds\n//other/repo:x_test,5\n' > "$SCRATCH/other.csv"
+"$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history "$SCRATCH/other.csv" -o "$SCRATCH/o.plan.json" 2> "$SCRATCH/o.err"
+grep -q "warning: .*other.csv: no GPU unit has a run in it: every duration is a size default" "$SCRATCH/o.err" ||
+  fail "history of other tests: $(cat "$SCRATCH/o.err")"
+status=0
+"$GPUPLAN" plan --strict examples/query.xml --fleet examples/fleet.yaml --history "$SCRATCH/other.csv" -o "$SCRATCH/s.plan.json" 2> /dev/null || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/s.plan.json" ] || fail "history of other tests under --strict: exit $status"
 # A pipe (bash's <(...)) reads like the file; compressed history is refused with what to do.
 "$GPUPLAN" history show //ml:inference_test --history <(cat $DATA/runs.csv) | grep -q "estimate: 41.250s (history-p90)" ||
   fail "history through a pipe: $("$GPUPLAN" history show //ml:inference_test --history <(cat $DATA/runs.csv))"
