@@ -72,13 +72,17 @@ class ToClassifier : public TargetSink {
   explicit ToClassifier(Classifier& classifier) : classifier_(classifier) {}
   void test(Target&& target) override {
     attributes_ = attributes_ || target.has_attributes;
+    if (!target.has_attributes) unattributed_.push_back(canonical_label(target.label));
     classifier_.add(std::move(target));
   }
   bool attributes() const { return attributes_; }
+  /// The tests that came without attributes (with --attrs: those it does not list).
+  const std::vector<std::string>& unattributed() const { return unattributed_; }
 
  private:
   Classifier& classifier_;
   bool attributes_ = false;
+  std::vector<std::string> unattributed_;
 };
 
 /// --classify-by-deps: the graph must be there, or every GPU test would look GPU-free.
@@ -196,6 +200,14 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   }
   progress::stage(fmt::format("sorting {} tests", classifier.size()));
   auto classification = classifier.finish(targets.dropped);
+  if (!options.targets.attrs.empty())  // their tags are unknown: each would quietly be a CPU test
+    for (const auto& label : sink.unattributed())
+      classification.diagnostics.push_back(Diagnostic{
+          options.strict ? Severity::error : Severity::warning, label, "--attrs",
+          fmt::format(
+              "not in --attrs {}: without its tags it is planned as a CPU test (query both files with "
+              "the same expression)",
+              options.targets.attrs)});
   if (targets.format.empty())  // nothing at all, not even XML's <query>
     classification.diagnostics.push_back(Diagnostic{
         options.strict ? Severity::error : Severity::warning, "", input_name(options),

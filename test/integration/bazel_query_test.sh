@@ -57,4 +57,18 @@ table_matches_json() {  # FILE
 table_matches_json "$xml"
 table_matches_json "$json"
 head -n 1 "$SCRATCH/table" | grep -q "^LABEL  *CONFIG  *KIND " || fail "cquery's table has no CONFIG column"
+
+# --attrs: cquery's labels take their tags from a query; a test the attributes lack is named in
+# a warning (an error under --strict), never quietly a CPU test for want of tags.
+"$GPUPLAN" classify --json "$kinds" --attrs "$xml" > "$SCRATCH/joined.json" 2> "$SCRATCH/joined.err"
+[ "$(jq '.gpu_tests | length' "$SCRATCH/joined.json")" = "$("$GPUPLAN" classify --json "$xml" 2>/dev/null | jq '.gpu_tests | length')" ] ||
+  fail "the joined labels are not classified as the query is"
+! grep -q "not in --attrs" "$SCRATCH/joined.err" || fail "a full --attrs warned: $(cat "$SCRATCH/joined.err")"
+ml_xml=$(query xml 'tests(//ml/...)')
+"$GPUPLAN" classify --json "$kinds" --attrs "$ml_xml" > /dev/null 2> "$SCRATCH/partial.err"
+grep -q "^gpuplan: warning: //jax:pmap_test: not in --attrs .*without its tags it is planned as a CPU test" "$SCRATCH/partial.err" ||
+  fail "tests outside the --attrs query are not named: $(cat "$SCRATCH/partial.err")"
+status=0
+"$GPUPLAN" plan --strict "$kinds" --attrs "$ml_xml" --fleet examples/fleet.yaml -o "$SCRATCH/partial.plan.json" 2> /dev/null || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/partial.plan.json" ] || fail "a partial --attrs under --strict: exit $status"
 echo ok
