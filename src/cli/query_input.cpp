@@ -69,18 +69,20 @@ void refuse_untagged(const QueryOptions& options, std::size_t tests, bool attrib
 /// Hands each test to the classifier as the reader finds it.
 class ToClassifier : public TargetSink {
  public:
-  explicit ToClassifier(Classifier& classifier) : classifier_(classifier) {}
+  /// `joined`: the tests come from --attrs's join, whose misses are worth naming.
+  ToClassifier(Classifier& classifier, bool joined) : classifier_(classifier), joined_(joined) {}
   void test(Target&& target) override {
     attributes_ = attributes_ || target.has_attributes;
-    if (!target.has_attributes) unattributed_.push_back(canonical_label(target.label));
+    if (joined_ && !target.has_attributes) unattributed_.push_back(canonical_label(target.label));
     classifier_.add(std::move(target));
   }
   bool attributes() const { return attributes_; }
-  /// The tests that came without attributes (with --attrs: those it does not list).
+  /// With --attrs, the tests it does not list (so they came without attributes).
   const std::vector<std::string>& unattributed() const { return unattributed_; }
 
  private:
   Classifier& classifier_;
+  bool joined_;
   bool attributes_ = false;
   std::vector<std::string> unattributed_;
 };
@@ -191,7 +193,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   // Each test is classified as it is read: the targets and the classified tests are never
   // both held whole (issue 14).
   Classifier classifier(rules, {options.include_manual, options.strict, annotations, !options.drop_inputs});
-  ToClassifier sink(classifier);
+  ToClassifier sink(classifier, !options.targets.attrs.empty());
   auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr, sink);
   refuse_untagged(options, classifier.size(), sink.attributes(), targets.format, rules);
   if (deps) {
@@ -200,14 +202,12 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   }
   progress::stage(fmt::format("sorting {} tests", classifier.size()));
   auto classification = classifier.finish(targets.dropped);
-  if (!options.targets.attrs.empty())  // their tags are unknown: each would quietly be a CPU test
-    for (const auto& label : sink.unattributed())
-      classification.diagnostics.push_back(Diagnostic{
-          options.strict ? Severity::error : Severity::warning, label, "--attrs",
-          fmt::format(
-              "not in --attrs {}: without its tags it is planned as a CPU test (query both files with "
-              "the same expression)",
-              options.targets.attrs)});
+  for (const auto& label : sink.unattributed())  // their tags are unknown: each would quietly be a CPU test
+    classification.diagnostics.push_back(Diagnostic{
+        options.strict ? Severity::error : Severity::warning, label, "--attrs",
+        fmt::format("not in --attrs {}: without its tags it is planned as a CPU test (query both files with "
+                    "the same expression)",
+                    options.targets.attrs)});
   if (targets.format.empty())  // nothing at all, not even XML's <query>
     classification.diagnostics.push_back(Diagnostic{
         options.strict ? Severity::error : Severity::warning, "", input_name(options),

@@ -51,7 +51,7 @@ std::string binary_history_problem(std::string_view head) {
   });
   if (binary == head.end()) return {};
   if (head.starts_with("\x1f\x8b"))
-    return "gzip-compressed data: decompress it first (zcat FILE | gpuplan ... --history -)";
+    return "gzip-compressed data: decompress it first (in bash: --history <(zcat FILE))";
   if (head.starts_with("PK\x03\x04")) return "a zip archive: unpack it first";
   return fmt::format(
       "binary data (byte 0x{:02x} at offset {}), not a history format gpuplan reads; for Bazel's "
