@@ -32,7 +32,8 @@ class TableTargets : public TargetSink {
     labels_.append(target.label);
     tags_.insert(tags_.end(), target.tags.begin(), target.tags.end());
     rows_.push_back({labels_.size(), tags_.size(), target.rule_class, target.size, target.configuration,
-                     target.shard_count, target.flaky, target.has_attributes});
+                     target.shard_count_unresolved ? -1 : target.shard_count, target.flaky,
+                     target.has_attributes});
     const Row& row = rows_.back();
     auto widen = [&](std::size_t column, std::size_t width) {
       widths_[column] = std::max(widths_[column], width);
@@ -91,14 +92,14 @@ class TableTargets : public TargetSink {
     Symbol rule_class;
     Symbol size;
     Symbol configuration;
-    int shard_count;
+    int shard_count;  ///< -1: a select() the query does not resolve
     bool flaky;
     bool has_attributes;
   };
   static std::string kind(const Row& row) { return row.rule_class.empty() ? "-" : row.rule_class.str(); }
   static std::string size(const Row& row) { return row.has_attributes ? row.size.str() : "-"; }
   static std::string shards(const Row& row) {
-    return row.shard_count > 0 ? std::to_string(row.shard_count) : "-";
+    return row.shard_count > 0 ? std::to_string(row.shard_count) : row.shard_count < 0 ? "select()" : "-";
   }
 
   std::string labels_;
@@ -126,7 +127,11 @@ class JsonTargets : public TargetSink {
     out_.end_array();
     out_.key("size").value(target.size.str());
     out_.key("timeout").value(target.timeout.str());
-    out_.key("shard_count").value(target.shard_count);
+    out_.key("shard_count");
+    if (target.shard_count_unresolved)
+      out_.null();  // a select() the query does not resolve: unknown, not 0
+    else
+      out_.value(target.shard_count);
     out_.key("flaky").value(target.flaky);
     out_.key("exec_properties").begin_object();
     for (const auto& [key, value] : target.exec_properties) out_.key(key).value(value);

@@ -183,6 +183,10 @@ grep -q '<int configurable="yes" name="shard_count"/>' "$SCRATCH/select.xml" ||
 jq -e '.gpu_tests[0].label == "//:sharded_on_cuda_test"' "$SCRATCH/select.json" > /dev/null || fail "the test is not a GPU test"
 grep -q '^gpuplan: warning: //:sharded_on_cuda_test: shard_count is a select(), which bazel query cannot resolve: it is planned unsharded' \
   "$SCRATCH/select.err" || fail "no warning for the select()ed shard_count: $(cat "$SCRATCH/select.err")"
+[ "$("$GPUPLAN" targets --json "$SCRATCH/select.xml" | jq -c '.tests[0].shard_count')" = null ] ||
+  fail "targets --json should show an unresolved shard_count as null, not a number"
+"$GPUPLAN" targets "$SCRATCH/select.xml" | grep -q "^//:sharded_on_cuda_test  *sh_test  *medium  *select()" ||
+  fail "the targets table should show select() for the shards: $("$GPUPLAN" targets "$SCRATCH/select.xml")"
 status=0
 "$GPUPLAN" plan --strict "$SCRATCH/select.xml" --fleet examples/fleet.yaml -o "$SCRATCH/select.plan.json" 2> /dev/null || status=$?
 [ "$status" = 2 ] || fail "a select()ed shard_count under --strict should exit 2, not $status"
