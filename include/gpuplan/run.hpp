@@ -100,8 +100,13 @@ struct BazelRun {
 /// [--junit J]] [--fleet F]".
 std::string run_under_command(const BazelRun& run);
 
-/// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N -- LABELS`,
-/// the labels of `units` once each, sorted, shell-quoted.
+/// Bazel's test filters, each set to nothing: the tests a plan names all run, whatever a
+/// .bazelrc filters out (`test --test_tag_filters=-gpu` keeps GPU tests off CPU CI).
+inline constexpr std::string_view no_test_filters =
+    "--test_tag_filters= --test_size_filters= --test_timeout_filters=";
+
+/// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N
+/// NO_TEST_FILTERS -- LABELS`, the labels of `units` once each, sorted, shell-quoted.
 std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.

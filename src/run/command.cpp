@@ -86,7 +86,9 @@ std::string bazel_node_command(const std::vector<Assignment>& units, const Bazel
     if (written_dirs.insert(std::string(dir.empty() ? "/" : dir)).second)
       command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
   }
-  command += fmt::format(" --local_test_jobs={} --", r.jobs);
+  // The plan chose the tests: a .bazelrc's `test --test_tag_filters=-gpu` (common for CPU CI)
+  // would otherwise skip GPU tests named here, and Bazel would pass with them unrun.
+  command += fmt::format(" --local_test_jobs={} {} --", r.jobs, no_test_filters);
   for (const auto& label : labels) command += " " + shell_quote(label);
   return command;
 }

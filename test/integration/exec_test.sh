@@ -165,7 +165,9 @@ cat >"$SCRATCH/bin/bazel" <<SH
 PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
 cd "$SOURCE_DIR" && source test/integration/lib.sh
 command=\$1; shift
-bazel_ws "\$command" --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
+# A .bazelrc of CPU CI (test --test_tag_filters=-gpu,...) comes before exec's own options.
+bazel_ws "\$command" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --test_size_filters=small \
+  --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
 SH
 chmod +x "$SCRATCH/bin/bazel"
 : >"$SCRATCH/bazel-probe.log"
@@ -200,6 +202,6 @@ PY
   [ "$(grep -c '(cached) PASSED' "$SCRATCH/bazel2.out")" = 7 ] ||
   { cat "$SCRATCH/bazel2.out"; fail "the second run of the same plan was not fully cached"; }
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
-  "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 -- //ml:flaky_kernel_test //ml:inference_test" ||
+  "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
 echo PASS

@@ -71,11 +71,12 @@ TEST_CASE("an unknown placeholder is an error naming it") {
 }
 
 TEST_CASE("the default command is one bazel test of the node's labels with a fixed --run_under") {
-  BazelRun r{.gpuplan = "/opt/gpuplan",
-             .plan = "/shared/plan.json",
-             .node_file = "/etc/gpuplan node",
-             .lock_dir = "/tmp/gpuplan-locks-1",
-             .jobs = 4};
+  BazelRun r;
+  r.gpuplan = "/opt/gpuplan";
+  r.plan = "/shared/plan.json";
+  r.node_file = "/etc/gpuplan node";
+  r.lock_dir = "/tmp/gpuplan-locks-1";
+  r.jobs = 4;
   auto command = bazel_node_command({unit("//ml:train_test", {0, 1}, 1), unit("//ml:inference_test", {2}),
                                      unit("@//ml:train_test", {2, 3}, 0)},
                                     r);
@@ -83,7 +84,8 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       command ==
       "bazel test --run_under='/opt/gpuplan run-under --plan /shared/plan.json --node-file '\\''/etc/gpuplan "
       "node'\\'' --lock-dir /tmp/gpuplan-locks-1' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
-      "--local_test_jobs=4 -- //ml:inference_test //ml:train_test");
+      "--local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- "
+      "//ml:inference_test //ml:train_test");
   r.results = "/shared/out/results.csv";
   REQUIRE_THAT(
       bazel_node_command({unit("//a:b", {0})}, r),
