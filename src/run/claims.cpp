@@ -117,9 +117,14 @@ bool Claims::link_new(const std::string& target, const std::string& text) {
 }
 
 Claims::State Claims::state(const std::string& unit) {
+  int ignored = -1;
+  return judge(unit, ignored);
+}
+
+Claims::State Claims::judge(const std::string& unit, int& n) {
   struct stat info {};
   if (::lstat(path(unit, "done").c_str(), &info) == 0) return State::done;
-  int n = current(unit);
+  n = current(unit);
   if (n < 0) return State::free;
   auto claim = path(unit, std::to_string(n));
   if (auto it = held_.find(unit); it != held_.end() && it->second == claim) return State::ours;
@@ -128,11 +133,17 @@ Claims::State Claims::state(const std::string& unit) {
 }
 
 bool Claims::claim(const std::string& unit) {
-  auto s = state(unit);
+  int n = -1;
+  auto s = judge(unit, n);
   if (s == State::ours) return true;
   if (s != State::free && s != State::expired) return false;
-  auto target = path(unit, std::to_string(current(unit) + 1));
+  // The number after the claim judged free or expired, never after one linked since: another
+  // node that took the unit meanwhile holds that very number, so the link fails here. (Counting
+  // again would link past its fresh claim, and both nodes would run the unit.)
+  auto target = path(unit, std::to_string(n + 1));
   if (!link_new(target, fmt::format("{} {}\n", node_, ::getpid()))) return false;
+  struct stat info {};
+  if (::lstat(path(unit, "done").c_str(), &info) == 0) return false;  // it ended while this node looked
   held_[unit] = target;
   return true;
 }

@@ -63,7 +63,9 @@ class Claims {
 
  private:
   std::string path(const std::string& unit, const std::string& suffix) const;
-  int current(const std::string& unit) const;              ///< the highest claim number, -1 when none
+  int current(const std::string& unit) const;  ///< the highest claim number, -1 when none
+  /// state(), and in `n` the claim number it judged (-1: none), which claim() links after.
+  State judge(const std::string& unit, int& n);
   std::string launch_base(const std::string& unit) const;  ///< DIR/launch-H: this node's count of `unit`
   double fs_now();  ///< the file system's clock, by touching our own file
   bool link_new(const std::string& target, const std::string& text);

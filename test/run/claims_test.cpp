@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
@@ -94,5 +95,27 @@ TEST_CASE("a node's hold older than the lease is taken over; one given up is fre
   }
   os::Claims after(dir, "n3", 60);
   after.hold_node();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("nodes racing for the same units each get a unit at most once between them") {
+  // Each claim() judges a unit free (or expired) and then links the next claim number. A node
+  // that counted the claims again before linking linked past one made meanwhile, and two
+  // nodes ran the unit (claims_test.sh caught it once in CI). Racing threads show it.
+  auto dir = claims_dir("race");
+  constexpr int nodes = 6, units = 1500;
+  std::vector<std::vector<int>> won(nodes);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < nodes; ++k)
+    threads.emplace_back([&, k] {
+      os::Claims claims(dir, "n" + std::to_string(k), 60);
+      for (int u = 0; u < units; ++u)
+        if (claims.claim("//t:u" + std::to_string(u))) won[k].push_back(u);
+    });
+  for (auto& t : threads) t.join();
+  std::vector<int> winners(units, 0);
+  for (const auto& list : won)
+    for (int u : list) ++winners[u];
+  CHECK(std::count(winners.begin(), winners.end(), 1) == units);
   std::filesystem::remove_all(dir);
 }
