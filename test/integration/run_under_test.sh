@@ -137,9 +137,14 @@ TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   sh -c 'sleep 30 & wait' &
 holder=$!
-sleep 0.5
 descendants() { local child; for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done; }
-tree=$(descendants "$holder")
+# Until the test's child (sleep) runs: under CI's load (ASan, two tests at once) run-under can
+# take longer than the half second this once waited.
+for _ in $(seq 100); do
+  tree=$(descendants "$holder")
+  for pid in $tree; do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sleep ] && break 2; done
+  sleep 0.1
+done
 [ "$(echo "$tree" | wc -l)" -ge 2 ] || fail "the test and its child did not start"
 if timeout 1 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
      --lock-dir "$SCRATCH/locks" true; then
