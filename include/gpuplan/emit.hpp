@@ -88,6 +88,7 @@ struct GpuPathView {
   /// A label the test reaches that the input did not expand (as in the output of
   /// `tests(//...)`), when it reaches no GPU code: whether it does is unknown. Empty otherwise.
   std::string undeclared;
+  std::string rule_class;  ///< the last step's rule class, where that made it GPU code (cuda_library)
 };
 
 /// All that `explain` says of one test.

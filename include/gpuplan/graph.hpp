@@ -4,6 +4,7 @@
 // graph keeps each label once and each edge as one 32-bit node number.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -117,6 +118,8 @@ class DepGraph final : public GraphSink {
 struct GpuDepPatterns {
   std::vector<std::string> gpu_deps;
   std::vector<std::string> gpu_free;
+  /// Rules that are GPU code by their class, whatever their label (rules_cuda's cuda_library).
+  std::vector<std::string> gpu_rule_classes;
   /// The built-in set (README "Classification from the dependency graph"): PyTorch, JAX,
   /// TensorFlow, CUDA, ROCm, as rules_python, hermetic CUDA and rules_cuda name them.
   static GpuDepPatterns defaults();
@@ -149,7 +152,8 @@ class GpuReach {
   std::vector<DepGraph::Node> path(DepGraph::Node node) const;
   /// "//ml:train_test → //ml:model → @pypi//torch:pkg"
   std::string path_text(DepGraph::Node node) const;
-  /// The pattern that made `node` a GPU dep ("" for other nodes).
+  /// The pattern that made `node` a GPU dep ("" for other nodes, and for one that is GPU code
+  /// by its rule class).
   const std::string& matched_pattern(DepGraph::Node node) const;
   std::size_t gpu_dep_count() const { return sources_.size(); }
 
@@ -164,10 +168,12 @@ class GpuReach {
                    std::vector<DepGraph::Node>& next);
   static constexpr DepGraph::Node unreached = 0xffffffffu;
   static constexpr DepGraph::Node is_source = 0xfffffffeu;
+  static constexpr std::size_t by_class = static_cast<std::size_t>(-1);
   const DepGraph& graph_;
   std::vector<DepGraph::Node> next_;
-  std::vector<DepGraph::Node> undeclared_next_;              ///< like next_, towards an undeclared label
-  std::unordered_map<DepGraph::Node, std::size_t> sources_;  ///< GPU dep → index of its pattern
+  std::vector<DepGraph::Node> undeclared_next_;  ///< like next_, towards an undeclared label
+  std::unordered_map<DepGraph::Node, std::size_t>
+      sources_;  ///< GPU dep → index of its pattern (by_class: its class)
   std::vector<std::string> patterns_;
 };
 
@@ -179,7 +185,8 @@ bool is_configuration_rule(std::string_view rule_class);
 enum class Disagreement {
   gpu_without_gpu_code,         ///< annotated for a GPU, reaches no GPU code: a candidate for the CPU bucket
   gpu_code_without_annotation,  ///< reaches GPU code, has no GPU annotation and no cpu-only
-  unknown,  ///< reaches no GPU code but labels the input did not expand (GpuReach::unknown)
+  unknown,  ///< reaches no GPU code but labels the input did not expand (GpuReach::unknown), or is of a
+            ///< rule class whose GPU code the graph does not show (blind_rule_classes)
 };
 /// "gpu-without-gpu-code", "gpu-code-without-annotation", "unknown"
 std::string_view to_string(Disagreement kind);
@@ -191,6 +198,7 @@ struct AuditEntry {
   Disagreement kind;
   std::string path;        ///< the path to GPU code (gpu_code_without_annotation)
   std::string undeclared;  ///< a label it reaches that the input named but never expanded (unknown)
+  std::string reason;      ///< unknown: why ("reaches @x//:y, which the input did not expand")
   std::string tag_change;  ///< what to edit: "remove tags gpu:2, nvlink (or add cpu-only)"; "add tag gpu"
   std::string location;    ///< the rule's BUILD position, as Bazel printed it
   double gpu_hours = 0;    ///< GPU-hours it holds in the plan (`--fleet`), 0 otherwise
@@ -221,6 +229,16 @@ std::string gpu_annotation_removal(const ClassifiedTest& test);
 
 /// Compares each classified test (not the skipped ones) with what the graph says.
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
+
+/// The rule classes of tests whose GPU code the graph does not show: no test of the class
+/// reaches GPU code, and some GPU-annotated one would be called GPU-free. Such tests get their
+/// GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through linkopts)
+/// or from labels gpu_deps does not name, so "reaches no GPU code" says nothing of them: their
+/// GPU use is unknown. Each class with how many GPU-annotated tests of it reach no GPU code.
+std::map<std::string, long> blind_rule_classes(const Classification& tests, const DepGraph& graph,
+                                               const GpuReach& reach);
+/// What to tell the user of one blind class (the warning, and the error under --strict).
+std::string blind_class_message(std::string_view rule_class, long gpu_tests);
 
 /// `--classify-by-deps`: GPU tests that cannot reach GPU code go to the CPU bucket, each with
 /// a warning naming what it lacks. Tests whose reach is unknown stay. Never moves a CPU test to

@@ -101,8 +101,9 @@ std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rule
 
 /// What the report says of the tests whose GPU use is unknown.
 constexpr std::string_view unknown_heading =
-    "they reach labels the input names but did not expand; give it the output of bazel query "
-    "'deps(tests(//...))'";
+    "the graph cannot tell. For a test that reaches labels the input names but did not expand, give it the "
+    "output of bazel query 'deps(tests(//...))'; where no test of a rule class reaches GPU code, name that "
+    "class's GPU code in the rules file's gpu_deps";
 
 /// --strict: a test whose GPU use the graph cannot tell is an error (exit 2), each named.
 void refuse_unknown(const QueryOptions& query, const Audit& audit) {
@@ -111,13 +112,11 @@ void refuse_unknown(const QueryOptions& query, const Audit& audit) {
   std::size_t count = 0;
   for (const auto& e : audit.entries) {
     if (e.kind != Disagreement::unknown) continue;
-    if (++count <= shown)
-      listed += fmt::format("\n  {}: reaches {}, which the input did not expand", e.label, e.undeclared);
+    if (++count <= shown) listed += fmt::format("\n  {}: {}", e.label, e.reason);
   }
   if (count == 0) return;
   if (count > shown) listed += fmt::format("\n  … and {} more", count - shown);
-  throw InputError(Position{query.targets.path.empty() || query.targets.path == "-" ? std::string("<stdin>")
-                                                                                    : query.targets.path},
+  throw InputError(Position{input_name(query)},
                    fmt::format("whether {} test{} use{} GPU code is unknown (--strict): {}:{}", count,
                                util::plural(count), count == 1 ? "s" : "", unknown_heading, listed));
 }
@@ -153,8 +152,8 @@ std::string summary_line(const Report& r) {
   if (r.with_history)
     line += fmt::format(", {} GPU-annotated touched no GPU in their runs", r.untouched.size());
   if (auto unknown = of_kind(r.audit, Disagreement::unknown); !unknown.empty())
-    line += fmt::format(", {} unknown (their deps are not in the input, e.g. {})", unknown.size(),
-                        unknown.front()->undeclared);
+    line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(), unknown.front()->label,
+                        unknown.front()->reason);
   return line;
 }
 
@@ -186,8 +185,7 @@ std::string render_text(const Report& r) {
   auto unknown = of_kind(r.audit, Disagreement::unknown);
   if (!unknown.empty())
     out += fmt::format("\nTests whose GPU use is unknown ({}): {}\n", unknown.size(), unknown_heading);
-  for (const auto* e : unknown)
-    out += fmt::format("  {}\n      reaches: {}, which the input did not expand\n", e->label, e->undeclared);
+  for (const auto* e : unknown) out += fmt::format("  {}\n      why: {}\n", e->label, e->reason);
   if (r.with_history) {
     out += fmt::format(
         "\nGPU-annotated tests that touched no GPU in any measured run ({}): candidates for the CPU bucket\n",
@@ -239,9 +237,12 @@ std::string render_markdown(const Report& r) {
   if (!unknown.empty()) {
     out += fmt::format("#### Tests whose GPU use is unknown ({})\n\n{}\n\n", unknown.size(),
                        text(unknown_heading));
-    out += "| test | reaches, not expanded in the input |\n|---|---|\n";
+    out += "| test | why |\n|---|---|\n";
     for (const auto* e : unknown)
-      out += fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->undeclared));
+      out += fmt::format("| {} | {} |\n", code_cell(e->label),
+                         e->undeclared.empty() ? text(e->reason)
+                                               : fmt::format("reaches {}, which the input did not expand",
+                                                             code_cell(e->undeclared)));
     out += "\n";
   }
   if (r.with_history) {
@@ -279,7 +280,8 @@ std::string render_json(const Report& r) {
     nlohmann::ordered_json o = {{"label", e.label}, {"package", e.package}};
     if (e.kind == Disagreement::gpu_code_without_annotation) o["path"] = e.path;
     if (e.kind == Disagreement::unknown) {
-      o["undeclared"] = e.undeclared;
+      if (!e.undeclared.empty()) o["undeclared"] = e.undeclared;
+      o["reason"] = e.reason;
     } else {
       o["change"] = e.tag_change;
     }
@@ -325,7 +327,7 @@ void run(const AuditArgs& args, int& status) {
   Classification tests = read_and_classify(query, rules, true, &deps);
   if (deps.graph.edge_count() == 0 && !tests.tests.empty())
     throw InputError(
-        Position{query.targets.path == "-" ? std::string("<stdin>") : query.targets.path},
+        Position{input_name(query)},
         "audit needs the dependency graph: this input has no rule inputs (make it with bazel query "
         "'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
   for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
@@ -333,6 +335,9 @@ void run(const AuditArgs& args, int& status) {
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
   Audit result = audit(tests, deps.graph, *deps.reach);
   if (args.query.strict) refuse_unknown(query, result);
+  if (!args.query.strict)
+    for (const auto& [rule_class, count] : blind_rule_classes(tests, deps.graph, *deps.reach))
+      std::cerr << fmt::format("gpuplan: warning: {}\n", blind_class_message(rule_class, count));
   if (!args.fleet.empty()) {
     auto hours = gpu_hours(args, rules, tests);
     for (auto& e : result.entries)

@@ -54,7 +54,11 @@ GpuPathView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
   if (deps.reach->unknown(*node)) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   view.reaches = deps.reach->reaches(*node);
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
-  if (!view.path.empty()) view.pattern = deps.reach->matched_pattern(*deps.graph.find(view.path.back()));
+  if (!view.path.empty()) {
+    auto gpu_code = *deps.graph.find(view.path.back());
+    view.pattern = deps.reach->matched_pattern(gpu_code);
+    if (view.pattern.empty()) view.rule_class = deps.graph.rule_class(gpu_code);
+  }
   return view;
 }
 

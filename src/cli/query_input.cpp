@@ -42,12 +42,12 @@ GpuDepPatterns gpu_patterns(const Rules& rules) {
   return patterns;
 }
 
-namespace {
-
 std::string input_name(const QueryOptions& options) {
   const auto& path = options.targets.path;
   return path.empty() || path == "-" ? std::string("<stdin>") : path;
 }
+
+namespace {
 
 /// Labels-only input that nothing can classify: every test would silently be a CPU test.
 /// `tests`: how many were read; `attributes`: whether any came with attributes.
@@ -93,6 +93,13 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
     throw InputError(Position{input_name(options)},
                      "--classify-by-deps needs the dependency graph: this input has no rule inputs (make it "
                      "with bazel query 'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
+  long blind = 0;
+  for (const auto& [rule_class, count] : blind_rule_classes(classification, deps.graph, *deps.reach)) {
+    blind += count;
+    classification.diagnostics.push_back(
+        Diagnostic{options.strict ? Severity::error : Severity::warning, "", "--classify-by-deps",
+                   blind_class_message(rule_class, count) + "; --classify-by-deps leaves them GPU tests"});
+  }
   deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach);
   long unknown = 0;
   for (const auto& test : classification.tests) {
@@ -112,6 +119,8 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
   if (unknown > 0)
     std::cerr << fmt::format("; {} left as they are: their deps are not in the input (query deps(...))",
                              unknown);
+  if (blind > 0)
+    std::cerr << fmt::format("; {} left as they are: no test of their rule class reaches GPU code", blind);
   std::cerr << '\n';
 }
 

@@ -35,6 +35,9 @@ struct DepsInput {
   long moved_to_cpu = 0;            ///< tests --classify-by-deps moved
 };
 
+/// The query input's name for messages: its path, or "<stdin>".
+std::string input_name(const QueryOptions& options);
+
 /// gpu_deps: the built-in set and the rules file's; gpu_free: the rules file's.
 GpuDepPatterns gpu_patterns(const Rules& rules);
 

@@ -22,8 +22,11 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
            fmt::format("  unknown: reaches {}, which the input did not expand (run bazel query 'deps({})')\n",
                        view.undeclared, label);
   if (view.reaches)
-    return out + fmt::format("  reaches GPU code: {}\n  ({} matches gpu_deps {})\n",
-                             fmt::join(view.path, " → "), view.path.back(), view.pattern);
+    return out + fmt::format("  reaches GPU code: {}\n  ({} {})\n", fmt::join(view.path, " → "),
+                             view.path.back(),
+                             view.pattern.empty()
+                                 ? fmt::format("is a {}: CUDA code by its rule class", view.rule_class)
+                                 : "matches gpu_deps " + view.pattern);
   return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
 }
 
@@ -125,6 +128,7 @@ std::string explanation_to_json(const Explanation& explanation) {
         {"reaches", unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(graph.reaches)},
         {"path", graph.path},
         {"gpu_deps_pattern", graph.pattern},
+        {"gpu_rule_class", graph.rule_class},
         {"unknown", unknown}};
     if (unknown) j["gpu_code"]["undeclared"] = graph.undeclared;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "gpuplan/graph.hpp"
 #include "util/text.hpp"
@@ -69,6 +70,7 @@ std::string package_of(std::string_view label) {
 
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
   Audit result;
+  auto blind = blind_rule_classes(tests, graph, reach);
   std::map<std::string, PackageAudit> packages;
   for (const auto& test : tests.tests) {
     if (test.bucket == Bucket::skipped) continue;
@@ -83,14 +85,23 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
       ++result.not_in_graph;
       continue;
     }
-    AuditEntry entry{label, package_of(label),   Disagreement::gpu_without_gpu_code, {}, {},
-                     {},    test.target.location};
+    AuditEntry entry;
+    entry.label = label;
+    entry.package = package_of(label);
+    entry.kind = Disagreement::gpu_without_gpu_code;
+    entry.location = test.target.location;
     bool reaches = reach.reaches(*node);
     if (reaches) ++package.reach_gpu_code;
     if (reach.unknown(*node)) {
       ++package.unknown;
       entry.kind = Disagreement::unknown;
       entry.undeclared = graph.label(reach.first_undeclared(*node));
+      entry.reason = fmt::format("reaches {}, which the input did not expand", entry.undeclared);
+    } else if (gpu && !reaches && blind.contains(test.target.rule_class.str())) {
+      ++package.unknown;
+      entry.kind = Disagreement::unknown;
+      entry.reason = fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph",
+                                 test.target.rule_class.str());
     } else if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
       entry.tag_change = gpu_annotation_removal(test);
@@ -113,10 +124,40 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
   return result;
 }
 
+std::map<std::string, long> blind_rule_classes(const Classification& tests, const DepGraph& graph,
+                                               const GpuReach& reach) {
+  std::map<std::string, long> gpu_free;
+  std::set<std::string> seeing;  // classes some test of which reaches GPU code
+  for (const auto& test : tests.tests) {
+    if (test.bucket == Bucket::skipped) continue;
+    auto node = graph.find(canonical_label(test.target.label));
+    if (!node) continue;
+    const std::string& rule_class = test.target.rule_class.str();
+    if (reach.reaches(*node))
+      seeing.insert(rule_class);
+    else if (test.bucket == Bucket::gpu && !reach.unknown(*node))
+      ++gpu_free[rule_class];
+  }
+  std::erase_if(gpu_free, [&](const auto& entry) { return seeing.contains(entry.first); });
+  return gpu_free;
+}
+
+std::string blind_class_message(std::string_view rule_class, long gpu_tests) {
+  return fmt::format(
+      "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell whether its {1} "
+      "GPU-annotated {0}{2} need{3} a GPU: GPU code from outside Bazel's graph (a system Python's torch, "
+      "CUDA "
+      "linked through linkopts) or under labels that gpu_deps does not name is not in it. Name that code in "
+      "the "
+      "rules file's gpu_deps",
+      rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "");
+}
+
 long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach) {
   long moved = 0;
+  auto blind = blind_rule_classes(tests, graph, reach);
   for (auto& test : tests.tests) {
-    if (test.bucket != Bucket::gpu) continue;
+    if (test.bucket != Bucket::gpu || blind.contains(test.target.rule_class.str())) continue;
     std::string label = canonical_label(test.target.label);
     auto node = graph.find(label);
     if (!node || reach.reaches(*node) || reach.unknown(*node)) continue;

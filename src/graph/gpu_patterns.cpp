@@ -164,13 +164,21 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   GpuDepPatterns patterns;
   patterns.gpu_deps = {
       // CUDA toolkits: TF/XLA/JAX's configured CUDA, hermetic CUDA (@cuda_cudart, @cuda_cublas,
-      // @cuda_cudnn, @cuda_nccl, ...), NCCL and TensorRT, rules_cuda's @local_cuda, TF's //third_party/gpus.
+      // @cuda_cudnn, @cuda_nccl, ...), NCCL and TensorRT, rules_cuda's toolkit (@cuda since its
+      // rename of 2025, @local_cuda before), TF's //third_party/gpus.
       "@local_config_cuda//...",
+      "@cuda//...",
       "@cuda_*//...",
       "@local_config_nccl//...",
       "@nccl_archive//...",
       "@local_config_tensorrt//...",
       "@local_cuda//...",
+      // What Torch-TensorRT's WORKSPACE names: the local CUDA (@cuda, above), cuDNN, TensorRT and
+      // the CUDA build of LibTorch (@libtorch, @libtorch_pre_cxx11_abi).
+      "@cudnn//...",
+      "@tensorrt//...",
+      "@libtorch//...",
+      "@libtorch_*//...",
       "//third_party/gpus/...",
       "@*//third_party/gpus/...",
       // ROCm.
@@ -204,6 +212,9 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*//tensorflow_gpu:*",
       "@*_tensorflow_gpu//:*",
   };
+  // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
+  // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.
+  patterns.gpu_rule_classes = {"cuda_library", "cuda_objects"};
   return patterns;
 }
 

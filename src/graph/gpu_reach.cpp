@@ -112,8 +112,10 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     // @local_config_cuda) or a library: it makes its dependents unknown (below), not GPU code.
     if (!graph.declared(node)) continue;
     long pattern = first_match(gpu_deps, label);
-    if (pattern < 0) continue;
-    sources_.emplace(node, static_cast<std::size_t>(pattern));
+    if (pattern < 0 && !std::count(patterns.gpu_rule_classes.begin(), patterns.gpu_rule_classes.end(),
+                                   graph.rule_class(node)))
+      continue;
+    sources_.emplace(node, pattern < 0 ? by_class : static_cast<std::size_t>(pattern));
     next_[node] = is_source;
     queue.push_back(node);
   }
@@ -268,7 +270,7 @@ std::string GpuReach::path_text(DepGraph::Node node) const {
 const std::string& GpuReach::matched_pattern(DepGraph::Node node) const {
   static const std::string none;
   auto found = sources_.find(node);
-  return found == sources_.end() ? none : patterns_[found->second];
+  return found == sources_.end() || found->second == by_class ? none : patterns_[found->second];
 }
 
 }  // namespace gpuplan

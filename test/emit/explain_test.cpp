@@ -52,7 +52,7 @@ TEST_CASE("explain plans each shard of a sharded GPU test, and nothing for a CPU
 
 TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto test = classified({});
-  GpuPathView path{true, true, {"//t:t", "//lib:kernels", "@cuda//:cudart"}, "@cuda//...", {}};
+  GpuPathView path{true, true, {"//t:t", "//lib:kernels", "@cuda//:cudart"}, "@cuda//...", {}, {}};
   auto text = render_explanation({&test, {}, {}, path});
   CHECK_THAT(
       text, Catch::Contains("\ndependency graph\n  reaches GPU code: //t:t → //lib:kernels → @cuda//:cudart\n"
@@ -60,13 +60,18 @@ TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto json = nlohmann::ordered_json::parse(explanation_to_json({&test, {}, {}, path}));
   CHECK(json["gpu_code"]["path"].size() == 3);
   CHECK(json["gpu_code"]["gpu_deps_pattern"] == "@cuda//...");
-  auto none = render_explanation({&test, {}, {}, GpuPathView{true, false, {}, "", {}}});
+  auto none = render_explanation({&test, {}, {}, GpuPathView{true, false, {}, "", {}, {}}});
   CHECK_THAT(none, Catch::Contains("reaches no GPU code (no path to a gpu_deps label)"));
+  GpuPathView by_class{true, true, {"//cu:kernel_test", "//cu:_kernel_test"}, "", {}, "cuda_library"};
+  CHECK_THAT(render_explanation({&test, {}, {}, by_class}),
+             Catch::Contains("  (//cu:_kernel_test is a cuda_library: CUDA code by its rule class)\n"));
+  CHECK(nlohmann::ordered_json::parse(
+            explanation_to_json({&test, {}, {}, by_class}))["gpu_code"]["gpu_rule_class"] == "cuda_library");
 }
 
 TEST_CASE("explain says a test's GPU use is unknown when it reaches a label the input did not expand") {
   auto test = classified({"gpu"});
-  GpuPathView partial{true, false, {}, "", "@broken//:x"};
+  GpuPathView partial{true, false, {}, "", "@broken//:x", {}};
   CHECK_THAT(
       render_explanation({&test, {}, {}, partial}),
       Catch::Contains("\ndependency graph\n  unknown: reaches @broken//:x, which the input did not expand "

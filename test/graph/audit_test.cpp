@@ -119,6 +119,11 @@ TEST_CASE("a backend variant's GPU tag or name comes from its macro: the change 
         <list name="tags"><string value="gpu"/></list>
         <string name="generator_function" value="team_test"/>
     </rule>
+    <rule class="py_test" location="/ws/j/BUILD:20:1" name="//j:torch_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="@pypi//torch:pkg"/>
+    </rule>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//torch:pkg"/>
 </query>)");
   TargetList targets = read_targets(in, "input", std::nullopt, &graph);
   Classification tests = classify(targets, Rules{}, {});
@@ -136,4 +141,47 @@ TEST_CASE("a backend variant's GPU tag or name comes from its macro: the change 
                                "gives this variant name suffix _gpu; "));
   CHECK(change["//j:hand_test"] == "remove tag jax_test_gpu");  // written by hand, the same tag
   CHECK(change["//j:own_test"] == "remove tag gpu (in the call of macro team_test)");
+}
+
+TEST_CASE("where no test of a rule class reaches GPU code, its GPU tests are unknown, never GPU-free") {
+  // As in Ray: py_tests tagged gpu that import the torch of the Python that runs them, which the
+  // graph never names; beside them cc_tests whose CUDA the graph does show.
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/train/BUILD:1:8" name="//train:gpu_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//:ray_lib"/>
+    </rule>
+    <rule class="py_test" location="/ws/train/BUILD:9:8" name="//train:cpu_test"><rule-input name="//:ray_lib"/></rule>
+    <rule class="py_library" location="/ws/BUILD:1:8" name="//:ray_lib"/>
+    <rule class="cc_test" location="/ws/cu/BUILD:1:8" name="//cu:kernel_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@cuda//:cuda_runtime"/>
+    </rule>
+    <rule class="cc_test" location="/ws/cu/BUILD:9:8" name="//cu:host_test">
+        <list name="tags"><string value="gpu"/></list>
+    </rule>
+    <rule class="cc_library" location="/ext/BUILD:1:1" name="@cuda//:cuda_runtime"/>
+</query>)");
+  Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto blind = blind_rule_classes(tests, graph, reach);
+  REQUIRE(blind == std::map<std::string, long>{{"py_test", 1}});
+  CHECK_THAT(blind_class_message("py_test", 1),
+             Catch::StartsWith("no py_test of the dependency graph reaches GPU code (gpu_deps), so the graph "
+                               "cannot tell whether its 1 GPU-annotated py_test needs a GPU"));
+  Audit result = audit(tests, graph, reach);
+  REQUIRE(result.entries.size() == 2);
+  CHECK(result.entries[0].label == "//cu:host_test");  // a cc_test reaches CUDA: this one is a candidate
+  CHECK(result.entries[0].kind == Disagreement::gpu_without_gpu_code);
+  CHECK(result.entries[1].label == "//train:gpu_test");
+  CHECK(result.entries[1].kind == Disagreement::unknown);
+  CHECK(result.entries[1].reason ==
+        "no py_test of the graph reaches GPU code: its own may be outside the graph");
+  REQUIRE(classify_by_deps(tests, graph, reach) == 1);
+  for (const auto& test : tests.tests)
+    CHECK((test.bucket == Bucket::gpu) ==
+          (test.target.label != "//cu:host_test" && test.target.label != "//train:cpu_test"));
+  // Once gpu_deps names the code a py_test reaches, the graph can tell for the class.
+  auto patterns = GpuDepPatterns::defaults();
+  patterns.gpu_deps.push_back("//:ray_lib");
+  CHECK(blind_rule_classes(tests, graph, GpuReach(graph, patterns)).empty());
 }

@@ -114,6 +114,25 @@ TEST_CASE(
   REQUIRE_FALSE(reach.reaches(*graph.find("//t:e")));  // "//nccl" is //nccl:nccl only
 }
 
+TEST_CASE("rules_cuda's cuda_library is GPU code by its class, even when its runtime dep is left out") {
+  // cuda_test makes a cc_test over a cuda_library, which reaches @cuda//:cuda_runtime only
+  // through the implicit _builtin_deps: bazel query --noimplicit_deps leaves that edge out.
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="cc_test" location="/ws/cu/BUILD:3:10" name="//cu:kernel_test"><rule-input name="//cu:_kernel_test"/></rule>
+    <rule class="cuda_library" location="/ws/cu/BUILD:3:10" name="//cu:_kernel_test"><rule-input name="//cu:kernel.cu"/></rule>
+    <source-file location="/ws/cu/BUILD:3:10" name="//cu:kernel.cu"/>
+    <rule class="cc_test" location="/ws/cu/BUILD:9:8" name="//cu:free_test"><rule-input name="//cu:_wrapper"/></rule>
+    <rule class="cuda_library" location="/ws/cu/BUILD:12:13" name="//cu:_wrapper"/>
+</query>)");
+  auto patterns = GpuDepPatterns::defaults();
+  patterns.gpu_free = {"//cu:_wrapper"};
+  GpuReach reach(graph, patterns);
+  auto test = *graph.find("//cu:kernel_test");
+  REQUIRE(reach.path_text(test) == "//cu:kernel_test → //cu:_kernel_test");
+  REQUIRE(reach.matched_pattern(*graph.find("//cu:_kernel_test")).empty());  // no pattern: its class
+  REQUIRE_FALSE(reach.reaches(*graph.find("//cu:free_test")));               // gpu_free wins over the class
+}
+
 TEST_CASE("labels the input names but never declares make a test's reach unknown, not GPU-free") {
   DepGraph graph = graph_of(R"(<query version="2">
     <rule class="sh_test" location="/ws/BUILD:1:1" name="//a:t"><rule-input name="//a:lib"/></rule>

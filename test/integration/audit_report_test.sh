@@ -35,9 +35,9 @@ read -r test undeclared < <(jq -r '.unknown[0] | "\(.label) \(.undeclared)"' "$S
 "$GPUPLAN" audit examples/query.xml >"$SCRATCH/partial.txt" 2>/dev/null
 grep -q "^Tests whose GPU use is unknown ($unknown): " "$SCRATCH/partial.txt" &&
   grep -qF "  $test
-      reaches: $undeclared, which the input did not expand" "$SCRATCH/partial.txt" ||
+      why: reaches $undeclared, which the input did not expand" "$SCRATCH/partial.txt" ||
   fail "the text report does not name the unknown tests: $(cat "$SCRATCH/partial.txt")"
-"$GPUPLAN" audit examples/query.xml --format markdown 2>/dev/null | grep -qF "| \`$test\` | \`$undeclared\` |" ||
+"$GPUPLAN" audit examples/query.xml --format markdown 2>/dev/null | grep -qF "| \`$test\` | reaches \`$undeclared\`, which the input did not expand |" ||
   fail "the markdown report does not name the unknown tests"
 status=0
 "$GPUPLAN" audit examples/query.xml --strict >"$SCRATCH/strict.out" 2>"$SCRATCH/strict.err" || status=$?

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Where the dependency graph does not show GPU code by its labels, through the real Bazel on
+# test/data/cuda_ws: rules_cuda's cuda_test (a cc_test over a cuda_library, whose CUDA runtime is
+# an implicit dependency through a label_flag) is GPU code by its rule class, and Ray-style
+# py_tests whose torch comes from the Python that runs them are never called GPU-free: no
+# py_test of the graph reaches GPU code, so the graph cannot tell.
+source test/integration/lib.sh
+requires bazel jq
+
+WS=$SOURCE_DIR/test/data/cuda_ws
+ws_query() {
+  (cd "$WS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query "$@" \
+     --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+     --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" \
+     --output=xml) 2>>"$SCRATCH/bazel.log" || { cat "$SCRATCH/bazel.log" >&2; fail "bazel query $1 of cuda_ws failed"; }
+}
+ws_query 'deps(tests(//...))' --noimplicit_deps >"$SCRATCH/noimplicit.xml"
+ws_query 'deps(tests(//...))' >"$SCRATCH/deps.xml"
+# What makes the labels blind: --noimplicit_deps drops cuda_library's _builtin_deps, and even
+# with it the label_flag's default (@cuda//:cuda_runtime) is no rule input of the query.
+! grep -q 'rule-input name="//rules_cuda:runtime"' "$SCRATCH/noimplicit.xml" ||
+  fail "--noimplicit_deps kept the implicit runtime dependency"
+grep -q 'rule-input name="//rules_cuda:runtime"' "$SCRATCH/deps.xml" || fail "the implicit runtime dependency is missing"
+! grep -q 'rule-input name="@cuda//:cuda_runtime"' "$SCRATCH/deps.xml" ||
+  fail "Bazel now lists the label_flag's default as an input: the rule class is no longer the only sign"
+
+for input in noimplicit deps; do
+  "$GPUPLAN" explain //cu:kernel_test "$SCRATCH/$input.xml" >"$SCRATCH/explain.txt" 2>/dev/null ||
+    fail "explain //cu:kernel_test failed"
+  grep -qF "reaches GPU code: //cu:kernel_test → //cu:_kernel_test
+  (//cu:_kernel_test is a cuda_library: CUDA code by its rule class)" "$SCRATCH/explain.txt" ||
+    fail "$input: a rules_cuda test does not reach GPU code: $(cat "$SCRATCH/explain.txt")"
+
+  "$GPUPLAN" audit --json "$SCRATCH/$input.xml" >"$SCRATCH/audit.json" 2>"$SCRATCH/audit.err" ||
+    fail "audit failed: $(cat "$SCRATCH/audit.err")"
+  jq -e '.gpu_without_gpu_code == [] and (.unknown | length) == 1 and .unknown[0].label == "//ray:train_gpu_test"
+         and .unknown[0].reason == "no py_test of the graph reaches GPU code: its own may be outside the graph"' \
+    "$SCRATCH/audit.json" >/dev/null || fail "$input: audit: $(jq -c '.gpu_without_gpu_code, .unknown' "$SCRATCH/audit.json")"
+  grep -q "^gpuplan: warning: no py_test of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell whether its 1 GPU-annotated py_test needs a GPU" \
+    "$SCRATCH/audit.err" || fail "$input: audit gives no warning for the py_tests: $(cat "$SCRATCH/audit.err")"
+done
+
+# --classify-by-deps moves neither: the plan keeps both GPU tests, and says why in one line.
+"$GPUPLAN" plan --classify-by-deps "$SCRATCH/deps.xml" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" \
+  2>"$SCRATCH/plan.err" || fail "plan --classify-by-deps failed: $(cat "$SCRATCH/plan.err")"
+[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//cu:kernel_test //ray:train_gpu_test" ] ||
+  fail "GPU tests planned: $(jq -c '[.assignments[].label] | unique' "$SCRATCH/plan.json")"
+grep -q "^gpuplan: --classify-by-deps moved 0 GPU tests that reach no GPU code to the CPU bucket; 1 left as they are: no test of their rule class reaches GPU code$" \
+  "$SCRATCH/plan.err" || fail "the totals line: $(cat "$SCRATCH/plan.err")"
+status=0
+"$GPUPLAN" plan --classify-by-deps --strict "$SCRATCH/deps.xml" --fleet examples/fleet.yaml -o "$SCRATCH/strict.json" \
+  2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict.json" ] && grep -q "no py_test of the dependency graph reaches GPU code" "$SCRATCH/strict.err" ||
+  fail "--classify-by-deps --strict on a blind rule class: exit $status, $(cat "$SCRATCH/strict.err")"
+status=0
+"$GPUPLAN" audit --strict "$SCRATCH/deps.xml" >/dev/null 2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && grep -qF "//ray:train_gpu_test: no py_test of the graph reaches GPU code" "$SCRATCH/strict.err" ||
+  fail "audit --strict on a blind rule class: exit $status, $(cat "$SCRATCH/strict.err")"
+
+echo "deps blind: ok"
