@@ -46,13 +46,16 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
 }
 
 /// What the dependency graph says of the test, when the input carried one.
-GpuPathView graph_view(const DepsInput& deps, const ClassifiedTest& test) {
+GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const ClassifiedTest& test) {
   GpuPathView view;
   auto node = deps.graph.find(canonical_label(test.target.label));
   view.present = deps.graph.edge_count() > 0 && node.has_value();
   if (!view.present) return view;
   if (deps.reach->unknown(*node)) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   view.reaches = deps.reach->reaches(*node);
+  if (!view.reaches && view.undeclared.empty() && test.bucket == Bucket::gpu &&
+      blind_rule_classes(tests, deps.graph, *deps.reach).contains(test.target.rule_class.str()))
+    view.blind = test.target.rule_class.str();
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
   if (!view.path.empty()) {
     auto gpu_code = *deps.graph.find(view.path.back());
@@ -87,7 +90,8 @@ void add_explain_command(CLI::App& app, int& status) {
     Diagnostics history_diagnostics;
     auto estimate =
         estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
-    Explanation explanation{&test, planned_durations(test, estimate), std::move(own), graph_view(deps, test)};
+    Explanation explanation{&test, planned_durations(test, estimate), std::move(own),
+                            graph_view(deps, classification, test)};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
     write_output("-", args->json ? explanation_to_json(explanation) : render_explanation(explanation));

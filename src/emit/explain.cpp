@@ -21,6 +21,11 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
     return out +
            fmt::format("  unknown: reaches {}, which the input did not expand (run bazel query 'deps({})')\n",
                        view.undeclared, label);
+  if (!view.blind.empty())
+    return out + fmt::format(
+                     "  unknown: no {} of the graph reaches GPU code, so its own may be outside the graph "
+                     "(name it in the rules file's gpu_deps)\n",
+                     view.blind);
   if (view.reaches)
     return out + fmt::format("  reaches GPU code: {}\n  ({} {})\n", fmt::join(view.path, " → "),
                              view.path.back(),
@@ -123,14 +128,15 @@ std::string explanation_to_json(const Explanation& explanation) {
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   const GpuPathView& graph = explanation.graph;
   if (graph.present) {
-    bool unknown = !graph.undeclared.empty();
+    bool unknown = !graph.undeclared.empty() || !graph.blind.empty();
     j["gpu_code"] = {
         {"reaches", unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(graph.reaches)},
         {"path", graph.path},
         {"gpu_deps_pattern", graph.pattern},
         {"gpu_rule_class", graph.rule_class},
         {"unknown", unknown}};
-    if (unknown) j["gpu_code"]["undeclared"] = graph.undeclared;
+    if (!graph.undeclared.empty()) j["gpu_code"]["undeclared"] = graph.undeclared;
+    if (!graph.blind.empty()) j["gpu_code"]["blind_rule_class"] = graph.blind;
   }
   j["diagnostics"] = emit::diagnostics_to_json(explanation.diagnostics);
   return j.dump(2) + "\n";

@@ -18,6 +18,15 @@ Estimator fixed(double seconds) {
   };
 }
 
+/// What the graph says of a test: `present` with the rest of the fields left empty.
+GpuPathView graph_says(bool reaches, std::vector<std::string> path = {}) {
+  GpuPathView view;
+  view.present = true;
+  view.reaches = reaches;
+  view.path = std::move(path);
+  return view;
+}
+
 }  // namespace
 
 TEST_CASE("explain names each requirement with the tag it came from, and the bucket with its reason") {
@@ -52,7 +61,8 @@ TEST_CASE("explain plans each shard of a sharded GPU test, and nothing for a CPU
 
 TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto test = classified({});
-  GpuPathView path{true, true, {"//t:t", "//lib:kernels", "@cuda//:cudart"}, "@cuda//...", {}, {}};
+  auto path = graph_says(true, {"//t:t", "//lib:kernels", "@cuda//:cudart"});
+  path.pattern = "@cuda//...";
   auto text = render_explanation({&test, {}, {}, path});
   CHECK_THAT(
       text, Catch::Contains("\ndependency graph\n  reaches GPU code: //t:t → //lib:kernels → @cuda//:cudart\n"
@@ -60,9 +70,10 @@ TEST_CASE("explain shows the path to GPU code only when the graph was read") {
   auto json = nlohmann::ordered_json::parse(explanation_to_json({&test, {}, {}, path}));
   CHECK(json["gpu_code"]["path"].size() == 3);
   CHECK(json["gpu_code"]["gpu_deps_pattern"] == "@cuda//...");
-  auto none = render_explanation({&test, {}, {}, GpuPathView{true, false, {}, "", {}, {}}});
+  auto none = render_explanation({&test, {}, {}, graph_says(false)});
   CHECK_THAT(none, Catch::Contains("reaches no GPU code (no path to a gpu_deps label)"));
-  GpuPathView by_class{true, true, {"//cu:kernel_test", "//cu:_kernel_test"}, "", {}, "cuda_library"};
+  auto by_class = graph_says(true, {"//cu:kernel_test", "//cu:_kernel_test"});
+  by_class.rule_class = "cuda_library";
   CHECK_THAT(render_explanation({&test, {}, {}, by_class}),
              Catch::Contains("  (//cu:_kernel_test is a cuda_library: CUDA code by its rule class)\n"));
   CHECK(nlohmann::ordered_json::parse(
@@ -71,7 +82,8 @@ TEST_CASE("explain shows the path to GPU code only when the graph was read") {
 
 TEST_CASE("explain says a test's GPU use is unknown when it reaches a label the input did not expand") {
   auto test = classified({"gpu"});
-  GpuPathView partial{true, false, {}, "", "@broken//:x", {}};
+  auto partial = graph_says(false);
+  partial.undeclared = "@broken//:x";
   CHECK_THAT(
       render_explanation({&test, {}, {}, partial}),
       Catch::Contains("\ndependency graph\n  unknown: reaches @broken//:x, which the input did not expand "

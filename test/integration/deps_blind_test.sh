@@ -40,6 +40,13 @@ for input in noimplicit deps; do
     "$SCRATCH/audit.err" || fail "$input: audit gives no warning for the py_tests: $(cat "$SCRATCH/audit.err")"
 done
 
+"$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>/dev/null |
+  grep -qF "  unknown: no py_test of the graph reaches GPU code, so its own may be outside the graph" ||
+  fail "explain of a blind py_test: $("$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>&1)"
+"$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" --json 2>/dev/null |
+  jq -e '.gpu_code.unknown and .gpu_code.reaches == null and .gpu_code.blind_rule_class == "py_test"' >/dev/null ||
+  fail "explain --json of a blind py_test"
+
 # --classify-by-deps moves neither: the plan keeps both GPU tests, and says why in one line.
 "$GPUPLAN" plan --classify-by-deps "$SCRATCH/deps.xml" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" \
   2>"$SCRATCH/plan.err" || fail "plan --classify-by-deps failed: $(cat "$SCRATCH/plan.err")"
