@@ -225,6 +225,13 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
             "one: run `bazel query ... | gpuplan ...` under `set -o pipefail` to fail with it (an "
             "empty result of --output=xml is <query/>, never empty)",
             input_name(options))});
+  if (classification.tests.empty() && targets.dropped.test_suites > 0)  // `bazel query //pkg:gpu_suite`
+    classification.diagnostics.push_back(Diagnostic{
+        options.strict ? Severity::error : Severity::warning, "", input_name(options),
+        fmt::format(
+            "{} holds {} test_suite{} and no tests: bazel query lists a test_suite as itself, not its "
+            "tests, so no test is planned. Query the tests: bazel query 'tests(//pkg:suite)'",
+            input_name(options), targets.dropped.test_suites, util::plural(targets.dropped.test_suites))});
   if (deps) check_patterns_match(options, rules, deps->graph, classification.diagnostics);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
   if (!has_errors(classification.diagnostics)) return classification;

@@ -211,4 +211,18 @@ status=0
 "$GPUPLAN" plan --strict - --fleet examples/fleet.yaml -o "$SCRATCH/strict-empty.plan.json" < "$SCRATCH/failed-query.xml" 2> /dev/null || status=$?
 [ "$status" = 2 ] && [ ! -e "$SCRATCH/strict-empty.plan.json" ] || fail "empty input under --strict should be exit 2 and no plan, not $status"
 
+# A test_suite queried as itself: Bazel lists the suite, not its tests. Not a silent empty plan.
+select_bazel query //:gpu_suite --output=xml > "$SCRATCH/suite.xml"
+grep -q '<rule class="test_suite"' "$SCRATCH/suite.xml" || fail "the query of a test_suite does not list it"
+"$GPUPLAN" plan "$SCRATCH/suite.xml" --fleet examples/fleet.yaml -o "$SCRATCH/suite.plan.json" 2> "$SCRATCH/suite.err" ||
+  fail "a suite without its tests is still a (warned) plan without --strict"
+grep -q "suite.xml holds 1 test_suite and no tests: bazel query lists a test_suite as itself, not its tests" "$SCRATCH/suite.err" ||
+  fail "no warning for a test_suite queried as itself: $(cat "$SCRATCH/suite.err")"
+status=0
+"$GPUPLAN" plan --strict "$SCRATCH/suite.xml" --fleet examples/fleet.yaml -o "$SCRATCH/strict-suite.plan.json" 2> /dev/null || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict-suite.plan.json" ] || fail "a suite without its tests under --strict: exit $status"
+select_bazel query 'tests(//:gpu_suite)' --output=xml > "$SCRATCH/suite-tests.xml"
+"$GPUPLAN" plan "$SCRATCH/suite-tests.xml" --fleet examples/fleet.yaml -o "$SCRATCH/suite-tests.plan.json" 2> /dev/null &&
+  [ "$(jq '.assignments | length' "$SCRATCH/suite-tests.plan.json")" -ge 1 ] || fail "tests(//:gpu_suite) does not plan its test"
+
 echo "classify: ok"
