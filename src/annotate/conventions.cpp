@@ -211,6 +211,10 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return backend_variant(Backend::gpu); }},
       {"jax-backend", "jax_test_tpu", Match::exact,
        [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }},
+      // A TPU test (requires-tpu, requires-tpu-v5lite, ...: what TPU repositories' macros tag,
+      // and the wild card their process_accelerator_tags adds): neither a GPU nor a CPU runner's.
+      {"requires-tpu", "requires-tpu", Match::prefix,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }, false},
       {"xla-backend", "xla_", Match::prefix,
        [](std::string_view rest, const Rules&) { return xla_backend(rest); }, false},
   };

@@ -49,6 +49,18 @@ TEST_CASE("multiaccelerator on JAX's cpu and tpu variants does not make them GPU
   REQUIRE(gpu.requirement->vendor->value == "nvidia");
 }
 
+// TPU repositories' macros tag requires-tpu, requires-tpu-v5lite, ..., and their
+// process_accelerator_tags adds the wild card requires-tpu: such a test must not land among the
+// CPU tests, whose runners would run it without its TPU (JAX then falls back to its CPU backend).
+TEST_CASE("requires-tpu and its generation variants make a TPU test: skipped, not a CPU test") {
+  for (auto tags : {std::vector<std::string>{"requires-tpu"}, {"presubmit-v5", "requires-tpu-v5lite"}}) {
+    auto tpu = classified(tags);
+    CHECK(tpu.bucket == Bucket::skipped);
+    CHECK_THAT(tpu.reason, Catch::Contains("a TPU test"));
+  }
+  CHECK(classified({"requires-tpu", "multiaccelerator"}).bucket == Bucket::skipped);
+}
+
 TEST_CASE("a CPU variant gives no warning for the macro's shared count tags, but does for a GPU ask") {
   auto quiet = classify_one(make_target("//t:t", {"jax_test_cpu", "multiaccelerator"}));
   REQUIRE(quiet.diagnostics.empty());
