@@ -15,7 +15,7 @@ namespace gpuplan {
 /// One rule of a rules file: when every given matcher matches, `set` applies.
 /// Values may use the tag regex's captures as $1, $2, ... ($0: the whole tag).
 struct Rule {
-  std::optional<std::string> tag;                 ///< regex matched against each whole tag
+  std::optional<std::string> tag;  ///< regex matched against each whole tag (and exec_property as KEY:VALUE)
   std::optional<std::string> label;               ///< "//pkg/...", "//pkg:*", or a label
   std::optional<std::string> rule_class;          ///< "py_test"
   std::optional<std::string> generator_function;  ///< "gpu_py_test"

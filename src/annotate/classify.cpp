@@ -219,6 +219,10 @@ class TestClassifier {
 
   void read_exec_properties() {
     for (const auto& [key, value] : test_.target.exec_properties) {
+      auto tag = annotate::exec_property_tag(key, value);
+      if (std::any_of(matchers_.begin(), matchers_.end(),
+                      [&](const RuleMatcher& m) { return m.reads_tag(tag); }))
+        continue;  // a rule reads it, as a tag
       if (auto recognized = annotate::read_exec_property(key, value, rules_))
         take(*recognized);
       else

@@ -317,9 +317,17 @@ std::optional<Recognized> read_tag(std::string_view tag, const Rules& rules) {
   return recognized;
 }
 
+std::string exec_property_tag(std::string_view key, std::string_view value) {
+  util::strip_prefix(key, "test.");
+  return fmt::format("{}:{}", key, value);
+}
+
 std::optional<Recognized> read_exec_property(std::string_view key, std::string_view value,
                                              const Rules& rules) {
   auto source = fmt::format("exec_properties {}={}", key, value);
+  // "test.KEY" is KEY for the exec group of the test action, the one that runs the test (Bazel's
+  // exec groups; Modular's {"test.resources:gpu-2": ...}): the same ask as KEY, for gpuplan.
+  util::strip_prefix(key, "test.");
   std::optional<Recognized> recognized;
   for (const auto& row : property_rows()) {
     if (row.key != key) continue;
@@ -330,7 +338,7 @@ std::optional<Recognized> read_exec_property(std::string_view key, std::string_v
   }
   if (!recognized) {
     recognized = is_truthy(value) ? read_tag_row(key, rules) : std::nullopt;
-    if (!recognized) recognized = read_tag_row(fmt::format("{}:{}", key, value), rules);
+    if (!recognized) recognized = read_tag_row(exec_property_tag(key, value), rules);
   }
   if (!recognized) return std::nullopt;
   recognized->reading.source = source;

@@ -5,6 +5,7 @@
 
 #include <cctype>
 
+#include "annotate/conventions.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::annotate {
@@ -118,18 +119,23 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
   int groups = std::min(tag_->NumberOfCapturingGroups(), max_groups) + 1;
   std::vector<re2::StringPiece> found(static_cast<std::size_t>(groups));
   std::vector<std::string_view> captures(found.size());
-  for (const auto& tag : target.tags) {
-    if (!tag_->Match(tag.str(), 0, tag.str().size(), re2::RE2::ANCHOR_BOTH, found.data(), groups)) continue;
+  auto match = [&](std::string_view tag, std::string_view source) {
+    if (!tag_->Match(re2::StringPiece(tag.data(), tag.size()), 0, tag.size(), re2::RE2::ANCHOR_BOTH,
+                     found.data(), groups))
+      return;
     for (std::size_t i = 0; i < found.size(); ++i)
       captures[i] = std::string_view(found[i].data(), found[i].size());
-    readings.push_back(read(&captures, tag));
-  }
+    readings.push_back(read(&captures, source));
+  };
+  for (const auto& tag : target.tags) match(tag.str(), fmt::format("tag {}", tag.str()));
+  for (const auto& [key, value] : target.exec_properties)
+    match(annotate::exec_property_tag(key, value), fmt::format("exec_properties {}={}", key, value));
   return readings;
 }
 
-Reading RuleMatcher::read(const std::vector<std::string_view>* captures, std::string_view tag) const {
+Reading RuleMatcher::read(const std::vector<std::string_view>* captures, std::string_view matched) const {
   Claim claim;
-  claim.source = rule_.source() + (captures ? fmt::format(" (tag {})", tag) : "");
+  claim.source = rule_.source() + (captures ? fmt::format(" ({})", matched) : "");
   auto source = claim.source;
   for (const auto& [field, value] : rule_.set) {
     auto applied = apply_setting(std::move(claim), field, substitute(value, captures));

@@ -43,7 +43,7 @@ class RuleMatcher {
   bool reads_tag(const std::string& tag) const;
 
  private:
-  Reading read(const std::vector<std::string_view>* captures, std::string_view tag) const;
+  Reading read(const std::vector<std::string_view>* captures, std::string_view matched) const;
 
   const Rule& rule_;
   std::shared_ptr<const re2::RE2> tag_;  ///< null without a tag regex

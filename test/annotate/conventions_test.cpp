@@ -156,6 +156,38 @@ TEST_CASE("remote-execution exec_properties mark GPU tests") {
   REQUIRE(classified({}, {{"dockerRuntime", "nvidia"}}).bucket == Bucket::gpu);
 }
 
+TEST_CASE("an exec_property for the test action's exec group, test.KEY, is read as KEY") {
+  REQUIRE(classified({}, {{"test.Pool", "gpu-pool"}}).requirement->gpus ==
+          Sourced<int>{1, "exec_properties test.Pool=gpu-pool"});
+  REQUIRE(classified({}, {{"test.resources:gpu", "2"}}).requirement->gpus.value == 2);
+  REQUIRE(classified({}, {{"test.gpu-mem", "40G"}}).requirement->gpu_mem_mib->value == 40960);
+  // Another exec group's property is not the test's (cpp_link links it).
+  REQUIRE(classified({}, {{"cpp_link.Pool", "gpu-pool"}}).bucket == Bucket::cpu);
+}
+
+// Modular's bazel/internal/config.bzl: multi-GPU tests are tagged gpu, and ask remote execution
+// for a machine with the resource gpu-2 (or gpu-4) through the test action's exec_properties.
+TEST_CASE("a rules file's tag regex reads an exec_property as KEY:VALUE, captures and all") {
+  Rules rules;
+  rules.source = "rules.yaml";
+  Rule rule;
+  rule.tag = R"(resources:gpu-(\d+):.*)";
+  rule.set = {{"gpus", "$1"}};
+  rule.where = {"rules.yaml", 3, 5};
+  rules.rules.push_back(rule);
+  auto t = classified({"gpu"}, {{"test.resources:gpu-2", "0.01"}}, rules);
+  REQUIRE(t.requirement->gpus ==
+          Sourced<int>{2, "rule rules.yaml:3:5 (exec_properties test.resources:gpu-2=0.01)"});
+  using gpuplan::testing::classify_one;
+  using gpuplan::testing::make_target;
+  auto target = make_target("//t:t", {"gpu"}, {{"test.resources:gpu-2", "0.01"}});
+  REQUIRE(classify_one(target, rules).diagnostics.empty());  // the rule reads it: no "ignored" note
+  auto unread = classify_one(target);
+  REQUIRE(unread.tests[0].requirement->gpus.value == 1);
+  REQUIRE(unread.diagnostics.size() == 1);
+  REQUIRE_THAT(unread.diagnostics[0].message, Catch::Contains("a rules file can give it a meaning"));
+}
+
 TEST_CASE("exec_properties that say nothing about GPUs leave a CPU test alone") {
   REQUIRE(classified({}, {{"Pool", "highmem"}}).bucket == Bucket::cpu);
   REQUIRE(classified({}, {{"dockerRuntime", "runc"}}).bucket == Bucket::cpu);
