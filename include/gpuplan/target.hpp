@@ -9,6 +9,14 @@
 
 namespace gpuplan {
 
+/// One constraint value a test asks of a platform.
+struct Constraint {
+  Symbol label;       ///< "//:has_4_gpus"
+  bool exec = false;  ///< from exec_compatible_with (the platform that runs it), else target_compatible_with
+  /// "target_compatible_with //:has_4_gpus": how messages name it.
+  std::string source() const;
+};
+
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
 /// cannot carry keep their defaults and `has_attributes` is false.
 struct Target {
@@ -24,6 +32,9 @@ struct Target {
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
   std::map<std::string, std::string> exec_properties;
+  /// The constraint values of target_compatible_with and exec_compatible_with: what the test's
+  /// platform, or the one that runs it, must have ("//:has_gpu"). Query merges a select()'s branches.
+  std::vector<Constraint> constraints;
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query

@@ -101,7 +101,7 @@ class TestClassifier {
   /// Whether a macro made it is part of the key: a backend tag is then the macro's (by_macro).
   std::string shared_key() const {
     const Target& t = test_.target;
-    if (!matchers_.empty() || !t.exec_properties.empty() ||
+    if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() ||
         annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
@@ -140,6 +140,7 @@ class TestClassifier {
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
         take(*variant);
     combine();
+    read_constraints();
     if (manual && !options_.include_manual) {
       test_.bucket = Bucket::skipped;
       reason_ = "tagged manual";
@@ -227,6 +228,35 @@ class TestClassifier {
         take(*recognized);
       else
         unknown(fmt::format("exec_properties {}={}", key, value), key, false);
+    }
+  }
+
+  /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
+  /// with a note on a GPU test, but a CPU test with one is likely a GPU test sent to CPU runners,
+  /// whose platform lacks it (with target_compatible_with, Bazel skips it there and passes).
+  void read_constraints() {
+    for (const auto& constraint : test_.target.constraints) {
+      const std::string& label = constraint.label.str();
+      if (!annotate::looks_gpu_related(label) ||
+          std::any_of(matchers_.begin(), matchers_.end(),
+                      [&](const RuleMatcher& m) { return m.reads_tag(label); }))
+        continue;
+      auto source = constraint.source();
+      if (test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default") {
+        unknown(source, label, false);
+        continue;
+      }
+      note(source, "ignored: no convention or rule reads it");
+      report(bad(), source,
+             fmt::format("{} looks like a GPU platform's constraint, but no convention or rule reads it, so "
+                         "the test is planned as a CPU test, where {}. Tag it gpu (or gpu:N), or give a rule "
+                         "whose tag regex matches {}",
+                         util::excerpt(source, 200),
+                         constraint.exec ? "no execution platform has it (bazel test fails to find one, or "
+                                           "remote execution runs it on a GPU gpuplan did not plan)"
+                                         : "a CPU runner's platform lacks it, so Bazel skips the test as "
+                                           "incompatible and passes",
+                         util::excerpt(label, 100)));
     }
   }
 

@@ -130,6 +130,7 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
   for (const auto& tag : target.tags) match(tag.str(), fmt::format("tag {}", tag.str()));
   for (const auto& [key, value] : target.exec_properties)
     match(annotate::exec_property_tag(key, value), fmt::format("exec_properties {}={}", key, value));
+  for (const auto& constraint : target.constraints) match(constraint.label.str(), constraint.source());
   return readings;
 }
 

@@ -12,6 +12,10 @@ std::string canonical_label(std::string_view label) {
   return std::string(label);
 }
 
+std::string Constraint::source() const {
+  return (exec ? "exec_compatible_with " : "target_compatible_with ") + label.str();
+}
+
 bool is_test_rule_class(std::string_view rule_class) {
   return rule_class.ends_with("_test") && rule_class != "test_suite";
 }

@@ -17,6 +17,8 @@ Attribute attribute_named(std::string_view name) {
   if (name == "flaky") return Attribute::flaky;
   if (name == "exec_properties") return Attribute::exec_properties;
   if (name == "generator_function") return Attribute::generator_function;
+  if (name == "target_compatible_with") return Attribute::target_compatible_with;
+  if (name == "exec_compatible_with") return Attribute::exec_compatible_with;
   return Attribute::none;
 }
 
@@ -26,8 +28,22 @@ std::string_view expected_type(Attribute attribute) {
     case Attribute::flaky: return "BOOLEAN";
     case Attribute::tags: return "STRING_LIST";
     case Attribute::exec_properties: return "STRING_DICT";
+    case Attribute::target_compatible_with:
+    case Attribute::exec_compatible_with: return "LABEL_LIST";
     default: return "STRING";
   }
+}
+
+bool is_list(Attribute attribute) {
+  return attribute == Attribute::tags || attribute == Attribute::target_compatible_with ||
+         attribute == Attribute::exec_compatible_with;
+}
+
+void add_item(Attribute attribute, Target& target, std::string_view item) {
+  if (attribute == Attribute::tags)
+    target.tags.emplace_back(item);
+  else
+    target.constraints.push_back(Constraint{Symbol(item), attribute == Attribute::exec_compatible_with});
 }
 
 Result<int> shard_count(long value) {

@@ -2,20 +2,38 @@
 // The attributes of a test rule that gpuplan keeps, checked the same way for every format.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/result.hpp"
+#include "gpuplan/target.hpp"
 
 namespace gpuplan::ingest {
 
 /// The attributes of a rule that a Target holds, and the kind of value each must have.
-enum class Attribute { none, size, timeout, generator_function, shard_count, flaky, tags, exec_properties };
+enum class Attribute {
+  none,
+  size,
+  timeout,
+  generator_function,
+  shard_count,
+  flaky,
+  tags,
+  exec_properties,
+  target_compatible_with,
+  exec_compatible_with
+};
 
 /// Which kept attribute `name` is; Attribute::none for the many gpuplan ignores.
 Attribute attribute_named(std::string_view name);
 
 /// The value type each kept attribute has in Bazel: "STRING", "INTEGER", "BOOLEAN",
-/// "STRING_LIST", "STRING_DICT" (build.proto's Attribute.Discriminator).
+/// "STRING_LIST", "LABEL_LIST", "STRING_DICT" (build.proto's Attribute.Discriminator).
 std::string_view expected_type(Attribute attribute);
+
+/// Whether the attribute is a list (tags, the constraint label lists).
+bool is_list(Attribute attribute);
+/// Adds one item of such a list to `target`.
+void add_item(Attribute attribute, Target& target, std::string_view item);
 
 /// The shard_count a Target holds for Bazel's value (its default -1 becomes 0: not sharded).
 Result<int> shard_count(long value);

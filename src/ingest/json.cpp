@@ -256,7 +256,7 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
                      name, expected_type(which)));
   const char* value_key = which == Attribute::shard_count       ? "intValue"
                           : which == Attribute::flaky           ? "booleanValue"
-                          : which == Attribute::tags            ? "stringListValue"
+                          : is_list(which)                      ? "stringListValue"
                           : which == Attribute::exec_properties ? "stringDictValue"
                                                                 : "stringValue";
   auto found = attribute.find_field_unordered(value_key);
@@ -288,13 +288,15 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     case Attribute::flaky:
       if (value.get_bool().get(target.flaky) != simdjson::SUCCESS) wrong("true or false");
       break;
-    case Attribute::tags: {
-      ondemand::array tags;
-      if (value.get_array().get(tags) != simdjson::SUCCESS) wrong("a list of strings");
-      for (auto tag : tags) {
+    case Attribute::tags:
+    case Attribute::target_compatible_with:
+    case Attribute::exec_compatible_with: {
+      ondemand::array items;
+      if (value.get_array().get(items) != simdjson::SUCCESS) wrong("a list of strings");
+      for (auto item : items) {
         std::string_view text;
-        if (tag.get_string().get(text) != simdjson::SUCCESS) wrong("a list of strings");
-        target.tags.emplace_back(text);
+        if (item.get_string().get(text) != simdjson::SUCCESS) wrong("a list of strings");
+        add_item(which, target, text);
       }
       break;
     }

@@ -33,7 +33,9 @@ const char* element_for(Attribute attribute) {
   switch (attribute) {
     case Attribute::shard_count: return "int";
     case Attribute::flaky: return "boolean";
-    case Attribute::tags: return "list";
+    case Attribute::tags:
+    case Attribute::target_compatible_with:
+    case Attribute::exec_compatible_with: return "list";
     case Attribute::exec_properties: return "dict";
     default: return "string";
   }
@@ -181,10 +183,11 @@ bool blank_rule_io(char* data, std::size_t size, bool in_rule, PendingInputs* pe
 /// The end (just past "/>") of an empty attribute element of a rule that gpuplan never reads,
 /// starting at `at`: `<string name="N" .../>`, `<int ...>`, `<boolean ...>`, `<label ...>`,
 /// `<output ...>`, `<tristate ...>` whose name is no kept attribute (attribute_named), and a
-/// nameless `<label value="..."/>`, an item of a label list (no kept attribute is a label list;
-/// nameless strings may be tags or exec_properties, and stay). nullptr for anything else,
-/// including an element this cannot read whole before `end`.
-const char* unused_attribute_end(const char* at, const char* end) {
+/// nameless `<label value="..."/>`, an item of a label list other than the two kept ones
+/// (`in_kept_list`: inside target_compatible_with or exec_compatible_with; nameless strings may
+/// be tags or exec_properties, and stay). nullptr for anything else, including an element this
+/// cannot read whole before `end`.
+const char* unused_attribute_end(const char* at, const char* end, bool in_kept_list) {
   static constexpr std::string_view kinds[] = {"<string",  "<label",  "<int",
                                                "<boolean", "<output", "<tristate"};
   std::string_view rest(at, static_cast<std::size_t>(end - at));
@@ -195,20 +198,42 @@ const char* unused_attribute_end(const char* at, const char* end) {
   std::optional<std::string_view> name;
   const char* element_end = empty_element_end(at, length, end, &name);
   if (!element_end) return nullptr;
-  bool unused = name ? attribute_named(*name) == Attribute::none : length == 6;  // "<label"
+  bool unused = name ? attribute_named(*name) == Attribute::none : length == 6 && !in_kept_list;  // "<label"
   return unused ? element_end : nullptr;
+}
+
+/// At a `<list` tag: whether it is target_compatible_with or exec_compatible_with, whose
+/// `<label>` items are kept. True where the scan cannot tell (the tag cut off, an entity).
+bool list_of_kept_labels(const char* at, const char* end) {
+  std::string_view rest(at, static_cast<std::size_t>(end - at));
+  auto close = rest.find('>');
+  if (close == std::string_view::npos) return true;
+  std::string_view tag = rest.substr(0, close);
+  auto name = tag.find("name=");
+  if (name == std::string_view::npos || name + 6 > tag.size()) return false;
+  std::string_view value = tag.substr(name + 6);
+  value = value.substr(0, value.find(tag[name + 5]));
+  if (value.find('&') != std::string_view::npos) return true;
+  auto attribute = attribute_named(value);
+  return attribute == Attribute::target_compatible_with || attribute == Attribute::exec_compatible_with;
 }
 
 /// Turns the attribute elements of rules that gpuplan never reads (unused_attribute_end) into
 /// spaces, keeping line breaks, as blank_rule_io does for rule inputs: in a query with few rule
 /// inputs they are most of what expat would tokenize. Only elements inside a rule have these
 /// names, and what is blanked would be ignored, so the targets read are the same. Returns
-/// whether it blanked anything.
-bool blank_unused_attributes(char* data, std::size_t size) {
+/// whether it blanked anything. `in_kept_list` carries, from one buffer to the next, whether the
+/// scan is inside a list whose labels are kept.
+bool blank_unused_attributes(char* data, std::size_t size, bool& in_kept_list) {
   char* end = data + size;
   bool blanked = false;
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
-    const char* element_end = unused_attribute_end(p, end);
+    std::string_view rest(p, static_cast<std::size_t>(end - p));
+    if (rest.starts_with("<list") && (rest.size() == 5 || rest[5] == '>' || is_xml_space(rest[5])))
+      in_kept_list = list_of_kept_labels(p, end);
+    else if (rest.starts_with("</list"))
+      in_kept_list = false;
+    const char* element_end = unused_attribute_end(p, end, in_kept_list);
     if (!element_end) {
       ++p;
       continue;
@@ -243,7 +268,7 @@ class XmlReader {
       cut_closing_tag_ = ends_in_closing_tag(static_cast<char*>(buffer), count);
       if (blank_rule_io(static_cast<char*>(buffer), count, in_rule, out_.graph ? &pending_ : nullptr))
         unread_ = 0;  // whole elements went by
-      if (blank_unused_attributes(static_cast<char*>(buffer), count)) unread_ = 0;
+      if (blank_unused_attributes(static_cast<char*>(buffer), count, in_kept_list_)) unread_ = 0;
       fed_ += count;
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
@@ -345,7 +370,7 @@ class XmlReader {
       if (std::strcmp(element, element_for(attribute_)) != 0)
         return stop(fmt::format("attribute {} of {} is a <{}>; Bazel writes it as <{}>", name, test_.label,
                                 element, element_for(attribute_)));
-      if (attribute_ == Attribute::tags || attribute_ == Attribute::exec_properties) return;
+      if (is_list(attribute_) || attribute_ == Attribute::exec_properties) return;
       if (!value) {
         // `shard_count = select(...)`: query prints <int configurable="yes" name="shard_count"/>,
         // no value (the only attribute read here that Bazel lets a select() set).
@@ -357,8 +382,8 @@ class XmlReader {
         return stop(fmt::format("attribute {} of {} has no value", name, test_.label));
       }
       set_scalar(name, value);
-    } else if (attribute_ == Attribute::tags && depth_ == 4 && value) {
-      test_.tags.emplace_back(value);
+    } else if (is_list(attribute_) && depth_ == 4 && value) {
+      add_item(attribute_, test_, value);  // <string value=...> of tags, <label value=...> of the constraints
     } else if (attribute_ == Attribute::exec_properties && depth_ == 5 && value) {
       if (pair_key_) {
         test_.exec_properties[*pair_key_] = value;
@@ -432,6 +457,7 @@ class XmlReader {
   bool in_rule_ = false;          ///< inside a <rule>, a test or not
   bool cut_closing_tag_ = false;  ///< the last buffer ended inside a tag that may be </rule>
   bool in_test_ = false;
+  bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
   Target test_;
   Attribute attribute_ = Attribute::none;
   std::optional<std::string> pair_key_;

@@ -188,6 +188,39 @@ TEST_CASE("a rules file's tag regex reads an exec_property as KEY:VALUE, capture
   REQUIRE_THAT(unread.diagnostics[0].message, Catch::Contains("a rules file can give it a meaning"));
 }
 
+// Modular's mojo tests say target_compatible_with = ["//:has_gpu", "//:amd_gpu"] beside tag gpu.
+TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a note; a rule may read it") {
+  using gpuplan::testing::classify_one;
+  using gpuplan::testing::make_target;
+  auto untagged = make_target("//t:t", {});
+  untagged.constraints = {{"//:has_4_gpus", false}, {"@platforms//os:linux", false}};
+  auto cpu = classify_one(untagged);
+  REQUIRE(cpu.tests[0].bucket == Bucket::cpu);
+  REQUIRE(cpu.diagnostics.size() == 1);
+  CHECK(cpu.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(
+      cpu.diagnostics[0].message,
+      Catch::StartsWith("target_compatible_with //:has_4_gpus looks like a GPU platform's constraint") &&
+          Catch::Contains("Bazel skips the test as incompatible and passes"));
+  CHECK(classify_one(untagged, {}, {.strict = true}).diagnostics[0].severity == Severity::error);
+  auto tagged = untagged;
+  tagged.tags = {"gpu"};
+  auto gpu = classify_one(tagged);
+  REQUIRE(gpu.diagnostics.size() == 1);
+  CHECK(gpu.diagnostics[0].severity == Severity::note);
+  Rules rules;
+  rules.source = "rules.yaml";
+  Rule rule;
+  rule.tag = R"(//:has_(\d+)_gpus)";
+  rule.set = {{"gpus", "$1"}};
+  rule.where = {"rules.yaml", 3, 5};
+  rules.rules.push_back(rule);
+  auto read = classify_one(untagged, rules);
+  CHECK(read.diagnostics.empty());
+  CHECK(read.tests[0].requirement->gpus ==
+        Sourced<int>{4, "rule rules.yaml:3:5 (target_compatible_with //:has_4_gpus)"});
+}
+
 TEST_CASE("exec_properties that say nothing about GPUs leave a CPU test alone") {
   REQUIRE(classified({}, {{"Pool", "highmem"}}).bucket == Bucket::cpu);
   REQUIRE(classified({}, {{"dockerRuntime", "runc"}}).bucket == Bucket::cpu);

@@ -173,3 +173,21 @@ TEST_CASE("text after a jsonproto object or after the cquery document is an erro
       "\"ruleClass\": \"sh_test\"}}}, 42, \"x\"]}\n";
   REQUIRE_THROWS_WITH(read_text(scalar), Catch::StartsWith("input:1:95: expected a JSON object here"));
 }
+
+TEST_CASE("JSON target_compatible_with and exec_compatible_with are LABEL_LISTs, kept as constraints") {
+  // As Bazel 4's cquery --output=jsonproto writes them (test/integration/classify_test.sh runs it).
+  TargetList list = read_text(
+      R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+      R"({"name":"compatible_with","type":"LABEL_LIST","explicitlySpecified":false,"nodep":false},)"
+      R"({"name":"exec_compatible_with","type":"LABEL_LIST","stringListValue":["//:gpu_pool"],"explicitlySpecified":true},)"
+      R"({"name":"target_compatible_with","type":"LABEL_LIST","stringListValue":["//:amd_gpu"],"explicitlySpecified":true}]}})"
+      "\n");
+  const auto& constraints = list.tests.at(0).constraints;
+  REQUIRE(constraints.size() == 2);
+  CHECK(constraints[0].source() == "exec_compatible_with //:gpu_pool");
+  CHECK(constraints[1].source() == "target_compatible_with //:amd_gpu");
+  CHECK_THROWS_WITH(read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+                              R"({"name":"target_compatible_with","type":"STRING","stringValue":"//:x"}]}})"
+                              "\n"),
+                    Catch::Contains("Bazel gives target_compatible_with the type LABEL_LIST"));
+}

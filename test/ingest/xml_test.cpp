@@ -174,6 +174,8 @@ TEST_CASE("attributes gpuplan never reads, in every spelling and across read bou
     text += "  <label  name='main' value=\"//a:m.sh\" />\n  <boolean\tname=\"linkstatic\" value=\"true\"/>\n";
     text += "  <list name=\"srcs\"><label value=\"//a:t.sh\"/><label value='//a:u.sh'/></list>\n";
     text += "  <list name=\"tags\"><string value=\"gpu\"/></list>\n";
+    text += "  <list name=\"target_compatible_with\">\n    <label value=\"//:has_gpu\"/>\n  </list>\n";
+    text += "  <list  name='exec_compatible_with'><label value=\"//:gpu_pool\"/></list>\n";
     text += "  <string value=\"z\" name=\"size\"/>\n  <int name=\"shard_count\" value=\"3\"/>\n</rule>\n";
   }
   TargetList list = read_text(text + "</query>\n");
@@ -182,6 +184,9 @@ TEST_CASE("attributes gpuplan never reads, in every spelling and across read bou
     REQUIRE(target.tags == std::vector<Symbol>{"gpu"});
     REQUIRE(target.size == "z");
     REQUIRE(target.shard_count == 3);
+    REQUIRE(target.constraints.size() == 2);  // the srcs labels are not among them
+    REQUIRE(target.constraints[0].source() == "target_compatible_with //:has_gpu");
+    REQUIRE(target.constraints[1].source() == "exec_compatible_with //:gpu_pool");
   }
   std::string wrong =
       "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n"

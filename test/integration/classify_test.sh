@@ -175,7 +175,7 @@ select_bazel() {
   (cd "$SELECT_WS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 "$@") 2>> "$SCRATCH/select.log" ||
     { cat "$SCRATCH/select.log" >&2; fail "bazel $1 of select_ws failed"; }
 }
-select_bazel query 'tests(//...)' --output=xml > "$SCRATCH/select.xml"
+select_bazel query 'tests(//:*)' --output=xml > "$SCRATCH/select.xml"
 grep -q '<int configurable="yes" name="shard_count"/>' "$SCRATCH/select.xml" ||
   fail "Bazel no longer prints a select()ed shard_count without a value: $(grep shard_count "$SCRATCH/select.xml")"
 "$GPUPLAN" classify --json "$SCRATCH/select.xml" > "$SCRATCH/select.json" 2> "$SCRATCH/select.err" ||
@@ -191,7 +191,7 @@ status=0
 "$GPUPLAN" plan --strict "$SCRATCH/select.xml" --fleet examples/fleet.yaml -o "$SCRATCH/select.plan.json" 2> /dev/null || status=$?
 [ "$status" = 2 ] || fail "a select()ed shard_count under --strict should exit 2, not $status"
 [ ! -e "$SCRATCH/select.plan.json" ] || fail "--strict left a plan behind"
-select_bazel cquery 'tests(//...)' --define cuda=1 --output=jsonproto --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+select_bazel cquery 'tests(//:*)' --define cuda=1 --output=jsonproto --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
   --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" > "$SCRATCH/select.cquery.json"
 "$GPUPLAN" plan --strict "$SCRATCH/select.cquery.json" --fleet examples/fleet.yaml -o "$SCRATCH/select.plan.json" 2> /dev/null ||
   fail "cquery's resolved shard_count should plan under --strict"
@@ -224,5 +224,23 @@ status=0
 select_bazel query 'tests(//:gpu_suite)' --output=xml > "$SCRATCH/suite-tests.xml"
 "$GPUPLAN" plan "$SCRATCH/suite-tests.xml" --fleet examples/fleet.yaml -o "$SCRATCH/suite-tests.plan.json" 2> /dev/null &&
   [ "$(jq '.assignments | length' "$SCRATCH/suite-tests.plan.json")" -ge 1 ] || fail "tests(//:gpu_suite) does not plan its test"
+
+# A test that asks for a GPU platform only through target_compatible_with: a CPU test, with a
+# warning (an error under --strict), in query and cquery output alike; a rule reads the constraint.
+select_bazel query 'tests(//platform/...)' --output=xml > "$SCRATCH/constraint.xml"
+select_bazel cquery 'tests(//platform/...)' --output=jsonproto --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+  --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" > "$SCRATCH/constraint.cquery.json"
+for input in constraint.xml constraint.cquery.json; do
+  "$GPUPLAN" classify --json "$SCRATCH/$input" > /dev/null 2> "$SCRATCH/constraint.err" || fail "classify $input failed"
+  grep -q "^gpuplan: warning: //platform:four_gpu_test: target_compatible_with //platform:has_4_gpus looks like a GPU platform's constraint" \
+    "$SCRATCH/constraint.err" || fail "$input: no warning for a GPU constraint: $(cat "$SCRATCH/constraint.err")"
+  status=0
+  "$GPUPLAN" classify --strict "$SCRATCH/$input" > /dev/null 2>&1 || status=$?
+  [ "$status" = 2 ] || fail "$input: a GPU constraint under --strict: exit $status"
+done
+printf 'version: 1\nrules:\n  - tag: "//platform:has_(\\\\d+)_gpus"\n    set: {gpus: $1}\n' > "$SCRATCH/constraint.rules.yaml"
+"$GPUPLAN" classify --strict --json --rules "$SCRATCH/constraint.rules.yaml" "$SCRATCH/constraint.xml" 2> /dev/null |
+  jq -e '.gpu_tests[0].label == "//platform:four_gpu_test" and .gpu_tests[0].requirements.gpus == 4' > /dev/null ||
+  fail "a rule does not read the constraint: $(cat "$SCRATCH/constraint.rules.yaml")"
 
 echo "classify: ok"
