@@ -167,13 +167,13 @@ TEST_CASE("an exec_property for the test action's exec group, test.KEY, is read 
 
 namespace {
 
-/// The rules of a rules.yaml whose one rule, on line 3, sets gpus to the first capture of `regex`.
-Rules gpus_from_tag(std::string regex) {
+/// The rules of a rules.yaml whose one rule, on line 3, sets `field` to `value` where `regex` matches.
+Rules one_rule(std::string regex, std::string field = "gpus", std::string value = "$1") {
   Rules rules;
   rules.source = "rules.yaml";
   Rule rule;
   rule.tag = std::move(regex);
-  rule.set = {{"gpus", "$1"}};
+  rule.set = {{std::move(field), std::move(value)}};
   rule.where = {"rules.yaml", 3, 5};
   rules.rules.push_back(rule);
   return rules;
@@ -184,7 +184,7 @@ Rules gpus_from_tag(std::string regex) {
 // Modular's bazel/internal/config.bzl: multi-GPU tests are tagged gpu, and ask remote execution
 // for a machine with the resource gpu-2 (or gpu-4) through the test action's exec_properties.
 TEST_CASE("a rules file's tag regex reads an exec_property as KEY:VALUE, captures and all") {
-  Rules rules = gpus_from_tag(R"(resources:gpu-(\d+):.*)");
+  Rules rules = one_rule(R"(resources:gpu-(\d+):.*)");
   auto t = classified({"gpu"}, {{"test.resources:gpu-2", "0.01"}}, rules);
   REQUIRE(t.requirement->gpus ==
           Sourced<int>{2, "rule rules.yaml:3:5 (exec_properties test.resources:gpu-2=0.01)"});
@@ -218,11 +218,15 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
   auto gpu = classify_one(tagged);
   REQUIRE(gpu.diagnostics.size() == 1);
   CHECK(gpu.diagnostics[0].severity == Severity::note);
-  Rules rules = gpus_from_tag(R"(//:has_(\d+)_gpus)");
+  Rules rules = one_rule(R"(//:has_(\d+)_gpus)");
   auto read = classify_one(untagged, rules);
   CHECK(read.diagnostics.empty());
   CHECK(read.tests[0].requirement->gpus ==
         Sourced<int>{4, "rule rules.yaml:3:5 (target_compatible_with //:has_4_gpus)"});
+  auto amd = tagged;
+  amd.constraints = {{"//:amd_gpu", false}};
+  CHECK(classify_one(amd, one_rule("//:amd_gpu", "vendor", "amd")).tests[0].requirement->vendor->value ==
+        "amd");
 }
 
 TEST_CASE("exec_properties that say nothing about GPUs leave a CPU test alone") {
