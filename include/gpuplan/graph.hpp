@@ -221,6 +221,7 @@ struct Audit {
   std::vector<PackageAudit> packages;  ///< by package
   long tests = 0;                      ///< tests audited (skipped ones are not)
   long not_in_graph = 0;               ///< tests the graph does not hold
+  std::map<std::string, long> blind;   ///< blind_rule_classes(): their GPU tests are unknown
 };
 
 /// What to edit in the BUILD file so that a GPU test stops asking for a GPU ("remove tags gpu:2,
@@ -243,7 +244,9 @@ std::string blind_class_message(std::string_view rule_class, long gpu_tests);
 /// `--classify-by-deps`: GPU tests that cannot reach GPU code go to the CPU bucket, each with
 /// a warning naming what it lacks. Tests whose reach is unknown stay. Never moves a CPU test to
 /// the GPU bucket. Returns how many moved.
-long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach);
+/// `blind`: blind_rule_classes() of the tests, whose GPU tests stay where they are.
+long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
+                      const std::map<std::string, long>& blind);
 
 /// "//ml" for "//ml:train_test", "@pypi//torch" for "@pypi//torch:pkg".
 std::string package_of(std::string_view label);

@@ -140,11 +140,11 @@ class TestClassifier {
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
         take(*variant);
     combine();
-    read_constraints();
     if (manual && !options_.include_manual) {
       test_.bucket = Bucket::skipped;
       reason_ = "tagged manual";
     }
+    read_constraints();
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 

@@ -336,7 +336,7 @@ void run(const AuditArgs& args, int& status) {
   Audit result = audit(tests, deps.graph, *deps.reach);
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)
-    for (const auto& [rule_class, count] : blind_rule_classes(tests, deps.graph, *deps.reach))
+    for (const auto& [rule_class, count] : result.blind)
       std::cerr << fmt::format("gpuplan: warning: {}\n", blind_class_message(rule_class, count));
   if (!args.fleet.empty()) {
     auto hours = gpu_hours(args, rules, tests);

@@ -94,13 +94,14 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
                      "--classify-by-deps needs the dependency graph: this input has no rule inputs (make it "
                      "with bazel query 'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
   long blind = 0;
-  for (const auto& [rule_class, count] : blind_rule_classes(classification, deps.graph, *deps.reach)) {
+  auto blind_classes = blind_rule_classes(classification, deps.graph, *deps.reach);
+  for (const auto& [rule_class, count] : blind_classes) {
     blind += count;
     classification.diagnostics.push_back(
         Diagnostic{options.strict ? Severity::error : Severity::warning, "", "--classify-by-deps",
                    blind_class_message(rule_class, count) + "; --classify-by-deps leaves them GPU tests"});
   }
-  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach);
+  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach, blind_classes);
   long unknown = 0;
   for (const auto& test : classification.tests) {
     auto label = canonical_label(test.target.label);

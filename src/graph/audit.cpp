@@ -70,7 +70,8 @@ std::string package_of(std::string_view label) {
 
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
   Audit result;
-  auto blind = blind_rule_classes(tests, graph, reach);
+  result.blind = blind_rule_classes(tests, graph, reach);
+  const auto& blind = result.blind;
   std::map<std::string, PackageAudit> packages;
   for (const auto& test : tests.tests) {
     if (test.bucket == Bucket::skipped) continue;
@@ -148,14 +149,13 @@ std::string blind_class_message(std::string_view rule_class, long gpu_tests) {
       "GPU-annotated {0}{2} need{3} a GPU: GPU code from outside Bazel's graph (a system Python's torch, "
       "CUDA "
       "linked through linkopts) or under labels that gpu_deps does not name is not in it. Name that code in "
-      "the "
-      "rules file's gpu_deps",
+      "the rules file's gpu_deps",
       rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "");
 }
 
-long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
+                      const std::map<std::string, long>& blind) {
   long moved = 0;
-  auto blind = blind_rule_classes(tests, graph, reach);
   for (auto& test : tests.tests) {
     if (test.bucket != Bucket::gpu || blind.contains(test.target.rule_class.str())) continue;
     std::string label = canonical_label(test.target.label);

@@ -66,7 +66,7 @@ TEST_CASE(
 TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a warning naming them") {
   auto a = audited();
   GpuReach reach(a->graph, GpuDepPatterns::defaults());
-  REQUIRE(classify_by_deps(a->tests, a->graph, reach) == 1);
+  REQUIRE(classify_by_deps(a->tests, a->graph, reach, {}) == 1);
   for (const auto& t : a->tests.tests) {
     if (t.target.label == "//ml:tokenize_test") {
       REQUIRE(t.bucket == Bucket::cpu);
@@ -176,7 +176,7 @@ TEST_CASE("where no test of a rule class reaches GPU code, its GPU tests are unk
   CHECK(result.entries[1].kind == Disagreement::unknown);
   CHECK(result.entries[1].reason ==
         "no py_test of the graph reaches GPU code: its own may be outside the graph");
-  REQUIRE(classify_by_deps(tests, graph, reach) == 1);
+  REQUIRE(classify_by_deps(tests, graph, reach, blind) == 1);
   for (const auto& test : tests.tests)
     CHECK((test.bucket == Bucket::gpu) ==
           (test.target.label != "//cu:host_test" && test.target.label != "//train:cpu_test"));
