@@ -46,6 +46,7 @@ struct Reading {
   std::string source;  ///< the annotation, as in Claim::source
   std::optional<Claim> claim;
   std::string problem;
+  std::string unchecked{};  ///< with a claim: what of the annotation gpuplan cannot check (a note)
 };
 
 // Parsers shared by the built-in conventions and rules; a bad value is the problem in words.

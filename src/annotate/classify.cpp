@@ -160,6 +160,9 @@ class TestClassifier {
     if (reading.claim) {
       note(reading.source, reading.claim->meaning(), by_macro);
       claims_.push_back(*reading.claim);
+      if (!reading.unchecked.empty())
+        report(Severity::note, reading.source,
+               fmt::format("{} {}", util::excerpt(reading.source, 200), reading.unchecked));
       return;
     }
     note(reading.source, "ignored: " + reading.problem);
@@ -190,9 +193,28 @@ class TestClassifier {
                        util::excerpt(source, 200), meant));
   }
 
+  /// requires-gpu-SUFFIX that no convention reads: the repositories that write the prefix mean
+  /// "needs a GPU" by it, so it is read as 1 GPU of any vendor, with a warning (a CPU runner would
+  /// run the test without one, and the warning says what to write instead).
+  /// A typo of one (requires-gpu-nvida) is read so too: its author meant a GPU test as much.
+  void unknown_requires_gpu(const std::string& source, const std::optional<std::string>& meant) {
+    Claim c{.source = source, .gpu = true};
+    note(source, c.meaning() + " (a guess from the prefix requires-gpu-)");
+    claims_.push_back(std::move(c));
+    report(bad(), source,
+           fmt::format("{} is not a requires-gpu- tag gpuplan knows{}, so it is read as 1 GPU of any vendor; "
+                       "gpuplan knows nvidia, amd, intel, smXY, vulkan and AMD architectures such as cdna3, "
+                       "and a rule whose tag regex matches it can say what it means",
+                       util::excerpt(source, 200),
+                       meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string()));
+  }
+
   void unknown(const std::string& source, std::string_view text, bool is_tag) {
     if (is_tag) {
-      if (auto meant = annotate::near_miss(text)) return near_miss(source, *meant);
+      auto meant = annotate::near_miss(text);
+      if (text.starts_with("requires-gpu-") && !rules_.disabled_conventions.count("requires-gpu"))
+        return unknown_requires_gpu(source, meant);
+      if (meant) return near_miss(source, *meant);
     }
     if (!annotate::looks_gpu_related(text)) return;
     note(source, "ignored: no convention or rule reads it");

@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/size.hpp"
 #include "util/suggest.hpp"
@@ -75,6 +77,48 @@ Reading xla_backend(std::string_view backend) {
   if (backend == "gpu") return claim(Claim{.gpu = true, .backend = Backend::gpu});
   if (backend == "tpu") return claim(Claim{.backend = Backend::tpu});
   return {};  // a plugin backend gpuplan does not know: not this convention's tag
+}
+
+/// IREE's drivers: build_tools/bazel/iree_check_test.bzl tags each test driver=DRIVER, and its CI
+/// (build_test_all.sh) leaves out driver=cuda, hip, amdgpu and vulkan where no GPU is enabled.
+Reading iree_driver(std::string_view driver) {
+  if (driver == "cuda") return vendor_gpu("nvidia");
+  if (driver == "hip" || driver == "amdgpu") return vendor_gpu("amd");
+  if (driver == "vulkan") return claim(Claim{.gpu = true});
+  return {};  // local-task, local-sync, vmvx: CPU drivers; metal: Apple's, not a Linux fleet's
+}
+
+/// IREE's AMD architecture tags (requires-gpu-cdna3, -rdna4, -gfx1250; its ctest_all.sh and
+/// build_test_all.sh leave each out where no such GPU is), `arch` being what follows
+/// "requires-gpu-", optionally with :N for N GPUs. gpuplan's fleet knows models, not
+/// architectures: a CDNA generation (or its gfx target) is the Instinct models that have it, from
+/// AMD's data sheets; any other (RDNA's Radeon parts, gfx1250) is any AMD GPU, with a note.
+Reading amd_architecture(std::string_view tag_rest) {
+  auto arch = tag_rest.substr(0, tag_rest.find(':'));
+  auto count = tag_rest.substr(arch.size());
+  auto digits_from = [&](std::size_t at) {
+    return arch.size() > at && arch.find_first_not_of("0123456789abcdef", at) == std::string_view::npos;
+  };
+  bool known_shape = (arch.starts_with("cdna") && (arch.size() == 4 || digits_from(4))) ||
+                     (arch.starts_with("rdna") && digits_from(4)) ||
+                     (arch.starts_with("gfx") && digits_from(3));
+  if (!known_shape) return {};
+  static const std::vector<std::pair<std::vector<std::string_view>, std::vector<std::string>>> instinct = {
+      {{"cdna", "cdna1", "gfx908"}, {"mi100"}},
+      {{"cdna2", "gfx90a"}, {"mi210", "mi250", "mi250x"}},
+      {{"cdna3", "gfx942"}, {"mi300a", "mi300x", "mi325x"}},
+      {{"cdna4", "gfx950"}, {"mi350x", "mi355x"}},
+  };
+  Claim c{.gpu = true, .vendor = "amd"};
+  for (const auto& [names, models] : instinct)
+    if (std::ranges::find(names, arch) != names.end()) c.gpu_models = models;
+  auto reading = count.empty() ? claim(c) : gpu_count(count.substr(1), c);
+  if (reading.claim && !reading.claim->gpu_models)
+    reading.unchecked = fmt::format(
+        "asks for an AMD GPU of architecture {}, which no fleet field says, so any AMD GPU may be given; "
+        "a rule that sets gpu_models for this tag says which models have it",
+        arch);
+  return reading;
 }
 
 Reading gpu_mem(std::string_view size) {
@@ -185,6 +229,12 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "intel"}); }},
       {"requires-gpu-sm", "requires-gpu-sm", Match::prefix,
        [](std::string_view rest, const Rules&) { return xla_compute_capability(rest); }},
+      {"requires-gpu", "requires-gpu-vulkan", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      {"requires-gpu-amd-arch", "requires-gpu-", Match::prefix,
+       [](std::string_view rest, const Rules&) { return amd_architecture(rest); }, false},
+      {"iree-driver", "driver=", Match::prefix,
+       [](std::string_view rest, const Rules&) { return iree_driver(rest); }, false},
       {"vendor-only", "cuda-only", Match::exact,
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});

@@ -114,6 +114,76 @@ TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GP
   REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
 }
 
+// IREE (build_tools/bazel/iree_check_test.bzl) tags each check test driver=DRIVER, and its CI
+// (build_test_all.sh) leaves out driver=cuda, hip, amdgpu and vulkan, requires-gpu-vulkan and
+// the AMD architecture tags (requires-gpu-rdna4, ...) where there is no such GPU. Its HIP suites
+// carry no other tag: before these rows, they were CPU tests with no word said.
+TEST_CASE("IREE's driver tags and requires-gpu-vulkan make GPU tests; its CPU drivers stay CPU tests") {
+  REQUIRE(classified({"driver=cuda", "noasan", "requires-gpu-nvidia"}).requirement->vendor->value ==
+          "nvidia");
+  REQUIRE(classified({"driver=cuda"}).requirement->vendor->value == "nvidia");
+  auto hip = classify_one(make_target("//t:t", {"driver=hip"}));
+  REQUIRE(hip.tests[0].bucket == Bucket::gpu);
+  REQUIRE(hip.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(hip.diagnostics.empty());
+  REQUIRE(classified({"driver=amdgpu", "nodocker"}).requirement->vendor->value == "amd");
+  auto vulkan = classified({"driver=vulkan", "requires-gpu-vulkan"});
+  REQUIRE(vulkan.bucket == Bucket::gpu);
+  REQUIRE(vulkan.requirement->gpus.value == 1);
+  REQUIRE_FALSE(vulkan.requirement->vendor);
+  for (std::string cpu : {"driver=local-task", "driver=local-sync", "driver=vmvx"}) {
+    INFO(cpu);
+    REQUIRE(classified({cpu}).bucket == Bucket::cpu);
+    REQUIRE(diagnostics_of({cpu}).empty());
+  }
+  Rules rules;
+  rules.disabled_conventions = {"iree-driver"};
+  REQUIRE(classified({"driver=hip"}, {}, rules).bucket == Bucket::cpu);
+}
+
+TEST_CASE("an AMD architecture tag asks for an AMD GPU: CDNA as its Instinct models, RDNA with a note") {
+  auto cdna3 = classify_one(make_target("//t:t", {"driver=hip", "requires-gpu-cdna3"}));
+  REQUIRE(cdna3.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(cdna3.tests[0].requirement->gpu_models->value ==
+          std::vector<std::string>{"mi300a", "mi300x", "mi325x"});
+  REQUIRE(cdna3.diagnostics.empty());
+  REQUIRE(classified({"requires-gpu-gfx90a:2"}).requirement->gpus.value == 2);
+  REQUIRE(classified({"requires-gpu-gfx90a"}).requirement->gpu_models->value ==
+          std::vector<std::string>{"mi210", "mi250", "mi250x"});
+  auto rdna4 = classify_one(make_target("//t:t", {"requires-gpu-rdna4"}));
+  REQUIRE(rdna4.tests[0].bucket == Bucket::gpu);
+  REQUIRE(rdna4.tests[0].requirement->vendor->value == "amd");
+  REQUIRE_FALSE(rdna4.tests[0].requirement->gpu_models);
+  REQUIRE(rdna4.diagnostics.size() == 1);
+  REQUIRE(rdna4.diagnostics[0].severity == Severity::note);
+  REQUIRE_THAT(rdna4.diagnostics[0].message,
+               Catch::StartsWith("tag requires-gpu-rdna4 asks for an AMD GPU of architecture rdna4, which no "
+                                 "fleet field says"));
+  REQUIRE(classified({"requires-gpu-gfx1250"}).requirement->vendor->value == "amd");
+}
+
+TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, with a warning") {
+  auto guessed = classify_one(make_target("//t:t", {"requires-gpu-xe-hpc"}));
+  REQUIRE(guessed.tests[0].bucket == Bucket::gpu);
+  REQUIRE(guessed.tests[0].requirement->gpus.value == 1);
+  REQUIRE_FALSE(guessed.tests[0].requirement->vendor);
+  REQUIRE(guessed.diagnostics.size() == 1);
+  REQUIRE(guessed.diagnostics[0].severity == Severity::warning);
+  REQUIRE_THAT(guessed.diagnostics[0].message,
+               Catch::StartsWith("tag requires-gpu-xe-hpc is not a requires-gpu- tag gpuplan knows"));
+  REQUIRE(diagnostics_of({"requires-gpu-xe-hpc"}, {.strict = true}).at(0).severity == Severity::error);
+  // A typo of a known one too: its author meant a GPU test as much.
+  auto typo = classify_one(make_target("//t:t", {"requires-gpu-nvida"}));
+  REQUIRE(typo.tests[0].bucket == Bucket::gpu);
+  REQUIRE(typo.diagnostics.size() == 1);
+  REQUIRE_THAT(typo.diagnostics[0].message,
+               Catch::Contains("(did you mean \"requires-gpu-nvidia\"?), so it is "
+                               "read as 1 GPU of any vendor"));
+  Rules rules;
+  rules.disabled_conventions = {"requires-gpu"};
+  REQUIRE(classified({"requires-gpu-xe-hpc"}, {}, rules).bucket == Bucket::cpu);
+}
+
 TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never make one") {
   REQUIRE(classified({"cuda-only"}).bucket == Bucket::cpu);
   REQUIRE(classified({"gpu", "rocm-only"}).requirement->vendor->value == "amd");
@@ -145,15 +215,10 @@ TEST_CASE("the rest of the vocabulary: -full, multi_gpu_h100, multigpu, gpu_only
 
 TEST_CASE("near misses are warnings with a did-you-mean, and errors under --strict") {
   std::vector<std::pair<std::string, std::string>> cases = {
-      {"gpus:2", "gpu:2"},
-      {"GPU", "gpu"},
-      {"requires-gpu-nvida", "requires-gpu-nvidia"},
-      {"multi-gpu", "multi_gpu"},
-      {"gpu_exclusive", "gpu-exclusive"},
-      {"nvlnk", "nvlink"},
-      {"gpu-mem:40GB ", "gpu-mem:40GB"},
-      {"GPU:2", "gpu:2"},
-      {"Multiaccelerator", "multiaccelerator"},
+      {"gpus:2", "gpu:2"},        {"GPU", "gpu"},
+      {"multi-gpu", "multi_gpu"}, {"gpu_exclusive", "gpu-exclusive"},
+      {"nvlnk", "nvlink"},        {"gpu-mem:40GB ", "gpu-mem:40GB"},
+      {"GPU:2", "gpu:2"},         {"Multiaccelerator", "multiaccelerator"},
   };
   for (const auto& [tag, meant] : cases) {
     INFO(tag);

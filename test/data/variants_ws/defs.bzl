@@ -6,6 +6,8 @@ Each expands one test into a test per backend with the tags the real macro gives
   NAME_cpu, NAME_gpu, NAME_tpu; the macro's tags on every one, plus jax_test_BACKEND; the gpu
   one also gets tf_cuda_tests_tags() (requires-gpu-cuda and gpu with CUDA configured);
   jax_multiprocess_test adds multiaccelerator (4 processes x 2 GPUs).
+- iree_check_single_backend_test_suite mirrors iree-org/iree build_tools/bazel/iree_check_test.bzl:
+  a test per source file, NAME_SRC, with the macro's tags plus driver=DRIVER, and a test_suite NAME.
 - xla_test mirrors openxla/xla xla/tests/build_defs.bzl and xla/tests/xla_test_backends.bzl:
   a cc_test NAME_BACKEND tagged xla_BACKEND first; the NVIDIA backends get requires-gpu-nvidia
   (nvgpu_any) or requires-gpu-smXY-only[:N] (one per model), gpu and cuda-only; amdgpu_any gets
@@ -40,3 +42,17 @@ def xla_test(name, srcs, backends, tags = [], gpus = None):
         elif backend == "intelgpu_any":
             test_tags += ["gpu", "requires-gpu-intel", "oneapi-only"]
         native.cc_test(name = "%s_%s" % (name, backend), srcs = srcs, tags = test_tags)
+
+def iree_check_single_backend_test_suite(name, srcs, driver, target_backend, tags = []):
+    tests = []
+    for src in srcs:
+        test_name = "%s_%s" % (name, src)
+        native.sh_test(
+            name = test_name,
+            srcs = ["check_module.sh"],
+            args = ["--device=%s" % driver, "--module=%s.%s" % (src, target_backend)],
+            data = [src],
+            tags = tags + ["driver=%s" % driver],
+        )
+        tests.append(test_name)
+    native.test_suite(name = name, tests = tests, tags = tags)

@@ -1,0 +1,1 @@
+// Stands in for an IREE check module source: the workspace is only queried.
