@@ -22,6 +22,9 @@ struct ExportNode {
   double end_s = 0;                           ///< when its last unit is planned to end
   std::map<std::string, std::string> labels;  ///< the fleet's labels for it (empty without a fleet)
   std::vector<std::string> unit_ids;          ///< in plan order
+  /// The vendor of the node's GPUs ("nvidia", "amd", "intel"): the fleet's, else the one its
+  /// units ask for; empty when neither says, or when they name several.
+  std::string vendor;
 };
 
 /// The nodes that have units in `plan`, by name. With a fleet, a planned node the fleet
@@ -33,7 +36,9 @@ struct KubernetesOptions {
   std::string image;                ///< the container image that has gpuplan and the test toolchain
   std::string namespace_name;       ///< metadata.namespace; empty: left out (kubectl's current one)
   std::string gpuplan = "gpuplan";  ///< the gpuplan binary inside the image
-  std::string gpu_resource = "nvidia.com/gpu";      ///< the extended resource the device plugin advertises
+  /// The extended resource the device plugin advertises; unset: each node's vendor's
+  /// (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915), nvidia.com/gpu where no vendor is known.
+  std::optional<std::string> gpu_resource;
   std::string node_key = "kubernetes.io/hostname";  ///< the node label whose value is the plan's node name
   std::vector<std::string> fleet_selectors;         ///< fleet label keys added to the nodeSelector
   std::string service_account;

@@ -131,8 +131,9 @@ void add_export_targets(CLI::App& export_command, int& status) {
   kubernetes->add_option("--namespace", k8s->options.namespace_name, "metadata.namespace of every object");
   kubernetes->add_option("--gpuplan", k8s->options.gpuplan, "the gpuplan binary in the image")
       ->capture_default_str();
-  kubernetes->add_option("--gpu-resource", k8s->options.gpu_resource, "the device plugin's resource name")
-      ->capture_default_str();
+  kubernetes->add_option("--gpu-resource", k8s->options.gpu_resource,
+                         "the device plugin's resource name (default: by the node's GPU vendor, "
+                         "nvidia.com/gpu, amd.com/gpu or gpu.intel.com/i915)");
   kubernetes
       ->add_option("--node-key", k8s->options.node_key, "the node label whose value is the plan's node name")
       ->capture_default_str();

@@ -56,9 +56,11 @@ std::string object_name(const std::string& prefix, const std::string& node) {
     suffix = fmt::format("-{:08x}", hash);
   }
   full += suffix;
-  while (full.find("--") != std::string::npos) full.replace(full.find("--"), 2, "-");
-  while (!full.empty() && full.back() == '-') full.pop_back();
-  return full;
+  std::string out;  // runs of '-' made one, none at the end
+  for (char c : full)
+    if (c != '-' || (!out.empty() && out.back() != '-')) out += c;
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
 }
 
 Json toleration(const std::string& spec) {
@@ -96,10 +98,10 @@ void check_options(const KubernetesOptions& o) {
   if (o.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
   if (!label_key_ok(o.node_key))
     throw InputError(Position{"--node-key"}, fmt::format("\"{}\" is not a label key", o.node_key));
-  if (!label_key_ok(o.gpu_resource))
+  if (o.gpu_resource && !label_key_ok(*o.gpu_resource))
     throw InputError(
         Position{"--gpu-resource"},
-        fmt::format("\"{}\" is not an extended resource name (e.g. nvidia.com/gpu)", o.gpu_resource));
+        fmt::format("\"{}\" is not an extended resource name (e.g. nvidia.com/gpu)", *o.gpu_resource));
   for (const auto& [k, v] : o.labels)
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
@@ -124,6 +126,14 @@ Json metadata(const std::string& name, const Json& labels, const KubernetesOptio
   if (!o.namespace_name.empty()) m["namespace"] = o.namespace_name;
   m["labels"] = labels;
   return m;
+}
+
+/// The resource each vendor's device plugin advertises: NVIDIA's k8s-device-plugin, AMD's ROCm
+/// k8s-device-plugin, and Intel's GPU plugin (i915 driver, which the Data Center GPU Max parts use).
+std::string vendor_resource(const std::string& vendor) {
+  if (vendor == "amd") return "amd.com/gpu";
+  if (vendor == "intel") return "gpu.intel.com/i915";
+  return "nvidia.com/gpu";
 }
 
 constexpr const char* plan_dir = "/etc/gpuplan";
@@ -200,7 +210,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     container["command"] = command;
     // The container sees its GPUs in PCI bus order, as nvidia-smi and the fleet number them.
     container["env"] = Json::array({Json::object({{"name", "CUDA_DEVICE_ORDER"}, {"value", "PCI_BUS_ID"}})});
-    Json gpus = Json::object({{o.gpu_resource, node.gpus}});
+    Json gpus = Json::object({{o.gpu_resource.value_or(vendor_resource(node.vendor)), node.gpus}});
     container["resources"] = Json::object({{"limits", gpus}, {"requests", gpus}});
     container["volumeMounts"] = mounts;
 

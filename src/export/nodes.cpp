@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
@@ -10,6 +11,7 @@ namespace gpuplan {
 
 std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
   std::map<std::string, ExportNode> by_name;
+  std::map<std::string, std::set<std::string>> vendors;  // what each node's units, or its GPUs, are
   for (const auto& a : plan.assignments) {
     auto& node = by_name[std::string(a.node)];
     node.name = a.node;
@@ -17,6 +19,7 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
     node.end_s = std::max(node.end_s, a.end_s);
     node.unit_ids.push_back(a.unit.id);
     for (int gpu : a.gpus) node.gpus = std::max(node.gpus, gpu + 1);
+    if (a.unit.requirement->vendor) vendors[node.name].insert(a.unit.requirement->vendor->value);
   }
   std::vector<ExportNode> nodes;
   for (auto& [name, node] : by_name) {
@@ -30,7 +33,10 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
       node.gpus = std::max(node.gpus, static_cast<int>(it->gpus.size()));
       node.gpus_from_fleet = true;
       node.labels = it->labels;
+      vendors[name].clear();
+      for (const auto& gpu : it->gpus) vendors[name].insert(gpu.vendor);
     }
+    if (vendors[name].size() == 1) node.vendor = *vendors[name].begin();
     nodes.push_back(std::move(node));
   }
   return nodes;

@@ -65,6 +65,38 @@ TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match t
   CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
 }
 
+// The NVIDIA resource on an AMD node leaves the pod Pending until its deadline: each node asks
+// for its own vendor's device plugin resource unless --gpu-resource says otherwise.
+TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet, else from its units") {
+  Fleet fleet;
+  for (auto [name, vendor] : {std::pair{"h100-0", "nvidia"}, {"mi300x-0", "amd"}, {"max-0", "intel"}}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(8);
+    for (auto& gpu : node.gpus) gpu.vendor = vendor;
+    fleet.nodes.push_back(node);
+  }
+  auto plan = plan_on({{"h100-0", 60}, {"mi300x-0", 60}, {"max-0", 60}});
+  auto limits = [](const std::map<std::string, std::string>& files, const std::string& node) {
+    return job_in(files.at("gpuplan-" + node +
+                           ".yaml"))["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
+  };
+  auto files = kubernetes_manifests(plan, &fleet, options());
+  CHECK(limits(files, "h100-0")["nvidia.com/gpu"].as<int>() == 8);
+  CHECK(limits(files, "mi300x-0")["amd.com/gpu"].as<int>() == 8);
+  CHECK_FALSE(limits(files, "mi300x-0")["nvidia.com/gpu"]);
+  CHECK(limits(files, "max-0")["gpu.intel.com/i915"].as<int>() == 8);
+  // Without a fleet, a unit that asks for an AMD GPU says the node is AMD.
+  auto amd = plan_on({{"mi300x-0", 60}});
+  Requirement r;
+  r.vendor = Sourced<std::string>{"amd", "tag requires-gpu-amd"};
+  amd.assignments[0].unit.requirement = SharedRequirement(r);
+  CHECK(limits(kubernetes_manifests(amd, nullptr, options()), "mi300x-0")["amd.com/gpu"].as<int>() == 2);
+  auto chosen = options();
+  chosen.gpu_resource = "example.com/gpu";
+  CHECK(limits(kubernetes_manifests(plan, &fleet, chosen), "mi300x-0")["example.com/gpu"].as<int>() == 8);
+}
+
 TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and a hash") {
   auto files = kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, options());
   REQUIRE(files.size() == 2);

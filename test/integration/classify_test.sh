@@ -165,6 +165,12 @@ jq -r '.unschedulable[] | "\(.label): \(.reason)"' "$SCRATCH/variants.plan.json"
   fail "the CDNA3 test should be unschedulable on an MI250X fleet: $(jq -c .unschedulable "$SCRATCH/variants.plan.json")"
 "$GPUPLAN" verify "$SCRATCH/variants.plan.json" --fleet "$VARIANTS/fleet.yaml" > /dev/null ||
   fail "verify rejects the vendor-aware plan"
+# Each node's Kubernetes Job asks for its own vendor's device plugin resource.
+"$GPUPLAN" export kubernetes "$SCRATCH/variants.plan.json" --fleet "$VARIANTS/fleet.yaml" --image ci:1 \
+  -o "$SCRATCH/k8s" > /dev/null 2>&1 || fail "export kubernetes of the two-vendor plan failed"
+grep -q '^ *amd.com/gpu: 8$' "$SCRATCH/k8s/gpuplan-mi250x-0.yaml" && ! grep -q 'nvidia.com/gpu' "$SCRATCH/k8s/gpuplan-mi250x-0.yaml" ||
+  fail "the AMD node's Job does not ask for amd.com/gpu: $(grep -A3 limits "$SCRATCH/k8s/gpuplan-mi250x-0.yaml")"
+grep -q '^ *nvidia.com/gpu: 8$' "$SCRATCH/k8s/gpuplan-h100-0.yaml" || fail "the NVIDIA node's Job does not ask for nvidia.com/gpu"
 # A plan that puts the ROCm test on the NVIDIA node is caught by verify.
 jq '(.assignments[] | select(.label == "//:rocm_kernel_test")) |= (.node = "h100-0" | .gpus = [7] | .env.CUDA_VISIBLE_DEVICES = "7")' \
   "$SCRATCH/variants.plan.json" > "$SCRATCH/wrong-vendor.plan.json"
