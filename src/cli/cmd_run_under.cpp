@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -327,6 +328,22 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
   return status;
 }
 
+/// run-under never creates its lock directory: inside Bazel's sandbox, /tmp may be the test's
+/// own (Bazel 7's default --incompatible_sandbox_hermetic_tmp, --sandbox_tmpfs_path=/tmp), and a
+/// lock directory made there would be this test's alone: tests would share GPUs, and pass.
+void require_shared_lock_dir(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) == 0 || errno != ENOENT) return;  // os::GpuLocks checks the rest
+  throw InputError(
+      Position{dir},
+      fmt::format("the GPU lock directory does not exist in this test's view of the file system, and "
+                  "run-under does not create it: in Bazel's sandbox /tmp can be the test's own (Bazel 7's "
+                  "hermetic /tmp, --sandbox_tmpfs_path=/tmp), where each test would lock GPUs of its own "
+                  "and tests would share GPUs. Create it before bazel test (install -d -m 0700 {0}) and "
+                  "pass --sandbox_writable_path={0}; gpuplan exec does both",
+                  dir));
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -347,6 +364,7 @@ int run_under(const RunUnderOptions& o) {
   auto placement = place_test(plan, node, target, shard);
   if (placement.assignment) check_launchable(*placement.assignment, o.plan);
   using Kind = TestPlacement::Kind;
+  if (placement.kind != Kind::cpu) require_shared_lock_dir(o.lock_dir);
   if (auto mismatch = bazel_shards ? shard_mismatch(plan, target, *bazel_shards) : std::string();
       !mismatch.empty() && placement.kind != Kind::cpu) {
     if (placement.kind == Kind::unknown && o.query.empty())  // a shard the plan does not have
@@ -447,7 +465,7 @@ void add_run_under_command(CLI::App& app, int& status) {
   command->add_option(
       "--node-file", options->node_file,
       "a file whose first line is this machine's node (keeps --run_under the same on every node)");
-  command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are")
+  command->add_option("--lock-dir", options->lock_dir, "where the per-GPU lock files are (it must exist)")
       ->capture_default_str();
   auto* results =
       command->add_option("--results", options->results, "append a results record (CSV) to this file");

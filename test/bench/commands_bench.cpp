@@ -337,6 +337,7 @@ int main(int argc, char** argv) {
       measure(g(fmt::format("plan {} --fleet {} -o '{}' 2>/dev/null", x, f1, plan.string())), 1);
     auto [label, node] = planned_unit(plan, units);
     fs::path locks = dir / "locks";
+    fs::create_directory(locks);  // run-under never creates its lock directory
     auto launch = g(fmt::format("run-under --plan '{}' --node '{}' --lock-dir '{}' true", plan.string(), node,
                                 locks.string()));
     setenv("TEST_TARGET", label.c_str(), 1);

@@ -166,6 +166,7 @@ awk -v d="$dynamic_s" -v s="$static_s" 'BEGIN { exit !(d < s) }' ||
 C4=$SCRATCH/claims4
 under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
   local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
+  install -d -m 0700 "$SCRATCH/locks-$node"  # run-under never creates its lock directory
   TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 10 \
     --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@" \
     bash -c "echo $label $node >>$SCRATCH/under.log; sleep $pause; exit $code"
@@ -216,6 +217,7 @@ for a in plan["assignments"]:
         a["requirements"] = dict(a["requirements"], exclusive=True)
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PY
+install -d -m 0700 "$SCRATCH/locks4b"
 held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
   TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 --claims "$SCRATCH/claims4b" \
     --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \

@@ -10,6 +10,7 @@ PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
 LOG=$SCRATCH/probe.log
 RESULTS=$SCRATCH/results.csv
 : >"$LOG"
+install -d -m 0700 "$SCRATCH/locks"  # run-under never creates its lock directory (below)
 
 bazel_ws test //ml:all --test_tag_filters=-manual \
   --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $RESULTS --unplanned=warn" \
@@ -70,6 +71,17 @@ bazel_ws test //ml:cuda11_compat_test --run_under="$GPUPLAN run-under --plan $PL
 log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/ml/cuda11_compat_test/test.log
 grep -q "refusing to run //ml:cuda11_compat_test on node ws-0: it is not in the plan" "$log" ||
   fail "the failed test's log does not say why: $(cat "$log")"
+
+# A lock directory this test cannot see (as in a sandbox whose /tmp is the test's own: Bazel 7's
+# hermetic /tmp) is not made there, where the test would lock GPUs of its own: the test fails, saying so.
+status=0
+bazel_ws test //ml:inference_test --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/no-locks" \
+  --nocache_test_results >"$SCRATCH/nolocks.out" 2>&1 || status=$?
+[ "$status" = 3 ] || { cat "$SCRATCH/nolocks.out"; fail "bazel test with a lock directory it cannot see exited $status, not 3"; }
+log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/ml/inference_test/test.log
+grep -q "no-locks: the GPU lock directory does not exist in this test's view of the file system" "$log" ||
+  fail "the failed test's log does not say why: $(cat "$log")"
+[ ! -e "$SCRATCH/no-locks" ] || fail "run-under made a lock directory of its own"
 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating

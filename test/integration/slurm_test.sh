@@ -40,6 +40,7 @@ RESULTS=$SCRATCH/results.csv
 [ -f "$OUT/ws-0.sbatch" ] && [ -f "$OUT/ws-1.sbatch" ] && [ -x "$OUT/submit.sh" ] || fail "scripts missing in $OUT"
 # The copy of the plan comes with its index, which a launch then uses as it is (not made anew).
 index=$(stat -c %i "$OUT/plan.json.index") || fail "export slurm wrote no plan.json.index"
+install -d -m 0700 "$SCRATCH/locks"
 got=$(TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$OUT/plan.json" --node ws-0 \
         --lock-dir "$SCRATCH/locks" sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"')
 [ "$got" = 3 ] || fail "a launch on the exported plan gave GPUs '$got', not 3"
