@@ -328,20 +328,20 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
   return status;
 }
 
-/// run-under never creates its lock directory: inside Bazel's sandbox, /tmp may be the test's
-/// own (Bazel 7's default --incompatible_sandbox_hermetic_tmp, --sandbox_tmpfs_path=/tmp), and a
-/// lock directory made there would be this test's alone: tests would share GPUs, and pass.
-void require_shared_lock_dir(const std::string& dir) {
+/// run-under never creates its lock or claims directory: inside Bazel's sandbox, /tmp may be the
+/// test's own (Bazel 7's default --incompatible_sandbox_hermetic_tmp, --sandbox_tmpfs_path=/tmp),
+/// and a directory made there would be this test's alone: tests would share GPUs (or each node
+/// run every unit), and pass. `what`: the directory's role, `harm`: what that would do.
+void require_shared_dir(const std::string& dir, std::string_view what, std::string_view harm) {
   struct stat info {};
-  if (::stat(dir.c_str(), &info) == 0 || errno != ENOENT) return;  // os::GpuLocks checks the rest
+  if (::stat(dir.c_str(), &info) == 0 || errno != ENOENT) return;  // its users check the rest
   throw InputError(
       Position{dir},
-      fmt::format("the GPU lock directory does not exist in this test's view of the file system, and "
-                  "run-under does not create it: in Bazel's sandbox /tmp can be the test's own (Bazel 7's "
-                  "hermetic /tmp, --sandbox_tmpfs_path=/tmp), where each test would lock GPUs of its own "
-                  "and tests would share GPUs. Create it before bazel test (install -d -m 0700 {0}) and "
-                  "pass --sandbox_writable_path={0}; gpuplan exec does both",
-                  dir));
+      fmt::format("the {} does not exist in this test's view of the file system, and run-under does not "
+                  "create it: in Bazel's sandbox /tmp can be the test's own (Bazel 7's hermetic /tmp, "
+                  "--sandbox_tmpfs_path=/tmp), where {}. Create it before bazel test (install -d -m 0700 "
+                  "{}) and pass --sandbox_writable_path={}; gpuplan exec does both",
+                  what, harm, dir, dir));
 }
 
 int run_under(const RunUnderOptions& o) {
@@ -364,7 +364,13 @@ int run_under(const RunUnderOptions& o) {
   auto placement = place_test(plan, node, target, shard);
   if (placement.assignment) check_launchable(*placement.assignment, o.plan);
   using Kind = TestPlacement::Kind;
-  if (placement.kind != Kind::cpu) require_shared_lock_dir(o.lock_dir);
+  if (placement.kind != Kind::cpu) {
+    require_shared_dir(o.lock_dir, "GPU lock directory",
+                       "each test would lock GPUs of its own and tests would share GPUs");
+    if (!o.claims.empty())
+      require_shared_dir(o.claims, "claims directory",
+                         "each test would claim its unit alone and every node would run it");
+  }
   if (auto mismatch = bazel_shards ? shard_mismatch(plan, target, *bazel_shards) : std::string();
       !mismatch.empty() && placement.kind != Kind::cpu) {
     if (placement.kind == Kind::unknown && o.query.empty())  // a shard the plan does not have

@@ -164,6 +164,7 @@ awk -v d="$dynamic_s" -v s="$static_s" 'BEGIN { exit !(d < s) }' ||
 # when n1 claims it first (with --fleet), n0 then exits as it ended there without running it
 # again; a held test is waited for; without --fleet a test planned elsewhere is refused.
 C4=$SCRATCH/claims4
+install -d -m 0700 "$C4" "$SCRATCH/claims4b"  # run-under never creates its claims directory
 under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
   local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
   install -d -m 0700 "$SCRATCH/locks-$node"  # run-under never creates its lock directory

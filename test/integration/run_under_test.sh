@@ -86,6 +86,7 @@ grep -q "no-locks: the GPU lock directory does not exist in this test's view of 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
 # the first run's outcome unrun.
+install -d -m 0700 "$SCRATCH/claims"
 under_claims="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --claims $SCRATCH/claims"
 bazel_ws test //ml:inference_test --flaky_test_attempts=2 --nocache_test_results --sandbox_writable_path="$SCRATCH" \
   --run_under="$under_claims" --test_env=GPU_PROBE_FAIL_ONCE="$SCRATCH/failed-once" >"$SCRATCH/flaky.out" 2>&1 ||
