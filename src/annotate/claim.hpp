@@ -46,7 +46,7 @@ struct Reading {
   std::string source;  ///< the annotation, as in Claim::source
   std::optional<Claim> claim;
   std::string problem;
-  std::string unchecked{};  ///< with a claim: what of the annotation gpuplan cannot check (a note)
+  std::string caveat{};  ///< with a claim: what the user should know of it (a note), after the source
 };
 
 // Parsers shared by the built-in conventions and rules; a bad value is the problem in words.

@@ -160,9 +160,9 @@ class TestClassifier {
     if (reading.claim) {
       note(reading.source, reading.claim->meaning(), by_macro);
       claims_.push_back(*reading.claim);
-      if (!reading.unchecked.empty())
+      if (!reading.caveat.empty())
         report(Severity::note, reading.source,
-               fmt::format("{} {}", util::excerpt(reading.source, 200), reading.unchecked));
+               fmt::format("{} {}", util::excerpt(reading.source, 200), reading.caveat));
       return;
     }
     note(reading.source, "ignored: " + reading.problem);

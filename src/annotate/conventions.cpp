@@ -79,12 +79,26 @@ Reading xla_backend(std::string_view backend) {
   return {};  // a plugin backend gpuplan does not know: not this convention's tag
 }
 
+/// A GPU test whose runtime does not read CUDA_VISIBLE_DEVICES, the only list `exec` and
+/// `run-under` hand out: it sees every GPU of its node and takes the first, so it holds the node.
+Reading sees_every_gpu(std::optional<std::string> vendor, std::string_view runtime) {
+  auto reading = claim(Claim{.gpu = true, .exclusive = true, .vendor = std::move(vendor)});
+  reading.caveat = fmt::format(
+      "holds the whole node: {} does not read CUDA_VISIBLE_DEVICES, so the test would see every GPU "
+      "and use the first whatever GPU it was given (a rule whose tag regex matches the tag reads it "
+      "instead, for a team that confines the test otherwise)",
+      runtime);
+  return reading;
+}
+
 /// IREE's drivers: build_tools/bazel/iree_check_test.bzl tags each test driver=DRIVER, and its CI
 /// (build_test_all.sh) leaves out driver=cuda, hip, amdgpu and vulkan where no GPU is enabled.
+/// The amdgpu driver is IREE's own on the HSA runtime, which reads ROCR_VISIBLE_DEVICES only.
 Reading iree_driver(std::string_view driver) {
   if (driver == "cuda") return vendor_gpu("nvidia");
-  if (driver == "hip" || driver == "amdgpu") return vendor_gpu("amd");
-  if (driver == "vulkan") return claim(Claim{.gpu = true});
+  if (driver == "hip") return vendor_gpu("amd");
+  if (driver == "amdgpu") return sees_every_gpu("amd", "IREE's amdgpu driver (the HSA runtime)");
+  if (driver == "vulkan") return sees_every_gpu(std::nullopt, "Vulkan");
   return {};  // local-task, local-sync, vmvx: CPU drivers; metal: Apple's, not a Linux fleet's
 }
 
@@ -114,7 +128,7 @@ Reading amd_architecture(std::string_view tag_rest) {
     if (std::ranges::find(names, arch) != names.end()) c.gpu_models = models;
   auto reading = count.empty() ? claim(c) : gpu_count(count.substr(1), c);
   if (reading.claim && !reading.claim->gpu_models)
-    reading.unchecked = fmt::format(
+    reading.caveat = fmt::format(
         "asks for an AMD GPU of architecture {}, which no fleet field says, so any AMD GPU may be given; "
         "a rule that sets gpu_models for this tag says which models have it",
         arch);
@@ -230,7 +244,7 @@ const std::vector<Row>& tag_rows() {
       {"requires-gpu-sm", "requires-gpu-sm", Match::prefix,
        [](std::string_view rest, const Rules&) { return xla_compute_capability(rest); }},
       {"requires-gpu", "requires-gpu-vulkan", Match::exact,
-       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+       [](std::string_view, const Rules&) { return sees_every_gpu(std::nullopt, "Vulkan"); }},
       {"requires-gpu-amd-arch", "requires-gpu-", Match::prefix,
        [](std::string_view rest, const Rules&) { return amd_architecture(rest); }, false},
       {"iree-driver", "driver=", Match::prefix,

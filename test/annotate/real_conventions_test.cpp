@@ -126,10 +126,20 @@ TEST_CASE("IREE's driver tags and requires-gpu-vulkan make GPU tests; its CPU dr
   REQUIRE(hip.tests[0].bucket == Bucket::gpu);
   REQUIRE(hip.tests[0].requirement->vendor->value == "amd");
   REQUIRE(hip.diagnostics.empty());
-  REQUIRE(classified({"driver=amdgpu", "nodocker"}).requirement->vendor->value == "amd");
+  REQUIRE_FALSE(hip.tests[0].requirement->is_exclusive());
+  // Vulkan, and IREE's amdgpu driver on the HSA runtime, do not read CUDA_VISIBLE_DEVICES: such a
+  // test would use the node's first GPU whatever it was given, so it holds the node, and says why.
+  auto amdgpu = classify_one(make_target("//t:t", {"driver=amdgpu", "nodocker"}));
+  REQUIRE(amdgpu.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(amdgpu.tests[0].requirement->is_exclusive());
+  REQUIRE(amdgpu.diagnostics.size() == 1);
+  REQUIRE_THAT(amdgpu.diagnostics[0].message,
+               Catch::StartsWith("tag driver=amdgpu holds the whole node: IREE's amdgpu driver (the HSA "
+                                 "runtime) does not read CUDA_VISIBLE_DEVICES"));
   auto vulkan = classified({"driver=vulkan", "requires-gpu-vulkan"});
   REQUIRE(vulkan.bucket == Bucket::gpu);
   REQUIRE(vulkan.requirement->gpus.value == 1);
+  REQUIRE(vulkan.requirement->is_exclusive());
   REQUIRE_FALSE(vulkan.requirement->vendor);
   for (std::string cpu : {"driver=local-task", "driver=local-sync", "driver=vmvx"}) {
     INFO(cpu);

@@ -130,22 +130,24 @@ sort > "$SCRATCH/expected.txt" <<'EXPECTED'
 //:typo_test cpu
 //:check_cuda_sort.mlir gpu 1 nvidia false
 //:check_rocm_hip_sort.mlir gpu 1 amd false
-//:check_vulkan-spirv_vulkan_sort.mlir gpu 1 - false
+//:check_vulkan-spirv_vulkan_sort.mlir gpu 1 - true
 //:check_llvm-cpu_local-task_sort.mlir cpu
 //:check_rocm_hip_cdna3_matmul.mlir gpu 1 amd false
 //:check_rocm_hip_rdna4_matmul.mlir gpu 1 amd false
-//:vulkan_core_driver_test gpu 1 - false
+//:vulkan_core_driver_test gpu 1 - true
 EXPECTED
 diff -u "$SCRATCH/expected.txt" "$SCRATCH/actual.txt" || fail "the real conventions landed in the wrong buckets"
 grep -q '^gpuplan: warning: //:typo_test: tag gpus:2 looks like a GPU annotation but is not one: did you mean "gpu:2"?' \
   "$SCRATCH/variants.err" || fail "the near miss gpus:2 is not a warning on stderr: $(cat "$SCRATCH/variants.err")"
-grep -q '^gpuplan: 1 warning, 1 note; gpuplan explain //:typo_test for one test$' "$SCRATCH/variants.err" ||
+grep -q '^gpuplan: 1 warning, 4 notes; gpuplan explain //:typo_test for one test$' "$SCRATCH/variants.err" ||
   fail "no totals line: $(cat "$SCRATCH/variants.err")"
-# IREE's AMD architectures: CDNA3 is the MI300 models, RDNA4 (no fleet field says it) any AMD GPU, with a note.
+# IREE's AMD architectures: CDNA3 is the MI300 models, RDNA4 (no fleet field says it) any AMD GPU, with a note;
+# a Vulkan test holds its node (Vulkan does not read CUDA_VISIBLE_DEVICES), with a note for each tag saying so.
 jq -e '.gpu_tests[] | select(.label == "//:check_rocm_hip_cdna3_matmul.mlir") | .requirements.gpu_models == ["mi300a", "mi300x", "mi325x"]' \
   "$SCRATCH/variants.json" > /dev/null || fail "requires-gpu-cdna3 is not the MI300 models"
-jq -e '[.diagnostics[] | select(.severity == "note") | .label] == ["//:check_rocm_hip_rdna4_matmul.mlir"]' \
-  "$SCRATCH/variants.json" > /dev/null || fail "requires-gpu-rdna4 has no note: $(jq -c .diagnostics "$SCRATCH/variants.json")"
+jq -e '[.diagnostics[] | select(.severity == "note") | .label] == ["//:check_rocm_hip_rdna4_matmul.mlir",
+        "//:check_vulkan-spirv_vulkan_sort.mlir", "//:vulkan_core_driver_test", "//:vulkan_core_driver_test"]' \
+  "$SCRATCH/variants.json" > /dev/null || fail "the notes of requires-gpu-rdna4 and Vulkan: $(jq -c .diagnostics "$SCRATCH/variants.json")"
 status=0
 "$GPUPLAN" classify --strict "$SCRATCH/variants.xml" > /dev/null 2>&1 || status=$?
 [ "$status" = 2 ] || fail "a near miss under --strict should exit 2, not $status"
