@@ -51,6 +51,18 @@ std::string_view canonical_view(std::string_view label) {
   return label;
 }
 
+/// @platforms//:incompatible, the constraint value that makes Bazel skip a target (since Bazel 7
+/// also spelt @@platforms//, or with the module's canonical suffix: @@platforms~//, @@platforms+//).
+bool is_incompatible_marker(const Constraint& constraint) {
+  std::string_view label = constraint.label.str();
+  while (label.starts_with('@')) label.remove_prefix(1);
+  auto slashes = label.find("//");
+  if (constraint.exec || slashes == std::string_view::npos || label.substr(slashes) != "//:incompatible")
+    return false;
+  auto repo = label.substr(0, slashes);
+  return repo == "platforms" || repo.starts_with("platforms~") || repo.starts_with("platforms+");
+}
+
 /// Classifies one test: reads its annotations, then combines what they claim.
 class TestClassifier {
  public:
@@ -144,6 +156,7 @@ class TestClassifier {
       test_.bucket = Bucket::skipped;
       reason_ = "tagged manual";
     }
+    read_incompatible();
     read_constraints();
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
@@ -251,6 +264,31 @@ class TestClassifier {
       else
         unknown(fmt::format("exec_properties {}={}", key, value), key, false);
     }
+  }
+
+  /// @platforms//:incompatible in target_compatible_with. cquery resolved it: Bazel skips the test in
+  /// this configuration, and `bazel test` naming it (as exec does) refuses to start, so no test of
+  /// the node would run. query merged the branches of a select(): it may apply or not, a note.
+  void read_incompatible() {
+    const auto& constraints = test_.target.constraints;
+    auto marker = std::find_if(constraints.begin(), constraints.end(), is_incompatible_marker);
+    if (marker == constraints.end()) return;
+    if (!test_.target.configuration.empty()) {
+      if (test_.bucket == Bucket::skipped) return;
+      test_.bucket = Bucket::skipped;
+      reason_ = fmt::format(
+          "incompatible in the queried configuration (target_compatible_with resolves to {}): Bazel skips "
+          "it, and refuses to start a bazel test that names it",
+          marker->label.str());
+      return;
+    }
+    note(marker->source(), "Bazel skips the test where this applies");
+    report(Severity::note, marker->source(),
+           fmt::format("{}: where it applies (always, or in a select() branch, which bazel query cannot tell "
+                       "apart), Bazel skips the test, and a bazel test that names it (as gpuplan exec does) "
+                       "refuses to start; bazel cquery with the nodes' flags resolves it, and gpuplan then "
+                       "leaves the test out where it applies",
+                       marker->source()));
   }
 
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored

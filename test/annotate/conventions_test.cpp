@@ -229,6 +229,41 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
         "amd");
 }
 
+// A test cquery resolves to @platforms//:incompatible (rules' requires_cuda()-style selects, or a
+// test switched off) is skipped by Bazel, and `bazel test` naming it (as exec does) refuses to
+// start: planned, it would stop every test of its node. Bazel 4's @platforms has no :incompatible,
+// so this is a unit test; the labels are as Bazel 4 and (canonical) Bazel 7 and 8 print them.
+TEST_CASE("cquery's @platforms//:incompatible skips the test; query's is a note, the test planned") {
+  using gpuplan::testing::classify_one;
+  using gpuplan::testing::make_target;
+  for (std::string label : {"@platforms//:incompatible", "@@platforms//:incompatible",
+                            "@@platforms~//:incompatible", "@@platforms+//:incompatible"}) {
+    INFO(label);
+    auto configured = make_target("//t:t", {"gpu"});
+    configured.configuration = "9f87702";
+    configured.constraints = {{"@platforms//os:linux", false}, {label, false}};
+    auto skipped = classify_one(configured);
+    REQUIRE(skipped.tests[0].bucket == Bucket::skipped);
+    REQUIRE_THAT(skipped.tests[0].reason,
+                 Catch::StartsWith("incompatible in the queried configuration (target_compatible_with "
+                                   "resolves to " +
+                                   label + ")"));
+    REQUIRE(skipped.diagnostics.empty());
+    auto queried = configured;
+    queried.configuration = "";
+    auto planned = classify_one(queried);
+    REQUIRE(planned.tests[0].bucket == Bucket::gpu);
+    REQUIRE(planned.diagnostics.size() == 1);
+    REQUIRE(planned.diagnostics[0].severity == Severity::note);
+    REQUIRE_THAT(planned.diagnostics[0].message,
+                 Catch::Contains("bazel cquery with the nodes' flags resolves it"));
+  }
+  auto other = make_target("//t:t", {"gpu"});
+  other.configuration = "9f87702";
+  other.constraints = {{"//:incompatible", false}, {"@platforms//:incompatible", true}};  // not the marker
+  REQUIRE(classify_one(other).tests[0].bucket == Bucket::gpu);
+}
+
 TEST_CASE("exec_properties that say nothing about GPUs leave a CPU test alone") {
   REQUIRE(classified({}, {{"Pool", "highmem"}}).bucket == Bucket::cpu);
   REQUIRE(classified({}, {{"dockerRuntime", "runc"}}).bucket == Bucket::cpu);
