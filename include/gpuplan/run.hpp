@@ -193,6 +193,9 @@ struct SlurmOptions {
 
 /// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".
 /// Throws InputError for a node name Slurm cannot take or an option that would break a line.
-std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options);
+/// `fleet` (the file of options.fleet, loaded): each job asks for every GPU of its node, which
+/// `exec --fleet` may hand out; without it, 1 + the highest index the plan uses there.
+std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options,
+                                                 const Fleet* fleet = nullptr);
 
 }  // namespace gpuplan

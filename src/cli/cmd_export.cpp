@@ -43,8 +43,13 @@ int export_slurm(SlurmExportOptions o) {
   if (!o.command.empty()) o.slurm.command = o.command;
   if (!o.results.empty()) o.slurm.results = fs::absolute(o.results).lexically_normal().string();
   if (!o.claims.empty()) o.slurm.claims = fs::absolute(o.claims).lexically_normal().string();
-  if (!o.fleet.empty()) o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
-  auto files = slurm_scripts(plan, o.slurm);
+  std::optional<Fleet> fleet;
+  if (!o.fleet.empty()) {
+    o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
+    auto fleet_input = open_input(o.fleet);
+    fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  }
+  auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
   write_output(plan_copy.string(), text);
   // Its index too: else the first launches on every node would each read the whole copy to make one.
   PlanRecordScanner scanner;

@@ -42,9 +42,24 @@ std::string slurm_time(double seconds) {
   return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes / 60 % 24, minutes % 60);
 }
 
+/// The GRES the job of `node` asks for: with the fleet, every GPU of the node, since `exec --fleet`
+/// hands out any of them (dynamic execution takes units planned elsewhere, a unit that holds the
+/// node locks them all); a GPU the job was not given is, inside its cgroup, no GPU at all.
+int job_gpus(const Plan& plan, const std::string& node, const Fleet* fleet) {
+  int gpus = planned_gpu_count(plan, node);
+  if (!fleet) return gpus;
+  auto it =
+      std::find_if(fleet->nodes.begin(), fleet->nodes.end(), [&](const Node& n) { return n.name == node; });
+  if (it == fleet->nodes.end())
+    throw InputError(Position{fleet->source},
+                     fmt::format("the plan has units on node \"{}\", which this fleet does not have", node));
+  return std::max(gpus, static_cast<int>(it->gpus.size()));
+}
+
 }  // namespace
 
-std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options) {
+std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options,
+                                                 const Fleet* fleet) {
   if (!(options.time_margin >= 1 && options.time_margin <= 100))  // a larger one overflows --time
     throw InputError(Position{"--time-margin"}, "must be a number from 1 to 100");
   if (options.partition) check_sbatch_value("--partition", *options.partition);
@@ -76,7 +91,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --gres=gpu:{1}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, planned_gpu_count(plan, node), slurm_time(end * options.time_margin));
+        node, job_gpus(plan, node, fleet), slurm_time(end * options.time_margin));
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";

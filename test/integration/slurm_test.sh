@@ -46,6 +46,15 @@ got=$(TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$OUT/plan.json" --
 [ "$got" = 3 ] || fail "a launch on the exported plan gave GPUs '$got', not 3"
 [ "$(stat -c %i "$OUT/plan.json.index")" = "$index" ] || fail "the exported index was not used: a launch made another"
 
+# With the fleet (exec --fleet may hand out any of the node's GPUs), a job asks for all of them:
+# ws-1's plan uses GPUs 0 and 1 of its 4.
+printf 'version: 1\npools:\n  - {name: ws, nodes: [ws-0, ws-1], gpu: {model: H100-SXM-80GB, count: 4}, cuda: "12.4", topology: pcie}\n' \
+  > "$SCRATCH/ws4.yaml"
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/fleet-jobs" --fleet "$SCRATCH/ws4.yaml" >/dev/null ||
+  fail "export slurm --fleet failed"
+grep -qx '#SBATCH --gres=gpu:4' "$SCRATCH/fleet-jobs/ws-1.sbatch" && grep -qx '#SBATCH --gres=gpu:2' "$OUT/ws-1.sbatch" ||
+  fail "with --fleet the ws-1 job should ask for its 4 GPUs: $(grep gres "$SCRATCH/fleet-jobs/ws-1.sbatch")"
+
 "$OUT/submit.sh" >"$SCRATCH/jobs" || fail "submit.sh failed"
 [ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
 jobs=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1 | paste -sd,)

@@ -37,6 +37,24 @@ TEST_CASE("each node gets a job that takes the whole node and runs gpuplan exec"
              Catch::Contains("printf '%s %s\\n' h100-0 \"$(sbatch --parsable h100-0.sbatch)\"\n"));
 }
 
+// exec --fleet hands out any GPU of the node (dynamic execution takes units planned elsewhere):
+// a job that asked only for those the plan uses would not have the rest, and inside its cgroup
+// CUDA_VISIBLE_DEVICES=5 of four GPUs is no GPU at all, so a test that skips without one passes.
+TEST_CASE("with the fleet, each job asks for every GPU of its node") {
+  Fleet fleet;
+  fleet.source = "fleet.yaml";
+  Node node;
+  node.name = "h100-0";
+  node.gpus.resize(8);
+  fleet.nodes.push_back(node);
+  auto plan = plan_on({{"h100-0", 100}});
+  CHECK_THAT(slurm_scripts(plan, options(), &fleet).at("h100-0.sbatch"),
+             Catch::Contains("#SBATCH --gres=gpu:8\n"));
+  CHECK_THAT(slurm_scripts(plan, options()).at("h100-0.sbatch"), Catch::Contains("#SBATCH --gres=gpu:4\n"));
+  CHECK_THROWS_WITH(slurm_scripts(plan_on({{"h100-9", 100}}), options(), &fleet),
+                    Catch::Contains("node \"h100-9\", which this fleet does not have"));
+}
+
 TEST_CASE("the time limit is the node's planned end with the margin, in whole minutes") {
   auto o = options();
   CHECK_THAT(slurm_scripts(plan_on({{"n", 100}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:03:00\n"));
