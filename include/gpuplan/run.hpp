@@ -82,6 +82,13 @@ int timeout_seconds(const Unit& unit);
 std::string expand_command(std::string_view command_template, const Assignment& assignment,
                            const std::string& option = "--command");
 
+/// The container runtime ("docker", "podman", "nerdctl") a command template starts a container
+/// with (`docker run ...`, `podman container run ...`) without handing it the unit's GPUs: it names
+/// none of {gpus}, CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES. A container does not inherit
+/// exec's environment, so the unit's CUDA_VISIBLE_DEVICES never reaches it, and `--gpus all` gives
+/// it every GPU of the node. nullopt for any other template.
+std::optional<std::string> container_without_unit_gpus(std::string_view command_template);
+
 /// What `exec` runs when no --command is given: one `bazel test` of all the node's labels,
 /// with a --run_under that is the same string on every node and every run (the node comes
 /// from a file), so Bazel keeps its analysis cache and cached test results.

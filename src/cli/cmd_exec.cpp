@@ -387,6 +387,13 @@ int run_exec(const ExecOptions& o) {
                       a.unit.id, it->second, a.node.str()));
   for (const auto& a : units) check_launchable(a, o.plan);
   if (o.command.empty()) return run_bazel(o, plan, units);
+  if (auto runtime = container_without_unit_gpus(o.command))
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: --command starts a container ({0} run) but hands it none of the unit's "
+        "GPUs: a container does not inherit CUDA_VISIBLE_DEVICES, and with --gpus all each test sees every "
+        "GPU of the node and uses the first. Give it {{gpus}}: {0} run --gpus '\"device={{gpus}}\"' "
+        "(NVIDIA's container toolkit), or -e CUDA_VISIBLE_DEVICES\n",
+        *runtime);
   // Dynamic execution starts this node's units longest planned first (as `simulate` replays
   // it): the schedule gets their times placed again, the runs keep the planned ones.
   // With the fleet, dynamic execution dispatches (run/dispatch.hpp): this node's list stays

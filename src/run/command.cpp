@@ -26,6 +26,27 @@ std::string shell_quote(std::string_view value) {
   return quoted + "'";
 }
 
+std::optional<std::string> container_without_unit_gpus(std::string_view command_template) {
+  for (std::string_view named : {"{gpus}", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"})
+    if (command_template.find(named) != std::string_view::npos) return std::nullopt;
+  std::vector<std::string_view> words;
+  for (std::size_t at = 0; at < command_template.size();) {
+    at = command_template.find_first_not_of(" \t\n", at);
+    if (at == std::string_view::npos) break;
+    auto end = std::min(command_template.find_first_of(" \t\n", at), command_template.size());
+    words.push_back(command_template.substr(at, end - at));
+    at = end;
+  }
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    auto program = words[i].substr(words[i].find_last_of('/') + 1);  // /usr/bin/docker too
+    if (program != "docker" && program != "podman" && program != "nerdctl") continue;
+    std::size_t next = i + 1;
+    if (words[next] == "container" && next + 1 < words.size()) ++next;
+    if (words[next] == "run") return std::string(program);
+  }
+  return std::nullopt;
+}
+
 std::string expand_command(std::string_view command_template, const Assignment& a,
                            const std::string& option) {
   auto value_of = [&](std::string_view name) -> std::optional<std::string> {

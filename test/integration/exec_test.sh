@@ -204,4 +204,12 @@ PY
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
   "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
+# A container is handed no GPU list unless the template says so: with --gpus all it would see them all.
+"$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command 'docker run --rm --gpus all ci:1 {label}' \
+  >/dev/null 2>"$SCRATCH/docker.err" || fail "exec --dry-run with a docker template failed"
+grep -q "warning: --command starts a container (docker run) but hands it none of the unit's GPUs" \
+  "$SCRATCH/docker.err" || fail "no warning for a container without the unit's GPUs: $(cat "$SCRATCH/docker.err")"
+"$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command "docker run --rm --gpus '\"device={gpus}\"' ci:1 {label}" \
+  >/dev/null 2>"$SCRATCH/docker.err" && [ ! -s "$SCRATCH/docker.err" ] ||
+  fail "a container given {gpus} was warned about: $(cat "$SCRATCH/docker.err")"
 echo PASS

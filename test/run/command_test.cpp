@@ -101,3 +101,18 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
                Catch::Contains("--junit /shared/junit/ws-0.xml --fleet /shared/fleet.yaml'"));
 }
+
+// A container does not inherit exec's environment: `docker run --gpus all` gives each test every
+// GPU of the node, and CUDA_VISIBLE_DEVICES never reaches it.
+TEST_CASE(
+    "a template that starts a container without the unit's GPUs is found; one that hands them over is not") {
+  CHECK(container_without_unit_gpus("docker run --rm --gpus all ci:1 bazel-bin/{label}") == "docker");
+  CHECK(container_without_unit_gpus("/usr/bin/podman container run img t") == "podman");
+  CHECK(container_without_unit_gpus("sudo nerdctl run --gpus all img t") == "nerdctl");
+  CHECK_FALSE(container_without_unit_gpus("docker run --gpus '\"device={gpus}\"' img t"));
+  CHECK_FALSE(container_without_unit_gpus("docker run -e CUDA_VISIBLE_DEVICES img t"));
+  CHECK_FALSE(container_without_unit_gpus("docker run -e NVIDIA_VISIBLE_DEVICES=all img t"));
+  CHECK_FALSE(container_without_unit_gpus("tools/run_gpu_test.sh {label} {gpus}"));
+  CHECK_FALSE(container_without_unit_gpus("docker exec builder t"));
+  CHECK_FALSE(container_without_unit_gpus("echo docker"));
+}
