@@ -63,24 +63,26 @@ status=0
 grep -q "bep.bin: binary data .*give the file of --build_event_json_file instead" "$SCRATCH/bin.err" ||
   fail "the binary BEP refusal: $(cat "$SCRATCH/bin.err")"
 
+# fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY: bazel test of //PACKAGE:TARGET under run-under fails
+# (exit 3), and the test's log says WHY.
+fails_in_bazel() {
+  local target=$1 locks=$2 why=$3 status=0
+  bazel_ws test "//${target/\//:}" --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $locks" \
+    --nocache_test_results >"$SCRATCH/refused.out" 2>&1 || status=$?
+  [ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of //${target/\//:} exited $status, not 3"; }
+  local log
+  log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/$target/test.log
+  grep -q "$why" "$log" || fail "the failed test's log does not say why: $(cat "$log")"
+}
+
 # Without --unplanned=warn, a test missing from the plan fails in Bazel, saying why.
-status=0
-bazel_ws test //ml:cuda11_compat_test --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks" \
-  --nocache_test_results >"$SCRATCH/refused.out" 2>&1 || status=$?
-[ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of a test missing from the plan exited $status, not 3"; }
-log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/ml/cuda11_compat_test/test.log
-grep -q "refusing to run //ml:cuda11_compat_test on node ws-0: it is not in the plan" "$log" ||
-  fail "the failed test's log does not say why: $(cat "$log")"
+fails_in_bazel ml/cuda11_compat_test "$SCRATCH/locks" \
+  "refusing to run //ml:cuda11_compat_test on node ws-0: it is not in the plan"
 
 # A lock directory this test cannot see (as in a sandbox whose /tmp is the test's own: Bazel 7's
 # hermetic /tmp) is not made there, where the test would lock GPUs of its own: the test fails, saying so.
-status=0
-bazel_ws test //ml:inference_test --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/no-locks" \
-  --nocache_test_results >"$SCRATCH/nolocks.out" 2>&1 || status=$?
-[ "$status" = 3 ] || { cat "$SCRATCH/nolocks.out"; fail "bazel test with a lock directory it cannot see exited $status, not 3"; }
-log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/ml/inference_test/test.log
-grep -q "no-locks: the GPU lock directory does not exist in this test's view of the file system" "$log" ||
-  fail "the failed test's log does not say why: $(cat "$log")"
+fails_in_bazel ml/inference_test "$SCRATCH/no-locks" \
+  "no-locks: the GPU lock directory does not exist in this test's view of the file system"
 [ ! -e "$SCRATCH/no-locks" ] || fail "run-under made a lock directory of its own"
 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
