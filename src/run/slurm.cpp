@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -42,18 +41,35 @@ std::string slurm_time(double seconds) {
   return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes / 60 % 24, minutes % 60);
 }
 
-/// The GRES the job of `node` asks for: with the fleet, every GPU of the node, since `exec --fleet`
-/// hands out any of them (dynamic execution takes units planned elsewhere, a unit that holds the
-/// node locks them all); a GPU the job was not given is, inside its cgroup, no GPU at all.
-int job_gpus(const Plan& plan, const std::string& node, const Fleet* fleet) {
-  int gpus = planned_gpu_count(plan, node);
-  if (!fleet) return gpus;
-  auto it =
-      std::find_if(fleet->nodes.begin(), fleet->nodes.end(), [&](const Node& n) { return n.name == node; });
-  if (it == fleet->nodes.end())
-    throw InputError(Position{fleet->source},
-                     fmt::format("the plan has units on node \"{}\", which this fleet does not have", node));
-  return std::max(gpus, static_cast<int>(it->gpus.size()));
+/// What one node's job needs: when its last unit ends, and the GRES it asks for.
+struct NodeJob {
+  double end_s = 0;
+  int gpus = 0;
+};
+
+/// Each node's job, in one pass over the plan. The GRES: 1 + the highest GPU index planned there,
+/// or with the fleet every GPU of the node, since `exec --fleet` hands out any of them (dynamic
+/// execution takes units planned elsewhere, a unit that holds the node locks them all); a GPU
+/// the job was not given is, inside its cgroup, no GPU at all.
+std::map<std::string, NodeJob> node_jobs(const Plan& plan, const Fleet* fleet) {
+  std::map<std::string, NodeJob> jobs;
+  for (const auto& a : plan.assignments) {
+    auto& job = jobs[a.node.str()];
+    job.end_s = std::max(job.end_s, a.end_s);
+    for (int gpu : a.gpus) job.gpus = std::max(job.gpus, gpu + 1);
+  }
+  if (!fleet) return jobs;
+  std::map<std::string_view, const Node*> by_name;
+  for (const auto& node : fleet->nodes) by_name.emplace(node.name, &node);
+  for (auto& [name, job] : jobs) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw InputError(
+          Position{fleet->source},
+          fmt::format("the plan has units on node \"{}\", which this fleet does not have", name));
+    job.gpus = std::max(job.gpus, static_cast<int>(it->second->gpus.size()));
+  }
+  return jobs;
 }
 
 }  // namespace
@@ -67,19 +83,14 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
   std::vector<std::string> extra;
   for (const auto& line : options.sbatch_lines) extra.push_back(sbatch_line(line));
 
-  std::set<std::string> nodes;
-  for (const auto& a : plan.assignments) nodes.insert(a.node);
   std::map<std::string, std::string> files;
   std::string submit =
       "#!/bin/sh\n"
       "# Made by gpuplan export slurm: submits one job per node and prints \"NODE JOBID\" for each.\n"
       "set -eu\n"
       "cd \"$(dirname \"$0\")\"\n";
-  for (const auto& node : nodes) {
+  for (const auto& [node, job] : node_jobs(plan, fleet)) {
     check_node_name(node);
-    double end = 0;
-    for (const auto& a : plan.assignments)
-      if (a.node == node) end = std::max(end, a.end_s);
     std::string script = fmt::format(
         "#!/bin/bash\n"
         "# Made by gpuplan export slurm: runs the units planned on {0} with gpuplan exec.\n"
@@ -91,7 +102,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --gres=gpu:{1}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, job_gpus(plan, node, fleet), slurm_time(end * options.time_margin));
+        node, job.gpus, slurm_time(job.end_s * options.time_margin));
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";
