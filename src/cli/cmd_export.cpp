@@ -34,10 +34,6 @@ int export_slurm(SlurmExportOptions o) {
     throw InputError(Position{"--claims"},
                      "dynamic execution in the jobs needs --command (exec's one bazel test per node cannot "
                      "hand units over; inside Bazel, pass --claims to run-under in --run_under instead)");
-  std::error_code ec;
-  fs::create_directories(o.out, ec);
-  if (ec)
-    throw InputError(Position{o.out}, fmt::format("cannot create the output directory: {}", ec.message()));
   auto plan_copy = fs::absolute(fs::path(o.out) / "plan.json").lexically_normal();
   o.slurm.plan_path = plan_copy.string();
   if (!o.command.empty()) o.slurm.command = o.command;
@@ -50,6 +46,10 @@ int export_slurm(SlurmExportOptions o) {
     fleet = load_fleet(fleet_input.in(), fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
+  std::error_code ec;  // only now: a bad fleet, node name or option leaves no directory behind
+  fs::create_directories(o.out, ec);
+  if (ec)
+    throw InputError(Position{o.out}, fmt::format("cannot create the output directory: {}", ec.message()));
   write_output(plan_copy.string(), text);
   // Its index too: else the first launches on every node would each read the whole copy to make one.
   PlanRecordScanner scanner;

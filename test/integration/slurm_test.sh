@@ -54,6 +54,13 @@ printf 'version: 1\npools:\n  - {name: ws, nodes: [ws-0, ws-1], gpu: {model: H10
   fail "export slurm --fleet failed"
 grep -qx '#SBATCH --gres=gpu:4' "$SCRATCH/fleet-jobs/ws-1.sbatch" && grep -qx '#SBATCH --gres=gpu:2' "$OUT/ws-1.sbatch" ||
   fail "with --fleet the ws-1 job should ask for its 4 GPUs: $(grep gres "$SCRATCH/fleet-jobs/ws-1.sbatch")"
+# A fleet without the plan's nodes is bad input, named, and leaves no output directory behind.
+status=0
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/no-jobs" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  >/dev/null 2>"$SCRATCH/fleet.err" || status=$?
+[ "$status" = 2 ] && grep -q 'fleet.yaml: the plan has units on node "ws-0", which this fleet does not have' \
+  "$SCRATCH/fleet.err" && [ ! -e "$SCRATCH/no-jobs" ] ||
+  fail "export slurm with another fleet: exit $status, $(cat "$SCRATCH/fleet.err"), output left: $(ls "$SCRATCH/no-jobs" 2>&1)"
 
 "$OUT/submit.sh" >"$SCRATCH/jobs" || fail "submit.sh failed"
 [ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
