@@ -58,9 +58,9 @@ int export_kubernetes(KubernetesExport& e) {
   auto fleet = e.input.read_fleet();
   auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
   if (!fleet)
-    std::cerr
-        << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
-           "index), not the whole node, so the device plugin picks which ones (see README, Kubernetes)\n";
+    std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
+                 "index), not the whole node, so the device plugin picks which ones, and for nvidia.com/gpu "
+                 "unless its units ask for another vendor (see README, Kubernetes)\n";
   std::error_code ec;
   fs::create_directories(e.input.out, ec);
   if (ec)
