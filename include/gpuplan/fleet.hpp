@@ -106,9 +106,14 @@ struct ImportOptions {
   std::string cuda;             ///< default: the CUDA version the driver's branch supports
 };
 
-/// A fleet file for one node, from the text of
-/// `nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,driver_version --format=csv`
-/// and `nvidia-smi topo -m`. Throws InputError pointing into whichever text is wrong.
-std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options);
+struct ImportedFleet {
+  std::string yaml;                   ///< the fleet file
+  std::vector<std::string> warnings;  ///< what the import had to assume, for standard error
+};
+
+/// A fleet file for one node, from the text of `nvidia-smi --query-gpu=index,name,uuid,
+/// memory.total,compute_cap,driver_version,mig.mode.current --format=csv` and `nvidia-smi topo -m`.
+/// Throws InputError pointing into whichever text is wrong.
+ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options);
 
 }  // namespace gpuplan

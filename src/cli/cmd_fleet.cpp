@@ -46,7 +46,8 @@ void add_import(CLI::App& fleet, int& status) {
       "import", "Write a fleet file for one node from `nvidia-smi --query-gpu=...` and `nvidia-smi topo -m`");
   import
       ->add_option("--query-gpu", arguments->query,
-                   "output of nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,driver_version "
+                   "output of nvidia-smi "
+                   "--query-gpu=index,name,uuid,memory.total,compute_cap,driver_version,mig.mode.current "
                    "--format=csv ('-' for standard input)")
       ->required();
   import->add_option("--topo", arguments->topo, "output of nvidia-smi topo -m ('-' for standard input)")
@@ -68,8 +69,10 @@ if (is_stdin(arguments->query) && is_stdin(arguments->topo))
   throw InputError(Position{"<stdin>"}, "only one of --query-gpu and --topo can be standard input");
 auto query = open_input(arguments->query);
 auto topo = open_input(arguments->topo);
-auto yaml = import_nvidia_smi({read_all(query), query.name}, {read_all(topo), topo.name}, arguments->options);
-write_output(arguments->output, yaml);
+auto imported =
+    import_nvidia_smi({read_all(query), query.name}, {read_all(topo), topo.name}, arguments->options);
+for (const auto& w : imported.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
+write_output(arguments->output, imported.yaml);
 status = exit_ok;
 }  // namespace
 );

@@ -93,12 +93,13 @@ std::optional<long> whole(std::string_view text) {
 struct SmiGpu {
   long index = 0;
   Cell name, uuid, memory, compute_cap, driver;
-  Cell mig;  ///< mig.mode.current, when the query asked for it: "Enabled", "Disabled", empty
+  std::optional<Cell> mig;  ///< mig.mode.current: "Enabled", "Disabled", empty; none when not asked for
 };
 
-/// The columns the importer reads, in the order the README's command asks for them.
-const std::vector<std::string> query_columns = {"index",        "name",        "uuid",
-                                                "memory.total", "compute_cap", "driver_version"};
+/// The columns the importer reads, in the order the README's command asks for them. Without a
+/// header: all of them, or the first six (the README's list before it read MIG).
+const std::vector<std::string> query_columns = {
+    "index", "name", "uuid", "memory.total", "compute_cap", "driver_version", "mig.mode.current"};
 
 std::vector<SmiGpu> parse_query(const NamedText& input) {
   auto lines = lines_of(input.text);
@@ -113,6 +114,7 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
   // without one (--format=csv,noheader) they must be in the README's order.
   std::vector<std::string> header = query_columns;
   bool has_header = !whole(rows.front().front().text);
+  if (!has_header && rows.front().size() == query_columns.size() - 1) header.pop_back();
   if (has_header) {
     header.clear();
     for (const auto& cell : rows.front()) header.push_back(cell.text.substr(0, cell.text.find(" [")));
@@ -146,7 +148,7 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
                cell("memory.total"),
                cell("compute_cap"),
                cell("driver_version"),
-               cell("mig.mode.current")};
+               column("mig.mode.current") ? std::optional(cell("mig.mode.current")) : std::nullopt};
     auto index = cell("index");
     auto value = whole(index.text);
     if (!value) fail(input, index, fmt::format("'{}' is not a GPU index", index.text));
@@ -273,7 +275,7 @@ std::string model_name(std::string name) {
 
 }  // namespace
 
-std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options) {
+ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options) {
   if (!fleet::is_name(options.node))
     throw InputError(
         Position{"--name"},
@@ -281,9 +283,16 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
   require_utf8(query.text, query.name);  // model names go into the fleet file and JSON
   require_utf8(topo.text, topo.name);
   auto gpus = parse_query(query);
+  ImportedFleet imported;
+  if (!gpus.front().mig)
+    imported.warnings.push_back(fmt::format(
+        "{} has no mig.mode.current column, so the GPUs are taken to be whole GPUs; a GPU in MIG mode "
+        "would give each test one MIG instance of it, with a fraction of its memory. Add "
+        "mig.mode.current to --query-gpu",
+        query.name));
   for (const auto& gpu : gpus)
-    if (util::lower(gpu.mig.text) == "enabled")
-      fail(query, gpu.mig,
+    if (gpu.mig && util::lower(gpu.mig->text) == "enabled")
+      fail(query, *gpu.mig,
            fmt::format(
                "GPU {} has MIG enabled: jobs see its MIG instances (nvidia-smi -L lists them), not "
                "the whole GPU, and fleet import cannot describe instances yet. Write the pool by hand, "
@@ -338,8 +347,9 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
     throw InputError(Position{"--cuda"}, fmt::format("'{}' is not a version like 12.4", cuda));
   }
 
-  std::string yaml = fmt::format("# Written by gpuplan fleet import from {} and {}.\nversion: 1\npools:\n",
-                                 query.name, topo.name);
+  std::string& yaml = imported.yaml;
+  yaml = fmt::format("# Written by gpuplan fleet import from {} and {}.\nversion: 1\npools:\n", query.name,
+                     topo.name);
   yaml += fmt::format("  - name: {}\n    nodes: [{}]\n    gpu:\n      model: {}\n      count: {}\n", pool,
                       options.node, scalar(model), gpus.size());
   if (!known || known->vram_mib != vram) yaml += fmt::format("      vram: {}MiB\n", vram);
@@ -373,7 +383,7 @@ std::string import_nvidia_smi(const NamedText& query, const NamedText& topo, con
     yaml += "    topology:\n      matrix:\n";
     for (const auto& row : cells) yaml += fmt::format("        - \"{}\"\n", fmt::join(row, " "));
   }
-  return yaml;
+  return imported;
 }
 
 }  // namespace gpuplan

@@ -22,8 +22,12 @@ NamedText fixture(const std::string& name) {
 Fleet imported(const std::string& name, ImportOptions options = {}) {
   options.node = name;
   std::istringstream yaml(
-      import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), options));
+      import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), options).yaml);
   return load_fleet(yaml, name + ".yaml");
+}
+
+std::vector<std::string> imported_warnings(const std::string& name) {
+  return import_nvidia_smi(fixture(name + ".query.csv"), fixture(name + ".topo.txt"), {}).warnings;
 }
 
 std::string import_error(const NamedText& query, const NamedText& topo, const ImportOptions& options = {}) {
@@ -105,7 +109,7 @@ TEST_CASE("the pool, node name and CUDA version can be given") {
 TEST_CASE("the CSV may come without header or units, in the README's column order") {
   NamedText query{"0, NVIDIA L4, GPU-a, 23034, 8.9, 550.90.07\n", "q.csv"};
   NamedText topo{"\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-23\t0\t\tN/A\n", "t.txt"};
-  std::istringstream yaml(import_nvidia_smi(query, topo, {}));
+  std::istringstream yaml(import_nvidia_smi(query, topo, {}).yaml);
   auto fleet = load_fleet(yaml, "imported.yaml");
   REQUIRE(fleet.nodes[0].name == "node-0");
   REQUIRE(fleet.nodes[0].gpus[0].model == "L4");
@@ -121,7 +125,7 @@ TEST_CASE("an irregular NVLink mesh imports as a matrix") {
       "        GPU0    GPU1    GPU2\nGPU0     X      NV18    NODE\nGPU1    NV18     X      NV18\n"
       "GPU2    NODE    NV18     X\n",
       "t.txt"};
-  auto yaml = import_nvidia_smi(query, topo, {});
+  auto yaml = import_nvidia_smi(query, topo, {}).yaml;
   REQUIRE_THAT(yaml, Contains("matrix:\n        - \"X NV18 NODE\"\n"));
   std::istringstream in(yaml);
   auto node = load_fleet(in, "imported.yaml").nodes[0];
@@ -172,6 +176,25 @@ TEST_CASE("a driver whose CUDA version is not known asks for --cuda") {
   REQUIRE(import_error(query, topo, options) == "(imported)");
 }
 
+TEST_CASE("without the MIG column the import warns that it took the GPUs to be whole") {
+  NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-23\n", "t.txt"};
+  auto six =
+      import_nvidia_smi({"0, NVIDIA A100-SXM4-40GB, GPU-a, 40960, 8.0, 550.90.07\n", "q.csv"}, topo, {});
+  REQUIRE(six.warnings.size() == 1);
+  REQUIRE_THAT(six.warnings[0], StartsWith("q.csv has no mig.mode.current column"));
+  REQUIRE_THAT(six.warnings[0], Contains("Add mig.mode.current to --query-gpu"));
+  // The README's command, without header: its seventh column is read, and an enabled MIG refused.
+  auto seven = import_nvidia_smi(
+      {"0, NVIDIA A100-SXM4-40GB, GPU-a, 40960, 8.0, 550.90.07, Disabled\n", "q.csv"}, topo, {});
+  REQUIRE(seven.warnings.empty());
+  REQUIRE(seven.yaml == six.yaml);
+  REQUIRE_THAT(
+      import_error({"0, NVIDIA A100-SXM4-40GB, GPU-a, 40960, 8.0, 550.90.07, Enabled\n", "q.csv"}, topo),
+      StartsWith("q.csv:1:") && Contains("GPU 0 has MIG enabled"));
+  REQUIRE(imported_warnings("h200-1x").empty());  // captured with the column: "Disabled"
+  REQUIRE(imported_warnings("rtx4090-pcie-8x").size() == 1);
+}
+
 TEST_CASE("a GPU in MIG mode is refused with what to do instead of imported as a whole GPU") {
   auto error = import_error(fixture("a100-mig.query.csv"), fixture("a100-pcie-40gb-2x.topo.txt"));
   REQUIRE_THAT(error, StartsWith("a100-mig.query.csv:2:"));
@@ -185,7 +208,7 @@ TEST_CASE("a driver older than R450 still gives its CUDA version") {
       "0, Tesla V100-SXM2-16GB, GPU-1, 16160 MiB, 7.0, 418.87.01\n",
       "q.csv"};
   NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-39\n", "t.txt"};
-  auto yaml = import_nvidia_smi(query, topo, {});
+  auto yaml = import_nvidia_smi(query, topo, {}).yaml;
   REQUIRE_THAT(yaml, Contains("cuda: \"10.1\""));
 }
 
@@ -195,7 +218,7 @@ TEST_CASE("a model outside the catalog gets its family the way gpu-model: writes
       "0, NVIDIA A100-SXM-64GB, GPU-1, 65536 MiB, 8.0, 550.54.15\n",
       "q.csv"};
   NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-39\n", "t.txt"};
-  auto yaml = import_nvidia_smi(query, topo, {});
+  auto yaml = import_nvidia_smi(query, topo, {}).yaml;
   std::istringstream in(yaml);
   auto fleet = load_fleet(in, "imported.yaml");
   REQUIRE(fleet.nodes.at(0).gpus.at(0).family == "a100");

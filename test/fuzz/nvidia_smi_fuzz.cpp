@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto texts = fuzz::split_two(fuzz::text(data, size));  // clang 14 cannot capture a structured binding
   return fuzz::expect_input_errors([&] {
     std::string yaml =
-        import_nvidia_smi({texts.first, "fuzz.query.csv"}, {texts.second, "fuzz.topo.txt"}, ImportOptions{});
+        import_nvidia_smi({texts.first, "fuzz.query.csv"}, {texts.second, "fuzz.topo.txt"}, ImportOptions{})
+            .yaml;
     std::istringstream in(yaml);
     try {
       (void)load_fleet(in, "imported.yaml");

@@ -42,8 +42,14 @@ grep -qxF "gpuplan: $SCRATCH/line.txt:1:1: fleet: must be a mapping, not '$(head
   fail "the 1 MB line: $(head -c 300 "$SCRATCH/err")"
 
 "$GPUPLAN" fleet import --query-gpu - --topo "$DATA/h100-hgx-8x.topo.txt" --name gpu-07 --pool hgx \
-  -o "$SCRATCH/node.yaml" < "$DATA/h100-hgx-8x.query.csv"
+  -o "$SCRATCH/node.yaml" < "$DATA/h100-hgx-8x.query.csv" 2> "$SCRATCH/err"
 grep -q 'nodes: \[gpu-07\]' "$SCRATCH/node.yaml" || fail "imported node name: $(cat "$SCRATCH/node.yaml")"
+# That capture has no mig.mode.current: an H100 in MIG mode would pass for 8 whole GPUs, so say so.
+grep -qF "gpuplan: warning: <stdin> has no mig.mode.current column, so the GPUs are taken to be whole GPUs" \
+  "$SCRATCH/err" || fail "no MIG warning for a CSV without the column: $(cat "$SCRATCH/err")"
+"$GPUPLAN" fleet import --query-gpu "$DATA/h200-1x.query.csv" --topo "$DATA/h200-1x.topo.txt" -o "$SCRATCH/h200.yaml" \
+  2> "$SCRATCH/err" || fail "import of the H200 capture failed"
+[ ! -s "$SCRATCH/err" ] || fail "the H200 capture, with its MIG column, gave: $(cat "$SCRATCH/err")"
 "$GPUPLAN" fleet check "$SCRATCH/node.yaml" | grep -q '^hgx .*all-to-all (NVSwitch)$' || fail "imported H100 topology"
 
 status=0
