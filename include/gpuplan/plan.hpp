@@ -73,13 +73,20 @@ struct Assignment {
 /// "0,1": GPU indices as CUDA_VISIBLE_DEVICES spells them.
 std::string gpu_list(const std::vector<int>& gpus);
 
+/// Under `pack`: a single-GPU, non-exclusive unit whose memory need is known, which may share
+/// its GPU with other such units.
+bool shares_gpu(const Unit& unit, Policy policy);
+
 /// The environment a plan gives an assignment's test, computed from the assignment and never
 /// from a plan file's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES from
-/// its GPUs and, for a shard, TEST_SHARD_INDEX and TEST_TOTAL_SHARDS; in the names' order.
-std::map<std::string, std::string> planned_env(const Assignment& assignment);
+/// its GPUs; for a shard, TEST_SHARD_INDEX and TEST_TOTAL_SHARDS; for a unit that shares its
+/// GPU (shares_gpu), TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false, so
+/// that neither TensorFlow nor JAX takes most of the GPU's memory at start, as both do
+/// otherwise, leaving its neighbours none; in the names' order.
+std::map<std::string, std::string> planned_env(const Assignment& assignment, bool shares_gpu);
 /// The same, a variable at a time in the names' order, without allocating: the plan writer's
 /// way through a million assignments.
-void for_each_planned_env(const Assignment& assignment,
+void for_each_planned_env(const Assignment& assignment, bool shares_gpu,
                           const std::function<void(std::string_view name, std::string_view value)>& each);
 
 struct UnschedulableUnit {

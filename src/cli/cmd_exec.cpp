@@ -202,7 +202,8 @@ void print_dry_run(const std::vector<UnitRun>& runs) {
   for (const auto& u : runs) {
     const auto& a = u.assignment;
     std::string env;
-    for (const auto& [name, value] : planned_env(a)) env += fmt::format(" {}={}", name, shell_quote(value));
+    for (const auto& [name, value] : planned_env(a, u.shares_gpu))
+      env += fmt::format(" {}={}", name, shell_quote(value));
     std::cout << fmt::format("# {} on GPUs {}, planned at {} s, timeout {} s\nenv{} /bin/sh -c {}\n",
                              a.unit.id, gpu_list(a.gpus), a.start_s, u.timeout_s, env,
                              shell_quote(u.command));
@@ -418,6 +419,7 @@ int run_exec(const ExecOptions& o) {
     u.command = expand_command(o.command, a);
     u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a.unit);
     u.holds_node = holds_whole_node(a, plan.policy);
+    u.shares_gpu = shares_gpu(a.unit, plan.policy);
     runs.push_back(std::move(u));
   }
   if (o.dry_run) {
@@ -475,6 +477,7 @@ int run_exec(const ExecOptions& o) {
       u.command = expand_command(o.command, *a);
       u.timeout_s = o.timeout_s > 0 ? o.timeout_s : timeout_seconds(a->unit);
       u.holds_node = holds_whole_node(*a, plan.policy);
+      u.shares_gpu = shares_gpu(a->unit, plan.policy);
       return u;
     };
     hooks.pending_elsewhere = [&] { return sharing->pending(); };

@@ -129,7 +129,9 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
   }
 }
 
-int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector<os::GpuLocks> held);
+/// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so.
+int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
+             std::vector<os::GpuLocks> held);
 
 /// A test missing from the plan, with the GPUs its tags in --query ask for, free ones of the node.
 int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::vector<int>& gpus_here,
@@ -148,7 +150,7 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
                            wanted == 0
                                ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
                                : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
-  return run_test(o, assignment, std::move(held));
+  return run_test(o, assignment, false, std::move(held));
 }
 
 /// Renews this process's claims every quarter lease while it lives (the test runs).
@@ -233,7 +235,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       int status = 0;
       {
         LeaseRenewal renewing(claims, o.lease_s);
-        status = run_test(o, assignment, std::move(held));
+        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
       }
       claims.done(id, status);
       return status;
@@ -265,7 +267,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       int status = 0;
       {
         LeaseRenewal renewing(claims, o.lease_s);
-        status = run_test(o, assignment, std::move(held));
+        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
       }
       claims.done(id, status);
       return status;
@@ -415,10 +417,11 @@ int run_under(const RunUnderOptions& o) {
     auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
     if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
   }
-  return run_test(o, assignment, std::move(held));
+  return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
 }
 
-int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector<os::GpuLocks> held) {
+int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
+             std::vector<os::GpuLocks> held) {
   const auto& target = assignment.unit.label;
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
@@ -426,7 +429,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, std::vector
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
   double start = os::now_epoch_s();
-  pid_t child = os::spawn(o.command, planned_env(assignment), false, fds);
+  pid_t child = os::spawn(o.command, planned_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
   GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
   sampler.start(child, assignment.gpus);

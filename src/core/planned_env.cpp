@@ -25,20 +25,30 @@ std::string gpu_list(const std::vector<int>& gpus) {
   return fmt::to_string(list);
 }
 
-void for_each_planned_env(const Assignment& a,
+bool shares_gpu(const Unit& unit, Policy policy) {
+  return policy == Policy::pack && unit.requirement->gpus.value == 1 && !unit.requirement->is_exclusive() &&
+         unit.vram_mib.has_value();
+}
+
+void for_each_planned_env(const Assignment& a, bool shares_gpu,
                           const std::function<void(std::string_view name, std::string_view value)>& each) {
   fmt::memory_buffer gpus;
   append_gpu_list(gpus, a.gpus);
   each("CUDA_VISIBLE_DEVICES", std::string_view(gpus.data(), gpus.size()));
-  if (!a.unit.shard_index) return;
-  fmt::format_int index(*a.unit.shard_index), count(a.unit.shard_count);
-  each("TEST_SHARD_INDEX", std::string_view(index.data(), index.size()));
-  each("TEST_TOTAL_SHARDS", std::string_view(count.data(), count.size()));
+  if (a.unit.shard_index) {
+    fmt::format_int index(*a.unit.shard_index), count(a.unit.shard_count);
+    each("TEST_SHARD_INDEX", std::string_view(index.data(), index.size()));
+    each("TEST_TOTAL_SHARDS", std::string_view(count.data(), count.size()));
+  }
+  if (!shares_gpu) return;
+  each("TF_FORCE_GPU_ALLOW_GROWTH", "true");
+  each("XLA_PYTHON_CLIENT_PREALLOCATE", "false");
 }
 
-std::map<std::string, std::string> planned_env(const Assignment& a) {
+std::map<std::string, std::string> planned_env(const Assignment& a, bool shares_gpu) {
   std::map<std::string, std::string> env;
-  for_each_planned_env(a, [&](std::string_view name, std::string_view value) { env.emplace(name, value); });
+  for_each_planned_env(a, shares_gpu,
+                       [&](std::string_view name, std::string_view value) { env.emplace(name, value); });
   return env;
 }
 

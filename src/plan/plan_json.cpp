@@ -241,7 +241,7 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
     if (a.env)
       for (const auto& [name, value] : *a.env) variable(name, value);
     else
-      for_each_planned_env(a, variable);
+      for_each_planned_env(a, shares_gpu(a.unit, plan.policy), variable);
     out.end_object();
     record.end(PlanSection::assignments);
   }
@@ -275,13 +275,15 @@ bool identical(const json& a, const json& b) {
   return a == b;
 }
 
-/// Whether `env` is exactly planned_env(a), as in every plan gpuplan writes: the assignment
-/// then holds none (a map for each of a million assignments was about 200 bytes a unit).
+/// Whether `env` is exactly planned_env(a, false), as in every plan gpuplan writes for a unit
+/// that does not share its GPU: the assignment then holds none (a map for each of a million
+/// assignments was about 200 bytes a unit). The policy may come later in the file:
+/// keep_sharing_env sees to the units that share.
 bool is_planned_env(const json& env, const Assignment& a) {
   if (!env.is_object()) return false;
   auto it = env.begin();
   bool same = true;
-  for_each_planned_env(a, [&](std::string_view name, std::string_view value) {
+  for_each_planned_env(a, false, [&](std::string_view name, std::string_view value) {
     same = same && it != env.end() && it.key() == name && it->is_string() &&
            it->get_ref<const std::string&>() == value;
     if (same) ++it;
@@ -734,6 +736,19 @@ class LineCountingBuffer : public std::streambuf {
   bool ended_ = false;
 };
 
+/// Once the policy is known: a unit that shares its GPU holds the file's env unless it is
+/// the planned one, sharing's variables included (is_planned_env left out those).
+void keep_sharing_env(Plan& plan) {
+  if (plan.policy != Policy::pack) return;
+  for (auto& a : plan.assignments) {
+    if (!shares_gpu(a.unit, plan.policy)) continue;
+    if (!a.env)
+      a.env = planned_env(a, false);
+    else if (*a.env == planned_env(a, true))
+      a.env = {};
+  }
+}
+
 /// plan_from_json; with `streamed`, the two large arrays' elements come from there.
 Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* streamed) {
   Reader r{name, {}};
@@ -778,6 +793,7 @@ Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* s
   }
   for (size_t i = 0; i < assignments.size(); ++i)
     plan.assignments.push_back(r.assignment(assignments[i], fmt::format("assignments[{}]", i)));
+  keep_sharing_env(plan);
   if (auto* unschedulable = r.optional_field(j, "unschedulable")) {
     if (!unschedulable->is_array()) r.fail("unschedulable", "expected an array");
     if (streamed) {

@@ -52,6 +52,7 @@ struct UnitRun {
   int exit_status = 0;
   double terminated_at = -1;  ///< when SIGTERM went to it; -1: not yet
   bool holds_node = false;    ///< runs alone on the node
+  bool shares_gpu = false;    ///< may share its GPU (a pack plan's): planned_env says so
   bool planned_here = true;   ///< false: taken from another node by dynamic execution
 };
 

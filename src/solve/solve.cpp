@@ -23,12 +23,6 @@ namespace {
 
 using namespace solve;
 
-/// Under `pack`: a single-GPU, non-exclusive unit whose memory need is known may share a GPU.
-bool shareable(const Unit& unit, Policy policy) {
-  return policy == Policy::pack && unit.requirement->gpus.value == 1 && !unit.requirement->is_exclusive() &&
-         unit.vram_mib.has_value();
-}
-
 /// The least memory each of the unit's GPUs must have: what it asks for, or what it reserves
 /// when that is more (a measured peak may exceed a gpu-mem tag, or stand without one).
 std::int64_t memory_need(const Unit& unit) {
@@ -212,7 +206,7 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
   std::string key;
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
-    bool share = shareable(unit, options.policy);
+    bool share = shares_gpu(unit, options.policy);
     if (share) unit.duration_s *= slowdown;
     unit.duration_s = to_milliseconds(unit.duration_s);
     auto [seen, first_seen] = demand_of_seen.try_emplace(Seen{&*unit.requirement, unit.vram_mib}, 0);

@@ -41,8 +41,6 @@ std::string from(const std::string& source) {
   return source.empty() || source == "plan" ? "" : " (" + source + ")";
 }
 
-bool shareable(const Assignment& a) { return a.unit.vram_mib && a.unit.requirement->gpus.value <= 1; }
-
 class Checker {
  public:
   Checker(const Plan& plan, const Fleet& fleet, const VerifyOptions& options)
@@ -113,14 +111,26 @@ class Checker {
 
   void env(const Assignment& a) {
     const auto& id = a.unit.id;
+    const bool shares = shares_gpu(a.unit, plan_.policy);
     std::map<std::string, std::string> planned;
-    const auto& env = a.env ? *a.env : (planned = planned_env(a));  // a plan made here: its own
-    for (const auto& [name, value] : env)
-      if (name != "CUDA_VISIBLE_DEVICES" && name != "TEST_TOTAL_SHARDS" && name != "TEST_SHARD_INDEX")
-        add(ViolationKind::env, id,
-            fmt::format("env sets {}, which executors never apply (a plan may set only "
-                        "CUDA_VISIBLE_DEVICES, TEST_TOTAL_SHARDS and TEST_SHARD_INDEX)",
-                        name));
+    const auto& env = a.env ? *a.env : (planned = planned_env(a, shares));  // a plan made here: its own
+    for (const auto& [name, value] : env) {
+      if (name == "CUDA_VISIBLE_DEVICES" || name == "TEST_TOTAL_SHARDS" || name == "TEST_SHARD_INDEX")
+        continue;
+      if (name == "TF_FORCE_GPU_ALLOW_GROWTH" || name == "XLA_PYTHON_CLIENT_PREALLOCATE") {
+        if (!shares)
+          add(ViolationKind::env, id,
+              fmt::format("env sets {}, but the unit does not share its GPU (only a pack plan's single-GPU "
+                          "units with a known VRAM need do)",
+                          name));
+        continue;
+      }
+      add(ViolationKind::env, id,
+          fmt::format("env sets {}, which executors never apply (a plan may set only CUDA_VISIBLE_DEVICES, "
+                      "TEST_TOTAL_SHARDS, TEST_SHARD_INDEX and, on a unit sharing its GPU, "
+                      "TF_FORCE_GPU_ALLOW_GROWTH and XLA_PYTHON_CLIENT_PREALLOCATE)",
+                      name));
+    }
     auto expect = [&](const std::string& name, const std::string& value) {
       auto it = env.find(name);
       if (it == env.end())
@@ -130,6 +140,10 @@ class Checker {
             fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
     };
     expect("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(a.gpus, ",")));
+    if (shares) {  // else two TensorFlow or JAX tests on one GPU: the second finds its memory taken
+      expect("TF_FORCE_GPU_ALLOW_GROWTH", "true");
+      expect("XLA_PYTHON_CLIENT_PREALLOCATE", "false");
+    }
     if (!a.unit.shard_index) {
       for (const char* name : {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS"})
         if (env.count(name)) add(ViolationKind::env, id, fmt::format("sets {} but is not a shard", name));
@@ -264,14 +278,15 @@ class Checker {
         active.push_back(&a);
         for (size_t k = 1; k < running.size(); ++k) {
           const Assignment& other = *running[k];
-          bool allowed = plan_.policy == Policy::pack && shareable(a) && shareable(other);
+          bool allowed = shares_gpu(a.unit, plan_.policy) && shares_gpu(other.unit, plan_.policy);
           if (allowed || !reported.insert({&a, &other}).second) continue;
           std::string why =
               plan_.policy != Policy::pack ? ""
-              : !shareable(a)
-                  ? "; under pack only single-GPU units with a known VRAM need share a GPU"
-                  : fmt::format("; {} cannot share (it uses several GPUs or has no known VRAM need)",
-                                other.unit.id);
+              : !shares_gpu(a.unit, plan_.policy)
+                  ? "; under pack only single-GPU, non-exclusive units with a known VRAM need share a GPU"
+                  : fmt::format(
+                        "; {} cannot share (it uses several GPUs, is exclusive or has no known VRAM need)",
+                        other.unit.id);
           add(ViolationKind::double_booked, a.unit.id,
               fmt::format("GPU {} of {} is also held by {} from {} to {}{}", g, node_name, other.unit.id,
                           seconds(other.start_s), seconds(other.end_s), why));

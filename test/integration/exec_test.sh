@@ -212,4 +212,31 @@ grep -q "warning: --command starts a container (docker run) but hands it none of
 "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command "docker run --rm --gpus '\"device={gpus}\"' ci:1 {label}" \
   >/dev/null 2>"$SCRATCH/docker.err" && [ ! -s "$SCRATCH/docker.err" ] ||
   fail "a container given {gpus} was warned about: $(cat "$SCRATCH/docker.err")"
+
+# 8. Under pack, units sharing a GPU run with TF_FORCE_GPU_ALLOW_GROWTH=true and
+#    XLA_PYTHON_CLIENT_PREALLOCATE=false (else TensorFlow or JAX takes most of the GPU's memory at
+#    start and its neighbour finds none), through exec and run-under alike; no other unit does.
+"$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  --rules "$SOURCE_DIR/examples/rules.yaml" --policy pack -o "$SCRATCH/pack.json" 2>/dev/null ||
+  fail "the pack plan of the examples failed"
+"$GPUPLAN" exec "$SCRATCH/pack.json" --node a100-80-2 --lock-dir "$SCRATCH/locks" \
+  --command "echo {unit} x\$XLA_PYTHON_CLIENT_PREALLOCATE x\$TF_FORCE_GPU_ALLOW_GROWTH >>$SCRATCH/pack.log" \
+  >/dev/null || fail "exec of the pack plan failed"
+printf '%s\n' "//jax:docker_runtime_test x x" "//ml:flaky_kernel_test xfalse xtrue" "//ml:inference_test xfalse xtrue" \
+  "//ml:remote_exec_test x x" "//tf:conv_test x x" >"$SCRATCH/pack.expected"
+sort "$SCRATCH/pack.log" | diff "$SCRATCH/pack.expected" - || fail "exec: the pack plan's environments differ (above)"
+for unit in //ml:inference_test //tf:conv_test; do
+  TEST_TARGET=$unit "$GPUPLAN" run-under --plan "$SCRATCH/pack.json" --node a100-80-2 --lock-dir "$SCRATCH/locks" \
+    sh -c 'echo "$TEST_TARGET x$XLA_PYTHON_CLIENT_PREALLOCATE x$TF_FORCE_GPU_ALLOW_GROWTH"' >>"$SCRATCH/pack-under.log" ||
+    fail "run-under of $unit in the pack plan failed"
+done
+printf '%s\n' "//ml:inference_test xfalse xtrue" "//tf:conv_test x x" | diff - "$SCRATCH/pack-under.log" ||
+  fail "run-under: the pack plan's environments differ (above)"
+# A plan whose shared unit lacks them (hand-edited, or from before) is one verify refuses.
+jq '(.assignments[] | select(.unit == "//ml:inference_test") | .env) |= del(.XLA_PYTHON_CLIENT_PREALLOCATE)' \
+  "$SCRATCH/pack.json" >"$SCRATCH/pack-old.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/pack-old.json" --fleet "$SOURCE_DIR/examples/fleet.yaml" >"$SCRATCH/verify.out" 2>&1 || status=$?
+[ "$status" = 4 ] && grep -q 'XLA_PYTHON_CLIENT_PREALLOCATE' "$SCRATCH/verify.out" ||
+  fail "verify of a shared unit without XLA_PYTHON_CLIENT_PREALLOCATE: exit $status $(cat "$SCRATCH/verify.out")"
 echo PASS

@@ -121,6 +121,35 @@ TEST_CASE("a plan of many assignments is written in pieces as it goes") {
   CHECK(largest < 80 * 1024);
 }
 
+TEST_CASE("a pack plan's unit that shares its GPU is written and read with the variables that say so") {
+  Plan plan = sample_plan();
+  plan.policy = Policy::pack;
+  auto& a = plan.assignments[0];
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().nvlink.reset();
+  a.gpus = {1};
+  a.env = {};
+  auto json = to_json(plan);
+  REQUIRE(json["assignments"][0]["env"] == nlohmann::json{{"CUDA_VISIBLE_DEVICES", "1"},
+                                                          {"TEST_SHARD_INDEX", "1"},
+                                                          {"TEST_TOTAL_SHARDS", "4"},
+                                                          {"TF_FORCE_GPU_ALLOW_GROWTH", "true"},
+                                                          {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
+  // Keys sorted, "policy" comes after "assignments": the streamed reader meets the env first.
+  std::string sorted = nlohmann::json::parse(json.dump()).dump();
+  REQUIRE(sorted.find("\"policy\"") > sorted.find("\"assignments\""));
+  for (const Plan& back : {parse_plan(sorted, "p.json"), plan_from_json(json, "p.json")}) {
+    REQUIRE_FALSE(back.assignments[0].env);  // the planned env: none of its own
+    REQUIRE(to_json(back).dump() == json.dump());
+  }
+  // A plan from before: the file's env, without them, is kept as it is (verify reports it).
+  json["assignments"][0]["env"].erase("XLA_PYTHON_CLIENT_PREALLOCATE");
+  json["assignments"][0]["env"].erase("TF_FORCE_GPU_ALLOW_GROWTH");
+  auto old = parse_plan(json.dump(), "p.json");
+  REQUIRE(old.assignments[0].env);
+  REQUIRE(old.assignments[0].env->size() == 3);
+}
+
 TEST_CASE("a copied assignment has its own env: changing one leaves the other") {
   Plan plan = sample_plan();
   Assignment copy = plan.assignments[0];

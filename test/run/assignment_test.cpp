@@ -78,12 +78,35 @@ TEST_CASE("a unit's environment has its GPUs and its shard, and nothing else the
   auto a = placed("a", "//t:sharded", {0, 1}, 0, 1);
   a.env = std::map<std::string, std::string>{
       {"CUDA_VISIBLE_DEVICES", "7"}, {"LD_PRELOAD", "/tmp/evil.so"}, {"PATH", "/tmp"}};
-  auto env = planned_env(a);
+  auto env = planned_env(a, false);
   REQUIRE(env["CUDA_VISIBLE_DEVICES"] == "0,1");
   REQUIRE(env["TEST_SHARD_INDEX"] == "1");
   REQUIRE(env["TEST_TOTAL_SHARDS"] == "2");
   REQUIRE(env.size() == 3);
-  REQUIRE(planned_env(placed("a", "//t:x", {}, 0)).at("CUDA_VISIBLE_DEVICES").empty());
+  REQUIRE(planned_env(placed("a", "//t:x", {}, 0), false).at("CUDA_VISIBLE_DEVICES").empty());
+}
+
+TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
+  auto a = placed("a", "//t:x", {2}, 0);
+  a.unit.requirement.edit().gpus = {1, "tag"};
+  a.unit.vram_mib = 4096;
+  REQUIRE(shares_gpu(a.unit, Policy::pack));
+  REQUIRE_FALSE(shares_gpu(a.unit, Policy::exact));
+  REQUIRE_FALSE(shares_gpu(a.unit, Policy::whole_node));
+  // JAX preallocates 75% of the GPU's memory at its first operation and TensorFlow nearly all of it:
+  // a second such test on the GPU would find none left.
+  REQUIRE(planned_env(a, true) ==
+          std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "2"},
+                                             {"TF_FORCE_GPU_ALLOW_GROWTH", "true"},
+                                             {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag"};
+  REQUIRE_FALSE(shares_gpu(a.unit, Policy::pack));
+  a.unit.requirement.edit().exclusive.reset();
+  a.unit.vram_mib.reset();
+  REQUIRE_FALSE(shares_gpu(a.unit, Policy::pack));  // unknown memory: a GPU of its own
+  a.unit.vram_mib = 4096;
+  a.unit.requirement.edit().gpus = {2, "tag"};
+  REQUIRE_FALSE(shares_gpu(a.unit, Policy::pack));
 }
 
 TEST_CASE("timeouts follow the timeout attribute, else Bazel's default for the size") {

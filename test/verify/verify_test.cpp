@@ -70,7 +70,7 @@ Assignment& unit(Plan& plan, const std::string& id) {
 /// The assignment's env, to change: a plan read from a file holds one only where it is not
 /// the planned one, so a consistent one is made here first.
 std::map<std::string, std::string>& env_of(Assignment& a) {
-  if (!a.env) a.env = planned_env(a);
+  if (!a.env) a.env = planned_env(a, false);
   return *a.env;
 }
 
@@ -99,7 +99,6 @@ Plan shared_gpu_plan(std::int64_t vram_each, int units) {
     a.node = "l4-0";
     a.gpus = {0};
     a.end_s = 100;
-    a.env = std::map<std::string, std::string>{{"CUDA_VISIBLE_DEVICES", "0"}};
     plan.assignments.push_back(a);
   }
   plan.summary.makespan_s = 100;
@@ -192,6 +191,19 @@ TEST_CASE("under pack a unit with unknown VRAM does not share") {
   auto plan = shared_gpu_plan(1000, 2);
   plan.assignments[1].unit.vram_mib.reset();
   require_one(verify(plan, example_fleet()), ViolationKind::double_booked, "//pack:t1", "known VRAM need");
+}
+
+TEST_CASE(
+    "under pack a shared unit's env must keep JAX and TensorFlow from taking the GPU's memory at start") {
+  auto plan = shared_gpu_plan(1000, 2);
+  env_of(plan.assignments[0]) = {{"CUDA_VISIBLE_DEVICES", "0"}, {"TF_FORCE_GPU_ALLOW_GROWTH", "true"}};
+  require_one(verify(plan, example_fleet()), ViolationKind::env, "//pack:t0",
+              "env has no XLA_PYTHON_CLIENT_PREALLOCATE; it should be \"false\"");
+  plan = shared_gpu_plan(1000, 1);
+  plan.policy = Policy::exact;
+  env_of(plan.assignments[0])["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false";
+  require_one(verify(plan, example_fleet()), ViolationKind::env, "//pack:t0",
+              "env sets XLA_PYTHON_CLIENT_PREALLOCATE, but the unit does not share its GPU");
 }
 
 TEST_CASE("a node short of a unit's requirements is reported, naming the requirement") {
