@@ -330,20 +330,22 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
   return status;
 }
 
-/// run-under never creates its lock or claims directory: inside Bazel's sandbox, /tmp may be the
-/// test's own (Bazel 7's default --incompatible_sandbox_hermetic_tmp, --sandbox_tmpfs_path=/tmp),
-/// and a directory made there would be this test's alone: tests would share GPUs (or each node
-/// run every unit), and pass. `what`: the directory's role, `harm`: what that would do.
-void require_shared_dir(const std::string& dir, std::string_view what, std::string_view harm) {
+/// run-under never creates its lock or claims directory, nor its results file: inside Bazel's
+/// sandbox, /tmp may be the test's own (Bazel 7's default --incompatible_sandbox_hermetic_tmp,
+/// --sandbox_tmpfs_path=/tmp), and what it made there would be this test's alone: tests would
+/// share GPUs, each node run every unit, or the records vanish with the sandbox. `what`: the
+/// path's role, `harm`: what that would do, `create`: the command that makes it.
+void require_shared_path(const std::string& path, std::string_view what, std::string_view harm,
+                         std::string_view create) {
   struct stat info {};
-  if (::stat(dir.c_str(), &info) == 0 || errno != ENOENT) return;  // its users check the rest
+  if (::stat(path.c_str(), &info) == 0 || errno != ENOENT) return;  // its users check the rest
   throw InputError(
-      Position{dir},
+      Position{path},
       fmt::format("the {} does not exist in this test's view of the file system, and run-under does not "
                   "create it: in Bazel's sandbox /tmp can be the test's own (Bazel 7's hermetic /tmp, "
-                  "--sandbox_tmpfs_path=/tmp), where {}. Create it before bazel test (install -d -m 0700 "
-                  "{}) and pass --sandbox_writable_path={}; gpuplan exec does both",
-                  what, harm, dir, dir));
+                  "--sandbox_tmpfs_path=/tmp), where {}. Create it before bazel test ({} {}) and pass "
+                  "--sandbox_writable_path={}; gpuplan exec does both",
+                  what, harm, create, path, path));
 }
 
 int run_under(const RunUnderOptions& o) {
@@ -355,7 +357,12 @@ int run_under(const RunUnderOptions& o) {
   // Bazel sets both or neither; TEST_SHARD_INDEX alone (by hand) says nothing of the count.
   std::optional<int> bazel_shards = shard_variable("TEST_TOTAL_SHARDS", 1);
   if (!bazel_shards && !shard) bazel_shards = 1;
-  if (!o.results.empty()) os::check_appendable(o.results, results_header());
+  if (!o.results.empty()) {
+    require_shared_path(o.results, "results file",
+                        "its record would be lost with the sandbox, and the next plan would lack this run",
+                        "touch");
+    os::check_appendable(o.results, results_header());
+  }
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
@@ -367,11 +374,13 @@ int run_under(const RunUnderOptions& o) {
   if (placement.assignment) check_launchable(*placement.assignment, o.plan);
   using Kind = TestPlacement::Kind;
   if (placement.kind != Kind::cpu) {
-    require_shared_dir(o.lock_dir, "GPU lock directory",
-                       "each test would lock GPUs of its own and tests would share GPUs");
+    require_shared_path(o.lock_dir, "GPU lock directory",
+                        "each test would lock GPUs of its own and tests would share GPUs",
+                        "install -d -m 0700");
     if (!o.claims.empty())
-      require_shared_dir(o.claims, "claims directory",
-                         "each test would claim its unit alone and every node would run it");
+      require_shared_path(o.claims, "claims directory",
+                          "each test would claim its unit alone and every node would run it",
+                          "install -d -m 0700");
   }
   if (auto mismatch = bazel_shards ? shard_mismatch(plan, target, *bazel_shards) : std::string();
       !mismatch.empty() && placement.kind != Kind::cpu) {

@@ -168,6 +168,7 @@ install -d -m 0700 "$C4" "$SCRATCH/claims4b"  # run-under never creates its clai
 under() {  # under NODE LABEL EXIT [SLEEP] [ARGS...]: one run-under as Bazel would start it
   local node=$1 label=$2 code=$3 pause=${4:-0}; shift 4 2>/dev/null || shift 3
   install -d -m 0700 "$SCRATCH/locks-$node"  # run-under never creates its lock directory
+  touch "$SCRATCH/under.csv"                  # nor its results file
   TEST_TARGET=$label "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$C4" --lease 10 \
     --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@" \
     bash -c "echo $label $node >>$SCRATCH/under.log; sleep $pause; exit $code"

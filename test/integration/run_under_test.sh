@@ -11,6 +11,7 @@ LOG=$SCRATCH/probe.log
 RESULTS=$SCRATCH/results.csv
 : >"$LOG"
 install -d -m 0700 "$SCRATCH/locks"  # run-under never creates its lock directory (below)
+: >"$RESULTS"                         # nor its results file
 
 bazel_ws test //ml:all --test_tag_filters=-manual \
   --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $RESULTS --unplanned=warn" \
@@ -63,12 +64,13 @@ status=0
 grep -q "bep.bin: binary data .*give the file of --build_event_json_file instead" "$SCRATCH/bin.err" ||
   fail "the binary BEP refusal: $(cat "$SCRATCH/bin.err")"
 
-# fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY: bazel test of //PACKAGE:TARGET under run-under fails
-# (exit 3), and the test's log says WHY.
+# fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY [RUN_UNDER_OPTIONS [BAZEL_OPTION...]]: bazel test of
+# //PACKAGE:TARGET under run-under fails (exit 3), and the test's log says WHY.
 fails_in_bazel() {
-  local target=$1 locks=$2 why=$3 status=0
-  bazel_ws test "//${target/\//:}" --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $locks" \
-    --nocache_test_results >"$SCRATCH/refused.out" 2>&1 || status=$?
+  local target=$1 locks=$2 why=$3 options=${4:-} status=0
+  shift $(($# < 4 ? $# : 4))
+  bazel_ws test "//${target/\//:}" --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $locks $options" \
+    --nocache_test_results "$@" >"$SCRATCH/refused.out" 2>&1 || status=$?
   [ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of //${target/\//:} exited $status, not 3"; }
   local log
   log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/$target/test.log
@@ -84,6 +86,14 @@ fails_in_bazel ml/cuda11_compat_test "$SCRATCH/locks" \
 fails_in_bazel ml/inference_test "$SCRATCH/no-locks" \
   "no-locks: the GPU lock directory does not exist in this test's view of the file system"
 [ ! -e "$SCRATCH/no-locks" ] || fail "run-under made a lock directory of its own"
+
+# Nor a results file in a directory the sandbox makes the test's own (here by --sandbox_tmpfs_path,
+# as Bazel 7 does /tmp): the record would vanish with the sandbox and the test pass.
+mkdir "$SCRATCH/private"
+fails_in_bazel ml/inference_test "$SCRATCH/locks" \
+  "results.csv: the results file does not exist in this test's view of the file system" \
+  "--results $SCRATCH/private/results.csv" --sandbox_tmpfs_path="$SCRATCH/private" --sandbox_writable_path="$SCRATCH/locks"
+[ ! -e "$SCRATCH/private/results.csv" ] || fail "a results file appeared outside the sandbox"
 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
@@ -123,6 +133,7 @@ done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 
 # --junit: five launches at once (as Bazel starts them), three of them failing, each appending its
 # record and rewriting the JUnit under the results file's lock: the JUnit ends with all five.
+: >"$SCRATCH/junit-results.csv"
 pids=()
 while IFS= read -r label; do
   TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
@@ -149,6 +160,7 @@ TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 
 
 # A test still running holds its GPUs; killing run-under ends the test and every process it
 # started (here a child that would run on), and only then releases them.
+: >"$SCRATCH/stopped.csv"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   sh -c 'sleep 30 & wait' &
 holder=$!
@@ -176,6 +188,7 @@ timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PL
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
 # Bazel ends a test at its timeout with SIGTERM: the record says "stopped", and history takes
 # the time as a lower bound (history-timeout), not as how long the test takes.
+: >"$SCRATCH/stopped.csv"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait' &
 holder=$!
