@@ -89,6 +89,7 @@ struct GpuPathView {
   /// `tests(//...)`), when it reaches no GPU code: whether it does is unknown. Empty otherwise.
   std::string undeclared;
   std::string rule_class;  ///< the last step's rule class, where that made it GPU code (cuda_library)
+  std::string file_kind;   ///< what the last step's file name makes it, where that made it GPU code
   /// The test's own rule class when no test of that class reaches GPU code, so that whether this
   /// GPU test does is unknown (blind_rule_classes). Empty otherwise.
   std::string blind;

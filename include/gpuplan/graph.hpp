@@ -125,6 +125,11 @@ struct GpuDepPatterns {
   static GpuDepPatterns defaults();
 };
 
+/// What makes a file GPU code by its name whatever its repository, or empty: "a CUDA source"
+/// (.cu, .cuh; TensorFlow's .cu.cc and .cu.h), "a HIP source" (.hip), "a CUDA library"
+/// (libcudart.so, libcublas_static.a, libcuda.so.1, ...) or "a ROCm library" (libamdhip64.so, ...).
+std::string_view gpu_file_kind(std::string_view label);
+
 /// Checks one gpu_deps/gpu_free pattern; returns the problem, empty when it is valid.
 std::string gpu_pattern_problem(std::string_view pattern);
 /// Whether `label` (canonical) falls under a valid `pattern`.
@@ -153,8 +158,11 @@ class GpuReach {
   /// "//ml:train_test → //ml:model → @pypi//torch:pkg"
   std::string path_text(DepGraph::Node node) const;
   /// The pattern that made `node` a GPU dep ("" for other nodes, and for one that is GPU code
-  /// by its rule class).
+  /// by its rule class or its file name).
   const std::string& matched_pattern(DepGraph::Node node) const;
+  /// gpu_file_kind() of a GPU dep that no pattern matched and that is no GPU rule class: what
+  /// made it GPU code ("a CUDA library"); empty otherwise.
+  std::string_view file_kind(DepGraph::Node node) const;
   std::size_t gpu_dep_count() const { return sources_.size(); }
 
  private:
@@ -169,11 +177,12 @@ class GpuReach {
   static constexpr DepGraph::Node unreached = 0xffffffffu;
   static constexpr DepGraph::Node is_source = 0xfffffffeu;
   static constexpr std::size_t by_class = static_cast<std::size_t>(-1);
+  static constexpr std::size_t by_file_name = static_cast<std::size_t>(-2);
   const DepGraph& graph_;
   std::vector<DepGraph::Node> next_;
   std::vector<DepGraph::Node> undeclared_next_;  ///< like next_, towards an undeclared label
   std::unordered_map<DepGraph::Node, std::size_t>
-      sources_;  ///< GPU dep → index of its pattern (by_class: its class)
+      sources_;  ///< GPU dep → index of its pattern (by_class: its class; by_file_name: gpu_file_kind)
   std::vector<std::string> patterns_;
 };
 

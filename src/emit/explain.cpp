@@ -29,9 +29,10 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
   if (view.reaches)
     return out + fmt::format("  reaches GPU code: {}\n  ({} {})\n", fmt::join(view.path, " → "),
                              view.path.back(),
-                             view.pattern.empty()
-                                 ? fmt::format("is a {}: CUDA code by its rule class", view.rule_class)
-                                 : "matches gpu_deps " + view.pattern);
+                             !view.pattern.empty() ? "matches gpu_deps " + view.pattern
+                             : !view.file_kind.empty()
+                                 ? fmt::format("is {}: GPU code by its file name", view.file_kind)
+                                 : fmt::format("is a {}: CUDA code by its rule class", view.rule_class));
   return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
 }
 
@@ -134,6 +135,7 @@ std::string explanation_to_json(const Explanation& explanation) {
         {"path", graph.path},
         {"gpu_deps_pattern", graph.pattern},
         {"gpu_rule_class", graph.rule_class},
+        {"gpu_file_kind", graph.file_kind},
         {"unknown", unknown}};
     if (!graph.undeclared.empty()) j["gpu_code"]["undeclared"] = graph.undeclared;
     if (!graph.blind.empty()) j["gpu_code"]["blind_rule_class"] = graph.blind;

@@ -218,4 +218,36 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   return patterns;
 }
 
+std::string_view gpu_file_kind(std::string_view label) {
+  // One look at the last character turns most labels away (.py, .h, a rule's name): every node
+  // of a graph of millions is asked.
+  char last = label.empty() ? ' ' : label.back();
+  if (std::string_view("uhcpao0123456789").find(last) == std::string_view::npos) return {};
+  std::string_view name = label.substr(label.rfind(':') + 1);
+  name = name.substr(name.rfind('/') + 1);
+  // nvcc's sources and headers; TensorFlow's .cu.cc and .cu.h, compiled as CUDA (-x cuda).
+  for (std::string_view suffix : {".cu", ".cuh", ".cu.cc", ".cu.cpp", ".cu.h"})
+    if (name.ends_with(suffix)) return "a CUDA source";
+  if (name.ends_with(".hip")) return "a HIP source";
+  // A runtime library, however its repository is named: lib{NAME}[_static].{a,so[.VERSION]}.
+  if (!name.starts_with("lib")) return {};
+  name.remove_prefix(3);
+  auto dot = name.find('.');
+  if (dot == std::string_view::npos) return {};
+  std::string_view stem = name.substr(0, dot), kind = name.substr(dot);
+  auto version =
+      kind.starts_with(".so.") ? kind.substr(4) : std::string_view("x");  // libcuda.so.1, .so.575.51.03
+  bool is_version = std::ranges::all_of(version, [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+  if (kind != ".a" && kind != ".so" && !is_version) return {};
+  if (stem.ends_with("_static")) stem.remove_suffix(7);
+  static constexpr std::string_view cuda[] = {"cuda",  "cudart",    "cublas",   "cublasLt",  "cudnn",
+                                              "cufft", "curand",    "cusolver", "cusparse",  "nccl",
+                                              "nvrtc", "nvJitLink", "nvinfer",  "nvidia-ml", "nvToolsExt"};
+  static constexpr std::string_view rocm[] = {"amdhip64", "rocblas",   "MIOpen", "rccl",
+                                              "hipblas",  "hipblaslt", "hipfft", "rocfft"};
+  if (std::ranges::find(cuda, stem) != std::end(cuda)) return "a CUDA library";
+  if (std::ranges::find(rocm, stem) != std::end(rocm)) return "a ROCm library";
+  return {};
+}
+
 }  // namespace gpuplan

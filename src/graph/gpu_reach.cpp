@@ -112,10 +112,17 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
     // @local_config_cuda) or a library: it makes its dependents unknown (below), not GPU code.
     if (!graph.declared(node)) continue;
     long pattern = first_match(gpu_deps, label);
-    if (pattern < 0 && !std::count(patterns.gpu_rule_classes.begin(), patterns.gpu_rule_classes.end(),
-                                   graph.rule_class(node)))
-      continue;
-    sources_.emplace(node, pattern < 0 ? by_class : static_cast<std::size_t>(pattern));
+    std::size_t source = static_cast<std::size_t>(pattern);
+    if (pattern < 0) {
+      if (std::count(patterns.gpu_rule_classes.begin(), patterns.gpu_rule_classes.end(),
+                     graph.rule_class(node)))
+        source = by_class;
+      else if (!gpu_file_kind(label).empty())  // a .cu file, libcudart.so: in a repository of any name
+        source = by_file_name;
+      else
+        continue;
+    }
+    sources_.emplace(node, source);
     next_[node] = is_source;
     queue.push_back(node);
   }
@@ -270,7 +277,15 @@ std::string GpuReach::path_text(DepGraph::Node node) const {
 const std::string& GpuReach::matched_pattern(DepGraph::Node node) const {
   static const std::string none;
   auto found = sources_.find(node);
-  return found == sources_.end() || found->second == by_class ? none : patterns_[found->second];
+  return found == sources_.end() || found->second == by_class || found->second == by_file_name
+             ? none
+             : patterns_[found->second];
+}
+
+std::string_view GpuReach::file_kind(DepGraph::Node node) const {
+  auto found = sources_.find(node);
+  return found != sources_.end() && found->second == by_file_name ? gpu_file_kind(graph_.label(node))
+                                                                  : std::string_view();
 }
 
 }  // namespace gpuplan

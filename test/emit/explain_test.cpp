@@ -78,6 +78,14 @@ TEST_CASE("explain shows the path to GPU code only when the graph was read") {
              Catch::Contains("  (//cu:_kernel_test is a cuda_library: CUDA code by its rule class)\n"));
   CHECK(nlohmann::ordered_json::parse(
             explanation_to_json({&test, {}, {}, by_class}))["gpu_code"]["gpu_rule_class"] == "cuda_library");
+  auto by_file =
+      graph_says(true, {"//s:nvml_test", "@system_gpu//:cudart", "@system_gpu//:lib64/libcudart.so"});
+  by_file.file_kind = "a CUDA library";
+  CHECK_THAT(
+      render_explanation({&test, {}, {}, by_file}),
+      Catch::Contains("  (@system_gpu//:lib64/libcudart.so is a CUDA library: GPU code by its file name)\n"));
+  CHECK(nlohmann::ordered_json::parse(
+            explanation_to_json({&test, {}, {}, by_file}))["gpu_code"]["gpu_file_kind"] == "a CUDA library");
 }
 
 TEST_CASE("explain says a test's GPU use is unknown when it reaches a label the input did not expand") {

@@ -133,6 +133,48 @@ TEST_CASE("rules_cuda's cuda_library is GPU code by its class, even when its run
   REQUIRE_FALSE(reach.reaches(*graph.find("//cu:free_test")));               // gpu_free wins over the class
 }
 
+TEST_CASE("a CUDA source or runtime library is GPU code by its file name, in a repository of any name") {
+  // A system CUDA imported under a name of the team's own, which no gpu_deps pattern knows, and
+  // a kernel that a genrule compiles with nvcc.
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="cc_test" location="/ws/s/BUILD:1:8" name="//s:nvml_test"><rule-input name="@system_gpu//:cudart"/></rule>
+    <rule class="cc_import" location="/ext/BUILD:1:10" name="@system_gpu//:cudart"><rule-input name="@system_gpu//:lib64/libcudart.so.12"/></rule>
+    <source-file location="/ext/BUILD:1:10" name="@system_gpu//:lib64/libcudart.so.12"/>
+    <rule class="cc_test" location="/ws/g/BUILD:1:8" name="//g:saxpy_test"><rule-input name="//g:saxpy.o"/></rule>
+    <generated-file generating-rule="//g:nvcc" location="/ws/g/BUILD:5:8" name="//g:saxpy.o"/>
+    <rule class="genrule" location="/ws/g/BUILD:5:8" name="//g:nvcc"><rule-input name="//g:saxpy.cu"/></rule>
+    <source-file location="/ws/g/BUILD:5:8" name="//g:saxpy.cu"/>
+    <rule class="cc_test" location="/ws/c/BUILD:1:8" name="//c:cuda_named_test"><rule-input name="//c:libcudart_stub.cc"/></rule>
+    <source-file location="/ws/c/BUILD:1:8" name="//c:libcudart_stub.cc"/>
+</query>)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto nvml = *graph.find("//s:nvml_test");
+  REQUIRE(reach.path_text(nvml) ==
+          "//s:nvml_test → @system_gpu//:cudart → @system_gpu//:lib64/libcudart.so.12");
+  REQUIRE(reach.file_kind(*graph.find("@system_gpu//:lib64/libcudart.so.12")) == "a CUDA library");
+  REQUIRE(reach.matched_pattern(*graph.find("@system_gpu//:lib64/libcudart.so.12")).empty());
+  REQUIRE(reach.path_text(*graph.find("//g:saxpy_test")) ==
+          "//g:saxpy_test → //g:saxpy.o → //g:nvcc → //g:saxpy.cu");
+  REQUIRE_FALSE(reach.reaches(*graph.find("//c:cuda_named_test")));  // a C++ file named like a library
+  auto walled = GpuDepPatterns::defaults();
+  walled.gpu_free = {"@system_gpu//..."};  // a stub the team vouches for
+  REQUIRE_FALSE(GpuReach(graph, walled).reaches(nvml));
+}
+
+TEST_CASE("file names that are GPU code, and near misses that are not") {
+  for (const char* label :
+       {"//k:saxpy.cu", "//k:common.cuh", "//tf:relu_op_gpu.cu.cc", "//tf:gpu_kernel_helper.cu.h",
+        "@cuda//:lib64/libcudart_static.a", "@x//:libcublasLt.so", "@drv//:libcuda.so.1",
+        "@x//:lib/libnvidia-ml.so.575.51.03", "@x//:libcudnn.so.9"})
+    REQUIRE_THAT(std::string(gpu_file_kind(label)), Catch::Contains("CUDA"));
+  REQUIRE(gpu_file_kind("//k:vector_add.hip") == "a HIP source");
+  REQUIRE(gpu_file_kind("@rocm//:lib/libamdhip64.so.6") == "a ROCm library");
+  for (const char* label :
+       {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py", "//k:cudart.so",
+        "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox", "//k:x.cub"})
+    REQUIRE(gpu_file_kind(label).empty());
+}
+
 TEST_CASE("labels the input names but never declares make a test's reach unknown, not GPU-free") {
   DepGraph graph = graph_of(R"(<query version="2">
     <rule class="sh_test" location="/ws/BUILD:1:1" name="//a:t"><rule-input name="//a:lib"/></rule>

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Where the dependency graph does not show GPU code by its labels, through the real Bazel on
 # test/data/cuda_ws: rules_cuda's cuda_test (a cc_test over a cuda_library, whose CUDA runtime is
-# an implicit dependency through a label_flag) is GPU code by its rule class, and Ray-style
-# py_tests whose torch comes from the Python that runs them are never called GPU-free: no
-# py_test of the graph reaches GPU code, so the graph cannot tell.
+# an implicit dependency through a label_flag) is GPU code by its rule class; a .cu file that a
+# genrule compiles and the machine's libcudart.so, imported under a repository name no pattern
+# knows, are GPU code by their file names (so those cc_tests are not called GPU-free because other
+# cc_tests reach GPU code); and Ray-style py_tests whose torch comes from the Python that runs
+# them are never called GPU-free: no py_test of the graph reaches GPU code, so the graph cannot tell.
 source test/integration/lib.sh
 requires bazel jq
 
@@ -30,6 +32,12 @@ for input in noimplicit deps; do
   grep -qF "reaches GPU code: //cu:kernel_test → //cu:_kernel_test
   (//cu:_kernel_test is a cuda_library: CUDA code by its rule class)" "$SCRATCH/explain.txt" ||
     fail "$input: a rules_cuda test does not reach GPU code: $(cat "$SCRATCH/explain.txt")"
+  "$GPUPLAN" explain //sys:nvml_test "$SCRATCH/$input.xml" 2>/dev/null | grep -qF "reaches GPU code: //sys:nvml_test → @system_gpu//:cudart → @system_gpu//:lib64/libcudart.so
+  (@system_gpu//:lib64/libcudart.so is a CUDA library: GPU code by its file name)" ||
+    fail "$input: a test linking the machine's libcudart.so: $("$GPUPLAN" explain //sys:nvml_test "$SCRATCH/$input.xml" 2>&1)"
+  "$GPUPLAN" explain //gen:saxpy_test "$SCRATCH/$input.xml" 2>/dev/null | grep -qF "reaches GPU code: //gen:saxpy_test → //gen:saxpy.o → //gen:nvcc → //gen:saxpy.cu
+  (//gen:saxpy.cu is a CUDA source: GPU code by its file name)" ||
+    fail "$input: a test of a kernel nvcc compiles: $("$GPUPLAN" explain //gen:saxpy_test "$SCRATCH/$input.xml" 2>&1)"
 
   "$GPUPLAN" audit --json "$SCRATCH/$input.xml" >"$SCRATCH/audit.json" 2>"$SCRATCH/audit.err" ||
     fail "audit failed: $(cat "$SCRATCH/audit.err")"
@@ -47,10 +55,10 @@ done
   jq -e '.gpu_code.unknown and .gpu_code.reaches == null and .gpu_code.blind_rule_class == "py_test"' >/dev/null ||
   fail "explain --json of a blind py_test"
 
-# --classify-by-deps moves neither: the plan keeps both GPU tests, and says why in one line.
+# --classify-by-deps moves none: the plan keeps every GPU test, and says why in one line.
 "$GPUPLAN" plan --classify-by-deps "$SCRATCH/deps.xml" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" \
   2>"$SCRATCH/plan.err" || fail "plan --classify-by-deps failed: $(cat "$SCRATCH/plan.err")"
-[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//cu:kernel_test //ray:train_gpu_test" ] ||
+[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//cu:kernel_test //gen:saxpy_test //ray:train_gpu_test //sys:nvml_test" ] ||
   fail "GPU tests planned: $(jq -c '[.assignments[].label] | unique' "$SCRATCH/plan.json")"
 grep -q "^gpuplan: --classify-by-deps moved 0 GPU tests that reach no GPU code to the CPU bucket; 1 left as they are: no test of their rule class reaches GPU code$" \
   "$SCRATCH/plan.err" || fail "the totals line: $(cat "$SCRATCH/plan.err")"
