@@ -48,6 +48,7 @@ struct KubernetesOptions {
   double time_margin = 1.5;                   ///< activeDeadlineSeconds = planned end × this + startup
   int startup_s = 300;                        ///< added to the deadline: image pull, scheduling
   std::optional<std::string> command;         ///< passed to `gpuplan exec --command`
+  std::vector<std::string> bazel_args;        ///< after exec's --: options for its default bazel test
   std::optional<std::string> results_claim;   ///< a PersistentVolumeClaim the results CSVs go to
 };
 
@@ -65,6 +66,7 @@ struct CiOptions {
   std::string plan_path = "plan.json";  ///< the plan as the CI job sees it
   std::string gpuplan = "gpuplan";
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
+  std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
   std::string node_tag;                   ///< the runner label / agent tag key naming the node
   std::vector<std::string> tags;          ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
   std::vector<std::string> fleet_tags;    ///< fleet label keys whose values become labels/tags

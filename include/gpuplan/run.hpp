@@ -97,11 +97,18 @@ struct BazelRun {
   std::string plan;       ///< the plan, absolute
   std::string node_file;  ///< run-under reads the node's name from it
   std::string lock_dir;
-  std::optional<std::string> results;  ///< absolute
-  std::optional<std::string> junit;    ///< absolute; only with results
-  std::optional<std::string> fleet;    ///< absolute: the node's GPUs, those the plan leaves idle too
-  int jobs = 1;                        ///< --local_test_jobs: the node's GPUs
+  std::optional<std::string> results;   ///< absolute
+  std::optional<std::string> junit;     ///< absolute; only with results
+  std::optional<std::string> fleet;     ///< absolute: the node's GPUs, those the plan leaves idle too
+  int jobs = 1;                         ///< --local_test_jobs: the node's GPUs
+  std::vector<std::string> bazel_args;  ///< the team's own options (--config=cuda), first
 };
+
+/// Checks the options a user gives the default `bazel test` (exec's and the exports' arguments
+/// after `--`): options only, each as --name=value, since the plan names the tests and a
+/// separate value could not be told from a target; and none with --command, whose
+/// template says everything it runs. Throws InputError naming the first offender.
+void check_bazel_args(const std::vector<std::string>& args, bool with_command);
 
 /// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R
 /// [--junit J]] [--fleet F]".
@@ -112,8 +119,10 @@ std::string run_under_command(const BazelRun& run);
 inline constexpr std::string_view no_test_filters =
     "--test_tag_filters= --test_size_filters= --test_timeout_filters=";
 
-/// `bazel test --run_under=... --sandbox_writable_path=LOCK_DIR [...] --local_test_jobs=N
-/// NO_TEST_FILTERS -- LABELS`, the labels of `units` once each, sorted, shell-quoted.
+/// `bazel test BAZEL_ARGS --run_under=... --sandbox_writable_path=LOCK_DIR [...]
+/// --local_test_jobs=N NO_TEST_FILTERS -- LABELS`, the labels of `units` once each, sorted,
+/// everything shell-quoted. The team's options come first, so that what a --config of theirs
+/// brings (a --run_under, a test filter) cannot undo gpuplan's.
 std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.
@@ -190,6 +199,7 @@ struct SlurmOptions {
   std::optional<std::string> partition;
   std::optional<std::string> account;
   double time_margin = 1.5;               ///< --time is the node's planned end × this, rounded up to minutes
+  std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
   std::optional<std::string> results;     ///< passed to `gpuplan exec --results`

@@ -48,8 +48,9 @@ struct ExecOptions {
   double grace_s = 5;  ///< between SIGTERM and SIGKILL, like Bazel's --local_termination_grace_seconds
   std::string claims;  ///< --claims: the directory the nodes of one run share; empty: static
   double lease_s = 60;
-  bool static_only = false;  ///< --static: only this node's planned units, even with --claims
-  std::string fleet;         ///< --fleet: lets this node take units planned on other nodes
+  bool static_only = false;             ///< --static: only this node's planned units, even with --claims
+  std::string fleet;                    ///< --fleet: lets this node take units planned on other nodes
+  std::vector<std::string> bazel_args;  ///< after --: options for the default bazel test
 };
 
 /// Dynamic execution: this node's units claimed before they start, and units planned
@@ -257,6 +258,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
+  run.bazel_args = o.bazel_args;
   UnitRun u;
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
   const auto fleet_node = read_fleet_node(o.fleet, o.node);  // checked here, read by each run-under
@@ -368,6 +370,7 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
 }
 
 int run_exec(const ExecOptions& o) {
+  check_bazel_args(o.bazel_args, !o.command.empty());
   auto plan = read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
   if (units.empty()) {
@@ -615,6 +618,9 @@ void add_exec_command(CLI::App& app, int& status) {
       "outcome and exit status; the totals by outcome");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
+  command->add_option(
+      "bazel-options", options->bazel_args,
+      "after --: options for the default bazel test, before gpuplan's own (-- --config=cuda)");
   command->callback([options, &status] { status = run_exec(*options); });
 }
 

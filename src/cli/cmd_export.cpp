@@ -37,6 +37,7 @@ int export_slurm(SlurmExportOptions o) {
   auto plan_copy = fs::absolute(fs::path(o.out) / "plan.json").lexically_normal();
   o.slurm.plan_path = plan_copy.string();
   if (!o.command.empty()) o.slurm.command = o.command;
+  check_bazel_args(o.slurm.bazel_args, !o.command.empty());
   if (!o.results.empty()) o.slurm.results = fs::absolute(o.results).lexically_normal().string();
   if (!o.claims.empty()) o.slurm.claims = fs::absolute(o.claims).lexically_normal().string();
   std::optional<Fleet> fleet;
@@ -95,6 +96,8 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
+  slurm->add_option("bazel-options", options->slurm.bazel_args,
+                    "after --: options for the jobs' default bazel test, passed to exec (-- --config=cuda)");
   slurm->callback([options, &status] { status = export_slurm(*options); });
   add_export_targets(*command, status);
 }

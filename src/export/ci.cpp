@@ -19,6 +19,8 @@ std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
       fmt::format("{} exec {} --node {} --results {}", shell_quote(o.gpuplan), shell_quote(o.plan_path),
                   shell_quote(node.name), shell_quote(ci_results_path(node)));
   if (o.command) command += " --command " + shell_quote(*o.command);
+  if (!o.bazel_args.empty()) command += " --";
+  for (const auto& arg : o.bazel_args) command += " " + shell_quote(arg);
   return command;
 }
 

@@ -203,6 +203,8 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
       volumes.push_back(Json::object(
           {{"name", "results"}, {"persistentVolumeClaim", Json::object({{"claimName", *o.results_claim}})}}));
     }
+    if (!o.bazel_args.empty()) command.push_back("--");
+    for (const auto& arg : o.bazel_args) command.push_back(arg);
 
     Json container = Json::object();
     container["name"] = "gpuplan";

@@ -95,11 +95,27 @@ std::string run_under_command(const BazelRun& r) {
   return command;
 }
 
+void check_bazel_args(const std::vector<std::string>& args, bool with_command) {
+  if (args.empty()) return;
+  if (with_command)
+    throw InputError(Position{"--"},
+                     "options after -- are for the default bazel test; with --command, write them into "
+                     "the command");
+  for (const auto& arg : args)
+    if (!arg.starts_with("-") || arg == "--")
+      throw InputError(Position{arg},
+                       "only bazel test options may follow --, each as --name=value (--config=cuda, "
+                       "--compilation_mode=opt): the plan names the tests, and a separate value could "
+                       "not be told from a target");
+}
+
 std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& r) {
   std::set<std::string> labels;
   for (const auto& a : units) labels.insert(canonical_label(a.unit.label));
-  auto command = fmt::format("bazel test --run_under={} --sandbox_writable_path={}",
-                             shell_quote(run_under_command(r)), shell_quote(r.lock_dir));
+  std::string command = "bazel test";
+  for (const auto& arg : r.bazel_args) command += " " + shell_quote(arg);
+  command += fmt::format(" --run_under={} --sandbox_writable_path={}", shell_quote(run_under_command(r)),
+                         shell_quote(r.lock_dir));
   std::set<std::string> written_dirs;  // where run-under writes, each once
   for (const auto& path : {r.results, r.junit}) {
     if (!path) continue;

@@ -113,6 +113,8 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     if (options.claims) script += " --claims " + shell_quote(*options.claims);
     if (options.lease_s) script += fmt::format(" --lease {}", *options.lease_s);
     if (options.fleet) script += " --fleet " + shell_quote(*options.fleet);
+    if (!options.bazel_args.empty()) script += " --";
+    for (const auto& arg : options.bazel_args) script += " " + shell_quote(arg);
     files[node + ".sbatch"] = script + "\n";
     submit += fmt::format("printf '%s %s\\n' {0} \"$(sbatch --parsable {0}.sbatch)\"\n", node);
   }

@@ -34,6 +34,10 @@ TEST_CASE("the GitHub matrix has one entry per node with its runner labels, time
   CHECK(first["timeout-minutes"] == 15);
   CHECK(first["command"] == "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
   CHECK(first["units"] == nlohmann::json::array({"//t:a-0"}));
+  o.bazel_args = {"--config=cuda", "--define=x=a b"};  // the team's options for exec's bazel test
+  CHECK(nlohmann::json::parse(github_matrix(two_nodes(), nullptr, o))["include"][0]["command"] ==
+        "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv -- --config=cuda '--define=x=a "
+        "b'");
 }
 
 TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets failures through and a merge") {

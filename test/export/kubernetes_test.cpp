@@ -46,6 +46,13 @@ TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice
   CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
   CHECK(pod["containers"][0]["command"][4].as<std::string>() == "h100-0");
   CHECK(docs[1]["spec"]["activeDeadlineSeconds"].as<long>() == 150 + 300);
+  auto o = options();
+  o.bazel_args = {"--config=cuda"};  // the team's options for exec's bazel test, after its --
+  auto command = YAML::LoadAll(
+      kubernetes_manifests(plan_on({{"h100-0", 100}}), nullptr, o)
+          .at("gpuplan-h100-0.yaml"))[1]["spec"]["template"]["spec"]["containers"][0]["command"];
+  CHECK(command[command.size() - 2].as<std::string>() == "--");
+  CHECK(command[command.size() - 1].as<std::string>() == "--config=cuda");
 }
 
 TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match the host's") {

@@ -201,6 +201,16 @@ PY
 [ "$(grep -c 'PASSED in\|(cached) PASSED' "$SCRATCH/bazel2.out")" = 7 ] &&
   [ "$(grep -c '(cached) PASSED' "$SCRATCH/bazel2.out")" = 7 ] ||
   { cat "$SCRATCH/bazel2.out"; fail "the second run of the same plan was not fully cached"; }
+# Options after -- reach that one bazel test, after what a .bazelrc says and before gpuplan's own
+# (a team's --config=cuda): here a --test_env that sends every test's probe line to a file of its own.
+PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+  -- --test_env=GPU_PROBE_LOG="$SCRATCH/args-probe.log" >"$SCRATCH/bazel3.out" 2>&1 ||
+  { cat "$SCRATCH/bazel3.out"; fail "exec -- --test_env=... failed"; }
+[ "$(wc -l <"$SCRATCH/args-probe.log")" = 10 ] || fail "the options after -- did not reach the tests"
+status=0
+"$GPUPLAN" exec "$PLAN" --node ws-0 -- //other:test 2>"$SCRATCH/args.err" || status=$?
+[ "$status" = 2 ] && grep -q "only bazel test options may follow --" "$SCRATCH/args.err" ||
+  fail "a label after --: exit $status $(cat "$SCRATCH/args.err")"
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
   "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"

@@ -100,6 +100,24 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
   r.fleet = "/shared/fleet.yaml";  // a unit that holds the node holds the GPUs the plan leaves idle
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
                Catch::Contains("--junit /shared/junit/ws-0.xml --fleet /shared/fleet.yaml'"));
+  // The team's options come first: a --config's --run_under or test filters cannot undo gpuplan's.
+  r.bazel_args = {"--config=cuda", "--copt=-DX=a b"};
+  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
+               Catch::StartsWith("bazel test --config=cuda '--copt=-DX=a b' --run_under="));
+}
+
+TEST_CASE("options for the default bazel test are options only, and never beside a command template") {
+  CHECK_NOTHROW(check_bazel_args({}, true));
+  CHECK_NOTHROW(
+      check_bazel_args({"--config=cuda", "--compilation_mode=opt", "--nocache_test_results"}, false));
+  CHECK_THROWS_WITH(check_bazel_args({"-c", "opt"}, false),
+                    Catch::StartsWith("opt: only bazel test options"));
+  CHECK_THROWS_WITH(check_bazel_args({"--config=cuda"}, true),
+                    Catch::Contains("with --command, write them into"));
+  CHECK_THROWS_WITH(check_bazel_args({"--config=cuda", "//extra:test"}, false),
+                    Catch::StartsWith("//extra:test: only bazel test options may follow --"));
+  CHECK_THROWS_WITH(check_bazel_args({"--", "//extra:test"}, false),
+                    Catch::StartsWith("--: only bazel test"));
 }
 
 // A container does not inherit exec's environment: `docker run --gpus all` gives each test every

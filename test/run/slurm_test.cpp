@@ -81,6 +81,10 @@ TEST_CASE("a command template and a results file reach gpuplan exec quoted") {
   auto script = slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch");
   CHECK_THAT(script,
              Catch::EndsWith("--command 'echo {label} $(whoami)' --results '/shared/it'\\''s.csv'\n"));
+  o = options();
+  o.bazel_args = {"--config=cuda", "--test_env=A=b c"};  // the team's options for exec's bazel test
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"),
+             Catch::EndsWith("--node n -- --config=cuda '--test_env=A=b c'\n"));
 }
 
 TEST_CASE("with a claims directory every job runs gpuplan exec dynamically, sharing it") {
