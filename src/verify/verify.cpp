@@ -120,7 +120,8 @@ class Checker {
       if (name == "TF_FORCE_GPU_ALLOW_GROWTH" || name == "XLA_PYTHON_CLIENT_PREALLOCATE") {
         if (!shares)
           add(ViolationKind::env, id,
-              fmt::format("env sets {}, but the unit does not share its GPU (only a pack plan's single-GPU "
+              fmt::format("env sets {}, but the unit does not share its GPU (only a pack plan's single-GPU, "
+                          "non-exclusive "
                           "units with a known VRAM need do)",
                           name));
         continue;
