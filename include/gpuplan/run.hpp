@@ -89,6 +89,11 @@ std::string expand_command(std::string_view command_template, const Assignment& 
 /// it every GPU of the node. nullopt for any other template.
 std::optional<std::string> container_without_unit_gpus(std::string_view command_template);
 
+/// The same for a pack plan's units that share a GPU: the runtime of a container the template
+/// starts without passing it TF_FORCE_GPU_ALLOW_GROWTH and XLA_PYTHON_CLIENT_PREALLOCATE (it
+/// names neither), so that TensorFlow and JAX in it take most of the shared GPU's memory.
+std::optional<std::string> container_without_sharing_env(std::string_view command_template);
+
 /// What `exec` runs when no --command is given: one `bazel test` of all the node's labels,
 /// with a --run_under that is the same string on every node and every run (the node comes
 /// from a file), so Bazel keeps its analysis cache and cached test results.

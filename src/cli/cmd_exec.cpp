@@ -398,6 +398,15 @@ int run_exec(const ExecOptions& o) {
         "GPU of the node and uses the first. Give it {{gpus}}: {0} run --gpus '\"device={{gpus}}\"' "
         "(NVIDIA's container toolkit), or -e CUDA_VISIBLE_DEVICES\n",
         *runtime);
+  if (auto runtime = container_without_sharing_env(o.command);
+      runtime &&
+      std::ranges::any_of(units, [&](const Assignment& a) { return shares_gpu(a.unit, plan.policy); }))
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: units of this pack plan share GPUs, and --command starts a container ({} "
+        "run) that does not inherit TF_FORCE_GPU_ALLOW_GROWTH=true and XLA_PYTHON_CLIENT_PREALLOCATE=false: "
+        "TensorFlow or JAX in it would take most of the shared GPU's memory at start, and its neighbour find "
+        "none. Pass -e TF_FORCE_GPU_ALLOW_GROWTH -e XLA_PYTHON_CLIENT_PREALLOCATE\n",
+        *runtime);
   // Dynamic execution starts this node's units longest planned first (as `simulate` replays
   // it): the schedule gets their times placed again, the runs keep the planned ones.
   // With the fleet, dynamic execution dispatches (run/dispatch.hpp): this node's list stays

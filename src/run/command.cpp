@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 
 #include "gpuplan/error.hpp"
@@ -26,8 +27,13 @@ std::string shell_quote(std::string_view value) {
   return quoted + "'";
 }
 
-std::optional<std::string> container_without_unit_gpus(std::string_view command_template) {
-  for (std::string_view named : {"{gpus}", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"})
+namespace {
+
+/// The runtime ("docker", ...) of the container the template starts, unless it names one of
+/// `passed` (what hands the container what it needs).
+std::optional<std::string> container_without(std::string_view command_template,
+                                             std::initializer_list<std::string_view> passed) {
+  for (std::string_view named : passed)
     if (command_template.find(named) != std::string_view::npos) return std::nullopt;
   std::vector<std::string_view> words;
   for (std::size_t at = 0; at < command_template.size();) {
@@ -45,6 +51,16 @@ std::optional<std::string> container_without_unit_gpus(std::string_view command_
     if (words[next] == "run") return std::string(program);
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> container_without_unit_gpus(std::string_view command_template) {
+  return container_without(command_template, {"{gpus}", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"});
+}
+
+std::optional<std::string> container_without_sharing_env(std::string_view command_template) {
+  return container_without(command_template, {"TF_FORCE_GPU_ALLOW_GROWTH", "XLA_PYTHON_CLIENT_PREALLOCATE"});
 }
 
 std::string expand_command(std::string_view command_template, const Assignment& a,

@@ -242,6 +242,12 @@ for unit in //ml:inference_test //tf:conv_test; do
 done
 printf '%s\n' "//ml:inference_test xfalse xtrue" "//tf:conv_test x x" | diff - "$SCRATCH/pack-under.log" ||
   fail "run-under: the pack plan's environments differ (above)"
+# A container does not inherit them: a template that starts one without passing them gets a warning.
+"$GPUPLAN" exec "$SCRATCH/pack.json" --node a100-80-2 --dry-run \
+  --command "docker run --rm --gpus '\"device={gpus}\"' ci:1 {label}" >/dev/null 2>"$SCRATCH/docker.err" ||
+  fail "exec --dry-run of the pack plan with a docker template failed"
+grep -q "warning: units of this pack plan share GPUs, and --command starts a container (docker run)" \
+  "$SCRATCH/docker.err" || fail "no warning for a container without the sharing variables: $(cat "$SCRATCH/docker.err")"
 # A plan whose shared unit lacks them (hand-edited, or from before) is one verify refuses.
 jq '(.assignments[] | select(.unit == "//ml:inference_test") | .env) |= del(.XLA_PYTHON_CLIENT_PREALLOCATE)' \
   "$SCRATCH/pack.json" >"$SCRATCH/pack-old.json"

@@ -132,5 +132,11 @@ TEST_CASE(
   CHECK_FALSE(container_without_unit_gpus("docker run -e NVIDIA_VISIBLE_DEVICES=all img t"));
   CHECK_FALSE(container_without_unit_gpus("tools/run_gpu_test.sh {label} {gpus}"));
   CHECK_FALSE(container_without_unit_gpus("docker exec builder t"));
+  // A pack plan's shared units also need the variables that keep TensorFlow and JAX from taking the GPU.
+  CHECK(container_without_sharing_env("docker run --gpus '\"device={gpus}\"' img t") == "docker");
+  CHECK_FALSE(
+      container_without_sharing_env("docker run --gpus '\"device={gpus}\"' -e TF_FORCE_GPU_ALLOW_GROWTH -e "
+                                    "XLA_PYTHON_CLIENT_PREALLOCATE img t"));
+  CHECK_FALSE(container_without_sharing_env("tools/run_gpu_test.sh {label}"));
   CHECK_FALSE(container_without_unit_gpus("echo docker"));
 }
