@@ -130,11 +130,12 @@ TEST_CASE("a pack plan's unit that shares its GPU is written and read with the v
   a.gpus = {1};
   a.env = {};
   auto json = to_json(plan);
-  REQUIRE(json["assignments"][0]["env"] == nlohmann::json{{"CUDA_VISIBLE_DEVICES", "1"},
-                                                          {"TEST_SHARD_INDEX", "1"},
-                                                          {"TEST_TOTAL_SHARDS", "4"},
-                                                          {"TF_FORCE_GPU_ALLOW_GROWTH", "true"},
-                                                          {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
+  REQUIRE(json["assignments"][0]["env"] ==
+          nlohmann::ordered_json{{"CUDA_VISIBLE_DEVICES", "1"},
+                                 {"TEST_SHARD_INDEX", "1"},
+                                 {"TEST_TOTAL_SHARDS", "4"},
+                                 {"TF_FORCE_GPU_ALLOW_GROWTH", "true"},
+                                 {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
   // Keys sorted, "policy" comes after "assignments": the streamed reader meets the env first.
   std::string sorted = nlohmann::json::parse(json.dump()).dump();
   REQUIRE(sorted.find("\"policy\"") > sorted.find("\"assignments\""));
