@@ -22,6 +22,12 @@ std::string shell_quote(std::string_view value);
 /// The assignments planned on `node`, in plan order: by planned start, then first GPU, then unit id.
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node);
 
+/// What `exec --command` runs a unit with: planned_env() and, for a shard, GTEST_SHARD_INDEX and
+/// GTEST_TOTAL_SHARDS too, as Bazel's test-setup.sh derives them from TEST_SHARD_INDEX and
+/// TEST_TOTAL_SHARDS: googletest reads only its own names, so a gtest binary run outside Bazel
+/// would otherwise run every case in every shard.
+std::map<std::string, std::string> command_env(const Assignment& assignment, bool shares_gpu);
+
 /// The assignment of a test (or of one shard of it) on `node`. Labels compare canonically
 /// ("@//a:b" is "//a:b"); a test planned as one unit (--shards=whole) matches any shard.
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,

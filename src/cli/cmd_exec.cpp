@@ -203,7 +203,7 @@ void print_dry_run(const std::vector<UnitRun>& runs) {
   for (const auto& u : runs) {
     const auto& a = u.assignment;
     std::string env;
-    for (const auto& [name, value] : planned_env(a, u.shares_gpu))
+    for (const auto& [name, value] : command_env(a, u.shares_gpu))
       env += fmt::format(" {}={}", name, shell_quote(value));
     std::cout << fmt::format("# {} on GPUs {}, planned at {} s, timeout {} s\nenv{} /bin/sh -c {}\n",
                              a.unit.id, gpu_list(a.gpus), a.start_s, u.timeout_s, env,

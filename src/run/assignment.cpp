@@ -23,6 +23,15 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
   return units;
 }
 
+std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
+  auto env = planned_env(a, shares_gpu);
+  if (a.unit.shard_index) {
+    env["GTEST_SHARD_INDEX"] = env.at("TEST_SHARD_INDEX");
+    env["GTEST_TOTAL_SHARDS"] = env.at("TEST_TOTAL_SHARDS");
+  }
+  return env;
+}
+
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index) {
   auto wanted = canonical_label(label);

@@ -125,7 +125,7 @@ class Loop {
     auto& u = runs_[i];
     if (hooks_.starting) hooks_.starting(u);
     u.start = runner_.now();
-    u.id = runner_.start(u.command, planned_env(u.assignment, u.shares_gpu), fds);
+    u.id = runner_.start(u.command, command_env(u.assignment, u.shares_gpu), fds);
     u.outcome = Outcome::running;
     by_id_[u.id] = i;
     for (int gpu : held(u)) ++busy_[gpu];

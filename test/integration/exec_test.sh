@@ -38,6 +38,14 @@ for i, a in enumerate(rows):
 assert together >= 4, f"only {together} pairs of units ran at the same time"
 PY
 
+# 1b. A shard run by a command also gets googletest's names for its shard, which Bazel's
+#     test-setup.sh derives from TEST_SHARD_INDEX and TEST_TOTAL_SHARDS: a gtest binary reads no
+#     other, and run directly it would run every case in every shard.
+"$GPUPLAN" exec "$PLAN" --node ws-0 --command "echo {unit} \$GTEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS >>$SCRATCH/gtest.log" \
+  >/dev/null || fail "exec of the plan with an echo command failed"
+grep -qx '//ml:train_test#shard-1-of-4 1/4' "$SCRATCH/gtest.log" && grep -qx '//ml:pool_test /' "$SCRATCH/gtest.log" ||
+  fail "googletest's shard variables: $(cat "$SCRATCH/gtest.log")"
+
 # 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
 jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \

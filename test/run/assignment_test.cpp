@@ -86,6 +86,16 @@ TEST_CASE("a unit's environment has its GPUs and its shard, and nothing else the
   REQUIRE(planned_env(placed("a", "//t:x", {}, 0), false).at("CUDA_VISIBLE_DEVICES").empty());
 }
 
+TEST_CASE(
+    "a shard run by a command gets googletest's names for its shard too, as Bazel's test-setup gives them") {
+  auto shard = placed("a", "//t:sharded", {0}, 0, 1);
+  auto env = command_env(shard, false);
+  CHECK(env.at("GTEST_SHARD_INDEX") == "1");  // else a gtest binary runs every case in every shard
+  CHECK(env.at("GTEST_TOTAL_SHARDS") == "2");
+  CHECK(env.at("TEST_SHARD_INDEX") == "1");
+  CHECK(command_env(placed("a", "//t:x", {1}, 0), false) == planned_env(placed("a", "//t:x", {1}, 0), false));
+}
+
 TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
   auto a = placed("a", "//t:x", {2}, 0);
   a.unit.requirement.edit().gpus = {1, "tag"};
