@@ -168,10 +168,17 @@ std::string_view results_header();
 std::string to_csv(const RunRecord& record);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit
-/// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus and
-/// exit_status (start and the GPU measurements are left empty). Throws InputError naming
+/// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus,
+/// exit_status and gpu_touched (start and the peak are left empty). Throws InputError naming
 /// `name`, the line and the bad field.
 std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name);
+
+/// What `exec` says when none of a node's GPU units touched a GPU: among the records whose
+/// gpu_touched NVML measured and that ran at least a second (a shorter one may fall between two
+/// samples), none did. Such a run passes GPU tests that used no GPU: a build without CUDA (the
+/// team's --config=cuda not given), or GPUs hidden from the tests. Empty when any touched one,
+/// or none was measured.
+std::string untouched_gpus_warning(const std::vector<RunRecord>& records);
 
 /// Which of a node's units may start, following the plan's order on each GPU. A unit waits
 /// for every earlier unit on one of its GPUs: until it finished when the plan has them one

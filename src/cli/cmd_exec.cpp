@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -229,6 +231,24 @@ void print_table(const std::vector<UnitRun>& runs) {
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
 }
 
+/// The records run-under appended to `results` past `offset` for `node`, checked as exec checks
+/// its own units' (untouched_gpus_warning). A file that cannot be read back is left unchecked:
+/// the check only advises.
+void warn_if_untouched(const std::string& results, std::uintmax_t offset, const std::string& node) {
+  std::ifstream in(results, std::ios::binary);
+  if (!in.seekg(static_cast<std::streamoff>(offset))) return;
+  std::string appended(std::istreambuf_iterator<char>(in), {});
+  try {
+    // A file that was empty gets its header with the first record.
+    auto records =
+        parse_results_csv(offset == 0 ? appended : std::string(results_header()) + appended, results);
+    std::erase_if(records, [&](const RunRecord& r) { return r.node != node; });
+    if (auto untouched = untouched_gpus_warning(records); !untouched.empty())
+      std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
+  } catch (const InputError&) {
+  }
+}
+
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
 int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
   namespace fs = std::filesystem;
@@ -274,6 +294,8 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   write_output(run.node_file, std::string(o.node) + "\n");
   if (run.results) os::check_appendable(*run.results, results_header());
   check_writable(o.junit);
+  std::error_code size_error;
+  const auto records_before = run.results ? fs::file_size(*run.results, size_error) : 0;
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
   ExecSchedule schedule({u.assignment});
@@ -282,6 +304,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     std::cout << fmt::format("[start] {}\n", r.command) << std::flush;
   };
   execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
+  if (run.results && !size_error) warn_if_untouched(*run.results, records_before, o.node);
   print_table(runs);
   if (int stop = runner.stop_signal()) return 128 + stop;
   return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
@@ -501,8 +524,10 @@ int run_exec(const ExecOptions& o) {
   }
   hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
   std::map<std::string, double> start_epochs;  ///< by unit id: when it started, for its record
-  // GPU memory per running unit, through NVML where there is one, for the results records.
-  auto nvml = o.results.empty() ? nullptr : open_nvml();
+  // GPU memory per running unit, through NVML where there is one, for the results records and
+  // the check that some unit touched a GPU.
+  auto nvml = open_nvml();
+  std::vector<RunRecord> ran_here;
   std::map<std::string, std::unique_ptr<GpuUsageSampler>> samplers;  ///< by unit id
   hooks.starting = [&](const UnitRun& u) { start_epochs[u.assignment.unit.id] = os::now_epoch_s(); };
   hooks.started = [&](const UnitRun& u) {
@@ -525,20 +550,22 @@ int run_exec(const ExecOptions& o) {
       usage = sampler->second->stop();
       samplers.erase(sampler);
     }
-    if (o.results.empty() || u.outcome == Outcome::elsewhere) return;
-    const double start_epoch = start_epochs[u.assignment.unit.id];
+    if (u.outcome == Outcome::elsewhere) return;
+    ran_here.push_back(
+        {u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node, u.assignment.gpus,
+         start_epochs[u.assignment.unit.id], u.exit_status, usage.peak_vram_mib,
+         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt, run_end(u.outcome)});
+    if (o.results.empty()) return;
     try {
-      os::append_locked(
-          o.results, results_header(),
-          to_csv({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                  u.assignment.gpus, start_epoch, u.exit_status, usage.peak_vram_mib,
-                  usage.measured ? std::optional<bool>(usage.touched) : std::nullopt, run_end(u.outcome)}));
+      os::append_locked(o.results, results_header(), to_csv(ran_here.back()));
     } catch (const InputError& e) {  // the other units still run; exec fails at the end
       ++record_errors;
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     }
   };
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
+  if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
+    std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
   std::map<std::string, std::string> ran_on;  ///< units another node ran: that node
   if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
   print_table(runs);

@@ -102,9 +102,28 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
       r.end = RunEnd::stopped;
     else if (!parse_number(f[7], r.exit_status))
       throw bad(fmt::format("exit_status '{}' is neither a number nor timeout or stopped", f[7]));
+    if (f[8] == "true" || f[8] == "false")
+      r.gpu_touched = f[8] == "true";
+    else if (!f[8].empty())
+      throw bad(fmt::format("gpu_touched '{}' is neither true, false nor empty", f[8]));
     records.push_back(std::move(r));
   }
   return records;
+}
+
+std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
+  long measured = 0;
+  for (const auto& r : records) {
+    if (!r.gpu_touched || r.seconds < 1) continue;
+    if (*r.gpu_touched) return {};
+    ++measured;
+  }
+  if (measured == 0) return {};
+  return fmt::format(
+      "none of the {} GPU units NVML measured for a second or more touched a GPU: they passed or failed "
+      "without one. If they use GPUs, their build may lack CUDA (give the team's --config=cuda after --) or "
+      "their GPUs may be hidden from them; gpuplan history suggest lists such tests run by run",
+      measured);
 }
 
 std::string_view results_header() {

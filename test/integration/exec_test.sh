@@ -58,6 +58,20 @@ wait "$holder"
 /usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/started').read()) < float(open('$SCRATCH/released').read()))" ||
   fail "exec ran a unit on GPU 2 while run-under held it"
 
+# 2b. With NVML (here the stand-in library), a node whose GPU units ran a second or more without
+#     any of them on a GPU gets a warning: that is how a build without CUDA passes its GPU tests.
+#     A unit that was on its GPU (the stand-in lists its shell on GPU 2) gets none.
+NVML=(env GPUPLAN_NVML_LIBRARY="${GPUPLAN_BUILD_DIR:-$(dirname "$GPUPLAN")}/libfake_nvml.so" GPUPLAN_FAKE_NVML_PROCESSES="$SCRATCH/nvml.procs")
+: >"$SCRATCH/nvml.procs"
+"${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --command 'sleep 1.3' >/dev/null 2>"$SCRATCH/nvml.err" ||
+  fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
+grep -q "warning: none of the 1 GPU units NVML measured for a second or more touched a GPU" "$SCRATCH/nvml.err" ||
+  fail "no warning for GPU units that touched no GPU: $(cat "$SCRATCH/nvml.err")"
+"${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
+  --command "echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
+  fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
+[ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
+
 # 3. A failing and a timed-out unit do not stop the others; exit code 3. The timed-out unit's
 # record says "timeout", so that the next plan takes its 2 s as a lower bound, not as its time.
 status=0
@@ -215,6 +229,13 @@ PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH
   -- --test_env=GPU_PROBE_LOG="$SCRATCH/args-probe.log" >"$SCRATCH/bazel3.out" 2>&1 ||
   { cat "$SCRATCH/bazel3.out"; fail "exec -- --test_env=... failed"; }
 [ "$(wc -l <"$SCRATCH/args-probe.log")" = 10 ] || fail "the options after -- did not reach the tests"
+# With NVML (the stand-in again, handed to the tests through --test_env), the records run-under
+# wrote for tests that touched no GPU make exec warn, as it does for units it runs itself.
+PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+  --results "$SCRATCH/nvml-results.csv" -- --test_env=GPU_PROBE_SLEEP=1.1 --test_env="${NVML[1]}" \
+  --test_env="${NVML[2]}" >"$SCRATCH/bazel4.out" 2>&1 || { cat "$SCRATCH/bazel4.out"; fail "exec with NVML in the tests failed"; }
+grep -q "warning: none of the 10 GPU units NVML measured for a second or more touched a GPU" "$SCRATCH/bazel4.out" ||
+  { cat "$SCRATCH/bazel4.out" "$SCRATCH/nvml-results.csv"; fail "no warning for tests that touched no GPU under bazel test"; }
 status=0
 "$GPUPLAN" exec "$PLAN" --node ws-0 -- //other:test 2>"$SCRATCH/args.err" || status=$?
 [ "$status" = 2 ] && grep -q "only bazel test options may follow --" "$SCRATCH/args.err" ||

@@ -54,7 +54,21 @@ TEST_CASE("results records read back as they were written, quoted labels too") {
     REQUIRE(read[i].node == written[i].node);
     REQUIRE(read[i].gpus == written[i].gpus);
     REQUIRE(read[i].exit_status == written[i].exit_status);
+    REQUIRE(read[i].gpu_touched == written[i].gpu_touched);
   }
+}
+
+TEST_CASE("a node whose measured GPU units all ran without touching a GPU gets a warning") {
+  auto ran = [](double seconds, std::optional<bool> touched) {
+    return RunRecord{"//t:x", std::nullopt, seconds, "n", {0}, 1.7e9, 0, std::nullopt, touched};
+  };
+  CHECK_THAT(untouched_gpus_warning({ran(30, false), ran(5, false), ran(60, std::nullopt)}),
+             Catch::StartsWith("none of the 2 GPU units NVML measured for a second or more touched a GPU") &&
+                 Catch::Contains("--config=cuda"));
+  CHECK(untouched_gpus_warning({ran(30, false), ran(5, true)}).empty());  // one used its GPU: advice per test
+  CHECK(untouched_gpus_warning({ran(30, std::nullopt)}).empty());         // no NVML: nothing known
+  CHECK(untouched_gpus_warning({ran(0.4, false)}).empty());  // shorter than a sample may fall between two
+  CHECK(untouched_gpus_warning({}).empty());
 }
 
 TEST_CASE("a broken results record is an error naming its line") {
@@ -64,4 +78,8 @@ TEST_CASE("a broken results record is an error naming its line") {
                       Catch::Contains("r.csv:2:1") && Catch::Contains("exit_status 'zero' is neither"));
   REQUIRE_THROWS_WITH(parse_results_csv(std::string(results_header()) + "\"//a:x,1\n", "r.csv"),
                       Catch::Contains("quoted field"));
+  REQUIRE_THROWS_WITH(
+      parse_results_csv(std::string(results_header()) + "//a:x,,1.0,,n,0,2026-01-01T00:00:00.000Z,0,yes\n",
+                        "r.csv"),
+      Catch::Contains("gpu_touched 'yes' is neither"));
 }
