@@ -47,6 +47,10 @@ grep -q -- '--label' "$SCRATCH/bad.err" || fail "the error does not name --label
 
 # GitHub Actions: the workflow from the README, and one with the exported matrix inline.
 "$GPUPLAN" export github-matrix "$PLAN" --fleet "$FLEET" > "$SCRATCH/matrix.json"
+# The team's bazel test options after -- reach every job's exec (its default command takes them).
+"$GPUPLAN" export github-matrix "$PLAN" -- --config=cuda |
+  jq -e '[.include[].command | endswith(" -- --config=cuda")] | all' >/dev/null ||
+  fail "the options after -- are not in every job's exec"
 [ "$(wc -l < "$SCRATCH/matrix.json")" -eq 1 ] || fail "the matrix is not one line (for \$GITHUB_OUTPUT)"
 [ "$(jq '.include | length' "$SCRATCH/matrix.json")" -eq "$nodes" ] || fail "not one matrix entry per node"
 [ "$(jq '[.include[].unit_count] | add' "$SCRATCH/matrix.json")" -eq "$(jq '.assignments | length' "$PLAN")" ] ||
