@@ -102,6 +102,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    app.exit(e);
+    if (first == "exec" || first == "export")  // `--config=cuda` given without the `--` before it
+      std::cerr << "Options for the default bazel test go after --: gpuplan " << first
+                << " ... -- --config=cuda\n";
+    return exit_bad_input;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return exit_bad_input;

@@ -240,6 +240,10 @@ status=0
 "$GPUPLAN" exec "$PLAN" --node ws-0 -- //other:test 2>"$SCRATCH/args.err" || status=$?
 [ "$status" = 2 ] && grep -q "only bazel test options may follow --" "$SCRATCH/args.err" ||
   fail "a label after --: exit $status $(cat "$SCRATCH/args.err")"
+status=0
+"$GPUPLAN" exec "$PLAN" --node ws-0 --config=cuda 2>"$SCRATCH/args.err" || status=$?
+[ "$status" = 2 ] && grep -qF "Options for the default bazel test go after --: gpuplan exec ... -- --config=cuda" \
+  "$SCRATCH/args.err" || fail "a bazel option without the -- before it: exit $status $(cat "$SCRATCH/args.err")"
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
   "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
