@@ -330,7 +330,7 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
   return status;
 }
 
-/// run-under never creates its lock or claims directory, nor its results file: inside Bazel's
+/// run-under never creates its lock or claims directory, nor its results or JUnit file: inside Bazel's
 /// sandbox, /tmp may be the test's own (Bazel 7's default --incompatible_sandbox_hermetic_tmp,
 /// --sandbox_tmpfs_path=/tmp), and what it made there would be this test's alone: tests would
 /// share GPUs, each node run every unit, or the records vanish with the sandbox. `what`: the
@@ -357,12 +357,14 @@ int run_under(const RunUnderOptions& o) {
   // Bazel sets both or neither; TEST_SHARD_INDEX alone (by hand) says nothing of the count.
   std::optional<int> bazel_shards = shard_variable("TEST_TOTAL_SHARDS", 1);
   if (!bazel_shards && !shard) bazel_shards = 1;
-  if (!o.results.empty()) {
+  if (!o.results.empty())
     require_shared_path(o.results, "results file",
                         "its record would be lost with the sandbox, and the next plan would lack this run",
                         "touch");
-    os::check_appendable(o.results, results_header());
-  }
+  if (!o.junit.empty())
+    require_shared_path(o.junit, "JUnit file",
+                        "the report rewritten after this test would be lost with the sandbox", "touch");
+  if (!o.results.empty()) os::check_appendable(o.results, results_header());
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs

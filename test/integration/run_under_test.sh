@@ -94,6 +94,11 @@ fails_in_bazel ml/inference_test "$SCRATCH/locks" \
   "results.csv: the results file does not exist in this test's view of the file system" \
   "--results $SCRATCH/private/results.csv" --sandbox_tmpfs_path="$SCRATCH/private" --sandbox_writable_path="$SCRATCH/locks"
 [ ! -e "$SCRATCH/private/results.csv" ] || fail "a results file appeared outside the sandbox"
+# Nor a JUnit file there, the report of the run it rewrites after each test.
+fails_in_bazel ml/inference_test "$SCRATCH/locks" \
+  "junit.xml: the JUnit file does not exist in this test's view of the file system" \
+  "--results $RESULTS --junit $SCRATCH/private/junit.xml" --sandbox_tmpfs_path="$SCRATCH/private" \
+  --sandbox_writable_path="$SCRATCH"
 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
@@ -134,6 +139,7 @@ done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 # --junit: five launches at once (as Bazel starts them), three of them failing, each appending its
 # record and rewriting the JUnit under the results file's lock: the JUnit ends with all five.
 : >"$SCRATCH/junit-results.csv"
+: >"$SCRATCH/junit.xml"  # run-under never creates it either
 pids=()
 while IFS= read -r label; do
   TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
