@@ -229,6 +229,8 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
       {"multi-gpu", "multi_gpu"}, {"gpu_exclusive", "gpu-exclusive"},
       {"nvlnk", "nvlink"},        {"gpu-mem:40GB ", "gpu-mem:40GB"},
       {"GPU:2", "gpu:2"},         {"Multiaccelerator", "multiaccelerator"},
+      {"gpu_test", "gpu"},        {"needs-gpu", "gpu"},  // other words for a GPU test
+      {"uses_gpu", "gpu"},        {"GPU_REQUIRED", "gpu"},
   };
   for (const auto& [tag, meant] : cases) {
     INFO(tag);
