@@ -50,6 +50,7 @@ TEST_CASE("a silent node's claim is taken over after the lease, once, and it kno
   REQUIRE(b.claim("//t:x"));
   REQUIRE_FALSE(c.claim("//t:x"));
   REQUIRE(dead.state("//t:x") == State::held);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("renewing keeps a claim alive past the lease; abandoning ends it at once") {
