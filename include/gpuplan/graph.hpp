@@ -126,7 +126,8 @@ struct GpuDepPatterns {
 };
 
 /// What makes a file GPU code by its name whatever its repository, or empty: "a CUDA source"
-/// (.cu, .cuh; TensorFlow's .cu.cc and .cu.h), "a HIP source" (.hip), "a CUDA library"
+/// (.cu, .cuh; TensorFlow's .cu.cc and .cu.h), "a HIP source" (.hip), "a CUDA header" (cuda.h,
+/// cuda_runtime.h, nccl.h, ...), "a ROCm header" (hip_runtime.h, ...), "a CUDA library"
 /// (libcudart.so, libcublas_static.a, libcuda.so.1, ...) or "a ROCm library" (libamdhip64.so, ...).
 std::string_view gpu_file_kind(std::string_view label);
 

@@ -229,6 +229,15 @@ std::string_view gpu_file_kind(std::string_view label) {
   for (std::string_view suffix : {".cu", ".cuh", ".cu.cc", ".cu.cpp", ".cu.h"})
     if (name.ends_with(suffix)) return "a CUDA source";
   if (name.ends_with(".hip")) return "a HIP source";
+  // The APIs' own headers: a library that loads CUDA at run time (IREE's HAL drivers dlopen it)
+  // shows the graph no library, only the SDK's headers (IREE's @iree_cuda//:headers).
+  static constexpr std::string_view cuda_headers[] = {
+      "cuda.h",   "cuda_runtime.h", "cuda_runtime_api.h", "cublas_v2.h", "cublasLt.h", "cudnn.h", "cufft.h",
+      "curand.h", "cusolverDn.h",   "cusparse.h",         "nvrtc.h",     "nccl.h",     "nvml.h"};
+  static constexpr std::string_view rocm_headers[] = {"hip_runtime.h", "hip_runtime_api.h", "rccl.h",
+                                                      "rocblas.h", "miopen.h"};
+  if (std::ranges::find(cuda_headers, name) != std::end(cuda_headers)) return "a CUDA header";
+  if (std::ranges::find(rocm_headers, name) != std::end(rocm_headers)) return "a ROCm header";
   // A runtime library, however its repository is named: lib{NAME}[_static].{a,so[.VERSION]}.
   if (!name.starts_with("lib")) return {};
   name.remove_prefix(3);

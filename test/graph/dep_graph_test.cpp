@@ -168,10 +168,14 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
         "@x//:lib/libnvidia-ml.so.575.51.03", "@x//:libcudnn.so.9"})
     REQUIRE_THAT(std::string(gpu_file_kind(label)), Catch::Contains("CUDA"));
   REQUIRE(gpu_file_kind("//k:vector_add.hip") == "a HIP source");
+  // IREE's CUDA driver loads libcuda at run time: the graph shows only the SDK's headers.
+  REQUIRE(gpu_file_kind("@iree_cuda//:include/cuda.h") == "a CUDA header");
+  REQUIRE(gpu_file_kind("@nccl//:src/include/nccl.h") == "a CUDA header");
+  REQUIRE(gpu_file_kind("@hip//:include/hip/hip_runtime.h") == "a ROCm header");
   REQUIRE(gpu_file_kind("@rocm//:lib/libamdhip64.so.6") == "a ROCm library");
-  for (const char* label :
-       {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py", "//k:cudart.so",
-        "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox", "//k:x.cub"})
+  for (const char* label : {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py",
+                            "//k:cudart.so", "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox",
+                            "//k:x.cub", "//k:my_cuda.h", "//k:cuda_utils.h"})
     REQUIRE(gpu_file_kind(label).empty());
 }
 
