@@ -53,7 +53,21 @@ struct ExecOptions {
   bool static_only = false;             ///< --static: only this node's planned units, even with --claims
   std::string fleet;                    ///< --fleet: lets this node take units planned on other nodes
   std::vector<std::string> bazel_args;  ///< after --: options for the default bazel test
+  bool warn_missing_gpus = false;       ///< --missing-gpus=warn
 };
+
+/// Before the first unit: the node's GPUs must be on this machine (missing_gpus), or each unit
+/// would run without its own. Refused, exit 2, unless --missing-gpus=warn.
+void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus, Nvml* nvml) {
+  auto missing = missing_gpus(node_gpus, nvml);
+  if (missing.empty()) return;
+  if (!o.warn_missing_gpus)
+    throw InputError(Position{fmt::format("node {}", o.node)},
+                     fmt::format("{}; nothing was run (--missing-gpus=warn runs the units anyway)", missing));
+  std::cerr << fmt::format(
+      "gpuplan exec: warning: node {}: {}; running the units anyway (--missing-gpus=warn)\n", o.node,
+      missing);
+}
 
 /// Dynamic execution: this node's units claimed before they start, and units planned
 /// elsewhere (or left by a dead node) taken when this node's GPUs would sit idle.
@@ -290,6 +304,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                              o.node, run.node_file, o.node, u.command);
     return exit_ok;
   }
+  check_gpus_here(o, u.assignment.gpus, open_nvml().get());
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
   if (run.results) os::check_appendable(*run.results, results_header());
@@ -478,6 +493,10 @@ int run_exec(const ExecOptions& o) {
   const std::optional<Node> fleet_node = read_fleet_node(o.fleet, o.node);
   const Node* here = fleet_node ? &*fleet_node : nullptr;
   const auto node_gpus = run_node_gpus(plan, o.node, here, o.fleet);
+  // GPU memory per running unit, through NVML where there is one, for the results records and
+  // the check that some unit touched a GPU.
+  auto nvml = open_nvml();
+  check_gpus_here(o, node_gpus, nvml.get());
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   HeldGpus held(o.lock_dir);
@@ -527,9 +546,6 @@ int run_exec(const ExecOptions& o) {
   }
   hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
   std::map<std::string, double> start_epochs;  ///< by unit id: when it started, for its record
-  // GPU memory per running unit, through NVML where there is one, for the results records and
-  // the check that some unit touched a GPU.
-  auto nvml = open_nvml();
   std::vector<RunRecord> ran_here;
   std::map<std::string, std::unique_ptr<GpuUsageSampler>> samplers;  ///< by unit id
   hooks.starting = [&](const UnitRun& u) { start_epochs[u.assignment.unit.id] = os::now_epoch_s(); };
@@ -617,6 +633,15 @@ int run_exec(const ExecOptions& o) {
 
 }  // namespace
 
+void add_missing_gpus_option(CLI::App& command, bool& warn) {
+  command
+      .add_option_function<std::string>(
+          "--missing-gpus", [&warn](const std::string& value) { warn = value == "warn"; },
+          "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
+          "device at all): refuse to run them (default) or warn and run them")
+      ->check(CLI::IsMember({"fail", "warn"}));
+}
+
 void add_exec_command(CLI::App& app, int& status) {
   auto options = std::make_shared<ExecOptions>();
   auto* command =
@@ -657,6 +682,7 @@ void add_exec_command(CLI::App& app, int& status) {
       "outcome and exit status; the totals by outcome");
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
+  add_missing_gpus_option(*command, options->warn_missing_gpus);
   command->add_option(
       "bazel-options", options->bazel_args,
       "after --: options for the default bazel test, before gpuplan's own (-- --config=cuda)");

@@ -43,7 +43,8 @@ struct RunUnderOptions {
   std::string node;
   std::string node_file;  ///< --node-file: a file holding the node's name
   std::string lock_dir = os::default_lock_dir();
-  bool warn_unplanned = false;  ///< --unplanned=warn: run a refused test with no GPU visible
+  bool warn_unplanned = false;     ///< --unplanned=warn: run a refused test with no GPU visible
+  bool warn_missing_gpus = false;  ///< --missing-gpus=warn: run a test whose GPUs this machine lacks
   std::string results;
   std::string junit;  ///< --junit: JUnit XML of every record in --results, rewritten after each test
   std::string query;
@@ -436,13 +437,24 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const auto& target = assignment.unit.label;
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
+  auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
+  if (auto missing = missing_gpus(assignment.gpus, nvml.get()); !missing.empty()) {
+    auto what = fmt::format("{} on node {}: {} (plan {})", target, std::string(node), missing, o.plan);
+    if (!o.warn_missing_gpus) {
+      std::cerr << fmt::format("gpuplan run-under: refusing to run {}. --missing-gpus=warn runs it anyway.\n",
+                               what);
+      return exit_bad_input;
+    }
+    std::cerr << fmt::format("gpuplan run-under: warning: {}; running it anyway (--missing-gpus=warn)\n",
+                             what);
+  }
   std::vector<int> fds;
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, planned_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
-  GpuUsageSampler sampler(o.results.empty() ? nullptr : open_nvml());
+  GpuUsageSampler sampler(o.results.empty() ? nullptr : nvml);
   sampler.start(child, assignment.gpus);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
@@ -503,6 +515,7 @@ void add_run_under_command(CLI::App& app, int& status) {
           "a test the plan gives no GPUs on this node (other node, unschedulable, skipped, missing, node "
           "not in the plan): fail it (default) or warn and run it with no GPU visible")
       ->check(CLI::IsMember({"fail", "warn"}));
+  add_missing_gpus_option(*command, options->warn_missing_gpus);
   command->add_option("--claims", options->claims,
                       "dynamic execution: a directory every node's run-under sees; each test runs once, "
                       "on the node that claims it first (see exec --claims)");

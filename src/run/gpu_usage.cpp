@@ -3,8 +3,10 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -142,6 +144,13 @@ class Nvml {
     return all;
   }
 
+  /// How many GPUs NVML sees on this machine; nullopt when it cannot say.
+  std::optional<unsigned int> device_count() {
+    unsigned int devices = 0;
+    if (count_(&devices) != nvml_success) return std::nullopt;
+    return devices;
+  }
+
   /// Bytes in use on GPU `index`; nullopt when NVML cannot say.
   std::optional<std::uint64_t> used_bytes(int index) {
     NvmlDevice device = nullptr;
@@ -178,6 +187,52 @@ std::shared_ptr<Nvml> open_nvml() {
   auto nvml = std::make_shared<Nvml>(library);
   if (!nvml->load()) return nullptr;
   return nvml;
+}
+
+namespace {
+
+/// A GPU's device file of any vendor's driver in `dev`: /dev/nvidiaN (NVIDIA), /dev/kfd (AMD's
+/// ROCm), /dev/dri/renderDN (AMD's and Intel's render nodes).
+bool has_gpu_device(const std::string& dev) {
+  auto numbered = [](std::string_view name, std::string_view prefix) {
+    return name.size() > prefix.size() && name.starts_with(prefix) &&
+           name.find_first_not_of("0123456789", prefix.size()) == std::string_view::npos;
+  };
+  auto any_in = [&](const std::string& dir, std::string_view prefix) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) return false;
+    bool found = false;
+    while (dirent* entry = readdir(d))
+      if ((found = numbered(entry->d_name, prefix))) break;
+    closedir(d);
+    return found;
+  };
+  return access((dev + "/kfd").c_str(), F_OK) == 0 || any_in(dev, "nvidia") ||
+         any_in(dev + "/dri", "renderD");
+}
+
+}  // namespace
+
+std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev) {
+  if (gpus.empty()) return {};
+  const int highest = *std::max_element(gpus.begin(), gpus.end());
+  if (auto count = nvml ? nvml->device_count() : std::nullopt) {
+    if (highest < static_cast<int>(*count)) return {};
+    return fmt::format(
+        "NVML sees {} on this machine, and the plan gives units GPU {}: CUDA would leave it out of "
+        "CUDA_VISIBLE_DEVICES, a unit given it would run without it, and a test that skips its GPU paths "
+        "when it finds no GPU would pass. Check nvidia-smi here (a GPU that fell off the bus; a container or "
+        "job given fewer GPUs than the node has)",
+        *count == 0 ? std::string("no GPU")
+                    : fmt::format("{} GPU{} (0-{})", *count, *count == 1 ? "" : "s", *count - 1),
+        highest);
+  }
+  if (has_gpu_device(dev)) return {};
+  return fmt::format(
+      "this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded, and {} has no GPU device "
+      "(nvidiaN, kfd, dri/renderDN): the units would run without their GPUs, and a test that skips its GPU "
+      "paths when it finds no GPU would pass (a machine without GPUs, or a container started without them)",
+      dev);
 }
 
 GpuUsageSampler::GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s)

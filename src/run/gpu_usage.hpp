@@ -32,6 +32,11 @@ struct GpuUsage {
 class Nvml;
 std::shared_ptr<Nvml> open_nvml();
 
+/// Why a unit given `gpus` (indices as CUDA_VISIBLE_DEVICES counts them) would find no GPU on this
+/// machine; empty when nothing says so. Where NVML answers, the GPUs it counts; where it does not
+/// (no NVIDIA driver), a machine with no GPU device file of any vendor under `dev` has none.
+std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev = "/dev");
+
 /// Samples the GPU memory of one process tree (the root, every descendant and every process of
 /// the root's process group) every `interval_s` on a thread of its own, from start() to stop().
 /// Where NVML lists no process on the unit's GPUs but their memory in use rises by more than a

@@ -76,3 +76,16 @@ ours, smi = float(sys.argv[1]), float(sys.argv[2])
 ok = ours >= 3072 and smi > 0 and abs(ours - smi) <= 0.1 * smi
 print("PASS" if ok else "FAIL", f"gpuplan {ours:.0f} MiB vs nvidia-smi {smi:.0f} MiB")
 PY
+
+# A GPU this machine does not have (the index one past nvidia-smi's count) is refused, not run.
+count=$(nvidia-smi --query-gpu=count --format=csv,noheader | head -1)
+sed "s/\"gpus\": \[0\]/\"gpus\": [$count]/; s/\"CUDA_VISIBLE_DEVICES\": \"0\"/\"CUDA_VISIBLE_DEVICES\": \"$count\"/" \
+  "$work/plan.json" > "$work/missing.json"
+missing_status=0
+TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/missing.json" --node "$node" \
+  touch "$work/ran" > "$OUT/missing.out" 2>&1 || missing_status=$?
+if [ "$missing_status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "NVML sees $count GPU" "$OUT/missing.out"; then
+  log "PASS GPU $count of a $count-GPU machine refused: $(head -c 200 "$OUT/missing.out")"
+else
+  log "FAIL GPU $count of a $count-GPU machine: exit $missing_status, $(cat "$OUT/missing.out")"
+fi

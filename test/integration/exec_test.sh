@@ -72,6 +72,34 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 [ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
 
+# 2c. A GPU the plan gives out that this machine lacks: exec refuses before any unit runs (exit 2),
+#     for a unit given it would find no GPU, and a test that skips its GPU paths would pass. Here
+#     NVML's stand-in counts 3 GPUs where the plan uses 4 (one fell off the bus); then no NVML on a
+#     machine without a GPU device file (this one). --missing-gpus=warn runs the units anyway.
+refused() {  # refused VARIABLE=VALUE MESSAGE: exec under VARIABLE refuses, saying MESSAGE, runs nothing
+  local status=0
+  env "$1" "$GPUPLAN" exec "$PLAN" --node ws-0 --command "touch $SCRATCH/ran" >"$SCRATCH/missing.out" 2>&1 || status=$?
+  [ "$status" = 2 ] && [ ! -e "$SCRATCH/ran" ] || fail "exec ran (exit $status) where GPUs are missing: $(cat "$SCRATCH/missing.out")"
+  grep -qF "gpuplan: node ws-0: $2" "$SCRATCH/missing.out" && grep -q 'nothing was run' "$SCRATCH/missing.out" ||
+    fail "exec's refusal does not say what is missing: $(cat "$SCRATCH/missing.out")"
+}
+refused GPUPLAN_FAKE_NVML_GPUS=3 "NVML sees 3 GPUs (0-2) on this machine, and the plan gives units GPU 3"
+if ls /dev/nvidia[0-9]* /dev/kfd /dev/dri/renderD* >/dev/null 2>&1; then
+  echo "this machine has a GPU device file: exec without NVML on a machine without GPUs is not tried" >&2
+else
+  refused GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded"
+fi
+mkdir -p "$SCRATCH/stub-bazel"  # the default command checks before Bazel starts
+printf '#!/bin/sh\ntouch %q\n' "$SCRATCH/ran" >"$SCRATCH/stub-bazel/bazel" && chmod +x "$SCRATCH/stub-bazel/bazel"
+status=0
+PATH=$SCRATCH/stub-bazel:$PATH GPUPLAN_FAKE_NVML_GPUS=3 "$GPUPLAN" exec "$PLAN" --node ws-0 >"$SCRATCH/missing.out" 2>&1 || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/ran" ] && grep -q 'NVML sees 3 GPUs' "$SCRATCH/missing.out" ||
+  fail "exec's bazel test ran (exit $status) where GPUs are missing: $(cat "$SCRATCH/missing.out")"
+GPUPLAN_FAKE_NVML_GPUS=3 "$GPUPLAN" exec "$PLAN" --node ws-0 --missing-gpus=warn --command true >"$SCRATCH/missing.out" 2>&1 ||
+  fail "exec --missing-gpus=warn failed: $(cat "$SCRATCH/missing.out")"
+grep -q '^10 units: 10 passed$' "$SCRATCH/missing.out" && grep -q 'warning: node ws-0: NVML sees 3 GPUs' "$SCRATCH/missing.out" ||
+  fail "exec --missing-gpus=warn: $(cat "$SCRATCH/missing.out")"
+
 # 3. A failing and a timed-out unit do not stop the others; exit code 3. The timed-out unit's
 # record says "timeout", so that the next plan takes its 2 s as a lower bound, not as its time.
 status=0
@@ -81,9 +109,9 @@ status=0
 [ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
-grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,$' "$SCRATCH/fail.csv" ||
+grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false$' "$SCRATCH/fail.csv" ||
   fail "the timed-out unit's record: $(cat "$SCRATCH/fail.csv")"
-grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
+grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv" | grep -q "(history-timeout)" ||
   fail "history took the timed-out run's time as a sample: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv")"
 

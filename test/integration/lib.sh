@@ -11,6 +11,13 @@ trap 'rm -rf "$SCRATCH"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# This machine has no GPU, and exec and run-under refuse to hand out GPUs that NVML does not
+# count here (or any GPU, where there is no driver at all). The tests' nodes have up to 8 GPUs:
+# NVML's stand-in (test/nvml) says so, with no process on any (GPUPLAN_FAKE_NVML_GPUS,
+# GPUPLAN_FAKE_NVML_PROCESSES change that).
+FAKE_NVML=${GPUPLAN_BUILD_DIR:-$(dirname "$GPUPLAN")}/libfake_nvml.so
+export GPUPLAN_NVML_LIBRARY=${GPUPLAN_NVML_LIBRARY:-$FAKE_NVML}
+
 # requires TOOL...: a developer's machine without one of the tools skips the test (CTest's
 # skip code, 77) and says which; under CI (CI set), where scripts/setup installed them all,
 # a missing tool fails it.
@@ -28,7 +35,9 @@ requires() {
 BAZEL_ROOT=${GPUPLAN_BAZEL_ROOT:-/tmp/gpuplan-bazel-$(id -u)}
 
 # bazel_ws COMMAND ARGS...: Bazel in the example workspace. cquery and test need the
-# three stub repositories (no network); query does not.
+# three stub repositories (no network); query does not. A test's run-under finds NVML's
+# stand-in as a GPU machine's finds the driver's library (Bazel passes tests no variable it is
+# not told to).
 bazel_ws() {
   local command=$1; shift
   local overrides=()
@@ -37,6 +46,7 @@ bazel_ws() {
                --override_repository=rules_cc="$STUBS/rules_cc"
                --override_repository=rules_java="$STUBS/rules_java")
   fi
+  [ "$command" != test ] || overrides+=(--test_env=GPUPLAN_NVML_LIBRARY)
   (cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 \
      "$command" "${overrides[@]}" "$@")
 }

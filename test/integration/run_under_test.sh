@@ -144,12 +144,12 @@ pids=()
 while IFS= read -r label; do
   TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
     --results "$SCRATCH/junit-results.csv" --junit "$SCRATCH/junit.xml" \
-    sh -c 'sleep 0.2; case "$TEST_TARGET" in *pwned*) exit 1;; esac' > /dev/null 2>&1 &
+    sh -c 'sleep 0.2; case "$TEST_TARGET" in *pwned*) exit 1;; esac' >/dev/null 2>>"$SCRATCH/junit.err" &
   pids+=($!)
 done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 for pid in "${pids[@]}"; do wait "$pid" || true; done
 xmllint --noout "$SCRATCH/junit.xml" || fail "run-under's JUnit is not well-formed XML"
-[ "$(grep -c '<testcase ' "$SCRATCH/junit.xml")" -eq 5 ] || fail "run-under's JUnit lacks records: $(cat "$SCRATCH/junit.xml")"
+[ "$(grep -c '<testcase ' "$SCRATCH/junit.xml")" -eq 5 ] || fail "run-under's JUnit lacks records: $(cat "$SCRATCH/junit.xml" "$SCRATCH/junit.err")"
 [ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq 3 ] || fail "run-under's JUnit does not count 3 failures"
 grep -qF 'value="//a:&quot;q&quot;"' "$SCRATCH/junit.xml" || fail "run-under's JUnit lacks the label //a:\"q\""
 
@@ -201,7 +201,7 @@ holder=$!
 for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
 kill -TERM "$holder"
 wait "$holder" 2>/dev/null || true
-grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,$' "$SCRATCH/stopped.csv" ||
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false$' "$SCRATCH/stopped.csv" ||
   fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/stopped.csv" | grep -q "(history-timeout)" ||
   fail "history took a stopped run's time as the test's"
@@ -222,6 +222,19 @@ jq '(.assignments[] | select(.unit == "//ml:train_test#shard-1-of-4") | .node) =
 RU=("$GPUPLAN" run-under --plan "$SCRATCH/moved.json" --lock-dir "$SCRATCH/locks")
 refused "unknown node" 'on node nowhere: node "nowhere" has no units in the plan (its nodes: ws-0, ws-1)' -- \
   TEST_TARGET=//ml:inference_test "${RU[@]}" --node nowhere
+# Nor with GPUs this machine lacks: NVML's stand-in counts 3 where the plan gives GPU 3 (one fell
+# off the bus), or, where there is no NVML, no GPU device file at all (this machine).
+refused "a GPU the machine lacks" 'refusing to run //ml:pool_test on node ws-0: NVML sees 3 GPUs (0-2) on this machine, and the plan gives units GPU 3' -- \
+  GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0
+if ! ls /dev/nvidia[0-9]* /dev/kfd /dev/dri/renderD* >/dev/null 2>&1; then
+  refused "no GPU at all" 'refusing to run //ml:pool_test on node ws-0: this machine shows no GPU' -- \
+    GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0
+fi
+GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --missing-gpus=warn \
+  sh -c 'echo "ran on $CUDA_VISIBLE_DEVICES"' >"$SCRATCH/warned.out" 2>&1 || fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
+grep -q '^ran on 3$' "$SCRATCH/warned.out" && grep -q 'warning: //ml:pool_test on node ws-0: NVML sees 3 GPUs' "$SCRATCH/warned.out" ||
+  fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
+GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true || fail "GPU 3 of 4 was refused"
 # --node-file as editors and Windows checkouts leave it: CR and spaces around the name are not
 # part of it; a name that is not in the plan is printed with its control characters visible.
 printf ' ws-0 \r\n' >"$SCRATCH/node-crlf"

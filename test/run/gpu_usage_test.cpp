@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -150,4 +151,39 @@ TEST_CASE("Without NVML nothing is measured and nothing fails", "[gpu_usage]") {
   GpuUsage usage = sampler.stop();
   CHECK_FALSE(usage.measured);
   CHECK_FALSE(usage.touched);
+}
+
+TEST_CASE("A GPU that NVML does not count on this machine is never handed out", "[gpu_usage]") {
+  FakeNvml fake;
+  setenv("GPUPLAN_FAKE_NVML_GPUS", "7", 1);  // an 8-GPU node whose GPU 7 fell off the bus
+  auto nvml = open_nvml();
+  REQUIRE(nvml);
+  CHECK(missing_gpus({0, 6}, nvml.get()).empty());
+  CHECK(missing_gpus({}, nvml.get()).empty());
+  auto missing = missing_gpus({2, 7}, nvml.get());
+  CHECK_THAT(missing,
+             Catch::Contains("NVML sees 7 GPUs (0-6) on this machine, and the plan gives units GPU 7"));
+  CHECK_THAT(missing, Catch::Contains("CUDA would leave it out of CUDA_VISIBLE_DEVICES"));
+  setenv("GPUPLAN_FAKE_NVML_GPUS", "0", 1);  // the driver is there, its GPUs are gone
+  CHECK_THAT(missing_gpus({0}, nvml.get()), Catch::Contains("NVML sees no GPU on this machine"));
+  unsetenv("GPUPLAN_FAKE_NVML_GPUS");
+}
+
+TEST_CASE("Without NVML a machine with no GPU device file of any vendor has no GPU", "[gpu_usage]") {
+  namespace fs = std::filesystem;
+  const fs::path dev = fs::temp_directory_path() / fmt::format("gpuplan-dev-{}", getpid());
+  fs::create_directories(dev / "dri");
+  std::ofstream(dev / "null");
+  std::ofstream(dev / "nvidiactl");  // the control device alone is no GPU
+  std::ofstream(dev / "dri" / "card0");
+  auto missing = missing_gpus({0}, nullptr, dev.string());
+  CHECK_THAT(missing,
+             Catch::Contains("this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded"));
+  CHECK(missing_gpus({}, nullptr, dev.string()).empty());  // a node with no GPU units needs none
+  for (const char* device : {"nvidia0", "kfd", "dri/renderD128"}) {
+    std::ofstream(dev / device);
+    CHECK(missing_gpus({3}, nullptr, dev.string()).empty());  // no count without NVML: any GPU will do
+    fs::remove(dev / device);
+  }
+  fs::remove_all(dev);
 }
