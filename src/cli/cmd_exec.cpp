@@ -56,17 +56,28 @@ struct ExecOptions {
   bool warn_missing_gpus = false;       ///< --missing-gpus=warn
 };
 
-/// Before the first unit: the node's GPUs must be on this machine (missing_gpus), or each unit
-/// would run without its own. Refused, exit 2, unless --missing-gpus=warn.
-void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus, Nvml* nvml) {
-  auto missing = missing_gpus(node_gpus, nvml);
-  if (missing.empty()) return;
+/// Before the first unit: the node's GPUs must be on this machine (missing_gpus), and be what
+/// its units need (unmet_here), or units would run without their GPUs, or on GPUs or a driver
+/// that cannot do what they test. Refused, exit 2, unless --missing-gpus=warn.
+void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus,
+                     const std::vector<Assignment>& units, Nvml* nvml) {
+  auto problem = missing_gpus(node_gpus, nvml);
+  if (auto machine = describe_machine(nvml); problem.empty() && machine) {
+    int unmet = 0;
+    for (const auto& a : units)
+      if (auto why = unmet_here(*a.unit.requirement, a.gpus, *machine); !why.empty() && unmet++ == 0)
+        problem = fmt::format("{} {}", a.unit.id, why);
+    if (unmet > 1)
+      problem += fmt::format(" ({} more unit{} of this node cannot run here either)", unmet - 1,
+                             unmet == 2 ? "" : "s");
+  }
+  if (problem.empty()) return;
   if (!o.warn_missing_gpus)
     throw InputError(Position{fmt::format("node {}", o.node)},
-                     fmt::format("{}; nothing was run (--missing-gpus=warn runs the units anyway)", missing));
+                     fmt::format("{}; nothing was run (--missing-gpus=warn runs the units anyway)", problem));
   std::cerr << fmt::format(
       "gpuplan exec: warning: node {}: {}; running the units anyway (--missing-gpus=warn)\n", o.node,
-      missing);
+      problem);
 }
 
 /// Dynamic execution: this node's units claimed before they start, and units planned
@@ -74,18 +85,34 @@ void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus, Nv
 class Sharing {
  public:
   /// `here`: this node in --fleet (nullptr without it), which dispatching needs.
-  Sharing(const ExecOptions& o, const Plan& plan, const Node* here)
+  /// `machine`: this machine as NVML sees it (nullptr without NVML).
+  Sharing(const ExecOptions& o, const Plan& plan, const Node* here, const Machine* machine)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
     claims_.hold_node();  // one exec a node: a second would hand out its GPUs again
     if (o.static_only) return;
     here_ = here;
-    // Only units this node can ever run: take() and pending() look at no others.
+    // Only units this node can ever run: take() and pending() look at no others. One the fleet
+    // says this node can run but NVML says this machine cannot is left to the others.
     std::vector<int> every_gpu;
     if (here_)
       for (const auto& gpu : here_->gpus) every_gpu.push_back(gpu.index);
-    for (const auto& a : plan.assignments)
-      if (a.node == o.node || (here_ && gpus_here(a, *here_, every_gpu, holds_whole_node(a, policy_))))
+    int unmet = 0;
+    for (const auto& a : plan.assignments) {
+      if (a.node != o.node && !(here_ && gpus_here(a, *here_, every_gpu, holds_whole_node(a, policy_))))
+        continue;
+      auto why =
+          a.node == o.node || !machine ? std::string() : unmet_here(*a.unit.requirement, every_gpu, *machine);
+      if (why.empty())
         candidates_.push_back(a);
+      else if (unmet++ == 0)
+        std::cerr << fmt::format(
+            "gpuplan exec: warning: node {}: --fleet says this node can run units planned elsewhere that "
+            "this "
+            "machine cannot; it leaves them to the other nodes. {} {}\n",
+            o.node, a.unit.id, why);
+    }
+    if (unmet > 1)
+      std::cerr << fmt::format("gpuplan exec: warning: node {}: {} such units in all\n", o.node, unmet);
     // Dispatch order (run/dispatch.hpp, as `simulate` replays it): longest planned first, so
     // the units most likely to end the run start while there is time.
     std::sort(candidates_.begin(), candidates_.end(), dispatched_before);
@@ -304,7 +331,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                              o.node, run.node_file, o.node, u.command);
     return exit_ok;
   }
-  check_gpus_here(o, u.assignment.gpus, open_nvml().get());
+  check_gpus_here(o, u.assignment.gpus, units, open_nvml().get());
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
   if (run.results) os::check_appendable(*run.results, results_header());
@@ -496,7 +523,7 @@ int run_exec(const ExecOptions& o) {
   // GPU memory per running unit, through NVML where there is one, for the results records and
   // the check that some unit touched a GPU.
   auto nvml = open_nvml();
-  check_gpus_here(o, node_gpus, nvml.get());
+  check_gpus_here(o, node_gpus, units, nvml.get());
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   HeldGpus held(o.lock_dir);
@@ -510,7 +537,8 @@ int run_exec(const ExecOptions& o) {
   int record_errors = 0;
   ExecHooks hooks;
   std::optional<Sharing> sharing;
-  if (!o.claims.empty()) sharing.emplace(o, plan, here);
+  const auto machine = describe_machine(nvml.get());
+  if (!o.claims.empty()) sharing.emplace(o, plan, here, machine ? &*machine : nullptr);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
       if (sharing->taken_early(u.assignment.unit.id) || !sharing->claims().claim(u.assignment.unit.id))
@@ -638,7 +666,8 @@ void add_missing_gpus_option(CLI::App& command, bool& warn) {
       .add_option_function<std::string>(
           "--missing-gpus", [&warn](const std::string& value) { warn = value == "warn"; },
           "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
-          "device at all): refuse to run them (default) or warn and run them")
+          "device at all), or NVML says its GPUs or driver fail a unit's compute capability, CUDA or "
+          "vendor: refuse to run them (default) or warn and run them")
       ->check(CLI::IsMember({"fail", "warn"}));
 }
 

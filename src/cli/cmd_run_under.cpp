@@ -438,7 +438,10 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
   auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
-  if (auto missing = missing_gpus(assignment.gpus, nvml.get()); !missing.empty()) {
+  auto missing = missing_gpus(assignment.gpus, nvml.get());
+  if (auto machine = describe_machine(nvml.get()); missing.empty() && machine)
+    missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
+  if (!missing.empty()) {
     auto what = fmt::format("{} on node {}: {} (plan {})", target, std::string(node), missing, o.plan);
     if (!o.warn_missing_gpus) {
       std::cerr << fmt::format("gpuplan run-under: refusing to run {}. --missing-gpus=warn runs it anyway.\n",

@@ -25,7 +25,7 @@ void add_export_targets(CLI::App& export_command, int& status);
 void add_simulate_command(CLI::App& app, int& status);
 
 /// exec's and run-under's --missing-gpus=fail|warn (cmd_exec.cpp): what to do when this machine
-/// lacks a GPU the node's units are given (missing_gpus).
+/// lacks a GPU the node's units are given (missing_gpus), or what they need (unmet_here).
 void add_missing_gpus_option(CLI::App& command, bool& warn);
 
 }  // namespace gpuplan::cli

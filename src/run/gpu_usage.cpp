@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,6 +105,9 @@ class Nvml {
     count_ = symbol<NvmlReturn (*)(unsigned int*)>("nvmlDeviceGetCount_v2");
     handle_ = symbol<NvmlReturn (*)(unsigned int, NvmlDevice*)>("nvmlDeviceGetHandleByIndex_v2");
     memory_ = symbol<NvmlReturn (*)(NvmlDevice, void*)>("nvmlDeviceGetMemoryInfo");
+    cuda_version_ = symbol<NvmlReturn (*)(int*)>("nvmlSystemGetCudaDriverVersion_v2");
+    name_ = symbol<NvmlReturn (*)(NvmlDevice, char*, unsigned int)>("nvmlDeviceGetName");
+    capability_ = symbol<NvmlReturn (*)(NvmlDevice, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
     processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (!processes_) processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v2");
     if (!processes_) processes_v1_ = symbol<ProcessesV1>("nvmlDeviceGetComputeRunningProcesses");
@@ -151,6 +155,26 @@ class Nvml {
     return devices;
   }
 
+  /// The highest CUDA version the driver supports; nullopt when NVML cannot say.
+  std::optional<Version> cuda() {
+    int version = 0;
+    if (!cuda_version_ || cuda_version_(&version) != nvml_success || version <= 0) return std::nullopt;
+    return Version{{version / 1000, version % 1000 / 10}};
+  }
+
+  /// GPU `index`'s name ("NVIDIA A100-SXM4-80GB") and compute capability, as far as NVML says.
+  MachineGpu gpu(int index) {
+    MachineGpu gpu;
+    NvmlDevice device = nullptr;
+    if (handle_(static_cast<unsigned int>(index), &device) != nvml_success) return gpu;
+    char name[96] = {};
+    if (name_ && name_(device, name, sizeof name) == nvml_success) gpu.name = name;
+    int major = 0, minor = 0;
+    if (capability_ && capability_(device, &major, &minor) == nvml_success)
+      gpu.compute_capability = Version{{major, minor}};
+    return gpu;
+  }
+
   /// Bytes in use on GPU `index`; nullopt when NVML cannot say.
   std::optional<std::uint64_t> used_bytes(int index) {
     NvmlDevice device = nullptr;
@@ -177,6 +201,9 @@ class Nvml {
   Processes processes_ = nullptr;
   ProcessesV1 processes_v1_ = nullptr;
   NvmlReturn (*memory_)(NvmlDevice, void*) = nullptr;
+  NvmlReturn (*cuda_version_)(int*) = nullptr;
+  NvmlReturn (*name_)(NvmlDevice, char*, unsigned int) = nullptr;
+  NvmlReturn (*capability_)(NvmlDevice, int*, int*) = nullptr;
 };
 
 std::shared_ptr<Nvml> open_nvml() {
@@ -233,6 +260,45 @@ std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::st
       "(nvidiaN, kfd, dri/renderDN): the units would run without their GPUs, and a test that skips its GPU "
       "paths when it finds no GPU would pass (a machine without GPUs, or a container started without them)",
       dev);
+}
+
+std::optional<Machine> describe_machine(Nvml* nvml) {
+  auto count = nvml ? nvml->device_count() : std::nullopt;
+  if (!count) return std::nullopt;
+  Machine machine;
+  machine.cuda = nvml->cuda();
+  for (unsigned int i = 0; i < *count; ++i) machine.gpus.push_back(nvml->gpu(static_cast<int>(i)));
+  return machine;
+}
+
+std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine) {
+  const std::string harm =
+      "the fleet the plan was made from is wrong about this machine, and a test that skips what its GPU or "
+      "driver lacks (JAX and TensorFlow fall back to the CPU without a working CUDA) would pass. Describe "
+      "the node again (gpuplan fleet import) and plan again";
+  auto constraints = [](const auto& list) {
+    std::vector<std::string> parts;
+    for (const auto& c : list) parts.push_back(describe(c.value));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  for (const auto& c : requirement.cuda)
+    if (machine.cuda && !c.value.satisfied_by(*machine.cuda))
+      return fmt::format("needs CUDA {}, and this machine's driver supports CUDA {} (NVML): {}",
+                         constraints(requirement.cuda), machine.cuda->str(), harm);
+  for (int index : gpus) {
+    if (index < 0 || static_cast<size_t>(index) >= machine.gpus.size()) continue;  // missing_gpus says so
+    const MachineGpu& gpu = machine.gpus[static_cast<size_t>(index)];
+    auto named = gpu.name.empty() ? std::string() : fmt::format(" ({})", gpu.name);
+    if (requirement.vendor && requirement.vendor->value != "nvidia")
+      return fmt::format("needs {} GPUs, and GPU {} of this machine{} is NVIDIA's (NVML): {}",
+                         vendor_display(requirement.vendor->value), index, named, harm);
+    for (const auto& c : requirement.compute_capability)
+      if (gpu.compute_capability && !c.value.satisfied_by(*gpu.compute_capability))
+        return fmt::format("needs compute capability {}, and GPU {} of this machine{} has {} (NVML): {}",
+                           constraints(requirement.compute_capability), index, named,
+                           gpu.compute_capability->str(), harm);
+  }
+  return {};
 }
 
 GpuUsageSampler::GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s)

@@ -12,6 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "gpuplan/requirements.hpp"
+#include "gpuplan/version.hpp"
+
 namespace gpuplan {
 
 /// What a unit did with the GPUs while it ran.
@@ -31,6 +34,27 @@ struct GpuUsage {
 /// stand-in), else libnvidia-ml.so.1. Null when it cannot be loaded or initialised.
 class Nvml;
 std::shared_ptr<Nvml> open_nvml();
+
+/// What NVML says of one GPU of this machine; empty where it cannot say.
+struct MachineGpu {
+  std::string name;  ///< "NVIDIA A100-SXM4-80GB"
+  std::optional<Version> compute_capability;
+};
+
+/// What NVML says of this machine: the highest CUDA version its driver supports, and its GPUs
+/// by NVML index.
+struct Machine {
+  std::optional<Version> cuda;
+  std::vector<MachineGpu> gpus;
+};
+
+/// This machine as NVML sees it; nullopt without NVML.
+std::optional<Machine> describe_machine(Nvml* nvml);
+
+/// Why a unit with `requirement`, given `gpus`, cannot run as planned on `machine`: the driver's
+/// CUDA version or a GPU's compute capability fails a constraint, or it needs another vendor's
+/// GPUs than NVIDIA's, which NVML counts. Empty when nothing NVML knows says so.
+std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine);
 
 /// Why a unit given `gpus` (indices as CUDA_VISIBLE_DEVICES counts them) would find no GPU on this
 /// machine; empty when nothing says so. Where NVML answers, the GPUs it counts; where it does not

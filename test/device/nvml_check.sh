@@ -89,3 +89,19 @@ if [ "$missing_status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "NVML sees $coun
 else
   log "FAIL GPU $count of a $count-GPU machine: exit $missing_status, $(cat "$OUT/missing.out")"
 fi
+
+# What NVML says of the GPU's compute capability and the driver's CUDA version: a unit that needs
+# more than either is refused, naming what this machine has (compare with nvidia-smi's header and
+# --query-gpu=compute_cap).
+for need in '.requirements.compute_capability = ">=99.0"' '.requirements.cuda = ">=99.0"'; do
+  jq "(.assignments[0] | $need) as \$a | .assignments = [\$a]" "$work/plan.json" > "$work/needs.json"
+  needs_status=0
+  TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/needs.json" --node "$node" \
+    touch "$work/ran" > "$OUT/needs.out" 2>&1 || needs_status=$?
+  if [ "$needs_status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "(NVML)" "$OUT/needs.out"; then
+    log "PASS $need refused: $(grep -o 'needs [^:]*' "$OUT/needs.out" | head -1)"
+  else
+    log "FAIL $need: exit $needs_status, $(cat "$OUT/needs.out")"
+  fi
+done
+log "nvidia-smi: $(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader | head -1); $(nvidia-smi | grep -o 'CUDA Version: [0-9.]*')"

@@ -353,3 +353,19 @@ grep -q "node n2 is already live in this claims directory: process [0-9]* on hos
   fail "the refusal does not name the node and its holder: $(cat "$SCRATCH"/9-?.out)"
 grep -q "claims9" "$SCRATCH"/9-?.out || fail "the refusal does not name the claims directory"
 [ "$(grep -c '^done ' "$LOG")" = 6 ] || fail "n2's units did not each run once: $(cat "$LOG")"
+
+# 10. The fleet says every node has compute capability 8.9 GPUs; this machine's NVML (the
+# stand-in) says 8.0. n1's units need 8.9: n0, dispatching alone, runs its own and n2's units
+# and leaves n1's to the others, saying why, rather than run them on GPUs that lack what they test.
+export LOG=$SCRATCH/log10 SLOW=0.1
+: >"$LOG"
+jq '(.assignments[] | select(.node == "n1") | .requirements.compute_capability) = ">=8.9"' "$SCRATCH/plan.json" \
+  >"$SCRATCH/cc.json"
+GPUPLAN_FAKE_NVML_CC=8.0 "$GPUPLAN" exec "$SCRATCH/cc.json" --node n0 --claims "$SCRATCH/claims10" --lease 10 \
+  --fleet "$SCRATCH/fleet.yaml" --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/10.out" 2>&1 ||
+  { cat "$SCRATCH/10.out"; fail "n0 with n1's units beyond this machine failed"; }
+[ "$(grep -c '^done //t:n[02]_' "$LOG")" = 12 ] && ! grep -q '^start //t:n1_' "$LOG" ||
+  fail "n0 should run n0's and n2's units and none of n1's: $(cat "$LOG")"
+grep -q "warning: node n0: --fleet says this node can run units planned elsewhere that this machine cannot" "$SCRATCH/10.out" &&
+  grep -q "needs compute capability ≥ 8.9, and GPU 0 of this machine has 8.0 (NVML)" "$SCRATCH/10.out" &&
+  grep -q "6 such units in all" "$SCRATCH/10.out" || fail "n0 does not say why it left n1's units: $(cat "$SCRATCH/10.out")"

@@ -76,19 +76,31 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
 #     for a unit given it would find no GPU, and a test that skips its GPU paths would pass. Here
 #     NVML's stand-in counts 3 GPUs where the plan uses 4 (one fell off the bus); then no NVML on a
 #     machine without a GPU device file (this one). --missing-gpus=warn runs the units anyway.
-refused() {  # refused VARIABLE=VALUE MESSAGE: exec under VARIABLE refuses, saying MESSAGE, runs nothing
-  local status=0
-  env "$1" "$GPUPLAN" exec "$PLAN" --node ws-0 --command "touch $SCRATCH/ran" >"$SCRATCH/missing.out" 2>&1 || status=$?
+refused() {  # refused PLAN MESSAGE VARIABLE=VALUE...: exec of PLAN under them refuses, saying MESSAGE, runs nothing
+  local plan=$1 message=$2 status=0; shift 2
+  env "$@" "$GPUPLAN" exec "$plan" --node ws-0 --command "touch $SCRATCH/ran" >"$SCRATCH/missing.out" 2>&1 || status=$?
   [ "$status" = 2 ] && [ ! -e "$SCRATCH/ran" ] || fail "exec ran (exit $status) where GPUs are missing: $(cat "$SCRATCH/missing.out")"
-  grep -qF "gpuplan: node ws-0: $2" "$SCRATCH/missing.out" && grep -q 'nothing was run' "$SCRATCH/missing.out" ||
+  grep -qF "gpuplan: node ws-0: $message" "$SCRATCH/missing.out" && grep -q 'nothing was run' "$SCRATCH/missing.out" ||
     fail "exec's refusal does not say what is missing: $(cat "$SCRATCH/missing.out")"
 }
-refused GPUPLAN_FAKE_NVML_GPUS=3 "NVML sees 3 GPUs (0-2) on this machine, and the plan gives units GPU 3"
+refused "$PLAN" "NVML sees 3 GPUs (0-2) on this machine, and the plan gives units GPU 3" GPUPLAN_FAKE_NVML_GPUS=3
 if ls /dev/nvidia[0-9]* /dev/kfd /dev/dri/renderD* >/dev/null 2>&1; then
   echo "this machine has a GPU device file: exec without NVML on a machine without GPUs is not tried" >&2
 else
-  refused GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded"
+  refused "$PLAN" "this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded" \
+    GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
 fi
+# Nor GPUs or a driver that lack what a unit needs, where NVML says so: compute capability 8.0
+# where //ml:pool_test needs 9.0 (the test would skip its Hopper paths and pass), CUDA 12.2
+# where //ml:inference_test needs 12.4 (JAX would fall back to the CPU).
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.compute_capability) = ">=9.0"
+    | (.assignments[] | select(.unit == "//ml:inference_test") | .requirements.cuda) = ">=12.4"' "$PLAN" >"$SCRATCH/needs.json"
+refused "$SCRATCH/needs.json" "//ml:pool_test needs compute capability ≥ 9.0, and GPU 3 of this machine (NVIDIA A100-SXM4-80GB) has 8.0 (NVML)" \
+  GPUPLAN_FAKE_NVML_CC=8.0 GPUPLAN_FAKE_NVML_NAME="NVIDIA A100-SXM4-80GB"
+refused "$SCRATCH/needs.json" "//ml:inference_test needs CUDA ≥ 12.4, and this machine's driver supports CUDA 12.2 (NVML)" \
+  GPUPLAN_FAKE_NVML_CC=9.0 GPUPLAN_FAKE_NVML_CUDA=12.2
+GPUPLAN_FAKE_NVML_CC=9.0 GPUPLAN_FAKE_NVML_CUDA=12.4 "$GPUPLAN" exec "$SCRATCH/needs.json" --node ws-0 --command true \
+  >"$SCRATCH/missing.out" 2>&1 || fail "exec on a machine with what every unit needs: $(cat "$SCRATCH/missing.out")"
 mkdir -p "$SCRATCH/stub-bazel"  # the default command checks before Bazel starts
 printf '#!/bin/sh\ntouch %q\n' "$SCRATCH/ran" >"$SCRATCH/stub-bazel/bazel" && chmod +x "$SCRATCH/stub-bazel/bazel"
 status=0

@@ -235,6 +235,13 @@ GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --mis
 grep -q '^ran on 3$' "$SCRATCH/warned.out" && grep -q 'warning: //ml:pool_test on node ws-0: NVML sees 3 GPUs' "$SCRATCH/warned.out" ||
   fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
 GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true || fail "GPU 3 of 4 was refused"
+# Nor on GPUs that lack what it needs: compute capability 8.0 where it needs 9.0.
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.compute_capability) = ">=9.0"' \
+  "$SCRATCH/moved.json" >"$SCRATCH/needs.json"
+refused "compute capability" 'refusing to run //ml:pool_test on node ws-0: needs compute capability ≥ 9.0, and GPU 3 of this machine has 8.0 (NVML)' -- \
+  GPUPLAN_FAKE_NVML_CC=8.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" --lock-dir "$SCRATCH/locks" --node ws-0
+GPUPLAN_FAKE_NVML_CC=9.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" \
+  --lock-dir "$SCRATCH/locks" --node ws-0 true || fail "compute capability 9.0 was refused where 9.0 is needed"
 # --node-file as editors and Windows checkouts leave it: CR and spaces around the name are not
 # part of it; a name that is not in the plan is printed with its control characters visible.
 printf ' ws-0 \r\n' >"$SCRATCH/node-crlf"

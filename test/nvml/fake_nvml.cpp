@@ -3,7 +3,10 @@
 // file of lines "GPU PID MIB", read again at every call, so a test can say which of its
 // processes hold how much memory on which GPU, and change it while they run. A PID of 0 is
 // memory NVML cannot attribute (a process in a PID namespace the driver does not see): it
-// counts in the GPU's memory in use but is in no process list.
+// counts in the GPU's memory in use but is in no process list. GPUPLAN_FAKE_NVML_CUDA ("12.4",
+// the driver's CUDA version), GPUPLAN_FAKE_NVML_CC ("8.0", every GPU's compute capability) and
+// GPUPLAN_FAKE_NVML_NAME (every GPU's name): unset, NVML does not know (NVML_ERROR_NOT_SUPPORTED).
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -80,6 +83,28 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned int* count, v
   bool fits = found <= *count;
   *count = found;
   return fits ? 0 : 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+}
+
+int nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  const char* text = std::getenv("GPUPLAN_FAKE_NVML_CUDA");
+  if (!text) return 3;  // NVML_ERROR_NOT_SUPPORTED
+  int major = 0, minor = 0;
+  std::sscanf(text, "%d.%d", &major, &minor);
+  *version = major * 1000 + minor * 10;  // 12.4 is 12040
+  return 0;
+}
+
+int nvmlDeviceGetCudaComputeCapability(void*, int* major, int* minor) {
+  const char* text = std::getenv("GPUPLAN_FAKE_NVML_CC");
+  if (!text) return 3;
+  return std::sscanf(text, "%d.%d", major, minor) == 2 ? 0 : 3;
+}
+
+int nvmlDeviceGetName(void*, char* name, unsigned int length) {
+  const char* text = std::getenv("GPUPLAN_FAKE_NVML_NAME");
+  if (!text) return 3;
+  std::snprintf(name, length, "%s", text);
+  return 0;
 }
 
 int nvmlDeviceGetMemoryInfo(void* device, void* out) {

@@ -187,3 +187,52 @@ TEST_CASE("Without NVML a machine with no GPU device file of any vendor has no G
   }
   fs::remove_all(dev);
 }
+
+TEST_CASE("NVML tells the driver's CUDA version and each GPU's name and compute capability", "[gpu_usage]") {
+  FakeNvml fake;
+  setenv("GPUPLAN_FAKE_NVML_GPUS", "2", 1);
+  setenv("GPUPLAN_FAKE_NVML_CUDA", "12.2", 1);
+  setenv("GPUPLAN_FAKE_NVML_CC", "8.0", 1);
+  setenv("GPUPLAN_FAKE_NVML_NAME", "NVIDIA A100-SXM4-80GB", 1);
+  auto nvml = open_nvml();
+  auto machine = describe_machine(nvml.get());
+  for (const char* name :
+       {"GPUPLAN_FAKE_NVML_GPUS", "GPUPLAN_FAKE_NVML_CUDA", "GPUPLAN_FAKE_NVML_CC", "GPUPLAN_FAKE_NVML_NAME"})
+    unsetenv(name);
+  REQUIRE(machine);
+  CHECK(machine->cuda == Version{{12, 2}});
+  REQUIRE(machine->gpus.size() == 2);
+  CHECK(machine->gpus[1].name == "NVIDIA A100-SXM4-80GB");
+  CHECK(machine->gpus[1].compute_capability == Version{{8, 0}});
+  auto unknown = describe_machine(open_nvml().get());  // a driver that cannot say: nothing is known
+  REQUIRE(unknown);
+  CHECK_FALSE(unknown->cuda);
+  CHECK_FALSE(unknown->gpus[0].compute_capability);
+  CHECK_FALSE(describe_machine(nullptr));
+}
+
+TEST_CASE("A unit whose GPUs or driver lack what it needs cannot run as planned", "[gpu_usage]") {
+  Machine machine{Version{{12, 2}},
+                  {{"NVIDIA A100-SXM4-80GB", Version{{8, 0}}}, {"NVIDIA H100", Version{{9, 0}}}}};
+  auto needing = [](const char* field, const char* constraint) {
+    Requirement r;
+    r.gpus = {1, "tag gpu"};
+    auto parsed = *VersionConstraint::parse(constraint);
+    (std::string_view(field) == "cuda" ? r.cuda : r.compute_capability).push_back({parsed, "tag"});
+    return r;
+  };
+  CHECK(unmet_here(needing("cc", ">=9.0"), {1}, machine).empty());
+  CHECK_THAT(
+      unmet_here(needing("cc", ">=9.0"), {1, 0}, machine),
+      Catch::StartsWith("needs compute capability ≥ 9.0, and GPU 0 of this machine (NVIDIA A100-SXM4-80GB) "
+                        "has 8.0 (NVML): the fleet the plan was made from is wrong about this machine"));
+  CHECK(unmet_here(needing("cuda", ">=12.0"), {0}, machine).empty());
+  CHECK_THAT(unmet_here(needing("cuda", ">=12.4"), {0}, machine),
+             Catch::StartsWith("needs CUDA ≥ 12.4, and this machine's driver supports CUDA 12.2 (NVML)"));
+  Requirement amd;
+  amd.vendor = Sourced<std::string>{"amd", "tag requires-gpu-amd"};
+  CHECK_THAT(unmet_here(amd, {1}, machine), Catch::StartsWith("needs AMD GPUs, and GPU 1 of this machine"));
+  Machine silent{std::nullopt, {{"", std::nullopt}}};  // NVML that cannot say: nothing to hold against it
+  CHECK(unmet_here(needing("cc", ">=9.0"), {0}, silent).empty());
+  CHECK(unmet_here(needing("cuda", ">=12.4"), {0}, silent).empty());
+}
