@@ -96,8 +96,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
-  slurm->add_option("bazel-options", options->slurm.bazel_args,
-                    "after --: options for the jobs' default bazel test, passed to exec (-- --config=cuda)");
+  slurm->add_option("bazel-options", options->slurm.bazel_args, export_bazel_options_help);
   slurm->callback([options, &status] { status = export_slurm(*options); });
   add_export_targets(*command, status);
 }

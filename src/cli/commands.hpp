@@ -24,6 +24,10 @@ void add_audit_command(CLI::App& app, int& status);
 void add_export_targets(CLI::App& export_command, int& status);
 void add_simulate_command(CLI::App& app, int& status);
 
+/// The exports' positional options after --, which each job's exec passes to its bazel test.
+inline constexpr const char* export_bazel_options_help =
+    "after --: options for the jobs' default bazel test, passed to exec (-- --config=cuda)";
+
 /// exec's and run-under's --missing-gpus=fail|warn (cmd_exec.cpp): what to do when this machine
 /// lacks a GPU the node's units are given (missing_gpus), or what they need (unmet_here).
 void add_missing_gpus_option(CLI::App& command, bool& warn);
