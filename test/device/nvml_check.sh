@@ -77,31 +77,26 @@ ok = ours >= 3072 and smi > 0 and abs(ours - smi) <= 0.1 * smi
 print("PASS" if ok else "FAIL", f"gpuplan {ours:.0f} MiB vs nvidia-smi {smi:.0f} MiB")
 PY
 
-# A GPU this machine does not have (the index one past nvidia-smi's count) is refused, not run.
+# refused WHAT PLAN PATTERN: run-under of PLAN's unit must refuse (exit 2, nothing run), saying PATTERN.
+refused() {
+  local status=0
+  TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$2" --node "$node" touch "$work/ran" > "$OUT/refused.out" 2>&1 ||
+    status=$?
+  if [ "$status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "$3" "$OUT/refused.out"; then
+    log "PASS $1 refused: $(grep -o 'on node [^(]*' "$OUT/refused.out" | head -1)"
+  else
+    log "FAIL $1: exit $status, $(cat "$OUT/refused.out")"
+  fi
+}
+# A GPU this machine does not have (the index one past nvidia-smi's count).
 count=$(nvidia-smi --query-gpu=count --format=csv,noheader | head -1)
 sed "s/\"gpus\": \[0\]/\"gpus\": [$count]/; s/\"CUDA_VISIBLE_DEVICES\": \"0\"/\"CUDA_VISIBLE_DEVICES\": \"$count\"/" \
   "$work/plan.json" > "$work/missing.json"
-missing_status=0
-TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/missing.json" --node "$node" \
-  touch "$work/ran" > "$OUT/missing.out" 2>&1 || missing_status=$?
-if [ "$missing_status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "NVML sees $count GPU" "$OUT/missing.out"; then
-  log "PASS GPU $count of a $count-GPU machine refused: $(head -c 200 "$OUT/missing.out")"
-else
-  log "FAIL GPU $count of a $count-GPU machine: exit $missing_status, $(cat "$OUT/missing.out")"
-fi
-
+refused "GPU $count of a $count-GPU machine" "$work/missing.json" "NVML sees $count GPU"
 # What NVML says of the GPU's compute capability and the driver's CUDA version: a unit that needs
-# more than either is refused, naming what this machine has (compare with nvidia-smi's header and
-# --query-gpu=compute_cap).
+# more than either is refused, naming what this machine has (compare with the line below).
 for need in '.requirements.compute_capability = ">=99.0"' '.requirements.cuda = ">=99.0"'; do
   jq "(.assignments[0] | $need) as \$a | .assignments = [\$a]" "$work/plan.json" > "$work/needs.json"
-  needs_status=0
-  TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/needs.json" --node "$node" \
-    touch "$work/ran" > "$OUT/needs.out" 2>&1 || needs_status=$?
-  if [ "$needs_status" = 2 ] && [ ! -e "$work/ran" ] && grep -q "(NVML)" "$OUT/needs.out"; then
-    log "PASS $need refused: $(grep -o 'needs [^:]*' "$OUT/needs.out" | head -1)"
-  else
-    log "FAIL $need: exit $needs_status, $(cat "$OUT/needs.out")"
-  fi
+  refused "$need" "$work/needs.json" "(NVML)"
 done
 log "nvidia-smi: $(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader | head -1); $(nvidia-smi | grep -o 'CUDA Version: [0-9.]*')"
