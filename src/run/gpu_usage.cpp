@@ -3,14 +3,15 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -50,6 +51,26 @@ struct ProcessTable {
   std::map<pid_t, pid_t> parent, group;
 };
 
+/// A /proc file's text; empty when it cannot be read. Plain read(2): a process that ends between
+/// the open and the read makes it fail with ESRCH, which std::ifstream's buffer turns into an
+/// exception, and on the sampling thread that was std::terminate for exec and run-under.
+std::string read_proc_file(const std::string& path) {
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[1024];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      text.clear();
+      break;
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 ProcessTable read_processes() {
   ProcessTable table;
   DIR* proc = opendir("/proc");
@@ -58,8 +79,7 @@ ProcessTable read_processes() {
     char* end = nullptr;
     long pid = std::strtol(entry->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    std::ifstream stat(std::string("/proc/") + entry->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::string text = read_proc_file(std::string("/proc/") + entry->d_name + "/stat");
     auto close = text.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) continue;
     std::istringstream rest(text.substr(close + 1));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -235,4 +236,25 @@ TEST_CASE("A unit whose GPUs or driver lack what it needs cannot run as planned"
   Machine silent{std::nullopt, {{"", std::nullopt}}};  // NVML that cannot say: nothing to hold against it
   CHECK(unmet_here(needing("cc", ">=9.0"), {0}, silent).empty());
   CHECK(unmet_here(needing("cuda", ">=12.4"), {0}, silent).empty());
+}
+
+TEST_CASE("Processes that end while the sampler reads /proc do not stop it", "[gpu_usage]") {
+  // A unit that starts and ends processes all the time (a test runner, a shell loop): one that
+  // ends between the sampler's open and read of its /proc/PID/stat made the read fail, which
+  // std::ifstream threw on the sampling thread, and exec or run-under died of std::terminate.
+  FakeNvml fake;
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the loop ends with this test, even one that crashes
+    execlp("sh", "sh", "-c", "while :; do /bin/true & /bin/true & /bin/true & wait; done", nullptr);
+    _exit(127);
+  }
+  GpuUsageSampler sampler(open_nvml(), 0.0);
+  sampler.start(leader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.measured);
+  CHECK_FALSE(usage.touched);
 }
