@@ -22,7 +22,14 @@ std::string shell_quote(std::string_view value);
 /// The assignments planned on `node`, in plan order: by planned start, then first GPU, then unit id.
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node);
 
-/// What `exec --command` runs a unit with: planned_env() and, for a shard, GTEST_SHARD_INDEX and
+/// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID.
+/// The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the NVML checks and
+/// samples), in PCI bus order; CUDA numbers GPUs fastest first unless told otherwise, so an index
+/// in CUDA_VISIBLE_DEVICES could name another GPU than the planned one (not the NVLink partner the
+/// plan chose, not the one NVML checked). `export kubernetes` sets it in the pod for the same reason.
+std::map<std::string, std::string> executor_env(const Assignment& assignment, bool shares_gpu);
+
+/// What `exec --command` runs a unit with: executor_env() and, for a shard, GTEST_SHARD_INDEX and
 /// GTEST_TOTAL_SHARDS too, as Bazel's test-setup.sh derives them from TEST_SHARD_INDEX and
 /// TEST_TOTAL_SHARDS: googletest reads only its own names, so a gtest binary run outside Bazel
 /// would otherwise run every case in every shard.

@@ -23,8 +23,14 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
   return units;
 }
 
-std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
+std::map<std::string, std::string> executor_env(const Assignment& a, bool shares_gpu) {
   auto env = planned_env(a, shares_gpu);
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  return env;
+}
+
+std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
+  auto env = executor_env(a, shares_gpu);
   if (a.unit.shard_index) {
     env["GTEST_SHARD_INDEX"] = env.at("TEST_SHARD_INDEX");
     env["GTEST_TOTAL_SHARDS"] = env.at("TEST_TOTAL_SHARDS");

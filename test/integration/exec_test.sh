@@ -40,11 +40,13 @@ PY
 
 # 1b. A shard run by a command also gets googletest's names for its shard, which Bazel's
 #     test-setup.sh derives from TEST_SHARD_INDEX and TEST_TOTAL_SHARDS: a gtest binary reads no
-#     other, and run directly it would run every case in every shard.
-"$GPUPLAN" exec "$PLAN" --node ws-0 --command "echo {unit} \$GTEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS >>$SCRATCH/gtest.log" \
+#     other, and run directly it would run every case in every shard. Every unit gets
+#     CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's own order (fastest first) need not be nvidia-smi's.
+"$GPUPLAN" exec "$PLAN" --node ws-0 \
+  --command "echo {unit} \$GTEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS \$CUDA_DEVICE_ORDER >>$SCRATCH/gtest.log" \
   >/dev/null || fail "exec of the plan with an echo command failed"
-grep -qx '//ml:train_test#shard-1-of-4 1/4' "$SCRATCH/gtest.log" && grep -qx '//ml:pool_test /' "$SCRATCH/gtest.log" ||
-  fail "googletest's shard variables: $(cat "$SCRATCH/gtest.log")"
+grep -qx '//ml:train_test#shard-1-of-4 1/4 PCI_BUS_ID' "$SCRATCH/gtest.log" && grep -qx '//ml:pool_test / PCI_BUS_ID' "$SCRATCH/gtest.log" ||
+  fail "googletest's shard variables and CUDA's device order: $(cat "$SCRATCH/gtest.log")"
 
 # 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
 jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"

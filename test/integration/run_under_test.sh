@@ -129,8 +129,9 @@ PY
 i=0
 while IFS= read -r label; do
   got=$(TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-          sh -c 'printf "%s %s" "$TEST_TARGET" "$CUDA_VISIBLE_DEVICES"')
-  [ "$got" = "$label $((i % 4))" ] || fail "run-under of '$label' printed '$got'"
+          sh -c 'printf "%s %s %s" "$TEST_TARGET" "$CUDA_VISIBLE_DEVICES" "$CUDA_DEVICE_ORDER"')
+  # CUDA_DEVICE_ORDER: CUDA numbers the GPUs as nvidia-smi and the plan do, not fastest first.
+  [ "$got" = "$label $((i % 4)) PCI_BUS_ID" ] || fail "run-under of '$label' printed '$got'"
   i=$((i + 1))
 done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 [ "$i" = 5 ] || fail "expected 5 hostile labels, ran $i"

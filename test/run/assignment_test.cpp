@@ -93,7 +93,19 @@ TEST_CASE(
   CHECK(env.at("GTEST_SHARD_INDEX") == "1");  // else a gtest binary runs every case in every shard
   CHECK(env.at("GTEST_TOTAL_SHARDS") == "2");
   CHECK(env.at("TEST_SHARD_INDEX") == "1");
-  CHECK(command_env(placed("a", "//t:x", {1}, 0), false) == planned_env(placed("a", "//t:x", {1}, 0), false));
+  CHECK(command_env(placed("a", "//t:x", {1}, 0), false) ==
+        executor_env(placed("a", "//t:x", {1}, 0), false));
+}
+
+TEST_CASE("CUDA numbers a unit's GPUs as the plan, nvidia-smi and NVML do, in PCI bus order") {
+  auto a = placed("a", "//t:x", {1}, 0);
+  // CUDA's own order is fastest first: CUDA_VISIBLE_DEVICES=1 could be another GPU than the
+  // fleet's GPU 1, and not the NVLink partner the plan chose.
+  auto env = executor_env(a, false);
+  CHECK(env.at("CUDA_DEVICE_ORDER") == "PCI_BUS_ID");
+  CHECK(env.at("CUDA_VISIBLE_DEVICES") == "1");
+  CHECK(command_env(a, false).at("CUDA_DEVICE_ORDER") == "PCI_BUS_ID");
+  CHECK_FALSE(planned_env(a, false).contains("CUDA_DEVICE_ORDER"));  // the plan's env is the contract's
 }
 
 TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
