@@ -59,10 +59,12 @@ struct ExecOptions {
 /// Before the first unit: the node's GPUs must be on this machine (missing_gpus), and be what
 /// its units need (unmet_here), or units would run without their GPUs, or on GPUs or a driver
 /// that cannot do what they test. Refused, exit 2, unless --missing-gpus=warn.
+/// `machine`: describe_machine() of `nvml`.
 void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus,
-                     const std::vector<Assignment>& units, Nvml* nvml) {
+                     const std::vector<Assignment>& units, Nvml* nvml,
+                     const std::optional<Machine>& machine) {
   auto problem = missing_gpus(node_gpus, nvml);
-  if (auto machine = describe_machine(nvml); problem.empty() && machine) {
+  if (problem.empty() && machine) {
     int unmet = 0;
     for (const auto& a : units)
       if (auto why = unmet_here(*a.unit.requirement, a.gpus, *machine); !why.empty() && unmet++ == 0)
@@ -106,9 +108,8 @@ class Sharing {
         candidates_.push_back(a);
       else if (unmet++ == 0)
         std::cerr << fmt::format(
-            "gpuplan exec: warning: node {}: --fleet says this node can run units planned elsewhere that "
-            "this "
-            "machine cannot; it leaves them to the other nodes. {} {}\n",
+            "gpuplan exec: warning: node {}: --fleet says this node can run units planned "
+            "elsewhere that this machine cannot; it leaves them to the other nodes. {} {}\n",
             o.node, a.unit.id, why);
     }
     if (unmet > 1)
@@ -331,7 +332,8 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                              o.node, run.node_file, o.node, u.command);
     return exit_ok;
   }
-  check_gpus_here(o, u.assignment.gpus, units, open_nvml().get());
+  auto nvml = open_nvml();
+  check_gpus_here(o, u.assignment.gpus, units, nvml.get(), describe_machine(nvml.get()));
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
   if (run.results) os::check_appendable(*run.results, results_header());
@@ -523,7 +525,8 @@ int run_exec(const ExecOptions& o) {
   // GPU memory per running unit, through NVML where there is one, for the results records and
   // the check that some unit touched a GPU.
   auto nvml = open_nvml();
-  check_gpus_here(o, node_gpus, units, nvml.get());
+  const auto machine = describe_machine(nvml.get());
+  check_gpus_here(o, node_gpus, units, nvml.get(), machine);
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   HeldGpus held(o.lock_dir);
@@ -537,7 +540,6 @@ int run_exec(const ExecOptions& o) {
   int record_errors = 0;
   ExecHooks hooks;
   std::optional<Sharing> sharing;
-  const auto machine = describe_machine(nvml.get());
   if (!o.claims.empty()) sharing.emplace(o, plan, here, machine ? &*machine : nullptr);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
