@@ -90,9 +90,12 @@ struct GpuPathView {
   std::string undeclared;
   std::string rule_class;  ///< the last step's rule class, where that made it GPU code (cuda_library)
   std::string file_kind;   ///< what the last step's file name makes it, where that made it GPU code
-  /// The test's own rule class when no test of that class reaches GPU code, so that whether this
-  /// GPU test does is unknown (blind_rule_classes). Empty otherwise.
+  /// The test's own rule class when the graph would not show this GPU test's GPU code, so that
+  /// whether it uses any is unknown (BlindTests). Empty otherwise.
   std::string blind;
+  /// Then, where other tests of the class reach GPU code: the repositories they get it from,
+  /// of which this test reaches no label ("pypi"). Empty when no test of the class reaches any.
+  std::vector<std::string> suppliers;
 };
 
 /// All that `explain` says of one test.

@@ -195,11 +195,39 @@ bool is_configuration_rule(std::string_view rule_class);
 enum class Disagreement {
   gpu_without_gpu_code,         ///< annotated for a GPU, reaches no GPU code: a candidate for the CPU bucket
   gpu_code_without_annotation,  ///< reaches GPU code, has no GPU annotation and no cpu-only
-  unknown,  ///< reaches no GPU code but labels the input did not expand (GpuReach::unknown), or is of a
-            ///< rule class whose GPU code the graph does not show (blind_rule_classes)
+  unknown,  ///< reaches no GPU code but labels the input did not expand (GpuReach::unknown), or is a test
+            ///< whose GPU code the graph would not show (BlindTests)
 };
 /// "gpu-without-gpu-code", "gpu-code-without-annotation", "unknown"
 std::string_view to_string(Disagreement kind);
+
+/// GPU-annotated tests that reach no GPU code although the graph holds all their deps, and of
+/// which the graph still cannot tell whether they need a GPU, because their GPU code would not
+/// be in it: GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through
+/// linkopts, a tool of the machine) or under labels gpu_deps does not name. Two kinds:
+/// - blind classes: no test of the rule class reaches GPU code;
+/// - unsupplied tests: the class's tests reach their GPU code only in other repositories (its
+///   suppliers: @pypi for py_tests through rules_python) and this test reaches no label of any
+///   of them, so its own third-party code comes from elsewhere. A class some of whose GPU code
+///   is the main repository's own is trusted, as every test reaches the main repository.
+struct BlindTests {
+  std::map<std::string, long> classes;  ///< blind class → how many of its GPU tests reach no GPU code
+  std::map<std::string, std::string> unsupplied;  ///< label → rule class, of the unsupplied tests
+  /// Each class with unsupplied tests → its suppliers, repository names without "@" ("pypi").
+  std::map<std::string, std::vector<std::string>> suppliers;
+  /// Whether the graph cannot tell of this test (of either kind).
+  bool contains(const std::string& label, const std::string& rule_class) const {
+    return classes.contains(rule_class) || unsupplied.contains(label);
+  }
+  /// Why not, as the audit lists it; empty for a test the graph can tell of.
+  std::string reason(const std::string& label, const std::string& rule_class) const;
+  /// The warning for each class (blind, or with unsupplied tests): what the graph cannot tell
+  /// and how to let it.
+  std::vector<std::string> messages() const;
+  /// How many tests either kind holds.
+  long count() const;
+};
+BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
 
 /// One test the audit lists.
 struct AuditEntry {
@@ -231,7 +259,7 @@ struct Audit {
   std::vector<PackageAudit> packages;  ///< by package
   long tests = 0;                      ///< tests audited (skipped ones are not)
   long not_in_graph = 0;               ///< tests the graph does not hold
-  std::map<std::string, long> blind;   ///< blind_rule_classes(): their GPU tests are unknown
+  BlindTests blind;                    ///< blind_tests(): their GPU use is unknown
 };
 
 /// What to edit in the BUILD file so that a GPU test stops asking for a GPU ("remove tags gpu:2,
@@ -241,22 +269,20 @@ std::string gpu_annotation_removal(const ClassifiedTest& test);
 /// Compares each classified test (not the skipped ones) with what the graph says.
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
 
-/// The rule classes of tests whose GPU code the graph does not show: no test of the class
-/// reaches GPU code, and some GPU-annotated one would be called GPU-free. Such tests get their
-/// GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through linkopts)
-/// or from labels gpu_deps does not name, so "reaches no GPU code" says nothing of them: their
-/// GPU use is unknown. Each class with how many GPU-annotated tests of it reach no GPU code.
-std::map<std::string, long> blind_rule_classes(const Classification& tests, const DepGraph& graph,
-                                               const GpuReach& reach);
-/// What to tell the user of one blind class (the warning, and the error under --strict).
-std::string blind_class_message(std::string_view rule_class, long gpu_tests);
+/// The supplier of a GPU dep (BlindTests): the apparent name of its repository; for a
+/// whl_library spoke matched by a pattern such as @*_torch//:*, the hub's name ("pypi_311" for
+/// @pypi_311_torch). Empty in the main repository. `pattern`: the gpu_deps pattern it matched, if any.
+std::string gpu_supplier(std::string_view label, std::string_view pattern);
+/// Whether `label` belongs to the repositories of `supplier`: its own, or a spoke of it
+/// ("pypi_numpy" or "pypi_311_numpy" of "pypi").
+bool from_supplier(std::string_view supplier, std::string_view label);
 
 /// `--classify-by-deps`: GPU tests that cannot reach GPU code go to the CPU bucket, each with
 /// a warning naming what it lacks. Tests whose reach is unknown stay. Never moves a CPU test to
 /// the GPU bucket. Returns how many moved.
-/// `blind`: blind_rule_classes() of the tests, whose GPU tests stay where they are.
+/// `blind`: blind_tests() of the tests, which stay where they are.
 long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
-                      const std::map<std::string, long>& blind);
+                      const BlindTests& blind);
 
 /// "//ml" for "//ml:train_test", "@pypi//torch" for "@pypi//torch:pkg".
 std::string package_of(std::string_view label);

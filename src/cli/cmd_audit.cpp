@@ -102,8 +102,9 @@ std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rule
 /// What the report says of the tests whose GPU use is unknown.
 constexpr std::string_view unknown_heading =
     "the graph cannot tell. For a test that reaches labels the input names but did not expand, give it the "
-    "output of bazel query 'deps(tests(//...))'; where no test of a rule class reaches GPU code, name that "
-    "class's GPU code in the rules file's gpu_deps";
+    "output of bazel query 'deps(tests(//...))'; where no test of a rule class reaches GPU code, or a test "
+    "reaches no repository where the others of its class get theirs, name the GPU code it uses in the rules "
+    "file's gpu_deps";
 
 /// --strict: a test whose GPU use the graph cannot tell is an error (exit 2), each named.
 void refuse_unknown(const QueryOptions& query, const Audit& audit) {
@@ -336,8 +337,8 @@ void run(const AuditArgs& args, int& status) {
   Audit result = audit(tests, deps.graph, *deps.reach);
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)
-    for (const auto& [rule_class, count] : result.blind)
-      std::cerr << fmt::format("gpuplan: warning: {}\n", blind_class_message(rule_class, count));
+    for (const auto& message : result.blind.messages())
+      std::cerr << fmt::format("gpuplan: warning: {}\n", message);
   if (!args.fleet.empty()) {
     auto hours = gpu_hours(args, rules, tests);
     for (auto& e : result.entries)

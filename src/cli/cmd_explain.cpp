@@ -53,9 +53,13 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
   if (!view.present) return view;
   if (deps.reach->unknown(*node)) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   view.reaches = deps.reach->reaches(*node);
-  if (!view.reaches && view.undeclared.empty() && test.bucket == Bucket::gpu &&
-      blind_rule_classes(tests, deps.graph, *deps.reach).contains(test.target.rule_class.str()))
-    view.blind = test.target.rule_class.str();
+  if (!view.reaches && view.undeclared.empty() && test.bucket == Bucket::gpu) {
+    auto blind = blind_tests(tests, deps.graph, *deps.reach);
+    const std::string& rule_class = test.target.rule_class.str();
+    if (blind.contains(canonical_label(test.target.label), rule_class)) view.blind = rule_class;
+    if (blind.unsupplied.contains(canonical_label(test.target.label)))
+      view.suppliers = blind.suppliers.at(rule_class);
+  }
   for (auto step : deps.reach->path(*node)) view.path.emplace_back(deps.graph.label(step));
   if (!view.path.empty()) {
     auto gpu_code = *deps.graph.find(view.path.back());

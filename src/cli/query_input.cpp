@@ -93,15 +93,12 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
     throw InputError(Position{input_name(options)},
                      "--classify-by-deps needs the dependency graph: this input has no rule inputs (make it "
                      "with bazel query 'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
-  long blind = 0;
-  auto blind_classes = blind_rule_classes(classification, deps.graph, *deps.reach);
-  for (const auto& [rule_class, count] : blind_classes) {
-    blind += count;
-    classification.diagnostics.push_back(
-        Diagnostic{options.strict ? Severity::error : Severity::warning, "", "--classify-by-deps",
-                   blind_class_message(rule_class, count) + "; --classify-by-deps leaves them GPU tests"});
-  }
-  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach, blind_classes);
+  auto blind = blind_tests(classification, deps.graph, *deps.reach);
+  for (const auto& message : blind.messages())
+    classification.diagnostics.push_back(Diagnostic{options.strict ? Severity::error : Severity::warning, "",
+                                                    "--classify-by-deps",
+                                                    message + "; --classify-by-deps leaves them GPU tests"});
+  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach, blind);
   long unknown = 0;
   for (const auto& test : classification.tests) {
     auto label = canonical_label(test.target.label);
@@ -120,8 +117,14 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
   if (unknown > 0)
     std::cerr << fmt::format("; {} left as they are: their deps are not in the input (query deps(...))",
                              unknown);
-  if (blind > 0)
-    std::cerr << fmt::format("; {} left as they are: no test of their rule class reaches GPU code", blind);
+  long unsupplied = static_cast<long>(blind.unsupplied.size()), blind_classes = blind.count() - unsupplied;
+  if (blind_classes > 0)
+    std::cerr << fmt::format("; {} left as they are: no test of their rule class reaches GPU code",
+                             blind_classes);
+  if (unsupplied > 0)
+    std::cerr << fmt::format(
+        "; {} left as they are: they reach no repository where other tests of their rule class get GPU code",
+        unsupplied);
   std::cerr << '\n';
 }
 

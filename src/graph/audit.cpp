@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gpuplan/graph.hpp"
@@ -70,7 +71,7 @@ std::string package_of(std::string_view label) {
 
 Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
   Audit result;
-  result.blind = blind_rule_classes(tests, graph, reach);
+  result.blind = blind_tests(tests, graph, reach);
   const auto& blind = result.blind;
   std::map<std::string, PackageAudit> packages;
   for (const auto& test : tests.tests) {
@@ -98,11 +99,10 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
       entry.kind = Disagreement::unknown;
       entry.undeclared = graph.label(reach.first_undeclared(*node));
       entry.reason = fmt::format("reaches {}, which the input did not expand", entry.undeclared);
-    } else if (gpu && !reaches && blind.contains(test.target.rule_class.str())) {
+    } else if (gpu && !reaches && blind.contains(label, test.target.rule_class.str())) {
       ++package.unknown;
       entry.kind = Disagreement::unknown;
-      entry.reason = fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph",
-                                 test.target.rule_class.str());
+      entry.reason = blind.reason(label, test.target.rule_class.str());
     } else if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
       entry.tag_change = gpu_annotation_removal(test);
@@ -125,40 +125,173 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
   return result;
 }
 
-std::map<std::string, long> blind_rule_classes(const Classification& tests, const DepGraph& graph,
-                                               const GpuReach& reach) {
-  std::map<std::string, long> gpu_free;
-  std::set<std::string> seeing;  // classes some test of which reaches GPU code
+namespace {
+
+/// For each of `tests`, whether it reaches a label of one of `suppliers`: one depth-first pass
+/// over the rules' inputs, each node once; configuration rules are not passed through (a
+/// select() key such as @local_config_cuda//cuda:using_nvcc is no code a test gets).
+std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGraph::Node>& tests,
+                                  const std::vector<std::string>& suppliers) {
+  using Node = DepGraph::Node;
+  // Each node's entries among the rules (cquery lists a rule once per configuration).
+  std::vector<std::uint32_t> first(graph.node_count() + 1, 0), entries(graph.rule_count());
+  for (std::size_t e = 0; e < graph.rule_count(); ++e) ++first[graph.rule_node(e) + 1];
+  for (std::size_t n = 1; n < first.size(); ++n) first[n] += first[n - 1];
+  {
+    std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t e = 0; e < graph.rule_count(); ++e)
+      entries[fill[graph.rule_node(e)]++] = static_cast<std::uint32_t>(e);
+  }
+  enum : std::uint8_t { unseen, open, without, with };
+  std::vector<std::uint8_t> state(graph.node_count(), unseen);
+  // A node's own state before its inputs are looked at: with where it is a supplier's.
+  auto start = [&](Node node) {
+    if (is_configuration_rule(graph.rule_class(node))) return without;
+    for (const auto& supplier : suppliers)
+      if (from_supplier(supplier, graph.label(node))) return with;
+    return open;
+  };
+  struct Frame {
+    Node node;
+    std::uint32_t entry;  ///< index into entries of the entry looked at
+    std::size_t input;    ///< the input of that entry looked at
+  };
+  std::vector<Frame> stack;
+  std::vector<bool> reached;
+  for (Node test : tests) {
+    if (state[test] == unseen && (state[test] = start(test)) == open) stack.push_back({test, first[test], 0});
+    while (!stack.empty()) {
+      Frame& frame = stack.back();
+      std::optional<Node> deeper;
+      bool found = false;
+      for (; frame.entry < first[frame.node + 1]; ++frame.entry, frame.input = 0) {
+        auto inputs = graph.rule_inputs(entries[frame.entry]);
+        for (; frame.input < inputs.size(); ++frame.input) {
+          Node input = inputs[frame.input];
+          if (state[input] == unseen && (state[input] = start(input)) == open) {
+            deeper = input;
+            break;
+          }
+          if (state[input] == with) {
+            found = true;
+            break;
+          }
+        }
+        if (found || deeper) break;
+      }
+      if (deeper) {
+        stack.push_back({*deeper, first[*deeper], 0});
+        continue;
+      }
+      state[frame.node] = found ? with : without;  // an input still open is a cycle: it adds nothing
+      stack.pop_back();
+    }
+    reached.push_back(state[test] == with);
+  }
+  return reached;
+}
+
+}  // namespace
+
+BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+  BlindTests blind;
+  std::map<std::string, std::set<std::string>> suppliers;  // class → of its GPU code; "": the main repository
+  // class → its GPU tests without GPU code
+  std::map<std::string, std::vector<const ClassifiedTest*>> gpu_free;
   for (const auto& test : tests.tests) {
     if (test.bucket == Bucket::skipped) continue;
     auto node = graph.find(canonical_label(test.target.label));
     if (!node) continue;
     const std::string& rule_class = test.target.rule_class.str();
-    if (reach.reaches(*node))
-      seeing.insert(rule_class);
-    else if (test.bucket == Bucket::gpu && !reach.unknown(*node))
-      ++gpu_free[rule_class];
+    if (reach.reaches(*node)) {
+      DepGraph::Node gpu_code = reach.path(*node).back();
+      suppliers[rule_class].insert(gpu_supplier(graph.label(gpu_code), reach.matched_pattern(gpu_code)));
+    } else if (test.bucket == Bucket::gpu && !reach.unknown(*node)) {
+      gpu_free[rule_class].push_back(&test);
+    }
   }
-  std::erase_if(gpu_free, [&](const auto& entry) { return seeing.contains(entry.first); });
-  return gpu_free;
+  for (const auto& [rule_class, candidates] : gpu_free) {
+    auto found = suppliers.find(rule_class);
+    if (found == suppliers.end()) {
+      blind.classes[rule_class] = static_cast<long>(candidates.size());
+      continue;
+    }
+    if (found->second.contains("")) continue;  // the main repository's GPU code: every test reaches it
+    std::vector<std::string> hubs(found->second.begin(), found->second.end());
+    std::vector<DepGraph::Node> nodes;
+    for (const auto* test : candidates) nodes.push_back(*graph.find(canonical_label(test->target.label)));
+    auto supplied = reach_suppliers(graph, nodes, hubs);
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (!supplied[i]) blind.unsupplied[canonical_label(candidates[i]->target.label)] = rule_class;
+    if (std::find(supplied.begin(), supplied.end(), false) != supplied.end())
+      blind.suppliers[rule_class] = hubs;
+  }
+  return blind;
 }
 
-std::string blind_class_message(std::string_view rule_class, long gpu_tests) {
+namespace {
+
+/// "@pypi", "@pypi or @cuda", "@a, @b or @c"
+std::string repositories(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("@" + names[i]);
+  return text;
+}
+
+}  // namespace
+
+std::string BlindTests::reason(const std::string& label, const std::string& rule_class) const {
+  if (classes.contains(rule_class))
+    return fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph", rule_class);
+  if (!unsupplied.contains(label)) return {};
   return fmt::format(
-      "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell whether its {1} "
-      "GPU-annotated {0}{2} need{3} a GPU: GPU code from outside Bazel's graph (a system Python's torch, "
-      "CUDA "
-      "linked through linkopts) or under labels that gpu_deps does not name is not in it. Name that code in "
-      "the rules file's gpu_deps",
-      rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "");
+      "reaches no label of {}, where the other {}s get their GPU code: its own may be outside the graph",
+      repositories(suppliers.at(rule_class)), rule_class);
+}
+
+std::vector<std::string> BlindTests::messages() const {
+  std::vector<std::string> messages;
+  constexpr std::string_view outside =
+      "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through linkopts, a tool of "
+      "the machine)";
+  for (const auto& [rule_class, gpu_tests] : classes)
+    messages.push_back(fmt::format(
+        "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell "
+        "whether its {1} GPU-annotated {0}{2} need{3} a GPU: {4} or under labels that gpu_deps does "
+        "not name is not in it. Name that code in the rules file's gpu_deps",
+        rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "", outside));
+  for (const auto& [rule_class, hubs] : suppliers) {
+    std::vector<std::string> labels;
+    for (const auto& [label, of_class] : unsupplied)
+      if (of_class == rule_class) labels.push_back(label);
+    constexpr std::size_t shown = 5;
+    std::string listed =
+        fmt::format("{}", fmt::join(labels.begin(), labels.begin() + std::min(shown, labels.size()), ", "));
+    if (labels.size() > shown) listed += fmt::format(" and {} more", labels.size() - shown);
+    bool one = labels.size() == 1;
+    messages.push_back(fmt::format(
+        "{0} GPU-annotated {1}{2} reach{3} no label of {4}, where the other {1}s of the dependency graph get "
+        "their GPU code, so the graph cannot tell whether {5} a GPU: {6} is not in it ({7}). Name the GPU "
+        "code {8} in the rules file's gpu_deps; remove the GPU annotation where none is needed",
+        labels.size(), rule_class, util::plural(labels.size()), one ? "es" : "", repositories(hubs),
+        one ? "it needs" : "they need", outside, listed, one ? "it uses" : "they use"));
+  }
+  return messages;
+}
+
+long BlindTests::count() const {
+  long total = static_cast<long>(unsupplied.size());
+  for (const auto& [rule_class, gpu_tests] : classes) total += gpu_tests;
+  return total;
 }
 
 long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
-                      const std::map<std::string, long>& blind) {
+                      const BlindTests& blind) {
   long moved = 0;
   for (auto& test : tests.tests) {
-    if (test.bucket != Bucket::gpu || blind.contains(test.target.rule_class.str())) continue;
     std::string label = canonical_label(test.target.label);
+    if (test.bucket != Bucket::gpu || blind.contains(label, test.target.rule_class.str())) continue;
     auto node = graph.find(label);
     if (!node || reach.reaches(*node) || reach.unknown(*node)) continue;
     ++moved;

@@ -160,6 +160,36 @@ bool gpu_pattern_matches(std::string_view pattern, std::string_view label) {
   return glob_matches(want->name, have->name);
 }
 
+namespace {
+
+/// The apparent name of a label's repository ("pypi_311_torch" for
+/// "@@rules_python~~pip~pypi_311_torch//:pkg"); empty in the main repository.
+std::string_view apparent_repo(std::string_view label) {
+  auto parts = split(label);
+  if (!parts) return {};
+  auto last = parts->repo.find_last_of("~+");
+  return last == std::string_view::npos ? parts->repo : parts->repo.substr(last + 1);
+}
+
+}  // namespace
+
+std::string gpu_supplier(std::string_view label, std::string_view pattern) {
+  std::string_view repo = apparent_repo(label);
+  auto want = split(pattern);
+  // A spoke's pattern leaves the hub's name to its leading "*": "@*_torch//:*" on
+  // @pypi_311_torch is the hub pypi_311, whose spoke @pypi_311_numpy a test of numpy reaches.
+  if (want && want->repo.starts_with("*_"))
+    for (std::size_t k = 1; k < repo.size(); ++k)
+      if (glob_matches(want->repo.substr(1), repo.substr(k))) return std::string(repo.substr(0, k));
+  return std::string(repo);
+}
+
+bool from_supplier(std::string_view supplier, std::string_view label) {
+  std::string_view repo = apparent_repo(label);
+  return !supplier.empty() && repo.starts_with(supplier) &&
+         (repo.size() == supplier.size() || repo[supplier.size()] == '_');
+}
+
 GpuDepPatterns GpuDepPatterns::defaults() {
   GpuDepPatterns patterns;
   patterns.gpu_deps = {

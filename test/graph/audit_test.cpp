@@ -108,22 +108,27 @@ TEST_CASE("a backend variant's GPU tag or name comes from its macro: the change 
     <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:b_test">
         <list name="tags"><string value="jax_test_gpu"/></list>
         <string name="generator_function" value="jax_multiplatform_test"/>
+        <rule-input name="@pypi//numpy:pkg"/>
     </rule>
     <rule class="py_test" location="/ws/j/BUILD:1:1" name="//j:api_test_gpu">
         <string name="generator_function" value="jax_multiplatform_test"/>
+        <rule-input name="@pypi//numpy:pkg"/>
     </rule>
     <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:hand_test">
         <list name="tags"><string value="jax_test_gpu"/></list>
+        <rule-input name="@pypi//numpy:pkg"/>
     </rule>
     <rule class="py_test" location="/ws/j/BUILD:9:1" name="//j:own_test">
         <list name="tags"><string value="gpu"/></list>
         <string name="generator_function" value="team_test"/>
+        <rule-input name="@pypi//numpy:pkg"/>
     </rule>
     <rule class="py_test" location="/ws/j/BUILD:20:1" name="//j:torch_test">
         <list name="tags"><string value="gpu"/></list>
         <rule-input name="@pypi//torch:pkg"/>
     </rule>
     <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//torch:pkg"/>
+    <rule class="py_library" location="/ext/BUILD:2:1" name="@pypi//numpy:pkg"/>
 </query>)");
   TargetList targets = read_targets(in, "input", std::nullopt, &graph);
   Classification tests = classify(targets, Rules{}, {});
@@ -154,18 +159,21 @@ TEST_CASE("where no test of a rule class reaches GPU code, its GPU tests are unk
     <rule class="py_test" location="/ws/train/BUILD:9:8" name="//train:cpu_test"><rule-input name="//:ray_lib"/></rule>
     <rule class="py_library" location="/ws/BUILD:1:8" name="//:ray_lib"/>
     <rule class="cc_test" location="/ws/cu/BUILD:1:8" name="//cu:kernel_test">
-        <list name="tags"><string value="gpu"/></list><rule-input name="@cuda//:cuda_runtime"/>
+        <list name="tags"><string value="gpu"/></list><rule-input name="//cu:kernel"/>
     </rule>
+    <rule class="cc_library" location="/ws/cu/BUILD:5:8" name="//cu:kernel"><rule-input name="//cu:kernel.cu"/></rule>
+    <source-file location="/ws/cu/BUILD:5:8" name="//cu:kernel.cu"/>
     <rule class="cc_test" location="/ws/cu/BUILD:9:8" name="//cu:host_test">
         <list name="tags"><string value="gpu"/></list>
     </rule>
-    <rule class="cc_library" location="/ext/BUILD:1:1" name="@cuda//:cuda_runtime"/>
 </query>)");
   Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
   GpuReach reach(graph, GpuDepPatterns::defaults());
-  auto blind = blind_rule_classes(tests, graph, reach);
-  REQUIRE(blind == std::map<std::string, long>{{"py_test", 1}});
-  CHECK_THAT(blind_class_message("py_test", 1),
+  auto blind = blind_tests(tests, graph, reach);
+  REQUIRE(blind.classes == std::map<std::string, long>{{"py_test", 1}});
+  CHECK(blind.unsupplied.empty());  // the cc_tests' GPU code is the main repository's own
+  REQUIRE(blind.messages().size() == 1);
+  CHECK_THAT(blind.messages()[0],
              Catch::StartsWith("no py_test of the dependency graph reaches GPU code (gpu_deps), so the graph "
                                "cannot tell whether its 1 GPU-annotated py_test needs a GPU"));
   Audit result = audit(tests, graph, reach);
@@ -183,5 +191,80 @@ TEST_CASE("where no test of a rule class reaches GPU code, its GPU tests are unk
   // Once gpu_deps names the code a py_test reaches, the graph can tell for the class.
   auto patterns = GpuDepPatterns::defaults();
   patterns.gpu_deps.push_back("//:ray_lib");
-  CHECK(blind_rule_classes(tests, graph, GpuReach(graph, patterns)).empty());
+  CHECK(blind_tests(tests, graph, GpuReach(graph, patterns)).count() == 0);
+}
+
+TEST_CASE("a GPU test that reaches none of the repositories its class gets GPU code from is unknown") {
+  // py_tests that get torch through rules_python (a hub, and a hub's spokes), one that takes numpy
+  // from the hub (GPU-free: its torch would come from there too), and one whose packages come from
+  // the machine's Python (nothing of the hub); cc_tests of @cuda beside one linking CUDA through
+  // linkopts (no label at all).
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/a/BUILD:1:1" name="//a:torch_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@pip_deps_torch//:pkg"/>
+    </rule>
+    <rule class="py_test" location="/ws/a/BUILD:2:1" name="//a:numpy_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//a:lib"/>
+    </rule>
+    <rule class="py_library" location="/ws/a/BUILD:3:1" name="//a:lib"><rule-input name="@pip_deps_numpy//:pkg"/></rule>
+    <rule class="py_test" location="/ws/a/BUILD:4:1" name="//a:system_python_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//a:own"/>
+    </rule>
+    <rule class="py_library" location="/ws/a/BUILD:5:1" name="//a:own"/>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pip_deps_torch//:pkg"/>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pip_deps_numpy//:pkg"/>
+    <rule class="cc_test" location="/ws/c/BUILD:1:1" name="//c:cuda_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@cuda//:cuda_runtime"/>
+    </rule>
+    <rule class="cc_test" location="/ws/c/BUILD:2:1" name="//c:linkopts_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//c:config"/>
+    </rule>
+    <rule class="config_setting" location="/ws/c/BUILD:3:1" name="//c:config"><rule-input name="@cuda//:is_set"/></rule>
+    <rule class="cc_library" location="/ext/BUILD:1:1" name="@cuda//:cuda_runtime"/>
+    <rule class="config_setting" location="/ext/BUILD:2:1" name="@cuda//:is_set"/>
+</query>)");
+  Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto blind = blind_tests(tests, graph, reach);
+  CHECK(blind.classes.empty());
+  // A select() key of @cuda is configuration, not code of it: the linkopts test reaches none.
+  CHECK(blind.unsupplied == std::map<std::string, std::string>{{"//a:system_python_test", "py_test"},
+                                                               {"//c:linkopts_test", "cc_test"}});
+  CHECK(blind.suppliers ==
+        std::map<std::string, std::vector<std::string>>{{"cc_test", {"cuda"}}, {"py_test", {"pip_deps"}}});
+  Audit result = audit(tests, graph, reach);
+  std::map<std::string, std::pair<Disagreement, std::string>> listed;
+  for (const auto& e : result.entries) listed[e.label] = {e.kind, e.reason};
+  CHECK(listed.size() == 3);
+  CHECK(listed["//a:numpy_test"].first == Disagreement::gpu_without_gpu_code);
+  CHECK(
+      listed["//a:system_python_test"] ==
+      std::pair{Disagreement::unknown,
+                std::string("reaches no label of @pip_deps, where the other py_tests get their GPU code: its "
+                            "own may be outside the graph")});
+  CHECK(listed["//c:linkopts_test"].first == Disagreement::unknown);
+  REQUIRE(blind.messages().size() == 2);
+  CHECK_THAT(
+      blind.messages()[1],
+      Catch::StartsWith("1 GPU-annotated py_test reaches no label of @pip_deps, where the other py_tests "
+                        "of the dependency graph get their GPU code, so the graph cannot tell whether it "
+                        "needs a GPU"));
+  CHECK_THAT(blind.messages()[1], Catch::Contains("(//a:system_python_test)"));
+  REQUIRE(classify_by_deps(tests, graph, reach, blind) == 1);
+  for (const auto& test : tests.tests)
+    CHECK((test.bucket == Bucket::cpu) == (test.target.label == "//a:numpy_test"));
+}
+
+TEST_CASE("a GPU dep's supplier is its repository, or a spoke's hub") {
+  CHECK(gpu_supplier("@pypi//torch:pkg", "@*//torch:*") == "pypi");
+  CHECK(gpu_supplier("@pypi_311_torch//:pkg", "@*_torch//:*") == "pypi_311");
+  CHECK(gpu_supplier("@@rules_python~~pip~pip_nvidia_cublas_cu12//:pkg", "@*_nvidia_*//:*") == "pip");
+  CHECK(gpu_supplier("@system_gpu//:lib64/libcudart.so", "") == "system_gpu");
+  CHECK(gpu_supplier("//third_party/gpus:cuda_headers", "//third_party/gpus/...") == "");
+  CHECK(from_supplier("pypi", "@pypi//numpy:pkg"));
+  CHECK(from_supplier("pypi", "@@rules_python++pip+pypi_311_numpy//:pkg"));
+  CHECK_FALSE(from_supplier("pypi", "@pypi2//numpy:pkg"));
+  CHECK_FALSE(from_supplier("pypi", "//pypi:numpy"));
+  CHECK_FALSE(from_supplier("", "//a:b"));
 }

@@ -6,9 +6,13 @@
 source test/integration/lib.sh
 requires jq
 
+# A team that names its own model library GPU code: every test reaches the main repository, so
+# the graph can tell of each sh_test and py_test (README "GPU code the graph does not show").
+{ cat examples/rules.yaml; printf "gpu_deps: ['//ml:model']\n"; } >"$SCRATCH/own.rules.yaml"
+
 # Markdown tables: a `|` in a cell is escaped, or GitHub splits the cell there (even between
 # backticks): in a tag change (gpu-model:L4|L40S), a label and a path.
-"$GPUPLAN" audit examples/deps.xml --rules examples/rules.yaml --format markdown >"$SCRATCH/audit.md" 2>/dev/null ||
+"$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/own.rules.yaml" --format markdown >"$SCRATCH/audit.md" 2>/dev/null ||
   fail "audit --format markdown failed"
 grep -qF '| `//ml:video_decode_test` | remove tags gpu, gpu-model:L4\|L40S |' "$SCRATCH/audit.md" ||
   fail "the tag change's | is not escaped: $(grep video "$SCRATCH/audit.md")"
@@ -43,7 +47,13 @@ status=0
 "$GPUPLAN" audit examples/query.xml --strict >"$SCRATCH/strict.out" 2>"$SCRATCH/strict.err" || status=$?
 [ "$status" = 2 ] && grep -qF "$test: reaches $undeclared, which the input did not expand" "$SCRATCH/strict.err" &&
   [ ! -s "$SCRATCH/strict.out" ] || fail "audit --strict of an incomplete graph: exit $status, $(cat "$SCRATCH/strict.err")"
-"$GPUPLAN" audit examples/deps.xml --strict >/dev/null 2>&1 || fail "audit --strict of a whole graph failed"
+"$GPUPLAN" audit examples/deps.xml --rules "$SCRATCH/own.rules.yaml" --strict >/dev/null 2>&1 ||
+  fail "audit --strict of a whole graph failed"
+# Without it, GPU tests of the probe script reach nothing of @pypi, where the others get GPU code.
+status=0
+"$GPUPLAN" audit examples/deps.xml --strict >/dev/null 2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && grep -qF "//ml:allreduce_test: reaches no label of @local_config_cuda or @pypi, where the other sh_tests get their GPU code" "$SCRATCH/strict.err" ||
+  fail "audit --strict with unsupplied tests: exit $status, $(cat "$SCRATCH/strict.err")"
 # explain says the same of one test, in text and JSON.
 "$GPUPLAN" explain "$test" examples/query.xml 2>/dev/null | grep -qF "dependency graph
   unknown: reaches $undeclared, which the input did not expand (run bazel query 'deps($test)')" ||
