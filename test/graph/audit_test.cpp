@@ -268,3 +268,29 @@ TEST_CASE("a GPU dep's supplier is its repository, or a spoke's hub") {
   CHECK_FALSE(from_supplier("pypi", "//pypi:numpy"));
   CHECK_FALSE(from_supplier("", "//a:b"));
 }
+
+TEST_CASE("the suppliers' pass ends on a cycle, a rule its own input and a rule listed twice") {
+  // //a:x and //a:y depend on each other, //a:self on itself; //a:twice is listed twice (as cquery
+  // lists a rule per configuration), reaching numpy only in its second entry.
+  DepGraph graph;
+  std::istringstream in(R"(<query version="2">
+    <rule class="py_test" location="/ws/a/BUILD:1:1" name="//a:torch_test"><rule-input name="@pypi//torch:pkg"/></rule>
+    <rule class="py_test" location="/ws/a/BUILD:2:1" name="//a:cycle_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//a:x"/><rule-input name="//a:self"/>
+    </rule>
+    <rule class="py_library" location="/ws/a/BUILD:3:1" name="//a:x"><rule-input name="//a:y"/></rule>
+    <rule class="py_library" location="/ws/a/BUILD:4:1" name="//a:y"><rule-input name="//a:x"/><rule-input name="//a:twice"/></rule>
+    <rule class="py_library" location="/ws/a/BUILD:5:1" name="//a:self"><rule-input name="//a:self"/></rule>
+    <rule class="py_library" location="/ws/a/BUILD:6:1" name="//a:twice"/>
+    <rule class="py_library" location="/ws/a/BUILD:6:1" name="//a:twice"><rule-input name="@pypi//numpy:pkg"/></rule>
+    <rule class="py_test" location="/ws/a/BUILD:7:1" name="//a:loop_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="//a:self"/>
+    </rule>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//torch:pkg"/>
+    <rule class="py_library" location="/ext/BUILD:2:1" name="@pypi//numpy:pkg"/>
+</query>)");
+  Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto blind = blind_tests(tests, graph, reach);
+  CHECK(blind.unsupplied == std::map<std::string, std::string>{{"//a:loop_test", "py_test"}});
+}
