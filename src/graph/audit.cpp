@@ -129,7 +129,8 @@ namespace {
 
 /// For each of `tests`, whether it reaches a label of one of `suppliers`: one depth-first pass
 /// over the rules' inputs, each node once; configuration rules are not passed through (a
-/// select() key such as @local_config_cuda//cuda:using_nvcc is no code a test gets).
+/// select() key such as @local_config_cuda//cuda:using_nvcc is no code a test gets), nor are
+/// the branches cquery's configuration did not take.
 std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGraph::Node>& tests,
                                   const std::vector<std::string>& suppliers) {
   using Node = DepGraph::Node;
@@ -146,7 +147,8 @@ std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGr
   std::vector<std::uint8_t> state(graph.node_count(), unseen);
   // A node's own state before its inputs are looked at: with where it is a supplier's.
   auto start = [&](Node node) {
-    if (is_configuration_rule(graph.rule_class(node))) return without;
+    bool absent = !graph.declared(node) && graph.is_configured_closure();  // a select() branch not taken
+    if (absent || is_configuration_rule(graph.rule_class(node))) return without;
     for (const auto& supplier : suppliers)
       if (from_supplier(supplier, graph.label(node))) return with;
     return open;

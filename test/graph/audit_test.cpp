@@ -294,3 +294,22 @@ TEST_CASE("the suppliers' pass ends on a cycle, a rule its own input and a rule 
   auto blind = blind_tests(tests, graph, reach);
   CHECK(blind.unsupplied == std::map<std::string, std::string>{{"//a:loop_test", "py_test"}});
 }
+
+TEST_CASE("a select() branch cquery's configuration did not take supplies nothing") {
+  // cquery of deps(...): @pypi//numpy:pkg is named by //p:gpu_test but never listed, so it is
+  // no dependency in this configuration, and the test reaches nothing of @pypi.
+  DepGraph graph;
+  std::istringstream in(R"({"results": [
+    {"target": {"type": "RULE", "rule": {"name": "//p:torch_test", "ruleClass": "py_test",
+      "ruleInput": ["@pypi//torch:pkg"]}}, "configurationId": 1},
+    {"target": {"type": "RULE", "rule": {"name": "//p:gpu_test", "ruleClass": "py_test",
+      "attribute": [{"name": "tags", "type": "STRING_LIST", "stringListValue": ["gpu"], "explicitlySpecified": true}],
+      "ruleInput": ["@pypi//numpy:pkg"]}}, "configurationId": 1},
+    {"target": {"type": "RULE", "rule": {"name": "@pypi//torch:pkg", "ruleClass": "py_library"}}, "configurationId": 1}],
+    "configurations": [{"id": 1, "checksum": "abcdef0123"}]})");
+  Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
+  REQUIRE(graph.is_configured_closure());
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  CHECK(blind_tests(tests, graph, reach).unsupplied ==
+        std::map<std::string, std::string>{{"//p:gpu_test", "py_test"}});
+}
