@@ -90,6 +90,7 @@ struct GpuPathView {
   std::string undeclared;
   std::string rule_class;  ///< the last step's rule class, where that made it GPU code (cuda_library)
   std::string file_kind;   ///< what the last step's file name makes it, where that made it GPU code
+  std::string linkopt;     ///< the last step's linkopt that links a GPU library, where that made it GPU code
   /// The test's own rule class when the graph would not show this GPU test's GPU code, so that
   /// whether it uses any is unknown (BlindTests). Empty otherwise.
   std::string blind;

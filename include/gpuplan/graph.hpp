@@ -29,6 +29,7 @@ class DepGraph final : public GraphSink {
   void input(std::string_view label) override;
   void inputs(std::span<const std::string_view> labels) override;
   void coming(std::string_view label) override;
+  void linkopt(std::string_view flag) override;
   void generated_file(std::string_view label, std::string_view generating_rule) override;
   void leaf(std::string_view label) override;
   void configured_closure() override { configured_closure_ = true; }
@@ -48,6 +49,12 @@ class DepGraph final : public GraphSink {
   /// Whether a label the input never declared is no dependency (cquery's deps(...) output:
   /// a select() branch not taken) rather than one the query did not expand.
   bool is_configured_closure() const { return configured_closure_; }
+  /// The first of the rule's linkopts that links a GPU library (gpu_linkopt_kind: "-lcudart");
+  /// empty for other nodes.
+  std::string_view gpu_linkopt(Node node) const {
+    auto found = gpu_linkopts_.find(node);
+    return found == gpu_linkopts_.end() ? std::string_view() : std::string_view(found->second);
+  }
   /// The node of a label in any spelling of the main repository; empty if the graph lacks it.
   std::optional<Node> find(std::string_view label) const;
   /// The node of the `entry`th rule (or generated file) as the input listed them, from 0 to
@@ -107,6 +114,7 @@ class DepGraph final : public GraphSink {
   mutable BigArray<std::uint32_t> reverse_start_;
   mutable BigArray<Node> reverse_;
   std::vector<std::pair<std::string_view, std::size_t>> batch_;  ///< inputs(): each label and its hash
+  std::unordered_map<Node, std::string> gpu_linkopts_;           ///< gpu_linkopt(): few rules have one
 };
 
 /// Labels that are GPU code (`gpu_deps`) and labels that are not even though a GPU pattern
@@ -130,6 +138,10 @@ struct GpuDepPatterns {
 /// cuda_runtime.h, nccl.h, ...), "a ROCm header" (hip_runtime.h, ...), "a CUDA library"
 /// (libcudart.so, libcublas_static.a, libcuda.so.1, ...) or "a ROCm library" (libamdhip64.so, ...).
 std::string_view gpu_file_kind(std::string_view label);
+/// What a linkopts flag links, where that is GPU code as gpu_file_kind() says of its file:
+/// "-lcudart", "-lcuda", "-l:libcudart.so.12", "/usr/local/cuda/lib64/libcublas.so",
+/// "-Wl,--no-as-needed,-lnccl" → "a CUDA library"; empty for other flags ("-lm", "-L/opt/cuda").
+std::string_view gpu_linkopt_kind(std::string_view flag);
 
 /// Checks one gpu_deps/gpu_free pattern; returns the problem, empty when it is valid.
 std::string gpu_pattern_problem(std::string_view pattern);
@@ -164,6 +176,9 @@ class GpuReach {
   /// gpu_file_kind() of a GPU dep that no pattern matched and that is no GPU rule class: what
   /// made it GPU code ("a CUDA library"); empty otherwise.
   std::string_view file_kind(DepGraph::Node node) const;
+  /// DepGraph::gpu_linkopt() of a GPU dep that is GPU code by its linkopts (no pattern, class or
+  /// file name made it one); empty otherwise.
+  std::string_view linkopt(DepGraph::Node node) const;
   std::size_t gpu_dep_count() const { return sources_.size(); }
 
  private:
@@ -179,11 +194,13 @@ class GpuReach {
   static constexpr DepGraph::Node is_source = 0xfffffffeu;
   static constexpr std::size_t by_class = static_cast<std::size_t>(-1);
   static constexpr std::size_t by_file_name = static_cast<std::size_t>(-2);
+  static constexpr std::size_t by_linkopt = static_cast<std::size_t>(-3);
   const DepGraph& graph_;
   std::vector<DepGraph::Node> next_;
   std::vector<DepGraph::Node> undeclared_next_;  ///< like next_, towards an undeclared label
   std::unordered_map<DepGraph::Node, std::size_t>
-      sources_;  ///< GPU dep → index of its pattern (by_class: its class; by_file_name: gpu_file_kind)
+      sources_;  ///< GPU dep → index of its pattern (by_class: its class; by_file_name: gpu_file_kind;
+                 ///< by_linkopt: its linkopts)
   std::vector<std::string> patterns_;
 };
 

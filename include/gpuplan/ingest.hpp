@@ -43,6 +43,9 @@ class GraphSink {
   virtual void inputs(std::span<const std::string_view> labels) {
     for (std::string_view label : labels) input(label);
   }
+  /// One of `linkopts` of the rule that began last (each in order): a library it links
+  /// outside the graph, such as the machine's CUDA (-lcudart).
+  virtual void linkopt(std::string_view /*flag*/) {}
   /// A generated file, which depends on the rule that makes it.
   virtual void generated_file(std::string_view label, std::string_view generating_rule) = 0;
   /// A target without inputs (source file, package group): a leaf, but declared, so the graph

@@ -65,7 +65,9 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
     auto gpu_code = *deps.graph.find(view.path.back());
     view.pattern = deps.reach->matched_pattern(gpu_code);
     view.file_kind = deps.reach->file_kind(gpu_code);
-    if (view.pattern.empty() && view.file_kind.empty()) view.rule_class = deps.graph.rule_class(gpu_code);
+    view.linkopt = deps.reach->linkopt(gpu_code);
+    if (view.pattern.empty() && view.file_kind.empty() && view.linkopt.empty())
+      view.rule_class = deps.graph.rule_class(gpu_code);
   }
   return view;
 }

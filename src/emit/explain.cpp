@@ -37,13 +37,15 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
                      "  unknown: no {} of the graph reaches GPU code, so its own may be outside the graph "
                      "(name it in the rules file's gpu_deps)\n",
                      view.blind);
-  if (view.reaches)
+  if (view.reaches) {
+    std::string why =
+        !view.pattern.empty()     ? "matches gpu_deps " + view.pattern
+        : !view.file_kind.empty() ? fmt::format("is {}: GPU code by its file name", view.file_kind)
+        : !view.linkopt.empty()   ? fmt::format("links {}: GPU code by its linkopts", view.linkopt)
+                                  : fmt::format("is a {}: CUDA code by its rule class", view.rule_class);
     return out + fmt::format("  reaches GPU code: {}\n  ({} {})\n", fmt::join(view.path, " → "),
-                             view.path.back(),
-                             !view.pattern.empty() ? "matches gpu_deps " + view.pattern
-                             : !view.file_kind.empty()
-                                 ? fmt::format("is {}: GPU code by its file name", view.file_kind)
-                                 : fmt::format("is a {}: CUDA code by its rule class", view.rule_class));
+                             view.path.back(), why);
+  }
   return out + "  reaches no GPU code (no path to a gpu_deps label)\n";
 }
 
@@ -147,6 +149,7 @@ std::string explanation_to_json(const Explanation& explanation) {
         {"gpu_deps_pattern", graph.pattern},
         {"gpu_rule_class", graph.rule_class},
         {"gpu_file_kind", graph.file_kind},
+        {"gpu_linkopt", graph.linkopt},
         {"unknown", unknown}};
     if (!graph.undeclared.empty()) j["gpu_code"]["undeclared"] = graph.undeclared;
     if (!graph.blind.empty()) j["gpu_code"]["blind_rule_class"] = graph.blind;

@@ -195,6 +195,10 @@ void DepGraph::generated_file(std::string_view label, std::string_view generatin
 
 void DepGraph::leaf(std::string_view label) { declared_[intern(label)] = true; }
 
+void DepGraph::linkopt(std::string_view flag) {
+  if (!rules_.empty() && !gpu_linkopt_kind(flag).empty()) gpu_linkopts_.try_emplace(rules_.back().node, flag);
+}
+
 std::vector<DepGraph::Node> DepGraph::tests() const {
   std::vector<Node> tests;
   std::vector<bool> seen(node_count(), false);

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ranges>
+#include <string>
 
 #include "gpuplan/graph.hpp"
 #include "util/text.hpp"
@@ -287,6 +289,23 @@ std::string_view gpu_file_kind(std::string_view label) {
   if (std::ranges::find(cuda, stem) != std::end(cuda)) return "a CUDA library";
   if (std::ranges::find(rocm, stem) != std::end(rocm)) return "a ROCm library";
   return {};
+}
+
+std::string_view gpu_linkopt_kind(std::string_view flag) {
+  if (flag.starts_with("-Wl,")) {  // the linker's own flags, comma-separated
+    for (auto part : std::views::split(flag.substr(4), ',')) {
+      auto kind = gpu_linkopt_kind(std::string_view(part.begin(), part.end()));
+      if (!kind.empty()) return kind;
+    }
+    return {};
+  }
+  if (flag.starts_with("-l:")) return gpu_file_kind(flag.substr(3));  // -l:libcudart.so.12
+  if (flag.starts_with("-l")) {
+    // -lcudart: libcudart.so, whichever of .so and .a the linker takes.
+    std::string library = "lib" + std::string(flag.substr(2)) + ".so";
+    return gpu_file_kind(library);
+  }
+  return flag.starts_with('-') ? std::string_view() : gpu_file_kind(flag);  // a library's path
 }
 
 }  // namespace gpuplan

@@ -119,6 +119,8 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
         source = by_class;
       else if (!gpu_file_kind(label).empty())  // a .cu file, libcudart.so: in a repository of any name
         source = by_file_name;
+      else if (!graph.gpu_linkopt(node).empty())  // the machine's CUDA: linkopts = ["-lcudart"]
+        source = by_linkopt;
       else
         continue;
     }
@@ -277,9 +279,16 @@ std::string GpuReach::path_text(DepGraph::Node node) const {
 const std::string& GpuReach::matched_pattern(DepGraph::Node node) const {
   static const std::string none;
   auto found = sources_.find(node);
-  return found == sources_.end() || found->second == by_class || found->second == by_file_name
+  return found == sources_.end() || found->second == by_class || found->second == by_file_name ||
+                 found->second == by_linkopt
              ? none
              : patterns_[found->second];
+}
+
+std::string_view GpuReach::linkopt(DepGraph::Node node) const {
+  auto found = sources_.find(node);
+  return found != sources_.end() && found->second == by_linkopt ? graph_.gpu_linkopt(node)
+                                                                : std::string_view();
 }
 
 std::string_view GpuReach::file_kind(DepGraph::Node node) const {

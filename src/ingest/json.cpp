@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,13 @@ namespace gpuplan::ingest {
 namespace ondemand = simdjson::ondemand;
 
 namespace {
+
+/// Whether rules of this class may have linkopts: C++ and CUDA rules (cc_library, cuda_library,
+/// ...). Bazel writes ruleClass before the attributes; where it did not, any rule may.
+bool may_link(std::string_view rule_class) {
+  return rule_class.empty() || rule_class.starts_with("cc_") ||
+         rule_class.find("cuda") != std::string_view::npos;
+}
 
 /// Where simdjson's first pass would stop: the first control character inside a string
 /// or the first byte that is not UTF-8. Null when the text holds neither.
@@ -192,6 +200,8 @@ void JsonTargets::read_rule(ondemand::object rule) {
       target.location = std::string_view(field.value().get_string());
     } else if (key == "attribute" && test) {
       for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
+    } else if (key == "attribute" && out_.graph && may_link(target.rule_class.str())) {
+      read_linkopts(field.value().get_array(), target.label);
     } else if (out_.graph && (key == "ruleInput" || key == "configuredRuleInput")) {
       read_rule_inputs(field.value().get_array(), key == "configuredRuleInput", target.label);
     }
@@ -201,8 +211,10 @@ void JsonTargets::read_rule(ondemand::object rule) {
     out_.graph->rule(target.label, target.rule_class.str());
     const auto& inputs = configured_inputs_.empty() ? inputs_ : configured_inputs_;
     out_.graph->inputs(inputs);
+    for (const auto& flag : linkopts_) out_.graph->linkopt(flag);
     inputs_.clear();
     configured_inputs_.clear();
+    linkopts_.clear();
   }
   out_.add(TargetKind::rule, std::move(target));
 }
@@ -242,10 +254,50 @@ void JsonTargets::read_generated_file(ondemand::object file) {
   if (!name.empty() && !generating_rule.empty()) out_.graph->generated_file(name, generating_rule);
 }
 
+void JsonTargets::read_linkopts(ondemand::array attributes, std::string_view rule) {
+  // Most rules have no linkopts, and skipping the array is all the reader does with it; so it
+  // is taken as text and parsed again only where it names them.
+  std::string_view raw;
+  auto bad = [&] { fail(fmt::format("the \"attribute\" of {} is no array of attributes", rule)); };
+  if (attributes.raw_json().get(raw) != simdjson::SUCCESS) bad();
+  constexpr std::string_view key = "\"linkopts\"";
+  if (!memmem(raw.data(), raw.size(), key.data(), key.size())) return;  // glibc's, far faster than find
+  simdjson::padded_string copy(raw);
+  ondemand::document document;
+  ondemand::array again;
+  if (linkopts_parser_.iterate(copy).get(document) != simdjson::SUCCESS ||
+      document.get_array().get(again) != simdjson::SUCCESS)
+    bad();
+  for (auto attribute : again) {
+    ondemand::object object;
+    std::string_view name;
+    if (attribute.get_object().get(object) != simdjson::SUCCESS) bad();
+    if (object.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS)
+      fail(fmt::format("an attribute of {} without a \"name\"", rule));
+    if (name == "linkopts") add_linkopts(object, rule);
+  }
+}
+
+void JsonTargets::add_linkopts(ondemand::object attribute, std::string_view rule) {
+  auto found = attribute.find_field_unordered("stringListValue");
+  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // none, or a select() left unflattened
+  ondemand::array items;
+  auto wrong = [&] {
+    fail(fmt::format("attribute linkopts of {}: \"stringListValue\" is not a list of strings", rule));
+  };
+  if (found.get_array().get(items) != simdjson::SUCCESS) wrong();
+  for (auto item : items) {
+    std::string_view flag;
+    if (item.get_string().get(flag) != simdjson::SUCCESS) wrong();
+    linkopts_.emplace_back(flag);
+  }
+}
+
 void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   std::string_view name;
   if (attribute.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS)
     fail(fmt::format("an attribute of {} without a \"name\"", target.label));
+  if (name == "linkopts" && out_.graph) return add_linkopts(attribute, target.label);
   Attribute which = attribute_named(name);
   if (which == Attribute::none) return;
   std::string_view type;

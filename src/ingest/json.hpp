@@ -40,6 +40,10 @@ class JsonTargets {
   void read_target(simdjson::ondemand::object target);
   void read_rule(simdjson::ondemand::object rule);
   void read_attribute(simdjson::ondemand::object attribute, Target& target);
+  /// The linkopts of a rule that is not a test, for the GraphSink, from its "attribute" array.
+  void read_linkopts(simdjson::ondemand::array attributes, std::string_view rule);
+  /// The strings of a linkopts attribute's stringListValue, into linkopts_.
+  void add_linkopts(simdjson::ondemand::object attribute, std::string_view rule);
   /// ruleInput (labels) or cquery's configuredRuleInput ({"label": ...}), for the GraphSink.
   void read_rule_inputs(simdjson::ondemand::array inputs, bool configured, std::string_view rule);
   /// Fails on an input of `rule` whose label is "" (the string just read).
@@ -57,6 +61,8 @@ class JsonTargets {
   Position start_;
   std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings
   std::vector<std::string_view> configured_inputs_;  ///< its configuredRuleInput (cquery, newer Bazel)
+  std::vector<std::string> linkopts_;                ///< its linkopts, for the GraphSink
+  simdjson::ondemand::parser linkopts_parser_;       ///< read_linkopts(): the rare array that has them
   bool cquery_ = false;
   bool saw_non_test_rule_ = false;  ///< a rule that is not a test: the output of deps(...)
 };

@@ -311,8 +311,19 @@ class XmlReader {
       start_rule_io(element, pairs);
     } else if (depth_ == 2) {
       start_target(element, pairs);
-    } else if (in_test_) {
-      start_inside_test(element, pairs);
+    } else {
+      if (in_rule_ && out_.graph) read_linkopts(element, pairs);
+      if (in_test_) start_inside_test(element, pairs);
+    }
+  }
+
+  /// A rule's `<list name="linkopts">` and its `<string value=...>` items, for the GraphSink.
+  void read_linkopts(const char* element, const XML_Char** pairs) {
+    if (depth_ == 3) {
+      const char* name = xml_attribute(pairs, "name");
+      in_linkopts_ = std::strcmp(element, "list") == 0 && name && std::strcmp(name, "linkopts") == 0;
+    } else if (depth_ == 4 && in_linkopts_) {
+      if (const char* value = xml_attribute(pairs, "value")) out_.graph->linkopt(value);
     }
   }
 
@@ -442,7 +453,10 @@ class XmlReader {
       in_test_ = false;
     }
     if (depth_ == 2) in_rule_ = false;
-    if (depth_ == 3) attribute_ = Attribute::none;
+    if (depth_ == 3) {
+      attribute_ = Attribute::none;
+      in_linkopts_ = false;
+    }
     --depth_;
   }
 
@@ -457,6 +471,7 @@ class XmlReader {
   bool in_rule_ = false;          ///< inside a <rule>, a test or not
   bool cut_closing_tag_ = false;  ///< the last buffer ended inside a tag that may be </rule>
   bool in_test_ = false;
+  bool in_linkopts_ = false;   ///< inside a rule's <list name="linkopts">
   bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
   Target test_;
   Attribute attribute_ = Attribute::none;

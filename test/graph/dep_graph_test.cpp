@@ -179,6 +179,72 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
     REQUIRE(gpu_file_kind(label).empty());
 }
 
+TEST_CASE("linkopts that link a GPU library, and near misses that do not") {
+  for (const char* flag :
+       {"-lcudart", "-lcuda", "-lcublasLt", "-lnccl", "-lnvidia-ml", "-l:libcudart.so.12",
+        "/usr/local/cuda/lib64/libcudart_static.a", "-Wl,--no-as-needed,-lcuda,--as-needed"})
+    REQUIRE(gpu_linkopt_kind(flag) == "a CUDA library");
+  REQUIRE(gpu_linkopt_kind("-lamdhip64") == "a ROCm library");
+  for (const char* flag : {"-lm", "-lpthread", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/usr/local/cuda/lib64",
+                           "-lcudart_stub", "-l", "", "-pthread", "$(location //x:libcudart.so)"})
+    REQUIRE(gpu_linkopt_kind(flag).empty());
+}
+
+TEST_CASE("a rule that links the machine's CUDA through linkopts is GPU code, in every format") {
+  // A cc_library wrapping the system's libcudart, and a cc_test linking libcuda itself.
+  std::string xml = R"(<query version="2">
+    <rule class="cc_test" location="/ws/c/BUILD:1:1" name="//c:driver_test">
+        <list name="tags"><string value="gpu"/></list>
+        <list name="linkopts"><string value="-lpthread"/><string value="-lcuda"/></list>
+    </rule>
+    <rule class="cc_library" location="/ws/c/BUILD:5:1" name="//c:cudart">
+        <list name="linkopts"><string value="-L/usr/local/cuda/lib64"/><string value="-lcudart"/></list>
+    </rule>
+    <rule class="cc_test" location="/ws/c/BUILD:9:1" name="//c:kernel_test"><rule-input name="//c:cudart"/></rule>
+    <rule class="cc_library" location="/ws/c/BUILD:12:1" name="//c:math"><list name="linkopts"><string value="-lm"/></list></rule>
+    <rule class="cc_test" location="/ws/c/BUILD:15:1" name="//c:math_test"><rule-input name="//c:math"/></rule>
+</query>)";
+  std::string streamed =
+      R"({"type":"RULE","rule":{"name":"//c:driver_test","ruleClass":"cc_test","attribute":[)"
+      R"({"name":"tags","type":"STRING_LIST","stringListValue":["gpu"],"explicitlySpecified":true},)"
+      R"({"name":"linkopts","type":"STRING_LIST","stringListValue":["-lpthread","-lcuda"],"explicitlySpecified":true}]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:cudart","ruleClass":"cc_library","attribute":[)"
+      R"({"name":"alwayslink","type":"BOOLEAN","booleanValue":false},)"
+      R"({"name":"linkopts","type":"STRING_LIST","stringListValue":["-L/usr/local/cuda/lib64","-lcudart"],"explicitlySpecified":true}]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:kernel_test","ruleClass":"cc_test","ruleInput":["//c:cudart"]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:math","ruleClass":"cc_library","attribute":[)"
+      R"({"name":"linkopts","type":"STRING_LIST","stringListValue":["-lm"]}]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:math_test","ruleClass":"cc_test","ruleInput":["//c:math"]}})"
+      "\n";
+  for (const auto& text : {xml, streamed}) {
+    DepGraph graph = graph_of(text);
+    GpuReach reach(graph, GpuDepPatterns::defaults());
+    REQUIRE(reach.path_text(*graph.find("//c:driver_test")) == "//c:driver_test");
+    REQUIRE(reach.linkopt(*graph.find("//c:driver_test")) == "-lcuda");
+    REQUIRE(reach.path_text(*graph.find("//c:kernel_test")) == "//c:kernel_test → //c:cudart");
+    REQUIRE(reach.linkopt(*graph.find("//c:cudart")) == "-lcudart");
+    REQUIRE_FALSE(reach.reaches(*graph.find("//c:math_test")));
+  }
+}
+
+TEST_CASE("linkopts that are not a list of strings are refused at their line") {
+  for (const char* value : {R"(["-lcuda",])", "[1]", R"("-lcuda")"})
+    REQUIRE_THROWS_WITH(
+        graph_of(
+            R"({"type":"RULE","rule":{"name":"//c:t","ruleClass":"cc_test"}})"
+            "\n" +
+            fmt::format(R"({{"type":"RULE","rule":{{"name":"//c:l","ruleClass":"cc_library","attribute":[)"
+                        R"({{"name":"linkopts","type":"STRING_LIST","stringListValue":{}}}]}}}})",
+                        value) +
+            "\n"),
+        Catch::Contains("input:2:") &&
+            Catch::Contains("attribute linkopts of //c:l: \"stringListValue\" is not a list of strings"));
+}
+
 TEST_CASE("labels the input names but never declares make a test's reach unknown, not GPU-free") {
   DepGraph graph = graph_of(R"(<query version="2">
     <rule class="sh_test" location="/ws/BUILD:1:1" name="//a:t"><rule-input name="//a:lib"/></rule>

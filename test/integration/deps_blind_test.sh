@@ -4,7 +4,8 @@
 # an implicit dependency through a label_flag) is GPU code by its rule class; a .cu file that a
 # genrule compiles and the machine's libcudart.so, imported under a repository name no pattern
 # knows, are GPU code by their file names (so those cc_tests are not called GPU-free because other
-# cc_tests reach GPU code); and Ray-style py_tests whose torch comes from the Python that runs
+# cc_tests reach GPU code); a library that links the machine's libcuda through linkopts is GPU code
+# by its linkopts; and Ray-style py_tests whose torch comes from the Python that runs
 # them are never called GPU-free: no py_test of the graph reaches GPU code, so the graph cannot tell.
 source test/integration/lib.sh
 requires bazel jq
@@ -35,6 +36,9 @@ for input in noimplicit deps; do
   "$GPUPLAN" explain //sys:nvml_test "$SCRATCH/$input.xml" 2>/dev/null | grep -qF "reaches GPU code: //sys:nvml_test → @system_gpu//:cudart → @system_gpu//:lib64/libcudart.so
   (@system_gpu//:lib64/libcudart.so is a CUDA library: GPU code by its file name)" ||
     fail "$input: a test linking the machine's libcudart.so: $("$GPUPLAN" explain //sys:nvml_test "$SCRATCH/$input.xml" 2>&1)"
+  "$GPUPLAN" explain //sys:driver_test "$SCRATCH/$input.xml" 2>/dev/null | grep -qF "reaches GPU code: //sys:driver_test → //sys:driver
+  (//sys:driver links -lcuda: GPU code by its linkopts)" ||
+    fail "$input: a test linking the machine's libcuda by linkopts: $("$GPUPLAN" explain //sys:driver_test "$SCRATCH/$input.xml" 2>&1)"
   "$GPUPLAN" explain //gen:saxpy_test "$SCRATCH/$input.xml" 2>/dev/null | grep -qF "reaches GPU code: //gen:saxpy_test → //gen:saxpy.o → //gen:nvcc → //gen:saxpy.cu
   (//gen:saxpy.cu is a CUDA source: GPU code by its file name)" ||
     fail "$input: a test of a kernel nvcc compiles: $("$GPUPLAN" explain //gen:saxpy_test "$SCRATCH/$input.xml" 2>&1)"
@@ -48,6 +52,16 @@ for input in noimplicit deps; do
     "$SCRATCH/audit.err" || fail "$input: audit gives no warning for the py_tests: $(cat "$SCRATCH/audit.err")"
 done
 
+# cquery's jsonproto carries the linkopts as an attribute of the library.
+(cd "$WS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 cquery 'deps(//sys:driver_test)' \
+   --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+   --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" \
+   --output=jsonproto) >"$SCRATCH/driver.cquery.json" 2>>"$SCRATCH/bazel.log" ||
+  { cat "$SCRATCH/bazel.log" >&2; fail "bazel cquery of //sys:driver_test failed"; }
+"$GPUPLAN" explain //sys:driver_test "$SCRATCH/driver.cquery.json" 2>/dev/null |
+  grep -qF "(//sys:driver links -lcuda: GPU code by its linkopts)" ||
+  fail "cquery: $("$GPUPLAN" explain //sys:driver_test "$SCRATCH/driver.cquery.json" 2>&1)"
+
 "$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>/dev/null |
   grep -qF "  unknown: no py_test of the graph reaches GPU code, so its own may be outside the graph" ||
   fail "explain of a blind py_test: $("$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>&1)"
@@ -58,7 +72,7 @@ done
 # --classify-by-deps moves none: the plan keeps every GPU test, and says why in one line.
 "$GPUPLAN" plan --classify-by-deps "$SCRATCH/deps.xml" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" \
   2>"$SCRATCH/plan.err" || fail "plan --classify-by-deps failed: $(cat "$SCRATCH/plan.err")"
-[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//cu:kernel_test //gen:saxpy_test //ray:train_gpu_test //sys:nvml_test" ] ||
+[ "$(jq -r '[.assignments[].label] | unique | join(" ")' "$SCRATCH/plan.json")" = "//cu:kernel_test //gen:saxpy_test //ray:train_gpu_test //sys:driver_test //sys:nvml_test" ] ||
   fail "GPU tests planned: $(jq -c '[.assignments[].label] | unique' "$SCRATCH/plan.json")"
 grep -q "^gpuplan: --classify-by-deps moved 0 GPU tests that reach no GPU code to the CPU bucket; 1 left as they are: no test of their rule class reaches GPU code$" \
   "$SCRATCH/plan.err" || fail "the totals line: $(cat "$SCRATCH/plan.err")"
