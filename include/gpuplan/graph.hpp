@@ -220,8 +220,8 @@ std::string_view to_string(Disagreement kind);
 
 /// GPU-annotated tests that reach no GPU code although the graph holds all their deps, and of
 /// which the graph still cannot tell whether they need a GPU, because their GPU code would not
-/// be in it: GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through
-/// linkopts, a tool of the machine) or under labels gpu_deps does not name. Two kinds:
+/// be in it: GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a
+/// .bazelrc's --linkopt, a tool of the machine) or under labels gpu_deps does not name. Two kinds:
 /// - blind classes: no test of the rule class reaches GPU code;
 /// - unsupplied tests: the class's tests reach their GPU code only in other repositories (its
 ///   suppliers: @pypi for py_tests through rules_python) and this test reaches no label of any

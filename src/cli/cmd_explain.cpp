@@ -56,7 +56,8 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
   if (!view.reaches && view.undeclared.empty() && test.bucket == Bucket::gpu) {
     auto blind = blind_tests(tests, deps.graph, *deps.reach);
     const std::string& rule_class = test.target.rule_class.str();
-    if (blind.contains(canonical_label(test.target.label), rule_class)) view.blind = rule_class;
+    view.blind_reason = blind.reason(canonical_label(test.target.label), rule_class);
+    if (!view.blind_reason.empty()) view.blind = rule_class;
     if (blind.unsupplied.contains(canonical_label(test.target.label)))
       view.suppliers = blind.suppliers.at(rule_class);
   }

@@ -21,22 +21,8 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
     return out +
            fmt::format("  unknown: reaches {}, which the input did not expand (run bazel query 'deps({})')\n",
                        view.undeclared, label);
-  if (!view.suppliers.empty()) {
-    std::string repositories = "@" + view.suppliers.back();
-    if (view.suppliers.size() > 1)
-      repositories = fmt::format(
-          "@{} or {}", fmt::join(view.suppliers.begin(), view.suppliers.end() - 1, ", @"), repositories);
-    return out +
-           fmt::format(
-               "  unknown: reaches no label of {}, where the other {}s get their GPU code, so its own may be "
-               "outside the graph (name it in the rules file's gpu_deps)\n",
-               repositories, view.blind);
-  }
-  if (!view.blind.empty())
-    return out + fmt::format(
-                     "  unknown: no {} of the graph reaches GPU code, so its own may be outside the graph "
-                     "(name it in the rules file's gpu_deps)\n",
-                     view.blind);
+  if (!view.blind_reason.empty())
+    return out + fmt::format("  unknown: {} (name it in the rules file's gpu_deps)\n", view.blind_reason);
   if (view.reaches) {
     std::string why =
         !view.pattern.empty()     ? "matches gpu_deps " + view.pattern

@@ -255,8 +255,9 @@ std::string BlindTests::reason(const std::string& label, const std::string& rule
 std::vector<std::string> BlindTests::messages() const {
   std::vector<std::string> messages;
   constexpr std::string_view outside =
-      "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked through linkopts, a tool of "
-      "the machine)";
+      "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a .bazelrc's --linkopt, "
+      "a "
+      "tool of the machine)";
   for (const auto& [rule_class, gpu_tests] : classes)
     messages.push_back(fmt::format(
         "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell "

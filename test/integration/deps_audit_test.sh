@@ -74,7 +74,7 @@ jq -e '[.gpu_code_without_annotation[].label] | index("//core:config_test") == n
   fail "a cpu-only test is listed"
 
 # A GPU test of a probe script: explain says why the graph cannot tell.
-"$GPUPLAN" explain //ml:allreduce_test "$SCRATCH/deps.xml" 2>/dev/null | grep -qF "  unknown: reaches no label of @local_config_cuda or @pypi, where the other sh_tests get their GPU code, so its own may be outside the graph" ||
+"$GPUPLAN" explain //ml:allreduce_test "$SCRATCH/deps.xml" 2>/dev/null | grep -qF "  unknown: reaches no label of @local_config_cuda or @pypi, where the other sh_tests get their GPU code: its own may be outside the graph (name it in the rules file's gpu_deps)" ||
   fail "explain of an unsupplied test: $("$GPUPLAN" explain //ml:allreduce_test "$SCRATCH/deps.xml" 2>&1)"
 "$GPUPLAN" explain //ml:allreduce_test "$SCRATCH/deps.xml" --json 2>/dev/null |
   jq -e '.gpu_code.unknown and .gpu_code.reaches == null and .gpu_code.suppliers == ["local_config_cuda", "pypi"]' >/dev/null ||

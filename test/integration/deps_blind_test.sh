@@ -63,7 +63,7 @@ done
   fail "cquery: $("$GPUPLAN" explain //sys:driver_test "$SCRATCH/driver.cquery.json" 2>&1)"
 
 "$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>/dev/null |
-  grep -qF "  unknown: no py_test of the graph reaches GPU code, so its own may be outside the graph" ||
+  grep -qF "  unknown: no py_test of the graph reaches GPU code: its own may be outside the graph (name it in the rules file's gpu_deps)" ||
   fail "explain of a blind py_test: $("$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" 2>&1)"
 "$GPUPLAN" explain //ray:train_gpu_test "$SCRATCH/deps.xml" --json 2>/dev/null |
   jq -e '.gpu_code.unknown and .gpu_code.reaches == null and .gpu_code.blind_rule_class == "py_test"' >/dev/null ||
