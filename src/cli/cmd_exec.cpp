@@ -600,6 +600,10 @@ int run_exec(const ExecOptions& o) {
       samplers.erase(sampler);
     }
     if (u.outcome == Outcome::elsewhere) return;
+    if (auto outside = outside_gpus_warning(u.assignment.unit.id,
+                                            u.holds_node ? node_gpus : u.assignment.gpus, usage.outside);
+        !outside.empty())
+      std::cerr << fmt::format("gpuplan exec: warning: {}\n", outside);
     ran_here.push_back(
         {u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node, u.assignment.gpus,
          start_epochs[u.assignment.unit.id], u.exit_status, usage.peak_vram_mib,

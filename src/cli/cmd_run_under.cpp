@@ -465,6 +465,8 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const double seconds = os::now_epoch_s() - start;  // before the GPUs go: the record's span holds them
   GpuUsage usage = sampler.stop();
   held.clear();
+  if (auto outside = outside_gpus_warning(target, assignment.gpus, usage.outside); !outside.empty())
+    std::cerr << fmt::format("gpuplan run-under: warning: {}\n", outside);
   int status = os::exit_status(wait_status);
   if (!o.results.empty()) {
     RunRecord record{canonical_label(target),

@@ -383,10 +383,29 @@ void GpuUsageSampler::sample() {
     }
     if (!here) continue;
     usage_.touched = true;
+    int index = static_cast<int>(&on_device - devices->data());
+    if (std::find(gpus_.begin(), gpus_.end(), index) == gpus_.end() &&
+        std::find(usage_.outside.begin(), usage_.outside.end(), index) == usage_.outside.end()) {
+      usage_.outside.push_back(index);
+      std::sort(usage_.outside.begin(), usage_.outside.end());
+    }
     if (!known) continue;
     auto mib = static_cast<std::int64_t>((bytes + (1ULL << 20) - 1) >> 20);
     usage_.peak_vram_mib = std::max(usage_.peak_vram_mib.value_or(0), mib);
   }
+}
+
+std::string outside_gpus_warning(std::string_view label, const std::vector<int>& given,
+                                 const std::vector<int>& outside) {
+  if (outside.empty()) return {};
+  auto gpus = [](const std::vector<int>& list) {
+    return fmt::format("GPU{} {}", list.size() == 1 ? "" : "s", fmt::join(list, ", "));
+  };
+  return fmt::format(
+      "{} used {}, which the plan did not give it ({}): it picks its GPU itself (CUDA_VISIBLE_DEVICES set "
+      "in its own code, a device chosen through nvidia-smi), so it ran beside the tests planned there; let "
+      "it take the GPUs it is given (cuda:0 is the first of them)",
+      label, gpus(outside), given.empty() ? std::string("it was given none") : "it was given " + gpus(given));
 }
 
 }  // namespace gpuplan

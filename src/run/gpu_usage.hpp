@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -28,7 +29,16 @@ struct GpuUsage {
   /// cannot see this PID namespace, as in some VMs and containers): `touched` and the peak
   /// come from the GPUs' memory in use above what it was when the unit started.
   bool by_device = false;
+  /// The GPUs (NVML indices) a process of the unit was on although the unit was not given them:
+  /// it chose its GPU itself (CUDA_VISIBLE_DEVICES set in its own code, a device picked through
+  /// nvidia-smi) and ran beside the units planned there. Sorted.
+  std::vector<int> outside;
 };
+
+/// The warning for a unit that was on GPUs it was not given (GpuUsage::outside); empty when it
+/// was on none. `label`: the test (and shard), `given`: its GPUs.
+std::string outside_gpus_warning(std::string_view label, const std::vector<int>& given,
+                                 const std::vector<int>& outside);
 
 /// NVML, opened once: GPUPLAN_NVML_LIBRARY names the library when set (tests point it at a
 /// stand-in), else libnvidia-ml.so.1. Null when it cannot be loaded or initialised.

@@ -73,6 +73,13 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
   --command "echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 [ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
+# A unit that picks its GPU itself (here its shell shows up on GPU 0; the plan gave it GPU 2) ran
+# beside the units planned there: exec says which GPU, and which it was given.
+"${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
+  --command "printf '2 %s 512\n0 %s 256\n' \$\$ \$\$ >$SCRATCH/nvml.procs; sleep 0.5" >/dev/null 2>"$SCRATCH/nvml.err" ||
+  fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
+grep -q "^gpuplan exec: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2): it picks its GPU itself" \
+  "$SCRATCH/nvml.err" || fail "no warning for a unit on a GPU it was not given: $(cat "$SCRATCH/nvml.err")"
 
 # 2c. A GPU the plan gives out that this machine lacks: exec refuses before any unit runs (exit 2),
 #     for a unit given it would find no GPU, and a test that skips its GPU paths would pass. Here

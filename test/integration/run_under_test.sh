@@ -165,6 +165,16 @@ TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 
   --query examples/query.xml true 2>"$SCRATCH/note" || status=$?
 [ "$status" = 2 ] && grep -q "needs 8 GPUs" "$SCRATCH/note" || fail "an 8-GPU test on a 4-GPU node was not refused"
 
+# A test that picks its GPU itself (NVML's stand-in lists its shell on GPU 0; the plan gave it
+# GPU 2): run-under measures it with --results and says so in the test's log.
+printf "" >"$SCRATCH/nvml.procs"; : >"$SCRATCH/picks.csv"
+TEST_TARGET=//ml:inference_test GPUPLAN_FAKE_NVML_PROCESSES="$SCRATCH/nvml.procs" "$GPUPLAN" run-under \
+  --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" --results "$SCRATCH/picks.csv" \
+  sh -c "printf '0 %s 256\n' \$\$ >$SCRATCH/nvml.procs; sleep 0.5" 2>"$SCRATCH/picks.err" ||
+  fail "run-under of a test that picks its GPU failed: $(cat "$SCRATCH/picks.err")"
+grep -q "^gpuplan run-under: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2)" \
+  "$SCRATCH/picks.err" || fail "no warning for a test on a GPU it was not given: $(cat "$SCRATCH/picks.err")"
+
 # A test still running holds its GPUs; killing run-under ends the test and every process it
 # started (here a child that would run on), and only then releases them.
 : >"$SCRATCH/stopped.csv"

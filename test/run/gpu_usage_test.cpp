@@ -84,6 +84,28 @@ TEST_CASE("The sampler records the peak of a unit's child processes per GPU", "[
   CHECK(*usage.peak_vram_mib == 3000);
 }
 
+TEST_CASE("A unit on GPUs it was not given is caught, by NVML index", "[gpu_usage]") {
+  // A test that sets CUDA_VISIBLE_DEVICES itself: its child is on GPU 3 as well as its own GPU 1.
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write(fmt::format("1 {} 300\n3 {} 200\n0 {} 100\n", child, child, getppid()));
+  for (const auto& [given, outside] : {std::pair{std::vector<int>{1}, std::vector<int>{3}},
+                                       std::pair{std::vector<int>{1, 3}, std::vector<int>{}},
+                                       std::pair{std::vector<int>{}, std::vector<int>{1, 3}}}) {
+    GpuUsageSampler sampler(open_nvml(), 0.02);
+    sampler.start(leader, given);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    CHECK(sampler.stop().outside == outside);
+  }
+  end_tree(leader);
+  CHECK(outside_gpus_warning("//ml:t", {1}, {}).empty());
+  CHECK_THAT(outside_gpus_warning("//ml:t", {1}, {3}),
+             Catch::StartsWith("//ml:t used GPU 3, which the plan did not give it (it was given GPU 1): it "
+                               "picks its GPU itself"));
+  CHECK_THAT(outside_gpus_warning("//ml:t", {}, {0, 2}),
+             Catch::StartsWith("//ml:t used GPUs 0, 2, which the plan did not give it (it was given none)"));
+}
+
 TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_usage]") {
   FakeNvml fake;
   auto [leader, child] = start_tree();
