@@ -4,7 +4,8 @@
 # A PyTorch program holds a known 3 GiB (torch.empty on cuda:0) for ~4 s under
 # `gpuplan run-under --results`; meanwhile nvidia-smi is sampled. The wrapper's recorded
 # peak_vram_mib must be within 10% of nvidia-smi's largest used_memory for that process and at
-# least 3072 MiB, and gpu_touched true; a CPU-only program must be recorded as not touching a GPU.
+# least 3072 MiB, and gpu_touched true; a CPU-only program must be recorded as not touching a GPU,
+# and one that sets CUDA_VISIBLE_DEVICES=0 itself must be named as using a GPU it was not given.
 set -uo pipefail
 GPUPLAN=${1:?usage: nvml_check.sh /path/to/gpuplan}
 OUT=${OUT:-$(mktemp -d)}
@@ -76,6 +77,17 @@ ours, smi = float(sys.argv[1]), float(sys.argv[2])
 ok = ours >= 3072 and smi > 0 and abs(ours - smi) <= 0.1 * smi
 print("PASS" if ok else "FAIL", f"gpuplan {ours:.0f} MiB vs nvidia-smi {smi:.0f} MiB")
 PY
+
+# A CPU test (given no GPU) that picks GPU 0 itself: run-under must say it used a GPU it was not given.
+TEST_TARGET=//check:cpu "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" --results "$OUT/results.csv" \
+  python3 -c 'import os; os.environ["CUDA_VISIBLE_DEVICES"] = "0"; import time, torch
+x = torch.empty(2**28, dtype=torch.uint8, device="cuda"); torch.cuda.synchronize(); time.sleep(2)' \
+  > "$OUT/picks.out" 2>&1
+if grep -q "//check:cpu used GPU 0, which the plan did not give it (it was given none)" "$OUT/picks.out"; then
+  log "PASS a CPU test that picks GPU 0 itself is named"
+else
+  log "FAIL a CPU test that picks GPU 0 itself: $(cat "$OUT/picks.out")"
+fi
 
 # refused WHAT PLAN PATTERN: run-under of PLAN's unit must refuse (exit 2, nothing run), saying PATTERN.
 refused() {
