@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ranges>
 #include <string>
 
 #include "gpuplan/graph.hpp"
@@ -292,10 +291,11 @@ std::string_view gpu_file_kind(std::string_view label) {
 }
 
 std::string_view gpu_linkopt_kind(std::string_view flag) {
-  if (flag.starts_with("-Wl,")) {  // the linker's own flags, comma-separated
-    for (auto part : std::views::split(flag.substr(4), ',')) {
-      auto kind = gpu_linkopt_kind(std::string_view(part.begin(), part.end()));
-      if (!kind.empty()) return kind;
+  if (util::strip_prefix(flag, "-Wl,")) {  // the linker's own flags, comma-separated
+    for (std::size_t begin = 0; begin <= flag.size();) {
+      auto end = std::min(flag.find(',', begin), flag.size());
+      if (auto kind = gpu_linkopt_kind(flag.substr(begin, end - begin)); !kind.empty()) return kind;
+      begin = end + 1;
     }
     return {};
   }
