@@ -273,6 +273,25 @@ void print_table(const std::vector<UnitRun>& runs) {
   std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
 }
 
+/// The size of a file, 0 where there is none yet.
+std::uintmax_t size_of(const std::string& path) {
+  std::error_code error;
+  auto size = std::filesystem::file_size(path, error);
+  return error ? 0 : size;
+}
+
+/// The warnings of units on GPUs they were not given (outside_gpus_warning) that run-under
+/// noted for `node` past `offset` of `file`, repeated where exec's output shows them.
+void repeat_outside_gpus(const std::string& file, std::uintmax_t offset, const std::string& node) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in.seekg(static_cast<std::streamoff>(offset))) return;
+  for (std::string line; std::getline(in, line);) {
+    auto tab = line.find('\t');
+    if (tab != std::string::npos && line.substr(0, tab) == node)
+      std::cerr << fmt::format("gpuplan exec: warning: {}\n", line.substr(tab + 1));
+  }
+}
+
 /// The records run-under appended to `results` past `offset` for `node`, checked as exec checks
 /// its own units' (untouched_gpus_warning). A file that cannot be read back is left unchecked:
 /// the check only advises.
@@ -343,6 +362,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   }
   std::error_code size_error;
   const auto records_before = run.results ? fs::file_size(*run.results, size_error) : 0;
+  const auto outside_before = size_of(outside_gpus_file(run.lock_dir));
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
   ExecSchedule schedule({u.assignment});
@@ -352,6 +372,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   };
   execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
   if (run.results && !size_error) warn_if_untouched(*run.results, records_before, o.node);
+  repeat_outside_gpus(outside_gpus_file(run.lock_dir), outside_before, o.node);
   print_table(runs);
   if (int stop = runner.stop_signal()) return 128 + stop;
   return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;

@@ -457,7 +457,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, executor_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
-  GpuUsageSampler sampler(o.results.empty() ? nullptr : nvml);
+  GpuUsageSampler sampler(nvml);  // a GPU test's always, to catch one on GPUs it was not given
   sampler.start(child, assignment.gpus);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
@@ -465,8 +465,14 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const double seconds = os::now_epoch_s() - start;  // before the GPUs go: the record's span holds them
   GpuUsage usage = sampler.stop();
   held.clear();
-  if (auto outside = outside_gpus_warning(target, assignment.gpus, usage.outside); !outside.empty())
+  if (auto outside = outside_gpus_warning(target, assignment.gpus, usage.outside); !outside.empty()) {
     std::cerr << fmt::format("gpuplan run-under: warning: {}\n", outside);
+    try {  // for exec, which says it where the CI log shows it: a test's log is seldom read
+      os::append_locked(outside_gpus_file(o.lock_dir), "", fmt::format("{}\t{}\n", node, outside));
+    } catch (const InputError&) {
+      std::cerr << fmt::format("gpuplan run-under: cannot note that in {}\n", outside_gpus_file(o.lock_dir));
+    }
+  }
   int status = os::exit_status(wait_status);
   if (!o.results.empty()) {
     RunRecord record{canonical_label(target),

@@ -337,18 +337,22 @@ void GpuUsageSampler::start(pid_t root, std::vector<int> gpus) {
   for (int gpu : gpus_) baseline_.push_back(nvml_->used_bytes(gpu).value_or(0));
   running_ = true;
   thread_ = std::thread([this] {
-    while (running_) {
+    for (;;) {
       sample();
-      auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s_);
-      while (running_ && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::unique_lock lock(wake_mutex_);  // stop() wakes it at once: a launch waits for no sleep
+      if (wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return !running_; }))
+        return;
     }
   });
 }
 
 GpuUsage GpuUsageSampler::stop() {
   if (!nvml_) return {};
-  running_ = false;
+  {
+    std::lock_guard lock(wake_mutex_);
+    running_ = false;
+  }
+  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   sample();
   std::lock_guard lock(mutex_);
@@ -407,5 +411,7 @@ std::string outside_gpus_warning(std::string_view label, const std::vector<int>&
       "it take the GPUs it is given (cuda:0 is the first of them)",
       label, gpus(outside), given.empty() ? std::string("it was given none") : "it was given " + gpus(given));
 }
+
+std::string outside_gpus_file(const std::string& lock_dir) { return lock_dir + "/outside-gpus"; }
 
 }  // namespace gpuplan

@@ -3,7 +3,7 @@
 // (dlopen), so that gpuplan runs unchanged where there is no NVIDIA driver.
 #include <sys/types.h>
 
-#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,6 +39,9 @@ struct GpuUsage {
 /// was on none. `label`: the test (and shard), `given`: its GPUs.
 std::string outside_gpus_warning(std::string_view label, const std::vector<int>& given,
                                  const std::vector<int>& outside);
+/// Where run-under notes such warnings for `exec`, which repeats those of its run: in the GPU
+/// lock directory, which Bazel's sandbox shares. Each line "NODE<TAB>WARNING".
+std::string outside_gpus_file(const std::string& lock_dir);
 
 /// NVML, opened once: GPUPLAN_NVML_LIBRARY names the library when set (tests point it at a
 /// stand-in), else libnvidia-ml.so.1. Null when it cannot be loaded or initialised.
@@ -94,7 +97,9 @@ class GpuUsageSampler {
   pid_t root_ = 0;
   std::vector<int> gpus_;
   std::vector<std::uint64_t> baseline_;  ///< bytes in use on each of gpus_ at start()
-  std::atomic<bool> running_{false};
+  bool running_ = false;                 ///< under wake_mutex_
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;  ///< stop() ends the sampling thread's wait
   std::thread thread_;
   std::mutex mutex_;
   GpuUsage usage_;

@@ -80,6 +80,20 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 grep -q "^gpuplan exec: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2): it picks its GPU itself" \
   "$SCRATCH/nvml.err" || fail "no warning for a unit on a GPU it was not given: $(cat "$SCRATCH/nvml.err")"
+# Under the default bazel test, run-under sees it and exec repeats it where the CI log shows it
+# (a test's own log is seldom read). The stand-in for bazel runs the one test as Bazel would:
+# its --run_under command, then the test.
+mkdir -p "$SCRATCH/stub-picks"
+cat >"$SCRATCH/stub-picks/bazel" <<STUB
+#!/bin/bash
+for arg; do case \$arg in --run_under=*) run_under=\${arg#--run_under=};; esac; done
+TEST_TARGET=//ml:inference_test \$run_under sh -c "printf '0 %s 256\\n' \\\$\\\$ >$SCRATCH/nvml.procs; sleep 0.5"
+STUB
+chmod +x "$SCRATCH/stub-picks/bazel"
+PATH=$SCRATCH/stub-picks:$PATH "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
+  --lock-dir "$SCRATCH/picks-locks" >/dev/null 2>"$SCRATCH/picks.err" || fail "exec of the stub bazel failed: $(cat "$SCRATCH/picks.err")"
+[ "$(grep -c "^gpuplan exec: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2)" "$SCRATCH/picks.err")" = 1 ] ||
+  fail "exec's bazel test does not repeat run-under's warning once: $(cat "$SCRATCH/picks.err")"
 
 # 2c. A GPU the plan gives out that this machine lacks: exec refuses before any unit runs (exit 2),
 #     for a unit given it would find no GPU, and a test that skips its GPU paths would pass. Here
