@@ -254,6 +254,7 @@ struct AuditEntry {
   std::string path;        ///< the path to GPU code (gpu_code_without_annotation)
   std::string undeclared;  ///< a label it reaches that the input named but never expanded (unknown)
   std::string reason;      ///< unknown: why ("reaches @x//:y, which the input did not expand")
+  std::vector<std::string> suppliers;  ///< unknown, of an unsupplied test: its class's suppliers ("pypi")
   std::string tag_change;  ///< what to edit: "remove tags gpu:2, nvlink (or add cpu-only)"; "add tag gpu"
   std::string location;    ///< the rule's BUILD position, as Bazel printed it
   double gpu_hours = 0;    ///< GPU-hours it holds in the plan (`--fleet`), 0 otherwise

@@ -143,7 +143,23 @@ double total_hours(const std::vector<const AuditEntry*>& entries) {
   return total;
 }
 
-std::string summary_line(const Report& r) {
+/// Why an unknown test is unknown, in Markdown: labels and repositories as code spans (`span`:
+/// markdown::code, or code_cell in a table), where GitHub reads no "@name" as a mention of a
+/// user (@pypi is one).
+std::string markdown_reason(const AuditEntry& e, std::string (*span)(std::string_view)) {
+  if (!e.undeclared.empty())
+    return fmt::format("reaches {}, which the input did not expand", span(e.undeclared));
+  if (e.suppliers.empty()) return util::markdown::text(e.reason);
+  std::vector<std::string> repositories;
+  for (const auto& supplier : e.suppliers) repositories.push_back(span("@" + supplier));
+  // The reason with its list of repositories (up to ", where") swapped for the code spans.
+  auto where = e.reason.find(", where");
+  return fmt::format("reaches no label of {}{}", fmt::join(repositories, " or "),
+                     util::markdown::text(e.reason.substr(where)));
+}
+
+/// The line of totals; `markdown`: as Markdown, its example's reason by markdown_reason().
+std::string summary_line(const Report& r, bool markdown = false) {
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
   std::string line =
@@ -152,9 +168,17 @@ std::string summary_line(const Report& r) {
   line += fmt::format(", {} reach GPU code without a GPU annotation", missing.size());
   if (r.with_history)
     line += fmt::format(", {} GPU-annotated touched no GPU in their runs", r.untouched.size());
-  if (auto unknown = of_kind(r.audit, Disagreement::unknown); !unknown.empty())
+  auto unknown = of_kind(r.audit, Disagreement::unknown);
+  if (markdown) {
+    line = util::markdown::text(line);
+    if (!unknown.empty())
+      line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(),
+                          util::markdown::code(unknown.front()->label),
+                          markdown_reason(*unknown.front(), util::markdown::code));
+  } else if (!unknown.empty()) {
     line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(), unknown.front()->label,
                         unknown.front()->reason);
+  }
   return line;
 }
 
@@ -209,7 +233,7 @@ std::string render_markdown(const Report& r) {
   using util::markdown::code_cell;
   using util::markdown::text;
   std::string out =
-      "### gpuplan audit: tags against the dependency graph\n\n" + text(summary_line(r)) + "\n\n";
+      "### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r, true) + "\n\n";
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   out += fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size());
   if (!idle.empty()) {
@@ -240,10 +264,7 @@ std::string render_markdown(const Report& r) {
                        text(unknown_heading));
     out += "| test | why |\n|---|---|\n";
     for (const auto* e : unknown)
-      out += fmt::format("| {} | {} |\n", code_cell(e->label),
-                         e->undeclared.empty() ? text(e->reason)
-                                               : fmt::format("reaches {}, which the input did not expand",
-                                                             code_cell(e->undeclared)));
+      out += fmt::format("| {} | {} |\n", code_cell(e->label), markdown_reason(*e, code_cell));
     out += "\n";
   }
   if (r.with_history) {
@@ -282,6 +303,7 @@ std::string render_json(const Report& r) {
     if (e.kind == Disagreement::gpu_code_without_annotation) o["path"] = e.path;
     if (e.kind == Disagreement::unknown) {
       if (!e.undeclared.empty()) o["undeclared"] = e.undeclared;
+      if (!e.suppliers.empty()) o["suppliers"] = e.suppliers;
       o["reason"] = e.reason;
     } else {
       o["change"] = e.tag_change;

@@ -103,6 +103,8 @@ Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& 
       ++package.unknown;
       entry.kind = Disagreement::unknown;
       entry.reason = blind.reason(label, test.target.rule_class.str());
+      if (blind.unsupplied.contains(label))
+        entry.suppliers = blind.suppliers.at(test.target.rule_class.str());
     } else if (gpu && !reaches) {
       ++package.gpu_without_gpu_code;
       entry.tag_change = gpu_annotation_removal(test);

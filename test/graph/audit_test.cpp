@@ -244,6 +244,10 @@ TEST_CASE("a GPU test that reaches none of the repositories its class gets GPU c
                 std::string("reaches no label of @pip_deps, where the other py_tests get their GPU code: its "
                             "own may be outside the graph")});
   CHECK(listed["//c:linkopts_test"].first == Disagreement::unknown);
+  for (const auto& e : result.entries)  // for --json and the Markdown's code spans
+    CHECK(e.suppliers == (e.label == "//a:system_python_test" ? std::vector<std::string>{"pip_deps"}
+                          : e.label == "//c:linkopts_test"    ? std::vector<std::string>{"cuda"}
+                                                              : std::vector<std::string>{}));
   REQUIRE(blind.messages().size() == 2);
   CHECK_THAT(
       blind.messages()[1],

@@ -26,6 +26,17 @@ awk -F'|' '{ gsub(/\\\|/, "") } /^\|/ { if (!cells) cells = NF; else if (NF != c
            !/^\|/ { cells = 0 } END { exit bad }' "$SCRATCH/audit.md" "$SCRATCH/odd.md" ||
   fail "a table row with a stray |"
 
+# GitHub reads "@name" in a PR comment's text as a mention of that user (@pypi is an organization
+# there): repositories and labels are code spans, in the tables and the line of totals alike.
+"$GPUPLAN" audit examples/deps.xml --format markdown >"$SCRATCH/unsupplied.md" 2>/dev/null
+"$GPUPLAN" audit examples/query.xml --format markdown >"$SCRATCH/undeclared.md" 2>/dev/null
+grep -qF '| `//ml:allreduce_test` | reaches no label of `@local_config_cuda` or `@pypi`, where the other sh\_tests' "$SCRATCH/unsupplied.md" ||
+  fail "the repositories of an unsupplied test are no code spans: $(grep allreduce "$SCRATCH/unsupplied.md")"
+for md in unsupplied undeclared odd; do
+  ! sed 's/`[^`]*`//g' "$SCRATCH/$md.md" | grep -n '@' ||
+    fail "$md.md has an @ outside a code span: GitHub would mention a user"
+done
+
 # An incomplete graph (examples/query.xml is tests(//...): the libraries are named, never
 # expanded): each test whose GPU use is unknown is listed with the label it reaches, in every
 # format; --strict makes it an error (exit 2) naming them.
