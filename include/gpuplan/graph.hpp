@@ -236,8 +236,10 @@ struct BlindTests {
   bool contains(const std::string& label, const std::string& rule_class) const {
     return classes.contains(rule_class) || unsupplied.contains(label);
   }
-  /// Why not, as the audit lists it; empty for a test the graph can tell of.
-  std::string reason(const std::string& label, const std::string& rule_class) const;
+  /// Why not, as the audit lists it; empty for a test the graph can tell of. `repository`
+  /// writes each supplier ("@pypi"): as it is, or as a Markdown code span.
+  std::string reason(const std::string& label, const std::string& rule_class,
+                     std::string (*repository)(std::string_view) = nullptr) const;
   /// The warning for each class (blind, or with unsupplied tests): what the graph cannot tell
   /// and how to let it.
   std::vector<std::string> messages() const;

@@ -43,8 +43,8 @@ class GraphSink {
   virtual void inputs(std::span<const std::string_view> labels) {
     for (std::string_view label : labels) input(label);
   }
-  /// One of `linkopts` of the rule that began last (each in order): a library it links
-  /// outside the graph, such as the machine's CUDA (-lcudart).
+  /// One of `linkopts` of the rule that began last (each in order), for a rule of a class that
+  /// may_have_linkopts(): a library it links outside the graph, such as the machine's CUDA (-lcudart).
   virtual void linkopt(std::string_view /*flag*/) {}
   /// A generated file, which depends on the rule that makes it.
   virtual void generated_file(std::string_view label, std::string_view generating_rule) = 0;
@@ -58,6 +58,11 @@ class GraphSink {
   /// query did not expand it.)
   virtual void configured_closure() {}
 };
+
+/// Whether the readers hand a GraphSink the linkopts of rules of this class: C++ and CUDA rules
+/// (cc_library, cc_test, cuda_library, ...), the ones that link; an unknown class ("") too. The
+/// streamed_jsonproto reader passes every other rule's attributes over unread.
+bool may_have_linkopts(std::string_view rule_class);
 
 /// Takes each test as a reader finds it, for a command that uses each test once (`targets
 /// --json`, classifying): the list of all the tests is then never held (issue 14).

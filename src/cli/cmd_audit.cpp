@@ -145,17 +145,13 @@ double total_hours(const std::vector<const AuditEntry*>& entries) {
 
 /// Why an unknown test is unknown, in Markdown: labels and repositories as code spans (`span`:
 /// markdown::code, or code_cell in a table), where GitHub reads no "@name" as a mention of a
-/// user (@pypi is one).
-std::string markdown_reason(const AuditEntry& e, std::string (*span)(std::string_view)) {
+/// user (@pypi is one). Rule classes and the rest need no escape.
+std::string markdown_reason(const Report& r, const AuditEntry& e, std::string (*span)(std::string_view)) {
   if (!e.undeclared.empty())
     return fmt::format("reaches {}, which the input did not expand", span(e.undeclared));
-  if (e.suppliers.empty()) return util::markdown::text(e.reason);
-  std::vector<std::string> repositories;
-  for (const auto& supplier : e.suppliers) repositories.push_back(span("@" + supplier));
-  // The reason with its list of repositories (up to ", where") swapped for the code spans.
-  auto where = e.reason.find(", where");
-  return fmt::format("reaches no label of {}{}", fmt::join(repositories, " or "),
-                     util::markdown::text(e.reason.substr(where)));
+  if (auto of_class = r.audit.blind.unsupplied.find(e.label); of_class != r.audit.blind.unsupplied.end())
+    return r.audit.blind.reason(e.label, of_class->second, span);
+  return util::markdown::text(e.reason);
 }
 
 /// The line of totals; `markdown`: as Markdown, its example's reason by markdown_reason().
@@ -174,7 +170,7 @@ std::string summary_line(const Report& r, bool markdown = false) {
     if (!unknown.empty())
       line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(),
                           util::markdown::code(unknown.front()->label),
-                          markdown_reason(*unknown.front(), util::markdown::code));
+                          markdown_reason(r, *unknown.front(), util::markdown::code));
   } else if (!unknown.empty()) {
     line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(), unknown.front()->label,
                         unknown.front()->reason);
@@ -264,7 +260,7 @@ std::string render_markdown(const Report& r) {
                        text(unknown_heading));
     out += "| test | why |\n|---|---|\n";
     for (const auto* e : unknown)
-      out += fmt::format("| {} | {} |\n", code_cell(e->label), markdown_reason(*e, code_cell));
+      out += fmt::format("| {} | {} |\n", code_cell(e->label), markdown_reason(r, *e, code_cell));
     out += "\n";
   }
   if (r.with_history) {

@@ -235,31 +235,34 @@ BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const
 
 namespace {
 
-/// "@pypi", "@pypi or @cuda", "@a, @b or @c"
-std::string repositories(const std::vector<std::string>& names) {
+/// "@pypi", "@pypi or @cuda", "@a, @b or @c"; each written by `repository` where given.
+std::string repositories(const std::vector<std::string>& names,
+                         std::string (*repository)(std::string_view) = nullptr) {
   std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("@" + names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::string name = "@" + names[i];
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + (repository ? repository(name) : name);
+  }
   return text;
 }
 
 }  // namespace
 
-std::string BlindTests::reason(const std::string& label, const std::string& rule_class) const {
+std::string BlindTests::reason(const std::string& label, const std::string& rule_class,
+                               std::string (*repository)(std::string_view)) const {
   if (classes.contains(rule_class))
     return fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph", rule_class);
   if (!unsupplied.contains(label)) return {};
   return fmt::format(
       "reaches no label of {}, where the other {}s get their GPU code: its own may be outside the graph",
-      repositories(suppliers.at(rule_class)), rule_class);
+      repositories(suppliers.at(rule_class), repository), rule_class);
 }
 
 std::vector<std::string> BlindTests::messages() const {
   std::vector<std::string> messages;
   constexpr std::string_view outside =
-      "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a .bazelrc's --linkopt, "
-      "a "
-      "tool of the machine)";
+      "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a .bazelrc's "
+      "--linkopt, a tool of the machine)";
   for (const auto& [rule_class, gpu_tests] : classes)
     messages.push_back(fmt::format(
         "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell "

@@ -12,6 +12,11 @@
 
 namespace gpuplan {
 
+bool may_have_linkopts(std::string_view rule_class) {
+  return rule_class.empty() || rule_class.starts_with("cc_") ||
+         rule_class.find("cuda") != std::string_view::npos;
+}
+
 namespace ingest {
 
 void Collector::add(TargetKind kind, Target&& target) {

@@ -18,13 +18,6 @@ namespace ondemand = simdjson::ondemand;
 
 namespace {
 
-/// Whether rules of this class may have linkopts: C++ and CUDA rules (cc_library, cuda_library,
-/// ...). Bazel writes ruleClass before the attributes; where it did not, any rule may.
-bool may_link(std::string_view rule_class) {
-  return rule_class.empty() || rule_class.starts_with("cc_") ||
-         rule_class.find("cuda") != std::string_view::npos;
-}
-
 /// Where simdjson's first pass would stop: the first control character inside a string
 /// or the first byte that is not UTF-8. Null when the text holds neither.
 const char* first_bad_byte(std::string_view json) {
@@ -200,7 +193,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
       target.location = std::string_view(field.value().get_string());
     } else if (key == "attribute" && test) {
       for (auto attribute : field.value().get_array()) read_attribute(attribute.get_object(), target);
-    } else if (key == "attribute" && out_.graph && may_link(target.rule_class.str())) {
+    } else if (key == "attribute" && out_.graph && may_have_linkopts(target.rule_class.str())) {
       read_linkopts(field.value().get_array(), target.label);
     } else if (out_.graph && (key == "ruleInput" || key == "configuredRuleInput")) {
       read_rule_inputs(field.value().get_array(), key == "configuredRuleInput", target.label);
@@ -297,7 +290,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   std::string_view name;
   if (attribute.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS)
     fail(fmt::format("an attribute of {} without a \"name\"", target.label));
-  if (name == "linkopts" && out_.graph) return add_linkopts(attribute, target.label);
+  if (name == "linkopts" && out_.graph && may_have_linkopts(target.rule_class.str()))
+    return add_linkopts(attribute, target.label);
   Attribute which = attribute_named(name);
   if (which == Attribute::none) return;
   std::string_view type;

@@ -312,7 +312,7 @@ class XmlReader {
     } else if (depth_ == 2) {
       start_target(element, pairs);
     } else {
-      if (in_rule_ && out_.graph) read_linkopts(element, pairs);
+      if (links_ && out_.graph) read_linkopts(element, pairs);
       if (in_test_) start_inside_test(element, pairs);
     }
   }
@@ -361,6 +361,7 @@ class XmlReader {
     const char* name = xml_attribute(pairs, "name");
     if (!rule_class || !name) return stop("a <rule> without a class or name");
     in_rule_ = true;
+    links_ = may_have_linkopts(rule_class);
     if (out_.graph) out_.graph->rule(name, rule_class);
     if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
     in_test_ = true;
@@ -452,7 +453,7 @@ class XmlReader {
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
     }
-    if (depth_ == 2) in_rule_ = false;
+    if (depth_ == 2) in_rule_ = links_ = false;
     if (depth_ == 3) {
       attribute_ = Attribute::none;
       in_linkopts_ = false;
@@ -471,7 +472,8 @@ class XmlReader {
   bool in_rule_ = false;          ///< inside a <rule>, a test or not
   bool cut_closing_tag_ = false;  ///< the last buffer ended inside a tag that may be </rule>
   bool in_test_ = false;
-  bool in_linkopts_ = false;   ///< inside a rule's <list name="linkopts">
+  bool links_ = false;         ///< inside a rule that may_have_linkopts()
+  bool in_linkopts_ = false;   ///< inside its <list name="linkopts">
   bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
   Target test_;
   Attribute attribute_ = Attribute::none;

@@ -203,6 +203,8 @@ TEST_CASE("a rule that links the machine's CUDA through linkopts is GPU code, in
     <rule class="cc_test" location="/ws/c/BUILD:9:1" name="//c:kernel_test"><rule-input name="//c:cudart"/></rule>
     <rule class="cc_library" location="/ws/c/BUILD:12:1" name="//c:math"><list name="linkopts"><string value="-lm"/></list></rule>
     <rule class="cc_test" location="/ws/c/BUILD:15:1" name="//c:math_test"><rule-input name="//c:math"/></rule>
+    <rule class="py_library" location="/ws/c/BUILD:18:1" name="//c:py"><list name="linkopts"><string value="-lcuda"/></list></rule>
+    <rule class="py_test" location="/ws/c/BUILD:21:1" name="//c:py_test"><rule-input name="//c:py"/></rule>
 </query>)";
   std::string streamed =
       R"({"type":"RULE","rule":{"name":"//c:driver_test","ruleClass":"cc_test","attribute":[)"
@@ -219,6 +221,11 @@ TEST_CASE("a rule that links the machine's CUDA through linkopts is GPU code, in
       R"({"name":"linkopts","type":"STRING_LIST","stringListValue":["-lm"]}]}})"
       "\n"
       R"({"type":"RULE","rule":{"name":"//c:math_test","ruleClass":"cc_test","ruleInput":["//c:math"]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:py","ruleClass":"py_library","attribute":[)"
+      R"({"name":"linkopts","type":"STRING_LIST","stringListValue":["-lcuda"]}]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:py_test","ruleClass":"py_test","ruleInput":["//c:py"]}})"
       "\n";
   for (const auto& text : {xml, streamed}) {
     DepGraph graph = graph_of(text);
@@ -228,6 +235,8 @@ TEST_CASE("a rule that links the machine's CUDA through linkopts is GPU code, in
     REQUIRE(reach.path_text(*graph.find("//c:kernel_test")) == "//c:kernel_test → //c:cudart");
     REQUIRE(reach.linkopt(*graph.find("//c:cudart")) == "-lcudart");
     REQUIRE_FALSE(reach.reaches(*graph.find("//c:math_test")));
+    // Only C++ and CUDA rules link (may_have_linkopts): every format reads the same rules' linkopts.
+    REQUIRE_FALSE(reach.reaches(*graph.find("//c:py_test")));
   }
 }
 

@@ -30,7 +30,7 @@ awk -F'|' '{ gsub(/\\\|/, "") } /^\|/ { if (!cells) cells = NF; else if (NF != c
 # there): repositories and labels are code spans, in the tables and the line of totals alike.
 "$GPUPLAN" audit examples/deps.xml --format markdown >"$SCRATCH/unsupplied.md" 2>/dev/null
 "$GPUPLAN" audit examples/query.xml --format markdown >"$SCRATCH/undeclared.md" 2>/dev/null
-grep -qF '| `//ml:allreduce_test` | reaches no label of `@local_config_cuda` or `@pypi`, where the other sh\_tests' "$SCRATCH/unsupplied.md" ||
+grep -qF '| `//ml:allreduce_test` | reaches no label of `@local_config_cuda` or `@pypi`, where the other sh_tests get' "$SCRATCH/unsupplied.md" ||
   fail "the repositories of an unsupplied test are no code spans: $(grep allreduce "$SCRATCH/unsupplied.md")"
 for md in unsupplied undeclared odd; do
   ! sed 's/`[^`]*`//g' "$SCRATCH/$md.md" | grep -n '@' ||
