@@ -94,7 +94,9 @@ struct GpuPathView {
   /// The test's own rule class when the graph would not show this GPU test's GPU code, so that
   /// whether it uses any is unknown (BlindTests). Empty otherwise.
   std::string blind;
-  std::string blind_reason;  ///< then why (BlindTests::reason)
+  std::string blind_reason;  ///< then why (BlindTests::reason); also for `used_gpu`
+  /// What its runs measured, when they used a GPU that the graph shows no GPU code for (--history).
+  std::string used_gpu;
   /// Then, where other tests of the class reach GPU code: the repositories they get it from,
   /// of which this test reaches no label ("pypi"). Empty when no test of the class reaches any.
   std::vector<std::string> suppliers;

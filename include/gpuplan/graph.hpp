@@ -221,7 +221,8 @@ std::string_view to_string(Disagreement kind);
 /// GPU-annotated tests that reach no GPU code although the graph holds all their deps, and of
 /// which the graph still cannot tell whether they need a GPU, because their GPU code would not
 /// be in it: GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a
-/// .bazelrc's --linkopt, a tool of the machine) or under labels gpu_deps does not name. Two kinds:
+/// .bazelrc's --linkopt, a tool of the machine) or under labels gpu_deps does not name. Three kinds:
+/// - tests whose runs used a GPU (results records, given with --history): the runs outweigh the graph;
 /// - blind classes: no test of the rule class reaches GPU code;
 /// - unsupplied tests: the class's tests reach their GPU code only in other repositories (its
 ///   suppliers: @pypi for py_tests through rules_python) and this test reaches no label of any
@@ -232,9 +233,12 @@ struct BlindTests {
   std::map<std::string, std::string> unsupplied;  ///< label → rule class, of the unsupplied tests
   /// Each class with unsupplied tests → its suppliers, repository names without "@" ("pypi").
   std::map<std::string, std::vector<std::string>> suppliers;
-  /// Whether the graph cannot tell of this test (of either kind).
+  /// GPU tests the graph shows no GPU code for whose runs used a GPU (--history): label → what
+  /// the runs measured. Their GPU code is outside the graph, whatever their class's tests reach.
+  std::map<std::string, std::string> used_gpu;
+  /// Whether the graph cannot tell of this test (of any kind).
   bool contains(const std::string& label, const std::string& rule_class) const {
-    return classes.contains(rule_class) || unsupplied.contains(label);
+    return used_gpu.contains(label) || classes.contains(rule_class) || unsupplied.contains(label);
   }
   /// Why not, as the audit lists it; empty for a test the graph can tell of. `repository`
   /// writes each supplier ("@pypi"): as it is, or as a Markdown code span.
@@ -243,10 +247,12 @@ struct BlindTests {
   /// The warning for each class (blind, or with unsupplied tests): what the graph cannot tell
   /// and how to let it.
   std::vector<std::string> messages() const;
-  /// How many tests either kind holds.
+  /// How many tests the kinds hold.
   long count() const;
 };
-BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
+/// `used_gpu`: the tests whose runs used a GPU → what the runs measured (from --history).
+BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach,
+                       const std::map<std::string, std::string>& used_gpu = {});
 
 /// One test the audit lists.
 struct AuditEntry {
@@ -286,8 +292,10 @@ struct Audit {
 /// nvlink"), from its annotations (classify with annotations kept); `audit` and `history suggest` say it.
 std::string gpu_annotation_removal(const ClassifiedTest& test);
 
-/// Compares each classified test (not the skipped ones) with what the graph says.
-Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach);
+/// Compares each classified test (not the skipped ones) with what the graph says; `used_gpu`
+/// as for blind_tests().
+Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach,
+            const std::map<std::string, std::string>& used_gpu = {});
 
 /// The supplier of a GPU dep (BlindTests): the apparent name of its repository; for a
 /// whl_library spoke matched by a pattern such as @*_torch//:*, the hub's name ("pypi_311" for

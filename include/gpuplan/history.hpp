@@ -116,6 +116,19 @@ std::vector<Sample> recent_samples(std::vector<Sample> samples, int window);
 /// timeout as `seconds` with source "history-timeout" (a lower bound).
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
 
+/// What results records measured of one test's GPU use (gpu_touched, peak_vram_mib) in its
+/// recent runs, all shards together.
+struct GpuUse {
+  long runs = 0;     ///< runs that say whether it used a GPU
+  long touched = 0;  ///< runs whose gpu_touched was true (or whose peak VRAM was above 0)
+  std::int64_t peak_vram_mib = 0;
+};
+/// Each test's measured GPU use, by canonical label, over the last `window` runs of each unit;
+/// tests with no run that says are left out.
+std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window);
+/// "GPU used in 2 of 3 measured runs, peak 900 MiB"
+std::string to_string(const GpuUse& use);
+
 /// The planner's estimator: a unit's history; for a test without history the median of the
 /// history estimates of the GPU tests of its size class in `tests` ("size-median"); then
 /// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no

@@ -31,30 +31,6 @@ struct AuditArgs {
   std::string output;
 };
 
-/// What runs measured of one test: from results records (peak_vram_mib, gpu_touched).
-struct Measured {
-  long runs = 0;
-  long touched = 0;  ///< runs whose gpu_touched was true (or whose peak VRAM was above 0)
-  std::int64_t peak_vram_mib = 0;
-};
-
-/// Measured GPU use by canonical label, from every sample of the history readers that says
-/// (results records' gpu_touched; a peak VRAM above 0 where the column is missing).
-std::map<std::string, Measured> measured_use(const History& history, int window) {
-  std::map<std::string, Measured> measured;
-  for (const auto& [key, samples] : history.samples) {
-    for (const auto& sample : recent_samples(samples, window)) {
-      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
-      if (!touched && !sample.gpu_touched) continue;  // says nothing of GPU use
-      auto& m = measured[key.label];
-      ++m.runs;
-      if (touched) ++m.touched;
-      m.peak_vram_mib = std::max(m.peak_vram_mib, sample.peak_vram_mib.value_or(0));
-    }
-  }
-  return measured;
-}
-
 /// A GPU-annotated test that touched no GPU in any measured run, whatever the graph says.
 struct Untouched {
   std::string label;
@@ -63,7 +39,7 @@ struct Untouched {
 };
 
 std::vector<Untouched> never_touched(const Classification& tests,
-                                     const std::map<std::string, Measured>& measured) {
+                                     const std::map<std::string, GpuUse>& measured) {
   std::vector<Untouched> list;
   for (const auto& test : tests.tests) {
     if (test.bucket != Bucket::gpu) continue;
@@ -76,20 +52,12 @@ std::vector<Untouched> never_touched(const Classification& tests,
   return list;
 }
 
-std::string measured_text(const Measured& m) {
-  if (m.runs == 0) return "";
-  return fmt::format("GPU used in {} of {} measured run{}, peak {} MiB", m.touched, m.runs,
-                     util::plural(m.runs), m.peak_vram_mib);
-}
-
 /// GPU-hours each test holds in the plan for `fleet`: its units' durations × their GPUs.
-std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rules,
-                                        const Classification& tests) {
+std::map<std::string, double> gpu_hours(const std::string& fleet_path, const Estimator& estimate,
+                                        const Rules& rules, const Classification& tests) {
   std::map<std::string, double> hours;
-  auto fleet_input = open_input(args.fleet);
+  auto fleet_input = open_input(fleet_path);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
-  Diagnostics ignored;
-  Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, ignored);
   auto units = make_units(tests, ShardMode::per_shard, estimate, rules);
   SolveOptions options;
   options.rules = rules;
@@ -103,8 +71,9 @@ std::map<std::string, double> gpu_hours(const AuditArgs& args, const Rules& rule
 constexpr std::string_view unknown_heading =
     "the graph cannot tell. For a test that reaches labels the input names but did not expand, give it the "
     "output of bazel query 'deps(tests(//...))'; where no test of a rule class reaches GPU code, or a test "
-    "reaches no repository where the others of its class get theirs, name the GPU code it uses in the rules "
-    "file's gpu_deps";
+    "reaches no repository where the others of its class get theirs, or a test's runs used a GPU that the "
+    "graph "
+    "shows no code for (--history), name the GPU code it uses in the rules file's gpu_deps";
 
 /// --strict: a test whose GPU use the graph cannot tell is an error (exit 2), each named.
 void refuse_unknown(const QueryOptions& query, const Audit& audit) {
@@ -124,7 +93,7 @@ void refuse_unknown(const QueryOptions& query, const Audit& audit) {
 
 struct Report {
   const Audit& audit;
-  const std::map<std::string, Measured>& measured;
+  const std::map<std::string, GpuUse>& measured;
   const std::vector<Untouched>& untouched;  ///< --history: GPU tests whose runs touched no GPU
   bool with_hours;
   bool with_history;
@@ -180,7 +149,7 @@ std::string summary_line(const Report& r, bool markdown = false) {
 
 std::string measured_of(const Report& r, const AuditEntry& e) {
   auto found = r.measured.find(e.label);
-  return found == r.measured.end() ? "" : measured_text(found->second);
+  return found == r.measured.end() ? "" : to_string(found->second);
 }
 
 std::string render_text(const Report& r) {
@@ -342,6 +311,8 @@ void run(const AuditArgs& args, int& status) {
   QueryOptions query = args.query;
   query.classify_by_deps = false;  // the audit compares the tags as written with the graph
   rules.classify_by_deps = false;
+  Diagnostics history_diagnostics;
+  const auto history = read_history_option(args.history, args.query.strict, history_diagnostics);
   DepsInput deps;
   Classification tests = read_and_classify(query, rules, true, &deps);
   if (deps.graph.edge_count() == 0 && !tests.tests.empty())
@@ -352,22 +323,20 @@ void run(const AuditArgs& args, int& status) {
   for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
     if (d.label.empty() && d.severity == Severity::warning)
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
-  Audit result = audit(tests, deps.graph, *deps.reach);
+  Audit result = audit(tests, deps.graph, *deps.reach, used_gpu(history, rules));
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)
     for (const auto& message : result.blind.messages())
       std::cerr << fmt::format("gpuplan: warning: {}\n", message);
   if (!args.fleet.empty()) {
-    auto hours = gpu_hours(args, rules, tests);
+    auto hours = gpu_hours(args.fleet, estimator_for(history, rules, tests), rules, tests);
     for (auto& e : result.entries)
       if (auto found = hours.find(e.label); found != hours.end()) e.gpu_hours = found->second;
   }
-  std::map<std::string, Measured> measured;
+  std::map<std::string, GpuUse> measured;
   std::vector<Untouched> untouched;
-  if (!args.history.empty()) {
-    Diagnostics history_diagnostics;
-    measured = measured_use(read_history_paths(args.history, args.query.strict, history_diagnostics),
-                            rules.history_window);
+  if (history) {
+    measured = measured_gpu_use(*history, rules.history_window);
     untouched = never_touched(tests, measured);
   }
   Report report{result, measured, untouched, !args.fleet.empty(), !args.history.empty()};

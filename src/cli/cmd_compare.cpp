@@ -50,9 +50,13 @@ void add_compare_command(CLI::App& app, int& status) {
   command->add_option("-o,--output", args->output, "write here instead of standard output");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
-    auto tests = read_and_classify(args->query, rules);
     Diagnostics diagnostics;
-    auto estimator = estimator_for(args->history, rules, tests, args->query.strict, diagnostics);
+    auto history = read_history_option(args->history, args->query.strict, diagnostics);
+    QueryOptions query = args->query;
+    query.used_gpu = used_gpu(history, rules);
+    auto tests = read_and_classify(query, rules);
+    auto estimator = estimator_for(history, rules, tests);
+    history.reset();
     auto units = take_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
                             estimator, rules);  // the GPU tests are dropped next
     long gpu_tests = 0;

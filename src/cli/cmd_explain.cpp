@@ -46,7 +46,8 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
 }
 
 /// What the dependency graph says of the test, when the input carried one.
-GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const ClassifiedTest& test) {
+GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const ClassifiedTest& test,
+                       const std::map<std::string, std::string>& used_gpu) {
   GpuPathView view;
   auto node = deps.graph.find(canonical_label(test.target.label));
   view.present = deps.graph.edge_count() > 0 && node.has_value();
@@ -54,10 +55,13 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
   if (deps.reach->unknown(*node)) view.undeclared = deps.graph.label(deps.reach->first_undeclared(*node));
   view.reaches = deps.reach->reaches(*node);
   if (!view.reaches && view.undeclared.empty() && test.bucket == Bucket::gpu) {
-    auto blind = blind_tests(tests, deps.graph, *deps.reach);
+    auto blind = blind_tests(tests, deps.graph, *deps.reach, used_gpu);
     const std::string& rule_class = test.target.rule_class.str();
     view.blind_reason = blind.reason(canonical_label(test.target.label), rule_class);
-    if (!view.blind_reason.empty()) view.blind = rule_class;
+    if (auto used = blind.used_gpu.find(canonical_label(test.target.label)); used != blind.used_gpu.end())
+      view.used_gpu = used->second;
+    else if (!view.blind_reason.empty())
+      view.blind = rule_class;
     if (blind.unsupplied.contains(canonical_label(test.target.label)))
       view.suppliers = blind.suppliers.at(rule_class);
   }
@@ -88,18 +92,20 @@ void add_explain_command(CLI::App& app, int& status) {
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
+    Diagnostics history_diagnostics;
+    auto history = read_history_option(args->history, args->query.strict, history_diagnostics);
+    QueryOptions query = args->query;
+    query.used_gpu = used_gpu(history, rules);
     DepsInput deps;
-    auto classification = read_and_classify(args->query, rules, true, &deps);
+    auto classification = read_and_classify(query, rules, true, &deps);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),
                  std::back_inserter(own),
                  [&](const Diagnostic& d) { return d.label == canonical_label(test.target.label); });
-    Diagnostics history_diagnostics;
-    auto estimate =
-        estimator_for(args->history, rules, classification, args->query.strict, history_diagnostics);
+    auto estimate = estimator_for(history, rules, classification);
     Explanation explanation{&test, planned_durations(test, estimate), std::move(own),
-                            graph_view(deps, classification, test)};
+                            graph_view(deps, classification, test, query.used_gpu)};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
     write_output("-", args->json ? explanation_to_json(explanation) : render_explanation(explanation));

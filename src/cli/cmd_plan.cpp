@@ -92,10 +92,14 @@ void run(const PlanArgs& args, int& status) {
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
   print_fleet_warnings(fleet);
-  Classification tests = read_and_classify(args.query, rules);
-  drop_classification_inputs(tests);
   Diagnostics history_diagnostics;
-  Estimator estimate = estimator_for(args.history, rules, tests, args.query.strict, history_diagnostics);
+  auto history = read_history_option(args.history, args.query.strict, history_diagnostics);
+  QueryOptions query = args.query;
+  query.used_gpu = used_gpu(history, rules);
+  Classification tests = read_and_classify(query, rules);
+  drop_classification_inputs(tests);
+  Estimator estimate = estimator_for(history, rules, tests);
+  history.reset();
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = take_units(tests, mode, estimate, rules);  // the GPU tests are dropped next
   std::string coverage = history_coverage(args.history, units, args.query.strict, history_diagnostics);

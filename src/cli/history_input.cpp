@@ -134,11 +134,24 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
   return history;
 }
 
-Estimator estimator_for(const std::vector<std::string>& history_paths, const Rules& rules,
-                        const Classification& tests, bool strict, Diagnostics& diagnostics) {
-  if (history_paths.empty()) return size_default_estimator(rules);
-  History history = read_history_paths(history_paths, strict, diagnostics);
-  return history_estimator(history, tests, rules, size_default_estimator(rules));
+std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
+                                           Diagnostics& diagnostics) {
+  if (paths.empty()) return std::nullopt;
+  return read_history_paths(paths, strict, diagnostics);
+}
+
+Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
+                        const Classification& tests) {
+  if (!history) return size_default_estimator(rules);
+  return history_estimator(*history, tests, rules, size_default_estimator(rules));
+}
+
+std::map<std::string, std::string> used_gpu(const std::optional<History>& history, const Rules& rules) {
+  std::map<std::string, std::string> used;
+  if (!history) return used;
+  for (const auto& [label, use] : measured_gpu_use(*history, rules.history_window))
+    if (use.touched > 0) used.emplace(label, to_string(use));
+  return used;
 }
 
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,

@@ -1,5 +1,7 @@
 #pragma once
 // `--history FILE` (repeatable; files or bazel-testlogs directories), shared by the commands that plan.
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +19,19 @@ namespace gpuplan::cli {
 /// under `strict` they throw InputError.
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics);
 
+/// `--history` of a command that classifies and plans, read once before the tests are
+/// classified (--classify-by-deps weighs what the runs measured): nothing without paths.
+std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
+                                           Diagnostics& diagnostics);
+
 /// The estimator a plan uses: history where there is some, then the fallbacks
-/// (size-class median, size default). With no paths, the size defaults alone.
-Estimator estimator_for(const std::vector<std::string>& history_paths, const Rules& rules,
-                        const Classification& tests, bool strict, Diagnostics& diagnostics);
+/// (size-class median, size default). Without history, the size defaults alone.
+Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
+                        const Classification& tests);
+
+/// The tests whose recent runs (the rules' history_window) used a GPU → what the runs measured
+/// ("GPU used in 2 of 3 measured runs, peak 900 MiB"): QueryOptions::used_gpu.
+std::map<std::string, std::string> used_gpu(const std::optional<History>& history, const Rules& rules);
 
 /// With history paths: one stderr line saying how many GPU units were planned from their own
 /// runs, and from their size class's median or the size default. When none was, every duration

@@ -93,7 +93,7 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
     throw InputError(Position{input_name(options)},
                      "--classify-by-deps needs the dependency graph: this input has no rule inputs (make it "
                      "with bazel query 'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
-  auto blind = blind_tests(classification, deps.graph, *deps.reach);
+  auto blind = blind_tests(classification, deps.graph, *deps.reach, options.used_gpu);
   for (const auto& message : blind.messages())
     classification.diagnostics.push_back(Diagnostic{options.strict ? Severity::error : Severity::warning, "",
                                                     "--classify-by-deps",
@@ -117,7 +117,10 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
   if (unknown > 0)
     std::cerr << fmt::format("; {} left as they are: their deps are not in the input (query deps(...))",
                              unknown);
-  long unsupplied = static_cast<long>(blind.unsupplied.size()), blind_classes = blind.count() - unsupplied;
+  const auto unsupplied = static_cast<long>(blind.unsupplied.size());
+  const auto used = static_cast<long>(blind.used_gpu.size());
+  const long blind_classes = blind.count() - unsupplied - used;
+  if (used > 0) std::cerr << fmt::format("; {} left as they are: their runs used a GPU (--history)", used);
   if (blind_classes > 0)
     std::cerr << fmt::format("; {} left as they are: no test of their rule class reaches GPU code",
                              blind_classes);

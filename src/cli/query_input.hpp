@@ -3,6 +3,7 @@
 // FILE, --input-format, --attrs, --rules, --strict, --include-manual; and the step
 // "read the input and the rules, classify".
 #include <CLI/CLI.hpp>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,9 @@ struct QueryOptions {
   bool refuse_untagged = false;
   bool allow_untagged = false;
   bool classify_by_deps = false;  ///< --classify-by-deps (or the rules file's classify_by_deps)
+  /// The tests whose runs used a GPU (--history, used_gpu()) → what the runs measured: the graph
+  /// showing no GPU code does not send them to the CPU bucket (BlindTests::used_gpu).
+  std::map<std::string, std::string> used_gpu;
   /// Free each test's location, tags and exec_properties once classified (`plan`, `classify`:
   /// they never read them again).
   bool drop_inputs = false;

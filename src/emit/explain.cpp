@@ -128,7 +128,7 @@ std::string explanation_to_json(const Explanation& explanation) {
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   const GpuPathView& graph = explanation.graph;
   if (graph.present) {
-    bool unknown = !graph.undeclared.empty() || !graph.blind.empty();
+    bool unknown = !graph.blind_reason.empty() || !graph.undeclared.empty();
     j["gpu_code"] = {
         {"reaches", unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(graph.reaches)},
         {"path", graph.path},
@@ -139,6 +139,7 @@ std::string explanation_to_json(const Explanation& explanation) {
         {"unknown", unknown}};
     if (!graph.undeclared.empty()) j["gpu_code"]["undeclared"] = graph.undeclared;
     if (!graph.blind.empty()) j["gpu_code"]["blind_rule_class"] = graph.blind;
+    if (!graph.used_gpu.empty()) j["gpu_code"]["used_gpu"] = graph.used_gpu;
     if (!graph.suppliers.empty()) j["gpu_code"]["suppliers"] = graph.suppliers;
   }
   j["diagnostics"] = emit::diagnostics_to_json(explanation.diagnostics);

@@ -69,9 +69,10 @@ std::string package_of(std::string_view label) {
   return std::string(label.substr(0, colon));
 }
 
-Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+Audit audit(const Classification& tests, const DepGraph& graph, const GpuReach& reach,
+            const std::map<std::string, std::string>& used_gpu) {
   Audit result;
-  result.blind = blind_tests(tests, graph, reach);
+  result.blind = blind_tests(tests, graph, reach, used_gpu);
   const auto& blind = result.blind;
   std::map<std::string, PackageAudit> packages;
   for (const auto& test : tests.tests) {
@@ -197,7 +198,8 @@ std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGr
 
 }  // namespace
 
-BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach) {
+BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach,
+                       const std::map<std::string, std::string>& used_gpu) {
   BlindTests blind;
   std::map<std::string, std::set<std::string>> suppliers;  // class → of its GPU code; "": the main repository
   // class → its GPU tests without GPU code
@@ -211,7 +213,10 @@ BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const
       DepGraph::Node gpu_code = reach.path(*node).back();
       suppliers[rule_class].insert(gpu_supplier(graph.label(gpu_code), reach.matched_pattern(gpu_code)));
     } else if (test.bucket == Bucket::gpu && !reach.unknown(*node)) {
-      gpu_free[rule_class].push_back(&test);
+      if (auto used = used_gpu.find(canonical_label(test.target.label)); used != used_gpu.end())
+        blind.used_gpu.insert(*used);  // its runs say more than its class
+      else
+        gpu_free[rule_class].push_back(&test);
     }
   }
   for (const auto& [rule_class, candidates] : gpu_free) {
@@ -246,10 +251,24 @@ std::string repositories(const std::vector<std::string>& names,
   return text;
 }
 
+/// The first five of `labels`, then how many more: "//a:x, //a:y and 3 more".
+std::string listed_labels(const std::vector<std::string>& labels) {
+  constexpr std::size_t shown = 5;
+  std::string listed =
+      fmt::format("{}", fmt::join(labels.begin(), labels.begin() + std::min(shown, labels.size()), ", "));
+  if (labels.size() > shown) listed += fmt::format(" and {} more", labels.size() - shown);
+  return listed;
+}
+
 }  // namespace
 
 std::string BlindTests::reason(const std::string& label, const std::string& rule_class,
                                std::string (*repository)(std::string_view)) const {
+  if (auto used = used_gpu.find(label); used != used_gpu.end())
+    return fmt::format(
+        "reaches no GPU code in the graph, but its runs used a GPU ({}): its GPU code is outside "
+        "the graph",
+        used->second);
   if (classes.contains(rule_class))
     return fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph", rule_class);
   if (!unsupplied.contains(label)) return {};
@@ -263,6 +282,19 @@ std::vector<std::string> BlindTests::messages() const {
   constexpr std::string_view outside =
       "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a .bazelrc's "
       "--linkopt, a tool of the machine)";
+  if (!used_gpu.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& [label, measured] : used_gpu) labels.push_back(label);
+    const bool one = labels.size() == 1;
+    messages.push_back(fmt::format(
+        "{0} GPU-annotated test{1} reach{2} no GPU code in the dependency graph, but {3} runs used a GPU "
+        "(--history): {4}. So {3} GPU code comes from outside Bazel's graph (a system Python's torch, CUDA "
+        "linked by a .bazelrc's --linkopt, a tool of the machine) or lies under labels that gpu_deps does "
+        "not "
+        "name: name it in the rules file's gpu_deps",
+        labels.size(), util::plural(labels.size()), one ? "es" : "", one ? "its" : "their",
+        listed_labels(labels)));
+  }
   for (const auto& [rule_class, gpu_tests] : classes)
     messages.push_back(fmt::format(
         "no {0} of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell "
@@ -273,10 +305,7 @@ std::vector<std::string> BlindTests::messages() const {
     std::vector<std::string> labels;
     for (const auto& [label, of_class] : unsupplied)
       if (of_class == rule_class) labels.push_back(label);
-    constexpr std::size_t shown = 5;
-    std::string listed =
-        fmt::format("{}", fmt::join(labels.begin(), labels.begin() + std::min(shown, labels.size()), ", "));
-    if (labels.size() > shown) listed += fmt::format(" and {} more", labels.size() - shown);
+    std::string listed = listed_labels(labels);
     bool one = labels.size() == 1;
     messages.push_back(fmt::format(
         "{0} GPU-annotated {1}{2} reach{3} no label of {4}, where the other {1}s of the dependency graph get "
@@ -289,7 +318,7 @@ std::vector<std::string> BlindTests::messages() const {
 }
 
 long BlindTests::count() const {
-  long total = static_cast<long>(unsupplied.size());
+  long total = static_cast<long>(unsupplied.size() + used_gpu.size());
   for (const auto& [rule_class, gpu_tests] : classes) total += gpu_tests;
   return total;
 }

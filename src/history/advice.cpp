@@ -86,6 +86,26 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
 
 }  // namespace
 
+std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window) {
+  std::map<std::string, GpuUse> measured;
+  for (const auto& [key, samples] : history.samples) {
+    for (const auto& sample : recent_samples(samples, window)) {
+      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
+      if (!touched && !sample.gpu_touched) continue;  // says nothing of GPU use
+      auto& use = measured[key.label];
+      ++use.runs;
+      if (touched) ++use.touched;
+      use.peak_vram_mib = std::max(use.peak_vram_mib, sample.peak_vram_mib.value_or(0));
+    }
+  }
+  return measured;
+}
+
+std::string to_string(const GpuUse& use) {
+  return fmt::format("GPU used in {} of {} measured run{}, peak {} MiB", use.touched, use.runs,
+                     use.runs == 1 ? "" : "s", use.peak_vram_mib);
+}
+
 std::string_view to_string(AdviceKind kind) {
   switch (kind) {
     case AdviceKind::never_touched_gpu: return "never-touched-gpu";

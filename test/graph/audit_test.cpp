@@ -81,6 +81,30 @@ TEST_CASE("classify_by_deps moves only GPU tests that reach no GPU code, with a 
   REQUIRE(a->tests.diagnostics.back().message.find("no path from //ml:tokenize_test to GPU code") == 0);
 }
 
+TEST_CASE("a GPU test whose runs used a GPU stays one, however GPU-free the graph makes it look") {
+  auto a = audited();
+  GpuReach reach(a->graph, GpuDepPatterns::defaults());
+  const std::map<std::string, std::string> used{{"//ml:tokenize_test", "GPU used in 1 of 3 measured runs"},
+                                                {"//ml:train_test", "GPU used in 3 of 3 measured runs"}};
+  BlindTests blind = blind_tests(a->tests, a->graph, reach, used);
+  // train_test reaches torch: the graph already says so, its runs add nothing.
+  REQUIRE(blind.used_gpu == std::map<std::string, std::string>{*used.begin()});
+  REQUIRE(blind.count() == 1);
+  CHECK(
+      blind.reason("//ml:tokenize_test", "sh_test") ==
+      "reaches no GPU code in the graph, but its runs used a GPU (GPU used in 1 of 3 measured runs): its GPU "
+      "code is outside the graph");
+  REQUIRE(blind.messages().size() == 1);
+  CHECK_THAT(blind.messages()[0],
+             Catch::StartsWith("1 GPU-annotated test reaches no GPU code in the dependency "
+                               "graph, but its runs used a GPU (--history): //ml:tokenize_test."));
+  REQUIRE(classify_by_deps(a->tests, a->graph, reach, blind) == 0);
+  Audit result = audit(a->tests, a->graph, reach, used);
+  REQUIRE(result.entries.back().label == "//ml:tokenize_test");
+  REQUIRE(result.entries.back().kind == Disagreement::unknown);  // not a candidate for the CPU bucket
+  REQUIRE(result.packages[1].unknown == 1);
+}
+
 TEST_CASE("audit lists each test whose GPU use is unknown with the label the input did not expand") {
   DepGraph graph;
   std::istringstream in(R"(<query version="2">

@@ -93,6 +93,44 @@ jq -e '.cpu_tests[] | select(.label == "//ml:inference_test") | .reason | starts
 jq -e '[.diagnostics[] | select(.source == "--classify-by-deps" and .label != "")] | length == 4' "$SCRATCH/plan.json" >/dev/null ||
   fail "one warning per moved test"
 
+# What runs measured outweighs the graph: //ml:inference_test reaches no GPU code, but run-under
+# saw it on its GPU (its torch would be the machine's), so --classify-by-deps --history keeps it
+# a GPU test, and audit --history lists it as unknown rather than as a candidate for the CPU bucket.
+cat >"$SCRATCH/runs.csv" <<'CSV'
+label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
+//ml:inference_test,,41.5,900,a100-0,"0",2026-11-01T10:00:00Z,0,true
+//ml:inference_test,,40.1,0,a100-0,"0",2026-11-02T10:00:00Z,0,false
+//tf:conv_test,,12.0,0,a100-0,"1",2026-11-02T10:00:00Z,0,false
+CSV
+"$GPUPLAN" plan --classify-by-deps --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
+  --history "$SCRATCH/runs.csv" -o "$SCRATCH/plan-history.json" 2>"$SCRATCH/plan-history.err" ||
+  fail "plan --classify-by-deps --history failed: $(cat "$SCRATCH/plan-history.err")"
+grep -q "^gpuplan: --classify-by-deps moved 3 GPU tests that reach no GPU code to the CPU bucket; 1 left as they are: their runs used a GPU (--history); 11 left as they are" "$SCRATCH/plan-history.err" ||
+  fail "the classify-by-deps totals with --history: $(cat "$SCRATCH/plan-history.err")"
+grep -q "^gpuplan: warning: 1 GPU-annotated test reaches no GPU code in the dependency graph, but its runs used a GPU (--history): //ml:inference_test\." "$SCRATCH/plan-history.err" ||
+  fail "no warning naming the test whose runs used a GPU: $(cat "$SCRATCH/plan-history.err")"
+jq -e '[.assignments[].label] | index("//ml:inference_test") != null' "$SCRATCH/plan-history.json" >/dev/null ||
+  fail "a test whose runs used a GPU went to the CPU bucket"
+"$GPUPLAN" audit --rules examples/rules.yaml --history "$SCRATCH/runs.csv" --json "$SCRATCH/deps.xml" 2>/dev/null |
+  jq -e '([.gpu_without_gpu_code[].label] | index("//ml:inference_test") == null) and
+         (.unknown[] | select(.label == "//ml:inference_test") | .reason | contains("its runs used a GPU (GPU used in 1 of 2 measured runs, peak 900 MiB)"))' >/dev/null ||
+  fail "audit --history lists //ml:inference_test as a candidate for the CPU bucket"
+"$GPUPLAN" explain //ml:inference_test --rules examples/rules.yaml --history "$SCRATCH/runs.csv" --json "$SCRATCH/deps.xml" 2>/dev/null |
+  jq -e '.gpu_code.unknown and .gpu_code.used_gpu == "GPU used in 1 of 2 measured runs, peak 900 MiB"' >/dev/null ||
+  fail "explain --json of a test whose runs used a GPU"
+# The history is read once: from standard input it gives the GPU-hours (12 s, not the size
+# default's 0.08 GPU-hours) and the measured use alike.
+"$GPUPLAN" audit --rules examples/rules.yaml --fleet examples/fleet.yaml --history - --json "$SCRATCH/deps.xml" \
+  <"$SCRATCH/runs.csv" 2>/dev/null |
+  jq -e '.never_touched_gpu[0].label == "//tf:conv_test" and
+         (.gpu_without_gpu_code[] | select(.label == "//tf:conv_test") | .gpu_hours < 0.01)' >/dev/null ||
+  fail "audit --history - --fleet did not use standard input's history for both"
+status=0
+"$GPUPLAN" plan --classify-by-deps --strict --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
+  --history "$SCRATCH/runs.csv" -o "$SCRATCH/strict.json" 2>"$SCRATCH/strict.err" || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict.json" ] && grep -q "//ml:inference_test" "$SCRATCH/strict.err" ||
+  fail "--strict with a test whose runs used a GPU: exit $status, $(cat "$SCRATCH/strict.err")"
+
 # cquery's jsonproto carries the inputs too (after select()): the same disagreements.
 bazel_ws cquery 'deps(tests(//...))' "${stubs[@]}" --output=jsonproto >"$SCRATCH/deps.cquery.json" 2>>"$SCRATCH/bazel.log" ||
   { cat "$SCRATCH/bazel.log" >&2; fail "bazel cquery deps(tests(//...)) failed"; }
