@@ -51,10 +51,10 @@ void add_compare_command(CLI::App& app, int& status) {
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
     Diagnostics diagnostics;
-    auto history = read_history_option(args->history, args->query.strict, diagnostics);
     QueryOptions query = args->query;
-    query.used_gpu = used_gpu(history, rules);
+    auto history = read_history_for_classifying(args->history, query, rules, diagnostics);
     auto tests = read_and_classify(query, rules);
+    if (!history) history = read_history_option(args->history, args->query.strict, diagnostics);
     auto estimator = estimator_for(history, rules, tests);
     history.reset();
     auto units = take_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,

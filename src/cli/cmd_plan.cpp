@@ -93,11 +93,11 @@ void run(const PlanArgs& args, int& status) {
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
   print_fleet_warnings(fleet);
   Diagnostics history_diagnostics;
-  auto history = read_history_option(args.history, args.query.strict, history_diagnostics);
   QueryOptions query = args.query;
-  query.used_gpu = used_gpu(history, rules);
+  auto history = read_history_for_classifying(args.history, query, rules, history_diagnostics);
   Classification tests = read_and_classify(query, rules);
   drop_classification_inputs(tests);
+  if (!history) history = read_history_option(args.history, args.query.strict, history_diagnostics);
   Estimator estimate = estimator_for(history, rules, tests);
   history.reset();
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;

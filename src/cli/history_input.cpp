@@ -140,6 +140,15 @@ std::optional<History> read_history_option(const std::vector<std::string>& paths
   return read_history_paths(paths, strict, diagnostics);
 }
 
+std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
+                                                    QueryOptions& query, const Rules& rules,
+                                                    Diagnostics& diagnostics) {
+  if (!query.classify_by_deps && !rules.classify_by_deps) return std::nullopt;
+  auto history = read_history_option(paths, query.strict, diagnostics);
+  query.used_gpu = used_gpu(history, rules);
+  return history;
+}
+
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
                         const Classification& tests) {
   if (!history) return size_default_estimator(rules);

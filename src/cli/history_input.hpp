@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/query_input.hpp"
 #include "gpuplan/classify.hpp"
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/history.hpp"
@@ -19,10 +20,17 @@ namespace gpuplan::cli {
 /// under `strict` they throw InputError.
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics);
 
-/// `--history` of a command that classifies and plans, read once before the tests are
-/// classified (--classify-by-deps weighs what the runs measured): nothing without paths.
+/// `--history` read once: nothing without paths.
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
                                            Diagnostics& diagnostics);
+
+/// `--history` of a command that classifies, then plans: read before the tests where
+/// --classify-by-deps weighs which tests' runs used a GPU (it sets `query.used_gpu`); else
+/// nothing, and the command reads it once the tests are classified (read_history_option), so
+/// that it is not held while the query is read.
+std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
+                                                    QueryOptions& query, const Rules& rules,
+                                                    Diagnostics& diagnostics);
 
 /// The estimator a plan uses: history where there is some, then the fallbacks
 /// (size-class median, size default). Without history, the size defaults alone.
