@@ -34,6 +34,16 @@ using annotate::Claim;
 using annotate::Reading;
 using annotate::RuleMatcher;
 
+/// `text` as a regular expression that matches it alone (for a rule to copy into a rules file).
+std::string regex_escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string_view(R"(\^$.|?*+()[]{})").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string gpu_count_text(int count) { return fmt::format("{} GPU{}", count, util::plural(count)); }
 
 template <class Item, class Name>
@@ -74,6 +84,7 @@ class TestClassifier {
     test_ = ClassifiedTest{};
     claims_.clear();
     malformed_.clear();
+    gpu_markers_.clear();
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
@@ -158,6 +169,7 @@ class TestClassifier {
     }
     read_incompatible();
     read_constraints();
+    read_gpu_markers();
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 
@@ -230,11 +242,43 @@ class TestClassifier {
       if (meant) return near_miss(source, *meant);
     }
     if (!annotate::looks_gpu_related(text)) return;
+    if (auto meant = is_tag ? annotate::marks_gpu_tests(text) : std::nullopt)
+      gpu_markers_.emplace_back(std::string(text), *meant);
+    else
+      unread_gpu_note(source);
+  }
+
+  void unread_gpu_note(const std::string& source) {
     note(source, "ignored: no convention or rule reads it");
     report(Severity::note, source,
            fmt::format("{} mentions GPUs but no built-in convention or rule reads it, so it is ignored "
                        "(a rules file can give it a meaning)",
                        util::excerpt(source, 200)));
+  }
+
+  /// A tag that names a GPU as a word is how some repositories' CI picks their GPU tests (Ray runs
+  /// its train_v2_gpu tests on GPU machines). On a test with no GPU annotation it is a warning: the
+  /// test is planned as a CPU test, where it runs without a GPU and may skip its GPU paths and
+  /// pass. On any other test it is the note of every GPU-looking tag nothing reads.
+  void read_gpu_markers() {
+    const bool unannotated = test_.bucket == Bucket::cpu && test_.requirement->gpus.source == "default";
+    for (const auto& [tag, meant] : gpu_markers_) {
+      const std::string source = "tag " + tag;
+      if (!unannotated) {
+        unread_gpu_note(source);
+        continue;
+      }
+      note(source, "ignored: no convention or rule reads it");
+      report(
+          bad(), source,
+          fmt::format("{} names a GPU, but no convention or rule reads it, so the test is planned as a CPU "
+                      "test, where it runs without a GPU. If the tag marks GPU tests (Ray's CI runs its "
+                      "train_v2_gpu tests on GPU machines), tag the test {} or give a rule whose tag regex "
+                      "matches it, such as {{tag: '^{}$', set: {{gpus: {}}}}}; if it needs no GPU, tag it "
+                      "cpu-only",
+                      util::excerpt(source, 200), meant, util::excerpt(regex_escaped(tag), 100),
+                      meant.starts_with("gpu:") ? meant.substr(4) : "1"));
+    }
   }
 
   /// Reads every tag; returns whether the test is tagged manual.
@@ -543,6 +587,9 @@ class TestClassifier {
   std::string label_;
   std::string reason_;  ///< the test's reason while it is worked out
   std::vector<Claim> claims_;
+  /// Tags no convention reads that name a GPU as a word ("train_v2_gpu"), and the annotation that
+  /// says what they may mean ("gpu"), until the test's bucket is known (read_gpu_markers).
+  std::vector<std::pair<std::string, std::string>> gpu_markers_;
   std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
 };

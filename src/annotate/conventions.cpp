@@ -482,6 +482,59 @@ bool looks_gpu_related(std::string_view text) {
   return false;
 }
 
+std::optional<std::string> marks_gpu_tests(std::string_view tag) {
+  // Words: runs of letters or of digits ("train_v2_gpu" → train, v, 2, gpu; "4gpus" → 4, gpus), each
+  // with the part between separators it is in.
+  struct Word {
+    std::string text;
+    std::size_t part;
+  };
+  std::vector<Word> words;
+  std::size_t parts = 0;
+  auto kind = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalpha(u) ? 1 : std::isdigit(u) ? 2 : 0;
+  };
+  for (std::size_t i = 0; i < tag.size();) {
+    int k = kind(tag[i]);
+    std::size_t j = i + 1;
+    while (j < tag.size() && kind(tag[j]) == k) ++j;
+    if (k == 0)
+      ++parts;
+    else
+      words.push_back({util::lower(tag.substr(i, j - i)), parts});
+    i = j;
+  }
+  constexpr std::string_view gpu_words[] = {"gpu", "gpus", "cuda", "nvidia", "rocm"};
+  constexpr std::string_view other_devices[] = {"cpu", "tpu", "cpus", "tpus", "host"};
+  // Words that negate it, or say the GPU is welcome but not needed (gpu_friendly, gpu_optional).
+  constexpr std::string_view negations[] = {"skip",     "disable",  "disabled", "exclude", "without",
+                                            "friendly", "optional", "ok",       "capable", "compatible",
+                                            "aware",    "if",       "allowed"};
+  bool gpu = false;
+  std::optional<int> count;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    const std::string& word = words[w].text;
+    if (word.starts_with("no") || std::ranges::find(other_devices, word) != std::end(other_devices) ||
+        std::ranges::find(negations, word) != std::end(negations))
+      return std::nullopt;
+    if (std::ranges::find(gpu_words, word) == std::end(gpu_words)) continue;
+    gpu = true;
+    if (!word.starts_with("gpu")) continue;
+    // A number beside "gpu(s)" that is not part of another word ("v2" is a version): a count.
+    for (std::size_t n : {w - 1, w + 1}) {
+      if (n >= words.size() || !std::isdigit(static_cast<unsigned char>(words[n].text.front())) ||
+          words[n].text.size() > 4)
+        continue;
+      const std::size_t part = words[n].part;
+      const bool alone = std::ranges::count_if(words, [&](const Word& x) { return x.part == part; }) == 1;
+      if (alone || part == words[w].part) count = std::stoi(words[n].text);
+    }
+  }
+  if (!gpu) return std::nullopt;
+  return count && *count > 0 ? fmt::format("gpu:{}", *count) : std::string("gpu");
+}
+
 }  // namespace gpuplan::annotate
 
 namespace gpuplan {

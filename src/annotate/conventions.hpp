@@ -45,4 +45,12 @@ std::optional<std::string> near_miss(std::string_view tag);
 /// Mentions GPUs ("gpu", "cuda", "nvidia", "accelerator"): worth a note when nothing reads it.
 bool looks_gpu_related(std::string_view text);
 
+/// A tag that names a GPU as a word of its own, so that some repository's CI may select GPU tests
+/// by it (Ray's train_v2_gpu, gpu_large, 4gpus, gpu-2, cuda): the annotation that says so
+/// ("gpu", or "gpu:N" where the tag is only a GPU word and a count). nullopt for a tag where the
+/// word is part of another (gpux2), or beside one that negates it (no_cuda_on_cpu_tap, notap_gpu,
+/// skip_gpu), says a GPU is welcome but not needed (gpu_friendly, gpu_optional) or names another
+/// device (cpu_or_gpu, tpu_or_gpu).
+std::optional<std::string> marks_gpu_tests(std::string_view tag);
+
 }  // namespace gpuplan::annotate

@@ -161,12 +161,48 @@ TEST_CASE("a malformed exec_property is named with its key and value") {
 }
 
 TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error") {
-  auto c = classify_tags({"gpu_friendly"}, true);
+  for (std::string tag :
+       {"gpu_friendly", "gpufriendly", "no_cuda_on_cpu_tap", "notap_gpu", "cpu_or_gpu", "skip_gpu"}) {
+    auto c = classify_tags({tag}, true);
+    REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::note);
+    REQUIRE(c.diagnostics[0].source == "tag " + tag);
+    REQUIRE_FALSE(has_errors(c.diagnostics));
+  }
+}
+
+TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation, is a warning") {
+  // Ray's CI runs its tests tagged train_v2_gpu on GPU machines; planned as CPU tests, they would
+  // run without one.
+  auto c = classify_tags({"train_v2_gpu"});
   REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
   REQUIRE(c.diagnostics.size() == 1);
-  REQUIRE(c.diagnostics[0].severity == Severity::note);
-  REQUIRE(c.diagnostics[0].source == "tag gpu_friendly");
-  REQUIRE_FALSE(has_errors(c.diagnostics));
+  REQUIRE(c.diagnostics[0].severity == Severity::warning);
+  CHECK(
+      c.diagnostics[0].message.starts_with("tag train_v2_gpu names a GPU, but no convention or rule reads "
+                                           "it, so the test is planned as a CPU test"));
+  CHECK(c.diagnostics[0].message.find("tag the test gpu or give a rule whose tag regex matches it, such as "
+                                      "{tag: '^train_v2_gpu$', set: {gpus: 1}}") != std::string::npos);
+  // A GPU word and a count: what to write says the count.
+  for (std::string tag : {"gpu_2", "2gpus", "gpu-2", "gpus2", "team-gpus-2"}) {
+    auto counted = classify_tags({tag});
+    REQUIRE(counted.diagnostics.size() == 1);
+    CHECK(counted.diagnostics[0].message.find("tag the test gpu:2 or") != std::string::npos);
+    CHECK(counted.diagnostics[0].message.find("set: {gpus: 2}") != std::string::npos);
+  }
+  // cuda11 is a version, not 11 GPUs.
+  CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
+  // --strict: an error.
+  REQUIRE(has_errors(classify_tags({"large_gpu"}, true).diagnostics));
+  // On a GPU test, or one tagged cpu-only, it is the note of any unread GPU-looking tag.
+  for (const auto& tags : {std::vector<std::string>{"gpu", "train_v2_gpu"}, {"cpu-only", "train_v2_gpu"}}) {
+    auto annotated = classify_tags(tags);
+    auto found = std::find_if(annotated.diagnostics.begin(), annotated.diagnostics.end(),
+                              [](const Diagnostic& d) { return d.source == "tag train_v2_gpu"; });
+    REQUIRE(found != annotated.diagnostics.end());
+    REQUIRE(found->severity == Severity::note);
+  }
 }
 
 TEST_CASE("a rule maps a team's tag through a regex capture, matched with its macro") {

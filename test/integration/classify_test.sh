@@ -50,10 +50,12 @@ diff -u "$SCRATCH/expected.txt" "$SCRATCH/actual.txt" || fail "classify put a te
   "exec_properties resources:gpu=1" ] || fail "remote_exec_test's GPU count does not name its exec_property"
 [ "$(jq '.diagnostics | length' "$SCRATCH/classify.json")" = 0 ] || fail "the example workspace has diagnostics"
 
-# Without the rules file the team macro's tag is not understood: a CPU test and a note about it.
+# Without the rules file the team macro's tag is not understood: a CPU test, and a warning that
+# the tag names a GPU (a team's CI may pick GPU tests by it), saying what to write.
 "$GPUPLAN" classify "$SCRATCH/query.xml" > "$SCRATCH/table.txt"
 grep -q '^  //ml:team_macro_test  *no GPU annotation$' "$SCRATCH/table.txt" || fail "team_macro_test without rules"
-grep -q 'note: //ml:team_macro_test: tag team-gpus-4 mentions GPUs' "$SCRATCH/table.txt" || fail "no note on team-gpus-4"
+grep -qF "warning: //ml:team_macro_test: tag team-gpus-4 names a GPU, but no convention or rule reads it, so the test is planned as a CPU test, where it runs without a GPU. If the tag marks GPU tests (Ray's CI runs its train_v2_gpu tests on GPU machines), tag the test gpu:4 or give a rule whose tag regex matches it, such as {tag: '^team-gpus-4\$', set: {gpus: 4}}" \
+  "$SCRATCH/table.txt" || fail "no warning on team-gpus-4: $(cat "$SCRATCH/table.txt")"
 grep -q '^  //ml:train_test  *2 GPUs, ≥ 40GiB each, CUDA ≥ 12.4, NVLink; 4 shards$' "$SCRATCH/table.txt" ||
   fail "the table does not summarise train_test"
 
