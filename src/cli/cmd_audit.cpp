@@ -360,10 +360,11 @@ void add_audit_command(CLI::App& app, int& status) {
   add_query_options(*command, args->query);
   command->add_option("--fleet", args->fleet,
                       "the fleet: also show the GPU-hours each GPU test holds in the plan");
-  command->add_option(
-      "--history", args->history,
-      "past runs (repeatable): durations for the GPU-hours, and measured GPU use from results "
-      "records (peak_vram_mib, gpu_touched)");
+  command
+      ->add_option("--history", args->history,
+                   "past runs (repeatable): durations for the GPU-hours, and measured GPU use from results "
+                   "records (peak_vram_mib, gpu_touched)")
+      ->allow_extra_args(false);  // one path each: `--history H deps.xml` leaves deps.xml the input
   command->add_option("--format", args->format, "text (default), markdown (a PR comment) or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   command->add_flag("--json", args->json, "the same as --format json");

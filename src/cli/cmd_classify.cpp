@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
@@ -18,6 +19,7 @@ struct ClassifyArgs {
   bool json = false;
   std::string cpu_targets;
   std::string gpu_targets;
+  std::vector<std::string> history;
 };
 
 std::vector<const ClassifiedTest*> in_bucket(const Classification& c, Bucket bucket) {
@@ -80,9 +82,15 @@ void add_classify_command(CLI::App& app, int& status) {
   command->add_option("--cpu-targets", args->cpu_targets,
                       "write the CPU tests, one label a line, for bazel test --target_pattern_file");
   command->add_option("--gpu-targets", args->gpu_targets, "write the GPU tests likewise");
+  add_history_for_classifying(*command, args->history);
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
-    auto classification = read_and_classify(args->query, rules);
+    QueryOptions query = args->query;
+    Diagnostics history_diagnostics;
+    read_history_for_classifying(args->history, query, rules, history_diagnostics);
+    auto classification = read_and_classify(query, rules);
+    classification.diagnostics.insert(classification.diagnostics.end(), history_diagnostics.begin(),
+                                      history_diagnostics.end());
     if (!args->cpu_targets.empty()) write_target_list(args->cpu_targets, classification, Bucket::cpu);
     if (!args->gpu_targets.empty()) write_target_list(args->gpu_targets, classification, Bucket::gpu);
     Output output("-");

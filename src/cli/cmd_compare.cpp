@@ -40,8 +40,10 @@ void add_compare_command(CLI::App& app, int& status) {
   command->add_option("--policies", args->policies, "policies to compare (default: exact)")
       ->delimiter(',')
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
-  command->add_option("--history", args->history,
-                      "past runs (BEP JSON, JUnit XML, CSV/JSON, bazel-testlogs); repeatable");
+  command
+      ->add_option("--history", args->history,
+                   "past runs (BEP JSON, JUnit XML, CSV/JSON, bazel-testlogs); repeatable")
+      ->allow_extra_args(false);
   command
       ->add_option("--shards", args->shards,
                    "per-shard (default): a unit per shard; whole: a sharded test is one unit")

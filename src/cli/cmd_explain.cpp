@@ -86,9 +86,11 @@ void add_explain_command(CLI::App& app, int& status) {
                                      "with its source, and its bucket");
   command->add_option("LABEL", args->label, "the test, e.g. //ml:train_test")->required();
   add_query_options(*command, args->query);
-  command->add_option(
-      "--history", args->history,
-      "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration");
+  command
+      ->add_option(
+          "--history", args->history,
+          "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration")
+      ->allow_extra_args(false);
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);

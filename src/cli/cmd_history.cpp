@@ -312,7 +312,9 @@ void add_history_command(CLI::App& app, int& status) {
 
   auto* show = history->add_subcommand("show", "Print a test's samples and the estimate a plan would use");
   show->add_option("label", options->label, "The test's label")->required();
-  show->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
+  show->add_option("--history", options->paths, "History inputs (repeatable), oldest first")
+      ->required()
+      ->allow_extra_args(false);
   show->add_option("--percentile", options->percentile,
                    "The percentile of the recent samples (default: the rules', 90)")
       ->check(finite_number(0, 100));
@@ -332,7 +334,9 @@ void add_history_command(CLI::App& app, int& status) {
       "suggest",
       "From measured GPU use (results records' gpu_touched, peak_vram_mib): GPU tests that never touched a "
       "GPU, peaks near their GPU's memory, declared gpu-mem far above use; each with the tag change");
-  suggest->add_option("--history", options->paths, "History inputs (repeatable), oldest first")->required();
+  suggest->add_option("--history", options->paths, "History inputs (repeatable), oldest first")
+      ->required()
+      ->allow_extra_args(false);
   suggest->add_option("--plan", options->plan, "the plan: its GPU tests, their gpu-mem and nodes");
   suggest->add_option("--query", options->query,
                       "bazel query output: GPU tests by their tags, and the exact tags to change");

@@ -109,10 +109,11 @@ void add_simulate_command(CLI::App& app, int& status) {
           ->add_option("--sigma", args->sigma,
                        "log-normal noise: real = planned × e^(S·Z), Z standard normal (default 0.5)")
           ->check(finite_number(0, 10));
-  auto* history =
-      command->add_option("--history", args->history,
-                          "draw each unit's duration from its own recent runs (any history format; "
-                          "repeatable); units without any keep their planned duration");
+  auto* history = command
+                      ->add_option("--history", args->history,
+                                   "draw each unit's duration from its own recent runs (any history format; "
+                                   "repeatable); units without any keep their planned duration")
+                      ->allow_extra_args(false);
   sigma->excludes(history);
   command->add_option("--runs", args->runs, "how many runs (default 20)")->transform(whole_number(1, 100000));
   command

@@ -1,12 +1,14 @@
 // gpuplan verify: does a plan keep its promises on this fleet (and to this query)?
 #include <fmt/format.h>
 
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/history_input.hpp"
 #include "cli/io.hpp"
 #include "cli/plan_input.hpp"
 #include "cli/query_input.hpp"
@@ -23,6 +25,7 @@ struct VerifyArgs {
   std::string fleet;
   QueryOptions query;
   bool json = false;  ///< print the verdict as one JSON object (for CI scripts) instead of lines
+  std::vector<std::string> history;
 };
 }  // namespace
 
@@ -37,6 +40,7 @@ void add_verify_command(CLI::App& app, int& status) {
   command->add_option("--fleet", args->fleet, "the fleet YAML the plan is meant for")->required();
   add_query_options(*command, args->query);
   command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
+  add_history_for_classifying(*command, args->history);
   command->add_flag("--json", args->json,
                     "print {plan, valid, units, fleet, policy, query_checked, violations: [{unit, kind, "
                     "reason}]} instead of lines; the exit code is the same");
@@ -50,7 +54,12 @@ void add_verify_command(CLI::App& app, int& status) {
     if (command->get_option("FILE")->count() > 0) {
       if (args->query.targets.path == "-" && args->plan == "-")
         throw InputError(Position{"<stdin>"}, "the plan and the query cannot both come from standard input");
-      query = read_and_classify(args->query, options.rules);
+      QueryOptions query_options = args->query;
+      Diagnostics history_diagnostics;
+      read_history_for_classifying(args->history, query_options, options.rules, history_diagnostics);
+      query = read_and_classify(query_options, options.rules);
+      for (const auto& d : history_diagnostics)  // rows of the history it skipped
+        std::cerr << fmt::format("gpuplan: warning: {}: {}\n", d.source, d.message);
       options.query = &*query;
     }
     auto violations = verify(plan, fleet, options);

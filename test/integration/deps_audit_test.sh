@@ -118,6 +118,15 @@ jq -e '[.assignments[].label] | index("//ml:inference_test") != null' "$SCRATCH/
 "$GPUPLAN" explain //ml:inference_test --rules examples/rules.yaml --history "$SCRATCH/runs.csv" --json "$SCRATCH/deps.xml" 2>/dev/null |
   jq -e '.gpu_code.unknown and .gpu_code.used_gpu == "GPU used in 1 of 2 measured runs, peak 900 MiB"' >/dev/null ||
   fail "explain --json of a test whose runs used a GPU"
+# classify's target lists, which CI splits its runners by, and verify agree with the plan; each
+# --history takes one path, so the query may follow it.
+"$GPUPLAN" classify --classify-by-deps --rules examples/rules.yaml --history "$SCRATCH/runs.csv" "$SCRATCH/deps.xml" \
+  --cpu-targets "$SCRATCH/cpu.txt" >/dev/null 2>&1 || fail "classify --classify-by-deps --history failed"
+grep -qx '//tf:conv_test' "$SCRATCH/cpu.txt" && ! grep -qx '//ml:inference_test' "$SCRATCH/cpu.txt" ||
+  fail "classify --cpu-targets sends a test whose runs used a GPU to the CPU runners: $(cat "$SCRATCH/cpu.txt")"
+"$GPUPLAN" verify "$SCRATCH/plan-history.json" --fleet examples/fleet.yaml --classify-by-deps --rules examples/rules.yaml \
+  --history "$SCRATCH/runs.csv" "$SCRATCH/deps.xml" >/dev/null 2>&1 || fail "verify --history of the plan made with it"
+
 # The history is read once: from standard input it gives the GPU-hours (12 s, not the size
 # default's 0.08 GPU-hours) and the measured use alike.
 "$GPUPLAN" audit --rules examples/rules.yaml --fleet examples/fleet.yaml --history - --json "$SCRATCH/deps.xml" \
