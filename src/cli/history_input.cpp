@@ -157,6 +157,23 @@ std::optional<History> read_history_for_classifying(const std::vector<std::strin
   return history;
 }
 
+void warn_unannotated_gpu_use(const std::optional<History>& history, const Rules& rules,
+                              Classification& tests) {
+  if (!history) return;
+  const auto measured = measured_gpu_use(*history, rules.history_window);
+  for (const auto& test : tests.tests) {
+    if (test.bucket != Bucket::cpu || test.requirement->gpus.source != "default") continue;
+    const auto label = canonical_label(test.target.label);
+    auto use = measured.find(label);
+    if (use == measured.end() || use->second.touched == 0) continue;
+    tests.diagnostics.push_back(Diagnostic{
+        Severity::warning, label, "--history",
+        fmt::format("has no GPU annotation, but its runs used a GPU ({}): planned as a CPU test, it runs "
+                    "without one. Tag it gpu (or gpu:N), or cpu-only if the GPU it touched is not needed",
+                    to_string(use->second))});
+  }
+}
+
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
                         const Classification& tests) {
   if (!history) return size_default_estimator(rules);

@@ -35,6 +35,11 @@ std::optional<History> read_history_for_classifying(const std::vector<std::strin
                                                     QueryOptions& query, const Rules& rules,
                                                     Diagnostics& diagnostics);
 
+/// A warning for each test with no GPU annotation whose recent runs used a GPU (a GPU tag
+/// removed since, or a test that never had one): planned as a CPU test, it runs without a GPU.
+void warn_unannotated_gpu_use(const std::optional<History>& history, const Rules& rules,
+                              Classification& tests);
+
 /// The estimator a plan uses: history where there is some, then the fallbacks
 /// (size-class median, size default). Without history, the size defaults alone.
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,

@@ -107,4 +107,15 @@ grep -q 'whole test  *300s  *from size-default' <<<"$out" || fail "explain witho
 "$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv 2>/dev/null |
   jq -e '.assignments[] | select(.label == "//ml:inference_test") | .duration_source == "history-p90"' >/dev/null ||
   fail "plan --history does not use the measured duration"
+
+# A test with no GPU annotation whose runs used a GPU (its tag removed since) is a warning: as a
+# CPU test it would run without one. One tagged cpu-only is not.
+{ head -1 $DATA/runs.csv | sed 's/$/,gpu_touched/'
+  echo '//core:parser_test,,3.0,512,a100-0,"0",2026-11-01T10:00:00Z,0,true'
+  echo '//core:config_test,,3.0,512,a100-0,"0",2026-11-01T10:00:00Z,0,true'; } >"$SCRATCH/used.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml --history "$SCRATCH/used.csv" \
+  -o "$SCRATCH/used.json" 2>"$SCRATCH/used.err" || fail "plan --history with GPU use of CPU tests failed"
+grep -q "^gpuplan: warning: //core:parser_test: has no GPU annotation, but its runs used a GPU (GPU used in 1 of 1 measured run, peak 512 MiB): planned as a CPU test, it runs without one" "$SCRATCH/used.err" ||
+  fail "no warning for a CPU test whose runs used a GPU: $(cat "$SCRATCH/used.err")"
+! grep -q "//core:config_test" "$SCRATCH/used.err" || fail "a cpu-only test was warned about"
 echo "history: ok"
