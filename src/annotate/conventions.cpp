@@ -532,7 +532,7 @@ std::optional<std::string> marks_gpu_tests(std::string_view tag) {
     }
   }
   if (!gpu) return std::nullopt;
-  return count && *count > 0 ? fmt::format("gpu:{}", *count) : std::string("gpu");
+  return count && *count > 0 && *count <= 1024 ? fmt::format("gpu:{}", *count) : std::string("gpu");
 }
 
 }  // namespace gpuplan::annotate
