@@ -72,8 +72,7 @@ constexpr std::string_view unknown_heading =
     "the graph cannot tell. For a test that reaches labels the input names but did not expand, give it the "
     "output of bazel query 'deps(tests(//...))'; where no test of a rule class reaches GPU code, or a test "
     "reaches no repository where the others of its class get theirs, or a test's runs used a GPU that the "
-    "graph "
-    "shows no code for (--history), name the GPU code it uses in the rules file's gpu_deps";
+    "graph shows no code for (--history), name the GPU code it uses in the rules file's gpu_deps";
 
 /// --strict: a test whose GPU use the graph cannot tell is an error (exit 2), each named.
 void refuse_unknown(const QueryOptions& query, const Audit& audit) {
@@ -323,6 +322,8 @@ void run(const AuditArgs& args, int& status) {
   for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
     if (d.label.empty() && d.severity == Severity::warning)
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
+  for (const auto& d : history_diagnostics)  // rows of the history it skipped
+    std::cerr << fmt::format("gpuplan: warning: {}: {}\n", d.source, d.message);
   Audit result = audit(tests, deps.graph, *deps.reach, used_gpu(history, rules));
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)
