@@ -82,13 +82,20 @@ void add_classify_command(CLI::App& app, int& status) {
   command->add_option("--cpu-targets", args->cpu_targets,
                       "write the CPU tests, one label a line, for bazel test --target_pattern_file");
   command->add_option("--gpu-targets", args->gpu_targets, "write the GPU tests likewise");
-  add_history_for_classifying(*command, args->history);
+  command
+      ->add_option(
+          "--history", args->history,
+          "past runs (results records; repeatable): a CPU test whose runs used a GPU is a warning, and "
+          "with --classify-by-deps a GPU test whose runs used one stays a GPU test")
+      ->allow_extra_args(false);
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
     QueryOptions query = args->query;
     Diagnostics history_diagnostics;
-    read_history_for_classifying(args->history, query, rules, history_diagnostics);
+    auto history = read_history_for_classifying(args->history, query, rules, history_diagnostics);
     auto classification = read_and_classify(query, rules);
+    if (!history) history = read_history_option(args->history, query.strict, history_diagnostics);
+    warn_unannotated_gpu_use(history, rules, classification);
     classification.diagnostics.insert(classification.diagnostics.end(), history_diagnostics.begin(),
                                       history_diagnostics.end());
     if (!args->cpu_targets.empty()) write_target_list(args->cpu_targets, classification, Bucket::cpu);

@@ -40,7 +40,11 @@ void add_verify_command(CLI::App& app, int& status) {
   command->add_option("--fleet", args->fleet, "the fleet YAML the plan is meant for")->required();
   add_query_options(*command, args->query);
   command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
-  add_history_for_classifying(*command, args->history);
+  command
+      ->add_option("--history", args->history,
+                   "past runs (results records; repeatable): with --classify-by-deps, a GPU test whose runs "
+                   "used a GPU stays one, as in the plan made with them")
+      ->allow_extra_args(false);
   command->add_flag("--json", args->json,
                     "print {plan, valid, units, fleet, policy, query_checked, violations: [{unit, kind, "
                     "reason}]} instead of lines; the exit code is the same");

@@ -140,14 +140,6 @@ std::optional<History> read_history_option(const std::vector<std::string>& paths
   return read_history_paths(paths, strict, diagnostics);
 }
 
-void add_history_for_classifying(CLI::App& command, std::vector<std::string>& paths) {
-  command
-      .add_option("--history", paths,
-                  "past runs (results records; repeatable): with --classify-by-deps, a GPU test whose runs "
-                  "used a GPU stays one, whatever the graph says (read only then)")
-      ->allow_extra_args(false);
-}
-
 std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
                                                     QueryOptions& query, const Rules& rules,
                                                     Diagnostics& diagnostics) {

@@ -28,9 +28,6 @@ std::optional<History> read_history_option(const std::vector<std::string>& paths
 /// --classify-by-deps weighs which tests' runs used a GPU (it sets `query.used_gpu`); else
 /// nothing, and the command reads it once the tests are classified (read_history_option), so
 /// that it is not held while the query is read.
-/// `--history` for a command that only classifies (classify, verify): what it changes.
-void add_history_for_classifying(CLI::App& command, std::vector<std::string>& paths);
-
 std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
                                                     QueryOptions& query, const Rules& rules,
                                                     Diagnostics& diagnostics);

@@ -118,4 +118,7 @@ grep -q 'whole test  *300s  *from size-default' <<<"$out" || fail "explain witho
 grep -q "^gpuplan: warning: //core:parser_test: has no GPU annotation, but its runs used a GPU (GPU used in 1 of 1 measured run, peak 512 MiB): planned as a CPU test, it runs without one" "$SCRATCH/used.err" ||
   fail "no warning for a CPU test whose runs used a GPU: $(cat "$SCRATCH/used.err")"
 ! grep -q "//core:config_test" "$SCRATCH/used.err" || fail "a cpu-only test was warned about"
+"$GPUPLAN" classify examples/query.xml --rules examples/rules.yaml --history "$SCRATCH/used.csv" --cpu-targets "$SCRATCH/cpu.txt" |
+  grep -q "warning: //core:parser_test: has no GPU annotation, but its runs used a GPU" ||
+  fail "classify --history does not warn of the CPU test whose runs used a GPU"
 echo "history: ok"
