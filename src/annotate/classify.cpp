@@ -234,7 +234,9 @@ class TestClassifier {
                        meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string()));
   }
 
-  void unknown(const std::string& source, std::string_view text, bool is_tag) {
+  /// `text`: the tag, or an exec_property's key; `as_tag`: what a rule's tag regex would match
+  /// ("key:value" for an exec_property), empty for a constraint value.
+  void unknown(const std::string& source, std::string_view text, bool is_tag, std::string_view as_tag = {}) {
     if (is_tag) {
       auto meant = annotate::near_miss(text);
       if (text.starts_with("requires-gpu-") && !rules_.disabled_conventions.count("requires-gpu"))
@@ -242,8 +244,8 @@ class TestClassifier {
       if (meant) return near_miss(source, *meant);
     }
     if (!annotate::looks_gpu_related(text)) return;
-    if (auto meant = is_tag ? annotate::marks_gpu_tests(text) : std::nullopt)
-      gpu_markers_.emplace_back(std::string(text), *meant);
+    if (auto meant = as_tag.empty() ? std::nullopt : annotate::marks_gpu_tests(as_tag))
+      gpu_markers_.push_back({source, std::string(as_tag), *meant, is_tag});
     else
       unread_gpu_note(source);
   }
@@ -257,27 +259,30 @@ class TestClassifier {
   }
 
   /// A tag that names a GPU as a word is how some repositories' CI picks their GPU tests (Ray runs
-  /// its train_v2_gpu tests on GPU machines). On a test with no GPU annotation it is a warning: the
-  /// test is planned as a CPU test, where it runs without a GPU and may skip its GPU paths and
-  /// pass. On any other test it is the note of every GPU-looking tag nothing reads.
+  /// its train_v2_gpu tests on GPU machines), and an exec_property whose key names one asks a
+  /// remote executor for a GPU (nvidia.com/gpu, gpu-type). On a test with no GPU annotation it is
+  /// a warning: the test is planned as a CPU test, where it runs without a GPU and may skip its
+  /// GPU paths and pass. On any other test it is the note of every GPU-looking tag nothing reads.
   void read_gpu_markers() {
     const bool unannotated = test_.bucket == Bucket::cpu && test_.requirement->gpus.source == "default";
-    for (const auto& [tag, meant] : gpu_markers_) {
-      const std::string source = "tag " + tag;
+    for (const auto& marker : gpu_markers_) {
       if (!unannotated) {
-        unread_gpu_note(source);
+        unread_gpu_note(marker.source);
         continue;
       }
-      note(source, "ignored: no convention or rule reads it");
+      note(marker.source, "ignored: no convention or rule reads it");
       report(
-          bad(), source,
+          bad(), marker.source,
           fmt::format("{} names a GPU, but no convention or rule reads it, so the test is planned as a CPU "
-                      "test, where it runs without a GPU. If the tag marks GPU tests (Ray's CI runs its "
-                      "train_v2_gpu tests on GPU machines), tag the test {} or give a rule whose tag regex "
-                      "matches it, such as {{tag: '^{}$', set: {{gpus: {}}}}}; if it needs no GPU, tag it "
-                      "cpu-only",
-                      util::excerpt(source, 200), meant, util::excerpt(regex_escaped(tag), 100),
-                      meant.starts_with("gpu:") ? meant.substr(4) : "1"));
+                      "test, where it runs without a GPU. If {}, tag the test {} or give a rule whose tag "
+                      "regex matches it, such as {{tag: '^{}$', set: {{gpus: {}}}}}; if it needs no GPU, tag "
+                      "it cpu-only",
+                      util::excerpt(marker.source, 200),
+                      marker.is_tag ? "the tag marks GPU tests (Ray's CI runs its train_v2_gpu tests on GPU "
+                                      "machines)"
+                                    : "it asks a remote executor for a GPU",
+                      marker.meant, util::excerpt(regex_escaped(marker.as_tag), 100),
+                      marker.meant.starts_with("gpu:") ? marker.meant.substr(4) : "1"));
     }
   }
 
@@ -306,7 +311,7 @@ class TestClassifier {
       if (auto recognized = annotate::read_exec_property(key, value, rules_))
         take(*recognized);
       else
-        unknown(fmt::format("exec_properties {}={}", key, value), key, false);
+        unknown(fmt::format("exec_properties {}={}", key, value), key, false, tag);
     }
   }
 
@@ -373,7 +378,7 @@ class TestClassifier {
       if (auto meant = annotate::near_miss(tag)) return near_miss(source, *meant);
     }
     if (auto recognized = annotate::read_tag(tag, rules_)) return take(*recognized);
-    unknown(source, tag, true);
+    unknown(source, tag, true, tag);
   }
 
   void combine() {
@@ -587,9 +592,15 @@ class TestClassifier {
   std::string label_;
   std::string reason_;  ///< the test's reason while it is worked out
   std::vector<Claim> claims_;
-  /// Tags no convention reads that name a GPU as a word ("train_v2_gpu"), and the annotation that
-  /// says what they may mean ("gpu"), until the test's bucket is known (read_gpu_markers).
-  std::vector<std::pair<std::string, std::string>> gpu_markers_;
+  /// A tag or exec_property no convention reads that names a GPU as a word ("train_v2_gpu").
+  struct GpuMarker {
+    std::string source;  ///< "tag train_v2_gpu", "exec_properties gpu-type=a100"
+    std::string as_tag;  ///< what a rule's tag regex matches: "train_v2_gpu", "gpu-type:a100"
+    std::string meant;   ///< the annotation that says what it may mean: "gpu", "gpu:2"
+    bool is_tag;
+  };
+  /// Held until the test's bucket is known (read_gpu_markers).
+  std::vector<GpuMarker> gpu_markers_;
   std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
 };

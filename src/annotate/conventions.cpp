@@ -507,10 +507,12 @@ std::optional<std::string> marks_gpu_tests(std::string_view tag) {
   }
   constexpr std::string_view gpu_words[] = {"gpu", "gpus", "cuda", "nvidia", "rocm"};
   constexpr std::string_view other_devices[] = {"cpu", "tpu", "cpus", "tpus", "host"};
-  // Words that negate it, or say the GPU is welcome but not needed (gpu_friendly, gpu_optional).
+  // Words that negate it (an exec_property's value too: gpu:false, gpu_count:0), or say the GPU is
+  // welcome but not needed (gpu_friendly, gpu_optional).
   constexpr std::string_view negations[] = {
-      "skip",     "disable",  "disabled", "exclude", "without",    "broken", "unsupported", "incompatible",
-      "friendly", "optional", "ok",       "capable", "compatible", "aware",  "if",          "allowed"};
+      "skip",        "disable",      "disabled",   "exclude", "without",  "broken",
+      "unsupported", "incompatible", "false",      "0",       "friendly", "optional",
+      "ok",          "capable",      "compatible", "aware",   "if",       "allowed"};
   bool gpu = false;
   std::optional<int> count;
   for (std::size_t w = 0; w < words.size(); ++w) {

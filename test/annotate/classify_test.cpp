@@ -195,6 +195,14 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
   // --strict: an error.
   REQUIRE(has_errors(classify_tags({"large_gpu"}, true).diagnostics));
+  // An exec_property whose key names a GPU asks a remote executor for one; its value may say how many.
+  auto property = classify_one(make_target("//t:t", {}, {{"nvidia.com/gpu", "2"}}));
+  REQUIRE(property.diagnostics.size() == 1);
+  REQUIRE(property.diagnostics[0].severity == Severity::warning);
+  CHECK(property.diagnostics[0].message.find(
+            "If it asks a remote executor for a GPU, tag the test gpu:2 or give a "
+            "rule whose tag regex matches it, such as {tag: '^nvidia\\.com/gpu:2$', "
+            "set: {gpus: 2}}") != std::string::npos);
   // On a GPU test, or one tagged cpu-only, it is the note of any unread GPU-looking tag.
   for (const auto& tags : {std::vector<std::string>{"gpu", "train_v2_gpu"}, {"cpu-only", "train_v2_gpu"}}) {
     auto annotated = classify_tags(tags);
