@@ -121,4 +121,6 @@ grep -q "^gpuplan: warning: //core:parser_test: has no GPU annotation, but its r
 "$GPUPLAN" classify examples/query.xml --rules examples/rules.yaml --history "$SCRATCH/used.csv" --cpu-targets "$SCRATCH/cpu.txt" |
   grep -q "warning: //core:parser_test: has no GPU annotation, but its runs used a GPU" ||
   fail "classify --history does not warn of the CPU test whose runs used a GPU"
+"$GPUPLAN" explain //core:parser_test examples/query.xml --history "$SCRATCH/used.csv" 2>/dev/null |
+  grep -q "warning: has no GPU annotation, but its runs used a GPU" || fail "explain --history of that test"
 echo "history: ok"
