@@ -123,8 +123,10 @@ struct GpuUse {
   long touched = 0;  ///< runs whose gpu_touched was true (or whose peak VRAM was above 0)
   std::int64_t peak_vram_mib = 0;
 };
-/// Each test's measured GPU use, by canonical label, over the last `window` runs of each unit;
-/// tests with no run that says are left out.
+/// One test's measured GPU use (canonical label) over the last `window` runs of each of its
+/// units; nullopt when no run says.
+std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view label, int window);
+/// Every test's, by canonical label; tests with no run that says are left out.
 std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window);
 /// "GPU used in 2 of 3 measured runs, peak 900 MiB"
 std::string to_string(const GpuUse& use);

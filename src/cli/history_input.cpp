@@ -152,17 +152,16 @@ std::optional<History> read_history_for_classifying(const std::vector<std::strin
 void warn_unannotated_gpu_use(const std::optional<History>& history, const Rules& rules,
                               Classification& tests) {
   if (!history) return;
-  const auto measured = measured_gpu_use(*history, rules.history_window);
-  for (const auto& test : tests.tests) {
+  for (const auto& test : tests.tests) {  // only the unannotated CPU tests are looked up
     if (test.bucket != Bucket::cpu || test.requirement->gpus.source != "default") continue;
     const auto label = canonical_label(test.target.label);
-    auto use = measured.find(label);
-    if (use == measured.end() || use->second.touched == 0) continue;
+    auto use = measured_gpu_use(*history, label, rules.history_window);
+    if (!use || use->touched == 0) continue;
     tests.diagnostics.push_back(Diagnostic{
         Severity::warning, label, "--history",
         fmt::format("has no GPU annotation, but its runs used a GPU ({}): planned as a CPU test, it runs "
                     "without one. Tag it gpu (or gpu:N), or cpu-only if the GPU it touched is not needed",
-                    to_string(use->second))});
+                    to_string(*use))});
   }
 }
 

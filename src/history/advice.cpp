@@ -86,17 +86,29 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
 
 }  // namespace
 
-std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window) {
-  std::map<std::string, GpuUse> measured;
-  for (const auto& [key, samples] : history.samples) {
-    for (const auto& sample : recent_samples(samples, window)) {
+std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view label, int window) {
+  GpuUse use;
+  for (auto it = history.samples.lower_bound(SampleKey{std::string(label), std::nullopt});
+       it != history.samples.end() && it->first.label == label; ++it) {
+    for (const auto& sample : recent_samples(it->second, window)) {
       const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
       if (!touched && !sample.gpu_touched) continue;  // says nothing of GPU use
-      auto& use = measured[key.label];
       ++use.runs;
       if (touched) ++use.touched;
       use.peak_vram_mib = std::max(use.peak_vram_mib, sample.peak_vram_mib.value_or(0));
     }
+  }
+  if (use.runs == 0) return std::nullopt;
+  return use;
+}
+
+std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window) {
+  std::map<std::string, GpuUse> measured;
+  for (auto it = history.samples.begin(); it != history.samples.end();) {
+    const std::string& label = it->first.label;
+    if (auto use = measured_gpu_use(history, label, window))
+      measured.emplace_hint(measured.end(), label, *use);
+    while (it != history.samples.end() && it->first.label == label) ++it;  // its other shards
   }
   return measured;
 }
