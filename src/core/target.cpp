@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuplan {
 
 std::string canonical_label(std::string_view label) {
@@ -10,6 +12,15 @@ std::string canonical_label(std::string_view label) {
   else if (label.starts_with("@//"))
     label.remove_prefix(1);
   return std::string(label);
+}
+
+void ExecProperties::set(std::string_view key, std::string_view value) {
+  auto at = std::lower_bound(entries_.begin(), entries_.end(), key,
+                             [](const Entry& entry, std::string_view k) { return entry.first < k; });
+  if (at != entries_.end() && at->first == key)
+    at->second = value;
+  else
+    entries_.emplace(at, key, value);
 }
 
 std::string Constraint::source() const {

@@ -359,7 +359,7 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
           wrong("a list of {\"key\", \"value\"} entries");
         std::string owned_key(key);
         if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
-        target.exec_properties[owned_key] = text;
+        target.exec_properties.set(owned_key, text);
       }
       break;
     }

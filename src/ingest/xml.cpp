@@ -398,7 +398,7 @@ class XmlReader {
       add_item(attribute_, test_, value);  // <string value=...> of tags, <label value=...> of the constraints
     } else if (attribute_ == Attribute::exec_properties && depth_ == 5 && value) {
       if (pair_key_) {
-        test_.exec_properties[*pair_key_] = value;
+        test_.exec_properties.set(*pair_key_, value);
         pair_key_.reset();
       } else {
         pair_key_ = value;

@@ -1,6 +1,5 @@
 #pragma once
 // Building targets by hand and classifying one of them, for the annotate tests.
-#include <map>
 #include <string>
 #include <vector>
 
@@ -9,7 +8,7 @@
 namespace gpuplan::testing {
 
 inline Target make_target(std::string label, std::vector<std::string> tags,
-                          std::map<std::string, std::string> exec_properties = {}) {
+                          ExecProperties exec_properties = {}) {
   Target t;
   t.label = std::move(label);
   t.rule_class = "py_test";
@@ -28,7 +27,7 @@ inline Classification classify_one(const Target& target, const Rules& rules = {}
   return classify(list, rules, options);
 }
 
-inline ClassifiedTest classified(std::vector<std::string> tags, std::map<std::string, std::string> exec = {},
+inline ClassifiedTest classified(std::vector<std::string> tags, ExecProperties exec = {},
                                  const Rules& rules = {}) {
   return classify_one(make_target("//t:t", std::move(tags), std::move(exec)), rules).tests.at(0);
 }

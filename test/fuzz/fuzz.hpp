@@ -36,13 +36,15 @@ inline void dump_targets(const TargetList& targets) {
   for (const auto& target : targets.tests) {
     nlohmann::json tags = nlohmann::json::array();
     for (const auto& tag : target.tags) tags.push_back(tag.str());
+    nlohmann::json properties = nlohmann::json::object();
+    for (const auto& [key, value] : target.exec_properties) properties[key] = value;
     out.push_back({{"label", target.label},
                    {"rule_class", target.rule_class.str()},
                    {"tags", tags},
                    {"size", target.size.str()},
                    {"timeout", target.timeout.str()},
                    {"shard_count", target.shard_count},
-                   {"exec_properties", target.exec_properties},
+                   {"exec_properties", properties},
                    {"generator_function", target.generator_function.str()},
                    {"location", target.location},
                    {"configuration", target.configuration.str()}});

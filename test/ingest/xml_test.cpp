@@ -25,8 +25,7 @@ TEST_CASE("xml keeps tags, size, shards, flakiness, exec_properties, macro and l
   REQUIRE(find(list, "//ml:flaky_kernel_test").flaky);
   REQUIRE(find(list, "//ml:team_macro_test").generator_function == "gpu_test");
   const Target& remote = find(list, "//ml:remote_exec_test");
-  REQUIRE(remote.exec_properties ==
-          std::map<std::string, std::string>{{"gpu_model", "a100"}, {"resources:gpu", "1"}});
+  REQUIRE(remote.exec_properties == ExecProperties{{"resources:gpu", "1"}, {"gpu_model", "a100"}});
   REQUIRE(remote.location.ends_with("examples/workspace/ml/BUILD:32:8"));
   REQUIRE(find(list, "//xla:triton_test").tags.front() == "gpu-cc>=8.0");  // entity decoded
 }
