@@ -22,7 +22,9 @@ std::string shell_quote(std::string_view value);
 /// The assignments planned on `node`, in plan order: by planned start, then first GPU, then unit id.
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node);
 
-/// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID.
+/// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID;
+/// for a unit with GPUs, the same list in ZE_AFFINITY_MASK (Intel's Level Zero) and
+/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1.
 /// The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the NVML checks and
 /// samples), in PCI bus order; CUDA numbers GPUs fastest first unless told otherwise, so an index
 /// in CUDA_VISIBLE_DEVICES could name another GPU than the planned one (not the NVLink partner the

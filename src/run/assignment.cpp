@@ -26,6 +26,14 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 std::map<std::string, std::string> executor_env(const Assignment& a, bool shares_gpu) {
   auto env = planned_env(a, shares_gpu);
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  // Intel's Level Zero (PyTorch's XPU, SYCL, oneAPI) reads its own list, in the PCI order the
+  // second variable asks for. To it an empty list means every GPU, so a unit without GPUs gets
+  // no list: on an Intel node a CPU test still sees the GPUs (README "Which runtimes the GPU
+  // list reaches").
+  if (!a.gpus.empty()) {
+    env["ZE_AFFINITY_MASK"] = env.at("CUDA_VISIBLE_DEVICES");
+    env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
+  }
   return env;
 }
 

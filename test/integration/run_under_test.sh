@@ -129,9 +129,10 @@ PY
 i=0
 while IFS= read -r label; do
   got=$(TEST_TARGET=$label "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-          sh -c 'printf "%s %s %s" "$TEST_TARGET" "$CUDA_VISIBLE_DEVICES" "$CUDA_DEVICE_ORDER"')
+          sh -c 'printf "%s %s %s %s" "$TEST_TARGET" "$CUDA_VISIBLE_DEVICES" "$CUDA_DEVICE_ORDER" "$ZE_AFFINITY_MASK"')
   # CUDA_DEVICE_ORDER: CUDA numbers the GPUs as nvidia-smi and the plan do, not fastest first.
-  [ "$got" = "$label $((i % 4)) PCI_BUS_ID" ] || fail "run-under of '$label' printed '$got'"
+  # ZE_AFFINITY_MASK: Intel's Level Zero ignores CUDA_VISIBLE_DEVICES and reads its own list.
+  [ "$got" = "$label $((i % 4)) PCI_BUS_ID $((i % 4))" ] || fail "run-under of '$label' printed '$got'"
   i=$((i + 1))
 done < <(jq -r '.assignments[].label' "$HOSTILE_PLAN")
 [ "$i" = 5 ] || fail "expected 5 hostile labels, ran $i"

@@ -108,6 +108,20 @@ TEST_CASE("CUDA numbers a unit's GPUs as the plan, nvidia-smi and NVML do, in PC
   CHECK_FALSE(planned_env(a, false).contains("CUDA_DEVICE_ORDER"));  // the plan's env is the contract's
 }
 
+TEST_CASE("Intel's Level Zero is given the unit's GPUs too, in PCI order; a unit without GPUs no list") {
+  // Level Zero ignores CUDA_VISIBLE_DEVICES: without its own list a test on an Intel node sees
+  // every GPU and takes the first, beside the test the plan gave that GPU.
+  auto env = executor_env(placed("a", "//t:x", {2, 3}, 0), false);
+  CHECK(env.at("ZE_AFFINITY_MASK") == "2,3");
+  CHECK(env.at("ZE_ENABLE_PCI_ID_DEVICE_ORDER") == "1");
+  CHECK(command_env(placed("a", "//t:x", {5}, 0), false).at("ZE_AFFINITY_MASK") == "5");
+  // An empty ZE_AFFINITY_MASK means every GPU to Level Zero: never set one.
+  auto cpu = executor_env(placed("a", "//t:x", {}, 0), false);
+  CHECK(cpu.at("CUDA_VISIBLE_DEVICES").empty());
+  CHECK_FALSE(cpu.contains("ZE_AFFINITY_MASK"));
+  CHECK_FALSE(planned_env(placed("a", "//t:x", {2, 3}, 0), false).contains("ZE_AFFINITY_MASK"));
+}
+
 TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
   auto a = placed("a", "//t:x", {2}, 0);
   a.unit.requirement.edit().gpus = {1, "tag"};
