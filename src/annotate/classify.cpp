@@ -222,16 +222,26 @@ class TestClassifier {
   /// "needs a GPU" by it, so it is read as 1 GPU of any vendor, with a warning (a CPU runner would
   /// run the test without one, and the warning says what to write instead).
   /// A typo of one (requires-gpu-nvida) is read so too: its author meant a GPU test as much.
-  void unknown_requires_gpu(const std::string& source, const std::optional<std::string>& meant) {
+  /// One that names a GPU model (requires-gpu-a100, as XLA's build macros write internally) is
+  /// read as 1 GPU of that model.
+  void unknown_requires_gpu(const std::string& source, std::string_view tag,
+                            std::optional<std::string> meant) {
     Claim c{.source = source, .gpu = true};
+    auto model = annotate::named_gpu_model(tag.substr(std::string_view("requires-gpu-").size()));
+    if (!model.empty()) {
+      c.gpu_models = std::vector<std::string>{model};
+      meant.reset();
+    }
     note(source, c.meaning() + " (a guess from the prefix requires-gpu-)");
     claims_.push_back(std::move(c));
-    report(bad(), source,
-           fmt::format("{} is not a requires-gpu- tag gpuplan knows{}, so it is read as 1 GPU of any vendor; "
-                       "gpuplan knows nvidia, amd, intel, smXY, vulkan and AMD architectures such as cdna3, "
-                       "and a rule whose tag regex matches it can say what it means",
-                       util::excerpt(source, 200),
-                       meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string()));
+    report(
+        bad(), source,
+        fmt::format("{} is not a requires-gpu- tag gpuplan knows{}, so it is read as 1 GPU of {}; gpuplan "
+                    "knows nvidia, amd, intel, smXY, vulkan and AMD architectures such as cdna3, and a rule "
+                    "whose tag regex matches it can say what it means",
+                    util::excerpt(source, 200),
+                    meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string(),
+                    model.empty() ? std::string("any vendor") : "the model it names, " + model));
   }
 
   /// `text`: the tag, or an exec_property's key; `as_tag`: what a rule's tag regex would match
@@ -240,14 +250,30 @@ class TestClassifier {
     if (is_tag) {
       auto meant = annotate::near_miss(text);
       if (text.starts_with("requires-gpu-") && !rules_.disabled_conventions.count("requires-gpu"))
-        return unknown_requires_gpu(source, meant);
+        return unknown_requires_gpu(source, text, meant);
       if (meant) return near_miss(source, *meant);
     }
     if (!annotate::looks_gpu_related(text)) return;
-    if (auto meant = as_tag.empty() ? std::nullopt : annotate::marks_gpu_tests(as_tag))
-      gpu_markers_.push_back({source, std::string(as_tag), *meant, is_tag});
+    if (auto meaning = as_tag.empty() ? std::nullopt : annotate::marks_gpu_tests(as_tag))
+      gpu_markers_.push_back({source, std::string(as_tag), *meaning, is_tag});
     else
       unread_gpu_note(source);
+  }
+
+  /// A tag or constraint value naming a GPU model that nothing reads, on a GPU test that asks for
+  /// no model: the planner may give the test a GPU of another model. `matched`: what a rule's tag
+  /// regex matches; `there`: what happens on such a GPU. Returns whether it said so.
+  bool unread_gpu_model(const std::string& source, std::string_view model, std::string_view matched,
+                        std::string_view there) {
+    if (model.empty() || test_.bucket != Bucket::gpu || test_.requirement->gpu_models) return false;
+    note(source, "ignored: no convention or rule reads it");
+    report(bad(), source,
+           fmt::format("{} names the GPU model {}, but no convention or rule reads it, so the test may be "
+                       "planned on a GPU of another model, {}. If it needs {}, tag it gpu-model:{} or give a "
+                       "rule whose tag regex matches it, such as {{tag: '^{}$', set: {{gpu_models: {}}}}}",
+                       util::excerpt(source, 200), model, there, model, model,
+                       util::excerpt(regex_escaped(matched), 100), model));
+    return true;
   }
 
   void unread_gpu_note(const std::string& source) {
@@ -267,22 +293,26 @@ class TestClassifier {
     const bool unannotated = test_.bucket == Bucket::cpu && test_.requirement->gpus.source == "default";
     for (const auto& marker : gpu_markers_) {
       if (!unannotated) {
-        unread_gpu_note(marker.source);
+        if (!unread_gpu_model(marker.source, marker.meaning.model, marker.as_tag,
+                              "where it may fail, or skip what needs that model and pass"))
+          unread_gpu_note(marker.source);
         continue;
       }
       note(marker.source, "ignored: no convention or rule reads it");
-      report(
-          bad(), marker.source,
-          fmt::format("{} names a GPU, but no convention or rule reads it, so the test is planned as a CPU "
-                      "test, where it runs without a GPU. If {}, tag the test {} or give a rule whose tag "
-                      "regex matches it, such as {{tag: '^{}$', set: {{gpus: {}}}}}; if it needs no GPU, tag "
-                      "it cpu-only",
-                      util::excerpt(marker.source, 200),
-                      marker.is_tag ? "the tag marks GPU tests (Ray's CI runs its train_v2_gpu tests on GPU "
-                                      "machines)"
-                                    : "it asks a remote executor for a GPU",
-                      marker.meant, util::excerpt(regex_escaped(marker.as_tag), 100),
-                      marker.meant.starts_with("gpu:") ? marker.meant.substr(4) : "1"));
+      report(bad(), marker.source,
+             fmt::format(
+                 "{} names a GPU{}, but no convention or rule reads it, so the test is planned as a CPU "
+                 "test, where it runs without a GPU. If {}, tag the test {} or give a rule whose tag "
+                 "regex matches it, such as {{tag: '^{}$', set: {{{}}}}}; if it needs no GPU, tag "
+                 "it cpu-only",
+                 util::excerpt(marker.source, 200),
+                 marker.meaning.model.empty() ? std::string() : " model (" + marker.meaning.model + ")",
+                 !marker.is_tag                 ? "it asks a remote executor for a GPU"
+                 : marker.meaning.model.empty() ? "the tag marks GPU tests (Ray's CI runs its train_v2_gpu "
+                                                  "tests on GPU machines)"
+                                                : "the tag marks tests for that GPU",
+                 marker.meaning.tags(), util::excerpt(regex_escaped(marker.as_tag), 100),
+                 marker.meaning.rule_set()));
     }
   }
 
@@ -341,7 +371,8 @@ class TestClassifier {
   }
 
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
-  /// with a note on a GPU test, but a CPU test with one is likely a GPU test sent to CPU runners,
+  /// with a note on a GPU test (a warning where it names a GPU model the test does not ask for:
+  /// Modular's //:h100_gpu), but a CPU test with one is likely a GPU test sent to CPU runners,
   /// whose platform lacks it (with target_compatible_with, Bazel skips it there and passes).
   void read_constraints() {
     for (const auto& constraint : test_.target.constraints) {
@@ -351,20 +382,28 @@ class TestClassifier {
                       [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;
       auto source = constraint.source();
+      auto model = annotate::named_gpu_model(label);
       if (test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default") {
-        unknown(source, label, false);
+        if (!unread_gpu_model(source, model, label,
+                              constraint.exec
+                                  ? "where no execution platform has it (bazel test fails to find "
+                                    "one)"
+                                  : "whose platform lacks it, so Bazel skips the test there as "
+                                    "incompatible and passes"))
+          unknown(source, label, false);
         continue;
       }
       note(source, "ignored: no convention or rule reads it");
       report(bad(), source,
              fmt::format("{} looks like a GPU platform's constraint, but no convention or rule reads it, so "
-                         "the test is planned as a CPU test, where {}. Tag it gpu (or gpu:N), or give a rule "
-                         "whose tag regex matches {}",
+                         "the test is planned as a CPU test, where {}. Tag it {}, or give a rule whose tag "
+                         "regex matches {}",
                          util::excerpt(source, 200),
                          constraint.exec ? "no execution platform has it (bazel test fails to find one, or "
                                            "remote execution runs it on a GPU gpuplan did not plan)"
                                          : "a CPU runner's platform lacks it, so Bazel skips the test as "
                                            "incompatible and passes",
+                         model.empty() ? std::string("gpu (or gpu:N)") : "gpu-model:" + model,
                          util::excerpt(label, 100)));
     }
   }
@@ -594,9 +633,9 @@ class TestClassifier {
   std::vector<Claim> claims_;
   /// A tag or exec_property no convention reads that names a GPU as a word ("train_v2_gpu").
   struct GpuMarker {
-    std::string source;  ///< "tag train_v2_gpu", "exec_properties gpu-type=a100"
-    std::string as_tag;  ///< what a rule's tag regex matches: "train_v2_gpu", "gpu-type:a100"
-    std::string meant;   ///< the annotation that says what it may mean: "gpu", "gpu:2"
+    std::string source;            ///< "tag train_v2_gpu", "exec_properties gpu-type=a100"
+    std::string as_tag;            ///< what a rule's tag regex matches: "train_v2_gpu", "gpu-type:a100"
+    annotate::GpuMarking meaning;  ///< what it may mean: gpu, gpu:2, gpu-model:h100
     bool is_tag;
   };
   /// Held until the test's bucket is known (read_gpu_markers).

@@ -475,14 +475,59 @@ std::optional<std::string> near_miss(std::string_view tag) {
   return fmt::format("{}{}", *close, rest);
 }
 
+std::string named_gpu_model(std::string_view text) {
+  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more.
+  static constexpr std::string_view models[] = {
+      "v100",  "a100",   "a800",  "a10g",   "a6000",  "l40",     "l40s",    "h100",    "h800",    "h200",
+      "gh200", "b200",   "gb200", "b300",   "gb300",  "rtx3090", "rtx4090", "rtx5090", "mi100",   "mi210",
+      "mi250", "mi250x", "mi300", "mi300a", "mi300x", "mi325x",  "mi350x",  "mi355x",  "max1100", "max1550"};
+  auto known = [](std::string_view word) { return std::ranges::find(models, word) != std::end(models); };
+  std::string lower = util::lower(text);
+  std::string_view all = lower;
+  auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  // A model is a whole run of letters, the digits after it and any letters after those
+  // ("mi300x"), or without those letters ("h100" of "h100sxm").
+  for (std::size_t i = 0; i < all.size();) {
+    if (!is_alpha(all[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t digits = i;
+    while (digits < all.size() && is_alpha(all[digits])) ++digits;
+    std::size_t suffix = digits;
+    while (suffix < all.size() && is_digit(all[suffix])) ++suffix;
+    std::size_t end = suffix;
+    while (end < all.size() && is_alpha(all[end])) ++end;
+    if (suffix > digits) {
+      if (known(all.substr(i, end - i))) return std::string(all.substr(i, end - i));
+      if (known(all.substr(i, suffix - i))) return std::string(all.substr(i, suffix - i));
+    }
+    i = suffix > digits ? suffix : digits;
+  }
+  return {};
+}
+
 bool looks_gpu_related(std::string_view text) {
   auto word = util::lower(text);
   for (std::string_view hint : {"gpu", "cuda", "nvidia", "accelerator"})
     if (word.find(hint) != std::string::npos) return true;
-  return false;
+  return !named_gpu_model(text).empty();
 }
 
-std::optional<std::string> marks_gpu_tests(std::string_view tag) {
+std::string GpuMarking::tags() const {
+  std::string count = gpus ? fmt::format("gpu:{}", *gpus) : std::string("gpu");
+  if (model.empty()) return count;
+  return gpus ? fmt::format("{} and gpu-model:{}", count, model) : "gpu-model:" + model;
+}
+
+std::string GpuMarking::rule_set() const {
+  std::string count = fmt::format("gpus: {}", gpus.value_or(1));
+  if (model.empty()) return count;
+  return gpus ? fmt::format("{}, gpu_models: {}", count, model) : "gpu_models: " + model;
+}
+
+std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
   // Words: runs of letters or of digits ("train_v2_gpu" → train, v, 2, gpu; "4gpus" → 4, gpus), each
   // with the part between separators it is in.
   struct Word {
@@ -533,8 +578,11 @@ std::optional<std::string> marks_gpu_tests(std::string_view tag) {
       if (alone || part == words[w].part) count = std::stoi(words[n].text);
     }
   }
-  if (!gpu) return std::nullopt;
-  return count && *count > 0 && *count <= 1024 ? fmt::format("gpu:{}", *count) : std::string("gpu");
+  GpuMarking marking;
+  marking.model = named_gpu_model(tag);
+  if (!gpu && marking.model.empty()) return std::nullopt;
+  if (count && *count > 0 && *count <= 1024) marking.gpus = count;
+  return marking;
 }
 
 }  // namespace gpuplan::annotate

@@ -42,15 +42,32 @@ bool is_backend_variant(std::string_view convention);
 /// near.
 std::optional<std::string> near_miss(std::string_view tag);
 
-/// Mentions GPUs ("gpu", "cuda", "nvidia", "accelerator"): worth a note when nothing reads it.
+/// The GPU model a tag or label names as a word of its own ("h100", "requires_a100", "mi300x_only",
+/// "//:h100_gpu"), lower-case as `gpu-model:` takes it; empty when none. Only model names that no
+/// other common word shares: "t4", "l4", "a10" and "p100" are not read (a tier, a network layer,
+/// a percentile).
+std::string named_gpu_model(std::string_view text);
+
+/// Mentions GPUs ("gpu", "cuda", "nvidia", "accelerator", or a GPU model: named_gpu_model): worth a
+/// note when nothing reads it.
 bool looks_gpu_related(std::string_view text);
 
-/// A tag that names a GPU as a word of its own, so that some repository's CI may select GPU tests
-/// by it (Ray's train_v2_gpu, gpu_large, 4gpus, gpu-2, cuda): the annotation that says so
-/// ("gpu", or "gpu:N" where the tag is only a GPU word and a count). nullopt for a tag where the
-/// word is part of another (gpux2), or beside one that negates it (no_cuda_on_cpu_tap, notap_gpu,
-/// skip_gpu), says a GPU is welcome but not needed (gpu_friendly, gpu_optional) or names another
-/// device (cpu_or_gpu, tpu_or_gpu).
-std::optional<std::string> marks_gpu_tests(std::string_view tag);
+/// What a tag that names a GPU may mean, in the annotations that say it (marks_gpu_tests).
+struct GpuMarking {
+  std::optional<int> gpus;  ///< a count beside "gpu(s)": gpu_4, 4gpus
+  std::string model;        ///< named_gpu_model(): "h100"
+  /// The tags to write: "gpu", "gpu:4", "gpu-model:h100", "gpu:4 and gpu-model:h100".
+  std::string tags() const;
+  /// A rules file's `set` that says the same: "gpus: 1", "gpus: 4, gpu_models: h100".
+  std::string rule_set() const;
+};
+
+/// A tag that names a GPU, or a GPU model, as a word of its own, so that some repository's CI may
+/// select GPU tests by it (Ray's train_v2_gpu, gpu_large, 4gpus, gpu-2, cuda, h100_only): what it
+/// may mean (a count where the tag is only a GPU word and a number, the model it names). nullopt
+/// for a tag where the word is part of another (gpux2), or beside one that negates it
+/// (no_cuda_on_cpu_tap, notap_gpu, skip_gpu, no_a100), says a GPU is welcome but not needed
+/// (gpu_friendly, gpu_optional) or names another device (cpu_or_gpu, tpu_or_gpu).
+std::optional<GpuMarking> marks_gpu_tests(std::string_view tag);
 
 }  // namespace gpuplan::annotate

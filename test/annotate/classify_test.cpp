@@ -213,6 +213,38 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   }
 }
 
+TEST_CASE("a tag that names a GPU model is a warning on a test without a GPU annotation or model") {
+  // Planned as a CPU test, a test tagged a100_only runs without a GPU; planned as any GPU, on
+  // another model, where it may skip what needs an A100 and pass.
+  auto cpu = classify_tags({"a100_only"});
+  REQUIRE(cpu.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(cpu.diagnostics.size() == 1);
+  CHECK(cpu.diagnostics[0].severity == Severity::warning);
+  CHECK(cpu.diagnostics[0].message.starts_with("tag a100_only names a GPU model (a100), but no convention"));
+  CHECK(cpu.diagnostics[0].message.find("tag the test gpu-model:a100 or give a rule whose tag regex matches "
+                                        "it, such as {tag: '^a100_only$', set: {gpu_models: a100}}") !=
+        std::string::npos);
+  CHECK(classify_tags({"h100_gpus_8"})
+            .diagnostics.at(0)
+            .message.find(
+                "tag the test gpu:8 and gpu-model:h100 or give a rule whose tag regex matches it, such as "
+                "{tag: '^h100_gpus_8$', set: {gpus: 8, gpu_models: h100}}") != std::string::npos);
+  REQUIRE(has_errors(classify_tags({"mi300x"}, true).diagnostics));
+  auto gpu = classify_tags({"gpu", "h100"});
+  REQUIRE(gpu.diagnostics.size() == 1);
+  CHECK(gpu.diagnostics[0].severity == Severity::warning);
+  CHECK(gpu.diagnostics[0].message.starts_with(
+      "tag h100 names the GPU model h100, but no convention or rule reads it, so the test may be planned on "
+      "a GPU of another model, where it may fail, or skip what needs that model and pass. If it needs h100, "
+      "tag it gpu-model:h100"));
+  // A test that asks for a model, or a tag that negates one: a note.
+  for (const auto& tags : {std::vector<std::string>{"gpu", "gpu-model:h100", "h100"}, {"no_a100"}}) {
+    auto c = classify_tags(tags);
+    REQUIRE(c.diagnostics.size() == 1);
+    CHECK(c.diagnostics[0].severity == Severity::note);
+  }
+}
+
 TEST_CASE("a rule maps a team's tag through a regex capture, matched with its macro") {
   Rules rules;
   rules.source = "rules.yaml";

@@ -227,6 +227,22 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
   amd.constraints = {{"//:amd_gpu", false}};
   CHECK(classify_one(amd, one_rule("//:amd_gpu", "vendor", "amd")).tests[0].requirement->vendor->value ==
         "amd");
+  // Modular's //:h100_gpu names a model: planned on another, the test is skipped there as
+  // incompatible and passes.
+  auto h100 = tagged;
+  h100.constraints = {{"//:h100_gpu", false}};
+  auto unread = classify_one(h100);
+  REQUIRE(unread.diagnostics.size() == 1);
+  CHECK(unread.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(unread.diagnostics[0].message,
+             Catch::StartsWith("target_compatible_with //:h100_gpu names the GPU model h100") &&
+                 Catch::Contains("Bazel skips the test there as incompatible and passes") &&
+                 Catch::Contains("{tag: '^//:h100_gpu$', set: {gpu_models: h100}}"));
+  auto read_model = classify_one(h100, one_rule("//:h100_gpu", "gpu_models", "h100"));
+  CHECK(read_model.diagnostics.empty());
+  CHECK(read_model.tests[0].requirement->gpu_models->value == std::vector<std::string>{"h100"});
+  h100.tags = {};
+  CHECK_THAT(classify_one(h100).diagnostics.at(0).message, Catch::Contains("Tag it gpu-model:h100, or"));
 }
 
 // A test cquery resolves to @platforms//:incompatible (rules' requires_cuda()-style selects, or a

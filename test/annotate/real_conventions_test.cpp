@@ -12,6 +12,7 @@
 
 #include "annotate/classify_helpers.hpp"
 #include "annotate/conventions.hpp"
+#include "gpuplan/fleet.hpp"
 
 using namespace gpuplan;
 using gpuplan::testing::classified;
@@ -192,6 +193,37 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
   Rules rules;
   rules.disabled_conventions = {"requires-gpu"};
   REQUIRE(classified({"requires-gpu-xe-hpc"}, {}, rules).bucket == Bucket::cpu);
+  // One that names a GPU model (XLA's macros adjust requires-gpu-a100) is 1 GPU of that model:
+  // of any vendor, the test could run on an L4 where it needs an A100.
+  auto model = classify_one(make_target("//t:t", {"requires-gpu-a100"}));
+  REQUIRE(model.tests[0].requirement->gpu_models->value == std::vector<std::string>{"a100"});
+  REQUIRE(model.diagnostics.size() == 1);
+  REQUIRE_THAT(model.diagnostics[0].message,
+               Catch::Contains("is not a requires-gpu- tag gpuplan knows, so it is read as 1 GPU of the "
+                               "model it names, a100"));
+}
+
+TEST_CASE("GPU model names are words of their own; those other words share are not read") {
+  const std::vector<std::pair<std::string, std::string>> cases = {{"h100", "h100"},
+                                                                  {"requires_a100", "a100"},
+                                                                  {"mi300x_only", "mi300x"},
+                                                                  {"H100-SXM", "h100"},
+                                                                  {"h100sxm", "h100"},
+                                                                  {"//:h100_gpu", "h100"},
+                                                                  {"gpu_type:l40s", "l40s"},
+                                                                  {"t4", ""},
+                                                                  {"l4", ""},
+                                                                  {"a10", ""},
+                                                                  {"p100", ""},
+                                                                  {"data100", ""},
+                                                                  {"batch100", ""},
+                                                                  {"train_v2_gpu", ""},
+                                                                  {"sm80", ""}};
+  for (const auto& [text, model] : cases) CHECK(annotate::named_gpu_model(text) == model);
+  // Every family of the fleet's catalog that is not also a common word is read.
+  for (const auto& entry : gpu_catalog())
+    if (entry.family != "t4" && entry.family != "l4")
+      CHECK(annotate::named_gpu_model(entry.family) == entry.family);
 }
 
 TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never make one") {
