@@ -558,11 +558,23 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
       "skip",        "disable",      "disabled",   "exclude", "without",  "broken",
       "unsupported", "incompatible", "false",      "0",       "friendly", "optional",
       "ok",          "capable",      "compatible", "aware",   "if",       "allowed"};
+  // "no", "not", "non" and those run into a device word or TensorFlow's tap (nogpu, nocuda,
+  // notap): not every word that starts so (gpu_nodes, multi_node_gpu).
+  auto negates = [&](std::string_view word) {
+    for (std::string_view prefix : {"non", "not", "no"}) {
+      if (!word.starts_with(prefix)) continue;
+      auto rest = word.substr(prefix.size());
+      if (rest.empty() || rest == "tap" || std::ranges::find(gpu_words, rest) != std::end(gpu_words) ||
+          std::ranges::find(other_devices, rest) != std::end(other_devices))
+        return true;
+    }
+    return false;
+  };
   bool gpu = false;
   std::optional<int> count;
   for (std::size_t w = 0; w < words.size(); ++w) {
     const std::string& word = words[w].text;
-    if (word.starts_with("no") || std::ranges::find(other_devices, word) != std::end(other_devices) ||
+    if (negates(word) || std::ranges::find(other_devices, word) != std::end(other_devices) ||
         std::ranges::find(negations, word) != std::end(negations))
       return std::nullopt;
     if (std::ranges::find(gpu_words, word) == std::end(gpu_words)) continue;

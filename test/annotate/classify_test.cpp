@@ -162,7 +162,7 @@ TEST_CASE("a malformed exec_property is named with its key and value") {
 
 TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error") {
   for (std::string tag : {"gpu_friendly", "gpufriendly", "no_cuda_on_cpu_tap", "notap_gpu", "cpu_or_gpu",
-                          "skip_gpu", "gpu_unsupported"}) {
+                          "skip_gpu", "gpu_unsupported", "non_gpu", "nocuda_build", "no-h100"}) {
     auto c = classify_tags({tag}, true);
     REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
     REQUIRE(c.diagnostics.size() == 1);
@@ -191,6 +191,9 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
     CHECK(counted.diagnostics[0].message.find("tag the test gpu:2 or") != std::string::npos);
     CHECK(counted.diagnostics[0].message.find("set: {gpus: 2}") != std::string::npos);
   }
+  // Words that start as a negation does and are none: multi-node GPU tests.
+  for (std::string tag : {"multi_node_gpu", "gpu_nodes", "gpu-normal"})
+    CHECK(classify_tags({tag}).diagnostics.at(0).severity == Severity::warning);
   // cuda11 is a version, not 11 GPUs.
   CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
   // --strict: an error.
