@@ -493,17 +493,17 @@ std::string named_gpu_model(std::string_view text) {
       ++i;
       continue;
     }
-    std::size_t digits = i;
-    while (digits < all.size() && is_alpha(all[digits])) ++digits;
-    std::size_t suffix = digits;
-    while (suffix < all.size() && is_digit(all[suffix])) ++suffix;
-    std::size_t end = suffix;
+    std::size_t letters_end = i;
+    while (letters_end < all.size() && is_alpha(all[letters_end])) ++letters_end;
+    std::size_t digits_end = letters_end;
+    while (digits_end < all.size() && is_digit(all[digits_end])) ++digits_end;
+    std::size_t end = digits_end;
     while (end < all.size() && is_alpha(all[end])) ++end;
-    if (suffix > digits) {
+    if (digits_end > letters_end) {
       if (known(all.substr(i, end - i))) return std::string(all.substr(i, end - i));
-      if (known(all.substr(i, suffix - i))) return std::string(all.substr(i, suffix - i));
+      if (known(all.substr(i, digits_end - i))) return std::string(all.substr(i, digits_end - i));
     }
-    i = suffix > digits ? suffix : digits;
+    i = digits_end;
   }
   return {};
 }
