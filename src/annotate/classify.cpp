@@ -260,19 +260,30 @@ class TestClassifier {
       unread_gpu_note(source);
   }
 
-  /// A tag or constraint value naming a GPU model that nothing reads, on a GPU test that asks for
-  /// no model: the planner may give the test a GPU of another model. `matched`: what a rule's tag
-  /// regex matches; `there`: what happens on such a GPU. Returns whether it said so.
-  bool unread_gpu_model(const std::string& source, std::string_view model, std::string_view matched,
-                        std::string_view there) {
-    if (model.empty() || test_.bucket != Bucket::gpu || test_.requirement->gpu_models) return false;
+  /// A tag or constraint value naming a GPU model (or a constraint value naming a vendor) that
+  /// nothing reads, on a GPU test that asks for none: the planner may give the test a GPU of
+  /// another. `matched`: what a rule's tag regex matches; `there`: what happens on such a GPU.
+  /// Returns whether it said so.
+  bool unread_gpu_choice(const std::string& source, const std::string& model, const std::string& vendor,
+                         std::string_view matched, std::string_view there) {
+    const Requirement& r = *test_.requirement;
+    if (test_.bucket != Bucket::gpu || r.gpu_models || (model.empty() && (vendor.empty() || r.vendor)))
+      return false;
+    const bool is_model = !model.empty();
+    const std::string& name = is_model ? model : vendor;
+    const std::string tag = is_model             ? "gpu-model:" + model
+                            : vendor == "nvidia" ? "cuda-only"
+                            : vendor == "amd"    ? "rocm-only"
+                                                 : "oneapi-only";
     note(source, "ignored: no convention or rule reads it");
-    report(bad(), source,
-           fmt::format("{} names the GPU model {}, but no convention or rule reads it, so the test may be "
-                       "planned on a GPU of another model, {}. If it needs {}, tag it gpu-model:{} or give a "
-                       "rule whose tag regex matches it, such as {{tag: '^{}$', set: {{gpu_models: {}}}}}",
-                       util::excerpt(source, 200), model, there, model, model,
-                       util::excerpt(regex_escaped(matched), 100), model));
+    report(
+        bad(), source,
+        fmt::format("{} names the GPU {} {}, but no convention or rule reads it, so the test may be planned "
+                    "on a GPU of another {}, {}. If it needs {}, tag it {} or give a rule whose tag regex "
+                    "matches it, such as {{tag: '^{}$', set: {{{}: {}}}}}",
+                    util::excerpt(source, 200), is_model ? "model" : "vendor", name,
+                    is_model ? "model" : "vendor", there, name, tag,
+                    util::excerpt(regex_escaped(matched), 100), is_model ? "gpu_models" : "vendor", name));
     return true;
   }
 
@@ -293,8 +304,8 @@ class TestClassifier {
     const bool unannotated = test_.bucket == Bucket::cpu && test_.requirement->gpus.source == "default";
     for (const auto& marker : gpu_markers_) {
       if (!unannotated) {
-        if (!unread_gpu_model(marker.source, marker.meaning.model, marker.as_tag,
-                              "where it may fail, or skip what needs that model and pass"))
+        if (!unread_gpu_choice(marker.source, marker.meaning.model, "", marker.as_tag,
+                               "where it may fail, or skip what needs that model and pass"))
           unread_gpu_note(marker.source);
         continue;
       }
@@ -371,8 +382,9 @@ class TestClassifier {
   }
 
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
-  /// with a note on a GPU test (a warning where it names a GPU model the test does not ask for:
-  /// Modular's //:h100_gpu), but a CPU test with one is likely a GPU test sent to CPU runners,
+  /// with a note on a GPU test (a warning where it names a GPU model or vendor the test does not
+  /// ask for: Modular's //:h100_gpu, //:amd_gpu), but a CPU test with one is likely a GPU test sent
+  /// to CPU runners,
   /// whose platform lacks it (with target_compatible_with, Bazel skips it there and passes).
   void read_constraints() {
     for (const auto& constraint : test_.target.constraints) {
@@ -384,12 +396,12 @@ class TestClassifier {
       auto source = constraint.source();
       auto model = annotate::named_gpu_model(label);
       if (test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default") {
-        if (!unread_gpu_model(source, model, label,
-                              constraint.exec
-                                  ? "where no execution platform has it (bazel test fails to find "
-                                    "one)"
-                                  : "whose platform lacks it, so Bazel skips the test there as "
-                                    "incompatible and passes"))
+        if (!unread_gpu_choice(source, model, annotate::named_gpu_vendor(label), label,
+                               constraint.exec
+                                   ? "where no execution platform has it (bazel test fails to find "
+                                     "one)"
+                                   : "whose platform lacks it, so Bazel skips the test there as "
+                                     "incompatible and passes"))
           unknown(source, label, false);
         continue;
       }

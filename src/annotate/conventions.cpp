@@ -476,12 +476,17 @@ std::optional<std::string> near_miss(std::string_view tag) {
 }
 
 std::string named_gpu_model(std::string_view text) {
-  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more.
+  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more; any
+  // GeForce RTX ("rtx" and four digits: Modular's //:rtx3060_gpu).
   static constexpr std::string_view models[] = {
-      "v100",  "a100",   "a800",  "a10g",   "a6000",  "l40",     "l40s",    "h100",    "h800",    "h200",
-      "gh200", "b200",   "gb200", "b300",   "gb300",  "rtx3090", "rtx4090", "rtx5090", "mi100",   "mi210",
-      "mi250", "mi250x", "mi300", "mi300a", "mi300x", "mi325x",  "mi350x",  "mi355x",  "max1100", "max1550"};
-  auto known = [](std::string_view word) { return std::ranges::find(models, word) != std::end(models); };
+      "v100",   "a100",   "a800",  "a10g",   "a6000", "l40",    "l40s",  "h100",   "h800",    "h200",
+      "gh200",  "b200",   "gb200", "b300",   "gb300", "mi100",  "mi210", "mi250",  "mi250x",  "mi300",
+      "mi300a", "mi300x", "mi325", "mi325x", "mi350", "mi350x", "mi355", "mi355x", "max1100", "max1550"};
+  auto known = [](std::string_view word) {
+    return std::ranges::find(models, word) != std::end(models) ||
+           (word.size() == 7 && word.starts_with("rtx") &&
+            std::all_of(word.begin() + 3, word.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  };
   std::string lower = util::lower(text);
   std::string_view all = lower;
   auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
@@ -504,6 +509,23 @@ std::string named_gpu_model(std::string_view text) {
       if (known(all.substr(i, digits_end - i))) return std::string(all.substr(i, digits_end - i));
     }
     i = digits_end;
+  }
+  return {};
+}
+
+std::string named_gpu_vendor(std::string_view text) {
+  static constexpr std::pair<std::string_view, std::string_view> vendors[] = {
+      {"nvidia", "nvidia"}, {"cuda", "nvidia"}, {"nvgpu", "nvidia"}, {"amd", "amd"},       {"rocm", "amd"},
+      {"amdgpu", "amd"},    {"intel", "intel"}, {"oneapi", "intel"}, {"intelgpu", "intel"}};
+  std::string lower = util::lower(text);
+  std::string_view all = lower;
+  auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t end = i;
+    while (end < all.size() && is_alnum(all[end])) ++end;
+    for (const auto& [word, vendor] : vendors)
+      if (all.substr(i, end - i) == word) return std::string(vendor);
+    i = end + 1;
   }
   return {};
 }

@@ -243,6 +243,17 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
   CHECK(read_model.tests[0].requirement->gpu_models->value == std::vector<std::string>{"h100"});
   h100.tags = {};
   CHECK_THAT(classify_one(h100).diagnostics.at(0).message, Catch::Contains("Tag it gpu-model:h100, or"));
+  // //:amd_gpu names a vendor: planned on an NVIDIA GPU, the test is skipped there and passes.
+  auto vendor = classify_one(amd);
+  REQUIRE(vendor.diagnostics.size() == 1);
+  CHECK(vendor.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(vendor.diagnostics[0].message,
+             Catch::StartsWith("target_compatible_with //:amd_gpu names the GPU vendor amd") &&
+                 Catch::Contains("tag it rocm-only or give a rule whose tag regex matches it, such as "
+                                 "{tag: '^//:amd_gpu$', set: {vendor: amd}}"));
+  // A test that already asks for that vendor (or any model): the note.
+  amd.tags = {"requires-gpu-amd"};
+  CHECK(classify_one(amd).diagnostics.at(0).severity == Severity::note);
 }
 
 // A test cquery resolves to @platforms//:incompatible (rules' requires_cuda()-style selects, or a

@@ -218,8 +218,18 @@ TEST_CASE("GPU model names are words of their own; those other words share are n
                                                                   {"data100", ""},
                                                                   {"batch100", ""},
                                                                   {"train_v2_gpu", ""},
-                                                                  {"sm80", ""}};
+                                                                  {"sm80", ""},
+                                                                  {"//:mi355_gpu", "mi355"},
+                                                                  {"//:rtx3060_gpu", "rtx3060"},
+                                                                  {"rtx30", ""}};
   for (const auto& [text, model] : cases) CHECK(annotate::named_gpu_model(text) == model);
+  for (auto [label, vendor] : std::vector<std::pair<std::string, std::string>>{{"//:amd_gpu", "amd"},
+                                                                               {"//:nvidia_gpu", "nvidia"},
+                                                                               {"@x//gpu:intel", "intel"},
+                                                                               {"//:has_gpu", ""},
+                                                                               {"//:apple_gpu", ""},
+                                                                               {"//:amdahl", ""}})
+    CHECK(annotate::named_gpu_vendor(label) == vendor);
   // Every family of the fleet's catalog that is not also a common word is read.
   for (const auto& entry : gpu_catalog())
     if (entry.family != "t4" && entry.family != "l4")

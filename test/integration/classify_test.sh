@@ -268,21 +268,24 @@ printf 'version: 1\nrules:\n  - tag: "//platform:has_(\\\\d+)_gpus"\n    set: {g
   jq -e '.gpu_tests[0].label == "//platform:four_gpu_test" and .gpu_tests[0].requirements.gpus == 4' > /dev/null ||
   fail "a rule does not read the constraint: $(cat "$SCRATCH/constraint.rules.yaml")"
 
-# GPU models named where no convention reads them: a warning each (errors under --strict), saying
-# what to write; a rule that reads the constraint makes the test that model's.
+# GPU models and vendors named where no convention reads them: a warning each (errors under
+# --strict), saying what to write; a rule that reads the constraint makes the test that model's.
 select_bazel query 'tests(//model/...)' --output=xml > "$SCRATCH/model.xml"
 "$GPUPLAN" classify --json "$SCRATCH/model.xml" > /dev/null 2> "$SCRATCH/model.err" || fail "classify model.xml failed"
 grep -qF "gpuplan: warning: //model:h100_test: target_compatible_with //model:h100_gpu names the GPU model h100, but no convention or rule reads it, so the test may be planned on a GPU of another model, whose platform lacks it, so Bazel skips the test there as incompatible and passes. If it needs h100, tag it gpu-model:h100 or give a rule whose tag regex matches it, such as {tag: '^//model:h100_gpu\$', set: {gpu_models: h100}}" \
   "$SCRATCH/model.err" || fail "no warning for //model:h100_gpu: $(cat "$SCRATCH/model.err")"
 grep -qF "gpuplan: warning: //model:a100_only_test: tag a100_only names a GPU model (a100), but no convention or rule reads it, so the test is planned as a CPU test" \
   "$SCRATCH/model.err" || fail "no warning for tag a100_only: $(cat "$SCRATCH/model.err")"
+grep -qF "gpuplan: warning: //model:amd_test: target_compatible_with //model:amd_gpu names the GPU vendor amd, but no convention or rule reads it, so the test may be planned on a GPU of another vendor" \
+  "$SCRATCH/model.err" || fail "no warning for //model:amd_gpu: $(cat "$SCRATCH/model.err")"
 status=0
 "$GPUPLAN" classify --strict "$SCRATCH/model.xml" > /dev/null 2>&1 || status=$?
 [ "$status" = 2 ] || fail "GPU models nothing reads under --strict: exit $status"
-printf 'version: 1\nrules:\n  - tag: "//model:h100_gpu"\n    set: {gpu_models: h100}\n  - tag: "a100_only"\n    set: {gpu_models: a100}\n' \
+printf 'version: 1\nrules:\n  - tag: "//model:h100_gpu"\n    set: {gpu_models: h100}\n  - tag: "a100_only"\n    set: {gpu_models: a100}\n  - tag: "//model:amd_gpu"\n    set: {vendor: amd}\n' \
   > "$SCRATCH/model.rules.yaml"
 "$GPUPLAN" classify --strict --json --rules "$SCRATCH/model.rules.yaml" "$SCRATCH/model.xml" 2> /dev/null |
-  jq -e '[.gpu_tests[] | [.label, .requirements.gpu_models]] == [["//model:a100_only_test", ["a100"]], ["//model:h100_test", ["h100"]]]' > /dev/null ||
+  jq -e '[.gpu_tests[] | [.label, .requirements.gpu_models // .requirements.vendor]] ==
+         [["//model:a100_only_test", ["a100"]], ["//model:amd_test", "amd"], ["//model:h100_test", ["h100"]]]' > /dev/null ||
   fail "the rules do not read the models: $(cat "$SCRATCH/model.rules.yaml")"
 
 echo "classify: ok"
