@@ -270,6 +270,17 @@ class TestClassifier {
     if (test_.bucket != Bucket::gpu || r.gpu_models || (model.empty() && (vendor.empty() || r.vendor)))
       return false;
     const bool is_model = !model.empty();
+    if (!is_model && vendor == "apple") {
+      note(source, "ignored: gpuplan plans no Apple GPUs");
+      report(
+          bad(), source,
+          fmt::format("{} names Apple's GPUs, and gpuplan plans NVIDIA, AMD and Intel GPUs only, so the test "
+                      "is planned on another vendor's GPU, {}. If no node of the fleet can run it, tag it "
+                      "cpu-only or give a rule whose tag regex matches it, such as {{tag: '^{}$', set: "
+                      "{{cpu_only: true}}}}, so that it holds no GPU (Bazel skips it on a CPU runner too)",
+                      util::excerpt(source, 200), there, util::excerpt(regex_escaped(matched), 100)));
+      return true;
+    }
     const std::string& name = is_model ? model : vendor;
     const std::string tag = is_model             ? "gpu-model:" + model
                             : vendor == "nvidia" ? "cuda-only"

@@ -515,8 +515,9 @@ std::string named_gpu_model(std::string_view text) {
 
 std::string named_gpu_vendor(std::string_view text) {
   static constexpr std::pair<std::string_view, std::string_view> vendors[] = {
-      {"nvidia", "nvidia"}, {"cuda", "nvidia"}, {"nvgpu", "nvidia"}, {"amd", "amd"},       {"rocm", "amd"},
-      {"amdgpu", "amd"},    {"intel", "intel"}, {"oneapi", "intel"}, {"intelgpu", "intel"}};
+      {"nvidia", "nvidia"},  {"cuda", "nvidia"}, {"nvgpu", "nvidia"}, {"amd", "amd"},
+      {"rocm", "amd"},       {"amdgpu", "amd"},  {"intel", "intel"},  {"oneapi", "intel"},
+      {"intelgpu", "intel"}, {"apple", "apple"}, {"metal", "apple"}};
   std::string lower = util::lower(text);
   std::string_view all = lower;
   auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };

@@ -49,7 +49,8 @@ std::optional<std::string> near_miss(std::string_view tag);
 std::string named_gpu_model(std::string_view text);
 
 /// The GPU vendor a label names as a word of its own (Modular's //:amd_gpu, //:nvidia_gpu;
-/// "cuda", "rocm", "oneapi" for theirs): "nvidia", "amd" or "intel"; empty when none.
+/// "cuda", "rocm", "oneapi" for theirs): "nvidia", "amd" or "intel", or "apple" (//:apple_gpu,
+/// Metal), whose GPUs gpuplan does not plan; empty when none.
 std::string named_gpu_vendor(std::string_view text);
 
 /// Mentions GPUs ("gpu", "cuda", "nvidia", "accelerator", or a GPU model: named_gpu_model): worth a

@@ -251,6 +251,15 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
              Catch::StartsWith("target_compatible_with //:amd_gpu names the GPU vendor amd") &&
                  Catch::Contains("tag it rocm-only or give a rule whose tag regex matches it, such as "
                                  "{tag: '^//:amd_gpu$', set: {vendor: amd}}"));
+  // Modular's //:apple_gpu: no fleet gpuplan plans has one, so Bazel skips the test on any node.
+  auto apple = tagged;
+  apple.constraints = {{"//:apple_gpu", false}};
+  auto metal = classify_one(apple);
+  REQUIRE(metal.diagnostics.size() == 1);
+  CHECK(metal.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(metal.diagnostics[0].message,
+             Catch::StartsWith("target_compatible_with //:apple_gpu names Apple's GPUs") &&
+                 Catch::Contains("{tag: '^//:apple_gpu$', set: {cpu_only: true}}"));
   // A test that already asks for that vendor (or any model): the note.
   amd.tags = {"requires-gpu-amd"};
   CHECK(classify_one(amd).diagnostics.at(0).severity == Severity::note);

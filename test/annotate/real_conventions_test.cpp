@@ -227,7 +227,7 @@ TEST_CASE("GPU model names are words of their own; those other words share are n
                                                                                {"//:nvidia_gpu", "nvidia"},
                                                                                {"@x//gpu:intel", "intel"},
                                                                                {"//:has_gpu", ""},
-                                                                               {"//:apple_gpu", ""},
+                                                                               {"//:apple_gpu", "apple"},
                                                                                {"//:amdahl", ""}})
     CHECK(annotate::named_gpu_vendor(label) == vendor);
   // Every family of the fleet's catalog that is not also a common word is read.
