@@ -228,8 +228,8 @@ class TestClassifier {
                             std::optional<std::string> meant) {
     Claim c{.source = source, .gpu = true};
     auto model = annotate::named_gpu_model(tag.substr(std::string_view("requires-gpu-").size()));
-    if (!model.empty()) {
-      c.gpu_models = std::vector<std::string>{model};
+    if (auto models = annotate::parse_models(model); !model.empty() && models) {
+      c.gpu_models = *models;
       meant.reset();
     }
     note(source, c.meaning() + " (a guess from the prefix requires-gpu-)");

@@ -476,16 +476,22 @@ std::optional<std::string> near_miss(std::string_view tag) {
 }
 
 std::string named_gpu_model(std::string_view text) {
-  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more; any
-  // GeForce RTX ("rtx" and four digits: Modular's //:rtx3060_gpu).
-  static constexpr std::string_view models[] = {
-      "v100",   "a100",   "a800",  "a10g",   "a6000", "l40",    "l40s",  "h100",   "h800",    "h200",
-      "gh200",  "b200",   "gb200", "b300",   "gb300", "mi100",  "mi210", "mi250",  "mi250x",  "mi300",
-      "mi300a", "mi300x", "mi325", "mi325x", "mi350", "mi350x", "mi355", "mi355x", "max1100", "max1550"};
-  auto known = [](std::string_view word) {
-    return std::ranges::find(models, word) != std::end(models) ||
-           (word.size() == 7 && word.starts_with("rtx") &&
-            std::all_of(word.begin() + 3, word.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more. A name
+  // written short stands for the families it may mean, as `gpu-model:` takes them (MI355 is the
+  // MI355X; MI300 the MI300A or the MI300X).
+  static constexpr std::pair<std::string_view, std::string_view> models[] = {
+      {"v100", "v100"},       {"a100", "a100"},      {"a800", "a800"},     {"a10g", "a10g"},
+      {"a6000", "a6000"},     {"l40", "l40"},        {"l40s", "l40s"},     {"h100", "h100"},
+      {"h800", "h800"},       {"h200", "h200"},      {"gh200", "gh200"},   {"b200", "b200"},
+      {"gb200", "gb200"},     {"b300", "b300"},      {"gb300", "gb300"},   {"mi100", "mi100"},
+      {"mi210", "mi210"},     {"mi250", "mi250"},    {"mi250x", "mi250x"}, {"mi300", "mi300a|mi300x"},
+      {"mi300a", "mi300a"},   {"mi300x", "mi300x"},  {"mi325", "mi325x"},  {"mi325x", "mi325x"},
+      {"mi350", "mi350x"},    {"mi350x", "mi350x"},  {"mi355", "mi355x"},  {"mi355x", "mi355x"},
+      {"max1100", "max1100"}, {"max1550", "max1550"}};
+  auto known = [](std::string_view word) -> std::optional<std::string> {
+    for (const auto& [name, families] : models)
+      if (name == word) return std::string(families);
+    return std::nullopt;
   };
   std::string lower = util::lower(text);
   std::string_view all = lower;
@@ -505,8 +511,8 @@ std::string named_gpu_model(std::string_view text) {
     std::size_t end = digits_end;
     while (end < all.size() && is_alpha(all[end])) ++end;
     if (digits_end > letters_end) {
-      if (known(all.substr(i, end - i))) return std::string(all.substr(i, end - i));
-      if (known(all.substr(i, digits_end - i))) return std::string(all.substr(i, digits_end - i));
+      if (auto model = known(all.substr(i, end - i))) return *model;
+      if (auto model = known(all.substr(i, digits_end - i))) return *model;
     }
     i = digits_end;
   }

@@ -43,7 +43,8 @@ bool is_backend_variant(std::string_view convention);
 std::optional<std::string> near_miss(std::string_view tag);
 
 /// The GPU model a tag or label names as a word of its own ("h100", "requires_a100", "mi300x_only",
-/// "//:h100_gpu"), lower-case as `gpu-model:` takes it; empty when none. Only model names that no
+/// "//:h100_gpu"), as `gpu-model:` takes it: the family, lower-case ("mi355x" for "mi355", the only
+/// product of that name; "mi300a|mi300x" for "mi300"); empty when none. Only model names that no
 /// other common word shares: "t4", "l4", "a10" and "p100" are not read (a tier, a network layer,
 /// a percentile).
 std::string named_gpu_model(std::string_view text);

@@ -197,6 +197,8 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
   // of any vendor, the test could run on an L4 where it needs an A100.
   auto model = classify_one(make_target("//t:t", {"requires-gpu-a100"}));
   REQUIRE(model.tests[0].requirement->gpu_models->value == std::vector<std::string>{"a100"});
+  REQUIRE(classified({"requires-gpu-mi300"}).requirement->gpu_models->value ==
+          std::vector<std::string>{"mi300a", "mi300x"});
   REQUIRE(model.diagnostics.size() == 1);
   REQUIRE_THAT(model.diagnostics[0].message,
                Catch::Contains("is not a requires-gpu- tag gpuplan knows, so it is read as 1 GPU of the "
@@ -204,32 +206,30 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
 }
 
 TEST_CASE("GPU model names are words of their own; those other words share are not read") {
-  const std::vector<std::pair<std::string, std::string>> cases = {{"h100", "h100"},
-                                                                  {"requires_a100", "a100"},
-                                                                  {"mi300x_only", "mi300x"},
-                                                                  {"H100-SXM", "h100"},
-                                                                  {"h100sxm", "h100"},
-                                                                  {"//:h100_gpu", "h100"},
-                                                                  {"gpu_type:l40s", "l40s"},
-                                                                  {"t4", ""},
-                                                                  {"l4", ""},
-                                                                  {"a10", ""},
-                                                                  {"p100", ""},
-                                                                  {"data100", ""},
-                                                                  {"batch100", ""},
-                                                                  {"train_v2_gpu", ""},
-                                                                  {"sm80", ""},
-                                                                  {"//:mi355_gpu", "mi355"},
-                                                                  {"//:rtx3060_gpu", "rtx3060"},
-                                                                  {"rtx30", ""}};
-  for (const auto& [text, model] : cases) CHECK(annotate::named_gpu_model(text) == model);
-  for (auto [label, vendor] : std::vector<std::pair<std::string, std::string>>{{"//:amd_gpu", "amd"},
-                                                                               {"//:nvidia_gpu", "nvidia"},
-                                                                               {"@x//gpu:intel", "intel"},
-                                                                               {"//:has_gpu", ""},
-                                                                               {"//:apple_gpu", "apple"},
-                                                                               {"//:amdahl", ""}})
-    CHECK(annotate::named_gpu_vendor(label) == vendor);
+  CHECK(annotate::named_gpu_model("h100") == "h100");
+  CHECK(annotate::named_gpu_model("requires_a100") == "a100");
+  CHECK(annotate::named_gpu_model("mi300x_only") == "mi300x");
+  CHECK(annotate::named_gpu_model("H100-SXM") == "h100");
+  CHECK(annotate::named_gpu_model("h100sxm") == "h100");
+  CHECK(annotate::named_gpu_model("//:h100_gpu") == "h100");
+  CHECK(annotate::named_gpu_model("gpu_type:l40s") == "l40s");
+  CHECK(annotate::named_gpu_model("t4") == "");
+  CHECK(annotate::named_gpu_model("l4") == "");
+  CHECK(annotate::named_gpu_model("a10") == "");
+  CHECK(annotate::named_gpu_model("p100") == "");
+  CHECK(annotate::named_gpu_model("data100") == "");
+  CHECK(annotate::named_gpu_model("batch100") == "");
+  CHECK(annotate::named_gpu_model("train_v2_gpu") == "");
+  CHECK(annotate::named_gpu_model("sm80") == "");
+  CHECK(annotate::named_gpu_model("//:mi355_gpu") == "mi355x");
+  CHECK(annotate::named_gpu_model("mi300_only") == "mi300a|mi300x");
+  CHECK(annotate::named_gpu_model("rtx3060") == "");
+  CHECK(annotate::named_gpu_vendor("//:amd_gpu") == "amd");
+  CHECK(annotate::named_gpu_vendor("//:nvidia_gpu") == "nvidia");
+  CHECK(annotate::named_gpu_vendor("@x//gpu:intel") == "intel");
+  CHECK(annotate::named_gpu_vendor("//:has_gpu") == "");
+  CHECK(annotate::named_gpu_vendor("//:apple_gpu") == "apple");
+  CHECK(annotate::named_gpu_vendor("//:amdahl") == "");
   // Every family of the fleet's catalog that is not also a common word is read.
   for (const auto& entry : gpu_catalog())
     if (entry.family != "t4" && entry.family != "l4")
