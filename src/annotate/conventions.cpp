@@ -147,6 +147,16 @@ Reading gpu_model(std::string_view text) {
   return claim(Claim{.gpu_models = *models});
 }
 
+/// A remote-execution pool whose name says GPU ("gpu-pool") is 1 GPU; one that names a GPU model
+/// ("gpu-h100", "h100-pool") 1 GPU of that model.
+Reading gpu_pool(std::string_view value) {
+  auto model = named_gpu_model(value);
+  if (model.empty() && util::lower(value).find("gpu") == std::string::npos) return {};
+  Claim c{.gpu = true};
+  if (!model.empty()) c.gpu_models = *parse_models(model);
+  return claim(std::move(c));
+}
+
 /// A count of accelerators, of whatever backend the test runs on: GPUs only on a GPU variant.
 Reading counted(int count, std::optional<std::vector<std::string>> models = std::nullopt) {
   return claim(
@@ -314,14 +324,8 @@ const std::vector<PropertyRow>& property_rows() {
          if (r.claim) r.claim->gpu = true;
          return r;
        }},
-      {"exec-pool", "Pool",
-       [](std::string_view value) {
-         return util::lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
-       }},
-      {"exec-pool", "pool",
-       [](std::string_view value) {
-         return util::lower(value).find("gpu") == std::string::npos ? Reading{} : claim(Claim{.gpu = true});
-       }},
+      {"exec-pool", "Pool", gpu_pool},
+      {"exec-pool", "pool", gpu_pool},
       {"exec-docker-runtime", "dockerRuntime",
        [](std::string_view value) {
          return util::lower(value) != "nvidia" ? Reading{} : vendor_gpu("nvidia");

@@ -153,6 +153,10 @@ TEST_CASE("remote-execution exec_properties mark GPU tests") {
   REQUIRE(model.requirement->gpu_models->value == std::vector<std::string>{"a100"});
   REQUIRE(classified({}, {{"Pool", "gpu-pool"}}).requirement->gpus ==
           Sourced<int>{1, "exec_properties Pool=gpu-pool"});
+  // A pool that names a GPU model runs the test on that model.
+  auto h100 = classified({}, {{"Pool", "gpu-h100"}});
+  CHECK(h100.requirement->gpu_models->value == std::vector<std::string>{"h100"});
+  CHECK(classified({}, {{"Pool", "h100-pool"}}).bucket == Bucket::gpu);
   REQUIRE(classified({}, {{"dockerRuntime", "nvidia"}}).bucket == Bucket::gpu);
 }
 
