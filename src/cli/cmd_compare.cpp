@@ -57,16 +57,20 @@ void add_compare_command(CLI::App& app, int& status) {
     auto history = read_history_for_classifying(args->history, query, rules, diagnostics);
     auto tests = read_and_classify(query, rules);
     if (!history) history = read_history_option(args->history, args->query.strict, diagnostics);
+    warn_unannotated_gpu_use(history, rules, tests);
     auto estimator = estimator_for(history, rules, tests);
     history.reset();
     auto units = take_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,
                             estimator, rules);  // the GPU tests are dropped next
     long gpu_tests = 0;
     auto listed = without_gpu_tests(std::move(tests), gpu_tests);
+    // What plan says of the same tests: the rows compare plans of them.
+    diagnostics.insert(diagnostics.begin(), listed.diagnostics.begin(), listed.diagnostics.end());
     std::vector<Comparison> rows;
     for (const auto& path : args->fleets) {
       auto input = open_input(path);
       auto fleet = load_fleet(input.in(), input.name);
+      print_fleet_warnings(fleet);
       for (const auto& name : args->policies) {
         SolveOptions options;
         options.policy = *parse_policy(name);
@@ -82,6 +86,7 @@ void add_compare_command(CLI::App& app, int& status) {
     write_output(args->output,
                  args->json ? comparison_to_json(rows).dump(2) + "\n"
                             : render_comparison(rows, {terminal.width, to_terminal && terminal.color}));
+    print_diagnostic_totals(diagnostics, true);
     status = exit_ok;
   });
 }

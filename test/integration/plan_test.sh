@@ -82,6 +82,20 @@ rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet "$SCRATCH/bad-fleet.yaml" -o 
 [ "$rc" = 2 ] && [ ! -e "$SCRATCH/new.json" ] || fail "an error left an output file behind"
 [ -z "$(ls "$SCRATCH" | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
 
+# compare plans the same tests: the same warnings and totals line as plan on standard error (it
+# printed none: a test sent to the CPU runners went unsaid), exit 2 under --strict.
+"$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/compared.json" 2> "$SCRATCH/plan.err" || true
+"$GPUPLAN" compare "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policies exact,pack > "$SCRATCH/compare.txt" \
+  2> "$SCRATCH/compare.err" || fail "compare failed: $(cat "$SCRATCH/compare.err")"
+grep -q "^gpuplan: warning: //ml:team_macro_test: tag team-gpus-4 names a GPU" "$SCRATCH/compare.err" ||
+  fail "compare does not name the untagged team-gpus-4 test: $(cat "$SCRATCH/compare.err")"
+diff <(grep '^gpuplan: warning:\|explain' "$SCRATCH/plan.err") <(grep '^gpuplan: warning:\|explain' "$SCRATCH/compare.err") ||
+  fail "compare's warnings differ from plan's"
+grep -q "^   exact " "$SCRATCH/compare.txt" && grep -q "^   pack " "$SCRATCH/compare.txt" ||
+  fail "compare does not list both policies: $(cat "$SCRATCH/compare.txt")"
+rc=0; "$GPUPLAN" compare --strict "$SCRATCH/query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/strict-compare.txt" 2> /dev/null || rc=$?
+[ "$rc" = 2 ] && [ ! -e "$SCRATCH/strict-compare.txt" ] || fail "compare --strict with a warning: exit $rc"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
