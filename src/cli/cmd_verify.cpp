@@ -55,15 +55,14 @@ void add_verify_command(CLI::App& app, int& status) {
     VerifyOptions options;
     options.rules = read_rules(args->query);
     std::optional<Classification> query;
+    Diagnostics diagnostics;  // the query's classification's and the history's skipped rows
     if (command->get_option("FILE")->count() > 0) {
       if (args->query.targets.path == "-" && args->plan == "-")
         throw InputError(Position{"<stdin>"}, "the plan and the query cannot both come from standard input");
       QueryOptions query_options = args->query;
-      Diagnostics history_diagnostics;
-      read_history_for_classifying(args->history, query_options, options.rules, history_diagnostics);
+      read_history_for_classifying(args->history, query_options, options.rules, diagnostics);
       query = read_and_classify(query_options, options.rules);
-      for (const auto& d : history_diagnostics)  // rows of the history it skipped
-        std::cerr << fmt::format("gpuplan: warning: {}: {}\n", d.source, d.message);
+      diagnostics.insert(diagnostics.begin(), query->diagnostics.begin(), query->diagnostics.end());
       options.query = &*query;
     }
     auto violations = verify(plan, fleet, options);
@@ -81,6 +80,7 @@ void add_verify_command(CLI::App& app, int& status) {
       for (const auto& v : violations)
         j["violations"].push_back({{"unit", v.unit}, {"kind", to_string(v.kind)}, {"reason", v.reason}});
       write_output("-", j.dump(2) + "\n");
+      if (query) print_diagnostic_totals(diagnostics, true);
       status = violations.empty() ? exit_ok : exit_invalid_plan;
       return;
     }
@@ -95,6 +95,7 @@ void add_verify_command(CLI::App& app, int& status) {
       out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(),
                          util::plural(violations.size()));
     write_output("-", out);
+    if (query) print_diagnostic_totals(diagnostics, true);
     status = violations.empty() ? exit_ok : exit_invalid_plan;
   });
 }

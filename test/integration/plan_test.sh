@@ -95,6 +95,11 @@ grep -q "^   exact " "$SCRATCH/compare.txt" && grep -q "^   pack " "$SCRATCH/com
   fail "compare does not list both policies: $(cat "$SCRATCH/compare.txt")"
 rc=0; "$GPUPLAN" compare --strict "$SCRATCH/query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/strict-compare.txt" 2> /dev/null || rc=$?
 [ "$rc" = 2 ] && [ ! -e "$SCRATCH/strict-compare.txt" ] || fail "compare --strict with a warning: exit $rc"
+# So does verify given the query: a plan that leaves a GPU test on the CPU runners is valid, not unsaid.
+"$GPUPLAN" verify "$SCRATCH/compared.json" --fleet examples/fleet.yaml "$SCRATCH/query.xml" > /dev/null \
+  2> "$SCRATCH/verify.err" || fail "verify failed: $(cat "$SCRATCH/verify.err")"
+diff <(grep '^gpuplan: warning:\|explain' "$SCRATCH/plan.err") <(grep '^gpuplan: warning:\|explain' "$SCRATCH/verify.err") ||
+  fail "verify's warnings differ from plan's"
 
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
