@@ -1,6 +1,7 @@
 // Bazel's Build Event Protocol, as `bazel test --build_event_json_file=FILE` writes it: one
 // JSON event a line (proto3 JSON: int64 as strings, Duration as "12.5s", Timestamp as RFC 3339).
-// Only testResult events (one a test attempt) and testSummary events (the shard count) matter.
+// Only testResult events (one a test attempt), testSummary events (the shard count) and the
+// testResult ids a targetCompleted event announces (one per shard and run) matter.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -8,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "gpuplan/error.hpp"
 #include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/target.hpp"
@@ -80,6 +83,7 @@ std::optional<double> proto_int(simdjson::dom::element value) {
 struct Attempt {
   std::size_t test = 0;  ///< index into the labels seen
   int shard = 1;         ///< 1-based, as BEP counts
+  long line = 0;
   Sample sample;
 };
 
@@ -91,18 +95,8 @@ class ResultReader {
   std::string problem;
 
   void read(simdjson::dom::object id, simdjson::dom::element event) {
-    std::string_view label;
-    if (id["label"].get(label) != simdjson::SUCCESS || label.empty())
-      return fail("a testResult without a label");
-    int shard = 1;
-    for (std::string_view field : {"run", "shard", "attempt"}) {
-      simdjson::dom::element value;
-      if (id[field].get(value) != simdjson::SUCCESS) continue;  // proto3 leaves out zeros
-      int64_t number = 0;
-      if (value.get(number) != simdjson::SUCCESS || number < 1 || number > max_shard_count)
-        return fail(fmt::format("testResult {} of {} is not a positive number", field, label));
-      if (field == "shard") shard = static_cast<int>(number);
-    }
+    if (!read_id(id)) return;
+    std::string_view label = label_;
     simdjson::dom::object result;
     if (event["testResult"].get(result) != simdjson::SUCCESS) return;  // aborted: no payload
     bool flag = false;
@@ -123,11 +117,31 @@ class ResultReader {
     sample.timed_out = outcome == history::Outcome::lower_bound;
     sample.failed = status == "FAILED";
     if (!read_duration(result, label, sample.seconds) || !read_start(result, label, sample.start_ms)) return;
-    label_ = label;
-    attempt = Attempt{0, shard, sample};
+    attempt = Attempt{0, shard_, 0, sample};
+  }
+
+  /// The test and shard a testResult id names (also of an aborted or cached result, and of one
+  /// a targetCompleted event announces); false, with the problem, when it names none.
+  bool read_id(simdjson::dom::object id) {
+    if (id["label"].get(label_) != simdjson::SUCCESS || label_.empty()) {
+      fail("a testResult without a label");
+      return false;
+    }
+    for (std::string_view field : {"run", "shard", "attempt"}) {
+      simdjson::dom::element value;
+      if (id[field].get(value) != simdjson::SUCCESS) continue;  // proto3 leaves out zeros
+      int64_t number = 0;
+      if (value.get(number) != simdjson::SUCCESS || number < 1 || number > max_shard_count) {
+        fail(fmt::format("testResult {} of {} is not a positive number", field, label_));
+        return false;
+      }
+      if (field == "shard") shard_ = static_cast<int>(number);
+    }
+    return true;
   }
 
   std::string_view label() const { return label_; }
+  int shard() const { return shard_; }
 
  private:
   void fail(std::string message) { problem = std::move(message); }
@@ -182,6 +196,7 @@ class ResultReader {
   }
 
   std::string_view label_;
+  int shard_ = 1;
 };
 
 }  // namespace
@@ -193,6 +208,11 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   std::vector<std::string> labels;
   std::vector<Attempt> attempts;
   std::unordered_map<std::size_t, int> summary_shards;
+  // Per test: the highest shard any event names, and whether a testSummary or a targetCompleted
+  // event said how many shards it has (the summary's shardCount, left out when 0; the
+  // announcement, one testResult id per shard).
+  std::unordered_map<std::size_t, int> shard_named;
+  std::unordered_set<std::size_t> shards_known;
   HistoryRead read;
   auto test_index = [&](std::string_view label) {
     auto [it, added] = index.try_emplace(canonical_label(label), labels.size());
@@ -238,15 +258,33 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       }
       event = inner;
     }
+    auto name_shard = [&](const ResultReader& result) {
+      int& highest = shard_named[test_index(result.label())];
+      highest = std::max(highest, result.shard());
+    };
     simdjson::dom::object result_id;
     if (id["testResult"].get(result_id) == simdjson::SUCCESS) {
       ResultReader result;
       result.read(result_id, event);
       if (!result.problem.empty()) bad.add(number, result.problem);
       if (result.cached) ++read.history.cached_results;
+      if (!result.label().empty()) name_shard(result);
       if (result.attempt) {
         result.attempt->test = test_index(result.label());
+        result.attempt->line = number;
         attempts.push_back(*result.attempt);
+      }
+      continue;
+    }
+    if (id["targetCompleted"].error() == simdjson::SUCCESS) {
+      simdjson::dom::array children;
+      if (event["children"].get(children) != simdjson::SUCCESS) continue;
+      for (simdjson::dom::element child : children) {
+        simdjson::dom::object child_id;
+        ResultReader announced;
+        if (child["testResult"].get(child_id) != simdjson::SUCCESS || !announced.read_id(child_id)) continue;
+        name_shard(announced);
+        shards_known.insert(test_index(announced.label()));
       }
       continue;
     }
@@ -255,6 +293,8 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
     if (id["testSummary"].get(summary_id) == simdjson::SUCCESS &&
         summary_id["label"].get(label) == simdjson::SUCCESS) {
       int64_t shards = 0;
+      if (event["testSummary"].error() == simdjson::SUCCESS)  // not an aborted one
+        shards_known.insert(test_index(label));
       if (event.at_pointer("/testSummary/shardCount").get(shards) == simdjson::SUCCESS) {
         if (shards < 0 || shards > max_shard_count)  // not a cast that wraps 2^32 + 2 to 2
           bad.add(number, fmt::format("testSummary shardCount {} of {} is not a shard count from 0 to {}",
@@ -265,19 +305,41 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
     }
   }
 
-  // A test is sharded when its summary says so or a result names a shard past the first.
+  // A test is sharded when its summary says so or any event names a shard past the first: an
+  // interrupted build ends with its unrun shards' results aborted and its summary too, so a
+  // shard's time must not become the whole test's.
   std::vector<int> shard_count(labels.size(), 0);
-  for (const auto& attempt : attempts)
-    shard_count[attempt.test] = std::max(shard_count[attempt.test], attempt.shard);
+  for (auto [test, highest] : shard_named) shard_count[test] = highest;
   for (auto [test, count] : summary_shards) shard_count[test] = std::max(shard_count[test], count);
   for (std::size_t test = 0; test < labels.size(); ++test)
     if (shard_count[test] > 1) read.history.shard_counts[labels[test]] = shard_count[test];
+  long unknown = 0;
+  const Attempt* first_unknown = nullptr;
   for (auto& attempt : attempts) {
     std::optional<int> shard;
-    if (shard_count[attempt.test] > 1) shard = attempt.shard - 1;
+    if (shard_count[attempt.test] > 1) {
+      shard = attempt.shard - 1;
+    } else if (!shards_known.contains(attempt.test)) {
+      // Only shard 1 named, and nothing says the test has one: a file cut off (or filtered down
+      // to its testResult events) before the summary could say it had more.
+      if (unknown++ == 0) first_unknown = &attempt;
+    }
     read.history.samples[SampleKey{labels[attempt.test], shard}].push_back(attempt.sample);
   }
   read.diagnostics = bad.diagnostics();
+  if (first_unknown) {
+    std::string why =
+        "without a testSummary or targetCompleted event, a result of shard 1 of several cannot be told from "
+        "one of the whole test (the file was cut off before the build ended, or filtered down to its "
+        "testResult events)";
+    const std::string& label = labels[first_unknown->test];
+    if (strict) throw InputError(Position{name, first_unknown->line}, fmt::format("{}: {}", label, why));
+    read.diagnostics.push_back(Diagnostic{
+        Severity::warning, "", name,
+        fmt::format(
+            "took {} {} as the whole test's (the first: line {}, {}): {}; --strict makes this an error",
+            unknown, unknown == 1 ? "result" : "results", first_unknown->line, label, why)});
+  }
   return read;
 }
 

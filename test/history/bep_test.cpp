@@ -13,6 +13,10 @@ std::string result_line(const std::string& id, const std::string& payload) {
 }
 const std::string attempt_1 = R"({"label":"//gpu:t","run":1,"shard":1,"attempt":1})";
 const std::string attempt_2 = R"({"label":"//gpu:t","run":1,"shard":1,"attempt":2})";
+/// The testSummary Bazel writes after an unsharded test's results (no shardCount: proto3 leaves out 0).
+const std::string summary_t =
+    R"({"id":{"testSummary":{"label":"//gpu:t"}},"testSummary":{"totalRunCount":1}})"
+    "\n";
 }  // namespace
 
 TEST_CASE("a real Bazel run gives each test and each shard its measured duration") {
@@ -52,10 +56,10 @@ TEST_CASE("a timed-out attempt is kept as a lower bound, not as a sample") {
 }
 
 TEST_CASE("every attempt of a flaky test counts, failed or passed") {
-  auto read =
-      read_bep_text(result_line(attempt_1, R"({"status":"FAILED","testAttemptDurationMillis":"10000"})") +
-                        result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"12000"})"),
-                    true);
+  auto read = read_bep_text(
+      result_line(attempt_1, R"({"status":"FAILED","testAttemptDurationMillis":"10000"})") +
+          result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"12000"})") + summary_t,
+      true);
   const auto& attempts = read.history.samples.at({"//gpu:t", std::nullopt});
   REQUIRE(attempts.size() == 2);
   REQUIRE(attempts[0].seconds == 10);
@@ -66,7 +70,8 @@ TEST_CASE("newer Bazel's Duration and Timestamp fields are read") {
   auto read = read_bep_text(
       result_line(
           attempt_1,
-          R"({"status":"PASSED","testAttemptDuration":"12.5s","testAttemptStart":"2024-05-01T10:00:00.250Z","testAttemptDurationMillis":"1"})"),
+          R"({"status":"PASSED","testAttemptDuration":"12.5s","testAttemptStart":"2024-05-01T10:00:00.250Z","testAttemptDurationMillis":"1"})") +
+          summary_t,
       true);
   const auto& sample = read.history.samples.at({"//gpu:t", std::nullopt}).at(0);
   REQUIRE(sample.seconds == 12.5);
@@ -117,7 +122,7 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
     } catch (const InputError& e) {
       REQUIRE_THAT(e.what(), Catch::StartsWith(c.message));
     }
-    auto lenient = read_bep_text(good + c.line + good, false);
+    auto lenient = read_bep_text(good + c.line + good + summary_t, false);
     REQUIRE(lenient.history.sample_count() == 2);
     REQUIRE(lenient.diagnostics.size() == 1);
     REQUIRE(lenient.diagnostics[0].severity == Severity::warning);
@@ -136,11 +141,16 @@ TEST_CASE("several bad lines in one file make one warning that counts them") {
 TEST_CASE("a Build Event Service journal's envelopes are opened; its lifecycle events are skipped") {
   std::string bazel_event =
       R"({"@type":"type.googleapis.com/build_event_stream.BuildEvent","id":{"testResult":{"label":"//gpu:t","run":1,"shard":1,"attempt":1}},"testResult":{"status":"PASSED","testAttemptDurationMillis":"4000"}})";
+  std::string summary_event =
+      R"({"@type":"type.googleapis.com/build_event_stream.BuildEvent","id":{"testSummary":{"label":"//gpu:t"}},"testSummary":{"totalRunCount":1}})";
+  auto tool_event = [](int sequence, const std::string& event) {
+    return R"({"orderedBuildEvent":{"streamId":{"buildId":"b","invocationId":"i","component":"TOOL"},"sequenceNumber":")" +
+           std::to_string(sequence) + R"(","event":{"eventTime":"2024-01-01T00:00:00Z","bazelEvent":)" +
+           event + "}},\"projectId\":\"p\"}\n";
+  };
   std::string journal =
-      R"({"orderedBuildEvent":{"streamId":{"buildId":"b","invocationId":"i","component":"TOOL"},"sequenceNumber":"1","event":{"eventTime":"2024-01-01T00:00:00Z","bazelEvent":)" +
-      bazel_event +
-      "}},\"projectId\":\"p\"}\n"
-      R"({"orderedBuildEvent":{"streamId":{"buildId":"b","component":"CONTROLLER"},"sequenceNumber":"2","event":{"eventTime":"2024-01-01T00:00:01Z","buildFinished":{"status":{"result":"COMMAND_SUCCEEDED"}}}}})"
+      tool_event(1, bazel_event) + tool_event(2, summary_event) +
+      R"({"orderedBuildEvent":{"streamId":{"buildId":"b","component":"CONTROLLER"},"sequenceNumber":"3","event":{"eventTime":"2024-01-01T00:00:01Z","buildFinished":{"status":{"result":"COMMAND_SUCCEEDED"}}}}})"
       "\n";
   REQUIRE(detect_history_format(journal) == HistoryFormat::bep);
   auto read = read_bep_text(journal, true);
@@ -159,4 +169,51 @@ TEST_CASE("a summary's shard count beyond gpuplan's limit is a bad row, not a co
   auto read = read_bep_text(good + summary("4294967298"), false);
   REQUIRE(read.history.shard_counts.empty());
   REQUIRE(read_bep_text(good + summary("2"), true).history.shard_counts.at("//gpu:t") == 2);
+}
+
+TEST_CASE("an interrupted build's one finished shard stays a shard, not the whole test's time") {
+  // Bazel announces every shard's result in targetCompleted; interrupted after shard 1 (400 s),
+  // it closes the stream with the other shards' results and the summary aborted.
+  auto id = [](int shard) {
+    return R"({"label":"//ml:train_test","run":1,"shard":)" + std::to_string(shard) + R"(,"attempt":1})";
+  };
+  std::string children;
+  for (int shard = 1; shard <= 4; ++shard) children += R"({"testResult":)" + id(shard) + "},";
+  std::string announced = R"({"id":{"targetCompleted":{"label":"//ml:train_test"}},"children":[)" + children +
+                          R"({"testSummary":{"label":"//ml:train_test"}}],"completed":{"success":true}})"
+                          "\n";
+  std::string shard_1 = result_line(id(1), R"({"status":"PASSED","testAttemptDuration":"400s"})");
+  std::string aborted;
+  for (int shard = 2; shard <= 4; ++shard)
+    aborted += R"({"id":{"testResult":)" + id(shard) +
+               R"(},"aborted":{"reason":"USER_INTERRUPTED"}})"
+               "\n";
+  std::string summary_aborted =
+      R"({"id":{"testSummary":{"label":"//ml:train_test"}},"aborted":{"reason":"USER_INTERRUPTED"}})"
+      "\n";
+  for (const std::string& stream : {announced + shard_1 + aborted + summary_aborted,  // as Bazel writes it
+                                    shard_1 + aborted,                                // the announcement lost
+                                    announced + shard_1}) {                           // cut off after shard 1
+    INFO(stream);
+    auto read = read_bep_text(stream, true);
+    REQUIRE(read.diagnostics.empty());
+    REQUIRE(read.history.samples.at({"//ml:train_test", 0}).at(0).seconds == 400);
+    REQUIRE_FALSE(read.history.samples.count({"//ml:train_test", std::nullopt}));
+    REQUIRE(read.history.shard_counts.at("//ml:train_test") == 4);
+  }
+}
+
+TEST_CASE("a result that nothing says is of the whole test is taken as such, with a warning") {
+  // Cut off before any summary, or filtered down to testResult events: shard 1 of four would
+  // look the same. Warned (an error under --strict) rather than guessed silently.
+  std::string stream = result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"9000"})");
+  auto read = read_bep_text(stream, false);
+  REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 9);
+  REQUIRE(read.diagnostics.size() == 1);
+  REQUIRE_THAT(read.diagnostics[0].message,
+               Catch::StartsWith("took 1 result as the whole test's (the first: line 1, //gpu:t): without a "
+                                 "testSummary or targetCompleted event"));
+  REQUIRE_THROWS_WITH(read_bep_text(stream, true),
+                      Catch::StartsWith("bep.json:1: //gpu:t: without a testSummary"));
+  REQUIRE(read_bep_text(stream + summary_t, true).diagnostics.empty());
 }
