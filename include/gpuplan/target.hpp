@@ -66,7 +66,8 @@ struct Target {
 };
 
 /// The label with the main-repository prefixes "@//" and "@@//" turned into "//",
-/// so "@//a:b", "@@//a:b" and "//a:b" compare equal. Other repositories are kept.
+/// so "@//a:b", "@@//a:b" and "//a:b" compare equal, and "@rules_foo+//a:b" spelled
+/// "@@rules_foo+//a:b" (a name with + or ~ is a canonical one). Other repositories are kept.
 std::string canonical_label(std::string_view label);
 
 /// A test rule class: ends in "_test" ("test_suite" is not a test).

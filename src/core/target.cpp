@@ -11,6 +11,9 @@ std::string canonical_label(std::string_view label) {
     label.remove_prefix(2);
   else if (label.starts_with("@//"))
     label.remove_prefix(1);
+  else if (label.starts_with('@') && !label.starts_with("@@") &&
+           label.substr(0, label.find("//")).find_first_of("+~") != std::string_view::npos)
+    return "@" + std::string(label);  // only a canonical repository name has + or ~ (bzlmod's)
   return std::string(label);
 }
 

@@ -1,4 +1,5 @@
 // Which test a test.xml belongs to, from where it sits under bazel-testlogs.
+#include <algorithm>
 #include <charconv>
 #include <regex>
 #include <vector>
@@ -32,6 +33,8 @@ int to_int(const std::string& digits) {
 std::optional<TestLogPath> parse_testlog_path(std::string_view relative) {
   auto parts = split_path(relative);
   if (parts.size() < 2) return std::nullopt;
+  // A test's undeclared outputs (--nozip_undeclared_test_outputs) are its own files, never Bazel's.
+  if (std::find(parts.begin(), parts.end(), "test.outputs") != parts.end()) return std::nullopt;
   TestLogPath result;
   static const std::regex attempt_file(R"(attempt_([1-9][0-9]{0,5})\.xml)");
   std::match_results<std::string_view::const_iterator> match;
@@ -65,7 +68,10 @@ std::optional<TestLogPath> parse_testlog_path(std::string_view relative) {
   std::string repository;
   std::size_t first = 0;
   if (parts.size() >= 3 && parts[0] == "external") {
-    repository = "@" + std::string(parts[1]);
+    // external/NAME is the repository's canonical name: with bzlmod one with + or ~
+    // (rules_foo+), which only @@ spells, as BEP and the query do.
+    bool canonical = parts[1].find_first_of("+~") != std::string_view::npos;
+    repository = (canonical ? "@@" : "@") + std::string(parts[1]);
     first = 2;
   }
   if (parts.size() - first < 1) return std::nullopt;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuplan/history.hpp"
+#include "gpuplan/target.hpp"
 
 using namespace gpuplan;
 
@@ -22,12 +23,22 @@ TEST_CASE("a test.xml's place in bazel-testlogs names its test, shard and attemp
 
   REQUIRE(parse_testlog_path("./ml/t/run_1_of_5/test.xml")->label == "//ml:t");
   REQUIRE(parse_testlog_path("external/rules_x/pkg/t/test.xml")->label == "@rules_x//pkg:t");
+  // bzlmod's canonical names (+ since Bazel 7.1, ~ before) are spelled with @@, as BEP and the
+  // query spell them, so the runs match the test.
+  REQUIRE(parse_testlog_path("external/rules_foo+/pkg/t/test.xml")->label == "@@rules_foo+//pkg:t");
+  REQUIRE(parse_testlog_path("external/rules_foo~/pkg/t/test.xml")->label == "@@rules_foo~//pkg:t");
+  REQUIRE(canonical_label("@rules_foo+//pkg:t") == "@@rules_foo+//pkg:t");
+  REQUIRE(canonical_label("@@rules_foo+//pkg:t") == "@@rules_foo+//pkg:t");
+  REQUIRE(canonical_label("@rules_x//pkg:t") == "@rules_x//pkg:t");
   REQUIRE(parse_testlog_path("top_test/test.xml")->label == "//:top_test");
 }
 
 TEST_CASE("other files under bazel-testlogs are not test results") {
-  for (auto path : {"ml/t/test.log", "ml/t/test.outputs/report.xml", "test.xml", "ml/t/attempt_1.xml",
-                    "ml/t/shard_5_of_4/test.xml"}) {
+  // test.outputs/ holds a test's undeclared outputs, unzipped under --nozip_undeclared_test_outputs:
+  // a test.xml of its own there is not a test named test.outputs.
+  for (auto path :
+       {"ml/t/test.log", "ml/t/test.outputs/report.xml", "test.xml", "ml/t/attempt_1.xml",
+        "ml/t/shard_5_of_4/test.xml", "r/outs/test.outputs/test.xml", "r/outs/test.outputs/sub/test.xml"}) {
     INFO(path);
     REQUIRE_FALSE(parse_testlog_path(path));
   }
