@@ -524,8 +524,8 @@ class TestClassifier {
                   : fmt::format("{} → the tpu variant: a TPU test, not planned on GPUs or CPU runners",
                                 backend->source);
     if (!counted.empty())
-      reason_ +=
-          fmt::format(" ({} counts its {} devices, not GPUs)", fmt::join(counted, ", "), to_string(kind));
+      reason_ += fmt::format(" ({}: the macro's, on every variant, and no GPU ask on this one)",
+                             fmt::join(counted, ", "));
     return true;
   }
 

@@ -335,9 +335,12 @@ const std::vector<PropertyRow>& property_rows() {
 }
 
 /// The macros that expand one test into a variant per backend, named NAME_BACKEND: JAX's
-/// jax_multiplatform_test and jax_multiprocess_test (jaxlib/jax.bzl), its older jax_test, XLA's xla_test.
-constexpr std::array<std::string_view, 4> variant_macros = {"jax_multiplatform_test", "jax_multiprocess_test",
-                                                            "jax_test", "xla_test"};
+/// jax_multiplatform_test and jax_multiprocess_test (jaxlib/jax.bzl), its older jax_test, XLA's
+/// xla_test, and TensorFlow's GPU test macros (tensorflow/tensorflow.bzl: NAME_cpu with the
+/// macro's tags, NAME_gpu with tf_gpu_tests_tags() added; TSL's tsl_gpu_cc_test likewise).
+constexpr std::array<std::string_view, 9> variant_macros = {
+    "jax_multiplatform_test", "jax_multiprocess_test", "jax_test",        "xla_test",       "gpu_py_test",
+    "cuda_py_test",           "tf_gpu_cc_test",        "tf_cuda_cc_test", "tsl_gpu_cc_test"};
 constexpr std::string_view variant_name_convention = "variant-name";
 
 bool row_matches(const Row& row, std::string_view tag) {

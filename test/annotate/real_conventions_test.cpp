@@ -39,8 +39,8 @@ TEST_CASE("multiaccelerator on JAX's cpu and tpu variants does not make them GPU
   auto cpu = classified({"jax_test_cpu", "multiaccelerator"});
   REQUIRE(cpu.bucket == Bucket::cpu);
   REQUIRE(cpu.reason ==
-          "tag jax_test_cpu → the cpu variant: a CPU test (tag multiaccelerator counts its cpu "
-          "devices, not GPUs)");
+          "tag jax_test_cpu → the cpu variant: a CPU test (tag multiaccelerator: the macro's, on every "
+          "variant, and no GPU ask on this one)");
   auto tpu = classified({"jax_test_tpu", "multiaccelerator"});
   REQUIRE(tpu.bucket == Bucket::skipped);
   REQUIRE_THAT(tpu.reason, Catch::Contains("a TPU test"));
@@ -103,6 +103,30 @@ TEST_CASE("a variant without backend tags is known by its name when a multi-back
   // Any other macro's _cpu is just a name.
   auto other = classify_one(generated("//x:fast_cpu", {"multi_gpu"}, "py_test"));
   REQUIRE(other.tests[0].bucket == Bucket::gpu);
+}
+
+// tensorflow/tensorflow.bzl gpu_py_test (cuda_py_test calls it): NAME_cpu with the macro's tags,
+// NAME_gpu with tf_gpu_tests_tags() added, and NAME_2gpu (manual) when the tags hold multi_gpu or
+// multi_and_single_gpu. tf_gpu_cc_test and TSL's tsl_gpu_cc_test make NAME_cpu and NAME_gpu alike.
+TEST_CASE("TensorFlow's cpu variant of a multi_gpu test is a CPU test, its gpu variants GPU tests") {
+  auto cpu = classify_one(generated("//tensorflow/python/kernel_tests:collective_ops_test_cpu",
+                                    {"multi_gpu", "no_windows"}, "cuda_py_test"));
+  REQUIRE(cpu.tests[0].bucket == Bucket::cpu);
+  REQUIRE_THAT(cpu.tests[0].reason, Catch::StartsWith("name suffix _cpu (cuda_py_test variant)"));
+  REQUIRE(cpu.diagnostics.empty());
+  auto gpu =
+      classify_one(generated("//tensorflow/python/kernel_tests:collective_ops_test_gpu",
+                             {"multi_gpu", "no_windows", "requires-gpu-nvidia", "gpu"}, "cuda_py_test"));
+  REQUIRE(gpu.tests[0].bucket == Bucket::gpu);
+  REQUIRE(gpu.tests[0].requirement->vendor->value == "nvidia");
+  auto two = classify_one(
+      generated("//tensorflow/python/kernel_tests:collective_ops_test_2gpu",
+                {"multi_gpu", "requires-gpu-nvidia:2", "notap", "manual", "no_pip"}, "cuda_py_test"),
+      {}, ClassifyOptions{.include_manual = true});
+  REQUIRE(two.tests[0].requirement->gpus.value == 2);
+  auto cc =
+      classify_one(generated("//tensorflow/core/kernels:gpu_op_test_cpu", {"multi_gpu"}, "tf_gpu_cc_test"));
+  REQUIRE(cc.tests[0].bucket == Bucket::cpu);
 }
 
 TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GPU of that vendor") {
