@@ -546,7 +546,7 @@ std::string named_gpu_vendor(std::string_view text) {
 
 bool looks_gpu_related(std::string_view text) {
   auto word = util::lower(text);
-  for (std::string_view hint : {"gpu", "cuda", "nvidia", "accelerator"})
+  for (std::string_view hint : {"gpu", "cuda", "nvidia", "rocm", "accelerator"})
     if (word.find(hint) != std::string::npos) return true;
   return !named_gpu_model(text).empty();
 }

@@ -196,6 +196,9 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
     CHECK(classify_tags({tag}).diagnostics.at(0).severity == Severity::warning);
   // cuda11 is a version, not 11 GPUs.
   CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
+  // rocm alone, as cuda and nvidia: a word for AMD's GPU stack (it said nothing before).
+  CHECK(classify_tags({"rocm"}).diagnostics.at(0).severity == Severity::warning);
+  for (const auto& d : classify_tags({"no_rocm"}).diagnostics) CHECK(d.severity == Severity::note);
   // --strict: an error.
   REQUIRE(has_errors(classify_tags({"large_gpu"}, true).diagnostics));
   // An exec_property whose key names a GPU asks a remote executor for one; its value may say how many.
