@@ -128,7 +128,7 @@ class TestClassifier {
         annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
-    if (!t.generator_function.empty()) key += 'm';
+    key += t.generator_function.str();  // read_macro reads it
     for (const auto& tag : t.tags) {
       key += '\0';
       key += tag.str();
@@ -170,6 +170,28 @@ class TestClassifier {
     read_incompatible();
     read_constraints();
     read_gpu_markers();
+    read_macro();
+  }
+
+  /// The macro that made a test with no GPU annotation, when its name says GPU (rules_cuda's
+  /// cuda_test compiles the test with nvcc; a team's gpu_test): the test is planned as a CPU
+  /// test, where it runs without a GPU, and the macro, not a tag, is what says so.
+  void read_macro() {
+    const std::string& macro = test_.target.generator_function.str();
+    if (macro.empty() || test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default" ||
+        !gpu_markers_.empty() || !annotate::looks_gpu_related(macro))
+      return;  // a GPU test, cpu-only, or a tag already warned of
+    auto meaning = annotate::marks_gpu_tests(macro);
+    if (!meaning) return;  // a word beside it says otherwise (cpu_or_gpu_test, no_gpu_test)
+    auto source = "generator_function " + macro;
+    note(source, "ignored: no convention or rule reads it");
+    report(bad(), source,
+           fmt::format(
+               "the macro that made the test, {}, names a GPU, but no convention or rule reads it, so "
+               "the test is planned as a CPU test, where it runs without a GPU. If the macro makes "
+               "GPU tests, have it tag them {} or give a rule such as {{generator_function: {}, set: "
+               "{{{}}}}}; if this test needs no GPU, tag it cpu-only",
+               util::excerpt(macro, 100), meaning->tags(), util::excerpt(macro, 100), meaning->rule_set()));
   }
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 

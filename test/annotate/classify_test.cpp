@@ -219,6 +219,31 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   }
 }
 
+TEST_CASE("a test whose macro names a GPU, with no GPU annotation, is a warning") {
+  // rules_cuda's cuda_test wraps a cc_test around a cuda_library and adds no tag: the test was a
+  // CPU test with no word said.
+  auto made_by = [](std::string macro, std::vector<std::string> tags) {
+    Target t = make_target("//basic_macros:test", std::move(tags));
+    t.generator_function = macro;
+    return classify_one(t);
+  };
+  auto cuda = made_by("cuda_test", {});
+  REQUIRE(cuda.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(cuda.diagnostics.size() == 1);
+  CHECK(cuda.diagnostics[0].severity == Severity::warning);
+  CHECK(cuda.diagnostics[0].source == "generator_function cuda_test");
+  CHECK(cuda.diagnostics[0].message.find(
+            "give a rule such as {generator_function: cuda_test, set: {gpus: 1}}") != std::string::npos);
+  CHECK(made_by("gpu2_test", {}).diagnostics.at(0).message.find("set: {gpus: 2}") != std::string::npos);
+  // Annotated either way, a negated name, or a macro that says nothing of GPUs: no word.
+  CHECK(made_by("cuda_test", {"gpu"}).diagnostics.empty());
+  CHECK(made_by("cuda_test", {"cpu-only"}).diagnostics.empty());
+  CHECK(made_by("no_gpu_test", {}).diagnostics.empty());
+  CHECK(made_by("py_strict_test", {}).diagnostics.empty());
+  // A tag that already said so is the one warning.
+  CHECK(made_by("gpu_test", {"team-gpus-4"}).diagnostics.size() == 1);
+}
+
 TEST_CASE("a tag that names a GPU model is a warning on a test without a GPU annotation or model") {
   // Planned as a CPU test, a test tagged a100_only runs without a GPU; planned as any GPU, on
   // another model, where it may skip what needs an A100 and pass.

@@ -108,7 +108,8 @@ jsonschema.Draft202012Validator.check_schema(schema)
 jsonschema.validate(yaml.safe_load(open("examples/rules.yaml")), schema, cls=jsonschema.Draft202012Validator)
 PY
 # Real repositories' conventions, through the real Bazel: test/data/variants_ws expands tests the
-# way JAX's jax_multiplatform_test/jax_multiprocess_test and XLA's xla_test do (its defs.bzl says how).
+# way JAX's jax_multiplatform_test/jax_multiprocess_test, XLA's xla_test, TensorFlow's cuda_py_test
+# and rules_cuda's cuda_test do (its defs.bzl says how).
 VARIANTS=$SOURCE_DIR/test/data/variants_ws
 (cd "$VARIANTS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query 'tests(//...)' --output=xml) \
   > "$SCRATCH/variants.xml" 2> "$SCRATCH/variants.log" || { cat "$SCRATCH/variants.log" >&2; fail "bazel query of variants_ws failed"; }
@@ -119,6 +120,10 @@ sort > "$SCRATCH/expected.txt" <<'EXPECTED'
 //:api_test_cpu cpu
 //:api_test_gpu gpu 1 nvidia false
 //:api_test_tpu skipped
+//:collective_ops_test_cpu cpu
+//:collective_ops_test_gpu gpu 2 nvidia false
+//:collective_ops_test_2gpu skipped
+//:kernel_test cpu
 //:collective_test_amdgpu_any gpu 2 amd true
 //:collective_test_cpu cpu
 //:collective_test_h100 gpu 2 nvidia false
@@ -141,7 +146,10 @@ EXPECTED
 diff -u "$SCRATCH/expected.txt" "$SCRATCH/actual.txt" || fail "the real conventions landed in the wrong buckets"
 grep -q '^gpuplan: warning: //:typo_test: tag gpus:2 looks like a GPU annotation but is not one: did you mean "gpu:2"?' \
   "$SCRATCH/variants.err" || fail "the near miss gpus:2 is not a warning on stderr: $(cat "$SCRATCH/variants.err")"
-grep -q '^gpuplan: 1 warning, 4 notes; gpuplan explain //:typo_test for one test$' "$SCRATCH/variants.err" ||
+# rules_cuda's cuda_test adds no tag: only the macro's name says CUDA.
+grep -q '^gpuplan: warning: //:kernel_test: the macro that made the test, cuda_test, names a GPU' \
+  "$SCRATCH/variants.err" || fail "the cuda_test test planned for CPUs said nothing: $(cat "$SCRATCH/variants.err")"
+grep -q '^gpuplan: 2 warnings, 4 notes; gpuplan explain //:kernel_test for one test$' "$SCRATCH/variants.err" ||
   fail "no totals line: $(cat "$SCRATCH/variants.err")"
 # IREE's AMD architectures: CDNA3 is the MI300 models, RDNA4 (no fleet field says it) any AMD GPU, with a note;
 # a Vulkan test holds its node (Vulkan does not read CUDA_VISIBLE_DEVICES), with a note for each tag saying so.

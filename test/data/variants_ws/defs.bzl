@@ -13,6 +13,11 @@ Each expands one test into a test per backend with the tags the real macro gives
   (nvgpu_any) or requires-gpu-smXY-only[:N] (one per model), gpu and cuda-only; amdgpu_any gets
   gpu, requires-gpu-amd, rocm-only and, for multi_gpu tests, exclusive-if-local; intelgpu_any
   gets gpu, requires-gpu-intel and oneapi-only.
+- cuda_py_test mirrors tensorflow/tensorflow tensorflow/tensorflow.bzl gpu_py_test: a py_test
+  NAME_cpu with the macro's tags, NAME_gpu with tf_gpu_tests_tags() (requires-gpu-nvidia, gpu)
+  added, and for multi_gpu tests NAME_2gpu with requires-gpu-nvidia:2, notap, manual and no_pip.
+- cuda_test mirrors bazel-contrib/rules_cuda cuda/private/macros/cuda_test.bzl: a cc_test NAME
+  over a library _NAME (rules_cuda's cuda_library, compiled with nvcc), and no tag.
 """
 
 _SM = {"nvgpu_any": "", "a100": "80", "h100": "90"}
@@ -56,3 +61,19 @@ def iree_check_single_backend_test_suite(name, srcs, driver, target_backend, tag
         )
         tests.append(test_name)
     native.test_suite(name = name, tests = tests, tags = tags)
+
+def cuda_py_test(name, srcs, tags = []):
+    configs = ["cpu", "gpu"]
+    if "multi_gpu" in tags or "multi_and_single_gpu" in tags:
+        configs.append("2gpu")
+    for config in configs:
+        test_tags = list(tags)
+        if config == "gpu":
+            test_tags += ["requires-gpu-nvidia", "gpu"]
+        if config == "2gpu":
+            test_tags += ["requires-gpu-nvidia:2", "notap", "manual", "no_pip"]
+        native.py_test(name = name + "_" + config, srcs = srcs, main = srcs[0], tags = test_tags)
+
+def cuda_test(name, srcs, **attrs):
+    native.cc_library(name = "_" + name, srcs = srcs, testonly = True, alwayslink = True)
+    native.cc_test(name = name, deps = ["_" + name], **attrs)
