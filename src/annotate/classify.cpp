@@ -269,6 +269,15 @@ class TestClassifier {
   /// `text`: the tag, or an exec_property's key; `as_tag`: what a rule's tag regex would match
   /// ("key:value" for an exec_property), empty for a constraint value.
   void unknown(const std::string& source, std::string_view text, bool is_tag, std::string_view as_tag = {}) {
+    if (is_tag && text.starts_with('-') && annotate::read_tag(text.substr(1), rules_)) {
+      // A tag filter's exclusion written as a tag (TensorFlow Federated's py_cpu_gpu_test tags its
+      // _cpu variant -requires-gpu-nvidia): it says "not a GPU test", and asks for nothing.
+      note(source, "ignored: a tag filter's exclusion, not an annotation");
+      return report(Severity::note, source,
+                    fmt::format("{} is how --test_tag_filters excludes {}: as a tag it asks for "
+                                "nothing, so it is ignored",
+                                util::excerpt(source, 200), util::excerpt(text.substr(1), 100)));
+    }
     if (is_tag) {
       auto meant = annotate::near_miss(text);
       if (text.starts_with("requires-gpu-") && !rules_.disabled_conventions.count("requires-gpu"))

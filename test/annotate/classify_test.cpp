@@ -219,6 +219,17 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   }
 }
 
+TEST_CASE("a tag written as a tag filter's exclusion asks for nothing, and suggests no GPU tag") {
+  // TensorFlow Federated's py_cpu_gpu_test tags its _cpu variant -requires-gpu-nvidia; the
+  // did-you-mean "requires-gpu-nvidia" it got pointed the wrong way.
+  auto c = classify_tags({"-requires-gpu-nvidia"});
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  CHECK(c.diagnostics[0].severity == Severity::note);
+  CHECK(c.diagnostics[0].message.find("did you mean") == std::string::npos);
+  CHECK(classify_tags({"-requires-gpu-nvidia"}, true).diagnostics.at(0).severity == Severity::note);
+}
+
 TEST_CASE("a test whose macro names a GPU, with no GPU annotation, is a warning") {
   // rules_cuda's cuda_test wraps a cc_test around a cuda_library and adds no tag: the test was a
   // CPU test with no word said.
