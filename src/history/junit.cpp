@@ -28,6 +28,7 @@ struct Times {
   int cases = 0;
   std::optional<std::int64_t> start_ms;
   bool timed_out = false;
+  bool failed = false;  ///< a <failure> or <error>: a case failed, so the test exited non-zero
   bool any_testcase = false;
   bool declared_empty = false;  ///< a suite says tests="0" (rules_go's report of a binary with no tests)
   long root_line = 1;
@@ -103,9 +104,13 @@ struct Times {
         cases_time += *time;
       }
     } else if (element == "error" || element == "failure") {
-      // Bazel's generated test.xml for a test it killed at its timeout.
+      // Bazel's generated test.xml says "exited with error code N"; 142 is a test it killed at
+      // its timeout. Any other is a failed run, as a gtest, pytest or JUnit <failure> is.
       const char* message = attribute(attributes, "message");
-      if (message && std::string_view(message) == "exited with error code 142") timed_out = true;
+      if (message && std::string_view(message) == "exited with error code 142")
+        timed_out = true;
+      else
+        failed = true;
     }
   }
 
@@ -162,8 +167,9 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
   } else {
     std::string label = canonical_label(test.label);
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
-    read.history.samples[SampleKey{label, test.shard}].push_back(
-        Sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}});
+    Sample sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}};
+    sample.failed = times.failed && !times.timed_out;
+    read.history.samples[SampleKey{label, test.shard}].push_back(sample);
   }
   read.diagnostics = bad.diagnostics();
   return read;

@@ -30,6 +30,33 @@ TEST_CASE("a test.xml of a test Bazel killed at its timeout is a lower bound") {
   REQUIRE(sample.seconds == 1);
 }
 
+TEST_CASE("a test.xml with a failure or an error is a failed run, not a timeout") {
+  // Bazel's own for a test that exited 1 (tools/test/generate-xml.sh), gtest's and pytest's.
+  auto failed = [](const std::string& xml) {
+    return read_xml(xml, true).history.samples.at({"//gpu:t", std::nullopt}).at(0);
+  };
+  auto bazel = failed(
+      R"(<testsuites><testsuite name="gpu/t" tests="1" failures="0" errors="1"><testcase name="gpu/t" status="run" duration="3" time="3"><error message="exited with error code 1"></error></testcase></testsuite></testsuites>)");
+  CHECK(bazel.failed);
+  CHECK_FALSE(bazel.timed_out);
+  CHECK(
+      failed(
+          R"(<testsuites time="0.5"><testsuite name="T" time="0.5"><testcase name="a" time="0.5"><failure message="x.cc:3 Expected equality"/></testcase></testsuite></testsuites>)")
+          .failed);
+  CHECK(
+      failed(
+          R"(<testsuites><testsuite name="pytest" time="2.0"><testcase name="test_a" time="2.0"><failure message="assert 1 == 2">...</failure></testcase></testsuite></testsuites>)")
+          .failed);
+  CHECK_FALSE(
+      failed(
+          R"(<testsuites><testsuite name="pytest" time="2.0"><testcase name="test_a" time="2.0"><skipped message="no GPU"/></testcase></testsuite></testsuites>)")
+          .failed);
+  auto timeout = read_testlog("ml/flaky_kernel_test/test.xml")
+                     .history.samples.at({"//ml:flaky_kernel_test", std::nullopt})
+                     .at(0);
+  CHECK_FALSE(timeout.failed);
+}
+
 TEST_CASE("gtest's XML gives the whole program's time and when it started") {
   auto sample =
       read_testlog("xla/gemm_test/test.xml").history.samples.at({"//xla:gemm_test", std::nullopt}).at(0);
