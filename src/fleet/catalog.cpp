@@ -44,9 +44,11 @@ std::string_view without_word(std::string_view text, std::string_view word) {
 
 const std::vector<GpuModel>& gpu_catalog() {
   static const std::vector<GpuModel> catalog = {
-      entry("V100-16GB", "v100", 16384, "7.0", {"Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB"}),
+      entry("V100-16GB", "v100", 16384, "7.0",
+            {"Tesla V100-SXM2-16GB", "Tesla V100-PCIE-16GB", "Tesla V100-DGXS-16GB"}),
       entry("V100-32GB", "v100", 32768, "7.0",
-            {"Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla V100S-PCIE-32GB"}),
+            {"Tesla V100-SXM2-32GB", "Tesla V100-PCIE-32GB", "Tesla V100S-PCIE-32GB", "Tesla V100-SXM3-32GB",
+             "Tesla V100-DGXS-32GB"}),
       entry("T4", "t4", 15360, "7.5", {"Tesla T4"}),
       entry("A10G", "a10g", 23028, "8.6", {"NVIDIA A10G"}),
       entry("L4", "l4", 23034, "8.9", {"NVIDIA L4"}),

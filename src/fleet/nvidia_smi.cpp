@@ -170,6 +170,11 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
 /// "81559 MiB" (or "81559" with nounits) → 81559.
 std::int64_t memory_mib(const NamedText& input, const Cell& cell) {
   auto text = cell.text;
+  if (text.empty())
+    fail(input, cell,
+         "memory.total is [N/A]: nvidia-smi reports no memory of its own for a GPU that shares the "
+         "system's (DGX Spark's GB10); describe this machine by hand in the fleet file, with the vram "
+         "its tests may use");
   if (text.ends_with(" MiB")) text.resize(text.size() - 4);
   auto value = whole(text);
   if (!value || *value == 0) fail(input, cell, fmt::format("'{}' is not a memory size in MiB", cell.text));

@@ -19,6 +19,9 @@ TEST_CASE("the names nvidia-smi prints map to catalog entries") {
   REQUIRE(find_gpu_model("NVIDIA A100 80GB PCIe")->name == "A100-PCIE-80GB");
   REQUIRE(find_gpu_model("NVIDIA L4")->family == "l4");
   REQUIRE(find_gpu_model("Tesla V100-SXM2-32GB")->name == "V100-32GB");
+  // DGX-2's and DGX Station's V100s: drivers before R510 print no compute_cap to learn them from.
+  REQUIRE(find_gpu_model("Tesla V100-SXM3-32GB")->name == "V100-32GB");
+  REQUIRE(find_gpu_model("Tesla V100-DGXS-16GB")->name == "V100-16GB");
 }
 
 TEST_CASE("every catalog entry is complete and names a lower-case family") {

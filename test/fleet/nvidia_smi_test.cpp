@@ -151,6 +151,9 @@ TEST_CASE("inputs that are not nvidia-smi output are refused with their position
                StartsWith("q.csv:1:1: no memory.total column"));
   REQUIRE(import_error({"index, name, memory.total [MiB]\n0, NVIDIA L4, lots\n", "q.csv"}, topo) ==
           "q.csv:2:15: 'lots' is not a memory size in MiB");
+  // DGX Spark's GB10 shares the system's memory: nvidia-smi prints [N/A], which said '' before.
+  REQUIRE_THAT(import_error({"index, name, memory.total [MiB]\n0, NVIDIA GB10, [N/A]\n", "q.csv"}, topo),
+               StartsWith("q.csv:2:17: memory.total is [N/A]: nvidia-smi reports no memory of its own"));
   REQUIRE(import_error({"", "q.csv"}, topo) ==
           "q.csv: is empty: expected the output of nvidia-smi --query-gpu");
   REQUIRE_THAT(import_error(fixture("l40s-pcie-4x.query.csv"), {"Sat Nov 30\n", "t.txt"}),
