@@ -116,7 +116,13 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     if (!options.bazel_args.empty()) script += " --";
     for (const auto& arg : options.bazel_args) script += " " + shell_quote(arg);
     files[node + ".sbatch"] = script + "\n";
-    submit += fmt::format("printf '%s %s\\n' {0} \"$(sbatch --parsable {0}.sbatch)\"\n", node);
+    // A failed sbatch inside printf's arguments would not stop `set -e`: the node's units would
+    // never run and the script would exit 0.
+    submit += fmt::format(
+        "job=$(sbatch --parsable {0}.sbatch) || {{ echo \"submit.sh: sbatch {0}.sbatch failed; the jobs "
+        "printed above were submitted\" >&2; exit 1; }}\n"
+        "printf '%s %s\\n' {0} \"$job\"\n",
+        node);
   }
   files["submit.sh"] = submit;
   return files;

@@ -103,6 +103,18 @@ jq -e --argjson units "$units" --argjson failed "$failed" '.node == "l4-0" and (
   and ([.units[] | select(.outcome == "failed") | .exit_status] | all(. == 1))' "$SCRATCH/exec.json" \
   > /dev/null || fail "exec --json does not report what ran: $(cat "$SCRATCH/exec.json")"
 
+# Slurm's submit.sh stops with a non-zero exit when an sbatch fails: a failure inside printf's
+# arguments did not stop `set -e`, so the node's units never ran and the script exited 0.
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm" > /dev/null
+mkdir -p "$SCRATCH/fakebin"
+printf '#!/bin/sh\ncase "$2" in h100-0*) exit 1;; esac\necho 42\n' > "$SCRATCH/fakebin/sbatch"
+chmod +x "$SCRATCH/fakebin/sbatch"
+status=0
+PATH="$SCRATCH/fakebin:$PATH" sh "$SCRATCH/slurm/submit.sh" > "$SCRATCH/submitted" 2> "$SCRATCH/submit.err" || status=$?
+[ "$status" = 1 ] && grep -q 'sbatch h100-0.sbatch failed' "$SCRATCH/submit.err" ||
+  fail "submit.sh with a failing sbatch: exit $status, $(cat "$SCRATCH/submitted" "$SCRATCH/submit.err")"
+grep -q '^a100-0 42$' "$SCRATCH/submitted" || fail "submit.sh did not print the job it submitted first"
+
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
   fail "--version does not name the commit: $("$GPUPLAN" --version)"

@@ -33,8 +33,8 @@ TEST_CASE("each node gets a job that takes the whole node and runs gpuplan exec"
   CHECK_THAT(script, Catch::Contains("#SBATCH --exclusive\n"));
   CHECK_THAT(script, Catch::Contains("#SBATCH --gres=gpu:4\n"));
   CHECK_THAT(script, Catch::EndsWith("exec gpuplan exec '/shared/run 1/plan.json' --node h100-0\n"));
-  CHECK_THAT(files.at("submit.sh"),
-             Catch::Contains("printf '%s %s\\n' h100-0 \"$(sbatch --parsable h100-0.sbatch)\"\n"));
+  CHECK_THAT(files.at("submit.sh"), Catch::Contains("job=$(sbatch --parsable h100-0.sbatch) || {"));
+  CHECK_THAT(files.at("submit.sh"), Catch::Contains("printf '%s %s\\n' h100-0 \"$job\"\n"));
 }
 
 // exec --fleet hands out any GPU of the node (dynamic execution takes units planned elsewhere):
