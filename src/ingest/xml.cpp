@@ -242,6 +242,12 @@ bool blank_unused_attributes(char* data, std::size_t size, bool& in_kept_list) {
     p = const_cast<char*>(element_end);
     blanked = true;
   }
+  // A buffer that ends in the first letters of a tag ("<", "<l", "<lis") may have cut a <list
+  // tag whose rest starts the next one, where no '<' shows it: keep that list's labels.
+  std::string_view data_view(data, size);
+  if (auto last = data_view.rfind('<'); last != std::string_view::npos && size - last < 5 &&
+                                        std::string_view("<list").starts_with(data_view.substr(last)))
+    in_kept_list = true;
   return blanked;
 }
 

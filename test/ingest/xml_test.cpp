@@ -194,6 +194,28 @@ TEST_CASE("attributes gpuplan never reads, in every spelling and across read bou
                                             Catch::Contains("attribute size of //a:t is a <label>"));
 }
 
+TEST_CASE("a constraint list whose <list tag a read boundary cuts keeps its labels") {
+  // The reader's first read ends at 64 KiB (what format detection read ahead): a <list tag of
+  // target_compatible_with cut there as "<li" was not seen, and its labels were blanked as
+  // unused, so the GPU constraint vanished with no word.
+  const std::string rule_head = "<rule class=\"sh_test\" name=\"//a:t\">\n  ";
+  const std::string list = "<list name=\"target_compatible_with\"><label value=\"//:nvidia_gpu\"/></list>\n";
+  for (std::size_t cut = 0; cut <= 8; ++cut) {
+    INFO("the tag starts " << cut << " bytes before the first read's end");
+    std::string text =
+        "<query version=\"2\">\n<rule class=\"filegroup\" name=\"//p:pad\">\n  <string name=\"name\" "
+        "value=\"";
+    std::size_t tag_at = (std::size_t{1} << 16) - cut;
+    std::string after_pad = "\"/>\n</rule>\n" + rule_head;
+    text += std::string(tag_at - text.size() - after_pad.size(), 'p') + after_pad;
+    REQUIRE(text.size() == tag_at);
+    TargetList read = read_text(text + list + "</rule>\n</query>\n");
+    REQUIRE(read.tests.size() == 1);
+    REQUIRE(read.tests[0].constraints.size() == 1);
+    CHECK(read.tests[0].constraints[0].source() == "target_compatible_with //:nvidia_gpu");
+  }
+}
+
 TEST_CASE("a rule-input or rule-output outside any rule is an error at its position, not skipped") {
   const std::string rule =
       "<rule class=\"sh_test\" name=\"//a:t\">\n  <rule-input name=\"//a:x\"/>\n</rule>\n";
