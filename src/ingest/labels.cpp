@@ -23,8 +23,11 @@ std::string_view take_configuration(std::string_view& line, const Position& wher
 
 /// Splits "py_test rule" (or "source file", ...) off the front of a label_kind line.
 std::string_view take_kind(std::string_view& line, const Position& where) {
-  std::size_t space = line.rfind(' ');
-  if (space == std::string_view::npos || space == 0)
+  // Every kind is two words ("py_test rule", "source file", "package group"), and a rule class
+  // has no space; a label may ("//sp:gpu @h100_test" is one target's).
+  std::size_t first = line.find(' ');
+  std::size_t space = first == std::string_view::npos ? first : line.find(' ', first + 1);
+  if (space == std::string_view::npos || first == 0)
     throw InputError(where, fmt::format("\"{}\" is not a label_kind line (\"py_test rule //a:b\")", line));
   std::string_view kind = line.substr(0, space);
   line = line.substr(space + 1);

@@ -106,3 +106,18 @@ TEST_CASE("the last line counts without a final newline, in every line-oriented 
   REQUIRE(read_text(std::string(3 << 20, '\n') + "//a:b_test", InputFormat::label).tests.at(0).label ==
           "//a:b_test");
 }
+
+TEST_CASE("a target name with a space is one label in label_kind lines") {
+  // Bazel allows spaces in target names; `bazel query --output=label_kind` (Bazel 4, captured)
+  // wrote "sh_test rule //sp:gpu @h100_test", which split at its last space lost the test.
+  TargetList list =
+      read_text("sh_test rule //sp:plain_test\nsh_test rule //sp:gpu @h100_test\n", InputFormat::label_kind);
+  REQUIRE(list.tests.size() == 2);
+  CHECK(list.tests[1].label == "//sp:gpu @h100_test");
+  CHECK(list.tests[1].rule_class == "sh_test");
+  TargetList configured =
+      read_text("sh_test rule //sp:gpu @h100_test (9f87702)\n", InputFormat::cquery_label_kind);
+  REQUIRE(configured.tests.size() == 1);
+  CHECK(configured.tests[0].label == "//sp:gpu @h100_test");
+  CHECK(read_text("source file //sp:a b.sh\n", InputFormat::label_kind).tests.empty());
+}
