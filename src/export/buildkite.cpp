@@ -9,6 +9,22 @@
 
 namespace gpuplan {
 
+namespace {
+
+/// `buildkite-agent pipeline upload` replaces $VAR and ${VAR} with the uploading job's values
+/// before any step runs; $$ is a $ it leaves for the step's own shell.
+void escape_interpolation(nlohmann::ordered_json& value) {
+  if (value.is_string()) {
+    std::string escaped;
+    for (char c : value.get_ref<const std::string&>()) escaped += c == '$' ? "$$" : std::string(1, c);
+    value = escaped;
+  } else if (value.is_structured()) {
+    for (auto& item : value) escape_interpolation(item);
+  }
+}
+
+}  // namespace
+
 std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
   using Json = nlohmann::ordered_json;
   Json steps = Json::array();
@@ -36,6 +52,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
       Json::array({"buildkite-agent artifact download 'gpuplan-results/*.csv' .", ci_merge_command(o)});
   merge["artifact_paths"] = Json::array({"gpuplan-results/history.json"});
   steps.push_back(std::move(merge));
+  escape_interpolation(steps);
   return "# Made by gpuplan export buildkite: upload with `buildkite-agent pipeline upload FILE`.\n" +
          to_yaml(Json::object({{"steps", steps}}));
 }

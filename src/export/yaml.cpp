@@ -10,11 +10,12 @@ namespace gpuplan {
 
 namespace {
 
-/// Words YAML 1.1 or 1.2 parsers read as something other than a string.
+/// Words YAML 1.1 or 1.2 parsers read as something other than a string (y and n: YAML 1.1's
+/// booleans, which go-yaml v2, and so kubectl, reads as such).
 bool reserved_word(std::string_view s) {
-  static constexpr std::array<std::string_view, 22> words = {
-      "true", "false", "True", "False", "TRUE", "FALSE", "yes", "no",   "Yes",  "No",   "YES",
-      "NO",   "on",    "off",  "On",    "Off",  "ON",    "OFF", "null", "Null", "NULL", "~"};
+  static constexpr std::array<std::string_view, 26> words = {
+      "true", "false", "True", "False", "TRUE", "FALSE", "yes",  "no",   "Yes", "No", "YES", "NO", "on",
+      "off",  "On",    "Off",  "ON",    "OFF",  "null",  "Null", "NULL", "~",   "y",  "Y",   "n",  "N"};
   return std::find(words.begin(), words.end(), s) != words.end();
 }
 

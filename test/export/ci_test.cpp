@@ -51,6 +51,10 @@ TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets fa
   CHECK(steps[1]["timeout_in_minutes"].as<int>() == 3);
   CHECK(steps[2]["continue_on_failure"].as<bool>());
   CHECK(steps[3]["key"].as<std::string>() == "gpuplan-merge");
+  // pipeline upload replaces $VAR with the uploading job's value; $$ leaves a $ for the step.
+  o.command = "bazel test {label} --test_env=SCRATCH=$TMPDIR";
+  auto escaped = YAML::Load(buildkite_pipeline(two_nodes(), nullptr, o))["steps"];
+  CHECK_THAT(escaped[0]["command"][1].as<std::string>(), Catch::Contains("--test_env=SCRATCH=$$TMPDIR'"));
 }
 
 TEST_CASE("GitLab gets a job per node with runner tags and a merge job that runs even after failures") {

@@ -48,6 +48,13 @@ TEST_CASE("YAML written for a manifest reads back as the same JSON") {
   CHECK(back(YAML::Load(yaml)) == value);
 }
 
+TEST_CASE("YAML 1.1's one-letter booleans are quoted, as kubectl's go-yaml v2 reads them") {
+  // A node named y: kubernetes.io/hostname: y was the boolean true to kubectl, and the Job was refused.
+  for (std::string word : {"y", "Y", "n", "N"})
+    CHECK(to_yaml(Json::object({{"k", word}})) == "k: \"" + word + "\"\n");
+  CHECK(to_yaml(Json::object({{"k", "yy"}})) == "k: yy\n");
+}
+
 TEST_CASE("multi-line text becomes a literal block, readable as it is") {
   auto yaml = to_yaml(Json::object({{"plan.json", "{\n \"a\": 1\n}\n"}}));
   CHECK(yaml == "plan.json: |\n  {\n   \"a\": 1\n  }\n");
