@@ -1,18 +1,42 @@
 // `gpuplan export github-matrix`: the JSON a GitHub Actions `strategy.matrix` takes, one
 // entry per node, for `matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}`.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "export/ci.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 
 namespace gpuplan {
 
 std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
   nlohmann::ordered_json include = nlohmann::ordered_json::array();
+  // GitHub compares runner labels without case: two nodes whose labels differ only in case
+  // (GPU-1, gpu-1) would each take the other's runner as readily as their own.
+  std::map<std::vector<std::string>, std::string> node_of_labels;
   for (const auto& node : export_nodes(plan, fleet)) {
+    auto labels = ci_tags(o, node, false);
+    std::vector<std::string> folded;
+    for (auto label : labels) {
+      std::transform(label.begin(), label.end(), label.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      folded.push_back(std::move(label));
+    }
+    std::sort(folded.begin(), folded.end());
+    if (auto [it, added] = node_of_labels.try_emplace(folded, node.name); !added)
+      throw InputError(Position{"export github-matrix"},
+                       fmt::format("nodes {:?} and {:?} get the runner labels [{}], which GitHub compares "
+                                   "without case, so either job may run on either machine: rename one node, "
+                                   "or tell them apart with --fleet-tag",
+                                   it->second, node.name, fmt::join(labels, ", ")));
     nlohmann::ordered_json entry;
     entry["node"] = node.name;
-    entry["runs-on"] = ci_tags(o, node, false);
+    entry["runs-on"] = labels;
     entry["gpus"] = node.gpus;
     entry["unit_count"] = node.units;
     entry["planned_s"] = node.end_s;

@@ -40,6 +40,19 @@ TEST_CASE("the GitHub matrix has one entry per node with its runner labels, time
         "b'");
 }
 
+TEST_CASE("nodes whose runner labels differ only in case are refused: GitHub compares labels without case") {
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "GPU-1";
+  plan.assignments[1].node = "gpu-1";
+  CiOptions o;
+  o.node_tag = "node";
+  o.tags = {"self-hosted"};
+  CHECK_THROWS_WITH(
+      github_matrix(plan, nullptr, o),
+      Catch::Contains("nodes \"GPU-1\" and \"gpu-1\" get the runner labels [self-hosted, gpu-1], which "
+                      "GitHub compares without case"));
+}
+
 TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets failures through and a merge") {
   CiOptions o;
   o.node_tag = "hostname";
