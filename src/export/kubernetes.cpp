@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "export/yaml.hpp"
@@ -149,9 +150,16 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
   std::map<std::string, std::string> files;
   for (const auto& node : export_nodes(plan, fleet)) {
-    if (!label_value_ok(node.name) && o.node_key == "kubernetes.io/hostname")
+    // Kubernetes node names are lowercase, and so is the kubelet's hostname label: a Job pinned to
+    // GPU-1 would wait Pending for a node no one has, until its deadline.
+    bool lowercase = std::none_of(node.name.begin(), node.name.end(),
+                                  [](unsigned char c) { return std::isupper(c) != 0; });
+    if ((!label_value_ok(node.name) || !lowercase) && o.node_key == "kubernetes.io/hostname")
       throw InputError(Position{"plan"},
-                       fmt::format("node \"{}\" cannot be a Kubernetes node name", node.name));
+                       fmt::format("node \"{}\" cannot be a Kubernetes node name (lowercase letters, digits, "
+                                   "'-' and '.'), which kubernetes.io/hostname pins the Job to: name the "
+                                   "fleet's node as Kubernetes does, or pin by another label with --node-key",
+                                   node.name));
     std::string job_name = object_name("gpuplan-", node.name);
 
     Json labels = Json::object();

@@ -105,7 +105,9 @@ TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet,
 }
 
 TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and a hash") {
-  auto files = kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, options());
+  auto by_label = options();
+  by_label.node_key = "example.com/gpu-node";  // a label of the team's: its values may have capitals
+  auto files = kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, by_label);
   REQUIRE(files.size() == 2);
   CHECK(files.count("gpuplan-gpu-box-1.yaml") == 1);
   for (const auto& [name, content] : files) {
@@ -113,6 +115,11 @@ TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and 
     CHECK(job_name.size() <= 63);
     CHECK(job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos);
   }
+  // Pinned by kubernetes.io/hostname, a node name with capitals matches no Kubernetes node (their
+  // names, and the kubelet's hostname label, are lowercase): the Job would wait Pending until its
+  // deadline, so the export refuses it.
+  CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"GPU-1", 60}}), nullptr, options()),
+                    Catch::Contains("node \"GPU-1\" cannot be a Kubernetes node name"));
 }
 
 TEST_CASE("tolerations are read as kubectl taint writes them, and bad options are errors") {
