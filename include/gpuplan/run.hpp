@@ -24,18 +24,21 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 
 /// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID;
 /// for a unit with GPUs, the same list in ZE_AFFINITY_MASK (Intel's Level Zero) and
-/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1.
+/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1; for a shard, GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS too, as
+/// Bazel's test-setup.sh derives them from TEST_SHARD_INDEX and TEST_TOTAL_SHARDS (googletest reads
+/// only its own names, so a gtest binary run outside Bazel would run every case in every shard).
 /// The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the NVML checks and
 /// samples), in PCI bus order; CUDA numbers GPUs fastest first unless told otherwise, so an index
 /// in CUDA_VISIBLE_DEVICES could name another GPU than the planned one (not the NVLink partner the
 /// plan chose, not the one NVML checked). `export kubernetes` sets it in the pod for the same reason.
-std::map<std::string, std::string> executor_env(const Assignment& assignment, bool shares_gpu);
-
-/// What `exec --command` runs a unit with: executor_env() and, for a shard, GTEST_SHARD_INDEX and
-/// GTEST_TOTAL_SHARDS too, as Bazel's test-setup.sh derives them from TEST_SHARD_INDEX and
-/// TEST_TOTAL_SHARDS: googletest reads only its own names, so a gtest binary run outside Bazel
-/// would otherwise run every case in every shard.
 std::map<std::string, std::string> command_env(const Assignment& assignment, bool shares_gpu);
+
+/// The variables that choose a unit's GPUs or its shard: a unit gets them from command_env() or
+/// not at all, never from the environment of whoever started run-under or exec (a caller's
+/// HIP_VISIBLE_DEVICES, which HIP reads before CUDA_VISIBLE_DEVICES, would put an AMD test on
+/// another test's GPU; a caller's TEST_SHARD_INDEX would make an unsharded gtest run a third of
+/// its cases and pass).
+bool chosen_by_plan(std::string_view name);
 
 /// The assignment of a test (or of one shard of it) on `node`. Labels compare canonically
 /// ("@//a:b" is "//a:b"); a test planned as one unit (--shards=whole) matches any shard.

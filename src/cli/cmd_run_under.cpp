@@ -455,7 +455,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
   double start = os::now_epoch_s();
-  pid_t child = os::spawn(o.command, executor_env(assignment, shares), false, fds);
+  pid_t child = os::spawn(o.command, command_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
   GpuUsageSampler sampler(nvml);  // a GPU test's always, to catch one on GPUs it was not given
   sampler.start(child, assignment.gpus);

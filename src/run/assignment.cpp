@@ -23,7 +23,7 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
   return units;
 }
 
-std::map<std::string, std::string> executor_env(const Assignment& a, bool shares_gpu) {
+std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
   auto env = planned_env(a, shares_gpu);
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
   // Intel's Level Zero (PyTorch's XPU, SYCL, oneAPI) reads its own list, in the PCI order the
@@ -34,16 +34,18 @@ std::map<std::string, std::string> executor_env(const Assignment& a, bool shares
     env["ZE_AFFINITY_MASK"] = env.at("CUDA_VISIBLE_DEVICES");
     env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
   }
-  return env;
-}
-
-std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
-  auto env = executor_env(a, shares_gpu);
   if (a.unit.shard_index) {
     env["GTEST_SHARD_INDEX"] = env.at("TEST_SHARD_INDEX");
     env["GTEST_TOTAL_SHARDS"] = env.at("TEST_TOTAL_SHARDS");
   }
   return env;
+}
+
+bool chosen_by_plan(std::string_view name) {
+  static constexpr std::string_view names[] = {
+      "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK",
+      "TEST_SHARD_INDEX",     "TEST_TOTAL_SHARDS",   "GTEST_SHARD_INDEX",  "GTEST_TOTAL_SHARDS"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,

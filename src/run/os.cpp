@@ -21,6 +21,7 @@
 #include <filesystem>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
 
 namespace gpuplan::os {
 
@@ -365,7 +366,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   std::vector<std::string> entries;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
-    if (!env.count(std::string(entry.substr(0, entry.find('='))))) entries.emplace_back(entry);
+    auto name = entry.substr(0, entry.find('='));
+    if (!env.count(std::string(name)) && !chosen_by_plan(name)) entries.emplace_back(entry);
   }
   for (const auto& [name, value] : env) entries.push_back(fmt::format("{}={}", name, value));
   std::vector<char*> envp, args;

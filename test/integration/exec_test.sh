@@ -47,6 +47,15 @@ PY
   >/dev/null || fail "exec of the plan with an echo command failed"
 grep -qx '//ml:train_test#shard-1-of-4 1/4 PCI_BUS_ID' "$SCRATCH/gtest.log" && grep -qx '//ml:pool_test / PCI_BUS_ID' "$SCRATCH/gtest.log" ||
   fail "googletest's shard variables and CUDA's device order: $(cat "$SCRATCH/gtest.log")"
+# 1c. The GPU and shard variables of whoever started exec never reach a unit: an unsharded gtest
+#     given the caller's shard 1 of 3 ran a third of its cases and passed, and HIP reads
+#     HIP_VISIBLE_DEVICES before CUDA_VISIBLE_DEVICES, so a caller's 7 put an AMD test on GPU 7.
+TEST_SHARD_INDEX=1 TEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=3 HIP_VISIBLE_DEVICES=7 \
+  GPU_DEVICE_ORDINAL=7 ZE_AFFINITY_MASK=7 "$GPUPLAN" exec "$PLAN" --node ws-0 \
+  --command "echo {unit} \$TEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS hip=\$HIP_VISIBLE_DEVICES,\$GPU_DEVICE_ORDINAL >>$SCRATCH/caller.log" \
+  >/dev/null || fail "exec under a caller's shard and GPU variables failed"
+grep -qx '//ml:pool_test / hip=,' "$SCRATCH/caller.log" && grep -qx '//ml:train_test#shard-1-of-4 1/4 hip=,' "$SCRATCH/caller.log" ||
+  fail "the caller's shard or GPU variables reached a unit: $(cat "$SCRATCH/caller.log")"
 
 # 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
 jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"
