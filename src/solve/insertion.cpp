@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <stdexcept>
 
 namespace gpuplan::solve {
 
@@ -138,6 +139,8 @@ Schedule insertion_schedule(const Problem& p, const std::vector<int>& order) {
         }
       }
     }
+    if (best_shape < 0)  // eligibility promised a node of some shape
+      throw std::logic_error("insertion_schedule: no node fits a unit its shapes allow");
     const Shape& shape = p.shapes[static_cast<size_t>(best_shape)];
     const NodeType& type = fleet.types[static_cast<size_t>(shape.type)];
     // choose_gpus sees the idle GPUs as free since their last unit ended, the others as busy.

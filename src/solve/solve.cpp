@@ -64,7 +64,7 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
   Shape shape;
   shape.type = type_index;
   shape.gpus = r.gpus.value;
-  shape.nvlink = r.needs_nvlink();
+  shape.nvlink = r.needs_nvlink() && shape.gpus > 1;  // one GPU is connected to itself
   shape.eligible = eligible_gpus(r, node);
   if (r.is_exclusive() || (options.policy == Policy::whole_node && r.gpus.value > 1))
     shape.occupancy = Occupancy::whole_node;

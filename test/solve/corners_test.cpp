@@ -39,6 +39,21 @@ TEST_CASE("an NVLink unit on a board of islands takes the GPUs of one island") {
   CHECK(broken_promise(plan, fleet).empty());
 }
 
+TEST_CASE("1-GPU units tagged nvlink share a node without NVLink, each on a GPU of its own") {
+  // One GPU is connected to itself. Two of them on a PCIe-only node found no shape that fitted,
+  // and plan read past its shapes: a segfault, a bus error or bad_alloc, run to run.
+  auto fleet = fleet_of({{"pcie", 1, 2, "pcie"}});
+  Unit a = unit("//t:a", 100), b = unit("//t:b", 100);
+  with_nvlink(a);
+  with_nvlink(b);
+  for (Policy policy : {Policy::exact, Policy::pack, Policy::whole_node}) {
+    auto plan = plan_of({a, b}, fleet, policy);
+    CHECK(plan.assignments.size() == 2);
+    CHECK(plan.summary.makespan_s == 100);
+    CHECK(broken_promise(plan, fleet).empty());
+  }
+}
+
 TEST_CASE("pack fits three units that fill a GPU's usable memory exactly, at once") {
   // 80 GiB less 15% is 69,632 MiB: three units of 23,210 MiB fit (69,630), which 64 slices of
   // the GPU rounded up to 22 each (66 > 64), so the plan once ran them in two rounds.
