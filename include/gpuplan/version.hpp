@@ -34,6 +34,7 @@ struct VersionConstraint {
 
   /// ">=12.4", ">12", "<=8.9", "<12.0", "==9.0"; a bare "12.4" or ":12.4" is not accepted here.
   static Result<VersionConstraint> parse(std::string_view text);
+  /// False for an empty version: a node or GPU with none (AMD, Intel) meets no constraint.
   bool satisfied_by(const Version& actual) const;
   std::string str() const;  ///< ">=12.4"
   bool operator==(const VersionConstraint&) const = default;

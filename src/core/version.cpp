@@ -59,6 +59,7 @@ Result<VersionConstraint> VersionConstraint::parse(std::string_view text) {
 }
 
 bool VersionConstraint::satisfied_by(const Version& actual) const {
+  if (actual.empty()) return false;  // none known (an AMD node's CUDA): not below 12.0 either
   auto order = actual <=> version;
   switch (op) {
     case Op::ge: return std::is_gteq(order);

@@ -98,6 +98,7 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
       return fmt::format("{} GPUs", fmt::join(values, " and "));
     case Need::capability:
       for (const auto& g : node.gpus) values.insert(g.compute_capability.str());
+      if (values.size() == 1 && values.begin()->empty()) return "no compute capability";  // AMD, Intel
       return fmt::format("compute capability {}", fmt::join(values, " and "));
     case Need::cuda: return node.cuda.empty() ? "no CUDA version" : "CUDA " + node.cuda.str();
     case Need::together:

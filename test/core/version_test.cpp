@@ -24,6 +24,9 @@ TEST_CASE("version constraints hold or fail as written") {
   REQUIRE(ge.satisfied_by(*Version::parse("12.4")));
   REQUIRE(ge.satisfied_by(*Version::parse("12.10")));
   REQUIRE_FALSE(ge.satisfied_by(*Version::parse("11.8")));
+  // No version (an AMD node's CUDA) meets no bound, not even one below a version.
+  REQUIRE_FALSE(VersionConstraint::parse("<12.0")->satisfied_by(Version{}));
+  REQUIRE_FALSE(ge.satisfied_by(Version{}));
   REQUIRE_FALSE(VersionConstraint::parse("<12.0")->satisfied_by(*Version::parse("12")));
   REQUIRE(VersionConstraint::parse("==9.0")->satisfied_by(*Version::parse("9")));
   REQUIRE(to_string(*parse_constraints(">=12.0,<13")) == ">=12.0,<13");

@@ -47,3 +47,22 @@ TEST_CASE("a test for a vendor the fleet lacks is unschedulable and the reason n
   REQUIRE(plan.unschedulable.size() == 1);
   CHECK(plan.unschedulable[0].reason == "needs 2 Intel GPUs; node mi300x-0 has AMD GPUs");
 }
+
+TEST_CASE("a CUDA or compute capability bound below a version is not met by a node that has none") {
+  // An AMD node has no CUDA version and its GPUs no compute capability: read as 0, they met every
+  // < and <= bound, so cuda<12.0 and gpu-cc<9.0 tests went to the AMD node and verify agreed.
+  auto fleet = mixed_fleet();
+  for (auto& node : fleet.nodes)
+    if (node.pool == "mi300x") {
+      node.cuda = Version{};
+      for (auto& gpu : node.gpus) gpu.compute_capability = Version{};
+    }
+  Unit old_cuda = unit("//t:old_cuda", 100), old_cc = unit("//t:old_cc", 100);
+  with_cuda(old_cuda, "<12.0");
+  with_capability(old_cc, "<9.0");
+  auto plan = plan_of({old_cuda, old_cc}, fleet);
+  REQUIRE(plan.assignments.empty());
+  REQUIRE(plan.unschedulable.size() == 2);
+  for (const auto& u : plan.unschedulable)
+    CHECK_THAT(u.reason, Catch::Contains("no CUDA version") || Catch::Contains("no compute capability"));
+}
