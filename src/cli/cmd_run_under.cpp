@@ -99,15 +99,25 @@ std::string node_name(const std::string& node_file) {
   return line.substr(first, line.find_last_not_of(space) - first + 1);
 }
 
-/// GPUs a test outside the plan asks for, by its tags in `--query` output; nullopt when the
-/// query does not have it either.
-std::optional<int> unplanned_gpu_count(const RunUnderOptions& o, const std::string& label) {
+/// What a test outside the plan asks for by its tags in `--query` output.
+struct UnplannedNeed {
+  int gpus = 0;
+  bool whole_node = false;  ///< gpu-exclusive: it runs alone on the node, as a planned one would
+};
+
+/// nullopt when the query does not have the test either.
+std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std::string& label,
+                                            Policy policy) {
   QueryOptions query;
   query.targets.path = o.query;
   query.rules = o.rules;
-  for (const auto& test : read_and_classify(query, read_rules(query)).tests)
-    if (canonical_label(test.target.label) == canonical_label(label))
-      return test.bucket == Bucket::gpu ? test.requirement->gpus.value : 0;
+  for (const auto& test : read_and_classify(query, read_rules(query)).tests) {
+    if (canonical_label(test.target.label) != canonical_label(label)) continue;
+    if (test.bucket != Bucket::gpu) return UnplannedNeed{};
+    const Requirement& r = *test.requirement;
+    return UnplannedNeed{r.gpus.value,
+                         r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1)};
+  }
   return std::nullopt;
 }
 
@@ -136,8 +146,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
 
 /// A test missing from the plan, with the GPUs its tags in --query ask for, free ones of the node.
 int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::vector<int>& gpus_here,
-                  const std::string& target, std::optional<int> shard, int wanted) {
+                  const std::string& target, std::optional<int> shard, UnplannedNeed need) {
   int node_gpus = static_cast<int>(gpus_here.size());
+  int wanted = need.gpus;
   if (wanted > node_gpus)
     throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
                                                    wanted, node_gpus, node));
@@ -146,11 +157,15 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
   assignment.unit.shard_index = shard;
   assignment.node = node;
   std::vector<os::GpuLocks> held;
-  std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
-  std::cerr << fmt::format("gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
-                           wanted == 0
-                               ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
-                               : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
+  // An exclusive test holds every GPU's lock, as a planned one does, and sees the first it needs.
+  std::tie(assignment.gpus, held) = take_any(o.lock_dir, need.whole_node ? node_gpus : wanted, node_gpus);
+  assignment.gpus.resize(static_cast<std::size_t>(wanted));
+  std::cerr << fmt::format(
+      "gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
+      wanted == 0 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
+      : need.whole_node
+          ? fmt::format("GPUs {} found by its tags, alone on the node", gpu_list(assignment.gpus))
+          : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
   return run_test(o, assignment, false, std::move(held));
 }
 
@@ -401,8 +416,8 @@ int run_under(const RunUnderOptions& o) {
     }
   }
   if (placement.kind == Kind::unknown && !o.query.empty()) {
-    if (auto wanted = unplanned_gpu_count(o, target))
-      return run_unplanned(o, node, node_gpus, target, shard, *wanted);
+    if (auto need = unplanned_need(o, target, plan.policy))
+      return run_unplanned(o, node, node_gpus, target, shard, *need);
     placement = {Kind::refused, std::nullopt, fmt::format("it is neither in the plan nor in {}", o.query)};
   } else if (placement.kind == Kind::unknown) {
     placement = {Kind::refused, std::nullopt,

@@ -165,6 +165,24 @@ status=0
 TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   --query examples/query.xml true 2>"$SCRATCH/note" || status=$?
 [ "$status" = 2 ] && grep -q "needs 8 GPUs" "$SCRATCH/note" || fail "an 8-GPU test on a 4-GPU node was not refused"
+# An unplanned gpu-exclusive test runs alone on the node, as a planned one does: it waits for the
+# test that holds GPU 2 (it took free GPU 3 and ran beside it before).
+cat >"$SCRATCH/excl.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2"><rule class="sh_test" name="//new:excl_test"><list name="tags"><string value="gpu"/><string value="gpu-exclusive"/></list></rule></query>
+XML
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  sh -c "sleep 1.5; date +%s.%N >$SCRATCH/held_until" &
+holder=$!
+sleep 0.3
+TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --query "$SCRATCH/excl.xml" sh -c "date +%s.%N >$SCRATCH/excl_started" 2>"$SCRATCH/note" ||
+  fail "the unplanned exclusive test failed: $(cat "$SCRATCH/note")"
+wait "$holder"
+/usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/excl_started').read()) < float(open('$SCRATCH/held_until').read()))" ||
+  fail "an unplanned gpu-exclusive test ran beside another test"
+grep -q "excl_test is not planned on ws-0; running it with GPUs 0 found by its tags, alone on the node" "$SCRATCH/note" ||
+  fail "the note of an unplanned exclusive test: $(cat "$SCRATCH/note")"
 
 # A test that picks its GPU itself (NVML's stand-in lists its shell on GPU 0; the plan gave it
 # GPU 2): run-under measures it with --results and says so in the test's log.
