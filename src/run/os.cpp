@@ -184,6 +184,19 @@ bool kill_unit_processes(pid_t self, bool group) {
   return any;
 }
 
+/// Kills every process the unit started until none is left (orphans come to the subreaper as
+/// their parents die), reaping them.
+void kill_all(pid_t self, bool group) {
+  while (kill_unit_processes(self, group)) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    const struct timespec pause { 0, 10'000'000 };
+    ::nanosleep(&pause, nullptr);
+  }
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
 /// Ends the supervisor as its unit ended: the same exit code, or killed by the same signal.
 [[noreturn]] void end_as(int wait_status) {
   if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
@@ -243,15 +256,19 @@ bool kill_unit_processes(pid_t self, bool group) {
     if (signal == SIGCHLD) {
       int status = 0;
       pid_t pid;
-      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
-        if (pid == unit) end_as(status);
-    } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
-      while (kill_unit_processes(self, launch.own_group)) {
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid != unit) continue;
+        // What the unit left running (a daemon that closed the lock descriptors it inherited
+        // would run on GPUs handed on to the next test) ends with it, as Bazel's sandbox ends
+        // it. As a subreaper the supervisor has any such process as a child: none, nothing to do.
+        pid_t left;
+        while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
         }
-        const struct timespec pause { 0, 10'000'000 };
-        ::nanosleep(&pause, nullptr);
+        if (left == 0) kill_all(self, launch.own_group);  // 0: some still run; -1 (ECHILD): none
+        end_as(status);
       }
+    } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
+      kill_all(self, launch.own_group);
       ::_exit(128 + SIGKILL);
     } else if ((signal == SIGINT || signal == SIGTERM) && !launch.own_group && info.si_pid == launch.parent) {
       ::kill(unit, signal);  // passed on by run-under; one sent to the whole group reached the unit too

@@ -155,6 +155,16 @@ xmllint --noout "$SCRATCH/junit.xml" || fail "run-under's JUnit is not well-form
 [ "$(grep -c '<failure ' "$SCRATCH/junit.xml")" -eq 3 ] || fail "run-under's JUnit does not count 3 failures"
 grep -qF 'value="//a:&quot;q&quot;"' "$SCRATCH/junit.xml" || fail "run-under's JUnit lacks the label //a:\"q\""
 
+# A process the test leaves running ends with the test, before its GPUs are handed on: a daemon
+# that closed the lock descriptors it inherited ran on while the next test got its GPUs.
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  bash -c "setsid bash -c 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; echo \$\$ >$SCRATCH/daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 &
+           sleep 0.3" || fail "run-under of a test that leaves a daemon failed"
+daemon=$(cat "$SCRATCH/daemon.pid")
+sleep 0.2
+state=$(ps -o stat= -p "$daemon" 2>/dev/null || true)
+[ -z "$state" ] || [ "${state#Z}" != "$state" ] || fail "the daemon the test left ($daemon, $state) still runs after run-under ended"
+
 # A test missing from the plan gets free GPUs by its tags from --query, or a clear refusal.
 got=$(TEST_TARGET=//ml:cuda11_compat_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
         --query examples/query.xml sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/note")
