@@ -77,7 +77,8 @@ void require_text(std::string_view head, const std::string& name) {
   }
 }
 
-/// Whether a label line ends in a cquery configuration: " (9f87702)" or " (null)".
+/// Whether a label line ends in a cquery configuration: " (9f87702)" or " (null)". Bazel's id is
+/// at least 7 hex digits: a test named "bench (a100)" is a query label, not "//p:bench" in a100.
 bool has_configuration(std::string_view line) {
   while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
   if (!line.ends_with(')')) return false;
@@ -85,7 +86,7 @@ bool has_configuration(std::string_view line) {
   if (open == std::string_view::npos) return false;
   std::string_view id = line.substr(open + 2, line.size() - open - 3);
   if (id == "null") return true;
-  return !id.empty() && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  return id.size() >= 7 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
 /// For a head starting with '{': a cquery result, one object a line, or pretty-printed objects.

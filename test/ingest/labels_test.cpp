@@ -121,3 +121,13 @@ TEST_CASE("a target name with a space is one label in label_kind lines") {
   CHECK(configured.tests[0].label == "//sp:gpu @h100_test");
   CHECK(read_text("source file //sp:a b.sh\n", InputFormat::label_kind).tests.empty());
 }
+
+TEST_CASE("a query label ending in a short hex word in parentheses is not a cquery line") {
+  // sh_test(name = "bench (a100)"): Bazel 4's query --output=label wrote "//par:bench (a100)", read
+  // as //par:bench in configuration a100. cquery's configuration ids have 7 hex digits or more.
+  TargetList list = read_text("//par:bench (a100)\n");
+  CHECK(list.format == "label");
+  REQUIRE(list.tests.size() == 1);
+  CHECK(list.tests[0].label == "//par:bench (a100)");
+  CHECK(read_text("//par:bench (9f87702)\n").format == "cquery_label");
+}
