@@ -259,8 +259,10 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       event = inner;
     }
     auto name_shard = [&](const ResultReader& result) {
-      int& highest = shard_named[test_index(result.label())];
+      std::size_t test = test_index(result.label());
+      int& highest = shard_named[test];
       highest = std::max(highest, result.shard());
+      return test;
     };
     simdjson::dom::object result_id;
     if (id["testResult"].get(result_id) == simdjson::SUCCESS) {
@@ -268,9 +270,10 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       result.read(result_id, event);
       if (!result.problem.empty()) bad.add(number, result.problem);
       if (result.cached) ++read.history.cached_results;
-      if (!result.label().empty()) name_shard(result);
+      if (result.label().empty()) continue;
+      std::size_t test = name_shard(result);
       if (result.attempt) {
-        result.attempt->test = test_index(result.label());
+        result.attempt->test = test;
         result.attempt->line = number;
         attempts.push_back(*result.attempt);
       }
@@ -283,8 +286,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
         simdjson::dom::object child_id;
         ResultReader announced;
         if (child["testResult"].get(child_id) != simdjson::SUCCESS || !announced.read_id(child_id)) continue;
-        name_shard(announced);
-        shards_known.insert(test_index(announced.label()));
+        shards_known.insert(name_shard(announced));
       }
       continue;
     }
