@@ -258,13 +258,14 @@ void kill_all(pid_t self, bool group) {
       pid_t pid;
       while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
         if (pid != unit) continue;
-        // What the unit left running (a daemon that closed the lock descriptors it inherited
-        // would run on GPUs handed on to the next test) ends with it, as Bazel's sandbox ends
-        // it. As a subreaper the supervisor has any such process as a child: none, nothing to do.
+        // What run-under's test left running (a daemon that closed the lock descriptors it
+        // inherited would run on GPUs handed on to the next test) ends with it, as Bazel's
+        // sandbox ends it. As a subreaper the supervisor has any such process as a child. Not
+        // under exec (own_group): its default unit is `bazel test`, whose server must live on.
         pid_t left;
         while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
         }
-        if (left == 0) kill_all(self, launch.own_group);  // 0: some still run; -1 (ECHILD): none
+        if (left == 0 && !launch.own_group) kill_all(self, false);  // 0: some still run
         end_as(status);
       }
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
