@@ -212,6 +212,15 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@libtorch_*//...",
       "//third_party/gpus/...",
       "@*//third_party/gpus/...",
+      // NCCL, ROCm, PyTorch's C++ and NVSHMEM as C++ repositories name them (nccl-tests' and
+      // IREE's @nccl, a system ROCm as @rocm, LibTorch as @pytorch), rules_cuda's runtime target,
+      // and XLA's CUDA stubs (@xla//xla/tsl/cuda:cudart).
+      "@nccl//...",
+      "@rocm//...",
+      "@pytorch//...",
+      "@nvidia_nvshmem//...",
+      "@rules_cuda//cuda:runtime",
+      "@*//xla/tsl/cuda/...",
       // ROCm.
       "@local_config_rocm//...",
       // Python wheels through rules_python, each in the one package a wheel gets: the hub
@@ -221,16 +230,39 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*//torch:*",
       "@*_torch//:*",
       "@*//pypi__torch:*",
+      "@*pypi__torch_*//:*",  // pip_import's per-wheel repository carries the version: pypi__torch_1_4_0
       "@*//triton:*",
       "@*_triton//:*",
+      "@*//pytorch_triton*:*",  // PyTorch's own index: pytorch-triton, pytorch-triton-rocm
+      "@*_pytorch_triton*//:*",
       // NVIDIA's CUDA wheels (nvidia-cublas-cu12, nvidia-cudnn-cu12, ...) that torch, jax[cuda12]
       // and tensorflow[and-cuda] pull in; CuPy and PyCUDA.
       "@*//nvidia_*:*",
       "@*_nvidia_*//:*",
-      "@*//cupy_cuda*:*",
-      "@*_cupy_cuda*//:*",
+      "@*//cupy*:*",  // cupy-cuda12x, cupy-rocm-5-0, and cupy built from source
+      "@*_cupy*//:*",
       "@*//pycuda:*",
       "@*_pycuda//:*",
+      // Other wheels whose code runs on GPUs: NVIDIA's CUDA Python, TensorRT, RAPIDS, Numba's CUDA
+      // target, NVML's bindings, and frameworks' GPU builds.
+      "@*//cuda_python:*",
+      "@*_cuda_python//:*",
+      "@*//cuda_bindings:*",
+      "@*_cuda_bindings//:*",
+      "@*//tensorrt*:*",
+      "@*_tensorrt*//:*",
+      "@*//cudf_cu*:*",
+      "@*_cudf_cu*//:*",
+      "@*//numba_cuda:*",
+      "@*_numba_cuda//:*",
+      "@*//pynvml:*",
+      "@*_pynvml//:*",
+      "@*//onnxruntime_gpu:*",
+      "@*_onnxruntime_gpu//:*",
+      "@*//paddlepaddle_gpu:*",
+      "@*_paddlepaddle_gpu//:*",
+      "@*//mxnet_cu*:*",
+      "@*_mxnet_cu*//:*",
       // JAX: jax and jaxlib run on CPUs; its GPU backends are the plugin wheels
       // (jax-cuda12-plugin, jax-cuda12-pjrt, jax-rocm60-plugin, ...).
       "@*//jax_cuda*:*",
@@ -242,6 +274,10 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*_tensorflow//:*",
       "@*//tensorflow_gpu:*",
       "@*_tensorflow_gpu//:*",
+      "@*//tensorflow_rocm:*",
+      "@*_tensorflow_rocm//:*",
+      "@*//tf_nightly*:*",  // tf-nightly, like tensorflow, and tf-nightly-gpu before it
+      "@*_tf_nightly*//:*",
   };
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
   // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.

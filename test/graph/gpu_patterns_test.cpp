@@ -17,35 +17,29 @@ bool is_gpu_by_default(std::string_view label) {
 }  // namespace
 
 TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and TensorFlow name GPU packages") {
-  for (auto label : {"@pypi//torch:pkg",
-                     "@pypi//torch:torch",
-                     "@pip_deps_torch//:pkg",
-                     "@pypi_311_torch//:pkg",
-                     "@@rules_python~~pip~pypi_311_torch//:pkg",
-                     "@@rules_python++pip+pypi_311_torch//:pkg",
-                     "@pip//pypi__torch:pkg",
-                     "@pypi//jax_cuda12_plugin:pkg",
-                     "@pypi//jax_cuda12_pjrt:pkg",
-                     "@pypi//nvidia_cublas_cu12:pkg",
-                     "@pypi//tensorflow:pkg",
-                     "@local_config_cuda//cuda:cudart",
-                     "@cuda_cudart//:cudart",
-                     "@cuda_cudnn//:cudnn",
-                     "@local_config_rocm//rocm:rocm_headers",
-                     "//third_party/gpus/cuda:cuda_headers",
-                     "@local_tsl//third_party/gpus:x",
-                     "@local_cuda//:cuda_runtime",
-                     "@cuda//:cuda_runtime",
-                     "@@rules_cuda++toolchain+cuda//:cuda_runtime",
-                     "@cudnn//:cudnn",
-                     "@tensorrt//:nvinfer",
-                     "@libtorch//:libtorch",
-                     "@libtorch_pre_cxx11_abi//:caffe2"})
+  for (auto label :
+       {"@pypi//torch:pkg", "@pypi//torch:torch", "@pip_deps_torch//:pkg", "@pypi_311_torch//:pkg",
+        "@@rules_python~~pip~pypi_311_torch//:pkg", "@@rules_python++pip+pypi_311_torch//:pkg",
+        "@pip//pypi__torch:pkg", "@pypi//jax_cuda12_plugin:pkg", "@pypi//jax_cuda12_pjrt:pkg",
+        "@pypi//nvidia_cublas_cu12:pkg", "@pypi//tensorflow:pkg", "@local_config_cuda//cuda:cudart",
+        "@cuda_cudart//:cudart", "@cuda_cudnn//:cudnn", "@local_config_rocm//rocm:rocm_headers",
+        "//third_party/gpus/cuda:cuda_headers", "@local_tsl//third_party/gpus:x",
+        "@local_cuda//:cuda_runtime", "@cuda//:cuda_runtime", "@@rules_cuda++toolchain+cuda//:cuda_runtime",
+        "@cudnn//:cudnn", "@tensorrt//:nvinfer", "@libtorch//:libtorch", "@libtorch_pre_cxx11_abi//:caffe2",
+        // Missed before: with --classify-by-deps their tests went to CPU runners.
+        "@pip_deps_pypi__torch_1_4_0//:pkg", "@pypi//tf_nightly:pkg", "@pypi//tensorflow_rocm:pkg",
+        "@pypi//pytorch_triton_rocm:pkg", "@pypi//cupy:pkg", "@pypi_cupy_rocm_5_0//:pkg",
+        "@pypi//cuda_python:pkg", "@pypi//cuda_bindings:pkg", "@pypi//onnxruntime_gpu:pkg",
+        "@pypi//tensorrt_cu12:pkg", "@pypi//paddlepaddle_gpu:pkg", "@pypi//pynvml:pkg",
+        "@pypi//cudf_cu12:pkg", "@pypi//numba_cuda:pkg", "@pypi//mxnet_cu112:pkg", "@nccl//:nccl_shared",
+        "@rocm//:rocm_headers", "@pytorch//:torch", "@nvidia_nvshmem//:nvshmem", "@rules_cuda//cuda:runtime",
+        "@xla//xla/tsl/cuda:cudart"})
     CHECK(is_gpu_by_default(label));
   for (auto label :
        {"@pypi//jax:pkg", "@pypi//jaxlib:pkg", "@pypi//numpy:pkg", "@pypi_numpy//:pkg", "//ml:torch_utils",
         "//torch:lib", "@org_tensorflow//tensorflow/core:lib", "@pypi//tensorflow_cpu:pkg",
-        "@pypi//pytorch_lightning:pkg", "@cudalike//:x", "@my_cudnn_docs//:x"})
+        "@pypi//pytorch_lightning:pkg", "@cudalike//:x", "@my_cudnn_docs//:x", "@pypi//onnxruntime:pkg",
+        "@rules_cuda//cuda:defs", "@pypi//numba:pkg"})
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
