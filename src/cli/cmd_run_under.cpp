@@ -157,9 +157,14 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
   assignment.unit.shard_index = shard;
   assignment.node = node;
   std::vector<os::GpuLocks> held;
-  // An exclusive test holds every GPU's lock, as a planned one does, and sees the first it needs.
-  std::tie(assignment.gpus, held) = take_any(o.lock_dir, need.whole_node ? node_gpus : wanted, node_gpus);
-  assignment.gpus.resize(static_cast<std::size_t>(wanted));
+  if (need.whole_node) {
+    // Every GPU's lock, taken as a planned test that holds the node takes them (in index order,
+    // waiting), and the first GPUs it needs.
+    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus_here, true)) held.push_back(std::move(*locks));
+    assignment.gpus.assign(gpus_here.begin(), gpus_here.begin() + wanted);
+  } else {
+    std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
+  }
   std::cerr << fmt::format(
       "gpuplan run-under: {} is not planned on {}; running it with {}\n", target, node,
       wanted == 0 ? std::string("no GPUs (CUDA_VISIBLE_DEVICES=\"\")")
