@@ -185,9 +185,11 @@ bool kill_unit_processes(pid_t self, bool group) {
 }
 
 /// Kills every process the unit started until none is left (orphans come to the subreaper as
-/// their parents die), reaping them.
-void kill_all(pid_t self, bool group) {
+/// their parents die), reaping them. Returns whether there was any.
+bool kill_all(pid_t self, bool group) {
+  bool any = false;
   while (kill_unit_processes(self, group)) {
+    any = true;
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     const struct timespec pause { 0, 10'000'000 };
@@ -195,6 +197,7 @@ void kill_all(pid_t self, bool group) {
   }
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
+  return any;
 }
 
 /// Ends the supervisor as its unit ended: the same exit code, or killed by the same signal.
@@ -265,7 +268,10 @@ void kill_all(pid_t self, bool group) {
         pid_t left;
         while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
         }
-        if (left == 0 && !launch.own_group) kill_all(self, false);  // 0: some still run
+        if (left == 0 && !launch.own_group && kill_all(self, false))  // 0: some still run
+          write_all(2,
+                    "gpuplan run-under: the test left processes running; they were killed before its "
+                    "GPUs were released\n");
         end_as(status);
       }
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {

@@ -159,7 +159,9 @@ grep -qF 'value="//a:&quot;q&quot;"' "$SCRATCH/junit.xml" || fail "run-under's J
 # that closed the lock descriptors it inherited ran on while the next test got its GPUs.
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   bash -c "setsid bash -c 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; echo \$\$ >$SCRATCH/daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 &
-           sleep 0.3" || fail "run-under of a test that leaves a daemon failed"
+           sleep 0.3" 2>"$SCRATCH/daemon.err" || fail "run-under of a test that leaves a daemon failed"
+grep -q "the test left processes running; they were killed before its GPUs were released" "$SCRATCH/daemon.err" ||
+  fail "run-under killed the test's daemon without a word: $(cat "$SCRATCH/daemon.err")"
 daemon=$(cat "$SCRATCH/daemon.pid")
 sleep 0.2
 state=$(ps -o stat= -p "$daemon" 2>/dev/null || true)
