@@ -494,6 +494,8 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
     }
   }
   int status = os::exit_status(wait_status);
+  // A test cut short did not pass, even one that trapped the signal and exited 0.
+  if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
   if (!o.results.empty()) {
     RunRecord record{canonical_label(target),
                      shard,
