@@ -1,7 +1,10 @@
 // Bazel's Build Event Protocol, as `bazel test --build_event_json_file=FILE` writes it: one
 // JSON event a line (proto3 JSON: int64 as strings, Duration as "12.5s", Timestamp as RFC 3339).
 // Only testResult events (one a test attempt), testSummary events (the shard count) and the
-// testResult ids a targetCompleted event announces (one per shard and run) matter.
+// testResult ids a targetCompleted event announces (one per shard and run) matter. Proto3 JSON
+// may name fields as the .proto does (test_result, as Go's protojson with UseProtoNames and
+// Python's preserving_proto_field_name write them) or in lowerCamelCase (testResult, Bazel's);
+// parsers must accept both, and each event is read in the spelling of its id.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -80,6 +83,15 @@ std::optional<double> proto_int(simdjson::dom::element value) {
   return std::nullopt;
 }
 
+/// A field's two proto3 JSON names.
+struct Field {
+  std::string_view camel, snake;
+  std::string_view in(bool snake_case) const { return snake_case ? snake : camel; }
+};
+constexpr Field test_result{"testResult", "test_result"};
+constexpr Field target_completed{"targetCompleted", "target_completed"};
+constexpr Field test_summary{"testSummary", "test_summary"};
+
 struct Attempt {
   std::size_t test = 0;  ///< index into the labels seen
   int shard = 1;         ///< 1-based, as BEP counts
@@ -94,17 +106,21 @@ class ResultReader {
   bool cached = false;
   std::string problem;
 
+  explicit ResultReader(bool snake_case) : snake_(snake_case) {}
+
   void read(simdjson::dom::object id, simdjson::dom::element event) {
     if (!read_id(id)) return;
     std::string_view label = label_;
     simdjson::dom::object result;
-    if (event["testResult"].get(result) != simdjson::SUCCESS) return;  // aborted: no payload
+    if (event[test_result.in(snake_)].get(result) != simdjson::SUCCESS) return;  // aborted: no payload
     bool flag = false;
-    if (result["cachedLocally"].get(flag) == simdjson::SUCCESS && flag) {
+    if (result[name("cachedLocally", "cached_locally")].get(flag) == simdjson::SUCCESS && flag) {
       cached = true;
       return;
     }
-    if (result.at_pointer("/executionInfo/cachedRemotely").get(flag) == simdjson::SUCCESS && flag) {
+    if (result.at_pointer(name("/executionInfo/cachedRemotely", "/execution_info/cached_remotely"))
+                .get(flag) == simdjson::SUCCESS &&
+        flag) {
       cached = true;
       return;
     }
@@ -145,16 +161,20 @@ class ResultReader {
 
  private:
   void fail(std::string message) { problem = std::move(message); }
+  std::string_view name(std::string_view camel, std::string_view snake) const {
+    return snake_ ? snake : camel;
+  }
 
   bool read_duration(simdjson::dom::object result, std::string_view label, double& seconds) {
     simdjson::dom::element value;
     std::optional<double> parsed = 0.0;  // proto3 leaves out a zero duration
-    std::string_view field = "testAttemptDuration";
-    if (result["testAttemptDuration"].get(value) == simdjson::SUCCESS) {
+    std::string_view field = name("testAttemptDuration", "test_attempt_duration");
+    if (result[field].get(value) == simdjson::SUCCESS) {
       std::string_view text;
       parsed = value.get(text) == simdjson::SUCCESS ? history::parse_proto_duration(text) : std::nullopt;
-    } else if (result["testAttemptDurationMillis"].get(value) == simdjson::SUCCESS) {
-      field = "testAttemptDurationMillis";
+    } else if (result[name("testAttemptDurationMillis", "test_attempt_duration_millis")].get(value) ==
+               simdjson::SUCCESS) {
+      field = name("testAttemptDurationMillis", "test_attempt_duration_millis");
       parsed = proto_int(value);
       if (parsed) *parsed /= 1000;
     }
@@ -177,24 +197,26 @@ class ResultReader {
 
   bool read_start(simdjson::dom::object result, std::string_view label, std::optional<std::int64_t>& start) {
     simdjson::dom::element value;
-    if (result["testAttemptStart"].get(value) == simdjson::SUCCESS) {
+    std::string_view field = name("testAttemptStart", "test_attempt_start");
+    if (result[field].get(value) == simdjson::SUCCESS) {
       std::string_view text;
       if (value.get(text) == simdjson::SUCCESS) start = history::parse_timestamp_ms(text);
-      if (!start)
-        fail(fmt::format("testAttemptStart of {} is not a timestamp: {}", label, simdjson::minify(value)));
+      if (!start) fail(fmt::format("{} of {} is not a timestamp: {}", field, label, simdjson::minify(value)));
       return start.has_value();
     }
-    if (result["testAttemptStartMillisEpoch"].get(value) == simdjson::SUCCESS) {
+    field = name("testAttemptStartMillisEpoch", "test_attempt_start_millis_epoch");
+    if (result[field].get(value) == simdjson::SUCCESS) {
       auto millis = proto_int(value);
       if (millis) start = history::epoch_ms(*millis);
       if (!start)
-        fail(fmt::format("testAttemptStartMillisEpoch of {} is not a time from 1970 to 9999: {}", label,
+        fail(fmt::format("{} of {} is not a time from 1970 to 9999: {}", field, label,
                          simdjson::minify(value)));
       return start.has_value();
     }
     return true;
   }
 
+  bool snake_;
   std::string_view label_;
   int shard_ = 1;
 };
@@ -239,12 +261,15 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       // envelopes without a bazelEvent are the build's lifecycle (enqueued, finished), nothing to read.
       simdjson::dom::element inner;
       bool enveloped = false;
-      for (const char* pointer : {"/orderedBuildEvent/event/bazelEvent", "/event/bazelEvent", "/bazelEvent"})
+      for (const char* pointer :
+           {"/orderedBuildEvent/event/bazelEvent", "/event/bazelEvent", "/bazelEvent",
+            "/ordered_build_event/event/bazel_event", "/event/bazel_event", "/bazel_event"})
         if (event.at_pointer(pointer).get(inner) == simdjson::SUCCESS) {
           enveloped = true;
           break;
         }
       if (!enveloped && (event["orderedBuildEvent"].error() == simdjson::SUCCESS ||
+                         event["ordered_build_event"].error() == simdjson::SUCCESS ||
                          event["event"].error() == simdjson::SUCCESS)) {
         continue;
       }
@@ -264,9 +289,19 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       highest = std::max(highest, result.shard());
       return test;
     };
+    // The id has one field, its kind; the kinds read here have two words, so the kind tells
+    // the spelling (testResult or test_result).
+    std::string_view kind;
+    simdjson::dom::element kind_id;
+    for (auto field : id) {
+      kind = field.key;
+      kind_id = field.value;
+      break;
+    }
+    const bool snake = kind.find('_') != std::string_view::npos;
     simdjson::dom::object result_id;
-    if (id["testResult"].get(result_id) == simdjson::SUCCESS) {
-      ResultReader result;
+    if (kind == test_result.in(snake) && kind_id.get(result_id) == simdjson::SUCCESS) {
+      ResultReader result(snake);
       result.read(result_id, event);
       if (!result.problem.empty()) bad.add(number, result.problem);
       if (result.cached) ++read.history.cached_results;
@@ -279,31 +314,32 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       }
       continue;
     }
-    if (id["targetCompleted"].error() == simdjson::SUCCESS) {
+    if (kind == target_completed.in(snake)) {
       simdjson::dom::array children;
       if (event["children"].get(children) != simdjson::SUCCESS) continue;
       for (simdjson::dom::element child : children) {
         simdjson::dom::object child_id;
-        ResultReader announced;
-        if (child["testResult"].get(child_id) != simdjson::SUCCESS || !announced.read_id(child_id)) continue;
+        ResultReader announced(snake);
+        if (child[test_result.in(snake)].get(child_id) != simdjson::SUCCESS || !announced.read_id(child_id))
+          continue;
         shards_known.insert(name_shard(announced));
       }
       continue;
     }
     simdjson::dom::object summary_id;
     std::string_view label;
-    if (id["testSummary"].get(summary_id) == simdjson::SUCCESS &&
+    if (kind == test_summary.in(snake) && kind_id.get(summary_id) == simdjson::SUCCESS &&
         summary_id["label"].get(label) == simdjson::SUCCESS) {
+      simdjson::dom::element summary;
+      if (event[test_summary.in(snake)].get(summary) != simdjson::SUCCESS) continue;  // an aborted one
+      shards_known.insert(test_index(label));
       int64_t shards = 0;
-      if (event["testSummary"].error() == simdjson::SUCCESS)  // not an aborted one
-        shards_known.insert(test_index(label));
-      if (event.at_pointer("/testSummary/shardCount").get(shards) == simdjson::SUCCESS) {
-        if (shards < 0 || shards > max_shard_count)  // not a cast that wraps 2^32 + 2 to 2
-          bad.add(number, fmt::format("testSummary shardCount {} of {} is not a shard count from 0 to {}",
-                                      shards, label, max_shard_count));
-        else
-          summary_shards[test_index(label)] = static_cast<int>(shards);
-      }
+      if (summary[snake ? "shard_count" : "shardCount"].get(shards) != simdjson::SUCCESS) continue;
+      if (shards < 0 || shards > max_shard_count)  // not a cast that wraps 2^32 + 2 to 2
+        bad.add(number, fmt::format("testSummary shardCount {} of {} is not a shard count from 0 to {}",
+                                    shards, label, max_shard_count));
+      else
+        summary_shards[test_index(label)] = static_cast<int>(shards);
     }
   }
 

@@ -217,3 +217,30 @@ TEST_CASE("a result that nothing says is of the whole test is taken as such, wit
                       Catch::StartsWith("bep.json:1: //gpu:t: without a testSummary"));
   REQUIRE(read_bep_text(stream + summary_t, true).diagnostics.empty());
 }
+
+TEST_CASE("proto field names (test_result) are read as Bazel's lowerCamelCase ones are") {
+  // Proto3 JSON parsers accept both; Go's protojson with UseProtoNames and Python's
+  // MessageToJson(preserving_proto_field_name=True) write these. Before, such a file gave no sample.
+  auto camel = read_bep_fixture("bep_run.json");
+  auto snake = read_bep_fixture("bep_run_proto_names.json");
+  REQUIRE(snake.diagnostics.empty());
+  REQUIRE(snake.history.samples == camel.history.samples);
+  REQUIRE(snake.history.shard_counts == camel.history.shard_counts);
+
+  auto cached = read_bep_text(
+      R"({"id":{"test_result":{"label":"//gpu:t","run":1,"shard":1,"attempt":1}},"test_result":{"status":"PASSED","test_attempt_duration_millis":"5000","execution_info":{"cached_remotely":true}}})"
+      "\n",
+      true);
+  REQUIRE(cached.history.cached_results == 1);
+
+  auto newer = read_bep_text(
+      R"({"ordered_build_event":{"event":{"bazel_event":{"id":{"test_result":{"label":"//gpu:t","run":1,"shard":2,"attempt":1}},"test_result":{"status":"PASSED","test_attempt_duration":"12.5s","test_attempt_start":"2024-05-01T10:00:00.250Z"}}}}})"
+      "\n"
+      R"({"id":{"test_summary":{"label":"//gpu:t"}},"test_summary":{"shard_count":2}})"
+      "\n",
+      true);
+  const auto& sample = newer.history.samples.at({"//gpu:t", 1}).at(0);
+  REQUIRE(sample.seconds == 12.5);
+  REQUIRE(sample.start_ms == 1714557600250);
+  REQUIRE(newer.history.shard_counts.at("//gpu:t") == 2);
+}
