@@ -326,7 +326,7 @@ void add_history_command(CLI::App& app, int& status) {
   show->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");
   show->add_flag(
       "--json", options->json,
-      "Print {label, units: [{unit, shard, samples, recent: [{seconds, timed_out, peak_vram_mib}], "
+      "Print {label, units: [{unit, shard, samples, recent: [{seconds, timed_out, failed, peak_vram_mib}], "
       "estimate: {seconds, source, peak_vram_mib}}]} (units empty: no history)");
   show->callback([options, &status] { status = show_command(*options); });
 
