@@ -77,6 +77,7 @@ void add_classify_command(CLI::App& app, int& status) {
       "classify",
       "Sort the tests of bazel query output into GPU, CPU and skipped, with their GPU requirements");
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);
   args->query.drop_inputs = true;  // its outputs show no location, tag or exec_property
   command->add_flag("--json", args->json, "print JSON instead of a table");
   command->add_option("--cpu-targets", args->cpu_targets,

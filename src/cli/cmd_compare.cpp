@@ -36,6 +36,7 @@ void add_compare_command(CLI::App& app, int& status) {
       "GPU-hours reserved and used, utilisation and unschedulable units.");
   auto args = std::make_shared<CompareArgs>();
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);
   command->add_option("--fleet", args->fleets, "a fleet YAML; repeat to compare fleets")->required();
   command->add_option("--policies", args->policies, "policies to compare (default: exact)")
       ->delimiter(',')

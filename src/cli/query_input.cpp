@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "annotate/rule_matcher.hpp"
 #include "cli/io.hpp"
 #include "cli/progress.hpp"
 #include "gpuplan/error.hpp"
@@ -31,8 +32,9 @@ Rules read_rules(const QueryOptions& options) {
 
 void add_untagged_option(CLI::App& command, QueryOptions& options) {
   options.refuse_untagged = true;
-  command.add_flag("--allow-untagged", options.allow_untagged,
-                   "plan labels-only input (--output=label) even with no tags and no rules that read labels");
+  command.add_flag(
+      "--allow-untagged", options.allow_untagged,
+      "take labels-only input (--output=label) as it is: tests no rule reads by label are CPU tests");
 }
 
 GpuDepPatterns gpu_patterns(const Rules& rules) {
@@ -49,43 +51,63 @@ std::string input_name(const QueryOptions& options) {
 
 namespace {
 
-/// Labels-only input that nothing can classify: every test would silently be a CPU test.
-/// `tests`: how many were read; `attributes`: whether any came with attributes.
-void refuse_untagged(const QueryOptions& options, std::size_t tests, bool attributes,
-                     const std::string& format, const Rules& rules) {
-  if (!options.refuse_untagged || options.allow_untagged || tests == 0 || attributes) return;
-  if (std::any_of(rules.rules.begin(), rules.rules.end(),
-                  [](const Rule& r) { return r.label || (r.rule_class && !r.tag && !r.generator_function); }))
-    return;
-  throw InputError(
-      Position{input_name(options)},
-      fmt::format(
-          "the input is {} output: labels without tags, so all {} tests would be planned as CPU tests. "
-          "Give the tags: bazel query --output=xml (or --output=streamed_jsonproto), or join them with "
-          "--attrs FILE, or classify by label with --rules; --allow-untagged plans it anyway",
-          format.empty() ? "labels-only" : format, tests));
-}
-
 /// Hands each test to the classifier as the reader finds it.
 class ToClassifier : public TargetSink {
  public:
-  /// `joined`: the tests come from --attrs's join, whose misses are worth naming.
-  ToClassifier(Classifier& classifier, bool joined) : classifier_(classifier), joined_(joined) {}
+  /// `joined`: the tests come from --attrs's join, whose misses are worth naming. `untagged`:
+  /// labels-only tests are checked against the rules that can read them (label, rule class).
+  ToClassifier(Classifier& classifier, bool joined, const Rules* untagged)
+      : classifier_(classifier), joined_(joined) {
+    if (untagged)
+      for (const auto& rule : untagged->rules) matchers_.emplace_back(rule);
+    check_untagged_ = untagged != nullptr;
+  }
   void test(Target&& target) override {
     attributes_ = attributes_ || target.has_attributes;
     if (joined_ && !target.has_attributes) unattributed_.push_back(canonical_label(target.label));
+    if (check_untagged_ && !target.has_attributes) {
+      if (std::any_of(matchers_.begin(), matchers_.end(),
+                      [&](const annotate::RuleMatcher& m) { return !m.apply(target).empty(); }))
+        ++matched_;
+      else
+        unmatched_.push_back(canonical_label(target.label));
+    }
     classifier_.add(std::move(target));
   }
   bool attributes() const { return attributes_; }
   /// With --attrs, the tests it does not list (so they came without attributes).
   const std::vector<std::string>& unattributed() const { return unattributed_; }
+  /// Labels-only tests that a rule reads, and those none reads (whose tags are unknown).
+  long matched() const { return matched_; }
+  const std::vector<std::string>& unmatched() const { return unmatched_; }
 
  private:
   Classifier& classifier_;
   bool joined_;
   bool attributes_ = false;
   std::vector<std::string> unattributed_;
+  bool check_untagged_ = false;
+  std::vector<annotate::RuleMatcher> matchers_;
+  long matched_ = 0;
+  std::vector<std::string> unmatched_;
 };
+
+/// Labels-only input: a test no rule reads has unknown tags, and would silently be a CPU test.
+/// None read: refused (exit 2). Some read: each of the others is a warning (an error under --strict).
+void check_untagged(const QueryOptions& options, const ToClassifier& sink, std::size_t tests,
+                    const std::string& format) {
+  if (!options.refuse_untagged || options.allow_untagged || tests == 0 || sink.attributes() ||
+      sink.matched() > 0)
+    return;
+  throw InputError(
+      Position{input_name(options)},
+      fmt::format(
+          "the input is {} output: labels without tags, so all {} tests would be planned as CPU tests{}. "
+          "Give the tags: bazel query --output=xml (or --output=streamed_jsonproto), or join them with "
+          "--attrs FILE, or classify by label with --rules; --allow-untagged takes it as it is",
+          format.empty() ? "labels-only" : format, tests,
+          options.rules.empty() ? "" : fmt::format(" (no rule of {} matches any of them)", options.rules)));
+}
 
 /// --classify-by-deps: the graph must be there, or every GPU test would look GPU-free.
 void apply_classify_by_deps(const QueryOptions& options, Classification& classification, DepsInput& deps) {
@@ -209,9 +231,10 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
   // Each test is classified as it is read: the targets and the classified tests are never
   // both held whole (issue 14).
   Classifier classifier(rules, {options.include_manual, options.strict, annotations, !options.drop_inputs});
-  ToClassifier sink(classifier, !options.targets.attrs.empty());
+  const bool untagged = options.refuse_untagged && !options.allow_untagged;
+  ToClassifier sink(classifier, !options.targets.attrs.empty(), untagged ? &rules : nullptr);
   auto targets = read_targets_input(options.targets, deps ? &deps->graph : nullptr, sink);
-  refuse_untagged(options, classifier.size(), sink.attributes(), targets.format, rules);
+  check_untagged(options, sink, classifier.size(), targets.format);
   if (deps) {
     deps->reach = std::make_unique<GpuReach>(deps->graph, gpu_patterns(rules));
     note_configured_closure(deps->graph);
@@ -224,6 +247,14 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
         fmt::format("not in --attrs {}: without its tags it is planned as a CPU test (query both files with "
                     "the same expression)",
                     options.targets.attrs)});
+  if (!sink.attributes())  // labels-only, and some tests matched a rule: the others' tags are unknown
+    for (const auto& label : sink.unmatched())
+      classification.diagnostics.push_back(Diagnostic{
+          options.strict ? Severity::error : Severity::warning, label, input_name(options),
+          fmt::format(
+              "the input has no tags ({} output) and no rule of {} matches this test, so it is planned "
+              "as a CPU test; give the tags (--output=xml), a rule for it, or --allow-untagged",
+              targets.format, options.rules)});
   if (targets.format.empty())  // nothing at all, not even XML's <query>
     classification.diagnostics.push_back(Diagnostic{
         options.strict ? Severity::error : Severity::warning, "", input_name(options),

@@ -113,7 +113,6 @@ InputFormat detect_format(Source& source) {
   require_text(head, source.name());
   std::size_t start = head.find_first_not_of(" \t\r\n");
   head.remove_prefix(start);
-  if (head.starts_with("\xef\xbb\xbf")) head.remove_prefix(3);
   if (head.starts_with('<')) return InputFormat::xml;
   if (head.starts_with('{') && head.size() > 1) return detect_json(head);
   std::string_view line = head.substr(0, head.find('\n'));

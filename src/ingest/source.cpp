@@ -13,17 +13,30 @@ namespace {
 constexpr std::size_t chunk_size = 1 << 20;
 }
 
-std::string_view Source::peek(std::size_t n) {
+void Source::fill_ahead(std::size_t n) {
   while (ahead_.size() < n && in_) {
     std::size_t old = ahead_.size();
     ahead_.resize(n);
     in_.read(ahead_.data() + old, static_cast<std::streamsize>(n - old));
     ahead_.resize(old + static_cast<std::size_t>(in_.gcount()));
   }
+}
+
+void Source::skip_byte_order_mark() {
+  if (started_) return;
+  started_ = true;
+  fill_ahead(3);
+  if (ahead_.starts_with("\xef\xbb\xbf")) ahead_.erase(0, 3);
+}
+
+std::string_view Source::peek(std::size_t n) {
+  skip_byte_order_mark();
+  fill_ahead(n);
   return std::string_view(ahead_).substr(0, n);
 }
 
 std::size_t Source::read(char* out, std::size_t n) {
+  skip_byte_order_mark();
   if (ahead_used_ < ahead_.size()) {
     std::size_t count = std::min(n, ahead_.size() - ahead_used_);
     std::memcpy(out, ahead_.data() + ahead_used_, count);

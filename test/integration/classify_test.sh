@@ -200,6 +200,43 @@ status=0
 grep -q -- '--output=xml' "$SCRATCH/untagged.err" || fail "the refusal does not say how to get tags"
 "$GPUPLAN" plan "$SCRATCH/labels.txt" --fleet "$VARIANTS/fleet.yaml" --allow-untagged > /dev/null 2>&1 ||
   fail "--allow-untagged should plan labels-only input"
+# classify's --cpu-targets feeds CPU runners: it refuses labels-only input too.
+status=0
+"$GPUPLAN" classify "$SCRATCH/labels.txt" --cpu-targets "$SCRATCH/untagged-cpu.txt" > /dev/null 2>&1 || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/untagged-cpu.txt" ] ||
+  fail "classify on labels-only input should exit 2 and write no target list, not $status"
+# A rules file whose rules cannot read these labels (a rule class, which --output=label lacks)
+# classifies nothing: still refused, naming the rules file.
+printf 'rules:\n  - {label: "//...", rule_class: py_test, set: {gpus: 1}}\n' > "$SCRATCH/class-rules.yaml"
+status=0
+"$GPUPLAN" plan "$SCRATCH/labels.txt" --fleet "$VARIANTS/fleet.yaml" --rules "$SCRATCH/class-rules.yaml" \
+  > /dev/null 2> "$SCRATCH/untagged.err" || status=$?
+[ "$status" = 2 ] && grep -q "no rule of $SCRATCH/class-rules.yaml matches any of them" "$SCRATCH/untagged.err" ||
+  fail "labels no rule reads were planned (exit $status): $(cat "$SCRATCH/untagged.err")"
+# label_kind output and a rule for one test: each other test is a warning naming it (their tags
+# are unknown, so CPU is a guess), an error under --strict.
+(cd "$VARIANTS" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 query 'tests(//...)' --output=label_kind) \
+  > "$SCRATCH/label_kind.txt" 2>> "$SCRATCH/variants.log"
+printf 'rules:\n  - {label: "//:pmap_test_gpu", set: {gpus: 8}}\n' > "$SCRATCH/label-rules.yaml"
+"$GPUPLAN" plan "$SCRATCH/label_kind.txt" --fleet "$VARIANTS/fleet.yaml" --rules "$SCRATCH/label-rules.yaml" \
+  -o "$SCRATCH/label_kind.plan.json" 2> "$SCRATCH/untagged.err" ||
+  fail "plan of label_kind with a label rule failed: $(cat "$SCRATCH/untagged.err")"
+jq -e '[.assignments[] | [.label, (.gpus | length)]] == [["//:pmap_test_gpu", 8]]' "$SCRATCH/label_kind.plan.json" \
+  > /dev/null || fail "the label rule did not plan //:pmap_test_gpu on 8 GPUs alone"
+grep -q "warning: //:[a-z_0-9]*: the input has no tags (label_kind output) and no rule of $SCRATCH/label-rules.yaml matches this test" \
+  "$SCRATCH/untagged.err" && grep -q "gpuplan: 24 warnings" "$SCRATCH/untagged.err" || fail "a test no rule reads became a CPU test without a word: $(cat "$SCRATCH/untagged.err")"
+status=0
+"$GPUPLAN" plan "$SCRATCH/label_kind.txt" --fleet "$VARIANTS/fleet.yaml" --rules "$SCRATCH/label-rules.yaml" \
+  --strict > /dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "--strict should refuse tests no rule reads in labels-only input, not exit $status"
+# A byte order mark (PowerShell's redirection writes one) is no part of the first test's rule class.
+printf '\xef\xbb\xbf' | cat - "$SCRATCH/label_kind.txt" > "$SCRATCH/bom.label_kind"
+first=$(head -1 "$SCRATCH/label_kind.txt")
+printf 'rules:\n  - {label: "%s", rule_class: %s, set: {gpus: 1}}\n' "${first##* }" "${first%% *}" > "$SCRATCH/bom-rules.yaml"
+"$GPUPLAN" classify --json "$SCRATCH/bom.label_kind" --rules "$SCRATCH/bom-rules.yaml" > "$SCRATCH/bom.json" 2>/dev/null ||
+  fail "classify of label_kind with a byte order mark failed"
+[ "$(jq -r '[.gpu_tests[].label] | join(" ")' "$SCRATCH/bom.json")" = "${first##* }" ] ||
+  fail "the byte order mark hid the first test's rule class: $(jq -c '[.gpu_tests[].label]' "$SCRATCH/bom.json")"
 
 # shard_count = select(...), through the real Bazel: query cannot say which branch applies, so the
 # test is planned unsharded with a warning (an error under --strict); cquery resolves it.
