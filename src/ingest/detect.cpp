@@ -67,26 +67,16 @@ void require_text(std::string_view head, const std::string& name) {
     auto byte = static_cast<unsigned char>(head[i]);
     std::size_t length = byte < 0x20 && !is_space(head[i]) ? 0 : utf8_length(head.substr(i));
     if (length == 0)
-      throw InputError(Position{name, line, column},
-                       fmt::format("binary input (byte 0x{:02x}); Bazel's query output is text", byte));
+      throw InputError(
+          Position{name, line, column},
+          byte == 0x1b ? fmt::format("a terminal colour escape (byte 0x1b){}", bazel_log_hint(head.substr(i)))
+                       : fmt::format("binary input (byte 0x{:02x}); Bazel's query output is text", byte));
     if (head[i] == '\n') {
       ++line;
       column = 0;
     }
     i += length;
   }
-}
-
-/// Whether a label line ends in a cquery configuration: " (9f87702)" or " (null)". Bazel's id is
-/// at least 7 hex digits: a test named "bench (a100)" is a query label, not "//p:bench" in a100.
-bool has_configuration(std::string_view line) {
-  while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
-  if (!line.ends_with(')')) return false;
-  std::size_t open = line.rfind(" (");
-  if (open == std::string_view::npos) return false;
-  std::string_view id = line.substr(open + 2, line.size() - open - 3);
-  if (id == "null") return true;
-  return id.size() >= 7 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
 /// For a head starting with '{': a cquery result, one object a line, or pretty-printed objects.
@@ -99,6 +89,27 @@ InputFormat detect_json(std::string_view head) {
 }
 
 }  // namespace
+
+/// Bazel's id is at least 7 hex digits: a test named "bench (a100)" is a query label, not
+/// "//p:bench" in a100.
+bool has_configuration(std::string_view line) {
+  while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
+  if (!line.ends_with(')')) return false;
+  std::size_t open = line.rfind(" (");
+  if (open == std::string_view::npos) return false;
+  std::string_view id = line.substr(open + 2, line.size() - open - 3);
+  if (id == "null") return true;
+  return id.size() >= 7 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+std::string bazel_log_hint(std::string_view line) {
+  for (std::string_view start : {"INFO: ", "WARNING: ", "DEBUG: ", "ERROR: ", "Loading: ", "Analyzing: ",
+                                 "Starting local Bazel server", "Extracting Bazel installation", "\x1b["})
+    if (line.starts_with(start))
+      return "; this is Bazel's log, which it writes to standard error: redirect only its standard output "
+             "(no 2>&1, and --color=no where a terminal is faked)";
+  return "";
+}
 
 bool is_blank(Source& source) {
   for (std::size_t size = 4096;; size *= 2) {
@@ -123,11 +134,12 @@ InputFormat detect_format(Source& source) {
     return has_configuration(line) ? InputFormat::cquery_label_kind : InputFormat::label_kind;
   std::string_view blank = source.peek(start);
   long line_number = 1 + static_cast<long>(std::count(blank.begin(), blank.end(), '\n'));
-  throw InputError(Position{source.name(), line_number},
-                   fmt::format("unknown input format: \"{}\" is not how any of Bazel's query outputs "
-                               "starts (label, label_kind, xml, streamed_jsonproto, jsonproto, cquery); "
-                               "choose one with --input-format",
-                               line.substr(0, 40)));
+  throw InputError(
+      Position{source.name(), line_number},
+      fmt::format("unknown input format: \"{}\" is not how any of Bazel's query outputs "
+                  "starts (label, label_kind, xml, streamed_jsonproto, jsonproto, cquery){}",
+                  line.substr(0, 40),
+                  bazel_log_hint(line).empty() ? "; choose one with --input-format" : bazel_log_hint(line)));
 }
 
 }  // namespace ingest

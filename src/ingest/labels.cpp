@@ -58,11 +58,18 @@ void read_label_lines(Source& source, InputFormat format, Collector& out) {
     if (line.find('\0') != std::string_view::npos) throw InputError(where, "binary input (a NUL byte)");
     if (auto problem = utf8_problem(line); !problem.empty())
       throw InputError(where, fmt::format("not UTF-8 text, as Bazel writes labels: {}", problem));
+    if (auto hint = bazel_log_hint(line); !hint.empty())
+      throw InputError(where, fmt::format("\"{}\" is not a {} line{}", line, to_string(format), hint));
+    if (!cquery && has_configuration(line))  // --input-format label on cquery's, or the two mixed
+      throw InputError(where, fmt::format("\"{}\" ends in a cquery configuration: read cquery's output with "
+                                          "--input-format cquery_{}, and do not mix query's and cquery's",
+                                          line, with_kind ? "label_kind" : "label"));
+    const std::string_view whole = line;
     std::string_view configuration = cquery ? take_configuration(line, where) : std::string_view{};
     std::string_view kind = with_kind ? take_kind(line, where) : std::string_view{};
     if (!line.starts_with("//") && !line.starts_with('@'))
-      throw InputError(where,
-                       fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\")", line));
+      throw InputError(where, fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\"){}",
+                                          line, whole == line ? "" : fmt::format(" in \"{}\"", whole)));
     Target target;
     target.label = line;
     target.configuration = configuration;

@@ -63,6 +63,12 @@ bool is_blank(Source& source);
 /// for binary or unrecognisable input.
 InputFormat detect_format(Source& source);
 
+/// Whether a label line ends in a cquery configuration: " (9f87702)" or " (null)".
+bool has_configuration(std::string_view line);
+/// What to add to a message about a line that is Bazel's own log ("INFO: ...", "Loading: ...",
+/// colour escapes), which `2>&1` mixes into its output; empty for any other line.
+std::string bazel_log_hint(std::string_view line);
+
 void read_xml(Source& source, Collector& out);
 void read_label_lines(Source& source, InputFormat format, Collector& out);
 void read_streamed_jsonproto(Source& source, Collector& out);

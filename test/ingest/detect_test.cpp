@@ -49,3 +49,29 @@ TEST_CASE("the --attrs file fills a labels-only list from a query with attribute
   REQUIRE(labels.tests[0].configuration == "f5527a6");
   REQUIRE(labels.tests[1].has_attributes);
 }
+
+TEST_CASE("a byte order mark at the start is skipped in every format") {
+  TargetList kinds = read_text("\xef\xbb\xbfpy_test rule //a:b_test\n");
+  REQUIRE(kinds.tests.at(0).rule_class == "py_test");  // was "\ufeffpy_test", which no rule matched
+  REQUIRE(read_text("\xef\xbb\xbf//a:b_test\n").tests.at(0).label == "//a:b_test");
+  REQUIRE(read_text("\xef\xbb\xbf{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:b_test\",\"ruleClass\":\"py_test\"}}\n")
+              .tests.size() == 1);
+}
+
+TEST_CASE("Bazel's log mixed into its output (2>&1) is named as such") {
+  for (auto text : {"Loading: 0 packages loaded\n//a:b\n", "\x1b[32mINFO: \x1b[0mInvocation ID\n//a:b\n"})
+    REQUIRE_THROWS_WITH(read_text(text), Catch::Contains("input:1") && Catch::Contains("Bazel's log") &&
+                                             Catch::Contains("no 2>&1"));
+  REQUIRE_THROWS_WITH(read_text("py_test rule //a:b\nINFO: Elapsed time: 0.5s\n"),
+                      Catch::Contains("input:2: \"INFO: Elapsed time: 0.5s\" is not a label_kind line") &&
+                          Catch::Contains("Bazel's log"));
+}
+
+TEST_CASE("cquery's lines read as query's are refused: the configuration would become part of the label") {
+  REQUIRE_THROWS_WITH(read_text("//a:b (f5527a6)\n", InputFormat::label),
+                      Catch::Contains("ends in a cquery configuration") && Catch::Contains("cquery_label"));
+  REQUIRE_THROWS_WITH(read_text("py_test rule //a:b (null)\n", InputFormat::label_kind),
+                      Catch::Contains("cquery_label_kind"));
+  REQUIRE_THROWS_WITH(read_text("//a:b\n//a:c (f5527a6)\n"), Catch::Contains("input:2"));  // two outputs mixed
+  REQUIRE(read_text("//a:bench (a100)\n").tests.at(0).label == "//a:bench (a100)");         // a name with a space
+}
