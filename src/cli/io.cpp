@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -62,20 +63,23 @@ namespace {
 
 constexpr std::size_t write_chunk = std::size_t{64} * 1024;
 
-// The temporary files being written, for the SIGINT/SIGTERM handler: plain arrays, since a
-// handler may only call async-signal-safe functions (unlink, sigaction, raise).
+// The temporary files being written, for the handler of the signals that end a run (Ctrl-C,
+// kill, a closed terminal or ssh session): plain arrays, since a handler may only call
+// async-signal-safe functions (unlink, sigaction, raise).
 constexpr int temporary_slots = 8;
 char temporary_paths[temporary_slots][4096];
 volatile std::sig_atomic_t temporary_used[temporary_slots];
-struct sigaction previous_int {};
-struct sigaction previous_term {};
+constexpr std::array<int, 3> stop_signals{SIGINT, SIGTERM, SIGHUP};
+std::array<struct sigaction, stop_signals.size()> previous_stop{};
+struct sigaction previous_file_size {};
 int handlers_installed = 0;
 
 extern "C" void remove_temporaries(int signal) {
   for (int i = 0; i < temporary_slots; ++i)
     if (temporary_used[i]) ::unlink(temporary_paths[i]);
   // Then whatever was there before: by default the signal ends the process.
-  ::sigaction(signal, signal == SIGINT ? &previous_int : &previous_term, nullptr);
+  for (std::size_t i = 0; i < stop_signals.size(); ++i)
+    if (stop_signals[i] == signal) ::sigaction(signal, &previous_stop[i], nullptr);
   ::raise(signal);
 }
 
@@ -89,8 +93,16 @@ int register_temporary(const std::string& path) {
       struct sigaction action {};
       action.sa_handler = remove_temporaries;
       sigemptyset(&action.sa_mask);
-      ::sigaction(SIGINT, &action, &previous_int);
-      ::sigaction(SIGTERM, &action, &previous_term);
+      for (std::size_t s = 0; s < stop_signals.size(); ++s) {
+        ::sigaction(stop_signals[s], nullptr, &previous_stop[s]);
+        // A signal ignored from the start (nohup, a background job's SIGINT) stays ignored.
+        if (previous_stop[s].sa_handler != SIG_IGN) ::sigaction(stop_signals[s], &action, nullptr);
+      }
+      // Past a file size limit (ulimit -f) a write fails with EFBIG, reported and cleaned up,
+      // instead of SIGXFSZ ending the process with the temporary file left behind.
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(SIGXFSZ, &ignore, &previous_file_size);
     }
     return i;
   }
@@ -101,8 +113,9 @@ void unregister_temporary(int slot) {
   if (slot < 0) return;
   temporary_used[slot] = 0;
   if (--handlers_installed == 0) {
-    ::sigaction(SIGINT, &previous_int, nullptr);
-    ::sigaction(SIGTERM, &previous_term, nullptr);
+    for (std::size_t s = 0; s < stop_signals.size(); ++s)
+      ::sigaction(stop_signals[s], &previous_stop[s], nullptr);
+    ::sigaction(SIGXFSZ, &previous_file_size, nullptr);
   }
 }
 
@@ -141,12 +154,11 @@ Output::Output(const std::string& path) {
   std::filesystem::path directory = target.parent_path();
   std::string pattern = (directory.empty() ? std::string() : directory.string() + "/") + "." +
                         target.filename().string() + ".gpuplan-XXXXXX";
-  // SIGINT/SIGTERM wait while the file is made and registered: one arriving in between would
+  // The stop signals wait while the file is made and registered: one arriving in between would
   // end the process before its handler knew the file, and leave it behind.
   sigset_t stops, previous;
   sigemptyset(&stops);
-  sigaddset(&stops, SIGINT);
-  sigaddset(&stops, SIGTERM);
+  for (int signal : stop_signals) sigaddset(&stops, signal);
   ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
   fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);  // O_CREAT | O_EXCL: never an existing file or link
   const int made = errno;

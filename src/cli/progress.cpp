@@ -67,13 +67,12 @@ class Line {
     if (const char* after = std::getenv("GPUPLAN_PROGRESS_AFTER_MS"))
       delay_ = std::chrono::milliseconds(std::atol(after));
     began_ = Clock::now();
-    // The thread starts with SIGINT/SIGTERM blocked, so they reach the main thread only: Output
-    // blocks them there while it makes and registers a temporary file, and one taken by this
-    // thread in between would end the process before the handler knew the file (seen in CI).
+    // The thread starts with the stop signals blocked, so they reach the main thread only:
+    // Output blocks them there while it makes and registers a temporary file, and one taken by
+    // this thread in between would end the process before the handler knew the file (seen in CI).
     sigset_t stops, previous;
     sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, signal);
     ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
     thread_ = std::thread([this] { run(); });
     ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);

@@ -69,33 +69,50 @@ chmod 640 "$SCRATCH/new.json"
 "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/new.json" 2> /dev/null || [ $? = 3 ] || fail "plan -o again"
 [ "$(stat -c %a "$SCRATCH/new.json")" = 640 ] || fail "replacing a plan file changed its mode"
 
-# A write that fails half-way (here a file size limit) leaves neither the file nor a temporary.
-rc=0; (ulimit -f 2; trap '' XFSZ; "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/cut.json" \
+# A write that fails half-way (here a file size limit, whose SIGXFSZ would end the process
+# without a word) leaves neither the file nor a temporary.
+rc=0; (ulimit -f 2; "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/cut.json" \
   2> "$SCRATCH/err.txt") || rc=$?
 [ "$rc" = 2 ] || fail "a write past the file size limit: exit $rc, not 2"
 [ ! -e "$SCRATCH/cut.json" ] || fail "half a plan was left behind"
 leftovers() { find "$SCRATCH" -name '.*.gpuplan-*' | head -1; }
 [ -z "$(leftovers)" ] || fail "a temporary file was left behind: $(leftovers)"
 
-# SIGTERM while the plan is written removes the temporary file. A plan of 20,000 tests takes
-# long enough to write that the loop sees its temporary file and signals then.
+# SIGTERM, or SIGHUP (a closed terminal or ssh session), while the plan is written removes the
+# temporary file. A plan of 20,000 tests takes long enough to write that the loop sees its
+# temporary file and signals then.
 awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"type\":\"RULE\",\"rule\":{\"name\":\"//p%d:t%d_test\",\"ruleClass\":\"py_test\",\"attribute\":[{\"name\":\"tags\",\"type\":\"STRING_LIST\",\"stringListValue\":[\"gpu\"]}]}}\n", i % 100, i }' \
   > "$SCRATCH/many.jsonl"
-caught=0
-for try in 1 2 3 4 5; do
-  "$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" -o "$SCRATCH/signalled.json" 2> /dev/null &
-  pid=$!
-  while kill -0 "$pid" 2> /dev/null && ! compgen -G "$SCRATCH/.signalled.json.gpuplan-*" > /dev/null; do :; done
-  kill -TERM "$pid" 2> /dev/null || true
-  rc=0; wait "$pid" || rc=$?
-  [ -z "$(leftovers)" ] || fail "SIGTERM left a temporary file: $(leftovers)"
-  if [ "$rc" = 143 ]; then
-    [ ! -e "$SCRATCH/signalled.json" ] || fail "SIGTERM during the write left a plan behind"
-    caught=1; break
-  fi
-  rm -f "$SCRATCH/signalled.json"
+# signal_during_write SIGNAL: the exit status of a plan that got SIGNAL while writing its file
+# (0 or 3 when it finished first, in all 5 tries).
+signal_during_write() {
+  local rc
+  for try in 1 2 3 4 5; do
+    rm -f "$SCRATCH/signalled.json"
+    "$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" -o "$SCRATCH/signalled.json" 2> /dev/null &
+    pid=$!
+    while kill -0 "$pid" 2> /dev/null && ! compgen -G "$SCRATCH/.signalled.json.gpuplan-*" > /dev/null; do :; done
+    kill -"$1" "$pid" 2> /dev/null || true
+    rc=0; wait "$pid" || rc=$?
+    [ -z "$(leftovers)" ] || fail "SIG$1 left a temporary file: $(leftovers)"
+    case $rc in 0|3) ;; *) break ;; esac
+  done
+  echo "$rc"
+}
+for signal in TERM HUP; do
+  rc=$(signal_during_write $signal)
+  case $rc in
+    0|3) echo "note: the plan was written before SIG$signal came in all 5 tries" >&2 ;;
+    143|129) [ ! -e "$SCRATCH/signalled.json" ] || fail "SIG$signal during the write left a plan behind" ;;
+    *) fail "SIG$signal during the write: exit $rc" ;;
+  esac
 done
-[ "$caught" = 1 ] || echo "note: the plan was written before the signal came in all 5 tries" >&2
+# A SIGINT ignored from the start (a background job's, nohup) stays ignored: the plan is written.
+rc=$( (trap '' INT; signal_during_write INT) )
+case $rc in 0|3) cmp -s "$SCRATCH/signalled.json" <("$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" 2>/dev/null) ||
+  fail "an ignored SIGINT changed the plan written" ;;
+  *) fail "a SIGINT the caller ignored stopped plan: exit $rc" ;;
+esac
 
 # targets --json streams each test to standard output as it is read; with -o the file is whole
 # or absent: bad input after 20,000 good tests leaves no file, and good input the same bytes.
