@@ -84,7 +84,7 @@ void add_show_command(CLI::App& app, int& status) {
   command->add_option("plan", args->plan, "plan JSON written by `gpuplan plan` (default: standard input)");
   command
       ->add_option("--width", args->width, "columns to use (default: COLUMNS, else the terminal's, else 80)")
-      ->transform(whole_number(40, 1000));
+      ->transform(whole_number(Terminal::min_width, Terminal::max_width));
   command->add_option("--format", args->format, "text, or markdown (for CI job summaries and PR comments)")
       ->check(CLI::IsMember({"text", "markdown"}))
       ->capture_default_str();

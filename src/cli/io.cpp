@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -271,6 +272,8 @@ Terminal terminal_for(int fd) {
   } else if (winsize size{}; tty && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
     terminal.width = size.ws_col;
   }
+  // The range --width takes: COLUMNS=2147483647 had drawn lanes of two billion columns.
+  terminal.width = std::clamp(terminal.width, Terminal::min_width, Terminal::max_width);
   return terminal;
 }
 

@@ -71,7 +71,8 @@ void check_writable(const std::string& path);
 void check_standard_output();
 
 struct Terminal {
-  int width = 80;      ///< COLUMNS, else the terminal's width, else 80
+  static constexpr int min_width = 40, max_width = 1000;
+  int width = 80;      ///< COLUMNS, else the terminal's width, else 80; held to min_width..max_width
   bool color = false;  ///< a terminal, NO_COLOR unset, TERM not "dumb"
 };
 Terminal terminal_for(int fd);

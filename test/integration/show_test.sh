@@ -44,4 +44,7 @@ grep -q "^h100-2" <<<"$out" && grep -q "^h100-2" <<<"$no_fleet" &&
 # ... from where the caller left standard input: here after a first line read by the shell.
 [ "$({ read -r _; "$GPUPLAN" show - --width 100 2>&1; } <"$plan")" != "$no_fleet" ] ||
   fail "show - read standard input from its start, not from where it stood"
+# COLUMNS is held to the range --width takes: a huge value had drawn lanes of two billion columns.
+wide=$(COLUMNS=2147483647 timeout 20 "$GPUPLAN" show "$plan") || fail "show with COLUMNS=2147483647 failed or hung"
+[ "$wide" = "$("$GPUPLAN" show "$plan" --width 1000)" ] || fail "COLUMNS=2147483647 is not --width 1000"
 echo "PASS: show"
