@@ -118,4 +118,13 @@ grep -q '^a100-0 42$' "$SCRATCH/submitted" || fail "submit.sh did not print the 
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
   fail "--version does not name the commit: $("$GPUPLAN" --version)"
+# A value that is not UTF-8 cannot go into YAML or JSON: refused naming the option, not turned
+# into U+FFFD (another command than the one given) nor an internal error.
+for kind in github-matrix buildkite gitlab; do
+  status=0
+  "$GPUPLAN" export $kind "$PLAN" --command $'run \xff {label}' > "$SCRATCH/not-utf8.out" 2> "$SCRATCH/not-utf8.err" ||
+    status=$?
+  [ "$status" = 2 ] && grep -q -- '--command: byte 0xff at offset 4 is not UTF-8' "$SCRATCH/not-utf8.err" ||
+    fail "export $kind with a --command that is not UTF-8: exit $status, $(cat "$SCRATCH/not-utf8.err")"
+done
 echo "PASS: kubernetes, github-matrix, gitlab and buildkite exports validate"
