@@ -52,6 +52,9 @@ struct KubernetesOptions {
   std::optional<std::string> results_claim;   ///< a PersistentVolumeClaim the results CSVs go to
 };
 
+/// The first line of every manifest starts so: how a later export knows the files it may replace.
+inline constexpr std::string_view kubernetes_manifest_mark = "# Made by gpuplan export kubernetes:";
+
 /// File name → manifest (YAML): "NODE.yaml" holding the node's ConfigMap (its slice of the
 /// plan) and its Job. Throws InputError for a bad option or a plan slice a ConfigMap cannot hold.
 std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,

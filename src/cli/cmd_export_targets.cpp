@@ -3,7 +3,9 @@
 // what src/export/ made of it; nothing is written when anything is wrong.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -45,6 +47,29 @@ struct KubernetesExport {
   std::string command;
 };
 
+/// `kubectl apply -f DIR` applies every manifest there, so those an earlier export wrote for
+/// nodes this plan does not use would run their old units again: they are removed (only files
+/// gpuplan made, by their first line), and said.
+void remove_earlier_manifests(const std::string& directory,
+                              const std::map<std::string, std::string>& written) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".yaml") || written.contains(name) || !entry.is_regular_file(ec)) continue;
+    std::ifstream file(entry.path());
+    std::string first;
+    if (!std::getline(file, first) || !first.starts_with(kubernetes_manifest_mark)) continue;
+    if (fs::remove(entry.path(), ec)) removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  if (!removed.empty())
+    std::cout << fmt::format(
+        "removed {} manifest(s) an earlier export wrote for nodes this plan does not use: {}\n",
+        removed.size(), fmt::join(removed, ", "));
+}
+
 int export_kubernetes(KubernetesExport& e) {
   namespace fs = std::filesystem;
   for (const auto& label : e.labels) {
@@ -71,6 +96,7 @@ int export_kubernetes(KubernetesExport& e) {
   for (const auto& [name, content] : files) write_output((fs::path(e.input.out) / name).string(), content);
   std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
                            files.size(), e.input.out, e.input.out);
+  remove_earlier_manifests(e.input.out, files);
   return exit_ok;
 }
 

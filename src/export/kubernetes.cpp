@@ -246,9 +246,9 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     job["spec"] = spec;
 
     files[job_name + ".yaml"] = fmt::format(
-        "# Made by gpuplan export kubernetes: the {} unit(s) planned on {} ({} GPU(s)).\n"
+        "{} the {} unit(s) planned on {} ({} GPU(s)).\n"
         "---\n{}---\n{}",
-        node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));
+        kubernetes_manifest_mark, node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));
   }
   return files;
 }

@@ -118,6 +118,16 @@ grep -q '^a100-0 42$' "$SCRATCH/submitted" || fail "submit.sh did not print the 
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
   fail "--version does not name the commit: $("$GPUPLAN" --version)"
+# An export into the folder of an earlier one: kubectl apply -f DIR would run the earlier plan's
+# Jobs for nodes this plan does not use, so those (and only gpuplan's) are removed, and said.
+cp "$SCRATCH/k8s/gpuplan-h100-0.yaml" "$SCRATCH/k8s/gpuplan-gone-0.yaml"
+echo "apiVersion: v1" > "$SCRATCH/k8s/team.yaml"
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s" --image x > "$SCRATCH/k8s-again.out" ||
+  fail "export kubernetes into an earlier export's folder failed"
+[ ! -e "$SCRATCH/k8s/gpuplan-gone-0.yaml" ] && [ -e "$SCRATCH/k8s/team.yaml" ] &&
+  grep -q "removed 1 manifest(s) an earlier export wrote for nodes this plan does not use: gpuplan-gone-0.yaml" \
+    "$SCRATCH/k8s-again.out" || fail "an earlier export's manifest was kept, or another file removed: $(ls "$SCRATCH/k8s")"
+
 # A value that is not UTF-8 cannot go into YAML or JSON: refused naming the option, not turned
 # into U+FFFD (another command than the one given) nor an internal error.
 for kind in github-matrix buildkite gitlab; do
