@@ -24,11 +24,26 @@
 
 namespace gpuplan::cli {
 
+namespace {
+bool standard_input_closed = false;
+}
+
+void hold_closed_standard_input() {
+  if (::fcntl(STDIN_FILENO, F_GETFD) >= 0) return;
+  // Read as empty, a closed standard input (`<&-`) had given an empty plan with exit 0; and the
+  // next file opened would have taken its number and been read as standard input.
+  standard_input_closed = true;
+  ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the lowest free number: 0
+}
+
 Input open_input(const std::string& path) {
   Input input;
   if (path.empty() || path == "-") {
-    input.stream = &std::cin;
     input.name = "<stdin>";
+    if (standard_input_closed)
+      throw InputError(Position{input.name},
+                       "cannot read: standard input is closed (give a file, or pipe into it)");
+    input.stream = &std::cin;
     return input;
   }
   input.name = escape_invalid_utf8(path);  // the name goes into messages and JSON, which need UTF-8

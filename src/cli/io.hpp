@@ -16,7 +16,12 @@ struct Input {
   std::istream& in() { return *stream; }
 };
 
-/// Opens `path` for reading; throws InputError naming it when it cannot be read.
+/// Called first thing: when standard input is closed, puts /dev/null in its place (so no file
+/// opened later takes its number) and makes open_input of standard input an error.
+void hold_closed_standard_input();
+
+/// Opens `path` for reading; throws InputError naming it when it cannot be read (also standard
+/// input when it was closed).
 Input open_input(const std::string& path);
 
 /// Reads a whole (small) input: fleet, rules, plan files.

@@ -145,4 +145,12 @@ fi
 env -u CI GPUPLAN_PROGRESS_AFTER_MS=0 "$GPUPLAN" plan "$SCRATCH/many.jsonl" --fleet "$fleet" -o "$SCRATCH/p.json" \
   2> "$SCRATCH/err.txt" || [ $? = 3 ] || fail "plan many"
 ! grep -q $'\r' "$SCRATCH/err.txt" || fail "a progress line in a pipe"
+
+# A closed standard input is an error, not an empty query (an empty plan with exit 0), and the
+# fleet file opened next is not read in its place.
+rc=0; "$GPUPLAN" plan --fleet "$fleet" -o "$SCRATCH/closed.json" <&- 2> "$SCRATCH/err.txt" || rc=$?
+[ "$rc" = 2 ] && [ ! -e "$SCRATCH/closed.json" ] && grep -q '<stdin>: cannot read: standard input is closed' "$SCRATCH/err.txt" ||
+  fail "plan with standard input closed: exit $rc, $(cat "$SCRATCH/err.txt")"
+"$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/closed.json" <&- 2> /dev/null || [ $? = 3 ] ||
+  fail "a closed standard input stopped a plan that does not read it"
 echo "ok"
