@@ -54,8 +54,10 @@ TEST_CASE("a byte order mark at the start is skipped in every format") {
   TargetList kinds = read_text("\xef\xbb\xbfpy_test rule //a:b_test\n");
   REQUIRE(kinds.tests.at(0).rule_class == "py_test");  // was "\ufeffpy_test", which no rule matched
   REQUIRE(read_text("\xef\xbb\xbf//a:b_test\n").tests.at(0).label == "//a:b_test");
-  REQUIRE(read_text("\xef\xbb\xbf{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:b_test\",\"ruleClass\":\"py_test\"}}\n")
-              .tests.size() == 1);
+  REQUIRE(
+      read_text(
+          "\xef\xbb\xbf{\"type\":\"RULE\",\"rule\":{\"name\":\"//a:b_test\",\"ruleClass\":\"py_test\"}}\n")
+          .tests.size() == 1);
 }
 
 TEST_CASE("Bazel's log mixed into its output (2>&1) is named as such") {
@@ -72,6 +74,7 @@ TEST_CASE("cquery's lines read as query's are refused: the configuration would b
                       Catch::Contains("ends in a cquery configuration") && Catch::Contains("cquery_label"));
   REQUIRE_THROWS_WITH(read_text("py_test rule //a:b (null)\n", InputFormat::label_kind),
                       Catch::Contains("cquery_label_kind"));
-  REQUIRE_THROWS_WITH(read_text("//a:b\n//a:c (f5527a6)\n"), Catch::Contains("input:2"));  // two outputs mixed
-  REQUIRE(read_text("//a:bench (a100)\n").tests.at(0).label == "//a:bench (a100)");         // a name with a space
+  REQUIRE_THROWS_WITH(read_text("//a:b\n//a:c (f5527a6)\n"),
+                      Catch::Contains("input:2"));                                   // two outputs mixed
+  REQUIRE(read_text("//a:bench (a100)\n").tests.at(0).label == "//a:bench (a100)");  // a name with a space
 }
