@@ -8,7 +8,6 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
-#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 
@@ -68,17 +67,6 @@ int export_slurm(SlurmExportOptions o) {
   return exit_ok;
 }
 
-/// Each option's value goes into a script, manifest or pipeline file, and the YAML and JSON ones
-/// carry only UTF-8: a byte that is not one had become U+FFFD (another command than the one
-/// given) or an internal error.
-void require_utf8_values(const CLI::App& command) {
-  for (const CLI::Option* option : command.get_options())
-    for (const auto& value : option->results())
-      if (auto problem = utf8_problem(value); !problem.empty())
-        throw CLI::ValidationError(option->get_name(),
-                                   problem + ": export writes text files, which carry UTF-8");
-}
-
 }  // namespace
 
 void add_export_command(CLI::App& app, int& status) {
@@ -111,8 +99,6 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("bazel-options", options->slurm.bazel_args, export_bazel_options_help);
   slurm->callback([options, &status] { status = export_slurm(*options); });
   add_export_targets(*command, status);
-  for (CLI::App* export_kind : command->get_subcommands([](CLI::App*) { return true; }))
-    export_kind->parse_complete_callback([export_kind] { require_utf8_values(*export_kind); });
 }
 
 }  // namespace gpuplan::cli

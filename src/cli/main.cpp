@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/progress.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/version.hpp"
 #include "gpuplan_commit.hpp"
@@ -52,6 +53,25 @@ void rerun_with_huge_pages(int argc, char** argv) {
   setenv("GLIBC_TUNABLES", (value.empty() ? value : value + ":").append("glibc.malloc.hugetlb=1").c_str(), 1);
   execv("/proc/self/exe", argv);
   restore(saved.c_str());  // no /proc, say: go on as this process, with the environment as it was
+}
+
+/// Every option value given to the command about to run, before it runs: an empty one (an unset
+/// shell variable) had been taken as not given (`-o ""` wrote to standard output, `--fleet ""`
+/// read standard input); and `export` writes each value into a script, manifest or pipeline file,
+/// whose YAML and JSON carry only UTF-8 (a byte that is not had become U+FFFD, another command).
+void check_option_values(const CLI::App& command, bool exporting) {
+  exporting = exporting || command.get_name() == "export";
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->get_type_size_max() == 0) continue;  // a flag
+    for (const auto& value : option->results()) {
+      if (value.empty())
+        throw CLI::ValidationError(option->get_name(), "an empty value (an unset shell variable?)");
+      if (auto problem = gpuplan::utf8_problem(value); exporting && !problem.empty())
+        throw CLI::ValidationError(option->get_name(),
+                                   problem + ": export writes text files, which carry UTF-8");
+    }
+  }
+  for (const CLI::App* sub : command.get_subcommands()) check_option_values(*sub, exporting);
 }
 
 }  // namespace
@@ -93,6 +113,7 @@ int main(int argc, char** argv) {
     named->second(app, status);
   else
     for (const auto& command : commands) command.second(app, status);
+  app.parse_complete_callback([&app] { check_option_values(app, false); });
   try {
     app.parse(argc, argv);
     cli::progress::finish();

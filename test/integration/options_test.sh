@@ -82,4 +82,11 @@ accepted --runs 010 simulate "$PLAN" --fleet "$FLEET" --json
 grep -q '"runs": 10' out || fail "--runs 010 is not ten runs: $(cat out)"
 accepted --sigma 0.25 "${simulate[@]}"
 accepted --time-margin 2 "${slurm[@]}"
+# An empty value (an unset shell variable) is refused, naming the option: -o "" had written to
+# standard output and --fleet "" had read standard input, both with exit 0.
+refused -o "" plan "$QUERY" --fleet "$FLEET"
+refused --fleet "" plan "$QUERY"
+refused --rules "" classify "$QUERY"
+refused --node "" exec "$PLAN" --dry-run
+grep -q "an empty value" err || fail "the refusal of an empty value does not say so: $(cat err)"
 echo "options: ok"
