@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "cli/commands.hpp"
@@ -90,6 +91,13 @@ void add_classify_command(CLI::App& app, int& status) {
           "with --classify-by-deps a GPU test whose runs used one stays a GPU test")
       ->allow_extra_args(false);
   command->callback([args, &status] {
+    namespace fs = std::filesystem;
+    if (!args->cpu_targets.empty() && !args->gpu_targets.empty() &&
+        fs::weakly_canonical(fs::absolute(args->cpu_targets)) ==
+            fs::weakly_canonical(fs::absolute(args->gpu_targets)))
+      throw InputError(
+          Position{args->gpu_targets},
+          "--cpu-targets and --gpu-targets name the same file: the GPU list would replace the CPU one");
     auto rules = read_rules(args->query);
     QueryOptions query = args->query;
     Diagnostics history_diagnostics;

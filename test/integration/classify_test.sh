@@ -91,6 +91,12 @@ status=0
 [ "$status" = 2 ] || fail "--strict with malformed annotations should exit 2, not $status"
 [ ! -e "$SCRATCH/strict.txt" ] || fail "--strict left a target list behind"
 grep -q '//bad:zero_test: tag gpu:0 is malformed' "$SCRATCH/strict.err" || fail "--strict does not name gpu:0"
+# One file for both lists: the GPU list would replace the CPU one, and CPU runners run GPU tests.
+status=0
+(cd "$SCRATCH" && "$GPUPLAN" classify "$SOURCE_DIR/examples/query.xml" --cpu-targets same.txt --gpu-targets ./same.txt \
+  > /dev/null 2> same.err) || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/same.txt" ] && grep -q "name the same file" "$SCRATCH/same.err" ||
+  fail "--cpu-targets and --gpu-targets of one file: exit $status, $(cat "$SCRATCH/same.err")"
 
 # A bad rules file fails with file:line:col.
 printf 'rules:\n  - tag: x\n    set: {gpu: 2}\n' > "$SCRATCH/bad-rules.yaml"
