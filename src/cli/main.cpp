@@ -74,6 +74,18 @@ void check_option_values(const CLI::App& command, bool exporting) {
   for (const CLI::App* sub : command.get_subcommands()) check_option_values(*sub, exporting);
 }
 
+/// The exit code of --help or --version: theirs, or 2 when the text could not be written (a
+/// full disk, a closed pipe), which a script that saves it would otherwise take for success.
+int help_written(int code) {
+  try {
+    gpuplan::cli::check_standard_output();
+  } catch (const gpuplan::InputError& e) {
+    std::cerr << "gpuplan: " << e.what() << '\n';
+    return gpuplan::exit_bad_input;
+  }
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,11 +131,11 @@ int main(int argc, char** argv) {
     cli::progress::finish();
     cli::check_standard_output();
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::ExtrasError& e) {
     app.exit(e);
     if (first == "exec" || first == "export")  // `--config=cuda` given without the `--` before it

@@ -38,7 +38,7 @@ rerun_environment glibc.malloc.hugetlb=0
 
 # A full disk on standard output is exit 2 with a message, never exit 0 with half a plan.
 for command in "plan $query --fleet $fleet" "targets $query --json" "classify $query --json" \
-               "classify $query" "fleet check $fleet" "show $SCRATCH/plan.json"; do
+               "classify $query" "fleet check $fleet" "show $SCRATCH/plan.json" "--help" "plan --help" "--version"; do
   rc=0; $GPUPLAN $command > /dev/full 2> "$SCRATCH/err.txt" || rc=$?
   [ "$rc" = 2 ] || fail "$command > /dev/full: exit $rc, not 2"
   grep -q "cannot write" "$SCRATCH/err.txt" || fail "$command > /dev/full: no message: $(cat "$SCRATCH/err.txt")"
