@@ -65,7 +65,7 @@ struct GpuModel {
   std::string name;            ///< the fleet's spelling: "H100-SXM-80GB"
   std::string family;          ///< "h100"
   std::int64_t vram_mib = 0;   ///< memory.total as nvidia-smi reports it
-  Version compute_capability;  ///< empty for AMD and Intel GPUs
+  Version compute_capability;  ///< empty for AMD and Intel GPUs, and a model of one's own given none
   std::vector<std::string>
       smi_names;  ///< names nvidia-smi (rocm-smi, xpu-smi) prints: "NVIDIA H100 80GB HBM3"
   std::string vendor = "nvidia";

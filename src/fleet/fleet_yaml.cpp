@@ -174,13 +174,11 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
     for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
     spec.model.vendor =
         vendor ? util::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
-    bool needs_cc = spec.model.vendor == "nvidia";
-    if (!vram || (needs_cc && !cc))
+    if (!vram)
       reader.fail(model.value, "gpu.model",
-                  fmt::format("unknown model '{}'{}: give gpu.vram{}, or use a model from the catalog "
+                  fmt::format("unknown model '{}'{}: give gpu.vram, or use a model from the catalog "
                               "(README, \"Fleet\")",
-                              excerpt(name), did_you_mean(name, names),
-                              needs_cc ? " and gpu.compute_capability" : ""));
+                              excerpt(name), did_you_mean(name, names)));
     spec.model.name = name;
     spec.model.family = family_from_name(name);
     if (auto near = util::closest_match(name, names); near && digits(*near) == digits(name))
@@ -188,6 +186,11 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
           "{}: gpu.model: '{}' is not in the catalog; did you mean '{}'? (read as a model of "
           "its own, family {})",
           reader.at(model.value).str(), excerpt(name), *near, spec.model.family);
+    else if (spec.model.vendor == "nvidia" && !cc)  // SPEC: only vram is required of a model of one's own
+      spec.warning = fmt::format(
+          "{}: gpu.model: '{}' is not in the catalog and has no gpu.compute_capability, so no test that "
+          "asks for one (gpu-cc, requires-gpu-smXY) is placed on it; give gpu.compute_capability",
+          reader.at(model.value).str(), excerpt(name));
   }
   if (vendor) {
     auto text = util::lower(reader.text(vendor->value, "gpu.vendor"));

@@ -226,11 +226,9 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       // Python wheels through rules_python, each in the one package a wheel gets: the hub
       // repository (@pypi//torch:pkg, bzlmod pip.parse; never @org_tensorflow//tensorflow/...),
       // a whl_library spoke (@pypi_torch//:pkg, @pip_deps_torch//:pkg, @pypi_311_torch//:pkg)
-      // and the old pip_import (@pip//pypi__torch). PyTorch and what it loads on GPUs:
+      // and the old pip_import (below). PyTorch and what it loads on GPUs:
       "@*//torch:*",
       "@*_torch//:*",
-      "@*//pypi__torch:*",
-      "@*pypi__torch_*//:*",  // pip_import's per-wheel repository carries the version: pypi__torch_1_4_0
       "@*//triton:*",
       "@*_triton//:*",
       "@*//pytorch_triton*:*",  // PyTorch's own index: pytorch-triton, pytorch-triton-rocm
@@ -279,6 +277,17 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*//tf_nightly*:*",  // tf-nightly, like tensorflow, and tf-nightly-gpu before it
       "@*_tf_nightly*//:*",
   };
+  // The old pip_import names every wheel so (requirement("torch") is @pip//pypi__torch), and its
+  // per-wheel repository carries the version (@pip_deps_pypi__torch_1_4_0): each wheel's hub
+  // pattern gets both (before, torch's alone had them).
+  const auto wheels = patterns.gpu_deps.size();
+  for (std::size_t i = 0; i < wheels; ++i) {
+    std::string_view pattern = patterns.gpu_deps[i];
+    if (!pattern.starts_with("@*//") || !pattern.ends_with(":*")) continue;
+    std::string_view name = pattern.substr(4, pattern.size() - 6);
+    patterns.gpu_deps.push_back(fmt::format("@*//pypi__{}:*", name));
+    patterns.gpu_deps.push_back(fmt::format("@*pypi__{}_*//:*", name));
+  }
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
   // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.
   patterns.gpu_rule_classes = {"cuda_library", "cuda_objects"};
@@ -316,12 +325,24 @@ std::string_view gpu_file_kind(std::string_view label) {
   bool is_version = std::ranges::all_of(version, [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
   if (kind != ".a" && kind != ".so" && !is_version) return {};
   if (stem.ends_with("_static")) stem.remove_suffix(7);
-  static constexpr std::string_view cuda[] = {"cuda",  "cudart",    "cublas",   "cublasLt",  "cudnn",
-                                              "cufft", "curand",    "cusolver", "cusparse",  "nccl",
-                                              "nvrtc", "nvJitLink", "nvinfer",  "nvidia-ml", "nvToolsExt"};
-  static constexpr std::string_view rocm[] = {"amdhip64", "rocblas",   "MIOpen", "rccl",
-                                              "hipblas",  "hipblaslt", "hipfft", "rocfft"};
+  // auditwheel and libtorch's wheels ship their copies with a hash: libcudart-9335f6a2.so.12.
+  if (auto dash = stem.rfind('-'); dash != std::string_view::npos && stem.size() - dash == 9 &&
+                                   std::ranges::all_of(stem.substr(dash + 1), [](char c) {
+                                     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                                   }))
+    stem = stem.substr(0, dash);
+  static constexpr std::string_view cuda[] = {
+      "cuda",         "cudart",      "cublas",         "cublasLt",   "cudnn",    "cufft",
+      "cufftw",       "curand",      "cusolver",       "cusolverMg", "cusparse", "cusparseLt",
+      "nccl",         "nvrtc",       "nvrtc-builtins", "nvJitLink",  "nvinfer",  "nvidia-ml",
+      "nvToolsExt",   "cupti",       "cufile",         "nvjpeg",     "nvblas",   "cudadevrt",
+      "culibos",      "nvperf_host", "nvptxcompiler",  "torch_cuda", "c10_cuda", "torch_cuda_cpp",
+      "torch_cuda_cu"};  // LibTorch's CUDA parts
+  static constexpr std::string_view rocm[] = {"amdhip64",  "rocblas", "MIOpen", "rccl",      "hipblas",
+                                              "hipblaslt", "hipfft",  "rocfft", "torch_hip", "c10_hip"};
   if (std::ranges::find(cuda, stem) != std::end(cuda)) return "a CUDA library";
+  // cuDNN 8 and 9 split into libcudnn_ops_infer, libcudnn_graph, ...; NPP into libnppc, libnppial, ...
+  if (stem.starts_with("cudnn_") || (stem.starts_with("npp") && stem.size() <= 8)) return "a CUDA library";
   if (std::ranges::find(rocm, stem) != std::end(rocm)) return "a ROCm library";
   return {};
 }

@@ -120,7 +120,21 @@ TEST_CASE("zero or negative counts are rejected") {
 TEST_CASE("an unknown model without vram is rejected with the nearest catalog model") {
   REQUIRE_THAT(error_of(fleet_with("    gpu: {model: H100-SXM-80G, count: 8}\n    cuda: \"12.4\"\n")),
                StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'H100-SXM-80G' (did you mean "
-                          "'H100-SXM-80GB'?): give gpu.vram and gpu.compute_capability"));
+                          "'H100-SXM-80GB'?): give gpu.vram, or use a model from the catalog"));
+}
+
+TEST_CASE("a model of one's own needs only vram, as the SPEC says; without a compute capability it warns") {
+  auto fleet = load(fleet_with("    gpu: {model: FooGPU-9000, count: 4, vram: 24GiB}\n    cuda: \"12.4\"\n"));
+  REQUIRE(fleet.nodes.at(0).gpus.at(0).vram_mib == 24576);
+  REQUIRE(fleet.nodes.at(0).gpus.at(0).compute_capability.empty());  // meets no gpu-cc constraint
+  REQUIRE(fleet.warnings.size() == 1);
+  REQUIRE_THAT(fleet.warnings[0],
+               Contains("fleet.yaml:4:18: gpu.model: 'FooGPU-9000' is not in the catalog and "
+                        "has no gpu.compute_capability"));
+  auto with_cc = load(fleet_with(
+      "    gpu: {model: FooGPU-9000, count: 4, vram: 24GiB, compute_capability: \"8.9\"}\n    cuda: "
+      "\"12.4\"\n"));
+  REQUIRE(with_cc.warnings.empty());
 }
 
 TEST_CASE("a model written as a family alone lists the catalog models it could mean") {

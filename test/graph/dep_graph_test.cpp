@@ -165,7 +165,13 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
   for (const char* label :
        {"//k:saxpy.cu", "//k:common.cuh", "//tf:relu_op_gpu.cu.cc", "//tf:gpu_kernel_helper.cu.h",
         "@cuda//:lib64/libcudart_static.a", "@x//:libcublasLt.so", "@drv//:libcuda.so.1",
-        "@x//:lib/libnvidia-ml.so.575.51.03", "@x//:libcudnn.so.9"})
+        "@x//:lib/libnvidia-ml.so.575.51.03", "@x//:libcudnn.so.9",
+        // Missed before: the names real distributions ship (hashed copies, LibTorch's CUDA part,
+        // cuDNN's split libraries, the toolkit's other libraries).
+        "@pypi_torch//:torch/lib/libcudart-9335f6a2.so.12", "@t//:lib/libnvrtc-b51b459d.so.12",
+        "@libtorch_dist//:lib/libtorch_cuda.so", "@t//:lib/libc10_cuda.so", "@x//:libcudnn_ops_infer.so.8",
+        "@x//:libcudnn_graph.so.9", "@x//:libcupti.so.12", "@x//:libcusparseLt.so.0", "@x//:libnppc.so.12",
+        "@x//:libcudadevrt.a", "@x//:libnvrtc-builtins.so.12.4"})
     REQUIRE_THAT(std::string(gpu_file_kind(label)), Catch::Contains("CUDA"));
   REQUIRE(gpu_file_kind("//k:vector_add.hip") == "a HIP source");
   // IREE's CUDA driver loads libcuda at run time: the graph shows only the SDK's headers.
@@ -175,7 +181,8 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
   REQUIRE(gpu_file_kind("@rocm//:lib/libamdhip64.so.6") == "a ROCm library");
   for (const char* label : {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py",
                             "//k:cudart.so", "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox",
-                            "//k:x.cub", "//k:my_cuda.h", "//k:cuda_utils.h"})
+                            "//k:x.cub", "//k:my_cuda.h", "//k:cuda_utils.h", "//k:libcudart-stub.so",
+                            "//k:libtorch.so", "//k:libc10.so", "//k:libnppx_tools_plugin.so"})
     REQUIRE(gpu_file_kind(label).empty());
 }
 
