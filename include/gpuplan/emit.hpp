@@ -94,7 +94,8 @@ struct GpuPathView {
   /// The test's own rule class when the graph would not show this GPU test's GPU code, so that
   /// whether it uses any is unknown (BlindTests). Empty otherwise.
   std::string blind;
-  std::string blind_reason;  ///< then why (BlindTests::reason); also for `used_gpu`
+  std::string blind_reason;       ///< then why (BlindTests::reason); also for `used_gpu`
+  bool without_implicit = false;  ///< why: the graph lacks implicit deps (BlindTests::without_implicit)
   /// What its runs measured, when they used a GPU that the graph shows no GPU code for (--history).
   std::string used_gpu;
   /// Then, where other tests of the class reach GPU code: the repositories they get it from,

@@ -236,9 +236,15 @@ struct BlindTests {
   /// GPU tests the graph shows no GPU code for whose runs used a GPU (--history): label → what
   /// the runs measured. Their GPU code is outside the graph, whatever their class's tests reach.
   std::map<std::string, std::string> used_gpu;
+  /// In a graph queried with --noimplicit_deps (no test reaches Bazel's own test support,
+  /// @bazel_tools//tools/test), the tests of rule classes other than Bazel's common ones (cc_test,
+  /// py_test, ...): label → rule class. What their rule adds itself (a private attribute's
+  /// default, such as a torch_test rule's runtime) is not in the graph.
+  std::map<std::string, std::string> without_implicit;
   /// Whether the graph cannot tell of this test (of any kind).
   bool contains(const std::string& label, const std::string& rule_class) const {
-    return used_gpu.contains(label) || classes.contains(rule_class) || unsupplied.contains(label);
+    return used_gpu.contains(label) || classes.contains(rule_class) || unsupplied.contains(label) ||
+           without_implicit.contains(label);
   }
   /// Why not, as the audit lists it; empty for a test the graph can tell of. `repository`
   /// writes each supplier ("@pypi"): as it is, or as a Markdown code span.

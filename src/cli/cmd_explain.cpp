@@ -58,9 +58,10 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
     auto blind = blind_tests(tests, deps.graph, *deps.reach, used_gpu);
     const std::string& rule_class = test.target.rule_class.str();
     view.blind_reason = blind.reason(canonical_label(test.target.label), rule_class);
+    view.without_implicit = blind.without_implicit.contains(canonical_label(test.target.label));
     if (auto used = blind.used_gpu.find(canonical_label(test.target.label)); used != blind.used_gpu.end())
       view.used_gpu = used->second;
-    else if (!view.blind_reason.empty())
+    else if (!view.blind_reason.empty() && !view.without_implicit)
       view.blind = rule_class;
     if (blind.unsupplied.contains(canonical_label(test.target.label)))
       view.suppliers = blind.suppliers.at(rule_class);

@@ -141,11 +141,15 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
                              unknown);
   const auto unsupplied = static_cast<long>(blind.unsupplied.size());
   const auto used = static_cast<long>(blind.used_gpu.size());
-  const long blind_classes = blind.count() - unsupplied - used;
+  const auto without_implicit = static_cast<long>(blind.without_implicit.size());
+  const long blind_classes = blind.count() - unsupplied - used - without_implicit;
   if (used > 0) std::cerr << fmt::format("; {} left as they are: their runs used a GPU (--history)", used);
   if (blind_classes > 0)
     std::cerr << fmt::format("; {} left as they are: no test of their rule class reaches GPU code",
                              blind_classes);
+  if (without_implicit > 0)
+    std::cerr << fmt::format("; {} left as they are: the graph has no implicit deps (--noimplicit_deps)",
+                             without_implicit);
   if (unsupplied > 0)
     std::cerr << fmt::format(
         "; {} left as they are: they reach no repository where other tests of their rule class get GPU code",

@@ -22,7 +22,9 @@ std::string render_graph_text(const GpuPathView& view, std::string_view label) {
            fmt::format("  unknown: reaches {}, which the input did not expand (run bazel query 'deps({})')\n",
                        view.undeclared, label);
   if (!view.blind_reason.empty())
-    return out + fmt::format("  unknown: {} (name it in the rules file's gpu_deps)\n", view.blind_reason);
+    return out + fmt::format("  unknown: {} ({})\n", view.blind_reason,
+                             view.without_implicit ? "query without --noimplicit_deps"
+                                                   : "name it in the rules file's gpu_deps");
   if (view.reaches) {
     std::string why =
         !view.pattern.empty()     ? "matches gpu_deps " + view.pattern

@@ -198,9 +198,33 @@ std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGr
 
 }  // namespace
 
+namespace {
+
+/// Whether the graph holds what Bazel adds to every test (`@bazel_tools//tools/test:test_setup`,
+/// `:collect_coverage`, ...), which `--noimplicit_deps` leaves out, and with it what a test rule
+/// adds itself.
+bool has_implicit_deps(const DepGraph& graph) {
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
+    std::string_view label = graph.label(node);
+    if (label.starts_with("@")) label.remove_prefix(label.starts_with("@@") ? 2 : 1);
+    if (label.starts_with("bazel_tools//tools/test:")) return true;
+  }
+  return false;
+}
+
+/// Test rules whose implicit deps are Bazel's test support and a language's toolchain, never GPU code.
+bool common_test_rule(std::string_view rule_class) {
+  static constexpr std::string_view common[] = {"cc_test",   "py_test", "sh_test",
+                                                "java_test", "go_test", "rust_test"};
+  return std::ranges::find(common, rule_class) != std::end(common);
+}
+
+}  // namespace
+
 BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const GpuReach& reach,
                        const std::map<std::string, std::string>& used_gpu) {
   BlindTests blind;
+  std::optional<bool> implicit;  // looked for once, when a test of another rule class needs it
   std::map<std::string, std::set<std::string>> suppliers;  // class → of its GPU code; "": the main repository
   // class → its GPU tests without GPU code
   std::map<std::string, std::vector<const ClassifiedTest*>> gpu_free;
@@ -213,10 +237,14 @@ BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const
       DepGraph::Node gpu_code = reach.path(*node).back();
       suppliers[rule_class].insert(gpu_supplier(graph.label(gpu_code), reach.matched_pattern(gpu_code)));
     } else if (test.bucket == Bucket::gpu && !reach.unknown(*node)) {
-      if (auto used = used_gpu.find(canonical_label(test.target.label)); used != used_gpu.end())
+      if (auto used = used_gpu.find(canonical_label(test.target.label)); used != used_gpu.end()) {
         blind.used_gpu.insert(*used);  // its runs say more than its class
-      else
+      } else if (!common_test_rule(rule_class) &&
+                 !(implicit ? *implicit : *(implicit = has_implicit_deps(graph)))) {
+        blind.without_implicit[canonical_label(test.target.label)] = rule_class;
+      } else {
         gpu_free[rule_class].push_back(&test);
+      }
     }
   }
   for (const auto& [rule_class, candidates] : gpu_free) {
@@ -271,6 +299,10 @@ std::string BlindTests::reason(const std::string& label, const std::string& rule
         used->second);
   if (classes.contains(rule_class))
     return fmt::format("no {} of the graph reaches GPU code: its own may be outside the graph", rule_class);
+  if (without_implicit.contains(label))
+    return fmt::format(
+        "the graph has no implicit deps (--noimplicit_deps), and a {} may get its GPU code from its rule",
+        rule_class);
   if (!unsupplied.contains(label)) return {};
   return fmt::format(
       "reaches no label of {}, where the other {}s get their GPU code: its own may be outside the graph",
@@ -300,6 +332,23 @@ std::vector<std::string> BlindTests::messages() const {
         "whether its {1} GPU-annotated {0}{2} need{3} a GPU: {4} or under labels that gpu_deps does "
         "not name is not in it. Name that code in the rules file's gpu_deps",
         rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "", outside));
+  if (!without_implicit.empty()) {
+    std::vector<std::string> labels;
+    std::set<std::string> rule_classes;
+    for (const auto& [label, rule_class] : without_implicit) {
+      labels.push_back(label);
+      rule_classes.insert(rule_class);
+    }
+    const bool one = labels.size() == 1;
+    messages.push_back(fmt::format(
+        "the dependency graph has no implicit deps (no test reaches @bazel_tools//tools/test: it was queried "
+        "with --noimplicit_deps), so it lacks the GPU code a test rule adds itself (a private attribute's "
+        "default, as a custom torch_test rule's runtime): {0} GPU-annotated test{1} of {2} reach{3} no GPU "
+        "code "
+        "in it ({4}). Query without --noimplicit_deps",
+        labels.size(), util::plural(labels.size()), fmt::join(rule_classes, ", "), one ? "es" : "",
+        listed_labels(labels)));
+  }
   for (const auto& [rule_class, hubs] : suppliers) {
     std::vector<std::string> labels;
     for (const auto& [label, of_class] : unsupplied)
@@ -317,7 +366,7 @@ std::vector<std::string> BlindTests::messages() const {
 }
 
 long BlindTests::count() const {
-  long total = static_cast<long>(unsupplied.size() + used_gpu.size());
+  long total = static_cast<long>(unsupplied.size() + used_gpu.size() + without_implicit.size());
   for (const auto& [rule_class, gpu_tests] : classes) total += gpu_tests;
   return total;
 }

@@ -341,3 +341,57 @@ TEST_CASE("a select() branch cquery's configuration did not take supplies nothin
   CHECK(blind_tests(tests, graph, reach).unsupplied ==
         std::map<std::string, std::string>{{"//p:gpu_test", "py_test"}});
 }
+
+TEST_CASE("without implicit deps, a GPU test of a rule class of its own is unknown, never GPU-free") {
+  // A torch_test rule whose private attribute brings torch: --noimplicit_deps leaves that out, so
+  // its test that lists only numpy looked GPU-free and was moved to CPU runners. A py_test's
+  // implicit deps are Bazel's test support and Python's toolchain, never GPU code.
+  auto graph_of = [](const std::string& implicit) {
+    return R"(<query version="2">
+    <rule class="torch_test" location="/ws/a/BUILD:1:1" name="//a:explicit_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@pypi//torch:pkg"/>)" +
+           implicit + R"(
+    </rule>
+    <rule class="torch_test" location="/ws/a/BUILD:2:1" name="//a:runtime_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@pypi//numpy:pkg"/>)" +
+           implicit + R"(
+    </rule>
+    <rule class="py_test" location="/ws/a/BUILD:3:1" name="//a:numpy_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@pypi//numpy:pkg"/>)" +
+           implicit + R"(
+    </rule>
+    <rule class="py_test" location="/ws/a/BUILD:4:1" name="//a:torch_py_test">
+        <list name="tags"><string value="gpu"/></list><rule-input name="@pypi//torch:pkg"/>
+    </rule>
+    <rule class="py_library" location="/ext/BUILD:1:1" name="@pypi//torch:pkg"/>
+    <rule class="py_library" location="/ext/BUILD:2:1" name="@pypi//numpy:pkg"/>)" +
+           (implicit.empty()
+                ? ""
+                : R"(<rule class="sh_library" location="/t/BUILD:1:1" name="@bazel_tools//tools/test:test_setup"/>)") +
+           "</query>";
+  };
+  for (bool implicit : {false, true}) {
+    DepGraph graph;
+    std::istringstream in(
+        graph_of(implicit ? R"(<rule-input name="@bazel_tools//tools/test:test_setup"/>)" : ""));
+    Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});
+    GpuReach reach(graph, GpuDepPatterns::defaults());
+    auto blind = blind_tests(tests, graph, reach);
+    CHECK(blind.without_implicit ==
+          (implicit ? std::map<std::string, std::string>{}
+                    : std::map<std::string, std::string>{{"//a:runtime_test", "torch_test"}}));
+    if (!implicit) {
+      CHECK(blind.reason("//a:runtime_test", "torch_test") ==
+            "the graph has no implicit deps (--noimplicit_deps), and a torch_test may get its GPU code from "
+            "its rule");
+      REQUIRE(blind.messages().size() == 1);
+      CHECK_THAT(blind.messages()[0],
+                 Catch::Contains("queried with --noimplicit_deps") &&
+                     Catch::Contains("(//a:runtime_test). Query without --noimplicit_deps"));
+    }
+    REQUIRE(classify_by_deps(tests, graph, reach, blind) == (implicit ? 2 : 1));
+    for (const auto& test : tests.tests)
+      CHECK((test.bucket == Bucket::cpu) ==
+            (test.target.label == "//a:numpy_test" || (implicit && test.target.label == "//a:runtime_test")));
+  }
+}
