@@ -277,3 +277,9 @@ TEST_CASE("a file that is no fleet is named with a short excerpt of its line, ne
   REQUIRE(error_of(std::string(1000, 'k') + ": 1\n") ==
           "fleet.yaml:1:1: " + std::string(60, 'k') + "…: unknown key; known here: version, pools");
 }
+
+TEST_CASE("an unquoted version is read as written: cuda 12.10 is not the number 12.1") {
+  auto fleet = load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: 12.10\n"));
+  REQUIRE(fleet.nodes.at(0).cuda.str() == "12.10");
+  REQUIRE(fleet.nodes.at(0).cuda > *Version::parse("12.9"));
+}
