@@ -92,9 +92,10 @@ void add_classify_command(CLI::App& app, int& status) {
       ->allow_extra_args(false);
   command->callback([args, &status] {
     namespace fs = std::filesystem;
+    std::error_code ec;  // a path that cannot be resolved fails when it is written, with its message
     if (!args->cpu_targets.empty() && !args->gpu_targets.empty() &&
-        fs::weakly_canonical(fs::absolute(args->cpu_targets)) ==
-            fs::weakly_canonical(fs::absolute(args->gpu_targets)))
+        fs::weakly_canonical(fs::absolute(args->cpu_targets), ec) ==
+            fs::weakly_canonical(fs::absolute(args->gpu_targets), ec))
       throw InputError(
           Position{args->gpu_targets},
           "--cpu-targets and --gpu-targets name the same file: the GPU list would replace the CPU one");
