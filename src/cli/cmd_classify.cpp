@@ -92,10 +92,14 @@ void add_classify_command(CLI::App& app, int& status) {
       ->allow_extra_args(false);
   command->callback([args, &status] {
     namespace fs = std::filesystem;
-    std::error_code ec;  // a path that cannot be resolved fails when it is written, with its message
-    if (!args->cpu_targets.empty() && !args->gpu_targets.empty() &&
-        fs::weakly_canonical(fs::absolute(args->cpu_targets), ec) ==
-            fs::weakly_canonical(fs::absolute(args->gpu_targets), ec))
+    // A path that cannot be resolved fails when it is written, with its own message.
+    auto resolved = [](const std::string& path) {
+      std::error_code ec;
+      auto full = fs::weakly_canonical(fs::absolute(path, ec), ec);
+      return ec ? fs::path() : full;
+    };
+    if (!args->cpu_targets.empty() && !args->gpu_targets.empty() && !resolved(args->cpu_targets).empty() &&
+        resolved(args->cpu_targets) == resolved(args->gpu_targets))
       throw InputError(
           Position{args->gpu_targets},
           "--cpu-targets and --gpu-targets name the same file: the GPU list would replace the CPU one");
