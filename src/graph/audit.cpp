@@ -196,10 +196,6 @@ std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGr
   return reached;
 }
 
-}  // namespace
-
-namespace {
-
 /// Whether the graph holds what Bazel adds to every test (`@bazel_tools//tools/test:test_setup`,
 /// `:collect_coverage`, ...), which `--noimplicit_deps` leaves out, and with it what a test rule
 /// adds itself.
@@ -343,9 +339,8 @@ std::vector<std::string> BlindTests::messages() const {
     messages.push_back(fmt::format(
         "the dependency graph has no implicit deps (no test reaches @bazel_tools//tools/test: it was queried "
         "with --noimplicit_deps), so it lacks the GPU code a test rule adds itself (a private attribute's "
-        "default, as a custom torch_test rule's runtime): {0} GPU-annotated test{1} of {2} reach{3} no GPU "
-        "code "
-        "in it ({4}). Query without --noimplicit_deps",
+        "default, as a custom torch_test rule's runtime): {0} GPU-annotated test{1} of {2} reach{3} no "
+        "GPU code in it ({4}). Query without --noimplicit_deps",
         labels.size(), util::plural(labels.size()), fmt::join(rule_classes, ", "), one ? "es" : "",
         listed_labels(labels)));
   }
