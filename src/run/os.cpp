@@ -140,18 +140,26 @@ void close_exec_fds() {
   for (long fd = 3; fd < std::min(most, 1L << 16); ++fd) close_if_cloexec(fd, -1);
 }
 
-/// The parent, process group and state of `pid`, from /proc/PID/stat: "pid (comm) state ppid
-/// pgrp ..."; false when it is gone.
-bool read_stat(long pid, long& parent, long& group, char& state) {
-  char path[32] = "/proc/";
+/// Opens /proc/PID/FILE (`file`: "/stat") for reading; -1 when the process is gone. Builds the
+/// path by hand: a supervisor forked from a process with threads may call only what is
+/// async-signal-safe.
+int open_proc_file(long pid, std::string_view file) {
+  char path[48] = "/proc/";
   char digits[20];
   int count = 0;
   for (long rest = pid; count == 0 || rest > 0; rest /= 10)
     digits[count++] = static_cast<char>('0' + rest % 10);
   std::size_t at = 6;
   while (count > 0) path[at++] = digits[--count];
-  std::memcpy(path + at, "/stat", 6);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  std::memcpy(path + at, file.data(), file.size());
+  path[at + file.size()] = '\0';
+  return ::open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/// The parent, process group and state of `pid`, from /proc/PID/stat: "pid (comm) state ppid
+/// pgrp ..."; false when it is gone.
+bool read_stat(long pid, long& parent, long& group, char& state) {
+  int fd = open_proc_file(pid, "/stat");
   if (fd < 0) return false;
   char text[512];
   ssize_t got = ::read(fd, text, sizeof text - 1);
@@ -167,16 +175,33 @@ bool read_stat(long pid, long& parent, long& group, char& state) {
   return true;
 }
 
+/// Whether `pid` is a Bazel server (its command line names Bazel's A-server.jar): a `bazel test`
+/// that a unit ran leaves it running on purpose, for the next one.
+bool is_bazel_server(long pid) {
+  int fd = open_proc_file(pid, "/cmdline");
+  if (fd < 0) return false;
+  char text[16384];  // the jar comes after the JVM's options, within the first few KB
+  ssize_t got = ::read(fd, text, sizeof text);
+  ::close(fd);
+  constexpr std::string_view jar = "/A-server.jar";
+  for (ssize_t end = 0, start = 0; end < got; ++end) {
+    if (text[end] != '\0') continue;
+    if (std::string_view(text + start, static_cast<std::size_t>(end - start)).ends_with(jar)) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 /// SIGKILLs each live process of the unit: the supervisor's children (a subreaper, it inherits
-/// every orphan of the unit's tree) and, with `group`, its process group's other members.
-/// Returns whether there was any.
-bool kill_unit_processes(pid_t self, bool group) {
+/// every orphan of the unit's tree) and, with `group`, its process group's other members; with
+/// `spare_bazel`, not a Bazel server. Returns whether there was any.
+bool kill_unit_processes(pid_t self, bool group, bool spare_bazel) {
   bool any = false;
   for_each_numbered("/proc", [&](long pid, int) {
     long parent = 0, pgrp = 0;
     char state = 0;
     if (pid == self || !read_stat(pid, parent, pgrp, state) || state == 'Z') return;
-    if (parent == self || (group && pgrp == self)) {
+    if ((parent == self || (group && pgrp == self)) && !(spare_bazel && is_bazel_server(pid))) {
       ::kill(static_cast<pid_t>(pid), SIGKILL);
       any = true;
     }
@@ -186,9 +211,9 @@ bool kill_unit_processes(pid_t self, bool group) {
 
 /// Kills every process the unit started until none is left (orphans come to the subreaper as
 /// their parents die), reaping them. Returns whether there was any.
-bool kill_all(pid_t self, bool group) {
+bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
   bool any = false;
-  while (kill_unit_processes(self, group)) {
+  while (kill_unit_processes(self, group, spare_bazel)) {
     any = true;
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
@@ -261,17 +286,18 @@ bool kill_all(pid_t self, bool group) {
       pid_t pid;
       while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
         if (pid != unit) continue;
-        // What run-under's test left running (a daemon that closed the lock descriptors it
-        // inherited would run on GPUs handed on to the next test) ends with it, as Bazel's
-        // sandbox ends it. As a subreaper the supervisor has any such process as a child. Not
-        // under exec (own_group): its default unit is `bazel test`, whose server must live on.
+        // What the unit left running (a daemon that closed the lock descriptors it inherited
+        // would run on GPUs handed on to the next unit) ends with it, as Bazel's sandbox ends
+        // it. As a subreaper the supervisor has any such process as a child. A Bazel server
+        // that an exec unit's `bazel test` started lives on, for the next unit.
         pid_t left;
         while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
         }
-        if (left == 0 && !launch.own_group && kill_all(self, false))  // 0: some still run
-          write_all(2,
-                    "gpuplan run-under: the test left processes running; they were killed before its "
-                    "GPUs were released\n");
+        if (left == 0 && kill_all(self, false, launch.own_group))  // 0: some still run
+          write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
+                                          "before its GPUs were released\n"
+                                        : "gpuplan run-under: the test left processes running; they were "
+                                          "killed before its GPUs were released\n");
         end_as(status);
       }
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {

@@ -181,6 +181,15 @@ gone() {  # a process that has ended (or is a zombie waiting for init) within 2 
 while read -r pid; do gone "$pid" || fail "unit process $pid outlived exec"; done <"$SCRATCH/pids"
 grep -q '^10 units: 8 not run, 2 stopped$' "$SCRATCH/stop.out" || { cat "$SCRATCH/stop.out"; fail "wrong table"; }
 
+# A daemon a --command unit leaves running (setsid: out of its process group) ends with the
+# unit, before its GPUs go to the next unit, and exec's log says so.
+"$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --command \
+  "setsid bash -c 'echo \$\$ >$SCRATCH/exec-daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.3" \
+  >/dev/null 2>"$SCRATCH/exec-daemon.err" || fail "exec of a unit that leaves a daemon failed"
+grep -q "gpuplan exec: the unit left processes running; they were killed before its GPUs were released" \
+  "$SCRATCH/exec-daemon.err" || fail "exec said nothing of the daemon its unit left: $(cat "$SCRATCH/exec-daemon.err")"
+gone "$(cat "$SCRATCH/exec-daemon.pid")" || fail "the daemon a unit left still runs after exec ended"
+
 # 5. Hostile labels reach the command as one word each, and run nothing.
 /usr/bin/python3 - "$PLAN" "$SCRATCH/hostile.json" "$SCRATCH" <<'PY'
 import json, sys
@@ -265,11 +274,17 @@ bazel_ws "\$command" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --te
 SH
 chmod +x "$SCRATCH/bin/bazel"
 : >"$SCRATCH/bazel-probe.log"
+# The first run starts the Bazel server under exec's unit, whose supervisor ends what a unit
+# leaves running, but not a Bazel server: the second run finds the same one.
+bazel_ws shutdown 2>/dev/null
 for run in 1 2; do
   PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
     --results "$SCRATCH/bazel-results.csv" --junit "$SCRATCH/bazel-junit.xml" \
     >"$SCRATCH/bazel$run.out" 2>&1 || { cat "$SCRATCH/bazel$run.out"; fail "exec's default bazel test failed (run $run)"; }
+  bazel_ws info server_pid >"$SCRATCH/server$run.pid" 2>/dev/null
 done
+[ "$(cat "$SCRATCH/server1.pid")" = "$(cat "$SCRATCH/server2.pid")" ] && ! grep -q "left processes running" "$SCRATCH/bazel1.out" ||
+  fail "exec's unit killed the Bazel server it started (pid $(cat "$SCRATCH/server1.pid"), then $(cat "$SCRATCH/server2.pid"))"
 # run-under wrote a record and rewrote the JUnit for each unit the first run ran (the second
 # ran none: all cached).
 [ "$(grep -c '^//' "$SCRATCH/bazel-results.csv")" = 10 ] || fail "records: $(cat "$SCRATCH/bazel-results.csv")"
