@@ -16,7 +16,12 @@ namespace gpuplan {
 struct Estimate {
   double seconds = 0;
   std::string source;  ///< "history-p90", "size-median", "size-default", ...
+  /// Per-GPU memory to reserve: the largest peak of the recent runs plus the headroom, once a
+  /// run that passed measured one; empty otherwise.
   std::optional<std::int64_t> peak_vram_mib;
+  /// The same of runs that only failed or were cut short: what the test uses at least (it may
+  /// have ended before its GPU work), which a `gpu-mem` tag below it does not lower.
+  std::optional<std::int64_t> least_vram_mib = std::nullopt;
 };
 
 /// Estimates one shard (0-based) of a test, or the whole test when `shard_index` is empty.

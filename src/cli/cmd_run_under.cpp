@@ -314,22 +314,26 @@ std::optional<int> shard_variable(const char* name, long least) {
   return static_cast<int>(value);
 }
 
-/// Why the plan's shards of `label` are not Bazel's (TEST_TOTAL_SHARDS): its shard_count changed
-/// after the plan was made. Empty when they agree, or the plan does not have the test.
-std::string shard_mismatch(const Plan& plan, const std::string& label, int bazel_shards) {
+/// How many shards the plan gives `label`; nullopt when it does not have the test.
+std::optional<int> planned_shard_count(const Plan& plan, const std::string& label) {
   auto wanted = canonical_label(label);
   std::optional<int> planned;
   for (const auto& a : plan.assignments)
     if (canonical_label(a.unit.label) == wanted) planned = a.unit.shard_count;
   for (const auto& u : plan.unschedulable)
     if (canonical_label(u.unit.label) == wanted) planned = u.unit.shard_count;
-  if (!planned || *planned == bazel_shards) return {};
+  return planned;
+}
+
+/// Why the plan's shards of `label` are not Bazel's (TEST_TOTAL_SHARDS).
+std::string shard_mismatch(const std::string& label, int planned, int bazel_shards) {
   auto shards = [](int n) { return n == 1 ? std::string("unsharded") : fmt::format("in {} shards", n); };
   return fmt::format(
-      "the plan has {} {}, and Bazel runs it {} ({}): its shard_count changed after the plan was made; "
+      "the plan has {} {}, and Bazel runs it {} ({}): its shard_count changed after the plan was made{}; "
       "make the plan again",
-      label, shards(*planned), shards(bazel_shards),
-      shard_variable("TEST_TOTAL_SHARDS", 1) ? "TEST_TOTAL_SHARDS" : "no TEST_TOTAL_SHARDS");
+      label, shards(planned), shards(bazel_shards),
+      shard_variable("TEST_TOTAL_SHARDS", 1) ? "TEST_TOTAL_SHARDS" : "no TEST_TOTAL_SHARDS",
+      bazel_shards == 1 ? ", or bazel test runs with --test_sharding_strategy=disabled" : "");
 }
 
 /// run_claimed for one launch of Bazel's. Each run of --runs_per_test (TEST_RANDOM_SEED, Bazel's
@@ -405,14 +409,20 @@ int run_under(const RunUnderOptions& o) {
                           "each test would claim its unit alone and every node would run it",
                           "install -d -m 0700");
   }
-  if (auto mismatch = bazel_shards ? shard_mismatch(plan, target, *bazel_shards) : std::string();
-      !mismatch.empty() && placement.kind != Kind::cpu) {
-    if (placement.kind == Kind::unknown && o.query.empty())  // a shard the plan does not have
+  bool fewer_shards = false;  // than planned: no node may run the plan's shards for Bazel's
+  if (auto planned = bazel_shards ? planned_shard_count(plan, target) : std::nullopt;
+      planned && *planned != *bazel_shards && placement.kind != Kind::cpu) {
+    auto mismatch = shard_mismatch(target, *planned, *bazel_shards);
+    // A shard the plan does not have; or fewer shards than planned, whose planned shards past
+    // Bazel's count would never run, nor their part of the test's cases (Bazel said PASSED).
+    fewer_shards = *planned > *bazel_shards;
+    if ((placement.kind == Kind::unknown && o.query.empty()) || fewer_shards)
       placement = {Kind::refused, std::nullopt, mismatch};
-    else
+    else  // more shards than planned, or sharded since: each planned shard's cases still run
       std::cerr << fmt::format("gpuplan run-under: warning: {}\n", mismatch);
   }
-  if (!o.claims.empty() && (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
+  if (!o.claims.empty() && !fewer_shards &&
+      (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
       if (auto status = run_launch(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
       placement.reason += o.fleet.empty()

@@ -50,6 +50,8 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
     if (it->second.source != timeout_source) sum->source = it->second.source;
     if (it->second.peak_vram_mib)
       sum->peak_vram_mib = std::max(sum->peak_vram_mib.value_or(0), *it->second.peak_vram_mib);
+    if (it->second.least_vram_mib)
+      sum->least_vram_mib = std::max(sum->least_vram_mib.value_or(0), *it->second.least_vram_mib);
   }
   return sum;
 }
@@ -82,10 +84,6 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
       whole_run_peak = whole_run_peak || sample.ran_through();
     }
   }
-  // Peaks only of runs that failed or were cut short may be of runs that ended before their GPU
-  // work: reserving them under pack could share the GPU the test needs whole. The largest peak
-  // counts once a run that passed measured one.
-  if (!whole_run_peak) peak.reset();
   Estimate estimate;
   if (measured.empty()) {
     estimate.seconds = lower_bound;
@@ -94,8 +92,11 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
     estimate.seconds = percentile(measured, rules.history_percentile);
     estimate.source = fmt::format("history-p{:g}", rules.history_percentile);
   }
+  // Peaks only of runs that failed or were cut short may be of runs that ended before their GPU
+  // work: reserving them under pack could share the GPU the test needs whole, so they are only
+  // what it uses at least. The largest peak counts once a run that passed measured one.
   if (peak)
-    estimate.peak_vram_mib =
+    (whole_run_peak ? estimate.peak_vram_mib : estimate.least_vram_mib) =
         static_cast<std::int64_t>(std::ceil(static_cast<double>(*peak) * (1 + rules.vram_headroom)));
   return estimate;
 }
@@ -132,6 +133,7 @@ Estimator history_estimator(const History& history, const Classification& tests,
           // Only runs cut short (which measured no peak to reserve): it ran at least that long.
           if (found && found->seconds > estimate.seconds)
             estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
+          if (found) estimate.least_vram_mib = found->least_vram_mib;  // what runs cut short measured
         }
         estimate.seconds = std::max(estimate.seconds, min_seconds);
         return estimate;

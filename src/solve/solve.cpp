@@ -23,28 +23,34 @@ namespace {
 
 using namespace solve;
 
-/// The least memory each of the unit's GPUs must have: what it asks for, or what it reserves
-/// when that is more (a measured peak may exceed a gpu-mem tag, or stand without one).
-std::int64_t memory_need(const Unit& unit) {
+/// The least memory each of the unit's GPUs must have: what it asks for, or more where it
+/// reserves more (a measured peak may exceed a gpu-mem tag, or stand without one). A unit that
+/// shares its GPU needs its whole reservation; one with GPUs to itself needs only the measured
+/// peak under it (the reservation less the headroom added to the peak): a test that peaked at
+/// 72,000 MiB on an 80 GB GPU runs there, although 72,000 MiB and 15% is more than it has.
+std::int64_t memory_need(const Unit& unit, bool share, double headroom) {
   const Requirement& r = unit.requirement;
-  return std::max(r.gpu_mem_mib ? r.gpu_mem_mib->value : 0, unit.vram_mib.value_or(0));
+  const std::int64_t asked = r.gpu_mem_mib ? r.gpu_mem_mib->value : 0;
+  if (!unit.vram_mib) return asked;
+  if (share) return std::max(asked, *unit.vram_mib);
+  return std::max(asked, static_cast<std::int64_t>(double(*unit.vram_mib) / (1 + headroom) + 1e-6));
 }
 
 /// What the unit needs of a node: its requirement, with memory_need as its gpu_mem_mib.
-Requirement placing_requirement(const Unit& unit) {
+Requirement placing_requirement(const Unit& unit, std::int64_t need) {
   Requirement r = unit.requirement;
-  if (memory_need(unit) > (r.gpu_mem_mib ? r.gpu_mem_mib->value : 0))
-    r.gpu_mem_mib = Sourced<std::int64_t>{memory_need(unit), "the memory it reserves (vram_mib)"};
+  if (need > (r.gpu_mem_mib ? r.gpu_mem_mib->value : 0))
+    r.gpu_mem_mib = Sourced<std::int64_t>{need, "its measured peak or reservation (vram_mib)"};
   return r;
 }
 
 /// Units with equal keys are placed by the same rules. Written over `key`, which the caller
 /// reuses from unit to unit: no allocation a unit.
-void demand_key(const Unit& unit, bool share, std::string& key) {
+void demand_key(const Unit& unit, bool share, std::int64_t need, std::string& key) {
   const Requirement& r = unit.requirement;
   key.clear();
   auto out = std::back_inserter(key);
-  fmt::format_to(out, "{}|{}|{}|{}|{}", r.gpus.value, memory_need(unit), r.needs_nvlink(), r.is_exclusive(),
+  fmt::format_to(out, "{}|{}|{}|{}|{}", r.gpus.value, need, r.needs_nvlink(), r.is_exclusive(),
                  share ? *unit.vram_mib : -1);
   for (const auto& c : r.cuda) fmt::format_to(out, "|c{}", c.value.str());
   for (const auto& c : r.compute_capability) fmt::format_to(out, "|k{}", c.value.str());
@@ -204,9 +210,13 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
   };
   std::unordered_map<Seen, int, SeenHash> demand_of_seen;
   std::string key;
+  std::int64_t most_usable = 0;  // what pack may fill on the fleet's largest GPU
+  for (const auto& node : fleet.nodes)
+    for (const auto& gpu : node.gpus) most_usable = std::max(most_usable, usable_mib(gpu, options.rules));
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
-    bool share = shares_gpu(unit, options.policy);
+    // A unit that reserves more than any GPU can share has its GPU to itself.
+    bool share = shares_gpu(unit, options.policy) && *unit.vram_mib <= most_usable;
     if (share) unit.duration_s *= slowdown;
     unit.duration_s = to_milliseconds(unit.duration_s);
     auto [seen, first_seen] = demand_of_seen.try_emplace(Seen{&*unit.requirement, unit.vram_mib}, 0);
@@ -214,13 +224,14 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
       demands.of_unit[u] = seen->second;
       continue;
     }
-    demand_key(unit, share, key);
+    const std::int64_t need = memory_need(unit, share, options.rules.vram_headroom);
+    demand_key(unit, share, need, key);
     auto it = demand_of_key.find(key);
     bool added = it == demand_of_key.end();
     if (added) it = demand_of_key.emplace(key, static_cast<int>(problem.demand_shapes.size())).first;
     demands.of_unit[u] = seen->second = it->second;
     if (!added) continue;
-    Requirement placing = placing_requirement(unit);
+    Requirement placing = placing_requirement(unit, need);
     std::vector<int> shapes;
     for (size_t t = 0; t < index.types.size() && placing.gpus.value > 0; ++t) {
       const NodeType& type = index.types[t];
@@ -268,8 +279,14 @@ std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<
 
 /// Where and when the assignment runs (its env is planned_env's: nothing to store).
 void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
-  a.node = fleet.nodes[static_cast<size_t>(placed.node)].name;
+  const Node& node = fleet.nodes[static_cast<size_t>(placed.node)];
+  a.node = node.name;
   for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(std::countr_zero(m));
+  // A unit with GPUs to itself holds them whole, and no more than that: its reservation (a
+  // measured peak plus headroom) may be more than the GPUs it was placed on have.
+  for (int gpu : a.gpus)
+    if (a.unit.vram_mib)
+      a.unit.vram_mib = std::min(*a.unit.vram_mib, node.gpus[static_cast<size_t>(gpu)].vram_mib);
   // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
   // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
   a.start_s = to_milliseconds(placed.start);

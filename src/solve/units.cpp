@@ -27,9 +27,13 @@ Estimator size_default_estimator(const Rules& rules) {
 namespace {
 
 /// What a unit reserves on each GPU: the larger of the declared need and the measured peak.
-std::optional<std::int64_t> reserved_vram(const Requirement& requirement, std::optional<std::int64_t> peak) {
-  std::optional<std::int64_t> reserved = peak;
-  if (requirement.gpu_mem_mib) reserved = std::max(reserved.value_or(0), requirement.gpu_mem_mib->value);
+std::optional<std::int64_t> reserved_vram(const Requirement& requirement, const Estimate& e) {
+  std::optional<std::int64_t> reserved = e.peak_vram_mib;
+  // A gpu-mem tag below what runs that failed used (an OOM, say) is no measure of the need: those
+  // runs' peaks count, or pack would share the GPU on the tag's word (three such units on one GPU
+  // had measured 110 GiB on an 80 GB GPU).
+  if (requirement.gpu_mem_mib)
+    reserved = std::max({reserved.value_or(0), requirement.gpu_mem_mib->value, e.least_vram_mib.value_or(0)});
   return reserved;
 }
 
@@ -103,7 +107,7 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
       Unit unit = unit_of(test, std::move(id), last_use_of_label(test));
       unit.duration_s = usable_seconds(e.seconds);
       unit.duration_source = e.source;
-      unit.vram_mib = reserved_vram(unit.requirement, e.peak_vram_mib);
+      unit.vram_mib = reserved_vram(unit.requirement, e);
       units.push_back(std::move(unit));
     } else if (mode == ShardMode::per_shard) {
       for (int index = 0; index < shards; ++index) {
@@ -115,26 +119,28 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
         unit.shard_count = shards;
         unit.duration_s = usable_seconds(e.seconds);
         unit.duration_source = e.source;
-        unit.vram_mib = reserved_vram(unit.requirement, e.peak_vram_mib);
+        unit.vram_mib = reserved_vram(unit.requirement, e);
         units.push_back(std::move(unit));
       }
     } else {
       // The whole test as one unit: Bazel runs its shards one after another.
       double seconds = 0;
       std::vector<std::string> sources;
-      std::optional<std::int64_t> peak;
+      Estimate most;  // of the shards' memory
       for (int index = 0; index < shards; ++index) {
         Estimate e = estimate(test, index);
         seconds += usable_seconds(e.seconds);
         if (std::find(sources.begin(), sources.end(), e.source) == sources.end()) sources.push_back(e.source);
-        if (e.peak_vram_mib) peak = std::max(peak.value_or(0), *e.peak_vram_mib);
+        if (e.peak_vram_mib) most.peak_vram_mib = std::max(most.peak_vram_mib.value_or(0), *e.peak_vram_mib);
+        if (e.least_vram_mib)
+          most.least_vram_mib = std::max(most.least_vram_mib.value_or(0), *e.least_vram_mib);
       }
       std::string id = test.target.label;
       Unit unit = unit_of(test, std::move(id), last_use_of_label(test));
       unit.shard_count = shards;
       unit.duration_s = seconds;
       unit.duration_source = fmt::format("{}", fmt::join(sources, "+"));
-      unit.vram_mib = reserved_vram(unit.requirement, peak);
+      unit.vram_mib = reserved_vram(unit.requirement, most);
       units.push_back(std::move(unit));
     }
   }

@@ -310,16 +310,20 @@ refused "skipped" "the plan skipped it: tagged manual" -- TEST_TARGET=//ml:bench
 refused "missing" "it is not in the plan" -- TEST_TARGET=//ml:nowhere_test "${RU[@]}" --node ws-0
 got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 "${RU[@]}" --node ws-0 sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"')
 [ "$got" = 0,1 ] || fail "shard 0, still planned on ws-0, got GPUs '$got'"
-# The test's shard_count changed after the plan was made: a shard the plan has runs on its GPUs,
-# warned; one it does not have (or the test unsharded now) is refused, saying so.
-got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=2 "${RU[@]}" --node ws-0 \
+# The test's shard_count changed after the plan was made. More shards than planned: a shard the
+# plan has runs on its GPUs, warned, and one it does not have is refused. Fewer: refused, as the
+# planned shards past Bazel's count would never run (before, shard 0 of 2 ran as shard 0 of 4,
+# and half the test's cases never ran while Bazel said PASSED); so is the test run unsharded.
+got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=8 "${RU[@]}" --node ws-0 \
         sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning")
-[ "$got" = 0,1 ] || fail "shard 0 of 2, planned as shard 0 of 4, got GPUs '$got'"
-grep -qF "warning: the plan has //ml:train_test in 4 shards, and Bazel runs it in 2 shards (TEST_TOTAL_SHARDS)" \
+[ "$got" = 0,1 ] || fail "shard 0 of 8, planned as shard 0 of 4, got GPUs '$got'"
+grep -qF "warning: the plan has //ml:train_test in 4 shards, and Bazel runs it in 8 shards (TEST_TOTAL_SHARDS)" \
   "$SCRATCH/warning" || fail "no warning for a changed shard count: $(cat "$SCRATCH/warning")"
 refused "a shard the plan does not have" "the plan has //ml:train_test in 4 shards, and Bazel runs it in 8 shards" -- \
   TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=5 TEST_TOTAL_SHARDS=8 "${RU[@]}" --node ws-0
-refused "a sharded test run whole" "Bazel runs it unsharded (no TEST_TOTAL_SHARDS): its shard_count changed" -- \
+refused "fewer shards than planned" "the plan has //ml:train_test in 4 shards, and Bazel runs it in 2 shards" -- \
+  TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=2 "${RU[@]}" --node ws-0
+refused "a sharded test run whole" "Bazel runs it unsharded (no TEST_TOTAL_SHARDS): its shard_count changed after the plan was made, or bazel test runs with --test_sharding_strategy=disabled" -- \
   TEST_TARGET=//ml:train_test "${RU[@]}" --node ws-0
 got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
         sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"')
