@@ -70,6 +70,7 @@ TEST_CASE(
   samples[1].peak_vram_mib = 600;
   samples[1].timed_out = true;
   REQUIRE_FALSE(estimate_from_samples(samples, Rules{})->peak_vram_mib);
+  REQUIRE(estimate_from_samples(samples, Rules{})->least_vram_mib == 690);  // what it uses at least
   samples.push_back(durations({10})[0]);
   samples.back().peak_vram_mib = 400;
   REQUIRE(estimate_from_samples(samples, Rules{})->peak_vram_mib == 690);  // the largest, failed or not

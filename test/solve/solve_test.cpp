@@ -244,7 +244,26 @@ TEST_CASE("a unit goes only where the memory it reserves fits, even without a gp
     auto plan = plan_of({measured, too_big}, fleet, policy);
     CHECK(assignment_of(plan, "//t:measured").node == "h100-0");
     REQUIRE(plan.unschedulable.size() == 1);
-    CHECK(plan.unschedulable[0].reason == "needs 100GiB per GPU; node h100-0 has GPUs of 80GiB");
+    // Alone on a GPU (no GPU could share it), it needs the peak under the 15% headroom reserved.
+    CHECK(plan.unschedulable[0].reason == "needs 89043MiB per GPU; node h100-0 has GPUs of 80GiB");
+  }
+}
+
+TEST_CASE("a unit whose measured peak fits a GPU runs there, although the peak and the headroom do not") {
+  // It peaked at 72,000 MiB on an 80 GB H100 and passed: before, 72,000 MiB and 15% (82,800 MiB)
+  // was its need, and it was unschedulable under every policy once history was given.
+  auto fleet = fleet_of({{"h100", 1, 8, "nvswitch", "h100", 81559, "9.0", "12.4"}});
+  Unit big = unit("//t:llm", 100);
+  big.vram_mib = 82800;
+  Unit small = unit("//t:small", 100);
+  small.vram_mib = 20000;
+  for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack}) {
+    INFO(to_string(policy));
+    auto plan = plan_of({big, small}, fleet, policy);
+    REQUIRE(plan.unschedulable.empty());
+    const auto& placed = assignment_of(plan, "//t:llm");
+    CHECK(placed.unit.vram_mib == 81559);  // it holds its GPU whole, and no more than that
+    CHECK(placed.gpus != assignment_of(plan, "//t:small").gpus);
   }
 }
 

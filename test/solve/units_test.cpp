@@ -97,6 +97,22 @@ TEST_CASE("a unit reserves the larger of its declared and its measured GPU memor
   CHECK(!units[2].vram_mib);
 }
 
+TEST_CASE("a gpu-mem tag below what failed runs used does not lower the reservation") {
+  // Three OOMs at 60,000 MiB, tagged gpu-mem:8GiB: pack had shared its GPU on the tag's word.
+  Rules rules;
+  auto tagged = gpu_test("//a:oom");
+  tagged.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{8192, "tag gpu-mem:8GiB"};
+  auto untagged = gpu_test("//a:failed_only");
+  Estimator history = [](const ClassifiedTest&, std::optional<int>) {
+    Estimate e{30, "history-p90", std::nullopt};
+    e.least_vram_mib = 69000;  // 60,000 MiB and the headroom, of runs that failed
+    return e;
+  };
+  auto units = make_units(of({tagged, untagged}), ShardMode::per_shard, history, rules);
+  CHECK(!units[0].vram_mib);  // //a:failed_only: no tag, no passing run: unknown, so a GPU to itself
+  CHECK(units[1].vram_mib == 69000);
+}
+
 TEST_CASE("units come sorted by id whatever the order of the tests") {
   Rules rules;
   auto units = make_units(of({gpu_test("//b:t"), gpu_test("//a:t", 2)}), ShardMode::per_shard,
