@@ -145,6 +145,7 @@ struct AdvisedTest {
   std::string gpu_mem_source;  ///< the annotation that declared it ("tag gpu-mem:40GiB"), if known
   std::string cpu_change;      ///< the edit that sends it to the CPU bucket ("add tag cpu-only")
   std::string planned_node;    ///< where the plan put it; empty when unknown
+  int shard_count = 1;         ///< its shards now (plan or query): each must have been measured
 };
 
 /// The knobs of `history suggest`.

@@ -154,6 +154,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       if (unit.requirement->gpu_mem_mib) test.gpu_mem_mib = unit.requirement->gpu_mem_mib->value;
       test.cpu_change = "add tag cpu-only";
       test.planned_node = node;
+      test.shard_count = unit.shard_count;
     };
     for (const auto& a : plan.assignments) add(a.unit, a.node);
     for (const auto& u : plan.unschedulable) add(u.unit, "");
@@ -173,6 +174,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
         test.gpu_mem_mib = c.requirement->gpu_mem_mib->value;
         test.gpu_mem_source = c.requirement->gpu_mem_mib->source;
       }
+      test.shard_count = std::max(1, c.target.shard_count);
       auto removal = gpu_annotation_removal(c);
       test.cpu_change = removal.empty() ? "add tag cpu-only" : removal + " (or add tag cpu-only)";
     }

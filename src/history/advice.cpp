@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "gpuplan/history.hpp"
@@ -40,6 +41,8 @@ std::string gpu_mem_change(const AdvisedTest& test, std::int64_t mib) {
 /// What the recent runs of a test (all its shards) measured.
 struct Measured {
   long touch_runs = 0;  ///< runs that say whether they touched a GPU
+  /// The same by shard (nullopt: runs of the whole test, which cover every shard).
+  std::map<std::optional<int>, long> touch_runs_of;
   bool touched = false;
   long vram_runs = 0;        ///< runs with a peak VRAM
   bool passed_peak = false;  ///< one of them passed: the peak is of a whole run
@@ -66,6 +69,7 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
     for (const auto& sample : recent_samples(it->second, options.last)) {
       if (sample.gpu_touched) {
         ++m.touch_runs;
+        ++m.touch_runs_of[it->first.shard];
         m.touched = m.touched || *sample.gpu_touched;
       }
       if (sample.peak_vram_mib) {
@@ -74,6 +78,7 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
         m.passed_peak = m.passed_peak || sample.ran_through();
         if (*sample.peak_vram_mib > 0 && !sample.gpu_touched) {  // a peak without the column: it did
           ++m.touch_runs;
+          ++m.touch_runs_of[it->first.shard];
           m.touched = true;
         }
         if (!sample.node.empty()) note_node(sample.node);
@@ -82,6 +87,24 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
   }
   if (!m.gpu_vram && !test.planned_node.empty()) note_node(test.planned_node);
   return m;
+}
+
+/// How many measured runs show the whole test: of a sharded test, the fewest of any shard (runs
+/// of the whole test count for each), since the shard never measured may be the one that uses
+/// the GPU. Before, one run of four shards counted as four runs, and two shards measured of four
+/// made a test GPU-free.
+long whole_test_runs(const Measured& m, int shard_count) {
+  if (shard_count <= 1) return m.touch_runs;
+  auto runs_of = [&](std::optional<int> shard) {
+    auto found = m.touch_runs_of.find(shard);
+    return found == m.touch_runs_of.end() ? 0L : found->second;
+  };
+  long fewest = -1;
+  for (int shard = 0; shard < shard_count; ++shard) {
+    long runs = runs_of(shard) + runs_of(std::nullopt);
+    fewest = fewest < 0 ? runs : std::min(fewest, runs);
+  }
+  return fewest;
 }
 
 }  // namespace
@@ -140,10 +163,11 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
     base.peak_vram_mib = m.peak;
     base.declared_mib = test.gpu_mem_mib;
     if (!m.touched) {
-      if (m.touch_runs < options.min_runs) continue;
+      const long runs = whole_test_runs(m, test.shard_count);
+      if (runs < options.min_runs) continue;
       Advice a = base;
       a.kind = AdviceKind::never_touched_gpu;
-      a.runs = m.touch_runs;
+      a.runs = runs;
       a.change = test.cpu_change;
       result.advice.push_back(std::move(a));
       continue;

@@ -115,6 +115,32 @@ TEST_CASE("a shard that touched its GPU keeps the whole test off the CPU list") 
   CHECK(advise(read.history, {gpu_test("//t:sharded")}, AdviceOptions{}).advice.empty());
 }
 
+TEST_CASE("a sharded test is a CPU candidate only when every shard was measured often enough") {
+  // Shards 0 and 1 of 4 never touched a GPU in three runs; shards 2 and 3 were never measured and
+  // may be the ones that use it. Before, this was "no GPU touched in 6 runs".
+  std::string rows = header;
+  for (int day = 1; day <= 3; ++day)
+    for (int shard : {0, 1})
+      rows += fmt::format("//t:half,{},1,,n,0,2026-01-0{}T00:00:00Z,0,false\n", shard, day);
+  auto read = read_table_text(rows, true);
+  auto half = gpu_test("//t:half");
+  half.shard_count = 4;
+  CHECK(advise(read.history, {half}, AdviceOptions{}).advice.empty());
+  // One run of all four shards is one run, not four: below the 3 runs asked for.
+  std::string once = header;
+  for (int shard = 0; shard < 4; ++shard)
+    once += fmt::format("//t:half,{},1,,n,0,2026-01-01T00:00:00Z,0,false\n", shard);
+  CHECK(advise(read_table_text(once, true).history, {half}, AdviceOptions{}).advice.empty());
+  // Three runs of every shard: a candidate, after 3 runs.
+  std::string all = header;
+  for (int day = 1; day <= 3; ++day)
+    for (int shard = 0; shard < 4; ++shard)
+      all += fmt::format("//t:half,{},1,,n,0,2026-01-0{}T00:00:00Z,0,false\n", shard, day);
+  auto advice = advise(read_table_text(all, true).history, {half}, AdviceOptions{});
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].runs == 3);
+}
+
 TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a GPU with room") {
   auto read = read_table_text(header +
                                   "//t:big,,3,20000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
