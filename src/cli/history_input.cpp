@@ -183,11 +183,20 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
                              bool strict, Diagnostics& diagnostics) {
   if (paths.empty() || units.empty()) return {};
   long own = 0, median = 0;
+  std::string resharded;  // the last test warned of: its units come one after another
   for (const auto& unit : units) {
     if (unit.duration_source.str().starts_with("history"))
       ++own;
     else if (unit.duration_source == "size-median")
       ++median;
+    if (!unit.duration_source.str().ends_with("-resharded") || unit.label == resharded) continue;
+    resharded = unit.label;
+    const std::string message = fmt::format(
+        "its runs were measured with another shard count than it has now ({}): it is planned from the whole "
+        "test's measured time, split over its shards",
+        unit.shard_count == 1 ? std::string("unsharded") : fmt::format("{} shards", unit.shard_count));
+    if (strict) throw InputError(Position{unit.label}, message + " (--strict)");
+    diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(unit.label), "--history", message});
   }
   const long total = static_cast<long>(units.size());
   std::string line = fmt::format(

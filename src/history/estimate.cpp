@@ -28,6 +28,16 @@ double percentile(std::vector<double> values, double p) {
 
 constexpr std::string_view timeout_source = "history-timeout";
 
+/// Adds a shard's estimate to the whole test's: the times add up, the memory is the largest.
+void add_shard(Estimate& sum, const Estimate& shard) {
+  sum.seconds += shard.seconds;
+  auto most = [](std::optional<std::int64_t>& into, const std::optional<std::int64_t>& value) {
+    if (value) into = std::max(into.value_or(0), *value);
+  };
+  most(sum.peak_vram_mib, shard.peak_vram_mib);
+  most(sum.least_vram_mib, shard.least_vram_mib);
+}
+
 /// A unit's own estimate; a sharded unit may use its test's whole-test history and the other
 /// way round, when the test was (un)sharded since.
 std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const std::string& label,
@@ -46,13 +56,33 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
       sum = it->second;
       continue;
     }
-    sum->seconds += it->second.seconds;
     if (it->second.source != timeout_source) sum->source = it->second.source;
-    if (it->second.peak_vram_mib)
-      sum->peak_vram_mib = std::max(sum->peak_vram_mib.value_or(0), *it->second.peak_vram_mib);
-    if (it->second.least_vram_mib)
-      sum->least_vram_mib = std::max(sum->least_vram_mib.value_or(0), *it->second.least_vram_mib);
+    add_shard(*sum, it->second);
   }
+  return sum;
+}
+
+/// The estimate of one unit of a test measured in `then` shards that now has `now` (1: the
+/// whole test): the whole test's time, the sum of the old shards' (those measured, scaled up to
+/// all of them), split over the new ones. Its source ends in "-resharded", which the plan warns
+/// of. Before, each old shard's time was a new shard's: 4 shards of 100 s became 2 of 100 s.
+std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, const std::string& label,
+                                  int then, int now) {
+  std::optional<Estimate> sum;
+  int measured = 0;
+  for (int shard = 0; shard < then; ++shard) {
+    auto it = own.find(SampleKey{label, shard});
+    if (it == own.end() || it->second.source == timeout_source) continue;
+    ++measured;
+    if (!sum) {
+      sum = it->second;
+      continue;
+    }
+    add_shard(*sum, it->second);
+  }
+  if (!sum) return std::nullopt;
+  sum->seconds = sum->seconds * then / measured / now;
+  sum->source += "-resharded";
   return sum;
 }
 
@@ -119,25 +149,30 @@ Estimator history_estimator(const History& history, const Classification& tests,
   auto medians = std::make_shared<std::map<std::string, double>>();
   for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
 
-  return
-      [own, medians, fallback = std::move(fallback)](const ClassifiedTest& test, std::optional<int> shard) {
-        auto found = lookup(*own, canonical_label(test.target.label), shard, test.target.shard_count);
-        Estimate estimate;
-        if (found && found->source != timeout_source) {
-          estimate = *found;
-        } else {
-          if (auto median = medians->find(test.target.size); median != medians->end())
-            estimate = Estimate{median->second, "size-median", std::nullopt};
-          else
-            estimate = fallback(test, shard);
-          // Only runs cut short (which measured no peak to reserve): it ran at least that long.
-          if (found && found->seconds > estimate.seconds)
-            estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
-          if (found) estimate.least_vram_mib = found->least_vram_mib;  // what runs cut short measured
-        }
-        estimate.seconds = std::max(estimate.seconds, min_seconds);
-        return estimate;
-      };
+  auto counts = std::make_shared<std::map<std::string, int>>(history.shard_counts);
+  return [own, medians, counts, fallback = std::move(fallback)](const ClassifiedTest& test,
+                                                                std::optional<int> shard) {
+    const auto label = canonical_label(test.target.label);
+    auto then = counts->find(label);
+    auto found = then != counts->end() && then->second != std::max(1, test.target.shard_count)
+                     ? resharded(*own, label, then->second, shard ? test.target.shard_count : 1)
+                     : lookup(*own, label, shard, test.target.shard_count);
+    Estimate estimate;
+    if (found && found->source != timeout_source) {
+      estimate = *found;
+    } else {
+      if (auto median = medians->find(test.target.size); median != medians->end())
+        estimate = Estimate{median->second, "size-median", std::nullopt};
+      else
+        estimate = fallback(test, shard);
+      // Only runs cut short (which measured no peak to reserve): it ran at least that long.
+      if (found && found->seconds > estimate.seconds)
+        estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
+      if (found) estimate.least_vram_mib = found->least_vram_mib;  // what runs cut short measured
+    }
+    estimate.seconds = std::max(estimate.seconds, min_seconds);
+    return estimate;
+  };
 }
 
 }  // namespace gpuplan

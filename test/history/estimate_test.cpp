@@ -138,6 +138,25 @@ TEST_CASE("a test sharded since its history was taken shares its whole-test time
   REQUIRE(estimate(tests.tests[1], std::nullopt).seconds == 40);
 }
 
+TEST_CASE("a test whose shard count changed since its runs is planned from the whole test's time") {
+  // Measured in 4 shards of 100 s (BEP's shardCount); now 2 shards: each is 200 s, not 100 s. The
+  // shards of an older count (5 and 6 of a 7-shard era) are not the test's any more.
+  History history;
+  for (int shard = 0; shard < 4; ++shard) history.samples[{"//a:t", shard}] = durations({100});
+  history.samples[{"//a:t", 6}] = durations({1000});
+  history.shard_counts["//a:t"] = 4;
+  Classification tests;
+  tests.tests = {gpu_test("//a:t", "large", 2)};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  CHECK(estimate(tests.tests[0], 1).seconds == 200);
+  CHECK(estimate(tests.tests[0], 1).source == "history-p90-resharded");
+  tests.tests[0].target.shard_count = 0;  // unsharded now: the sum of the 4 shards
+  CHECK(estimate(tests.tests[0], std::nullopt).seconds == 400);
+  history.samples.erase({"//a:t", 3});  // a shard never measured: the others' mean stands for it
+  tests.tests[0].target.shard_count = 2;
+  CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 0).seconds == 200);
+}
+
 TEST_CASE("history matches a label however Bazel prefixed the main repository") {
   History history;
   history.samples[{"//a:b", std::nullopt}] = durations({42});
