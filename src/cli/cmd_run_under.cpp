@@ -484,6 +484,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   std::vector<int> fds;
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
   os::catch_stop_signals();
+  // Bazel's timeout may come as the GPUs were handed over: a test stopped before it started is
+  // not started (before, one ran on its GPUs after Bazel had called it timed out).
+  if (os::stop_signal() != 0) return 128 + os::stop_signal();
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, command_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
