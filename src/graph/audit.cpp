@@ -310,9 +310,13 @@ std::vector<std::string> BlindTests::messages() const {
   constexpr std::string_view outside =
       "GPU code from outside Bazel's graph (a system Python's torch, CUDA linked by a .bazelrc's "
       "--linkopt, a tool of the machine)";
-  if (!used_gpu.empty()) {
+  auto labels_of = [](const std::map<std::string, std::string>& tests) {
     std::vector<std::string> labels;
-    for (const auto& [label, measured] : used_gpu) labels.push_back(label);
+    for (const auto& [label, what] : tests) labels.push_back(label);
+    return labels;
+  };
+  if (!used_gpu.empty()) {
+    const auto labels = labels_of(used_gpu);
     const bool one = labels.size() == 1;
     messages.push_back(fmt::format(
         "{0} GPU-annotated test{1} reach{2} no GPU code in the dependency graph, but {3} runs used a GPU "
@@ -329,12 +333,9 @@ std::vector<std::string> BlindTests::messages() const {
         "not name is not in it. Name that code in the rules file's gpu_deps",
         rule_class, gpu_tests, util::plural(gpu_tests), gpu_tests == 1 ? "s" : "", outside));
   if (!without_implicit.empty()) {
-    std::vector<std::string> labels;
+    const auto labels = labels_of(without_implicit);
     std::set<std::string> rule_classes;
-    for (const auto& [label, rule_class] : without_implicit) {
-      labels.push_back(label);
-      rule_classes.insert(rule_class);
-    }
+    for (const auto& [label, rule_class] : without_implicit) rule_classes.insert(rule_class);
     const bool one = labels.size() == 1;
     messages.push_back(fmt::format(
         "the dependency graph has no implicit deps (no test reaches @bazel_tools//tools/test: it was queried "
