@@ -282,9 +282,9 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   // pattern gets both (before, torch's alone had them).
   const auto wheels = patterns.gpu_deps.size();
   for (std::size_t i = 0; i < wheels; ++i) {
-    std::string_view pattern = patterns.gpu_deps[i];
+    const std::string pattern = patterns.gpu_deps[i];  // a copy: push_back moves the strings
     if (!pattern.starts_with("@*//") || !pattern.ends_with(":*")) continue;
-    std::string_view name = pattern.substr(4, pattern.size() - 6);
+    const std::string name = pattern.substr(4, pattern.size() - 6);
     patterns.gpu_deps.push_back(fmt::format("@*//pypi__{}:*", name));
     patterns.gpu_deps.push_back(fmt::format("@*pypi__{}_*//:*", name));
   }
