@@ -15,6 +15,7 @@ struct Slot {
   size_t unit;
   double start, end;
   bool holder;
+  bool shares;  ///< may run beside others on its GPU (a pack plan's single-GPU unit of known memory)
 };
 
 }  // namespace
@@ -29,8 +30,11 @@ bool holds_whole_node(const Assignment& a, Policy policy) {
 // has started and each earlier unit j the plan ends by k's start has finished. "Started" is
 // one edge from the previous unit (it could only start after the ones before it). "Finished"
 // is one edge from j to the first later unit planned to start at or after j's end: every
-// unit after that one waits for it to start, so for j too. A holder of the whole node
-// finishes before the next unit on any GPU starts, and starts after all before it finished.
+// unit after that one waits for it to start, so for j too. Only units that share their GPU
+// (shares_gpu) run beside each other so: any other unit finishes before the next on its GPU
+// starts, whatever the times say (a unit planned to last 0 s, or times that overlap by a
+// rounding, had run two units on one GPU at once). A holder of the whole node finishes before
+// the next unit on any GPU starts, and starts after all before it finished.
 ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
     : after_start_(units.size()),
       after_finish_(units.size()),
@@ -46,7 +50,7 @@ ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
   for (size_t i = 0; i < units.size(); ++i) {
     bool holder = holds_whole_node(units[i], policy);
     for (int gpu : holder ? node_gpus : units[i].gpus)
-      queues[gpu].push_back({i, units[i].start_s, units[i].end_s, holder});
+      queues[gpu].push_back({i, units[i].start_s, units[i].end_s, holder, shares_gpu(units[i].unit, policy)});
   }
   auto wait = [&](std::vector<std::vector<size_t>>& edges, size_t from, size_t to) {
     edges[from].push_back(to);
@@ -70,6 +74,10 @@ ExecSchedule::ExecSchedule(const std::vector<Assignment>& units, Policy policy)
       auto first = std::partition_point(
           queue.begin() + static_cast<long>(j) + 1, queue.end(),
           [&, end = queue[j].end](const Slot& s) { return s.start + tolerance_s < end; });
+      // The first unit that may not run beside j: the next one, unless both share.
+      auto next = queue.begin() + static_cast<long>(j) + 1;
+      if (!queue[j].shares) first = next;
+      first = std::find_if(next, first, [](const Slot& s) { return !s.shares; });
       if (first != queue.end()) wait(after_finish_, queue[j].unit, first->unit);
     }
   }

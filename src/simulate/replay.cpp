@@ -33,6 +33,7 @@ std::string need_key(const Requirement& r, bool holds_node) {
 Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
   Replay replay;
   replay.fleet = &fleet;
+  replay.policy = plan.policy;
   replay.index = solve::index_fleet(fleet);
   std::unordered_map<std::string, int> node_index;
   for (size_t n = 0; n < fleet.nodes.size(); ++n)

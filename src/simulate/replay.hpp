@@ -19,6 +19,7 @@ struct Replay {
   /// Per node: its assignments as ExecSchedule takes them, a unit that holds the whole node
   /// listed on every GPU of it, so that it runs alone there as `exec` runs it.
   std::vector<std::vector<Assignment>> node_lists;
+  Policy policy = Policy::exact;  ///< the plan's: under pack, units that share a GPU run beside each other
   /// Per assignment: its place in dispatch order (dispatched_before), 0 first.
   std::vector<size_t> dispatch_rank;
   std::vector<bool> holds_node;         ///< per assignment

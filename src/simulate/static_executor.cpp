@@ -16,7 +16,7 @@ RunResult run_static(const Replay& replay, const std::vector<double>& durations)
   for (size_t n = 0; n < replay.node_units.size(); ++n) {
     const auto& units = replay.node_units[n];
     if (units.empty()) continue;
-    ExecSchedule schedule(replay.node_lists[n]);
+    ExecSchedule schedule(replay.node_lists[n], replay.policy);
     std::priority_queue<Finish, std::vector<Finish>, std::greater<>> running;
     double now = 0;
     while (true) {

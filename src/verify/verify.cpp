@@ -274,8 +274,9 @@ class Checker {
       for (const Assignment* unit : units) {
         const Assignment& a = *unit;
         std::erase_if(active, [&](const Assignment* b) { return b->end_s <= a.start_s + tolerance_s; });
+        // Also a unit planned to last 0 s: exec would start it beside the others.
         std::vector<const Assignment*> running{&a};
-        if (a.end_s > a.start_s) running.insert(running.end(), active.begin(), active.end());
+        running.insert(running.end(), active.begin(), active.end());
         active.push_back(&a);
         for (size_t k = 1; k < running.size(); ++k) {
           const Assignment& other = *running[k];
@@ -367,10 +368,23 @@ class Checker {
     std::vector<const Unit*> units;
     for (const auto& a : plan_.assignments) units.push_back(&a.unit);
     for (const auto& u : plan_.unschedulable) units.push_back(&u.unit);
+    // A unit's id is its label and shard, and no two units are one test's same shard: a copy of a
+    // shard under another id ran the shard twice, and verify said the query's tests were there once.
+    std::map<std::pair<std::string, std::optional<int>>, const Unit*> by_shard;
     for (const auto* u : units) {
       if (++times_listed[u->id] == 2)
         add(ViolationKind::coverage, u->id, "is listed more than once (in assignments or unschedulable)");
       by_label[canonical_label(u->label)].push_back(u);
+      const std::string expected =
+          u->shard_index ? fmt::format("{}#shard-{}-of-{}", u->label, *u->shard_index, u->shard_count)
+                         : u->label;
+      if (u->id != expected)
+        add(ViolationKind::coverage, u->id,
+            fmt::format("is not the id of its label and shard ({}), which launchers report it by", expected));
+      auto [first, added] = by_shard.try_emplace({canonical_label(u->label), u->shard_index}, u);
+      if (!added && first->second->id != u->id)
+        add(ViolationKind::coverage, u->id,
+            fmt::format("runs the same {} as {}", u->shard_index ? "shard" : "test", first->second->id));
     }
     if (!options_.query) return;
     for (const auto& [label, listed] : by_label) {

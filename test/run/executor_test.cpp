@@ -113,6 +113,10 @@ TEST_CASE("a pack plan's units that share a GPU start together, then the next on
   FakeNode n;
   n.runs = {run(on({0}, 0, 60), "4"), run(on({0}, 0, 60), "4"),   run(on({0}, 0, 60), "4"),
             run(on({0}, 0, 60), "4"), run(on({0}, 60, 120), "1"), run(on({0}, 60, 120), "1")};
+  for (auto& u : n.runs) {  // single-GPU units of known memory
+    u.assignment.unit.vram_mib = 1024;
+    u.assignment.unit.requirement.edit().gpus.value = 1;
+  }
   n.execute(Policy::pack);
   for (size_t i = 0; i < 4; ++i) REQUIRE(n.runs[i].start == 0);
   REQUIRE(n.runs[4].start == 4);

@@ -44,13 +44,36 @@ TEST_CASE("the plan's order on a GPU holds even when a later unit could fit earl
 }
 
 TEST_CASE("units the plan packs onto one GPU run together, in plan order") {
-  ExecSchedule s({on({0}, 0, 100), on({0}, 0, 10), on({0}, 10, 20)});
+  auto shared = [](double start, double end) {
+    auto a = on({0}, start, end);
+    a.unit.vram_mib = 1024;  // a pack plan's single-GPU unit of known memory
+    a.unit.requirement.edit().gpus.value = 1;
+    return a;
+  };
+  ExecSchedule s({shared(0, 100), shared(0, 10), shared(10, 20)}, Policy::pack);
   REQUIRE(s.ready() == Ready{0});
   s.started(0);
   REQUIRE(s.ready() == Ready{1});
   s.started(1);
   s.finished(1);
   REQUIRE(s.ready() == Ready{2});  // runs beside unit 0, as planned
+}
+
+TEST_CASE("units that do not share their GPU never run beside each other, whatever their times") {
+  // A unit planned to last 0 s inside another's time, and times that overlap by a rounding: exec had
+  // run both on the GPU at once (verify called the first plan valid).
+  for (Policy policy : {Policy::exact, Policy::pack}) {
+    ExecSchedule s({on({0}, 0, 300), on({0}, 0, 0), on({0}, 299.999, 400)}, policy);
+    REQUIRE(s.ready() == Ready{0});
+    s.started(0);
+    REQUIRE(s.ready().empty());
+    s.finished(0);
+    REQUIRE(s.ready() == Ready{1});
+    s.started(1);
+    REQUIRE(s.ready().empty());
+    s.finished(1);
+    REQUIRE(s.ready() == Ready{2});
+  }
 }
 
 TEST_CASE("an exclusive unit waits for every unit before it on the node and every later one waits for it") {

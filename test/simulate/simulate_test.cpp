@@ -53,8 +53,12 @@ TEST_CASE("With the planned durations the static executor ends when the plan doe
 TEST_CASE("The static executor starts a pack plan's units that share a GPU together", "[simulate]") {
   Fleet fleet = fleet_of({{"n", 1, 1}});
   std::vector<Assignment> assignments;
-  for (int i = 0; i < 8; ++i)
-    assignments.push_back(placed(unit(fmt::format("//a:u{}", i), 60), "n-0", {0}, i < 4 ? 0 : 60));
+  for (int i = 0; i < 8; ++i) {
+    Unit shared = unit(fmt::format("//a:u{}", i), 60);
+    shared.vram_mib = 1024;  // single-GPU units of known memory
+    shared.requirement.edit().gpus.value = 1;
+    assignments.push_back(placed(shared, "n-0", {0}, i < 4 ? 0 : 60));
+  }
   Plan plan = hand_plan(assignments);
   plan.policy = Policy::pack;
   auto replay = sim::prepare_replay(plan, fleet);

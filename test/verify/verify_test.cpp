@@ -86,6 +86,14 @@ void require_one(const std::vector<Violation>& found, ViolationKind kind, const 
   REQUIRE_THAT(found[0].reason, Catch::Contains(words));
 }
 
+/// How many violations of `kind` about `unit_id` mention `words`.
+long reported(const std::vector<Violation>& found, ViolationKind kind, const std::string& unit_id,
+              const std::string& words) {
+  return std::count_if(found.begin(), found.end(), [&](const Violation& v) {
+    return v.kind == kind && v.unit == unit_id && v.reason.find(words) != std::string::npos;
+  });
+}
+
 /// A pack plan: two single-GPU units with known VRAM sharing GPU 0 of l4-0 (23034 MiB).
 Plan shared_gpu_plan(std::int64_t vram_each, int units) {
   Plan plan;
@@ -169,6 +177,16 @@ TEST_CASE("two units on one GPU at once are reported as double-booked") {
   a.end_s = 1400;
   require_one(verify(plan, example_fleet()), ViolationKind::double_booked, "//xla:fp8_gemm_test",
               "GPU 0 of h100-1 is also held by //jax:pmap_test from 0s to 1200s");
+}
+
+TEST_CASE("a unit planned to last 0 s inside another's time on its GPU is double-booked too") {
+  // exec would start it beside the other; verify had called such a plan valid.
+  auto plan = example_plan();
+  auto& a = unit(plan, "//xla:fp8_gemm_test");  // GPU 0 of h100-1, where //jax:pmap_test runs until 1200s
+  a.start_s = a.end_s = 600;
+  a.unit.duration_s = 0;
+  CHECK(reported(verify(plan, example_fleet()), ViolationKind::double_booked, "//xla:fp8_gemm_test",
+                 "also held by //jax:pmap_test") == 1);
 }
 
 TEST_CASE("under pack units share a GPU within its VRAM and the tests-per-GPU limit") {
@@ -289,6 +307,22 @@ TEST_CASE("a unit listed twice is reported") {
   plan.unschedulable.push_back({unit(plan, "//tf:conv_test").unit, "copied by hand"});
   require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test",
               "listed more than once");
+}
+
+TEST_CASE("a unit whose id is not its label and shard, or a second unit of one shard, is reported") {
+  // A copy of a shard under another id ran the shard twice, and verify said every test was there once.
+  auto plan = example_plan();
+  Assignment copy = plan.assignments.front();
+  for (const auto& a : plan.assignments)
+    if (a.unit.shard_index) copy = a;
+  REQUIRE(copy.unit.shard_index);
+  const std::string original = copy.unit.id;
+  copy.unit.id += "b";
+  plan.assignments.push_back(copy);
+  auto found = verify(plan, example_fleet());
+  CHECK(reported(found, ViolationKind::coverage, original + "b", "is not the id of its label and shard") ==
+        1);
+  CHECK(reported(found, ViolationKind::coverage, original + "b", "runs the same shard as " + original) == 1);
 }
 
 TEST_CASE("against the query every GPU test must be in the plan, each shard once") {
