@@ -24,15 +24,14 @@ namespace {
 using namespace solve;
 
 /// The least memory each of the unit's GPUs must have: what it asks for, or more where it
-/// reserves more (a measured peak may exceed a gpu-mem tag, or stand without one). A unit that
-/// shares its GPU needs its whole reservation; one with GPUs to itself needs only the measured
-/// peak under it (the reservation less the headroom added to the peak): a test that peaked at
-/// 72,000 MiB on an 80 GB GPU runs there, although 72,000 MiB and 15% is more than it has.
-std::int64_t memory_need(const Unit& unit, bool share, double headroom) {
+/// measured more (a peak may exceed a gpu-mem tag, or stand without one): the measured peak
+/// under its reservation (the reservation less the headroom added to the peak). A test that
+/// peaked at 72,000 MiB on an 80 GB GPU runs there alone, although 72,000 MiB and 15% is more
+/// than it has; where it would share its GPU, its whole reservation must fit (shape_for).
+std::int64_t memory_need(const Unit& unit, double headroom) {
   const Requirement& r = unit.requirement;
   const std::int64_t asked = r.gpu_mem_mib ? r.gpu_mem_mib->value : 0;
   if (!unit.vram_mib) return asked;
-  if (share) return std::max(asked, *unit.vram_mib);
   return std::max(asked, static_cast<std::int64_t>(double(*unit.vram_mib) / (1 + headroom) + 1e-6));
 }
 
@@ -72,9 +71,14 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, int type_ind
   shape.gpus = r.gpus.value;
   shape.nvlink = r.needs_nvlink() && shape.gpus > 1;  // one GPU is connected to itself
   shape.eligible = eligible_gpus(r, node);
+  // A unit that reserves more than any GPU of this node type can share has its GPU to itself here.
+  std::int64_t most_usable = 0;
+  for (GpuMask m = shape.eligible; m && share; m &= m - 1)
+    most_usable =
+        std::max(most_usable, usable_mib(node.gpus[static_cast<size_t>(std::countr_zero(m))], options.rules));
   if (r.is_exclusive() || (options.policy == Policy::whole_node && r.gpus.value > 1))
     shape.occupancy = Occupancy::whole_node;
-  else if (share)
+  else if (share && *unit.vram_mib <= most_usable)
     shape.occupancy = Occupancy::shared;
   for (GpuMask m = shape.eligible; m; m &= m - 1) {
     int gpu = std::countr_zero(m);
@@ -210,13 +214,9 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
   };
   std::unordered_map<Seen, int, SeenHash> demand_of_seen;
   std::string key;
-  std::int64_t most_usable = 0;  // what pack may fill on the fleet's largest GPU
-  for (const auto& node : fleet.nodes)
-    for (const auto& gpu : node.gpus) most_usable = std::max(most_usable, usable_mib(gpu, options.rules));
   for (size_t u : by_id) {
     Unit& unit = all[u].unit;
-    // A unit that reserves more than any GPU can share has its GPU to itself.
-    bool share = shares_gpu(unit, options.policy) && *unit.vram_mib <= most_usable;
+    bool share = shares_gpu(unit, options.policy);
     if (share) unit.duration_s *= slowdown;
     unit.duration_s = to_milliseconds(unit.duration_s);
     auto [seen, first_seen] = demand_of_seen.try_emplace(Seen{&*unit.requirement, unit.vram_mib}, 0);
@@ -224,7 +224,7 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
       demands.of_unit[u] = seen->second;
       continue;
     }
-    const std::int64_t need = memory_need(unit, share, options.rules.vram_headroom);
+    const std::int64_t need = memory_need(unit, options.rules.vram_headroom);
     demand_key(unit, share, need, key);
     auto it = demand_of_key.find(key);
     bool added = it == demand_of_key.end();

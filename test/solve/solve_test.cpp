@@ -265,6 +265,16 @@ TEST_CASE("a unit whose measured peak fits a GPU runs there, although the peak a
     CHECK(placed.unit.vram_mib == 81559);  // it holds its GPU whole, and no more than that
     CHECK(placed.gpus != assignment_of(plan, "//t:small").gpus);
   }
+  // Beside an H200, whose GPUs could share it, an H100 still takes it alone: it asks for one.
+  auto mixed = fleet_of({{"h200", 1, 8, "nvswitch", "h200", 143771, "9.0", "12.4"},
+                         {"h100", 1, 8, "nvswitch", "h100", 81559, "9.0", "12.4"}});
+  big.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{{"h100"}, "tag gpu-model:h100"};
+  for (Policy policy : {Policy::exact, Policy::pack}) {
+    INFO(to_string(policy));
+    auto plan = plan_of({big, small}, mixed, policy);
+    REQUIRE(plan.unschedulable.empty());
+    CHECK(assignment_of(plan, "//t:llm").node == "h100-0");
+  }
 }
 
 TEST_CASE("a lone node is named in the reason") {
