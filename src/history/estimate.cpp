@@ -153,7 +153,11 @@ Estimator history_estimator(const History& history, const Classification& tests,
   return [own, medians, counts, fallback = std::move(fallback)](const ClassifiedTest& test,
                                                                 std::optional<int> shard) {
     const auto label = canonical_label(test.target.label);
-    auto then = counts->find(label);
+    // The count of a sharded era; runs of the whole test (which record none) are used as they are.
+    // Nor is a test whose count the query could not resolve (a select()) taken to have changed.
+    auto then = own->contains(SampleKey{label, std::nullopt}) || test.target.shard_count_unresolved
+                    ? counts->end()
+                    : counts->find(label);
     auto found = then != counts->end() && then->second != std::max(1, test.target.shard_count)
                      ? resharded(*own, label, then->second, shard ? test.target.shard_count : 1)
                      : lookup(*own, label, shard, test.target.shard_count);

@@ -152,6 +152,11 @@ TEST_CASE("a test whose shard count changed since its runs is planned from the w
   CHECK(estimate(tests.tests[0], 1).source == "history-p90-resharded");
   tests.tests[0].target.shard_count = 0;  // unsharded now: the sum of the 4 shards
   CHECK(estimate(tests.tests[0], std::nullopt).seconds == 400);
+  // Newer runs of the whole test (which record no shard count) are used as they are.
+  history.samples[{"//a:t", std::nullopt}] = durations({50});
+  CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds ==
+        50);
+  history.samples.erase({"//a:t", std::nullopt});
   history.samples.erase({"//a:t", 3});  // a shard never measured: the others' mean stands for it
   tests.tests[0].target.shard_count = 2;
   CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 0).seconds == 200);
