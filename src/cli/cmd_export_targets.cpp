@@ -54,14 +54,15 @@ void remove_earlier_manifests(const std::string& directory,
                               const std::map<std::string, std::string>& written) {
   namespace fs = std::filesystem;
   std::vector<std::string> removed;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(directory, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.ends_with(".yaml") || written.contains(name) || !entry.is_regular_file(ec)) continue;
-    std::ifstream file(entry.path());
+  std::error_code ec;  // a folder that cannot be read to the end leaves what it could not read
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code kind;
+    if (!name.ends_with(".yaml") || written.contains(name) || !it->is_regular_file(kind)) continue;
+    std::ifstream file(it->path());
     std::string first;
     if (!std::getline(file, first) || !first.starts_with(kubernetes_manifest_mark)) continue;
-    if (fs::remove(entry.path(), ec)) removed.push_back(name);
+    if (std::error_code gone; fs::remove(it->path(), gone)) removed.push_back(name);
   }
   std::sort(removed.begin(), removed.end());
   if (!removed.empty())

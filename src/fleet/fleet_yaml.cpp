@@ -186,11 +186,11 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
           "{}: gpu.model: '{}' is not in the catalog; did you mean '{}'? (read as a model of "
           "its own, family {})",
           reader.at(model.value).str(), excerpt(name), *near, spec.model.family);
-    else if (spec.model.vendor == "nvidia" && !cc)  // SPEC: only vram is required of a model of one's own
-      spec.warning = fmt::format(
-          "{}: gpu.model: '{}' is not in the catalog and has no gpu.compute_capability, so no test that "
+    if (spec.model.vendor == "nvidia" && !cc)  // SPEC: only vram is required of a model of one's own
+      spec.warning += fmt::format(
+          "{}{}: gpu.model: '{}' is not in the catalog and has no gpu.compute_capability, so no test that "
           "asks for one (gpu-cc, requires-gpu-smXY) is placed on it; give gpu.compute_capability",
-          reader.at(model.value).str(), excerpt(name));
+          spec.warning.empty() ? "" : "; ", reader.at(model.value).str(), excerpt(name));
   }
   if (vendor) {
     auto text = util::lower(reader.text(vendor->value, "gpu.vendor"));

@@ -94,11 +94,16 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
 /// the GPU. Before, one run of four shards counted as four runs, and two shards measured of four
 /// made a test GPU-free.
 long whole_test_runs(const Measured& m, int shard_count) {
-  if (shard_count <= 1) return m.touch_runs;
   auto runs_of = [&](std::optional<int> shard) {
     auto found = m.touch_runs_of.find(shard);
     return found == m.touch_runs_of.end() ? 0L : found->second;
   };
+  if (shard_count <= 1) {  // unsharded now; runs in shards, from before, count once a run
+    long most = 0;
+    for (const auto& [shard, runs] : m.touch_runs_of)
+      if (shard) most = std::max(most, runs);
+    return runs_of(std::nullopt) + most;
+  }
   long fewest = -1;
   for (int shard = 0; shard < shard_count; ++shard) {
     long runs = runs_of(shard) + runs_of(std::nullopt);
