@@ -236,25 +236,22 @@ timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PL
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
 # Bazel ends a test at its timeout with SIGTERM: the record says "stopped", and history takes
 # the time as a lower bound (history-timeout), not as how long the test takes.
+# terminated ARGS...: run-under's exit status when SIGTERM reaches it while the test ARGS runs.
+terminated() {
+  TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" "$@" &
+  local holder=$! status=0
+  for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
+  kill -TERM "$holder"
+  wait "$holder" 2>/dev/null || status=$?
+  echo "$status"
+}
 : >"$SCRATCH/stopped.csv"
-TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-  --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait' &
-holder=$!
-for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
-kill -TERM "$holder"
-status=0
-wait "$holder" 2>/dev/null || status=$?
+status=$(terminated --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait')
 [ "$status" = 143 ] || fail "run-under stopped by SIGTERM exited $status, not 143"
 grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false$' "$SCRATCH/stopped.csv" ||
   fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
 # A test that traps SIGTERM and exits 0 was still cut short: no exit 0, which would read as passed.
-TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-  sh -c 'trap "exit 0" TERM; sleep 30 & wait' &
-holder=$!
-for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
-kill -TERM "$holder"
-status=0
-wait "$holder" 2>/dev/null || status=$?
+status=$(terminated sh -c 'trap "exit 0" TERM; sleep 30 & wait')
 [ "$status" = 143 ] || fail "a test that trapped SIGTERM and exited 0: run-under exited $status, not 143"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/stopped.csv" | grep -q "(history-timeout)" ||
   fail "history took a stopped run's time as the test's"
