@@ -370,7 +370,6 @@ class Checker {
     for (const auto& u : plan_.unschedulable) units.push_back(&u.unit);
     // A unit's id is its label and shard, and no two units are one test's same shard: a copy of a
     // shard under another id ran the shard twice, and verify said the query's tests were there once.
-    std::map<std::pair<std::string, std::optional<int>>, const Unit*> by_shard;
     for (const auto* u : units) {
       if (++times_listed[u->id] == 2)
         add(ViolationKind::coverage, u->id, "is listed more than once (in assignments or unschedulable)");
@@ -381,10 +380,18 @@ class Checker {
       if (u->id != expected)
         add(ViolationKind::coverage, u->id,
             fmt::format("is not the id of its label and shard ({}), which launchers report it by", expected));
-      auto [first, added] = by_shard.try_emplace({canonical_label(u->label), u->shard_index}, u);
-      if (!added && first->second->id != u->id)
-        add(ViolationKind::coverage, u->id,
-            fmt::format("runs the same {} as {}", u->shard_index ? "shard" : "test", first->second->id));
+    }
+    for (const auto& [label, listed] : by_label) {
+      if (listed.size() < 2) continue;
+      auto by_index = listed;  // by shard, each shard's units in plan order
+      std::stable_sort(by_index.begin(), by_index.end(),
+                       [](const Unit* a, const Unit* b) { return a->shard_index < b->shard_index; });
+      for (std::size_t k = 1; k < by_index.size(); ++k)
+        if (by_index[k]->shard_index == by_index[k - 1]->shard_index &&
+            by_index[k]->id != by_index[k - 1]->id)
+          add(ViolationKind::coverage, by_index[k]->id,
+              fmt::format("runs the same {} as {}", by_index[k]->shard_index ? "shard" : "test",
+                          by_index[k - 1]->id));
     }
     if (!options_.query) return;
     for (const auto& [label, listed] : by_label) {
