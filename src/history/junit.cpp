@@ -4,6 +4,7 @@
 #include <expat.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "gpuplan/history.hpp"
@@ -48,20 +49,43 @@ struct Times {
     return nullptr;
   }
 
+  /// "1,234.5" or "12,345,678.25": digits grouped by three with commas, then a point. Without the
+  /// point "1,234" may as well be a decimal comma.
+  static bool grouped_by_thousands(std::string_view value) {
+    size_t point = value.find('.');
+    if (point == std::string_view::npos) return false;
+    std::string_view whole = value.substr(0, point);
+    size_t first = whole.find(',');
+    if (first == std::string_view::npos || first == 0 || first > 3 || whole[0] == '0') return false;
+    for (size_t i = first; i < whole.size(); i += 4)
+      if (whole[i] != ',' || i + 4 > whole.size() ||
+          !std::all_of(whole.begin() + static_cast<long>(i) + 1, whole.begin() + static_cast<long>(i) + 4,
+                       [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+    return std::all_of(whole.begin(), whole.begin() + static_cast<long>(first),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  }
+
   /// The element's time="…" in seconds; empty when absent or empty. A bad one is a problem.
   std::optional<double> time_of(std::string_view element, const XML_Char** attributes) {
     const char* text = attribute(attributes, "time");
     if (!text || !*text) return std::nullopt;  // rules_go's report of a test binary with no tests: time=""
     std::string_view value(text);
     auto seconds = history::parse_number(value);
-    if (!seconds) {
-      // gtest and JUnit writers may group thousands: time="1,234.5"
+    if (!seconds && grouped_by_thousands(value)) {
+      // Surefire and JUnit 5 group thousands in the writer's locale: time="1,234.5"
       std::string digits;
       for (char c : value)
         if (c != ',') digits += c;
       seconds = history::parse_number(digits);
     }
-    if (!seconds)
+    if (!seconds && value.find(',') != std::string_view::npos)
+      fail(fmt::format(
+          "<{} time=\"{}\">: a comma that is not between groups of three digits before a "
+          "point (1,234.5): a decimal comma (12,5) or a thousands point (1.234,5) of the "
+          "writer's locale cannot be told apart from the other; write the time with a decimal point",
+          element, value));
+    else if (!seconds)
       fail(fmt::format("<{} time=\"{}\">: not a number of seconds", element, value));
     else if (*seconds < 0)
       fail(fmt::format("<{} time=\"{}\">: a negative time", element, value));

@@ -109,6 +109,24 @@ TEST_CASE("a malformed JUnit file names its file and line, and under --strict st
   }
 }
 
+TEST_CASE("a time with thousands grouped is read, and a locale's decimal comma is refused, not guessed") {
+  auto seconds = [](const std::string& time) {
+    return read_xml("<testsuites time=\"" + time + "\"/>", true)
+        .history.samples.at({"//gpu:t", std::nullopt})
+        .at(0)
+        .seconds;
+  };
+  CHECK(seconds("14,029.255") == Approx(14029.255));  // JUnit 5 (junit-team/junit-framework#1381)
+  CHECK(seconds("1,234,567.5") == Approx(1234567.5));
+  // Surefire and TestNG in German, French or Russian locales (SUREFIRE-28, testng#198): 12,5 was
+  // read as 125 s, 0,250 as 250 s and 1.234,5 as 1.234 s.
+  for (const char* time : {"12,5", "0,250", "1.234,5", "1,234", "0,123.5", "1,23.5", "1,2345.5"}) {
+    INFO(time);
+    REQUIRE_THROWS_WITH(read_xml(std::string("<testsuites time=\"") + time + "\"/>", true),
+                        Catch::Contains("a decimal comma (12,5) or a thousands point (1.234,5)"));
+  }
+}
+
 TEST_CASE("rules_go's report of a binary with no tests, time=\"\", is read as zero tests") {
   auto read = read_xml(R"(<?xml version="1.0" encoding="UTF-8"?>
 <testsuites>
