@@ -167,7 +167,10 @@ class ResultReader {
 
   bool read_duration(simdjson::dom::object result, std::string_view label, double& seconds) {
     simdjson::dom::element value;
-    std::optional<double> parsed = 0.0;  // proto3 leaves out a zero duration
+    // Bazel sets the Duration, which proto3 JSON writes even when zero ("0s"); only Bazel 4's
+    // millis are left out at zero, and no test process runs under a millisecond. A result with
+    // neither is from an export that dropped them: a 0 s run would plan the test at nothing.
+    std::optional<double> parsed;
     std::string_view field = name("testAttemptDuration", "test_attempt_duration");
     if (result[field].get(value) == simdjson::SUCCESS) {
       std::string_view text;
@@ -177,6 +180,10 @@ class ResultReader {
       field = name("testAttemptDurationMillis", "test_attempt_duration_millis");
       parsed = proto_int(value);
       if (parsed) *parsed /= 1000;
+    } else {
+      fail(fmt::format("the result of {} has no {} (nor {}): how long it ran is not in the file", label,
+                       field, name("testAttemptDurationMillis", "test_attempt_duration_millis")));
+      return false;
     }
     if (!parsed) {
       fail(fmt::format("{} of {} is not a duration: {}", field, label, simdjson::minify(value)));

@@ -108,6 +108,9 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
        "bep.json:2: testAttemptStartMillisEpoch of //gpu:t is not a time from 1970 to 9999: \"1e30\""},
       {passed(R"("testAttemptDuration":"1e308s")"),
        "bep.json:2: testAttemptDuration of //gpu:t is longer than a year (gpuplan's limit)"},
+      // A run read as 0 s planned the test at nothing.
+      {passed(R"("testAttemptStart":"2024-05-01T10:00:00Z")"),
+       "bep.json:2: the result of //gpu:t has no testAttemptDuration (nor testAttemptDurationMillis)"},
       {result_line(R"({"label":"//gpu:t","shard":10001})", R"({"status":"PASSED"})"),
        "bep.json:2: testResult shard of //gpu:t is not a positive number"},
       {result_line(R"({"label":"//gpu:t","shard":0})", R"({"status":"PASSED"})"),
