@@ -153,11 +153,14 @@ class ResultReader {
       }
       if (field == "shard") shard_ = static_cast<int>(number);
     }
+    if (id.at_pointer("/configuration/id").get(configuration_) != simdjson::SUCCESS) configuration_ = {};
     return true;
   }
 
   std::string_view label() const { return label_; }
   int shard() const { return shard_; }
+  /// The id of the configuration the test was built in; "" when the id names none.
+  std::string_view configuration() const { return configuration_; }
 
  private:
   void fail(std::string message) { problem = std::move(message); }
@@ -225,6 +228,7 @@ class ResultReader {
 
   bool snake_;
   std::string_view label_;
+  std::string_view configuration_;
   int shard_ = 1;
 };
 
@@ -242,6 +246,10 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   // announcement, one testResult id per shard).
   std::unordered_map<std::size_t, int> shard_named;
   std::unordered_set<std::size_t> shards_known;
+  // Per test: the configuration of its first run; and the runs in another one (the first's line).
+  std::unordered_map<std::size_t, std::string> configuration_of;
+  long other_configurations = 0, first_other_line = 0;
+  std::string first_other_label, configurations;
   HistoryRead read;
   auto test_index = [&](std::string_view label) {
     auto [it, added] = index.try_emplace(canonical_label(label), labels.size());
@@ -318,6 +326,12 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
         result.attempt->test = test;
         result.attempt->line = number;
         attempts.push_back(*result.attempt);
+        auto [first, added] = configuration_of.try_emplace(test, result.configuration());
+        if (!added && first->second != result.configuration() && other_configurations++ == 0) {
+          first_other_line = number;
+          first_other_label = labels[test];
+          configurations = fmt::format("{} and {}", first->second, result.configuration());
+        }
       }
       continue;
     }
@@ -384,6 +398,20 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
         fmt::format(
             "took {} {} as the whole test's (the first: line {}, {}): {}; --strict makes this an error",
             unknown, unknown == 1 ? "result" : "results", first_unknown->line, label, why)});
+  }
+  if (other_configurations > 0) {
+    std::string why = fmt::format(
+        "ran in more than one configuration ({}): a test built for two platforms or by a transition, whose "
+        "times differ, and gpuplan plans one test from both",
+        configurations);
+    if (strict)
+      throw InputError(Position{name, first_other_line}, fmt::format("{}: {}", first_other_label, why));
+    read.diagnostics.push_back(Diagnostic{
+        Severity::warning, first_other_label, name,
+        fmt::format("{} run{} of a test in another configuration than its first (the first: line {}, {}) "
+                    "merged with the first's: {}; --strict makes this an error",
+                    other_configurations, other_configurations == 1 ? "" : "s", first_other_line,
+                    first_other_label, why)});
   }
   return read;
 }

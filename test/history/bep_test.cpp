@@ -247,3 +247,24 @@ TEST_CASE("proto field names (test_result) are read as Bazel's lowerCamelCase on
   REQUIRE(sample.start_ms == 1714557600250);
   REQUIRE(newer.history.shard_counts.at("//gpu:t") == 2);
 }
+
+TEST_CASE("a test that ran in two configurations of one build is a warning, and an error under --strict") {
+  // A test built for two platforms (or by a transition) has a result per configuration, with
+  // times of their own; gpuplan plans one test from both, which it must not do silently.
+  auto in = [](const std::string& configuration, const std::string& duration) {
+    return result_line(R"({"label":"//gpu:t","run":1,"shard":1,"attempt":1,"configuration":{"id":")" +
+                           configuration + R"("}})",
+                       R"({"status":"PASSED","testAttemptDuration":")" + duration + R"("})");
+  };
+  auto one = read_bep_text(in("k8", "10s") + in("k8", "11s") + summary_t, true);
+  REQUIRE(one.diagnostics.empty());
+  auto two = in("k8", "10s") + in("aarch64", "200s") + summary_t;
+  auto read = read_bep_text(two, false);
+  REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).size() == 2);
+  REQUIRE(read.diagnostics.size() == 1);
+  REQUIRE_THAT(read.diagnostics[0].message,
+               Catch::Contains("line 2, //gpu:t") &&
+                   Catch::Contains("ran in more than one configuration (k8 and aarch64)"));
+  REQUIRE_THROWS_WITH(read_bep_text(two, true),
+                      Catch::StartsWith("bep.json:2: //gpu:t: ran in more than one configuration"));
+}
