@@ -109,7 +109,7 @@ void add_classify_command(CLI::App& app, int& status) {
     auto history = read_history_for_classifying(args->history, query, rules, history_diagnostics);
     auto classification = read_and_classify(query, rules);
     if (!history) history = read_history_option(args->history, query.strict, history_diagnostics);
-    warn_unannotated_gpu_use(history, rules, classification);
+    check_history_against_tests(history, rules, classification, query.strict);
     classification.diagnostics.insert(classification.diagnostics.end(), history_diagnostics.begin(),
                                       history_diagnostics.end());
     if (!args->cpu_targets.empty()) write_target_list(args->cpu_targets, classification, Bucket::cpu);

@@ -58,7 +58,7 @@ void add_compare_command(CLI::App& app, int& status) {
     auto history = read_history_for_classifying(args->history, query, rules, diagnostics);
     auto tests = read_and_classify(query, rules);
     if (!history) history = read_history_option(args->history, args->query.strict, diagnostics);
-    warn_unannotated_gpu_use(history, rules, tests);
+    check_history_against_tests(history, rules, tests, args->query.strict);
     auto estimator = estimator_for(history, rules, tests);
     history.reset();
     auto units = take_units(tests, args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard,

@@ -101,7 +101,7 @@ void add_explain_command(CLI::App& app, int& status) {
     query.used_gpu = used_gpu(history, rules);
     DepsInput deps;
     auto classification = read_and_classify(query, rules, true, &deps);
-    warn_unannotated_gpu_use(history, rules, classification);
+    check_history_against_tests(history, rules, classification, args->query.strict);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),

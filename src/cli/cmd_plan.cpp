@@ -98,7 +98,7 @@ void run(const PlanArgs& args, int& status) {
   Classification tests = read_and_classify(query, rules);
   drop_classification_inputs(tests);
   if (!history) history = read_history_option(args.history, args.query.strict, history_diagnostics);
-  warn_unannotated_gpu_use(history, rules, tests);
+  check_history_against_tests(history, rules, tests, args.query.strict);
   Estimator estimate = estimator_for(history, rules, tests);
   history.reset();
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;

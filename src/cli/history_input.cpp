@@ -149,20 +149,48 @@ std::optional<History> read_history_for_classifying(const std::vector<std::strin
   return history;
 }
 
-void warn_unannotated_gpu_use(const std::optional<History>& history, const Rules& rules,
-                              Classification& tests) {
+void check_history_against_tests(const std::optional<History>& history, const Rules& rules,
+                                 Classification& tests, bool strict) {
   if (!history) return;
-  for (const auto& test : tests.tests) {  // only the unannotated CPU tests are looked up
-    if (test.bucket != Bucket::cpu || test.requirement->gpus.source != "default") continue;
+  const Severity severity = strict ? Severity::error : Severity::warning;
+  Diagnostics found;
+  for (const auto& test : tests.tests) {
     const auto label = canonical_label(test.target.label);
-    auto use = measured_gpu_use(*history, label, rules.history_window);
-    if (!use || use->touched == 0) continue;
-    tests.diagnostics.push_back(Diagnostic{
-        Severity::warning, label, "--history",
-        fmt::format("has no GPU annotation, but its runs used a GPU ({}): planned as a CPU test, it runs "
-                    "without one. Tag it gpu (or gpu:N), or cpu-only if the GPU it touched is not needed",
-                    to_string(*use))});
+    // A test with no GPU annotation (only those are looked up) whose runs used a GPU.
+    if (test.bucket == Bucket::cpu && test.requirement->gpus.source == "default") {
+      auto use = measured_gpu_use(*history, label, rules.history_window);
+      if (use && use->touched > 0)
+        found.push_back(Diagnostic{
+            severity, label, "--history",
+            fmt::format("has no GPU annotation, but its runs used a GPU ({}): planned as a CPU test, it runs "
+                        "without one. Tag it gpu (or gpu:N), or cpu-only if the GPU it touched is not needed",
+                        to_string(*use))});
+    }
+    // Runs of a shard the test has not, nor had by the history's own count: 1-based shard
+    // numbers (BEP's, or bazel-testlogs' shard_N_of_M) written into a CSV's 0-based column. No
+    // estimate reads them, and the others are each one shard off.
+    if (test.bucket != Bucket::gpu || test.target.shard_count < 2 || test.target.shard_count_unresolved)
+      continue;
+    auto counted = history->shard_counts.find(label);
+    const int shards = counted == history->shard_counts.end() ? test.target.shard_count : counted->second;
+    auto beyond = history->samples.lower_bound(SampleKey{label, shards});
+    if (beyond == history->samples.end() || beyond->first.label != label) continue;
+    found.push_back(Diagnostic{
+        severity, label, "--history",
+        fmt::format(
+            "has runs of shard {} in the history, but {} shards, numbered 0 to {}: those runs are not "
+            "used. Shards in a CSV or JSON history are numbered from 0, as TEST_SHARD_INDEX (BEP's "
+            "and bazel-testlogs' shard_N_of_M count from 1)",
+            *beyond->first.shard, shards, shards - 1)});
   }
+  if (strict && !found.empty()) {
+    std::string errors;
+    for (const auto& d : found) errors += fmt::format("\n  {}: {}", d.label, d.message);
+    throw InputError(Position{"--history"},
+                     fmt::format("{} error{} (--strict):{}", found.size(),
+                                 util::plural(static_cast<long>(found.size())), errors));
+  }
+  tests.diagnostics.insert(tests.diagnostics.end(), found.begin(), found.end());
 }
 
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,

@@ -32,10 +32,12 @@ std::optional<History> read_history_for_classifying(const std::vector<std::strin
                                                     QueryOptions& query, const Rules& rules,
                                                     Diagnostics& diagnostics);
 
-/// A warning for each test with no GPU annotation whose recent runs used a GPU (a GPU tag
-/// removed since, or a test that never had one): planned as a CPU test, it runs without a GPU.
-void warn_unannotated_gpu_use(const std::optional<History>& history, const Rules& rules,
-                              Classification& tests);
+/// Where the history and the tests disagree, a warning naming the test (under `strict`, an
+/// InputError listing them all): a test with no GPU annotation whose recent runs used a GPU (a
+/// GPU tag removed since, or a test that never had one: planned as a CPU test, it runs without
+/// one); a sharded GPU test with runs of a shard it has not (1-based shard numbers in a CSV).
+void check_history_against_tests(const std::optional<History>& history, const Rules& rules,
+                                 Classification& tests, bool strict);
 
 /// The estimator a plan uses: history where there is some, then the fallbacks
 /// (size-class median, size default). Without history, the size defaults alone.

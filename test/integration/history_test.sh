@@ -123,4 +123,24 @@ grep -q "^gpuplan: warning: //core:parser_test: has no GPU annotation, but its r
   fail "classify --history does not warn of the CPU test whose runs used a GPU"
 "$GPUPLAN" explain //core:parser_test examples/query.xml --history "$SCRATCH/used.csv" 2>/dev/null |
   grep -q "warning: has no GPU annotation, but its runs used a GPU" || fail "explain --history of that test"
+# Under --strict it is an error, and no plan is written (before, a warning and exit 0).
+rm -f "$SCRATCH/used-strict.json"
+set +e
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml --history "$SCRATCH/used.csv" \
+  --strict -o "$SCRATCH/used-strict.json" 2>"$SCRATCH/used-strict.err"
+status=$?
+set -e
+[ $status = 2 ] && [ ! -e "$SCRATCH/used-strict.json" ] &&
+  grep -q "^  //core:parser_test: has no GPU annotation, but its runs used a GPU" "$SCRATCH/used-strict.err" ||
+  fail "plan --strict with a CPU test whose runs used a GPU: $status $(cat "$SCRATCH/used-strict.err")"
+
+# A CSV with BEP's 1-based shard numbers: shard 4 of a 4-shard test is named, not dropped
+# silently while the others are each read one shard off.
+{ echo label,shard,seconds
+  for shard in 1 2 3 4; do echo "//ml:train_test,$shard,2$((shard + 4))0"; done; } >"$SCRATCH/one-based.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/one-based.csv" -o "$SCRATCH/one-based.json" 2>"$SCRATCH/one-based.err" ||
+  fail "plan with 1-based shards failed"
+grep -q "^gpuplan: warning: //ml:train_test: has runs of shard 4 in the history, but 4 shards, numbered 0 to 3: those runs are not used" \
+  "$SCRATCH/one-based.err" || fail "no warning for a shard the test has not: $(cat "$SCRATCH/one-based.err")"
 echo "history: ok"
