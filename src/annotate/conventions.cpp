@@ -70,6 +70,11 @@ Reading xla_backend(std::string_view backend) {
   static constexpr std::array<std::string_view, 9> nvidia = {
       "nvgpu_any", "p100", "v100", "a100", "h100", "b200", "gb200", "gb300", "rtx6000pro"};
   if (std::ranges::find(cpu, backend) != cpu.end()) return claim(Claim{.backend = Backend::cpu});
+  // The older spellings (xla_test until 2025): gpu_any and gpu_MODEL NVIDIA's, gpu_amd_any AMD's.
+  if (backend == "gpu_any") backend = "nvgpu_any";
+  if (backend == "gpu_amd_any") backend = "amdgpu_any";
+  if (backend.starts_with("gpu_") && std::ranges::find(nvidia, backend.substr(4)) != nvidia.end())
+    backend.remove_prefix(4);
   if (std::ranges::find(nvidia, backend) != nvidia.end())
     return claim(Claim{.gpu = true, .vendor = "nvidia", .backend = Backend::gpu});
   if (backend == "amdgpu_any") return claim(Claim{.gpu = true, .vendor = "amd", .backend = Backend::gpu});
@@ -291,6 +296,12 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }, false},
       {"xla-backend", "xla_", Match::prefix,
        [](std::string_view rest, const Rules&) { return xla_backend(rest); }, false},
+      // TensorFlow's tf_xla_py_test tags each backend's copy tf_xla_BACKEND (its plugin backends'
+      // are not read).
+      {"tf-xla-backend", "tf_xla_cpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::cpu); }, false},
+      {"tf-xla-backend", "tf_xla_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::gpu); }, false},
   };
   return rows;
 }
@@ -337,10 +348,26 @@ const std::vector<PropertyRow>& property_rows() {
 /// The macros that expand one test into a variant per backend, named NAME_BACKEND: JAX's
 /// jax_multiplatform_test and jax_multiprocess_test (jaxlib/jax.bzl), its older jax_test, XLA's
 /// xla_test, and TensorFlow's GPU test macros (tensorflow/tensorflow.bzl: NAME_cpu with the
-/// macro's tags, NAME_gpu with tf_gpu_tests_tags() added; TSL's tsl_gpu_cc_test likewise).
-constexpr std::array<std::string_view, 9> variant_macros = {
-    "jax_multiplatform_test", "jax_multiprocess_test", "jax_test",        "xla_test",       "gpu_py_test",
-    "cuda_py_test",           "tf_gpu_cc_test",        "tf_cuda_cc_test", "tsl_gpu_cc_test"};
+/// macro's tags, NAME_gpu with tf_gpu_tests_tags() added; TSL's tsl_gpu_cc_test likewise), with
+/// the wrappers TensorFlow's BUILD files call them through (cuda_py_strict_test from
+/// tensorflow.default.bzl; distribute_py_test, core/platform/distribute.bzl) and
+/// tf_xla_py_test (compiler/tests/build_defs.bzl: NAME_cpu and NAME_gpu, tagged tf_xla_BACKEND).
+constexpr std::array<std::string_view, 13> variant_macros = {"jax_multiplatform_test",
+                                                             "jax_multiprocess_test",
+                                                             "jax_test",
+                                                             "xla_test",
+                                                             "gpu_py_test",
+                                                             "cuda_py_test",
+                                                             "tf_gpu_cc_test",
+                                                             "tf_cuda_cc_test",
+                                                             "tsl_gpu_cc_test",
+                                                             "cuda_py_strict_test",
+                                                             "distribute_py_test",
+                                                             "distribute_py_strict_test",
+                                                             "tf_xla_py_test"};
+/// What TensorFlow's macros append after the backend: tf_py_test's TFRT copy (NAME_cpu_tfrt),
+/// tf_xla_py_test's MLIR bridge copy (NAME_cpu_mlir_bridge_test).
+constexpr std::array<std::string_view, 2> variant_decorations = {"_tfrt", "_mlir_bridge_test"};
 constexpr std::string_view variant_name_convention = "variant-name";
 
 bool row_matches(const Row& row, std::string_view tag) {
@@ -420,6 +447,8 @@ std::optional<Recognized> read_exec_property(std::string_view key, std::string_v
 std::optional<Recognized> read_variant_name(std::string_view label, std::string_view generator_function) {
   if (std::ranges::find(variant_macros, generator_function) == variant_macros.end()) return std::nullopt;
   auto name = label.substr(label.find_last_of(":/") + 1);
+  for (std::string_view decoration : variant_decorations)
+    if (name.ends_with(decoration)) name.remove_suffix(decoration.size());
   for (std::string_view backend : {"_cpu", "_gpu", "_tpu"}) {
     if (!name.ends_with(backend)) continue;
     Backend b = backend == "_cpu" ? Backend::cpu : backend == "_gpu" ? Backend::gpu : Backend::tpu;
@@ -442,7 +471,8 @@ std::optional<Recognized> read_variant_name(std::string_view label, std::string_
 }
 
 bool is_backend_variant(std::string_view convention) {
-  return convention == "jax-backend" || convention == "xla-backend" || convention == variant_name_convention;
+  return convention == "jax-backend" || convention == "xla-backend" || convention == "tf-xla-backend" ||
+         convention == variant_name_convention;
 }
 
 std::optional<std::string> near_miss(std::string_view tag) {

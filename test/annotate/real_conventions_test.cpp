@@ -129,6 +129,57 @@ TEST_CASE("TensorFlow's cpu variant of a multi_gpu test is a CPU test, its gpu v
   REQUIRE(cc.tests[0].bucket == Bucket::cpu);
 }
 
+// TensorFlow's BUILD files call those macros through wrappers (cuda_py_strict_test from
+// tensorflow.default.bzl; distribute_py_test in core/platform/distribute.bzl calls cuda_py_test),
+// whose name is the generator_function; tf_py_test's TFRT copy appends _tfrt. And
+// compiler/tests/build_defs.bzl's tf_xla_py_test tags each backend's copy tf_xla_BACKEND and adds
+// an MLIR-bridge copy, NAME_BACKEND_mlir_bridge_test. Before, each CPU copy below got 2 GPUs.
+TEST_CASE("TensorFlow's cpu copies made through wrappers, TFRT and tf_xla_py_test are CPU tests") {
+  for (const char* macro : {"cuda_py_strict_test", "distribute_py_test", "distribute_py_strict_test"}) {
+    INFO(macro);
+    auto cpu = classify_one(generated("//tensorflow/python/distribute:cross_device_ops_test_cpu",
+                                      {"multi_gpu", "no_oss"}, macro));
+    REQUIRE(cpu.tests[0].bucket == Bucket::cpu);
+    auto gpu = classify_one(generated("//tensorflow/python/distribute:cross_device_ops_test_gpu",
+                                      {"multi_gpu", "no_oss", "requires-gpu-nvidia", "gpu"}, macro));
+    REQUIRE(gpu.tests[0].requirement->gpus.value == 2);
+  }
+  auto tfrt = classify_one(
+      generated("//tensorflow/python/ops:math_ops_test_cpu_tfrt", {"multi_gpu", "tfrt"}, "cuda_py_test"));
+  REQUIRE(tfrt.tests[0].bucket == Bucket::cpu);
+  auto xla_cpu = classify_one(
+      generated("//tensorflow/compiler/tests:conv_test_cpu", {"multi_gpu", "tf_xla_cpu"}, "tf_xla_py_test"));
+  REQUIRE(xla_cpu.tests[0].bucket == Bucket::cpu);
+  REQUIRE(xla_cpu.diagnostics.empty());
+  auto bridge = classify_one(generated("//tensorflow/compiler/tests:conv_test_cpu_mlir_bridge_test",
+                                       {"multi_gpu", "tf_xla_cpu"}, "tf_xla_py_test"));
+  REQUIRE(bridge.tests[0].bucket == Bucket::cpu);
+  // A query without generator_function still has the tag.
+  REQUIRE(classified({"multi_gpu", "tf_xla_cpu"}).bucket == Bucket::cpu);
+  auto xla_gpu = classified({"multi_gpu", "tf_xla_gpu", "requires-gpu-nvidia", "gpu"});
+  REQUIRE(xla_gpu.bucket == Bucket::gpu);
+  REQUIRE(xla_gpu.requirement->gpus.value == 2);
+}
+
+// xla/tests/build_defs.bzl before 2025: NVIDIA_GPU_BACKENDS gpu_any, gpu_p100 ... gpu_b200 and
+// AMD_GPU_DEFAULT_BACKENDS gpu_amd_any, each copy tagged xla_BACKEND. Before, xla_gpu_a100 was a
+// warning (a model not read), so --strict failed on every such query.
+TEST_CASE("XLA's older backend tags xla_gpu_MODEL and xla_gpu_amd_any name their vendor, without a warning") {
+  ClassifyOptions strict{.strict = true};
+  auto a100 = classify_one(
+      generated("//xla/service/gpu:gemm_test_gpu_a100",
+                {"xla_gpu_a100", "requires-gpu-sm80-only", "cuda-only", "requires-gpu-nvidia", "gpu"},
+                "xla_test"),
+      {}, strict);
+  REQUIRE(a100.diagnostics.empty());
+  REQUIRE(a100.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(classified({"xla_gpu_any"}).requirement->vendor->value == "nvidia");
+  REQUIRE(classified({"xla_gpu_amd_any"}).requirement->vendor->value == "amd");
+  REQUIRE(classify_one(generated("//xla/tests:dot_test_gpu_amd_any", {}, "xla_test"))
+              .tests[0]
+              .requirement->vendor->value == "amd");
+}
+
 TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GPU of that vendor") {
   REQUIRE(classified({"requires-gpu-amd"}).requirement->vendor->value == "amd");
   REQUIRE(classified({"requires-gpu-rocm"}).requirement->vendor->value == "amd");
