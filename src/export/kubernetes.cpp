@@ -29,17 +29,21 @@ bool label_value_ok(const std::string& v) {
          std::all_of(v.begin(), v.end(), [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+/// A DNS-1123 subdomain (a node's name, a label key's prefix): lower-case alphanumerics, '-' and
+/// '.', beginning and ending with an alphanumeric, at most 253.
+bool dns_subdomain_ok(const std::string& s) {
+  return !s.empty() && s.size() <= 253 && alnum(s.front()) && alnum(s.back()) &&
+         std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+         });
+}
+
 /// A label key: an optional DNS-subdomain prefix and "/", then a name like a label value.
 bool label_key_ok(const std::string& k) {
   auto slash = k.rfind('/');
   std::string name = slash == std::string::npos ? k : k.substr(slash + 1);
   if (name.empty() || !label_value_ok(name)) return false;
-  if (slash == std::string::npos) return true;
-  std::string prefix = k.substr(0, slash);
-  return !prefix.empty() && prefix.size() <= 253 && alnum(prefix.front()) && alnum(prefix.back()) &&
-         std::all_of(prefix.begin(), prefix.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-         });
+  return slash == std::string::npos || dns_subdomain_ok(k.substr(0, slash));
 }
 
 /// A DNS-1123 label for object names: lower-case alphanumerics and '-', at most 63. A node
@@ -150,22 +154,30 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
   std::map<std::string, std::string> files;
   for (const auto& node : export_nodes(plan, fleet)) {
-    // Kubernetes node names are lowercase, and so is the kubelet's hostname label: a Job pinned to
-    // GPU-1 would wait Pending for a node no one has, until its deadline.
-    bool lowercase = std::none_of(node.name.begin(), node.name.end(),
-                                  [](unsigned char c) { return std::isupper(c) != 0; });
-    if ((!label_value_ok(node.name) || !lowercase) && o.node_key == "kubernetes.io/hostname")
+    // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
+    // label: a Job pinned to GPU-1 or gpu_node_1 would wait Pending for a node no one has, until
+    // its deadline. A selector by another label needs a label value.
+    if (o.node_key == "kubernetes.io/hostname" && !(dns_subdomain_ok(node.name) && label_value_ok(node.name)))
       throw InputError(Position{"plan"},
                        fmt::format("node \"{}\" cannot be a Kubernetes node name (lowercase letters, digits, "
-                                   "'-' and '.'), which kubernetes.io/hostname pins the Job to: name the "
-                                   "fleet's node as Kubernetes does, or pin by another label with --node-key",
+                                   "'-' and '.', beginning and ending with a letter or digit), which "
+                                   "kubernetes.io/hostname pins the Job to: name the fleet's node as "
+                                   "Kubernetes does, or pin by another label with --node-key",
                                    node.name));
+    if (node.name.empty() || !label_value_ok(node.name))
+      throw InputError(
+          Position{"plan"},
+          fmt::format("node \"{}\" cannot be the value of the label {} that --node-key pins the "
+                      "Job by (at most 63 letters, digits, '-', '_' and '.', beginning and ending "
+                      "with a letter or digit): name the fleet's node so, or label the nodes "
+                      "with a value that is",
+                      node.name, o.node_key));
     std::string job_name = object_name("gpuplan-", node.name);
 
     Json labels = Json::object();
     labels["app.kubernetes.io/name"] = "gpuplan";
     labels["app.kubernetes.io/component"] = "exec";
-    labels["gpuplan.dev/node"] = label_value_ok(node.name) ? node.name : object_name("", node.name);
+    labels["gpuplan.dev/node"] = node.name;
     for (const auto& [k, v] : o.labels) labels[k] = v;
 
     std::string slice = to_json(node_slice(plan, node.name)).dump() + "\n";

@@ -120,6 +120,15 @@ TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and 
   // deadline, so the export refuses it.
   CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"GPU-1", 60}}), nullptr, options()),
                     Catch::Contains("node \"GPU-1\" cannot be a Kubernetes node name"));
+  // Nor can an underscore, or an empty name (before, both were written and waited Pending).
+  for (const char* node : {"gpu_node_1", "", "gpu-1."}) {
+    INFO(node);
+    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{node, 60}}), nullptr, options()),
+                      Catch::Contains("cannot be a Kubernetes node name"));
+  }
+  // Pinned by another label, the node's name must be a label value (a trailing '.' is not).
+  CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"gpu-3.", 60}}), nullptr, by_label),
+                    Catch::Contains("node \"gpu-3.\" cannot be the value of the label example.com/gpu-node"));
 }
 
 TEST_CASE("tolerations are read as kubectl taint writes them, and bad options are errors") {
