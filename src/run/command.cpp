@@ -1,8 +1,10 @@
 // Shell quoting and command templates: the only way a label or a path reaches a shell.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <set>
 
 #include "gpuplan/error.hpp"
@@ -144,6 +146,27 @@ std::string bazel_node_command(const std::vector<Assignment>& units, const Bazel
   command += fmt::format(" --local_test_jobs={} {} --", r.jobs, no_test_filters);
   for (const auto& label : labels) command += " " + shell_quote(label);
   return command;
+}
+
+void check_tests_whole_per_node(const Plan& plan, std::string_view node, std::string_view where) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> shards;  // label → node → shards
+  for (const auto& a : plan.assignments)
+    shards[canonical_label(a.unit.label)][a.node].push_back(
+        a.unit.shard_index ? std::to_string(*a.unit.shard_index) : "the whole test");
+  for (const auto& [label, nodes] : shards) {
+    if (nodes.size() < 2 || (!node.empty() && !nodes.contains(std::string(node)))) continue;
+    std::vector<std::string> parts;
+    for (const auto& [name, indexes] : nodes)
+      parts.push_back(fmt::format("{} on {}", fmt::join(indexes, ", "), name));
+    throw InputError(
+        Position{std::string(where)},
+        fmt::format(
+            "the plan puts the shards of {} on {} nodes (shards {}): the default bazel test runs every "
+            "shard of each test it names, and run-under refuses those planned on another node, so the "
+            "test would fail on each. Give --command (exec then runs each unit itself, on its "
+            "planned node), or plan with --shards=whole",
+            label, nodes.size(), fmt::join(parts, "; ")));
+  }
 }
 
 }  // namespace gpuplan

@@ -137,4 +137,21 @@ for kind in github-matrix buildkite gitlab; do
   [ "$status" = 2 ] && grep -q -- '--command: byte 0xff at offset 4 is not UTF-8' "$SCRATCH/not-utf8.err" ||
     fail "export $kind with a --command that is not UTF-8: exit $status, $(cat "$SCRATCH/not-utf8.err")"
 done
+# A test whose shards the plan splits over nodes: the default bazel test of each node's job runs
+# every shard, and run-under refuses those planned elsewhere, so every job failed at run time.
+# Refused when exporting (exit 2, nothing written) and by exec; with --command it runs.
+jq '(.assignments[] | select(.label == "//ml:train_test" and .shard_index >= 2) | .node) |= "h100-1"' \
+  "$PLAN" > "$SCRATCH/split.json"
+for kind in "slurm" "kubernetes --image x" "github-matrix"; do
+  status=0
+  "$GPUPLAN" export $kind "$SCRATCH/split.json" -o "$SCRATCH/split-out" 2> "$SCRATCH/split.err" || status=$?
+  [ "$status" = 2 ] && [ ! -e "$SCRATCH/split-out" ] &&
+    grep -q "the plan puts the shards of //ml:train_test on 2 nodes (shards 0, 1 on h100-0; 2, 3 on h100-1)" \
+      "$SCRATCH/split.err" || fail "export $kind of split shards: exit $status, $(cat "$SCRATCH/split.err")"
+done
+status=0
+"$GPUPLAN" exec "$SCRATCH/split.json" --node h100-1 --dry-run > /dev/null 2> "$SCRATCH/split.err" || status=$?
+[ "$status" = 2 ] && grep -q "Give --command" "$SCRATCH/split.err" || fail "exec of split shards: exit $status"
+"$GPUPLAN" export github-matrix "$SCRATCH/split.json" --command 'bazel test {label}' > /dev/null ||
+  fail "export with --command of split shards failed"
 echo "PASS: kubernetes, github-matrix, gitlab and buildkite exports validate"
