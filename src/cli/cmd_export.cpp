@@ -65,6 +65,7 @@ int export_slurm(SlurmExportOptions o) {
   }
   std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1,
                            o.out);
+  warn_unschedulable(plan, input.name);
   return exit_ok;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
+#include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/limits.hpp"
@@ -99,6 +100,7 @@ int export_kubernetes(KubernetesExport& e) {
   std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
                            files.size(), e.input.out, e.input.out);
   remove_earlier_manifests(e.input.out, files);
+  warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }
 
@@ -120,6 +122,7 @@ int export_ci(CiExport& e, Make make) {
   if (e.command.empty()) check_tests_whole_per_node(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet();
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
+  warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }
 

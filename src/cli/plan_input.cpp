@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,6 +153,20 @@ std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_v
   for (auto& n : load_fleet(input.in(), input.name).nodes)
     if (n.name == node) return std::move(n);
   throw InputError(Position{fleet_path}, fmt::format("the fleet has no node \"{}\"", node));
+}
+
+void warn_unschedulable(const Plan& plan, const std::string& path) {
+  const auto& units = plan.unschedulable;
+  if (units.empty()) return;
+  constexpr std::size_t named = 3;
+  std::vector<std::string> first;
+  for (std::size_t i = 0; i < units.size() && i < named; ++i) first.push_back(units[i].unit.id);
+  std::cerr << fmt::format(
+      "gpuplan: warning: {} GPU unit{} of {} {} unschedulable and in no job: {}{}; {} not run (gpuplan "
+      "show {} says why)\n",
+      units.size(), units.size() == 1 ? "" : "s", path, units.size() == 1 ? "is" : "are",
+      fmt::join(first, ", "), units.size() > named ? fmt::format(" and {} more", units.size() - named) : "",
+      units.size() == 1 ? "it does" : "they do", path);
 }
 
 }  // namespace gpuplan::cli

@@ -29,6 +29,11 @@ void write_plan_index(const std::string& path, const Plan& plan, const PlanRecor
 /// as read_plan does, and PATH.index written afresh for the next launches when the folder lets it.
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label);
 
+/// For the exports: one stderr warning when the plan has unschedulable units, which are in no
+/// job and never run (naming a few and the plan), so that a launcher's green run is not read as
+/// every GPU test passing.
+void warn_unschedulable(const Plan& plan, const std::string& path);
+
 /// `node` in the fleet file at `fleet_path` (exec's and run-under's --fleet); nullopt when the
 /// path is empty. Throws InputError naming the file when the fleet has no such node.
 std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_view node);

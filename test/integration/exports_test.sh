@@ -137,6 +137,14 @@ for kind in github-matrix buildkite gitlab; do
   [ "$status" = 2 ] && grep -q -- '--command: byte 0xff at offset 4 is not UTF-8' "$SCRATCH/not-utf8.err" ||
     fail "export $kind with a --command that is not UTF-8: exit $status, $(cat "$SCRATCH/not-utf8.err")"
 done
+# The plan's unschedulable unit is in no job: each export says so on stderr (before, not a word,
+# and the launcher's green run read as every GPU test passing).
+for kind in "slurm -o $SCRATCH/unsched-slurm" "kubernetes --image x -o $SCRATCH/unsched-k8s" github-matrix buildkite gitlab; do
+  "$GPUPLAN" export $kind "$PLAN" --fleet "$FLEET" > /dev/null 2> "$SCRATCH/unsched.err" || fail "export $kind failed"
+  grep -q "^gpuplan: warning: 1 GPU unit of $PLAN is unschedulable and in no job: //ml:cuda11_compat_test; it does not run" \
+    "$SCRATCH/unsched.err" || fail "export $kind says nothing of the unschedulable unit: $(cat "$SCRATCH/unsched.err")"
+done
+
 # A test whose shards the plan splits over nodes: the default bazel test of each node's job runs
 # every shard, and run-under refuses those planned elsewhere, so every job failed at run time.
 # Refused when exporting (exit 2, nothing written) and by exec; with --command it runs.
