@@ -101,6 +101,30 @@ struct SmiGpu {
 const std::vector<std::string> query_columns = {
     "index", "name", "uuid", "memory.total", "compute_cap", "driver_version", "mig.mode.current"};
 
+/// A row's values where the columns may have been another order than the importer read them in
+/// (a header-less CSV): a compute capability is X.Y with X from 1 to 15, a driver NNN.NN[.NN],
+/// a MIG mode Enabled or Disabled. Before, a driver read as the compute capability placed tests
+/// that need sm_100 on an H100.
+void check_plausible(const NamedText& input, const SmiGpu& gpu, bool has_header) {
+  const std::string order =
+      has_header ? ""
+                 : fmt::format(" (without a header the columns must be {})", fmt::join(query_columns, ","));
+  const auto& cc = gpu.compute_cap.text;
+  auto parsed_cc = Version::parse(cc);
+  if (!cc.empty() && (!parsed_cc || parsed_cc->parts.size() != 2 || parsed_cc->parts[0] < 1 ||
+                      parsed_cc->parts[0] > 15 || parsed_cc->parts[1] > 9))
+    fail(input, gpu.compute_cap,
+         fmt::format("'{}' is not a compute capability (X.Y, such as 9.0){}", cc, order));
+  const auto& driver = gpu.driver.text;
+  auto parsed_driver = Version::parse(driver);
+  if (!driver.empty() && (!parsed_driver || parsed_driver->parts.size() < 2 || parsed_driver->parts[0] < 100))
+    fail(input, gpu.driver, fmt::format("'{}' is not a driver version (such as 550.54.15){}", driver, order));
+  if (gpu.mig && !gpu.mig->text.empty() && util::lower(gpu.mig->text) != "enabled" &&
+      util::lower(gpu.mig->text) != "disabled")
+    fail(input, *gpu.mig,
+         fmt::format("'{}' is not a MIG mode (Enabled, Disabled or [N/A]){}", gpu.mig->text, order));
+}
+
 std::vector<SmiGpu> parse_query(const NamedText& input) {
   auto lines = lines_of(input.text);
   std::vector<std::vector<Cell>> rows;
@@ -125,11 +149,24 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
     return it == header.end() ? std::nullopt
                               : std::optional<size_t>(static_cast<size_t>(it - header.begin()));
   };
+  // nvidia-smi's own message in place of the CSV ("No devices were found", "Failed to initialize
+  // NVML: Driver/library version mismatch", or a driver too old for a field) is quoted as it is.
+  const std::string first_line = lines.front().substr(0, 200);
+  if (first_line.find("is not a valid field to query") != std::string::npos)
+    throw InputError(
+        Position{input.name, 1, 1},
+        fmt::format("is nvidia-smi's refusal, not its output: \"{}\". Older drivers cannot print "
+                    "compute_cap (nor, before MIG, mig.mode.current): leave the field it names out "
+                    "of --query-gpu; the catalog knows the compute capability of the GPUs it lists, "
+                    "and a fleet file written by hand can give others theirs",
+                    first_line));
   for (const auto* required : {"index", "name", "memory.total"})
     if (!column(required))
-      throw InputError(Position{input.name, 1, 1},
-                       fmt::format("no {} column: run nvidia-smi --query-gpu={} --format=csv", required,
-                                   fmt::join(query_columns, ",")));
+      throw InputError(
+          Position{input.name, 1, 1},
+          fmt::format("no {} column in its first line, \"{}\": expected the output of nvidia-smi "
+                      "--query-gpu={} --format=csv",
+                      required, first_line, fmt::join(query_columns, ",")));
   if (rows.empty()) throw InputError(Position{input.name, 1, 1}, "lists no GPUs");
 
   std::vector<SmiGpu> gpus;
@@ -154,6 +191,7 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
     if (!value) fail(input, index, fmt::format("'{}' is not a GPU index", index.text));
     gpu.index = *value;
     if (gpu.name.text.empty()) fail(input, gpu.name, "the GPU has no name");
+    check_plausible(input, gpu, has_header);
     gpus.push_back(std::move(gpu));
   }
   std::ranges::stable_sort(gpus, {}, &SmiGpu::index);
@@ -252,6 +290,10 @@ std::optional<std::string> cuda_of_driver(const std::string& driver) {
       {495, "11.5"}, {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
       {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"}, {575, "12.9"},
       {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
+  // Releases whose "CUDA Version" is not their branch's: 430.26 says 10.2 (430.50 and later 10.1).
+  static const std::vector<std::pair<std::string_view, std::string_view>> releases = {{"430.26", "10.2"}};
+  for (auto [release, cuda] : releases)
+    if (driver == release || driver.starts_with(std::string(release) + ".")) return std::string(cuda);
   auto version = Version::parse(driver);
   if (!version) return std::nullopt;
   for (auto [branch, cuda] : branches)

@@ -215,6 +215,45 @@ TEST_CASE("a driver older than R450 still gives its CUDA version") {
   REQUIRE_THAT(yaml, Contains("cuda: \"10.1\""));
 }
 
+TEST_CASE("430.26 reports CUDA 10.2, unlike the rest of its branch") {
+  // Its nvidia-smi header says "Driver Version: 430.26  CUDA Version: 10.2" (NVIDIA/nvidia-docker#1146);
+  // 430.50 and later say 10.1. Before, 430.26 was written as 10.1 and a cuda<10.2 test placed on it.
+  NamedText topo{"\tGPU0\tCPU Affinity\nGPU0\t X \t0-39\n", "t.txt"};
+  auto cuda_of = [&](const std::string& driver) {
+    return import_nvidia_smi({"0, Tesla V100-SXM2-16GB, GPU-1, 16160 MiB, 7.0, " + driver + "\n", "q.csv"},
+                             topo, {})
+        .yaml;
+  };
+  REQUIRE_THAT(cuda_of("430.26"), Contains("cuda: \"10.2\""));
+  REQUIRE_THAT(cuda_of("430.64"), Contains("cuda: \"10.1\""));
+}
+
+TEST_CASE("columns in another order than a header-less CSV must have are refused, not read as each other") {
+  // The README's six columns with driver and compute_cap swapped: the driver became the compute
+  // capability (550.54.15), and a test that needs sm_100 was placed on the H100.
+  NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
+  REQUIRE_THAT(import_error({"0, NVIDIA H100 80GB HBM3, GPU-a, 81559 MiB, 550.54.15, 9.0\n", "q.csv"}, topo),
+               StartsWith("q.csv:1:45: '550.54.15' is not a compute capability (X.Y, such as 9.0) (without a "
+                          "header the columns must be index,name"));
+  REQUIRE_THAT(import_error({"0, NVIDIA H100 80GB HBM3, GPU-a, 81559 MiB, 9.0, 9.0\n", "q.csv"}, topo),
+               StartsWith("q.csv:1:50: '9.0' is not a driver version"));
+  REQUIRE_THAT(
+      import_error(
+          {"0, NVIDIA H100 80GB HBM3, GPU-a, 81559 MiB, 9.0, 550.54.15, 00000000:01:00.0\n", "q.csv"}, topo),
+      Contains("'00000000:01:00.0' is not a MIG mode"));
+}
+
+TEST_CASE(
+    "nvidia-smi's own messages are quoted, and an old driver's refusal of compute_cap says what to drop") {
+  NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
+  REQUIRE_THAT(import_error({"Failed to initialize NVML: Driver/library version mismatch\n", "q.csv"}, topo),
+               StartsWith("q.csv:1:1: no index column in its first line, \"Failed to initialize NVML: "
+                          "Driver/library version mismatch\""));
+  REQUIRE_THAT(import_error({"Field \"compute_cap\" is not a valid field to query.\n", "q.csv"}, topo),
+               StartsWith("q.csv:1:1: is nvidia-smi's refusal, not its output") &&
+                   Contains("leave the field it names out of --query-gpu"));
+}
+
 TEST_CASE("a model outside the catalog gets its family the way gpu-model: writes it") {
   NamedText query{
       "index, name, uuid, memory.total [MiB], compute_cap, driver_version\n"
