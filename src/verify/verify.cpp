@@ -273,7 +273,11 @@ class Checker {
       std::vector<const Assignment*> active;  // started earlier, in start order
       for (const Assignment* unit : units) {
         const Assignment& a = *unit;
-        std::erase_if(active, [&](const Assignment* b) { return b->end_s <= a.start_s + tolerance_s; });
+        // Within the rounding tolerance an end meets a start; two units starting together overlap
+        // however short they are (two 1 ms units, which a 0 s history run plans, at once).
+        std::erase_if(active, [&](const Assignment* b) {
+          return b->end_s <= a.start_s + tolerance_s && b->start_s != a.start_s;
+        });
         // Also a unit planned to last 0 s: exec would start it beside the others.
         std::vector<const Assignment*> running{&a};
         running.insert(running.end(), active.begin(), active.end());
@@ -344,9 +348,12 @@ class Checker {
       const auto& ends = ended_by[e.node];
       size_t i = it->second.second;
       std::vector<const Assignment*> overlapping;
-      for (size_t j = i; j > 0 && ends[j] > e.start_s + tolerance_s; --j)
+      for (size_t j = i; j > 0 && (ends[j] > e.start_s + tolerance_s || units[j - 1]->start_s == e.start_s);
+           --j)
         if (overlaps(*units[j - 1], e)) overlapping.push_back(units[j - 1]);
-      for (size_t j = i + 1; j < units.size() && units[j]->start_s < e.end_s - tolerance_s; ++j)
+      for (size_t j = i + 1;
+           j < units.size() && (units[j]->start_s < e.end_s - tolerance_s || units[j]->start_s == e.start_s);
+           ++j)
         if (overlaps(*units[j], e)) overlapping.push_back(units[j]);
       std::sort(overlapping.begin(), overlapping.end());  // plan order: they are one vector's items
       const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
@@ -359,7 +366,7 @@ class Checker {
   }
 
   static bool overlaps(const Assignment& a, const Assignment& b) {
-    return a.start_s < b.end_s - tolerance_s && b.start_s < a.end_s - tolerance_s;
+    return (a.start_s < b.end_s - tolerance_s && b.start_s < a.end_s - tolerance_s) || a.start_s == b.start_s;
   }
 
   void coverage() {

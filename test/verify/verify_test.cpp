@@ -189,6 +189,22 @@ TEST_CASE("a unit planned to last 0 s inside another's time on its GPU is double
                  "also held by //jax:pmap_test") == 1);
 }
 
+TEST_CASE("two units of 1 ms starting together on one GPU are double-booked, within the rounding tolerance") {
+  // A run of 0 s in the history plans a unit at 1 ms, the size of the millisecond tolerance the
+  // plan's rounded times need: verify called two such units at once valid.
+  auto plan = example_plan();
+  auto& a = unit(plan, "//xla:fp8_gemm_test");  // GPU 0 of h100-1, where //jax:pmap_test runs from 0s
+  a.start_s = 0;
+  a.end_s = a.unit.duration_s = 0.001;
+  CHECK(reported(verify(plan, example_fleet()), ViolationKind::double_booked, "//xla:fp8_gemm_test",
+                 "also held by //jax:pmap_test") == 1);
+  auto& b = unit(plan, "//tf:conv_test");  // a100-0, where //ml:allreduce_test holds the node from 0s
+  b.start_s = 0;
+  b.end_s = b.unit.duration_s = 0.001;
+  CHECK(reported(verify(plan, example_fleet()), ViolationKind::exclusive, "//tf:conv_test",
+                 "while //ml:allreduce_test has the whole node") == 1);
+}
+
 TEST_CASE("under pack units share a GPU within its VRAM and the tests-per-GPU limit") {
   REQUIRE(verify(shared_gpu_plan(8000, 2), example_fleet()).empty());
 }
