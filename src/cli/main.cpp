@@ -55,6 +55,23 @@ void rerun_with_huge_pages(int argc, char** argv) {
   restore(saved.c_str());  // no /proc, say: go on as this process, with the environment as it was
 }
 
+/// `gpuplan run-under [OPTIONS] -- COMMAND...`, as its help has it: CLI11 gives a prefix
+/// command's "--" to the top-level app, which refused what followed. The "--" before the command
+/// is dropped; one after the command's first word is the command's own (a test's args).
+void drop_command_separator(const CLI::App& command, std::vector<char*>& args) {
+  for (size_t i = 2; i < args.size(); ++i) {
+    std::string_view token = args[i];
+    if (token == "--") {
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+    if (!token.starts_with("-")) return;  // the command begins
+    if (token.find('=') != std::string_view::npos) continue;
+    const CLI::Option* option = command.get_option_no_throw(std::string(token));
+    if (option && option->get_type_size() != 0) ++i;  // its value
+  }
+}
+
 /// Every option value given to the command about to run, before it runs: an empty one (an unset
 /// shell variable) had been taken as not given (`-o ""` wrote to standard output, `--fleet ""`
 /// read standard input); and `export` writes each value into a script, manifest or pipeline file,
@@ -126,8 +143,10 @@ int main(int argc, char** argv) {
   else
     for (const auto& command : commands) command.second(app, status);
   app.parse_complete_callback([&app] { check_option_values(app, false); });
+  std::vector<char*> args(argv, argv + argc);
+  if (first == "run-under") drop_command_separator(*app.get_subcommand("run-under"), args);
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
     cli::progress::finish();
     cli::check_standard_output();
   } catch (const CLI::CallForHelp& e) {

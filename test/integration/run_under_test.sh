@@ -368,4 +368,9 @@ status=0
 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/open" true \
   2>"$SCRATCH/note" || status=$?
 [ "$status" = 2 ] && grep -q "writable by every user" "$SCRATCH/note" || fail "a world-writable lock dir was used"
+# The test command after --, as run-under's help writes it (refused before: "The following
+# arguments were not expected"); a -- inside the command stays the command's.
+got=$(TEST_TARGET='//a:it'"'"'s' "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+        -- sh -c 'printf "%s|" "$@"' sh a -- b) || fail "run-under -- COMMAND failed"
+[ "$got" = "a|--|b|" ] || fail "run-under -- COMMAND ran '$got'"
 echo PASS
