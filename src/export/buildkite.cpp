@@ -4,6 +4,7 @@
 
 #include "export/ci.hpp"
 #include "export/yaml.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
 
@@ -28,7 +29,16 @@ void escape_interpolation(nlohmann::ordered_json& value) {
 std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
   using Json = nlohmann::ordered_json;
   Json steps = Json::array();
-  for (const auto& node : export_nodes(plan, fleet)) {
+  const auto nodes = export_nodes(plan, fleet);
+  // A pipeline upload takes at most 500 steps; a step per node, the wait and the merge step.
+  if (nodes.size() + 2 > 500)
+    throw InputError(
+        Position{"export buildkite"},
+        fmt::format("the plan uses {} nodes, a step each besides a wait and a merge step, and "
+                    "buildkite-agent pipeline upload takes at most 500 steps: split the fleet into "
+                    "several pipelines (one plan each)",
+                    nodes.size()));
+  for (const auto& node : nodes) {
     Json agents = Json::object();
     for (const auto& tag : ci_tags(o, node, true)) {
       auto eq = tag.find('=');

@@ -19,7 +19,16 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
   // GitHub compares runner labels without case: two nodes whose labels differ only in case
   // (GPU-1, gpu-1) would each take the other's runner as readily as their own.
   std::map<std::vector<std::string>, std::string> node_of_labels;
-  for (const auto& node : export_nodes(plan, fleet)) {
+  const auto nodes = export_nodes(plan, fleet);
+  // "A matrix can generate a maximum of 256 jobs per workflow run" (GitHub's docs): the run would
+  // fail when it starts, after the plan job.
+  if (nodes.size() > 256)
+    throw InputError(
+        Position{"export github-matrix"},
+        fmt::format("the plan uses {} nodes, and a GitHub Actions matrix makes at most 256 jobs: "
+                    "split the fleet into several workflows (one plan each), or use another launcher",
+                    nodes.size()));
+  for (const auto& node : nodes) {
     auto labels = ci_tags(o, node, false);
     std::vector<std::string> folded;
     for (auto label : labels) {

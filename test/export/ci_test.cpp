@@ -53,6 +53,31 @@ TEST_CASE("nodes whose runner labels differ only in case are refused: GitHub com
                       "GitHub compares without case"));
 }
 
+TEST_CASE("more nodes than a GitHub matrix or a Buildkite upload takes are refused, not written") {
+  // GitHub makes at most 256 jobs of a matrix, Buildkite's pipeline upload takes at most 500 steps:
+  // before, the export wrote them and the run failed after planning.
+  auto nodes = [](int count) {
+    Plan plan;
+    for (int n = 0; n < count; ++n) {
+      Assignment a;
+      a.node = "n-" + std::to_string(n);
+      a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
+      a.gpus = {0};
+      a.end_s = 60;
+      plan.assignments.push_back(a);
+    }
+    return plan;
+  };
+  CiOptions o;
+  o.node_tag = "node";
+  CHECK_NOTHROW(github_matrix(nodes(256), nullptr, o));
+  CHECK_THROWS_WITH(
+      github_matrix(nodes(257), nullptr, o),
+      Catch::Contains("the plan uses 257 nodes, and a GitHub Actions matrix makes at most 256 jobs"));
+  CHECK_NOTHROW(buildkite_pipeline(nodes(498), nullptr, o));
+  CHECK_THROWS_WITH(buildkite_pipeline(nodes(499), nullptr, o), Catch::Contains("at most 500 steps"));
+}
+
 TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets failures through and a merge") {
   CiOptions o;
   o.node_tag = "hostname";
