@@ -82,9 +82,13 @@ std::vector<int> run_node_gpus(const Plan& plan, std::string_view node, const No
 
 /// Checks that the plan at `plan_path` gives `assignment` what it needs before it runs, so that
 /// a hand-edited or broken plan never runs a GPU test on no GPU or on one GPU twice: at least
-/// one GPU, as many as its requirement asks, none listed twice or negative. Throws InputError
+/// one GPU, as many as its requirement asks, none listed twice or negative, and a label. Throws InputError
 /// naming the plan, unit and node (`gpuplan verify` says all that is wrong with a plan).
 void check_launchable(const Assignment& assignment, const std::string& plan_path);
+
+/// Checks that no unit is planned twice (on one node or two), which would run it twice. Throws
+/// InputError naming the plan, the unit and both nodes.
+void check_planned_once(const Plan& plan, const std::string& plan_path);
 
 /// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
 /// `whole-node` one that asks for more than one GPU (as the planner placed them).

@@ -473,14 +473,7 @@ int run_exec(const ExecOptions& o) {
                                  fmt::join(nodes, ", ")));
   }
   // A broken plan never runs a unit on no GPU, on one GPU twice, or twice.
-  std::map<std::string, std::string> planned_on;
-  for (const auto& a : plan.assignments)
-    if (auto [it, first] = planned_on.emplace(a.unit.id, a.node.str()); !first)
-      throw InputError(
-          Position{o.plan == "-" ? std::string("<stdin>") : o.plan},
-          fmt::format("{} is planned twice (on {} and on {}); not run (`gpuplan verify` checks the "
-                      "whole plan)",
-                      a.unit.id, it->second, a.node.str()));
+  check_planned_once(plan, o.plan);
   for (const auto& a : units) check_launchable(a, o.plan);
   if (o.command.empty()) return run_bazel(o, plan, units);
   if (auto runtime = container_without_unit_gpus(o.command))

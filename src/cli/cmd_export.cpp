@@ -30,6 +30,7 @@ int export_slurm(SlurmExportOptions o) {
   auto input = open_input(o.plan);
   auto text = read_all(input);
   auto plan = parse_plan(text, input.name);
+  check_exportable(plan, input.name);
   if (o.command.empty()) check_tests_whole_per_node(plan, "", input.name);
   if (!o.claims.empty() && o.command.empty())  // the job's exec would refuse it at run time
     throw InputError(Position{"--claims"},

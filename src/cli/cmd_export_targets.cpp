@@ -29,9 +29,12 @@ struct ExportInput {
   std::string fleet_path;
   std::string out = "-";
 
+  /// The plan, refused when a job's exec would refuse it at run time (a unit twice, on no GPU).
   Plan read_plan() const {
     auto input = open_input(plan);
-    return parse_plan(input.in(), input.name);
+    auto read = parse_plan(input.in(), input.name);
+    check_exportable(read, input.name);
+    return read;
   }
   std::optional<Fleet> read_fleet() const {
     if (fleet_path.empty()) return std::nullopt;

@@ -16,6 +16,7 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/run.hpp"
 #include "run/os.hpp"
 
 namespace gpuplan::cli {
@@ -153,6 +154,11 @@ std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_v
   for (auto& n : load_fleet(input.in(), input.name).nodes)
     if (n.name == node) return std::move(n);
   throw InputError(Position{fleet_path}, fmt::format("the fleet has no node \"{}\"", node));
+}
+
+void check_exportable(const Plan& plan, const std::string& path) {
+  check_planned_once(plan, path);
+  for (const auto& a : plan.assignments) check_launchable(a, path);
 }
 
 void warn_unschedulable(const Plan& plan, const std::string& path) {

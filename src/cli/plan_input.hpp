@@ -29,6 +29,10 @@ void write_plan_index(const std::string& path, const Plan& plan, const PlanRecor
 /// as read_plan does, and PATH.index written afresh for the next launches when the folder lets it.
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label);
 
+/// For the exports: what every job's `exec` would refuse at run time, refused now (exit 2, nothing
+/// written): a unit planned twice, on no GPU, on one GPU twice, on fewer than it needs, no label.
+void check_exportable(const Plan& plan, const std::string& path);
+
 /// For the exports: one stderr warning when the plan has unschedulable units, which are in no
 /// job and never run (naming a few and the plan), so that a launcher's green run is not read as
 /// every GPU test passing.

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "gpuplan/error.hpp"
@@ -121,6 +122,7 @@ void check_launchable(const Assignment& a, const std::string& plan_path) {
                      fmt::format("{} on node {} {}; not run (`gpuplan verify` checks the whole plan)",
                                  a.unit.id, a.node.str(), what));
   };
+  if (a.unit.label.empty()) refuse("has no label");
   if (a.gpus.empty()) refuse("has no GPUs in the plan");
   std::set<int> seen;
   for (int gpu : a.gpus) {
@@ -130,6 +132,17 @@ void check_launchable(const Assignment& a, const std::string& plan_path) {
   const int need = a.unit.requirement->gpus.value;
   if (static_cast<int>(a.gpus.size()) < need)
     refuse(fmt::format("holds {} GPU{} but needs {}", a.gpus.size(), a.gpus.size() == 1 ? "" : "s", need));
+}
+
+void check_planned_once(const Plan& plan, const std::string& plan_path) {
+  std::map<std::string_view, std::string_view> planned_on;
+  for (const auto& a : plan.assignments)
+    if (auto [it, first] = planned_on.emplace(a.unit.id, a.node.str()); !first)
+      throw InputError(
+          Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+          fmt::format("{} is planned twice (on {} and on {}); not run (`gpuplan verify` checks the "
+                      "whole plan)",
+                      a.unit.id, it->second, a.node.str()));
 }
 
 int timeout_seconds(const Unit& unit) {

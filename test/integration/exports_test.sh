@@ -145,6 +145,18 @@ for kind in "slurm -o $SCRATCH/unsched-slurm" "kubernetes --image x -o $SCRATCH/
     "$SCRATCH/unsched.err" || fail "export $kind says nothing of the unschedulable unit: $(cat "$SCRATCH/unsched.err")"
 done
 
+# A hand-edited plan that every job's exec would refuse at run time (a unit twice, GPUs [0, 0],
+# no label) is refused when exporting: exit 2, nothing written (before, written, and red later).
+for edit in '.assignments += [.assignments[0]]' '.assignments[0].gpus = [0, 0]' '.assignments[0].label = ""'; do
+  jq "$edit" "$PLAN" > "$SCRATCH/edited.json"
+  for kind in "slurm" "kubernetes --image x"; do
+    status=0
+    "$GPUPLAN" export $kind "$SCRATCH/edited.json" -o "$SCRATCH/edited-out" 2> "$SCRATCH/edited.err" || status=$?
+    [ "$status" = 2 ] && [ ! -e "$SCRATCH/edited-out" ] && grep -q "; not run (.gpuplan verify. checks" "$SCRATCH/edited.err" ||
+      fail "export $kind of a plan with '$edit': exit $status, $(cat "$SCRATCH/edited.err")"
+  done
+done
+
 # A test whose shards the plan splits over nodes: the default bazel test of each node's job runs
 # every shard, and run-under refuses those planned elsewhere, so every job failed at run time.
 # Refused when exporting (exit 2, nothing written) and by exec; with --command it runs.
