@@ -2,12 +2,14 @@
 #include "gpuplan/classify.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <iterator>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "annotate/claim.hpp"
@@ -839,14 +841,15 @@ void Classifier::add(Target&& target) {
 
 namespace {
 
-/// A test the input lists twice (same label and configuration), now side by side: planned once.
+/// A test the input lists twice, now side by side: planned once. That includes cquery's listings
+/// of one test in two configurations: `bazel test LABEL` runs it in one, and the plan's units
+/// and run-under know tests by label (before, both were planned, with their own shard counts).
 /// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
 /// runner for a second listing; either way a warning names the test (an error under --strict).
 void drop_duplicates(Classification& result, bool strict) {
   auto& tests = result.tests;
   auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
-    return canonical_view(a.target.label) == canonical_view(b.target.label) &&
-           a.target.configuration == b.target.configuration;
+    return canonical_view(a.target.label) == canonical_view(b.target.label);
   };
   std::size_t kept = 0;
   for (std::size_t i = 0; i < tests.size();) {
@@ -858,10 +861,16 @@ void drop_duplicates(Classification& result, bool strict) {
       differ = differ || tests[k].bucket != tests[i].bucket || tests[k].reason.str() != tests[i].reason.str();
       if (tests[chosen].bucket != Bucket::gpu && tests[k].bucket == Bucket::gpu) chosen = k;
     }
+    std::set<std::string> configurations;
+    for (std::size_t k = i; k < end; ++k) configurations.insert(tests[k].target.configuration.str());
     if (end - i > 1)
       result.diagnostics.push_back(
           {strict ? Severity::error : Severity::warning, tests[i].target.label, "input",
-           fmt::format("listed {} times in the input; planned once, as {}", end - i,
+           fmt::format("listed {} times in the input{}; planned once, as {}", end - i,
+                       configurations.size() > 1
+                           ? fmt::format(" (in the configurations {}: bazel test runs it in one)",
+                                         fmt::join(configurations, ", "))
+                           : "",
                        differ ? fmt::format("the listing that says {} (the listings differ)",
                                             tests[chosen].reason.str())
                               : std::string("the listings are the same"))});
