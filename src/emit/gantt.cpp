@@ -163,6 +163,23 @@ std::string fit(std::string_view text, int width) {
   return out + "…";
 }
 
+std::string fit_label(std::string_view label, int width) {
+  if (columns(label) <= width) return std::string(label);
+  if (width <= 1) return fit(label, width);
+  auto last_columns = [](std::string_view text, int n) {  // whole code points
+    size_t at = text.size();
+    while (at > 0 && n > 0)
+      if ((static_cast<unsigned char>(text[--at]) & 0xC0) != 0x80) --n;
+    return text.substr(at);
+  };
+  auto colon = label.rfind(':');
+  std::string_view name = colon == std::string_view::npos ? std::string_view{} : label.substr(colon);
+  const int room = width - columns(name) - 1;  // for the package's start, before "…"
+  if (name.empty() || room < 3) return "…" + std::string(last_columns(label, width - 1));
+  std::string head = fit(label, room + 1);  // room columns and its own "…"
+  return head + std::string(name);
+}
+
 std::string join_gpus(const std::vector<int>& gpus) { return fmt::format("{}", fmt::join(gpus, ",")); }
 
 }  // namespace gpuplan::emit

@@ -62,6 +62,11 @@ int columns(std::string_view text);
 /// The first `width` columns of `text`, ending in "…" when cut.
 std::string fit(std::string_view text, int width);
 
+/// A label (or unit id) in at most `width` columns, cut in its package's middle so that the
+/// target's name and shard stay: "//very/long/pa…:case_0012_test#shard-1-of-4"; when even the
+/// name does not fit, its last columns after "…".
+std::string fit_label(std::string_view label, int width);
+
 /// "0,1,2,3"
 std::string join_gpus(const std::vector<int>& gpus);
 

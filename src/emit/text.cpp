@@ -137,12 +137,7 @@ class NodeChart {
         out += row(r < lane.rows.size() ? lane.rows[r] : emit::Row{});
         out += '\n';
       }
-    for (const auto& [key, a] : legend_) {
-      auto text =
-          fmt::format("   {} {}  GPU {}  {} → {}", key, emit::printable(a->unit.id), emit::join_gpus(a->gpus),
-                      emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
-      out += emit::fit(text, label_width_ + plot_) + '\n';
-    }
+    for (const auto& [key, a] : legend_) out += key_line(std::string(1, key), *a) + '\n';
     // Units with no column left in their row are never hidden: counted and listed here.
     std::vector<const Assignment*> folded;
     std::set<const Assignment*> seen;
@@ -155,15 +150,22 @@ class NodeChart {
                           folded.size(), util::plural(folded.size()), emit::printable(node_.name)),
               label_width_ + plot_, 5))
       out += painter_.paint(line, Style::yellow) + '\n';
-    for (const auto* a : folded) {
-      auto text =
-          fmt::format("   + {}  GPU {}  {} → {}", emit::printable(a->unit.id), emit::join_gpus(a->gpus),
-                      emit::format_seconds(a->start_s), emit::format_seconds(a->end_s));
-      out += emit::fit(text, label_width_ + plot_) + '\n';
-    }
+    for (const auto* a : folded) out += key_line("+", *a) + '\n';
   }
 
  private:
+  /// "   KEY UNIT  GPU 0,1  1h02m → 1h30m" in the chart's width: the unit's id is cut in its
+  /// package's middle, so that each line still names its test, shard and times.
+  std::string key_line(const std::string& key, const Assignment& a) const {
+    auto rest = fmt::format("  GPU {}  {} → {}", emit::join_gpus(a.gpus), emit::format_seconds(a.start_s),
+                            emit::format_seconds(a.end_s));
+    const int width = label_width_ + plot_;
+    const int room = width - emit::columns(rest) - 4 - emit::columns(key);
+    auto id = emit::printable(a.unit.id);
+    if (room < 12) return emit::fit(fmt::format("   {} {}{}", key, id, rest), width);
+    return fmt::format("   {} {}{}", key, emit::fit_label(id, room), rest);
+  }
+
   int column(double t) const { return static_cast<int>(std::lround(t * scale_)); }
 
   void header(std::string& out) const {
@@ -349,9 +351,11 @@ std::string render_text(const Plan& plan, const TextOptions& options) {
   if (!plan.unschedulable.empty()) {
     section(out, "Unschedulable units", plan.unschedulable.size(), p);
     for (const auto& u : plan.unschedulable) {
-      auto lines =
-          wrap(fmt::format("{}: {}", emit::printable(u.unit.id), emit::printable(u.reason)), width - 2, 4);
-      auto head = lines[0].find(':');
+      // The id cut in its package's middle (wrap would cut its end, and with it the ':' the
+      // colour stops at: an internal error before).
+      auto id = emit::fit_label(emit::printable(u.unit.id), width - 3);
+      auto lines = wrap(fmt::format("{}: {}", id, emit::printable(u.reason)), width - 2, 4);
+      size_t head = lines[0].starts_with(id + ":") ? id.size() : 0;
       out += "  " + p.paint(lines[0].substr(0, head), Style::red) + lines[0].substr(head) + '\n';
       for (size_t i = 1; i < lines.size(); ++i) out += "  " + lines[i] + '\n';
     }

@@ -72,6 +72,36 @@ TEST_CASE("a unit too short for its name gets a key explained under its node") {
   REQUIRE_THAT(text, Catch::Contains("   b //tf:conv_test  GPU 2  10m → 10m45s"));
 }
 
+TEST_CASE("long labels are cut in their package's middle, keeping the test and shard, and never crash") {
+  // An unschedulable unit whose package was wider than the terminal was an internal error (its ':'
+  // cut off), and the key under a node cut every long label at its end, so that its lines read
+  // alike and lost their times.
+  Plan plan;
+  const std::string package = "//very_long_package_component_0/very_long_package_component_1/more";
+  for (int i = 0; i < 3; ++i) {
+    auto a = shared(fmt::format("{}:case_{}_test", package, i), 60.0 * i, 60.0 * i + 1);
+    a.unit.id += "#shard-1-of-4";
+    plan.assignments.push_back(a);
+  }
+  auto lost = shared("//" + std::string(130, 'p') + ":t", 0, 60);
+  plan.unschedulable.push_back({lost.unit, "needs 16 GPUs; the largest node has 8"});
+  plan.summary.makespan_s = 121;
+  for (int width : {40, 80, 120}) {
+    INFO(width);
+    REQUIRE_NOTHROW(render_text(plan, {width, true}));  // the red unit id
+    auto text = render_text(plan, {width, false});
+    REQUIRE_THAT(text, Catch::Contains("…:t") && Catch::Contains("needs 16"));
+    if (width >= 80)
+      for (int i = 0; i < 3; ++i)
+        REQUIRE_THAT(text, Catch::Contains(fmt::format(":case_{}_test#shard-1-of-4  GPU 0  {}", i,
+                                                       emit::format_seconds(60.0 * i))));
+    for (const auto& line : lines(text)) REQUIRE(emit::columns(line) <= width);
+  }
+  CHECK(emit::fit_label("//a/b/c:t", 9) == "//a/b/c:t");
+  CHECK(emit::fit_label("//aaaa/bbbb:t", 8) == "//aaa…:t");
+  CHECK(emit::fit_label("//a:" + std::string(20, 'x'), 8) == "…xxxxxxx");
+}
+
 TEST_CASE("colours only when asked for") {
   auto plan = example_plan();
   REQUIRE(render_text(plan, {80, false}).find('\x1b') == std::string::npos);
