@@ -393,10 +393,18 @@ class TestClassifier {
       if (std::any_of(matchers_.begin(), matchers_.end(),
                       [&](const RuleMatcher& m) { return m.reads_tag(tag); }))
         continue;  // a rule reads it, as a tag
+      auto source = fmt::format("exec_properties {}={}", key, value);
+      auto word = util::lower(value);
       if (auto recognized = annotate::read_exec_property(key, value, rules_))
         take(*recognized);
+      else if (word != "false" && word != "no" && word != "0" && annotate::read_tag(key, rules_))
+        report(
+            bad(), source,
+            fmt::format("{} is ignored: {} is a flag, set by true, yes, 1 or nothing (and off by false, no "
+                        "or 0)",
+                        util::excerpt(source, 200), util::excerpt(key, 100)));
       else
-        unknown(fmt::format("exec_properties {}={}", key, value), key, false, tag);
+        unknown(source, key, false, tag);
     }
   }
 
@@ -514,6 +522,8 @@ class TestClassifier {
     combine_memory(gpu);
     combine_constraints(gpu, &Claim::cuda, r.cuda);
     combine_constraints(gpu, &Claim::compute_capability, r.compute_capability);
+    check_satisfiable(r.cuda, "CUDA version");
+    check_satisfiable(r.compute_capability, "compute capability");
     combine_models(gpu);
     combine_vendor(gpu);
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
@@ -630,6 +640,50 @@ class TestClassifier {
       for (const auto& constraint : c.*field)
         if (std::none_of(out.begin(), out.end(), [&](const auto& have) { return have.value == constraint; }))
           out.push_back({constraint, c.source});
+  }
+
+  /// Constraints no version meets together (cuda>=12.4 with cuda<12.0; requires-gpu-sm80-only
+  /// with gpu-cc>=9.0): a conflict naming them, which plan would otherwise report as a fleet that
+  /// lacks the version. The test keeps them, and no node runs it.
+  void check_satisfiable(const std::vector<Sourced<VersionConstraint>>& constraints, std::string_view what) {
+    using Op = VersionConstraint::Op;
+    const Sourced<VersionConstraint>*low = nullptr, *high = nullptr;
+    for (const auto& c : constraints) {
+      auto op = c.value.op;
+      if (op == Op::eq) {
+        bool met = std::all_of(constraints.begin(), constraints.end(),
+                               [&](const auto& other) { return other.value.satisfied_by(c.value.version); });
+        if (!met) return conflicting_versions(constraints, what);
+        return;
+      }
+      bool lower = op == Op::ge || op == Op::gt;
+      auto& bound = lower ? low : high;
+      if (!bound) {
+        bound = &c;
+        continue;
+      }
+      auto order = c.value.version <=> bound->value.version;
+      bool tighter =
+          lower ? (order > 0 || (order == 0 && op == Op::gt)) : (order < 0 || (order == 0 && op == Op::lt));
+      if (tighter) bound = &c;
+    }
+    if (!low || !high) return;
+    auto order = low->value.version <=> high->value.version;
+    if (order > 0 || (order == 0 && (low->value.op == Op::gt || high->value.op == Op::lt)))
+      conflicting_versions(constraints, what);
+  }
+
+  void conflicting_versions(const std::vector<Sourced<VersionConstraint>>& constraints,
+                            std::string_view what) {
+    std::vector<std::string> sources, values;
+    for (const auto& c : constraints) {
+      if (std::find(sources.begin(), sources.end(), c.source) == sources.end()) sources.push_back(c.source);
+      values.push_back(c.value.str());
+    }
+    report(bad(), fmt::format("{}", fmt::join(sources, ", ")),
+           fmt::format("{} allow no {} ({} together): no node can run the test, which is planned as "
+                       "unschedulable",
+                       fmt::join(sources, ", "), what, fmt::join(values, ", ")));
   }
 
   /// Models from several annotations: only those all of them allow.

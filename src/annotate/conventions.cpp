@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -315,7 +316,7 @@ struct PropertyRow {
 
 bool is_truthy(std::string_view value) {
   auto word = util::lower(value);
-  return word.empty() || word == "true" || word == "yes";
+  return word.empty() || word == "true" || word == "yes" || word == "1";
 }
 
 const std::vector<PropertyRow>& property_rows() {
@@ -390,6 +391,42 @@ std::optional<Recognized> read_tag_row(std::string_view tag, const Rules& rules)
     return Recognized{row.name, std::move(reading)};
   }
   return std::nullopt;
+}
+
+/// `text` with the characters that look like ASCII written as ASCII: Cyrillic and Greek letters
+/// that look like Latin ones (gрu with a Cyrillic р), the Unicode hyphens, dashes and minus,
+/// full-width forms (gpu：2), ≥ and ≤. A tag written so reads as nothing, and its GPU word hid it
+/// from the near-miss check too.
+std::string ascii_lookalikes(std::string_view text) {
+  static const std::pair<std::string_view, std::string_view> lookalikes[] = {
+      {"а", "a"}, {"с", "c"},  {"е", "e"},  {"і", "i"},     {"ј", "j"}, {"о", "o"}, {"р", "p"},
+      {"ѕ", "s"}, {"у", "y"},  {"х", "x"},  {"ԁ", "d"},     {"һ", "h"}, {"ο", "o"}, {"α", "a"},
+      {"ν", "v"}, {"κ", "k"},  {"‐", "-"},  {"‑", "-"},     {"‒", "-"}, {"–", "-"}, {"—", "-"},
+      {"−", "-"}, {"≥", ">="}, {"≤", "<="}, {"\u00a0", " "}};
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    // Full-width forms U+FF01..U+FF5E (EF BC 81 .. EF BD 9E) are ASCII 0x21..0x7E.
+    if (c == 0xEF && i + 2 < text.size()) {
+      auto b1 = static_cast<unsigned char>(text[i + 1]), b2 = static_cast<unsigned char>(text[i + 2]);
+      int code = ((b1 & 0x3F) << 6) | (b2 & 0x3F);  // low 12 bits of U+Fxxx
+      if ((b1 == 0xBC || b1 == 0xBD) && code >= 0xF01 && code <= 0xF5E) {
+        out += static_cast<char>(code - 0xF01 + 0x21);
+        i += 3;
+        continue;
+      }
+    }
+    bool replaced = false;
+    for (auto [from, to] : lookalikes)
+      if (text.substr(i).starts_with(from)) {
+        out += to;
+        i += from.size();
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += text[i++];
+  }
+  return out;
 }
 
 /// `tag` in the form near misses are compared in: lower case, '_' as '-'.
@@ -475,7 +512,22 @@ bool is_backend_variant(std::string_view convention) {
          convention == variant_name_convention;
 }
 
-std::optional<std::string> near_miss(std::string_view tag) {
+std::optional<std::string> near_miss(std::string_view written) {
+  const std::string plain = ascii_lookalikes(written);
+  if (plain != written) {
+    if (read_tag_row(plain, Rules{})) return plain;
+    if (auto meant = near_miss(plain)) return meant;
+  }
+  std::string_view tag = written;
+  // Blanks inside it ("cuda >=12.4"), or a flag given a value ("nvlink:true", "gpu-exclusive=1").
+  std::string squeezed;
+  std::copy_if(tag.begin(), tag.end(), std::back_inserter(squeezed),
+               [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+  if (squeezed != tag && !squeezed.empty() && read_tag_row(squeezed, Rules{})) return squeezed;
+  for (std::string_view value : {":true", "=true", ":1", "=1", ":yes", "=yes"})
+    if (util::lower(tag).ends_with(value) && tag.size() > value.size() &&
+        read_tag_row(tag.substr(0, tag.size() - value.size()), Rules{}))
+      return std::string(tag.substr(0, tag.size() - value.size()));
   auto trimmed = tag;
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front())))
     trimmed.remove_prefix(1);
@@ -503,9 +555,11 @@ std::optional<std::string> near_miss(std::string_view tag) {
     auto singular = fmt::format("{}{}", word.substr(0, word.size() - 1), rest);
     if (read_tag_row(singular, Rules{})) return singular;
   }
+  std::string joined;  // "nv-link" hints at nvlink too
+  std::ranges::copy_if(word, std::back_inserter(joined), [](char c) { return c != '-'; });
   bool hinted = std::ranges::any_of(
       std::array<std::string_view, 8>{"gpu", "cuda", "nvid", "accel", "rocm", "nvl", "oneapi", "multi"},
-      [&](std::string_view hint) { return word.find(hint) != std::string::npos; });
+      [&](std::string_view hint) { return joined.find(hint) != std::string::npos; });
   if (word.size() < 5 || !hinted) return std::nullopt;
   auto close = util::closest_match(word, words);
   if (!close) return std::nullopt;
