@@ -99,22 +99,28 @@ void add_explain_command(CLI::App& app, int& status) {
     auto history = read_history_option(args->history, args->query.strict, history_diagnostics);
     QueryOptions query = args->query;
     query.used_gpu = used_gpu(history, rules);
+    // --strict is about this test (and the input as a whole), not the others in the file.
+    query.strict = false;
     DepsInput deps;
     auto classification = read_and_classify(query, rules, true, &deps);
-    check_history_against_tests(history, rules, classification, args->query.strict);
+    check_history_against_tests(history, rules, classification, false);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
     std::copy_if(classification.diagnostics.begin(), classification.diagnostics.end(),
-                 std::back_inserter(own),
-                 [&](const Diagnostic& d) { return d.label == canonical_label(test.target.label); });
+                 std::back_inserter(own), [&](const Diagnostic& d) {
+                   return d.label.empty() || d.label == canonical_label(test.target.label);
+                 });
     auto estimate = estimator_for(history, rules, classification);
     Explanation explanation{&test, planned_durations(test, estimate), std::move(own),
                             graph_view(deps, classification, test, query.used_gpu)};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
+    if (args->query.strict)
+      for (auto& d : explanation.diagnostics)
+        if (d.severity == Severity::warning) d.severity = Severity::error;
     write_output("-", args->json ? explanation_to_json(explanation) : render_explanation(explanation));
-    print_diagnostic_totals(classification.diagnostics, false);
-    status = exit_ok;
+    print_diagnostic_totals(explanation.diagnostics, false, true);
+    status = has_errors(explanation.diagnostics) ? exit_bad_input : exit_ok;
   });
 }
 

@@ -163,7 +163,7 @@ void print_fleet_warnings(const Fleet& fleet) {
   for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
 }
 
-void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings) {
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test) {
   constexpr long shown = 10;
   long warnings = 0, notes = 0, errors = 0;
   std::string first;
@@ -183,8 +183,11 @@ void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings)
   std::string counts =
       fmt::format("{} warning{}, {} note{}", warnings, util::plural(warnings), notes, util::plural(notes));
   if (errors > 0) counts = fmt::format("{} error{}, {}", errors, util::plural(errors), counts);
-  std::cerr << fmt::format("gpuplan: {}; gpuplan explain {} for one test\n", counts,
-                           first.empty() ? "LABEL" : first);
+  if (of_one_test)
+    std::cerr << fmt::format("gpuplan: {}\n", counts);
+  else
+    std::cerr << fmt::format("gpuplan: {}; gpuplan explain {} for one test\n", counts,
+                             first.empty() ? "LABEL" : first);
 }
 
 /// How cquery's output was read, on one line: its rules name labels it never lists (select()

@@ -75,8 +75,9 @@ void drop_classification_inputs(Classification& tests);
 void add_untagged_option(CLI::App& command, QueryOptions& options);
 
 /// On standard error: each warning (the first few), then one line of totals:
-/// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test".
-void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings);
+/// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test" (without the hint for
+/// `explain` itself: `of_one_test`).
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test = false);
 
 /// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error.
 void print_fleet_warnings(const Fleet& fleet);

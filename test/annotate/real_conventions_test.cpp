@@ -360,6 +360,61 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
   }
 }
 
+TEST_CASE(
+    "look-alike characters, blanks inside and flags given a value are near misses too, on GPU tests too") {
+  // Before, each was nothing at all (gрu:2 left a CPU test) or a note that --strict let through,
+  // and the GPU ask, constraint or NVLink was lost.
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"gрu:2", "gpu:2"},            // Cyrillic р
+      {"сuda>=12.4", "cuda>=12.4"},  // Cyrillic с
+      {"cuda≥12.4", "cuda>=12.4"},
+      {"gpu：4", "gpu:4"},    // full-width colon
+      {"nv‐link", "nvlink"},  // U+2010 hyphen
+      {"cuda >=12.4", "cuda>=12.4"},
+      {"nvlink:true", "nvlink"},
+      {"gpu-exclusive=1", "gpu-exclusive"},
+  };
+  for (const auto& [tag, meant] : cases) {
+    INFO(tag);
+    auto found = diagnostics_of({"gpu:2", tag});
+    REQUIRE(found.size() == 1);
+    REQUIRE(found[0].severity == Severity::warning);
+    REQUIRE_THAT(found[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+  }
+  auto t = make_target("//t:t", {"gpu:2"});
+  t.exec_properties = {{"nvlink", "1"}};
+  REQUIRE(classify_one(t).tests[0].requirement->needs_nvlink());
+  t.exec_properties = {{"nvlink", "yes please"}};
+  auto odd = classify_one(t);
+  REQUIRE_FALSE(odd.tests[0].requirement->needs_nvlink());
+  REQUIRE_THAT(odd.diagnostics.at(0).message,
+               Catch::Contains("nvlink is a flag, set by true, yes, 1 or nothing"));
+  t.exec_properties = {{"nvlink", "false"}};
+  REQUIRE(classify_one(t).diagnostics.empty());
+}
+
+TEST_CASE("constraints that no version meets together are a conflict naming them") {
+  for (std::vector<std::string> tags :
+       std::vector<std::vector<std::string>>{{"gpu", "cuda>=12.4", "cuda<12.0"},
+                                             {"gpu", "cuda>=12.4,<12.0"},
+                                             {"gpu", "cuda==12.4", "cuda==12.2"},
+                                             {"gpu", "cuda>12.4", "cuda==12.4"},
+                                             {"requires-gpu-sm80-only", "gpu-cc>=9.0"}}) {
+    INFO(tags[1]);
+    auto found = diagnostics_of(tags);
+    REQUIRE(found.size() == 1);
+    REQUIRE_THAT(found[0].message,
+                 Catch::Contains("allow no") && Catch::Contains("no node can run the test"));
+  }
+  for (std::vector<std::string> tags :
+       std::vector<std::vector<std::string>>{{"gpu", "cuda>=12.4", "cuda<13"},
+                                             {"gpu", "cuda>12.4", "cuda<12.5"},
+                                             {"gpu", "cuda>=12.4", "cuda<=12.4"}}) {
+    INFO(tags[1]);
+    REQUIRE(diagnostics_of(tags).empty());
+  }
+}
+
 TEST_CASE("ordinary tags that are not near a GPU annotation stay quiet") {
   for (std::string tag : {"cpu", "no_tpu", "local", "requires-network", "noasan", "large", "exclusive",
                           "team:ml", "xla_some_plugin", "jax_test_cpu"}) {

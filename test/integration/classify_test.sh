@@ -80,6 +80,15 @@ grep -q '^bucket: gpu$' "$SCRATCH/explain.txt" || fail "explain shows no bucket"
   > /dev/null || fail "explain --json for pool_test"
 if "$GPUPLAN" explain //xla:triton "$SCRATCH/query.xml" 2> "$SCRATCH/err.txt"; then fail "explain of an unknown label"; fi
 grep -q 'did you mean //xla:triton_test?' "$SCRATCH/err.txt" || fail "explain of a typo does not suggest the label"
+# explain --strict is about its test: another test's warning (//ml:team_macro_test's unread tag)
+# neither counts nor fails it (before, exit 2 and "1 warning" for a test without one).
+"$GPUPLAN" explain //xla:triton_test --strict "$SCRATCH/query.xml" > /dev/null 2> "$SCRATCH/err.txt" ||
+  fail "explain --strict of a test without warnings failed: $(cat "$SCRATCH/err.txt")"
+grep -qx 'gpuplan: 0 warnings, 0 notes' "$SCRATCH/err.txt" || fail "explain counts other tests': $(cat "$SCRATCH/err.txt")"
+status=0
+"$GPUPLAN" explain //ml:team_macro_test --strict "$SCRATCH/query.xml" > "$SCRATCH/team.txt" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q 'error: tag team-gpus-4 names a GPU' "$SCRATCH/team.txt" ||
+  fail "explain --strict of a test with a warning: exit $status, $(cat "$SCRATCH/team.txt")"
 
 # Malformed annotations: warnings, exit 0; under --strict errors, exit 2 and no file written.
 "$GPUPLAN" classify --json test/data/annotate/malformed.query.xml > "$SCRATCH/malformed.json"
