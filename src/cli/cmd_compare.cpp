@@ -38,7 +38,10 @@ void add_compare_command(CLI::App& app, int& status) {
   add_query_options(*command, args->query);
   add_untagged_option(*command, args->query);
   command->add_option("--fleet", args->fleets, "a fleet YAML; repeat to compare fleets")->required();
-  command->add_option("--policies", args->policies, "policies to compare (default: exact)")
+  command
+      ->add_option(
+          "--policies,--policy", args->policies,
+          "policies to compare, comma-separated or repeated (default: exact); --policy as plan spells it")
       ->delimiter(',')
       ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
   command

@@ -18,12 +18,14 @@
 #include "cli/plan_input.hpp"
 #include "cli/progress.hpp"
 #include "cli/query_input.hpp"
+#include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/units.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -41,13 +43,6 @@ struct PlanArgs {
 };
 
 /// 4500 → "1h15m", 95 → "1m35s", 12.5 → "12.5s".
-std::string human(double seconds) {
-  long whole = std::lround(seconds);
-  if (whole >= 3600) return fmt::format("{}h{:02}m", whole / 3600, whole % 3600 / 60);
-  if (whole >= 60) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
-  return fmt::format("{:g}s", std::round(seconds * 10) / 10);
-}
-
 int gpu_count(const Fleet& fleet) {
   int gpus = 0;
   for (const auto& node : fleet.nodes) gpus += static_cast<int>(node.gpus.size());
@@ -57,14 +52,15 @@ int gpu_count(const Fleet& fleet) {
 /// What a person wants to know after planning, in a few lines on standard error.
 std::string summary_of(const Plan& plan) {
   const auto& s = plan.summary;
-  std::string out = fmt::format("gpuplan: {} tests: {} GPU, {} CPU, {} skipped\n", s.tests, s.gpu_tests,
-                                s.cpu_tests, s.skipped_tests);
+  std::string out = fmt::format("gpuplan: {} test{}: {} GPU, {} CPU, {} skipped\n", s.tests,
+                                util::plural(s.tests), s.gpu_tests, s.cpu_tests, s.skipped_tests);
   out += fmt::format("gpuplan: {} of {} GPU units placed ({}), {} unschedulable\n", s.scheduled_units,
                      s.gpu_units, to_string(plan.policy), s.unschedulable_units);
   if (s.scheduled_units > 0) {
     double gap = s.lower_bound_s > 0 ? 100 * (s.makespan_s / s.lower_bound_s - 1) : 0;
     out += fmt::format("gpuplan: makespan {}, lower bound {} (gap {:.1f}%), GPU utilisation {:.1f}%\n",
-                       human(s.makespan_s), human(s.lower_bound_s), gap, 100 * s.gpu_utilization);
+                       emit::format_seconds(s.makespan_s), emit::format_seconds(s.lower_bound_s), gap,
+                       100 * s.gpu_utilization);
   }
   // Units sharing a reason are one line, biggest group first: 247 units with 6 reasons read as 6 lines.
   std::map<std::string, std::vector<std::string>> by_reason;

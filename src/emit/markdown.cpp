@@ -9,6 +9,7 @@
 #include <set>
 
 #include "gpuplan/emit.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -58,8 +59,8 @@ std::string render_markdown(const Plan& plan) {
     std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
     std::stable_sort(groups.begin(), groups.end(),
                      [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
-    out += fmt::format("### :warning: {} unschedulable unit(s), {} reason(s)\n\n", plan.unschedulable.size(),
-                       groups.size());
+    out += fmt::format("### :warning: {} unschedulable unit{}, {} reason{}\n\n", plan.unschedulable.size(),
+                       util::plural(plan.unschedulable.size()), groups.size(), util::plural(groups.size()));
     for (const auto& [reason, units] : groups) list_group(out, text(reason), units);
   }
 

@@ -88,9 +88,10 @@ void summary(std::string& out, const Plan& plan, int width, const Painter& p) {
   std::vector<std::string> head{"gpuplan plan", fmt::format("policy {}", to_string(plan.policy))};
   if (!plan.fleet.empty()) head.push_back("fleet " + emit::printable(plan.fleet));
   std::vector<std::string> counts{
-      fmt::format("{} tests: {} GPU, {} CPU, {} skipped", s.tests, s.gpu_tests, s.cpu_tests, s.skipped_tests),
-      fmt::format("{} GPU units: {} scheduled, {} unschedulable", s.gpu_units, s.scheduled_units,
-                  s.unschedulable_units)};
+      fmt::format("{} test{}: {} GPU, {} CPU, {} skipped", s.tests, util::plural(s.tests), s.gpu_tests,
+                  s.cpu_tests, s.skipped_tests),
+      fmt::format("{} GPU unit{}: {} scheduled, {} unschedulable", s.gpu_units, util::plural(s.gpu_units),
+                  s.scheduled_units, s.unschedulable_units)};
   std::vector<std::string> times{fmt::format("makespan {}", emit::format_seconds(s.makespan_s))};
   if (s.lower_bound_s > 0)
     times.push_back(fmt::format("lower bound {} (gap {})", emit::format_seconds(s.lower_bound_s),
