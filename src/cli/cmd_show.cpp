@@ -92,8 +92,10 @@ void add_show_command(CLI::App& app, int& status) {
   command->add_option("--label", args->labels,
                       "only the units whose label matches: //pkg/... (the package and below) or a shell glob "
                       "such as '//ml:*_test' (repeatable)");
-  command->add_flag("--summary", args->summary,
-                    "the summary and one line per node (GPUs, units, busy until), no chart");
+  command->add_flag(
+      "--summary", args->summary,
+      "the summary and one line per node (GPUs drawn, units, busy until, share of its GPUs' time busy until "
+      "the makespan), no chart");
   command->add_option("--fleet", args->fleet,
                       "the fleet the plan is for: its idle nodes and GPUs are drawn too (text view)");
   command->callback([args, &status] {

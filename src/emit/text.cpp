@@ -398,7 +398,8 @@ std::string render_node_summary(const Plan& plan, const TextOptions& options) {
       for (const auto& row : lane.rows) units.insert(row.begin(), row.end());
     double gpu_seconds = 0;
     for (const auto* a : units) gpu_seconds += (a->end_s - a->start_s) * static_cast<double>(a->gpus.size());
-    double capacity = static_cast<double>(node.lanes.size()) * node.busy_until_s;
+    // Of the makespan, as the markdown's "busy until makespan": a node that ends early shows its idle end.
+    double capacity = static_cast<double>(node.lanes.size()) * plan.summary.makespan_s;
     out += fmt::format("{:<{}}  {:>4}  {:>6}  {:>10}  {:>6}\n",
                        emit::fit(emit::printable(node.name), static_cast<int>(name_width)), name_width,
                        node.lanes.size(), node.units, emit::format_seconds(node.busy_until_s),

@@ -6,6 +6,7 @@
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
+#include "gpuplan/node_summary.hpp"
 #include "plan_fixture.hpp"
 
 using namespace gpuplan;
@@ -100,6 +101,13 @@ TEST_CASE("long labels are cut in their package's middle, keeping the test and s
   CHECK(emit::fit_label("//a/b/c:t", 9) == "//a/b/c:t");
   CHECK(emit::fit_label("//aaaa/bbbb:t", 8) == "//aaa…:t");
   CHECK(emit::fit_label("//a:" + std::string(20, 'x'), 8) == "…xxxxxxx");
+}
+
+TEST_CASE("show --summary's busy share is of the makespan, as the markdown view's") {
+  // l4-0's 2 GPUs are busy 15m25s of GPU time, its last unit ends at 9m35s, the plan at 28m: 27.5%,
+  // which the markdown view rounds to 28%. It said 80.5%, the share until its own last unit.
+  REQUIRE_THAT(render_node_summary(example_plan(), {100, false}),
+               Catch::Matches("[\\s\\S]*\nl4-0 +2 +4 +9m35s +27\\.5%\n[\\s\\S]*"));
 }
 
 TEST_CASE("colours only when asked for") {
