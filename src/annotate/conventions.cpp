@@ -403,6 +403,8 @@ std::string ascii_lookalikes(std::string_view text) {
       {"ѕ", "s"}, {"у", "y"},  {"х", "x"},  {"ԁ", "d"},     {"һ", "h"}, {"ο", "o"}, {"α", "a"},
       {"ν", "v"}, {"κ", "k"},  {"‐", "-"},  {"‑", "-"},     {"‒", "-"}, {"–", "-"}, {"—", "-"},
       {"−", "-"}, {"≥", ">="}, {"≤", "<="}, {"\u00a0", " "}};
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return std::string(text);
   std::string out;
   for (size_t i = 0; i < text.size();) {
     auto c = static_cast<unsigned char>(text[i]);
