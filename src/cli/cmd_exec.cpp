@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -64,6 +65,9 @@ void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus,
                      const std::vector<Assignment>& units, Nvml* nvml,
                      const std::optional<Machine>& machine) {
   auto problem = missing_gpus(node_gpus, nvml);
+  if (problem.empty())
+    problem = outside_allocation(node_gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
+                                 std::getenv("ROCR_VISIBLE_DEVICES"));
   if (problem.empty() && machine) {
     int unmet = 0;
     for (const auto& a : units)

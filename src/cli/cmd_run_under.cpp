@@ -469,6 +469,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const auto& node = assignment.node;
   auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
   auto missing = missing_gpus(assignment.gpus, nvml.get());
+  if (missing.empty())
+    missing = outside_allocation(assignment.gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
+                                 std::getenv("ROCR_VISIBLE_DEVICES"));
   if (auto machine = describe_machine(nvml.get()); missing.empty() && machine)
     missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
   if (!missing.empty()) {

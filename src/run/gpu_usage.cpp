@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -280,6 +281,60 @@ std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::st
       "(nvidiaN, kfd, dri/renderDN): the units would run without their GPUs, and a test that skips its GPU "
       "paths when it finds no GPU would pass (a machine without GPUs, or a container started without them)",
       dev);
+}
+
+std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_visible,
+                               const char* rocr_visible) {
+  if (gpus.empty()) return {};
+  const int highest = *std::max_element(gpus.begin(), gpus.end());
+  // The list as indices; nullopt when an item is not one.
+  auto indices = [](std::string_view list) -> std::optional<std::vector<int>> {
+    std::vector<int> out;
+    for (size_t at = 0; at <= list.size();) {
+      auto end = std::min(list.find(',', at), list.size());
+      int value = 0;
+      auto item = list.substr(at, end - at);
+      auto [last, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (ec != std::errc() || last != item.data() + item.size() || value < 0) return std::nullopt;
+      out.push_back(value);
+      at = end + 1;
+    }
+    return out;
+  };
+  const std::string harm =
+      "a unit would run on GPUs another job holds, or on none, and a test that skips its GPU paths when it "
+      "finds "
+      "no GPU would pass. Give the job the node's GPUs (Slurm: --exclusive with every GPU, as export slurm "
+      "does), or run outside the allocation";
+  if (cuda_visible && *cuda_visible) {
+    auto given = indices(cuda_visible);
+    if (!given)
+      return fmt::format(
+          "this process was started with CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which names no "
+          "GPU "
+          "by index, and exec and run-under replace it by the plan's indices: {}",
+          cuda_visible, harm);
+    for (int gpu : gpus)
+      if (std::find(given->begin(), given->end(), gpu) == given->end())
+        return fmt::format(
+            "this process was started with CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which does not "
+            "hold GPU {} that the plan runs units on, and exec and run-under replace it by the plan's "
+            "indices: {}",
+            cuda_visible, gpu, harm);
+  }
+  if (rocr_visible && *rocr_visible) {
+    auto given = indices(rocr_visible);
+    bool first_ones = given && static_cast<int>(given->size()) > highest;
+    for (int i = 0; first_ones && i <= highest; ++i) first_ones = (*given)[static_cast<size_t>(i)] == i;
+    if (!first_ones)
+      return fmt::format(
+          "this process was started with ROCR_VISIBLE_DEVICES={} (a launcher's allocation), which ROCm "
+          "counts "
+          "the plan's GPU indices within (up to GPU {} here), so they would not be the GPUs the plan means: "
+          "{}",
+          rocr_visible, highest, harm);
+  }
+  return {};
 }
 
 std::optional<Machine> describe_machine(Nvml* nvml) {

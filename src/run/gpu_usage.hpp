@@ -74,6 +74,15 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
 /// (no NVIDIA driver), a machine with no GPU device file of any vendor under `dev` has none.
 std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev = "/dev");
 
+/// Why units given `gpus` would run outside the GPUs the launcher gave this process: the caller's
+/// CUDA_VISIBLE_DEVICES (`cuda_visible`; a Slurm job's, which exec and run-under replace by the
+/// plan's indices) lacks one of them or names GPUs otherwise than by index (UUIDs, MIG
+/// instances, Slurm's NoDevFiles); or its ROCR_VISIBLE_DEVICES (kept, and HIP counts the plan's
+/// indices within it) is not the GPUs 0, 1, ... up to the highest planned. Empty when neither is
+/// set (or set empty) or nothing is wrong.
+std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_visible,
+                               const char* rocr_visible);
+
 /// Samples the GPU memory of one process tree (the root, every descendant and every process of
 /// the root's process group) every `interval_s` on a thread of its own, from start() to stop().
 /// Where NVML lists no process on the unit's GPUs but their memory in use rises by more than a

@@ -122,6 +122,12 @@ else
   refused "$PLAN" "this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded" \
     GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
 fi
+# Nor GPUs outside a launcher's allocation: a Slurm job given GPUs 5 and 6 of a node NVML sees
+# whole (before, its CUDA_VISIBLE_DEVICES was replaced by the plan's 0-3, other jobs' GPUs).
+refused "$PLAN" "this process was started with CUDA_VISIBLE_DEVICES=5,6 (a launcher's allocation), which does not hold GPU 0" \
+  CUDA_VISIBLE_DEVICES=5,6
+env CUDA_VISIBLE_DEVICES=0,1,2,3 "$GPUPLAN" exec "$PLAN" --node ws-0 --command true >"$SCRATCH/missing.out" 2>&1 ||
+  fail "exec in an allocation of the node's GPUs: $(cat "$SCRATCH/missing.out")"
 # Nor GPUs or a driver that lack what a unit needs, where NVML says so: compute capability 8.0
 # where //ml:pool_test needs 9.0 (the test would skip its Hopper paths and pass), CUDA 12.2
 # where //ml:inference_test needs 12.4 (JAX would fall back to the CPU).

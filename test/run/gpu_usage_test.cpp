@@ -280,3 +280,20 @@ TEST_CASE("Processes that end while the sampler reads /proc do not stop it", "[g
   CHECK(usage.measured);
   CHECK_FALSE(usage.touched);
 }
+
+TEST_CASE("GPUs outside a launcher's CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES are refused",
+          "[gpu_usage]") {
+  // A Slurm job given GPUs 5 and 6 of a node NVML sees whole: exec replaced its CUDA_VISIBLE_DEVICES
+  // by the plan's 2 and 3, other jobs' GPUs, without a word. ROCm counts indices within its list.
+  CHECK(outside_allocation({2, 3}, nullptr, nullptr).empty());
+  CHECK(outside_allocation({2, 3}, "", "").empty());
+  CHECK(outside_allocation({2, 3}, "0,1,2,3", nullptr).empty());
+  CHECK_THAT(
+      outside_allocation({2, 3}, "5,6", nullptr),
+      Catch::Contains("CUDA_VISIBLE_DEVICES=5,6 (a launcher's allocation), which does not hold GPU 2"));
+  for (const char* named : {"GPU-aaaa-bbbb", "MIG-aaaa-bbbb", "NoDevFiles"})
+    CHECK_THAT(outside_allocation({0}, named, nullptr), Catch::Contains("which names no GPU by index"));
+  CHECK(outside_allocation({0, 1}, nullptr, "0,1,2").empty());
+  CHECK_THAT(outside_allocation({0}, nullptr, "2,3"), Catch::Contains("ROCR_VISIBLE_DEVICES=2,3"));
+  CHECK_THAT(outside_allocation({5}, nullptr, "0,1"), Catch::Contains("up to GPU 5"));
+}
