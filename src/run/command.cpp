@@ -58,7 +58,9 @@ std::optional<std::string> container_without(std::string_view command_template,
 }  // namespace
 
 std::optional<std::string> container_without_unit_gpus(std::string_view command_template) {
-  return container_without(command_template, {"{gpus}", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"});
+  // Not NVIDIA_VISIBLE_DEVICES: exec does not set it per unit, so `-e NVIDIA_VISIBLE_DEVICES` passes on
+  // the caller's (a CUDA base image's `all`), and every container saw every GPU without a warning.
+  return container_without(command_template, {"{gpus}", "CUDA_VISIBLE_DEVICES"});
 }
 
 std::optional<std::string> container_without_sharing_env(std::string_view command_template) {

@@ -149,7 +149,11 @@ TEST_CASE(
   CHECK(container_without_unit_gpus("sudo nerdctl run --gpus all img t") == "nerdctl");
   CHECK_FALSE(container_without_unit_gpus("docker run --gpus '\"device={gpus}\"' img t"));
   CHECK_FALSE(container_without_unit_gpus("docker run -e CUDA_VISIBLE_DEVICES img t"));
-  CHECK_FALSE(container_without_unit_gpus("docker run -e NVIDIA_VISIBLE_DEVICES=all img t"));
+  // exec sets no NVIDIA_VISIBLE_DEVICES per unit: naming it hands the container every GPU, or the
+  // caller's `all` (before, it kept the warning away).
+  CHECK(container_without_unit_gpus("docker run -e NVIDIA_VISIBLE_DEVICES=all img t") == "docker");
+  CHECK(container_without_unit_gpus("docker run --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES img t") ==
+        "docker");
   CHECK_FALSE(container_without_unit_gpus("tools/run_gpu_test.sh {label} {gpus}"));
   CHECK_FALSE(container_without_unit_gpus("docker exec builder t"));
   // A pack plan's shared units also need the variables that keep TensorFlow and JAX from taking the GPU.
