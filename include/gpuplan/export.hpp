@@ -60,9 +60,13 @@ inline constexpr std::string_view kubernetes_manifest_mark = "# Made by gpuplan 
 std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
                                                         const KubernetesOptions& options);
 
-/// The plan with only `node`'s assignments (and no unschedulable units, CPU tests or
-/// diagnostics): what `gpuplan exec --node NODE` needs, smaller by the number of nodes.
-Plan node_slice(const Plan& plan, const std::string& node);
+/// Per node, the places of its assignments in the plan: one pass (a pass a node took 9 s at
+/// 10,000 nodes).
+std::map<std::string, std::vector<std::size_t>> assignments_by_node(const Plan& plan);
+
+/// The plan with only the assignments at those places, a node's (and no unschedulable units, CPU
+/// tests or diagnostics): what `gpuplan exec --node NODE` needs, smaller by the number of nodes.
+Plan node_slice(const Plan& plan, const std::vector<std::size_t>& assignments);
 
 /// Where a CI job runs and what it runs, shared by the CI exports.
 struct CiOptions {

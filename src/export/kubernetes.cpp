@@ -153,6 +153,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
   for (const auto& spec : o.tolerations) tolerations.push_back(toleration(spec));
 
   std::map<std::string, std::string> files;
+  const auto by_node = assignments_by_node(plan);
   for (const auto& node : export_nodes(plan, fleet)) {
     // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
     // label: a Job pinned to GPU-1 or gpu_node_1 would wait Pending for a node no one has, until
@@ -180,7 +181,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     labels["gpuplan.dev/node"] = node.name;
     for (const auto& [k, v] : o.labels) labels[k] = v;
 
-    std::string slice = to_json(node_slice(plan, node.name)).dump() + "\n";
+    std::string slice = to_json(node_slice(plan, by_node.at(node.name))).dump() + "\n";
     if (slice.size() > configmap_limit)
       throw InputError(Position{"plan"},
                        fmt::format("the plan for node \"{}\" is {} bytes; a ConfigMap holds at most 1 MiB "

@@ -42,15 +42,21 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
   return nodes;
 }
 
-Plan node_slice(const Plan& plan, const std::string& node) {
+std::map<std::string, std::vector<std::size_t>> assignments_by_node(const Plan& plan) {
+  std::map<std::string, std::vector<std::size_t>> by_node;
+  for (std::size_t i = 0; i < plan.assignments.size(); ++i)
+    by_node[std::string(plan.assignments[i].node)].push_back(i);
+  return by_node;
+}
+
+Plan node_slice(const Plan& plan, const std::vector<std::size_t>& assignments) {
   Plan slice;
   slice.schema_version = plan.schema_version;
   slice.generator_version = plan.generator_version;
   slice.policy = plan.policy;
   slice.fleet = plan.fleet;
   slice.summary = plan.summary;
-  for (const auto& a : plan.assignments)
-    if (a.node == node) slice.assignments.push_back(a);
+  for (std::size_t i : assignments) slice.assignments.push_back(plan.assignments[i]);
   return slice;
 }
 
