@@ -297,6 +297,16 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   std::string_view type;
   if (attribute.find_field_unordered("type").get_string().get(type) != simdjson::SUCCESS)
     fail(fmt::format("attribute {} of {} has no \"type\"", name, target.label));
+  if (type == "SELECTOR_LIST" && which == Attribute::shard_count) {
+    // A select() that query left unflattened (--noproto:flatten_selects): unresolved, as flattened.
+    target.shard_count_unresolved = true;
+    return;
+  }
+  if (type == "SELECTOR_LIST")
+    fail(fmt::format(
+        "attribute {} of {} is a select() that query left unflattened (--noproto:flatten_selects); "
+        "query again without that flag: gpuplan reads a select() flattened, every branch merged",
+        name, target.label));
   if (type != expected_type(which))
     fail(fmt::format("attribute {} of {} has type {}; Bazel gives {} the type {}", name, target.label, type,
                      name, expected_type(which)));

@@ -89,6 +89,13 @@ TEST_CASE("a JSON shard_count set by select() is marked unresolved, flattened or
           R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":true,"selectorList":{"type":"INTEGER",)"
           R"("elements":[{"entries":[{"label":"//:cuda","intValue":4}]}]}})")
           .shard_count_unresolved);
+  // --noproto:flatten_selects: AttributeFormatter gives the unflattened select() the type SELECTOR_LIST
+  // (refused before as a type shard_count never has).
+  CHECK(rule(R"({"name":"shard_count","type":"SELECTOR_LIST","selectorList":{"type":"INTEGER",)"
+             R"("elements":[{"entries":[{"label":"//:cuda","intValue":4}]}]},"explicitlySpecified":true})")
+            .shard_count_unresolved);
+  REQUIRE_THROWS_WITH(rule(R"({"name":"exec_properties","type":"SELECTOR_LIST","selectorList":{}})"),
+                      Catch::Contains("query again without that flag"));
   CHECK_FALSE(
       rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":false})").shard_count_unresolved);
   CHECK_FALSE(rule(R"({"name":"shard_count","type":"INTEGER","intValue":4,"explicitlySpecified":true})")
