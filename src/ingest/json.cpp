@@ -151,9 +151,10 @@ std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t rea
 
 void JsonTargets::read_target(ondemand::object target) {
   std::string_view type;
-  bool read = false;
+  bool read = false, listing = false;
   for (auto field : target) {
     std::string_view key = field.unescaped_key();
+    if (key == "target") listing = true;
     if (key == "type") {
       type = field.value().get_string();
     } else if (key == "rule") {
@@ -167,6 +168,10 @@ void JsonTargets::read_target(ondemand::object target) {
         out_.graph->leaf(name);
     }
   }
+  if (type.empty() && listing)
+    fail(
+        "a list of targets without their configurations, as cquery --output=jsonproto "
+        "--noproto:include_configurations writes it: query again without that flag");
   if (type.empty()) fail("not a Bazel Target: no \"type\" (RULE, SOURCE_FILE, ...)");
   if (type == "RULE" && !read) fail("a target of type RULE without its \"rule\"");
   if (type != "RULE") {

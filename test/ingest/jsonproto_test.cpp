@@ -109,6 +109,10 @@ TEST_CASE("pretty-printed jsonproto cut off in the middle is an error naming whe
 
 TEST_CASE("an object that is not a Bazel target is refused, not skipped") {
   REQUIRE_THROWS_WITH(read_text("{\"hello\":\"world\"}\n"), Catch::Contains("not a Bazel Target"));
+  // cquery --noproto:include_configurations wraps the targets in one QueryResult: named as such.
+  REQUIRE_THROWS_WITH(
+      read_text(R"({"target": [{"type": "RULE", "rule": {"name": "//a:t", "ruleClass": "sh_test"}}]})"),
+      Catch::Contains("--noproto:include_configurations"));
 }
 
 TEST_CASE("JSON that simdjson rejects outright is an error at its line, first object or later") {
