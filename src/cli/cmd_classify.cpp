@@ -36,11 +36,19 @@ void write_table(const Classification& c, Output& out) {
   auto section = [&](std::string_view title, Bucket bucket, auto detail) {
     auto tests = in_bucket(c, bucket);
     out.write(fmt::format("{} ({})\n", title, tests.size()));
+    // A label longer than the column gets a line of its own, its detail under the column: one long
+    // label pushed every test's detail past the terminal's edge.
+    constexpr size_t widest = 48;
     size_t width = 0;
-    for (const auto* t : tests) width = std::max(width, t->target.label.size());
+    for (const auto* t : tests)
+      if (t->target.label.size() <= widest) width = std::max(width, t->target.label.size());
     for (const auto* t : tests) {
       line.clear();
-      fmt::format_to(std::back_inserter(line), "  {:<{}}  {}\n", t->target.label, width, detail(*t));
+      if (t->target.label.size() > widest)
+        fmt::format_to(std::back_inserter(line), "  {}\n  {:<{}}  {}\n", t->target.label, "", width,
+                       detail(*t));
+      else
+        fmt::format_to(std::back_inserter(line), "  {:<{}}  {}\n", t->target.label, width, detail(*t));
       out.write(line);
     }
   };

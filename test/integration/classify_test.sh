@@ -90,6 +90,16 @@ status=0
 [ "$status" = 2 ] && grep -q 'error: tag team-gpus-4 names a GPU' "$SCRATCH/team.txt" ||
   fail "explain --strict of a test with a warning: exit $status, $(cat "$SCRATCH/team.txt")"
 
+# A label longer than the column gets a line of its own: the other tests' details stay near it
+# (one 70-character label pushed every detail past column 72).
+sed 's|//ml:pool_test|//ml/a/package/path/long/enough/to/pass/the/column/of/labels:pool_test|' "$SCRATCH/query.xml" \
+  > "$SCRATCH/long.xml"
+"$GPUPLAN" classify --rules examples/rules.yaml "$SCRATCH/long.xml" 2>/dev/null > "$SCRATCH/long.txt"
+grep -q '^  //xla:triton_test  *1 GPU' "$SCRATCH/long.txt" && [ "$(grep '^  //xla:triton_test' "$SCRATCH/long.txt" | grep -o '^  //xla:triton_test  *' | wc -c)" -lt 40 ] ||
+  fail "a long label widened the column: $(grep triton "$SCRATCH/long.txt")"
+grep -A1 '^  //ml/a/package/path/long/enough/to/pass/the/column/of/labels:pool_test$' "$SCRATCH/long.txt" | grep -q '^   *1 GPU' ||
+  fail "the long label's detail is not under it: $(grep -A1 pool_test "$SCRATCH/long.txt")"
+
 # Malformed annotations: warnings, exit 0; under --strict errors, exit 2 and no file written.
 "$GPUPLAN" classify --json test/data/annotate/malformed.query.xml > "$SCRATCH/malformed.json"
 [ "$(jq '[.diagnostics[] | select(.severity == "warning")] | length' "$SCRATCH/malformed.json")" = 7 ] ||
