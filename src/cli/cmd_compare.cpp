@@ -74,7 +74,7 @@ void add_compare_command(CLI::App& app, int& status) {
     for (const auto& path : args->fleets) {
       auto input = open_input(path);
       auto fleet = load_fleet(input.in(), input.name);
-      print_fleet_warnings(fleet);
+      print_fleet_warnings(fleet, args->query.strict);
       for (const auto& name : args->policies) {
         SolveOptions options;
         options.policy = *parse_policy(name);

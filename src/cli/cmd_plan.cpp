@@ -87,7 +87,7 @@ void run(const PlanArgs& args, int& status) {
   Rules rules = read_rules(args.query);
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
-  print_fleet_warnings(fleet);
+  print_fleet_warnings(fleet, args.query.strict);
   Diagnostics history_diagnostics;
   QueryOptions query = args.query;
   auto history = read_history_for_classifying(args.history, query, rules, history_diagnostics);

@@ -159,7 +159,9 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
 
 }  // namespace
 
-void print_fleet_warnings(const Fleet& fleet) {
+void print_fleet_warnings(const Fleet& fleet, bool strict) {
+  if (strict && !fleet.warnings.empty())
+    throw InputError(Position{fleet.source}, fmt::format("{} (--strict)", fmt::join(fleet.warnings, "; ")));
   for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
 }
 

@@ -79,7 +79,8 @@ void add_untagged_option(CLI::App& command, QueryOptions& options);
 /// `explain` itself: `of_one_test`).
 void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test = false);
 
-/// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error.
-void print_fleet_warnings(const Fleet& fleet);
+/// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error;
+/// under `strict` an InputError naming them, as every guess is.
+void print_fleet_warnings(const Fleet& fleet, bool strict = false);
 
 }  // namespace gpuplan::cli

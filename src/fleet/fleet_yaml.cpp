@@ -197,6 +197,10 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
     if (text != "nvidia" && text != "amd" && text != "intel")
       reader.fail(vendor->value, "gpu.vendor",
                   fmt::format("'{}' is not nvidia, amd or intel", excerpt(text)));
+    if (const auto* known = find_gpu_model(name); known && known->vendor != text)
+      reader.fail(vendor->value, "gpu.vendor",
+                  fmt::format("the catalog's {} is {}'s, not {}: leave gpu.vendor out, or name the model",
+                              known->name, known->vendor, text));
     spec.model.vendor = text;
   }
   if (vram) {
@@ -206,9 +210,39 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
       reader.fail(
           vram->value, "gpu.vram",
           fmt::format("'{}' is not a size: write it with a unit, e.g. 81559MiB or 80GiB", excerpt(text)));
+    // A catalog model's memory is what nvidia-smi measured: more than that (80GB on an H100 of 81559
+    // MiB) lets through tests that do not fit, and sizes no GPU has are typos (80TB, 80M).
+    const auto* known = find_gpu_model(name);
+    if (known && *mib > known->vram_mib)
+      spec.warning += fmt::format(
+          "{}{}: gpu.vram: {} is more than the catalog's {} has ({} MiB, what nvidia-smi reports as memory.total): tests "
+          "that "
+          "need more than it has may be placed on it",
+          spec.warning.empty() ? "" : "; ", reader.at(vram->value).str(), excerpt(text), known->name,
+          known->vram_mib);
+    else if (*mib < 1024 || *mib > 4 * 1024 * 1024)
+      spec.warning +=
+          fmt::format("{}{}: gpu.vram: {} is a size no GPU has (1 GiB to 4 TiB): a typo?",
+                      spec.warning.empty() ? "" : "; ", reader.at(vram->value).str(), excerpt(text));
     spec.model.vram_mib = *mib;
   }
-  if (cc) spec.model.compute_capability = reader.version(cc->value, "gpu.compute_capability", "9.0");
+  if (cc) {
+    // CUDA's notion, X.Y with one digit after the point ("89" was read as 89.0, and an RTX 4090 took
+    // the tests that need sm_90); AMD and Intel GPUs have none, and gpu-cc asks never land there.
+    spec.model.compute_capability = reader.version(cc->value, "gpu.compute_capability", "9.0");
+    const auto& parts = spec.model.compute_capability.parts;
+    if (parts.size() != 2 || parts[0] < 1 || parts[0] > 15 || parts[1] > 9)
+      reader.fail(
+          cc->value, "gpu.compute_capability",
+          fmt::format("'{}' is not a compute capability: X.Y, such as \"8.9\" (an RTX 4090) or \"9.0\"",
+                      excerpt(cc->value.Scalar())));
+    if (spec.model.vendor != "nvidia")
+      reader.fail(
+          cc->value, "gpu.compute_capability",
+          fmt::format("a compute capability is NVIDIA's (CUDA's) notion, and these GPUs are {}'s: leave "
+                      "it out (a test that asks for one never runs on them)",
+                      spec.model.vendor == "amd" ? "AMD" : "Intel"));
+  }
   const auto& count = require(reader, fields, node, "gpu.count", "how many GPUs each node has");
   spec.count = static_cast<int>(reader.whole_number(count.value, "gpu.count", 1, max_gpus_per_node));
   if (const auto* uuids = find(fields, "uuids")) {
@@ -404,10 +438,23 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
     reader.fail(gpu.uuids_node, "gpu.uuids", "only a pool of one node can list its GPUs' UUIDs");
   // CUDA is an NVIDIA notion: AMD and Intel pools may leave it out.
   Version cuda;
-  if (gpu.model.vendor == "nvidia" || find(fields, "cuda")) {
+  if (const auto* given = find(fields, "cuda"); given && gpu.model.vendor != "nvidia")
+    reader.fail(
+        given->value, "cuda",
+        fmt::format("a CUDA version on {} GPUs, which CUDA does not run on: leave it out (a test that "
+                    "asks for CUDA would be placed on them)",
+                    gpu.model.vendor == "amd" ? "AMD" : "Intel"));
+  if (gpu.model.vendor == "nvidia") {
     const auto& cuda_field =
         require(reader, fields, node, "cuda", "the highest CUDA version the driver supports, e.g. \"12.4\"");
     cuda = reader.version(cuda_field.value, "cuda", "12.4");
+    // nvidia-smi prints the driver beside it: "550.54" or "124" in cuda: met every constraint.
+    if (cuda.parts.size() > 3 || cuda.parts.front() < 1 || cuda.parts.front() > 99)
+      reader.fail(
+          cuda_field.value, "cuda",
+          fmt::format("'{}' is not a CUDA version, such as \"12.4\" (\"CUDA Version\" in nvidia-smi's "
+                      "header; the number before it is the driver's)",
+                      excerpt(cuda_field.value.Scalar())));
   }
   std::string driver;
   if (const auto* field = find(fields, "driver")) {
@@ -443,7 +490,13 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   require_utf8(text, name);  // names and models go into JSON output
   try {
-    root = YAML::Load(text);
+    auto documents = YAML::LoadAll(text);
+    // Fleet files of several machines put one after another (`---`): only the first was read.
+    if (documents.size() > 1)
+      reader.fail(
+          documents[1], "fleet",
+          "a second YAML document (after ---): a fleet is one document; merge the pools into one list");
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::Exception& e) {
     throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", excerpt(e.msg, 200)));
   }
