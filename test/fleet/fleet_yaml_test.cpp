@@ -283,3 +283,40 @@ TEST_CASE("an unquoted version is read as written: cuda 12.10 is not the number 
   REQUIRE(fleet.nodes.at(0).cuda.str() == "12.10");
   REQUIRE(fleet.nodes.at(0).cuda > *Version::parse("12.9"));
 }
+
+TEST_CASE("fleet facts a user mistypes are refused, not read as something else") {
+  // Each was read before, with exit 0: only the first of several documents; a compute capability
+  // of 89 (an RTX 4090 then took tests that need sm_90); the driver in cuda:, which met every
+  // CUDA constraint; CUDA and compute capability on AMD GPUs, which took tests that ask for them;
+  // a vendor against the catalog's, which turned H100s into AMD GPUs.
+  REQUIRE_THAT(error_of(fleet_with(h100) + "---\n" + fleet_with(h100)),
+               StartsWith("fleet.yaml:7:1: fleet: a second YAML document"));
+  REQUIRE_THAT(
+      error_of(fleet_with("    gpu: {model: RTX-4090, count: 8, vram: 24GiB, compute_capability: 89}\n"
+                          "    cuda: \"12.4\"\n")),
+      Contains("'89' is not a compute capability: X.Y"));
+  for (const char* cuda : {"550.54", "550.54.15", "124"}) {
+    INFO(cuda);
+    REQUIRE_THAT(error_of(fleet_with(std::string("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: \"") +
+                                     cuda + "\"\n")),
+                 Contains("is not a CUDA version, such as \"12.4\""));
+  }
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: MI300X, count: 8}\n    cuda: \"12.4\"\n")),
+               Contains("cuda: a CUDA version on AMD GPUs"));
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: MI300X, count: 8, compute_capability: \"9.4\"}\n")),
+               Contains("a compute capability is NVIDIA's (CUDA's) notion"));
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8, vendor: amd}\n")),
+               Contains("the catalog's H100-SXM-80GB is nvidia's, not amd"));
+}
+
+TEST_CASE("a vram override above the catalog model's memory, or of no GPU's size, is a warning") {
+  auto more = load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8, vram: 80GB}\n    cuda: \"12.4\"\n"));
+  REQUIRE(more.warnings.size() == 1);
+  REQUIRE_THAT(more.warnings[0], Contains("80GB is more than the catalog's H100-SXM-80GB has (81559 MiB"));
+  auto typo =
+      load(fleet_with("    gpu: {model: Own-GPU, count: 1, vram: 80M, compute_capability: \"9.0\"}\n"
+                      "    cuda: \"12.4\"\n"));
+  REQUIRE_THAT(typo.warnings.at(0), Contains("80M is a size no GPU has"));
+  REQUIRE(load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8, vram: 40GiB}\n    cuda: \"12.4\"\n"))
+              .warnings.empty());  // less than it has: a share the team keeps for its tests
+}
