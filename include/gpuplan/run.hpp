@@ -153,10 +153,10 @@ inline constexpr std::string_view no_test_filters =
 std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// The default `bazel test` runs every shard of each test it names, and run-under refuses a shard
-/// planned on another node: a test whose shards the plan puts on several nodes fails on each.
-/// Throws InputError naming the first such test among `node`'s (among all when `node` is empty)
-/// and the ways out (--command; plan --shards=whole). `where`: the option or file to blame.
-void check_tests_whole_per_node(const Plan& plan, std::string_view node, std::string_view where);
+/// planned on another node: a test whose shards the plan puts on several nodes fails on each (the
+/// other tests run). What to warn of: the first such test among `node`'s (among all when `node` is
+/// empty), where its shards are and the ways out (--command; plan --shards=whole); "" when none.
+std::string tests_split_over_nodes(const Plan& plan, std::string_view node);
 
 /// One finished unit, as `run-under` and `exec` append it to a results file.
 /// How a unit's run ended: on its own, or cut short (its duration is then a lower bound).

@@ -323,7 +323,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                      "hand its units to other nodes");
   if (o.plan == "-")
     throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
-  check_tests_whole_per_node(plan, o.node, o.plan);
+  warn_split_tests(plan, o.node, o.plan);
   if (!o.json.empty())
     throw InputError(Position{"--json"},
                      "the summary is of units exec runs itself (--command); with the default bazel "

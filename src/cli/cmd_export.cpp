@@ -31,7 +31,7 @@ int export_slurm(SlurmExportOptions o) {
   auto text = read_all(input);
   auto plan = parse_plan(text, input.name);
   check_exportable(plan, input.name);
-  if (o.command.empty()) check_tests_whole_per_node(plan, "", input.name);
+  if (o.command.empty()) warn_split_tests(plan, "", input.name);
   if (!o.claims.empty() && o.command.empty())  // the job's exec would refuse it at run time
     throw InputError(Position{"--claims"},
                      "dynamic execution in the jobs needs --command (exec's one bazel test per node cannot "

@@ -87,7 +87,7 @@ int export_kubernetes(KubernetesExport& e) {
   if (!e.command.empty()) e.options.command = e.command;
   check_bazel_args(e.options.bazel_args, !e.command.empty());
   auto plan = e.input.read_plan();
-  if (e.command.empty()) check_tests_whole_per_node(plan, "", e.input.plan);
+  if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet();
   auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
   if (!fleet)
@@ -122,7 +122,7 @@ int export_ci(CiExport& e, Make make) {
   if (e.no_node_tag) e.options.node_tag.clear();
   e.options.with_units = !e.no_units;
   auto plan = e.input.read_plan();
-  if (e.command.empty()) check_tests_whole_per_node(plan, "", e.input.plan);
+  if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet();
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
   warn_unschedulable(plan, e.input.plan);

@@ -161,6 +161,11 @@ void check_exportable(const Plan& plan, const std::string& path) {
   for (const auto& a : plan.assignments) check_launchable(a, path);
 }
 
+void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path) {
+  if (auto split = tests_split_over_nodes(plan, node); !split.empty())
+    std::cerr << fmt::format("gpuplan: warning: {}: {}\n", path, split);
+}
+
 void warn_unschedulable(const Plan& plan, const std::string& path) {
   const auto& units = plan.unschedulable;
   if (units.empty()) return;

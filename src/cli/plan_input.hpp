@@ -33,6 +33,10 @@ Plan read_plan_for_launch(const std::string& path, std::string_view node, std::s
 /// written): a unit planned twice, on no GPU, on one GPU twice, on fewer than it needs, no label.
 void check_exportable(const Plan& plan, const std::string& path);
 
+/// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
+/// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.
+void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path);
+
 /// For the exports: one stderr warning when the plan has unschedulable units, which are in no
 /// job and never run (naming a few and the plan), so that a launcher's green run is not read as
 /// every GPU test passing.

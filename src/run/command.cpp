@@ -150,25 +150,31 @@ std::string bazel_node_command(const std::vector<Assignment>& units, const Bazel
   return command;
 }
 
-void check_tests_whole_per_node(const Plan& plan, std::string_view node, std::string_view where) {
+std::string tests_split_over_nodes(const Plan& plan, std::string_view node) {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> shards;  // label → node → shards
   for (const auto& a : plan.assignments)
     shards[canonical_label(a.unit.label)][a.node].push_back(
         a.unit.shard_index ? std::to_string(*a.unit.shard_index) : "the whole test");
+  long split = 0;
+  std::string first;
   for (const auto& [label, nodes] : shards) {
     if (nodes.size() < 2 || (!node.empty() && !nodes.contains(std::string(node)))) continue;
+    if (split++ > 0) continue;
     std::vector<std::string> parts;
     for (const auto& [name, indexes] : nodes)
       parts.push_back(fmt::format("{} on {}", fmt::join(indexes, ", "), name));
-    throw InputError(
-        Position{std::string(where)},
-        fmt::format(
-            "the plan puts the shards of {} on {} nodes (shards {}): the default bazel test runs every "
-            "shard of each test it names, and run-under refuses those planned on another node, so the "
-            "test would fail on each. Give --command (exec then runs each unit itself, on its "
-            "planned node), or plan with --shards=whole",
-            label, nodes.size(), fmt::join(parts, "; ")));
+    first = fmt::format("{} (shards {})", label, fmt::join(parts, "; "));
   }
+  if (split == 0) return {};
+  return fmt::format(
+      "the plan puts the shards of {}{} on several nodes: the default bazel test runs every shard of each "
+      "test it "
+      "names, and run-under refuses those planned on another node, so {} fail on each of its nodes (the "
+      "other "
+      "tests run). Give --command (exec then runs each unit itself, on its planned node), or plan with "
+      "--shards=whole",
+      first, split > 1 ? fmt::format(" and {} more test{}", split - 1, split == 2 ? "" : "s") : "",
+      split > 1 ? "they" : "it");
 }
 
 }  // namespace gpuplan
