@@ -171,17 +171,22 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
     // estimate reads them, and the others are each one shard off.
     if (test.bucket != Bucket::gpu || test.target.shard_count < 2 || test.target.shard_count_unresolved)
       continue;
-    auto counted = history->shard_counts.find(label);
-    const int shards = counted == history->shard_counts.end() ? test.target.shard_count : counted->second;
-    auto beyond = history->samples.lower_bound(SampleKey{label, shards});
-    if (beyond == history->samples.end() || beyond->first.label != label) continue;
+    // 1-based: shards 1 to N, none numbered 0. (Runs of shards 0 to 7 of a test with 4 now are of
+    // a time it had 8: the estimate reshards them, with a warning of its own.)
+    const int shards = test.target.shard_count;
+    if (history->shard_counts.contains(label) || history->samples.contains(SampleKey{label, 0})) continue;
+    auto last = history->samples.lower_bound(SampleKey{label, shards + 1});
+    if (last == history->samples.begin()) continue;
+    --last;
+    if (last->first.label != label || last->first.shard != shards) continue;
     found.push_back(Diagnostic{
         severity, label, "--history",
         fmt::format(
-            "has runs of shard {} in the history, but {} shards, numbered 0 to {}: those runs are not "
-            "used. Shards in a CSV or JSON history are numbered from 0, as TEST_SHARD_INDEX (BEP's "
-            "and bazel-testlogs' shard_N_of_M count from 1)",
-            *beyond->first.shard, shards, shards - 1)});
+            "has runs of shards 1 to {} in the history, none of shard 0, and {} shards, numbered 0 to {}: "
+            "each run is read as the next shard's, and shard {}'s are not used. Shards in a CSV or JSON "
+            "history are numbered from 0, as TEST_SHARD_INDEX (BEP's and bazel-testlogs' shard_N_of_M "
+            "count from 1)",
+            shards, shards, shards - 1, shards)});
   }
   if (strict && !found.empty()) {
     std::string errors;

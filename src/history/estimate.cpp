@@ -150,6 +150,26 @@ Estimator history_estimator(const History& history, const Classification& tests,
   for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
 
   auto counts = std::make_shared<std::map<std::string, int>>(history.shard_counts);
+  // A history that records no shard count (CSV, JSON rows) but runs of shards beyond a test's count
+  // now, shard 0 among them: the test had at least that many shards then, and is planned as
+  // resharded (without shard 0 the numbers are 1-based: the plan warns of that instead).
+  std::map<std::string, int> shards_now;
+  for (const auto& test : tests.tests)
+    if (test.bucket == Bucket::gpu && test.target.shard_count > 1 && !test.target.shard_count_unresolved)
+      shards_now[canonical_label(test.target.label)] = test.target.shard_count;
+  for (auto it = own->begin(); it != own->end();) {
+    const std::string& label = it->first.label;
+    int highest = -1;
+    bool first = false;
+    for (; it != own->end() && it->first.label == label; ++it)
+      if (it->first.shard) {
+        highest = std::max(highest, *it->first.shard);
+        first = first || *it->first.shard == 0;
+      }
+    auto now = shards_now.find(label);
+    if (first && now != shards_now.end() && highest >= now->second && !counts->contains(label))
+      (*counts)[label] = highest + 1;
+  }
   return [own, medians, counts, fallback = std::move(fallback)](const ClassifiedTest& test,
                                                                 std::optional<int> shard) {
     const auto label = canonical_label(test.target.label);

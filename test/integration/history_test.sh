@@ -141,6 +141,16 @@ set -e
 "$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
   --history "$SCRATCH/one-based.csv" -o "$SCRATCH/one-based.json" 2>"$SCRATCH/one-based.err" ||
   fail "plan with 1-based shards failed"
-grep -q "^gpuplan: warning: //ml:train_test: has runs of shard 4 in the history, but 4 shards, numbered 0 to 3: those runs are not used" \
+grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 1 to 4 in the history, none of shard 0, and 4 shards" \
   "$SCRATCH/one-based.err" || fail "no warning for a shard the test has not: $(cat "$SCRATCH/one-based.err")"
+# 0-based runs of a time the test had 8 shards (it has 4 now) are no 1-based numbering: planned as
+# resharded, 8 shards of 100 s split over 4 (before, called 1-based, an error under --strict).
+{ echo label,shard,seconds
+  for shard in 0 1 2 3 4 5 6 7; do echo "//ml:train_test,$shard,100"; done; } >"$SCRATCH/eight.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/eight.csv" -o "$SCRATCH/eight.json" 2>"$SCRATCH/eight.err" || fail "plan with 8 old shards failed"
+! grep -q "none of shard 0" "$SCRATCH/eight.err" && grep -q "its runs were measured with another shard count" "$SCRATCH/eight.err" ||
+  fail "8 old shards: $(cat "$SCRATCH/eight.err")"
+jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [200, 200, 200, 200]' \
+  "$SCRATCH/eight.json" >/dev/null || fail "8 old shards of 100 s are not 4 of 200 s"
 echo "history: ok"
