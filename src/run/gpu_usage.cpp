@@ -287,40 +287,53 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
                                const char* rocr_visible) {
   if (gpus.empty()) return {};
   const int highest = *std::max_element(gpus.begin(), gpus.end());
-  // The list as indices; nullopt when an item is not one.
+  // The list as indices, read as CUDA reads it: blanks around items and empty items left out,
+  // the list ending at the first negative number ("-1" hides every GPU); nullopt when an item is no
+  // index at all (a UUID, a MIG instance, Slurm's NoDevFiles).
   auto indices = [](std::string_view list) -> std::optional<std::vector<int>> {
     std::vector<int> out;
     for (size_t at = 0; at <= list.size();) {
       auto end = std::min(list.find(',', at), list.size());
-      int value = 0;
       auto item = list.substr(at, end - at);
-      auto [last, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (ec != std::errc() || last != item.data() + item.size() || value < 0) return std::nullopt;
-      out.push_back(value);
       at = end + 1;
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      if (item.empty()) continue;
+      int value = 0;
+      auto [last, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (ec != std::errc() || last != item.data() + item.size()) return std::nullopt;
+      if (value < 0) break;
+      out.push_back(value);
     }
     return out;
   };
   const std::string harm =
       "a unit would run on GPUs another job holds, or on none, and a test that skips its GPU paths when it "
-      "finds "
-      "no GPU would pass. Give the job the node's GPUs (Slurm: --exclusive with every GPU, as export slurm "
-      "does), or run outside the allocation";
+      "finds no "
+      "GPU would pass. Give the job the node's GPUs (Slurm: --exclusive with every GPU, as export slurm "
+      "does), or "
+      "run outside the allocation";
+  const std::string started = "this process was started with";
   if (cuda_visible && *cuda_visible) {
     auto given = indices(cuda_visible);
     if (!given)
       return fmt::format(
-          "this process was started with CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which names no "
-          "GPU "
-          "by index, and exec and run-under replace it by the plan's indices: {}",
-          cuda_visible, harm);
+          "{} CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which names no GPU by index, and exec and "
+          "run-under replace it by the plan's indices: {}",
+          started, cuda_visible, harm);
+    if (given->empty())
+      return fmt::format(
+          "{} CUDA_VISIBLE_DEVICES={}, which hides every GPU (a CPU job's), and exec and run-under replace "
+          "it by "
+          "the plan's indices: {}",
+          started, cuda_visible, harm);
     for (int gpu : gpus)
       if (std::find(given->begin(), given->end(), gpu) == given->end())
         return fmt::format(
-            "this process was started with CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which does not "
-            "hold GPU {} that the plan runs units on, and exec and run-under replace it by the plan's "
-            "indices: {}",
-            cuda_visible, gpu, harm);
+            "{} CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which does not hold GPU {} that the plan "
+            "runs "
+            "units on, and exec and run-under replace it by the plan's indices: {}",
+            started, cuda_visible, gpu, harm);
   }
   if (rocr_visible && *rocr_visible) {
     auto given = indices(rocr_visible);
@@ -328,11 +341,10 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
     for (int i = 0; first_ones && i <= highest; ++i) first_ones = (*given)[static_cast<size_t>(i)] == i;
     if (!first_ones)
       return fmt::format(
-          "this process was started with ROCR_VISIBLE_DEVICES={} (a launcher's allocation), which ROCm "
-          "counts "
-          "the plan's GPU indices within (up to GPU {} here), so they would not be the GPUs the plan means: "
-          "{}",
-          rocr_visible, highest, harm);
+          "{} ROCR_VISIBLE_DEVICES={} (a launcher's allocation), which ROCm counts the plan's GPU indices "
+          "within "
+          "(up to GPU {} here), so they would not be the GPUs the plan means: {}",
+          started, rocr_visible, highest, harm);
   }
   return {};
 }

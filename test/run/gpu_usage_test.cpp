@@ -293,6 +293,12 @@ TEST_CASE("GPUs outside a launcher's CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICE
       Catch::Contains("CUDA_VISIBLE_DEVICES=5,6 (a launcher's allocation), which does not hold GPU 2"));
   for (const char* named : {"GPU-aaaa-bbbb", "MIG-aaaa-bbbb", "NoDevFiles"})
     CHECK_THAT(outside_allocation({0}, named, nullptr), Catch::Contains("which names no GPU by index"));
+  // As CUDA reads the list: blanks and a trailing comma are nothing, -1 ends it (and hides every GPU).
+  CHECK(outside_allocation({0, 1}, "0, 1,", nullptr).empty());
+  CHECK(outside_allocation({1, 0}, "1,0", nullptr).empty());
+  CHECK_THAT(outside_allocation({0}, "-1", nullptr),
+             Catch::Contains("CUDA_VISIBLE_DEVICES=-1, which hides every GPU"));
+  CHECK_THAT(outside_allocation({1}, "0,-1,1", nullptr), Catch::Contains("does not hold GPU 1"));
   CHECK(outside_allocation({0, 1}, nullptr, "0,1,2").empty());
   CHECK_THAT(outside_allocation({0}, nullptr, "2,3"), Catch::Contains("ROCR_VISIBLE_DEVICES=2,3"));
   CHECK_THAT(outside_allocation({5}, nullptr, "0,1"), Catch::Contains("up to GPU 5"));
