@@ -394,10 +394,9 @@ class TestClassifier {
                       [&](const RuleMatcher& m) { return m.reads_tag(tag); }))
         continue;  // a rule reads it, as a tag
       auto source = fmt::format("exec_properties {}={}", key, value);
-      auto word = util::lower(value);
       if (auto recognized = annotate::read_exec_property(key, value, rules_))
         take(*recognized);
-      else if (word != "false" && word != "no" && word != "0" && annotate::read_tag(key, rules_))
+      else if (!annotate::is_falsy(value) && annotate::read_tag(key, rules_))
         report(
             bad(), source,
             fmt::format("{} is ignored: {} is a flag, set by true, yes, 1 or nothing (and off by false, no "

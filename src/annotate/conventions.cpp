@@ -314,11 +314,6 @@ struct PropertyRow {
   Reading (*read)(std::string_view value);
 };
 
-bool is_truthy(std::string_view value) {
-  auto word = util::lower(value);
-  return word.empty() || word == "true" || word == "yes" || word == "1";
-}
-
 const std::vector<PropertyRow>& property_rows() {
   static const std::vector<PropertyRow> rows = {
       {"resources:gpu", "resources:gpu", [](std::string_view value) { return gpu_count(value); }},
@@ -446,6 +441,16 @@ std::pair<std::string_view, std::string_view> word_and_rest(std::string_view tag
 }
 
 }  // namespace
+
+bool is_truthy(std::string_view value) {
+  auto word = util::lower(value);
+  return word.empty() || word == "true" || word == "yes" || word == "1";
+}
+
+bool is_falsy(std::string_view value) {
+  auto word = util::lower(value);
+  return word == "false" || word == "no" || word == "0";
+}
 
 std::optional<Recognized> read_tag(std::string_view tag, const Rules& rules) {
   auto recognized = read_tag_row(tag, rules);

@@ -37,6 +37,10 @@ std::optional<Recognized> read_variant_name(std::string_view label, std::string_
 /// jax_test_* and xla_* backend tags, the NAME_BACKEND name), not what its call says.
 bool is_backend_variant(std::string_view convention);
 
+/// An exec_property's value that sets a flag (true, yes, 1 or nothing), or unsets it (false, no, 0).
+bool is_truthy(std::string_view value);
+bool is_falsy(std::string_view value);
+
 /// The annotation an unreadable tag was probably meant to be ("gpus:2" → "gpu:2", "GPU" → "gpu",
 /// "requires-gpu-nvida" → "requires-gpu-nvidia", "gpu-mem:40GB " → "gpu-mem:40GB"); nullopt when none is
 /// near.

@@ -42,7 +42,7 @@ struct PlanArgs {
   std::string output;
 };
 
-/// 4500 → "1h15m", 95 → "1m35s", 12.5 → "12.5s".
+/// The GPUs of every node of the fleet.
 int gpu_count(const Fleet& fleet) {
   int gpus = 0;
   for (const auto& node : fleet.nodes) gpus += static_cast<int>(node.gpus.size());

@@ -246,9 +246,11 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   // announcement, one testResult id per shard).
   std::unordered_map<std::size_t, int> shard_named;
   std::unordered_set<std::size_t> shards_known;
-  // Per test: the configuration of its first run; and the runs in another one (the first's line).
+  // Per test: the configuration of its first run; the tests with a run in another one, and where
+  // the first such run is.
   std::unordered_map<std::size_t, std::string> configuration_of;
-  long other_configurations = 0, first_other_line = 0;
+  std::unordered_set<std::size_t> mixed;
+  long first_other_line = 0;
   std::string first_other_label, configurations;
   HistoryRead read;
   auto test_index = [&](std::string_view label) {
@@ -327,7 +329,8 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
         result.attempt->line = number;
         attempts.push_back(*result.attempt);
         auto [first, added] = configuration_of.try_emplace(test, result.configuration());
-        if (!added && first->second != result.configuration() && other_configurations++ == 0) {
+        if (!added && first->second != result.configuration() && mixed.insert(test).second &&
+            mixed.size() == 1) {
           first_other_line = number;
           first_other_label = labels[test];
           configurations = fmt::format("{} and {}", first->second, result.configuration());
@@ -399,19 +402,20 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
             "took {} {} as the whole test's (the first: line {}, {}): {}; --strict makes this an error",
             unknown, unknown == 1 ? "result" : "results", first_unknown->line, label, why)});
   }
-  if (other_configurations > 0) {
+  if (!mixed.empty()) {
     std::string why = fmt::format(
-        "ran in more than one configuration ({}): a test built for two platforms or by a transition, whose "
-        "times differ, and gpuplan plans one test from both",
-        configurations);
+        "ran in more than one configuration ({}, line {}): a test built for two platforms or by a "
+        "transition, "
+        "whose times differ, and gpuplan plans one test from all its runs",
+        configurations, first_other_line);
     if (strict)
       throw InputError(Position{name, first_other_line}, fmt::format("{}: {}", first_other_label, why));
-    read.diagnostics.push_back(Diagnostic{
-        Severity::warning, first_other_label, name,
-        fmt::format("{} run{} of a test in another configuration than its first (the first: line {}, {}) "
-                    "merged with the first's: {}; --strict makes this an error",
-                    other_configurations, other_configurations == 1 ? "" : "s", first_other_line,
-                    first_other_label, why)});
+    read.diagnostics.push_back(
+        Diagnostic{Severity::warning, first_other_label, name,
+                   fmt::format("{} {}{}; --strict makes this an error", first_other_label, why,
+                               mixed.size() > 1 ? fmt::format(" (and {} more test{} so)", mixed.size() - 1,
+                                                              mixed.size() == 2 ? "" : "s")
+                                                : "")});
   }
   return read;
 }

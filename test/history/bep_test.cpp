@@ -263,8 +263,7 @@ TEST_CASE("a test that ran in two configurations of one build is a warning, and 
   REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).size() == 2);
   REQUIRE(read.diagnostics.size() == 1);
   REQUIRE_THAT(read.diagnostics[0].message,
-               Catch::Contains("line 2, //gpu:t") &&
-                   Catch::Contains("ran in more than one configuration (k8 and aarch64)"));
+               Catch::StartsWith("//gpu:t ran in more than one configuration (k8 and aarch64, line 2)"));
   REQUIRE_THROWS_WITH(read_bep_text(two, true),
                       Catch::StartsWith("bep.json:2: //gpu:t: ran in more than one configuration"));
 }

@@ -189,7 +189,7 @@ TEST_CASE("a unit planned to last 0 s inside another's time on its GPU is double
                  "also held by //jax:pmap_test") == 1);
 }
 
-TEST_CASE("two units of 1 ms starting together on one GPU are double-booked, within the rounding tolerance") {
+TEST_CASE("a unit of 1 ms starting with another on one GPU is double-booked, within the rounding tolerance") {
   // A run of 0 s in the history plans a unit at 1 ms, the size of the millisecond tolerance the
   // plan's rounded times need: verify called two such units at once valid.
   auto plan = example_plan();
@@ -203,6 +203,21 @@ TEST_CASE("two units of 1 ms starting together on one GPU are double-booked, wit
   b.end_s = b.unit.duration_s = 0.001;
   CHECK(reported(verify(plan, example_fleet()), ViolationKind::exclusive, "//tf:conv_test",
                  "while //ml:allreduce_test has the whole node") == 1);
+  // Two 1 ms units at once, as two tests with 0 s history runs are planned.
+  auto two = example_plan();
+  for (const char* id : {"//xla:fp8_gemm_test", "//tf:conv_test"}) {
+    auto& u = unit(two, id);
+    u.node = "h100-1";
+    u.gpus = {0};
+    u.start_s = 1200;
+    u.end_s = 1200.001;
+    u.unit.duration_s = 0.001;
+  }
+  CHECK(reported(verify(two, example_fleet()), ViolationKind::double_booked, "//tf:conv_test",
+                 "also held by //xla:fp8_gemm_test") +
+            reported(verify(two, example_fleet()), ViolationKind::double_booked, "//xla:fp8_gemm_test",
+                     "also held by //tf:conv_test") ==
+        1);
 }
 
 TEST_CASE("under pack units share a GPU within its VRAM and the tests-per-GPU limit") {
