@@ -521,10 +521,7 @@ bool is_backend_variant(std::string_view convention) {
 
 std::optional<std::string> near_miss(std::string_view written) {
   const std::string plain = ascii_lookalikes(written);
-  if (plain != written) {
-    if (read_tag_row(plain, Rules{})) return plain;
-    if (auto meant = near_miss(plain)) return meant;
-  }
+  if (plain != written) return read_tag_row(plain, Rules{}) ? std::optional(plain) : near_miss(plain);
   std::string_view tag = written;
   // Blanks inside it ("cuda >=12.4"), or a flag given a value ("nvlink:true", "gpu-exclusive=1").
   std::string squeezed;
