@@ -215,9 +215,8 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
     const auto* known = find_gpu_model(name);
     if (known && *mib > known->vram_mib)
       spec.warning += fmt::format(
-          "{}{}: gpu.vram: {} is more than the catalog's {} has ({} MiB, what nvidia-smi reports as memory.total): tests "
-          "that "
-          "need more than it has may be placed on it",
+          "{}{}: gpu.vram: {} is more than the catalog's {} has ({} MiB, nvidia-smi's memory.total): "
+          "tests that need more than it has may be placed on it",
           spec.warning.empty() ? "" : "; ", reader.at(vram->value).str(), excerpt(text), known->name,
           known->vram_mib);
     else if (*mib < 1024 || *mib > 4 * 1024 * 1024)

@@ -405,8 +405,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   if (!mixed.empty()) {
     std::string why = fmt::format(
         "ran in more than one configuration ({}, line {}): a test built for two platforms or by a "
-        "transition, "
-        "whose times differ, and gpuplan plans one test from all its runs",
+        "transition, whose times differ, and gpuplan plans one test from all its runs",
         configurations, first_other_line);
     if (strict)
       throw InputError(Position{name, first_other_line}, fmt::format("{}: {}", first_other_label, why));

@@ -119,8 +119,8 @@ void check_bazel_args(const std::vector<std::string>& args, bool with_command) {
   if (args.empty()) return;
   if (with_command)
     throw InputError(Position{"--"},
-                     "options after -- are for the default bazel test; with --command, write them into "
-                     "the command");
+                     "options after -- are for the default bazel test; with --command, write them into the "
+                     "command");
   for (const auto& arg : args)
     if (!arg.starts_with("-") || arg == "--")
       throw InputError(Position{arg},
@@ -168,11 +168,9 @@ std::string tests_split_over_nodes(const Plan& plan, std::string_view node) {
   if (split == 0) return {};
   return fmt::format(
       "the plan puts the shards of {}{} on several nodes: the default bazel test runs every shard of each "
-      "test it "
-      "names, and run-under refuses those planned on another node, so {} fail on each of its nodes (the "
-      "other "
-      "tests run). Give --command (exec then runs each unit itself, on its planned node), or plan with "
-      "--shards=whole",
+      "test it names, and run-under refuses those planned on another node, so {} fail on each of its nodes "
+      "(the other tests run). Give --command (exec then runs each unit itself, on its planned node), or "
+      "plan with --shards=whole",
       first, split > 1 ? fmt::format(" and {} more test{}", split - 1, split == 2 ? "" : "s") : "",
       split > 1 ? "they" : "it");
 }

@@ -309,10 +309,8 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
   };
   const std::string harm =
       "a unit would run on GPUs another job holds, or on none, and a test that skips its GPU paths when it "
-      "finds no "
-      "GPU would pass. Give the job the node's GPUs (Slurm: --exclusive with every GPU, as export slurm "
-      "does), or "
-      "run outside the allocation";
+      "finds no GPU would pass. Give the job the node's GPUs (Slurm: --exclusive with every GPU, as export "
+      "slurm does), or run outside the allocation";
   const std::string started = "this process was started with";
   if (cuda_visible && *cuda_visible) {
     auto given = indices(cuda_visible);
@@ -324,15 +322,13 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
     if (given->empty())
       return fmt::format(
           "{} CUDA_VISIBLE_DEVICES={}, which hides every GPU (a CPU job's), and exec and run-under replace "
-          "it by "
-          "the plan's indices: {}",
+          "it by the plan's indices: {}",
           started, cuda_visible, harm);
     for (int gpu : gpus)
       if (std::find(given->begin(), given->end(), gpu) == given->end())
         return fmt::format(
             "{} CUDA_VISIBLE_DEVICES={} (a launcher's allocation), which does not hold GPU {} that the plan "
-            "runs "
-            "units on, and exec and run-under replace it by the plan's indices: {}",
+            "runs units on, and exec and run-under replace it by the plan's indices: {}",
             started, cuda_visible, gpu, harm);
   }
   if (rocr_visible && *rocr_visible) {
@@ -342,8 +338,7 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
     if (!first_ones)
       return fmt::format(
           "{} ROCR_VISIBLE_DEVICES={} (a launcher's allocation), which ROCm counts the plan's GPU indices "
-          "within "
-          "(up to GPU {} here), so they would not be the GPUs the plan means: {}",
+          "within (up to GPU {} here), so they would not be the GPUs the plan means: {}",
           started, rocr_visible, highest, harm);
   }
   return {};
