@@ -914,9 +914,9 @@ void drop_duplicates(Classification& result, bool strict) {
       differ = differ || tests[k].bucket != tests[i].bucket || tests[k].reason.str() != tests[i].reason.str();
       if (tests[chosen].bucket != Bucket::gpu && tests[k].bucket == Bucket::gpu) chosen = k;
     }
-    std::set<std::string> configurations;
-    for (std::size_t k = i; k < end; ++k) configurations.insert(tests[k].target.configuration.str());
-    if (end - i > 1)
+    if (end - i > 1) {
+      std::set<std::string> configurations;  // made for a test listed twice only, not for every test
+      for (std::size_t k = i; k < end; ++k) configurations.insert(tests[k].target.configuration.str());
       result.diagnostics.push_back(
           {strict ? Severity::error : Severity::warning, tests[i].target.label, "input",
            fmt::format("listed {} times in the input{}; planned once, as {}", end - i,
@@ -927,6 +927,7 @@ void drop_duplicates(Classification& result, bool strict) {
                        differ ? fmt::format("the listing that says {} (the listings differ)",
                                             tests[chosen].reason.str())
                               : std::string("the listings are the same"))});
+    }
     if (kept != chosen) tests[kept] = std::move(tests[chosen]);
     ++kept;
     i = end;
