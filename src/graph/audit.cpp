@@ -320,11 +320,10 @@ std::vector<std::string> BlindTests::messages() const {
     const bool one = labels.size() == 1;
     messages.push_back(fmt::format(
         "{0} GPU-annotated test{1} reach{2} no GPU code in the dependency graph, but {3} runs used a GPU "
-        "(--history): {4}. So {3} GPU code comes from outside Bazel's graph (a system Python's torch, "
-        "CUDA linked by a .bazelrc's --linkopt, a tool of the machine) or lies under labels that gpu_deps "
-        "does not name: name it in the rules file's gpu_deps",
+        "(--history): {4}. So {5} {6}, or GPU code under labels that gpu_deps does not name: name it in the "
+        "rules file's gpu_deps",
         labels.size(), util::plural(labels.size()), one ? "es" : "", one ? "its" : "their",
-        listed_labels(labels)));
+        listed_labels(labels), one ? "it uses" : "they use", outside));
   }
   for (const auto& [rule_class, gpu_tests] : classes)
     messages.push_back(fmt::format(
