@@ -13,6 +13,12 @@ inline constexpr int max_shard_count = 10000;
 /// Most GPUs on one node: the planner holds a node's GPUs as the bits of one 64-bit mask.
 inline constexpr int max_gpus_per_node = 64;
 
+/// Most nodes, GPUs and node labels one fleet may describe, counted together (each node once,
+/// plus its GPUs and its labels). A pool's `count` multiplies a few lines of YAML into that many
+/// nodes: the largest GPU clusters have about 200,000 GPUs, and a 1.5 KB file had asked for
+/// 12 million (3.5 GB and 12 s before the first check).
+inline constexpr long max_fleet_size = 500'000;
+
 /// Highest GPU index on one node (as CUDA_VISIBLE_DEVICES counts).
 inline constexpr int max_gpu_index = 1023;
 

@@ -401,7 +401,7 @@ struct Names {
 };
 
 void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names& names,
-               std::set<std::string>& pool_names) {
+               std::set<std::string>& pool_names, long& size) {
   auto fields = reader.fields(node, "", "pools",
                               {"name", "count", "nodes", "gpu", "cuda", "driver", "topology", "labels"});
   Pool pool;
@@ -464,6 +464,16 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
   pool.topology = topology;
   auto labels = read_labels(reader, find(fields, "labels"));
 
+  // Checked before the nodes are made: `count` multiplies everything above.
+  auto nodes = static_cast<long>(pool.nodes.size());
+  size += nodes * (1 + gpu.count + static_cast<long>(labels.size()));
+  if (size > max_fleet_size)
+    reader.fail(count ? count->value : listed ? listed->value : name.value,
+                count ? "count" : listed ? "nodes" : "name",
+                fmt::format("the fleet reaches {} nodes, GPUs and node labels with this pool, more than the "
+                            "{} gpuplan plans for (README, \"Limits\")",
+                            size, max_fleet_size));
+
   for (const auto& node_name : pool.nodes) {
     Node machine;
     machine.name = node_name;
@@ -521,7 +531,8 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
   fleet.source = name;
   Names names;
   std::set<std::string> pool_names;
-  for (const auto& pool : pools.value) read_pool(reader, pool, fleet, names, pool_names);
+  long size = 0;  // nodes, GPUs and node labels so far
+  for (const auto& pool : pools.value) read_pool(reader, pool, fleet, names, pool_names, size);
   return fleet;
 }
 

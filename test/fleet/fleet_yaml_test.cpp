@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -115,6 +116,23 @@ TEST_CASE("zero or negative counts are rejected") {
           "fleet.yaml:4:12: count: must be at least 1, not -2");
   REQUIRE(error_of(fleet_with("    nodes: []\n" + h100)) ==
           "fleet.yaml:4:12: nodes: is empty: a pool has at least one node");
+}
+
+TEST_CASE("a fleet past 500,000 nodes, GPUs and labels is refused at the pool that passes it") {
+  // 50,000 nodes of 8 GPUs: 450,000. A second such pool passes the limit; `count` had made
+  // 12 million GPUs from 1.5 KB of YAML before anything was checked.
+  std::string pool = "    count: 10000\n    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: \"12.4\"\n";
+  std::string fleet = "version: 1\npools:\n";
+  for (int i = 0; i < 5; ++i) fleet += fmt::format("  - name: p{}\n", i) + pool;
+  REQUIRE(load(fleet).nodes.size() == 50000);
+  REQUIRE(error_of(fleet + "  - name: last\n" + pool) ==
+          "fleet.yaml:24:12: count: the fleet reaches 540000 nodes, GPUs and node labels with this pool, "
+          "more than the 500000 gpuplan plans for (README, \"Limits\")");
+  // Labels count once per node that carries them.
+  REQUIRE_THAT(error_of(fleet_with("    count: 10000\n    labels: {a: 1, b: 2, c: 3, d: 4, e: 5}\n" +
+                                   std::string(pool.substr(pool.find("    gpu")))) +
+                        "  - name: q\n    count: 10000\n    gpu: {model: L4, count: 64}\n    cuda: \"12.4\"\n"),
+               Contains("the fleet reaches 790000 nodes, GPUs and node labels"));
 }
 
 TEST_CASE("an unknown model without vram is rejected with the nearest catalog model") {
