@@ -685,6 +685,22 @@ class TestClassifier {
                        fmt::join(sources, ", "), what, fmt::join(values, ", ")));
   }
 
+  /// The models both lists allow (lower case, as claims hold them): a model in both, or a model of
+  /// one whose family the other names (`a100` and `a100-sxm-80gb` allow `a100-sxm-80gb`).
+  static std::vector<std::string> common_models(const std::vector<std::string>& a,
+                                                const std::vector<std::string>& b) {
+    auto within = [](const std::string& model, const std::string& family) {
+      return model == family || annotate::named_gpu_model(model) == family;
+    };
+    std::vector<std::string> common;
+    for (const auto& x : a)
+      for (const auto& y : b) {
+        const std::string* both = within(y, x) ? &y : within(x, y) ? &x : nullptr;
+        if (both && std::find(common.begin(), common.end(), *both) == common.end()) common.push_back(*both);
+      }
+    return common;
+  }
+
   /// Models from several annotations: only those all of them allow.
   void combine_models(const std::vector<Claim>& gpu) {
     const Claim* first = nullptr;
@@ -696,9 +712,7 @@ class TestClassifier {
         first = &c;
         models = *c.gpu_models;
       } else {
-        std::erase_if(models, [&](const std::string& m) {
-          return std::find(c.gpu_models->begin(), c.gpu_models->end(), m) == c.gpu_models->end();
-        });
+        models = common_models(models, *c.gpu_models);
       }
       sources.push_back(c.source);
     }

@@ -74,6 +74,19 @@ TEST_CASE("model lists from two annotations narrow to the models both allow") {
   REQUIRE(clash.diagnostics.size() == 1);
 }
 
+TEST_CASE("a GPU family and a model of it narrow to the model, in either order") {
+  // Before, `a100` and `a100-sxm-80gb` had no model in common: a warning (an error under
+  // --strict), and the test kept the first annotation's list, `a100` (40 GB A100s too) or not.
+  for (const auto& [tags, attribute] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu-model:a100", "A100-SXM-80GB"}, {"gpu-model:A100-SXM-80GB|H100", "a100"}}) {
+    auto c = classify_one(make_target("//t:t", {tags}, {{"gpu_model", attribute}}));
+    REQUIRE(c.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{"a100-sxm-80gb"});
+    REQUIRE(c.diagnostics.empty());
+  }
+  auto clash = classify_one(make_target("//t:t", {"gpu-model:h100"}, {{"gpu_model", "A100-SXM-80GB"}}));
+  REQUIRE(clash.diagnostics.size() == 1);
+}
+
 TEST_CASE("the same constraint written twice is kept once, from the first annotation") {
   auto t = classify_tags({"gpu-cc>=8.0", "requires-gpu-sm80"}).tests.at(0);
   REQUIRE(t.requirement->compute_capability.size() == 1);
