@@ -129,6 +129,7 @@ class Nvml {
     cuda_version_ = symbol<NvmlReturn (*)(int*)>("nvmlSystemGetCudaDriverVersion_v2");
     name_ = symbol<NvmlReturn (*)(NvmlDevice, char*, unsigned int)>("nvmlDeviceGetName");
     capability_ = symbol<NvmlReturn (*)(NvmlDevice, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
+    mig_mode_ = symbol<NvmlReturn (*)(NvmlDevice, unsigned int*, unsigned int*)>("nvmlDeviceGetMigMode");
     processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v3");
     if (!processes_) processes_ = symbol<Processes>("nvmlDeviceGetComputeRunningProcesses_v2");
     if (!processes_) processes_v1_ = symbol<ProcessesV1>("nvmlDeviceGetComputeRunningProcesses");
@@ -193,6 +194,8 @@ class Nvml {
     int major = 0, minor = 0;
     if (capability_ && capability_(device, &major, &minor) == nvml_success)
       gpu.compute_capability = Version{{major, minor}};
+    unsigned int current = 0, pending = 0;  // NVML_DEVICE_MIG_ENABLE is 1; GPUs without MIG say NOT_SUPPORTED
+    gpu.mig = mig_mode_ && mig_mode_(device, &current, &pending) == nvml_success && current == 1;
     return gpu;
   }
 
@@ -225,6 +228,7 @@ class Nvml {
   NvmlReturn (*cuda_version_)(int*) = nullptr;
   NvmlReturn (*name_)(NvmlDevice, char*, unsigned int) = nullptr;
   NvmlReturn (*capability_)(NvmlDevice, int*, int*) = nullptr;
+  NvmlReturn (*mig_mode_)(NvmlDevice, unsigned int*, unsigned int*) = nullptr;
 };
 
 std::shared_ptr<Nvml> open_nvml() {
@@ -363,6 +367,15 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
     for (const auto& c : list) parts.push_back(describe(c.value));
     return fmt::format("{}", fmt::join(parts, ", "));
   };
+  for (int index : gpus)
+    if (index >= 0 && static_cast<size_t>(index) < machine.gpus.size() &&
+        machine.gpus[static_cast<size_t>(index)].mig)
+      return fmt::format(
+          "is given GPU {}, which is in MIG mode on this machine (NVML): CUDA shows a process one MIG "
+          "instance at most, a slice of one GPU, whatever CUDA_VISIBLE_DEVICES lists, so a test that counts "
+          "its GPUs or their memory would skip what it lacks and pass. Turn MIG off there (nvidia-smi -i {} "
+          "-mig 0) or leave the node out of the fleet",
+          index, index);
   for (const auto& c : requirement.cuda)
     if (machine.cuda && !c.value.satisfied_by(*machine.cuda))
       return fmt::format("needs CUDA {}, and this machine's driver supports CUDA {} (NVML): {}",

@@ -52,6 +52,8 @@ std::shared_ptr<Nvml> open_nvml();
 struct MachineGpu {
   std::string name;  ///< "NVIDIA A100-SXM4-80GB"
   std::optional<Version> compute_capability;
+  /// In MIG mode: CUDA shows a process one MIG instance at most, whatever it is given.
+  bool mig = false;
 };
 
 /// What NVML says of this machine: the highest CUDA version its driver supports, and its GPUs
@@ -64,9 +66,10 @@ struct Machine {
 /// This machine as NVML sees it; nullopt without NVML.
 std::optional<Machine> describe_machine(Nvml* nvml);
 
-/// Why a unit with `requirement`, given `gpus`, cannot run as planned on `machine`: the driver's
-/// CUDA version or a GPU's compute capability fails a constraint, or it needs another vendor's
-/// GPUs than NVIDIA's, which NVML counts. Empty when nothing NVML knows says so.
+/// Why a unit with `requirement`, given `gpus`, cannot run as planned on `machine`: one of the
+/// GPUs is in MIG mode, the driver's CUDA version or a GPU's compute capability fails a
+/// constraint, or it needs another vendor's GPUs than NVIDIA's, which NVML counts. Empty when
+/// nothing NVML knows says so.
 std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine);
 
 /// Why a unit given `gpus` (indices as CUDA_VISIBLE_DEVICES counts them) would find no GPU on this

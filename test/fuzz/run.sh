@@ -11,6 +11,8 @@ shift $(($# < 3 ? $# : 3))
 name=$(basename "$binary")
 name=${name#fuzz_}
 corpus=$root/$name
+# The suite's runs (GPUPLAN_FUZZ_FRESH=1) start from the seeds alone, as CI's clean clone does.
+[ "${GPUPLAN_FUZZ_FRESH:-}" = 1 ] && rm -rf "$corpus" "$corpus.seeds"
 mkdir -p "$corpus" "$corpus.seeds" "$corpus.crashes"
 
 seed() { for f in "$@"; do [ -f "$f" ] && cp -f "$f" "$corpus.seeds/$(echo "$f" | tr / _)"; done; return 0; }

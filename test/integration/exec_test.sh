@@ -137,6 +137,9 @@ refused "$SCRATCH/needs.json" "//ml:pool_test needs compute capability ≥ 9.0, 
   GPUPLAN_FAKE_NVML_CC=8.0 GPUPLAN_FAKE_NVML_NAME="NVIDIA A100-SXM4-80GB"
 refused "$SCRATCH/needs.json" "//ml:inference_test needs CUDA ≥ 12.4, and this machine's driver supports CUDA 12.2 (NVML)" \
   GPUPLAN_FAKE_NVML_CC=9.0 GPUPLAN_FAKE_NVML_CUDA=12.2
+# Nor GPUs in MIG mode, where CUDA shows a process one slice of one GPU whatever it is given.
+refused "$PLAN" "//ml:train_test#shard-1-of-4 is given GPU 2, which is in MIG mode on this machine (NVML)" \
+  GPUPLAN_FAKE_NVML_MIG=2
 GPUPLAN_FAKE_NVML_CC=9.0 GPUPLAN_FAKE_NVML_CUDA=12.4 "$GPUPLAN" exec "$SCRATCH/needs.json" --node ws-0 --command true \
   >"$SCRATCH/missing.out" 2>&1 || fail "exec on a machine with what every unit needs: $(cat "$SCRATCH/missing.out")"
 mkdir -p "$SCRATCH/stub-bazel"  # the default command checks before Bazel starts

@@ -6,6 +6,7 @@
 // counts in the GPU's memory in use but is in no process list. GPUPLAN_FAKE_NVML_CUDA ("12.4",
 // the driver's CUDA version), GPUPLAN_FAKE_NVML_CC ("8.0", every GPU's compute capability) and
 // GPUPLAN_FAKE_NVML_NAME (every GPU's name): unset, NVML does not know (NVML_ERROR_NOT_SUPPORTED).
+// GPUPLAN_FAKE_NVML_MIG ("1,3"): the GPUs in MIG mode; the others are not.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -98,6 +99,16 @@ int nvmlDeviceGetCudaComputeCapability(void*, int* major, int* minor) {
   const char* text = std::getenv("GPUPLAN_FAKE_NVML_CC");
   if (!text) return 3;
   return std::sscanf(text, "%d.%d", major, minor) == 2 ? 0 : 3;
+}
+
+int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pending) {
+  const char* text = std::getenv("GPUPLAN_FAKE_NVML_MIG");
+  std::string index = std::to_string(reinterpret_cast<unsigned long>(device) - 1);
+  std::istringstream list(text ? text : "");
+  *current = *pending = 0;
+  for (std::string item; std::getline(list, item, ',');)
+    if (item == index) *current = *pending = 1;
+  return 0;
 }
 
 int nvmlDeviceGetName(void*, char* name, unsigned int length) {

@@ -227,6 +227,7 @@ TEST_CASE("NVML tells the driver's CUDA version and each GPU's name and compute 
   REQUIRE(machine->gpus.size() == 2);
   CHECK(machine->gpus[1].name == "NVIDIA A100-SXM4-80GB");
   CHECK(machine->gpus[1].compute_capability == Version{{8, 0}});
+  CHECK_FALSE(machine->gpus[1].mig);
   auto unknown = describe_machine(open_nvml().get());  // a driver that cannot say: nothing is known
   REQUIRE(unknown);
   CHECK_FALSE(unknown->cuda);
@@ -255,6 +256,12 @@ TEST_CASE("A unit whose GPUs or driver lack what it needs cannot run as planned"
   Requirement amd;
   amd.vendor = Sourced<std::string>{"amd", "tag requires-gpu-amd"};
   CHECK_THAT(unmet_here(amd, {1}, machine), Catch::StartsWith("needs AMD GPUs, and GPU 1 of this machine"));
+  Machine sliced = machine;  // GPU 1 in MIG mode: any unit given it sees one slice of it
+  sliced.gpus[1].mig = true;
+  CHECK(unmet_here(Requirement{}, {0}, sliced).empty());
+  CHECK_THAT(unmet_here(Requirement{}, {0, 1}, sliced),
+             Catch::StartsWith("is given GPU 1, which is in MIG mode on this machine (NVML): CUDA shows a "
+                               "process one MIG instance at most"));
   Machine silent{std::nullopt, {{"", std::nullopt}}};  // NVML that cannot say: nothing to hold against it
   CHECK(unmet_here(needing("cc", ">=9.0"), {0}, silent).empty());
   CHECK(unmet_here(needing("cuda", ">=12.4"), {0}, silent).empty());
