@@ -210,6 +210,9 @@ const std::vector<Row>& tag_rows() {
        false},
       {"gpu", "gpu_only", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      // PyTorch's BUILD.bazel tags its CUDA cc_tests gpu-required (its CPU CI filters them out).
+      {"gpu", "gpu-required", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"resources:gpu", "resources:gpu:", Match::prefix,
        [](std::string_view rest, const Rules&) { return gpu_count(rest); }},
       {"resources:gpu", "resources:gpu", Match::exact,
@@ -266,6 +269,11 @@ const std::vector<Row>& tag_rows() {
       {"iree-driver", "driver=", Match::prefix,
        [](std::string_view rest, const Rules&) { return iree_driver(rest); }, false},
       {"vendor-only", "cuda-only", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       }},
+      // JAX's tests/BUILD: CUDA-only tests its ROCm CI leaves out (-config-cuda-only).
+      {"vendor-only", "config-cuda-only", Match::exact,
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
        }},

@@ -340,6 +340,23 @@ TEST_CASE("the rest of the vocabulary: -full, multi_gpu_h100, multigpu, gpu_only
   REQUIRE(classified({"remote-gpu"}).bucket == Bucket::gpu);
 }
 
+TEST_CASE("PyTorch's gpu-required is a GPU test, with exclusive beside it the whole node") {
+  // pytorch/pytorch BUILD.bazel: tags = ["exclusive", "gpu-required"] on its CUDA cc_tests.
+  // Before, a near miss of gpu: a CPU test with a warning.
+  auto t = classified({"exclusive", "gpu-required"});
+  REQUIRE(t.bucket == Bucket::gpu);
+  REQUIRE(t.requirement->gpus.value == 1);
+  REQUIRE(t.requirement->is_exclusive());
+}
+
+TEST_CASE("JAX's config-cuda-only keeps a GPU test on NVIDIA GPUs and leaves its CPU variant alone") {
+  // jax-ml/jax tests/BUILD; its ROCm CI runs --test_tag_filters=jax_test_gpu,-config-cuda-only.
+  auto gpu = classified({"config-cuda-only", "jax_test_gpu"});
+  REQUIRE(gpu.bucket == Bucket::gpu);
+  REQUIRE(gpu.requirement->vendor->value == "nvidia");
+  REQUIRE(classified({"config-cuda-only", "jax_test_cpu"}).bucket == Bucket::cpu);
+}
+
 TEST_CASE("near misses are warnings with a did-you-mean, and errors under --strict") {
   std::vector<std::pair<std::string, std::string>> cases = {
       {"gpus:2", "gpu:2"},        {"GPU", "gpu"},
@@ -347,7 +364,7 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
       {"nvlnk", "nvlink"},        {"gpu-mem:40GB ", "gpu-mem:40GB"},
       {"GPU:2", "gpu:2"},         {"Multiaccelerator", "multiaccelerator"},
       {"gpu_test", "gpu"},        {"needs-gpu", "gpu"},  // other words for a GPU test
-      {"uses_gpu", "gpu"},        {"GPU_REQUIRED", "gpu"},
+      {"uses_gpu", "gpu"},        {"GPU_REQUIRED", "gpu-required"},
   };
   for (const auto& [tag, meant] : cases) {
     INFO(tag);
