@@ -152,7 +152,8 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       if (!test.label.empty()) return;
       test.label = canonical_label(unit.label);
       if (unit.requirement->gpu_mem_mib) test.gpu_mem_mib = unit.requirement->gpu_mem_mib->value;
-      test.cpu_change = "add tag cpu-only";
+      // A plan keeps no tags; cpu-only beside them would be a conflict (CPU-only wins, a warning).
+      test.cpu_change = "remove its GPU annotations (--query names them)";
       test.planned_node = node;
       test.shard_count = unit.shard_count;
     };
@@ -176,7 +177,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       }
       test.shard_count = std::max(1, c.target.shard_count);
       auto removal = gpu_annotation_removal(c);
-      test.cpu_change = removal.empty() ? "add tag cpu-only" : removal + " (or add tag cpu-only)";
+      test.cpu_change = removal.empty() ? "add tag cpu-only" : removal;
     }
   }
   std::vector<AdvisedTest> list;

@@ -16,7 +16,7 @@ AdvisedTest gpu_test(const std::string& label, std::optional<std::int64_t> gpu_m
   test.label = label;
   test.gpu_mem_mib = gpu_mem;
   if (gpu_mem) test.gpu_mem_source = "tag gpu-mem:40GiB";
-  test.cpu_change = "remove tag gpu (or add tag cpu-only)";
+  test.cpu_change = "remove tag gpu";
   test.planned_node = node;
   return test;
 }
@@ -44,7 +44,7 @@ TEST_CASE("a GPU test whose recent runs never touched a GPU is a CPU-bucket cand
   CHECK(advice.advice[0].kind == AdviceKind::never_touched_gpu);
   CHECK(advice.advice[0].label == "//t:cpu");
   CHECK(advice.advice[0].runs == 3);
-  CHECK(advice.advice[0].change == "remove tag gpu (or add tag cpu-only)");
+  CHECK(advice.advice[0].change == "remove tag gpu");
 }
 
 TEST_CASE(
