@@ -3,6 +3,7 @@
 // gpuplan history suggest --history FILE... --plan PLAN: what measured GPU use says of the tags.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -69,6 +70,17 @@ std::string unit_name(const SampleKey& key, const History& history) {
 int summarize_command(HistoryOptions& options) {
   options.resolve_rules();
   Diagnostics diagnostics;
+  // A rolling history (`summarize history.json bep.json -o history.json`) has no file to read on
+  // its first run: an input that is the output and does not exist yet starts it.
+  if (options.output != "-" && !std::filesystem::exists(options.output)) {
+    auto same = [&](const std::string& path) {
+      return path != "-" && std::filesystem::absolute(path).lexically_normal() ==
+                                std::filesystem::absolute(options.output).lexically_normal();
+    };
+    if (std::erase_if(options.paths, same) > 0)
+      std::cerr << fmt::format("gpuplan: {} does not exist yet: the rolling history starts with this run\n",
+                               options.output);
+  }
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   Output output(options.output);
   progress::stage("writing " + output.name());
@@ -76,9 +88,9 @@ int summarize_command(HistoryOptions& options) {
   output.commit();
   progress::finish();
   print_warnings(diagnostics);
-  std::cerr << fmt::format("gpuplan: {} samples of {} units from {} inputs; {} cached results ignored\n",
+  std::cerr << fmt::format("gpuplan: {} samples of {} units from {} input{}; {} cached results ignored\n",
                            history.sample_count(), history.samples.size(), options.paths.size(),
-                           history.cached_results);
+                           util::plural(options.paths.size()), history.cached_results);
   return exit_ok;
 }
 

@@ -16,6 +16,13 @@ grep -q "7 cached results ignored" "$SCRATCH/summarize.err" || fail "cached resu
 [ "$(jq -c '.units[] | select(.label == "//ml:inference_test") | .peak_vram_mib' "$SCRATCH/history.json")" = "[null,null,9216,8704]" ] ||
   fail "VRAM from the runner's CSV should be kept"
 
+# The README's rolling history works from its first run, when history.json does not exist yet;
+# a missing input that is not the output is still an error.
+(cd "$SCRATCH" && "$GPUPLAN" history summarize history-rolling.json "$OLDPWD/$DATA/runs.csv" -o history-rolling.json \
+  2> rolling.err) || fail "the first run of a rolling history failed: $(cat "$SCRATCH/rolling.err")"
+grep -q "history-rolling.json does not exist yet" "$SCRATCH/rolling.err" || fail "no note: $(cat "$SCRATCH/rolling.err")"
+"$GPUPLAN" history summarize "$SCRATCH/absent.json" -o "$SCRATCH/other.json" 2>/dev/null &&
+  fail "a missing input that is not the output was read as empty"
 # The summary reads back as history and summarizes to the same bytes (a rolling CI history).
 "$GPUPLAN" history summarize "$SCRATCH/history.json" -o "$SCRATCH/again.json" 2>/dev/null
 cmp -s "$SCRATCH/history.json" "$SCRATCH/again.json" || fail "summarizing a summary changed it"
