@@ -168,11 +168,11 @@ std::string tests_split_over_nodes(const Plan& plan, std::string_view node) {
   if (split == 0) return {};
   return fmt::format(
       "the plan puts the shards of {}{} on several nodes: the default bazel test runs every shard of each "
-      "test it names, and run-under refuses those planned on another node, so {} fail on each of its nodes "
+      "test it names, and run-under refuses those planned on another node, so {} on each of its nodes "
       "(the other tests run). Give --command (exec then runs each unit itself, on its planned node), or "
       "plan with --shards=whole",
       first, split > 1 ? fmt::format(" and {} more test{}", split - 1, split == 2 ? "" : "s") : "",
-      split > 1 ? "they" : "it");
+      split > 1 ? "they fail" : "it fails");
 }
 
 }  // namespace gpuplan

@@ -7,6 +7,7 @@
 #include <bit>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/size.hpp"
@@ -112,15 +113,18 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
 std::vector<Need> failed_needs(const Requirement& r, const Node& node, const std::vector<GpuMask>& links) {
   std::vector<Need> failed;
   int wanted = r.gpus.value;
+  // A node of too few GPUs fails that need alone when those it has are of the kind asked for
+  // (one L4 for two L4s: "1 GPU", not also a model or vendor it has).
+  int each = std::min(wanted, static_cast<int>(node.gpus.size()));
   auto gpus_with = [&](auto ok) {
     return static_cast<int>(
         std::count_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return ok(r, g); }));
   };
   if (static_cast<int>(node.gpus.size()) < wanted) failed.push_back(Need::gpus);
-  if (gpus_with(vendor_ok) < wanted) failed.push_back(Need::vendor);
-  if (gpus_with(memory_ok) < wanted) failed.push_back(Need::memory);
-  if (gpus_with(model_ok) < wanted) failed.push_back(Need::model);
-  if (gpus_with(capability_ok) < wanted) failed.push_back(Need::capability);
+  if (gpus_with(vendor_ok) < each) failed.push_back(Need::vendor);
+  if (gpus_with(memory_ok) < each) failed.push_back(Need::memory);
+  if (gpus_with(model_ok) < each) failed.push_back(Need::model);
+  if (gpus_with(capability_ok) < each) failed.push_back(Need::capability);
   if (!cuda_ok(r, node)) failed.push_back(Need::cuda);
   if (!failed.empty()) return failed;
   GpuMask eligible = eligible_gpus(r, node);
@@ -213,9 +217,17 @@ std::string unschedulable_reason(const Requirement& r, const Fleet& fleet, const
   for (const NodeType& type : index.types) {
     const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
     auto failed = failed_needs(r, node, type.links);
-    // Closest: the fewest needs failed; of those, the most GPU memory (the bigger machine).
-    if (!closest || failed.size() < closest_failed.size() ||
-        (failed.size() == closest_failed.size() && most_memory(node) > most_memory(*closest))) {
+    // Closest: GPUs of the vendor and model asked for (single-L4 runners say more of a test that
+    // asks for two L4s with NVLink than an A100 pool does); then the fewest needs failed; then
+    // the most GPU memory (the bigger machine).
+    auto other_kind = [](const std::vector<Need>& needs) {
+      return std::count_if(needs.begin(), needs.end(),
+                           [](Need n) { return n == Need::vendor || n == Need::model; });
+    };
+    auto rank = [&](const std::vector<Need>& needs, const Node& n) {
+      return std::tuple(other_kind(needs), needs.size(), -most_memory(n));
+    };
+    if (!closest || rank(failed, node) < rank(closest_failed, *closest)) {
       closest = &node;
       closest_links = &type.links;
       closest_failed = std::move(failed);

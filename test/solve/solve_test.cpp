@@ -232,6 +232,19 @@ TEST_CASE("an unschedulable unit's reason names the requirement and the closest 
   CHECK(plan.summary.scheduled_units == 1);
 }
 
+TEST_CASE("the reason speaks of the nodes of the model asked for, and of their count alone") {
+  // Two L4s with NVLink: the single-L4 runners have 1 GPU. Before, their one L4 also failed
+  // "the model" (fewer L4s than asked), and the A100 pool, failing only the model, was named.
+  auto fleet = fleet_of({{"l4", 4, 1, "pcie", "l4", 24576, "8.9", "12.4"},
+                         {"a100", 2, 8, "nvswitch", "a100", 81920, "8.0", "12.4"}});
+  Unit u = unit("//t:l4_pair", 100, 2);
+  u.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{{"l4"}, "tag gpu-model:l4"};
+  auto plan = plan_of({with_nvlink(u)}, fleet);
+  REQUIRE(plan.unschedulable.size() == 1);
+  CHECK(plan.unschedulable[0].reason ==
+        "needs 2 GPUs with GPU model l4 with NVLink between its GPUs; the l4 nodes have 1 GPU");
+}
+
 TEST_CASE("a unit goes only where the memory it reserves fits, even without a gpu-mem tag") {
   auto fleet = fleet_of({{"l4", 1, 4, "pcie", "l4", 24576, "8.9", "12.6"},
                          {"h100", 1, 8, "nvswitch", "h100", 81920, "9.0", "12.4"}});
