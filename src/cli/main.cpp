@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("gpuplan ") + program_version() + " (commit " GPUPLAN_COMMIT ")");
   app.require_subcommand(1);
+  // A usage error reads as every other error does: "gpuplan: --fleet: 1 required TEXT missing".
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("gpuplan: ") + e.what() + "\nRun with --help for more information.\n";
+  });
   int status = exit_ok;
   using Add = void (*)(CLI::App&, int&);
   static constexpr std::pair<std::string_view, Add> commands[] = {

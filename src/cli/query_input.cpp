@@ -270,7 +270,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
         fmt::format(
             "{} is empty, so there are no tests. A bazel query that fails writes nothing, so this may be "
             "one: run `bazel query ... | gpuplan ...` under `set -o pipefail` to fail with it (an "
-            "empty result of --output=xml is <query/>, never empty)",
+            "empty result of --output=xml is <query version=\"2\"></query>, never empty)",
             input_name(options))});
   if (classification.tests.empty() && targets.dropped.test_suites > 0)  // `bazel query //pkg:gpu_suite`
     classification.diagnostics.push_back(Diagnostic{

@@ -51,7 +51,7 @@ std::string render_markdown(const Plan& plan) {
   double gap = s.lower_bound_s > 0 ? (s.makespan_s / s.lower_bound_s - 1) * 100 : 0;
   out += fmt::format("| makespan | {} (lower bound {}, {:.1f}% above it) |\n", duration(s.makespan_s),
                      duration(s.lower_bound_s), gap);
-  out += fmt::format("| GPU utilization | {:.1f}% |\n\n", s.gpu_utilization * 100);
+  out += fmt::format("| GPU utilisation | {:.1f}% |\n\n", s.gpu_utilization * 100);
 
   if (!plan.unschedulable.empty()) {
     std::map<std::string, std::vector<std::string>> by_reason;

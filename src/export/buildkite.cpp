@@ -45,7 +45,8 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
       agents[tag.substr(0, eq)] = eq == std::string::npos ? "true" : tag.substr(eq + 1);
     }
     Json step;
-    step["label"] = fmt::format(":gear: GPU tests on {} ({} units)", node.name, node.units);
+    step["label"] =
+        fmt::format(":gear: GPU tests on {} ({} unit{})", node.name, node.units, node.units == 1 ? "" : "s");
     step["key"] = "gpuplan-" + node.name;
     step["command"] = Json::array(
         {"buildkite-agent artifact download " + shell_quote(o.plan_path) + " .", ci_exec_command(o, node)});

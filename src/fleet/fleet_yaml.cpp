@@ -467,12 +467,18 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
   // Checked before the nodes are made: `count` multiplies everything above.
   auto nodes = static_cast<long>(pool.nodes.size());
   size += nodes * (1 + gpu.count + static_cast<long>(labels.size()));
-  if (size > max_fleet_size)
-    reader.fail(count ? count->value : listed ? listed->value : name.value,
-                count ? "count" : listed ? "nodes" : "name",
+  if (size > max_fleet_size) {
+    const YAML::Node* where = &name.value;  // the field that made this pool so large
+    std::string_view key = "name";
+    if (count)
+      where = &count->value, key = "count";
+    else if (listed)
+      where = &listed->value, key = "nodes";
+    reader.fail(*where, key,
                 fmt::format("the fleet reaches {} nodes, GPUs and node labels with this pool, more than the "
                             "{} gpuplan plans for (README, \"Limits\")",
                             size, max_fleet_size));
+  }
 
   for (const auto& node_name : pool.nodes) {
     Node machine;

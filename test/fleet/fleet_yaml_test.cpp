@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -129,10 +130,11 @@ TEST_CASE("a fleet past 500,000 nodes, GPUs and labels is refused at the pool th
           "fleet.yaml:24:12: count: the fleet reaches 540000 nodes, GPUs and node labels with this pool, "
           "more than the 500000 gpuplan plans for (README, \"Limits\")");
   // Labels count once per node that carries them.
-  REQUIRE_THAT(error_of(fleet_with("    count: 10000\n    labels: {a: 1, b: 2, c: 3, d: 4, e: 5}\n" +
-                                   std::string(pool.substr(pool.find("    gpu")))) +
-                        "  - name: q\n    count: 10000\n    gpu: {model: L4, count: 64}\n    cuda: \"12.4\"\n"),
-               Contains("the fleet reaches 790000 nodes, GPUs and node labels"));
+  REQUIRE_THAT(
+      error_of(fleet_with("    count: 10000\n    labels: {a: 1, b: 2, c: 3, d: 4, e: 5}\n" +
+                          std::string(pool.substr(pool.find("    gpu")))) +
+               "  - name: q\n    count: 10000\n    gpu: {model: L4, count: 64}\n    cuda: \"12.4\"\n"),
+      Contains("the fleet reaches 790000 nodes, GPUs and node labels"));
 }
 
 TEST_CASE("an unknown model without vram is rejected with the nearest catalog model") {
