@@ -613,6 +613,8 @@ std::string named_gpu_model(std::string_view text) {
     while (digits_end < all.size() && is_digit(all[digits_end])) ++digits_end;
     std::size_t end = digits_end;
     while (end < all.size() && is_alpha(all[end])) ++end;
+    // A count before the model ("8xh100", "4xA100-80GB", as cloud machine types write it).
+    if (all[i] == 'x' && i > 0 && is_digit(all[i - 1]) && letters_end > i + 1) ++i;
     if (digits_end > letters_end) {
       if (auto model = known(all.substr(i, end - i))) return *model;
       if (auto model = known(all.substr(i, digits_end - i))) return *model;

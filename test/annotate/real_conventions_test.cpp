@@ -288,6 +288,10 @@ TEST_CASE("GPU model names are words of their own; those other words share are n
   CHECK(annotate::named_gpu_model("h100sxm") == "h100");
   CHECK(annotate::named_gpu_model("//:h100_gpu") == "h100");
   CHECK(annotate::named_gpu_model("gpu_type:l40s") == "l40s");
+  CHECK(annotate::named_gpu_model("8xh100") == "h100");  // a count first, as machine types write it
+  CHECK(annotate::named_gpu_model("4xA100-80GB") == "a100");
+  CHECK(annotate::named_gpu_model("xh100") == "");
+  CHECK(annotate::named_gpu_model("max1100") == "max1100");
   CHECK(annotate::named_gpu_model("t4") == "");
   CHECK(annotate::named_gpu_model("l4") == "");
   CHECK(annotate::named_gpu_model("a10") == "");
