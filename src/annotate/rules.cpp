@@ -288,11 +288,17 @@ Rules load_rules(std::istream& in, const std::string& name) {
   RulesReader reader(name);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   require_utf8(text, name);  // values reach diagnostics and JSON output
+  std::optional<util::SecondDocument> second;
   try {
+    second = util::second_document(text);
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     reader.fail(e.mark, util::excerpt(e.msg, 200));
   }
+  // Only the first document was read before: the rules after a `---` were dropped unseen.
+  if (second)
+    reader.fail(second->at, util::second_document_problem(
+                                *second, "a rules file is one document; merge the rules into one list"));
   return reader.read(root);
 }
 

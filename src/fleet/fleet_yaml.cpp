@@ -505,13 +505,14 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   require_utf8(text, name);  // names and models go into JSON output
   try {
-    auto documents = YAML::LoadAll(text);
     // Fleet files of several machines put one after another (`---`): only the first was read.
-    if (documents.size() > 1)
-      reader.fail(
-          documents[1], "fleet",
-          "a second YAML document (after ---): a fleet is one document; merge the pools into one list");
-    if (!documents.empty()) root = documents.front();
+    if (auto second = util::second_document(text))
+      throw InputError(reader.at(second->at),
+                       (second->marked ? "fleet: " : "") +
+                           util::second_document_problem(*second,
+                                                         "a fleet is one document; merge the pools "
+                                                         "into one list"));
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(reader.at(e.mark), fmt::format("YAML syntax error: {}", excerpt(e.msg, 200)));
   }

@@ -1,9 +1,11 @@
 #include "util/yaml_keys.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
 
 #include "util/suggest.hpp"
 #include "util/text.hpp"
@@ -52,6 +54,50 @@ Result<double> number_below(const YAML::Node& node, double least, double below) 
   if (!(number >= least && number < below))
     return Problem{fmt::format("must be at least {} and below {}, not {}", least, below, excerpt(text))};
   return number;
+}
+
+std::optional<SecondDocument> second_document(const std::string& text) {
+  // Where each document starts and where its first node is: all a loader needs to tell a second.
+  struct FirstNode : YAML::EventHandler {
+    std::optional<YAML::Mark> start, mark;
+    void seen(const YAML::Mark& m) {
+      if (!mark) mark = m;
+    }
+    void OnDocumentStart(const YAML::Mark& m) override { start = m; }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+      seen(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+      seen(m);
+    }
+    void OnMapEnd() override {}
+  };
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstNode first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark)
+    return std::nullopt;
+  // Where a token is left unread, yaml-cpp 0.7 hands out the same empty document again and again.
+  if (first.mark && second.mark->pos <= first.mark->pos) return std::nullopt;
+  auto start = second.start ? *second.start : *second.mark;
+  bool marked =
+      start.pos >= 0 && std::string_view(text).substr(static_cast<std::size_t>(start.pos)).starts_with("---");
+  return SecondDocument{marked ? start : *second.mark, marked};
+}
+
+std::string second_document_problem(const SecondDocument& second, std::string_view what) {
+  if (second.marked) return fmt::format("a second YAML document (after ---): {}", what);
+  return "YAML syntax error: this line is not part of the document above it (a line indented less than "
+         "the document's first line ends it)";
 }
 
 }  // namespace gpuplan::util

@@ -37,6 +37,22 @@ class KeyChecker {
   std::vector<std::pair<std::string, int>> seen_;  ///< keys so far and their 1-based lines
 };
 
+/// A second YAML document: where it starts, and whether a `---` starts it (else yaml-cpp began
+/// one where a line is indented less than the document's first, which is a syntax error).
+struct SecondDocument {
+  YAML::Mark at;
+  bool marked = false;
+};
+
+/// The second YAML document of `text`, if it has one: a loader that reads the first alone
+/// would drop the rest unseen. Not YAML::LoadAll: yaml-cpp 0.7's loops forever, allocating,
+/// on a stray "," (jbeder/yaml-cpp#1040; it took 23 GB in a minute). Throws YAML::Exception
+/// for a syntax error in either of the first two documents.
+std::optional<SecondDocument> second_document(const std::string& text);
+
+/// The message for a second document in a file of one (`what`: "a fleet is one document; ...").
+std::string second_document_problem(const SecondDocument& second, std::string_view what);
+
 /// A value as a message shows it: 'text' (an excerpt: never a whole file), or a list, a mapping, empty.
 std::string shown(const YAML::Node& node);
 

@@ -47,6 +47,14 @@ TEST_CASE("an empty rules file means the defaults") {
   REQUIRE(rules.rules.empty());
 }
 
+TEST_CASE("a rules file is one YAML document: the rules after a --- are not dropped unseen") {
+  // Only the first document was read before; the second's rules never applied.
+  REQUIRE(error_of("version: 1\nrules: []\n---\nrules:\n  - {tag: team-gpu, set: {gpus: 1}}\n") ==
+          "rules.yaml:3:1: a second YAML document (after ---): a rules file is one document; merge the "
+          "rules into one list");
+  REQUIRE(load(",").rules.empty());  // yaml-cpp reads a stray comma as nothing (and never hangs on it)
+}
+
 TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
   auto rules = load(
       "version: 1\nmulti_gpu_count: 4\nmultiaccelerator_count: 16\nsize_default_seconds: {large: 1200}\n"

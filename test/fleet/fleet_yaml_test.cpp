@@ -304,13 +304,25 @@ TEST_CASE("an unquoted version is read as written: cuda 12.10 is not the number 
   REQUIRE(fleet.nodes.at(0).cuda > *Version::parse("12.9"));
 }
 
+TEST_CASE("a stray comma or a line indented less than the first is an error, never a hang") {
+  // yaml-cpp 0.7's LoadAll, which the multi-document check used, looped forever on ",",
+  // allocating (23 GB in a minute; CI's fuzzer found it).
+  REQUIRE_THAT(error_of(","), StartsWith("fleet.yaml:1:1: empty fleet"));
+  REQUIRE_THAT(error_of("version: 1\npools:\n  - name: p\n,\n"), Contains("YAML syntax error"));
+  // A document that yaml-cpp ends at the first line indented less than its first: only the
+  // first was read, and a fleet file pasted in with the wrong indentation lost its pools.
+  REQUIRE(error_of("  version: 1\npools: []\n") ==
+          "fleet.yaml:2:1: YAML syntax error: this line is not part of the document above it (a line "
+          "indented less than the document's first line ends it)");
+}
+
 TEST_CASE("fleet facts a user mistypes are refused, not read as something else") {
   // Each was read before, with exit 0: only the first of several documents; a compute capability
   // of 89 (an RTX 4090 then took tests that need sm_90); the driver in cuda:, which met every
   // CUDA constraint; CUDA and compute capability on AMD GPUs, which took tests that ask for them;
   // a vendor against the catalog's, which turned H100s into AMD GPUs.
   REQUIRE_THAT(error_of(fleet_with(h100) + "---\n" + fleet_with(h100)),
-               StartsWith("fleet.yaml:7:1: fleet: a second YAML document"));
+               StartsWith("fleet.yaml:6:1: fleet: a second YAML document (after ---)"));
   REQUIRE_THAT(
       error_of(fleet_with("    gpu: {model: RTX-4090, count: 8, vram: 24GiB, compute_capability: 89}\n"
                           "    cuda: \"12.4\"\n")),
