@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -152,6 +155,8 @@ class ResultReader {
         return false;
       }
       if (field == "shard") shard_ = static_cast<int>(number);
+      if (field == "run") run_ = static_cast<int>(number);
+      if (field == "attempt") attempt_ = static_cast<int>(number);
     }
     if (id.at_pointer("/configuration/id").get(configuration_) != simdjson::SUCCESS) configuration_ = {};
     return true;
@@ -161,6 +166,8 @@ class ResultReader {
   int shard() const { return shard_; }
   /// The id of the configuration the test was built in; "" when the id names none.
   std::string_view configuration() const { return configuration_; }
+  /// The run, shard and attempt the id names (0 where it leaves one out).
+  std::tuple<int, int, int> numbers() const { return {run_, shard_, attempt_}; }
 
  private:
   void fail(std::string message) { problem = std::move(message); }
@@ -229,6 +236,7 @@ class ResultReader {
   bool snake_;
   std::string_view label_;
   std::string_view configuration_;
+  int run_ = 0, attempt_ = 0;
   int shard_ = 1;
 };
 
@@ -250,6 +258,12 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   // the first such run is.
   std::unordered_map<std::size_t, std::string> configuration_of;
   std::unordered_set<std::size_t> mixed;
+  // Results already read, by test, run, shard, attempt, configuration, duration and start: a
+  // Build Event Service journal that resent events holds one twice, and it was counted twice.
+  // (Two builds' files put into one share ids, not durations and starts: both count.)
+  std::set<std::tuple<std::size_t, int, int, int, std::string, double, std::int64_t>> results_seen;
+  long repeated = 0, first_repeated_line = 0;
+  std::string first_repeated_label;
   long first_other_line = 0;
   std::string first_other_label, configurations;
   HistoryRead read;
@@ -325,6 +339,14 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       if (result.label().empty()) continue;
       std::size_t test = name_shard(result);
       if (result.attempt) {
+        auto [run, shard, attempt] = result.numbers();
+        if (!results_seen
+                 .emplace(test, run, shard, attempt, result.configuration(), result.attempt->sample.seconds,
+                          result.attempt->sample.start_ms.value_or(-1))
+                 .second) {
+          if (repeated++ == 0) first_repeated_line = number, first_repeated_label = labels[test];
+          continue;
+        }
         result.attempt->test = test;
         result.attempt->line = number;
         attempts.push_back(*result.attempt);
@@ -402,6 +424,14 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
             "took {} {} as the whole test's (the first: line {}, {}): {}; --strict makes this an error",
             unknown, unknown == 1 ? "result" : "results", first_unknown->line, label, why)});
   }
+  if (repeated > 0)
+    read.diagnostics.push_back(Diagnostic{
+        Severity::note, "", name,
+        fmt::format(
+            "{} testResult event{} repeat{} an earlier one (the first: line {}, {}), as a Build Event "
+            "Service journal that resent events holds them: each result is counted once",
+            repeated, repeated == 1 ? "" : "s", repeated == 1 ? "s" : "", first_repeated_line,
+            first_repeated_label)});
   if (!mixed.empty()) {
     std::string why = fmt::format(
         "ran in more than one configuration ({}, line {}): a test built for two platforms or by a "

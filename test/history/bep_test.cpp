@@ -66,6 +66,20 @@ TEST_CASE("every attempt of a flaky test counts, failed or passed") {
   REQUIRE(attempts[1].seconds == 12);
 }
 
+TEST_CASE("a result an event stream repeats is counted once, with a note") {
+  // A Build Event Service journal that resent events holds a result twice; it was two samples.
+  auto once = result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"10000"})");
+  auto read = read_bep_text(
+      once + once + result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"12000"})") +
+          summary_t,
+      true);
+  REQUIRE(read.history.samples.at({"//gpu:t", std::nullopt}).size() == 2);
+  REQUIRE(read.diagnostics.size() == 1);
+  REQUIRE(read.diagnostics[0].severity == Severity::note);
+  REQUIRE_THAT(read.diagnostics[0].message,
+               Catch::StartsWith("1 testResult event repeats an earlier one (the first: line 2, //gpu:t)"));
+}
+
 TEST_CASE("newer Bazel's Duration and Timestamp fields are read") {
   auto read = read_bep_text(
       result_line(
@@ -117,6 +131,7 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
        "bep.json:2: testResult shard of //gpu:t is not a positive number"},
   };
   std::string good = result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"1000"})");
+  std::string again = result_line(attempt_2, R"({"status":"PASSED","testAttemptDurationMillis":"1000"})");
   for (const auto& c : cases) {
     INFO(c.line);
     try {
@@ -125,7 +140,7 @@ TEST_CASE("a bad build event names its file and line, and under --strict stops t
     } catch (const InputError& e) {
       REQUIRE_THAT(e.what(), Catch::StartsWith(c.message));
     }
-    auto lenient = read_bep_text(good + c.line + good + summary_t, false);
+    auto lenient = read_bep_text(good + c.line + again + summary_t, false);
     REQUIRE(lenient.history.sample_count() == 2);
     REQUIRE(lenient.diagnostics.size() == 1);
     REQUIRE(lenient.diagnostics[0].severity == Severity::warning);
