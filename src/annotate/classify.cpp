@@ -10,6 +10,7 @@
 #include <iterator>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "annotate/claim.hpp"
@@ -60,6 +61,12 @@ std::string join(const std::vector<Item>& items, Name name) {
 std::string_view canonical_view(std::string_view label) {
   if (label.starts_with("@@//")) return label.substr(2);
   if (label.starts_with("@//")) return label.substr(1);
+  // A bzlmod canonical repository name (with + or ~) is one repository with one @ or two, as
+  // canonical_label() says: @rules_foo+//a:t and @@rules_foo+//a:t are one test (here both
+  // "@rules_foo+//a:t", a view cannot add the @ canonical_label() writes).
+  if (label.starts_with("@@") &&
+      label.substr(0, label.find("//")).find_first_of("+~") != std::string_view::npos)
+    return label.substr(1);
   return label;
 }
 
@@ -90,7 +97,7 @@ class TestClassifier {
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
-    label_.assign(canonical_view(test_.target.label));
+    label_ = canonical_label(test_.target.label);  // as explain and the plan name tests
     // Tests that declare the same tags (and nothing else a convention or rule reads) get the
     // same requirement, reason and findings: worked out once, copied after (issue 14).
     std::string key = shared_key();
@@ -913,10 +920,17 @@ namespace {
 /// and run-under know tests by label (before, both were planned, with their own shard counts).
 /// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
 /// runner for a second listing; either way a warning names the test (an error under --strict).
+/// Which listing is kept never depends on the input's order: GPU before CPU before skipped, then
+/// the most GPUs and shards, then the reason and the label as written.
 void drop_duplicates(Classification& result, bool strict) {
   auto& tests = result.tests;
   auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
     return canonical_view(a.target.label) == canonical_view(b.target.label);
+  };
+  auto rank = [](const ClassifiedTest& t) {
+    int gpus = t.requirement->gpus.value;
+    return std::tuple(static_cast<int>(t.bucket), -gpus, -t.target.shard_count, t.reason.str(),
+                      std::string_view(t.target.label), t.target.configuration.str());
   };
   std::size_t kept = 0;
   for (std::size_t i = 0; i < tests.size();) {
@@ -925,14 +939,16 @@ void drop_duplicates(Classification& result, bool strict) {
     std::size_t chosen = i;
     bool differ = false;
     for (std::size_t k = i + 1; k < end; ++k) {
-      differ = differ || tests[k].bucket != tests[i].bucket || tests[k].reason.str() != tests[i].reason.str();
-      if (tests[chosen].bucket != Bucket::gpu && tests[k].bucket == Bucket::gpu) chosen = k;
+      differ = differ || tests[k].bucket != tests[i].bucket ||
+               tests[k].reason.str() != tests[i].reason.str() ||
+               tests[k].target.shard_count != tests[i].target.shard_count;
+      if (rank(tests[k]) < rank(tests[chosen])) chosen = k;
     }
     if (end - i > 1) {
       std::set<std::string> configurations;  // made for a test listed twice only, not for every test
       for (std::size_t k = i; k < end; ++k) configurations.insert(tests[k].target.configuration.str());
       result.diagnostics.push_back(
-          {strict ? Severity::error : Severity::warning, tests[i].target.label, "input",
+          {strict ? Severity::error : Severity::warning, canonical_label(tests[chosen].target.label), "input",
            fmt::format("listed {} times in the input{}; planned once, as {}", end - i,
                        configurations.size() > 1
                            ? fmt::format(" (in the configurations {}: bazel test runs it in one)",

@@ -546,6 +546,40 @@ TEST_CASE("two tests with the same tags, one a labels-only target: classified ap
   REQUIRE(c.tests.at(1).reason == "no GPU annotation (the input has labels only: no tags to read)");
 }
 
+TEST_CASE("a bzlmod test written with one @ or two is one test, planned once as its GPU listing") {
+  // @rules_foo+//a:t and @@rules_foo+//a:t were two tests: the GPU one planned, the other on
+  // the CPU runners, exit 0.
+  TargetList list;
+  list.format = "xml";
+  list.tests = {make_target("@rules_foo+//a:t_test", {"gpu"}), make_target("@@rules_foo+//a:t_test", {})};
+  auto c = classify(list, {}, {});
+  REQUIRE(c.tests.size() == 1);
+  REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(c.diagnostics.at(0).label == "@@rules_foo+//a:t_test");
+}
+
+TEST_CASE("which listing of a test listed twice is planned does not depend on the input's order") {
+  // Before, the first listing won where neither or both needed GPUs: a TPU listing and a
+  // cpu-only one went to the skipped or the CPU tests, and 1 unit or 3 shards, by order.
+  auto kept = [](std::vector<Target> tests) {
+    TargetList list;
+    list.format = "xml";
+    list.tests = std::move(tests);
+    auto c = classify(list, {}, {});
+    REQUIRE(c.tests.size() == 1);
+    return c.tests.at(0);
+  };
+  auto tpu = make_target("//b:t_test", {"jax_test_tpu"});
+  auto cpu = make_target("@//b:t_test", {"cpu-only"});
+  REQUIRE(kept({tpu, cpu}).bucket == Bucket::cpu);
+  REQUIRE(kept({cpu, tpu}).bucket == Bucket::cpu);
+  auto whole = make_target("//c:t_test", {"gpu"});
+  auto sharded = make_target("//c:t_test", {"gpu"});
+  sharded.shard_count = 3;
+  REQUIRE(kept({whole, sharded}).target.shard_count == 3);
+  REQUIRE(kept({sharded, whole}).target.shard_count == 3);
+}
+
 TEST_CASE("a test the input lists twice is planned once, as its listing that needs GPUs, with a warning") {
   TargetList list;
   list.format = "xml";
