@@ -33,6 +33,9 @@ std::string render_svg(const Plan& plan);
 /// axis, one bar per unit spanning its GPUs, the unschedulable units on top, a legend by
 /// package or by size, tooltips and the diagnostics. With `fleet`, idle nodes and GPUs too.
 std::string render_html(const Plan& plan, const Fleet* fleet = nullptr);
+/// The same page, handed to `sink` in pieces as it is made (a plan of 150,000 units is never
+/// one document in memory).
+void write_html(const Plan& plan, const Fleet* fleet, const std::function<void(std::string_view)>& sink);
 
 /// One plan's line in `gpuplan compare`.
 struct Comparison {

@@ -62,9 +62,13 @@ void add_render_command(CLI::App& app, int& status) {
       print_fleet_warnings(*fleet);
     }
     auto plan = read_plan(args->plan);
-    write_output(args->output, format == "svg"     ? render_svg(plan)
-                               : format == "trace" ? render_trace(plan)
-                                                   : render_html(plan, fleet ? &*fleet : nullptr));
+    if (format == "html") {
+      Output output(args->output);
+      write_html(plan, fleet ? &*fleet : nullptr, output.sink());
+      output.commit();
+    } else {
+      write_output(args->output, format == "svg" ? render_svg(plan) : render_trace(plan));
+    }
     status = exit_ok;
   });
 }

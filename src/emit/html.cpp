@@ -12,6 +12,7 @@
 #include "emit/html_page.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/requirements.hpp"
+#include "util/json_writer.hpp"
 
 namespace gpuplan {
 
@@ -39,8 +40,11 @@ class StringTable {
   std::vector<std::string> strings_;
 };
 
-/// The layout the page's script draws: rows are lane rows and node headers, numbered from the top.
-nlohmann::json chart_data(const Plan& plan, const Fleet* fleet) {
+/// The layout the page's script draws, written to `out` as it is made (rows are lane rows and
+/// node headers, numbered from the top). A plan of 147,000 units made a document of some 200 MB
+/// before; only the nodes, the packages and the string table are held now. The keys are in
+/// the order nlohmann's sorted objects wrote them.
+void write_chart_data(const Plan& plan, const Fleet* fleet, util::JsonWriter& out) {
   auto gantt = emit::layout(plan, fleet);
   std::map<const Assignment*, std::vector<int>> rows_of;  // unit → its rows, ascending
   std::map<std::string, int> node_index;
@@ -66,64 +70,98 @@ nlohmann::json chart_data(const Plan& plan, const Fleet* fleet) {
                      {"busy", node.busy_until_s}});
   }
 
+  // The packages with their unit counts, and the strings units share, before any unit is written.
   StringTable strings;
   std::map<std::string, std::pair<int, int>> packages;  // package → index, units
-  for (const auto& a : plan.assignments) packages.try_emplace(package_of(a.unit.label), 0, 0);
+  struct Shared {
+    const std::pair<int, int>* package;  // its entry of `packages`, numbered below
+    int size, requirement, source;
+  };
+  std::vector<Shared> shared(plan.assignments.size());
+  for (std::size_t k = 0; k < plan.assignments.size(); ++k) {
+    const auto& a = plan.assignments[k];
+    auto& package = packages[package_of(a.unit.label)];
+    if (!rows_of.contains(&a)) continue;
+    ++package.second;
+    shared[k] = {&package, strings(a.unit.size.str()), strings(emit::printable(describe(a.unit.requirement))),
+                 strings(a.unit.duration_source.str())};
+  }
   nlohmann::json groups = nlohmann::json::array();
   for (auto& [name, entry] : packages) {
     entry.first = static_cast<int>(groups.size());
-    groups.push_back({{"name", emit::printable(name)}, {"color", emit::hex(emit::test_color(name))}});
+    groups.push_back({{"color", emit::hex(emit::test_color(name))},
+                      {"name", emit::printable(name)},
+                      {"units", entry.second}});
   }
-  nlohmann::json units = nlohmann::json::array();
-  for (const auto& a : plan.assignments) {
+
+  out.begin_object();
+  out.key("bound").value(plan.summary.lower_bound_s);
+  out.key("end").value(gantt.end_s);
+  out.key("makespan").value(plan.summary.makespan_s);
+  out.key("nodes").value(nlohmann::ordered_json(nodes));
+  out.key("packages").value(nlohmann::ordered_json(groups));
+  out.key("rows").value(row);
+  out.key("strings").begin_array();
+  for (const auto& text : strings.strings()) out.value(text);
+  out.end_array();
+  out.key("units").begin_array();
+  for (std::size_t k = 0; k < plan.assignments.size(); ++k) {
+    const auto& a = plan.assignments[k];
     auto found = rows_of.find(&a);
     if (found == rows_of.end()) continue;
     auto& rows = found->second;
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    nlohmann::json segments = nlohmann::json::array();  // [first row, rows] for each run of adjacent rows
-    for (size_t i = 0; i < rows.size();) {
-      size_t j = i + 1;
-      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-      segments.push_back(rows[i]);
-      segments.push_back(static_cast<int>(j - i));
-      i = j;
-    }
-    auto& package = packages[package_of(a.unit.label)];
-    ++package.second;
     std::string shard;
     if (a.unit.shard_index)
       shard = fmt::format("shard {} of {} (TEST_SHARD_INDEX={})", *a.unit.shard_index + 1, a.unit.shard_count,
                           *a.unit.shard_index);
-    units.push_back({a.start_s, a.end_s, node_index[a.node.str()], package.first, strings(a.unit.size.str()),
-                     emit::printable(a.unit.id), emit::short_name(a.unit), emit::join_gpus(a.gpus),
-                     strings(emit::printable(describe(a.unit.requirement))),
-                     strings(a.unit.duration_source.str()),
-                     a.unit.vram_mib ? nlohmann::json(*a.unit.vram_mib) : nlohmann::json(),
-                     a.unit.flaky ? 1 : 0, shard, std::move(segments)});
+    out.begin_array();
+    out.value(a.start_s);
+    out.value(a.end_s);
+    out.value(node_index[a.node.str()]);
+    out.value(shared[k].package->first);
+    out.value(shared[k].size);
+    out.value(emit::printable(a.unit.id));
+    out.value(emit::short_name(a.unit));
+    out.value(emit::join_gpus(a.gpus));
+    out.value(shared[k].requirement);
+    out.value(shared[k].source);
+    if (a.unit.vram_mib)
+      out.value(*a.unit.vram_mib);
+    else
+      out.null();
+    out.value(a.unit.flaky ? 1 : 0);
+    out.value(shard);
+    out.begin_array();  // [first row, rows] for each run of adjacent rows
+    for (size_t i = 0; i < rows.size();) {
+      size_t j = i + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+      out.value(rows[i]);
+      out.value(static_cast<int>(j - i));
+      i = j;
+    }
+    out.end_array();
+    out.end_array();
+    rows.clear();
+    rows.shrink_to_fit();
   }
-  for (const auto& [name, entry] : packages) groups[static_cast<size_t>(entry.first)]["units"] = entry.second;
-  return {{"end", gantt.end_s},
-          {"makespan", plan.summary.makespan_s},
-          {"bound", plan.summary.lower_bound_s},
-          {"rows", row},
-          {"nodes", std::move(nodes)},
-          {"packages", std::move(groups)},
-          {"strings", strings.strings()},
-          {"units", std::move(units)}};
+  out.end_array();
+  out.end_object();
 }
 
-/// JSON that may sit inside <script>: every '<' (only ever inside a string) written as \u003c.
-std::string script_safe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<')
-      out += "\\u003c";
-    else
-      out += c;
-  }
-  return out;
+/// A sink for JSON that sits inside <script>: every '<' (only ever inside a string) is written
+/// as \u003c.
+util::TextSink script_safe(const util::TextSink& sink) {
+  return [sink](std::string_view json) {
+    for (std::size_t start = 0; start < json.size();) {
+      auto lt = json.find('<', start);
+      sink(json.substr(start, lt == std::string_view::npos ? std::string_view::npos : lt - start));
+      if (lt == std::string_view::npos) break;
+      sink("\\u003c");
+      start = lt + 1;
+    }
+  };
 }
 
 std::string unschedulable(const Plan& plan) {
@@ -152,8 +190,8 @@ std::string diagnostics(const Plan& plan) {
 
 }  // namespace
 
-std::string render_html(const Plan& plan, const Fleet* fleet) {
-  return fmt::format(
+void write_html(const Plan& plan, const Fleet* fleet, const util::TextSink& sink) {
+  sink(fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>gpuplan: "
       "{0}</title>\n"
@@ -161,10 +199,21 @@ std::string render_html(const Plan& plan, const Fleet* fleet) {
       "{2}</header>\n{3}{4}<div id=\"chart\"><canvas id=\"canvas\"></canvas>"
       "<noscript>The chart needs JavaScript; `gpuplan render --format svg` draws it "
       "without.</noscript></div>\n"
-      "<div id=\"tip\" hidden></div>\n<script type=\"application/json\" id=\"plan-data\">{5}</script>\n"
-      "<script>\n{6}</script>\n</body>\n</html>\n",
+      "<div id=\"tip\" hidden></div>\n<script type=\"application/json\" id=\"plan-data\">",
       emit::escape(emit::summary_line(plan)), emit::kPageStyle, emit::kControls, unschedulable(plan),
-      diagnostics(plan), script_safe(chart_data(plan, fleet).dump()), emit::kPageScript);
+      diagnostics(plan)));
+  {
+    util::JsonWriter data(script_safe(sink), -1);
+    write_chart_data(plan, fleet, data);
+    data.flush();
+  }
+  sink(fmt::format("</script>\n<script>\n{}</script>\n</body>\n</html>\n", emit::kPageScript));
+}
+
+std::string render_html(const Plan& plan, const Fleet* fleet) {
+  std::string page;
+  write_html(plan, fleet, [&](std::string_view text) { page += text; });
+  return page;
 }
 
 }  // namespace gpuplan
