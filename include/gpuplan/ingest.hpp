@@ -87,7 +87,8 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
                         GraphSink* graph, TargetSink& tests);
 
 /// Fills the attributes of labels-only targets from `attributes` (matched by
-/// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are.
+/// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are; a
+/// label `attributes` lists twice becomes both listings, for the classifier to choose between.
 void join_attributes(TargetList& targets, const TargetList& attributes);
 
 }  // namespace gpuplan

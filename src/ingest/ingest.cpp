@@ -5,6 +5,7 @@
 #include <exception>
 #include <iterator>
 #include <unordered_map>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
@@ -124,17 +125,27 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
 }
 
 void join_attributes(TargetList& targets, const TargetList& attributes) {
-  std::unordered_map<std::string, const Target*> by_label;
-  for (const Target& target : attributes.tests) by_label.emplace(canonical_label(target.label), &target);
+  // Every listing of a label: one the attributes list twice (cquery's configurations) is
+  // handed over twice, so that the classifier chooses between them as it does for any input
+  // (the listing that needs GPUs); the first listing alone had sent GPU tests to CPU runners.
+  std::unordered_map<std::string, std::vector<const Target*>> by_label;
+  for (const Target& target : attributes.tests) by_label[canonical_label(target.label)].push_back(&target);
+  std::vector<Target> joined;
+  joined.reserve(targets.tests.size());
   for (Target& target : targets.tests) {
-    if (target.has_attributes) continue;
-    auto found = by_label.find(canonical_label(target.label));
-    if (found == by_label.end()) continue;
-    Target joined = *found->second;
-    joined.label = std::move(target.label);
-    if (!target.configuration.empty()) joined.configuration = target.configuration;
-    target = std::move(joined);
+    auto found = target.has_attributes ? by_label.end() : by_label.find(canonical_label(target.label));
+    if (found == by_label.end()) {
+      joined.push_back(std::move(target));
+      continue;
+    }
+    for (const Target* listing : found->second) {
+      Target with = *listing;
+      with.label = target.label;
+      if (!target.configuration.empty()) with.configuration = target.configuration;
+      joined.push_back(std::move(with));
+    }
   }
+  targets.tests = std::move(joined);
 }
 
 }  // namespace gpuplan

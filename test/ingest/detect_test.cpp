@@ -50,6 +50,23 @@ TEST_CASE("the --attrs file fills a labels-only list from a query with attribute
   REQUIRE(labels.tests[1].has_attributes);
 }
 
+TEST_CASE("a label the --attrs file lists twice becomes both listings, for the classifier to choose") {
+  // Before, the first listing alone: an untagged one before a `gpu` one sent the test to CPU
+  // runners with exit 0, where the same query read directly kept the GPU listing.
+  TargetList labels = read_text("//a:t_test\n//b:u_test\n");
+  TargetList attributes = read_text(
+      "<?xml version=\"1.1\" encoding=\"UTF-8\" standalone=\"no\"?>\n<query version=\"2\">\n"
+      "<rule class=\"cc_test\" location=\"/x/BUILD:1:1\" name=\"//a:t_test\"/>\n"
+      "<rule class=\"cc_test\" location=\"/x/BUILD:2:1\" name=\"@//a:t_test\"><list name=\"tags\">"
+      "<string value=\"gpu\"/></list></rule>\n</query>\n");
+  join_attributes(labels, attributes);
+  REQUIRE(labels.tests.size() == 3);
+  REQUIRE(labels.tests[0].label == "//a:t_test");
+  REQUIRE(labels.tests[1].label == "//a:t_test");
+  REQUIRE(labels.tests[1].tags.size() == 1);
+  REQUIRE_FALSE(labels.tests[2].has_attributes);
+}
+
 TEST_CASE("a byte order mark at the start is skipped in every format") {
   TargetList kinds = read_text("\xef\xbb\xbfpy_test rule //a:b_test\n");
   REQUIRE(kinds.tests.at(0).rule_class == "py_test");  // was "\ufeffpy_test", which no rule matched
