@@ -508,7 +508,7 @@ Fleet load_fleet(std::istream& in, const std::string& name) {
     // Fleet files of several machines put one after another (`---`): only the first was read.
     if (auto second = util::second_document(text))
       throw InputError(reader.at(second->at),
-                       (second->marked ? "fleet: " : "") +
+                       (second->marker.empty() ? "" : "fleet: ") +
                            util::second_document_problem(*second,
                                                          "a fleet is one document; merge the pools "
                                                          "into one list"));

@@ -4,6 +4,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -57,15 +58,18 @@ Result<double> number_below(const YAML::Node& node, double least, double below) 
 }
 
 std::optional<SecondDocument> second_document(const std::string& text) {
-  // Where each document starts and where its first node is: all a loader needs to tell a second.
-  struct FirstNode : YAML::EventHandler {
+  // Where a document starts and where its first node is, and whether it holds anything but an
+  // empty node (a `---` at the end of a file drops nothing): all a loader needs to tell a second.
+  struct Nodes : YAML::EventHandler {
     std::optional<YAML::Mark> start, mark;
-    void seen(const YAML::Mark& m) {
+    bool empty = true;
+    void seen(const YAML::Mark& m, bool null = false) {
       if (!mark) mark = m;
+      empty = empty && null;
     }
     void OnDocumentStart(const YAML::Mark& m) override { start = m; }
     void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { seen(m, true); }
     void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { seen(m); }
     void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
       seen(m);
@@ -83,19 +87,31 @@ std::optional<SecondDocument> second_document(const std::string& text) {
   };
   std::istringstream in(text);
   YAML::Parser parser(in);
-  FirstNode first, second;
-  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark)
-    return std::nullopt;
-  // Where a token is left unread, yaml-cpp 0.7 hands out the same empty document again and again.
-  if (first.mark && second.mark->pos <= first.mark->pos) return std::nullopt;
-  auto start = second.start ? *second.start : *second.mark;
-  bool marked =
-      start.pos >= 0 && std::string_view(text).substr(static_cast<std::size_t>(start.pos)).starts_with("---");
-  return SecondDocument{marked ? start : *second.mark, marked};
+  Nodes first;
+  if (!parser.HandleNextDocument(first)) return std::nullopt;
+  int last = first.mark ? first.mark->pos : -1;
+  for (;;) {
+    Nodes next;
+    // Where a token is left unread, yaml-cpp 0.7 hands out the same empty document again and
+    // again: a document must start past the last one's first node.
+    if (!parser.HandleNextDocument(next) || !next.mark || next.mark->pos <= last) return std::nullopt;
+    last = next.mark->pos;
+    if (next.empty) continue;
+    auto start = next.start ? *next.start : *next.mark;
+    auto at = static_cast<std::size_t>(std::max(start.pos, 0));
+    std::string_view before = std::string_view(text).substr(0, at);
+    while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back())))
+      before.remove_suffix(1);
+    std::string marker = std::string_view(text).substr(at).starts_with("---") ? "---"
+                         : before.ends_with("...")                            ? "..."
+                                                                              : "";
+    return SecondDocument{marker.empty() ? *next.mark : start, marker};
+  }
 }
 
 std::string second_document_problem(const SecondDocument& second, std::string_view what) {
-  if (second.marked) return fmt::format("a second YAML document (after ---): {}", what);
+  if (!second.marker.empty())
+    return fmt::format("a second YAML document (after {}): {}", second.marker, what);
   return "YAML syntax error: this line is not part of the document above it (a line indented less than "
          "the document's first line ends it)";
 }

@@ -37,17 +37,17 @@ class KeyChecker {
   std::vector<std::pair<std::string, int>> seen_;  ///< keys so far and their 1-based lines
 };
 
-/// A second YAML document: where it starts, and whether a `---` starts it (else yaml-cpp began
-/// one where a line is indented less than the document's first, which is a syntax error).
+/// A second YAML document: where it starts, and the `---` or `...` before it (empty where
+/// yaml-cpp began one at a line indented less than the document's first: a syntax error).
 struct SecondDocument {
   YAML::Mark at;
-  bool marked = false;
+  std::string marker;
 };
 
-/// The second YAML document of `text`, if it has one: a loader that reads the first alone
-/// would drop the rest unseen. Not YAML::LoadAll: yaml-cpp 0.7's loops forever, allocating,
-/// on a stray "," (jbeder/yaml-cpp#1040; it took 23 GB in a minute). Throws YAML::Exception
-/// for a syntax error in either of the first two documents.
+/// The second YAML document of `text` that holds anything (an empty one after a last `---`
+/// drops nothing), if it has one: a loader that reads the first alone would drop it unseen. Not
+/// YAML::LoadAll: yaml-cpp 0.7's loops forever, allocating, on a stray "," (jbeder/yaml-cpp#1040; it took 23
+/// GB in a minute). Throws YAML::Exception for a syntax error in either of the first two documents.
 std::optional<SecondDocument> second_document(const std::string& text);
 
 /// The message for a second document in a file of one (`what`: "a fleet is one document; ...").

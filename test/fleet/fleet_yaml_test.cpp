@@ -323,6 +323,7 @@ TEST_CASE("fleet facts a user mistypes are refused, not read as something else")
   // a vendor against the catalog's, which turned H100s into AMD GPUs.
   REQUIRE_THAT(error_of(fleet_with(h100) + "---\n" + fleet_with(h100)),
                StartsWith("fleet.yaml:6:1: fleet: a second YAML document (after ---)"));
+  REQUIRE(error_of(fleet_with(h100) + "---\n") == "(accepted)");  // an empty last document drops nothing
   REQUIRE_THAT(
       error_of(fleet_with("    gpu: {model: RTX-4090, count: 8, vram: 24GiB, compute_capability: 89}\n"
                           "    cuda: \"12.4\"\n")),
