@@ -560,8 +560,8 @@ std::optional<std::string> near_miss(std::string_view written) {
     if (row.typo_target && (row.match == Match::exact) == rest.empty()) words.push_back(spelled);
   }
   // Other words for "a GPU test", which `gpu` says: a CPU runner would run such a test without one.
-  static constexpr std::string_view asks_for_a_gpu[] = {
-      "gpu-test", "needs-gpu", "need-gpu", "uses-gpu", "use-gpu", "with-gpu", "gpu-required", "run-on-gpu"};
+  static constexpr std::string_view asks_for_a_gpu[] = {"gpu-test", "needs-gpu", "need-gpu",  "uses-gpu",
+                                                        "use-gpu",  "with-gpu",  "run-on-gpu"};
   if (rest.empty() && std::ranges::find(asks_for_a_gpu, fixed) != std::end(asks_for_a_gpu)) return "gpu";
   if (word.size() > 1 && word.ends_with('s')) {  // gpus:2 → gpu:2
     auto singular = fmt::format("{}{}", word.substr(0, word.size() - 1), rest);

@@ -9,9 +9,9 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -242,6 +242,26 @@ class ResultReader {
 
 }  // namespace
 
+/// A result as read, to tell one an event stream repeats.
+struct ResultKey {
+  std::size_t test;
+  int run, shard, attempt;
+  std::uint32_t configuration;  ///< numbered as first seen
+  double seconds;
+  std::int64_t start_ms;
+  bool operator==(const ResultKey&) const = default;
+  struct Hash {
+    std::size_t operator()(const ResultKey& k) const {
+      std::size_t h = k.test;
+      for (std::uint64_t part : {std::uint64_t(k.run), std::uint64_t(k.shard), std::uint64_t(k.attempt),
+                                 std::uint64_t(k.configuration), std::bit_cast<std::uint64_t>(k.seconds),
+                                 std::uint64_t(k.start_ms)})
+        h = (h ^ part) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+};
+
 HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   history::BadRows bad(name, strict);
   simdjson::dom::parser parser;
@@ -261,7 +281,9 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   // Results already read, by test, run, shard, attempt, configuration, duration and start: a
   // Build Event Service journal that resent events holds one twice, and it was counted twice.
   // (Two builds' files put into one share ids, not durations and starts: both count.)
-  std::set<std::tuple<std::size_t, int, int, int, std::string, double, std::int64_t>> results_seen;
+  std::unordered_map<std::string, std::uint32_t> configuration_ids;
+  std::unordered_set<ResultKey, ResultKey::Hash> results_seen;
+  std::pair<std::string_view, std::uint32_t> last_configuration;  // the last result's, looked up once
   long repeated = 0, first_repeated_line = 0;
   std::string first_repeated_label;
   long first_other_line = 0;
@@ -340,10 +362,22 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
       std::size_t test = name_shard(result);
       if (result.attempt) {
         auto [run, shard, attempt] = result.numbers();
-        if (!results_seen
-                 .emplace(test, run, shard, attempt, result.configuration(), result.attempt->sample.seconds,
-                          result.attempt->sample.start_ms.value_or(-1))
-                 .second) {
+        if (configuration_ids.empty() || result.configuration() != last_configuration.first) {
+          auto it = configuration_ids
+                        .try_emplace(std::string(result.configuration()),
+                                     static_cast<std::uint32_t>(configuration_ids.size()))
+                        .first;
+          last_configuration = {it->first, it->second};  // a node's key stays where it is
+        }
+        auto configuration = last_configuration.second;
+        ResultKey key{test,
+                      run,
+                      shard,
+                      attempt,
+                      configuration,
+                      result.attempt->sample.seconds,
+                      result.attempt->sample.start_ms.value_or(-1)};
+        if (!results_seen.insert(key).second) {
           if (repeated++ == 0) first_repeated_line = number, first_repeated_label = labels[test];
           continue;
         }

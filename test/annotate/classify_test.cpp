@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "annotate/classify_helpers.hpp"
+#include "util/text.hpp"
 
 using namespace gpuplan;
 using gpuplan::testing::classify_one;
@@ -83,8 +84,17 @@ TEST_CASE("a GPU family and a model of it narrow to the model, in either order")
     REQUIRE(c.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{"a100-sxm-80gb"});
     REQUIRE(c.diagnostics.empty());
   }
+  // Families named_gpu_model does not read: max1100 (the catalog writes Max-1100), l4.
+  for (const auto& [family, model] :
+       std::vector<std::pair<std::string, std::string>>{{"max1100", "Max-1100"}, {"l4", "L4-24GB"}}) {
+    auto c = classify_one(make_target("//t:t", {"gpu-model:" + family}, {{"gpu_model", model}}));
+    REQUIRE(c.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{util::lower(model)});
+    REQUIRE(c.diagnostics.empty());
+  }
   auto clash = classify_one(make_target("//t:t", {"gpu-model:h100"}, {{"gpu_model", "A100-SXM-80GB"}}));
   REQUIRE(clash.diagnostics.size() == 1);
+  REQUIRE(classify_one(make_target("//t:t", {"gpu-model:l4"}, {{"gpu_model", "L40S"}})).diagnostics.size() ==
+          1);
 }
 
 TEST_CASE("the same constraint written twice is kept once, from the first annotation") {
@@ -551,11 +561,14 @@ TEST_CASE("a bzlmod test written with one @ or two is one test, planned once as 
   // the CPU runners, exit 0.
   TargetList list;
   list.format = "xml";
-  list.tests = {make_target("@rules_foo+//a:t_test", {"gpu"}), make_target("@@rules_foo+//a:t_test", {})};
-  auto c = classify(list, {}, {});
-  REQUIRE(c.tests.size() == 1);
-  REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
-  REQUIRE(c.diagnostics.at(0).label == "@@rules_foo+//a:t_test");
+  for (bool gpu_first : {true, false}) {
+    list.tests = {make_target("@rules_foo+//a:t_test", {"gpu"}), make_target("@@rules_foo+//a:t_test", {})};
+    if (!gpu_first) std::swap(list.tests[0], list.tests[1]);
+    auto c = classify(list, {}, {});
+    REQUIRE(c.tests.size() == 1);
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    REQUIRE(c.diagnostics.at(0).label == "@@rules_foo+//a:t_test");  // as explain looks for it
+  }
 }
 
 TEST_CASE("which listing of a test listed twice is planned does not depend on the input's order") {

@@ -78,6 +78,16 @@ TEST_CASE("a result an event stream repeats is counted once, with a note") {
   REQUIRE(read.diagnostics[0].severity == Severity::note);
   REQUIRE_THAT(read.diagnostics[0].message,
                Catch::StartsWith("1 testResult event repeats an earlier one (the first: line 2, //gpu:t)"));
+  // Two builds' files put into one: the same ids, other starts. Both count, without a note.
+  auto started = [](const std::string& start) {
+    return result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"10000",)"
+                                  R"("testAttemptStartMillisEpoch":")" +
+                                      start + R"("})");
+  };
+  auto both =
+      read_bep_text(started("1714557600000") + summary_t + started("1714644000000") + summary_t, true);
+  REQUIRE(both.history.samples.at({"//gpu:t", std::nullopt}).size() == 2);
+  REQUIRE(both.diagnostics.empty());
 }
 
 TEST_CASE("newer Bazel's Duration and Timestamp fields are read") {
