@@ -831,11 +831,15 @@ std::uint64_t label_key(std::string_view label, std::size_t depth) {
 bool label_before(const Target& a, const Target& b) {
   // One comparison of the labels, not != and then <, which compared equal-length labels twice.
   int order = canonical_view(a.label).compare(canonical_view(b.label));
-  return order != 0 ? order < 0 : a.configuration < b.configuration;
+  if (order != 0) return order < 0;
+  // One test's listings: by configuration, then as written (//a:t before @//a:t), so that their
+  // findings come out in one order whatever the input's.
+  return a.configuration != b.configuration ? a.configuration < b.configuration : a.label < b.label;
 }
 
 /// For each place, the test (in the order added) that goes there: by canonical label, then
-/// configuration, then the order added, as std::stable_sort with label_before orders them.
+/// configuration and the label as written, then the order added, as std::stable_sort with
+/// label_before orders them.
 /// A radix sort, most significant bytes first: each round sorts the tests still tied by a key of
 /// their next seven label bytes. A comparison sort followed two tests to their labels at each
 /// comparison, a cache miss or two each: at 1M tests that was 13% of `plan` on the generated
@@ -868,11 +872,11 @@ std::vector<std::uint32_t> label_order(TestBlocks& tests) {
         if (j - k < 2) continue;
         if ((keyed[k].low & 0xff) == 8) {  // the labels go on: the next round tells them apart
           next.emplace_back(k, j);
-        } else {  // the same label: by configuration, then in the order added
+        } else {  // the same label: as label_before orders its listings, then in the order added
           auto first = keyed.begin() + static_cast<std::ptrdiff_t>(k),
                last = keyed.begin() + static_cast<std::ptrdiff_t>(j);
           std::stable_sort(first, last, [&](const Keyed& a, const Keyed& b) {
-            return tests[a.test].target.configuration < tests[b.test].target.configuration;
+            return label_before(tests[a.test].target, tests[b.test].target);
           });
         }
       }
@@ -930,7 +934,7 @@ namespace {
 /// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
 /// runner for a second listing; either way a warning names the test (an error under --strict).
 /// Which listing is kept never depends on the input's order: GPU before CPU before skipped, then
-/// the most GPUs and shards, then the reason and the label as written.
+/// the most GPUs and shards, then the reason, the configuration and the label as written.
 void drop_duplicates(Classification& result, bool strict) {
   auto& tests = result.tests;
   auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
@@ -939,9 +943,10 @@ void drop_duplicates(Classification& result, bool strict) {
   auto rank = [](const ClassifiedTest& t) {
     int gpus = t.requirement->gpus.value;
     return std::tuple(static_cast<int>(t.bucket), -gpus, -t.target.shard_count, t.reason.str(),
-                      std::string_view(t.target.label), t.target.configuration.str());
+                      t.target.configuration.str(), std::string_view(t.target.label));
   };
   std::size_t kept = 0;
+  std::set<std::string> listed_twice;  // canonical labels
   for (std::size_t i = 0; i < tests.size();) {
     std::size_t end = i + 1;
     while (end < tests.size() && same(tests[i], tests[end])) ++end;
@@ -954,6 +959,7 @@ void drop_duplicates(Classification& result, bool strict) {
       if (rank(tests[k]) < rank(tests[chosen])) chosen = k;
     }
     if (end - i > 1) {
+      listed_twice.insert(canonical_label(tests[chosen].target.label));
       std::set<std::string> configurations;  // made for a test listed twice only, not for every test
       for (std::size_t k = i; k < end; ++k) configurations.insert(tests[k].target.configuration.str());
       result.diagnostics.push_back(
@@ -972,6 +978,20 @@ void drop_duplicates(Classification& result, bool strict) {
     i = end;
   }
   tests.resize(kept);
+  // The findings of a test's listings come in the order of the listings, which ties (one
+  // spelling, one configuration) leave in the input's: by their text, so no order decides.
+  auto& found = result.diagnostics;
+  for (std::size_t a = 0; a < found.size() && !listed_twice.empty();) {
+    std::size_t b = a + 1;
+    while (b < found.size() && found[b].label == found[a].label) ++b;
+    if (b - a > 1 && listed_twice.contains(found[a].label))
+      std::stable_sort(found.begin() + static_cast<std::ptrdiff_t>(a),
+                       found.begin() + static_cast<std::ptrdiff_t>(b),
+                       [](const Diagnostic& x, const Diagnostic& y) {
+                         return std::tie(x.source, x.message) < std::tie(y.source, y.message);
+                       });
+    a = b;
+  }
 }
 
 }  // namespace

@@ -451,7 +451,7 @@ TEST_CASE("the label sort agrees with a comparison sort on labels that share lon
   std::stable_sort(expected.begin(), expected.end(), [&](std::size_t a, std::size_t b) {
     auto key = [&](std::size_t i) {
       return std::tuple(canonical_label(added[i].label),
-                        std::string(std::string_view(added[i].configuration)));
+                        std::string(std::string_view(added[i].configuration)), added[i].label);
     };
     return key(a) < key(b);
   });
@@ -586,6 +586,18 @@ TEST_CASE("which listing of a test listed twice is planned does not depend on th
   auto cpu = make_target("@//b:t_test", {"cpu-only"});
   REQUIRE(kept({tpu, cpu}).bucket == Bucket::cpu);
   REQUIRE(kept({cpu, tpu}).bucket == Bucket::cpu);
+  // Their findings too: two listings spelt alike, each with a conflict of its own.
+  auto findings = [](std::vector<Target> tests) {
+    TargetList list;
+    list.format = "xml";
+    list.tests = std::move(tests);
+    std::vector<std::string> messages;
+    for (const auto& d : classify(list, {}, {}).diagnostics) messages.push_back(d.message);
+    return messages;
+  };
+  auto one = make_target("//d:t_test", {"no-gpu", "gpu:2"});
+  auto other = make_target("//d:t_test", {"no-gpu", "gpu-mem:40G", "gpu"});
+  REQUIRE(findings({one, other}) == findings({other, one}));
   auto whole = make_target("//c:t_test", {"gpu"});
   auto sharded = make_target("//c:t_test", {"gpu"});
   sharded.shard_count = 3;
