@@ -47,7 +47,7 @@ struct SecondDocument {
 /// The second YAML document of `text` that holds anything (an empty one after a last `---`
 /// drops nothing), if it has one: a loader that reads the first alone would drop it unseen. Not
 /// YAML::LoadAll: yaml-cpp 0.7's loops forever, allocating, on a stray "," (jbeder/yaml-cpp#1040; it took 23
-/// GB in a minute). Throws YAML::Exception for a syntax error in either of the first two documents.
+/// GB in a minute). Throws YAML::Exception for a syntax error in a document it reads.
 std::optional<SecondDocument> second_document(const std::string& text);
 
 /// The message for a second document in a file of one (`what`: "a fleet is one document; ...").
