@@ -27,7 +27,8 @@ struct Estimate {
 /// Estimates one shard (0-based) of a test, or the whole test when `shard_index` is empty.
 using Estimator = std::function<Estimate(const ClassifiedTest& test, std::optional<int> shard_index)>;
 
-/// Per-size defaults from the rules (source "size-default"); never zero.
+/// Per-size defaults from the rules (source "size-default"); never zero. A test with a `timeout`
+/// attribute gets the default of the size whose timeout that is (source "timeout-default").
 Estimator size_default_estimator(const Rules& rules);
 
 enum class ShardMode {

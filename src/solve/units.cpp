@@ -13,14 +13,22 @@ namespace gpuplan {
 Estimator size_default_estimator(const Rules& rules) {
   return [defaults = rules.size_default_seconds, builtin = Rules{}.size_default_seconds](
              const ClassifiedTest& test, std::optional<int>) {
+    // A `timeout` attribute stands for the size whose default timeout it is, as in Bazel, where
+    // it replaces the one the size implies: a small test with timeout eternal may run an hour,
+    // and the job limits the exports derive from planned ends must let it.
+    static const std::map<std::string_view, std::string_view> size_of_timeout{
+        {"short", "small"}, {"moderate", "medium"}, {"long", "large"}, {"eternal", "enormous"}};
+    auto by_timeout = size_of_timeout.find(test.target.timeout.str());
+    std::string_view size = by_timeout != size_of_timeout.end() ? by_timeout->second : test.target.size.str();
     auto seconds_for = [&](const std::map<std::string, double>& table) {
-      auto it = table.find(test.target.size);
+      auto it = table.find(std::string(size));
       return it != table.end() && it->second > 0 ? it->second : 0.0;
     };
     double seconds = seconds_for(defaults);
     if (seconds == 0) seconds = seconds_for(builtin);
     if (seconds == 0) seconds = builtin.at("medium");
-    return Estimate{seconds, "size-default", std::nullopt};
+    return Estimate{seconds, by_timeout != size_of_timeout.end() ? "timeout-default" : "size-default",
+                    std::nullopt};
   };
 }
 

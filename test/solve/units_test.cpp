@@ -35,6 +35,24 @@ TEST_CASE("a sharded test becomes one unit per shard, numbered from 0") {
   CHECK(units[1].duration_source == "size-default");
 }
 
+TEST_CASE("a timeout attribute sets the default duration as Bazel's timeout does, over the size") {
+  Rules rules;
+  rules.size_default_seconds["enormous"] = 7200;
+  auto eternal = gpu_test("//a:eternal", 0, "small");
+  eternal.target.timeout = "eternal";
+  auto short_large = gpu_test("//a:short", 0, "large");
+  short_large.target.timeout = "short";
+  auto units = make_units(of({eternal, short_large, gpu_test("//a:sized", 0, "large")}), ShardMode::per_shard,
+                          size_default_estimator(rules), rules);
+  REQUIRE(units.size() == 3);
+  CHECK(units[0].duration_s == 7200);  // the rules' default for the size whose timeout is eternal
+  CHECK(units[0].duration_source == "timeout-default");
+  CHECK(units[1].duration_s == 60);
+  CHECK(units[1].duration_source == "timeout-default");
+  CHECK(units[2].duration_s == 900);
+  CHECK(units[2].duration_source == "size-default");
+}
+
 TEST_CASE("with --shards=whole a sharded test is one unit lasting all its shards") {
   Rules rules;
   auto units = make_units(of({gpu_test("//ml:train", 4, "small")}), ShardMode::whole,
