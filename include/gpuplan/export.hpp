@@ -18,8 +18,9 @@ struct ExportNode {
   std::string name;
   int gpus = 0;  ///< the node's GPU count: the fleet's, else 1 + the highest planned index
   bool gpus_from_fleet = false;
-  int units = 0;                              ///< units planned on it
-  double end_s = 0;                           ///< when its last unit is planned to end
+  int units = 0;        ///< units planned on it
+  double end_s = 0;     ///< when its last unit is planned to end
+  double reruns_s = 0;  ///< what Bazel's reruns of its flaky units may add (rerun_allowance_s)
   std::map<std::string, std::string> labels;  ///< the fleet's labels for it (empty without a fleet)
   std::vector<std::string> unit_ids;          ///< in plan order
   /// The vendor of the node's GPUs ("nvidia", "amd", "intel"): the fleet's, else the one its
@@ -45,11 +46,11 @@ struct KubernetesOptions {
   std::string priority_class;
   std::vector<std::string> tolerations;  ///< "KEY[=VALUE]:EFFECT" or "KEY[=VALUE]" (kubectl taint spelling)
   std::map<std::string, std::string> labels;  ///< extra labels on every object and pod
-  double time_margin = 1.5;                   ///< activeDeadlineSeconds = planned end × this + startup
-  int startup_s = 300;                        ///< added to the deadline: image pull, scheduling
-  std::optional<std::string> command;         ///< passed to `gpuplan exec --command`
-  std::vector<std::string> bazel_args;        ///< after exec's --: options for its default bazel test
-  std::optional<std::string> results_claim;   ///< a PersistentVolumeClaim the results CSVs go to
+  double time_margin = 1.5;             ///< activeDeadlineSeconds = (planned end + reruns) × this + startup
+  int startup_s = 300;                  ///< added to the deadline: image pull, scheduling
+  std::optional<std::string> command;   ///< passed to `gpuplan exec --command`
+  std::vector<std::string> bazel_args;  ///< after exec's --: options for its default bazel test
+  std::optional<std::string> results_claim;  ///< a PersistentVolumeClaim the results CSVs go to
 };
 
 /// The first line of every manifest starts so: how a later export knows the files it may replace.
@@ -77,7 +78,7 @@ struct CiOptions {
   std::string node_tag;                   ///< the runner label / agent tag key naming the node
   std::vector<std::string> tags;          ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
   std::vector<std::string> fleet_tags;    ///< fleet label keys whose values become labels/tags
-  double time_margin = 1.5;               ///< job timeouts: planned end × this, in minutes, rounded up
+  double time_margin = 1.5;               ///< job timeouts: (planned end + reruns) × this, in minutes, up
   bool with_units = true;                 ///< list each node's units in the matrix
   std::string plan_job = "gpuplan-plan";  ///< GitLab: the parent pipeline's job whose artifact is the plan
 };

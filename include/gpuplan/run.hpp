@@ -98,6 +98,10 @@ bool holds_whole_node(const Assignment& assignment, Policy policy);
 /// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
 int timeout_seconds(const Unit& unit);
 
+/// The time beyond its planned duration a launcher's limit must leave a unit: Bazel runs a test
+/// marked `flaky` up to three times, so two more attempts of it; none for any other.
+double rerun_allowance_s(const Unit& unit);
+
 /// A command template with `{label}`, `{unit}`, `{gpus}`, `{shard_index}` and `{shard_count}`
 /// replaced by the unit's values, each shell-quoted. `{{` and `}}` are literal braces.
 /// Throws InputError naming `option` for an unknown placeholder or an unmatched brace.
@@ -238,7 +242,7 @@ struct SlurmOptions {
   std::string gpuplan = "gpuplan";  ///< the gpuplan binary on the cluster
   std::optional<std::string> partition;
   std::optional<std::string> account;
-  double time_margin = 1.5;               ///< --time is the node's planned end × this, rounded up to minutes
+  double time_margin = 1.5;  ///< --time: the node's planned end (+ flaky reruns) × this, in minutes up
   std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`

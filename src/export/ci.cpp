@@ -26,7 +26,7 @@ std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
 
 long ci_timeout_minutes(const CiOptions& o, const ExportNode& node) {
   if (!(o.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
-  return std::max(1L, static_cast<long>(std::ceil(node.end_s * o.time_margin / 60 - 1e-9)));
+  return std::max(1L, static_cast<long>(std::ceil((node.end_s + node.reruns_s) * o.time_margin / 60 - 1e-9)));
 }
 
 std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, bool key_value) {

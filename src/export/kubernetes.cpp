@@ -248,8 +248,8 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
     Json spec = Json::object();
     spec["backoffLimit"] = 0;
-    spec["activeDeadlineSeconds"] =
-        std::max(1L, static_cast<long>(std::ceil(node.end_s * o.time_margin - 1e-9)) + o.startup_s);
+    spec["activeDeadlineSeconds"] = std::max(
+        1L, static_cast<long>(std::ceil((node.end_s + node.reruns_s) * o.time_margin - 1e-9)) + o.startup_s);
     spec["template"] = Json::object({{"metadata", Json::object({{"labels", labels}})}, {"spec", pod}});
 
     Json job = Json::object();

@@ -155,4 +155,6 @@ int timeout_seconds(const Unit& unit) {
   return by_timeout.at(size == by_size.end() ? "moderate" : size->second);
 }
 
+double rerun_allowance_s(const Unit& unit) { return unit.flaky ? 2 * unit.duration_s : 0; }
+
 }  // namespace gpuplan

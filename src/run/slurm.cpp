@@ -41,9 +41,11 @@ std::string slurm_time(double seconds) {
   return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes / 60 % 24, minutes % 60);
 }
 
-/// What one node's job needs: when its last unit ends, and the GRES it asks for.
+/// What one node's job needs: when its last unit ends, the time flaky units' reruns may add,
+/// and the GRES it asks for.
 struct NodeJob {
   double end_s = 0;
+  double reruns_s = 0;
   int gpus = 0;
 };
 
@@ -56,6 +58,7 @@ std::map<std::string, NodeJob> node_jobs(const Plan& plan, const Fleet* fleet) {
   for (const auto& a : plan.assignments) {
     auto& job = jobs[a.node.str()];
     job.end_s = std::max(job.end_s, a.end_s);
+    job.reruns_s += rerun_allowance_s(a.unit);
     for (int gpu : a.gpus) job.gpus = std::max(job.gpus, gpu + 1);
   }
   if (!fleet) return jobs;
@@ -102,7 +105,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --gres=gpu:{1}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, job.gpus, slurm_time(job.end_s * options.time_margin));
+        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin));
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";

@@ -32,6 +32,10 @@ TEST_CASE("the GitHub matrix has one entry per node with its runner labels, time
   CHECK(first["node"] == "a-0");
   CHECK(first["runs-on"] == nlohmann::json::array({"self-hosted", "a-0"}));
   CHECK(first["timeout-minutes"] == 15);
+  auto flaky = two_nodes();
+  flaky.assignments[1].unit.flaky = true;  // a-0's, of 600 s: Bazel may run it twice more
+  flaky.assignments[1].unit.duration_s = 600;
+  CHECK(nlohmann::json::parse(github_matrix(flaky, nullptr, o))["include"][0]["timeout-minutes"] == 45);
   CHECK(first["command"] == "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
   CHECK(first["units"] == nlohmann::json::array({"//t:a-0"}));
   o.bazel_args = {"--config=cuda", "--define=x=a b"};  // the team's options for exec's bazel test

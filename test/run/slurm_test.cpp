@@ -64,6 +64,16 @@ TEST_CASE("the time limit is the node's planned end with the margin, in whole mi
   CHECK_THAT(slurm_scripts(plan_on({{"n", 0}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:01:00\n"));
 }
 
+// Bazel runs a failing flaky test up to three times: a limit of the planned end alone killed the
+// job in the test's second run, where Bazel would have passed it as FLAKY.
+TEST_CASE("the time limit leaves each flaky unit two more runs") {
+  auto plan = plan_on({{"n", 100}, {"n", 100}});
+  plan.assignments[0].unit.duration_s = 100;
+  plan.assignments[0].unit.flaky = true;
+  plan.assignments[1].unit.duration_s = 100;
+  CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:08:00\n"));
+}
+
 TEST_CASE("partition, account and extra lines become #SBATCH lines") {
   auto o = options();
   o.partition = "gpu";
