@@ -42,11 +42,8 @@ bool memory_ok(const Requirement& r, const Gpu& gpu) {
 }
 
 bool model_ok(const Requirement& r, const Gpu& gpu) {
-  if (!r.gpu_models) return true;
-  std::string model = util::lower(gpu.model), family = util::lower(gpu.family);
-  return std::any_of(r.gpu_models->value.begin(), r.gpu_models->value.end(), [&](const std::string& wanted) {
-    std::string w = util::lower(wanted);
-    return w == model || w == family;
+  return !r.gpu_models || std::ranges::any_of(r.gpu_models->value, [&](const std::string& wanted) {
+    return gpu_is_model(gpu, wanted);
   });
 }
 
@@ -91,9 +88,21 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
     case Need::vendor:
       for (const auto& g : node.gpus) values.insert(vendor_display(g.vendor));
       return fmt::format("{} GPUs", fmt::join(values, " and "));
-    case Need::memory:
-      for (const auto& g : node.gpus) values.insert(format_mib(g.vram_mib));
-      return fmt::format("GPUs of {}", fmt::join(values, " and "));
+    case Need::memory: {
+      std::int64_t most = 0;
+      for (const auto& g : node.gpus) {
+        values.insert(format_mib(g.vram_mib));
+        most = std::max(most, g.vram_mib);
+      }
+      auto facts = fmt::format("GPUs of {}", fmt::join(values, " and "));
+      // gpu-mem:80GB of an 80 GB GPU: binary units, against the memory.total nvidia-smi reports.
+      std::int64_t wanted = r.gpu_mem_mib->value;
+      if (wanted % 1024 != 0 || most * 10 < wanted * 9) return facts;
+      return fmt::format(
+          "{} ({} is {} MiB, more than nvidia-smi's memory.total of these GPUs; "
+          "gpu-mem:{}GiB fits them)",
+          facts, format_mib(wanted), wanted, most / 1024);
+    }
     case Need::model:
       for (const auto& g : node.gpus) values.insert(g.model);
       return fmt::format("{} GPUs", fmt::join(values, " and "));

@@ -298,6 +298,18 @@ TEST_CASE("a lone node is named in the reason") {
   CHECK(plan.unschedulable[0].reason == "needs 40GiB per GPU; node ws-0 has GPUs of 24GiB");
 }
 
+// gpu-mem:80GB is 80 GiB, and nvidia-smi says an 80 GB H100 has 81559 MiB: "needs 80GiB; has
+// 81559MiB" read as a contradiction.
+TEST_CASE("a GPU memory a little short of the need says why and what fits") {
+  auto fleet = fleet_of({{"h100", 1, 8, "nvswitch", "h100", 81559, "9.0", "12.4"}});
+  Unit llm = unit("//t:llm", 100);
+  auto plan = plan_of({with_memory(llm, 80 * 1024)}, fleet);
+  REQUIRE(plan.unschedulable.size() == 1);
+  CHECK(plan.unschedulable[0].reason ==
+        "needs 80GiB per GPU; node h100-0 has GPUs of 81559MiB (80GiB is 81920 MiB, more than nvidia-smi's "
+        "memory.total of these GPUs; gpu-mem:79GiB fits them)");
+}
+
 TEST_CASE("pack shares a GPU among units whose memory is known, within capacity") {
   auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
   std::vector<Unit> units;
