@@ -108,7 +108,7 @@ std::string fleet_summary(const Fleet& fleet) {
 
   std::vector<std::string> cuda;
   for (const auto& [version, nodes] : sums.nodes_by_cuda)
-    cuda.push_back(fmt::format("{} ({})", version.str(), plural(nodes, "node")));
+    cuda.push_back(fmt::format("{} ({})", version.empty() ? "none" : version.str(), plural(nodes, "node")));
   out += fmt::format("\nCUDA versions: {}\n", fmt::join(cuda, ", "));
   return out;
 }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "gpuplan/fleet.hpp"
 
@@ -44,4 +45,12 @@ TEST_CASE("the JSON summary carries the same facts for machines") {
   REQUIRE(json["pools"][1]["nvlink_links"] == nlohmann::json::parse("[[0,1],[2,3]]"));
   REQUIRE(json["pools"][3]["nodes"][5] == "ci-l4-06");
   REQUIRE(json["pools"][3]["labels"]["cloud"] == "gcp");
+}
+
+TEST_CASE("nodes without CUDA (AMD, Intel) count as such among the CUDA versions") {
+  std::istringstream in(
+      "version: 1\npools:\n  - name: mi\n    count: 2\n    gpu: {model: MI300X, count: 8}\n"
+      "  - name: h\n    count: 1\n    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: \"12.4\"\n");
+  REQUIRE_THAT(fleet_summary(load_fleet(in, "fleet.yaml")),
+               Contains("CUDA versions: none (2 nodes), 12.4 (1 node)\n"));
 }
