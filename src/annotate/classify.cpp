@@ -262,7 +262,7 @@ class TestClassifier {
   void unknown_requires_gpu(const std::string& source, std::string_view tag,
                             std::optional<std::string> meant) {
     Claim c{.source = source, .gpu = true};
-    auto model = annotate::named_gpu_model(tag.substr(std::string_view("requires-gpu-").size()));
+    auto model = annotate::named_gpus(tag.substr(std::string_view("requires-gpu-").size()), true).models;
     if (auto models = annotate::parse_models(model); !model.empty() && models) {
       c.gpu_models = *models;
       meant.reset();

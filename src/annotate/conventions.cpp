@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -154,12 +155,13 @@ Reading gpu_model(std::string_view text) {
 }
 
 /// A remote-execution pool whose name says GPU ("gpu-pool") is 1 GPU; one that names a GPU model
-/// ("gpu-h100", "h100-pool") 1 GPU of that model.
+/// ("gpu-h100", "h100-pool", "gpu-t4", "gpu-a100-80gb") 1 GPU of that model, or as many as a count
+/// before the model says ("8xh100-pool": 8).
 Reading gpu_pool(std::string_view value) {
-  auto model = named_gpu_model(value);
-  if (model.empty() && util::lower(value).find("gpu") == std::string::npos) return {};
-  Claim c{.gpu = true};
-  if (!model.empty()) c.gpu_models = *parse_models(model);
+  auto named = named_gpus(value, true);
+  if (named.models.empty() && util::lower(value).find("gpu") == std::string::npos) return {};
+  Claim c{.gpu = true, .gpus = named.count};
+  if (!named.models.empty()) c.gpu_models = *parse_models(named.models);
   return claim(std::move(c));
 }
 
@@ -578,10 +580,18 @@ std::optional<std::string> near_miss(std::string_view written) {
   return fmt::format("{}{}", *close, rest);
 }
 
-std::string named_gpu_model(std::string_view text) {
-  // Every family of the fleet's catalog but t4 and l4 (a unit test checks), and a few more. A name
-  // written short stands for the families it may mean, as `gpu-model:` takes them (MI355 is the
-  // MI355X; MI300 the MI300A or the MI300X).
+namespace {
+
+/// The model named_gpus found: its families and where its name starts and ends in the lowered text.
+struct FoundModel {
+  std::string families;
+  std::size_t begin = 0, end = 0;
+};
+
+std::optional<FoundModel> find_gpu_model_word(std::string_view all, bool short_names) {
+  // Every family of the fleet's catalog but t4, l4 and a10 (a unit test checks), and a few more. A
+  // name written short stands for the families it may mean, as `gpu-model:` takes them (MI355 is
+  // the MI355X; MI300 the MI300A or the MI300X).
   static constexpr std::pair<std::string_view, std::string_view> models[] = {
       {"v100", "v100"},       {"a100", "a100"},      {"a800", "a800"},     {"a10g", "a10g"},
       {"a6000", "a6000"},     {"l40", "l40"},        {"l40s", "l40s"},     {"h100", "h100"},
@@ -591,13 +601,16 @@ std::string named_gpu_model(std::string_view text) {
       {"mi300a", "mi300a"},   {"mi300x", "mi300x"},  {"mi325", "mi325x"},  {"mi325x", "mi325x"},
       {"mi350", "mi350x"},    {"mi350x", "mi350x"},  {"mi355", "mi355x"},  {"mi355x", "mi355x"},
       {"max1100", "max1100"}, {"max1550", "max1550"}};
-  auto known = [](std::string_view word) -> std::optional<std::string> {
+  // Names other words share (a tier, a network layer, a percentile): read only where the text
+  // says it is a GPU (a pool's name, requires-gpu-X).
+  static constexpr std::string_view shared_names[] = {"t4", "l4", "a10", "a30", "a40", "p40", "p100"};
+  auto known = [&](std::string_view word) -> std::optional<std::string> {
     for (const auto& [name, families] : models)
       if (name == word) return std::string(families);
+    if (short_names && std::ranges::find(shared_names, word) != std::end(shared_names))
+      return std::string(word);
     return std::nullopt;
   };
-  std::string lower = util::lower(text);
-  std::string_view all = lower;
   auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
   // A model is a whole run of letters, the digits after it and any letters after those
@@ -616,12 +629,58 @@ std::string named_gpu_model(std::string_view text) {
     // A count before the model ("8xh100", "4xA100-80GB", as cloud machine types write it).
     if (all[i] == 'x' && i > 0 && is_digit(all[i - 1]) && letters_end > i + 1) ++i;
     if (digits_end > letters_end) {
-      if (auto model = known(all.substr(i, end - i))) return *model;
-      if (auto model = known(all.substr(i, digits_end - i))) return *model;
+      if (auto model = known(all.substr(i, end - i))) return FoundModel{*model, i, end};
+      if (auto model = known(all.substr(i, digits_end - i))) return FoundModel{*model, i, digits_end};
     }
     i = digits_end;
   }
-  return {};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string named_gpu_model(std::string_view text) {
+  auto found = find_gpu_model_word(util::lower(text), false);
+  return found ? found->families : std::string();
+}
+
+NamedGpus named_gpus(std::string_view text, bool short_names) {
+  std::string lower = util::lower(text);
+  std::string_view all = lower;
+  auto found = find_gpu_model_word(all, short_names);
+  if (!found) return {};
+  auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  NamedGpus named;
+  // A memory after the name ("a100-80gb", "h100_80g"): each family with it, as gpu-model: takes it.
+  std::string_view after = all.substr(found->end);
+  if (!after.empty() && (after[0] == '-' || after[0] == '_')) after.remove_prefix(1);
+  std::size_t digits = 0;
+  while (digits < after.size() && is_digit(after[digits])) ++digits;
+  std::string memory;
+  for (std::string_view unit : {"gb", "gib", "g"}) {
+    auto rest = after.substr(digits);
+    if (digits > 0 && digits <= 4 && rest.starts_with(unit) &&
+        (rest.size() == unit.size() || !std::isalnum(static_cast<unsigned char>(rest[unit.size()])))) {
+      memory = fmt::format("-{}gb", after.substr(0, digits));
+      break;
+    }
+  }
+  for (std::string_view families = found->families; !families.empty();) {
+    auto bar = std::min(families.find('|'), families.size());
+    named.models += (named.models.empty() ? "" : "|") + std::string(families.substr(0, bar)) + memory;
+    families.remove_prefix(std::min(bar + 1, families.size()));
+  }
+  // A count before it ("8xh100", "4x-a100"): the GPUs of a machine type.
+  std::size_t x = found->begin;
+  if (x > 0 && (all[x - 1] == '-' || all[x - 1] == '_')) --x;
+  if (x > 1 && all[x - 1] == 'x' && is_digit(all[x - 2])) {
+    std::size_t start = x - 1;
+    while (start > 0 && is_digit(all[start - 1])) --start;
+    int count = 0;
+    std::from_chars(all.data() + start, all.data() + x - 1, count);
+    if (count >= 1 && count <= 1024) named.count = count;
+  }
+  return named;
 }
 
 std::string named_gpu_vendor(std::string_view text) {
@@ -725,7 +784,9 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
     }
   }
   GpuMarking marking;
-  marking.model = named_gpu_model(tag);
+  auto named = named_gpus(tag, false);  // with its memory and count ("4xa100_80gb")
+  marking.model = named.models;
+  if (!count) count = named.count;
   if (!gpu && marking.model.empty()) return std::nullopt;
   if (count && *count > 0 && *count <= 1024) marking.gpus = count;
   return marking;

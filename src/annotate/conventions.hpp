@@ -53,6 +53,17 @@ std::optional<std::string> near_miss(std::string_view tag);
 /// a percentile).
 std::string named_gpu_model(std::string_view text);
 
+/// What a text that names a GPU model asks for: the models named_gpu_model reads, with
+/// `short_names` (a remote-execution pool's name, a requires-gpu-X tag's X: texts that say they
+/// are a GPU's) also the names other words share (t4, l4, a10, a30, a40, p40, p100), each with the
+/// memory written after it ("gpu-a100-80gb" → "a100-80gb"), and the count a machine type writes
+/// before it ("8xh100" → 8).
+struct NamedGpus {
+  std::string models;  ///< as `gpu-model:` takes them; empty when the text names none
+  std::optional<int> count;
+};
+NamedGpus named_gpus(std::string_view text, bool short_names);
+
 /// The GPU vendor a label names as a word of its own (Modular's //:amd_gpu, //:nvidia_gpu;
 /// "cuda", "rocm", "oneapi" for theirs): "nvidia", "amd" or "intel", or "apple" (//:apple_gpu,
 /// Metal), whose GPUs gpuplan does not plan; empty when none.

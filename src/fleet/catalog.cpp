@@ -3,6 +3,7 @@
 // driver reserves some); the README's "Fleet" section says where each number comes from.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "gpuplan/fleet.hpp"
 #include "util/text.hpp"
@@ -51,6 +52,7 @@ const std::vector<GpuModel>& gpu_catalog() {
              "Tesla V100-DGXS-32GB"}),
       entry("T4", "t4", 15360, "7.5", {"Tesla T4"}),
       entry("A10G", "a10g", 23028, "8.6", {"NVIDIA A10G"}),
+      entry("A10", "a10", 23028, "8.6", {"NVIDIA A10"}),
       entry("L4", "l4", 23034, "8.9", {"NVIDIA L4"}),
       entry("L40S", "l40s", 46068, "8.9", {"NVIDIA L40S"}),
       entry("RTX-A6000", "a6000", 49140, "8.6", {"NVIDIA RTX A6000"}),
@@ -98,6 +100,79 @@ std::string vendor_from_name(std::string_view model) {
   for (std::string_view intel : {"intel", "data center gpu max", "arc", "flex", "max"})
     if (starts_with_ignoring_case(name, intel)) return "intel";
   return "nvidia";
+}
+
+namespace {
+
+/// A name's letters and digits, lower-case, without a vendor's words before it: "NVIDIA A100-SXM4-80GB"
+/// and "nvidia-a100-sxm4-80gb" → "a100sxm480gb"; "Tesla T4" and "tesla-t4" → "t4".
+std::string squeezed(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"nvidia", "tesla", "amd", "instinct", "intelr", "intel"})
+    if (out.starts_with(word) && out.size() > word.size()) out.erase(0, word.size());
+  return out;
+}
+
+/// The words of a lower-case name: "geforce-rtx-4090" → geforce, rtx, 4090.
+std::vector<std::string_view> words_of(std::string_view name) {
+  std::vector<std::string_view> words;
+  for (std::size_t i = 0; i < name.size();) {
+    auto end = std::min(name.find_first_of("-_ ", i), name.size());
+    if (end > i) words.push_back(name.substr(i, end - i));
+    i = end + 1;
+  }
+  return words;
+}
+
+bool names_model(const Gpu& gpu, std::string_view wanted) {
+  std::string w = util::lower(wanted), model = util::lower(gpu.model);
+  if (w == model || w == gpu.family) return true;
+  std::string s = squeezed(w);
+  if (s == squeezed(model) || s == squeezed(gpu.family)) return true;
+  if (const auto* known = find_gpu_model(gpu.model))
+    for (const auto& smi_name : known->smi_names)
+      if (s == squeezed(smi_name)) return true;
+  // The model without its memory: h100-sxm of H100-SXM-80GB.
+  auto model_words = words_of(model);
+  if (model_words.size() > 1 && model_words.back().ends_with("gb") &&
+      s == squeezed(model.substr(0, model.size() - model_words.back().size())))
+    return true;
+  // The family's last words, with a digit among them: rtx-4090 or 4090 of geforce-rtx-4090.
+  auto family_words = words_of(gpu.family);
+  std::string tail;
+  for (auto word = family_words.rbegin(); word != family_words.rend(); ++word) {
+    tail = std::string(*word) + tail;
+    if (tail == s &&
+        std::ranges::any_of(tail, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool gpu_is_model(const Gpu& gpu, std::string_view wanted) {
+  if (names_model(gpu, wanted)) return true;
+  // A memory after the name, as sold: a100-80gb, h100_80g.
+  std::string w = util::lower(wanted);
+  auto cut = w.find_last_of("-_");
+  if (cut == std::string::npos) return false;
+  std::string_view memory = std::string_view(w).substr(cut + 1);
+  bool has_unit = false;
+  for (std::string_view unit : {"gib", "gb", "g"})
+    if (!has_unit && memory.ends_with(unit)) {
+      memory.remove_suffix(unit.size());
+      has_unit = true;
+    }
+  if (!has_unit) return false;
+  std::int64_t gib = 0;
+  auto [end, error] = std::from_chars(memory.data(), memory.data() + memory.size(), gib);
+  if (error != std::errc{} || end != memory.data() + memory.size() || gib <= 0 || gib > 4096) return false;
+  return gpu.vram_mib * 100 >= gib * 1024 * 90 && gpu.vram_mib * 100 <= gib * 1024 * 102 &&
+         names_model(gpu, std::string_view(w).substr(0, cut));
 }
 
 std::string family_from_name(std::string_view model) {

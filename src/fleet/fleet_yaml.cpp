@@ -174,11 +174,26 @@ GpuSpec read_gpu(const Reader& reader, const YAML::Node& node) {
     for (const auto& entry : gpu_catalog()) names.push_back(entry.name);
     spec.model.vendor =
         vendor ? util::lower(reader.text(vendor->value, "gpu.vendor")) : vendor_from_name(name);
-    if (!vram)
+    if (!vram) {
+      // A100-80GB: the catalog's A100s (of 80 GB, when some are), not the nearest spelling (V100-16GB).
+      std::vector<std::string> of_family, of_family_and_memory;
+      auto last_word = util::lower(name.substr(std::min(name.find_last_of("-_ "), name.size() - 1) + 1));
+      for (const auto& entry : gpu_catalog())
+        if (entry.family == family_from_name(name)) {
+          of_family.push_back(fmt::format("'{}'", entry.name));
+          if (util::lower(entry.name).ends_with(last_word)) of_family_and_memory.push_back(of_family.back());
+        }
+      if (!of_family_and_memory.empty()) of_family = of_family_and_memory;
+      auto near = util::closest_match(name, names);
+      bool typo = near && find_gpu_model(*near)->family == family_from_name(name);  // H100-SXM-80G
       reader.fail(model.value, "gpu.model",
                   fmt::format("unknown model '{}'{}: give gpu.vram, or use a model from the catalog "
                               "(README, \"Fleet\")",
-                              excerpt(name), did_you_mean(name, names)));
+                              excerpt(name),
+                              typo || of_family.empty()
+                                  ? did_you_mean(name, names)
+                                  : fmt::format(" (did you mean {}?)", fmt::join(of_family, " or "))));
+    }
     spec.model.name = name;
     spec.model.family = family_from_name(name);
     if (auto near = util::closest_match(name, names); near && digits(*near) == digits(name))

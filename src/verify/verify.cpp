@@ -234,12 +234,8 @@ class Checker {
     }
     if (r.gpu_models) {
       auto bad = failing([&](const Gpu& gpu) {
-        auto model = util::lower(gpu.model);
-        return std::none_of(r.gpu_models->value.begin(), r.gpu_models->value.end(),
-                            [&](const std::string& name) {
-                              auto wanted = util::lower(name);
-                              return wanted == model || wanted == gpu.family;
-                            });
+        return std::ranges::none_of(r.gpu_models->value,
+                                    [&](const std::string& wanted) { return gpu_is_model(gpu, wanted); });
       });
       if (!bad.empty())
         add(ViolationKind::requirement, id,

@@ -280,6 +280,32 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
                                "model it names, a100"));
 }
 
+// A pool of 80 GB A100s read as any A100 put its tests on 40 GB ones, and gpu-t4 as any GPU.
+TEST_CASE("a name that says it is a GPU's gives its model with the memory and count written with it") {
+  auto named = [](std::string_view text, bool short_names) {
+    auto n = annotate::named_gpus(text, short_names);
+    return std::pair{n.models, n.count.value_or(0)};
+  };
+  CHECK(named("gpu-a100-80gb", true) == std::pair{std::string("a100-80gb"), 0});
+  CHECK(named("h100_80g", true) == std::pair{std::string("h100-80gb"), 0});
+  CHECK(named("gpu-t4", true) == std::pair{std::string("t4"), 0});
+  CHECK(named("gpu-t4", false) == std::pair{std::string(), 0});
+  CHECK(named("8xh100-pool", true) == std::pair{std::string("h100"), 8});
+  CHECK(named("4x_a100_40gb", false) == std::pair{std::string("a100-40gb"), 4});
+  CHECK(named("mi300-192gb", true) == std::pair{std::string("mi300a-192gb|mi300x-192gb"), 0});
+  CHECK(named("a100-80gbps", true) == std::pair{std::string("a100"), 0});  // not a memory
+  CHECK(named("highmem", true) == std::pair{std::string(), 0});
+  auto pool = classified({}, {{"Pool", "gpu-a100-80gb"}});
+  CHECK(pool.requirement->gpu_models->value == std::vector<std::string>{"a100-80gb"});
+  auto machine = classified({}, {{"Pool", "8xh100-pool"}});
+  CHECK(machine.requirement->gpus.value == 8);
+  CHECK(machine.requirement->gpu_models->value == std::vector<std::string>{"h100"});
+  CHECK(classified({}, {{"Pool", "gpu-t4"}}).requirement->gpu_models->value ==
+        std::vector<std::string>{"t4"});
+  CHECK(classified({"requires-gpu-a100-80gb"}).requirement->gpu_models->value ==
+        std::vector<std::string>{"a100-80gb"});
+}
+
 TEST_CASE("GPU model names are words of their own; those other words share are not read") {
   CHECK(annotate::named_gpu_model("h100") == "h100");
   CHECK(annotate::named_gpu_model("requires_a100") == "a100");
@@ -309,10 +335,13 @@ TEST_CASE("GPU model names are words of their own; those other words share are n
   CHECK(annotate::named_gpu_vendor("//:has_gpu") == "");
   CHECK(annotate::named_gpu_vendor("//:apple_gpu") == "apple");
   CHECK(annotate::named_gpu_vendor("//:amdahl") == "");
-  // Every family of the fleet's catalog that is not also a common word is read.
-  for (const auto& entry : gpu_catalog())
-    if (entry.family != "t4" && entry.family != "l4")
+  // Every family of the fleet's catalog that is not also a common word is read; in a name that
+  // says it is a GPU's, every one.
+  for (const auto& entry : gpu_catalog()) {
+    if (entry.family != "t4" && entry.family != "l4" && entry.family != "a10")
       CHECK(annotate::named_gpu_model(entry.family) == entry.family);
+    CHECK(annotate::named_gpus("gpu-" + entry.family, true).models == entry.family);
+  }
 }
 
 TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never make one") {

@@ -24,6 +24,48 @@ TEST_CASE("the names nvidia-smi prints map to catalog entries") {
   REQUIRE(find_gpu_model("Tesla V100-DGXS-16GB")->name == "V100-16GB");
 }
 
+namespace {
+Gpu gpu_of(std::string_view name) {
+  const auto* model = find_gpu_model(name);
+  Gpu gpu;
+  gpu.model = model ? model->name : std::string(name);
+  gpu.family = model ? model->family : family_from_name(name);
+  gpu.vram_mib = model ? model->vram_mib : 24564;
+  return gpu;
+}
+}  // namespace
+
+// Each way of writing a model that was unschedulable everywhere (a100-80gb, A100-SXM4-80GB,
+// nvidia-tesla-t4, rtx4090), and the near names that must stay apart.
+TEST_CASE("a gpu-model name matches the GPUs it names however it is written, and no others") {
+  auto a100_80 = gpu_of("A100-SXM-80GB"), a100_40 = gpu_of("A100-PCIE-40GB"), h100 = gpu_of("H100-SXM-80GB");
+  CHECK(gpu_is_model(a100_80, "a100"));
+  CHECK(gpu_is_model(a100_80, "A100-SXM-80GB"));
+  CHECK(gpu_is_model(a100_80, "A100-SXM4-80GB"));         // nvidia-smi's name
+  CHECK(gpu_is_model(a100_80, "NVIDIA-A100-SXM4-80GB"));  // GPU feature discovery's label
+  CHECK(gpu_is_model(a100_80, "a100-80gb"));
+  CHECK(gpu_is_model(a100_80, "a100_80g"));
+  CHECK(gpu_is_model(a100_80, "a100-sxm"));
+  CHECK_FALSE(gpu_is_model(a100_40, "a100-80gb"));
+  CHECK_FALSE(gpu_is_model(a100_80, "a100-40gb"));
+  CHECK_FALSE(gpu_is_model(a100_40, "a100-sxm"));
+  CHECK(gpu_is_model(h100, "h100-80gb"));  // 81559 MiB, as nvidia-smi has it
+  CHECK(gpu_is_model(h100, "h100-sxm"));
+  CHECK_FALSE(gpu_is_model(h100, "h100-pcie"));
+  CHECK_FALSE(gpu_is_model(gpu_of("GH200"), "h100"));
+  CHECK(gpu_is_model(gpu_of("T4"), "nvidia-tesla-t4"));  // GKE's accelerator label
+  CHECK(gpu_is_model(gpu_of("T4"), "tesla-t4"));
+  CHECK_FALSE(gpu_is_model(gpu_of("L40S"), "l40"));
+  CHECK_FALSE(gpu_is_model(gpu_of("A10G"), "a10"));
+  CHECK(gpu_is_model(gpu_of("A10"), "a10"));
+  auto rtx = gpu_of("GeForce-RTX-4090");
+  CHECK(gpu_is_model(rtx, "rtx4090"));
+  CHECK(gpu_is_model(rtx, "rtx-4090"));
+  CHECK(gpu_is_model(rtx, "4090"));
+  CHECK_FALSE(gpu_is_model(rtx, "rtx"));
+  CHECK(gpu_is_model(gpu_of("NVIDIA H100 NVL"), "h100-nvl"));  // a hand-written name with blanks
+}
+
 TEST_CASE("every catalog entry is complete and names a lower-case family") {
   for (const auto& model : gpu_catalog()) {
     INFO(model.name);

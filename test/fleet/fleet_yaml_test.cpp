@@ -164,6 +164,13 @@ TEST_CASE("a model written as a family alone lists the catalog models it could m
                  "'H100-SXM-80GB'?)"));
 }
 
+// The nearest spelling of A100-80GB is V100-16GB, which no one who wrote it meant.
+TEST_CASE("a model of a family with its memory suggests the catalog's models of both") {
+  REQUIRE_THAT(error_of(fleet_with("    gpu: {model: A100-80GB, count: 8}\n    cuda: \"12.4\"\n")),
+               StartsWith("fleet.yaml:4:18: gpu.model: unknown model 'A100-80GB' (did you mean "
+                          "'A100-PCIE-80GB' or 'A100-SXM-80GB'?)"));
+}
+
 TEST_CASE("a topology index outside the node's GPUs is rejected") {
   REQUIRE(error_of(fleet_with(h100 + "    topology: {nvlink_pairs: [[0, 1], [7, 8]]}\n")) ==
           "fleet.yaml:6:43: topology.nvlink_pairs: GPU 8 is out of range: the node has 8 GPUs (0 to 7)");
