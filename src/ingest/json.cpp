@@ -381,6 +381,14 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     default: {
       std::string_view text;
       if (value.get_string().get(text) != simdjson::SUCCESS) wrong("a string");
+      // The proto formats print a timeout nobody wrote too: the one the size implies, as XML does
+      // not. Only a written one is the test's own (the plan's timeout is null when from the size).
+      bool specified = true;
+      if (which == Attribute::timeout &&
+          attribute.find_field_unordered("explicitlySpecified").get_bool().get(specified) ==
+              simdjson::SUCCESS &&
+          !specified)
+        return;
       (which == Attribute::size      ? target.size
        : which == Attribute::timeout ? target.timeout
                                      : target.generator_function) = text;

@@ -18,6 +18,7 @@ TEST_CASE("the three JSON formats read the same tests with the same attributes a
       REQUIRE(got.rule_class == expected.rule_class);
       REQUIRE(got.tags == expected.tags);
       REQUIRE(got.size == expected.size);
+      REQUIRE(got.timeout == expected.timeout);
       REQUIRE(got.shard_count == expected.shard_count);
       REQUIRE(got.flaky == expected.flaky);
       REQUIRE(got.exec_properties == expected.exec_properties);
@@ -36,7 +37,22 @@ TEST_CASE("each JSON format is detected from its content") {
 TEST_CASE("cquery jsonproto gives each test the short id of its configuration") {
   TargetList list = read_fixture("bazel/tests.cquery.jsonproto");
   REQUIRE(find(list, "//ml:train_test").configuration == "f5527a6");
-  REQUIRE(find(list, "//ml:train_test").timeout == "long");  // cquery prints the defaults too
+  // cquery prints the defaults too (timeout long of a large test): one nobody wrote is not read.
+  REQUIRE(find(list, "//ml:train_test").timeout.str().empty());
+}
+
+// A timeout the size implies, read as written, made every JSON-read test's duration_source
+// timeout-default and its plan timeout non-null, where XML's were size-default and null.
+TEST_CASE("a JSON timeout is the test's own only when it was written") {
+  auto timeout = [](const std::string& specified) {
+    return read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+                     R"({"name":"timeout","type":"STRING","stringValue":"eternal","explicitlySpecified":)" +
+                     specified + "}]}}\n")
+        .tests.at(0)
+        .timeout.str();
+  };
+  CHECK(timeout("true") == "eternal");
+  CHECK(timeout("false").empty());
 }
 
 TEST_CASE("newer cquery jsonproto names configurations by id in configurations[]") {
