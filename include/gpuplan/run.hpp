@@ -98,9 +98,10 @@ bool holds_whole_node(const Assignment& assignment, Policy policy);
 /// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
 int timeout_seconds(const Unit& unit);
 
-/// The time beyond its planned duration a launcher's limit must leave a unit: Bazel runs a test
-/// marked `flaky` up to three times, so two more attempts of it; none for any other.
-double rerun_allowance_s(const Unit& unit);
+/// The time beyond its planned end a launcher's limit must leave each node: Bazel runs a test
+/// marked `flaky` up to three times, so two more runs of each flaky unit, one after another on
+/// its GPUs; the GPU with the most of them says. Nodes without flaky units are left out.
+std::map<std::string, double> rerun_allowance_s(const Plan& plan);
 
 /// A command template with `{label}`, `{unit}`, `{gpus}`, `{shard_index}` and `{shard_count}`
 /// replaced by the unit's values, each shell-quoted. `{{` and `}}` are literal braces.

@@ -84,7 +84,8 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--account", options->slurm.account, "#SBATCH --account");
   slurm
       ->add_option("--time-margin", options->slurm.time_margin,
-                   "--time is the node's planned end times this, in whole minutes")
+                   "--time is the node's planned end, with two more runs of its flaky units, times this, in "
+                   "whole minutes")
       ->check(finite_number(1, 100))
       ->capture_default_str();
   slurm->add_option("--sbatch-line", options->slurm.sbatch_lines, "an extra #SBATCH line (repeatable)");

@@ -150,8 +150,9 @@ void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
   app->add_flag("--no-node-tag", e.no_node_tag, "leave the node's own tag out");
   app->add_option("--fleet-tag", e.options.fleet_tags,
                   "a fleet label whose value becomes a tag too (repeatable)");
-  app->add_option("--time-margin", e.options.time_margin,
-                  "job timeouts are the node's planned end times this")
+  app->add_option(
+         "--time-margin", e.options.time_margin,
+         "job timeouts are the node's planned end, with two more runs of its flaky units, times this")
       ->check(finite_number(1, 100))
       ->capture_default_str();
 }
@@ -185,7 +186,8 @@ void add_export_targets(CLI::App& export_command, int& status) {
   kubernetes->add_option("--label", k8s->labels, "KEY=VALUE on every object and pod (repeatable)");
   kubernetes
       ->add_option("--time-margin", k8s->options.time_margin,
-                   "activeDeadlineSeconds is the node's planned end times this, plus --startup")
+                   "activeDeadlineSeconds is the node's planned end, with two more runs of its flaky units, "
+                   "times this, plus --startup")
       ->check(finite_number(1, 100))
       ->capture_default_str();
   kubernetes

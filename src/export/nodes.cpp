@@ -17,11 +17,11 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
     node.name = a.node;
     node.units++;
     node.end_s = std::max(node.end_s, a.end_s);
-    node.reruns_s += rerun_allowance_s(a.unit);
     node.unit_ids.push_back(a.unit.id);
     for (int gpu : a.gpus) node.gpus = std::max(node.gpus, gpu + 1);
     if (a.unit.requirement->vendor) vendors[node.name].insert(a.unit.requirement->vendor->value);
   }
+  for (const auto& [name, seconds] : rerun_allowance_s(plan)) by_name[name].reruns_s = seconds;
   std::vector<ExportNode> nodes;
   for (auto& [name, node] : by_name) {
     if (fleet) {

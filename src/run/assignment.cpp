@@ -155,6 +155,17 @@ int timeout_seconds(const Unit& unit) {
   return by_timeout.at(size == by_size.end() ? "moderate" : size->second);
 }
 
-double rerun_allowance_s(const Unit& unit) { return unit.flaky ? 2 * unit.duration_s : 0; }
+std::map<std::string, double> rerun_allowance_s(const Plan& plan) {
+  std::map<std::pair<std::string_view, int>, double> by_gpu;
+  for (const auto& a : plan.assignments)
+    if (a.unit.flaky)
+      for (int gpu : a.gpus) by_gpu[{a.node.str(), gpu}] += 2 * a.unit.duration_s;
+  std::map<std::string, double> by_node;
+  for (const auto& [where, seconds] : by_gpu) {
+    auto& most = by_node[std::string(where.first)];
+    most = std::max(most, seconds);
+  }
+  return by_node;
+}
 
 }  // namespace gpuplan

@@ -58,9 +58,9 @@ std::map<std::string, NodeJob> node_jobs(const Plan& plan, const Fleet* fleet) {
   for (const auto& a : plan.assignments) {
     auto& job = jobs[a.node.str()];
     job.end_s = std::max(job.end_s, a.end_s);
-    job.reruns_s += rerun_allowance_s(a.unit);
     for (int gpu : a.gpus) job.gpus = std::max(job.gpus, gpu + 1);
   }
+  for (const auto& [node, seconds] : rerun_allowance_s(plan)) jobs[node].reruns_s = seconds;
   if (!fleet) return jobs;
   std::map<std::string_view, const Node*> by_name;
   for (const auto& node : fleet->nodes) by_name.emplace(node.name, &node);

@@ -46,6 +46,12 @@ TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice
   CHECK(pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"].as<int>() == 2);
   CHECK(pod["containers"][0]["command"][4].as<std::string>() == "h100-0");
   CHECK(docs[1]["spec"]["activeDeadlineSeconds"].as<long>() == 150 + 300);
+  auto flaky = plan_on({{"h100-0", 100}});
+  flaky.assignments[0].unit.flaky = true;  // Bazel may run it twice more
+  flaky.assignments[0].unit.duration_s = 100;
+  CHECK(job_in(kubernetes_manifests(flaky, nullptr, options())
+                   .at("gpuplan-h100-0.yaml"))["spec"]["activeDeadlineSeconds"]
+            .as<long>() == 450 + 300);
   auto o = options();
   o.bazel_args = {"--config=cuda"};  // the team's options for exec's bazel test, after its --
   auto command = YAML::LoadAll(

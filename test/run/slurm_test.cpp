@@ -72,6 +72,12 @@ TEST_CASE("the time limit leaves each flaky unit two more runs") {
   plan.assignments[0].unit.flaky = true;
   plan.assignments[1].unit.duration_s = 100;
   CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:08:00\n"));
+  // Reruns on other GPUs run beside these: the GPU with the most reruns says, not their sum.
+  plan.assignments[1].unit.flaky = true;
+  plan.assignments[1].gpus = {1};
+  CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:08:00\n"));
+  plan.assignments[1].gpus = {3};
+  CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:13:00\n"));
 }
 
 TEST_CASE("partition, account and extra lines become #SBATCH lines") {
