@@ -85,9 +85,8 @@ std::string family_from_name(std::string_view model);
 /// name a GPU model"): its model or family ("H100-SXM-80GB", "h100"); a name nvidia-smi gives it,
 /// in any case and with any separators ("A100-SXM4-80GB", "nvidia-tesla-t4"); its model without
 /// the memory ("h100-sxm": every memory of it); its family's last words ("rtx-4090", "4090" of
-/// GeForce-RTX-4090's "geforce-rtx-4090"); or either of the first two with the memory after it
-/// ("a100-80gb": an A100 of 80 GB as sold, within 90–102% of 80 GiB, which nvidia-smi's
-/// memory.total is).
+/// GeForce-RTX-4090's "geforce-rtx-4090"); or any of these with the memory after it ("a100-80gb":
+/// an A100 of 80 GB as sold, whose nvidia-smi memory.total is within 90–102% of 80 GiB).
 bool gpu_is_model(const Gpu& gpu, std::string_view wanted);
 
 /// The vendor a model outside the catalog is from, by its name: "MI…"/"AMD…"/"Instinct…" → "amd";

@@ -261,8 +261,9 @@ class TestClassifier {
   /// read as 1 GPU of that model.
   void unknown_requires_gpu(const std::string& source, std::string_view tag,
                             std::optional<std::string> meant) {
-    Claim c{.source = source, .gpu = true};
-    auto model = annotate::named_gpus(tag.substr(std::string_view("requires-gpu-").size()), true).models;
+    auto named = annotate::named_gpus(tag.substr(std::string_view("requires-gpu-").size()), true);
+    Claim c{.source = source, .gpu = true, .gpus = named.count};
+    const auto& model = named.models;
     if (auto models = annotate::parse_models(model); !model.empty() && models) {
       c.gpu_models = *models;
       meant.reset();
@@ -271,11 +272,12 @@ class TestClassifier {
     claims_.push_back(std::move(c));
     report(
         bad(), source,
-        fmt::format("{} is not a requires-gpu- tag gpuplan knows{}, so it is read as 1 GPU of {}; gpuplan "
+        fmt::format("{} is not a requires-gpu- tag gpuplan knows{}, so it is read as {} of {}; gpuplan "
                     "knows nvidia, amd, intel, smXY, vulkan and AMD architectures such as cdna3, and a rule "
                     "whose tag regex matches it can say what it means",
                     util::excerpt(source, 200),
                     meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string(),
+                    named.count > 1 ? fmt::format("{} GPUs", *named.count) : "1 GPU",
                     model.empty() ? std::string("any vendor") : "the model it names, " + model));
   }
 
@@ -456,7 +458,7 @@ class TestClassifier {
                       [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;
       auto source = constraint.source();
-      auto model = annotate::named_gpu_model(label);
+      auto model = annotate::named_gpus(label, false).models;
       if (test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default") {
         if (!unread_gpu_choice(source, model, annotate::named_gpu_vendor(label), label,
                                constraint.exec
@@ -697,7 +699,8 @@ class TestClassifier {
   }
 
   /// The models both lists allow (lower case, as claims hold them): a model in both, or a model of
-  /// one whose family the other names (`a100` and `a100-sxm-80gb` allow `a100-sxm-80gb`).
+  /// one whose family the other names (`a100` and `a100-sxm-80gb` allow `a100-sxm-80gb`), or
+  /// whose family and memory it names (`a100-80gb`, a pool's, and `a100-sxm-80gb`).
   static std::vector<std::string> common_models(const std::vector<std::string>& a,
                                                 const std::vector<std::string>& b) {
     // The catalog names a model FAMILY-..., or the family with a dash inside (Max-1100 of max1100);
@@ -705,8 +708,13 @@ class TestClassifier {
     auto within = [](const std::string& model, const std::string& family) {
       std::string undashed;
       std::ranges::copy_if(model, std::back_inserter(undashed), [](char c) { return c != '-'; });
-      return model == family || model.starts_with(family + "-") || undashed == family ||
-             annotate::named_gpu_model(model) == family;
+      if (model == family || model.starts_with(family + "-") || undashed == family ||
+          annotate::named_gpu_model(model) == family)
+        return true;
+      auto memory = family.rfind('-');  // a100-80gb: the family a100, of 80gb
+      return memory != std::string::npos && family.ends_with("gb") &&
+             model.ends_with(family.substr(memory)) &&
+             annotate::named_gpu_model(model) == family.substr(0, memory);
     };
     std::vector<std::string> common;
     for (const auto& x : a)

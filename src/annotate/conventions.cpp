@@ -604,10 +604,12 @@ std::optional<FoundModel> find_gpu_model_word(std::string_view all, bool short_n
   // Names other words share (a tier, a network layer, a percentile): read only where the text
   // says it is a GPU (a pool's name, requires-gpu-X).
   static constexpr std::string_view shared_names[] = {"t4", "l4", "a10", "a30", "a40", "p40", "p100"};
-  auto known = [&](std::string_view word) -> std::optional<std::string> {
+  // `whole`: the word is all of its run of letters and digits; a shared name must be (t4g is an
+  // AWS Graviton CPU machine, not a T4).
+  auto known = [&](std::string_view word, bool whole) -> std::optional<std::string> {
     for (const auto& [name, families] : models)
       if (name == word) return std::string(families);
-    if (short_names && std::ranges::find(shared_names, word) != std::end(shared_names))
+    if (short_names && whole && std::ranges::find(shared_names, word) != std::end(shared_names))
       return std::string(word);
     return std::nullopt;
   };
@@ -629,8 +631,9 @@ std::optional<FoundModel> find_gpu_model_word(std::string_view all, bool short_n
     // A count before the model ("8xh100", "4xA100-80GB", as cloud machine types write it).
     if (all[i] == 'x' && i > 0 && is_digit(all[i - 1]) && letters_end > i + 1) ++i;
     if (digits_end > letters_end) {
-      if (auto model = known(all.substr(i, end - i))) return FoundModel{*model, i, end};
-      if (auto model = known(all.substr(i, digits_end - i))) return FoundModel{*model, i, digits_end};
+      if (auto model = known(all.substr(i, end - i), true)) return FoundModel{*model, i, end};
+      if (auto model = known(all.substr(i, digits_end - i), end == digits_end))
+        return FoundModel{*model, i, digits_end};
     }
     i = digits_end;
   }
@@ -657,10 +660,12 @@ NamedGpus named_gpus(std::string_view text, bool short_names) {
   std::size_t digits = 0;
   while (digits < after.size() && is_digit(after[digits])) ++digits;
   std::string memory;
+  // Not a MIG profile's slices ("a100-1g.5gb", "h100-3g.40gb": 1 and 3 compute slices).
   for (std::string_view unit : {"gb", "gib", "g"}) {
     auto rest = after.substr(digits);
     if (digits > 0 && digits <= 4 && rest.starts_with(unit) &&
-        (rest.size() == unit.size() || !std::isalnum(static_cast<unsigned char>(rest[unit.size()])))) {
+        (rest.size() == unit.size() ||
+         (!std::isalnum(static_cast<unsigned char>(rest[unit.size()])) && rest[unit.size()] != '.'))) {
       memory = fmt::format("-{}gb", after.substr(0, digits));
       break;
     }

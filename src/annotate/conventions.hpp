@@ -75,8 +75,8 @@ bool looks_gpu_related(std::string_view text);
 
 /// What a tag that names a GPU may mean, in the annotations that say it (marks_gpu_tests).
 struct GpuMarking {
-  std::optional<int> gpus;  ///< a count beside "gpu(s)": gpu_4, 4gpus
-  std::string model;        ///< named_gpu_model(): "h100"
+  std::optional<int> gpus;  ///< a count beside "gpu(s)" (gpu_4, 4gpus) or before the model (8xh100)
+  std::string model;        ///< named_gpus() without the shared names: "h100", "a100-80gb"
   /// The tags to write: "gpu", "gpu:4", "gpu-model:h100", "gpu:4 and gpu-model:h100".
   std::string tags() const;
   /// A rules file's `set` that says the same: "gpus: 1", "gpus: 4, gpu_models: h100".

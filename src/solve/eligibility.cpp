@@ -97,7 +97,8 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
       auto facts = fmt::format("GPUs of {}", fmt::join(values, " and "));
       // gpu-mem:80GB of an 80 GB GPU: binary units, against the memory.total nvidia-smi reports.
       std::int64_t wanted = r.gpu_mem_mib->value;
-      if (wanted % 1024 != 0 || most * 10 < wanted * 9) return facts;
+      if (r.gpu_mem_mib->source == measured_memory_source || wanted % 1024 != 0 || most * 10 < wanted * 9)
+        return facts;
       return fmt::format(
           "{} ({} is {} MiB, more than nvidia-smi's memory.total of these GPUs; "
           "gpu-mem:{}GiB fits them)",

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/fleet.hpp"
@@ -54,6 +55,10 @@ bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size);
 
 /// True when `node` could run a unit with `requirement` given the node to itself.
 bool can_run(const Requirement& requirement, const Node& node, const std::vector<GpuMask>& links);
+
+/// The source of a placing requirement's memory when a unit's measured peak or reservation set it
+/// (no annotation the unschedulable reason could advise changing).
+inline constexpr std::string_view measured_memory_source = "its measured peak or reservation (vram_mib)";
 
 /// Why no node of `fleet` (indexed as `index`) can run `requirement`, naming the requirement and
 /// the closest node: "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4".

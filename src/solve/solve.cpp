@@ -39,7 +39,7 @@ std::int64_t memory_need(const Unit& unit, double headroom) {
 Requirement placing_requirement(const Unit& unit, std::int64_t need) {
   Requirement r = unit.requirement;
   if (need > (r.gpu_mem_mib ? r.gpu_mem_mib->value : 0))
-    r.gpu_mem_mib = Sourced<std::int64_t>{need, "its measured peak or reservation (vram_mib)"};
+    r.gpu_mem_mib = Sourced<std::int64_t>{need, std::string(measured_memory_source)};
   return r;
 }
 

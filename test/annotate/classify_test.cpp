@@ -91,6 +91,12 @@ TEST_CASE("a GPU family and a model of it narrow to the model, in either order")
     REQUIRE(c.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{util::lower(model)});
     REQUIRE(c.diagnostics.empty());
   }
+  // A pool's family and memory (gpu-a100-80gb) and a model of both narrow to the model.
+  auto pool = classify_one(make_target("//t:t", {"gpu-model:A100-SXM-80GB"}, {{"Pool", "gpu-a100-80gb"}}));
+  REQUIRE(pool.tests.at(0).requirement->gpu_models->value == std::vector<std::string>{"a100-sxm-80gb"});
+  REQUIRE(pool.diagnostics.empty());
+  REQUIRE(classify_one(make_target("//t:t", {"gpu-model:A100-SXM-40GB"}, {{"Pool", "gpu-a100-80gb"}}))
+              .diagnostics.size() == 1);
   auto clash = classify_one(make_target("//t:t", {"gpu-model:h100"}, {{"gpu_model", "A100-SXM-80GB"}}));
   REQUIRE(clash.diagnostics.size() == 1);
   REQUIRE(classify_one(make_target("//t:t", {"gpu-model:l4"}, {{"gpu_model", "L40S"}})).diagnostics.size() ==

@@ -294,6 +294,9 @@ TEST_CASE("a name that says it is a GPU's gives its model with the memory and co
   CHECK(named("4x_a100_40gb", false) == std::pair{std::string("a100-40gb"), 4});
   CHECK(named("mi300-192gb", true) == std::pair{std::string("mi300a-192gb|mi300x-192gb"), 0});
   CHECK(named("a100-80gbps", true) == std::pair{std::string("a100"), 0});  // not a memory
+  CHECK(named("a100-1g.5gb", true) == std::pair{std::string("a100"), 0});  // a MIG profile, not 1 GB
+  CHECK(named("t4g-arm64", true) == std::pair{std::string(), 0});          // AWS Graviton: no GPU
+  CHECK(named("gpu-l4-spot", true) == std::pair{std::string("l4"), 0});
   CHECK(named("highmem", true) == std::pair{std::string(), 0});
   auto pool = classified({}, {{"Pool", "gpu-a100-80gb"}});
   CHECK(pool.requirement->gpu_models->value == std::vector<std::string>{"a100-80gb"});
@@ -304,6 +307,7 @@ TEST_CASE("a name that says it is a GPU's gives its model with the memory and co
         std::vector<std::string>{"t4"});
   CHECK(classified({"requires-gpu-a100-80gb"}).requirement->gpu_models->value ==
         std::vector<std::string>{"a100-80gb"});
+  CHECK(classified({"requires-gpu-8xh100"}).requirement->gpus.value == 8);
 }
 
 TEST_CASE("GPU model names are words of their own; those other words share are not read") {
