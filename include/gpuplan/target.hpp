@@ -60,6 +60,9 @@ struct Target {
   /// The constraint values of target_compatible_with and exec_compatible_with: what the test's
   /// platform, or the one that runs it, must have ("//:has_gpu"). Query merges a select()'s branches.
   std::vector<Constraint> constraints;
+  /// The first key of the `env` attribute that chooses GPUs, with its value
+  /// ("CUDA_VISIBLE_DEVICES=0,1"; also HIP_ and ROCR_VISIBLE_DEVICES); empty when it sets none.
+  Symbol device_env;
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query

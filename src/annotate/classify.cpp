@@ -137,7 +137,7 @@ class TestClassifier {
   /// Whether a macro made it is part of the key: a backend tag is then the macro's (by_macro).
   std::string shared_key() const {
     const Target& t = test_.target;
-    if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() ||
+    if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || !t.device_env.empty() ||
         annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
@@ -184,6 +184,38 @@ class TestClassifier {
     read_constraints();
     read_gpu_markers();
     read_macro();
+    read_device_env();
+  }
+
+  /// A test's `env` that chooses GPUs itself: Bazel gives the test that value in place of the
+  /// GPUs gpuplan plans for it (run-under took a "0,1" for a launcher's allocation and kept
+  /// GPU 0 of it: a 2-GPU test ran on one and passed). An empty or -1 value hides every GPU,
+  /// which says CPU on a CPU test (JAX's and TensorFlow's way to force one).
+  void read_device_env() {
+    const std::string& env = test_.target.device_env.str();
+    if (env.empty() || test_.bucket == Bucket::skipped) return;
+    auto value = std::string_view(env).substr(env.find('=') + 1);
+    bool hides = value.empty() || value == "-1";
+    auto source = "env " + util::excerpt(env, 100);
+    note(source, "ignored: gpuplan chooses the GPUs");
+    if (test_.bucket == Bucket::gpu)
+      report(bad(), source,
+             hides
+                 ? fmt::format("the test's env sets {}, which hides every GPU from it: it holds the GPUs "
+                               "gpuplan plans for it and runs without them. Remove it from env, or tag the "
+                               "test cpu-only if it needs no GPU",
+                               util::excerpt(env, 100))
+                 : fmt::format("the test's env sets {}, which Bazel gives the test in place of the GPUs "
+                               "gpuplan plans for it, so it may run on GPUs another test holds, or on fewer "
+                               "than it needs. Remove it from env: gpuplan sets it for each run",
+                               util::excerpt(env, 100)));
+    else if (!hides &&
+             std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; }))
+      report(bad(), source,
+             fmt::format("the test's env sets {}, so it uses a GPU, but no GPU annotation says so, and it "
+                         "is planned as a CPU test, where it runs without one. Tag it gpu (or gpu:N) and "
+                         "remove it from env",
+                         util::excerpt(env, 100)));
   }
 
   /// The macro that made a test with no GPU annotation, when its name says GPU (rules_cuda's

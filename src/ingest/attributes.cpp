@@ -19,6 +19,7 @@ Attribute attribute_named(std::string_view name) {
   if (name == "generator_function") return Attribute::generator_function;
   if (name == "target_compatible_with") return Attribute::target_compatible_with;
   if (name == "exec_compatible_with") return Attribute::exec_compatible_with;
+  if (name == "env") return Attribute::env;
   return Attribute::none;
 }
 
@@ -27,7 +28,8 @@ std::string_view expected_type(Attribute attribute) {
     case Attribute::shard_count: return "INTEGER";
     case Attribute::flaky: return "BOOLEAN";
     case Attribute::tags: return "STRING_LIST";
-    case Attribute::exec_properties: return "STRING_DICT";
+    case Attribute::exec_properties:
+    case Attribute::env: return "STRING_DICT";
     case Attribute::target_compatible_with:
     case Attribute::exec_compatible_with: return "LABEL_LIST";
     default: return "STRING";
@@ -44,6 +46,14 @@ void add_item(Attribute attribute, Target& target, std::string_view item) {
     target.tags.emplace_back(item);
   else
     target.constraints.push_back(Constraint{Symbol(item), attribute == Attribute::exec_compatible_with});
+}
+
+void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value) {
+  if (attribute == Attribute::exec_properties)
+    target.exec_properties.set(key, value);
+  else if (target.device_env.empty() &&
+           (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES" || key == "ROCR_VISIBLE_DEVICES"))
+    target.device_env = Symbol(fmt::format("{}={}", key, value));
 }
 
 Result<int> shard_count(long value) {

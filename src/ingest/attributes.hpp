@@ -20,7 +20,8 @@ enum class Attribute {
   tags,
   exec_properties,
   target_compatible_with,
-  exec_compatible_with
+  exec_compatible_with,
+  env
 };
 
 /// Which kept attribute `name` is; Attribute::none for the many gpuplan ignores.
@@ -34,6 +35,10 @@ std::string_view expected_type(Attribute attribute);
 bool is_list(Attribute attribute);
 /// Adds one item of such a list to `target`.
 void add_item(Attribute attribute, Target& target, std::string_view item);
+
+/// Adds one entry of a dict (exec_properties, env) to `target`: of env, only a key that chooses
+/// GPUs (Target::device_env).
+void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value);
 
 /// The shard_count a Target holds for Bazel's value (its default -1 becomes 0: not sharded).
 Result<int> shard_count(long value);

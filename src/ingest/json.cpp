@@ -315,11 +315,11 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   if (type != expected_type(which))
     fail(fmt::format("attribute {} of {} has type {}; Bazel gives {} the type {}", name, target.label, type,
                      name, expected_type(which)));
-  const char* value_key = which == Attribute::shard_count       ? "intValue"
-                          : which == Attribute::flaky           ? "booleanValue"
-                          : is_list(which)                      ? "stringListValue"
-                          : which == Attribute::exec_properties ? "stringDictValue"
-                                                                : "stringValue";
+  const char* value_key = which == Attribute::shard_count                                  ? "intValue"
+                          : which == Attribute::flaky                                      ? "booleanValue"
+                          : is_list(which)                                                 ? "stringListValue"
+                          : which == Attribute::exec_properties || which == Attribute::env ? "stringDictValue"
+                                                                                           : "stringValue";
   auto found = attribute.find_field_unordered(value_key);
   if (found.error() == simdjson::NO_SUCH_FIELD) {
     // A select() flattened (query's default --proto:flatten_selects) leaves a scalar without a
@@ -361,7 +361,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
       }
       break;
     }
-    case Attribute::exec_properties: {
+    case Attribute::exec_properties:
+    case Attribute::env: {
       ondemand::array entries;
       if (value.get_array().get(entries) != simdjson::SUCCESS)
         wrong("a list of {\"key\", \"value\"} entries");
@@ -374,7 +375,7 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
           wrong("a list of {\"key\", \"value\"} entries");
         std::string owned_key(key);
         if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
-        target.exec_properties.set(owned_key, text);
+        add_entry(which, target, owned_key, text);
       }
       break;
     }

@@ -36,7 +36,8 @@ const char* element_for(Attribute attribute) {
     case Attribute::tags:
     case Attribute::target_compatible_with:
     case Attribute::exec_compatible_with: return "list";
-    case Attribute::exec_properties: return "dict";
+    case Attribute::exec_properties:
+    case Attribute::env: return "dict";
     default: return "string";
   }
 }
@@ -388,7 +389,8 @@ class XmlReader {
       if (std::strcmp(element, element_for(attribute_)) != 0)
         return stop(fmt::format("attribute {} of {} is a <{}>; Bazel writes it as <{}>", name, test_.label,
                                 element, element_for(attribute_)));
-      if (is_list(attribute_) || attribute_ == Attribute::exec_properties) return;
+      if (is_list(attribute_) || attribute_ == Attribute::exec_properties || attribute_ == Attribute::env)
+        return;
       if (!value) {
         // `shard_count = select(...)`: query prints <int configurable="yes" name="shard_count"/>,
         // no value (the only attribute read here that Bazel lets a select() set).
@@ -402,9 +404,10 @@ class XmlReader {
       set_scalar(name, value);
     } else if (is_list(attribute_) && depth_ == 4 && value) {
       add_item(attribute_, test_, value);  // <string value=...> of tags, <label value=...> of the constraints
-    } else if (attribute_ == Attribute::exec_properties && depth_ == 5 && value) {
+    } else if ((attribute_ == Attribute::exec_properties || attribute_ == Attribute::env) && depth_ == 5 &&
+               value) {
       if (pair_key_) {
-        test_.exec_properties.set(*pair_key_, value);
+        add_entry(attribute_, test_, *pair_key_, value);
         pair_key_.reset();
       } else {
         pair_key_ = value;

@@ -642,3 +642,31 @@ TEST_CASE("a test the input lists twice is planned once, as its listing that nee
                Catch::StartsWith("listed 2 times in the input (in the configurations 9f87702, a1b2c3d: bazel "
                                  "test runs it in one); planned once"));
 }
+
+// A 2-GPU test whose env said CUDA_VISIBLE_DEVICES=0,1 ran under exec on the one GPU planned for it
+// and passed; a CPU test that picks GPU 0 ran where there is none.
+TEST_CASE("a test's env that chooses GPUs is a warning, except a CPU test hiding them all") {
+  auto with_env = [](std::vector<std::string> tags, std::string env) {
+    auto target = make_target("//t:t", std::move(tags));
+    target.device_env = env;
+    return classify_one(target);
+  };
+  auto gpu = with_env({"gpu:2"}, "CUDA_VISIBLE_DEVICES=0,1");
+  REQUIRE(gpu.diagnostics.size() == 1);
+  CHECK(gpu.diagnostics[0].severity == Severity::warning);
+  CHECK(gpu.diagnostics[0].source == "env CUDA_VISIBLE_DEVICES=0,1");
+  CHECK_THAT(gpu.diagnostics[0].message, Catch::Contains("in place of the GPUs gpuplan plans for it"));
+  CHECK_THAT(with_env({"gpu"}, "CUDA_VISIBLE_DEVICES=-1").diagnostics.at(0).message,
+             Catch::Contains("hides every GPU from it"));
+  auto cpu = with_env({}, "CUDA_VISIBLE_DEVICES=0");
+  REQUIRE(cpu.diagnostics.size() == 1);
+  CHECK_THAT(cpu.diagnostics[0].message, Catch::Contains("planned as a CPU test, where it runs without one"));
+  CHECK(cpu.tests[0].bucket == Bucket::cpu);
+  CHECK(with_env({}, "CUDA_VISIBLE_DEVICES=").diagnostics.empty());
+  CHECK(with_env({"cpu-only"}, "CUDA_VISIBLE_DEVICES=0").diagnostics.empty());
+  ClassifyOptions strict;
+  strict.strict = true;
+  auto target = make_target("//t:t", {"gpu"});
+  target.device_env = "CUDA_VISIBLE_DEVICES=0";
+  CHECK(classify_one(target, {}, strict).diagnostics.at(0).severity == Severity::error);
+}

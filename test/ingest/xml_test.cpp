@@ -256,3 +256,26 @@ TEST_CASE("a stray rule-input is found however the reads cut the </rule> before 
     }
   }
 }
+
+// A test's env that sets CUDA_VISIBLE_DEVICES replaces the GPUs gpuplan plans for it: read,
+// as JSON reads it, so that classify can say so.
+TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON alike") {
+  auto xml = read_text(R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="sh_test" location="/w/a/BUILD:4:1" name="//a:t">
+    <dict name="env">
+      <pair><string value="PYTHONPATH"/><string value="x"/></pair>
+      <pair><string value="CUDA_VISIBLE_DEVICES"/><string value="0,1"/></pair>
+    </dict>
+  </rule>
+</query>
+)");
+  CHECK(xml.tests.at(0).device_env == "CUDA_VISIBLE_DEVICES=0,1");
+  auto json =
+      read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+                R"({"name":"env","type":"STRING_DICT","stringDictValue":[{"key":"HIP_VISIBLE_DEVICES",)"
+                R"("value":""},{"key":"X","value":"y"}]}]}})"
+                "\n");
+  CHECK(json.tests.at(0).device_env == "HIP_VISIBLE_DEVICES=");
+  CHECK(read_fixture("bazel/all.query.xml").tests.at(0).device_env.empty());
+}
