@@ -99,8 +99,9 @@ bool holds_whole_node(const Assignment& assignment, Policy policy);
 int timeout_seconds(const Unit& unit);
 
 /// The time beyond its planned end a launcher's limit must leave each node: Bazel runs a test
-/// marked `flaky` up to three times, so two more runs of each flaky unit, one after another on
-/// its GPUs; the GPU with the most of them says. Nodes without flaky units are left out.
+/// marked `flaky` up to three times, so two more runs of each flaky unit, which delay what runs
+/// after it on its GPUs (and through a unit on several GPUs, what runs after that on the others).
+/// Nodes without flaky units are left out.
 std::map<std::string, double> rerun_allowance_s(const Plan& plan);
 
 /// A command template with `{label}`, `{unit}`, `{gpus}`, `{shard_index}` and `{shard_count}`

@@ -156,14 +156,21 @@ int timeout_seconds(const Unit& unit) {
 }
 
 std::map<std::string, double> rerun_allowance_s(const Plan& plan) {
-  std::map<std::pair<std::string_view, int>, double> by_gpu;
-  for (const auto& a : plan.assignments)
-    if (a.unit.flaky)
-      for (int gpu : a.gpus) by_gpu[{a.node.str(), gpu}] += 2 * a.unit.duration_s;
+  // In start order, each unit is late by the most any of its GPUs is, and with its own reruns
+  // makes each of them that late: a multi-GPU unit passes one GPU's delay on to the others.
+  std::vector<const Assignment*> order;
+  for (const auto& a : plan.assignments) order.push_back(&a);
+  std::ranges::stable_sort(order, {}, [](const Assignment* a) { return a->start_s; });
+  std::map<std::pair<std::string_view, int>, double> late;  // (node, GPU) → seconds
   std::map<std::string, double> by_node;
-  for (const auto& [where, seconds] : by_gpu) {
-    auto& most = by_node[std::string(where.first)];
-    most = std::max(most, seconds);
+  for (const Assignment* a : order) {
+    double delay = 0;
+    for (int gpu : a->gpus) delay = std::max(delay, late[{a->node.str(), gpu}]);
+    if (a->unit.flaky) delay += 2 * a->unit.duration_s;
+    if (delay == 0) continue;
+    for (int gpu : a->gpus) late[{a->node.str(), gpu}] = delay;
+    auto& most = by_node[a->node.str()];
+    most = std::max(most, delay);
   }
   return by_node;
 }

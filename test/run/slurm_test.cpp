@@ -78,6 +78,23 @@ TEST_CASE("the time limit leaves each flaky unit two more runs") {
   CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:08:00\n"));
   plan.assignments[1].gpus = {3};
   CHECK_THAT(slurm_scripts(plan, options()).at("n.sbatch"), Catch::Contains("--time=0-00:13:00\n"));
+  // A unit on GPUs 0 and 1 after a flaky one on GPU 0 passes its delay on to GPU 1's next unit.
+  Plan chain;
+  for (auto [gpus, start, flaky] :
+       {std::tuple{std::vector<int>{0}, 0.0, true}, std::tuple{std::vector<int>{0, 1}, 100.0, false},
+        std::tuple{std::vector<int>{1}, 200.0, true}}) {
+    Assignment a;
+    a.unit.label = a.unit.id = "//a:t" + std::to_string(start);
+    a.unit.flaky = flaky;
+    a.unit.duration_s = 100;
+    a.node = "n";
+    a.gpus = gpus;
+    a.start_s = start;
+    a.end_s = start + 100;
+    chain.assignments.push_back(a);
+  }
+  CHECK_THAT(slurm_scripts(chain, options()).at("n.sbatch"),
+             Catch::Contains("--time=0-00:18:00\n"));  // (300 + 400) × 1.5 s
 }
 
 TEST_CASE("partition, account and extra lines become #SBATCH lines") {
