@@ -382,9 +382,15 @@ class XmlReader {
   void start_inside_test(const char* element, const XML_Char** pairs) {
     if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-default-setting
     const char* value = xml_attribute(pairs, "value");
+    if (depth_ == 4) pair_key_.reset();  // a <pair> starts: no key of another pair carries over
     if (depth_ == 3) {
       const char* name = xml_attribute(pairs, "name");
       attribute_ = name ? attribute_named(name) : Attribute::none;
+      // An env set by select() is every branch's entries merged (a CPU config's
+      // CUDA_VISIBLE_DEVICES="" beside a CUDA one's nothing): not what any one build runs with.
+      const char* configurable = xml_attribute(pairs, "configurable");
+      if (attribute_ == Attribute::env && configurable && std::strcmp(configurable, "yes") == 0)
+        attribute_ = Attribute::none;
       if (attribute_ == Attribute::none) return;
       if (std::strcmp(element, element_for(attribute_)) != 0)
         return stop(fmt::format("attribute {} of {} is a <{}>; Bazel writes it as <{}>", name, test_.label,
@@ -466,6 +472,7 @@ class XmlReader {
     if (depth_ == 3) {
       attribute_ = Attribute::none;
       in_linkopts_ = false;
+      pair_key_.reset();
     }
     --depth_;
   }

@@ -278,4 +278,19 @@ TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON a
                 "\n");
   CHECK(json.tests.at(0).device_env == "HIP_VISIBLE_DEVICES=");
   CHECK(read_fixture("bazel/all.query.xml").tests.at(0).device_env.empty());
+  // A select()ed env is every branch merged: no one build's. A pair with its key alone (not
+  // Bazel's output) leaves nothing to the next dict.
+  auto odd = read_text(R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="sh_test" location="/w/a/BUILD:4:1" name="//a:t">
+    <dict configurable="yes" name="env">
+      <pair><string value="CUDA_VISIBLE_DEVICES"/><string value=""/></pair>
+    </dict>
+    <dict name="exec_properties"><pair><string value="FOO"/></pair></dict>
+    <dict name="exec_properties"><pair><string value="resources:gpu"/><string value="1"/></pair></dict>
+  </rule>
+</query>
+)");
+  CHECK(odd.tests.at(0).device_env.empty());
+  CHECK(odd.tests.at(0).exec_properties == ExecProperties{{"resources:gpu", "1"}});
 }
