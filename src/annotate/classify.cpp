@@ -197,13 +197,13 @@ class TestClassifier {
     auto value = std::string_view(env).substr(env.find('=') + 1);
     bool hides = value.empty() || value == "-1";
     auto source = "env " + util::excerpt(env, 100);
-    note(source, "ignored: gpuplan chooses the GPUs");
+    note(source, hides ? "hides every GPU from the test" : "chooses the test's GPUs itself, over gpuplan's");
     if (test_.bucket == Bucket::gpu)
       report(bad(), source,
              hides
                  ? fmt::format("the test's env sets {}, which hides every GPU from it: it holds the GPUs "
-                               "gpuplan plans for it and runs without them. Remove it from env, or tag the "
-                               "test cpu-only if it needs no GPU",
+                               "gpuplan plans for it and runs without them. Remove it from env, or, if the "
+                               "test needs no GPU, remove its GPU annotations and tag it cpu-only",
                                util::excerpt(env, 100))
                  : fmt::format("the test's env sets {}, which Bazel gives the test in place of the GPUs "
                                "gpuplan plans for it, so it may run on GPUs another test holds, or on fewer "

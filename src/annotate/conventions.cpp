@@ -632,8 +632,10 @@ std::optional<FoundModel> find_gpu_model_word(std::string_view all, bool short_n
     if (all[i] == 'x' && i > 0 && is_digit(all[i - 1]) && letters_end > i + 1) ++i;
     if (digits_end > letters_end) {
       if (auto model = known(all.substr(i, end - i), true)) return FoundModel{*model, i, end};
-      if (auto model = known(all.substr(i, digits_end - i), end == digits_end))
-        return FoundModel{*model, i, digits_end};
+      // Whole also before a count after it (t4x2, l4x8), not before other letters (t4g).
+      bool whole = end == digits_end || (all.substr(digits_end, end - digits_end) == "x" &&
+                                         end < all.size() && is_digit(all[end]));
+      if (auto model = known(all.substr(i, digits_end - i), whole)) return FoundModel{*model, i, digits_end};
     }
     i = digits_end;
   }

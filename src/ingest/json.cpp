@@ -382,8 +382,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     default: {
       std::string_view text;
       if (value.get_string().get(text) != simdjson::SUCCESS) wrong("a string");
-      // The proto formats print a timeout nobody wrote too: the one the size implies, as XML does
-      // not. Only a written one is the test's own (the plan's timeout is null when from the size).
+      // The proto formats print a timeout nobody wrote too: the one the size implies (Bazel's XML
+      // leaves it out). Only a written one is the test's own (the plan's is null when from the size).
       bool specified = true;
       if (which == Attribute::timeout &&
           attribute.find_field_unordered("explicitlySpecified").get_bool().get(specified) ==

@@ -296,6 +296,7 @@ TEST_CASE("a name that says it is a GPU's gives its model with the memory and co
   CHECK(named("a100-80gbps", true) == std::pair{std::string("a100"), 0});  // not a memory
   CHECK(named("a100-1g.5gb", true) == std::pair{std::string("a100"), 0});  // a MIG profile, not 1 GB
   CHECK(named("t4g-arm64", true) == std::pair{std::string(), 0});          // AWS Graviton: no GPU
+  CHECK(named("gpu-t4x2", true) == std::pair{std::string("t4"), 0});
   CHECK(named("gpu-l4-spot", true) == std::pair{std::string("l4"), 0});
   CHECK(named("highmem", true) == std::pair{std::string(), 0});
   auto pool = classified({}, {{"Pool", "gpu-a100-80gb"}});
