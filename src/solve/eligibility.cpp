@@ -59,6 +59,14 @@ bool cuda_ok(const Requirement& r, const Node& node) {
                      [&](const auto& c) { return c.value.satisfied_by(node.cuda); });
 }
 
+/// gpu-mem:80GB against an 80 GB GPU whose memory.total (nvidia-smi's, in binary units) is a
+/// little less: a declared whole-GiB need of at most 10% more than `most`.
+bool sold_as_needed(const Requirement& r, std::int64_t most) {
+  if (!r.gpu_mem_mib || r.gpu_mem_mib->source == measured_memory_source) return false;
+  std::int64_t wanted = r.gpu_mem_mib->value;
+  return wanted % 1024 == 0 && most < wanted && most * 10 >= wanted * 9;
+}
+
 int largest_clique(const std::vector<GpuMask>& links, GpuMask within) {
   int size = 0;
   while (size < count(within) && has_clique(links, within, size + 1)) ++size;
@@ -95,14 +103,11 @@ std::string fact(Need need, const Requirement& r, const Node& node, const std::v
         most = std::max(most, g.vram_mib);
       }
       auto facts = fmt::format("GPUs of {}", fmt::join(values, " and "));
-      // gpu-mem:80GB of an 80 GB GPU: binary units, against the memory.total nvidia-smi reports.
-      std::int64_t wanted = r.gpu_mem_mib->value;
-      if (r.gpu_mem_mib->source == measured_memory_source || wanted % 1024 != 0 || most * 10 < wanted * 9)
-        return facts;
+      if (!sold_as_needed(r, most)) return facts;
       return fmt::format(
           "{} ({} is {} MiB, more than nvidia-smi's memory.total of these GPUs; "
           "gpu-mem:{}GiB fits them)",
-          facts, format_mib(wanted), wanted, most / 1024);
+          facts, format_mib(r.gpu_mem_mib->value), r.gpu_mem_mib->value, most / 1024);
     }
     case Need::model:
       for (const auto& g : node.gpus) values.insert(g.model);
@@ -207,6 +212,33 @@ bool can_run(const Requirement& r, const Node& node, const std::vector<GpuMask>&
   int wanted = r.gpus.value;
   if (count(eligible) < wanted) return false;
   return !r.needs_nvlink() || has_clique(links, eligible, wanted);
+}
+
+std::string memory_passed_over(const Requirement& r, const Fleet& fleet, const FleetIndex& index) {
+  if (!r.gpu_mem_mib || r.gpu_mem_mib->source == measured_memory_source) return {};
+  std::map<std::string, long> passed;  // "H100-80GB GPUs of 81559 MiB" → how many
+  std::int64_t fits = r.gpu_mem_mib->value;
+  for (const NodeType& type : index.types) {
+    const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
+    if (can_run(r, node, type.links)) continue;
+    std::int64_t most = 0;
+    for (const auto& g : node.gpus) most = std::max(most, g.vram_mib);
+    if (!sold_as_needed(r, most)) continue;
+    Requirement fitting = r;
+    fitting.gpu_mem_mib->value = most / 1024 * 1024;
+    if (!can_run(fitting, node, type.links)) continue;
+    fits = std::min(fits, fitting.gpu_mem_mib->value);
+    for (const auto& g : node.gpus)
+      if (g.vram_mib < r.gpu_mem_mib->value && g.vram_mib >= fitting.gpu_mem_mib->value)
+        passed[fmt::format("{} GPUs ({} MiB)", g.model, g.vram_mib)] += static_cast<long>(type.nodes.size());
+  }
+  if (passed.empty()) return {};
+  std::vector<std::string> which;
+  for (const auto& [gpus, n] : passed) which.push_back(fmt::format("{} {}", n, gpus));
+  return fmt::format(
+      "needs {} MiB a GPU ({}), more than nvidia-smi's memory.total of the fleet's {}, so it is not placed "
+      "on them; gpu-mem:{}GiB fits them",
+      r.gpu_mem_mib->value, format_mib(r.gpu_mem_mib->value), fmt::join(which, " and "), fits / 1024);
 }
 
 std::string unschedulable_reason(const Requirement& r, const Fleet& fleet, const FleetIndex& index) {

@@ -60,6 +60,11 @@ bool can_run(const Requirement& requirement, const Node& node, const std::vector
 /// (no annotation the unschedulable reason could advise changing).
 inline constexpr std::string_view measured_memory_source = "its measured peak or reservation (vram_mib)";
 
+/// When a declared `gpu-mem:NGiB` alone keeps `requirement` off GPUs sold as that size (an
+/// "80 GB" H100's 81559 MiB against gpu-mem:80GB's 81920): a sentence naming them and the need
+/// that fits them; empty otherwise, and for a need a measured peak set.
+std::string memory_passed_over(const Requirement& requirement, const Fleet& fleet, const FleetIndex& index);
+
 /// Why no node of `fleet` (indexed as `index`) can run `requirement`, naming the requirement and
 /// the closest node: "needs compute capability == 9.0 with CUDA >= 12.6; the h100 nodes have CUDA 12.4".
 std::string unschedulable_reason(const Requirement& requirement, const Fleet& fleet, const FleetIndex& index);

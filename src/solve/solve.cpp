@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -187,6 +188,7 @@ std::vector<size_t> id_order(const std::vector<Assignment>& all) {
 struct Demands {
   std::vector<int> of_unit;
   std::vector<std::string> unschedulable_reasons;
+  std::vector<std::string> memory_passed_over;  ///< memory_passed_over() of each schedulable demand
 };
 
 /// Units that need the same are placed by the same rules: works out each demand's shapes once
@@ -243,10 +245,13 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
       if (same == problem.shapes.end()) problem.shapes.push_back(std::move(shape));
     }
     problem.demand_shapes.push_back(std::move(shapes));
-    demands.unschedulable_reasons.push_back(!problem.demand_shapes.back().empty() ? std::string()
+    bool schedulable = !problem.demand_shapes.back().empty();
+    demands.unschedulable_reasons.push_back(schedulable ? std::string()
                                             : placing.gpus.value > 0
                                                 ? unschedulable_reason(placing, fleet, index)
                                                 : "asks for no GPU");
+    demands.memory_passed_over.push_back(schedulable ? memory_passed_over(placing, fleet, index)
+                                                     : std::string());
   }
   return demands;
 }
@@ -322,6 +327,7 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
 
   std::vector<size_t> scheduled;  // job → unit
   std::vector<size_t> unscheduled;
+  std::set<std::string> memory_warned;  // the tests warned of GPUs their gpu-mem passes over
   for (size_t u : by_id) {
     auto d = static_cast<size_t>(demands.of_unit[u]);
     if (problem.demand_shapes[d].empty()) {
@@ -331,6 +337,11 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
     }
     scheduled.push_back(u);
     problem.jobs.push_back({demands.of_unit[u], all[u].unit.duration_s});
+    const Unit& unit = all[u].unit;
+    if (!demands.memory_passed_over[d].empty() && memory_warned.insert(unit.label).second)
+      plan.diagnostics.push_back(Diagnostic{Severity::warning, unit.label,
+                                            unit.requirement->gpu_mem_mib->source,
+                                            demands.memory_passed_over[d]});
   }
   summary.lower_bound_s = lower_bound(problem);
   Schedule schedule = options.scheduler == Scheduler::longest_first_insertion

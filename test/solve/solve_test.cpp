@@ -310,6 +310,38 @@ TEST_CASE("a GPU memory a little short of the need says why and what fits") {
         "memory.total of these GPUs; gpu-mem:79GiB fits them)");
 }
 
+// In a mixed fleet the same test ran on the 80 GB A100s only, and the H100s beside them, the
+// GPUs it was meant for, stood idle without a word.
+TEST_CASE("GPUs sold as the memory a test needs but a little short of it are named when passed over") {
+  auto fleet = fleet_of({{"h100", 2, 8, "nvswitch", "h100", 81559, "9.0", "12.4"},
+                         {"a100", 1, 4, "nvlink", "a100", 81920, "8.0", "12.4"}});
+  Unit llm = unit("//t:llm", 100), fits = unit("//t:fits", 100);
+  with_memory(llm, 80 * 1024);
+  with_memory(fits, 79 * 1024);
+  std::vector<Unit> shards;
+  for (int i = 0; i < 2; ++i) {
+    shards.push_back(unit(fmt::format("//t:sharded#shard-{}-of-2", i), 100));
+    shards.back().label = "//t:sharded";
+    with_memory(shards.back(), 80 * 1024);
+  }
+  auto plan = plan_of({llm, shards[0], shards[1], fits}, fleet);
+  REQUIRE(plan.unschedulable.empty());
+  REQUIRE(plan.diagnostics.size() == 2);  // once a test, none for the test that fits the H100s
+  CHECK(plan.diagnostics[0].label == "//t:llm");
+  CHECK(plan.diagnostics[0].severity == Severity::warning);
+  CHECK(plan.diagnostics[0].message ==
+        "needs 81920 MiB a GPU (80GiB), more than nvidia-smi's memory.total of the fleet's 16 H100-TEST-79GB GPUs "
+        "(81559 MiB), so it is not placed on them; gpu-mem:79GiB fits them");
+  CHECK(plan.diagnostics[1].label == "//t:sharded");
+  for (const auto& a : plan.assignments)
+    CHECK(a.node.str().starts_with(a.unit.label == "//t:fits" ? "h100" : "a100"));
+  // A need that a measured peak set is not the test's tag to change; nor one far above the GPUs.
+  Unit measured = unit("//t:measured", 100), far = unit("//t:far", 100);
+  measured.vram_mib = 95000;
+  with_memory(far, 96 * 1024);
+  CHECK(plan_of({measured, far}, fleet).diagnostics.empty());
+}
+
 TEST_CASE("pack shares a GPU among units whose memory is known, within capacity") {
   auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 80 * 1024}});
   std::vector<Unit> units;
