@@ -140,8 +140,10 @@ bool names_model(const Gpu& gpu, std::string_view wanted) {
   if (model_words.size() > 1 && model_words.back().ends_with("gb") &&
       s == squeezed(model.substr(0, model.size() - model_words.back().size())))
     return true;
-  // The family's last words, with a digit among them: rtx-4090 or 4090 of geforce-rtx-4090.
+  // The family's last words, with a digit among them: rtx-4090 or 4090 of geforce-rtx-4090;
+  // nvidia-smi's "Generation" after a workstation part is no word of its name (rtx-6000-ada).
   auto family_words = words_of(gpu.family);
+  if (family_words.size() > 1 && family_words.back() == "generation") family_words.pop_back();
   std::string tail;
   for (auto word = family_words.rbegin(); word != family_words.rend(); ++word) {
     tail = std::string(*word) + tail;

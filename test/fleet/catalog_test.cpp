@@ -63,6 +63,12 @@ TEST_CASE("a gpu-model name matches the GPUs it names however it is written, and
   CHECK(gpu_is_model(rtx, "rtx-4090"));
   CHECK(gpu_is_model(rtx, "4090"));
   CHECK_FALSE(gpu_is_model(rtx, "rtx"));
+  auto ada = gpu_of("NVIDIA RTX 6000 Ada Generation");  // as fleet import names it
+  CHECK(gpu_is_model(ada, "rtx-6000-ada"));
+  CHECK(gpu_is_model(ada, "rtx6000ada"));
+  CHECK(gpu_is_model(ada, "6000-ada"));
+  CHECK_FALSE(gpu_is_model(ada, "rtx-6000"));  // the Turing Quadro RTX 6000
+  CHECK_FALSE(gpu_is_model(ada, "ada"));
   CHECK(gpu_is_model(gpu_of("NVIDIA H100 NVL"), "h100-nvl"));  // a hand-written name with blanks
 }
 
