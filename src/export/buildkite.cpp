@@ -47,7 +47,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
     Json step;
     step["label"] =
         fmt::format(":gear: GPU tests on {} ({} unit{})", node.name, node.units, node.units == 1 ? "" : "s");
-    step["key"] = "gpuplan-" + node.name;
+    step["key"] = ci_job_name(node, "buildkite");
     step["command"] = Json::array(
         {"buildkite-agent artifact download " + shell_quote(o.plan_path) + " .", ci_exec_command(o, node)});
     step["agents"] = agents;
@@ -58,7 +58,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
   steps.push_back(Json::object({{"wait", nullptr}, {"continue_on_failure", true}}));
   Json merge;
   merge["label"] = ":bar_chart: Merge GPU test results";
-  merge["key"] = "gpuplan-merge";
+  merge["key"] = ci_merge_job;
   merge["command"] =
       Json::array({"buildkite-agent artifact download 'gpuplan-results/*.csv' .", ci_merge_command(o)});
   merge["artifact_paths"] = Json::array({"gpuplan-results/history.json"});

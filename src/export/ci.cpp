@@ -10,6 +10,17 @@
 
 namespace gpuplan {
 
+std::string ci_job_name(const ExportNode& node, std::string_view format) {
+  std::string name = "gpuplan-" + node.name;
+  if (name == ci_merge_job)
+    throw InputError(
+        Position{fmt::format("export {}", format)},
+        fmt::format("node \"{}\": its job would be named {}, as the job that merges the results "
+                    "is, and the pipeline would keep only one of them: rename the node in the fleet",
+                    node.name, name));
+  return name;
+}
+
 std::string ci_results_path(const ExportNode& node) {
   return fmt::format("gpuplan-results/{}.csv", node.name);
 }

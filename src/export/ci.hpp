@@ -2,11 +2,19 @@
 // What the CI exports (GitHub, Buildkite, GitLab) share: the command a node's job runs,
 // its timeout, and the labels that send it to the node.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/export.hpp"
 
 namespace gpuplan {
+
+/// The merge job's name (GitLab) or step key (Buildkite).
+inline constexpr std::string_view ci_merge_job = "gpuplan-merge";
+
+/// A node's job name (GitLab) or step key (Buildkite), "gpuplan-NODE". Throws InputError for a
+/// node whose job would take the merge job's name: one would silently replace the other.
+std::string ci_job_name(const ExportNode& node, std::string_view format);
 
 /// Where a node's job leaves its results, relative to the job's working directory.
 std::string ci_results_path(const ExportNode& node);

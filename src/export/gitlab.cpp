@@ -22,7 +22,7 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
     job["needs"] = needs_plan;
     job["script"] = Json::array({ci_exec_command(o, node)});
     job["artifacts"] = Json::object({{"when", "always"}, {"paths", Json::array({ci_results_path(node)})}});
-    pipeline["gpuplan-" + node.name] = std::move(job);
+    pipeline[ci_job_name(node, "gitlab")] = std::move(job);
   }
   Json merge;
   merge["stage"] = "gpu-merge";
@@ -32,7 +32,7 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
   merge["script"] = Json::array({ci_merge_command(o)});
   merge["artifacts"] =
       Json::object({{"when", "always"}, {"paths", Json::array({"gpuplan-results/history.json"})}});
-  pipeline["gpuplan-merge"] = std::move(merge);
+  pipeline[std::string(ci_merge_job)] = std::move(merge);
   return "# Made by gpuplan export gitlab: a child pipeline, run by a trigger job (see the README).\n" +
          to_yaml(pipeline);
 }

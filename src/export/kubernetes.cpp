@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 
 #include "export/yaml.hpp"
 #include "gpuplan/error.hpp"
@@ -154,6 +155,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
   std::map<std::string, std::string> files;
   const auto by_node = assignments_by_node(plan);
+  std::map<std::string, std::string> node_of_job;
   for (const auto& node : export_nodes(plan, fleet)) {
     // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
     // label: a Job pinned to GPU-1 or gpu_node_1 would wait Pending for a node no one has, until
@@ -174,6 +176,12 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
                       "with a value that is",
                       node.name, o.node_key));
     std::string job_name = object_name("gpuplan-", node.name);
+    // A hashed name can be another node's own: NODE-A's is node-a-206ef7b3's.
+    if (auto [other, added] = node_of_job.try_emplace(job_name, node.name); !added)
+      throw InputError(Position{"export kubernetes"},
+                       fmt::format("nodes \"{}\" and \"{}\" would both get the Job {}, and one would replace "
+                                   "the other: rename one node in the fleet",
+                                   other->second, node.name, job_name));
 
     Json labels = Json::object();
     labels["app.kubernetes.io/name"] = "gpuplan";

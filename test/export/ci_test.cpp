@@ -99,6 +99,20 @@ TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets fa
   CHECK_THAT(escaped[0]["command"][1].as<std::string>(), Catch::Contains("--test_env=SCRATCH=$$TMPDIR'"));
 }
 
+// A node named merge got the merge job's name: GitLab kept one of the two, its units never ran,
+// and the pipeline passed; Buildkite's upload refused the repeated key after planning.
+TEST_CASE("a node whose job would take the merge job's name is refused") {
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "merge";
+  CiOptions o;
+  o.node_tag = "node";
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("node \"merge\": its job would be named gpuplan-merge"));
+  CHECK_THROWS_WITH(buildkite_pipeline(plan, nullptr, o), Catch::Contains("rename the node in the fleet"));
+  plan.assignments[0].node = "merge-0";
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+}
+
 TEST_CASE("GitLab gets a job per node with runner tags and a merge job that runs even after failures") {
   CiOptions o;
   o.node_tag = "node";

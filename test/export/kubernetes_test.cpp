@@ -121,6 +121,15 @@ TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and 
     CHECK(job_name.size() <= 63);
     CHECK(job_name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos);
   }
+  // A hashed name can be another node's own; one Job then replaced the other, and its units
+  // never ran.
+  std::string hashed;
+  for (const auto& [name, content] : files)
+    if (name != "gpuplan-gpu-box-1.yaml") hashed = name.substr(8, name.size() - 8 - 5);  // gpuplan-X.yaml
+  REQUIRE(hashed.starts_with("gpu-box-1-"));
+  CHECK_THROWS_WITH(
+      kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {hashed, 60}}), nullptr, by_label),
+      Catch::Contains("nodes \"GPU_Box.1\" and \"" + hashed + "\" would both get the Job gpuplan-" + hashed));
   // Pinned by kubernetes.io/hostname, a node name with capitals matches no Kubernetes node (their
   // names, and the kubelet's hostname label, are lowercase): the Job would wait Pending until its
   // deadline, so the export refuses it.
