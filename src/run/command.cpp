@@ -83,6 +83,21 @@ std::string expand_command(std::string_view command_template, const Assignment& 
                                  "{{shard_index}} {{shard_count}}; {{{{ and }}}} for braces)",
                                  what, command_template));
   };
+  // The shell's quoting where each placeholder stands: a value inside the template's own '…' or
+  // "…" is written to stay the value there ("label={label}" with a $(…) in the label ran it).
+  enum class Quote { none, single, double_ } quote = Quote::none;
+  auto quoted_for_here = [&](const std::string& value) {
+    std::string here;
+    for (char c : value) {
+      if (quote == Quote::single && c == '\'')
+        here += "'\\''";
+      else if (quote == Quote::double_ && std::string_view("$`\"\\").find(c) != std::string_view::npos)
+        here += {'\\', c};
+      else
+        here += c;
+    }
+    return quote == Quote::none ? shell_quote(value) : here;
+  };
   std::string out;
   for (size_t i = 0; i < command_template.size(); ++i) {
     char c = command_template[i];
@@ -95,12 +110,19 @@ std::string expand_command(std::string_view command_template, const Assignment& 
       auto name = command_template.substr(i + 1, close - i - 1);
       auto value = value_of(name);
       if (!value) bad(fmt::format("unknown placeholder {{{}}}", name));
-      out += shell_quote(*value);
+      out += quoted_for_here(*value);
       i = close;
     } else if (c == '}') {
       bad("an unmatched }");
     } else {
       out += c;
+      if (c == '\\' && quote != Quote::single && i + 1 < command_template.size()) {
+        out += command_template[++i];  // an escaped character quotes nothing
+      } else if (c == '\'' && quote != Quote::double_) {
+        quote = quote == Quote::single ? Quote::none : Quote::single;
+      } else if (c == '"' && quote != Quote::single) {
+        quote = quote == Quote::double_ ? Quote::none : Quote::double_;
+      }
     }
   }
   return out;

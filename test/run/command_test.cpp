@@ -52,6 +52,26 @@ TEST_CASE("a hostile label reaches the shell as itself and runs nothing") {
   REQUIRE_FALSE(std::filesystem::exists(marker));
 }
 
+// Inside the template's own quotes the '…' gpuplan put around a label was literal there: in
+// "label={label}" a $(…) in the label ran, and the unit passed with its label cut short.
+TEST_CASE("a label inside the template's own quotes stays the label and runs nothing") {
+  auto marker = std::filesystem::temp_directory_path() / "gpuplan-quote-test-pwned-quoted";
+  std::filesystem::remove(marker);
+  const std::string touch = "touch " + marker.string();
+  for (const std::string& label :
+       std::vector<std::string>{"//a:x$(" + touch + ")", "//a:it's", "//a:\"q\"", "//a:`" + touch + "`",
+                                "//a:x\\y", "//a:a!b", "//a:x\ny", "//ml:train_test"}) {
+    INFO(label);
+    auto a = unit(label, {0, 1});
+    CHECK(shell_output(expand_command("printf '%s' \"label={label}\"", a)) == "label=" + label);
+    CHECK(shell_output(expand_command("printf '%s' 'label={label}'", a)) == "label=" + label);
+    // Quotes the template escapes, or that sit inside the other kind, open nothing.
+    CHECK(shell_output(expand_command("printf '%s' \\\" {label} \"it's\" \\'", a)) == "\"" + label + "it's'");
+    CHECK(shell_output(expand_command("printf '%s' \"{label} on {gpus}\"", a)) == label + " on 0,1");
+  }
+  REQUIRE_FALSE(std::filesystem::exists(marker));
+}
+
 TEST_CASE("a template gets the unit's GPUs and shard, quoted") {
   auto a = unit("//ml:train_test", {0, 1}, 2);
   REQUIRE(expand_command("run {unit} on {gpus} shard {shard_index}/{shard_count}", a) ==
