@@ -151,7 +151,7 @@ void check_bazel_args(const std::vector<std::string>& args, bool with_command) {
                        "not be told from a target");
 }
 
-std::string bazel_node_command(const std::vector<Assignment>& units, const BazelRun& r) {
+NodeCommand bazel_node_command(const std::vector<Assignment>& units, const BazelRun& r) {
   std::set<std::string> labels;
   for (const auto& a : units) labels.insert(canonical_label(a.unit.label));
   std::string command = "bazel test";
@@ -167,9 +167,14 @@ std::string bazel_node_command(const std::vector<Assignment>& units, const Bazel
   }
   // The plan chose the tests: a .bazelrc's `test --test_tag_filters=-gpu` (common for CPU CI)
   // would otherwise skip GPU tests named here, and Bazel would pass with them unrun.
-  command += fmt::format(" --local_test_jobs={} {} --", r.jobs, no_test_filters);
-  for (const auto& label : labels) command += " " + shell_quote(label);
-  return command;
+  command += fmt::format(" --local_test_jobs={} {}", r.jobs, no_test_filters);
+  std::string on_the_line = " --";
+  for (const auto& label : labels) on_the_line += " " + shell_quote(label);
+  if (command.size() + on_the_line.size() <= max_command_line) return {command + on_the_line, {}};
+  // 1,700 labels of 80 bytes: "cannot run /bin/sh: Argument list too long", after planning.
+  std::string text;
+  for (const auto& label : labels) text += label + "\n";
+  return {command + " --target_pattern_file=" + shell_quote(r.target_file), text};
 }
 
 std::string tests_split_over_nodes(const Plan& plan, std::string_view node) {

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -99,7 +101,8 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
   r.jobs = 4;
   auto command = bazel_node_command({unit("//ml:train_test", {0, 1}, 1), unit("//ml:inference_test", {2}),
                                      unit("@//ml:train_test", {2, 3}, 0)},
-                                    r);
+                                    r)
+                     .command;
   REQUIRE(
       command ==
       "bazel test --run_under='/opt/gpuplan run-under --plan /shared/plan.json --node-file '\\''/etc/gpuplan "
@@ -108,22 +111,39 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       "//ml:inference_test //ml:train_test");
   r.results = "/shared/out/results.csv";
   REQUIRE_THAT(
-      bazel_node_command({unit("//a:b", {0})}, r),
+      bazel_node_command({unit("//a:b", {0})}, r).command,
       Catch::Contains("--results /shared/out/results.csv' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
                       "--sandbox_writable_path=/shared/out "));
   r.junit = "/shared/junit/ws-0.xml";  // run-under rewrites it there: writable in the sandbox too
   REQUIRE_THAT(
-      bazel_node_command({unit("//a:b", {0})}, r),
+      bazel_node_command({unit("//a:b", {0})}, r).command,
       Catch::Contains("--results /shared/out/results.csv --junit /shared/junit/ws-0.xml' "
                       "--sandbox_writable_path=/tmp/gpuplan-locks-1 --sandbox_writable_path=/shared/out "
                       "--sandbox_writable_path=/shared/junit --local_test_jobs"));
   r.fleet = "/shared/fleet.yaml";  // a unit that holds the node holds the GPUs the plan leaves idle
-  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
+  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
                Catch::Contains("--junit /shared/junit/ws-0.xml --fleet /shared/fleet.yaml'"));
   // The team's options come first: a --config's --run_under or test filters cannot undo gpuplan's.
   r.bazel_args = {"--config=cuda", "--copt=-DX=a b"};
-  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r),
+  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
                Catch::StartsWith("bazel test --config=cuda '--copt=-DX=a b' --run_under="));
+  // A node of 1,700 long labels made a command over Linux's 128 KiB an argument, and /bin/sh
+  // never started ("Argument list too long"): the labels go to a target pattern file instead.
+  r.target_file = "/tmp/gpuplan-locks-1/targets";
+  std::vector<Assignment> many;
+  for (int i = 0; i < 1700; ++i)
+    many.push_back(
+        unit(fmt::format("//xla/service/gpu/tests:kernel_tiling_test_variant_{:04}_long_suffix", i), {0}));
+  auto [command_line, labels] = bazel_node_command(many, r);
+  CHECK(command_line.size() < max_command_line);
+  CHECK_THAT(command_line,
+             Catch::EndsWith(" --test_timeout_filters= --target_pattern_file=/tmp/gpuplan-locks-1/targets"));
+  CHECK_THAT(labels,
+             Catch::StartsWith("//xla/service/gpu/tests:kernel_tiling_test_variant_0000_long_suffix\n"
+                               "//xla/service/gpu/tests:kernel_tiling_test_variant_0001_long_suffix\n"));
+  CHECK(std::count(labels.begin(), labels.end(), '\n') == 1700);
+  many.resize(1000);  // 73 KB of labels still go on the line
+  CHECK(bazel_node_command(many, r).target_file_text.empty());
 }
 
 TEST_CASE("a test whose shards are on several nodes is warned of for the default bazel test, naming them") {
