@@ -205,6 +205,8 @@ void JsonTargets::read_rule(ondemand::object rule) {
     }
   }
   if (target.label.empty() || target.rule_class.empty()) fail("a rule without its \"name\" or \"ruleClass\"");
+  if (Collector::keeps(target.rule_class.str()) && !starts_like_label(target.label))
+    fail(not_a_label(target.label));
   if (out_.graph) {
     out_.graph->rule(target.label, target.rule_class.str());
     const auto& inputs = configured_inputs_.empty() ? inputs_ : configured_inputs_;

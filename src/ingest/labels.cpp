@@ -67,9 +67,8 @@ void read_label_lines(Source& source, InputFormat format, Collector& out) {
     const std::string_view whole = line;
     std::string_view configuration = cquery ? take_configuration(line, where) : std::string_view{};
     std::string_view kind = with_kind ? take_kind(line, where) : std::string_view{};
-    if (!line.starts_with("//") && !line.starts_with('@'))
-      throw InputError(where, fmt::format("\"{}\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\"){}",
-                                          line, whole == line ? "" : fmt::format(" in \"{}\"", whole)));
+    if (!starts_like_label(line))
+      throw InputError(where, not_a_label(line) + (whole == line ? "" : fmt::format(" in \"{}\"", whole)));
     Target target;
     target.label = line;
     target.configuration = configuration;

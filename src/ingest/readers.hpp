@@ -2,6 +2,7 @@
 // The readers of each input format, and what they share. ingest.cpp picks one.
 #include <cstddef>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +13,18 @@ namespace gpuplan::ingest {
 
 /// What kind of target a reader met, before it knows whether it is kept.
 enum class TargetKind { rule, source_file, generated_file, other };
+
+/// What every label Bazel prints starts with: "//pkg:name" or "@repo//pkg:name". A test named
+/// otherwise ("-//a:b", "pkg:rel") is hand-made input, and `bazel test` would read it as a
+/// pattern of another kind (a target subtracted, a relative label).
+inline bool starts_like_label(std::string_view name) {
+  return name.starts_with("//") || name.starts_with('@');
+}
+
+/// The error for a test whose name does not start like a label.
+inline std::string not_a_label(std::string_view name) {
+  return "\"" + std::string(name) + "\" is not a label (\"//pkg:name\" or \"@repo//pkg:name\")";
+}
 
 /// Collects the tests of one input and counts the rest. Tests are kept in blocks of
 /// fixed capacity while reading (large enough to be mapped and unmapped on their own),

@@ -371,6 +371,7 @@ class XmlReader {
     links_ = may_have_linkopts(rule_class);
     if (out_.graph) out_.graph->rule(name, rule_class);
     if (!Collector::keeps(rule_class)) return out_.drop(TargetKind::rule, rule_class);
+    if (!starts_like_label(name)) return stop(not_a_label(name));
     in_test_ = true;
     test_ = Target{};
     test_.label = name;

@@ -55,6 +55,26 @@ TEST_CASE("a query with no results is an empty list, not an error") {
   REQUIRE(list.tests.empty());
 }
 
+// Bazel never prints such a name; passed on after bazel test's --, "-//a:x" subtracted a target
+// and "//..." ran every test of the workspace.
+TEST_CASE("a test whose name is no label is an error at its line, in XML and JSON alike") {
+  for (const std::string name : {"-//a:x", "pkg:rel", "...", " //a:x"}) {
+    INFO(name);
+    REQUIRE_THROWS_WITH(read_text("<?xml version=\"1.1\"?>\n<query version=\"2\">\n  <rule class=\"sh_test\" "
+                                  "name=\"" +
+                                  name + "\"/>\n</query>\n"),
+                        Catch::Contains("input:3") && Catch::Contains("\"" + name + "\" is not a label"));
+    REQUIRE_THROWS_WITH(read_text(R"({"type":"RULE","rule":{"name":")" + name +
+                                  R"(","ruleClass":"sh_test"}})"
+                                  "\n"),
+                        Catch::Contains("input:1") && Catch::Contains("\"" + name + "\" is not a label"));
+  }
+  // A library may be named anyhow: only tests reach bazel test.
+  REQUIRE(read_text(R"({"type":"RULE","rule":{"name":"weird","ruleClass":"py_library"}})"
+                    "\n")
+              .tests.empty());
+}
+
 TEST_CASE("truncated xml is an error at the line where it stops") {
   std::string text =
       "<?xml version=\"1.1\"?>\n<query version=\"2\">\n  <rule class=\"sh_test\" name=\"//a:t\">\n";
