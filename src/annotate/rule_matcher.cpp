@@ -67,8 +67,26 @@ std::string label_pattern_problem(std::string_view pattern) {
   if (!parts || !(parts->repo.empty() || parts->repo.starts_with('@')))
     return fmt::format("\"{}\" is not a label pattern (write //pkg/..., //pkg:* or //pkg:name)",
                        util::excerpt(pattern));
+  if (canonical.find_first_of(" \t") != std::string_view::npos)
+    return fmt::format("\"{}\" has a blank, which no label has", util::excerpt(pattern));
   auto dots = parts->package.find("...");
   bool recursive = dots != std::string_view::npos;
+  auto package = recursive ? parts->package.substr(0, dots) : parts->package;
+  if (package.find('*') != std::string_view::npos)
+    return fmt::format(
+        "\"{}\": \"*\" in a package is no wildcard: write //pkg/... (every package below) or "
+        "//pkg:* (the package's targets)",
+        util::excerpt(pattern));
+  for (std::size_t begin = 0; begin < package.size();) {
+    auto end = std::min(package.find('/', begin), package.size());
+    auto segment = package.substr(begin, end - begin);
+    if (segment == "." || segment == "..")
+      return fmt::format(
+          "\"{}\" has a \"{}\" package, which Bazel labels never have (//pkg/... is every "
+          "package below)",
+          util::excerpt(pattern), segment);
+    begin = end + 1;
+  }
   if (recursive && (dots + 3 != parts->package.size() || (dots > 0 && parts->package[dots - 1] != '/') ||
                     !parts->name.empty()))
     return fmt::format("\"{}\": \"...\" may only end a pattern, as in //pkg/...", util::excerpt(pattern));

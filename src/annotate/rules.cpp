@@ -32,6 +32,13 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string_vi
   return best ? fmt::format(" (did you mean \"{}\"?)", *best) : std::string();
 }
 
+/// A Starlark name, as rule classes and macros have: a letter or '_', then letters, digits, '_'.
+bool is_identifier(std::string_view text) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  return !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+         std::ranges::all_of(text, word);
+}
+
 std::string known_list(const std::vector<std::string_view>& known) {
   return fmt::format("{}", fmt::join(known, ", "));
 }
@@ -164,6 +171,9 @@ class RulesReader {
            fmt::format("{}: expected a list of label patterns, such as [\"@pypi//torch:*\"]", key));
     for (const auto& item : node) {
       auto pattern = scalar(item, key);
+      if (auto unseen = util::unseen_character(pattern); !unseen.empty())
+        fail(item.Mark(),
+             fmt::format("{}: \"{}\" has {}, so it matches no label", key, util::excerpt(pattern), unseen));
       if (auto problem = gpu_pattern_problem(pattern); !problem.empty())
         fail(item.Mark(), fmt::format("{}: {}", key, problem));
       out.push_back(pattern);
@@ -208,6 +218,9 @@ class RulesReader {
         continue;
       }
       auto value = scalar(entry.second, key);
+      if (auto unseen = util::unseen_character(value); !unseen.empty())
+        fail(entry.second.Mark(),
+             fmt::format("{}: \"{}\" has {}, so it matches no test", key, util::excerpt(value), unseen));
       if (key == "tag") {
         auto check = annotate::check_regex(value);
         if (!check.problem.empty())
@@ -219,6 +232,12 @@ class RulesReader {
         if (auto problem = annotate::label_pattern_problem(value); !problem.empty())
           fail(entry.second.Mark(), "label: " + problem);
         rule.label = value;
+      } else if (!is_identifier(value)) {
+        fail(entry.second.Mark(),
+             fmt::format("{}: \"{}\" is not a {} (one name, as bazel query prints it: {}), so it matches no "
+                         "test; write a rule for each",
+                         key, util::excerpt(value), key == "rule_class" ? "rule class" : "macro's name",
+                         key == "rule_class" ? "py_test" : "cuda_test"));
       } else if (key == "rule_class") {
         rule.rule_class = value;
       } else {

@@ -24,4 +24,22 @@ std::string excerpt(std::string_view text, std::size_t max_characters) {
   return out;
 }
 
+std::string unseen_character(std::string_view text) {
+  static const std::pair<std::string_view, std::string_view> unseen[] = {
+      {"\u00a0", "a no-break space (U+00A0)"},
+      {"\u2009", "a thin space (U+2009)"},
+      {"\u200b", "a zero-width space (U+200B)"},
+      {"\u200c", "a zero-width non-joiner (U+200C)"},
+      {"\u200d", "a zero-width joiner (U+200D)"},
+      {"\u202f", "a narrow no-break space (U+202F)"},
+      {"\u2060", "a word joiner (U+2060)"},
+      {"\ufeff", "a byte-order mark (U+FEFF)"},
+      {"\u2026", "an ellipsis \"\u2026\" (U+2026), one character where three dots were meant"}};
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (static_cast<unsigned char>(text[i]) >= 0x80)
+      for (auto [character, name] : unseen)
+        if (text.substr(i).starts_with(character)) return std::string(name);
+  return {};
+}
+
 }  // namespace gpuplan::util

@@ -43,4 +43,9 @@ inline bool strip_prefix(std::string_view& text, std::string_view prefix) {
 /// characters but the tab written as "\x01", and "…" after it when anything was left out.
 std::string excerpt(std::string_view text, std::size_t max_characters = 60);
 
+/// The first character of `text` that no one means in a name or pattern and few can see (a
+/// no-break, thin or zero-width space, a word joiner, a byte-order mark) or that passes for
+/// three (an ellipsis "…" for "..."): "a no-break space (U+00A0)"; empty when there is none.
+std::string unseen_character(std::string_view text);
+
 }  // namespace gpuplan::util

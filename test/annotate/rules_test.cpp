@@ -142,6 +142,22 @@ TEST_CASE("regexes, label patterns and captures are checked when the file is rea
                Catch::StartsWith("rules.yaml:2:12: label: \"ml/...\" is not a label pattern"));
   REQUIRE_THAT(error_of("rules:\n  - set: {gpus: 1}\n"),
                Catch::Contains("a rule needs at least one matcher"));
+  // Each of these was read, matched no test, and the rule did nothing without a word.
+  REQUIRE_THAT(error_of("rules:\n  - label: //jax/\u2026\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"//jax/\u2026\" has an ellipsis"));
+  REQUIRE_THAT(error_of("rules:\n  - label: //jax/*\n    set: {gpus: 1}\n"),
+               Catch::Contains("\"*\" in a package is no wildcard: write //pkg/..."));
+  REQUIRE_THAT(error_of("rules:\n  - label: //jax/..\n    set: {gpus: 1}\n"),
+               Catch::Contains("has a \"..\" package"));
+  REQUIRE_THAT(error_of("rules:\n  - label: \"//jax /...\"\n    set: {gpus: 1}\n"),
+               Catch::Contains("has a blank"));
+  REQUIRE_THAT(error_of("rules:\n  - rule_class: py_test, cc_test\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:17: rule_class: \"py_test, cc_test\" is not a rule class"));
+  REQUIRE_THAT(error_of("rules:\n  - rule_class: py_.*\n    set: {gpus: 1}\n"),
+               Catch::Contains("is not a rule class"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: \"team-gpus-4\u00a0\"\n    set: {gpus: 1}\n"),
+               Catch::Contains("has a no-break space (U+00A0), so it matches no test"));
+  REQUIRE_THAT(error_of("gpu_deps: [\"//jax/\u2026\"]\n"), Catch::Contains("so it matches no label"));
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n"), Catch::Contains("a rule needs `set`"));
 }
 
