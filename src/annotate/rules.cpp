@@ -76,6 +76,18 @@ class RulesReader {
     return *value;
   }
 
+  /// A percentile, 0 ≤ p < 100. Between 0 and 1 it is a quantile as numpy and pandas write one
+  /// (0.9 for p90): planned as the 0.9th percentile, every unit got nearly its fastest run.
+  double percentile(const YAML::Node& node) const {
+    double p = number(node, "history_percentile", 0, 100);
+    if (p > 0 && p < 1)
+      fail(node.Mark(),
+           fmt::format("history_percentile: {} is the {}th percentile, nearly each unit's fastest run: a "
+                       "percentile, not a quantile; write {} for the {}th",
+                       p, p, p * 100, p * 100));
+    return p;
+  }
+
   /// Fails on a key of a mapping (in `where`) that is not a word, unknown, or given twice.
   void check_key(util::KeyChecker& keys, const YAML::Node& key, const std::vector<std::string_view>& known,
                  std::string_view where) const {
@@ -129,7 +141,7 @@ class RulesReader {
       else if (key == "pack_slowdown")
         rules.pack_slowdown = number(value, key, 1, 100);
       else if (key == "history_percentile")
-        rules.history_percentile = number(value, key, 0, 100);
+        rules.history_percentile = percentile(value);
       else if (key == "history_window")
         rules.history_window = static_cast<int>(integer(value, key, 1, 100000));
       else if (key == "disable")

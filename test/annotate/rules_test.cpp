@@ -129,6 +129,10 @@ TEST_CASE("bad values fail with file:line:col") {
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {cuda: twelve}\n"),
                Catch::StartsWith("rules.yaml:3:17: set.cuda: \"twelve\" is not a version constraint"));
   REQUIRE_THAT(error_of("rules: {tag: x}\n"), Catch::StartsWith("rules.yaml:1:8: rules: expected a list"));
+  // Written as numpy's quantile, 0.9 planned every unit at nearly its fastest run.
+  REQUIRE_THAT(error_of("history_percentile: 0.9\n"),
+               Catch::StartsWith("rules.yaml:1:21: history_percentile: 0.9 is the 0.9th percentile") &&
+                   Catch::Contains("write 90 for the 90th"));
 }
 
 TEST_CASE("regexes, label patterns and captures are checked when the file is read") {
