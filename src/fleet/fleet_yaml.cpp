@@ -469,6 +469,17 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
           fmt::format("'{}' is not a CUDA version, such as \"12.4\" (\"CUDA Version\" in nvidia-smi's "
                       "header; the number before it is the driver's)",
                       excerpt(cuda_field.value.Scalar())));
+    // Unquoted, 12.40 is the number 12.4 to YAML 1.1 readers (PyYAML, Ansible); no CUDA has had
+    // a minor version of 10 or more, so a trailing 0 there is that number written long.
+    const std::string& written = cuda_field.value.Scalar();
+    if (cuda_field.value.Tag() == "?" && cuda.parts.size() == 2 && cuda.parts[1] >= 10 &&
+        written.ends_with('0'))
+      fleet.warnings.push_back(fmt::format(
+          "{}: cuda: {} is read as written, CUDA {}.{}, a minor version no CUDA has had; YAML 1.1 readers "
+          "(PyYAML, Ansible) read it as the number {}: write \"{}\" if that was meant",
+          reader.at(cuda_field.value).str(), excerpt(written), cuda.parts[0], cuda.parts[1],
+          written.substr(0, written.find_last_not_of('0') + 1),
+          written.substr(0, written.find_last_not_of('0') + 1)));
   }
   std::string driver;
   if (const auto* field = find(fields, "driver")) {

@@ -309,6 +309,16 @@ TEST_CASE("an unquoted version is read as written: cuda 12.10 is not the number 
   auto fleet = load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: 12.10\n"));
   REQUIRE(fleet.nodes.at(0).cuda.str() == "12.10");
   REQUIRE(fleet.nodes.at(0).cuda > *Version::parse("12.9"));
+  // No CUDA has had a minor version of 10 or more: unquoted, 12.40 was likely the number 12.4
+  // written long (as PyYAML reads it), and a cuda>=12.8 test was placed there without a word.
+  REQUIRE(fleet.warnings.size() == 1);
+  REQUIRE(fleet.warnings[0] ==
+          "fleet.yaml:5:11: cuda: 12.10 is read as written, CUDA 12.10, a minor version no CUDA has had; "
+          "YAML 1.1 "
+          "readers (PyYAML, Ansible) read it as the number 12.1: write \"12.1\" if that was meant");
+  REQUIRE(
+      load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: \"12.10\"\n")).warnings.empty());
+  REQUIRE(load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: 12.11\n")).warnings.empty());
 }
 
 TEST_CASE("a stray comma or a line indented less than the first is an error, never a hang") {
