@@ -107,7 +107,7 @@ Result<std::vector<std::string>> parse_models(std::string_view text) {
 }
 
 Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
-                                                                 bool bare_means_at_least) {
+                                                                 bool bare_means_at_least, VersionOf of) {
   std::vector<VersionConstraint> constraints;
   std::string_view rest = text;
   while (true) {
@@ -119,6 +119,13 @@ Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_vie
         constraint = VersionConstraint{VersionConstraint::Op::ge, *version};
     }
     if (!constraint) return Problem{constraint.problem()};
+    const auto& parts = constraint->version.parts;
+    if (of == VersionOf::compute_capability &&
+        (parts.front() > 15 || parts.size() > 2 || (parts.size() == 2 && parts[1] > 9)))
+      return Problem{fmt::format("{} is not a compute capability: X.Y, such as 8.0 (sm_80) or 9.0",
+                                 constraint->version.str())};
+    if (of == VersionOf::cuda && parts.front() > 99)
+      return Problem{fmt::format("{} is not a CUDA version, such as 12.4", constraint->version.str())};
     constraints.push_back(*constraint);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -145,7 +152,8 @@ Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_vie
           fmt::format("\"{}\" is not a memory size (write e.g. 40GiB or 16384MiB)", util::excerpt(value))};
     claim.gpu_mem_mib = *mib;
   } else if (field == "cuda" || field == "compute_capability") {
-    auto constraints = parse_version_constraints(value, true);
+    auto constraints = parse_version_constraints(
+        value, true, field == "cuda" ? VersionOf::cuda : VersionOf::compute_capability);
     if (!constraints) return Problem{constraints.problem()};
     auto& target = field == "cuda" ? claim.cuda : claim.compute_capability;
     target.insert(target.end(), constraints->begin(), constraints->end());

@@ -54,9 +54,13 @@ struct Reading {
 Result<int> parse_gpu_count(std::string_view text);
 /// "L4|L40S" → {"l4", "l40s"}.
 Result<std::vector<std::string>> parse_models(std::string_view text);
+/// What a version constraint is of: each has its own range of versions.
+enum class VersionOf { cuda, compute_capability };
 /// ">=12.4", "12.4" (meaning ≥), ">=12.0,<13"; a bare version is allowed when `bare_means_at_least`.
+/// A version no CUDA or GPU has (cuda 124, compute capability 80 for sm_80) is a problem: as a
+/// bound it is met by every GPU or by none.
 Result<std::vector<VersionConstraint>> parse_version_constraints(std::string_view text,
-                                                                 bool bare_means_at_least);
+                                                                 bool bare_means_at_least, VersionOf of);
 
 /// `claim` with `field` set from a rules-file value: gpus, gpu_mem, cuda, compute_capability,
 /// gpu_models, vendor, nvlink, exclusive, cpu_only.

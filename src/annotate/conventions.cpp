@@ -39,7 +39,8 @@ Reading vendor_gpu(std::string_view vendor) {
 /// The part after "cuda"/"gpu-cc": ":12.4" (meaning ≥), ">=12.4", "<13", "==9.0", comma-joined.
 Reading constraints(std::string_view rest, bool is_cuda) {
   bool colon = rest.starts_with(':');
-  auto parsed = parse_version_constraints(colon ? rest.substr(1) : rest, colon);
+  auto parsed = parse_version_constraints(colon ? rest.substr(1) : rest, colon,
+                                          is_cuda ? VersionOf::cuda : VersionOf::compute_capability);
   if (!parsed) return malformed(parsed.problem());
   Claim c;
   (is_cuda ? c.cuda : c.compute_capability) = *parsed;

@@ -128,6 +128,8 @@ TEST_CASE("bad values fail with file:line:col") {
                Catch::StartsWith("rules.yaml:3:20: set.gpu_mem: \"lots\" is not a memory size"));
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {cuda: twelve}\n"),
                Catch::StartsWith("rules.yaml:3:17: set.cuda: \"twelve\" is not a version constraint"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {compute_capability: 80}\n"),
+               Catch::StartsWith("rules.yaml:3:31: set.compute_capability: 80 is not a compute capability"));
   REQUIRE_THAT(error_of("rules: {tag: x}\n"), Catch::StartsWith("rules.yaml:1:8: rules: expected a list"));
   // Written as numpy's quantile, 0.9 planned every unit at nearly its fastest run.
   REQUIRE_THAT(error_of("history_percentile: 0.9\n"),
