@@ -41,6 +41,18 @@ std::string_view without_word(std::string_view text, std::string_view word) {
   return text;
 }
 
+/// A name's letters and digits, lower-case, without a vendor's words before it: "NVIDIA A100-SXM4-80GB"
+/// and "nvidia-a100-sxm4-80gb" → "a100sxm480gb"; "Tesla T4" and "tesla-t4" → "t4".
+std::string squeezed(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"nvidia", "tesla", "amd", "instinct", "intelr", "intel"})
+    if (out.starts_with(word) && out.size() > word.size()) out.erase(0, word.size());
+  return out;
+}
+
 }  // namespace
 
 const std::vector<GpuModel>& gpu_catalog() {
@@ -90,6 +102,11 @@ const GpuModel* find_gpu_model(std::string_view name) {
     for (const auto& smi_name : model.smi_names)
       if (equal_ignoring_case(smi_name, name)) return &model;
   }
+  // nvidia-smi's name without the vendor's word, or with other separators: A100-SXM4-80GB.
+  const std::string written = squeezed(name);
+  for (const auto& model : gpu_catalog())
+    for (const auto& smi_name : model.smi_names)
+      if (squeezed(smi_name) == written) return &model;
   return nullptr;
 }
 
@@ -103,18 +120,6 @@ std::string vendor_from_name(std::string_view model) {
 }
 
 namespace {
-
-/// A name's letters and digits, lower-case, without a vendor's words before it: "NVIDIA A100-SXM4-80GB"
-/// and "nvidia-a100-sxm4-80gb" → "a100sxm480gb"; "Tesla T4" and "tesla-t4" → "t4".
-std::string squeezed(std::string_view name) {
-  std::string out;
-  for (char c : name)
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (std::string_view word : {"nvidia", "tesla", "amd", "instinct", "intelr", "intel"})
-    if (out.starts_with(word) && out.size() > word.size()) out.erase(0, word.size());
-  return out;
-}
 
 /// The words of a lower-case name: "geforce-rtx-4090" → geforce, rtx, 4090.
 std::vector<std::string_view> words_of(std::string_view name) {

@@ -102,3 +102,13 @@ TEST_CASE("the catalog knows AMD Instinct and Intel Max parts with their vendor 
   REQUIRE(find_gpu_model("Intel(R) Data Center GPU Max 1550")->vendor == "intel");
   REQUIRE(find_gpu_model("H100-SXM-80GB")->vendor == "nvidia");
 }
+
+// A fleet's model: A100-SXM4-80GB, nvidia-smi's name without the vendor's word, was an unknown
+// model while NVIDIA A100-SXM4-80GB was the catalog's.
+TEST_CASE("a catalog model is found by nvidia-smi's name however it is separated or prefixed") {
+  REQUIRE(find_gpu_model("A100-SXM4-80GB")->name == "A100-SXM-80GB");
+  REQUIRE(find_gpu_model("nvidia-a100-sxm4-80gb")->name == "A100-SXM-80GB");
+  REQUIRE(find_gpu_model("H100 80GB HBM3")->name == "H100-SXM-80GB");
+  REQUIRE(find_gpu_model("A100-SXM4-40GB")->name == "A100-SXM-40GB");
+  REQUIRE(find_gpu_model("A100-SXM4-64GB") == nullptr);
+}
