@@ -2,6 +2,29 @@
 
 namespace gpuplan::util {
 
+namespace {
+
+/// The characters few can see, with the code a message shows in their place, and their name.
+struct Unseen {
+  std::string_view character, code, name;
+};
+constexpr Unseen unseen_characters[] = {{"\u00a0", "\\u00a0", "a no-break space (U+00A0)"},
+                                        {"\u2009", "\\u2009", "a thin space (U+2009)"},
+                                        {"\u200b", "\\u200b", "a zero-width space (U+200B)"},
+                                        {"\u200c", "\\u200c", "a zero-width non-joiner (U+200C)"},
+                                        {"\u200d", "\\u200d", "a zero-width joiner (U+200D)"},
+                                        {"\u202f", "\\u202f", "a narrow no-break space (U+202F)"},
+                                        {"\u2060", "\\u2060", "a word joiner (U+2060)"},
+                                        {"\ufeff", "\\ufeff", "a byte-order mark (U+FEFF)"}};
+
+const Unseen* unseen_at(std::string_view text) {
+  for (const auto& u : unseen_characters)
+    if (text.starts_with(u.character)) return &u;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string excerpt(std::string_view text, std::size_t max_characters) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
@@ -16,6 +39,9 @@ std::string excerpt(std::string_view text, std::size_t max_characters) {
       out += "\\x";
       out += hex[c >> 4];
       out += hex[c & 0xf];
+    } else if (const Unseen* u = c >= 0x80 ? unseen_at(text.substr(i)) : nullptr) {
+      out += u->code;  // "nvswitch\u00a0", not a "nvswitch " that looks right
+      i += u->character.size() - 1;
     } else {
       out += static_cast<char>(c);
     }
@@ -25,20 +51,12 @@ std::string excerpt(std::string_view text, std::size_t max_characters) {
 }
 
 std::string unseen_character(std::string_view text) {
-  static const std::pair<std::string_view, std::string_view> unseen[] = {
-      {"\u00a0", "a no-break space (U+00A0)"},
-      {"\u2009", "a thin space (U+2009)"},
-      {"\u200b", "a zero-width space (U+200B)"},
-      {"\u200c", "a zero-width non-joiner (U+200C)"},
-      {"\u200d", "a zero-width joiner (U+200D)"},
-      {"\u202f", "a narrow no-break space (U+202F)"},
-      {"\u2060", "a word joiner (U+2060)"},
-      {"\ufeff", "a byte-order mark (U+FEFF)"},
-      {"\u2026", "an ellipsis \"\u2026\" (U+2026), one character where three dots were meant"}};
   for (std::size_t i = 0; i < text.size(); ++i)
-    if (static_cast<unsigned char>(text[i]) >= 0x80)
-      for (auto [character, name] : unseen)
-        if (text.substr(i).starts_with(character)) return std::string(name);
+    if (static_cast<unsigned char>(text[i]) >= 0x80) {
+      if (const Unseen* u = unseen_at(text.substr(i))) return std::string(u->name);
+      if (text.substr(i).starts_with("\u2026"))
+        return "an ellipsis \"\u2026\" (U+2026), one character where three dots were meant";
+    }
   return {};
 }
 

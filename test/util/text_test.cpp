@@ -24,3 +24,11 @@ TEST_CASE("an excerpt counts characters, never cuts one, and shows control chara
   REQUIRE(excerpt(std::string("a\x01\0b", 4)) == "a\\x01\\x00b");
   REQUIRE(excerpt("a tab\tstays, delete\x7f does not") == "a tab\tstays, delete\\x7f does not");
 }
+
+// "unknown topology 'nvswitch '" looked like a bug in gpuplan: the blank was a no-break space.
+TEST_CASE("an excerpt shows the characters few can see by their code") {
+  REQUIRE(excerpt("nvswitch\u00a0") == "nvswitch\\u00a0");
+  REQUIRE(excerpt("\u200btopology") == "\\u200btopology");
+  REQUIRE(excerpt("8\ufeff") == "8\\ufeff");
+  REQUIRE(excerpt("A100 – 80GB é") == "A100 – 80GB é");  // other characters are themselves
+}
