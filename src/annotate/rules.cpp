@@ -97,6 +97,7 @@ class RulesReader {
     if (problem->kind == util::KeyProblem::Kind::repeated)
       fail(key.Mark(), fmt::format("key \"{}\" given twice in {} (first on line {})", util::excerpt(word),
                                    where, problem->first_line));
+    if (word == "<<") fail(key.Mark(), fmt::format("<< in {}: {}", where, util::merge_key_problem));
     fail(key.Mark(), fmt::format("unknown key \"{}\" in {}{}; known keys: {}", util::excerpt(word), where,
                                  did_you_mean(word, known), known_list(known)));
   }

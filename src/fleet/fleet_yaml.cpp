@@ -86,6 +86,8 @@ class Reader {
         using Kind = util::KeyProblem::Kind;
         if (problem->kind == Kind::not_a_word) fail(item.first, self, "keys must be plain words");
         auto key_path = (path.empty() ? std::string() : path + ".") + excerpt(problem->word);
+        if (problem->kind == Kind::unknown && problem->word == "<<")
+          fail(item.first, key_path, std::string(util::merge_key_problem));
         if (problem->kind == Kind::unknown)
           fail(item.first, key_path,
                fmt::format("unknown key{}; known here: {}", did_you_mean(problem->word, known),

@@ -15,6 +15,12 @@
 
 namespace gpuplan::util {
 
+/// What an unknown key "<<" is: YAML 1.1's merge key (`<<: *defaults`), which yaml-cpp, a YAML 1.2
+/// reader, takes as a plain key.
+inline constexpr std::string_view merge_key_problem =
+    "a YAML merge key, which YAML 1.2 (gpuplan's reader) does not have, so nothing is merged: write the "
+    "keys out, or give a whole value by an alias (gpu: *h100)";
+
 /// What is wrong with one key of a mapping.
 struct KeyProblem {
   enum class Kind { not_a_word, unknown, repeated };

@@ -131,6 +131,8 @@ TEST_CASE("bad values fail with file:line:col") {
   REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {compute_capability: 80}\n"),
                Catch::StartsWith("rules.yaml:3:31: set.compute_capability: 80 is not a compute capability"));
   REQUIRE_THAT(error_of("rules: {tag: x}\n"), Catch::StartsWith("rules.yaml:1:8: rules: expected a list"));
+  REQUIRE_THAT(error_of("rules:\n  - tag: x\n    set: {<<: {gpus: 2}}\n"),
+               Catch::StartsWith("rules.yaml:3:11: << in set: a YAML merge key"));
   // Written as numpy's quantile, 0.9 planned every unit at nearly its fastest run.
   REQUIRE_THAT(error_of("history_percentile: 0.9\n"),
                Catch::StartsWith("rules.yaml:1:21: history_percentile: 0.9 is the 0.9th percentile") &&

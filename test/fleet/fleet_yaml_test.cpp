@@ -321,6 +321,19 @@ TEST_CASE("an unquoted version is read as written: cuda 12.10 is not the number 
   REQUIRE(load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8}\n    cuda: 12.11\n")).warnings.empty());
 }
 
+// yaml-cpp reads YAML 1.2, which has no merge keys: "unknown key" for a file that PyYAML reads
+// left the user guessing.
+TEST_CASE("a YAML merge key is refused as what it is, and an alias works") {
+  REQUIRE_THAT(
+      error_of("version: 1\npools:\n  - name: p\n    <<: {count: 2}\n    gpu: {model: L4, count: 1}\n"
+               "    cuda: \"12.4\"\n"),
+      StartsWith("fleet.yaml:4:5: <<: a YAML merge key, which YAML 1.2 (gpuplan's reader) does not have"));
+  auto fleet = load(
+      "version: 1\npools:\n  - name: a\n    gpu: &l4 {model: L4, count: 2}\n    cuda: \"12.4\"\n"
+      "  - name: b\n    gpu: *l4\n    cuda: \"12.4\"\n");
+  REQUIRE(fleet.nodes.at(1).gpus.size() == 2);
+}
+
 TEST_CASE("a stray comma or a line indented less than the first is an error, never a hang") {
   // yaml-cpp 0.7's LoadAll, which the multi-document check used, looped forever on ",",
   // allocating (23 GB in a minute; CI's fuzzer found it).
