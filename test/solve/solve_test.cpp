@@ -330,7 +330,8 @@ TEST_CASE("GPUs sold as the memory a test needs but a little short of it are nam
   CHECK(plan.diagnostics[0].label == "//t:llm");
   CHECK(plan.diagnostics[0].severity == Severity::warning);
   CHECK(plan.diagnostics[0].message ==
-        "needs 81920 MiB a GPU (80GiB), more than nvidia-smi's memory.total of the fleet's 16 H100-TEST-79GB GPUs "
+        "needs 81920 MiB a GPU (80GiB), more than nvidia-smi's memory.total of the fleet's 16 H100-TEST-79GB "
+        "GPUs "
         "(81559 MiB), so it is not placed on them; gpu-mem:79GiB fits them");
   CHECK(plan.diagnostics[1].label == "//t:sharded");
   for (const auto& a : plan.assignments)
