@@ -92,9 +92,12 @@ Result<std::vector<std::string>> parse_models(std::string_view text) {
   while (true) {
     auto bar = text.find('|');
     auto name = text.substr(0, bar);
-    bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-    });
+    // nvidia-smi's names have blanks ("Tesla T4"), and models match with any separators.
+    bool ok =
+        !name.empty() && name.front() != ' ' && name.back() != ' ' &&
+        std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ';
+        });
     if (!ok)
       return Problem{name.empty() ? "a GPU model name is empty (write e.g. gpu-model:A100|H100)"
                                   : fmt::format("\"{}\" is not a GPU model name", util::excerpt(name))};

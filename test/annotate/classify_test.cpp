@@ -75,6 +75,17 @@ TEST_CASE("model lists from two annotations narrow to the models both allow") {
   REQUIRE(clash.diagnostics.size() == 1);
 }
 
+// A tag may hold blanks, and nvidia-smi's names do: gpu-model:Tesla T4 was malformed, and the
+// test went to the CPU runners.
+TEST_CASE("a GPU model written as nvidia-smi names it, blanks and all, is read") {
+  auto c = classify_tags({"gpu-model:Tesla T4|NVIDIA H100 80GB HBM3"});
+  REQUIRE(c.diagnostics.empty());
+  REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(c.tests.at(0).requirement->gpu_models->value ==
+          std::vector<std::string>{"tesla t4", "nvidia h100 80gb hbm3"});
+  REQUIRE(classify_tags({"gpu-model: t4"}).diagnostics.size() == 1);  // a blank at either end is a slip
+}
+
 TEST_CASE("a GPU family and a model of it narrow to the model, in either order") {
   // Before, `a100` and `a100-sxm-80gb` had no model in common: a warning (an error under
   // --strict), and the test kept the first annotation's list, `a100` (40 GB A100s too) or not.
