@@ -314,6 +314,13 @@ void warn_if_untouched(const std::string& results, std::uintmax_t offset, const 
   }
 }
 
+/// Where the default bazel test's launches lock GPUs, absolute.
+std::string lock_dir_of(const ExecOptions& o) {
+  return std::filesystem::absolute(o.lock_dir.empty() ? os::default_lock_dir() : o.lock_dir)
+      .lexically_normal()
+      .string();
+}
+
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
 int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
   namespace fs = std::filesystem;
@@ -337,8 +344,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
   if (ec) run.gpuplan = "gpuplan";
   run.plan = fs::absolute(o.plan).lexically_normal().string();
-  run.lock_dir =
-      fs::absolute(o.lock_dir.empty() ? os::default_lock_dir() : o.lock_dir).lexically_normal().string();
+  run.lock_dir = lock_dir_of(o);
   run.node_file = run.lock_dir + "/node";
   run.target_file = run.lock_dir + "/targets";
   if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
@@ -471,7 +477,12 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
 
 int run_exec(const ExecOptions& o) {
   check_bazel_args(o.bazel_args, !o.command.empty());
-  auto plan = read_plan(o.plan);
+  // The default bazel test launches run-under once per test: the plan's index, in the lock
+  // directory where the plan's folder takes none, spares each launch reading the whole plan.
+  const bool by_bazel = o.command.empty() && o.plan != "-" && !o.dry_run;
+  const std::string lock_dir = lock_dir_of(o);
+  if (by_bazel) os::GpuLocks::take(lock_dir, {}, false);  // creates and checks the lock directory
+  auto plan = by_bazel ? read_plan_indexed(o.plan, lock_dir) : read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
   if (units.empty()) {
     std::set<std::string> nodes;

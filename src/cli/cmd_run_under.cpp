@@ -392,7 +392,9 @@ int run_under(const RunUnderOptions& o) {
   if (!o.results.empty()) os::check_appendable(o.results, results_header());
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
-  auto plan = read_plan_for_launch(o.plan, node, target);  // through PLAN.index: what this launch needs
+  // Through PLAN.index, or the lock directory's where the plan's folder takes none: what this
+  // launch needs, in a few small reads.
+  auto plan = read_plan_for_launch(o.plan, node, target, o.lock_dir);
   // --fleet: this node's GPUs, and whether it can take a test
   const std::optional<Node> fleet_node = read_fleet_node(o.fleet, node);
   // A unit that holds the whole node holds every GPU of it, those the plan leaves idle too.

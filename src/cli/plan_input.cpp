@@ -10,9 +10,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <streambuf>
 #include <string_view>
+#include <vector>
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
@@ -118,34 +120,91 @@ void write_plan_index(const std::string& path, const Plan& plan, const PlanRecor
   }
 }
 
-Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label) {
+std::string spare_index_path(const std::string& path, const std::string& dir) {
+  std::error_code error;
+  auto absolute = std::filesystem::absolute(path, error).lexically_normal().string();
+  std::uint64_t hash = 14695981039346656037u;  // FNV-1a: the same plan path, the same file
+  for (char c : error ? path : absolute) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211u;
+  return fmt::format("{}/plan-{:016x}.index", dir, hash);
+}
+
+namespace {
+
+/// The index files a launch looks in, in turn.
+std::vector<std::string> index_paths(const std::string& path, const std::string& spare_dir) {
+  std::vector<std::string> paths{plan_index_path(path)};
+  // Only a folder of this user's that no one else writes: an index there says which records to read.
+  struct stat info {};
+  if (!spare_dir.empty() && ::stat(spare_dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
+      info.st_uid == ::geteuid() && (info.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+    paths.push_back(spare_index_path(path, spare_dir));
+  return paths;
+}
+
+}  // namespace
+
+namespace {
+
+/// The whole plan, from the very file `identity` describes, and its index for the next launches,
+/// in the first of index_paths that takes it; none when `keep_valid` and one there is of this file.
+Plan read_indexing(int fd, const PlanFileIdentity& identity, const std::string& path,
+                   const std::string& spare_dir, bool keep_valid) {
+  PlanRecordScanner scanner;
+  ScanningReader reader(fd, identity.size, scanner);
+  std::istream text(&reader);
+  Plan plan = parse_plan(text, path);
+  if (reader.bytes_read() != identity.size) return plan;
+  const auto paths = index_paths(path, spare_dir);
+  for (const auto& index_path : paths) {
+    if (!keep_valid) break;
+    auto index = os::open_regular(index_path, O_RDONLY);  // never waits on a FIFO there
+    Fd index_fd(index ? *index : -1);
+    if (index_fd.fd >= 0 &&
+        index_describes([&](std::uint64_t at, std::size_t n) { return read_at(index_fd.fd, at, n); },
+                        identity))
+      return plan;
+  }
+  // A plan on a read-only share, or copied without its index: the index goes to the spare place.
+  for (const auto& index_path : paths) {
+    try {
+      Output index(index_path);
+      index.write(make_plan_index(plan, scanner.records(), identity));
+      index.commit();
+      break;
+    } catch (const std::exception&) {  // no place takes it: the next launch reads the whole plan too
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+Plan read_plan_indexed(const std::string& path, const std::string& spare_dir) {
   if (path.empty() || path == "-") return read_plan(path);
   Fd plan_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (plan_fd.fd < 0) return read_plan(path);  // its message
   auto identity = identity_of(plan_fd.fd);
   if (!identity) return read_plan(path);
-  auto index = os::open_regular(plan_index_path(path), O_RDONLY);  // never waits on a FIFO there
-  Fd index_fd(index ? *index : -1);
-  if (index_fd.fd >= 0) {
+  return read_indexing(plan_fd.fd, *identity, path, spare_dir, true);
+}
+
+Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
+                          const std::string& spare_dir) {
+  if (path.empty() || path == "-") return read_plan(path);
+  Fd plan_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (plan_fd.fd < 0) return read_plan(path);  // its message
+  auto identity = identity_of(plan_fd.fd);
+  if (!identity) return read_plan(path);
+  for (const auto& index_path : index_paths(path, spare_dir)) {
+    auto index = os::open_regular(index_path, O_RDONLY);  // never waits on a FIFO there
+    Fd index_fd(index ? *index : -1);
+    if (index_fd.fd < 0) continue;
     auto slice = plan_slice([&](std::uint64_t at, std::size_t n) { return read_at(index_fd.fd, at, n); },
                             [&](std::uint64_t at, std::size_t n) { return read_at(plan_fd.fd, at, n); },
                             *identity, node, label, path);
     if (slice) return std::move(*slice);
   }
-  // The whole plan, from the very file the identity describes, and its index for the next launches.
-  PlanRecordScanner scanner;
-  ScanningReader reader(plan_fd.fd, identity->size, scanner);
-  std::istream text(&reader);
-  Plan plan = parse_plan(text, path);
-  if (reader.bytes_read() == identity->size) {
-    try {
-      Output index(plan_index_path(path));
-      index.write(make_plan_index(plan, scanner.records(), *identity));
-      index.commit();
-    } catch (const std::exception&) {  // a read-only folder: the next launch reads the whole plan too
-    }
-  }
-  return plan;
+  return read_indexing(plan_fd.fd, *identity, path, spare_dir, false);
 }
 
 std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_view node) {

@@ -23,11 +23,21 @@ std::string plan_index_path(const std::string& path);
 /// A failure is one warning line on stderr: run-under then reads the whole plan, as it may.
 void write_plan_index(const std::string& path, const Plan& plan, const PlanRecords& records);
 
+/// Where a launch keeps the index of the plan file at `path` when the plan's folder takes none (a
+/// plan on a read-only share): in `dir`, a launch's lock directory, named by the plan's path.
+std::string spare_index_path(const std::string& path, const std::string& dir);
+
+/// The plan file at `path` read whole and checked, as read_plan does, with an index of this very
+/// file written for the launches to come unless one is there already: PATH.index, or where its
+/// folder takes none, spare_index_path(path, spare_dir) (none when `spare_dir` is empty).
+Plan read_plan_indexed(const std::string& path, const std::string& spare_dir);
+
 /// What `run-under` needs of the plan at `path` to launch `label` on `node` (plan_slice): read
-/// through PATH.index when the index was made from this very file, in a few small reads. Else
-/// (no index, a plan replaced or edited since, standard input) the whole plan, read and checked
-/// as read_plan does, and PATH.index written afresh for the next launches when the folder lets it.
-Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label);
+/// through PATH.index, or the spare index in `spare_dir`, when the index was made from this very
+/// file, in a few small reads. Else (no index, a plan replaced, edited or copied since, standard
+/// input) read_plan_indexed.
+Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
+                          const std::string& spare_dir);
 
 /// For the exports: what every job's `exec` would refuse at run time, refused now (exit 2, nothing
 /// written): a unit planned twice, on no GPU, on one GPU twice, on fewer than it needs, no label.

@@ -238,17 +238,22 @@ std::string make_plan_index(const Plan& plan, const PlanRecords& records, const 
   return out;
 }
 
-std::optional<Plan> plan_slice(const ReadAt& index, const ReadAt& plan, const PlanFileIdentity& identity,
-                               std::string_view node, std::string_view label, const std::string& name) {
+bool index_describes(const ReadAt& index, const PlanFileIdentity& identity) {
   auto header = index(0, header_size);
-  if (header.size() != header_size || std::memcmp(header.data(), magic, sizeof magic) != 0)
-    return std::nullopt;
+  if (header.size() != header_size || std::memcmp(header.data(), magic, sizeof magic) != 0) return false;
   PlanFileIdentity indexed{get(header, 8, 8), static_cast<std::int64_t>(get(header, 16, 8)),
                            get(header, 24, 8)};
+  return indexed == identity;
+}
+
+std::optional<Plan> plan_slice(const ReadAt& index, const ReadAt& plan, const PlanFileIdentity& identity,
+                               std::string_view node, std::string_view label, const std::string& name) {
+  if (!index_describes(index, identity)) return std::nullopt;
+  auto header = index(0, header_size);
   std::uint64_t policy = get(header, 32, 8), node_count = get(header, 40, 8),
                 entry_count = get(header, 48, 8);
-  if (!(indexed == identity) || policy > static_cast<std::uint64_t>(Policy::pack) ||
-      node_count > identity.size || entry_count > identity.size)
+  if (policy > static_cast<std::uint64_t>(Policy::pack) || node_count > identity.size ||
+      entry_count > identity.size)
     return std::nullopt;
   const std::uint64_t nodes_at = header_size, entries_at = header_size + node_count * entry_size;
 

@@ -79,6 +79,9 @@ std::string make_plan_index(const Plan& plan, const PlanRecords& records, const 
 /// Reads `length` bytes at `offset` of a file; fewer at its end.
 using ReadAt = std::function<std::string(std::uint64_t offset, std::size_t length)>;
 
+/// Whether the index `index` reads was made from the plan file `identity` describes.
+bool index_describes(const ReadAt& index, const PlanFileIdentity& identity);
+
 /// The records of the plan a launch of `label` (any shard) on `node` looks at, as a plan that
 /// place_test, planned_gpu_count and holds_whole_node answer exactly as for the whole plan: the
 /// plan's policy; every cpu, skipped, assigned and unschedulable record of the label, in plan
