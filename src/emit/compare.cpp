@@ -9,25 +9,12 @@
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
+#include "util/spans.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
 
 namespace {
-
-/// Total length of the union of [start, end) intervals.
-double covered(std::vector<std::pair<double, double>> spans) {
-  std::sort(spans.begin(), spans.end());
-  double total = 0, from = 0, to = -1;
-  for (const auto& [start, end] : spans) {
-    if (start > to) {
-      total += std::max(0.0, to - from);
-      from = start;
-    }
-    to = std::max(to, end);
-  }
-  return total + std::max(0.0, to - from);
-}
 
 double rounded(double value, double unit) { return std::round(value / unit) * unit; }
 
@@ -53,7 +40,7 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
     for (int g : gpus) held[{a.node, g}].push_back({a.start_s, a.end_s});
     c.gpu_hours_used += a.unit.requirement->gpus.value * (a.end_s - a.start_s) / 3600;
   }
-  for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += covered(spans) / 3600;
+  for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += util::covered(spans) / 3600;
   double capacity = c.fleet_gpus * plan.summary.makespan_s / 3600;
   c.utilization = capacity > 0 ? c.gpu_hours_reserved / capacity : 0;
   return c;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "gpuplan/emit.hpp"
+#include "util/spans.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
@@ -75,7 +76,7 @@ std::string render_markdown(const Plan& plan) {
   }
 
   struct Load {
-    std::set<int> gpus;
+    std::map<int, std::vector<std::pair<double, double>>> gpus;  // GPU → its units' spans
     long units = 0;
     double busy = 0;
     double end = 0;
@@ -83,11 +84,13 @@ std::string render_markdown(const Plan& plan) {
   std::map<std::string, Load> nodes;
   for (const auto& a : plan.assignments) {
     auto& load = nodes[std::string(a.node)];
-    load.gpus.insert(a.gpus.begin(), a.gpus.end());
+    for (int gpu : a.gpus) load.gpus[gpu].emplace_back(a.start_s, a.end_s);
     load.units++;
-    load.busy += (a.end_s - a.start_s) * static_cast<double>(a.gpus.size());
     load.end = std::max(load.end, a.end_s);
   }
+  // Units that share a GPU (pack) keep it busy once: summed, a shared GPU was busy 300%.
+  for (auto& [name, load] : nodes)
+    for (const auto& [gpu, spans] : load.gpus) load.busy += util::covered(spans);
   if (!nodes.empty()) {
     out +=
         "### Load per node\n\n| node | GPUs used | units | busy GPU time | last unit ends | busy until "

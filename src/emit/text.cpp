@@ -13,6 +13,7 @@
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/node_summary.hpp"
+#include "util/spans.hpp"
 
 namespace gpuplan {
 
@@ -396,8 +397,12 @@ std::string render_node_summary(const Plan& plan, const TextOptions& options) {
     std::set<const Assignment*> units;
     for (const auto& lane : node.lanes)
       for (const auto& row : lane.rows) units.insert(row.begin(), row.end());
+    // Units that share a GPU (pack) keep it busy once: summed, a shared GPU was busy 300%.
+    std::map<int, std::vector<std::pair<double, double>>> spans;
+    for (const auto* a : units)
+      for (int gpu : a->gpus) spans[gpu].emplace_back(a->start_s, a->end_s);
     double gpu_seconds = 0;
-    for (const auto* a : units) gpu_seconds += (a->end_s - a->start_s) * static_cast<double>(a->gpus.size());
+    for (const auto& [gpu, of_gpu] : spans) gpu_seconds += util::covered(of_gpu);
     // Of the makespan, as the markdown's "busy until makespan": a node that ends early shows its idle end.
     double capacity = static_cast<double>(node.lanes.size()) * plan.summary.makespan_s;
     out += fmt::format("{:<{}}  {:>4}  {:>6}  {:>10}  {:>6}\n",

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuplan/emit.hpp"
+#include "gpuplan/node_summary.hpp"
 
 using namespace gpuplan;
 
@@ -56,4 +57,23 @@ TEST_CASE("the trace has a complete event per unit and GPU, in microseconds") {
              Catch::Contains(
                  R"("ph":"X","name":"//a:\"t\"","cat":"medium","pid":1,"tid":3,"ts":1500000,"dur":500000)"));
   CHECK_THAT(trace, Catch::Contains(R"("name":"thread_name","pid":1,"tid":2,"args":{"name":"GPU 2"})"));
+}
+
+// Summed, three pack units sharing one GPU for 300 s made it busy "300%"; the plan's own
+// utilisation and compare count a shared GPU's time once.
+TEST_CASE("units that share a GPU keep it busy once in show's load per node") {
+  Plan plan;
+  plan.policy = Policy::pack;
+  plan.summary.makespan_s = 300;
+  for (int i = 0; i < 3; ++i) {
+    Assignment a;
+    a.unit.id = a.unit.label = "//t:shared" + std::to_string(i);
+    a.node = "h-0";
+    a.gpus = {0};
+    a.end_s = 300;
+    plan.assignments.push_back(a);
+  }
+  CHECK_THAT(render_markdown(plan), Catch::Contains("| h-0 | 1 | 3 | 5m 00s | 5m 00s | 100% |"));
+  CHECK_THAT(render_node_summary(plan, {80, false}),
+             Catch::Contains("h-0      1       3          5m  100.0%"));
 }
