@@ -99,8 +99,9 @@ void add_explain_command(CLI::App& app, int& status) {
     auto history = read_history_option(args->history, args->query.strict, history_diagnostics);
     QueryOptions query = args->query;
     query.used_gpu = used_gpu(history, rules);
-    // --strict is about this test (and the input as a whole), not the others in the file.
-    query.strict = false;
+    // --strict is about this test (and the input as a whole), not the others in the file: what it
+    // makes errors of is as for every command, and only this test's stop the run.
+    query.refuse_errors = false;
     DepsInput deps;
     auto classification = read_and_classify(query, rules, true, &deps);
     check_history_against_tests(history, rules, classification, false);
@@ -115,9 +116,9 @@ void add_explain_command(CLI::App& app, int& status) {
                             graph_view(deps, classification, test, query.used_gpu)};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
-    if (args->query.strict)
+    if (args->query.strict)  // check_history_against_tests was asked not to stop on the others'
       for (auto& d : explanation.diagnostics)
-        if (d.severity == Severity::warning) d.severity = Severity::error;
+        if (d.severity == Severity::warning && d.source == "--history") d.severity = Severity::error;
     write_output("-", args->json ? explanation_to_json(explanation) : render_explanation(explanation));
     print_diagnostic_totals(explanation.diagnostics, false, true);
     status = has_errors(explanation.diagnostics) ? exit_bad_input : exit_ok;

@@ -281,7 +281,7 @@ Classification read_and_classify(const QueryOptions& options, const Rules& rules
             input_name(options), targets.dropped.test_suites, util::plural(targets.dropped.test_suites))});
   if (deps) check_patterns_match(options, rules, deps->graph, classification.diagnostics);
   if (by_deps) apply_classify_by_deps(options, classification, *deps);
-  if (!has_errors(classification.diagnostics)) return classification;
+  if (!options.refuse_errors || !has_errors(classification.diagnostics)) return classification;
   std::string errors;
   long count = 0;
   for (const auto& d : classification.diagnostics) {

@@ -30,6 +30,9 @@ struct QueryOptions {
   /// Free each test's location, tags and exec_properties once classified (`plan`, `classify`:
   /// they never read them again).
   bool drop_inputs = false;
+  /// Stop (exit 2) on the errors --strict makes of warnings; `explain`, whose --strict is about
+  /// one test, keeps them as they are and looks at its test's only.
+  bool refuse_errors = true;
 };
 
 /// The dependency graph read with the tests, and which of its nodes reach GPU code.

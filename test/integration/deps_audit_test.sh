@@ -92,6 +92,12 @@ jq -e '.cpu_tests[] | select(.label == "//ml:inference_test") | .reason | starts
   "$SCRATCH/plan.json" >/dev/null || fail "inference_test's CPU reason"
 jq -e '[.diagnostics[] | select(.source == "--classify-by-deps" and .label != "")] | length == 4' "$SCRATCH/plan.json" >/dev/null ||
   fail "one warning per moved test"
+# The move is a warning under --strict too, in explain as in plan and classify (explain made it
+# an error, and exited 2 where they passed).
+"$GPUPLAN" explain //ml:inference_test --classify-by-deps --strict --rules examples/rules.yaml "$SCRATCH/deps.xml" \
+  >"$SCRATCH/explain.txt" 2>&1 || true
+grep -q "^  warning: no path from //ml:inference_test to GPU code" "$SCRATCH/explain.txt" ||
+  fail "explain --strict of a moved test: $(cat "$SCRATCH/explain.txt")"
 
 # What runs measured outweighs the graph: //ml:inference_test reaches no GPU code, but run-under
 # saw it on its GPU (its torch would be the machine's), so --classify-by-deps --history keeps it
