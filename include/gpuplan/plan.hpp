@@ -112,6 +112,10 @@ struct PlanSummary {
   double lower_bound_s = 0;
   double gpu_utilization = 0;  ///< busy GPU-seconds / (GPUs × makespan)
   double pack_slowdown = 1.0;  ///< the factor applied to shareable units under `pack`
+  /// `pack`'s other knobs the plan was made with (the rules file's); empty for other policies and
+  /// plans that do not say: verify and simulate take them when given no rules file.
+  std::optional<double> vram_headroom;
+  std::optional<int> max_tests_per_gpu;
 };
 
 struct Plan {

@@ -130,6 +130,8 @@ void add_simulate_command(CLI::App& app, int& status) {
     if (!args->rules.empty()) {
       Input input = open_input(args->rules);
       options.rules = load_rules(input.in(), input.name);
+    } else {
+      take_pack_knobs(plan, options.rules);
     }
     options.runs = args->runs;
     options.seed = args->seed;

@@ -54,6 +54,7 @@ void add_verify_command(CLI::App& app, int& status) {
     auto fleet = load_fleet(fleet_input.in(), fleet_input.name);
     VerifyOptions options;
     options.rules = read_rules(args->query);
+    if (args->query.rules.empty()) take_pack_knobs(plan, options.rules);
     std::optional<Classification> query;
     Diagnostics diagnostics;  // the query's classification's and the history's skipped rows
     if (command->get_option("FILE")->count() > 0) {

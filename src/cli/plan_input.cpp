@@ -215,6 +215,11 @@ std::optional<Node> read_fleet_node(const std::string& fleet_path, std::string_v
   throw InputError(Position{fleet_path}, fmt::format("the fleet has no node \"{}\"", node));
 }
 
+void take_pack_knobs(const Plan& plan, Rules& rules) {
+  if (plan.summary.vram_headroom) rules.vram_headroom = *plan.summary.vram_headroom;
+  if (plan.summary.max_tests_per_gpu) rules.max_tests_per_gpu = *plan.summary.max_tests_per_gpu;
+}
+
 void check_exportable(const Plan& plan, const std::string& path) {
   check_planned_once(plan, path);
   for (const auto& a : plan.assignments) check_launchable(a, path);

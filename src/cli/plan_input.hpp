@@ -8,6 +8,7 @@
 
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/rules.hpp"
 #include "plan/plan_index.hpp"
 
 namespace gpuplan::cli {
@@ -38,6 +39,11 @@ Plan read_plan_indexed(const std::string& path, const std::string& spare_dir);
 /// input) read_plan_indexed.
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
                           const std::string& spare_dir);
+
+/// `rules` with the pack knobs `plan` was made with, where it says (vram_headroom,
+/// max_tests_per_gpu): what verify and simulate check a plan against when given no rules file.
+/// Without them a pack plan made with vram_headroom: 0.05 was invalid (exit 4).
+void take_pack_knobs(const Plan& plan, Rules& rules);
 
 /// For the exports: what every job's `exec` would refuse at run time, refused now (exit 2, nothing
 /// written): a unit planned twice, on no GPU, on one GPU twice, on fewer than it needs, no label.

@@ -309,6 +309,10 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   PlanSummary& summary = plan.summary;
   list_buckets(tests, plan);
   summary.pack_slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+  if (options.policy == Policy::pack) {
+    summary.vram_headroom = options.rules.vram_headroom;
+    summary.max_tests_per_gpu = options.rules.max_tests_per_gpu;
+  }
 
   // Each unit becomes an assignment before the scheduler's state exists, so that a million
   // units are never held twice; the unschedulable ones move out again below.

@@ -64,3 +64,29 @@ jq -e '.valid == false and (.violations | length) == 1 and .violations[0].unit =
        and .violations[0].kind == "unknown-node" and (.violations[0].reason | test("a100-9"))' "$SCRATCH/bad.json" >/dev/null ||
   fail "verify --json of an invalid plan: $(cat "$SCRATCH/bad.json")"
 echo "PASS: verify"
+
+# A pack plan made with the rules' vram_headroom: 0.05 puts two 36 GiB units on one 80 GB H100;
+# verify without the rules file checked it against the default 15% and called it invalid (exit 4).
+# The plan now keeps the knobs it was made with.
+cat >"$SCRATCH/pack-fleet.yaml" <<'YAML'
+version: 1
+pools:
+  - name: h
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 1}
+    cuda: "12.4"
+YAML
+printf 'version: 1\nvram_headroom: 0.05\n' >"$SCRATCH/pack-rules.yaml"
+{
+  echo '<?xml version="1.1" encoding="UTF-8" standalone="no"?>'
+  echo '<query version="2">'
+  for t in a b; do
+    echo "  <rule class=\"py_test\" location=\"/w/BUILD:1:1\" name=\"//t:$t\"><list name=\"tags\"><string value=\"gpu-mem:36GiB\"/></list></rule>"
+  done
+  echo '</query>'
+} >"$SCRATCH/pack-query.xml"
+"$GPUPLAN" plan "$SCRATCH/pack-query.xml" --fleet "$SCRATCH/pack-fleet.yaml" --policy pack \
+  --rules "$SCRATCH/pack-rules.yaml" -o "$SCRATCH/pack.json" 2>/dev/null || fail "the pack plan"
+[ "$(jq '[.assignments[].gpus[0]] | unique | length' "$SCRATCH/pack.json")" = 1 ] || fail "the two units do not share the GPU"
+"$GPUPLAN" verify "$SCRATCH/pack.json" --fleet "$SCRATCH/pack-fleet.yaml" >"$SCRATCH/out" ||
+  fail "a pack plan made with its rules' headroom, verified without them: $(cat "$SCRATCH/out")"

@@ -52,6 +52,22 @@ TEST_CASE("a plan written as JSON reads back the same") {
   REQUIRE(to_json(back).dump() == json.dump());
 }
 
+// verify and simulate read them when given no rules file: a pack plan made with
+// vram_headroom: 0.05 was invalid to verify without it.
+TEST_CASE("a pack plan keeps the knobs it was made with") {
+  Plan plan = sample_plan();
+  plan.policy = Policy::pack;
+  plan.summary.vram_headroom = 0.05;
+  plan.summary.max_tests_per_gpu = 2;
+  auto json = to_json(plan);
+  CHECK(json["summary"]["vram_headroom"] == 0.05);
+  CHECK(json["summary"]["max_tests_per_gpu"] == 2);
+  auto back = plan_from_json(nlohmann::json::parse(json.dump()), "plan.json");
+  CHECK(back.summary.vram_headroom == 0.05);
+  CHECK(back.summary.max_tests_per_gpu == 2);
+  CHECK_FALSE(to_json(sample_plan())["summary"].contains("vram_headroom"));
+}
+
 TEST_CASE("a plan with a field of the wrong type names the field") {
   auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
   json["assignments"][0]["gpus"] = "0,1";
