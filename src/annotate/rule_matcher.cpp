@@ -67,8 +67,10 @@ std::string label_pattern_problem(std::string_view pattern) {
   if (!parts || !(parts->repo.empty() || parts->repo.starts_with('@')))
     return fmt::format("\"{}\" is not a label pattern (write //pkg/..., //pkg:* or //pkg:name)",
                        util::excerpt(pattern));
-  if (canonical.find_first_of(" \t") != std::string_view::npos)
-    return fmt::format("\"{}\" has a blank, which no label has", util::excerpt(pattern));
+  if (parts->package.find_first_of(" \t") != std::string_view::npos || pattern.starts_with(' ') ||
+      pattern.ends_with(' '))
+    return fmt::format("\"{}\" has a blank in its package or at an end, which no label has",
+                       util::excerpt(pattern));
   auto dots = parts->package.find("...");
   bool recursive = dots != std::string_view::npos;
   auto package = recursive ? parts->package.substr(0, dots) : parts->package;

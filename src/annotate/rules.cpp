@@ -83,7 +83,7 @@ class RulesReader {
     if (p > 0 && p < 1)
       fail(node.Mark(),
            fmt::format("history_percentile: {} is the {}th percentile, nearly each unit's fastest run: a "
-                       "percentile, not a quantile; write {} for the {}th",
+                       "percentile, not a quantile; write {:.4g} for the {:.4g}th",
                        p, p, p * 100, p * 100));
     return p;
   }

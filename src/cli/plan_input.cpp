@@ -133,10 +133,10 @@ namespace {
 /// The index files a launch looks in, in turn.
 std::vector<std::string> index_paths(const std::string& path, const std::string& spare_dir) {
   std::vector<std::string> paths{plan_index_path(path)};
-  // Only a folder of this user's that no one else writes: an index there says which records to read.
+  // Only a folder of this user's that not every user writes: an index there says which records to read.
   struct stat info {};
   if (!spare_dir.empty() && ::stat(spare_dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) &&
-      info.st_uid == ::geteuid() && (info.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+      info.st_uid == ::geteuid() && (info.st_mode & S_IWOTH) == 0)
     paths.push_back(spare_index_path(path, spare_dir));
   return paths;
 }

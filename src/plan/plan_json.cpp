@@ -216,10 +216,7 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
   ratio(out, s.gpu_utilization);
   out.key("pack_slowdown");
   ratio(out, s.pack_slowdown);
-  if (s.vram_headroom) {
-    out.key("vram_headroom");
-    ratio(out, *s.vram_headroom);
-  }
+  if (s.vram_headroom) out.key("vram_headroom").value(*s.vram_headroom);  // as given: verify checks with it
   if (s.max_tests_per_gpu)
     out.key("max_tests_per_gpu").value(static_cast<std::int64_t>(*s.max_tests_per_gpu));
   out.end_object();
@@ -789,9 +786,9 @@ Plan plan_from_document(const json& j, const std::string& name, StreamedUnits* s
     sum.lower_bound_s = get("lower_bound_s", max_plan_time_s);
     sum.gpu_utilization = get("gpu_utilization", 1000);
     if (r.optional_field(*s, "pack_slowdown")) sum.pack_slowdown = get("pack_slowdown", 1000);
-    if (r.optional_field(*s, "vram_headroom")) sum.vram_headroom = get("vram_headroom", 0.99);
+    if (r.optional_field(*s, "vram_headroom")) sum.vram_headroom = get("vram_headroom", 1);
     if (r.optional_field(*s, "max_tests_per_gpu"))
-      sum.max_tests_per_gpu = static_cast<int>(std::max(1.0, get("max_tests_per_gpu", 1000)));
+      sum.max_tests_per_gpu = static_cast<int>(r.integer(*s, "summary", "max_tests_per_gpu", 1, 1000));
   }
   plan.cpu_tests = r.listed(j, "cpu_tests");
   plan.skipped_tests = r.listed(j, "skipped_tests");

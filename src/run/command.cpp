@@ -3,9 +3,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -84,9 +86,19 @@ std::string expand_command(std::string_view command_template, const Assignment& 
                                  what, command_template));
   };
   // The shell's quoting where each placeholder stands: a value inside the template's own '…' or
-  // "…" is written to stay the value there ("label={label}" with a $(…) in the label ran it).
-  enum class Quote { none, single, double_ } quote = Quote::none;
+  // "…" is written to stay the value there ("label={label}" with a $(…) in the label ran it); one
+  // in a command substitution, $(…) or `…`, even inside "…", is quoted as in the open.
+  enum class Quote { none, single, double_, paren, backtick };
+  std::vector<Quote> quotes{Quote::none};
   auto quoted_for_here = [&](const std::string& value) {
+    const Quote quote = quotes.back();
+    if (quote == Quote::backtick) {  // in `…`, a \ or ` of the quoted value needs a \ before it
+      std::string quoted;
+      for (char c : shell_quote(value))
+        quoted += c == '\\' || c == '`' ? std::string{'\\', c} : std::string(1, c);
+      return quoted;
+    }
+    if (quote != Quote::single && quote != Quote::double_) return shell_quote(value);
     std::string here;
     for (char c : value) {
       if (quote == Quote::single && c == '\'')
@@ -96,12 +108,16 @@ std::string expand_command(std::string_view command_template, const Assignment& 
       else
         here += c;
     }
-    return quote == Quote::none ? shell_quote(value) : here;
+    return here;
+  };
+  auto next_is = [&](std::size_t i, char c) {
+    return i + 1 < command_template.size() && command_template[i + 1] == c;
   };
   std::string out;
   for (size_t i = 0; i < command_template.size(); ++i) {
     char c = command_template[i];
-    if ((c == '{' || c == '}') && i + 1 < command_template.size() && command_template[i + 1] == c) {
+    const Quote quote = quotes.back();
+    if ((c == '{' || c == '}') && next_is(i, c)) {
       out += c;
       ++i;
     } else if (c == '{') {
@@ -114,14 +130,39 @@ std::string expand_command(std::string_view command_template, const Assignment& 
       i = close;
     } else if (c == '}') {
       bad("an unmatched }");
+    } else if (quote == Quote::single) {
+      out += c;
+      if (c == '\'') quotes.pop_back();
     } else {
       out += c;
-      if (c == '\\' && quote != Quote::single && i + 1 < command_template.size()) {
+      bool escapes = c == '\\' && i + 1 < command_template.size() && !next_is(i, '{') && !next_is(i, '}');
+      if (escapes) {
         out += command_template[++i];  // an escaped character quotes nothing
-      } else if (c == '\'' && quote != Quote::double_) {
-        quote = quote == Quote::single ? Quote::none : Quote::single;
-      } else if (c == '"' && quote != Quote::single) {
-        quote = quote == Quote::double_ ? Quote::none : Quote::double_;
+      } else if (c == '$' && next_is(i, '(')) {
+        out += command_template[++i];
+        quotes.push_back(Quote::paren);
+      } else if (c == '`') {
+        if (quote == Quote::backtick)
+          quotes.pop_back();
+        else
+          quotes.push_back(Quote::backtick);
+      } else if (c == '"') {
+        if (quote == Quote::double_)
+          quotes.pop_back();
+        else
+          quotes.push_back(Quote::double_);
+      } else if (quote == Quote::double_) {
+        continue;  // a ' or ) inside "…" is itself
+      } else if (c == '\'') {
+        quotes.push_back(Quote::single);
+      } else if (c == ')' && quote == Quote::paren) {
+        quotes.pop_back();
+      } else if (c == '#' &&
+                 (out.size() == 1 || std::isspace(static_cast<unsigned char>(out[out.size() - 2])))) {
+        // A comment, to its line's end: its quotes open nothing.
+        auto end = std::min(command_template.find('\n', i), command_template.size());
+        out.append(command_template.substr(i + 1, end - i - 1));
+        i = end - 1;
       }
     }
   }

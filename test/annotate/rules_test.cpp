@@ -159,6 +159,7 @@ TEST_CASE("regexes, label patterns and captures are checked when the file is rea
                Catch::Contains("has a \"..\" package"));
   REQUIRE_THAT(error_of("rules:\n  - label: \"//jax /...\"\n    set: {gpus: 1}\n"),
                Catch::Contains("has a blank"));
+  REQUIRE_NOTHROW(load("rules:\n  - label: \"//pkg:my test\"\n    set: {gpus: 1}\n"));  // a target name may
   REQUIRE_THAT(error_of("rules:\n  - rule_class: py_test, cc_test\n    set: {gpus: 1}\n"),
                Catch::StartsWith("rules.yaml:2:17: rule_class: \"py_test, cc_test\" is not a rule class"));
   REQUIRE_THAT(error_of("rules:\n  - rule_class: py_.*\n    set: {gpus: 1}\n"),

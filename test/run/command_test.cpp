@@ -70,6 +70,11 @@ TEST_CASE("a label inside the template's own quotes stays the label and runs not
     // Quotes the template escapes, or that sit inside the other kind, open nothing.
     CHECK(shell_output(expand_command("printf '%s' \\\" {label} \"it's\" \\'", a)) == "\"" + label + "it's'");
     CHECK(shell_output(expand_command("printf '%s' \"{label} on {gpus}\"", a)) == label + " on 0,1");
+    // In a command substitution, inside "…" or not, the shell is in the open again.
+    CHECK(shell_output(expand_command("printf '%s' \"[$(printf '%s' {label})]\"", a)) == "[" + label + "]");
+    CHECK(shell_output(expand_command("printf '%s' \"[`printf '%s' {label}`]\"", a)) == "[" + label + "]");
+    // A quote in a comment opens nothing.
+    CHECK(shell_output(expand_command("printf '%s' {label} # don't\n", a)) == label);
   }
   REQUIRE_FALSE(std::filesystem::exists(marker));
 }
