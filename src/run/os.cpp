@@ -250,7 +250,11 @@ bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
   ::prctl(PR_SET_PDEATHSIG, launch.parent_died);
   if (::getppid() != launch.parent) ::_exit(127);  // the parent died before prctl
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  if (launch.own_group) ::setpgid(0, 0);
+  // Always a group of its own, out of reach of a SIGKILL to its parent's group (Bazel's end of a
+  // test that outlived its timeout's SIGTERM): it lives on to kill what the unit left. run-under's
+  // unit goes back to the parent's group, where Bazel's signals reach it as before.
+  const pid_t parent_group = ::getpgrp();
+  ::setpgid(0, 0);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   ::sigaction(SIGCHLD, &default_action, nullptr);  // never ignored: the unit's end is waited for
@@ -261,6 +265,7 @@ bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
   if (unit == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != self) ::_exit(127);
+    if (!launch.own_group) ::setpgid(0, parent_group);
     for (int signal : {SIGINT, SIGTERM, SIGCHLD, launch.parent_died})
       ::sigaction(signal, &default_action, nullptr);
     sigset_t none;

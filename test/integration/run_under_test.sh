@@ -234,6 +234,23 @@ for pid in $tree; do
 done
 timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
+# Bazel ends a test that outlives its timeout's SIGTERM with SIGKILL to the whole process group
+# of its --run_under. A daemon the test started in a session of its own (setsid) left that group:
+# before, the supervisor was in the group too, died with it, and the daemon ran on (on GPU 2,
+# holding its lock, so the next test waited; or, had it closed the lock, beside the next test).
+rm -f "$SCRATCH/daemon.pid"
+setsid env TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" sh -c "setsid sleep 30 & echo \$! >'$SCRATCH/daemon.pid'; sleep 30" &
+group=$!
+for _ in $(seq 100); do [ -s "$SCRATCH/daemon.pid" ] && break; sleep 0.1; done
+daemon=$(cat "$SCRATCH/daemon.pid")
+running "$daemon" || fail "the test's daemon did not start"
+kill -KILL -- "-$group"
+wait "$group" 2>/dev/null || true
+for _ in $(seq 50); do running "$daemon" || break; sleep 0.1; done
+! running "$daemon" || { kill -KILL "$daemon"; fail "a daemon outlived a SIGKILL to its run-under's process group"; }
+timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released after a SIGKILL to the test's process group"
 # Bazel ends a test at its timeout with SIGTERM: the record says "stopped", and history takes
 # the time as a lower bound (history-timeout), not as how long the test takes.
 # terminated ARGS...: run-under's exit status when SIGTERM reaches it while the test ARGS runs.
