@@ -135,7 +135,6 @@ struct BazelRun {
   std::optional<std::string> fleet;     ///< absolute: the node's GPUs, those the plan leaves idle too
   int jobs = 1;                         ///< --local_test_jobs: the node's GPUs
   std::vector<std::string> bazel_args;  ///< the team's own options (--config=cuda), first
-  std::string target_file;              ///< where the labels go when one command line cannot hold them
 };
 
 /// Checks the options a user gives the default `bazel test` (exec's and the exports' arguments
@@ -153,10 +152,11 @@ std::string run_under_command(const BazelRun& run);
 inline constexpr std::string_view no_test_filters =
     "--test_tag_filters= --test_size_filters= --test_timeout_filters=";
 
-/// The default command of a node, and the text of its target file when it needs one.
+/// The default command of a node, and its target file when it needs one.
 struct NodeCommand {
   std::string command;
-  std::string target_file_text;  ///< the labels, a line each, for run.target_file; empty when on the line
+  std::string target_file;       ///< LOCK_DIR/targets-HASH; empty when the labels are on the line
+  std::string target_file_text;  ///< the labels, a line each, for target_file
 };
 
 /// The longest command gpuplan gives /bin/sh -c: Linux takes one argument of at most 128 KiB.
@@ -166,7 +166,9 @@ inline constexpr std::size_t max_command_line = 100'000;
 /// --local_test_jobs=N NO_TEST_FILTERS -- LABELS`, the labels of `units` once each, sorted,
 /// everything shell-quoted. The team's options come first, so that what a --config of theirs
 /// brings (a --run_under, a test filter) cannot undo gpuplan's. Labels that would make the command
-/// longer than max_command_line go to `--target_pattern_file=TARGET_FILE` instead.
+/// longer than max_command_line go to `--target_pattern_file=LOCK_DIR/targets-HASH` instead,
+/// named by the hash of its text: two execs sharing a lock directory (two checkouts' CI jobs on
+/// one host) each get their own labels, and the same labels the same file on every run.
 NodeCommand bazel_node_command(const std::vector<Assignment>& units, const BazelRun& run);
 
 /// The default `bazel test` runs every shard of each test it names, and run-under refuses a shard

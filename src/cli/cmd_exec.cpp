@@ -346,7 +346,6 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   run.plan = fs::absolute(o.plan).lexically_normal().string();
   run.lock_dir = lock_dir_of(o);
   run.node_file = run.lock_dir + "/node";
-  run.target_file = run.lock_dir + "/targets";
   if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
   if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
@@ -356,20 +355,21 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
   const auto fleet_node = read_fleet_node(o.fleet, o.node);  // checked here, read by each run-under
   u.assignment.gpus = run_node_gpus(plan, o.node, fleet_node ? &*fleet_node : nullptr, o.fleet);
-  auto [command, target_file_text] = bazel_node_command(units, run);
-  u.command = std::move(command);
+  auto node_command = bazel_node_command(units, run);
+  const auto& target_file = node_command.target_file;
+  u.command = std::move(node_command.command);
   u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
   if (o.dry_run) {
     std::cout << fmt::format(
         "# the {} units of {}, one bazel test; {} holds \"{}\"{}\n{}\n", units.size(), o.node, run.node_file,
-        o.node, target_file_text.empty() ? "" : fmt::format(", {} the labels", run.target_file), u.command);
+        o.node, target_file.empty() ? "" : fmt::format(", {} the labels", target_file), u.command);
     return exit_ok;
   }
   auto nvml = open_nvml();
   check_gpus_here(o, u.assignment.gpus, units, nvml.get(), describe_machine(nvml.get()));
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
-  if (!target_file_text.empty()) write_output(run.target_file, target_file_text);
+  if (!target_file.empty()) write_output(target_file, node_command.target_file_text);
   if (run.results) os::check_appendable(*run.results, results_header());
   if (run.junit) {  // run-under rewrites it after each test, but never creates it (its /tmp may be its own)
     auto results = open_input(*run.results);

@@ -20,6 +20,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "run/os.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -123,9 +124,8 @@ void write_plan_index(const std::string& path, const Plan& plan, const PlanRecor
 std::string spare_index_path(const std::string& path, const std::string& dir) {
   std::error_code error;
   auto absolute = std::filesystem::absolute(path, error).lexically_normal().string();
-  std::uint64_t hash = 14695981039346656037u;  // FNV-1a: the same plan path, the same file
-  for (char c : error ? path : absolute) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211u;
-  return fmt::format("{}/plan-{:016x}.index", dir, hash);
+  // The same plan path, the same file.
+  return fmt::format("{}/plan-{:016x}.index", dir, util::fnv1a(error ? path : absolute));
 }
 
 namespace {

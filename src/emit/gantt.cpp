@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "util/text.hpp"
+
 namespace gpuplan::emit {
 
 namespace {
@@ -112,11 +114,8 @@ double tick_step(double span_s, int max_ticks) {
 }
 
 Rgb test_color(std::string_view label) {
-  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a: stable across runs and machines
-  for (unsigned char c : label) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
+  // A basis one digit short of FNV-1a's own, kept: the charts' colours stay as they were.
+  const std::uint64_t hash = util::fnv1a(label, 1469598103934665603ULL);
   double hue = static_cast<double>(hash % 360);
   double saturation = 0.50 + static_cast<double>((hash >> 16) % 20) / 100;
   double lightness = 0.62 + static_cast<double>((hash >> 24) % 12) / 100;

@@ -13,6 +13,7 @@
 
 #include "gpuplan/error.hpp"
 #include "run/os.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::os {
 
@@ -23,11 +24,7 @@ double mtime(const struct stat& info) {
 }
 
 /// FNV-1a: a unit id as a file name of 16 hex digits, whatever characters the label has.
-std::string hashed(const std::string& unit) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : unit) h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{:016x}", h);
-}
+std::string hashed(const std::string& unit) { return fmt::format("{:016x}", util::fnv1a(unit)); }
 
 void touch(const std::string& path, double seconds_ago = 0) {
   if (seconds_ago <= 0) {

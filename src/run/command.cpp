@@ -12,6 +12,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -211,11 +212,12 @@ NodeCommand bazel_node_command(const std::vector<Assignment>& units, const Bazel
   command += fmt::format(" --local_test_jobs={} {}", r.jobs, no_test_filters);
   std::string on_the_line = " --";
   for (const auto& label : labels) on_the_line += " " + shell_quote(label);
-  if (command.size() + on_the_line.size() <= max_command_line) return {command + on_the_line, {}};
+  if (command.size() + on_the_line.size() <= max_command_line) return {command + on_the_line, {}, {}};
   // 1,700 labels of 80 bytes: "cannot run /bin/sh: Argument list too long", after planning.
   std::string text;
   for (const auto& label : labels) text += label + "\n";
-  return {command + " --target_pattern_file=" + shell_quote(r.target_file), text};
+  auto file = fmt::format("{}/targets-{:016x}", r.lock_dir, util::fnv1a(text));
+  return {command + " --target_pattern_file=" + shell_quote(file), file, std::move(text)};
 }
 
 std::string tests_split_over_nodes(const Plan& plan, std::string_view node) {

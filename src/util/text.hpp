@@ -1,10 +1,17 @@
 #pragma once
 // Small text helpers every stage shares: ASCII lower case, English plurals, prefixes, excerpts.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace gpuplan::util {
+
+/// FNV-1a of the bytes: stable across runs, machines and builds (file names, colours, index keys).
+constexpr std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 14695981039346656037ULL) {
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
+  return hash;
+}
 
 /// An ASCII letter lowered, every other byte as it is.
 constexpr char lower_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }

@@ -134,15 +134,20 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
                Catch::StartsWith("bazel test --config=cuda '--copt=-DX=a b' --run_under="));
   // A node of 1,700 long labels made a command over Linux's 128 KiB an argument, and /bin/sh
   // never started ("Argument list too long"): the labels go to a target pattern file instead.
-  r.target_file = "/tmp/gpuplan-locks-1/targets";
   std::vector<Assignment> many;
   for (int i = 0; i < 1700; ++i)
     many.push_back(
         unit(fmt::format("//xla/service/gpu/tests:kernel_tiling_test_variant_{:04}_long_suffix", i), {0}));
-  auto [command_line, labels] = bazel_node_command(many, r);
+  auto [command_line, file, labels] = bazel_node_command(many, r);
   CHECK(command_line.size() < max_command_line);
-  CHECK_THAT(command_line,
-             Catch::EndsWith(" --test_timeout_filters= --target_pattern_file=/tmp/gpuplan-locks-1/targets"));
+  // Named by its labels: two execs sharing the lock directory (two checkouts' CI jobs on one host)
+  // no longer overwrite each other's, so neither runs the other's tests.
+  CHECK_THAT(file, Catch::Matches("/tmp/gpuplan-locks-1/targets-[0-9a-f]{16}"));
+  CHECK_THAT(command_line, Catch::EndsWith(" --test_timeout_filters= --target_pattern_file=" + file));
+  auto other = many;
+  other.pop_back();
+  CHECK(bazel_node_command(other, r).target_file != file);
+  CHECK(bazel_node_command(many, r).target_file == file);
   CHECK_THAT(labels,
              Catch::StartsWith("//xla/service/gpu/tests:kernel_tiling_test_variant_0000_long_suffix\n"
                                "//xla/service/gpu/tests:kernel_tiling_test_variant_0001_long_suffix\n"));
