@@ -73,6 +73,19 @@ struct Target {
 /// "@@rules_foo+//a:b" (a name with + or ~ is a canonical one). Other repositories are kept.
 std::string canonical_label(std::string_view label);
 
+/// A bzlmod canonical repository name (without @) as the main repository's BUILD files and
+/// Bazel's default query output name it: a module's own repository ("rules_foo~" in Bazel 7,
+/// "rules_foo+" in 8, "rules_foo~1.2.3" in 6) by the module's name, an extension's
+/// ("rules_python~~pip~pypi_torch", "+cuda_ext+cuda_cudart") by its last part; any other
+/// name as it is.
+std::string_view apparent_repo_name(std::string_view repo);
+
+/// What tells whether two labels name one test: canonical_label(), with a canonical repository
+/// name in its apparent name, so the default query's "@rules_foo//x:t" and the
+/// "@@rules_foo~//x:t" of TEST_TARGET, BEP, bazel-testlogs and --consistent_labels are one
+/// test. (A bazel_dep given another repo_name is not matched: its names share nothing.)
+std::string label_identity(std::string_view label);
+
 /// A test rule class: ends in "_test" ("test_suite" is not a test).
 bool is_test_rule_class(std::string_view rule_class);
 

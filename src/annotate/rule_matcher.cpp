@@ -98,10 +98,11 @@ std::string label_pattern_problem(std::string_view pattern) {
 }
 
 bool label_matches(std::string_view pattern, std::string_view label) {
-  auto canonical_pattern = canonical_label(pattern);
-  auto canonical = canonical_label(label);
-  auto want = split_label(canonical_pattern);
-  auto have = split_label(canonical);
+  // By identity: "@rules_foo//x/..." is every test of @@rules_foo~//x and @@rules_foo+//x too.
+  auto identity_pattern = label_identity(pattern);
+  auto identity = label_identity(label);
+  auto want = split_label(identity_pattern);
+  auto have = split_label(identity);
   if (!want || !have || want->repo != have->repo) return false;
   if (want->package.ends_with("...")) {
     auto prefix = want->package.substr(0, want->package.size() - 3);  // "" or "pkg/"
@@ -142,15 +143,22 @@ std::vector<Reading> RuleMatcher::apply(const Target& target) const {
   auto match = [&](std::string_view tag, std::string_view source) {
     if (!tag_->Match(re2::StringPiece(tag.data(), tag.size()), 0, tag.size(), re2::RE2::ANCHOR_BOTH,
                      found.data(), groups))
-      return;
+      return false;
     for (std::size_t i = 0; i < found.size(); ++i)
       captures[i] = std::string_view(found[i].data(), found[i].size());
     readings.push_back(read(&captures, source));
+    return true;
   };
   for (const auto& tag : target.tags) match(tag.str(), fmt::format("tag {}", tag.str()));
   for (const auto& [key, value] : target.exec_properties)
     match(annotate::exec_property_tag(key, value), fmt::format("exec_properties {}={}", key, value));
-  for (const auto& constraint : target.constraints) match(constraint.label.str(), constraint.source());
+  // A constraint as the default query prints it ("//:has_4_gpus", "@rules_foo//:x"), then as given:
+  // Bazel 7's --consistent_labels and cquery print "@@//:has_4_gpus", "@@rules_foo~//:x".
+  for (const auto& constraint : target.constraints) {
+    const std::string& label = constraint.label.str();
+    if (auto identity = label_identity(label); !match(identity, constraint.source()) && identity != label)
+      match(label, constraint.source());
+  }
   return readings;
 }
 

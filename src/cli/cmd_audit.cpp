@@ -44,7 +44,7 @@ std::vector<Untouched> never_touched(const Classification& tests,
   std::vector<Untouched> list;
   for (const auto& test : tests.tests) {
     if (test.bucket != Bucket::gpu) continue;
-    auto found = measured.find(canonical_label(test.target.label));
+    auto found = measured.find(label_identity(test.target.label));
     if (found == measured.end() || found->second.runs == 0 || found->second.touched > 0) continue;
     list.push_back({canonical_label(test.target.label), found->second.runs, gpu_annotation_removal(test)});
   }

@@ -24,9 +24,9 @@ struct ExplainArgs {
 };
 
 const ClassifiedTest& find_test(const Classification& c, const std::string& label, const std::string& input) {
-  auto wanted = canonical_label(label);
+  auto wanted = label_identity(label);
   auto found = std::find_if(c.tests.begin(), c.tests.end(), [&](const ClassifiedTest& t) {
-    return canonical_label(t.target.label) == wanted;
+    return label_identity(t.target.label) == wanted;
   });
   if (found != c.tests.end()) return *found;
   // The nearest label by shared prefix, to catch typos in the target name.
@@ -59,7 +59,7 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
     const std::string& rule_class = test.target.rule_class.str();
     view.blind_reason = blind.reason(canonical_label(test.target.label), rule_class);
     view.without_implicit = blind.without_implicit.contains(canonical_label(test.target.label));
-    if (auto used = blind.used_gpu.find(canonical_label(test.target.label)); used != blind.used_gpu.end())
+    if (auto used = blind.used_gpu.find(label_identity(test.target.label)); used != blind.used_gpu.end())
       view.used_gpu = used->second;
     else if (!view.blind_reason.empty() && !view.without_implicit)
       view.blind = rule_class;

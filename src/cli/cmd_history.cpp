@@ -99,7 +99,7 @@ int show_command(HistoryOptions& options) {
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   print_warnings(diagnostics);
-  std::string label = canonical_label(options.label);
+  std::string label = label_identity(options.label);
   if (options.json) {
     nlohmann::ordered_json j;
     j["label"] = label;
@@ -160,9 +160,9 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
   if (!options.plan.empty()) {
     Plan plan = read_plan(options.plan);
     auto add = [&](const Unit& unit, const std::string& node) {
-      auto& test = tests[canonical_label(unit.label)];
+      auto& test = tests[label_identity(unit.label)];
       if (!test.label.empty()) return;
-      test.label = canonical_label(unit.label);
+      test.label = label_identity(unit.label);
       if (unit.requirement->gpu_mem_mib) test.gpu_mem_mib = unit.requirement->gpu_mem_mib->value;
       // A plan keeps no tags; cpu-only beside them would be a conflict (CPU-only wins, a warning).
       test.cpu_change = "remove its GPU annotations (--query names them)";
@@ -179,8 +179,8 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
     query.strict = options.strict;
     for (const auto& c : read_and_classify(query, read_rules(query), true).tests) {
       if (c.bucket != Bucket::gpu) continue;
-      auto& test = tests[canonical_label(c.target.label)];
-      test.label = canonical_label(c.target.label);
+      auto& test = tests[label_identity(c.target.label)];
+      test.label = label_identity(c.target.label);
       test.gpu_mem_mib.reset();
       test.gpu_mem_source.clear();
       if (c.requirement->gpu_mem_mib) {

@@ -112,7 +112,7 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
   query.targets.path = o.query;
   query.rules = o.rules;
   for (const auto& test : read_and_classify(query, read_rules(query)).tests) {
-    if (canonical_label(test.target.label) != canonical_label(label)) continue;
+    if (label_identity(test.target.label) != label_identity(label)) continue;
     if (test.bucket != Bucket::gpu) return UnplannedNeed{};
     const Requirement& r = *test.requirement;
     return UnplannedNeed{r.gpus.value,
@@ -204,7 +204,7 @@ std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& 
                                            const std::string& label, std::optional<int> shard) {
   std::optional<Assignment> found;
   for (const auto& a : plan.assignments) {
-    if (canonical_label(a.unit.label) != canonical_label(label) ||
+    if (label_identity(a.unit.label) != label_identity(label) ||
         (a.unit.shard_index && a.unit.shard_index != shard))
       continue;
     if (a.node == node) return a;
@@ -316,12 +316,12 @@ std::optional<int> shard_variable(const char* name, long least) {
 
 /// How many shards the plan gives `label`; nullopt when it does not have the test.
 std::optional<int> planned_shard_count(const Plan& plan, const std::string& label) {
-  auto wanted = canonical_label(label);
+  auto wanted = label_identity(label);
   std::optional<int> planned;
   for (const auto& a : plan.assignments)
-    if (canonical_label(a.unit.label) == wanted) planned = a.unit.shard_count;
+    if (label_identity(a.unit.label) == wanted) planned = a.unit.shard_count;
   for (const auto& u : plan.unschedulable)
-    if (canonical_label(u.unit.label) == wanted) planned = u.unit.shard_count;
+    if (label_identity(u.unit.label) == wanted) planned = u.unit.shard_count;
   return planned;
 }
 

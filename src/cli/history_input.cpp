@@ -155,7 +155,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
   const Severity severity = strict ? Severity::error : Severity::warning;
   Diagnostics found;
   for (const auto& test : tests.tests) {
-    const auto label = canonical_label(test.target.label);
+    const auto label = label_identity(test.target.label);
     // A test with no GPU annotation (only those are looked up) whose runs used a GPU.
     if (test.bucket == Bucket::cpu && test.requirement->gpus.source == "default") {
       auto use = measured_gpu_use(*history, label, rules.history_window);

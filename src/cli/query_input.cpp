@@ -222,8 +222,8 @@ void check_patterns_match(const QueryOptions& options, const Rules& rules, const
         message += fmt::format(
             ": a canonical repository name is spelled differently by each Bazel version "
             "(rules_python~~pip~pypi in Bazel 7, rules_python++pip+pypi in Bazel 8); write the apparent "
-            "name, @{}, which matches both",
-            pattern.substr(repo.find_last_of("~+") + 1));
+            "name, @{}{}, which matches both",
+            apparent_repo_name(repo.substr(2)), std::string_view(pattern).substr(repo.size()));
       else
         message += std::string_view(key) == "gpu_deps" ? ": no test reaches GPU code through it (a typo?)"
                                                        : " (a typo?)";

@@ -17,6 +17,22 @@ std::string canonical_label(std::string_view label) {
   return std::string(label);
 }
 
+std::string_view apparent_repo_name(std::string_view repo) {
+  auto first = repo.find_first_of("+~");
+  if (first == std::string_view::npos) return repo;
+  if (repo.find_first_of("+~", first + 1) == std::string_view::npos) return repo.substr(0, first);
+  return repo.substr(repo.find_last_of("+~") + 1);
+}
+
+std::string label_identity(std::string_view label) {
+  if (!label.starts_with('@') || label.starts_with("@//") || label.starts_with("@@//"))
+    return canonical_label(label);
+  auto name = label.substr(label.starts_with("@@") ? 2 : 1);
+  auto slashes = name.find("//");
+  if (slashes == std::string_view::npos) return std::string(label);
+  return fmt::format("@{}{}", apparent_repo_name(name.substr(0, slashes)), name.substr(slashes));
+}
+
 void ExecProperties::set(std::string_view key, std::string_view value) {
   auto at = std::lower_bound(entries_.begin(), entries_.end(), key,
                              [](const Entry& entry, std::string_view k) { return entry.first < k; });

@@ -233,7 +233,7 @@ BlindTests blind_tests(const Classification& tests, const DepGraph& graph, const
       DepGraph::Node gpu_code = reach.path(*node).back();
       suppliers[rule_class].insert(gpu_supplier(graph.label(gpu_code), reach.matched_pattern(gpu_code)));
     } else if (test.bucket == Bucket::gpu && !reach.unknown(*node)) {
-      if (auto used = used_gpu.find(canonical_label(test.target.label)); used != used_gpu.end()) {
+      if (auto used = used_gpu.find(label_identity(test.target.label)); used != used_gpu.end()) {
         blind.used_gpu.insert(*used);  // its runs say more than its class
       } else if (!common_test_rule(rule_class) &&
                  !(implicit ? *implicit : *(implicit = has_implicit_deps(graph)))) {
@@ -288,7 +288,7 @@ std::string listed_labels(const std::vector<std::string>& labels) {
 
 std::string BlindTests::reason(const std::string& label, const std::string& rule_class,
                                std::string (*repository)(std::string_view)) const {
-  if (auto used = used_gpu.find(label); used != used_gpu.end())
+  if (auto used = used_gpu.find(label_identity(label)); used != used_gpu.end())
     return fmt::format(
         "reaches no GPU code in the graph, but its runs used a GPU ({}): its GPU code is outside "
         "the graph",

@@ -58,14 +58,14 @@ bool glob_matches(std::string_view glob, std::string_view text) {
   return g == glob.size();
 }
 
-/// A repository pattern against a repository name; Bzlmod's canonical names
-/// ("rules_python~~pip~pypi_311_torch", "rules_python++pip+pypi_311_torch") also match by
-/// their last part, the apparent name.
+/// A repository pattern against a repository name; Bzlmod's canonical names also match by their
+/// apparent name: an extension's last part ("rules_python~~pip~pypi_311_torch",
+/// "rules_python++pip+pypi_311_torch"), a module's own name ("rules_cuda~", "rules_cuda+").
 bool repo_matches(std::string_view glob, std::string_view repo) {
   if (glob.empty() || repo.empty()) return glob == repo;
   if (glob_matches(glob, repo)) return true;
-  auto last = repo.find_last_of("~+");
-  return last != std::string_view::npos && glob_matches(glob, repo.substr(last + 1));
+  auto apparent = apparent_repo_name(repo);
+  return apparent != repo && glob_matches(glob, apparent);
 }
 
 /// Package segments of `glob` (ending in "..." or not) against a package.
@@ -167,9 +167,7 @@ namespace {
 /// "@@rules_python~~pip~pypi_311_torch//:pkg"); empty in the main repository.
 std::string_view apparent_repo(std::string_view label) {
   auto parts = split(label);
-  if (!parts) return {};
-  auto last = parts->repo.find_last_of("~+");
-  return last == std::string_view::npos ? parts->repo : parts->repo.substr(last + 1);
+  return parts ? apparent_repo_name(parts->repo) : std::string_view();
 }
 
 }  // namespace

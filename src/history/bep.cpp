@@ -290,7 +290,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   std::string first_other_label, configurations;
   HistoryRead read;
   auto test_index = [&](std::string_view label) {
-    auto [it, added] = index.try_emplace(canonical_label(label), labels.size());
+    auto [it, added] = index.try_emplace(label_identity(label), labels.size());
     if (added) labels.push_back(it->first);
     return it->second;
   };

@@ -139,7 +139,7 @@ Estimator history_estimator(const History& history, const Classification& tests,
 
   std::map<std::string, std::string> size_of;
   for (const auto& test : tests.tests)
-    if (test.bucket == Bucket::gpu) size_of[canonical_label(test.target.label)] = test.target.size;
+    if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
   std::map<std::string, std::vector<double>> known_by_size;
   for (const auto& [key, estimate] : *own) {
     auto size = size_of.find(key.label);
@@ -156,7 +156,7 @@ Estimator history_estimator(const History& history, const Classification& tests,
   std::map<std::string, int> shards_now;
   for (const auto& test : tests.tests)
     if (test.bucket == Bucket::gpu && test.target.shard_count > 1 && !test.target.shard_count_unresolved)
-      shards_now[canonical_label(test.target.label)] = test.target.shard_count;
+      shards_now[label_identity(test.target.label)] = test.target.shard_count;
   for (auto it = own->begin(); it != own->end();) {
     const std::string& label = it->first.label;
     int highest = -1;
@@ -172,7 +172,7 @@ Estimator history_estimator(const History& history, const Classification& tests,
   }
   return [own, medians, counts, fallback = std::move(fallback)](const ClassifiedTest& test,
                                                                 std::optional<int> shard) {
-    const auto label = canonical_label(test.target.label);
+    const auto label = label_identity(test.target.label);
     // The count of a sharded era; runs of the whole test (which record none) are used as they are.
     // Nor is a test whose count the query could not resolve (a select()) taken to have changed.
     auto then = own->contains(SampleKey{label, std::nullopt}) || test.target.shard_count_unresolved

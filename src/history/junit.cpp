@@ -189,7 +189,7 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
   } else if (!seconds) {
     bad.add(times.root_line, "no time=\"…\" on <testsuites>, <testsuite> or <testcase>");
   } else {
-    std::string label = canonical_label(test.label);
+    std::string label = label_identity(test.label);
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
     Sample sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}};
     sample.failed = times.failed && !times.timed_out;

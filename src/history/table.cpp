@@ -85,7 +85,7 @@ Result<Row> to_row(const Fields& fields) {
   if (label.empty()) return Problem{"no label"};
   if (auto problem = utf8_problem(label); !problem.empty())
     return Problem{fmt::format("the label is not UTF-8 text: {}", problem)};
-  row.key.label = canonical_label(label);
+  row.key.label = label_identity(label);
   std::string_view seconds = field(fields, "seconds");
   auto value = history::parse_number(seconds);
   if (!value) return Problem{fmt::format("{}: seconds \"{}\" is not a number", label, seconds)};
@@ -333,7 +333,7 @@ Result<std::string> read_label(od::value field) {
   if (field.get_string().get(label) || label.empty()) return Problem{"\"label\" is not a label"};
   if (auto problem = utf8_problem(label); !problem.empty())
     return Problem{"\"label\" is not UTF-8 text: " + problem};
-  return canonical_label(label);
+  return label_identity(label);
 }
 
 /// A shard index, or nullopt for null.

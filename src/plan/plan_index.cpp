@@ -1,7 +1,7 @@
 // The plan index: a fixed header, then a table of entries sorted by key (the FNV-1a hash of a
 // node's name, then of a canonical label), each pointing at one record of the plan file.
 //
-//   header (64 bytes): magic "gpuplix1", plan size, plan mtime (ns), plan fingerprint, policy,
+//   header (64 bytes): magic "gpuplix2", plan size, plan mtime (ns), plan fingerprint, policy,
 //                      node entries, label entries, 0     (eight little-endian 64-bit words)
 //   entries (24 bytes each, node entries first): key (u64), offset (u64), length (u32), section (u32)
 #include "plan/plan_index.hpp"
@@ -18,12 +18,13 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/target.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
 namespace {
 
-constexpr char magic[8] = {'g', 'p', 'u', 'p', 'l', 'i', 'x', '1'};
+constexpr char magic[8] = {'g', 'p', 'u', 'p', 'l', 'i', 'x', '2'};  // 2: keys by label_identity
 constexpr std::size_t header_size = 64;
 constexpr std::size_t entry_size = 24;
 
@@ -34,20 +35,17 @@ struct Entry {
   std::uint32_t section = 0;
 };
 
-std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 14695981039346656037ULL) {
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
-  return hash;
-}
-
-/// The hash of canonical_label(label), without making that string: the same prefixes dropped.
+/// The hash of label_identity(label), making that string only for another repository's label.
 std::uint64_t label_key(std::string_view label) {
   if (label.starts_with("@@//"))
     label.remove_prefix(2);
   else if (label.starts_with("@//"))
     label.remove_prefix(1);
-  return fnv1a(label);
+  else if (label.starts_with('@'))
+    return util::fnv1a(label_identity(label));
+  return util::fnv1a(label);
 }
-std::uint64_t node_key(std::string_view node) { return fnv1a(node, 0x6e6f6465ULL); }
+std::uint64_t node_key(std::string_view node) { return util::fnv1a(node, 0x6e6f6465ULL); }
 
 void put64(std::string& out, std::uint64_t value) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
@@ -161,7 +159,7 @@ void PlanRecordScanner::feed(std::string_view text) {
 }
 
 std::uint64_t plan_fingerprint(std::string_view head, std::string_view tail) {
-  return fnv1a(tail, fnv1a(head));
+  return util::fnv1a(tail, util::fnv1a(head));
 }
 
 std::string make_plan_index(const Plan& plan, const PlanRecords& records, const PlanFileIdentity& identity) {

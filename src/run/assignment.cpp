@@ -51,9 +51,9 @@ bool chosen_by_plan(std::string_view name) {
 
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index) {
-  auto wanted = canonical_label(label);
+  auto wanted = label_identity(label);
   for (const auto& a : plan.assignments) {
-    if (a.node != node || canonical_label(a.unit.label) != wanted) continue;
+    if (a.node != node || label_identity(a.unit.label) != wanted) continue;
     if (!a.unit.shard_index || a.unit.shard_index == shard_index) return a;
   }
   return std::nullopt;
@@ -62,8 +62,8 @@ std::optional<Assignment> find_assignment(const Plan& plan, std::string_view nod
 TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
                          std::optional<int> shard_index) {
   using Kind = TestPlacement::Kind;
-  auto wanted = canonical_label(label);
-  auto named = [&](const std::string& other) { return canonical_label(other) == wanted; };
+  auto wanted = label_identity(label);
+  auto named = [&](const std::string& other) { return label_identity(other) == wanted; };
   auto refuse = [](std::string reason) {
     return TestPlacement{Kind::refused, std::nullopt, std::move(reason)};
   };

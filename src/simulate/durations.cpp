@@ -47,7 +47,7 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
     const Unit& unit = plan.assignments[i].unit;
     source.planned.push_back(unit.duration_s);
     if (!noise.history) continue;
-    auto found = noise.history->samples.find(SampleKey{canonical_label(unit.label), unit.shard_index});
+    auto found = noise.history->samples.find(SampleKey{label_identity(unit.label), unit.shard_index});
     if (found != noise.history->samples.end())
       for (const Sample& s : recent_samples(found->second, history_window)) {
         source.samples[i].push_back(s.seconds);

@@ -227,6 +227,12 @@ TEST_CASE("a GPU-looking constraint on a CPU test is a warning, on a GPU test a 
   CHECK(read.diagnostics.empty());
   CHECK(read.tests[0].requirement->gpus ==
         Sourced<int>{4, "rule rules.yaml:3:5 (target_compatible_with //:has_4_gpus)"});
+  // Bazel 7's --consistent_labels and cquery print "@@//:has_4_gpus": the same rule reads it (before,
+  // the test became a CPU test with a warning); a regex written for that spelling still matches.
+  auto consistent = untagged;
+  consistent.constraints = {{"@@//:has_4_gpus", false}};
+  CHECK(classify_one(consistent, rules).tests[0].requirement->gpus.value == 4);
+  CHECK(classify_one(consistent, one_rule(R"(@@//:has_(\d+)_gpus)")).tests[0].requirement->gpus.value == 4);
   auto amd = tagged;
   amd.constraints = {{"//:amd_gpu", false}};
   CHECK(classify_one(amd, one_rule("//:amd_gpu", "vendor", "amd")).tests[0].requirement->vendor->value ==

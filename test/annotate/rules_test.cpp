@@ -186,6 +186,13 @@ TEST_CASE("label patterns match packages, subpackages and names") {
   REQUIRE(label_matches("//ml:*", "//ml:t"));
   REQUIRE(label_matches("//ml:all", "@@//ml:t"));
   REQUIRE_FALSE(label_matches("//ml:*", "//ml/vision:t"));
+  // The default query's apparent name and the canonical one of --consistent_labels, Bazel 6,
+  // 7 and 8 match each other: before, a rule written for one silently matched none of the other.
+  REQUIRE(label_matches("@rules_foo//x/...", "@@rules_foo~//x:gpu_test"));
+  REQUIRE(label_matches("@rules_foo//x/...", "@@rules_foo+//x:gpu_test"));
+  REQUIRE(label_matches("@rules_foo//x/...", "@rules_foo~1.2.3//x:gpu_test"));
+  REQUIRE(label_matches("@@rules_foo~//x/...", "@rules_foo//x:gpu_test"));
+  REQUIRE_FALSE(label_matches("@rules_foo//x/...", "@@rules_bar~//x:gpu_test"));
   REQUIRE(label_matches("//ml:t", "//ml:t"));
   REQUIRE(label_matches("//ml", "//ml:ml"));
   REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));

@@ -56,6 +56,12 @@ TEST_CASE("a pattern is a target pattern with * inside a repository name or a pa
   CHECK_FALSE(gpu_pattern_matches("@repo//pkg", "@repo//pkg:other"));
   CHECK(gpu_pattern_matches("@*//nvidia_*:*", "@pypi//nvidia_cudnn_cu12:whl"));
   CHECK_FALSE(gpu_pattern_matches("@*//x:*", "//x:y"));  // * names some repository, not the main one
+  // A module's own repository by its canonical name (Bazel 7, 8): the module's name, not the
+  // empty part after its ~ or +.
+  CHECK(gpu_pattern_matches("@rules_cuda//cuda:runtime", "@@rules_cuda~//cuda:runtime"));
+  CHECK(gpu_pattern_matches("@xla//xla/stream_executor/cuda/...",
+                            "@@xla+//xla/stream_executor/cuda:cuda_driver"));
+  CHECK_FALSE(gpu_pattern_matches("@xla//...", "@@rules_xla+//x:y"));
   CHECK(gpu_pattern_problem("//a/...:x").find("only :all, :* or :all-targets may follow") !=
         std::string::npos);
   CHECK_FALSE(gpu_pattern_problem("torch").empty());

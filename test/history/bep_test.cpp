@@ -46,6 +46,34 @@ TEST_CASE("cached results are ignored: they measured an earlier run") {
   REQUIRE(remote.history.cached_results == 1);
 }
 
+TEST_CASE("an external test's runs are its own whichever way Bazel spells its repository") {
+  // BEP of Bazel 7 and 8 names the canonical repository; their default query the apparent one.
+  // Before, the runs of @@rules_foo~//x:t never reached @rules_foo//x:t: planned at its size default.
+  auto read = read_bep_text(
+      result_line(R"({"label":"@@rules_foo~//x:t","run":1,"shard":1,"attempt":1})",
+                  R"({"status":"PASSED","testAttemptDurationMillis":"42000"})") +
+          result_line(R"({"label":"@@rules_bar+//y:t","run":1,"shard":1,"attempt":1})",
+                      R"({"status":"PASSED","testAttemptDurationMillis":"7000"})") +
+          R"({"id":{"testSummary":{"label":"@@rules_foo~//x:t"}},"testSummary":{"totalRunCount":1}})"
+          "\n"
+          R"({"id":{"testSummary":{"label":"@@rules_bar+//y:t"}},"testSummary":{"totalRunCount":1}})"
+          "\n",
+      true);
+  Classification tests;
+  for (auto label : {"@rules_foo//x:t", "@rules_bar//y:t"}) {
+    ClassifiedTest test;
+    test.target.label = label;
+    test.bucket = Bucket::gpu;
+    tests.tests.push_back(test);
+  }
+  auto estimator =
+      history_estimator(read.history, tests, Rules{}, [](const ClassifiedTest&, std::optional<int>) {
+        return Estimate{300, "size-default", std::nullopt};
+      });
+  CHECK(estimator(tests.tests[0], std::nullopt).seconds == Approx(42));
+  CHECK(estimator(tests.tests[1], std::nullopt).seconds == Approx(7));
+}
+
 TEST_CASE("a timed-out attempt is kept as a lower bound, not as a sample") {
   auto read = read_bep_fixture("bep_timeout.json");
   const auto& attempts = read.history.samples.at({"//ml:flaky_kernel_test", std::nullopt});

@@ -30,6 +30,18 @@ TEST_CASE("a test.xml's place in bazel-testlogs names its test, shard and attemp
   REQUIRE(canonical_label("@rules_foo+//pkg:t") == "@@rules_foo+//pkg:t");
   REQUIRE(canonical_label("@@rules_foo+//pkg:t") == "@@rules_foo+//pkg:t");
   REQUIRE(canonical_label("@rules_x//pkg:t") == "@rules_x//pkg:t");
+  // One test however Bazel spells its repository: a module's own (Bazel 7, 8, 6), an
+  // extension's (last part), the main one.
+  for (auto spelling : {"@rules_foo//pkg:t", "@@rules_foo~//pkg:t", "@@rules_foo+//pkg:t",
+                        "@rules_foo~1.2.3//pkg:t", "@@rules_foo~1.2.3//pkg:t", "@@rules_foo//pkg:t"})
+    CHECK(label_identity(spelling) == "@rules_foo//pkg:t");
+  CHECK(label_identity("@@rules_python~~pip~pypi_torch//:pkg") == "@pypi_torch//:pkg");
+  CHECK(label_identity("@@rules_python++pip+pypi_torch//:pkg") == "@pypi_torch//:pkg");
+  CHECK(label_identity("@@+cuda_ext+cuda_cudart//:x") == "@cuda_cudart//:x");
+  CHECK(label_identity("@@_main~cuda_ext~cuda_cudart//:x") == "@cuda_cudart//:x");
+  CHECK(label_identity("@@//pkg:t") == "//pkg:t");
+  CHECK(label_identity("@//pkg:t") == "//pkg:t");
+  CHECK(label_identity("//pkg:t") == "//pkg:t");
   REQUIRE(parse_testlog_path("top_test/test.xml")->label == "//:top_test");
 }
 

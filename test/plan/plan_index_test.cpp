@@ -61,6 +61,7 @@ Plan many_nodes() {
   add("@//t:twice", std::nullopt, "n1", {5});
   add("//t:twice", std::nullopt, "n1", {6, 7});
   for (int i = 0; i < 50; ++i) add(fmt::format("//many:t{}", i), std::nullopt, "n3", {i % 3});
+  add("@rules_foo//x:gpu_test", std::nullopt, "n2", {3});  // as Bazel 7's default query prints it
   return plan;
 }
 
@@ -69,17 +70,11 @@ Plan many_nodes() {
 TEST_CASE("plan slice: every launch is placed as with the whole plan", "[plan_index]") {
   Plan plan = many_nodes();
   Written w = write(plan);
-  std::vector<std::string> labels{"//s:sharded",
-                                  "//t:twice",
-                                  "@//t:twice",
-                                  "//ml:train",
-                                  "//a:b",
-                                  "//a:c",
-                                  "//a:manual_test",
-                                  "//big:t",
-                                  "//many:t7",
-                                  "//nowhere:x",
-                                  "@repo//tools:lint_gpu_test"};
+  std::vector<std::string> labels{"//s:sharded", "//t:twice", "@//t:twice", "//ml:train", "//a:b", "//a:c",
+                                  "//a:manual_test", "//big:t", "//many:t7", "//nowhere:x",
+                                  "@repo//tools:lint_gpu_test",
+                                  // TEST_TARGET of Bazel 7 and 8 (the canonical repository name)
+                                  "@@rules_foo~//x:gpu_test", "@@rules_foo+//x:gpu_test"};
   std::vector<std::string> nodes{"n1", "n2", "n3", "h100-0", "l4-3", "not-a-node"};
   for (const auto& node : nodes)
     for (const auto& label : labels)
@@ -99,6 +94,8 @@ TEST_CASE("plan slice: every launch is placed as with the whole plan", "[plan_in
                 holds_whole_node(*whole.assignment, plan.policy));
         }
         CHECK(planned_gpu_count(*part, node) == planned_gpu_count(plan, node));
+        if (label.starts_with("@@rules_foo") && node == "n2")
+          CHECK(sliced.kind == TestPlacement::Kind::planned);
         CHECK(part->assignments.size() <= 5 + (node == "not-a-node" ? 5 : 0));
       }
 }

@@ -63,6 +63,23 @@ TEST_CASE("a test is found by its label as Bazel spells it and its shard") {
   REQUIRE(find_assignment(plan, "b", "//t:other", std::nullopt));
 }
 
+TEST_CASE("an external test is found by the canonical name Bazel 6, 7 and 8 give TEST_TARGET") {
+  // The default query of Bazel 7 prints the apparent name; TEST_TARGET, BEP and bazel-testlogs
+  // the canonical one. Before, run-under refused each such test: "not in the plan".
+  Plan plan;
+  plan.assignments = {placed("a", "@rules_foo//x:t", {0}, 0), placed("a", "@@rules_bar~//y:t", {1}, 0)};
+  for (auto spelling :
+       {"@rules_foo//x:t", "@@rules_foo~//x:t", "@@rules_foo+//x:t", "@rules_foo~1.2.3//x:t"}) {
+    INFO(spelling);
+    CHECK(find_assignment(plan, "a", spelling, std::nullopt)->gpus == std::vector<int>{0});
+    CHECK(place_test(plan, "a", spelling, std::nullopt).kind == TestPlacement::Kind::planned);
+  }
+  CHECK(find_assignment(plan, "a", "@rules_bar//y:t", std::nullopt)->gpus == std::vector<int>{1});
+  CHECK(find_assignment(plan, "a", "@@rules_bar+//y:t", std::nullopt)->gpus == std::vector<int>{1});
+  CHECK_FALSE(find_assignment(plan, "a", "@rules_fo//x:t", std::nullopt));
+  CHECK_FALSE(find_assignment(plan, "a", "//x:t", std::nullopt));
+}
+
 TEST_CASE("a test planned as one unit matches every shard Bazel runs") {
   auto plan = two_nodes();
   REQUIRE(find_assignment(plan, "a", "//t:late", 3)->gpus == std::vector<int>{1});
