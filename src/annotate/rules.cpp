@@ -318,7 +318,7 @@ class RulesReader {
 Rules load_rules(std::istream& in, const std::string& name) {
   YAML::Node root;
   RulesReader reader(name);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_small_text(in, name, max_yaml_bytes);
   require_utf8(text, name);  // values reach diagnostics and JSON output
   std::optional<util::SecondDocument> second;
   try {

@@ -55,6 +55,9 @@ void add_compare_command(CLI::App& app, int& status) {
   command->add_flag("--json", args->json, "write JSON instead of a table");
   command->add_option("-o,--output", args->output, "write here instead of standard output");
   command->callback([args, &status] {
+    auto inputs = args->fleets;
+    inputs.push_back(args->query.rules);
+    one_standard_input(args->query.targets.path, inputs);
     auto rules = read_rules(args->query);
     Diagnostics diagnostics;
     QueryOptions query = args->query;

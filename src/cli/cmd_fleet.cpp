@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
 
@@ -70,7 +71,8 @@ if (is_stdin(arguments->query) && is_stdin(arguments->topo))
 auto query = open_input(arguments->query);
 auto topo = open_input(arguments->topo);
 auto imported =
-    import_nvidia_smi({read_all(query), query.name}, {read_all(topo), topo.name}, arguments->options);
+    import_nvidia_smi({read_small_text(query.in(), query.name, max_yaml_bytes), query.name},
+                      {read_small_text(topo.in(), topo.name, max_yaml_bytes), topo.name}, arguments->options);
 for (const auto& w : imported.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
 write_output(arguments->output, imported.yaml);
 status = exit_ok;

@@ -82,7 +82,7 @@ int summarize_command(HistoryOptions& options) {
                                options.output);
   }
   History history = read_history_paths(options.paths, options.strict, diagnostics);
-  Output output(options.output);
+  Output output(options.output, true);  // history.json bep.json -o history.json: a rolling history
   progress::stage("writing " + output.name());
   write_summary(history, options.rules.history_window, output.sink());
   output.commit();

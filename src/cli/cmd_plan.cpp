@@ -84,6 +84,7 @@ std::string summary_of(const Plan& plan) {
 }
 
 void run(const PlanArgs& args, int& status) {
+  one_standard_input(args.query.targets.path, {args.fleet, args.query.rules});
   Rules rules = read_rules(args.query);
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <vector>
 
 #include "cli/progress.hpp"
 #include "core/utf8.hpp"
@@ -26,7 +27,11 @@ namespace gpuplan::cli {
 
 namespace {
 bool standard_input_closed = false;
-}
+bool standard_input_taken = false;
+std::vector<std::string> arguments;  ///< the command line's, for Output's check against its inputs
+}  // namespace
+
+void note_arguments(int argc, char** argv) { arguments.assign(argv + 1, argv + argc); }
 
 void hold_closed_standard_input() {
   if (::fcntl(STDIN_FILENO, F_GETFD) >= 0) return;
@@ -36,6 +41,13 @@ void hold_closed_standard_input() {
   ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the lowest free number: 0
 }
 
+void one_standard_input(const std::string& query, const std::vector<std::string>& paths) {
+  auto dashes = std::count(paths.begin(), paths.end(), "-") + (query.empty() || query == "-" ? 1 : 0);
+  if (dashes > 1)
+    throw InputError(Position{"<stdin>"},
+                     "standard input is given for two inputs; give files for all but one");
+}
+
 Input open_input(const std::string& path) {
   Input input;
   if (path.empty() || path == "-") {
@@ -43,6 +55,11 @@ Input open_input(const std::string& path) {
     if (standard_input_closed)
       throw InputError(Position{input.name},
                        "cannot read: standard input is closed (give a file, or pipe into it)");
+    // `plan - --fleet -` read the fleet from what was left of the query: nothing.
+    if (standard_input_taken)
+      throw InputError(Position{input.name},
+                       "standard input is given for two inputs; give files for all but one");
+    standard_input_taken = true;
     input.stream = &std::cin;
     return input;
   }
@@ -136,6 +153,27 @@ void unregister_temporary(int slot) {
 }
 
 /// Why a path that exists cannot be replaced by an output file; empty for a regular file.
+/// The argument of the command line, or "standard input", that names the same file as `target`
+/// (`status` its lstat) besides the output option's own value; empty when none does. The output
+/// replaces its file only at the end, after the inputs were read: the input was lost, exit 0.
+std::string also_an_input(const struct stat& status) {
+  auto same = [&](const struct stat& other) {
+    return other.st_dev == status.st_dev && other.st_ino == status.st_ino;
+  };
+  struct stat other {};
+  int seen = 0;
+  std::string named;
+  for (std::string_view argument : arguments) {
+    if (argument.starts_with("--") && argument.find('=') != std::string_view::npos)
+      argument.remove_prefix(argument.find('=') + 1);  // --fleet=f.yaml
+    if (::stat(std::string(argument).c_str(), &other) == 0 && same(other) && ++seen == 2) named = argument;
+  }
+  if (!named.empty()) return named;
+  if (seen == 1 && ::fstat(STDIN_FILENO, &other) == 0 && S_ISREG(other.st_mode) && same(other))
+    return "standard input";
+  return {};
+}
+
 std::string not_regular(const struct stat& status) {
   if (S_ISREG(status.st_mode)) return "";
   if (S_ISDIR(status.st_mode)) return "is a directory";
@@ -147,7 +185,7 @@ std::string not_regular(const struct stat& status) {
 
 }  // namespace
 
-Output::Output(const std::string& path) {
+Output::Output(const std::string& path, bool may_be_an_input) {
   if (path.empty() || path == "-") {
     name_ = "<stdout>";
     if (::isatty(STDOUT_FILENO)) progress::finish();  // the output and the line would mix
@@ -163,6 +201,11 @@ Output::Output(const std::string& path) {
     if (auto why = not_regular(status); !why.empty())
       throw InputError(Position{path},
                        fmt::format("cannot write: {}; gpuplan writes only regular files", why));
+    if (auto input = may_be_an_input ? std::string() : also_an_input(status); !input.empty())
+      throw InputError(Position{path},
+                       fmt::format("cannot write: it is also an input of this command ({}), which writing "
+                                   "would replace; write the output elsewhere",
+                                   input));
   } else if (errno != ENOENT) {
     throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(errno)));
   }

@@ -20,8 +20,15 @@ struct Input {
 /// opened later takes its number) and makes open_input of standard input an error.
 void hold_closed_standard_input();
 
+/// Keeps the command line, so that an Output refuses a file the command also reads.
+void note_arguments(int argc, char** argv);
+
+/// Throws InputError when two of `paths` are standard input ("-"; `query` also when empty): the
+/// second would read what the first left, nothing, or the first would read the second's text.
+void one_standard_input(const std::string& query, const std::vector<std::string>& paths);
+
 /// Opens `path` for reading; throws InputError naming it when it cannot be read (also standard
-/// input when it was closed).
+/// input when it was closed, or was opened before).
 Input open_input(const std::string& path);
 
 /// Reads a whole (small) input: fleet, rules, plan files.
@@ -36,7 +43,9 @@ std::string read_all(Input& input);
 /// (exit 2) naming the output, never a truncated output and exit 0.
 class Output {
  public:
-  explicit Output(const std::string& path);
+  /// A file the command line also names as an input is refused (exit 2) unless
+  /// `may_be_an_input`, for a command that rewrites what it read (a rolling history).
+  explicit Output(const std::string& path, bool may_be_an_input = false);
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
   ~Output();

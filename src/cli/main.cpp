@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
   using namespace gpuplan;
   rerun_with_huge_pages(argc, argv);
   cli::hold_closed_standard_input();
+  cli::note_arguments(argc, argv);
 #if defined(__GLIBC__) && defined(M_MXFAST)
   // No fast bins: glibc keeps freed small blocks there and merges them all (malloc_consolidate)
   // before each larger allocation; with the hundreds of thousands of small blocks of a big

@@ -530,7 +530,7 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
 Fleet load_fleet(std::istream& in, const std::string& name) {
   Reader reader(name);
   YAML::Node root;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_small_text(in, name, max_yaml_bytes);
   require_utf8(text, name);  // names and models go into JSON output
   try {
     // Fleet files of several machines put one after another (`---`): only the first was read.

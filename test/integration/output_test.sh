@@ -153,4 +153,34 @@ rc=0; "$GPUPLAN" plan --fleet "$fleet" -o "$SCRATCH/closed.json" <&- 2> "$SCRATC
   fail "plan with standard input closed: exit $rc, $(cat "$SCRATCH/err.txt")"
 "$GPUPLAN" plan "$query" --fleet "$fleet" -o "$SCRATCH/closed.json" <&- 2> /dev/null || [ $? = 3 ] ||
   fail "a closed standard input stopped a plan that does not read it"
+# An output that is also an input: written after the inputs were read, it replaced the query,
+# the fleet or a plan with exit 0. It is refused, the input untouched; a rolling history is not.
+cp "$query" "$SCRATCH/same.xml"
+cp "$fleet" "$SCRATCH/same.yaml"
+ln -sf "$SCRATCH/same.xml" "$SCRATCH/link.xml"
+for args in "$SCRATCH/same.xml --fleet $fleet -o $SCRATCH/same.xml" \
+  "$query --fleet=$SCRATCH/same.yaml -o $SCRATCH/same.yaml" "$SCRATCH/link.xml --fleet $fleet -o $SCRATCH/same.xml"; do
+  rc=0; "$GPUPLAN" plan $args 2> "$SCRATCH/err.txt" || rc=$?
+  [ "$rc" = 2 ] && grep -q "cannot write: it is also an input of this command" "$SCRATCH/err.txt" ||
+    fail "plan $args: exit $rc, $(cat "$SCRATCH/err.txt")"
+done
+rc=0; "$GPUPLAN" plan --fleet "$fleet" -o "$SCRATCH/same.xml" < "$SCRATCH/same.xml" 2> "$SCRATCH/err.txt" || rc=$?
+[ "$rc" = 2 ] && grep -q "also an input of this command (standard input)" "$SCRATCH/err.txt" ||
+  fail "plan -o its own standard input: exit $rc, $(cat "$SCRATCH/err.txt")"
+cmp -s "$query" "$SCRATCH/same.xml" && cmp -s "$fleet" "$SCRATCH/same.yaml" || fail "an input was replaced by the output"
+printf 'label,shard,seconds\n//a:t,,5\n' > "$SCRATCH/rolling.csv"
+"$GPUPLAN" history summarize "$SCRATCH/rolling.csv" -o "$SCRATCH/rolling.csv" 2> "$SCRATCH/err.txt" ||
+  fail "a rolling history was refused: $(cat "$SCRATCH/err.txt")"
+
+# Standard input given for two inputs: the fleet was read from the query's text, or the second
+# history was silently empty.
+for args in "plan - --fleet -" "compare - --fleet -" "history summarize - -"; do
+  input=$query
+  [[ $args != history* ]] || input=$SCRATCH/rolling.csv
+  rc=0; "$GPUPLAN" $args < "$input" > /dev/null 2> "$SCRATCH/err.txt" || rc=$?
+  [ "$rc" = 2 ] && grep -q "standard input is given for two inputs" "$SCRATCH/err.txt" ||
+    fail "$args: exit $rc, $(cat "$SCRATCH/err.txt")"
+done
+"$GPUPLAN" plan - --fleet "$fleet" -o - < "$query" > /dev/null 2>&1 || [ $? = 3 ] || fail "plan - -o - was refused"
+
 echo "ok"

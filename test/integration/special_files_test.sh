@@ -46,3 +46,23 @@ print(f"{h:016x}.done")' "$TEST_TARGET")
 mkfifo "$done_mark"
 run_status run-under --plan plan.json --node ws-0 --lock-dir locks --claims claims true
 [ "$status" = 2 ] && grep -q "$done_mark.*FIFO" err || fail "a FIFO claim: exit $status $(cat err)"
+
+# 5. A fleet or rules file that never ends (/dev/zero given by mistake) was read until memory ran
+# out; one with a NUL byte, or saved as UTF-16 without its byte-order mark, was read as YAML
+# (the NUL in a comment: accepted; UTF-16LE: the whole fleet, exit 0).
+fleet=$SOURCE_DIR/examples/fleet.yaml
+query=$SOURCE_DIR/examples/query.xml
+run_status fleet check /dev/zero
+[ "$status" = 2 ] && grep -q '/dev/zero: is larger than 64 MiB' err || fail "fleet check /dev/zero: exit $status $(cat err)"
+run_status plan "$query" --fleet "$fleet" --rules /dev/zero -o p.json
+[ "$status" = 2 ] && [ ! -e p.json ] && grep -q '/dev/zero: is larger than 64 MiB' err ||
+  fail "--rules /dev/zero: exit $status $(cat err)"
+iconv -f UTF-8 -t UTF-16LE "$fleet" > utf16le.yaml
+run_status fleet check utf16le.yaml
+[ "$status" = 2 ] && grep -q 'utf16le.yaml:1:2: a NUL byte' err || fail "a UTF-16LE fleet: exit $status $(cat err)"
+iconv -f UTF-8 -t UTF-16 "$fleet" > utf16.yaml
+run_status fleet check utf16.yaml
+[ "$status" = 2 ] && grep -q 'utf16.yaml:1:1: the file is UTF-16' err || fail "a UTF-16 fleet: exit $status $(cat err)"
+printf 'version: 1\n# a comment \0 with a NUL\nrules: []\n' > nul.yaml
+run_status plan "$query" --fleet "$fleet" --rules nul.yaml -o p.json
+[ "$status" = 2 ] && grep -q 'nul.yaml:2:13: a NUL byte' err || fail "a NUL in a rules file: exit $status $(cat err)"
