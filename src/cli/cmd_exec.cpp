@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "run/gpu_usage.hpp"
 #include "run/longest_first.hpp"
 #include "run/os.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -398,7 +400,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
 /// `ran elsewhere` (its node in `ran_on`) when another node finished it, and `not run` when none
 /// did. Dispatching, `own` (this node's planned units) adds those it did not run.
 void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const os::Claims& claims,
-                       std::map<std::string, std::string>& ran_on) {
+                       std::map<std::string, os::Claims::Ran>& ran_on) {
   auto ran_here = [](const UnitRun& u) {
     return u.outcome != Outcome::elsewhere && u.outcome != Outcome::not_run;
   };
@@ -414,16 +416,47 @@ void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, co
   for (auto& u : runs)
     if (u.outcome == Outcome::elsewhere) {
       if (auto ran = claims.ran(u.assignment.unit.id))
-        ran_on[u.assignment.unit.id] = ran->node;
+        ran_on[u.assignment.unit.id] = *ran;
       else
         u.outcome = Outcome::not_run;
     }
 }
 
+/// Says which units another node ran and failed (this node's exit is 3 for them too: its planned
+/// units did not all pass, and the node that ran one may have died before it said so), and
+/// warns of units marked done before the plan was written: an earlier run's claims directory,
+/// whose units did not run now (before: "ran elsewhere", exit 0, nothing run). Returns how many
+/// failed.
+long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os::Claims::Ran>& ran_on) {
+  long failed = 0, earlier = 0;
+  std::string first_earlier;
+  struct stat plan {};
+  const bool plan_time = o.plan != "-" && ::stat(o.plan.c_str(), &plan) == 0;
+  const double written =
+      static_cast<double>(plan.st_mtim.tv_sec) + static_cast<double>(plan.st_mtim.tv_nsec) * 1e-9;
+  for (const auto& [unit, ran] : ran_on) {
+    if (ran.exit_status != 0) {
+      ++failed;
+      std::cerr << fmt::format("gpuplan exec: {} ran on {} and failed (exit {})\n", unit, ran.node,
+                               ran.exit_status);
+    }
+    if (plan_time && ran.finished_s > 0 && ran.finished_s < written && earlier++ == 0)
+      first_earlier = fmt::format("{}, by {}", unit, ran.node);
+  }
+  if (earlier > 0)
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: {} unit{} of {} marked done in {} before {} was written (the first: {}): the "
+        "directory holds an earlier run's claims, and {} not run now; give each run a directory of its "
+        "own (--claims DIR/$RUN_ID)\n",
+        earlier, util::plural(earlier), o.node, o.claims, o.plan, first_earlier,
+        earlier == 1 ? "it was" : "they were");
+  return failed;
+}
+
 /// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
 /// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
 std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
-                         const std::map<std::string, std::string>& ran_on,
+                         const std::map<std::string, os::Claims::Ran>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
                          int stop_signal) {
   auto key = [](Outcome outcome) {
@@ -443,7 +476,7 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
     j["unit"] = a.unit.id;
     j["label"] = a.unit.label;
     auto elsewhere = ran_on.find(a.unit.id);
-    j["node"] = elsewhere == ran_on.end() ? o.node : elsewhere->second;
+    j["node"] = elsewhere == ran_on.end() ? o.node : elsewhere->second.node;
     j["planned_node"] = a.node.str();
     j["gpus"] = a.gpus;
     j["planned_start_s"] = a.start_s;
@@ -653,9 +686,10 @@ int run_exec(const ExecOptions& o) {
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
     std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
-  std::map<std::string, std::string> ran_on;  ///< units another node ran: that node
+  std::map<std::string, os::Claims::Ran> ran_on;  ///< units another node ran: who, how it ended
   if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
   print_table(runs);
+  const long failed_elsewhere = say_what_ran_elsewhere(o, ran_on);
   // The outputs written at the end, each tried even when another fails: a failure is said,
   // and never hides how the units ended (below).
   std::vector<std::string> unwritten;
@@ -681,9 +715,9 @@ int run_exec(const ExecOptions& o) {
     return exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
                         runner.stop_signal());
   });
-  bool all_passed = std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
-    return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
-  });
+  bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
+                      return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
+                    });
   int status = runner.stop_signal() ? 128 + runner.stop_signal()
                : !all_passed        ? exit_units_failed
                : record_errors > 0  ? exit_internal

@@ -162,6 +162,8 @@ std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
   Ran ran;
   long pid = 0;
   in >> ran.node >> pid >> ran.exit_status;
+  struct stat info {};
+  if (::lstat(path(unit, "done").c_str(), &info) == 0) ran.finished_s = mtime(info);
   return ran;
 }
 

@@ -43,6 +43,7 @@ class Claims {
   struct Ran {
     std::string node;
     int exit_status = 0;
+    double finished_s = 0;  ///< the done mark's modification time (the file server's clock)
   };
   std::optional<Ran> ran(const std::string& unit) const;
   /// The node whose claim on the unit is current; empty when none.

@@ -369,3 +369,21 @@ GPUPLAN_FAKE_NVML_CC=8.0 "$GPUPLAN" exec "$SCRATCH/cc.json" --node n0 --claims "
 grep -q "warning: node n0: --fleet says this node can run units planned elsewhere that this machine cannot" "$SCRATCH/10.out" &&
   grep -q "needs compute capability ≥ 8.9, and GPU 0 of this machine has 8.0 (NVML)" "$SCRATCH/10.out" &&
   grep -q "6 such units in all" "$SCRATCH/10.out" || fail "n0 does not say why it left n1's units: $(cat "$SCRATCH/10.out")"
+
+# 11. A claims directory an earlier run left: its units are not run again. Before, exec said
+# "ran elsewhere" and exited 0, even where that run had failed them. A unit another node failed
+# fails this node's planned units too (exit 3, naming it), and marks older than the plan (a new
+# plan, an old directory) are a warning naming the directory.
+export LOG=$SCRATCH/log11 SLOW=0.1
+: >"$LOG"
+rc=0; "$GPUPLAN" exec "$SCRATCH/plan.json" --node n1 --claims "$SCRATCH/claims11" --lease 10 --static \
+  --command 'exit 1' >"$SCRATCH/11a.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "failing units: exit $rc"
+sleep 0.05
+cp "$SCRATCH/plan.json" "$SCRATCH/plan11.json"  # tomorrow's plan, the same directory
+rc=0; "$GPUPLAN" exec "$SCRATCH/plan11.json" --node n1 --claims "$SCRATCH/claims11" --lease 10 --static \
+  --command "bash $SCRATCH/unit.sh n1 {unit} {gpus}" >"$SCRATCH/11b.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "gpuplan exec: //t:n1_0 ran on n1 and failed (exit 1)" "$SCRATCH/11b.out" &&
+  grep -q "warning: 6 units of n1 marked done in $SCRATCH/claims11 before $SCRATCH/plan11.json was written" \
+    "$SCRATCH/11b.out" || fail "an earlier run's claims: exit $rc, $(cat "$SCRATCH/11b.out")"
+[ ! -s "$LOG" ] || fail "units of an earlier run ran again: $(cat "$LOG")"
