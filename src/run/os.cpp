@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -352,6 +357,44 @@ Result<int> open_regular(const std::string& path, int flags, mode_t mode) {
   return fd;
 }
 
+namespace {
+
+/// The processes that hold a flock on the file of `fd`, from /proc/locks: "pid 812 (python3
+/// train.py)", comma-joined; empty when none is found (another mount namespace's, say).
+std::string lock_holders(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return {};
+  const auto wanted = fmt::format("{:02x}:{:02x}:{}", major(info.st_dev), minor(info.st_dev), info.st_ino);
+  std::ifstream locks("/proc/locks");
+  std::string line, holders;
+  while (std::getline(locks, line)) {
+    std::istringstream fields(line);
+    std::string number, kind, mode, access, pid, file;
+    fields >> number >> kind;
+    if (kind == "->")
+      fields >> kind;  // a waiter, not a holder
+    else if (fields >> mode >> access >> pid >> file && kind == "FLOCK" && file == wanted) {
+      std::ifstream cmdline("/proc/" + pid + "/cmdline");
+      std::string command((std::istreambuf_iterator<char>(cmdline)), {});
+      std::replace(command.begin(), command.end(), '\0', ' ');
+      if (command.size() > 120) command = command.substr(0, 117) + "...";
+      while (!command.empty() && command.back() == ' ') command.pop_back();
+      holders += fmt::format("{}pid {}{}", holders.empty() ? "" : ", ", pid,
+                             command.empty() ? "" : fmt::format(" ({})", command));
+    }
+  }
+  return holders;
+}
+
+/// How long a launch waits for a GPU's lock before it says who holds it: a minute (tests set
+/// GPUPLAN_LOCK_WAIT_SAY_AFTER_MS).
+std::chrono::milliseconds lock_wait_told_after() {
+  const char* after = std::getenv("GPUPLAN_LOCK_WAIT_SAY_AFTER_MS");
+  return std::chrono::milliseconds(after ? std::atol(after) : 60'000);
+}
+
+}  // namespace
+
 std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> gpus, bool wait) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -365,12 +408,25 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
     auto fd = open_regular(path, O_RDONLY | O_CREAT | O_NOFOLLOW);
     if (!fd) throw InputError(Position{path}, fmt::format("cannot open the GPU lock: {}", fd.problem()));
     locks.fds_.push_back(*fd);
-    int result;
-    do result = ::flock(*fd, LOCK_EX | (wait ? 0 : LOCK_NB));
-    while (result != 0 && errno == EINTR && wait);
-    if (result != 0) {
-      if (!wait && errno == EWOULDBLOCK) return std::nullopt;
-      fail(path, "cannot lock the GPU");
+    // Waiting, it asks again and again rather than block in flock, so that after a minute it can
+    // say which GPU it waits for and who holds it: a test's daemon, or another job's, that keeps a
+    // GPU had made the launch wait without a word until the CI job's own timeout.
+    const auto asked = std::chrono::steady_clock::now();
+    auto pause = std::chrono::milliseconds(2);
+    bool told = false;
+    while (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) fail(path, "cannot lock the GPU");
+      if (!wait) return std::nullopt;
+      if (!told && std::chrono::steady_clock::now() - asked > lock_wait_told_after()) {
+        told = true;
+        auto holders = lock_holders(*fd);
+        std::cerr << fmt::format(
+            "gpuplan: waiting for GPU {} ({}); {}\n", gpu, path,
+            holders.empty() ? "its holder is not known here" : "it is held by " + holders);
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
     }
   }
   return locks;

@@ -412,4 +412,15 @@ TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --loc
 got=$(TEST_TARGET='//a:it'"'"'s' "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
         -- sh -c 'printf "%s|" "$@"' sh a -- b) || fail "run-under -- COMMAND failed"
 [ "$got" = "a|--|b|" ] || fail "run-under -- COMMAND ran '$got'"
+# A GPU whose lock another process keeps (a test's daemon, another job's run-under) made the
+# launch wait without a word until the CI job's timeout: it now says, after a minute (here 0.3
+# s), which GPU it waits for and who holds it, and takes the GPU once it is let go.
+flock "$SCRATCH/locks/gpu-2.lock" sleep 2 &
+holder=$!
+sleep 0.3
+GPUPLAN_LOCK_WAIT_SAY_AFTER_MS=300 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
+  --lock-dir "$SCRATCH/locks" true 2> "$SCRATCH/waited.err" || fail "run-under after a held lock: $(cat "$SCRATCH/waited.err")"
+grep -q "^gpuplan: waiting for GPU 2 ($SCRATCH/locks/gpu-2.lock); it is held by pid $holder (flock " "$SCRATCH/waited.err" ||
+  fail "no word of the held lock: $(cat "$SCRATCH/waited.err")"
+wait "$holder"
 echo PASS
