@@ -53,6 +53,14 @@ std::string binary_history_problem(std::string_view head) {
   if (head.starts_with("\x1f\x8b"))
     return "gzip-compressed data: decompress it first (in bash: --history <(zcat FILE))";
   if (head.starts_with("PK\x03\x04")) return "a zip archive: unpack it first";
+  if (*binary == '\0' && head.starts_with("label,")) {  // a results file whose end was never written
+    auto before = std::string_view(head.begin(), binary);
+    return fmt::format(
+        "a results file with NUL bytes from line {} on: its end was never written (a machine that lost "
+        "power or a full disk leaves zeros); cut it after its last whole record (in bash: "
+        "truncate -s {} FILE)",
+        1 + std::count(before.begin(), before.end(), '\n'), before.rfind('\n') + 1);
+  }
   return fmt::format(
       "binary data (byte 0x{:02x} at offset {}), not a history format gpuplan reads; for Bazel's "
       "--build_event_binary_file, give the file of --build_event_json_file instead (or the bazel-testlogs "

@@ -14,3 +14,11 @@ TEST_CASE("history formats are told apart by their first bytes") {
   REQUIRE(detect_history_format(R"({"label":"//a:b","seconds":1})") == HistoryFormat::json);
   REQUIRE(detect_history_format("label,seconds\n//a:b,1\n") == HistoryFormat::csv);
 }
+
+TEST_CASE("a results file whose end is zeros is said to be one, with where to cut it") {
+  // Before: "binary data ... give the file of --build_event_json_file", of a file run-under wrote.
+  const std::string text = "label,shard,seconds\n//a:b,,5\n" + std::string(20, '\0');
+  CHECK(binary_history_problem(text) ==
+        "a results file with NUL bytes from line 3 on: its end was never written (a machine that lost power or a "
+        "full disk leaves zeros); cut it after its last whole record (in bash: truncate -s 29 FILE)");
+}

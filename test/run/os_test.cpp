@@ -77,6 +77,11 @@ TEST_CASE("a results file under another header is refused before anything runs, 
   REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
   std::ofstream(path).close();
   REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  // Zeros where a crash or a full disk left the end unwritten: history refuses such a file whole,
+  // so the records appended after them were lost; it is refused before anything runs.
+  std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node\n//a:b,,5,100,n\n" << std::string(50, '\0');
+  REQUIRE_THROWS_WITH(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"),
+                      Catch::StartsWith(path + ": it holds NUL bytes from byte 54 on"));
   std::filesystem::remove_all(dir);
 }
 
