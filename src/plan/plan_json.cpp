@@ -21,6 +21,7 @@
 #include "plan/json_parts.hpp"
 #include "plan/plan_index.hpp"
 #include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -841,7 +842,7 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   StreamedUnits streamed;
   Reader r{name, {}};
   PlanSax sax(parsed, r, streamed);
-  auto fail_at = [&](std::uint64_t offset, const char* what) {
+  auto fail_at = [&](std::uint64_t offset, const std::string& what) {
     auto [line, column] = counted.position(offset);
     throw InputError(Position{name, line, column}, what);
   };
@@ -850,7 +851,20 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   } catch (const json::out_of_range&) {  // a number beyond a double: 1e400
     fail_at(sax.error_start(), "a number beyond the range of a double (README \"Limits\")");
   } catch (const json::parse_error& e) {
-    fail_at(e.byte > 0 ? e.byte - 1 : 0, "not valid JSON; a plan is the JSON object `gpuplan plan` writes");
+    // What the parser found ("unexpected end of input; expected string literal"), which tells a
+    // plan cut short from a compressed or binary file.
+    std::string_view found = e.what();
+    auto dash = found.find(" - ");
+    found = dash == std::string_view::npos ? std::string_view() : found.substr(dash + 3);
+    const bool cut_short = found.find("end of input") != std::string_view::npos;
+    if (e.byte <= 1 && cut_short)
+      fail_at(0, "the file is empty; a plan is the JSON object `gpuplan plan` writes");
+    if (e.byte <= 1 && found.find("'<U+001F>'") != std::string_view::npos)  // gzip's first byte
+      fail_at(0, "gzip-compressed data: decompress it first (in bash: <(zcat FILE))");
+    fail_at(e.byte > 0 ? e.byte - 1 : 0,
+            fmt::format("not valid JSON{}{}{}; a plan is the JSON object `gpuplan plan` writes",
+                        found.empty() ? "" : ": ", util::excerpt(found, 120),
+                        cut_short ? " (the file ends too soon: cut short?)" : ""));
   }
   return plan_from_document(parsed, name, &streamed);
 }

@@ -294,3 +294,14 @@ TEST_CASE("broken JSON deep in a large plan is reported at its line and column, 
   std::istringstream plan(to_json(sample_plan()).dump(2));
   REQUIRE(to_json(parse_plan(plan, "p.json")).dump() == to_json(sample_plan()).dump());
 }
+
+TEST_CASE("a plan that is not JSON says what it is: cut short, empty, compressed") {
+  // Before, all three were "not valid JSON" and nothing more.
+  auto whole = to_json(sample_plan()).dump(2);
+  CHECK_THROWS_WITH(parse_plan(whole.substr(0, whole.size() / 2), "p.json"),
+                    Catch::Contains("(the file ends too soon: cut short?)"));
+  CHECK_THROWS_WITH(parse_plan("", "p.json"),
+                    "p.json:1:1: the file is empty; a plan is the JSON object `gpuplan plan` writes");
+  CHECK_THROWS_WITH(parse_plan(std::string("\x1f\x8b\x08\x00", 4), "p.json"),
+                    "p.json:1:1: gzip-compressed data: decompress it first (in bash: <(zcat FILE))");
+}
