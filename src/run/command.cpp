@@ -156,6 +156,8 @@ std::string expand_command(std::string_view command_template, const Assignment& 
         continue;  // a ' or ) inside "…" is itself
       } else if (c == '\'') {
         quotes.push_back(Quote::single);
+      } else if (c == '(' && quote == Quote::paren) {
+        quotes.push_back(Quote::paren);  // a subshell's or $((…))'s: the "$(" ends at a later ")"
       } else if (c == ')' && quote == Quote::paren) {
         quotes.pop_back();
       } else if (c == '#' &&

@@ -73,6 +73,9 @@ TEST_CASE("a label inside the template's own quotes stays the label and runs not
     // In a command substitution, inside "…" or not, the shell is in the open again.
     CHECK(shell_output(expand_command("printf '%s' \"[$(printf '%s' {label})]\"", a)) == "[" + label + "]");
     CHECK(shell_output(expand_command("printf '%s' \"[`printf '%s' {label}`]\"", a)) == "[" + label + "]");
+    // A subshell or an arithmetic expansion inside one ends it no earlier than its own ")".
+    CHECK(shell_output(expand_command("printf '%s' \"[$( (printf '%s' $((1+1))) ; printf '%s' {label})]\"",
+                                      a)) == "[2" + label + "]");
     // A quote in a comment opens nothing.
     CHECK(shell_output(expand_command("printf '%s' {label} # don't\n", a)) == label);
   }
