@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <iostream>
 #include <streambuf>
 #include <tuple>
 
@@ -131,6 +132,11 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
     else
       read_file(path, strict, history, diagnostics);
   }
+  if (long repeated = history.drop_repeated(); repeated > 0)
+    std::cerr << fmt::format(
+        "gpuplan: history: {} record{} repeated an earlier one (the same test, start and result: one run "
+        "read twice) and counted once\n",
+        repeated, util::plural(repeated));
   return history;
 }
 

@@ -1,6 +1,9 @@
 // The History value: samples per unit, merged across inputs.
 #include "gpuplan/history.hpp"
 
+#include <set>
+#include <tuple>
+
 namespace gpuplan {
 
 void History::merge(const History& newer) {
@@ -23,6 +26,21 @@ long History::sample_count() const {
   long count = 0;
   for (const auto& [key, list] : samples) count += static_cast<long>(list.size());
   return count;
+}
+
+long History::drop_repeated() {
+  long dropped = 0;
+  for (auto& [key, list] : samples) {
+    using Seen = std::tuple<std::int64_t, double, std::int64_t, int, bool, bool, std::string_view>;
+    std::set<Seen> seen;
+    dropped += static_cast<long>(std::erase_if(list, [&](const Sample& s) {
+      return s.start_ms &&
+             !seen.emplace(*s.start_ms, s.seconds, s.peak_vram_mib.value_or(-1),
+                           s.gpu_touched ? int(*s.gpu_touched) : -1, s.timed_out, s.failed, s.node.str())
+                  .second;
+    }));
+  }
+  return dropped;
 }
 
 }  // namespace gpuplan

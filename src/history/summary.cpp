@@ -27,6 +27,7 @@ void write_summary(const History& history, int window, const std::function<void(
     bool any_failed = false;
     bool any_touched = false;
     bool any_node = false;
+    bool any_start = false;
     out.key("seconds").begin_array();
     for (const auto& sample : recent) {
       out.value(sample.seconds);
@@ -35,6 +36,7 @@ void write_summary(const History& history, int window, const std::function<void(
       any_failed = any_failed || sample.failed;
       any_touched = any_touched || sample.gpu_touched;
       any_node = any_node || !sample.node.empty();
+      any_start = any_start || sample.start_ms;
     }
     out.end_array();
     if (any_vram) {
@@ -74,6 +76,16 @@ void write_summary(const History& history, int window, const std::function<void(
           out.null();
         else
           out.value(sample.node.str());
+      }
+      out.end_array();
+    }
+    if (any_start) {  // kept, so that a run read again (a rolling history fed its results file) counts once
+      out.key("start_ms").begin_array();
+      for (const auto& sample : recent) {
+        if (sample.start_ms)
+          out.value(static_cast<std::int64_t>(*sample.start_ms));
+        else
+          out.null();
       }
       out.end_array();
     }

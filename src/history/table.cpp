@@ -326,6 +326,7 @@ struct SummaryUnit {
   std::vector<bool> failed;
   std::vector<std::optional<bool>> touched;
   std::vector<Symbol> nodes;
+  std::vector<std::optional<std::int64_t>> starts;
 };
 
 Result<std::string> read_label(od::value field) {
@@ -389,6 +390,17 @@ Result<std::optional<std::int64_t>> read_vram(od::value item) {
   if (item.get_int64().get(mib) || mib < 0 || mib > 1000000000)
     return Problem{"\"peak_vram_mib\" holds something other than MiB or null"};
   return std::optional<std::int64_t>(mib);
+}
+
+/// A start time in ms since the epoch ("start_ms"), or null.
+Result<std::optional<std::int64_t>> read_start(od::value item) {
+  int64_t ms = 0;
+  bool null = false;
+  if (item.is_null().get(null)) return Problem{"not valid JSON"};
+  if (null) return std::optional<std::int64_t>();
+  if (item.get_int64().get(ms) || ms < 0 || ms > std::int64_t{253402300799999})  // 9999-12-31
+    return Problem{"\"start_ms\" holds something other than ms since 1970 or null"};
+  return std::optional<std::int64_t>(ms);
 }
 
 /// A column of true or false ("timed_out", "failed").
@@ -462,6 +474,8 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
       append(read_column(field, name, read_touched), unit.touched);
     } else if (name == "node") {
       append(read_column(field, name, read_node), unit.nodes);
+    } else if (name == "start_ms") {
+      append(read_column(field, name, read_start), unit.starts);
     }
     if (problem) return *std::move(problem);
   }
@@ -475,10 +489,12 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
   if ((!unit.vram.empty() && unit.vram.size() != n) ||
       (!unit.timed_out.empty() && unit.timed_out.size() != n) ||
       (!unit.failed.empty() && unit.failed.size() != n) ||
-      (!unit.touched.empty() && unit.touched.size() != n) || (!unit.nodes.empty() && unit.nodes.size() != n))
+      (!unit.touched.empty() && unit.touched.size() != n) ||
+      (!unit.nodes.empty() && unit.nodes.size() != n) || (!unit.starts.empty() && unit.starts.size() != n))
     return Problem{
-        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\" and \"node\" must have one entry per "
-        "\"seconds\""};
+        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\", \"node\" and \"start_ms\" must have "
+        "one "
+        "entry per \"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
@@ -487,6 +503,7 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
     if (!unit.touched.empty() && (unit.touched[i] != false || sample.ran_through()))  // as in a CSV row
       sample.gpu_touched = unit.touched[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
+    if (!unit.starts.empty()) sample.start_ms = unit.starts[i];
   }
   return unit;
 }

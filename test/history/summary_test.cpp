@@ -22,8 +22,10 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
   REQUIRE(kept.size() == 20);
   REQUIRE(kept.front().seconds == 11);
   REQUIRE(kept.back().timed_out);
-  // Ordered by start time, which the summary then leaves out: its order says it.
+  // Ordered by start time, which the summary keeps (one run read again is then known).
   const auto& shard = back.samples.at({"//ml:train", 2});
+  CHECK(shard.at(0).start_ms == 1714557500000);
+  CHECK(shard.at(1).start_ms == 1714557600000);
   REQUIRE(shard.at(0).seconds == 240);
   REQUIRE(shard.at(1).peak_vram_mib == 30720);
   REQUIRE_FALSE(shard.at(1).failed);
@@ -35,4 +37,27 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
 TEST_CASE("a summary of another gpuplan version is refused, not misread") {
   REQUIRE_THROWS_WITH(read_table_text("{\"gpuplan_history\": 2, \"units\": []}", true),
                       Catch::Contains("gpuplan_history 2 is not a version this gpuplan reads"));
+}
+
+TEST_CASE("one run read twice counts once; runs without a start time cannot be told apart and stay") {
+  // Before, a results file given twice, or a rolling history fed the results file it was made from,
+  // counted each run twice: one run passed --min-runs 3, and a large peak left pack's window.
+  const std::string csv =
+      "label,shard,seconds,peak_vram_mib,start\n"
+      "//a:t,,10,60000,2026-11-30T10:00:00Z\n"
+      "//a:t,,10,1000,2026-11-30T10:10:00Z\n"
+      "//a:t,,5,,\n";
+  History history = read_table_text(csv, true).history;
+  history.merge(read_table_text(csv, true).history);
+  history.merge(read_table_text(summarize(history, 20), true).history);
+  CHECK(history.drop_repeated() == 6);
+  const auto& kept = history.samples.at({"//a:t", std::nullopt});
+  CHECK(std::count_if(kept.begin(), kept.end(), [](const Sample& s) { return s.start_ms.has_value(); }) == 2);
+  CHECK(std::count_if(kept.begin(), kept.end(), [](const Sample& s) { return !s.start_ms; }) == 4);
+  // The same test started at the same time, one run ending otherwise, is another run.
+  History other = read_table_text(csv, true).history;
+  other.merge(
+      read_table_text("label,shard,seconds,peak_vram_mib,start\n//a:t,,11,60000,2026-11-30T10:00:00Z\n", true)
+          .history);
+  CHECK(other.drop_repeated() == 0);
 }

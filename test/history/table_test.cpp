@@ -136,8 +136,9 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                Catch::Contains(":2: \"node\" holds something other than names or null"));
   REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1], "failed": [1]})"),
                Catch::Contains(":2: \"failed\" holds something other than true or false"));
-  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
-               Catch::Contains(
-                   ":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\" and \"node\" must have "
-                   "one entry per \"seconds\""));
+  REQUIRE_THAT(
+      problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
+      Catch::Contains(
+          ":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\", \"node\" and \"start_ms\" "
+          "must have one entry per \"seconds\""));
 }
