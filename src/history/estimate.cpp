@@ -109,7 +109,9 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
       lower_bound = std::max(lower_bound, sample.seconds);
     else
       measured.push_back(sample.seconds);
-    if (sample.peak_vram_mib) {
+    // A peak of 0 MiB of a run that was on a GPU measured nothing (a process may hold no memory
+    // yet when sampled): reserved as known, it had let pack share the GPU with anything.
+    if (sample.peak_vram_mib && !(*sample.peak_vram_mib == 0 && sample.gpu_touched == true)) {
       peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
       whole_run_peak = whole_run_peak || sample.ran_through();
     }

@@ -135,13 +135,21 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
       double seconds = 0;
       std::vector<std::string> sources;
       Estimate most;  // of the shards' memory
+      bool every_peak = true;
       for (int index = 0; index < shards; ++index) {
         Estimate e = estimate(test, index);
         seconds += usable_seconds(e.seconds);
         if (std::find(sources.begin(), sources.end(), e.source) == sources.end()) sources.push_back(e.source);
+        every_peak = every_peak && e.peak_vram_mib;
         if (e.peak_vram_mib) most.peak_vram_mib = std::max(most.peak_vram_mib.value_or(0), *e.peak_vram_mib);
         if (e.least_vram_mib)
           most.least_vram_mib = std::max(most.least_vram_mib.value_or(0), *e.least_vram_mib);
+      }
+      // A shard never measured may be the one that needs the memory: the others' peak is then only
+      // what the test uses at least (before, pack reserved it as known, and could share the GPU).
+      if (!every_peak && most.peak_vram_mib) {
+        most.least_vram_mib = std::max(most.least_vram_mib.value_or(0), *most.peak_vram_mib);
+        most.peak_vram_mib.reset();
       }
       std::string id = test.target.label;
       Unit unit = unit_of(test, std::move(id), last_use_of_label(test));

@@ -170,3 +170,16 @@ TEST_CASE("history matches a label however Bazel prefixed the main repository") 
   REQUIRE(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds ==
           42);
 }
+
+TEST_CASE("a peak of 0 MiB of a run that was on a GPU is no measure of its memory") {
+  // pack had reserved 0 MiB for such a test and shared its GPU with anything.
+  auto samples = durations({10, 10});
+  samples[0].peak_vram_mib = 0;
+  samples[0].gpu_touched = true;
+  CHECK(!estimate_from_samples(samples, Rules{})->peak_vram_mib);
+  samples[1].peak_vram_mib = 2000;
+  CHECK(estimate_from_samples(samples, Rules{})->peak_vram_mib == 2300);
+  samples[0].gpu_touched = false;  // a run that used no GPU used no GPU memory
+  samples[1].peak_vram_mib.reset();
+  CHECK(estimate_from_samples(samples, Rules{})->peak_vram_mib == 0);
+}

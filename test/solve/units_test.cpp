@@ -131,6 +131,23 @@ TEST_CASE("a gpu-mem tag below what failed runs used does not lower the reservat
   CHECK(units[1].vram_mib == 69000);
 }
 
+TEST_CASE("with --shards=whole a test's memory is known only when every shard's peak is") {
+  // Shard 0 measured at 1,150 MiB, shard 1 never: the whole test was reserved 1,150 MiB as known,
+  // so pack could share its GPU, though shard 1 may be the one that needs the memory.
+  Rules rules;
+  auto peaks = [](std::optional<std::int64_t> second) {
+    return Estimator([second](const ClassifiedTest&, std::optional<int> shard) {
+      Estimate e{30, "history-p90", std::nullopt};
+      e.peak_vram_mib = shard == 1 ? second : std::optional<std::int64_t>(1150);
+      return e;
+    });
+  };
+  auto partly = make_units(of({gpu_test("//a:t", 2)}), ShardMode::whole, peaks(std::nullopt), rules);
+  CHECK(!partly[0].vram_mib);
+  auto wholly = make_units(of({gpu_test("//a:t", 2)}), ShardMode::whole, peaks(80500), rules);
+  CHECK(wholly[0].vram_mib == 80500);
+}
+
 TEST_CASE("units come sorted by id whatever the order of the tests") {
   Rules rules;
   auto units = make_units(of({gpu_test("//b:t"), gpu_test("//a:t", 2)}), ShardMode::per_shard,
