@@ -132,6 +132,11 @@ struct GpuUse {
 std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view label, int window);
 /// Every test's, by canonical label; tests with no run that says are left out.
 std::map<std::string, GpuUse> measured_gpu_use(const History& history, int window);
+/// Of a test (canonical label) whose recent runs (the newest `last` of each unit) say it touched
+/// no GPU, how many whole runs show that (of a sharded test the fewest of any shard, runs of the
+/// whole test counting for each); nullopt when one touched a GPU or none says.
+std::optional<long> untouched_runs(const History& history, const std::string& label, int shard_count,
+                                   int last);
 /// "GPU used in 2 of 3 measured runs, peak 900 MiB"
 std::string to_string(const GpuUse& use);
 

@@ -39,14 +39,15 @@ struct Untouched {
   std::string tag_change;
 };
 
-std::vector<Untouched> never_touched(const Classification& tests,
-                                     const std::map<std::string, GpuUse>& measured) {
+/// Judged as `history suggest` judges them: at least its --min-runs default of whole runs, every
+/// shard of a sharded test measured (before, one run of one shard of four was enough).
+std::vector<Untouched> never_touched(const Classification& tests, const History& history, int window) {
   std::vector<Untouched> list;
   for (const auto& test : tests.tests) {
     if (test.bucket != Bucket::gpu) continue;
-    auto found = measured.find(label_identity(test.target.label));
-    if (found == measured.end() || found->second.runs == 0 || found->second.touched > 0) continue;
-    list.push_back({canonical_label(test.target.label), found->second.runs, gpu_annotation_removal(test)});
+    auto runs = untouched_runs(history, label_identity(test.target.label), test.target.shard_count, window);
+    if (!runs || *runs < AdviceOptions{}.min_runs) continue;
+    list.push_back({canonical_label(test.target.label), *runs, gpu_annotation_removal(test)});
   }
   std::sort(list.begin(), list.end(),
             [](const Untouched& a, const Untouched& b) { return a.label < b.label; });
@@ -348,7 +349,7 @@ void run(const AuditArgs& args, int& status) {
   std::vector<Untouched> untouched;
   if (history) {
     measured = measured_gpu_use(*history, rules.history_window);
-    untouched = never_touched(tests, measured);
+    untouched = never_touched(tests, *history, rules.history_window);
   }
   Report report{result, measured, untouched, !args.fleet.empty(), !args.history.empty()};
   std::string format = args.json ? "json" : args.format;

@@ -67,20 +67,18 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
   for (auto it = history.samples.lower_bound(SampleKey{test.label, std::nullopt});
        it != history.samples.end() && it->first.label == test.label; ++it) {
     for (const auto& sample : recent_samples(it->second, options.last)) {
-      if (sample.gpu_touched) {
+      // A peak above 0 says it was on a GPU, with or without the column, and whatever it says
+      // (a merged or converted history): as measured_gpu_use and audit count it.
+      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
+      if (sample.gpu_touched || touched) {
         ++m.touch_runs;
         ++m.touch_runs_of[it->first.shard];
-        m.touched = m.touched || *sample.gpu_touched;
+        m.touched = m.touched || touched;
       }
       if (sample.peak_vram_mib) {
         ++m.vram_runs;
         m.peak = std::max(m.peak.value_or(0), *sample.peak_vram_mib);
         m.passed_peak = m.passed_peak || sample.ran_through();
-        if (*sample.peak_vram_mib > 0 && !sample.gpu_touched) {  // a peak without the column: it did
-          ++m.touch_runs;
-          ++m.touch_runs_of[it->first.shard];
-          m.touched = true;
-        }
         if (!sample.node.empty()) note_node(sample.node);
       }
     }
@@ -113,6 +111,17 @@ long whole_test_runs(const Measured& m, int shard_count) {
 }
 
 }  // namespace
+
+std::optional<long> untouched_runs(const History& history, const std::string& label, int shard_count,
+                                   int last) {
+  AdvisedTest test;
+  test.label = label;
+  AdviceOptions options;
+  options.last = last;
+  Measured m = measure(history, test, options);
+  if (m.touched || m.touch_runs == 0) return std::nullopt;
+  return whole_test_runs(m, shard_count);
+}
 
 std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view label, int window) {
   GpuUse use;

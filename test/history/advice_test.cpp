@@ -276,3 +276,15 @@ TEST_CASE("exit_status: a run cut short is a lower bound, and a word history doe
   CHECK(read_table_text(header + "//t:a,,1,0,n1,0,2026-01-01T00:00:00Z,FAILED_TO_BUILD,\n", false)
             .diagnostics.size() == 1);
 }
+
+TEST_CASE("a run with a peak above 0 used a GPU, whatever its gpu_touched says") {
+  // A merged or converted history: suggest called such a test GPU-free, audit did not.
+  auto read = read_table_text(header +
+                                  "//t:odd,,3,3000,a100-0,0,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:odd,,3,3000,a100-0,0,2026-01-02T00:00:00Z,0,false\n"
+                                  "//t:odd,,3,3000,a100-0,0,2026-01-03T00:00:00Z,0,false\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:odd")}, a100_fleet());
+  for (const auto& a : advice.advice) CHECK(a.kind != AdviceKind::never_touched_gpu);
+  CHECK_FALSE(untouched_runs(read.history, "//t:odd", 0, 10));
+}

@@ -107,6 +107,8 @@ label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 //ml:inference_test,,41.5,900,a100-0,"0",2026-11-01T10:00:00Z,0,true
 //ml:inference_test,,40.1,0,a100-0,"0",2026-11-02T10:00:00Z,0,false
 //tf:conv_test,,12.0,0,a100-0,"1",2026-11-02T10:00:00Z,0,false
+//tf:conv_test,,12.0,0,a100-0,"1",2026-11-03T10:00:00Z,0,false
+//tf:conv_test,,12.0,0,a100-0,"1",2026-11-04T10:00:00Z,0,false
 CSV
 "$GPUPLAN" plan --classify-by-deps --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
   --history "$SCRATCH/runs.csv" -o "$SCRATCH/plan-history.json" 2>"$SCRATCH/plan-history.err" ||
@@ -140,6 +142,15 @@ grep -qx '//tf:conv_test' "$SCRATCH/cpu.txt" && ! grep -qx '//ml:inference_test'
   jq -e '.never_touched_gpu[0].label == "//tf:conv_test" and
          (.gpu_without_gpu_code[] | select(.label == "//tf:conv_test") | .gpu_hours < 0.01)' >/dev/null ||
   fail "audit --history - --fleet did not use standard input's history for both"
+# As history suggest judges it: fewer than 3 runs, or a sharded test whose every shard was not
+# measured, is no candidate (before, one run of one shard of four was).
+head -4 "$SCRATCH/runs.csv" >"$SCRATCH/runs-1.csv"
+printf '//ml:train_test,0,30,0,a100-0,"0",2026-11-0%dT10:00:00Z,0,false\n' 1 2 3 >"$SCRATCH/shard0.csv"
+sed -i '1i label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched' "$SCRATCH/shard0.csv"
+for runs in runs-1 shard0; do
+  "$GPUPLAN" audit --rules examples/rules.yaml --history "$SCRATCH/$runs.csv" --json "$SCRATCH/deps.xml" 2>/dev/null |
+    jq -e '.never_touched_gpu == []' >/dev/null || fail "audit --history $runs.csv: a CPU candidate on too few runs"
+done
 status=0
 "$GPUPLAN" plan --classify-by-deps --strict --rules examples/rules.yaml --fleet examples/fleet.yaml "$SCRATCH/deps.xml" \
   --history "$SCRATCH/runs.csv" -o "$SCRATCH/strict.json" 2>"$SCRATCH/strict.err" || status=$?
