@@ -45,9 +45,10 @@ std::string gpu_annotation_removal(const ClassifiedTest& test) {
   // The query shows the tags the macro gave, not which of them its call wrote: one the macro adds
   // itself (a team's gpu_test appending team-gpus-N) no edit of the call removes.
   if (!parts.empty() && !macro.empty())
-    parts.back() += fmt::format(" (in the call of macro {}; a tag the macro adds itself stays: then add tag "
-                                "cpu-only to the call)",
-                                macro);
+    parts.back() += fmt::format(
+        " (in the call of macro {}; a tag the macro adds itself stays: then add tag "
+        "cpu-only to the call)",
+        macro);
   if (!rules.empty()) parts.push_back(fmt::format("exclude it from {}", fmt::join(rules, ", ")));
   return fmt::format("{}", fmt::join(parts, "; "));
 }

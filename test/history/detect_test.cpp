@@ -19,6 +19,7 @@ TEST_CASE("a results file whose end is zeros is said to be one, with where to cu
   // Before: "binary data ... give the file of --build_event_json_file", of a file run-under wrote.
   const std::string text = "label,shard,seconds\n//a:b,,5\n" + std::string(20, '\0');
   CHECK(binary_history_problem(text) ==
-        "a results file with NUL bytes from line 3 on: its end was never written (a machine that lost power or a "
+        "a results file with NUL bytes from line 3 on: its end was never written (a machine that lost power "
+        "or a "
         "full disk leaves zeros); cut it after its last whole record (in bash: truncate -s 29 FILE)");
 }
