@@ -71,5 +71,6 @@ status=0
 mkdir gone
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --json gone/exec.json --command 'rm -r gone' >out 2>err ||
   status=$?
-[ "$status" = 2 ] && grep -q 'gone/exec.json' err || fail "all passed, --json lost: exit $status: $(cat err)"
+[ "$status" = 2 ] && tail -1 err | grep -q 'every unit passed, and not written: gone/exec.json; exit 2' ||
+  fail "all passed, --json lost: exit $status, the last line not saying so: $(cat err)"
 echo "exec outputs: ok"
