@@ -53,6 +53,11 @@ struct Rules {
 /// Reads a rules file. Throws InputError with file:line:col on anything wrong.
 Rules load_rules(std::istream& in, const std::string& name);
 
+/// What is wrong with `p` as a percentile when it lies between 0 and 1, a quantile as numpy and
+/// pandas write one (0.9 for p90: planned at it, every unit got nearly its fastest run); empty
+/// otherwise.
+std::string quantile_problem(double p);
+
 /// The names of the built-in conventions, as `disable:` in a rules file spells them.
 const std::vector<std::string_view>& convention_names();
 

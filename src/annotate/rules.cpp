@@ -80,11 +80,8 @@ class RulesReader {
   /// (0.9 for p90): planned as the 0.9th percentile, every unit got nearly its fastest run.
   double percentile(const YAML::Node& node) const {
     double p = number(node, "history_percentile", 0, 100);
-    if (p > 0 && p < 1)
-      fail(node.Mark(),
-           fmt::format("history_percentile: {} is the {}th percentile, nearly each unit's fastest run: a "
-                       "percentile, not a quantile; write {:.4g} for the {:.4g}th",
-                       p, p, p * 100, p * 100));
+    if (auto problem = quantile_problem(p); !problem.empty())
+      fail(node.Mark(), "history_percentile: " + problem);
     return p;
   }
 
@@ -314,6 +311,14 @@ class RulesReader {
 };
 
 }  // namespace
+
+std::string quantile_problem(double p) {
+  if (p <= 0 || p >= 1) return {};
+  return fmt::format(
+      "{} is the {}th percentile, nearly each unit's fastest run: a percentile, not a quantile; write {:.4g} "
+      "for the {:.4g}th",
+      p, p, p * 100, p * 100);
+}
 
 Rules load_rules(std::istream& in, const std::string& name) {
   YAML::Node root;

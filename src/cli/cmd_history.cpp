@@ -47,7 +47,11 @@ struct HistoryOptions {
       Input input = open_input(rules_path);
       rules = load_rules(input.in(), input.name);
     }
-    if (percentile) rules.history_percentile = *percentile;
+    if (percentile) {
+      if (auto problem = quantile_problem(*percentile); !problem.empty())
+        throw InputError(Position{"--percentile"}, problem);
+      rules.history_percentile = *percentile;
+    }
     if (window) rules.history_window = *window;
   }
 };
