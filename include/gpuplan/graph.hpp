@@ -243,8 +243,8 @@ struct BlindTests {
   std::map<std::string, std::string> without_implicit;
   /// Whether the graph cannot tell of this test (of any kind).
   bool contains(const std::string& label, const std::string& rule_class) const {
-    return used_gpu.contains(label) || classes.contains(rule_class) || unsupplied.contains(label) ||
-           without_implicit.contains(label);
+    return used_gpu.contains(label_identity(label)) || classes.contains(rule_class) ||
+           unsupplied.contains(label) || without_implicit.contains(label);
   }
   /// Why not, as the audit lists it; empty for a test the graph can tell of. `repository`
   /// writes each supplier ("@pypi"): as it is, or as a Markdown code span.

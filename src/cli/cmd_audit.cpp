@@ -149,7 +149,7 @@ std::string summary_line(const Report& r, bool markdown = false) {
 }
 
 std::string measured_of(const Report& r, const AuditEntry& e) {
-  auto found = r.measured.find(e.label);
+  auto found = r.measured.find(label_identity(e.label));  // history's keys
   return found == r.measured.end() ? "" : to_string(found->second);
 }
 
@@ -278,7 +278,7 @@ void write_json(const Report& r, Output& output) {
     }
     o["location"] = e.location;
     if (r.with_hours && e.kind == Disagreement::gpu_without_gpu_code) o["gpu_hours"] = e.gpu_hours;
-    if (auto found = r.measured.find(e.label);
+    if (auto found = r.measured.find(label_identity(e.label));
         r.with_history && found != r.measured.end() && found->second.runs)
       o["measured"] = {{"runs", found->second.runs},
                        {"gpu_touched_runs", found->second.touched},

@@ -30,7 +30,9 @@ std::string label_identity(std::string_view label) {
   auto name = label.substr(label.starts_with("@@") ? 2 : 1);
   auto slashes = name.find("//");
   if (slashes == std::string_view::npos) return std::string(label);
-  return fmt::format("@{}{}", apparent_repo_name(name.substr(0, slashes)), name.substr(slashes));
+  auto apparent = apparent_repo_name(name.substr(0, slashes));
+  if (apparent.empty()) return canonical_label(label);  // "@@+//x:t": no name to match by
+  return fmt::format("@{}{}", apparent, name.substr(slashes));
 }
 
 void ExecProperties::set(std::string_view key, std::string_view value) {

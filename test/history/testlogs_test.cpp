@@ -42,6 +42,7 @@ TEST_CASE("a test.xml's place in bazel-testlogs names its test, shard and attemp
   CHECK(label_identity("@@//pkg:t") == "//pkg:t");
   CHECK(label_identity("@//pkg:t") == "//pkg:t");
   CHECK(label_identity("//pkg:t") == "//pkg:t");
+  CHECK(label_identity("@@+//pkg:t") == "@@+//pkg:t");  // no name to match by: as it is
   REQUIRE(parse_testlog_path("top_test/test.xml")->label == "//:top_test");
 }
 

@@ -142,6 +142,16 @@ grep -qx '//tf:conv_test' "$SCRATCH/cpu.txt" && ! grep -qx '//ml:inference_test'
   jq -e '.never_touched_gpu[0].label == "//tf:conv_test" and
          (.gpu_without_gpu_code[] | select(.label == "//tf:conv_test") | .gpu_hours < 0.01)' >/dev/null ||
   fail "audit --history - --fleet did not use standard input's history for both"
+# An external test the query names canonically (@@rules_foo~//x:t) and history by its apparent
+# name (history keys): its runs used a GPU, so --classify-by-deps keeps it a GPU test and audit
+# calls it unknown (before this was matched at all, the two spellings were two tests).
+printf 'label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n@@rules_foo~//x:t,,41.5,900,a100-0,"0",2026-11-01T10:00:00Z,0,true\n' >"$SCRATCH/foo.csv"
+canonical=test/data/graph/deps_canonical_repo.xml
+"$GPUPLAN" audit --history "$SCRATCH/foo.csv" --json "$canonical" 2>/dev/null |
+  jq -e '([.gpu_without_gpu_code[].label] | index("@@rules_foo~//x:t") == null) and ([.unknown[].label] | index("@@rules_foo~//x:t") != null)' >/dev/null ||
+  fail "audit --history of a canonically named test"
+"$GPUPLAN" classify --classify-by-deps --history "$SCRATCH/foo.csv" "$canonical" --cpu-targets "$SCRATCH/foo-cpu.txt" >/dev/null 2>&1
+! grep -q 'rules_foo' "$SCRATCH/foo-cpu.txt" || fail "--classify-by-deps sent a test whose runs used a GPU to the CPU runners"
 # As history suggest judges it: fewer than 3 runs, or a sharded test whose every shard was not
 # measured, is no candidate (before, one run of one shard of four was).
 head -4 "$SCRATCH/runs.csv" >"$SCRATCH/runs-1.csv"
