@@ -439,24 +439,21 @@ void check_appendable(const std::string& path, std::string_view header) {
   if (!opened)
     throw InputError(Position{path}, fmt::format("cannot write the results file: {}", opened.problem()));
   int fd = *opened;
-  std::string head(4096, '\0'), tail(4096, '\0');
+  std::string head(4096, '\0');
   ssize_t n = ::pread(fd, head.data(), head.size(), 0);
-  struct stat info {};
-  const off_t tail_at = ::fstat(fd, &info) == 0 ? std::max<off_t>(0, info.st_size - 4096) : 0;
-  ssize_t tail_n = ::pread(fd, tail.data(), tail.size(), tail_at);
   ::close(fd);
   if (n <= 0) return;
-  // Zeros where a crash or a full disk left the end unwritten: history refuses the whole file
-  // (a binary one), so every record appended after them would be lost.
-  if (auto nul = tail.substr(0, static_cast<std::size_t>(std::max<ssize_t>(tail_n, 0))).find('\0');
-      nul != std::string::npos)
+  head.resize(static_cast<std::size_t>(n));
+  // Zeros where a crash or a full disk left a small file's end unwritten: history takes a file
+  // with a NUL byte in its first 4 KiB for binary data and refuses it whole, so every record
+  // appended after them would be lost. (Further on, history skips the line as a bad row.)
+  if (auto nul = head.find('\0'); nul != std::string::npos)
     throw InputError(
         Position{path},
         fmt::format("it holds NUL bytes from byte {} on: its end was never written (a machine that "
                     "lost power or a full disk leaves zeros), and history cannot read such a file; "
                     "cut it after its last whole record, or give --results a new file",
-                    static_cast<long long>(tail_at) + static_cast<long long>(nul)));
-  head.resize(static_cast<std::size_t>(n));
+                    nul));
   std::string first = head.substr(0, head.find('\n'));
   if (!first.empty() && first.back() == '\r') first.pop_back();
   std::string_view expected = header.substr(0, header.find('\n'));
