@@ -59,10 +59,12 @@ struct History {
   /// no copy of a large history beside itself).
   void merge(History&& newer);
   long sample_count() const;
-  /// Drops each sample with a start time that repeats an earlier one of its unit field for field:
-  /// one run read twice (a file given twice, a rolling history fed the results file it was made
-  /// from), which counted as two and pushed real runs out of the window. Returns how many.
-  long drop_repeated();
+  /// merge(), leaving out each sample of `newer` with a start time that repeats one of this
+  /// history's field for field: one run read again from another input (a file given twice, a
+  /// rolling history fed the results file it was made from), which counted as two and pushed
+  /// real runs out of the window. Repeats within one input (runs of --runs_per_test started in
+  /// the same second) are kept. Returns how many were left out.
+  long merge_new(History&& newer);
 };
 
 /// What one input gave: its samples and, if rows were skipped, one warning that counts them.

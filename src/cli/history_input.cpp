@@ -125,14 +125,17 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
 
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics) {
   History history;
+  long repeated = 0;
   for (const auto& path : paths) {
+    History one;
     std::error_code ignored;
     if (path != "-" && fs::is_directory(path, ignored))
-      read_testlogs(path, strict, history, diagnostics);
+      read_testlogs(path, strict, one, diagnostics);
     else
-      read_file(path, strict, history, diagnostics);
+      read_file(path, strict, one, diagnostics);
+    repeated += history.merge_new(std::move(one));
   }
-  if (long repeated = history.drop_repeated(); repeated > 0)
+  if (repeated > 0)
     std::cerr << fmt::format(
         "gpuplan: history: {} record{} repeated an earlier one (the same test, start and result: one run "
         "read twice) and counted once\n",

@@ -28,19 +28,37 @@ long History::sample_count() const {
   return count;
 }
 
-long History::drop_repeated() {
-  long dropped = 0;
-  for (auto& [key, list] : samples) {
-    using Seen = std::tuple<std::int64_t, double, std::int64_t, int, bool, bool, std::string_view>;
-    std::set<Seen> seen;
-    dropped += static_cast<long>(std::erase_if(list, [&](const Sample& s) {
-      return s.start_ms &&
-             !seen.emplace(*s.start_ms, s.seconds, s.peak_vram_mib.value_or(-1),
-                           s.gpu_touched ? int(*s.gpu_touched) : -1, s.timed_out, s.failed, s.node.str())
-                  .second;
-    }));
+long History::merge_new(History&& newer) {
+  if (samples.empty()) {
+    merge(std::move(newer));
+    return 0;
   }
-  return dropped;
+  using Seen = std::tuple<std::int64_t, double, std::int64_t, int, bool, bool, std::string_view>;
+  auto seen_as = [](const Sample& s) {
+    return Seen{*s.start_ms,
+                s.seconds,
+                s.peak_vram_mib.value_or(-1),
+                s.gpu_touched ? int(*s.gpu_touched) : -1,
+                s.timed_out,
+                s.failed,
+                s.node.str()};
+  };
+  long left_out = 0;
+  for (auto& [key, list] : newer.samples) {
+    auto& mine = samples[key];
+    std::set<Seen> seen;
+    for (const auto& s : mine)
+      if (s.start_ms) seen.insert(seen_as(s));
+    for (auto& s : list) {
+      if (s.start_ms && seen.contains(seen_as(s)))
+        ++left_out;
+      else
+        mine.push_back(std::move(s));
+    }
+  }
+  for (const auto& [label, count] : newer.shard_counts) shard_counts[label] = count;
+  cached_results += newer.cached_results;
+  return left_out;
 }
 
 }  // namespace gpuplan

@@ -39,25 +39,26 @@ TEST_CASE("a summary of another gpuplan version is refused, not misread") {
                       Catch::Contains("gpuplan_history 2 is not a version this gpuplan reads"));
 }
 
-TEST_CASE("one run read twice counts once; runs without a start time cannot be told apart and stay") {
+TEST_CASE("one run read again from another input counts once; runs within one input stay") {
   // Before, a results file given twice, or a rolling history fed the results file it was made from,
   // counted each run twice: one run passed --min-runs 3, and a large peak left pack's window.
   const std::string csv =
       "label,shard,seconds,peak_vram_mib,start\n"
       "//a:t,,10,60000,2026-11-30T10:00:00Z\n"
       "//a:t,,10,1000,2026-11-30T10:10:00Z\n"
+      "//a:t,,10,1000,2026-11-30T10:10:00Z\n"  // --runs_per_test, started in the same second: kept
       "//a:t,,5,,\n";
   History history = read_table_text(csv, true).history;
-  history.merge(read_table_text(csv, true).history);
-  history.merge(read_table_text(summarize(history, 20), true).history);
-  CHECK(history.drop_repeated() == 6);
+  CHECK(history.merge_new(read_table_text(csv, true).history) == 3);
+  CHECK(history.merge_new(read_table_text(summarize(history, 20), true).history) == 3);
   const auto& kept = history.samples.at({"//a:t", std::nullopt});
-  CHECK(std::count_if(kept.begin(), kept.end(), [](const Sample& s) { return s.start_ms.has_value(); }) == 2);
+  CHECK(std::count_if(kept.begin(), kept.end(), [](const Sample& s) { return s.start_ms.has_value(); }) == 3);
+  // Without a start time runs cannot be told apart: each input's are kept.
   CHECK(std::count_if(kept.begin(), kept.end(), [](const Sample& s) { return !s.start_ms; }) == 4);
   // The same test started at the same time, one run ending otherwise, is another run.
   History other = read_table_text(csv, true).history;
-  other.merge(
-      read_table_text("label,shard,seconds,peak_vram_mib,start\n//a:t,,11,60000,2026-11-30T10:00:00Z\n", true)
-          .history);
-  CHECK(other.drop_repeated() == 0);
+  CHECK(other.merge_new(
+            read_table_text("label,shard,seconds,peak_vram_mib,start\n//a:t,,11,60000,2026-11-30T10:00:00Z\n",
+                            true)
+                .history) == 0);
 }
