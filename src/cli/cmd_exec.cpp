@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -424,32 +423,30 @@ void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, co
 
 /// Says which units another node ran and failed (this node's exit is 3 for them too: its planned
 /// units did not all pass, and the node that ran one may have died before it said so), and
-/// warns of units marked done before the plan was written: an earlier run's claims directory,
-/// whose units did not run now (before: "ran elsewhere", exit 0, nothing run). Returns how many
-/// failed.
-long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os::Claims::Ran>& ran_on) {
+/// warns of this node's units that this node had marked done before this exec started: an
+/// earlier run's claims directory (whose units did not run now; before: "ran elsewhere", exit 0)
+/// or an earlier try of this node. Returns how many failed.
+long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os::Claims::Ran>& ran_on,
+                            double started_s) {
   long failed = 0, earlier = 0;
   std::string first_earlier;
-  struct stat plan {};
-  const bool plan_time = o.plan != "-" && ::stat(o.plan.c_str(), &plan) == 0;
-  const double written =
-      static_cast<double>(plan.st_mtim.tv_sec) + static_cast<double>(plan.st_mtim.tv_nsec) * 1e-9;
   for (const auto& [unit, ran] : ran_on) {
     if (ran.exit_status != 0) {
       ++failed;
       std::cerr << fmt::format("gpuplan exec: {} ran on {} and failed (exit {})\n", unit, ran.node,
                                ran.exit_status);
     }
-    if (plan_time && ran.finished_s > 0 && ran.finished_s < written && earlier++ == 0)
-      first_earlier = fmt::format("{}, by {}", unit, ran.node);
+    if (ran.node == o.node && ran.finished_s > 0 && ran.finished_s < started_s && earlier++ == 0)
+      first_earlier = unit;
   }
   if (earlier > 0)
     std::cerr << fmt::format(
-        "gpuplan exec: warning: {} unit{} of {} marked done in {} before {} was written (the first: {}): the "
-        "directory holds an earlier run's claims, and {} not run now; give each run a directory of its "
-        "own (--claims DIR/$RUN_ID)\n",
-        earlier, util::plural(earlier), o.node, o.claims, o.plan, first_earlier,
-        earlier == 1 ? "it was" : "they were");
+        "gpuplan exec: warning: {} unit{} of {} had been marked done in {} by {} before this exec started "
+        "(the "
+        "first: {}), so {} not run now: the directory holds an earlier run's claims, or this is a retry of "
+        "{}; give each run a directory of its own (--claims DIR/$RUN_ID)\n",
+        earlier, util::plural(earlier), o.node, o.claims, o.node, first_earlier,
+        earlier == 1 ? "it was" : "they were", o.node);
   return failed;
 }
 
@@ -689,7 +686,8 @@ int run_exec(const ExecOptions& o) {
   std::map<std::string, os::Claims::Ran> ran_on;  ///< units another node ran: who, how it ended
   if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
   print_table(runs);
-  const long failed_elsewhere = say_what_ran_elsewhere(o, ran_on);
+  const long failed_elsewhere =
+      sharing ? say_what_ran_elsewhere(o, ran_on, sharing->claims().started_s()) : 0;
   // The outputs written at the end, each tried even when another fails: a failure is said,
   // and never hides how the units ended (below).
   std::vector<std::string> unwritten;

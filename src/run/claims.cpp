@@ -78,7 +78,7 @@ Claims::Claims(std::string dir, std::string node, double lease_s)
   std::filesystem::create_directories(dir_, ec);
   if (ec)
     throw InputError(Position{dir_}, fmt::format("cannot create the claims directory: {}", ec.message()));
-  fs_now();
+  started_s_ = fs_now();
 }
 
 Claims::~Claims() {

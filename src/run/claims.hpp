@@ -39,6 +39,8 @@ class Claims {
   void renew();
   /// The unit ran here (whatever its outcome, `exit_status`): no node runs it again.
   void done(const std::string& unit, int exit_status = 0);
+  /// When this Claims was made, by the file system's clock (that of the done marks' times).
+  double started_s() const { return started_s_; }
   /// Who ran a unit that is done, and how it ended; nullopt when it is not done.
   struct Ran {
     std::string node;
@@ -72,6 +74,7 @@ class Claims {
   bool link_new(const std::string& target, const std::string& text);
 
   std::string dir_, node_;
+  double started_s_ = 0;
   double lease_s_;
   std::map<std::string, std::string> held_;  ///< unit → our claim file
   std::string node_hold_;                    ///< our hold on the node's name; empty: none
