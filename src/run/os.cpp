@@ -17,11 +17,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -408,26 +410,41 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
     auto fd = open_regular(path, O_RDONLY | O_CREAT | O_NOFOLLOW);
     if (!fd) throw InputError(Position{path}, fmt::format("cannot open the GPU lock: {}", fd.problem()));
     locks.fds_.push_back(*fd);
-    // Waiting, it asks again and again rather than block in flock, so that after a minute it can
-    // say which GPU it waits for and who holds it: a test's daemon, or another job's, that keeps a
-    // GPU had made the launch wait without a word until the CI job's own timeout.
-    const auto asked = std::chrono::steady_clock::now();
-    auto pause = std::chrono::milliseconds(2);
-    bool told = false;
-    while (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EINTR) continue;
-      if (errno != EWOULDBLOCK) fail(path, "cannot lock the GPU");
-      if (!wait) return std::nullopt;
-      if (!told && std::chrono::steady_clock::now() - asked > lock_wait_told_after()) {
-        told = true;
-        auto holders = lock_holders(*fd);
-        std::cerr << fmt::format(
-            "gpuplan: waiting for GPU {} ({}); {}\n", gpu, path,
-            holders.empty() ? "its holder is not known here" : "it is held by " + holders);
-      }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    int result;
+    do result = ::flock(*fd, LOCK_EX | LOCK_NB);
+    while (result != 0 && errno == EINTR);
+    if (result == 0) continue;
+    if (errno != EWOULDBLOCK) fail(path, "cannot lock the GPU");
+    if (!wait) return std::nullopt;
+    // Blocked in flock as before (the GPU goes to a waiter the moment it is let go), while a
+    // thread says after a minute which GPU this waits for and who holds it: a test's daemon, or
+    // another job's, that kept a GPU had made the launch wait without a word until the CI job's
+    // own timeout. The thread takes no signal: the stop signals stay this thread's.
+    std::mutex mutex;
+    std::condition_variable done;
+    bool locked = false;
+    sigset_t all, before;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &before);
+    std::thread teller([&, gpu, lock_fd = *fd] {
+      std::unique_lock lock(mutex);
+      if (done.wait_for(lock, lock_wait_told_after(), [&] { return locked; })) return;
+      auto holders = lock_holders(lock_fd);
+      std::cerr << fmt::format("gpuplan: waiting for GPU {} ({}); {}\n", gpu, path,
+                               holders.empty() ? "its holder is not known here" : "it is held by " + holders);
+    });
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    do result = ::flock(*fd, LOCK_EX);
+    while (result != 0 && errno == EINTR);
+    const int error = errno;
+    {
+      std::lock_guard lock(mutex);
+      locked = true;
     }
+    done.notify_one();
+    teller.join();
+    errno = error;
+    if (result != 0) fail(path, "cannot lock the GPU");
   }
   return locks;
 }
