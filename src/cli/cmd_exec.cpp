@@ -387,6 +387,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     std::cout << fmt::format("[start] {}\n", r.command) << std::flush;
   };
   execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
+  if (!target_file.empty()) {  // read by Bazel at its start; one a run would leave behind forever
+    std::error_code ignored;
+    fs::remove(target_file, ignored);
+  }
   if (run.results && !size_error) warn_if_untouched(*run.results, records_before, o.node);
   repeat_outside_gpus(outside_gpus_file(run.lock_dir), outside_before, o.node);
   print_table(runs);
