@@ -1,4 +1,8 @@
 // The compact rolling history `gpuplan history summarize` writes: per unit, its last samples.
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
 #include "gpuplan/history.hpp"
 #include "util/json_writer.hpp"
 
@@ -22,73 +26,38 @@ void write_summary(const History& history, int window, const std::function<void(
       out.null();
     if (auto count = history.shard_counts.find(key.label); key.shard && count != history.shard_counts.end())
       out.key("shard_count").value(count->second);
-    bool any_vram = false;
-    bool any_timeout = false;
-    bool any_failed = false;
-    bool any_touched = false;
-    bool any_node = false;
-    bool any_start = false;
     out.key("seconds").begin_array();
-    for (const auto& sample : recent) {
-      out.value(sample.seconds);
-      any_vram = any_vram || sample.peak_vram_mib;
-      any_timeout = any_timeout || sample.timed_out;
-      any_failed = any_failed || sample.failed;
-      any_touched = any_touched || sample.gpu_touched;
-      any_node = any_node || !sample.node.empty();
-      any_start = any_start || sample.start_ms;
-    }
+    for (const auto& sample : recent) out.value(sample.seconds);
     out.end_array();
-    if (any_vram) {
-      out.key("peak_vram_mib").begin_array();
+    // A column of one entry a sample, null where it has none; left out when no sample has one.
+    auto column = [&](const char* name, auto entry) {
+      if (std::none_of(recent.begin(), recent.end(), [&](const Sample& s) { return entry(s).has_value(); }))
+        return;
+      out.key(name).begin_array();
       for (const auto& sample : recent) {
-        if (sample.peak_vram_mib)
-          out.value(static_cast<std::int64_t>(*sample.peak_vram_mib));
+        if (auto value = entry(sample))
+          out.value(*value);
         else
           out.null();
       }
       out.end_array();
-    }
-    if (any_timeout) {
-      out.key("timed_out").begin_array();
-      for (const auto& sample : recent) out.value(sample.timed_out);
+    };
+    // A column of true or false, left out when every sample's is false.
+    auto flags = [&](const char* name, bool Sample::*flag) {
+      if (std::none_of(recent.begin(), recent.end(), [&](const Sample& s) { return s.*flag; })) return;
+      out.key(name).begin_array();
+      for (const auto& sample : recent) out.value(sample.*flag);
       out.end_array();
-    }
-    if (any_failed) {
-      out.key("failed").begin_array();
-      for (const auto& sample : recent) out.value(sample.failed);
-      out.end_array();
-    }
-    if (any_touched) {
-      out.key("gpu_touched").begin_array();
-      for (const auto& sample : recent) {
-        if (sample.gpu_touched)
-          out.value(*sample.gpu_touched);
-        else
-          out.null();
-      }
-      out.end_array();
-    }
-    if (any_node) {
-      out.key("node").begin_array();
-      for (const auto& sample : recent) {
-        if (sample.node.empty())
-          out.null();
-        else
-          out.value(sample.node.str());
-      }
-      out.end_array();
-    }
-    if (any_start) {  // kept, so that a run read again (a rolling history fed its results file) counts once
-      out.key("start_ms").begin_array();
-      for (const auto& sample : recent) {
-        if (sample.start_ms)
-          out.value(static_cast<std::int64_t>(*sample.start_ms));
-        else
-          out.null();
-      }
-      out.end_array();
-    }
+    };
+    column("peak_vram_mib", [](const Sample& s) { return s.peak_vram_mib; });
+    flags("timed_out", &Sample::timed_out);
+    flags("failed", &Sample::failed);
+    column("gpu_touched", [](const Sample& s) { return s.gpu_touched; });
+    column("node", [](const Sample& s) {
+      return s.node.empty() ? std::nullopt : std::optional<std::string_view>(s.node.str());
+    });
+    // Kept, so that a run read again (a rolling history fed its results file) counts once.
+    column("start_ms", [](const Sample& s) { return s.start_ms; });
     out.end_object();
   }
   out.raw("\n  ]\n}\n");
