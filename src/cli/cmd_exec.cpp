@@ -95,6 +95,7 @@ class Sharing {
   /// `machine`: this machine as NVML sees it (nullptr without NVML).
   Sharing(const ExecOptions& o, const Plan& plan, const Node* here, const Machine* machine)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
+    if (auto stamp = plan_file_stamp(o.plan); !stamp.empty()) claims_.belong_to(stamp, o.plan);
     claims_.hold_node();  // one exec a node: a second would hand out its GPUs again
     if (o.static_only) return;
     here_ = here;

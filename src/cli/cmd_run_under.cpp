@@ -345,6 +345,7 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
                               const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
                               const Assignment& planned) {
   os::Claims claims(o.claims, node, o.lease_s);
+  if (auto stamp = plan_file_stamp(o.plan); !stamp.empty()) claims.belong_to(stamp, o.plan);
   std::string run = planned.unit.id;
   if (const char* seed = std::getenv("TEST_RANDOM_SEED"); seed && *seed && std::string_view(seed) != "1")
     run += fmt::format("#run-{}", util::excerpt(seed, 20));

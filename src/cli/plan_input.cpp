@@ -188,6 +188,14 @@ Plan read_plan_indexed(const std::string& path, const std::string& spare_dir) {
   return read_indexing(plan_fd.fd, *identity, path, spare_dir, true);
 }
 
+std::string plan_file_stamp(const std::string& path) {
+  if (path.empty() || path == "-") return {};
+  Fd plan_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  auto identity = plan_fd.fd < 0 ? std::nullopt : identity_of(plan_fd.fd);
+  return identity ? fmt::format("{} bytes, ends {:016x}", identity->size, identity->fingerprint)
+                  : std::string();
+}
+
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
                           const std::string& spare_dir) {
   if (path.empty() || path == "-") return read_plan(path);

@@ -40,6 +40,11 @@ Plan read_plan_indexed(const std::string& path, const std::string& spare_dir);
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
                           const std::string& spare_dir);
 
+/// What tells the plan file at `path` from another plan, as its index does: its size and a
+/// fingerprint of its first and last 4 KiB ("4213 bytes, ends 0123456789abcdef"). Empty for
+/// standard input and for what cannot be read (whose reading says why).
+std::string plan_file_stamp(const std::string& path);
+
 /// `rules` with the pack knobs `plan` was made with, where it says (vram_headroom,
 /// max_tests_per_gpu): what verify and simulate check a plan against when given no rules file.
 /// Without them a pack plan made with vram_headroom: 0.05 was invalid (exit 4).

@@ -113,6 +113,23 @@ bool Claims::link_new(const std::string& target, const std::string& text) {
   return ok;
 }
 
+void Claims::belong_to(const std::string& stamp, const std::string& plan) {
+  const auto record = dir_ + "/plan.stamp";
+  const auto text = fmt::format("{}\n{}\n", stamp, plan);
+  if (link_new(record, text)) return;
+  auto recorded = read_claim_file(record).value_or("");
+  auto recorded_stamp = std::string_view(recorded).substr(0, recorded.find('\n'));
+  if (recorded_stamp == stamp) return;
+  auto rest = std::string_view(recorded).substr(std::min(recorded.size(), recorded_stamp.size() + 1));
+  auto recorded_plan = rest.substr(0, rest.find('\n'));
+  throw InputError(
+      Position{dir_},
+      fmt::format("this claims directory holds the claims of another plan ({}, {}; this run's plan: {}, {}): "
+                  "its units marked done there would not run now. Give each run a directory of its own "
+                  "(--claims DIR/$RUN_ID), or remove this one",
+                  util::excerpt(recorded_plan, 200), util::excerpt(recorded_stamp, 100), plan, stamp));
+}
+
 Claims::State Claims::state(const std::string& unit) {
   int ignored = -1;
   return judge(unit, ignored);

@@ -13,6 +13,10 @@
 // run-under counts each node's ended launches of a unit (Bazel's attempts of a flaky test) as
 // DIR/launch-H.0, .1, ... (H: a hash of the node's name and the unit's id).
 //
+// DIR/plan.stamp names the plan the directory's claims are of (belong_to()): the first exec or launch
+// links it, and one of another plan is refused, whose units of the same ids would be taken for
+// done and not run.
+//
 // An `exec` also holds its node's name (hold_node()): DIR/node-H.0, .1, ... (H: a hash of the
 // name), linked and renewed as a claim is, holding "NODE HOST PID". A second exec of the same
 // node finds a fresh one and is refused: it would hand out the same GPUs again.
@@ -27,6 +31,12 @@ class Claims {
   /// Creates `dir` if needed. Throws InputError when it cannot be written.
   Claims(std::string dir, std::string node, double lease_s);
   ~Claims();
+
+  /// Makes the directory's claims those of the plan `stamp` tells (cli::plan_file_stamp), named
+  /// `plan` in messages: the first call in a directory records it in DIR/plan.stamp. Throws InputError,
+  /// naming both plans and the directory, when the directory holds another plan's claims: a unit
+  /// of the same id marked done there would not run now, and the run would pass without it.
+  void belong_to(const std::string& stamp, const std::string& plan);
 
   /// What another node's hold on a unit looks like from here.
   enum class State { free, ours, held, expired, done };

@@ -78,6 +78,17 @@ for u in units:
 PY
 [ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
 
+# 1a. A plan made again, handed run 1's claims directory: refused (exit 2), nothing run. Its units
+# have the same ids, and those marked done there would have been passed over, exit 0.
+jq '.assignments[0].duration_s = 2' "$SCRATCH/plan.json" >"$SCRATCH/plan2.json"
+lines=$(wc -l <"$LOG")
+status=0
+"$GPUPLAN" exec "$SCRATCH/plan2.json" --node n0 --claims "$SCRATCH/claims1" \
+  --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >/dev/null 2>"$SCRATCH/other-plan.err" || status=$?
+[ "$status" = 2 ] && grep -q "holds the claims of another plan ($SCRATCH/plan.json" "$SCRATCH/other-plan.err" ||
+  fail "another plan's claims directory: exit $status, $(cat "$SCRATCH/other-plan.err")"
+[ "$(wc -l <"$LOG")" = "$lines" ] || fail "a unit ran with another plan's claims directory"
+
 # 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on
 # beside the retry), and the units it held are run by the others after its lease expired.
 export LOG=$SCRATCH/log2 SLOW=30

@@ -67,6 +67,19 @@ TEST_CASE("renewing keeps a claim alive past the lease; abandoning ends it at on
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a claims directory of one plan refuses another plan, whose done units would not run") {
+  auto dir = claims_dir("plan");
+  os::Claims first(dir, "n1", 60), again(dir, "n2", 60), other(dir, "n1", 60);
+  first.belong_to("100 bytes, ends 00000000000000aa", "/shared/a.json");
+  first.done("//t:x");
+  again.belong_to("100 bytes, ends 00000000000000aa", "/copy/a.json");  // the same plan, copied
+  REQUIRE_THROWS_WITH(other.belong_to("120 bytes, ends 00000000000000bb", "b.json"),
+                      Catch::Contains("holds the claims of another plan (/shared/a.json, 100 bytes") &&
+                          Catch::Contains("this run's plan: b.json, 120 bytes") && Catch::Contains(dir) &&
+                          Catch::Contains("--claims DIR/$RUN_ID"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a node live in the claims directory cannot be held by a second exec of it") {
   auto dir = claims_dir("node-twice");
   os::Claims first(dir, "n1", 60), second(dir, "n1", 60), other(dir, "n2", 60);
