@@ -166,6 +166,9 @@ std::string also_an_input(const struct stat& status) {
   for (std::string_view argument : arguments) {
     if (argument.starts_with("--") && argument.find('=') != std::string_view::npos)
       argument.remove_prefix(argument.find('=') + 1);  // --fleet=f.yaml
+    else if (argument.size() > 2 && argument[0] == '-' && argument[1] != '-' &&
+             ::access(argument.data(), F_OK) != 0)
+      argument.remove_prefix(2);  // -oplan.json
     if (::stat(std::string(argument).c_str(), &other) == 0 && same(other) && ++seen == 2) named = argument;
   }
   if (!named.empty()) return named;

@@ -159,7 +159,8 @@ cp "$query" "$SCRATCH/same.xml"
 cp "$fleet" "$SCRATCH/same.yaml"
 ln -sf "$SCRATCH/same.xml" "$SCRATCH/link.xml"
 for args in "$SCRATCH/same.xml --fleet $fleet -o $SCRATCH/same.xml" \
-  "$query --fleet=$SCRATCH/same.yaml -o $SCRATCH/same.yaml" "$SCRATCH/link.xml --fleet $fleet -o $SCRATCH/same.xml"; do
+  "$query --fleet=$SCRATCH/same.yaml -o $SCRATCH/same.yaml" "$SCRATCH/link.xml --fleet $fleet -o $SCRATCH/same.xml" \
+  "$SCRATCH/same.xml --fleet $fleet -o$SCRATCH/same.xml" "$query --fleet $SCRATCH/same.yaml --output=$SCRATCH/same.yaml"; do
   rc=0; "$GPUPLAN" plan $args 2> "$SCRATCH/err.txt" || rc=$?
   [ "$rc" = 2 ] && grep -q "cannot write: it is also an input of this command" "$SCRATCH/err.txt" ||
     fail "plan $args: exit $rc, $(cat "$SCRATCH/err.txt")"
