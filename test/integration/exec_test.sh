@@ -104,6 +104,33 @@ PATH=$SCRATCH/stub-picks:$PATH "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.
 [ "$(grep -c "^gpuplan exec: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2)" "$SCRATCH/picks.err")" = 1 ] ||
   fail "exec's bazel test does not repeat run-under's warning once: $(cat "$SCRATCH/picks.err")"
 
+# A node of 1,700 long labels: bazel test reads them from a file in the lock directory, named by
+# their hash, which exec removes when bazel test ends (each run left one behind before).
+/usr/bin/python3 - "$PLAN" "$SCRATCH/many.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+template = plan["assignments"][5]
+plan["assignments"] = []
+for i in range(1700):
+    label = f"//xla/service/gpu/tests:kernel_tiling_test_variant_{i:04}_long_suffix"
+    plan["assignments"].append(dict(template, unit=label, label=label, node="ws-0", gpus=[0], start_s=i,
+                                    end_s=i + 1, duration_s=1, env={"CUDA_VISIBLE_DEVICES": "0"}))
+plan["unschedulable"] = []
+plan["summary"].update(makespan_s=1700, scheduled_units=1700, gpu_units=1700, unschedulable_units=0)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+PY
+mkdir -p "$SCRATCH/stub-file"
+cat >"$SCRATCH/stub-file/bazel" <<STUB
+#!/bin/bash
+for arg; do case \$arg in --target_pattern_file=*) f=\${arg#*=}; [ "\$(wc -l <"\$f")" = 1700 ] && echo "\$f" >$SCRATCH/targets-seen;; esac; done
+STUB
+chmod +x "$SCRATCH/stub-file/bazel"
+PATH=$SCRATCH/stub-file:$PATH "$GPUPLAN" exec "$SCRATCH/many.json" --node ws-0 --lock-dir "$SCRATCH/file-locks" \
+  >/dev/null 2>"$SCRATCH/file.err" || fail "exec of 1,700 labels failed: $(cat "$SCRATCH/file.err")"
+targets=$(cat "$SCRATCH/targets-seen" 2>/dev/null) || fail "bazel test was not given the 1,700 labels in a file"
+[[ $targets == "$SCRATCH/file-locks/targets-"* ]] && [ ! -e "$targets" ] ||
+  fail "the target pattern file $targets was left behind: $(ls "$SCRATCH/file-locks")"
+
 # 2c. A GPU the plan gives out that this machine lacks: exec refuses before any unit runs (exit 2),
 #     for a unit given it would find no GPU, and a test that skips its GPU paths would pass. Here
 #     NVML's stand-in counts 3 GPUs where the plan uses 4 (one fell off the bus); then no NVML on a
