@@ -62,12 +62,15 @@ void add_render_command(CLI::App& app, int& status) {
       print_fleet_warnings(*fleet);
     }
     auto plan = read_plan(args->plan);
-    if (format == "html") {
-      Output output(args->output);
-      write_html(plan, fleet ? &*fleet : nullptr, output.sink());
-      output.commit();
+    if (format == "trace") {
+      write_output(args->output, render_trace(plan));
     } else {
-      write_output(args->output, format == "svg" ? render_svg(plan) : render_trace(plan));
+      Output output(args->output);
+      if (format == "html")
+        write_html(plan, fleet ? &*fleet : nullptr, output.sink());
+      else
+        write_svg(plan, output.sink());
+      output.commit();
     }
     status = exit_ok;
   });

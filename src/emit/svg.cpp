@@ -11,6 +11,7 @@
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/size.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::emit {
@@ -52,21 +53,29 @@ std::string tooltip(const Assignment& a) {
 
 class Chart {
  public:
-  explicit Chart(const Plan& plan) : plan_(plan), gantt_(layout(plan)) {}
+  Chart(const Plan& plan, const util::TextSink& sink) : plan_(plan), gantt_(layout(plan)), sink_(sink) {}
 
-  std::string render() {
+  /// Everything's place is known before the first byte (the height heads the file), so the
+  /// chart goes to the sink piece by piece: at 147,000 units it was 78 MB built three times over.
+  void render(bool declaration) {
+    double bottom = lanes(false);
+    for (const auto& a : plan_.assignments) labels_.insert(a.unit.label);
+    const double legend_y = bottom + 2.5 * kLine;
+    const double unschedulable_y = legend(legend_y, false);
+    const double height = std::ceil(unschedulable(unschedulable_y, false) + kLine);
+    sink_(fmt::format(
+        "{3}<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n"
+        "<style>{2}</style>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>\n",
+        kWidth, height, kStyle, declaration ? "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" : ""));
     header();
-    double bottom = lanes();
-    axis(bottom);
-    body_ += bars_;
+    lanes(true);
+    axis(bottom);  // before the bars, so that grid lines stay behind them
+    for (const auto& a : plan_.assignments)
+      if (auto found = places_.find(&a); found != places_.end()) bar(a, found->second);
     marks(bottom);
-    double y = legend(bottom + 2.5 * kLine);
-    y = unschedulable(y);
-    double height = std::ceil(y + kLine);
-    return fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n"
-        "<style>{2}</style>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>\n{3}</svg>\n",
-        kWidth, height, kStyle, body_);
+    legend(legend_y, true);
+    unschedulable(unschedulable_y, true);
+    sink_("</svg>\n");
   }
 
  private:
@@ -74,9 +83,9 @@ class Chart {
 
   void text(double x, double y, std::string_view content, std::string_view cls = "",
             std::string_view extra = "") {
-    body_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}{}>{}</text>\n", x, y,
-                         cls.empty() ? "" : fmt::format(" class=\"{}\"", cls),
-                         extra.empty() ? "" : " " + std::string(extra), escape(content));
+    sink_(fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\"{}{}>{}</text>\n", x, y,
+                      cls.empty() ? "" : fmt::format(" class=\"{}\"", cls),
+                      extra.empty() ? "" : " " + std::string(extra), escape(content)));
   }
 
   void header() {
@@ -84,39 +93,39 @@ class Chart {
     text(12, 50, summary_line(plan_), "gp-muted");
   }
 
-  /// Lanes and bars; returns the y where the lanes end.
-  double lanes() {
+  /// The lanes' names and stripes (when `draw`; else where each unit's rows are); returns the y
+  /// where the lanes end.
+  double lanes(bool draw) {
     double y = kTop;
-    std::map<const Assignment*, std::vector<double>> places;  // unit → the top of each of its rows
     if (gantt_.nodes.empty()) {
-      text(kLeft, y + kRow, "No unit is scheduled.", "gp-muted");
+      if (draw) text(kLeft, y + kRow, "No unit is scheduled.", "gp-muted");
       return y + 2 * kRow;
     }
     bool stripe = false;
     for (const auto& node : gantt_.nodes) {
-      text(12, y + 17, fit(printable(node.name), 22), "gp-node");
-      text(kLeft, y + 17,
-           fmt::format("{} unit{}, busy until {}", node.units, util::plural(node.units),
-                       format_seconds(node.busy_until_s)),
-           "gp-muted");
+      if (draw) {
+        text(12, y + 17, fit(printable(node.name), 22), "gp-node");
+        text(kLeft, y + 17,
+             fmt::format("{} unit{}, busy until {}", node.units, util::plural(node.units),
+                         format_seconds(node.busy_until_s)),
+             "gp-muted");
+      }
       y += kNodeHeader;
       for (const auto& lane : node.lanes) {
         auto rows = std::max<size_t>(lane.rows.size(), 1);
-        if ((stripe = !stripe))
-          body_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n",
-                               kLeft, y, kWidth - kLeft - kRight, kRow * static_cast<double>(rows));
-        text(kLeft - 10, y + 14, fmt::format("GPU {}", lane.gpu), "gp-gpu");
+        if (draw) {
+          if ((stripe = !stripe))
+            sink_(fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n",
+                              kLeft, y, kWidth - kLeft - kRight, kRow * static_cast<double>(rows)));
+          text(kLeft - 10, y + 14, fmt::format("GPU {}", lane.gpu), "gp-gpu");
+        }
         for (const auto& row : lane.rows) {
-          for (const auto* a : row) places[a].push_back(y);
+          if (!draw)
+            for (const auto* a : row) places_[a].push_back(y);
           y += kRow;
         }
         if (lane.rows.empty()) y += kRow;
       }
-    }
-    for (const auto& a : plan_.assignments) {
-      auto found = places.find(&a);
-      if (found == places.end()) continue;
-      bar(a, found->second);
     }
     return y;
   }
@@ -124,26 +133,26 @@ class Chart {
   void bar(const Assignment& a, const std::vector<double>& rows) {
     auto color = test_color(a.unit.label);
     double x0 = x(a.start_s), width = std::max(1.0, x(a.end_s) - x0 - 1);
-    bars_ += fmt::format("<g class=\"bar\" data-unit=\"{}\">\n<title>{}</title>\n", escape(a.unit.id),
-                         escape(tooltip(a)));
+    sink_(fmt::format("<g class=\"bar\" data-unit=\"{}\">\n<title>{}</title>\n", escape(a.unit.id),
+                      escape(tooltip(a))));
     auto capacity = static_cast<int>((width - 6) / kCharWidth);
     auto name = capacity >= 3 ? fit(short_name(a.unit), capacity) : "";
     for (double y : rows) {
-      bars_ += fmt::format(
+      sink_(fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" rx=\"3\" fill=\"{}\"/>\n", x0,
-          y + (kRow - kBar) / 2, width, kBar, hex(color));
+          y + (kRow - kBar) / 2, width, kBar, hex(color)));
       if (!name.empty())
-        bars_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x0 + 4, y + 14, escape(name));
+        sink_(fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", x0 + 4, y + 14, escape(name)));
     }
-    bars_ += "</g>\n";
+    sink_("</g>\n");
   }
 
   void axis(double bottom) {
     double step = tick_step(gantt_.end_s, 12);
     for (int k = 0; k * step <= gantt_.end_s + 1e-9; ++k) {
       double t = k * step, at = x(t);
-      body_ += fmt::format("<line class=\"gp-grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n",
-                           at, kTop - 8, bottom);
+      sink_(fmt::format("<line class=\"gp-grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>\n", at,
+                        kTop - 8, bottom));
       text(at, kTop - 14, k == 0 ? "0" : format_seconds(t), "gp-muted", "text-anchor=\"middle\"");
     }
   }
@@ -151,8 +160,8 @@ class Chart {
   void marks(double bottom) {
     const auto& s = plan_.summary;
     auto mark = [&](double t, std::string_view cls, const std::string& label, double y) {
-      body_ += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\"/>\n", cls,
-                           x(t), kTop - 8, y - 12);
+      sink_(fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\"/>\n", cls,
+                        x(t), kTop - 8, y - 12));
       text(x(t), y, label, "", "text-anchor=\"end\"");
     };
     if (s.lower_bound_s > 0)
@@ -160,42 +169,45 @@ class Chart {
     mark(s.makespan_s, "gp-makespan", "makespan " + format_seconds(s.makespan_s), bottom + kLine);
   }
 
-  double legend(double y) {
-    std::set<std::string> labels;
-    for (const auto& a : plan_.assignments) labels.insert(a.unit.label);
-    if (labels.empty()) return y;
-    text(12, y, "Tests", "gp-node");
+  /// The legend of the tests from `y` (drawn when `draw`); returns the y after it.
+  double legend(double y, bool draw) {
+    if (labels_.empty()) return y;
+    if (draw) text(12, y, "Tests", "gp-node");
     y += 8;
     int per_row = static_cast<int>((kWidth - 24) / kLegendColumn);
     int i = 0;
-    for (const auto& label : labels) {
-      int row = i / per_row;
-      double lx = 12 + (i % per_row) * kLegendColumn, ly = y + row * kLine;
-      body_ += fmt::format(
-          "<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n", lx,
-          ly + 3, hex(test_color(label)));
-      text(lx + 18, ly + 13, fit(printable(label), 48));
-      ++i;
-    }
-    int rows = (i + per_row - 1) / per_row;
+    if (draw)
+      for (const auto& label : labels_) {
+        int row = i / per_row;
+        double lx = 12 + (i % per_row) * kLegendColumn, ly = y + row * kLine;
+        sink_(fmt::format(
+            "<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n",
+            lx, ly + 3, hex(test_color(label))));
+        text(lx + 18, ly + 13, fit(printable(label), 48));
+        ++i;
+      }
+    int rows = (static_cast<int>(labels_.size()) + per_row - 1) / per_row;
     return y + rows * kLine + kLine;
   }
 
-  double unschedulable(double y) {
+  /// The unschedulable units from `y` (drawn when `draw`); returns the y after them.
+  double unschedulable(double y, bool draw) {
     if (plan_.unschedulable.empty()) return y;
     y += kLine / 2;
-    text(12, y, fmt::format("Unschedulable units ({})", plan_.unschedulable.size()), "gp-node gp-unsched");
+    if (draw)
+      text(12, y, fmt::format("Unschedulable units ({})", plan_.unschedulable.size()), "gp-node gp-unsched");
     for (const auto& u : plan_.unschedulable) {
       y += kLine;
-      text(12, y, fit(printable(u.unit.id + ": " + u.reason), 170), "", "xml:space=\"preserve\"");
+      if (draw) text(12, y, fit(printable(u.unit.id + ": " + u.reason), 170), "", "xml:space=\"preserve\"");
     }
     return y + kLine / 2;
   }
 
   const Plan& plan_;
   Gantt gantt_;
-  std::string body_;
-  std::string bars_;  ///< drawn after the grid, so grid lines stay behind them
+  const util::TextSink& sink_;
+  std::map<const Assignment*, std::vector<double>> places_;  ///< unit → the top of each of its rows
+  std::set<std::string_view> labels_;                        ///< the legend's
 };
 
 }  // namespace
@@ -231,14 +243,16 @@ std::string summary_line(const Plan& plan) {
   return fmt::format("{}", fmt::join(parts, " · "));
 }
 
-std::string chart_svg(const Plan& plan) { return Chart(plan).render(); }
-
 }  // namespace gpuplan::emit
 
 namespace gpuplan {
 
+void write_svg(const Plan& plan, const util::TextSink& sink) { emit::Chart(plan, sink).render(true); }
+
 std::string render_svg(const Plan& plan) {
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + emit::chart_svg(plan);
+  std::string svg;
+  write_svg(plan, [&](std::string_view text) { svg += text; });
+  return svg;
 }
 
 }  // namespace gpuplan
