@@ -153,104 +153,97 @@ std::string measured_of(const Report& r, const AuditEntry& e) {
   return found == r.measured.end() ? "" : to_string(found->second);
 }
 
-std::string render_text(const Report& r) {
-  std::string out;
+void write_text(const Report& r, const util::TextSink& out) {
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
-  out += fmt::format("GPU-annotated tests that reach no GPU code ({}): candidates for the CPU bucket\n",
-                     idle.size());
+  out(fmt::format("GPU-annotated tests that reach no GPU code ({}): candidates for the CPU bucket\n",
+                  idle.size()));
   for (const auto* e : idle) {
-    out += fmt::format("  {}{}\n", e->label,
-                       r.with_hours ? fmt::format("  {:.2f} GPU-hours", e->gpu_hours) : "");
-    out +=
-        fmt::format("      change: {}{}\n", e->tag_change, e->location.empty() ? "" : " at " + e->location);
-    if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
+    out(fmt::format("  {}{}\n", e->label,
+                    r.with_hours ? fmt::format("  {:.2f} GPU-hours", e->gpu_hours) : ""));
+    out(fmt::format("      change: {}{}\n", e->tag_change, e->location.empty() ? "" : " at " + e->location));
+    if (auto m = measured_of(r, *e); !m.empty()) out(fmt::format("      measured: {}\n", m));
   }
   auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
-  out +=
-      fmt::format("\nTests that reach GPU code without a GPU annotation or cpu-only ({})\n", missing.size());
+  out(fmt::format("\nTests that reach GPU code without a GPU annotation or cpu-only ({})\n", missing.size()));
   for (const auto* e : missing) {
-    out += fmt::format("  {}\n      path: {}\n      change: {}{}\n", e->label, e->path, e->tag_change,
-                       e->location.empty() ? "" : " at " + e->location);
-    if (auto m = measured_of(r, *e); !m.empty()) out += fmt::format("      measured: {}\n", m);
+    out(fmt::format("  {}\n      path: {}\n      change: {}{}\n", e->label, e->path, e->tag_change,
+                    e->location.empty() ? "" : " at " + e->location));
+    if (auto m = measured_of(r, *e); !m.empty()) out(fmt::format("      measured: {}\n", m));
   }
   auto unknown = of_kind(r.audit, Disagreement::unknown);
   if (!unknown.empty())
-    out += fmt::format("\nTests whose GPU use is unknown ({}): {}\n", unknown.size(), unknown_heading);
-  for (const auto* e : unknown) out += fmt::format("  {}\n      why: {}\n", e->label, e->reason);
+    out(fmt::format("\nTests whose GPU use is unknown ({}): {}\n", unknown.size(), unknown_heading));
+  for (const auto* e : unknown) out(fmt::format("  {}\n      why: {}\n", e->label, e->reason));
   if (r.with_history) {
-    out += fmt::format(
+    out(fmt::format(
         "\nGPU-annotated tests that touched no GPU in any measured run ({}): candidates for the CPU bucket\n",
-        r.untouched.size());
+        r.untouched.size()));
     for (const auto& u : r.untouched)
-      out += fmt::format("  {}\n      measured: no GPU touched in {} run{}\n      change: {}\n", u.label,
-                         u.runs, util::plural(u.runs), u.tag_change);
+      out(fmt::format("  {}\n      measured: no GPU touched in {} run{}\n      change: {}\n", u.label, u.runs,
+                      util::plural(u.runs), u.tag_change));
   }
-  out += "\nBy package\n";
+  out("\nBy package\n");
   for (const auto& p : r.audit.packages)
-    out += fmt::format(
-        "  {}: {} tests, {} GPU-annotated, {} reach GPU code, {} GPU without GPU code, {} "
-        "GPU code without annotation{}\n",
-        p.package, p.tests, p.gpu_annotated, p.reach_gpu_code, p.gpu_without_gpu_code,
-        p.gpu_code_without_annotation, p.unknown ? fmt::format(", {} unknown", p.unknown) : "");
-  return out + "\n" + summary_line(r) + "\n";
+    out(
+        fmt::format("  {}: {} tests, {} GPU-annotated, {} reach GPU code, {} GPU without GPU code, {} "
+                    "GPU code without annotation{}\n",
+                    p.package, p.tests, p.gpu_annotated, p.reach_gpu_code, p.gpu_without_gpu_code,
+                    p.gpu_code_without_annotation, p.unknown ? fmt::format(", {} unknown", p.unknown) : ""));
+  out("\n" + summary_line(r) + "\n");
 }
 
-std::string render_markdown(const Report& r) {
+void write_markdown(const Report& r, const util::TextSink& out) {
   using util::markdown::code_cell;
   using util::markdown::text;
-  std::string out =
-      "### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r, true) + "\n\n";
+  out("### gpuplan audit: tags against the dependency graph\n\n" + summary_line(r, true) + "\n\n");
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
-  out += fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size());
+  out(fmt::format("#### GPU-annotated tests that reach no GPU code ({})\n\n", idle.size()));
   if (!idle.empty()) {
-    out += r.with_hours ? "| test | GPU-hours | change |" : "| test | change |";
-    out += r.with_history ? " measured |\n" : "\n";
-    out += r.with_hours ? "|---|---:|---|" : "|---|---|";
-    out += r.with_history ? "---|\n" : "\n";
+    out(r.with_hours ? "| test | GPU-hours | change |" : "| test | change |");
+    out(r.with_history ? " measured |\n" : "\n");
+    out(r.with_hours ? "|---|---:|---|" : "|---|---|");
+    out(r.with_history ? "---|\n" : "\n");
     for (const auto* e : idle) {
-      out += fmt::format("| {} |", code_cell(e->label));
-      if (r.with_hours) out += fmt::format(" {:.2f} |", e->gpu_hours);
-      out += fmt::format(" {} |", text(e->tag_change));
-      if (r.with_history) out += fmt::format(" {} |", text(measured_of(r, *e)));
-      out += "\n";
+      out(fmt::format("| {} |", code_cell(e->label)));
+      if (r.with_hours) out(fmt::format(" {:.2f} |", e->gpu_hours));
+      out(fmt::format(" {} |", text(e->tag_change)));
+      if (r.with_history) out(fmt::format(" {} |", text(measured_of(r, *e))));
+      out("\n");
     }
-    out += "\n";
+    out("\n");
   }
   auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
-  out += fmt::format("#### Tests that reach GPU code without a GPU annotation ({})\n\n", missing.size());
+  out(fmt::format("#### Tests that reach GPU code without a GPU annotation ({})\n\n", missing.size()));
   if (!missing.empty()) {
-    out += "| test | path to GPU code |\n|---|---|\n";
-    for (const auto* e : missing)
-      out += fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->path));
-    out += "\n";
+    out("| test | path to GPU code |\n|---|---|\n");
+    for (const auto* e : missing) out(fmt::format("| {} | {} |\n", code_cell(e->label), code_cell(e->path)));
+    out("\n");
   }
   auto unknown = of_kind(r.audit, Disagreement::unknown);
   if (!unknown.empty()) {
-    out += fmt::format("#### Tests whose GPU use is unknown ({})\n\n{}\n\n", unknown.size(),
-                       text(unknown_heading));
-    out += "| test | why |\n|---|---|\n";
+    out(fmt::format("#### Tests whose GPU use is unknown ({})\n\n{}\n\n", unknown.size(),
+                    text(unknown_heading)));
+    out("| test | why |\n|---|---|\n");
     for (const auto* e : unknown)
-      out += fmt::format("| {} | {} |\n", code_cell(e->label), markdown_reason(r, *e, code_cell));
-    out += "\n";
+      out(fmt::format("| {} | {} |\n", code_cell(e->label), markdown_reason(r, *e, code_cell)));
+    out("\n");
   }
   if (r.with_history) {
-    out += fmt::format("#### GPU-annotated tests that touched no GPU in any measured run ({})\n\n",
-                       r.untouched.size());
+    out(fmt::format("#### GPU-annotated tests that touched no GPU in any measured run ({})\n\n",
+                    r.untouched.size()));
     if (!r.untouched.empty()) {
-      out += "| test | measured runs | change |\n|---|---:|---|\n";
+      out("| test | measured runs | change |\n|---|---:|---|\n");
       for (const auto& u : r.untouched)
-        out += fmt::format("| {} | {} | {} |\n", code_cell(u.label), u.runs, text(u.tag_change));
-      out += "\n";
+        out(fmt::format("| {} | {} | {} |\n", code_cell(u.label), u.runs, text(u.tag_change)));
+      out("\n");
     }
   }
-  out +=
-      "<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
-      "without GPU code | GPU code without annotation | unknown |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  out("<details><summary>By package</summary>\n\n| package | tests | GPU-annotated | reach GPU code | GPU "
+      "without GPU code | GPU code without annotation | unknown |\n|---|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& p : r.audit.packages)
-    out +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code_cell(p.package), p.tests, p.gpu_annotated,
-                    p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation, p.unknown);
-  return out + "\n</details>\n";
+    out(fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code_cell(p.package), p.tests, p.gpu_annotated,
+                    p.reach_gpu_code, p.gpu_without_gpu_code, p.gpu_code_without_annotation, p.unknown));
+  out("\n</details>\n");
 }
 
 /// The report as JSON, written entry by entry (a graph of 150,000 tests, each unknown, made a
@@ -353,13 +346,12 @@ void run(const AuditArgs& args, int& status) {
   }
   Report report{result, measured, untouched, !args.fleet.empty(), !args.history.empty()};
   std::string format = args.json ? "json" : args.format;
-  if (format == "json") {
-    Output output(args.output);
+  Output output(args.output);
+  if (format == "json")
     write_json(report, output);
-    output.commit();
-  } else {
-    write_output(args.output, format == "markdown" ? render_markdown(report) : render_text(report));
-  }
+  else
+    (format == "markdown" ? write_markdown : write_text)(report, output.sink());
+  output.commit();
   std::cerr << "gpuplan: " << summary_line(report) << '\n';
   status = exit_ok;
 }
