@@ -92,6 +92,14 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
       "# Made by gpuplan export slurm: submits one job per node and prints \"NODE JOBID\" for each.\n"
       "set -eu\n"
       "cd \"$(dirname \"$0\")\"\n";
+  if (options.claims)
+    submit += fmt::format(
+        "# The jobs of one submission share a claims directory of their own, {0}/SUBMISSION (SUBMISSION:\n"
+        "# this script's argument, such as the CI run's ID, else the time and this shell's PID): in\n"
+        "# one an earlier submission used, the units it ran would not run again.\n"
+        "submission=${{1:-$(date -u +%Y%m%dT%H%M%SZ)-$$}}\n"
+        "echo \"submit.sh: the jobs share the claims directory {0}/$submission\" >&2\n",
+        shell_quote(*options.claims));
   for (const auto& [node, job] : node_jobs(plan, fleet)) {
     check_node_name(node);
     std::string script = fmt::format(
@@ -113,7 +121,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
                           shell_quote(options.plan_path), shell_quote(node));
     if (options.command) script += " --command " + shell_quote(*options.command);
     if (options.results) script += " --results " + shell_quote(*options.results);
-    if (options.claims) script += " --claims " + shell_quote(*options.claims);
+    if (options.claims) script += " --claims " + shell_quote(*options.claims) + "/\"${1:-}\"";  // submit.sh's
     if (options.lease_s) script += fmt::format(" --lease {}", *options.lease_s);
     if (options.fleet) script += " --fleet " + shell_quote(*options.fleet);
     if (!options.bazel_args.empty()) script += " --";
@@ -122,10 +130,10 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     // A failed sbatch inside printf's arguments would not stop `set -e`: the node's units would
     // never run and the script would exit 0.
     submit += fmt::format(
-        "job=$(sbatch --parsable {0}.sbatch) || {{ echo \"submit.sh: sbatch {0}.sbatch failed; the jobs "
+        "job=$(sbatch --parsable {0}.sbatch{1}) || {{ echo \"submit.sh: sbatch {0}.sbatch failed; the jobs "
         "printed above were submitted\" >&2; exit 1; }}\n"
         "printf '%s %s\\n' {0} \"$job\"\n",
-        node);
+        node, options.claims ? " \"$submission\"" : "");
   }
   files["submit.sh"] = submit;
   return files;

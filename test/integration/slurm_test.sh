@@ -62,14 +62,19 @@ status=0
   "$SCRATCH/fleet.err" && [ ! -e "$SCRATCH/no-jobs" ] ||
   fail "export slurm with another fleet: exit $status, $(cat "$SCRATCH/fleet.err"), output left: $(ls "$SCRATCH/no-jobs" 2>&1)"
 
-"$OUT/submit.sh" >"$SCRATCH/jobs" || fail "submit.sh failed"
-[ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
-jobs=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1 | paste -sd,)
-for _ in $(seq 600); do
-  [ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] && break
-  sleep 0.1
-done
-[ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] || fail "the jobs did not finish within 60 s"
+submit() {  # submit DIR [ARGS...]: runs DIR/submit.sh, waits for its jobs to end
+  local dir=$1; shift
+  "$dir/submit.sh" "$@" >"$SCRATCH/jobs" || fail "submit.sh failed"
+  [ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
+  local jobs
+  jobs=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1 | paste -sd,)
+  for _ in $(seq 600); do
+    [ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] && break
+    sleep 0.1
+  done
+  [ -z "$(squeue -h -j "$jobs" 2>/dev/null)" ] || fail "the jobs did not finish within 60 s"
+}
+submit "$OUT"
 
 /usr/bin/python3 - "$PLAN" "$LOG" "$RESULTS" <<'PY' || { tail -n +1 "$OUT"/*.out; fail "the jobs did not run the plan"; }
 import csv, json, sys
@@ -103,4 +108,20 @@ for i, a in enumerate(rows):
             f"{a} and {b} overlapped on a GPU"
 PY
 [ ! -e "$SCRATCH/pwned" ] || fail "a label or path was run as a command"
+
+# Dynamic execution: the jobs of one submission share a claims directory of their own, so the
+# same scripts submitted again run every unit again (in the directory an earlier submission
+# left, they ran nothing and passed).
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/claims-jobs" --partition debug --gpuplan "$GPUPLAN" \
+  --claims "$SCRATCH/claims" --command "echo {unit} >> '$SCRATCH/claims.log'" >/dev/null || fail "export slurm --claims failed"
+submit "$SCRATCH/claims-jobs"
+submit "$SCRATCH/claims-jobs" ci-run-2
+[ "$(ls "$SCRATCH/claims" | wc -l)" = 2 ] && [ -e "$SCRATCH/claims/ci-run-2/plan.stamp" ] ||
+  fail "two submissions did not get two claims directories: $(ls "$SCRATCH/claims")"
+/usr/bin/python3 - "$PLAN" "$SCRATCH/claims.log" <<'PY' || { tail -n +1 "$SCRATCH"/claims-jobs/*.out; fail "a submission did not run every unit once"; }
+import collections, json, sys
+planned = {a["unit"] for a in json.load(open(sys.argv[1]))["assignments"]}
+ran = collections.Counter(line.rstrip("\n") for line in open(sys.argv[2]))
+assert set(ran) == planned and set(ran.values()) == {2}, ran
+PY
 echo PASS

@@ -125,10 +125,14 @@ TEST_CASE("with a claims directory every job runs gpuplan exec dynamically, shar
   o.claims = "/shared/claims dir";
   o.lease_s = 30;
   o.fleet = "/shared/fleet.yaml";
-  for (const auto& [name, script] : slurm_scripts(plan_on({{"a", 60}, {"b", 60}}), o))
+  auto files = slurm_scripts(plan_on({{"a", 60}, {"b", 60}}), o);
+  for (const auto& [name, script] : files)
     if (name != "submit.sh")
-      CHECK_THAT(script,
-                 Catch::EndsWith(" --claims '/shared/claims dir' --lease 30 --fleet /shared/fleet.yaml\n"));
+      CHECK_THAT(script, Catch::EndsWith(" --claims '/shared/claims dir'/\"${1:-}\" --lease 30 --fleet "
+                                         "/shared/fleet.yaml\n"));
+  // Each submission gets a directory of its own: one an earlier submission left would run nothing.
+  CHECK_THAT(files.at("submit.sh"), Catch::Contains("\nsubmission=${1:-$(date -u +%Y%m%dT%H%M%SZ)-$$}\n") &&
+                                        Catch::Contains("job=$(sbatch --parsable a.sbatch \"$submission\")"));
 }
 
 TEST_CASE("a node name Slurm cannot take, or an option that would break a line, is refused") {
