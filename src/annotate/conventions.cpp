@@ -32,6 +32,27 @@ Reading gpu_count(std::string_view text, Claim c = {}) {
   return claim(std::move(c));
 }
 
+/// Bazel's resources:gpu:N, whose N is a float (`resources:<name>:<float>`): "1.0" is 1 GPU, and a
+/// share of a GPU ("0.5") is a whole one, noted (gpuplan hands out whole GPUs): a GPU test either
+/// way, where "0.5" made it a CPU test with a warning.
+Reading bazel_gpu_amount(std::string_view text) {
+  auto point = text.find('.');
+  if (point == std::string_view::npos) return gpu_count(text);
+  auto whole = text.substr(0, point), fraction = text.substr(point + 1);
+  auto digits = [](std::string_view s) {
+    return s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (fraction.empty() || !digits(whole) || !digits(fraction) || whole.size() > 4)
+    return gpu_count(whole.size() > 4 && digits(whole) ? whole : text);  // its message
+  int count = 0;
+  std::from_chars(whole.data(), whole.data() + whole.size(), count);
+  if (fraction.find_first_not_of('0') == std::string_view::npos) return gpu_count(std::to_string(count));
+  auto reading = gpu_count(std::to_string(count + 1));  // a share of a GPU more: a whole one
+  if (reading.claim)
+    reading.caveat = fmt::format("asks for {} GPUs: gpuplan hands out whole GPUs, so {}", text, count + 1);
+  return reading;
+}
+
 Reading vendor_gpu(std::string_view vendor) {
   return claim(Claim{.gpu = true, .vendor = std::string(vendor)});
 }
@@ -217,7 +238,7 @@ const std::vector<Row>& tag_rows() {
       {"gpu", "gpu-required", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"resources:gpu", "resources:gpu:", Match::prefix,
-       [](std::string_view rest, const Rules&) { return gpu_count(rest); }},
+       [](std::string_view rest, const Rules&) { return bazel_gpu_amount(rest); }},
       {"resources:gpu", "resources:gpu", Match::exact,
        [](std::string_view, const Rules&) {
          return malformed("the GPU count is missing (write resources:gpu:N)");
@@ -327,7 +348,7 @@ struct PropertyRow {
 
 const std::vector<PropertyRow>& property_rows() {
   static const std::vector<PropertyRow> rows = {
-      {"resources:gpu", "resources:gpu", [](std::string_view value) { return gpu_count(value); }},
+      {"resources:gpu", "resources:gpu", [](std::string_view value) { return bazel_gpu_amount(value); }},
       {"exec-gpu-count", "gpu",
        [](std::string_view value) {
          return is_truthy(value) && !value.empty() ? claim(Claim{.gpu = true}) : gpu_count(value);

@@ -199,6 +199,29 @@ TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and 
   REQUIRE(c.tests.at(0).annotations.at(0).meaning.starts_with("ignored: a GPU count must be at least 1"));
 }
 
+TEST_CASE("Bazel's resources:gpu takes a float: 2.0 is two GPUs, a share of one is a whole one") {
+  auto c = classify_tags({"resources:gpu:2.0"}, true);
+  REQUIRE(c.tests.at(0).requirement->gpus.value == 2);
+  REQUIRE(c.diagnostics.empty());
+  // A share made it a CPU test with a warning ("0.5" is not a GPU count): never the CPU bucket.
+  for (auto [amount, gpus] : {std::pair{"0.5", 1}, {".25", 1}, {"1.5", 2}}) {
+    c = classify_tags({fmt::format("resources:gpu:{}", amount)}, true);
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    REQUIRE(c.tests.at(0).requirement->gpus.value == gpus);
+    REQUIRE(c.diagnostics.at(0).severity == Severity::note);
+    REQUIRE_THAT(
+        c.diagnostics.at(0).message,
+        Catch::Contains(fmt::format("asks for {} GPUs: gpuplan hands out whole GPUs, so {}", amount, gpus)));
+  }
+  c = classify_one(make_target("//t:t", {}, {{"resources:gpu", "0.5"}}));
+  REQUIRE(c.tests.at(0).requirement->gpus.value == 1);
+  for (std::string bad : {"0.0", "1.", "1.5x", "99999.5", "-0.5"}) {
+    c = classify_tags({"resources:gpu:" + bad});
+    REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+    REQUIRE(c.diagnostics.at(0).severity == Severity::warning);
+  }
+}
+
 TEST_CASE("a malformed exec_property is named with its key and value") {
   auto c = classify_one(make_target("//t:t", {}, {{"resources:gpu", "lots"}}));
   REQUIRE(c.diagnostics.at(0).source == "exec_properties resources:gpu=lots");
