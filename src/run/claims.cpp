@@ -116,8 +116,9 @@ bool Claims::link_new(const std::string& target, const std::string& text) {
 void Claims::belong_to(const std::string& stamp, const std::string& plan) {
   const auto record = dir_ + "/plan.stamp";
   const auto text = fmt::format("{}\n{}\n", stamp, plan);
-  if (link_new(record, text)) return;
-  auto recorded = read_claim_file(record).value_or("");
+  auto read = read_claim_file(record);  // every launch of run-under asks: a read, mostly
+  if (!read && link_new(record, text)) return;
+  auto recorded = read ? *read : read_claim_file(record).value_or("");
   auto recorded_stamp = std::string_view(recorded).substr(0, recorded.find('\n'));
   if (recorded_stamp == stamp) return;
   auto rest = std::string_view(recorded).substr(std::min(recorded.size(), recorded_stamp.size() + 1));
