@@ -62,6 +62,13 @@ int open_own(const std::string& dir, const std::string& path, int flags) {
   return *fd;
 }
 
+/// This process's PID namespace ("pid:[4026531836]"): a PID means a process only inside it.
+std::string pid_namespace() {
+  char target[64] = {};
+  auto n = ::readlink("/proc/self/ns/pid", target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "unknown";
+}
+
 /// The highest N for which `base`.N exists; -1 when none does.
 int highest(const std::string& base) {
   int n = -1;
@@ -197,16 +204,19 @@ std::string Claims::holder(const std::string& unit) const {
 void Claims::hold_node() {
   const auto base = fmt::format("{}/node-{}", dir_, hashed(node_));
   const auto host = host_name();
+  const auto pids = pid_namespace();
   while (true) {
     int n = highest(base);
     if (n >= 0) {
       auto current = fmt::format("{}.{}", base, n);
       struct stat info {};
-      std::string holder_node, holder_host;
+      std::string holder_node, holder_host, holder_pids;
       long holder_pid = 0;
       if (auto text = read_claim_file(current))
-        std::istringstream(*text) >> holder_node >> holder_host >> holder_pid;
-      const bool gone = holder_host == host && holder_pid > 0 &&
+        std::istringstream(*text) >> holder_node >> holder_host >> holder_pid >> holder_pids;
+      // Gone only where its PID means the same process: a container of the host's network (one
+      // host name) has PIDs of its own, and a live exec there looked gone.
+      const bool gone = holder_host == host && holder_pids == pids && holder_pid > 0 &&
                         ::kill(static_cast<pid_t>(holder_pid), 0) != 0 && errno == ESRCH;
       if (::lstat(current.c_str(), &info) == 0 && fs_now() - mtime(info) <= lease_s_ && !gone)
         throw InputError(
@@ -218,7 +228,7 @@ void Claims::hold_node() {
                 node_, holder_pid, holder_host, current, lease_s_));
     }
     auto next = fmt::format("{}.{}", base, n + 1);
-    if (link_new(next, fmt::format("{} {} {}\n", node_, host, ::getpid()))) {
+    if (link_new(next, fmt::format("{} {} {} {}\n", node_, host, ::getpid(), pids))) {
       node_hold_ = next;
       return;
     }

@@ -18,7 +18,8 @@
 // done and not run.
 //
 // An `exec` also holds its node's name (hold_node()): DIR/node-H.0, .1, ... (H: a hash of the
-// name), linked and renewed as a claim is, holding "NODE HOST PID". A second exec of the same
+// name), linked and renewed as a claim is, holding "NODE HOST PID PIDNS" (PIDNS: the PID namespace,
+// in which alone PID names the process). A second exec of the same
 // node finds a fresh one and is refused: it would hand out the same GPUs again.
 #include <map>
 #include <optional>
@@ -70,7 +71,7 @@ class Claims {
   void launched(const std::string& unit);
   /// Makes this process the one live holder of its node's name in the directory, renewed by
   /// renew() and given up when this object goes. Takes over a hold older than the lease, or
-  /// one of a process of this host that is gone. Throws InputError, naming the node, the
+  /// one of a process of this host and PID namespace that is gone. Throws InputError, naming the node, the
   /// directory and the other holder, when another process holds it.
   void hold_node();
 

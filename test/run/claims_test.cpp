@@ -1,11 +1,17 @@
 #include "run/claims.hpp"
 
+#include <fmt/format.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <thread>
+
+#include "run/os.hpp"
+#include "util/text.hpp"
 
 using namespace gpuplan;
 using State = os::Claims::State;
@@ -88,6 +94,28 @@ TEST_CASE("a node live in the claims directory cannot be held by a second exec o
                                               Catch::Contains(dir) &&
                                               Catch::Contains("process " + std::to_string(::getpid())));
   other.hold_node();  // another node's name is its own
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a node's hold of a gone process is taken over only within one PID namespace") {
+  auto dir = claims_dir("node-pidns");
+  std::filesystem::create_directories(dir);
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // a PID no process has now
+  char own[64] = {};
+  REQUIRE(::readlink("/proc/self/ns/pid", own, sizeof own - 1) > 0);
+  auto hold = fmt::format("{}/node-{:016x}.0", dir, util::fnv1a("n1"));
+  auto write_hold = [&](const std::string& pids) {
+    std::filesystem::remove(hold);
+    std::ofstream(hold) << fmt::format("n1 {} {} {}\n", os::host_name(), child, pids);
+  };
+  write_hold("pid:[1]");  // a container sharing the host's name: its PID names another process
+  os::Claims other_namespace(dir, "n1", 60);
+  REQUIRE_THROWS_WITH(other_namespace.hold_node(), Catch::Contains("node n1 is already live"));
+  write_hold(own);  // this namespace's: the exec is gone, a restart takes over at once
+  os::Claims restarted(dir, "n1", 60);
+  restarted.hold_node();
   std::filesystem::remove_all(dir);
 }
 
