@@ -95,7 +95,7 @@ class Sharing {
   /// `machine`: this machine as NVML sees it (nullptr without NVML).
   Sharing(const ExecOptions& o, const Plan& plan, const Node* here, const Machine* machine)
       : claims_(o.claims, o.node, o.lease_s), node_name_(o.node), policy_(plan.policy) {
-    if (auto stamp = plan_file_stamp(o.plan); !stamp.empty()) claims_.belong_to(stamp, o.plan);
+    belong_to_plan(claims_, o.plan, o.lease_s, "exec");
     claims_.hold_node();  // one exec a node: a second would hand out its GPUs again
     if (o.static_only) return;
     here_ = here;
@@ -640,8 +640,8 @@ int run_exec(const ExecOptions& o) {
   }
   if (sharing) {
     hooks.tick = [&] { sharing->claims().renew(); };
-    hooks.tick_s = o.lease_s / 4;
-    hooks.retry_s = std::max(0.2, o.lease_s / 8);
+    hooks.tick_s = sharing->claims().lease_s() / 4;
+    hooks.retry_s = std::max(0.2, sharing->claims().lease_s() / 8);
   }
   hooks.release = [&](const UnitRun& u) { held.give_back(u.holds_node ? node_gpus : u.assignment.gpus); };
   std::map<std::string, double> start_epochs;  ///< by unit id: when it started, for its record

@@ -177,8 +177,8 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
 /// Renews this process's claims every quarter lease while it lives (the test runs).
 class LeaseRenewal {
  public:
-  LeaseRenewal(os::Claims& claims, double lease_s)
-      : thread_([this, &claims, lease_s] {
+  explicit LeaseRenewal(os::Claims& claims)
+      : thread_([this, &claims, lease_s = claims.lease_s()] {
           std::unique_lock lock(mutex_);
           while (!stop_.wait_for(lock, std::chrono::duration<double>(lease_s / 4), [this] { return done_; }))
             claims.renew();
@@ -255,7 +255,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
       int status = 0;
       {
-        LeaseRenewal renewing(claims, o.lease_s);
+        LeaseRenewal renewing(claims);
         status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
       }
       claims.done(id, status);
@@ -287,7 +287,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
           planned.node, node, gpu_list(*chosen));
       int status = 0;
       {
-        LeaseRenewal renewing(claims, o.lease_s);
+        LeaseRenewal renewing(claims);
         status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
       }
       claims.done(id, status);
@@ -298,7 +298,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
                                claims.holder(id));
       told_waiting = true;
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(o.lease_s / 8, 0.05, 5.0)));
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(claims.lease_s() / 8, 0.05, 5.0)));
   }
 }
 
@@ -345,7 +345,7 @@ std::optional<int> run_launch(const RunUnderOptions& o, const Plan& plan, const 
                               const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
                               const Assignment& planned) {
   os::Claims claims(o.claims, node, o.lease_s);
-  if (auto stamp = plan_file_stamp(o.plan); !stamp.empty()) claims.belong_to(stamp, o.plan);
+  belong_to_plan(claims, o.plan, o.lease_s, "run-under");
   std::string run = planned.unit.id;
   if (const char* seed = std::getenv("TEST_RANDOM_SEED"); seed && *seed && std::string_view(seed) != "1")
     run += fmt::format("#run-{}", util::excerpt(seed, 20));

@@ -188,12 +188,29 @@ Plan read_plan_indexed(const std::string& path, const std::string& spare_dir) {
   return read_indexing(plan_fd.fd, *identity, path, spare_dir, true);
 }
 
+namespace {
+
+/// "4213 bytes, ends 0123456789abcdef"; empty for standard input and what cannot be read (whose
+/// reading says why).
 std::string plan_file_stamp(const std::string& path) {
   if (path.empty() || path == "-") return {};
   Fd plan_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   auto identity = plan_fd.fd < 0 ? std::nullopt : identity_of(plan_fd.fd);
   return identity ? fmt::format("{} bytes, ends {:016x}", identity->size, identity->fingerprint)
                   : std::string();
+}
+
+}  // namespace
+
+void belong_to_plan(os::Claims& claims, const std::string& path, double lease_s, std::string_view command) {
+  auto stamp = plan_file_stamp(path);
+  if (stamp.empty()) return;
+  if (auto lease = claims.belong_to(stamp, path))
+    std::cerr << fmt::format(
+        "gpuplan {}: warning: --lease {} is not the {} s of the claims directory's first node (its "
+        "plan.stamp): "
+        "using {} s, as every node must (a node with a shorter lease takes the others' live units)\n",
+        command, lease_s, *lease, *lease);
 }
 
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,

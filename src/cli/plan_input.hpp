@@ -10,6 +10,7 @@
 #include "gpuplan/plan.hpp"
 #include "gpuplan/rules.hpp"
 #include "plan/plan_index.hpp"
+#include "run/claims.hpp"
 
 namespace gpuplan::cli {
 
@@ -40,10 +41,11 @@ Plan read_plan_indexed(const std::string& path, const std::string& spare_dir);
 Plan read_plan_for_launch(const std::string& path, std::string_view node, std::string_view label,
                           const std::string& spare_dir);
 
-/// What tells the plan file at `path` from another plan, as its index does: its size and a
-/// fingerprint of its first and last 4 KiB ("4213 bytes, ends 0123456789abcdef"). Empty for
-/// standard input and for what cannot be read (whose reading says why).
-std::string plan_file_stamp(const std::string& path);
+/// Makes `claims` those of the plan at `path`, told from others as its index does, by its size
+/// and a fingerprint of its first and last 4 KiB (nothing for standard input): throws
+/// InputError when its directory holds another plan's, and warns, naming `command`, when this
+/// node's --lease is not the directory's, which it then uses.
+void belong_to_plan(os::Claims& claims, const std::string& path, double lease_s, std::string_view command);
 
 /// `rules` with the pack knobs `plan` was made with, where it says (vram_headroom,
 /// max_tests_per_gpu): what verify and simulate check a plan against when given no rules file.

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "run/os.hpp"
@@ -120,16 +122,26 @@ bool Claims::link_new(const std::string& target, const std::string& text) {
   return ok;
 }
 
-void Claims::belong_to(const std::string& stamp, const std::string& plan) {
+std::optional<double> Claims::belong_to(const std::string& stamp, const std::string& plan) {
   const auto record = dir_ + "/plan.stamp";
-  const auto text = fmt::format("{}\n{}\n", stamp, plan);
+  const auto text = fmt::format("{}\n{}\n{}\n", stamp, plan, lease_s_);
   auto read = read_claim_file(record);  // every launch of run-under asks: a read, mostly
-  if (!read && link_new(record, text)) return;
+  if (!read && link_new(record, text)) return std::nullopt;
   auto recorded = read ? *read : read_claim_file(record).value_or("");
-  auto recorded_stamp = std::string_view(recorded).substr(0, recorded.find('\n'));
-  if (recorded_stamp == stamp) return;
-  auto rest = std::string_view(recorded).substr(std::min(recorded.size(), recorded_stamp.size() + 1));
-  auto recorded_plan = rest.substr(0, rest.find('\n'));
+  std::vector<std::string_view> lines;  // stamp, plan, lease (none before the lease was recorded)
+  for (std::string_view rest = recorded; !rest.empty() && lines.size() < 3;) {
+    lines.push_back(rest.substr(0, rest.find('\n')));
+    rest.remove_prefix(std::min(rest.size(), lines.back().size() + 1));
+  }
+  lines.resize(3);
+  auto [recorded_stamp, recorded_plan, recorded_lease] = std::tuple(lines[0], lines[1], lines[2]);
+  if (recorded_stamp == stamp) {
+    // A node judging with a shorter lease than another renews with took that node's live units.
+    double lease = std::strtod(std::string(recorded_lease).c_str(), nullptr);
+    if (!(lease > 0) || lease == lease_s_) return std::nullopt;
+    lease_s_ = lease;
+    return lease;
+  }
   throw InputError(
       Position{dir_},
       fmt::format("this claims directory holds the claims of another plan ({}, {}; this run's plan: {}, {}): "

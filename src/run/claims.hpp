@@ -37,7 +37,11 @@ class Claims {
   /// `plan` in messages: the first call in a directory records it in DIR/plan.stamp. Throws InputError,
   /// naming both plans and the directory, when the directory holds another plan's claims: a unit
   /// of the same id marked done there would not run now, and the run would pass without it.
-  void belong_to(const std::string& stamp, const std::string& plan);
+  /// The directory also keeps the first caller's lease, which every node must judge and renew
+  /// by: when this one's differs, it is set to the directory's, which is returned (else nullopt).
+  std::optional<double> belong_to(const std::string& stamp, const std::string& plan);
+  /// The lease this node judges others' claims by and renews its own within.
+  double lease_s() const { return lease_s_; }
 
   /// What another node's hold on a unit looks like from here.
   enum class State { free, ours, held, expired, done };

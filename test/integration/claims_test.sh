@@ -88,6 +88,12 @@ status=0
 [ "$status" = 2 ] && grep -q "holds the claims of another plan ($SCRATCH/plan.json" "$SCRATCH/other-plan.err" ||
   fail "another plan's claims directory: exit $status, $(cat "$SCRATCH/other-plan.err")"
 [ "$(wc -l <"$LOG")" = "$lines" ] || fail "a unit ran with another plan's claims directory"
+# The same plan with another --lease: it judges and renews by the directory's (a node whose lease
+# was shorter than another's renewal took that node's running units).
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims1" --lease 30 \
+  --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >/dev/null 2>"$SCRATCH/lease.err" || true
+grep -q "warning: --lease 30 is not the 10 s of the claims directory's first node" "$SCRATCH/lease.err" ||
+  fail "no word of another --lease: $(cat "$SCRATCH/lease.err")"
 
 # 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on
 # beside the retry), and the units it held are run by the others after its lease expired.

@@ -78,7 +78,11 @@ TEST_CASE("a claims directory of one plan refuses another plan, whose done units
   os::Claims first(dir, "n1", 60), again(dir, "n2", 60), other(dir, "n1", 60);
   first.belong_to("100 bytes, ends 00000000000000aa", "/shared/a.json");
   first.done("//t:x");
-  again.belong_to("100 bytes, ends 00000000000000aa", "/copy/a.json");  // the same plan, copied
+  // The same plan, copied; judged and renewed by the first node's lease, whatever this one's.
+  os::Claims shorter(dir, "n3", 10);
+  REQUIRE(shorter.belong_to("100 bytes, ends 00000000000000aa", "/copy/a.json") == 60);
+  REQUIRE(shorter.lease_s() == 60);
+  REQUIRE_FALSE(again.belong_to("100 bytes, ends 00000000000000aa", "/copy/a.json"));
   REQUIRE_THROWS_WITH(other.belong_to("120 bytes, ends 00000000000000bb", "b.json"),
                       Catch::Contains("holds the claims of another plan (/shared/a.json, 100 bytes") &&
                           Catch::Contains("this run's plan: b.json, 120 bytes") && Catch::Contains(dir) &&
