@@ -140,6 +140,10 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
   }
 }
 
+/// Why this machine cannot run `assignment` on its GPUs: they are missing, outside the launcher's
+/// allocation, or short of what the unit needs (by NVML); empty when it can.
+std::string why_not_here(const Assignment& assignment, Nvml* nvml);
+
 /// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so.
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
              std::vector<os::GpuLocks> held);
@@ -270,18 +274,23 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       } else {
         chosen = gpus_here(planned, *fleet_node, gpus);
       }
-      if (!chosen || !claims.claim(id)) {
-        if (!chosen) return std::nullopt;
-        continue;
+      if (!chosen) return std::nullopt;
+      Assignment assignment = planned;
+      assignment.node = node;
+      assignment.gpus = *chosen;
+      // What this machine cannot give it, known before it is claimed: claimed and refused here, it
+      // was marked done (exit 2), and the node it was planned on failed it too without running it.
+      if (auto why = why_not_here(assignment, open_nvml().get()); !why.empty()) {
+        std::cerr << fmt::format("gpuplan run-under: {} is planned on {}; {} cannot take it: {}\n", id,
+                                 planned.node, node, why);
+        return std::nullopt;
       }
+      if (!claims.claim(id)) continue;
       std::vector<os::GpuLocks> held;
       for (size_t i = 0; i < gpus.size(); ++i)
         if (std::find(chosen->begin(), chosen->end(), gpus[i]) != chosen->end())
           held.push_back(std::move(locks[i]));
       locks.clear();
-      Assignment assignment = planned;
-      assignment.node = node;
-      assignment.gpus = *chosen;
       std::cerr << fmt::format(
           "gpuplan run-under: {} is planned on {}; {} takes it (dynamic execution), GPUs {}\n", id,
           planned.node, node, gpu_list(*chosen));
@@ -465,19 +474,23 @@ int run_under(const RunUnderOptions& o) {
   return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
 }
 
+std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
+  auto missing = missing_gpus(assignment.gpus, nvml);
+  if (missing.empty())
+    missing = outside_allocation(assignment.gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
+                                 std::getenv("ROCR_VISIBLE_DEVICES"));
+  if (auto machine = describe_machine(nvml); missing.empty() && machine)
+    missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
+  return missing;
+}
+
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
              std::vector<os::GpuLocks> held) {
   const auto& target = assignment.unit.label;
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
   auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
-  auto missing = missing_gpus(assignment.gpus, nvml.get());
-  if (missing.empty())
-    missing = outside_allocation(assignment.gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
-                                 std::getenv("ROCR_VISIBLE_DEVICES"));
-  if (auto machine = describe_machine(nvml.get()); missing.empty() && machine)
-    missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
-  if (!missing.empty()) {
+  if (auto missing = why_not_here(assignment, nvml.get()); !missing.empty()) {
     auto what = fmt::format("{} on node {}: {} (plan {})", target, std::string(node), missing, o.plan);
     if (!o.warn_missing_gpus) {
       std::cerr << fmt::format("gpuplan run-under: refusing to run {}. --missing-gpus=warn runs it anyway.\n",

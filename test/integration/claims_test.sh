@@ -206,7 +206,14 @@ wait
 grep -q "waiting for it to end" "$SCRATCH/u3.err" || fail "n1 did not wait: $(cat "$SCRATCH/u3.err")"
 status=0; under n2 //t:n0_1 0 2>"$SCRATCH/u2.err" || status=$?
 [ "$status" = 2 ] && grep -q "without --fleet" "$SCRATCH/u2.err" || fail "n2 without --fleet: exit $status $(cat "$SCRATCH/u2.err")"
-for label in //t:n0_0 //t:n0_2 //t:n0_3; do
+# A test planned elsewhere is checked against this machine before it is claimed: n1, whose GPUs
+# are in MIG mode, leaves //t:n0_5 to n0 (before, it claimed it and was refused, and n0 then
+# failed it too, without running it).
+status=0; GPUPLAN_FAKE_NVML_MIG=0,1 under n1 //t:n0_5 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/mig.err" || status=$?
+[ "$status" = 2 ] && grep -q "n1 cannot take it: .*MIG mode" "$SCRATCH/mig.err" ||
+  fail "n1 took a test its machine cannot run: exit $status $(cat "$SCRATCH/mig.err")"
+under n0 //t:n0_5 0 2>"$SCRATCH/mig0.err" || fail "n0 did not run //t:n0_5 after n1 left it: $(cat "$SCRATCH/mig0.err")"
+for label in //t:n0_0 //t:n0_2 //t:n0_3 //t:n0_5; do
   [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
 done
 awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"
