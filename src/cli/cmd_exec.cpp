@@ -457,7 +457,7 @@ long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os
 
 /// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
 /// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
-std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
+std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vector<UnitRun>& runs,
                          const std::map<std::string, os::Claims::Ran>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
                          int stop_signal) {
@@ -471,6 +471,11 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
   for (auto outcome : {Outcome::passed, Outcome::failed, Outcome::timed_out, Outcome::stopped,
                        Outcome::not_run, Outcome::elsewhere})
     totals[key(outcome)] = 0;
+  std::map<std::string, std::string> taken_from;  // unit id → its planned node, for those taken here
+  for (const auto& u : runs)
+    if (!u.planned_here) taken_from[u.assignment.unit.id];
+  for (const auto& a : plan.assignments)
+    if (auto it = taken_from.find(a.unit.id); it != taken_from.end()) it->second = a.node.str();
   double busy_s = 0;
   for (const auto& u : runs) {
     const auto& a = u.assignment;
@@ -479,7 +484,7 @@ std::string exec_summary(const ExecOptions& o, const std::vector<UnitRun>& runs,
     j["label"] = a.unit.label;
     auto elsewhere = ran_on.find(a.unit.id);
     j["node"] = elsewhere == ran_on.end() ? o.node : elsewhere->second.node;
-    j["planned_node"] = a.node.str();
+    j["planned_node"] = u.planned_here ? a.node.str() : taken_from[a.unit.id];  // `a` says where it ran
     j["gpus"] = a.gpus;
     j["planned_start_s"] = a.start_s;
     j["planned_duration_s"] = a.end_s - a.start_s;
@@ -715,7 +720,7 @@ int run_exec(const ExecOptions& o) {
     return results_junit(ran);
   });
   write_at_end(o.json, [&] {
-    return exec_summary(o, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
+    return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
                         runner.stop_signal());
   });
   bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {

@@ -76,6 +76,13 @@ assert len([u for u in units if u["unit"].startswith("//t:n0_")]) == 6, units
 for u in units:
     assert u["node"] == ran_on[u["unit"]], (u, ran_on[u["unit"]])
 PY
+/usr/bin/python3 - "$SCRATCH/plan.json" "$SCRATCH"/n[12].json <<'PY' || fail "a node's --json misnames the planned node of a unit it took"
+import json, sys
+planned = {a["unit"]: a["node"] for a in json.load(open(sys.argv[1]))["assignments"]}
+for path in sys.argv[2:]:
+    for u in json.load(open(path))["units"]:
+        assert u["planned_node"] == planned[u["unit"]], (path, u)
+PY
 [ "$(wc -l <"$SCRATCH/results.csv")" = 19 ] || fail "expected 18 results records and a header"
 
 # 1a. A plan made again, handed run 1's claims directory: refused (exit 2), nothing run. Its units
