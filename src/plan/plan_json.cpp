@@ -20,6 +20,7 @@
 #include "gpuplan/rules.hpp"
 #include "plan/json_parts.hpp"
 #include "plan/plan_index.hpp"
+#include "util/fingerprint.hpp"
 #include "util/json_writer.hpp"
 #include "util/text.hpp"
 
@@ -175,7 +176,9 @@ void prefetch(const Assignment& a) {
   if (a.env && !a.env->empty()) __builtin_prefetch(&*a.env->begin());
 }
 
-void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
+/// `written`: of what `out` has written, for the plan's last field.
+void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records,
+                   const util::Fingerprint& written) {
   RecordWriter record(out, records);
   if (records) {  // exactly the records to come: grown by doubling, they held up to twice that
     auto reserve = [&](PlanSection section, std::size_t count) {
@@ -261,6 +264,8 @@ void plan_document(JsonWriter& out, const Plan& plan, PlanRecords* records) {
   out.end_array();
   out.key("diagnostics");
   write_diagnostics(out, plan.diagnostics);
+  out.flush();  // last, so that the file's last 4 KiB, which tell plans apart, hold it
+  out.key("content_fingerprint").value(fmt::format("{:016x}", written.value()));
   out.end_object();
 }
 
@@ -506,8 +511,12 @@ ordered_json requirements_to_json(const Requirement& r) {
 namespace {
 
 void write_plan(const Plan& plan, const std::function<void(std::string_view)>& write, PlanRecords* records) {
-  JsonWriter out(write);
-  plan_document(out, plan, records);
+  util::Fingerprint written;
+  JsonWriter out([&](std::string_view piece) {
+    written.add(piece);
+    write(piece);
+  });
+  plan_document(out, plan, records, written);
   out.raw("\n");
   out.flush();
 }
@@ -856,7 +865,9 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
     std::string_view found = e.what();
     auto dash = found.find(" - ");
     found = dash == std::string_view::npos ? std::string_view() : found.substr(dash + 3);
-    const bool cut_short = found.find("end of input") != std::string_view::npos;
+    // nlohmann says "missing closing quote" only of a string the input ends in.
+    const bool cut_short = found.find("end of input") != std::string_view::npos ||
+                           found.find("missing closing quote") != std::string_view::npos;
     if (e.byte <= 1 && cut_short)
       fail_at(0, "the file is empty; a plan is the JSON object `gpuplan plan` writes");
     if (e.byte <= 1 && found.find("'<U+001F>'") != std::string_view::npos)  // gzip's first byte

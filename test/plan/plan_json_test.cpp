@@ -125,6 +125,27 @@ TEST_CASE("the streamed plan is byte for byte the plan JSON gpuplan wrote before
   CHECK(to_json(rich_plan()).dump(2) + "\n" == expected);
 }
 
+TEST_CASE("a plan's last 4 KiB tell it from another of the same size: its content fingerprint") {
+  // A claims directory knows its plan by size and ends; a plan made again with one label of the
+  // same length changed in its middle passed for the plan whose units were marked done there.
+  auto written = [](const Plan& plan) {
+    std::string text;
+    write_plan_json(plan, [&](std::string_view piece) { text += piece; });
+    return text;
+  };
+  Plan plan = sample_plan();
+  plan.assignments.resize(200, plan.assignments.front());
+  auto before = written(plan);
+  plan.assignments[100].unit.label = "//ml:trane";
+  auto after = written(plan);
+  REQUIRE(before.size() == after.size());
+  REQUIRE(before.substr(0, 4096) == after.substr(0, 4096));
+  REQUIRE_THAT(after.substr(after.size() - 45),
+               Catch::Matches(".*\"content_fingerprint\": \"[0-9a-f]{16}\"\n}\n"));
+  REQUIRE(before.substr(before.size() - 4096) != after.substr(after.size() - 4096));
+  REQUIRE(written(plan) == after);
+}
+
 TEST_CASE("a plan of many assignments is written in pieces as it goes") {
   Plan plan = sample_plan();
   plan.assignments.resize(20000, plan.assignments.front());
@@ -299,6 +320,10 @@ TEST_CASE("a plan that is not JSON says what it is: cut short, empty, compressed
   // Before, all three were "not valid JSON" and nothing more.
   auto whole = to_json(sample_plan()).dump(2);
   CHECK_THROWS_WITH(parse_plan(whole.substr(0, whole.size() / 2), "p.json"),
+                    Catch::Contains("(the file ends too soon: cut short?)"));
+  auto in_a_string =
+      whole.substr(0, whole.find("\"schema_version\"") + 5);  // it said only "missing closing quote"
+  CHECK_THROWS_WITH(parse_plan(in_a_string, "p.json"),
                     Catch::Contains("(the file ends too soon: cut short?)"));
   CHECK_THROWS_WITH(parse_plan("", "p.json"),
                     "p.json:1:1: the file is empty; a plan is the JSON object `gpuplan plan` writes");
