@@ -45,6 +45,21 @@ bool chosen_by_plan(std::string_view name);
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index);
 
+/// Which of a plan's labels name the test a launch names: those equal to it as canonical_label
+/// writes both, when the plan has one; else those of its label_identity (a bzlmod canonical
+/// repository name against its apparent one). So "@@foo~1.0//t:x" and "@@foo~2.0//t:x" (two
+/// versions of one module, one identity) stay two tests: the second ran on the first's GPUs, and
+/// under --claims not at all, taking the first's result.
+class LabelMatch {
+ public:
+  LabelMatch(const Plan& plan, std::string_view label);
+  bool operator()(std::string_view other) const;
+
+ private:
+  std::string exact_, identity_;
+  bool by_identity_ = true;
+};
+
 /// Where a test stands in a plan for one node, as `run-under` decides whether to run it.
 struct TestPlacement {
   enum class Kind {

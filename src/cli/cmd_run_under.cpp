@@ -206,11 +206,10 @@ class LeaseRenewal {
 /// The plan's assignment of the test (or shard) on any node; nullopt when it has none.
 std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& node,
                                            const std::string& label, std::optional<int> shard) {
+  LabelMatch named(plan, label);
   std::optional<Assignment> found;
   for (const auto& a : plan.assignments) {
-    if (label_identity(a.unit.label) != label_identity(label) ||
-        (a.unit.shard_index && a.unit.shard_index != shard))
-      continue;
+    if (!named(a.unit.label) || (a.unit.shard_index && a.unit.shard_index != shard)) continue;
     if (a.node == node) return a;
     if (!found) found = a;
   }
@@ -325,12 +324,12 @@ std::optional<int> shard_variable(const char* name, long least) {
 
 /// How many shards the plan gives `label`; nullopt when it does not have the test.
 std::optional<int> planned_shard_count(const Plan& plan, const std::string& label) {
-  auto wanted = label_identity(label);
+  LabelMatch named(plan, label);
   std::optional<int> planned;
   for (const auto& a : plan.assignments)
-    if (label_identity(a.unit.label) == wanted) planned = a.unit.shard_count;
+    if (named(a.unit.label)) planned = a.unit.shard_count;
   for (const auto& u : plan.unschedulable)
-    if (label_identity(u.unit.label) == wanted) planned = u.unit.shard_count;
+    if (named(u.unit.label)) planned = u.unit.shard_count;
   return planned;
 }
 

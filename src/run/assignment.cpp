@@ -51,19 +51,35 @@ bool chosen_by_plan(std::string_view name) {
 
 std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
                                           std::optional<int> shard_index) {
-  auto wanted = label_identity(label);
+  LabelMatch named(plan, label);
   for (const auto& a : plan.assignments) {
-    if (a.node != node || label_identity(a.unit.label) != wanted) continue;
+    if (a.node != node || !named(a.unit.label)) continue;
     if (!a.unit.shard_index || a.unit.shard_index == shard_index) return a;
   }
   return std::nullopt;
 }
 
+LabelMatch::LabelMatch(const Plan& plan, std::string_view label)
+    : exact_(canonical_label(label)), identity_(label_identity(label)) {
+  auto exact = [&](std::string_view other) { return canonical_label(other) == exact_; };
+  by_identity_ = std::none_of(plan.assignments.begin(), plan.assignments.end(),
+                              [&](const Assignment& a) { return exact(a.unit.label); }) &&
+                 std::none_of(plan.unschedulable.begin(), plan.unschedulable.end(),
+                              [&](const UnschedulableUnit& u) { return exact(u.unit.label); }) &&
+                 std::none_of(plan.cpu_tests.begin(), plan.cpu_tests.end(),
+                              [&](const ListedTest& t) { return exact(t.label); }) &&
+                 std::none_of(plan.skipped_tests.begin(), plan.skipped_tests.end(),
+                              [&](const ListedTest& t) { return exact(t.label); });
+}
+
+bool LabelMatch::operator()(std::string_view other) const {
+  return by_identity_ ? label_identity(other) == identity_ : canonical_label(other) == exact_;
+}
+
 TestPlacement place_test(const Plan& plan, std::string_view node, std::string_view label,
                          std::optional<int> shard_index) {
   using Kind = TestPlacement::Kind;
-  auto wanted = label_identity(label);
-  auto named = [&](const std::string& other) { return label_identity(other) == wanted; };
+  LabelMatch named(plan, label);
   auto refuse = [](std::string reason) {
     return TestPlacement{Kind::refused, std::nullopt, std::move(reason)};
   };

@@ -80,6 +80,16 @@ TEST_CASE("an external test is found by the canonical name Bazel 6, 7 and 8 give
   CHECK_FALSE(find_assignment(plan, "a", "//x:t", std::nullopt));
 }
 
+TEST_CASE("two versions of one module are two tests, though one identity") {
+  // multiple_version_override: @@foo~1.0 and @@foo~2.0 are both "@foo" by their apparent name.
+  // The second version's test ran on the first's GPU (and, under --claims, took its result).
+  Plan plan;
+  plan.assignments = {placed("a", "@@foo~1.0//t:x", {0}, 0), placed("a", "@@foo~2.0//t:x", {1}, 0)};
+  CHECK(place_test(plan, "a", "@@foo~2.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{1});
+  CHECK(place_test(plan, "a", "@foo~1.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{0});
+  CHECK(find_assignment(plan, "a", "@@foo~2.0//t:x", std::nullopt)->gpus == std::vector<int>{1});
+}
+
 TEST_CASE("a test planned as one unit matches every shard Bazel runs") {
   auto plan = two_nodes();
   REQUIRE(find_assignment(plan, "a", "//t:late", 3)->gpus == std::vector<int>{1});
