@@ -40,11 +40,6 @@ std::map<std::string, std::string> command_env(const Assignment& assignment, boo
 /// its cases and pass).
 bool chosen_by_plan(std::string_view name);
 
-/// The assignment of a test (or of one shard of it) on `node`. Labels compare canonically
-/// ("@//a:b" is "//a:b"); a test planned as one unit (--shards=whole) matches any shard.
-std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
-                                          std::optional<int> shard_index);
-
 /// Which of a plan's labels name the test a launch names: those equal to it as canonical_label
 /// writes both, when the plan has one; else those of its label_identity (a bzlmod canonical
 /// repository name against its apparent one). So "@@foo~1.0//t:x" and "@@foo~2.0//t:x" (two

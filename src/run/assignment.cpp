@@ -49,16 +49,6 @@ bool chosen_by_plan(std::string_view name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
-std::optional<Assignment> find_assignment(const Plan& plan, std::string_view node, std::string_view label,
-                                          std::optional<int> shard_index) {
-  LabelMatch named(plan, label);
-  for (const auto& a : plan.assignments) {
-    if (a.node != node || !named(a.unit.label)) continue;
-    if (!a.unit.shard_index || a.unit.shard_index == shard_index) return a;
-  }
-  return std::nullopt;
-}
-
 LabelMatch::LabelMatch(const Plan& plan, std::string_view label)
     : exact_(canonical_label(label)), identity_(label_identity(label)) {
   auto exact = [&](std::string_view other) { return canonical_label(other) == exact_; };

@@ -8,6 +8,11 @@
 using namespace gpuplan;
 
 namespace {
+/// The assignment place_test gives a launch of `label` on `node`; nullopt when it gives none.
+std::optional<Assignment> planned_here(const Plan& plan, std::string_view node, std::string_view label,
+                                       std::optional<int> shard) {
+  return place_test(plan, node, label, shard).assignment;
+}
 
 Assignment placed(const std::string& node, const std::string& label, std::vector<int> gpus, double start,
                   std::optional<int> shard = std::nullopt) {
@@ -56,11 +61,11 @@ TEST_CASE("a node's units come in plan order: start, then first GPU") {
 
 TEST_CASE("a test is found by its label as Bazel spells it and its shard") {
   auto plan = two_nodes();
-  REQUIRE(find_assignment(plan, "a", "@//t:sharded", 1)->gpus == std::vector<int>{0, 1});
-  REQUIRE(find_assignment(plan, "a", "@@//t:sharded", 0)->gpus == std::vector<int>{0});
-  REQUIRE_FALSE(find_assignment(plan, "a", "//t:sharded", 2));
-  REQUIRE_FALSE(find_assignment(plan, "a", "//t:other", std::nullopt));
-  REQUIRE(find_assignment(plan, "b", "//t:other", std::nullopt));
+  REQUIRE(planned_here(plan, "a", "@//t:sharded", 1)->gpus == std::vector<int>{0, 1});
+  REQUIRE(planned_here(plan, "a", "@@//t:sharded", 0)->gpus == std::vector<int>{0});
+  REQUIRE_FALSE(planned_here(plan, "a", "//t:sharded", 2));
+  REQUIRE_FALSE(planned_here(plan, "a", "//t:other", std::nullopt));
+  REQUIRE(planned_here(plan, "b", "//t:other", std::nullopt));
 }
 
 TEST_CASE("an external test is found by the canonical name Bazel 6, 7 and 8 give TEST_TARGET") {
@@ -71,13 +76,13 @@ TEST_CASE("an external test is found by the canonical name Bazel 6, 7 and 8 give
   for (auto spelling :
        {"@rules_foo//x:t", "@@rules_foo~//x:t", "@@rules_foo+//x:t", "@rules_foo~1.2.3//x:t"}) {
     INFO(spelling);
-    CHECK(find_assignment(plan, "a", spelling, std::nullopt)->gpus == std::vector<int>{0});
+    CHECK(planned_here(plan, "a", spelling, std::nullopt)->gpus == std::vector<int>{0});
     CHECK(place_test(plan, "a", spelling, std::nullopt).kind == TestPlacement::Kind::planned);
   }
-  CHECK(find_assignment(plan, "a", "@rules_bar//y:t", std::nullopt)->gpus == std::vector<int>{1});
-  CHECK(find_assignment(plan, "a", "@@rules_bar+//y:t", std::nullopt)->gpus == std::vector<int>{1});
-  CHECK_FALSE(find_assignment(plan, "a", "@rules_fo//x:t", std::nullopt));
-  CHECK_FALSE(find_assignment(plan, "a", "//x:t", std::nullopt));
+  CHECK(planned_here(plan, "a", "@rules_bar//y:t", std::nullopt)->gpus == std::vector<int>{1});
+  CHECK(planned_here(plan, "a", "@@rules_bar+//y:t", std::nullopt)->gpus == std::vector<int>{1});
+  CHECK_FALSE(planned_here(plan, "a", "@rules_fo//x:t", std::nullopt));
+  CHECK_FALSE(planned_here(plan, "a", "//x:t", std::nullopt));
 }
 
 TEST_CASE("two versions of one module are two tests, though one identity") {
@@ -87,12 +92,12 @@ TEST_CASE("two versions of one module are two tests, though one identity") {
   plan.assignments = {placed("a", "@@foo~1.0//t:x", {0}, 0), placed("a", "@@foo~2.0//t:x", {1}, 0)};
   CHECK(place_test(plan, "a", "@@foo~2.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{1});
   CHECK(place_test(plan, "a", "@foo~1.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{0});
-  CHECK(find_assignment(plan, "a", "@@foo~2.0//t:x", std::nullopt)->gpus == std::vector<int>{1});
+  CHECK(planned_here(plan, "a", "@@foo~2.0//t:x", std::nullopt)->gpus == std::vector<int>{1});
 }
 
 TEST_CASE("a test planned as one unit matches every shard Bazel runs") {
   auto plan = two_nodes();
-  REQUIRE(find_assignment(plan, "a", "//t:late", 3)->gpus == std::vector<int>{1});
+  REQUIRE(planned_here(plan, "a", "//t:late", 3)->gpus == std::vector<int>{1});
 }
 
 TEST_CASE("the node's GPU count is known up to the highest planned index") {
