@@ -975,16 +975,19 @@ namespace {
 /// runner for a second listing; either way a warning names the test (an error under --strict).
 /// Which listing is kept never depends on the input's order: GPU before CPU before skipped, then
 /// the most GPUs and shards, then the reason, the configuration and the label as written.
+/// Which of a test's listings is kept: the least.
+auto listing_rank(const ClassifiedTest& t) {
+  int gpus = t.requirement->gpus.value;
+  return std::tuple(static_cast<int>(t.bucket), -gpus, -t.target.shard_count, t.reason.str(),
+                    t.target.configuration.str(), std::string_view(t.target.label));
+}
+
 void drop_duplicates(Classification& result, bool strict) {
   auto& tests = result.tests;
   auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
     return canonical_view(a.target.label) == canonical_view(b.target.label);
   };
-  auto rank = [](const ClassifiedTest& t) {
-    int gpus = t.requirement->gpus.value;
-    return std::tuple(static_cast<int>(t.bucket), -gpus, -t.target.shard_count, t.reason.str(),
-                      t.target.configuration.str(), std::string_view(t.target.label));
-  };
+  auto rank = listing_rank;
   std::size_t kept = 0;
   std::set<std::string> listed_twice;  // canonical labels
   for (std::size_t i = 0; i < tests.size();) {
@@ -1034,6 +1037,54 @@ void drop_duplicates(Classification& result, bool strict) {
   }
 }
 
+/// An external test listed by its apparent name and by the one canonical name of that identity
+/// ("@rules_foo//x:t" and "@@rules_foo~//x:t": a query's and a cquery's output joined) sorts in two
+/// places, and was planned twice, one listing on GPUs and one on CPU runners. Planned once now,
+/// as drop_duplicates does, with its warning. Two canonical names of one identity are two
+/// repositories (two versions of a module), and an apparent name beside them is left as it is.
+void merge_apparent_spellings(Classification& result, bool strict) {
+  auto& tests = result.tests;
+  auto external = [](std::string_view label) {
+    return label.starts_with('@') && !label.starts_with("@//") && !label.starts_with("@@//");
+  };
+  std::map<std::string, std::vector<std::size_t>> canonical;  // identity → tests so named
+  std::vector<std::pair<std::size_t, std::string>> apparent;  // test, identity
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    if (!external(tests[i].target.label)) continue;
+    auto identity = label_identity(tests[i].target.label);
+    if (identity == canonical_view(tests[i].target.label))
+      apparent.emplace_back(i, std::move(identity));
+    else
+      canonical[std::move(identity)].push_back(i);
+  }
+  std::vector<bool> dropped(tests.size(), false);
+  for (const auto& [i, identity] : apparent) {
+    auto found = canonical.find(identity);
+    if (found == canonical.end() || found->second.size() != 1) continue;
+    std::size_t other = found->second.front();
+    bool keep_apparent = listing_rank(tests[i]) < listing_rank(tests[other]);
+    std::size_t kept = keep_apparent ? i : other;
+    dropped[keep_apparent ? other : i] = true;
+    result.diagnostics.push_back(
+        {strict ? Severity::error : Severity::warning, canonical_label(tests[kept].target.label), "input",
+         fmt::format(
+             "listed twice in the input, as {} and {} (one repository's apparent and canonical "
+             "names); planned once, as {}",
+             tests[i].target.label, tests[other].target.label,
+             tests[i].reason.str() != tests[other].reason.str()
+                 ? fmt::format("the listing that says {} (the listings differ)", tests[kept].reason.str())
+                 : std::string("the listings are the same"))});
+  }
+  if (std::find(dropped.begin(), dropped.end(), true) == dropped.end()) return;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < tests.size(); ++i)
+    if (!dropped[i]) {
+      if (kept != i) tests[kept] = std::move(tests[i]);
+      ++kept;
+    }
+  tests.resize(kept);
+}
+
 }  // namespace
 
 Classification Classifier::finish(const DroppedCounts& dropped) {
@@ -1075,6 +1126,7 @@ Classification Classifier::finish(const DroppedCounts& dropped) {
   if (result.diagnostics.empty()) result.diagnostics = std::move(s.diagnostics);
   s.tests.move_to(result.tests);
   drop_duplicates(result, s.options.strict);
+  merge_apparent_spellings(result, s.options.strict);
 
   if (auto total = dropped.total(); total > 0)
     result.diagnostics.push_back(

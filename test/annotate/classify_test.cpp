@@ -649,6 +649,26 @@ TEST_CASE("which listing of a test listed twice is planned does not depend on th
   REQUIRE(kept({sharded, whole}).target.shard_count == 3);
 }
 
+TEST_CASE("an external test listed by its apparent and its canonical name is planned once") {
+  // A query's and a cquery's output joined: before, one listing went to GPUs, one to CPU runners.
+  TargetList list;
+  list.format = "xml";
+  list.tests = {make_target("@@rules_foo~//x:t", {"gpu"}), make_target("@rules_foo//x:t", {}),
+                make_target("@@a~~ext~common//x:t", {"gpu"}), make_target("@@b~~ext~common//x:t", {"gpu"}),
+                make_target("@common//x:t", {})};
+  auto c = classify(list, {}, {});
+  std::vector<std::string> labels;
+  for (const auto& t : c.tests) labels.push_back(t.target.label);
+  // Two repositories of one identity stay two tests, and the apparent name beside them is neither.
+  REQUIRE(labels == std::vector<std::string>{"@@a~~ext~common//x:t", "@@b~~ext~common//x:t",
+                                             "@common//x:t", "@@rules_foo~//x:t"});
+  REQUIRE(c.tests.at(3).bucket == Bucket::gpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE_THAT(c.diagnostics[0].message,
+               Catch::StartsWith("listed twice in the input, as @rules_foo//x:t and @@rules_foo~//x:t"));
+  REQUIRE(has_errors(classify(list, {}, {.strict = true}).diagnostics));
+}
+
 TEST_CASE("a test the input lists twice is planned once, as its listing that needs GPUs, with a warning") {
   TargetList list;
   list.format = "xml";
