@@ -660,8 +660,8 @@ TEST_CASE("an external test listed by its apparent and its canonical name is pla
   std::vector<std::string> labels;
   for (const auto& t : c.tests) labels.push_back(t.target.label);
   // Two repositories of one identity stay two tests, and the apparent name beside them is neither.
-  REQUIRE(labels == std::vector<std::string>{"@@a~~ext~common//x:t", "@@b~~ext~common//x:t",
-                                             "@common//x:t", "@@rules_foo~//x:t"});
+  REQUIRE(labels == std::vector<std::string>{"@@a~~ext~common//x:t", "@@b~~ext~common//x:t", "@common//x:t",
+                                             "@@rules_foo~//x:t"});
   REQUIRE(c.tests.at(3).bucket == Bucket::gpu);
   REQUIRE(c.diagnostics.size() == 1);
   REQUIRE_THAT(c.diagnostics[0].message,
