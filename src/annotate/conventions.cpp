@@ -39,6 +39,7 @@ Reading bazel_gpu_amount(std::string_view text) {
   auto point = text.find('.');
   if (point == std::string_view::npos) return gpu_count(text);
   auto whole = text.substr(0, point), fraction = text.substr(point + 1);
+  whole.remove_prefix(std::min(whole.find_first_not_of('0'), whole.size()));  // "001.5" is 1.5
   auto digits = [](std::string_view s) {
     return s.find_first_not_of("0123456789") == std::string_view::npos;
   };

@@ -438,7 +438,8 @@ int run_under(const RunUnderOptions& o) {
       if (auto status = run_launch(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
       placement.reason += o.fleet.empty()
                               ? "; without --fleet, dynamic execution takes no test planned elsewhere"
-                              : "; dynamic execution cannot take it here now (no eligible GPUs free)";
+                              : "; dynamic execution cannot take it here now (no eligible GPUs free, or this "
+                                "machine lacks what it needs, as said above)";
     }
   }
   if (placement.kind == Kind::unknown && !o.query.empty()) {

@@ -111,10 +111,20 @@ double Claims::fs_now() {
 }
 
 bool Claims::link_new(const std::string& target, const std::string& text) {
-  auto mine = fmt::format("{}/.tmp-{}-{}-{}", dir_, node_, ::getpid(), counter_++);
-  int fd = open_own(dir_, mine, O_TRUNC);
-  [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
-  ::close(fd);
+  // A name no other process has: run-unders in Bazel's sandboxes have PID namespaces of their own,
+  // and two of one node with one PID wrote each other's file (a done mark's exit status).
+  std::string mine = fmt::format("{}/.tmp-{}-XXXXXX", dir_, node_);
+  int fd = ::mkstemp(mine.data());
+  if (fd < 0)
+    throw InputError(Position{dir_},
+                     fmt::format("cannot write in the claims directory: {}: {}", mine, std::strerror(errno)));
+  // Linked only whole: a claim file cut short by a full disk or a quota would say nothing.
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0 || !written) {
+    auto why = std::strerror(errno);
+    ::unlink(mine.c_str());
+    throw InputError(Position{dir_}, fmt::format("cannot write in the claims directory: {}: {}", mine, why));
+  }
   bool ok = ::link(mine.c_str(), target.c_str()) == 0;
   struct stat info {};
   if (!ok && ::stat(mine.c_str(), &info) == 0 && info.st_nlink == 2) ok = true;  // NFS: a retried link
@@ -138,7 +148,7 @@ std::optional<double> Claims::belong_to(const std::string& stamp, const std::str
   if (recorded_stamp == stamp) {
     // A node judging with a shorter lease than another renews with took that node's live units.
     double lease = std::strtod(std::string(recorded_lease).c_str(), nullptr);
-    if (!(lease > 0) || lease == lease_s_) return std::nullopt;
+    if (!(lease >= 10 && lease <= 365 * 86400) || lease == lease_s_) return std::nullopt;  // --lease's range
     lease_s_ = lease;
     return lease;
   }
@@ -228,8 +238,9 @@ void Claims::hold_node() {
         std::istringstream(*text) >> holder_node >> holder_host >> holder_pid >> holder_pids;
       // Gone only where its PID means the same process: a container of the host's network (one
       // host name) has PIDs of its own, and a live exec there looked gone.
-      const bool gone = holder_host == host && holder_pids == pids && holder_pid > 0 &&
-                        ::kill(static_cast<pid_t>(holder_pid), 0) != 0 && errno == ESRCH;
+      // (No namespace: a hold gpuplan wrote before it wrote them, taken as this one's, as then.)
+      const bool gone = holder_host == host && (holder_pids == pids || holder_pids.empty()) &&
+                        holder_pid > 0 && ::kill(static_cast<pid_t>(holder_pid), 0) != 0 && errno == ESRCH;
       if (::lstat(current.c_str(), &info) == 0 && fs_now() - mtime(info) <= lease_s_ && !gone)
         throw InputError(
             Position{dir_},

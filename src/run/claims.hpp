@@ -93,7 +93,6 @@ class Claims {
   double lease_s_;
   std::map<std::string, std::string> held_;  ///< unit → our claim file
   std::string node_hold_;                    ///< our hold on the node's name; empty: none
-  long counter_ = 0;
 };
 
 }  // namespace gpuplan::os

@@ -94,12 +94,12 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
       "cd \"$(dirname \"$0\")\"\n";
   if (options.claims)
     submit += fmt::format(
-        "# The jobs of one submission share a claims directory of their own, {0}/SUBMISSION (SUBMISSION:\n"
-        "# this script's argument, such as the CI run's ID, else the time and this shell's PID): in\n"
-        "# one an earlier submission used, the units it ran would not run again.\n"
+        "# The jobs of one submission share a claims directory of their own, --claims/SUBMISSION\n"
+        "# (SUBMISSION: this script's argument, such as the CI run's ID, else the time and this shell's\n"
+        "# PID): in one an earlier submission used, the units it ran would not run again.\n"
         "submission=${{1:-$(date -u +%Y%m%dT%H%M%SZ)-$$}}\n"
-        "echo \"submit.sh: the jobs share the claims directory {0}/$submission\" >&2\n",
-        shell_quote(*options.claims));
+        "printf 'submit.sh: the jobs share the claims directory %s/%s\\n' {0} \"$submission\" >&2\n",
+        shell_quote(*options.claims));  // the path only ever as one quoted word: never in "…" or a comment
   for (const auto& [node, job] : node_jobs(plan, fleet)) {
     check_node_name(node);
     std::string script = fmt::format(

@@ -204,7 +204,7 @@ TEST_CASE("Bazel's resources:gpu takes a float: 2.0 is two GPUs, a share of one 
   REQUIRE(c.tests.at(0).requirement->gpus.value == 2);
   REQUIRE(c.diagnostics.empty());
   // A share made it a CPU test with a warning ("0.5" is not a GPU count): never the CPU bucket.
-  for (auto [amount, gpus] : {std::pair{"0.5", 1}, {".25", 1}, {"1.5", 2}}) {
+  for (auto [amount, gpus] : {std::pair{"0.5", 1}, {".25", 1}, {"1.5", 2}, {"001.5", 2}}) {
     c = classify_tags({fmt::format("resources:gpu:{}", amount)}, true);
     REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
     REQUIRE(c.tests.at(0).requirement->gpus.value == gpus);

@@ -99,7 +99,7 @@ status=0
 # was shorter than another's renewal took that node's running units).
 "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims1" --lease 30 \
   --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >/dev/null 2>"$SCRATCH/lease.err" || true
-grep -q "warning: --lease 30 is not the 10 s of the claims directory's first node" "$SCRATCH/lease.err" ||
+grep -q "warning: this node's lease (30 s, --lease) is not the 10 s of the claims directory's first node" "$SCRATCH/lease.err" ||
   fail "no word of another --lease: $(cat "$SCRATCH/lease.err")"
 
 # 2. n0 is killed mid-run: its units' processes, children too, end with it (none runs on

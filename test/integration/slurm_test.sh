@@ -112,12 +112,14 @@ PY
 # Dynamic execution: the jobs of one submission share a claims directory of their own, so the
 # same scripts submitted again run every unit again (in the directory an earlier submission
 # left, they ran nothing and passed).
+# The claims path is hostile too: submit.sh names it in a message.
+CLAIMS="$SCRATCH/claims 'x\$(touch $SCRATCH/pwned)\"\`touch $SCRATCH/pwned\`"
 "$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/claims-jobs" --partition debug --gpuplan "$GPUPLAN" \
-  --claims "$SCRATCH/claims" --command "echo {unit} >> '$SCRATCH/claims.log'" >/dev/null || fail "export slurm --claims failed"
+  --claims "$CLAIMS" --command "echo {unit} >> '$SCRATCH/claims.log'" >/dev/null || fail "export slurm --claims failed"
 submit "$SCRATCH/claims-jobs"
 submit "$SCRATCH/claims-jobs" ci-run-2
-[ "$(ls "$SCRATCH/claims" | wc -l)" = 2 ] && [ -e "$SCRATCH/claims/ci-run-2/plan.stamp" ] ||
-  fail "two submissions did not get two claims directories: $(ls "$SCRATCH/claims")"
+[ "$(ls "$CLAIMS" | wc -l)" = 2 ] && [ -e "$CLAIMS/ci-run-2/plan.stamp" ] && [ ! -e "$SCRATCH/pwned" ] ||
+  fail "two submissions did not get two claims directories: $(ls "$CLAIMS")"
 /usr/bin/python3 - "$PLAN" "$SCRATCH/claims.log" <<'PY' || { tail -n +1 "$SCRATCH"/claims-jobs/*.out; fail "a submission did not run every unit once"; }
 import collections, json, sys
 planned = {a["unit"] for a in json.load(open(sys.argv[1]))["assignments"]}

@@ -121,6 +121,11 @@ TEST_CASE("a node's hold of a gone process is taken over only within one PID nam
   os::Claims restarted(dir, "n1", 60);
   restarted.hold_node();
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_hold("");  // written by a gpuplan before namespaces: taken as this one's, as then
+  os::Claims upgraded(dir, "n1", 60);
+  upgraded.hold_node();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a node's hold older than the lease is taken over; one given up is free at once") {
