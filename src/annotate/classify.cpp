@@ -968,13 +968,6 @@ void Classifier::add(Target&& target) {
 
 namespace {
 
-/// A test the input lists twice, now side by side: planned once. That includes cquery's listings
-/// of one test in two configurations: `bazel test LABEL` runs it in one, and the plan's units
-/// and run-under know tests by label (before, both were planned, with their own shard counts).
-/// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
-/// runner for a second listing; either way a warning names the test (an error under --strict).
-/// Which listing is kept never depends on the input's order: GPU before CPU before skipped, then
-/// the most GPUs and shards, then the reason, the configuration and the label as written.
 /// Which of a test's listings is kept: the least.
 auto listing_rank(const ClassifiedTest& t) {
   int gpus = t.requirement->gpus.value;
@@ -982,12 +975,18 @@ auto listing_rank(const ClassifiedTest& t) {
                     t.target.configuration.str(), std::string_view(t.target.label));
 }
 
+/// A test the input lists twice, now side by side: planned once. That includes cquery's listings
+/// of one test in two configurations: `bazel test LABEL` runs it in one, and the plan's units
+/// and run-under know tests by label (before, both were planned, with their own shard counts).
+/// Listings that differ keep the one that needs GPUs, so that a GPU test never runs on a CPU
+/// runner for a second listing; either way a warning names the test (an error under --strict).
+/// Which listing is kept never depends on the input's order: GPU before CPU before skipped, then
+/// the most GPUs and shards, then the reason, the configuration and the label as written.
 void drop_duplicates(Classification& result, bool strict) {
   auto& tests = result.tests;
   auto same = [](const ClassifiedTest& a, const ClassifiedTest& b) {
     return canonical_view(a.target.label) == canonical_view(b.target.label);
   };
-  auto rank = listing_rank;
   std::size_t kept = 0;
   std::set<std::string> listed_twice;  // canonical labels
   for (std::size_t i = 0; i < tests.size();) {
@@ -999,7 +998,7 @@ void drop_duplicates(Classification& result, bool strict) {
       differ = differ || tests[k].bucket != tests[i].bucket ||
                tests[k].reason.str() != tests[i].reason.str() ||
                tests[k].target.shard_count != tests[i].target.shard_count;
-      if (rank(tests[k]) < rank(tests[chosen])) chosen = k;
+      if (listing_rank(tests[k]) < listing_rank(tests[chosen])) chosen = k;
     }
     if (end - i > 1) {
       listed_twice.insert(canonical_label(tests[chosen].target.label));

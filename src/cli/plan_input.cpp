@@ -206,19 +206,17 @@ void belong_to_plan(os::Claims& claims, const std::string& path, double lease_s,
   auto stamp = plan_file_stamp(path);
   if (stamp.empty()) {
     std::cerr << fmt::format(
-        "gpuplan {}: warning: the plan is not a file ({}): the claims directory cannot tell whether its "
-        "claims "
-        "are this plan's, nor give this node its first node's lease; name the plan file\n",
+        "gpuplan {}: warning: the plan is not a file ({}): the claims directory cannot "
+        "tell whether its claims are this plan's, nor give this node its first node's "
+        "lease; name the plan file\n",
         command, path.empty() || path == "-" ? "standard input" : path);
     return;
   }
   if (auto lease = claims.belong_to(stamp, path))
     std::cerr << fmt::format(
-        "gpuplan {}: warning: this node's lease ({} s, --lease) is not the {} s of the claims directory's "
-        "first "
-        "node (its plan.stamp): using {} s, as every node must (a node with a shorter lease takes the "
-        "others' "
-        "live units)\n",
+        "gpuplan {}: warning: this node's lease ({} s, --lease) is not the {} s of the "
+        "claims directory's first node (its plan.stamp): using {} s, as every node must "
+        "(a node with a shorter lease takes the others' live units)\n",
         command, lease_s, *lease, *lease);
 }
 
