@@ -44,15 +44,19 @@ bool chosen_by_plan(std::string_view name);
 /// writes both, when the plan has one; else those of its label_identity (a bzlmod canonical
 /// repository name against its apparent one). So "@@foo~1.0//t:x" and "@@foo~2.0//t:x" (two
 /// versions of one module, one identity) stay two tests: the second ran on the first's GPUs, and
-/// under --claims not at all, taking the first's result.
+/// under --claims not at all, taking the first's result. A label the plan lacks exactly whose
+/// identity names two of its tests (Bazel 6's TEST_TARGET "@foo//t:x" for both) is ambiguous.
 class LabelMatch {
  public:
   LabelMatch(const Plan& plan, std::string_view label);
   bool operator()(std::string_view other) const;
+  /// The plan's tests the label could name when it is ambiguous, else empty.
+  const std::set<std::string>& ambiguous() const { return candidates_; }
 
  private:
   std::string exact_, identity_;
   bool by_identity_ = true;
+  std::set<std::string> candidates_;
 };
 
 /// Where a test stands in a plan for one node, as `run-under` decides whether to run it.

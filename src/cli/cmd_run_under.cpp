@@ -207,6 +207,7 @@ class LeaseRenewal {
 std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& node,
                                            const std::string& label, std::optional<int> shard) {
   LabelMatch named(plan, label);
+  if (!named.ambiguous().empty()) return std::nullopt;
   std::optional<Assignment> found;
   for (const auto& a : plan.assignments) {
     if (!named(a.unit.label) || (a.unit.shard_index && a.unit.shard_index != shard)) continue;

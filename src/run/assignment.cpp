@@ -51,15 +51,16 @@ bool chosen_by_plan(std::string_view name) {
 
 LabelMatch::LabelMatch(const Plan& plan, std::string_view label)
     : exact_(canonical_label(label)), identity_(label_identity(label)) {
-  auto exact = [&](std::string_view other) { return canonical_label(other) == exact_; };
-  by_identity_ = std::none_of(plan.assignments.begin(), plan.assignments.end(),
-                              [&](const Assignment& a) { return exact(a.unit.label); }) &&
-                 std::none_of(plan.unschedulable.begin(), plan.unschedulable.end(),
-                              [&](const UnschedulableUnit& u) { return exact(u.unit.label); }) &&
-                 std::none_of(plan.cpu_tests.begin(), plan.cpu_tests.end(),
-                              [&](const ListedTest& t) { return exact(t.label); }) &&
-                 std::none_of(plan.skipped_tests.begin(), plan.skipped_tests.end(),
-                              [&](const ListedTest& t) { return exact(t.label); });
+  std::set<std::string> same_identity;
+  auto see = [&](std::string_view other) {
+    if (label_identity(other) == identity_) same_identity.insert(canonical_label(other));
+  };
+  for (const auto& a : plan.assignments) see(a.unit.label);
+  for (const auto& u : plan.unschedulable) see(u.unit.label);
+  for (const auto& t : plan.cpu_tests) see(t.label);
+  for (const auto& t : plan.skipped_tests) see(t.label);
+  by_identity_ = !same_identity.count(exact_);
+  if (by_identity_ && same_identity.size() > 1) candidates_ = std::move(same_identity);
 }
 
 bool LabelMatch::operator()(std::string_view other) const {
@@ -73,6 +74,9 @@ TestPlacement place_test(const Plan& plan, std::string_view node, std::string_vi
   auto refuse = [](std::string reason) {
     return TestPlacement{Kind::refused, std::nullopt, std::move(reason)};
   };
+  if (!named.ambiguous().empty())
+    return refuse(fmt::format("the plan has {} tests it could name ({}); name it by its canonical label",
+                              named.ambiguous().size(), fmt::join(named.ambiguous(), ", ")));
   for (const auto& t : plan.cpu_tests)
     if (named(t.label)) return {Kind::cpu, std::nullopt, {}};
   std::set<std::string> nodes, elsewhere;

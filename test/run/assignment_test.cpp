@@ -93,6 +93,11 @@ TEST_CASE("two versions of one module are two tests, though one identity") {
   CHECK(place_test(plan, "a", "@@foo~2.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{1});
   CHECK(place_test(plan, "a", "@foo~1.0//t:x", std::nullopt).assignment->gpus == std::vector<int>{0});
   CHECK(planned_here(plan, "a", "@@foo~2.0//t:x", std::nullopt)->gpus == std::vector<int>{1});
+  // By the apparent name it could be either: refused, naming both, rather than the first.
+  auto apparent = place_test(plan, "a", "@foo//t:x", std::nullopt);
+  CHECK(apparent.kind == TestPlacement::Kind::refused);
+  CHECK_THAT(apparent.reason, Catch::Contains("@@foo~1.0//t:x, @@foo~2.0//t:x"));
+  CHECK_FALSE(planned_here(plan, "a", "@foo//t:x", std::nullopt));
 }
 
 TEST_CASE("a test planned as one unit matches every shard Bazel runs") {
