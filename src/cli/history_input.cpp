@@ -7,6 +7,8 @@
 #include <climits>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 #include <streambuf>
 #include <tuple>
 
@@ -163,6 +165,20 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
   if (!history) return;
   const Severity severity = strict ? Severity::error : Severity::warning;
   Diagnostics found;
+  // History keys runs by label_identity: tests of two canonical repositories of one identity
+  // (two versions of a module, or two extensions' repositories of one name) share their runs.
+  std::map<std::string, std::set<std::string>> spellings;
+  for (const auto& test : tests.tests)
+    spellings[label_identity(test.target.label)].insert(canonical_label(test.target.label));
+  for (const auto& [label, canonical] : spellings) {
+    auto runs = history->samples.lower_bound(SampleKey{label, std::nullopt});
+    if (canonical.size() < 2 || runs == history->samples.end() || runs->first.label != label) continue;
+    found.push_back(Diagnostic{
+        severity, label, "--history",
+        fmt::format("names {} tests ({}), and the history keys runs by that name: each is estimated from "
+                    "the runs of all of them",
+                    canonical.size(), fmt::join(canonical, ", "))});
+  }
   for (const auto& test : tests.tests) {
     const auto label = label_identity(test.target.label);
     // A test with no GPU annotation (only those are looked up) whose runs used a GPU.

@@ -160,6 +160,23 @@ grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 1 to 4 in the hi
   fail "8 old shards: $(cat "$SCRATCH/eight.err")"
 jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [200, 200, 200, 200]' \
   "$SCRATCH/eight.json" >/dev/null || fail "8 old shards of 100 s are not 4 of 200 s"
+# Two versions of one module (multiple_version_override) are one name to the history, which
+# keys runs by the apparent name: both are estimated from the runs of both, which is said.
+cat >"$SCRATCH/two-versions.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="cc_test" location="x/BUILD:1:1" name="@@foo~1.0//t:x_test"><list name="tags"><string value="gpu"/></list></rule>
+  <rule class="cc_test" location="x/BUILD:1:1" name="@@foo~2.0//t:x_test"><list name="tags"><string value="gpu"/></list></rule>
+</query>
+XML
+printf 'label,seconds\n@foo//t:x_test,300\n' >"$SCRATCH/two-versions.csv"
+"$GPUPLAN" plan "$SCRATCH/two-versions.xml" --fleet examples/fleet.yaml --history "$SCRATCH/two-versions.csv" \
+  -o "$SCRATCH/two-versions.json" 2>"$SCRATCH/two-versions.err" || fail "plan of two versions failed"
+grep -q "^gpuplan: warning: @foo//t:x_test: names 2 tests (@@foo~1.0//t:x_test, @@foo~2.0//t:x_test), and the history keys runs by that name" \
+  "$SCRATCH/two-versions.err" || fail "two versions' shared history was not named: $(cat "$SCRATCH/two-versions.err")"
+"$GPUPLAN" plan "$SCRATCH/two-versions.xml" --fleet examples/fleet.yaml --history "$SCRATCH/two-versions.csv" \
+  --strict -o "$SCRATCH/two-versions-strict.json" 2>/dev/null && fail "--strict planned two versions' shared history"
+[ ! -e "$SCRATCH/two-versions-strict.json" ] || fail "--strict wrote a plan"
 # --percentile 0.9, a quantile as numpy writes one, is refused as the rules file's 0.9 is: it
 # was the 0.9th percentile, nearly each unit's fastest run.
 printf 'label,seconds\n//a:t,5\n' >"$SCRATCH/one.csv"
