@@ -126,6 +126,14 @@ class Sharing {
   }
   /// With the fleet this node dispatches: every unit it runs, its own too, comes from take().
   bool dispatching() const { return here_ != nullptr; }
+  /// --static: this node's unit that another process holds (a dead predecessor's claim whose
+  /// lease runs on, or a dynamic node that took it early) is waited for like another node's:
+  /// taken over when the lease expires, else reported as it ended there.
+  void wait_for(const Assignment& a) {
+    if (taken_.count(a.unit.id) || claims_.state(a.unit.id) == os::Claims::State::done) return;
+    candidates_.push_back(a);
+    elsewhere_.insert(a.unit.id);
+  }
   os::Claims& claims() { return claims_; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
@@ -617,13 +625,16 @@ int run_exec(const ExecOptions& o) {
   if (!o.claims.empty()) sharing.emplace(o, plan, here, machine ? &*machine : nullptr);
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
-      if (sharing->taken_early(u.assignment.unit.id) || !sharing->claims().claim(u.assignment.unit.id))
+      if (sharing->taken_early(u.assignment.unit.id)) return Admission::elsewhere;
+      if (!sharing->claims().claim(u.assignment.unit.id)) {
+        if (o.static_only) sharing->wait_for(u.assignment);
         return Admission::elsewhere;
+      }
       sharing->ran_here(u.assignment.unit.id);
     }
     return held.take(u.holds_node ? node_gpus : u.assignment.gpus, fds) ? Admission::start : Admission::later;
   };
-  if (sharing && !o.static_only) {
+  if (sharing) {
     hooks.take_foreign = [&](const std::vector<int>& free, std::vector<int>& fds) -> std::optional<UnitRun> {
       auto a = sharing->take(free, static_cast<int>(node_gpus.size()));
       if (!a) return std::nullopt;

@@ -137,6 +137,26 @@ for line in open('$LOG'):
     kind, unit, node = line.split()[:3]
     assert unit.startswith('//t:' + node + '_'), line
 " || fail "--static ran a unit on another node"
+# 3a. A --static exec killed mid-run and started again: the units its dead self held are run once
+# their lease expires (before, the new exec gave them up at once as held elsewhere: exit 3).
+export LOG=$SCRATCH/log4 SLOW=30
+: >"$LOG"
+run_node n0 --claims "$SCRATCH/claims-restart" --lease 10 --static
+n0=$!
+for _ in $(seq 50); do [ "$(grep -c '^start ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
+kill -KILL "$n0"
+wait "$n0" 2>/dev/null || true
+killed=$(grep -c '^start ' "$LOG")
+[ "$killed" -ge 1 ] || fail "no unit had started when n0 was killed"
+pkill -f "sleep 30" || true
+export SLOW=0.1
+timeout 60 "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims-restart" --lease 10 --static \
+  --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/n0-again.out" 2>&1 ||
+  fail "the static exec started again failed: $(cat "$SCRATCH/n0-again.out")"
+for i in 0 1 2 3 4 5; do
+  [ "$(grep -c "^done //t:n0_$i " "$LOG")" = 1 ] || fail "//t:n0_$i did not end exactly once: $(cat "$LOG")"
+done
+
 # 5. The real executors against the simulation: durations drawn log-normal (sigma 0.5, a fixed
 # seed), the same draws handed to `gpuplan simulate --history` (one sample a unit: its draw) and
 # slept, scaled by 1.5, by the units of three real execs, once static and once dynamic. The
