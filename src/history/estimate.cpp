@@ -123,6 +123,12 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   } else {
     estimate.seconds = percentile(measured, rules.history_percentile);
     estimate.source = fmt::format("history-p{:g}", rules.history_percentile);
+    // A recent run cut short after longer than the percentile: the test runs at least that long
+    // now (before, an old pass of 10 s planned a test whose last four runs timed out at 300 s).
+    if (lower_bound > estimate.seconds) {
+      estimate.seconds = lower_bound;
+      estimate.source += "-timeout";
+    }
   }
   // Peaks only of runs that failed or were cut short may be of runs that ended before their GPU
   // work: reserving them under pack could share the GPU the test needs whole, so they are only
@@ -142,11 +148,14 @@ Estimator history_estimator(const History& history, const Classification& tests,
   std::map<std::string, std::string> size_of;
   for (const auto& test : tests.tests)
     if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
+  // Whole tests' times, a sharded test's the sum of its shards' (before, each shard counted as
+  // a test: 4 shards of 400 s made an unsharded test of its class 400 s, not 1,600).
   std::map<std::string, std::vector<double>> known_by_size;
-  for (const auto& [key, estimate] : *own) {
-    auto size = size_of.find(key.label);
-    if (size != size_of.end() && estimate.source != timeout_source)
-      known_by_size[size->second].push_back(estimate.seconds);
+  for (auto it = own->begin(); it != own->end(); it = own->lower_bound(SampleKey{it->first.label + '\0', {}})) {
+    auto size = size_of.find(it->first.label);
+    if (size == size_of.end()) continue;
+    if (auto whole = lookup(*own, it->first.label, std::nullopt, 1); whole && whole->source != timeout_source)
+      known_by_size[size->second].push_back(whole->seconds);
   }
   auto medians = std::make_shared<std::map<std::string, double>>();
   for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
@@ -188,7 +197,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
       estimate = *found;
     } else {
       if (auto median = medians->find(test.target.size); median != medians->end())
-        estimate = Estimate{median->second, "size-median", std::nullopt};
+        estimate = Estimate{median->second / (shard ? std::max(test.target.shard_count, 1) : 1), "size-median",
+                            std::nullopt};
       else
         estimate = fallback(test, shard);
       // Only runs cut short (which measured no peak to reserve): it ran at least that long.

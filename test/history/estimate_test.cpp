@@ -126,6 +126,32 @@ TEST_CASE("a test that only ever timed out is planned for at least its timeout")
   REQUIRE(estimate(tests.tests[1], std::nullopt).source == "size-default");
 }
 
+TEST_CASE("a recent timeout longer than the percentile of the passes is what the test takes now") {
+  auto samples = durations({10, 300, 300, 300, 300});
+  for (size_t i = 1; i < samples.size(); ++i) samples[i].timed_out = true;
+  auto estimate = estimate_from_samples(samples, Rules{});
+  REQUIRE(estimate->seconds == 300);
+  REQUIRE(estimate->source == "history-p90-timeout");
+  samples[1].seconds = 5;  // cut short before the passes' time: only a bound below them
+  for (size_t i = 2; i < samples.size(); ++i) samples[i].timed_out = false;
+  REQUIRE(estimate_from_samples(samples, Rules{})->source == "history-p90");
+}
+
+TEST_CASE("a size class's median is of whole tests: a sharded test counts as the sum of its shards") {
+  History history;
+  for (int shard = 0; shard < 4; ++shard) history.samples[{"//a:sharded", shard}] = durations({400});
+  history.samples[{"//a:whole", std::nullopt}] = durations({1600});
+  history.samples[{"//a:other", std::nullopt}] = durations({1500});
+  Classification tests;
+  tests.tests = {gpu_test("//a:sharded", "large", 4), gpu_test("//a:whole", "large"),
+                 gpu_test("//a:other", "large"), gpu_test("//a:new", "large"), gpu_test("//a:new_sharded", "large", 2)};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  auto whole = estimate(tests.tests[3], std::nullopt);
+  REQUIRE(whole.source == "size-median");
+  REQUIRE(whole.seconds == 1600);  // the median of 1,600, 1,600 and 1,500 (was 400: shards as tests)
+  REQUIRE(estimate(tests.tests[4], 1).seconds == 800);  // one of two shards
+}
+
 TEST_CASE("a test sharded since its history was taken shares its whole-test time, and the other way round") {
   History history;
   history.samples[{"//a:now_sharded", std::nullopt}] = durations({400});
