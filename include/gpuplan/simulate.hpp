@@ -47,6 +47,7 @@ struct SimulationReport {
   Spread static_over_bound;        ///< per run: the static makespan / that run's hindsight bound
   Spread dynamic_over_bound;       ///< per run: the dynamic makespan / that run's hindsight bound
   long units_without_history = 0;  ///< with `noise.history`: units that kept their planned duration
+  long units_resharded = 0;        ///< of those, units whose history was of another shard count
   double taken_elsewhere_median = 0;  ///< units the dynamic executor ran off their planned node, per run
 };
 

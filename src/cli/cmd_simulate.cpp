@@ -49,7 +49,9 @@ std::string report_json(const SimulationReport& r, const SimulateArgs& args) {
   if (args.history.empty())
     noise = {{"model", "log-normal"}, {"sigma", args.sigma.value_or(0.5)}};
   else
-    noise = {{"model", "history"}, {"units_without_history", r.units_without_history}};
+    noise = {{"model", "history"},
+             {"units_without_history", r.units_without_history},
+             {"units_resharded", r.units_resharded}};
   nlohmann::ordered_json out = {
       {"runs", r.runs},
       {"seed", args.seed},
@@ -147,8 +149,14 @@ void add_simulate_command(CLI::App& app, int& status) {
     SimulationReport report = simulate(plan, fleet, options);
     if (options.noise.history && report.units_without_history > 0)
       std::cerr << fmt::format(
-          "gpuplan: warning: {} of {} units have no history and keep their planned durations in every run\n",
-          report.units_without_history, report.units);
+          "gpuplan: warning: {} of {} units have no history{} and keep their planned durations in every "
+          "run\n",
+          report.units_without_history, report.units,
+          report.units_resharded == 0
+              ? ""
+              : fmt::format(" ({} of them only runs of another shard count than the plan's: their test was "
+                            "resharded since)",
+                            report.units_resharded));
     write_output("-", args->json ? report_json(report, *args) : report_text(report, *args));
     status = exit_ok;
   });

@@ -151,7 +151,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
   // Whole tests' times, a sharded test's the sum of its shards' (before, each shard counted as
   // a test: 4 shards of 400 s made an unsharded test of its class 400 s, not 1,600).
   std::map<std::string, std::vector<double>> known_by_size;
-  for (auto it = own->begin(); it != own->end(); it = own->lower_bound(SampleKey{it->first.label + '\0', {}})) {
+  for (auto it = own->begin(); it != own->end();
+       it = own->lower_bound(SampleKey{it->first.label + '\0', {}})) {
     auto size = size_of.find(it->first.label);
     if (size == size_of.end()) continue;
     if (auto whole = lookup(*own, it->first.label, std::nullopt, 1); whole && whole->source != timeout_source)
@@ -197,8 +198,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
       estimate = *found;
     } else {
       if (auto median = medians->find(test.target.size); median != medians->end())
-        estimate = Estimate{median->second / (shard ? std::max(test.target.shard_count, 1) : 1), "size-median",
-                            std::nullopt};
+        estimate = Estimate{median->second / (shard ? std::max(test.target.shard_count, 1) : 1),
+                            "size-median", std::nullopt};
       else
         estimate = fallback(test, shard);
       // Only runs cut short (which measured no peak to reserve): it ran at least that long.

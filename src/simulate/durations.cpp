@@ -1,6 +1,7 @@
 // Real durations for simulated runs: log-normal noise on the plan, or a unit's own history.
 #include "simulate/durations.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -35,6 +36,16 @@ double draw_sample(const DurationSource& source, size_t i, std::mt19937_64& rand
     if (longer(j) && pick-- == 0) return samples[j];
 }
 
+/// The test's runs were of another shard count than `shard_count` now: the history says so, or
+/// has runs of a shard it has not now.
+bool measured_with_other_shards(const History& history, const std::string& label, int shard_count) {
+  const int now = std::max(shard_count, 1);
+  if (auto then = history.shard_counts.find(label); then != history.shard_counts.end())
+    return then->second != now;
+  auto beyond = history.samples.lower_bound(SampleKey{label, now});
+  return beyond != history.samples.end() && beyond->first.label == label;
+}
+
 }  // namespace
 
 DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window) {
@@ -47,7 +58,13 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
     const Unit& unit = plan.assignments[i].unit;
     source.planned.push_back(unit.duration_s);
     if (!noise.history) continue;
-    auto found = noise.history->samples.find(SampleKey{label_identity(unit.label), unit.shard_index});
+    const auto label = label_identity(unit.label);
+    auto found = noise.history->samples.find(SampleKey{label, unit.shard_index});
+    if (found != noise.history->samples.end() &&
+        measured_with_other_shards(*noise.history, label, unit.shard_count)) {
+      ++source.resharded;
+      found = noise.history->samples.end();
+    }
     if (found != noise.history->samples.end())
       for (const Sample& s : recent_samples(found->second, history_window)) {
         source.samples[i].push_back(s.seconds);

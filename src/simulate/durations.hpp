@@ -18,6 +18,9 @@ struct DurationSource {
   double sigma = 0;
   bool from_history = false;
   long without_history = 0;  ///< with history: assignments that have no sample
+  /// Of those, assignments of tests whose history has another shard count than the plan: an old
+  /// shard's samples are not a new shard's (8 shards of 50 s are not 4 of 50 s).
+  long resharded = 0;
 };
 
 DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int history_window);

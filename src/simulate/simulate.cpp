@@ -39,6 +39,7 @@ SimulationReport simulate(const Plan& plan, const Fleet& fleet, const SimulateOp
   report.units = static_cast<long>(plan.assignments.size());
   report.planned_makespan = plan.summary.makespan_s;
   report.units_without_history = source.without_history;
+  report.units_resharded = source.resharded;
   std::vector<double> statics, dynamics, bounds, plans, taken, static_ratios, dynamic_ratios;
   for (int run = 0; run < options.runs; ++run) {
     std::vector<double> durations = sim::draw_durations(source, options.seed, run);

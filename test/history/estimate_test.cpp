@@ -144,7 +144,8 @@ TEST_CASE("a size class's median is of whole tests: a sharded test counts as the
   history.samples[{"//a:other", std::nullopt}] = durations({1500});
   Classification tests;
   tests.tests = {gpu_test("//a:sharded", "large", 4), gpu_test("//a:whole", "large"),
-                 gpu_test("//a:other", "large"), gpu_test("//a:new", "large"), gpu_test("//a:new_sharded", "large", 2)};
+                 gpu_test("//a:other", "large"), gpu_test("//a:new", "large"),
+                 gpu_test("//a:new_sharded", "large", 2)};
   auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
   auto whole = estimate(tests.tests[3], std::nullopt);
   REQUIRE(whole.source == "size-median");

@@ -187,6 +187,34 @@ TEST_CASE("History noise draws each unit's duration from its own samples", "[sim
   CHECK(r.dynamic_makespan.p95 == 12);
 }
 
+TEST_CASE("History of another shard count is not replayed as the plan's shards", "[simulate]") {
+  // The plan splits 8 old shards of 50 s into 4 of 100 s; old shard k's 50 s is not new shard k's.
+  Fleet fleet = fleet_of({{"n", 1, 1}});
+  std::vector<Assignment> placements;
+  for (int shard = 0; shard < 4; ++shard) {
+    Unit u = unit("//a:sharded", 100);
+    u.shard_index = shard;
+    u.shard_count = 4;
+    placements.push_back(placed(u, "n-0", {0}, shard * 100.0));
+  }
+  Plan plan = hand_plan(placements);
+  History history;
+  Sample fifty;
+  fifty.seconds = 50;
+  for (int shard = 0; shard < 8; ++shard) history.samples[{"//a:sharded", shard}] = {fifty};
+  SimulateOptions options;
+  options.noise.history = &history;
+  options.runs = 2;
+  auto r = simulate(plan, fleet, options);
+  CHECK(r.units_resharded == 4);
+  CHECK(r.static_makespan.median == 400);   // was 200: the plan looked twice too pessimistic
+  history.shard_counts["//a:sharded"] = 4;  // the same shards: replayed
+  history.samples.erase(history.samples.lower_bound({"//a:sharded", 4}), history.samples.end());
+  r = simulate(plan, fleet, options);
+  CHECK(r.units_resharded == 0);
+  CHECK(r.static_makespan.median == 200);
+}
+
 TEST_CASE("A stopped or timed-out sample is drawn as a finished run at least that long", "[simulate]") {
   // //a:stopped finished once in 100 s and was stopped (Ctrl-C) three times after 5 s; those are
   // not 5-second runs. //a:killed always hit its 300 s timeout: it will hold its GPU that long.
