@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/utf8.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/result.hpp"
@@ -522,8 +523,12 @@ void add(History& history, const SummaryUnit& unit) {
   list.insert(list.end(), unit.samples.begin(), unit.samples.end());
 }
 
-/// A JSON array of rows, or a summarize file.
-void read_json_document(const simdjson::padded_string& json, History& history, history::BadRows& bad) {
+/// A JSON array of rows, or a summarize file. A summarize file is read whole or not at all: the
+/// rolling history of a CI (`history summarize history.json new.csv -o history.json`) cut short
+/// by a full disk, or written by a newer gpuplan, was a bad row, and the next summary held only
+/// the new runs.
+void read_json_document(const simdjson::padded_string& json, const std::string& name, History& history,
+                        history::BadRows& bad) {
   LineCounter lines(std::string_view(json.data(), json.size()));
   od::parser parser;
   od::document document;
@@ -537,19 +542,31 @@ void read_json_document(const simdjson::padded_string& json, History& history, h
   if (document.type().get(type)) return bad.add(1, "not valid JSON");
   od::array rows;
   if (type == od::json_type::object) {
+    auto refuse_at = [&](long line, std::string_view what) {
+      throw InputError(
+          Position{name, line},
+          fmt::format("{}: a gpuplan history is read whole or not at all, so nothing was read or "
+                      "written (restore it, or leave it out to start a new one)",
+                      what));
+    };
+    auto refuse = [&](auto& at, std::string_view what) { refuse_at(where(at), what); };
+    // Valid JSON first: a file cut short would otherwise give its first units and then stop.
+    simdjson::dom::parser validator;
+    simdjson::dom::element checked;
+    if (auto error = validator.parse(json).get(checked))
+      refuse_at(0, fmt::format("not valid JSON ({}), perhaps cut short", simdjson::error_message(error)));
     od::object object;
     int64_t version = 0;
     if (document.get_object().get(object) || object["gpuplan_history"].get_int64().get(version))
-      return fail(
-          document,
-          "a JSON object that is neither a build event nor a gpuplan history (\"gpuplan_history\": 1)");
+      refuse(document, "\"gpuplan_history\" is not a version number");
     if (version != 1)
-      return fail(document,
-                  fmt::format("gpuplan_history {} is not a version this gpuplan reads (1)", version));
-    if (object["units"].get_array().get(rows)) return fail(document, "\"units\" is not an array");
+      refuse(document, fmt::format("gpuplan_history {} is a version this gpuplan does not read (a newer one "
+                                   "wrote it; this one reads 1)",
+                                   version));
+    if (object["units"].get_array().get(rows)) refuse(document, "\"units\" is not an array");
     for (auto element : rows) {
       od::value unit;
-      if (element.get(unit)) return fail(document, "not valid JSON");
+      if (element.get(unit)) refuse(document, "not valid JSON");
       long line = where(unit);
       if (auto read = read_summary_unit(unit))
         add(history, *read);
@@ -616,7 +633,7 @@ HistoryRead read_table(std::istream& in, const std::string& name, bool strict) {
     if (one_object_a_line)
       read_json_lines(text, read.history, bad);
     else
-      read_json_document(simdjson::padded_string(text), read.history, bad);
+      read_json_document(simdjson::padded_string(text), name, read.history, bad);
   } else {
     read_csv(text, read.history, bad);
   }
