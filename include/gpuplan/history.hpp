@@ -36,6 +36,15 @@ struct Sample {
   bool failed = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
+  /// What it says of GPU use: true when it was on a GPU (gpu_touched, or a peak above 0, whatever
+  /// the column says: a merged history), false when it ran a second or more and never was, and
+  /// nothing when it was not measured or ran shorter: NVML is sampled every 0.2 s, so a shorter
+  /// run may have used a GPU between samples (as exec's own check leaves such units out).
+  std::optional<bool> gpu_use() const {
+    if (gpu_touched.value_or(false) || peak_vram_mib.value_or(0) > 0) return true;
+    if (gpu_touched && seconds >= 1) return false;
+    return std::nullopt;
+  }
   bool operator==(const Sample&) const = default;
 };
 

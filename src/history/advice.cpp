@@ -67,13 +67,10 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
   for (auto it = history.samples.lower_bound(SampleKey{test.label, std::nullopt});
        it != history.samples.end() && it->first.label == test.label; ++it) {
     for (const auto& sample : recent_samples(it->second, options.last)) {
-      // A peak above 0 says it was on a GPU, with or without the column, and whatever it says
-      // (a merged or converted history): as measured_gpu_use and audit count it.
-      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
-      if (sample.gpu_touched || touched) {
+      if (auto touched = sample.gpu_use()) {
         ++m.touch_runs;
         ++m.touch_runs_of[it->first.shard];
-        m.touched = m.touched || touched;
+        m.touched = m.touched || *touched;
       }
       if (sample.peak_vram_mib) {
         ++m.vram_runs;
@@ -128,10 +125,10 @@ std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view 
   for (auto it = history.samples.lower_bound(SampleKey{std::string(label), std::nullopt});
        it != history.samples.end() && it->first.label == label; ++it) {
     for (const auto& sample : recent_samples(it->second, window)) {
-      const bool touched = sample.gpu_touched.value_or(false) || sample.peak_vram_mib.value_or(0) > 0;
-      if (!touched && !sample.gpu_touched) continue;  // says nothing of GPU use
+      auto touched = sample.gpu_use();
+      if (!touched) continue;
       ++use.runs;
-      if (touched) ++use.touched;
+      if (*touched) ++use.touched;
       use.peak_vram_mib = std::max(use.peak_vram_mib, sample.peak_vram_mib.value_or(0));
     }
   }

@@ -76,6 +76,17 @@ TEST_CASE("too few measured runs, or none at all, give no CPU advice") {
   CHECK(advice.measured == 1);
 }
 
+TEST_CASE("runs shorter than a second say nothing of GPU use: NVML's 0.2 s samples may miss it") {
+  auto read = read_table_text(header +
+                                  "//t:quick,,0.05,,a100-0,0,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:quick,,0.05,,a100-0,0,2026-01-02T00:00:00Z,0,false\n"
+                                  "//t:quick,,0.05,,a100-0,0,2026-01-03T00:00:00Z,0,false\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:quick")}, a100_fleet());
+  CHECK(advice.advice.empty());  // was "never touched a GPU in 3 runs": move it to the CPU bucket
+  CHECK_FALSE(measured_gpu_use(read.history, "//t:quick", 20));
+}
+
 TEST_CASE("runs that failed or were cut short before touching a GPU give no CPU advice") {
   // //t:broken fails at import, before its GPU work; //t:killed is stopped or times out early.
   // Neither says the test needs no GPU: moved to CPU runners, it would skip its GPU paths.
