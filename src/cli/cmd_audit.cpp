@@ -327,7 +327,7 @@ void run(const AuditArgs& args, int& status) {
     if (d.label.empty() && d.severity == Severity::warning)
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
   for (const auto& d : history_diagnostics)  // rows of the history it skipped
-    std::cerr << fmt::format("gpuplan: warning: {}: {}\n", d.source, d.message);
+    std::cerr << fmt::format("gpuplan: warning: {}{}{}\n", d.source, d.source.empty() ? "" : ": ", d.message);
   Audit result = audit(tests, deps.graph, *deps.reach, used_gpu(history, rules));
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)

@@ -58,8 +58,8 @@ struct HistoryOptions {
 
 void print_warnings(const Diagnostics& diagnostics) {
   for (const auto& diagnostic : diagnostics)
-    std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(diagnostic.severity), diagnostic.source,
-                             diagnostic.message);
+    std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(diagnostic.severity), diagnostic.source,
+                             diagnostic.source.empty() ? "" : ": ", diagnostic.message);
 }
 
 std::string seconds_text(double seconds) { return fmt::format("{:.3f}s", seconds); }

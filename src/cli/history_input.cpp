@@ -52,12 +52,21 @@ void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
 void read_testlogs(const std::string& directory, bool strict, History& history, Diagnostics& diagnostics) {
   fs::path prefix = below_testlogs(directory).value_or(fs::path());
   std::vector<std::tuple<std::string, int, int, std::string, TestLogPath>> files;
+  std::set<std::string>
+      others;  ///< files that are no test's test.xml: the first few by name, for the warning
+  long other_count = 0;
   std::error_code error;
   for (auto it =
            fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (!it->is_regular_file(error) || it->path().extension() != ".xml") continue;
+    if (!it->is_regular_file(error)) continue;
     auto relative = (prefix / it->path().lexically_relative(directory)).generic_string();
+    if (it->path().extension() != ".xml") {
+      ++other_count;
+      others.insert(it->path().lexically_relative(directory).generic_string());
+      if (others.size() > 4) others.erase(std::prev(others.end()));
+      continue;
+    }
     if (auto test = parse_testlog_path(relative)) {
       int order = test->attempt == 0 ? INT_MAX : test->attempt;
       files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
@@ -65,6 +74,19 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
   }
   if (error)
     throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));
+  // A directory of BEP files or results CSVs: read as bazel-testlogs, it gave no run, silently.
+  if (files.empty())
+    diagnostics.push_back(Diagnostic{
+        Severity::warning,
+        {},
+        {},
+        others.empty()
+            ? fmt::format("{}: no test.xml below it, and no other file: no runs read from it", directory)
+            : fmt::format(
+                  "{}: no test.xml below it (a directory is read as bazel-testlogs), and no runs read "
+                  "from it; it holds {}{}: give such files by name to read them",
+                  directory, fmt::join(others, ", "),
+                  other_count > static_cast<long>(others.size()) ? ", ..." : "")});
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));

@@ -160,6 +160,13 @@ grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 1 to 4 in the hi
   fail "8 old shards: $(cat "$SCRATCH/eight.err")"
 jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [200, 200, 200, 200]' \
   "$SCRATCH/eight.json" >/dev/null || fail "8 old shards of 100 s are not 4 of 200 s"
+# A directory is read as bazel-testlogs: one of BEP and results files gave no run, silently.
+mkdir -p "$SCRATCH/artifacts"
+cp $DATA/bep_run.json $DATA/runs.csv "$SCRATCH/artifacts/"
+"$GPUPLAN" history summarize "$SCRATCH/artifacts" -o "$SCRATCH/artifacts.json" 2>"$SCRATCH/artifacts.err" ||
+  fail "summarize of a directory without test.xml failed"
+grep -q "warning: $SCRATCH/artifacts: no test.xml below it (a directory is read as bazel-testlogs), and no runs read from it; it holds bep_run.json, runs.csv" \
+  "$SCRATCH/artifacts.err" || fail "a directory without test.xml was read as empty without a word: $(cat "$SCRATCH/artifacts.err")"
 # Two versions of one module (multiple_version_override) are one name to the history, which
 # keys runs by the apparent name: both are estimated from the runs of both, which is said.
 cat >"$SCRATCH/two-versions.xml" <<'XML'
