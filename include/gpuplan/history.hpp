@@ -93,8 +93,9 @@ std::string_view to_string(HistoryFormat format);
 /// Tells the formats apart by their first bytes.
 HistoryFormat detect_history_format(std::string_view head);
 /// Why the first bytes are no history format at all (binary data: a NUL or another control
-/// byte), naming what they look like; "" for text.
-std::string binary_history_problem(std::string_view head);
+/// byte), or lay one out as gpuplan cannot read it (build events pretty-printed or in an array,
+/// as jq writes them), naming what they look like; "" for a readable one.
+std::string history_head_problem(std::string_view head);
 
 /// Where a test.xml sits under bazel-testlogs, which says whose it is:
 /// "ml/train_test/shard_2_of_4/test.xml" is shard 1 of 4 of //ml:train_test.

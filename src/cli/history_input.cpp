@@ -126,7 +126,7 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
   head.resize(static_cast<std::size_t>(input.in().rdbuf()->sgetn(head.data(), 4096)));
   HeadThenRest whole(head, *input.in().rdbuf());
   std::istream in(&whole);
-  if (auto problem = binary_history_problem(head); !problem.empty())
+  if (auto problem = history_head_problem(head); !problem.empty())
     throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
     case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict));

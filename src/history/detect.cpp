@@ -44,7 +44,26 @@ HistoryFormat detect_history_format(std::string_view head) {
   return HistoryFormat::csv;
 }
 
-std::string binary_history_problem(std::string_view head) {
+std::string history_head_problem(std::string_view head) {
+  std::string_view text = head;
+  util::strip_prefix(text, "\xEF\xBB\xBF");
+  text = skip_space(text);
+  auto first_key = [](std::string_view object) { return skip_space(object.substr(1)); };
+  auto is_event = [](std::string_view key) {
+    return key.starts_with("\"id\"") || key.starts_with("\"orderedBuildEvent\"");
+  };
+  // Build events and JSON rows are one object a line; `jq .` spreads each over lines (a summary
+  // of `history summarize` is one document, and starts so too).
+  if (text.starts_with('{') &&
+      text.substr(1, text.find('\n') - 1).find_first_not_of(" \t\r") == std::string_view::npos &&
+      !first_key(text).starts_with("\"gpuplan_history\""))
+    return "a JSON object spread over lines (pretty-printed, as `jq .` writes it): build events and JSON "
+           "rows "
+           "are read one object a line; write them with `jq -c .`";
+  if (text.starts_with('[') && skip_space(text.substr(1)).starts_with('{') &&
+      is_event(first_key(skip_space(text.substr(1)))))
+    return "a JSON array of build events (as `jq -s` writes them): Bazel's --build_event_json_file has one "
+           "event a line; write them so with `jq -c '.[]'`";
   auto binary = std::find_if(head.begin(), head.end(), [](char c) {
     auto byte = static_cast<unsigned char>(c);
     return (byte < 0x20 && !std::isspace(byte)) || byte == 0x7f;
