@@ -221,7 +221,26 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
     // 1-based: shards 1 to N, none numbered 0. (Runs of shards 0 to 7 of a test with 4 now are of
     // a time it had 8: the estimate reshards them, with a warning of its own.)
     const int shards = test.target.shard_count;
-    if (history->shard_counts.contains(label) || history->samples.contains(SampleKey{label, 0})) continue;
+    if (history->shard_counts.contains(label)) continue;
+    if (history->samples.contains(SampleKey{label, 0})) {
+      // Runs of shards 0 to K-1 only, of a test with N > K shards now, and no count recorded
+      // (results records have none): of N shards with the last never run, or of a time it had
+      // K, each run then a whole K-th of the test. Read as the first; said, since it is a guess.
+      auto last = std::prev(history->samples.lower_bound(SampleKey{label, shards}));
+      const int highest = last->first.shard.value_or(0);
+      if (highest + 1 < shards)
+        found.push_back(Diagnostic{
+            severity, label, "--history",
+            fmt::format(
+                "has runs of shards 0 to {} only, {} shards now, and no shard count in the history "
+                "(gpuplan's results records have none; BEP's shardCount is one): read as runs of {} of "
+                "its {} shards, the others planned without them. If it had {} shards then, each run "
+                "took {:.3g} times what a shard takes now: give the history from BEP, or drop its "
+                "older runs",
+                highest, shards, highest + 1, shards, highest + 1,
+                static_cast<double>(shards) / (highest + 1))});
+      continue;
+    }
     auto last = history->samples.lower_bound(SampleKey{label, shards + 1});
     if (last == history->samples.begin()) continue;
     --last;

@@ -160,6 +160,15 @@ grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 1 to 4 in the hi
   fail "8 old shards: $(cat "$SCRATCH/eight.err")"
 jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [200, 200, 200, 200]' \
   "$SCRATCH/eight.json" >/dev/null || fail "8 old shards of 100 s are not 4 of 200 s"
+# gpuplan's own results records hold no shard count: runs of shards 0 to 1 of a test with 4 shards
+# now may be of a time it had 2 (each run half the test), which the plan cannot tell; said.
+{ echo label,shard,seconds
+  for shard in 0 1; do echo "//ml:train_test,$shard,300"; done; } >"$SCRATCH/two-of-four.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/two-of-four.csv" -o "$SCRATCH/two-of-four.json" 2>"$SCRATCH/two-of-four.err" ||
+  fail "plan with runs of 2 of 4 shards failed"
+grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 0 to 1 only, 4 shards now, and no shard count in the history" \
+  "$SCRATCH/two-of-four.err" || fail "runs of fewer shards than the test has were read silently: $(cat "$SCRATCH/two-of-four.err")"
 # A directory is read as bazel-testlogs: one of BEP and results files gave no run, silently.
 mkdir -p "$SCRATCH/artifacts"
 cp $DATA/bep_run.json $DATA/runs.csv "$SCRATCH/artifacts/"
