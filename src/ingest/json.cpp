@@ -131,20 +131,19 @@ std::uint64_t JsonTargets::add_configured(std::string_view json, std::size_t rea
   cquery_ = true;
   parse_object(json, readable, start, [&](ondemand::object result) {
     std::size_t before = out_.size();
-    bool kept = false;
+    // Bazel writes "target" first; a tool that sorts keys (jq -S) puts "configuration" before it.
+    std::string configuration = "null";
     for (auto field : result) {
       std::string_view key = field.unescaped_key();
       if (key == "target") {
         read_target(field.value().get_object());
-        kept = out_.size() > before;
-        if (kept) out_.at(before).configuration = "null";
       } else if (key == "configuration") {
-        std::string_view checksum = field.value().find_field_unordered("checksum").get_string();
-        if (kept) out_.at(before).configuration = short_configuration(checksum);
+        configuration = short_configuration(field.value().find_field_unordered("checksum").get_string());
       } else if (key == "configurationId") {
         id = field.value().get_uint64();
       }
     }
+    if (out_.size() > before) out_.at(before).configuration = configuration;
   });
   return id;
 }

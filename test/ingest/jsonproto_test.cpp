@@ -66,6 +66,14 @@ TEST_CASE("newer cquery jsonproto names configurations by id in configurations[]
   REQUIRE(list.tests.at(0).configuration == "9f87702");
 }
 
+TEST_CASE("cquery's configuration is read before or after its target (jq -S sorts the keys)") {
+  TargetList list = read_text(R"({"results": [{
+    "configuration": {"checksum": "9f87702c0ffee"},
+    "target": {"type": "RULE", "rule": {"name": "//a:t", "ruleClass": "sh_test", "attribute": []}}
+  }]})");
+  REQUIRE(list.tests.at(0).configuration == "9f87702");  // was "null"
+}
+
 TEST_CASE("a streamed_jsonproto line that is not JSON is an error at that line") {
   std::string good = R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test"}})";
   try {
