@@ -377,6 +377,15 @@ class Checker {
       if (++times_listed[u->id] == 2)
         add(ViolationKind::coverage, u->id, "is listed more than once (in assignments or unschedulable)");
       by_label[canonical_label(u->label)].push_back(u);
+      // No Bazel label holds one; a newline makes two lines of exec's target pattern file.
+      if (auto control =
+              std::find_if(u->label.begin(), u->label.end(),
+                           [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+          control != u->label.end())
+        add(ViolationKind::coverage, u->id,
+            fmt::format(
+                "has a label with the control character 0x{:02x} (byte {}), which no Bazel label holds",
+                static_cast<unsigned char>(*control), control - u->label.begin() + 1));
       const std::string expected =
           u->shard_index ? fmt::format("{}#shard-{}-of-{}", u->label, *u->shard_index, u->shard_count)
                          : u->label;

@@ -135,6 +135,16 @@ TEST_CASE("a GPU index the node does not have is reported") {
               "GPU 4 does not exist on a100-0 (it has GPUs 0-3)");
 }
 
+TEST_CASE("a label with a newline is reported: exec's pattern file would read two labels") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//tf:nccl_test");
+  a.unit.label = a.unit.id = "//tf:nccl_test\n//tf:other_test";
+  auto found = verify(plan, example_fleet());
+  REQUIRE_FALSE(found.empty());
+  CHECK(found.front().kind == ViolationKind::coverage);
+  CHECK_THAT(found.front().reason, Catch::Contains("control character 0x0a (byte 15)"));
+}
+
 TEST_CASE("a GPU listed twice for one unit is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:nccl_test");
