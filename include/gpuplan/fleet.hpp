@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <istream>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,10 @@ struct ImportedFleet {
   std::string yaml;                   ///< the fleet file
   std::vector<std::string> warnings;  ///< what the import had to assume, for standard error
 };
+
+/// The CUDA version nvidia-smi reports ("CUDA Version: 12.4") for a driver ("550.54.15"), known
+/// from its branch; nullopt for a branch the table does not hold.
+std::optional<std::string> cuda_of_driver(const std::string& driver);
 
 /// A fleet file for one node, from the text of `nvidia-smi --query-gpu=index,name,uuid,
 /// memory.total,compute_cap,driver_version,mig.mode.current --format=csv` and `nvidia-smi topo -m`.

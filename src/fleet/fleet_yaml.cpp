@@ -487,6 +487,13 @@ void read_pool(const Reader& reader, const YAML::Node& node, Fleet& fleet, Names
   if (const auto* field = find(fields, "driver")) {
     reader.version(field->value, "driver", "550.54.15");
     driver = field->value.Scalar();
+    // A test that needs the CUDA written here was planned on the node and refused at run time.
+    if (auto supported = cuda_of_driver(driver);
+        supported && !cuda.parts.empty() && *Version::parse(*supported) < cuda)
+      fleet.warnings.push_back(fmt::format(
+          "{}: cuda: {} is newer than driver {} supports (CUDA {}, as nvidia-smi prints it): tests that need "
+          "CUDA {} are planned here and refused at run time; write the CUDA version nvidia-smi prints",
+          reader.at(field->value).str(), cuda.str(), driver, *supported, cuda.str()));
   }
   auto [topology, links] = read_topology(reader, find(fields, "topology"), gpu.count);
   pool.topology = topology;

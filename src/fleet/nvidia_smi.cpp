@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "core/utf8.hpp"
@@ -177,6 +178,13 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
       auto at = column(name);
       Cell value = at ? cells[*at] : Cell{"", cells.front().line, 1};
       if (value.text == "[N/A]" || value.text == "N/A" || value.text == "[Not Supported]") value.text.clear();
+      // nvidia-smi's word for a value it could not read ("[Unknown Error]", "[GPU is lost]"):
+      // the GPU is broken, and counted it was handed to tests.
+      if (value.text.size() > 2 && value.text.front() == '[' && value.text.back() == ']')
+        fail(input, value,
+             fmt::format("{} of this GPU is nvidia-smi's \"{}\": the GPU is in an error state (nvidia-smi -q "
+                         "says more); import the node once it is fixed, or describe its good GPUs by hand",
+                         name, value.text));
       return value;
     };
     SmiGpu gpu{0,
@@ -281,26 +289,6 @@ Topo parse_topo(const NamedText& input, int gpus) {
   return topo;
 }
 
-/// The CUDA version nvidia-smi reports ("CUDA Version: 12.4") for each driver branch.
-/// nvidia-smi's --query-gpu cannot print it, so the importer knows it from the branch.
-std::optional<std::string> cuda_of_driver(const std::string& driver) {
-  static const std::vector<std::pair<int, std::string_view>> branches = {
-      {384, "9.0"},  {387, "9.1"},  {390, "9.1"},  {396, "9.2"},  {410, "10.0"}, {418, "10.1"}, {430, "10.1"},
-      {435, "10.1"}, {440, "10.2"}, {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"},
-      {495, "11.5"}, {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
-      {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"}, {575, "12.9"},
-      {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
-  // Releases whose "CUDA Version" is not their branch's: 430.26 says 10.2 (430.50 and later 10.1).
-  static const std::vector<std::pair<std::string_view, std::string_view>> releases = {{"430.26", "10.2"}};
-  for (auto [release, cuda] : releases)
-    if (driver == release || driver.starts_with(std::string(release) + ".")) return std::string(cuda);
-  auto version = Version::parse(driver);
-  if (!version) return std::nullopt;
-  for (auto [branch, cuda] : branches)
-    if (version->parts.front() == branch) return std::string(cuda);
-  return std::nullopt;
-}
-
 /// A YAML scalar for text that came from nvidia-smi: plain if it is safe, else double-quoted.
 std::string scalar(const std::string& text) {
   if (fleet::is_name(text)) return text;
@@ -322,6 +310,26 @@ std::string model_name(std::string name) {
 
 }  // namespace
 
+// nvidia-smi's --query-gpu cannot print the CUDA version, so the importer knows it from the
+// driver's branch (and fleet files are checked against it).
+std::optional<std::string> cuda_of_driver(const std::string& driver) {
+  static const std::vector<std::pair<int, std::string_view>> branches = {
+      {384, "9.0"},  {387, "9.1"},  {390, "9.1"},  {396, "9.2"},  {410, "10.0"}, {418, "10.1"}, {430, "10.1"},
+      {435, "10.1"}, {440, "10.2"}, {450, "11.0"}, {455, "11.1"}, {460, "11.2"}, {465, "11.3"}, {470, "11.4"},
+      {495, "11.5"}, {510, "11.6"}, {515, "11.7"}, {520, "11.8"}, {525, "12.0"}, {530, "12.1"}, {535, "12.2"},
+      {545, "12.3"}, {550, "12.4"}, {555, "12.5"}, {560, "12.6"}, {565, "12.7"}, {570, "12.8"}, {575, "12.9"},
+      {580, "13.0"}, {590, "13.1"}, {595, "13.2"}, {610, "13.3"}};
+  // Releases whose "CUDA Version" is not their branch's: 430.26 says 10.2 (430.50 and later 10.1).
+  static const std::vector<std::pair<std::string_view, std::string_view>> releases = {{"430.26", "10.2"}};
+  for (auto [release, cuda] : releases)
+    if (driver == release || driver.starts_with(std::string(release) + ".")) return std::string(cuda);
+  auto version = Version::parse(driver);
+  if (!version) return std::nullopt;
+  for (auto [branch, cuda] : branches)
+    if (version->parts.front() == branch) return std::string(cuda);
+  return std::nullopt;
+}
+
 ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, const ImportOptions& options) {
   if (!fleet::is_name(options.node))
     throw InputError(
@@ -340,12 +348,11 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
   for (const auto& gpu : gpus)
     if (gpu.mig && util::lower(gpu.mig->text) == "enabled")
       fail(query, *gpu.mig,
-           fmt::format(
-               "GPU {} has MIG enabled: jobs see its MIG instances (nvidia-smi -L lists them), not "
-               "the whole GPU, and fleet import cannot describe instances yet. Write the pool by hand, "
-               "one gpu per instance with its memory (e.g. model: {}, vram: 40GiB, count: the number "
-               "of instances), or disable MIG (nvidia-smi -mig 0)",
-               gpu.index, model_name(gpu.name.text)));
+           fmt::format("GPU {} has MIG enabled: jobs see its MIG instances (nvidia-smi -L lists them), not "
+                       "the whole GPU, and gpuplan plans and checks whole GPUs (run-under and exec refuse a "
+                       "GPU in MIG mode). Disable MIG on it (nvidia-smi -i {} -mig 0) and import again, or "
+                       "leave the node out of the fleet",
+                       gpu.index, gpu.index));
   const auto& first = gpus.front();
   std::int64_t vram = memory_mib(query, first.memory);
   for (const auto& gpu : gpus) {
@@ -402,7 +409,14 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
   if (!known || known->vram_mib != vram) yaml += fmt::format("      vram: {}MiB\n", vram);
   if (compute_capability && (!known || known->compute_capability != *compute_capability))
     yaml += fmt::format("      compute_capability: \"{}\"\n", compute_capability->str());
-  if (!first.uuid.text.empty()) {
+  const auto without_uuid =
+      std::ranges::count_if(gpus, [](const SmiGpu& gpu) { return gpu.uuid.text.empty(); });
+  if (without_uuid > 0 && without_uuid < static_cast<long>(gpus.size()))
+    imported.warnings.push_back(fmt::format(
+        "{}: {} of the {} GPUs have no uuid ([N/A]): the fleet lists none, so run-under and exec cannot tell "
+        "these GPUs from others by uuid",
+        query.name, without_uuid, gpus.size()));
+  if (without_uuid == 0) {
     yaml += "      uuids:\n";
     for (const auto& gpu : gpus) yaml += fmt::format("        - {}\n", scalar(gpu.uuid.text));
   }
@@ -429,6 +443,15 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
   } else {
     yaml += "    topology:\n      matrix:\n";
     for (const auto& row : cells) yaml += fmt::format("        - \"{}\"\n", fmt::join(row, " "));
+  }
+  // What fleet check and every command will read: an import that writes what they refuse (a
+  // --cuda of a driver's version) is refused here, and their warnings are its own.
+  std::istringstream written(yaml);
+  try {
+    auto fleet = load_fleet(written, "the fleet it writes");
+    imported.warnings.insert(imported.warnings.end(), fleet.warnings.begin(), fleet.warnings.end());
+  } catch (const InputError& error) {
+    throw InputError(Position{query.name}, fmt::format("{}; nothing was written", error.what()));
   }
   return imported;
 }

@@ -383,3 +383,14 @@ TEST_CASE("a vram override above the catalog model's memory, or of no GPU's size
   REQUIRE(load(fleet_with("    gpu: {model: H100-SXM-80GB, count: 8, vram: 40GiB}\n    cuda: \"12.4\"\n"))
               .warnings.empty());  // less than it has: a share the team keeps for its tests
 }
+
+TEST_CASE("a CUDA version newer than the node's driver supports is warned of") {
+  // Tests that need CUDA 12.8 were planned on a 550 driver's node and refused at run time.
+  auto fleet =
+      load(fleet_with("    gpu: {model: L4, count: 1}\n    cuda: \"12.8\"\n    driver: \"550.54.15\"\n"));
+  REQUIRE(fleet.warnings.size() == 1);
+  REQUIRE_THAT(fleet.warnings[0],
+               Catch::Contains("cuda: 12.8 is newer than driver 550.54.15 supports (CUDA 12.4"));
+  REQUIRE(load(fleet_with("    gpu: {model: L4, count: 1}\n    cuda: \"12.4\"\n    driver: \"550.54.15\"\n"))
+              .warnings.empty());
+}

@@ -202,7 +202,7 @@ TEST_CASE("a GPU in MIG mode is refused with what to do instead of imported as a
   auto error = import_error(fixture("a100-mig.query.csv"), fixture("a100-pcie-40gb-2x.topo.txt"));
   REQUIRE_THAT(error, StartsWith("a100-mig.query.csv:2:"));
   REQUIRE_THAT(error, Contains("GPU 0 has MIG enabled: jobs see its MIG instances"));
-  REQUIRE_THAT(error, Contains("nvidia-smi -mig 0"));
+  REQUIRE_THAT(error, Contains("nvidia-smi -i 0 -mig 0"));
 }
 
 TEST_CASE("a driver older than R450 still gives its CUDA version") {
@@ -265,4 +265,44 @@ TEST_CASE("a model outside the catalog gets its family the way gpu-model: writes
   auto fleet = load_fleet(in, "imported.yaml");
   REQUIRE(fleet.nodes.at(0).gpus.at(0).family == "a100");
   REQUIRE(fleet.pools.at(0).name == "a100");
+}
+
+TEST_CASE("a GPU nvidia-smi could not read is refused, not counted as usable") {
+  const NamedText topo = fixture("a100-pcie-40gb-2x.topo.txt");
+  for (const char* broken : {"[Unknown Error]", "[GPU is lost]"}) {
+    INFO(broken);
+    auto query = fixture("a100-pcie-40gb-2x.query.csv");
+    auto uuid = query.text.find("GPU-4497e145");
+    query.text.replace(uuid, query.text.find(',', uuid) - uuid, broken);
+    CHECK_THAT(import_error(query, topo),
+               Contains("a100-pcie-40gb-2x.query.csv:3:") &&
+                   Contains(std::string("uuid of this GPU is nvidia-smi's \"") + broken) &&
+                   Contains("error state"));
+  }
+}
+
+TEST_CASE("one GPU without a uuid drops the node's uuids with a warning, not an empty one") {
+  auto query = fixture("a100-pcie-40gb-2x.query.csv");
+  auto uuid = query.text.find("GPU-4497e145");
+  query.text.replace(uuid, query.text.find(',', uuid) - uuid, "[N/A]");
+  auto imported = import_nvidia_smi(query, fixture("a100-pcie-40gb-2x.topo.txt"), {});
+  CHECK(imported.yaml.find("uuids") ==
+        std::string::npos);  // was uuids: [GPU-5d8a..., ""], which check refuses
+  REQUIRE(imported.warnings.size() == 2);  // and no mig.mode.current column
+  CHECK_THAT(imported.warnings[1], Contains("1 of the 2 GPUs have no uuid"));
+}
+
+TEST_CASE("an import writes only what fleet check reads, and says what the driver cannot run") {
+  const auto query = fixture("a100-pcie-40gb-2x.query.csv");  // driver 565.57.01: CUDA 12.7
+  const auto topo = fixture("a100-pcie-40gb-2x.topo.txt");
+  ImportOptions options;
+  options.cuda = "565.57";  // the driver's version where the CUDA version goes
+  CHECK_THAT(import_error(query, topo, options),
+             Contains("is not a CUDA version") && Contains("nothing was written"));
+  options.cuda = "12.8";
+  auto imported = import_nvidia_smi(query, topo, options);
+  REQUIRE(imported.warnings.size() == 2);  // and no mig.mode.current column
+  CHECK_THAT(imported.warnings[1], Contains("cuda: 12.8 is newer than driver 565.57.01 supports (CUDA 12.7"));
+  options.cuda = "12.7";
+  CHECK(import_nvidia_smi(query, topo, options).warnings.size() == 1);
 }
