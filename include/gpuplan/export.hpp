@@ -46,10 +46,14 @@ struct KubernetesOptions {
   std::string priority_class;
   std::vector<std::string> tolerations;  ///< "KEY[=VALUE]:EFFECT" or "KEY[=VALUE]" (kubectl taint spelling)
   std::map<std::string, std::string> labels;  ///< extra labels on every object and pod
-  double time_margin = 1.5;             ///< activeDeadlineSeconds = (planned end + reruns) × this + startup
-  int startup_s = 300;                  ///< added to the deadline: image pull, scheduling
-  std::optional<std::string> command;   ///< passed to `gpuplan exec --command`
-  std::vector<std::string> bazel_args;  ///< after exec's --: options for its default bazel test
+  double time_margin = 1.5;  ///< activeDeadlineSeconds = (planned end + reruns) × this + startup
+  int startup_s = 300;       ///< added to the deadline: image pull, scheduling
+  /// Told apart from earlier runs of the same plan: part of every object's name. Empty: the
+  /// names are the plan's own, and applying the same plan again runs nothing.
+  std::string run_id;
+  int ttl_after_finished_s = 86400;          ///< a finished Job (and its pods) is deleted this long after
+  std::optional<std::string> command;        ///< passed to `gpuplan exec --command`
+  std::vector<std::string> bazel_args;       ///< after exec's --: options for its default bazel test
   std::optional<std::string> results_claim;  ///< a PersistentVolumeClaim the results CSVs go to
 };
 

@@ -195,6 +195,14 @@ void add_export_targets(CLI::App& export_command, int& status) {
                    "seconds added to the deadline for image pull and scheduling")
       ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
       ->capture_default_str();
+  kubernetes->add_option("--run-id", k8s->options.run_id,
+                         "a run of the same plan again: part of every object's name, so that its Jobs "
+                         "are new (at most 20 lower-case letters, digits and '-')");
+  kubernetes
+      ->add_option("--ttl-after-finished", k8s->options.ttl_after_finished_s,
+                   "seconds after which a finished Job and its pods are deleted")
+      ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
+      ->capture_default_str();
   kubernetes->add_option("--command", k8s->command, "the command template the jobs pass to gpuplan exec");
   kubernetes->add_option("bazel-options", k8s->options.bazel_args, export_bazel_options_help);
   kubernetes->add_option("--results-claim", k8s->results_claim,

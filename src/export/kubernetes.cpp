@@ -11,6 +11,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/run.hpp"
+#include "util/fingerprint.hpp"
 
 namespace gpuplan {
 
@@ -47,9 +48,11 @@ bool label_key_ok(const std::string& k) {
   return slash == std::string::npos || dns_subdomain_ok(k.substr(0, slash));
 }
 
-/// A DNS-1123 label for object names: lower-case alphanumerics and '-', at most 63. A node
-/// name that is not one already gets a hash of the original, so two nodes never share a name.
-std::string object_name(const std::string& prefix, const std::string& node) {
+/// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63. A node
+/// name that is not one already, or too long to fit before the tail, gets a hash of the
+/// original, so two nodes never share a name. `tail` is empty or a '-' and a DNS label.
+std::string object_name(const std::string& prefix, const std::string& node, const std::string& tail = "") {
+  const std::size_t room = 63 - tail.size();
   std::string name;
   for (char c : node) name += alnum(c) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
   bool changed = name != node;
@@ -57,8 +60,8 @@ std::string object_name(const std::string& prefix, const std::string& node) {
   for (char c : node) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
   std::string suffix = changed ? fmt::format("-{:08x}", hash) : "";
   std::string full = prefix + name;
-  if (full.size() + suffix.size() > 63) {
-    full.resize(63 - 9);
+  if (full.size() + suffix.size() > room) {
+    full.resize(room - 9);
     suffix = fmt::format("-{:08x}", hash);
   }
   full += suffix;
@@ -66,8 +69,21 @@ std::string object_name(const std::string& prefix, const std::string& node) {
   for (char c : full)
     if (c != '-' || (!out.empty() && out.back() != '-')) out += c;
   while (!out.empty() && out.back() == '-') out.pop_back();
-  return out;
+  return out + tail;
 }
+
+/// What tells one plan's Jobs from another's: 8 hex digits of a fingerprint of the plan as
+/// gpuplan writes it. A Job's spec cannot be changed once made, and `kubectl apply` of a Job by
+/// the name of a finished one says "unchanged" and runs nothing.
+std::string plan_id(const Plan& plan) {
+  util::Fingerprint fingerprint;
+  write_plan_json(plan, [&](std::string_view bytes) { fingerprint.add(bytes); });
+  return fmt::format("{:08x}", fingerprint.value() & 0xffffffffu);
+}
+
+/// The longest --run-id: with "gpuplan-", the plan's ID and a hash, a Job name still keeps 16
+/// characters of a long node name.
+constexpr std::size_t max_run_id = 20;
 
 Json toleration(const std::string& spec) {
   Json t = Json::object();
@@ -102,6 +118,13 @@ void check_options(const KubernetesOptions& o) {
                      "the image must be one word, e.g. registry.example.com/ci/gpuplan:1.0");
   if (!(o.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
   if (o.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
+  if (o.ttl_after_finished_s < 0)
+    throw InputError(Position{"--ttl-after-finished"}, "must be 0 or more seconds");
+  if (!o.run_id.empty() && (o.run_id.size() > max_run_id || object_name("", o.run_id) != o.run_id))
+    throw InputError(Position{"--run-id"},
+                     fmt::format("\"{}\" is not a run ID: at most {} lower-case letters, digits and '-', "
+                                 "beginning and ending with a letter or digit (e.g. the CI run's number)",
+                                 o.run_id, max_run_id));
   if (!label_key_ok(o.node_key))
     throw InputError(Position{"--node-key"}, fmt::format("\"{}\" is not a label key", o.node_key));
   if (o.gpu_resource && !label_key_ok(*o.gpu_resource))
@@ -155,6 +178,10 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
   std::map<std::string, std::string> files;
   const auto by_node = assignments_by_node(plan);
+  // A new plan, or a new --run-id, gives new Jobs; the files keep the node's name, so that the
+  // next export replaces them.
+  const std::string id = plan_id(plan);
+  const std::string tail = "-" + id + (o.run_id.empty() ? "" : "-" + o.run_id);
   std::map<std::string, std::string> node_of_job;
   for (const auto& node : export_nodes(plan, fleet)) {
     // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
@@ -175,9 +202,10 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
                       "with a letter or digit): name the fleet's node so, or label the nodes "
                       "with a value that is",
                       node.name, o.node_key));
-    std::string job_name = object_name("gpuplan-", node.name);
+    std::string file_name = object_name("gpuplan-", node.name);
+    std::string job_name = object_name("gpuplan-", node.name, tail);
     // A hashed name can be another node's own: NODE-A's is node-a-206ef7b3's.
-    if (auto [other, added] = node_of_job.try_emplace(job_name, node.name); !added)
+    if (auto [other, added] = node_of_job.try_emplace(file_name, node.name); !added)
       throw InputError(Position{"export kubernetes"},
                        fmt::format("nodes \"{}\" and \"{}\" would both get the Job {}, and one would replace "
                                    "the other: rename one node in the fleet",
@@ -187,6 +215,8 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     labels["app.kubernetes.io/name"] = "gpuplan";
     labels["app.kubernetes.io/component"] = "exec";
     labels["gpuplan.dev/node"] = node.name;
+    labels["gpuplan.dev/plan"] = id;
+    if (!o.run_id.empty()) labels["gpuplan.dev/run"] = o.run_id;
     for (const auto& [k, v] : o.labels) labels[k] = v;
 
     std::string slice = to_json(node_slice(plan, by_node.at(node.name))).dump() + "\n";
@@ -256,6 +286,8 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
 
     Json spec = Json::object();
     spec["backoffLimit"] = 0;
+    // Every plan makes Jobs of its own names: the finished ones go, with their pods and logs.
+    spec["ttlSecondsAfterFinished"] = o.ttl_after_finished_s;
     spec["activeDeadlineSeconds"] = std::max(
         1L, static_cast<long>(std::ceil((node.end_s + node.reruns_s) * o.time_margin - 1e-9)) + o.startup_s);
     spec["template"] = Json::object({{"metadata", Json::object({{"labels", labels}})}, {"spec", pod}});
@@ -266,7 +298,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     job["metadata"] = metadata(job_name, labels, o);
     job["spec"] = spec;
 
-    files[job_name + ".yaml"] = fmt::format(
+    files[file_name + ".yaml"] = fmt::format(
         "{} the {} unit(s) planned on {} ({} GPU(s)).\n"
         "---\n{}---\n{}",
         kubernetes_manifest_mark, node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));

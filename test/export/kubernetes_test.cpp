@@ -163,3 +163,44 @@ TEST_CASE("tolerations are read as kubectl taint writes them, and bad options ar
   o.image = "";
   CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
 }
+
+// A Job's name was gpuplan-NODE whatever the plan: `kubectl apply` of the next plan's export said
+// the finished Jobs were "unchanged" and ran none of the new tests, and passed.
+TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own names") {
+  auto names = [](const Plan& plan, const KubernetesOptions& o) {
+    auto docs = YAML::LoadAll(kubernetes_manifests(plan, nullptr, o).at("gpuplan-h100-0.yaml"));
+    return std::pair{docs[0]["metadata"]["name"].as<std::string>(),
+                     docs[1]["metadata"]["name"].as<std::string>()};
+  };
+  auto first = plan_on({{"h100-0", 60}});
+  auto second = plan_on({{"h100-0", 60}, {"h100-0", 90}});
+  second.assignments[1].unit.label = second.assignments[1].unit.id = "//a:new_test";
+  auto [map1, job1] = names(first, options());
+  auto [map2, job2] = names(second, options());
+  CHECK(job1 != job2);
+  CHECK(map1 != map2);
+  CHECK(map1 == job1 + "-plan");
+  CHECK(job1.starts_with("gpuplan-h100-0-"));
+  CHECK(names(first, options()).second == job1);  // the same plan, the same bytes
+  auto rerun = options();
+  rerun.run_id = "8812-2";
+  auto [map3, job3] = names(first, rerun);
+  CHECK(job3 == job1 + "-8812-2");
+  CHECK(map3 == job3 + "-plan");
+  auto job = job_in(kubernetes_manifests(first, nullptr, rerun).at("gpuplan-h100-0.yaml"));
+  CHECK(job["metadata"]["labels"]["gpuplan.dev/run"].as<std::string>() == "8812-2");
+  CHECK(job["metadata"]["labels"]["gpuplan.dev/plan"].as<std::string>() == job1.substr(job1.size() - 8));
+  CHECK(job["spec"]["ttlSecondsAfterFinished"].as<long>() == 86400);
+  // A long node name still makes a name of at most 63 characters that ends in the IDs.
+  std::string long_node(60, 'g');
+  rerun.run_id = std::string(20, '7');
+  auto long_job = job_in(kubernetes_manifests(plan_on({{long_node, 60}}), nullptr, rerun).begin()->second);
+  auto long_name = long_job["metadata"]["name"].as<std::string>();
+  CHECK(long_name.size() <= 63);
+  CHECK(long_name.ends_with("-" + std::string(20, '7')));
+  for (const std::string& bad : std::vector<std::string>{"Run1", "a_b", "-1", "1-", std::string(21, '1')}) {
+    INFO(bad);
+    rerun.run_id = bad;
+    CHECK_THROWS_WITH(kubernetes_manifests(first, nullptr, rerun), Catch::Contains("is not a run ID"));
+  }
+}
