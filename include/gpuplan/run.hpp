@@ -94,6 +94,10 @@ int planned_gpu_count(const Plan& plan, std::string_view node);
 std::vector<int> run_node_gpus(const Plan& plan, std::string_view node, const Node* fleet_node,
                                const std::string& fleet_path);
 
+/// The lowest GPU index below `planned` (a planned_gpu_count) that the fleet's node lacks: a
+/// plan made for another fleet, which exec refuses (run_node_gpus) and so does every export.
+std::optional<int> first_missing_gpu(int planned, const Node& fleet_node);
+
 /// Checks that the plan at `plan_path` gives `assignment` what it needs before it runs, so that
 /// a hand-edited or broken plan never runs a GPU test on no GPU or on one GPU twice: at least
 /// one GPU, as many as its requirement asks, none listed twice or negative, and a label. Throws InputError

@@ -47,6 +47,7 @@ int export_slurm(SlurmExportOptions o) {
     o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
     auto fleet_input = open_input(o.fleet);
     fleet = load_fleet(fleet_input.in(), fleet_input.name);
+    check_fits_fleet(plan, *fleet, input.name, fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
   std::error_code ec;  // only now: a bad fleet, node name or option leaves no directory behind

@@ -36,10 +36,13 @@ struct ExportInput {
     check_exportable(read, input.name);
     return read;
   }
-  std::optional<Fleet> read_fleet() const {
+  /// The fleet, when given, which must have every GPU the plan uses on its nodes.
+  std::optional<Fleet> read_fleet(const Plan& read) const {
     if (fleet_path.empty()) return std::nullopt;
     auto input = open_input(fleet_path);
-    return load_fleet(input.in(), input.name);
+    auto fleet = load_fleet(input.in(), input.name);
+    check_fits_fleet(read, fleet, plan, input.name);
+    return fleet;
   }
 };
 
@@ -88,7 +91,7 @@ int export_kubernetes(KubernetesExport& e) {
   check_bazel_args(e.options.bazel_args, !e.command.empty());
   auto plan = e.input.read_plan();
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
-  auto fleet = e.input.read_fleet();
+  auto fleet = e.input.read_fleet(plan);
   auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
   if (!fleet)
     std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
@@ -123,7 +126,7 @@ int export_ci(CiExport& e, Make make) {
   e.options.with_units = !e.no_units;
   auto plan = e.input.read_plan();
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
-  auto fleet = e.input.read_fleet();
+  auto fleet = e.input.read_fleet(plan);
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
   warn_unschedulable(plan, e.input.plan);
   return exit_ok;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <streambuf>
 #include <string_view>
 #include <vector>
@@ -255,6 +256,22 @@ void take_pack_knobs(const Plan& plan, Rules& rules) {
 void check_exportable(const Plan& plan, const std::string& path) {
   check_planned_once(plan, path);
   for (const auto& a : plan.assignments) check_launchable(a, path);
+}
+
+void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& plan_path,
+                      const std::string& fleet_path) {
+  std::map<std::string_view, int> planned;  // one pass: planned_gpu_count is one a node
+  for (const auto& a : plan.assignments)
+    for (int gpu : a.gpus) planned[a.node.str()] = std::max(planned[a.node.str()], gpu + 1);
+  for (const auto& node : fleet.nodes) {
+    auto it = planned.find(node.name);
+    if (it == planned.end()) continue;
+    if (auto gpu = first_missing_gpu(it->second, node))
+      throw InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+                       fmt::format("node {} has no GPU {} in the fleet {}, which the plan runs units on: the "
+                                   "plan was made for another fleet, and every job's exec would refuse it",
+                                   node.name, *gpu, fleet_path));
+  }
 }
 
 void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path) {

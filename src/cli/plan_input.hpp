@@ -56,6 +56,12 @@ void take_pack_knobs(const Plan& plan, Rules& rules);
 /// written): a unit planned twice, on no GPU, on one GPU twice, on fewer than it needs, no label.
 void check_exportable(const Plan& plan, const std::string& path);
 
+/// For the exports given --fleet: a node of the plan whose units use a GPU the fleet's node lacks
+/// (a plan made for another fleet), which every job's `exec --fleet` would refuse at run time,
+/// refused now naming plan, node, GPU and fleet. Nodes the fleet lacks are left to export_nodes.
+void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& plan_path,
+                      const std::string& fleet_path);
+
 /// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
 /// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.
 void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path);

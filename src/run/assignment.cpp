@@ -117,13 +117,20 @@ std::vector<int> run_node_gpus(const Plan& plan, std::string_view node, const No
     return gpus;
   }
   for (const auto& gpu : fleet_node->gpus) gpus.push_back(gpu.index);
-  for (int gpu = 0; gpu < planned; ++gpu)
-    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
-      throw InputError(Position{fleet_path},
-                       fmt::format("node {} has no GPU {} here, which the plan runs units on: the plan was "
-                                   "made for another fleet",
-                                   node, gpu));
+  if (auto gpu = first_missing_gpu(planned, *fleet_node))
+    throw InputError(Position{fleet_path},
+                     fmt::format("node {} has no GPU {} here, which the plan runs units on: the plan was "
+                                 "made for another fleet",
+                                 node, *gpu));
   return gpus;
+}
+
+std::optional<int> first_missing_gpu(int planned, const Node& fleet_node) {
+  for (int gpu = 0; gpu < planned; ++gpu)
+    if (std::none_of(fleet_node.gpus.begin(), fleet_node.gpus.end(),
+                     [gpu](const Gpu& g) { return g.index == gpu; }))
+      return gpu;
+  return std::nullopt;
 }
 
 void check_launchable(const Assignment& a, const std::string& plan_path) {

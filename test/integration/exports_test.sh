@@ -157,6 +157,17 @@ for edit in '.assignments += [.assignments[0]]' '.assignments[0].gpus = [0, 0]' 
   done
 done
 
+# A fleet whose a100-0 has 2 GPUs, where the plan runs units on its GPUs 2 and 3: every job's
+# exec --fleet refuses it, so each export given that fleet does (before: written, exit 0).
+sed -e 's/count: 4/count: 2/' -e 's/\[\[0, 1\], \[2, 3\]\]/[[0, 1]]/' "$FLEET" > "$SCRATCH/small-fleet.yaml"
+for kind in "slurm -o $SCRATCH/small-out" "kubernetes --image x -o $SCRATCH/small-out" github-matrix buildkite gitlab; do
+  status=0
+  "$GPUPLAN" export $kind "$PLAN" --fleet "$SCRATCH/small-fleet.yaml" > /dev/null 2> "$SCRATCH/small.err" || status=$?
+  [ "$status" = 2 ] && [ ! -e "$SCRATCH/small-out" ] &&
+    grep -q "^gpuplan: $PLAN: node a100-0 has no GPU 2 in the fleet $SCRATCH/small-fleet.yaml, which the plan runs units on" \
+      "$SCRATCH/small.err" || fail "export $kind for a fleet lacking GPUs of the plan: exit $status, $(cat "$SCRATCH/small.err")"
+done
+
 # A test whose shards the plan splits over nodes: the default bazel test of each node's job runs
 # every shard, and run-under refuses those planned elsewhere, so the test fails on each node (the
 # others run). Each export and exec say so when they write or start (before, not a word).
