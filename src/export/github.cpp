@@ -14,6 +14,13 @@
 
 namespace gpuplan {
 
+namespace {
+
+/// What a job output holds, as GitHub counts a megabyte.
+constexpr std::size_t github_output_limit = 1000 * 1000;
+
+}  // namespace
+
 std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
   nlohmann::ordered_json include = nlohmann::ordered_json::array();
   // GitHub compares runner labels without case: two nodes whose labels differ only in case
@@ -55,7 +62,18 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
     if (o.with_units) entry["units"] = node.unit_ids;
     include.push_back(std::move(entry));
   }
-  return nlohmann::ordered_json({{"include", include}}).dump() + "\n";
+  std::string matrix = nlohmann::ordered_json({{"include", include}}).dump() + "\n";
+  // "Job outputs ... can be a maximum of 1 MB" (GitHub's docs): the plan job fails to set it,
+  // or the matrix job gets a cut one, after planning.
+  if (matrix.size() > github_output_limit)
+    throw InputError(
+        Position{"export github-matrix"},
+        fmt::format(
+            "the matrix is {} bytes, and a GitHub Actions job output holds at most 1 MB ({} bytes): {}",
+            matrix.size(), github_output_limit,
+            o.with_units ? "leave the unit lists out with --no-units (the jobs read them from the plan)"
+                         : "split the fleet into several workflows (one plan each), or shorten --command"));
+  return matrix;
 }
 
 }  // namespace gpuplan

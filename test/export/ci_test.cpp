@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
@@ -124,4 +125,27 @@ TEST_CASE("GitLab gets a job per node with runner tags and a merge job that runs
   // the nodes at GitLab's 50.
   CHECK(pipeline["gpuplan-merge"]["stage"].as<std::string>() == "gpu-merge");
   CHECK_FALSE(pipeline["gpuplan-merge"]["needs"]);
+}
+
+// A job output holds at most 1 MB: a matrix of long unit lists was written, exit 0, and the
+// workflow failed after planning.
+TEST_CASE("a GitHub matrix over a job output's 1 MB is refused, pointing to --no-units") {
+  Plan plan;
+  for (int n = 0; n < 200; ++n)
+    for (int u = 0; u < 80; ++u) {
+      Assignment a;
+      a.node = "n-" + std::to_string(n);
+      a.unit.label = a.unit.id =
+          fmt::format("//very/long/package/path/for/unit/{}:test_{}_{}", std::string(40, 'x'), n, u);
+      a.gpus = {0};
+      a.end_s = 60;
+      plan.assignments.push_back(a);
+    }
+  CiOptions o;
+  o.node_tag = "node";
+  CHECK_THROWS_WITH(
+      github_matrix(plan, nullptr, o),
+      Catch::Contains("a GitHub Actions job output holds at most 1 MB") && Catch::Contains("--no-units"));
+  o.with_units = false;
+  CHECK(github_matrix(plan, nullptr, o).size() < 1000 * 1000);
 }
