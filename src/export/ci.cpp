@@ -54,8 +54,12 @@ std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, boo
 }
 
 std::string ci_merge_command(const CiOptions& o) {
-  return fmt::format("{} history summarize gpuplan-results/*.csv -o gpuplan-results/history.json",
-                     shell_quote(o.gpuplan));
+  // With no results (a plan without GPU units, or no node job got as far) the glob stays as
+  // written, and history summarize refused the file of that name: the pipeline failed.
+  return fmt::format(
+      "set -- gpuplan-results/*.csv; if [ -e \"$1\" ]; then {} history summarize \"$@\" -o "
+      "gpuplan-results/history.json; else echo 'gpuplan: no results to merge'; fi",
+      shell_quote(o.gpuplan));
 }
 
 }  // namespace gpuplan

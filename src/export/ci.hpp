@@ -29,7 +29,8 @@ long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
 /// then each fleet label asked for. A missing fleet label is an InputError naming node and key.
 std::vector<std::string> ci_tags(const CiOptions& options, const ExportNode& node, bool key_value);
 
-/// The merge step's command: every node's results into one rolling history file.
+/// The merge step's command: every node's results into one rolling history file; with none (a
+/// plan without GPU units), a line that says so, and success.
 std::string ci_merge_command(const CiOptions& options);
 
 }  // namespace gpuplan

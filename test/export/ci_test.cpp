@@ -149,3 +149,18 @@ TEST_CASE("a GitHub matrix over a job output's 1 MB is refused, pointing to --no
   o.with_units = false;
   CHECK(github_matrix(plan, nullptr, o).size() < 1000 * 1000);
 }
+
+// A plan without GPU units: the merge ran `history summarize gpuplan-results/*.csv` on no file and
+// failed the pipeline, and Buildkite's download of no artifact failed before it.
+TEST_CASE("a plan without GPU units gives a pipeline whose merge step merges nothing and passes") {
+  CiOptions o;
+  o.node_tag = "node";
+  auto pipeline = YAML::Load(gitlab_pipeline(Plan{}, nullptr, o));
+  CHECK(pipeline.size() == 2);  // stages and the merge job
+  auto script = pipeline["gpuplan-merge"]["script"][0].as<std::string>();
+  CHECK_THAT(script, Catch::Contains("if [ -e \"$1\" ]") && Catch::Contains("no results to merge"));
+  auto steps = YAML::Load(buildkite_pipeline(Plan{}, nullptr, o))["steps"];
+  REQUIRE(steps.size() == 1);
+  REQUIRE(steps[0]["command"].size() == 1);
+  CHECK_THAT(steps[0]["command"][0].as<std::string>(), !Catch::Contains("artifact download"));
+}

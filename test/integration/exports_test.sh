@@ -157,6 +157,37 @@ for edit in '.assignments += [.assignments[0]]' '.assignments[0].gpus = [0, 0]' 
   done
 done
 
+# A plan without GPU units (all CPU tests): the GitLab and Buildkite merge steps ran history
+# summarize on no file and failed the pipeline; GitHub refuses an empty matrix, which the
+# example workflow's gpu job is skipped for.
+jq '.assignments = []' "$PLAN" > "$SCRATCH/no-gpu.json"
+"$GPUPLAN" export github-matrix "$SCRATCH/no-gpu.json" > "$SCRATCH/no-gpu-matrix.json" 2>/dev/null
+guard=$(node -e 'const Y = require(process.argv[1] + "/yaml");
+  console.log(Y.parse(require("fs").readFileSync(process.argv[2], "utf8")).jobs.gpu.if)' "$M" examples/ci/github-workflow.yml)
+[ "$guard" = '${{ fromJSON(needs.plan.outputs.matrix).include[0] != null }}' ] ||
+  fail "the example workflow's gpu job does not skip an empty matrix: if: $guard"
+[ "$(jq '.include[0] != null' "$SCRATCH/no-gpu-matrix.json")" = false ] &&
+  [ "$(jq '.include[0] != null' "$SCRATCH/matrix.json")" = true ] || fail "the guard does not tell an empty matrix"
+for kind in gitlab buildkite; do
+  "$GPUPLAN" export $kind "$SCRATCH/no-gpu.json" --gpuplan "$GPUPLAN" -o "$SCRATCH/no-gpu-$kind.yml" 2>/dev/null ||
+    fail "export $kind of a plan without GPU units failed"
+  node test/integration/validate_ci.mjs "$M" $kind "$SCRATCH/no-gpu-$kind.yml" > /dev/null ||
+    fail "the $kind pipeline of a plan without GPU units is not valid"
+  node -e 'const Y = require(process.argv[1] + "/yaml");
+    const p = Y.parse(require("fs").readFileSync(process.argv[2], "utf8"));
+    const merge = p.steps ? p.steps.find(s => s.key == "gpuplan-merge").command : p["gpuplan-merge"].script;
+    console.log(merge.join("\n").replaceAll("$$", "$"))' "$M" "$SCRATCH/no-gpu-$kind.yml" > "$SCRATCH/merge-$kind.sh"
+  rm -rf "$SCRATCH/merge" && mkdir -p "$SCRATCH/merge"
+  (cd "$SCRATCH/merge" && sh "$SCRATCH/merge-$kind.sh") > "$SCRATCH/merge.out" 2>&1 ||
+    fail "the $kind merge step of a plan without GPU units fails: $(cat "$SCRATCH/merge.out")"
+  # With results it still merges them.
+  mkdir -p "$SCRATCH/merge/gpuplan-results"
+  "$GPUPLAN" exec "$PLAN" --node l4-0 --command true --results "$SCRATCH/merge/gpuplan-results/l4-0.csv" > /dev/null 2>&1
+  (cd "$SCRATCH/merge" && sh "$SCRATCH/merge-$kind.sh") > "$SCRATCH/merge.out" 2>&1 &&
+    [ -s "$SCRATCH/merge/gpuplan-results/history.json" ] ||
+    fail "the $kind merge step does not merge the results: $(cat "$SCRATCH/merge.out")"
+done
+
 # A fleet whose a100-0 has 2 GPUs, where the plan runs units on its GPUs 2 and 3: every job's
 # exec --fleet refuses it, so each export given that fleet does (before: written, exit 0).
 sed -e 's/count: 4/count: 2/' -e 's/\[\[0, 1\], \[2, 3\]\]/[[0, 1]]/' "$FLEET" > "$SCRATCH/small-fleet.yaml"
