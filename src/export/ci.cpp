@@ -10,6 +10,13 @@
 
 namespace gpuplan {
 
+namespace {
+
+/// The longest job name GitLab takes.
+constexpr std::size_t gitlab_job_name_limit = 255;
+
+}  // namespace
+
 std::string ci_job_name(const ExportNode& node, std::string_view format) {
   std::string name = "gpuplan-" + node.name;
   if (name == ci_merge_job)
@@ -18,6 +25,13 @@ std::string ci_job_name(const ExportNode& node, std::string_view format) {
         fmt::format("node \"{}\": its job would be named {}, as the job that merges the results "
                     "is, and the pipeline would keep only one of them: rename the node in the fleet",
                     node.name, name));
+  // GitLab refuses the whole pipeline for one job name over 255 characters; a fleet's node name
+  // may have 253, so "gpuplan-" made one too long.
+  if (format == "gitlab" && name.size() > gitlab_job_name_limit)
+    throw InputError(Position{"export gitlab"},
+                     fmt::format("node \"{}\": its job name {} would have {} characters, and GitLab takes at "
+                                 "most {}: give the node a shorter name in the fleet",
+                                 node.name, name, name.size(), gitlab_job_name_limit));
   return name;
 }
 

@@ -164,3 +164,16 @@ TEST_CASE("a plan without GPU units gives a pipeline whose merge step merges not
   REQUIRE(steps[0]["command"].size() == 1);
   CHECK_THAT(steps[0]["command"][0].as<std::string>(), !Catch::Contains("artifact download"));
 }
+
+// The fleet takes node names of up to 253 characters; "gpuplan-" made a GitLab job name over its
+// 255, and GitLab refused the whole child pipeline.
+TEST_CASE("a GitLab job name over 255 characters is refused naming the node") {
+  Plan plan = two_nodes();
+  plan.assignments[0].node = std::string(247, 'n');  // gpuplan- and it: 255
+  CiOptions o;
+  o.node_tag = "node";
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+  plan.assignments[0].node = std::string(248, 'n');
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("would have 256 characters, and GitLab takes at most 255"));
+}
