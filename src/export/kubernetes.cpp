@@ -48,6 +48,16 @@ bool label_key_ok(const std::string& k) {
   return slash == std::string::npos || dns_subdomain_ok(k.substr(0, slash));
 }
 
+/// An extended resource a device plugin advertises: a label key with a domain, outside
+/// kubernetes.io's (which only Kubernetes' own resources use). "gpu" alone was let through, and
+/// the API server refused the Job.
+bool extended_resource_ok(const std::string& r) {
+  auto slash = r.find('/');
+  if (slash == std::string::npos || !label_key_ok(r)) return false;
+  std::string domain = r.substr(0, slash);
+  return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io") && !domain.starts_with("requests.");
+}
+
 /// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63. A node
 /// name that is not one already, or too long to fit before the tail, gets a hash of the
 /// original, so two nodes never share a name. `tail` is empty or a '-' and a DNS label.
@@ -127,10 +137,11 @@ void check_options(const KubernetesOptions& o) {
                                  o.run_id, max_run_id));
   if (!label_key_ok(o.node_key))
     throw InputError(Position{"--node-key"}, fmt::format("\"{}\" is not a label key", o.node_key));
-  if (o.gpu_resource && !label_key_ok(*o.gpu_resource))
-    throw InputError(
-        Position{"--gpu-resource"},
-        fmt::format("\"{}\" is not an extended resource name (e.g. nvidia.com/gpu)", *o.gpu_resource));
+  if (o.gpu_resource && !extended_resource_ok(*o.gpu_resource))
+    throw InputError(Position{"--gpu-resource"},
+                     fmt::format("\"{}\" is not an extended resource name: a domain, '/' and a name (e.g. "
+                                 "nvidia.com/gpu), the domain not kubernetes.io's",
+                                 *o.gpu_resource));
   for (const auto& [k, v] : o.labels)
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
@@ -141,12 +152,17 @@ void check_options(const KubernetesOptions& o) {
   };
   dns("--namespace", o.namespace_name);
   dns("--results-claim", o.results_claim.value_or(""));
-  if (!o.service_account.empty() && o.service_account.find_first_of(" /\t\r\n") != std::string::npos)
-    throw InputError(Position{"--service-account"},
-                     fmt::format("\"{}\" is not a Kubernetes name", o.service_account));
-  if (!o.priority_class.empty() && o.priority_class.find_first_of(" /\t\r\n") != std::string::npos)
-    throw InputError(Position{"--priority-class"},
-                     fmt::format("\"{}\" is not a Kubernetes name", o.priority_class));
+  // The API server takes both as DNS subdomains only: x_y or Batch made a Job it refused.
+  auto subdomain = [](const std::string& option, const std::string& v) {
+    if (!v.empty() && !dns_subdomain_ok(v))
+      throw InputError(
+          Position{option},
+          fmt::format("\"{}\" is not a Kubernetes name (lower-case letters, digits, '-' and '.', "
+                      "beginning and ending with a letter or digit)",
+                      v));
+  };
+  subdomain("--service-account", o.service_account);
+  subdomain("--priority-class", o.priority_class);
 }
 
 Json metadata(const std::string& name, const Json& labels, const KubernetesOptions& o) {

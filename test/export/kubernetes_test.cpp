@@ -204,3 +204,22 @@ TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own n
     CHECK_THROWS_WITH(kubernetes_manifests(first, nullptr, rerun), Catch::Contains("is not a run ID"));
   }
 }
+
+// The API server refused these Jobs; the export wrote them, exit 0.
+TEST_CASE("a service account, priority class or GPU resource the API server refuses is refused") {
+  auto refused = [](auto set, const std::string& option) {
+    auto o = options();
+    set(o);
+    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), Catch::Contains(option));
+  };
+  refused([](KubernetesOptions& o) { o.service_account = "x_y"; }, "\"x_y\" is not a Kubernetes name");
+  refused([](KubernetesOptions& o) { o.priority_class = "Batch"; }, "\"Batch\" is not a Kubernetes name");
+  refused([](KubernetesOptions& o) { o.gpu_resource = "gpu"; }, "\"gpu\" is not an extended resource name");
+  refused([](KubernetesOptions& o) { o.gpu_resource = "kubernetes.io/gpu"; },
+          "is not an extended resource name");
+  auto o = options();
+  o.service_account = "gpu-ci.runner";
+  o.priority_class = "batch-high";
+  o.gpu_resource = "example.com/gpu";
+  CHECK_NOTHROW(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o));
+}
