@@ -77,13 +77,14 @@ Plan node_slice(const Plan& plan, const std::vector<std::size_t>& assignments);
 struct CiOptions {
   std::string plan_path = "plan.json";  ///< the plan as the CI job sees it
   std::string gpuplan = "gpuplan";
-  std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
-  std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
-  std::string node_tag;                   ///< the runner label / agent tag key naming the node
-  std::vector<std::string> tags;          ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
-  std::vector<std::string> fleet_tags;    ///< fleet label keys whose values become labels/tags
-  double time_margin = 1.5;               ///< job timeouts: (planned end + reruns) × this, in minutes, up
-  bool with_units = true;                 ///< list each node's units in the matrix
+  std::optional<std::string> command;   ///< passed to `gpuplan exec --command`
+  std::vector<std::string> bazel_args;  ///< after exec's --: options for its default bazel test
+  std::string node_tag;                 ///< the runner label / agent tag key naming the node
+  std::vector<std::string> tags;        ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
+  std::vector<std::string> fleet_tags;  ///< fleet label keys whose values become labels/tags
+  double time_margin = 1.5;  ///< job timeouts: (planned end + reruns) × this + startup, in minutes, up
+  int startup_s = 300;       ///< added to the timeout: checkout, plan download, the build before the tests
+  bool with_units = true;    ///< list each node's units in the matrix
   std::string plan_job = "gpuplan-plan";  ///< GitLab: the parent pipeline's job whose artifact is the plan
 };
 

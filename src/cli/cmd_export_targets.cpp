@@ -155,8 +155,13 @@ void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
                   "a fleet label whose value becomes a tag too (repeatable)");
   app->add_option(
          "--time-margin", e.options.time_margin,
-         "job timeouts are the node's planned end, with two more runs of its flaky units, times this")
+         "job timeouts are the node's planned end, with two more runs of its flaky units, times this, plus "
+         "--startup")
       ->check(finite_number(1, 100))
+      ->capture_default_str();
+  app->add_option("--startup", e.options.startup_s,
+                  "seconds added to job timeouts for checkout, fetching the plan and the build")
+      ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
       ->capture_default_str();
 }
 

@@ -51,7 +51,12 @@ std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
 
 long ci_timeout_minutes(const CiOptions& o, const ExportNode& node) {
   if (!(o.time_margin >= 1)) throw InputError(Position{"--time-margin"}, "must be a number ≥ 1");
-  return std::max(1L, static_cast<long>(std::ceil((node.end_s + node.reruns_s) * o.time_margin / 60 - 1e-9)));
+  if (o.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
+  // The job checks out, fetches the plan and builds before its first test: a node planned for
+  // 60 s had 2 minutes for all of it.
+  return std::max(
+      1L,
+      static_cast<long>(std::ceil(((node.end_s + node.reruns_s) * o.time_margin + o.startup_s) / 60 - 1e-9)));
 }
 
 std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, bool key_value) {

@@ -22,7 +22,8 @@ std::string ci_results_path(const ExportNode& node);
 /// The shell command a node's job runs: `gpuplan exec PLAN --node NODE --results FILE`.
 std::string ci_exec_command(const CiOptions& options, const ExportNode& node);
 
-/// The job's timeout: the node's planned end × the margin, in whole minutes, at least 1.
+/// The job's timeout: the node's planned end (with reruns) × the margin + the startup, in whole
+/// minutes, at least 1.
 long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
 
 /// The static tags, then "NODE_TAG=NODE" (or the node name alone when `key_value` is false),

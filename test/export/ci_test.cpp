@@ -32,11 +32,15 @@ TEST_CASE("the GitHub matrix has one entry per node with its runner labels, time
   auto first = matrix["include"][0];
   CHECK(first["node"] == "a-0");
   CHECK(first["runs-on"] == nlohmann::json::array({"self-hosted", "a-0"}));
-  CHECK(first["timeout-minutes"] == 15);
+  CHECK(first["timeout-minutes"] == 20);  // 600 s × 1.5 + 300 s of startup (checkout, build)
   auto flaky = two_nodes();
   flaky.assignments[1].unit.flaky = true;  // a-0's, of 600 s: Bazel may run it twice more
   flaky.assignments[1].unit.duration_s = 600;
-  CHECK(nlohmann::json::parse(github_matrix(flaky, nullptr, o))["include"][0]["timeout-minutes"] == 45);
+  CHECK(nlohmann::json::parse(github_matrix(flaky, nullptr, o))["include"][0]["timeout-minutes"] == 50);
+  auto no_startup = o;
+  no_startup.startup_s = 0;
+  CHECK(nlohmann::json::parse(
+            github_matrix(two_nodes(), nullptr, no_startup))["include"][0]["timeout-minutes"] == 15);
   CHECK(first["command"] == "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
   CHECK(first["units"] == nlohmann::json::array({"//t:a-0"}));
   o.bazel_args = {"--config=cuda", "--define=x=a b"};  // the team's options for exec's bazel test
@@ -91,7 +95,7 @@ TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets fa
   REQUIRE(steps.size() == 4);
   CHECK(steps[0]["agents"]["hostname"].as<std::string>() == "a-0");
   CHECK(steps[0]["agents"]["queue"].as<std::string>() == "gpu");
-  CHECK(steps[1]["timeout_in_minutes"].as<int>() == 3);
+  CHECK(steps[1]["timeout_in_minutes"].as<int>() == 8);  // 90 s × 1.5 + 300 s: a job that builds first
   CHECK(steps[2]["continue_on_failure"].as<bool>());
   CHECK(steps[3]["key"].as<std::string>() == "gpuplan-merge");
   // pipeline upload replaces $VAR with the uploading job's value; $$ leaves a $ for the step.
@@ -120,6 +124,7 @@ TEST_CASE("GitLab gets a job per node with runner tags and a merge job that runs
   auto pipeline = YAML::Load(gitlab_pipeline(two_nodes(), nullptr, o));
   CHECK(pipeline["gpuplan-b-0"]["tags"][0].as<std::string>() == "b-0");
   CHECK(pipeline["gpuplan-b-0"]["needs"][0]["job"].as<std::string>() == "gpuplan-plan");
+  CHECK(pipeline["gpuplan-b-0"]["timeout"].as<std::string>() == "8 minutes");
   CHECK(pipeline["gpuplan-merge"]["when"].as<std::string>() == "always");
   // A later stage waits for every job of the earlier one and gets its artifacts; needs: would cap
   // the nodes at GitLab's 50.
