@@ -38,9 +38,13 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
                     "buildkite-agent pipeline upload takes at most 500 steps: split the fleet into "
                     "several pipelines (one plan each)",
                     nodes.size()));
+  CiTagsSeen seen;
   for (const auto& node : nodes) {
     Json agents = Json::object();
-    for (const auto& tag : ci_tags(o, node, true)) {
+    auto tags = ci_tags(o, node, true);
+    // Two nodes' steps with the same agent tags (--no-node-tag) may each run on the other's agent.
+    ci_check_told_apart(seen, o, node, tags, "buildkite", false);
+    for (const auto& tag : tags) {
       auto eq = tag.find('=');
       agents[tag.substr(0, eq)] = eq == std::string::npos ? "true" : tag.substr(eq + 1);
     }

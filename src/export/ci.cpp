@@ -2,7 +2,10 @@
 #include "export/ci.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "gpuplan/error.hpp"
@@ -70,6 +73,27 @@ std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, boo
     tags.push_back(key_value ? key + "=" + it->second : it->second);
   }
   return tags;
+}
+
+void ci_check_told_apart(CiTagsSeen& seen, const CiOptions& o, const ExportNode& node,
+                         const std::vector<std::string>& tags, std::string_view format, bool fold_case) {
+  auto sorted = tags;
+  std::sort(sorted.begin(), sorted.end());
+  auto key = sorted;
+  if (fold_case)
+    for (auto& tag : key)
+      std::transform(tag.begin(), tag.end(), tag.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::sort(key.begin(), key.end());
+  auto [it, added] = seen.try_emplace(key, node.name, sorted);
+  if (added) return;
+  const auto& [other, other_tags] = it->second;
+  throw InputError(
+      Position{fmt::format("export {}", format)},
+      fmt::format("nodes {:?} and {:?} get the {} [{}]{}, so either job may run on either machine: {}", other,
+                  node.name, format == "github-matrix" ? "runner labels" : "tags", fmt::join(tags, ", "),
+                  other_tags == sorted ? "" : ", which GitHub compares without case",
+                  o.node_tag.empty() ? "leave out --no-node-tag, or tell them apart with --fleet-tag"
+                                     : "rename one node, or tell them apart with --fleet-tag"));
 }
 
 std::string ci_merge_command(const CiOptions& o) {

@@ -1,8 +1,10 @@
 #pragma once
 // What the CI exports (GitHub, Buildkite, GitLab) share: the command a node's job runs,
 // its timeout, and the labels that send it to the node.
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/export.hpp"
@@ -29,6 +31,15 @@ long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
 /// The static tags, then "NODE_TAG=NODE" (or the node name alone when `key_value` is false),
 /// then each fleet label asked for. A missing fleet label is an InputError naming node and key.
 std::vector<std::string> ci_tags(const CiOptions& options, const ExportNode& node, bool key_value);
+
+/// Nodes by the tags their jobs ask for, to tell that no two ask for the same (ci_check_told_apart).
+using CiTagsSeen = std::map<std::vector<std::string>, std::pair<std::string, std::vector<std::string>>>;
+
+/// Throws InputError when another node's job asked for the same `tags` as `node`'s (compared
+/// without case when `fold_case`, as GitHub compares runner labels), else remembers them in
+/// `seen`: either job could run on either machine, on GPUs the plan gave the other's units.
+void ci_check_told_apart(CiTagsSeen& seen, const CiOptions& options, const ExportNode& node,
+                         const std::vector<std::string>& tags, std::string_view format, bool fold_case);
 
 /// The merge step's command: every node's results into one rolling history file; with none (a
 /// plan without GPU units), a line that says so, and success.

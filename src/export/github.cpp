@@ -1,11 +1,7 @@
 // `gpuplan export github-matrix`: the JSON a GitHub Actions `strategy.matrix` takes, one
 // entry per node, for `matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}`.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
-#include <cctype>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "export/ci.hpp"
@@ -25,7 +21,7 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
   nlohmann::ordered_json include = nlohmann::ordered_json::array();
   // GitHub compares runner labels without case: two nodes whose labels differ only in case
   // (GPU-1, gpu-1) would each take the other's runner as readily as their own.
-  std::map<std::vector<std::string>, std::string> node_of_labels;
+  CiTagsSeen seen;
   const auto nodes = export_nodes(plan, fleet);
   // "A matrix can generate a maximum of 256 jobs per workflow run" (GitHub's docs): the run would
   // fail when it starts, after the plan job.
@@ -37,19 +33,7 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
                     nodes.size()));
   for (const auto& node : nodes) {
     auto labels = ci_tags(o, node, false);
-    std::vector<std::string> folded;
-    for (auto label : labels) {
-      std::transform(label.begin(), label.end(), label.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      folded.push_back(std::move(label));
-    }
-    std::sort(folded.begin(), folded.end());
-    if (auto [it, added] = node_of_labels.try_emplace(folded, node.name); !added)
-      throw InputError(Position{"export github-matrix"},
-                       fmt::format("nodes {:?} and {:?} get the runner labels [{}], which GitHub compares "
-                                   "without case, so either job may run on either machine: rename one node, "
-                                   "or tell them apart with --fleet-tag",
-                                   it->second, node.name, fmt::join(labels, ", ")));
+    ci_check_told_apart(seen, o, node, labels, "github-matrix", true);
     nlohmann::ordered_json entry;
     entry["node"] = node.name;
     entry["runs-on"] = labels;

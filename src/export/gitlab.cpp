@@ -14,10 +14,14 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
   pipeline["stages"] = Json::array({"gpu-test", "gpu-merge"});
   // The plan comes from the parent pipeline's job that made it (see the README).
   Json needs_plan = Json::array({Json::object({{"pipeline", "$PARENT_PIPELINE_ID"}, {"job", o.plan_job}})});
+  CiTagsSeen seen;
   for (const auto& node : export_nodes(plan, fleet)) {
     Json job;
     job["stage"] = "gpu-test";
-    job["tags"] = ci_tags(o, node, false);
+    auto tags = ci_tags(o, node, false);
+    // Two nodes' jobs with the same tags (--no-node-tag) may each run on the other's runner.
+    ci_check_told_apart(seen, o, node, tags, "gitlab", false);
+    job["tags"] = tags;
     job["timeout"] = fmt::format("{} minutes", ci_timeout_minutes(o, node));
     job["needs"] = needs_plan;
     job["script"] = Json::array({ci_exec_command(o, node)});

@@ -182,3 +182,30 @@ TEST_CASE("a GitLab job name over 255 characters is refused naming the node") {
   CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
                     Catch::Contains("would have 256 characters, and GitLab takes at most 255"));
 }
+
+// --no-node-tag was refused by github-matrix and accepted by GitLab and Buildkite, whose node jobs
+// then ran on any runner with the static tags, on GPUs the plan gave another node's units.
+TEST_CASE("every CI export refuses two nodes whose jobs would ask for the same tags") {
+  CiOptions o;
+  o.tags = {"gpu"};  // --no-node-tag: no node_tag
+  CHECK_THROWS_WITH(gitlab_pipeline(two_nodes(), nullptr, o),
+                    Catch::Contains("nodes \"a-0\" and \"b-0\" get the tags [gpu], so either job may run on "
+                                    "either machine: leave out --no-node-tag"));
+  o.tags = {"queue=gpu"};
+  CHECK_THROWS_WITH(buildkite_pipeline(two_nodes(), nullptr, o), Catch::Contains("get the tags [queue=gpu]"));
+  CHECK_THROWS_WITH(github_matrix(two_nodes(), nullptr, o),
+                    Catch::Contains("get the runner labels [queue=gpu], so"));
+  // Fleet labels that tell the nodes apart, or one node alone, are fine.
+  Fleet fleet;
+  for (const char* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    node.labels = {{"box", std::string("box-") + name}};
+    fleet.nodes.push_back(node);
+  }
+  o.fleet_tags = {"box"};
+  CHECK_NOTHROW(gitlab_pipeline(two_nodes(), &fleet, o));
+  CHECK_NOTHROW(buildkite_pipeline(two_nodes(), &fleet, o));
+  CHECK_NOTHROW(github_matrix(two_nodes(), &fleet, o));
+}
