@@ -2,6 +2,7 @@
 // Each reads the plan (and optionally the fleet, for GPU counts and labels), then writes
 // what src/export/ made of it; nothing is written when anything is wrong.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -78,6 +79,27 @@ void remove_earlier_manifests(const std::string& directory,
         removed.size(), fmt::join(removed, ", "));
 }
 
+/// Without the fleet a Job asks for the GPUs its units use, not the node's count: a unit that must
+/// have its node to itself (gpu-exclusive, or several GPUs under whole-node) may then share it
+/// with other pods on the GPUs the Job did not take. Named on stderr, a few and a count.
+void warn_alone_units(const Plan& plan, const std::string& path) {
+  std::vector<std::string> alone;
+  for (const auto& a : plan.assignments)
+    if (holds_whole_node(a, plan.policy)) alone.push_back(fmt::format("{} on {}", a.unit.id, a.node.str()));
+  if (alone.empty()) return;
+  constexpr std::size_t named = 5;
+  const std::size_t more = alone.size() > named ? alone.size() - named : 0;
+  alone.resize(alone.size() - more);
+  std::cerr << fmt::format(
+      "gpuplan: warning: {}: {} unit{} must have {} node to {} (gpu-exclusive or whole-node), but without "
+      "--fleet {} Job asks only for the GPUs the plan uses there, and other pods may take the node's others: "
+      "{}{}; give --fleet\n",
+      path, alone.size() + more, alone.size() + more == 1 ? "" : "s",
+      alone.size() + more == 1 ? "its" : "their", alone.size() + more == 1 ? "itself" : "themselves",
+      alone.size() + more == 1 ? "its" : "each one's", fmt::join(alone, ", "),
+      more ? fmt::format(" and {} more", more) : "");
+}
+
 int export_kubernetes(KubernetesExport& e) {
   namespace fs = std::filesystem;
   for (const auto& label : e.labels) {
@@ -93,10 +115,12 @@ int export_kubernetes(KubernetesExport& e) {
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet(plan);
   auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
-  if (!fleet)
+  if (!fleet) {
     std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
                  "index), not the whole node, so the device plugin picks which ones, and for nvidia.com/gpu "
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
+    warn_alone_units(plan, e.input.plan);
+  }
   std::error_code ec;
   fs::create_directories(e.input.out, ec);
   if (ec)

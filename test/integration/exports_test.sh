@@ -188,6 +188,14 @@ for kind in gitlab buildkite; do
     fail "the $kind merge step does not merge the results: $(cat "$SCRATCH/merge.out")"
 done
 
+# Without --fleet a Job asks for the GPUs its units use: a gpu-exclusive unit's Job may share the
+# node with other pods. The export names such units (before, only the general warning).
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s-nofleet" --image x > /dev/null 2> "$SCRATCH/nofleet.err"
+grep -q "^gpuplan: warning: $PLAN: 1 unit must have its node to itself (gpu-exclusive or whole-node), but without --fleet its Job asks only for the GPUs the plan uses there.*: //ml:allreduce_test on a100-0; give --fleet" \
+  "$SCRATCH/nofleet.err" || fail "export kubernetes without --fleet does not name the exclusive unit: $(cat "$SCRATCH/nofleet.err")"
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s-fleet" --image x --fleet "$FLEET" > /dev/null 2> "$SCRATCH/fleet.err"
+! grep -q "must have its node" "$SCRATCH/fleet.err" || fail "export kubernetes --fleet warns of exclusive units"
+
 # A fleet whose a100-0 has 2 GPUs, where the plan runs units on its GPUs 2 and 3: every job's
 # exec --fleet refuses it, so each export given that fleet does (before: written, exit 0).
 sed -e 's/count: 4/count: 2/' -e 's/\[\[0, 1\], \[2, 3\]\]/[[0, 1]]/' "$FLEET" > "$SCRATCH/small-fleet.yaml"
