@@ -200,6 +200,15 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
   const std::string tail = "-" + id + (o.run_id.empty() ? "" : "-" + o.run_id);
   std::map<std::string, std::string> node_of_job;
   for (const auto& node : export_nodes(plan, fleet)) {
+    // A node name may have 253 characters, the hostname label's value only 63: the rules the
+    // message below lists were all kept, and it read as a riddle.
+    if (o.node_key == "kubernetes.io/hostname" && dns_subdomain_ok(node.name) && node.name.size() > 63)
+      throw InputError(
+          Position{"plan"},
+          fmt::format("node \"{}\" has {} characters, and the label kubernetes.io/hostname, which "
+                      "pins the Job to its node, holds at most 63: pin by another label whose value "
+                      "is a shorter name with --node-key",
+                      node.name, node.name.size()));
     // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
     // label: a Job pinned to GPU-1 or gpu_node_1 would wait Pending for a node no one has, until
     // its deadline. A selector by another label needs a label value.
