@@ -64,6 +64,16 @@ long ci_timeout_minutes(const CiOptions& o, const ExportNode& node) {
 
 std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, bool key_value) {
   std::vector<std::string> tags = o.tags;
+  // Buildkite's agents are a map: a --tag of the node tag's or a fleet tag's key was replaced.
+  if (key_value)
+    for (const auto& tag : o.tags) {
+      std::string key = tag.substr(0, tag.find('='));
+      if (key == o.node_tag || std::find(o.fleet_tags.begin(), o.fleet_tags.end(), key) != o.fleet_tags.end())
+        throw InputError(Position{"--tag"},
+                         fmt::format("\"{}\": the tag {} names the node{}, and one would replace the other: "
+                                     "choose another key",
+                                     tag, key, key == o.node_tag ? " (--node-tag)" : " (--fleet-tag)"));
+    }
   if (!o.node_tag.empty()) tags.push_back(key_value ? o.node_tag + "=" + node.name : node.name);
   for (const auto& key : o.fleet_tags) {
     auto it = node.labels.find(key);

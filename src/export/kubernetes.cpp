@@ -142,9 +142,16 @@ void check_options(const KubernetesOptions& o) {
                      fmt::format("\"{}\" is not an extended resource name: a domain, '/' and a name (e.g. "
                                  "nvidia.com/gpu), the domain not kubernetes.io's",
                                  *o.gpu_resource));
-  for (const auto& [k, v] : o.labels)
+  for (const auto& [k, v] : o.labels) {
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
+    // It replaced gpuplan's own, which a CI selects its Jobs by.
+    if (k == "app.kubernetes.io/name" || k == "app.kubernetes.io/component" || k.starts_with("gpuplan.dev/"))
+      throw InputError(Position{"--label"},
+                       fmt::format("\"{}\" is a label gpuplan sets itself (app.kubernetes.io/name, "
+                                   "app.kubernetes.io/component, gpuplan.dev/...): choose another key",
+                                   k));
+  }
   auto dns = [](const std::string& option, const std::string& v) {
     if (!v.empty() && object_name("", v) != v)
       throw InputError(Position{option},

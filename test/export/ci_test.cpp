@@ -209,3 +209,14 @@ TEST_CASE("every CI export refuses two nodes whose jobs would ask for the same t
   CHECK_NOTHROW(buildkite_pipeline(two_nodes(), &fleet, o));
   CHECK_NOTHROW(github_matrix(two_nodes(), &fleet, o));
 }
+
+// Buildkite's agents are a map: --tag hostname=other was silently replaced by the node's.
+TEST_CASE("a Buildkite --tag of the node tag's key is refused, not dropped") {
+  CiOptions o;
+  o.node_tag = "hostname";
+  o.tags = {"hostname=other"};
+  CHECK_THROWS_WITH(buildkite_pipeline(two_nodes(), nullptr, o),
+                    Catch::Contains("\"hostname=other\": the tag hostname names the node (--node-tag)"));
+  o.tags = {"queue=gpu"};
+  CHECK_NOTHROW(buildkite_pipeline(two_nodes(), nullptr, o));
+}

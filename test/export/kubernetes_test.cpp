@@ -231,3 +231,14 @@ TEST_CASE("a node name over the hostname label's 63 characters is refused saying
                     Catch::Contains("has 72 characters, and the label kubernetes.io/hostname") &&
                         Catch::Contains("holds at most 63"));
 }
+
+// --label app.kubernetes.io/name=foo replaced gpuplan's own label, silently.
+TEST_CASE("a --label of a key gpuplan sets itself is refused") {
+  for (const char* key : {"app.kubernetes.io/name", "app.kubernetes.io/component", "gpuplan.dev/plan"}) {
+    INFO(key);
+    auto o = options();
+    o.labels = {{key, "foo"}};
+    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o),
+                      Catch::Contains("is a label gpuplan sets itself"));
+  }
+}
