@@ -313,10 +313,11 @@ bool from_supplier(std::string_view supplier, std::string_view label);
 
 /// `--classify-by-deps`: GPU tests that cannot reach GPU code go to the CPU bucket, each with
 /// a warning naming what it lacks. Tests whose reach is unknown stay. Never moves a CPU test to
-/// the GPU bucket. Returns how many moved.
-/// `blind`: blind_tests() of the tests, which stay where they are.
+/// the GPU bucket, but names each one with no GPU annotation that reaches GPU code, with its path
+/// (a warning, an error when `strict`): on a CPU runner its GPU code fails or is skipped. Returns
+/// how many moved. `blind`: blind_tests() of the tests, which stay where they are.
 long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
-                      const BlindTests& blind);
+                      const BlindTests& blind, bool strict = false);
 
 /// "//ml" for "//ml:train_test", "@pypi//torch" for "@pypi//torch:pkg".
 std::string package_of(std::string_view label);

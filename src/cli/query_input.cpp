@@ -120,7 +120,7 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
     classification.diagnostics.push_back(Diagnostic{options.strict ? Severity::error : Severity::warning, "",
                                                     "--classify-by-deps",
                                                     message + "; --classify-by-deps leaves them GPU tests"});
-  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach, blind);
+  deps.moved_to_cpu = classify_by_deps(classification, deps.graph, *deps.reach, blind, options.strict);
   long unknown = 0;
   for (const auto& test : classification.tests) {
     auto label = canonical_label(test.target.label);

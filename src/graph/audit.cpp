@@ -373,10 +373,20 @@ long BlindTests::count() const {
 }
 
 long classify_by_deps(Classification& tests, const DepGraph& graph, const GpuReach& reach,
-                      const BlindTests& blind) {
+                      const BlindTests& blind, bool strict) {
   long moved = 0;
   for (auto& test : tests.tests) {
     std::string label = canonical_label(test.target.label);
+    if (unannotated(test)) {  // before, only audit named it: classify and plan were silent
+      if (auto node = graph.find(label); node && reach.reaches(*node))
+        tests.diagnostics.push_back(Diagnostic{
+            strict ? Severity::error : Severity::warning, label, "--classify-by-deps",
+            fmt::format(
+                "reaches GPU code ({}) but has no GPU annotation: planned as a CPU test, where that "
+                "code fails or is skipped. Add tag gpu (or gpu:N), or cpu-only if it never uses the GPU",
+                reach.path_text(*node))});
+      continue;
+    }
     if (test.bucket != Bucket::gpu || blind.contains(label, test.target.rule_class.str())) continue;
     auto node = graph.find(label);
     if (!node || reach.reaches(*node) || reach.unknown(*node)) continue;

@@ -90,8 +90,12 @@ grep -q "^gpuplan: --classify-by-deps moved 4 GPU tests that reach no GPU code t
   fail "GPU tests left: $(jq -c '[.assignments[].label] | unique' "$SCRATCH/plan.json")"
 jq -e '.cpu_tests[] | select(.label == "//ml:inference_test") | .reason | startswith("--classify-by-deps")' \
   "$SCRATCH/plan.json" >/dev/null || fail "inference_test's CPU reason"
-jq -e '[.diagnostics[] | select(.source == "--classify-by-deps" and .label != "")] | length == 4' "$SCRATCH/plan.json" >/dev/null ||
+jq -e '[.diagnostics[] | select(.source == "--classify-by-deps" and .label != "" and (.message | startswith("no path from")))] | length == 4' "$SCRATCH/plan.json" >/dev/null ||
   fail "one warning per moved test"
+# The test that reaches GPU code with no GPU annotation stays a CPU test, named with its path
+# (before, only audit named it; plan sent it to CPU runners without a word).
+grep -q "^gpuplan: warning: //core:unit_test: reaches GPU code (//core:unit_test → //ml:model → @pypi//torch:torch) but has no GPU annotation" \
+  "$SCRATCH/plan.err" || fail "the GPU-code test without an annotation was not named: $(cat "$SCRATCH/plan.err")"
 # The move is a warning under --strict too, in explain as in plan and classify (explain made it
 # an error, and exited 2 where they passed).
 "$GPUPLAN" explain //ml:inference_test --classify-by-deps --strict --rules examples/rules.yaml "$SCRATCH/deps.xml" \
