@@ -228,8 +228,9 @@ TEST_CASE("a malformed exec_property is named with its key and value") {
 }
 
 TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error") {
-  for (std::string tag : {"gpu_friendly", "gpufriendly", "no_cuda_on_cpu_tap", "notap_gpu", "cpu_or_gpu",
-                          "skip_gpu", "gpu_unsupported", "non_gpu", "nocuda_build", "no-h100"}) {
+  for (std::string tag :
+       {"gpu_friendly", "gpufriendly", "no_cuda_on_cpu_tap", "notap_gpu", "cpu_or_gpu", "skip_gpu",
+        "gpu_unsupported", "non_gpu", "nocuda_build", "no-h100", "gpu_mlir_deviceless_test"}) {
     auto c = classify_tags({tag}, true);
     REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
     REQUIRE(c.diagnostics.size() == 1);
