@@ -71,13 +71,16 @@ Reading constraints(std::string_view rest, bool is_cuda) {
 
 /// XLA's requires-gpu-smXY[-full][-only][:N], `rest` being what follows "requires-gpu-sm".
 /// `-full` (a whole GPU rather than a MIG slice, in Google's CI) asks for nothing more here:
-/// gpuplan hands out whole GPUs.
+/// gpuplan hands out whole GPUs. CUDA's target suffixes are read too: smXYa (code for exactly
+/// that architecture, as sm_90a) and smXYf (its family, as sm_100f: X.Y up to the next major).
 Reading xla_compute_capability(std::string_view rest) {
   auto digits = rest.find_first_not_of("0123456789");
   auto number = rest.substr(0, digits);
   rest.remove_prefix(number.size());
+  const bool arch_specific = util::strip_prefix(rest, "a");
+  const bool family = !arch_specific && util::strip_prefix(rest, "f");
   util::strip_prefix(rest, "-full");
-  bool only = util::strip_prefix(rest, "-only");
+  bool only = util::strip_prefix(rest, "-only") || arch_specific;
   if (number.size() < 2 || number.size() > 4 || (!rest.empty() && !rest.starts_with(':')))
     return malformed(
         "write requires-gpu-smXY, requires-gpu-smXY-only or requires-gpu-smXY-full-only (XY: compute "
@@ -85,6 +88,9 @@ Reading xla_compute_capability(std::string_view rest) {
   auto version = Version::parse(fmt::format("{}.{}", number.substr(0, number.size() - 1), number.back()));
   Claim c{.gpu = true, .vendor = "nvidia"};
   c.compute_capability.push_back({only ? VersionConstraint::Op::eq : VersionConstraint::Op::ge, *version});
+  if (family && !only)
+    c.compute_capability.push_back(
+        {VersionConstraint::Op::lt, *Version::parse(fmt::format("{}.0", version->parts.front() + 1))});
   if (rest.starts_with(':')) return gpu_count(rest.substr(1), std::move(c));
   return claim(std::move(c));
 }

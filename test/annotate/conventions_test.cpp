@@ -129,6 +129,15 @@ TEST_CASE("XLA's requires-gpu-smXY is a compute capability floor and -only an ex
   REQUIRE(constraints(classified({"requires-gpu-sm100"}).requirement->compute_capability) == ">=10.0");
 }
 
+TEST_CASE("CUDA's target suffixes: smXYa is that architecture only, smXYf its family") {
+  // Before, requires-gpu-sm90a was malformed: ignored, and the test a CPU test.
+  CHECK(constraints(classified({"requires-gpu-sm90a"}).requirement->compute_capability) == "==9.0");
+  CHECK(constraints(classified({"requires-gpu-sm100a-only:2"}).requirement->compute_capability) == "==10.0");
+  auto family = classified({"requires-gpu-sm100f"});
+  CHECK(family.requirement->gpus.value == 1);
+  CHECK(constraints(family.requirement->compute_capability) == ">=10.0,<11.0");
+}
+
 TEST_CASE("XLA's tags take :N for N GPUs") {
   auto t = classified({"requires-gpu-sm80:4"});
   REQUIRE(t.requirement->gpus == Sourced<int>{4, "tag requires-gpu-sm80:4"});
