@@ -257,6 +257,18 @@ class TestClassifier {
                fmt::format("{} {}", util::excerpt(reading.source, 200), reading.caveat));
       return;
     }
+    // A requires-gpu- tag means "needs a GPU" however it goes on (unknown_requires_gpu): ignored,
+    // requires-gpu-nvidia:two or requires-gpu-sm8 sent the test to CPU runners.
+    if (std::string_view(reading.source).starts_with("tag requires-gpu-")) {
+      Claim c{.source = reading.source, .gpu = true};
+      note(reading.source, c.meaning() + " (malformed: a guess from the prefix requires-gpu-)");
+      claims_.push_back(std::move(c));
+      return report(
+          bad(), reading.source,
+          fmt::format("{} is malformed: {}; it is read as 1 GPU of any vendor, as any requires-gpu- "
+                      "tag (a CPU runner would run the test without one)",
+                      util::excerpt(reading.source, 200), reading.problem));
+    }
     note(reading.source, "ignored: " + reading.problem);
     malformed_.push_back(reading.source);
     report(bad(), reading.source,

@@ -152,8 +152,21 @@ TEST_CASE("every malformed annotation is a warning naming the label and the tag,
     REQUIRE(d.label == "//ml:train_test");
     REQUIRE(d.source == "tag " + tag);
     REQUIRE_THAT(d.message, Catch::Contains("tag " + tag + " is malformed: " + problem));
-    REQUIRE_THAT(d.message, Catch::EndsWith("it is ignored"));
+    REQUIRE_THAT(d.message, Catch::EndsWith(tag.starts_with("requires-gpu-")
+                                                ? "a CPU runner would run the test without one)"
+                                                : "it is ignored"));
     REQUIRE(has_errors(classify_tags({"gpu", tag}, true).diagnostics));
+  }
+}
+
+TEST_CASE("a malformed requires-gpu- tag still makes a GPU test, as any tag of that prefix does") {
+  // Before, requires-gpu-nvidia:two was ignored and the test planned on CPU runners.
+  for (std::string tag : {"requires-gpu-nvidia:two", "requires-gpu-sm8"}) {
+    INFO(tag);
+    auto c = classify_tags({tag});
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    REQUIRE(c.tests.at(0).requirement->gpus.value == 1);
+    REQUIRE(c.diagnostics.at(0).severity == Severity::warning);
   }
 }
 
