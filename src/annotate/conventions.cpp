@@ -358,7 +358,23 @@ const std::vector<PropertyRow>& property_rows() {
       {"resources:gpu", "resources:gpu", [](std::string_view value) { return bazel_gpu_amount(value); }},
       {"exec-gpu-count", "gpu",
        [](std::string_view value) {
-         return is_truthy(value) && !value.empty() ? claim(Claim{.gpu = true}) : gpu_count(value);
+         if (is_truthy(value) && !value.empty()) return claim(Claim{.gpu = true});
+         // A model or vendor where a count goes ({"gpu": "H20"}, as alibaba/rtp-llm's smoke tests
+         // route to H20 workers): a GPU test of it, where "not a GPU count" made it a CPU test.
+         auto count = gpu_count(value);
+         if (count.claim) return count;
+         if (auto vendor = util::lower(value); vendor == "nvidia" || vendor == "amd" || vendor == "intel")
+           return vendor_gpu(vendor);
+         auto named = named_gpus(value, true);
+         if (!named.models.empty() && !named.count)
+           return claim(Claim{.gpu = true, .gpu_models = *parse_models(named.models)});
+         if (is_falsy(value)) return count;
+         // A worker class of the team's own ("L20D"): the key still says GPU.
+         return Reading{{},
+                        Claim{.gpu = true},
+                        {},
+                        "is neither a GPU count nor a model gpuplan knows: read as 1 GPU of any model (a "
+                        "rule whose tag regex matches gpu:VALUE can say which)"};
        }},
       {"exec-gpu-count", "gpu_count",
        [](std::string_view value) {

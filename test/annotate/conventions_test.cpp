@@ -167,6 +167,13 @@ TEST_CASE("remote-execution exec_properties mark GPU tests") {
   CHECK(h100.requirement->gpu_models->value == std::vector<std::string>{"h100"});
   CHECK(classified({}, {{"Pool", "h100-pool"}}).bucket == Bucket::gpu);
   REQUIRE(classified({}, {{"dockerRuntime", "nvidia"}}).bucket == Bucket::gpu);
+  // A model, a vendor or a worker class where gpu's count goes (alibaba/rtp-llm routes its smoke
+  // tests with {"gpu": "H20"}): a GPU test, where "not a GPU count" made it a CPU test.
+  CHECK(classified({}, {{"gpu", "A10"}}).requirement->gpu_models->value == std::vector<std::string>{"a10"});
+  CHECK(classified({}, {{"gpu", "nvidia"}}).requirement->vendor->value == "nvidia");
+  auto worker = classified({}, {{"gpu", "L20D"}, {"gpu_count", "2"}});
+  CHECK(worker.requirement->gpus.value == 2);
+  CHECK(classified({}, {{"gpu", "false"}}).bucket == Bucket::cpu);
 }
 
 TEST_CASE("an exec_property for the test action's exec group, test.KEY, is read as KEY") {
