@@ -444,8 +444,39 @@ class TestClassifier {
     return manual;
   }
 
-  void read_exec_properties() {
+  /// Modular's remote-execution resources {"test.resources:gpu-4": "0.01"}: a machine of N GPUs,
+  /// asked for when the amount is above 0; a test that asks for several (gpu-2 and gpu-4) needs
+  /// the most. Returns the keys it read.
+  std::set<std::string> read_gpu_machine_resources() {
+    std::set<std::string> read;
+    std::optional<std::pair<int, std::string>> most;  // N and its property
     for (const auto& [key, value] : test_.target.exec_properties) {
+      std::string_view name = key;
+      util::strip_prefix(name, "test.");
+      if (!util::strip_prefix(name, "resources:gpu-") || name.empty() ||
+          name.find_first_not_of("0123456789") != std::string_view::npos ||
+          std::any_of(matchers_.begin(), matchers_.end(), [&](const RuleMatcher& m) {
+            return m.reads_tag(annotate::exec_property_tag(key, value));
+          }))
+        continue;  // not one, or a rule reads it
+      read.insert(key);
+      const double amount = std::strtod(std::string(value).c_str(), nullptr);
+      auto count = annotate::parse_gpu_count(name);
+      if (!(amount > 0) || !count) continue;  // gpu-1: "0": not asked for
+      if (!most || *count > most->first) most = {*count, fmt::format("exec_properties {}={}", key, value)};
+    }
+    if (most) {
+      Claim c{.source = most->second, .gpu = true, .gpus = most->first};
+      note(c.source, c.meaning());
+      claims_.push_back(std::move(c));
+    }
+    return read;
+  }
+
+  void read_exec_properties() {
+    const auto machine_resources = read_gpu_machine_resources();
+    for (const auto& [key, value] : test_.target.exec_properties) {
+      if (machine_resources.count(key)) continue;
       auto tag = annotate::exec_property_tag(key, value);
       if (std::any_of(matchers_.begin(), matchers_.end(),
                       [&](const RuleMatcher& m) { return m.reads_tag(tag); }))

@@ -176,6 +176,16 @@ TEST_CASE("remote-execution exec_properties mark GPU tests") {
   CHECK(classified({}, {{"gpu", "false"}}).bucket == Bucket::cpu);
 }
 
+TEST_CASE("Modular's resources:gpu-N exec_properties ask for a machine of N GPUs, the most of them") {
+  // modular/modular's bazel/internal/config.bzl: //:has_4_gpus adds test.resources:gpu-4. Before,
+  // each was a note and the test had 1 GPU.
+  auto four = classified(
+      {"gpu"},
+      {{"test.resources:gpu-1", "0"}, {"test.resources:gpu-2", "0.01"}, {"test.resources:gpu-4", "0.01"}});
+  CHECK(four.requirement->gpus == Sourced<int>{4, "exec_properties test.resources:gpu-4=0.01"});
+  CHECK(classified({}, {{"test.resources:gpu-1", "0"}}).bucket == Bucket::cpu);  // not asked for
+}
+
 TEST_CASE("an exec_property for the test action's exec group, test.KEY, is read as KEY") {
   REQUIRE(classified({}, {{"test.Pool", "gpu-pool"}}).requirement->gpus ==
           Sourced<int>{1, "exec_properties test.Pool=gpu-pool"});
@@ -212,10 +222,10 @@ TEST_CASE("a rules file's tag regex reads an exec_property as KEY:VALUE, capture
   using gpuplan::testing::make_target;
   auto target = make_target("//t:t", {"gpu"}, {{"test.resources:gpu-2", "0.01"}});
   REQUIRE(classify_one(target, rules).diagnostics.empty());  // the rule reads it: no "ignored" note
+  // Without the rule the built-in reading gives the same (it was 1 GPU and a note).
   auto unread = classify_one(target);
-  REQUIRE(unread.tests[0].requirement->gpus.value == 1);
-  REQUIRE(unread.diagnostics.size() == 1);
-  REQUIRE_THAT(unread.diagnostics[0].message, Catch::Contains("a rules file can give it a meaning"));
+  REQUIRE(unread.tests[0].requirement->gpus.value == 2);
+  REQUIRE(unread.diagnostics.empty());
 }
 
 // Modular's mojo tests say target_compatible_with = ["//:has_gpu", "//:amd_gpu"] beside tag gpu.
