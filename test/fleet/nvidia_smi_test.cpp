@@ -287,7 +287,7 @@ TEST_CASE("one GPU without a uuid drops the node's uuids with a warning, not an 
   query.text.replace(uuid, query.text.find(',', uuid) - uuid, "[N/A]");
   auto imported = import_nvidia_smi(query, fixture("a100-pcie-40gb-2x.topo.txt"), {});
   CHECK(imported.yaml.find("uuids") ==
-        std::string::npos);  // was uuids: [GPU-5d8a..., ""], which check refuses
+        std::string::npos);                // was uuids: [GPU-5d8a..., ""], which check refuses
   REQUIRE(imported.warnings.size() == 2);  // and no mig.mode.current column
   CHECK_THAT(imported.warnings[1], Contains("1 of the 2 GPUs have no uuid"));
 }
