@@ -46,7 +46,8 @@ struct Reading {
   std::string source;  ///< the annotation, as in Claim::source
   std::optional<Claim> claim;
   std::string problem;
-  std::string caveat{};  ///< with a claim: what the user should know of it (a note), after the source
+  std::string caveat{};       ///< with a claim: what the user should know of it (a note), after the source
+  bool caveat_warns = false;  ///< the caveat is a guess: a warning (an error under --strict), not a note
 };
 
 // Parsers shared by the built-in conventions and rules; a bad value is the problem in words.

@@ -253,21 +253,26 @@ class TestClassifier {
       note(reading.source, reading.claim->meaning(), by_macro);
       claims_.push_back(*reading.claim);
       if (!reading.caveat.empty())
-        report(Severity::note, reading.source,
+        report(reading.caveat_warns ? bad() : Severity::note, reading.source,
                fmt::format("{} {}", util::excerpt(reading.source, 200), reading.caveat));
       return;
     }
     // A requires-gpu- tag means "needs a GPU" however it goes on (unknown_requires_gpu): ignored,
     // requires-gpu-nvidia:two or requires-gpu-sm8 sent the test to CPU runners.
-    if (std::string_view(reading.source).starts_with("tag requires-gpu-")) {
+    if (std::string_view rest = reading.source; util::strip_prefix(rest, "tag requires-gpu-")) {
+      // Of the vendor it names, if it names one (requires-gpu-amd:two is AMD's still).
+      std::string vendor;
+      for (const char* known : {"nvidia", "amd", "intel"})
+        if (rest.starts_with(known)) vendor = known;
       Claim c{.source = reading.source, .gpu = true};
+      if (!vendor.empty()) c.vendor = vendor;
       note(reading.source, c.meaning() + " (malformed: a guess from the prefix requires-gpu-)");
       claims_.push_back(std::move(c));
-      return report(
-          bad(), reading.source,
-          fmt::format("{} is malformed: {}; it is read as 1 GPU of any vendor, as any requires-gpu- "
-                      "tag (a CPU runner would run the test without one)",
-                      util::excerpt(reading.source, 200), reading.problem));
+      return report(bad(), reading.source,
+                    fmt::format("{} is malformed: {}; it is read as 1 GPU of {}, as any requires-gpu- tag (a "
+                                "CPU runner would run the test without one)",
+                                util::excerpt(reading.source, 200), reading.problem,
+                                vendor.empty() ? std::string("any vendor") : vendor_display(vendor)));
     }
     note(reading.source, "ignored: " + reading.problem);
     malformed_.push_back(reading.source);
@@ -453,11 +458,11 @@ class TestClassifier {
     for (const auto& [key, value] : test_.target.exec_properties) {
       std::string_view name = key;
       util::strip_prefix(name, "test.");
+      const auto tag = annotate::exec_property_tag(key, value);  // (clang 14 captures no binding)
       if (!util::strip_prefix(name, "resources:gpu-") || name.empty() ||
           name.find_first_not_of("0123456789") != std::string_view::npos ||
-          std::any_of(matchers_.begin(), matchers_.end(), [&](const RuleMatcher& m) {
-            return m.reads_tag(annotate::exec_property_tag(key, value));
-          }))
+          std::any_of(matchers_.begin(), matchers_.end(),
+                      [&](const RuleMatcher& m) { return m.reads_tag(tag); }))
         continue;  // not one, or a rule reads it
       read.insert(key);
       const double amount = std::strtod(std::string(value).c_str(), nullptr);

@@ -366,15 +366,23 @@ const std::vector<PropertyRow>& property_rows() {
          if (auto vendor = util::lower(value); vendor == "nvidia" || vendor == "amd" || vendor == "intel")
            return vendor_gpu(vendor);
          auto named = named_gpus(value, true);
-         if (!named.models.empty() && !named.count)
-           return claim(Claim{.gpu = true, .gpu_models = *parse_models(named.models)});
-         if (is_falsy(value)) return count;
-         // A worker class of the team's own ("L20D"): the key still says GPU.
+         if (!named.models.empty()) {  // "A10", "2xA100"
+           Claim c{.gpu = true, .gpus = named.count};
+           c.gpu_models = *parse_models(named.models);
+           return claim(std::move(c));
+         }
+         // No GPU: empty, a negation or another device ("none", "off", "cpu").
+         static constexpr std::string_view no_gpu[] = {"",        "none", "off", "disabled",
+                                                       "disable", "cpu",  "null"};
+         if (is_falsy(value) || std::ranges::find(no_gpu, util::lower(value)) != std::end(no_gpu))
+           return count;
+         // A worker class of the team's own ("L20D"): the key still says GPU; which one is a guess.
          return Reading{{},
                         Claim{.gpu = true},
                         {},
                         "is neither a GPU count nor a model gpuplan knows: read as 1 GPU of any model (a "
-                        "rule whose tag regex matches gpu:VALUE can say which)"};
+                        "rule whose tag regex matches gpu:VALUE can say which)",
+                        true};
        }},
       {"exec-gpu-count", "gpu_count",
        [](std::string_view value) {

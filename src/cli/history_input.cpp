@@ -61,16 +61,15 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error)) continue;
     auto relative = (prefix / it->path().lexically_relative(directory)).generic_string();
-    if (it->path().extension() != ".xml") {
+    auto test = it->path().extension() == ".xml" ? parse_testlog_path(relative) : std::nullopt;
+    if (!test) {  // no test's test.xml
       ++other_count;
       others.insert(it->path().lexically_relative(directory).generic_string());
       if (others.size() > 4) others.erase(std::prev(others.end()));
       continue;
     }
-    if (auto test = parse_testlog_path(relative)) {
-      int order = test->attempt == 0 ? INT_MAX : test->attempt;
-      files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
-    }
+    int order = test->attempt == 0 ? INT_MAX : test->attempt;
+    files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
   }
   if (error)
     throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));

@@ -130,7 +130,9 @@ void check_options(const KubernetesOptions& o) {
   if (o.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
   if (o.ttl_after_finished_s < 0)
     throw InputError(Position{"--ttl-after-finished"}, "must be 0 or more seconds");
-  if (!o.run_id.empty() && (o.run_id.size() > max_run_id || object_name("", o.run_id) != o.run_id))
+  // A DNS label's characters ("a--b" too), since it ends each object's name.
+  if (!o.run_id.empty() && (o.run_id.size() > max_run_id || !dns_subdomain_ok(o.run_id) ||
+                            o.run_id.find('.') != std::string::npos))
     throw InputError(Position{"--run-id"},
                      fmt::format("\"{}\" is not a run ID: at most {} lower-case letters, digits and '-', "
                                  "beginning and ending with a letter or digit (e.g. the CI run's number)",
@@ -213,8 +215,9 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
       throw InputError(
           Position{"plan"},
           fmt::format("node \"{}\" has {} characters, and the label kubernetes.io/hostname, which "
-                      "pins the Job to its node, holds at most 63: pin by another label whose value "
-                      "is a shorter name with --node-key",
+                      "pins the Job to its node, holds at most 63 (so does any label value --node-key "
+                      "could pin by): name the fleet's node with at most 63 characters, as its nodes "
+                      "are labelled, and plan again",
                       node.name, node.name.size()));
     // Kubernetes node names are DNS subdomains, lowercase, and so is the kubelet's hostname
     // label: a Job pinned to GPU-1 or gpu_node_1 would wait Pending for a node no one has, until

@@ -74,7 +74,12 @@ TestPlacement place_test(const Plan& plan, std::string_view node, std::string_vi
   auto refuse = [](std::string reason) {
     return TestPlacement{Kind::refused, std::nullopt, std::move(reason)};
   };
-  if (!named.ambiguous().empty())
+  // Either way a CPU test runs with no GPU visible: only a GPU test's candidates are ambiguous.
+  if (!named.ambiguous().empty() &&
+      !std::all_of(named.ambiguous().begin(), named.ambiguous().end(), [&](const std::string& candidate) {
+        return std::any_of(plan.cpu_tests.begin(), plan.cpu_tests.end(),
+                           [&](const ListedTest& t) { return canonical_label(t.label) == candidate; });
+      }))
     return refuse(fmt::format("the plan has {} tests it could name ({}); name it by its canonical label",
                               named.ambiguous().size(), fmt::join(named.ambiguous(), ", ")));
   for (const auto& t : plan.cpu_tests)

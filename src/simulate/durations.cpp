@@ -60,7 +60,9 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
     if (!noise.history) continue;
     const auto label = label_identity(unit.label);
     auto found = noise.history->samples.find(SampleKey{label, unit.shard_index});
-    if (found != noise.history->samples.end() &&
+    // A whole test's runs are used as they are, as the plan uses them (shard rows beside them are
+    // of another time).
+    if (found != noise.history->samples.end() && unit.shard_index &&
         measured_with_other_shards(*noise.history, label, unit.shard_count)) {
       ++source.resharded;
       found = noise.history->samples.end();

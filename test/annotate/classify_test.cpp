@@ -168,6 +168,7 @@ TEST_CASE("a malformed requires-gpu- tag still makes a GPU test, as any tag of t
     REQUIRE(c.tests.at(0).requirement->gpus.value == 1);
     REQUIRE(c.diagnostics.at(0).severity == Severity::warning);
   }
+  CHECK(classify_tags({"requires-gpu-amd:two"}).tests.at(0).requirement->vendor->value == "amd");
 }
 
 TEST_CASE("a malformed tag of thousands of characters is quoted in part, not echoed whole twice") {

@@ -174,6 +174,11 @@ TEST_CASE("remote-execution exec_properties mark GPU tests") {
   auto worker = classified({}, {{"gpu", "L20D"}, {"gpu_count", "2"}});
   CHECK(worker.requirement->gpus.value == 2);
   CHECK(classified({}, {{"gpu", "false"}}).bucket == Bucket::cpu);
+  for (const char* none : {"none", "off", "cpu", ""})
+    CHECK(classified({}, {{"gpu", none}}).bucket == Bucket::cpu);
+  auto counted = classified({}, {{"gpu", "2xA100"}});
+  CHECK(counted.requirement->gpus.value == 2);
+  CHECK(counted.requirement->gpu_models->value == std::vector<std::string>{"a100"});
 }
 
 TEST_CASE("Modular's resources:gpu-N exec_properties ask for a machine of N GPUs, the most of them") {

@@ -198,11 +198,14 @@ TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own n
   auto long_name = long_job["metadata"]["name"].as<std::string>();
   CHECK(long_name.size() <= 63);
   CHECK(long_name.ends_with("-" + std::string(20, '7')));
-  for (const std::string& bad : std::vector<std::string>{"Run1", "a_b", "-1", "1-", std::string(21, '1')}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"Run1", "a_b", "-1", "1-", "a.b", std::string(21, '1')}) {
     INFO(bad);
     rerun.run_id = bad;
     CHECK_THROWS_WITH(kubernetes_manifests(first, nullptr, rerun), Catch::Contains("is not a run ID"));
   }
+  rerun.run_id = "a--b";  // a DNS label may hold "--"
+  CHECK_NOTHROW(kubernetes_manifests(first, nullptr, rerun));
 }
 
 // The API server refused these Jobs; the export wrote them, exit 0.
@@ -229,7 +232,8 @@ TEST_CASE("a node name over the hostname label's 63 characters is refused saying
   std::string node = std::string(60, 'a') + ".example.com";
   CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{node, 60}}), nullptr, options()),
                     Catch::Contains("has 72 characters, and the label kubernetes.io/hostname") &&
-                        Catch::Contains("holds at most 63"));
+                        Catch::Contains("holds at most 63") &&
+                        Catch::Contains("name the fleet's node with at most 63 characters"));
 }
 
 // --label app.kubernetes.io/name=foo replaced gpuplan's own label, silently.

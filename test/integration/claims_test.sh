@@ -148,7 +148,7 @@ kill -KILL "$n0"
 wait "$n0" 2>/dev/null || true
 killed=$(grep -c '^start ' "$LOG")
 [ "$killed" -ge 1 ] || fail "no unit had started when n0 was killed"
-pkill -f "sleep 30" || true
+awk '$1 == "child" { print $4 }' "$LOG" | xargs -r kill 2>/dev/null || true  # should be gone with it
 export SLOW=0.1
 timeout 60 "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims-restart" --lease 10 --static \
   --command "bash $SCRATCH/unit.sh n0 {unit} {gpus}" >"$SCRATCH/n0-again.out" 2>&1 ||

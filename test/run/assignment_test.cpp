@@ -98,6 +98,10 @@ TEST_CASE("two versions of one module are two tests, though one identity") {
   CHECK(apparent.kind == TestPlacement::Kind::refused);
   CHECK_THAT(apparent.reason, Catch::Contains("@@foo~1.0//t:x, @@foo~2.0//t:x"));
   CHECK_FALSE(planned_here(plan, "a", "@foo//t:x", std::nullopt));
+  // Two CPU tests: either runs with no GPU visible, so the launch runs as one.
+  Plan cpu;
+  cpu.cpu_tests = {{"@@foo~1.0//t:x", "no GPU annotation"}, {"@@foo~2.0//t:x", "no GPU annotation"}};
+  CHECK(place_test(cpu, "a", "@foo//t:x", std::nullopt).kind == TestPlacement::Kind::cpu);
 }
 
 TEST_CASE("a test planned as one unit matches every shard Bazel runs") {

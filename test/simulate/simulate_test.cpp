@@ -213,6 +213,13 @@ TEST_CASE("History of another shard count is not replayed as the plan's shards",
   r = simulate(plan, fleet, options);
   CHECK(r.units_resharded == 0);
   CHECK(r.static_makespan.median == 200);
+  // A whole test's own runs are replayed, whatever shard rows of another time sit beside them.
+  Plan whole = hand_plan({placed(unit("//a:whole", 100), "n-0", {0}, 0)});
+  history.samples[{"//a:whole", std::nullopt}] = {fifty};
+  history.samples[{"//a:whole", 1}] = {fifty};
+  r = simulate(whole, fleet, options);
+  CHECK(r.units_without_history == 0);
+  CHECK(r.static_makespan.median == 50);
 }
 
 TEST_CASE("A stopped or timed-out sample is drawn as a finished run at least that long", "[simulate]") {
