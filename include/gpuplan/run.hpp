@@ -168,7 +168,7 @@ std::string run_under_command(const BazelRun& run);
 /// Bazel's test filters, each set to nothing: the tests a plan names all run, whatever a
 /// .bazelrc filters out (`test --test_tag_filters=-gpu` keeps GPU tests off CPU CI).
 inline constexpr std::string_view no_test_filters =
-    "--test_tag_filters= --test_size_filters= --test_timeout_filters=";
+    "--test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters=";
 
 /// The default command of a node, and its target file when it needs one.
 struct NodeCommand {

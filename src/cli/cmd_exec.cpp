@@ -360,7 +360,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
-  run.bazel_args = o.bazel_args;
+  // --timeout is each test's limit, as Bazel's --test_timeout (first: an option after -- wins);
+  // as the one unit's, it killed the whole bazel test after S seconds.
+  if (o.timeout_s > 0) run.bazel_args.push_back(fmt::format("--test_timeout={}", o.timeout_s));
+  run.bazel_args.insert(run.bazel_args.end(), o.bazel_args.begin(), o.bazel_args.end());
   UnitRun u;
   u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
   const auto fleet_node = read_fleet_node(o.fleet, o.node);  // checked here, read by each run-under
@@ -368,7 +371,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   auto node_command = bazel_node_command(units, run);
   const auto& target_file = node_command.target_file;
   u.command = std::move(node_command.command);
-  u.timeout_s = o.timeout_s > 0 ? o.timeout_s : 7 * 24 * 3600;
+  u.timeout_s = 7 * 24 * 3600;  // Bazel times each test out
   if (o.dry_run) {
     std::cout << fmt::format(
         "# the {} units of {}, one bazel test; {} holds \"{}\"{}\n{}\n", units.size(), o.node, run.node_file,

@@ -187,12 +187,20 @@ void check_bazel_args(const std::vector<std::string>& args, bool with_command) {
     throw InputError(Position{"--"},
                      "options after -- are for the default bazel test; with --command, write them into the "
                      "command");
-  for (const auto& arg : args)
+  for (const auto& arg : args) {
     if (!arg.starts_with("-") || arg == "--")
       throw InputError(Position{arg},
                        "only bazel test options may follow --, each as --name=value (--config=cuda, "
                        "--compilation_mode=opt): the plan names the tests, and a separate value could "
                        "not be told from a target");
+    // Bazel keeps the last --run_under, gpuplan's: the team's wrapper (a sanitizer) was dropped
+    // without a word and the tests ran without it.
+    if (arg.starts_with("--run_under"))
+      throw InputError(Position{arg},
+                       "the default bazel test's --run_under is gpuplan run-under, and Bazel keeps one: "
+                       "run the team's wrapper inside the test, or give --command 'bazel test "
+                       "--run_under=... {label}' and run-under within it");
+  }
 }
 
 NodeCommand bazel_node_command(const std::vector<Assignment>& units, const BazelRun& r) {

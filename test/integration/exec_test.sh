@@ -305,7 +305,7 @@ PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
 cd "$SOURCE_DIR" && source test/integration/lib.sh
 command=\$1; shift
 # A .bazelrc of CPU CI (test --test_tag_filters=-gpu,...) comes before exec's own options.
-bazel_ws "\$command" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --test_size_filters=small \
+bazel_ws "\$command" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --test_size_filters=small --test_lang_filters=-sh,-py \
   --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
 SH
 chmod +x "$SCRATCH/bin/bazel"
@@ -368,8 +368,16 @@ status=0
 [ "$status" = 2 ] && grep -qF "Options for the default bazel test go after --: gpuplan exec ... -- --config=cuda" \
   "$SCRATCH/args.err" || fail "a bazel option without the -- before it: exit $status $(cat "$SCRATCH/args.err")"
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
-  "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
+  "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
+# --timeout is each test's, as Bazel's --test_timeout (it killed the whole bazel test); a team's
+# --run_under after -- is refused (Bazel kept gpuplan's and dropped it without a word).
+"$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --timeout 90 --dry-run -- --config=cuda | grep -qF -- \
+  "bazel test --test_timeout=90 --config=cuda --run_under=" || fail "--timeout is not the tests' --test_timeout"
+status=0
+"$GPUPLAN" exec "$PLAN" --node ws-0 -- --run_under=/bin/valgrind 2>"$SCRATCH/args.err" || status=$?
+[ "$status" = 2 ] && grep -q "the default bazel test's --run_under is gpuplan run-under" "$SCRATCH/args.err" ||
+  fail "a --run_under after --: exit $status $(cat "$SCRATCH/args.err")"
 # A container is handed no GPU list unless the template says so: with --gpus all it would see them all.
 "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command 'docker run --rm --gpus all ci:1 {label}' \
   >/dev/null 2>"$SCRATCH/docker.err" || fail "exec --dry-run with a docker template failed"

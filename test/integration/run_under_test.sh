@@ -51,6 +51,15 @@ for i, a in enumerate(rows):
 assert overlapped, "no two tests ran at the same time: --local_test_jobs=4 should run several"
 PY
 
+# A --test_filter run is part of the test: no record (its 5 ms taught history the test's time).
+: >"$SCRATCH/filtered.csv"
+bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
+  --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $SCRATCH/filtered.csv" \
+  --nocache_test_results --sandbox_writable_path="$SCRATCH" --test_output=all >"$SCRATCH/filtered.out" 2>&1 ||
+  { cat "$SCRATCH/filtered.out"; fail "bazel test --test_filter with run-under failed"; }
+! grep -q '^//ml:inference_test' "$SCRATCH/filtered.csv" && grep -q "ran under --test_filter=OnlyOne.Case: no results record" "$SCRATCH/filtered.out" ||
+  fail "a --test_filter run was recorded as the test's: $(cat "$SCRATCH/filtered.csv")"
+
 # The run's Build Event Protocol as history: the JSON file, also through a pipe (bash's <(...),
 # which cannot be rewound); the binary file is refused with what to give instead, never read as
 # an empty CSV.

@@ -115,7 +115,7 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       command ==
       "bazel test --run_under='/opt/gpuplan run-under --plan /shared/plan.json --node-file '\\''/etc/gpuplan "
       "node'\\'' --lock-dir /tmp/gpuplan-locks-1' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
-      "--local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= -- "
+      "--local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters= -- "
       "//ml:inference_test //ml:train_test");
   r.results = "/shared/out/results.csv";
   REQUIRE_THAT(
@@ -146,7 +146,7 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
   // Named by its labels: two execs sharing the lock directory (two checkouts' CI jobs on one host)
   // no longer overwrite each other's, so neither runs the other's tests.
   CHECK_THAT(file, Catch::Matches("/tmp/gpuplan-locks-1/targets-[0-9a-f]{16}"));
-  CHECK_THAT(command_line, Catch::EndsWith(" --test_timeout_filters= --target_pattern_file=" + file));
+  CHECK_THAT(command_line, Catch::EndsWith(" --test_lang_filters= --target_pattern_file=" + file));
   auto other = many;
   other.pop_back();
   CHECK(bazel_node_command(other, r).target_file != file);
