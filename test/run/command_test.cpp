@@ -115,7 +115,8 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       command ==
       "bazel test --run_under='/opt/gpuplan run-under --plan /shared/plan.json --node-file '\\''/etc/gpuplan "
       "node'\\'' --lock-dir /tmp/gpuplan-locks-1' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
-      "--local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters= -- "
+      "--local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= "
+      "--test_lang_filters= -- "
       "//ml:inference_test //ml:train_test");
   r.results = "/shared/out/results.csv";
   REQUIRE_THAT(
