@@ -188,9 +188,11 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
   Diagnostics found;
   // History keys runs by label_identity: tests of two canonical repositories of one identity
   // (two versions of a module, or two extensions' repositories of one name) share their runs.
+  // Only another repository's labels have canonical names (a main-repository label is one test).
   std::map<std::string, std::set<std::string>> spellings;
   for (const auto& test : tests.tests)
-    spellings[label_identity(test.target.label)].insert(canonical_label(test.target.label));
+    if (auto label = canonical_label(test.target.label); label.starts_with('@'))
+      spellings[label_identity(label)].insert(std::move(label));
   for (const auto& [label, canonical] : spellings) {
     auto runs = history->samples.lower_bound(SampleKey{label, std::nullopt});
     if (canonical.size() < 2 || runs == history->samples.end() || runs->first.label != label) continue;
