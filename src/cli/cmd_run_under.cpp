@@ -232,15 +232,17 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::stri
 
 /// Dynamic execution under Bazel (--claims): the test runs on the node that claims it first.
 /// Planned here: claimed, then run as planned. Planned elsewhere: run here when --fleet says
-/// this node meets every requirement and enough eligible GPUs are free now. Held or done by
-/// another node: waits for it to end and exits as it did there (a node that died is taken over
-/// once its lease expires). A test planned elsewhere that this node cannot take is refused.
+/// this node meets every requirement and enough eligible GPUs are free now; while they are
+/// not, waits for them or for another node to claim it. Held or done by another node: waits
+/// for it to end and exits as it did there (a node that died is taken over once its lease
+/// expires). A test planned elsewhere that this node can never take is refused.
 /// Returns nullopt when it is refused. `id` is what is claimed: this launch's run and attempt.
 std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const std::string& node,
                                const std::optional<Node>& fleet_node, const std::vector<int>& node_gpus,
                                const Assignment& planned, os::Claims& claims, const std::string& id) {
   const bool here = planned.node == node;
-  bool told_waiting = false;
+  const auto poll = std::chrono::duration<double>(std::clamp(claims.lease_s() / 8, 0.05, 5.0));
+  bool told_waiting = false, told_busy = false;
   while (true) {
     auto state = claims.state(id);
     if (state == os::Claims::State::done) {
@@ -266,7 +268,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       return status;
     }
     if (free) {  // planned elsewhere, nobody holds it: run it here if this node can, now
-      if (!fleet_node) return std::nullopt;
+      if (!fleet_node || !gpus_here(planned, *fleet_node, node_gpus)) return std::nullopt;  // never here
       auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
       std::optional<std::vector<int>> chosen;
       if (holds_whole_node(planned, plan.policy)) {
@@ -274,7 +276,17 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       } else {
         chosen = gpus_here(planned, *fleet_node, gpus);
       }
-      if (!chosen) return std::nullopt;
+      if (!chosen) {  // this node's own tests hold the GPUs it needs: they end, or its node runs it
+        locks.clear();
+        if (!told_busy)
+          std::cerr << fmt::format(
+              "gpuplan run-under: {} is planned on {}; {} has not the GPUs it needs free now: waiting for "
+              "them, or for {} to run it\n",
+              id, planned.node, node, planned.node);
+        told_busy = true;
+        std::this_thread::sleep_for(poll);
+        continue;
+      }
       Assignment assignment = planned;
       assignment.node = node;
       assignment.gpus = *chosen;
@@ -307,7 +319,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
                                claims.holder(id));
       told_waiting = true;
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(claims.lease_s() / 8, 0.05, 5.0)));
+    std::this_thread::sleep_for(poll);
   }
 }
 
@@ -439,8 +451,8 @@ int run_under(const RunUnderOptions& o) {
       if (auto status = run_launch(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
       placement.reason += o.fleet.empty()
                               ? "; without --fleet, dynamic execution takes no test planned elsewhere"
-                              : "; dynamic execution cannot take it here now (no eligible GPUs free, or this "
-                                "machine lacks what it needs, as said above)";
+                              : "; dynamic execution cannot take it here (this node does not meet its "
+                                "requirements, or this machine lacks what it needs, as said above)";
     }
   }
   if (placement.kind == Kind::unknown && !o.query.empty()) {

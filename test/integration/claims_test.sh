@@ -260,7 +260,8 @@ status=0; TEST_RANDOM_SEED=2 under n1 //t:n0_0 3 0 --fleet "$SCRATCH/fleet.yaml"
 [ "$(grep -c "^//t:n0_0 " "$SCRATCH/under.log")" = 2 ] || fail "run 2 did not run once: $(cat "$SCRATCH/under.log")"
 # 4b. A unit that holds the node holds the GPUs the plan leaves idle there too: with a fleet of
 # three GPUs a node (the plan uses two), a test taken from another node finds GPU 2 locked while
-# an exclusive test runs, and is refused rather than run beside it.
+# an exclusive test runs, and waits for it to end rather than run beside it (before, it was
+# refused: the test failed on this node while its own node would have run it).
 sed 's/count: 2/count: 3/' "$SCRATCH/fleet.yaml" >"$SCRATCH/fleet3.yaml"
 /usr/bin/python3 - "$SCRATCH/plan.json" "$SCRATCH/excl-plan.json" <<'PY'
 import json, sys
@@ -274,14 +275,17 @@ install -d -m 0700 "$SCRATCH/locks4b"
 held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
   TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 --claims "$SCRATCH/claims4b" \
     --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \
-    bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2"
+    bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2; date +%s.%N >$SCRATCH/4b-end-$2"
 }
 held //t:n0_4 1.5 2>"$SCRATCH/4b-excl.err" &
 sleep 0.5
 status=0; held //t:n1_5 0 2>"$SCRATCH/4b.err" || status=$?
 wait || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
-[ "$status" = 2 ] && grep -q "cannot take it here now" "$SCRATCH/4b.err" ||
-  fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-0" 2>/dev/null): exit $status $(cat "$SCRATCH/4b.err")"
+[ "$status" = 0 ] && grep -q "has not the GPUs it needs free now: waiting" "$SCRATCH/4b.err" &&
+  grep -q "n0 takes it" "$SCRATCH/4b.err" ||
+  fail "the test planned on n1 did not wait for n0's GPUs: exit $status $(cat "$SCRATCH/4b.err")"
+awk -v a="$(cat "$SCRATCH/4b-end-1.5")" -v b="$(cat "$SCRATCH/4b-end-0")" 'BEGIN { exit !(b > a) }' ||
+  fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-0")"
 # A fleet whose node has fewer GPUs than the plan uses there is bad input, not a silent skip.
 sed 's/count: 2/count: 1/' "$SCRATCH/fleet.yaml" >"$SCRATCH/fleet1.yaml"
 status=0
