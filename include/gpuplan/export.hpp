@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/history.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/run.hpp"
 
@@ -98,10 +99,38 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
 /// `gpuplan export gitlab`: a child pipeline YAML with one job per node and a merge job.
 std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options);
 
-/// JUnit XML of a run, as CI systems read it: one <testsuite> per node, one <testcase> per
-/// unit (classname the package, name the target and shard, time its seconds) with its node,
-/// GPUs and start as properties, <failure> for a non-zero exit (128 + N: killed by signal N).
-/// Records in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
+/// One <testcase> of a JUnit report.
+struct JunitCase {
+  std::string label;
+  std::optional<int> shard_index;  ///< 0-based; empty when unsharded
+  double seconds = 0;
+  std::string node;
+  std::vector<int> gpus;
+  std::string failure_type;  ///< empty: it passed
+  std::string failure_message;
+  bool cached = false;  ///< Bazel reported a cached result: nothing ran
+};
+
+/// JUnit XML, as CI systems read it: one <testsuite> per node, one <testcase> per case
+/// (classname the package, name the target and shard, time its seconds) with its label, node,
+/// GPUs (and `cached` when Bazel ran nothing) as properties, and a <failure> where it failed.
+/// Cases in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
+std::string junit_xml(const std::vector<JunitCase>& cases);
+
+/// A results record as a case: a <failure> for a non-zero exit (128 + N: killed by signal N),
+/// a timeout or a run stopped before it ended.
+JunitCase junit_case(const RunRecord& record);
+
+/// The cases of a node's units that one `bazel test` ran, as Bazel's build events say they
+/// ended: per unit (a shard: the testResults of that shard; a whole test: of all its shards),
+/// each run's last attempt (a FLAKY test's failed first attempt is not a failure), failing
+/// when one did not pass, `cached` when each was taken from Bazel's cache; a unit with no
+/// testResult fails with `no_result` as its message. Labels match by label_identity.
+std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units,
+                                         const std::vector<BepOutcome>& outcomes, const std::string& node,
+                                         const std::string& no_result);
+
+/// junit_xml of every record.
 std::string results_junit(const std::vector<RunRecord>& records);
 
 }  // namespace gpuplan

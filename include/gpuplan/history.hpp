@@ -113,6 +113,18 @@ std::optional<TestLogPath> parse_testlog_path(std::string_view relative);
 /// Readers. `name` is the file name in error positions ("file:line: what is wrong").
 /// A bad row throws InputError under `strict`; otherwise it is skipped and counted.
 HistoryRead read_bep(std::istream& in, const std::string& name, bool strict);
+/// How Bazel says one attempt of a test ended: a testResult event of its build events.
+struct BepOutcome {
+  std::string label;
+  int run = 1, shard = 1, attempt = 1;  ///< 1-based, as the event's id counts them
+  std::string status;                   ///< "PASSED", "FAILED", "TIMEOUT", ... ("NO_STATUS" when left out)
+  bool cached = false;                  ///< Bazel took it from its cache: no test ran
+  double seconds = 0;                   ///< the attempt's duration (0 when the event has none)
+  std::string test_log;                 ///< the test.log path its file:// URI names; "" when none
+};
+/// Every testResult event of a --build_event_json_file, in file order. Lenient: a line that is
+/// no JSON event (the last one of a build cut short) and events of other kinds are skipped.
+std::vector<BepOutcome> read_bep_outcomes(std::istream& in);
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
 HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
 

@@ -148,12 +148,29 @@ struct BazelRun {
   std::string plan;       ///< the plan, absolute
   std::string node_file;  ///< run-under reads the node's name from it
   std::string lock_dir;
-  std::optional<std::string> results;   ///< absolute
-  std::optional<std::string> junit;     ///< absolute; only with results
+  std::optional<std::string> results;  ///< absolute
+  /// Where Bazel writes its build events (--build_event_json_file), which exec's --junit is
+  /// made from; empty when not asked or when the team's own options name the file.
+  std::optional<std::string> build_events;
   std::optional<std::string> fleet;     ///< absolute: the node's GPUs, those the plan leaves idle too
   int jobs = 1;                         ///< --local_test_jobs: the node's GPUs
   std::vector<std::string> bazel_args;  ///< the team's own options (--config=cuda), first
 };
+
+/// A --run_under a .bazelrc gives `bazel test`, which exec's default command replaces.
+struct RcRunUnder {
+  std::string file;
+  long line = 0;
+  std::string config;  ///< the --config it comes with; empty: every bazel test
+  std::string value;
+};
+
+/// The --run_under options (other than gpuplan run-under's) that Bazel's rc files give a
+/// `bazel test` started in `cwd` with `bazel_args`: /etc/bazel.bazelrc, the workspace's .bazelrc
+/// (the workspace found from `cwd` up) and `home`/.bazelrc, their imports, and the lines of
+/// test, build, common and always, with their `:CONFIG` lines where a --config names them.
+std::vector<RcRunUnder> rc_run_unders(const std::string& cwd, const std::string& home,
+                                      const std::vector<std::string>& bazel_args);
 
 /// Checks the options a user gives the default `bazel test` (exec's and the exports' arguments
 /// after `--`): options only, each as --name=value, since the plan names the tests and a

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
+#include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "run/claims.hpp"
@@ -269,7 +271,9 @@ void print_dry_run(const std::vector<UnitRun>& runs) {
   }
 }
 
-void print_table(const std::vector<UnitRun>& runs) {
+/// The table of units and how each ended, and a line of totals; `totals` false for the one
+/// `bazel test`, whose line says how it ended.
+void print_table(const std::vector<UnitRun>& runs, bool totals = true) {
   size_t width = 4;
   for (const auto& u : runs) width = std::max(width, u.assignment.unit.id.size());
   std::cout << fmt::format("\n{:<{}}  {:<8}  {:>9}  {}\n", "unit", width, "gpus", "seconds", "status");
@@ -281,10 +285,11 @@ void print_table(const std::vector<UnitRun>& runs) {
                              describe(u));
     ++counts[std::string(to_string(u.outcome))];
   }
+  if (!totals) return;
   std::string summary;
   for (const auto& [what, count] : counts)
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, what);
-  std::cout << fmt::format("{} units: {}\n", runs.size(), summary);
+  std::cout << fmt::format("{} unit{}: {}\n", runs.size(), runs.size() == 1 ? "" : "s", summary);
 }
 
 /// The size of a file, 0 where there is none yet.
@@ -331,6 +336,21 @@ std::string lock_dir_of(const ExecOptions& o) {
       .string();
 }
 
+/// exec --junit under the default bazel test: each unit as Bazel's build events say it ended
+/// (read from `build_events`, removed after when exec named it).
+void write_bazel_junit(const ExecOptions& o, const std::vector<Assignment>& units,
+                       const std::string& build_events, const UnitRun& bazel, bool ours) {
+  std::vector<BepOutcome> outcomes;
+  if (std::ifstream in(build_events); in) outcomes = read_bep_outcomes(in);
+  std::error_code ignored;
+  if (ours) std::filesystem::remove(build_events, ignored);
+  auto no_result = fmt::format(
+      "Bazel reported no result for it: it did not build, or bazel test ({}) ended before it "
+      "ran; Bazel's output says why",
+      describe(bazel));
+  write_output(o.junit, junit_xml(bazel_junit_cases(units, outcomes, o.node, no_result)));
+}
+
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
 int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
   namespace fs = std::filesystem;
@@ -341,14 +361,22 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (o.plan == "-")
     throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
   warn_split_tests(plan, o.node, o.plan);
+  // Bazel keeps the last --run_under, exec's: a .bazelrc's (a sanitizer, a GPU setup) was dropped.
+  const char* home = std::getenv("HOME");
+  std::error_code no_cwd;
+  for (const auto& rc : rc_run_unders(fs::current_path(no_cwd).string(), home ? home : "", o.bazel_args))
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: {}:{}: {} gives bazel test --run_under={}, and exec's default command gives "
+        "its own "
+        "after it (gpuplan run-under, which gives each test its GPUs): Bazel keeps the last, so {} does not "
+        "run. To "
+        "run the tests under it, give --command (each unit gets its GPUs in CUDA_VISIBLE_DEVICES)\n",
+        rc.file, rc.line, rc.config.empty() ? "it" : "--config=" + rc.config, shell_quote(rc.value),
+        shell_quote(rc.value));
   if (!o.json.empty())
     throw InputError(Position{"--json"},
                      "the summary is of units exec runs itself (--command); with the default bazel "
                      "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
-  if (!o.junit.empty() && o.results.empty())
-    throw InputError(Position{"--junit"},
-                     "with the default bazel test, run-under writes the JUnit XML from the records it "
-                     "appends to --results: give --results FILE too");
   BazelRun run;
   std::error_code ec;
   run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
@@ -357,7 +385,15 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   run.lock_dir = lock_dir_of(o);
   run.node_file = run.lock_dir + "/node";
   if (!o.results.empty()) run.results = fs::absolute(o.results).lexically_normal().string();
-  if (!o.junit.empty()) run.junit = fs::absolute(o.junit).lexically_normal().string();
+  // --junit is of what Bazel says of each test (cached, a flaky test's retry, one run-under
+  // refused), from its build events: the team's file where their options name one, else exec's.
+  std::string build_events;
+  if (!o.junit.empty()) {
+    for (const auto& arg : o.bazel_args)
+      if (arg.starts_with("--build_event_json_file=")) build_events = arg.substr(arg.find('=') + 1);
+    if (build_events.empty())
+      run.build_events = build_events = fmt::format("{}/build-events-{}.json", run.lock_dir, getpid());
+  }
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   // --timeout is each test's limit, as Bazel's --test_timeout (first: an option after -- wins);
@@ -384,10 +420,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   write_output(run.node_file, std::string(o.node) + "\n");
   if (!target_file.empty()) write_output(target_file, node_command.target_file_text);
   if (run.results) os::check_appendable(*run.results, results_header());
-  if (run.junit) {  // run-under rewrites it after each test, but never creates it (its /tmp may be its own)
-    auto results = open_input(*run.results);
-    write_output(*run.junit, results_junit(parse_results_csv(read_all(results), *run.results)));
-  }
+  check_writable(o.junit);
   std::error_code size_error;
   const auto records_before = run.results ? fs::file_size(*run.results, size_error) : 0;
   const auto outside_before = size_of(outside_gpus_file(run.lock_dir));
@@ -403,11 +436,20 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     std::error_code ignored;
     fs::remove(target_file, ignored);
   }
+  if (!o.junit.empty()) write_bazel_junit(o, units, build_events, runs.front(), run.build_events.has_value());
   if (run.results && !size_error) warn_if_untouched(*run.results, records_before, o.node);
   repeat_outside_gpus(outside_gpus_file(run.lock_dir), outside_before, o.node);
-  print_table(runs);
+  print_table(runs, false);
+  const auto& bazel = runs.front();
+  std::cout << fmt::format("bazel test of {} units: {}\n", units.size(), describe(bazel));
   if (int stop = runner.stop_signal()) return 128 + stop;
-  return runs.front().outcome == Outcome::passed ? exit_ok : exit_units_failed;
+  if (bazel.outcome == Outcome::failed && bazel.exit_status == 2) {  // Bazel's own: bad options
+    std::cerr << fmt::format(
+        "gpuplan exec: bazel test refused its options (exit 2; Bazel said why above); no test "
+        "ran. Check the options after --\n");
+    return exit_bad_input;
+  }
+  return bazel.outcome == Outcome::passed ? exit_ok : exit_units_failed;
 }
 
 /// Under --claims: each unit once, as it really ended. A unit this node skipped while another

@@ -1,9 +1,12 @@
 // JUnit XML of what `exec` or `run-under` ran, for CI systems' test reports.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "gpuplan/export.hpp"
+#include "gpuplan/target.hpp"
 
 namespace gpuplan {
 
@@ -40,52 +43,101 @@ std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 
 }  // namespace
 
-std::string results_junit(const std::vector<RunRecord>& records) {
-  std::map<std::string, std::vector<const RunRecord*>> by_node;
-  for (const auto& r : records) by_node[r.node].push_back(&r);
-  long failures = 0;
-  double total = 0;
-  for (const auto& r : records) {
-    failures += r.end != RunEnd::exited || r.exit_status != 0;
-    total += r.seconds;
-  }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"gpuplan\" tests=\"{}\" failures=\"{}\" time=\"{}\">\n",
-                     records.size(), failures, seconds(total));
-  for (const auto& [node, runs] : by_node) {
-    long node_failures = 0;
-    double node_time = 0;
-    for (const auto* r : runs) {
-      node_failures += r->end != RunEnd::exited || r->exit_status != 0;
-      node_time += r->seconds;
+std::string junit_xml(const std::vector<JunitCase>& cases) {
+  std::map<std::string, std::vector<const JunitCase*>> by_node;
+  for (const auto& c : cases) by_node[c.node].push_back(&c);
+  auto totals = [](const std::vector<const JunitCase*>& list) {
+    long failures = 0;
+    double time = 0;
+    for (const auto* c : list) {
+      failures += !c->failure_type.empty();
+      time += c->seconds;
     }
+    return std::pair{failures, time};
+  };
+  std::vector<const JunitCase*> all;
+  for (const auto& c : cases) all.push_back(&c);
+  auto [failures, total] = totals(all);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"gpuplan\" tests=\"{}\" failures=\"{}\" time=\"{}\">\n", cases.size(),
+                     failures, seconds(total));
+  for (const auto& [node, list] : by_node) {
+    auto [node_failures, node_time] = totals(list);
     out += fmt::format("  <testsuite name=\"{}\" hostname=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{}\">\n",
-                       attribute("gpuplan " + node), attribute(node), runs.size(), node_failures,
+                       attribute("gpuplan " + node), attribute(node), list.size(), node_failures,
                        seconds(node_time));
-    for (const auto* r : runs) {
-      auto [package, name] = split_label(r->label);
-      if (r->shard_index) name += fmt::format(" shard {}", *r->shard_index);
+    for (const auto* c : list) {
+      auto [package, name] = split_label(c->label);
+      if (c->shard_index) name += fmt::format(" shard {}", *c->shard_index);
       out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\">\n", attribute(package),
-                         attribute(name), seconds(r->seconds));
+                         attribute(name), seconds(c->seconds));
       out += fmt::format(
           "      <properties><property name=\"label\" value=\"{}\"/><property name=\"node\" value=\"{}\"/>"
-          "<property name=\"gpus\" value=\"{}\"/></properties>\n",
-          attribute(r->label), attribute(node), gpu_list(r->gpus));
-      if (r->end == RunEnd::timed_out)
-        out += "      <failure message=\"timed out\" type=\"timeout\"/>\n";
-      else if (r->end == RunEnd::stopped)
-        out += "      <failure message=\"stopped before it ended\" type=\"stopped\"/>\n";
-      else if (r->exit_status > 128)
-        out += fmt::format("      <failure message=\"killed by signal {}\" type=\"signal\"/>\n",
-                           r->exit_status - 128);
-      else if (r->exit_status != 0)
-        out += fmt::format("      <failure message=\"exit status {}\" type=\"exit\"/>\n", r->exit_status);
+          "<property name=\"gpus\" value=\"{}\"/>{}</properties>\n",
+          attribute(c->label), attribute(node), gpu_list(c->gpus),
+          c->cached ? "<property name=\"cached\" value=\"true\"/>" : "");
+      if (!c->failure_type.empty())
+        out += fmt::format("      <failure message=\"{}\" type=\"{}\"/>\n", attribute(c->failure_message),
+                           attribute(c->failure_type));
       out += "    </testcase>\n";
     }
     out += "  </testsuite>\n";
   }
   out += "</testsuites>\n";
   return out;
+}
+
+JunitCase junit_case(const RunRecord& r) {
+  JunitCase c{r.label, r.shard_index, r.seconds, r.node, r.gpus, {}, {}, false};
+  if (r.end == RunEnd::timed_out)
+    c.failure_type = "timeout", c.failure_message = "timed out";
+  else if (r.end == RunEnd::stopped)
+    c.failure_type = "stopped", c.failure_message = "stopped before it ended";
+  else if (r.exit_status > 128)
+    c.failure_type = "signal", c.failure_message = fmt::format("killed by signal {}", r.exit_status - 128);
+  else if (r.exit_status != 0)
+    c.failure_type = "exit", c.failure_message = fmt::format("exit status {}", r.exit_status);
+  return c;
+}
+
+std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units,
+                                         const std::vector<BepOutcome>& outcomes, const std::string& node,
+                                         const std::string& no_result) {
+  // Per test, shard and run: the last attempt (Bazel retries a failed one under
+  // --flaky_test_attempts; the last says how the run ended).
+  std::map<std::string, std::map<std::pair<int, int>, const BepOutcome*>> last;
+  for (const auto& o : outcomes) {
+    auto& slot = last[label_identity(o.label)][{o.shard, o.run}];
+    if (!slot || o.attempt >= slot->attempt) slot = &o;
+  }
+  std::vector<JunitCase> cases;
+  for (const auto& a : units) {
+    JunitCase c{a.unit.label, a.unit.shard_index, 0, node, a.gpus, {}, {}, true};
+    std::vector<const BepOutcome*> ended;
+    if (auto it = last.find(label_identity(a.unit.label)); it != last.end())
+      for (const auto& [shard_run, outcome] : it->second)
+        if (!a.unit.shard_index || shard_run.first == *a.unit.shard_index + 1) ended.push_back(outcome);
+    if (ended.empty()) c.cached = false, c.failure_type = "no-result", c.failure_message = no_result;
+    for (const auto* o : ended) {
+      c.seconds += o->seconds;
+      c.cached = c.cached && o->cached;
+      if (o->status == "PASSED" || o->status == "FLAKY" || !c.failure_type.empty()) continue;
+      c.failure_type = o->status;
+      std::transform(c.failure_type.begin(), c.failure_type.end(), c.failure_type.begin(),
+                     [](unsigned char ch) { return std::tolower(ch); });
+      c.failure_message =
+          fmt::format("Bazel: {}{}", o->status, o->test_log.empty() ? "" : "; its log: " + o->test_log);
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+std::string results_junit(const std::vector<RunRecord>& records) {
+  std::vector<JunitCase> cases;
+  cases.reserve(records.size());
+  for (const auto& r : records) cases.push_back(junit_case(r));
+  return junit_xml(cases);
 }
 
 }  // namespace gpuplan

@@ -483,4 +483,50 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   return read;
 }
 
+std::vector<BepOutcome> read_bep_outcomes(std::istream& in) {
+  simdjson::dom::parser parser;
+  std::vector<BepOutcome> outcomes;
+  PaddedLines lines(in);
+  std::string_view line;
+  while (lines.next(line)) {
+    simdjson::dom::element event;
+    simdjson::dom::object id, result;
+    if (parser.parse(line.data(), line.size(), false).get(event) != simdjson::SUCCESS ||
+        event.at_pointer("/id/testResult").get(id) != simdjson::SUCCESS ||
+        event["testResult"].get(result) != simdjson::SUCCESS)
+      continue;
+    ResultReader reader(false);
+    if (!reader.read_id(id)) continue;
+    BepOutcome outcome;
+    outcome.label = reader.label();
+    auto [run, shard, attempt] = reader.numbers();
+    outcome.run = std::max(run, 1), outcome.shard = std::max(shard, 1),
+    outcome.attempt = std::max(attempt, 1);
+    std::string_view status;
+    if (result["status"].get(status) != simdjson::SUCCESS)
+      status = "NO_STATUS";  // proto3 leaves out the default
+    outcome.status = status;
+    bool flag = false;
+    outcome.cached =
+        (result["cachedLocally"].get(flag) == simdjson::SUCCESS && flag) ||
+        (result.at_pointer("/executionInfo/cachedRemotely").get(flag) == simdjson::SUCCESS && flag);
+    simdjson::dom::element value;
+    std::string_view text;
+    if (result["testAttemptDuration"].get(text) == simdjson::SUCCESS)
+      outcome.seconds = history::parse_proto_duration(text).value_or(0);
+    else if (result["testAttemptDurationMillis"].get(value) == simdjson::SUCCESS)
+      outcome.seconds = proto_int(value).value_or(0) / 1000;
+    simdjson::dom::array files;
+    if (result["testActionOutput"].get(files) == simdjson::SUCCESS)
+      for (auto file : files) {
+        std::string_view file_name, uri;
+        if (file["name"].get(file_name) == simdjson::SUCCESS && file_name == "test.log" &&
+            file["uri"].get(uri) == simdjson::SUCCESS && uri.starts_with("file://"))
+          outcome.test_log = uri.substr(7);
+      }
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
+}
+
 }  // namespace gpuplan

@@ -176,7 +176,6 @@ std::string run_under_command(const BazelRun& r) {
   auto command = fmt::format("{} run-under --plan {} --node-file {} --lock-dir {}", shell_quote(r.gpuplan),
                              shell_quote(r.plan), shell_quote(r.node_file), shell_quote(r.lock_dir));
   if (r.results) command += " --results " + shell_quote(*r.results);
-  if (r.junit) command += " --junit " + shell_quote(*r.junit);
   if (r.fleet) command += " --fleet " + shell_quote(*r.fleet);
   return command;
 }
@@ -210,13 +209,11 @@ NodeCommand bazel_node_command(const std::vector<Assignment>& units, const Bazel
   for (const auto& arg : r.bazel_args) command += " " + shell_quote(arg);
   command += fmt::format(" --run_under={} --sandbox_writable_path={}", shell_quote(run_under_command(r)),
                          shell_quote(r.lock_dir));
-  std::set<std::string> written_dirs;  // where run-under writes, each once
-  for (const auto& path : {r.results, r.junit}) {
-    if (!path) continue;
-    auto dir = std::string_view(*path).substr(0, path->rfind('/'));
-    if (written_dirs.insert(std::string(dir.empty() ? "/" : dir)).second)
-      command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
+  if (r.results) {
+    auto dir = r.results->substr(0, r.results->rfind('/'));
+    command += " --sandbox_writable_path=" + shell_quote(dir.empty() ? "/" : dir);
   }
+  if (r.build_events) command += " --build_event_json_file=" + shell_quote(*r.build_events);
   // The plan chose the tests: a .bazelrc's `test --test_tag_filters=-gpu` (common for CPU CI)
   // would otherwise skip GPU tests named here, and Bazel would pass with them unrun.
   command += fmt::format(" --local_test_jobs={} {}", r.jobs, no_test_filters);

@@ -19,3 +19,44 @@ TEST_CASE("JUnit has a testcase per unit under its node, with GPUs and failures"
   CHECK_THAT(xml, Catch::Contains(R"(<failure message="killed by signal 15" type="signal"/>)"));
   CHECK(xml.find("a100-0") < xml.find("h100-0"));
 }
+
+TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not what earlier runs said") {
+  auto unit = [](const std::string& label, std::vector<int> gpus, std::optional<int> shard = std::nullopt) {
+    Assignment a;
+    a.unit.label = label;
+    a.unit.shard_index = shard;
+    a.gpus = std::move(gpus);
+    return a;
+  };
+  auto outcome = [](const std::string& label, int shard, int attempt, const std::string& status,
+                    bool cached = false) {
+    return BepOutcome{label, 1, shard, attempt, status, cached, 2.0, "/out/testlogs/x/test.log"};
+  };
+  std::vector<BepOutcome> outcomes{
+      outcome("//ml:flaky_test", 1, 1, "FAILED"),        outcome("//ml:flaky_test", 1, 2, "PASSED"),
+      outcome("//ml:cached_test", 1, 1, "PASSED", true), outcome("//ml:refused_test", 1, 1, "FAILED"),
+      outcome("//ml:train_test", 1, 1, "PASSED"),        outcome("//ml:train_test", 2, 1, "TIMEOUT"),
+      outcome("@@//ml:whole_test", 1, 1, "PASSED"),      outcome("@@//ml:whole_test", 2, 1, "PASSED")};
+  auto cases = bazel_junit_cases(
+      {unit("//ml:flaky_test", {0}), unit("//ml:cached_test", {1}), unit("//ml:refused_test", {2}),
+       unit("//ml:train_test", {0}, 0), unit("//ml:train_test", {1}, 1), unit("//ml:whole_test", {3}),
+       unit("//ml:unbuilt_test", {3})},
+      outcomes, "ws-0", "no result");
+  REQUIRE(cases.size() == 7);
+  // The retry that passed is how the flaky test ended (Bazel: FLAKY, a pass).
+  CHECK((cases[0].failure_type.empty() && cases[0].seconds == Approx(2) && !cases[0].cached));
+  CHECK((cases[1].failure_type.empty() && cases[1].cached));
+  // A test run-under refused has no record of its own, but Bazel failed it: its log says why.
+  CHECK(cases[2].failure_type == "failed");
+  CHECK(cases[2].failure_message == "Bazel: FAILED; its log: /out/testlogs/x/test.log");
+  CHECK(cases[3].failure_type.empty());  // shard 0 is BEP's shard 1
+  CHECK(cases[4].failure_type == "timeout");
+  // A unit of the whole test is every shard Bazel ran of it, the label matched by identity.
+  CHECK((cases[5].failure_type.empty() && cases[5].seconds == Approx(4)));
+  CHECK(
+      (cases[6].failure_type == "no-result" && cases[6].failure_message == "no result" && !cases[6].cached));
+  CHECK(cases[6].gpus == std::vector<int>{3});
+  auto xml = junit_xml(cases);
+  CHECK_THAT(xml, Catch::Contains(R"(tests="7" failures="3")"));
+  CHECK_THAT(xml, Catch::Contains(R"(<property name="cached" value="true"/>)"));
+}

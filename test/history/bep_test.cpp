@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
@@ -319,4 +320,29 @@ TEST_CASE("a test that ran in two configurations of one build is a warning, and 
                Catch::StartsWith("//gpu:t ran in more than one configuration (k8 and aarch64, line 2)"));
   REQUIRE_THROWS_WITH(read_bep_text(two, true),
                       Catch::StartsWith("bep.json:2: //gpu:t: ran in more than one configuration"));
+}
+
+TEST_CASE("exec's JUnit reads how each attempt ended, cached or run, from Bazel's own events") {
+  std::ifstream run(test::history_fixture("bep_run.json"));
+  auto outcomes = read_bep_outcomes(run);
+  REQUIRE(outcomes.size() == 7);  // and 4 targetCompleted events naming results in their children
+  const auto& first = outcomes.front();
+  CHECK(first.status == "PASSED");
+  CHECK_FALSE(first.cached);
+  CHECK(first.seconds > 0);
+  CHECK(first.test_log.ends_with("/test.log"));
+  CHECK(std::count_if(outcomes.begin(), outcomes.end(), [](const BepOutcome& o) { return o.shard == 4; }) ==
+        1);
+  std::ifstream cached(test::history_fixture("bep_cached.json"));
+  auto again = read_bep_outcomes(cached);
+  CHECK(std::count_if(again.begin(), again.end(), [](const BepOutcome& o) { return o.cached; }) == 7);
+  // A flaky test's two attempts, a status proto3 left out, and the cut-off last line of a build
+  // that was killed.
+  std::istringstream flaky(result_line(attempt_1, R"({"status":"FAILED","testAttemptDuration":"2.5s"})") +
+                           result_line(attempt_2, R"({"testAttemptDurationMillis":"1500"})") +
+                           R"({"id":{"testRe)");
+  auto both = read_bep_outcomes(flaky);
+  REQUIRE(both.size() == 2);
+  CHECK((both[0].status == "FAILED" && both[0].attempt == 1 && both[0].seconds == Approx(2.5)));
+  CHECK((both[1].status == "NO_STATUS" && both[1].attempt == 2 && both[1].seconds == Approx(1.5)));
 }

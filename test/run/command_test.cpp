@@ -1,8 +1,10 @@
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -123,15 +125,14 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
       bazel_node_command({unit("//a:b", {0})}, r).command,
       Catch::Contains("--results /shared/out/results.csv' --sandbox_writable_path=/tmp/gpuplan-locks-1 "
                       "--sandbox_writable_path=/shared/out "));
-  r.junit = "/shared/junit/ws-0.xml";  // run-under rewrites it there: writable in the sandbox too
+  r.build_events = "/tmp/gpuplan-locks-1/build-events-7.json";  // exec's --junit is made from them
   REQUIRE_THAT(
       bazel_node_command({unit("//a:b", {0})}, r).command,
-      Catch::Contains("--results /shared/out/results.csv --junit /shared/junit/ws-0.xml' "
-                      "--sandbox_writable_path=/tmp/gpuplan-locks-1 --sandbox_writable_path=/shared/out "
-                      "--sandbox_writable_path=/shared/junit --local_test_jobs"));
+      Catch::Contains("--sandbox_writable_path=/shared/out "
+                      "--build_event_json_file=/tmp/gpuplan-locks-1/build-events-7.json --local_test_jobs"));
   r.fleet = "/shared/fleet.yaml";  // a unit that holds the node holds the GPUs the plan leaves idle
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
-               Catch::Contains("--junit /shared/junit/ws-0.xml --fleet /shared/fleet.yaml'"));
+               Catch::Contains("--results /shared/out/results.csv --fleet /shared/fleet.yaml'"));
   // The team's options come first: a --config's --run_under or test filters cannot undo gpuplan's.
   r.bazel_args = {"--config=cuda", "--copt=-DX=a b"};
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
@@ -217,4 +218,35 @@ TEST_CASE(
                                     "XLA_PYTHON_CLIENT_PREALLOCATE img t"));
   CHECK_FALSE(container_without_sharing_env("tools/run_gpu_test.sh {label}"));
   CHECK_FALSE(container_without_unit_gpus("echo docker"));
+}
+
+TEST_CASE("a .bazelrc's --run_under that exec's default command would replace is found, with its line") {
+  namespace fs = std::filesystem;
+  auto root = fs::temp_directory_path() / fmt::format("gpuplan-bazelrc-{}", getpid());
+  fs::create_directories(root / "ws/tools");
+  fs::create_directories(root / "ws/ml");
+  fs::create_directories(root / "home");
+  std::ofstream(root / "ws/WORKSPACE") << "";
+  std::ofstream(root / "ws/.bazelrc") << "build --run_under=valgrind  # every test\n"
+                                         "test:asan --run_under=\"/tools/asan wrap\"\n"
+                                         "test:gpu --run_under='gpuplan run-under --plan p.json'\n"
+                                         "query --run_under=not-a-test-option\n"
+                                         "try-import %workspace%/tools/ci.bazelrc\n"
+                                         "try-import %workspace%/tools/absent.bazelrc\n";
+  std::ofstream(root / "ws/tools/ci.bazelrc") << "build:ci --config=asan\n";
+  std::ofstream(root / "home/.bazelrc") << "common:prof --run_under nsys\n";
+  auto found = [&](std::vector<std::string> args) {
+    std::vector<std::string> out;
+    for (const auto& rc : rc_run_unders((root / "ws/ml").string(), (root / "home").string(), args))
+      out.push_back(
+          fmt::format("{}:{} {} {}", fs::path(rc.file).filename().string(), rc.line, rc.config, rc.value));
+    return out;
+  };
+  // From a package below the workspace: the workspace's .bazelrc; gpuplan's own is no team's.
+  CHECK(found({}) == std::vector<std::string>{".bazelrc:1  valgrind"});
+  // A config named by another, in an imported file; one in the home .bazelrc, its value a word apart.
+  CHECK(found({"--config=ci", "--config=prof"}) ==
+        std::vector<std::string>{".bazelrc:1  valgrind", ".bazelrc:2 asan /tools/asan wrap",
+                                 ".bazelrc:1 prof nsys"});
+  fs::remove_all(root);
 }
