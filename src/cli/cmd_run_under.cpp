@@ -489,9 +489,16 @@ int run_under(const RunUnderOptions& o) {
 
 std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
   auto missing = missing_gpus(assignment.gpus, nvml);
-  if (missing.empty())
+  if (missing.empty()) {
     missing = outside_allocation(assignment.gpus, std::getenv("CUDA_VISIBLE_DEVICES"),
                                  std::getenv("ROCR_VISIBLE_DEVICES"));
+    // Bazel gives a test none of its caller's environment but what --test_env names.
+    if (!missing.empty())
+      missing +=
+          ". Under bazel test, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through "
+          "--test_env (a .bazelrc's test --test_env=CUDA_VISIBLE_DEVICES passes on the caller's): drop it, "
+          "run-under gives each test its GPUs";
+  }
   if (auto machine = describe_machine(nvml); missing.empty() && machine)
     missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
   return missing;

@@ -34,8 +34,18 @@ namespace gpuplan::os {
 
 namespace {
 
+/// strerror(error), and under bazel test (TEST_TARGET set) for a path it cannot write, where to let it.
+std::string why(int error) {
+  std::string text = std::strerror(error);
+  if ((error == EROFS || error == EACCES) && std::getenv("TEST_TARGET"))
+    text +=
+        " (inside bazel test's sandbox only the paths --sandbox_writable_path names can be written: pass "
+        "--sandbox_writable_path=DIR for this one's directory; gpuplan exec does)";
+  return text;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw InputError(Position{path}, fmt::format("{}: {}", what, std::strerror(errno)));
+  throw InputError(Position{path}, fmt::format("{}: {}", what, why(errno)));
 }
 
 bool write_all(int fd, std::string_view data) {
@@ -340,7 +350,7 @@ Result<int> open_regular(const std::string& path, int flags, mode_t mode) {
     if (errno == ELOOP && (flags & O_NOFOLLOW))
       return Problem{"it is a symbolic link (refused, never followed)"};
     if (errno == ENXIO) return Problem{"it is a FIFO, not a regular file"};  // O_WRONLY, no reader
-    return Problem{std::strerror(errno)};
+    return Problem{why(errno)};
   }
   struct stat info {};
   std::string wrong;

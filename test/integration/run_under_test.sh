@@ -109,6 +109,13 @@ fails_in_bazel ml/inference_test "$SCRATCH/locks" \
   "--results $RESULTS --junit $SCRATCH/private/junit.xml" --sandbox_tmpfs_path="$SCRATCH/private" \
   --sandbox_writable_path="$SCRATCH"
 
+# A lock directory the sandbox leaves read-only (no --sandbox_writable_path for it; Bazel 4's
+# sandbox keeps /tmp writable, so one elsewhere): the log names the option that makes it writable.
+READ_ONLY=$(mktemp -d /var/tmp/gpuplan-ro.XXXXXX)
+trap 'rm -rf "$SCRATCH" "$READ_ONLY"' EXIT
+fails_in_bazel ml/inference_test "$READ_ONLY" \
+  "cannot open the GPU lock: Read-only file system (inside bazel test's sandbox only the paths --sandbox_writable_path names"
+
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
 # the first run's outcome unrun.
@@ -312,6 +319,9 @@ GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --mis
 grep -q '^ran on 3$' "$SCRATCH/warned.out" && grep -q 'warning: //ml:pool_test on node ws-0: NVML sees 3 GPUs' "$SCRATCH/warned.out" ||
   fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
 GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true || fail "GPU 3 of 4 was refused"
+# Under bazel test, a CUDA_VISIBLE_DEVICES can only have come by --test_env: the refusal says so.
+refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through --test_env' -- \
+  CUDA_VISIBLE_DEVICES=7 TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0
 # Nor on GPUs that lack what it needs: compute capability 8.0 where it needs 9.0.
 jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.compute_capability) = ">=9.0"' \
   "$SCRATCH/moved.json" >"$SCRATCH/needs.json"
