@@ -108,12 +108,14 @@ struct JunitCase {
   std::vector<int> gpus;
   std::string failure_type;  ///< empty: it passed
   std::string failure_message;
-  bool cached = false;  ///< Bazel reported a cached result: nothing ran
+  bool cached = false;       ///< Bazel reported a cached result: nothing ran
+  std::string bazel_status;  ///< the test's overallStatus in Bazel's build events (FLAKY); empty: none
 };
 
 /// JUnit XML, as CI systems read it: one <testsuite> per node, one <testcase> per case
 /// (classname the package, name the target and shard, time its seconds) with its label, node,
-/// GPUs (and `cached` when Bazel ran nothing) as properties, and a <failure> where it failed.
+/// GPUs (`cached` when Bazel ran nothing, `bazel_status` where Bazel gave one) as properties,
+/// and a <failure> where it failed.
 /// Cases in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
 std::string junit_xml(const std::vector<JunitCase>& cases);
 
@@ -124,11 +126,11 @@ JunitCase junit_case(const RunRecord& record);
 /// The cases of a node's units that one `bazel test` ran, as Bazel's build events say they
 /// ended: per unit (a shard: the testResults of that shard; a whole test: of all its shards),
 /// each run's last attempt (a FLAKY test's failed first attempt is not a failure), failing
-/// when one did not pass, `cached` when each was taken from Bazel's cache; a unit with no
-/// testResult fails with `no_result` as its message. Labels match by label_identity.
-std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units,
-                                         const std::vector<BepOutcome>& outcomes, const std::string& node,
-                                         const std::string& no_result);
+/// when one did not pass unless the test's overallStatus is PASSED or FLAKY, `cached` when each
+/// was taken from Bazel's cache; a unit with no testResult fails with `no_result` as its
+/// message. Labels match by label_identity.
+std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, const BepOutcomes& events,
+                                         const std::string& node, const std::string& no_result);
 
 /// junit_xml of every record.
 std::string results_junit(const std::vector<RunRecord>& records);

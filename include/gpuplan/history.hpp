@@ -122,9 +122,14 @@ struct BepOutcome {
   double seconds = 0;                   ///< the attempt's duration (0 when the event has none)
   std::string test_log;                 ///< the test.log path its file:// URI names; "" when none
 };
-/// Every testResult event of a --build_event_json_file, in file order. Lenient: a line that is
-/// no JSON event (the last one of a build cut short) and events of other kinds are skipped.
-std::vector<BepOutcome> read_bep_outcomes(std::istream& in);
+/// How a build's tests ended, from its --build_event_json_file.
+struct BepOutcomes {
+  std::vector<BepOutcome> results;                    ///< every testResult event, in file order
+  std::map<std::string, std::string> overall_status;  ///< label → its testSummary's overallStatus
+};
+/// Lenient: a line that is no JSON event (the last one of a build cut short) and events of
+/// other kinds are skipped.
+BepOutcomes read_bep_outcomes(std::istream& in);
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
 HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
 

@@ -165,12 +165,18 @@ struct RcRunUnder {
   std::string value;
 };
 
-/// The --run_under options (other than gpuplan run-under's) that Bazel's rc files give a
-/// `bazel test` started in `cwd` with `bazel_args`: /etc/bazel.bazelrc, the workspace's .bazelrc
-/// (the workspace found from `cwd` up) and `home`/.bazelrc, their imports, and the lines of
-/// test, build, common and always, with their `:CONFIG` lines where a --config names them.
-std::vector<RcRunUnder> rc_run_unders(const std::string& cwd, const std::string& home,
-                                      const std::vector<std::string>& bazel_args);
+/// The directory of the Bazel workspace `cwd` is in (the nearest with a MODULE.bazel, REPO.bazel,
+/// WORKSPACE or WORKSPACE.bazel file); `cwd` itself where none is found.
+std::string bazel_workspace(const std::string& cwd);
+
+/// The --run_under Bazel's rc files give a `bazel test` started in `cwd` with `bazel_args`, as
+/// Bazel applies them (the last wins): /etc/bazel/bazelrc (Debian's), /etc/bazel.bazelrc, the
+/// workspace's .bazelrc (the workspace found from `cwd` up) and `home`/.bazelrc, their imports,
+/// continued lines, the lines of always, common, build and test, and their `:CONFIG` lines where
+/// a --config (or --enable_platform_specific_config: linux) names them. Nullopt when there is
+/// none, the last is empty, or it is gpuplan run-under.
+std::optional<RcRunUnder> rc_run_under(const std::string& cwd, const std::string& home,
+                                       const std::vector<std::string>& bazel_args);
 
 /// Checks the options a user gives the default `bazel test` (exec's and the exports' arguments
 /// after `--`): options only, each as --name=value, since the plan names the tests and a

@@ -340,15 +340,26 @@ std::string lock_dir_of(const ExecOptions& o) {
 /// (read from `build_events`, removed after when exec named it).
 void write_bazel_junit(const ExecOptions& o, const std::vector<Assignment>& units,
                        const std::string& build_events, const UnitRun& bazel, bool ours) {
-  std::vector<BepOutcome> outcomes;
-  if (std::ifstream in(build_events); in) outcomes = read_bep_outcomes(in);
+  BepOutcomes events;
+  std::ifstream in(build_events);
+  std::string no_result;
+  if (in) {
+    events = read_bep_outcomes(in);
+    no_result = bazel.outcome == Outcome::passed
+                    ? fmt::format("Bazel's build events ({}) hold no result for it, though bazel test passed",
+                                  build_events)
+                    : fmt::format(
+                          "Bazel reported no result for it: it did not build, or bazel test ({}) ended "
+                          "before it ran; Bazel's output says why",
+                          describe(bazel));
+  } else {  // every unit would be a failure of a file no one wrote: said once, here
+    no_result = fmt::format("Bazel's build events ({}) could not be read: how it ended is not known here",
+                            build_events);
+    std::cerr << fmt::format("gpuplan exec: warning: {}; --junit says so of each unit\n", no_result);
+  }
   std::error_code ignored;
   if (ours) std::filesystem::remove(build_events, ignored);
-  auto no_result = fmt::format(
-      "Bazel reported no result for it: it did not build, or bazel test ({}) ended before it "
-      "ran; Bazel's output says why",
-      describe(bazel));
-  write_output(o.junit, junit_xml(bazel_junit_cases(units, outcomes, o.node, no_result)));
+  write_output(o.junit, junit_xml(bazel_junit_cases(units, events, o.node, no_result)));
 }
 
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
@@ -364,15 +375,15 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   // Bazel keeps the last --run_under, exec's: a .bazelrc's (a sanitizer, a GPU setup) was dropped.
   const char* home = std::getenv("HOME");
   std::error_code no_cwd;
-  for (const auto& rc : rc_run_unders(fs::current_path(no_cwd).string(), home ? home : "", o.bazel_args))
+  if (auto rc = rc_run_under(fs::current_path(no_cwd).string(), home ? home : "", o.bazel_args))
     std::cerr << fmt::format(
         "gpuplan exec: warning: {}:{}: {} gives bazel test --run_under={}, and exec's default command gives "
         "its own "
         "after it (gpuplan run-under, which gives each test its GPUs): Bazel keeps the last, so {} does not "
         "run. To "
         "run the tests under it, give --command (each unit gets its GPUs in CUDA_VISIBLE_DEVICES)\n",
-        rc.file, rc.line, rc.config.empty() ? "it" : "--config=" + rc.config, shell_quote(rc.value),
-        shell_quote(rc.value));
+        rc->file, rc->line, rc->config.empty() ? "it" : "--config=" + rc->config, shell_quote(rc->value),
+        shell_quote(rc->value));
   if (!o.json.empty())
     throw InputError(Position{"--json"},
                      "the summary is of units exec runs itself (--command); with the default bazel "
@@ -391,6 +402,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (!o.junit.empty()) {
     for (const auto& arg : o.bazel_args)
       if (arg.starts_with("--build_event_json_file=")) build_events = arg.substr(arg.find('=') + 1);
+    // Bazel writes a relative one in the workspace's directory, wherever below it exec runs.
+    std::error_code no_cwd;
+    if (!build_events.empty() && build_events.front() != '/')
+      build_events = (fs::path(bazel_workspace(fs::current_path(no_cwd).string())) / build_events).string();
     if (build_events.empty())
       run.build_events = build_events = fmt::format("{}/build-events-{}.json", run.lock_dir, getpid());
   }

@@ -73,9 +73,12 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
                          attribute(name), seconds(c->seconds));
       out += fmt::format(
           "      <properties><property name=\"label\" value=\"{}\"/><property name=\"node\" value=\"{}\"/>"
-          "<property name=\"gpus\" value=\"{}\"/>{}</properties>\n",
+          "<property name=\"gpus\" value=\"{}\"/>{}{}</properties>\n",
           attribute(c->label), attribute(node), gpu_list(c->gpus),
-          c->cached ? "<property name=\"cached\" value=\"true\"/>" : "");
+          c->cached ? "<property name=\"cached\" value=\"true\"/>" : "",
+          c->bazel_status.empty()
+              ? ""
+              : fmt::format("<property name=\"bazel_status\" value=\"{}\"/>", attribute(c->bazel_status)));
       if (!c->failure_type.empty())
         out += fmt::format("      <failure message=\"{}\" type=\"{}\"/>\n", attribute(c->failure_message),
                            attribute(c->failure_type));
@@ -88,7 +91,7 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
 }
 
 JunitCase junit_case(const RunRecord& r) {
-  JunitCase c{r.label, r.shard_index, r.seconds, r.node, r.gpus, {}, {}, false};
+  JunitCase c{r.label, r.shard_index, r.seconds, r.node, r.gpus, {}, {}, false, {}};
   if (r.end == RunEnd::timed_out)
     c.failure_type = "timeout", c.failure_message = "timed out";
   else if (r.end == RunEnd::stopped)
@@ -100,28 +103,34 @@ JunitCase junit_case(const RunRecord& r) {
   return c;
 }
 
-std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units,
-                                         const std::vector<BepOutcome>& outcomes, const std::string& node,
-                                         const std::string& no_result) {
+std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, const BepOutcomes& events,
+                                         const std::string& node, const std::string& no_result) {
   // Per test, shard and run: the last attempt (Bazel retries a failed one under
   // --flaky_test_attempts; the last says how the run ended).
   std::map<std::string, std::map<std::pair<int, int>, const BepOutcome*>> last;
-  for (const auto& o : outcomes) {
+  for (const auto& o : events.results) {
     auto& slot = last[label_identity(o.label)][{o.shard, o.run}];
     if (!slot || o.attempt >= slot->attempt) slot = &o;
   }
+  std::map<std::string, std::string> overall;
+  for (const auto& [label, status] : events.overall_status) overall[label_identity(label)] = status;
   std::vector<JunitCase> cases;
   for (const auto& a : units) {
-    JunitCase c{a.unit.label, a.unit.shard_index, 0, node, a.gpus, {}, {}, true};
+    const auto identity = label_identity(a.unit.label);
+    JunitCase c{a.unit.label, a.unit.shard_index, 0, node, a.gpus, {}, {}, true, {}};
+    if (auto it = overall.find(identity); it != overall.end()) c.bazel_status = it->second;
     std::vector<const BepOutcome*> ended;
-    if (auto it = last.find(label_identity(a.unit.label)); it != last.end())
+    if (auto it = last.find(identity); it != last.end())
       for (const auto& [shard_run, outcome] : it->second)
         if (!a.unit.shard_index || shard_run.first == *a.unit.shard_index + 1) ended.push_back(outcome);
     if (ended.empty()) c.cached = false, c.failure_type = "no-result", c.failure_message = no_result;
+    // Bazel's verdict on the test passes it where its runs disagree (FLAKY, under
+    // --runs_per_test_detects_flakes); else the shard fails with its first failed run.
+    const bool passed = c.bazel_status == "PASSED" || c.bazel_status == "FLAKY";
     for (const auto* o : ended) {
       c.seconds += o->seconds;
       c.cached = c.cached && o->cached;
-      if (o->status == "PASSED" || o->status == "FLAKY" || !c.failure_type.empty()) continue;
+      if (passed || o->status == "PASSED" || o->status == "FLAKY" || !c.failure_type.empty()) continue;
       c.failure_type = o->status;
       std::transform(c.failure_type.begin(), c.failure_type.end(), c.failure_type.begin(),
                      [](unsigned char ch) { return std::tolower(ch); });

@@ -483,16 +483,23 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   return read;
 }
 
-std::vector<BepOutcome> read_bep_outcomes(std::istream& in) {
+BepOutcomes read_bep_outcomes(std::istream& in) {
   simdjson::dom::parser parser;
-  std::vector<BepOutcome> outcomes;
+  BepOutcomes outcomes;
   PaddedLines lines(in);
   std::string_view line;
   while (lines.next(line)) {
     simdjson::dom::element event;
     simdjson::dom::object id, result;
-    if (parser.parse(line.data(), line.size(), false).get(event) != simdjson::SUCCESS ||
-        event.at_pointer("/id/testResult").get(id) != simdjson::SUCCESS ||
+    if (parser.parse(line.data(), line.size(), false).get(event) != simdjson::SUCCESS) continue;
+    std::string_view label, status;
+    if (event.at_pointer("/id/testSummary/label").get(label) == simdjson::SUCCESS) {
+      if (event.at_pointer("/testSummary/overallStatus").get(status) != simdjson::SUCCESS)
+        status = "NO_STATUS";
+      outcomes.overall_status[std::string(label)] = status;
+      continue;
+    }
+    if (event.at_pointer("/id/testResult").get(id) != simdjson::SUCCESS ||
         event["testResult"].get(result) != simdjson::SUCCESS)
       continue;
     ResultReader reader(false);
@@ -502,7 +509,6 @@ std::vector<BepOutcome> read_bep_outcomes(std::istream& in) {
     auto [run, shard, attempt] = reader.numbers();
     outcome.run = std::max(run, 1), outcome.shard = std::max(shard, 1),
     outcome.attempt = std::max(attempt, 1);
-    std::string_view status;
     if (result["status"].get(status) != simdjson::SUCCESS)
       status = "NO_STATUS";  // proto3 leaves out the default
     outcome.status = status;
@@ -524,7 +530,7 @@ std::vector<BepOutcome> read_bep_outcomes(std::istream& in) {
             file["uri"].get(uri) == simdjson::SUCCESS && uri.starts_with("file://"))
           outcome.test_log = uri.substr(7);
       }
-    outcomes.push_back(std::move(outcome));
+    outcomes.results.push_back(std::move(outcome));
   }
   return outcomes;
 }

@@ -33,16 +33,20 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
     return BepOutcome{label, 1, shard, attempt, status, cached, 2.0, "/out/testlogs/x/test.log"};
   };
   std::vector<BepOutcome> outcomes{
-      outcome("//ml:flaky_test", 1, 1, "FAILED"),        outcome("//ml:flaky_test", 1, 2, "PASSED"),
+      outcome("//ml:flaky_test", 1, 1, "FAILED"), outcome("//ml:flaky_test", 1, 2, "PASSED"),
       outcome("//ml:cached_test", 1, 1, "PASSED", true), outcome("//ml:refused_test", 1, 1, "FAILED"),
-      outcome("//ml:train_test", 1, 1, "PASSED"),        outcome("//ml:train_test", 2, 1, "TIMEOUT"),
-      outcome("@@//ml:whole_test", 1, 1, "PASSED"),      outcome("@@//ml:whole_test", 2, 1, "PASSED")};
+      outcome("//ml:train_test", 1, 1, "PASSED"), outcome("//ml:train_test", 2, 1, "TIMEOUT"),
+      outcome("@@//ml:whole_test", 1, 1, "PASSED"), outcome("@@//ml:whole_test", 2, 1, "PASSED"),
+      // --runs_per_test=2 --runs_per_test_detects_flakes: runs that disagree are FLAKY, a pass.
+      outcome("//ml:detected_test", 1, 1, "PASSED"), outcome("//ml:detected_test", 1, 1, "FAILED")};
+  outcomes.back().run = 2;
+  BepOutcomes events{outcomes, {{"//ml:detected_test", "FLAKY"}, {"//ml:train_test", "FAILED"}}};
   auto cases = bazel_junit_cases(
       {unit("//ml:flaky_test", {0}), unit("//ml:cached_test", {1}), unit("//ml:refused_test", {2}),
        unit("//ml:train_test", {0}, 0), unit("//ml:train_test", {1}, 1), unit("//ml:whole_test", {3}),
-       unit("//ml:unbuilt_test", {3})},
-      outcomes, "ws-0", "no result");
-  REQUIRE(cases.size() == 7);
+       unit("//ml:unbuilt_test", {3}), unit("//ml:detected_test", {1})},
+      events, "ws-0", "no result");
+  REQUIRE(cases.size() == 8);
   // The retry that passed is how the flaky test ended (Bazel: FLAKY, a pass).
   CHECK((cases[0].failure_type.empty() && cases[0].seconds == Approx(2) && !cases[0].cached));
   CHECK((cases[1].failure_type.empty() && cases[1].cached));
@@ -56,7 +60,9 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
   CHECK(
       (cases[6].failure_type == "no-result" && cases[6].failure_message == "no result" && !cases[6].cached));
   CHECK(cases[6].gpus == std::vector<int>{3});
+  CHECK((cases[7].failure_type.empty() && cases[7].bazel_status == "FLAKY"));
   auto xml = junit_xml(cases);
-  CHECK_THAT(xml, Catch::Contains(R"(tests="7" failures="3")"));
+  CHECK_THAT(xml, Catch::Contains(R"(tests="8" failures="3")"));
   CHECK_THAT(xml, Catch::Contains(R"(<property name="cached" value="true"/>)"));
+  CHECK_THAT(xml, Catch::Contains(R"(<property name="bazel_status" value="FLAKY"/>)"));
 }

@@ -324,7 +324,9 @@ TEST_CASE("a test that ran in two configurations of one build is a warning, and 
 
 TEST_CASE("exec's JUnit reads how each attempt ended, cached or run, from Bazel's own events") {
   std::ifstream run(test::history_fixture("bep_run.json"));
-  auto outcomes = read_bep_outcomes(run);
+  auto events = read_bep_outcomes(run);
+  CHECK(events.overall_status.at("//ml:train_test") == "PASSED");
+  const auto& outcomes = events.results;
   REQUIRE(outcomes.size() == 7);  // and 4 targetCompleted events naming results in their children
   const auto& first = outcomes.front();
   CHECK(first.status == "PASSED");
@@ -334,14 +336,14 @@ TEST_CASE("exec's JUnit reads how each attempt ended, cached or run, from Bazel'
   CHECK(std::count_if(outcomes.begin(), outcomes.end(), [](const BepOutcome& o) { return o.shard == 4; }) ==
         1);
   std::ifstream cached(test::history_fixture("bep_cached.json"));
-  auto again = read_bep_outcomes(cached);
+  auto again = read_bep_outcomes(cached).results;
   CHECK(std::count_if(again.begin(), again.end(), [](const BepOutcome& o) { return o.cached; }) == 7);
   // A flaky test's two attempts, a status proto3 left out, and the cut-off last line of a build
   // that was killed.
   std::istringstream flaky(result_line(attempt_1, R"({"status":"FAILED","testAttemptDuration":"2.5s"})") +
                            result_line(attempt_2, R"({"testAttemptDurationMillis":"1500"})") +
                            R"({"id":{"testRe)");
-  auto both = read_bep_outcomes(flaky);
+  auto both = read_bep_outcomes(flaky).results;
   REQUIRE(both.size() == 2);
   CHECK((both[0].status == "FAILED" && both[0].attempt == 1 && both[0].seconds == Approx(2.5)));
   CHECK((both[1].status == "NO_STATUS" && both[1].attempt == 2 && both[1].seconds == Approx(1.5)));

@@ -227,26 +227,37 @@ TEST_CASE("a .bazelrc's --run_under that exec's default command would replace is
   fs::create_directories(root / "ws/ml");
   fs::create_directories(root / "home");
   std::ofstream(root / "ws/WORKSPACE") << "";
-  std::ofstream(root / "ws/.bazelrc") << "build --run_under=valgrind  # every test\n"
-                                         "test:asan --run_under=\"/tools/asan wrap\"\n"
-                                         "test:gpu --run_under='gpuplan run-under --plan p.json'\n"
-                                         "query --run_under=not-a-test-option\n"
-                                         "try-import %workspace%/tools/ci.bazelrc\n"
-                                         "try-import %workspace%/tools/absent.bazelrc\n";
+  auto write_rc = [&](const std::string& text) { std::ofstream(root / "ws/.bazelrc") << text; };
   std::ofstream(root / "ws/tools/ci.bazelrc") << "build:ci --config=asan\n";
   std::ofstream(root / "home/.bazelrc") << "common:prof --run_under nsys\n";
   auto found = [&](std::vector<std::string> args) {
-    std::vector<std::string> out;
-    for (const auto& rc : rc_run_unders((root / "ws/ml").string(), (root / "home").string(), args))
-      out.push_back(
-          fmt::format("{}:{} {} {}", fs::path(rc.file).filename().string(), rc.line, rc.config, rc.value));
-    return out;
+    auto rc = rc_run_under((root / "ws/ml").string(), (root / "home").string(), args);
+    return rc ? fmt::format("{}:{} {} {}", fs::path(rc->file).filename().string(), rc->line, rc->config,
+                            rc->value)
+              : std::string("none");
   };
-  // From a package below the workspace: the workspace's .bazelrc; gpuplan's own is no team's.
-  CHECK(found({}) == std::vector<std::string>{".bazelrc:1  valgrind"});
-  // A config named by another, in an imported file; one in the home .bazelrc, its value a word apart.
-  CHECK(found({"--config=ci", "--config=prof"}) ==
-        std::vector<std::string>{".bazelrc:1  valgrind", ".bazelrc:2 asan /tools/asan wrap",
-                                 ".bazelrc:1 prof nsys"});
+  write_rc(
+      "test --run_under=valgrind  # every test\n"
+      "build --run_under=never-applied\n"  // build's lines come before test's
+      "test:asan --run_under=\"/tools/asan wrap\"\n"
+      "query --run_under=not-a-test-option\n"
+      "try-import %workspace%/tools/ci.bazelrc\n"
+      "try-import %workspace%/tools/absent.bazelrc\n"
+      "test:linux \\\n"
+      "  --run_under=//tools:on_linux\n");
+  // From a package below the workspace: the workspace's .bazelrc, the last line that applies.
+  CHECK(found({}) == ".bazelrc:1  valgrind");
+  // A config named by another, in an imported file; a config's lines come after the file's own.
+  CHECK(found({"--config=ci"}) == ".bazelrc:3 asan /tools/asan wrap");
+  // One in the home .bazelrc, its value a word apart; a continued line of the host's config.
+  CHECK(found({"--config=prof"}) == ".bazelrc:1 prof nsys");
+  CHECK(found({"--enable_platform_specific_config"}) == ".bazelrc:7 linux //tools:on_linux");
+  // An empty one resets it; gpuplan's own is exec's too; a wrapper named like it is not.
+  write_rc("test --run_under=valgrind\ntest --run_under=\n");
+  CHECK(found({}) == "none");
+  write_rc("test:gpu --run_under='/opt/bin/gpuplan run-under --plan p.json'\n");
+  CHECK(found({"--config=gpu"}) == "none");
+  write_rc("test --run_under=//tools:asan-run-under\n");
+  CHECK(found({}) == ".bazelrc:1  //tools:asan-run-under");
   fs::remove_all(root);
 }
