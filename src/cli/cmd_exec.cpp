@@ -451,12 +451,18 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     std::error_code ignored;
     fs::remove(target_file, ignored);
   }
-  if (!o.junit.empty()) write_bazel_junit(o, units, build_events, runs.front(), run.build_events.has_value());
   if (run.results && !size_error) warn_if_untouched(*run.results, records_before, o.node);
   repeat_outside_gpus(outside_gpus_file(run.lock_dir), outside_before, o.node);
   print_table(runs, false);
   const auto& bazel = runs.front();
   std::cout << fmt::format("bazel test of {} units: {}\n", units.size(), describe(bazel));
+  bool junit_lost = false;  // said, and never hides how the tests ended (below)
+  try {
+    if (!o.junit.empty()) write_bazel_junit(o, units, build_events, bazel, run.build_events.has_value());
+  } catch (const InputError& e) {
+    std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
+    junit_lost = true;
+  }
   if (int stop = runner.stop_signal()) return 128 + stop;
   if (bazel.outcome == Outcome::failed && bazel.exit_status == 2) {  // Bazel's own: bad options
     std::cerr << fmt::format(
@@ -464,7 +470,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
         "ran. Check the options after --\n");
     return exit_bad_input;
   }
-  return bazel.outcome == Outcome::passed ? exit_ok : exit_units_failed;
+  return bazel.outcome != Outcome::passed ? exit_units_failed : junit_lost ? exit_bad_input : exit_ok;
 }
 
 /// Under --claims: each unit once, as it really ended. A unit this node skipped while another
