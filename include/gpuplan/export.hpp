@@ -119,10 +119,6 @@ struct JunitCase {
 /// Cases in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
 std::string junit_xml(const std::vector<JunitCase>& cases);
 
-/// A results record as a case: a <failure> for a non-zero exit (128 + N: killed by signal N),
-/// a timeout or a run stopped before it ended.
-JunitCase junit_case(const RunRecord& record);
-
 /// The cases of a node's units that one `bazel test` ran, as Bazel's build events say they
 /// ended: per unit (a shard: the testResults of that shard; a whole test: of all its shards),
 /// each run's last attempt (a FLAKY test's failed first attempt is not a failure), failing

@@ -113,6 +113,9 @@ std::optional<TestLogPath> parse_testlog_path(std::string_view relative);
 /// Readers. `name` is the file name in error positions ("file:line: what is wrong").
 /// A bad row throws InputError under `strict`; otherwise it is skipped and counted.
 HistoryRead read_bep(std::istream& in, const std::string& name, bool strict);
+HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
+HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
+
 /// How Bazel says one attempt of a test ended: a testResult event of its build events.
 struct BepOutcome {
   std::string label;
@@ -130,8 +133,6 @@ struct BepOutcomes {
 /// Lenient: a line that is no JSON event (the last one of a build cut short) and events of
 /// other kinds are skipped.
 BepOutcomes read_bep_outcomes(std::istream& in);
-HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
-HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
 
 /// The `history summarize` file: the last `window` samples of every unit, oldest first.
 /// read_table reads it back. The same history always gives the same bytes.

@@ -157,26 +157,24 @@ struct BazelRun {
   std::vector<std::string> bazel_args;  ///< the team's own options (--config=cuda), first
 };
 
-/// A --run_under a .bazelrc gives `bazel test`, which exec's default command replaces.
-struct RcRunUnder {
-  std::string file;
+/// The value Bazel's rc files (or the options after them) give an option of `bazel test`.
+struct RcOption {
+  std::string file;  ///< the rc file; empty: the options given (bazel_args)
   long line = 0;
-  std::string config;  ///< the --config it comes with; empty: every bazel test
+  std::string config;  ///< the --config its line comes with; empty: every bazel test
   std::string value;
 };
 
-/// The directory of the Bazel workspace `cwd` is in (the nearest with a MODULE.bazel, REPO.bazel,
-/// WORKSPACE or WORKSPACE.bazel file); `cwd` itself where none is found.
-std::string bazel_workspace(const std::string& cwd);
+/// The value of `option` ("run_under") a `bazel test` with `bazel_args` gets from `rc_files` (in
+/// the order Bazel reads them; a file that does not exist is none), their imports (%workspace%
+/// is `workspace`), and `bazel_args` after them, as Bazel applies them: the last wins, and a
+/// --config expands in place (with --enable_platform_specific_config, the :linux lines too).
+/// Nullopt when none gives it.
+std::optional<RcOption> rc_option(const std::vector<std::string>& rc_files, const std::string& workspace,
+                                  const std::vector<std::string>& bazel_args, const std::string& option);
 
-/// The --run_under Bazel's rc files give a `bazel test` started in `cwd` with `bazel_args`, as
-/// Bazel applies them (the last wins): /etc/bazel/bazelrc (Debian's), /etc/bazel.bazelrc, the
-/// workspace's .bazelrc (the workspace found from `cwd` up) and `home`/.bazelrc, their imports,
-/// continued lines, the lines of always, common, build and test, and their `:CONFIG` lines where
-/// a --config (or --enable_platform_specific_config: linux) names them. Nullopt when there is
-/// none, the last is empty, or it is gpuplan run-under.
-std::optional<RcRunUnder> rc_run_under(const std::string& cwd, const std::string& home,
-                                       const std::vector<std::string>& bazel_args);
+/// Whether a --run_under value is gpuplan's run-under (as the README's .bazelrc lines give it).
+bool is_gpuplan_run_under(const std::string& value);
 
 /// Checks the options a user gives the default `bazel test` (exec's and the exports' arguments
 /// after `--`): options only, each as --name=value, since the plan names the tests and a

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -336,14 +339,48 @@ std::string lock_dir_of(const ExecOptions& o) {
       .string();
 }
 
+/// The workspace `bazel test` finds from the current directory (the nearest with a MODULE.bazel,
+/// REPO.bazel, WORKSPACE or WORKSPACE.bazel), and the rc files it reads there, in order:
+/// Debian's /etc/bazel/bazelrc, /etc/bazel.bazelrc, the workspace's .bazelrc, ~/.bazelrc.
+struct BazelSetting {
+  std::string workspace;
+  std::vector<std::string> rc_files;
+};
+BazelSetting bazel_setting() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  BazelSetting setting{cwd.string(), {}};
+  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
+    auto marked = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
+    if (marked("MODULE.bazel") || marked("REPO.bazel") || marked("WORKSPACE") || marked("WORKSPACE.bazel")) {
+      setting.workspace = dir.string();
+      break;
+    }
+    if (dir == dir.root_path()) break;
+  }
+  setting.rc_files = {"/etc/bazel/bazelrc", "/etc/bazel.bazelrc", setting.workspace + "/.bazelrc"};
+  if (const char* home = std::getenv("HOME"); home && *home)
+    setting.rc_files.push_back(std::string(home) + "/.bazelrc");
+  return setting;
+}
+
+/// What tells a file Bazel wrote in this run from one an earlier run left: nullopt when there is none.
+std::optional<std::tuple<ino_t, std::int64_t, std::int64_t, off_t>> file_stamp(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+  return std::tuple(info.st_ino, info.st_mtim.tv_sec, info.st_mtim.tv_nsec, info.st_size);
+}
+
 /// exec --junit under the default bazel test: each unit as Bazel's build events say it ended
 /// (read from `build_events`, removed after when exec named it).
 void write_bazel_junit(const ExecOptions& o, const std::vector<Assignment>& units,
-                       const std::string& build_events, const UnitRun& bazel, bool ours) {
+                       const std::string& build_events, const UnitRun& bazel, bool ours, bool written) {
   BepOutcomes events;
-  std::ifstream in(build_events);
+  std::ifstream in;
+  if (written) in.open(build_events);  // not an earlier run's, left where Bazel stopped before writing
   std::string no_result;
-  if (in) {
+  if (in.is_open()) {
     events = read_bep_outcomes(in);
     no_result = bazel.outcome == Outcome::passed
                     ? fmt::format("Bazel's build events ({}) hold no result for it, though bazel test passed",
@@ -353,8 +390,10 @@ void write_bazel_junit(const ExecOptions& o, const std::vector<Assignment>& unit
                           "before it ran; Bazel's output says why",
                           describe(bazel));
   } else {  // every unit would be a failure of a file no one wrote: said once, here
-    no_result = fmt::format("Bazel's build events ({}) could not be read: how it ended is not known here",
-                            build_events);
+    no_result = fmt::format(
+        "Bazel's build events ({}) were not written in this run, or could not be read: how "
+        "it ended is not known here",
+        build_events);
     std::cerr << fmt::format("gpuplan exec: warning: {}; --junit says so of each unit\n", no_result);
   }
   std::error_code ignored;
@@ -373,9 +412,9 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     throw InputError(Position{"<stdin>"}, "the default bazel test command needs a plan file");
   warn_split_tests(plan, o.node, o.plan);
   // Bazel keeps the last --run_under, exec's: a .bazelrc's (a sanitizer, a GPU setup) was dropped.
-  const char* home = std::getenv("HOME");
-  std::error_code no_cwd;
-  if (auto rc = rc_run_under(fs::current_path(no_cwd).string(), home ? home : "", o.bazel_args))
+  const auto setting = bazel_setting();
+  if (auto rc = rc_option(setting.rc_files, setting.workspace, o.bazel_args, "run_under");
+      rc && !rc->value.empty() && !is_gpuplan_run_under(rc->value))
     std::cerr << fmt::format(
         "gpuplan exec: warning: {}:{}: {} gives bazel test --run_under={}, and exec's default command gives "
         "its own "
@@ -400,14 +439,15 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   // refused), from its build events: the team's file where their options name one, else exec's.
   std::string build_events;
   if (!o.junit.empty()) {
-    for (const auto& arg : o.bazel_args)
-      if (arg.starts_with("--build_event_json_file=")) build_events = arg.substr(arg.find('=') + 1);
-    // Bazel writes a relative one in the workspace's directory, wherever below it exec runs.
-    std::error_code no_cwd;
-    if (!build_events.empty() && build_events.front() != '/')
-      build_events = (fs::path(bazel_workspace(fs::current_path(no_cwd).string())) / build_events).string();
-    if (build_events.empty())
-      run.build_events = build_events = fmt::format("{}/build-events-{}.json", run.lock_dir, getpid());
+    // The team's, from a .bazelrc or after --, kept: Bazel writes a relative one in the
+    // workspace's directory, wherever below it exec runs.
+    if (auto given = rc_option(setting.rc_files, setting.workspace, o.bazel_args, "build_event_json_file");
+        given && !given->value.empty())
+      build_events = given->value.front() == '/' ? given->value : setting.workspace + "/" + given->value;
+    else  // named apart from another exec's of the lock directory, in another PID namespace too
+      run.build_events = build_events =
+          fmt::format("{}/build-events-{}-{}.json", run.lock_dir, getpid(),
+                      std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1));
   }
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
@@ -438,6 +478,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   check_writable(o.junit);
   std::error_code size_error;
   const auto records_before = run.results ? fs::file_size(*run.results, size_error) : 0;
+  const auto events_before = file_stamp(build_events);
   const auto outside_before = size_of(outside_gpus_file(run.lock_dir));
   os::SystemRunner runner;
   std::vector<UnitRun> runs{u};
@@ -455,10 +496,13 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   repeat_outside_gpus(outside_gpus_file(run.lock_dir), outside_before, o.node);
   print_table(runs, false);
   const auto& bazel = runs.front();
-  std::cout << fmt::format("bazel test of {} units: {}\n", units.size(), describe(bazel));
+  std::cout << fmt::format("bazel test of {} unit{}: {}\n", units.size(), units.size() == 1 ? "" : "s",
+                           describe(bazel));
   bool junit_lost = false;  // said, and never hides how the tests ended (below)
   try {
-    if (!o.junit.empty()) write_bazel_junit(o, units, build_events, bazel, run.build_events.has_value());
+    if (!o.junit.empty())
+      write_bazel_junit(o, units, build_events, bazel, run.build_events.has_value(),
+                        file_stamp(build_events) && file_stamp(build_events) != events_before);
   } catch (const InputError& e) {
     std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     junit_lost = true;

@@ -268,7 +268,20 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       return status;
     }
     if (free) {  // planned elsewhere, nobody holds it: run it here if this node can, now
-      if (!fleet_node || !gpus_here(planned, *fleet_node, node_gpus)) return std::nullopt;  // never here
+      // What this machine cannot give it on `gpus`, known before it is claimed (claimed and
+      // refused here, it was marked done, and the node it was planned on failed it too, unrun)
+      // and before waiting for GPUs that could not run it.
+      auto cannot_take = [&](const std::vector<int>& gpus) {
+        Assignment here = planned;
+        here.gpus = gpus;
+        auto why = why_not_here(here, open_nvml().get());
+        if (!why.empty())
+          std::cerr << fmt::format("gpuplan run-under: {} is planned on {}; {} cannot take it: {}\n", id,
+                                   planned.node, node, why);
+        return !why.empty();
+      };
+      auto ideal = fleet_node ? gpus_here(planned, *fleet_node, node_gpus) : std::nullopt;
+      if (!ideal || (!told_busy && cannot_take(*ideal))) return std::nullopt;  // never here
       auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
       std::optional<std::vector<int>> chosen;
       if (holds_whole_node(planned, plan.policy)) {
@@ -287,16 +300,10 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
         std::this_thread::sleep_for(poll);
         continue;
       }
+      if (cannot_take(*chosen)) return std::nullopt;
       Assignment assignment = planned;
       assignment.node = node;
       assignment.gpus = *chosen;
-      // What this machine cannot give it, known before it is claimed: claimed and refused here, it
-      // was marked done (exit 2), and the node it was planned on failed it too without running it.
-      if (auto why = why_not_here(assignment, open_nvml().get()); !why.empty()) {
-        std::cerr << fmt::format("gpuplan run-under: {} is planned on {}; {} cannot take it: {}\n", id,
-                                 planned.node, node, why);
-        return std::nullopt;
-      }
       if (!claims.claim(id)) continue;
       std::vector<os::GpuLocks> held;
       for (size_t i = 0; i < gpus.size(); ++i)
@@ -496,8 +503,8 @@ std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
     if (!missing.empty())
       missing +=
           ". Under bazel test, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through "
-          "--test_env (a .bazelrc's test --test_env=CUDA_VISIBLE_DEVICES passes on the caller's): drop it, "
-          "run-under gives each test its GPUs";
+          "--test_env (a .bazelrc's test --test_env=CUDA_VISIBLE_DEVICES passes on the caller's) or the test "
+          "rule's env attribute: drop it, run-under gives each test its GPUs";
   }
   if (auto machine = describe_machine(nvml); missing.empty() && machine)
     missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);

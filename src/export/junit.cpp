@@ -41,6 +41,22 @@ std::pair<std::string, std::string> split_label(const std::string& label) {
 
 std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 
+/// A results record as a case: a <failure> for a non-zero exit (128 + N: killed by signal N),
+/// a timeout or a run stopped before it ended.
+JunitCase junit_case(const RunRecord& r) {
+  JunitCase c{
+      .label = r.label, .shard_index = r.shard_index, .seconds = r.seconds, .node = r.node, .gpus = r.gpus};
+  if (r.end == RunEnd::timed_out)
+    c.failure_type = "timeout", c.failure_message = "timed out";
+  else if (r.end == RunEnd::stopped)
+    c.failure_type = "stopped", c.failure_message = "stopped before it ended";
+  else if (r.exit_status > 128)
+    c.failure_type = "signal", c.failure_message = fmt::format("killed by signal {}", r.exit_status - 128);
+  else if (r.exit_status != 0)
+    c.failure_type = "exit", c.failure_message = fmt::format("exit status {}", r.exit_status);
+  return c;
+}
+
 }  // namespace
 
 std::string junit_xml(const std::vector<JunitCase>& cases) {
@@ -90,19 +106,6 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
   return out;
 }
 
-JunitCase junit_case(const RunRecord& r) {
-  JunitCase c{r.label, r.shard_index, r.seconds, r.node, r.gpus, {}, {}, false, {}};
-  if (r.end == RunEnd::timed_out)
-    c.failure_type = "timeout", c.failure_message = "timed out";
-  else if (r.end == RunEnd::stopped)
-    c.failure_type = "stopped", c.failure_message = "stopped before it ended";
-  else if (r.exit_status > 128)
-    c.failure_type = "signal", c.failure_message = fmt::format("killed by signal {}", r.exit_status - 128);
-  else if (r.exit_status != 0)
-    c.failure_type = "exit", c.failure_message = fmt::format("exit status {}", r.exit_status);
-  return c;
-}
-
 std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, const BepOutcomes& events,
                                          const std::string& node, const std::string& no_result) {
   // Per test, shard and run: the last attempt (Bazel retries a failed one under
@@ -117,7 +120,11 @@ std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, c
   std::vector<JunitCase> cases;
   for (const auto& a : units) {
     const auto identity = label_identity(a.unit.label);
-    JunitCase c{a.unit.label, a.unit.shard_index, 0, node, a.gpus, {}, {}, true, {}};
+    JunitCase c{.label = a.unit.label,
+                .shard_index = a.unit.shard_index,
+                .node = node,
+                .gpus = a.gpus,
+                .cached = true};
     if (auto it = overall.find(identity); it != overall.end()) c.bazel_status = it->second;
     std::vector<const BepOutcome*> ended;
     if (auto it = last.find(identity); it != last.end())

@@ -1,12 +1,14 @@
-// The --run_under a team's .bazelrc files give `bazel test`: exec's default command gives its
-// own after them, and Bazel keeps the last one, so theirs would not run, without a word.
-// Bazel's rc files (https://bazel.build/run/bazelrc): /etc/bazel.bazelrc, the workspace's
-// .bazelrc, then ~/.bazelrc; each line "COMMAND[:CONFIG] OPTIONS...", `import` and `try-import`
-// PATH (%workspace% the workspace's directory), `#` comments, words split as the shell does.
-// `bazel test` applies its own lines, and those of `build`, `common` and `always`; a
-// `--config=NAME`, on the command line or in a line that applies, applies COMMAND:NAME lines too.
+// Options a team's rc files give `bazel test`, which exec's default command would replace:
+// exec gives its own --run_under (and --build_event_json_file) after them, and Bazel keeps the
+// last. Bazel's rc files (https://bazel.build/run/bazelrc): each line "COMMAND[:CONFIG]
+// OPTIONS...", `import` and `try-import` PATH (%workspace% the workspace's directory), `#`
+// comments, a backslash at a line's end joining the next, words split by blanks with quotes
+// grouping and a backslash escaping. `bazel test` applies the lines of always/common, then
+// build, then test, each command's in the order read; a --config=NAME expands where it stands
+// into NAME's lines of those commands in turn.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -24,56 +26,49 @@ struct RcLine {
   std::vector<std::string> words;
 };
 
-/// A line's words as the shell would split them: quotes group, a backslash escapes.
+/// A line's words as Bazel splits them: quotes group, a backslash escapes (in quotes too), `#`
+/// outside quotes ends the line, empty words are dropped.
 std::vector<std::string> words_of(const std::string& line) {
   std::vector<std::string> words;
   std::string word;
-  bool in_word = false;
   char quote = 0;
   for (std::size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
-    if (quote) {
+    if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+    } else if (quote) {
       if (c == quote)
         quote = 0;
-      else if (c == '\\' && quote == '"' && i + 1 < line.size())
-        word += line[++i];
       else
         word += c;
     } else if (c == '\'' || c == '"') {
-      quote = c, in_word = true;
-    } else if (c == '\\' && i + 1 < line.size()) {
-      word += line[++i], in_word = true;
+      quote = c;
     } else if (c == ' ' || c == '\t') {
-      if (in_word) words.push_back(word), word.clear(), in_word = false;
-    } else if (c == '#' && !in_word) {
+      if (!word.empty()) words.push_back(word), word.clear();
+    } else if (c == '#') {
       break;
     } else {
-      word += c, in_word = true;
+      word += c;
     }
   }
-  if (in_word) words.push_back(word);
+  if (!word.empty()) words.push_back(word);
   return words;
 }
 
-/// Whether a line ends in an odd number of backslashes: the last escapes its line's end.
-bool continues(const std::string& line) {
-  auto kept = line.find_last_not_of('\\');
-  return (line.size() - (kept == std::string::npos ? 0 : kept + 1)) % 2 == 1;
-}
-
-void read_rc(const std::filesystem::path& file, const std::string& workspace, std::vector<RcLine>& lines,
-             std::set<std::string>& seen) {
-  std::error_code ec;
-  auto canonical = std::filesystem::weakly_canonical(file, ec).string();
-  if (!seen.insert(canonical).second) return;  // an import cycle
+/// Reads `file` and what it imports into `lines`; `reading` the files being read (a file that
+/// imports itself, or one that imports it, is read once).
+void read_rc(const std::string& file, const std::string& workspace, std::vector<RcLine>& lines,
+             std::vector<std::string>& reading) {
+  if (std::find(reading.begin(), reading.end(), file) != reading.end()) return;  // an import loop
   std::ifstream in(file);
+  if (!in) return;
+  reading.push_back(file);
   std::string line;
   long number = 0;
   while (std::getline(in, line)) {
     const long first = ++number;
     if (line.ends_with('\r')) line.pop_back();
-    // A line ending in an unescaped backslash goes on in the next.
-    for (std::string next; continues(line) && std::getline(in, next); ++number) {
+    for (std::string next; line.ends_with('\\') && std::getline(in, next); ++number) {
       if (next.ends_with('\r')) next.pop_back();
       line.pop_back();
       line += next;
@@ -83,91 +78,104 @@ void read_rc(const std::filesystem::path& file, const std::string& workspace, st
     if ((words[0] == "import" || words[0] == "try-import") && words.size() == 2) {
       auto path = words[1];
       if (path.starts_with("%workspace%")) path = workspace + path.substr(11);
-      read_rc(path, workspace, lines, seen);
+      read_rc(path, workspace, lines, reading);
       continue;
     }
     auto colon = words[0].find(':');
-    RcLine rc{file.string(),
-              first,
-              words[0].substr(0, colon),
+    RcLine rc{file, first, words[0].substr(0, colon),
               colon == std::string::npos ? "" : words[0].substr(colon + 1),
-              {}};
-    rc.words.assign(words.begin() + 1, words.end());
+              std::vector<std::string>(words.begin() + 1, words.end())};
     lines.push_back(std::move(rc));
   }
+  reading.pop_back();
 }
+
+/// A word of the expanded options, and the line it came from (none: the command line).
+struct Word {
+  std::string text;
+  const RcLine* from = nullptr;
+};
+
+bool enables_platform_config(const std::string& word) {
+  return word == "--enable_platform_specific_config" || word == "--enable_platform_specific_config=true" ||
+         word == "--enable_platform_specific_config=1" || word == "--enable_platform_specific_config=yes";
+}
+
+class Expander {
+ public:
+  explicit Expander(const std::vector<RcLine>& lines) : lines_(lines) {}
+
+  /// `config`'s lines (empty: the plain lines) of the commands `test` inherits, each expanded.
+  void add_lines(const std::string& config, std::vector<Word>& out) {
+    if (!config.empty() && !expanding_.insert(config).second) return;  // a config naming itself
+    for (const char* command : {"always", "common", "build", "test"})
+      for (const auto& rc : lines_)
+        if (rc.command == command && rc.config == config) add_words(rc.words, &rc, out);
+    if (!config.empty()) expanding_.erase(config);
+  }
+
+  /// `words`, each --config=NAME replaced where it stands by NAME's lines, and under
+  /// --enable_platform_specific_config the host's (linux) after the rc files' own lines.
+  void add_words(const std::vector<std::string>& words, const RcLine* from, std::vector<Word>& out) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      std::string config;
+      if (words[i].starts_with("--config=")) config = words[i].substr(9);
+      if (words[i] == "--config" && i + 1 < words.size()) config = words[++i];
+      if (!config.empty()) {
+        add_lines(config, out);
+        continue;
+      }
+      platform_ = platform_ || enables_platform_config(words[i]);
+      out.push_back({words[i], from});
+    }
+  }
+
+  bool platform() const { return platform_; }
+
+ private:
+  const std::vector<RcLine>& lines_;
+  std::set<std::string> expanding_;
+  bool platform_ = false;
+};
 
 }  // namespace
 
-std::string bazel_workspace(const std::string& cwd) {
-  namespace fs = std::filesystem;
-  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
-    std::error_code ec;
-    for (const char* marker : {"MODULE.bazel", "REPO.bazel", "WORKSPACE", "WORKSPACE.bazel"})
-      if (fs::is_regular_file(dir / marker, ec)) return dir.string();
-    if (dir == dir.root_path()) break;
+std::optional<RcOption> rc_option(const std::vector<std::string>& rc_files, const std::string& workspace,
+                                  const std::vector<std::string>& bazel_args, const std::string& option) {
+  std::vector<RcLine> lines;
+  std::vector<std::string> reading;
+  for (const auto& file : rc_files) read_rc(file, workspace, lines, reading);
+  Expander expander(lines);
+  std::vector<Word> words;
+  expander.add_lines("", words);
+  std::vector<Word>
+      platform;  // the host's config, after the rc files' lines, given there or on the command line
+  if (expander.platform() || std::any_of(bazel_args.begin(), bazel_args.end(), enables_platform_config))
+    expander.add_lines("linux", platform);
+  words.insert(words.end(), platform.begin(), platform.end());
+  expander.add_words(bazel_args, nullptr, words);
+  std::optional<RcOption> last;
+  const std::string flag = "--" + option;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const auto& w = words[i];
+    std::optional<std::string> value;
+    if (w.text.starts_with(flag + "=")) value = w.text.substr(flag.size() + 1);
+    if (w.text == flag && i + 1 < words.size()) value = words[++i].text;
+    if (!value) continue;
+    if (w.from)
+      last = RcOption{w.from->file, w.from->line_number, w.from->config, *value};
+    else
+      last = RcOption{{}, 0, {}, *value};  // the command line's own
   }
-  return cwd;
+  return last;
 }
 
-std::optional<RcRunUnder> rc_run_under(const std::string& cwd, const std::string& home,
-                                       const std::vector<std::string>& bazel_args) {
-  namespace fs = std::filesystem;
-  const std::string workspace = bazel_workspace(cwd);
-  std::vector<RcLine> lines;
-  std::set<std::string> seen;
-  read_rc("/etc/bazel/bazelrc", workspace, lines, seen);  // Debian's Bazel's, which try-imports the next
-  read_rc("/etc/bazel.bazelrc", workspace, lines, seen);
-  read_rc(fs::path(workspace) / ".bazelrc", workspace, lines, seen);
-  if (!home.empty()) read_rc(fs::path(home) / ".bazelrc", workspace, lines, seen);
-  // Bazel applies the options of the commands `test` inherits in this order, each command's
-  // lines in the order read; a config's where --config names it, after the rc files' own.
-  const std::map<std::string, int> rank{{"always", 0}, {"common", 0}, {"build", 1}, {"test", 2}};
-  std::stable_sort(lines.begin(), lines.end(), [&](const RcLine& a, const RcLine& b) {
-    auto rank_of = [&](const RcLine& l) { return rank.contains(l.command) ? rank.at(l.command) : 3; };
-    return std::pair(!a.config.empty(), rank_of(a)) < std::pair(!b.config.empty(), rank_of(b));
-  });
-  std::set<std::string> configs;
-  auto add_configs = [&](const std::vector<std::string>& words) {
-    bool added = false;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      if (words[i].starts_with("--config=")) added |= configs.insert(words[i].substr(9)).second;
-      if (words[i] == "--config" && i + 1 < words.size()) added |= configs.insert(words[i + 1]).second;
-      // --enable_platform_specific_config applies the host's config (test:linux)
-      if (words[i] == "--enable_platform_specific_config" ||
-          words[i] == "--enable_platform_specific_config=true" ||
-          words[i] == "--enable_platform_specific_config=1" ||
-          words[i] == "--enable_platform_specific_config=yes")
-        added |= configs.insert("linux").second;
-    }
-    return added;
-  };
-  auto applies = [&](const RcLine& rc) {
-    return rank.contains(rc.command) && (rc.config.empty() || configs.contains(rc.config));
-  };
-  add_configs(bazel_args);
-  for (bool grew = true; grew;) {  // a config's lines may name further configs
-    grew = false;
-    for (const auto& rc : lines)
-      if (applies(rc)) grew |= add_configs(rc.words);
-  }
-  std::optional<RcRunUnder> last;
-  for (const auto& rc : lines) {
-    if (!applies(rc)) continue;
-    for (std::size_t i = 0; i < rc.words.size(); ++i) {
-      if (rc.words[i].starts_with("--run_under="))
-        last = RcRunUnder{rc.file, rc.line_number, rc.config, rc.words[i].substr(12)};
-      else if (rc.words[i] == "--run_under" && i + 1 < rc.words.size())
-        last = RcRunUnder{rc.file, rc.line_number, rc.config, rc.words[i + 1]};
-    }
-  }
-  if (!last || last->value.empty()) return std::nullopt;  // none, or reset by an empty one
-  // gpuplan run-under itself (the .bazelrc lines the README gives): exec's is the same.
-  auto words = words_of(last->value);
-  if (words.size() >= 2 && fs::path(words[0]).filename().string().find("gpuplan") != std::string::npos &&
-      words[1] == "run-under")
-    return std::nullopt;
-  return last;
+bool is_gpuplan_run_under(const std::string& value) {
+  auto words = words_of(value);
+  auto slash = words.empty() ? std::string::npos : words[0].rfind('/');
+  return words.size() >= 2 &&
+         words[0].substr(slash == std::string::npos ? 0 : slash + 1).find("gpuplan") != std::string::npos &&
+         words[1] == "run-under";
 }
 
 }  // namespace gpuplan

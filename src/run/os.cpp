@@ -34,10 +34,11 @@ namespace gpuplan::os {
 
 namespace {
 
-/// strerror(error), and under bazel test (TEST_TARGET set) for a path it cannot write, where to let it.
+/// strerror(error), and under bazel test (TEST_TARGET set) for a path its sandbox keeps
+/// read-only (EROFS), where to let it be written.
 std::string why(int error) {
   std::string text = std::strerror(error);
-  if ((error == EROFS || error == EACCES) && std::getenv("TEST_TARGET"))
+  if (error == EROFS && std::getenv("TEST_TARGET"))
     text +=
         " (inside bazel test's sandbox only the paths --sandbox_writable_path names can be written: pass "
         "--sandbox_writable_path=DIR for this one's directory; gpuplan exec does)";

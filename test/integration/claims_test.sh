@@ -278,7 +278,7 @@ held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
     bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2; date +%s.%N >$SCRATCH/4b-end-$2"
 }
 held //t:n0_4 1.5 2>"$SCRATCH/4b-excl.err" &
-sleep 0.5
+for _ in $(seq 100); do [ -e "$SCRATCH/4b-1.5" ] && break; sleep 0.05; done  # the exclusive test runs
 status=0; held //t:n1_5 0 2>"$SCRATCH/4b.err" || status=$?
 wait || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
 [ "$status" = 0 ] && grep -q "has not the GPUs it needs free now: waiting" "$SCRATCH/4b.err" &&

@@ -353,6 +353,18 @@ printf 'build --jobs=4\ntest:asan --run_under=//tools:asan_wrapper\n' >"$SCRATCH
   fail "exec --dry-run with a .bazelrc: $(cat "$SCRATCH/rc.err")"
 grep -q "warning: $SCRATCH/rcws/.bazelrc:2: --config=asan gives bazel test --run_under=//tools:asan_wrapper" "$SCRATCH/rc.err" ||
   fail "a .bazelrc's --run_under that exec's replaces was not named: $(cat "$SCRATCH/rc.err")"
+# A team's events file an earlier build left, where this bazel test stopped before writing one:
+# not this run's results (before, its passes were this run's).
+mkdir -p "$SCRATCH/stopped-bazel"
+printf '#!/bin/sh\necho "ERROR: stopped" >&2\nexit 2\n' >"$SCRATCH/stopped-bazel/bazel" && chmod +x "$SCRATCH/stopped-bazel/bazel"
+printf '{"id":{"testResult":{"label":"%s","run":1,"shard":1,"attempt":1}},"testResult":{"status":"PASSED"}}\n' \
+  "$old_failure" >"$SCRATCH/stale-events.json"
+status=0
+PATH=$SCRATCH/stopped-bazel:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+  --junit "$SCRATCH/stale.xml" -- --build_event_json_file="$SCRATCH/stale-events.json" >"$SCRATCH/stale.out" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "were not written in this run" "$SCRATCH/stale.out" &&
+  grep -q 'tests="10" failures="10"' "$SCRATCH/stale.xml" ||
+  fail "an earlier build's events were read as this run's: exit $status $(cat "$SCRATCH/stale.out" "$SCRATCH/stale.xml")"
 # What the default command cannot do is refused before Bazel starts, not silently skipped.
 status=0
 "$GPUPLAN" exec "$PLAN" --node ws-0 --json "$SCRATCH/x.json" 2>"$SCRATCH/refused.err" || status=$?

@@ -1,10 +1,8 @@
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
@@ -218,46 +216,4 @@ TEST_CASE(
                                     "XLA_PYTHON_CLIENT_PREALLOCATE img t"));
   CHECK_FALSE(container_without_sharing_env("tools/run_gpu_test.sh {label}"));
   CHECK_FALSE(container_without_unit_gpus("echo docker"));
-}
-
-TEST_CASE("a .bazelrc's --run_under that exec's default command would replace is found, with its line") {
-  namespace fs = std::filesystem;
-  auto root = fs::temp_directory_path() / fmt::format("gpuplan-bazelrc-{}", getpid());
-  fs::create_directories(root / "ws/tools");
-  fs::create_directories(root / "ws/ml");
-  fs::create_directories(root / "home");
-  std::ofstream(root / "ws/WORKSPACE") << "";
-  auto write_rc = [&](const std::string& text) { std::ofstream(root / "ws/.bazelrc") << text; };
-  std::ofstream(root / "ws/tools/ci.bazelrc") << "build:ci --config=asan\n";
-  std::ofstream(root / "home/.bazelrc") << "common:prof --run_under nsys\n";
-  auto found = [&](std::vector<std::string> args) {
-    auto rc = rc_run_under((root / "ws/ml").string(), (root / "home").string(), args);
-    return rc ? fmt::format("{}:{} {} {}", fs::path(rc->file).filename().string(), rc->line, rc->config,
-                            rc->value)
-              : std::string("none");
-  };
-  write_rc(
-      "test --run_under=valgrind  # every test\n"
-      "build --run_under=never-applied\n"  // build's lines come before test's
-      "test:asan --run_under=\"/tools/asan wrap\"\n"
-      "query --run_under=not-a-test-option\n"
-      "try-import %workspace%/tools/ci.bazelrc\n"
-      "try-import %workspace%/tools/absent.bazelrc\n"
-      "test:linux \\\n"
-      "  --run_under=//tools:on_linux\n");
-  // From a package below the workspace: the workspace's .bazelrc, the last line that applies.
-  CHECK(found({}) == ".bazelrc:1  valgrind");
-  // A config named by another, in an imported file; a config's lines come after the file's own.
-  CHECK(found({"--config=ci"}) == ".bazelrc:3 asan /tools/asan wrap");
-  // One in the home .bazelrc, its value a word apart; a continued line of the host's config.
-  CHECK(found({"--config=prof"}) == ".bazelrc:1 prof nsys");
-  CHECK(found({"--enable_platform_specific_config"}) == ".bazelrc:7 linux //tools:on_linux");
-  // An empty one resets it; gpuplan's own is exec's too; a wrapper named like it is not.
-  write_rc("test --run_under=valgrind\ntest --run_under=\n");
-  CHECK(found({}) == "none");
-  write_rc("test:gpu --run_under='/opt/bin/gpuplan run-under --plan p.json'\n");
-  CHECK(found({"--config=gpu"}) == "none");
-  write_rc("test --run_under=//tools:asan-run-under\n");
-  CHECK(found({}) == ".bazelrc:1  //tools:asan-run-under");
-  fs::remove_all(root);
 }
