@@ -416,11 +416,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (auto rc = rc_option(setting.rc_files, setting.workspace, o.bazel_args, "run_under");
       rc && !rc->value.empty() && !is_gpuplan_run_under(rc->value))
     std::cerr << fmt::format(
-        "gpuplan exec: warning: {}:{}: {} gives bazel test --run_under={}, and exec's default command gives "
-        "its own "
-        "after it (gpuplan run-under, which gives each test its GPUs): Bazel keeps the last, so {} does not "
-        "run. To "
-        "run the tests under it, give --command (each unit gets its GPUs in CUDA_VISIBLE_DEVICES)\n",
+        "gpuplan exec: warning: {}:{}: {} gives bazel test --run_under={}, and exec's default command "
+        "gives its own after it (gpuplan run-under, which gives each test its GPUs): Bazel keeps the "
+        "last, so {} does not run. To run the tests under it, give --command (each unit gets its GPUs "
+        "in CUDA_VISIBLE_DEVICES)\n",
         rc->file, rc->line, rc->config.empty() ? "it" : "--config=" + rc->config, shell_quote(rc->value),
         shell_quote(rc->value));
   if (!o.json.empty())
@@ -500,9 +499,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                            describe(bazel));
   bool junit_lost = false;  // said, and never hides how the tests ended (below)
   try {
+    const auto events_after = file_stamp(build_events);
     if (!o.junit.empty())
       write_bazel_junit(o, units, build_events, bazel, run.build_events.has_value(),
-                        file_stamp(build_events) && file_stamp(build_events) != events_before);
+                        events_after && events_after != events_before);
   } catch (const InputError& e) {
     std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     junit_lost = true;

@@ -46,14 +46,18 @@ std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 JunitCase junit_case(const RunRecord& r) {
   JunitCase c{
       .label = r.label, .shard_index = r.shard_index, .seconds = r.seconds, .node = r.node, .gpus = r.gpus};
+  auto fail = [&](const char* type, std::string message) {
+    c.failure_type = type;
+    c.failure_message = std::move(message);
+  };
   if (r.end == RunEnd::timed_out)
-    c.failure_type = "timeout", c.failure_message = "timed out";
+    fail("timeout", "timed out");
   else if (r.end == RunEnd::stopped)
-    c.failure_type = "stopped", c.failure_message = "stopped before it ended";
+    fail("stopped", "stopped before it ended");
   else if (r.exit_status > 128)
-    c.failure_type = "signal", c.failure_message = fmt::format("killed by signal {}", r.exit_status - 128);
+    fail("signal", fmt::format("killed by signal {}", r.exit_status - 128));
   else if (r.exit_status != 0)
-    c.failure_type = "exit", c.failure_message = fmt::format("exit status {}", r.exit_status);
+    fail("exit", fmt::format("exit status {}", r.exit_status));
   return c;
 }
 
@@ -130,7 +134,11 @@ std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, c
     if (auto it = last.find(identity); it != last.end())
       for (const auto& [shard_run, outcome] : it->second)
         if (!a.unit.shard_index || shard_run.first == *a.unit.shard_index + 1) ended.push_back(outcome);
-    if (ended.empty()) c.cached = false, c.failure_type = "no-result", c.failure_message = no_result;
+    if (ended.empty()) {
+      c.cached = false;
+      c.failure_type = "no-result";
+      c.failure_message = no_result;
+    }
     // Bazel's verdict on the test passes it where its runs disagree (FLAKY, under
     // --runs_per_test_detects_flakes); else the shard fails with its first failed run.
     const bool passed = c.bazel_status == "PASSED" || c.bazel_status == "FLAKY";
