@@ -281,7 +281,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
         return !why.empty();
       };
       auto ideal = fleet_node ? gpus_here(planned, *fleet_node, node_gpus) : std::nullopt;
-      if (!ideal || (!told_busy && cannot_take(*ideal))) return std::nullopt;  // never here
+      if (!ideal) return std::nullopt;  // never here
       auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
       std::optional<std::vector<int>> chosen;
       if (holds_whole_node(planned, plan.policy)) {
@@ -291,6 +291,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       }
       if (!chosen) {  // this node's own tests hold the GPUs it needs: they end, or its node runs it
         locks.clear();
+        if (!told_busy && cannot_take(*ideal)) return std::nullopt;
         if (!told_busy)
           std::cerr << fmt::format(
               "gpuplan run-under: {} is planned on {}; {} has not the GPUs it needs free now: waiting for "

@@ -507,7 +507,8 @@ BepOutcomes read_bep_outcomes(std::istream& in) {
     BepOutcome outcome;
     outcome.label = reader.label();
     auto [run, shard, attempt] = reader.numbers();
-    outcome.run = std::max(run, 1), outcome.shard = std::max(shard, 1),
+    outcome.run = std::max(run, 1);  // 0: proto3 left out the 1
+    outcome.shard = std::max(shard, 1);
     outcome.attempt = std::max(attempt, 1);
     if (result["status"].get(status) != simdjson::SUCCESS)
       status = "NO_STATUS";  // proto3 leaves out the default

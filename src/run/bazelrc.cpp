@@ -148,8 +148,8 @@ std::optional<RcOption> rc_option(const std::vector<std::string>& rc_files, cons
   Expander expander(lines);
   std::vector<Word> words;
   expander.add_lines("", words);
-  std::vector<Word>
-      platform;  // the host's config, after the rc files' lines, given there or on the command line
+  // The host's config, after the rc files' lines, where they or the command line enable it.
+  std::vector<Word> platform;
   if (expander.platform() || std::any_of(bazel_args.begin(), bazel_args.end(), enables_platform_config))
     expander.add_lines("linux", platform);
   words.insert(words.end(), platform.begin(), platform.end());

@@ -286,6 +286,18 @@ wait || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
   fail "the test planned on n1 did not wait for n0's GPUs: exit $status $(cat "$SCRATCH/4b.err")"
 awk -v a="$(cat "$SCRATCH/4b-end-1.5")" -v b="$(cat "$SCRATCH/4b-end-0")" 'BEGIN { exit !(b > a) }' ||
   fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-0")"
+# A machine that could never run it (its GPUs in MIG mode) refuses it at once, not after
+# waiting for this node's own tests to free GPUs it could not use.
+install -d -m 0700 "$SCRATCH/claims4d"
+flock "$SCRATCH/locks4b/gpu-0.lock" flock "$SCRATCH/locks4b/gpu-1.lock" flock "$SCRATCH/locks4b/gpu-2.lock" sleep 3 &
+sleep 0.3
+status=0
+GPUPLAN_FAKE_NVML_MIG=0,1,2 TEST_TARGET=//t:n1_5 timeout 2 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 \
+  --claims "$SCRATCH/claims4d" --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" true \
+  2>"$SCRATCH/4d.err" || status=$?
+kill %% 2>/dev/null; wait 2>/dev/null
+[ "$status" = 2 ] && grep -q "n0 cannot take it: .*MIG mode" "$SCRATCH/4d.err" && ! grep -q "waiting" "$SCRATCH/4d.err" ||
+  fail "a test this machine cannot run waited for GPUs: exit $status $(cat "$SCRATCH/4d.err")"
 # A fleet whose node has fewer GPUs than the plan uses there is bad input, not a silent skip.
 sed 's/count: 2/count: 1/' "$SCRATCH/fleet.yaml" >"$SCRATCH/fleet1.yaml"
 status=0
