@@ -48,7 +48,8 @@ smi=$!
 ( while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0; sleep 0.2; done ) \
   > "$OUT/nvidia-smi-gpu.csv" 2>&1 &
 smi_gpu=$!
-touch "$OUT/results.csv"  # run-under never creates its results file
+touch "$OUT/results.csv"  # run-under never creates its results file, nor its lock directory
+install -d -m 0700 /tmp/gpuplan-locks-0
 TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
   --results "$OUT/results.csv" python3 "$work/alloc.py" > "$OUT/alloc.out" 2>&1
 status=$?
