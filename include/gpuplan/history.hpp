@@ -34,6 +34,9 @@ struct Sample {
   /// It ended with a failure (an exit status other than 0, Bazel's FAILED): it may have stopped
   /// before its GPU work, so its peak may fall short of what a whole run needs.
   bool failed = false;
+  /// Its peak is memory its framework took up front, not what it needs: it held at least
+  /// up_front_share of the memory of the GPU it was on (results records' gpu_mem_mib).
+  bool peak_up_front = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
   /// What it says of GPU use: true when it was on a GPU (gpu_touched, or a peak above 0, whatever
@@ -47,6 +50,17 @@ struct Sample {
   }
   bool operator==(const Sample&) const = default;
 };
+
+/// The share of a GPU's memory at which a test's peak is taken for memory its framework took up
+/// front rather than what it needs: JAX takes 75% of the GPU at its first operation
+/// (XLA_PYTHON_CLIENT_PREALLOCATE), TensorFlow nearly all of it (unless allow_growth). Measured
+/// on an H200: a JAX test holding a 1 GiB array peaked at 107,918 of 143,771 MiB.
+constexpr double up_front_share = 0.74;
+/// Whether a peak of `peak_mib` on a GPU of `gpu_mem_mib` is memory taken up front.
+constexpr bool taken_up_front(std::int64_t peak_mib, std::int64_t gpu_mem_mib) {
+  return gpu_mem_mib > 0 &&
+         static_cast<double>(peak_mib) >= up_front_share * static_cast<double>(gpu_mem_mib);
+}
 
 /// The unit a sample belongs to.
 struct SampleKey {
@@ -85,7 +99,8 @@ struct HistoryRead {
 enum class HistoryFormat {
   bep,    ///< bazel test --build_event_json_file: one JSON event a line
   junit,  ///< test.xml as Bazel, gtest or pytest write it
-  csv,    ///< header with label,seconds and optionally shard,peak_vram_mib,start,exit_status,node,gpu_touched
+  csv,    ///< header with label,seconds and optionally
+          ///< shard,peak_vram_mib,start,exit_status,node,gpu_touched,gpu_mem_mib
   json,   ///< rows as a JSON array or one object a line, or the file `history summarize` writes
 };
 std::string_view to_string(HistoryFormat format);
@@ -146,9 +161,14 @@ std::vector<Sample> recent_samples(std::vector<Sample> samples, int window);
 
 /// A unit's estimate from its own samples: the rules' percentile (default p90) of the
 /// durations among its last `history_window` attempts, and the largest peak VRAM among them
-/// plus the VRAM headroom. Empty without samples; a unit that only timed out gets the longest
-/// timeout as `seconds` with source "history-timeout" (a lower bound).
+/// plus the VRAM headroom (peaks taken up front left out). Empty without samples; a unit that only timed out
+/// gets the longest timeout as `seconds` with source "history-timeout" (a lower bound).
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
+
+/// The largest peak of `label`'s recent runs (any shard, its last `window` of each) when every
+/// peak among them is memory taken up front (Sample::peak_up_front): the test's need is then
+/// unknown. Empty when a run measured a peak of its own, or none measured any.
+std::optional<std::int64_t> up_front_peak(const History& history, const std::string& label, int window);
 
 /// What results records measured of one test's GPU use (gpu_touched, peak_vram_mib) in its
 /// recent runs, all shards together.
@@ -204,8 +224,10 @@ enum class AdviceKind {
   never_touched_gpu,  ///< no GPU touched in any measured recent run: a candidate for the CPU bucket
   near_capacity,      ///< peak within the headroom of its GPU's memory: ask for a bigger GPU
   gpu_mem_too_high,   ///< declared gpu-mem far above the measured peak: ask for less
+  memory_up_front,    ///< no gpu-mem, and every peak is memory taken up front: its need is unknown
 };
-std::string_view to_string(AdviceKind kind);  ///< "never-touched-gpu", "near-capacity", "gpu-mem-too-high"
+/// "never-touched-gpu", "near-capacity", "gpu-mem-too-high", "memory-up-front"
+std::string_view to_string(AdviceKind kind);
 
 /// One piece of advice about one test, with the exact edit.
 struct Advice {

@@ -219,6 +219,9 @@ std::string advice_text(const HistoryAdvice& advice, const AdviceOptions& option
         out +=
             fmt::format("      measured: peak {} of {} on {} (headroom {:g}%)\n", mib_text(a->peak_vram_mib),
                         mib_text(a->gpu_vram_mib), a->node, options.vram_headroom * 100);
+      else if (kind == AdviceKind::memory_up_front)
+        out += fmt::format("      measured: peak {} in {} run{}, {:.0f}% or more of its GPU's memory\n",
+                           mib_text(a->peak_vram_mib), a->runs, util::plural(a->runs), up_front_share * 100);
       else
         out += fmt::format("      measured: peak {}, declared {}\n", mib_text(a->peak_vram_mib),
                            mib_text(a->declared_mib));
@@ -232,6 +235,9 @@ std::string advice_text(const HistoryAdvice& advice, const AdviceOptions& option
   section(
       AdviceKind::gpu_mem_too_high,
       fmt::format("GPU tests whose declared gpu-mem is {:g}x or more what they use", options.over_factor));
+  section(AdviceKind::memory_up_front,
+          "GPU tests whose peak is memory their framework took up front (JAX, TensorFlow): what they need "
+          "is unknown");
   return out;
 }
 
@@ -244,7 +250,8 @@ std::string advice_json(const HistoryAdvice& advice, const AdviceOptions& option
   auto optional = [](std::optional<std::int64_t> v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
   };
-  for (auto kind : {AdviceKind::never_touched_gpu, AdviceKind::near_capacity, AdviceKind::gpu_mem_too_high}) {
+  for (auto kind : {AdviceKind::never_touched_gpu, AdviceKind::near_capacity, AdviceKind::gpu_mem_too_high,
+                    AdviceKind::memory_up_front}) {
     auto& list = j[std::string(to_string(kind))] = nlohmann::ordered_json::array();
     for (const auto& a : advice.advice) {
       if (a.kind != kind) continue;
@@ -255,7 +262,8 @@ std::string advice_json(const HistoryAdvice& advice, const AdviceOptions& option
         o["node"] = a.node;
       }
       o["declared_gpu_mem_mib"] = optional(a.declared_mib);
-      if (kind != AdviceKind::never_touched_gpu) o["suggested_gpu_mem_mib"] = optional(a.suggested_mib);
+      if (kind == AdviceKind::near_capacity || kind == AdviceKind::gpu_mem_too_high)
+        o["suggested_gpu_mem_mib"] = optional(a.suggested_mib);
       o["change"] = a.change;
       list.push_back(std::move(o));
     }
@@ -352,7 +360,8 @@ void add_history_command(CLI::App& app, int& status) {
   auto* suggest = history->add_subcommand(
       "suggest",
       "From measured GPU use (results records' gpu_touched, peak_vram_mib): GPU tests that never touched a "
-      "GPU, peaks near their GPU's memory, declared gpu-mem far above use; each with the tag change");
+      "GPU, peaks near their GPU's memory, declared gpu-mem far above use, peaks that are memory taken up "
+      "front; each with the tag change");
   suggest->add_option("--history", options->paths, "History inputs (repeatable), oldest first")
       ->required()
       ->allow_extra_args(false);
@@ -379,7 +388,8 @@ void add_history_command(CLI::App& app, int& status) {
   suggest->add_flag(
       "--json", options->json,
       "Print {last, vram_headroom, tests, measured_tests, never-touched-gpu: [...], near-capacity: "
-      "[...], gpu-mem-too-high: [...]}, each entry {label, runs, peak_vram_mib, ..., change}");
+      "[...], gpu-mem-too-high: [...], memory-up-front: [...]}, each entry {label, runs, peak_vram_mib, ..., "
+      "change}");
   suggest->add_option("-o,--output", options->output, "write the report to this file instead of stdout");
   suggest->callback([options, &status] { status = suggest_command(*options); });
 }

@@ -214,6 +214,19 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                         "without one. Tag it gpu (or gpu:N), or cpu-only if the GPU it touched is not needed",
                         to_string(*use))});
     }
+    // Memory a framework took up front is no need (estimate_from_samples leaves it out): the test
+    // is planned as if unmeasured, and a test that needs that much must say so.
+    if (test.bucket == Bucket::gpu && !test.requirement->gpu_mem_mib)
+      if (auto peak = up_front_peak(*history, label, rules.history_window))
+        found.push_back(Diagnostic{
+            severity, label, "--history",
+            fmt::format(
+                "its runs' peak GPU memory, {} MiB, is {:.0f}% or more of the GPU it ran on: memory its "
+                "framework took up front (JAX takes 75% at its first operation, TensorFlow nearly all), "
+                "not what it needs, so it is planned as if unmeasured. Tag it gpu-mem:SIZE if it needs "
+                "that much; or measure it with XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX) or "
+                "TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow) in its env",
+                *peak, up_front_share * 100)});
     // Runs of a shard the test has not, nor had by the history's own count: 1-based shard
     // numbers (BEP's, or bazel-testlogs' shard_N_of_M) written into a CSV's 0-based column. No
     // estimate reads them, and the others are each one shard off.

@@ -1,6 +1,7 @@
 // `history suggest`: what measured GPU use says about a test's GPU annotations. A GPU test
 // that never touched a GPU, one whose peak comes within the headroom of its GPU's memory,
-// one whose declared gpu-mem is far above what it uses; each with the edit to make.
+// one whose declared gpu-mem is far above what it uses, one whose peak is memory its framework
+// took up front; each with the edit to make.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,6 +48,8 @@ struct Measured {
   long vram_runs = 0;        ///< runs with a peak VRAM
   bool passed_peak = false;  ///< one of them passed: the peak is of a whole run
   std::optional<std::int64_t> peak;
+  long up_front_runs = 0;  ///< runs whose peak is memory taken up front (not in `peak`)
+  std::optional<std::int64_t> up_front_peak;
   std::optional<std::int64_t> gpu_vram;  ///< the smallest GPU memory of the nodes it ran on
   std::string node;
   std::string unlisted_node;  ///< a node it ran on that the fleet does not list
@@ -72,7 +75,10 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
         ++m.touch_runs_of[it->first.shard];
         m.touched = m.touched || *touched;
       }
-      if (sample.peak_vram_mib) {
+      if (sample.peak_up_front) {
+        ++m.up_front_runs;
+        m.up_front_peak = std::max(m.up_front_peak.value_or(0), *sample.peak_vram_mib);
+      } else if (sample.peak_vram_mib) {
         ++m.vram_runs;
         m.peak = std::max(m.peak.value_or(0), *sample.peak_vram_mib);
         m.passed_peak = m.passed_peak || sample.ran_through();
@@ -157,6 +163,7 @@ std::string_view to_string(AdviceKind kind) {
     case AdviceKind::never_touched_gpu: return "never-touched-gpu";
     case AdviceKind::near_capacity: return "near-capacity";
     case AdviceKind::gpu_mem_too_high: return "gpu-mem-too-high";
+    case AdviceKind::memory_up_front: return "memory-up-front";
   }
   return "";
 }
@@ -167,7 +174,7 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
   for (const auto& test : tests) {
     ++result.tests;
     Measured m = measure(history, test, options);
-    if (m.touch_runs == 0 && m.vram_runs == 0) continue;
+    if (m.touch_runs == 0 && m.vram_runs == 0 && m.up_front_runs == 0) continue;
     ++result.measured;
     Advice base;
     base.label = test.label;
@@ -180,6 +187,17 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
       a.kind = AdviceKind::never_touched_gpu;
       a.runs = runs;
       a.change = test.cpu_change;
+      result.advice.push_back(std::move(a));
+      continue;
+    }
+    if (!m.peak && m.up_front_peak && !test.gpu_mem_mib) {
+      Advice a = base;
+      a.kind = AdviceKind::memory_up_front;
+      a.runs = m.up_front_runs;
+      a.peak_vram_mib = m.up_front_peak;
+      a.change =
+          "measure it with XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX) or TF_FORCE_GPU_ALLOW_GROWTH=true "
+          "(TensorFlow) in its env, or add tag gpu-mem:SIZE of what it needs";
       result.advice.push_back(std::move(a));
       continue;
     }

@@ -97,6 +97,18 @@ std::vector<Sample> recent_samples(std::vector<Sample> samples, int window) {
   return samples;
 }
 
+std::optional<std::int64_t> up_front_peak(const History& history, const std::string& label, int window) {
+  std::optional<std::int64_t> up_front;
+  for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
+       it != history.samples.end() && it->first.label == label; ++it)
+    for (const auto& sample : recent_samples(it->second, window)) {
+      if (!sample.peak_vram_mib || *sample.peak_vram_mib == 0) continue;
+      if (!sample.peak_up_front) return std::nullopt;
+      up_front = std::max(up_front.value_or(0), *sample.peak_vram_mib);
+    }
+  return up_front;
+}
+
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules) {
   auto recent = recent_samples(samples, rules.history_window);
   if (recent.empty()) return std::nullopt;
@@ -110,8 +122,11 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
     else
       measured.push_back(sample.seconds);
     // A peak of 0 MiB of a run that was on a GPU measured nothing (a process may hold no memory
-    // yet when sampled): reserved as known, it had let pack share the GPU with anything.
-    if (sample.peak_vram_mib && !(*sample.peak_vram_mib == 0 && sample.gpu_touched == true)) {
+    // yet when sampled): reserved as known, it had let pack share the GPU with anything. Nor is
+    // memory a framework took up front a need (a JAX test seen at 105 GiB on an H200 was sent
+    // to H200s only); check_history_against_tests warns of it.
+    if (sample.peak_vram_mib && !sample.peak_up_front &&
+        !(*sample.peak_vram_mib == 0 && sample.gpu_touched == true)) {
       peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
       whole_run_peak = whole_run_peak || sample.ran_through();
     }

@@ -52,6 +52,7 @@ void write_summary(const History& history, int window, const std::function<void(
     column("peak_vram_mib", [](const Sample& s) { return s.peak_vram_mib; });
     flags("timed_out", &Sample::timed_out);
     flags("failed", &Sample::failed);
+    flags("peak_up_front", &Sample::peak_up_front);
     column("gpu_touched", [](const Sample& s) { return s.gpu_touched; });
     column("node", [](const Sample& s) {
       return s.node.empty() ? std::nullopt : std::optional<std::string_view>(s.node.str());

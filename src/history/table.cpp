@@ -31,8 +31,8 @@ namespace gpuplan {
 namespace {
 
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
-constexpr std::string_view row_columns[] = {"label", "seconds",     "shard", "peak_vram_mib",
-                                            "start", "exit_status", "node",  "gpu_touched"};
+constexpr std::string_view row_columns[] = {"label",       "seconds", "shard",       "peak_vram_mib", "start",
+                                            "exit_status", "node",    "gpu_touched", "gpu_mem_mib"};
 
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
@@ -105,6 +105,13 @@ Result<Row> to_row(const Fields& fields) {
     if (!mib || *mib < 0 || *mib > 1e9)
       return Problem{fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
     row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
+  }
+  if (std::string_view total = field(fields, "gpu_mem_mib"); !total.empty()) {
+    auto mib = history::parse_number(total);
+    if (!mib || *mib < 0 || *mib > 1e9)
+      return Problem{fmt::format("{}: gpu_mem_mib \"{}\" is not a number of MiB", label, total)};
+    row.sample.peak_up_front = row.sample.peak_vram_mib &&
+                               taken_up_front(*row.sample.peak_vram_mib, static_cast<std::int64_t>(*mib));
   }
   if (std::string_view start = field(fields, "start"); !start.empty()) {
     if (auto epoch = history::parse_number(start))
@@ -316,7 +323,8 @@ Result<Row> read_row_object(od::value value) {
 }
 
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
-/// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"gpu_touched":[…],"node":[…]}, its fields as read
+/// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"peak_up_front":[…],"gpu_touched":[…],"node":[…]},
+/// its fields as read
 /// (phase one); the columns have one entry per sample, "seconds" the sample itself.
 struct SummaryUnit {
   SampleKey key;
@@ -325,6 +333,7 @@ struct SummaryUnit {
   std::vector<std::optional<std::int64_t>> vram;
   std::vector<bool> timed_out;
   std::vector<bool> failed;
+  std::vector<bool> up_front;
   std::vector<std::optional<bool>> touched;
   std::vector<Symbol> nodes;
   std::vector<std::optional<std::int64_t>> starts;
@@ -471,6 +480,9 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
              unit.timed_out);
     } else if (name == "failed") {
       append(read_column(field, name, [](od::value item) { return read_flag(item, "failed"); }), unit.failed);
+    } else if (name == "peak_up_front") {
+      append(read_column(field, name, [](od::value item) { return read_flag(item, "peak_up_front"); }),
+             unit.up_front);
     } else if (name == "gpu_touched") {
       append(read_column(field, name, read_touched), unit.touched);
     } else if (name == "node") {
@@ -490,17 +502,18 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
   if ((!unit.vram.empty() && unit.vram.size() != n) ||
       (!unit.timed_out.empty() && unit.timed_out.size() != n) ||
       (!unit.failed.empty() && unit.failed.size() != n) ||
+      (!unit.up_front.empty() && unit.up_front.size() != n) ||
       (!unit.touched.empty() && unit.touched.size() != n) ||
       (!unit.nodes.empty() && unit.nodes.size() != n) || (!unit.starts.empty() && unit.starts.size() != n))
     return Problem{
-        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\", \"node\" and \"start_ms\" must have "
-        "one "
-        "entry per \"seconds\""};
+        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", \"gpu_touched\", \"node\" and "
+        "\"start_ms\" must have one entry per \"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
     if (!unit.timed_out.empty()) sample.timed_out = unit.timed_out[i];
     if (!unit.failed.empty()) sample.failed = unit.failed[i];
+    if (!unit.up_front.empty()) sample.peak_up_front = unit.up_front[i] && sample.peak_vram_mib;
     if (!unit.touched.empty() && (unit.touched[i] != false || sample.ran_through()))  // as in a CSV row
       sample.gpu_touched = unit.touched[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];

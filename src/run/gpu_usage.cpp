@@ -199,14 +199,18 @@ class Nvml {
     return gpu;
   }
 
-  /// Bytes in use on GPU `index`; nullopt when NVML cannot say.
-  std::optional<std::uint64_t> used_bytes(int index) {
+  /// GPU `index`'s memory: in all and in use; nullopt when NVML cannot say.
+  std::optional<MemoryInfo> memory(int index) {
     NvmlDevice device = nullptr;
     MemoryInfo info{};
     if (!memory_ || index < 0 || handle_(static_cast<unsigned int>(index), &device) != nvml_success ||
         memory_(device, &info) != nvml_success)
       return std::nullopt;
-    return info.used;
+    return info;
+  }
+  std::optional<std::uint64_t> used_bytes(int index) {
+    auto info = memory(index);
+    return info ? std::optional(info->used) : std::nullopt;
   }
 
  private:
@@ -446,8 +450,7 @@ void GpuUsageSampler::sample() {
     auto used = nvml_->used_bytes(gpus_[i]);
     if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
     usage_.touched = usage_.by_device = true;
-    auto mib = static_cast<std::int64_t>((*used - baseline_[i] + (1ULL << 20) - 1) >> 20);
-    usage_.peak_vram_mib = std::max(usage_.peak_vram_mib.value_or(0), mib);
+    record_peak(gpus_[i], *used - baseline_[i]);
   }
   for (const auto& on_device : *devices) {
     unsigned long long bytes = 0;
@@ -468,10 +471,16 @@ void GpuUsageSampler::sample() {
       usage_.outside.push_back(index);
       std::sort(usage_.outside.begin(), usage_.outside.end());
     }
-    if (!known) continue;
-    auto mib = static_cast<std::int64_t>((bytes + (1ULL << 20) - 1) >> 20);
-    usage_.peak_vram_mib = std::max(usage_.peak_vram_mib.value_or(0), mib);
+    if (known) record_peak(index, bytes);
   }
+}
+
+void GpuUsageSampler::record_peak(int gpu, std::uint64_t bytes) {
+  auto mib = static_cast<std::int64_t>((bytes + (1ULL << 20) - 1) >> 20);
+  if (usage_.peak_vram_mib && mib <= *usage_.peak_vram_mib) return;
+  usage_.peak_vram_mib = mib;
+  auto memory = nvml_->memory(gpu);
+  usage_.gpu_mem_mib = memory ? std::optional(static_cast<std::int64_t>(memory->total >> 20)) : std::nullopt;
 }
 
 std::string outside_gpus_warning(std::string_view label, const std::vector<int>& given,

@@ -25,6 +25,9 @@ struct GpuUsage {
   /// The most memory the unit's processes held on one GPU at one sample (MiB, rounded up);
   /// empty when not measured, or when NVML lists the processes without their memory.
   std::optional<std::int64_t> peak_vram_mib;
+  /// The memory of the GPU the peak was on (NVML's total, MiB): history tells a peak that is
+  /// memory a framework took up front (JAX 75% of the GPU, TensorFlow nearly all) from a need.
+  std::optional<std::int64_t> gpu_mem_mib;
   /// NVML listed no process on the unit's GPUs while their memory in use rose (a driver that
   /// cannot see this PID namespace, as in some VMs and containers): `touched` and the peak
   /// come from the GPUs' memory in use above what it was when the unit started.
@@ -104,6 +107,8 @@ class GpuUsageSampler {
 
  private:
   void sample();
+  /// A sample of `bytes` on NVML's GPU `gpu`: the peak when it is the most yet. Under mutex_.
+  void record_peak(int gpu, std::uint64_t bytes);
   std::shared_ptr<Nvml> nvml_;
   double interval_s_;
   pid_t root_ = 0;

@@ -462,7 +462,7 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
 
 std::string default_lock_dir() { return fmt::format("/tmp/gpuplan-locks-{}", ::geteuid()); }
 
-void check_appendable(const std::string& path, std::string_view header) {
+std::size_t check_appendable(const std::string& path, const std::vector<std::string_view>& headers) {
   auto opened = open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
   if (!opened)
     throw InputError(Position{path}, fmt::format("cannot write the results file: {}", opened.problem()));
@@ -470,7 +470,7 @@ void check_appendable(const std::string& path, std::string_view header) {
   std::string head(4096, '\0');
   ssize_t n = ::pread(fd, head.data(), head.size(), 0);
   ::close(fd);
-  if (n <= 0) return;
+  if (n <= 0) return 0;
   head.resize(static_cast<std::size_t>(n));
   // Zeros where a crash or a full disk left a small file's end unwritten: history takes a file
   // with a NUL byte in its first 4 KiB for binary data and refuses it whole, so every record
@@ -484,12 +484,13 @@ void check_appendable(const std::string& path, std::string_view header) {
                     nul));
   std::string first = head.substr(0, head.find('\n'));
   if (!first.empty() && first.back() == '\r') first.pop_back();
-  std::string_view expected = header.substr(0, header.find('\n'));
-  if (first == expected) return;
+  auto line = [](std::string_view header) { return header.substr(0, header.find('\n')); };
+  for (std::size_t i = 0; i < headers.size(); ++i)
+    if (first == line(headers[i])) return i;
   if (first.size() > 200) first = first.substr(0, 200) + "...";
   throw InputError(Position{path}, fmt::format("its header is {:?}, not {:?}: its records have other columns "
                                                "than this gpuplan writes; give --results a new file",
-                                               first, expected));
+                                               first, line(headers.front())));
 }
 
 void append_locked(const std::string& path, std::string_view header, std::string_view line) {

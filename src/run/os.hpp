@@ -47,11 +47,12 @@ Result<int> open_regular(const std::string& path, int flags, mode_t mode = 0644)
 /// The default lock directory: /tmp/gpuplan-locks-UID (UID: this user's id).
 std::string default_lock_dir();
 
-/// Throws InputError when `path` cannot be appended to, or holds records under another header
-/// than `header` (an older gpuplan's columns: history would skip every record appended under
-/// them); checked before the first unit runs, so a bad --results file stops nothing half-way.
-/// Creates the file, empty, if missing.
-void check_appendable(const std::string& path, std::string_view header);
+/// Throws InputError when `path` cannot be appended to, or holds records under a header other
+/// than one of `headers` (another program's columns: history would skip every record appended
+/// under them); checked before the first unit runs, so a bad --results file stops nothing
+/// half-way. Creates the file, empty, if missing. Returns the index of the file's header in
+/// `headers`, 0 for an empty file.
+std::size_t check_appendable(const std::string& path, const std::vector<std::string_view>& headers);
 
 /// Appends `line` to `path` under an exclusive flock, writing `header` first when the file
 /// is empty and a newline first when its last line has none (an editor's or a killed

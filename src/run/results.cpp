@@ -7,6 +7,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
+#include "run/os.hpp"
 
 namespace gpuplan {
 
@@ -77,7 +78,8 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
     };
     auto fields = csv_fields(line);
     if (!fields) throw bad("a quoted field does not end");
-    if (fields->size() != 9) throw bad(fmt::format("{} fields, not 9", fields->size()));
+    if (fields->size() != 9 && fields->size() != 10)
+      throw bad(fmt::format("{} fields, not 10 (or 9, before gpu_mem_mib)", fields->size()));
     const auto& f = *fields;
     RunRecord r;
     r.label = f[0];
@@ -127,18 +129,27 @@ std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
 }
 
 std::string_view results_header() {
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib\n";
+}
+
+std::string_view results_header_before_gpu_mem() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
 }
 
-std::string to_csv(const RunRecord& r) {
+bool results_take_gpu_mem(const std::string& path) {
+  return os::check_appendable(path, {results_header(), results_header_before_gpu_mem()}) == 0;
+}
+
+std::string to_csv(const RunRecord& r, bool gpu_mem_column) {
   std::string ending = r.end == RunEnd::timed_out ? "timeout"
                        : r.end == RunEnd::stopped ? "stopped"
                                                   : std::to_string(r.exit_status);
-  return fmt::format("{},{},{:.3f},{},{},{},{},{},{}\n", csv_field(r.label),
-                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds,
-                     r.peak_vram_mib ? std::to_string(*r.peak_vram_mib) : "", csv_field(r.node),
-                     csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
-                     r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "");
+  auto number = [](const std::optional<std::int64_t>& mib) { return mib ? std::to_string(*mib) : ""; };
+  return fmt::format("{},{},{:.3f},{},{},{},{},{},{}{}\n", csv_field(r.label),
+                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
+                     csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
+                     r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
+                     gpu_mem_column ? "," + number(r.gpu_mem_mib) : "");
 }
 
 }  // namespace gpuplan

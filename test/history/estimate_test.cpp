@@ -210,3 +210,22 @@ TEST_CASE("a peak of 0 MiB of a run that was on a GPU is no measure of its memor
   samples[1].peak_vram_mib.reset();
   CHECK(estimate_from_samples(samples, Rules{})->peak_vram_mib == 0);
 }
+
+TEST_CASE("memory a framework took up front is no need: it reserves nothing, and up_front_peak says so") {
+  // A JAX test run under exact took 75% of an H200: reserved, it could only go to H200s.
+  auto samples = durations({10, 10});
+  samples[0].peak_vram_mib = 107918;
+  samples[0].peak_up_front = true;
+  auto estimate = estimate_from_samples(samples, Rules{});
+  CHECK_FALSE(estimate->peak_vram_mib);
+  CHECK_FALSE(estimate->least_vram_mib);
+  History history;
+  history.samples[{"//a:jax", std::nullopt}] = samples;
+  CHECK(up_front_peak(history, "//a:jax", 20) == 107918);
+  // A run measured without preallocation gives the test a peak of its own: nothing to warn of.
+  samples[1].peak_vram_mib = 1576;
+  CHECK(estimate_from_samples(samples, Rules{})->peak_vram_mib == 1813);
+  history.samples[{"//a:jax", std::nullopt}] = samples;
+  CHECK_FALSE(up_front_peak(history, "//a:jax", 20));
+  CHECK_FALSE(up_front_peak(history, "//a:other", 20));
+}

@@ -136,9 +136,24 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                Catch::Contains(":2: \"node\" holds something other than names or null"));
   REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1], "failed": [1]})"),
                Catch::Contains(":2: \"failed\" holds something other than true or false"));
-  REQUIRE_THAT(
-      problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
-      Catch::Contains(
-          ":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"gpu_touched\", \"node\" and \"start_ms\" "
-          "must have one entry per \"seconds\""));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
+               Catch::Contains(":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", "
+                               "\"gpu_touched\", \"node\" and \"start_ms\" "
+                               "must have one entry per \"seconds\""));
+}
+
+TEST_CASE("a peak of three quarters or more of its GPU's memory (gpu_mem_mib) is memory taken up front") {
+  // As measured on an H200: JAX holding a 1 GiB array peaked at 107918 of 143771 MiB (75%);
+  // with XLA_PYTHON_CLIENT_PREALLOCATE=false, at 1576 MiB.
+  const std::string header = "label,seconds,peak_vram_mib,gpu_mem_mib\n";
+  auto read =
+      read_table_text(header + "//a:jax,8,107918,143771\n//a:lazy,4,1576,143771\n//a:old,4,107918,\n", true);
+  const auto& samples = read.history.samples;
+  CHECK(samples.at({"//a:jax", std::nullopt}).at(0).peak_up_front);
+  CHECK_FALSE(samples.at({"//a:lazy", std::nullopt}).at(0).peak_up_front);
+  CHECK_FALSE(samples.at({"//a:old", std::nullopt}).at(0).peak_up_front);  // the GPU's memory unknown
+  CHECK(taken_up_front(61000, 81920));                                     // 74.5% of an 80 GiB GPU
+  CHECK_FALSE(taken_up_front(60000, 81920));                               // 73.2%
+  REQUIRE_THROWS_WITH(read_table_text(header + "//a:jax,8,107918,lots\n", true),
+                      Catch::Contains("gpu_mem_mib \"lots\" is not a number of MiB"));
 }

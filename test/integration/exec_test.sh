@@ -82,6 +82,30 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
   --command "echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 [ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
+# 2c. A record says the memory of the GPU of the unit's peak (NVML's total; the stand-in's GPUs have
+#     80 GiB). A peak of 74% or more of it is memory a framework took up front (JAX takes 75%,
+#     TensorFlow nearly all): plan reserves none of it and warns (--strict: exit 2), history suggest
+#     says so. Before, the test was planned on GPUs of at least that much memory.
+"${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/up-front.csv" \
+  --command "echo \"2 \$\$ 61500\" >$SCRATCH/nvml.procs; sleep 0.5" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
+tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,81920$' ||
+  fail "the record lacks the peak's GPU memory: $(cat "$SCRATCH/up-front.csv")"
+sed 's|^//ml:inference_test,|//xla:triton_test,|' "$SCRATCH/up-front.csv" >"$SCRATCH/triton.csv"  # it declares no gpu-mem
+"$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
+  -o "$SCRATCH/up-front.json" 2>"$SCRATCH/up-front.err" || fail "plan with the history failed: $(cat "$SCRATCH/up-front.err")"
+grep -q "//xla:triton_test: its runs' peak GPU memory, 61500 MiB, is 74% or more of the GPU it ran on: memory its framework took up front" \
+  "$SCRATCH/up-front.err" || fail "plan does not warn of memory taken up front: $(cat "$SCRATCH/up-front.err")"
+[ "$(jq '.assignments[] | select(.label == "//xla:triton_test") | .vram_mib' "$SCRATCH/up-front.json")" = null ] ||
+  fail "memory taken up front was reserved"
+status=0
+"$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
+  --strict -o "$SCRATCH/strict.json" 2>/dev/null || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict.json" ] || fail "--strict did not refuse memory taken up front (exit $status)"
+"$GPUPLAN" history suggest --plan "$SCRATCH/up-front.json" --history "$SCRATCH/triton.csv" >"$SCRATCH/suggest.out" ||
+  fail "history suggest failed"
+grep -A2 "^GPU tests whose peak is memory their framework took up front (JAX, TensorFlow): what they need is unknown (1)" \
+  "$SCRATCH/suggest.out" | grep -q "measured: peak 61500 MiB in 1 run, 74% or more of its GPU's memory" ||
+  fail "history suggest does not name the test: $(cat "$SCRATCH/suggest.out")"
 # A unit that picks its GPU itself (here its shell shows up on GPU 0; the plan gave it GPU 2) ran
 # beside the units planned there: exec says which GPU, and which it was given.
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
@@ -189,9 +213,9 @@ status=0
 [ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
-grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false$' "$SCRATCH/fail.csv" ||
+grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false,$' "$SCRATCH/fail.csv" ||
   fail "the timed-out unit's record: $(cat "$SCRATCH/fail.csv")"
-grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
+grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv" | grep -q "(history-timeout)" ||
   fail "history took the timed-out run's time as a sample: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv")"
 

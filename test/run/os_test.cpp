@@ -67,20 +67,20 @@ TEST_CASE("a results file under another header is refused before anything runs, 
   std::filesystem::create_directories(dir);
   auto path = dir + "/results.csv";
   std::ofstream(path) << "label,shard,seconds,peak_vram_mib\n//a:b,,5,100\n";
-  REQUIRE_THROWS_WITH(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"),
+  REQUIRE_THROWS_WITH(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}),
                       Catch::StartsWith(path + ": its header is \"label,shard,seconds,peak_vram_mib\", not "
                                                "\"label,shard,seconds,peak_vram_mib,node\""));
   std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node\r\n";
-  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  REQUIRE_NOTHROW(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}));
   std::ofstream(path)
       << "label,shard,seconds,peak_vram_mib,node";  // the header alone, cut short of its newline
-  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  REQUIRE_NOTHROW(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}));
   std::ofstream(path).close();
-  REQUIRE_NOTHROW(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"));
+  REQUIRE_NOTHROW(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}));
   // Zeros where a crash or a full disk left the end unwritten: history refuses such a file whole,
   // so the records appended after them were lost; it is refused before anything runs.
   std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node\n//a:b,,5,100,n\n" << std::string(50, '\0');
-  REQUIRE_THROWS_WITH(os::check_appendable(path, "label,shard,seconds,peak_vram_mib,node\n"),
+  REQUIRE_THROWS_WITH(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}),
                       Catch::StartsWith(path + ": it holds NUL bytes from byte 54 on"));
   std::filesystem::remove_all(dir);
 }
@@ -137,7 +137,7 @@ TEST_CASE("the system runner gives a unit its environment and reports its exit s
 }
 
 TEST_CASE("a results file that cannot be written is found before anything runs") {
-  REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv", "h\n"),
+  REQUIRE_THROWS_WITH(os::check_appendable("/nonexistent-dir/results.csv", {"h\n"}),
                       Catch::Contains("results file"));
 }
 
@@ -263,7 +263,7 @@ TEST_CASE("a FIFO where a regular file should be is refused at once, never waite
   auto for_reading = os::open_regular(dir + "/gpu-0.lock", O_RDONLY);
   REQUIRE_FALSE(for_reading);
   REQUIRE_THAT(for_reading.problem(), Catch::Contains("FIFO"));
-  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock", "label\n"), Catch::Contains("FIFO"));
+  REQUIRE_THROWS_WITH(os::check_appendable(dir + "/gpu-0.lock", {"label\n"}), Catch::Contains("FIFO"));
   auto regular = os::open_regular(dir + "/file", O_WRONLY | O_CREAT);
   REQUIRE(regular);
   REQUIRE((::fcntl(*regular, F_GETFL) & O_NONBLOCK) == 0);
