@@ -96,6 +96,16 @@ for unit in torch_a torch_b jax_noprealloc; do
 done
 read -r mib touched < <(peak //check:jax)
 log "INFO //check:jax with JAX's default preallocation recorded ${mib} MiB (touched ${touched})"
+# Each record says the memory of its peak's GPU (NVML's total, as nvidia-smi's memory.total), and
+# a plan from these records reserves the measured peaks, but not JAX's preallocation, naming it.
+total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
+totals=$(awk -F, '$1 ~ /^\/\/check:(jax|torch_a)$/ {print $10}' "$OUT/results.csv" | sort -u | tr '\n' ' ')
+check "records say the GPU's memory, ${total} MiB: ${totals}" '[ "$totals" = "$total " ]'
+"$GPUPLAN" plan --fleet "$work/fleet.yaml" "$work/query.xml" --history "$OUT/results.csv" -o "$OUT/replan.json" \
+  2> "$OUT/replan.err"
+vram() { jq -r --arg l "$1" '.assignments[] | select(.label == $l) | .vram_mib' "$OUT/replan.json"; }
+check "replanned: //check:jax reserves $(vram //check:jax), //check:torch_a $(vram //check:torch_a) MiB" \
+  '[ "$(vram //check:jax)" = null ] && [ "$(vram //check:torch_a)" != null ] && grep -q "//check:jax: its runs. peak GPU memory, $mib MiB, is 74% or more" "$OUT/replan.err"'
 read -r mib touched < <(peak //check:cpu)
 check "the CPU test recorded touched ${touched}" '[ "$touched" = false ]'
 log "nvidia-smi: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
