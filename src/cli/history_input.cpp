@@ -27,20 +27,23 @@ bool is_testlogs(const fs::path& component) {
 }
 
 /// The part of `path` below its last bazel-testlogs (or bazel-out/…/testlogs) folder, as
-/// given or once symlinks are resolved; empty when neither has one.
-std::optional<fs::path> below_testlogs(const fs::path& path) {
-  std::error_code ignored;
-  for (const fs::path& candidate : {path, fs::weakly_canonical(path, ignored)}) {
-    std::optional<fs::path> below;
-    for (const auto& component : candidate) {
-      if (is_testlogs(component))
-        below = fs::path();
-      else if (below && !component.empty() && component != ".")
-        *below /= component;
-    }
-    if (below) return below;
+/// written; empty when it names none.
+std::optional<fs::path> lexically_below_testlogs(const fs::path& path) {
+  std::optional<fs::path> below;
+  for (const auto& component : path) {
+    if (is_testlogs(component))
+      below = fs::path();
+    else if (below && !component.empty() && component != ".")
+      *below /= component;
   }
-  return std::nullopt;
+  return below;
+}
+
+/// The same, as given or once symlinks are resolved.
+std::optional<fs::path> below_testlogs(const fs::path& path) {
+  if (auto below = lexically_below_testlogs(path)) return below;
+  std::error_code ignored;
+  return lexically_below_testlogs(fs::weakly_canonical(path, ignored));
 }
 
 void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
@@ -50,7 +53,11 @@ void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
 
 /// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
 void read_testlogs(const std::string& directory, bool strict, History& history, Diagnostics& diagnostics) {
-  fs::path prefix = below_testlogs(directory).value_or(fs::path());
+  // A directory at or below bazel-testlogs: paths below it continue the path below that. One
+  // above it (the workspace, an artifacts folder holding bazel-testlogs/ or bazel-out/*/testlogs/):
+  // each file's path below its own testlogs folder (before, "//bazel-testlogs/pkg:test", a test
+  // of no query, and its runs went unused without a word).
+  const auto prefix = below_testlogs(directory);
   std::vector<std::tuple<std::string, int, int, std::string, TestLogPath>> files;
   std::set<std::string>
       others;  ///< files that are no test's test.xml: the first few by name, for the warning
@@ -60,7 +67,9 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
            fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error)) continue;
-    auto relative = (prefix / it->path().lexically_relative(directory)).generic_string();
+    const auto inside = it->path().lexically_relative(directory);
+    auto relative =
+        (prefix ? *prefix / inside : lexically_below_testlogs(inside).value_or(inside)).generic_string();
     auto test = it->path().extension() == ".xml" ? parse_testlog_path(relative) : std::nullopt;
     if (!test) {  // no test's test.xml
       ++other_count;

@@ -16,6 +16,19 @@ grep -q "7 cached results ignored" "$SCRATCH/summarize.err" || fail "cached resu
 [ "$(jq -c '.units[] | select(.label == "//ml:inference_test") | .peak_vram_mib' "$SCRATCH/history.json")" = "[null,null,9216,8704]" ] ||
   fail "VRAM from the runner's CSV should be kept"
 
+# A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
+# testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
+# matching no test, its runs went unused without a word).
+mkdir -p "$SCRATCH/ci-artifacts" "$SCRATCH/out-copy/bazel-out/k8-fastbuild"
+cp -r $DATA/bazel-testlogs "$SCRATCH/ci-artifacts/"
+cp -r $DATA/bazel-testlogs "$SCRATCH/out-copy/bazel-out/k8-fastbuild/testlogs"
+"$GPUPLAN" history summarize $DATA/bazel-testlogs 2>/dev/null | jq -c '[.units[].label]' >"$SCRATCH/labels.direct"
+for above in "$SCRATCH/ci-artifacts" "$SCRATCH/out-copy"; do
+  "$GPUPLAN" history summarize "$above" 2>/dev/null | jq -c '[.units[].label]' >"$SCRATCH/labels.above"
+  cmp -s "$SCRATCH/labels.direct" "$SCRATCH/labels.above" ||
+    fail "$above is read with other labels than bazel-testlogs itself: $(cat "$SCRATCH/labels.above")"
+done
+
 # The README's rolling history works from its first run, when history.json does not exist yet;
 # a missing input that is not the output is still an error.
 (cd "$SCRATCH" && "$GPUPLAN" history summarize history-rolling.json "$OLDPWD/$DATA/runs.csv" -o history-rolling.json \
