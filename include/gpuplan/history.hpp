@@ -75,8 +75,14 @@ struct History {
   std::map<SampleKey, std::vector<Sample>> samples;
   std::map<std::string, int> shard_counts;  ///< by canonical label, where an input said
   long cached_results = 0;                  ///< cached BEP results, ignored: they measured an older run
+  /// Tests whose shard count a newer input changed: by label, the older count and how many runs
+  /// of its shards were left out. They measured shards of another size (8 shards of 12 s read
+  /// beside 2 of 50 s planned each new shard at 39 s).
+  std::map<std::string, std::pair<int, long>> other_shard_counts;
 
-  /// Appends `newer` after this history: with no start times, later inputs are newer.
+  /// Appends `newer` after this history: with no start times, later inputs are newer. Where
+  /// `newer` gives a test another shard count than this history, this history's runs of its
+  /// shards are left out (other_shard_counts); its runs of the whole test stay.
   void merge(const History& newer);
   /// The same, taking `newer`'s samples whole when this history is empty (the first input:
   /// no copy of a large history beside itself).

@@ -56,12 +56,6 @@ struct HistoryOptions {
   }
 };
 
-void print_warnings(const Diagnostics& diagnostics) {
-  for (const auto& diagnostic : diagnostics)
-    std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(diagnostic.severity), diagnostic.source,
-                             diagnostic.source.empty() ? "" : ": ", diagnostic.message);
-}
-
 std::string seconds_text(double seconds) { return fmt::format("{:.3f}s", seconds); }
 
 std::string unit_name(const SampleKey& key, const History& history) {
@@ -91,7 +85,7 @@ int summarize_command(HistoryOptions& options) {
   write_summary(history, options.rules.history_window, output.sink());
   output.commit();
   progress::finish();
-  print_warnings(diagnostics);
+  print_history_diagnostics(diagnostics);
   std::cerr << fmt::format("gpuplan: {} samples of {} units from {} input{}; {} cached results ignored\n",
                            history.sample_count(), history.samples.size(), options.paths.size(),
                            util::plural(options.paths.size()), history.cached_results);
@@ -102,7 +96,7 @@ int show_command(HistoryOptions& options) {
   options.resolve_rules();
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
-  print_warnings(diagnostics);
+  print_history_diagnostics(diagnostics);
   std::string label = label_identity(options.label);
   if (options.json) {
     nlohmann::ordered_json j;
@@ -291,7 +285,7 @@ int suggest_command(HistoryOptions& options) {
   auto tests = advised_tests(options);
   Diagnostics diagnostics;
   History history = read_history_paths(options.paths, options.strict, diagnostics);
-  print_warnings(diagnostics);
+  print_history_diagnostics(diagnostics);
   auto advice = advise(history, tests, options.advice);
   for (auto& diagnostic : advice.unjudged) {
     if (options.strict) diagnostic.severity = Severity::error;

@@ -142,9 +142,7 @@ void add_simulate_command(CLI::App& app, int& status) {
     if (!args->history.empty()) {
       Diagnostics diagnostics;
       history = read_history_paths(args->history, args->strict, diagnostics);
-      for (const auto& d : diagnostics)
-        std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(d.severity), d.source,
-                                 d.source.empty() ? "" : ": ", d.message);
+      print_history_diagnostics(diagnostics);
       options.noise.history = &history;
     }
     SimulationReport report = simulate(plan, fleet, options);

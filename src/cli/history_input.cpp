@@ -172,7 +172,25 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
         "gpuplan: history: {} record{} repeated an earlier one (the same test, start and result: one run "
         "read twice) and counted once\n",
         repeated, util::plural(repeated));
+  for (const auto& [label, older] : history.other_shard_counts) {
+    auto now = history.shard_counts.find(label);
+    diagnostics.push_back(Diagnostic{
+        Severity::note, label, "--history",
+        fmt::format(
+            "its {} run{} of shards from when it had {} shards {} left out: a newer input has it "
+            "with {}, and a shard then was of another size",
+            older.second, util::plural(older.second), older.first, older.second == 1 ? "is" : "are",
+            now == history.shard_counts.end() ? std::string("another count") : std::to_string(now->second))});
+  }
   return history;
+}
+
+void print_history_diagnostics(const Diagnostics& diagnostics) {
+  for (const auto& d : diagnostics) {
+    const std::string& where = d.label.empty() ? d.source : d.label;
+    std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(d.severity), where, where.empty() ? "" : ": ",
+                             d.message);
+  }
 }
 
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,

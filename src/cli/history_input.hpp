@@ -20,6 +20,10 @@ namespace gpuplan::cli {
 /// under `strict` they throw InputError.
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics);
 
+/// What reading the history found, one stderr line each ("gpuplan: warning: FILE: ..." or, of
+/// one test, "gpuplan: note: LABEL: ..."), for the commands that print no plan diagnostics.
+void print_history_diagnostics(const Diagnostics& diagnostics);
+
 /// `--history` read once: nothing without paths.
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
                                            Diagnostics& diagnostics);

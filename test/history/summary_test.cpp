@@ -79,3 +79,34 @@ TEST_CASE("a summary keeps which peaks were memory taken up front") {
   REQUIRE(back.samples == read.history.samples);
   REQUIRE(summarize(back, 20) == text);
 }
+
+TEST_CASE(
+    "runs of a test's shards from before a newer input changed its shard count are left out, and noted") {
+  // Three builds of 8 shards of 12.5 s, then one of 2 shards of 50 s: each new shard was planned
+  // at the p90 of [12.5, 12.5, 12.5, 50], 39 s, without a word.
+  auto build = [](int shards, double seconds) {
+    History h;
+    for (int shard = 0; shard < shards; ++shard)
+      h.samples[{"//a:s", shard}].push_back(
+          Sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}});
+    h.shard_counts["//a:s"] = shards;
+    return h;
+  };
+  for (bool repeated_check : {false, true}) {
+    History history;
+    history.samples[{"//a:s", std::nullopt}].push_back(
+        Sample{100, false, std::nullopt, std::nullopt, std::nullopt, {}});  // from when it was unsharded
+    for (int i = 0; i < 3; ++i) {
+      auto older = build(8, 12.5);
+      repeated_check ? void(history.merge_new(std::move(older))) : history.merge(older);
+    }
+    auto newer = build(2, 50);
+    repeated_check ? void(history.merge_new(std::move(newer))) : history.merge(newer);
+    CHECK(history.samples.at({"//a:s", 0}).size() == 1);
+    CHECK(history.samples.at({"//a:s", 0}).at(0).seconds == 50);
+    CHECK_FALSE(history.samples.contains({"//a:s", 2}));
+    CHECK(history.samples.at({"//a:s", std::nullopt}).size() == 1);  // the whole test's runs stay
+    CHECK(history.shard_counts.at("//a:s") == 2);
+    CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 24});
+  }
+}
