@@ -8,6 +8,8 @@
 #include <numeric>
 #include <type_traits>
 
+#include "gpuplan/error.hpp"
+
 namespace gpuplan {
 
 Estimator size_default_estimator(const Rules& rules) {
@@ -161,6 +163,18 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
     }
   }
   sort_by_id(units);
+  // Two tests whose units share an id (a test named like another's shard, "//a:t#shard-0-of-2",
+  // which Bazel allows): one of them was dropped as a repeat, never run, without a word.
+  for (std::size_t i = 1; i < units.size(); ++i)
+    if (units[i].id == units[i - 1].id && units[i].label != units[i - 1].label) {
+      const Unit& shard = units[i].shard_index ? units[i] : units[i - 1];
+      const Unit& other = units[i].shard_index ? units[i - 1] : units[i];
+      throw InputError(
+          Position{std::string(other.label)},
+          fmt::format("the test's name is the unit id of shard {} of {} of {} (LABEL#shard-I-of-N), "
+                      "so one of them would not be planned; rename the test",
+                      *shard.shard_index, shard.shard_count, shard.label));
+    }
   // The same test twice (cquery lists one per configuration): plan it once.
   units.erase(
       std::unique(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.id == b.id; }),

@@ -180,3 +180,19 @@ TEST_CASE("take_units makes the units make_units makes, and takes the GPU tests'
     CHECK(tests.tests[2].target.label == "//a:cpu_test");  // a CPU test keeps its label
   }
 }
+
+TEST_CASE("a test named like another test's shard is refused: one of them would not be planned") {
+  // Bazel allows '#' in a name. Before, //a:t#shard-0-of-2 was dropped as a repeat of shard 0 of
+  // //a:t: never planned, never run, and the plan and verify said nothing.
+  Rules rules;
+  for (auto order : {std::vector{gpu_test("//a:t", 2), gpu_test("//a:t#shard-0-of-2")},
+                     std::vector{gpu_test("//a:t#shard-0-of-2"), gpu_test("//a:t", 2)}})
+    REQUIRE_THROWS_WITH(make_units(of(order), ShardMode::per_shard, size_default_estimator(rules), rules),
+                        "//a:t#shard-0-of-2: the test's name is the unit id of shard 0 of 2 of //a:t "
+                        "(LABEL#shard-I-of-N), so "
+                        "one of them would not be planned; rename the test");
+  // The same test twice (cquery's one per configuration) is still one unit.
+  auto units = make_units(of({gpu_test("//a:t", 2), gpu_test("//a:t", 2)}), ShardMode::per_shard,
+                          size_default_estimator(rules), rules);
+  CHECK(units.size() == 2);
+}
