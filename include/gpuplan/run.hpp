@@ -305,7 +305,9 @@ struct SlurmOptions {
   std::string gpuplan = "gpuplan";  ///< the gpuplan binary on the cluster
   std::optional<std::string> partition;
   std::optional<std::string> account;
-  double time_margin = 1.5;  ///< --time: the node's planned end (+ flaky reruns) × this, in minutes up
+  double time_margin =
+      1.5;              ///< --time: the node's planned end (+ flaky reruns) × this + startup, in minutes up
+  int startup_s = 300;  ///< added to --time: the job's bazel test builds before its first test
   std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
@@ -316,7 +318,8 @@ struct SlurmOptions {
 };
 
 /// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".
-/// Throws InputError for a node name Slurm cannot take or an option that would break a line.
+/// Throws InputError for a node name Slurm cannot take, an option that would break a line, or
+/// an extra line that would undo what the job's own lines ask for.
 /// `fleet` (the file of options.fleet, loaded): each job asks for every GPU of its node, which
 /// `exec --fleet` may hand out; without it, 1 + the highest index the plan uses there.
 std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options,

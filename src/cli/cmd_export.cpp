@@ -9,6 +9,7 @@
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 
 namespace gpuplan::cli {
@@ -84,12 +85,19 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--partition", options->slurm.partition, "#SBATCH --partition");
   slurm->add_option("--account", options->slurm.account, "#SBATCH --account");
   slurm
-      ->add_option("--time-margin", options->slurm.time_margin,
-                   "--time is the node's planned end, with two more runs of its flaky units, times this, in "
-                   "whole minutes")
+      ->add_option(
+          "--time-margin", options->slurm.time_margin,
+          "--time is the node's planned end, with two more runs of its flaky units, times this, plus "
+          "--startup, in whole minutes")
       ->check(finite_number(1, 100))
       ->capture_default_str();
-  slurm->add_option("--sbatch-line", options->slurm.sbatch_lines, "an extra #SBATCH line (repeatable)");
+  slurm
+      ->add_option("--startup", options->slurm.startup_s,
+                   "seconds added to --time for the job's bazel test to build before its first test")
+      ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
+      ->capture_default_str();
+  slurm->add_option("--sbatch-line", options->slurm.sbatch_lines,
+                    "an extra #SBATCH line (repeatable); not one of the options the job's own lines set");
   slurm->add_option("--gpuplan", options->slurm.gpuplan, "the gpuplan binary on the cluster")
       ->capture_default_str();
   slurm->add_option("--command", options->command, "the command template the jobs pass to gpuplan exec");

@@ -29,10 +29,41 @@ void check_sbatch_value(const std::string& option, const std::string& value) {
     throw InputError(Position{option}, fmt::format("\"{}\" must be one word without quotes", value));
 }
 
+/// The options of a job's own lines, and the options that would undo them from an extra line
+/// (sbatch takes the last of an option given twice): each with its short form, and why it is refused.
+struct OwnOption {
+  std::string_view name, short_name, why;
+};
+constexpr OwnOption own_options[] = {
+    {"--nodelist", "-w",
+     "the job runs on its node: exec checks GPUs, not the host, so its units would run on another"},
+    {"--exclude", "-x", "the job runs on its node (--nodelist)"},
+    {"--nodes", "-N", "the job is one node's"},
+    {"--ntasks", "-n", "the job is one gpuplan exec"},
+    {"--array", "-a", "each array task would run every unit of the node again"},
+    {"--gres", "", "the job asks for the GPUs its units are planned on"},
+    {"--gpus", "-G", "the job asks for the GPUs its units are planned on (--gres)"},
+    {"--gpus-per-node", "", "the job asks for the GPUs its units are planned on (--gres)"},
+    {"--gpus-per-task", "", "the job asks for the GPUs its units are planned on (--gres)"},
+    {"--oversubscribe", "-s", "the job takes its node whole (--exclusive)"},
+    {"--time", "-t", "give --time-margin or --startup"},
+    {"--partition", "-p", "give --partition"},
+    {"--account", "-A", "give --account"},
+};
+
 std::string sbatch_line(const std::string& line) {
   if (line.find_first_of("\r\n") != std::string::npos)
     throw InputError(Position{"--sbatch-line"}, "an #SBATCH line cannot contain a line break");
-  return line.starts_with("#SBATCH") ? line : "#SBATCH " + line;
+  std::string full = line.starts_with("#SBATCH") ? line : "#SBATCH " + line;
+  // The option: "--name" up to '=' or a blank; "-x" its first two characters ("-wnode", "-w node").
+  std::string_view option = std::string_view(full).substr(std::string_view("#SBATCH").size());
+  option.remove_prefix(std::min(option.size(), option.find_first_not_of(" \t")));
+  option = option.substr(0, option.starts_with("--") ? option.find_first_of("= \t") : 2);
+  for (const auto& own : own_options)
+    if (option == own.name || (!own.short_name.empty() && option == own.short_name))
+      throw InputError(Position{"--sbatch-line"},
+                       fmt::format("\"{}\" would undo the job's own #SBATCH lines: {}", line, own.why));
+  return full;
 }
 
 /// Slurm's D-HH:MM:SS, rounded up to whole minutes, at least one.
@@ -81,6 +112,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
                                                  const Fleet* fleet) {
   if (!(options.time_margin >= 1 && options.time_margin <= 100))  // a larger one overflows --time
     throw InputError(Position{"--time-margin"}, "must be a number from 1 to 100");
+  if (options.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
   if (options.partition) check_sbatch_value("--partition", *options.partition);
   if (options.account) check_sbatch_value("--account", *options.account);
   std::vector<std::string> extra;
@@ -113,7 +145,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --gres=gpu:{1}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin));
+        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin + options.startup_s));
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
@@ -21,6 +23,7 @@ Plan plan_on(std::vector<std::pair<std::string, double>> nodes_and_ends) {
 SlurmOptions options() {
   SlurmOptions o;
   o.plan_path = "/shared/run 1/plan.json";
+  o.startup_s = 0;  // the time tests below are of the margin and the reruns; the startup's own is apart
   return o;
 }
 }  // namespace
@@ -95,6 +98,36 @@ TEST_CASE("the time limit leaves each flaky unit two more runs") {
   }
   CHECK_THAT(slurm_scripts(chain, options()).at("n.sbatch"),
              Catch::Contains("--time=0-00:18:00\n"));  // (300 + 400) × 1.5 s
+}
+
+TEST_CASE("the time limit leaves the job's bazel test 5 minutes to build before its first test") {
+  // Before, a node planned for 60 s had 2 minutes in all, and a slow build ended in TIMEOUT.
+  SlurmOptions o;
+  o.plan_path = "/p.json";
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:07:00\n"));
+  o.startup_s = 600;
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"), Catch::Contains("--time=0-00:12:00\n"));
+}
+
+TEST_CASE("an extra line that would undo the job's own lines is refused, naming why") {
+  // sbatch takes the last of an option given twice: --array=0-3 ran each of the node's units 4
+  // times, and -w another node ran them there, with exit 0.
+  for (auto [line, why] : {std::pair{"--array=0-3", "each array task would run every unit of the node again"},
+                           std::pair{"#SBATCH -w other", "the job runs on its node"},
+                           std::pair{"--nodelist=other", "the job runs on its node"},
+                           std::pair{"--gres=gpu:1", "the job asks for the GPUs its units are planned on"},
+                           std::pair{"-t5", "give --time-margin or --startup"},
+                           std::pair{"--oversubscribe", "the job takes its node whole"}}) {
+    auto o = options();
+    o.sbatch_lines = {line};
+    CHECK_THROWS_WITH(slurm_scripts(plan_on({{"n", 60}}), o),
+                      Catch::StartsWith(fmt::format(
+                          "--sbatch-line: \"{}\" would undo the job's own #SBATCH lines: ", line)) &&
+                          Catch::Contains(why));
+  }
+  auto o = options();
+  o.sbatch_lines = {"--gres-flags=enforce-binding", "--time-min=5", "-J name"};  // not the job's own
+  CHECK_NOTHROW(slurm_scripts(plan_on({{"n", 60}}), o));
 }
 
 TEST_CASE("partition, account and extra lines become #SBATCH lines") {
