@@ -104,8 +104,10 @@ std::optional<int> first_missing_gpu(int planned, const Node& fleet_node);
 /// naming the plan, unit and node (`gpuplan verify` says all that is wrong with a plan).
 void check_launchable(const Assignment& assignment, const std::string& plan_path);
 
-/// Checks that no unit is planned twice (on one node or two), which would run it twice. Throws
-/// InputError naming the plan, the unit and both nodes.
+/// Checks that no unit is planned twice (on one node or two), which would run it twice, and that
+/// the shards of a test agree on their count (TEST_TOTAL_SHARDS: with two counts, some of its
+/// cases would run twice and others never). Throws InputError naming the plan, the unit and both
+/// nodes or counts.
 void check_planned_once(const Plan& plan, const std::string& plan_path);
 
 /// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under

@@ -157,14 +157,23 @@ void check_launchable(const Assignment& a, const std::string& plan_path) {
 }
 
 void check_planned_once(const Plan& plan, const std::string& plan_path) {
+  auto refuse = [&](const std::string& what) {
+    return InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+                      what + "; not run (`gpuplan verify` checks the whole plan)");
+  };
   std::map<std::string_view, std::string_view> planned_on;
-  for (const auto& a : plan.assignments)
+  std::map<std::string_view, const Unit*> shards_of;
+  for (const auto& a : plan.assignments) {
     if (auto [it, first] = planned_on.emplace(a.unit.id, a.node.str()); !first)
-      throw InputError(
-          Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
-          fmt::format("{} is planned twice (on {} and on {}); not run (`gpuplan verify` checks the "
-                      "whole plan)",
-                      a.unit.id, it->second, a.node.str()));
+      throw refuse(fmt::format("{} is planned twice (on {} and on {})", a.unit.id, it->second, a.node.str()));
+    if (!a.unit.shard_index) continue;
+    if (auto [it, first] = shards_of.emplace(a.unit.label, &a.unit);
+        !first && it->second->shard_count != a.unit.shard_count)
+      throw refuse(
+          fmt::format("the shards of {} disagree on their count, {} ({}) and {} ({}): with two "
+                      "TEST_TOTAL_SHARDS, some of its cases would run twice and others never",
+                      a.unit.label, it->second->shard_count, it->second->id, a.unit.shard_count, a.unit.id));
+  }
 }
 
 int timeout_seconds(const Unit& unit) {
