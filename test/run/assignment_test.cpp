@@ -263,16 +263,19 @@ TEST_CASE("a unit of a broken plan never runs on no GPU, on a GPU twice or on fe
   REQUIRE_THROWS_WITH(check_launchable(a, "plan.json"), Catch::Contains("holds 1 GPU but needs 2"));
 }
 
-TEST_CASE("a plan whose shards of one test disagree on their count is not run: cases would run twice or never") {
+TEST_CASE(
+    "a plan whose shards of one test disagree on their count is not run: cases would run twice or never") {
   // A hand-edited plan: exec ran shard 1 with TEST_TOTAL_SHARDS=3 and shard 0 with 2.
   Plan plan;
   plan.assignments = {placed("n", "//a:t", {0}, 0, 0), placed("n", "//a:t", {1}, 0, 1)};
   REQUIRE_NOTHROW(check_planned_once(plan, "plan.json"));
   plan.assignments[1].unit.shard_count = 3;
-  REQUIRE_THROWS_WITH(check_planned_once(plan, "plan.json"),
-                      "plan.json: the shards of //a:t disagree on their count, 2 (//a:t#shard-0-of-2) and 3 "
-                      "(//a:t#shard-1-of-2): with two TEST_TOTAL_SHARDS, some of its cases would run twice and "
-                      "others never; not run (`gpuplan verify` checks the whole plan)");
+  REQUIRE_THROWS_WITH(
+      check_planned_once(plan, "plan.json"),
+      "plan.json: the shards of //a:t disagree on their count, 2 (//a:t#shard-0-of-2) and 3 "
+      "(//a:t#shard-1-of-2): with two TEST_TOTAL_SHARDS, some of its cases would run twice and "
+      "others never; not run (`gpuplan verify` checks the whole plan)");
   plan.assignments[1] = placed("m", "//a:t", {0}, 0, 0);
-  REQUIRE_THROWS_WITH(check_planned_once(plan, "plan.json"), Catch::Contains("is planned twice (on n and on m)"));
+  REQUIRE_THROWS_WITH(check_planned_once(plan, "plan.json"),
+                      Catch::Contains("is planned twice (on n and on m)"));
 }
