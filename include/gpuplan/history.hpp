@@ -80,6 +80,9 @@ struct History {
   /// beside 2 of 50 s planned each new shard at 39 s).
   std::map<std::string, std::pair<int, long>> other_shard_counts;
 
+  /// Records a test's shard count as of the runs read next. Where it had another, its runs of
+  /// shards so far are left out (other_shard_counts): they measured shards of another size.
+  void set_shard_count(const std::string& label, int count);
   /// Appends `newer` after this history: with no start times, later inputs are newer. Where
   /// `newer` gives a test another shard count than this history, this history's runs of its
   /// shards are left out (other_shard_counts); its runs of the whole test stay.

@@ -238,30 +238,31 @@ struct RunRecord {
   std::optional<bool> gpu_touched;  ///< whether any of its processes was on a GPU; empty: not measured
   RunEnd end = RunEnd::exited;
   std::optional<std::int64_t> gpu_mem_mib = std::nullopt;  ///< the memory of the GPU of its peak (NVML)
+  int shard_count = 1;                                     ///< the test's shards (TEST_TOTAL_SHARDS)
 };
 
-/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib": the
-/// history CSV (SPEC section 3) with the run's details as extra columns.
+/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,
+/// shard_count": the history CSV (SPEC section 3) with the run's details as extra columns.
 std::string_view results_header();
-/// The header of results files begun before gpu_mem_mib: such a file is appended to in its own
-/// columns.
+/// The header of results files begun before gpu_mem_mib and shard_count: such a file is
+/// appended to in its own columns.
 std::string_view results_header_before_gpu_mem();
 /// Checks that the results file `path` can be appended to (creating it empty if missing) and
 /// says in which columns: true for results_header()'s, false for a file begun before
-/// gpu_mem_mib. Throws InputError for a file that cannot be written or has other columns.
-bool results_take_gpu_mem(const std::string& path);
+/// gpu_mem_mib and shard_count. Throws InputError for a file that cannot be written or has other columns.
+bool check_results_file(const std::string& path);
 
 /// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
 /// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or
 /// "timeout"/"stopped" for a run cut short (history reads both as a lower bound); peak_vram_mib,
-/// gpu_touched ("true"/"false") and gpu_mem_mib empty when not measured. Without `gpu_mem_column`,
-/// the columns of results_header_before_gpu_mem().
-std::string to_csv(const RunRecord& record, bool gpu_mem_column = true);
+/// gpu_touched ("true"/"false") and gpu_mem_mib empty when not measured; shard_count empty for an
+/// unsharded test. Without `new_columns`, the columns of results_header_before_gpu_mem().
+std::string to_csv(const RunRecord& record, bool new_columns = true);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit
 /// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus,
-/// exit_status and gpu_touched (start and the memory are left empty), in either header's
-/// columns. Throws InputError naming `name`, the line and the bad field.
+/// exit_status, gpu_touched and shard_count (start and the memory are left empty), in either
+/// header's columns. Throws InputError naming `name`, the line and the bad field.
 std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name);
 
 /// What `exec` says when none of a node's GPU units touched a GPU: among the records whose

@@ -473,7 +473,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
   write_output(run.node_file, std::string(o.node) + "\n");
   if (!target_file.empty()) write_output(target_file, node_command.target_file_text);
-  if (run.results) results_take_gpu_mem(*run.results);
+  if (run.results) check_results_file(*run.results);
   check_writable(o.junit);
   std::error_code size_error;
   const auto records_before = run.results ? fs::file_size(*run.results, size_error) : 0;
@@ -700,7 +700,7 @@ int run_exec(const ExecOptions& o) {
     print_dry_run(runs);
     return exit_ok;
   }
-  const bool gpu_mem_column = o.results.empty() || results_take_gpu_mem(o.results);
+  const bool current_columns = o.results.empty() || check_results_file(o.results);
   check_writable(o.junit);
   check_writable(o.json);
 
@@ -803,10 +803,10 @@ int run_exec(const ExecOptions& o) {
                         u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status,
                         usage.peak_vram_mib,
                         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                        run_end(u.outcome), usage.gpu_mem_mib});
+                        run_end(u.outcome), usage.gpu_mem_mib, u.assignment.unit.shard_count});
     if (o.results.empty()) return;
     try {
-      os::append_locked(o.results, results_header(), to_csv(ran_here.back(), gpu_mem_column));
+      os::append_locked(o.results, results_header(), to_csv(ran_here.back(), current_columns));
     } catch (const InputError& e) {  // the other units still run; exec fails at the end
       ++record_errors;
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());

@@ -419,7 +419,7 @@ int run_under(const RunUnderOptions& o) {
   if (!o.junit.empty())
     require_shared_path(o.junit, "JUnit file",
                         "the report rewritten after this test would be lost with the sandbox", "touch");
-  if (!o.results.empty()) results_take_gpu_mem(o.results);
+  if (!o.results.empty()) check_results_file(o.results);
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   // Through PLAN.index, or the lock directory's where the plan's folder takes none: what this
@@ -575,9 +575,10 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
                      os::stop_signal() != 0 ? RunEnd::stopped : RunEnd::exited,
-                     usage.gpu_mem_mib};
+                     usage.gpu_mem_mib,
+                     assignment.unit.shard_count};
     try {
-      os::append_locked(o.results, results_header(), to_csv(record, results_take_gpu_mem(o.results)));
+      os::append_locked(o.results, results_header(), to_csv(record, check_results_file(o.results)));
       if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
     } catch (const InputError& e) {  // said, and a failed test still fails with its own code
       std::cerr << fmt::format("gpuplan run-under: {}; the test exited {}\n", e.what(), status);

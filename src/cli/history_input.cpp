@@ -265,7 +265,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
     if (history->shard_counts.contains(label)) continue;
     if (history->samples.contains(SampleKey{label, 0})) {
       // Runs of shards 0 to K-1 only, of a test with N > K shards now, and no count recorded
-      // (results records have none): of N shards with the last never run, or of a time it had
+      // (records before results' shard_count): of N shards with the last never run, or of a time it had
       // K, each run then a whole K-th of the test. Read as the first; said, since it is a guess.
       auto last = std::prev(history->samples.lower_bound(SampleKey{label, shards}));
       const int highest = last->first.shard.value_or(0);
@@ -274,7 +274,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
             severity, label, "--history",
             fmt::format(
                 "has runs of shards 0 to {} only, {} shards now, and no shard count in the history "
-                "(gpuplan's results records have none; BEP's shardCount is one): read as runs of {} of "
+                "(BEP's shardCount and gpuplan's results records' shard_count are): read as runs of {} of "
                 "its {} shards, the others planned without them. If it had {} shards then, each run "
                 "took {:.3g} times what a shard takes now: give the history from BEP, or drop its "
                 "older runs",

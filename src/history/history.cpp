@@ -6,34 +6,25 @@
 
 namespace gpuplan {
 
-namespace {
-
-/// Leaves out `history`'s runs of the shards of each test that `newer_counts` gives another
-/// shard count, noting them in other_shard_counts.
-void leave_out_other_shard_counts(History& history, const std::map<std::string, int>& newer_counts) {
-  for (const auto& [label, count] : newer_counts) {
-    auto older = history.shard_counts.find(label);
-    if (older == history.shard_counts.end() || older->second == count) continue;
-    auto first = history.samples.lower_bound(SampleKey{label, 0});
-    auto last = first;
-    long runs = 0;
-    for (; last != history.samples.end() && last->first.label == label; ++last)
-      runs += static_cast<long>(last->second.size());
-    history.samples.erase(first, last);
-    auto& noted = history.other_shard_counts[label];
-    noted = {older->second, noted.second + runs};
-  }
+void History::set_shard_count(const std::string& label, int count) {
+  auto [older, first] = shard_counts.emplace(label, count);
+  if (first || older->second == count) return;
+  auto from = samples.lower_bound(SampleKey{label, 0});
+  auto to = from;
+  long runs = 0;
+  for (; to != samples.end() && to->first.label == label; ++to) runs += static_cast<long>(to->second.size());
+  samples.erase(from, to);
+  auto& noted = other_shard_counts[label];
+  noted = {older->second, noted.second + runs};
+  older->second = count;
 }
 
-}  // namespace
-
 void History::merge(const History& newer) {
-  leave_out_other_shard_counts(*this, newer.shard_counts);
+  for (const auto& [label, count] : newer.shard_counts) set_shard_count(label, count);
   for (auto& [key, samples] : newer.samples) {
     auto& mine = this->samples[key];
     mine.insert(mine.end(), samples.begin(), samples.end());
   }
-  for (const auto& [label, count] : newer.shard_counts) shard_counts[label] = count;
   for (const auto& [label, noted] : newer.other_shard_counts) other_shard_counts[label] = noted;
   cached_results += newer.cached_results;
 }
@@ -66,7 +57,7 @@ long History::merge_new(History&& newer) {
                 s.failed,
                 s.node.str()};
   };
-  leave_out_other_shard_counts(*this, newer.shard_counts);
+  for (const auto& [label, count] : newer.shard_counts) set_shard_count(label, count);
   long left_out = 0;
   for (auto& [key, list] : newer.samples) {
     auto& mine = samples[key];
@@ -80,7 +71,6 @@ long History::merge_new(History&& newer) {
         mine.push_back(std::move(s));
     }
   }
-  for (const auto& [label, count] : newer.shard_counts) shard_counts[label] = count;
   for (const auto& [label, noted] : newer.other_shard_counts) other_shard_counts[label] = noted;
   cached_results += newer.cached_results;
   return left_out;

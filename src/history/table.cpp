@@ -1,7 +1,8 @@
 // The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
-// label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched; columns are
-// found by name and unknown ones ignored. Also the file `gpuplan history summarize` writes.
+// label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched,
+// gpu_mem_mib, shard_count; columns are found by name and unknown ones ignored. Also the file `gpuplan
+// history summarize` writes.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -31,8 +32,9 @@ namespace gpuplan {
 namespace {
 
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
-constexpr std::string_view row_columns[] = {"label",       "seconds", "shard",       "peak_vram_mib", "start",
-                                            "exit_status", "node",    "gpu_touched", "gpu_mem_mib"};
+constexpr std::string_view row_columns[] = {"label",       "seconds",     "shard", "peak_vram_mib",
+                                            "start",       "exit_status", "node",  "gpu_touched",
+                                            "gpu_mem_mib", "shard_count"};
 
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
@@ -77,6 +79,7 @@ std::string_view field(const Fields& fields, std::string_view name) {
 struct Row {
   SampleKey key;
   Sample sample;
+  int shard_count = 0;  ///< of the test when it ran (results records' shard_count); 0: not said
 };
 
 /// One row's fields, as text, into a sample of a unit.
@@ -99,6 +102,14 @@ Result<Row> to_row(const Fields& fields) {
     if (!index || *index < 0 || *index != std::floor(*index) || *index >= max_shard_count)
       return Problem{fmt::format("{}: shard \"{}\" is not a 0-based shard index", label, shard)};
     row.key.shard = static_cast<int>(*index);
+  }
+  if (std::string_view count = field(fields, "shard_count"); !count.empty()) {
+    auto shards = history::parse_number(count);
+    if (!shards || *shards < 1 || *shards != std::floor(*shards) || *shards > max_shard_count ||
+        (row.key.shard && *row.key.shard >= *shards))
+      return Problem{fmt::format("{}: shard_count \"{}\" is not a shard count{}", label, count,
+                                 row.key.shard ? fmt::format(" above shard {}", *row.key.shard) : "")};
+    row.shard_count = static_cast<int>(*shards);
   }
   if (std::string_view vram = field(fields, "peak_vram_mib"); !vram.empty()) {
     auto mib = history::parse_number(vram);
@@ -184,7 +195,11 @@ class LineCounter {
   long line_ = 1;
 };
 
-void add(History& history, Row row) { history.samples[std::move(row.key)].push_back(row.sample); }
+void add(History& history, Row row) {
+  // Rows are appended as runs end: one of another shard count than the rows before it starts a new era.
+  if (row.key.shard && row.shard_count > 1) history.set_shard_count(row.key.label, row.shard_count);
+  history.samples[std::move(row.key)].push_back(row.sample);
+}
 
 // --- CSV -------------------------------------------------------------------------------------
 
@@ -531,7 +546,7 @@ Result<SummaryUnit> read_summary_unit(od::value value) {
 
 /// Phase three: the unit's samples into the history (its shard count only for a shard of several).
 void add(History& history, const SummaryUnit& unit) {
-  if (unit.key.shard && unit.shard_count > 1) history.shard_counts[unit.key.label] = unit.shard_count;
+  if (unit.key.shard && unit.shard_count > 1) history.set_shard_count(unit.key.label, unit.shard_count);
   auto& list = history.samples[unit.key];
   list.insert(list.end(), unit.samples.begin(), unit.samples.end());
 }

@@ -78,8 +78,8 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
     };
     auto fields = csv_fields(line);
     if (!fields) throw bad("a quoted field does not end");
-    if (fields->size() != 9 && fields->size() != 10)
-      throw bad(fmt::format("{} fields, not 10 (or 9, before gpu_mem_mib)", fields->size()));
+    if (fields->size() != 9 && fields->size() != 11)
+      throw bad(fmt::format("{} fields, not 11 (or 9, before gpu_mem_mib and shard_count)", fields->size()));
     const auto& f = *fields;
     RunRecord r;
     r.label = f[0];
@@ -108,6 +108,8 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
       r.gpu_touched = f[8] == "true";
     else if (!f[8].empty())
       throw bad(fmt::format("gpu_touched '{}' is neither true, false nor empty", f[8]));
+    if (f.size() == 11 && !f[10].empty() && !parse_number(f[10], r.shard_count))
+      throw bad(fmt::format("shard_count '{}' is not a number", f[10]));
     records.push_back(std::move(r));
   }
   return records;
@@ -129,18 +131,19 @@ std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
 }
 
 std::string_view results_header() {
-  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib\n";
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,shard_"
+         "count\n";
 }
 
 std::string_view results_header_before_gpu_mem() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
 }
 
-bool results_take_gpu_mem(const std::string& path) {
+bool check_results_file(const std::string& path) {
   return os::check_appendable(path, {results_header(), results_header_before_gpu_mem()}) == 0;
 }
 
-std::string to_csv(const RunRecord& r, bool gpu_mem_column) {
+std::string to_csv(const RunRecord& r, bool new_columns) {
   std::string ending = r.end == RunEnd::timed_out ? "timeout"
                        : r.end == RunEnd::stopped ? "stopped"
                                                   : std::to_string(r.exit_status);
@@ -149,7 +152,9 @@ std::string to_csv(const RunRecord& r, bool gpu_mem_column) {
                      r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
                      csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
                      r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
-                     gpu_mem_column ? "," + number(r.gpu_mem_mib) : "");
+                     new_columns ? fmt::format(",{},{}", number(r.gpu_mem_mib),
+                                               r.shard_index ? std::to_string(r.shard_count) : "")
+                                 : "");
 }
 
 }  // namespace gpuplan

@@ -157,3 +157,20 @@ TEST_CASE("a peak of three quarters or more of its GPU's memory (gpu_mem_mib) is
   REQUIRE_THROWS_WITH(read_table_text(header + "//a:jax,8,107918,lots\n", true),
                       Catch::Contains("gpu_mem_mib \"lots\" is not a number of MiB"));
 }
+
+TEST_CASE(
+    "results records say each shard's count: a test resharded within one file keeps only the newer count's "
+    "runs") {
+  // exec's records of a test of 8 shards, then of 2 (rows are appended as runs end).
+  const std::string header = "label,shard,seconds,shard_count\n";
+  auto read = read_table_text(
+      header + "//a:s,0,12.5,8\n//a:s,1,12.5,8\n//a:s,7,12.5,8\n//a:s,0,50,2\n//a:s,1,50,2\n", true);
+  const auto& history = read.history;
+  CHECK(history.samples.at({"//a:s", 0}).size() == 1);
+  CHECK(history.samples.at({"//a:s", 0}).at(0).seconds == 50);
+  CHECK_FALSE(history.samples.contains({"//a:s", 7}));
+  CHECK(history.shard_counts.at("//a:s") == 2);
+  CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 3});
+  REQUIRE_THROWS_WITH(read_table_text(header + "//a:s,2,12.5,2\n", true),
+                      Catch::Contains("shard_count \"2\" is not a shard count above shard 2"));
+}

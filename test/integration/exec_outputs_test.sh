@@ -6,7 +6,7 @@
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
-HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,shard_count
 BEFORE_GPU_MEM=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 cd "$SCRATCH"
 jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test

@@ -25,6 +25,9 @@ planned = sorted(f"target={a['label']} shard={'' if a['shard_index'] is None els
 seen = sorted(line.strip() for line in open(log))
 assert seen == planned, f"saw {seen}\nplanned {planned}"
 rows = list(csv.DictReader(open(results)))
+# Each shard's record says its test's shard count, so history knows when the test is resharded.
+counts = {(r["label"], r["shard"]): r["shard_count"] for r in rows}
+assert counts[("//ml:train_test", "1")] == "4" and counts[("//ml:pool_test", "")] == "", counts
 def span(r):
     start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
     return start, start + float(r["seconds"])
@@ -88,7 +91,7 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
 #     says so. Before, the test was planned on GPUs of at least that much memory.
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/up-front.csv" \
   --command "echo \"2 \$\$ 61500\" >$SCRATCH/nvml.procs; sleep 0.5" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
-tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,81920$' ||
+tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,81920,$' ||
   fail "the record lacks the peak's GPU memory: $(cat "$SCRATCH/up-front.csv")"
 sed 's|^//ml:inference_test,|//xla:triton_test,|' "$SCRATCH/up-front.csv" >"$SCRATCH/triton.csv"  # it declares no gpu-mem
 "$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
@@ -213,9 +216,9 @@ status=0
 [ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
-grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false,$' "$SCRATCH/fail.csv" ||
+grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false,,$' "$SCRATCH/fail.csv" ||
   fail "the timed-out unit's record: $(cat "$SCRATCH/fail.csv")"
-grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
+grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv" | grep -q "(history-timeout)" ||
   fail "history took the timed-out run's time as a sample: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv")"
 
