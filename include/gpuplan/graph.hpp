@@ -49,6 +49,12 @@ class DepGraph final : public GraphSink {
   /// Whether a label the input never declared is no dependency (cquery's deps(...) output:
   /// a select() branch not taken) rather than one the query did not expand.
   bool is_configured_closure() const { return configured_closure_; }
+  /// By node: a label of a configured closure that the input never declared and only rules with
+  /// a select() name (a rule with a declared configuration rule among its inputs): a branch not
+  /// taken, no dependency. One that a rule without a select() names is a dependency the query did
+  /// not expand (`deps(..., 1)`, `except`), as in query output: what it reaches is unknown. All
+  /// false outside a configured closure.
+  std::vector<bool> untaken_branches() const;
   /// The first of the rule's linkopts that links a GPU library (gpu_linkopt_kind: "-lcudart");
   /// empty for other nodes.
   std::string_view gpu_linkopt(Node node) const {

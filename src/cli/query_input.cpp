@@ -192,20 +192,32 @@ void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings,
                              first.empty() ? "LABEL" : first);
 }
 
-/// How cquery's output was read, on one line: its rules name labels it never lists (select()
-/// branches not taken), which are then no dependencies, as its configuration decides.
+/// How cquery's output was read: the labels its rules name under a select() but it never lists
+/// (branches not taken), which are then no dependencies, as its configuration decides; and, on
+/// a line of its own, those named by a rule without a select(), which it did not expand.
 void note_configured_closure(const DepGraph& graph) {
   if (!graph.is_configured_closure()) return;
-  long absent = 0;
-  std::string_view example;
-  for (DepGraph::Node node = 0; node < graph.node_count(); ++node)
-    if (!graph.declared(node) && absent++ == 0) example = graph.label(node);
-  if (absent == 0) return;
-  std::cerr << fmt::format(
-      "gpuplan: note: the cquery output holds deps(...): {} label{} its rules name but it never lists (e.g. "
-      "{}) are select() branches not taken in its configuration, no dependencies; run cquery with the flags "
-      "of the test run (--config=cuda, ...)\n",
-      absent, util::plural(absent), example);
+  const std::vector<bool> untaken = graph.untaken_branches();
+  long branches = 0, unexpanded = 0;
+  std::string_view branch, other;
+  for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
+    if (graph.declared(node)) continue;
+    if (untaken[node] ? branches++ == 0 : unexpanded++ == 0)
+      (untaken[node] ? branch : other) = graph.label(node);
+  }
+  if (branches > 0)
+    std::cerr << fmt::format(
+        "gpuplan: note: the cquery output holds deps(...): {} label{} its rules name under a select() but it "
+        "never lists (e.g. {}) are branches not taken in its configuration, no dependencies; run cquery with "
+        "the flags of the test run (--config=cuda, ...)\n",
+        branches, util::plural(branches), branch);
+  if (unexpanded > 0)
+    std::cerr << fmt::format(
+        "gpuplan: note: {} label{} the cquery output names without a select() but never lists (e.g. {}) "
+        "{} not expanded: what {} reach is unknown (a query bounded by depth or by except; give deps(...) "
+        "whole)\n",
+        unexpanded, util::plural(unexpanded), other, unexpanded == 1 ? "was" : "were",
+        unexpanded == 1 ? "it may" : "they may");
 }
 
 /// The rules file's gpu_deps and gpu_free patterns that match no label of a dependency graph:

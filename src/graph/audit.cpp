@@ -155,9 +155,9 @@ std::vector<bool> reach_suppliers(const DepGraph& graph, const std::vector<DepGr
   enum : std::uint8_t { unseen, open, without, with };
   std::vector<std::uint8_t> state(graph.node_count(), unseen);
   // A node's own state before its inputs are looked at: with where it is a supplier's.
+  const std::vector<bool> untaken = graph.untaken_branches();
   auto start = [&](Node node) {
-    bool absent = !graph.declared(node) && graph.is_configured_closure();  // a select() branch not taken
-    if (absent || is_configuration_rule(graph.rule_class(node))) return without;
+    if (untaken[node] || is_configuration_rule(graph.rule_class(node))) return without;
     for (const auto& supplier : suppliers)
       if (from_supplier(supplier, graph.label(node))) return with;
     return open;

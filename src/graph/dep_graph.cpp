@@ -239,6 +239,23 @@ std::size_t DepGraph::memory_bytes() const {
          reverse_.capacity() * sizeof(Node) + recent_.capacity() * sizeof(Slot);
 }
 
+std::vector<bool> DepGraph::untaken_branches() const {
+  std::vector<bool> untaken(node_count(), false);
+  if (!configured_closure_) return untaken;
+  std::vector<bool> expanded(node_count(), false);  // named by a rule without a select()
+  for (std::size_t entry = 0; entry < rule_count(); ++entry) {
+    auto inputs = rule_inputs(entry);
+    const bool selects = std::any_of(inputs.begin(), inputs.end(), [&](Node input) {
+      return declared(input) && is_configuration_rule(rule_class(input));
+    });
+    for (Node input : inputs)
+      if (!declared(input)) (selects ? untaken : expanded)[input] = true;
+  }
+  for (Node node = 0; node < node_count(); ++node)
+    if (expanded[node]) untaken[node] = false;
+  return untaken;
+}
+
 bool is_configuration_rule(std::string_view rule_class) {
   return rule_class == "config_setting" || rule_class == "constraint_value" ||
          rule_class == "constraint_setting" || rule_class == "platform" || rule_class == "toolchain_type" ||

@@ -100,11 +100,10 @@ GpuReach::GpuReach(const DepGraph& graph, const GpuDepPatterns& patterns)
   }
   std::vector<DepGraph::Node> queue;
   PatternList gpu_free(patterns.gpu_free), gpu_deps(patterns.gpu_deps);
+  const std::vector<bool> untaken = graph.untaken_branches();
   for (DepGraph::Node node = 0; node < graph.node_count(); ++node) {
     std::string_view label = graph.label(node);
-    const bool absent =
-        !graph.declared(node) && graph.is_configured_closure();  // a select() branch not taken
-    if (absent || wall[node] || first_match(gpu_free, label) >= 0) {
+    if (untaken[node] || wall[node] || first_match(gpu_free, label) >= 0) {
       wall[node] = true;
       continue;
     }

@@ -338,15 +338,17 @@ TEST_CASE("the suppliers' pass ends on a cycle, a rule its own input and a rule 
 }
 
 TEST_CASE("a select() branch cquery's configuration did not take supplies nothing") {
-  // cquery of deps(...): @pypi//numpy:pkg is named by //p:gpu_test but never listed, so it is
-  // no dependency in this configuration, and the test reaches nothing of @pypi.
+  // cquery of deps(...): @pypi//numpy:pkg is named by //p:gpu_test, under a select() keyed on
+  // //p:use_numpy, but never listed, so it is no dependency in this configuration, and the test
+  // reaches nothing of @pypi.
   DepGraph graph;
   std::istringstream in(R"({"results": [
     {"target": {"type": "RULE", "rule": {"name": "//p:torch_test", "ruleClass": "py_test",
       "ruleInput": ["@pypi//torch:pkg"]}}, "configurationId": 1},
     {"target": {"type": "RULE", "rule": {"name": "//p:gpu_test", "ruleClass": "py_test",
       "attribute": [{"name": "tags", "type": "STRING_LIST", "stringListValue": ["gpu"], "explicitlySpecified": true}],
-      "ruleInput": ["@pypi//numpy:pkg"]}}, "configurationId": 1},
+      "ruleInput": ["@pypi//numpy:pkg", "//p:use_numpy"]}}, "configurationId": 1},
+    {"target": {"type": "RULE", "rule": {"name": "//p:use_numpy", "ruleClass": "config_setting"}}, "configurationId": 1},
     {"target": {"type": "RULE", "rule": {"name": "@pypi//torch:pkg", "ruleClass": "py_library"}}, "configurationId": 1}],
     "configurations": [{"id": 1, "checksum": "abcdef0123"}]})");
   Classification tests = classify(read_targets(in, "input", std::nullopt, &graph), Rules{}, {});

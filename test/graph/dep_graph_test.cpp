@@ -321,15 +321,30 @@ TEST_CASE("cquery of tests only names libraries it never lists: their tests are 
 }
 
 TEST_CASE(
-    "cquery of deps(...) lists every configured dep: a label it only names is a select() branch not taken") {
+    "cquery of deps(...) lists every configured dep: a label it only names under a select() is a branch not "
+    "taken") {
+  // if_cuda's select(): its key, a config_setting, is listed; the branch's cudart is not.
   DepGraph graph = graph_of(cquery_of(
       {R"({"name": "//k:t", "ruleClass": "py_test", "ruleInput": ["//k:kernel"]})",
-       R"({"name": "//k:kernel", "ruleClass": "cc_library", "ruleInput": ["@local_config_cuda//cuda:cudart"]})"}));
+       R"({"name": "//k:kernel", "ruleClass": "cc_library", "ruleInput": ["@local_config_cuda//cuda:cudart", "@local_config_cuda//cuda:using_nvcc"]})",
+       R"({"name": "@local_config_cuda//cuda:using_nvcc", "ruleClass": "config_setting"})"}));
   GpuReach reach(graph, GpuDepPatterns::defaults());
   REQUIRE(graph.is_configured_closure());
   auto test = *graph.find("//k:t");
   REQUIRE_FALSE(reach.reaches(test));  // cudart is if_cuda's branch, not taken in this configuration
   REQUIRE_FALSE(reach.unknown(test));
+}
+
+TEST_CASE("a label cquery names without a select() but never lists was not expanded: its tests are unknown") {
+  // cquery 'deps(tests(//...), 1)': //m:model is listed, the jax plugin it depends on is not.
+  // Read as a branch not taken, the GPU test was moved to CPU runners.
+  DepGraph graph = graph_of(cquery_of(
+      {R"({"name": "//m:t", "ruleClass": "py_test", "ruleInput": ["//m:model"]})",
+       R"({"name": "//m:model", "ruleClass": "py_library", "ruleInput": ["@pypi//jax_cuda12_plugin:pkg"]})"}));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto test = *graph.find("//m:t");
+  REQUIRE_FALSE(reach.reaches(test));
+  REQUIRE(reach.unknown(test));
 }
 
 TEST_CASE(

@@ -177,6 +177,18 @@ bazel_ws cquery 'deps(tests(//...))' "${stubs[@]}" --output=jsonproto >"$SCRATCH
 "$GPUPLAN" audit --json "$SCRATCH/deps.cquery.json" >"$SCRATCH/audit.cquery.json" 2>/dev/null || fail "audit of cquery"
 [ "$(idle "$SCRATCH/audit.cquery.json")" = "$(idle "$SCRATCH/audit.json")" ] || fail "cquery and query disagree"
 
+# A cquery bounded by depth lists a test's libraries but not theirs: what those reach is
+# unknown, never GPU-free (before, every label it named but did not list was taken for a select()
+# branch not taken, and GPU tests reaching torch through a library were CPU-bucket candidates).
+bazel_ws cquery 'deps(tests(//...), 1)' "${stubs[@]}" --output=jsonproto >"$SCRATCH/deps1.cquery.json" 2>>"$SCRATCH/bazel.log" ||
+  { cat "$SCRATCH/bazel.log" >&2; fail "bazel cquery deps(tests(//...), 1) failed"; }
+"$GPUPLAN" audit --json "$SCRATCH/deps1.cquery.json" >"$SCRATCH/audit1.cquery.json" 2>"$SCRATCH/audit1.err" || fail "audit of a bounded cquery"
+# The three GPU-free tests of the whole graph use libraries whose deps depth 1 leaves out.
+[ "$(jq '.summary.gpu_without_gpu_code' "$SCRATCH/audit1.cquery.json")" = 0 ] ||
+  fail "a bounded cquery made GPU tests GPU-free: $(idle "$SCRATCH/audit1.cquery.json")"
+grep -q "never lists (e.g. .*) were not expanded: what they may reach is unknown" "$SCRATCH/audit1.err" ||
+  fail "no note of the labels a bounded cquery did not expand: $(cat "$SCRATCH/audit1.err")"
+
 # tests(//...) alone does not expand the libraries: reach is unknown, nothing is moved.
 bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/tests.xml" 2>>"$SCRATCH/bazel.log"
 "$GPUPLAN" audit --json "$SCRATCH/tests.xml" 2>/dev/null | jq -e '.summary.unknown > 0' >/dev/null ||
