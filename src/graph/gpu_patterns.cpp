@@ -259,6 +259,23 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*_paddlepaddle_gpu//:*",
       "@*//mxnet_cu*:*",
       "@*_mxnet_cu*//:*",
+      // NVIDIA's newer CUDA Python (cuda-core, cuda-cccl, nvmath-python, pynvjitlink-cu12), Warp
+      // (warp-lang: its CUDA kernels need no other GPU wheel) and ROCm's (hip-python,
+      // onnxruntime-rocm). Not jaxlib: its CPU and older CUDA builds share the name.
+      "@*//cuda_core:*",
+      "@*_cuda_core//:*",
+      "@*//cuda_cccl:*",
+      "@*_cuda_cccl//:*",
+      "@*//nvmath_python:*",
+      "@*_nvmath_python//:*",
+      "@*//pynvjitlink*:*",
+      "@*_pynvjitlink*//:*",
+      "@*//warp_lang:*",
+      "@*_warp_lang//:*",
+      "@*//hip_python:*",
+      "@*_hip_python//:*",
+      "@*//onnxruntime_rocm:*",
+      "@*_onnxruntime_rocm//:*",
       // JAX: jax and jaxlib run on CPUs; its GPU backends are the plugin wheels
       // (jax-cuda12-plugin, jax-cuda12-pjrt, jax-rocm60-plugin, ...).
       "@*//jax_cuda*:*",

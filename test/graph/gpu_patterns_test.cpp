@@ -33,7 +33,9 @@ TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and Tensor
         "@pypi//tensorrt_cu12:pkg", "@pypi//paddlepaddle_gpu:pkg", "@pypi//pynvml:pkg",
         "@pypi//cudf_cu12:pkg", "@pypi//numba_cuda:pkg", "@pypi//mxnet_cu112:pkg", "@nccl//:nccl_shared",
         "@rocm//:rocm_headers", "@pytorch//:torch", "@nvidia_nvshmem//:nvshmem", "@rules_cuda//cuda:runtime",
-        "@xla//xla/tsl/cuda:cudart",
+        "@xla//xla/tsl/cuda:cudart", "@pypi//warp_lang:pkg", "@pypi_warp_lang//:pkg", "@pypi//cuda_core:pkg",
+        "@pypi//cuda_cccl:pkg", "@pypi//nvmath_python:pkg", "@pypi//pynvjitlink_cu12:pkg",
+        "@pypi//hip_python:pkg", "@pypi//onnxruntime_rocm:pkg",
         // The old pip_import's spelling of every wheel, not only torch's (requirement("X") is @pip//pypi__X).
         "@pip//pypi__jax_cuda12_plugin:pypi__jax_cuda12_plugin", "@pip//pypi__nvidia_cudnn_cu12:pkg",
         "@pip//pypi__tensorflow:pkg", "@pip//pypi__cupy_cuda12x:pkg", "@pip//pypi__triton:pkg",
@@ -43,7 +45,8 @@ TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and Tensor
        {"@pypi//jax:pkg", "@pypi//jaxlib:pkg", "@pypi//numpy:pkg", "@pypi_numpy//:pkg", "//ml:torch_utils",
         "//torch:lib", "@org_tensorflow//tensorflow/core:lib", "@pypi//tensorflow_cpu:pkg",
         "@pypi//pytorch_lightning:pkg", "@cudalike//:x", "@my_cudnn_docs//:x", "@pypi//onnxruntime:pkg",
-        "@rules_cuda//cuda:defs", "@pypi//numba:pkg", "@pip//pypi__numpy:pkg", "@pip//pypi__jaxlib:pkg"})
+        "@rules_cuda//cuda:defs", "@pypi//numba:pkg", "@pip//pypi__numpy:pkg", "@pip//pypi__jaxlib:pkg",
+        "@pypi//warp:pkg", "@pypi//cuda_pathfinder:pkg"})
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
