@@ -113,6 +113,7 @@ int show_command(HistoryOptions& options) {
         nlohmann::ordered_json s{
             {"seconds", sample.seconds}, {"timed_out", sample.timed_out}, {"failed", sample.failed}};
         if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
+        if (sample.peak_up_front) s["peak_up_front"] = true;
         unit["recent"].push_back(std::move(s));
       }
       auto estimate = estimate_from_samples(it->second, options.rules);
@@ -131,7 +132,9 @@ int show_command(HistoryOptions& options) {
                        it->second.size(), it->second.size() == 1 ? "sample" : "samples", recent.size());
     for (const auto& sample : recent) {
       out += fmt::format("  {:>12}", seconds_text(sample.seconds));
-      if (sample.peak_vram_mib) out += fmt::format("  peak {} MiB", *sample.peak_vram_mib);
+      if (sample.peak_vram_mib)
+        out += fmt::format("  peak {} MiB{}", *sample.peak_vram_mib,
+                           sample.peak_up_front ? " (taken up front)" : "");
       if (sample.timed_out) out += "  timed out (at least this long)";
       if (sample.failed) out += "  failed";
       out += '\n';
@@ -141,8 +144,14 @@ int show_command(HistoryOptions& options) {
     if (estimate->peak_vram_mib)
       out += fmt::format(", VRAM {} MiB (peak plus {:g}% headroom)", *estimate->peak_vram_mib,
                          options.rules.vram_headroom * 100);
-    else if (std::any_of(recent.begin(), recent.end(), [](const Sample& s) { return s.peak_vram_mib; }))
+    else if (std::any_of(recent.begin(), recent.end(),
+                         [](const Sample& s) { return s.peak_vram_mib && !s.peak_up_front; }))
       out += ", VRAM unknown (every peak is of a run that failed or was cut short)";
+    else if (std::any_of(recent.begin(), recent.end(), [](const Sample& s) { return s.peak_up_front; }))
+      out += fmt::format(
+          ", VRAM unknown (every peak is memory its framework took up front, {:.0f}% or more of "
+          "its GPU's)",
+          up_front_share * 100);
     out += '\n';
   }
   if (out.empty())

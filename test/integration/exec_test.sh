@@ -109,6 +109,8 @@ status=0
 grep -A2 "^GPU tests whose peak is memory their framework took up front (JAX, TensorFlow): what they need is unknown (1)" \
   "$SCRATCH/suggest.out" | grep -q "measured: peak 61500 MiB in 1 run, 74% or more of its GPU's memory" ||
   fail "history suggest does not name the test: $(cat "$SCRATCH/suggest.out")"
+"$GPUPLAN" history show //xla:triton_test --history "$SCRATCH/triton.csv" | grep -q "peak 61500 MiB (taken up front)" ||
+  fail "history show does not mark the peak taken up front"
 # A unit that picks its GPU itself (here its shell shows up on GPU 0; the plan gave it GPU 2) ran
 # beside the units planned there: exec says which GPU, and which it was given.
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
