@@ -343,6 +343,17 @@ std::optional<int> shard_variable(const char* name, long least) {
   return static_cast<int>(value);
 }
 
+/// How the test ended: stopped by a signal within 5 s of Bazel's test timeout (TEST_TIMEOUT, which
+/// Bazel sets, and whose SIGTERM ends run-under) is a timeout, as Bazel reports it; another
+/// stop (Ctrl-C) is `stopped`. History reads both as a lower bound.
+RunEnd how_it_ended(double seconds) {
+  if (os::stop_signal() == 0) return RunEnd::exited;
+  const char* timeout = std::getenv("TEST_TIMEOUT");
+  char* end = nullptr;
+  const double limit = timeout && *timeout ? std::strtod(timeout, &end) : 0;
+  return limit > 0 && *end == '\0' && seconds + 5 >= limit ? RunEnd::timed_out : RunEnd::stopped;
+}
+
 /// How many shards the plan gives `label`; nullopt when it does not have the test.
 std::optional<int> planned_shard_count(const Plan& plan, const std::string& label) {
   LabelMatch named(plan, label);
@@ -574,7 +585,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      status,
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                     os::stop_signal() != 0 ? RunEnd::stopped : RunEnd::exited,
+                     how_it_ended(seconds),
                      usage.gpu_mem_mib,
                      assignment.unit.shard_count};
     try {

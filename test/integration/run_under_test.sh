@@ -268,8 +268,9 @@ for _ in $(seq 200); do running "$daemon" || break; sleep 0.1; done
 ! running "$daemon" || { kill -KILL "$daemon" 2>/dev/null; fail "a daemon outlived a SIGKILL to its run-under's process group"; }
 timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released after a SIGKILL to the test's process group"
-# Bazel ends a test at its timeout with SIGTERM: the record says "stopped", and history takes
-# the time as a lower bound (history-timeout), not as how long the test takes.
+# A stop (Ctrl-C, a killed CI job) sends SIGTERM: the record says "stopped"; at Bazel's test
+# timeout (TEST_TIMEOUT, which Bazel sets) it says "timeout", as Bazel does (it said "stopped").
+# History takes either time as a lower bound (history-timeout), not as how long the test takes.
 # terminated ARGS...: run-under's exit status when SIGTERM reaches it while the test ARGS runs.
 terminated() {
   TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" "$@" &
@@ -284,6 +285,10 @@ status=$(terminated --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait')
 [ "$status" = 143 ] || fail "run-under stopped by SIGTERM exited $status, not 143"
 grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false,,$' "$SCRATCH/stopped.csv" ||
   fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
+: >"$SCRATCH/timeout.csv"
+status=$(TEST_TIMEOUT=3 terminated --results "$SCRATCH/timeout.csv" sh -c 'sleep 30 & wait')
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,timeout,false,,$' "$SCRATCH/timeout.csv" ||
+  fail "a test stopped at Bazel's timeout: $(cat "$SCRATCH/timeout.csv")"
 # A test that traps SIGTERM and exits 0 was still cut short: no exit 0, which would read as passed.
 status=$(terminated sh -c 'trap "exit 0" TERM; sleep 30 & wait')
 [ "$status" = 143 ] || fail "a test that trapped SIGTERM and exited 0: run-under exited $status, not 143"
