@@ -32,7 +32,10 @@ class DepGraph final : public GraphSink {
   void linkopt(std::string_view flag) override;
   void generated_file(std::string_view label, std::string_view generating_rule) override;
   void leaf(std::string_view label) override;
-  void configured_closure() override { configured_closure_ = true; }
+  void configured_closure(bool configured_inputs) override {
+    configured_closure_ = true;
+    configured_inputs_ = configured_inputs;
+  }
 
   std::size_t node_count() const { return label_start_.size() - 1; }
   std::size_t rule_count() const { return rules_.size(); }
@@ -50,10 +53,11 @@ class DepGraph final : public GraphSink {
   /// a select() branch not taken) rather than one the query did not expand.
   bool is_configured_closure() const { return configured_closure_; }
   /// By node: a label of a configured closure that the input never declared and only rules with
-  /// a select() name (a rule with a declared configuration rule among its inputs): a branch not
-  /// taken, no dependency. One that a rule without a select() names is a dependency the query did
-  /// not expand (`deps(..., 1)`, `except`), as in query output: what it reaches is unknown. All
-  /// false outside a configured closure.
+  /// a select() name (a rule with a declared config_setting or constraint_value among its
+  /// inputs: the keys): a branch not taken, no dependency. One that a rule without a select()
+  /// names is a dependency the query did not expand (`deps(..., 1)`, `except`), as in query
+  /// output: what it reaches is unknown. All false outside a configured closure, and where the
+  /// rules named only their configured inputs (configuredRuleInput).
   std::vector<bool> untaken_branches() const;
   /// The first of the rule's linkopts that links a GPU library (gpu_linkopt_kind: "-lcudart");
   /// empty for other nodes.
@@ -95,6 +99,7 @@ class DepGraph final : public GraphSink {
   BigArray<std::uint16_t> class_of_;  ///< index into classes_; 0: not a rule
   std::vector<bool> declared_;
   bool configured_closure_ = false;
+  bool configured_inputs_ = false;  ///< the inputs are configuredRuleInput: no branch not taken among them
   std::vector<Symbol> classes_{Symbol()};
   std::unordered_map<std::string_view, std::uint16_t> class_index_;
   /// A slot of the label table (open addressing, at most half full).

@@ -52,11 +52,12 @@ class GraphSink {
   /// knows the query expanded it.
   virtual void leaf(std::string_view label) = 0;
   /// The input is cquery's output of deps(...) (it holds rules that are not tests): every
-  /// configured dependency is a target of its own there, so a label that rules name as an
-  /// input but that the output never lists is a select() branch not taken in its
+  /// configured dependency is a target of its own there, so a label that a rule with a select()
+  /// names as an input but that the output never lists is a branch not taken in its
   /// configuration, no dependency at all. (Without this call such a label is unknown: the
-  /// query did not expand it.)
-  virtual void configured_closure() {}
+  /// query did not expand it.) `configured_inputs`: the rules named their configured inputs
+  /// alone (configuredRuleInput, Bazel 7 on), so none they name is a branch not taken.
+  virtual void configured_closure(bool /*configured_inputs*/) {}
 };
 
 /// Whether the readers hand a GraphSink the linkopts of rules of this class: C++ and CUDA rules

@@ -241,12 +241,15 @@ std::size_t DepGraph::memory_bytes() const {
 
 std::vector<bool> DepGraph::untaken_branches() const {
   std::vector<bool> untaken(node_count(), false);
-  if (!configured_closure_) return untaken;
+  if (!configured_closure_ || configured_inputs_) return untaken;
   std::vector<bool> expanded(node_count(), false);  // named by a rule without a select()
   for (std::size_t entry = 0; entry < rule_count(); ++entry) {
     auto inputs = rule_inputs(entry);
+    // A select()'s keys; not the build settings and toolchain types rules name by implicit
+    // attributes (rules_python's _precompile_flag, a string_flag), which no select() needs.
     const bool selects = std::any_of(inputs.begin(), inputs.end(), [&](Node input) {
-      return declared(input) && is_configuration_rule(rule_class(input));
+      return declared(input) &&
+             (rule_class(input) == "config_setting" || rule_class(input) == "constraint_value");
     });
     for (Node input : inputs)
       if (!declared(input)) (selects ? untaken : expanded)[input] = true;

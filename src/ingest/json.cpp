@@ -118,7 +118,7 @@ void JsonTargets::fail_invalid(simdjson::error_code error, const char* bad_byte)
 }
 
 void JsonTargets::finish() {
-  if (out_.graph && cquery_ && saw_non_test_rule_) out_.graph->configured_closure();
+  if (out_.graph && cquery_ && saw_non_test_rule_) out_.graph->configured_closure(saw_configured_inputs_);
 }
 
 void JsonTargets::add(std::string_view json, std::size_t readable, const Position& start) {
@@ -227,6 +227,7 @@ void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured, std:
       fail(configured ? "a configuredRuleInput without a \"label\"" : "a ruleInput that is not a string");
     if (label.empty()) fail_empty_input(configured, rule);
     (configured ? configured_inputs_ : inputs_).push_back(label);
+    saw_configured_inputs_ = saw_configured_inputs_ || configured;
   }
 }
 

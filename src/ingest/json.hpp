@@ -64,7 +64,8 @@ class JsonTargets {
   std::vector<std::string> linkopts_;                ///< its linkopts, for the GraphSink
   simdjson::ondemand::parser linkopts_parser_;       ///< read_linkopts(): the rare array that has them
   bool cquery_ = false;
-  bool saw_non_test_rule_ = false;  ///< a rule that is not a test: the output of deps(...)
+  bool saw_non_test_rule_ = false;      ///< a rule that is not a test: the output of deps(...)
+  bool saw_configured_inputs_ = false;  ///< a rule named its configuredRuleInput (Bazel 7 on)
 };
 
 /// The short configuration id cquery prints after a label ("f5527a6"), from a checksum.

@@ -335,6 +335,31 @@ TEST_CASE(
   REQUIRE_FALSE(reach.unknown(test));
 }
 
+TEST_CASE(
+    "a build setting a rule names by an implicit attribute is no select(): its unlisted inputs stay "
+    "unknown") {
+  // rules_python's py rules name //python/config_settings:precompile (a string_flag) by
+  // _precompile_flag; in deps(..., 1) the library's torch is unlisted, and no select() is there.
+  DepGraph graph = graph_of(cquery_of(
+      {R"({"name": "//m:t", "ruleClass": "py_test", "ruleInput": ["//m:model", "//python/config_settings:precompile"]})",
+       R"({"name": "//m:model", "ruleClass": "py_library", "ruleInput": ["@pypi//torch:pkg", "//python/config_settings:precompile"]})",
+       R"({"name": "//python/config_settings:precompile", "ruleClass": "string_flag"})"}));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.unknown(*graph.find("//m:t")));
+}
+
+TEST_CASE(
+    "where rules name their configured inputs (configuredRuleInput), an unlisted one was not expanded") {
+  // Bazel 7's cquery names a rule's configured inputs apart: none of them is a branch not taken,
+  // even beside a select()'s key.
+  DepGraph graph = graph_of(cquery_of(
+      {R"({"name": "//m:t", "ruleClass": "py_test", "configuredRuleInput": [{"label": "//m:model"}]})",
+       R"({"name": "//m:model", "ruleClass": "py_library", "configuredRuleInput": [{"label": "@pypi//torch:pkg"}, {"label": "//m:cuda"}]})",
+       R"({"name": "//m:cuda", "ruleClass": "config_setting"})"}));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.unknown(*graph.find("//m:t")));
+}
+
 TEST_CASE("a label cquery names without a select() but never lists was not expanded: its tests are unknown") {
   // cquery 'deps(tests(//...), 1)': //m:model is listed, the jax plugin it depends on is not.
   // Read as a branch not taken, the GPU test was moved to CPU runners.
