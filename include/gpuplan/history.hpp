@@ -34,8 +34,8 @@ struct Sample {
   /// It ended with a failure (an exit status other than 0, Bazel's FAILED): it may have stopped
   /// before its GPU work, so its peak may fall short of what a whole run needs.
   bool failed = false;
-  /// Its peak is memory its framework took up front, not what it needs: it held at least
-  /// up_front_share of the memory of the GPU it was on (results records' gpu_mem_mib).
+  /// Its peak is memory its framework took up front, not what it needs (results records'
+  /// peak_up_front: JAX or TensorFlow held up_front_share or more of its GPU).
   bool peak_up_front = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
@@ -51,16 +51,12 @@ struct Sample {
   bool operator==(const Sample&) const = default;
 };
 
-/// The share of a GPU's memory at which a test's peak is taken for memory its framework took up
-/// front rather than what it needs: JAX takes 75% of the GPU at its first operation
-/// (XLA_PYTHON_CLIENT_PREALLOCATE), TensorFlow nearly all of it (unless allow_growth). Measured
-/// on an H200: a JAX test holding a 1 GiB array peaked at 107,918 of 143,771 MiB.
+/// The share of a GPU's memory at or above which run-under and exec take a peak of JAX or
+/// TensorFlow for memory taken up front (results records' peak_up_front): JAX takes 75% of the
+/// GPU at its first operation (XLA_PYTHON_CLIENT_PREALLOCATE), TensorFlow nearly all of it
+/// (unless TF_FORCE_GPU_ALLOW_GROWTH). Measured on an H200: a JAX test holding a 1 GiB array
+/// peaked at 107,918 of 143,771 MiB.
 constexpr double up_front_share = 0.74;
-/// Whether a peak of `peak_mib` on a GPU of `gpu_mem_mib` is memory taken up front.
-constexpr bool taken_up_front(std::int64_t peak_mib, std::int64_t gpu_mem_mib) {
-  return gpu_mem_mib > 0 &&
-         static_cast<double>(peak_mib) >= up_front_share * static_cast<double>(gpu_mem_mib);
-}
 
 /// The unit a sample belongs to.
 struct SampleKey {
@@ -109,7 +105,7 @@ enum class HistoryFormat {
   bep,    ///< bazel test --build_event_json_file: one JSON event a line
   junit,  ///< test.xml as Bazel, gtest or pytest write it
   csv,    ///< header with label,seconds and optionally
-          ///< shard,peak_vram_mib,start,exit_status,node,gpu_touched,gpu_mem_mib
+          ///< shard,peak_vram_mib,start,exit_status,node,gpu_touched,peak_up_front
   json,   ///< rows as a JSON array or one object a line, or the file `history summarize` writes
 };
 std::string_view to_string(HistoryFormat format);

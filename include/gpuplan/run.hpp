@@ -237,26 +237,26 @@ struct RunRecord {
   std::optional<std::int64_t> peak_vram_mib;  ///< the most GPU memory its processes held on one GPU (NVML)
   std::optional<bool> gpu_touched;  ///< whether any of its processes was on a GPU; empty: not measured
   RunEnd end = RunEnd::exited;
-  std::optional<std::int64_t> gpu_mem_mib = std::nullopt;  ///< the memory of the GPU of its peak (NVML)
-  int shard_count = 1;                                     ///< the test's shards (TEST_TOTAL_SHARDS)
+  bool peak_up_front = false;  ///< its peak is memory JAX or TensorFlow took up front (GpuUsage)
+  int shard_count = 1;         ///< the test's shards (TEST_TOTAL_SHARDS)
 };
 
-/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,
+/// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,
 /// shard_count": the history CSV (SPEC section 3) with the run's details as extra columns.
 std::string_view results_header();
-/// The header of results files begun before gpu_mem_mib and shard_count: such a file is
+/// The header of results files begun before peak_up_front and shard_count: such a file is
 /// appended to in its own columns.
-std::string_view results_header_before_gpu_mem();
+std::string_view results_header_before_new_columns();
 /// Checks that the results file `path` can be appended to (creating it empty if missing) and
 /// says in which columns: true for results_header()'s, false for a file begun before
-/// gpu_mem_mib and shard_count. Throws InputError for a file that cannot be written or has other columns.
+/// peak_up_front and shard_count. Throws InputError for a file that cannot be written or has other columns.
 bool check_results_file(const std::string& path);
 
 /// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
 /// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or
 /// "timeout"/"stopped" for a run cut short (history reads both as a lower bound); peak_vram_mib,
-/// gpu_touched ("true"/"false") and gpu_mem_mib empty when not measured; shard_count empty for an
-/// unsharded test. Without `new_columns`, the columns of results_header_before_gpu_mem().
+/// gpu_touched ("true"/"false") and peak_up_front empty when not measured; shard_count empty for an
+/// unsharded test. Without `new_columns`, the columns of results_header_before_new_columns().
 std::string to_csv(const RunRecord& record, bool new_columns = true);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit

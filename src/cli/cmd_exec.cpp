@@ -803,7 +803,7 @@ int run_exec(const ExecOptions& o) {
                         u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status,
                         usage.peak_vram_mib,
                         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                        run_end(u.outcome), usage.gpu_mem_mib, u.assignment.unit.shard_count});
+                        run_end(u.outcome), usage.peak_up_front, u.assignment.unit.shard_count});
     if (o.results.empty()) return;
     try {
       os::append_locked(o.results, results_header(), to_csv(ran_here.back(), current_columns));

@@ -586,7 +586,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
                      how_it_ended(seconds),
-                     usage.gpu_mem_mib,
+                     usage.peak_up_front,
                      assignment.unit.shard_count};
     try {
       os::append_locked(o.results, results_header(), to_csv(record, check_results_file(o.results)));

@@ -1,7 +1,7 @@
 // The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
 // label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched,
-// gpu_mem_mib, shard_count; columns are found by name and unknown ones ignored. Also the file `gpuplan
+// peak_up_front, shard_count; columns are found by name and unknown ones ignored. Also the file `gpuplan
 // history summarize` writes.
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -32,9 +32,9 @@ namespace gpuplan {
 namespace {
 
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
-constexpr std::string_view row_columns[] = {"label",       "seconds",     "shard", "peak_vram_mib",
-                                            "start",       "exit_status", "node",  "gpu_touched",
-                                            "gpu_mem_mib", "shard_count"};
+constexpr std::string_view row_columns[] = {"label",         "seconds",     "shard", "peak_vram_mib",
+                                            "start",         "exit_status", "node",  "gpu_touched",
+                                            "peak_up_front", "shard_count"};
 
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
@@ -117,12 +117,11 @@ Result<Row> to_row(const Fields& fields) {
       return Problem{fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
     row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
   }
-  if (std::string_view total = field(fields, "gpu_mem_mib"); !total.empty()) {
-    auto mib = history::parse_number(total);
-    if (!mib || *mib < 0 || *mib > 1e9)
-      return Problem{fmt::format("{}: gpu_mem_mib \"{}\" is not a number of MiB", label, total)};
-    row.sample.peak_up_front = row.sample.peak_vram_mib &&
-                               taken_up_front(*row.sample.peak_vram_mib, static_cast<std::int64_t>(*mib));
+  if (std::string_view up_front = field(fields, "peak_up_front"); !up_front.empty()) {
+    if (util::equal_ignoring_case(up_front, "true") || up_front == "1")
+      row.sample.peak_up_front = row.sample.peak_vram_mib.has_value();
+    else if (!util::equal_ignoring_case(up_front, "false") && up_front != "0")
+      return Problem{fmt::format("{}: peak_up_front \"{}\" is neither true nor false", label, up_front)};
   }
   if (std::string_view start = field(fields, "start"); !start.empty()) {
     if (auto epoch = history::parse_number(start))

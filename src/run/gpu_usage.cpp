@@ -13,6 +13,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -450,14 +451,16 @@ void GpuUsageSampler::sample() {
     auto used = nvml_->used_bytes(gpus_[i]);
     if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
     usage_.touched = usage_.by_device = true;
-    record_peak(gpus_[i], *used - baseline_[i]);
+    record_peak(gpus_[i], *used - baseline_[i], tree);
   }
   for (const auto& on_device : *devices) {
     unsigned long long bytes = 0;
     bool known = true, here = false;
+    std::set<pid_t> on_it;
     for (const auto& p : on_device) {
       if (!tree.count(static_cast<pid_t>(p.pid))) continue;
       here = true;
+      on_it.insert(static_cast<pid_t>(p.pid));
       if (p.used_gpu_memory == nvml_value_not_available)
         known = false;
       else
@@ -471,16 +474,41 @@ void GpuUsageSampler::sample() {
       usage_.outside.push_back(index);
       std::sort(usage_.outside.begin(), usage_.outside.end());
     }
-    if (known) record_peak(index, bytes);
+    if (known) record_peak(index, bytes, on_it);
   }
 }
 
-void GpuUsageSampler::record_peak(int gpu, std::uint64_t bytes) {
+void GpuUsageSampler::record_peak(int gpu, std::uint64_t bytes, const std::set<pid_t>& processes) {
   auto mib = static_cast<std::int64_t>((bytes + (1ULL << 20) - 1) >> 20);
   if (usage_.peak_vram_mib && mib <= *usage_.peak_vram_mib) return;
   usage_.peak_vram_mib = mib;
   auto memory = nvml_->memory(gpu);
-  usage_.gpu_mem_mib = memory ? std::optional(static_cast<std::int64_t>(memory->total >> 20)) : std::nullopt;
+  usage_.peak_up_front = memory &&
+                         static_cast<double>(bytes) >= up_front_share * static_cast<double>(memory->total) &&
+                         std::any_of(processes.begin(), processes.end(), preallocates);
+}
+
+bool preallocates(pid_t pid) {
+  // The GPU runtimes of JAX (jaxlib, its CUDA/ROCm plugins) and TensorFlow, by the files mapped.
+  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
+  bool jax = false, tensorflow = false;
+  for (std::string line; std::getline(maps, line) && !(jax && tensorflow);) {
+    jax = jax || line.find("/jaxlib/") != std::string::npos ||
+          line.find("/jax_plugins/") != std::string::npos || line.find("/jax_cuda") != std::string::npos ||
+          line.find("/jax_rocm") != std::string::npos || line.find("xla_extension") != std::string::npos;
+    tensorflow = tensorflow || line.find("libtensorflow_framework") != std::string::npos ||
+                 line.find("_pywrap_tensorflow") != std::string::npos;
+  }
+  if (!jax && !tensorflow) return false;
+  // Unless the variable that stops it is in the process's environment (pack sets both).
+  std::ifstream environ(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  bool jax_lazy = false, tensorflow_lazy = false;
+  for (std::string entry; std::getline(environ, entry, '\0');) {
+    jax_lazy = jax_lazy || entry == "XLA_PYTHON_CLIENT_PREALLOCATE=false" ||
+               entry == "XLA_PYTHON_CLIENT_PREALLOCATE=0" || entry == "XLA_PYTHON_CLIENT_ALLOCATOR=platform";
+    tensorflow_lazy = tensorflow_lazy || entry == "TF_FORCE_GPU_ALLOW_GROWTH=true";
+  }
+  return (jax && !jax_lazy) || (tensorflow && !tensorflow_lazy);
 }
 
 std::string outside_gpus_warning(std::string_view label, const std::vector<int>& given,

@@ -8,11 +8,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "gpuplan/history.hpp"
 #include "gpuplan/requirements.hpp"
 #include "gpuplan/version.hpp"
 
@@ -25,9 +27,10 @@ struct GpuUsage {
   /// The most memory the unit's processes held on one GPU at one sample (MiB, rounded up);
   /// empty when not measured, or when NVML lists the processes without their memory.
   std::optional<std::int64_t> peak_vram_mib;
-  /// The memory of the GPU the peak was on (NVML's total, MiB): history tells a peak that is
-  /// memory a framework took up front (JAX 75% of the GPU, TensorFlow nearly all) from a need.
-  std::optional<std::int64_t> gpu_mem_mib;
+  /// The peak is memory a framework took up front, not what the unit needs: up_front_share or
+  /// more of its GPU, held by processes with JAX's or TensorFlow's GPU runtime loaded and
+  /// nothing in their environment to stop it taking memory up front (preallocates()).
+  bool peak_up_front = false;
   /// NVML listed no process on the unit's GPUs while their memory in use rose (a driver that
   /// cannot see this PID namespace, as in some VMs and containers): `touched` and the peak
   /// come from the GPUs' memory in use above what it was when the unit started.
@@ -45,6 +48,10 @@ std::string outside_gpus_warning(std::string_view label, const std::vector<int>&
 /// Where run-under notes such warnings for `exec`, which repeats those of its run: in the GPU
 /// lock directory, which Bazel's sandbox shares. Each line "NODE<TAB>WARNING".
 std::string outside_gpus_file(const std::string& lock_dir);
+
+/// Whether process `pid` has JAX's or TensorFlow's GPU runtime loaded (/proc/PID/maps) without
+/// the variable in its environment that stops that framework taking GPU memory up front.
+bool preallocates(pid_t pid);
 
 /// NVML, opened once: GPUPLAN_NVML_LIBRARY names the library when set (tests point it at a
 /// stand-in), else libnvidia-ml.so.1. Null when it cannot be loaded or initialised.
@@ -107,8 +114,9 @@ class GpuUsageSampler {
 
  private:
   void sample();
-  /// A sample of `bytes` on NVML's GPU `gpu`: the peak when it is the most yet. Under mutex_.
-  void record_peak(int gpu, std::uint64_t bytes);
+  /// A sample of `bytes` on NVML's GPU `gpu`, held by `processes`: the peak when it is the most
+  /// yet. Under mutex_.
+  void record_peak(int gpu, std::uint64_t bytes, const std::set<pid_t>& processes);
   std::shared_ptr<Nvml> nvml_;
   double interval_s_;
   pid_t root_ = 0;

@@ -79,7 +79,8 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
     auto fields = csv_fields(line);
     if (!fields) throw bad("a quoted field does not end");
     if (fields->size() != 9 && fields->size() != 11)
-      throw bad(fmt::format("{} fields, not 11 (or 9, before gpu_mem_mib and shard_count)", fields->size()));
+      throw bad(
+          fmt::format("{} fields, not 11 (or 9, before peak_up_front and shard_count)", fields->size()));
     const auto& f = *fields;
     RunRecord r;
     r.label = f[0];
@@ -131,16 +132,16 @@ std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
 }
 
 std::string_view results_header() {
-  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,shard_"
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
          "count\n";
 }
 
-std::string_view results_header_before_gpu_mem() {
+std::string_view results_header_before_new_columns() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
 }
 
 bool check_results_file(const std::string& path) {
-  return os::check_appendable(path, {results_header(), results_header_before_gpu_mem()}) == 0;
+  return os::check_appendable(path, {results_header(), results_header_before_new_columns()}) == 0;
 }
 
 std::string to_csv(const RunRecord& r, bool new_columns) {
@@ -152,9 +153,10 @@ std::string to_csv(const RunRecord& r, bool new_columns) {
                      r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
                      csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
                      r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
-                     new_columns ? fmt::format(",{},{}", number(r.gpu_mem_mib),
-                                               r.shard_index ? std::to_string(r.shard_count) : "")
-                                 : "");
+                     new_columns
+                         ? fmt::format(",{},{}", r.peak_vram_mib ? (r.peak_up_front ? "true" : "false") : "",
+                                       r.shard_index ? std::to_string(r.shard_count) : "")
+                         : "");
 }
 
 }  // namespace gpuplan

@@ -53,6 +53,7 @@ if "jax" in label:
     import jax, jax.numpy as jnp
     seen["devices"] = [str(d) for d in jax.devices()]
     x = jnp.ones((256, 1024, 1024), dtype=jnp.float32).block_until_ready()  # 1 GiB
+    seen["maps"] = sorted({l.split()[-1] for l in open("/proc/self/maps") if "jax" in l or "xla" in l})[:6]
 else:
     import torch
     seen["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
@@ -67,7 +68,7 @@ PY
 export SEEN="$OUT/seen.jsonl"
 : > "$SEEN"
 touch "$OUT/results.csv"
-install -d -m 0700 /tmp/gpuplan-locks-0  # as the README says, for run-under outside exec
+install -d -m 0700 "/tmp/gpuplan-locks-$(id -u)"  # as the README says, for run-under outside exec
 start=$(date +%s)
 "$GPUPLAN" exec "$work/plan.json" --node dev --results "$OUT/results.csv" --json "$OUT/exec.json" \
   --command "python3 $work/unit.py {label}" > "$OUT/exec.out" 2>&1
@@ -96,11 +97,12 @@ for unit in torch_a torch_b jax_noprealloc; do
 done
 read -r mib touched < <(peak //check:jax)
 log "INFO //check:jax with JAX's default preallocation recorded ${mib} MiB (touched ${touched})"
-# Each record says the memory of its peak's GPU (NVML's total, as nvidia-smi's memory.total), and
-# a plan from these records reserves the measured peaks, but not JAX's preallocation, naming it.
-total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
-totals=$(awk -F, '$1 ~ /^\/\/check:(jax|torch_a)$/ {print $10}' "$OUT/results.csv" | sort -u | tr '\n' ' ')
-check "records say the GPU's memory, ${total} MiB: ${totals}" '[ "$totals" = "$total " ]'
+# Each record says whether its peak is memory taken up front: JAX's default pool (JAX's runtime
+# is in the process's maps, no XLA_PYTHON_CLIENT_PREALLOCATE=false), never PyTorch's 1.5 GiB.
+# A plan from these records reserves the measured peaks, but not JAX's pool, naming it.
+up_front() { awk -F, -v l="$1" '$1 == l {print $10}' "$OUT/results.csv" | tail -1; }
+check "peak_up_front: //check:jax $(up_front //check:jax), //check:torch_a $(up_front //check:torch_a), //check:jax_noprealloc $(up_front //check:jax_noprealloc)" \
+  '[ "$(up_front //check:jax)" = true ] && [ "$(up_front //check:torch_a)" = false ] && [ "$(up_front //check:jax_noprealloc)" = false ]'
 "$GPUPLAN" plan --fleet "$work/fleet.yaml" "$work/query.xml" --history "$OUT/results.csv" -o "$OUT/replan.json" \
   2> "$OUT/replan.err"
 vram() { jq -r --arg l "$1" '.assignments[] | select(.label == $l) | .vram_mib' "$OUT/replan.json"; }

@@ -49,7 +49,7 @@ smi=$!
   > "$OUT/nvidia-smi-gpu.csv" 2>&1 &
 smi_gpu=$!
 touch "$OUT/results.csv"  # run-under never creates its results file, nor its lock directory
-install -d -m 0700 /tmp/gpuplan-locks-0
+install -d -m 0700 "/tmp/gpuplan-locks-$(id -u)"
 TEST_TARGET=//check:alloc "$GPUPLAN" run-under --plan "$work/plan.json" --node "$node" \
   --results "$OUT/results.csv" python3 "$work/alloc.py" > "$OUT/alloc.out" 2>&1
 status=$?

@@ -303,11 +303,11 @@ TEST_CASE("a run with a peak above 0 used a GPU, whatever its gpu_touched says")
 TEST_CASE("a peak that is memory taken up front is not near capacity: its need is unknown, and said so") {
   // TensorFlow maps nearly all of an 80 GiB H100: before, "near capacity, ask for more".
   const std::string with_total =
-      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib\n";
+      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front\n";
   auto read = read_table_text(with_total +
-                                  "//t:tf,,30,80100,h100-0,0,2026-01-01T00:00:00Z,0,true,81559\n"
-                                  "//t:tf,,30,80200,h100-0,0,2026-01-02T00:00:00Z,0,true,81559\n"
-                                  "//t:declared,,30,80200,h100-0,0,2026-01-02T00:00:00Z,0,true,81559\n",
+                                  "//t:tf,,30,80100,h100-0,0,2026-01-01T00:00:00Z,0,true,true\n"
+                                  "//t:tf,,30,80200,h100-0,0,2026-01-02T00:00:00Z,0,true,true\n"
+                                  "//t:declared,,30,80200,h100-0,0,2026-01-02T00:00:00Z,0,true,true\n",
                               true);
   auto advice = advise(read.history, {gpu_test("//t:tf"), gpu_test("//t:declared", 40960)}, a100_fleet());
   REQUIRE(advice.advice.size() == 1);  // a declared gpu-mem is what the test needs

@@ -72,7 +72,7 @@ TEST_CASE("one run read again from another input counts once; runs within one in
 
 TEST_CASE("a summary keeps which peaks were memory taken up front") {
   auto read = read_table_text(
-      "label,seconds,peak_vram_mib,gpu_mem_mib\n//a:jax,8,107918,143771\n//a:jax,9,2000,143771\n", true);
+      "label,seconds,peak_vram_mib,peak_up_front\n//a:jax,8,107918,true\n//a:jax,9,2000,false\n", true);
   std::string text = summarize(read.history, 20);
   REQUIRE(text.find("\"peak_up_front\":[true,false]") != std::string::npos);
   auto back = read_table_text(text, true).history;

@@ -142,20 +142,17 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                                "must have one entry per \"seconds\""));
 }
 
-TEST_CASE("a peak of three quarters or more of its GPU's memory (gpu_mem_mib) is memory taken up front") {
-  // As measured on an H200: JAX holding a 1 GiB array peaked at 107918 of 143771 MiB (75%);
-  // with XLA_PYTHON_CLIENT_PREALLOCATE=false, at 1576 MiB.
-  const std::string header = "label,seconds,peak_vram_mib,gpu_mem_mib\n";
+TEST_CASE("a peak a record says was taken up front (peak_up_front) is marked so") {
+  // As measured on an H200: JAX holding a 1 GiB array peaked at 107918 of 143771 MiB (75%).
+  const std::string header = "label,seconds,peak_vram_mib,peak_up_front\n";
   auto read =
-      read_table_text(header + "//a:jax,8,107918,143771\n//a:lazy,4,1576,143771\n//a:old,4,107918,\n", true);
+      read_table_text(header + "//a:jax,8,107918,true\n//a:torch,4,120000,false\n//a:none,4,,true\n", true);
   const auto& samples = read.history.samples;
   CHECK(samples.at({"//a:jax", std::nullopt}).at(0).peak_up_front);
-  CHECK_FALSE(samples.at({"//a:lazy", std::nullopt}).at(0).peak_up_front);
-  CHECK_FALSE(samples.at({"//a:old", std::nullopt}).at(0).peak_up_front);  // the GPU's memory unknown
-  CHECK(taken_up_front(61000, 81920));                                     // 74.5% of an 80 GiB GPU
-  CHECK_FALSE(taken_up_front(60000, 81920));                               // 73.2%
+  CHECK_FALSE(samples.at({"//a:torch", std::nullopt}).at(0).peak_up_front);
+  CHECK_FALSE(samples.at({"//a:none", std::nullopt}).at(0).peak_up_front);  // no peak to mark
   REQUIRE_THROWS_WITH(read_table_text(header + "//a:jax,8,107918,lots\n", true),
-                      Catch::Contains("gpu_mem_mib \"lots\" is not a number of MiB"));
+                      Catch::Contains("peak_up_front \"lots\" is neither true nor false"));
 }
 
 TEST_CASE(

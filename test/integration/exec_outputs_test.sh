@@ -1,18 +1,18 @@
 # exec's and run-under's output files as a user meets them: results appended to a file an
 # editor left without a final newline, in the columns of the gpuplan that began the file (before
-# gpu_mem_mib), a results file of other columns refused
+# peak_up_front), a results file of other columns refused
 # before anything runs, --json and --junit that cannot be written found before anything runs,
 # and one that cannot be written at the end never hiding a failed unit.
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
-HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,shard_count
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count
 BEFORE_GPU_MEM=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 cd "$SCRATCH"
 jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test
 
 # 1. A results file whose last line has no newline: the new record starts a line of its own. The
-#    file was begun by a gpuplan that wrote no gpu_mem_mib: its records keep its 9 columns (before
+#    file was begun by a gpuplan that wrote no peak_up_front: its records keep its 9 columns (before
 #    that column, such a file was refused).
 printf '%s\n//a:b,,1.000,,ws-0,0,2026-11-30T10:55:26.120Z,0,' "$BEFORE_GPU_MEM" >nonl.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results nonl.csv --command true >/dev/null ||

@@ -85,14 +85,27 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
   --command "echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 [ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
-# 2c. A record says the memory of the GPU of the unit's peak (NVML's total; the stand-in's GPUs have
-#     80 GiB). A peak of 74% or more of it is memory a framework took up front (JAX takes 75%,
-#     TensorFlow nearly all): plan reserves none of it and warns (--strict: exit 2), history suggest
-#     says so. Before, the test was planned on GPUs of at least that much memory.
+# 2c. A peak of 74% or more of its GPU (the stand-in's GPUs have 80 GiB) held by a process with
+#     JAX's or TensorFlow's GPU runtime loaded is memory the framework took up front (JAX takes
+#     75%, TensorFlow nearly all): the record says peak_up_front, plan reserves none of it and
+#     warns (--strict: exit 2), history suggest and show say so. Before, the test was planned on
+#     GPUs of at least that much memory. Here the unit is a `sleep` run from a folder named
+#     jaxlib, which its /proc/PID/maps shows as JAX's would be.
+mkdir -p "$SCRATCH/site/jaxlib"
+cp "$(command -v sleep)" "$SCRATCH/site/jaxlib/sleep"
+jax_like="$SCRATCH/site/jaxlib/sleep 0.6 & echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; wait"
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/up-front.csv" \
-  --command "echo \"2 \$\$ 61500\" >$SCRATCH/nvml.procs; sleep 0.5" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
-tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,81920,$' ||
-  fail "the record lacks the peak's GPU memory: $(cat "$SCRATCH/up-front.csv")"
+  --command "$jax_like" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
+tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,true,$' ||
+  fail "the record does not say the peak was taken up front: $(cat "$SCRATCH/up-front.csv")"
+# Not so for the same peak without JAX (PyTorch near its GPU's memory: near capacity, a need),
+# nor for JAX with XLA_PYTHON_CLIENT_PREALLOCATE=false in its environment (as pack sets it).
+"${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/need.csv" \
+  --command "sleep 0.6 & echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; wait" >/dev/null 2>&1 || fail "exec failed"
+XLA_PYTHON_CLIENT_PREALLOCATE=false "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
+  --results "$SCRATCH/need.csv" --command "$jax_like" >/dev/null 2>&1 || fail "exec failed"
+[ "$(grep -c ',61500,ws-0,2,.*,0,true,false,$' "$SCRATCH/need.csv")" = 2 ] ||
+  fail "a peak that is a need was taken for memory taken up front: $(cat "$SCRATCH/need.csv")"
 sed 's|^//ml:inference_test,|//xla:triton_test,|' "$SCRATCH/up-front.csv" >"$SCRATCH/triton.csv"  # it declares no gpu-mem
 "$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
   -o "$SCRATCH/up-front.json" 2>"$SCRATCH/up-front.err" || fail "plan with the history failed: $(cat "$SCRATCH/up-front.err")"

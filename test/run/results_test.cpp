@@ -6,9 +6,9 @@ using namespace gpuplan;
 
 TEST_CASE("a results record is a history CSV line with the run's details") {
   RunRecord r{"//ml:train_test", 1, 12.3456, "ws-0", {0, 1}, 1796036126.12, 0, std::nullopt, std::nullopt};
-  REQUIRE(
-      results_header() ==
-      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,gpu_mem_mib,shard_count\n");
+  REQUIRE(results_header() ==
+          "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
+          "count\n");
   r.shard_count = 4;
   REQUIRE(to_csv(r) == "//ml:train_test,1,12.346,,ws-0,\"0,1\",2026-11-30T10:55:26.120Z,0,,,4\n");
   REQUIRE(parse_results_csv(std::string(results_header()) + to_csv(r), "r.csv").at(0).shard_count == 4);
@@ -21,19 +21,22 @@ TEST_CASE("an unsharded test has an empty shard, and one GPU needs no quotes") {
 
 TEST_CASE("a measured unit records its peak GPU memory and whether it touched a GPU") {
   RunRecord r{"//a:b", std::nullopt, 1, "n", {3}, 0, 0, 3075, true};
-  REQUIRE(to_csv(r) == "//a:b,,1.000,3075,n,3,1970-01-01T00:00:00.000Z,0,true,,\n");
+  REQUIRE(to_csv(r) == "//a:b,,1.000,3075,n,3,1970-01-01T00:00:00.000Z,0,true,false,\n");
   RunRecord idle{"//a:c", std::nullopt, 1, "n", {3}, 0, 0, std::nullopt, false};
   REQUIRE(to_csv(idle) == "//a:c,,1.000,,n,3,1970-01-01T00:00:00.000Z,0,false,,\n");
 }
 
 TEST_CASE(
-    "a record says the memory of the GPU of its peak; a file begun before that column keeps its columns") {
-  RunRecord r{"//a:jax_test", std::nullopt, 1, "n", {0}, 0, 0, 107918, true, RunEnd::exited, 143771};
-  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,143771,\n");
+    "a record says whether its peak was memory taken up front; a file begun before that column keeps its "
+    "columns") {
+  RunRecord r{"//a:jax_test", std::nullopt, 1, "n", {0}, 0, 0, 107918, true, RunEnd::exited, true};
+  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,true,\n");
+  r.peak_up_front = false;
+  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,false,\n");
   REQUIRE(to_csv(r, false) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true\n");
   // run-under's JUnit reads a file of either header, with rows of either width after the new one
-  auto read =
-      parse_results_csv(std::string(results_header_before_gpu_mem()) + to_csv(r, false) + to_csv(r), "r.csv");
+  auto read = parse_results_csv(
+      std::string(results_header_before_new_columns()) + to_csv(r, false) + to_csv(r), "r.csv");
   REQUIRE(read.size() == 2);
   CHECK(read[1].label == "//a:jax_test");
 }
