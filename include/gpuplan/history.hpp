@@ -75,10 +75,15 @@ struct History {
   /// of its shards were left out. They measured shards of another size (8 shards of 12 s read
   /// beside 2 of 50 s planned each new shard at 39 s).
   std::map<std::string, std::pair<int, long>> other_shard_counts;
+  /// By test: the latest start among the runs of its current shard count, where they say.
+  std::map<std::string, std::int64_t> shard_count_latest_ms;
 
-  /// Records a test's shard count as of the runs read next. Where it had another, its runs of
-  /// shards so far are left out (other_shard_counts): they measured shards of another size.
-  void set_shard_count(const std::string& label, int count);
+  /// Records a test's shard count as of a run read next (started at `start_ms`, where it says).
+  /// Where it had another, the runs of the older count are left out (other_shard_counts): they
+  /// measured shards of another size. Older by start time where the runs say, else by order:
+  /// false when the run read next is the older one, to be left out itself.
+  bool set_shard_count(const std::string& label, int count,
+                       std::optional<std::int64_t> start_ms = std::nullopt);
   /// Appends `newer` after this history: with no start times, later inputs are newer. Where
   /// `newer` gives a test another shard count than this history, this history's runs of its
   /// shards are left out (other_shard_counts); its runs of the whole test stay.

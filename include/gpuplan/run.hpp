@@ -251,6 +251,9 @@ std::string_view results_header_before_new_columns();
 /// says in which columns: true for results_header()'s, false for a file begun before
 /// peak_up_front and shard_count. Throws InputError for a file that cannot be written or has other columns.
 bool check_results_file(const std::string& path);
+/// The note for a results file begun before peak_up_front and shard_count: its records go on
+/// without them, so history cannot tell JAX's memory pool or a resharded test there.
+std::string results_columns_note(const std::string& path);
 
 /// One CSV line (with its newline): fields quoted per RFC 4180 where needed, `start` as
 /// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or

@@ -701,6 +701,7 @@ int run_exec(const ExecOptions& o) {
     return exit_ok;
   }
   const bool current_columns = o.results.empty() || check_results_file(o.results);
+  if (!current_columns) std::cerr << fmt::format("gpuplan exec: note: {}\n", results_columns_note(o.results));
   check_writable(o.junit);
   check_writable(o.json);
 

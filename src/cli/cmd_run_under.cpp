@@ -430,7 +430,8 @@ int run_under(const RunUnderOptions& o) {
   if (!o.junit.empty())
     require_shared_path(o.junit, "JUnit file",
                         "the report rewritten after this test would be lost with the sandbox", "touch");
-  if (!o.results.empty()) check_results_file(o.results);
+  if (!o.results.empty() && !check_results_file(o.results))
+    std::cerr << fmt::format("gpuplan run-under: note: {}\n", results_columns_note(o.results));
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
   // Through PLAN.index, or the lock directory's where the plan's folder takes none: what this

@@ -27,11 +27,12 @@ bool is_testlogs(const fs::path& component) {
 }
 
 /// The part of `path` below its last bazel-testlogs (or bazel-out/…/testlogs) folder, as
-/// written; empty when it names none.
-std::optional<fs::path> lexically_below_testlogs(const fs::path& path) {
+/// written (below its first with `first`: a path inside such a folder, whose packages may be
+/// named testlogs too); empty when it names none.
+std::optional<fs::path> lexically_below_testlogs(const fs::path& path, bool first = false) {
   std::optional<fs::path> below;
   for (const auto& component : path) {
-    if (is_testlogs(component))
+    if (is_testlogs(component) && !(first && below))
       below = fs::path();
     else if (below && !component.empty() && component != ".")
       *below /= component;
@@ -54,7 +55,7 @@ void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
 /// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
 void read_testlogs(const std::string& directory, bool strict, History& history, Diagnostics& diagnostics) {
   // A directory at or below bazel-testlogs: paths below it continue the path below that. One
-  // above it (the workspace, an artifacts folder holding bazel-testlogs/ or bazel-out/*/testlogs/):
+  // above it (an artifacts folder holding bazel-testlogs/ or bazel-out/*/testlogs/ as folders):
   // each file's path below its own testlogs folder (before, "//bazel-testlogs/pkg:test", a test
   // of no query, and its runs went unused without a word).
   const auto prefix = below_testlogs(directory);
@@ -68,8 +69,8 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (!it->is_regular_file(error)) continue;
     const auto inside = it->path().lexically_relative(directory);
-    auto relative =
-        (prefix ? *prefix / inside : lexically_below_testlogs(inside).value_or(inside)).generic_string();
+    auto relative = (prefix ? *prefix / inside : lexically_below_testlogs(inside, true).value_or(inside))
+                        .generic_string();
     auto test = it->path().extension() == ".xml" ? parse_testlog_path(relative) : std::nullopt;
     if (!test) {  // no test's test.xml
       ++other_count;
@@ -177,8 +178,8 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
     diagnostics.push_back(Diagnostic{
         Severity::note, label, "--history",
         fmt::format(
-            "its {} run{} of shards from when it had {} shards {} left out: a newer input has it "
-            "with {}, and a shard then was of another size",
+            "its {} run{} of shards from when it had {} shards {} left out: a later input or row (or "
+            "run, by start time) has it with {}, and a shard then was of another size",
             older.second, util::plural(older.second), older.first, older.second == 1 ? "is" : "are",
             now == history.shard_counts.end() ? std::string("another count") : std::to_string(now->second))});
   }

@@ -1,22 +1,59 @@
 // The History value: samples per unit, merged across inputs.
 #include "gpuplan/history.hpp"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
 namespace gpuplan {
 
-void History::set_shard_count(const std::string& label, int count) {
-  auto [older, first] = shard_counts.emplace(label, count);
-  if (first || older->second == count) return;
+bool History::set_shard_count(const std::string& label, int count, std::optional<std::int64_t> start_ms) {
+  auto [current, first] = shard_counts.emplace(label, count);
+  auto since = shard_count_latest_ms.find(label);
+  auto seen_at = [&] {
+    if (!start_ms) return;
+    auto& latest = shard_count_latest_ms[label];
+    latest = std::max(latest, *start_ms);
+  };
+  if (first) {
+    // Runs read before any count was (a CSV without shard_count) of shards this count has not:
+    // of a time the test had more.
+    auto from = samples.lower_bound(SampleKey{label, count});
+    auto to = from;
+    long runs = 0;
+    int highest = count;
+    for (; to != samples.end() && to->first.label == label; ++to) {
+      runs += static_cast<long>(to->second.size());
+      highest = std::max(highest, to->first.shard.value_or(0));
+    }
+    if (runs > 0) {
+      samples.erase(from, to);
+      auto& noted = other_shard_counts[label];
+      noted = {highest + 1, noted.second + runs};
+    }
+  }
+  if (first || current->second == count) {
+    seen_at();
+    return true;
+  }
+  // A run of another count that started before the latest of the current count's: it is older
+  // (a CSV sorted by label and shard, not by time), and is the one left out.
+  if (start_ms && since != shard_count_latest_ms.end() && *start_ms < since->second) {
+    auto& noted = other_shard_counts[label];
+    noted = {count, noted.second + 1};
+    return false;
+  }
   auto from = samples.lower_bound(SampleKey{label, 0});
   auto to = from;
   long runs = 0;
   for (; to != samples.end() && to->first.label == label; ++to) runs += static_cast<long>(to->second.size());
   samples.erase(from, to);
   auto& noted = other_shard_counts[label];
-  noted = {older->second, noted.second + runs};
-  older->second = count;
+  noted = {current->second, noted.second + runs};
+  current->second = count;
+  shard_count_latest_ms.erase(label);
+  seen_at();
+  return true;
 }
 
 void History::merge(const History& newer) {
@@ -25,7 +62,10 @@ void History::merge(const History& newer) {
     auto& mine = this->samples[key];
     mine.insert(mine.end(), samples.begin(), samples.end());
   }
-  for (const auto& [label, noted] : newer.other_shard_counts) other_shard_counts[label] = noted;
+  for (const auto& [label, noted] : newer.other_shard_counts) {
+    auto& mine = other_shard_counts[label];
+    mine = {noted.first, mine.second + noted.second};
+  }
   cached_results += newer.cached_results;
 }
 
@@ -71,7 +111,10 @@ long History::merge_new(History&& newer) {
         mine.push_back(std::move(s));
     }
   }
-  for (const auto& [label, noted] : newer.other_shard_counts) other_shard_counts[label] = noted;
+  for (const auto& [label, noted] : newer.other_shard_counts) {
+    auto& mine = other_shard_counts[label];
+    mine = {noted.first, mine.second + noted.second};
+  }
   cached_results += newer.cached_results;
   return left_out;
 }

@@ -195,8 +195,10 @@ class LineCounter {
 };
 
 void add(History& history, Row row) {
-  // Rows are appended as runs end: one of another shard count than the rows before it starts a new era.
-  if (row.key.shard && row.shard_count > 1) history.set_shard_count(row.key.label, row.shard_count);
+  // A row of another shard count than the rows before it: the older runs' count is left out.
+  if (row.key.shard && row.shard_count > 1 &&
+      !history.set_shard_count(row.key.label, row.shard_count, row.sample.start_ms))
+    return;
   history.samples[std::move(row.key)].push_back(row.sample);
 }
 

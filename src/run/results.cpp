@@ -144,6 +144,14 @@ bool check_results_file(const std::string& path) {
   return os::check_appendable(path, {results_header(), results_header_before_new_columns()}) == 0;
 }
 
+std::string results_columns_note(const std::string& path) {
+  return fmt::format(
+      "{} was begun by an earlier gpuplan: its records go on in its nine columns, without peak_up_front and "
+      "shard_count (memory JAX or TensorFlow took up front, a test's shard count); give --results a new file "
+      "to record them",
+      path);
+}
+
 std::string to_csv(const RunRecord& r, bool new_columns) {
   std::string ending = r.end == RunEnd::timed_out ? "timeout"
                        : r.end == RunEnd::stopped ? "stopped"

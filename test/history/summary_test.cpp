@@ -110,3 +110,19 @@ TEST_CASE(
     CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 24});
   }
 }
+
+TEST_CASE("runs of shards a newly known shard count has not are left out, as of another count") {
+  // A CSV without shard_count (8 shards then), then a BEP build with 2: shards 2 to 7 were
+  // mixed in without a word (the warning of runs of shards beyond the count is for no count).
+  History history;
+  for (int shard = 0; shard < 8; ++shard)
+    history.samples[{"//a:s", shard}].push_back(
+        Sample{12.5, false, std::nullopt, std::nullopt, std::nullopt, {}});
+  History newer;
+  newer.samples[{"//a:s", 0}].push_back(Sample{50, false, std::nullopt, std::nullopt, std::nullopt, {}});
+  newer.shard_counts["//a:s"] = 2;
+  history.merge(newer);
+  CHECK_FALSE(history.samples.contains({"//a:s", 2}));
+  CHECK(history.samples.at({"//a:s", 0}).size() == 2);  // shard 0 of 8 cannot be told from shard 0 of 2
+  CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 6});
+}

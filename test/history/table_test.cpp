@@ -171,3 +171,21 @@ TEST_CASE(
   REQUIRE_THROWS_WITH(read_table_text(header + "//a:s,2,12.5,2\n", true),
                       Catch::Contains("shard_count \"2\" is not a shard count above shard 2"));
 }
+
+TEST_CASE("a results file sorted by label and shard keeps the newest shard count by start time") {
+  // Rows of shard 0 with 8 shards then 2, then shard 1's with 8 again: by row order each change
+  // dropped all read so far, and the file ended on the old count.
+  const std::string header = "label,shard,seconds,shard_count,start\n";
+  auto read = read_table_text(header +
+                                  "//a:s,0,12.5,8,2026-01-01T00:00:00Z\n//a:s,0,50,2,2026-02-01T00:00:00Z\n"
+                                  "//a:s,1,12.5,8,2026-01-01T00:00:00Z\n//a:s,1,50,2,2026-02-01T00:00:00Z\n"
+                                  "//a:s,7,12.5,8,2026-01-01T00:00:00Z\n",
+                              true);
+  const auto& history = read.history;
+  CHECK(history.shard_counts.at("//a:s") == 2);
+  CHECK(history.samples.at({"//a:s", 0}).size() == 1);
+  CHECK(history.samples.at({"//a:s", 0}).at(0).seconds == 50);
+  CHECK(history.samples.at({"//a:s", 1}).at(0).seconds == 50);
+  CHECK_FALSE(history.samples.contains({"//a:s", 7}));
+  CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 3});
+}

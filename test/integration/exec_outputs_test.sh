@@ -7,19 +7,23 @@ source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
 HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count
-BEFORE_GPU_MEM=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
+BEFORE_NEW_COLUMNS=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 cd "$SCRATCH"
 jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test
 
 # 1. A results file whose last line has no newline: the new record starts a line of its own. The
 #    file was begun by a gpuplan that wrote no peak_up_front: its records keep its 9 columns (before
 #    that column, such a file was refused).
-printf '%s\n//a:b,,1.000,,ws-0,0,2026-11-30T10:55:26.120Z,0,' "$BEFORE_GPU_MEM" >nonl.csv
+printf '%s\n//a:b,,1.000,,ws-0,0,2026-11-30T10:55:26.120Z,0,' "$BEFORE_NEW_COLUMNS" >nonl.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results nonl.csv --command true >/dev/null ||
   fail "exec with a results file without a final newline failed"
 [ "$(wc -l <nonl.csv)" = 3 ] && [ "$(tail -1 nonl.csv | cut -d, -f1)" = //ml:inference_test ] ||
   fail "the record was glued to the last line: $(cat nonl.csv)"
 [ "$(tail -1 nonl.csv | awk -F, '{print NF}')" = 9 ] || fail "a record in other columns than its file's: $(cat nonl.csv)"
+echo "$BEFORE_NEW_COLUMNS" >nine.csv
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results nine.csv --command true 2>&1 >/dev/null |
+  grep -q "note: nine.csv was begun by an earlier gpuplan: its records go on in its nine columns" ||
+  fail "exec does not say the file records no peak_up_front and shard_count"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with that results file failed"
 printf 'x' >>nonl.csv

@@ -29,6 +29,12 @@ for above in "$SCRATCH/ci-artifacts" "$SCRATCH/out-copy"; do
     fail "$above is read with other labels than bazel-testlogs itself: $(cat "$SCRATCH/labels.above")"
 done
 
+# Inside it, a package may be named testlogs too: //tools/testlogs:x_test, not //:x_test.
+mkdir -p "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test"
+cp $DATA/bazel-testlogs/xla/gemm_test/test.xml "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test/"
+"$GPUPLAN" history summarize "$SCRATCH/ci-nested" 2>/dev/null | jq -e '[.units[].label] == ["//tools/testlogs:x_test"]' >/dev/null ||
+  fail "a package named testlogs inside bazel-testlogs lost its path"
+
 # The README's rolling history works from its first run, when history.json does not exist yet;
 # a missing input that is not the output is still an error.
 (cd "$SCRATCH" && "$GPUPLAN" history summarize history-rolling.json "$OLDPWD/$DATA/runs.csv" -o history-rolling.json \
