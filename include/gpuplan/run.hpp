@@ -316,6 +316,7 @@ struct SlurmOptions {
   int startup_s = 300;  ///< added to --time: the job's bazel test builds before its first test
   std::vector<std::string> bazel_args;    ///< after exec's --: options for its default bazel test
   std::vector<std::string> sbatch_lines;  ///< extra lines, "#SBATCH " added where missing
+  std::optional<std::string> gres_extra;  ///< more GRES after the job's GPUs: --gres=gpu:N,THIS
   std::optional<std::string> command;     ///< passed to `gpuplan exec --command`
   std::optional<std::string> results;     ///< passed to `gpuplan exec --results`
   std::optional<std::string> claims;      ///< passed to `gpuplan exec --claims` (dynamic execution)

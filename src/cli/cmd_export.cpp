@@ -96,6 +96,8 @@ void add_export_command(CLI::App& app, int& status) {
                    "seconds added to --time for the job's bazel test to build before its first test")
       ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
       ->capture_default_str();
+  slurm->add_option("--gres-extra", options->slurm.gres_extra,
+                    "more generic resources for each job, after its GPUs: --gres=gpu:N,THIS (lscratch:200)");
   slurm->add_option("--sbatch-line", options->slurm.sbatch_lines,
                     "an extra #SBATCH line (repeatable); not one of the options the job's own lines set");
   slurm->add_option("--gpuplan", options->slurm.gpuplan, "the gpuplan binary on the cluster")

@@ -41,7 +41,7 @@ constexpr OwnOption own_options[] = {
     {"--nodes", "-N", "the job is one node's"},
     {"--ntasks", "-n", "the job is one gpuplan exec"},
     {"--array", "-a", "each array task would run every unit of the node again"},
-    {"--gres", "", "the job asks for the GPUs its units are planned on"},
+    {"--gres", "", "the job asks for the GPUs its units are planned on (more GRES: --gres-extra)"},
     {"--gpus", "-G", "the job asks for the GPUs its units are planned on (--gres)"},
     {"--gpus-per-node", "", "the job asks for the GPUs its units are planned on (--gres)"},
     {"--gpus-per-task", "", "the job asks for the GPUs its units are planned on (--gres)"},
@@ -115,6 +115,8 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
   if (options.startup_s < 0) throw InputError(Position{"--startup"}, "must be 0 or more seconds");
   if (options.partition) check_sbatch_value("--partition", *options.partition);
   if (options.account) check_sbatch_value("--account", *options.account);
+  if (options.gres_extra) check_sbatch_value("--gres-extra", *options.gres_extra);
+  const std::string gres_extra = options.gres_extra ? "," + *options.gres_extra : "";
   std::vector<std::string> extra;
   for (const auto& line : options.sbatch_lines) extra.push_back(sbatch_line(line));
 
@@ -142,10 +144,11 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --nodes=1\n"
         "#SBATCH --ntasks=1\n"
         "#SBATCH --exclusive\n"
-        "#SBATCH --gres=gpu:{1}\n"
+        "#SBATCH --gres=gpu:{1}{3}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin + options.startup_s));
+        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin + options.startup_s),
+        gres_extra);
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";

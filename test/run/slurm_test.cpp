@@ -128,6 +128,10 @@ TEST_CASE("an extra line that would undo the job's own lines is refused, naming 
   auto o = options();
   o.sbatch_lines = {"--gres-flags=enforce-binding", "--time-min=5", "-J name"};  // not the job's own
   CHECK_NOTHROW(slurm_scripts(plan_on({{"n", 60}}), o));
+  // More GRES (node-local scratch) go after the job's GPUs, on its own line.
+  o.gres_extra = "lscratch:200";
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"),
+             Catch::Contains("#SBATCH --gres=gpu:4,lscratch:200\n"));
 }
 
 TEST_CASE("partition, account and extra lines become #SBATCH lines") {
