@@ -501,9 +501,9 @@ bool preallocates(pid_t pid) {
   }
   if (!jax && !tensorflow) return false;
   // Unless the variable that stops it is in the process's environment (pack sets both).
-  std::ifstream environ(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  std::ifstream environment(fmt::format("/proc/{}/environ", pid), std::ios::binary);
   bool jax_lazy = false, tensorflow_lazy = false;
-  for (std::string entry; std::getline(environ, entry, '\0');) {
+  for (std::string entry; std::getline(environment, entry, '\0');) {
     jax_lazy = jax_lazy || entry == "XLA_PYTHON_CLIENT_PREALLOCATE=false" ||
                entry == "XLA_PYTHON_CLIENT_PREALLOCATE=0" || entry == "XLA_PYTHON_CLIENT_ALLOCATOR=platform";
     tensorflow_lazy = tensorflow_lazy || entry == "TF_FORCE_GPU_ALLOW_GROWTH=true";
