@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <streambuf>
 #include <tuple>
 
@@ -100,10 +101,41 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
     return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
   });
-  for (const auto& file : files) {
-    Input input = open_input(std::get<3>(file));
-    add(history, diagnostics, read_junit(input.in(), input.name, std::get<4>(file), strict));
+  // An artifacts folder holding bazel-testlogs/ and bazel-out/*/testlogs/ both as folders has
+  // each test.xml twice, the same bytes (bazel-testlogs is a link to one of them, copied): read
+  // once (before, every run counted twice). Files of one attempt that differ are other runs.
+  long copies = 0;
+  std::vector<std::string> texts;  ///< of the attempt's files read so far, where it has several
+  auto attempt = [](const auto& file) {
+    return std::tie(std::get<0>(file), std::get<1>(file), std::get<2>(file));
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& test = std::get<4>(files[i]);
+    Input input = open_input(std::get<3>(files[i]));
+    const bool first = i == 0 || attempt(files[i]) != attempt(files[i - 1]);
+    if (first) texts.clear();
+    if (first && (i + 1 == files.size() || attempt(files[i + 1]) != attempt(files[i]))) {
+      add(history, diagnostics, read_junit(input.in(), input.name, test, strict));
+      continue;
+    }
+    std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
+    if (std::find(texts.begin(), texts.end(), text) != texts.end()) {
+      ++copies;
+      continue;
+    }
+    texts.push_back(text);
+    std::istringstream in(std::move(text));
+    add(history, diagnostics, read_junit(in, input.name, test, strict));
   }
+  if (copies > 0)
+    diagnostics.push_back(Diagnostic{
+        Severity::note,
+        {},
+        {},
+        fmt::format(
+            "{}: {} test.xml file{} the same bytes as another of the same test and attempt (bazel-testlogs/ "
+            "and bazel-out/*/testlogs/ both copied): each run read once",
+            directory, copies, copies == 1 ? " is" : "s are")});
 }
 
 /// The bytes already read from a stream's start, then the rest of the stream: its format is

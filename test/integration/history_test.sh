@@ -29,6 +29,20 @@ for above in "$SCRATCH/ci-artifacts" "$SCRATCH/out-copy"; do
     fail "$above is read with other labels than bazel-testlogs itself: $(cat "$SCRATCH/labels.above")"
 done
 
+# An artifacts folder with both bazel-testlogs/ and bazel-out/*/testlogs/ copied holds each
+# test.xml twice: each run counts once, with a note (before, twice: the window held half as
+# many real runs). A test.xml of the same attempt with other bytes is another run and counts.
+cp -r "$SCRATCH/out-copy/bazel-out" "$SCRATCH/ci-artifacts/"
+"$GPUPLAN" history summarize $DATA/bazel-testlogs 2>/dev/null | jq -c '[.units[].seconds]' >"$SCRATCH/runs.direct"
+"$GPUPLAN" history summarize "$SCRATCH/ci-artifacts" 2>"$SCRATCH/both.err" | jq -c '[.units[].seconds]' >"$SCRATCH/runs.both"
+cmp -s "$SCRATCH/runs.direct" "$SCRATCH/runs.both" || fail "copies of bazel-testlogs counted twice: $(cat "$SCRATCH/runs.both")"
+grep -q "ci-artifacts: 11 test.xml files are the same bytes as another of the same test and attempt" "$SCRATCH/both.err" ||
+  fail "no note of the copies: $(cat "$SCRATCH/both.err")"
+sed -i 's/time="[0-9.]*"/time="99.5"/' "$SCRATCH/ci-artifacts/bazel-out/k8-fastbuild/testlogs/xla/gemm_test/test.xml"
+"$GPUPLAN" history summarize "$SCRATCH/ci-artifacts" 2>/dev/null |
+  jq -e '[.units[] | select(.label == "//xla:gemm_test") | .seconds | length] == [2]' >/dev/null ||
+  fail "another run of the same attempt was dropped as a copy"
+
 # Inside it, a package may be named testlogs too: //tools/testlogs:x_test, not //:x_test.
 mkdir -p "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test"
 cp $DATA/bazel-testlogs/xla/gemm_test/test.xml "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test/"
