@@ -30,9 +30,13 @@ struct Requirement {
   std::optional<Sourced<bool>> nvlink;                          ///< the GPUs pairwise NVLink-connected
   std::optional<Sourced<bool>> exclusive;                       ///< the whole node to itself
   std::optional<Sourced<std::string>> vendor;                   ///< "nvidia", "amd", "intel": only its GPUs
+  /// Exclusive with no GPU count given: it is given every GPU of the node it holds (that it may
+  /// use), as Bazel runs an `exclusive` test alone with all of the machine's; `gpus` is the least.
+  std::optional<Sourced<bool>> every_node_gpu;
 
   bool needs_nvlink() const { return nvlink && nvlink->value; }
   bool is_exclusive() const { return exclusive && exclusive->value; }
+  bool takes_every_node_gpu() const { return every_node_gpu && every_node_gpu->value; }
 };
 
 /// A Requirement held once for every test and unit that needs the same (the tests that declare

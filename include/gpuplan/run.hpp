@@ -80,7 +80,8 @@ TestPlacement place_test(const Plan& plan, std::string_view node, std::string_vi
 /// The GPUs of `node` among `free` on which a unit planned elsewhere can run here: every
 /// requirement checked against this node (memory as the planner reserves it, model, compute
 /// capability, CUDA), an NVLink set of this node when it needs one, else the lowest eligible
-/// indices; with `holds_node`, all of them, only when all are free. nullopt: not here, not now.
+/// indices; with `holds_node`, only when all are free, and every one it may use for a unit given
+/// every GPU of the node it holds (Requirement::takes_every_node_gpu). nullopt: not here, not now.
 std::optional<std::vector<int>> gpus_here(const Assignment& assignment, const Node& node,
                                           const std::vector<int>& free, bool holds_node = false);
 

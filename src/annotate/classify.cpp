@@ -608,6 +608,8 @@ class TestClassifier {
       return;
     }
     test_.bucket = Bucket::gpu;
+    const bool counted =
+        std::any_of(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpus.has_value(); });
     bool implied = combine_count(gpu);
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
                  [](const Claim& c) { return c.wants_gpu() && c.qualifies_only; });
@@ -621,7 +623,15 @@ class TestClassifier {
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
-    if (implied) reason_ += "; no GPU count given, so 1 GPU";
+    if (!counted && r.is_exclusive() && !r.needs_nvlink()) {
+      // It holds the node, and Bazel runs an exclusive test alone with every GPU of the machine
+      // visible: Ray's `exclusive` GPU tests start 2 GPU workers. Given 1, they saw 1 of the 8
+      // GPUs the plan kept for them, and waited or failed.
+      r.every_node_gpu = Sourced<bool>{true, r.exclusive->source};
+      reason_ += "; no GPU count given and it holds the node, so every GPU of it";
+    } else if (implied) {
+      reason_ += "; no GPU count given, so 1 GPU";
+    }
   }
 
   /// A CPU or TPU variant of a multi-backend macro: not a GPU test, whatever the macro's shared tags

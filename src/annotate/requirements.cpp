@@ -31,7 +31,9 @@ std::string vendor_display(std::string_view vendor) {
 
 std::string describe(const Requirement& r) {
   if (r.gpus.value == 0) return "no GPU";
-  std::vector<std::string> parts{fmt::format("{} GPU{}", r.gpus.value, util::plural(r.gpus.value))};
+  std::vector<std::string> parts{r.takes_every_node_gpu()
+                                     ? std::string("every GPU of its node")
+                                     : fmt::format("{} GPU{}", r.gpus.value, util::plural(r.gpus.value))};
   if (r.gpu_mem_mib) parts.push_back(fmt::format("≥ {} each", format_mib(r.gpu_mem_mib->value)));
   if (!r.cuda.empty()) parts.push_back("CUDA " + describe(r.cuda));
   if (!r.compute_capability.empty()) parts.push_back("compute capability " + describe(r.compute_capability));

@@ -103,6 +103,7 @@ std::string node_name(const std::string& node_file) {
 struct UnplannedNeed {
   int gpus = 0;
   bool whole_node = false;  ///< gpu-exclusive: it runs alone on the node, as a planned one would
+  bool every_gpu = false;   ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
 };
 
 /// nullopt when the query does not have the test either.
@@ -115,8 +116,8 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
     if (label_identity(test.target.label) != label_identity(label)) continue;
     if (test.bucket != Bucket::gpu) return UnplannedNeed{};
     const Requirement& r = *test.requirement;
-    return UnplannedNeed{r.gpus.value,
-                         r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1)};
+    return UnplannedNeed{r.gpus.value, r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
+                         r.takes_every_node_gpu()};
   }
   return std::nullopt;
 }
@@ -165,7 +166,7 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
     // Every GPU's lock, taken as a planned test that holds the node takes them (in index order,
     // waiting), and the first GPUs it needs.
     if (auto locks = os::GpuLocks::take(o.lock_dir, gpus_here, true)) held.push_back(std::move(*locks));
-    assignment.gpus.assign(gpus_here.begin(), gpus_here.begin() + wanted);
+    assignment.gpus.assign(gpus_here.begin(), need.every_gpu ? gpus_here.end() : gpus_here.begin() + wanted);
   } else {
     std::tie(assignment.gpus, held) = take_any(o.lock_dir, wanted, node_gpus);
   }
@@ -280,15 +281,14 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
                                    planned.node, node, why);
         return !why.empty();
       };
-      auto ideal = fleet_node ? gpus_here(planned, *fleet_node, node_gpus) : std::nullopt;
+      // A unit that holds the node starts when every GPU is free, and keeps every lock, but
+      // sees the GPUs it is given, as on its own node (before, every GPU of this node: a 2-GPU
+      // gpu-exclusive test saw 8 where it was taken over, and 2 on its own node).
+      const bool holds = holds_whole_node(planned, plan.policy);
+      auto ideal = fleet_node ? gpus_here(planned, *fleet_node, node_gpus, holds) : std::nullopt;
       if (!ideal) return std::nullopt;  // never here
       auto [gpus, locks] = free_gpus(o.lock_dir, node_gpus);
-      std::optional<std::vector<int>> chosen;
-      if (holds_whole_node(planned, plan.policy)) {
-        if (gpus.size() == node_gpus.size() && gpus_here(planned, *fleet_node, gpus)) chosen = gpus;
-      } else {
-        chosen = gpus_here(planned, *fleet_node, gpus);
-      }
+      auto chosen = gpus_here(planned, *fleet_node, gpus, holds);
       if (!chosen) {  // this node's own tests hold the GPUs it needs: they end, or its node runs it
         locks.clear();
         if (!told_busy && cannot_take(*ideal)) return std::nullopt;
@@ -308,7 +308,7 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       if (!claims.claim(id)) continue;
       std::vector<os::GpuLocks> held;
       for (size_t i = 0; i < gpus.size(); ++i)
-        if (std::find(chosen->begin(), chosen->end(), gpus[i]) != chosen->end())
+        if (holds || std::find(chosen->begin(), chosen->end(), gpus[i]) != chosen->end())
           held.push_back(std::move(locks[i]));
       locks.clear();
       std::cerr << fmt::format(

@@ -53,6 +53,7 @@ void write_sources(JsonWriter& out, const Requirement& r) {
   out.key("exclusive");
   optional(r.exclusive);
   if (r.vendor) out.key("vendor").value(r.vendor->source.str());
+  if (r.every_node_gpu) out.key("every_node_gpu").value(r.every_node_gpu->source.str());
   out.end_object();
 }
 

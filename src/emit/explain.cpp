@@ -70,6 +70,8 @@ std::string render_requirements(const Requirement& r) {
     requirement("gpu models", fmt::format("{}", fmt::join(r.gpu_models->value, "|")), r.gpu_models->source);
   if (r.nvlink) requirement("nvlink", r.nvlink->value ? "yes" : "no", r.nvlink->source);
   if (r.exclusive) requirement("whole node", r.exclusive->value ? "yes" : "no", r.exclusive->source);
+  if (r.takes_every_node_gpu())
+    requirement("every GPU of it", "yes", r.every_node_gpu->source.str() + " with no GPU count");
   if (r.vendor) requirement("vendor", vendor_display(r.vendor->value), r.vendor->source);
   return out;
 }

@@ -377,11 +377,13 @@ struct Reader {
       }
       r.gpu_models = Sourced<std::vector<std::string>>{models, source};
     }
-    for (const char* key : {"nvlink", "exclusive"}) {
+    for (const char* key : {"nvlink", "exclusive", "every_node_gpu"}) {
       auto* v = optional_field(j, key);
       if (!v) continue;
       if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
-      auto& target = std::string_view(key) == "nvlink" ? r.nvlink : r.exclusive;
+      auto& target = std::string_view(key) == "nvlink"      ? r.nvlink
+                     : std::string_view(key) == "exclusive" ? r.exclusive
+                                                            : r.every_node_gpu;
       target = Sourced<bool>{v->get<bool>(), source};
     }
     if (auto* v = optional_field(j, "vendor")) {
@@ -497,6 +499,7 @@ void write_requirements(util::JsonWriter& out, const Requirement& r) {
   out.key("nvlink").value(r.needs_nvlink());
   out.key("exclusive").value(r.is_exclusive());
   if (r.vendor) out.key("vendor").value(r.vendor->value);
+  if (r.takes_every_node_gpu()) out.key("every_node_gpu").value(true);
   out.end_object();
 }
 

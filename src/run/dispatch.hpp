@@ -18,12 +18,14 @@ struct DispatchNeed {
   int gpus = 1;             ///< how many GPUs it holds
   bool nvlink = false;      ///< they must be pairwise NVLink-connected
   bool holds_node = false;  ///< it runs alone on the node (holds_whole_node)
+  bool every_gpu = false;   ///< holding it, it is given every GPU it may use (takes_every_node_gpu)
 };
 
 /// The GPUs a unit takes among a node's `free` ones (`usable`: those of them it may use, every
 /// per-GPU requirement checked), `all`: every GPU of the node, `links` its NVLink wiring. A unit
-/// that holds the node takes all, and only when all are free; an NVLink unit the first connected
-/// set of free usable GPUs; any other the lowest usable indices. nullopt: it does not fit now.
+/// that holds the node starts only when all are free, and is given every usable one (every_gpu)
+/// or its count of them as any other unit; an NVLink unit the first connected set of free usable
+/// GPUs; any other the lowest usable indices. nullopt: it does not fit now.
 std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::GpuMask usable,
                                             solve::GpuMask free, solve::GpuMask all,
                                             const std::vector<solve::GpuMask>& links);

@@ -20,7 +20,7 @@ std::optional<solve::GpuMask> dispatch_gpus(const DispatchNeed& need, solve::Gpu
                                             const std::vector<solve::GpuMask>& links) {
   if (need.holds_node) {
     if (free != all || (usable & all) == 0) return std::nullopt;
-    return all;
+    if (need.every_gpu) return usable & all;
   }
   usable &= free;
   if (need.gpus <= 0 || solve::count(usable) < need.gpus) return std::nullopt;
@@ -54,7 +54,9 @@ std::optional<std::vector<int>> gpus_here(const Assignment& a, const Node& node,
   for (int gpu : free)
     if (gpu >= 0 && gpu < gpus) free_mask |= solve::bit(gpu);
   solve::GpuMask all = gpus >= 64 ? ~solve::GpuMask{0} : solve::bit(gpus) - 1;
-  DispatchNeed need{std::max(static_cast<int>(a.gpus.size()), r.gpus.value), r.needs_nvlink(), holds_node};
+  DispatchNeed need{
+      r.takes_every_node_gpu() ? r.gpus.value : std::max(static_cast<int>(a.gpus.size()), r.gpus.value),
+      r.needs_nvlink(), holds_node, holds_node && r.takes_every_node_gpu()};
   if (!solve::can_run(r, node, links)) return std::nullopt;
   auto chosen = dispatch_gpus(need, solve::eligible_gpus(r, node), free_mask, all, links);
   if (!chosen) return std::nullopt;

@@ -19,12 +19,13 @@ namespace {
 
 /// Units with equal keys can be taken by the same nodes onto the same GPUs.
 std::string need_key(const Requirement& r, bool holds_node) {
-  std::string key = fmt::format("{}|{}|{}|{}", r.gpus.value, r.gpu_mem_mib ? r.gpu_mem_mib->value : 0,
-                                r.needs_nvlink(), holds_node);
+  std::string key = fmt::format("{}|{}|{}|{}|{}", r.gpus.value, r.gpu_mem_mib ? r.gpu_mem_mib->value : 0,
+                                r.needs_nvlink(), holds_node, r.takes_every_node_gpu());
   for (const auto& c : r.cuda) key += "|c" + c.value.str();
   for (const auto& c : r.compute_capability) key += "|k" + c.value.str();
   if (r.gpu_models)
     for (const auto& m : r.gpu_models->value) key += "|m" + m;
+  if (r.vendor) key += "|v" + r.vendor->value;
   return key;
 }
 
@@ -111,7 +112,8 @@ Replay prepare_replay(const Plan& plan, const Fleet& fleet) {
   size_t types = replay.index.types.size();
   replay.eligible.assign(needs.size() * types, 0);
   for (size_t d = 0; d < needs.size(); ++d) {
-    replay.needs.push_back({needs[d].gpus.value, needs[d].needs_nvlink(), holders[d]});
+    replay.needs.push_back({needs[d].gpus.value, needs[d].needs_nvlink(), holders[d],
+                            holders[d] && needs[d].takes_every_node_gpu()});
     for (size_t t = 0; t < types; ++t) {
       const auto& type = replay.index.types[t];
       const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];

@@ -286,7 +286,11 @@ std::vector<size_t> placement_order(const Schedule& schedule, const std::vector<
 void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
   const Node& node = fleet.nodes[static_cast<size_t>(placed.node)];
   a.node = node.name;
-  for (GpuMask m = placed.gpus; m; m &= m - 1) a.gpus.push_back(std::countr_zero(m));
+  // It holds the node: every GPU of it that it may use (placed.gpus are among them).
+  const GpuMask gpus = a.unit.requirement->takes_every_node_gpu()
+                           ? placed.gpus | eligible_gpus(a.unit.requirement, node)
+                           : placed.gpus;
+  for (GpuMask m = gpus; m; m &= m - 1) a.gpus.push_back(std::countr_zero(m));
   // A unit with GPUs to itself holds them whole, and no more than that: its reservation (a
   // measured peak plus headroom) may be more than the GPUs it was placed on have.
   for (int gpu : a.gpus)

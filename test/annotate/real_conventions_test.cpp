@@ -366,6 +366,34 @@ TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU te
   REQUIRE(classified({"exclusive-if-local"}).bucket == Bucket::cpu);
 }
 
+// Ray's python/ray/train/BUILD: `tags = ["team:ml", "exclusive", "gpu"]` on tests that start two
+// GPU workers (ray.init(num_gpus=2)), run by Ray's CI with every GPU of the machine visible, as
+// Bazel leaves them to an exclusive test. Given the 1 GPU `gpu` implies, they saw 1 of the 8 the
+// plan kept for them.
+TEST_CASE("an exclusive GPU test with no GPU count is given every GPU of the node it holds") {
+  for (auto tags : {std::vector<std::string>{"team:ml", "exclusive", "gpu"},
+                    {"exclusive", "gpu_only"},
+                    {"gpu-exclusive", "gpu"},
+                    {"exclusive-if-local", "requires-gpu-nvidia"}}) {
+    INFO(tags.front() << " " << tags.back());
+    auto ray = classified(tags);
+    REQUIRE(ray.requirement->takes_every_node_gpu());
+    REQUIRE(ray.requirement->gpus.value == 1);  // the least: a 1-GPU node can run it
+    REQUIRE_THAT(describe(*ray.requirement), Catch::StartsWith("every GPU of its node"));
+    REQUIRE_THAT(ray.reason.str(),
+                 Catch::EndsWith("no GPU count given and it holds the node, so every GPU of it"));
+  }
+  // A count, even of 1, is what it sees; and an NVLink ask would not hold of every GPU of a node.
+  for (auto tags : {std::vector<std::string>{"exclusive", "gpu:1"},
+                    {"gpu-exclusive", "gpu:2"},
+                    {"exclusive-if-local", "multi_gpu", "requires-gpu-amd"},
+                    {"gpu-exclusive", "gpu", "nvlink"},
+                    {"gpu"}}) {
+    INFO(tags.front() << " " << tags.back());
+    REQUIRE_FALSE(classified(tags).requirement->takes_every_node_gpu());
+  }
+}
+
 TEST_CASE("the rest of the vocabulary: -full, multi_gpu_h100, multigpu, gpu_only, remote-gpu") {
   auto full = classified({"requires-gpu-sm90-full-only:4"});
   REQUIRE(full.requirement->gpus.value == 4);

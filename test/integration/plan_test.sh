@@ -101,6 +101,18 @@ rc=0; "$GPUPLAN" compare --strict "$SCRATCH/query.xml" --fleet examples/fleet.ya
 diff <(grep '^gpuplan: warning:\|explain' "$SCRATCH/plan.err") <(grep '^gpuplan: warning:\|explain' "$SCRATCH/verify.err") ||
   fail "verify's warnings differ from plan's"
 
+# Ray's exclusive GPU tests give no GPU count and start 2 GPU workers: each is given every GPU of
+# the node it holds (before, 1 of the 8 the plan kept for it), and verify and explain agree.
+"$GPUPLAN" plan test/data/ray/train.query.xml --fleet examples/fleet.yaml -o "$SCRATCH/ray.json" 2>/dev/null ||
+  fail "plan of Ray's exclusive tests failed"
+jq -e '[.assignments[] | .env.CUDA_VISIBLE_DEVICES] == ["0,1,2,3,4,5,6,7", "0,1,2,3,4,5,6,7"] and
+  ([.assignments[].requirements.every_node_gpu] | all)' "$SCRATCH/ray.json" >/dev/null ||
+  fail "Ray's exclusive tests do not see every GPU of their node: $(jq -c '[.assignments[] | .gpus]' "$SCRATCH/ray.json")"
+"$GPUPLAN" verify "$SCRATCH/ray.json" --fleet examples/fleet.yaml test/data/ray/train.query.xml >/dev/null 2>&1 ||
+  fail "verify refused the plan of Ray's exclusive tests"
+"$GPUPLAN" explain //python/ray/train:test_torch_fsdp test/data/ray/train.query.xml 2>/dev/null |
+  grep -q "every GPU of it *yes *from tag exclusive with no GPU count" || fail "explain does not say every GPU"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"

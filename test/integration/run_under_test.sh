@@ -209,7 +209,8 @@ TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lo
 wait "$holder"
 /usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/excl_started').read()) < float(open('$SCRATCH/held_until').read()))" ||
   fail "an unplanned gpu-exclusive test ran beside another test"
-grep -q "excl_test is not planned on ws-0; running it with GPUs 0 found by its tags, alone on the node" "$SCRATCH/note" ||
+# It gives no GPU count, so it is given every GPU of the node it holds, as a planned one is.
+grep -q "excl_test is not planned on ws-0; running it with GPUs 0,1,2,3 found by its tags, alone on the node" "$SCRATCH/note" ||
   fail "the note of an unplanned exclusive test: $(cat "$SCRATCH/note")"
 
 # A test that picks its GPU itself (NVML's stand-in lists its shell on GPU 0; the plan gave it

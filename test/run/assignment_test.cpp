@@ -210,10 +210,16 @@ TEST_CASE("a unit from another node gets GPUs here that meet its needs, an NVLin
   REQUIRE_FALSE(gpus_here(a, node, {3}));
 }
 
-TEST_CASE("a unit that holds the node gets every GPU of it, only when all are free") {
+TEST_CASE("a unit that holds the node starts only when all are free, on the GPUs it is given on its own") {
   Node node = four_gpu_node(24576);
   auto a = placed("there", "//t:alone", {2}, 0);
   a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag"};
+  // Its count, as on the node it was planned on (before, every GPU of this one: a gpu:1
+  // gpu-exclusive test saw 4 GPUs where it was taken over and 1 where it was planned).
+  REQUIRE(gpus_here(a, node, {0, 1, 2, 3}, true) == std::vector<int>{0});
+  REQUIRE_FALSE(gpus_here(a, node, {0, 1, 3}, true));
+  // Given every GPU of the node it holds (exclusive, no count): this node's, all of them.
+  a.unit.requirement.edit().every_node_gpu = Sourced<bool>{true, "tag exclusive"};
   REQUIRE(gpus_here(a, node, {0, 1, 2, 3}, true) == std::vector<int>{0, 1, 2, 3});
   REQUIRE_FALSE(gpus_here(a, node, {0, 1, 3}, true));
   // The memory it reserves counts as the planner counts it: more than these GPUs have.

@@ -97,6 +97,26 @@ TEST_CASE("A node never takes a unit it cannot run", "[simulate]") {
   CHECK(dynamic.taken_elsewhere == 0);
 }
 
+TEST_CASE("Units that differ only in their vendor are each run on their vendor's GPUs", "[simulate]") {
+  // The replay grouped units by what they need of a node and left the vendor out: the AMD unit
+  // was judged by the NVIDIA one's needs (or the other way round), never ran on the AMD node, and
+  // the NVIDIA node ran it after its own.
+  Fleet fleet = fleet_of({{"h100", 1, 1}, {"mi300x", 1, 1, "nvswitch", "mi300x", 196608, "9.0", "12.4"}});
+  fleet.nodes[1].gpus[0].vendor = "amd";
+  auto vendor = [](Unit u, const std::string& name) {
+    u.requirement.edit().vendor = Sourced<std::string>{name, "tag requires-gpu-" + name};
+    return u;
+  };
+  Plan plan = hand_plan({placed(vendor(unit("//nv:first", 100), "nvidia"), "h100-0", {0}, 0),
+                         placed(vendor(unit("//nv:second", 100), "nvidia"), "h100-0", {0}, 100),
+                         placed(vendor(unit("//amd:only", 10), "amd"), "mi300x-0", {0}, 0)});
+  auto replay = sim::prepare_replay(plan, fleet);
+  auto dynamic = sim::run_dynamic(replay, {100, 100, 10});
+  CHECK(dynamic.makespan == 200);
+  CHECK(dynamic.taken_elsewhere == 0);
+  CHECK(dynamic.ran_on[2] == 1);
+}
+
 TEST_CASE("A taken NVLink unit gets a connected pair on its new node", "[simulate]") {
   // The pair-linked node runs four 1-GPU units on GPUs 0-3 (longest planned first, lowest
   // GPUs first); at 20 GPUs 1 and 3 free up, which are not linked, so the 2-GPU NVLink unit

@@ -125,7 +125,9 @@ inline std::string broken_promise(const Plan& plan, const Fleet& fleet, const Ru
     auto it = nodes.find(a.node);
     if (it == nodes.end()) return a.unit.id + ": unknown node " + a.node.str();
     const Node& node = *it->second;
-    if (static_cast<int>(a.gpus.size()) != r.gpus.value) return a.unit.id + ": wrong number of GPUs";
+    if (r.takes_every_node_gpu() ? static_cast<int>(a.gpus.size()) < r.gpus.value
+                                 : static_cast<int>(a.gpus.size()) != r.gpus.value)
+      return a.unit.id + ": wrong number of GPUs";
     if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > 1e-6 || a.start_s < 0)
       return a.unit.id + ": bad times";
     last_end = std::max(last_end, a.end_s);

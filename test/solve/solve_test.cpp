@@ -456,3 +456,28 @@ TEST_CASE("a time limit never makes the plan worse") {
   CHECK(slow.summary.makespan_s <= fast.summary.makespan_s);
   CHECK(broken_promise(slow, fleet).empty());
 }
+
+// Ray's `exclusive` GPU tests with no count (README, Tags): the plan gives each every GPU of the
+// node it holds that it may use, so CUDA_VISIBLE_DEVICES lists them all.
+TEST_CASE("a unit given every GPU of the node it holds lists every GPU of it that it may use") {
+  auto fleet = fleet_of({{"h100", 1, 8}});
+  for (size_t g = 4; g < 8; ++g) {  // a node of two models: the second half L4s
+    fleet.nodes[0].gpus[g].family = "l4";
+    fleet.nodes[0].gpus[g].model = "L4";
+  }
+  Unit ray = unit("//python/ray/train:distributed_sage_example", 100);
+  ray.requirement.edit().exclusive = Sourced<bool>{true, "tag exclusive"};
+  ray.requirement.edit().every_node_gpu = Sourced<bool>{true, "tag exclusive"};
+  Unit h100_only = ray;
+  h100_only.id = h100_only.label = "//t:h100_only";
+  h100_only.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{{"h100"}, "tag gpu-model:h100"};
+  Unit other = unit("//t:other", 100);
+  auto plan = plan_of({ray, h100_only, other}, fleet);
+  REQUIRE(plan.unschedulable.empty());
+  std::map<std::string, std::vector<int>> gpus;
+  for (const auto& a : plan.assignments) gpus[a.unit.id] = a.gpus;
+  CHECK(gpus[ray.id] == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(gpus[h100_only.id] == std::vector<int>{0, 1, 2, 3});
+  CHECK(gpus[other.id].size() == 1);
+  CHECK(broken_promise(plan, fleet).empty());
+}
