@@ -22,6 +22,7 @@ enum class ViolationKind {
   coverage,       ///< a unit missing, listed twice, or not a GPU test of the query
   times,          ///< a negative start, end ≠ start + duration, or a makespan other than the last end
   env,  ///< CUDA_VISIBLE_DEVICES or the shard variables disagree with the assignment, or another name is set
+  summary,  ///< the summary's counts are not the plan's, or its lower bound is above its makespan
 };
 std::string_view to_string(ViolationKind kind);  ///< "double-booked", "gpu-index", ...
 

@@ -27,6 +27,7 @@ std::string_view to_string(ViolationKind kind) {
     case ViolationKind::coverage: return "coverage";
     case ViolationKind::times: return "times";
     case ViolationKind::env: return "env";
+    case ViolationKind::summary: return "summary";
   }
   return "invalid";
 }
@@ -41,6 +42,41 @@ std::string from(const std::string& source) {
   return source.empty() || source == "plan" ? "" : " (" + source + ")";
 }
 
+/// The GPUs of `node` that meet every per-GPU need of `r` (memory, at least `reserved_mib` too,
+/// vendor, model, compute capability); none where the node's CUDA does not meet it.
+std::vector<int> usable_gpus(const Requirement& r, const Node& node, std::int64_t reserved_mib) {
+  std::vector<int> usable;
+  if (!std::ranges::all_of(r.cuda, [&](const auto& c) { return c.value.satisfied_by(node.cuda); }))
+    return usable;
+  for (size_t g = 0; g < node.gpus.size(); ++g) {
+    const Gpu& gpu = node.gpus[g];
+    if (gpu.vram_mib >= std::max(reserved_mib, r.gpu_mem_mib ? r.gpu_mem_mib->value : 0) &&
+        (!r.vendor || gpu.vendor == r.vendor->value) &&
+        (!r.gpu_models || std::ranges::any_of(r.gpu_models->value,
+                                              [&](const std::string& m) { return gpu_is_model(gpu, m); })) &&
+        std::ranges::all_of(r.compute_capability,
+                            [&](const auto& c) { return c.value.satisfied_by(gpu.compute_capability); }))
+      usable.push_back(static_cast<int>(g));
+  }
+  return usable;
+}
+
+/// Whether some `size` of `gpus` (with `chosen`) are pairwise NVLink-connected on `node`.
+bool has_linked_set(const Node& node, std::vector<int> gpus, std::vector<int>& chosen, int size) {
+  if (static_cast<int>(chosen.size()) == size) return true;
+  while (static_cast<int>(chosen.size() + gpus.size()) >= size) {
+    int first = gpus.front();
+    gpus.erase(gpus.begin());
+    std::vector<int> linked;
+    for (int g : gpus)
+      if (node.nvlink[static_cast<size_t>(first)][static_cast<size_t>(g)]) linked.push_back(g);
+    chosen.push_back(first);
+    if (has_linked_set(node, linked, chosen, size)) return true;
+    chosen.pop_back();
+  }
+  return false;
+}
+
 class Checker {
  public:
   Checker(const Plan& plan, const Fleet& fleet, const VerifyOptions& options)
@@ -52,7 +88,9 @@ class Checker {
 
   std::vector<Violation> run() {
     for (const auto& a : plan_.assignments) assignment(a);
+    for (const auto& u : plan_.unschedulable) unschedulable(u);
     makespan();
+    summary();
     sharing();
     exclusive();
     coverage();
@@ -98,6 +136,56 @@ class Checker {
       add(ViolationKind::times, id,
           fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s),
                       seconds(a.end_s), seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
+  }
+
+  /// A unit the plan calls unschedulable that a node of the fleet can run, given the node to
+  /// itself: the plan leaves out a test that could run (before, verify called it valid).
+  void unschedulable(const UnschedulableUnit& u) {
+    const auto& r = requirement(u.unit);
+    if (r.gpus.value <= 0) return;
+    const auto reserved = static_cast<std::int64_t>(
+        static_cast<double>(u.unit.vram_mib.value_or(0)) / (1 + options_.rules.vram_headroom) + 1e-6);
+    for (const auto& node : fleet_.nodes) {
+      auto usable = usable_gpus(r, node, reserved);
+      std::vector<int> chosen;
+      if (static_cast<int>(usable.size()) < r.gpus.value ||
+          (r.needs_nvlink() && r.gpus.value > 1 && !has_linked_set(node, usable, chosen, r.gpus.value)))
+        continue;
+      add(ViolationKind::coverage, u.unit.id,
+          fmt::format("is listed unschedulable ({}), but {} can run it: {} of its GPUs meet what it needs",
+                      u.reason, node.name, usable.size()));
+      return;
+    }
+  }
+
+  /// The summary's counts are the plan's (its GPU tests, given the query), and its bound is no
+  /// more than its makespan: scripts read them (before, only makespan_s was checked).
+  void summary() {
+    const auto& s = plan_.summary;
+    std::set<std::string_view> gpu_tests;
+    for (const auto& a : plan_.assignments) gpu_tests.insert(a.unit.label);
+    for (const auto& u : plan_.unschedulable) gpu_tests.insert(u.unit.label);
+    // The test counts are the classification's, which only the query shows.
+    const long listed_gpu_tests = options_.query ? static_cast<long>(gpu_tests.size()) : s.gpu_tests;
+    const std::pair<const char*, std::pair<long, long>> counts[] = {
+        {"scheduled_units", {s.scheduled_units, static_cast<long>(plan_.assignments.size())}},
+        {"unschedulable_units", {s.unschedulable_units, static_cast<long>(plan_.unschedulable.size())}},
+        {"gpu_units",
+         {s.gpu_units, static_cast<long>(plan_.assignments.size() + plan_.unschedulable.size())}},
+        {"gpu_tests", {s.gpu_tests, listed_gpu_tests}},
+        {"cpu_tests", {s.cpu_tests, static_cast<long>(plan_.cpu_tests.size())}},
+        {"skipped_tests", {s.skipped_tests, static_cast<long>(plan_.skipped_tests.size())}},
+        {"tests", {s.tests, s.cpu_tests + s.gpu_tests + s.skipped_tests}}};
+    for (const auto& [name, said_and_counted] : counts)
+      if (said_and_counted.first != said_and_counted.second)
+        add(ViolationKind::summary, "",
+            fmt::format("the summary's {} is {} but the plan has {}", name, said_and_counted.first,
+                        said_and_counted.second));
+    if (s.lower_bound_s > s.makespan_s + tolerance_s)
+      add(ViolationKind::summary, "",
+          fmt::format("the summary's lower_bound_s is {}, more than its makespan_s {}: no plan ends before "
+                      "its lower bound",
+                      seconds(s.lower_bound_s), seconds(s.makespan_s)));
   }
 
   void makespan() {
@@ -183,6 +271,17 @@ class Checker {
     const auto& r = requirement(a.unit);
     int need = r.gpus.value, have = static_cast<int>(a.gpus.size()), all = static_cast<int>(node.gpus.size());
     const auto& id = a.unit.id;
+    if (r.takes_every_node_gpu()) {  // the node's GPUs that meet its constraints, all of them
+      const auto usable = usable_gpus(r, node, 0);
+      if (a.gpus != usable)
+        add(ViolationKind::gpu_count, id,
+            fmt::format(
+                "holds GPU{} {} but is given every GPU of {} that it may use ({}): it holds the node and "
+                "gives no GPU count{}",
+                util::plural(a.gpus.size()), fmt::join(a.gpus, ","), node.name, fmt::join(usable, ","),
+                from(r.every_node_gpu->source)));
+      return;
+    }
     if (have < need) {
       add(ViolationKind::gpu_count, id,
           fmt::format("holds {} GPU{} but needs {}{}", have, util::plural(have), need, from(r.gpus.source)));
@@ -298,8 +397,13 @@ class Checker {
           add(ViolationKind::double_booked, a.unit.id,
               fmt::format("GPU {} of {} runs {} units at once from {} (at most {} under pack)", g, node_name,
                           running.size(), seconds(a.start_s), options_.rules.max_tests_per_gpu));
+        // Each the more of what the plan reserves and what the query's gpu-mem asks (a plan that
+        // wrote a smaller vram_mib than its test's gpu-mem had its over-full GPU called valid).
         std::int64_t vram = 0;
-        for (const auto* u : running) vram += u->unit.vram_mib.value_or(0);
+        for (const auto* u : running) {
+          const auto& r = requirement(u->unit);
+          vram += std::max(u->unit.vram_mib.value_or(0), r.gpu_mem_mib ? r.gpu_mem_mib->value : 0);
+        }
         auto limit =
             static_cast<std::int64_t>(static_cast<double>(gpu.vram_mib) * (1 - options_.rules.vram_headroom));
         if (vram > limit)

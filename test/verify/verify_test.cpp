@@ -110,6 +110,7 @@ Plan shared_gpu_plan(std::int64_t vram_each, int units) {
     plan.assignments.push_back(a);
   }
   plan.summary.makespan_s = 100;
+  plan.summary.scheduled_units = plan.summary.gpu_units = units;
   return plan;
 }
 
@@ -239,6 +240,14 @@ TEST_CASE("under pack sharing over the VRAM left after headroom is reported") {
               "needing 24000MiB");
 }
 
+TEST_CASE("under pack a unit counts at least its gpu-mem, whatever vram_mib the plan wrote") {
+  // Each test asks gpu-mem 12000 MiB; the plan says it reserves 1024: before, 2 × 1024 fitted.
+  auto plan = shared_gpu_plan(1024, 2);
+  for (auto& a : plan.assignments)
+    a.unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{12000, "tag gpu-mem:12000MiB"};
+  require_one(verify(plan, example_fleet()), ViolationKind::double_booked, "//pack:t1", "needing 24000MiB");
+}
+
 TEST_CASE("under pack more units on a GPU than max_tests_per_gpu is reported") {
   VerifyOptions options;
   options.rules.max_tests_per_gpu = 2;
@@ -331,6 +340,19 @@ TEST_CASE("the query's requirements are checked, not the plan's copy of them") {
               "needs 64GiB on each GPU (tag gpu-mem:64GiB)");
 }
 
+TEST_CASE("a unit given every GPU of the node it holds is reported when it holds fewer") {
+  auto plan = example_plan();
+  auto& a = unit(plan, "//ml:allreduce_test");  // a100-0, GPUs 0-3: the whole node
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().every_node_gpu = Sourced<bool>{true, "tag exclusive"};
+  REQUIRE(verify(plan, example_fleet()).empty());
+  a.gpus = {0};
+  env_of(a)["CUDA_VISIBLE_DEVICES"] = "0";
+  require_one(verify(plan, example_fleet()), ViolationKind::gpu_count, "//ml:allreduce_test",
+              "holds GPU 0 but is given every GPU of a100-0 that it may use (0,1,2,3): it holds the node and "
+              "gives no GPU count (tag exclusive)");
+}
+
 TEST_CASE("a unit beside an exclusive unit on its node is reported") {
   auto plan = example_plan();
   auto& a = unit(plan, "//tf:conv_test");  // a100-0, after //ml:allreduce_test (exclusive, 0-600s)
@@ -346,8 +368,10 @@ TEST_CASE("a unit beside an exclusive unit on its node is reported") {
 TEST_CASE("a unit listed twice is reported") {
   auto plan = example_plan();
   plan.unschedulable.push_back({unit(plan, "//tf:conv_test").unit, "copied by hand"});
-  require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test",
-              "listed more than once");
+  ++plan.summary.unschedulable_units;
+  ++plan.summary.gpu_units;
+  CHECK(reported(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test",
+                 "listed more than once") == 1);
 }
 
 TEST_CASE("a unit whose id is not its label and shard, or a second unit of one shard, is reported") {
@@ -383,9 +407,12 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
   labels.insert("//ml:cuda11_compat_test");
   for (const auto& l : labels)
     add(l, Bucket::gpu, l == "//ml:train_test" ? 4 : l == "//ml:inference_test" ? 2 : 0);
-  for (auto& t : query.tests)
+  for (auto& t : query.tests) {
     for (const auto& a : plan.assignments)
       if (a.unit.label == t.target.label) t.requirement = a.unit.requirement;
+    for (const auto& u : plan.unschedulable)
+      if (u.unit.label == t.target.label) t.requirement = u.unit.requirement;
+  }
   VerifyOptions options{&query, {}};
   REQUIRE(verify(plan, example_fleet(), options).empty());
 
@@ -397,8 +424,43 @@ TEST_CASE("against the query every GPU test must be in the plan, each shard once
   SECTION("a missing shard") {
     std::erase_if(plan.assignments,
                   [](const Assignment& a) { return a.unit.id == "//ml:train_test#shard-2-of-4"; });
+    --plan.summary.scheduled_units;
+    --plan.summary.gpu_units;
     require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//ml:train_test",
                 "shard 2 of 4 is missing");
+  }
+  SECTION("a test that fits listed unschedulable: it would never run") {
+    // //ml:cuda11_compat_test needs CUDA < 12, which no node has; asked for no more than 1 GPU,
+    // the plan dropped a test the fleet can run, and verify had said the plan was valid.
+    for (auto& t : query.tests)
+      if (t.target.label == "//ml:cuda11_compat_test") t.requirement.edit().cuda.clear();
+    require_one(verify(plan, example_fleet(), options), ViolationKind::coverage, "//ml:cuda11_compat_test",
+                "is listed unschedulable (");
+    CHECK_THAT(verify(plan, example_fleet(), options)[0].reason, Catch::Contains("but h100-0 can run it"));
+  }
+  SECTION("a test that fits only with NVLink it cannot have stays unschedulable") {
+    for (auto& t : query.tests)
+      if (t.target.label == "//ml:cuda11_compat_test") {
+        t.requirement.edit().cuda.clear();
+        t.requirement.edit().gpus = {3, "tag gpu:3"};
+        t.requirement.edit().nvlink = Sourced<bool>{true, "tag nvlink"};
+        t.requirement.edit().gpu_models = Sourced<std::vector<std::string>>{{"a100"}, "tag gpu-model:a100"};
+      }
+    CHECK(verify(plan, example_fleet(), options).empty());  // a100-0's 4 GPUs are linked in pairs
+    for (auto& t : query.tests)
+      if (t.target.label == "//ml:cuda11_compat_test") t.requirement.edit().gpus = {2, "tag gpu:2"};
+    CHECK(reported(verify(plan, example_fleet(), options), ViolationKind::coverage, "//ml:cuda11_compat_test",
+                   "but a100-0 can run it: 4 of its GPUs meet what it needs") == 1);
+  }
+  SECTION("a summary that miscounts the plan") {
+    plan.summary.gpu_tests = 12;
+    plan.summary.scheduled_units = 17;
+    auto found = verify(plan, example_fleet(), options);
+    CHECK(reported(found, ViolationKind::summary, "", "the summary's gpu_tests is 12 but the plan has 13") ==
+          1);
+    CHECK(reported(found, ViolationKind::summary, "",
+                   "the summary's scheduled_units is 17 but the plan has 16") == 1);
+    CHECK(reported(found, ViolationKind::summary, "", "the summary's tests is 20 but the plan has 19") == 1);
   }
   SECTION("a CPU test placed on a GPU") {
     for (auto& t : query.tests)
@@ -423,7 +485,7 @@ TEST_CASE("inconsistent times are reported") {
                 "starts at -10s");
   }
   SECTION("a makespan other than the last end") {
-    plan.summary.makespan_s = 1500;
+    plan.summary.makespan_s = plan.summary.lower_bound_s = 1500;
     require_one(verify(plan, example_fleet()), ViolationKind::times, "",
                 "makespan_s is 1500s but the last unit ends at 1680s");
   }
