@@ -577,6 +577,11 @@ class TestClassifier {
   }
 
   void combine() {
+    // A TPU test is neither runner's, whatever no_gpu beside it says (TensorFlow's tpu_py_test).
+    if (std::any_of(claims_.begin(), claims_.end(),
+                    [](const Claim& c) { return c.backend == annotate::Backend::tpu; }) &&
+        other_backend())
+      return;
     auto cpu = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; });
     std::vector<Claim> gpu;
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),

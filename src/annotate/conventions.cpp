@@ -334,6 +334,11 @@ const std::vector<Row>& tag_rows() {
       // and the wild card their process_accelerator_tags adds): neither a GPU nor a CPU runner's.
       {"requires-tpu", "requires-tpu", Match::prefix,
        [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }, false},
+      // TensorFlow's tpu_py_test (tensorflow/python/tpu/tpu_test_wrapper.bzl) tags its tests
+      // tpu, no_gpu, local: TensorFlow's CPU suites leave out -tpu, its GPU suites -no_gpu. Read
+      // as no_gpu alone, they went to the CPU runners.
+      {"requires-tpu", "tpu", Match::exact,
+       [](std::string_view, const Rules&) { return backend_variant(Backend::tpu); }, false},
       {"xla-backend", "xla_", Match::prefix,
        [](std::string_view rest, const Rules&) { return xla_backend(rest); }, false},
       // TensorFlow's tf_xla_py_test tags each backend's copy tf_xla_BACKEND (its plugin backends'

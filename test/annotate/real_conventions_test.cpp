@@ -360,6 +360,20 @@ TEST_CASE("cuda-only, rocm-only and oneapi-only restrict a GPU test but never ma
           "tag requires-gpu-amd asks for an AMD GPU but tag cuda-only for an NVIDIA GPU; using AMD"));
 }
 
+// tensorflow/python/tpu/tpu_test_wrapper.bzl: tags = ["tpu", "no_pip", "no_gpu", "nomac", "local"] + tags.
+// TensorFlow's CPU suites filter -tpu, its GPU suites -no_gpu: the test is neither's.
+TEST_CASE("TensorFlow's tpu_py_test is a TPU test, not a CPU test for its no_gpu") {
+  for (auto tags : {std::vector<std::string>{"tpu", "no_pip", "no_gpu", "nomac", "local"},
+                    {"tpu", "no_pip", "nogpu", "nomac"},
+                    {"tpu"}}) {
+    INFO(tags.size());
+    auto tpu = classified(tags);
+    REQUIRE(tpu.bucket == Bucket::skipped);
+    REQUIRE_THAT(tpu.reason.str(), Catch::Contains("a TPU test"));
+    REQUIRE(diagnostics_of(tags).empty());
+  }
+}
+
 TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU test alone") {
   REQUIRE(classified({"exclusive", "gpu"}).requirement->is_exclusive());
   REQUIRE(classified({"exclusive"}).bucket == Bucket::cpu);
