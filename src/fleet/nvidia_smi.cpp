@@ -110,6 +110,14 @@ void check_plausible(const NamedText& input, const SmiGpu& gpu, bool has_header)
   const std::string order =
       has_header ? ""
                  : fmt::format(" (without a header the columns must be {})", fmt::join(query_columns, ","));
+  // nvidia-smi writes a GPU's uuid as GPU-xxxxxxxx-... (a MIG device's as MIG-...): name and uuid
+  // swapped on a one-GPU node (no second GPU to disagree with) made the model a uuid, no
+  // gpu-model test went there, and the uuid list held the name.
+  if (gpu.name.text.starts_with("GPU-") || gpu.name.text.starts_with("MIG-"))
+    fail(input, gpu.name, fmt::format("'{}' is a GPU uuid, not a GPU name{}", gpu.name.text, order));
+  if (!gpu.uuid.text.empty() && !gpu.uuid.text.starts_with("GPU-") && !gpu.uuid.text.starts_with("MIG-"))
+    fail(input, gpu.uuid,
+         fmt::format("'{}' is not a GPU uuid (nvidia-smi writes GPU-xxxxxxxx-...){}", gpu.uuid.text, order));
   const auto& cc = gpu.compute_cap.text;
   auto parsed_cc = Version::parse(cc);
   if (!cc.empty() && (!parsed_cc || parsed_cc->parts.size() != 2 || parsed_cc->parts[0] < 1 ||

@@ -241,6 +241,16 @@ TEST_CASE("columns in another order than a header-less CSV must have are refused
       import_error(
           {"0, NVIDIA H100 80GB HBM3, GPU-a, 81559 MiB, 9.0, 550.54.15, 00000000:01:00.0\n", "q.csv"}, topo),
       Contains("'00000000:01:00.0' is not a MIG mode"));
+  // --query-gpu=index,uuid,name,...: on a one-GPU node no other GPU disagrees, and the model was
+  // the uuid (no gpu-model test went there) and the uuid list held the name.
+  REQUIRE_THAT(
+      import_error({"0, GPU-da3b26c4-47e3, NVIDIA H200, 143771 MiB, 9.0, 570.124.06\n", "q.csv"}, topo),
+      StartsWith("q.csv:1:4: 'GPU-da3b26c4-47e3' is a GPU uuid, not a GPU name (without a header"));
+  REQUIRE_THAT(
+      import_error(
+          {"index, name, uuid, memory.total [MiB]\n0, NVIDIA H200, NVIDIA H200, 143771 MiB\n", "q.csv"},
+          topo),
+      StartsWith("q.csv:2:17: 'NVIDIA H200' is not a GPU uuid (nvidia-smi writes GPU-xxxxxxxx-...)"));
 }
 
 TEST_CASE(
