@@ -180,6 +180,13 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
 
   std::vector<SmiGpu> gpus;
   for (const auto& cells : rows) {
+    // A GPU nvidia-smi cannot reach prints this line in its row's place (the rest are listed).
+    if (cells.front().text.starts_with("Unable to determine the device handle"))
+      fail(
+          input, cells.front(),
+          fmt::format("is nvidia-smi's \"{}\": a GPU is lost or in an error state (nvidia-smi -q says more); "
+                      "import the node once it is fixed, or describe its good GPUs by hand",
+                      util::excerpt(cells.front().text, 120)));
     if (cells.size() != header.size())
       fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
     auto cell = [&](const std::string& name) {

@@ -289,6 +289,15 @@ TEST_CASE("a GPU nvidia-smi could not read is refused, not counted as usable") {
                    Contains(std::string("uuid of this GPU is nvidia-smi's \"") + broken) &&
                    Contains("error state"));
   }
+  // A GPU it cannot reach at all gets this line in its row's place (it was "has 1 values for 3
+  // columns", which did not say a GPU was lost).
+  REQUIRE_THAT(
+      import_error({"index, name, memory.total [MiB]\nUnable to determine the device handle for "
+                    "GPU0000:3B:00.0: Unknown Error\n1, Tesla V100-SXM2-32GB, 32510 MiB\n",
+                    "q.csv"},
+                   {"\tGPU0\tGPU1\nGPU0\t X \tNV1\nGPU1\tNV1\t X \n", "t.txt"}),
+      StartsWith("q.csv:2:1: is nvidia-smi's \"Unable to determine the device handle for GPU0000:3B:00.0: "
+                 "Unknown Error\": a GPU is lost or in an error state"));
 }
 
 TEST_CASE("one GPU without a uuid drops the node's uuids with a warning, not an empty one") {
