@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/earlier_exports.hpp"
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
@@ -68,6 +69,9 @@ int export_slurm(SlurmExportOptions o) {
   }
   std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1,
                            o.out);
+  // submit.sh submits only this plan's nodes, but a loop over DIR/*.sbatch would run an earlier
+  // plan's too.
+  remove_earlier_exports(o.out, files, ".sbatch", slurm_script_mark, "job script(s)");
   warn_unschedulable(plan, input.name);
   return exit_ok;
 }

@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/earlier_exports.hpp"
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
@@ -54,30 +53,6 @@ struct KubernetesExport {
   std::string results_claim;
   std::string command;
 };
-
-/// `kubectl apply -f DIR` applies every manifest there, so those an earlier export wrote for
-/// nodes this plan does not use would run their old units again: they are removed (only files
-/// gpuplan made, by their first line), and said.
-void remove_earlier_manifests(const std::string& directory,
-                              const std::map<std::string, std::string>& written) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> removed;
-  std::error_code ec;  // a folder that cannot be read to the end leaves what it could not read
-  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    std::error_code kind;
-    if (!name.ends_with(".yaml") || written.contains(name) || !it->is_regular_file(kind)) continue;
-    std::ifstream file(it->path());
-    std::string first;
-    if (!std::getline(file, first) || !first.starts_with(kubernetes_manifest_mark)) continue;
-    if (std::error_code gone; fs::remove(it->path(), gone)) removed.push_back(name);
-  }
-  std::sort(removed.begin(), removed.end());
-  if (!removed.empty())
-    std::cout << fmt::format(
-        "removed {} manifest(s) an earlier export wrote for nodes this plan does not use: {}\n",
-        removed.size(), fmt::join(removed, ", "));
-}
 
 /// Without the fleet a Job asks for the GPUs its units use, not the node's count: a unit that must
 /// have its node to itself (gpu-exclusive, or several GPUs under whole-node) may then share it
@@ -129,7 +104,9 @@ int export_kubernetes(KubernetesExport& e) {
   for (const auto& [name, content] : files) write_output((fs::path(e.input.out) / name).string(), content);
   std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
                            files.size(), e.input.out, e.input.out);
-  remove_earlier_manifests(e.input.out, files);
+  // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
+  // does not use would run its old units again.
+  remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");
   warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }

@@ -128,6 +128,17 @@ echo "apiVersion: v1" > "$SCRATCH/k8s/team.yaml"
   grep -q "removed 1 manifest(s) an earlier export wrote for nodes this plan does not use: gpuplan-gone-0.yaml" \
     "$SCRATCH/k8s-again.out" || fail "an earlier export's manifest was kept, or another file removed: $(ls "$SCRATCH/k8s")"
 
+# Slurm too: an earlier export's job script for a node this plan does not use is removed (a loop
+# over *.sbatch would run it), a file gpuplan did not write is not; before, both stayed.
+sed 's/h100-0/gone-0/g' "$SCRATCH/slurm/h100-0.sbatch" > "$SCRATCH/slurm/gone-0.sbatch"
+printf '#!/bin/bash\n# the team'"'"'s own job\n' > "$SCRATCH/slurm/team.sbatch"
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm" > "$SCRATCH/slurm-again.out" ||
+  fail "export slurm into an earlier export's folder failed"
+[ ! -e "$SCRATCH/slurm/gone-0.sbatch" ] && [ -e "$SCRATCH/slurm/team.sbatch" ] &&
+  grep -q "removed 1 job script(s) an earlier export wrote for nodes this plan does not use: gone-0.sbatch" \
+    "$SCRATCH/slurm-again.out" || fail "an earlier export's job script was kept, or another file removed: $(ls "$SCRATCH/slurm")"
+
+
 # A value that is not UTF-8 cannot go into YAML or JSON: refused naming the option, not turned
 # into U+FFFD (another command than the one given) nor an internal error.
 for kind in github-matrix buildkite gitlab; do
