@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -76,7 +75,6 @@ void warn_alone_units(const Plan& plan, const std::string& path) {
 }
 
 int export_kubernetes(KubernetesExport& e) {
-  namespace fs = std::filesystem;
   for (const auto& label : e.labels) {
     auto eq = label.find('=');
     if (eq == std::string::npos)
@@ -96,12 +94,9 @@ int export_kubernetes(KubernetesExport& e) {
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
     warn_alone_units(plan, e.input.plan);
   }
-  std::error_code ec;
-  fs::create_directories(e.input.out, ec);
-  if (ec)
-    throw InputError(Position{e.input.out},
-                     fmt::format("cannot create the output directory: {}", ec.message()));
-  for (const auto& [name, content] : files) write_output((fs::path(e.input.out) / name).string(), content);
+  FolderOutput folder(e.input.out);  // the manifests appear together or not at all
+  for (const auto& [name, content] : files) folder.write(name, content);
+  folder.commit();
   std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
                            files.size(), e.input.out, e.input.out);
   // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
