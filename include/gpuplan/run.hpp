@@ -325,6 +325,10 @@ struct SlurmOptions {
   std::optional<std::string> fleet;       ///< passed to `gpuplan exec --fleet`
 };
 
+/// The second line of every script (after its `#!` line) starts so: how a later export knows the
+/// job scripts it may remove.
+inline constexpr std::string_view slurm_script_mark = "# Made by gpuplan export slurm:";
+
 /// File name → content: one "NODE.sbatch" per node with assignments, and "submit.sh".
 /// Throws InputError for a node name Slurm cannot take, an option that would break a line, or
 /// an extra line that would undo what the job's own lines ask for.

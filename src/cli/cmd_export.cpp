@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/earlier_exports.hpp"
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
@@ -51,23 +52,23 @@ int export_slurm(SlurmExportOptions o) {
     check_fits_fleet(plan, *fleet, input.name, fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
-  std::error_code ec;  // only now: a bad fleet, node name or option leaves no directory behind
-  fs::create_directories(o.out, ec);
-  if (ec)
-    throw InputError(Position{o.out}, fmt::format("cannot create the output directory: {}", ec.message()));
-  write_output(plan_copy.string(), text);
+  // Only now: a bad fleet, node name or option leaves no directory behind. The scripts, the plan
+  // and its index appear together or not at all: a full disk had left some scripts, the plan and
+  // no submit.sh.
+  FolderOutput folder(o.out);
+  auto staged_plan = folder.write(plan_copy.filename().string(), text);
   // Its index too: else the first launches on every node would each read the whole copy to make one.
   PlanRecordScanner scanner;
   scanner.feed(text);
-  write_plan_index(plan_copy.string(), plan, scanner.records());
-  for (const auto& [name, content] : files) {
-    auto path = fs::path(o.out) / name;
-    write_output(path.string(), content);
-    fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                    fs::perm_options::add, ec);
-  }
+  if (auto index = plan_index_text(staged_plan, plan, scanner.records()))
+    folder.write(fs::path(plan_index_path(plan_copy.string())).filename().string(), *index);
+  for (const auto& [name, content] : files) folder.write(name, content, true);
+  folder.commit();
   std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1,
                            o.out);
+  // submit.sh submits only this plan's nodes, but a loop over DIR/*.sbatch would run an earlier
+  // plan's too.
+  remove_earlier_exports(o.out, files, ".sbatch", slurm_script_mark, "job script(s)");
   warn_unschedulable(plan, input.name);
   return exit_ok;
 }

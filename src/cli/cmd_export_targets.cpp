@@ -4,14 +4,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/earlier_exports.hpp"
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
@@ -55,30 +53,6 @@ struct KubernetesExport {
   std::string command;
 };
 
-/// `kubectl apply -f DIR` applies every manifest there, so those an earlier export wrote for
-/// nodes this plan does not use would run their old units again: they are removed (only files
-/// gpuplan made, by their first line), and said.
-void remove_earlier_manifests(const std::string& directory,
-                              const std::map<std::string, std::string>& written) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> removed;
-  std::error_code ec;  // a folder that cannot be read to the end leaves what it could not read
-  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    std::error_code kind;
-    if (!name.ends_with(".yaml") || written.contains(name) || !it->is_regular_file(kind)) continue;
-    std::ifstream file(it->path());
-    std::string first;
-    if (!std::getline(file, first) || !first.starts_with(kubernetes_manifest_mark)) continue;
-    if (std::error_code gone; fs::remove(it->path(), gone)) removed.push_back(name);
-  }
-  std::sort(removed.begin(), removed.end());
-  if (!removed.empty())
-    std::cout << fmt::format(
-        "removed {} manifest(s) an earlier export wrote for nodes this plan does not use: {}\n",
-        removed.size(), fmt::join(removed, ", "));
-}
-
 /// Without the fleet a Job asks for the GPUs its units use, not the node's count: a unit that must
 /// have its node to itself (gpu-exclusive, or several GPUs under whole-node) may then share it
 /// with other pods on the GPUs the Job did not take. Named on stderr, a few and a count.
@@ -101,7 +75,6 @@ void warn_alone_units(const Plan& plan, const std::string& path) {
 }
 
 int export_kubernetes(KubernetesExport& e) {
-  namespace fs = std::filesystem;
   for (const auto& label : e.labels) {
     auto eq = label.find('=');
     if (eq == std::string::npos)
@@ -121,15 +94,14 @@ int export_kubernetes(KubernetesExport& e) {
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
     warn_alone_units(plan, e.input.plan);
   }
-  std::error_code ec;
-  fs::create_directories(e.input.out, ec);
-  if (ec)
-    throw InputError(Position{e.input.out},
-                     fmt::format("cannot create the output directory: {}", ec.message()));
-  for (const auto& [name, content] : files) write_output((fs::path(e.input.out) / name).string(), content);
+  FolderOutput folder(e.input.out);  // the manifests appear together or not at all
+  for (const auto& [name, content] : files) folder.write(name, content);
+  folder.commit();
   std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
                            files.size(), e.input.out, e.input.out);
-  remove_earlier_manifests(e.input.out, files);
+  // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
+  // does not use would run its old units again.
+  remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");
   warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }

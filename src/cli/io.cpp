@@ -98,29 +98,57 @@ constexpr std::size_t write_chunk = std::size_t{64} * 1024;
 
 // The temporary files being written, for the handler of the signals that end a run (Ctrl-C,
 // kill, a closed terminal or ssh session): plain arrays, since a handler may only call
-// async-signal-safe functions (unlink, sigaction, raise).
+// async-signal-safe functions (unlink, rmdir, strlen, sigaction, raise).
 constexpr int temporary_slots = 8;
+constexpr std::size_t staged_name_room = 24;  ///< "/" and a staged file's number after a folder's path
 char temporary_paths[temporary_slots][4096];
 volatile std::sig_atomic_t temporary_used[temporary_slots];
+/// -1: the slot's path is a file. Else a FolderOutput's staging folder holding the files named 0,
+/// 1, ... up to this count less one (some perhaps not made yet).
+volatile std::sig_atomic_t temporary_files[temporary_slots];
 constexpr std::array<int, 3> stop_signals{SIGINT, SIGTERM, SIGHUP};
 std::array<struct sigaction, stop_signals.size()> previous_stop{};
 struct sigaction previous_file_size {};
 int handlers_installed = 0;
 
+void remove_temporary(int slot) {
+  if (temporary_files[slot] < 0) {
+    ::unlink(temporary_paths[slot]);
+    return;
+  }
+  char path[sizeof temporary_paths[0] + staged_name_room];
+  const std::size_t length = std::strlen(temporary_paths[slot]);
+  std::memcpy(path, temporary_paths[slot], length);
+  path[length] = '/';
+  for (std::sig_atomic_t n = 0; n < temporary_files[slot]; ++n) {
+    char digits[staged_name_room];
+    std::size_t count = 0;
+    for (auto rest = n; count == 0 || rest > 0; rest /= 10)
+      digits[count++] = static_cast<char>('0' + rest % 10);
+    std::size_t at = length + 1;
+    while (count > 0) path[at++] = digits[--count];
+    path[at] = '\0';
+    ::unlink(path);
+  }
+  ::rmdir(temporary_paths[slot]);
+}
+
 extern "C" void remove_temporaries(int signal) {
   for (int i = 0; i < temporary_slots; ++i)
-    if (temporary_used[i]) ::unlink(temporary_paths[i]);
+    if (temporary_used[i]) remove_temporary(i);
   // Then whatever was there before: by default the signal ends the process.
   for (std::size_t i = 0; i < stop_signals.size(); ++i)
     if (stop_signals[i] == signal) ::sigaction(signal, &previous_stop[i], nullptr);
   ::raise(signal);
 }
 
-int register_temporary(const std::string& path) {
-  if (path.size() >= sizeof temporary_paths[0]) return -1;
+/// `folder`: the path is a FolderOutput's staging folder, its files not made yet.
+int register_temporary(const std::string& path, bool folder = false) {
+  if (path.size() + staged_name_room >= sizeof temporary_paths[0]) return -1;
   for (int i = 0; i < temporary_slots; ++i) {
     if (temporary_used[i]) continue;
     std::memcpy(temporary_paths[i], path.c_str(), path.size() + 1);
+    temporary_files[i] = folder ? 0 : -1;
     temporary_used[i] = 1;
     if (handlers_installed++ == 0) {
       struct sigaction action {};
@@ -186,6 +214,45 @@ std::string not_regular(const struct stat& status) {
   return "is not a regular file";
 }
 
+/// Writes all of `text` to `fd`: 0, or the error that stopped it.
+int write_fully(int fd, std::string_view text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : ENOSPC;
+    done += static_cast<std::size_t>(n);
+    progress::wrote(n);
+  }
+  return 0;
+}
+
+/// The permissions a new file gets: those of the file at `path` it replaces, else 0666 less the
+/// umask.
+mode_t new_file_mode(const std::string& path) {
+  if (struct stat status{}; ::lstat(path.c_str(), &status) == 0) return status.st_mode & 07777;
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+/// The stop signals wait while this lives.
+class HeldSignals {
+ public:
+  HeldSignals() {
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int signal : stop_signals) sigaddset(&stops, signal);
+    ::pthread_sigmask(SIG_BLOCK, &stops, &previous_);
+  }
+  HeldSignals(const HeldSignals&) = delete;
+  HeldSignals& operator=(const HeldSignals&) = delete;
+  ~HeldSignals() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+ private:
+  sigset_t previous_;
+};
+
 }  // namespace
 
 Output::Output(const std::string& path, bool may_be_an_input) {
@@ -218,17 +285,16 @@ Output::Output(const std::string& path, bool may_be_an_input) {
                         target.filename().string() + ".gpuplan-XXXXXX";
   // The stop signals wait while the file is made and registered: one arriving in between would
   // end the process before its handler knew the file, and leave it behind.
-  sigset_t stops, previous;
-  sigemptyset(&stops);
-  for (int signal : stop_signals) sigaddset(&stops, signal);
-  ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
-  fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);  // O_CREAT | O_EXCL: never an existing file or link
-  const int made = errno;
-  if (fd_ >= 0) {
-    temporary_ = pattern;
-    slot_ = register_temporary(temporary_);
+  int made = 0;
+  {
+    HeldSignals held;
+    fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);  // O_CREAT | O_EXCL: never an existing file or link
+    made = errno;
+    if (fd_ >= 0) {
+      temporary_ = pattern;
+      slot_ = register_temporary(temporary_);
+    }
   }
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   if (fd_ < 0) throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(made)));
   // The permissions a new file would get (or the replaced file's), not mkstemp's 0600.
   mode_t mask = ::umask(0);
@@ -272,17 +338,8 @@ void Output::drain() {
 }
 
 void Output::write_all(std::string_view text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int error = n < 0 ? errno : ENOSPC;
-      fail(fmt::format("cannot write: {}", std::strerror(error)));
-    }
-    done += static_cast<std::size_t>(n);
-    progress::wrote(n);
-  }
+  if (int error = write_fully(fd_, text); error != 0)
+    fail(fmt::format("cannot write: {}", std::strerror(error)));
 }
 
 void Output::commit() {
@@ -301,6 +358,114 @@ void Output::commit() {
     fail(fmt::format("cannot write: {}", std::strerror(errno)));
   temporary_.clear();
   unregister_temporary(slot_);
+}
+
+FolderOutput::FolderOutput(const std::string& directory) {
+  namespace fs = std::filesystem;
+  fs::path folder = fs::path(directory).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();  // "out/"
+  std::error_code ec;
+  for (fs::path missing = folder; !missing.empty(); missing = missing.parent_path()) {
+    auto status = fs::symlink_status(missing, ec);  // a name not there is ENOENT in `ec`
+    if (fs::exists(status) || (ec && ec != std::errc::no_such_file_or_directory)) break;
+    made_.push_back(missing.string());
+    if (missing == missing.parent_path()) break;
+  }
+  fs::create_directories(folder, ec);
+  if (ec) {
+    abandon();
+    throw InputError(Position{directory},
+                     fmt::format("cannot create the output directory: {}", ec.message()));
+  }
+  std::string pattern = (folder / ".gpuplan-XXXXXX").string();
+  // As for Output: a signal between making the folder and registering it would leave it behind.
+  HeldSignals held;
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    const int error = errno;
+    abandon();
+    throw InputError(Position{directory}, fmt::format("cannot write: {}", std::strerror(error)));
+  }
+  staging_ = pattern;
+  slot_ = register_temporary(staging_, true);
+}
+
+FolderOutput::~FolderOutput() { abandon(); }
+
+void FolderOutput::abandon() {
+  remove_staging();
+  for (const auto& folder : made_) ::rmdir(folder.c_str());  // only when still empty
+  made_.clear();
+}
+
+void FolderOutput::remove_staging() {
+  if (staging_.empty()) return;
+  for (const auto& file : files_) {
+    ::unlink(file.staged.c_str());
+    if (file.backed_up) ::unlink((file.staged + ".old").c_str());
+  }
+  ::rmdir(staging_.c_str());
+  staging_.clear();
+  unregister_temporary(slot_);
+}
+
+void FolderOutput::check_target(Staged& file) {
+  struct stat status {};
+  file.existed = ::lstat(file.target.c_str(), &status) == 0;
+  if (!file.existed) return;
+  if (auto why = not_regular(status); !why.empty()) {
+    abandon();
+    throw InputError(Position{file.target},
+                     fmt::format("cannot write: {}; gpuplan writes only regular files", why));
+  }
+}
+
+void FolderOutput::fail(const std::string& path, int error) {
+  abandon();
+  throw InputError(Position{path}, fmt::format("cannot write: {}", std::strerror(error)));
+}
+
+std::string FolderOutput::write(const std::string& name, std::string_view content, bool executable) {
+  Staged file;
+  file.target = (std::filesystem::path(staging_).parent_path() / name).string();
+  file.staged = fmt::format("{}/{}", staging_, files_.size());
+  check_target(file);  // now, not after writing them all
+  files_.push_back(file);
+  if (slot_ >= 0) temporary_files[slot_] = static_cast<std::sig_atomic_t>(files_.size());  // before it exists
+  mode_t mode = new_file_mode(file.target) | (executable ? 0111 : 0);
+  int fd = ::open(file.staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) fail(file.target, errno);
+  int error = ::fchmod(fd, mode) != 0 ? errno : write_fully(fd, content);
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) fail(file.target, error);
+  return file.staged;
+}
+
+void FolderOutput::commit() {
+  HeldSignals held;  // else one arriving among the renames would leave some of the files, not all
+  for (auto& file : files_) check_target(file);  // again: the folder may have changed meanwhile
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    auto& file = files_[i];
+    // A folder that takes no hard links leaves the earlier file unkept: put back as far as possible.
+    if (file.existed) file.backed_up = ::link(file.target.c_str(), (file.staged + ".old").c_str()) == 0;
+    if (::rename(file.staged.c_str(), file.target.c_str()) != 0) {
+      int error = errno;
+      put_back(i);
+      fail(file.target, error);
+    }
+  }
+  made_.clear();
+  remove_staging();
+}
+
+void FolderOutput::put_back(std::size_t renamed) {
+  for (std::size_t i = 0; i < renamed; ++i) {
+    auto& file = files_[i];
+    if (file.backed_up && ::rename((file.staged + ".old").c_str(), file.target.c_str()) == 0)
+      file.backed_up = false;
+    else if (!file.existed)
+      ::unlink(file.target.c_str());
+  }
 }
 
 void write_output(const std::string& path, std::string_view content) {

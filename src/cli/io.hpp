@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuplan::cli {
 
@@ -70,6 +71,49 @@ class Output {
   int fd_ = -1;
   int slot_ = -1;  ///< where the signal handler finds temporary_
   std::string buffer_;
+};
+
+/// Several files of one folder that appear together or not at all: an export's scripts and
+/// manifests. Each is written to a staging folder made inside `directory` (`.gpuplan-XXXXXX`, an
+/// unpredictable name) and fsync'ed; commit() checks that every target is a regular file or absent
+/// and only then renames them all into place, with SIGINT, SIGTERM and SIGHUP held back meanwhile.
+/// Without commit() (an error, an exception, one of those signals), or when a write, the check or
+/// a rename fails, the folder is left as it was: the staged files go, a file already renamed over
+/// an earlier one gets the earlier one back (kept by a hard link), and a new one is removed. Every
+/// failure is an InputError (exit 2) naming the file.
+class FolderOutput {
+ public:
+  /// Makes `directory` and the folders above it that are missing, which go again (when empty)
+  /// unless the files are committed.
+  explicit FolderOutput(const std::string& directory);
+  FolderOutput(const FolderOutput&) = delete;
+  FolderOutput& operator=(const FolderOutput&) = delete;
+  ~FolderOutput();
+
+  /// Stages `content` as the folder's file `name`; `executable` adds the execute bits. Returns the
+  /// staged file's path, for what is made by reading it back (a plan's index).
+  std::string write(const std::string& name, std::string_view content, bool executable = false);
+  /// Renames every staged file into place.
+  void commit();
+
+ private:
+  struct Staged {
+    std::string target;
+    std::string staged;
+    bool existed = false;    ///< an earlier file is replaced
+    bool backed_up = false;  ///< ...and kept as staged + ".old" until the commit is done
+  };
+  /// Throws when the file's target is there and no regular file; notes whether it is there.
+  void check_target(Staged& file);
+  [[noreturn]] void fail(const std::string& path, int error);
+  void put_back(std::size_t renamed);
+  void remove_staging();
+  void abandon();
+
+  std::vector<std::string> made_;  ///< the folders made for it, the innermost first
+  std::string staging_;            ///< empty once removed
+  std::vector<Staged> files_;
+  int slot_ = -1;  ///< where the signal handler finds staging_ and how many files it holds
 };
 
 /// Writes `content` whole to `path` (see Output): standard output for "" or "-".

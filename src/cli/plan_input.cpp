@@ -106,19 +106,41 @@ Plan read_plan(const std::string& path) {
 
 std::string plan_index_path(const std::string& path) { return path + ".index"; }
 
+namespace {
+
+void warn_no_index(const std::exception& e) {
+  std::cerr << fmt::format(
+      "gpuplan: warning: no index written next to the plan ({}); run-under reads the whole plan instead\n",
+      e.what());
+}
+
+std::string index_text(const std::string& path, const Plan& plan, const PlanRecords& records) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  auto identity = fd.fd < 0 ? std::nullopt : identity_of(fd.fd);
+  if (!identity)
+    throw InputError(Position{path}, fmt::format("cannot read it back: {}", std::strerror(errno)));
+  return make_plan_index(plan, records, *identity);
+}
+
+}  // namespace
+
 void write_plan_index(const std::string& path, const Plan& plan, const PlanRecords& records) {
   try {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    auto identity = fd.fd < 0 ? std::nullopt : identity_of(fd.fd);
-    if (!identity)
-      throw InputError(Position{path}, fmt::format("cannot read it back: {}", std::strerror(errno)));
     Output index(plan_index_path(path));
-    index.write(make_plan_index(plan, records, *identity));
+    index.write(index_text(path, plan, records));
     index.commit();
   } catch (const std::exception& e) {
-    std::cerr << fmt::format(
-        "gpuplan: warning: no index written next to the plan ({}); run-under reads the whole plan instead\n",
-        e.what());
+    warn_no_index(e);
+  }
+}
+
+std::optional<std::string> plan_index_text(const std::string& path, const Plan& plan,
+                                           const PlanRecords& records) {
+  try {
+    return index_text(path, plan, records);
+  } catch (const std::exception& e) {
+    warn_no_index(e);
+    return std::nullopt;
   }
 }
 

@@ -25,6 +25,11 @@ std::string plan_index_path(const std::string& path);
 /// A failure is one warning line on stderr: run-under then reads the whole plan, as it may.
 void write_plan_index(const std::string& path, const Plan& plan, const PlanRecords& records);
 
+/// The text of that index, for a plan file staged in a FolderOutput (a file renamed keeps what
+/// the index knows it by); nullopt after the warning when the file cannot be read back.
+std::optional<std::string> plan_index_text(const std::string& path, const Plan& plan,
+                                           const PlanRecords& records);
+
 /// Where a launch keeps the index of the plan file at `path` when the plan's folder takes none (a
 /// plan on a read-only share): in `dir`, a launch's lock directory, named by the plan's path.
 std::string spare_index_path(const std::string& path, const std::string& dir);

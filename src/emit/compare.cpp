@@ -2,23 +2,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "emit/gantt.hpp"
 #include "gpuplan/emit.hpp"
+#include "util/rounding.hpp"
 #include "util/spans.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
-
-namespace {
-
-double rounded(double value, double unit) { return std::round(value / unit) * unit; }
-
-}  // namespace
 
 Comparison compare(const Plan& plan, const Fleet& fleet) {
   Comparison c;
@@ -116,12 +110,12 @@ nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows) {
                     {"fleet_gpus", c.fleet_gpus},
                     {"fleet_nodes", c.fleet_nodes},
                     {"policy", to_string(c.policy)},
-                    {"makespan_s", rounded(s.makespan_s, 0.001)},
-                    {"lower_bound_s", rounded(s.lower_bound_s, 0.001)},
-                    {"gap", s.lower_bound_s > 0 ? rounded(s.makespan_s / s.lower_bound_s - 1, 0.0001) : 0.0},
-                    {"gpu_hours_reserved", rounded(c.gpu_hours_reserved, 0.001)},
-                    {"gpu_hours_used", rounded(c.gpu_hours_used, 0.001)},
-                    {"gpu_utilization", rounded(c.utilization, 0.0001)},
+                    {"makespan_s", util::json_seconds(s.makespan_s)},
+                    {"lower_bound_s", util::json_seconds(s.lower_bound_s)},
+                    {"gap", s.lower_bound_s > 0 ? util::json_ratio(s.makespan_s / s.lower_bound_s - 1) : 0.0},
+                    {"gpu_hours_reserved", util::round_to(c.gpu_hours_reserved, 3)},
+                    {"gpu_hours_used", util::round_to(c.gpu_hours_used, 3)},
+                    {"gpu_utilization", util::json_ratio(c.utilization)},
                     {"scheduled_units", s.scheduled_units},
                     {"unschedulable_units", s.unschedulable_units}});
   }

@@ -22,6 +22,7 @@
 #include "plan/plan_index.hpp"
 #include "util/fingerprint.hpp"
 #include "util/json_writer.hpp"
+#include "util/rounding.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
@@ -51,14 +52,14 @@ using util::JsonWriter;
 
 /// Seconds rounded to milliseconds; whole numbers are written without a fraction.
 void seconds(JsonWriter& out, double value) {
-  double rounded = std::round(value * 1000) / 1000;
+  double rounded = util::json_seconds(value);
   if (rounded == std::floor(rounded) && std::abs(rounded) < 9e15)
     out.value(static_cast<std::int64_t>(rounded));
   else
     out.value(rounded);
 }
 
-void ratio(JsonWriter& out, double value) { out.value(std::round(value * 10000) / 10000); }
+void ratio(JsonWriter& out, double value) { out.value(util::json_ratio(value)); }
 
 void optional_int(JsonWriter& out, const std::optional<std::int64_t>& value) {
   if (value)

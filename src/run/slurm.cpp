@@ -121,11 +121,12 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
   for (const auto& line : options.sbatch_lines) extra.push_back(sbatch_line(line));
 
   std::map<std::string, std::string> files;
-  std::string submit =
+  std::string submit = fmt::format(
       "#!/bin/sh\n"
-      "# Made by gpuplan export slurm: submits one job per node and prints \"NODE JOBID\" for each.\n"
+      "{} submits one job per node and prints \"NODE JOBID\" for each.\n"
       "set -eu\n"
-      "cd \"$(dirname \"$0\")\"\n";
+      "cd \"$(dirname \"$0\")\"\n",
+      slurm_script_mark);
   if (options.claims)
     submit += fmt::format(
         "# The jobs of one submission share a claims directory of their own, --claims/SUBMISSION\n"
@@ -138,7 +139,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     check_node_name(node);
     std::string script = fmt::format(
         "#!/bin/bash\n"
-        "# Made by gpuplan export slurm: runs the units planned on {0} with gpuplan exec.\n"
+        "{4} runs the units planned on {0} with gpuplan exec.\n"
         "#SBATCH --job-name=gpuplan-{0}\n"
         "#SBATCH --nodelist={0}\n"
         "#SBATCH --nodes=1\n"
@@ -148,7 +149,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
         node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin + options.startup_s),
-        gres_extra);
+        gres_extra, slurm_script_mark);
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";

@@ -76,3 +76,16 @@ TEST_CASE("the comparison table is aligned and fits the terminal") {
   REQUIRE(json["comparisons"][0]["gap"] == 0.2);
   REQUIRE(json["comparisons"][0]["gpu_hours_reserved"] == Approx(0.167));
 }
+
+TEST_CASE("compare --json writes its ratios rounded as the plan JSON does, without float noise") {
+  Comparison c;
+  c.utilization = 0.54071;  // 5407 × 0.0001 had written 0.5407000000000001
+  c.gpu_hours_used = 0.7;   // 700 × 0.001 had written 0.7000000000000001
+  c.summary.makespan_s = 4209.0004;
+  c.summary.lower_bound_s = 3600;
+  auto text = comparison_to_json({c}).dump();
+  REQUIRE_THAT(text, Catch::Contains("\"gpu_utilization\":0.5407,"));
+  REQUIRE_THAT(text, Catch::Contains("\"gpu_hours_used\":0.7,"));
+  REQUIRE_THAT(text, Catch::Contains("\"makespan_s\":4209.0,"));
+  REQUIRE_THAT(text, Catch::Contains("\"gap\":0.1692,"));  // not 0.16920000000000002
+}

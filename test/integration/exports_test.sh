@@ -128,6 +128,71 @@ echo "apiVersion: v1" > "$SCRATCH/k8s/team.yaml"
   grep -q "removed 1 manifest(s) an earlier export wrote for nodes this plan does not use: gpuplan-gone-0.yaml" \
     "$SCRATCH/k8s-again.out" || fail "an earlier export's manifest was kept, or another file removed: $(ls "$SCRATCH/k8s")"
 
+# Slurm too: an earlier export's job script for a node this plan does not use is removed (a loop
+# over *.sbatch would run it), a file gpuplan did not write is not; before, both stayed.
+sed 's/h100-0/gone-0/g' "$SCRATCH/slurm/h100-0.sbatch" > "$SCRATCH/slurm/gone-0.sbatch"
+printf '#!/bin/bash\n# the team'"'"'s own job\n' > "$SCRATCH/slurm/team.sbatch"
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm" > "$SCRATCH/slurm-again.out" ||
+  fail "export slurm into an earlier export's folder failed"
+[ ! -e "$SCRATCH/slurm/gone-0.sbatch" ] && [ -e "$SCRATCH/slurm/team.sbatch" ] &&
+  grep -q "removed 1 job script(s) an earlier export wrote for nodes this plan does not use: gone-0.sbatch" \
+    "$SCRATCH/slurm-again.out" || fail "an earlier export's job script was kept, or another file removed: $(ls "$SCRATCH/slurm")"
+
+# The files of an export appear together or not at all. What a folder holds: names, kinds, modes
+# and contents.
+snapshot() { (cd "$1" && find . -printf '%p %y %m\n' | sort && find . -type f -exec md5sum {} + | sort); }
+# A directory where a later file goes: refused (exit 2) before any file is replaced, nothing new
+# appears and an earlier export (with its manifest of a node this plan does not use) stays as it
+# was. Before, the manifests before it were replaced and the old one removed.
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/whole-k8s" --image x > /dev/null
+cp "$SCRATCH/whole-k8s/gpuplan-h100-0.yaml" "$SCRATCH/whole-k8s/gpuplan-gone-0.yaml"
+last=$(ls "$SCRATCH/whole-k8s" | grep -v gone | tail -1)
+rm "$SCRATCH/whole-k8s/$last" && mkdir "$SCRATCH/whole-k8s/$last"
+snapshot "$SCRATCH/whole-k8s" > "$SCRATCH/whole-k8s.before"
+status=0
+"$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/whole-k8s" --image y > "$SCRATCH/whole.out" 2> "$SCRATCH/whole.err" ||
+  status=$?
+[ "$status" = 2 ] && grep -q "$last: cannot write: is a directory" "$SCRATCH/whole.err" ||
+  fail "export kubernetes with a directory where a manifest goes: exit $status, $(cat "$SCRATCH/whole.err")"
+snapshot "$SCRATCH/whole-k8s" | diff "$SCRATCH/whole-k8s.before" - > "$SCRATCH/whole.diff" ||
+  fail "a failed export kubernetes changed the folder: $(cat "$SCRATCH/whole.diff")"
+# The same for Slurm, into a folder that held nothing else: nothing appears beside the directory.
+last=$(jq -r '[.assignments[].node] | unique | last' "$PLAN").sbatch
+mkdir -p "$SCRATCH/whole-slurm/$last"
+status=0
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/whole-slurm" > /dev/null 2> "$SCRATCH/whole.err" || status=$?
+[ "$status" = 2 ] && grep -q "$last: cannot write: is a directory" "$SCRATCH/whole.err" &&
+  [ "$(ls -A "$SCRATCH/whole-slurm")" = "$last" ] ||
+  fail "export slurm with a directory where a script goes: exit $status, $(ls -A "$SCRATCH/whole-slurm") $(cat "$SCRATCH/whole.err")"
+# A disk that fills up midway (a small tmpfs; mounting needs root): exit 2, no file and no new
+# folder left; an earlier export there stays intact. Before, some scripts, plan.json and its index
+# were left, and no submit.sh; or some of the manifests.
+mkdir "$SCRATCH/tiny"
+if mount -t tmpfs -o size=32k tmpfs "$SCRATCH/tiny" 2> /dev/null; then
+  trap 'umount "$SCRATCH/tiny" 2> /dev/null || true; rm -rf "$SCRATCH"' EXIT
+  umount "$SCRATCH/tiny"
+  for kind in "slurm 32k" "kubernetes 16k --image x"; do
+    set -- $kind
+    mount -t tmpfs -o size=$2 tmpfs "$SCRATCH/tiny"
+    status=0
+    "$GPUPLAN" export $1 "$PLAN" -o "$SCRATCH/tiny/out" "${@:3}" > /dev/null 2> "$SCRATCH/tiny.err" || status=$?
+    [ "$status" = 2 ] && grep -q "No space left on device" "$SCRATCH/tiny.err" && [ -z "$(ls -A "$SCRATCH/tiny")" ] ||
+      fail "export $1 onto a full disk: exit $status, left $(ls -AR "$SCRATCH/tiny"), $(cat "$SCRATCH/tiny.err")"
+    umount "$SCRATCH/tiny"
+  done
+  mount -t tmpfs -o size=32k tmpfs "$SCRATCH/tiny"
+  jq '.assignments |= map(select(.node == "l4-0"))' "$PLAN" > "$SCRATCH/small-plan.json"
+  "$GPUPLAN" export slurm "$SCRATCH/small-plan.json" -o "$SCRATCH/tiny/out" > /dev/null 2>&1 ||
+    fail "export slurm of one node onto the small disk failed"
+  snapshot "$SCRATCH/tiny/out" > "$SCRATCH/tiny.before"
+  "$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/tiny/out" > /dev/null 2> "$SCRATCH/tiny.err" &&
+    fail "export slurm onto a full disk over an earlier export exited 0"
+  snapshot "$SCRATCH/tiny/out" | diff "$SCRATCH/tiny.before" - > "$SCRATCH/tiny.diff" ||
+    fail "a failed export slurm changed an earlier export: $(cat "$SCRATCH/tiny.diff")"
+  umount "$SCRATCH/tiny"
+else
+  echo "exports_test: no tmpfs could be mounted (not root?): the full-disk part is left out" >&2
+fi
 # A value that is not UTF-8 cannot go into YAML or JSON: refused naming the option, not turned
 # into U+FFFD (another command than the one given) nor an internal error.
 for kind in github-matrix buildkite gitlab; do
