@@ -29,11 +29,18 @@ const ClassifiedTest& find_test(const Classification& c, const std::string& labe
     return label_identity(t.target.label) == wanted;
   });
   if (found != c.tests.end()) return *found;
-  // The nearest label by shared prefix, to catch typos in the target name.
+  // The nearest label by shared prefix, to catch typos in the target name; a label written
+  // without its // (ml:train_test) is compared with it, a bare name (train_test) with the names.
+  const bool bare = label.find(':') == std::string::npos && label.find('/') == std::string::npos;
+  if (bare)
+    wanted = label;
+  else if (!label.starts_with("//") && !label.starts_with("@"))
+    wanted = label_identity("//" + label);
   const ClassifiedTest* nearest = nullptr;
   size_t best = 0;
   for (const auto& t : c.tests) {
     auto other = canonical_label(t.target.label);
+    if (bare) other = other.substr(other.rfind(':') + 1);
     auto common = static_cast<size_t>(
         std::mismatch(wanted.begin(), wanted.end(), other.begin(), other.end()).first - wanted.begin());
     if (common > best) best = common, nearest = &t;

@@ -1,4 +1,6 @@
 // gpuplan: plans GPU tests from Bazel query output onto a GPU fleet.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +22,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/version.hpp"
 #include "gpuplan_commit.hpp"
+#include "util/suggest.hpp"
 
 namespace {
 
@@ -103,6 +106,31 @@ int help_written(int code) {
   return code;
 }
 
+/// For "A subcommand is required": the word given instead, if any, and the commands there are
+/// (before, `gpuplan plna` and `gpuplan fleet` said only that a subcommand was required).
+std::string missing_command(const CLI::App& app, const CLI::Error& e) {
+  if (dynamic_cast<const CLI::RequiredError*>(&e) == nullptr ||
+      std::string_view(e.what()).find("ubcommand") == std::string_view::npos)
+    return "";
+  const CLI::App* at = &app;  // the deepest command given: `gpuplan fleet` needs one of fleet's
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const auto* sub : at->get_subcommands())
+      if (!sub->get_subcommands({}).empty()) at = sub, deeper = true;
+  }
+  std::vector<std::string> names;
+  for (const auto* sub : at->get_subcommands({})) names.push_back(sub->get_name());
+  std::vector<std::string_view> known(names.begin(), names.end());
+  std::string said;
+  if (auto rest = at->remaining(); !rest.empty() && !rest.front().starts_with("-")) {
+    said = fmt::format(": \"{}\" is no {}command", rest.front(), at == &app ? "" : at->get_name() + " ");
+    if (auto meant = gpuplan::util::closest_match(rest.front(), known))
+      said += fmt::format(" (did you mean {}?)", *meant);
+  }
+  return fmt::format("{}; {} are: {}", said, at == &app ? "the commands" : at->get_name() + "'s commands",
+                     fmt::join(names, ", "));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,8 +150,9 @@ int main(int argc, char** argv) {
                        std::string("gpuplan ") + program_version() + " (commit " GPUPLAN_COMMIT ")");
   app.require_subcommand(1);
   // A usage error reads as every other error does: "gpuplan: --fleet: 1 required TEXT missing".
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("gpuplan: ") + e.what() + "\nRun with --help for more information.\n";
+  app.failure_message([](const CLI::App* failing, const CLI::Error& e) {
+    return std::string("gpuplan: ") + e.what() + missing_command(*failing, e) +
+           "\nRun with --help for more information.\n";
   });
   int status = exit_ok;
   using Add = void (*)(CLI::App&, int&);

@@ -80,6 +80,11 @@ grep -q '^bucket: gpu$' "$SCRATCH/explain.txt" || fail "explain shows no bucket"
   > /dev/null || fail "explain --json for pool_test"
 if "$GPUPLAN" explain //xla:triton "$SCRATCH/query.xml" 2> "$SCRATCH/err.txt"; then fail "explain of an unknown label"; fi
 grep -q 'did you mean //xla:triton_test?' "$SCRATCH/err.txt" || fail "explain of a typo does not suggest the label"
+# A label without its //, or a bare target name, is suggested its test (before, none, or another).
+for given in xla:triton_test triton_test; do
+  "$GPUPLAN" explain "$given" "$SCRATCH/query.xml" 2> "$SCRATCH/err.txt" && fail "explain $given found a test"
+  grep -q 'did you mean //xla:triton_test?' "$SCRATCH/err.txt" || fail "explain $given: $(cat "$SCRATCH/err.txt")"
+done
 # explain --strict is about its test: another test's warning (//ml:team_macro_test's unread tag)
 # neither counts nor fails it (before, exit 2 and "1 warning" for a test without one).
 "$GPUPLAN" explain //xla:triton_test --strict "$SCRATCH/query.xml" > /dev/null 2> "$SCRATCH/err.txt" ||

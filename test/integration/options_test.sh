@@ -89,4 +89,11 @@ refused --fleet "" plan "$QUERY"
 refused --rules "" classify "$QUERY"
 refused --node "" exec "$PLAN" --dry-run
 grep -q "an empty value" err || fail "the refusal of an empty value does not say so: $(cat err)"
+# A command left out or misspelt names the word given and the commands there are (it said only
+# "A subcommand is required").
+status=0; "$GPUPLAN" plna 2>err || status=$?
+[ "$status" = 2 ] && grep -q '"plna" is no command (did you mean plan?); the commands are: targets, classify' err ||
+  fail "gpuplan plna: exit $status: $(cat err)"
+status=0; "$GPUPLAN" fleet 2>err || status=$?
+[ "$status" = 2 ] && grep -q "fleet's commands are: check, import" err || fail "gpuplan fleet: exit $status: $(cat err)"
 echo "options: ok"
