@@ -628,7 +628,11 @@ class TestClassifier {
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
-    if (!counted && r.is_exclusive() && !r.needs_nvlink()) {
+    // Bazel's own tags only: gpuplan's gpu-exclusive keeps SPEC's count (1 for `gpu`).
+    const bool bazel_exclusive = std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) {
+      return c.source == "tag exclusive" || c.source == "tag exclusive-if-local";
+    });
+    if (!counted && bazel_exclusive && r.is_exclusive() && !r.needs_nvlink()) {
       // It holds the node, and Bazel runs an exclusive test alone with every GPU of the machine
       // visible: Ray's `exclusive` GPU tests start 2 GPU workers. Given 1, they saw 1 of the 8
       // GPUs the plan kept for them, and waited or failed.

@@ -20,6 +20,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/simulate.hpp"
+#include "util/rounding.hpp"
 
 namespace gpuplan::cli {
 
@@ -37,11 +38,8 @@ struct SimulateArgs {
   bool json = false;
 };
 
-/// Seconds as the report prints them: whole milliseconds, the plan's own precision.
-double rounded(double seconds) { return std::round(seconds * 1000) / 1000; }
-
 nlohmann::ordered_json spread_json(const Spread& s) {
-  return {{"median", rounded(s.median)}, {"p95", rounded(s.p95)}};
+  return {{"median", util::json_seconds(s.median)}, {"p95", util::json_seconds(s.p95)}};
 }
 
 std::string report_json(const SimulationReport& r, const SimulateArgs& args) {
@@ -57,10 +55,10 @@ std::string report_json(const SimulationReport& r, const SimulateArgs& args) {
       {"seed", args.seed},
       {"units", r.units},
       {"noise", noise},
-      {"planned_makespan", rounded(r.planned_makespan)},
+      {"planned_makespan", util::json_seconds(r.planned_makespan)},
       {"static", spread_json(r.static_makespan)},
       {"dynamic", spread_json(r.dynamic_makespan)},
-      {"hindsight_bound_median", rounded(r.hindsight_bound.median)},
+      {"hindsight_bound_median", util::json_seconds(r.hindsight_bound.median)},
       {"hindsight_bound", spread_json(r.hindsight_bound)},
       {"hindsight_plan", spread_json(r.hindsight_plan)},
       {"dynamic_taken_elsewhere_median", r.taken_elsewhere_median},

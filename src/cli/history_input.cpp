@@ -60,7 +60,9 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
   // each file's path below its own testlogs folder (before, "//bazel-testlogs/pkg:test", a test
   // of no query, and its runs went unused without a word).
   const auto prefix = below_testlogs(directory);
-  std::vector<std::tuple<std::string, int, int, std::string, TestLogPath>> files;
+  /// label, shard, attempt, file, what its path says, its path below its testlogs folder
+  std::vector<std::tuple<std::string, int, int, std::string, TestLogPath, std::string>> files;
+  std::map<std::string, int> at_path;  ///< how many files are at each path below a testlogs folder
   std::set<std::string>
       others;  ///< files that are no test's test.xml: the first few by name, for the warning
   long other_count = 0;
@@ -80,7 +82,9 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
       continue;
     }
     int order = test->attempt == 0 ? INT_MAX : test->attempt;
-    files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test);
+    ++at_path[relative];
+    files.emplace_back(test->label, test->shard.value_or(-1), order, it->path().string(), *test,
+                       std::move(relative));
   }
   if (error)
     throw InputError(Position{directory}, fmt::format("cannot read the directory: {}", error.message()));
@@ -102,23 +106,19 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
   });
   // An artifacts folder holding bazel-testlogs/ and bazel-out/*/testlogs/ both as folders has
-  // each test.xml twice, the same bytes (bazel-testlogs is a link to one of them, copied): read
-  // once (before, every run counted twice). Files of one attempt that differ are other runs.
+  // each test.xml twice, at one path below its testlogs folder, with the same bytes
+  // (bazel-testlogs is a link to one of them, copied): read once (before, every run counted
+  // twice). Other bytes there are another run; other paths (run_2_of_3/) always are.
   long copies = 0;
-  std::vector<std::string> texts;  ///< of the attempt's files read so far, where it has several
-  auto attempt = [](const auto& file) {
-    return std::tie(std::get<0>(file), std::get<1>(file), std::get<2>(file));
-  };
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto& test = std::get<4>(files[i]);
-    Input input = open_input(std::get<3>(files[i]));
-    const bool first = i == 0 || attempt(files[i]) != attempt(files[i - 1]);
-    if (first) texts.clear();
-    if (first && (i + 1 == files.size() || attempt(files[i + 1]) != attempt(files[i]))) {
+  std::map<std::string, std::vector<std::string>> texts_at;  ///< of files at a path held more than once
+  for (const auto& [label, shard, order, path, test, relative] : files) {
+    Input input = open_input(path);
+    if (at_path[relative] < 2) {
       add(history, diagnostics, read_junit(input.in(), input.name, test, strict));
       continue;
     }
     std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
+    auto& texts = texts_at[relative];
     if (std::find(texts.begin(), texts.end(), text) != texts.end()) {
       ++copies;
       continue;

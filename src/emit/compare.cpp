@@ -32,7 +32,10 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
     if (whole_node)
       for (int g = 0; g < node_gpus[a.node]; ++g) gpus.insert(g);
     for (int g : gpus) held[{a.node, g}].push_back({a.start_s, a.end_s});
-    c.gpu_hours_used += a.unit.requirement->gpus.value * (a.end_s - a.start_s) / 3600;
+    // Asked for: its count, or every GPU of the node it holds where it gives none (every_node_gpu).
+    const double asked =
+        a.unit.requirement->takes_every_node_gpu() ? double(a.gpus.size()) : a.unit.requirement->gpus.value;
+    c.gpu_hours_used += asked * (a.end_s - a.start_s) / 3600;
   }
   for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += util::covered(spans) / 3600;
   double capacity = c.fleet_gpus * plan.summary.makespan_s / 3600;

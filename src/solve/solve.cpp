@@ -17,6 +17,7 @@
 #include "solve/eligibility.hpp"
 #include "solve/insertion.hpp"
 #include "solve/schedule.hpp"
+#include "util/rounding.hpp"
 
 namespace gpuplan {
 
@@ -134,9 +135,6 @@ double busy_gpu_seconds(const Plan& plan) {
   return busy;
 }
 
-/// Seconds rounded to whole milliseconds, as the plan writes them.
-double to_milliseconds(double seconds) { return std::round(seconds * 1000) / 1000; }
-
 /// Reorders `items` in place so that items[i] becomes what was at items[order[i]]; `order`
 /// must be a permutation of the indices and is used up. In place, because the items are a
 /// million assignments that should not exist twice.
@@ -220,7 +218,7 @@ Demands add_demands(std::vector<Assignment>& all, const std::vector<size_t>& by_
     Unit& unit = all[u].unit;
     bool share = shares_gpu(unit, options.policy);
     if (share) unit.duration_s *= slowdown;
-    unit.duration_s = to_milliseconds(unit.duration_s);
+    unit.duration_s = util::json_seconds(unit.duration_s);
     auto [seen, first_seen] = demand_of_seen.try_emplace(Seen{&*unit.requirement, unit.vram_mib}, 0);
     if (!first_seen) {
       demands.of_unit[u] = seen->second;
@@ -298,7 +296,7 @@ void place(Assignment& a, const Placement& placed, const Fleet& fleet) {
       a.unit.vram_mib = std::min(*a.unit.vram_mib, node.gpus[static_cast<size_t>(gpu)].vram_mib);
   // Durations are whole milliseconds, so starts are too but for the sums' rounding error:
   // round the start once and derive the end, so that the plan's end_s = start_s + duration_s.
-  a.start_s = to_milliseconds(placed.start);
+  a.start_s = util::json_seconds(placed.start);
   a.end_s = a.start_s + a.unit.duration_s;
 }
 

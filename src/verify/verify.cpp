@@ -143,8 +143,9 @@ class Checker {
   void unschedulable(const UnschedulableUnit& u) {
     const auto& r = requirement(u.unit);
     if (r.gpus.value <= 0) return;
-    const auto reserved = static_cast<std::int64_t>(
-        static_cast<double>(u.unit.vram_mib.value_or(0)) / (1 + options_.rules.vram_headroom) + 1e-6);
+    // Its whole reservation: the planner places the peak within it, less a headroom the plan
+    // records only under pack; judged by the whole, a unit verify says fits fits the planner too.
+    const std::int64_t reserved = u.unit.vram_mib.value_or(0);
     for (const auto& node : fleet_.nodes) {
       auto usable = usable_gpus(r, node, reserved);
       std::vector<int> chosen;

@@ -387,7 +387,6 @@ TEST_CASE("Bazel's exclusive gives a GPU test the whole node and leaves a CPU te
 TEST_CASE("an exclusive GPU test with no GPU count is given every GPU of the node it holds") {
   for (auto tags : {std::vector<std::string>{"team:ml", "exclusive", "gpu"},
                     {"exclusive", "gpu_only"},
-                    {"gpu-exclusive", "gpu"},
                     {"exclusive-if-local", "requires-gpu-nvidia"}}) {
     INFO(tags.front() << " " << tags.back());
     auto ray = classified(tags);
@@ -397,9 +396,12 @@ TEST_CASE("an exclusive GPU test with no GPU count is given every GPU of the nod
     REQUIRE_THAT(ray.reason.str(),
                  Catch::EndsWith("no GPU count given and it holds the node, so every GPU of it"));
   }
-  // A count, even of 1, is what it sees; and an NVLink ask would not hold of every GPU of a node.
+  // A count, even of 1, is what it sees; an NVLink ask would not hold of every GPU of a node; and
+  // gpuplan's own gpu-exclusive keeps SPEC's count (`gpu`: 1), as do the drivers that hold the node.
   for (auto tags : {std::vector<std::string>{"exclusive", "gpu:1"},
                     {"gpu-exclusive", "gpu:2"},
+                    {"gpu-exclusive", "gpu"},
+                    {"driver=vulkan"},
                     {"exclusive-if-local", "multi_gpu", "requires-gpu-amd"},
                     {"gpu-exclusive", "gpu", "nvlink"},
                     {"gpu"}}) {

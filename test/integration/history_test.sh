@@ -43,6 +43,15 @@ sed -i 's/time="[0-9.]*"/time="99.5"/' "$SCRATCH/ci-artifacts/bazel-out/k8-fastb
   jq -e '[.units[] | select(.label == "//xla:gemm_test") | .seconds | length] == [2]' >/dev/null ||
   fail "another run of the same attempt was dropped as a copy"
 
+# Runs of --runs_per_test (run_K_of_3/) with the same bytes, as Bazel's own test.xml of a quiet
+# test has (no timestamp, whole seconds), are three runs, not copies.
+for k in 1 2 3; do
+  mkdir -p "$SCRATCH/runs/bazel-testlogs/a/t/run_${k}_of_3"
+  cp $DATA/bazel-testlogs/core/unit_test/test.xml "$SCRATCH/runs/bazel-testlogs/a/t/run_${k}_of_3/"
+done
+"$GPUPLAN" history summarize "$SCRATCH/runs" 2>/dev/null | jq -e '[.units[].seconds | length] == [3]' >/dev/null ||
+  fail "identical runs of --runs_per_test were read as copies"
+
 # Inside it, a package may be named testlogs too: //tools/testlogs:x_test, not //:x_test.
 mkdir -p "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test"
 cp $DATA/bazel-testlogs/xla/gemm_test/test.xml "$SCRATCH/ci-nested/bazel-testlogs/tools/testlogs/x_test/"

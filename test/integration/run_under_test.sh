@@ -209,9 +209,15 @@ TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lo
 wait "$holder"
 /usr/bin/python3 -c "import sys; sys.exit(float(open('$SCRATCH/excl_started').read()) < float(open('$SCRATCH/held_until').read()))" ||
   fail "an unplanned gpu-exclusive test ran beside another test"
-# It gives no GPU count, so it is given every GPU of the node it holds, as a planned one is.
-grep -q "excl_test is not planned on ws-0; running it with GPUs 0,1,2,3 found by its tags, alone on the node" "$SCRATCH/note" ||
+grep -q "excl_test is not planned on ws-0; running it with GPUs 0 found by its tags, alone on the node" "$SCRATCH/note" ||
   fail "the note of an unplanned exclusive test: $(cat "$SCRATCH/note")"
+# With Bazel's exclusive and no GPU count (Ray's tests), it is given every GPU of the node.
+sed 's/gpu-exclusive/exclusive/' "$SCRATCH/excl.xml" >"$SCRATCH/bazel-excl.xml"
+TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
+  --query "$SCRATCH/bazel-excl.xml" sh -c 'echo "$CUDA_VISIBLE_DEVICES" >'"$SCRATCH/excl_visible" 2>"$SCRATCH/note" ||
+  fail "the unplanned Bazel-exclusive test failed: $(cat "$SCRATCH/note")"
+[ "$(cat "$SCRATCH/excl_visible")" = 0,1,2,3 ] && grep -q "running it with GPUs 0,1,2,3 found by its tags" "$SCRATCH/note" ||
+  fail "an unplanned Bazel-exclusive test did not see every GPU: $(cat "$SCRATCH/excl_visible") $(cat "$SCRATCH/note")"
 
 # A test that picks its GPU itself (NVML's stand-in lists its shell on GPU 0; the plan gave it
 # GPU 2): run-under measures it with --results and says so in the test's log.
