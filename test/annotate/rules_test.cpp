@@ -1,6 +1,9 @@
 // Reading rules files: the example, the knobs, and every kind of mistake with its position.
 #include "gpuplan/rules.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -156,7 +159,7 @@ TEST_CASE("regexes, label patterns and captures are checked when the file is rea
   REQUIRE_THAT(error_of("rules:\n  - label: //jax/*\n    set: {gpus: 1}\n"),
                Catch::Contains("\"*\" in a package is no wildcard: write //pkg/..."));
   REQUIRE_THAT(error_of("rules:\n  - label: //jax/..\n    set: {gpus: 1}\n"),
-               Catch::Contains("has a \"..\" package"));
+               Catch::Contains("has a \".\" or \"..\" segment"));
   REQUIRE_THAT(error_of("rules:\n  - label: \"//jax /...\"\n    set: {gpus: 1}\n"),
                Catch::Contains("has a blank"));
   REQUIRE_NOTHROW(load("rules:\n  - label: \"//pkg:my test\"\n    set: {gpus: 1}\n"));  // a target name may
@@ -196,6 +199,23 @@ TEST_CASE("label patterns match packages, subpackages and names") {
   REQUIRE(label_matches("//ml:t", "//ml:t"));
   REQUIRE(label_matches("//ml", "//ml:ml"));
   REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));
+}
+
+TEST_CASE("a rule's label is read as gpu_deps reads a pattern: empty segments refused, :all-targets is :*") {
+  // Both were read before and matched no test: the rule did nothing without a word.
+  REQUIRE_THAT(error_of("rules:\n  - label: //ml/kernels/\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"//ml/kernels/\" has an empty segment"));
+  REQUIRE_THAT(error_of("rules:\n  - label: //ml//sub/...\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"//ml//sub/...\" has an empty segment"));
+  REQUIRE_THAT(error_of("gpu_deps: ['//ml/kernels/']\n"), Catch::Contains("has an empty segment"));
+  for (const char* pattern : {"//ml:all-targets", "//ml/...:all", "//ml/...:*", "//ml/...:all-targets"})
+    REQUIRE_NOTHROW(load(fmt::format("rules:\n  - label: '{}'\n    set: {{gpus: 1}}\n", pattern)));
+  using annotate::label_matches;
+  REQUIRE(label_matches("//ml:all-targets", "//ml:t"));
+  REQUIRE_FALSE(label_matches("//ml:all-targets", "//ml/vision:t"));
+  REQUIRE(label_matches("//ml/...:all", "//ml/vision:t"));
+  REQUIRE(label_matches("//ml/...:*", "//ml:t"));
+  REQUIRE_FALSE(label_matches("//ml/...:*", "//mlx:t"));
 }
 
 TEST_CASE("gpu_deps and gpu_free are label patterns, checked where they are written") {
