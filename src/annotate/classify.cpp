@@ -591,12 +591,27 @@ class TestClassifier {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, cpu->source};
       reason_ = cpu->source + " → CPU only";
+      // A rule's `cpu_only: false` loses to a CPU-only tag, as `nvlink: false` does to `nvlink`;
+      // only switching the built-in convention off lets the rule decide.
+      auto refused =
+          std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) { return c.not_cpu_only; });
+      std::string override =
+          cpu->source.starts_with("rule ")
+              ? std::string()
+              : fmt::format("; to override the built-in tag, write disable: [cpu-only] in {}",
+                            rules_.source.empty() ? "the rules file" : rules_.source);
+      if (refused != claims_.end() &&
+          std::none_of(gpu.begin(), gpu.end(), [&](const Claim& c) { return c.source == refused->source; }))
+        report(bad(), refused->source + ", " + cpu->source,
+               fmt::format("{} says no but {} asks for CPU only; it runs as a CPU test{}", refused->source,
+                           cpu->source, override));
       if (gpu.empty()) return;
       auto sources = join(gpu, [](const Claim& c) { return c.source; });
       reason_ += fmt::format(" (overriding {})", sources);
       report(bad(), cpu->source + ", " + sources,
-             fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test",
-                         cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
+             fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test{}",
+                         cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for",
+                         refused == claims_.end() ? std::string() : override));
       return;
     }
     if (other_backend()) return;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "annotate/classify_helpers.hpp"
 #include "annotate/rule_matcher.hpp"
 
 using namespace gpuplan;
@@ -216,6 +217,23 @@ TEST_CASE("a rule's label is read as gpu_deps reads a pattern: empty segments re
   REQUIRE(label_matches("//ml/...:all", "//ml/vision:t"));
   REQUIRE(label_matches("//ml/...:*", "//ml:t"));
   REQUIRE_FALSE(label_matches("//ml/...:*", "//mlx:t"));
+}
+
+TEST_CASE("a rule's cpu_only: false against a CPU-only tag warns that the tag wins, and how to override it") {
+  auto rules = load("rules:\n  - label: //c:nogpu_test\n    set: {cpu_only: false}\n");
+  auto c = testing::classify_one(testing::make_target("//c:nogpu_test", {"nogpu"}), rules);
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::warning);
+  REQUIRE(
+      c.diagnostics[0].message ==
+      "rule rules.yaml:2:5 says no but tag nogpu asks for CPU only; it runs as a CPU test; to override the "
+      "built-in tag, write disable: [cpu-only] in rules.yaml");
+  auto disabled =
+      load("disable: [cpu-only]\nrules:\n  - label: //c:nogpu_test\n    set: {cpu_only: false, gpus: 1}\n");
+  REQUIRE(
+      testing::classify_one(testing::make_target("//c:nogpu_test", {"nogpu"}), disabled).tests.at(0).bucket ==
+      Bucket::gpu);
 }
 
 TEST_CASE("gpu_deps and gpu_free are label patterns, checked where they are written") {
