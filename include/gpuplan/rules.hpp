@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/diagnostic.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan {
@@ -48,6 +49,10 @@ struct Rules {
   std::vector<std::string> gpu_free;
   bool classify_by_deps = false;  ///< as `--classify-by-deps`: GPU tests reaching no GPU code run on CPUs
   std::string source;             ///< the rules file's name; empty for the defaults
+  /// What reads but is almost surely a mistake (a tag regex that wants a backslash in the tag),
+  /// each a warning whose message starts with file:line:col; classifying reports them, as
+  /// errors under --strict.
+  Diagnostics warnings;
 };
 
 /// Reads a rules file. Throws InputError with file:line:col on anything wrong.

@@ -176,8 +176,10 @@ Result<Claim> apply_setting(Claim claim, std::string_view field, std::string_vie
       claim.nvlink = *flag;
     else if (field == "exclusive")
       claim.exclusive = *flag;
-    else
+    else {
       claim.cpu_only = *flag;
+      claim.not_cpu_only = !*flag;
+    }
   } else {
     return Problem{fmt::format("unknown field \"{}\"", util::excerpt(field))};
   }

@@ -24,6 +24,7 @@ struct Claim {
   bool gpu = false;           ///< "a GPU test": 1 GPU unless some claim gives a count
   std::optional<int> gpus{};  ///< an explicit count; two different ones conflict
   bool cpu_only = false;      ///< CPU bucket, whatever else the test says
+  bool not_cpu_only = false;  ///< a rule's `cpu_only: false`, which a CPU-only tag still overrules
   std::optional<std::int64_t> gpu_mem_mib{};
   std::vector<VersionConstraint> cuda{};
   std::vector<VersionConstraint> compute_capability{};

@@ -122,6 +122,15 @@ class TestClassifier {
     return std::move(test_);
   }
 
+  /// What the tests so far made of each rule of the rules file, in its order.
+  struct RuleUse {
+    bool matched = false;  ///< it matched some test
+    /// Some test has as its generator_function the rule's rule_class, or as its rule class the
+    /// rule's generator_function: the two confused.
+    bool names_other_kind = false;
+  };
+  const std::vector<RuleUse>& rule_uses() const { return rule_uses_; }
+
  private:
   /// What classifying a test by its tags alone gave, for the next test with the same tags.
   struct Outcome {
@@ -169,8 +178,18 @@ class TestClassifier {
   void classify_annotations() {
     bool manual = read_tags();
     read_exec_properties();
-    for (const auto& matcher : matchers_)
-      for (auto& reading : matcher.apply(test_.target)) take(reading);
+    if (rule_uses_.size() != matchers_.size()) rule_uses_.resize(matchers_.size());
+    for (std::size_t i = 0; i < matchers_.size(); ++i) {
+      auto readings = matchers_[i].apply(test_.target);
+      rule_uses_[i].matched = rule_uses_[i].matched || !readings.empty();
+      const Rule& rule = rules_.rules[i];
+      const Target& t = test_.target;
+      rule_uses_[i].names_other_kind =
+          rule_uses_[i].names_other_kind ||
+          (rule.rule_class && *rule.rule_class == t.generator_function.str()) ||
+          (rule.generator_function && *rule.generator_function == t.rule_class.str());
+      for (auto& reading : readings) take(reading);
+    }
     if (std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.backend.has_value(); }))
       if (auto variant =
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
@@ -591,12 +610,27 @@ class TestClassifier {
       test_.bucket = Bucket::cpu;
       r.gpus = {0, cpu->source};
       reason_ = cpu->source + " → CPU only";
+      // A rule's `cpu_only: false` loses to a CPU-only tag, as `nvlink: false` does to `nvlink`;
+      // only switching the built-in convention off lets the rule decide.
+      auto refused =
+          std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) { return c.not_cpu_only; });
+      std::string override =
+          cpu->source.starts_with("rule ")
+              ? std::string()
+              : fmt::format("; to override the built-in tag, write disable: [cpu-only] in {}",
+                            rules_.source.empty() ? "the rules file" : rules_.source);
+      if (refused != claims_.end() &&
+          std::none_of(gpu.begin(), gpu.end(), [&](const Claim& c) { return c.source == refused->source; }))
+        report(bad(), refused->source + ", " + cpu->source,
+               fmt::format("{} says no but {} asks for CPU only; it runs as a CPU test{}", refused->source,
+                           cpu->source, override));
       if (gpu.empty()) return;
       auto sources = join(gpu, [](const Claim& c) { return c.source; });
       reason_ += fmt::format(" (overriding {})", sources);
       report(bad(), cpu->source + ", " + sources,
-             fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test",
-                         cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for"));
+             fmt::format("{} says CPU only but {} {} a GPU; CPU-only wins, so it runs as a CPU test{}",
+                         cpu->source, sources, gpu.size() == 1 ? "asks for" : "ask for",
+                         refused == claims_.end() ? std::string() : override));
       return;
     }
     if (other_backend()) return;
@@ -888,6 +922,7 @@ class TestClassifier {
   std::vector<GpuMarker> gpu_markers_;
   std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
+  std::vector<RuleUse> rule_uses_;                     ///< by the rule's place in rules_.rules
 };
 
 /// Tests kept in blocks of fixed capacity while they are classified, so that the list never
@@ -1151,6 +1186,52 @@ void merge_apparent_spellings(Classification& result, bool strict) {
   tests.resize(kept);
 }
 
+/// "tag \"accel-(\\d+)\", label //ml/...": what a rule matches by.
+std::string matchers_text(const Rule& rule) {
+  std::vector<std::string> parts;
+  if (rule.tag) parts.push_back(fmt::format("tag \"{}\"", util::excerpt(*rule.tag)));
+  if (rule.label) parts.push_back(fmt::format("label {}", util::excerpt(*rule.label)));
+  if (rule.rule_class) parts.push_back(fmt::format("rule_class {}", *rule.rule_class));
+  if (rule.generator_function)
+    parts.push_back(fmt::format("generator_function {}", *rule.generator_function));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+/// What the rules file says of itself: its load-time warnings, and its rules that matched no
+/// test. Those are notes (a repository's rules file and a query of one package leave most of its
+/// rules unmatched), except a rule_class that is the macro of some test, or a generator_function
+/// that is the rule class of one: a warning, as it is surely the other key that was meant.
+void report_rules(const Rules& rules, const std::vector<TestClassifier::RuleUse>& uses, bool strict,
+                  Diagnostics& diagnostics) {
+  const Severity bad = strict ? Severity::error : Severity::warning;
+  for (auto warning : rules.warnings) {
+    warning.severity = bad;
+    diagnostics.push_back(std::move(warning));
+  }
+  constexpr long listed = 10;
+  long unmatched = 0;
+  for (std::size_t i = 0; i < uses.size() && i < rules.rules.size(); ++i) {
+    if (uses[i].matched) continue;
+    const Rule& rule = rules.rules[i];
+    auto what = fmt::format("{} ({}) matches no test of the query", rule.source(), matchers_text(rule));
+    if (uses[i].names_other_kind) {
+      bool macro = rule.rule_class.has_value();
+      const std::string& name = macro ? *rule.rule_class : *rule.generator_function;
+      diagnostics.push_back(Diagnostic{
+          bad, "", rules.source,
+          fmt::format("{}, but {} is the {} some of its tests: did you mean {}: {}?", what, name,
+                      macro ? "macro (generator_function) that made" : "rule class (rule_class) of",
+                      macro ? "generator_function" : "rule_class", name)});
+    } else if (++unmatched <= listed) {
+      diagnostics.push_back(Diagnostic{Severity::note, "", rules.source, what});
+    }
+  }
+  if (unmatched > listed)
+    diagnostics.push_back(Diagnostic{Severity::note, "", rules.source,
+                                     fmt::format("… and {} more rules of {} match no test of the query",
+                                                 unmatched - listed, rules.source)});
+}
+
 }  // namespace
 
 Classification Classifier::finish(const DroppedCounts& dropped) {
@@ -1193,6 +1274,8 @@ Classification Classifier::finish(const DroppedCounts& dropped) {
   s.tests.move_to(result.tests);
   drop_duplicates(result, s.options.strict);
   merge_apparent_spellings(result, s.options.strict);
+
+  report_rules(s.rules, s.classifier.rule_uses(), s.options.strict, result.diagnostics);
 
   if (auto total = dropped.total(); total > 0)
     result.diagnostics.push_back(

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "annotate/conventions.hpp"
+#include "gpuplan/graph.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::annotate {
@@ -62,6 +63,8 @@ constexpr int max_groups = 9;
 }  // namespace
 
 std::string label_pattern_problem(std::string_view pattern) {
+  // What a rule's label refuses beyond a gpu_deps pattern: blanks, and "*" in a package, which a
+  // rule's author meant as //pkg/... (as a gpu_deps glob it would match one level of packages).
   auto canonical = canonical_label(pattern);
   auto parts = split_label(canonical);
   if (!parts || !(parts->repo.empty() || parts->repo.starts_with('@')))
@@ -71,49 +74,19 @@ std::string label_pattern_problem(std::string_view pattern) {
       pattern.ends_with(' '))
     return fmt::format("\"{}\" has a blank in its package or at an end, which no label has",
                        util::excerpt(pattern));
-  auto dots = parts->package.find("...");
-  bool recursive = dots != std::string_view::npos;
-  auto package = recursive ? parts->package.substr(0, dots) : parts->package;
-  if (package.find('*') != std::string_view::npos)
+  if (parts->package.find('*') != std::string_view::npos)
     return fmt::format(
         "\"{}\": \"*\" in a package is no wildcard: write //pkg/... (every package below) or "
         "//pkg:* (the package's targets)",
         util::excerpt(pattern));
-  for (std::size_t begin = 0; begin < package.size();) {
-    auto end = std::min(package.find('/', begin), package.size());
-    auto segment = package.substr(begin, end - begin);
-    if (segment == "." || segment == "..")
-      return fmt::format(
-          "\"{}\" has a \"{}\" package, which Bazel labels never have (//pkg/... is every "
-          "package below)",
-          util::excerpt(pattern), segment);
-    begin = end + 1;
-  }
-  if (recursive && (dots + 3 != parts->package.size() || (dots > 0 && parts->package[dots - 1] != '/') ||
-                    !parts->name.empty()))
-    return fmt::format("\"{}\": \"...\" may only end a pattern, as in //pkg/...", util::excerpt(pattern));
-  if (parts->name.find_first_of("*/") != std::string_view::npos && parts->name != "*")
-    return fmt::format("\"{}\": a target name is a name, \"*\" or \"all\"", util::excerpt(pattern));
-  return {};
+  // The rest is what gpu_deps refuses, by the same parser: an empty, "." or ".." segment, "..."
+  // inside, a target name after "...".
+  return gpu_pattern_problem(canonical);
 }
 
 bool label_matches(std::string_view pattern, std::string_view label) {
   // By identity: "@rules_foo//x/..." is every test of @@rules_foo~//x and @@rules_foo+//x too.
-  auto identity_pattern = label_identity(pattern);
-  auto identity = label_identity(label);
-  auto want = split_label(identity_pattern);
-  auto have = split_label(identity);
-  if (!want || !have || want->repo != have->repo) return false;
-  if (want->package.ends_with("...")) {
-    auto prefix = want->package.substr(0, want->package.size() - 3);  // "" or "pkg/"
-    if (prefix.empty()) return true;
-    auto package = prefix.substr(0, prefix.size() - 1);
-    return have->package == package || have->package.starts_with(prefix);
-  }
-  if (want->package != have->package) return false;
-  if (want->name == "*" || want->name == "all") return true;
-  auto name = want->name.empty() ? want->package.substr(want->package.rfind('/') + 1) : want->name;
-  return have->name == name;
+  return gpu_pattern_matches(label_identity(pattern), label_identity(label));
 }
 
 RegexCheck check_regex(const std::string& regex) {

@@ -16,11 +16,13 @@ class RE2;
 
 namespace gpuplan::annotate {
 
-/// Checks a label pattern ("//pkg/...", "//pkg:*", "//pkg:all", "//pkg:name", "//pkg");
-/// returns the problem, empty when it is valid.
+/// Checks a rule's label pattern ("//pkg/...", "//pkg:*", "//pkg:all", "//pkg:name", "//pkg"):
+/// a gpu_deps pattern (gpu_pattern_problem, one parser for both) without a blank or a "*" in
+/// its package. Returns the problem, empty when it is valid.
 std::string label_pattern_problem(std::string_view pattern);
 
-/// True when `label` (any spelling of the main repository) falls under a valid `pattern`.
+/// True when `label` (any spelling of the main repository, a canonical repository name by its
+/// apparent one) falls under a valid `pattern`, as gpu_pattern_matches says.
 bool label_matches(std::string_view pattern, std::string_view label);
 
 /// A tag regex checked: why it is not one RE2 accepts, or how many capture groups it has

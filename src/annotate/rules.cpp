@@ -39,6 +39,20 @@ bool is_identifier(std::string_view text) {
          std::ranges::all_of(text, word);
 }
 
+/// "\\d" when `regex` holds an escaped backslash followed by a letter: a literal backslash, which
+/// no tag holds, where `\d` was meant (YAML keeps both backslashes of '\\d' in single quotes).
+/// Empty otherwise.
+std::string_view doubled_escape(std::string_view regex) {
+  for (std::size_t i = 0; i + 1 < regex.size(); i += 2) {
+    i = regex.find('\\', i);
+    if (i == std::string_view::npos || i + 1 >= regex.size()) break;
+    if (regex[i + 1] == '\\' && i + 2 < regex.size() &&
+        std::isalpha(static_cast<unsigned char>(regex[i + 2])))
+      return regex.substr(i, 3);
+  }
+  return {};
+}
+
 std::string known_list(const std::vector<std::string_view>& known) {
   return fmt::format("{}", fmt::join(known, ", "));
 }
@@ -205,10 +219,10 @@ class RulesReader {
 
   void read_rules(const YAML::Node& node, Rules& rules) const {
     if (!node.IsSequence()) fail(node.Mark(), "rules: expected a list of rules (- tag: ..., set: {...})");
-    for (const auto& item : node) rules.rules.push_back(read_rule(item));
+    for (const auto& item : node) rules.rules.push_back(read_rule(item, rules.warnings));
   }
 
-  Rule read_rule(const YAML::Node& node) const {
+  Rule read_rule(const YAML::Node& node, Diagnostics& warnings) const {
     if (!node.IsMap())
       fail(node.Mark(),
            "a rule is a mapping with matchers (tag, label, rule_class, "
@@ -238,6 +252,16 @@ class RulesReader {
                                                 util::excerpt(value), check.problem));
         captures = static_cast<unsigned>(check.captures);
         rule.tag = value;
+        if (auto escape = doubled_escape(value); !escape.empty()) {
+          auto meant = escape.substr(1);
+          warnings.push_back(Diagnostic{
+              Severity::warning, "", position(entry.second).str(),
+              fmt::format("{}: tag: \"{}\" has {}, a literal backslash before \"{}\", and no tag holds a "
+                          "backslash, so the rule matches no tag; write '{}' in single quotes or \"\\{}\" in "
+                          "double quotes (YAML keeps both backslashes of '{}')",
+                          position(entry.second).str(), util::excerpt(value), escape, meant.substr(1), meant,
+                          meant, escape)});
+        }
       } else if (key == "label") {
         if (auto problem = annotate::label_pattern_problem(value); !problem.empty())
           fail(entry.second.Mark(), "label: " + problem);

@@ -1,10 +1,14 @@
 // Reading rules files: the example, the knobs, and every kind of mistake with its position.
 #include "gpuplan/rules.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
+#include "annotate/classify_helpers.hpp"
 #include "annotate/rule_matcher.hpp"
 
 using namespace gpuplan;
@@ -156,7 +160,7 @@ TEST_CASE("regexes, label patterns and captures are checked when the file is rea
   REQUIRE_THAT(error_of("rules:\n  - label: //jax/*\n    set: {gpus: 1}\n"),
                Catch::Contains("\"*\" in a package is no wildcard: write //pkg/..."));
   REQUIRE_THAT(error_of("rules:\n  - label: //jax/..\n    set: {gpus: 1}\n"),
-               Catch::Contains("has a \"..\" package"));
+               Catch::Contains("has a \".\" or \"..\" segment"));
   REQUIRE_THAT(error_of("rules:\n  - label: \"//jax /...\"\n    set: {gpus: 1}\n"),
                Catch::Contains("has a blank"));
   REQUIRE_NOTHROW(load("rules:\n  - label: \"//pkg:my test\"\n    set: {gpus: 1}\n"));  // a target name may
@@ -196,6 +200,89 @@ TEST_CASE("label patterns match packages, subpackages and names") {
   REQUIRE(label_matches("//ml:t", "//ml:t"));
   REQUIRE(label_matches("//ml", "//ml:ml"));
   REQUIRE(label_matches("@repo//x/...", "@repo//x/y:z"));
+}
+
+TEST_CASE("a rule's label is read as gpu_deps reads a pattern: empty segments refused, :all-targets is :*") {
+  // Both were read before and matched no test: the rule did nothing without a word.
+  REQUIRE_THAT(error_of("rules:\n  - label: //ml/kernels/\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"//ml/kernels/\" has an empty segment"));
+  REQUIRE_THAT(error_of("rules:\n  - label: //ml//sub/...\n    set: {gpus: 1}\n"),
+               Catch::StartsWith("rules.yaml:2:12: label: \"//ml//sub/...\" has an empty segment"));
+  REQUIRE_THAT(error_of("gpu_deps: ['//ml/kernels/']\n"), Catch::Contains("has an empty segment"));
+  for (const char* pattern : {"//ml:all-targets", "//ml/...:all", "//ml/...:*", "//ml/...:all-targets"})
+    REQUIRE_NOTHROW(load(fmt::format("rules:\n  - label: '{}'\n    set: {{gpus: 1}}\n", pattern)));
+  using annotate::label_matches;
+  REQUIRE(label_matches("//ml:all-targets", "//ml:t"));
+  REQUIRE_FALSE(label_matches("//ml:all-targets", "//ml/vision:t"));
+  REQUIRE(label_matches("//ml/...:all", "//ml/vision:t"));
+  REQUIRE(label_matches("//ml/...:*", "//ml:t"));
+  REQUIRE_FALSE(label_matches("//ml/...:*", "//mlx:t"));
+}
+
+TEST_CASE("a tag regex with an escaped backslash before a letter is a warning naming its line") {
+  // 'accel-(\\d+)' in single quotes: YAML keeps both backslashes, so the regex wants a backslash
+  // in the tag, and the rule matched no test without a word.
+  auto rules = load("rules:\n  - tag: 'accel-(\\\\d+)'\n    set: {gpus: $1}\n");
+  REQUIRE(rules.warnings.size() == 1);
+  REQUIRE_THAT(rules.warnings[0].message,
+               Catch::StartsWith("rules.yaml:2:10: tag: \"accel-(\\\\d+)\" has \\\\d") &&
+                   Catch::Contains("write '\\d' in single quotes or \"\\\\d\" in double quotes"));
+  auto target = testing::make_target("//sim:physics_test", {"accel-2"});
+  auto warned = testing::classify_one(target, rules);
+  REQUIRE(std::any_of(warned.diagnostics.begin(), warned.diagnostics.end(), [](const Diagnostic& d) {
+    return d.severity == Severity::warning && d.message.starts_with("rules.yaml:2:10: tag:");
+  }));
+  REQUIRE(has_errors(testing::classify_one(target, rules, {.strict = true}).diagnostics));
+  // Written right, in either quotes, it is no warning; an escaped backslash before a non-letter is
+  // left alone.
+  REQUIRE(load("rules:\n  - tag: 'accel-(\\d+)'\n    set: {gpus: $1}\n").warnings.empty());
+  REQUIRE(load("rules:\n  - tag: \"accel-(\\\\d+)\"\n    set: {gpus: $1}\n").warnings.empty());
+  REQUIRE(load("rules:\n  - tag: 'a\\\\\\d'\n    set: {gpus: 1}\n").warnings.empty());
+}
+
+TEST_CASE("a rule that matches no test of the query is a note naming its line, never an error") {
+  auto rules =
+      load("rules:\n  - label: //ml/...\n    set: {gpus: 1}\n  - label: //other/...\n    set: {gpus: 1}\n");
+  auto c = testing::classify_one(testing::make_target("//ml:t", {}), rules, {.strict = true});
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::note);
+  REQUIRE(c.diagnostics[0].source == "rules.yaml");
+  REQUIRE(c.diagnostics[0].message == "rule rules.yaml:4:5 (label //other/...) matches no test of the query");
+}
+
+TEST_CASE("a rule_class that is some test's macro, or a generator_function that is a rule class, warns") {
+  auto target = testing::make_target("//sim:physics_test", {});
+  target.rule_class = "py_test";
+  target.generator_function = "accel_test";
+  auto by_class = load("rules:\n  - rule_class: accel_test\n    set: {gpus: 1}\n");
+  auto c = testing::classify_one(target, by_class);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::warning);
+  REQUIRE_THAT(
+      c.diagnostics[0].message,
+      Catch::StartsWith("rule rules.yaml:2:5 (rule_class accel_test) matches no test of the query") &&
+          Catch::EndsWith("did you mean generator_function: accel_test?"));
+  REQUIRE(has_errors(testing::classify_one(target, by_class, {.strict = true}).diagnostics));
+  auto by_macro = load("rules:\n  - generator_function: py_test\n    set: {gpus: 1}\n");
+  REQUIRE_THAT(testing::classify_one(target, by_macro).diagnostics.at(0).message,
+               Catch::EndsWith("did you mean rule_class: py_test?"));
+}
+
+TEST_CASE("a rule's cpu_only: false against a CPU-only tag warns that the tag wins, and how to override it") {
+  auto rules = load("rules:\n  - label: //c:nogpu_test\n    set: {cpu_only: false}\n");
+  auto c = testing::classify_one(testing::make_target("//c:nogpu_test", {"nogpu"}), rules);
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::warning);
+  REQUIRE(
+      c.diagnostics[0].message ==
+      "rule rules.yaml:2:5 says no but tag nogpu asks for CPU only; it runs as a CPU test; to override the "
+      "built-in tag, write disable: [cpu-only] in rules.yaml");
+  auto disabled =
+      load("disable: [cpu-only]\nrules:\n  - label: //c:nogpu_test\n    set: {cpu_only: false, gpus: 1}\n");
+  REQUIRE(
+      testing::classify_one(testing::make_target("//c:nogpu_test", {"nogpu"}), disabled).tests.at(0).bucket ==
+      Bucket::gpu);
 }
 
 TEST_CASE("gpu_deps and gpu_free are label patterns, checked where they are written") {

@@ -363,4 +363,42 @@ printf 'version: 1\nrules:\n  - tag: "//model:h100_gpu"\n    set: {gpu_models: h
          [["//model:a100_only_test", ["a100"]], ["//model:amd_test", "amd"], ["//model:h100_test", ["h100"]]]' > /dev/null ||
   fail "the rules do not read the models: $(cat "$SCRATCH/model.rules.yaml")"
 
+# Rules-file mistakes that classified GPU tests as CPU tests with exit 0 and no word, even under
+# --strict: a doubled backslash in a single-quoted tag regex, a macro named as a rule_class, a
+# cpu_only: false that a nogpu tag overrules. Each warns (exit 2 under --strict); a rule that only
+# matches no test of this query is a note, which --strict lets pass.
+cat > "$SCRATCH/sim.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="py_test" location="/repo/sim/BUILD:1:1" name="//sim:physics_test"><string name="name" value="physics_test"/><list name="tags"><string value="accel-4"/></list></rule>
+  <rule class="py_test" location="/repo/sim/BUILD:9:1" name="//sim:render_test"><string name="name" value="render_test"/><list name="tags"><string value="accel-1"/><string value="nogpu"/></list><string name="generator_function" value="accel_test"/></rule>
+</query>
+XML
+printf "rules:\n  - tag: 'accel-(\\\\\\\\d+)'\n    set: {gpus: \$1}\n" > "$SCRATCH/escaped.rules.yaml"
+printf "rules:\n  - rule_class: accel_test\n    set: {gpus: 1}\n" > "$SCRATCH/macro.rules.yaml"
+printf "rules:\n  - label: //sim:render_test\n    set: {cpu_only: false}\n" > "$SCRATCH/cpuonly.rules.yaml"
+printf "rules:\n  - label: //sim:physics_test\n    set: {gpus: 1}\n  - label: //other/...\n    set: {gpus: 1}\n" > "$SCRATCH/other.rules.yaml"
+for case in "escaped:escaped.rules.yaml:2:10: tag: \"accel-(\\\\d+)\" has \\\\d" \
+            "macro:rule $SCRATCH/macro.rules.yaml:2:5 (rule_class accel_test) matches no test of the query, but" \
+            "cpuonly:says no but tag nogpu asks for CPU only; it runs as a CPU test; to override the built-in tag, write disable: [cpu-only]"; do
+  name=${case%%:*} expected=${case#*:}
+  "$GPUPLAN" classify --rules "$SCRATCH/$name.rules.yaml" "$SCRATCH/sim.xml" > "$SCRATCH/$name.err" 2>&1 ||
+    fail "$name: classify failed: $(cat "$SCRATCH/$name.err")"
+  grep -F -- "$expected" "$SCRATCH/$name.err" | grep -q "warning: " ||
+    fail "$name: no warning saying '$expected': $(cat "$SCRATCH/$name.err")"
+  status=0
+  "$GPUPLAN" classify --strict --rules "$SCRATCH/$name.rules.yaml" "$SCRATCH/sim.xml" > /dev/null 2>&1 || status=$?
+  [ "$status" = 2 ] || fail "$name: under --strict: exit $status"
+done
+"$GPUPLAN" classify --strict --rules "$SCRATCH/other.rules.yaml" "$SCRATCH/sim.xml" > "$SCRATCH/other.txt" 2>&1 ||
+  fail "a rule matching no test of the query fails --strict: $(cat "$SCRATCH/other.txt")"
+grep -qF "note: rule $SCRATCH/other.rules.yaml:4:5 (label //other/...) matches no test of the query" "$SCRATCH/other.txt" ||
+  fail "no note on the rule that matches no test: $(cat "$SCRATCH/other.txt")"
+# A rule's label is a target pattern as gpu_deps reads it: //pkg/ refused at its line.
+printf "rules:\n  - label: //sim/\n    set: {gpus: 1}\n" > "$SCRATCH/slash.rules.yaml"
+status=0
+"$GPUPLAN" classify --rules "$SCRATCH/slash.rules.yaml" "$SCRATCH/sim.xml" > /dev/null 2> "$SCRATCH/slash.err" || status=$?
+[ "$status" = 2 ] && grep -qF "slash.rules.yaml:2:12: label: \"//sim/\" has an empty segment" "$SCRATCH/slash.err" ||
+  fail "label //sim/: exit $status, $(cat "$SCRATCH/slash.err")"
+
 echo "classify: ok"
