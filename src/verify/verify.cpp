@@ -146,17 +146,23 @@ class Checker {
     // Its whole reservation: the planner places the peak within it, less a headroom the plan
     // records only under pack; judged by the whole, a unit verify says fits fits the planner too.
     const std::int64_t reserved = u.unit.vram_mib.value_or(0);
-    for (const auto& node : fleet_.nodes) {
-      auto usable = usable_gpus(r, node, reserved);
-      std::vector<int> chosen;
-      if (static_cast<int>(usable.size()) < r.gpus.value ||
-          (r.needs_nvlink() && r.gpus.value > 1 && !has_linked_set(node, usable, chosen, r.gpus.value)))
-        continue;
+    // Once per requirement and reservation (a test's shards, the tests that share their tags):
+    // each look is every GPU of the fleet.
+    auto [place, first] = can_run_.try_emplace({&r, reserved});
+    if (first)
+      for (const auto& node : fleet_.nodes) {
+        auto usable = usable_gpus(r, node, reserved);
+        std::vector<int> chosen;
+        if (static_cast<int>(usable.size()) < r.gpus.value ||
+            (r.needs_nvlink() && r.gpus.value > 1 && !has_linked_set(node, usable, chosen, r.gpus.value)))
+          continue;
+        place->second =
+            fmt::format("{} can run it: {} of its GPUs meet what it needs", node.name, usable.size());
+        break;
+      }
+    if (!place->second.empty())
       add(ViolationKind::coverage, u.unit.id,
-          fmt::format("is listed unschedulable ({}), but {} can run it: {} of its GPUs meet what it needs",
-                      u.reason, node.name, usable.size()));
-      return;
-    }
+          fmt::format("is listed unschedulable ({}), but {}", u.reason, place->second));
   }
 
   /// The summary's counts are the plan's (its GPU tests, given the query), and its bound is no
@@ -561,8 +567,10 @@ class Checker {
   const Fleet& fleet_;
   const VerifyOptions& options_;
   std::map<std::string, const Node*> nodes_;
-  std::map<std::string, const ClassifiedTest*> query_;                          ///< by canonical label
-  std::map<std::pair<std::string, int>, std::vector<const Assignment*>> held_;  ///< (node, GPU) → units
+  std::map<std::string, const ClassifiedTest*> query_;  ///< by canonical label
+  std::map<std::pair<std::string, int>, std::vector<const Assignment*>> held_;
+  /// By requirement and reservation: a node that can run such a unit, in words, or "".
+  std::map<std::pair<const Requirement*, std::int64_t>, std::string> can_run_;  ///< (node, GPU) → units
   std::vector<Violation> found_;
 };
 
