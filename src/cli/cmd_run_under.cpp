@@ -149,18 +149,32 @@ std::string why_not_here(const Assignment& assignment, Nvml* nvml);
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
              std::vector<os::GpuLocks> held);
 
+/// `a` as one launch of Bazel's runs it. Bazel runs a test in all its shards, each launch one;
+/// where the plan has the test as one unit (unsharded then, or --shards=whole), or not at all,
+/// each launch keeps Bazel's shard, and its claim is that shard's. Before, run-under dropped
+/// Bazel's TEST_SHARD_INDEX and gave TEST_TOTAL_SHARDS=1, so each shard of a whole unit ran
+/// every case, and googletest failed a CPU test's shards past the first (index >= total).
+Assignment as_launched(Assignment a, std::optional<int> shard, std::optional<int> bazel_shards) {
+  if (a.unit.shard_index || !shard || !bazel_shards) return a;
+  a.unit.shard_index = shard;
+  a.unit.shard_count = *bazel_shards;
+  a.unit.id = fmt::format("{}#shard-{}-of-{}", a.unit.id, *shard, *bazel_shards);
+  return a;
+}
+
 /// A test missing from the plan, with the GPUs its tags in --query ask for, free ones of the node.
 int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::vector<int>& gpus_here,
-                  const std::string& target, std::optional<int> shard, UnplannedNeed need) {
+                  const std::string& target, std::optional<int> shard, std::optional<int> bazel_shards,
+                  UnplannedNeed need) {
   int node_gpus = static_cast<int>(gpus_here.size());
   int wanted = need.gpus;
   if (wanted > node_gpus)
     throw InputError(Position{o.plan}, fmt::format("{} needs {} GPUs, and the plan knows of {} on {}", target,
                                                    wanted, node_gpus, node));
   Assignment assignment;
-  assignment.unit.label = target;
-  assignment.unit.shard_index = shard;
+  assignment.unit.label = assignment.unit.id = target;
   assignment.node = node;
+  assignment = as_launched(std::move(assignment), shard, bazel_shards);
   std::vector<os::GpuLocks> held;
   if (need.whole_node) {
     // Every GPU's lock, taken as a planned test that holds the node takes them (in index order,
@@ -354,14 +368,15 @@ RunEnd how_it_ended(double seconds) {
   return limit > 0 && *end == '\0' && seconds + 5 >= limit ? RunEnd::timed_out : RunEnd::stopped;
 }
 
-/// How many shards the plan gives `label`; nullopt when it does not have the test.
+/// How many shards the plan splits `label` into, a unit each; nullopt when it does not have the
+/// test or runs it as one unit (unsharded, or --shards=whole), which runs however Bazel shards it.
 std::optional<int> planned_shard_count(const Plan& plan, const std::string& label) {
   LabelMatch named(plan, label);
   std::optional<int> planned;
   for (const auto& a : plan.assignments)
-    if (named(a.unit.label)) planned = a.unit.shard_count;
+    if (named(a.unit.label) && a.unit.shard_index) planned = a.unit.shard_count;
   for (const auto& u : plan.unschedulable)
-    if (named(u.unit.label)) planned = u.unit.shard_count;
+    if (named(u.unit.label) && u.unit.shard_index) planned = u.unit.shard_count;
   return planned;
 }
 
@@ -468,7 +483,9 @@ int run_under(const RunUnderOptions& o) {
   if (!o.claims.empty() && !fewer_shards &&
       (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
-      if (auto status = run_launch(o, plan, node, fleet_node, node_gpus, *planned)) return *status;
+      if (auto status =
+              run_launch(o, plan, node, fleet_node, node_gpus, as_launched(*planned, shard, bazel_shards)))
+        return *status;
       placement.reason += o.fleet.empty()
                               ? "; without --fleet, dynamic execution takes no test planned elsewhere"
                               : "; dynamic execution cannot take it here (this node does not meet its "
@@ -477,16 +494,16 @@ int run_under(const RunUnderOptions& o) {
   }
   if (placement.kind == Kind::unknown && !o.query.empty()) {
     if (auto need = unplanned_need(o, target, plan.policy))
-      return run_unplanned(o, node, node_gpus, target, shard, *need);
+      return run_unplanned(o, node, node_gpus, target, shard, bazel_shards, *need);
     placement = {Kind::refused, std::nullopt, fmt::format("it is neither in the plan nor in {}", o.query)};
   } else if (placement.kind == Kind::unknown) {
     placement = {Kind::refused, std::nullopt,
                  "it is not in the plan (--query QUERY places tests missing from it by their tags)"};
   }
   Assignment assignment;
-  assignment.unit.label = target;
-  assignment.unit.shard_index = shard;
+  assignment.unit.label = assignment.unit.id = target;
   assignment.node = node;
+  assignment = as_launched(std::move(assignment), shard, bazel_shards);
   std::vector<os::GpuLocks> held;
   if (placement.kind == Kind::refused) {
     auto what = fmt::format("{} on node {}: {} (plan {})", target, node, placement.reason, o.plan);
@@ -499,7 +516,7 @@ int run_under(const RunUnderOptions& o) {
     }
     std::cerr << fmt::format("gpuplan run-under: warning: {}; running it with no GPU visible\n", what);
   } else if (placement.kind == Kind::planned) {
-    assignment = *placement.assignment;
+    assignment = as_launched(*placement.assignment, shard, bazel_shards);
     // Alone on the node: every GPU's lock.
     auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
     if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));

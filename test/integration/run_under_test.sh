@@ -374,6 +374,34 @@ refused "a sharded test run whole" "Bazel runs it unsharded (no TEST_TOTAL_SHARD
 got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
         sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"')
 [ "$got" = "" ] || fail "a test of the CPU bucket saw GPUs '$got'"
+# Bazel's shards of a test the plan has as one unit keep Bazel's shard: a sharded CPU test's
+# second shard (before: TEST_TOTAL_SHARDS=1 beside index 1, which googletest fails), and each
+# shard of a --shards=whole unit on the unit's GPUs (before: each ran every case of the test).
+shard_env='printf "%s %s/%s %s/%s" "$CUDA_VISIBLE_DEVICES" "$TEST_SHARD_INDEX" "$TEST_TOTAL_SHARDS" "$GTEST_SHARD_INDEX" "$GTEST_TOTAL_SHARDS"'
+got=$(TEST_TARGET=//ml:cpu_test TEST_SHARD_INDEX=1 TEST_TOTAL_SHARDS=3 "${RU[@]}" --node anywhere sh -c "$shard_env")
+[ "$got" = " 1/3 1/3" ] || fail "shard 1 of 3 of a CPU test got '$got'"
+"$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/workstation.yaml" --shards whole \
+  -o "$SCRATCH/whole.json" 2>/dev/null || [ $? = 3 ] || fail "the --shards=whole plan was not written"
+whole_gpus=$(jq -r '.assignments[] | select(.unit == "//ml:train_test") | .gpus | join(",")' "$SCRATCH/whole.json")
+whole_node=$(jq -r '.assignments[] | select(.unit == "//ml:train_test") | .node' "$SCRATCH/whole.json")
+for shard in 0 3; do
+  got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=$shard TEST_TOTAL_SHARDS=4 "$GPUPLAN" run-under \
+          --plan "$SCRATCH/whole.json" --lock-dir "$SCRATCH/locks" --node "$whole_node" sh -c "$shard_env")
+  [ "$got" = "$whole_gpus $shard/4 $shard/4" ] || fail "shard $shard of a --shards=whole unit got '$got'"
+done
+got=$(TEST_TARGET=//ml:train_test "$GPUPLAN" run-under --plan "$SCRATCH/whole.json" --lock-dir "$SCRATCH/locks" \
+        --node "$whole_node" sh -c "$shard_env") || fail "a --shards=whole unit run unsharded was refused"
+[ "$got" = "$whole_gpus / /" ] || fail "a --shards=whole unit run unsharded got '$got'"
+# Under --claims each shard is a claim of its own: the second is not taken for the first's retry.
+install -d -m 0700 "$SCRATCH/whole-claims"
+for shard in 0 1; do
+  got=$(GPUPLAN_NVML_LIBRARY="$GPUPLAN_BUILD_DIR/libfake_nvml.so" TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=$shard \
+          TEST_TOTAL_SHARDS=4 "$GPUPLAN" run-under --plan "$SCRATCH/whole.json" --lock-dir "$SCRATCH/locks" \
+          --claims "$SCRATCH/whole-claims" --fleet "$SOURCE_DIR/examples/workstation.yaml" --node "$whole_node" \
+          sh -c "$shard_env")
+  [ "$got" = "$whole_gpus $shard/4 $shard/4" ] || fail "under --claims, shard $shard of a --shards=whole unit got '$got'"
+done
+ls "$SCRATCH/whole-claims" | grep -c '\.done$' | grep -qx 2 || fail "two shards under --claims left $(ls "$SCRATCH/whole-claims")"
 got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0 --unplanned=warn \
         sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning")
 [ "$got" = "" ] || fail "--unplanned=warn gave GPUs '$got'"
