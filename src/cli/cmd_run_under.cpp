@@ -507,6 +507,11 @@ int run_under(const RunUnderOptions& o) {
   std::vector<os::GpuLocks> held;
   if (placement.kind == Kind::refused) {
     auto what = fmt::format("{} on node {}: {} (plan {})", target, node, placement.reason, o.plan);
+    if (o.node.empty() && o.node_file.empty() &&
+        std::none_of(plan.assignments.begin(), plan.assignments.end(),
+                     [&](const Assignment& a) { return a.node == node; }))
+      what +=
+          "; the node is this machine's host name, as neither --node nor --node-file came before the command";
     if (!o.warn_unplanned) {
       std::cerr << fmt::format(
           "gpuplan run-under: refusing to run {}. A GPU test never runs without its GPUs; "

@@ -349,6 +349,9 @@ got=$(TEST_TARGET=//ml:inference_test "${RU[@]}" --node-file "$SCRATCH/node-crlf
 [ "$got" = 2 ] || fail "a --node-file with CRLF and spaces: GPUs '$got'"
 refused "a name with a control character" 'node "ws\x1b0" has no units in the plan' -- \
   TEST_TARGET=//ml:inference_test "${RU[@]}" --node "$(printf 'ws\0330')"
+# A mistyped option starts the command, and the node is the host name: the refusal says so.
+refused "the host name" "the node is this machine's host name, as neither --node nor --node-file came before the command" -- \
+  TEST_TARGET=//ml:inference_test "${RU[@]}" --nodes ws-0 true
 refused "shard on another node" "//ml:train_test on node ws-0: it is planned on node ws-1, not on ws-0" -- \
   TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0
 refused "unschedulable" "the plan could not schedule it: needs 16 GPUs" -- TEST_TARGET=//big:t "${RU[@]}" --node ws-0
