@@ -108,12 +108,65 @@ jq -e --argjson units "$units" --argjson failed "$failed" '.node == "l4-0" and (
 "$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm" > /dev/null
 mkdir -p "$SCRATCH/fakebin"
 printf '#!/bin/sh\ncase "$2" in h100-0*) exit 1;; esac\necho 42\n' > "$SCRATCH/fakebin/sbatch"
-chmod +x "$SCRATCH/fakebin/sbatch"
+# A stand-in sinfo: prints $FAKE_SINFO (nothing: submit.sh says it checked no time limit) and logs
+# its options.
+printf '#!/bin/sh\necho "$*" >> "${FAKE_LOG:-/dev/null}"\nprintf "%%b" "${FAKE_SINFO:-}"\n' > "$SCRATCH/fakebin/sinfo"
+chmod +x "$SCRATCH/fakebin/sbatch" "$SCRATCH/fakebin/sinfo"
 status=0
 PATH="$SCRATCH/fakebin:$PATH" sh "$SCRATCH/slurm/submit.sh" > "$SCRATCH/submitted" 2> "$SCRATCH/submit.err" || status=$?
 [ "$status" = 1 ] && grep -q 'sbatch h100-0.sbatch failed' "$SCRATCH/submit.err" ||
   fail "submit.sh with a failing sbatch: exit $status, $(cat "$SCRATCH/submitted" "$SCRATCH/submit.err")"
 grep -q '^a100-0 42$' "$SCRATCH/submitted" || fail "submit.sh did not print the job it submitted first"
+
+# submit.sh reads the partition's time limit before it submits anything (a job asking for more
+# pends for ever, PartitionTimeLimit, and submit.sh exited 0): a job over the limit whose planned
+# time and startup fit is submitted with --time at the limit, said; one that does not fit stops
+# every submission (exit 1, naming it).
+# The jobs ask for ((planned end + a flaky unit's reruns) × 1.5 + 300 s): a100-0 58 min, h100-0 47,
+# h100-1 43, l4-0 20; their planned end and startup alone: h100-0 33 min, a100-0 and h100-1 30, l4-0 15.
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm-short" --partition short > /dev/null
+printf '#!/bin/sh\necho "$*" >> "$FAKE_LOG"\necho 42\n' > "$SCRATCH/fakebin/sbatch"
+submit_with() {  # submit_with SINFO_OUTPUT DIR: runs DIR/submit.sh, its exit status in $status
+  : > "$SCRATCH/fake.log"
+  status=0
+  FAKE_SINFO=$1 FAKE_LOG=$SCRATCH/fake.log PATH="$SCRATCH/fakebin:$PATH" sh "$2/submit.sh" \
+    > "$SCRATCH/submitted" 2> "$SCRATCH/submit.err" || status=$?
+}
+submit_with '40:00\n' "$SCRATCH/slurm-short"  # MM:SS
+[ "$status" = 0 ] && [ "$(grep -c '^--parsable --time=40 ' "$SCRATCH/fake.log")" = 3 ] &&
+  grep -q '^--parsable l4-0.sbatch$' "$SCRATCH/fake.log" && grep -q '^-h -p short -o %l$' "$SCRATCH/fake.log" &&
+  grep -q "^submit.sh: h100-0's job asks for --time=0-00:47:00, over the time limit 0-00:40:00 of partition short: it is submitted with --time=0-00:40:00, which holds its planned 0-00:28:00 and --startup 0-00:05:00" \
+    "$SCRATCH/submit.err" || fail "submit.sh under a 40-minute limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+submit_with '0:32:00\n' "$SCRATCH/slurm-short"  # H:MM:SS: h100-0 needs 33 minutes
+[ "$status" = 1 ] && ! grep -q parsable "$SCRATCH/fake.log" && [ ! -s "$SCRATCH/submitted" ] &&
+  grep -q "^submit.sh: node h100-0's units are planned to take 0-00:28:00, which with --startup 0-00:05:00 is over the time limit 0-00:32:00 of partition short: Slurm would leave its job pending for ever (PartitionTimeLimit). Plan for more nodes" \
+    "$SCRATCH/submit.err" && grep -q '^submit.sh: nothing was submitted$' "$SCRATCH/submit.err" &&
+  [ "$(grep -c "planned to take" "$SCRATCH/submit.err")" = 1 ] ||
+  fail "submit.sh under a 32-minute limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+for limit in '1-00:00:00' '0-01' 'infinite' 'UNLIMITED' '58:00'; do  # D-HH:MM:SS, D-HH, none, a fit
+  submit_with "$limit\n" "$SCRATCH/slurm-short"
+  [ "$status" = 0 ] && [ "$(grep -c '^--parsable [a-z0-9-]*.sbatch$' "$SCRATCH/fake.log")" = 4 ] && [ ! -s "$SCRATCH/submit.err" ] ||
+    fail "submit.sh under the limit $limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+done
+# Without --partition, the default partition's limit: the one sinfo marks with '*'.
+submit_with 'long 1-00:00:00\ndebug* 40:00\n' "$SCRATCH/slurm"
+[ "$status" = 0 ] && [ "$(grep -c '^--parsable --time=40 ' "$SCRATCH/fake.log")" = 3 ] &&
+  grep -q "^-h -o %P %l$" "$SCRATCH/fake.log" && grep -q "time limit 0-00:40:00 of partition debug:" "$SCRATCH/submit.err" ||
+  fail "submit.sh under the default partition's limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+# sinfo that says nothing, or none at all: submitted as before, with one line saying so.
+submit_with '' "$SCRATCH/slurm-short"
+[ "$status" = 0 ] && [ "$(grep -c 'parsable' "$SCRATCH/fake.log")" = 4 ] &&
+  [ "$(cat "$SCRATCH/submit.err")" = "submit.sh: sinfo gave no time limit for partition short: the jobs' --time was not checked against it" ] ||
+  fail "submit.sh with a silent sinfo: exit $status, $(cat "$SCRATCH/submit.err")"
+mkdir -p "$SCRATCH/nosinfo"
+ln -s "$SCRATCH/fakebin/sbatch" "$(command -v dirname)" "$(command -v awk)" "$SCRATCH/nosinfo/"
+: > "$SCRATCH/fake.log"
+status=0
+FAKE_LOG=$SCRATCH/fake.log PATH="$SCRATCH/nosinfo" /bin/sh "$SCRATCH/slurm-short/submit.sh" > /dev/null 2> "$SCRATCH/submit.err" ||
+  status=$?
+[ "$status" = 0 ] && [ "$(grep -c 'parsable' "$SCRATCH/fake.log")" = 4 ] &&
+  [ "$(cat "$SCRATCH/submit.err")" = "submit.sh: sinfo is not available: the jobs' --time was not checked against the partition's time limit" ] ||
+  fail "submit.sh without sinfo: exit $status, $(cat "$SCRATCH/submit.err")"
 
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||

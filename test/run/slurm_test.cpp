@@ -185,3 +185,24 @@ TEST_CASE("a node name Slurm cannot take, or an option that would break a line, 
   o.time_margin = 0.5;
   REQUIRE_THROWS_AS(slurm_scripts(plan_on({{"n", 60}}), o), InputError);
 }
+
+// A job whose --time is over its partition's limit pends for ever (PartitionTimeLimit) while
+// submit.sh exited 0: it checks every job against sinfo's limit before the first sbatch (the
+// checks themselves run in test/integration/exports_test.sh and slurm_test.sh).
+TEST_CASE("submit.sh checks each job's time against the partition's limit before submitting any") {
+  auto o = options();
+  o.partition = "short";
+  o.startup_s = 300;
+  auto submit = slurm_scripts(plan_on({{"a-0", 1200}, {"b-0", 60}}), o).at("submit.sh");
+  CHECK_THAT(submit, Catch::Contains("partition=short\n"));
+  CHECK_THAT(submit, Catch::Contains("sinfo -h -p \"$partition\" -o %l"));
+  // NODE, in minutes its planned end and startup, its planned end, the startup; the --time it asks
+  // for is clipped to the limit in the sbatch line only where those fit (a-0: 35).
+  const auto first_check = submit.find("fits a-0 25 20 5\n");
+  const auto refusal = submit.find("if [ -n \"$too_long\" ]; then");
+  const auto first_sbatch = submit.find("sbatch --parsable");
+  CHECK(first_check < submit.find("fits b-0 6 1 5\n"));
+  CHECK(submit.find("fits b-0 6 1 5\n") < refusal);
+  CHECK(refusal < first_sbatch);
+  CHECK_THAT(submit, Catch::Contains("job=$(sbatch --parsable $(clipped a-0 35 20 5) a-0.sbatch) || {"));
+}
