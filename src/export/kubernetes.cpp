@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 
+#include "export/names.hpp"
 #include "export/yaml.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
@@ -58,28 +58,11 @@ bool extended_resource_ok(const std::string& r) {
   return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io") && !domain.starts_with("requests.");
 }
 
-/// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63. A node
-/// name that is not one already, or too long to fit before the tail, gets a hash of the
-/// original, so two nodes never share a name. `tail` is empty or a '-' and a DNS label.
+/// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63 (a name
+/// that is not one already gets a hash of the original, hashed_name). `tail` is empty or a '-' and
+/// a DNS label.
 std::string object_name(const std::string& prefix, const std::string& node, const std::string& tail = "") {
-  const std::size_t room = 63 - tail.size();
-  std::string name;
-  for (char c : node) name += alnum(c) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
-  bool changed = name != node;
-  std::uint32_t hash = 2166136261u;
-  for (char c : node) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-  std::string suffix = changed ? fmt::format("-{:08x}", hash) : "";
-  std::string full = prefix + name;
-  if (full.size() + suffix.size() > room) {
-    full.resize(room - 9);
-    suffix = fmt::format("-{:08x}", hash);
-  }
-  full += suffix;
-  std::string out;  // runs of '-' made one, none at the end
-  for (char c : full)
-    if (c != '-' || (!out.empty() && out.back() != '-')) out += c;
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out + tail;
+  return hashed_name(prefix, node, tail, 63);
 }
 
 /// What tells one plan's Jobs from another's: 8 hex digits of a fingerprint of the plan as
