@@ -114,8 +114,41 @@ struct CiExport {
   bool no_units = false;
 };
 
+/// What a user must know of a pipeline besides its warnings: said after it is written.
+using CiNotes = void (*)(const Plan& plan, const CiExport& e);
+
+/// GitLab fails a pipeline of more jobs than the instance's `ci_pipeline_size` (size_limit_exceeded)
+/// once it is triggered: 500 on GitLab.com's Free plan; on a self-managed instance none unless its
+/// administrator set one. Not refused here, since the limit is the instance's.
+void gitlab_notes(const Plan& plan, const CiExport& e) {
+  constexpr std::size_t gitlab_com_free_jobs = 500;
+  const std::size_t jobs = assignments_by_node(plan).size() + 1;
+  if (jobs <= gitlab_com_free_jobs) return;
+  std::cerr << fmt::format(
+      "gpuplan: warning: {}: the child pipeline has {} jobs (one per node and the merge job), and GitLab "
+      "fails a pipeline of more jobs than its instance's ci_pipeline_size (size_limit_exceeded): {} on "
+      "GitLab.com's Free plan; on a self-managed instance none unless its administrator set one. Where "
+      "yours is lower, split the fleet into several plans\n",
+      e.input.plan, jobs, gitlab_com_free_jobs);
+}
+
+/// A step reaches its node by an agent tag (`hostname=NODE` by default), which an agent has only
+/// when started with it: without, the step waits for an agent that never comes.
+void buildkite_notes(const Plan& plan, const CiExport& e) {
+  if (e.options.node_tag.empty() || plan.assignments.empty()) return;
+  std::cerr << fmt::format(
+      "gpuplan: note: each step asks for an agent tagged {0}=NODE: {1}or give each agent its tag "
+      "(buildkite-agent start --tags {0}=NODE, or tags=\"{0}=NODE\" in buildkite-agent.cfg); a step no "
+      "agent's tags match waits for one (see README, Buildkite)\n",
+      e.options.node_tag,
+      e.options.node_tag == "hostname" ? "start the agents with buildkite-agent start --tags-from-host (the "
+                                         "tag is then the machine's host "
+                                         "name, which must be its node's name in the fleet), "
+                                       : "");
+}
+
 template <typename Make>
-int export_ci(CiExport& e, Make make) {
+int export_ci(CiExport& e, Make make, CiNotes notes = nullptr) {
   if (!e.command.empty()) e.options.command = e.command;
   check_bazel_args(e.options.bazel_args, !e.command.empty());
   if (e.no_node_tag) e.options.node_tag.clear();
@@ -229,7 +262,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
       "buildkite", "A Buildkite pipeline: one step per node, then a step that merges the results");
   add_common(buildkite, bk->input, false);
   add_ci_options(buildkite, *bk, "an agent tag KEY=VALUE every step asks for (repeatable), e.g. queue=gpu");
-  buildkite->callback([bk, &status] { status = export_ci(*bk, buildkite_pipeline); });
+  buildkite->callback([bk, &status] { status = export_ci(*bk, buildkite_pipeline, buildkite_notes); });
 
   auto gl = std::make_shared<CiExport>();
   gl->options.node_tag = "node";
@@ -240,7 +273,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
   gitlab
       ->add_option("--plan-job", gl->options.plan_job, "the parent pipeline's job whose artifact is the plan")
       ->capture_default_str();
-  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline); });
+  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline, gitlab_notes); });
 }
 
 }  // namespace gpuplan::cli
