@@ -74,6 +74,23 @@ void warn_alone_units(const Plan& plan, const std::string& path) {
       more ? fmt::format(" and {} more", more) : "");
 }
 
+/// Client-side `kubectl apply` keeps each object in an annotation of at most 256 KiB, so it refuses
+/// a ConfigMap whose plan slice is far below the 1 MiB the export checks. Named, a few and a count.
+void warn_client_side_apply(const std::vector<ClientSideApplyTooLarge>& too_large, const std::string& out) {
+  if (too_large.empty()) return;
+  constexpr std::size_t named = 5;
+  std::vector<std::string> nodes;
+  for (std::size_t i = 0; i < too_large.size() && i < named; ++i)
+    nodes.push_back(fmt::format("{} ({} bytes)", too_large[i].node, too_large[i].bytes));
+  const std::size_t more = too_large.size() - nodes.size();
+  std::cerr << fmt::format(
+      "gpuplan: warning: the ConfigMap of node{} {}{} would take more than the {} bytes an object's "
+      "annotations hold in the last-applied-configuration annotation of a plain kubectl apply, which "
+      "refuses it (metadata.annotations: Too long): apply with kubectl apply --server-side -f {}\n",
+      too_large.size() == 1 ? "" : "s", fmt::join(nodes, ", "), more ? fmt::format(" and {} more", more) : "",
+      kubernetes_annotations_limit, out);
+}
+
 int export_kubernetes(KubernetesExport& e) {
   for (const auto& label : e.labels) {
     auto eq = label.find('=');
@@ -87,8 +104,8 @@ int export_kubernetes(KubernetesExport& e) {
   auto plan = e.input.read_plan();
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet(plan);
-  auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
-  if (!fleet) {
+  auto [files, too_large] = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
+  if (!fleet && !files.empty()) {
     std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
                  "index), not the whole node, so the device plugin picks which ones, and for nvidia.com/gpu "
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
@@ -97,8 +114,19 @@ int export_kubernetes(KubernetesExport& e) {
   FolderOutput folder(e.input.out);  // the manifests appear together or not at all
   for (const auto& [name, content] : files) folder.write(name, content);
   folder.commit();
-  std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
-                           files.size(), e.input.out, e.input.out);
+  if (files.empty())
+    // `kubectl apply -f DIR` of a folder without manifests fails ("error reading [DIR]: recognized
+    // file extensions are [.json .yaml .yml]"), after an export that said to run it.
+    std::cerr << fmt::format(
+        "gpuplan: note: {} has no GPU units on any node: no Job was written to {}, and there is nothing "
+        "to apply (kubectl apply -f of a folder without manifests fails; see README, Kubernetes, for a "
+        "step that skips it)\n",
+        e.input.plan, e.input.out);
+  else
+    std::cout << fmt::format(
+        "wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply --server-side -f {}\n",
+        files.size(), e.input.out, e.input.out);
+  warn_client_side_apply(too_large, e.input.out);
   // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
   // does not use would run its old units again.
   remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");
@@ -157,6 +185,7 @@ int export_ci(CiExport& e, Make make, CiNotes notes = nullptr) {
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet(plan);
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
+  if (notes) notes(plan, e);
   warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }

@@ -173,18 +173,21 @@ std::string vendor_resource(const std::string& vendor) {
   return "nvidia.com/gpu";
 }
 
+/// The annotation client-side `kubectl apply` keeps each object in, as JSON.
+constexpr std::string_view last_applied_annotation = "kubectl.kubernetes.io/last-applied-configuration";
+
 constexpr const char* plan_dir = "/etc/gpuplan";
 constexpr const char* results_dir = "/var/lib/gpuplan/results";
 
 }  // namespace
 
-std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
-                                                        const KubernetesOptions& o) {
+KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, const KubernetesOptions& o) {
   check_options(o);
   std::vector<Json> tolerations;
   for (const auto& spec : o.tolerations) tolerations.push_back(toleration(spec));
 
-  std::map<std::string, std::string> files;
+  KubernetesManifests out;
+  auto& files = out.files;
   const auto by_node = assignments_by_node(plan);
   // A new plan, or a new --run-id, gives new Jobs; the files keep the node's name, so that the
   // next export replaces them.
@@ -248,6 +251,11 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     configmap["kind"] = "ConfigMap";
     configmap["metadata"] = metadata(job_name + "-plan", labels, o);
     configmap["data"] = Json::object({{"plan.json", slice}});
+    // Client-side apply keeps the ConfigMap, its slice escaped, in an annotation of 256 KiB at
+    // most: a slice of 200 KiB was refused at apply, well below the 1 MiB checked above.
+    if (std::size_t bytes = last_applied_annotation.size() + configmap.dump().size() + 1;
+        bytes > kubernetes_annotations_limit)
+      out.too_large_for_client_side_apply.push_back({node.name, bytes});
 
     Json selector = Json::object();
     selector[o.node_key] = node.name;
@@ -321,7 +329,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
         "---\n{}---\n{}",
         kubernetes_manifest_mark, node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));
   }
-  return files;
+  return out;
 }
 
 }  // namespace gpuplan
