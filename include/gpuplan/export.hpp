@@ -2,6 +2,7 @@
 // Exports of a plan for launchers other than Slurm: Kubernetes Jobs and CI pipelines
 // (GitHub Actions matrix, Buildkite, GitLab). Each takes the plan (and, optionally, the
 // fleet for node labels and GPU counts) and returns file contents; src/cli writes them.
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,10 +62,31 @@ struct KubernetesOptions {
 /// The first line of every manifest starts so: how a later export knows the files it may replace.
 inline constexpr std::string_view kubernetes_manifest_mark = "# Made by gpuplan export kubernetes:";
 
-/// File name → manifest (YAML): "NODE.yaml" holding the node's ConfigMap (its slice of the
-/// plan) and its Job. Throws InputError for a bad option or a plan slice a ConfigMap cannot hold.
-std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
-                                                        const KubernetesOptions& options);
+/// What an object's annotations may hold in all (keys and values), 256 KiB. Client-side
+/// `kubectl apply` keeps the whole object as JSON in its kubectl.kubernetes.io/last-applied-configuration
+/// annotation, so it refuses an object about this large (kubernetes/kubectl#712); `kubectl apply
+/// --server-side` keeps no such annotation, and takes what the API server takes.
+inline constexpr std::size_t kubernetes_annotations_limit = 262144;
+
+/// A node whose ConfigMap client-side `kubectl apply` refuses: its name, and the bytes the
+/// last-applied-configuration annotation would take (key, the ConfigMap as JSON and a newline).
+struct ClientSideApplyTooLarge {
+  std::string node;
+  std::size_t bytes = 0;
+};
+
+/// What `export kubernetes` writes, and what a user must know of it.
+struct KubernetesManifests {
+  /// File name → manifest (YAML): "gpuplan-NODE.yaml" holding the node's ConfigMap (its slice of
+  /// the plan) and its Job. Empty for a plan without GPU units.
+  std::map<std::string, std::string> files;
+  std::vector<ClientSideApplyTooLarge> too_large_for_client_side_apply;  ///< in node order
+};
+
+/// The manifests of every node with units. Throws InputError for a bad option or a plan slice a
+/// ConfigMap cannot hold.
+KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet,
+                                         const KubernetesOptions& options);
 
 /// Per node, the places of its assignments in the plan: one pass (a pass a node took 9 s at
 /// 10,000 nodes).

@@ -74,6 +74,23 @@ void warn_alone_units(const Plan& plan, const std::string& path) {
       more ? fmt::format(" and {} more", more) : "");
 }
 
+/// Client-side `kubectl apply` keeps each object in an annotation of at most 256 KiB, so it refuses
+/// a ConfigMap whose plan slice is far below the 1 MiB the export checks. Named, a few and a count.
+void warn_client_side_apply(const std::vector<ClientSideApplyTooLarge>& too_large, const std::string& out) {
+  if (too_large.empty()) return;
+  constexpr std::size_t named = 5;
+  std::vector<std::string> nodes;
+  for (std::size_t i = 0; i < too_large.size() && i < named; ++i)
+    nodes.push_back(fmt::format("{} ({} bytes)", too_large[i].node, too_large[i].bytes));
+  const std::size_t more = too_large.size() - nodes.size();
+  std::cerr << fmt::format(
+      "gpuplan: warning: the ConfigMap of node{} {}{} would take more than the {} bytes an object's "
+      "annotations hold in the last-applied-configuration annotation of a plain kubectl apply, which "
+      "refuses it (metadata.annotations: Too long): apply with kubectl apply --server-side -f {}\n",
+      too_large.size() == 1 ? "" : "s", fmt::join(nodes, ", "), more ? fmt::format(" and {} more", more) : "",
+      kubernetes_annotations_limit, out);
+}
+
 int export_kubernetes(KubernetesExport& e) {
   for (const auto& label : e.labels) {
     auto eq = label.find('=');
@@ -87,8 +104,8 @@ int export_kubernetes(KubernetesExport& e) {
   auto plan = e.input.read_plan();
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet(plan);
-  auto files = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
-  if (!fleet) {
+  auto [files, too_large] = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
+  if (!fleet && !files.empty()) {
     std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
                  "index), not the whole node, so the device plugin picks which ones, and for nvidia.com/gpu "
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
@@ -97,8 +114,19 @@ int export_kubernetes(KubernetesExport& e) {
   FolderOutput folder(e.input.out);  // the manifests appear together or not at all
   for (const auto& [name, content] : files) folder.write(name, content);
   folder.commit();
-  std::cout << fmt::format("wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply -f {}\n",
-                           files.size(), e.input.out, e.input.out);
+  if (files.empty())
+    // `kubectl apply -f DIR` of a folder without manifests fails ("error reading [DIR]: recognized
+    // file extensions are [.json .yaml .yml]"), after an export that said to run it.
+    std::cerr << fmt::format(
+        "gpuplan: note: {} has no GPU units on any node: no Job was written to {}, and there is nothing "
+        "to apply (kubectl apply -f of a folder without manifests fails; see README, Kubernetes, for a "
+        "step that skips it)\n",
+        e.input.plan, e.input.out);
+  else
+    std::cout << fmt::format(
+        "wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply --server-side -f {}\n",
+        files.size(), e.input.out, e.input.out);
+  warn_client_side_apply(too_large, e.input.out);
   // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
   // does not use would run its old units again.
   remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");
@@ -114,8 +142,41 @@ struct CiExport {
   bool no_units = false;
 };
 
+/// What a user must know of a pipeline besides its warnings: said after it is written.
+using CiNotes = void (*)(const Plan& plan, const CiExport& e);
+
+/// GitLab fails a pipeline of more jobs than the instance's `ci_pipeline_size` (size_limit_exceeded)
+/// once it is triggered: 500 on GitLab.com's Free plan; on a self-managed instance none unless its
+/// administrator set one. Not refused here, since the limit is the instance's.
+void gitlab_notes(const Plan& plan, const CiExport& e) {
+  constexpr std::size_t gitlab_com_free_jobs = 500;
+  const std::size_t jobs = assignments_by_node(plan).size() + 1;
+  if (jobs <= gitlab_com_free_jobs) return;
+  std::cerr << fmt::format(
+      "gpuplan: warning: {}: the child pipeline has {} jobs (one per node and the merge job), and GitLab "
+      "fails a pipeline of more jobs than its instance's ci_pipeline_size (size_limit_exceeded): {} on "
+      "GitLab.com's Free plan; on a self-managed instance none unless its administrator set one. Where "
+      "yours is lower, split the fleet into several plans\n",
+      e.input.plan, jobs, gitlab_com_free_jobs);
+}
+
+/// A step reaches its node by an agent tag (`hostname=NODE` by default), which an agent has only
+/// when started with it: without, the step waits for an agent that never comes.
+void buildkite_notes(const Plan& plan, const CiExport& e) {
+  if (e.options.node_tag.empty() || plan.assignments.empty()) return;
+  std::cerr << fmt::format(
+      "gpuplan: note: each step asks for an agent tagged {0}=NODE: {1}or give each agent its tag "
+      "(buildkite-agent start --tags {0}=NODE, or tags=\"{0}=NODE\" in buildkite-agent.cfg); a step no "
+      "agent's tags match waits for one (see README, Buildkite)\n",
+      e.options.node_tag,
+      e.options.node_tag == "hostname" ? "start the agents with buildkite-agent start --tags-from-host (the "
+                                         "tag is then the machine's host "
+                                         "name, which must be its node's name in the fleet), "
+                                       : "");
+}
+
 template <typename Make>
-int export_ci(CiExport& e, Make make) {
+int export_ci(CiExport& e, Make make, CiNotes notes = nullptr) {
   if (!e.command.empty()) e.options.command = e.command;
   check_bazel_args(e.options.bazel_args, !e.command.empty());
   if (e.no_node_tag) e.options.node_tag.clear();
@@ -124,6 +185,7 @@ int export_ci(CiExport& e, Make make) {
   if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
   auto fleet = e.input.read_fleet(plan);
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
+  if (notes) notes(plan, e);
   warn_unschedulable(plan, e.input.plan);
   return exit_ok;
 }
@@ -229,7 +291,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
       "buildkite", "A Buildkite pipeline: one step per node, then a step that merges the results");
   add_common(buildkite, bk->input, false);
   add_ci_options(buildkite, *bk, "an agent tag KEY=VALUE every step asks for (repeatable), e.g. queue=gpu");
-  buildkite->callback([bk, &status] { status = export_ci(*bk, buildkite_pipeline); });
+  buildkite->callback([bk, &status] { status = export_ci(*bk, buildkite_pipeline, buildkite_notes); });
 
   auto gl = std::make_shared<CiExport>();
   gl->options.node_tag = "node";
@@ -240,7 +302,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
   gitlab
       ->add_option("--plan-job", gl->options.plan_job, "the parent pipeline's job whose artifact is the plan")
       ->capture_default_str();
-  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline); });
+  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline, gitlab_notes); });
 }
 
 }  // namespace gpuplan::cli

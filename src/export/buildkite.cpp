@@ -2,6 +2,8 @@
 // step per node (agent tags send it there), a wait that lets failures through, a merge step.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "export/ci.hpp"
 #include "export/yaml.hpp"
 #include "gpuplan/error.hpp"
@@ -39,6 +41,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
                     "several pipelines (one plan each)",
                     nodes.size()));
   CiTagsSeen seen;
+  std::map<std::string, std::string> node_of_key;
   for (const auto& node : nodes) {
     Json agents = Json::object();
     auto tags = ci_tags(o, node, true);
@@ -51,7 +54,14 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
     Json step;
     step["label"] =
         fmt::format(":gear: GPU tests on {} ({} unit{})", node.name, node.units, node.units == 1 ? "" : "s");
-    step["key"] = ci_job_name(node, "buildkite");
+    std::string key = ci_job_name(node, "buildkite");
+    // A key made with a hash can be another node's own: GPU_1's is gpu-1-HASH's.
+    if (auto [other, added] = node_of_key.try_emplace(key, node.name); !added)
+      throw InputError(Position{"export buildkite"},
+                       fmt::format("nodes \"{}\" and \"{}\" would both get the step key {}, and Buildkite "
+                                   "refuses the upload: rename one node in the fleet",
+                                   other->second, node.name, key));
+    step["key"] = key;
     step["command"] = Json::array(
         {"buildkite-agent artifact download " + shell_quote(o.plan_path) + " .", ci_exec_command(o, node)});
     step["agents"] = agents;

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "export/names.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 
@@ -17,6 +18,18 @@ namespace {
 
 /// The longest job name GitLab takes.
 constexpr std::size_t gitlab_job_name_limit = 255;
+
+/// A Buildkite step key, as buildkite/pipeline-schema's schema.json (definitions/key) describes it:
+/// at most 100 characters of `^[a-zA-Z0-9_\-:${}.,]+$`, and not a UUID (a key that begins with
+/// "gpuplan-" never is). `$`, `{` and `}` are left out here: `pipeline upload` interpolates them.
+constexpr std::size_t buildkite_key_limit = 100;
+
+bool buildkite_key_ok(const std::string& key) {
+  return !key.empty() && key.size() <= buildkite_key_limit && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == ':' || c == '.' || c == ',';
+  });
+}
 
 }  // namespace
 
@@ -35,6 +48,10 @@ std::string ci_job_name(const ExportNode& node, std::string_view format) {
                      fmt::format("node \"{}\": its job name {} would have {} characters, and GitLab takes at "
                                  "most {}: give the node a shorter name in the fleet",
                                  node.name, name, name.size(), gitlab_job_name_limit));
+  // Buildkite refuses the upload for one key over 100 characters or of other characters (a
+  // node name may have 253, and '@' or '/'): such a node's key is made from its name and a hash.
+  if (format == "buildkite" && !buildkite_key_ok(name))
+    return hashed_name("gpuplan-", node.name, "", buildkite_key_limit);
   return name;
 }
 

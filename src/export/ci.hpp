@@ -14,8 +14,10 @@ namespace gpuplan {
 /// The merge job's name (GitLab) or step key (Buildkite).
 inline constexpr std::string_view ci_merge_job = "gpuplan-merge";
 
-/// A node's job name (GitLab) or step key (Buildkite), "gpuplan-NODE". Throws InputError for a
-/// node whose job would take the merge job's name: one would silently replace the other.
+/// A node's job name (GitLab) or step key (Buildkite), "gpuplan-NODE"; for Buildkite, where that
+/// is no step key (over 100 characters, or characters besides letters, digits and `_-:.,`), one
+/// made of the node's name and a hash (hashed_name). Throws InputError for a node whose job would
+/// take the merge job's name (one would silently replace the other), or a GitLab job name over 255.
 std::string ci_job_name(const ExportNode& node, std::string_view format);
 
 /// Where a node's job leaves its results, relative to the job's working directory.

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 
+#include "export/names.hpp"
 #include "export/yaml.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
@@ -58,28 +58,11 @@ bool extended_resource_ok(const std::string& r) {
   return domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io") && !domain.starts_with("requests.");
 }
 
-/// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63. A node
-/// name that is not one already, or too long to fit before the tail, gets a hash of the
-/// original, so two nodes never share a name. `tail` is empty or a '-' and a DNS label.
+/// A DNS-1123 label for object names: `prefix`, the node's name, then `tail`, at most 63 (a name
+/// that is not one already gets a hash of the original, hashed_name). `tail` is empty or a '-' and
+/// a DNS label.
 std::string object_name(const std::string& prefix, const std::string& node, const std::string& tail = "") {
-  const std::size_t room = 63 - tail.size();
-  std::string name;
-  for (char c : node) name += alnum(c) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
-  bool changed = name != node;
-  std::uint32_t hash = 2166136261u;
-  for (char c : node) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-  std::string suffix = changed ? fmt::format("-{:08x}", hash) : "";
-  std::string full = prefix + name;
-  if (full.size() + suffix.size() > room) {
-    full.resize(room - 9);
-    suffix = fmt::format("-{:08x}", hash);
-  }
-  full += suffix;
-  std::string out;  // runs of '-' made one, none at the end
-  for (char c : full)
-    if (c != '-' || (!out.empty() && out.back() != '-')) out += c;
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out + tail;
+  return hashed_name(prefix, node, tail, 63);
 }
 
 /// What tells one plan's Jobs from another's: 8 hex digits of a fingerprint of the plan as
@@ -190,18 +173,21 @@ std::string vendor_resource(const std::string& vendor) {
   return "nvidia.com/gpu";
 }
 
+/// The annotation client-side `kubectl apply` keeps each object in, as JSON.
+constexpr std::string_view last_applied_annotation = "kubectl.kubernetes.io/last-applied-configuration";
+
 constexpr const char* plan_dir = "/etc/gpuplan";
 constexpr const char* results_dir = "/var/lib/gpuplan/results";
 
 }  // namespace
 
-std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const Fleet* fleet,
-                                                        const KubernetesOptions& o) {
+KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, const KubernetesOptions& o) {
   check_options(o);
   std::vector<Json> tolerations;
   for (const auto& spec : o.tolerations) tolerations.push_back(toleration(spec));
 
-  std::map<std::string, std::string> files;
+  KubernetesManifests out;
+  auto& files = out.files;
   const auto by_node = assignments_by_node(plan);
   // A new plan, or a new --run-id, gives new Jobs; the files keep the node's name, so that the
   // next export replaces them.
@@ -265,6 +251,11 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
     configmap["kind"] = "ConfigMap";
     configmap["metadata"] = metadata(job_name + "-plan", labels, o);
     configmap["data"] = Json::object({{"plan.json", slice}});
+    // Client-side apply keeps the ConfigMap, its slice escaped, in an annotation of 256 KiB at
+    // most: a slice of 200 KiB was refused at apply, well below the 1 MiB checked above.
+    if (std::size_t bytes = last_applied_annotation.size() + configmap.dump().size() + 1;
+        bytes > kubernetes_annotations_limit)
+      out.too_large_for_client_side_apply.push_back({node.name, bytes});
 
     Json selector = Json::object();
     selector[o.node_key] = node.name;
@@ -338,7 +329,7 @@ std::map<std::string, std::string> kubernetes_manifests(const Plan& plan, const 
         "---\n{}---\n{}",
         kubernetes_manifest_mark, node.units, node.name, node.gpus, to_yaml(configmap), to_yaml(job));
   }
-  return files;
+  return out;
 }
 
 }  // namespace gpuplan

@@ -66,10 +66,66 @@ std::string sbatch_line(const std::string& line) {
   return full;
 }
 
-/// Slurm's D-HH:MM:SS, rounded up to whole minutes, at least one.
-std::string slurm_time(double seconds) {
-  long minutes = std::max(1L, static_cast<long>(std::ceil(seconds / 60 - 1e-9)));
+/// Seconds in whole minutes, rounded up, at least one: what --time asks for.
+long whole_minutes(double seconds) { return std::max(1L, static_cast<long>(std::ceil(seconds / 60 - 1e-9))); }
+
+/// Slurm's D-HH:MM:SS of whole minutes.
+std::string slurm_time(long minutes) {
   return fmt::format("{}-{:02}:{:02}:00", minutes / 1440, minutes / 60 % 24, minutes % 60);
+}
+
+/// The part of submit.sh that checks each job's --time against its partition's time limit (the
+/// one `partition` names, else the default one, which sinfo marks with `*`) before anything is
+/// submitted: a job that asks for more pends for ever (PartitionTimeLimit) while the script exits
+/// 0. sinfo prints the limit as `infinite`, MM:SS, H:MM:SS or D-HH:MM:SS; the other spellings of
+/// --time (MM, D-HH, D-HH:MM) are read too. Of several partitions (`a,b`) the longest limit counts.
+std::string time_limit_check(const std::optional<std::string>& partition) {
+  return fmt::format(
+      R"sh(# A job whose --time is over its partition's time limit would pend for ever (PartitionTimeLimit),
+# so the limit (in minutes; empty: none, or not known) is read before anything is submitted.
+partition={0}
+limit= limit_name=
+if ! command -v sinfo >/dev/null 2>&1; then
+  echo "submit.sh: sinfo is not available: the jobs' --time was not checked against the partition's time limit" >&2
+else
+  if [ -n "$partition" ]; then info=$(sinfo -h -p "$partition" -o %l 2>/dev/null || true)
+  else info=$(sinfo -h -o '%P %l' 2>/dev/null || true); fi
+  read -r limit_word limit_name <<EOF
+$(printf '%s\n' "$info" | awk -v partition="$partition" '
+  NF == 2 {{ if ($1 !~ /\*$/) next; partition = substr($1, 1, length($1) - 1); $1 = $2 }}
+  {{ t = tolower($1) }}
+  t == "infinite" || t == "unlimited" {{ infinite = 1; next }}
+  t !~ /^[0-9]+(-[0-9]+)?(:[0-9]+)?(:[0-9]+)?$/ {{ next }}
+  {{ days = 0
+    if (i = index(t, "-")) {{ days = substr(t, 1, i - 1); n = split(substr(t, i + 1), p, ":"); s = p[1] * 3600 + (n > 1 ? p[2] * 60 : 0) + (n > 2 ? p[3] : 0) }}
+    else {{ n = split(t, p, ":"); s = n == 1 ? p[1] * 60 : n == 2 ? p[1] * 60 + p[2] : p[1] * 3600 + p[2] * 60 + p[3] }}
+    s += days * 86400; if (!known || s > most) most = s; known = 1 }}
+  END {{ word = infinite ? "none" : known ? int(most / 60) : "unknown"; print word, partition }}')
+EOF
+  case $limit_word in
+    none) ;;
+    unknown) echo "submit.sh: sinfo gave no time limit for ${{partition:+partition }}${{partition:-the default partition}}: the jobs' --time was not checked against it" >&2 ;;
+    *) limit=$limit_word ;;
+  esac
+fi
+hms() {{ printf '%d-%02d:%02d:00' $(($1 / 1440)) $(($1 / 60 % 24)) $(($1 % 60)); }}
+too_long=
+# fits NODE NEEDED PLANNED STARTUP, in minutes (NEEDED: the planned end and --startup, without
+# --time-margin): a job that needs more than the limit is named, and nothing is submitted.
+fits() {{
+  if [ -z "$limit" ] || [ "$2" -le "$limit" ]; then return 0; fi
+  echo "submit.sh: node $1's units are planned to take $(hms "$3"), which with --startup $(hms "$4") is over the time limit $(hms "$limit") of partition $limit_name: Slurm would leave its job pending for ever (PartitionTimeLimit). Plan for more nodes, so that each one's share fits, or export with the --partition of a longer limit" >&2
+  too_long=1
+}}
+# clipped NODE ASKED PLANNED STARTUP: the option that sets the --time of a job asking for more than
+# the limit (and needing no more, as fits found) to the limit, and a line that says so.
+clipped() {{
+  if [ -z "$limit" ] || [ "$2" -le "$limit" ]; then return 0; fi
+  echo "submit.sh: $1's job asks for --time=$(hms "$2"), over the time limit $(hms "$limit") of partition $limit_name: it is submitted with --time=$(hms "$limit"), which holds its planned $(hms "$3") and --startup $(hms "$4") but less of --time-margin" >&2
+  printf -- '--time=%s' "$limit"
+}}
+)sh",
+      shell_quote(partition.value_or("")));
 }
 
 /// What one node's job needs: when its last unit ends, the time flaky units' reruns may add,
@@ -106,6 +162,12 @@ std::map<std::string, NodeJob> node_jobs(const Plan& plan, const Fleet* fleet) {
   return jobs;
 }
 
+/// The whole minutes a node's job asks for: its planned end and the reruns of its flaky units, ×
+/// the margin, + the startup.
+long asked_minutes(const NodeJob& job, const SlurmOptions& options) {
+  return whole_minutes((job.end_s + job.reruns_s) * options.time_margin + options.startup_s);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOptions& options,
@@ -127,6 +189,15 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
       "set -eu\n"
       "cd \"$(dirname \"$0\")\"\n",
       slurm_script_mark);
+  submit += time_limit_check(options.partition);
+  const auto jobs = node_jobs(plan, fleet);
+  const long startup_minutes = (options.startup_s + 59) / 60;
+  for (const auto& [node, job] : jobs) {
+    check_node_name(node);
+    submit += fmt::format("fits {} {} {} {}\n", node, whole_minutes(job.end_s + options.startup_s),
+                          whole_minutes(job.end_s), startup_minutes);
+  }
+  submit += "if [ -n \"$too_long\" ]; then echo 'submit.sh: nothing was submitted' >&2; exit 1; fi\n";
   if (options.claims)
     submit += fmt::format(
         "# The jobs of one submission share a claims directory of their own, --claims/SUBMISSION\n"
@@ -135,8 +206,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "submission=${{1:-$(date -u +%Y%m%dT%H%M%SZ)-$$}}\n"
         "printf 'submit.sh: the jobs share the claims directory %s/%s\\n' {0} \"$submission\" >&2\n",
         shell_quote(*options.claims));  // the path only ever as one quoted word: never in "…" or a comment
-  for (const auto& [node, job] : node_jobs(plan, fleet)) {
-    check_node_name(node);
+  for (const auto& [node, job] : jobs) {
     std::string script = fmt::format(
         "#!/bin/bash\n"
         "{4} runs the units planned on {0} with gpuplan exec.\n"
@@ -148,8 +218,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --gres=gpu:{1}{3}\n"
         "#SBATCH --time={2}\n"
         "#SBATCH --output=gpuplan-{0}-%j.out\n",
-        node, job.gpus, slurm_time((job.end_s + job.reruns_s) * options.time_margin + options.startup_s),
-        gres_extra, slurm_script_mark);
+        node, job.gpus, slurm_time(asked_minutes(job, options)), gres_extra, slurm_script_mark);
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
     for (const auto& line : extra) script += line + "\n";
@@ -166,10 +235,12 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     // A failed sbatch inside printf's arguments would not stop `set -e`: the node's units would
     // never run and the script would exit 0.
     submit += fmt::format(
-        "job=$(sbatch --parsable {0}.sbatch{1}) || {{ echo \"submit.sh: sbatch {0}.sbatch failed; the jobs "
+        "job=$(sbatch --parsable $(clipped {0} {2} {3} {4}) {0}.sbatch{1}) || {{ echo \"submit.sh: sbatch "
+        "{0}.sbatch failed; the jobs "
         "printed above were submitted\" >&2; exit 1; }}\n"
         "printf '%s %s\\n' {0} \"$job\"\n",
-        node, options.claims ? " \"$submission\"" : "");
+        node, options.claims ? " \"$submission\"" : "", asked_minutes(job, options), whole_minutes(job.end_s),
+        startup_minutes);
   }
   files["submit.sh"] = submit;
   return files;

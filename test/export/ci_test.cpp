@@ -223,3 +223,38 @@ TEST_CASE("a Buildkite --tag of the node tag's key is refused, not dropped") {
   o.tags = {"queue=gpu"};
   CHECK_NOTHROW(buildkite_pipeline(two_nodes(), nullptr, o));
 }
+
+// Buildkite refused the upload for a step key over 100 characters or with a character its
+// schema (buildkite/pipeline-schema, definitions.key) does not take.
+TEST_CASE("a Buildkite step key is the node's name where Buildkite takes it, else made with a hash") {
+  auto keys_of = [](const Plan& plan) {
+    CiOptions o;
+    o.node_tag = "hostname";
+    std::vector<std::string> keys;
+    for (const auto& step : YAML::Load(buildkite_pipeline(plan, nullptr, o))["steps"])
+      if (step["key"]) keys.push_back(step["key"].as<std::string>());
+    return keys;
+  };
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "gpu-1.dc.example.com";  // a dotted host name is a key as it is
+  plan.assignments[1].node = std::string(92, 'x');    // "gpuplan-" and 92: 100 characters
+  CHECK(keys_of(plan) == std::vector<std::string>{"gpuplan-gpu-1.dc.example.com",
+                                                  "gpuplan-" + plan.assignments[1].node.str(),
+                                                  "gpuplan-merge"});
+  plan.assignments[0].node = "GPU_Box@1";
+  plan.assignments[1].node = std::string(93, 'x');
+  auto keys = keys_of(plan);
+  REQUIRE(keys.size() == 3);
+  CHECK_THAT(keys[0], Catch::Matches("gpuplan-gpu-box-1-[0-9a-f]{8}"));
+  CHECK(keys[1].size() == 100);
+  CHECK_THAT(keys[1], Catch::Matches("gpuplan-x+-[0-9a-f]{8}"));
+  // The agent tag still names the node as it is: only the key changes.
+  CiOptions o;
+  o.node_tag = "hostname";
+  CHECK(
+      YAML::Load(buildkite_pipeline(plan, nullptr, o))["steps"][0]["agents"]["hostname"].as<std::string>() ==
+      "GPU_Box@1");
+  // A node already named as another's made key is refused, not given the same key.
+  plan.assignments[1].node = keys[0].substr(std::string("gpuplan-").size());
+  CHECK_THROWS_WITH(keys_of(plan), Catch::Contains("would both get the step key " + keys[0]));
+}

@@ -25,6 +25,10 @@ KubernetesOptions options() {
   o.image = "registry.example.com/gpuplan:1";
   return o;
 }
+std::map<std::string, std::string> manifest_files(const Plan& plan, const Fleet* fleet,
+                                                  const KubernetesOptions& o) {
+  return kubernetes_manifests(plan, fleet, o).files;
+}
 YAML::Node job_in(const std::string& manifest) {
   auto docs = YAML::LoadAll(manifest);
   REQUIRE(docs.size() == 2);
@@ -33,7 +37,7 @@ YAML::Node job_in(const std::string& manifest) {
 }  // namespace
 
 TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice of the plan") {
-  auto files = kubernetes_manifests(plan_on({{"h100-1", 600}, {"h100-0", 100}}), nullptr, options());
+  auto files = manifest_files(plan_on({{"h100-1", 600}, {"h100-0", 100}}), nullptr, options());
   REQUIRE(files.size() == 2);
   auto docs = YAML::LoadAll(files.at("gpuplan-h100-0.yaml"));
   REQUIRE(docs.size() == 2);
@@ -49,13 +53,13 @@ TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice
   auto flaky = plan_on({{"h100-0", 100}});
   flaky.assignments[0].unit.flaky = true;  // Bazel may run it twice more
   flaky.assignments[0].unit.duration_s = 100;
-  CHECK(job_in(kubernetes_manifests(flaky, nullptr, options())
+  CHECK(job_in(manifest_files(flaky, nullptr, options())
                    .at("gpuplan-h100-0.yaml"))["spec"]["activeDeadlineSeconds"]
             .as<long>() == 450 + 300);
   auto o = options();
   o.bazel_args = {"--config=cuda"};  // the team's options for exec's bazel test, after its --
   auto command = YAML::LoadAll(
-      kubernetes_manifests(plan_on({{"h100-0", 100}}), nullptr, o)
+      manifest_files(plan_on({{"h100-0", 100}}), nullptr, o)
           .at("gpuplan-h100-0.yaml"))[1]["spec"]["template"]["spec"]["containers"][0]["command"];
   CHECK(command[command.size() - 2].as<std::string>() == "--");
   CHECK(command[command.size() - 1].as<std::string>() == "--config=cuda");
@@ -71,11 +75,11 @@ TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match t
   auto o = options();
   o.fleet_selectors = {"zone"};
   o.gpu_resource = "amd.com/gpu";
-  auto pod = job_in(kubernetes_manifests(plan_on({{"h100-0", 60}}), &fleet, o)
+  auto pod = job_in(manifest_files(plan_on({{"h100-0", 60}}), &fleet, o)
                         .at("gpuplan-h100-0.yaml"))["spec"]["template"]["spec"];
   CHECK(pod["containers"][0]["resources"]["limits"]["amd.com/gpu"].as<int>() == 8);
   CHECK(pod["nodeSelector"]["zone"].as<std::string>() == "a");
-  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
+  CHECK_THROWS_AS(manifest_files(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
 }
 
 // The NVIDIA resource on an AMD node leaves the pod Pending until its deadline: each node asks
@@ -94,7 +98,7 @@ TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet,
     return job_in(files.at("gpuplan-" + node +
                            ".yaml"))["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"];
   };
-  auto files = kubernetes_manifests(plan, &fleet, options());
+  auto files = manifest_files(plan, &fleet, options());
   CHECK(limits(files, "h100-0")["nvidia.com/gpu"].as<int>() == 8);
   CHECK(limits(files, "mi300x-0")["amd.com/gpu"].as<int>() == 8);
   CHECK_FALSE(limits(files, "mi300x-0")["nvidia.com/gpu"]);
@@ -104,16 +108,16 @@ TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet,
   Requirement r;
   r.vendor = Sourced<std::string>{"amd", "tag requires-gpu-amd"};
   amd.assignments[0].unit.requirement = SharedRequirement(r);
-  CHECK(limits(kubernetes_manifests(amd, nullptr, options()), "mi300x-0")["amd.com/gpu"].as<int>() == 2);
+  CHECK(limits(manifest_files(amd, nullptr, options()), "mi300x-0")["amd.com/gpu"].as<int>() == 2);
   auto chosen = options();
   chosen.gpu_resource = "example.com/gpu";
-  CHECK(limits(kubernetes_manifests(plan, &fleet, chosen), "mi300x-0")["example.com/gpu"].as<int>() == 8);
+  CHECK(limits(manifest_files(plan, &fleet, chosen), "mi300x-0")["example.com/gpu"].as<int>() == 8);
 }
 
 TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and a hash") {
   auto by_label = options();
   by_label.node_key = "example.com/gpu-node";  // a label of the team's: its values may have capitals
-  auto files = kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, by_label);
+  auto files = manifest_files(plan_on({{"GPU_Box.1", 60}, {"gpu-box-1", 60}}), nullptr, by_label);
   REQUIRE(files.size() == 2);
   CHECK(files.count("gpuplan-gpu-box-1.yaml") == 1);
   for (const auto& [name, content] : files) {
@@ -128,47 +132,47 @@ TEST_CASE("node names Kubernetes objects cannot carry get a lower-case name and 
     if (name != "gpuplan-gpu-box-1.yaml") hashed = name.substr(8, name.size() - 8 - 5);  // gpuplan-X.yaml
   REQUIRE(hashed.starts_with("gpu-box-1-"));
   CHECK_THROWS_WITH(
-      kubernetes_manifests(plan_on({{"GPU_Box.1", 60}, {hashed, 60}}), nullptr, by_label),
+      manifest_files(plan_on({{"GPU_Box.1", 60}, {hashed, 60}}), nullptr, by_label),
       Catch::Contains("nodes \"GPU_Box.1\" and \"" + hashed + "\" would both get the Job gpuplan-" + hashed));
   // Pinned by kubernetes.io/hostname, a node name with capitals matches no Kubernetes node (their
   // names, and the kubelet's hostname label, are lowercase): the Job would wait Pending until its
   // deadline, so the export refuses it.
-  CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"GPU-1", 60}}), nullptr, options()),
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"GPU-1", 60}}), nullptr, options()),
                     Catch::Contains("node \"GPU-1\" cannot be a Kubernetes node name"));
   // Nor can an underscore, or an empty name (before, both were written and waited Pending).
   for (const char* node : {"gpu_node_1", "", "gpu-1."}) {
     INFO(node);
-    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{node, 60}}), nullptr, options()),
+    CHECK_THROWS_WITH(manifest_files(plan_on({{node, 60}}), nullptr, options()),
                       Catch::Contains("cannot be a Kubernetes node name"));
   }
   // Pinned by another label, the node's name must be a label value (a trailing '.' is not).
-  CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"gpu-3.", 60}}), nullptr, by_label),
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"gpu-3.", 60}}), nullptr, by_label),
                     Catch::Contains("node \"gpu-3.\" cannot be the value of the label example.com/gpu-node"));
 }
 
 TEST_CASE("tolerations are read as kubectl taint writes them, and bad options are errors") {
   auto o = options();
   o.tolerations = {"nvidia.com/gpu:NoSchedule", "dedicated=ci:NoExecute"};
-  auto pod = job_in(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o)
-                        .at("gpuplan-n.yaml"))["spec"]["template"]["spec"];
+  auto pod = job_in(
+      manifest_files(plan_on({{"n", 60}}), nullptr, o).at("gpuplan-n.yaml"))["spec"]["template"]["spec"];
   CHECK(pod["tolerations"][0]["operator"].as<std::string>() == "Exists");
   CHECK(pod["tolerations"][1]["value"].as<std::string>() == "ci");
   CHECK(pod["tolerations"][1]["effect"].as<std::string>() == "NoExecute");
   o.tolerations = {"a:Sometimes"};
-  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+  CHECK_THROWS_AS(manifest_files(plan_on({{"n", 60}}), nullptr, o), InputError);
   o = options();
   o.labels = {{"team", "has space"}};
-  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+  CHECK_THROWS_AS(manifest_files(plan_on({{"n", 60}}), nullptr, o), InputError);
   o = options();
   o.image = "";
-  CHECK_THROWS_AS(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), InputError);
+  CHECK_THROWS_AS(manifest_files(plan_on({{"n", 60}}), nullptr, o), InputError);
 }
 
 // A Job's name was gpuplan-NODE whatever the plan: `kubectl apply` of the next plan's export said
 // the finished Jobs were "unchanged" and ran none of the new tests, and passed.
 TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own names") {
   auto names = [](const Plan& plan, const KubernetesOptions& o) {
-    auto docs = YAML::LoadAll(kubernetes_manifests(plan, nullptr, o).at("gpuplan-h100-0.yaml"));
+    auto docs = YAML::LoadAll(manifest_files(plan, nullptr, o).at("gpuplan-h100-0.yaml"));
     return std::pair{docs[0]["metadata"]["name"].as<std::string>(),
                      docs[1]["metadata"]["name"].as<std::string>()};
   };
@@ -187,14 +191,14 @@ TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own n
   auto [map3, job3] = names(first, rerun);
   CHECK(job3 == job1 + "-8812-2");
   CHECK(map3 == job3 + "-plan");
-  auto job = job_in(kubernetes_manifests(first, nullptr, rerun).at("gpuplan-h100-0.yaml"));
+  auto job = job_in(manifest_files(first, nullptr, rerun).at("gpuplan-h100-0.yaml"));
   CHECK(job["metadata"]["labels"]["gpuplan.dev/run"].as<std::string>() == "8812-2");
   CHECK(job["metadata"]["labels"]["gpuplan.dev/plan"].as<std::string>() == job1.substr(job1.size() - 8));
   CHECK(job["spec"]["ttlSecondsAfterFinished"].as<long>() == 86400);
   // A long node name still makes a name of at most 63 characters that ends in the IDs.
   std::string long_node(60, 'g');
   rerun.run_id = std::string(20, '7');
-  auto long_job = job_in(kubernetes_manifests(plan_on({{long_node, 60}}), nullptr, rerun).begin()->second);
+  auto long_job = job_in(manifest_files(plan_on({{long_node, 60}}), nullptr, rerun).begin()->second);
   auto long_name = long_job["metadata"]["name"].as<std::string>();
   CHECK(long_name.size() <= 63);
   CHECK(long_name.ends_with("-" + std::string(20, '7')));
@@ -202,10 +206,10 @@ TEST_CASE("each plan, and each --run-id, gets Jobs and ConfigMaps of their own n
        std::vector<std::string>{"Run1", "a_b", "-1", "1-", "a.b", std::string(21, '1')}) {
     INFO(bad);
     rerun.run_id = bad;
-    CHECK_THROWS_WITH(kubernetes_manifests(first, nullptr, rerun), Catch::Contains("is not a run ID"));
+    CHECK_THROWS_WITH(manifest_files(first, nullptr, rerun), Catch::Contains("is not a run ID"));
   }
   rerun.run_id = "a--b";  // a DNS label may hold "--"
-  CHECK_NOTHROW(kubernetes_manifests(first, nullptr, rerun));
+  CHECK_NOTHROW(manifest_files(first, nullptr, rerun));
 }
 
 // The API server refused these Jobs; the export wrote them, exit 0.
@@ -213,7 +217,7 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   auto refused = [](auto set, const std::string& option) {
     auto o = options();
     set(o);
-    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o), Catch::Contains(option));
+    CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o), Catch::Contains(option));
   };
   refused([](KubernetesOptions& o) { o.service_account = "x_y"; }, "\"x_y\" is not a Kubernetes name");
   refused([](KubernetesOptions& o) { o.priority_class = "Batch"; }, "\"Batch\" is not a Kubernetes name");
@@ -224,13 +228,13 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   o.service_account = "gpu-ci.runner";
   o.priority_class = "batch-high";
   o.gpu_resource = "example.com/gpu";
-  CHECK_NOTHROW(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o));
+  CHECK_NOTHROW(manifest_files(plan_on({{"n", 60}}), nullptr, o));
 }
 
 // Every rule the old message listed was kept; the real reason went unsaid.
 TEST_CASE("a node name over the hostname label's 63 characters is refused saying so") {
   std::string node = std::string(60, 'a') + ".example.com";
-  CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{node, 60}}), nullptr, options()),
+  CHECK_THROWS_WITH(manifest_files(plan_on({{node, 60}}), nullptr, options()),
                     Catch::Contains("has 72 characters, and the label kubernetes.io/hostname") &&
                         Catch::Contains("holds at most 63") &&
                         Catch::Contains("name the fleet's node with at most 63 characters"));
@@ -242,7 +246,41 @@ TEST_CASE("a --label of a key gpuplan sets itself is refused") {
     INFO(key);
     auto o = options();
     o.labels = {{key, "foo"}};
-    CHECK_THROWS_WITH(kubernetes_manifests(plan_on({{"n", 60}}), nullptr, o),
+    CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o),
                       Catch::Contains("is a label gpuplan sets itself"));
   }
+}
+
+// Client-side kubectl apply keeps the whole ConfigMap in an annotation of at most 256 KiB: a slice
+// of a few hundred KiB passed the 1 MiB check and was refused at apply.
+TEST_CASE("a ConfigMap too large for a client-side kubectl apply is named with its size") {
+  Plan plan;
+  for (int i = 0; i < 1500; ++i) {
+    Assignment a;
+    a.unit.label = a.unit.id =
+        "//tensorflow/python/kernel_tests/linalg:matrix_solve_op_test_gpu_" + std::to_string(i);
+    a.node = "big-0";
+    a.gpus = {i % 8};
+    a.start_s = i;
+    a.end_s = i + 1;
+    plan.assignments.push_back(a);
+  }
+  plan.assignments.push_back(plan.assignments[0]);
+  plan.assignments.back().node = "small-0";
+  auto made = kubernetes_manifests(plan, nullptr, options());
+  REQUIRE(made.too_large_for_client_side_apply.size() == 1);
+  const auto& [node, bytes] = made.too_large_for_client_side_apply[0];
+  CHECK(node == "big-0");
+  auto configmap = YAML::LoadAll(made.files.at("gpuplan-big-0.yaml"))[0];
+  const auto slice = configmap["data"]["plan.json"].as<std::string>();
+  CHECK(slice.size() < 1000 * 1000);
+  CHECK(bytes > slice.size());  // the slice, escaped as a JSON string, and the rest of the object
+  CHECK(bytes > kubernetes_annotations_limit);
+  CHECK(made.files.size() == 2);
+}
+
+TEST_CASE("a plan without GPU units gives no manifests") {
+  auto made = kubernetes_manifests(Plan{}, nullptr, options());
+  CHECK(made.files.empty());
+  CHECK(made.too_large_for_client_side_apply.empty());
 }

@@ -108,12 +108,65 @@ jq -e --argjson units "$units" --argjson failed "$failed" '.node == "l4-0" and (
 "$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm" > /dev/null
 mkdir -p "$SCRATCH/fakebin"
 printf '#!/bin/sh\ncase "$2" in h100-0*) exit 1;; esac\necho 42\n' > "$SCRATCH/fakebin/sbatch"
-chmod +x "$SCRATCH/fakebin/sbatch"
+# A stand-in sinfo: prints $FAKE_SINFO (nothing: submit.sh says it checked no time limit) and logs
+# its options.
+printf '#!/bin/sh\necho "$*" >> "${FAKE_LOG:-/dev/null}"\nprintf "%%b" "${FAKE_SINFO:-}"\n' > "$SCRATCH/fakebin/sinfo"
+chmod +x "$SCRATCH/fakebin/sbatch" "$SCRATCH/fakebin/sinfo"
 status=0
 PATH="$SCRATCH/fakebin:$PATH" sh "$SCRATCH/slurm/submit.sh" > "$SCRATCH/submitted" 2> "$SCRATCH/submit.err" || status=$?
 [ "$status" = 1 ] && grep -q 'sbatch h100-0.sbatch failed' "$SCRATCH/submit.err" ||
   fail "submit.sh with a failing sbatch: exit $status, $(cat "$SCRATCH/submitted" "$SCRATCH/submit.err")"
 grep -q '^a100-0 42$' "$SCRATCH/submitted" || fail "submit.sh did not print the job it submitted first"
+
+# submit.sh reads the partition's time limit before it submits anything (a job asking for more
+# pends for ever, PartitionTimeLimit, and submit.sh exited 0): a job over the limit whose planned
+# time and startup fit is submitted with --time at the limit, said; one that does not fit stops
+# every submission (exit 1, naming it).
+# The jobs ask for ((planned end + a flaky unit's reruns) × 1.5 + 300 s): a100-0 58 min, h100-0 47,
+# h100-1 43, l4-0 20; their planned end and startup alone: h100-0 33 min, a100-0 and h100-1 30, l4-0 15.
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/slurm-short" --partition short > /dev/null
+printf '#!/bin/sh\necho "$*" >> "$FAKE_LOG"\necho 42\n' > "$SCRATCH/fakebin/sbatch"
+submit_with() {  # submit_with SINFO_OUTPUT DIR: runs DIR/submit.sh, its exit status in $status
+  : > "$SCRATCH/fake.log"
+  status=0
+  FAKE_SINFO=$1 FAKE_LOG=$SCRATCH/fake.log PATH="$SCRATCH/fakebin:$PATH" sh "$2/submit.sh" \
+    > "$SCRATCH/submitted" 2> "$SCRATCH/submit.err" || status=$?
+}
+submit_with '40:00\n' "$SCRATCH/slurm-short"  # MM:SS
+[ "$status" = 0 ] && [ "$(grep -c '^--parsable --time=40 ' "$SCRATCH/fake.log")" = 3 ] &&
+  grep -q '^--parsable l4-0.sbatch$' "$SCRATCH/fake.log" && grep -q '^-h -p short -o %l$' "$SCRATCH/fake.log" &&
+  grep -q "^submit.sh: h100-0's job asks for --time=0-00:47:00, over the time limit 0-00:40:00 of partition short: it is submitted with --time=0-00:40:00, which holds its planned 0-00:28:00 and --startup 0-00:05:00" \
+    "$SCRATCH/submit.err" || fail "submit.sh under a 40-minute limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+submit_with '0:32:00\n' "$SCRATCH/slurm-short"  # H:MM:SS: h100-0 needs 33 minutes
+[ "$status" = 1 ] && ! grep -q parsable "$SCRATCH/fake.log" && [ ! -s "$SCRATCH/submitted" ] &&
+  grep -q "^submit.sh: node h100-0's units are planned to take 0-00:28:00, which with --startup 0-00:05:00 is over the time limit 0-00:32:00 of partition short: Slurm would leave its job pending for ever (PartitionTimeLimit). Plan for more nodes" \
+    "$SCRATCH/submit.err" && grep -q '^submit.sh: nothing was submitted$' "$SCRATCH/submit.err" &&
+  [ "$(grep -c "planned to take" "$SCRATCH/submit.err")" = 1 ] ||
+  fail "submit.sh under a 32-minute limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+for limit in '1-00:00:00' '0-01' 'infinite' 'UNLIMITED' '58:00'; do  # D-HH:MM:SS, D-HH, none, a fit
+  submit_with "$limit\n" "$SCRATCH/slurm-short"
+  [ "$status" = 0 ] && [ "$(grep -c '^--parsable [a-z0-9-]*.sbatch$' "$SCRATCH/fake.log")" = 4 ] && [ ! -s "$SCRATCH/submit.err" ] ||
+    fail "submit.sh under the limit $limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+done
+# Without --partition, the default partition's limit: the one sinfo marks with '*'.
+submit_with 'long 1-00:00:00\ndebug* 40:00\n' "$SCRATCH/slurm"
+[ "$status" = 0 ] && [ "$(grep -c '^--parsable --time=40 ' "$SCRATCH/fake.log")" = 3 ] &&
+  grep -q "^-h -o %P %l$" "$SCRATCH/fake.log" && grep -q "time limit 0-00:40:00 of partition debug:" "$SCRATCH/submit.err" ||
+  fail "submit.sh under the default partition's limit: exit $status, $(cat "$SCRATCH/fake.log" "$SCRATCH/submit.err")"
+# sinfo that says nothing, or none at all: submitted as before, with one line saying so.
+submit_with '' "$SCRATCH/slurm-short"
+[ "$status" = 0 ] && [ "$(grep -c 'parsable' "$SCRATCH/fake.log")" = 4 ] &&
+  [ "$(cat "$SCRATCH/submit.err")" = "submit.sh: sinfo gave no time limit for partition short: the jobs' --time was not checked against it" ] ||
+  fail "submit.sh with a silent sinfo: exit $status, $(cat "$SCRATCH/submit.err")"
+mkdir -p "$SCRATCH/nosinfo"
+ln -s "$SCRATCH/fakebin/sbatch" "$(command -v dirname)" "$(command -v awk)" "$SCRATCH/nosinfo/"
+: > "$SCRATCH/fake.log"
+status=0
+FAKE_LOG=$SCRATCH/fake.log PATH="$SCRATCH/nosinfo" /bin/sh "$SCRATCH/slurm-short/submit.sh" > /dev/null 2> "$SCRATCH/submit.err" ||
+  status=$?
+[ "$status" = 0 ] && [ "$(grep -c 'parsable' "$SCRATCH/fake.log")" = 4 ] &&
+  [ "$(cat "$SCRATCH/submit.err")" = "submit.sh: sinfo is not available: the jobs' --time was not checked against the partition's time limit" ] ||
+  fail "submit.sh without sinfo: exit $status, $(cat "$SCRATCH/submit.err")"
 
 # --version names the commit the binary was built from (a CI log then says what ran).
 "$GPUPLAN" --version | grep -qE '^gpuplan [0-9.]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' ||
@@ -252,6 +305,78 @@ for kind in gitlab buildkite; do
     [ -s "$SCRATCH/merge/gpuplan-results/history.json" ] ||
     fail "the $kind merge step does not merge the results: $(cat "$SCRATCH/merge.out")"
 done
+
+# Kubernetes, a plan without GPU units: no manifest and nothing to apply, said on stderr (before,
+# "run them with kubectl apply -f", which fails on a folder without manifests); the README's
+# apply step skips such a folder, and applies (server-side) and waits for one with manifests.
+status=0
+"$GPUPLAN" export kubernetes "$SCRATCH/no-gpu.json" -o "$SCRATCH/no-gpu-k8s" --image x \
+  > "$SCRATCH/no-gpu-k8s.out" 2> "$SCRATCH/no-gpu-k8s.err" || status=$?
+[ "$status" = 0 ] && [ -d "$SCRATCH/no-gpu-k8s" ] && [ -z "$(ls -A "$SCRATCH/no-gpu-k8s")" ] &&
+  [ ! -s "$SCRATCH/no-gpu-k8s.out" ] &&
+  grep -q "^gpuplan: note: $SCRATCH/no-gpu.json has no GPU units on any node: no Job was written to $SCRATCH/no-gpu-k8s, and there is nothing to apply" \
+    "$SCRATCH/no-gpu-k8s.err" ||
+  fail "export kubernetes of a plan without GPU units: exit $status, $(cat "$SCRATCH/no-gpu-k8s.out" "$SCRATCH/no-gpu-k8s.err")"
+grep -q '^wrote 4 Job(s) with their ConfigMaps to .*; run them with kubectl apply --server-side -f ' "$SCRATCH/k8s.out" ||
+  fail "export kubernetes does not say to apply server-side: $(cat "$SCRATCH/k8s.out")"
+awk '/^```sh$/ { block = ""; inside = 1; next } /^```$/ { if (inside && block ~ /kubectl wait/) print block; inside = 0 }
+     inside { block = block $0 "\n" }' README.md > "$SCRATCH/readme-apply.sh"
+grep -q 'kubectl apply --server-side -f k8s/' "$SCRATCH/readme-apply.sh" || fail "no README apply step found: $(cat "$SCRATCH/readme-apply.sh")"
+mkdir -p "$SCRATCH/readme-bin"
+ln -sf "$GPUPLAN" "$SCRATCH/readme-bin/gpuplan"
+printf '#!/bin/sh\necho "kubectl $*" >> "$KUBECTL_LOG"\n' > "$SCRATCH/readme-bin/kubectl"
+chmod +x "$SCRATCH/readme-bin/kubectl"
+for plan in "$SCRATCH/no-gpu.json" "$PLAN"; do
+  rm -rf "$SCRATCH/readme-run" && mkdir -p "$SCRATCH/readme-run"
+  cp "$plan" "$SCRATCH/readme-run/plan.json" && cp "$FLEET" "$SCRATCH/readme-run/fleet.yaml"
+  status=0
+  (cd "$SCRATCH/readme-run" && PATH="$SCRATCH/readme-bin:$PATH" KUBECTL_LOG="$SCRATCH/readme-run/kubectl.log" \
+    IMAGE=x CI_PIPELINE_ID=7 sh -e "$SCRATCH/readme-apply.sh") > /dev/null 2>&1 || status=$?
+  if [ "$plan" = "$PLAN" ]; then
+    [ "$status" = 0 ] && [ "$(head -1 "$SCRATCH/readme-run/kubectl.log")" = "kubectl apply --server-side -f k8s/" ] &&
+      grep -q '^kubectl wait ' "$SCRATCH/readme-run/kubectl.log" ||
+      fail "the README's apply step with manifests: exit $status, $(cat "$SCRATCH/readme-run/kubectl.log")"
+  else
+    [ "$status" = 0 ] && [ ! -e "$SCRATCH/readme-run/kubectl.log" ] ||
+      fail "the README's apply step without manifests: exit $status, ran $(cat "$SCRATCH/readme-run/kubectl.log")"
+  fi
+done
+
+# A node's ConfigMap that a plain (client-side) kubectl apply refuses (its last-applied-configuration
+# annotation over 262,144 bytes) is named with its size; the 1 MiB check let it through.
+jq '(.assignments | map(select(.shard_count == 1))[0]) as $a | .assignments = [range(0; 900) as $i | $a
+    | .node = "h100-0" | .label = "//tensorflow/python/kernel_tests/linalg:matrix_solve_op_test_gpu_\($i)"
+    | .unit = .label | .start_s = $i | .end_s = $i + 1]' \
+  "$PLAN" > "$SCRATCH/big-slice.json"
+"$GPUPLAN" export kubernetes "$SCRATCH/big-slice.json" -o "$SCRATCH/big-k8s" --image x > /dev/null 2> "$SCRATCH/big.err" ||
+  fail "export kubernetes of a large slice failed: $(cat "$SCRATCH/big.err")"
+grep -q "^gpuplan: warning: the ConfigMap of node h100-0 ([0-9]* bytes) would take more than the 262144 bytes .*: apply with kubectl apply --server-side -f $SCRATCH/big-k8s\$" \
+  "$SCRATCH/big.err" || fail "export kubernetes does not warn of a ConfigMap too large for client-side apply: $(cat "$SCRATCH/big.err")"
+
+# GitLab: a child pipeline of more jobs than GitLab.com's Free plan takes (ci_pipeline_size 500)
+# gets a warning naming the setting; Buildkite: the export says how agents get the node tag.
+jq '(.assignments | map(select(.shard_count == 1))[0]) as $a
+    | .assignments = [range(0; 500) as $i | $a | .node = "n-\($i)" | .label = "//t:t\($i)" | .unit = .label]' \
+  "$PLAN" > "$SCRATCH/500-nodes.json"
+"$GPUPLAN" export gitlab "$SCRATCH/500-nodes.json" > /dev/null 2> "$SCRATCH/gitlab-size.err" || fail "export gitlab of 500 nodes failed"
+grep -q "^gpuplan: warning: $SCRATCH/500-nodes.json: the child pipeline has 501 jobs (one per node and the merge job), and GitLab fails a pipeline of more jobs than its instance's ci_pipeline_size (size_limit_exceeded): 500 on GitLab.com's Free plan" \
+  "$SCRATCH/gitlab-size.err" || fail "export gitlab of 501 jobs does not warn: $(cat "$SCRATCH/gitlab-size.err")"
+jq '.assignments |= .[:499]' "$SCRATCH/500-nodes.json" > "$SCRATCH/499-nodes.json"
+"$GPUPLAN" export gitlab "$SCRATCH/499-nodes.json" > /dev/null 2> "$SCRATCH/gitlab-size.err"
+! grep -q ci_pipeline_size "$SCRATCH/gitlab-size.err" || fail "export gitlab of 500 jobs warns"
+"$GPUPLAN" export buildkite "$PLAN" > /dev/null 2> "$SCRATCH/bk.err"
+grep -q "^gpuplan: note: each step asks for an agent tagged hostname=NODE: start the agents with buildkite-agent start --tags-from-host" \
+  "$SCRATCH/bk.err" || fail "export buildkite does not say how agents get the node tag: $(cat "$SCRATCH/bk.err")"
+# A node name Buildkite takes as a key (a dotted host name, 92 characters) stays; others get keys
+# it takes: the pipeline validates against buildkite/pipeline-schema's key rule either way.
+jq '.assignments |= map(.node |= ({"h100-0": "gpu-0.dc.example.com", "h100-1": ("g" * 92), "a100-0": ("g" * 99), "l4-0": "GPU_Box@1"}[.] // .))' \
+  "$PLAN" > "$SCRATCH/bk-names.json"
+"$GPUPLAN" export buildkite "$SCRATCH/bk-names.json" -o "$SCRATCH/bk-names.yml" 2> /dev/null || fail "export buildkite of odd node names failed"
+node test/integration/validate_ci.mjs "$M" buildkite "$SCRATCH/bk-names.yml" > "$SCRATCH/bk-names.check" ||
+  fail "Buildkite's key rule rejects the pipeline: $(cat "$SCRATCH/bk-names.check")"
+grep -q '^    key: gpuplan-gpu-0.dc.example.com$' "$SCRATCH/bk-names.yml" || fail "a dotted node name's key was changed"
+sed "s/key: gpuplan-gpu-0.dc.example.com/key: gpuplan-$(printf 'g%.0s' $(seq 100))/" "$SCRATCH/bk-names.yml" > "$SCRATCH/bk-long.yml"
+! node test/integration/validate_ci.mjs "$M" buildkite "$SCRATCH/bk-long.yml" > /dev/null || fail "the Buildkite check accepts a 108-character key"
 
 # Without --fleet a Job asks for the GPUs its units use: a gpu-exclusive unit's Job may share the
 # node with other pods. The export names such units (before, only the general warning).

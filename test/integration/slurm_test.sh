@@ -10,6 +10,7 @@ requires python3 sbatch squeue slurmctld slurmd munged
 
 export SLT_DIR=$SCRATCH/slurm
 export SLT_NODES="ws-0:h100:4: ws-1:a100:2:"
+export SLT_PARTITIONS="short:30"  # a 30-minute time limit
 export SLT_CTLD_PORT=$((23000 + ($$ % 400) * 8))  # a private port range, 3 ports used
 export SLURM_CONF=$SLT_DIR/etc/slurm.conf
 START=$SOURCE_DIR/test/integration/slurm/start-local-slurm.sh
@@ -64,7 +65,7 @@ status=0
 
 submit() {  # submit DIR [ARGS...]: runs DIR/submit.sh, waits for its jobs to end
   local dir=$1; shift
-  "$dir/submit.sh" "$@" >"$SCRATCH/jobs" || fail "submit.sh failed"
+  "$dir/submit.sh" "$@" >"$SCRATCH/jobs" 2>"$SCRATCH/submit.err" || fail "submit.sh failed: $(cat "$SCRATCH/submit.err")"
   [ "$(cut -d' ' -f1 "$SCRATCH/jobs" | tr '\n' ' ')" = "ws-0 ws-1 " ] || fail "submit.sh printed $(cat "$SCRATCH/jobs")"
   local jobs
   jobs=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1 | paste -sd,)
@@ -126,4 +127,33 @@ planned = {a["unit"] for a in json.load(open(sys.argv[1]))["assignments"]}
 ran = collections.Counter(line.rstrip("\n") for line in open(sys.argv[2]))
 assert set(ran) == planned and set(ran.values()) == {2}, ran
 PY
+
+# A partition's time limit: submit.sh reads it with sinfo before it submits anything. Before, a job
+# asking for more pended for ever (PartitionTimeLimit) and submit.sh exited 0. ws-0 planned to end
+# at 20 minutes asks for 35 (× 1.5 + 5): over the short partition's 30, but its 25 fit, so it is
+# submitted with --time=30 and runs; planned for 30 minutes (35 with the startup) nothing is submitted.
+for end in 1200 1800; do
+  /usr/bin/python3 - "$PLAN" "$SCRATCH/long-$end.json" "$end" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+ws0 = [a for a in plan["assignments"] if a["node"] == "ws-0"]
+scale = float(sys.argv[3]) / max(a["end_s"] for a in ws0)  # ws-0 ends at the time given
+for a in ws0:
+    a["start_s"], a["end_s"] = a["start_s"] * scale, a["end_s"] * scale
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+  "$GPUPLAN" export slurm "$SCRATCH/long-$end.json" -o "$SCRATCH/short-$end" --partition short --gpuplan "$GPUPLAN" \
+    --command true > /dev/null || fail "export slurm --partition short failed"
+done
+submit "$SCRATCH/short-1200"
+grep -q "^submit.sh: ws-0's job asks for --time=0-00:35:00, over the time limit 0-00:30:00 of partition short: it is submitted with --time=0-00:30:00" \
+  "$SCRATCH/submit.err" || fail "submit.sh did not say it gave ws-0's job the partition's limit: $(cat "$SCRATCH/submit.err")"
+job=$(awk '$1 == "ws-0" { print $2 }' "$SCRATCH/jobs")
+scontrol show job "$job" | grep -q 'TimeLimit=00:30:00' || fail "ws-0's job: $(scontrol show job "$job")"
+before=$(squeue -h | wc -l)
+status=0
+"$SCRATCH/short-1800/submit.sh" > "$SCRATCH/jobs" 2> "$SCRATCH/short.err" || status=$?
+[ "$status" = 1 ] && [ ! -s "$SCRATCH/jobs" ] && [ "$(squeue -h | wc -l)" = "$before" ] &&
+  grep -q "^submit.sh: node ws-0's units are planned to take 0-00:30:00, which with --startup 0-00:05:00 is over the time limit 0-00:30:00 of partition short" \
+    "$SCRATCH/short.err" || fail "submit.sh over the partition's limit: exit $status, $(cat "$SCRATCH/jobs" "$SCRATCH/short.err")"
 echo PASS

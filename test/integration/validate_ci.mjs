@@ -31,11 +31,17 @@ function gitlabSchema() {
 }
 
 const strings = { type: "array", items: { type: "string" }, minItems: 1 };
+// A step key as Buildkite's own schema defines it: github.com/buildkite/pipeline-schema,
+// schema.json, definitions.key ("A unique identifier for a step, must not resemble a UUID").
+const buildkiteKey = {
+  type: "string", maxLength: 100, pattern: "^[a-zA-Z0-9_\\-:${}.,]+$",
+  not: { pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$" },
+};
 const buildkiteSchema = {
   type: "object", required: ["steps"], additionalProperties: false,
   properties: { steps: { type: "array", minItems: 1, items: { oneOf: [
     { type: "object", required: ["command"], additionalProperties: false, properties: {
-        label: { type: "string" }, key: { type: "string", pattern: "^[A-Za-z0-9_\\-:]+$" },
+        label: { type: "string" }, key: buildkiteKey,
         command: { oneOf: [{ type: "string" }, strings] },
         agents: { type: "object", additionalProperties: { type: "string" } },
         timeout_in_minutes: { type: "integer", minimum: 1 },

@@ -36,7 +36,8 @@ TEST_CASE("each node gets a job that takes the whole node and runs gpuplan exec"
   CHECK_THAT(script, Catch::Contains("#SBATCH --exclusive\n"));
   CHECK_THAT(script, Catch::Contains("#SBATCH --gres=gpu:4\n"));
   CHECK_THAT(script, Catch::EndsWith("exec gpuplan exec '/shared/run 1/plan.json' --node h100-0\n"));
-  CHECK_THAT(files.at("submit.sh"), Catch::Contains("job=$(sbatch --parsable h100-0.sbatch) || {"));
+  CHECK_THAT(files.at("submit.sh"), Catch::Contains("job=$(sbatch --parsable $(clipped h100-0 ") &&
+                                        Catch::Contains(" h100-0.sbatch) || {"));
   CHECK_THAT(files.at("submit.sh"), Catch::Contains("printf '%s %s\\n' h100-0 \"$job\"\n"));
 }
 
@@ -169,7 +170,7 @@ TEST_CASE("with a claims directory every job runs gpuplan exec dynamically, shar
                                          "/shared/fleet.yaml\n"));
   // Each submission gets a directory of its own: one an earlier submission left would run nothing.
   CHECK_THAT(files.at("submit.sh"), Catch::Contains("\nsubmission=${1:-$(date -u +%Y%m%dT%H%M%SZ)-$$}\n") &&
-                                        Catch::Contains("job=$(sbatch --parsable a.sbatch \"$submission\")"));
+                                        Catch::Contains(" a.sbatch \"$submission\")"));
 }
 
 TEST_CASE("a node name Slurm cannot take, or an option that would break a line, is refused") {
@@ -184,4 +185,25 @@ TEST_CASE("a node name Slurm cannot take, or an option that would break a line, 
   o = options();
   o.time_margin = 0.5;
   REQUIRE_THROWS_AS(slurm_scripts(plan_on({{"n", 60}}), o), InputError);
+}
+
+// A job whose --time is over its partition's limit pends for ever (PartitionTimeLimit) while
+// submit.sh exited 0: it checks every job against sinfo's limit before the first sbatch (the
+// checks themselves run in test/integration/exports_test.sh and slurm_test.sh).
+TEST_CASE("submit.sh checks each job's time against the partition's limit before submitting any") {
+  auto o = options();
+  o.partition = "short";
+  o.startup_s = 300;
+  auto submit = slurm_scripts(plan_on({{"a-0", 1200}, {"b-0", 60}}), o).at("submit.sh");
+  CHECK_THAT(submit, Catch::Contains("partition=short\n"));
+  CHECK_THAT(submit, Catch::Contains("sinfo -h -p \"$partition\" -o %l"));
+  // NODE, in minutes its planned end and startup, its planned end, the startup; the --time it asks
+  // for is clipped to the limit in the sbatch line only where those fit (a-0: 35).
+  const auto first_check = submit.find("fits a-0 25 20 5\n");
+  const auto refusal = submit.find("if [ -n \"$too_long\" ]; then");
+  const auto first_sbatch = submit.find("sbatch --parsable");
+  CHECK(first_check < submit.find("fits b-0 6 1 5\n"));
+  CHECK(submit.find("fits b-0 6 1 5\n") < refusal);
+  CHECK(refusal < first_sbatch);
+  CHECK_THAT(submit, Catch::Contains("job=$(sbatch --parsable $(clipped a-0 35 20 5) a-0.sbatch) || {"));
 }
