@@ -105,15 +105,16 @@ class TestClassifier {
     // Tests that declare the same tags (and nothing else a convention or rule reads) get the
     // same requirement, reason and findings: worked out once, copied after (issue 14).
     std::string key = shared_key();
+    const std::size_t first_finding = diagnostics_.size();
     if (auto it = key.empty() ? outcomes_.end() : outcomes_.find(key); it != outcomes_.end()) {
       reuse(it->second);
     } else {
-      std::size_t first_finding = diagnostics_.size();
       reason_.clear();
       classify_annotations();
       test_.reason = reason_;
       if (!key.empty()) remember(std::move(key), first_finding);
     }
+    read_name(first_finding);  // not of the tags: the name is no part of the key
     if (test_.bucket == Bucket::gpu && test_.target.shard_count_unresolved)
       report(bad(), "shard_count",
              "shard_count is a select(), which bazel query cannot resolve: it is planned unsharded, and if "
@@ -257,6 +258,25 @@ class TestClassifier {
                "{{{}}}}}; if this test needs no GPU, tag it cpu-only",
                util::excerpt(macro, 100), meaning->tags(), util::excerpt(macro, 100), meaning->rule_set()));
   }
+  /// A test with no GPU annotation whose own name says GPU (Apollo's cuda_util_test, which
+  /// Apollo's CI leaves out of its CPU runs by name, untagged): a note, which explain shows, and
+  /// not a warning, since repositories name CPU tests of GPU code so too (XLA's gpu_fusible_test).
+  /// `first_finding`: the test's first diagnostic; one of its tags or its macro warned already.
+  void read_name(std::size_t first_finding) {
+    if (test_.bucket != Bucket::cpu || test_.requirement->gpus.source != "default" ||
+        std::any_of(diagnostics_.begin() + static_cast<std::ptrdiff_t>(first_finding), diagnostics_.end(),
+                    [](const Diagnostic& d) { return d.severity != Severity::note; }))
+      return;
+    auto name = std::string_view(label_).substr(label_.rfind(':') + 1);
+    if (!annotate::looks_gpu_related(name)) return;
+    auto meaning = annotate::marks_gpu_tests(name);
+    if (!meaning) return;  // a word beside it says otherwise (cuda_disabled_test)
+    report(Severity::note, "name " + util::excerpt(name, 100),
+           fmt::format("the test's name says GPU, but no annotation does, so it is planned as a CPU test; if "
+                       "it needs a GPU, tag it {} (or give a rule with its label), else tag it cpu-only",
+                       meaning->tags()));
+  }
+
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 
   void report(Severity severity, std::string source, std::string message) {

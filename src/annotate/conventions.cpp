@@ -812,11 +812,12 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
   constexpr std::string_view other_devices[] = {"cpu", "tpu", "cpus", "tpus", "host"};
   // Words that negate it (an exec_property's value too: gpu:false, gpu_count:0), or say the GPU is
   // welcome but not needed (gpu_friendly, gpu_optional); "deviceless": JAX's
-  // gpu_mlir_deviceless_test, GPU compiler tests that run on CPU runners.
+  // gpu_mlir_deviceless_test, GPU compiler tests that run on CPU runners; "fake": RLlib's
+  // fake_gpus tests, which its CI runs on CPU machines (rllib.rayci.yml, --only-tags fake_gpus).
   constexpr std::string_view negations[] = {
-      "skip",         "disable", "disabled", "exclude",  "without",   "broken", "unsupported",
-      "incompatible", "false",   "0",        "friendly", "optional",  "ok",     "capable",
-      "compatible",   "aware",   "if",       "allowed",  "deviceless"};
+      "skip",         "disable", "disabled", "exclude",  "without",    "broken", "unsupported",
+      "incompatible", "false",   "0",        "friendly", "optional",   "ok",     "capable",
+      "compatible",   "aware",   "if",       "allowed",  "deviceless", "fake",   "mock"};
   // "no", "not", "non" and those run into a device word or TensorFlow's tap (nogpu, nocuda,
   // notap): not every word that starts so (gpu_nodes, multi_node_gpu).
   auto negates = [&](std::string_view word) {

@@ -244,7 +244,7 @@ TEST_CASE("a malformed exec_property is named with its key and value") {
 TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error") {
   for (std::string tag :
        {"gpu_friendly", "gpufriendly", "no_cuda_on_cpu_tap", "notap_gpu", "cpu_or_gpu", "skip_gpu",
-        "gpu_unsupported", "non_gpu", "nocuda_build", "no-h100", "gpu_mlir_deviceless_test"}) {
+        "gpu_unsupported", "non_gpu", "nocuda_build", "no-h100", "gpu_mlir_deviceless_test", "fake_gpus"}) {
     auto c = classify_tags({tag}, true);
     REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
     REQUIRE(c.diagnostics.size() == 1);
@@ -252,6 +252,30 @@ TEST_CASE("a tag that only mentions GPUs is ignored with a note, never an error"
     REQUIRE(c.diagnostics[0].source == "tag " + tag);
     REQUIRE_FALSE(has_errors(c.diagnostics));
   }
+}
+
+TEST_CASE("a test whose name says GPU, with no annotation, gets a note naming the tag to write") {
+  // Apollo's cuda_util_test: untagged; its CI leaves it out of CPU runs by name.
+  auto c = classify_one(make_target("//modules/map/pnc_map:cuda_util_test", {}));
+  REQUIRE(c.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.size() == 1);
+  CHECK(c.diagnostics[0].severity == Severity::note);
+  CHECK(c.diagnostics[0].source == "name cuda_util_test");
+  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("if it needs a GPU, tag it gpu"));
+  // Not where the name says otherwise, a tag says GPU or cpu-only, nor for a package's name.
+  for (auto [label, tags] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{{"//a:gpu_disabled_test", {}},
+                                                                     {"//a:gpu_test", {"gpu"}},
+                                                                     {"//a:gpu_test", {"cpu-only"}},
+                                                                     {"//gpu:rt_net_test", {}}})
+    CHECK(classify_one(make_target(label, tags)).diagnostics.empty());
+  // Tests of the same tags share their outcome, but not the note of another's name.
+  TargetList two;
+  two.format = "xml";
+  two.tests = {make_target("//m:cuda_util_test", {}), make_target("//m:rt_net_test", {})};
+  auto both = classify(two, {}, {});
+  REQUIRE(both.diagnostics.size() == 1);
+  CHECK(both.diagnostics[0].label == "//m:cuda_util_test");
 }
 
 TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation, is a warning") {
