@@ -314,7 +314,7 @@ int suggest_command(HistoryOptions& options) {
       options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "",
       advice.unjudged.empty()
           ? ""
-          : fmt::format("; {} peaks held against no GPU (their nodes are not in {}){}",
+          : fmt::format("; {} tests judged without their nodes' GPUs (nodes not in {}, or none known){}",
                         advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""));
   return failed ? exit_bad_input : exit_ok;
 }

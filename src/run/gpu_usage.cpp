@@ -436,6 +436,10 @@ GpuUsage GpuUsageSampler::stop() {
   if (thread_.joinable()) thread_.join();
   sample();
   std::lock_guard lock(mutex_);
+  // A unit given no GPU (CUDA_VISIBLE_DEVICES empty: run-under's --unplanned=warn) could touch none
+  // through CUDA: that it touched none says nothing of what it needs, and recorded as measured it
+  // made history suggest advise dropping its GPU annotations. A GPU it took itself still counts.
+  if (gpus_.empty() && !usage_.touched) usage_.measured = false;
   return usage_;
 }
 
