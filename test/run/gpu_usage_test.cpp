@@ -124,6 +124,11 @@ TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_
   none.start(leader);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   CHECK_FALSE(none.stop().measured);
+  // Nor does one given only GPUs this machine lacks (--missing-gpus=warn): CUDA leaves them out.
+  GpuUsageSampler missing(open_nvml(), 0.02);
+  missing.start(leader, {12});
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK_FALSE(missing.stop().measured);
   end_tree(leader);
 }
 
