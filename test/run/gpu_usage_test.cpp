@@ -292,7 +292,7 @@ TEST_CASE("Processes that end while the sampler reads /proc do not stop it", "[g
     _exit(127);
   }
   GpuUsageSampler sampler(open_nvml(), 0.0);
-  sampler.start(leader);
+  sampler.start(leader, {0});
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   GpuUsage usage = sampler.stop();
   end_tree(leader);
