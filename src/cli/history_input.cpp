@@ -97,17 +97,19 @@ void keep_one_shard_count(const std::string& directory, bool strict,
       left_out += number;
     }
     const std::string what = fmt::format(
-        "{} holds runs of it in {} folders (Bazel leaves a test's old ones behind when its shard_count changes)",
+        "{} holds runs of it in {} folders (Bazel leaves a test's old ones behind when its shard_count "
+        "changes)",
         directory, fmt::join(folders, " and "));
     if (known) {
-      diagnostics.push_back(Diagnostic{
-          Severity::note, canonical_label(label), "--history",
-          fmt::format("{}: read those of its {} shards now; {} file{} of {} left out", what, keep, left_out,
-                      util::plural(left_out), fmt::join(stale, ", "))});
+      diagnostics.push_back(
+          Diagnostic{Severity::note, canonical_label(label), "--history",
+                     fmt::format("{}: read those of its {} shards now; {} file{} of {} left out", what, keep,
+                                 left_out, util::plural(left_out), fmt::join(stale, ", "))});
       continue;
     }
     const std::string message = fmt::format(
-        "{}, and nothing in them says which are newer (a copy's file times do not): read those of {} shards, {} "
+        "{}, and nothing in them says which are newer (a copy's file times do not): read those of {} shards, "
+        "{} "
         "file{} of {} left out. plan --history and history suggest take the query's count instead; or delete "
         "the stale folders",
         what, keep, left_out, util::plural(left_out), fmt::join(stale, ", "));
