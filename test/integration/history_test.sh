@@ -291,4 +291,22 @@ done
 "$GPUPLAN" history show //ml:train_test --history "$SCRATCH/two-configs" >/dev/null 2>"$SCRATCH/configs.err"
 grep -q "warning: //ml:train_test: .*2 configurations (k8-fastbuild, k8-opt)" "$SCRATCH/configs.err" ||
   fail "two configurations merged without a word: $(cat "$SCRATCH/configs.err")"
+# A re-run build: shard 2 of 4 ran (100 s), the others' results were cached. Each cached shard
+# is planned at its measured sibling's time with a warning (before, the size median split four
+# ways: 25 s), and plan's history line counts the cached results it skipped.
+sed 's/"shard_count" value="2"/"shard_count" value="4"/' "$SCRATCH/shard2.xml" >"$SCRATCH/shard4.xml"
+{ for n in 1 3 4; do
+    printf '{"id":{"testResult":{"label":"//ml:shard_test","run":1,"shard":%s,"attempt":1}},"testResult":{"status":"PASSED","cachedLocally":true,"testAttemptDuration":"90s"}}\n' "$n"
+  done
+  printf '{"id":{"testResult":{"label":"//ml:shard_test","run":1,"shard":2,"attempt":1}},"testResult":{"status":"PASSED","testAttemptDuration":"100s"}}\n'
+  printf '{"id":{"testSummary":{"label":"//ml:shard_test"}},"testSummary":{"shardCount":4,"totalRunCount":4}}\n'
+} >"$SCRATCH/rerun.json"
+"$GPUPLAN" plan "$SCRATCH/shard4.xml" --fleet "$SCRATCH/fleet1.yaml" --history "$SCRATCH/rerun.json" \
+  -o "$SCRATCH/rerun-plan.json" 2>"$SCRATCH/rerun.err" || fail "plan of a re-run build: $(cat "$SCRATCH/rerun.err")"
+[ "$(jq -c '[.assignments[] | .duration_s] | unique' "$SCRATCH/rerun-plan.json")" = '[100]' ] ||
+  fail "cached shards planned apart from their measured sibling: $(jq -c '[.assignments[] | .duration_s]' "$SCRATCH/rerun-plan.json")"
+grep -q "warning: //ml:shard_test: shards 0, 2, 3 of its 4 have no run in the history" "$SCRATCH/rerun.err" ||
+  fail "no warning naming the shards planned from their siblings: $(cat "$SCRATCH/rerun.err")"
+grep -q "^gpuplan: history: 1 of 4 GPU units planned from their own runs, 3 from their test's other shards' runs, 0 from their size class's median, 0 from the size default; 3 cached results skipped" \
+  "$SCRATCH/rerun.err" || fail "the history line: $(cat "$SCRATCH/rerun.err")"
 echo "history: ok"
