@@ -116,7 +116,9 @@ void add_classify_command(CLI::App& app, int& status) {
     Diagnostics history_diagnostics;
     auto history = read_history_for_classifying(args->history, query, rules, history_diagnostics);
     auto classification = read_and_classify(query, rules);
-    if (!history) history = read_history_option(args->history, query.strict, history_diagnostics);
+    if (!history)
+      history = read_history_option(args->history, query.strict, history_diagnostics,
+                                    shard_counts_now(classification));
     check_history_against_tests(history, rules, classification, query.strict);
     classification.diagnostics.insert(classification.diagnostics.end(), history_diagnostics.begin(),
                                       history_diagnostics.end());

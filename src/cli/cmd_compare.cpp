@@ -63,7 +63,8 @@ void add_compare_command(CLI::App& app, int& status) {
     QueryOptions query = args->query;
     auto history = read_history_for_classifying(args->history, query, rules, diagnostics);
     auto tests = read_and_classify(query, rules);
-    if (!history) history = read_history_option(args->history, args->query.strict, diagnostics);
+    if (!history)
+      history = read_history_option(args->history, args->query.strict, diagnostics, shard_counts_now(tests));
     check_history_against_tests(history, rules, tests, args->query.strict);
     auto estimator = estimator_for(history, rules, tests);
     history.reset();

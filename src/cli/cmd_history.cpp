@@ -293,7 +293,10 @@ int suggest_command(HistoryOptions& options) {
   }
   auto tests = advised_tests(options);
   Diagnostics diagnostics;
-  History history = read_history_paths(options.paths, options.strict, diagnostics);
+  std::map<std::string, int> shards_now;
+  for (const auto& test : tests)
+    if (test.shard_count > 1) shards_now[label_identity(test.label)] = test.shard_count;
+  History history = read_history_paths(options.paths, options.strict, diagnostics, shards_now);
   print_history_diagnostics(diagnostics);
   auto advice = advise(history, tests, options.advice);
   for (auto& diagnostic : advice.unjudged) {
@@ -311,7 +314,7 @@ int suggest_command(HistoryOptions& options) {
       options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "",
       advice.unjudged.empty()
           ? ""
-          : fmt::format("; {} peaks held against no GPU (their nodes are not in {}){}",
+          : fmt::format("; {} tests judged without their nodes' GPUs (nodes not in {}, or none known){}",
                         advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""));
   return failed ? exit_bad_input : exit_ok;
 }

@@ -53,15 +53,85 @@ void add(History& history, Diagnostics& diagnostics, HistoryRead read) {
   diagnostics.insert(diagnostics.end(), read.diagnostics.begin(), read.diagnostics.end());
 }
 
+/// The configuration whose testlogs folder holds `path` ("k8-opt" for
+/// bazel-out/k8-opt/testlogs/...); empty under bazel-testlogs, a link to one of them.
+std::string configuration_of(const fs::path& path) {
+  std::string configuration;
+  fs::path before, twice_before;
+  for (const auto& component : path) {
+    if (component == "testlogs" && twice_before == "bazel-out") configuration = before.string();
+    twice_before = std::move(before);
+    before = component;
+  }
+  return configuration;
+}
+
+/// label, shard, attempt, file, what its path says, its path below its testlogs folder
+using TestLogFile = std::tuple<std::string, int, int, std::string, TestLogPath, std::string>;
+
+/// Bazel leaves a test's shard_N_of_M folders of an older shard_count beside today's: of a test
+/// with files of several counts, keeps those of its count now (`shards_now`, by label identity,
+/// from the query) and names the others in a note. Nothing in the files says which is newer
+/// (their modification times are a CI artifact copy's), so without the query's count it keeps
+/// the most shards' and warns (an error under `strict`). Before, the folders were read in name
+/// order and the last count read won: stale shard_N_of_4 beside today's shard_N_of_2.
+void keep_one_shard_count(const std::string& directory, bool strict,
+                          const std::map<std::string, int>& shards_now, std::vector<TestLogFile>& files,
+                          Diagnostics& diagnostics) {
+  std::map<std::string, std::map<int, long>> counts;  ///< label → shard count → files
+  for (const auto& file : files)
+    if (std::get<4>(file).shard) ++counts[std::get<0>(file)][std::get<4>(file).shard_count];
+  std::map<std::string, int> kept;
+  for (const auto& [label, by_count] : counts) {
+    if (by_count.size() < 2) continue;
+    auto now = shards_now.find(label_identity(label));
+    const bool known = now != shards_now.end() && by_count.contains(now->second);
+    const int keep = known ? now->second : by_count.rbegin()->first;
+    kept[label] = keep;
+    std::vector<std::string> folders, stale;
+    long left_out = 0;
+    for (const auto& [count, number] : by_count) {
+      folders.push_back(fmt::format("shard_N_of_{}", count));
+      if (count == keep) continue;
+      stale.push_back(folders.back());
+      left_out += number;
+    }
+    const std::string what = fmt::format(
+        "{} holds runs of it in {} folders (Bazel leaves a test's old ones behind when its shard_count "
+        "changes)",
+        directory, fmt::join(folders, " and "));
+    if (known) {
+      diagnostics.push_back(
+          Diagnostic{Severity::note, canonical_label(label), "--history",
+                     fmt::format("{}: read those of its {} shards now; {} file{} of {} left out", what, keep,
+                                 left_out, util::plural(left_out), fmt::join(stale, ", "))});
+      continue;
+    }
+    const std::string message = fmt::format(
+        "{}, and nothing in them says which are newer (a copy's file times do not): read those of {} shards, "
+        "{} "
+        "file{} of {} left out. plan --history and history suggest take the query's count instead; or delete "
+        "the stale folders",
+        what, keep, left_out, util::plural(left_out), fmt::join(stale, ", "));
+    if (strict) throw InputError(Position{canonical_label(label)}, message + " (--strict)");
+    diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(label), "--history", message});
+  }
+  if (kept.empty()) return;
+  std::erase_if(files, [&](const TestLogFile& file) {
+    auto keep = kept.find(std::get<0>(file));
+    return keep != kept.end() && std::get<4>(file).shard && std::get<4>(file).shard_count != keep->second;
+  });
+}
+
 /// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
-void read_testlogs(const std::string& directory, bool strict, History& history, Diagnostics& diagnostics) {
+void read_testlogs(const std::string& directory, bool strict, const std::map<std::string, int>& shards_now,
+                   History& history, Diagnostics& diagnostics) {
   // A directory at or below bazel-testlogs: paths below it continue the path below that. One
   // above it (an artifacts folder holding bazel-testlogs/ or bazel-out/*/testlogs/ as folders):
   // each file's path below its own testlogs folder (before, "//bazel-testlogs/pkg:test", a test
   // of no query, and its runs went unused without a word).
   const auto prefix = below_testlogs(directory);
-  /// label, shard, attempt, file, what its path says, its path below its testlogs folder
-  std::vector<std::tuple<std::string, int, int, std::string, TestLogPath, std::string>> files;
+  std::vector<TestLogFile> files;
   std::map<std::string, int> at_path;  ///< how many files are at each path below a testlogs folder
   std::set<std::string>
       others;  ///< files that are no test's test.xml: the first few by name, for the warning
@@ -105,14 +175,18 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
     return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
            std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
   });
+  keep_one_shard_count(directory, strict, shards_now, files, diagnostics);
   // An artifacts folder holding bazel-testlogs/ and bazel-out/*/testlogs/ both as folders has
   // each test.xml twice, at one path below its testlogs folder, with the same bytes
   // (bazel-testlogs is a link to one of them, copied): read once (before, every run counted
   // twice). Other bytes there are another run; other paths (run_2_of_3/) always are.
   long copies = 0;
-  std::map<std::string, std::vector<std::string>> texts_at;  ///< of files at a path held more than once
+  std::map<std::string, std::vector<std::string>> texts_at;     ///< of files at a path held more than once
+  std::map<std::string, std::set<std::string>> configurations;  ///< label → those its runs read are of
   for (const auto& [label, shard, order, path, test, relative] : files) {
     Input input = open_input(path);
+    if (auto configuration = configuration_of(path); !configuration.empty())
+      configurations[label].insert(std::move(configuration));
     if (at_path[relative] < 2) {
       add(history, diagnostics, read_junit(input.in(), input.name, test, strict));
       continue;
@@ -126,6 +200,18 @@ void read_testlogs(const std::string& directory, bool strict, History& history, 
     texts.push_back(text);
     std::istringstream in(std::move(text));
     add(history, diagnostics, read_junit(in, input.name, test, strict));
+  }
+  // Runs of one label in two configurations (bazel-out/k8-fastbuild/ and bazel-out/k8-opt/: builds
+  // with other flags, one of them perhaps stale) are read as one test's samples; BEP in the same
+  // case warns, and so does this (before, without a word).
+  for (const auto& [label, names] : configurations) {
+    if (names.size() < 2) continue;
+    const std::string message = fmt::format(
+        "{} holds its runs in {} configurations ({}), read as samples of one test: builds with other flags "
+        "(-c opt and fastbuild), which may take other times; give one configuration's testlogs folder",
+        directory, names.size(), fmt::join(names, ", "));
+    if (strict) throw InputError(Position{canonical_label(label)}, message + " (--strict)");
+    diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(label), "--history", message});
   }
   if (copies > 0)
     diagnostics.push_back(Diagnostic{
@@ -188,14 +274,15 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
 
 }  // namespace
 
-History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics) {
+History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics,
+                           const std::map<std::string, int>& shards_now) {
   History history;
   long repeated = 0;
   for (const auto& path : paths) {
     History one;
     std::error_code ignored;
     if (path != "-" && fs::is_directory(path, ignored))
-      read_testlogs(path, strict, one, diagnostics);
+      read_testlogs(path, strict, shards_now, one, diagnostics);
     else
       read_file(path, strict, one, diagnostics);
     repeated += history.merge_new(std::move(one));
@@ -227,9 +314,18 @@ void print_history_diagnostics(const Diagnostics& diagnostics) {
 }
 
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
-                                           Diagnostics& diagnostics) {
+                                           Diagnostics& diagnostics,
+                                           const std::map<std::string, int>& shards_now) {
   if (paths.empty()) return std::nullopt;
-  return read_history_paths(paths, strict, diagnostics);
+  return read_history_paths(paths, strict, diagnostics, shards_now);
+}
+
+std::map<std::string, int> shard_counts_now(const Classification& tests) {
+  std::map<std::string, int> counts;
+  for (const auto& test : tests.tests)
+    if (test.target.shard_count > 1 && !test.target.shard_count_unresolved)
+      counts[label_identity(test.target.label)] = test.target.shard_count;
+  return counts;
 }
 
 std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
@@ -353,29 +449,54 @@ std::map<std::string, std::string> used_gpu(const std::optional<History>& histor
 }
 
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             bool strict, Diagnostics& diagnostics) {
+                             long cached_results, bool strict, Diagnostics& diagnostics) {
   if (paths.empty() || units.empty()) return {};
-  long own = 0, median = 0;
+  long own = 0, siblings = 0, median = 0;
   std::string resharded;  // the last test warned of: its units come one after another
+  std::map<std::string, std::pair<int, std::vector<int>>> unmeasured;  ///< label → shards, those without runs
+  auto warn = [&](const std::string& label, const std::string& message) {
+    if (strict) throw InputError(Position{label}, message + " (--strict)");
+    diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(label), "--history", message});
+  };
   for (const auto& unit : units) {
-    if (unit.duration_source.str().starts_with("history"))
+    const std::string_view source = unit.duration_source.str();
+    if (source.ends_with("-other-shards")) {
+      ++siblings;
+      auto& [count, shards] = unmeasured[unit.label];
+      count = unit.shard_count;
+      shards.push_back(unit.shard_index.value_or(0));
+      continue;
+    }
+    if (source.starts_with("history"))
       ++own;
-    else if (unit.duration_source == "size-median")
+    else if (source == "size-median")
       ++median;
-    if (!unit.duration_source.str().ends_with("-resharded") || unit.label == resharded) continue;
+    if (!source.ends_with("-resharded") || unit.label == resharded) continue;
     resharded = unit.label;
-    const std::string message = fmt::format(
-        "its runs were measured with another shard count than it has now ({}): it is planned from the whole "
-        "test's measured time, split over its shards",
-        unit.shard_count == 1 ? std::string("unsharded") : fmt::format("{} shards", unit.shard_count));
-    if (strict) throw InputError(Position{unit.label}, message + " (--strict)");
-    diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(unit.label), "--history", message});
+    warn(unit.label,
+         fmt::format(
+             "its runs were measured with another shard count than it has now ({}): it is planned from "
+             "the whole test's measured time, split over its shards",
+             unit.shard_count == 1 ? std::string("unsharded") : fmt::format("{} shards", unit.shard_count)));
+  }
+  for (auto& [label, shards] : unmeasured) {
+    std::sort(shards.second.begin(), shards.second.end());
+    warn(label,
+         fmt::format("shard{} {} of its {} {} no run in the history (cached in the builds read, or never "
+                     "run): planned from the runs of its other shards, each taking what they took on average",
+                     util::plural(static_cast<long>(shards.second.size())), fmt::join(shards.second, ", "),
+                     shards.first, shards.second.size() == 1 ? "has" : "have"));
   }
   const long total = static_cast<long>(units.size());
-  std::string line = fmt::format(
-      "gpuplan: history: {} of {} GPU unit{} planned from their own runs, {} from their size class's median, "
-      "{} from the size default\n",
-      own, total, util::plural(total), median, total - own - median);
+  std::string line = fmt::format("gpuplan: history: {} of {} GPU unit{} planned from their own runs, ", own,
+                                 total, util::plural(total));
+  if (siblings > 0) line += fmt::format("{} from their test's other shards' runs, ", siblings);
+  line += fmt::format("{} from their size class's median, {} from the size default", median,
+                      total - own - siblings - median);
+  if (cached_results > 0)
+    line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)", cached_results,
+                        util::plural(cached_results));
+  line += '\n';
   if (own == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));
     const std::string message = fmt::format(

@@ -17,8 +17,10 @@ namespace gpuplan::cli {
 /// Reads every path in order, later ones counting as newer: a file in any history format
 /// ("-" is standard input), or a bazel-testlogs directory (each test.xml and
 /// test_attempts/attempt_N.xml below it). Skipped bad rows become warnings in `diagnostics`;
-/// under `strict` they throw InputError.
-History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics);
+/// under `strict` they throw InputError. `shards_now` (by label identity, shard_counts_now) says
+/// which shard_N_of_M folders of a bazel-testlogs directory are today's where it holds several.
+History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics,
+                           const std::map<std::string, int>& shards_now = {});
 
 /// What reading the history found, one stderr line each ("gpuplan: warning: FILE: ..." or, of
 /// one test, "gpuplan: note: LABEL: ..."), for the commands that print no plan diagnostics.
@@ -26,7 +28,11 @@ void print_history_diagnostics(const Diagnostics& diagnostics);
 
 /// `--history` read once: nothing without paths.
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,
-                                           Diagnostics& diagnostics);
+                                           Diagnostics& diagnostics,
+                                           const std::map<std::string, int>& shards_now = {});
+
+/// The shard count of each sharded test (by label identity), for read_history_paths.
+std::map<std::string, int> shard_counts_now(const Classification& tests);
 
 /// `--history` of a command that classifies, then plans: read before the tests where
 /// --classify-by-deps weighs which tests' runs used a GPU (it sets `query.used_gpu`); else
@@ -53,10 +59,12 @@ Estimator estimator_for(const std::optional<History>& history, const Rules& rule
 std::map<std::string, std::string> used_gpu(const std::optional<History>& history, const Rules& rules);
 
 /// With history paths: one stderr line saying how many GPU units were planned from their own
-/// runs, and from their size class's median or the size default. When none was, every duration
+/// runs, from their test's other shards' runs (with a warning naming the test, an error under
+/// `strict`), and from their size class's median or the size default, and how many cached results
+/// the history skipped. When none was, every duration
 /// is a guess the user did not ask for (a history of other labels, an empty file): a warning
 /// naming the paths, or under `strict` an InputError. "" without paths or units.
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             bool strict, Diagnostics& diagnostics);
+                             long cached_results, bool strict, Diagnostics& diagnostics);
 
 }  // namespace gpuplan::cli

@@ -57,19 +57,24 @@ struct Measured {
 
 Measured measure(const History& history, const AdvisedTest& test, const AdviceOptions& options) {
   Measured m;
-  auto note_node = [&](std::string_view node) {
+  // Every node a run or the plan names is checked against the fleet (before, only those of runs
+  // with a peak: a test whose runs on a node the fleet lacks were judged on another path, or
+  // whose peaks were memory taken up front, was judged without a word). Only peaks set the GPU
+  // memory they are held against.
+  auto note_node = [&](std::string_view node, bool peak = true) {
     auto found = options.node_vram_mib.find(node);
     if (found == options.node_vram_mib.end()) {
       if (m.unlisted_node.empty()) m.unlisted_node = node;
       return;
     }
-    if (m.gpu_vram && *m.gpu_vram <= found->second) return;
+    if (!peak || (m.gpu_vram && *m.gpu_vram <= found->second)) return;
     m.gpu_vram = found->second;
     m.node = node;
   };
   for (auto it = history.samples.lower_bound(SampleKey{test.label, std::nullopt});
        it != history.samples.end() && it->first.label == test.label; ++it) {
     for (const auto& sample : recent_samples(it->second, options.last)) {
+      if (!sample.node.empty() && !options.node_vram_mib.empty()) note_node(sample.node, false);
       if (auto touched = sample.gpu_use()) {
         ++m.touch_runs;
         ++m.touch_runs_of[it->first.shard];
@@ -86,7 +91,7 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
       }
     }
   }
-  if (!m.gpu_vram && !test.planned_node.empty()) note_node(test.planned_node);
+  if (!test.planned_node.empty() && !options.node_vram_mib.empty()) note_node(test.planned_node, !m.gpu_vram);
   return m;
 }
 
@@ -176,6 +181,14 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
     Measured m = measure(history, test, options);
     if (m.touch_runs == 0 && m.vram_runs == 0 && m.up_front_runs == 0) continue;
     ++result.measured;
+    if (!m.unlisted_node.empty() && options.largest_gpu_mib > 0)
+      result.unjudged.push_back(
+          {Severity::warning, test.label, "history suggest",
+           fmt::format(
+               "it ran on {}, which the fleet does not list{}", m.unlisted_node,
+               m.peak && !m.gpu_vram
+                   ? fmt::format(": its peak of {} MiB is held against no GPU's memory", *m.peak)
+                   : std::string(": what its runs there measured is judged without that node's GPUs"))});
     Advice base;
     base.label = test.label;
     base.peak_vram_mib = m.peak;
@@ -204,13 +217,13 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
     if (!m.peak || *m.peak <= 0) continue;
     const std::int64_t exact_need = with_headroom(*m.peak, options.vram_headroom);
     const std::int64_t need = whole_gib(exact_need);
-    if (!m.gpu_vram && options.largest_gpu_mib > 0)
+    if (!m.gpu_vram && options.largest_gpu_mib > 0 && m.unlisted_node.empty())
       result.unjudged.push_back(
           {Severity::warning, test.label, "history suggest",
-           fmt::format("its peak of {} MiB is held against no GPU's memory: {}", *m.peak,
-                       m.unlisted_node.empty()
-                           ? std::string("no record or plan says which node it ran on")
-                           : fmt::format("it ran on {}, which the fleet does not list", m.unlisted_node))});
+           fmt::format(
+               "its peak of {} MiB is held against no GPU's memory: no record or plan says which node "
+               "it ran on",
+               *m.peak)});
     if (m.gpu_vram &&
         static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) * (1 - options.vram_headroom)) {
       Advice a = base;

@@ -28,6 +28,21 @@ namespace gpuplan {
 
 namespace {
 
+/// A TestStatus as the event spells it: its name, or its number (protojson's UseEnumNumbers,
+/// numbered as build_event_stream.proto's `enum TestStatus`); "NO_STATUS" when left out (proto3
+/// leaves out the default) or unknown. Before, a number read as NO_STATUS and the run was dropped.
+std::string_view test_status(simdjson::simdjson_result<simdjson::dom::element> value) {
+  static constexpr std::string_view by_number[] = {
+      "NO_STATUS",      "PASSED",          "FLAKY",
+      "TIMEOUT",        "FAILED",          "INCOMPLETE",
+      "REMOTE_FAILURE", "FAILED_TO_BUILD", "TOOL_HALTED_BEFORE_TESTING"};
+  std::string_view name;
+  if (value.get(name) == simdjson::SUCCESS) return name;
+  std::uint64_t number = 0;
+  if (value.get(number) == simdjson::SUCCESS && number < std::size(by_number)) return by_number[number];
+  return "NO_STATUS";
+}
+
 /// The lines of a stream, read in large chunks; each line is followed in memory by at least
 /// SIMDJSON_PADDING readable bytes, so simdjson parses it in place.
 class PaddedLines {
@@ -127,9 +142,7 @@ class ResultReader {
       cached = true;
       return;
     }
-    std::string_view status;
-    if (result["status"].get(status) != simdjson::SUCCESS)
-      status = "NO_STATUS";  // proto3 leaves out the default
+    const std::string_view status = test_status(result["status"]);
     auto outcome = history::outcome_of(status);
     if (outcome == history::Outcome::none) return;
     Sample sample;
@@ -300,6 +313,9 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   long number = 0;
   while (lines.next(line)) {
     ++number;
+    // A UTF-8 byte order mark (an editor's or PowerShell's) before the first event: before, that
+    // event was a bad row.
+    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
     if (line.ends_with('\r')) line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     simdjson::dom::element event;
@@ -488,15 +504,15 @@ BepOutcomes read_bep_outcomes(std::istream& in) {
   BepOutcomes outcomes;
   PaddedLines lines(in);
   std::string_view line;
-  while (lines.next(line)) {
+  for (bool first = true; lines.next(line); first = false) {
+    if (first && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
     simdjson::dom::element event;
     simdjson::dom::object id, result;
     if (parser.parse(line.data(), line.size(), false).get(event) != simdjson::SUCCESS) continue;
-    std::string_view label, status;
+    std::string_view label;
     if (event.at_pointer("/id/testSummary/label").get(label) == simdjson::SUCCESS) {
-      if (event.at_pointer("/testSummary/overallStatus").get(status) != simdjson::SUCCESS)
-        status = "NO_STATUS";
-      outcomes.overall_status[std::string(label)] = status;
+      outcomes.overall_status[std::string(label)] =
+          test_status(event.at_pointer("/testSummary/overallStatus"));
       continue;
     }
     if (event.at_pointer("/id/testResult").get(id) != simdjson::SUCCESS ||
@@ -510,9 +526,7 @@ BepOutcomes read_bep_outcomes(std::istream& in) {
     outcome.run = std::max(run, 1);  // 0: proto3 left out the 1
     outcome.shard = std::max(shard, 1);
     outcome.attempt = std::max(attempt, 1);
-    if (result["status"].get(status) != simdjson::SUCCESS)
-      status = "NO_STATUS";  // proto3 leaves out the default
-    outcome.status = status;
+    outcome.status = test_status(result["status"]);
     bool flag = false;
     outcome.cached =
         (result["cachedLocally"].get(flag) == simdjson::SUCCESS && flag) ||

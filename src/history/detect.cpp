@@ -64,6 +64,16 @@ std::string history_head_problem(std::string_view head) {
       is_event(first_key(skip_space(text.substr(1)))))
     return "a JSON array of build events (as `jq -s` writes them): Bazel's --build_event_json_file has one "
            "event a line; write them so with `jq -c '.[]'`";
+  // UTF-16 (PowerShell 5's `>` and Out-File write it, with its byte order mark): every other byte
+  // NUL, which read as binary data and a suggestion to use the file gpuplan had been given.
+  auto ascii = [&](std::size_t at) {
+    return at < head.size() && head[at] != '\0' && static_cast<unsigned char>(head[at]) < 0x80;
+  };
+  if (head.starts_with("\xFF\xFE") || head.starts_with("\xFE\xFF") ||
+      (head.size() >= 4 && ((ascii(0) && head[1] == '\0' && ascii(2) && head[3] == '\0') ||
+                            (head[0] == '\0' && ascii(1) && head[2] == '\0' && ascii(3)))))
+    return "UTF-16 text (as PowerShell's > and Out-File write it); gpuplan reads UTF-8: convert it first "
+           "(iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8, or Out-File -Encoding utf8)";
   auto binary = std::find_if(head.begin(), head.end(), [](char c) {
     auto byte = static_cast<unsigned char>(c);
     return (byte < 0x20 && !std::isspace(byte)) || byte == 0x7f;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -51,7 +52,10 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
     return part;
   }
   std::optional<Estimate> sum;
+  int highest = -1, measured = 0;
   for (auto it = own.lower_bound(SampleKey{label, 0}); it != own.end() && it->first.label == label; ++it) {
+    highest = std::max(highest, it->first.shard.value_or(0));
+    if (it->second.source != timeout_source) ++measured;
     if (!sum) {
       sum = it->second;
       continue;
@@ -59,18 +63,22 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
     if (it->second.source != timeout_source) sum->source = it->second.source;
     add_shard(*sum, it->second);
   }
+  // Shards never measured (their results cached, or run by none of these builds) took about what
+  // the measured ones did: the sum alone made one re-run shard of four the whole test's time.
+  const int count = std::max(shard_count, highest + 1);
+  if (sum && measured > 0 && measured < count && sum->source != timeout_source)
+    sum->seconds = sum->seconds * count / measured;
   return sum;
 }
 
-/// The estimate of one unit of a test measured in `then` shards that now has `now` (1: the
-/// whole test): the whole test's time, the sum of the old shards' (those measured, scaled up to
-/// all of them), split over the new ones. Its source ends in "-resharded", which the plan warns
-/// of. Before, each old shard's time was a new shard's: 4 shards of 100 s became 2 of 100 s.
-std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, const std::string& label,
-                                  int then, int now) {
+/// The whole test's time from its runs in `count` shards: the sum of the measured shards'
+/// estimates, scaled up to all `count` (a shard whose result was cached, or that only timed out,
+/// took about what the others did). Empty when no shard was measured.
+std::optional<Estimate> whole_from_shards(const std::map<SampleKey, Estimate>& own, const std::string& label,
+                                          int count) {
   std::optional<Estimate> sum;
   int measured = 0;
-  for (int shard = 0; shard < then; ++shard) {
+  for (int shard = 0; shard < count; ++shard) {
     auto it = own.find(SampleKey{label, shard});
     if (it == own.end() || it->second.source == timeout_source) continue;
     ++measured;
@@ -80,8 +88,19 @@ std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, cons
     }
     add_shard(*sum, it->second);
   }
+  if (sum) sum->seconds = sum->seconds * count / measured;
+  return sum;
+}
+
+/// The estimate of one unit of a test measured in `then` shards that now has `now` (1: the
+/// whole test): the whole test's time (whole_from_shards) split over the new shards. Its source
+/// ends in "-resharded", which the plan warns of. Before, each old shard's time was a new
+/// shard's: 4 shards of 100 s became 2 of 100 s.
+std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, const std::string& label,
+                                  int then, int now) {
+  auto sum = whole_from_shards(own, label, then);
   if (!sum) return std::nullopt;
-  sum->seconds = sum->seconds * then / measured / now;
+  sum->seconds /= now;
   sum->source += "-resharded";
   return sum;
 }
@@ -160,22 +179,6 @@ Estimator history_estimator(const History& history, const Classification& tests,
   for (const auto& [key, samples] : history.samples)
     if (auto estimate = estimate_from_samples(samples, rules)) own->emplace(key, *estimate);
 
-  std::map<std::string, std::string> size_of;
-  for (const auto& test : tests.tests)
-    if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
-  // Whole tests' times, a sharded test's the sum of its shards' (before, each shard counted as
-  // a test: 4 shards of 400 s made an unsharded test of its class 400 s, not 1,600).
-  std::map<std::string, std::vector<double>> known_by_size;
-  for (auto it = own->begin(); it != own->end();
-       it = own->lower_bound(SampleKey{it->first.label + '\0', {}})) {
-    auto size = size_of.find(it->first.label);
-    if (size == size_of.end()) continue;
-    if (auto whole = lookup(*own, it->first.label, std::nullopt, 1); whole && whole->source != timeout_source)
-      known_by_size[size->second].push_back(whole->seconds);
-  }
-  auto medians = std::make_shared<std::map<std::string, double>>();
-  for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
-
   auto counts = std::make_shared<std::map<std::string, int>>(history.shard_counts);
   // A history that records no shard count (CSV, JSON rows) but runs of shards beyond a test's count
   // now, shard 0 among them: the test had at least that many shards then, and is planned as
@@ -197,26 +200,96 @@ Estimator history_estimator(const History& history, const Classification& tests,
     if (first && now != shards_now.end() && highest >= now->second && !counts->contains(label))
       (*counts)[label] = highest + 1;
   }
-  return [own, medians, counts, fallback = std::move(fallback)](const ClassifiedTest& test,
-                                                                std::optional<int> shard) {
+
+  std::map<std::string, std::string> size_of;
+  for (const auto& test : tests.tests)
+    if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
+  // Whole tests' times, a sharded test's the sum of its shards' (before, each shard counted as
+  // a test: 4 shards of 400 s made an unsharded test of its class 400 s, not 1,600), scaled up
+  // over shards never measured (before, one re-run shard of four beside three cached results was
+  // the whole test's time, and the class's median a quarter of the real one).
+  std::map<std::string, std::vector<double>> known_by_size;
+  for (auto it = own->begin(); it != own->end();
+       it = own->lower_bound(SampleKey{it->first.label + '\0', {}})) {
+    const std::string& label = it->first.label;
+    auto size = size_of.find(label);
+    if (size == size_of.end()) continue;
+    // Scaled up to the count the history records (without one, runs of shards 0 and 1 of a test
+    // with 4 now may be of a time it had 2: check_history_against_tests warns of that).
+    auto then = counts->find(label);
+    if (auto whole = lookup(*own, label, std::nullopt, then != counts->end() ? then->second : 1);
+        whole && whole->source != timeout_source)
+      known_by_size[size->second].push_back(whole->seconds);
+  }
+  auto medians = std::make_shared<std::map<std::string, double>>();
+  for (auto& [size, seconds] : known_by_size) (*medians)[size] = percentile(std::move(seconds), 50);
+
+  // Tests with runs of the whole test newer than every run of their shards (where each says when
+  // it started): of a test sharded differently now, the whole test's runs are the ones to split.
+  auto whole_is_newer = std::make_shared<std::set<std::string>>();
+  for (auto it = history.samples.begin(); it != history.samples.end();) {
+    const std::string& label = it->first.label;
+    std::optional<std::int64_t> whole, shards;
+    bool dated = true;
+    for (; it != history.samples.end() && it->first.label == label; ++it)
+      for (const auto& sample : it->second) {
+        if (!sample.start_ms) {
+          dated = false;
+          continue;
+        }
+        auto& latest = it->first.shard ? shards : whole;
+        latest = std::max(latest.value_or(*sample.start_ms), *sample.start_ms);
+      }
+    if (dated && whole && shards && *whole > *shards) whole_is_newer->insert(label);
+  }
+  return [own, medians, counts, whole_is_newer, fallback = std::move(fallback)](const ClassifiedTest& test,
+                                                                                std::optional<int> shard) {
     const auto label = label_identity(test.target.label);
-    // The count of a sharded era; runs of the whole test (which record none) are used as they are.
-    // Nor is a test whose count the query could not resolve (a select()) taken to have changed.
-    auto then = own->contains(SampleKey{label, std::nullopt}) || test.target.shard_count_unresolved
-                    ? counts->end()
-                    : counts->find(label);
-    auto found = then != counts->end() && then->second != std::max(1, test.target.shard_count)
-                     ? resharded(*own, label, then->second, shard ? test.target.shard_count : 1)
-                     : lookup(*own, label, shard, test.target.shard_count);
+    const int now = std::max(1, test.target.shard_count);
+    // The count of a sharded era. Nor is a test whose count the query could not resolve (a
+    // select()) taken to have changed.
+    auto then = test.target.shard_count_unresolved ? counts->end() : counts->find(label);
+    const bool has_whole = own->contains(SampleKey{label, std::nullopt});
+    // Runs of the whole test (which record no count) are used as they are by a test unsharded
+    // now, and split over its shards by one sharded now when they are newer than its sharded
+    // era's; otherwise the sharded era's runs are resharded. Before, any whole-test run, however
+    // old, turned the resharding off: unsharded, then 4 shards of 100 s, now 2 shards planned each
+    // half at an old quarter's 100 s.
+    const bool changed = then != counts->end() && then->second != now;
+    const bool whole_wins = has_whole && (now == 1 || whole_is_newer->contains(label));
+    std::optional<Estimate> found;
+    if (changed && !whole_wins) found = resharded(*own, label, then->second, shard ? now : 1);
+    if (!found && changed && shard) {
+      // The old shards' numbers are not the new ones': only the whole test's runs are split.
+      if (auto whole = own->find(SampleKey{label, std::nullopt}); whole != own->end()) {
+        found = whole->second;
+        found->seconds /= now;
+      }
+    } else if (!found) {
+      found = lookup(*own, label, shard, test.target.shard_count);
+    }
     Estimate estimate;
     if (found && found->source != timeout_source) {
       estimate = *found;
     } else {
-      if (auto median = medians->find(test.target.size); median != medians->end())
-        estimate = Estimate{median->second / (shard ? std::max(test.target.shard_count, 1) : 1),
-                            "size-median", std::nullopt};
-      else
+      // A shard with no run of its own beside shards of the same count that have some (its
+      // results were cached in the builds read): it takes about what they did. Before, it got
+      // its class's median split over the shards, a median the re-run shard alone had made. Only
+      // where the history records the count: without it they may be shards of another time.
+      auto siblings =
+          shard && !changed && then != counts->end() ? whole_from_shards(*own, label, now) : std::nullopt;
+      if (siblings) {
+        estimate = *siblings;
+        estimate.seconds /= now;
+        estimate.source += "-other-shards";
+        // Its memory is not theirs: the shard never measured may be the one that needs the most.
+        estimate.peak_vram_mib.reset();
+        estimate.least_vram_mib.reset();
+      } else if (auto median = medians->find(test.target.size); median != medians->end()) {
+        estimate = Estimate{median->second / (shard ? now : 1), "size-median", std::nullopt};
+      } else {
         estimate = fallback(test, shard);
+      }
       // Only runs cut short (which measured no peak to reserve): it ran at least that long.
       if (found && found->seconds > estimate.seconds)
         estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};

@@ -34,7 +34,7 @@ namespace {
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
 constexpr std::string_view row_columns[] = {"label",         "seconds",     "shard", "peak_vram_mib",
                                             "start",         "exit_status", "node",  "gpu_touched",
-                                            "peak_up_front", "shard_count"};
+                                            "peak_up_front", "shard_count", "gpus"};
 
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
@@ -165,6 +165,12 @@ Result<Row> to_row(const Fields& fields) {
   // says nothing of whether the test needs one (history suggest, audit --history).
   row.sample.failed = failed;
   if (row.sample.gpu_touched == false && !row.sample.ran_through()) row.sample.gpu_touched.reset();
+  // Nor does a run given no GPU (results records' gpus empty: run-under's --unplanned=warn or
+  // --missing-gpus=warn ran it with CUDA_VISIBLE_DEVICES empty): it could not touch one, whatever
+  // it needs. Records written before run-under left such runs unmeasured say false.
+  if (auto gpus = fields.get("gpus");
+      gpus && (gpus->empty() || *gpus == "[]") && row.sample.gpu_touched == false)
+    row.sample.gpu_touched.reset();
 
   if (std::string_view node = field(fields, "node"); !node.empty()) {
     if (auto problem = utf8_problem(node); !problem.empty())

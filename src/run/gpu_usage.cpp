@@ -436,6 +436,14 @@ GpuUsage GpuUsageSampler::stop() {
   if (thread_.joinable()) thread_.join();
   sample();
   std::lock_guard lock(mutex_);
+  // A unit given no GPU (CUDA_VISIBLE_DEVICES empty: run-under's --unplanned=warn), or only GPUs
+  // this machine lacks (--missing-gpus=warn: CUDA leaves them out), could touch none through
+  // CUDA: that it touched none says nothing of what it needs, and recorded as measured it made
+  // history suggest advise dropping its GPU annotations. A GPU it took itself still counts.
+  const bool given_one = std::any_of(gpus_.begin(), gpus_.end(), [&](int gpu) {
+    return gpu >= 0 && static_cast<std::size_t>(gpu) < device_count_;
+  });
+  if (!given_one && !usage_.touched) usage_.measured = false;
   return usage_;
 }
 
@@ -445,6 +453,7 @@ void GpuUsageSampler::sample() {
   std::set<pid_t> tree = process_tree(root_);
   std::lock_guard lock(mutex_);
   usage_.measured = true;
+  device_count_ = devices->size();
   for (size_t i = 0; i < gpus_.size(); ++i) {
     const auto gpu = static_cast<size_t>(gpus_[i]);
     if (gpu >= devices->size() || !(*devices)[gpu].empty()) continue;  // NVML sees its processes

@@ -128,6 +128,7 @@ class GpuUsageSampler {
   std::thread thread_;
   std::mutex mutex_;
   GpuUsage usage_;
+  std::size_t device_count_ = 0;  ///< the GPUs NVML lists on this machine, under mutex_
 };
 
 }  // namespace gpuplan

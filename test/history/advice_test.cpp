@@ -319,3 +319,27 @@ TEST_CASE("a peak that is memory taken up front is not near capacity: its need i
   CHECK_THAT(a.change, Catch::Contains("XLA_PYTHON_CLIENT_PREALLOCATE=false") &&
                            Catch::Contains("TF_FORCE_GPU_ALLOW_GROWTH=true"));
 }
+
+TEST_CASE("runs given no GPU say nothing of GPU need, in records old and new") {
+  // run-under's --unplanned=warn runs a test with CUDA_VISIBLE_DEVICES empty; records written before
+  // such runs were left unmeasured say gpu_touched false with no gpus.
+  auto read = read_table_text(header +
+                                  "//t:gpu,,3,,a100-0,,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:gpu,,3,,a100-0,,2026-01-02T00:00:00Z,0,false\n"
+                                  "//t:gpu,,3,,a100-0,,2026-01-03T00:00:00Z,0,false\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:gpu")}, a100_fleet());
+  CHECK(advice.advice.empty());  // was: never-touched-gpu, remove tag gpu
+  CHECK(advice.measured == 0);
+}
+
+TEST_CASE("a node the fleet does not list is named whatever the advice, not only beside a peak") {
+  auto read = read_table_text(header +
+                                  "//t:cpu,,3,0,a100-9,0,2026-01-01T00:00:00Z,0,false\n"
+                                  "//t:cpu,,3,0,a100-9,0,2026-01-02T00:00:00Z,0,false\n"
+                                  "//t:cpu,,3,0,a100-9,0,2026-01-03T00:00:00Z,0,false\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:cpu")}, a100_fleet());
+  REQUIRE(advice.unjudged.size() == 1);
+  CHECK_THAT(advice.unjudged[0].message, Catch::Contains("it ran on a100-9, which the fleet does not list"));
+}

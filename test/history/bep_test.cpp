@@ -348,3 +348,17 @@ TEST_CASE("exec's JUnit reads how each attempt ended, cached or run, from Bazel'
   CHECK((both[0].status == "FAILED" && both[0].attempt == 1 && both[0].seconds == Approx(2.5)));
   CHECK((both[1].status == "NO_STATUS" && both[1].attempt == 2 && both[1].seconds == Approx(1.5)));
 }
+
+TEST_CASE("a status written as its enum number, and a byte order mark before the first event, are read") {
+  // protojson's UseEnumNumbers: 1 is PASSED, 3 TIMEOUT, 4 FAILED (build_event_stream.proto's
+  // TestStatus). Before, each read as NO_STATUS and the run was dropped without a word.
+  auto read =
+      read_bep_text("\xEF\xBB\xBF" + result_line(attempt_1, R"({"status":3,"testAttemptDuration":"300s"})") +
+                        result_line(attempt_2, R"({"status":1,"testAttemptDuration":"12.5s"})") + summary_t,
+                    true);
+  const auto& samples = read.history.samples.at({"//gpu:t", std::nullopt});
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0].timed_out);
+  CHECK(samples[1].seconds == 12.5);
+  CHECK_FALSE(samples[1].timed_out);
+}

@@ -33,3 +33,11 @@ TEST_CASE("build events reformatted by jq are named with the command that makes 
   CHECK(history_head_problem("{\"id\":{\"started\":{}}}\n{\"id\":{}}\n").empty());
   CHECK(history_head_problem("[\n  {\"label\": \"//a:b\", \"seconds\": 1}\n]").empty());
 }
+
+TEST_CASE("UTF-16 history is named as such, with how to convert it") {
+  // Before: "binary data ... give the file of --build_event_json_file", of the JSON file itself.
+  const std::string bom_le("\xFF\xFE{\0\"\0i\0d\0", 10);
+  const std::string no_bom_le("{\0\"\0i\0d\0", 8);
+  CHECK_THAT(history_head_problem(bom_le), Catch::StartsWith("UTF-16 text"));
+  CHECK_THAT(history_head_problem(no_bom_le), Catch::Contains("iconv -f UTF-16 -t UTF-8"));
+}

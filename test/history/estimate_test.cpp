@@ -189,6 +189,49 @@ TEST_CASE("a test whose shard count changed since its runs is planned from the w
   CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 0).seconds == 200);
 }
 
+TEST_CASE("an old run of the whole test does not stop a test resharded since from being resharded") {
+  // Unsharded once (400 s), then 4 shards of 100 s, now 2 shards: each half is 200 s, not an old
+  // quarter's 100 s.
+  History history;
+  history.samples[{"//a:t", std::nullopt}] = {Sample{400, false, std::nullopt, 1000, std::nullopt, {}}};
+  for (int shard = 0; shard < 4; ++shard)
+    history.samples[{"//a:t", shard}] = {Sample{100, false, std::nullopt, 2000, std::nullopt, {}}};
+  history.shard_counts["//a:t"] = 4;
+  Classification tests;
+  tests.tests = {gpu_test("//a:t", "large", 2)};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  CHECK(estimate(tests.tests[0], 0).seconds == 200);
+  CHECK(estimate(tests.tests[0], 1).source == "history-p90-resharded");
+  // Unsharded now: its own whole-test runs stand.
+  tests.tests[0].target.shard_count = 0;
+  CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds ==
+        400);
+  // Runs of the whole test newer than the sharded era's are the ones split over the shards now.
+  history.samples[{"//a:t", std::nullopt}][0].start_ms = 3000;
+  tests.tests[0].target.shard_count = 2;
+  auto newer = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 1);
+  CHECK(newer.seconds == 200);
+  CHECK(newer.source == "history-p90");
+}
+
+TEST_CASE(
+    "shards whose results were cached take what the re-run ones took, and count so in the class median") {
+  // One shard of four re-ran (100 s), the other three were cached: the test takes about 400 s.
+  History history;
+  history.samples[{"//a:sharded", 1}] = durations({100});
+  history.shard_counts["//a:sharded"] = 4;
+  Classification tests;
+  tests.tests = {gpu_test("//a:sharded", "medium", 4), gpu_test("//a:new", "medium")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  CHECK(estimate(tests.tests[0], 1).seconds == 100);
+  CHECK(estimate(tests.tests[0], 1).source == "history-p90");
+  auto cached = estimate(tests.tests[0], 0);
+  CHECK(cached.seconds == 100);  // was 25: the median of one shard's time, split in four
+  CHECK(cached.source == "history-p90-other-shards");
+  CHECK(estimate(tests.tests[1], std::nullopt).seconds == 400);  // was 100
+  CHECK(estimate(tests.tests[0], std::nullopt).seconds == 400);  // --shards=whole
+}
+
 TEST_CASE("history matches a label however Bazel prefixed the main repository") {
   History history;
   history.samples[{"//a:b", std::nullopt}] = durations({42});

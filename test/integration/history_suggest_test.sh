@@ -59,7 +59,7 @@ sed -n '/^  - name: l4/q;p' "$fleet" > "$SCRATCH/no-l4.yaml"
   > "$SCRATCH/text" 2> "$SCRATCH/err" || fail "suggest with a partial fleet failed"
 grep -q "warning: //ml:inference_test: .*it ran on l4-0, which the fleet does not list" "$SCRATCH/err" ||
   fail "no warning for a node the fleet lacks: $(cat "$SCRATCH/err")"
-grep -q "1 peaks held against no GPU" "$SCRATCH/err" || fail "the totals line: $(cat "$SCRATCH/err")"
+grep -q "1 tests judged without their nodes' GPUs" "$SCRATCH/err" || fail "the totals line: $(cat "$SCRATCH/err")"
 status=0
 "$GPUPLAN" history suggest --history "$records" --plan "$plan" --fleet "$SCRATCH/no-l4.yaml" --strict \
   -o "$SCRATCH/strict.txt" 2> "$SCRATCH/err" || status=$?

@@ -240,4 +240,73 @@ grep -q "^gpuplan: warning: @foo//t:x_test: names 2 tests (@@foo~1.0//t:x_test, 
 printf 'label,seconds\n//a:t,5\n' >"$SCRATCH/one.csv"
 rc=0; "$GPUPLAN" history show //a:t --history "$SCRATCH/one.csv" --percentile 0.9 2>"$SCRATCH/q.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "not a quantile; write 90 for the 90th" "$SCRATCH/q.err" || fail "--percentile 0.9: exit $rc, $(cat "$SCRATCH/q.err")"
+# bazel-testlogs keeps a test's shard_N_of_4 folders after its shard_count became 2. The plan
+# reads the folders of its count now and names the others in a note; history show, which has no
+# query, warns that it cannot tell them apart (before, the folders' name order chose the stale
+# ones, and the note said today's runs were the old ones).
+stale="$SCRATCH/stale-testlogs/bazel-testlogs/ml/shard_test"
+for n in 1 2; do mkdir -p "$stale/shard_${n}_of_2"
+  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="150"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_2/test.xml"
+done
+for n in 1 2 3 4; do mkdir -p "$stale/shard_${n}_of_4"
+  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="50"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_4/test.xml"
+done
+cat >"$SCRATCH/shard2.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="py_test" location="/w/ml/BUILD:2:8" name="//ml:shard_test">
+    <string name="name" value="shard_test"/>
+    <list name="tags"><string value="gpu"/></list>
+    <int name="shard_count" value="2"/>
+    <string name="size" value="medium"/>
+  </rule>
+</query>
+XML
+cat >"$SCRATCH/fleet1.yaml" <<'YAML'
+version: 1
+pools:
+  - name: h100
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+YAML
+"$GPUPLAN" plan "$SCRATCH/shard2.xml" --fleet "$SCRATCH/fleet1.yaml" --history "$SCRATCH/stale-testlogs/bazel-testlogs" \
+  -o "$SCRATCH/stale-plan.json" 2>"$SCRATCH/stale.err" || fail "plan with stale shard folders: $(cat "$SCRATCH/stale.err")"
+[ "$(jq -c '[.assignments[] | [.duration_s, .duration_source]] | unique' "$SCRATCH/stale-plan.json")" = '[[150,"history-p90"]]' ] ||
+  fail "stale shard_N_of_4 folders won: $(jq -c '[.assignments[] | .duration_s]' "$SCRATCH/stale-plan.json")"
+jq -e '.diagnostics[] | select(.severity == "note" and (.message | contains("shard_N_of_4 left out")))' \
+  "$SCRATCH/stale-plan.json" >/dev/null || fail "no note naming the stale folders: $(jq -c .diagnostics "$SCRATCH/stale-plan.json")"
+"$GPUPLAN" history show //ml:shard_test --history "$SCRATCH/stale-testlogs/bazel-testlogs" >/dev/null 2>"$SCRATCH/show.err"
+grep -q "warning: //ml:shard_test: .*shard_N_of_2 and shard_N_of_4 folders.*nothing in them says which are newer" "$SCRATCH/show.err" ||
+  fail "history show reads stale shard folders without a word: $(cat "$SCRATCH/show.err")"
+rc=0; "$GPUPLAN" history show //ml:shard_test --history "$SCRATCH/stale-testlogs/bazel-testlogs" --strict >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "stale shard folders under --strict: exit $rc"
+
+# The testlogs of two configurations of one test (bazel-out/k8-fastbuild and bazel-out/k8-opt):
+# a warning naming the test and both, as BEP gives (before, merged without a word).
+for config in k8-fastbuild:300 k8-opt:30; do
+  dir="$SCRATCH/two-configs/bazel-out/${config%%:*}/testlogs/ml/train_test"; mkdir -p "$dir"
+  printf '<testsuites><testsuite name="t" tests="1"><testcase name="t" time="%s"/></testsuite></testsuites>\n' "${config#*:}" >"$dir/test.xml"
+done
+"$GPUPLAN" history show //ml:train_test --history "$SCRATCH/two-configs" >/dev/null 2>"$SCRATCH/configs.err"
+grep -q "warning: //ml:train_test: .*2 configurations (k8-fastbuild, k8-opt)" "$SCRATCH/configs.err" ||
+  fail "two configurations merged without a word: $(cat "$SCRATCH/configs.err")"
+# A re-run build: shard 2 of 4 ran (100 s), the others' results were cached. Each cached shard
+# is planned at its measured sibling's time with a warning (before, the size median split four
+# ways: 25 s), and plan's history line counts the cached results it skipped.
+sed 's/"shard_count" value="2"/"shard_count" value="4"/' "$SCRATCH/shard2.xml" >"$SCRATCH/shard4.xml"
+{ for n in 1 3 4; do
+    printf '{"id":{"testResult":{"label":"//ml:shard_test","run":1,"shard":%s,"attempt":1}},"testResult":{"status":"PASSED","cachedLocally":true,"testAttemptDuration":"90s"}}\n' "$n"
+  done
+  printf '{"id":{"testResult":{"label":"//ml:shard_test","run":1,"shard":2,"attempt":1}},"testResult":{"status":"PASSED","testAttemptDuration":"100s"}}\n'
+  printf '{"id":{"testSummary":{"label":"//ml:shard_test"}},"testSummary":{"shardCount":4,"totalRunCount":4}}\n'
+} >"$SCRATCH/rerun.json"
+"$GPUPLAN" plan "$SCRATCH/shard4.xml" --fleet "$SCRATCH/fleet1.yaml" --history "$SCRATCH/rerun.json" \
+  -o "$SCRATCH/rerun-plan.json" 2>"$SCRATCH/rerun.err" || fail "plan of a re-run build: $(cat "$SCRATCH/rerun.err")"
+[ "$(jq -c '[.assignments[] | .duration_s] | unique' "$SCRATCH/rerun-plan.json")" = '[100]' ] ||
+  fail "cached shards planned apart from their measured sibling: $(jq -c '[.assignments[] | .duration_s]' "$SCRATCH/rerun-plan.json")"
+grep -q "warning: //ml:shard_test: shards 0, 2, 3 of its 4 have no run in the history" "$SCRATCH/rerun.err" ||
+  fail "no warning naming the shards planned from their siblings: $(cat "$SCRATCH/rerun.err")"
+grep -q "^gpuplan: history: 1 of 4 GPU units planned from their own runs, 3 from their test's other shards' runs, 0 from their size class's median, 0 from the size default; 3 cached results skipped" \
+  "$SCRATCH/rerun.err" || fail "the history line: $(cat "$SCRATCH/rerun.err")"
 echo "history: ok"

@@ -111,13 +111,25 @@ TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_
   auto [leader, child] = start_tree();
   fake.write(fmt::format("0 {} 700\n", getppid()));
   GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader);
+  sampler.start(leader, {1});
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   GpuUsage usage = sampler.stop();
-  end_tree(leader);
   CHECK(usage.measured);
   CHECK_FALSE(usage.touched);
   CHECK_FALSE(usage.peak_vram_mib);
+  // Given no GPU (run-under's --unplanned=warn: CUDA_VISIBLE_DEVICES empty), touching none says
+  // nothing of what it needs: not measured (before, a measured false, and history suggest
+  // advised removing the test's GPU tags).
+  GpuUsageSampler none(open_nvml(), 0.02);
+  none.start(leader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK_FALSE(none.stop().measured);
+  // Nor does one given only GPUs this machine lacks (--missing-gpus=warn): CUDA leaves them out.
+  GpuUsageSampler missing(open_nvml(), 0.02);
+  missing.start(leader, {12});
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK_FALSE(missing.stop().measured);
+  end_tree(leader);
 }
 
 TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is the unit's", "[gpu_usage]") {
@@ -280,7 +292,7 @@ TEST_CASE("Processes that end while the sampler reads /proc do not stop it", "[g
     _exit(127);
   }
   GpuUsageSampler sampler(open_nvml(), 0.0);
-  sampler.start(leader);
+  sampler.start(leader, {0});
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   GpuUsage usage = sampler.stop();
   end_tree(leader);
