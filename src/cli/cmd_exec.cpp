@@ -778,7 +778,7 @@ int run_exec(const ExecOptions& o) {
   hooks.started = [&](const UnitRun& u) {
     if (nvml)
       (samplers[u.assignment.unit.id] = std::make_unique<GpuUsageSampler>(nvml))
-          ->start(u.id, u.holds_node ? node_gpus : u.assignment.gpus);
+          ->start(u.id, u.holds_node ? node_gpus : u.assignment.gpus, u.shares_gpu);
     progress(u, "start");
   };
   hooks.ended = [&](const UnitRun& u) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -401,6 +402,20 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
   return {};
 }
 
+namespace {
+
+/// Whether NVML lists a GPU's processes by PIDs of another PID namespace: one that is no process
+/// here. In a container the driver reports the host's PIDs (NVIDIA/nvidia-docker#1483), and the
+/// unit's processes were taken for others: a test that held 15 GB was recorded as touching no GPU,
+/// and history suggest advised moving it to the CPU bucket.
+bool foreign_pids(const std::vector<ProcessInfo>& processes) {
+  return std::any_of(processes.begin(), processes.end(), [](const ProcessInfo& p) {
+    return ::kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH;
+  });
+}
+
+}  // namespace
+
 GpuUsageSampler::GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s)
     : nvml_(std::move(nvml)), interval_s_(interval_s) {}
 
@@ -408,9 +423,11 @@ GpuUsageSampler::~GpuUsageSampler() {
   if (running_) stop();
 }
 
-void GpuUsageSampler::start(pid_t root, std::vector<int> gpus) {
+void GpuUsageSampler::start(pid_t root, std::vector<int> gpus, bool shared) {
   root_ = root;
   gpus_ = std::move(gpus);
+  shared_ = shared;
+  unattributed_ = false;
   usage_ = {};
   if (!nvml_) return;
   baseline_.clear();
@@ -444,6 +461,9 @@ GpuUsage GpuUsageSampler::stop() {
     return gpu >= 0 && static_cast<std::size_t>(gpu) < device_count_;
   });
   if (!given_one && !usage_.touched) usage_.measured = false;
+  // On a GPU shared with units beside it, with no PID to tell them apart, a rise in memory in use
+  // is anyone's and a fall hides the unit's: a number would understate it, "untouched" mislead.
+  if (unattributed_) usage_ = GpuUsage{};
   return usage_;
 }
 
@@ -456,7 +476,12 @@ void GpuUsageSampler::sample() {
   device_count_ = devices->size();
   for (size_t i = 0; i < gpus_.size(); ++i) {
     const auto gpu = static_cast<size_t>(gpus_[i]);
-    if (gpu >= devices->size() || !(*devices)[gpu].empty()) continue;  // NVML sees its processes
+    if (gpu >= devices->size() || (!(*devices)[gpu].empty() && !foreign_pids((*devices)[gpu])))
+      continue;  // NVML sees its processes
+    if (shared_) {
+      unattributed_ = true;
+      continue;
+    }
     auto used = nvml_->used_bytes(gpus_[i]);
     if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
     usage_.touched = usage_.by_device = true;

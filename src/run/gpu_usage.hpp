@@ -98,8 +98,10 @@ std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_vi
 
 /// Samples the GPU memory of one process tree (the root, every descendant and every process of
 /// the root's process group) every `interval_s` on a thread of its own, from start() to stop().
-/// Where NVML lists no process on the unit's GPUs but their memory in use rises by more than a
-/// CUDA context's smallest share, the rise is the unit's (one unit a GPU outside `pack`).
+/// Where NVML lists no process on the unit's GPUs, or only PIDs of another PID namespace (a
+/// container's, whose driver reports the host's), but their memory in use rises by more than a
+/// CUDA context's smallest share, the rise is the unit's; on a GPU it shares with units running
+/// beside it (`pack`) nothing can be told, and the unit is left unmeasured.
 class GpuUsageSampler {
  public:
   explicit GpuUsageSampler(std::shared_ptr<Nvml> nvml, double interval_s = 0.2);
@@ -107,8 +109,9 @@ class GpuUsageSampler {
   GpuUsageSampler(const GpuUsageSampler&) = delete;
   GpuUsageSampler& operator=(const GpuUsageSampler&) = delete;
 
-  /// `gpus`: the NVML indices the unit was given (its CUDA_VISIBLE_DEVICES), for the fallback.
-  void start(pid_t root, std::vector<int> gpus = {});
+  /// `gpus`: the NVML indices the unit was given (its CUDA_VISIBLE_DEVICES), for the fallback;
+  /// `shared`: other units may run on them at the same time.
+  void start(pid_t root, std::vector<int> gpus = {}, bool shared = false);
   /// Takes one last sample and returns what was seen. The tree may be gone by then.
   GpuUsage stop();
 
@@ -122,7 +125,9 @@ class GpuUsageSampler {
   pid_t root_ = 0;
   std::vector<int> gpus_;
   std::vector<std::uint64_t> baseline_;  ///< bytes in use on each of gpus_ at start()
-  bool running_ = false;                 ///< under wake_mutex_
+  bool shared_ = false;
+  bool unattributed_ = false;  ///< a shared GPU's use that no PID told: under mutex_
+  bool running_ = false;       ///< under wake_mutex_
   std::mutex wake_mutex_;
   std::condition_variable wake_;  ///< stop() ends the sampling thread's wait
   std::thread thread_;

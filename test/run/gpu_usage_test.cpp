@@ -149,6 +149,42 @@ TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is t
   CHECK(*usage.peak_vram_mib == 3072);
 }
 
+TEST_CASE("Where NVML lists PIDs of another PID namespace, the rise is the unit's too", "[gpu_usage]") {
+  // As in a container: the driver reports the host's PIDs, none a process here (above pid_max).
+  // Before, they were taken for another's: 15 GB held, recorded as no GPU touched.
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write("2 0 40\n");
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader, {2});
+  fake.write("2 0 40\n2 4194400 15000\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.touched);
+  CHECK(usage.by_device);
+  REQUIRE(usage.peak_vram_mib);
+  CHECK(*usage.peak_vram_mib == 15000);
+}
+
+TEST_CASE("On a GPU shared with units beside it, a rise no PID tells leaves the unit unmeasured",
+          "[gpu_usage]") {
+  // Under pack another unit's memory coming and going is in the same count: a neighbour that
+  // freed 17 GB made a unit that took 22 GB look like 5 GB.
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write("2 0 20000\n");
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader, {2}, true);
+  fake.write("2 0 25000\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK_FALSE(usage.measured);
+  CHECK_FALSE(usage.touched);
+  CHECK_FALSE(usage.peak_vram_mib);
+}
+
 TEST_CASE("A unit whose GPUs stay as idle as NVML saw them did not touch one", "[gpu_usage]") {
   FakeNvml fake;
   auto [leader, child] = start_tree();
