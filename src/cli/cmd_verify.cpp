@@ -41,9 +41,11 @@ void add_verify_command(CLI::App& app, int& status) {
   add_query_options(*command, args->query);
   command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
   command
-      ->add_option("--history", args->history,
-                   "past runs (results records; repeatable): with --classify-by-deps, a GPU test whose runs "
-                   "used a GPU stays one, as in the plan made with them")
+      ->add_option(
+          "--history", args->history,
+          "past runs (results records; repeatable): with --classify-by-deps, a GPU test whose runs "
+          "used a GPU stays one, as in the plan made with them (memory is checked by the plan's vram_mib and "
+          "the tests' gpu-mem, not by these runs' peaks: plan again with --history for those)")
       ->allow_extra_args(false);
   command->add_flag("--json", args->json,
                     "print {plan, valid, units, fleet, policy, query_checked, violations: [{unit, kind, "
