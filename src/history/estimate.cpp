@@ -317,9 +317,12 @@ Estimator history_estimator(const History& history, const Classification& tests,
         estimate = *siblings;
         estimate.seconds /= now;
         estimate.source += "-other-shards";
-        // Its memory is not theirs: the shard never measured may be the one that needs the most.
+        // Its memory is not theirs to reserve (it may need more, or less), but the most they used
+        // is the floor it is given: shards of one test mostly load the same model. Before, it had
+        // none, and went to a 24 GB GPU beside a sibling that peaked at 30,000 MiB.
+        if (estimate.peak_vram_mib)
+          estimate.least_vram_mib = std::max(estimate.least_vram_mib.value_or(0), *estimate.peak_vram_mib);
         estimate.peak_vram_mib.reset();
-        estimate.least_vram_mib.reset();
       } else if (auto median = medians->find(test.target.size); median != medians->end()) {
         estimate = Estimate{median->second / (shard ? now : 1), "size-median", std::nullopt};
       } else {
@@ -328,7 +331,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
       // Only runs cut short (which measured no peak to reserve): it ran at least that long.
       if (found && found->seconds > estimate.seconds)
         estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
-      if (found) estimate.least_vram_mib = found->least_vram_mib;  // what runs cut short measured
+      if (found && found->least_vram_mib)  // what its runs cut short measured
+        estimate.least_vram_mib = std::max(estimate.least_vram_mib.value_or(0), *found->least_vram_mib);
     }
     estimate.seconds = std::max(estimate.seconds, min_seconds);
     return estimate;

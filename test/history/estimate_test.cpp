@@ -252,6 +252,22 @@ TEST_CASE(
   CHECK(estimate(tests.tests[0], std::nullopt).seconds == 400);  // --shards=whole
 }
 
+TEST_CASE("a shard never measured uses at least what its siblings used, but reserves none of it") {
+  // Shard 0 of 3 peaked at 30,000 MiB; shards 1 and 2 had no memory and went to a 24 GB L4.
+  History history;
+  history.samples[{"//m:sh", 0}] = durations({100});
+  history.samples[{"//m:sh", 0}][0].peak_vram_mib = 30000;
+  history.shard_counts["//m:sh"] = 3;
+  Classification tests;
+  tests.tests = {gpu_test("//m:sh", "small", 3)};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  auto unmeasured = estimate(tests.tests[0], 1);
+  CHECK(unmeasured.source == "history-p90-other-shards");
+  CHECK_FALSE(unmeasured.peak_vram_mib);
+  CHECK(unmeasured.least_vram_mib == 34500);
+  CHECK(estimate(tests.tests[0], 0).peak_vram_mib == 34500);
+}
+
 TEST_CASE("history matches a label however Bazel prefixed the main repository") {
   History history;
   history.samples[{"//a:b", std::nullopt}] = durations({42});
