@@ -342,4 +342,25 @@ printf 'label,shard,seconds,peak_vram_mib,start,exit_status,shard_count\n//m:big
 "$GPUPLAN" history summarize "$SCRATCH/big.csv" "$SCRATCH/later.csv" -o "$SCRATCH/big-summary.json" 2>/dev/null
 [ "$(jq -c '.units[0].peak_vram_mib | map(select(. != null))' "$SCRATCH/big-summary.json")" = '[30000]' ] ||
   fail "a rolling history dropped the measured peak: $(cat "$SCRATCH/big-summary.json")"
+# Shard 0 of 3 peaked at 30,000 MiB. Planned whole, the test uses at least that (before, it went
+# to the L4 with its memory unknown, and the warnings named shard 0 as the one without runs and
+# every duration a size default); per shard, shards 1 and 2 are given their sibling's peak as
+# the least memory their GPU has, not as a reservation.
+sed 's/name="big"/name="sh"/; s/\/\/m:big/\/\/m:sh/' "$SCRATCH/big3.xml" >"$SCRATCH/sh3.xml"
+printf 'label,shard,seconds,peak_vram_mib,start,exit_status,shard_count\n//m:sh,0,100,30000,2024-05-01T10:00:00Z,0,3\n' >"$SCRATCH/sh.csv"
+"$GPUPLAN" plan "$SCRATCH/sh3.xml" --fleet "$SCRATCH/l4-h100.yaml" --policy pack --history "$SCRATCH/sh.csv" \
+  --shards whole -o "$SCRATCH/sh-whole.json" 2>"$SCRATCH/sh-whole.err" || fail "plan --shards=whole: $(cat "$SCRATCH/sh-whole.err")"
+[ "$(jq -c '.assignments[0] | [.node, .vram_mib, .requirements.gpu_mem_mib]' "$SCRATCH/sh-whole.json")" = '["h100-0",null,30000]' ] ||
+  fail "--shards=whole left out the measured shard's peak: $(jq -c '.assignments[0]' "$SCRATCH/sh-whole.json")"
+grep -q "warning: //m:sh: shards 1, 2 of its 3 have no run in the history .*at least the most memory they used (30000MiB)" \
+  "$SCRATCH/sh-whole.err" || fail "--shards=whole: the shards without runs: $(cat "$SCRATCH/sh-whole.err")"
+grep -q "no GPU unit has a run" "$SCRATCH/sh-whole.err" && fail "--shards=whole: shard 0's runs not counted: $(cat "$SCRATCH/sh-whole.err")"
+grep -q "^gpuplan: history: 1 of 1 GPU unit planned from their own runs" "$SCRATCH/sh-whole.err" ||
+  fail "--shards=whole: the history line: $(cat "$SCRATCH/sh-whole.err")"
+"$GPUPLAN" plan "$SCRATCH/sh3.xml" --fleet "$SCRATCH/l4-h100.yaml" --policy pack --history "$SCRATCH/sh.csv" \
+  -o "$SCRATCH/sh-shards.json" 2>"$SCRATCH/sh-shards.err" || fail "plan per shard: $(cat "$SCRATCH/sh-shards.err")"
+[ "$(jq -c '[.assignments[] | [.node, .vram_mib]] | unique' "$SCRATCH/sh-shards.json")" = '[["h100-0",null],["h100-0",34500]]' ] ||
+  fail "a shard never measured went to a GPU smaller than its sibling's peak: $(jq -c '[.assignments[] | [.unit, .node, .vram_mib]]' "$SCRATCH/sh-shards.json")"
+grep -q "warning: //m:sh: shards 1, 2 of its 3 have no run in the history .*placed only on GPUs with at least the most memory they used (30000MiB), which each may not need" \
+  "$SCRATCH/sh-shards.err" || fail "per shard: the warning says nothing of memory: $(cat "$SCRATCH/sh-shards.err")"
 echo "history: ok"
