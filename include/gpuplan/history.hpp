@@ -39,6 +39,9 @@ struct Sample {
   bool peak_up_front = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
+  /// It measured the memory its run used: a peak, but not the 0 MiB of a run on a GPU (its
+  /// processes may have held none yet when sampled).
+  bool measured_memory() const { return peak_vram_mib && !(*peak_vram_mib == 0 && gpu_touched == true); }
   /// What it says of GPU use: true when it was on a GPU (gpu_touched, or a peak above 0, whatever
   /// the column says: a merged history), false when it ran a second or more and never was, and
   /// nothing when it was not measured or ran shorter: NVML is sampled every 0.2 s, so a shorter
@@ -168,14 +171,20 @@ void write_summary(const History& history, int window, const std::function<void(
 /// A unit's samples oldest first (by start time when every one has it, else in input order),
 /// keeping the last `window`.
 std::vector<Sample> recent_samples(std::vector<Sample> samples, int window);
+/// The samples a unit's estimate uses, oldest first: its last `window` (the durations) and, older
+/// than them, those among its newest `window` that measured memory (the memory). Newer runs
+/// without a peak (BEP, JUnit, CSV without the column) do not push a measured peak out: they
+/// had left a test that peaked at 30,000 MiB with its memory unknown, planned on a 24 GB GPU.
+std::vector<Sample> window_samples(std::vector<Sample> samples, int window);
 
 /// A unit's estimate from its own samples: the rules' percentile (default p90) of the
-/// durations among its last `history_window` attempts, and the largest peak VRAM among them
-/// plus the VRAM headroom (peaks taken up front left out). Empty without samples; a unit that only timed out
+/// durations among its last `history_window` attempts, and the largest peak VRAM among its
+/// newest `history_window` that measured memory (window_samples) plus the VRAM headroom (peaks
+/// taken up front left out). Empty without samples; a unit that only timed out
 /// gets the longest timeout as `seconds` with source "history-timeout" (a lower bound).
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
 
-/// The largest peak of `label`'s recent runs (any shard, its last `window` of each) when every
+/// The largest peak of `label`'s recent runs (any shard, window_samples of each) when every
 /// peak among them is memory taken up front (Sample::peak_up_front): the test's need is then
 /// unknown. Empty when a run measured a peak of its own, or none measured any.
 std::optional<std::int64_t> up_front_peak(const History& history, const std::string& label, int window);

@@ -109,7 +109,7 @@ int show_command(HistoryOptions& options) {
       unit["shard"] = it->first.shard ? nlohmann::ordered_json(*it->first.shard) : nlohmann::ordered_json();
       unit["samples"] = it->second.size();
       unit["recent"] = nlohmann::ordered_json::array();
-      for (const auto& sample : recent_samples(it->second, options.rules.history_window)) {
+      for (const auto& sample : window_samples(it->second, options.rules.history_window)) {
         nlohmann::ordered_json s{
             {"seconds", sample.seconds}, {"timed_out", sample.timed_out}, {"failed", sample.failed}};
         if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
@@ -127,9 +127,14 @@ int show_command(HistoryOptions& options) {
   std::string out;
   for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
        it != history.samples.end() && it->first.label == label; ++it) {
-    auto recent = recent_samples(it->second, options.rules.history_window);
-    out += fmt::format("{}: {} {}; the last {}, oldest first:\n", unit_name(it->first, history),
-                       it->second.size(), it->second.size() == 1 ? "sample" : "samples", recent.size());
+    // The samples the estimate uses: the last window's, and older ones whose peak it still counts.
+    auto recent = window_samples(it->second, options.rules.history_window);
+    const std::size_t last = recent_samples(it->second, options.rules.history_window).size();
+    out += fmt::format("{}: {} {}; the last {}{}, oldest first:\n", unit_name(it->first, history),
+                       it->second.size(), it->second.size() == 1 ? "sample" : "samples", last,
+                       recent.size() > last
+                           ? fmt::format(" and {} older that measured memory", recent.size() - last)
+                           : std::string());
     for (const auto& sample : recent) {
       out += fmt::format("  {:>12}", seconds_text(sample.seconds));
       if (sample.peak_vram_mib)

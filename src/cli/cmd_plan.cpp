@@ -98,13 +98,15 @@ void run(const PlanArgs& args, int& status) {
     history =
         read_history_option(args.history, args.query.strict, history_diagnostics, shard_counts_now(tests));
   check_history_against_tests(history, rules, tests, args.query.strict);
-  Estimator estimate = estimator_for(history, rules, tests);
+  ShardsFromSiblings from_siblings;
+  Estimator estimate =
+      noting_shards_from_siblings(estimator_for(history, rules, tests), rules.vram_headroom, from_siblings);
   const long cached_results = history ? history->cached_results : 0;
   history.reset();
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = take_units(tests, mode, estimate, rules);  // the GPU tests are dropped next
-  std::string coverage =
-      history_coverage(args.history, units, cached_results, args.query.strict, history_diagnostics);
+  std::string coverage = history_coverage(args.history, units, from_siblings, cached_results,
+                                          args.query.strict, history_diagnostics);
   long gpu_tests = 0;
   Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 

@@ -15,6 +15,7 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/size.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -448,28 +449,50 @@ std::map<std::string, std::string> used_gpu(const std::optional<History>& histor
   return used;
 }
 
+Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, ShardsFromSiblings& noted) {
+  return [estimate = std::move(estimate), vram_headroom, &noted](const ClassifiedTest& test,
+                                                                 std::optional<int> shard) {
+    Estimate e = estimate(test, shard);
+    if (!shard || !e.source.ends_with("-other-shards")) return e;
+    auto& borrowing = noted[test.target.label];
+    borrowing.count = std::max(1, test.target.shard_count);
+    if (std::find(borrowing.shards.begin(), borrowing.shards.end(), *shard) == borrowing.shards.end())
+      borrowing.shards.push_back(*shard);
+    if (e.least_vram_mib)
+      borrowing.floor_mib = std::max(
+          borrowing.floor_mib.value_or(0),
+          static_cast<std::int64_t>(static_cast<double>(*e.least_vram_mib) / (1 + vram_headroom) + 1e-6));
+    return e;
+  };
+}
+
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             long cached_results, bool strict, Diagnostics& diagnostics) {
+                             const ShardsFromSiblings& siblings_of, long cached_results, bool strict,
+                             Diagnostics& diagnostics) {
   if (paths.empty() || units.empty()) return {};
   long own = 0, siblings = 0, median = 0;
   std::string resharded;  // the last test warned of: its units come one after another
-  std::map<std::string, std::pair<int, std::vector<int>>> unmeasured;  ///< label → shards, those without runs
   auto warn = [&](const std::string& label, const std::string& message) {
     if (strict) throw InputError(Position{label}, message + " (--strict)");
     diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(label), "--history", message});
   };
   for (const auto& unit : units) {
+    // A unit of a test planned whole names each source of its shards' estimates, joined by '+'.
     const std::string_view source = unit.duration_source.str();
-    if (source.ends_with("-other-shards")) {
-      ++siblings;
-      auto& [count, shards] = unmeasured[unit.label];
-      count = unit.shard_count;
-      shards.push_back(unit.shard_index.value_or(0));
-      continue;
+    bool from_own = false, from_siblings = false, from_median = false;
+    for (std::size_t from = 0; from <= source.size();) {
+      const std::size_t end = std::min(source.find('+', from), source.size());
+      const std::string_view piece = source.substr(from, end - from);
+      from = end + 1;
+      from_siblings = from_siblings || piece.ends_with("-other-shards");
+      from_own = from_own || (piece.starts_with("history") && !piece.ends_with("-other-shards"));
+      from_median = from_median || piece == "size-median";
     }
-    if (source.starts_with("history"))
+    if (from_own)
       ++own;
-    else if (source == "size-median")
+    else if (from_siblings)
+      ++siblings;
+    else if (from_median)
       ++median;
     if (!source.ends_with("-resharded") || unit.label == resharded) continue;
     resharded = unit.label;
@@ -479,13 +502,20 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
              "the whole test's measured time, split over its shards",
              unit.shard_count == 1 ? std::string("unsharded") : fmt::format("{} shards", unit.shard_count)));
   }
-  for (auto& [label, shards] : unmeasured) {
-    std::sort(shards.second.begin(), shards.second.end());
+  for (auto [label, borrowing] : siblings_of) {
+    std::sort(borrowing.shards.begin(), borrowing.shards.end());
+    const auto n = static_cast<long>(borrowing.shards.size());
     warn(label,
          fmt::format("shard{} {} of its {} {} no run in the history (cached in the builds read, or never "
-                     "run): planned from the runs of its other shards, each taking what they took on average",
-                     util::plural(static_cast<long>(shards.second.size())), fmt::join(shards.second, ", "),
-                     shards.first, shards.second.size() == 1 ? "has" : "have"));
+                     "run): planned from the runs of its other shards, each taking what they took on "
+                     "average{}",
+                     util::plural(n), fmt::join(borrowing.shards, ", "), borrowing.count,
+                     n == 1 ? "has" : "have",
+                     borrowing.floor_mib
+                         ? fmt::format(", and placed only on GPUs with at least the most memory they used "
+                                       "({}), which {} may not need",
+                                       format_mib(*borrowing.floor_mib), n == 1 ? "it" : "each")
+                         : std::string()));
   }
   const long total = static_cast<long>(units.size());
   std::string line = fmt::format("gpuplan: history: {} of {} GPU unit{} planned from their own runs, ", own,
@@ -497,7 +527,7 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
     line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)", cached_results,
                         util::plural(cached_results));
   line += '\n';
-  if (own == 0) {
+  if (own + siblings + median == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));
     const std::string message = fmt::format(
         "no GPU unit has a run in it: every duration is a size default. Is it the history of these tests "

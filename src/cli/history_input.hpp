@@ -58,13 +58,31 @@ Estimator estimator_for(const std::optional<History>& history, const Rules& rule
 /// ("GPU used in 2 of 3 measured runs, peak 900 MiB"): QueryOptions::used_gpu.
 std::map<std::string, std::string> used_gpu(const std::optional<History>& history, const Rules& rules);
 
+/// A test's shards planned from their other shards' runs (history-p90-other-shards).
+struct BorrowingShards {
+  int count = 0;            ///< the test's shards
+  std::vector<int> shards;  ///< those planned from the others' runs, 0-based
+  /// The most memory the others used (their peak, without the headroom): the floor each was given.
+  std::optional<std::int64_t> floor_mib;
+};
+/// By label, as the units print it.
+using ShardsFromSiblings = std::map<std::string, BorrowingShards>;
+
+/// `estimate`, noting in `noted` each shard it plans from its test's other shards' runs. A unit
+/// of a test planned whole (--shards=whole) has such shards in it too, which its source alone
+/// does not tell: it had been called "shard 0", the one of them that had runs.
+Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, ShardsFromSiblings& noted);
+
 /// With history paths: one stderr line saying how many GPU units were planned from their own
-/// runs, from their test's other shards' runs (with a warning naming the test, an error under
-/// `strict`), and from their size class's median or the size default, and how many cached results
-/// the history skipped. When none was, every duration
-/// is a guess the user did not ask for (a history of other labels, an empty file): a warning
-/// naming the paths, or under `strict` an InputError. "" without paths or units.
+/// runs (a unit of a test planned whole counts when a shard of it has some), from their test's
+/// other shards' runs (with a warning naming the test, its shards so planned and the memory
+/// they are given at least, from `siblings`; an error under `strict`), and from their size
+/// class's median or the size default, and how many cached results the history skipped. When
+/// none was, every duration is a guess the user did not ask for (a history of other labels, an
+/// empty file): a warning naming the paths, or under `strict` an InputError. "" without paths or
+/// units.
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             long cached_results, bool strict, Diagnostics& diagnostics);
+                             const ShardsFromSiblings& siblings, long cached_results, bool strict,
+                             Diagnostics& diagnostics);
 
 }  // namespace gpuplan::cli

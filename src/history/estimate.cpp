@@ -107,20 +107,47 @@ std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, cons
 
 }  // namespace
 
-std::vector<Sample> recent_samples(std::vector<Sample> samples, int window) {
+namespace {
+
+void oldest_first(std::vector<Sample>& samples) {
   if (std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.start_ms.has_value(); }))
     std::stable_sort(samples.begin(), samples.end(),
                      [](const Sample& a, const Sample& b) { return *a.start_ms < *b.start_ms; });
+}
+
+}  // namespace
+
+std::vector<Sample> recent_samples(std::vector<Sample> samples, int window) {
+  oldest_first(samples);
   if (window > 0 && samples.size() > static_cast<std::size_t>(window))
     samples.erase(samples.begin(), samples.end() - window);
   return samples;
+}
+
+std::vector<Sample> window_samples(std::vector<Sample> samples, int window) {
+  oldest_first(samples);
+  const auto size = static_cast<std::ptrdiff_t>(samples.size());
+  if (window <= 0 || size <= window) return samples;
+  const auto recent = samples.end() - window;
+  auto measured = std::count_if(recent, samples.end(), [](const Sample& s) { return s.measured_memory(); });
+  // The older samples kept, newest first: those that measured memory, while the window has room.
+  std::vector<Sample> older;
+  for (auto it = recent; it != samples.begin() && measured < window;) {
+    --it;
+    if (!it->measured_memory()) continue;
+    older.push_back(std::move(*it));
+    ++measured;
+  }
+  std::vector<Sample> kept(std::make_move_iterator(older.rbegin()), std::make_move_iterator(older.rend()));
+  kept.insert(kept.end(), std::make_move_iterator(recent), std::make_move_iterator(samples.end()));
+  return kept;
 }
 
 std::optional<std::int64_t> up_front_peak(const History& history, const std::string& label, int window) {
   std::optional<std::int64_t> up_front;
   for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
        it != history.samples.end() && it->first.label == label; ++it)
-    for (const auto& sample : recent_samples(it->second, window)) {
+    for (const auto& sample : window_samples(it->second, window)) {
       if (!sample.peak_vram_mib || *sample.peak_vram_mib == 0) continue;
       if (!sample.peak_up_front) return std::nullopt;
       up_front = std::max(up_front.value_or(0), *sample.peak_vram_mib);
@@ -129,23 +156,31 @@ std::optional<std::int64_t> up_front_peak(const History& history, const std::str
 }
 
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules) {
-  auto recent = recent_samples(samples, rules.history_window);
-  if (recent.empty()) return std::nullopt;
+  // The durations of the last `history_window` samples; the memory of the newest that many that
+  // measured it, which window_samples keeps before them.
+  auto kept = window_samples(samples, rules.history_window);
+  if (kept.empty()) return std::nullopt;
+  const auto durations_from =
+      rules.history_window > 0 && kept.size() > static_cast<std::size_t>(rules.history_window)
+          ? kept.size() - static_cast<std::size_t>(rules.history_window)
+          : std::size_t{0};
   std::vector<double> measured;
   double lower_bound = 0;
   std::optional<std::int64_t> peak;
   bool whole_run_peak = false;
-  for (const auto& sample : recent) {
-    if (sample.timed_out)
-      lower_bound = std::max(lower_bound, sample.seconds);
-    else
-      measured.push_back(sample.seconds);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const Sample& sample = kept[i];
+    if (i >= durations_from) {
+      if (sample.timed_out)
+        lower_bound = std::max(lower_bound, sample.seconds);
+      else
+        measured.push_back(sample.seconds);
+    }
     // A peak of 0 MiB of a run that was on a GPU measured nothing (a process may hold no memory
     // yet when sampled): reserved as known, it had let pack share the GPU with anything. Nor is
     // memory a framework took up front a need (a JAX test seen at 105 GiB on an H200 was sent
     // to H200s only); check_history_against_tests warns of it.
-    if (sample.peak_vram_mib && !sample.peak_up_front &&
-        !(*sample.peak_vram_mib == 0 && sample.gpu_touched == true)) {
+    if (sample.measured_memory() && !sample.peak_up_front) {
       peak = std::max(peak.value_or(0), *sample.peak_vram_mib);
       whole_run_peak = whole_run_peak || sample.ran_through();
     }
@@ -282,9 +317,12 @@ Estimator history_estimator(const History& history, const Classification& tests,
         estimate = *siblings;
         estimate.seconds /= now;
         estimate.source += "-other-shards";
-        // Its memory is not theirs: the shard never measured may be the one that needs the most.
+        // Its memory is not theirs to reserve (it may need more, or less), but the most they used
+        // is the floor it is given: shards of one test mostly load the same model. Before, it had
+        // none, and went to a 24 GB GPU beside a sibling that peaked at 30,000 MiB.
+        if (estimate.peak_vram_mib)
+          estimate.least_vram_mib = std::max(estimate.least_vram_mib.value_or(0), *estimate.peak_vram_mib);
         estimate.peak_vram_mib.reset();
-        estimate.least_vram_mib.reset();
       } else if (auto median = medians->find(test.target.size); median != medians->end()) {
         estimate = Estimate{median->second / (shard ? now : 1), "size-median", std::nullopt};
       } else {
@@ -293,7 +331,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
       // Only runs cut short (which measured no peak to reserve): it ran at least that long.
       if (found && found->seconds > estimate.seconds)
         estimate = Estimate{found->seconds, std::string(timeout_source), std::nullopt};
-      if (found) estimate.least_vram_mib = found->least_vram_mib;  // what runs cut short measured
+      if (found && found->least_vram_mib)  // what its runs cut short measured
+        estimate.least_vram_mib = std::max(estimate.least_vram_mib.value_or(0), *found->least_vram_mib);
     }
     estimate.seconds = std::max(estimate.seconds, min_seconds);
     return estimate;

@@ -1,4 +1,5 @@
-// The compact rolling history `gpuplan history summarize` writes: per unit, its last samples.
+// The compact rolling history `gpuplan history summarize` writes: per unit, its last samples and
+// the older ones its memory estimate still uses (window_samples).
 #include <algorithm>
 #include <optional>
 #include <string_view>
@@ -13,7 +14,7 @@ void write_summary(const History& history, int window, const std::function<void(
   out.raw("{\n  \"gpuplan_history\": 1,\n  \"units\": [");
   const char* separator = "\n    ";
   for (const auto& [key, samples] : history.samples) {
-    auto recent = recent_samples(samples, window);
+    auto recent = window_samples(samples, window);
     if (recent.empty()) continue;
     out.raw(separator);
     separator = ",\n    ";

@@ -47,6 +47,23 @@ std::optional<std::int64_t> reserved_vram(const Requirement& requirement, const 
   return reserved;
 }
 
+/// The memory source of a floor that runs set (memory_floor).
+constexpr std::string_view measured_floor_source = "the most its runs were seen to use (--history)";
+
+/// A unit whose runs used at least some memory that it does not reserve (runs that failed, a
+/// shard of a test planned whole, a shard's siblings): no GPU with less may run it. The floor,
+/// the peak without the headroom, becomes its requirement's gpu_mem_mib, which every policy,
+/// verify and the executors place it by; its reservation stays unknown, so pack shares no GPU
+/// on its word. Before, it was nothing, and a test that peaked at 30,000 MiB went to a 24 GB L4.
+void memory_floor(Unit& unit, const Estimate& e, double headroom) {
+  if (!e.least_vram_mib || (unit.vram_mib && *unit.vram_mib >= *e.least_vram_mib)) return;
+  const auto floor =
+      static_cast<std::int64_t>(static_cast<double>(*e.least_vram_mib) / (1 + headroom) + 1e-6);
+  const auto& asked = unit.requirement->gpu_mem_mib;
+  if (asked && asked->value >= floor) return;
+  unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{floor, std::string(measured_floor_source)};
+}
+
 /// A duration a schedule can use: positive and finite, whatever an estimator returned.
 double usable_seconds(double seconds) { return std::isfinite(seconds) && seconds > 0.001 ? seconds : 0.001; }
 
@@ -92,7 +109,7 @@ void sort_by_id(std::vector<Unit>& units) {
 /// make_units and take_units: `Tests` is const Classification for the first. A test's label
 /// is read (for the estimates and unit ids) before its last unit takes it.
 template <typename Tests>
-std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estimate) {
+std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estimate, double headroom) {
   auto last_use_of_label = [](auto& test) -> std::string {
     if constexpr (std::is_const_v<Tests>)
       return test.target.label;
@@ -118,6 +135,7 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
       unit.duration_s = usable_seconds(e.seconds);
       unit.duration_source = e.source;
       unit.vram_mib = reserved_vram(unit.requirement, e);
+      memory_floor(unit, e, headroom);
       units.push_back(std::move(unit));
     } else if (mode == ShardMode::per_shard) {
       for (int index = 0; index < shards; ++index) {
@@ -130,6 +148,7 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
         unit.duration_s = usable_seconds(e.seconds);
         unit.duration_source = e.source;
         unit.vram_mib = reserved_vram(unit.requirement, e);
+        memory_floor(unit, e, headroom);
         units.push_back(std::move(unit));
       }
     } else {
@@ -159,6 +178,7 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
       unit.duration_s = seconds;
       unit.duration_source = fmt::format("{}", fmt::join(sources, "+"));
       unit.vram_mib = reserved_vram(unit.requirement, most);
+      memory_floor(unit, most, headroom);
       units.push_back(std::move(unit));
     }
   }
@@ -185,12 +205,13 @@ std::vector<Unit> units_of(Tests& tests, ShardMode mode, const Estimator& estima
 }  // namespace
 
 std::vector<Unit> make_units(const Classification& tests, ShardMode mode, const Estimator& estimate,
-                             const Rules&) {
-  return units_of(tests, mode, estimate);
+                             const Rules& rules) {
+  return units_of(tests, mode, estimate, rules.vram_headroom);
 }
 
-std::vector<Unit> take_units(Classification& tests, ShardMode mode, const Estimator& estimate, const Rules&) {
-  return units_of(tests, mode, estimate);
+std::vector<Unit> take_units(Classification& tests, ShardMode mode, const Estimator& estimate,
+                             const Rules& rules) {
+  return units_of(tests, mode, estimate, rules.vram_headroom);
 }
 
 }  // namespace gpuplan

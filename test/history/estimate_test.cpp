@@ -53,6 +53,25 @@ TEST_CASE("when every sample has a start time, the newest are the latest started
   REQUIRE(recent[1].seconds == 5);
 }
 
+TEST_CASE("newer runs without a peak do not push a measured peak out of the window") {
+  // One results record peaked at 30,000 MiB; 20 newer BEP runs measured no memory. The memory
+  // was unknown, and the test was planned alone on a 24 GB L4.
+  auto samples = durations({100});
+  samples[0].peak_vram_mib = 30000;
+  for (int i = 0; i < 25; ++i) samples.push_back(durations({50})[0]);
+  auto estimate = estimate_from_samples(samples, Rules{});
+  CHECK(estimate->peak_vram_mib == 34500);
+  CHECK(estimate->seconds == 50);  // the durations are still the last 20 runs'
+  // The memory window is the newest 20 runs that measured memory.
+  std::vector<Sample> many;
+  for (int i = 0; i < 21; ++i) many.push_back(durations({10})[0]);
+  many[0].peak_vram_mib = 60000;
+  for (int i = 1; i < 21; ++i) many[static_cast<std::size_t>(i)].peak_vram_mib = 1000;
+  many.push_back(durations({10})[0]);
+  CHECK(estimate_from_samples(many, Rules{})->peak_vram_mib == 1150);
+  CHECK(window_samples(many, 20).size() == 21);  // the last 20, and the one older peak still counted
+}
+
 TEST_CASE("the measured peak VRAM plus the headroom becomes the unit's VRAM") {
   auto samples = durations({10, 10});
   samples[0].peak_vram_mib = 20000;
@@ -228,8 +247,25 @@ TEST_CASE(
   auto cached = estimate(tests.tests[0], 0);
   CHECK(cached.seconds == 100);  // was 25: the median of one shard's time, split in four
   CHECK(cached.source == "history-p90-other-shards");
+  CHECK_FALSE(cached.least_vram_mib);                            // its siblings measured no memory
   CHECK(estimate(tests.tests[1], std::nullopt).seconds == 400);  // was 100
   CHECK(estimate(tests.tests[0], std::nullopt).seconds == 400);  // --shards=whole
+}
+
+TEST_CASE("a shard never measured uses at least what its siblings used, but reserves none of it") {
+  // Shard 0 of 3 peaked at 30,000 MiB; shards 1 and 2 had no memory and went to a 24 GB L4.
+  History history;
+  history.samples[{"//m:sh", 0}] = durations({100});
+  history.samples[{"//m:sh", 0}][0].peak_vram_mib = 30000;
+  history.shard_counts["//m:sh"] = 3;
+  Classification tests;
+  tests.tests = {gpu_test("//m:sh", "small", 3)};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  auto unmeasured = estimate(tests.tests[0], 1);
+  CHECK(unmeasured.source == "history-p90-other-shards");
+  CHECK_FALSE(unmeasured.peak_vram_mib);
+  CHECK(unmeasured.least_vram_mib == 34500);
+  CHECK(estimate(tests.tests[0], 0).peak_vram_mib == 34500);
 }
 
 TEST_CASE("history matches a label however Bazel prefixed the main repository") {

@@ -68,8 +68,10 @@ grep -q "history-rolling.json does not exist yet" "$SCRATCH/rolling.err" || fail
 # The summary reads back as history and summarizes to the same bytes (a rolling CI history).
 "$GPUPLAN" history summarize "$SCRATCH/history.json" -o "$SCRATCH/again.json" 2>/dev/null
 cmp -s "$SCRATCH/history.json" "$SCRATCH/again.json" || fail "summarizing a summary changed it"
-"$GPUPLAN" history summarize "$SCRATCH/history.json" --window 1 2>/dev/null | jq -e '[.units[].seconds | length] | max == 1' >/dev/null ||
-  fail "--window 1 should keep one sample per unit"
+# --window 1 keeps each unit's newest sample, and the newest with a peak before it where that one has none.
+"$GPUPLAN" history summarize "$SCRATCH/history.json" --window 1 2>/dev/null |
+  jq -e '[.units[] | (.seconds | length) == 1 or ((.seconds | length) == 2 and .peak_vram_mib[0] != null and .peak_vram_mib[1] == null)] | all' >/dev/null ||
+  fail "--window 1 should keep one sample per unit, and one older that measured memory"
 
 # show: the samples, newest last, and the estimate with its source; history from standard input.
 out=$("$GPUPLAN" history show //ml:inference_test --history - < $DATA/runs.csv)
@@ -309,4 +311,56 @@ grep -q "warning: //ml:shard_test: shards 0, 2, 3 of its 4 have no run in the hi
   fail "no warning naming the shards planned from their siblings: $(cat "$SCRATCH/rerun.err")"
 grep -q "^gpuplan: history: 1 of 4 GPU units planned from their own runs, 3 from their test's other shards' runs, 0 from their size class's median, 0 from the size default; 3 cached results skipped" \
   "$SCRATCH/rerun.err" || fail "the history line: $(cat "$SCRATCH/rerun.err")"
+# Memory the history measured keeps a test off GPUs too small for it (a 24 GB L4 beside an 80 GB
+# H100). A results record peaked at 30,000 MiB, then 20 newer runs measured no memory: the memory
+# comes from the newest runs that measured it, not the newest runs (before, it was unknown).
+cat >"$SCRATCH/l4-h100.yaml" <<'YAML'
+version: 1
+pools:
+  - {name: l4, nodes: [l4-0], gpu: {model: L4, count: 1}, cuda: "12.4", driver: "550.54.15"}
+  - {name: h100, nodes: [h100-0], gpu: {model: H100-SXM-80GB, count: 1}, cuda: "12.4", driver: "550.54.15"}
+YAML
+for shards in 0 3; do
+  cat >"$SCRATCH/big$shards.xml" <<XML
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="py_test" location="/ws/m/BUILD:1:1" name="//m:big">
+    <string name="name" value="big"/>
+    <list name="tags"><string value="gpu"/></list>
+    <string name="size" value="small"/>
+    <int name="shard_count" value="$shards"/>
+  </rule>
+</query>
+XML
+done
+printf 'label,shard,seconds,peak_vram_mib,start,exit_status,shard_count\n//m:big,,100,30000,2024-05-01T10:00:00Z,0,1\n' >"$SCRATCH/big.csv"
+{ echo 'label,seconds,exit_status'; for _ in $(seq 20); do echo '//m:big,100,PASSED'; done; } >"$SCRATCH/later.csv"
+"$GPUPLAN" plan "$SCRATCH/big0.xml" --fleet "$SCRATCH/l4-h100.yaml" --policy pack --history "$SCRATCH/big.csv" \
+  --history "$SCRATCH/later.csv" -o "$SCRATCH/big.plan.json" 2>/dev/null || fail "plan with peak-less newer runs"
+[ "$(jq -c '.assignments[0] | [.node, .vram_mib]' "$SCRATCH/big.plan.json")" = '["h100-0",34500]' ] ||
+  fail "newer runs without a peak pushed the measured one out: $(jq -c '.assignments[0]' "$SCRATCH/big.plan.json")"
+"$GPUPLAN" history summarize "$SCRATCH/big.csv" "$SCRATCH/later.csv" -o "$SCRATCH/big-summary.json" 2>/dev/null
+[ "$(jq -c '.units[0].peak_vram_mib | map(select(. != null))' "$SCRATCH/big-summary.json")" = '[30000]' ] ||
+  fail "a rolling history dropped the measured peak: $(cat "$SCRATCH/big-summary.json")"
+# Shard 0 of 3 peaked at 30,000 MiB. Planned whole, the test uses at least that (before, it went
+# to the L4 with its memory unknown, and the warnings named shard 0 as the one without runs and
+# every duration a size default); per shard, shards 1 and 2 are given their sibling's peak as
+# the least memory their GPU has, not as a reservation.
+sed 's/name="big"/name="sh"/; s/\/\/m:big/\/\/m:sh/' "$SCRATCH/big3.xml" >"$SCRATCH/sh3.xml"
+printf 'label,shard,seconds,peak_vram_mib,start,exit_status,shard_count\n//m:sh,0,100,30000,2024-05-01T10:00:00Z,0,3\n' >"$SCRATCH/sh.csv"
+"$GPUPLAN" plan "$SCRATCH/sh3.xml" --fleet "$SCRATCH/l4-h100.yaml" --policy pack --history "$SCRATCH/sh.csv" \
+  --shards whole -o "$SCRATCH/sh-whole.json" 2>"$SCRATCH/sh-whole.err" || fail "plan --shards=whole: $(cat "$SCRATCH/sh-whole.err")"
+[ "$(jq -c '.assignments[0] | [.node, .vram_mib, .requirements.gpu_mem_mib]' "$SCRATCH/sh-whole.json")" = '["h100-0",null,30000]' ] ||
+  fail "--shards=whole left out the measured shard's peak: $(jq -c '.assignments[0]' "$SCRATCH/sh-whole.json")"
+grep -q "warning: //m:sh: shards 1, 2 of its 3 have no run in the history .*at least the most memory they used (30000MiB)" \
+  "$SCRATCH/sh-whole.err" || fail "--shards=whole: the shards without runs: $(cat "$SCRATCH/sh-whole.err")"
+grep -q "no GPU unit has a run" "$SCRATCH/sh-whole.err" && fail "--shards=whole: shard 0's runs not counted: $(cat "$SCRATCH/sh-whole.err")"
+grep -q "^gpuplan: history: 1 of 1 GPU unit planned from their own runs" "$SCRATCH/sh-whole.err" ||
+  fail "--shards=whole: the history line: $(cat "$SCRATCH/sh-whole.err")"
+"$GPUPLAN" plan "$SCRATCH/sh3.xml" --fleet "$SCRATCH/l4-h100.yaml" --policy pack --history "$SCRATCH/sh.csv" \
+  -o "$SCRATCH/sh-shards.json" 2>"$SCRATCH/sh-shards.err" || fail "plan per shard: $(cat "$SCRATCH/sh-shards.err")"
+[ "$(jq -c '[.assignments[] | [.node, .vram_mib]] | unique' "$SCRATCH/sh-shards.json")" = '[["h100-0",null],["h100-0",34500]]' ] ||
+  fail "a shard never measured went to a GPU smaller than its sibling's peak: $(jq -c '[.assignments[] | [.unit, .node, .vram_mib]]' "$SCRATCH/sh-shards.json")"
+grep -q "warning: //m:sh: shards 1, 2 of its 3 have no run in the history .*placed only on GPUs with at least the most memory they used (30000MiB), which each may not need" \
+  "$SCRATCH/sh-shards.err" || fail "per shard: the warning says nothing of memory: $(cat "$SCRATCH/sh-shards.err")"
 echo "history: ok"
