@@ -463,7 +463,7 @@ GpuUsage GpuUsageSampler::stop() {
   if (!given_one && !usage_.touched) usage_.measured = false;
   // On a GPU shared with units beside it, with no PID to tell them apart, a rise in memory in use
   // is anyone's and a fall hides the unit's: a number would understate it, "untouched" mislead.
-  if (unattributed_) usage_ = GpuUsage{};
+  if (unattributed_ && !usage_.touched) usage_ = GpuUsage{};
   return usage_;
 }
 
@@ -478,12 +478,12 @@ void GpuUsageSampler::sample() {
     const auto gpu = static_cast<size_t>(gpus_[i]);
     if (gpu >= devices->size() || (!(*devices)[gpu].empty() && !foreign_pids((*devices)[gpu])))
       continue;  // NVML sees its processes
-    if (shared_) {
+    auto used = nvml_->used_bytes(gpus_[i]);
+    if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
+    if (shared_) {  // the rise may be a neighbour's
       unattributed_ = true;
       continue;
     }
-    auto used = nvml_->used_bytes(gpus_[i]);
-    if (!used || *used < baseline_[i] + unseen_process_threshold) continue;
     usage_.touched = usage_.by_device = true;
     record_peak(gpus_[i], *used - baseline_[i], tree);
   }

@@ -49,7 +49,7 @@ double gpus_held(const Problem& p, const Shape& shape, Sharing sharing) {
       if (sharing == Sharing::by_count) return 1.0 / p.max_sharing;
       double held = std::numeric_limits<double>::infinity();
       for (std::int64_t usable : shape.usable_mib)
-        if (usable > 0) held = std::min(held, std::min(1.0, double(shape.memory_mib) / double(usable)));
+        if (usable > 0) held = std::min(held, std::min(1.0, double(shape.least_memory_mib) / double(usable)));
       return held;
     }
   }

@@ -30,6 +30,9 @@ struct Shape {
   std::vector<GpuMask> islands;
   std::vector<GpuMask> cliques;  ///< otherwise: connected `gpus`-sets within `eligible` (at most 4,096)
   std::int64_t memory_mib = 0;   ///< for Occupancy::shared: the memory it reserves
+  /// The least any of its units reserves: memory_mib, or below it where sizes were rounded up
+  /// (shape_memory_mib); the lower bound's, which no plan of the exact sizes may beat.
+  std::int64_t least_memory_mib = 0;
   std::vector<std::int64_t>
       usable_mib;  ///< per GPU, for Occupancy::shared: memory less headroom; 0: not eligible
 

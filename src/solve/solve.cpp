@@ -115,6 +115,8 @@ Shape shape_for(const Unit& unit, const Requirement& r, bool share, bool round_m
     // Rounded, it still fits where it did: at most the most a GPU of the type can share.
     shape.memory_mib =
         round_memory ? std::min(shape_memory_mib(*unit.vram_mib), most_usable) : *unit.vram_mib;
+    // A size rounded up to M was more than 16/17 of it (its step is a sixteenth of its power of two).
+    shape.least_memory_mib = round_memory ? shape.memory_mib * 16 / 17 : shape.memory_mib;
     shape.usable_mib.assign(static_cast<size_t>(type.gpus), 0);
     for (GpuMask m = shape.eligible; m; m &= m - 1) {
       int gpu = std::countr_zero(m);

@@ -185,6 +185,26 @@ TEST_CASE("On a GPU shared with units beside it, a rise no PID tells leaves the 
   CHECK_FALSE(usage.peak_vram_mib);
 }
 
+TEST_CASE("On a shared GPU, a unit NVML lists by its PID is measured, before and after its processes",
+          "[gpu_usage]") {
+  // The list is empty before the test opens CUDA and after it exits: that is no rise to doubt.
+  FakeNvml fake;
+  auto [leader, child] = start_tree();
+  fake.write("2 0 40\n");
+  GpuUsageSampler sampler(open_nvml(), 0.02);
+  sampler.start(leader, {2}, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  fake.write(fmt::format("2 0 40\n2 {} 9000\n", child));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  fake.write("2 0 40\n");
+  GpuUsage usage = sampler.stop();
+  end_tree(leader);
+  CHECK(usage.measured);
+  CHECK(usage.touched);
+  REQUIRE(usage.peak_vram_mib);
+  CHECK(*usage.peak_vram_mib == 9000);
+}
+
 TEST_CASE("A unit whose GPUs stay as idle as NVML saw them did not touch one", "[gpu_usage]") {
   FakeNvml fake;
   auto [leader, child] = start_tree();

@@ -49,7 +49,7 @@ TEST_CASE("demand profiles: GPUs held, node blocking and types per demand") {
   Shape big_gpus = shape(0, Occupancy::gpus, 4);
   Shape small_gpus = shape(1, Occupancy::gpus, 2);
   Shape shared = shape(1, Occupancy::shared, 1);
-  shared.memory_mib = 500;
+  shared.memory_mib = shared.least_memory_mib = 500;
   shared.usable_mib = {1000, 2000};
   p.shapes = {big_gpus, small_gpus, shared};
   p.demand_shapes = {{0, 1}, {2}};

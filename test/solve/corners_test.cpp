@@ -155,3 +155,19 @@ TEST_CASE("a wide NVLink mix on pair-linked boards ends within 1% of its bound, 
   CHECK(planned.summary.makespan_s <= 1.01 * planned.summary.lower_bound_s);
   CHECK(planned.summary.makespan_s <= reference.summary.makespan_s);
 }
+
+TEST_CASE("pack past 64 memory sizes rounds them up, and its bound still holds for the exact sizes") {
+  // 65 sizes of 16,900 MiB and up on a 40,000 MiB GPU (34,000 usable): two fit at once exactly,
+  // not rounded up to 17,408. The plan may run them one at a time, but its lower bound must not
+  // claim more than the pairs' 3,300 s (rounded sizes in the bound made it 2h50m, above 2h45m).
+  auto fleet = fleet_of({{"g", 1, 1, "pcie", "h100", 40000}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 65; ++i) {
+    units.push_back(unit(fmt::format("//t:{:02}", i), 100));
+    units.back().vram_mib = 16900 + i;
+  }
+  auto plan = plan_of(units, fleet, Policy::pack);
+  CHECK(plan.summary.lower_bound_s <= 3300);
+  CHECK(plan.summary.lower_bound_s <= plan.summary.makespan_s);
+  CHECK(verify(plan, fleet).empty());
+}
