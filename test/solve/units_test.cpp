@@ -128,6 +128,7 @@ TEST_CASE("a gpu-mem tag below what failed runs used does not lower the reservat
   };
   auto units = make_units(of({tagged, untagged}), ShardMode::per_shard, history, rules);
   CHECK(!units[0].vram_mib);  // //a:failed_only: no tag, no passing run: unknown, so a GPU to itself
+  REQUIRE(units[0].requirement->gpu_mem_mib);
   CHECK(units[0].requirement->gpu_mem_mib->value == 60000);  // but one with the memory it used
   CHECK(units[1].vram_mib == 69000);
 }
@@ -147,6 +148,7 @@ TEST_CASE("with --shards=whole a test's memory is known only when every shard's 
   CHECK(!partly[0].vram_mib);
   // It uses at least what shard 0 used: no GPU with less runs it (before, a 24 GB L4 ran a test
   // whose shard 0 peaked at 30,000 MiB).
+  REQUIRE(partly[0].requirement->gpu_mem_mib);
   CHECK(partly[0].requirement->gpu_mem_mib->value == 1000);
   auto wholly = make_units(of({gpu_test("//a:t", 2)}), ShardMode::whole, peaks(80500), rules);
   CHECK(wholly[0].vram_mib == 80500);
