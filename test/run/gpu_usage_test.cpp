@@ -132,17 +132,32 @@ TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_
   end_tree(leader);
 }
 
-TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is the unit's", "[gpu_usage]") {
-  // As on a VM whose driver sees no PID of ours: nvidia-smi says "No running processes found".
+namespace {
+
+/// What the sampler makes of a unit given GPU 2 (`shared`: beside other units) while NVML reports
+/// `before` at its start, then each of `then` for 60 ms in turn ("{}" there: the unit's PID).
+GpuUsage sampled_on_gpu_2(const std::string& before, const std::vector<std::string>& then,
+                          bool shared = false) {
   FakeNvml fake;
   auto [leader, child] = start_tree();
-  fake.write("2 0 40\n");  // what the idle GPU held before the unit started
+  fake.write(before);
   GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader, {2});
-  fake.write("2 0 3112\n5 0 9000\n");  // GPU 5 is another unit's
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  sampler.start(leader, {2}, shared);
+  for (const auto& lines : then) {
+    fake.write(fmt::format(fmt::runtime(lines), child));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
   GpuUsage usage = sampler.stop();
   end_tree(leader);
+  return usage;
+}
+
+}  // namespace
+
+TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is the unit's", "[gpu_usage]") {
+  // As on a VM whose driver sees no PID of ours: nvidia-smi says "No running processes found".
+  // Before: what the idle GPU held; GPU 5 is another unit's.
+  GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 3112\n5 0 9000\n"});
   CHECK(usage.touched);
   CHECK(usage.by_device);
   REQUIRE(usage.peak_vram_mib);
@@ -152,15 +167,7 @@ TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is t
 TEST_CASE("Where NVML lists PIDs of another PID namespace, the rise is the unit's too", "[gpu_usage]") {
   // As in a container: the driver reports the host's PIDs, none a process here (above pid_max).
   // Before, they were taken for another's: 15 GB held, recorded as no GPU touched.
-  FakeNvml fake;
-  auto [leader, child] = start_tree();
-  fake.write("2 0 40\n");
-  GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader, {2});
-  fake.write("2 0 40\n2 4194400 15000\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  GpuUsage usage = sampler.stop();
-  end_tree(leader);
+  GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 40\n2 4194400 15000\n"});
   CHECK(usage.touched);
   CHECK(usage.by_device);
   REQUIRE(usage.peak_vram_mib);
@@ -171,15 +178,7 @@ TEST_CASE("On a GPU shared with units beside it, a rise no PID tells leaves the 
           "[gpu_usage]") {
   // Under pack another unit's memory coming and going is in the same count: a neighbour that
   // freed 17 GB made a unit that took 22 GB look like 5 GB.
-  FakeNvml fake;
-  auto [leader, child] = start_tree();
-  fake.write("2 0 20000\n");
-  GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader, {2}, true);
-  fake.write("2 0 25000\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  GpuUsage usage = sampler.stop();
-  end_tree(leader);
+  GpuUsage usage = sampled_on_gpu_2("2 0 20000\n", {"2 0 25000\n"}, true);
   CHECK_FALSE(usage.measured);
   CHECK_FALSE(usage.touched);
   CHECK_FALSE(usage.peak_vram_mib);
@@ -188,17 +187,7 @@ TEST_CASE("On a GPU shared with units beside it, a rise no PID tells leaves the 
 TEST_CASE("On a shared GPU, a unit NVML lists by its PID is measured, before and after its processes",
           "[gpu_usage]") {
   // The list is empty before the test opens CUDA and after it exits: that is no rise to doubt.
-  FakeNvml fake;
-  auto [leader, child] = start_tree();
-  fake.write("2 0 40\n");
-  GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader, {2}, true);
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  fake.write(fmt::format("2 0 40\n2 {} 9000\n", child));
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  fake.write("2 0 40\n");
-  GpuUsage usage = sampler.stop();
-  end_tree(leader);
+  GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 40\n", "2 0 40\n2 {} 9000\n", "2 0 40\n"}, true);
   CHECK(usage.measured);
   CHECK(usage.touched);
   REQUIRE(usage.peak_vram_mib);
@@ -206,15 +195,7 @@ TEST_CASE("On a shared GPU, a unit NVML lists by its PID is measured, before and
 }
 
 TEST_CASE("A unit whose GPUs stay as idle as NVML saw them did not touch one", "[gpu_usage]") {
-  FakeNvml fake;
-  auto [leader, child] = start_tree();
-  fake.write("2 0 40\n");
-  GpuUsageSampler sampler(open_nvml(), 0.02);
-  sampler.start(leader, {2});
-  fake.write("2 0 60\n");  // a rise no CUDA context is that small
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  GpuUsage usage = sampler.stop();
-  end_tree(leader);
+  GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 60\n"});  // a rise no CUDA context is that small
   CHECK(usage.measured);
   CHECK_FALSE(usage.touched);
   CHECK_FALSE(usage.peak_vram_mib);
