@@ -1,5 +1,6 @@
 #pragma once
 // From classified GPU tests to schedulable units, with their planned durations (SPEC section 3).
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +24,15 @@ struct Estimate {
   /// have ended before its GPU work), which a `gpu-mem` tag below it does not lower.
   std::optional<std::int64_t> least_vram_mib = std::nullopt;
 };
+
+/// The memory a measured peak reserves with the VRAM headroom (rounded up), and back: the peak a
+/// reservation was made from (what a unit's runs are known to have used at least).
+inline std::int64_t with_headroom(std::int64_t peak_mib, double headroom) {
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(peak_mib) * (1 + headroom)));
+}
+inline std::int64_t without_headroom(std::int64_t reserved_mib, double headroom) {
+  return static_cast<std::int64_t>(static_cast<double>(reserved_mib) / (1 + headroom) + 1e-6);
+}
 
 /// Estimates one shard (0-based) of a test, or the whole test when `shard_index` is empty.
 using Estimator = std::function<Estimate(const ClassifiedTest& test, std::optional<int> shard_index)>;

@@ -459,9 +459,8 @@ Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, 
     if (std::find(borrowing.shards.begin(), borrowing.shards.end(), *shard) == borrowing.shards.end())
       borrowing.shards.push_back(*shard);
     if (e.least_vram_mib)
-      borrowing.floor_mib = std::max(
-          borrowing.floor_mib.value_or(0),
-          static_cast<std::int64_t>(static_cast<double>(*e.least_vram_mib) / (1 + vram_headroom) + 1e-6));
+      borrowing.floor_mib =
+          std::max(borrowing.floor_mib.value_or(0), without_headroom(*e.least_vram_mib, vram_headroom));
     return e;
   };
 }

@@ -17,11 +17,6 @@ namespace {
 
 constexpr std::int64_t mib_per_gib = 1024;
 
-/// The memory a peak needs with the headroom.
-std::int64_t with_headroom(std::int64_t peak, double headroom) {
-  return static_cast<std::int64_t>(std::ceil(static_cast<double>(peak) * (1 + headroom)));
-}
-
 /// Rounded up to whole GiB (what a person writes).
 std::int64_t whole_gib(std::int64_t mib) { return (mib + mib_per_gib - 1) / mib_per_gib * mib_per_gib; }
 

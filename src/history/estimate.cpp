@@ -204,7 +204,7 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   // what it uses at least. The largest peak counts once a run that passed measured one.
   if (peak)
     (whole_run_peak ? estimate.peak_vram_mib : estimate.least_vram_mib) =
-        static_cast<std::int64_t>(std::ceil(static_cast<double>(*peak) * (1 + rules.vram_headroom)));
+        with_headroom(*peak, rules.vram_headroom);
   return estimate;
 }
 

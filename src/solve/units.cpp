@@ -57,8 +57,7 @@ constexpr std::string_view measured_floor_source = "the most its runs were seen 
 /// on its word. Before, it was nothing, and a test that peaked at 30,000 MiB went to a 24 GB L4.
 void memory_floor(Unit& unit, const Estimate& e, double headroom) {
   if (!e.least_vram_mib || (unit.vram_mib && *unit.vram_mib >= *e.least_vram_mib)) return;
-  const auto floor =
-      static_cast<std::int64_t>(static_cast<double>(*e.least_vram_mib) / (1 + headroom) + 1e-6);
+  const auto floor = without_headroom(*e.least_vram_mib, headroom);
   const auto& asked = unit.requirement->gpu_mem_mib;
   if (asked && asked->value >= floor) return;
   unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{floor, std::string(measured_floor_source)};
