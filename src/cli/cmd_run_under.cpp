@@ -468,6 +468,14 @@ int run_under(const RunUnderOptions& o) {
                           "each test would claim its unit alone and every node would run it",
                           "install -d -m 0700");
   }
+  // A unit of the whole test that Bazel runs in another number of shards: each shard runs on its
+  // GPUs (as_launched), and the plan's time for it is of another count, said in the test's log.
+  if (const auto& a = placement.assignment;
+      a && !a->unit.shard_index && bazel_shards && *bazel_shards > 1 && *bazel_shards != a->unit.shard_count)
+    std::cerr << fmt::format(
+        "gpuplan run-under: warning: {}; until then each of Bazel's shards runs on the test's planned GPUs, "
+        "one after another\n",
+        shard_mismatch(target, a->unit.shard_count, *bazel_shards));
   bool fewer_shards = false;  // than planned: no node may run the plan's shards for Bazel's
   if (auto planned = bazel_shards ? planned_shard_count(plan, target) : std::nullopt;
       planned && *planned != *bazel_shards && placement.kind != Kind::cpu) {

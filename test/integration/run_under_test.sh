@@ -395,6 +395,12 @@ done
 got=$(TEST_TARGET=//ml:train_test "$GPUPLAN" run-under --plan "$SCRATCH/whole.json" --lock-dir "$SCRATCH/locks" \
         --node "$whole_node" sh -c "$shard_env") || fail "a --shards=whole unit run unsharded was refused"
 [ "$got" = "$whole_gpus / /" ] || fail "a --shards=whole unit run unsharded got '$got'"
+# A test planned unsharded that Bazel now shards: each shard runs on its GPUs, with a warning.
+got=$(TEST_TARGET=//ml:inference_test TEST_SHARD_INDEX=1 TEST_TOTAL_SHARDS=2 "${RU[@]}" --node ws-0 \
+        sh -c "$shard_env" 2>"$SCRATCH/warning") || fail "shard 1 of 2 of a test planned unsharded was refused"
+[ "$got" = "2 1/2 1/2" ] || fail "shard 1 of 2 of a test planned unsharded got '$got'"
+grep -qF "warning: the plan has //ml:inference_test unsharded, and Bazel runs it in 2 shards" "$SCRATCH/warning" ||
+  fail "no warning for a test sharded since the plan: $(cat "$SCRATCH/warning")"
 # Under --claims each shard is a claim of its own: the second is not taken for the first's retry.
 install -d -m 0700 "$SCRATCH/whole-claims"
 for shard in 0 1; do
