@@ -273,21 +273,34 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
   std::string problem;
   if (!records.next(header, line, problem)) return;
   for (auto& name : header) name = std::string(trim(name));
-  for (std::string_view required : {"label", "seconds"}) {
-    if (std::find(header.begin(), header.end(), required) == header.end()) {
-      bad.add(line,
-              fmt::format("the CSV header has no \"{}\" column (it needs label and seconds)", required));
+  // SPEC section 3's `label[,shard],seconds[,peak_vram_mib]` may come without a header: a first
+  // cell that is a label (no column is named "//…" or "@…") starts the rows. Before, that row was
+  // taken for a header without "label", and the whole file was one bad row.
+  const bool headerless = !header.empty() && (header[0].starts_with("//") || header[0].starts_with('@'));
+  if (headerless) {
+    if (header.size() != 2 && header.size() != 4) {
+      bad.add(line, fmt::format("{} columns and no header: without one, a row is label,seconds or "
+                                "label,shard,seconds,peak_vram_mib; name the columns in a first line",
+                                header.size()));
       return;
+    }
+    record = std::move(header);
+    header = record.size() == 2 ? std::vector<std::string>{"label", "seconds"}
+                                : std::vector<std::string>{"label", "shard", "seconds", "peak_vram_mib"};
+  } else {
+    for (std::string_view required : {"label", "seconds"}) {
+      if (std::find(header.begin(), header.end(), required) == header.end()) {
+        bad.add(line,
+                fmt::format("the CSV header has no \"{}\" column (it needs label and seconds)", required));
+        return;
+      }
     }
   }
-  while (records.next(record, line, problem)) {
-    if (!problem.empty()) {
-      bad.add(line, problem);
-      return;
-    }
+  auto take = [&] {
     if (record.size() != header.size()) {
-      bad.add(line, fmt::format("{} columns where the header has {}", record.size(), header.size()));
-      continue;
+      bad.add(line, fmt::format("{} columns where the {} has {}", record.size(),
+                                headerless ? "first row" : "header", header.size()));
+      return;
     }
     Fields fields;
     for (std::size_t i = 0; i < header.size(); ++i) fields.set(header[i], std::move(record[i]));
@@ -295,6 +308,14 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
       add(history, *std::move(row));
     else
       bad.add(line, row.problem());
+  };
+  if (headerless) take();
+  while (records.next(record, line, problem)) {
+    if (!problem.empty()) {
+      bad.add(line, problem);
+      return;
+    }
+    take();
   }
 }
 

@@ -94,6 +94,21 @@ TEST_CASE("a CSV without label and seconds columns is not history") {
                       Catch::Contains("history.csv:1: the CSV header has no \"label\" column"));
 }
 
+TEST_CASE("SPEC's CSV without a header: label,seconds or label,shard,seconds,peak_vram_mib") {
+  auto two = read_table_text("//a:b,12\n@//a:b,30\n", true);
+  REQUIRE(two.history.samples.at({"//a:b", std::nullopt}).size() == 2);
+  REQUIRE(two.history.samples.at({"//a:b", std::nullopt}).at(1).seconds == 30);
+  auto four = read_table_text("//a:b,1,12.5,2048\n//a:b,,40,\n", true);
+  REQUIRE(four.history.samples.at({"//a:b", 1}).at(0).seconds == 12.5);
+  REQUIRE(four.history.samples.at({"//a:b", 1}).at(0).peak_vram_mib == 2048);
+  REQUIRE(four.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 40);
+  // Three columns could be either form: refused, not guessed.
+  REQUIRE_THROWS_WITH(read_table_text("//a:b,1,12\n", true),
+                      Catch::Contains("history.csv:1: 3 columns and no header"));
+  REQUIRE_THROWS_WITH(read_table_text("//a:b,12\n//a:c,1,2,3\n", true),
+                      Catch::Contains("history.csv:2: 4 columns where the first row has 2"));
+}
+
 TEST_CASE("history values beyond gpuplan's limits are bad rows, never infinite or wrapped numbers") {
   auto first_problem = [](const std::string& text) {
     try {
