@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 
 #include "gpuplan/limits.hpp"
@@ -72,6 +74,14 @@ Result<int> parse_shard_count(std::string_view text) {
   if (error != std::errc{} || end != text.data() + text.size() || text.empty())
     return Problem{fmt::format("\"{}\" is not an integer", text)};
   return shard_count(value);
+}
+
+std::string bad_size_or_timeout(Attribute attribute, std::string_view value) {
+  static constexpr std::string_view sizes[] = {"small", "medium", "large", "enormous"};
+  static constexpr std::string_view timeouts[] = {"short", "moderate", "long", "eternal"};
+  const auto& allowed = attribute == Attribute::size ? sizes : timeouts;
+  if (std::find(std::begin(allowed), std::end(allowed), value) != std::end(allowed)) return {};
+  return fmt::format("\"{}\" is not {}, {}, {} or {}", value, allowed[0], allowed[1], allowed[2], allowed[3]);
 }
 
 }  // namespace gpuplan::ingest

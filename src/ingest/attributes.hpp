@@ -46,4 +46,8 @@ Result<int> shard_count(long value);
 /// The same for a shard_count as Bazel prints it in XML: an integer that fits a long.
 Result<int> parse_shard_count(std::string_view text);
 
+/// Why a size or timeout value is none of the four Bazel allows (`small`…`enormous`,
+/// `short`…`eternal`: Bazel refuses others when it loads the BUILD file); empty when it is one.
+std::string bad_size_or_timeout(Attribute attribute, std::string_view value);
+
 }  // namespace gpuplan::ingest

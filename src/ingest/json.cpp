@@ -392,6 +392,9 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
               simdjson::SUCCESS &&
           !specified)
         return;
+      if (which != Attribute::generator_function)
+        if (auto problem = bad_size_or_timeout(which, text); !problem.empty())
+          fail(fmt::format("attribute {} of {}: {}", name, target.label, problem));
       (which == Attribute::size      ? target.size
        : which == Attribute::timeout ? target.timeout
                                      : target.generator_function) = text;

@@ -425,8 +425,11 @@ class XmlReader {
   void set_scalar(const char* name, const char* value) {
     std::string error;
     switch (attribute_) {
-      case Attribute::size: test_.size = value; break;
-      case Attribute::timeout: test_.timeout = value; break;
+      case Attribute::size:
+      case Attribute::timeout:
+        error = bad_size_or_timeout(attribute_, value);
+        (attribute_ == Attribute::size ? test_.size : test_.timeout) = value;
+        break;
       case Attribute::generator_function: test_.generator_function = value; break;
       case Attribute::flaky:
         if (std::strcmp(value, "true") != 0 && std::strcmp(value, "false") != 0)

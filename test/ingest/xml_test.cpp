@@ -178,6 +178,30 @@ TEST_CASE("a shard_count above gpuplan's cap is an error in every format that ca
   REQUIRE(read_text(json("50")).tests.at(0).shard_count == 50);
 }
 
+TEST_CASE("a size or timeout Bazel would refuse is an error at its line, in XML and JSON alike") {
+  // Before, "huge" went into the plan as the test's size (outside the plan schema) and the test was
+  // planned at the medium default, exit 0.
+  auto xml = [](const std::string& name, const std::string& value) {
+    return "<query version=\"2\">\n<rule class=\"sh_test\" name=\"//a:t\">\n  <string name=\"" + name +
+           "\" value=\"" + value + "\"/>\n</rule></query>";
+  };
+  auto json = [](const std::string& name, const std::string& value) {
+    return R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":")" + name +
+           R"(","type":"STRING","stringValue":")" + value + "\"}]}}\n";
+  };
+  REQUIRE_THROWS_WITH(read_text(xml("size", "huge")),
+                      Catch::StartsWith("input:3:3: attribute size of //a:t: \"huge\" is not small, medium, "
+                                        "large or enormous"));
+  REQUIRE_THROWS_WITH(read_text(json("size", "Large")), Catch::Contains("\"Large\" is not small"));
+  REQUIRE_THROWS_WITH(
+      read_text(xml("timeout", "forever")),
+      Catch::Contains("attribute timeout of //a:t: \"forever\" is not short, moderate, long or "
+                      "eternal"));
+  REQUIRE_THROWS_WITH(read_text(json("timeout", "")), Catch::Contains("\"\" is not short"));
+  REQUIRE(read_text(xml("size", "enormous")).tests.at(0).size == "enormous");
+  REQUIRE(read_text(json("timeout", "eternal")).tests.at(0).timeout == "eternal");
+}
+
 TEST_CASE("a label line that is not UTF-8 is an error at its line") {
   REQUIRE_THROWS_WITH(read_text("//a:ok_test\n//a:\xff_test\n", InputFormat::label),
                       Catch::StartsWith("input:2: not UTF-8 text"));
@@ -195,13 +219,13 @@ TEST_CASE("attributes gpuplan never reads, in every spelling and across read bou
     text += "  <list name=\"tags\"><string value=\"gpu\"/></list>\n";
     text += "  <list name=\"target_compatible_with\">\n    <label value=\"//:has_gpu\"/>\n  </list>\n";
     text += "  <list  name='exec_compatible_with'><label value=\"//:gpu_pool\"/></list>\n";
-    text += "  <string value=\"z\" name=\"size\"/>\n  <int name=\"shard_count\" value=\"3\"/>\n</rule>\n";
+    text += "  <string value=\"large\" name=\"size\"/>\n  <int name=\"shard_count\" value=\"3\"/>\n</rule>\n";
   }
   TargetList list = read_text(text + "</query>\n");
   REQUIRE(list.tests.size() == 20000);
   for (const Target& target : list.tests) {
     REQUIRE(target.tags == std::vector<Symbol>{"gpu"});
-    REQUIRE(target.size == "z");
+    REQUIRE(target.size == "large");
     REQUIRE(target.shard_count == 3);
     REQUIRE(target.constraints.size() == 2);  // the srcs labels are not among them
     REQUIRE(target.constraints[0].source() == "target_compatible_with //:has_gpu");
