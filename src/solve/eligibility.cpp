@@ -275,6 +275,23 @@ std::string unschedulable_reason(const Requirement& r, const Fleet& fleet, const
       closest_failed = std::move(failed);
     }
   }
+  // A CUDA version alone is wanting: name every version of the nodes that have all else it needs,
+  // not the one node chosen by memory (a100-80's 12.2 for `cuda>=13.0` where h100s have 12.4).
+  if (closest_failed == std::vector<Need>{Need::cuda}) {
+    std::set<Version> versions;
+    for (const NodeType& type : index.types) {
+      const Node& node = fleet.nodes[static_cast<size_t>(type.nodes.front())];
+      if (failed_needs(r, node, type.links) == closest_failed && !node.cuda.empty())
+        versions.insert(node.cuda);
+    }
+    if (versions.size() > 1) {
+      std::vector<std::string> names;
+      for (const auto& version : versions) names.push_back(version.str());
+      return fmt::format("needs {}; the nodes with all else it needs have CUDA {} and {}",
+                         needs_phrase(r, false), fmt::join(names.begin(), names.end() - 1, ", "),
+                         names.back());
+    }
+  }
   std::vector<std::string> facts;
   facts.reserve(closest_failed.size());
   for (Need need : closest_failed) facts.push_back(fact(need, r, *closest, *closest_links));

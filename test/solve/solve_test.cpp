@@ -232,6 +232,25 @@ TEST_CASE("an unschedulable unit's reason names the requirement and the closest 
   CHECK(plan.summary.scheduled_units == 1);
 }
 
+TEST_CASE("a CUDA version no node has: the reason names every node's version, not the biggest node's") {
+  // Before, the node with the most GPU memory answered: "the a100-80 nodes have CUDA 12.2" for
+  // cuda>=13.0 where the h100s have 12.4.
+  auto fleet = fleet_of({{"h100", 2, 8, "nvswitch", "h100", 81920, "9.0", "12.4"},
+                         {"a100-80", 2, 8, "nvswitch", "a100", 98304, "8.0", "12.2"},
+                         {"a100-40", 1, 4, "pcie", "a100", 40960, "8.0", "11.8"}});
+  Unit newer = unit("//t:newer", 100);
+  with_cuda(newer, ">=13.0");
+  Unit hopper = unit("//t:hopper", 100);
+  with_capability(hopper, "==9.0");
+  with_cuda(hopper, ">=13.0");
+  auto plan = plan_of({newer, hopper}, fleet);
+  REQUIRE(plan.unschedulable.size() == 2);
+  CHECK(plan.unschedulable[0].reason ==
+        "needs compute capability == 9.0 with CUDA >= 13.0; the h100 nodes have CUDA 12.4");
+  CHECK(plan.unschedulable[1].reason ==
+        "needs CUDA >= 13.0; the nodes with all else it needs have CUDA 11.8, 12.2 and 12.4");
+}
+
 TEST_CASE("the reason speaks of the nodes of the model asked for, and of their count alone") {
   // Two L4s with NVLink: the single-L4 runners have 1 GPU. Before, their one L4 also failed
   // "the model" (fewer L4s than asked), and the A100 pool, failing only the model, was named.
