@@ -638,7 +638,8 @@ void add_run_under_command(CLI::App& app, int& status) {
       "run-under",
       "Run one Bazel test on its planned GPUs: bazel test --run_under=\"gpuplan run-under --plan P\"");
   command->add_option("--plan", options->plan, "the plan (JSON)")->required();
-  command->add_option("--node", options->node, "this machine's node in the plan (default: the host name)");
+  command->add_option("--node", options->node,
+                      "this machine's node in the plan (default: --node-file's, else the host name)");
   command->add_option(
       "--node-file", options->node_file,
       "a file whose first line is this machine's node (keeps --run_under the same on every node)");

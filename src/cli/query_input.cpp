@@ -18,7 +18,9 @@ void add_query_options(CLI::App& command, QueryOptions& options) {
   command.add_option("--rules", options.rules, "the repository's own conventions and knobs (YAML)");
   command.add_flag("--strict", options.strict,
                    "conflicting or malformed annotations are errors (exit 2), not warnings");
-  command.add_flag("--include-manual", options.include_manual, "plan tests tagged manual too");
+  command.add_flag("--include-manual", options.include_manual,
+                   "take tests tagged manual as the others (by default they are skipped, as `bazel test "
+                   "//...` skips them)");
   command.add_flag("--classify-by-deps", options.classify_by_deps,
                    "GPU-annotated tests whose dependency graph reaches no GPU code go to the CPU bucket "
                    "(FILE: bazel query 'deps(tests(//...))' --output=xml)");
