@@ -73,6 +73,11 @@ std::string Claim::meaning() const {
 
 Result<int> parse_gpu_count(std::string_view text) {
   if (text.empty()) return Problem{"the GPU count is missing"};
+  // "2.0" is 2: exec_properties are strings, and a generator that writes floats (as Bazel's
+  // `resources:gpu` reads them) wrote that; before, such a test went to the CPU bucket.
+  if (auto point = text.find('.'); point != std::string_view::npos && point > 0 && point + 1 < text.size() &&
+                                   text.find_first_not_of('0', point + 1) == std::string_view::npos)
+    text = text.substr(0, point);
   if (text.find_first_not_of("0123456789") != std::string_view::npos)
     return Problem{
         fmt::format("\"{}\" is not a GPU count (a whole number of at least 1)", util::excerpt(text))};

@@ -157,6 +157,9 @@ TEST_CASE("JAX's multiaccelerator asks for 8 GPUs, or what the rules file says")
 TEST_CASE("remote-execution exec_properties mark GPU tests") {
   REQUIRE(classified({}, {{"gpu", "2"}}).requirement->gpus == Sourced<int>{2, "exec_properties gpu=2"});
   REQUIRE(classified({}, {{"gpu_count", "3"}}).requirement->gpus.value == 3);
+  // Written as a float it is the same count; before, "2.0" was malformed and the test a CPU test.
+  REQUIRE(classified({}, {{"gpu_count", "2.0"}}).requirement->gpus.value == 2);
+  REQUIRE(classified({}, {{"gpu_count", "2.5"}}).bucket == Bucket::cpu);
   auto model = classified({}, {{"gpu_model", "A100"}});
   REQUIRE(model.requirement->gpus.value == 1);
   REQUIRE(model.requirement->gpu_models->value == std::vector<std::string>{"a100"});
