@@ -72,4 +72,43 @@ status=0
 [ "$status" = 143 ] && [ ! -e "$SCRATCH/n1-ran-again" ] && grep -q "ran on node n0 (exit 143)" "$SCRATCH/n1-timeout.err" ||
   fail "a test Bazel timed out on n0: n1 exit $status, $(cat "$SCRATCH/n1-timeout.err")"
 
+# 2. exec stopped by SIGTERM (a Slurm time limit; Ctrl-C is SIGINT): each unit's process group gets
+# SIGTERM, and SIGKILL 5 s later. The unit's /bin/sh ends at the SIGTERM; the test it started gets
+# those seconds to clean up (before, it was killed as the shell ended, within milliseconds). A
+# test that ignores SIGTERM is killed after them, and so is a daemon it started with setsid, out
+# of the group's reach (exec's SIGKILL spares the unit's supervisor, which kills it).
+cat >"$SCRATCH/unit.sh" <<'SH'
+# unit.sh GPU: GPU 0's test cleans up on SIGTERM, for half a second; GPU 1's ignores it and has
+# a daemon.
+if [ "$1" = 0 ]; then
+  trap 'sleep 0.5; touch "$S/cleaned"; exit 1' TERM
+else
+  trap '' TERM
+  setsid sleep 300 &
+  echo $! >"$S/daemon"
+fi
+touch "$S/started-$1"
+while :; do sleep 0.1; done
+SH
+export S=$SCRATCH/exec
+mkdir "$S"
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --results "$S/results.csv" \
+  --command "bash $SCRATCH/unit.sh {gpus}" >"$S/out" 2>&1 &
+exec_pid=$!
+wait_for "$S/started-0"
+wait_for "$S/started-1"
+kill -TERM "$exec_pid"
+status=0
+wait "$exec_pid" || status=$?
+[ "$status" = 143 ] || fail "exec stopped by SIGTERM exited $status, not 143: $(cat "$S/out")"
+[ -e "$S/cleaned" ] || fail "a unit's test was killed before it could clean up on SIGTERM: $(cat "$S/out")"
+daemon=$(cat "$S/daemon")
+for _ in $(seq 50); do [ -e "/proc/$daemon" ] && [ "$(awk '{print $3}' "/proc/$daemon/stat")" != Z ] || break; sleep 0.1; done
+if [ -e "/proc/$daemon" ] && [ "$(awk '{print $3}' "/proc/$daemon/stat")" != Z ]; then
+  kill -KILL "$daemon"
+  fail "a daemon (setsid) of a unit that ignored SIGTERM outlived exec"
+fi
+grep -q "2 units: 2 stopped" "$S/out" || fail "exec's summary: $(cat "$S/out")"
+[ "$(grep -c ',stopped,' "$S/results.csv")" = 2 ] || fail "exec's records: $(cat "$S/results.csv")"
+
 echo "interrupt_test: ok"
