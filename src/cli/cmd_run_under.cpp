@@ -284,12 +284,14 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       if (!claims.claim(id)) continue;
       Assignment assignment = planned;
       auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
-      std::vector<os::GpuLocks> held;
-      if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
       RunEnd ended = RunEnd::exited;
       int status = 0;
       {
+        // Renewed while it waits for its GPUs too: the test planned before it on them may run
+        // longer than the lease (before, another node then took the test over, and both ran it).
         LeaseRenewal renewing(claims);
+        std::vector<os::GpuLocks> held;
+        if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
         status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
       }
       settle(claims, id, status, ended);
