@@ -145,9 +145,10 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
 /// allocation, or short of what the unit needs (by NVML); empty when it can.
 std::string why_not_here(const Assignment& assignment, Nvml* nvml);
 
-/// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so.
+/// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so. `ended`,
+/// when given, gets how the test ended (stopped: by a stop that is not Bazel's timeout).
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
-             std::vector<os::GpuLocks> held);
+             std::vector<os::GpuLocks> held, RunEnd* ended = nullptr);
 
 /// `a` as one launch of Bazel's runs it. Bazel runs a test in all its shards, each launch one;
 /// where the plan has the test as one unit (unsharded then, or --shards=whole), or not at all,
@@ -245,6 +246,17 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::stri
   return {gpus, std::move(locks)};
 }
 
+/// Ends this node's claim on `id` as its run ended. A run stopped by SIGINT or SIGTERM other than
+/// Bazel's timeout (Ctrl-C, a Slurm time limit, a pod evicted) gives its claim up at once, for
+/// another node to run the test (before, it was marked done with 143, and every other node
+/// ended the test as failed, unrun); any other end, Bazel's timeout too, marks it done.
+void settle(os::Claims& claims, const std::string& id, int status, RunEnd ended) {
+  if (ended == RunEnd::stopped)
+    claims.abandon(id);
+  else
+    claims.done(id, status);
+}
+
 /// Dynamic execution under Bazel (--claims): the test runs on the node that claims it first.
 /// Planned here: claimed, then run as planned. Planned elsewhere: run here when --fleet says
 /// this node meets every requirement and enough eligible GPUs are free now; while they are
@@ -272,14 +284,17 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       if (!claims.claim(id)) continue;
       Assignment assignment = planned;
       auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
-      std::vector<os::GpuLocks> held;
-      if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+      RunEnd ended = RunEnd::exited;
       int status = 0;
       {
+        // Renewed while it waits for its GPUs too: the test planned before it on them may run
+        // longer than the lease (before, another node then took the test over, and both ran it).
         LeaseRenewal renewing(claims);
-        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
+        std::vector<os::GpuLocks> held;
+        if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
       }
-      claims.done(id, status);
+      settle(claims, id, status, ended);
       return status;
     }
     if (free) {  // planned elsewhere, nobody holds it: run it here if this node can, now
@@ -328,12 +343,13 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       std::cerr << fmt::format(
           "gpuplan run-under: {} is planned on {}; {} takes it (dynamic execution), GPUs {}\n", id,
           planned.node, node, gpu_list(*chosen));
+      RunEnd ended = RunEnd::exited;
       int status = 0;
       {
         LeaseRenewal renewing(claims);
-        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
+        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
       }
-      claims.done(id, status);
+      settle(claims, id, status, ended);
       return status;
     }
     if (!told_waiting) {
@@ -555,7 +571,7 @@ std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
 }
 
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
-             std::vector<os::GpuLocks> held) {
+             std::vector<os::GpuLocks> held, RunEnd* ended) {
   const auto& target = assignment.unit.label;
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
@@ -575,7 +591,10 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   os::catch_stop_signals();
   // Bazel's timeout may come as the GPUs were handed over: a test stopped before it started is
   // not started (before, one ran on its GPUs after Bazel had called it timed out).
-  if (os::stop_signal() != 0) return 128 + os::stop_signal();
+  if (os::stop_signal() != 0) {
+    if (ended) *ended = how_it_ended(0);
+    return 128 + os::stop_signal();
+  }
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, command_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);
@@ -596,6 +615,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
     }
   }
   int status = os::exit_status(wait_status);
+  if (ended) *ended = how_it_ended(seconds);
   // A test cut short did not pass, even one that trapped the signal and exited 0.
   if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
   // Under --test_filter (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran: its time as the

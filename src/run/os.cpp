@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -243,6 +244,17 @@ bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
   return any;
 }
 
+/// Whether a process of the group `self` leads, other than `self`, still runs.
+bool group_alive(pid_t self) {
+  bool any = false;
+  for_each_numbered("/proc", [&](long pid, int) {
+    long parent = 0, pgrp = 0;
+    char state = 0;
+    if (pid != self && read_stat(pid, parent, pgrp, state) && state != 'Z' && pgrp == self) any = true;
+  });
+  return any;
+}
+
 /// Ends the supervisor as its unit ended: the same exit code, or killed by the same signal.
 [[noreturn]] void end_as(int wait_status) {
   if (!WIFSIGNALED(wait_status)) ::_exit(WEXITSTATUS(wait_status));
@@ -301,32 +313,45 @@ bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
   sigset_t events;
   sigemptyset(&events);
   for (int signal : {SIGCHLD, SIGINT, SIGTERM, launch.parent_died}) sigaddset(&events, signal);
+  // exec stops a unit (Ctrl-C, its --timeout) with SIGTERM to the group, SIGKILL to its other
+  // processes 5 s later: when the unit's shell ends at once, the processes it started get those
+  // seconds to end too (before, they were killed as the shell ended, so a test's own clean-up,
+  // or `bazel test` telling its server, never ran).
+  bool stopping = false;
+  bool unit_ended = false;
+  int unit_status = 0;
+  const struct timespec poll_group { 0, 50'000'000 };
   for (;;) {
     siginfo_t info{};
-    int signal = ::sigwaitinfo(&events, &info);
-    if (signal == SIGCHLD) {
+    int signal = unit_ended ? ::sigtimedwait(&events, &info, &poll_group) : ::sigwaitinfo(&events, &info);
+    if (signal == SIGCHLD || (signal < 0 && unit_ended)) {
       int status = 0;
       pid_t pid;
-      while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-        if (pid != unit) continue;
-        // What the unit left running (a daemon that closed the lock descriptors it inherited
-        // would run on GPUs handed on to the next unit) ends with it, as Bazel's sandbox ends
-        // it. As a subreaper the supervisor has any such process as a child. A Bazel server
-        // that an exec unit's `bazel test` started lives on, for the next unit.
-        pid_t left;
-        while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
+      while (!unit_ended && (pid = ::waitpid(-1, &status, WNOHANG)) > 0)
+        if (pid == unit) {
+          unit_ended = true;
+          unit_status = status;
         }
-        if (left == 0 && kill_all(self, false, launch.own_group))  // 0: some still run
-          write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
-                                          "before its GPUs were released\n"
-                                        : "gpuplan run-under: the test left processes running; they were "
-                                          "killed before its GPUs were released\n");
-        end_as(status);
+      if (!unit_ended || (stopping && group_alive(self))) continue;
+      // What the unit left running (a daemon that closed the lock descriptors it inherited
+      // would run on GPUs handed on to the next unit) ends with it, as Bazel's sandbox ends
+      // it. As a subreaper the supervisor has any such process as a child. A Bazel server
+      // that an exec unit's `bazel test` started lives on, for the next unit.
+      pid_t left;
+      while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
       }
+      if (left == 0 && kill_all(self, false, launch.own_group))  // 0: some still run
+        write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
+                                        "before its GPUs were released\n"
+                                      : "gpuplan run-under: the test left processes running; they were "
+                                        "killed before its GPUs were released\n");
+      end_as(unit_status);
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
       kill_all(self, launch.own_group);
       ::_exit(128 + SIGKILL);
-    } else if ((signal == SIGINT || signal == SIGTERM) && !launch.own_group && info.si_pid == launch.parent) {
+    } else if ((signal == SIGINT || signal == SIGTERM) && launch.own_group) {
+      stopping = true;  // exec's stop reached the group: its processes end, or exec kills them
+    } else if ((signal == SIGINT || signal == SIGTERM) && info.si_pid == launch.parent) {
       ::kill(unit, signal);  // passed on by run-under; one sent to the whole group reached the unit too
     }
   }
@@ -594,7 +619,27 @@ int SystemRunner::start(const std::string& command, const std::map<std::string, 
   return spawn({"/bin/sh", "-c", command}, env, true, keep_fds);
 }
 
-void SystemRunner::signal(int id, int signal) { signal_group(id, signal); }
+void SystemRunner::signal(int id, int signal) {
+  long parent = 0, pgrp = 0;
+  char state = 0;
+  if (signal != SIGKILL || !read_stat(id, parent, pgrp, state) || state == 'Z' || pgrp != id)
+    return signal_group(id, signal);
+  // While the unit's supervisor lives (it leads the group), every process of the group but it:
+  // the supervisor lives on to kill, as the unit ends, what left the group (setsid), which a
+  // SIGKILL to the whole group would leave running. Again while a pass finds a process a fork made
+  // during the last.
+  std::set<long> killed;
+  for (bool found = true; found;) {
+    found = false;
+    for_each_numbered("/proc", [&](long pid, int) {
+      if (pid != id && read_stat(pid, parent, pgrp, state) && state != 'Z' && pgrp == id &&
+          killed.insert(pid).second) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        found = true;
+      }
+    });
+  }
+}
 
 std::vector<ProcessExit> SystemRunner::wait(double until) {
   auto reap = [] {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# run-under --claims keeps renewing a test's claim while the test waits for its GPUs. Bazel
+# starts a node's tests at once (--local_test_jobs), so a test planned after another on the same
+# GPU claims its unit and waits for that GPU's lock, as long as the first test runs. Before, its
+# claim was not renewed meanwhile: past the lease another node took the test over, and both
+# nodes ran it. Takes the lease, ten seconds, and a little more.
+source test/integration/lib.sh
+requires python3
+GPUPLAN=$(realpath "$GPUPLAN")
+TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
+cat >"$SCRATCH/fleet.yaml" <<'YAML'
+version: 1
+pools:
+  - name: small
+    nodes: [n0, n1]
+    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
+    cuda: "12.2"
+    topology: pcie
+YAML
+# n0 runs //t:first and then //t:second on GPU 0.
+/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+template = plan["assignments"][5]
+plan["assignments"] = [
+    dict(template, unit=label, label=label, node="n0", gpus=[0], start_s=slot, end_s=slot + 1,
+         duration_s=1, env={"CUDA_VISIBLE_DEVICES": "0"})
+    for slot, label in enumerate(["//t:first", "//t:second"])]
+plan["summary"].update(makespan_s=2, scheduled_units=2, gpu_units=2, unschedulable_units=0)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+PY
+install -d -m 0700 "$SCRATCH/claims" "$SCRATCH/locks-n0" "$SCRATCH/locks-n1"
+under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in place of this shell
+  local node=$1 label=$2; shift 2
+  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$SCRATCH/claims" \
+    --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
+}
+wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
+  for _ in $(seq 100); do eval "$1" && return; sleep 0.1; done
+  fail "timed out waiting for: $1"
+}
+# //t:first holds GPU 0 until told to end; //t:second claims its unit and waits for GPU 0.
+(under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ]; do sleep 0.1; done") &
+first=$!
+wait_for '[ -e "$SCRATCH/first.started" ]'
+(under n0 //t:second sh -c "echo n0 >>'$SCRATCH/second.log'") 2>"$SCRATCH/second-n0.err" &
+second=$!
+wait_for '[ "$(ls "$SCRATCH/claims" | grep -c "\.0$")" = 2 ]'
+sleep 12  # past the lease: a claim not renewed has expired
+# n1, idle, with the fleet: it takes //t:second over only if n0's claim expired.
+(under n1 //t:second sh -c "echo n1 >>'$SCRATCH/second.log'") 2>"$SCRATCH/second-n1.err" &
+taker=$!
+wait_for '[ -s "$SCRATCH/second-n1.err" ]'
+touch "$SCRATCH/release"
+status=0
+for pid in "$first" "$second" "$taker"; do wait "$pid" || status=$?; done
+[ "$(cat "$SCRATCH/second.log")" = n0 ] ||
+  fail "//t:second ran $(tr '\n' ' ' <"$SCRATCH/second.log")(n1 said: $(cat "$SCRATCH/second-n1.err"))"
+grep -q "//t:second is running on node n0; waiting for it to end" "$SCRATCH/second-n1.err" &&
+  grep -q "//t:second ran on node n0 (exit 0)" "$SCRATCH/second-n1.err" ||
+  fail "n1 did not wait for n0's run: $(cat "$SCRATCH/second-n1.err")"
+[ "$status" = 0 ] || fail "a run-under failed: exit $status"
+echo "claims_wait_test: ok"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A run interrupted as real runs are: Ctrl-C, a Slurm time limit or a pod eviction (SIGINT or
+# SIGTERM), Bazel's test timeout (SIGTERM, with TEST_TIMEOUT set). The fake tests are shell
+# scripts that say through files when they run and what they did; no step waits on a sleep.
+source test/integration/lib.sh
+requires python3
+GPUPLAN=$(realpath "$GPUPLAN")
+TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
+# Two nodes of two GPUs, one unit on each GPU.
+cat >"$SCRATCH/fleet.yaml" <<'YAML'
+version: 1
+pools:
+  - name: small
+    nodes: [n0, n1]
+    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
+    cuda: "12.2"
+    topology: pcie
+YAML
+/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+template = plan["assignments"][5]
+plan["assignments"] = []
+for n in range(2):
+    for gpu in range(2):
+        label = f"//t:n{n}_{gpu}"
+        plan["assignments"].append(dict(template, unit=label, label=label, node=f"n{n}", gpus=[gpu],
+                                        start_s=0, end_s=1, duration_s=1, env={"CUDA_VISIBLE_DEVICES": str(gpu)}))
+plan["summary"].update(makespan_s=1, scheduled_units=4, gpu_units=4, unschedulable_units=0)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+PY
+wait_for() {  # wait_for FILE: up to 10 s for FILE to exist
+  for _ in $(seq 100); do [ -e "$1" ] && return; sleep 0.1; done
+  fail "$1 did not appear"
+}
+
+# 1. run-under --claims, stopped by SIGTERM that is not Bazel's timeout (a Slurm time limit, a pod
+# evicted, Ctrl-C): the test did not run to its end, so its claim is given up for another node to
+# run it. Before, it was marked done with exit 143, and every other node ended the test as failed
+# without running it ("ran on node n0 (exit 143); not again on n1").
+install -d -m 0700 "$SCRATCH/claims" "$SCRATCH/locks-n0" "$SCRATCH/locks-n1"
+: >"$SCRATCH/under.csv"
+under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in place of this shell
+  local node=$1 label=$2; shift 2
+  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$SCRATCH/claims" \
+    --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" --results "$SCRATCH/under.csv" "$@"
+}
+# stop_under LABEL: n0's run-under of LABEL, stopped by SIGTERM once its test runs; prints its status.
+stop_under() {
+  local started=$SCRATCH/${1//[\/:]/_}.started
+  (under n0 "$1" sh -c "touch '$started'; sleep 30") 2>/dev/null &
+  local pid=$! status=0
+  wait_for "$started"
+  kill -TERM "$pid"
+  wait "$pid" || status=$?
+  echo "$status"
+}
+status=$(stop_under //t:n0_0)
+[ "$status" = 143 ] || fail "run-under stopped by SIGTERM exited $status, not 143"
+grep -q '^//t:n0_0,.*,stopped,' "$SCRATCH/under.csv" || fail "no stopped record: $(cat "$SCRATCH/under.csv")"
+status=0
+(under n1 //t:n0_0 sh -c "touch '$SCRATCH/n1-ran'") 2>"$SCRATCH/n1.err" || status=$?
+[ "$status" = 0 ] && [ -e "$SCRATCH/n1-ran" ] ||
+  fail "n1 did not run the test n0 was stopped in: exit $status, $(cat "$SCRATCH/n1.err")"
+# At Bazel's timeout the test did run to its end, a failed one: it is done, and n1 ends it as n0
+# did rather than run it again (as exec marks a unit past its --timeout).
+export TEST_TIMEOUT=1
+status=$(stop_under //t:n0_1)
+unset TEST_TIMEOUT
+status=0
+(under n1 //t:n0_1 sh -c "touch '$SCRATCH/n1-ran-again'") 2>"$SCRATCH/n1-timeout.err" || status=$?
+[ "$status" = 143 ] && [ ! -e "$SCRATCH/n1-ran-again" ] && grep -q "ran on node n0 (exit 143)" "$SCRATCH/n1-timeout.err" ||
+  fail "a test Bazel timed out on n0: n1 exit $status, $(cat "$SCRATCH/n1-timeout.err")"
+
+# 2. exec stopped by SIGTERM (a Slurm time limit; Ctrl-C is SIGINT): each unit's process group gets
+# SIGTERM, and SIGKILL 5 s later. The unit's /bin/sh ends at the SIGTERM; the test it started gets
+# those seconds to clean up (before, it was killed as the shell ended, within milliseconds). A
+# test that ignores SIGTERM is killed after them, and so is a daemon it started with setsid, out
+# of the group's reach (exec's SIGKILL spares the unit's supervisor, which kills it).
+cat >"$SCRATCH/unit.sh" <<'SH'
+# unit.sh GPU: GPU 0's test cleans up on SIGTERM, for half a second; GPU 1's ignores it and has
+# a daemon.
+if [ "$1" = 0 ]; then
+  trap 'sleep 0.5; touch "$S/cleaned"; exit 1' TERM
+else
+  trap '' TERM
+  setsid sleep 300 &
+  echo $! >"$S/daemon"
+fi
+touch "$S/started-$1"
+while :; do sleep 0.1; done
+SH
+export S=$SCRATCH/exec
+mkdir "$S"
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --results "$S/results.csv" \
+  --command "bash $SCRATCH/unit.sh {gpus}" >"$S/out" 2>&1 &
+exec_pid=$!
+wait_for "$S/started-0"
+wait_for "$S/started-1"
+kill -TERM "$exec_pid"
+status=0
+wait "$exec_pid" || status=$?
+[ "$status" = 143 ] || fail "exec stopped by SIGTERM exited $status, not 143: $(cat "$S/out")"
+[ -e "$S/cleaned" ] || fail "a unit's test was killed before it could clean up on SIGTERM: $(cat "$S/out")"
+daemon=$(cat "$S/daemon")
+for _ in $(seq 50); do [ -e "/proc/$daemon" ] && [ "$(awk '{print $3}' "/proc/$daemon/stat")" != Z ] || break; sleep 0.1; done
+if [ -e "/proc/$daemon" ] && [ "$(awk '{print $3}' "/proc/$daemon/stat")" != Z ]; then
+  kill -KILL "$daemon"
+  fail "a daemon (setsid) of a unit that ignored SIGTERM outlived exec"
+fi
+grep -q "2 units: 2 stopped" "$S/out" || fail "exec's summary: $(cat "$S/out")"
+[ "$(grep -c ',stopped,' "$S/results.csv")" = 2 ] || fail "exec's records: $(cat "$S/results.csv")"
+
+echo "interrupt_test: ok"
