@@ -119,7 +119,8 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
 std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
   long measured = 0;
   for (const auto& r : records) {
-    if (!r.gpu_touched || r.seconds < 1) continue;
+    // A unit stopped (Ctrl-C, Slurm's time limit) may not have reached its GPU code yet.
+    if (!r.gpu_touched || r.seconds < 1 || r.end == RunEnd::stopped) continue;
     if (*r.gpu_touched) return {};
     ++measured;
   }

@@ -88,6 +88,10 @@ TEST_CASE("a node whose measured GPU units all ran without touching a GPU gets a
   CHECK(untouched_gpus_warning({ran(30, std::nullopt)}).empty());         // no NVML: nothing known
   CHECK(untouched_gpus_warning({ran(0.4, false)}).empty());  // shorter than a sample may fall between two
   CHECK(untouched_gpus_warning({}).empty());
+  auto stopped = ran(30, false);
+  stopped.end = RunEnd::stopped;  // Ctrl-C 30 s in: it may not have reached its GPU code yet
+  CHECK(untouched_gpus_warning({stopped}).empty());
+  CHECK_THAT(untouched_gpus_warning({stopped, ran(30, false)}), Catch::StartsWith("none of the 1 GPU units"));
 }
 
 TEST_CASE("a broken results record is an error naming its line") {
