@@ -109,11 +109,24 @@ struct GpuPathView {
 };
 
 /// All that `explain` says of one test.
+/// A unit of the test (a shard, or the whole test) whose runs, or its other shards', used more
+/// memory than it reserves: `plan` requires at least their peak of each of its GPUs as its
+/// requirements.gpu_mem_mib (units.cpp memory_floor), which no tag of the test says.
+struct MemoryFloorView {
+  std::optional<int> shard;
+  std::int64_t peak_mib = 0;             ///< the measured peak: the GPU memory the plan requires
+  double vram_headroom = 0;              ///< the rules' headroom
+  std::int64_t with_headroom_mib = 0;    ///< the peak with the headroom
+  std::optional<std::int64_t> vram_mib;  ///< what the plan reserves of a GPU it shares; empty: not shared
+  std::string measured_by;  ///< "its other shards' runs", "its runs that failed or were cut short"
+};
+
 struct Explanation {
   const ClassifiedTest* test = nullptr;
   std::vector<ShardEstimate> estimates;
   Diagnostics diagnostics;  ///< the test's own and those of reading its history
   GpuPathView graph;
+  std::vector<MemoryFloorView> memory_floors;  ///< with --history: the units history gives a floor
 };
 
 /// `explain`'s text: attributes, annotations read, requirements each with its source, the path

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/classify.hpp"
@@ -32,6 +33,16 @@ inline std::int64_t with_headroom(std::int64_t peak_mib, double headroom) {
 }
 inline std::int64_t without_headroom(std::int64_t reserved_mib, double headroom) {
   return static_cast<std::int64_t>(static_cast<double>(reserved_mib) / (1 + headroom) + 1e-6);
+}
+
+/// The source of a gpu_mem_mib that runs set, not a `gpu-mem` tag: the memory floor of a unit
+/// whose runs (or its test's other shards') used more than it reserves (memory_floor in
+/// units.cpp). The plan JSON marks it `"gpu_mem_measured": true`, so that what reads a plan
+/// (`history suggest`) tells it from a declared one.
+inline constexpr std::string_view memory_floor_source = "the most its runs were seen to use (--history)";
+/// gpu_mem_mib is such a floor, not a declared gpu-mem.
+inline bool gpu_mem_measured(const Requirement& r) {
+  return r.gpu_mem_mib && r.gpu_mem_mib->source == memory_floor_source;
 }
 
 /// Estimates one shard (0-based) of a test, or the whole test when `shard_index` is empty.

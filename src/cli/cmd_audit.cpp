@@ -314,8 +314,6 @@ void run(const AuditArgs& args, int& status) {
   QueryOptions query = args.query;
   query.classify_by_deps = false;  // the audit compares the tags as written with the graph
   rules.classify_by_deps = false;
-  Diagnostics history_diagnostics;
-  const auto history = read_history_option(args.history, args.query.strict, history_diagnostics);
   DepsInput deps;
   Classification tests = read_and_classify(query, rules, true, &deps);
   if (deps.graph.edge_count() == 0 && !tests.tests.empty())
@@ -323,11 +321,17 @@ void run(const AuditArgs& args, int& status) {
         Position{input_name(query)},
         "audit needs the dependency graph: this input has no rule inputs (make it with bazel query "
         "'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
+  // Read once the tests are (audit never classifies by deps), with their shard counts as `plan`
+  // reads it: before, stale shard_N_of_M folders beside today's won, and the GPU-hours disagreed.
+  Diagnostics history_diagnostics;
+  const auto history =
+      read_history_option(args.history, args.query.strict, history_diagnostics, shard_counts_now(tests));
   for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
     if (d.label.empty() && d.severity == Severity::warning)
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
-  for (const auto& d : history_diagnostics)  // rows of the history it skipped
-    std::cerr << fmt::format("gpuplan: warning: {}{}{}\n", d.source, d.source.empty() ? "" : ": ", d.message);
+  // Rows of the history it skipped, and of one test (a note of its stale shard folders left out),
+  // each with its severity (before, every one was called a warning).
+  print_history_diagnostics(history_diagnostics);
   Audit result = audit(tests, deps.graph, *deps.reach, used_gpu(history, rules));
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)

@@ -114,7 +114,8 @@ void add_classify_command(CLI::App& app, int& status) {
     auto rules = read_rules(args->query);
     QueryOptions query = args->query;
     Diagnostics history_diagnostics;
-    auto history = read_history_for_classifying(args->history, query, rules, history_diagnostics);
+    std::optional<History> history;
+    read_history_for_classifying(args->history, query, rules, history, history_diagnostics);
     auto classification = read_and_classify(query, rules);
     if (!history)
       history = read_history_option(args->history, query.strict, history_diagnostics,

@@ -61,7 +61,8 @@ void add_compare_command(CLI::App& app, int& status) {
     auto rules = read_rules(args->query);
     Diagnostics diagnostics;
     QueryOptions query = args->query;
-    auto history = read_history_for_classifying(args->history, query, rules, diagnostics);
+    std::optional<History> history;
+    read_history_for_classifying(args->history, query, rules, history, diagnostics);
     auto tests = read_and_classify(query, rules);
     if (!history)
       history = read_history_option(args->history, args->query.strict, diagnostics, shard_counts_now(tests));

@@ -85,6 +85,36 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
   return view;
 }
 
+/// The units of `test` that history gives a memory floor, as `plan` makes them (a unit a shard):
+/// the GPU memory the plan requires of them, which no tag of the test says. Before, explain
+/// showed none of it, and a test planned only onto 80 GB GPUs looked as if any GPU would do.
+std::vector<MemoryFloorView> memory_floors(const ClassifiedTest& test,
+                                           const std::vector<ShardEstimate>& estimates,
+                                           const Estimator& estimate, const Rules& rules) {
+  std::vector<MemoryFloorView> floors;
+  if (test.bucket != Bucket::gpu) return floors;
+  Classification one;
+  one.tests.push_back(test);
+  for (const auto& unit : make_units(one, ShardMode::per_shard, estimate, rules)) {
+    if (!gpu_mem_measured(*unit.requirement)) continue;
+    MemoryFloorView floor;
+    floor.shard = unit.shard_index;
+    floor.peak_mib = unit.requirement->gpu_mem_mib->value;
+    floor.vram_headroom = rules.vram_headroom;
+    floor.with_headroom_mib = with_headroom(floor.peak_mib, rules.vram_headroom);
+    floor.vram_mib = unit.vram_mib;
+    auto e = std::find_if(estimates.begin(), estimates.end(),
+                          [&](const ShardEstimate& s) { return s.shard == unit.shard_index; });
+    if (e != estimates.end() && e->estimate.least_vram_mib)
+      floor.with_headroom_mib = *e->estimate.least_vram_mib;
+    floor.measured_by = e != estimates.end() && e->estimate.source.ends_with("-other-shards")
+                            ? "its other shards' runs"
+                            : "its runs that failed or were cut short";
+    floors.push_back(std::move(floor));
+  }
+  return floors;
+}
+
 }  // namespace
 
 void add_explain_command(CLI::App& app, int& status) {
@@ -103,14 +133,20 @@ void add_explain_command(CLI::App& app, int& status) {
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
     Diagnostics history_diagnostics;
-    auto history = read_history_option(args->history, args->query.strict, history_diagnostics);
     QueryOptions query = args->query;
-    query.used_gpu = used_gpu(history, rules);
+    // Read with the query's shard counts, as `plan` reads it (before, without them: stale
+    // shard_N_of_M folders beside today's won, with a warning, and explain disagreed with plan).
+    std::optional<History> history;
+    read_history_for_classifying(args->history, query, rules, history, history_diagnostics);
     // --strict is about this test (and the input as a whole), not the others in the file: what it
     // makes errors of is as for every command, and only this test's stop the run.
     query.refuse_errors = false;
     DepsInput deps;
     auto classification = read_and_classify(query, rules, true, &deps);
+    if (!history)
+      history = read_history_option(args->history, args->query.strict, history_diagnostics,
+                                    shard_counts_now(classification));
+    const auto used = used_gpu(history, rules);
     check_history_against_tests(history, rules, classification, false);
     const auto& test = find_test(classification, args->label, args->query.targets.path);
     Diagnostics own;
@@ -119,8 +155,10 @@ void add_explain_command(CLI::App& app, int& status) {
                    return d.label.empty() || d.label == canonical_label(test.target.label);
                  });
     auto estimate = estimator_for(history, rules, classification);
-    Explanation explanation{&test, planned_durations(test, estimate), std::move(own),
-                            graph_view(deps, classification, test, query.used_gpu)};
+    auto estimates = planned_durations(test, estimate);
+    auto floors = memory_floors(test, estimates, estimate, rules);
+    Explanation explanation{&test, std::move(estimates), std::move(own),
+                            graph_view(deps, classification, test, used), std::move(floors)};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
     if (args->query.strict)  // check_history_against_tests was asked not to stop on the others'

@@ -173,9 +173,13 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
     Plan plan = read_plan(options.plan);
     auto add = [&](const Unit& unit, const std::string& node) {
       auto& test = tests[label_identity(unit.label)];
+      // The declared gpu-mem only: a floor the plan took from the runs ("gpu_mem_measured") is
+      // no tag (before, it was judged as one: "declared gpu-mem far above use", of a number no
+      // one wrote). A shard given a floor may come before one that keeps the tag.
+      const auto& r = *unit.requirement;
+      if (!test.gpu_mem_mib && r.gpu_mem_mib && !gpu_mem_measured(r)) test.gpu_mem_mib = r.gpu_mem_mib->value;
       if (!test.label.empty()) return;
       test.label = label_identity(unit.label);
-      if (unit.requirement->gpu_mem_mib) test.gpu_mem_mib = unit.requirement->gpu_mem_mib->value;
       // A plan keeps no tags; cpu-only beside them would be a conflict (CPU-only wins, a warning).
       test.cpu_change = "remove its GPU annotations (--query names them)";
       test.planned_node = node;

@@ -91,7 +91,8 @@ void run(const PlanArgs& args, int& status) {
   print_fleet_warnings(fleet, args.query.strict);
   Diagnostics history_diagnostics;
   QueryOptions query = args.query;
-  auto history = read_history_for_classifying(args.history, query, rules, history_diagnostics);
+  std::optional<History> history;
+  read_history_for_classifying(args.history, query, rules, history, history_diagnostics);
   Classification tests = read_and_classify(query, rules);
   drop_classification_inputs(tests);
   if (!history)

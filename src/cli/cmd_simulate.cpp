@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -139,7 +140,11 @@ void add_simulate_command(CLI::App& app, int& status) {
     History history;
     if (!args->history.empty()) {
       Diagnostics diagnostics;
-      history = read_history_paths(args->history, args->strict, diagnostics);
+      // The plan's shard counts choose among a test's shard_N_of_M folders, as the query's do for plan.
+      std::map<std::string, int> shards_now;
+      for (const auto& a : plan.assignments)
+        if (a.unit.shard_count > 1) shards_now[label_identity(a.unit.label)] = a.unit.shard_count;
+      history = read_history_paths(args->history, args->strict, diagnostics, shards_now);
       print_history_diagnostics(diagnostics);
       options.noise.history = &history;
     }

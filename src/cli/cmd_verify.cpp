@@ -63,7 +63,8 @@ void add_verify_command(CLI::App& app, int& status) {
       if (args->query.targets.path == "-" && args->plan == "-")
         throw InputError(Position{"<stdin>"}, "the plan and the query cannot both come from standard input");
       QueryOptions query_options = args->query;
-      read_history_for_classifying(args->history, query_options, options.rules, diagnostics);
+      std::optional<History> history;  // only what --classify-by-deps weighs
+      read_history_for_classifying(args->history, query_options, options.rules, history, diagnostics);
       query = read_and_classify(query_options, options.rules);
       diagnostics.insert(diagnostics.begin(), query->diagnostics.begin(), query->diagnostics.end());
       options.query = &*query;

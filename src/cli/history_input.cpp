@@ -111,8 +111,8 @@ void keep_one_shard_count(const std::string& directory, bool strict,
     const std::string message = fmt::format(
         "{}, and nothing in them says which are newer (a copy's file times do not): read those of {} shards, "
         "{} "
-        "file{} of {} left out. plan --history and history suggest take the query's count instead; or delete "
-        "the stale folders",
+        "file{} of {} left out. Given the query or a plan (plan, explain, audit, classify, history suggest, "
+        "simulate), gpuplan takes its count instead; or delete the stale folders",
         what, keep, left_out, util::plural(left_out), fmt::join(stale, ", "));
     if (strict) throw InputError(Position{canonical_label(label)}, message + " (--strict)");
     diagnostics.push_back(Diagnostic{Severity::warning, canonical_label(label), "--history", message});
@@ -329,13 +329,15 @@ std::map<std::string, int> shard_counts_now(const Classification& tests) {
   return counts;
 }
 
-std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
-                                                    QueryOptions& query, const Rules& rules,
-                                                    Diagnostics& diagnostics) {
-  if (!query.classify_by_deps && !rules.classify_by_deps) return std::nullopt;
-  auto history = read_history_option(paths, query.strict, diagnostics);
-  query.used_gpu = used_gpu(history, rules);
-  return history;
+void read_history_for_classifying(const std::vector<std::string>& paths, QueryOptions& query,
+                                  const Rules& rules, std::optional<History>& history,
+                                  Diagnostics& diagnostics) {
+  if (paths.empty() || (!query.classify_by_deps && !rules.classify_by_deps)) return;
+  query.read_history = [&paths, strict = query.strict, &rules, &history,
+                        &diagnostics](const Classification& tests) {
+    history = read_history_option(paths, strict, diagnostics, shard_counts_now(tests));
+    return used_gpu(history, rules);
+  };
 }
 
 void check_history_against_tests(const std::optional<History>& history, const Rules& rules,

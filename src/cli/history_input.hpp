@@ -34,13 +34,16 @@ std::optional<History> read_history_option(const std::vector<std::string>& paths
 /// The shard count of each sharded test (by label identity), for read_history_paths.
 std::map<std::string, int> shard_counts_now(const Classification& tests);
 
-/// `--history` of a command that classifies, then plans: read before the tests where
-/// --classify-by-deps weighs which tests' runs used a GPU (it sets `query.used_gpu`); else
-/// nothing, and the command reads it once the tests are classified (read_history_option), so
-/// that it is not held while the query is read.
-std::optional<History> read_history_for_classifying(const std::vector<std::string>& paths,
-                                                    QueryOptions& query, const Rules& rules,
-                                                    Diagnostics& diagnostics);
+/// `--history` of a command that reads a query, read with the shard counts of the query's tests
+/// (shard_counts_now), so that stale shard_N_of_M folders give way to today's count as in `plan`.
+/// Under --classify-by-deps, which weighs which tests' runs used a GPU, `query.read_history` reads
+/// it into `history` once the tests are read and sorted, before any is moved; else nothing is
+/// read here, and the command reads it once the tests are classified (read_history_option with
+/// shard_counts_now), so that it is not held while the query is read. `history` and `diagnostics`
+/// must outlive read_and_classify.
+void read_history_for_classifying(const std::vector<std::string>& paths, QueryOptions& query,
+                                  const Rules& rules, std::optional<History>& history,
+                                  Diagnostics& diagnostics);
 
 /// Where the history and the tests disagree, a warning naming the test (under `strict`, an
 /// InputError listing them all): a test with no GPU annotation whose recent runs used a GPU (a

@@ -117,7 +117,9 @@ void apply_classify_by_deps(const QueryOptions& options, Classification& classif
     throw InputError(Position{input_name(options)},
                      "--classify-by-deps needs the dependency graph: this input has no rule inputs (make it "
                      "with bazel query 'deps(tests(//...))' --output=xml or --output=streamed_jsonproto)");
-  auto blind = blind_tests(classification, deps.graph, *deps.reach, options.used_gpu);
+  const auto used_gpu =
+      options.read_history ? options.read_history(classification) : std::map<std::string, std::string>();
+  auto blind = blind_tests(classification, deps.graph, *deps.reach, used_gpu);
   for (const auto& message : blind.messages())
     classification.diagnostics.push_back(Diagnostic{options.strict ? Severity::error : Severity::warning, "",
                                                     "--classify-by-deps",

@@ -3,6 +3,7 @@
 // FILE, --input-format, --attrs, --rules, --strict, --include-manual; and the step
 // "read the input and the rules, classify".
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,9 +25,12 @@ struct QueryOptions {
   bool refuse_untagged = false;
   bool allow_untagged = false;
   bool classify_by_deps = false;  ///< --classify-by-deps (or the rules file's classify_by_deps)
-  /// The tests whose runs used a GPU (--history, used_gpu()) → what the runs measured: the graph
-  /// showing no GPU code does not send them to the CPU bucket (BlindTests::used_gpu).
-  std::map<std::string, std::string> used_gpu;
+  /// Under --classify-by-deps, called once the tests are read and sorted, before any is moved:
+  /// reads --history with the tests' shard counts (read_history_for_classifying) and returns the
+  /// tests whose runs used a GPU → what the runs measured, which the graph showing no GPU code
+  /// does not send to the CPU bucket (BlindTests::used_gpu). Before, the history was read before
+  /// the query, without its shard counts, and stale shard_N_of_M folders could win.
+  std::function<std::map<std::string, std::string>(const Classification&)> read_history;
   /// Free each test's location, tags and exec_properties once classified (`plan`, `classify`:
   /// they never read them again).
   bool drop_inputs = false;

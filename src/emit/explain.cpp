@@ -102,6 +102,16 @@ std::string render_explanation(const Explanation& explanation) {
         fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
                     fmt::format("{:g}s", e.seconds), e.source,
                     e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
+  if (!explanation.memory_floors.empty())
+    out +=
+        "\nmeasured memory floor (the plan runs it only on GPUs with at least this much; no tag says it)\n";
+  for (const auto& f : explanation.memory_floors)
+    out += fmt::format(
+        "  {:<20}{:<16}from {}: peak {} MiB of {} ({} MiB with the {:g}% headroom); reserves {}\n",
+        f.shard ? fmt::format("shard {}", *f.shard) : "whole test", "≥ " + format_mib(f.peak_mib),
+        memory_floor_source, f.peak_mib, f.measured_by, f.with_headroom_mib, f.vram_headroom * 100,
+        f.vram_mib ? fmt::format("{} MiB of a GPU it shares", *f.vram_mib)
+                   : std::string("its GPUs whole (its own need is unknown, so pack shares none)"));
   if (!explanation.diagnostics.empty()) {
     out += "\ndiagnostics\n";
     for (const auto& d : explanation.diagnostics)
@@ -131,6 +141,19 @@ std::string explanation_to_json(const Explanation& explanation) {
          {"source", e.source},
          {"peak_vram_mib",
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
+  if (!explanation.memory_floors.empty()) {
+    j["measured_memory_floor"] = nlohmann::ordered_json::array();
+    for (const auto& f : explanation.memory_floors)
+      j["measured_memory_floor"].push_back(
+          {{"shard_index", f.shard ? nlohmann::ordered_json(*f.shard) : nlohmann::ordered_json(nullptr)},
+           {"peak_mib", f.peak_mib},
+           {"vram_headroom", f.vram_headroom},
+           {"with_headroom_mib", f.with_headroom_mib},
+           {"gpu_mem_mib", f.peak_mib},
+           {"vram_mib", f.vram_mib ? nlohmann::ordered_json(*f.vram_mib) : nlohmann::ordered_json(nullptr)},
+           {"source", memory_floor_source},
+           {"measured_by", f.measured_by}});
+  }
   const GpuPathView& graph = explanation.graph;
   if (graph.present) {
     bool unknown = !graph.blind_reason.empty() || !graph.undeclared.empty();

@@ -39,6 +39,20 @@ void add_shard(Estimate& sum, const Estimate& shard) {
   most(sum.least_vram_mib, shard.least_vram_mib);
 }
 
+/// The whole test's time from its `count` shards: the `measured` shards' own (`measured_seconds`
+/// in all), a shard never measured (its result cached) about what they took each, and a shard that
+/// only timed out at least its lower bound (`timed_out`), and at least that much too. Before, a
+/// timed-out shard's lower bound was scaled up with the measured shards' time as if measured (a
+/// shard of 100 s beside one that timed out at 300 s made a whole test of 800 s), or left out (200 s,
+/// below the 300 s a shard alone is known to take).
+double whole_seconds(double measured_seconds, int measured, const std::vector<double>& timed_out, int count) {
+  if (timed_out.empty()) return measured_seconds * count / measured;
+  const double each = measured_seconds / measured;
+  double total = measured_seconds + each * (count - measured - static_cast<int>(timed_out.size()));
+  for (double at_least : timed_out) total += std::max(at_least, each);
+  return total;
+}
+
 /// A unit's own estimate; a sharded unit may use its test's whole-test history and the other
 /// way round, when the test was (un)sharded since.
 std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const std::string& label,
@@ -53,9 +67,16 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
   }
   std::optional<Estimate> sum;
   int highest = -1, measured = 0;
+  double measured_seconds = 0;
+  std::vector<double> timed_out;
   for (auto it = own.lower_bound(SampleKey{label, 0}); it != own.end() && it->first.label == label; ++it) {
     highest = std::max(highest, it->first.shard.value_or(0));
-    if (it->second.source != timeout_source) ++measured;
+    if (it->second.source != timeout_source) {
+      ++measured;
+      measured_seconds += it->second.seconds;
+    } else {
+      timed_out.push_back(it->second.seconds);
+    }
     if (!sum) {
       sum = it->second;
       continue;
@@ -66,20 +87,26 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
   // Shards never measured (their results cached, or run by none of these builds) took about what
   // the measured ones did: the sum alone made one re-run shard of four the whole test's time.
   const int count = std::max(shard_count, highest + 1);
-  if (sum && measured > 0 && measured < count && sum->source != timeout_source)
-    sum->seconds = sum->seconds * count / measured;
+  if (sum && measured > 0 && (measured < count || !timed_out.empty()) && sum->source != timeout_source)
+    sum->seconds = whole_seconds(measured_seconds, measured, timed_out, count);
   return sum;
 }
 
 /// The whole test's time from its runs in `count` shards: the sum of the measured shards'
-/// estimates, scaled up to all `count` (a shard whose result was cached, or that only timed out,
-/// took about what the others did). Empty when no shard was measured.
+/// estimates, scaled up to all `count` (whole_seconds: a shard whose result was cached took
+/// about what the others did, one that only timed out at least that and its lower bound; without
+/// `lower_bounds` about what the others did too: the time of a shard like the measured ones, for
+/// one never measured, which a timed-out sibling's lower bound says nothing of). Empty when no
+/// shard was measured.
 std::optional<Estimate> whole_from_shards(const std::map<SampleKey, Estimate>& own, const std::string& label,
-                                          int count) {
+                                          int count, bool lower_bounds = true) {
   std::optional<Estimate> sum;
   int measured = 0;
+  std::vector<double> timed_out;
   for (int shard = 0; shard < count; ++shard) {
     auto it = own.find(SampleKey{label, shard});
+    if (lower_bounds && it != own.end() && it->second.source == timeout_source)
+      timed_out.push_back(it->second.seconds);
     if (it == own.end() || it->second.source == timeout_source) continue;
     ++measured;
     if (!sum) {
@@ -88,7 +115,7 @@ std::optional<Estimate> whole_from_shards(const std::map<SampleKey, Estimate>& o
     }
     add_shard(*sum, it->second);
   }
-  if (sum) sum->seconds = sum->seconds * count / measured;
+  if (sum) sum->seconds = whole_seconds(sum->seconds, measured, timed_out, count);
   return sum;
 }
 
@@ -311,8 +338,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
       // results were cached in the builds read): it takes about what they did. Before, it got
       // its class's median split over the shards, a median the re-run shard alone had made. Only
       // where the history records the count: without it they may be shards of another time.
-      auto siblings =
-          shard && !changed && then != counts->end() ? whole_from_shards(*own, label, now) : std::nullopt;
+      auto siblings = shard && !changed && then != counts->end() ? whole_from_shards(*own, label, now, false)
+                                                                 : std::nullopt;
       if (siblings) {
         estimate = *siblings;
         estimate.seconds /= now;

@@ -18,6 +18,7 @@
 #include "gpuplan/limits.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/rules.hpp"
+#include "gpuplan/units.hpp"
 #include "plan/json_parts.hpp"
 #include "plan/plan_index.hpp"
 #include "util/fingerprint.hpp"
@@ -392,6 +393,12 @@ struct Reader {
         fail(path + ".vendor", "expected \"nvidia\", \"amd\", \"intel\" or null");
       r.vendor = Sourced<std::string>{v->get<std::string>(), source};
     }
+    // A floor history set, not a gpu-mem tag (absent in plans before it was written: declared).
+    if (auto* v = optional_field(j, "gpu_mem_measured")) {
+      if (!v->is_boolean()) fail(path + ".gpu_mem_measured", "expected true or false");
+      if (v->get<bool>() && !r.gpu_mem_mib) fail(path + ".gpu_mem_measured", "true without a gpu_mem_mib");
+      if (v->get<bool>()) r.gpu_mem_mib->source = memory_floor_source;
+    }
     return r;
   }
 
@@ -501,6 +508,7 @@ void write_requirements(util::JsonWriter& out, const Requirement& r) {
   out.key("exclusive").value(r.is_exclusive());
   if (r.vendor) out.key("vendor").value(r.vendor->value);
   if (r.takes_every_node_gpu()) out.key("every_node_gpu").value(true);
+  if (gpu_mem_measured(r)) out.key("gpu_mem_measured").value(true);
   out.end_object();
 }
 

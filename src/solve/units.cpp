@@ -47,9 +47,6 @@ std::optional<std::int64_t> reserved_vram(const Requirement& requirement, const 
   return reserved;
 }
 
-/// The memory source of a floor that runs set (memory_floor).
-constexpr std::string_view measured_floor_source = "the most its runs were seen to use (--history)";
-
 /// A unit whose runs used at least some memory that it does not reserve (runs that failed, a
 /// shard of a test planned whole, a shard's siblings): no GPU with less may run it. The floor,
 /// the peak without the headroom, becomes its requirement's gpu_mem_mib, which every policy,
@@ -60,7 +57,7 @@ void memory_floor(Unit& unit, const Estimate& e, double headroom) {
   const auto floor = without_headroom(*e.least_vram_mib, headroom);
   const auto& asked = unit.requirement->gpu_mem_mib;
   if (asked && asked->value >= floor) return;
-  unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{floor, std::string(measured_floor_source)};
+  unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{floor, memory_floor_source};
 }
 
 /// A duration a schedule can use: positive and finite, whatever an estimator returned.

@@ -308,3 +308,33 @@ TEST_CASE("memory a framework took up front is no need: it reserves nothing, and
   CHECK_FALSE(up_front_peak(history, "//a:jax", 20));
   CHECK_FALSE(up_front_peak(history, "//a:other", 20));
 }
+
+TEST_CASE("a shard that only timed out counts at least its lower bound, and scales no other shard") {
+  // Shard 0 of 3 passed in 100 s, shard 1 timed out at 300 s, shard 2 was cached.
+  auto shards = [](std::optional<int> count) {
+    History history;
+    history.samples[{"//a:t", 0}] = durations({100});
+    history.samples[{"//a:t", 1}] = {Sample{300, true, std::nullopt, std::nullopt, std::nullopt, {}}};
+    if (count) history.shard_counts["//a:t"] = *count;
+    return history;
+  };
+  Classification tests;
+  tests.tests = {gpu_test("//a:t", "medium", 3), gpu_test("//a:new", "medium")};
+  auto estimate = history_estimator(shards(3), tests, Rules{}, fixed_default());
+  CHECK(estimate(tests.tests[0], 1).seconds == 300);
+  CHECK(estimate(tests.tests[0], 1).source == "history-timeout");
+  // The cached shard takes what the measured one did, not a share of the timed-out one's bound.
+  CHECK(estimate(tests.tests[0], 2).seconds == 100);
+  CHECK(estimate(tests.tests[0], 2).source == "history-p90-other-shards");
+  // The whole test: 100 + at least 300 + 100 (was 1,200: the bound scaled up as if measured).
+  CHECK(estimate(tests.tests[1], std::nullopt).seconds == 500);  // its size class's median
+  // Unsharded now, the history recording no count: 100 + 300 (was 800).
+  tests.tests[0].target.shard_count = 0;
+  CHECK(history_estimator(shards(std::nullopt), tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt)
+            .seconds == 400);
+  // Unsharded now, the history's 2 shards resharded: 100 + 300 (was 200, below the bound alone).
+  auto resharded =
+      history_estimator(shards(2), tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(resharded.seconds == 400);
+  CHECK(resharded.source == "history-p90-resharded");
+}

@@ -11,6 +11,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/units.hpp"
 #include "plan/rich_plan.hpp"
 
 using namespace gpuplan;
@@ -66,6 +67,32 @@ TEST_CASE("a pack plan keeps the knobs it was made with") {
   CHECK(back.summary.vram_headroom == 0.00005);
   CHECK(back.summary.max_tests_per_gpu == 2);
   CHECK_FALSE(to_json(sample_plan())["summary"].contains("vram_headroom"));
+}
+
+// history suggest reads the plan's gpu_mem_mib as the test's gpu-mem tag: a floor history set
+// was judged as one ("declared gpu-mem far above use" of a number no one wrote).
+TEST_CASE("a plan tells a memory floor history set from a declared gpu-mem") {
+  Plan plan = sample_plan();
+  plan.assignments.push_back(plan.assignments[0]);
+  plan.assignments[0].unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{20000, memory_floor_source};
+  plan.assignments[1].unit.requirement.edit().gpu_mem_mib = Sourced<std::int64_t>{40960, "tag gpu-mem:40GiB"};
+  auto json = to_json(plan);
+  CHECK(json["assignments"][0]["requirements"]["gpu_mem_measured"] == true);
+  CHECK_FALSE(json["assignments"][1]["requirements"].contains("gpu_mem_measured"));
+  auto back = plan_from_json(nlohmann::json::parse(json.dump()), "plan.json");
+  CHECK(gpu_mem_measured(*back.assignments[0].unit.requirement));
+  CHECK_FALSE(gpu_mem_measured(*back.assignments[1].unit.requirement));
+  CHECK(to_json(back).dump() == json.dump());
+  // A plan written before the marker: its gpu_mem_mib reads as declared, as it did.
+  json["assignments"][0]["requirements"].erase("gpu_mem_measured");
+  CHECK_FALSE(gpu_mem_measured(*plan_from_json(json, "plan.json").assignments[0].unit.requirement));
+  json["assignments"][0]["requirements"]["gpu_mem_measured"] = "yes";
+  CHECK_THROWS_WITH(plan_from_json(json, "plan.json"),
+                    "plan.json: assignments[0].requirements.gpu_mem_measured: expected true or false");
+  json["assignments"][0]["requirements"]["gpu_mem_measured"] = true;
+  json["assignments"][0]["requirements"]["gpu_mem_mib"] = nullptr;
+  CHECK_THROWS_WITH(plan_from_json(json, "plan.json"),
+                    Catch::Contains("gpu_mem_measured: true without a gpu_mem_mib"));
 }
 
 TEST_CASE("a plan with a field of the wrong type names the field") {
