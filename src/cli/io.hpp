@@ -75,7 +75,8 @@ class Output {
 
 /// Several files of one folder that appear together or not at all: an export's scripts and
 /// manifests. Each is written to a staging folder made inside `directory` (`.gpuplan-XXXXXX`, an
-/// unpredictable name) and fsync'ed; commit() checks that every target is a regular file or absent
+/// unpredictable name); commit() syncs them to disk (one syncfs for all, not an fsync each), checks
+/// that every target is a regular file or absent
 /// and only then renames them all into place, with SIGINT, SIGTERM and SIGHUP held back meanwhile.
 /// Without commit() (an error, an exception, one of those signals), or when a write, the check or
 /// a rename fails, the folder is left as it was: the staged files go, a file already renamed over
