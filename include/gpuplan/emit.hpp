@@ -48,7 +48,10 @@ struct Comparison {
   PlanSummary summary;
   double gpu_hours_reserved = 0;  ///< GPU time held by units; a GPU shared under pack counts once
   double gpu_hours_used = 0;      ///< GPU time the tests asked for: GPUs asked × planned duration
-  double utilization = 0;         ///< reserved / (fleet GPUs × makespan)
+  /// GPU time some unit runs on a GPU / (fleet GPUs × makespan): the plan's gpu_utilization,
+  /// show's "GPU utilisation" (one name, one definition; compare's util was `held` before).
+  double utilization = 0;
+  double held = 0;  ///< reserved / (fleet GPUs × makespan): also GPUs a whole-node unit holds unused
 };
 
 Comparison compare(const Plan& plan, const Fleet& fleet);

@@ -77,6 +77,11 @@ std::string gpu_list(const std::vector<int>& gpus);
 /// its GPU with other such units.
 bool shares_gpu(const Unit& unit, Policy policy);
 
+/// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
+/// `whole-node` one that asks for more than one GPU (as the planner placed them). It holds every
+/// GPU of its node, also those it does not use (the charts draw them held).
+bool holds_whole_node(const Assignment& assignment, Policy policy);
+
 /// The environment a plan gives an assignment's test, computed from the assignment and never
 /// from a plan file's `env` (a plan cannot set PATH or LD_PRELOAD): CUDA_VISIBLE_DEVICES from
 /// its GPUs; for a shard, TEST_SHARD_INDEX and TEST_TOTAL_SHARDS; for a unit that shares its

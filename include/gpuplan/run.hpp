@@ -111,10 +111,6 @@ void check_launchable(const Assignment& assignment, const std::string& plan_path
 /// nodes or counts.
 void check_planned_once(const Plan& plan, const std::string& plan_path);
 
-/// True when the unit has its node to itself at run time: a `gpu-exclusive` unit, or under
-/// `whole-node` one that asks for more than one GPU (as the planner placed them).
-bool holds_whole_node(const Assignment& assignment, Policy policy);
-
 /// Seconds a unit may run: its `timeout` attribute (short 60, moderate 300, long 900,
 /// eternal 3600), else Bazel's default for its size (small, medium, large, enormous).
 int timeout_seconds(const Unit& unit);

@@ -99,8 +99,10 @@ void add_show_command(CLI::App& app, int& status) {
   command->add_option("--fleet", args->fleet,
                       "the fleet the plan is for: its idle nodes and GPUs are drawn too (text view)");
   command->callback([args, &status] {
+    // The plan read first: a fleet it does not fit is refused before anything is written.
+    auto whole_plan = read_plan(args->plan);
     if (args->format == "markdown") {
-      write_output("-", render_markdown(read_plan(args->plan)));
+      write_output("-", render_markdown(whole_plan));
       status = exit_ok;
       return;
     }
@@ -111,10 +113,11 @@ void add_show_command(CLI::App& app, int& status) {
       auto fleet_input = open_input(args->fleet);
       fleet = load_fleet(fleet_input.in(), fleet_input.name);
       print_fleet_warnings(*fleet);
+      check_plan_on_fleet(whole_plan, *fleet);
       if (args->nodes.empty() && args->labels.empty()) options.fleet = &*fleet;
     }
     std::string note;
-    auto plan = filter_plan(read_plan(args->plan), *args, note);
+    auto plan = filter_plan(std::move(whole_plan), *args, note);
     write_output("-",
                  note + (args->summary ? render_node_summary(plan, options) : render_text(plan, options)));
     status = exit_ok;

@@ -18,6 +18,7 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
+#include "emit/gantt.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/rules.hpp"
 #include "gpuplan/simulate.hpp"
@@ -75,14 +76,16 @@ std::string report_text(const SimulationReport& r, const SimulateArgs& args) {
                           : "durations drawn from each unit's own history";
   std::string out = fmt::format("{}: {} units, {} runs of {}, seed {}\n",
                                 args.plan == "-" ? "<stdin>" : args.plan, r.units, r.runs, noise, args.seed);
-  out += fmt::format("{:<18} {:>12} {:>12} {:>14} {:>18}\n", "makespan", "median (s)", "p95 (s)",
-                     "median/plan", "median/hindsight");
+  // Durations as the other commands write them (18h39m; --json keeps seconds): "67140.0" before.
+  out += fmt::format("{:<18} {:>12} {:>12} {:>14} {:>18}\n", "makespan", "median", "p95", "median/plan",
+                     "median/hindsight");
   double bound = r.hindsight_bound.median;
-  out += fmt::format("{:<18} {:>12.1f} {:>12} {:>14} {:>18}\n", "plan", r.planned_makespan, "", "1.000x",
-                     ratio(r.planned_makespan, bound));
+  out += fmt::format("{:<18} {:>12} {:>12} {:>14} {:>18}\n", "plan", emit::format_seconds(r.planned_makespan),
+                     "", "1.000x", ratio(r.planned_makespan, bound));
   auto row = [&](const char* name, const Spread& s) {
-    out += fmt::format("{:<18} {:>12.1f} {:>12.1f} {:>14} {:>18}\n", name, s.median, s.p95,
-                       ratio(s.median, r.planned_makespan), ratio(s.median, bound));
+    out +=
+        fmt::format("{:<18} {:>12} {:>12} {:>14} {:>18}\n", name, emit::format_seconds(s.median),
+                    emit::format_seconds(s.p95), ratio(s.median, r.planned_makespan), ratio(s.median, bound));
   };
   row("static executor", r.static_makespan);
   row("dynamic executor", r.dynamic_makespan);

@@ -296,6 +296,23 @@ void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& p
   }
 }
 
+void check_plan_on_fleet(const Plan& plan, const Fleet& fleet) {
+  std::map<std::string_view, int> gpus_of;
+  for (const auto& node : fleet.nodes) gpus_of[node.name] = static_cast<int>(node.gpus.size());
+  for (const auto& a : plan.assignments) {
+    auto found = gpus_of.find(a.node.str());
+    if (found == gpus_of.end())
+      throw InputError(Position{fleet.source},
+                       fmt::format("the plan puts {} on node {}, which this fleet does not have", a.unit.id,
+                                   a.node.str()));
+    for (int gpu : a.gpus)
+      if (gpu < 0 || gpu >= found->second)
+        throw InputError(Position{fleet.source},
+                         fmt::format("the plan puts {} on GPU {} of {}, which has {} GPUs", a.unit.id, gpu,
+                                     a.node.str(), found->second));
+  }
+}
+
 void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path) {
   if (auto split = tests_split_over_nodes(plan, node); !split.empty())
     std::cerr << fmt::format("gpuplan: warning: {}: {}\n", path, split);

@@ -67,6 +67,11 @@ void check_exportable(const Plan& plan, const std::string& path);
 void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& plan_path,
                       const std::string& fleet_path);
 
+/// For show and render given --fleet: a unit on a node the fleet lacks, or on a GPU its node
+/// lacks (a plan made for another fleet), refused as `simulate` refuses it (InputError naming the
+/// fleet, the unit and the node; exit 2). Before, the chart mixed both fleets' nodes silently.
+void check_plan_on_fleet(const Plan& plan, const Fleet& fleet);
+
 /// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
 /// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.
 void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path);

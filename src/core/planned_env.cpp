@@ -2,6 +2,8 @@
 // `exec` and `run-under` apply.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
@@ -28,6 +30,12 @@ std::string gpu_list(const std::vector<int>& gpus) {
 bool shares_gpu(const Unit& unit, Policy policy) {
   return policy == Policy::pack && unit.requirement->gpus.value == 1 && !unit.requirement->is_exclusive() &&
          unit.vram_mib.has_value();
+}
+
+bool holds_whole_node(const Assignment& a, Policy policy) {
+  const Requirement& r = a.unit.requirement;
+  return r.is_exclusive() ||
+         (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), r.gpus.value) > 1);
 }
 
 void for_each_planned_env(const Assignment& a, bool shares_gpu,

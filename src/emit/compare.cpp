@@ -23,13 +23,12 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
   c.summary = plan.summary;
   std::map<std::string, int> node_gpus;
   for (const auto& node : fleet.nodes) node_gpus[node.name] = static_cast<int>(node.gpus.size());
-  std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> held;
+  std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> held, busy;
   for (const auto& a : plan.assignments) {
     std::set<int> gpus(a.gpus.begin(), a.gpus.end());
+    for (int g : gpus) busy[{a.node, g}].push_back({a.start_s, a.end_s});
     // A node-exclusive unit, and a multi-GPU unit under whole-node, hold every GPU of their node.
-    bool whole_node = a.unit.requirement->is_exclusive() ||
-                      (plan.policy == Policy::whole_node && a.unit.requirement->gpus.value > 1);
-    if (whole_node)
+    if (holds_whole_node(a, plan.policy))
       for (int g = 0; g < node_gpus[a.node]; ++g) gpus.insert(g);
     for (int g : gpus) held[{a.node, g}].push_back({a.start_s, a.end_s});
     // Asked for: its count, or every GPU of the node it holds where it gives none (every_node_gpu).
@@ -38,14 +37,17 @@ Comparison compare(const Plan& plan, const Fleet& fleet) {
     c.gpu_hours_used += asked * (a.end_s - a.start_s) / 3600;
   }
   for (const auto& [gpu, spans] : held) c.gpu_hours_reserved += util::covered(spans) / 3600;
+  double busy_hours = 0;
+  for (const auto& [gpu, spans] : busy) busy_hours += util::covered(spans) / 3600;
   double capacity = c.fleet_gpus * plan.summary.makespan_s / 3600;
-  c.utilization = capacity > 0 ? c.gpu_hours_reserved / capacity : 0;
+  c.utilization = capacity > 0 ? busy_hours / capacity : 0;
+  c.held = capacity > 0 ? c.gpu_hours_reserved / capacity : 0;
   return c;
 }
 
 std::string render_comparison(const std::vector<Comparison>& rows, const TextOptions& options) {
-  const std::vector<std::string> header{"policy",   "makespan", "bound", "gap",
-                                        "reserved", "used",     "util",  "unsched"};
+  const std::vector<std::string> header{"policy", "makespan", "bound", "gap",    "reserved",
+                                        "used",   "held",     "util",  "unsched"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& c : rows) {
     const auto& s = c.summary;
@@ -54,7 +56,8 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
          emit::format_seconds(s.lower_bound_s),
          s.lower_bound_s > 0 ? fmt::format("{:.1f}%", (s.makespan_s / s.lower_bound_s - 1) * 100) : "-",
          fmt::format("{:.2f}", c.gpu_hours_reserved), fmt::format("{:.2f}", c.gpu_hours_used),
-         fmt::format("{:.1f}%", c.utilization * 100), std::to_string(s.unschedulable_units)});
+         fmt::format("{:.1f}%", c.held * 100), fmt::format("{:.1f}%", c.utilization * 100),
+         std::to_string(s.unschedulable_units)});
   }
   std::vector<int> widths;
   widths.reserve(header.size());
@@ -86,7 +89,8 @@ std::string render_comparison(const std::vector<Comparison>& rows, const TextOpt
   for (const auto* part :
        {"GPU-hours reserved: GPU time held by units (a GPU shared under pack counts once;",
         "a whole-node unit holds its node);",
-        "used: GPUs asked × planned duration; util: reserved / (fleet GPUs × makespan)."}) {
+        "used: GPUs asked × planned duration; held: reserved / (fleet GPUs × makespan);",
+        "util: GPU time running units / (fleet GPUs × makespan), the plan's GPU utilisation."}) {
     legend += part;
     legend += ' ';
   }
@@ -118,6 +122,7 @@ nlohmann::ordered_json comparison_to_json(const std::vector<Comparison>& rows) {
                     {"gap", s.lower_bound_s > 0 ? util::json_ratio(s.makespan_s / s.lower_bound_s - 1) : 0.0},
                     {"gpu_hours_reserved", util::round_to(c.gpu_hours_reserved, 3)},
                     {"gpu_hours_used", util::round_to(c.gpu_hours_used, 3)},
+                    {"gpu_held", util::json_ratio(c.held)},
                     {"gpu_utilization", util::json_ratio(c.utilization)},
                     {"scheduled_units", s.scheduled_units},
                     {"unschedulable_units", s.unschedulable_units}});

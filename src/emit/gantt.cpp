@@ -64,11 +64,15 @@ Gantt layout(const Plan& plan, const Fleet* fleet) {
     std::map<int, size_t> lane_of;
     for (int g : gpus) {
       lane_of[g] = node.lanes.size();
-      node.lanes.push_back({g, {}});
+      node.lanes.push_back({g, {}, {}});
     }
     for (const auto* a : units) {
       node.busy_until_s = std::max(node.busy_until_s, a->end_s);
-      for (int g : std::set<int>(a->gpus.begin(), a->gpus.end())) place(node.lanes[lane_of[g]], *a);
+      std::set<int> on(a->gpus.begin(), a->gpus.end());
+      for (int g : on) place(node.lanes[lane_of[g]], *a);
+      if (holds_whole_node(*a, plan.policy))
+        for (auto& lane : node.lanes)
+          if (!on.contains(lane.gpu)) lane.held.push_back(a);
     }
     gantt.nodes.push_back(std::move(node));
   }
@@ -144,9 +148,61 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+namespace {
+
+/// The code point at `text[at]` and its length in bytes; a stray byte counts as one of its own.
+std::pair<char32_t, size_t> decode(std::string_view text, size_t at) {
+  auto c = static_cast<unsigned char>(text[at]);
+  size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+  if (at + length > text.size()) length = 1;
+  char32_t code = length == 1 ? c : c & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    auto next = static_cast<unsigned char>(text[at + i]);
+    if ((next & 0xC0) != 0x80) return {c, 1};
+    code = (code << 6) | (next & 0x3F);
+  }
+  return {code, length};
+}
+
+/// Columns a terminal gives a code point: 2 for East Asian wide and fullwidth characters (CJK,
+/// kana, hangul, fullwidth forms, most emoji), 0 for combining marks and joiners, else 1.
+int width_of(char32_t c) {
+  if ((c >= 0x300 && c <= 0x36F) || (c >= 0x200B && c <= 0x200F) || (c >= 0xFE00 && c <= 0xFE0F)) return 0;
+  const bool wide =
+      (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) || (c >= 0x3041 && c <= 0x33FF) ||
+      (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+      (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+      (c >= 0x1F680 && c <= 0x1F6FF) || (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x1FA70 && c <= 0x1FAFF) ||
+      (c >= 0x20000 && c <= 0x3FFFD);
+  return wide ? 2 : 1;
+}
+
+}  // namespace
+
 int columns(std::string_view text) {
-  return static_cast<int>(
-      std::count_if(text.begin(), text.end(), [](unsigned char c) { return (c & 0xC0) != 0x80; }));
+  int total = 0;
+  for (size_t at = 0; at < text.size();) {
+    auto [code, length] = decode(text, at);
+    total += width_of(code);
+    at += length;
+  }
+  return total;
+}
+
+std::vector<std::string> cells_of(std::string_view text) {
+  std::vector<std::string> cells;
+  for (size_t at = 0; at < text.size();) {
+    auto [code, length] = decode(text, at);
+    const int width = width_of(code);
+    if (width == 0 && !cells.empty())
+      cells.back() += text.substr(at, length);
+    else
+      cells.emplace_back(text.substr(at, length));
+    if (width == 2) cells.emplace_back();
+    at += length;
+  }
+  return cells;
 }
 
 std::string fit(std::string_view text, int width) {
@@ -154,10 +210,12 @@ std::string fit(std::string_view text, int width) {
   if (width <= 0) return "";
   std::string out;
   int taken = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xC0) != 0x80 && ++taken == width) break;
-    out += text[i];
+  for (size_t at = 0; at < text.size();) {
+    auto [code, length] = decode(text, at);
+    taken += width_of(code);
+    if (taken > width - 1) break;  // a column for "…"
+    out += text.substr(at, length);
+    at += length;
   }
   return out + "…";
 }
@@ -165,10 +223,15 @@ std::string fit(std::string_view text, int width) {
 std::string fit_label(std::string_view label, int width) {
   if (columns(label) <= width) return std::string(label);
   if (width <= 1) return fit(label, width);
-  auto last_columns = [](std::string_view text, int n) {  // whole code points
+  auto last_columns = [](std::string_view text, int n) {  // whole code points, at most n columns
     size_t at = text.size();
-    while (at > 0 && n > 0)
-      if ((static_cast<unsigned char>(text[--at]) & 0xC0) != 0x80) --n;
+    while (at > 0) {
+      size_t start = at - 1;
+      while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+      n -= columns(text.substr(start, at - start));
+      if (n < 0) break;
+      at = start;
+    }
     return text.substr(at);
   };
   auto colon = label.rfind(':');

@@ -17,6 +17,10 @@ using Row = std::vector<const Assignment*>;
 struct Lane {
   int gpu = 0;
   std::vector<Row> rows;
+  /// Units that hold this GPU without running on it: they have the whole node (gpu-exclusive,
+  /// or several GPUs under whole-node; holds_whole_node), so nothing else may use it. In start
+  /// order; drawn as held, not as idle.
+  Row held;
 };
 
 struct NodeLanes {
@@ -56,8 +60,14 @@ std::string hex(Rgb color);  ///< "#a1b2c3"
 /// cannot drive the terminal or break XML.
 std::string printable(std::string_view text);
 
-/// Characters a terminal shows for UTF-8 `text` (one a code point).
+/// Columns a terminal takes to show UTF-8 `text`: East Asian wide characters (CJK, most emoji)
+/// take two, combining marks none (one a code point before, so a CJK name pushed its row past
+/// the width).
 int columns(std::string_view text);
+
+/// `text` as terminal cells: one a character, and an empty cell after each wide one (the
+/// column it also covers); a combining mark goes with the character before it.
+std::vector<std::string> cells_of(std::string_view text);
 
 /// The first `width` columns of `text`, ending in "…" when cut.
 std::string fit(std::string_view text, int width);

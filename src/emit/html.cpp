@@ -40,6 +40,19 @@ class StringTable {
   std::vector<std::string> strings_;
 };
 
+/// [first row, rows] for each run of adjacent rows of `rows` (ascending).
+void write_runs(util::JsonWriter& out, const std::vector<int>& rows) {
+  out.begin_array();
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    out.value(rows[i]);
+    out.value(static_cast<int>(j - i));
+    i = j;
+  }
+  out.end_array();
+}
+
 /// The layout the page's script draws, written to `out` as it is made (rows are lane rows and
 /// node headers, numbered from the top). A plan of 147,000 units made a document of some 200 MB
 /// before; only the nodes, the packages and the string table are held now. The keys are in
@@ -47,6 +60,7 @@ class StringTable {
 void write_chart_data(const Plan& plan, const Fleet* fleet, util::JsonWriter& out) {
   auto gantt = emit::layout(plan, fleet);
   std::map<const Assignment*, std::vector<int>> rows_of;  // unit → its rows, ascending
+  std::map<const Assignment*, std::vector<int>> held_of;  // unit → rows it holds without running there
   std::map<std::string, int> node_index;
   nlohmann::json nodes = nlohmann::json::array();
   int row = 0;
@@ -57,6 +71,7 @@ void write_chart_data(const Plan& plan, const Fleet* fleet, util::JsonWriter& ou
     for (const auto& lane : node.lanes) {
       auto count = std::max<int>(static_cast<int>(lane.rows.size()), 1);
       lanes.push_back({lane.gpu, row, count});
+      for (const auto* a : lane.held) held_of[a].push_back(row);
       for (const auto& lane_row : lane.rows) {
         for (const auto* a : lane_row) rows_of[a].push_back(row);
         ++row;
@@ -133,15 +148,9 @@ void write_chart_data(const Plan& plan, const Fleet* fleet, util::JsonWriter& ou
       out.null();
     out.value(a.unit.flaky ? 1 : 0);
     out.value(shard);
-    out.begin_array();  // [first row, rows] for each run of adjacent rows
-    for (size_t i = 0; i < rows.size();) {
-      size_t j = i + 1;
-      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
-      out.value(rows[i]);
-      out.value(static_cast<int>(j - i));
-      i = j;
-    }
-    out.end_array();
+    write_runs(out, rows);
+    // Only a unit that holds GPUs it does not run on has the held rows: other plans' pages stay as they were.
+    if (auto held = held_of.find(&a); held != held_of.end()) write_runs(out, held->second);
     out.end_array();
     rows.clear();
     rows.shrink_to_fit();

@@ -17,7 +17,7 @@ h1{font-size:17px;margin:0 0 2px}
 #controls input[type=search]{width:22em;padding:3px 6px}
 #controls button{padding:2px 8px}
 #legend{display:flex;flex-wrap:wrap;gap:2px 12px;margin:6px 0 0;padding:0;list-style:none}
-#legend li{cursor:pointer;white-space:nowrap}
+#legend li{cursor:pointer;max-width:100%;overflow-wrap:anywhere}
 #legend .swatch{display:inline-block;width:11px;height:11px;border:1px solid #0004;border-radius:2px;margin-right:4px;vertical-align:-1px}
 details{margin:0 12px 4px}
 details ul{max-height:18vh;overflow:auto;margin:4px 0;padding-left:18px}
@@ -53,7 +53,7 @@ constexpr std::string_view kPageScript = R"JS((function () {
   var data = JSON.parse(document.getElementById("plan-data").textContent);
   var units = data.units, nodes = data.nodes, strings = data.strings;
   var START = 0, END = 1, NODE = 2, PACKAGE = 3, SIZE = 4, ID = 5, NAME = 6, GPUS = 7, NEEDS = 8,
-      SOURCE = 9, VRAM = 10, FLAKY = 11, SHARD = 12, SEGMENTS = 13;
+      SOURCE = 9, VRAM = 10, FLAKY = 11, SHARD = 12, SEGMENTS = 13, HELD = 14;
   var GUTTER = 150, AXIS = 46, RIGHT = 12, MAX_ROW = 22;
   var SIZE_COLORS = {small: "#9ad0f5", medium: "#8fd19e", large: "#f7c873", enormous: "#f08a7e"};
   var box = document.getElementById("chart"), canvas = document.getElementById("canvas");
@@ -68,9 +68,10 @@ constexpr std::string_view kPageScript = R"JS((function () {
   var rowUnits = [];
   for (var r = 0; r < data.rows; ++r) rowUnits.push([]);
   units.forEach(function (u, i) {
-    var s = u[SEGMENTS];
-    for (var k = 0; k < s.length; k += 2)
-      for (var row = s[k]; row < s[k] + s[k + 1]; ++row) rowUnits[row].push(i);
+    [u[SEGMENTS], u[HELD] || []].forEach(function (s) {
+      for (var k = 0; k < s.length; k += 2)
+        for (var row = s[k]; row < s[k] + s[k + 1]; ++row) rowUnits[row].push(i);
+    });
   });
   rowUnits.forEach(function (list) { list.sort(function (a, b) { return units[a][START] - units[b][START]; }); });
   var rowNode = new Int32Array(data.rows), rowGpu = new Int32Array(data.rows).fill(-1);
@@ -155,6 +156,16 @@ constexpr std::string_view kPageScript = R"JS((function () {
       if (x0 > right || x0 + w < left) continue;
       var segments = u[SEGMENTS], painted = false;
       var dim = matches && !matches[i];
+      // GPUs the unit holds without running on them (it has the whole node): its colour, faint.
+      var held = u[HELD] || [];
+      for (var m = 0; m < held.length; m += 2) {
+        var hy = y(held[m]), hh = held[m + 1] * view.row;
+        if (hy > bottom || hy + hh < top) continue;
+        var hgap = hh >= 6 ? 2 : 0;
+        ctx.globalAlpha = 0.3; ctx.fillStyle = dim ? "#e3e3e3" : unitColor(u);
+        ctx.fillRect(x0, hy + hgap / 2, w, Math.max(1, hh - hgap));
+        ctx.globalAlpha = 1;
+      }
       for (var k = 0; k < segments.length; k += 2) {
         var y0 = y(segments[k]), h = segments[k + 1] * view.row;
         if (y0 > bottom || y0 + h < top) continue;
@@ -261,6 +272,7 @@ constexpr std::string_view kPageScript = R"JS((function () {
     lines.push(seconds(u[START]) + " → " + seconds(u[END]) + " (" + seconds(u[END] - u[START]) + ", " + strings[u[SOURCE]] + ")");
     lines.push("needs " + strings[u[NEEDS]] + " · size " + strings[u[SIZE]]);
     if (u[VRAM] !== null) lines.push("reserves " + u[VRAM] + " MiB per GPU");
+    if (u[HELD]) lines.push("holds the whole node: its other GPUs are held, not used");
     if (u[FLAKY]) lines.push("flaky");
     return lines.join("\n");
   }

@@ -49,9 +49,12 @@ std::string render_markdown(const Plan& plan) {
                      s.skipped_tests);
   out += fmt::format("| GPU units | {} scheduled, {} unschedulable |\n", s.scheduled_units,
                      s.unschedulable_units);
-  double gap = s.lower_bound_s > 0 ? (s.makespan_s / s.lower_bound_s - 1) * 100 : 0;
-  out += fmt::format("| makespan | {} (lower bound {}, {:.1f}% above it) |\n", duration(s.makespan_s),
-                     duration(s.lower_bound_s), gap);
+  // As the text view: a plan with no bound (0) says none, not "0.0% above it".
+  if (s.lower_bound_s > 0)
+    out += fmt::format("| makespan | {} (lower bound {}, {:.1f}% above it) |\n", duration(s.makespan_s),
+                       duration(s.lower_bound_s), (s.makespan_s / s.lower_bound_s - 1) * 100);
+  else
+    out += fmt::format("| makespan | {} |\n", duration(s.makespan_s));
   out += fmt::format("| GPU utilisation | {:.1f}% |\n\n", s.gpu_utilization * 100);
 
   if (!plan.unschedulable.empty()) {

@@ -136,9 +136,14 @@ class NodeChart {
         std::string label = r == 0 ? fmt::format(" GPU {}", lane.gpu) : "";
         label.resize(static_cast<size_t>(label_width_), ' ');
         out += painter_.paint(label, Style::dim);
-        out += row(r < lane.rows.size() ? lane.rows[r] : emit::Row{});
+        out += row(r < lane.rows.size() ? lane.rows[r] : emit::Row{}, r == 0 ? lane.held : emit::Row{});
         out += '\n';
       }
+    if (held_)
+      for (const auto& line : wrap("░ held, not used: the GPU belongs to a unit that has the whole node "
+                                   "(gpu-exclusive, or several GPUs under whole-node)",
+                                   label_width_ + plot_ - 3, 2))
+        out += painter_.paint("   " + line, Style::dim) + '\n';
     for (const auto& [key, a] : legend_) out += key_line(std::string(1, key), *a) + '\n';
     // Units with no column left in their row are never hidden: counted and listed here.
     std::vector<const Assignment*> folded;
@@ -253,15 +258,25 @@ class NodeChart {
     return key;
   }
 
-  std::string row(const emit::Row& units) {
+  /// `held`: units that hold this GPU without running on it, drawn "░" in their colour.
+  std::string row(const emit::Row& units, const emit::Row& held) {
     Cells cells{std::vector<std::string>(static_cast<size_t>(plot_)),
                 std::vector<const std::string*>(static_cast<size_t>(plot_), nullptr)};
     for (int c = 0; c < plot_; ++c) cells.glyphs[static_cast<size_t>(c)] = "·";
     for (int k = 1; column(k * step_) < plot_; ++k)
       cells.glyphs[static_cast<size_t>(column(k * step_))] = "┊";
     if (int mark = makespan_column(); mark >= 0) cells.glyphs[static_cast<size_t>(mark)] = "│";
-    if (units.empty() && plot_ > 6) {  // an idle GPU says so
+    if (units.empty() && held.empty() && plot_ > 6) {  // an idle GPU says so
       cells.glyphs[1] = "i", cells.glyphs[2] = "d", cells.glyphs[3] = "l", cells.glyphs[4] = "e";
+    }
+    for (const auto* a : held) {
+      int c0 = std::min(column(a->start_s), plot_ - 1);
+      int c1 = std::clamp(column(a->end_s), c0 + 1, plot_);
+      for (int c = c0; c < c1; ++c) {
+        cells.glyphs[static_cast<size_t>(c)] = "░";
+        cells.labels[static_cast<size_t>(c)] = &a->unit.label;
+      }
+      held_ = true;
     }
     int cursor = 0;
     for (const auto* a : units) {
@@ -299,12 +314,7 @@ class NodeChart {
       std::string key(1, key_for(a));
       content = n < 3 ? key : "[" + key + (n >= 7 ? " " + emit::fit(name, n - 4) : "");
     }
-    std::vector<std::string> glyphs;
-    for (char c : content)
-      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80)
-        glyphs.back() += c;
-      else
-        glyphs.emplace_back(1, c);
+    std::vector<std::string> glyphs = emit::cells_of(content);
     while (static_cast<int>(glyphs.size()) < n - 1) glyphs.emplace_back("─");
     if (n >= 2) glyphs.emplace_back("]");
     for (int i = 0; i < n; ++i) {
@@ -322,6 +332,7 @@ class NodeChart {
   double scale_ = 1;
   double step_ = 60;
   std::vector<std::pair<char, const Assignment*>> legend_;
+  bool held_ = false;  ///< some GPU is drawn held: the node's key says what "░" means
   std::vector<const Assignment*>
       folded_;  ///< units with no column left in their row, listed after the legend
 };
@@ -394,15 +405,17 @@ std::string render_node_summary(const Plan& plan, const TextOptions& options) {
                  Style::bold) +
          '\n';
   for (const auto& node : gantt.nodes) {
-    std::set<const Assignment*> units;
-    for (const auto& lane : node.lanes)
-      for (const auto& row : lane.rows) units.insert(row.begin(), row.end());
-    // Units that share a GPU (pack) keep it busy once: summed, a shared GPU was busy 300%.
-    std::map<int, std::vector<std::pair<double, double>>> spans;
-    for (const auto* a : units)
-      for (int gpu : a->gpus) spans[gpu].emplace_back(a->start_s, a->end_s);
+    // Units that share a GPU (pack) keep it busy once: summed, a shared GPU was busy 300%. A GPU
+    // held by a unit that has the whole node is busy too, as the chart draws it: it was idle with
+    // --fleet, and the node's share of busy time another without.
     double gpu_seconds = 0;
-    for (const auto& [gpu, of_gpu] : spans) gpu_seconds += util::covered(of_gpu);
+    for (const auto& lane : node.lanes) {
+      std::vector<std::pair<double, double>> spans;
+      for (const auto& row : lane.rows)
+        for (const auto* a : row) spans.emplace_back(a->start_s, a->end_s);
+      for (const auto* a : lane.held) spans.emplace_back(a->start_s, a->end_s);
+      gpu_seconds += util::covered(spans);
+    }
     // Of the makespan, as the markdown's "busy until makespan": a node that ends early shows its idle end.
     double capacity = static_cast<double>(node.lanes.size()) * plan.summary.makespan_s;
     out += fmt::format("{:<{}}  {:>4}  {:>6}  {:>10}  {:>6}\n",

@@ -20,12 +20,6 @@ struct Slot {
 
 }  // namespace
 
-bool holds_whole_node(const Assignment& a, Policy policy) {
-  const Requirement& r = a.unit.requirement;
-  return r.is_exclusive() ||
-         (policy == Policy::whole_node && std::max<size_t>(a.gpus.size(), r.gpus.value) > 1);
-}
-
 // On one GPU's queue u1, u2, ... (starts ascending) unit k may start when every earlier unit
 // has started and each earlier unit j the plan ends by k's start has finished. "Started" is
 // one edge from the previous unit (it could only start after the ones before it). "Finished"

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gpuplan/size.hpp"
 #include "gpuplan/target.hpp"
+#include "util/spans.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
@@ -94,6 +96,7 @@ class Checker {
     sharing();
     exclusive();
     coverage();
+    utilization();
     return std::move(found_);
   }
 
@@ -193,6 +196,33 @@ class Checker {
           fmt::format("the summary's lower_bound_s is {}, more than its makespan_s {}: no plan ends before "
                       "its lower bound",
                       seconds(s.lower_bound_s), seconds(s.makespan_s)));
+  }
+
+  /// The summary's gpu_utilization: the GPU-seconds in which some unit runs on a GPU, over the
+  /// fleet's GPUs × the makespan, as the planner counts it; a summary that gives none (0, as a
+  /// hand-written plan leaves it) is not checked. Before, any figure passed, and show printed it.
+  /// Checked last, and only when nothing else is wrong: a unit moved, dropped or given another
+  /// GPU changes the figure too, one mistake.
+  void utilization() {
+    const auto& s = plan_.summary;
+    double fleet_gpus = 0;
+    for (const auto& node : fleet_.nodes) fleet_gpus += static_cast<double>(node.gpus.size());
+    if (!found_.empty()) return;
+    if (s.gpu_utilization > 0 && s.makespan_s > 0 && fleet_gpus > 0) {
+      // Every unit's GPUs, also on a node the fleet lacks (reported as such, not twice).
+      std::map<std::pair<std::string_view, int>, std::vector<std::pair<double, double>>> spans;
+      for (const auto& a : plan_.assignments)
+        for (int g : a.gpus) spans[{a.node.str(), g}].emplace_back(a.start_s, a.end_s);
+      double busy = 0;
+      for (const auto& [gpu, of_gpu] : spans) busy += util::covered(of_gpu);
+      const double computed = busy / (fleet_gpus * s.makespan_s);
+      if (std::abs(computed - s.gpu_utilization) > 0.0001)
+        add(ViolationKind::summary, "",
+            fmt::format("the summary's gpu_utilization is {:g} but its units keep {:.4f} of the fleet's GPU "
+                        "time busy (busy GPU-seconds / ({:g} GPUs × makespan); a plan made for another fleet "
+                        "has another figure)",
+                        s.gpu_utilization, computed, fleet_gpus));
+    }
   }
 
   void makespan() {
@@ -516,7 +546,10 @@ class Checker {
               fmt::format("runs the same {} as {}", by_index[k]->shard_index ? "shard" : "test",
                           by_index[k - 1]->id));
     }
-    if (!options_.query) return;
+    if (!options_.query) {  // the plan's own shard counts (before, only the query's were checked)
+      for (const auto& [label, listed] : by_label) shards(listed.front()->label, listed, std::nullopt);
+      return;
+    }
     for (const auto& [label, listed] : by_label) {
       auto it = query_.find(label);
       if (it == query_.end())
@@ -533,32 +566,38 @@ class Checker {
         add(ViolationKind::coverage, test->target.label, "is a GPU test of the query but is not in the plan");
         continue;
       }
-      shards(*test, it->second);
+      shards(test->target.label, it->second, std::max(1, test->target.shard_count));
     }
   }
 
-  /// A GPU test is in the plan once as a whole, or once per shard.
-  void shards(const ClassifiedTest& test, const std::vector<const Unit*>& units) {
-    int count = std::max(1, test.target.shard_count);
+  /// A GPU test is in the plan once as a whole, or once per shard: `query_count` shards, or
+  /// without a query as many as its first shard's shard_count says (a plan that dropped a shard,
+  /// or mixed shards of two counts, was valid without the query before).
+  void shards(const std::string& label, const std::vector<const Unit*>& units,
+              std::optional<int> query_count) {
     bool whole = std::any_of(units.begin(), units.end(), [](const Unit* u) { return !u->shard_index; });
+    bool sharded = std::any_of(units.begin(), units.end(), [](const Unit* u) { return u->shard_index; });
     if (whole) {
-      if (units.size() > 1)
-        add(ViolationKind::coverage, test.target.label, "is in the plan both as a whole test and as shards");
+      // A whole test listed twice is reported above, as listed more than once or run twice.
+      if (sharded) add(ViolationKind::coverage, label, "is in the plan both as a whole test and as shards");
       return;
     }
+    const int count = query_count.value_or(std::max(1, units.front()->shard_count));
     std::set<int> seen;
     for (const auto* u : units) {
       if (u->shard_count != count)
         add(ViolationKind::coverage, u->id,
-            fmt::format("has shard_count {} but the query gives the test {} shard{}", u->shard_count, count,
-                        util::plural(count)));
+            query_count ? fmt::format("has shard_count {} but the query gives the test {} shard{}",
+                                      u->shard_count, count, util::plural(count))
+                        : fmt::format("has shard_count {} but {} gives the test {} shard{}", u->shard_count,
+                                      units.front()->id, count, util::plural(count)));
       seen.insert(*u->shard_index);
     }
     std::vector<int> missing;
     for (int i = 0; i < count; ++i)
       if (!seen.count(i)) missing.push_back(i);
     if (!missing.empty())
-      add(ViolationKind::coverage, test.target.label,
+      add(ViolationKind::coverage, label,
           fmt::format("shard{} {} of {} {} missing from the plan", util::plural(missing.size()),
                       fmt::join(missing, ", "), count, missing.size() == 1 ? "is" : "are"));
   }

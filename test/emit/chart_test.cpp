@@ -132,3 +132,36 @@ TEST_CASE("a test keeps its colour whatever else is in the plan") {
        b = emit::hex(emit::test_color("//ml:train_test2"));
   REQUIRE(a != b);
 }
+
+TEST_CASE("the HTML chart marks the GPUs a whole-node unit holds without running on them") {
+  // They were drawn as idle lanes while nothing else could run there.
+  Plan plan;
+  plan.summary.makespan_s = 900;
+  Assignment a;
+  a.unit.id = a.unit.label = "//ex:excl_test";
+  a.unit.duration_s = 900;
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  a.node = "h100-1";
+  a.gpus = {0};
+  a.end_s = 900;
+  plan.assignments.push_back(a);
+  Fleet fleet;
+  Node node;
+  node.name = "h100-1";
+  node.gpus.resize(8);
+  fleet.nodes.push_back(node);
+  auto data = page_data(render_html(plan, &fleet));
+  const auto& unit = data["units"][0];
+  REQUIRE(unit.size() == 15);
+  REQUIRE(unit[13] == nlohmann::json::array({1, 1}));  // runs on GPU 0's row
+  REQUIRE(unit[14] == nlohmann::json::array({2, 7}));  // holds GPUs 1-7's rows
+  // A plan without such a unit carries no held rows: its page is as it was.
+  for (const auto& u : page_data(render_html(example_plan()))["units"]) REQUIRE(u.size() == 14);
+}
+
+TEST_CASE("long package names in the HTML legend wrap instead of running off the page") {
+  auto html = render_html(example_plan());
+  REQUIRE(html.find("#legend li{cursor:pointer;white-space:nowrap}") == std::string::npos);
+  REQUIRE(html.find("overflow-wrap:anywhere") != std::string::npos);
+}

@@ -42,7 +42,24 @@ TEST_CASE("whole-node reserves more GPU-hours than its tests use") {
   auto c = compare(plan, one_node(4));
   REQUIRE(c.gpu_hours_reserved == Approx(4));
   REQUIRE(c.gpu_hours_used == Approx(2));
-  REQUIRE(c.utilization == Approx(1));
+  REQUIRE(c.held == Approx(1));
+  // util is the plan's gpu_utilization, GPUs running units: it was the held share, 1, beside
+  // show's 0.5 for the same plan.
+  REQUIRE(c.utilization == Approx(0.5));
+}
+
+TEST_CASE("a gpu-exclusive unit holds its node's GPUs, but only those it runs on count as utilised") {
+  Plan plan;
+  plan.assignments = {unit("//a:excl_test", 1, {0}, 0, 3600)};
+  plan.assignments[0].unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  plan.summary.makespan_s = 3600;
+  auto c = compare(plan, one_node(4));
+  REQUIRE(c.gpu_hours_reserved == Approx(4));
+  REQUIRE(c.held == Approx(1));
+  REQUIRE(c.utilization == Approx(0.25));
+  auto json = comparison_to_json({c});
+  REQUIRE(json["comparisons"][0]["gpu_utilization"] == 0.25);
+  REQUIRE(json["comparisons"][0]["gpu_held"] == 1.0);
 }
 
 TEST_CASE("pack counts a shared GPU once in the GPU-hours reserved") {
@@ -53,6 +70,7 @@ TEST_CASE("pack counts a shared GPU once in the GPU-hours reserved") {
   auto c = compare(plan, one_node(2));
   REQUIRE(c.gpu_hours_reserved == Approx(1));
   REQUIRE(c.gpu_hours_used == Approx(1.5));
+  REQUIRE(c.held == Approx(0.5));
   REQUIRE(c.utilization == Approx(0.5));
 }
 
@@ -69,8 +87,8 @@ TEST_CASE("the comparison table is aligned and fits the terminal") {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   for (const auto& line : lines) REQUIRE(emit::columns(line) <= 80);
   REQUIRE(lines[0] == "one.yaml: 2 GPUs on 1 node");
-  REQUIRE(lines[1] == "   policy  makespan  bound    gap  reserved  used   util  unsched");
-  REQUIRE(lines[2] == "   exact        10m  8m20s  20.0%      0.17  0.17  50.0%        0");
+  REQUIRE(lines[1] == "   policy  makespan  bound    gap  reserved  used   held   util  unsched");
+  REQUIRE(lines[2] == "   exact        10m  8m20s  20.0%      0.17  0.17  50.0%  50.0%        0");
   REQUIRE_THAT(lines[4], Catch::StartsWith("a/very/long/path") && Catch::EndsWith("…: 2 GPUs on 1 node"));
   auto json = comparison_to_json(rows);
   REQUIRE(json["comparisons"][0]["gap"] == 0.2);

@@ -77,3 +77,14 @@ TEST_CASE("units that share a GPU keep it busy once in show's load per node") {
   CHECK_THAT(render_node_summary(plan, {80, false}),
              Catch::Contains("h-0      1       3          5m  100.0%"));
 }
+
+TEST_CASE("the markdown summary names no lower bound when the plan has none, as the text view") {
+  // With lower_bound_s 0 it said "lower bound 0s, 0.0% above it", a gap the plan never claimed.
+  Plan plan;
+  plan.summary.makespan_s = 600;
+  auto md = render_markdown(plan);
+  CHECK_THAT(md, Catch::Contains("| makespan | 10m 00s |\n"));
+  CHECK_THAT(md, !Catch::Contains("lower bound"));
+  plan.summary.lower_bound_s = 500;
+  CHECK_THAT(render_markdown(plan), Catch::Contains("(lower bound") && Catch::Contains("20.0% above it"));
+}

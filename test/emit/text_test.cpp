@@ -150,3 +150,73 @@ TEST_CASE("times read as people say them") {
   REQUIRE(emit::format_seconds(300) == "5m");
   REQUIRE(emit::format_seconds(3900) == "1h05m");
 }
+
+namespace {
+
+/// A gpu-exclusive unit on GPU 0 of an 8-GPU node for 15 minutes, and the fleet that has the node.
+std::pair<Plan, Fleet> exclusive_on_h100() {
+  Plan plan;
+  auto a = shared("//ex:excl_test", 0, 900);
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  a.node = "h100-1";
+  plan.assignments.push_back(a);
+  plan.summary.makespan_s = 900;
+  Fleet fleet;
+  Node node;
+  node.name = "h100-1";
+  for (int i = 0; i < 8; ++i) node.gpus.push_back({i, "H100", "h100", 81559, {}, ""});
+  fleet.nodes.push_back(node);
+  return {plan, fleet};
+}
+
+}  // namespace
+
+TEST_CASE("GPUs held by a unit that has the whole node are drawn held, not idle") {
+  // With --fleet, GPUs 1-7 of the exclusive unit's node read "idle" while nothing else could run there.
+  auto [plan, fleet] = exclusive_on_h100();
+  TextOptions options{80, false};
+  options.fleet = &fleet;
+  auto text = lines(render_text(plan, options));
+  int held = 0;
+  for (const auto& line : text) {
+    INFO(line);
+    REQUIRE_THAT(line, !Catch::StartsWith(" GPU ") || !Catch::Contains("idle"));
+    if (line.starts_with(" GPU ") && line.find("░░░░") != std::string::npos) ++held;
+  }
+  REQUIRE(held == 7);
+  REQUIRE_THAT(render_text(plan, options), Catch::Contains("░ held, not used"));
+  auto gantt = emit::layout(plan, &fleet);
+  REQUIRE(gantt.nodes[0].lanes[0].held.empty());
+  REQUIRE(gantt.nodes[0].lanes[7].held.size() == 1);
+}
+
+TEST_CASE("show --summary gives a whole-node unit's node the same busy share with and without --fleet") {
+  // It said 100% without the fleet (one GPU drawn) and 12.5% with it (GPUs 1-7 counted idle).
+  auto [plan, fleet] = exclusive_on_h100();
+  TextOptions with{100, false};
+  with.fleet = &fleet;
+  REQUIRE_THAT(render_node_summary(plan, {100, false}),
+               Catch::Matches("[\\s\\S]*\nh100-1 +1 +1 +15m +100\\.0%\n[\\s\\S]*"));
+  REQUIRE_THAT(render_node_summary(plan, with),
+               Catch::Matches("[\\s\\S]*\nh100-1 +8 +1 +15m +100\\.0%\n[\\s\\S]*"));
+}
+
+TEST_CASE("wide characters count two columns: a CJK test name keeps its row in the width") {
+  CHECK(emit::columns("テスト") == 6);
+  CHECK(emit::columns("ünï") == 3);
+  CHECK(emit::columns("🚀") == 2);
+  CHECK(emit::columns(emit::fit("テストテスト", 5)) <= 5);
+  CHECK(emit::columns(emit::fit_label("//a:テストテストテスト", 9)) <= 9);
+  Plan plan;
+  plan.assignments.push_back(shared("//ünïcödé/パッケージ:テスト_test", 0, 600));
+  plan.assignments.push_back(shared("//b:short_test", 600, 610));
+  plan.summary.makespan_s = 610;
+  for (int width : {40, 80, 120}) {
+    auto text = render_text(plan, {width, false});
+    REQUIRE_THAT(text, Catch::Contains("テスト"));
+    for (const auto& line : lines(text)) {
+      INFO(width << ": " << line);
+      REQUIRE(emit::columns(line) <= width);
+    }
+  }
+}

@@ -93,6 +93,11 @@ diff <(grep '^gpuplan: warning:\|explain' "$SCRATCH/plan.err") <(grep '^gpuplan:
   fail "compare's warnings differ from plan's"
 grep -q "^   exact " "$SCRATCH/compare.txt" && grep -q "^   pack " "$SCRATCH/compare.txt" ||
   fail "compare does not list both policies: $(cat "$SCRATCH/compare.txt")"
+# compare's gpu_utilization is the plan's, under one name one definition (it was the held share).
+u_plan=$(jq '.summary.gpu_utilization' "$SCRATCH/compared.json")
+u_compare=$("$GPUPLAN" compare "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policies exact --json 2>/dev/null |
+  jq '.comparisons[0].gpu_utilization')
+[ "$u_plan" = "$u_compare" ] || fail "compare's gpu_utilization $u_compare is not the plan's $u_plan"
 rc=0; "$GPUPLAN" compare --strict "$SCRATCH/query.xml" --fleet examples/fleet.yaml -o "$SCRATCH/strict-compare.txt" 2> /dev/null || rc=$?
 [ "$rc" = 2 ] && [ ! -e "$SCRATCH/strict-compare.txt" ] || fail "compare --strict with a warning: exit $rc"
 # So does verify given the query: a plan that leaves a GPU test on the CPU runners is valid, not unsaid.

@@ -31,6 +31,11 @@ jq -e --argjson p "$planned" '.static.median == $p and .static.p95 == $p' "$SCRA
 for row in "static executor" "dynamic executor" "hindsight bound"; do
   grep -q "^$row" "$SCRATCH/text" || fail "no '$row' row: $(cat "$SCRATCH/text")"
 done
+# Durations as the other commands write them (1m30s, 18h39m), not raw seconds ("1871033.8").
+grep -Eq '^static executor +[0-9]+(h|m|s|\.)[0-9hms.]* +[0-9]+(h|m|s|\.)' "$SCRATCH/text" ||
+  fail "the text report's makespans are not durations: $(cat "$SCRATCH/text")"
+! grep -Eq '^static executor +[0-9]+\.[0-9] ' "$SCRATCH/text" ||
+  fail "the text report prints raw seconds: $(cat "$SCRATCH/text")"
 
 # History as the noise: each unit's own samples; units without any are counted on stderr.
 printf 'label,seconds\n//tf:conv_test,12\n//tf:conv_test,14\n' > "$SCRATCH/history.csv"

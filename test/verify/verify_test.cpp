@@ -514,3 +514,87 @@ TEST_CASE("an environment that disagrees with the assignment is reported") {
                 "env sets LD_PRELOAD, which executors never apply");
   }
 }
+
+TEST_CASE("without the query a test's shards must all be there, of one count") {
+  // A plan that dropped a shard, or mixed shards of 3 with shards of 5, was valid without the query.
+  auto plan = example_plan();
+  plan.summary.gpu_utilization = 0;  // not checked: the sections change the busy time
+  SECTION("a missing shard") {
+    std::erase_if(plan.assignments,
+                  [](const Assignment& a) { return a.unit.id == "//ml:train_test#shard-2-of-4"; });
+    --plan.summary.scheduled_units;
+    --plan.summary.gpu_units;
+    require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//ml:train_test",
+                "shard 2 of 4 is missing");
+  }
+  SECTION("shards of two counts") {
+    auto& a = unit(plan, "//ml:train_test#shard-3-of-4");
+    a.unit.shard_count = 5;
+    a.unit.id = "//ml:train_test#shard-3-of-5";
+    env_of(a)["TEST_TOTAL_SHARDS"] = "5";
+    require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//ml:train_test#shard-3-of-5",
+                "has shard_count 5 but //ml:train_test#shard-0-of-4 gives the test 4 shards");
+  }
+  SECTION("a whole test beside its shards") {
+    Assignment whole = unit(plan, "//ml:train_test#shard-0-of-4");
+    whole.unit.id = whole.unit.label;
+    whole.unit.shard_index.reset();
+    whole.unit.shard_count = 1;
+    whole.env = {};
+    whole.start_s += 100000;
+    whole.end_s += 100000;
+    plan.assignments.push_back(whole);
+    ++plan.summary.scheduled_units;
+    ++plan.summary.gpu_units;
+    plan.summary.makespan_s = whole.end_s;
+    require_one(verify(plan, example_fleet()), ViolationKind::coverage, "//ml:train_test",
+                "is in the plan both as a whole test and as shards");
+  }
+}
+
+TEST_CASE("an unsharded test listed twice is reported as listed twice, not as a whole test beside shards") {
+  auto plan = example_plan();
+  Classification query;
+  std::set<std::string> labels;
+  for (const auto& a : plan.assignments) labels.insert(a.unit.label);
+  for (const auto& u : plan.unschedulable) labels.insert(u.unit.label);
+  for (const auto& l : labels) {
+    ClassifiedTest test;
+    test.target.label = l;
+    test.target.shard_count = l == "//ml:train_test" ? 4 : l == "//ml:inference_test" ? 2 : 0;
+    test.bucket = Bucket::gpu;
+    for (const auto& a : plan.assignments)
+      if (a.unit.label == l) test.requirement = a.unit.requirement;
+    for (const auto& u : plan.unschedulable)
+      if (u.unit.label == l) test.requirement = u.unit.requirement;
+    query.tests.push_back(test);
+  }
+  plan.unschedulable.push_back({unit(plan, "//tf:conv_test").unit, "copied by hand"});
+  ++plan.summary.unschedulable_units;
+  ++plan.summary.gpu_units;
+  VerifyOptions options{&query, {}};
+  auto found = verify(plan, example_fleet(), options);
+  CHECK(reported(found, ViolationKind::coverage, "//tf:conv_test", "listed more than once") == 1);
+  CHECK(reported(found, ViolationKind::coverage, "//tf:conv_test", "as shards") == 0);
+}
+
+TEST_CASE("a summary's gpu_utilization other than its units' busy share of the fleet is reported") {
+  auto plan = example_plan();
+  const auto fleet = example_fleet();
+  double busy = 0;
+  std::map<std::pair<std::string, int>, std::vector<std::pair<double, double>>> spans;
+  for (const auto& a : plan.assignments)
+    for (int g : a.gpus) spans[{a.node.str(), g}].emplace_back(a.start_s, a.end_s);
+  for (auto& [gpu, of_gpu] : spans) {
+    std::sort(of_gpu.begin(), of_gpu.end());
+    double until = 0;
+    for (auto [start, end] : of_gpu) {
+      busy += std::max(0.0, end - std::max(start, until));
+      until = std::max(until, end);
+    }
+  }
+  plan.summary.gpu_utilization = std::round(busy / (22 * plan.summary.makespan_s) * 10000) / 10000;
+  CHECK(verify(plan, fleet).empty());
+  plan.summary.gpu_utilization = 0.99;
+  require_one(verify(plan, fleet), ViolationKind::summary, "", "the summary's gpu_utilization is 0.99 but");
+}
