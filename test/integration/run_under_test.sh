@@ -337,7 +337,7 @@ refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIB
 # Nor on GPUs that lack what it needs: compute capability 8.0 where it needs 9.0.
 jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.compute_capability) = ">=9.0"' \
   "$SCRATCH/moved.json" >"$SCRATCH/needs.json"
-refused "compute capability" 'refusing to run //ml:pool_test on node ws-0: needs compute capability ≥ 9.0, and GPU 3 of this machine has 8.0 (NVML)' -- \
+refused "compute capability" 'refusing to run //ml:pool_test on node ws-0: it needs compute capability ≥ 9.0, and GPU 3 of this machine has 8.0 (NVML)' -- \
   GPUPLAN_FAKE_NVML_CC=8.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" --lock-dir "$SCRATCH/locks" --node ws-0
 GPUPLAN_FAKE_NVML_CC=9.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" \
   --lock-dir "$SCRATCH/locks" --node ws-0 true || fail "compute capability 9.0 was refused where 9.0 is needed"
