@@ -153,4 +153,10 @@ std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, c
 /// junit_xml of every record.
 std::string results_junit(const std::vector<RunRecord>& records);
 
+/// junit_xml of every record, and of each unit in `not_run` (on `node`) a failure of type
+/// no-result with `why` as its message, as bazel_junit_cases gives a unit Bazel did not run: a
+/// report that leaves them out passes a run that never ran them.
+std::string results_junit(const std::vector<RunRecord>& records, const std::vector<Assignment>& not_run,
+                          const std::string& node, const std::string& why);
+
 }  // namespace gpuplan

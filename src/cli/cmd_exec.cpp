@@ -834,13 +834,23 @@ int run_exec(const ExecOptions& o) {
     }
   };
   write_at_end(o.junit, [&] {
+    // A unit that did not run is a failure there, as under the default bazel test (before, it was
+    // left out: after a SIGTERM, a report of the 2 units that ran, and none of the 8 that did not).
     std::vector<RunRecord> ran;
+    std::vector<Assignment> not_run;
     for (const auto& u : runs)
-      if (u.outcome != Outcome::not_run && u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
+      if (u.outcome == Outcome::not_run)
+        not_run.push_back(u.assignment);
+      else if (u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
                        std::nullopt, run_end(u.outcome)});
-    return results_junit(ran);
+    return results_junit(
+        ran, not_run, o.node,
+        runner.stop_signal()
+            ? fmt::format("not run: exec was stopped (signal {}) before it started", runner.stop_signal())
+        : o.claims.empty() ? std::string("not run")
+                           : std::string("not run: no node ran it to the end (--claims)"));
   });
   write_at_end(o.json, [&] {
     return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,

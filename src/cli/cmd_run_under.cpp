@@ -145,6 +145,9 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::strin
 /// allocation, or short of what the unit needs (by NVML); empty when it can.
 std::string why_not_here(const Assignment& assignment, Nvml* nvml);
 
+/// Refuses `assignment` for what this machine cannot give it (`missing`, of why_not_here): exit 2.
+int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const std::string& missing);
+
 /// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so. `ended`,
 /// when given, gets how the test ended (stopped: by a stop that is not Bazel's timeout).
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
@@ -281,6 +284,12 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
     }
     const bool free = state == os::Claims::State::free || state == os::Claims::State::expired;
     if (free && here) {
+      // What this machine cannot give it (a GPU lost, or in MIG mode) refuses it before it is
+      // claimed: left free, a node with --fleet takes it (before, it was claimed, refused and
+      // marked done, and every other node failed it too, unrun).
+      if (!o.warn_missing_gpus)
+        if (auto why = why_not_here(planned, open_nvml().get()); !why.empty())
+          return refuse_here(o, planned, why);
       if (!claims.claim(id)) continue;
       Assignment assignment = planned;
       auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
@@ -565,9 +574,18 @@ std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
           "--test_env (a .bazelrc's test --test_env=CUDA_VISIBLE_DEVICES passes on the caller's) or the test "
           "rule's env attribute: drop it, run-under gives each test its GPUs";
   }
+  // unmet_here's sentence has no subject ("is given GPU 3, which is in MIG mode"): the test is it.
   if (auto machine = describe_machine(nvml); missing.empty() && machine)
-    missing = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine);
+    if (auto unmet = unmet_here(*assignment.unit.requirement, assignment.gpus, *machine); !unmet.empty())
+      missing = "it " + unmet;
   return missing;
+}
+
+int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const std::string& missing) {
+  std::cerr << fmt::format(
+      "gpuplan run-under: refusing to run {} on node {}: {} (plan {}). --missing-gpus=warn runs it anyway.\n",
+      assignment.unit.label, std::string(assignment.node), missing, o.plan);
+  return exit_bad_input;
 }
 
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
@@ -577,14 +595,11 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const auto& node = assignment.node;
   auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
   if (auto missing = why_not_here(assignment, nvml.get()); !missing.empty()) {
-    auto what = fmt::format("{} on node {}: {} (plan {})", target, std::string(node), missing, o.plan);
-    if (!o.warn_missing_gpus) {
-      std::cerr << fmt::format("gpuplan run-under: refusing to run {}. --missing-gpus=warn runs it anyway.\n",
-                               what);
-      return exit_bad_input;
-    }
-    std::cerr << fmt::format("gpuplan run-under: warning: {}; running it anyway (--missing-gpus=warn)\n",
-                             what);
+    if (!o.warn_missing_gpus) return refuse_here(o, assignment, missing);
+    std::cerr << fmt::format(
+        "gpuplan run-under: warning: {} on node {}: {} (plan {}); running it anyway "
+        "(--missing-gpus=warn)\n",
+        target, std::string(node), missing, o.plan);
   }
   std::vector<int> fds;
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());

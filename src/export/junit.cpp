@@ -158,9 +158,21 @@ std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, c
 }
 
 std::string results_junit(const std::vector<RunRecord>& records) {
+  return results_junit(records, {}, {}, {});
+}
+
+std::string results_junit(const std::vector<RunRecord>& records, const std::vector<Assignment>& not_run,
+                          const std::string& node, const std::string& why) {
   std::vector<JunitCase> cases;
-  cases.reserve(records.size());
+  cases.reserve(records.size() + not_run.size());
   for (const auto& r : records) cases.push_back(junit_case(r));
+  for (const auto& a : not_run)
+    cases.push_back({.label = a.unit.label,
+                     .shard_index = a.unit.shard_index,
+                     .node = node,
+                     .gpus = a.gpus,
+                     .failure_type = "no-result",
+                     .failure_message = why});
   return junit_xml(cases);
 }
 

@@ -20,6 +20,8 @@
 #include <sstream>
 #include <vector>
 
+#include "gpuplan/size.hpp"
+
 namespace gpuplan {
 
 namespace {
@@ -198,6 +200,8 @@ class Nvml {
       gpu.compute_capability = Version{{major, minor}};
     unsigned int current = 0, pending = 0;  // NVML_DEVICE_MIG_ENABLE is 1; GPUs without MIG say NOT_SUPPORTED
     gpu.mig = mig_mode_ && mig_mode_(device, &current, &pending) == nvml_success && current == 1;
+    if (auto info = memory(index); info && info->total > 0)
+      gpu.memory_mib = static_cast<std::int64_t>(info->total >> 20);
     return gpu;
   }
 
@@ -398,6 +402,12 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
         return fmt::format("needs compute capability {}, and GPU {} of this machine{} has {} (NVML): {}",
                            constraints(requirement.compute_capability), index, named,
                            gpu.compute_capability->str(), harm);
+    // Below the need by more than an 80 GB GPU's NVML total is below gpu-mem:80GiB (81,559 MiB of
+    // 81,920): a test that sizes its work to the memory it finds would pass on less.
+    if (const auto& need = requirement.gpu_mem_mib;
+        need && gpu.memory_mib && *gpu.memory_mib * 10 < need->value * 9)
+      return fmt::format("needs {} ({} MiB) per GPU, and GPU {} of this machine{} has {} MiB (NVML): {}",
+                         format_mib(need->value), need->value, index, named, *gpu.memory_mib, harm);
   }
   return {};
 }

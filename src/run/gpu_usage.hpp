@@ -64,6 +64,8 @@ struct MachineGpu {
   std::optional<Version> compute_capability;
   /// In MIG mode: CUDA shows a process one MIG instance at most, whatever it is given.
   bool mig = false;
+  /// Its memory in all (NVML's total, MiB); nullopt when NVML cannot say.
+  std::optional<std::int64_t> memory_mib;
 };
 
 /// What NVML says of this machine: the highest CUDA version its driver supports, and its GPUs
@@ -78,8 +80,9 @@ std::optional<Machine> describe_machine(Nvml* nvml);
 
 /// Why a unit with `requirement`, given `gpus`, cannot run as planned on `machine`: one of the
 /// GPUs is in MIG mode, the driver's CUDA version or a GPU's compute capability fails a
-/// constraint, or it needs another vendor's GPUs than NVIDIA's, which NVML counts. Empty when
-/// nothing NVML knows says so.
+/// constraint, a GPU's memory is clearly less than its gpu_mem_mib (below 90% of it: an
+/// 80 GB GPU's NVML total of 81,559 MiB holds a gpu-mem:80GiB, as the GPU is sold), or it needs
+/// another vendor's GPUs than NVIDIA's, which NVML counts. Empty when nothing NVML knows says so.
 std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine);
 
 /// Why a unit given `gpus` (indices as CUDA_VISIBLE_DEVICES counts them) would find no GPU on this

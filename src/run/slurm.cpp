@@ -46,6 +46,9 @@ constexpr OwnOption own_options[] = {
     {"--gpus-per-node", "", "the job asks for the GPUs its units are planned on (--gres)"},
     {"--gpus-per-task", "", "the job asks for the GPUs its units are planned on (--gres)"},
     {"--oversubscribe", "-s", "the job takes its node whole (--exclusive)"},
+    {"--requeue", "",
+     "a job requeued after its node failed runs its units again, beside the nodes that took them (--claims), "
+     "or waits for the node"},
     {"--time", "-t", "give --time-margin or --startup"},
     {"--partition", "-p", "give --partition"},
     {"--account", "-A", "give --account"},
@@ -128,6 +131,40 @@ clipped() {{
       shell_quote(partition.value_or("")));
 }
 
+/// The part of submit.sh that reads each node's state with sinfo before anything is submitted:
+/// a job for a node that is drained, draining, down, failing or not responding (sinfo's `*`)
+/// pends for ever (ReqNodeNotAvail) while the script exits 0, and a CI step waiting for every job
+/// hangs. `dynamic` (--claims with --fleet: the other nodes' jobs take its units): the node is
+/// named and its job not submitted, unless no node is up. Otherwise nobody else runs its units:
+/// the node is named, and nothing is submitted (exit 1).
+std::string node_state_check(bool dynamic) {
+  return fmt::format(
+      R"sh(# A job for a node that cannot take one (drained, down, not responding) would pend for ever
+# (ReqNodeNotAvail), so each node's state is read before anything is submitted.
+dynamic={0}
+unavailable= up=
+# available NODE: whether sinfo shows NODE able to start a job (also when sinfo is missing or does
+# not know it: sbatch then says so); a node that cannot is named.
+available() {{
+  command -v sinfo >/dev/null 2>&1 || return 0
+  state=$(sinfo -h -N -n "$1" -o %T 2>/dev/null | head -n 1 || true)
+  case $state in
+    *'*'*) what="not responding ($state)" ;;
+    drain* | down* | fail* | inval*) what=$state ;;
+    *) up=1; return 0 ;;
+  esac
+  unavailable="$unavailable $1"
+  if [ -n "$dynamic" ]; then
+    echo "submit.sh: warning: node $1 is $what (sinfo): its job is not submitted, as it would pend until the node is back (ReqNodeNotAvail); the other nodes' jobs run its units (--claims, --fleet)" >&2
+  else
+    echo "submit.sh: node $1 is $what (sinfo): its job would pend until the node is back (ReqNodeNotAvail), and no other node runs its units. Resume the node (scontrol update nodename=$1 state=resume), or plan without it (or export with --claims and --fleet, so that the other nodes take its units)" >&2
+  fi
+  return 1
+}}
+)sh",
+      dynamic ? "1" : "");
+}
+
 /// What one node's job needs: when its last unit ends, the time flaky units' reruns may add,
 /// and the GRES it asks for.
 struct NodeJob {
@@ -198,6 +235,13 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
                           whole_minutes(job.end_s), startup_minutes);
   }
   submit += "if [ -n \"$too_long\" ]; then echo 'submit.sh: nothing was submitted' >&2; exit 1; fi\n";
+  const bool dynamic = options.claims && options.fleet;
+  submit += node_state_check(dynamic);
+  for (const auto& [node, job] : jobs) submit += fmt::format("available {} || true\n", node);
+  submit +=
+      dynamic ? "if [ -z \"$up\" ]; then echo 'submit.sh: no node can take a job: nothing was "
+                "submitted' >&2; exit 1; fi\n"
+              : "if [ -n \"$unavailable\" ]; then echo 'submit.sh: nothing was submitted' >&2; exit 1; fi\n";
   if (options.claims)
     submit += fmt::format(
         "# The jobs of one submission share a claims directory of their own, --claims/SUBMISSION\n"
@@ -217,7 +261,8 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
         "#SBATCH --exclusive\n"
         "#SBATCH --gres=gpu:{1}{3}\n"
         "#SBATCH --time={2}\n"
-        "#SBATCH --output=gpuplan-{0}-%j.out\n",
+        "#SBATCH --output=gpuplan-{0}-%j.out\n"
+        "#SBATCH --no-requeue\n",
         node, job.gpus, slurm_time(asked_minutes(job, options)), gres_extra, slurm_script_mark);
     if (options.partition) script += fmt::format("#SBATCH --partition={}\n", *options.partition);
     if (options.account) script += fmt::format("#SBATCH --account={}\n", *options.account);
@@ -235,10 +280,12 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     // A failed sbatch inside printf's arguments would not stop `set -e`: the node's units would
     // never run and the script would exit 0.
     submit += fmt::format(
+        "case \" $unavailable \" in *' {0} '*) ;; *)\n"
         "job=$(sbatch --parsable $(clipped {0} {2} {3} {4}) {0}.sbatch{1}) || {{ echo \"submit.sh: sbatch "
         "{0}.sbatch failed; the jobs "
         "printed above were submitted\" >&2; exit 1; }}\n"
-        "printf '%s %s\\n' {0} \"$job\"\n",
+        "printf '%s %s\\n' {0} \"$job\"\n"
+        ";; esac\n",
         node, options.claims ? " \"$submission\"" : "", asked_minutes(job, options), whole_minutes(job.end_s),
         startup_minutes);
   }

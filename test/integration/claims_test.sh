@@ -240,7 +240,16 @@ status=0; GPUPLAN_FAKE_NVML_MIG=0,1 under n1 //t:n0_5 0 0 --fleet "$SCRATCH/flee
 [ "$status" = 2 ] && grep -q "n1 cannot take it: .*MIG mode" "$SCRATCH/mig.err" ||
   fail "n1 took a test its machine cannot run: exit $status $(cat "$SCRATCH/mig.err")"
 under n0 //t:n0_5 0 2>"$SCRATCH/mig0.err" || fail "n0 did not run //t:n0_5 after n1 left it: $(cat "$SCRATCH/mig0.err")"
-for label in //t:n0_0 //t:n0_2 //t:n0_3 //t:n0_5; do
+# And a test refused on its own node (n0's GPUs in MIG mode, or lost) is refused before it is
+# claimed: n1 with --fleet then runs it (before, n0 marked it done with its refusal, and n1 said
+# "ran on node n0 (exit 2); not again on n1" and failed it too).
+status=0; GPUPLAN_FAKE_NVML_MIG=0,1 under n0 //t:n0_1 0 2>"$SCRATCH/own-mig.err" || status=$?
+[ "$status" = 2 ] && grep -q "refusing to run //t:n0_1 on node n0: it is given GPU ., which is in MIG mode" "$SCRATCH/own-mig.err" ||
+  fail "n0 with its GPUs in MIG mode: exit $status $(cat "$SCRATCH/own-mig.err")"
+status=0; under n1 //t:n0_1 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/own-mig1.err" || status=$?
+[ "$status" = 0 ] && grep -q "n1 takes it" "$SCRATCH/own-mig1.err" ||
+  fail "n1 did not take the test n0 refused: exit $status $(cat "$SCRATCH/own-mig1.err")"
+for label in //t:n0_0 //t:n0_1 //t:n0_2 //t:n0_3 //t:n0_5; do
   [ "$(grep -c "^$label " "$SCRATCH/under.log")" = 1 ] || fail "$label did not run exactly once: $(cat "$SCRATCH/under.log")"
 done
 awk -F, '$1 == "//t:n0_0" && $5 == "n1"' "$SCRATCH/under.csv" | grep -q . || fail "the record does not say n1 ran it"

@@ -206,6 +206,15 @@ refused "$SCRATCH/needs.json" "//ml:pool_test needs compute capability ≥ 9.0, 
   GPUPLAN_FAKE_NVML_CC=8.0 GPUPLAN_FAKE_NVML_NAME="NVIDIA A100-SXM4-80GB"
 refused "$SCRATCH/needs.json" "//ml:inference_test needs CUDA ≥ 12.4, and this machine's driver supports CUDA 12.2 (NVML)" \
   GPUPLAN_FAKE_NVML_CC=9.0 GPUPLAN_FAKE_NVML_CUDA=12.2
+# Nor GPUs clearly smaller than a unit needs: 60 GiB on 24 GiB GPUs (before, it ran and passed: a
+# test that sizes its work to the memory it finds); a whole-GiB need a little over NVML's total
+# (gpu-mem:80GiB on an 80 GB GPU, 81,559 MiB) runs.
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.gpu_mem_mib) = 61440' "$PLAN" >"$SCRATCH/mem.json"
+refused "$SCRATCH/mem.json" "//ml:pool_test needs 60GiB (61440 MiB) per GPU, and GPU 3 of this machine has 24576 MiB (NVML)" \
+  GPUPLAN_FAKE_NVML_MEM_GIB=24
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.gpu_mem_mib) = 81920' "$PLAN" >"$SCRATCH/mem.json"
+GPUPLAN_FAKE_NVML_MEM_GIB=79 "$GPUPLAN" exec "$SCRATCH/mem.json" --node ws-0 --command true >"$SCRATCH/missing.out" 2>&1 ||
+  fail "exec of gpu-mem:80GiB on GPUs of 79 GiB (NVML): $(cat "$SCRATCH/missing.out")"
 # Nor GPUs in MIG mode, where CUDA shows a process one slice of one GPU whatever it is given.
 refused "$PLAN" "//ml:train_test#shard-1-of-4 is given GPU 2, which is in MIG mode on this machine (NVML)" \
   GPUPLAN_FAKE_NVML_MIG=2

@@ -111,4 +111,21 @@ fi
 grep -q "2 units: 2 stopped" "$S/out" || fail "exec's summary: $(cat "$S/out")"
 [ "$(grep -c ',stopped,' "$S/results.csv")" = 2 ] || fail "exec's records: $(cat "$S/results.csv")"
 
+# 3. exec --junit of a run stopped before every unit started: the units that did not run are in
+# it, each a failure (no-result), as --json counts them (before, only the units that ran were).
+S=$SCRATCH/junit; mkdir "$S"
+"$GPUPLAN" exec "$TEMPLATE" --node ws-0 --junit "$S/junit.xml" --json "$S/exec.json" \
+  --command "touch $S/started; sleep 30" >"$S/out" 2>&1 &
+exec_pid=$!
+wait_for "$S/started"
+kill -TERM "$exec_pid"
+status=0
+wait "$exec_pid" || status=$?
+[ "$status" = 143 ] || fail "exec --junit stopped by SIGTERM exited $status, not 143: $(cat "$S/out")"
+units=$(jq .totals.units "$S/exec.json")
+not_run=$(jq .totals.not_run "$S/exec.json")
+[ "$not_run" -gt 0 ] && grep -q "<testsuites name=\"gpuplan\" tests=\"$units\"" "$S/junit.xml" &&
+  [ "$(grep -c 'message="not run: exec was stopped (signal 15) before it started" type="no-result"' "$S/junit.xml")" = "$not_run" ] ||
+  fail "exec --junit of a stopped run: $(jq -c .totals "$S/exec.json") $(grep -o '<testsuites [^>]*>' "$S/junit.xml")"
+
 echo "interrupt_test: ok"

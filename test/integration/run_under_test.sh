@@ -337,10 +337,17 @@ refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIB
 # Nor on GPUs that lack what it needs: compute capability 8.0 where it needs 9.0.
 jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.compute_capability) = ">=9.0"' \
   "$SCRATCH/moved.json" >"$SCRATCH/needs.json"
-refused "compute capability" 'refusing to run //ml:pool_test on node ws-0: needs compute capability ≥ 9.0, and GPU 3 of this machine has 8.0 (NVML)' -- \
+refused "compute capability" 'refusing to run //ml:pool_test on node ws-0: it needs compute capability ≥ 9.0, and GPU 3 of this machine has 8.0 (NVML)' -- \
   GPUPLAN_FAKE_NVML_CC=8.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" --lock-dir "$SCRATCH/locks" --node ws-0
 GPUPLAN_FAKE_NVML_CC=9.0 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/needs.json" \
   --lock-dir "$SCRATCH/locks" --node ws-0 true || fail "compute capability 9.0 was refused where 9.0 is needed"
+# Nor on GPUs clearly smaller than it needs: 60 GiB on GPUs of 24 (before, it ran, and passed).
+jq '(.assignments[] | select(.unit == "//ml:pool_test") | .requirements.gpu_mem_mib) = 61440' \
+  "$SCRATCH/moved.json" >"$SCRATCH/mem.json"
+refused "memory" 'refusing to run //ml:pool_test on node ws-0: it needs 60GiB (61440 MiB) per GPU, and GPU 3 of this machine has 24576 MiB (NVML)' -- \
+  GPUPLAN_FAKE_NVML_MEM_GIB=24 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/mem.json" --lock-dir "$SCRATCH/locks" --node ws-0
+GPUPLAN_FAKE_NVML_MEM_GIB=58 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/mem.json" \
+  --lock-dir "$SCRATCH/locks" --node ws-0 true || fail "58 GiB GPUs (NVML) were refused where gpu-mem:60GiB is needed"
 # --node-file as editors and Windows checkouts leave it: CR and spaces around the name are not
 # part of it; a name that is not in the plan is printed with its control characters visible.
 printf ' ws-0 \r\n' >"$SCRATCH/node-crlf"

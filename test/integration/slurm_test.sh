@@ -156,4 +156,35 @@ status=0
 [ "$status" = 1 ] && [ ! -s "$SCRATCH/jobs" ] && [ "$(squeue -h | wc -l)" = "$before" ] &&
   grep -q "^submit.sh: node ws-0's units are planned to take 0-00:30:00, which with --startup 0-00:05:00 is over the time limit 0-00:30:00 of partition short" \
     "$SCRATCH/short.err" || fail "submit.sh over the partition's limit: exit $status, $(cat "$SCRATCH/jobs" "$SCRATCH/short.err")"
+
+# A drained node: submit.sh reads each node's state with sinfo first. Before, its job pended for
+# ever (ReqNodeNotAvail) and submit.sh exited 0, so a CI step waiting for the jobs hung. Without
+# --claims nothing is submitted (exit 1, naming the node); with --claims and --fleet its job is not
+# submitted, and ws-0's job runs its units. No job is requeued after its node fails (it ran its
+# units again, or waited for the node).
+grep -qx '#SBATCH --no-requeue' "$OUT/ws-0.sbatch" || fail "the job scripts would be requeued: $(cat "$OUT/ws-0.sbatch")"
+"$GPUPLAN" export slurm "$PLAN" -o "$SCRATCH/drain-jobs" --partition debug --gpuplan "$GPUPLAN" \
+  --claims "$SCRATCH/drain-claims" --fleet "$SCRATCH/ws4.yaml" --command "echo {unit} >> '$SCRATCH/drain.log'" \
+  >/dev/null || fail "export slurm --claims --fleet failed"
+scontrol update nodename=ws-1 state=drain reason=gpuplan-test || fail "cannot drain ws-1"
+before=$(squeue -h | wc -l)
+status=0
+"$OUT/submit.sh" >"$SCRATCH/jobs" 2>"$SCRATCH/drain.err" || status=$?
+[ "$status" = 1 ] && [ ! -s "$SCRATCH/jobs" ] && [ "$(squeue -h | wc -l)" = "$before" ] &&
+  grep -q "^submit.sh: node ws-1 is drain.* (sinfo): its job would pend until the node is back" "$SCRATCH/drain.err" ||
+  fail "submit.sh with ws-1 drained: exit $status, $(cat "$SCRATCH/jobs" "$SCRATCH/drain.err")"
+"$SCRATCH/drain-jobs/submit.sh" >"$SCRATCH/jobs" 2>"$SCRATCH/drain.err" || fail "submit.sh --claims: $(cat "$SCRATCH/drain.err")"
+[ "$(cut -d' ' -f1 "$SCRATCH/jobs")" = ws-0 ] &&
+  grep -q "^submit.sh: warning: node ws-1 is drain.* (sinfo): its job is not submitted" "$SCRATCH/drain.err" ||
+  fail "submit.sh --claims with ws-1 drained: $(cat "$SCRATCH/jobs" "$SCRATCH/drain.err")"
+job=$(cut -d' ' -f2 "$SCRATCH/jobs" | cut -d';' -f1)
+for _ in $(seq 600); do [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break; sleep 0.1; done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] || fail "ws-0's job did not finish within 60 s"
+scontrol update nodename=ws-1 state=resume
+/usr/bin/python3 - "$PLAN" "$SCRATCH/drain.log" <<'PY' || { tail -n +1 "$SCRATCH"/drain-jobs/*.out; fail "ws-0 did not run the drained node's units"; }
+import collections, json, sys
+planned = {a["unit"] for a in json.load(open(sys.argv[1]))["assignments"]}
+ran = collections.Counter(line.rstrip("\n") for line in open(sys.argv[2]))
+assert set(ran) == planned and set(ran.values()) == {1}, ran
+PY
 echo PASS

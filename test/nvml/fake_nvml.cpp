@@ -7,6 +7,7 @@
 // the driver's CUDA version), GPUPLAN_FAKE_NVML_CC ("8.0", every GPU's compute capability) and
 // GPUPLAN_FAKE_NVML_NAME (every GPU's name): unset, NVML does not know (NVML_ERROR_NOT_SUPPORTED).
 // GPUPLAN_FAKE_NVML_MIG ("1,3"): the GPUs in MIG mode; the others are not.
+// GPUPLAN_FAKE_NVML_MEM_GIB ("24"): every GPU's memory in all (default 80).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -122,7 +123,9 @@ int nvmlDeviceGetMemoryInfo(void* device, void* out) {
   unsigned long long used = 0;
   for (const auto& e : entries_on(device))
     if (e.mib > 0) used += static_cast<unsigned long long>(e.mib) << 20;
-  *static_cast<MemoryInfo*>(out) = {80ULL << 30, (80ULL << 30) - used, used};
+  const char* gib = std::getenv("GPUPLAN_FAKE_NVML_MEM_GIB");
+  const unsigned long long total = (gib ? std::strtoull(gib, nullptr, 10) : 80ULL) << 30;
+  *static_cast<MemoryInfo*>(out) = {total, total - used, used};
   return 0;
 }
 }

@@ -277,6 +277,7 @@ TEST_CASE("NVML tells the driver's CUDA version and each GPU's name and compute 
   CHECK(machine->gpus[1].name == "NVIDIA A100-SXM4-80GB");
   CHECK(machine->gpus[1].compute_capability == Version{{8, 0}});
   CHECK_FALSE(machine->gpus[1].mig);
+  CHECK(machine->gpus[1].memory_mib == 80 * 1024);
   auto unknown = describe_machine(open_nvml().get());  // a driver that cannot say: nothing is known
   REQUIRE(unknown);
   CHECK_FALSE(unknown->cuda);
@@ -311,6 +312,18 @@ TEST_CASE("A unit whose GPUs or driver lack what it needs cannot run as planned"
   CHECK_THAT(unmet_here(Requirement{}, {0, 1}, sliced),
              Catch::StartsWith("is given GPU 1, which is in MIG mode on this machine (NVML): CUDA shows a "
                                "process one MIG instance at most"));
+  Machine sized = machine;  // GPU 0 of 24 GiB; GPU 1 an 80 GB GPU, whose NVML total is 81,559 MiB
+  sized.gpus[0].memory_mib = 24576;
+  sized.gpus[1].memory_mib = 81559;
+  Requirement big;
+  big.gpu_mem_mib = Sourced<std::int64_t>{61440, "tag"};
+  CHECK_THAT(
+      unmet_here(big, {1, 0}, sized),
+      Catch::StartsWith("needs 60GiB (61440 MiB) per GPU, and GPU 0 of this machine (NVIDIA A100-SXM4-80GB) "
+                        "has 24576 MiB (NVML)"));
+  big.gpu_mem_mib->value = 81920;  // gpu-mem:80GiB on the 80 GB GPU: as sold
+  CHECK(unmet_here(big, {1}, sized).empty());
+  CHECK(unmet_here(big, {0}, machine).empty());        // NVML that cannot say what memory a GPU has
   Machine silent{std::nullopt, {{"", std::nullopt}}};  // NVML that cannot say: nothing to hold against it
   CHECK(unmet_here(needing("cc", ">=9.0"), {0}, silent).empty());
   CHECK(unmet_here(needing("cuda", ">=12.4"), {0}, silent).empty());
