@@ -274,9 +274,12 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
   if (!records.next(header, line, problem)) return;
   for (auto& name : header) name = std::string(trim(name));
   // SPEC section 3's `label[,shard],seconds[,peak_vram_mib]` may come without a header: a first
-  // cell that is a label (no column is named "//…" or "@…") starts the rows. Before, that row was
-  // taken for a header without "label", and the whole file was one bad row.
-  const bool headerless = !header.empty() && (header[0].starts_with("//") || header[0].starts_with('@'));
+  // cell that is a label ("//…", "@repo//…") in a line with no "label" column starts the rows.
+  // Before, that row was taken for a header without "label", and the whole file was one bad row.
+  // (`@timestamp`, a log export's first column, is a header's.)
+  const bool headerless = !header.empty() && header[0].find("//") != std::string::npos &&
+                          (header[0].starts_with("//") || header[0].starts_with('@')) &&
+                          std::find(header.begin(), header.end(), "label") == header.end();
   if (headerless) {
     if (header.size() != 2 && header.size() != 4) {
       bad.add(line, fmt::format("{} columns and no header: without one, a row is label,seconds or "

@@ -107,6 +107,11 @@ TEST_CASE("SPEC's CSV without a header: label,seconds or label,shard,seconds,pea
                       Catch::Contains("history.csv:1: 3 columns and no header"));
   REQUIRE_THROWS_WITH(read_table_text("//a:b,12\n//a:c,1,2,3\n", true),
                       Catch::Contains("history.csv:2: 4 columns where the first row has 2"));
+  // A log export's header starts with "@timestamp": a header, read by column name as before.
+  auto logs = read_table_text("@timestamp,label,seconds\n2026-12-01T10:00:00Z,//a:b,7\n", true);
+  REQUIRE(logs.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 7);
+  auto wide = read_table_text("@timestamp,label,shard,seconds\n2026-12-01T10:00:00Z,//a:b,,9\n", true);
+  REQUIRE(wide.history.samples.at({"//a:b", std::nullopt}).at(0).seconds == 9);
 }
 
 TEST_CASE("history values beyond gpuplan's limits are bad rows, never infinite or wrapped numbers") {
