@@ -104,14 +104,16 @@ std::string render_explanation(const Explanation& explanation) {
                     e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
   if (!explanation.memory_floors.empty())
     out +=
-        "\nmeasured memory floor (the plan runs it only on GPUs with at least this much; no tag says it)\n";
+        "\nmeasured memory floor (the plan runs it only on GPUs with at least this much; no tag says it;\n"
+        "a unit a shard, as plan makes them: under --shards=whole the test's one unit takes the largest)\n";
   for (const auto& f : explanation.memory_floors)
-    out += fmt::format(
-        "  {:<20}{:<16}from {}: peak {} MiB of {} ({} MiB with the {:g}% headroom); reserves {}\n",
-        f.shard ? fmt::format("shard {}", *f.shard) : "whole test", "≥ " + format_mib(f.peak_mib),
-        memory_floor_source, f.peak_mib, f.measured_by, f.with_headroom_mib, f.vram_headroom * 100,
-        f.vram_mib ? fmt::format("{} MiB of a GPU it shares", *f.vram_mib)
-                   : std::string("its GPUs whole (its own need is unknown, so pack shares none)"));
+    out += fmt::format("  {:<20}{:<16}from {}: peak {} of {} ({} with the {:g}% headroom); reserves {}\n",
+                       f.shard ? fmt::format("shard {}", *f.shard) : "whole test",
+                       "≥ " + format_mib(f.peak_mib), memory_floor_source, format_mib(f.peak_mib),
+                       f.measured_by, format_mib(f.with_headroom_mib), f.vram_headroom * 100,
+                       f.vram_mib
+                           ? fmt::format("{} of a GPU it shares", format_mib(*f.vram_mib))
+                           : std::string("its GPUs whole (its own need is unknown, so pack shares none)"));
   if (!explanation.diagnostics.empty()) {
     out += "\ndiagnostics\n";
     for (const auto& d : explanation.diagnostics)

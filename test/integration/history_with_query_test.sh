@@ -133,7 +133,7 @@ rc=0; "$GPUPLAN" history suggest --plan "$SCRATCH/bad-plan.json" --history "$SCR
 "$GPUPLAN" explain //ml:sib_test "$SCRATCH/sib.xml" --history "$SCRATCH/sib.csv" >"$SCRATCH/sib.txt" 2>/dev/null ||
   fail "explain of the floor failed"
 grep -q "^measured memory floor" "$SCRATCH/sib.txt" &&
-  grep -q "^  shard 1 .*≥ 20000MiB .*peak 20000 MiB of its other shards' runs (23000 MiB with the 15% headroom)" "$SCRATCH/sib.txt" ||
+  grep -q "^  shard 1 .*≥ 20000MiB .*peak 20000MiB of its other shards' runs (23000MiB with the 15% headroom)" "$SCRATCH/sib.txt" ||
   fail "explain shows no memory floor: $(cat "$SCRATCH/sib.txt")"
 "$GPUPLAN" explain //ml:sib_test "$SCRATCH/sib.xml" --history "$SCRATCH/sib.csv" --json 2>/dev/null |
   jq -e '.measured_memory_floor == [{"shard_index": 1, "peak_mib": 20000, "vram_headroom": 0.15, "with_headroom_mib": 23000,
