@@ -7,33 +7,11 @@
 source test/integration/lib.sh
 requires jq python3
 GPUPLAN=$(realpath "$GPUPLAN")
-TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
-
-cat >"$SCRATCH/fleet.yaml" <<'YAML'
-version: 1
-pools:
-  - name: small
-    nodes: [n0, n1, n2]
-    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
-    cuda: "12.2"
-    topology: pcie
-YAML
+l4_fleet n0 n1 n2
 # 6 one-GPU units a node, each planned for 1 s: 3 in a row on each GPU.
-/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-template = plan["assignments"][5]
-plan["assignments"] = []
-for n in range(3):
-    for i in range(6):
-        label = f"//t:n{n}_{i}"
-        gpu, slot = i % 2, i // 2
-        plan["assignments"].append(dict(template, unit=label, label=label, node=f"n{n}", gpus=[gpu],
-                                        start_s=slot, end_s=slot + 1, duration_s=1,
-                                        env={"CUDA_VISIBLE_DEVICES": str(gpu)}))
-plan["summary"].update(makespan_s=3, scheduled_units=18, gpu_units=18, unschedulable_units=0)
-json.dump(plan, open(sys.argv[2], "w"), indent=1)
-PY
+for n in 0 1 2; do
+  for i in 0 1 2 3 4 5; do echo "//t:n${n}_$i n$n $((i % 2)) $((i / 2))"; done
+done | one_gpu_plan
 # unit.sh NODE UNIT GPUS: logs its start and its end; n0's units run SLOW seconds in a child
 # process (logged too), the others 0.1.
 cat >"$SCRATCH/unit.sh" <<'SH'

@@ -50,3 +50,38 @@ bazel_ws() {
   (cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 \
      "$command" "${overrides[@]}" "$@")
 }
+
+# l4_fleet NODE...: $SCRATCH/fleet.yaml, one pool of the named nodes, two L4s each on PCIe.
+l4_fleet() {
+  local nodes
+  nodes=$(printf '%s, ' "$@")
+  cat >"$SCRATCH/fleet.yaml" <<YAML
+version: 1
+pools:
+  - name: small
+    nodes: [${nodes%, }]
+    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
+    cuda: "12.2"
+    topology: pcie
+YAML
+}
+
+# one_gpu_plan < LINES: $SCRATCH/plan.json of one-GPU units, each planned for 1 s, from lines
+# "LABEL NODE GPU SLOT" (starting at SLOT seconds), on test/data/plans/workstation_ml.json's shape.
+one_gpu_plan() {
+  /usr/bin/python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))
+template = plan["assignments"][5]
+plan["assignments"] = []
+for line in sys.stdin:
+    label, node, gpu, slot = line.split()
+    gpu, slot = int(gpu), int(slot)
+    plan["assignments"].append(dict(template, unit=label, label=label, node=node, gpus=[gpu], start_s=slot,
+                                    end_s=slot + 1, duration_s=1, env={"CUDA_VISIBLE_DEVICES": str(gpu)}))
+units = len(plan["assignments"])
+plan["summary"].update(makespan_s=max(a["end_s"] for a in plan["assignments"]), scheduled_units=units,
+                       gpu_units=units, unschedulable_units=0)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)
+' "$SOURCE_DIR/test/data/plans/workstation_ml.json" "$SCRATCH/plan.json"
+}
