@@ -53,6 +53,7 @@ struct RunUnderOptions {
   double lease_s = 60;
   std::string fleet;  ///< --fleet: with --claims, this node may run tests planned on others
   std::vector<std::string> command;
+  double launched_s = 0;  ///< when run-under started (epoch s): Bazel's TEST_TIMEOUT counts from then
 };
 
 /// Rewrites `junit` from every record in `results`, holding the results file's lock while it
@@ -384,9 +385,13 @@ std::optional<int> shard_variable(const char* name, long least) {
 
 /// How the test ended: stopped by a signal within 5 s of Bazel's test timeout (TEST_TIMEOUT, which
 /// Bazel sets, and whose SIGTERM ends run-under) is a timeout, as Bazel reports it; another
-/// stop (Ctrl-C) is `stopped`. History reads both as a lower bound.
-RunEnd how_it_ended(double seconds) {
+/// stop (Ctrl-C) is `stopped`. History reads both as a lower bound. Bazel's clock starts when it
+/// launches run-under, `launched` (epoch s), not when the test starts: the wait for GPU locks
+/// counts (before, a test that waited 8 s for its GPU and got Bazel's SIGTERM at a 12 s
+/// TEST_TIMEOUT was judged stopped, its claim was given up, and another node ran it again).
+RunEnd how_it_ended(double launched) {
   if (os::stop_signal() == 0) return RunEnd::exited;
+  const double seconds = os::now_epoch_s() - launched;
   const char* timeout = std::getenv("TEST_TIMEOUT");
   char* end = nullptr;
   const double limit = timeout && *timeout ? std::strtod(timeout, &end) : 0;
@@ -606,8 +611,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   os::catch_stop_signals();
   // Bazel's timeout may come as the GPUs were handed over: a test stopped before it started is
   // not started (before, one ran on its GPUs after Bazel had called it timed out).
+  // Given up either way, for another node to run it: it never ran here.
   if (os::stop_signal() != 0) {
-    if (ended) *ended = how_it_ended(0);
+    if (ended) *ended = RunEnd::stopped;
     return 128 + os::stop_signal();
   }
   double start = os::now_epoch_s();
@@ -630,7 +636,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
     }
   }
   int status = os::exit_status(wait_status);
-  if (ended) *ended = how_it_ended(seconds);
+  if (ended) *ended = how_it_ended(o.launched_s);
   // A test cut short did not pass, even one that trapped the signal and exited 0.
   if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
   // Under --test_filter (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran: its time as the
@@ -651,7 +657,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      status,
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                     how_it_ended(seconds),
+                     how_it_ended(o.launched_s),
                      usage.peak_up_front,
                      assignment.unit.shard_count};
     try {
@@ -711,6 +717,7 @@ void add_run_under_command(CLI::App& app, int& status) {
   command->prefix_command();
   command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
   command->callback([options, command, &status] {
+    options->launched_s = os::now_epoch_s();
     for (auto& argument : command->remaining()) options->command.push_back(argument);
     if (options->command.empty()) throw CLI::ValidationError("run-under", "no test command: Bazel adds it");
     status = run_under(*options);

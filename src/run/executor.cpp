@@ -150,6 +150,7 @@ class Loop {
                                      : Outcome::failed;
     runner_.signal(u.id, SIGKILL);  // whatever the unit left behind in its group
     killed_.erase(i);
+    killed_outright_.erase(i);
     for (int gpu : held(u)) --busy_[gpu];
     if (u.holds_node) --holders_running_;
     --running_;
@@ -166,6 +167,9 @@ class Loop {
         u.terminated_at = now;
       } else if (u.terminated_at >= 0 && now - u.terminated_at >= grace_s_ && killed_.insert(i).second) {
         runner_.signal(u.id, SIGKILL);
+      } else if (killed_.count(i) && now - u.terminated_at >= grace_s_ + kill_wait_s &&
+                 killed_outright_.insert(i).second) {
+        runner_.kill_outright(u.id);
       }
     }
   }
@@ -179,6 +183,8 @@ class Loop {
         until = std::min(until, u.start + u.timeout_s);
       else if (!killed_.count(i))
         until = std::min(until, u.terminated_at + grace_s_);
+      else if (!killed_outright_.count(i))
+        until = std::min(until, u.terminated_at + grace_s_ + kill_wait_s);
     }
     return std::max(until, now);
   }
@@ -190,10 +196,11 @@ class Loop {
   const ExecHooks& hooks_;
   const double grace_s_;
   const size_t planned_;
-  std::map<int, int> own_left_;  ///< per GPU: units of this node not yet started that hold it
-  std::map<int, int> busy_;      ///< per GPU: units running on it
-  std::map<int, size_t> by_id_;  ///< running units by process id
-  std::set<size_t> killed_;      ///< terminated units that got SIGKILL too
+  std::map<int, int> own_left_;       ///< per GPU: units of this node not yet started that hold it
+  std::map<int, int> busy_;           ///< per GPU: units running on it
+  std::map<int, size_t> by_id_;       ///< running units by process id
+  std::set<size_t> killed_;           ///< terminated units that got SIGKILL too
+  std::set<size_t> killed_outright_;  ///< killed units that still ran kill_wait_s later
   int holders_running_ = 0;
   int running_ = 0;
 };

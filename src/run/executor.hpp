@@ -26,8 +26,12 @@ class ProcessRunner {
   /// environment and `keep_fds` left open in it; returns its id.
   virtual int start(const std::string& command, const std::map<std::string, std::string>& env,
                     const std::vector<int>& keep_fds) = 0;
-  /// Sends `signal` to the process group of `id`.
+  /// Sends `signal` to the process group of `id`. SIGKILL may spare the process that leads it
+  /// (SystemRunner's supervisor, which kills what the unit left as it ends).
   virtual void signal(int id, int signal) = 0;
+  /// SIGKILLs every process of `id`'s group, the one that leads it too, and says on stderr which
+  /// outlived the SIGKILL before: the last resort when a unit did not end on it.
+  virtual void kill_outright(int id) = 0;
   /// Sleeps until a started process ends, a stop signal comes or now() reaches `until`;
   /// returns the processes that ended (possibly none).
   virtual std::vector<ProcessExit> wait(double until) = 0;
@@ -90,9 +94,15 @@ struct ExecHooks {
 
 /// Runs `runs` (a node's units in plan order, `schedule` made from them) until all have
 /// ended or a stop signal came; appends the units take_foreign gave. A unit past its timeout
-/// gets SIGTERM, and SIGKILL `grace_s` later; a stop signal sends SIGTERM to all and starts
-/// no more. Every ended unit's process group gets SIGKILL (what it left behind).
+/// gets SIGTERM, and SIGKILL `grace_s` later, and is killed outright (kill_outright) when it
+/// still runs `kill_wait_s` after that; a stop signal sends SIGTERM to all and starts no more.
+/// Every ended unit's process group gets SIGKILL (what it left behind).
 void execute(std::vector<UnitRun>& runs, ExecSchedule& schedule, const std::vector<int>& node_gpus,
              ProcessRunner& runner, const ExecHooks& hooks, double grace_s);
+
+/// How long a unit may run on after its SIGKILL before it is killed outright: its supervisor
+/// waits for its processes to end, and one stuck in the driver (D state) or not ours to kill
+/// never does (before, exec then waited for it for ever, past --timeout and Ctrl-C).
+inline constexpr double kill_wait_s = 3;
 
 }  // namespace gpuplan

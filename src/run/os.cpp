@@ -213,8 +213,9 @@ bool is_bazel_server(long pid) {
 
 /// SIGKILLs each live process of the unit: the supervisor's children (a subreaper, it inherits
 /// every orphan of the unit's tree) and, with `group`, its process group's other members; with
-/// `spare_bazel`, not a Bazel server. Returns whether there was any.
-bool kill_unit_processes(pid_t self, bool group, bool spare_bazel) {
+/// `spare_bazel`, not a Bazel server. Writes " PID (state S)" of each to `report_fd` when it is
+/// not -1. Returns whether there was any.
+bool kill_unit_processes(pid_t self, bool group, bool spare_bazel, int report_fd = -1) {
   bool any = false;
   for_each_numbered("/proc", [&](long pid, int) {
     long parent = 0, pgrp = 0;
@@ -223,25 +224,47 @@ bool kill_unit_processes(pid_t self, bool group, bool spare_bazel) {
     if ((parent == self || (group && pgrp == self)) && !(spare_bazel && is_bazel_server(pid))) {
       ::kill(static_cast<pid_t>(pid), SIGKILL);
       any = true;
+      if (report_fd < 0) return;
+      char digits[20];
+      int count = 0;
+      for (long rest = pid; count == 0 || rest > 0; rest /= 10)
+        digits[count++] = static_cast<char>('0' + rest % 10);
+      char text[48] = " ";
+      std::size_t at = 1;
+      while (count > 0) text[at++] = digits[--count];
+      for (char c : std::string_view(" (state ")) text[at++] = c;
+      text[at++] = state;
+      text[at++] = ')';
+      write_all(report_fd, std::string_view(text, at));
     }
   });
   return any;
 }
 
 /// Kills every process the unit started until none is left (orphans come to the subreaper as
-/// their parents die), reaping them. Returns whether there was any.
-bool kill_all(pid_t self, bool group, bool spare_bazel = false) {
-  bool any = false;
-  while (kill_unit_processes(self, group, spare_bazel)) {
-    any = true;
+/// their parents die), reaping them, for kill_wait_s at most: one stuck in the driver (D state)
+/// or not ours to kill is named on stderr after `who` and left (before, the supervisor waited
+/// for it for ever, and exec with it). Returns whether there was any.
+bool kill_all(pid_t self, bool group, bool spare_bazel, std::string_view who) {
+  auto reap = [] {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    const struct timespec pause { 0, 10'000'000 };
-    ::nanosleep(&pause, nullptr);
+  };
+  auto found = repeat_kill_passes(
+      [&] {
+        bool any = kill_unit_processes(self, group, spare_bazel);
+        reap();
+        return any;
+      },
+      kill_wait_s - 1);
+  reap();
+  if (found == KillPasses::outlived) {
+    write_all(2, who);
+    write_all(2, ": the unit's processes");
+    kill_unit_processes(self, group, spare_bazel, 2);
+    write_all(2, " did not end on SIGKILL (in the driver, or not ours to kill); left running\n");
   }
-  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
-  return any;
+  return found != KillPasses::none;
 }
 
 /// Whether a process of the group `self` leads, other than `self`, still runs.
@@ -291,6 +314,7 @@ bool group_alive(pid_t self) {
   for (int fd : launch.keep_fds) ::fcntl(fd, F_SETFD, 0);
   close_exec_fds();
   const pid_t self = ::getpid();
+  const std::string_view who = launch.own_group ? "gpuplan exec" : "gpuplan run-under";
   pid_t unit = ::vfork();  // nothing is copied; the supervisor waits until the unit execs
   if (unit == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -340,14 +364,14 @@ bool group_alive(pid_t self) {
       pid_t left;
       while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
       }
-      if (left == 0 && kill_all(self, false, launch.own_group))  // 0: some still run
+      if (left == 0 && kill_all(self, false, launch.own_group, who))  // 0: some still run
         write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
                                         "before its GPUs were released\n"
                                       : "gpuplan run-under: the test left processes running; they were "
                                         "killed before its GPUs were released\n");
       end_as(unit_status);
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
-      kill_all(self, launch.own_group);
+      kill_all(self, launch.own_group, false, who);
       ::_exit(128 + SIGKILL);
     } else if ((signal == SIGINT || signal == SIGTERM) && launch.own_group) {
       stopping = true;  // exec's stop reached the group: its processes end, or exec kills them
@@ -639,6 +663,23 @@ void SystemRunner::signal(int id, int signal) {
       }
     });
   }
+}
+
+void SystemRunner::kill_outright(int id) {
+  // Its supervisor waits for the group it leads to end; what outlived the SIGKILL keeps it alive.
+  std::string left;
+  for_each_numbered("/proc", [&](long pid, int) {
+    long parent = 0, pgrp = 0;
+    char state = 0;
+    if (pid != id && read_stat(pid, parent, pgrp, state) && state != 'Z' && pgrp == id)
+      left += fmt::format("{}{} (state {})", left.empty() ? "" : ", ", pid, state);
+  });
+  signal_group(id, SIGKILL);
+  std::cerr << fmt::format(
+      "gpuplan exec: warning: the unit (process group {}) still ran {} s after its SIGKILL{}; killed its "
+      "supervisor too, and what the unit left (setsid) may still run\n",
+      id, kill_wait_s,
+      left.empty() ? "" : fmt::format(": process {} did not end (in the driver, or not ours to kill)", left));
 }
 
 std::vector<ProcessExit> SystemRunner::wait(double until) {

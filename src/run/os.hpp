@@ -3,6 +3,7 @@
 // Kept small so that every decision (which unit, which GPUs, what environment) stays in
 // the value-in, value-out functions of gpuplan/run.hpp.
 #include <sys/types.h>
+#include <time.h>
 
 #include <map>
 #include <optional>
@@ -81,6 +82,7 @@ class SystemRunner : public ProcessRunner {
   int start(const std::string& command, const std::map<std::string, std::string>& env,
             const std::vector<int>& keep_fds) override;
   void signal(int id, int signal) override;
+  void kill_outright(int id) override;
   std::vector<ProcessExit> wait(double until) override;
   double now() override;
   int stop_signal() override;
@@ -106,5 +108,31 @@ void forward_stop_signals(pid_t pid);
 
 /// The SIGINT or SIGTERM received since catch_stop_signals(), or 0.
 int stop_signal();
+
+/// How repeat_kill_passes ended: no pass found a process, the last found none, or some were
+/// still found when its time ran out.
+enum class KillPasses { none, ended, outlived };
+
+/// Calls `pass` (one SIGKILL pass over a unit's processes: whether it found any) every 10 ms
+/// until one finds none, or `within_s` seconds have passed. Async-signal-safe (a supervisor
+/// forked from a process with threads calls it) when `pass` is.
+template <class Pass>
+KillPasses repeat_kill_passes(Pass&& pass, double within_s) {
+  struct timespec start {
+  }, now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &start);
+  bool any = false;
+  while (pass()) {
+    any = true;
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    if (static_cast<double>(now.tv_sec - start.tv_sec) +
+            1e-9 * static_cast<double>(now.tv_nsec - start.tv_nsec) >=
+        within_s)
+      return KillPasses::outlived;
+    const struct timespec pause { 0, 10'000'000 };
+    ::nanosleep(&pause, nullptr);
+  }
+  return any ? KillPasses::ended : KillPasses::none;
+}
 
 }  // namespace gpuplan::os

@@ -3,7 +3,8 @@
 # starts a node's tests at once (--local_test_jobs), so a test planned after another on the same
 # GPU claims its unit and waits for that GPU's lock, as long as the first test runs. Before, its
 # claim was not renewed meanwhile: past the lease another node took the test over, and both
-# nodes ran it. Takes the lease, ten seconds, and a little more.
+# nodes ran it. Takes the lease, ten seconds, and a little more; then Bazel's timeout after such
+# a wait, about 4 s.
 source test/integration/lib.sh
 requires python3
 GPUPLAN=$(realpath "$GPUPLAN")
@@ -60,4 +61,32 @@ grep -q "//t:second is running on node n0; waiting for it to end" "$SCRATCH/seco
   grep -q "//t:second ran on node n0 (exit 0)" "$SCRATCH/second-n1.err" ||
   fail "n1 did not wait for n0's run: $(cat "$SCRATCH/second-n1.err")"
 [ "$status" = 0 ] || fail "a run-under failed: exit $status"
+
+# Bazel's test timeout counts from when it launched run-under, the wait for GPUs too: its SIGTERM
+# to a test that waited 3 s for GPU 0 under TEST_TIMEOUT=7 is a timeout, the test done (exit
+# 143), not a stop that gives the claim up for another node to run the test again. Before, it
+# was judged by the test's own second or so, and n1 ran //t:late again. About 4 s.
+install -d -m 0700 "$SCRATCH/claims2"
+rm -f "$SCRATCH/release"
+late() {  # late NODE LABEL COMMAND...: `under` with the second claims directory
+  local node=$1 label=$2; shift 2
+  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$SCRATCH/claims2" \
+    --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
+}
+sed 's|//t:second|//t:late|' "$SCRATCH/plan.json" >"$SCRATCH/plan2.json" && mv "$SCRATCH/plan2.json" "$SCRATCH/plan.json"
+(late n0 //t:first sh -c "touch '$SCRATCH/first2.started'; sleep 3") &
+first=$!
+wait_for '[ -e "$SCRATCH/first2.started" ]'
+(TEST_TIMEOUT=7 late n0 //t:late sh -c "touch '$SCRATCH/late.started'; echo n0 >>'$SCRATCH/late.log'; sleep 30") \
+  2>"$SCRATCH/late-n0.err" &
+late_pid=$!
+wait_for '[ -e "$SCRATCH/late.started" ]'
+kill -TERM "$late_pid"  # Bazel's SIGTERM, 3 s after it launched run-under, 7 - 5 s being Bazel's
+wait "$late_pid" && fail "//t:late ended 0 after SIGTERM"
+wait "$first" || fail "//t:first failed"
+(late n1 //t:late sh -c "echo n1 >>'$SCRATCH/late.log'") 2>"$SCRATCH/late-n1.err" || true
+[ "$(cat "$SCRATCH/late.log")" = n0 ] ||
+  fail "//t:late ran $(tr '\n' ' ' <"$SCRATCH/late.log")(n1 said: $(cat "$SCRATCH/late-n1.err"))"
+grep -q "//t:late.* ran on node n0 (exit 143)" "$SCRATCH/late-n1.err" ||
+  fail "n1 did not end //t:late as n0's timeout: $(cat "$SCRATCH/late-n1.err")"
 echo "claims_wait_test: ok"

@@ -22,6 +22,8 @@ class FakeRunner : public ProcessRunner {
   double clock = 0;
   double term_after = 0.5;
   bool ignore_term = false;
+  bool ignore_kill =
+      false;  ///< SIGKILL leaves it running (a process stuck in the driver keeps its supervisor)
   std::vector<Process> processes;
   int stop = 0;
   double stop_at = -1;
@@ -39,13 +41,20 @@ class FakeRunner : public ProcessRunner {
     auto& p = processes.at(static_cast<size_t>(id - 1));
     p.signals.push_back(signal);
     if (p.ended) return;
-    if (signal == SIGKILL) {
+    if (signal == SIGKILL && !ignore_kill) {
       p.end = clock;
       p.exit_status = 128 + SIGKILL;
     } else if (signal == SIGTERM && !ignore_term && clock + term_after < p.end) {
       p.end = clock + term_after;
       p.exit_status = 128 + SIGTERM;
     }
+  }
+  void kill_outright(int id) override {
+    auto& p = processes.at(static_cast<size_t>(id - 1));
+    p.signals.push_back(-SIGKILL);  // told apart from signal(id, SIGKILL)
+    if (p.ended) return;
+    p.end = clock;
+    p.exit_status = 128 + SIGKILL;
   }
   std::vector<ProcessExit> wait(double until) override {
     wait_untils.push_back(until);
@@ -149,6 +158,19 @@ TEST_CASE("a unit past its timeout gets SIGTERM, then SIGKILL after the grace pe
   REQUIRE(n.runs[0].outcome == Outcome::timed_out);
   REQUIRE(n.runs[0].seconds == Approx(15));  // timeout 10 + grace 5
   REQUIRE(n.runs[1].start == Approx(15));
+}
+
+TEST_CASE("a unit still running after its SIGKILL is killed outright, and the next one starts") {
+  FakeNode n;
+  n.runner.ignore_term = true;
+  n.runner.ignore_kill = true;  // its supervisor waits for a process stuck in the driver
+  n.runs = {run(on({0}, 0, 10), "1000", 10), run(on({0}, 10, 20), "1")};
+  n.execute();
+  const auto& p = n.runner.processes[0];
+  REQUIRE(p.signals == std::vector<int>{SIGTERM, SIGKILL, -SIGKILL, SIGKILL});
+  REQUIRE(n.runs[0].outcome == Outcome::timed_out);
+  REQUIRE(n.runs[0].seconds == Approx(10 + 5 + kill_wait_s));
+  REQUIRE(n.runs[1].outcome == Outcome::passed);
 }
 
 TEST_CASE("a unit that ends on SIGTERM is timed out and gets no SIGKILL before it ends") {

@@ -270,3 +270,17 @@ TEST_CASE("a FIFO where a regular file should be is refused at once, never waite
   ::close(*regular);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE(
+    "a supervisor's kill passes end when none is found, or after their time when one outlives SIGKILL") {
+  int passes = 0;
+  REQUIRE(os::repeat_kill_passes([&] { return ++passes < 1; }, 1) == os::KillPasses::none);
+  passes = 0;
+  REQUIRE(os::repeat_kill_passes([&] { return ++passes < 4; }, 10) == os::KillPasses::ended);
+  REQUIRE(passes == 4);
+  // A process stuck in the driver (D state) is found by every pass: before, the supervisor
+  // waited for it for ever, and exec with it.
+  passes = 0;
+  REQUIRE(os::repeat_kill_passes([&] { return ++passes > 0; }, 0.05) == os::KillPasses::outlived);
+  REQUIRE(passes >= 2);
+}
