@@ -8,33 +8,14 @@
 source test/integration/lib.sh
 requires python3
 GPUPLAN=$(realpath "$GPUPLAN")
-TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
-cat >"$SCRATCH/fleet.yaml" <<'YAML'
-version: 1
-pools:
-  - name: small
-    nodes: [n0, n1]
-    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
-    cuda: "12.2"
-    topology: pcie
-YAML
+l4_fleet n0 n1
 # n0 runs //t:first and then //t:second on GPU 0.
-/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-template = plan["assignments"][5]
-plan["assignments"] = [
-    dict(template, unit=label, label=label, node="n0", gpus=[0], start_s=slot, end_s=slot + 1,
-         duration_s=1, env={"CUDA_VISIBLE_DEVICES": "0"})
-    for slot, label in enumerate(["//t:first", "//t:second"])]
-plan["summary"].update(makespan_s=2, scheduled_units=2, gpu_units=2, unschedulable_units=0)
-json.dump(plan, open(sys.argv[2], "w"), indent=1)
-PY
+printf '%s\n' "//t:first n0 0 0" "//t:second n0 0 1" | one_gpu_plan
 install -d -m 0700 "$SCRATCH/claims" "$SCRATCH/locks-n0" "$SCRATCH/locks-n1"
 under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in place of this shell
   local node=$1 label=$2; shift 2
-  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$SCRATCH/claims" \
-    --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
+  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" \
+    --claims "${CLAIMS:-$SCRATCH/claims}" --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
 }
 wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
   for _ in $(seq 100); do eval "$1" && return; sleep 0.1; done
@@ -68,11 +49,7 @@ grep -q "//t:second is running on node n0; waiting for it to end" "$SCRATCH/seco
 # was judged by the test's own second or so, and n1 ran //t:late again. About 4 s.
 install -d -m 0700 "$SCRATCH/claims2"
 rm -f "$SCRATCH/release"
-late() {  # late NODE LABEL COMMAND...: `under` with the second claims directory
-  local node=$1 label=$2; shift 2
-  TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" --claims "$SCRATCH/claims2" \
-    --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
-}
+late() { CLAIMS=$SCRATCH/claims2 under "$@"; }  # late NODE LABEL COMMAND...: with the second claims folder
 sed 's|//t:second|//t:late|' "$SCRATCH/plan.json" >"$SCRATCH/plan2.json" && mv "$SCRATCH/plan2.json" "$SCRATCH/plan.json"
 (late n0 //t:first sh -c "touch '$SCRATCH/first2.started'; sleep 3") &
 first=$!

@@ -7,28 +7,8 @@ requires python3
 GPUPLAN=$(realpath "$GPUPLAN")
 TEMPLATE=$SOURCE_DIR/test/data/plans/workstation_ml.json
 # Two nodes of two GPUs, one unit on each GPU.
-cat >"$SCRATCH/fleet.yaml" <<'YAML'
-version: 1
-pools:
-  - name: small
-    nodes: [n0, n1]
-    gpu: {model: L4, count: 2, vram: 23034MiB, compute_capability: "8.9"}
-    cuda: "12.2"
-    topology: pcie
-YAML
-/usr/bin/python3 - "$TEMPLATE" "$SCRATCH/plan.json" <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-template = plan["assignments"][5]
-plan["assignments"] = []
-for n in range(2):
-    for gpu in range(2):
-        label = f"//t:n{n}_{gpu}"
-        plan["assignments"].append(dict(template, unit=label, label=label, node=f"n{n}", gpus=[gpu],
-                                        start_s=0, end_s=1, duration_s=1, env={"CUDA_VISIBLE_DEVICES": str(gpu)}))
-plan["summary"].update(makespan_s=1, scheduled_units=4, gpu_units=4, unschedulable_units=0)
-json.dump(plan, open(sys.argv[2], "w"), indent=1)
-PY
+l4_fleet n0 n1
+for n in 0 1; do for gpu in 0 1; do echo "//t:n${n}_$gpu n$n $gpu 0"; done; done | one_gpu_plan
 wait_for() {  # wait_for FILE: up to 10 s for FILE to exist
   for _ in $(seq 100); do [ -e "$1" ] && return; sleep 0.1; done
   fail "$1 did not appear"
