@@ -219,6 +219,7 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@nvidia_nvshmem//...",
       "@rules_cuda//cuda:runtime",
       "@*//xla/tsl/cuda/...",
+      "@*//tsl/cuda/...",  // the same stubs before XLA took TSL in (Feb. 2024): @tsl//tsl/cuda:cudart
       // ROCm.
       "@local_config_rocm//...",
       // Python wheels through rules_python, each in the one package a wheel gets: the hub

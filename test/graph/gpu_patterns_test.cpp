@@ -50,6 +50,14 @@ TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and Tensor
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know TSL's CUDA stubs before XLA took TSL in") {
+  // jax-ml/jax jaxlib/cuda/BUILD named @tsl//tsl/cuda:cudart until be3e39ad3b (Feb. 2024).
+  for (auto label : {"@tsl//tsl/cuda:cudart", "@local_tsl//tsl/cuda:cublas_stub"})
+    CHECK(is_gpu_by_default(label));
+  for (auto label : {"@tsl//tsl/platform:cuda_root_path", "@tsl//tsl/cudax:x"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("a pattern is a target pattern with * inside a repository name or a package segment") {
   CHECK(gpu_pattern_matches("@cuda_*//...", "@cuda_nccl//:nccl"));
   CHECK(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpus:x"));
