@@ -222,6 +222,12 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*//tsl/cuda/...",  // the same stubs before XLA took TSL in (Feb. 2024): @tsl//tsl/cuda:cudart
       // ROCm.
       "@local_config_rocm//...",
+      // Intel GPUs: sycl_configure's SYCL (@local_config_sycl//sycl:sycl_headers, which XLA's and
+      // JAX's oneAPI backends use) and the Level Zero runtime rules_ml_toolchain's sycl_library adds.
+      // Not @oneapi: a local oneAPI install holds MKL's and oneDNN's CPU libraries too.
+      "@local_config_sycl//...",
+      "@level_zero//...",
+      "@zero_loader//...",
       // Python wheels through rules_python, each in the one package a wheel gets: the hub
       // repository (@pypi//torch:pkg, bzlmod pip.parse; never @org_tensorflow//tensorflow/...),
       // a whl_library spoke (@pypi_torch//:pkg, @pip_deps_torch//:pkg, @pypi_311_torch//:pkg)

@@ -50,6 +50,19 @@ TEST_CASE("the built-in gpu_deps know how rules_python, hermetic CUDA and Tensor
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE(
+    "the built-in gpu_deps know Intel's SYCL and Level Zero, as XLA, JAX and rules_ml_toolchain name them") {
+  // @local_config_sycl//sycl:sycl_headers: jax-ml/jax jaxlib/oneapi/BUILD.bazel; the Level Zero
+  // repositories: google-ml-infra/rules_ml_toolchain gpu/sycl/build_defs.bzl.tpl (sycl_library).
+  for (auto label :
+       {"@local_config_sycl//sycl:sycl_headers", "@level_zero//:headers", "@zero_loader//:libze_loader",
+        "@@rules_ml_toolchain++sycl_configure_ext+local_config_sycl//sycl:sycl_headers"})
+    CHECK(is_gpu_by_default(label));
+  // A local oneAPI install (@oneapi, /opt/intel/oneapi) holds MKL's and oneDNN's CPU libraries too.
+  for (auto label : {"@oneapi//:headers", "@oneapi//:libs", "@sycl_docs//:x", "@pypi//level_zero_docs:pkg"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("the built-in gpu_deps know TSL's CUDA stubs before XLA took TSL in") {
   // jax-ml/jax jaxlib/cuda/BUILD named @tsl//tsl/cuda:cudart until be3e39ad3b (Feb. 2024).
   for (auto label : {"@tsl//tsl/cuda:cudart", "@local_tsl//tsl/cuda:cublas_stub"})
