@@ -220,8 +220,11 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@rules_cuda//cuda:runtime",
       "@*//xla/tsl/cuda/...",
       "@*//tsl/cuda/...",  // the same stubs before XLA took TSL in (Feb. 2024): @tsl//tsl/cuda:cudart
-      // ROCm.
+      // ROCm: rocm_configure's, rules_ml_toolchain's (the ROCm its rocm_library links,
+      // @config_rocm_hipcc//rocm:hip_runtime) and JAX's prebuilt ROCm plugin wheels (@rocm_wheels).
       "@local_config_rocm//...",
+      "@config_rocm_hipcc//...",
+      "@rocm_wheels//...",
       // Intel GPUs: sycl_configure's SYCL (@local_config_sycl//sycl:sycl_headers, which XLA's and
       // JAX's oneAPI backends use) and the Level Zero runtime rules_ml_toolchain's sycl_library adds.
       // Not @oneapi: a local oneAPI install holds MKL's and oneDNN's CPU libraries too.

@@ -63,6 +63,17 @@ TEST_CASE(
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know rules_ml_toolchain's ROCm and JAX's prebuilt ROCm wheels") {
+  // rocm_library's runtime (google-ml-infra/rules_ml_toolchain gpu/rocm/build_defs.bzl.tpl) and
+  // the wheels jax-ml/jax's jaxlib/jax.bzl gives a GPU test with --//jax:build_jaxlib=false.
+  for (auto label : {"@config_rocm_hipcc//rocm:hip_runtime", "@rocm_wheels//:rocm_plugin_py_import",
+                     "@rocm_wheels//:plugin.whl"})
+    CHECK(is_gpu_by_default(label));
+  for (auto label :
+       {"@rocm_wheels_docs//:x", "@config_rocm//:x", "@rocm_external_test_deps//:external_deps.bzl"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("the built-in gpu_deps know TSL's CUDA stubs before XLA took TSL in") {
   // jax-ml/jax jaxlib/cuda/BUILD named @tsl//tsl/cuda:cudart until be3e39ad3b (Feb. 2024).
   for (auto label : {"@tsl//tsl/cuda:cudart", "@local_tsl//tsl/cuda:cublas_stub"})
