@@ -269,6 +269,16 @@ GpuDepPatterns GpuDepPatterns::defaults() {
       "@*_paddlepaddle_gpu//:*",
       "@*//mxnet_cu*:*",
       "@*_mxnet_cu*//:*",
+      // Wheels built for one CUDA major version carry it as a suffix, as NVIDIA's and RAPIDS' do
+      // (cuml-cu12, cucim-cu12, rmm-cu12, cuquantum-python-cu12): cuCIM's wheel needs no other
+      // GPU wheel, so nothing else in the graph gives it away. A spoke's hub is then the part
+      // before its first "_" (@pypi_311_cucim_cu12 is @pypi's).
+      "@*//*_cu11:*",
+      "@*_*_cu11//:*",
+      "@*//*_cu12:*",
+      "@*_*_cu12//:*",
+      "@*//*_cu13:*",
+      "@*_*_cu13//:*",
       // NVIDIA's newer CUDA Python (cuda-core, cuda-cccl, nvmath-python, pynvjitlink-cu12), Warp
       // (warp-lang: its CUDA kernels need no other GPU wheel) and ROCm's (hip-python,
       // onnxruntime-rocm). Not jaxlib: its CPU and older CUDA builds share the name.

@@ -302,6 +302,9 @@ TEST_CASE("a GPU dep's supplier is its repository, or a spoke's hub") {
   CHECK(gpu_supplier("@pypi//torch:pkg", "@*//torch:*") == "pypi");
   CHECK(gpu_supplier("@pypi_311_torch//:pkg", "@*_torch//:*") == "pypi_311");
   CHECK(gpu_supplier("@@rules_python~~pip~pip_nvidia_cublas_cu12//:pkg", "@*_nvidia_*//:*") == "pip");
+  // A -cuNN wheel's name may hold "_" anywhere: its spoke's hub is what comes before the first.
+  CHECK(gpu_supplier("@pypi_311_cucim_cu12//:pkg", "@*_*_cu12//:*") == "pypi");
+  CHECK(gpu_supplier("@pypi//cucim_cu12:pkg", "@*//*_cu12:*") == "pypi");
   CHECK(gpu_supplier("@system_gpu//:lib64/libcudart.so", "") == "system_gpu");
   CHECK(gpu_supplier("//third_party/gpus:cuda_headers", "//third_party/gpus/...") == "");
   CHECK(from_supplier("pypi", "@pypi//numpy:pkg"));

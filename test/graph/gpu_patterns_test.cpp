@@ -74,6 +74,19 @@ TEST_CASE("the built-in gpu_deps know rules_ml_toolchain's ROCm and JAX's prebui
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know wheels built for one CUDA major version by their -cuNN suffix") {
+  // RAPIDS' wheels (rapidsai/cucim python/cucim/pyproject.toml: cuCIM needs no other GPU wheel).
+  for (auto label :
+       {"@pypi//cucim_cu12:pkg", "@pypi//cuml_cu12:pkg", "@pypi//rmm_cu11:pkg", "@pypi//cugraph_cu13:pkg",
+        "@pypi//cuquantum_python_cu12:pkg", "@pypi_311_cucim_cu12//:pkg", "@pip_deps_cuml_cu12//:pkg",
+        "@@rules_python++pip+pypi_311_rmm_cu12//:pkg", "@pip//pypi__cuml_cu12:pkg",
+        "@pip_deps_pypi__cuml_cu12_24_10_0//:pkg"})
+    CHECK(is_gpu_by_default(label));
+  for (auto label : {"@pypi//cu12:pkg", "@pypi//rapids_dask_dependency:pkg", "@pypi//cucim_cu12_docs:pkg",
+                     "@pypi//my_cu120:pkg", "@cu12//:x", "//third_party/cucim_cu12:pkg"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("the built-in gpu_deps know TSL's CUDA stubs before XLA took TSL in") {
   // jax-ml/jax jaxlib/cuda/BUILD named @tsl//tsl/cuda:cudart until be3e39ad3b (Feb. 2024).
   for (auto label : {"@tsl//tsl/cuda:cudart", "@local_tsl//tsl/cuda:cublas_stub"})
