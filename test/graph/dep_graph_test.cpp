@@ -79,6 +79,70 @@ TEST_CASE("a test reaches GPU code by its shortest path, through aliases but nev
   REQUIRE_FALSE(reach.unknown(unit));
 }
 
+TEST_CASE("GPU code reached as rules_ml_toolchain, JAX's ROCm CI and RAPIDS' wheels name it") {
+  // The shapes of the real graphs: rules_ml_toolchain's sycl_library and rocm_library add their
+  // runtimes to a cc_library; jax.bzl's GPU test deps are py_imports of @rocm_wheels; a
+  // cucim-cu12 hub alias reaches only its spoke. Before, none of these tests reached GPU code.
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="cc_test" location="/ws/sycl/BUILD:30:8" name="//sycl:vector_sycl_test">
+        <list name="tags"><string value="gpu"/><string value="oneapi-only"/></list>
+        <rule-input name="//sycl:vector_sycl"/>
+    </rule>
+    <rule class="cc_library" location="/ws/sycl/BUILD:20:13" name="//sycl:vector_sycl">
+        <rule-input name="@oneapi//:headers"/>
+        <rule-input name="@level_zero//:headers"/>
+        <rule-input name="@zero_loader//:libze_loader"/>
+    </rule>
+    <rule class="cc_library" location="/ext/oneapi/BUILD:1:1" name="@oneapi//:headers"/>
+    <rule class="cc_library" location="/ext/level_zero/BUILD:44:11" name="@level_zero//:headers"/>
+    <rule class="cc_library" location="/ext/zero_loader/BUILD:56:11" name="@zero_loader//:libze_loader"/>
+    <rule class="cc_test" location="/ws/oneapi/BUILD:1:1" name="//oneapi:solver_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="@local_config_sycl//sycl:sycl_headers"/>
+    </rule>
+    <rule class="alias" location="/ext/local_config_sycl/sycl/BUILD:7:6" name="@local_config_sycl//sycl:sycl_headers">
+        <rule-input name="@oneapi//:headers"/>
+    </rule>
+    <rule class="cc_test" location="/ws/rocm/BUILD:31:12" name="//rocm:vector_hip_test">
+        <list name="tags"><string value="gpu"/><string value="rocm-only"/></list>
+        <rule-input name="@config_rocm_hipcc//rocm:hip_runtime"/>
+    </rule>
+    <rule class="cc_library" location="/ext/config_rocm_hipcc/rocm/BUILD:30:11" name="@config_rocm_hipcc//rocm:hip_runtime"/>
+    <rule class="py_test" location="/ws/tests/BUILD:1:1" name="//tests:api_test_gpu">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="@rocm_wheels//:rocm_plugin_py_import"/>
+    </rule>
+    <rule class="py_import" location="/ext/rocm_wheels/BUILD.bazel:10:10" name="@rocm_wheels//:rocm_plugin_py_import">
+        <rule-input name="@rocm_wheels//:plugin.whl"/>
+    </rule>
+    <source-file location="/ext/rocm_wheels/BUILD.bazel:5:13" name="@rocm_wheels//:plugin.whl"/>
+    <rule class="py_test" location="/ws/img/BUILD:1:1" name="//img:cucim_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="@pypi//cucim_cu12:pkg"/>
+    </rule>
+    <rule class="alias" location="/ext/pypi/cucim_cu12/BUILD.bazel:1:6" name="@pypi//cucim_cu12:pkg">
+        <rule-input name="@pypi_311_cucim_cu12//:pkg"/>
+    </rule>
+    <rule class="py_library" location="/ext/pypi_311_cucim_cu12/BUILD.bazel:1:6" name="@pypi_311_cucim_cu12//:pkg"/>
+</query>
+)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  const std::pair<const char*, const char*> expected[] = {
+      {"//sycl:vector_sycl_test", "@level_zero//..."},
+      {"//oneapi:solver_test", "@local_config_sycl//..."},
+      {"//rocm:vector_hip_test", "@config_rocm_hipcc//..."},
+      {"//tests:api_test_gpu", "@rocm_wheels//..."},
+      {"//img:cucim_test", "@*//*_cu12:*"}};
+  for (const auto& [test, pattern] : expected) {
+    INFO(test);
+    auto node = *graph.find(test);
+    REQUIRE(reach.reaches(node));
+    auto path = reach.path_text(node);
+    auto last = path.substr(path.rfind(" → ") + std::string_view(" → ").size());
+    CHECK(reach.matched_pattern(*graph.find(last)) == pattern);
+  }
+}
+
 TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
   DepGraph graph = graph_of(deps_xml);
   auto patterns = GpuDepPatterns::defaults();
