@@ -314,7 +314,10 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   };
   // The old pip_import names every wheel so (requirement("torch") is @pip//pypi__torch), and its
   // per-wheel repository carries the version (@pip_deps_pypi__torch_1_4_0): each wheel's hub
-  // pattern gets both (before, torch's alone had them).
+  // pattern gets both (before, torch's alone had them). rules_pycross names each wheel
+  // NAME@VERSION in its lock repository's _lock package, by its PEP 503 name ("-" where
+  // rules_python writes "_"): requirement("torch") is @pypi//:torch, an alias of
+  // @pypi//_lock:torch@2.1.0, and one wheel's deps on another are such targets.
   const auto wheels = patterns.gpu_deps.size();
   for (std::size_t i = 0; i < wheels; ++i) {
     const std::string pattern = patterns.gpu_deps[i];  // a copy: push_back moves the strings
@@ -322,6 +325,9 @@ GpuDepPatterns GpuDepPatterns::defaults() {
     const std::string name = pattern.substr(4, pattern.size() - 6);
     patterns.gpu_deps.push_back(fmt::format("@*//pypi__{}:*", name));
     patterns.gpu_deps.push_back(fmt::format("@*pypi__{}_*//:*", name));
+    std::string pep503 = name;
+    std::ranges::replace(pep503, '_', '-');
+    patterns.gpu_deps.push_back(fmt::format("@*//_lock:{}@*", pep503));
   }
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
   // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.

@@ -143,6 +143,33 @@ TEST_CASE("GPU code reached as rules_ml_toolchain, JAX's ROCm CI and RAPIDS' whe
   }
 }
 
+TEST_CASE("a rules_pycross wheel reaches torch through its lock repository's targets") {
+  // requirement("lightning") is @pypi//:lightning, an alias of //_lock:lightning@2.2.0, whose
+  // deps name torch as //_lock:torch@2.1.0; no label of the path has a rules_python spelling.
+  DepGraph graph = graph_of(R"(<query version="2">
+    <rule class="py_test" location="/ws/ml/BUILD:1:1" name="//ml:train_test">
+        <list name="tags"><string value="gpu"/></list>
+        <rule-input name="@pypi//:lightning"/>
+    </rule>
+    <rule class="alias" location="/ext/pypi/BUILD.bazel:10:6" name="@pypi//:lightning">
+        <rule-input name="@pypi//_lock:lightning@2.2.0"/>
+    </rule>
+    <rule class="pycross_wheel_library" location="/ext/pypi/_lock/lock.bzl:40:35" name="@pypi//_lock:lightning@2.2.0">
+        <rule-input name="@pypi//_lock:numpy@1.26.4"/>
+        <rule-input name="@pypi//_lock:torch@2.1.0"/>
+    </rule>
+    <rule class="pycross_wheel_library" location="/ext/pypi/_lock/lock.bzl:50:35" name="@pypi//_lock:numpy@1.26.4"/>
+    <rule class="pycross_wheel_library" location="/ext/pypi/_lock/lock.bzl:60:35" name="@pypi//_lock:torch@2.1.0"/>
+</query>
+)");
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  auto test = *graph.find("//ml:train_test");
+  REQUIRE(reach.reaches(test));
+  CHECK(reach.path_text(test) ==
+        "//ml:train_test → @pypi//:lightning → @pypi//_lock:lightning@2.2.0 → @pypi//_lock:torch@2.1.0");
+  CHECK(reach.matched_pattern(*graph.find("@pypi//_lock:torch@2.1.0")) == "@*//_lock:torch@*");
+}
+
 TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
   DepGraph graph = graph_of(deps_xml);
   auto patterns = GpuDepPatterns::defaults();

@@ -95,6 +95,21 @@ TEST_CASE("the built-in gpu_deps know TSL's CUDA stubs before XLA took TSL in") 
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know the wheels of a rules_pycross lock repository by their _lock targets") {
+  // jvolkman/rules_pycross: @pypi//:torch (requirement("torch"), 2024's layout) and @pypi//torch
+  // (2026's) are aliases of @pypi//_lock:torch@2.1.0 (PEP 503 names, with "-"), and one wheel's
+  // deps on another are such targets (pycross/private/package_repo.bzl, resolved_lock_renderer).
+  for (auto label :
+       {"@pypi//_lock:torch@2.1.0", "@pdm_deps//_lock:nvidia-cublas-cu12@12.1.3.1",
+        "@ws__pkgs//_lock:jax-cuda12-plugin@0.4.30", "@pypi//_lock:cucim-cu12@24.8.0",
+        "@pypi//_lock:cupy-cuda12x@13.0.0", "@@rules_pycross++lock_repos+pypi//_lock:triton@2.1.0"})
+    CHECK(is_gpu_by_default(label));
+  for (auto label : {"@pypi//_lock:numpy@1.26.4", "@pypi//_lock:tensorflow-cpu@2.15.0",
+                     "@pypi//_lock:jaxlib@0.4.30", "@pypi//_lock:torchvision@0.16.0",
+                     "@pypi//_lock:_env_python_3.11_x86_64-unknown-linux-gnu", "//_lock:torch@2.1.0"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("a pattern is a target pattern with * inside a repository name or a package segment") {
   CHECK(gpu_pattern_matches("@cuda_*//...", "@cuda_nccl//:nccl"));
   CHECK(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpus:x"));
