@@ -152,6 +152,35 @@ TEST_CASE("a sharded test is a CPU candidate only when every shard was measured 
   CHECK(advice.advice[0].runs == 3);
 }
 
+TEST_CASE("runs of another shard count cover the test only when every shard of that count was measured") {
+  // Results records of an 8-shard era in which shards 4 to 7 were cached (no record): half the test
+  // was never measured. Before, with 4 shards now, shards 0 to 3 read as the whole test's, and
+  // it was "no GPU touched in 3 runs"; so were 2 of 4 shards for a test unsharded now.
+  const std::string with_count =
+      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,"
+      "peak_up_front,shard_count\n";
+  auto rows_of = [&](int count, int ran) {
+    std::string rows = with_count;
+    for (int day = 1; day <= 3; ++day)
+      for (int shard = 0; shard < ran; ++shard)
+        rows += fmt::format("//t:resharded,{},2,,n,0,2026-01-0{}T00:00:00Z,0,false,,{}\n", shard, day, count);
+    return read_table_text(rows, true).history;
+  };
+  auto four = gpu_test("//t:resharded");
+  four.shard_count = 4;
+  auto whole = gpu_test("//t:resharded");
+  CHECK(advise(rows_of(8, 4), {four}, AdviceOptions{}).advice.empty());
+  CHECK(advise(rows_of(4, 2), {whole}, AdviceOptions{}).advice.empty());
+  CHECK(untouched_runs(rows_of(8, 4), "//t:resharded", 4, 10) == 0L);  // audit --history: too few
+  // Every shard of the old count measured three times: the whole test was, whatever its count now.
+  auto advice = advise(rows_of(8, 8), {four}, AdviceOptions{});
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].runs == 3);
+  advice = advise(rows_of(2, 2), {four}, AdviceOptions{});
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].runs == 3);
+}
+
 TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a GPU with room") {
   auto read = read_table_text(header +
                                   "//t:big,,3,20000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
