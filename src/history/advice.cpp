@@ -226,8 +226,19 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
                "its peak of {} MiB is held against no GPU's memory: no record or plan says which node "
                "it ran on",
                *m.peak)});
-    if (m.gpu_vram &&
-        static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) * (1 - options.vram_headroom)) {
+    const bool near_capacity = m.gpu_vram && static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) *
+                                                                                (1 - options.vram_headroom);
+    // What a GPU with room is: the peak plus headroom, else the fleet's largest GPU (none when the
+    // test ran on it). A declared gpu-mem of that much or more asks for it already, and keeps the
+    // test off the GPU it came near filling: those runs are older than the tag (before, the advice
+    // was "replace gpu-mem:24GiB with gpu-mem:24GiB", or lowered a 32GiB tag to 24 as if asking for
+    // more room).
+    const std::optional<std::int64_t> room = need <= options.largest_gpu_mib ? std::optional(need)
+                                             : m.gpu_vram && options.largest_gpu_mib > *m.gpu_vram
+                                                 ? std::optional(options.largest_gpu_mib)
+                                                 : std::nullopt;
+    const bool asked_already = room && test.gpu_mem_mib && *test.gpu_mem_mib >= *room;
+    if (near_capacity && !asked_already) {
       Advice a = base;
       a.kind = AdviceKind::near_capacity;
       a.runs = m.vram_runs;

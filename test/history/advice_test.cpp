@@ -199,6 +199,27 @@ TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a G
   CHECK(a.change == "add tag gpu-mem:24GiB");
 }
 
+TEST_CASE("a declared gpu-mem that already asks for the room a near-capacity peak needs is left alone") {
+  // Runs on an L4 from before the tag was raised, which keeps the test off L4s now. Before, the
+  // advice was "replace tag gpu-mem:24GiB with gpu-mem:24GiB", and a 32GiB tag was lowered to 24GiB
+  // under "peak memory comes within the headroom".
+  std::string rows = header;
+  for (int day = 1; day <= 3; ++day)
+    rows += fmt::format("//t:raised,,3,21000,l4-0,0,2026-01-0{}T00:00:00Z,0,true\n", day);
+  auto history = read_table_text(rows, true).history;
+  CHECK(advise(history, {gpu_test("//t:raised", 24 * 1024, "l4-0")}, a100_fleet()).advice.empty());
+  CHECK(advise(history, {gpu_test("//t:raised", 32 * 1024, "l4-0")}, a100_fleet()).advice.empty());
+  // A tag below the room still asks for more; one far above it is too high, as for any test.
+  auto low = advise(history, {gpu_test("//t:raised", 16 * 1024, "l4-0")}, a100_fleet());
+  REQUIRE(low.advice.size() == 1);
+  CHECK(low.advice[0].kind == AdviceKind::near_capacity);
+  CHECK(low.advice[0].change == "replace tag gpu-mem:40GiB with gpu-mem:24GiB");
+  auto high = advise(history, {gpu_test("//t:raised", 64 * 1024, "l4-0")}, a100_fleet());
+  REQUIRE(high.advice.size() == 1);
+  CHECK(high.advice[0].kind == AdviceKind::gpu_mem_too_high);
+  CHECK(high.advice[0].suggested_mib == 24 * 1024);
+}
+
 TEST_CASE("without a node in the records, the planned node's GPUs are the measure") {
   auto read = read_table_text("label,seconds,peak_vram_mib,gpu_touched\n//t:big,1,39000,true\n", true);
   auto advice = advise(read.history, {gpu_test("//t:big", 40960)}, a100_fleet());
