@@ -186,6 +186,22 @@ TEST_CASE("a GitLab job name over 255 characters is refused naming the node") {
                     Catch::Contains("would have 256 characters, and GitLab takes at most 255"));
 }
 
+// GitLab refuses a child pipeline with a job timeout over a month (Project::MAX_BUILD_TIMEOUT):
+// the export wrote it, exit 0, and none of its nodes' jobs ran.
+TEST_CASE("a GitLab job timeout over a month is refused naming the node") {
+  Plan plan = two_nodes();
+  CiOptions o;
+  o.node_tag = "node";
+  o.startup_s = 0;
+  plan.assignments[1].end_s = 20.0 * 86400;  // 20 days × 1.5: 30 days, the most GitLab takes
+  CHECK(YAML::Load(gitlab_pipeline(plan, nullptr, o))["gpuplan-a-0"]["timeout"].as<std::string>() ==
+        "43200 minutes");
+  plan.assignments[1].end_s = 20.0 * 86400 + 60;
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("node \"a-0\": its job's timeout would be 43202 minutes") &&
+                        Catch::Contains("GitLab takes at most a month (43200 minutes)"));
+}
+
 // --no-node-tag was refused by github-matrix and accepted by GitLab and Buildkite, whose node jobs
 // then ran on any runner with the static tags, on GPUs the plan gave another node's units.
 TEST_CASE("every CI export refuses two nodes whose jobs would ask for the same tags") {
