@@ -32,6 +32,7 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
                     "split the fleet into several workflows (one plan each), or use another launcher",
                     nodes.size()));
   for (const auto& node : nodes) {
+    ci_check_node_name(node, "github-matrix");
     auto labels = ci_tags(o, node, false);
     ci_check_told_apart(seen, o, node, labels, "github-matrix", true);
     nlohmann::ordered_json entry;

@@ -27,6 +27,7 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
   for (const auto& node : export_nodes(plan, fleet)) {
     Json job;
     job["stage"] = "gpu-test";
+    ci_check_node_name(node, "gitlab");
     auto tags = ci_tags(o, node, false);
     // Two nodes' jobs with the same tags (--no-node-tag) may each run on the other's runner.
     ci_check_told_apart(seen, o, node, tags, "gitlab", false);

@@ -274,3 +274,25 @@ TEST_CASE("a Buildkite step key is the node's name where Buildkite takes it, els
   plan.assignments[1].node = keys[0].substr(std::string("gpuplan-").size());
   CHECK_THROWS_WITH(keys_of(plan), Catch::Contains("would both get the step key " + keys[0]));
 }
+
+// A hand-edited plan's node "a/b" left its results in gpuplan-results/a/b.csv, which the merge
+// job's gpuplan-results/*.csv never read; "../x" wrote outside the folder, ".x" a file the glob
+// skips, "g[1]" an artifact glob that matched gpuplan-results/g1.csv. Every CI export wrote them, exit 0.
+TEST_CASE("a node whose results file the merge job would not read is refused by every CI export") {
+  CiOptions o;
+  o.node_tag = "node";
+  for (const std::string& bad : {"a/b", "../x", ".x", "g[1]", "n*", "a\\b"}) {
+    INFO(bad);
+    Plan plan = two_nodes();
+    plan.assignments[0].node = bad;
+    auto refused = Catch::Contains("would not reach the merge job");
+    CHECK_THROWS_WITH(github_matrix(plan, nullptr, o), refused);
+    CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o), refused);
+    CHECK_THROWS_WITH(buildkite_pipeline(plan, nullptr, o), refused);
+  }
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "GPU_Box@1";  // no fleet's, but its results reach the merge job
+  CHECK_NOTHROW(github_matrix(plan, nullptr, o));
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+  CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, o));
+}
