@@ -162,8 +162,7 @@ void check_options(const KubernetesOptions& o) {
                        fmt::format("\"{}\" is not a Kubernetes name (lower-case, digits, '-')", v));
   };
   dns("--namespace", o.namespace_name);
-  dns("--results-claim", o.results_claim.value_or(""));
-  // The API server takes both as DNS subdomains only: x_y or Batch made a Job it refused.
+  // The API server takes these as DNS subdomains only: x_y or Batch made a Job it refused.
   auto subdomain = [](const std::string& option, const std::string& v) {
     if (!v.empty() && !dns_subdomain_ok(v))
       throw InputError(
@@ -174,6 +173,8 @@ void check_options(const KubernetesOptions& o) {
   };
   subdomain("--service-account", o.service_account);
   subdomain("--priority-class", o.priority_class);
+  // A PersistentVolumeClaim's name is a DNS subdomain too: gpu.results was refused as no DNS label.
+  subdomain("--results-claim", o.results_claim.value_or(""));
 }
 
 Json metadata(const std::string& name, const Json& labels, const KubernetesOptions& o) {

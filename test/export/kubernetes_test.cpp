@@ -237,9 +237,11 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   // A MIG slice: exec refuses a GPU in MIG mode, so every Job failed when it started.
   refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/mig-1g.10gb"; },
           "\"nvidia.com/mig-1g.10gb\" is a MIG slice, and gpuplan hands out whole GPUs");
+  refused([](KubernetesOptions& o) { o.results_claim = "Results"; }, "\"Results\" is not a Kubernetes name");
   auto o = options();
   o.service_account = "gpu-ci.runner";
   o.priority_class = "batch-high";
+  o.results_claim = "gpu.results";  // a DNS subdomain, as PersistentVolumeClaim names are: refused before
   o.gpu_resource = "example.com/gpu";
   CHECK_NOTHROW(manifest_files(plan_on({{"n", 60}}), nullptr, o));
 }
