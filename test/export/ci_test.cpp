@@ -202,6 +202,20 @@ TEST_CASE("a GitLab job timeout over a month is refused naming the node") {
                         Catch::Contains("GitLab takes at most a month (43200 minutes)"));
 }
 
+// GitHub ends a self-hosted runner's job after 5 days: a node planned for more never finished.
+TEST_CASE("a GitHub matrix of a node with more planned work than a job may run is refused") {
+  Plan plan = two_nodes();
+  CiOptions o;
+  o.node_tag = "node";
+  plan.assignments[1].end_s = 5 * 86400;  // it may finish in time, though its timeout is longer
+  CHECK_NOTHROW(github_matrix(plan, nullptr, o));
+  plan.assignments[1].end_s = 5 * 86400 + 1;
+  CHECK_THROWS_WITH(
+      github_matrix(plan, nullptr, o),
+      Catch::Contains("node \"a-0\" has 432001 s of planned work, and GitHub ends a self-hosted "
+                      "runner's job after 5 days"));
+}
+
 // --no-node-tag was refused by github-matrix and accepted by GitLab and Buildkite, whose node jobs
 // then ran on any runner with the static tags, on GPUs the plan gave another node's units.
 TEST_CASE("every CI export refuses two nodes whose jobs would ask for the same tags") {
