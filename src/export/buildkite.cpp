@@ -44,6 +44,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
   std::map<std::string, std::string> node_of_key;
   for (const auto& node : nodes) {
     Json agents = Json::object();
+    ci_check_node_name(node, "buildkite");
     auto tags = ci_tags(o, node, true);
     // Two nodes' steps with the same agent tags (--no-node-tag) may each run on the other's agent.
     ci_check_told_apart(seen, o, node, tags, "buildkite", false);

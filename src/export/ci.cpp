@@ -55,6 +55,25 @@ std::string ci_job_name(const ExportNode& node, std::string_view format) {
   return name;
 }
 
+void ci_check_node_name(const ExportNode& node, std::string_view format) {
+  // The merge job reads gpuplan-results/*.csv, a glob that takes no '/' and no leading '.', and the
+  // CI systems read artifact paths as globs too.
+  const bool plain = !node.name.empty() && node.name.front() != '.' &&
+                     std::none_of(node.name.begin(), node.name.end(), [](char c) {
+                       return c == '/' || c == '\\' || c == '*' || c == '?' || c == '[' || c == ']' ||
+                              c == '{' || c == '}' || static_cast<unsigned char>(c) < 0x20;
+                     });
+  if (plain) return;
+  throw InputError(
+      Position{fmt::format("export {}", format)},
+      fmt::format("the plan has a node named {:?}, whose job's results file gpuplan-results/{}.csv "
+                  "would not reach the merge job, which reads gpuplan-results/*.csv from artifact "
+                  "globs (a node name no fleet takes: '/', '\\', a leading '.' or a glob's "
+                  "'*?[]{{}}'): plan again with a fleet that names the node with letters, digits, "
+                  "'-', '_' and '.'",
+                  node.name, node.name));
+}
+
 std::string ci_results_path(const ExportNode& node) {
   return fmt::format("gpuplan-results/{}.csv", node.name);
 }

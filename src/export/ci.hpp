@@ -20,6 +20,12 @@ inline constexpr std::string_view ci_merge_job = "gpuplan-merge";
 /// take the merge job's name (one would silently replace the other), or a GitLab job name over 255.
 std::string ci_job_name(const ExportNode& node, std::string_view format);
 
+/// Throws InputError for a node name whose results file the merge job would not read (a plan edited
+/// by hand, or made by another tool; a fleet takes none of these): `a/b` left its results in
+/// gpuplan-results/a/b.csv, which gpuplan-results/*.csv never reads, `../x` outside the folder, `.x`
+/// a file the glob skips, and `g[1]` an artifact glob that matched another file.
+void ci_check_node_name(const ExportNode& node, std::string_view format);
+
 /// Where a node's job leaves its results, relative to the job's working directory.
 std::string ci_results_path(const ExportNode& node);
 

@@ -15,6 +15,10 @@ namespace {
 /// What a job output holds, as GitHub counts a megabyte.
 constexpr std::size_t github_output_limit = 1000 * 1000;
 
+/// "Each job in a workflow can run for up to 5 days of execution time" on a self-hosted runner
+/// (GitHub's usage limits): the job is then ended, whatever its timeout-minutes.
+constexpr double github_job_limit_s = 5 * 86400;
+
 }  // namespace
 
 std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
@@ -32,6 +36,16 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
                     "split the fleet into several workflows (one plan each), or use another launcher",
                     nodes.size()));
   for (const auto& node : nodes) {
+    ci_check_node_name(node, "github-matrix");
+    // A node with more planned work than a job may run never finished: GitHub ended its job after
+    // 5 days, with the rest of its units not run, after the export exited 0.
+    if (node.end_s + node.reruns_s > github_job_limit_s)
+      throw InputError(
+          Position{"export github-matrix"},
+          fmt::format("node \"{}\" has {:.0f} s of planned work, and GitHub ends a self-hosted "
+                      "runner's job after 5 days ({:.0f} s): plan over more nodes, or use another "
+                      "launcher",
+                      node.name, node.end_s + node.reruns_s, github_job_limit_s));
     auto labels = ci_tags(o, node, false);
     ci_check_told_apart(seen, o, node, labels, "github-matrix", true);
     nlohmann::ordered_json entry;

@@ -4,9 +4,18 @@
 
 #include "export/ci.hpp"
 #include "export/yaml.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 
 namespace gpuplan {
+
+namespace {
+
+/// The longest `timeout` GitLab takes (Project::MAX_BUILD_TIMEOUT, a month), here 30 days: a job over
+/// it makes the whole child pipeline invalid ("timeout config should not exceed the limit").
+constexpr long gitlab_timeout_limit_minutes = 30L * 24 * 60;
+
+}  // namespace
 
 std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
   using Json = nlohmann::ordered_json;
@@ -18,11 +27,22 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
   for (const auto& node : export_nodes(plan, fleet)) {
     Json job;
     job["stage"] = "gpu-test";
+    ci_check_node_name(node, "gitlab");
     auto tags = ci_tags(o, node, false);
     // Two nodes' jobs with the same tags (--no-node-tag) may each run on the other's runner.
     ci_check_told_apart(seen, o, node, tags, "gitlab", false);
     job["tags"] = tags;
-    job["timeout"] = fmt::format("{} minutes", ci_timeout_minutes(o, node));
+    const long timeout = ci_timeout_minutes(o, node);
+    if (timeout > gitlab_timeout_limit_minutes)
+      throw InputError(
+          Position{"export gitlab"},
+          fmt::format(
+              "node \"{}\": its job's timeout would be {} minutes (its {:.0f} s of planned work × "
+              "--time-margin {:g} + --startup {} s), and GitLab takes at most a month ({} minutes), "
+              "refusing the whole child pipeline otherwise: plan over more nodes, or lower --time-margin",
+              node.name, timeout, node.end_s + node.reruns_s, o.time_margin, o.startup_s,
+              gitlab_timeout_limit_minutes));
+    job["timeout"] = fmt::format("{} minutes", timeout);
     job["needs"] = needs_plan;
     job["script"] = Json::array({ci_exec_command(o, node)});
     job["artifacts"] = Json::object({{"when", "always"}, {"paths", Json::array({ci_results_path(node)})}});

@@ -98,8 +98,16 @@ Json toleration(const std::string& spec) {
   if (eq == std::string::npos) {
     t["operator"] = "Exists";
   } else {
+    // The API server takes an Equal toleration's value only as a label value: "a b" or x/y made
+    // a Job it refused at apply.
+    std::string value = rest.substr(eq + 1);
+    if (!label_value_ok(value))
+      throw InputError(Position{"--toleration"},
+                       fmt::format("\"{}\": \"{}\" is not a taint value (at most 63 letters, digits, '-', "
+                                   "'_' and '.', beginning and ending with a letter or digit)",
+                                   spec, value));
     t["operator"] = "Equal";
-    t["value"] = rest.substr(eq + 1);
+    t["value"] = value;
   }
   if (!effect.empty()) t["effect"] = effect;
   return t;
@@ -127,6 +135,17 @@ void check_options(const KubernetesOptions& o) {
                      fmt::format("\"{}\" is not an extended resource name: a domain, '/' and a name (e.g. "
                                  "nvidia.com/gpu), the domain not kubernetes.io's",
                                  *o.gpu_resource));
+  // NVIDIA's device plugin under the mixed MIG strategy advertises each MIG profile as its own
+  // resource (nvidia.com/mig-1g.10gb): the pod gets slices of GPUs in MIG mode, which exec refuses
+  // before any unit runs (a 2-GPU test would see one slice), so every Job failed, after the export
+  // exited 0.
+  if (o.gpu_resource && o.gpu_resource->starts_with("nvidia.com/mig-"))
+    throw InputError(
+        Position{"--gpu-resource"},
+        fmt::format("\"{}\" is a MIG slice, and gpuplan hands out whole GPUs: exec refuses a GPU "
+                    "in MIG mode, so each Job would fail. Ask for whole GPUs (nvidia.com/gpu) on "
+                    "nodes with MIG off",
+                    *o.gpu_resource));
   for (const auto& [k, v] : o.labels) {
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
@@ -143,8 +162,7 @@ void check_options(const KubernetesOptions& o) {
                        fmt::format("\"{}\" is not a Kubernetes name (lower-case, digits, '-')", v));
   };
   dns("--namespace", o.namespace_name);
-  dns("--results-claim", o.results_claim.value_or(""));
-  // The API server takes both as DNS subdomains only: x_y or Batch made a Job it refused.
+  // The API server takes these as DNS subdomains only: x_y or Batch made a Job it refused.
   auto subdomain = [](const std::string& option, const std::string& v) {
     if (!v.empty() && !dns_subdomain_ok(v))
       throw InputError(
@@ -155,6 +173,8 @@ void check_options(const KubernetesOptions& o) {
   };
   subdomain("--service-account", o.service_account);
   subdomain("--priority-class", o.priority_class);
+  // A PersistentVolumeClaim's name is a DNS subdomain too: gpu.results was refused as no DNS label.
+  subdomain("--results-claim", o.results_claim.value_or(""));
 }
 
 Json metadata(const std::string& name, const Json& labels, const KubernetesOptions& o) {

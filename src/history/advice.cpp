@@ -94,7 +94,14 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
 /// of the whole test count for each), since the shard never measured may be the one that uses
 /// the GPU. Before, one run of four shards counted as four runs, and two shards measured of four
 /// made a test GPU-free.
-long whole_test_runs(const Measured& m, int shard_count) {
+/// Runs of shards are held against the count the history says they were of, where it says one
+/// (`shard_count` in results records, BEP's shardCount, the testlogs' folders), else the test's count
+/// now: runs of shards 0 to 3 of an 8-shard era leave half the test unmeasured, whatever its count now
+/// (before, with 4 shards now, they read as the whole test's, and so did runs of shards 0 and 1 of 4
+/// for a test unsharded now).
+long whole_test_runs(const Measured& m, const History& history, const std::string& label, int shard_count) {
+  if (auto then = history.shard_counts.find(label); then != history.shard_counts.end())
+    shard_count = then->second;
   auto runs_of = [&](std::optional<int> shard) {
     auto found = m.touch_runs_of.find(shard);
     return found == m.touch_runs_of.end() ? 0L : found->second;
@@ -123,7 +130,7 @@ std::optional<long> untouched_runs(const History& history, const std::string& la
   options.last = last;
   Measured m = measure(history, test, options);
   if (m.touched || m.touch_runs == 0) return std::nullopt;
-  return whole_test_runs(m, shard_count);
+  return whole_test_runs(m, history, label, shard_count);
 }
 
 std::optional<GpuUse> measured_gpu_use(const History& history, std::string_view label, int window) {
@@ -189,7 +196,7 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
     base.peak_vram_mib = m.peak;
     base.declared_mib = test.gpu_mem_mib;
     if (!m.touched) {
-      const long runs = whole_test_runs(m, test.shard_count);
+      const long runs = whole_test_runs(m, history, test.label, test.shard_count);
       if (runs < options.min_runs) continue;
       Advice a = base;
       a.kind = AdviceKind::never_touched_gpu;
@@ -219,8 +226,19 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
                "its peak of {} MiB is held against no GPU's memory: no record or plan says which node "
                "it ran on",
                *m.peak)});
-    if (m.gpu_vram &&
-        static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) * (1 - options.vram_headroom)) {
+    const bool near_capacity = m.gpu_vram && static_cast<double>(*m.peak) > static_cast<double>(*m.gpu_vram) *
+                                                                                (1 - options.vram_headroom);
+    // What a GPU with room is: the peak plus headroom, else the fleet's largest GPU (none when the
+    // test ran on it). A declared gpu-mem of that much or more asks for it already, and keeps the
+    // test off the GPU it came near filling: those runs are older than the tag (before, the advice
+    // was "replace gpu-mem:24GiB with gpu-mem:24GiB", or lowered a 32GiB tag to 24 as if asking for
+    // more room).
+    const std::optional<std::int64_t> room = need <= options.largest_gpu_mib ? std::optional(need)
+                                             : m.gpu_vram && options.largest_gpu_mib > *m.gpu_vram
+                                                 ? std::optional(options.largest_gpu_mib)
+                                                 : std::nullopt;
+    const bool asked_already = room && test.gpu_mem_mib && *test.gpu_mem_mib >= *room;
+    if (near_capacity && !asked_already) {
       Advice a = base;
       a.kind = AdviceKind::near_capacity;
       a.runs = m.vram_runs;

@@ -186,6 +186,36 @@ TEST_CASE("a GitLab job name over 255 characters is refused naming the node") {
                     Catch::Contains("would have 256 characters, and GitLab takes at most 255"));
 }
 
+// GitLab refuses a child pipeline with a job timeout over a month (Project::MAX_BUILD_TIMEOUT):
+// the export wrote it, exit 0, and none of its nodes' jobs ran.
+TEST_CASE("a GitLab job timeout over a month is refused naming the node") {
+  Plan plan = two_nodes();
+  CiOptions o;
+  o.node_tag = "node";
+  o.startup_s = 0;
+  plan.assignments[1].end_s = 20.0 * 86400;  // 20 days × 1.5: 30 days, the most GitLab takes
+  CHECK(YAML::Load(gitlab_pipeline(plan, nullptr, o))["gpuplan-a-0"]["timeout"].as<std::string>() ==
+        "43200 minutes");
+  plan.assignments[1].end_s = 20.0 * 86400 + 60;
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("node \"a-0\": its job's timeout would be 43202 minutes") &&
+                        Catch::Contains("GitLab takes at most a month (43200 minutes)"));
+}
+
+// GitHub ends a self-hosted runner's job after 5 days: a node planned for more never finished.
+TEST_CASE("a GitHub matrix of a node with more planned work than a job may run is refused") {
+  Plan plan = two_nodes();
+  CiOptions o;
+  o.node_tag = "node";
+  plan.assignments[1].end_s = 5 * 86400;  // it may finish in time, though its timeout is longer
+  CHECK_NOTHROW(github_matrix(plan, nullptr, o));
+  plan.assignments[1].end_s = 5 * 86400 + 1;
+  CHECK_THROWS_WITH(
+      github_matrix(plan, nullptr, o),
+      Catch::Contains("node \"a-0\" has 432001 s of planned work, and GitHub ends a self-hosted "
+                      "runner's job after 5 days"));
+}
+
 // --no-node-tag was refused by github-matrix and accepted by GitLab and Buildkite, whose node jobs
 // then ran on any runner with the static tags, on GPUs the plan gave another node's units.
 TEST_CASE("every CI export refuses two nodes whose jobs would ask for the same tags") {
@@ -257,4 +287,26 @@ TEST_CASE("a Buildkite step key is the node's name where Buildkite takes it, els
   // A node already named as another's made key is refused, not given the same key.
   plan.assignments[1].node = keys[0].substr(std::string("gpuplan-").size());
   CHECK_THROWS_WITH(keys_of(plan), Catch::Contains("would both get the step key " + keys[0]));
+}
+
+// A hand-edited plan's node "a/b" left its results in gpuplan-results/a/b.csv, which the merge
+// job's gpuplan-results/*.csv never read; "../x" wrote outside the folder, ".x" a file the glob
+// skips, "g[1]" an artifact glob that matched gpuplan-results/g1.csv. Every CI export wrote them, exit 0.
+TEST_CASE("a node whose results file the merge job would not read is refused by every CI export") {
+  CiOptions o;
+  o.node_tag = "node";
+  for (const std::string& bad : {"a/b", "../x", ".x", "g[1]", "n*", "a\\b"}) {
+    INFO(bad);
+    Plan plan = two_nodes();
+    plan.assignments[0].node = bad;
+    auto refused = Catch::Contains("would not reach the merge job");
+    CHECK_THROWS_WITH(github_matrix(plan, nullptr, o), refused);
+    CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o), refused);
+    CHECK_THROWS_WITH(buildkite_pipeline(plan, nullptr, o), refused);
+  }
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "GPU_Box@1";  // no fleet's, but its results reach the merge job
+  CHECK_NOTHROW(github_matrix(plan, nullptr, o));
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+  CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, o));
 }

@@ -160,6 +160,16 @@ TEST_CASE("tolerations are read as kubectl taint writes them, and bad options ar
   CHECK(pod["tolerations"][1]["effect"].as<std::string>() == "NoExecute");
   o.tolerations = {"a:Sometimes"};
   CHECK_THROWS_AS(manifest_files(plan_on({{"n", 60}}), nullptr, o), InputError);
+  // An Equal toleration's value is a label value to the API server, which refused these Jobs.
+  for (const std::string& bad :
+       std::vector<std::string>{"a=has space:NoSchedule", "a=x/y", "a=-x", "a=" + std::string(64, 'v')}) {
+    INFO(bad);
+    o.tolerations = {bad};
+    CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o),
+                      Catch::Contains("is not a taint value"));
+  }
+  o.tolerations = {"a=:NoSchedule", "b=x_y.z-1"};  // an empty value is one
+  CHECK_NOTHROW(manifest_files(plan_on({{"n", 60}}), nullptr, o));
   o = options();
   o.labels = {{"team", "has space"}};
   CHECK_THROWS_AS(manifest_files(plan_on({{"n", 60}}), nullptr, o), InputError);
@@ -224,9 +234,14 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   refused([](KubernetesOptions& o) { o.gpu_resource = "gpu"; }, "\"gpu\" is not an extended resource name");
   refused([](KubernetesOptions& o) { o.gpu_resource = "kubernetes.io/gpu"; },
           "is not an extended resource name");
+  // A MIG slice: exec refuses a GPU in MIG mode, so every Job failed when it started.
+  refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/mig-1g.10gb"; },
+          "\"nvidia.com/mig-1g.10gb\" is a MIG slice, and gpuplan hands out whole GPUs");
+  refused([](KubernetesOptions& o) { o.results_claim = "Results"; }, "\"Results\" is not a Kubernetes name");
   auto o = options();
   o.service_account = "gpu-ci.runner";
   o.priority_class = "batch-high";
+  o.results_claim = "gpu.results";  // a DNS subdomain, as PersistentVolumeClaim names are: refused before
   o.gpu_resource = "example.com/gpu";
   CHECK_NOTHROW(manifest_files(plan_on({{"n", 60}}), nullptr, o));
 }

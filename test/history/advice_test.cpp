@@ -152,6 +152,35 @@ TEST_CASE("a sharded test is a CPU candidate only when every shard was measured 
   CHECK(advice.advice[0].runs == 3);
 }
 
+TEST_CASE("runs of another shard count cover the test only when every shard of that count was measured") {
+  // Results records of an 8-shard era in which shards 4 to 7 were cached (no record): half the test
+  // was never measured. Before, with 4 shards now, shards 0 to 3 read as the whole test's, and
+  // it was "no GPU touched in 3 runs"; so were 2 of 4 shards for a test unsharded now.
+  const std::string with_count =
+      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,"
+      "peak_up_front,shard_count\n";
+  auto rows_of = [&](int count, int ran) {
+    std::string rows = with_count;
+    for (int day = 1; day <= 3; ++day)
+      for (int shard = 0; shard < ran; ++shard)
+        rows += fmt::format("//t:resharded,{},2,,n,0,2026-01-0{}T00:00:00Z,0,false,,{}\n", shard, day, count);
+    return read_table_text(rows, true).history;
+  };
+  auto four = gpu_test("//t:resharded");
+  four.shard_count = 4;
+  auto whole = gpu_test("//t:resharded");
+  CHECK(advise(rows_of(8, 4), {four}, AdviceOptions{}).advice.empty());
+  CHECK(advise(rows_of(4, 2), {whole}, AdviceOptions{}).advice.empty());
+  CHECK(untouched_runs(rows_of(8, 4), "//t:resharded", 4, 10) == 0L);  // audit --history: too few
+  // Every shard of the old count measured three times: the whole test was, whatever its count now.
+  auto advice = advise(rows_of(8, 8), {four}, AdviceOptions{});
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].runs == 3);
+  advice = advise(rows_of(2, 2), {four}, AdviceOptions{});
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].runs == 3);
+}
+
 TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a GPU with room") {
   auto read = read_table_text(header +
                                   "//t:big,,3,20000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
@@ -168,6 +197,27 @@ TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a G
   CHECK(a.peak_vram_mib == 21000);
   CHECK(a.suggested_mib == 24 * 1024);  // 21000 MiB plus 15%, in whole GiB
   CHECK(a.change == "add tag gpu-mem:24GiB");
+}
+
+TEST_CASE("a declared gpu-mem that already asks for the room a near-capacity peak needs is left alone") {
+  // Runs on an L4 from before the tag was raised, which keeps the test off L4s now. Before, the
+  // advice was "replace tag gpu-mem:24GiB with gpu-mem:24GiB", and a 32GiB tag was lowered to 24GiB
+  // under "peak memory comes within the headroom".
+  std::string rows = header;
+  for (int day = 1; day <= 3; ++day)
+    rows += fmt::format("//t:raised,,3,21000,l4-0,0,2026-01-0{}T00:00:00Z,0,true\n", day);
+  auto history = read_table_text(rows, true).history;
+  CHECK(advise(history, {gpu_test("//t:raised", 24 * 1024, "l4-0")}, a100_fleet()).advice.empty());
+  CHECK(advise(history, {gpu_test("//t:raised", 32 * 1024, "l4-0")}, a100_fleet()).advice.empty());
+  // A tag below the room still asks for more; one far above it is too high, as for any test.
+  auto low = advise(history, {gpu_test("//t:raised", 16 * 1024, "l4-0")}, a100_fleet());
+  REQUIRE(low.advice.size() == 1);
+  CHECK(low.advice[0].kind == AdviceKind::near_capacity);
+  CHECK(low.advice[0].change == "replace tag gpu-mem:40GiB with gpu-mem:24GiB");
+  auto high = advise(history, {gpu_test("//t:raised", 64 * 1024, "l4-0")}, a100_fleet());
+  REQUIRE(high.advice.size() == 1);
+  CHECK(high.advice[0].kind == AdviceKind::gpu_mem_too_high);
+  CHECK(high.advice[0].suggested_mib == 24 * 1024);
 }
 
 TEST_CASE("without a node in the records, the planned node's GPUs are the measure") {
