@@ -221,9 +221,13 @@ struct AdvisedTest {
   std::string label;                        ///< canonical_label()
   std::optional<std::int64_t> gpu_mem_mib;  ///< its declared gpu-mem
   std::string gpu_mem_source;  ///< the annotation that declared it ("tag gpu-mem:40GiB"), if known
-  std::string cpu_change;      ///< the edit that sends it to the CPU bucket ("add tag cpu-only")
-  std::string planned_node;    ///< where the plan put it; empty when unknown
-  int shard_count = 1;         ///< its shards now (plan or query): each must have been measured
+  /// The plan's gpu_mem_mib is a floor history set ("gpu_mem_measured"), which replaced any
+  /// gpu-mem the test declares: what it declares is unknown, not none, so no change may say
+  /// "add tag" (it may have one).
+  std::optional<std::int64_t> gpu_mem_floor_mib;
+  std::string cpu_change;    ///< the edit that sends it to the CPU bucket ("add tag cpu-only")
+  std::string planned_node;  ///< where the plan put it; empty when unknown
+  int shard_count = 1;       ///< its shards now (plan or query): each must have been measured
 };
 
 /// The knobs of `history suggest`.

@@ -178,6 +178,8 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       // one wrote). A shard given a floor may come before one that keeps the tag.
       const auto& r = *unit.requirement;
       if (!test.gpu_mem_mib && r.gpu_mem_mib && !gpu_mem_measured(r)) test.gpu_mem_mib = r.gpu_mem_mib->value;
+      if (gpu_mem_measured(r))
+        test.gpu_mem_floor_mib = std::max(test.gpu_mem_floor_mib.value_or(0), r.gpu_mem_mib->value);
       if (!test.label.empty()) return;
       test.label = label_identity(unit.label);
       // A plan keeps no tags; cpu-only beside them would be a conflict (CPU-only wins, a warning).
@@ -199,6 +201,7 @@ std::vector<AdvisedTest> advised_tests(const HistoryOptions& options) {
       test.label = label_identity(c.target.label);
       test.gpu_mem_mib.reset();
       test.gpu_mem_source.clear();
+      test.gpu_mem_floor_mib.reset();  // the query says what the test declares
       if (c.requirement->gpu_mem_mib) {
         test.gpu_mem_mib = c.requirement->gpu_mem_mib->value;
         test.gpu_mem_source = c.requirement->gpu_mem_mib->source;

@@ -70,10 +70,19 @@ class ScanningReader : public std::streambuf {
     while (got < 0 && errno == EINTR);
     if (got <= 0) return traits_type::eof();  // an error reads as a plan cut short
     auto size = static_cast<std::size_t>(got);
-    scanner_.feed(std::string_view(buffer_.data(), size));
+    if (indexing_) scanner_.feed(std::string_view(buffer_.data(), size));
     offset_ += size;
     setg(buffer_.data(), buffer_.data(), buffer_.data() + size);
     return traits_type::to_int_type(*gptr());
+  }
+  /// To the start again, where parse_plan reads a plan with a wrong field once more for its
+  /// line; the index is not made of that.
+  pos_type seekpos(pos_type at, std::ios_base::openmode) override {
+    if (at != pos_type(0)) return pos_type(off_type(-1));
+    indexing_ = false;
+    offset_ = 0;
+    setg(nullptr, nullptr, nullptr);
+    return at;
   }
 
  private:
@@ -81,6 +90,7 @@ class ScanningReader : public std::streambuf {
   std::uint64_t size_;
   PlanRecordScanner& scanner_;
   std::uint64_t offset_ = 0;
+  bool indexing_ = true;
   std::array<char, std::size_t{64} << 10> buffer_;
 };
 

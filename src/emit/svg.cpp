@@ -35,9 +35,10 @@ constexpr std::string_view kStyle =
     ".gp-gpu{fill:#555;text-anchor:end}.bar text{font-size:11px;pointer-events:none}"
     ".bar rect{stroke:#333;stroke-opacity:.35}.bar:hover rect{stroke-opacity:1;stroke-width:1.5}"
     ".gp-grid{stroke:#ddd}.gp-makespan{stroke:#c0392b;stroke-width:2;stroke-dasharray:6 3}"
-    ".gp-bound{stroke:#1e8449;stroke-width:2;stroke-dasharray:2 3}.gp-unsched{fill:#c0392b}";
+    ".gp-bound{stroke:#1e8449;stroke-width:2;stroke-dasharray:2 3}.gp-unsched{fill:#c0392b}"
+    ".bar rect.held{fill-opacity:.3;stroke:none}";
 
-std::string tooltip(const Assignment& a) {
+std::string tooltip(const Assignment& a, bool holds) {
   std::string tip = a.unit.label;
   if (a.unit.shard_index)
     tip += fmt::format("\nshard {} of {} (TEST_SHARD_INDEX={})", *a.unit.shard_index + 1, a.unit.shard_count,
@@ -47,6 +48,7 @@ std::string tooltip(const Assignment& a) {
                      format_seconds(a.end_s - a.start_s), a.unit.duration_source);
   tip += "\nneeds " + printable(describe(a.unit.requirement));
   if (a.unit.vram_mib) tip += fmt::format("\nreserves {} per GPU", format_mib(*a.unit.vram_mib));
+  if (holds) tip += "\n" + std::string(held_note);
   if (a.unit.flaky) tip += "\nflaky";
   return tip;
 }
@@ -71,7 +73,10 @@ class Chart {
     lanes(true);
     axis(bottom);  // before the bars, so that grid lines stay behind them
     for (const auto& a : plan_.assignments)
-      if (auto found = places_.find(&a); found != places_.end()) bar(a, found->second);
+      if (auto found = places_.find(&a); found != places_.end()) {
+        auto held = held_places_.find(&a);
+        bar(a, found->second, held == held_places_.end() ? nullptr : &held->second);
+      }
     marks(bottom);
     legend(legend_y, true);
     unschedulable(unschedulable_y, true);
@@ -113,6 +118,8 @@ class Chart {
       y += kNodeHeader;
       for (const auto& lane : node.lanes) {
         auto rows = std::max<size_t>(lane.rows.size(), 1);
+        if (!draw)
+          for (const auto* a : lane.held) held_places_[a].push_back(y);
         if (draw) {
           if ((stripe = !stripe))
             sink_(fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f4f6f8\"/>\n",
@@ -130,11 +137,18 @@ class Chart {
     return y;
   }
 
-  void bar(const Assignment& a, const std::vector<double>& rows) {
+  /// `held`: the tops of the lanes the unit holds without running on them, drawn faint in its
+  /// colour as the HTML chart draws them (held, not idle).
+  void bar(const Assignment& a, const std::vector<double>& rows, const std::vector<double>* held) {
     auto color = test_color(a.unit.label);
     double x0 = x(a.start_s), width = std::max(1.0, x(a.end_s) - x0 - 1);
     sink_(fmt::format("<g class=\"bar\" data-unit=\"{}\">\n<title>{}</title>\n", escape(a.unit.id),
-                      escape(tooltip(a))));
+                      escape(tooltip(a, held != nullptr))));
+    if (held)
+      for (double y : *held)
+        sink_(fmt::format(
+            "<rect class=\"held\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>\n",
+            x0, y + (kRow - kBar) / 2, width, kBar, hex(color)));
     auto capacity = static_cast<int>((width - 6) / kCharWidth);
     auto name = capacity >= 3 ? fit(short_name(a.unit), capacity) : "";
     for (double y : rows) {
@@ -207,7 +221,9 @@ class Chart {
   Gantt gantt_;
   const util::TextSink& sink_;
   std::map<const Assignment*, std::vector<double>> places_;  ///< unit → the top of each of its rows
-  std::set<std::string_view> labels_;                        ///< the legend's
+  /// unit → the top of each lane it holds without running there (Lane::held)
+  std::map<const Assignment*, std::vector<double>> held_places_;
+  std::set<std::string_view> labels_;  ///< the legend's
 };
 
 }  // namespace

@@ -24,9 +24,15 @@ std::string size_text(std::int64_t mib) {
   return mib % mib_per_gib == 0 ? fmt::format("{}GiB", mib / mib_per_gib) : fmt::format("{}MiB", mib);
 }
 
-/// "replace tag gpu-mem:40GiB with gpu-mem:6GiB" or "add tag gpu-mem:6GiB".
+/// "replace tag gpu-mem:40GiB with gpu-mem:6GiB" or "add tag gpu-mem:6GiB"; of a test whose
+/// plan holds a measured floor in place of what it declares, "set gpu-mem:6GiB (...)".
 std::string gpu_mem_change(const AdvisedTest& test, std::int64_t mib) {
   std::string wanted = "gpu-mem:" + size_text(mib);
+  if (!test.gpu_mem_mib && test.gpu_mem_floor_mib)
+    return fmt::format(
+        "set {} in place of its gpu-mem tag, if it has one (the plan holds the {} MiB its runs were "
+        "seen to use, not the tag; --query names it)",
+        wanted, *test.gpu_mem_floor_mib);
   if (!test.gpu_mem_mib) return "add tag " + wanted;
   if (test.gpu_mem_source.starts_with("tag "))
     return fmt::format("replace {} with {}", test.gpu_mem_source, wanted);
@@ -210,9 +216,10 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
       a.kind = AdviceKind::memory_up_front;
       a.runs = m.up_front_runs;
       a.peak_vram_mib = m.up_front_peak;
-      a.change =
+      a.change = fmt::format(
           "measure it with XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX) or TF_FORCE_GPU_ALLOW_GROWTH=true "
-          "(TensorFlow) in its env, or add tag gpu-mem:SIZE of what it needs";
+          "(TensorFlow) in its env, or {} gpu-mem:SIZE of what it needs",
+          test.gpu_mem_floor_mib ? "set its" : "add tag");  // a floor: it may have a gpu-mem tag
       result.advice.push_back(std::move(a));
       continue;
     }

@@ -22,6 +22,7 @@
 #include "plan/json_parts.hpp"
 #include "plan/plan_index.hpp"
 #include "util/fingerprint.hpp"
+#include "util/json_locate.hpp"
 #include "util/json_writer.hpp"
 #include "util/rounding.hpp"
 #include "util/text.hpp"
@@ -302,6 +303,25 @@ bool is_planned_env(const json& env, const Assignment& a) {
   return same && it == env.end();
 }
 
+/// A field of the plan that is wrong: the message names its JSON path, which parse_plan turns
+/// into the line it is on once there is an error (nothing is kept of where fields lie while
+/// the plan is read: that cost every valid plan).
+class FieldError : public InputError {
+ public:
+  FieldError(Position position, std::string path, std::string what)
+      : InputError(position, fmt::format("{}: {}", path, what)),
+        path_(std::move(path)),
+        what_(std::move(what)) {}
+  const std::string& path() const { return path_; }
+  /// The same error at a line and column of its file.
+  FieldError at(long line, long column) const {
+    return {Position{position().file, line, column}, path_, what_};
+  }
+
+ private:
+  std::string path_, what_;
+};
+
 // Reading: every accessor names the JSON path of what it looks at.
 struct Reader {
   const std::string& name;
@@ -309,7 +329,7 @@ struct Reader {
   mutable std::vector<std::pair<json, SharedRequirement>> seen_requirements;  ///< the first 64 distinct
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw InputError(Position{name, 0, 0}, fmt::format("{}: {}", path, what));
+    throw FieldError(Position{name, 0, 0}, path, what);
   }
   const json& field(const json& object, const std::string& path, const char* key) const {
     if (!object.is_object()) fail(path, "expected an object");
@@ -554,11 +574,97 @@ ordered_json to_json(const Plan& plan) {
 
 namespace {
 
+/// Text already in memory, as a stream buffer.
+class ViewBuffer : public std::streambuf {
+ public:
+  explicit ViewBuffer(std::string_view text) {
+    char* begin = const_cast<char*>(text.data());  // a get area is read, never written
+    setg(begin, begin, begin + text.size());
+  }
+
+ protected:
+  /// To its start again: a field error's line is found by reading the text once more.
+  pos_type seekpos(pos_type at, std::ios_base::openmode) override {
+    if (at < 0 || at > egptr() - eback()) return pos_type(off_type(-1));
+    setg(eback(), eback() + at, egptr());
+    return at;
+  }
+};
+
+/// The bytes of `from` as nlohmann reads them, a chunk at a time, counting the lines that go by
+/// and keeping the last two chunks, where an error lies: its line and column without the whole
+/// text in memory (a 1M-unit plan is 750 MB).
+class LineCountingBuffer : public std::streambuf {
+ public:
+  explicit LineCountingBuffer(std::streambuf& from) : from_(from) {}
+
+  /// The line and column (1-based) of the byte at `offset` from the start; {0, 0} when it lies
+  /// before the two chunks kept.
+  std::pair<long, long> position(std::uint64_t offset) const {
+    offset = std::min(offset, current_start_ + current_size_);
+    if (offset < previous_start_) return {0, 0};
+    long lines = 1 + newlines_before_previous_;
+    std::int64_t last = last_newline_before_previous_;  // -1: none yet
+    auto scan = [&](const char* chunk, std::uint64_t start, std::uint64_t size) {
+      for (std::uint64_t i = 0; i < size && start + i < offset; ++i)
+        if (chunk[i] == '\n') {
+          ++lines;
+          last = static_cast<std::int64_t>(start + i);
+        }
+    };
+    scan(previous_.get(), previous_start_, previous_size_);
+    scan(current_.get(), current_start_, current_size_);
+    return {lines, static_cast<long>(static_cast<std::int64_t>(offset) - last)};
+  }
+  /// How many bytes have been read.
+  std::uint64_t offset() const { return current_start_ + static_cast<std::uint64_t>(gptr() - eback()); }
+  /// The bytes read from `from` on, when the two chunks kept still hold them.
+  std::optional<std::string> kept_since(std::uint64_t from) const {
+    if (from < previous_start_ || from > offset()) return std::nullopt;
+    std::string text;
+    if (from < current_start_) text.append(previous_.get() + (from - previous_start_), current_start_ - from);
+    auto in_current = std::max(from, current_start_) - current_start_;
+    text.append(current_.get() + in_current, offset() - current_start_ - in_current);
+    return text;
+  }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (ended_) return traits_type::eof();  // asked again: keep the last chunk where it is
+    std::string_view previous(previous_.get(), previous_size_);
+    if (auto newline = previous.rfind('\n'); newline != std::string_view::npos)
+      last_newline_before_previous_ = static_cast<std::int64_t>(previous_start_ + newline);
+    newlines_before_previous_ += std::count(previous.begin(), previous.end(), '\n');
+    previous_.swap(current_);
+    previous_start_ = current_start_;
+    previous_size_ = current_size_;
+    current_start_ += current_size_;
+    // Left uninitialised: zeroing 1 MiB cost a short read (a run-under launch's few records)
+    // 256 page faults it never used.
+    if (!current_) current_ = std::make_unique_for_overwrite<char[]>(chunk);
+    current_size_ =
+        static_cast<std::uint64_t>(std::max<std::streamsize>(0, from_.sgetn(current_.get(), chunk)));
+    setg(current_.get(), current_.get(), current_.get() + current_size_);
+    ended_ = current_size_ == 0;
+    return ended_ ? traits_type::eof() : traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  static constexpr std::streamsize chunk = std::streamsize{1} << 20;
+  std::streambuf& from_;
+  std::unique_ptr<char[]> previous_, current_;
+  std::uint64_t previous_start_ = 0, previous_size_ = 0, current_start_ = 0, current_size_ = 0;
+  long newlines_before_previous_ = 0;
+  std::int64_t last_newline_before_previous_ = -1;
+  bool ended_ = false;
+};
+
 /// The elements of one of the plan's two large arrays, converted as parse_plan reads them.
 template <typename T>
 struct Streamed {
   std::vector<T> items;
-  std::optional<InputError> error;  ///< the first bad element's, thrown where plan_from_json would
+  std::optional<FieldError> error;  ///< the first bad element's, thrown where plan_from_json would
 };
 
 struct StreamedUnits {
@@ -574,8 +680,8 @@ struct StreamedUnits {
 class PlanSax {
  public:
   using Builder = nlohmann::detail::json_sax_dom_parser<json>;
-  PlanSax(json& top, const Reader& reader, StreamedUnits& streamed)
-      : top_(top), reader_(reader), streamed_(streamed) {}
+  PlanSax(json& top, const Reader& reader, StreamedUnits& streamed, const LineCountingBuffer& text)
+      : top_(top), reader_(reader), streamed_(streamed), text_(text) {}
 
   bool null() {
     return value([](Builder& b) { return b.null(); });
@@ -637,6 +743,8 @@ class PlanSax {
   /// An element of a streamed array begins with this event.
   bool starts_element() const { return depth_ == 2 && !streaming_.empty() && !element_builder_; }
   void begin_element() {
+    element_start_ =
+        text_.offset() - std::min<std::uint64_t>(1, text_.offset());  // its '{', '[' or last byte
     element_json_ = json();
     element_builder_.emplace(element_json_);
   }
@@ -644,18 +752,30 @@ class PlanSax {
     element_builder_.reset();
     auto path = fmt::format("{}[{}]", streaming_, index_++);
     if (streaming_ == "assignments")
-      take(streamed_.assignments, [&] { return reader_.assignment(element_json_, path); });
+      take(streamed_.assignments, path, [&] { return reader_.assignment(element_json_, path); });
     else
-      take(streamed_.unschedulable, [&] { return reader_.unschedulable(element_json_, path); });
+      take(streamed_.unschedulable, path, [&] { return reader_.unschedulable(element_json_, path); });
   }
-  /// The converted element, or its error if it is the array's first.
+  /// The converted element, or its error if it is the array's first: at its line, found in the
+  /// text still kept, which holds the element just read unless it is longer than a chunk.
   template <typename T, typename Convert>
-  static void take(Streamed<T>& into, Convert convert) {
+  void take(Streamed<T>& into, const std::string& element_path, Convert convert) {
     if (into.error) return;
     try {
       into.items.push_back(convert());
-    } catch (const InputError& error) {
+    } catch (const FieldError& error) {
       into.error = error;
+      std::string_view inside = error.path();
+      if (!inside.starts_with(element_path)) return;
+      inside.remove_prefix(element_path.size());
+      if (inside.starts_with('.')) inside.remove_prefix(1);
+      auto kept = text_.kept_since(element_start_);
+      if (!kept) return;
+      ViewBuffer element(*kept);
+      if (auto spot = util::locate_json_path(element, inside)) {
+        auto [line, column] = text_.position(element_start_ + spot->offset);
+        if (line > 0) into.error = error.at(line, column);
+      }
     }
   }
   template <typename Event>
@@ -684,7 +804,9 @@ class PlanSax {
   Builder top_builder_{top_};
   const Reader& reader_;
   StreamedUnits& streamed_;
-  int depth_ = 0;  ///< containers open
+  const LineCountingBuffer& text_;
+  std::uint64_t element_start_ = 0;  ///< the offset of the element being read
+  int depth_ = 0;                    ///< containers open
   bool top_is_object_ = false;
   std::string key_;        ///< the last key of the top-level object
   std::string streaming_;  ///< "assignments" or "unschedulable" while in that array
@@ -692,73 +814,6 @@ class PlanSax {
   json element_json_;
   std::optional<Builder> element_builder_;
   std::size_t error_start_ = 0;
-};
-
-/// Text already in memory, as a stream buffer.
-class ViewBuffer : public std::streambuf {
- public:
-  explicit ViewBuffer(std::string_view text) {
-    char* begin = const_cast<char*>(text.data());  // a get area is read, never written
-    setg(begin, begin, begin + text.size());
-  }
-};
-
-/// The bytes of `from` as nlohmann reads them, a chunk at a time, counting the lines that go by
-/// and keeping the last two chunks, where an error lies: its line and column without the whole
-/// text in memory (a 1M-unit plan is 750 MB).
-class LineCountingBuffer : public std::streambuf {
- public:
-  explicit LineCountingBuffer(std::streambuf& from) : from_(from) {}
-
-  /// The line and column (1-based) of the byte at `offset` from the start; {0, 0} when it lies
-  /// before the two chunks kept.
-  std::pair<long, long> position(std::uint64_t offset) const {
-    offset = std::min(offset, current_start_ + current_size_);
-    if (offset < previous_start_) return {0, 0};
-    long lines = 1 + newlines_before_previous_;
-    std::int64_t last = last_newline_before_previous_;  // -1: none yet
-    auto scan = [&](const char* chunk, std::uint64_t start, std::uint64_t size) {
-      for (std::uint64_t i = 0; i < size && start + i < offset; ++i)
-        if (chunk[i] == '\n') {
-          ++lines;
-          last = static_cast<std::int64_t>(start + i);
-        }
-    };
-    scan(previous_.get(), previous_start_, previous_size_);
-    scan(current_.get(), current_start_, current_size_);
-    return {lines, static_cast<long>(static_cast<std::int64_t>(offset) - last)};
-  }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    if (ended_) return traits_type::eof();  // asked again: keep the last chunk where it is
-    std::string_view previous(previous_.get(), previous_size_);
-    if (auto newline = previous.rfind('\n'); newline != std::string_view::npos)
-      last_newline_before_previous_ = static_cast<std::int64_t>(previous_start_ + newline);
-    newlines_before_previous_ += std::count(previous.begin(), previous.end(), '\n');
-    previous_.swap(current_);
-    previous_start_ = current_start_;
-    previous_size_ = current_size_;
-    current_start_ += current_size_;
-    // Left uninitialised: zeroing 1 MiB cost a short read (a run-under launch's few records)
-    // 256 page faults it never used.
-    if (!current_) current_ = std::make_unique_for_overwrite<char[]>(chunk);
-    current_size_ =
-        static_cast<std::uint64_t>(std::max<std::streamsize>(0, from_.sgetn(current_.get(), chunk)));
-    setg(current_.get(), current_.get(), current_.get() + current_size_);
-    ended_ = current_size_ == 0;
-    return ended_ ? traits_type::eof() : traits_type::to_int_type(*gptr());
-  }
-
- private:
-  static constexpr std::streamsize chunk = std::streamsize{1} << 20;
-  std::streambuf& from_;
-  std::unique_ptr<char[]> previous_, current_;
-  std::uint64_t previous_start_ = 0, previous_size_ = 0, current_start_ = 0, current_size_ = 0;
-  long newlines_before_previous_ = 0;
-  std::int64_t last_newline_before_previous_ = -1;
-  bool ended_ = false;
 };
 
 /// Once the policy is known: a unit that shares its GPU holds the file's env unless it is
@@ -862,7 +917,7 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   json parsed;
   StreamedUnits streamed;
   Reader r{name, {}};
-  PlanSax sax(parsed, r, streamed);
+  PlanSax sax(parsed, r, streamed, counted);
   auto fail_at = [&](std::uint64_t offset, const std::string& what) {
     auto [line, column] = counted.position(offset);
     throw InputError(Position{name, line, column}, what);
@@ -889,7 +944,16 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
                         found.empty() ? "" : ": ", util::excerpt(found, 120),
                         cut_short ? " (the file ends too soon: cut short?)" : ""));
   }
-  return plan_from_document(parsed, name, &streamed);
+  try {
+    return plan_from_document(parsed, name, &streamed);
+  } catch (const FieldError& e) {
+    // Its line, from the text read again where it can be (a file, text in memory; not a pipe):
+    // only now, so that reading a valid plan costs nothing for it.
+    if (e.position().line > 0 || from.pubseekpos(0, std::ios::in) != std::streampos(0)) throw;
+    auto spot = util::locate_json_path(from, e.path());
+    if (!spot) throw;
+    throw e.at(spot->line, spot->column);
+  }
 }
 
 }  // namespace

@@ -1,3 +1,5 @@
+#include "emit/chart.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -160,6 +162,38 @@ TEST_CASE("the HTML chart marks the GPUs a whole-node unit holds without running
   // Held in a variable: a range-for over a temporary's ["units"] reads freed memory (ASan).
   auto plain = page_data(render_html(example_plan()));
   for (const auto& u : plain["units"]) REQUIRE(u.size() == 14);
+}
+
+TEST_CASE("the SVG chart draws the GPUs a whole-node unit holds as held, as the HTML chart does") {
+  // They were drawn as free lanes while nothing else could run there.
+  Plan plan;
+  plan.summary.makespan_s = 1000;
+  Assignment a;
+  a.unit.id = a.unit.label = "//ex:excl_test";
+  a.unit.duration_s = 900;
+  a.unit.requirement.edit().gpus = {1, "tag gpu"};
+  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
+  a.node = "h100-1";
+  a.gpus = {0};
+  a.end_s = 900;
+  plan.assignments.push_back(a);
+  Assignment b;  // after it, on GPU 3: the chart has lanes for GPUs 0-3
+  b.unit.id = b.unit.label = "//ex:after_test";
+  b.unit.duration_s = 100;
+  b.unit.requirement.edit().gpus = {1, "tag gpu"};
+  b.node = "h100-1";
+  b.gpus = {3};
+  b.start_s = 900;
+  b.end_s = 1000;
+  plan.assignments.push_back(b);
+  auto svg = render_svg(plan);
+  auto held = count(svg, "<rect class=\"held\"");
+  REQUIRE(held == 3);  // GPUs 1, 2 and 3 while the exclusive unit runs
+  REQUIRE(held ==
+          page_data(render_html(plan))["units"][0][14][1].get<std::size_t>());  // the HTML's held rows
+  REQUIRE_THAT(svg, Catch::Contains(std::string("\n") + std::string(emit::held_note) + "</title>"));
+  REQUIRE(count(svg, std::string(emit::held_note)) == 1);  // the unit after it holds nothing
+  REQUIRE(count(render_svg(tricky_plan()), "class=\"held\"") == 0);
 }
 
 TEST_CASE("long package names in the HTML legend wrap instead of running off the page") {

@@ -220,6 +220,21 @@ TEST_CASE("a declared gpu-mem that already asks for the room a near-capacity pea
   CHECK(high.advice[0].suggested_mib == 24 * 1024);
 }
 
+TEST_CASE("a test whose plan holds a measured memory floor is not told to add a gpu-mem tag it may have") {
+  // History's floor replaced the tag in the plan: "add tag gpu-mem:24GiB" beside its gpu-mem:16GiB
+  // would be a second tag.
+  auto read = read_table_text(header + "//t:big,,3,21000,l4-0,0,2026-01-02T00:00:00Z,0,true\n", true);
+  auto floored = gpu_test("//t:big");
+  floored.gpu_mem_floor_mib = 20000;
+  auto advice = advise(read.history, {floored}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  CHECK(advice.advice[0].kind == AdviceKind::near_capacity);
+  CHECK(advice.advice[0].change ==
+        "set gpu-mem:24GiB in place of its gpu-mem tag, if it has one (the plan holds the 20000 MiB its runs "
+        "were seen to use, not the tag; --query names it)");
+  CHECK(!advice.advice[0].declared_mib);
+}
+
 TEST_CASE("without a node in the records, the planned node's GPUs are the measure") {
   auto read = read_table_text("label,seconds,peak_vram_mib,gpu_touched\n//t:big,1,39000,true\n", true);
   auto advice = advise(read.history, {gpu_test("//t:big", 40960)}, a100_fleet());

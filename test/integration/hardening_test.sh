@@ -41,6 +41,23 @@ grep -q 1e999 huge.plan.json || fail "the fixture has no makespan_s to replace"
 run_status show huge.plan.json
 [ "$status" = 2 ] && grep -q '^gpuplan: huge.plan.json:[0-9]*:[0-9]*: a number beyond the range' err ||
   fail "1e999 in a plan: exit $status $(cat err)"
+# A field of the wrong type deep in a plan: the message names the line it is on, and its path,
+# from every command that reads a plan, read from a file or piped (before: only the path).
+awk '/"end_s":/ && ++n == 3 { sub(/"end_s": [0-9.]*/, "\"end_s\": \"late\"") } 1' \
+  "$SOURCE_DIR/test/data/plans/example.plan.json" >late.plan.json
+line=$(grep -n '"end_s": "late"' late.plan.json | cut -d: -f1)
+[ -n "$line" ] || fail "the fixture has no third end_s to replace"
+for command in show "render -o late.svg" "verify --fleet $SOURCE_DIR/test/data/plans/fleet.yaml" "export slurm -o late.sh"; do
+  run_status $command late.plan.json
+  [ "$status" = 2 ] && grep -q "^gpuplan: late.plan.json:$line:[0-9]*: assignments\[2\]\.end_s: expected a number" err ||
+    fail "$command: a string end_s on line $line: exit $status $(cat err)"
+done
+status=0; "$GPUPLAN" show - <late.plan.json >out 2>err || status=$?
+[ "$status" = 2 ] && grep -q "^gpuplan: <stdin>:$line:[0-9]*: assignments\[2\]\.end_s:" err ||
+  fail "show -: a string end_s on line $line: exit $status $(cat err)"
+status=0; cat late.plan.json | "$GPUPLAN" show - >out 2>err || status=$?
+[ "$status" = 2 ] && grep -q "^gpuplan: <stdin>:$line:[0-9]*: assignments\[2\]\.end_s:" err ||
+  fail "show from a pipe: a string end_s on line $line: exit $status $(cat err)"
 printf '{"gpuplan_history":1,"units":[{"label":"//a:b","shard": nul,"seconds":[1]}]}\n' >nul.json
 run_status history summarize nul.json
 [ "$status" = 0 ] || [ "$status" = 2 ] || fail "\"shard\": nul: exit $status $(cat err)"

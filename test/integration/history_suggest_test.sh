@@ -47,6 +47,20 @@ cmp -s "$SCRATCH/a.json" "$SCRATCH/b.json" || fail "the same input gave differen
 jq -e '."never-touched-gpu"[0].change == "remove tag requires-gpu-nvidia"' "$SCRATCH/q.json" > /dev/null ||
   fail "the change does not name the tag: $(cat "$SCRATCH/q.json")"
 
+# A plan in which history's memory floor (20,000 MiB) replaced the test's gpu-mem:16GiB tag: the
+# change may not ask to add a gpu-mem tag beside the one it has (before: "add tag gpu-mem:24GiB").
+jq '(.assignments[] | select(.label == "//ml:inference_test") | .requirements) |= (.gpu_mem_mib = 20000 | .gpu_mem_measured = true)' \
+  "$plan" > "$SCRATCH/floor.plan.json"
+"$GPUPLAN" history suggest --history "$records" --plan "$SCRATCH/floor.plan.json" --fleet "$fleet" --last 3 \
+  > "$SCRATCH/text" 2> "$SCRATCH/err" || fail "suggest on a plan with a floor failed: $(cat "$SCRATCH/err")"
+grep -q "change: set gpu-mem:24GiB in place of its gpu-mem tag, if it has one (the plan holds the 20000 MiB" "$SCRATCH/text" ||
+  fail "the floor's change: $(cat "$SCRATCH/text")"
+if grep -q "add tag gpu-mem" "$SCRATCH/text"; then fail "asks to add a gpu-mem tag the test has: $(cat "$SCRATCH/text")"; fi
+# With the query the tag is known again: replace it.
+"$GPUPLAN" history suggest --history "$records" --plan "$SCRATCH/floor.plan.json" --query examples/query.xml --fleet "$fleet" \
+  --last 3 > "$SCRATCH/text" 2> "$SCRATCH/err" || fail "suggest --query on a plan with a floor failed: $(cat "$SCRATCH/err")"
+grep -q "change: replace tag gpu-mem:16G with gpu-mem:24GiB" "$SCRATCH/text" || fail "with --query: $(cat "$SCRATCH/text")"
+
 # A rolling summary keeps what runs measured.
 "$GPUPLAN" history summarize "$records" -o "$SCRATCH/summary.json" 2>/dev/null
 "$GPUPLAN" history suggest --history "$SCRATCH/summary.json" --plan "$plan" --fleet "$fleet" --last 4 --json > "$SCRATCH/s.json"

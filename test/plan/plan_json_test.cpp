@@ -240,7 +240,7 @@ TEST_CASE("parse_plan, which never holds the whole document, reads what plan_fro
     try {
       return to_json(read()).dump();
     } catch (const InputError& e) {
-      return std::string("error: ") + e.what();
+      return std::string("error: ") + e.message();  // parse_plan's has a line, the document none
     }
   };
   using J = nlohmann::json;
@@ -296,7 +296,7 @@ TEST_CASE("parse_plan, which never holds the whole document, reads what plan_fro
   std::string twice = text.substr(0, text.rfind('}')) + ", \"assignments\": []}";
   REQUIRE(parse_plan(twice, "p.json").assignments.empty());
   REQUIRE(parse_plan(text, "p.json").assignments.size() == 1);
-  REQUIRE_THROWS_WITH(parse_plan("[" + text + "]", "p.json"), "p.json: $: a plan is a JSON object");
+  REQUIRE_THROWS_WITH(parse_plan("[" + text + "]", "p.json"), "p.json:1:1: $: a plan is a JSON object");
 }
 
 TEST_CASE("units with the same requirements share one, and a look-alike of another type is still an error") {
@@ -308,7 +308,8 @@ TEST_CASE("units with the same requirements share one, and a look-alike of anoth
           to_json(sample_plan())["assignments"][0]["requirements"].dump());
   json["assignments"][1]["requirements"]["gpus"] = 2.0;  // nlohmann's == takes it for 2
   REQUIRE_THROWS_WITH(parse_plan(json.dump(), "p.json"),
-                      "p.json: assignments[1].requirements.gpus: expected an integer");
+                      Catch::StartsWith("p.json:1:") &&
+                          Catch::EndsWith(": assignments[1].requirements.gpus: expected an integer"));
 }
 
 TEST_CASE("broken JSON deep in a large plan is reported at its line and column, from a stream too") {
@@ -356,4 +357,115 @@ TEST_CASE("a plan that is not JSON says what it is: cut short, empty, compressed
                     "p.json:1:1: the file is empty; a plan is the JSON object `gpuplan plan` writes");
   CHECK_THROWS_WITH(parse_plan(std::string("\x1f\x8b\x08\x00", 4), "p.json"),
                     "p.json:1:1: gzip-compressed data: decompress it first (in bash: <(zcat FILE))");
+}
+
+namespace {
+
+/// Text read as from a pipe: it cannot be sought, so read only once.
+class PipeBuffer : public std::streambuf {
+ public:
+  explicit PipeBuffer(std::string text) : text_(std::move(text)) {
+    setg(text_.data(), text_.data(), text_.data() + text_.size());
+  }
+
+ private:
+  std::string text_;
+};
+
+/// The line `needle` first appears on in `text` after `after` (a needle that begins with a
+/// newline: the line after it).
+long line_of(const std::string& text, const std::string& needle, const std::string& after = "") {
+  auto at = text.find(needle, text.find(after) + after.size());
+  REQUIRE(at != std::string::npos);
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at) + 1, '\n');
+}
+
+/// parse_plan's message for `text`, read from memory, a file-like stream and a pipe.
+std::vector<std::string> messages(const std::string& text) {
+  std::vector<std::string> out;
+  auto message = [&](const std::function<void()>& read) {
+    try {
+      read();
+      out.push_back("(no error)");
+    } catch (const InputError& e) {
+      out.push_back(e.what());
+    }
+  };
+  message([&] { parse_plan(text, "p.json"); });
+  std::istringstream stream(text);
+  message([&] { parse_plan(stream, "p.json"); });
+  PipeBuffer pipe(text);
+  std::istream piped(&pipe);
+  message([&] { parse_plan(piped, "p.json"); });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a plan's wrong field is an error at its line, naming its JSON path") {
+  // Each case: an edit, the JSON path the message names, and the text on the line it must name
+  // (for a missing field, the object's line).
+  using J = nlohmann::json;
+  struct Case {
+    std::string kind, path, on_line, after;
+    std::function<void(J&)> edit;
+  };
+  std::vector<Case> cases{
+      {"wrong type", "assignments[1].gpus", "\"gpus\": \"0,1\"", "",
+       [](J& j) { j["assignments"][1]["gpus"] = "0,1"; }},
+      {"missing", "assignments[1]", "\n    {", "\"end_s\"", [](J& j) { j["assignments"][1].erase("node"); }},
+      {"out of range", "assignments[1].end_s", "-12345", "",
+       [](J& j) { j["assignments"][1]["end_s"] = -12345; }},
+      {"bad value in a requirement", "assignments[1].requirements.cuda", "\"twelve\"", "",
+       [](J& j) { j["assignments"][1]["requirements"]["cuda"] = "twelve"; }},
+      {"an environment variable", "assignments[1].env.TEST_SHARD_INDEX", "424242", "",
+       [](J& j) { j["assignments"][1]["env"]["TEST_SHARD_INDEX"] = 424242; }},
+      {"an unschedulable unit", "unschedulable[0].reason", "777777", "",
+       [](J& j) { j["unschedulable"][0]["reason"] = 777777; }},
+      {"bad value at the top", "policy", "\"sometimes\"", "", [](J& j) { j["policy"] = "sometimes"; }},
+      {"unsupported version", "schema_version", "\"schema_version\": 7", "",
+       [](J& j) { j["schema_version"] = 7; }},
+      {"summary", "summary.makespan_s", "-54321", "", [](J& j) { j["summary"]["makespan_s"] = -54321; }},
+      {"a listed test", "cpu_tests[0].reason", "\"reason\": true", "",
+       [](J& j) { j["cpu_tests"][0]["reason"] = true; }},
+      {"a diagnostic", "diagnostics[0]", "\n    {", "\"diagnostics\"",
+       [](J& j) {
+         j["diagnostics"] = J::array({J::object({{"severity", "note"}})});
+       }},
+  };
+  for (const auto& c : cases) {
+    INFO(c.kind);
+    auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+    json["assignments"].push_back(json["assignments"][0]);
+    json["unschedulable"] = J::array({json["assignments"][0]});
+    json["unschedulable"][0]["reason"] = "too big";
+    c.edit(json);
+    std::string text = json.dump(2);
+    long line = line_of(text, c.on_line, c.after);
+    auto found = messages(text);
+    // Catch's matchers combined with && hold references: each made where it is used.
+    const auto where = fmt::format("p.json:{}:", line), named = ": " + c.path + ": ";
+    CHECK_THAT(found[0], Catch::StartsWith(where) && Catch::Contains(named));
+    CHECK_THAT(found[1], Catch::StartsWith(where) && Catch::Contains(named));
+    // From a pipe, whose text is gone once read: a unit's line is found in the text still kept,
+    // a field at the top has none.
+    if (c.path.starts_with("assignments") || c.path.starts_with("unschedulable"))
+      CHECK_THAT(found[2], Catch::StartsWith(where) && Catch::Contains(named));
+    else
+      CHECK_THAT(found[2], Catch::StartsWith("p.json: " + c.path + ": "));
+  }
+}
+
+TEST_CASE("a wrong field deep in a large plan read from a pipe is reported at its line") {
+  auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
+  auto unit = json["assignments"][0];
+  json["assignments"] = nlohmann::json::array();
+  for (int i = 0; i < 20000; ++i) json["assignments"].push_back(unit);
+  json["assignments"][15000]["start_s"] = "soon";
+  std::string text = json.dump(1);
+  REQUIRE(text.size() > (std::size_t{3} << 20));
+  auto where = fmt::format("p.json:{}:", line_of(text, "\"soon\""));
+  for (const auto& message : messages(text))
+    CHECK_THAT(message, Catch::StartsWith(where) &&
+                            Catch::Contains(": assignments[15000].start_s: expected a number"));
 }
