@@ -25,6 +25,8 @@ wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
 # //t:first holds GPU 0 until told to end.
 (under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ]; do sleep 0.1; done") &
 first=$!
+# On a failure too: //t:first ends (it would wait for ever), and the scratch folder goes.
+trap 'touch "$SCRATCH/release"; wait "$first" 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 wait_for '[ -e "$SCRATCH/first.started" ]'
 claims=1
 for signal in TERM INT; do
