@@ -140,6 +140,17 @@ class Sharing {
     elsewhere_.insert(a.unit.id);
   }
   os::Claims& claims() { return claims_; }
+  /// Claims `unit` for this node; false when another node holds it, and when the claim cannot be
+  /// written (a full disk, a quota): the unit is then not run here, said, and exec goes on with the
+  /// units already running (before, it ended mid-run, exit 2, and they were killed).
+  bool claim(const std::string& unit) {
+    try {
+      return claims_.claim(unit);
+    } catch (const InputError& e) {
+      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+      return false;
+    }
+  }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
   /// ours, and it must not start a second time from the node's list.
@@ -156,8 +167,7 @@ class Sharing {
       if (!gpus) continue;
       auto state = claims_.state(a.unit.id);
       if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-      if ((state != os::Claims::State::free && state != os::Claims::State::expired) ||
-          !claims_.claim(a.unit.id)) {
+      if ((state != os::Claims::State::free && state != os::Claims::State::expired) || !claim(a.unit.id)) {
         if (state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
         continue;
       }
@@ -761,7 +771,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
       if (sharing->taken_early(u.assignment.unit.id)) return Admission::elsewhere;
-      if (!sharing->claims().claim(u.assignment.unit.id)) {
+      if (!sharing->claim(u.assignment.unit.id)) {
         if (o.static_only) sharing->wait_for(u.assignment);
         return Admission::elsewhere;
       }
