@@ -91,6 +91,10 @@ Claims::Claims(std::string dir, std::string node, double lease_s)
 }
 
 Claims::~Claims() {
+  // A claim still held as this process ends is of a unit that did not run to its end here (exec
+  // stopped while the unit waited for a GPU another process locks): given up, for another node to
+  // run it now. Before, it stayed held until the lease ran out.
+  for (const auto& [unit, claim] : held_) touch(claim, 1);
   if (!node_hold_.empty()) touch(node_hold_, 1);  // given up: the next exec of this node may start
   ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str());
 }

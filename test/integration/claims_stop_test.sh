@@ -15,7 +15,7 @@ under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in p
   # A lease far longer than the test waits below: only a claim given up lets n1 run the test.
   # SIGINT as a terminal sends it (a background job of this shell would ignore it).
   TEST_TARGET=$label exec ${LIMIT:+timeout "$LIMIT"} env --default-signal=INT "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" \
-    --node "$node" --claims "$SCRATCH/claims" --lease 120 --fleet "$SCRATCH/fleet.yaml" \
+    --node "$node" --claims "${CLAIMS_DIR:-$SCRATCH/claims}" --lease 120 --fleet "$SCRATCH/fleet.yaml" \
     --lock-dir "$SCRATCH/locks-$node" "$@"
 }
 wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
@@ -56,4 +56,30 @@ wait "$first" || fail "//t:first failed"
 for signal in TERM INT; do
   [ "$(cat "$SCRATCH/$signal.log")" = n1 ] || fail "//t:${signal,,} ran $(tr '\n' ' ' <"$SCRATCH/$signal.log")"
 done
+
+# exec --claims --lock-dir stopped while a unit it claimed waits for a GPU another process locks
+# (a run-under of another job): the unit never started, and its claim is given up as exec ends,
+# for another node to run it now. Before, it stayed held until the lease ran out.
+install -d -m 0700 "$SCRATCH/claims-exec"
+flock "$SCRATCH/locks-n0/gpu-0.lock" sh -c "touch '$SCRATCH/locked'; while [ ! -e '$SCRATCH/unlock' ]; do sleep 0.1; done" &
+locker=$!
+wait_for '[ -e "$SCRATCH/locked" ]'
+env --default-signal=INT "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims-exec" --lease 120 \
+  --lock-dir "$SCRATCH/locks-n0" --static --command "echo n0 >>'$SCRATCH/first-exec.log'" \
+  >"$SCRATCH/exec.out" 2>"$SCRATCH/exec.err" &
+exec_pid=$!
+wait_for '[ "$(ls "$SCRATCH/claims-exec" | grep -c "^[^-]*\.0$")" -ge 1 ]'
+sleep 0.5
+kill -TERM "$exec_pid"
+status=0
+wait "$exec_pid" || status=$?
+touch "$SCRATCH/unlock"
+wait "$locker"
+[ "$status" = 143 ] || fail "exec stopped while its unit waited for a GPU lock: exit $status: $(cat "$SCRATCH/exec.err")"
+[ ! -e "$SCRATCH/first-exec.log" ] || fail "//t:first ran on n0 after the stop"
+status=0
+(CLAIMS_DIR=$SCRATCH/claims-exec LIMIT=20 under n1 //t:first sh -c "echo n1 >>'$SCRATCH/first-exec.log'") \
+  2>"$SCRATCH/first-n1.err" || status=$?
+[ "$status" = 0 ] && [ "$(cat "$SCRATCH/first-exec.log")" = n1 ] ||
+  fail "n1 did not take //t:first over at once after n0's exec was stopped (exit $status): $(cat "$SCRATCH/first-n1.err")"
 echo "claims_stop_test: ok"
