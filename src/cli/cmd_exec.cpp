@@ -140,6 +140,17 @@ class Sharing {
     elsewhere_.insert(a.unit.id);
   }
   os::Claims& claims() { return claims_; }
+  /// Claims `unit` for this node; false when another node holds it, and when the claim cannot be
+  /// written (a full disk, a quota): the unit is then not run here, said, and exec goes on with the
+  /// units already running (before, it ended mid-run, exit 2, and they were killed).
+  bool claim(const std::string& unit) {
+    try {
+      return claims_.claim(unit);
+    } catch (const InputError& e) {
+      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+      return false;
+    }
+  }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
   /// ours, and it must not start a second time from the node's list.
@@ -156,8 +167,7 @@ class Sharing {
       if (!gpus) continue;
       auto state = claims_.state(a.unit.id);
       if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-      if ((state != os::Claims::State::free && state != os::Claims::State::expired) ||
-          !claims_.claim(a.unit.id)) {
+      if ((state != os::Claims::State::free && state != os::Claims::State::expired) || !claim(a.unit.id)) {
         if (state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
         continue;
       }
@@ -295,6 +305,23 @@ void print_table(const std::vector<UnitRun>& runs, bool totals = true) {
   std::cout << fmt::format("{} unit{}: {}\n", runs.size(), runs.size() == 1 ? "" : "s", summary);
 }
 
+/// Removes what an earlier run left at `path`, an output exec could not write now: a CI job that
+/// uploads it would otherwise report that run's results as this one's. Only a regular file
+/// goes (never standard output, a device or a folder); one that cannot be removed is named.
+void drop_stale(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (path.empty() || path == "-" || !fs::is_regular_file(path, error)) return;
+  if (fs::remove(path, error))
+    std::cerr << fmt::format(
+        "gpuplan exec: {} was an earlier run's; removed, as it could not be written now\n", path);
+  else
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: {} is an earlier run's, and could neither be written nor removed ({}): it is "
+        "not this run's report\n",
+        path, error.message());
+}
+
 /// The size of a file, 0 where there is none yet.
 std::uintmax_t size_of(const std::string& path) {
   std::error_code error;
@@ -402,7 +429,7 @@ void write_bazel_junit(const ExecOptions& o, const std::vector<Assignment>& unit
 }
 
 /// The default: one `bazel test` of the node's labels, run-under handing each test its GPUs.
-int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units) {
+int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& units, bool& started) {
   namespace fs = std::filesystem;
   if (!o.claims.empty())
     throw InputError(Position{"--claims"},
@@ -486,6 +513,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   hooks.started = [&](const UnitRun& r) {
     std::cout << fmt::format("[start] {}\n", r.command) << std::flush;
   };
+  started = true;
   execute(runs, schedule, u.assignment.gpus, runner, hooks, o.grace_s);
   if (!target_file.empty()) {  // read by Bazel at its start; one a run would leave behind forever
     std::error_code ignored;
@@ -505,6 +533,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                         events_after && events_after != events_before);
   } catch (const InputError& e) {
     std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
+    drop_stale(o.junit);
     junit_lost = true;
   }
   if (int stop = runner.stop_signal()) return 128 + stop;
@@ -578,7 +607,7 @@ long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os
 std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vector<UnitRun>& runs,
                          const std::map<std::string, os::Claims::Ran>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
-                         int stop_signal) {
+                         int stop_signal, const std::string& refused = {}) {
   auto key = [](Outcome outcome) {
     std::string name(to_string(outcome));
     std::replace(name.begin(), name.end(), ' ', '_');
@@ -625,6 +654,7 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
   out["wall_s"] = wall_s;
   out["gpu_busy_s"] = busy_s;
   out["stopped_by_signal"] = stop_signal ? nlohmann::ordered_json(stop_signal) : nlohmann::ordered_json();
+  out["refused"] = refused.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(refused);
   nlohmann::ordered_json counts;
   counts["units"] = runs.size();
   for (const auto& [name, count] : totals) counts[name] = count;
@@ -633,14 +663,17 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
   return out.dump(2) + "\n";
 }
 
-int run_exec(const ExecOptions& o) {
+/// exec's work; `plan` and `planned` (the node's units, in plan order) are set as soon as they are
+/// read, and `started` before the first unit (or bazel test) starts, for run_exec's report of
+/// an exec that ends early.
+int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned, bool& started) {
   check_bazel_args(o.bazel_args, !o.command.empty());
   // The default bazel test launches run-under once per test: the plan's index, in the lock
   // directory where the plan's folder takes none, spares each launch reading the whole plan.
   const bool by_bazel = o.command.empty() && o.plan != "-" && !o.dry_run;
   const std::string lock_dir = lock_dir_of(o);
   if (by_bazel) os::GpuLocks::take(lock_dir, {}, false);  // creates and checks the lock directory
-  auto plan = by_bazel ? read_plan_indexed(o.plan, lock_dir) : read_plan(o.plan);
+  plan = by_bazel ? read_plan_indexed(o.plan, lock_dir) : read_plan(o.plan);
   auto units = node_assignments(plan, o.node);
   if (units.empty()) {
     std::set<std::string> nodes;
@@ -650,9 +683,10 @@ int run_exec(const ExecOptions& o) {
                                  fmt::join(nodes, ", ")));
   }
   // A broken plan never runs a unit on no GPU, on one GPU twice, or twice.
+  planned = units;
   check_planned_once(plan, o.plan);
   for (const auto& a : units) check_launchable(a, o.plan);
-  if (o.command.empty()) return run_bazel(o, plan, units);
+  if (o.command.empty()) return run_bazel(o, plan, units, started);
   if (auto runtime = container_without_unit_gpus(o.command))
     std::cerr << fmt::format(
         "gpuplan exec: warning: --command starts a container ({0} run) but hands it none of the unit's "
@@ -737,7 +771,7 @@ int run_exec(const ExecOptions& o) {
   hooks.admit = [&](const UnitRun& u, std::vector<int>& fds) {
     if (sharing) {
       if (sharing->taken_early(u.assignment.unit.id)) return Admission::elsewhere;
-      if (!sharing->claims().claim(u.assignment.unit.id)) {
+      if (!sharing->claim(u.assignment.unit.id)) {
         if (o.static_only) sharing->wait_for(u.assignment);
         return Admission::elsewhere;
       }
@@ -813,6 +847,7 @@ int run_exec(const ExecOptions& o) {
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
     }
   };
+  started = true;
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
     std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
@@ -830,6 +865,7 @@ int run_exec(const ExecOptions& o) {
       write_output(path, content());
     } catch (const InputError& e) {
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
+      drop_stale(path);
       unwritten.push_back(path);
     }
   };
@@ -876,6 +912,56 @@ int run_exec(const ExecOptions& o) {
                              fmt::join(lost, ", "), status);
   }
   return status;
+}
+
+/// An exec that ends early (a refusal, exit 2, or an internal error) still writes its --junit
+/// and --json where it can, every unit of the node not run with the reason, so that a CI job
+/// uploading them never reports an earlier run's files, nor no file at all, as this one's.
+/// Before the node's units are known (an unreadable plan, a node with no units), the JUnit has
+/// one failed case, `gpuplan exec`, saying why. One that cannot be written is removed.
+void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& planned,
+                       bool started, const std::exception& error) {
+  const bool input = dynamic_cast<const InputError*>(&error) != nullptr;
+  const std::string why = fmt::format("{} {}",
+                                      input ? "exec refused to run the node's units:"
+                                            : "exec failed before it ran the node's units: internal error:",
+                                      error.what());
+  auto write = [&](const std::string& path, const auto& content) {
+    if (path.empty()) return;
+    try {
+      if (started) throw InputError(Position{path}, "not written: exec ended after units had started");
+      write_output(path, content());
+    } catch (const InputError& e) {
+      if (std::string_view(e.what()) != error.what())
+        std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
+      drop_stale(path);
+    }
+  };
+  write(o.junit, [&] {
+    if (!planned.empty()) return results_junit({}, planned, o.node, "not run: " + why);
+    return junit_xml({JunitCase{.label = "gpuplan exec",
+                                .node = o.node,
+                                .failure_type = "no-result",
+                                .failure_message = "no unit of the node was run: " + why}});
+  });
+  write(o.json, [&] {
+    std::vector<UnitRun> runs(planned.size());
+    for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];
+    return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0,
+                        fmt::format("{}{}", input ? "" : "internal error: ", error.what()));
+  });
+}
+
+int run_exec(const ExecOptions& o) {
+  Plan plan;
+  std::vector<Assignment> planned;
+  bool started = false;
+  try {
+    return exec_node(o, plan, planned, started);
+  } catch (const std::exception& e) {
+    if (!o.dry_run) report_early_exit(o, plan, planned, started, e);
+    throw;
+  }
 }
 
 }  // namespace

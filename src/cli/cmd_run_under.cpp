@@ -3,6 +3,8 @@
 // per-GPU lock files, and runs the test with CUDA_VISIBLE_DEVICES set.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -198,15 +200,21 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
   return run_test(o, assignment, false, std::move(held));
 }
 
-/// Renews this process's claims every quarter lease while it lives (the test runs).
+/// Renews this process's claims every quarter lease while it lives (the test runs). Its thread
+/// takes no signal: a stop signal must reach the thread that waits for the GPUs' locks.
 class LeaseRenewal {
  public:
-  explicit LeaseRenewal(os::Claims& claims)
-      : thread_([this, &claims, lease_s = claims.lease_s()] {
-          std::unique_lock lock(mutex_);
-          while (!stop_.wait_for(lock, std::chrono::duration<double>(lease_s / 4), [this] { return done_; }))
-            claims.renew();
-        }) {}
+  explicit LeaseRenewal(os::Claims& claims) {
+    sigset_t all, before;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &before);
+    thread_ = std::thread([this, &claims, lease_s = claims.lease_s()] {
+      std::unique_lock lock(mutex_);
+      while (!stop_.wait_for(lock, std::chrono::duration<double>(lease_s / 4), [this] { return done_; }))
+        claims.renew();
+    });
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
   ~LeaseRenewal() {
     {
       std::lock_guard lock(mutex_);
@@ -274,7 +282,12 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
   const bool here = planned.node == node;
   const auto poll = std::chrono::duration<double>(std::clamp(claims.lease_s() / 8, 0.05, 5.0));
   bool told_waiting = false, told_busy = false;
+  // SIGINT or SIGTERM caught from here on: a launch stopped while its test waits for its GPUs,
+  // its claim made, gives the claim up (before, the stop killed it with the claim in place, and
+  // no node could run the test until the lease ran out); one stopped before it claimed ends.
+  os::catch_stop_signals();
   while (true) {
+    if (int stop = os::stop_signal()) return 128 + stop;
     auto state = claims.state(id);
     if (state == os::Claims::State::done) {
       auto ran = claims.ran(id);
@@ -302,7 +315,16 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
         LeaseRenewal renewing(claims);
         std::vector<os::GpuLocks> held;
         if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
-        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
+        if (int stop = os::stop_signal()) {  // stopped while it waited: it never ran here
+          std::cerr << fmt::format(
+              "gpuplan run-under: {} was stopped (signal {}) while it waited for GPUs {}; it did not run, "
+              "and its claim is given up for another node\n",
+              id, stop, gpu_list(gpus));
+          ended = RunEnd::stopped;
+          status = 128 + stop;
+        } else {
+          status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
+        }
       }
       settle(claims, id, status, ended);
       return status;

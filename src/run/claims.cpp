@@ -91,6 +91,10 @@ Claims::Claims(std::string dir, std::string node, double lease_s)
 }
 
 Claims::~Claims() {
+  // A claim still held as this process ends is of a unit that did not run to its end here (exec
+  // stopped while the unit waited for a GPU another process locks): given up, for another node to
+  // run it now. Before, it stayed held until the lease ran out.
+  for (const auto& [unit, claim] : held_) touch(claim, 1);
   if (!node_hold_.empty()) touch(node_hold_, 1);  // given up: the next exec of this node may start
   ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str());
 }
@@ -198,7 +202,21 @@ void Claims::renew() {
 }
 
 void Claims::done(const std::string& unit, int exit_status) {
-  link_new(path(unit, "done"), fmt::format("{} {} {}\n", node_, ::getpid(), exit_status));
+  const auto text = fmt::format("{} {} {}\n", node_, ::getpid(), exit_status);
+  try {
+    link_new(path(unit, "done"), text);
+  } catch (const InputError&) {
+    // A full disk or quota: the claim this node holds has its space already. Rewritten in place
+    // (a few bytes more, in its block) and linked as the done mark, which takes no new space.
+    // Before, the unit that had run stayed claimed, exec ended mid-run (its running units
+    // killed), and another node ran the unit again once the lease ran out.
+    auto held = held_.find(unit);
+    if (held == held_.end()) throw;
+    int fd = ::open(held->second.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    bool marked = fd >= 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+    if (fd >= 0 && ::close(fd) != 0) marked = false;
+    if (!marked || ::link(held->second.c_str(), path(unit, "done").c_str()) != 0) throw;
+  }
   held_.erase(unit);
 }
 

@@ -31,7 +31,10 @@ class Claims {
  public:
   /// Creates `dir` if needed. Throws InputError when it cannot be written.
   Claims(std::string dir, std::string node, double lease_s);
+  /// Gives up every claim still held (abandon()): the units did not run to their end here.
   ~Claims();
+  Claims(const Claims&) = delete;  // one owner of the claims a destructor gives up
+  Claims& operator=(const Claims&) = delete;
 
   /// Makes the directory's claims those of the plan `stamp` tells (cli::plan_file_stamp), named
   /// `plan` in messages: the first call in a directory records it in DIR/plan.stamp. Throws InputError,

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -475,27 +476,36 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
     while (result != 0 && errno == EINTR);
     if (result == 0) continue;
     if (errno != EWOULDBLOCK) fail(path, "cannot lock the GPU");
-    if (!wait) return std::nullopt;
+    if (!wait || received_signal) return std::nullopt;
     // Blocked in flock as before (the GPU goes to a waiter the moment it is let go), while a
     // thread says after a minute which GPU this waits for and who holds it: a test's daemon, or
     // another job's, that kept a GPU had made the launch wait without a word until the CI job's
-    // own timeout. The thread takes no signal: the stop signals stay this thread's.
+    // own timeout. The thread takes no signal: the stop signals stay this thread's. A stop
+    // signal (caught: catch_stop_signals) ends the wait: its EINTR; and where it came just
+    // before flock blocked, or went to another thread, the thread sends it here again.
     std::mutex mutex;
     std::condition_variable done;
     bool locked = false;
     sigset_t all, before;
     sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &before);
-    std::thread teller([&, gpu, lock_fd = *fd] {
+    std::thread teller([&, gpu, lock_fd = *fd, waiter = ::pthread_self()] {
+      const auto tell_at = std::chrono::steady_clock::now() + lock_wait_told_after();
+      bool told = false;
       std::unique_lock lock(mutex);
-      if (done.wait_for(lock, lock_wait_told_after(), [&] { return locked; })) return;
-      auto holders = lock_holders(lock_fd);
-      std::cerr << fmt::format("gpuplan: waiting for GPU {} ({}); {}\n", gpu, path,
-                               holders.empty() ? "its holder is not known here" : "it is held by " + holders);
+      while (!done.wait_for(lock, std::chrono::milliseconds(100), [&] { return locked; })) {
+        if (received_signal) ::pthread_kill(waiter, received_signal);
+        if (told || std::chrono::steady_clock::now() < tell_at) continue;
+        told = true;
+        auto holders = lock_holders(lock_fd);
+        std::cerr << fmt::format(
+            "gpuplan: waiting for GPU {} ({}); {}\n", gpu, path,
+            holders.empty() ? "its holder is not known here" : "it is held by " + holders);
+      }
     });
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     do result = ::flock(*fd, LOCK_EX);
-    while (result != 0 && errno == EINTR);
+    while (result != 0 && errno == EINTR && !received_signal);
     const int error = errno;
     {
       std::lock_guard lock(mutex);
@@ -504,6 +514,7 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
     done.notify_one();
     teller.join();
     errno = error;
+    if (result != 0 && error == EINTR) return std::nullopt;  // stopped: the locks taken go
     if (result != 0) fail(path, "cannot lock the GPU");
   }
   return locks;

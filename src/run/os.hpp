@@ -30,6 +30,8 @@ class GpuLocks {
   /// Takes the locks of `gpus` in ascending index order, so two processes never wait for
   /// each other in a circle. `wait`: block until all are free; otherwise give up (holding
   /// nothing) as soon as one is taken. Creates `dir` if needed; throws InputError when it cannot.
+  /// A wait ends, holding nothing (nullopt), when SIGINT or SIGTERM comes after
+  /// catch_stop_signals(): what waited gives up what it holds (a claim) and ends.
   static std::optional<GpuLocks> take(const std::string& dir, std::vector<int> gpus, bool wait);
 
   /// The lock files' descriptors: a child that inherits them keeps the GPUs locked while it runs.

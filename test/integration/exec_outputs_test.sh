@@ -2,7 +2,8 @@
 # editor left without a final newline, in the columns of the gpuplan that began the file (before
 # peak_up_front), a results file of other columns refused
 # before anything runs, --json and --junit that cannot be written found before anything runs,
-# and one that cannot be written at the end never hiding a failed unit.
+# and one that cannot be written at the end never hiding a failed unit; a refusal to start writing
+# both, every unit not run, and never leaving an earlier run's file as this run's.
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
@@ -82,4 +83,59 @@ mkdir gone
   status=$?
 [ "$status" = 2 ] && tail -1 err | grep -q 'every unit passed, and not written: gone/exec.json; exit 2' ||
   fail "all passed, --json lost: exit $status, the last line not saying so: $(cat err)"
+
+# 5. An exec that refuses to start (exit 2) still writes --junit and --json, atomically: every unit
+#    of the node not run, with the refusal as the message. Before, it wrote neither, and a CI job
+#    uploading them reported an earlier run's files (or none) as this run's.
+rm -f ran
+for command in "touch ran" ""; do  # exec's own units; the default bazel test (refused before Bazel)
+  echo '<old run, all passed/>' >junit.xml
+  echo '{"old": true}' >exec.json
+  options=(--json exec.json --command "$command")
+  [ -n "$command" ] || options=()  # the default bazel test takes no --json
+  status=0
+  GPUPLAN_FAKE_NVML_GPUS=1 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --junit junit.xml "${options[@]}" \
+    >out 2>err || status=$?
+  [ "$status" = 2 ] && grep -q 'nothing was run' err && [ ! -e ran ] ||
+    fail "exec on a machine without the node's GPU ${command:-(bazel test)}: exit $status: $(cat err)"
+  grep -q '<testcase classname="//ml" name="inference_test"' junit.xml &&
+    grep -q '<failure message="not run: exec refused to run the node&apos;s units: node ws-0: NVML sees 1 GPU.*nothing was run.*type="no-result"/>' junit.xml &&
+    grep -q 'tests="1" failures="1"' junit.xml ||
+    fail "--junit after the refusal ${command:-(bazel test)}: $(cat junit.xml)"
+  [ -z "$command" ] && continue
+  [ "$(jq -c '[.totals.units, .totals.not_run, .units[0].outcome, .units[0].exit_status]' exec.json)" = '[1,1,"not_run",null]' ] &&
+    jq -e '.refused | test("NVML sees 1 GPU")' exec.json >/dev/null || fail "--json after the refusal: $(cat exec.json)"
+done
+# A node the plan has no units on: one failed case saying so, where the units are not known.
+echo '<old run, all passed/>' >junit.xml
+status=0
+"$GPUPLAN" exec one.json --node ws-9 --command true --junit junit.xml --json exec.json >out 2>err || status=$?
+[ "$status" = 2 ] && grep -q 'name="gpuplan exec"' junit.xml &&
+  grep -q 'failure message="no unit of the node was run: .*no units are planned on node &quot;ws-9&quot;' junit.xml ||
+  fail "exec --node ws-9: exit $status, --junit: $(cat junit.xml)"
+[ "$(jq -c '[.node, .totals.units, (.refused | test("ws-9"))]' exec.json)" = '["ws-9",0,true]' ] ||
+  fail "exec --node ws-9: --json: $(cat exec.json)"
+# An earlier run's file that cannot be written over now (a full disk) is removed, never left as this
+# run's. Where no tmpfs can be mounted (not root), a folder this user cannot write: the file stays,
+# and exec says it is not this run's.
+mkdir full
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
+  trap 'umount "$SCRATCH/full"; rm -rf "$SCRATCH"' EXIT
+  echo '<old run, all passed/>' >full/junit.xml
+  dd if=/dev/zero of=full/fill bs=4k count=64 2>/dev/null || true
+  status=0
+  GPUPLAN_FAKE_NVML_GPUS=1 "$GPUPLAN" exec one.json --node ws-0 --command true --junit full/junit.xml >out 2>err ||
+    status=$?
+  [ "$status" = 2 ] && [ ! -e full/junit.xml ] && grep -q 'full/junit.xml was an earlier run.s; removed' err ||
+    fail "a --junit that cannot be written over on a full disk: exit $status, $(ls full): $(cat err)"
+else
+  echo '<old run, all passed/>' >full/junit.xml
+  chmod a-w full
+  status=0
+  GPUPLAN_FAKE_NVML_GPUS=1 "$GPUPLAN" exec one.json --node ws-0 --command true --junit full/junit.xml >out 2>err ||
+    status=$?
+  chmod u+w full
+  [ "$status" = 2 ] && grep -q 'full/junit.xml is an earlier run.s, and could neither be written nor removed' err ||
+    fail "a --junit in a folder that cannot be written: exit $status: $(cat err)"
+fi
 echo "exec outputs: ok"

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "run/os.hpp"
@@ -156,17 +157,35 @@ TEST_CASE("nodes racing for the same units each get a unit at most once between 
   auto dir = claims_dir("race");
   constexpr int nodes = 6, units = 1500;
   std::vector<std::vector<int>> won(nodes);
+  // Each node lives until every node has raced: one that ends gives its claims up (~Claims).
+  std::vector<std::unique_ptr<os::Claims>> live;
+  for (int k = 0; k < nodes; ++k)
+    live.push_back(std::make_unique<os::Claims>(dir, "n" + std::to_string(k), 60));
   std::vector<std::thread> threads;
   for (int k = 0; k < nodes; ++k)
     threads.emplace_back([&, k] {
-      os::Claims claims(dir, "n" + std::to_string(k), 60);
       for (int u = 0; u < units; ++u)
-        if (claims.claim("//t:u" + std::to_string(u))) won[k].push_back(u);
+        if (live[k]->claim("//t:u" + std::to_string(u))) won[k].push_back(u);
     });
   for (auto& t : threads) t.join();
   std::vector<int> winners(units, 0);
   for (const auto& list : won)
     for (int u : list) ++winners[u];
   CHECK(std::count(winners.begin(), winners.end(), 1) == units);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a node that ends holding a claim gives it up for another node at once") {
+  // exec stopped while a unit it claimed waited for a GPU lock: the unit never ran there.
+  auto dir = claims_dir("ended");
+  {
+    os::Claims gone(dir, "n0", 60);
+    REQUIRE(gone.claim("//t:a"));
+    os::Claims other(dir, "n1", 60);
+    CHECK(other.state("//t:a") == os::Claims::State::held);
+  }
+  os::Claims taker(dir, "n1", 60);
+  CHECK(taker.state("//t:a") == os::Claims::State::expired);
+  CHECK(taker.claim("//t:a"));
   std::filesystem::remove_all(dir);
 }
