@@ -170,6 +170,36 @@ TEST_CASE("a rules_pycross wheel reaches torch through its lock repository's tar
   CHECK(reach.matched_pattern(*graph.find("@pypi//_lock:torch@2.1.0")) == "@*//_lock:torch@*");
 }
 
+TEST_CASE("the reachability pass finds the first pattern a label matches, as matching each in turn does") {
+  // GpuReach passes over a pattern whose literal text the label's repository or package lacks:
+  // canonical names, "/..." packages and "//pkg" (= //pkg:pkg) must not be passed over wrongly.
+  GpuDepPatterns patterns = GpuDepPatterns::defaults();
+  patterns.gpu_deps.insert(patterns.gpu_deps.begin(),
+                           {"@team//gpu/kernels", "@@rules_python~~pip~pypi_team//:*"});
+  for (std::string label :
+       {"@xla//xla/tsl/cuda:cudart", "@local_tsl//third_party/gpus:x",
+        "@@rules_python++pip+pypi_311_torch//:pkg", "@@rules_cuda~//cuda:runtime",
+        "@@rules_cuda++toolchain+cuda//:cuda_runtime", "@tsl//tsl/cuda:cudart", "@pypi//_lock:torch@2.1.0",
+        "@pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg", "@pip//pypi__triton:pkg",
+        "@pip_deps_pypi__torch_1_4_0//:pkg", "@pypi//cucim_cu12:pkg", "@team//gpu/kernels:kernels",
+        "@team//gpu/kernels:other", "@@rules_python~~pip~pypi_team//:pkg", "@pypi//numpy:pkg",
+        "@com_google_absl//absl/strings:strings", "@@rules_python+//python:defs"}) {
+    INFO(label);
+    DepGraph graph = graph_of(fmt::format(
+        R"(<query version="2"><rule class="py_library" location="/x/BUILD:1:1" name="{}"/></query>)", label));
+    std::string first;
+    for (const auto& pattern : patterns.gpu_deps)
+      if (gpu_pattern_matches(pattern, label)) {
+        first = pattern;
+        break;
+      }
+    GpuReach reach(graph, patterns);
+    auto node = *graph.find(label);
+    CHECK(reach.reaches(node) == !first.empty());
+    if (!first.empty()) CHECK(reach.matched_pattern(node) == first);
+  }
+}
+
 TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
   DepGraph graph = graph_of(deps_xml);
   auto patterns = GpuDepPatterns::defaults();
