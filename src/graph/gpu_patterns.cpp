@@ -345,7 +345,9 @@ std::string_view gpu_file_kind(std::string_view label) {
   // nvcc's sources and headers; TensorFlow's .cu.cc and .cu.h, compiled as CUDA (-x cuda).
   for (std::string_view suffix : {".cu", ".cuh", ".cu.cc", ".cu.cpp", ".cu.h"})
     if (name.ends_with(suffix)) return "a CUDA source";
-  if (name.ends_with(".hip")) return "a HIP source";
+  // hipcc's sources; rules_ml_toolchain's rocm_library names them .hip.cc and .hip.h.
+  for (std::string_view suffix : {".hip", ".hip.cc", ".hip.cpp", ".hip.h"})
+    if (name.ends_with(suffix)) return "a HIP source";
   // The APIs' own headers: a library that loads CUDA at run time (IREE's HAL drivers dlopen it)
   // shows the graph no library, only the SDK's headers (IREE's @iree_cuda//:headers).
   static constexpr std::string_view cuda_headers[] = {

@@ -295,6 +295,11 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
         "@x//:libcudadevrt.a", "@x//:libnvrtc-builtins.so.12.4"})
     REQUIRE_THAT(std::string(gpu_file_kind(label)), Catch::Contains("CUDA"));
   REQUIRE(gpu_file_kind("//k:vector_add.hip") == "a HIP source");
+  // Missed before: rules_ml_toolchain's ROCm test (cc/tests/gpu/rocm/BUILD: a rocm_library of
+  // vector_hip.hip.cc and vector_hip.hip.h), and hipcc's .hip.cpp.
+  for (const char* label : {"//cc/tests/gpu/rocm:vector_hip.hip.cc", "//cc/tests/gpu/rocm:vector_hip.hip.h",
+                            "//bench/hip:vector_add.hip.cpp"})
+    REQUIRE(gpu_file_kind(label) == "a HIP source");
   // IREE's CUDA driver loads libcuda at run time: the graph shows only the SDK's headers.
   REQUIRE(gpu_file_kind("@iree_cuda//:include/cuda.h") == "a CUDA header");
   REQUIRE(gpu_file_kind("@nccl//:src/include/nccl.h") == "a CUDA header");
@@ -303,7 +308,8 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
   for (const char* label : {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py",
                             "//k:cudart.so", "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox",
                             "//k:x.cub", "//k:my_cuda.h", "//k:cuda_utils.h", "//k:libcudart-stub.so",
-                            "//k:libtorch.so", "//k:libc10.so", "//k:libnppx_tools_plugin.so"})
+                            "//k:libtorch.so", "//k:libc10.so", "//k:libnppx_tools_plugin.so", "//k:chip.h",
+                            "//k:hip.cc", "//k:relationship.cc", "//k:flagship.cpp", "//k:x.hipcc"})
     REQUIRE(gpu_file_kind(label).empty());
 }
 
