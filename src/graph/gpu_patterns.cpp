@@ -387,6 +387,10 @@ std::string_view gpu_file_kind(std::string_view label) {
   // cuDNN 8 and 9 split into libcudnn_ops_infer, libcudnn_graph, ...; NPP into libnppc, libnppial, ...
   if (stem.starts_with("cudnn_") || (stem.starts_with("npp") && stem.size() <= 8)) return "a CUDA library";
   if (std::ranges::find(rocm, stem) != std::end(rocm)) return "a ROCm library";
+  // Intel GPUs: the Level Zero loader (XLA's @local_config_sycl//sycl:sycl links -lze_loader),
+  // DPC++'s SYCL runtime (libsycl.so.8 in torch's XPU wheels) and LibTorch's XPU parts.
+  static constexpr std::string_view intel[] = {"ze_loader", "sycl", "torch_xpu", "c10_xpu"};
+  if (std::ranges::find(intel, stem) != std::end(intel)) return "an Intel GPU library";
   return {};
 }
 

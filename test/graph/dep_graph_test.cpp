@@ -319,8 +319,17 @@ TEST_CASE("linkopts that link a GPU library, and near misses that do not") {
         "/usr/local/cuda/lib64/libcudart_static.a", "-Wl,--no-as-needed,-lcuda,--as-needed"})
     REQUIRE(gpu_linkopt_kind(flag) == "a CUDA library");
   REQUIRE(gpu_linkopt_kind("-lamdhip64") == "a ROCm library");
-  for (const char* flag : {"-lm", "-lpthread", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/usr/local/cuda/lib64",
-                           "-lcudart_stub", "-l", "", "-pthread", "$(location //x:libcudart.so)"})
+  // Missed before: XLA's third_party/gpus/sycl/BUILD.tpl (cc_library sycl, linkopts =
+  // ["-lze_loader"]), Intel's ITEX pybind_extension (if_sycl(["-lsycl"])), libsycl.so.8 as torch's
+  // XPU wheels bundle it.
+  for (const char* flag : {"-lze_loader", "-lsycl", "-l:libze_loader.so.1", "-ltorch_xpu", "-lc10_xpu",
+                           "/opt/intel/oneapi/compiler/latest/lib/libsycl.so.8"})
+    REQUIRE(gpu_linkopt_kind(flag) == "an Intel GPU library");
+  REQUIRE(gpu_file_kind("@pypi_torch//:torch/lib/libsycl.so.8") == "an Intel GPU library");
+  for (const char* flag :
+       {"-lm", "-lpthread", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/usr/local/cuda/lib64", "-lcudart_stub",
+        "-l", "", "-pthread", "$(location //x:libcudart.so)", "-lcurl", "-lcurses", "-lcudaxyz",
+        "-lsycl_stub", "-lze", "-lOpenCL", "-ltorch", "-lmkl_sycl"})
     REQUIRE(gpu_linkopt_kind(flag).empty());
 }
 
