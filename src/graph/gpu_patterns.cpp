@@ -329,6 +329,19 @@ GpuDepPatterns GpuDepPatterns::defaults() {
     std::ranges::replace(pep503, '_', '-');
     patterns.gpu_deps.push_back(fmt::format("@*//_lock:{}@*", pep503));
   }
+  // rules_python's pip.parse with the wheels' hashes (experimental_index_url, a lock file's
+  // --hash) names a spoke by the wheel's file name, not the package alone (whl_repo_name.bzl):
+  // HUB_PYVER_NAME_PYTAG_ABITAG_PLATFORM_SHA8, @pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_
+  // 0a1b2c3d, and an sdist's HUB_PYVER_NAME_sdist_SHA8. Each spoke pattern gets these forms,
+  // with the tags of the GPU wheels (cp3*, py3); a pattern whose name ends in "*" has them already.
+  // The version is not in the name, so torch's +cpu wheel is named as its CUDA wheel is.
+  for (std::size_t i = 0; i < wheels; ++i) {
+    const std::string pattern = patterns.gpu_deps[i];
+    if (!pattern.starts_with("@*_") || !pattern.ends_with("//:*") || pattern.ends_with("*//:*")) continue;
+    const std::string repo = pattern.substr(1, pattern.size() - 5);
+    for (std::string_view tail : {"_cp3*", "_py3_*", "_sdist_*"})
+      patterns.gpu_deps.push_back(fmt::format("@{}{}//:*", repo, tail));
+  }
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
   // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.
   patterns.gpu_rule_classes = {"cuda_library", "cuda_objects"};
@@ -345,7 +358,9 @@ std::string_view gpu_file_kind(std::string_view label) {
   // nvcc's sources and headers; TensorFlow's .cu.cc and .cu.h, compiled as CUDA (-x cuda).
   for (std::string_view suffix : {".cu", ".cuh", ".cu.cc", ".cu.cpp", ".cu.h"})
     if (name.ends_with(suffix)) return "a CUDA source";
-  if (name.ends_with(".hip")) return "a HIP source";
+  // hipcc's sources; rules_ml_toolchain's rocm_library names them .hip.cc and .hip.h.
+  for (std::string_view suffix : {".hip", ".hip.cc", ".hip.cpp", ".hip.h"})
+    if (name.ends_with(suffix)) return "a HIP source";
   // The APIs' own headers: a library that loads CUDA at run time (IREE's HAL drivers dlopen it)
   // shows the graph no library, only the SDK's headers (IREE's @iree_cuda//:headers).
   static constexpr std::string_view cuda_headers[] = {
@@ -385,6 +400,10 @@ std::string_view gpu_file_kind(std::string_view label) {
   // cuDNN 8 and 9 split into libcudnn_ops_infer, libcudnn_graph, ...; NPP into libnppc, libnppial, ...
   if (stem.starts_with("cudnn_") || (stem.starts_with("npp") && stem.size() <= 8)) return "a CUDA library";
   if (std::ranges::find(rocm, stem) != std::end(rocm)) return "a ROCm library";
+  // Intel GPUs: the Level Zero loader (XLA's @local_config_sycl//sycl:sycl links -lze_loader),
+  // DPC++'s SYCL runtime (libsycl.so.8 in torch's XPU wheels) and LibTorch's XPU parts.
+  static constexpr std::string_view intel[] = {"ze_loader", "sycl", "torch_xpu", "c10_xpu"};
+  if (std::ranges::find(intel, stem) != std::end(intel)) return "an Intel GPU library";
   return {};
 }
 

@@ -26,16 +26,47 @@ std::string literal_start(std::string_view pattern) {
   return std::string(pattern);
 }
 
+/// A label's or pattern's repository and package text: "@@a~b//p/q:n" → {"a~b", "p/q"}.
+struct RepoAndPackage {
+  std::string_view repo, package;
+};
+
+RepoAndPackage repo_and_package(std::string_view text) {
+  text.remove_prefix(text.starts_with("@@") ? 2 : 1);
+  auto slashes = text.find("//");
+  if (slashes == std::string_view::npos) return {text, {}};
+  auto rest = text.substr(slashes + 2);
+  return {text.substr(0, slashes), rest.substr(0, rest.find(':'))};
+}
+
+/// The longest run of `glob` without a `*`: every text the glob matches holds it, and so does
+/// every canonical name whose apparent name it matches (the apparent name is part of it).
+std::string longest_literal(std::string_view glob) {
+  if (glob == "..." || glob.ends_with("/...")) glob.remove_suffix(glob == "..." ? 3 : 4);
+  std::string_view longest;
+  for (std::size_t begin = 0; begin <= glob.size();) {
+    auto end = std::min(glob.find('*', begin), glob.size());
+    if (end - begin > longest.size()) longest = glob.substr(begin, end - begin);
+    begin = end + 1;
+  }
+  return std::string(longest);
+}
+
 /// Patterns split by whether each is another repository's, worked out once, not once per label.
 struct PatternList {
   const std::vector<std::string>& patterns;
   std::vector<std::size_t> main;      ///< indices of the main repository's patterns, in order
   std::vector<std::size_t> external;  ///< indices of other repositories' patterns, in order
   std::vector<std::string> start;     ///< literal_start() of each pattern of `main`
+  /// Of each pattern of `external`: the text its label's repository and package must hold.
+  std::vector<std::string> repo_literal, package_literal;
   explicit PatternList(const std::vector<std::string>& list) : patterns(list) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (is_external(list[i])) {
         external.push_back(i);
+        auto parts = repo_and_package(list[i]);
+        repo_literal.push_back(longest_literal(parts.repo));
+        package_literal.push_back(longest_literal(parts.package));
       } else {
         main.push_back(i);
         start.push_back(literal_start(list[i]));
@@ -46,11 +77,17 @@ struct PatternList {
 
 /// The index of the first pattern in `list` that `label` matches, or -1. A pattern of
 /// another repository ("@..." against "//...", or the other way) is never tried: most labels
-/// of a large graph are the main repository's, most built-in patterns are not.
+/// of a large graph are the main repository's, most built-in patterns are not. Nor is one whose
+/// literal text the label's repository or package lacks: an external label is tried against
+/// hundreds of wheel patterns ("@*_torch//:*", "@*//torch:*", ...), nearly all of which it fails.
 long first_match(const PatternList& list, std::string_view label) {
   if (is_external(label)) {
-    for (std::size_t i : list.external)
-      if (gpu_pattern_matches(list.patterns[i], label)) return static_cast<long>(i);
+    auto parts = repo_and_package(label);
+    for (std::size_t k = 0; k < list.external.size(); ++k)
+      if (parts.repo.find(list.repo_literal[k]) != std::string_view::npos &&
+          parts.package.find(list.package_literal[k]) != std::string_view::npos &&
+          gpu_pattern_matches(list.patterns[list.external[k]], label))
+        return static_cast<long>(list.external[k]);
     return -1;
   }
   for (std::size_t k = 0; k < list.main.size(); ++k)

@@ -305,6 +305,8 @@ TEST_CASE("a GPU dep's supplier is its repository, or a spoke's hub") {
   // A -cuNN wheel's name may hold "_" anywhere: its spoke's hub is what comes before the first.
   CHECK(gpu_supplier("@pypi_311_cucim_cu12//:pkg", "@*_*_cu12//:*") == "pypi");
   CHECK(gpu_supplier("@pypi//cucim_cu12:pkg", "@*//*_cu12:*") == "pypi");
+  CHECK(gpu_supplier("@pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg",
+                     "@*_torch_cp3*//:*") == "pypi_312");
   CHECK(gpu_supplier("@system_gpu//:lib64/libcudart.so", "") == "system_gpu");
   CHECK(gpu_supplier("//third_party/gpus:cuda_headers", "//third_party/gpus/...") == "");
   CHECK(from_supplier("pypi", "@pypi//numpy:pkg"));

@@ -170,6 +170,36 @@ TEST_CASE("a rules_pycross wheel reaches torch through its lock repository's tar
   CHECK(reach.matched_pattern(*graph.find("@pypi//_lock:torch@2.1.0")) == "@*//_lock:torch@*");
 }
 
+TEST_CASE("the reachability pass finds the first pattern a label matches, as matching each in turn does") {
+  // GpuReach passes over a pattern whose literal text the label's repository or package lacks:
+  // canonical names, "/..." packages and "//pkg" (= //pkg:pkg) must not be passed over wrongly.
+  GpuDepPatterns patterns = GpuDepPatterns::defaults();
+  patterns.gpu_deps.insert(patterns.gpu_deps.begin(),
+                           {"@team//gpu/kernels", "@@rules_python~~pip~pypi_team//:*"});
+  for (std::string label :
+       {"@xla//xla/tsl/cuda:cudart", "@local_tsl//third_party/gpus:x",
+        "@@rules_python++pip+pypi_311_torch//:pkg", "@@rules_cuda~//cuda:runtime",
+        "@@rules_cuda++toolchain+cuda//:cuda_runtime", "@tsl//tsl/cuda:cudart", "@pypi//_lock:torch@2.1.0",
+        "@pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg", "@pip//pypi__triton:pkg",
+        "@pip_deps_pypi__torch_1_4_0//:pkg", "@pypi//cucim_cu12:pkg", "@team//gpu/kernels:kernels",
+        "@team//gpu/kernels:other", "@@rules_python~~pip~pypi_team//:pkg", "@pypi//numpy:pkg",
+        "@com_google_absl//absl/strings:strings", "@@rules_python+//python:defs"}) {
+    INFO(label);
+    DepGraph graph = graph_of(fmt::format(
+        R"(<query version="2"><rule class="py_library" location="/x/BUILD:1:1" name="{}"/></query>)", label));
+    std::string first;
+    for (const auto& pattern : patterns.gpu_deps)
+      if (gpu_pattern_matches(pattern, label)) {
+        first = pattern;
+        break;
+      }
+    GpuReach reach(graph, patterns);
+    auto node = *graph.find(label);
+    CHECK(reach.reaches(node) == !first.empty());
+    if (!first.empty()) CHECK(reach.matched_pattern(node) == first);
+  }
+}
+
 TEST_CASE("gpu_free patterns stop a path; the test then reaches no GPU code") {
   DepGraph graph = graph_of(deps_xml);
   auto patterns = GpuDepPatterns::defaults();
@@ -265,6 +295,11 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
         "@x//:libcudadevrt.a", "@x//:libnvrtc-builtins.so.12.4"})
     REQUIRE_THAT(std::string(gpu_file_kind(label)), Catch::Contains("CUDA"));
   REQUIRE(gpu_file_kind("//k:vector_add.hip") == "a HIP source");
+  // Missed before: rules_ml_toolchain's ROCm test (cc/tests/gpu/rocm/BUILD: a rocm_library of
+  // vector_hip.hip.cc and vector_hip.hip.h), and hipcc's .hip.cpp.
+  for (const char* label : {"//cc/tests/gpu/rocm:vector_hip.hip.cc", "//cc/tests/gpu/rocm:vector_hip.hip.h",
+                            "//bench/hip:vector_add.hip.cpp"})
+    REQUIRE(gpu_file_kind(label) == "a HIP source");
   // IREE's CUDA driver loads libcuda at run time: the graph shows only the SDK's headers.
   REQUIRE(gpu_file_kind("@iree_cuda//:include/cuda.h") == "a CUDA header");
   REQUIRE(gpu_file_kind("@nccl//:src/include/nccl.h") == "a CUDA header");
@@ -273,7 +308,8 @@ TEST_CASE("file names that are GPU code, and near misses that are not") {
   for (const char* label : {"//k:cuda.cc", "//k:libcudart_stub.cc", "//k:libcudart.so.txt.py",
                             "//k:cudart.so", "//k:libcudartx.so", "//k:menu.cuisine", "//k:libcuda.sox",
                             "//k:x.cub", "//k:my_cuda.h", "//k:cuda_utils.h", "//k:libcudart-stub.so",
-                            "//k:libtorch.so", "//k:libc10.so", "//k:libnppx_tools_plugin.so"})
+                            "//k:libtorch.so", "//k:libc10.so", "//k:libnppx_tools_plugin.so", "//k:chip.h",
+                            "//k:hip.cc", "//k:relationship.cc", "//k:flagship.cpp", "//k:x.hipcc"})
     REQUIRE(gpu_file_kind(label).empty());
 }
 
@@ -283,8 +319,17 @@ TEST_CASE("linkopts that link a GPU library, and near misses that do not") {
         "/usr/local/cuda/lib64/libcudart_static.a", "-Wl,--no-as-needed,-lcuda,--as-needed"})
     REQUIRE(gpu_linkopt_kind(flag) == "a CUDA library");
   REQUIRE(gpu_linkopt_kind("-lamdhip64") == "a ROCm library");
-  for (const char* flag : {"-lm", "-lpthread", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/usr/local/cuda/lib64",
-                           "-lcudart_stub", "-l", "", "-pthread", "$(location //x:libcudart.so)"})
+  // Missed before: XLA's third_party/gpus/sycl/BUILD.tpl (cc_library sycl, linkopts =
+  // ["-lze_loader"]), Intel's ITEX pybind_extension (if_sycl(["-lsycl"])), libsycl.so.8 as torch's
+  // XPU wheels bundle it.
+  for (const char* flag : {"-lze_loader", "-lsycl", "-l:libze_loader.so.1", "-ltorch_xpu", "-lc10_xpu",
+                           "/opt/intel/oneapi/compiler/latest/lib/libsycl.so.8"})
+    REQUIRE(gpu_linkopt_kind(flag) == "an Intel GPU library");
+  REQUIRE(gpu_file_kind("@pypi_torch//:torch/lib/libsycl.so.8") == "an Intel GPU library");
+  for (const char* flag :
+       {"-lm", "-lpthread", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/usr/local/cuda/lib64", "-lcudart_stub",
+        "-l", "", "-pthread", "$(location //x:libcudart.so)", "-lcurl", "-lcurses", "-lcudaxyz",
+        "-lsycl_stub", "-lze", "-lOpenCL", "-ltorch", "-lmkl_sycl"})
     REQUIRE(gpu_linkopt_kind(flag).empty());
 }
 

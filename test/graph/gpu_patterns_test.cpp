@@ -110,6 +110,31 @@ TEST_CASE("the built-in gpu_deps know the wheels of a rules_pycross lock reposit
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know rules_python's spokes named by the wheel's file name") {
+  // bazelbuild/rules_python python/private/pypi/whl_repo_name.bzl (pip.parse with the wheels'
+  // hashes): HUB_PYVER + NAME_PYTAG_ABITAG_PLATFORM_SHA8, an sdist's NAME_sdist_SHA8.
+  for (auto label : {"@pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg",
+                     "@@rules_python++pip+pypi_312_torch_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_311_triton_cp311_cp311_manylinux_2_17_x86_64_9f8e7d6c//:pkg",
+                     "@pypi_312_cucim_cu12_py3_none_manylinux_2_17_x86_64_12345678//:pkg",
+                     "@pypi_312_cuml_cu12_cp312_cp312_manylinux_2_28_x86_64_abcdef01//:whl",
+                     "@pypi_312_warp_lang_py3_none_manylinux_2_28_x86_64_0badf00d//:pkg",
+                     "@pypi_312_pycuda_sdist_0a1b2c3d//:pkg",
+                     "@pypi_312_tensorflow_cp312_cp312_manylinux_2_17_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_310_cuda_python_cp310_cp310_manylinux_2_17_x86_64_0a1b2c3d//:pkg"})
+    CHECK(is_gpu_by_default(label));
+  // CPU wheels whose names begin or end like a GPU wheel's: tensorflow-cpu, torchvision,
+  // torch-geometric, tritonclient, jaxlib, numpy.
+  for (auto label : {"@pypi_312_tensorflow_cpu_cp312_cp312_manylinux_2_17_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_312_torchvision_cp312_cp312_manylinux_2_28_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_312_torch_geometric_py3_none_any_0a1b2c3d//:pkg",
+                     "@pypi_312_tritonclient_py3_none_manylinux1_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_312_jaxlib_cp312_cp312_manylinux2014_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_312_numpy_cp312_cp312_manylinux_2_17_x86_64_0a1b2c3d//:pkg",
+                     "@pypi_312_numba_sdist_0a1b2c3d//:pkg"})
+    CHECK_FALSE(is_gpu_by_default(label));
+}
+
 TEST_CASE("a pattern is a target pattern with * inside a repository name or a package segment") {
   CHECK(gpu_pattern_matches("@cuda_*//...", "@cuda_nccl//:nccl"));
   CHECK(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpus:x"));
