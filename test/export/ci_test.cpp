@@ -310,3 +310,44 @@ TEST_CASE("a node whose results file the merge job would not read is refused by 
   CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
   CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, o));
 }
+
+TEST_CASE(
+    "a tag no runner or agent can carry is refused naming the option, not written for a job that waits") {
+  // Runners register their labels from a comma-separated list, split at commas and trimmed: a job
+  // asking for "a,b" or " a" waited forever for a runner that never came, after exit 0.
+  Plan plan = two_nodes();
+  Fleet fleet;
+  for (const auto* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    node.labels["zone"] = "a,b";
+    fleet.nodes.push_back(node);
+  }
+  CiOptions o;
+  o.node_tag = "node";
+  o.fleet_tags = {"zone"};
+  CHECK_THROWS_WITH(
+      github_matrix(plan, &fleet, o),
+      Catch::Contains("node \"a-0\"'s fleet label zone (--fleet-tag zone) gives the tag \"a,b\", "
+                      "whose value has a comma") &&
+          Catch::Contains("wait forever"));
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o), Catch::Contains("has a comma"));
+  auto bk = o;
+  bk.node_tag = "hostname";
+  CHECK_THROWS_WITH(buildkite_pipeline(plan, &fleet, bk), Catch::Contains("gives the tag \"zone=a,b\""));
+  for (auto& node : fleet.nodes) node.labels["zone"] = " a";
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o), Catch::Contains("begins or ends with a space"));
+  o.fleet_tags.clear();
+  o.tags = {"x,y"};
+  CHECK_THROWS_WITH(github_matrix(plan, nullptr, o), Catch::Contains("--tag \"x,y\" gives the tag"));
+  bk.fleet_tags.clear();
+  bk.tags = {"queue=gpu,cpu"};
+  CHECK_THROWS_WITH(buildkite_pipeline(plan, nullptr, bk), Catch::Contains("has a comma"));
+  bk.tags = {"queue=gpu"};
+  CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, bk));
+  plan.assignments[0].node = "c,d";  // a plan edited by hand: its node name is the tag
+  o.tags = {"self-hosted"};
+  CHECK_THROWS_WITH(github_matrix(plan, nullptr, o),
+                    Catch::Contains("node \"c,d\"'s name (--node-tag node)"));
+}
