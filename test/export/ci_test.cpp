@@ -351,3 +351,43 @@ TEST_CASE(
   CHECK_THROWS_WITH(github_matrix(plan, nullptr, o),
                     Catch::Contains("node \"c,d\"'s name (--node-tag node)"));
 }
+
+// GitLab stores and matches runner tags with case (ActsAsTaggableOn.strict_case_match = true in its
+// config/initializers/0_acts_as_taggable.rb), unlike GitHub's runner labels: nodes GPU-1 and gpu-1
+// reach their own runners there, and are written.
+TEST_CASE("GitLab tags that differ only in case are told apart, as GitLab tells them apart") {
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "GPU-1";
+  plan.assignments[1].node = "gpu-1";
+  CiOptions o;
+  o.node_tag = "node";
+  auto pipeline = YAML::Load(gitlab_pipeline(plan, nullptr, o));
+  CHECK(pipeline["gpuplan-GPU-1"]["tags"][0].as<std::string>() == "GPU-1");
+  CHECK(pipeline["gpuplan-gpu-1"]["tags"][0].as<std::string>() == "gpu-1");
+}
+
+// GitLab refuses a CI file whose parsed YAML takes more memory than max_yaml_size_bytes (2 MB by
+// default), counted by Gitlab::Utils::DeepSize: far more than the file's bytes.
+TEST_CASE("a GitLab pipeline's parsed size is at least what GitLab's DeepSize counts of it") {
+  auto nodes = [](int count) {
+    Plan plan;
+    for (int n = 0; n < count; ++n) {
+      Assignment a;
+      a.node = "n-" + std::to_string(n);
+      a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
+      a.gpus = {0};
+      a.end_s = 60;
+      plan.assignments.push_back(a);
+    }
+    return plan;
+  };
+  CiOptions o;
+  o.node_tag = "node";
+  std::size_t parsed = 0;
+  const auto small = gitlab_pipeline(nodes(1), nullptr, o, &parsed);
+  // Every key and short value is a 40-byte Ruby object, every hash at least 160: short lines weigh more.
+  CHECK(parsed > 3 * small.size());
+  const auto big = gitlab_pipeline(nodes(2000), nullptr, o, &parsed);
+  CHECK(big.size() < gitlab_default_max_yaml_bytes);
+  CHECK(parsed > gitlab_default_max_yaml_bytes);
+}

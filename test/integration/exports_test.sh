@@ -364,6 +364,17 @@ grep -q "^gpuplan: warning: $SCRATCH/500-nodes.json: the child pipeline has 501 
 jq '.assignments |= .[:499]' "$SCRATCH/500-nodes.json" > "$SCRATCH/499-nodes.json"
 "$GPUPLAN" export gitlab "$SCRATCH/499-nodes.json" > /dev/null 2> "$SCRATCH/gitlab-size.err"
 ! grep -q ci_pipeline_size "$SCRATCH/gitlab-size.err" || fail "export gitlab of 500 jobs warns"
+! grep -q max_yaml_size_bytes "$SCRATCH/gitlab-size.err" || fail "export gitlab of 499 nodes warns of its size"
+# A child pipeline whose parsed YAML GitLab counts over its default max_yaml_size_bytes (2 MB): the
+# trigger job failed with no pipeline, after the export exited 0. A warning, the limit being the instance's.
+jq '(.assignments | map(select(.shard_count == 1))[0]) as $a
+    | .assignments = [range(0; 2000) as $i | $a | .node = "n-\($i)" | .label = "//t:t\($i)" | .unit = .label]' \
+  "$PLAN" > "$SCRATCH/2000-nodes.json"
+status=0
+"$GPUPLAN" export gitlab "$SCRATCH/2000-nodes.json" -o "$SCRATCH/2000.yml" 2> "$SCRATCH/gitlab-size.err" || status=$?
+[ "$status" = 0 ] && [ "$(wc -c < "$SCRATCH/2000.yml")" -lt 2097152 ] &&
+  grep -q "^gpuplan: warning: $SCRATCH/2000-nodes.json: GitLab counts the child pipeline (2000 nodes) as at least [0-9]* bytes of parsed YAML .* max_yaml_size_bytes, 2097152 bytes (2 MB) by default" \
+    "$SCRATCH/gitlab-size.err" || fail "export gitlab of 2000 nodes: exit $status, no size warning: $(cat "$SCRATCH/gitlab-size.err")"
 "$GPUPLAN" export buildkite "$PLAN" > /dev/null 2> "$SCRATCH/bk.err"
 grep -q "^gpuplan: note: each step asks for an agent tagged hostname=NODE: start the agents with buildkite-agent start --tags-from-host" \
   "$SCRATCH/bk.err" || fail "export buildkite does not say how agents get the node tag: $(cat "$SCRATCH/bk.err")"
