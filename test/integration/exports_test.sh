@@ -58,7 +58,7 @@ grep -q -- '--label' "$SCRATCH/bad.err" || fail "the error does not name --label
 mkdir -p "$SCRATCH/wf"
 cp examples/ci/github-workflow.yml "$SCRATCH/wf/readme.yml"
 jq --slurpfile m "$SCRATCH/matrix.json" -n '{name: "gpu", on: ["push"], jobs: {gpu: {
-  strategy: {"fail-fast": false, matrix: $m[0]}, "runs-on": "${{ matrix.runs-on }}",
+  name: "gpu tests on ${{ matrix.node }}", strategy: {"fail-fast": false, matrix: $m[0]}, "runs-on": "${{ matrix.runs-on }}",
   "timeout-minutes": "${{ matrix.timeout-minutes }}", steps: [{run: "${{ matrix.command }}"}]}}}' \
   > "$SCRATCH/wf/inline.yml"
 for wf in readme inline; do
@@ -284,6 +284,11 @@ guard=$(node -e 'const Y = require(process.argv[1] + "/yaml");
   console.log(Y.parse(require("fs").readFileSync(process.argv[2], "utf8")).jobs.gpu.if)' "$M" examples/ci/github-workflow.yml)
 [ "$guard" = '${{ fromJSON(needs.plan.outputs.matrix).include[0] != null }}' ] ||
   fail "the example workflow's gpu job does not skip an empty matrix: if: $guard"
+# GitHub names a matrix job by every matrix value (runner labels, the command) and cuts the name
+# at about 100 characters: the example names it by the node.
+job_name=$(node -e 'const Y = require(process.argv[1] + "/yaml");
+  console.log(Y.parse(require("fs").readFileSync(process.argv[2], "utf8")).jobs.gpu.name)' "$M" examples/ci/github-workflow.yml)
+[[ "$job_name" == *'${{ matrix.node }}'* ]] || fail "the example workflow's gpu job is not named by its node: name: $job_name"
 [ "$(jq '.include[0] != null' "$SCRATCH/no-gpu-matrix.json")" = false ] &&
   [ "$(jq '.include[0] != null' "$SCRATCH/matrix.json")" = true ] || fail "the guard does not tell an empty matrix"
 for kind in gitlab buildkite; do
