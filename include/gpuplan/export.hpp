@@ -118,8 +118,16 @@ std::string github_matrix(const Plan& plan, const Fleet* fleet, const CiOptions&
 /// lets failures through, and a step that merges the per-node results.
 std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options);
 
-/// `gpuplan export gitlab`: a child pipeline YAML with one job per node and a merge job.
-std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options);
+/// `gpuplan export gitlab`: a child pipeline YAML with one job per node and a merge job. With
+/// `parsed_bytes`, also the least GitLab counts of it against its instance's `max_yaml_size_bytes`
+/// (gitlab_parsed_bytes).
+std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& options,
+                            std::size_t* parsed_bytes = nullptr);
+
+/// GitLab's default `max_yaml_size_bytes` (2.megabytes; an instance setting, 1 MB before 2024): a CI
+/// file whose bytes, or whose parsed YAML's memory (Gitlab::Utils::DeepSize: ObjectSpace.memsize_of
+/// of every hash, array, key and value), exceed it makes no pipeline.
+inline constexpr std::size_t gitlab_default_max_yaml_bytes = 2 * 1024 * 1024;
 
 /// One <testcase> of a JUnit report.
 struct JunitCase {

@@ -260,7 +260,10 @@ struct Advice {
   std::optional<std::int64_t> peak_vram_mib;  ///< the largest recent peak
   std::optional<std::int64_t> gpu_vram_mib;   ///< near_capacity: the memory of the smallest GPU it ran on
   std::string node;                           ///< near_capacity: the node of that GPU
-  std::optional<std::int64_t> declared_mib;   ///< its declared gpu-mem
+  std::string peak_node;                      ///< near_capacity: where the peak was measured (may be empty)
+  std::optional<std::int64_t>
+      peak_gpu_vram_mib;                     ///< near_capacity: that node's GPU memory, if the fleet lists it
+  std::optional<std::int64_t> declared_mib;  ///< its declared gpu-mem
   std::optional<std::int64_t> suggested_mib;  ///< the gpu-mem to ask for: the peak plus headroom, in
                                               ///< whole GiB, or the fleet's largest GPU when that is less;
                                               ///< empty when no GPU of the fleet is larger

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -143,12 +144,21 @@ struct CiExport {
 };
 
 /// What a user must know of a pipeline besides its warnings: said after it is written.
-using CiNotes = void (*)(const Plan& plan, const CiExport& e);
+using CiNotes = std::function<void(const Plan& plan, const CiExport& e)>;
 
 /// GitLab fails a pipeline of more jobs than the instance's `ci_pipeline_size` (size_limit_exceeded)
 /// once it is triggered: 500 on GitLab.com's Free plan; on a self-managed instance none unless its
-/// administrator set one. Not refused here, since the limit is the instance's.
-void gitlab_notes(const Plan& plan, const CiExport& e) {
+/// administrator set one. So is a child pipeline over the default max_yaml_size_bytes (2 MB, counted
+/// as the parsed YAML's memory: `parsed_bytes` is the least it can be), which GitLab refuses.
+/// Neither is refused here, since the limits are the instance's.
+void gitlab_notes(const Plan& plan, const CiExport& e, std::size_t parsed_bytes) {
+  if (parsed_bytes > gitlab_default_max_yaml_bytes)
+    std::cerr << fmt::format(
+        "gpuplan: warning: {}: GitLab counts the child pipeline ({} nodes) as at least {} bytes of parsed "
+        "YAML (the memory of its hashes, arrays and strings), and refuses a CI file over its instance's "
+        "max_yaml_size_bytes, {} bytes (2 MB) by default: the trigger job then fails with no pipeline. Where "
+        "yours is no higher, split the fleet into several plans, or have an administrator raise it\n",
+        e.input.plan, assignments_by_node(plan).size(), parsed_bytes, gitlab_default_max_yaml_bytes);
   constexpr std::size_t gitlab_com_free_jobs = 500;
   const std::size_t jobs = assignments_by_node(plan).size() + 1;
   if (jobs <= gitlab_com_free_jobs) return;
@@ -302,7 +312,15 @@ void add_export_targets(CLI::App& export_command, int& status) {
   gitlab
       ->add_option("--plan-job", gl->options.plan_job, "the parent pipeline's job whose artifact is the plan")
       ->capture_default_str();
-  gitlab->callback([gl, &status] { status = export_ci(*gl, gitlab_pipeline, gitlab_notes); });
+  gitlab->callback([gl, &status] {
+    std::size_t parsed_bytes = 0;
+    status = export_ci(
+        *gl,
+        [&parsed_bytes](const Plan& plan, const Fleet* fleet, const CiOptions& o) {
+          return gitlab_pipeline(plan, fleet, o, &parsed_bytes);
+        },
+        [&parsed_bytes](const Plan& plan, const CiExport& e) { gitlab_notes(plan, e, parsed_bytes); });
+  });
 }
 
 }  // namespace gpuplan::cli

@@ -231,9 +231,21 @@ std::string advice_text(const HistoryAdvice& advice, const AdviceOptions& option
       if (kind == AdviceKind::never_touched_gpu)
         out += fmt::format("      measured: no GPU touched in {} run{}\n", a->runs, util::plural(a->runs));
       else if (kind == AdviceKind::near_capacity)
-        out +=
-            fmt::format("      measured: peak {} of {} on {} (headroom {:g}%)\n", mib_text(a->peak_vram_mib),
-                        mib_text(a->gpu_vram_mib), a->node, options.vram_headroom * 100);
+        // The peak is held against the smallest GPU the test ran on, which need not be where it was
+        // measured: "peak 30000 of 24576 MiB on l4-0" read as if l4-0 had held 30000 MiB.
+        out += a->peak_node == a->node
+                   ? fmt::format("      measured: peak {} of {} on {} (headroom {:g}%)\n",
+                                 mib_text(a->peak_vram_mib), mib_text(a->gpu_vram_mib), a->node,
+                                 options.vram_headroom * 100)
+                   : fmt::format(
+                         "      measured: peak {} on {}; held against {} on {}, the smallest GPU it "
+                         "ran on (headroom {:g}%)\n",
+                         mib_text(a->peak_vram_mib),
+                         a->peak_node.empty() ? std::string("a node its runs do not name")
+                         : a->peak_gpu_vram_mib
+                             ? fmt::format("{} ({})", a->peak_node, mib_text(a->peak_gpu_vram_mib))
+                             : a->peak_node,
+                         mib_text(a->gpu_vram_mib), a->node, options.vram_headroom * 100);
       else if (kind == AdviceKind::memory_up_front)
         out += fmt::format("      measured: peak {} in {} run{}, {:.0f}% or more of its GPU's memory\n",
                            mib_text(a->peak_vram_mib), a->runs, util::plural(a->runs), up_front_share * 100);
@@ -275,6 +287,7 @@ std::string advice_json(const HistoryAdvice& advice, const AdviceOptions& option
       if (kind == AdviceKind::near_capacity) {
         o["gpu_vram_mib"] = optional(a.gpu_vram_mib);
         o["node"] = a.node;
+        o["peak_node"] = a.peak_node.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(a.peak_node);
       }
       o["declared_gpu_mem_mib"] = optional(a.declared_mib);
       if (kind == AdviceKind::near_capacity || kind == AdviceKind::gpu_mem_too_high)

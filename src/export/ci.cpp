@@ -31,6 +31,49 @@ bool buildkite_key_ok(const std::string& key) {
   });
 }
 
+/// What a runner label, agent tag or runner tag cannot be: each is registered on the runner from a
+/// comma-separated list (GitHub's `config.sh --labels`, `buildkite-agent start --tags`,
+/// `gitlab-runner register --tag-list`) that is split at commas, trimmed and rid of empty items,
+/// and GitLab splits a job's own tags at commas too. So no runner ever carries a tag that is
+/// empty, has a comma or begins or ends with a space, and a job asking for it waits forever. Empty
+/// when `tag` is one a runner can carry, else why not.
+std::string tag_flaw(std::string_view tag) {
+  if (tag.empty()) return "is empty";
+  if (tag.find(',') != std::string_view::npos) return "has a comma";
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
+  if (space(tag.front()) || space(tag.back())) return "begins or ends with a space";
+  return "";
+}
+
+/// Throws InputError naming where `tag` came from (`source`) when no runner can carry it.
+void check_tag(std::string_view tag, std::string_view value, const std::string& source,
+               std::string_view option) {
+  const std::string flaw = tag_flaw(value);
+  if (flaw.empty()) return;
+  throw InputError(
+      Position{std::string(option)},
+      fmt::format("{} gives the tag {:?}, whose value {}: runner labels and agent tags are registered from a "
+                  "comma-separated list (config.sh --labels, buildkite-agent start --tags, gitlab-runner "
+                  "register --tag-list), split at commas with spaces trimmed and empty items dropped, so no "
+                  "runner carries it and the job would wait forever: {}",
+                  source, std::string(tag), flaw,
+                  option == "--fleet-tag"
+                      ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
+                  : option == "--node-tag" ? "rename the node in the fleet, and plan again"
+                                           : "choose a value without commas or surrounding spaces"));
+}
+
+/// `check_tag` of a tag as a CI system reads it: Buildkite's `KEY=VALUE` is checked in both parts.
+void check_tag_parts(const std::string& tag, bool key_value, const std::string& source,
+                     std::string_view option) {
+  if (!key_value) return check_tag(tag, tag, source, option);
+  const auto eq = tag.find('=');
+  check_tag(tag, tag.substr(0, eq), source, option);
+  if (eq != std::string::npos && eq + 1 < tag.size()) check_tag(tag, tag.substr(eq + 1), source, option);
+}
+
 }  // namespace
 
 std::string ci_job_name(const ExportNode& node, std::string_view format) {
@@ -110,13 +153,21 @@ std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, boo
                                      "choose another key",
                                      tag, key, key == o.node_tag ? " (--node-tag)" : " (--fleet-tag)"));
     }
-  if (!o.node_tag.empty()) tags.push_back(key_value ? o.node_tag + "=" + node.name : node.name);
+  for (const auto& tag : o.tags) check_tag_parts(tag, key_value, fmt::format("--tag {:?}", tag), "--tag");
+  if (!o.node_tag.empty()) {
+    tags.push_back(key_value ? o.node_tag + "=" + node.name : node.name);
+    check_tag_parts(tags.back(), key_value,
+                    fmt::format("node {:?}'s name (--node-tag {})", node.name, o.node_tag), "--node-tag");
+  }
   for (const auto& key : o.fleet_tags) {
     auto it = node.labels.find(key);
     if (it == node.labels.end())
       throw InputError(Position{"--fleet-tag"},
                        fmt::format("node \"{}\" has no fleet label \"{}\"", node.name, key));
     tags.push_back(key_value ? key + "=" + it->second : it->second);
+    check_tag_parts(tags.back(), key_value,
+                    fmt::format("node {:?}'s fleet label {} (--fleet-tag {})", node.name, key, key),
+                    "--fleet-tag");
   }
   return tags;
 }

@@ -37,7 +37,9 @@ std::string ci_exec_command(const CiOptions& options, const ExportNode& node);
 long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
 
 /// The static tags, then "NODE_TAG=NODE" (or the node name alone when `key_value` is false),
-/// then each fleet label asked for. A missing fleet label is an InputError naming node and key.
+/// then each fleet label asked for. A missing fleet label is an InputError naming node and key, and
+/// so is a tag no runner can carry (empty, a comma, a leading or trailing space: runners register
+/// their labels from a comma-separated list), naming the option it came from.
 std::vector<std::string> ci_tags(const CiOptions& options, const ExportNode& node, bool key_value);
 
 /// Nodes by the tags their jobs ask for, to tell that no two ask for the same (ci_check_told_apart).

@@ -148,7 +148,12 @@ void check_options(const KubernetesOptions& o) {
                     *o.gpu_resource));
   for (const auto& [k, v] : o.labels) {
     if (!label_key_ok(k) || !label_value_ok(v))
-      throw InputError(Position{"--label"}, fmt::format("\"{}={}\" is not a Kubernetes label", k, v));
+      throw InputError(Position{"--label"},
+                       fmt::format("\"{}={}\" is not a Kubernetes label (a key: an optional DNS-subdomain "
+                                   "prefix and '/', then a name; the name and the value: at most 63 "
+                                   "letters, digits, '-', '_' and '.', beginning and ending with a "
+                                   "letter or digit)",
+                                   k, v));
     // It replaced gpuplan's own, which a CI selects its Jobs by.
     if (k == "app.kubernetes.io/name" || k == "app.kubernetes.io/component" || k.starts_with("gpuplan.dev/"))
       throw InputError(Position{"--label"},
@@ -156,20 +161,25 @@ void check_options(const KubernetesOptions& o) {
                                    "app.kubernetes.io/component, gpuplan.dev/...): choose another key",
                                    k));
   }
-  auto dns = [](const std::string& option, const std::string& v) {
-    if (!v.empty() && object_name("", v) != v)
-      throw InputError(Position{option},
-                       fmt::format("\"{}\" is not a Kubernetes name (lower-case, digits, '-')", v));
-  };
-  dns("--namespace", o.namespace_name);
+  // A namespace's name is a DNS-1123 label; the message said only which characters, so a name of
+  // 64 good ones was refused without the reason.
+  if (!o.namespace_name.empty() && object_name("", o.namespace_name) != o.namespace_name)
+    throw InputError(
+        Position{"--namespace"},
+        fmt::format("\"{}\" is not a Kubernetes namespace name (a DNS label: at most 63 lower-case "
+                    "letters, digits and '-', beginning and ending with a letter or digit){}",
+                    o.namespace_name,
+                    o.namespace_name.size() > 63
+                        ? fmt::format(": it has {} characters", o.namespace_name.size())
+                        : ""));
   // The API server takes these as DNS subdomains only: x_y or Batch made a Job it refused.
   auto subdomain = [](const std::string& option, const std::string& v) {
     if (!v.empty() && !dns_subdomain_ok(v))
       throw InputError(
           Position{option},
-          fmt::format("\"{}\" is not a Kubernetes name (lower-case letters, digits, '-' and '.', "
-                      "beginning and ending with a letter or digit)",
-                      v));
+          fmt::format("\"{}\" is not a Kubernetes name (at most 253 lower-case letters, digits, '-' and '.', "
+                      "beginning and ending with a letter or digit){}",
+                      v, v.size() > 253 ? fmt::format(": it has {} characters", v.size()) : ""));
   };
   subdomain("--service-account", o.service_account);
   subdomain("--priority-class", o.priority_class);

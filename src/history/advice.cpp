@@ -49,6 +49,7 @@ struct Measured {
   long vram_runs = 0;        ///< runs with a peak VRAM
   bool passed_peak = false;  ///< one of them passed: the peak is of a whole run
   std::optional<std::int64_t> peak;
+  std::string peak_node;   ///< the node of the run that measured `peak` (empty: the run names none)
   long up_front_runs = 0;  ///< runs whose peak is memory taken up front (not in `peak`)
   std::optional<std::int64_t> up_front_peak;
   std::optional<std::int64_t> gpu_vram;  ///< the smallest GPU memory of the nodes it ran on
@@ -86,6 +87,7 @@ Measured measure(const History& history, const AdvisedTest& test, const AdviceOp
         m.up_front_peak = std::max(m.up_front_peak.value_or(0), *sample.peak_vram_mib);
       } else if (sample.peak_vram_mib) {
         ++m.vram_runs;
+        if (!m.peak || *sample.peak_vram_mib > *m.peak) m.peak_node = sample.node;
         m.peak = std::max(m.peak.value_or(0), *sample.peak_vram_mib);
         m.passed_peak = m.passed_peak || sample.ran_through();
         if (!sample.node.empty()) note_node(sample.node);
@@ -251,6 +253,10 @@ HistoryAdvice advise(const History& history, const std::vector<AdvisedTest>& tes
       a.runs = m.vram_runs;
       a.gpu_vram_mib = m.gpu_vram;
       a.node = m.node;
+      // The peak may come from a larger GPU than the one it is held against: say where.
+      a.peak_node = m.peak_node;
+      if (auto found = options.node_vram_mib.find(m.peak_node); found != options.node_vram_mib.end())
+        a.peak_gpu_vram_mib = found->second;
       if (need <= options.largest_gpu_mib) {
         a.suggested_mib = need;
         a.change = gpu_mem_change(test, need);

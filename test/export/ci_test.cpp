@@ -310,3 +310,84 @@ TEST_CASE("a node whose results file the merge job would not read is refused by 
   CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
   CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, o));
 }
+
+TEST_CASE(
+    "a tag no runner or agent can carry is refused naming the option, not written for a job that waits") {
+  // Runners register their labels from a comma-separated list, split at commas and trimmed: a job
+  // asking for "a,b" or " a" waited forever for a runner that never came, after exit 0.
+  Plan plan = two_nodes();
+  Fleet fleet;
+  for (const auto* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    node.labels["zone"] = "a,b";
+    fleet.nodes.push_back(node);
+  }
+  CiOptions o;
+  o.node_tag = "node";
+  o.fleet_tags = {"zone"};
+  CHECK_THROWS_WITH(
+      github_matrix(plan, &fleet, o),
+      Catch::Contains("node \"a-0\"'s fleet label zone (--fleet-tag zone) gives the tag \"a,b\", "
+                      "whose value has a comma") &&
+          Catch::Contains("wait forever"));
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o), Catch::Contains("has a comma"));
+  auto bk = o;
+  bk.node_tag = "hostname";
+  CHECK_THROWS_WITH(buildkite_pipeline(plan, &fleet, bk), Catch::Contains("gives the tag \"zone=a,b\""));
+  for (auto& node : fleet.nodes) node.labels["zone"] = " a";
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o), Catch::Contains("begins or ends with a space"));
+  o.fleet_tags.clear();
+  o.tags = {"x,y"};
+  CHECK_THROWS_WITH(github_matrix(plan, nullptr, o), Catch::Contains("--tag \"x,y\" gives the tag"));
+  bk.fleet_tags.clear();
+  bk.tags = {"queue=gpu,cpu"};
+  CHECK_THROWS_WITH(buildkite_pipeline(plan, nullptr, bk), Catch::Contains("has a comma"));
+  bk.tags = {"queue=gpu"};
+  CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, bk));
+  plan.assignments[0].node = "c,d";  // a plan edited by hand: its node name is the tag
+  o.tags = {"self-hosted"};
+  CHECK_THROWS_WITH(github_matrix(plan, nullptr, o),
+                    Catch::Contains("node \"c,d\"'s name (--node-tag node)"));
+}
+
+// GitLab stores and matches runner tags with case (ActsAsTaggableOn.strict_case_match = true in its
+// config/initializers/0_acts_as_taggable.rb), unlike GitHub's runner labels: nodes GPU-1 and gpu-1
+// reach their own runners there, and are written.
+TEST_CASE("GitLab tags that differ only in case are told apart, as GitLab tells them apart") {
+  Plan plan = two_nodes();
+  plan.assignments[0].node = "GPU-1";
+  plan.assignments[1].node = "gpu-1";
+  CiOptions o;
+  o.node_tag = "node";
+  auto pipeline = YAML::Load(gitlab_pipeline(plan, nullptr, o));
+  CHECK(pipeline["gpuplan-GPU-1"]["tags"][0].as<std::string>() == "GPU-1");
+  CHECK(pipeline["gpuplan-gpu-1"]["tags"][0].as<std::string>() == "gpu-1");
+}
+
+// GitLab refuses a CI file whose parsed YAML takes more memory than max_yaml_size_bytes (2 MB by
+// default), counted by Gitlab::Utils::DeepSize: far more than the file's bytes.
+TEST_CASE("a GitLab pipeline's parsed size is at least what GitLab's DeepSize counts of it") {
+  auto nodes = [](int count) {
+    Plan plan;
+    for (int n = 0; n < count; ++n) {
+      Assignment a;
+      a.node = "n-" + std::to_string(n);
+      a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
+      a.gpus = {0};
+      a.end_s = 60;
+      plan.assignments.push_back(a);
+    }
+    return plan;
+  };
+  CiOptions o;
+  o.node_tag = "node";
+  std::size_t parsed = 0;
+  const auto small = gitlab_pipeline(nodes(1), nullptr, o, &parsed);
+  // Every key and short value is a 40-byte Ruby object, every hash at least 160: short lines weigh more.
+  CHECK(parsed > 3 * small.size());
+  const auto big = gitlab_pipeline(nodes(2000), nullptr, o, &parsed);
+  CHECK(big.size() < gitlab_default_max_yaml_bytes);
+  CHECK(parsed > gitlab_default_max_yaml_bytes);
+}

@@ -255,6 +255,27 @@ TEST_CASE("a node name over the hostname label's 63 characters is refused saying
                         Catch::Contains("name the fleet's node with at most 63 characters"));
 }
 
+// A namespace of 64 good characters was refused with the characters a name may have, which it had.
+TEST_CASE("a --namespace over a DNS label's 63 characters is refused saying the limit") {
+  auto o = options();
+  o.namespace_name = std::string(64, 'a');
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o),
+                    Catch::Contains("is not a Kubernetes namespace name (a DNS label: at most 63") &&
+                        Catch::Contains("it has 64 characters"));
+  o.namespace_name = "CI";
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o),
+                    !Catch::Contains("characters:") && Catch::Contains("at most 63"));
+  o.namespace_name = std::string(63, 'a');
+  CHECK_NOTHROW(manifest_files(plan_on({{"n", 60}}), nullptr, o));
+  o = options();
+  o.service_account = std::string(254, 'a');
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o),
+                    Catch::Contains("at most 253") && Catch::Contains("it has 254 characters"));
+  o = options();
+  o.labels["team"] = std::string(64, 'a');
+  CHECK_THROWS_WITH(manifest_files(plan_on({{"n", 60}}), nullptr, o), Catch::Contains("at most 63"));
+}
+
 // --label app.kubernetes.io/name=foo replaced gpuplan's own label, silently.
 TEST_CASE("a --label of a key gpuplan sets itself is refused") {
   for (const char* key : {"app.kubernetes.io/name", "app.kubernetes.io/component", "gpuplan.dev/plan"}) {

@@ -197,6 +197,25 @@ TEST_CASE("a peak within the headroom of the smallest GPU it ran on asks for a G
   CHECK(a.peak_vram_mib == 21000);
   CHECK(a.suggested_mib == 24 * 1024);  // 21000 MiB plus 15%, in whole GiB
   CHECK(a.change == "add tag gpu-mem:24GiB");
+  CHECK(a.peak_node == "l4-0");
+}
+
+// The peak was held against the smallest GPU the test ran on, and named only that node: "peak 22000
+// of 23034 MiB on l4-0" when l4-0 had held 21000 and the 22000 came from an A100.
+TEST_CASE("near-capacity advice names the node where the peak was measured, not only the smallest GPU") {
+  auto read = read_table_text(header +
+                                  "//t:big,,3,22000,a100-0,0,2026-01-01T00:00:00Z,0,true\n"
+                                  "//t:big,,3,21000,l4-0,0,2026-01-02T00:00:00Z,0,true\n",
+                              true);
+  auto advice = advise(read.history, {gpu_test("//t:big")}, a100_fleet());
+  REQUIRE(advice.advice.size() == 1);
+  const auto& a = advice.advice[0];
+  CHECK(a.kind == AdviceKind::near_capacity);
+  CHECK(a.peak_vram_mib == 22000);
+  CHECK(a.node == "l4-0");
+  CHECK(a.gpu_vram_mib == 23034);
+  CHECK(a.peak_node == "a100-0");
+  CHECK(a.peak_gpu_vram_mib == 40960);
 }
 
 TEST_CASE("a declared gpu-mem that already asks for the room a near-capacity peak needs is left alone") {

@@ -58,7 +58,7 @@ grep -q -- '--label' "$SCRATCH/bad.err" || fail "the error does not name --label
 mkdir -p "$SCRATCH/wf"
 cp examples/ci/github-workflow.yml "$SCRATCH/wf/readme.yml"
 jq --slurpfile m "$SCRATCH/matrix.json" -n '{name: "gpu", on: ["push"], jobs: {gpu: {
-  strategy: {"fail-fast": false, matrix: $m[0]}, "runs-on": "${{ matrix.runs-on }}",
+  name: "gpu tests on ${{ matrix.node }}", strategy: {"fail-fast": false, matrix: $m[0]}, "runs-on": "${{ matrix.runs-on }}",
   "timeout-minutes": "${{ matrix.timeout-minutes }}", steps: [{run: "${{ matrix.command }}"}]}}}' \
   > "$SCRATCH/wf/inline.yml"
 for wf in readme inline; do
@@ -284,6 +284,11 @@ guard=$(node -e 'const Y = require(process.argv[1] + "/yaml");
   console.log(Y.parse(require("fs").readFileSync(process.argv[2], "utf8")).jobs.gpu.if)' "$M" examples/ci/github-workflow.yml)
 [ "$guard" = '${{ fromJSON(needs.plan.outputs.matrix).include[0] != null }}' ] ||
   fail "the example workflow's gpu job does not skip an empty matrix: if: $guard"
+# GitHub names a matrix job by every matrix value (runner labels, the command) and cuts the name
+# at about 100 characters: the example names it by the node.
+job_name=$(node -e 'const Y = require(process.argv[1] + "/yaml");
+  console.log(Y.parse(require("fs").readFileSync(process.argv[2], "utf8")).jobs.gpu.name)' "$M" examples/ci/github-workflow.yml)
+[[ "$job_name" == *'${{ matrix.node }}'* ]] || fail "the example workflow's gpu job is not named by its node: name: $job_name"
 [ "$(jq '.include[0] != null' "$SCRATCH/no-gpu-matrix.json")" = false ] &&
   [ "$(jq '.include[0] != null' "$SCRATCH/matrix.json")" = true ] || fail "the guard does not tell an empty matrix"
 for kind in gitlab buildkite; do
@@ -364,6 +369,17 @@ grep -q "^gpuplan: warning: $SCRATCH/500-nodes.json: the child pipeline has 501 
 jq '.assignments |= .[:499]' "$SCRATCH/500-nodes.json" > "$SCRATCH/499-nodes.json"
 "$GPUPLAN" export gitlab "$SCRATCH/499-nodes.json" > /dev/null 2> "$SCRATCH/gitlab-size.err"
 ! grep -q ci_pipeline_size "$SCRATCH/gitlab-size.err" || fail "export gitlab of 500 jobs warns"
+! grep -q max_yaml_size_bytes "$SCRATCH/gitlab-size.err" || fail "export gitlab of 499 nodes warns of its size"
+# A child pipeline whose parsed YAML GitLab counts over its default max_yaml_size_bytes (2 MB): the
+# trigger job failed with no pipeline, after the export exited 0. A warning, the limit being the instance's.
+jq '(.assignments | map(select(.shard_count == 1))[0]) as $a
+    | .assignments = [range(0; 2000) as $i | $a | .node = "n-\($i)" | .label = "//t:t\($i)" | .unit = .label]' \
+  "$PLAN" > "$SCRATCH/2000-nodes.json"
+status=0
+"$GPUPLAN" export gitlab "$SCRATCH/2000-nodes.json" -o "$SCRATCH/2000.yml" 2> "$SCRATCH/gitlab-size.err" || status=$?
+[ "$status" = 0 ] && [ "$(wc -c < "$SCRATCH/2000.yml")" -lt 2097152 ] &&
+  grep -q "^gpuplan: warning: $SCRATCH/2000-nodes.json: GitLab counts the child pipeline (2000 nodes) as at least [0-9]* bytes of parsed YAML .* max_yaml_size_bytes, 2097152 bytes (2 MB) by default" \
+    "$SCRATCH/gitlab-size.err" || fail "export gitlab of 2000 nodes: exit $status, no size warning: $(cat "$SCRATCH/gitlab-size.err")"
 "$GPUPLAN" export buildkite "$PLAN" > /dev/null 2> "$SCRATCH/bk.err"
 grep -q "^gpuplan: note: each step asks for an agent tagged hostname=NODE: start the agents with buildkite-agent start --tags-from-host" \
   "$SCRATCH/bk.err" || fail "export buildkite does not say how agents get the node tag: $(cat "$SCRATCH/bk.err")"

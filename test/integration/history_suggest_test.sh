@@ -29,6 +29,13 @@ grep -q "^  //xla:triton_test$" "$SCRATCH/text" || fail "triton_test (no GPU in 
 # Not "add tag cpu-only": beside the test's GPU tags that is a conflict (a warning, an error under --strict).
 grep -q "change: remove its GPU annotations (--query names them)" "$SCRATCH/text" || fail "no tag change: $(cat "$SCRATCH/text")"
 grep -q "peak 21000 MiB of 23034 MiB on l4-0" "$SCRATCH/text" || fail "no near-capacity line: $(cat "$SCRATCH/text")"
+# The peak measured on a larger GPU than the one it is held against is named where it was measured:
+# "peak 22000 MiB of 23034 MiB on l4-0" said l4-0 had held it.
+{ cat "$records"; echo "//ml:inference_test,0,40.0,22000,a100-0,1,2026-11-05T10:00:00.000Z,0,true"; } > "$SCRATCH/elsewhere.csv"
+"$GPUPLAN" history suggest --history "$SCRATCH/elsewhere.csv" --plan "$plan" --fleet "$fleet" --last 3 \
+  > "$SCRATCH/elsewhere" 2> /dev/null || fail "suggest failed"
+grep -q "peak 22000 MiB on a100-0 (40960 MiB); held against 23034 MiB on l4-0, the smallest GPU it ran on" \
+  "$SCRATCH/elsewhere" || fail "the near-capacity line does not say where the peak was: $(cat "$SCRATCH/elsewhere")"
 grep -q "replace gpu-mem:16GiB with gpu-mem:24GiB" "$SCRATCH/text" || fail "no gpu-mem change: $(cat "$SCRATCH/text")"
 grep -q "replace gpu-mem:40GiB with gpu-mem:6GiB" "$SCRATCH/text" || fail "no lower gpu-mem: $(cat "$SCRATCH/text")"
 grep -q "suggestions" "$SCRATCH/err" || fail "no totals line: $(cat "$SCRATCH/err")"
