@@ -1,8 +1,10 @@
 // gpuplan exec: runs one node's units on this machine, each on its planned GPUs, as many
 // at once as the GPUs allow, in the plan's order on each GPU.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
@@ -366,6 +369,61 @@ std::string lock_dir_of(const ExecOptions& o) {
       .string();
 }
 
+/// DIR/node, the name the default bazel test's launches read, held for one exec: a shared flock
+/// on DIR/node.lock while exec runs, taken exclusive to write the name. Another exec of another
+/// node sharing DIR (two nodes of a plan tried on one machine, both with the default lock
+/// directory) is refused: it would rename the node under the first exec's tests, which would then
+/// run as the second's. An exec of the same node (another checkout's CI job) shares it.
+class HeldNodeName {
+ public:
+  HeldNodeName(const std::string& dir, const std::string& node) {
+    const std::string lock = dir + "/node.lock";
+    auto opened = os::open_regular(lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (!opened) throw InputError(Position{lock}, fmt::format("cannot open it: {}", opened.problem()));
+    fd_ = *opened;
+    auto take = [&](int how) {
+      int result;
+      do result = ::flock(fd_, how);
+      while (result != 0 && errno == EINTR);
+      return result == 0;
+    };
+    const std::string file = dir + "/node";
+    for (bool first = true;; first = false) {
+      if (take(LOCK_EX | LOCK_NB)) {  // no exec uses the directory now: the name is ours to write
+        write_output(file, node + "\n");
+        take(LOCK_SH);
+        return;
+      }
+      if (!take(LOCK_SH)) break;  // waits for a writer's name
+      std::ifstream in(file);
+      std::string held;
+      std::getline(in, held);
+      if (held == node) return;
+      if (!first) {
+        ::close(std::exchange(fd_, -1));
+        throw InputError(
+            Position{"--lock-dir"},
+            fmt::format("another gpuplan exec, of node {}, runs its tests with the lock directory {} "
+                        "now, whose launches read their node's name from {}: two nodes cannot share "
+                        "it. Give each node its own --lock-dir",
+                        held, dir, file));
+      }
+      // The one who wrote it may have ended between the two flocks: look again, once.
+      ::flock(fd_, LOCK_UN);
+    }
+    ::close(std::exchange(fd_, -1));
+    throw InputError(Position{lock}, "cannot lock it");
+  }
+  HeldNodeName(const HeldNodeName&) = delete;
+  HeldNodeName& operator=(const HeldNodeName&) = delete;
+  ~HeldNodeName() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 /// The workspace `bazel test` finds from the current directory (the nearest with a MODULE.bazel,
 /// REPO.bazel, WORKSPACE or WORKSPACE.bazel), and the rc files it reads there, in order:
 /// Debian's /etc/bazel/bazelrc, /etc/bazel.bazelrc, the workspace's .bazelrc, ~/.bazelrc.
@@ -497,8 +555,8 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   }
   auto nvml = open_nvml();
   check_gpus_here(o, u.assignment.gpus, units, nvml.get(), describe_machine(nvml.get()));
-  os::GpuLocks::take(run.lock_dir, {}, false);  // creates and checks the lock directory
-  write_output(run.node_file, std::string(o.node) + "\n");
+  os::GpuLocks::take(run.lock_dir, {}, false);                      // creates and checks the lock directory
+  const HeldNodeName node_name(run.lock_dir, std::string(o.node));  // held until exec ends
   if (!target_file.empty()) write_output(target_file, node_command.target_file_text);
   if (run.results) check_results_file(*run.results);
   check_writable(o.junit);
