@@ -25,8 +25,9 @@ struct TextOptions {
 /// Summary, then per node a text Gantt (a lane per GPU, a time axis), the unschedulable
 /// units and the diagnostics. No line is wider than options.width (at least 40).
 std::string render_text(const Plan& plan, const TextOptions& options);
-/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its test with a
-/// tooltip, a time axis, a legend, makespan and lower bound marked.
+/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its package with a
+/// tooltip naming its test, a time axis, a legend of the packages with the most units (as the
+/// HTML page's), makespan and lower bound marked.
 std::string render_svg(const Plan& plan);
 /// The same chart, handed to `sink` in pieces as it is made.
 void write_svg(const Plan& plan, const std::function<void(std::string_view)>& sink);
