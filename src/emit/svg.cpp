@@ -56,7 +56,8 @@ std::string tooltip(const Assignment& a, bool holds) {
 
 class Chart {
  public:
-  Chart(const Plan& plan, const util::TextSink& sink) : plan_(plan), gantt_(layout(plan)), sink_(sink) {}
+  Chart(const Plan& plan, const Fleet* fleet, const util::TextSink& sink)
+      : plan_(plan), gantt_(layout(plan, fleet)), sink_(sink) {}
 
   /// Everything's place is known before the first byte (the height heads the file), so the
   /// chart goes to the sink piece by piece: at 147,000 units it was 78 MB built three times over.
@@ -279,11 +280,13 @@ std::string summary_line(const Plan& plan) {
 
 namespace gpuplan {
 
-void write_svg(const Plan& plan, const util::TextSink& sink) { emit::Chart(plan, sink).render(true); }
+void write_svg(const Plan& plan, const Fleet* fleet, const util::TextSink& sink) {
+  emit::Chart(plan, fleet, sink).render(true);
+}
 
-std::string render_svg(const Plan& plan) {
+std::string render_svg(const Plan& plan, const Fleet* fleet) {
   std::string svg;
-  write_svg(plan, [&](std::string_view text) { svg += text; });
+  write_svg(plan, fleet, [&](std::string_view text) { svg += text; });
   return svg;
 }
 

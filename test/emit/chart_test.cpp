@@ -141,6 +141,30 @@ TEST_CASE("the SVG legend and the HTML page's script list as many packages") {
   REQUIRE(emit::package_of("//ml/vision/resnet_test") == "//ml/vision");
 }
 
+TEST_CASE("with a fleet, the SVG chart draws idle nodes and every GPU, as the HTML chart does") {
+  auto plan = example_plan();
+  Fleet fleet;
+  for (const auto& name : {"spare-0", "l4-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(4);
+    fleet.nodes.push_back(node);
+  }
+  auto plain = render_svg(plan);
+  auto svg = render_svg(plan, &fleet);
+  REQUIRE_THAT(svg, Catch::Contains(">spare-0</text>") && Catch::Contains(">0 units, busy until "));
+  REQUIRE(plain.find(">spare-0</text>") == std::string::npos);
+  REQUIRE(svg.find(">spare-0</text>") < svg.find(">l4-0</text>"));  // the fleet's order first
+  // A lane label per GPU: the HTML page's lanes, node by node.
+  auto data = page_data(render_html(plan, &fleet));
+  size_t lanes = 0;
+  for (const auto& node : data["nodes"]) lanes += node["lanes"].size();
+  REQUIRE(count(svg, "class=\"gp-gpu\"") == lanes);
+  REQUIRE(count(plain, "class=\"gp-gpu\"") < lanes);
+  REQUIRE(count(svg, "<g class=\"bar\"") == plan.assignments.size());
+  REQUIRE(render_svg(plan, &fleet) == svg);
+}
+
 TEST_CASE("a bar's tooltip gives label, shard, GPUs, times and requirements") {
   auto svg = render_svg(example_plan());
   REQUIRE_THAT(
