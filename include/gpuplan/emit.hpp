@@ -25,11 +25,12 @@ struct TextOptions {
 /// Summary, then per node a text Gantt (a lane per GPU, a time axis), the unschedulable
 /// units and the diagnostics. No line is wider than options.width (at least 40).
 std::string render_text(const Plan& plan, const TextOptions& options);
-/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its test with a
-/// tooltip, a time axis, a legend, makespan and lower bound marked.
-std::string render_svg(const Plan& plan);
+/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its package with a
+/// tooltip naming its test, a time axis, a legend of the packages with the most units (as the
+/// HTML page's), makespan and lower bound marked. With `fleet`, idle nodes and GPUs too.
+std::string render_svg(const Plan& plan, const Fleet* fleet = nullptr);
 /// The same chart, handed to `sink` in pieces as it is made.
-void write_svg(const Plan& plan, const std::function<void(std::string_view)>& sink);
+void write_svg(const Plan& plan, const Fleet* fleet, const std::function<void(std::string_view)>& sink);
 /// The chart as one HTML page that needs nothing else (no network): the plan's layout as
 /// data and a canvas that fits the window, zooms and pans, with a search box, a sticky time
 /// axis, one bar per unit spanning its GPUs, the unschedulable units on top, a legend by

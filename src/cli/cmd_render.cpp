@@ -38,8 +38,9 @@ void add_render_command(CLI::App& app, int& status) {
       ->add_option("--format", args->format,
                    "svg, html or trace (Chrome trace-event JSON; default: from the output's extension)")
       ->check(CLI::IsMember({"svg", "html", "trace"}));
-  command->add_option("--fleet", args->fleet,
-                      "the fleet the plan is for: the HTML chart then draws its idle nodes and GPUs too");
+  command->add_option(
+      "--fleet", args->fleet,
+      "the fleet the plan is for: the SVG and HTML charts then draw its idle nodes and GPUs too");
   command->callback([args, &status] {
     std::string format = args->format;
     if (format.empty()) {
@@ -53,8 +54,9 @@ void add_render_command(CLI::App& app, int& status) {
         throw InputError(Position{args->output},
                          "cannot tell the chart format from the name; use .svg, .html or .json, or --format");
     }
-    if (!args->fleet.empty() && format != "html")
-      throw CLI::ValidationError("--fleet", "only the html chart draws idle nodes; leave --fleet out");
+    if (!args->fleet.empty() && format == "trace")
+      throw CLI::ValidationError("--fleet",
+                                 "only the svg and html charts draw idle nodes; leave --fleet out");
     std::optional<Fleet> fleet;
     if (!args->fleet.empty()) {
       auto fleet_input = open_input(args->fleet);
@@ -70,7 +72,7 @@ void add_render_command(CLI::App& app, int& status) {
       if (format == "html")
         write_html(plan, fleet ? &*fleet : nullptr, output.sink());
       else
-        write_svg(plan, output.sink());
+        write_svg(plan, fleet ? &*fleet : nullptr, output.sink());
       output.commit();
     }
     status = exit_ok;

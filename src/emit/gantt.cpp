@@ -141,6 +141,22 @@ Rgb test_color(std::string_view label) {
 
 std::string hex(Rgb color) { return fmt::format("#{:02x}{:02x}{:02x}", color.r, color.g, color.b); }
 
+std::string package_of(std::string_view label) {
+  auto cut = label.find(':');
+  if (cut == std::string_view::npos) cut = label.rfind('/');
+  return std::string(cut == std::string_view::npos ? label : label.substr(0, cut));
+}
+
+std::vector<PackageUnits> legend_order(const std::map<std::string, int>& units) {
+  std::vector<PackageUnits> order;
+  order.reserve(units.size());
+  for (const auto& [name, count] : units) order.push_back({name, count});
+  // Stable on the map's name order, so ties stay by name.
+  std::stable_sort(order.begin(), order.end(),
+                   [](const PackageUnits& a, const PackageUnits& b) { return a.units > b.units; });
+  return order;
+}
+
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -1,6 +1,7 @@
 #pragma once
 // What the text preview and the charts share: which unit goes in which lane and row,
 // how a unit is named and coloured, and how times are written.
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,23 @@ struct Rgb {
 /// A light colour picked from the label alone, so a test keeps its colour across plans.
 Rgb test_color(std::string_view label);
 std::string hex(Rgb color);  ///< "#a1b2c3"
+
+/// "//ml/vision:resnet_test" → "//ml/vision"; a label without ':' keeps everything up to its
+/// last '/'. Both charts colour a unit by its package (test_color of this) and list packages,
+/// not tests, in their legends: a monorepo has some 100 times fewer.
+std::string package_of(std::string_view label);
+
+/// The legend lists at most this many packages, then one line for the rest ("and 988 more
+/// packages (96,800 units)"). The HTML page's script keeps the same number (kPageScript).
+inline constexpr std::size_t kLegendPackages = 12;
+
+struct PackageUnits {
+  std::string name;
+  int units = 0;
+};
+/// The packages of `units` (package → units drawn) in legend order, as the HTML page's script
+/// sorts them: most units first, then by name.
+std::vector<PackageUnits> legend_order(const std::map<std::string, int>& units);
 
 /// Control characters (terminal escapes, NUL, ...) replaced by '?', so a hand-edited plan
 /// cannot drive the terminal or break XML.

@@ -18,13 +18,6 @@ namespace gpuplan {
 
 namespace {
 
-/// "//ml/vision:resnet_test" → "//ml/vision"; a label without ':' keeps everything up to its last '/'.
-std::string package_of(std::string_view label) {
-  auto cut = label.find(':');
-  if (cut == std::string_view::npos) cut = label.rfind('/');
-  return std::string(cut == std::string_view::npos ? label : label.substr(0, cut));
-}
-
 /// Strings many units repeat (requirements, duration sources, sizes), stored once.
 class StringTable {
  public:
@@ -95,7 +88,7 @@ void write_chart_data(const Plan& plan, const Fleet* fleet, util::JsonWriter& ou
   std::vector<Shared> shared(plan.assignments.size());
   for (std::size_t k = 0; k < plan.assignments.size(); ++k) {
     const auto& a = plan.assignments[k];
-    auto& package = packages[package_of(a.unit.label)];
+    auto& package = packages[emit::package_of(a.unit.label)];
     if (!rows_of.contains(&a)) continue;
     ++package.second;
     shared[k] = {&package, strings(a.unit.size.str()), strings(emit::printable(describe(a.unit.requirement))),

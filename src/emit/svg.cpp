@@ -1,4 +1,5 @@
-// The Gantt chart as SVG: one lane per GPU, one bar per unit coloured by its test.
+// The Gantt chart as SVG: one lane per GPU, one bar per unit coloured by its package, as the
+// HTML chart colours and lists them.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,13 +56,17 @@ std::string tooltip(const Assignment& a, bool holds) {
 
 class Chart {
  public:
-  Chart(const Plan& plan, const util::TextSink& sink) : plan_(plan), gantt_(layout(plan)), sink_(sink) {}
+  Chart(const Plan& plan, const Fleet* fleet, const util::TextSink& sink)
+      : plan_(plan), gantt_(layout(plan, fleet)), sink_(sink) {}
 
   /// Everything's place is known before the first byte (the height heads the file), so the
   /// chart goes to the sink piece by piece: at 147,000 units it was 78 MB built three times over.
   void render(bool declaration) {
     double bottom = lanes(false);
-    for (const auto& a : plan_.assignments) labels_.insert(a.unit.label);
+    std::map<std::string, int> units;  // package → units drawn
+    for (const auto& a : plan_.assignments)
+      if (places_.contains(&a)) ++units[package_of(a.unit.label)];
+    packages_ = legend_order(units);
     const double legend_y = bottom + 2.5 * kLine;
     const double unschedulable_y = legend(legend_y, false);
     const double height = std::ceil(unschedulable(unschedulable_y, false) + kLine);
@@ -140,7 +145,7 @@ class Chart {
   /// `held`: the tops of the lanes the unit holds without running on them, drawn faint in its
   /// colour as the HTML chart draws them (held, not idle).
   void bar(const Assignment& a, const std::vector<double>& rows, const std::vector<double>* held) {
-    auto color = test_color(a.unit.label);
+    auto color = test_color(package_of(a.unit.label));
     double x0 = x(a.start_s), width = std::max(1.0, x(a.end_s) - x0 - 1);
     sink_(fmt::format("<g class=\"bar\" data-unit=\"{}\">\n<title>{}</title>\n", escape(a.unit.id),
                       escape(tooltip(a, held != nullptr))));
@@ -183,25 +188,37 @@ class Chart {
     mark(s.makespan_s, "gp-makespan", "makespan " + format_seconds(s.makespan_s), bottom + kLine);
   }
 
-  /// The legend of the tests from `y` (drawn when `draw`); returns the y after it.
+  /// The legend from `y` (drawn when `draw`): the packages with the most units, at most
+  /// kLegendPackages as on the HTML page, then one line for the rest; returns the y after it. One
+  /// entry a test made a plan of 100,000 units 784,197 px tall, nearly all legend.
   double legend(double y, bool draw) {
-    if (labels_.empty()) return y;
-    if (draw) text(12, y, "Tests", "gp-node");
+    if (packages_.empty()) return y;
+    if (draw) text(12, y, "Packages", "gp-node");
     y += 8;
-    int per_row = static_cast<int>((kWidth - 24) / kLegendColumn);
-    int i = 0;
+    const auto per_row = static_cast<std::size_t>((kWidth - 24) / kLegendColumn);
+    const auto shown = std::min(packages_.size(), kLegendPackages);
     if (draw)
-      for (const auto& label : labels_) {
-        int row = i / per_row;
-        double lx = 12 + (i % per_row) * kLegendColumn, ly = y + row * kLine;
+      for (std::size_t i = 0; i < shown; ++i) {
+        const auto& package = packages_[i];
+        double lx = 12 + static_cast<double>(i % per_row) * kLegendColumn,
+               ly = y + static_cast<double>(i / per_row) * kLine;
         sink_(fmt::format(
             "<rect class=\"legend\" x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" rx=\"2\" fill=\"{}\"/>\n",
-            lx, ly + 3, hex(test_color(label))));
-        text(lx + 18, ly + 13, fit(printable(label), 48));
-        ++i;
+            lx, ly + 3, hex(test_color(package.name))));
+        text(lx + 18, ly + 13, fmt::format("{} ({})", fit(printable(package.name), 40), package.units));
       }
-    int rows = (static_cast<int>(labels_.size()) + per_row - 1) / per_row;
-    return y + rows * kLine + kLine;
+    y += static_cast<double>((shown + per_row - 1) / per_row) * kLine;
+    if (shown < packages_.size()) {
+      int rest_units = 0;
+      for (auto i = shown; i < packages_.size(); ++i) rest_units += packages_[i].units;
+      if (draw)
+        text(12, y + 13,
+             fmt::format("and {} more packages ({} units): each bar's tooltip names its test",
+                         packages_.size() - shown, rest_units),
+             "gp-muted");
+      y += kLine;
+    }
+    return y + kLine;
   }
 
   /// The unschedulable units from `y` (drawn when `draw`); returns the y after them.
@@ -223,7 +240,7 @@ class Chart {
   std::map<const Assignment*, std::vector<double>> places_;  ///< unit → the top of each of its rows
   /// unit → the top of each lane it holds without running there (Lane::held)
   std::map<const Assignment*, std::vector<double>> held_places_;
-  std::set<std::string_view> labels_;  ///< the legend's
+  std::vector<PackageUnits> packages_;  ///< the legend's, in its order
 };
 
 }  // namespace
@@ -263,11 +280,13 @@ std::string summary_line(const Plan& plan) {
 
 namespace gpuplan {
 
-void write_svg(const Plan& plan, const util::TextSink& sink) { emit::Chart(plan, sink).render(true); }
+void write_svg(const Plan& plan, const Fleet* fleet, const util::TextSink& sink) {
+  emit::Chart(plan, fleet, sink).render(true);
+}
 
-std::string render_svg(const Plan& plan) {
+std::string render_svg(const Plan& plan, const Fleet* fleet) {
   std::string svg;
-  write_svg(plan, [&](std::string_view text) { svg += text; });
+  write_svg(plan, fleet, [&](std::string_view text) { svg += text; });
   return svg;
 }
 

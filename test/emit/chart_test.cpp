@@ -1,10 +1,13 @@
 #include "emit/chart.hpp"
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "emit/gantt.hpp"
+#include "emit/html_page.hpp"
 #include "gpuplan/emit.hpp"
 #include "plan_fixture.hpp"
 
@@ -88,11 +91,78 @@ TEST_CASE("with a fleet, the HTML chart draws idle nodes and every GPU") {
   REQUIRE(data["nodes"].size() == 5);
 }
 
-TEST_CASE("the chart marks the makespan and the lower bound and has a legend per test") {
+TEST_CASE("the chart marks the makespan and the lower bound and has a legend by package") {
   auto svg = render_svg(example_plan());
   REQUIRE_THAT(svg, Catch::Contains("makespan 28m") && Catch::Contains("lower bound 26m"));
-  REQUIRE(count(svg, "class=\"legend\"") == 12);  // distinct tests with a placed unit
-  REQUIRE_THAT(svg, Catch::Contains(emit::hex(emit::test_color("//ml:train_test"))));
+  // One swatch a package, as on the HTML page (it was one a test: 12 here, 100,000 in a monorepo).
+  REQUIRE(count(svg, "class=\"legend\"") == 4);
+  REQUIRE_THAT(svg, Catch::Contains("//ml (") && Catch::Contains("//xla ("));
+  // A bar takes its package's colour, so two tests of //ml share one.
+  auto ml = emit::hex(emit::test_color("//ml"));
+  REQUIRE(count(svg, "fill=\"" + ml + "\"") > 2);
+  REQUIRE(svg.find(emit::hex(emit::test_color("//ml:train_test"))) == std::string::npos);
+}
+
+TEST_CASE("the SVG legend lists the packages with most units, then one line for the rest") {
+  // 30 packages of 1 to 30 one-GPU units: a legend a test (465) or a package (30) would run
+  // far down the page; it lists the 12 largest, as the HTML page's script does.
+  Plan plan;
+  double start = 0;
+  for (int p = 1; p <= 30; ++p)
+    for (int k = 0; k < p; ++k) {
+      Assignment a;
+      a.unit.id = a.unit.label = fmt::format("//pkg{:02}:t{:02}_test", p, k);
+      a.unit.duration_s = 10;
+      a.unit.requirement.edit().gpus = {1, "tag gpu"};
+      a.node = "n0";
+      a.gpus = {0};
+      a.start_s = start;
+      a.end_s = start += 10;
+      plan.assignments.push_back(a);
+    }
+  plan.summary.makespan_s = start;
+  auto svg = render_svg(plan);
+  REQUIRE(count(svg, "class=\"legend\"") == emit::kLegendPackages);
+  REQUIRE(svg.find("//pkg30 (30)") < svg.find("//pkg29 (29)"));
+  REQUIRE_THAT(svg, Catch::Contains("//pkg19 (19)") && !Catch::Contains("//pkg18 ("));
+  REQUIRE_THAT(svg, Catch::Contains("and 18 more packages (171 units)"));
+  // Every unit still has its bar, and its tooltip names its test.
+  REQUIRE(count(svg, "<g class=\"bar\"") == plan.assignments.size());
+  REQUIRE_THAT(svg, Catch::Contains("<title>//pkg01:t00_test\n"));
+  REQUIRE(render_svg(plan) == svg);
+}
+
+TEST_CASE("the SVG legend and the HTML page's script list as many packages") {
+  // The page sorts and cuts its legend in its own script; the number is written there as a literal.
+  REQUIRE_THAT(std::string(emit::kPageScript),
+               Catch::Contains(fmt::format("order.slice(0, {}), rest = order.slice({})",
+                                           emit::kLegendPackages, emit::kLegendPackages)));
+  REQUIRE(emit::package_of("//ml/vision:resnet_test") == "//ml/vision");
+  REQUIRE(emit::package_of("//ml/vision/resnet_test") == "//ml/vision");
+}
+
+TEST_CASE("with a fleet, the SVG chart draws idle nodes and every GPU, as the HTML chart does") {
+  auto plan = example_plan();
+  Fleet fleet;
+  for (const auto& name : {"spare-0", "l4-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(4);
+    fleet.nodes.push_back(node);
+  }
+  auto plain = render_svg(plan);
+  auto svg = render_svg(plan, &fleet);
+  REQUIRE_THAT(svg, Catch::Contains(">spare-0</text>") && Catch::Contains(">0 units, busy until "));
+  REQUIRE(plain.find(">spare-0</text>") == std::string::npos);
+  REQUIRE(svg.find(">spare-0</text>") < svg.find(">l4-0</text>"));  // the fleet's order first
+  // A lane label per GPU: the HTML page's lanes, node by node.
+  auto data = page_data(render_html(plan, &fleet));
+  size_t lanes = 0;
+  for (const auto& node : data["nodes"]) lanes += node["lanes"].size();
+  REQUIRE(count(svg, "class=\"gp-gpu\"") == lanes);
+  REQUIRE(count(plain, "class=\"gp-gpu\"") < lanes);
+  REQUIRE(count(svg, "<g class=\"bar\"") == plan.assignments.size());
+  REQUIRE(render_svg(plan, &fleet) == svg);
 }
 
 TEST_CASE("a bar's tooltip gives label, shard, GPUs, times and requirements") {

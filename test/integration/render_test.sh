@@ -38,6 +38,31 @@ grep -q 'data-matches="1"' "$SCRATCH/tricky.plan.dom" || fail "searching the tri
 grep -q 'data-matches="0"' "$SCRATCH/example.plan.dom" || fail "the example plan has no label with <b>&"
 grep -q '<b>' "$SCRATCH/tricky.plan.dom" && fail "the tricky label became markup"
 [ ! -e "$SCRATCH/pwned" ] || fail "a label ran a command"
+# With --fleet the SVG draws every GPU of every node of the fleet, as the HTML page does (it was
+# refused: the SVG could not show idle GPUs); a fleet the plan does not fit is refused alike.
+# The plan's fleet with a third H100 node, which no unit uses.
+plan=test/data/plans/example.plan.json fleet="$SCRATCH/fleet.yaml"
+sed 's/^    count: 2$/    count: 3/' test/data/plans/fleet.yaml > "$fleet"
+"$GPUPLAN" render "$plan" --fleet "$fleet" -o "$SCRATCH/fleet.svg" || fail "render --fleet to .svg was refused"
+"$GPUPLAN" render "$plan" --fleet "$fleet" -o "$SCRATCH/fleet.html"
+xmllint --noout "$SCRATCH/fleet.svg" || fail "fleet.svg is not well-formed XML"
+lanes=$(sed -n 's|.*<script type="application/json" id="plan-data">\(.*\)</script>.*|\1|p' "$SCRATCH/fleet.html" |
+  jq '[.nodes[].lanes | length] | add')
+[ "$lanes" -gt "$(grep -c 'class="gp-gpu"' "$SCRATCH/example.plan.svg")" ] || fail "the fleet has no GPU the plan leaves idle"
+[ "$(grep -c 'class="gp-gpu"' "$SCRATCH/fleet.svg")" -eq "$lanes" ] || fail "fleet.svg does not draw the fleet's $lanes GPUs"
+[ "$(grep -c '<g class="bar"' "$SCRATCH/fleet.svg")" -eq "$(jq '.assignments | length' "$plan")" ] ||
+  fail "fleet.svg does not draw every unit"
+sed 's/nodes: \[l4-0\]/nodes: [l4-9]/' test/data/plans/fleet.yaml > "$SCRATCH/other.yaml"
+for ext in svg html; do
+  status=0
+  "$GPUPLAN" render "$plan" --fleet "$SCRATCH/other.yaml" -o "$SCRATCH/other.$ext" 2> "$SCRATCH/other.$ext.err" || status=$?
+  [ "$status" -eq 2 ] || fail "render --fleet of a fleet the plan does not fit, to .$ext: exit $status"
+  grep -q "which this fleet does not have" "$SCRATCH/other.$ext.err" || fail ".$ext: $(cat "$SCRATCH/other.$ext.err")"
+  [ ! -e "$SCRATCH/other.$ext" ] || fail "render --fleet left other.$ext behind"
+done
+status=0
+"$GPUPLAN" render "$plan" --fleet "$fleet" -o "$SCRATCH/fleet.trace.json" 2> /dev/null || status=$?
+[ "$status" -ne 0 ] || fail "render --fleet to trace events is not refused"
 # Trace events: valid JSON with one complete event per unit and GPU it holds; markdown lists
 # every unschedulable unit.
 plan=test/data/plans/example.plan.json
