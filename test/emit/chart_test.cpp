@@ -205,10 +205,9 @@ TEST_CASE("a test keeps its colour whatever else is in the plan") {
   REQUIRE(a != b);
 }
 
-TEST_CASE("the HTML chart marks the GPUs a whole-node unit holds without running on them") {
-  // They were drawn as idle lanes while nothing else could run there.
-  Plan plan;
-  plan.summary.makespan_s = 900;
+namespace {
+/// A 900-second gpu-exclusive unit on GPU 0 of h100-1: it holds the node's other GPUs.
+Assignment exclusive_unit() {
   Assignment a;
   a.unit.id = a.unit.label = "//ex:excl_test";
   a.unit.duration_s = 900;
@@ -217,7 +216,15 @@ TEST_CASE("the HTML chart marks the GPUs a whole-node unit holds without running
   a.node = "h100-1";
   a.gpus = {0};
   a.end_s = 900;
-  plan.assignments.push_back(a);
+  return a;
+}
+}  // namespace
+
+TEST_CASE("the HTML chart marks the GPUs a whole-node unit holds without running on them") {
+  // They were drawn as idle lanes while nothing else could run there.
+  Plan plan;
+  plan.summary.makespan_s = 900;
+  plan.assignments.push_back(exclusive_unit());
   Fleet fleet;
   Node node;
   node.name = "h100-1";
@@ -238,15 +245,7 @@ TEST_CASE("the SVG chart draws the GPUs a whole-node unit holds as held, as the 
   // They were drawn as free lanes while nothing else could run there.
   Plan plan;
   plan.summary.makespan_s = 1000;
-  Assignment a;
-  a.unit.id = a.unit.label = "//ex:excl_test";
-  a.unit.duration_s = 900;
-  a.unit.requirement.edit().gpus = {1, "tag gpu"};
-  a.unit.requirement.edit().exclusive = Sourced<bool>{true, "tag gpu-exclusive"};
-  a.node = "h100-1";
-  a.gpus = {0};
-  a.end_s = 900;
-  plan.assignments.push_back(a);
+  plan.assignments.push_back(exclusive_unit());
   Assignment b;  // after it, on GPU 3: the chart has lanes for GPUs 0-3
   b.unit.id = b.unit.label = "//ex:after_test";
   b.unit.duration_s = 100;

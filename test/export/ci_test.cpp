@@ -21,6 +21,20 @@ Plan two_nodes() {
   }
   return plan;
 }
+
+/// A plan of `count` nodes n-0, n-1, ..., each running one 60-second unit on GPU 0.
+Plan plan_of_nodes(int count) {
+  Plan plan;
+  for (int n = 0; n < count; ++n) {
+    Assignment a;
+    a.node = "n-" + std::to_string(n);
+    a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
+    a.gpus = {0};
+    a.end_s = 60;
+    plan.assignments.push_back(a);
+  }
+  return plan;
+}
 }  // namespace
 
 TEST_CASE("the GitHub matrix has one entry per node with its runner labels, timeout and command") {
@@ -65,26 +79,14 @@ TEST_CASE("nodes whose runner labels differ only in case are refused: GitHub com
 TEST_CASE("more nodes than a GitHub matrix or a Buildkite upload takes are refused, not written") {
   // GitHub makes at most 256 jobs of a matrix, Buildkite's pipeline upload takes at most 500 steps:
   // before, the export wrote them and the run failed after planning.
-  auto nodes = [](int count) {
-    Plan plan;
-    for (int n = 0; n < count; ++n) {
-      Assignment a;
-      a.node = "n-" + std::to_string(n);
-      a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
-      a.gpus = {0};
-      a.end_s = 60;
-      plan.assignments.push_back(a);
-    }
-    return plan;
-  };
   CiOptions o;
   o.node_tag = "node";
-  CHECK_NOTHROW(github_matrix(nodes(256), nullptr, o));
+  CHECK_NOTHROW(github_matrix(plan_of_nodes(256), nullptr, o));
   CHECK_THROWS_WITH(
-      github_matrix(nodes(257), nullptr, o),
+      github_matrix(plan_of_nodes(257), nullptr, o),
       Catch::Contains("the plan uses 257 nodes, and a GitHub Actions matrix makes at most 256 jobs"));
-  CHECK_NOTHROW(buildkite_pipeline(nodes(498), nullptr, o));
-  CHECK_THROWS_WITH(buildkite_pipeline(nodes(499), nullptr, o), Catch::Contains("at most 500 steps"));
+  CHECK_NOTHROW(buildkite_pipeline(plan_of_nodes(498), nullptr, o));
+  CHECK_THROWS_WITH(buildkite_pipeline(plan_of_nodes(499), nullptr, o), Catch::Contains("at most 500 steps"));
 }
 
 TEST_CASE("Buildkite gets a step per node on its agent, then a wait that lets failures through and a merge") {
@@ -369,25 +371,13 @@ TEST_CASE("GitLab tags that differ only in case are told apart, as GitLab tells 
 // GitLab refuses a CI file whose parsed YAML takes more memory than max_yaml_size_bytes (2 MB by
 // default), counted by Gitlab::Utils::DeepSize: far more than the file's bytes.
 TEST_CASE("a GitLab pipeline's parsed size is at least what GitLab's DeepSize counts of it") {
-  auto nodes = [](int count) {
-    Plan plan;
-    for (int n = 0; n < count; ++n) {
-      Assignment a;
-      a.node = "n-" + std::to_string(n);
-      a.unit.label = a.unit.id = "//t:n-" + std::to_string(n);
-      a.gpus = {0};
-      a.end_s = 60;
-      plan.assignments.push_back(a);
-    }
-    return plan;
-  };
   CiOptions o;
   o.node_tag = "node";
   std::size_t parsed = 0;
-  const auto small = gitlab_pipeline(nodes(1), nullptr, o, &parsed);
+  const auto small = gitlab_pipeline(plan_of_nodes(1), nullptr, o, &parsed);
   // Every key and short value is a 40-byte Ruby object, every hash at least 160: short lines weigh more.
   CHECK(parsed > 3 * small.size());
-  const auto big = gitlab_pipeline(nodes(2000), nullptr, o, &parsed);
+  const auto big = gitlab_pipeline(plan_of_nodes(2000), nullptr, o, &parsed);
   CHECK(big.size() < gitlab_default_max_yaml_bytes);
   CHECK(parsed > gitlab_default_max_yaml_bytes);
 }
