@@ -27,6 +27,7 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/history.hpp"
@@ -381,17 +382,31 @@ class HeldNodeName {
     auto opened = os::open_regular(lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
     if (!opened) throw InputError(Position{lock}, fmt::format("cannot open it: {}", opened.problem()));
     fd_ = *opened;
-    auto take = [&](int how) {
-      int result;
-      do result = ::flock(fd_, how);
-      while (result != 0 && errno == EINTR);
-      return result == 0;
-    };
+    try {
+      hold(dir, node);
+    } catch (...) {  // a constructor that throws runs no destructor
+      ::close(fd_);
+      throw;
+    }
+  }
+  HeldNodeName(const HeldNodeName&) = delete;
+  HeldNodeName& operator=(const HeldNodeName&) = delete;
+  ~HeldNodeName() { ::close(fd_); }
+
+ private:
+  bool take(int how) const {
+    int result;
+    do result = ::flock(fd_, how);
+    while (result != 0 && errno == EINTR);
+    return result == 0;
+  }
+
+  void hold(const std::string& dir, const std::string& node) const {
     const std::string file = dir + "/node";
     for (bool first = true;; first = false) {
       if (take(LOCK_EX | LOCK_NB)) {  // no exec uses the directory now: the name is ours to write
         write_output(file, node + "\n");
-        take(LOCK_SH);
+        if (!take(LOCK_SH)) break;
         return;
       }
       if (!take(LOCK_SH)) break;  // waits for a writer's name
@@ -399,28 +414,19 @@ class HeldNodeName {
       std::string held;
       std::getline(in, held);
       if (held == node) return;
-      if (!first) {
-        ::close(std::exchange(fd_, -1));
+      if (!first)
         throw InputError(
             Position{"--lock-dir"},
             fmt::format("another gpuplan exec, of node {}, runs its tests with the lock directory {} "
                         "now, whose launches read their node's name from {}: two nodes cannot share "
                         "it. Give each node its own --lock-dir",
                         held, dir, file));
-      }
       // The one who wrote it may have ended between the two flocks: look again, once.
       ::flock(fd_, LOCK_UN);
     }
-    ::close(std::exchange(fd_, -1));
-    throw InputError(Position{lock}, "cannot lock it");
-  }
-  HeldNodeName(const HeldNodeName&) = delete;
-  HeldNodeName& operator=(const HeldNodeName&) = delete;
-  ~HeldNodeName() {
-    if (fd_ >= 0) ::close(fd_);
+    throw InputError(Position{dir + "/node.lock"}, "cannot lock it");
   }
 
- private:
   int fd_ = -1;
 };
 
@@ -980,16 +986,18 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
 void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& planned,
                        bool started, const std::exception& error) {
   const bool input = dynamic_cast<const InputError*>(&error) != nullptr;
+  // A message quotes what a user gave (a plan's bytes, a path): the reports carry only UTF-8.
+  const std::string what = escape_invalid_utf8(error.what());
   const std::string why = fmt::format("{} {}",
                                       input ? "exec refused to run the node's units:"
                                             : "exec failed before it ran the node's units: internal error:",
-                                      error.what());
+                                      what);
   auto write = [&](const std::string& path, const auto& content) {
     if (path.empty()) return;
     try {
       if (started) throw InputError(Position{path}, "not written: exec ended after units had started");
       write_output(path, content());
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {  // never in place of the error being reported
       if (std::string_view(e.what()) != error.what())
         std::cerr << fmt::format("gpuplan exec: {}\n", e.what());
       drop_stale(path);
@@ -1006,7 +1014,7 @@ void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector
     std::vector<UnitRun> runs(planned.size());
     for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];
     return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0,
-                        fmt::format("{}{}", input ? "" : "internal error: ", error.what()));
+                        fmt::format("{}{}", input ? "" : "internal error: ", what));
   });
 }
 

@@ -14,6 +14,16 @@ class PathScanner {
  public:
   explicit PathScanner(std::streambuf& in) : in_(in) {}
 
+  /// Past a UTF-8 byte order mark, which the plan reader skips too: counted in the offset, not
+  /// in the column, as an editor shows the line.
+  void skip_byte_order_mark() {
+    for (int byte : {0xEF, 0xBB, 0xBF}) {
+      if (peek() != byte) return;
+      in_.sbumpc();
+      ++spot_.offset;
+    }
+  }
+
   /// Reads one value, at whose start the scanner is (space before it allowed); where the value
   /// at `path` within it begins.
   std::optional<TextSpot> find(std::string_view path) {
@@ -183,7 +193,9 @@ class PathScanner {
 
 std::optional<TextSpot> locate_json_path(std::streambuf& in, std::string_view path) {
   if (path.starts_with('$')) path.remove_prefix(path.starts_with("$.") ? 2 : 1);
-  return PathScanner(in).find(path);
+  PathScanner scanner(in);
+  scanner.skip_byte_order_mark();
+  return scanner.find(path);
 }
 
 }  // namespace gpuplan::util

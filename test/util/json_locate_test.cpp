@@ -55,3 +55,9 @@ TEST_CASE("a JSON path in a text cut short or broken is found up to where the te
   CHECK(where("{\"a\" 1, \"b\": 2}", "b") == "none");
   CHECK(where("", "$") == "1:1");
 }
+
+TEST_CASE("a JSON text after a UTF-8 byte order mark is found at its line, the mark not counted") {
+  // The plan reader skips the mark; before, the scanner took it for broken JSON and found nothing.
+  REQUIRE(where("\xEF\xBB\xBF{\"summary\": {\"makespan_s\": \"x\"}}", "summary.makespan_s") == "1:28");
+  REQUIRE(where("\xEF\xBB\xBF{\n  \"policy\": 7\n}", "policy") == "2:13");
+}
