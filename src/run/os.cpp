@@ -437,8 +437,13 @@ std::string lock_holders(int fd) {
     if (kind == "->")
       fields >> kind;  // a waiter, not a holder
     else if (fields >> mode >> access >> pid >> file && kind == "FLOCK" && file == wanted) {
-      std::ifstream cmdline("/proc/" + pid + "/cmdline");
-      std::string command((std::istreambuf_iterator<char>(cmdline)), {});
+      // read(2), not a stream: a holder that ends between open and read makes read fail
+      // (ESRCH), which a filebuf read through istreambuf_iterator throws.
+      std::string command(4096, '\0');
+      int cmdline = open_proc_file(std::atol(pid.c_str()), "/cmdline");
+      ssize_t got = cmdline < 0 ? -1 : ::read(cmdline, command.data(), command.size());
+      if (cmdline >= 0) ::close(cmdline);
+      command.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
       std::replace(command.begin(), command.end(), '\0', ' ');
       if (command.size() > 120) command = command.substr(0, 117) + "...";
       while (!command.empty() && command.back() == ' ') command.pop_back();

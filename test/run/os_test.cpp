@@ -157,8 +157,13 @@ std::vector<pid_t> wait_for_pids(const std::string& file, std::size_t count) {
 /// Whether `pid` is gone (or a zombie) within 3 s.
 bool ends(pid_t pid) {
   for (int tries = 0; tries < 300; ++tries) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // read(2), not a stream: a process that ends between open and read makes read fail with
+    // ESRCH, which libstdc++'s filebuf throws as an exception (a flaky failure seen in CI).
+    std::string text(512, '\0');
+    int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : ::read(fd, text.data(), text.size());
+    if (fd >= 0) ::close(fd);
+    text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
     auto close = text.rfind(')');
     if (close == std::string::npos || text.compare(close, 3, ") Z") == 0) return true;
     ::usleep(10'000);
