@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "export/ci.hpp"
 #include "export/yaml.hpp"
@@ -16,6 +17,83 @@ namespace {
 /// The longest `timeout` GitLab takes (Project::MAX_BUILD_TIMEOUT, a month), here 30 days: a job over
 /// it makes the whole child pipeline invalid ("timeout config should not exceed the limit").
 constexpr long gitlab_timeout_limit_minutes = 30L * 24 * 60;
+
+/// The most tags a GitLab job takes: Gitlab::Ci::Config::Entry::Tags (lib/gitlab/ci/config/entry/tags.rb)
+/// finds a job of TAGS_LIMIT = 50 tags or more invalid, and with it the whole child pipeline.
+constexpr std::size_t gitlab_tags_limit = 50;
+
+/// The longest tag GitLab stores: Ci::Tag (app/models/ci/tag.rb) validates `name, length: {maximum: 255}`.
+constexpr std::size_t gitlab_tag_length_limit = 255;
+
+bool variable_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool variable_char(char c) { return variable_start(c) || (c >= '0' && c <= '9'); }
+
+/// The first variable reference in `tag` that GitLab replaces when it creates the job: it passes a
+/// job's tags through ExpandVariables.expand_existing (Gitlab::Ci::Pipeline::Seed::Build's
+/// evaluate_runner_tags, since GitLab 14.1), whose VARIABLES_REGEXP (lib/expand_variables.rb) is
+/// `$NAME`, `${NAME}` or `%NAME%`, replaced wherever such a variable exists (a predefined CI_*
+/// one, or the project's, group's or instance's), with no escape. Empty when there is none.
+std::string_view variable_reference(std::string_view tag) {
+  for (std::size_t i = 0; i < tag.size(); ++i) {
+    const char c = tag[i];
+    if (c != '$' && c != '%') continue;
+    const bool braced = c == '$' && i + 1 < tag.size() && tag[i + 1] == '{';
+    std::size_t k = i + 1 + (braced ? 1 : 0);
+    if (k >= tag.size() || !variable_start(tag[k])) continue;
+    while (k < tag.size() && variable_char(tag[k])) ++k;
+    if (c == '$' && !braced) return tag.substr(i, k - i);
+    const char close = braced ? '}' : '%';
+    if (k < tag.size() && tag[k] == close) return tag.substr(i, k + 1 - i);
+  }
+  return {};
+}
+
+/// Throws InputError for tags GitLab would not send the job to the node by: 50 or more, one over
+/// 255 characters, or, from the node's name or a fleet label, one with a variable reference that
+/// GitLab may replace (a `--tag '$RUNNER_TAG'` asks for that on purpose, and is left as it is).
+void check_gitlab_tags(const CiOptions& o, const ExportNode& node, const std::vector<std::string>& tags) {
+  if (tags.size() >= gitlab_tags_limit)
+    throw InputError(
+        Position{"export gitlab"},
+        fmt::format("node \"{}\": its job would ask for {} runner tags, and GitLab takes fewer than {} "
+                    "(Gitlab::Ci::Config::Entry::Tags::TAGS_LIMIT), refusing the whole child "
+                    "pipeline otherwise: give fewer --tag and --fleet-tag options",
+                    node.name, tags.size(), gitlab_tags_limit));
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    const std::string& tag = tags[i];
+    std::string source = fmt::format("--tag {:?}", tag);
+    std::string option = "--tag";
+    const bool from_node = !o.node_tag.empty() && i == o.tags.size();
+    if (from_node) {
+      source = fmt::format("node {:?}'s name (--node-tag {})", node.name, o.node_tag);
+      option = "--node-tag";
+    } else if (i >= o.tags.size()) {
+      const auto& key = o.fleet_tags[i - o.tags.size() - (o.node_tag.empty() ? 0 : 1)];
+      source = fmt::format("node {:?}'s fleet label {} (--fleet-tag {})", node.name, key, key);
+      option = "--fleet-tag";
+    }
+    if (tag.size() > gitlab_tag_length_limit)
+      throw InputError(
+          Position{option},
+          fmt::format("{} gives a tag of {} characters, and GitLab stores runner tags of at most {} "
+                      "(Ci::Tag's validation), so the job could not be created: {}",
+                      source, tag.size(), gitlab_tag_length_limit,
+                      option == "--tag" ? "shorten it" : "give the node a shorter name or label"));
+    if (option == "--tag") continue;
+    if (auto reference = variable_reference(tag); !reference.empty())
+      throw InputError(
+          Position{option},
+          fmt::format(
+              "{} gives the tag {:?}, in which GitLab replaces {} with that CI/CD variable's value "
+              "when it creates the job (it expands $NAME, ${{NAME}} and %NAME% in a job's tags, with no "
+              "escape: lib/expand_variables.rb), so the job would ask for another tag than the "
+              "node's runner carries, and wait for it or run elsewhere: {}",
+              source, tag, reference,
+              option == "--fleet-tag"
+                  ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
+                  : "rename the node in the fleet, and plan again"));
+  }
+}
 
 /// The least memory Ruby takes for `value` as GitLab's YAML loader makes it, as
 /// Gitlab::Utils::DeepSize adds it up (ObjectSpace.memsize_of of every object, keys and values,
@@ -52,6 +130,7 @@ std::string gitlab_pipeline(const Plan& plan, const Fleet* fleet, const CiOption
     job["stage"] = "gpu-test";
     ci_check_node_name(node, "gitlab");
     auto tags = ci_tags(o, node, false);
+    check_gitlab_tags(o, node, tags);
     // Two nodes' jobs with the same tags (--no-node-tag) may each run on the other's runner.
     ci_check_told_apart(seen, o, node, tags, "gitlab", false);
     job["tags"] = tags;

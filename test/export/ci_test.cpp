@@ -366,6 +366,14 @@ TEST_CASE("GitLab tags that differ only in case are told apart, as GitLab tells 
   auto pipeline = YAML::Load(gitlab_pipeline(plan, nullptr, o));
   CHECK(pipeline["gpuplan-GPU-1"]["tags"][0].as<std::string>() == "GPU-1");
   CHECK(pipeline["gpuplan-gpu-1"]["tags"][0].as<std::string>() == "gpu-1");
+  // Buildkite's agent targeting is case-sensitive too (buildkite/frontend#366 made the agents
+  // page's tag search so "in the same way the step agent targeting rules are"): each node's step
+  // asks for its own name as it is, and neither is refused.
+  o.node_tag = "hostname";
+  std::vector<std::string> hostnames;
+  for (const auto& step : YAML::Load(buildkite_pipeline(plan, nullptr, o))["steps"])
+    if (step["agents"]) hostnames.push_back(step["agents"]["hostname"].as<std::string>());
+  CHECK(hostnames == std::vector<std::string>{"GPU-1", "gpu-1"});
 }
 
 // GitLab refuses a CI file whose parsed YAML takes more memory than max_yaml_size_bytes (2 MB by
@@ -380,4 +388,55 @@ TEST_CASE("a GitLab pipeline's parsed size is at least what GitLab's DeepSize co
   const auto big = gitlab_pipeline(plan_of_nodes(2000), nullptr, o, &parsed);
   CHECK(big.size() < gitlab_default_max_yaml_bytes);
   CHECK(parsed > gitlab_default_max_yaml_bytes);
+}
+
+// GitLab expands CI/CD variables in a job's tags (Gitlab::Ci::Pipeline::Seed::Build#evaluate_runner_tags
+// runs each through ExpandVariables.expand_existing, whose VARIABLES_REGEXP in lib/expand_variables.rb is
+// $NAME, ${NAME} and %NAME%, with no escape): a fleet label "gpu-$CI_JOB_ID" asked for another tag
+// than the node's runner carried, after exit 0. A job of 50 tags or more (Entry::Tags::TAGS_LIMIT)
+// or a tag over 255 characters (Ci::Tag's validation) made GitLab refuse the pipeline.
+TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming the option") {
+  Plan plan = two_nodes();
+  Fleet fleet;
+  for (const auto* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    fleet.nodes.push_back(node);
+  }
+  CiOptions o;
+  o.node_tag = "node";
+  o.fleet_tags = {"zone"};
+  for (const std::string& value : {"gpu-$CI_JOB_ID", "${zone}", "50%PATH%", "$_x"}) {
+    INFO(value);
+    for (auto& node : fleet.nodes) node.labels["zone"] = value;
+    CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o),
+                      Catch::Contains("node \"a-0\"'s fleet label zone (--fleet-tag zone) gives the tag") &&
+                          Catch::Contains("GitLab replaces") && Catch::Contains("lib/expand_variables.rb"));
+    // Buildkite's export writes $ as $$, and GitHub's matrix expands nothing: both keep such a value.
+    CHECK_NOTHROW(github_matrix(plan, &fleet, o));
+  }
+  // What no reference reads ($ before a digit or at the end, one %, %NAME without its closing %)
+  // stays as it is, quoted where YAML needs it, and comes back from the YAML as written.
+  for (const std::string& value :
+       {"a$", "$1", "100%", "%gpu", "yes", "1.10", "null", "#x", "a: b", "~", "0x1F"}) {
+    INFO(value);
+    for (auto& node : fleet.nodes) node.labels["zone"] = value;
+    auto pipeline = YAML::Load(gitlab_pipeline(plan, &fleet, o));
+    CHECK(pipeline["gpuplan-a-0"]["tags"][1].as<std::string>() == value);
+    CHECK(pipeline["gpuplan-a-0"]["tags"][1].Tag() == "!");  // quoted: a string, whatever it looks like
+  }
+  // A --tag may name a variable on purpose ($GPU_RUNNER_TAG set in the project), and is written.
+  o.fleet_tags.clear();
+  o.tags = {"$GPU_RUNNER_TAG"};
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+  o.tags = {std::string(256, 'x')};
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("a tag of 256 characters") && Catch::Contains("at most 255"));
+  o.tags.clear();
+  for (int i = 0; i < 49; ++i) o.tags.push_back("t" + std::to_string(i));
+  CHECK_THROWS_WITH(gitlab_pipeline(plan, nullptr, o),
+                    Catch::Contains("would ask for 50 runner tags, and GitLab takes fewer than 50"));
+  o.tags.pop_back();
+  CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
 }
