@@ -38,14 +38,17 @@ std::optional<Parts> split(std::string_view text) {
   return parts;
 }
 
-/// Whether `text` matches `glob`, where `*` matches any run of characters.
-bool glob_matches(std::string_view glob, std::string_view text) {
+/// Whether `text` matches `glob`, where `*` matches any run of characters and, with `digit`
+/// (repository names, which cannot hold a "#"), `#` one digit: the built-in spoke patterns'
+/// version ("@*_torch_#*", see defaults), which no rules file's pattern may use.
+bool glob_matches(std::string_view glob, std::string_view text, bool digit = false) {
   std::size_t g = 0, t = 0, star = std::string_view::npos, resume = 0;
   while (t < text.size()) {
     if (g < glob.size() && glob[g] == '*') {
       star = g++;
       resume = t;
-    } else if (g < glob.size() && glob[g] == text[t]) {
+    } else if (g < glob.size() &&
+               (glob[g] == text[t] || (digit && glob[g] == '#' && text[t] >= '0' && text[t] <= '9'))) {
       ++g, ++t;
     } else if (star != std::string_view::npos) {
       g = star + 1;
@@ -63,9 +66,9 @@ bool glob_matches(std::string_view glob, std::string_view text) {
 /// "rules_python++pip+pypi_311_torch"), a module's own name ("rules_cuda~", "rules_cuda+").
 bool repo_matches(std::string_view glob, std::string_view repo) {
   if (glob.empty() || repo.empty()) return glob == repo;
-  if (glob_matches(glob, repo)) return true;
+  if (glob_matches(glob, repo, true)) return true;
   auto apparent = apparent_repo_name(repo);
-  return apparent != repo && glob_matches(glob, apparent);
+  return apparent != repo && glob_matches(glob, apparent, true);
 }
 
 /// Package segments of `glob` (ending in "..." or not) against a package.
@@ -179,7 +182,7 @@ std::string gpu_supplier(std::string_view label, std::string_view pattern) {
   // @pypi_311_torch is the hub pypi_311, whose spoke @pypi_311_numpy a test of numpy reaches.
   if (want && want->repo.starts_with("*_"))
     for (std::size_t k = 1; k < repo.size(); ++k)
-      if (glob_matches(want->repo.substr(1), repo.substr(k))) return std::string(repo.substr(0, k));
+      if (glob_matches(want->repo.substr(1), repo.substr(k), true)) return std::string(repo.substr(0, k));
   return std::string(repo);
 }
 
@@ -340,6 +343,22 @@ GpuDepPatterns GpuDepPatterns::defaults() {
     if (!pattern.starts_with("@*_") || !pattern.ends_with("//:*") || pattern.ends_with("*//:*")) continue;
     const std::string repo = pattern.substr(1, pattern.size() - 5);
     for (std::string_view tail : {"_cp3*", "_py3_*", "_sdist_*"})
+      patterns.gpu_deps.push_back(fmt::format("@{}{}//:*", repo, tail));
+  }
+  // Without a hash (a wheel whose hash no lock file gives, which pip.parse names so since April
+  // 2025), whl_repo_name puts the version second, lower-cased with
+  // "-.+@!:/?=&%,~" as "_": HUB_PYVER_NAME_VERSION_PYTAG_ABITAG_PLATFORM
+  // (@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64), an sdist's HUB_PYVER_NAME_VERSION.
+  // A version begins with a digit (PEP 440: N!, N.N...), which the rest of a longer package's
+  // name never does: "#" is one digit here, so "_torch_#" is torch 2.5.1's and never
+  // torch_geometric's or torch_xla's. A pip-installed spoke of a package with requirements per
+  // platform (pypi_repo_name) gets each target platform's OS and architecture instead:
+  // @pypi_312_torch_linux_x86_64.
+  for (std::size_t i = 0; i < wheels; ++i) {
+    const std::string pattern = patterns.gpu_deps[i];
+    if (!pattern.starts_with("@*_") || !pattern.ends_with("//:*") || pattern.ends_with("*//:*")) continue;
+    const std::string repo = pattern.substr(1, pattern.size() - 5);
+    for (std::string_view tail : {"_#*", "_linux_*", "_osx_*", "_windows_*"})
       patterns.gpu_deps.push_back(fmt::format("@{}{}//:*", repo, tail));
   }
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)

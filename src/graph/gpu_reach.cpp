@@ -39,13 +39,14 @@ RepoAndPackage repo_and_package(std::string_view text) {
   return {text.substr(0, slashes), rest.substr(0, rest.find(':'))};
 }
 
-/// The longest run of `glob` without a `*`: every text the glob matches holds it, and so does
-/// every canonical name whose apparent name it matches (the apparent name is part of it).
+/// The longest run of `glob` without a `*` or a `#` (a built-in pattern's digit): every text the
+/// glob matches holds it, and so does every canonical name whose apparent name it matches (the
+/// apparent name is part of it).
 std::string longest_literal(std::string_view glob) {
   if (glob == "..." || glob.ends_with("/...")) glob.remove_suffix(glob == "..." ? 3 : 4);
   std::string_view longest;
   for (std::size_t begin = 0; begin <= glob.size();) {
-    auto end = std::min(glob.find('*', begin), glob.size());
+    auto end = std::min(glob.find_first_of("*#", begin), glob.size());
     if (end - begin > longest.size()) longest = glob.substr(begin, end - begin);
     begin = end + 1;
   }

@@ -135,6 +135,40 @@ TEST_CASE("the built-in gpu_deps know rules_python's spokes named by the wheel's
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_deps know rules_python's spokes named without a hash, by version") {
+  // bazel-contrib/rules_python python/private/pypi/whl_repo_name.bzl: with no digest the version
+  // goes second, lower-cased with "-.+@!:/?=&%,~" as "_" (HUB_PYVER + NAME_VERSION_PYTAG_ABITAG_
+  // PLATFORM, an sdist's NAME_VERSION); pypi_repo_name appends the target platforms instead.
+  for (auto label : {"@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg",
+                     "@pypi_312_torch_2_5_1_cu124_cp312_cp312_linux_x86_64//:pkg",
+                     "@@rules_python++pip+pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg",
+                     "@pypi_311_jax_cuda12_plugin_0_4_35_cp311_cp311_manylinux2014_x86_64//:pkg",
+                     "@pypi_311_jax_cuda12_pjrt_0_4_35_py3_none_manylinux2014_x86_64//:pkg",
+                     "@pypi_312_triton_3_1_0_cp312_cp312_manylinux_2_17_x86_64//:pkg",
+                     "@pypi_312_tensorflow_2_18_0_cp312_cp312_manylinux_2_17_x86_64//:pkg",
+                     "@pypi_312_cuml_cu12_25_2_0_cp312_cp312_manylinux_2_28_x86_64//:whl",
+                     "@pypi_312_pycuda_2024_1_2//:pkg", "@pypi_312_torch_linux_x86_64//:pkg",
+                     "@pypi_312_tensorflow_osx_aarch64//:pkg"})
+    CHECK(is_gpu_by_default(label));
+  // CPU packages whose names begin like a GPU package's, in the same forms: the version's digit
+  // tells torch 2.5.1 from torch-geometric, torch-xla and tensorflow-cpu.
+  for (auto label : {"@pypi_312_torch_geometric_2_6_1_py3_none_any//:pkg",
+                     "@pypi_312_torch_xla_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg",
+                     "@pypi_312_tensorflow_cpu_2_18_0_cp312_cp312_manylinux_2_17_x86_64//:pkg",
+                     "@pypi_312_torchvision_0_20_1_cp312_cp312_linux_x86_64//:pkg",
+                     "@pypi_312_tritonclient_2_51_0_py3_none_manylinux1_x86_64//:pkg",
+                     "@pypi_312_jaxlib_0_4_35_cp312_cp312_manylinux2014_x86_64//:pkg",
+                     "@pypi_312_numpy_2_1_3_cp312_cp312_manylinux_2_17_x86_64//:pkg",
+                     "@pypi_312_numpy_linux_x86_64//:pkg", "@pypi_312_torch_audio_linux//:pkg"})
+    CHECK_FALSE(is_gpu_by_default(label));
+  // A spoke's hub is still the part before the package: pypi_312 supplies torch.
+  CHECK(gpu_supplier("@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg", "@*_torch_#*//:*") ==
+        "pypi_312");
+  // "#" is no digit in a rules file's pattern: a target name may hold one.
+  CHECK(gpu_pattern_matches("//pkg:a#b", "//pkg:a#b"));
+  CHECK_FALSE(gpu_pattern_matches("//pkg:a#b", "//pkg:a1b"));
+}
+
 TEST_CASE("a pattern is a target pattern with * inside a repository name or a package segment") {
   CHECK(gpu_pattern_matches("@cuda_*//...", "@cuda_nccl//:nccl"));
   CHECK(gpu_pattern_matches("//third_party/gpus/...", "//third_party/gpus:x"));
