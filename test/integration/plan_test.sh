@@ -118,6 +118,27 @@ jq -e '[.assignments[] | .env.CUDA_VISIBLE_DEVICES] == ["0,1,2,3,4,5,6,7", "0,1,
 "$GPUPLAN" explain //python/ray/train:test_torch_fsdp test/data/ray/train.query.xml 2>/dev/null |
   grep -q "every GPU of it *yes *from tag exclusive with no GPU count" || fail "explain does not say every GPU"
 
+# RLlib's tests as Bazel writes ray-project/ray's rllib BUILD text (test/data/ray/rllib.BUILD): `gpu`
+# and `multi_gpu` beside Bazel's `exclusive` are GPU tests (every GPU of the node; 2 GPUs), each
+# alone on its node while it runs (Bazel's exclusive: run alone), and the CPU tests beside them
+# (`exclusive` alone, `fake_gpus`) stay CPU tests. On one 8-GPU node they run one after another.
+cat > "$SCRATCH/one-node.yaml" <<'EOF'
+version: 1
+pools:
+  - name: box
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+EOF
+"$GPUPLAN" plan test/data/ray/rllib.query.xml --fleet "$SCRATCH/one-node.yaml" -o "$SCRATCH/rllib.json" 2>/dev/null ||
+  fail "plan of RLlib's tests failed"
+jq -e '([.assignments[] | {(.label | sub("//rllib:learning_tests_"; "")): [(.gpus | length), .requirements.exclusive]}] | add) ==
+    {"cartpole_appo_multi_gpu": [2, true], "cartpole_dqn_gpu": [8, true], "multi_agent_cartpole_appo_gpu": [8, true]}
+  and ([.cpu_tests[].label] | sort) == ["//rllib:learning_tests_cartpole_a2c_fake_gpus", "//rllib:learning_tests_cartpole_appo"]
+  and ([.assignments[] | [.start_s, .end_s]] | sort | . as $a | [range(1; length) | $a[.][0] >= $a[. - 1][1]] | all)' \
+  "$SCRATCH/rllib.json" >/dev/null ||
+  fail "RLlib's tests are not planned as Ray's CI runs them: $(jq -c '[.assignments[] | [.label, .gpus, .start_s]]' "$SCRATCH/rllib.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
