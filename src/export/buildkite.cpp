@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string_view>
 
 #include "export/ci.hpp"
 #include "export/yaml.hpp"
@@ -26,6 +27,30 @@ void escape_interpolation(nlohmann::ordered_json& value) {
   }
 }
 
+/// Throws InputError for an agent tag from the node's name or a fleet label whose value Buildkite
+/// reads as a wildcard: "a value of `*`, or none after the `=`, matches any agent with that tag"
+/// (buildkite/docs pages/agent/v3/cli_start.md, "Agent targeting"), so the step would run on any
+/// node's agent, on GPUs the plan gave that node's units. A `--tag queue=*` asks for it on purpose.
+void check_wildcard(const CiOptions& o, const ExportNode& node, const std::vector<std::string>& tags) {
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    const auto eq = tags[i].find('=');
+    const std::string_view value =
+        eq == std::string::npos ? std::string_view("true") : std::string_view(tags[i]).substr(eq + 1);
+    if (value != "*" && !value.empty()) continue;
+    const auto [option, source] = ci_tag_source(o, node, i, tags[i]);
+    if (option == "--tag") continue;
+    throw InputError(
+        Position{option},
+        fmt::format("{} gives the agent tag {:?}, whose {} Buildkite reads as any value (agent targeting: a "
+                    "value of '*', or none, matches every agent with that tag), so the step would run on "
+                    "any node's agent: {}",
+                    source, tags[i], value.empty() ? "empty value" : "value '*'",
+                    option == "--fleet-tag"
+                        ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
+                        : "rename the node in the fleet, and plan again"));
+  }
+}
+
 }  // namespace
 
 std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOptions& o) {
@@ -46,6 +71,7 @@ std::string buildkite_pipeline(const Plan& plan, const Fleet* fleet, const CiOpt
     Json agents = Json::object();
     ci_check_node_name(node, "buildkite");
     auto tags = ci_tags(o, node, true);
+    check_wildcard(o, node, tags);
     // Two nodes' steps with the same agent tags (--no-node-tag) may each run on the other's agent.
     ci_check_told_apart(seen, o, node, tags, "buildkite", false);
     for (const auto& tag : tags) {

@@ -172,6 +172,15 @@ std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, boo
   return tags;
 }
 
+CiTagSource ci_tag_source(const CiOptions& o, const ExportNode& node, std::size_t index,
+                          std::string_view tag) {
+  if (index < o.tags.size()) return {"--tag", fmt::format("--tag {:?}", tag)};
+  if (!o.node_tag.empty() && index == o.tags.size())
+    return {"--node-tag", fmt::format("node {:?}'s name (--node-tag {})", node.name, o.node_tag)};
+  const auto& key = o.fleet_tags.at(index - o.tags.size() - (o.node_tag.empty() ? 0 : 1));
+  return {"--fleet-tag", fmt::format("node {:?}'s fleet label {} (--fleet-tag {})", node.name, key, key)};
+}
+
 void ci_check_told_apart(CiTagsSeen& seen, const CiOptions& o, const ExportNode& node,
                          const std::vector<std::string>& tags, std::string_view format, bool fold_case) {
   auto sorted = tags;

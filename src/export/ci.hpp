@@ -42,6 +42,16 @@ long ci_timeout_minutes(const CiOptions& options, const ExportNode& node);
 /// their labels from a comma-separated list), naming the option it came from.
 std::vector<std::string> ci_tags(const CiOptions& options, const ExportNode& node, bool key_value);
 
+/// Where the `index`th of ci_tags' tags came from: `option` ("--tag", "--node-tag" or
+/// "--fleet-tag") and a `source` to name in a message ("node \"a-0\"'s fleet label zone
+/// (--fleet-tag zone)").
+struct CiTagSource {
+  std::string option;
+  std::string source;
+};
+CiTagSource ci_tag_source(const CiOptions& options, const ExportNode& node, std::size_t index,
+                          std::string_view tag);
+
 /// Nodes by the tags their jobs ask for, to tell that no two ask for the same (ci_check_told_apart).
 using CiTagsSeen = std::map<std::vector<std::string>, std::pair<std::string, std::vector<std::string>>>;
 

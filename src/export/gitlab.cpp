@@ -61,17 +61,7 @@ void check_gitlab_tags(const CiOptions& o, const ExportNode& node, const std::ve
                     node.name, tags.size(), gitlab_tags_limit));
   for (std::size_t i = 0; i < tags.size(); ++i) {
     const std::string& tag = tags[i];
-    std::string source = fmt::format("--tag {:?}", tag);
-    std::string option = "--tag";
-    const bool from_node = !o.node_tag.empty() && i == o.tags.size();
-    if (from_node) {
-      source = fmt::format("node {:?}'s name (--node-tag {})", node.name, o.node_tag);
-      option = "--node-tag";
-    } else if (i >= o.tags.size()) {
-      const auto& key = o.fleet_tags[i - o.tags.size() - (o.node_tag.empty() ? 0 : 1)];
-      source = fmt::format("node {:?}'s fleet label {} (--fleet-tag {})", node.name, key, key);
-      option = "--fleet-tag";
-    }
+    const auto [option, source] = ci_tag_source(o, node, i, tag);
     if (tag.size() > gitlab_tag_length_limit)
       throw InputError(
           Position{option},

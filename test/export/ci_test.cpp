@@ -407,7 +407,7 @@ TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming t
   CiOptions o;
   o.node_tag = "node";
   o.fleet_tags = {"zone"};
-  for (const std::string& value : {"gpu-$CI_JOB_ID", "${zone}", "50%PATH%", "$_x"}) {
+  for (std::string value : {"gpu-$CI_JOB_ID", "${zone}", "50%PATH%", "$_x"}) {
     INFO(value);
     for (auto& node : fleet.nodes) node.labels["zone"] = value;
     CHECK_THROWS_WITH(gitlab_pipeline(plan, &fleet, o),
@@ -418,8 +418,7 @@ TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming t
   }
   // What no reference reads ($ before a digit or at the end, one %, %NAME without its closing %)
   // stays as it is, quoted where YAML needs it, and comes back from the YAML as written.
-  for (const std::string& value :
-       {"a$", "$1", "100%", "%gpu", "yes", "1.10", "null", "#x", "a: b", "~", "0x1F"}) {
+  for (std::string value : {"a$", "$1", "100%", "%gpu", "yes", "1.10", "null", "#x", "a: b", "~", "0x1F"}) {
     INFO(value);
     for (auto& node : fleet.nodes) node.labels["zone"] = value;
     auto pipeline = YAML::Load(gitlab_pipeline(plan, &fleet, o));
@@ -439,4 +438,41 @@ TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming t
                     Catch::Contains("would ask for 50 runner tags, and GitLab takes fewer than 50"));
   o.tags.pop_back();
   CHECK_NOTHROW(gitlab_pipeline(plan, nullptr, o));
+}
+
+// Buildkite's agent targeting reads a tag's value `*`, or none after the `=`, as "any agent with
+// that tag" (buildkite/docs pages/agent/v3/cli_start.md, "Agent targeting"): a fleet label
+// `box: "*"` sent each node's step to whichever agent had a box tag, exit 0.
+TEST_CASE("a Buildkite agent tag that Buildkite reads as a wildcard is refused, naming the label") {
+  Plan plan = two_nodes();
+  Fleet fleet;
+  for (const auto* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    fleet.nodes.push_back(node);
+  }
+  CiOptions o;
+  o.node_tag = "hostname";
+  o.fleet_tags = {"box"};
+  for (std::string value : {"*", ""}) {
+    INFO(value);
+    for (auto& node : fleet.nodes) node.labels["box"] = value;
+    CHECK_THROWS_WITH(
+        buildkite_pipeline(plan, &fleet, o),
+        Catch::Contains(
+            "node \"a-0\"'s fleet label box (--fleet-tag box) gives the agent tag \"box=" + value + "\"") &&
+            Catch::Contains("matches every agent with that tag"));
+  }
+  // A partial wildcard is no wildcard ("not yet supported"), and GitHub and GitLab match `*` as it is.
+  for (auto& node : fleet.nodes) node.labels["box"] = "gpu*";
+  CHECK_NOTHROW(buildkite_pipeline(plan, &fleet, o));
+  for (auto& node : fleet.nodes) node.labels["box"] = "*";
+  o.node_tag = "node";
+  CHECK_NOTHROW(gitlab_pipeline(plan, &fleet, o));
+  // A --tag queue=* asks for any queue on purpose.
+  o.node_tag = "hostname";
+  o.fleet_tags.clear();
+  o.tags = {"queue=*"};
+  CHECK_NOTHROW(buildkite_pipeline(plan, nullptr, o));
 }
