@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,7 +21,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -430,6 +434,62 @@ class HeldNodeName {
   int fd_ = -1;
 };
 
+/// Without --claims and --lock-dir nothing keeps two execs of one node apart on this machine:
+/// each would run every unit, two on a GPU at once (a job requeued, or a pod replaced, while its
+/// predecessor still ends its units; a CI job started twice). An exclusive flock on
+/// LOCK_DIR/exec-H.lock (H: a hash of the node's name) held while exec runs, the file holding
+/// "PID HOST", refuses the second, naming the first. Before, both ran. (--claims holds the node in
+/// its directory; --lock-dir hands each GPU to one unit at a time; the default bazel test's
+/// run-under locks each test's GPUs.)
+class OnlyExecOfNode {
+ public:
+  OnlyExecOfNode(const std::string& dir, const std::string& node) {
+    const std::string lock = fmt::format("{}/exec-{:016x}.lock", dir, util::fnv1a(node));
+    auto opened = os::open_regular(lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (!opened) throw InputError(Position{lock}, fmt::format("cannot open it: {}", opened.problem()));
+    fd_ = *opened;
+    int result;
+    do result = ::flock(fd_, LOCK_EX | LOCK_NB);
+    while (result != 0 && errno == EINTR);
+    if (result == 0) {
+      const auto text = fmt::format("{} {}\n", ::getpid(), os::host_name());
+      // The lock is what counts; the words only name the holder to a second exec.
+      [[maybe_unused]] const bool said =
+          ::ftruncate(fd_, 0) == 0 &&
+          ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+      return;
+    }
+    const int error = errno;
+    std::string holder;  // the holder may not have written its words yet: a moment
+    for (int tries = 0; tries < 20 && holder.empty(); ++tries) {
+      if (tries > 0) ::usleep(20'000);
+      char buffer[256] = {};
+      auto n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
+      std::istringstream words(std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0));
+      std::string pid, host;
+      if (words >> pid >> host) holder = fmt::format("process {} on host {}", pid, host);
+    }
+    ::close(fd_);
+    if (error != EWOULDBLOCK)
+      throw InputError(Position{lock}, fmt::format("cannot lock it: {}", std::strerror(error)));
+    throw InputError(
+        Position{lock},
+        fmt::format("node {} is already run on this machine by another gpuplan exec ({}, which holds this "
+                    "lock): without --claims or --lock-dir nothing keeps two execs of one node apart, and "
+                    "each would run every unit, two on a GPU at once. Wait for it to end (a requeued job or "
+                    "a replaced pod whose predecessor still ends its units: start this one again once it "
+                    "has), or stop it; to run the node's units beside it on purpose (another checkout's "
+                    "job), give both the same --lock-dir, which hands each GPU to one unit at a time",
+                    node, holder.empty() ? "a process that has not said which yet" : holder));
+  }
+  OnlyExecOfNode(const OnlyExecOfNode&) = delete;
+  OnlyExecOfNode& operator=(const OnlyExecOfNode&) = delete;
+  ~OnlyExecOfNode() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
 /// The workspace `bazel test` finds from the current directory (the nearest with a MODULE.bazel,
 /// REPO.bazel, WORKSPACE or WORKSPACE.bazel), and the rc files it reads there, in order:
 /// Debian's /etc/bazel/bazelrc, /etc/bazel.bazelrc, the workspace's .bazelrc, ~/.bazelrc.
@@ -818,6 +878,12 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   auto nvml = open_nvml();
   const auto machine = describe_machine(nvml.get());
   check_gpus_here(o, node_gpus, units, nvml.get(), machine);
+  std::optional<OnlyExecOfNode> only_exec;  // held until exec ends
+  if (o.claims.empty() && o.lock_dir.empty()) {
+    const auto dir = lock_dir_of(o);
+    os::GpuLocks::take(dir, {}, false);  // creates and checks the lock directory
+    only_exec.emplace(dir, o.node);
+  }
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   HeldGpus held(o.lock_dir);
