@@ -573,10 +573,6 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
         "in CUDA_VISIBLE_DEVICES)\n",
         rc->file, rc->line, rc->config.empty() ? "it" : "--config=" + rc->config, shell_quote(rc->value),
         shell_quote(rc->value));
-  if (!o.json.empty())
-    throw InputError(Position{"--json"},
-                     "the summary is of units exec runs itself (--command); with the default bazel "
-                     "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
   BazelRun run;
   std::error_code ec;
   run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
@@ -791,6 +787,12 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
 /// read, and `started` before the first unit (or bazel test) starts, for run_exec's report of
 /// an exec that ends early.
 int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned, bool& started) {
+  // Bad usage, refused before anything else: the file it names is never written (run_exec), where
+  // before a refusal for another reason (a --node with no units) wrote it as the summary of a run.
+  if (o.command.empty() && !o.json.empty())
+    throw InputError(Position{"--json"},
+                     "the summary is of units exec runs itself (--command); with the default bazel "
+                     "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
   check_bazel_args(o.bazel_args, !o.command.empty());
   // The default bazel test launches run-under once per test: the plan's index, in the lock
   // directory where the plan's folder takes none, spares each launch reading the whole plan.
@@ -1045,10 +1047,10 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
 }
 
 /// An exec that ends early (a refusal, exit 2, or an internal error) still writes its --junit
-/// and --json where it can, every unit of the node not run with the reason, so that a CI job
-/// uploading them never reports an earlier run's files, nor no file at all, as this one's.
-/// Before the node's units are known (an unreadable plan, a node with no units), the JUnit has
-/// one failed case, `gpuplan exec`, saying why. One that cannot be written is removed.
+/// and --json (with --command: the default bazel test refuses --json first) where it can, every unit of the
+/// node not run with the reason, so that a CI job uploading them never reports an earlier run's files, nor no
+/// file at all, as this one's. Before the node's units are known (an unreadable plan, a node with no units),
+/// the JUnit has one failed case, `gpuplan exec`, saying why. One that cannot be written is removed.
 void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& planned,
                        bool started, const std::exception& error) {
   const bool input = dynamic_cast<const InputError*>(&error) != nullptr;
@@ -1076,6 +1078,7 @@ void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector
                                 .failure_type = "no-result",
                                 .failure_message = "no unit of the node was run: " + why}});
   });
+  if (o.command.empty()) return;  // --json is refused with the default bazel test (exec_node)
   write(o.json, [&] {
     std::vector<UnitRun> runs(planned.size());
     for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];
