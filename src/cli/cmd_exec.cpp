@@ -143,22 +143,43 @@ class Sharing {
   /// lease runs on, or a dynamic node that took it early) is waited for like another node's:
   /// taken over when the lease expires, else reported as it ended there.
   void wait_for(const Assignment& a) {
-    if (taken_.count(a.unit.id) || claims_.state(a.unit.id) == os::Claims::State::done) return;
+    auto state = state_of(a.unit.id);
+    if (taken_.count(a.unit.id) || !state || *state == os::Claims::State::done) return;
     candidates_.push_back(a);
     elsewhere_.insert(a.unit.id);
   }
   os::Claims& claims() { return claims_; }
   /// Claims `unit` for this node; false when another node holds it, and when the claim cannot be
-  /// written (a full disk, a quota): the unit is then not run here, said, and exec goes on with the
-  /// units already running (before, it ended mid-run, exit 2, and they were killed).
+  /// made (a full disk, a quota; a FIFO with its name): the unit is then not run here, said once,
+  /// and exec goes on with the units already running (before, it ended mid-run, exit 2, and they
+  /// were killed).
   bool claim(const std::string& unit) {
     try {
       return claims_.claim(unit);
     } catch (const InputError& e) {
-      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+      refused(unit, e);
       return false;
     }
   }
+  /// claims().state(), or nullopt (said once) when the unit's claim is not a regular file.
+  std::optional<os::Claims::State> state_of(const std::string& unit) {
+    try {
+      return claims_.state(unit);
+    } catch (const InputError& e) {
+      refused(unit, e);
+      return std::nullopt;
+    }
+  }
+  /// claims().ran(), or nullopt where the unit's done mark cannot be read (said by state_of()).
+  std::optional<os::Claims::Ran> ran(const std::string& unit) const {
+    try {
+      return claims_.ran(unit);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+  /// A unit whose claim could not be made here (refused()): not run here, said once.
+  bool unclaimable(const std::string& unit) const { return unclaimable_.count(unit) > 0; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
   /// ours, and it must not start a second time from the node's list.
@@ -173,10 +194,11 @@ class Sharing {
       if (taken_.count(a.unit.id) || elsewhere_.count(a.unit.id)) continue;
       auto gpus = gpus_for(a, free, node_gpus);
       if (!gpus) continue;
-      auto state = claims_.state(a.unit.id);
-      if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-      if ((state != os::Claims::State::free && state != os::Claims::State::expired) || !claim(a.unit.id)) {
-        if (state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
+      auto state = state_of(a.unit.id);
+      if (!state) continue;
+      if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
+      if ((*state != os::Claims::State::free && *state != os::Claims::State::expired) || !claim(a.unit.id)) {
+        if (*state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
         continue;
       }
       taken_.insert(a.unit.id);
@@ -201,15 +223,23 @@ class Sharing {
   bool pending() {
     for (const auto& a : candidates_)
       if (!taken_.count(a.unit.id)) {
-        auto state = claims_.state(a.unit.id);
-        if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-        if (state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
-        if (state == os::Claims::State::held || state == os::Claims::State::expired) return true;
+        auto state = state_of(a.unit.id);
+        if (!state) continue;
+        if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
+        if (*state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
+        if (*state == os::Claims::State::held || *state == os::Claims::State::expired) return true;
       }
     return false;
   }
 
  private:
+  /// Says once per unit why its claim could not be made: take() and pending() try a free unit again
+  /// on every pass (a full disk may have room later), and before, each pass said it again.
+  void refused(const std::string& unit, const InputError& e) {
+    if (unclaimable_.insert(unit).second)
+      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+  }
+
   std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
                                            int node_gpus) const {
     if (here_) return gpus_here(a, *here_, free, holds_whole_node(a, policy_));
@@ -234,6 +264,7 @@ class Sharing {
   /// free GPU would cost a file-system call per unit run anywhere) until pending() sees the
   /// claim expire or end.
   std::set<std::string> elsewhere_;
+  std::set<std::string> unclaimable_;  ///< units whose claim could not be made here: said once
 };
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -670,7 +701,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
 /// node held it is the run here when this node took it over later (or had started it early),
 /// `ran elsewhere` (its node in `ran_on`) when another node finished it, and `not run` when none
 /// did. Dispatching, `own` (this node's planned units) adds those it did not run.
-void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const os::Claims& claims,
+void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const Sharing& sharing,
                        std::map<std::string, os::Claims::Ran>& ran_on) {
   auto ran_here = [](const UnitRun& u) {
     return u.outcome != Outcome::elsewhere && u.outcome != Outcome::not_run;
@@ -686,7 +717,7 @@ void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, co
   std::erase_if(runs, [&](const UnitRun& u) { return !ran_here(u) && started.count(u.assignment.unit.id); });
   for (auto& u : runs)
     if (u.outcome == Outcome::elsewhere) {
-      if (auto ran = claims.ran(u.assignment.unit.id))
+      if (auto ran = sharing.ran(u.assignment.unit.id))
         ran_on[u.assignment.unit.id] = *ran;
       else
         u.outcome = Outcome::not_run;
@@ -955,7 +986,9 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     if (u.outcome != Outcome::elsewhere)
       progress(u, describe(u));
     else if (!sharing->taken_early(u.assignment.unit.id))  // not started here: held, or ran, by another
-      progress(u, sharing->claims().ran(u.assignment.unit.id) ? "ran elsewhere" : "held elsewhere");
+      progress(u, sharing->ran(u.assignment.unit.id)           ? "ran elsewhere"
+                  : sharing->unclaimable(u.assignment.unit.id) ? "not run here"
+                                                               : "held elsewhere");
     GpuUsage usage;
     if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {
       usage = sampler->second->stop();
@@ -984,7 +1017,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
     std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
   std::map<std::string, os::Claims::Ran> ran_on;  ///< units another node ran: who, how it ended
-  if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
+  if (sharing) resolve_elsewhere(runs, own, *sharing, ran_on);
   print_table(runs);
   const long failed_elsewhere =
       sharing ? say_what_ran_elsewhere(o, ran_on, sharing->claims().started_s()) : 0;
