@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,7 +21,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -139,22 +143,43 @@ class Sharing {
   /// lease runs on, or a dynamic node that took it early) is waited for like another node's:
   /// taken over when the lease expires, else reported as it ended there.
   void wait_for(const Assignment& a) {
-    if (taken_.count(a.unit.id) || claims_.state(a.unit.id) == os::Claims::State::done) return;
+    auto state = state_of(a.unit.id);
+    if (taken_.count(a.unit.id) || !state || *state == os::Claims::State::done) return;
     candidates_.push_back(a);
     elsewhere_.insert(a.unit.id);
   }
   os::Claims& claims() { return claims_; }
   /// Claims `unit` for this node; false when another node holds it, and when the claim cannot be
-  /// written (a full disk, a quota): the unit is then not run here, said, and exec goes on with the
-  /// units already running (before, it ended mid-run, exit 2, and they were killed).
+  /// made (a full disk, a quota; a FIFO with its name): the unit is then not run here, said once,
+  /// and exec goes on with the units already running (before, it ended mid-run, exit 2, and they
+  /// were killed).
   bool claim(const std::string& unit) {
     try {
       return claims_.claim(unit);
     } catch (const InputError& e) {
-      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+      refused(unit, e);
       return false;
     }
   }
+  /// claims().state(), or nullopt (said once) when the unit's claim is not a regular file.
+  std::optional<os::Claims::State> state_of(const std::string& unit) {
+    try {
+      return claims_.state(unit);
+    } catch (const InputError& e) {
+      refused(unit, e);
+      return std::nullopt;
+    }
+  }
+  /// claims().ran(), or nullopt where the unit's done mark cannot be read (said by state_of()).
+  std::optional<os::Claims::Ran> ran(const std::string& unit) const {
+    try {
+      return claims_.ran(unit);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+  /// A unit whose claim could not be made here (refused()): not run here, said once.
+  bool unclaimable(const std::string& unit) const { return unclaimable_.count(unit) > 0; }
   void ran_here(const std::string& unit) { taken_.insert(unit); }
   /// This node's own unit already started early on other free GPUs by take(): its claim is
   /// ours, and it must not start a second time from the node's list.
@@ -169,10 +194,11 @@ class Sharing {
       if (taken_.count(a.unit.id) || elsewhere_.count(a.unit.id)) continue;
       auto gpus = gpus_for(a, free, node_gpus);
       if (!gpus) continue;
-      auto state = claims_.state(a.unit.id);
-      if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-      if ((state != os::Claims::State::free && state != os::Claims::State::expired) || !claim(a.unit.id)) {
-        if (state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
+      auto state = state_of(a.unit.id);
+      if (!state) continue;
+      if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
+      if ((*state != os::Claims::State::free && *state != os::Claims::State::expired) || !claim(a.unit.id)) {
+        if (*state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
         continue;
       }
       taken_.insert(a.unit.id);
@@ -197,15 +223,23 @@ class Sharing {
   bool pending() {
     for (const auto& a : candidates_)
       if (!taken_.count(a.unit.id)) {
-        auto state = claims_.state(a.unit.id);
-        if (state == os::Claims::State::done) taken_.insert(a.unit.id);
-        if (state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
-        if (state == os::Claims::State::held || state == os::Claims::State::expired) return true;
+        auto state = state_of(a.unit.id);
+        if (!state) continue;
+        if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
+        if (*state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
+        if (*state == os::Claims::State::held || *state == os::Claims::State::expired) return true;
       }
     return false;
   }
 
  private:
+  /// Says once per unit why its claim could not be made: take() and pending() try a free unit again
+  /// on every pass (a full disk may have room later), and before, each pass said it again.
+  void refused(const std::string& unit, const InputError& e) {
+    if (unclaimable_.insert(unit).second)
+      std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+  }
+
   std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
                                            int node_gpus) const {
     if (here_) return gpus_here(a, *here_, free, holds_whole_node(a, policy_));
@@ -230,6 +264,7 @@ class Sharing {
   /// free GPU would cost a file-system call per unit run anywhere) until pending() sees the
   /// claim expire or end.
   std::set<std::string> elsewhere_;
+  std::set<std::string> unclaimable_;  ///< units whose claim could not be made here: said once
 };
 
 /// This process's hold on the GPU lock files: one flock a GPU, however many units share it.
@@ -430,6 +465,62 @@ class HeldNodeName {
   int fd_ = -1;
 };
 
+/// Without --claims and --lock-dir nothing keeps two execs of one node apart on this machine:
+/// each would run every unit, two on a GPU at once (a job requeued, or a pod replaced, while its
+/// predecessor still ends its units; a CI job started twice). An exclusive flock on
+/// LOCK_DIR/exec-H.lock (H: a hash of the node's name) held while exec runs, the file holding
+/// "PID HOST", refuses the second, naming the first. Before, both ran. (--claims holds the node in
+/// its directory; --lock-dir hands each GPU to one unit at a time; the default bazel test's
+/// run-under locks each test's GPUs.)
+class OnlyExecOfNode {
+ public:
+  OnlyExecOfNode(const std::string& dir, const std::string& node) {
+    const std::string lock = fmt::format("{}/exec-{:016x}.lock", dir, util::fnv1a(node));
+    auto opened = os::open_regular(lock, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (!opened) throw InputError(Position{lock}, fmt::format("cannot open it: {}", opened.problem()));
+    fd_ = *opened;
+    int result;
+    do result = ::flock(fd_, LOCK_EX | LOCK_NB);
+    while (result != 0 && errno == EINTR);
+    if (result == 0) {
+      const auto text = fmt::format("{} {}\n", ::getpid(), os::host_name());
+      // The lock is what counts; the words only name the holder to a second exec.
+      [[maybe_unused]] const bool said =
+          ::ftruncate(fd_, 0) == 0 &&
+          ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+      return;
+    }
+    const int error = errno;
+    std::string holder;  // the holder may not have written its words yet: a moment
+    for (int tries = 0; tries < 20 && holder.empty(); ++tries) {
+      if (tries > 0) ::usleep(20'000);
+      char buffer[256] = {};
+      auto n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
+      std::istringstream words(std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0));
+      std::string pid, host;
+      if (words >> pid >> host) holder = fmt::format("process {} on host {}", pid, host);
+    }
+    ::close(fd_);
+    if (error != EWOULDBLOCK)
+      throw InputError(Position{lock}, fmt::format("cannot lock it: {}", std::strerror(error)));
+    throw InputError(
+        Position{lock},
+        fmt::format("node {} is already run on this machine by another gpuplan exec ({}, which holds this "
+                    "lock): without --claims or --lock-dir nothing keeps two execs of one node apart, and "
+                    "each would run every unit, two on a GPU at once. Wait for it to end (a requeued job or "
+                    "a replaced pod whose predecessor still ends its units: start this one again once it "
+                    "has), or stop it; to run the node's units beside it on purpose (another checkout's "
+                    "job), give both the same --lock-dir, which hands each GPU to one unit at a time",
+                    node, holder.empty() ? "a process that has not said which yet" : holder));
+  }
+  OnlyExecOfNode(const OnlyExecOfNode&) = delete;
+  OnlyExecOfNode& operator=(const OnlyExecOfNode&) = delete;
+  ~OnlyExecOfNode() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
 /// The workspace `bazel test` finds from the current directory (the nearest with a MODULE.bazel,
 /// REPO.bazel, WORKSPACE or WORKSPACE.bazel), and the rc files it reads there, in order:
 /// Debian's /etc/bazel/bazelrc, /etc/bazel.bazelrc, the workspace's .bazelrc, ~/.bazelrc.
@@ -513,10 +604,6 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
         "in CUDA_VISIBLE_DEVICES)\n",
         rc->file, rc->line, rc->config.empty() ? "it" : "--config=" + rc->config, shell_quote(rc->value),
         shell_quote(rc->value));
-  if (!o.json.empty())
-    throw InputError(Position{"--json"},
-                     "the summary is of units exec runs itself (--command); with the default bazel "
-                     "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
   BazelRun run;
   std::error_code ec;
   run.gpuplan = fs::read_symlink("/proc/self/exe", ec).string();
@@ -614,7 +701,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
 /// node held it is the run here when this node took it over later (or had started it early),
 /// `ran elsewhere` (its node in `ran_on`) when another node finished it, and `not run` when none
 /// did. Dispatching, `own` (this node's planned units) adds those it did not run.
-void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const os::Claims& claims,
+void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, const Sharing& sharing,
                        std::map<std::string, os::Claims::Ran>& ran_on) {
   auto ran_here = [](const UnitRun& u) {
     return u.outcome != Outcome::elsewhere && u.outcome != Outcome::not_run;
@@ -630,7 +717,7 @@ void resolve_elsewhere(std::vector<UnitRun>& runs, std::vector<UnitRun>& own, co
   std::erase_if(runs, [&](const UnitRun& u) { return !ran_here(u) && started.count(u.assignment.unit.id); });
   for (auto& u : runs)
     if (u.outcome == Outcome::elsewhere) {
-      if (auto ran = claims.ran(u.assignment.unit.id))
+      if (auto ran = sharing.ran(u.assignment.unit.id))
         ran_on[u.assignment.unit.id] = *ran;
       else
         u.outcome = Outcome::not_run;
@@ -731,6 +818,12 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
 /// read, and `started` before the first unit (or bazel test) starts, for run_exec's report of
 /// an exec that ends early.
 int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned, bool& started) {
+  // Bad usage, refused before anything else: the file it names is never written (run_exec), where
+  // before a refusal for another reason (a --node with no units) wrote it as the summary of a run.
+  if (o.command.empty() && !o.json.empty())
+    throw InputError(Position{"--json"},
+                     "the summary is of units exec runs itself (--command); with the default bazel "
+                     "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
   check_bazel_args(o.bazel_args, !o.command.empty());
   // The default bazel test launches run-under once per test: the plan's index, in the lock
   // directory where the plan's folder takes none, spares each launch reading the whole plan.
@@ -818,6 +911,12 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   auto nvml = open_nvml();
   const auto machine = describe_machine(nvml.get());
   check_gpus_here(o, node_gpus, units, nvml.get(), machine);
+  std::optional<OnlyExecOfNode> only_exec;  // held until exec ends
+  if (o.claims.empty() && o.lock_dir.empty()) {
+    const auto dir = lock_dir_of(o);
+    os::GpuLocks::take(dir, {}, false);  // creates and checks the lock directory
+    only_exec.emplace(dir, o.node);
+  }
   os::SystemRunner runner;
   ExecSchedule schedule(scheduled, plan.policy);
   HeldGpus held(o.lock_dir);
@@ -887,7 +986,9 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     if (u.outcome != Outcome::elsewhere)
       progress(u, describe(u));
     else if (!sharing->taken_early(u.assignment.unit.id))  // not started here: held, or ran, by another
-      progress(u, sharing->claims().ran(u.assignment.unit.id) ? "ran elsewhere" : "held elsewhere");
+      progress(u, sharing->ran(u.assignment.unit.id)           ? "ran elsewhere"
+                  : sharing->unclaimable(u.assignment.unit.id) ? "not run here"
+                                                               : "held elsewhere");
     GpuUsage usage;
     if (auto sampler = samplers.find(u.assignment.unit.id); sampler != samplers.end()) {
       usage = sampler->second->stop();
@@ -916,7 +1017,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
     std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
   std::map<std::string, os::Claims::Ran> ran_on;  ///< units another node ran: who, how it ended
-  if (sharing) resolve_elsewhere(runs, own, sharing->claims(), ran_on);
+  if (sharing) resolve_elsewhere(runs, own, *sharing, ran_on);
   print_table(runs);
   const long failed_elsewhere =
       sharing ? say_what_ran_elsewhere(o, ran_on, sharing->claims().started_s()) : 0;
@@ -979,10 +1080,10 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
 }
 
 /// An exec that ends early (a refusal, exit 2, or an internal error) still writes its --junit
-/// and --json where it can, every unit of the node not run with the reason, so that a CI job
-/// uploading them never reports an earlier run's files, nor no file at all, as this one's.
-/// Before the node's units are known (an unreadable plan, a node with no units), the JUnit has
-/// one failed case, `gpuplan exec`, saying why. One that cannot be written is removed.
+/// and --json (with --command: the default bazel test refuses --json first) where it can, every unit of the
+/// node not run with the reason, so that a CI job uploading them never reports an earlier run's files, nor no
+/// file at all, as this one's. Before the node's units are known (an unreadable plan, a node with no units),
+/// the JUnit has one failed case, `gpuplan exec`, saying why. One that cannot be written is removed.
 void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector<Assignment>& planned,
                        bool started, const std::exception& error) {
   const bool input = dynamic_cast<const InputError*>(&error) != nullptr;
@@ -1010,6 +1111,7 @@ void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector
                                 .failure_type = "no-result",
                                 .failure_message = "no unit of the node was run: " + why}});
   });
+  if (o.command.empty()) return;  // --json is refused with the default bazel test (exec_node)
   write(o.json, [&] {
     std::vector<UnitRun> runs(planned.size());
     for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];

@@ -71,6 +71,21 @@ std::string pid_namespace() {
   return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "unknown";
 }
 
+/// Throws InputError when `info` (lstat's, of `path`, a claim or a done mark) is not a regular
+/// file: gpuplan makes none other in a claims directory, so someone else put it there. Before, a
+/// FIFO that had a claim's name was judged by its time as a live claim: the unit waited a lease,
+/// said only "held elsewhere", or was not run at all, without a word naming it.
+void require_regular(const std::string& path, const struct stat& info) {
+  if (S_ISREG(info.st_mode)) return;
+  throw InputError(Position{path},
+                   fmt::format("{} has the name of a unit's claim, where gpuplan makes only regular files: "
+                               "someone else made it. Remove it; the unit is not run by this node meanwhile",
+                               S_ISFIFO(info.st_mode)  ? "a FIFO"
+                               : S_ISDIR(info.st_mode) ? "a directory"
+                               : S_ISLNK(info.st_mode) ? "a symbolic link"
+                                                       : "a file that is not a regular file"));
+}
+
 /// The highest N for which `base`.N exists; -1 when none does.
 int highest(const std::string& base) {
   int n = -1;
@@ -171,12 +186,16 @@ Claims::State Claims::state(const std::string& unit) {
 
 Claims::State Claims::judge(const std::string& unit, int& n) {
   struct stat info {};
-  if (::lstat(path(unit, "done").c_str(), &info) == 0) return State::done;
+  if (const auto done = path(unit, "done"); ::lstat(done.c_str(), &info) == 0) {
+    require_regular(done, info);
+    return State::done;
+  }
   n = current(unit);
   if (n < 0) return State::free;
   auto claim = path(unit, std::to_string(n));
   if (auto it = held_.find(unit); it != held_.end() && it->second == claim) return State::ours;
   if (::lstat(claim.c_str(), &info) != 0) return State::free;
+  require_regular(claim, info);
   return fs_now() - mtime(info) > lease_s_ ? State::expired : State::held;
 }
 

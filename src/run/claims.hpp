@@ -48,10 +48,13 @@ class Claims {
 
   /// What another node's hold on a unit looks like from here.
   enum class State { free, ours, held, expired, done };
+  /// Throws InputError, naming it, when the unit's current claim or done mark is not a regular
+  /// file (a FIFO someone made there): never judged by its time as a live claim.
   State state(const std::string& unit);
 
   /// Takes the unit for this node if it is free or its holder's lease expired; true when
-  /// this node holds it now (also when it already did).
+  /// this node holds it now (also when it already did). Throws InputError as state() does, and
+  /// when the claim cannot be written (a full disk).
   bool claim(const std::string& unit);
   /// Renews the lease of every unit this node holds and has not finished.
   void renew();

@@ -47,6 +47,16 @@ class Loop {
   }
 
   void run() {
+    try {
+      loop();
+    } catch (...) {
+      end_running();
+      throw;
+    }
+  }
+
+ private:
+  void loop() {
     double last_tick = runner_.now();
     while (true) {
       const int stop = runner_.stop_signal();
@@ -70,7 +80,28 @@ class Loop {
     }
   }
 
- private:
+  /// An exception (a hook's: a claim, a record) ends the run: every running unit gets SIGKILL and
+  /// is waited for (killed outright when it still runs kill_wait_s later) before it goes on, so
+  /// that what the caller gives up as it unwinds (exec's claims, its GPU locks) outlives the
+  /// units. Before, exec gave up the claims of units that ran on until its supervisors killed them
+  /// as it ended, and another node could start such a unit meanwhile. No hook is called.
+  void end_running() noexcept {
+    try {
+      for (const auto& [id, i] : by_id_) runner_.signal(id, SIGKILL);
+      const double start = runner_.now();
+      for (bool outright = false; !by_id_.empty();) {
+        const double now = runner_.now();
+        if (!outright && now - start >= kill_wait_s) {
+          for (const auto& [id, i] : by_id_) runner_.kill_outright(id);
+          outright = true;
+        }
+        if (outright && now - start >= 2 * kill_wait_s) return;  // said by the supervisor; not for ever
+        for (const auto& exit : runner_.wait(start + (outright ? 2 : 1) * kill_wait_s)) by_id_.erase(exit.id);
+      }
+    } catch (...) {  // the first exception is the one that goes on
+    }
+  }
+
   std::vector<int> held(const UnitRun& u) const { return u.holds_node ? node_gpus_ : u.assignment.gpus; }
 
   /// Starts every ready unit that is admitted, and those that a start or a skip makes ready

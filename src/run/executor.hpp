@@ -96,7 +96,10 @@ struct ExecHooks {
 /// ended or a stop signal came; appends the units take_foreign gave. A unit past its timeout
 /// gets SIGTERM, and SIGKILL `grace_s` later, and is killed outright (kill_outright) when it
 /// still runs `kill_wait_s` after that; a stop signal sends SIGTERM to all and starts no more.
-/// Every ended unit's process group gets SIGKILL (what it left behind).
+/// Every ended unit's process group gets SIGKILL (what it left behind). An exception from a hook
+/// goes on only once every running unit has been killed (SIGKILL) and has ended (or still ran
+/// 2 × kill_wait_s later), so that nothing the caller gives up as it unwinds (claims, GPU locks)
+/// is given up while a unit still runs.
 void execute(std::vector<UnitRun>& runs, ExecSchedule& schedule, const std::vector<int>& node_gpus,
              ProcessRunner& runner, const ExecHooks& hooks, double grace_s);
 

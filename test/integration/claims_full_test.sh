@@ -35,4 +35,21 @@ grep -q "//t:after not run here: .*No space left on device" "$SCRATCH/err" ||
   fail "exec does not say why //t:after did not run: $(cat "$SCRATCH/err")"
 [ "$(jq -c '[.units[] | .outcome]' "$SCRATCH/exec.json")" = '["passed","not_run"]' ] ||
   fail "--json: $(cat "$SCRATCH/exec.json")"
+
+# Dispatching (--fleet), a unit whose claim cannot be written is tried again on each pass (the disk
+# may have room later) but said once: before, every pass said it again. n0's //t:other, on GPU 1,
+# ends after //t:fill has filled the disk, and each end is a pass.
+umount "$SCRATCH/full"
+mount -t tmpfs -o size=64k tmpfs "$SCRATCH/full"
+rm -f "$SCRATCH/ran.log"
+l4_fleet n0 n1
+printf '%s\n' "//t:fill n0 0 0" "//t:after n0 0 1" "//t:other n0 1 0" "//t:last n0 1 1" | one_gpu_plan
+sed -i 's|^exit 0$|[ "$1" != //t:other ] \|\| sleep 1|' "$SCRATCH/unit.sh"
+mkdir "$SCRATCH/full/claims"
+status=0
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/full/claims" --fleet "$SCRATCH/fleet.yaml" \
+  --command "$SCRATCH/unit.sh {label}" >"$SCRATCH/out" 2>"$SCRATCH/err" || status=$?
+[ "$status" = 3 ] || fail "dispatching on a claims disk that filled up: exit $status, not 3: $(cat "$SCRATCH/err")"
+[ "$(grep -c "//t:after not run here: .*No space left on device" "$SCRATCH/err")" = 1 ] ||
+  fail "//t:after's claim that could not be written is not said once: $(cat "$SCRATCH/err")"
 echo "claims_full_test: ok"

@@ -115,6 +115,16 @@ status=0
   fail "exec --node ws-9: exit $status, --junit: $(cat junit.xml)"
 [ "$(jq -c '[.node, .totals.units, (.refused | test("ws-9"))]' exec.json)" = '["ws-9",0,true]' ] ||
   fail "exec --node ws-9: --json: $(cat exec.json)"
+# The default bazel test takes no --json: bad usage, refused before anything else and never
+# written. Before, a refusal for another reason (a node with no units) wrote it as that run's
+# summary, and so did the refusal of --json itself.
+for node in ws-9 ws-0; do
+  rm -f exec.json
+  status=0
+  "$GPUPLAN" exec one.json --node "$node" --lock-dir locks --json exec.json >out 2>err || status=$?
+  [ "$status" = 2 ] && grep -q -- '--json: the summary is of units exec runs itself' err && [ ! -e exec.json ] ||
+    fail "--json with the default bazel test on $node: exit $status, $(ls): $(cat err)"
+done
 # An earlier run's file that cannot be written over now (a full disk) is removed, never left as this
 # run's. Where no tmpfs can be mounted (not root), a folder this user cannot write: the file stays,
 # and exec says it is not this run's.

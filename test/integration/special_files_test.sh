@@ -46,6 +46,22 @@ print(f"{h:016x}.done")' "$TEST_TARGET")
 mkfifo "$done_mark"
 run_status run-under --plan plan.json --node ws-0 --lock-dir locks --claims claims true
 [ "$status" = 2 ] && grep -q "$done_mark.*FIFO" err || fail "a FIFO claim: exit $status $(cat err)"
+# exec: a FIFO with the name of the unit's claim (HASH.0) or done mark is named, once, and that unit
+# alone is not run here (exit 3), at once. Before, the FIFO was judged by its time as another node's
+# live claim: the unit waited a lease (60 s) and was run, or was "held elsewhere", without a word.
+for mark in "${done_mark%.done}.0" "$done_mark"; do
+  for dispatch in "" --fleet; do
+    rm -rf claims ran.log
+    mkdir claims
+    mkfifo "$mark"
+    options=(--command 'echo {label} >>ran.log')
+    [ -z "$dispatch" ] || options+=(--fleet "$SOURCE_DIR/examples/workstation.yaml")
+    run_status exec plan.json --node ws-0 --lock-dir locks --claims claims "${options[@]}"
+    [ "$status" = 3 ] && [ "$(grep -c "//ml:inference_test not run here: $mark: a FIFO has the name of a unit's claim" err)" = 1 ] &&
+      ! grep -q //ml:inference_test ran.log && [ "$(wc -l <ran.log)" -ge 1 ] ||
+      fail "exec ${dispatch:-(static)}, a FIFO at $mark: exit $status, ran $(cat ran.log): $(cat err)"
+  done
+done
 
 # 5. A fleet or rules file that never ends (/dev/zero given by mistake) was read until memory ran
 # out; one with a NUL byte, or saved as UTF-16 without its byte-order mark, was read as YAML

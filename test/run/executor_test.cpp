@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <stdexcept>
 
 using namespace gpuplan;
 
@@ -256,4 +257,28 @@ TEST_CASE("GPUs with nothing of this node left to run take units planned elsewhe
   REQUIRE_FALSE(n.runs[2].planned_here);
   REQUIRE(n.runs[2].start == 1);
   REQUIRE(n.runs[2].outcome == Outcome::passed);
+}
+
+TEST_CASE("an exception from a hook goes on only once every running unit is killed and has ended") {
+  // exec's claims are given up as it unwinds: a unit still running then could start on another node too.
+  FakeNode n;
+  n.runs = {run(on({0}, 0, 100), "50"), run(on({1}, 0, 1), "1"), run(on({2}, 0, 100), "60")};
+  n.hooks.ended = [](const UnitRun& u) {
+    if (u.exit_status == 0 && u.seconds == 1) throw std::runtime_error("the claims directory went away");
+  };
+  SECTION("killed by SIGKILL") {
+    REQUIRE_THROWS_WITH(n.execute(), "the claims directory went away");
+    for (size_t k : {0u, 2u}) {
+      REQUIRE(n.runner.processes[k].ended);
+      REQUIRE(n.runner.processes[k].signals == std::vector<int>{SIGKILL});
+    }
+    REQUIRE(n.runner.clock == 1);
+  }
+  SECTION("a unit SIGKILL does not end is killed outright, and waited for at most 2 × kill_wait_s") {
+    n.runner.ignore_kill = true;
+    REQUIRE_THROWS_WITH(n.execute(), "the claims directory went away");
+    REQUIRE(n.runner.processes[0].signals == std::vector<int>{SIGKILL, -SIGKILL});
+    REQUIRE(n.runner.processes[0].ended);
+    REQUIRE(n.runner.clock == 1 + kill_wait_s);
+  }
 }
