@@ -2,6 +2,7 @@
 // Running a plan: the decisions shared by `run-under`, `exec` and the Slurm export.
 // Everything here takes values and returns values; the processes, signals and lock
 // files themselves live in src/run/os.hpp.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -103,12 +104,15 @@ std::optional<int> first_missing_gpu(int planned, const Node& fleet_node);
 /// a hand-edited or broken plan never runs a GPU test on no GPU or on one GPU twice: at least
 /// one GPU, as many as its requirement asks, none listed twice or negative, and a label. Throws InputError
 /// naming the plan, unit and node (`gpuplan verify` says all that is wrong with a plan).
-void check_launchable(const Assignment& assignment, const std::string& plan_path);
+/// With `index`, its place in the plan's assignments, the error is a JsonValueError at
+/// "assignments[INDEX]", whose line the CLI finds (at_plan_lines).
+void check_launchable(const Assignment& assignment, const std::string& plan_path,
+                      std::optional<std::size_t> index = std::nullopt);
 
 /// Checks that no unit is planned twice (on one node or two), which would run it twice, and that
 /// the shards of a test agree on their count (TEST_TOTAL_SHARDS: with two counts, some of its
 /// cases would run twice and others never). Throws InputError naming the plan, the unit and both
-/// nodes or counts.
+/// nodes or counts: a JsonValueError at the second unit ("assignments[N]").
 void check_planned_once(const Plan& plan, const std::string& plan_path);
 
 /// Seconds a unit may run: its `timeout` attribute (short 60, moderate 300, long 900,

@@ -841,8 +841,11 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   }
   // A broken plan never runs a unit on no GPU, on one GPU twice, or twice.
   planned = units;
-  check_planned_once(plan, o.plan);
-  for (const auto& a : units) check_launchable(a, o.plan);
+  at_plan_lines([&] {
+    check_planned_once(plan, o.plan);
+    for (std::size_t i = 0; i < plan.assignments.size(); ++i)
+      if (plan.assignments[i].node == o.node) check_launchable(plan.assignments[i], o.plan, i);
+  });
   if (o.command.empty()) return run_bazel(o, plan, units, started);
   if (auto runtime = container_without_unit_gpus(o.command))
     std::cerr << fmt::format(

@@ -64,7 +64,7 @@ void add_render_command(CLI::App& app, int& status) {
       print_fleet_warnings(*fleet);
     }
     auto plan = read_plan(args->plan);
-    if (fleet) check_plan_on_fleet(plan, *fleet);
+    if (fleet) check_plan_on_fleet(plan, args->plan, *fleet);
     if (format == "trace") {
       write_output(args->output, render_trace(plan));
     } else {

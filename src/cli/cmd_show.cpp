@@ -113,7 +113,7 @@ void add_show_command(CLI::App& app, int& status) {
       auto fleet_input = open_input(args->fleet);
       fleet = load_fleet(fleet_input.in(), fleet_input.name);
       print_fleet_warnings(*fleet);
-      check_plan_on_fleet(whole_plan, *fleet);
+      check_plan_on_fleet(whole_plan, args->plan, *fleet);
       if (args->nodes.empty() && args->labels.empty()) options.fleet = &*fleet;
     }
     std::string note;

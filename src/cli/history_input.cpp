@@ -498,10 +498,15 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
     if (!source.ends_with("-resharded") || unit.label == resharded) continue;
     resharded = unit.label;
     warn(unit.label,
-         fmt::format(
-             "its runs were measured with another shard count than it has now ({}): it is planned from "
-             "the whole test's measured time, split over its shards",
-             unit.shard_count == 1 ? std::string("unsharded") : fmt::format("{} shards", unit.shard_count)));
+         unit.shard_count == 1
+             ? std::string(
+                   "its runs were measured in shards, and it is unsharded now: it is planned at the sum "
+                   "of its shards' times, a shard with no run (its result cached, or never run) at "
+                   "their average")
+             : fmt::format(
+                   "its runs were measured with another shard count than it has now ({} shards): it is "
+                   "planned from the whole test's measured time, split over its shards",
+                   unit.shard_count));
   }
   for (auto [label, borrowing] : siblings_of) {
     std::sort(borrowing.shards.begin(), borrowing.shards.end());

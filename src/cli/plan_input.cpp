@@ -19,8 +19,10 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/json_value_error.hpp"
 #include "gpuplan/run.hpp"
 #include "run/os.hpp"
+#include "util/json_locate.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -56,8 +58,8 @@ std::string read_at(int fd, std::uint64_t offset, std::size_t length) {
 /// whole (at 150k units a launch without an index held 195 MiB, 91 MiB now).
 class ScanningReader : public std::streambuf {
  public:
-  ScanningReader(int fd, std::uint64_t size, PlanRecordScanner& scanner)
-      : fd_(fd), size_(size), scanner_(scanner) {}
+  ScanningReader(int fd, std::uint64_t size, PlanRecordScanner& scanner, bool indexing = true)
+      : fd_(fd), size_(size), scanner_(scanner), indexing_(indexing) {}
   std::uint64_t bytes_read() const { return offset_; }
 
  protected:
@@ -89,8 +91,8 @@ class ScanningReader : public std::streambuf {
   int fd_;
   std::uint64_t size_;
   PlanRecordScanner& scanner_;
+  bool indexing_;
   std::uint64_t offset_ = 0;
-  bool indexing_ = true;
   std::array<char, std::size_t{64} << 10> buffer_;
 };
 
@@ -285,9 +287,29 @@ void take_pack_knobs(const Plan& plan, Rules& rules) {
   if (plan.summary.max_tests_per_gpu) rules.max_tests_per_gpu = *plan.summary.max_tests_per_gpu;
 }
 
+void at_plan_lines(const std::function<void()>& check) {
+  try {
+    check();
+  } catch (const JsonValueError& error) {
+    const auto& file = error.position().file;
+    if (error.position().line > 0 || file.empty() || file == "-" || file == "<stdin>") throw;
+    auto opened = os::open_regular(file, O_RDONLY);  // never waits on a FIFO
+    Fd fd(opened ? *opened : -1);
+    struct stat info {};
+    if (fd.fd < 0 || ::fstat(fd.fd, &info) != 0) throw;
+    PlanRecordScanner unused;
+    ScanningReader text(fd.fd, static_cast<std::uint64_t>(info.st_size), unused, false);
+    auto spot = util::locate_json_path(text, error.json_path());
+    if (!spot) throw;
+    throw error.at(spot->line, spot->column);
+  }
+}
+
 void check_exportable(const Plan& plan, const std::string& path) {
-  check_planned_once(plan, path);
-  for (const auto& a : plan.assignments) check_launchable(a, path);
+  at_plan_lines([&] {
+    check_planned_once(plan, path);
+    for (std::size_t i = 0; i < plan.assignments.size(); ++i) check_launchable(plan.assignments[i], path, i);
+  });
 }
 
 void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& plan_path,
@@ -298,28 +320,45 @@ void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& p
   for (const auto& node : fleet.nodes) {
     auto it = planned.find(node.name);
     if (it == planned.end()) continue;
-    if (auto gpu = first_missing_gpu(it->second, node))
-      throw InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
-                       fmt::format("node {} has no GPU {} in the fleet {}, which the plan runs units on: the "
-                                   "plan was made for another fleet, and every job's exec would refuse it",
-                                   node.name, *gpu, fleet_path));
+    auto gpu = first_missing_gpu(it->second, node);
+    if (!gpu) continue;
+    // At the first unit of the node on that GPU or above, which makes exec want it.
+    std::size_t index = 0;
+    while (index < plan.assignments.size() &&
+           (plan.assignments[index].node != node.name ||
+            std::ranges::none_of(plan.assignments[index].gpus, [&](int g) { return g >= *gpu; })))
+      ++index;
+    at_plan_lines([&] {
+      throw JsonValueError(
+          Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+          fmt::format("assignments[{}]", index),
+          fmt::format("node {} has no GPU {} in the fleet {}, which the plan runs units on ({} here): the "
+                      "plan was made for another fleet, and every job's exec would refuse it",
+                      node.name, *gpu, fleet_path, plan.assignments[index].unit.id));
+    });
   }
 }
 
-void check_plan_on_fleet(const Plan& plan, const Fleet& fleet) {
+void check_plan_on_fleet(const Plan& plan, const std::string& plan_path, const Fleet& fleet) {
   std::map<std::string_view, int> gpus_of;
   for (const auto& node : fleet.nodes) gpus_of[node.name] = static_cast<int>(node.gpus.size());
-  for (const auto& a : plan.assignments) {
+  for (std::size_t i = 0; i < plan.assignments.size(); ++i) {
+    const auto& a = plan.assignments[i];
+    auto refuse = [&](const std::string& what) {
+      at_plan_lines([&] {
+        throw JsonValueError(
+            Position{plan_path.empty() || plan_path == "-" ? std::string("<stdin>") : plan_path},
+            fmt::format("assignments[{}]", i), what);
+      });
+    };
     auto found = gpus_of.find(a.node.str());
     if (found == gpus_of.end())
-      throw InputError(Position{fleet.source},
-                       fmt::format("the plan puts {} on node {}, which this fleet does not have", a.unit.id,
-                                   a.node.str()));
+      refuse(fmt::format("the plan puts {} on node {}, which this fleet does not have ({})", a.unit.id,
+                         a.node.str(), fleet.source));
     for (int gpu : a.gpus)
       if (gpu < 0 || gpu >= found->second)
-        throw InputError(Position{fleet.source},
-                         fmt::format("the plan puts {} on GPU {} of {}, which has {} GPUs", a.unit.id, gpu,
-                                     a.node.str(), found->second));
+        refuse(fmt::format("the plan puts {} on GPU {} of {}, which has {} GPUs in the fleet {}", a.unit.id,
+                           gpu, a.node.str(), found->second, fleet.source));
   }
 }
 

@@ -2,6 +2,7 @@
 // Reading a plan file for the commands that take one (show, render, verify), its lookup
 // index (PLAN.index) for `run-under`, which runs once per test launch, and the launchers' node
 // from --fleet.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,9 +69,16 @@ void check_fits_fleet(const Plan& plan, const Fleet& fleet, const std::string& p
                       const std::string& fleet_path);
 
 /// For show and render given --fleet: a unit on a node the fleet lacks, or on a GPU its node
-/// lacks (a plan made for another fleet), refused as `simulate` refuses it (InputError naming the
-/// fleet, the unit and the node; exit 2). Before, the chart mixed both fleets' nodes silently.
-void check_plan_on_fleet(const Plan& plan, const Fleet& fleet);
+/// lacks (a plan made for another fleet), refused as `simulate` refuses it (InputError at the
+/// unit's line in `plan_path`, naming the unit, the node and the fleet; exit 2). Before, the chart
+/// mixed both fleets' nodes silently.
+void check_plan_on_fleet(const Plan& plan, const std::string& plan_path, const Fleet& fleet);
+
+/// `check()`, whose JsonValueError about a plan file read whole (check_planned_once's, ...) is
+/// thrown again at the line and column of the value in that file, read once more for it: only
+/// on an error, so that a valid plan costs nothing for it. Standard input, a pipe, a file gone:
+/// the error as it is, naming the JSON path.
+void at_plan_lines(const std::function<void()>& check);
 
 /// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
 /// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.

@@ -221,17 +221,63 @@ class Chart {
     return y + kLine;
   }
 
-  /// The unschedulable units from `y` (drawn when `draw`); returns the y after them.
+  /// The unschedulable units from `y` (drawn when `draw`); returns the y after them. Grouped by
+  /// reason, largest group first, as `show --format markdown` groups them: at most
+  /// kReasonsShown reasons and kUnitsPerReason units of each, the rest counted. Before, a line a
+  /// unit: 10,000 unschedulable units made the picture 180,000 px taller.
   double unschedulable(double y, bool draw) {
     if (plan_.unschedulable.empty()) return y;
     y += kLine / 2;
     if (draw)
       text(12, y, fmt::format("Unschedulable units ({})", plan_.unschedulable.size()), "gp-node gp-unsched");
-    for (const auto& u : plan_.unschedulable) {
+    const auto& groups = unschedulable_groups();
+    std::size_t shown = 0;
+    for (; shown < groups.size() && shown < kReasonsShown; ++shown) {
+      const auto& [reason, units] = groups[shown];
       y += kLine;
-      if (draw) text(12, y, fit(printable(u.unit.id + ": " + u.reason), 170), "", "xml:space=\"preserve\"");
+      if (draw)
+        text(12, y,
+             fit(printable(fmt::format("{} unit{}: {}", units.size(), util::plural(units.size()), reason)),
+                 170),
+             "", "xml:space=\"preserve\"");
+      for (std::size_t i = 0; i < units.size() && i < kUnitsPerReason; ++i) {
+        y += kLine;
+        if (draw) text(28, y, fit(printable(units[i]->unit.id), 168), "", "xml:space=\"preserve\"");
+      }
+      if (units.size() > kUnitsPerReason) {
+        y += kLine;
+        if (draw) text(28, y, fmt::format("and {} more", units.size() - kUnitsPerReason), "gp-muted");
+      }
+    }
+    if (shown < groups.size()) {
+      std::size_t rest = 0;
+      for (std::size_t i = shown; i < groups.size(); ++i) rest += groups[i].second.size();
+      y += kLine;
+      if (draw)
+        text(12, y,
+             fmt::format("and {} more reasons ({} units): the plan's \"unschedulable\" lists them all, "
+                         "`gpuplan show` groups them",
+                         groups.size() - shown, rest),
+             "gp-muted");
     }
     return y + kLine / 2;
+  }
+
+  static constexpr std::size_t kReasonsShown = 12;
+  static constexpr std::size_t kUnitsPerReason = 5;
+  using ReasonGroup = std::pair<std::string_view, std::vector<const UnschedulableUnit*>>;
+
+  /// The unschedulable units by reason, largest group first (ties by reason), each in plan order;
+  /// made once, for both passes.
+  const std::vector<ReasonGroup>& unschedulable_groups() {
+    if (!groups_.empty()) return groups_;
+    std::map<std::string_view, std::vector<const UnschedulableUnit*>> by_reason;
+    for (const auto& u : plan_.unschedulable) by_reason[u.reason].push_back(&u);
+    groups_.assign(by_reason.begin(), by_reason.end());
+    std::stable_sort(groups_.begin(), groups_.end(), [](const ReasonGroup& a, const ReasonGroup& b) {
+      return a.second.size() > b.second.size();
+    });
+    return groups_;
   }
 
   const Plan& plan_;
@@ -241,6 +287,7 @@ class Chart {
   /// unit → the top of each lane it holds without running there (Lane::held)
   std::map<const Assignment*, std::vector<double>> held_places_;
   std::vector<PackageUnits> packages_;  ///< the legend's, in its order
+  std::vector<ReasonGroup> groups_;     ///< unschedulable_groups()
 };
 
 }  // namespace

@@ -329,6 +329,12 @@ Estimator history_estimator(const History& history, const Classification& tests,
       }
     } else if (!found) {
       found = lookup(*own, label, shard, test.target.shard_count);
+      // Unsharded now, with runs of its shards only, and no count in the history (with one,
+      // `changed` reshards it above): the sum of its shards' times, scaled up over shards with no
+      // run (their results cached), is a guess at the whole test's, warned of as resharding is.
+      // Before, it was planned so without a word, --strict too.
+      if (found && !shard && now == 1 && !has_whole && found->source != timeout_source)
+        found->source += "-resharded";
     }
     Estimate estimate;
     if (found && found->source != timeout_source) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/json_value_error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
 
@@ -138,11 +139,15 @@ std::optional<int> first_missing_gpu(int planned, const Node& fleet_node) {
   return std::nullopt;
 }
 
-void check_launchable(const Assignment& a, const std::string& plan_path) {
+void check_launchable(const Assignment& a, const std::string& plan_path, std::optional<std::size_t> index) {
   auto refuse = [&](const std::string& what) {
-    throw InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
-                     fmt::format("{} on node {} {}; not run (`gpuplan verify` checks the whole plan)",
-                                 a.unit.id, a.node.str(), what));
+    Position position{plan_path == "-" ? std::string("<stdin>") : plan_path};
+    auto message = fmt::format("{} on node {} {}; not run (`gpuplan verify` checks the whole plan)",
+                               a.unit.id, a.node.str(), what);
+    // At its JSON path where its place in the plan's assignments is known, for the CLI to give
+    // it its line.
+    if (index) throw JsonValueError(position, fmt::format("assignments[{}]", *index), message);
+    throw InputError(position, message);
   };
   if (a.unit.label.empty()) refuse("has no label");
   if (a.gpus.empty()) refuse("has no GPUs in the plan");
@@ -157,13 +162,17 @@ void check_launchable(const Assignment& a, const std::string& plan_path) {
 }
 
 void check_planned_once(const Plan& plan, const std::string& plan_path) {
+  // At the second of the two units, whose place in the file the CLI finds (JsonValueError).
+  std::size_t index = 0;
   auto refuse = [&](const std::string& what) {
-    return InputError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
-                      what + "; not run (`gpuplan verify` checks the whole plan)");
+    return JsonValueError(Position{plan_path == "-" ? std::string("<stdin>") : plan_path},
+                          fmt::format("assignments[{}]", index),
+                          what + "; not run (`gpuplan verify` checks the whole plan)");
   };
   std::map<std::string_view, std::string_view> planned_on;
   std::map<std::string_view, const Unit*> shards_of;
-  for (const auto& a : plan.assignments) {
+  for (; index < plan.assignments.size(); ++index) {
+    const auto& a = plan.assignments[index];
     if (auto [it, first] = planned_on.emplace(a.unit.id, a.node.str()); !first)
       throw refuse(fmt::format("{} is planned twice (on {} and on {})", a.unit.id, it->second, a.node.str()));
     if (!a.unit.shard_index) continue;

@@ -270,3 +270,31 @@ TEST_CASE("long package names in the HTML legend wrap instead of running off the
   REQUIRE(html.find("#legend li{cursor:pointer;white-space:nowrap}") == std::string::npos);
   REQUIRE(html.find("overflow-wrap:anywhere") != std::string::npos);
 }
+
+TEST_CASE("the SVG chart groups unschedulable units by reason, a few of each, the rest counted") {
+  auto plan = example_plan();
+  plan.unschedulable.clear();
+  // 10,000 units for 20 reasons: reason r has r + 1 units beyond the first 9,790 of reason 0.
+  auto add = [&](int reason, int n) {
+    for (int i = 0; i < n; ++i) {
+      UnschedulableUnit u;
+      u.unit.id = u.unit.label = fmt::format("//r{}:t{}", reason, i);
+      u.reason = fmt::format("reason {}", reason);
+      plan.unschedulable.push_back(u);
+    }
+  };
+  add(0, 9790);
+  for (int r = 1; r < 20; ++r) add(r, r < 19 ? 11 : 12);
+  REQUIRE(plan.unschedulable.size() == 10000);
+  auto svg = render_svg(plan);
+  CHECK_THAT(svg, Catch::Contains("Unschedulable units (10000)"));
+  CHECK_THAT(svg, Catch::Contains(">9790 units: reason 0<"));
+  CHECK(svg.find("reason 0<") < svg.find("reason 19<"));  // largest group first
+  CHECK_THAT(svg, Catch::Contains(">and 9785 more<"));
+  CHECK_THAT(svg, Catch::Contains(">and 8 more reasons (88 units)"));
+  CHECK(count(svg, ">//r0:t") == 5);
+  CHECK(svg.find(">//r0:t5<") == std::string::npos);
+  // A line a reason, its first units and the rest's count, not a line a unit.
+  auto height_at = svg.find("height=\"") + 8;
+  CHECK(std::stod(svg.substr(height_at)) < 3000);
+}

@@ -184,6 +184,23 @@ TEST_CASE("a test sharded since its history was taken shares its whole-test time
   REQUIRE(estimate(tests.tests[1], std::nullopt).seconds == 40);
 }
 
+TEST_CASE("a test unsharded now, with runs of some of its shards only, is planned as resharded") {
+  // No count in the history; shard 1's result was cached: 100 + 100 scaled up to 3 shards.
+  History history;
+  history.samples[{"//a:t", 0}] = durations({100});
+  history.samples[{"//a:t", 2}] = durations({100});
+  Classification tests;
+  tests.tests = {gpu_test("//a:t", "large")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(estimate.seconds == 300);
+  CHECK(estimate.source == "history-p90-resharded");  // was history-p90: planned so without a word
+  // Its own whole-test runs are no guess.
+  history.samples[{"//a:t", std::nullopt}] = durations({250});
+  estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(estimate.seconds == 250);
+  CHECK(estimate.source == "history-p90");
+}
+
 TEST_CASE("a test whose shard count changed since its runs is planned from the whole test's time") {
   // Measured in 4 shards of 100 s (BEP's shardCount); now 2 shards: each is 200 s, not 100 s. The
   // shards of an older count (5 and 6 of a 7-shard era) are not the test's any more.

@@ -409,7 +409,7 @@ for kind in "slurm -o $SCRATCH/small-out" "kubernetes --image x -o $SCRATCH/smal
   status=0
   "$GPUPLAN" export $kind "$PLAN" --fleet "$SCRATCH/small-fleet.yaml" > /dev/null 2> "$SCRATCH/small.err" || status=$?
   [ "$status" = 2 ] && [ ! -e "$SCRATCH/small-out" ] &&
-    grep -q "^gpuplan: $PLAN: node a100-0 has no GPU 2 in the fleet $SCRATCH/small-fleet.yaml, which the plan runs units on" \
+    grep -q "^gpuplan: $PLAN:56:5: assignments\[0\]: node a100-0 has no GPU 2 in the fleet $SCRATCH/small-fleet.yaml, which the plan runs units on (//ml:allreduce_test here)" \
       "$SCRATCH/small.err" || fail "export $kind for a fleet lacking GPUs of the plan: exit $status, $(cat "$SCRATCH/small.err")"
 done
 

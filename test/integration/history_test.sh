@@ -213,6 +213,24 @@ jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [
   fail "plan with runs of 2 of 4 shards failed"
 grep -q "^gpuplan: warning: //ml:train_test: has runs of shards 0 to 1 only, 4 shards now, and no shard count in the history" \
   "$SCRATCH/two-of-four.err" || fail "runs of fewer shards than the test has were read silently: $(cat "$SCRATCH/two-of-four.err")"
+# A test unsharded now whose history (no shard count in it) has runs of shards 0 and 2 only, the
+# result of shard 1 cached: planned at their sum scaled up to 3 shards, a guess said as resharding
+# is, and an error under --strict. Before, both without a word.
+{ echo label,shard,seconds
+  for shard in 0 2; do echo "//ml:allreduce_test,$shard,100"; done; } >"$SCRATCH/cached-shard.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/cached-shard.csv" -o "$SCRATCH/cached-shard.json" 2>"$SCRATCH/cached-shard.err" ||
+  fail "plan with a cached shard failed: $(cat "$SCRATCH/cached-shard.err")"
+jq -e '[.assignments[] | select(.label == "//ml:allreduce_test") | [.duration_s, .duration_source]] == [[300, "history-p90-resharded"]]' \
+  "$SCRATCH/cached-shard.json" >/dev/null || fail "a cached shard: $(jq -c '.assignments[] | select(.label == "//ml:allreduce_test")' "$SCRATCH/cached-shard.json")"
+grep -q "^gpuplan: warning: //ml:allreduce_test: its runs were measured in shards, and it is unsharded now: it is planned at the sum of its shards' times, a shard with no run (its result cached, or never run) at their average" \
+  "$SCRATCH/cached-shard.err" || fail "a cached shard's guess is silent: $(cat "$SCRATCH/cached-shard.err")"
+status=0
+"$GPUPLAN" plan --strict examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/cached-shard.csv" -o "$SCRATCH/cached-strict.json" 2>"$SCRATCH/cached-strict.err" || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/cached-strict.json" ] &&
+  grep -q "//ml:allreduce_test: its runs were measured in shards.*(--strict)" "$SCRATCH/cached-strict.err" ||
+  fail "a cached shard under --strict: exit $status: $(cat "$SCRATCH/cached-strict.err")"
 # A directory is read as bazel-testlogs: one of BEP and results files gave no run, silently.
 mkdir -p "$SCRATCH/artifacts"
 cp $DATA/bep_run.json $DATA/runs.csv "$SCRATCH/artifacts/"

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/json_value_error.hpp"
 #include "gpuplan/run.hpp"
 #include "run/dispatch.hpp"
 
@@ -278,10 +279,19 @@ TEST_CASE(
   plan.assignments[1].unit.shard_count = 3;
   REQUIRE_THROWS_WITH(
       check_planned_once(plan, "plan.json"),
-      "plan.json: the shards of //a:t disagree on their count, 2 (//a:t#shard-0-of-2) and 3 "
+      "plan.json: assignments[1]: the shards of //a:t disagree on their count, 2 (//a:t#shard-0-of-2) and 3 "
       "(//a:t#shard-1-of-2): with two TEST_TOTAL_SHARDS, some of its cases would run twice and "
       "others never; not run (`gpuplan verify` checks the whole plan)");
   plan.assignments[1] = placed("m", "//a:t", {0}, 0, 0);
   REQUIRE_THROWS_WITH(check_planned_once(plan, "plan.json"),
                       Catch::Contains("is planned twice (on n and on m)"));
+  // The second unit's JSON path, for the CLI to find its line (before, the file alone).
+  REQUIRE_THROWS_AS(check_planned_once(plan, "plan.json"), JsonValueError);
+  try {
+    check_planned_once(plan, "plan.json");
+  } catch (const JsonValueError& e) {
+    CHECK(e.json_path() == "assignments[1]");
+    CHECK(
+        std::string(e.at(40, 5).what()).starts_with("plan.json:40:5: assignments[1]: //a:t#shard-0-of-2 is"));
+  }
 }
