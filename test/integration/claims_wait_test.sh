@@ -22,7 +22,7 @@ wait_for() {  # wait_for CONDITION: up to 60 s (a loaded CI machine) for the she
   fail "timed out waiting for: $1"
 }
 # //t:first holds GPU 0 until told to end; //t:second claims its unit and waits for GPU 0.
-(under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ]; do sleep 0.1; done") &
+(under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ] && [ -d '$SCRATCH' ]; do sleep 0.1; done") &
 first=$!
 wait_for '[ -e "$SCRATCH/first.started" ]'
 (under n0 //t:second sh -c "echo n0 >>'$SCRATCH/second.log'") 2>"$SCRATCH/second-n0.err" &
