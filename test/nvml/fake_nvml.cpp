@@ -11,6 +11,8 @@
 // gpuplan_fake_nvml_count_calls(), not NVML's: how often the GPUs were counted, which
 // GpuUsageSampler does first in each sample; a test that changes the processes file waits on it
 // for a sample taken after the change, not for a fixed time a loaded machine may outlast.
+// GPUPLAN_FAKE_NVML_COUNTS (a file): gets a byte at each count, for a unit under exec or run-under
+// to wait on the same way (`sampled` in test/integration/lib.sh).
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -72,6 +74,11 @@ unsigned long gpuplan_fake_nvml_count_calls() { return count_calls.load(); }
 
 int nvmlDeviceGetCount_v2(unsigned int* count) {
   count_calls.fetch_add(1);
+  if (const char* counts = std::getenv("GPUPLAN_FAKE_NVML_COUNTS"))
+    if (FILE* file = std::fopen(counts, "a")) {
+      std::fputc('.', file);
+      std::fclose(file);
+    }
   *count = gpu_count();
   return 0;
 }
