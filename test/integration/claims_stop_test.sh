@@ -18,9 +18,16 @@ under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in p
     --node "$node" --claims "${CLAIMS_DIR:-$SCRATCH/claims}" --lease 120 --fleet "$SCRATCH/fleet.yaml" \
     --lock-dir "$SCRATCH/locks-$node" "$@"
 }
-wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
-  for _ in $(seq 100); do eval "$1" && return; sleep 0.1; done
+wait_for() {  # wait_for CONDITION: up to 60 s (a loaded CI machine) for the shell condition to hold
+  for _ in $(seq 600); do eval "$1" && return; sleep 0.1; done
   fail "timed out waiting for: $1"
+}
+# blocked_on LOCK: until a process waits in flock for the file LOCK (/proc/locks: "-> FLOCK"). A
+# fixed 0.3 s after the claim, a loaded machine's launch need not have got to its wait.
+blocked_on() {
+  local inode
+  inode=$(stat -c %i "$1")
+  wait_for 'grep -q -- "-> FLOCK .*:'"$inode"' " /proc/locks'
 }
 # //t:first holds GPU 0 until told to end.
 (under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ]; do sleep 0.1; done") &
@@ -37,7 +44,7 @@ for signal in TERM INT; do
   pid=$!
   claims=$((claims + 1))
   wait_for '[ "$(ls "$SCRATCH/claims" | grep -c "^[^-]*\.0$")" -ge '$claims' ]'
-  sleep 0.3  # in its wait for the GPU's lock
+  blocked_on "$SCRATCH/locks-n0/gpu-0.lock"  # in its wait for the GPU's lock
   kill -"$signal" "$pid"
   status=0
   wait "$pid" || status=$?
@@ -61,7 +68,8 @@ done
 # (a run-under of another job): the unit never started, and its claim is given up as exec ends,
 # for another node to run it now. Before, it stayed held until the lease ran out.
 install -d -m 0700 "$SCRATCH/claims-exec"
-flock "$SCRATCH/locks-n0/gpu-0.lock" sh -c "touch '$SCRATCH/locked'; while [ ! -e '$SCRATCH/unlock' ]; do sleep 0.1; done" &
+# Until told, or until the scratch folder goes (a failure below: it held up CTest for its timeout).
+flock "$SCRATCH/locks-n0/gpu-0.lock" sh -c "touch '$SCRATCH/locked'; while [ ! -e '$SCRATCH/unlock' ] && [ -d '$SCRATCH' ]; do sleep 0.1; done" &
 locker=$!
 wait_for '[ -e "$SCRATCH/locked" ]'
 env --default-signal=INT "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/claims-exec" --lease 120 \
@@ -69,7 +77,7 @@ env --default-signal=INT "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims
   >"$SCRATCH/exec.out" 2>"$SCRATCH/exec.err" &
 exec_pid=$!
 wait_for '[ "$(ls "$SCRATCH/claims-exec" | grep -c "^[^-]*\.0$")" -ge 1 ]'
-sleep 0.5
+sleep 0.5  # exec polls the lock (no flock to see it blocked in): claimed, it is in its wait
 kill -TERM "$exec_pid"
 status=0
 wait "$exec_pid" || status=$?

@@ -87,7 +87,7 @@ export LOG=$SCRATCH/log2 SLOW=30
 for node in n0 n1 n2; do run_node "$node" --claims "$SCRATCH/claims2" --lease 10 --fleet "$SCRATCH/fleet.yaml"; done
 pids=$(jobs -p)
 n0=$(echo "$pids" | head -1)
-for _ in $(seq 50); do [ "$(grep -c ' n0 ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(grep -c ' n0 ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
 kill -KILL "$n0"
 for pid in $(echo "$pids" | tail -n +2); do
   timeout 30 tail --pid="$pid" -f /dev/null || fail "a live node did not finish"
@@ -121,7 +121,7 @@ export LOG=$SCRATCH/log4 SLOW=30
 : >"$LOG"
 run_node n0 --claims "$SCRATCH/claims-restart" --lease 10 --static
 n0=$!
-for _ in $(seq 50); do [ "$(grep -c '^start ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(grep -c '^start ' "$LOG")" -ge 2 ] && break; sleep 0.1; done
 kill -KILL "$n0"
 wait "$n0" 2>/dev/null || true
 killed=$(grep -c '^start ' "$LOG")
@@ -204,10 +204,17 @@ status=0; under n1 //t:n0_2 7 0 --fleet "$SCRATCH/fleet.yaml" 2>/dev/null || sta
 [ "$status" = 7 ] || fail "the failing test: exit $status on n1"
 status=0; under n0 //t:n0_2 0 2>/dev/null || status=$?
 [ "$status" = 7 ] || fail "n0 does not report the failure seen on n1: exit $status"
-under n0 //t:n0_3 0 1 2>/dev/null &
-sleep 0.3
-under n1 //t:n0_3 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u3.err" || fail "n1 waiting for n0 failed"
-wait
+# n0's test runs until n1 says it waits: with a fixed 0.3 s head start and a 1 s test, a loaded
+# machine's n1 could claim the test first, or start after it ended.
+under n0 //t:n0_3 0 "0; until [ -e $SCRATCH/n0_3.end ] || [ ! -d $SCRATCH ]; do sleep 0.1; done" 2>/dev/null &
+n0_3=$!
+for _ in $(seq 600); do grep -q "^//t:n0_3 n0" "$SCRATCH/under.log" && break; sleep 0.1; done
+under n1 //t:n0_3 0 0 --fleet "$SCRATCH/fleet.yaml" 2>"$SCRATCH/u3.err" &
+n1_3=$!
+for _ in $(seq 600); do grep -q "waiting for it to end" "$SCRATCH/u3.err" && break; sleep 0.1; done
+touch "$SCRATCH/n0_3.end"
+wait "$n1_3" || fail "n1 waiting for n0 failed: $(cat "$SCRATCH/u3.err")"
+wait "$n0_3" || fail "n0's //t:n0_3 failed"
 grep -q "waiting for it to end" "$SCRATCH/u3.err" || fail "n1 did not wait: $(cat "$SCRATCH/u3.err")"
 status=0; under n2 //t:n0_1 0 2>"$SCRATCH/u2.err" || status=$?
 [ "$status" = 2 ] && grep -q "without --fleet" "$SCRATCH/u2.err" || fail "n2 without --fleet: exit $status $(cat "$SCRATCH/u2.err")"
@@ -259,30 +266,42 @@ for a in plan["assignments"]:
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 PY
 install -d -m 0700 "$SCRATCH/locks4b"
-held() {  # held LABEL SLEEP: run-under on n0 with the three-GPU fleet
+held() {  # held LABEL NAME: run-under on n0 with the three-GPU fleet; its test runs until 4b-go-NAME exists
   TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 --claims "$SCRATCH/claims4b" \
     --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" \
-    bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; sleep $2; date +%s.%N >$SCRATCH/4b-end-$2"
+    bash -c "echo \$CUDA_VISIBLE_DEVICES >$SCRATCH/4b-$2; until [ -e $SCRATCH/4b-go-$2 ] || [ ! -d $SCRATCH ]; do sleep 0.05; done
+             date +%s.%N >$SCRATCH/4b-end-$2"
 }
-held //t:n0_4 1.5 2>"$SCRATCH/4b-excl.err" &
-for _ in $(seq 100); do [ -e "$SCRATCH/4b-1.5" ] && break; sleep 0.05; done  # the exclusive test runs
-status=0; held //t:n1_5 0 2>"$SCRATCH/4b.err" || status=$?
-wait || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
+# The exclusive test runs until the other says it waits (it ran 1.5 s, which a loaded machine's
+# second run-under could take just to start).
+held //t:n0_4 excl 2>"$SCRATCH/4b-excl.err" &
+excl=$!
+for _ in $(seq 600); do [ -e "$SCRATCH/4b-excl" ] && break; sleep 0.1; done  # the exclusive test runs
+touch "$SCRATCH/4b-go-other"
+status=0; held //t:n1_5 other 2>"$SCRATCH/4b.err" &
+other=$!
+for _ in $(seq 600); do grep -q "waiting" "$SCRATCH/4b.err" && break; sleep 0.1; done
+touch "$SCRATCH/4b-go-excl"
+wait "$other" || status=$?
+wait "$excl" || fail "the exclusive test failed: $(cat "$SCRATCH/4b-excl.err")"
 [ "$status" = 0 ] && grep -q "has not the GPUs it needs free now: waiting" "$SCRATCH/4b.err" &&
   grep -q "n0 takes it" "$SCRATCH/4b.err" ||
   fail "the test planned on n1 did not wait for n0's GPUs: exit $status $(cat "$SCRATCH/4b.err")"
-awk -v a="$(cat "$SCRATCH/4b-end-1.5")" -v b="$(cat "$SCRATCH/4b-end-0")" 'BEGIN { exit !(b > a) }' ||
-  fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-0")"
+awk -v a="$(cat "$SCRATCH/4b-end-excl")" -v b="$(cat "$SCRATCH/4b-end-other")" 'BEGIN { exit !(b > a) }' ||
+  fail "a test ran beside an exclusive one on GPU $(cat "$SCRATCH/4b-other")"
 # A machine that could never run it (its GPUs in MIG mode) refuses it at once, not after
 # waiting for this node's own tests to free GPUs it could not use.
 install -d -m 0700 "$SCRATCH/claims4d"
-flock "$SCRATCH/locks4b/gpu-0.lock" flock "$SCRATCH/locks4b/gpu-1.lock" flock "$SCRATCH/locks4b/gpu-2.lock" sleep 3 &
-sleep 0.3
+# The GPUs stay locked until it has answered; the 30 s limit catches a wait (a limit of 2 s, with
+# the locks taken after a fixed 0.3 s, could cut a loaded machine's refusal short, or not be waited).
+flock "$SCRATCH/locks4b/gpu-0.lock" flock "$SCRATCH/locks4b/gpu-1.lock" flock "$SCRATCH/locks4b/gpu-2.lock" \
+  sh -c "touch $SCRATCH/4d.locked; until [ -e $SCRATCH/4d.unlock ] || [ ! -d $SCRATCH ]; do sleep 0.1; done" &
+for _ in $(seq 600); do [ -e "$SCRATCH/4d.locked" ] && break; sleep 0.1; done
 status=0
-GPUPLAN_FAKE_NVML_MIG=0,1,2 TEST_TARGET=//t:n1_5 timeout 2 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 \
+GPUPLAN_FAKE_NVML_MIG=0,1,2 TEST_TARGET=//t:n1_5 timeout 30 "$GPUPLAN" run-under --plan "$SCRATCH/excl-plan.json" --node n0 \
   --claims "$SCRATCH/claims4d" --lease 10 --lock-dir "$SCRATCH/locks4b" --fleet "$SCRATCH/fleet3.yaml" true \
   2>"$SCRATCH/4d.err" || status=$?
-kill %% 2>/dev/null; wait 2>/dev/null
+touch "$SCRATCH/4d.unlock"; wait
 [ "$status" = 2 ] && grep -q "n0 cannot take it: .*MIG mode" "$SCRATCH/4d.err" && ! grep -q "waiting" "$SCRATCH/4d.err" ||
   fail "a test this machine cannot run waited for GPUs: exit $status $(cat "$SCRATCH/4d.err")"
 # A fleet whose node has fewer GPUs than the plan uses there is bad input, not a silent skip.
@@ -375,7 +394,7 @@ for killed in n1 n0; do
   "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$killed" --claims "$SCRATCH/claims8-$killed" --lease 10 \
     --fleet "$SCRATCH/fleet.yaml" --command 'sleep 30' >"$SCRATCH/8-$killed.out" 2>&1 &
   holder=$!
-  for _ in $(seq 50); do
+  for _ in $(seq 600); do
     [ "$(ls "$SCRATCH/claims8-$killed" | grep -c '^[0-9a-f]*\.0$')" = 2 ] && break
     sleep 0.1
   done

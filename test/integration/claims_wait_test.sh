@@ -17,12 +17,12 @@ under() {  # under NODE LABEL COMMAND...: one run-under as Bazel starts it, in p
   TEST_TARGET=$label exec "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$node" \
     --claims "${CLAIMS:-$SCRATCH/claims}" --lease 10 --fleet "$SCRATCH/fleet.yaml" --lock-dir "$SCRATCH/locks-$node" "$@"
 }
-wait_for() {  # wait_for CONDITION: up to 10 s for the shell condition to hold
-  for _ in $(seq 100); do eval "$1" && return; sleep 0.1; done
+wait_for() {  # wait_for CONDITION: up to 60 s (a loaded CI machine) for the shell condition to hold
+  for _ in $(seq 600); do eval "$1" && return; sleep 0.1; done
   fail "timed out waiting for: $1"
 }
 # //t:first holds GPU 0 until told to end; //t:second claims its unit and waits for GPU 0.
-(under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ]; do sleep 0.1; done") &
+(under n0 //t:first sh -c "touch '$SCRATCH/first.started'; while [ ! -e '$SCRATCH/release' ] && [ -d '$SCRATCH' ]; do sleep 0.1; done") &
 first=$!
 wait_for '[ -e "$SCRATCH/first.started" ]'
 (under n0 //t:second sh -c "echo n0 >>'$SCRATCH/second.log'") 2>"$SCRATCH/second-n0.err" &
@@ -51,12 +51,17 @@ install -d -m 0700 "$SCRATCH/claims2"
 rm -f "$SCRATCH/release"
 late() { CLAIMS=$SCRATCH/claims2 under "$@"; }  # late NODE LABEL COMMAND...: with the second claims folder
 sed 's|//t:second|//t:late|' "$SCRATCH/plan.json" >"$SCRATCH/plan2.json" && mv "$SCRATCH/plan2.json" "$SCRATCH/plan.json"
-(late n0 //t:first sh -c "touch '$SCRATCH/first2.started'; sleep 3") &
+# //t:first holds GPU 0 until 3 s after //t:late's launch claimed its unit (a fixed 3 s from
+# //t:first's start left a loaded machine's //t:late, launched late, under the 2 s).
+(late n0 //t:first sh -c "touch '$SCRATCH/first2.started'; until [ -e '$SCRATCH/release2' ] || [ ! -d '$SCRATCH' ]; do sleep 0.1; done") &
 first=$!
 wait_for '[ -e "$SCRATCH/first2.started" ]'
 (TEST_TIMEOUT=7 late n0 //t:late sh -c "touch '$SCRATCH/late.started'; echo n0 >>'$SCRATCH/late.log'; sleep 30") \
   2>"$SCRATCH/late-n0.err" &
 late_pid=$!
+wait_for '[ "$(ls "$SCRATCH/claims2" | grep -c "^[0-9a-f]*\.0$")" -ge 2 ]'  # both units claimed: //t:late launched
+sleep 3
+touch "$SCRATCH/release2"
 wait_for '[ -e "$SCRATCH/late.started" ]'
 kill -TERM "$late_pid"  # Bazel's SIGTERM, 3 s after it launched run-under, 7 - 5 s being Bazel's
 wait "$late_pid" && fail "//t:late ended 0 after SIGTERM"

@@ -62,10 +62,13 @@ grep -qx '//ml:pool_test / hip=,' "$SCRATCH/caller.log" && grep -qx '//ml:train_
 
 # 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.
 jq '.assignments |= [.[5]]' "$PLAN" >"$SCRATCH/inference.json"
+# Once the holder's test runs (it holds GPU 2 then): after a fixed 0.3 s, a loaded machine's exec
+# could take GPU 2 first.
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-  sh -c "sleep 1.5; date +%s.%N >$SCRATCH/released" &
+  sh -c "touch $SCRATCH/holding; sleep 1.5; date +%s.%N >$SCRATCH/released" &
 holder=$!
-sleep 0.3
+for _ in $(seq 600); do [ -e "$SCRATCH/holding" ] && break; sleep 0.1; done
+[ -e "$SCRATCH/holding" ] || fail "run-under's test did not start"
 "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --lock-dir "$SCRATCH/locks" \
   --command "date +%s.%N >$SCRATCH/started" >/dev/null || fail "exec with --lock-dir failed"
 wait "$holder"
@@ -82,7 +85,7 @@ NVML=(env GPUPLAN_NVML_LIBRARY="${GPUPLAN_BUILD_DIR:-$(dirname "$GPUPLAN")}/libf
 grep -q "warning: none of the 1 GPU units NVML measured for a second or more touched a GPU" "$SCRATCH/nvml.err" ||
   fail "no warning for GPU units that touched no GPU: $(cat "$SCRATCH/nvml.err")"
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
-  --command "echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
+  --command "$(sampled_after); echo \"2 \$\$ 512\" >$SCRATCH/nvml.procs; $(sampled); sleep 1.3" >/dev/null 2>"$SCRATCH/nvml.err" ||
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 [ ! -s "$SCRATCH/nvml.err" ] || fail "a unit on its GPU was warned about: $(cat "$SCRATCH/nvml.err")"
 # 2c. A peak of 74% or more of its GPU (the stand-in's GPUs have 80 GiB) held by a process with
@@ -93,7 +96,8 @@ grep -q "warning: none of the 1 GPU units NVML measured for a second or more tou
 #     jaxlib, which its /proc/PID/maps shows as JAX's would be.
 mkdir -p "$SCRATCH/site/jaxlib"
 cp "$(command -v sleep)" "$SCRATCH/site/jaxlib/sleep"
-jax_like="$SCRATCH/site/jaxlib/sleep 0.6 & echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; wait"
+# (Each runs until a sample saw it: a fixed 0.6 s could end before a loaded machine's sampler looked.)
+jax_like="$SCRATCH/site/jaxlib/sleep 30 & $(sampled_after); echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; $(sampled); kill \$!; wait; true"
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/up-front.csv" \
   --command "$jax_like" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
 tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,true,$' ||
@@ -101,7 +105,8 @@ tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,w
 # Not so for the same peak without JAX (PyTorch near its GPU's memory: near capacity, a need),
 # nor for JAX with XLA_PYTHON_CLIENT_PREALLOCATE=false in its environment (as pack sets it).
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/need.csv" \
-  --command "sleep 0.6 & echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; wait" >/dev/null 2>&1 || fail "exec failed"
+  --command "sleep 30 & $(sampled_after); echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; $(sampled); kill \$!; wait; true" \
+  >/dev/null 2>&1 || fail "exec failed"
 XLA_PYTHON_CLIENT_PREALLOCATE=false "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
   --results "$SCRATCH/need.csv" --command "$jax_like" >/dev/null 2>&1 || fail "exec failed"
 [ "$(grep -c ',61500,ws-0,2,.*,0,true,false,$' "$SCRATCH/need.csv")" = 2 ] ||
@@ -127,7 +132,7 @@ grep -A2 "^GPU tests whose peak is memory their framework took up front (JAX, Te
 # A unit that picks its GPU itself (here its shell shows up on GPU 0; the plan gave it GPU 2) ran
 # beside the units planned there: exec says which GPU, and which it was given.
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
-  --command "printf '2 %s 512\n0 %s 256\n' \$\$ \$\$ >$SCRATCH/nvml.procs; sleep 0.5" >/dev/null 2>"$SCRATCH/nvml.err" ||
+  --command "$(sampled_after); printf '2 %s 512\n0 %s 256\n' \$\$ \$\$ >$SCRATCH/nvml.procs; $(sampled)" >/dev/null 2>"$SCRATCH/nvml.err" ||
   fail "exec with the NVML stand-in failed: $(cat "$SCRATCH/nvml.err")"
 grep -q "^gpuplan exec: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2): it picks its GPU itself" \
   "$SCRATCH/nvml.err" || fail "no warning for a unit on a GPU it was not given: $(cat "$SCRATCH/nvml.err")"
@@ -251,15 +256,15 @@ grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,,$' "$SCRATCH/fa
 "$GPUPLAN" exec "$PLAN" --node ws-0 --command "sh -c 'echo \$\$ >> $SCRATCH/pids; sleep 60' & wait" \
   >"$SCRATCH/stop.out" &
 exec_pid=$!
-for _ in $(seq 50); do [ "$(wc -l <"$SCRATCH/pids")" = 2 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(wc -l <"$SCRATCH/pids")" = 2 ] && break; sleep 0.1; done
 [ "$(wc -l <"$SCRATCH/pids")" = 2 ] || fail "the first two units did not start"
 kill -TERM "$exec_pid"
 status=0
 timeout 10 tail --pid="$exec_pid" -f /dev/null || fail "exec did not stop within 10 s of SIGTERM"
 wait "$exec_pid" || status=$?
 [ "$status" = 143 ] || fail "exec stopped by SIGTERM exited $status, not 143"
-gone() {  # a process that has ended (or is a zombie waiting for init) within 2 s
-  for _ in $(seq 20); do
+gone() {  # a process that has ended (or is a zombie waiting for init) within 20 s (a loaded machine)
+  for _ in $(seq 200); do
     { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; } && return 0
     sleep 0.1
   done
@@ -271,7 +276,7 @@ grep -q '^10 units: 8 not run, 2 stopped$' "$SCRATCH/stop.out" || { cat "$SCRATC
 # A daemon a --command unit leaves running (setsid: out of its process group) ends with the
 # unit, before its GPUs go to the next unit, and exec's log says so.
 "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --command \
-  "setsid bash -c 'echo \$\$ >$SCRATCH/exec-daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.3" \
+  "setsid bash -c 'echo \$\$ >$SCRATCH/exec-daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 & until [ -s $SCRATCH/exec-daemon.pid ]; do sleep 0.05; done" \
   >/dev/null 2>"$SCRATCH/exec-daemon.err" || fail "exec of a unit that leaves a daemon failed"
 grep -q "gpuplan exec: the unit left processes running; they were killed before its GPUs were released" \
   "$SCRATCH/exec-daemon.err" || fail "exec said nothing of the daemon its unit left: $(cat "$SCRATCH/exec-daemon.err")"
@@ -333,11 +338,14 @@ pools:
     gpu: {model: L4, count: 8}
     cuda: "12.4"
 YAML
+# The unit runs until told to end: one of a fixed 2 s could end before GPU 6 was tried (a loaded machine).
 "$GPUPLAN" exec "$SCRATCH/exclusive.json" --node ws-0 --fleet "$SCRATCH/ws8.yaml" --lock-dir "$SCRATCH/locks8" \
-  --command 'sleep 2' >"$SCRATCH/ws8.out" 2>&1 &
+  --command "touch $SCRATCH/ws8.started; until [ -e $SCRATCH/ws8.end ] || [ ! -d $SCRATCH ]; do sleep 0.1; done" >"$SCRATCH/ws8.out" 2>&1 &
 holder=$!
-for _ in $(seq 50); do grep -q 'start' "$SCRATCH/ws8.out" && break; sleep 0.1; done
-flock -n "$SCRATCH/locks8/gpu-6.lock" true && fail "GPU 6 was free beside an exclusive unit under --fleet"
+for _ in $(seq 600); do [ -e "$SCRATCH/ws8.started" ] && break; sleep 0.1; done
+[ -e "$SCRATCH/ws8.started" ] || fail "the exclusive unit did not start: $(cat "$SCRATCH/ws8.out")"
+flock -n "$SCRATCH/locks8/gpu-6.lock" true && { touch "$SCRATCH/ws8.end"; fail "GPU 6 was free beside an exclusive unit under --fleet"; }
+touch "$SCRATCH/ws8.end"
 wait "$holder" || fail "exec --fleet: $(cat "$SCRATCH/ws8.out")"
 sed 's/ws-0/ws-9/' "$SCRATCH/ws8.yaml" >"$SCRATCH/ws9.yaml"
 status=0

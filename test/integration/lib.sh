@@ -18,6 +18,17 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 FAKE_NVML=${GPUPLAN_BUILD_DIR:-$(dirname "$GPUPLAN")}/libfake_nvml.so
 export GPUPLAN_NVML_LIBRARY=${GPUPLAN_NVML_LIBRARY:-$FAKE_NVML}
 
+# NVML's stand-in adds a byte to this file each time it counts the GPUs, which exec's and
+# run-under's sampler do first in each sample. In a unit's shell, "$(sampled_after)" ... "$(sampled)"
+# waits (up to 60 s) until a whole sample was taken between the two: a unit that wrote
+# GPUPLAN_FAKE_NVML_PROCESSES and slept a fixed time could end before a loaded machine's sampler saw it.
+export GPUPLAN_FAKE_NVML_COUNTS=$SCRATCH/nvml.counts
+: >"$GPUPLAN_FAKE_NVML_COUNTS"
+sampled_after() { echo "n=\$(stat -c %s '$GPUPLAN_FAKE_NVML_COUNTS')"; }
+sampled() {
+  echo "for i in \$(seq 1200); do [ \$(stat -c %s '$GPUPLAN_FAKE_NVML_COUNTS') -ge \$((n + 2)) ] && break; sleep 0.05; done"
+}
+
 # requires TOOL...: a developer's machine without one of the tools skips the test (CTest's
 # skip code, 77) and says which; under CI (CI set), where scripts/setup installed them all,
 # a missing tool fails it.

@@ -175,7 +175,8 @@ grep -qF 'value="//a:&quot;q&quot;"' "$SCRATCH/junit.xml" || fail "run-under's J
 # that closed the lock descriptors it inherited ran on while the next test got its GPUs.
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   bash -c "setsid bash -c 'exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; echo \$\$ >$SCRATCH/daemon.pid; exec sleep 30' </dev/null >/dev/null 2>&1 &
-           sleep 0.3" 2>"$SCRATCH/daemon.err" || fail "run-under of a test that leaves a daemon failed"
+           until [ -s $SCRATCH/daemon.pid ]; do sleep 0.05; done" 2>"$SCRATCH/daemon.err" ||
+  fail "run-under of a test that leaves a daemon failed"
 grep -q "the test left processes running; they were killed before its GPUs were released" "$SCRATCH/daemon.err" ||
   fail "run-under killed the test's daemon without a word: $(cat "$SCRATCH/daemon.err")"
 daemon=$(cat "$SCRATCH/daemon.pid")
@@ -199,10 +200,13 @@ cat >"$SCRATCH/excl.xml" <<'XML'
 <?xml version="1.1" encoding="UTF-8" standalone="no"?>
 <query version="2"><rule class="sh_test" name="//new:excl_test"><list name="tags"><string value="gpu"/><string value="gpu-exclusive"/></list></rule></query>
 XML
+# Once the holder's test runs (it holds GPU 2 then): after a fixed 0.3 s, a loaded machine's
+# exclusive test could start first.
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-  sh -c "sleep 1.5; date +%s.%N >$SCRATCH/held_until" &
+  sh -c "touch $SCRATCH/holding; sleep 1.5; date +%s.%N >$SCRATCH/held_until" &
 holder=$!
-sleep 0.3
+for _ in $(seq 600); do [ -e "$SCRATCH/holding" ] && break; sleep 0.1; done
+[ -e "$SCRATCH/holding" ] || fail "the holder's test did not start"
 TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
   --query "$SCRATCH/excl.xml" sh -c "date +%s.%N >$SCRATCH/excl_started" 2>"$SCRATCH/note" ||
   fail "the unplanned exclusive test failed: $(cat "$SCRATCH/note")"
@@ -224,7 +228,7 @@ TEST_TARGET=//new:excl_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lo
 printf "" >"$SCRATCH/nvml.procs"; : >"$SCRATCH/picks.csv"
 TEST_TARGET=//ml:inference_test GPUPLAN_FAKE_NVML_PROCESSES="$SCRATCH/nvml.procs" "$GPUPLAN" run-under \
   --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" --results "$SCRATCH/picks.csv" \
-  sh -c "printf '0 %s 256\n' \$\$ >$SCRATCH/nvml.procs; sleep 0.5" 2>"$SCRATCH/picks.err" ||
+  sh -c "$(sampled_after); printf '0 %s 256\n' \$\$ >$SCRATCH/nvml.procs; $(sampled)" 2>"$SCRATCH/picks.err" ||
   fail "run-under of a test that picks its GPU failed: $(cat "$SCRATCH/picks.err")"
 grep -q "^gpuplan run-under: warning: //ml:inference_test used GPU 0, which the plan did not give it (it was given GPU 2)" \
   "$SCRATCH/picks.err" || fail "no warning for a test on a GPU it was not given: $(cat "$SCRATCH/picks.err")"
@@ -238,7 +242,7 @@ holder=$!
 descendants() { local child; for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done; }
 # Until the test's child (sleep) runs: under CI's load (ASan, two tests at once) run-under can
 # take longer than the half second this once waited.
-for _ in $(seq 100); do
+for _ in $(seq 600); do
   tree=$(descendants "$holder")
   for pid in $tree; do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sleep ] && break 2; done
   sleep 0.1
@@ -251,11 +255,11 @@ fi
 kill -KILL "$holder"
 wait "$holder" 2>/dev/null || true
 running() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-for pid in $tree; do
-  for _ in $(seq 20); do running "$pid" || break; sleep 0.1; done
+for pid in $tree; do  # up to 20 s, as below
+  for _ in $(seq 200); do running "$pid" || break; sleep 0.1; done
   ! running "$pid" || { kill -KILL "$pid"; fail "a process of the test outlived its killed run-under"; }
 done
-timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
+timeout 30 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released when its holder was killed"
 # Bazel ends a test that outlives its timeout's SIGTERM with SIGKILL to the whole process group
 # of its --run_under. A daemon the test started in a session of its own (setsid) left that group:
@@ -265,7 +269,7 @@ rm -f "$SCRATCH/daemon.pid"
 setsid env TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" sh -c "setsid sleep 30 & echo \$! >'$SCRATCH/daemon.pid'; sleep 30" &
 group=$!
-for _ in $(seq 100); do [ -s "$SCRATCH/daemon.pid" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$SCRATCH/daemon.pid" ] && break; sleep 0.1; done
 daemon=$(cat "$SCRATCH/daemon.pid")
 running "$daemon" || fail "the test's daemon did not start"
 kill -KILL -- "-$group"
@@ -273,7 +277,7 @@ wait "$group" 2>/dev/null || true
 # Up to 20 s: under CI's load (two tests at once on two cores) the supervisor once took over 5 s.
 for _ in $(seq 200); do running "$daemon" || break; sleep 0.1; done
 ! running "$daemon" || { kill -KILL "$daemon" 2>/dev/null; fail "a daemon outlived a SIGKILL to its run-under's process group"; }
-timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
+timeout 30 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true || fail "GPU 2 was not released after a SIGKILL to the test's process group"
 # A stop (Ctrl-C, a killed CI job) sends SIGTERM: the record says "stopped"; at Bazel's test
 # timeout (TEST_TIMEOUT, which Bazel sets) it says "timeout", as Bazel does (it said "stopped").
@@ -282,7 +286,7 @@ timeout 5 env TEST_TARGET=//ml:remote_exec_test "$GPUPLAN" run-under --plan "$PL
 terminated() {
   TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" "$@" &
   local holder=$! status=0
-  for _ in $(seq 50); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
+  for _ in $(seq 600); do [ -n "$(descendants "$holder")" ] && break; sleep 0.1; done
   kill -TERM "$holder"
   wait "$holder" 2>/dev/null || status=$?
   echo "$status"
@@ -430,7 +434,7 @@ jq '(.assignments[] | select(.unit == "//ml:inference_test") | .requirements.exc
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
   --lock-dir "$SCRATCH/locks" sh -c "touch $SCRATCH/exclusive-started; sleep 1.5; date +%s.%N >$SCRATCH/exclusive-end" &
 holder=$!
-for _ in $(seq 100); do [ -e "$SCRATCH/exclusive-started" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -e "$SCRATCH/exclusive-started" ] && break; sleep 0.1; done
 TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/exclusive.json" --node ws-0 \
   --lock-dir "$SCRATCH/locks" sh -c "date +%s.%N >$SCRATCH/pool-start" || fail "pool_test failed"
 wait "$holder"

@@ -8,6 +8,12 @@
 // GPUPLAN_FAKE_NVML_NAME (every GPU's name): unset, NVML does not know (NVML_ERROR_NOT_SUPPORTED).
 // GPUPLAN_FAKE_NVML_MIG ("1,3"): the GPUs in MIG mode; the others are not.
 // GPUPLAN_FAKE_NVML_MEM_GIB ("24"): every GPU's memory in all (default 80).
+// gpuplan_fake_nvml_count_calls(), not NVML's: how often the GPUs were counted, which
+// GpuUsageSampler does first in each sample; a test that changes the processes file waits on it
+// for a sample taken after the change, not for a fixed time a loaded machine may outlast.
+// GPUPLAN_FAKE_NVML_COUNTS (a file): gets a byte at each count, for a unit under exec or run-under
+// to wait on the same way (`sampled` in test/integration/lib.sh).
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +29,8 @@ struct ProcessInfo {
   unsigned int gpu_instance_id;
   unsigned int compute_instance_id;
 };
+
+std::atomic<unsigned long> count_calls{0};
 
 unsigned int gpu_count() {
   const char* text = std::getenv("GPUPLAN_FAKE_NVML_GPUS");
@@ -62,7 +70,15 @@ extern "C" {
 int nvmlInit_v2() { return 0; }
 int nvmlShutdown() { return 0; }
 
+unsigned long gpuplan_fake_nvml_count_calls() { return count_calls.load(); }
+
 int nvmlDeviceGetCount_v2(unsigned int* count) {
+  count_calls.fetch_add(1);
+  if (const char* counts = std::getenv("GPUPLAN_FAKE_NVML_COUNTS"))
+    if (FILE* file = std::fopen(counts, "a")) {
+      std::fputc('.', file);
+      std::fclose(file);
+    }
   *count = gpu_count();
   return 0;
 }

@@ -18,8 +18,11 @@ using namespace gpuplan;
 using State = os::Claims::State;
 
 namespace {
+/// A claims directory of this process's own: CTest runs each test case as a process of its own,
+/// two at once, and a second copy of the suite (another checkout's) may run beside it.
 std::string claims_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("gpuplan-claims-test-" + name);
+  auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("gpuplan-claims-test-{}-{}", name, ::getpid());
   std::filesystem::remove_all(dir);
   return dir.string();
 }
@@ -50,7 +53,10 @@ TEST_CASE("a unit that ran is never claimed again") {
 
 TEST_CASE("a silent node's claim is taken over after the lease, once, and it knows it lost it") {
   auto dir = claims_dir("lease");
-  os::Claims dead(dir, "dead", 0.2), b(dir, "b", 0.2), c(dir, "c", 0.2);
+  // A node judges others' claims by its own lease: b's short one lets it take over; c and the dead
+  // node judge b's fresh claim by a long one, which a loaded machine's pause cannot outlast (with
+  // 0.2 s, c once saw b's claim expire too).
+  os::Claims dead(dir, "dead", 60), b(dir, "b", 0.2), c(dir, "c", 60);
   REQUIRE(dead.claim("//t:x"));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   REQUIRE(b.state("//t:x") == State::expired);
@@ -62,9 +68,11 @@ TEST_CASE("a silent node's claim is taken over after the lease, once, and it kno
 
 TEST_CASE("renewing keeps a claim alive past the lease; abandoning ends it at once") {
   auto dir = claims_dir("renew");
-  os::Claims a(dir, "a", 0.3), b(dir, "b", 0.3);
+  // A lease of 1 s, renewed past it: b judges a's claim a moment after a renewal, and a loaded
+  // machine's pause between the two must not outlast the lease (with 0.3 s it could).
+  os::Claims a(dir, "a", 1), b(dir, "b", 1);
   REQUIRE(a.claim("//t:x"));
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 12; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     a.renew();
   }
@@ -131,15 +139,16 @@ TEST_CASE("a node's hold of a gone process is taken over only within one PID nam
 
 TEST_CASE("a node's hold older than the lease is taken over; one given up is free at once") {
   auto dir = claims_dir("node-stale");
-  os::Claims silent(dir, "n1", 0.2), next(dir, "n1", 0.2);
+  // `early` judges the fresh hold by a lease no pause of a loaded machine outlasts.
+  os::Claims silent(dir, "n1", 0.2), early(dir, "n1", 60), next(dir, "n1", 0.2);
   silent.hold_node();
-  REQUIRE_THROWS(next.hold_node());
+  REQUIRE_THROWS(early.hold_node());
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   next.hold_node();
   {
-    os::Claims renewed(dir, "n3", 0.3), late(dir, "n3", 0.3);
+    os::Claims renewed(dir, "n3", 1), late(dir, "n3", 1);  // 1 s: as in the test of renewing claims
     renewed.hold_node();
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 12; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       renewed.renew();
     }

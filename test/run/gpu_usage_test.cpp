@@ -2,6 +2,7 @@
 // tree, its peak per GPU, GPU use at all, and a machine without NVML.
 #include "run/gpu_usage.hpp"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -35,6 +36,19 @@ struct FakeNvml {
   }
   void write(const std::string& lines) const { std::ofstream(processes) << lines; }
 };
+
+/// Waits (up to 60 s) until a sampler has taken a whole sample after this call: one that began
+/// after it, which the next one's start shows ended (a sample begins by counting the GPUs). A fixed
+/// 60 or 100 ms was outlasted on a loaded machine, and the sampler never saw what the file said.
+void wait_for_a_sample() {
+  static auto* calls = reinterpret_cast<unsigned long (*)()>(
+      dlsym(dlopen(GPUPLAN_FAKE_NVML, RTLD_NOW), "gpuplan_fake_nvml_count_calls"));
+  REQUIRE(calls);
+  const unsigned long before = calls();
+  for (int tries = 0; tries < 6000 && calls() < before + 2; ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(calls() >= before + 2);
+}
 
 /// A process group: `sh` leading it, with a `sleep` child; returns (leader, child).
 std::pair<pid_t, pid_t> start_tree() {
@@ -73,9 +87,9 @@ TEST_CASE("The sampler records the peak of a unit's child processes per GPU", "[
   fake.write(fmt::format("1 {} 3000\n2 {} 500\n1 {} 9000\n", child, child, getppid()));
   GpuUsageSampler sampler(open_nvml(), 0.02);
   sampler.start(leader);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_for_a_sample();
   fake.write(fmt::format("1 {} 1000\n", child));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_for_a_sample();
   GpuUsage usage = sampler.stop();
   end_tree(leader);
   CHECK(usage.measured);
@@ -135,7 +149,7 @@ TEST_CASE("A unit none of whose processes is on a GPU did not touch one", "[gpu_
 namespace {
 
 /// What the sampler makes of a unit given GPU 2 (`shared`: beside other units) while NVML reports
-/// `before` at its start, then each of `then` for 60 ms in turn ("{}" there: the unit's PID).
+/// `before` at its start, then each of `then` in turn until a sample saw it ("{}" there: the unit's PID).
 GpuUsage sampled_on_gpu_2(const std::string& before, const std::vector<std::string>& then,
                           bool shared = false) {
   FakeNvml fake;
@@ -145,7 +159,7 @@ GpuUsage sampled_on_gpu_2(const std::string& before, const std::vector<std::stri
   sampler.start(leader, {2}, shared);
   for (const auto& lines : then) {
     fake.write(fmt::format(fmt::runtime(lines), child));
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    wait_for_a_sample();
   }
   GpuUsage usage = sampler.stop();
   end_tree(leader);
