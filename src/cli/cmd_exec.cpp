@@ -465,13 +465,13 @@ class HeldNodeName {
   int fd_ = -1;
 };
 
-/// Without --claims and --lock-dir nothing keeps two execs of one node apart on this machine:
-/// each would run every unit, two on a GPU at once (a job requeued, or a pod replaced, while its
-/// predecessor still ends its units; a CI job started twice). An exclusive flock on
-/// LOCK_DIR/exec-H.lock (H: a hash of the node's name) held while exec runs, the file holding
-/// "PID HOST", refuses the second, naming the first. Before, both ran. (--claims holds the node in
-/// its directory; --lock-dir hands each GPU to one unit at a time; the default bazel test's
-/// run-under locks each test's GPUs.)
+/// Without --lock-dir nothing keeps two execs of one node apart on this machine: each would run
+/// every unit, two on a GPU at once (a job requeued, or a pod replaced, while its predecessor still
+/// ends its units; a CI job started twice; two runs' execs, each with its own claims directory). An
+/// exclusive flock on LOCK_DIR/exec-H.lock (H: a hash of the node's name) held while exec runs, the
+/// file holding "PID HOST", refuses the second, naming the first. Before, both ran. (--claims holds
+/// the node in its own directory only; --lock-dir hands each GPU to one unit at a time; the default
+/// bazel test's run-under locks each test's GPUs.)
 class OnlyExecOfNode {
  public:
   OnlyExecOfNode(const std::string& dir, const std::string& node) {
@@ -506,8 +506,9 @@ class OnlyExecOfNode {
     throw InputError(
         Position{lock},
         fmt::format("node {} is already run on this machine by another gpuplan exec ({}, which holds this "
-                    "lock): without --claims or --lock-dir nothing keeps two execs of one node apart, and "
-                    "each would run every unit, two on a GPU at once. Wait for it to end (a requeued job or "
+                    "lock): without --lock-dir nothing keeps two execs of one node apart (a claims directory "
+                    "only its own run's), and each would run every unit, two on a GPU at once. Wait for it "
+                    "to end (a requeued job or "
                     "a replaced pod whose predecessor still ends its units: start this one again once it "
                     "has), or stop it; to run the node's units beside it on purpose (another checkout's "
                     "job), give both the same --lock-dir, which hands each GPU to one unit at a time",
@@ -915,7 +916,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   const auto machine = describe_machine(nvml.get());
   check_gpus_here(o, node_gpus, units, nvml.get(), machine);
   std::optional<OnlyExecOfNode> only_exec;  // held until exec ends
-  if (o.claims.empty() && o.lock_dir.empty()) {
+  if (o.lock_dir.empty()) {
     const auto dir = lock_dir_of(o);
     os::GpuLocks::take(dir, {}, false);  // creates and checks the lock directory
     only_exec.emplace(dir, o.node);

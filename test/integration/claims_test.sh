@@ -410,12 +410,14 @@ done
 # 9. Two execs of one node on one claims directory: one runs the node's units, the other is
 # refused (exit 2, naming the node, the directory and the holder) instead of handing the
 # same GPUs out a second time. The units take 1.6 s, so that the first is still running when
-# the second starts, however loaded the machine.
+# the second starts, however loaded the machine. Both have one --lock-dir, as two hosts' execs
+# would have their own: without it, this machine's own lock of the node refuses the second first
+# (exec_same_node_test.sh), and the claims directory's hold is what is tested here.
 export LOG=$SCRATCH/log9 SLOW=0.1
 : >"$LOG"
 pids=()
 for i in 1 2; do
-  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 10 \
+  "$GPUPLAN" exec "$SCRATCH/plan.json" --node n2 --claims "$SCRATCH/claims9" --lease 10 --lock-dir "$SCRATCH/locks9" \
     --command "bash $SCRATCH/unit.sh n2 {unit} {gpus}; sleep 1.5" >"$SCRATCH/9-$i.out" 2>&1 &
   pids+=($!)
 done

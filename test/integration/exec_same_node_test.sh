@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Two execs of one node on one machine without --claims or --lock-dir (a requeued job, or a
-# replaced pod, started while its predecessor still ends its units): nothing else keeps them apart,
+# Two execs of one node on one machine without --lock-dir (a requeued job, or a replaced pod,
+# started while its predecessor still ends its units; two runs' execs, each with its own claims
+# directory): nothing else keeps them apart,
 # and before, each ran every unit of the node, two on a GPU at once. The second is refused, exit 2
 # before any unit runs, naming the first exec's process. With the same --lock-dir (two checkouts'
 # jobs sharing the GPUs one unit at a time) the second runs, and once the first has ended a new
@@ -42,6 +43,13 @@ grep -q "give both the same --lock-dir" "$SCRATCH/second.out" || fail "the refus
 grep -q second "$SCRATCH/ran.log" && fail "the second exec ran units: $(cat "$SCRATCH/ran.log")"
 grep -q '"refused": "[^"]*is already run on this machine' "$SCRATCH/second.json" ||
   fail "the second exec's --json does not say why it ran nothing: $(cat "$SCRATCH/second.json")"
+
+# Nor does a claims directory of its own: it holds the node in its own run only (two runs of
+# two plans, say two pipelines' execs of the node on one host).
+status=0; run_exec second --claims "$SCRATCH/claims-of-another-run" >"$SCRATCH/second.out" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "is already run on this machine by another gpuplan exec (process $first " "$SCRATCH/second.out" ||
+  fail "a second exec of $node with a claims directory of its own exited $status: $(cat "$SCRATCH/second.out")"
+grep -q second "$SCRATCH/ran.log" && fail "the second exec with --claims ran units: $(cat "$SCRATCH/ran.log")"
 
 touch "$SCRATCH/release"
 wait "$first" || fail "the first exec failed: $(cat "$SCRATCH/first.out")"
