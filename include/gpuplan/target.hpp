@@ -54,6 +54,11 @@ struct Target {
   /// shard_count is a select() that query output does not resolve (XML's configurable="yes"
   /// without a value; JSON's attribute without intValue): shard_count is then 0, a guess.
   bool shard_count_unresolved = false;
+  /// XML query input only: a rule-input of a test with exec_properties that none of its printed
+  /// label attributes names and that is no implicit dependency ("//:cuda_big"), the trace a
+  /// select() leaves (query prints a select()ed exec_properties as its branches merged, with no
+  /// mark); empty when there is none. classify warns when the test's exec_properties ask for GPUs.
+  Symbol unexplained_input;
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
   ExecProperties exec_properties;

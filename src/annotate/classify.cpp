@@ -120,6 +120,7 @@ class TestClassifier {
              "shard_count is a select(), which bazel query cannot resolve: it is planned unsharded, and if "
              "Bazel shards it, run-under refuses the shards (bazel cquery --output=jsonproto gives the value "
              "for a configuration)");
+    if (!test_.target.unexplained_input.empty()) report_selected_exec_properties();
     return std::move(test_);
   }
 
@@ -278,6 +279,25 @@ class TestClassifier {
   }
 
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
+
+  /// XML query input: the test's exec_properties may be a select(), which query prints as every
+  /// branch merged, each key with the first branch's value, and with no mark; its trace, an input
+  /// no attribute names (a config_setting), is in unexplained_input. A guess when gpuplan read
+  /// its GPU ask from them: `{"gpu": "1"}` before a `{"gpu": "4"}` planned on 1 GPU, silently.
+  void report_selected_exec_properties() {
+    auto from_properties = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) {
+      return c.source.find("exec_properties ") != std::string::npos;
+    });
+    if (from_properties == claims_.end()) return;
+    report(bad(), "exec_properties",
+           fmt::format("exec_properties may be a select(): the test has the input {}, which none of its "
+                       "attributes names (a config_setting?), and bazel query prints a select()ed "
+                       "exec_properties as its branches merged, each key with the first branch's value, "
+                       "unmarked; it is planned by {} (bazel cquery --output=jsonproto gives the value for "
+                       "a configuration)",
+                       util::excerpt(test_.target.unexplained_input.str(), 200),
+                       util::excerpt(from_properties->source, 200)));
+  }
 
   void report(Severity severity, std::string source, std::string message) {
     diagnostics_.push_back({severity, label_, std::move(source), std::move(message)});

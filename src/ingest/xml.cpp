@@ -4,6 +4,7 @@
 #include <expat.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -40,6 +41,21 @@ const char* element_for(Attribute attribute) {
     case Attribute::env: return "dict";
     default: return "string";
   }
+}
+
+/// A rule-input Bazel adds to a test rule itself (its implicit attributes, which query does not
+/// print), as Bazel 4 names them: @bazel_tools (launcher, test runtime, C++ and Python tools),
+/// @local_config_* (toolchains), @remote_coverage_tools, @remote_java_tools*, and //external:
+/// bindings. Also under bzlmod's canonical names (@@bazel_tools, @@+ext+local_config_cc).
+bool is_implicit_input(std::string_view label) {
+  if (!label.starts_with('@')) return label.starts_with("//external:");
+  label.remove_prefix(label.starts_with("@@") ? 2 : 1);
+  std::string_view repository = label.substr(0, label.find("//"));
+  if (repository == "bazel_tools") return true;
+  if (auto last = repository.find_last_of("+~"); last != std::string_view::npos)
+    repository.remove_prefix(last + 1);
+  return repository.starts_with("local_config_") || repository.starts_with("remote_coverage_tools") ||
+         repository.starts_with("remote_java_tools");
 }
 
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -146,6 +162,65 @@ struct PendingInputs {
   std::vector<std::string_view> labels;  ///< the rule's labels being handed on, into text
 };
 
+/// The test rules in a buffer that the blanking scans leave whole for expat: those that set
+/// exec_properties, whose rule-inputs and label attributes the reader compares (a select()'s only
+/// trace, see XmlReader::note_unexplained_input), and one cut off by the buffer's end, which may.
+struct KeptRules {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;  ///< [begin, end) in the buffer, in order
+  bool carry = false;  ///< the buffer ended inside a kept rule: the next one starts in it
+};
+
+/// Where, in one buffer, kept_rule_end looks: the next `"exec_properties"` at or after the scan
+/// (`end` when there is none), found once a buffer and then only when the scan passes it, and the
+/// start of the buffer's last `</rule>` (nullptr if none), before which every rule is whole. A
+/// buffer without exec_properties costs one memmem, not one a test rule (README "Performance").
+struct KeptScan {
+  const char* end;
+  const char* exec_properties;
+  const char* last_close = nullptr;
+  KeptScan(const char* data, const char* end) : end(end), exec_properties(find_exec_properties(data)) {
+    for (const char* p = end; p > data;) {
+      const void* lt = memrchr(data, '<', static_cast<std::size_t>(p - data));
+      if (!lt) break;
+      p = static_cast<const char*>(lt);
+      if (end - p >= 7 && std::memcmp(p, "</rule>", 7) == 0) {
+        last_close = p;
+        break;
+      }
+    }
+  }
+  const char* find_exec_properties(const char* from) const {
+    const void* found = memmem(from, static_cast<std::size_t>(end - from), "\"exec_properties\"", 17);
+    return found ? static_cast<const char*>(found) : end;
+  }
+};
+
+/// At a `<rule ...>` tag starting at `at`: the end of the rule (just past its "</rule>", or `end`
+/// when the buffer cuts it off) if it is a test rule whose text names exec_properties or that
+/// is cut off; nullptr for any other rule, whose rule-inputs and labels are blanked as before.
+const char* kept_rule_end(const char* at, KeptScan& scan) {
+  const char* end = scan.end;
+  std::string_view rest(at, static_cast<std::size_t>(end - at));
+  auto tag_end = rest.find('>');
+  if (tag_end == std::string_view::npos) return end;
+  std::string_view tag = rest.substr(0, tag_end);
+  auto class_at = tag.find(" class=");
+  if (class_at == std::string_view::npos || class_at + 8 > tag.size()) return nullptr;
+  std::string_view rule_class = tag.substr(class_at + 8);
+  rule_class = rule_class.substr(0, rule_class.find(tag[class_at + 7]));
+  if (!Collector::keeps(rule_class)) return nullptr;
+  if (!scan.last_close || at > scan.last_close) return end;  // its </rule> is in a later buffer
+  const char* from = at + tag_end;
+  if (scan.exec_properties < from) scan.exec_properties = scan.find_exec_properties(from);
+  if (scan.exec_properties == end) return nullptr;
+  // exec_properties in this rule: no </rule> before it (memmem, not string_view::find, which
+  // stops at every '<').
+  if (memmem(from, static_cast<std::size_t>(scan.exec_properties - from), "</rule>", 7)) return nullptr;
+  const void* close =
+      memmem(scan.exec_properties, static_cast<std::size_t>(end - scan.exec_properties), "</rule>", 7);
+  return close ? static_cast<const char*>(close) + 7 : end;
+}
+
 /// Turns every complete <rule-input .../> and <rule-output .../> element inside a <rule> in
 /// `data` into spaces (keeping line breaks, so positions stay true). They are most of Bazel's
 /// XML, gpuplan ignores them, and expat skips spaces three times faster than it parses tags.
@@ -154,14 +229,44 @@ struct PendingInputs {
 /// rule-input's name is kept there first (one with an entity, or empty, is left for expat,
 /// which reads or refuses it). In well-formed XML a '<' outside comments and CDATA (which
 /// Bazel never writes) always begins a tag, so nothing else is touched. Returns whether it
-/// blanked anything.
-bool blank_rule_io(char* data, std::size_t size, bool in_rule, PendingInputs* pending = nullptr) {
+/// blanked anything. The test rules kept_rule_end keeps are left whole, and noted in `kept`
+/// for blank_unused_attributes; `kept.carry` goes from one buffer to the next.
+bool blank_rule_io(char* data, std::size_t size, bool in_rule, KeptRules& kept,
+                   PendingInputs* pending = nullptr) {
   char* end = data + size;
   bool blanked = false;
-  for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
+  char* p = data;
+  kept.ranges.clear();
+  KeptScan scan(data, end);
+  if (kept.carry) {  // the rest of a kept rule that the last buffer cut off
+    auto close = std::string_view(data, size).find("</rule>");
+    std::size_t rule_end = close == std::string_view::npos ? size : close + 7;
+    kept.ranges.emplace_back(0, rule_end);
+    kept.carry = close == std::string_view::npos;
+    if (kept.carry) return false;
+    p = data + rule_end;
+    in_rule = false;
+  }
+  for (; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
     std::optional<std::string_view> name;
     const char* element_end = in_rule ? rule_io_end(p, end, pending ? &name : nullptr) : nullptr;
     if (!element_end) {
+      if (!in_rule && (p + 1 == end || p[1] == 'r')) {  // a <rule tag, maybe cut off
+        std::string_view rest(p, static_cast<std::size_t>(end - p));
+        bool rule_tag = rest.size() > 5
+                            ? rest.starts_with("<rule") && (is_xml_space(rest[5]) || rest[5] == '>')
+                            : std::string_view("<rule").starts_with(rest);
+        if (const char* rule_end = rule_tag ? kept_rule_end(p, scan) : nullptr) {
+          kept.ranges.emplace_back(static_cast<std::size_t>(p - data),
+                                   static_cast<std::size_t>(rule_end - data));
+          if (rule_end == end) {
+            kept.carry = true;
+            break;
+          }
+          p = const_cast<char*>(rule_end);
+          continue;
+        }
+      }
       in_rule = inside_rule_after(p, end, in_rule);
       ++p;
       continue;
@@ -224,11 +329,18 @@ bool list_of_kept_labels(const char* at, const char* end) {
 /// inputs they are most of what expat would tokenize. Only elements inside a rule have these
 /// names, and what is blanked would be ignored, so the targets read are the same. Returns
 /// whether it blanked anything. `in_kept_list` carries, from one buffer to the next, whether the
-/// scan is inside a list whose labels are kept.
-bool blank_unused_attributes(char* data, std::size_t size, bool& in_kept_list) {
+/// scan is inside a list whose labels are kept. The rules in `kept` are left whole.
+bool blank_unused_attributes(char* data, std::size_t size, bool& in_kept_list, const KeptRules& kept) {
   char* end = data + size;
   bool blanked = false;
+  auto next_kept = kept.ranges.begin();
   for (char* p = data; (p = static_cast<char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p))));) {
+    if (next_kept != kept.ranges.end() && static_cast<std::size_t>(p - data) >= next_kept->first) {
+      p = data + next_kept->second;  // a kept rule: its labels stay for the reader
+      ++next_kept;
+      in_kept_list = false;
+      continue;
+    }
     std::string_view rest(p, static_cast<std::size_t>(end - p));
     if (rest.starts_with("<list") && (rest.size() == 5 || rest[5] == '>' || is_xml_space(rest[5])))
       in_kept_list = list_of_kept_labels(p, end);
@@ -273,9 +385,9 @@ class XmlReader {
       // may be </rule> was cut off there, which expat has yet to read.
       bool in_rule = in_rule_ && !cut_closing_tag_;
       cut_closing_tag_ = ends_in_closing_tag(static_cast<char*>(buffer), count);
-      if (blank_rule_io(static_cast<char*>(buffer), count, in_rule, out_.graph ? &pending_ : nullptr))
+      if (blank_rule_io(static_cast<char*>(buffer), count, in_rule, kept_, out_.graph ? &pending_ : nullptr))
         unread_ = 0;  // whole elements went by
-      if (blank_unused_attributes(static_cast<char*>(buffer), count, in_kept_list_)) unread_ = 0;
+      if (blank_unused_attributes(static_cast<char*>(buffer), count, in_kept_list_, kept_)) unread_ = 0;
       fed_ += count;
       last = count == 0;
       if (XML_ParseBuffer(parser_, static_cast<int>(count), last) != XML_STATUS_OK) fail();
@@ -341,8 +453,9 @@ class XmlReader {
     if (!in_rule_)
       return stop(fmt::format("a <{}> outside any <rule>: Bazel writes a rule's inputs and outputs inside it",
                               element));
-    if (!input || !out_.graph) return;  // at any depth in the rule, as blank_rule_io reads it
     const char* name = xml_attribute(pairs, "name");
+    if (input && in_test_ && name) test_inputs_.emplace_back(name);
+    if (!input || !out_.graph) return;  // at any depth in the rule, as blank_rule_io reads it
     if (!name || !*name)
       return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",
                               name ? "an empty" : "no"));
@@ -378,11 +491,14 @@ class XmlReader {
     test_.rule_class = rule_class;
     if (const char* location = xml_attribute(pairs, "location")) test_.location = location;
     test_.has_attributes = true;
+    test_labels_.clear();
+    test_inputs_.clear();
   }
 
   void start_inside_test(const char* element, const XML_Char** pairs) {
     if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-default-setting
     const char* value = xml_attribute(pairs, "value");
+    if (value && element[0] == 'l' && std::strcmp(element, "label") == 0) test_labels_.emplace_back(value);
     if (depth_ == 4) pair_key_.reset();  // a <pair> starts: no key of another pair carries over
     if (depth_ == 3) {
       const char* name = xml_attribute(pairs, "name");
@@ -447,6 +563,23 @@ class XmlReader {
     if (!error.empty()) stop(fmt::format("attribute {} of {}: {}", name, test_.label, error));
   }
 
+  /// Query prints a select()ed exec_properties as its branches merged, each key with the first
+  /// branch's value, and with no configurable mark; the only trace is the config_setting among
+  /// the test's rule-inputs. A rule-input of a test with exec_properties that no printed label
+  /// attribute names and that is no implicit dependency is taken for one (classify warns when
+  /// the exec_properties ask for GPUs). A select() on another attribute (deps) leaves the same
+  /// trace; query cannot tell which attribute it was on.
+  void note_unexplained_input() {
+    if (test_.exec_properties.empty()) return;
+    std::sort(test_labels_.begin(), test_labels_.end());
+    for (const auto& input : test_inputs_) {
+      if (is_implicit_input(input) || std::binary_search(test_labels_.begin(), test_labels_.end(), input))
+        continue;
+      test_.unexplained_input = input;
+      return;
+    }
+  }
+
   /// Hands the graph the blanked rule-inputs that came before where expat is now.
   void flush_inputs() {
     auto here = static_cast<std::uint64_t>(XML_GetCurrentByteIndex(parser_));
@@ -469,6 +602,7 @@ class XmlReader {
   void end() {
     if (depth_ == 2 && out_.graph) flush_inputs();
     if (depth_ == 2 && in_test_) {
+      note_unexplained_input();
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
     }
@@ -495,6 +629,10 @@ class XmlReader {
   bool links_ = false;         ///< inside a rule that may_have_linkopts()
   bool in_linkopts_ = false;   ///< inside its <list name="linkopts">
   bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
+  KeptRules kept_;             ///< the test rules the blanking leaves whole, in this buffer
+  /// Of the test being read, as expat sees them (only a kept rule shows them): the values of its
+  /// <label> elements and the names of its rule-inputs, for note_unexplained_input.
+  std::vector<std::string> test_labels_, test_inputs_;
   Target test_;
   Attribute attribute_ = Attribute::none;
   std::optional<std::string> pair_key_;

@@ -206,6 +206,36 @@ TEST_CASE("a GPU test whose shard_count query could not resolve is planned unsha
   CHECK(classify(list, {}, {}).diagnostics.size() == 1);
 }
 
+// XML query input: a select()ed exec_properties prints as its branches merged, the first
+// branch's value kept, and its only trace is an input no attribute names (unexplained_input).
+TEST_CASE("a test that reads its GPUs from exec_properties that may be a select() is warned of") {
+  auto selected = make_target("//:selected_gpu_test", {});
+  selected.exec_properties = {{"gpu", "1"}};
+  selected.unexplained_input = "//:cuda_big";
+  auto plain = make_target("//:plain_test", {});
+  plain.exec_properties = {{"gpu", "1"}};
+  auto pool_only = make_target("//:pool_test", {});  // nothing of GPUs read from them
+  pool_only.exec_properties = {{"Pool", "fast"}};
+  pool_only.unexplained_input = "//:cuda_big";
+  TargetList list;
+  list.tests = {selected, plain, pool_only};
+  auto c = classify(list, {}, {});
+  CHECK(c.tests.at(0).bucket == Bucket::gpu);
+  std::vector<Diagnostic> warnings;
+  for (const auto& d : c.diagnostics)
+    if (d.source == "exec_properties") warnings.push_back(d);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].severity == Severity::warning);
+  CHECK(warnings[0].label == "//:selected_gpu_test");
+  CHECK_THAT(warnings[0].message,
+             Catch::StartsWith("exec_properties may be a select(): the test has the input //:cuda_big, which "
+                               "none of its attributes names") &&
+                 Catch::Contains("it is planned by exec_properties gpu=1"));
+  ClassifyOptions strict;
+  strict.strict = true;
+  CHECK(has_errors(classify(list, {}, strict).diagnostics));
+}
+
 TEST_CASE("a malformed count alone does not make a GPU test: it is ignored, and said so") {
   auto c = classify_tags({"gpu:0"});
   REQUIRE(c.tests.at(0).bucket == Bucket::cpu);

@@ -338,3 +338,56 @@ TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON a
   CHECK(odd.tests.at(0).device_env.empty());
   CHECK(odd.tests.at(0).exec_properties == ExecProperties{{"resources:gpu", "1"}});
 }
+
+// Query prints a select()ed exec_properties as its branches merged, each key with the first
+// branch's value, with no configurable mark: {"gpu": "1"} before {"gpu": "4"} reads as 1 GPU.
+// Its only trace is the config_setting among the test's rule-inputs, which no printed label
+// attribute names (test/data/bazel/select_props.*, real Bazel 4 output).
+TEST_CASE("a test with exec_properties and an input none of its attributes names keeps that input") {
+  TargetList list = read_fixture("bazel/select_props.query.xml");
+  const Target& selected = find(list, "//:selected_gpu_test");
+  CHECK(selected.exec_properties == ExecProperties{{"gpu", "1"}});
+  CHECK(selected.unexplained_input == "//:cuda_big");
+  // Plain tests of each kind: srcs, deps, data, main, and the implicit @bazel_tools inputs.
+  for (auto label : {"//:plain_sh_test", "//:plain_py_test", "//:plain_cc_test", "//:plain_cc_nogpu_test"}) {
+    INFO(label);
+    CHECK(find(list, label).unexplained_input.empty());
+  }
+  // A select() on deps leaves the same trace; query cannot tell which attribute had it, so a test
+  // with exec_properties keeps it, one without has nothing to guess.
+  CHECK(find(list, "//:selected_deps_test").unexplained_input == "//:cuda");
+  CHECK(find(list, "//:selected_deps_nogpu_test").unexplained_input.empty());
+}
+
+TEST_CASE("the input no attribute names is found wherever the reads cut the test's rule") {
+  // The reader blanks rule-inputs and unused labels one read at a time; a test rule with
+  // exec_properties is left whole, also when a read ends inside it (the first read is 4 KiB
+  // when the format is given).
+  const std::string selected =
+      "<rule class=\"sh_test\" location=\"/ws/BUILD:1:1\" name=\"//:sel_test\">\n"
+      "  <string name=\"name\" value=\"sel_test\"/>\n"
+      "  <list name=\"data\">\n    <label value=\"//:data.txt\"/>\n  </list>\n"
+      "  <dict name=\"exec_properties\">\n    <pair>\n      <string value=\"gpu\"/>\n"
+      "      <string value=\"1\"/>\n    </pair>\n  </dict>\n"
+      "  <list name=\"srcs\">\n    <label value=\"//:pass.sh\"/>\n  </list>\n"
+      "  <rule-input name=\"//:cuda_big\"/>\n  <rule-input name=\"//:data.txt\"/>\n"
+      "  <rule-input name=\"//:pass.sh\"/>\n"
+      "  <rule-input name=\"@bazel_tools//tools/test:runtime\"/>\n</rule>\n";
+  const std::string trace = "  <rule-input name=\"//:cuda_big\"/>\n";
+  std::string plain = selected;
+  plain.erase(plain.find(trace), trace.size());
+  const std::string filler =
+      "<rule class=\"sh_test\" name=\"//a:t\">\n  <rule-input name=\"//a:x\"/>\n</rule>\n";
+  for (const std::string* rule : {&selected, static_cast<const std::string*>(&plain)}) {
+    for (std::size_t cut = 1; cut < rule->size(); ++cut) {
+      std::string text = "<query version=\"2\">\n";
+      while (text.size() + filler.size() < 4096 - rule->size()) text += filler;
+      text += std::string(4096 - cut - text.size(), ' ') + *rule + "</query>\n";
+      INFO("cut " << cut << " bytes into " << *rule);
+      TargetList list = read_text(text, InputFormat::xml);
+      const Target& test = list.tests.back();
+      CHECK(test.unexplained_input == (rule == &selected ? "//:cuda_big" : ""));
+      CHECK(test.exec_properties == ExecProperties{{"gpu", "1"}});
+    }
+  }
+}
