@@ -44,18 +44,29 @@ const char* element_for(Attribute attribute) {
 }
 
 /// A rule-input Bazel adds to a test rule itself (its implicit attributes, which query does not
-/// print), as Bazel 4 names them: @bazel_tools (launcher, test runtime, C++ and Python tools),
-/// @local_config_* (toolchains), @remote_coverage_tools, @remote_java_tools*, and //external:
-/// bindings. Also under bzlmod's canonical names (@@bazel_tools, @@+ext+local_config_cc).
+/// print): @bazel_tools (launcher, test runtime, C++ and Python tools), @local_config_*
+/// (toolchains), @remote_coverage_tools, @remote_java_tools*, //external: bindings (all seen with
+/// Bazel 4), and the rule sets that define test rules in later Bazels, whose rules add inputs of
+/// their own repository (@rules_python's //python/config_settings, @rules_cc, @rules_java,
+/// @rules_shell, @io_bazel_rules_go, @build_bazel_rules_*), @platforms and @bazel_skylib. Under
+/// bzlmod's canonical names too: each part of `rules_python+`, `rules_python~0.31.0`,
+/// `+ext+local_config_cc` is tried.
 bool is_implicit_input(std::string_view label) {
   if (!label.starts_with('@')) return label.starts_with("//external:");
   label.remove_prefix(label.starts_with("@@") ? 2 : 1);
-  std::string_view repository = label.substr(0, label.find("//"));
-  if (repository == "bazel_tools") return true;
-  if (auto last = repository.find_last_of("+~"); last != std::string_view::npos)
-    repository.remove_prefix(last + 1);
-  return repository.starts_with("local_config_") || repository.starts_with("remote_coverage_tools") ||
-         repository.starts_with("remote_java_tools");
+  const std::string_view repository = label.substr(0, label.find("//"));
+  auto implicit = [](std::string_view name) {
+    return name == "bazel_tools" || name == "platforms" || name == "bazel_skylib" ||
+           name.starts_with("local_config_") || name.starts_with("remote_coverage_tools") ||
+           name.starts_with("remote_java_tools") || name.starts_with("rules_") ||
+           name.starts_with("io_bazel_rules_") || name.starts_with("build_bazel_rules_");
+  };
+  for (std::size_t begin = 0; begin <= repository.size();) {
+    const auto end = std::min(repository.find_first_of("+~", begin), repository.size());
+    if (implicit(repository.substr(begin, end - begin))) return true;
+    begin = end + 1;
+  }
+  return false;
 }
 
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
 #include "ingest/ingest_helpers.hpp"
@@ -357,6 +358,28 @@ TEST_CASE("a test with exec_properties and an input none of its attributes names
   // with exec_properties keeps it, one without has nothing to guess.
   CHECK(find(list, "//:selected_deps_test").unexplained_input == "//:cuda");
   CHECK(find(list, "//:selected_deps_nogpu_test").unexplained_input.empty());
+}
+
+TEST_CASE("the implicit inputs of later Bazels' test rules are not taken for a select()'s trace") {
+  // A py_test of rules_python adds //python/config_settings inputs of its own repository, under
+  // bzlmod by canonical name; only the user's config_setting is unexplained.
+  auto rule_with = [](const std::string& inputs) {
+    return "<query version=\"2\">\n<rule class=\"py_test\" location=\"/ws/BUILD:1:1\" name=\"//:t\">\n"
+           "  <dict name=\"exec_properties\">\n    <pair>\n      <string value=\"gpu\"/>\n"
+           "      <string value=\"2\"/>\n    </pair>\n  </dict>\n" +
+           inputs + "</rule>\n</query>\n";
+  };
+  std::string implicit;
+  for (auto label : {"@rules_python//python/config_settings:precompile", "@@rules_python+//python:none",
+                     "@@rules_python~0.31.0//python/config_settings:is_python_3.11", "@@platforms//os:linux",
+                     "@rules_cc//cc:optional_current_cc_toolchain", "@@rules_shell+//shell/runfiles",
+                     "@io_bazel_rules_go//:go_context_data", "@@+_repo_rules+local_config_cc//:toolchain",
+                     "@bazel_skylib//lib:paths", "//external:python_headers"})
+    implicit += fmt::format("  <rule-input name=\"{}\"/>\n", label);
+  CHECK(read_text(rule_with(implicit), InputFormat::xml).tests.back().unexplained_input.empty());
+  CHECK(read_text(rule_with(implicit + "  <rule-input name=\"@@my_gpus+//:cuda_big\"/>\n"), InputFormat::xml)
+            .tests.back()
+            .unexplained_input == "@@my_gpus+//:cuda_big");
 }
 
 TEST_CASE("the input no attribute names is found wherever the reads cut the test's rule") {
