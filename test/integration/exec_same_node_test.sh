@@ -53,6 +53,9 @@ grep -q second "$SCRATCH/ran.log" && fail "the second exec with --claims ran uni
 
 touch "$SCRATCH/release"
 wait "$first" || fail "the first exec failed: $(cat "$SCRATCH/first.out")"
+# An ended exec's words go with it: the next exec to take the lock may not have written its own
+# when a second reads them, which then named the ended one.
+[ -s "$lock" ] && fail "the ended exec is still named in $lock: $(cat "$lock")"
 run_exec third >"$SCRATCH/third.out" 2>&1 || fail "an exec of $node after the first ended failed: $(cat "$SCRATCH/third.out")"
 [ "$(grep -c third "$SCRATCH/ran.log")" = 2 ] || fail "the third exec ran: $(cat "$SCRATCH/ran.log")"
 
