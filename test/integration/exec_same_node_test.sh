@@ -32,7 +32,7 @@ exec_of first
 "${exec[@]}" >"$SCRATCH/first.out" 2>&1 &  # a simple command: $! is the exec's own process
 first=$!
 trap 'touch "$SCRATCH/release"; wait "$first" 2>/dev/null; rm -rf "$SCRATCH" "$lock"' EXIT
-for _ in $(seq 100); do [ -e "$SCRATCH/a.started" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -e "$SCRATCH/a.started" ] && break; sleep 0.1; done  # 60 s: a loaded CI machine
 [ -e "$SCRATCH/a.started" ] || fail "the first exec's unit did not start: $(cat "$SCRATCH/first.out")"
 
 status=0; run_exec second --json "$SCRATCH/second.json" >"$SCRATCH/second.out" 2>&1 || status=$?
@@ -64,7 +64,7 @@ rm -f "$SCRATCH/release" "$SCRATCH/a.started"
 exec_of first
 "${exec[@]}" --lock-dir "$SCRATCH/locks" >"$SCRATCH/first.out" 2>&1 &
 first=$!
-for _ in $(seq 100); do [ -e "$SCRATCH/a.started" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -e "$SCRATCH/a.started" ] && break; sleep 0.1; done  # 60 s: a loaded CI machine
 [ -e "$SCRATCH/a.started" ] || fail "the first exec's unit did not start: $(cat "$SCRATCH/first.out")"
 ( sleep 1; touch "$SCRATCH/release" ) &
 run_exec fourth --lock-dir "$SCRATCH/locks" >"$SCRATCH/fourth.out" 2>&1 ||
