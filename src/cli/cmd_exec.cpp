@@ -516,7 +516,12 @@ class OnlyExecOfNode {
   }
   OnlyExecOfNode(const OnlyExecOfNode&) = delete;
   OnlyExecOfNode& operator=(const OnlyExecOfNode&) = delete;
-  ~OnlyExecOfNode() { ::close(fd_); }
+  /// The words go before the lock: a second exec that finds the lock taken by a later exec, which
+  /// has not written its own yet, waits for them rather than naming this one, ended.
+  ~OnlyExecOfNode() {
+    [[maybe_unused]] const bool cleared = ::ftruncate(fd_, 0) == 0;
+    ::close(fd_);
+  }
 
  private:
   int fd_ = -1;

@@ -179,10 +179,16 @@ std::string gpu_supplier(std::string_view label, std::string_view pattern) {
   std::string_view repo = apparent_repo(label);
   auto want = split(pattern);
   // A spoke's pattern leaves the hub's name to its leading "*": "@*_torch//:*" on
-  // @pypi_311_torch is the hub pypi_311, whose spoke @pypi_311_numpy a test of numpy reaches.
-  if (want && want->repo.starts_with("*_"))
+  // @pypi_311_torch is the hub pypi_311, whose spoke @pypi_311_numpy a test of numpy reaches; a
+  // versioned spoke's "*#" is the hub up to its Python version's last digit ("@*#_torch_#*//:*"
+  // on @pypi_312_torch_2_5_1_... is pypi_312's).
+  if (want && (want->repo.starts_with("*_") || want->repo.starts_with("*#_"))) {
+    const auto hub = want->repo.substr(0, want->repo.find('_'));
+    const auto spoke = want->repo.substr(hub.size());
     for (std::size_t k = 1; k < repo.size(); ++k)
-      if (glob_matches(want->repo.substr(1), repo.substr(k), true)) return std::string(repo.substr(0, k));
+      if (glob_matches(hub, repo.substr(0, k), true) && glob_matches(spoke, repo.substr(k), true))
+        return std::string(repo.substr(0, k));
+  }
   return std::string(repo);
 }
 
@@ -351,14 +357,17 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   // (@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64), an sdist's HUB_PYVER_NAME_VERSION.
   // A version begins with a digit (PEP 440: N!, N.N...), which the rest of a longer package's
   // name never does: "#" is one digit here, so "_torch_#" is torch 2.5.1's and never
-  // torch_geometric's or torch_xla's. A pip-installed spoke of a package with requirements per
-  // platform (pypi_repo_name) gets each target platform's OS and architecture instead:
-  // @pypi_312_torch_linux_x86_64.
+  // torch_geometric's or torch_xla's. The pattern's "*#" is the hub and its Python version, which
+  // ends in a digit: a hub named pypi_torch has the spoke pypi_torch_312_numpy_2_1_3_..., whose
+  // "_torch_3" "*_torch_#*" took for torch's, each CPU package of the hub a GPU one. A
+  // pip-installed spoke of a package with requirements per platform (pypi_repo_name) gets each
+  // target platform's OS and architecture instead: @pypi_312_torch_linux_x86_64.
   for (std::size_t i = 0; i < wheels; ++i) {
     const std::string pattern = patterns.gpu_deps[i];
     if (!pattern.starts_with("@*_") || !pattern.ends_with("//:*") || pattern.ends_with("*//:*")) continue;
     const std::string repo = pattern.substr(1, pattern.size() - 5);
-    for (std::string_view tail : {"_#*", "_linux_*", "_osx_*", "_windows_*"})
+    patterns.gpu_deps.push_back(fmt::format("@*#{}_#*//:*", repo.substr(1)));
+    for (std::string_view tail : {"_linux_*", "_osx_*", "_windows_*"})
       patterns.gpu_deps.push_back(fmt::format("@{}{}//:*", repo, tail));
   }
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)

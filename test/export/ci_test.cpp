@@ -22,6 +22,18 @@ Plan two_nodes() {
   return plan;
 }
 
+/// two_nodes()' fleet: a-0 and b-0, one GPU each, with no labels.
+Fleet two_nodes_fleet() {
+  Fleet fleet;
+  for (const auto* name : {"a-0", "b-0"}) {
+    Node node;
+    node.name = name;
+    node.gpus.resize(1);
+    fleet.nodes.push_back(node);
+  }
+  return fleet;
+}
+
 /// A plan of `count` nodes n-0, n-1, ..., each running one 60-second unit on GPU 0.
 Plan plan_of_nodes(int count) {
   Plan plan;
@@ -318,14 +330,8 @@ TEST_CASE(
   // Runners register their labels from a comma-separated list, split at commas and trimmed: a job
   // asking for "a,b" or " a" waited forever for a runner that never came, after exit 0.
   Plan plan = two_nodes();
-  Fleet fleet;
-  for (const auto* name : {"a-0", "b-0"}) {
-    Node node;
-    node.name = name;
-    node.gpus.resize(1);
-    node.labels["zone"] = "a,b";
-    fleet.nodes.push_back(node);
-  }
+  Fleet fleet = two_nodes_fleet();
+  for (auto& node : fleet.nodes) node.labels["zone"] = "a,b";
   CiOptions o;
   o.node_tag = "node";
   o.fleet_tags = {"zone"};
@@ -397,13 +403,7 @@ TEST_CASE("a GitLab pipeline's parsed size is at least what GitLab's DeepSize co
 // or a tag over 255 characters (Ci::Tag's validation) made GitLab refuse the pipeline.
 TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming the option") {
   Plan plan = two_nodes();
-  Fleet fleet;
-  for (const auto* name : {"a-0", "b-0"}) {
-    Node node;
-    node.name = name;
-    node.gpus.resize(1);
-    fleet.nodes.push_back(node);
-  }
+  Fleet fleet = two_nodes_fleet();
   CiOptions o;
   o.node_tag = "node";
   o.fleet_tags = {"zone"};
@@ -445,13 +445,7 @@ TEST_CASE("GitLab tags that GitLab would rewrite or refuse are refused, naming t
 // `box: "*"` sent each node's step to whichever agent had a box tag, exit 0.
 TEST_CASE("a Buildkite agent tag that Buildkite reads as a wildcard is refused, naming the label") {
   Plan plan = two_nodes();
-  Fleet fleet;
-  for (const auto* name : {"a-0", "b-0"}) {
-    Node node;
-    node.name = name;
-    node.gpus.resize(1);
-    fleet.nodes.push_back(node);
-  }
+  Fleet fleet = two_nodes_fleet();
   CiOptions o;
   o.node_tag = "hostname";
   o.fleet_tags = {"box"};

@@ -159,10 +159,15 @@ TEST_CASE("the built-in gpu_deps know rules_python's spokes named without a hash
                      "@pypi_312_tritonclient_2_51_0_py3_none_manylinux1_x86_64//:pkg",
                      "@pypi_312_jaxlib_0_4_35_cp312_cp312_manylinux2014_x86_64//:pkg",
                      "@pypi_312_numpy_2_1_3_cp312_cp312_manylinux_2_17_x86_64//:pkg",
-                     "@pypi_312_numpy_linux_x86_64//:pkg", "@pypi_312_torch_audio_linux//:pkg"})
+                     "@pypi_312_numpy_linux_x86_64//:pkg", "@pypi_312_torch_audio_linux//:pkg",
+                     // a hub named for a GPU package: its CPU spokes' Python version is no torch's
+                     "@pypi_torch_312_numpy_2_1_3_cp312_cp312_manylinux_2_17_x86_64//:pkg",
+                     "@@rules_python++pip+pip_tensorflow_311_six_1_16_0_py2_py3_none_any//:pkg",
+                     "@pypi_torch_312_pyyaml_6_0_2//:pkg"})
     CHECK_FALSE(is_gpu_by_default(label));
+  CHECK(is_gpu_by_default("@pypi_torch_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg"));
   // A spoke's hub is still the part before the package: pypi_312 supplies torch.
-  CHECK(gpu_supplier("@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg", "@*_torch_#*//:*") ==
+  CHECK(gpu_supplier("@pypi_312_torch_2_5_1_cp312_cp312_manylinux_2_28_x86_64//:pkg", "@*#_torch_#*//:*") ==
         "pypi_312");
   // "#" is no digit in a rules file's pattern: a target name may hold one.
   CHECK(gpu_pattern_matches("//pkg:a#b", "//pkg:a#b"));

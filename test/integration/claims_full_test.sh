@@ -38,13 +38,14 @@ grep -q "//t:after not run here: .*No space left on device" "$SCRATCH/err" ||
 
 # Dispatching (--fleet), a unit whose claim cannot be written is tried again on each pass (the disk
 # may have room later) but said once: before, every pass said it again. n0's //t:other, on GPU 1,
-# ends after //t:fill has filled the disk, and each end is a pass.
+# ends after //t:fill has filled the disk (waits for it: a fixed second from its start was not
+# enough for a loaded machine's //t:fill to have run dd), and each end is a pass.
 umount "$SCRATCH/full"
 mount -t tmpfs -o size=64k tmpfs "$SCRATCH/full"
 rm -f "$SCRATCH/ran.log"
 l4_fleet n0 n1
 printf '%s\n' "//t:fill n0 0 0" "//t:after n0 0 1" "//t:other n0 1 0" "//t:last n0 1 1" | one_gpu_plan
-sed -i 's|^exit 0$|[ "$1" != //t:other ] \|\| sleep 1|' "$SCRATCH/unit.sh"
+sed -i 's|^exit 0$|[ "$1" != //t:fill ] \|\| touch "$0.filled"\n[ "$1" != //t:other ] \|\| { for i in $(seq 600); do [ -e "$0.filled" ] \&\& break; sleep 0.1; done; sleep 1; }|' "$SCRATCH/unit.sh"
 mkdir "$SCRATCH/full/claims"
 status=0
 "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --claims "$SCRATCH/full/claims" --fleet "$SCRATCH/fleet.yaml" \
