@@ -138,11 +138,23 @@ struct TestLogPath {
 /// Nullopt for anything that is not a test.xml or an attempt_N.xml.
 std::optional<TestLogPath> parse_testlog_path(std::string_view relative);
 
+/// Which tests' runs a reader keeps: one test's (`history show`), or every test's (empty). The
+/// rows of the others are still read and checked, a bad one as bad as before (the file is bad),
+/// and then dropped: one test's runs are held, not a monorepo's.
+struct LabelFilter {
+  std::string label;  ///< label_identity() of the test kept; empty: every test
+  bool keeps(std::string_view identity) const { return label.empty() || identity == label; }
+};
+
 /// Readers. `name` is the file name in error positions ("file:line: what is wrong").
-/// A bad row throws InputError under `strict`; otherwise it is skipped and counted.
-HistoryRead read_bep(std::istream& in, const std::string& name, bool strict);
-HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict);
-HistoryRead read_table(std::istream& in, const std::string& name, bool strict);  ///< csv or json
+/// A bad row throws InputError under `strict`; otherwise it is skipped and counted. `keep`
+/// says whose runs go into the history; the diagnostics are the same whatever it keeps.
+HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});
+HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict,
+                       const LabelFilter& keep = {});
+/// csv or json. A CSV, and JSON with one row object a line, are read as a stream, a line at a
+/// time; a JSON array or a summarize file is one document, read whole.
+HistoryRead read_table(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});
 
 /// How Bazel says one attempt of a test ended: a testResult event of its build events.
 struct BepOutcome {

@@ -95,9 +95,10 @@ int summarize_command(HistoryOptions& options) {
 int show_command(HistoryOptions& options) {
   options.resolve_rules();
   Diagnostics diagnostics;
-  History history = read_history_paths(options.paths, options.strict, diagnostics);
-  print_history_diagnostics(diagnostics);
   std::string label = label_identity(options.label);
+  // Only this test's runs are held: a monorepo's history is read through, not kept.
+  History history = read_history_paths(options.paths, options.strict, diagnostics, {}, LabelFilter{label});
+  print_history_diagnostics(diagnostics);
   if (options.json) {
     nlohmann::ordered_json j;
     j["label"] = label;

@@ -16,6 +16,7 @@
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/size.hpp"
+#include "util/head_then_rest.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -126,7 +127,7 @@ void keep_one_shard_count(const std::string& directory, bool strict,
 
 /// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
 void read_testlogs(const std::string& directory, bool strict, const std::map<std::string, int>& shards_now,
-                   History& history, Diagnostics& diagnostics) {
+                   const LabelFilter& keep, History& history, Diagnostics& diagnostics) {
   // A directory at or below bazel-testlogs: paths below it continue the path below that. One
   // above it (an artifacts folder holding bazel-testlogs/ or bazel-out/*/testlogs/ as folders):
   // each file's path below its own testlogs folder (before, "//bazel-testlogs/pkg:test", a test
@@ -189,7 +190,7 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     if (auto configuration = configuration_of(path); !configuration.empty())
       configurations[label].insert(std::move(configuration));
     if (at_path[relative] < 2) {
-      add(history, diagnostics, read_junit(input.in(), input.name, test, strict));
+      add(history, diagnostics, read_junit(input.in(), input.name, test, strict, keep));
       continue;
     }
     std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
@@ -200,7 +201,7 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     }
     texts.push_back(text);
     std::istringstream in(std::move(text));
-    add(history, diagnostics, read_junit(in, input.name, test, strict));
+    add(history, diagnostics, read_junit(in, input.name, test, strict, keep));
   }
   // Runs of one label in two configurations (bazel-out/k8-fastbuild/ and bazel-out/k8-opt/: builds
   // with other flags, one of them perhaps stale) are read as one test's samples; BEP in the same
@@ -225,41 +226,19 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
             directory, copies, copies == 1 ? " is" : "s are")});
 }
 
-/// The bytes already read from a stream's start, then the rest of the stream: its format is
-/// told from its head without rewinding it, which standard input, a named pipe and bash's
-/// `<(zcat FILE)` cannot do (a rewind there failed, and the file read as empty).
-class HeadThenRest : public std::streambuf {
- public:
-  HeadThenRest(std::string head, std::streambuf& rest) : head_(std::move(head)), rest_(rest) {
-    setg(head_.data(), head_.data(), head_.data() + head_.size());
-  }
-
- protected:
-  int_type underflow() override {
-    auto got = rest_.sgetn(buffer_, sizeof buffer_);
-    if (got <= 0) return traits_type::eof();
-    setg(buffer_, buffer_, buffer_ + got);
-    return traits_type::to_int_type(buffer_[0]);
-  }
-
- private:
-  std::string head_;
-  std::streambuf& rest_;
-  char buffer_[1 << 16];
-};
-
-void read_file(const std::string& path, bool strict, History& history, Diagnostics& diagnostics) {
+void read_file(const std::string& path, bool strict, const LabelFilter& keep, History& history,
+               Diagnostics& diagnostics) {
   Input input = open_input(path);
   std::string head(4096, '\0');
   head.resize(static_cast<std::size_t>(input.in().rdbuf()->sgetn(head.data(), 4096)));
-  HeadThenRest whole(head, *input.in().rdbuf());
+  util::HeadThenRest whole(head, *input.in().rdbuf());
   std::istream in(&whole);
   if (auto problem = history_head_problem(head); !problem.empty())
     throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
-    case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict));
+    case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict, keep));
     case HistoryFormat::csv:
-    case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict));
+    case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict, keep));
     case HistoryFormat::junit: {
       auto below = below_testlogs(path);
       auto test = below ? parse_testlog_path(below->generic_string()) : std::nullopt;
@@ -268,7 +247,7 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
             Position{input.name},
             "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
             "pass the bazel-testlogs directory instead");
-      return add(history, diagnostics, read_junit(in, input.name, *test, strict));
+      return add(history, diagnostics, read_junit(in, input.name, *test, strict, keep));
     }
   }
 }
@@ -276,16 +255,16 @@ void read_file(const std::string& path, bool strict, History& history, Diagnosti
 }  // namespace
 
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics,
-                           const std::map<std::string, int>& shards_now) {
+                           const std::map<std::string, int>& shards_now, const LabelFilter& keep) {
   History history;
   long repeated = 0;
   for (const auto& path : paths) {
     History one;
     std::error_code ignored;
     if (path != "-" && fs::is_directory(path, ignored))
-      read_testlogs(path, strict, shards_now, one, diagnostics);
+      read_testlogs(path, strict, shards_now, keep, one, diagnostics);
     else
-      read_file(path, strict, one, diagnostics);
+      read_file(path, strict, keep, one, diagnostics);
     repeated += history.merge_new(std::move(one));
   }
   if (repeated > 0)

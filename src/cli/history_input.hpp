@@ -19,8 +19,9 @@ namespace gpuplan::cli {
 /// test_attempts/attempt_N.xml below it). Skipped bad rows become warnings in `diagnostics`;
 /// under `strict` they throw InputError. `shards_now` (by label identity, shard_counts_now) says
 /// which shard_N_of_M folders of a bazel-testlogs directory are today's where it holds several.
+/// `keep` says whose runs are held (`history show`: one test's); every row is checked all the same.
 History read_history_paths(const std::vector<std::string>& paths, bool strict, Diagnostics& diagnostics,
-                           const std::map<std::string, int>& shards_now = {});
+                           const std::map<std::string, int>& shards_now = {}, const LabelFilter& keep = {});
 
 /// What reading the history found, one stderr line each ("gpuplan: warning: FILE: ..." or, of
 /// one test, "gpuplan: note: LABEL: ..."), for the commands that print no plan diagnostics.

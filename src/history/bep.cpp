@@ -275,12 +275,15 @@ struct ResultKey {
   };
 };
 
-HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
+HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep) {
   history::BadRows bad(name, strict);
   simdjson::dom::parser parser;
   std::unordered_map<std::string, std::size_t> index;
   std::vector<std::string> labels;
   std::vector<Attempt> attempts;
+  std::vector<bool> kept;  ///< by test: whether `keep` keeps its runs (those of the others are not held)
+  /// Of a test whose runs are not kept: how many attempts it had, and the line of the first.
+  std::unordered_map<std::size_t, std::pair<long, long>> dropped;
   std::unordered_map<std::size_t, int> summary_shards;
   // Per test: the highest shard any event names, and whether a testSummary or a targetCompleted
   // event said how many shards it has (the summary's shardCount, left out when 0; the
@@ -304,7 +307,10 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   HistoryRead read;
   auto test_index = [&](std::string_view label) {
     auto [it, added] = index.try_emplace(label_identity(label), labels.size());
-    if (added) labels.push_back(it->first);
+    if (added) {
+      labels.push_back(it->first);
+      kept.push_back(keep.keeps(it->first));
+    }
     return it->second;
   };
 
@@ -397,9 +403,13 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
           if (repeated++ == 0) first_repeated_line = number, first_repeated_label = labels[test];
           continue;
         }
-        result.attempt->test = test;
-        result.attempt->line = number;
-        attempts.push_back(*result.attempt);
+        if (kept[test]) {
+          result.attempt->test = test;
+          result.attempt->line = number;
+          attempts.push_back(*result.attempt);
+        } else {
+          ++dropped.try_emplace(test, 0, number).first->second.first;
+        }
         auto [first, added] = configuration_of.try_emplace(test, result.configuration());
         if (!added && first->second != result.configuration() && mixed.insert(test).second &&
             mixed.size() == 1) {
@@ -446,33 +456,44 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict) {
   for (auto [test, highest] : shard_named) shard_count[test] = highest;
   for (auto [test, count] : summary_shards) shard_count[test] = std::max(shard_count[test], count);
   for (std::size_t test = 0; test < labels.size(); ++test)
-    if (shard_count[test] > 1) read.history.shard_counts[labels[test]] = shard_count[test];
+    if (shard_count[test] > 1 && kept[test]) read.history.shard_counts[labels[test]] = shard_count[test];
+  // Only shard 1 named, and nothing says the test has one: a file cut off (or filtered down to
+  // its testResult events) before the summary could say it had more.
+  auto unknown_shards = [&](std::size_t test) {
+    return shard_count[test] <= 1 && !shards_known.contains(test);
+  };
   long unknown = 0;
-  const Attempt* first_unknown = nullptr;
+  struct {
+    long line = 0;
+    std::size_t test = 0;
+  } first_unknown;
+  auto note_unknown = [&](std::size_t test, long count, long line) {
+    if (unknown == 0 || line < first_unknown.line) first_unknown = {line, test};
+    unknown += count;
+  };
+  for (const auto& [test, attempts_left_out] : dropped)
+    if (unknown_shards(test)) note_unknown(test, attempts_left_out.first, attempts_left_out.second);
   for (auto& attempt : attempts) {
     std::optional<int> shard;
-    if (shard_count[attempt.test] > 1) {
+    if (shard_count[attempt.test] > 1)
       shard = attempt.shard - 1;
-    } else if (!shards_known.contains(attempt.test)) {
-      // Only shard 1 named, and nothing says the test has one: a file cut off (or filtered down
-      // to its testResult events) before the summary could say it had more.
-      if (unknown++ == 0) first_unknown = &attempt;
-    }
+    else if (unknown_shards(attempt.test))
+      note_unknown(attempt.test, 1, attempt.line);
     read.history.samples[SampleKey{labels[attempt.test], shard}].push_back(attempt.sample);
   }
   read.diagnostics = bad.diagnostics();
-  if (first_unknown) {
+  if (unknown > 0) {
     std::string why =
         "without a testSummary or targetCompleted event, a result of shard 1 of several cannot be told from "
         "one of the whole test (the file was cut off before the build ended, or filtered down to its "
         "testResult events)";
-    const std::string& label = labels[first_unknown->test];
-    if (strict) throw InputError(Position{name, first_unknown->line}, fmt::format("{}: {}", label, why));
+    const std::string& label = labels[first_unknown.test];
+    if (strict) throw InputError(Position{name, first_unknown.line}, fmt::format("{}: {}", label, why));
     read.diagnostics.push_back(Diagnostic{
         Severity::warning, "", name,
         fmt::format(
             "took {} {} as the whole test's (the first: line {}, {}): {}; --strict makes this an error",
-            unknown, unknown == 1 ? "result" : "results", first_unknown->line, label, why)});
+            unknown, unknown == 1 ? "result" : "results", first_unknown.line, label, why)});
   }
   if (repeated > 0)
     read.diagnostics.push_back(Diagnostic{

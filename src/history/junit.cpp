@@ -154,7 +154,8 @@ void XMLCALL on_end(void* data, const XML_Char*) { --static_cast<Times*>(data)->
 
 }  // namespace
 
-HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict) {
+HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict,
+                       const LabelFilter& keep) {
   history::BadRows bad(name, strict);
   std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
                                                                       XML_ParserFree);
@@ -188,8 +189,7 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
     // Zero tests ran: nothing to learn, and nothing wrong.
   } else if (!seconds) {
     bad.add(times.root_line, "no time=\"…\" on <testsuites>, <testsuite> or <testcase>");
-  } else {
-    std::string label = label_identity(test.label);
+  } else if (std::string label = label_identity(test.label); keep.keeps(label)) {
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
     Sample sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}};
     sample.failed = times.failed && !times.timed_out;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <istream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "gpuplan/target.hpp"
 #include "history/bad_rows.hpp"
 #include "history/time.hpp"
+#include "util/head_then_rest.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
@@ -200,7 +202,8 @@ class LineCounter {
   long line_ = 1;
 };
 
-void add(History& history, Row row) {
+void add(History& history, Row row, const LabelFilter& keep) {
+  if (!keep.keeps(row.key.label)) return;  // read and checked, not held
   // A row of another shard count than the rows before it: the older runs' count is left out.
   if (row.key.shard && row.shard_count > 1 &&
       !history.set_shard_count(row.key.label, row.shard_count, row.sample.start_ms))
@@ -210,25 +213,27 @@ void add(History& history, Row row) {
 
 // --- CSV -------------------------------------------------------------------------------------
 
-/// RFC 4180 records: commas, "quoted ""fields""" that may hold commas and newlines.
+/// RFC 4180 records: commas, "quoted ""fields""" that may hold commas and newlines. Read from a
+/// stream as they come: a file of any size is never held whole.
 class CsvRecords {
  public:
-  explicit CsvRecords(std::string_view text) : text_(text) {}
+  explicit CsvRecords(std::streambuf& in) : in_(in) {}
 
   /// The next record and the line it starts on; false at the end. An unterminated quote
   /// leaves `problem` set.
   bool next(std::vector<std::string>& record, long& line, std::string& problem) {
-    while (pos_ < text_.size()) {
+    using traits = std::streambuf::traits_type;
+    while (!traits::eq_int_type(in_.sgetc(), traits::eof())) {
       record.assign(1, std::string());
       line = line_;
       bool quoted = false;
       bool blank = true;
-      while (pos_ < text_.size()) {
-        char c = text_[pos_++];
+      for (auto got = in_.sbumpc(); !traits::eq_int_type(got, traits::eof()); got = in_.sbumpc()) {
+        const char c = traits::to_char_type(got);
         if (quoted) {
-          if (c == '"' && pos_ < text_.size() && text_[pos_] == '"') {
+          if (c == '"' && in_.sgetc() == '"') {
             record.back() += '"';
-            ++pos_;
+            in_.sbumpc();
           } else if (c == '"') {
             quoted = false;
           } else {
@@ -260,12 +265,11 @@ class CsvRecords {
   }
 
  private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
+  std::streambuf& in_;
   long line_ = 1;
 };
 
-void read_csv(std::string_view text, History& history, history::BadRows& bad) {
+void read_csv(std::streambuf& text, History& history, history::BadRows& bad, const LabelFilter& keep) {
   CsvRecords records(text);
   std::vector<std::string> header;
   std::vector<std::string> record;
@@ -308,7 +312,7 @@ void read_csv(std::string_view text, History& history, history::BadRows& bad) {
     Fields fields;
     for (std::size_t i = 0; i < header.size(); ++i) fields.set(header[i], std::move(record[i]));
     if (auto row = to_row(fields))
-      add(history, *std::move(row));
+      add(history, *std::move(row), keep);
     else
       bad.add(line, row.problem());
   };
@@ -576,7 +580,8 @@ Result<SummaryUnit> read_summary_unit(od::value value) {
 }
 
 /// Phase three: the unit's samples into the history (its shard count only for a shard of several).
-void add(History& history, const SummaryUnit& unit) {
+void add(History& history, const SummaryUnit& unit, const LabelFilter& keep) {
+  if (!keep.keeps(unit.key.label)) return;
   if (unit.key.shard && unit.shard_count > 1) history.set_shard_count(unit.key.label, unit.shard_count);
   auto& list = history.samples[unit.key];
   list.insert(list.end(), unit.samples.begin(), unit.samples.end());
@@ -587,7 +592,7 @@ void add(History& history, const SummaryUnit& unit) {
 /// by a full disk, or written by a newer gpuplan, was a bad row, and the next summary held only
 /// the new runs.
 void read_json_document(const simdjson::padded_string& json, const std::string& name, History& history,
-                        history::BadRows& bad) {
+                        history::BadRows& bad, const LabelFilter& keep) {
   LineCounter lines(std::string_view(json.data(), json.size()));
   od::parser parser;
   od::document document;
@@ -628,7 +633,7 @@ void read_json_document(const simdjson::padded_string& json, const std::string& 
       if (element.get(unit)) refuse(document, "not valid JSON");
       long line = where(unit);
       if (auto read = read_summary_unit(unit))
-        add(history, *read);
+        add(history, *read, keep);
       else
         bad.add(line, read.problem());
     }
@@ -640,22 +645,21 @@ void read_json_document(const simdjson::padded_string& json, const std::string& 
     if (element.get(row_value)) return fail(document, "not valid JSON");
     long line = where(row_value);
     if (auto row = read_row_object(row_value))
-      add(history, *std::move(row));
+      add(history, *std::move(row), keep);
     else
       bad.add(line, row.problem());
   }
 }
 
-/// One row object a line (JSON lines, which a runner can append to).
-void read_json_lines(std::string_view text, History& history, history::BadRows& bad) {
+/// One row object a line (JSON lines, which a runner can append to), read a line at a time.
+void read_json_lines(std::istream& text, History& history, history::BadRows& bad, const LabelFilter& keep) {
   simdjson::dom::parser validator;
   od::parser parser;
   long line = 0;
-  while (!text.empty()) {
+  std::string whole_line;
+  while (std::getline(text, whole_line)) {
     ++line;
-    auto end = text.find('\n');
-    std::string_view content = trim(text.substr(0, end));
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    std::string_view content = trim(whole_line);
     if (content.empty()) continue;
     simdjson::padded_string padded(content);
     simdjson::dom::element checked;  // on-demand parsing would not notice trailing junk
@@ -670,31 +674,69 @@ void read_json_lines(std::string_view text, History& history, history::BadRows& 
       continue;
     }
     if (auto row = read_row_object(value))
-      add(history, *std::move(row));
+      add(history, *std::move(row), keep);
     else
       bad.add(line, row.problem());
   }
 }
 
+enum class TableKind { csv, json_document, json_lines };
+
+/// What a table is, from its first bytes (a byte order mark taken off): nullopt while they do not
+/// tell yet (only space, or "{" and space). `whole`: they are all of it.
+std::optional<TableKind> table_kind(std::string_view head, bool whole) {
+  std::string_view view = trim(head);
+  if (!whole) {
+    // The first bytes tell what the whole text does where they hold its first character and,
+    // after a "{", its first key: the longest that detect_history_format looks for is 19 bytes.
+    auto first = head.find_first_not_of(" \t\n\v\f\r");
+    if (first == std::string_view::npos) return std::nullopt;
+    if (head[first] == '{') {
+      auto key = head.find_first_not_of(" \t\n\v\f\r", first + 1);
+      if (key == std::string_view::npos || head.size() - key < 32) return std::nullopt;
+    }
+  }
+  if (detect_history_format(view) != HistoryFormat::json) return TableKind::csv;
+  // An array or a summarize file (whose first key is "gpuplan_history") is one document;
+  // other objects are rows, one a line (JSON lines, which a runner can append to).
+  return view.starts_with('{') && !trim(view.substr(1)).starts_with("\"gpuplan_history\"")
+             ? TableKind::json_lines
+             : TableKind::json_document;
+}
+
 }  // namespace
 
-HistoryRead read_table(std::istream& in, const std::string& name, bool strict) {
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+HistoryRead read_table(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep) {
+  // Read as far as its kind shows: a CSV or JSON lines then goes on as a stream, its first bytes
+  // put back in front (before, every table was read whole as text first: 13 MB of a monorepo's
+  // CSV held beside its rows).
+  std::string head;
+  std::optional<TableKind> kind;
+  bool whole = false;
+  while (!kind) {
+    constexpr std::size_t chunk = std::size_t{1} << 16;
+    const std::size_t had = head.size();
+    head.resize(had + chunk);
+    const auto got = in.rdbuf()->sgetn(head.data() + had, static_cast<std::streamsize>(chunk));
+    head.resize(had + static_cast<std::size_t>(std::max<std::streamsize>(got, 0)));
+    whole = head.size() == had;
+    if (had == 0 && head.starts_with("\xEF\xBB\xBF")) head.erase(0, 3);  // a byte order mark
+    kind = table_kind(head, whole);
+  }
   history::BadRows bad(name, strict);
   HistoryRead read;
-  std::string_view view = trim(text);
-  if (detect_history_format(view) == HistoryFormat::json) {
-    // An array or a summarize file (whose first key is "gpuplan_history") is one document;
-    // other objects are rows, one a line (JSON lines, which a runner can append to).
-    bool one_object_a_line =
-        view.starts_with('{') && !trim(view.substr(1)).starts_with("\"gpuplan_history\"");
-    if (one_object_a_line)
-      read_json_lines(text, read.history, bad);
-    else
-      read_json_document(simdjson::padded_string(text), name, read.history, bad);
+  if (*kind == TableKind::json_document) {
+    std::string text = std::move(head);
+    text.append(std::istreambuf_iterator<char>(in), {});
+    read_json_document(simdjson::padded_string(text), name, read.history, bad, keep);
   } else {
-    read_csv(text, read.history, bad);
+    util::HeadThenRest rest(std::move(head), *in.rdbuf());
+    if (*kind == TableKind::json_lines) {
+      std::istream lines(&rest);
+      read_json_lines(lines, read.history, bad, keep);
+    } else {
+      read_csv(rest, read.history, bad, keep);
+    }
   }
   read.diagnostics = bad.diagnostics();
   return read;
