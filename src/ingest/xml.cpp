@@ -175,7 +175,7 @@ struct PendingInputs {
 
 /// The test rules in a buffer that the blanking scans leave whole for expat: those that set
 /// exec_properties, whose rule-inputs and label attributes the reader compares (a select()'s only
-/// trace, see XmlReader::note_unexplained_input), and one cut off by the buffer's end, which may.
+/// trace, see XmlReader::note_if_unexplained), and one cut off by the buffer's end, which may.
 struct KeptRules {
   std::vector<std::pair<std::size_t, std::size_t>> ranges;  ///< [begin, end) in the buffer, in order
   bool carry = false;  ///< the buffer ended inside a kept rule: the next one starts in it
@@ -465,7 +465,7 @@ class XmlReader {
       return stop(fmt::format("a <{}> outside any <rule>: Bazel writes a rule's inputs and outputs inside it",
                               element));
     const char* name = xml_attribute(pairs, "name");
-    if (input && in_test_ && name) test_inputs_.emplace_back(name);
+    if (input && in_test_ && name) note_if_unexplained(name);
     if (!input || !out_.graph) return;  // at any depth in the rule, as blank_rule_io reads it
     if (!name || !*name)
       return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",
@@ -503,13 +503,16 @@ class XmlReader {
     if (const char* location = xml_attribute(pairs, "location")) test_.location = location;
     test_.has_attributes = true;
     test_labels_.clear();
-    test_inputs_.clear();
+    labels_sorted_ = false;
   }
 
   void start_inside_test(const char* element, const XML_Char** pairs) {
     if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-default-setting
     const char* value = xml_attribute(pairs, "value");
-    if (value && element[0] == 'l' && std::strcmp(element, "label") == 0) test_labels_.emplace_back(value);
+    if (value && element[0] == 'l' && std::strcmp(element, "label") == 0) {
+      test_labels_.emplace_back(value);
+      labels_sorted_ = false;
+    }
     if (depth_ == 4) pair_key_.reset();  // a <pair> starts: no key of another pair carries over
     if (depth_ == 3) {
       const char* name = xml_attribute(pairs, "name");
@@ -579,16 +582,16 @@ class XmlReader {
   /// the test's rule-inputs. A rule-input of a test with exec_properties that no printed label
   /// attribute names and that is no implicit dependency is taken for one (classify warns when
   /// the exec_properties ask for GPUs). A select() on another attribute (deps) leaves the same
-  /// trace; query cannot tell which attribute it was on.
-  void note_unexplained_input() {
-    if (test_.exec_properties.empty()) return;
-    std::sort(test_labels_.begin(), test_labels_.end());
-    for (const auto& input : test_inputs_) {
-      if (is_implicit_input(input) || std::binary_search(test_labels_.begin(), test_labels_.end(), input))
-        continue;
-      test_.unexplained_input = input;
+  /// trace; query cannot tell which attribute it was on. Bazel prints a rule's attributes before
+  /// its rule-inputs, so each input is judged as it comes and only the first unexplained one is
+  /// kept: a test of millions of inputs is read in bounded memory.
+  void note_if_unexplained(const char* input) {
+    if (test_.exec_properties.empty() || !test_.unexplained_input.empty()) return;
+    if (!labels_sorted_) std::sort(test_labels_.begin(), test_labels_.end());
+    labels_sorted_ = true;
+    if (is_implicit_input(input) || std::binary_search(test_labels_.begin(), test_labels_.end(), input))
       return;
-    }
+    test_.unexplained_input = input;
   }
 
   /// Hands the graph the blanked rule-inputs that came before where expat is now.
@@ -613,7 +616,6 @@ class XmlReader {
   void end() {
     if (depth_ == 2 && out_.graph) flush_inputs();
     if (depth_ == 2 && in_test_) {
-      note_unexplained_input();
       out_.add(TargetKind::rule, std::move(test_));
       in_test_ = false;
     }
@@ -642,8 +644,9 @@ class XmlReader {
   bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
   KeptRules kept_;             ///< the test rules the blanking leaves whole, in this buffer
   /// Of the test being read, as expat sees them (only a kept rule shows them): the values of its
-  /// <label> elements and the names of its rule-inputs, for note_unexplained_input.
-  std::vector<std::string> test_labels_, test_inputs_;
+  /// <label> elements (sorted once its rule-inputs begin), for note_if_unexplained.
+  std::vector<std::string> test_labels_;
+  bool labels_sorted_ = false;
   Target test_;
   Attribute attribute_ = Attribute::none;
   std::optional<std::string> pair_key_;

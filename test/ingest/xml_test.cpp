@@ -1,5 +1,6 @@
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
 #include "ingest/ingest_helpers.hpp"
