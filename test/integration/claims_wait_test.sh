@@ -56,13 +56,13 @@ sed 's|//t:second|//t:late|' "$SCRATCH/plan.json" >"$SCRATCH/plan2.json" && mv "
 (late n0 //t:first sh -c "touch '$SCRATCH/first2.started'; until [ -e '$SCRATCH/release2' ] || [ ! -d '$SCRATCH' ]; do sleep 0.1; done") &
 first=$!
 wait_for '[ -e "$SCRATCH/first2.started" ]'
-(TEST_TIMEOUT=7 late n0 //t:late sh -c "touch '$SCRATCH/late.started'; echo n0 >>'$SCRATCH/late.log'; sleep 30") \
+(TEST_TIMEOUT=7 late n0 //t:late sh -c "echo n0 >>'$SCRATCH/late.log'; touch '$SCRATCH/late.started'; sleep 30") \
   2>"$SCRATCH/late-n0.err" &
 late_pid=$!
 wait_for '[ "$(ls "$SCRATCH/claims2" | grep -c "^[0-9a-f]*\.0$")" -ge 2 ]'  # both units claimed: //t:late launched
 sleep 3
 touch "$SCRATCH/release2"
-wait_for '[ -e "$SCRATCH/late.started" ]'
+wait_for '[ -e "$SCRATCH/late.started" ]'  # its log written first: the SIGTERM may come at once
 kill -TERM "$late_pid"  # Bazel's SIGTERM, 3 s after it launched run-under, 7 - 5 s being Bazel's
 wait "$late_pid" && fail "//t:late ended 0 after SIGTERM"
 wait "$first" || fail "//t:first failed"
