@@ -44,10 +44,7 @@ void check_wildcard(const CiOptions& o, const ExportNode& node, const std::vecto
         fmt::format("{} gives the agent tag {:?}, whose {} Buildkite reads as any value (agent targeting: a "
                     "value of '*', or none, matches every agent with that tag), so the step would run on "
                     "any node's agent: {}",
-                    source, tags[i], value.empty() ? "empty value" : "value '*'",
-                    option == "--fleet-tag"
-                        ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
-                        : "rename the node in the fleet, and plan again"));
+                    source, tags[i], value.empty() ? "empty value" : "value '*'", ci_fleet_fix(option)));
   }
 }
 

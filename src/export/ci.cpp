@@ -54,15 +54,13 @@ void check_tag(std::string_view tag, std::string_view value, const std::string& 
   if (flaw.empty()) return;
   throw InputError(
       Position{std::string(option)},
-      fmt::format("{} gives the tag {:?}, whose value {}: runner labels and agent tags are registered from a "
-                  "comma-separated list (config.sh --labels, buildkite-agent start --tags, gitlab-runner "
-                  "register --tag-list), split at commas with spaces trimmed and empty items dropped, so no "
-                  "runner carries it and the job would wait forever: {}",
-                  source, std::string(tag), flaw,
-                  option == "--fleet-tag"
-                      ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
-                  : option == "--node-tag" ? "rename the node in the fleet, and plan again"
-                                           : "choose a value without commas or surrounding spaces"));
+      fmt::format(
+          "{} gives the tag {:?}, whose value {}: runner labels and agent tags are registered from a "
+          "comma-separated list (config.sh --labels, buildkite-agent start --tags, gitlab-runner "
+          "register --tag-list), split at commas with spaces trimmed and empty items dropped, so no "
+          "runner carries it and the job would wait forever: {}",
+          source, std::string(tag), flaw,
+          option == "--tag" ? "choose a value without commas or surrounding spaces" : ci_fleet_fix(option)));
 }
 
 /// `check_tag` of a tag as a CI system reads it: Buildkite's `KEY=VALUE` is checked in both parts.
@@ -170,6 +168,11 @@ std::vector<std::string> ci_tags(const CiOptions& o, const ExportNode& node, boo
                     "--fleet-tag");
   }
   return tags;
+}
+
+std::string_view ci_fleet_fix(std::string_view option) {
+  return option == "--fleet-tag" ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
+                                 : "rename the node in the fleet, and plan again";
 }
 
 CiTagSource ci_tag_source(const CiOptions& o, const ExportNode& node, std::size_t index,

@@ -52,6 +52,10 @@ struct CiTagSource {
 CiTagSource ci_tag_source(const CiOptions& options, const ExportNode& node, std::size_t index,
                           std::string_view tag);
 
+/// How to change a tag that came from the fleet (`option` "--fleet-tag" or "--node-tag"): the
+/// label's value, or the node's name.
+std::string_view ci_fleet_fix(std::string_view option);
+
 /// Nodes by the tags their jobs ask for, to tell that no two ask for the same (ci_check_told_apart).
 using CiTagsSeen = std::map<std::vector<std::string>, std::pair<std::string, std::vector<std::string>>>;
 

@@ -78,10 +78,7 @@ void check_gitlab_tags(const CiOptions& o, const ExportNode& node, const std::ve
               "when it creates the job (it expands $NAME, ${{NAME}} and %NAME% in a job's tags, with no "
               "escape: lib/expand_variables.rb), so the job would ask for another tag than the "
               "node's runner carries, and wait for it or run elsewhere: {}",
-              source, tag, reference,
-              option == "--fleet-tag"
-                  ? "give the label a value of letters, digits, '-', '_' and '.' in the fleet"
-                  : "rename the node in the fleet, and plan again"));
+              source, tag, reference, ci_fleet_fix(option)));
   }
 }
 
