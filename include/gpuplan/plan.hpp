@@ -136,6 +136,11 @@ struct Plan {
   Diagnostics diagnostics;
 };
 
+/// The plan's unschedulable units by reason: the largest group first (ties by reason), each
+/// group's units in plan order. What the terminal summary, markdown and SVG list.
+using UnschedulableGroup = std::pair<std::string_view, std::vector<const UnschedulableUnit*>>;
+std::vector<UnschedulableGroup> unschedulable_by_reason(const Plan& plan);
+
 /// The plan file's text (SPEC section 6, indented by two, a newline at the end), handed to
 /// `write` in pieces of about 64 KiB as it is produced: the whole document never exists in
 /// memory. Key order and number formatting are fixed, so the same plan always gives the same bytes.

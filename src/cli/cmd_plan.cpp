@@ -63,19 +63,14 @@ std::string summary_of(const Plan& plan) {
                        100 * s.gpu_utilization);
   }
   // Units sharing a reason are one line, biggest group first: 247 units with 6 reasons read as 6 lines.
-  std::map<std::string, std::vector<std::string>> by_reason;
-  for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(u.unit.id);
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   constexpr std::size_t named = 3;
-  for (const auto& [reason, units] : groups) {
+  for (const auto& [reason, units] : unschedulable_by_reason(plan)) {
     if (units.size() == 1) {
-      out += fmt::format("gpuplan: unschedulable: {}: {}\n", units[0], reason);
+      out += fmt::format("gpuplan: unschedulable: {}: {}\n", units[0]->unit.id, reason);
       continue;
     }
-    std::vector<std::string> first(
-        units.begin(), units.begin() + static_cast<std::ptrdiff_t>(std::min(named, units.size())));
+    std::vector<std::string_view> first;
+    for (std::size_t i = 0; i < std::min(named, units.size()); ++i) first.push_back(units[i]->unit.id);
     out += fmt::format(
         "gpuplan: unschedulable: {} units: {}: {}{}\n", units.size(), reason, fmt::join(first, ", "),
         units.size() > named ? fmt::format(" and {} more (the plan lists them)", units.size() - named) : "");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "gpuplan/plan.hpp"
 
@@ -58,6 +59,17 @@ std::map<std::string, std::string> planned_env(const Assignment& a, bool shares_
   for_each_planned_env(a, shares_gpu,
                        [&](std::string_view name, std::string_view value) { env.emplace(name, value); });
   return env;
+}
+
+std::vector<UnschedulableGroup> unschedulable_by_reason(const Plan& plan) {
+  std::map<std::string_view, std::vector<const UnschedulableUnit*>> by_reason;
+  for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(&u);
+  std::vector<UnschedulableGroup> groups(by_reason.begin(), by_reason.end());
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const UnschedulableGroup& a, const UnschedulableGroup& b) {
+                     return a.second.size() > b.second.size();
+                   });
+  return groups;
 }
 
 }  // namespace gpuplan

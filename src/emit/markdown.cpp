@@ -58,14 +58,14 @@ std::string render_markdown(const Plan& plan) {
   out += fmt::format("| GPU utilisation | {:.1f}% |\n\n", s.gpu_utilization * 100);
 
   if (!plan.unschedulable.empty()) {
-    std::map<std::string, std::vector<std::string>> by_reason;
-    for (const auto& u : plan.unschedulable) by_reason[u.reason].push_back(code(u.unit.id));
-    std::vector<std::pair<std::string, std::vector<std::string>>> groups(by_reason.begin(), by_reason.end());
-    std::stable_sort(groups.begin(), groups.end(),
-                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    const auto groups = unschedulable_by_reason(plan);
     out += fmt::format("### :warning: {} unschedulable unit{}, {} reason{}\n\n", plan.unschedulable.size(),
                        util::plural(plan.unschedulable.size()), groups.size(), util::plural(groups.size()));
-    for (const auto& [reason, units] : groups) list_group(out, text(reason), units);
+    for (const auto& [reason, units] : groups) {
+      std::vector<std::string> ids;
+      for (const auto* u : units) ids.push_back(code(u->unit.id));
+      list_group(out, text(reason), ids);
+    }
   }
 
   if (!plan.diagnostics.empty()) {

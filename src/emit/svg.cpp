@@ -265,18 +265,10 @@ class Chart {
 
   static constexpr std::size_t kReasonsShown = 12;
   static constexpr std::size_t kUnitsPerReason = 5;
-  using ReasonGroup = std::pair<std::string_view, std::vector<const UnschedulableUnit*>>;
 
-  /// The unschedulable units by reason, largest group first (ties by reason), each in plan order;
-  /// made once, for both passes.
-  const std::vector<ReasonGroup>& unschedulable_groups() {
-    if (!groups_.empty()) return groups_;
-    std::map<std::string_view, std::vector<const UnschedulableUnit*>> by_reason;
-    for (const auto& u : plan_.unschedulable) by_reason[u.reason].push_back(&u);
-    groups_.assign(by_reason.begin(), by_reason.end());
-    std::stable_sort(groups_.begin(), groups_.end(), [](const ReasonGroup& a, const ReasonGroup& b) {
-      return a.second.size() > b.second.size();
-    });
+  /// The unschedulable units by reason (unschedulable_by_reason), made once, for both passes.
+  const std::vector<UnschedulableGroup>& unschedulable_groups() {
+    if (groups_.empty()) groups_ = unschedulable_by_reason(plan_);
     return groups_;
   }
 
@@ -286,8 +278,8 @@ class Chart {
   std::map<const Assignment*, std::vector<double>> places_;  ///< unit → the top of each of its rows
   /// unit → the top of each lane it holds without running there (Lane::held)
   std::map<const Assignment*, std::vector<double>> held_places_;
-  std::vector<PackageUnits> packages_;  ///< the legend's, in its order
-  std::vector<ReasonGroup> groups_;     ///< unschedulable_groups()
+  std::vector<PackageUnits> packages_;      ///< the legend's, in its order
+  std::vector<UnschedulableGroup> groups_;  ///< unschedulable_groups()
 };
 
 }  // namespace
