@@ -281,11 +281,19 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "nvidia"}); }},
       {"requires-gpu-nvidia", "requires-gpu-cuda", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
+      // SGLang's bazel/integration/BUILD.bazel tags its CUDA tests requires-cuda (beside
+      // requires-gpu), and its CI (bazel/ci/affected_tests.py) sorts tests into CUDA, ROCm and CPU
+      // runs by requires-cuda and requires-rocm. Before, each was a near miss of requires-gpu: a
+      // CUDA test planned on AMD GPUs, a ROCm test alone on the CPU runners.
+      {"requires-gpu-nvidia", "requires-cuda", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
       {"requires-gpu-amd", "requires-gpu-amd", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
       {"requires-gpu-amd", "requires-gpu-amd:", Match::prefix,
        [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "amd"}); }},
       {"requires-gpu-amd", "requires-gpu-rocm", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
+      {"requires-gpu-amd", "requires-rocm", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
       {"requires-gpu-intel", "requires-gpu-intel", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("intel"); }},

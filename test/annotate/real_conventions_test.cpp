@@ -190,6 +190,22 @@ TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GP
   REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
 }
 
+// SGLang's bazel/integration/BUILD.bazel: tags = ["local", "manual", "requires-cuda",
+// "requires-gpu"] on its CUDA tests; its CI (bazel/ci/affected_tests.py) runs requires-cuda tests
+// on CUDA machines and requires-rocm ones on ROCm machines. Before, each was a near miss of
+// requires-gpu: the CUDA tests were planned on AMD GPUs too, a ROCm test alone on the CPU runners.
+TEST_CASE("SGLang's requires-cuda and requires-rocm ask for an NVIDIA and an AMD GPU, without a warning") {
+  auto cuda = classify_one(make_target("//t:t", {"local", "manual", "requires-cuda", "requires-gpu"}), {},
+                           {.include_manual = true});
+  REQUIRE(cuda.tests[0].bucket == Bucket::gpu);
+  REQUIRE(cuda.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(cuda.diagnostics.empty());
+  auto rocm = classify_one(make_target("//t:t", {"requires-rocm"}));
+  REQUIRE(rocm.tests[0].bucket == Bucket::gpu);
+  REQUIRE(rocm.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(rocm.diagnostics.empty());
+}
+
 // IREE (build_tools/bazel/iree_check_test.bzl) tags each check test driver=DRIVER, and its CI
 // (build_test_all.sh) leaves out driver=cuda, hip, amdgpu and vulkan, requires-gpu-vulkan and
 // the AMD architecture tags (requires-gpu-rdna4, ...) where there is no such GPU. Its HIP suites

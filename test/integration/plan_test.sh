@@ -139,6 +139,26 @@ jq -e '([.assignments[] | {(.label | sub("//rllib:learning_tests_"; "")): [(.gpu
   "$SCRATCH/rllib.json" >/dev/null ||
   fail "RLlib's tests are not planned as Ray's CI runs them: $(jq -c '[.assignments[] | [.label, .gpus, .start_s]]' "$SCRATCH/rllib.json")"
 
+# SGLang's CUDA tests as Bazel writes its BUILD text (test/data/sglang/integration.BUILD): tagged
+# requires-cuda beside requires-gpu, they go to the NVIDIA node of a fleet with AMD GPUs too, with
+# no warning (before, requires-cuda was a near miss of requires-gpu, and they went to the AMD node).
+cat > "$SCRATCH/mixed.yaml" <<'EOF'
+version: 1
+pools:
+  - name: mi
+    count: 1
+    gpu: {model: MI300X, count: 8}
+  - name: h
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+EOF
+"$GPUPLAN" plan --strict --include-manual test/data/sglang/integration.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/sglang.json" 2>"$SCRATCH/sglang.err" || fail "plan of SGLang's CUDA tests failed: $(cat "$SCRATCH/sglang.err")"
+jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], ["h-0", "nvidia"]]' \
+  "$SCRATCH/sglang.json" >/dev/null ||
+  fail "SGLang's requires-cuda tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/sglang.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
