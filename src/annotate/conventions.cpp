@@ -275,6 +275,10 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"requires-gpu", "remote-gpu", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      // TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl) tags its NAME_2gpus variant
+      // ("2 Physical GPUs") requires-gpu:2 beside gpu. Before, a near miss: 1 GPU, for gpu.
+      {"requires-gpu", "requires-gpu:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest); }},
       {"requires-gpu-nvidia", "requires-gpu-nvidia", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
       {"requires-gpu-nvidia", "requires-gpu-nvidia:", Match::prefix,

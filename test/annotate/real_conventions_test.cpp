@@ -190,6 +190,20 @@ TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GP
   REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
 }
 
+// TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl): NAME_2gpus ("2 Physical GPUs")
+// is tagged requires-gpu:2 beside gpu. Before, requires-gpu:2 was a near miss and the test had the
+// 1 GPU gpu gives.
+TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor_test writes it") {
+  auto two = classify_one(make_target("//t:t_2gpus", {"gpu", "requires-gpu:2"}));
+  REQUIRE(two.tests[0].bucket == Bucket::gpu);
+  REQUIRE(two.tests[0].requirement->gpus.value == 2);
+  REQUIRE_FALSE(two.tests[0].requirement->vendor);
+  REQUIRE(two.diagnostics.empty());
+  auto bad = classify_one(make_target("//t:t", {"requires-gpu:two"}));
+  REQUIRE(bad.tests[0].bucket == Bucket::cpu);
+  REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
+}
+
 // SGLang's bazel/integration/BUILD.bazel: tags = ["local", "manual", "requires-cuda",
 // "requires-gpu"] on its CUDA tests; its CI (bazel/ci/affected_tests.py) runs requires-cuda tests
 // on CUDA machines and requires-rocm ones on ROCm machines. Before, each was a near miss of

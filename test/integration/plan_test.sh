@@ -159,6 +159,15 @@ jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], [
   "$SCRATCH/sglang.json" >/dev/null ||
   fail "SGLang's requires-cuda tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/sglang.json")"
 
+# TensorFlow's dtensor_test variants as Bazel writes them (test/data/tensorflow/dtensor.BUILD): the
+# NAME_2gpus one, tagged requires-gpu:2 beside gpu, has 2 GPUs (before, a near miss: the 1 of gpu).
+"$GPUPLAN" plan --strict test/data/tensorflow/dtensor.query.xml --fleet examples/fleet.yaml \
+  -o "$SCRATCH/dtensor.json" 2>"$SCRATCH/dtensor.err" || fail "plan of dtensor_test's variants failed: $(cat "$SCRATCH/dtensor.err")"
+jq -e '([.assignments[] | {(.label): (.gpus | length)}] | add) ==
+    {"//dtensor:example_test_2gpus": 2, "//dtensor:example_test_gpu": 1}
+  and [.cpu_tests[].label] == ["//dtensor:example_test_cpu"]' "$SCRATCH/dtensor.json" >/dev/null ||
+  fail "dtensor_test's variants are not planned as written: $(jq -c '[.assignments[] | [.label, .gpus]]' "$SCRATCH/dtensor.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
