@@ -320,6 +320,13 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
        }},
+      // ZKX (fractalyze/zkx) tags its CUDA tests cuda_only beside gpu (zkx/backends/gpu/codegen/
+      // BUILD.bazel), and its .bazelrc leaves -cuda_only,-gpu out of the builds without
+      // --config=cuda. Before, a near miss of cuda-only: the tests were planned on AMD GPUs too.
+      {"vendor-only", "cuda_only", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       }},
       {"vendor-only", "rocm-only", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.vendor = "amd", .qualifies_only = true}); }},
       {"vendor-only", "oneapi-only", Match::exact,

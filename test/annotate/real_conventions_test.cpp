@@ -204,6 +204,17 @@ TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor
   REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
 }
 
+// ZKX (fractalyze/zkx) zkx/backends/gpu/codegen/BUILD.bazel: tags = ["cuda_only", "gpu"] on its CUDA
+// tests; its .bazelrc leaves -cuda_only,-gpu out of builds without --config=cuda. Before, cuda_only
+// was a near miss of cuda-only: 1 GPU of any vendor, with a warning.
+TEST_CASE("ZKX's cuda_only keeps a GPU test on NVIDIA GPUs, as cuda-only does, and makes none alone") {
+  auto cuda = classify_one(make_target("//t:t", {"cuda_only", "gpu"}));
+  REQUIRE(cuda.tests[0].bucket == Bucket::gpu);
+  REQUIRE(cuda.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(cuda.diagnostics.empty());
+  REQUIRE(classified({"cuda_only"}).bucket == Bucket::cpu);
+}
+
 // SGLang's bazel/integration/BUILD.bazel: tags = ["local", "manual", "requires-cuda",
 // "requires-gpu"] on its CUDA tests; its CI (bazel/ci/affected_tests.py) runs requires-cuda tests
 // on CUDA machines and requires-rocm ones on ROCm machines. Before, each was a near miss of

@@ -168,6 +168,15 @@ jq -e '([.assignments[] | {(.label): (.gpus | length)}] | add) ==
   and [.cpu_tests[].label] == ["//dtensor:example_test_cpu"]' "$SCRATCH/dtensor.json" >/dev/null ||
   fail "dtensor_test's variants are not planned as written: $(jq -c '[.assignments[] | [.label, .gpus]]' "$SCRATCH/dtensor.json")"
 
+# ZKX's CUDA tests as Bazel writes its BUILD text (test/data/zkx/codegen.BUILD): tagged cuda_only
+# beside gpu, they go to the NVIDIA node (before, cuda_only was a near miss of cuda-only and they
+# went to the AMD node, with a warning).
+"$GPUPLAN" plan --strict test/data/zkx/codegen.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/zkx.json" 2>"$SCRATCH/zkx.err" || fail "plan of ZKX's CUDA tests failed: $(cat "$SCRATCH/zkx.err")"
+jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], ["h-0", "nvidia"]]' \
+  "$SCRATCH/zkx.json" >/dev/null ||
+  fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
