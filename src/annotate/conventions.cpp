@@ -275,17 +275,29 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"requires-gpu", "remote-gpu", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      // TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl) tags its NAME_2gpus variant
+      // ("2 Physical GPUs") requires-gpu:2 beside gpu. Before, a near miss: 1 GPU, for gpu.
+      {"requires-gpu", "requires-gpu:", Match::prefix,
+       [](std::string_view rest, const Rules&) { return gpu_count(rest); }},
       {"requires-gpu-nvidia", "requires-gpu-nvidia", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
       {"requires-gpu-nvidia", "requires-gpu-nvidia:", Match::prefix,
        [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "nvidia"}); }},
       {"requires-gpu-nvidia", "requires-gpu-cuda", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
+      // SGLang's bazel/integration/BUILD.bazel tags its CUDA tests requires-cuda (beside
+      // requires-gpu), and its CI (bazel/ci/affected_tests.py) sorts tests into CUDA, ROCm and CPU
+      // runs by requires-cuda and requires-rocm. Before, each was a near miss of requires-gpu: a
+      // CUDA test planned on AMD GPUs, a ROCm test alone on the CPU runners.
+      {"requires-gpu-nvidia", "requires-cuda", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("nvidia"); }},
       {"requires-gpu-amd", "requires-gpu-amd", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
       {"requires-gpu-amd", "requires-gpu-amd:", Match::prefix,
        [](std::string_view rest, const Rules&) { return gpu_count(rest, Claim{.vendor = "amd"}); }},
       {"requires-gpu-amd", "requires-gpu-rocm", Match::exact,
+       [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
+      {"requires-gpu-amd", "requires-rocm", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("amd"); }},
       {"requires-gpu-intel", "requires-gpu-intel", Match::exact,
        [](std::string_view, const Rules&) { return vendor_gpu("intel"); }},
@@ -305,6 +317,13 @@ const std::vector<Row>& tag_rows() {
        }},
       // JAX's tests/BUILD: CUDA-only tests its ROCm CI leaves out (-config-cuda-only).
       {"vendor-only", "config-cuda-only", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       }},
+      // ZKX (fractalyze/zkx) tags its CUDA tests cuda_only beside gpu (zkx/backends/gpu/codegen/
+      // BUILD.bazel), and its .bazelrc leaves -cuda_only,-gpu out of the builds without
+      // --config=cuda. Before, a near miss of cuda-only: the tests were planned on AMD GPUs too.
+      {"vendor-only", "cuda_only", Match::exact,
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
        }},

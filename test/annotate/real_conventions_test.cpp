@@ -190,6 +190,47 @@ TEST_CASE("vendor tags: requires-gpu-amd/-intel/-nvidia/-cuda/-rocm ask for a GP
   REQUIRE(classified({"requires-gpu"}).bucket == Bucket::gpu);
 }
 
+// TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl): NAME_2gpus ("2 Physical GPUs")
+// is tagged requires-gpu:2 beside gpu. Before, requires-gpu:2 was a near miss and the test had the
+// 1 GPU gpu gives.
+TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor_test writes it") {
+  auto two = classify_one(make_target("//t:t_2gpus", {"gpu", "requires-gpu:2"}));
+  REQUIRE(two.tests[0].bucket == Bucket::gpu);
+  REQUIRE(two.tests[0].requirement->gpus.value == 2);
+  REQUIRE_FALSE(two.tests[0].requirement->vendor);
+  REQUIRE(two.diagnostics.empty());
+  auto bad = classify_one(make_target("//t:t", {"requires-gpu:two"}));
+  REQUIRE(bad.tests[0].bucket == Bucket::cpu);
+  REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
+}
+
+// ZKX (fractalyze/zkx) zkx/backends/gpu/codegen/BUILD.bazel: tags = ["cuda_only", "gpu"] on its CUDA
+// tests; its .bazelrc leaves -cuda_only,-gpu out of builds without --config=cuda. Before, cuda_only
+// was a near miss of cuda-only: 1 GPU of any vendor, with a warning.
+TEST_CASE("ZKX's cuda_only keeps a GPU test on NVIDIA GPUs, as cuda-only does, and makes none alone") {
+  auto cuda = classify_one(make_target("//t:t", {"cuda_only", "gpu"}));
+  REQUIRE(cuda.tests[0].bucket == Bucket::gpu);
+  REQUIRE(cuda.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(cuda.diagnostics.empty());
+  REQUIRE(classified({"cuda_only"}).bucket == Bucket::cpu);
+}
+
+// SGLang's bazel/integration/BUILD.bazel: tags = ["local", "manual", "requires-cuda",
+// "requires-gpu"] on its CUDA tests; its CI (bazel/ci/affected_tests.py) runs requires-cuda tests
+// on CUDA machines and requires-rocm ones on ROCm machines. Before, each was a near miss of
+// requires-gpu: the CUDA tests were planned on AMD GPUs too, a ROCm test alone on the CPU runners.
+TEST_CASE("SGLang's requires-cuda and requires-rocm ask for an NVIDIA and an AMD GPU, without a warning") {
+  auto cuda = classify_one(make_target("//t:t", {"local", "manual", "requires-cuda", "requires-gpu"}), {},
+                           {.include_manual = true});
+  REQUIRE(cuda.tests[0].bucket == Bucket::gpu);
+  REQUIRE(cuda.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(cuda.diagnostics.empty());
+  auto rocm = classify_one(make_target("//t:t", {"requires-rocm"}));
+  REQUIRE(rocm.tests[0].bucket == Bucket::gpu);
+  REQUIRE(rocm.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(rocm.diagnostics.empty());
+}
+
 // IREE (build_tools/bazel/iree_check_test.bzl) tags each check test driver=DRIVER, and its CI
 // (build_test_all.sh) leaves out driver=cuda, hip, amdgpu and vulkan, requires-gpu-vulkan and
 // the AMD architecture tags (requires-gpu-rdna4, ...) where there is no such GPU. Its HIP suites

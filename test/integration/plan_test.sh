@@ -139,6 +139,44 @@ jq -e '([.assignments[] | {(.label | sub("//rllib:learning_tests_"; "")): [(.gpu
   "$SCRATCH/rllib.json" >/dev/null ||
   fail "RLlib's tests are not planned as Ray's CI runs them: $(jq -c '[.assignments[] | [.label, .gpus, .start_s]]' "$SCRATCH/rllib.json")"
 
+# SGLang's CUDA tests as Bazel writes its BUILD text (test/data/sglang/integration.BUILD): tagged
+# requires-cuda beside requires-gpu, they go to the NVIDIA node of a fleet with AMD GPUs too, with
+# no warning (before, requires-cuda was a near miss of requires-gpu, and they went to the AMD node).
+cat > "$SCRATCH/mixed.yaml" <<'EOF'
+version: 1
+pools:
+  - name: mi
+    count: 1
+    gpu: {model: MI300X, count: 8}
+  - name: h
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+EOF
+"$GPUPLAN" plan --strict --include-manual test/data/sglang/integration.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/sglang.json" 2>"$SCRATCH/sglang.err" || fail "plan of SGLang's CUDA tests failed: $(cat "$SCRATCH/sglang.err")"
+jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], ["h-0", "nvidia"]]' \
+  "$SCRATCH/sglang.json" >/dev/null ||
+  fail "SGLang's requires-cuda tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/sglang.json")"
+
+# TensorFlow's dtensor_test variants as Bazel writes them (test/data/tensorflow/dtensor.BUILD): the
+# NAME_2gpus one, tagged requires-gpu:2 beside gpu, has 2 GPUs (before, a near miss: the 1 of gpu).
+"$GPUPLAN" plan --strict test/data/tensorflow/dtensor.query.xml --fleet examples/fleet.yaml \
+  -o "$SCRATCH/dtensor.json" 2>"$SCRATCH/dtensor.err" || fail "plan of dtensor_test's variants failed: $(cat "$SCRATCH/dtensor.err")"
+jq -e '([.assignments[] | {(.label): (.gpus | length)}] | add) ==
+    {"//dtensor:example_test_2gpus": 2, "//dtensor:example_test_gpu": 1}
+  and [.cpu_tests[].label] == ["//dtensor:example_test_cpu"]' "$SCRATCH/dtensor.json" >/dev/null ||
+  fail "dtensor_test's variants are not planned as written: $(jq -c '[.assignments[] | [.label, .gpus]]' "$SCRATCH/dtensor.json")"
+
+# ZKX's CUDA tests as Bazel writes its BUILD text (test/data/zkx/codegen.BUILD): tagged cuda_only
+# beside gpu, they go to the NVIDIA node (before, cuda_only was a near miss of cuda-only and they
+# went to the AMD node, with a warning).
+"$GPUPLAN" plan --strict test/data/zkx/codegen.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/zkx.json" 2>"$SCRATCH/zkx.err" || fail "plan of ZKX's CUDA tests failed: $(cat "$SCRATCH/zkx.err")"
+jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], ["h-0", "nvidia"]]' \
+  "$SCRATCH/zkx.json" >/dev/null ||
+  fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
