@@ -221,6 +221,11 @@ std::optional<long> untouched_runs(const History& history, const std::string& la
 /// "GPU used in 2 of 3 measured runs, peak 900 MiB"
 std::string to_string(const GpuUse& use);
 
+/// The end of the source of a shard's estimate that is an even share of its test's whole-test
+/// runs (from before it was sharded): "history-p90-whole-resharded". It ends in "-resharded", as
+/// every resharding guess's source does, which the plan warns of.
+inline constexpr std::string_view whole_resharded_suffix = "-whole-resharded";
+
 /// The planner's estimator: a unit's history; for a test without history the median of the
 /// history estimates of the GPU tests of its size class in `tests` ("size-median"); then
 /// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no

@@ -14,6 +14,8 @@ class JsonValueError : public InputError {
  public:
   JsonValueError(Position position, std::string json_path, std::string what);
   const std::string& json_path() const { return json_path_; }
+  /// What is wrong, without the file and path: to say it of another value.
+  const std::string& reason() const { return what_; }
   /// The same error at a line and column of its file.
   JsonValueError at(long line, long column) const;
 

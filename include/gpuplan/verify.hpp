@@ -30,6 +30,9 @@ struct Violation {
   ViolationKind kind;
   std::string unit;    ///< the unit id; empty for the plan as a whole
   std::string reason;  ///< a sentence a person understands
+  /// The JSON path of the plan record it is about ("assignments[3]", "unschedulable[0]"), whose
+  /// line the CLI names; empty for the plan as a whole and a test of the query.
+  std::string json_path = {};
 };
 
 struct VerifyOptions {

@@ -509,7 +509,26 @@ int run_under(const RunUnderOptions& o) {
   // A unit that holds the whole node holds every GPU of it, those the plan leaves idle too.
   const auto node_gpus = run_node_gpus(plan, node, fleet_node ? &*fleet_node : nullptr, o.fleet);
   auto placement = place_test(plan, node, target, shard);
-  if (placement.assignment) check_launchable(*placement.assignment, o.plan);
+  // A broken plan never runs a unit on no GPU, on one GPU twice, or twice: exec's checks, of this
+  // test's units (all of them are in a slice read through the index: with the whole plan read, a
+  // fault of another test's would refuse only the launches that read it whole), refused at the
+  // unit's line in the plan file.
+  Plan mine;
+  const LabelMatch named(plan, target);
+  for (const auto& a : plan.assignments)
+    if (named(a.unit.label)) mine.assignments.push_back(a);
+  at_slice_lines(mine, o.plan, [&] {
+    check_planned_once(mine, o.plan);
+    if (!placement.assignment) return;
+    const auto& a = *placement.assignment;
+    auto it = std::find_if(mine.assignments.begin(), mine.assignments.end(),
+                           [&](const Assignment& b) { return b.node == a.node && b.unit.id == a.unit.id; });
+    check_launchable(
+        a, o.plan,
+        it == mine.assignments.end()
+            ? std::nullopt
+            : std::optional<std::size_t>(static_cast<std::size_t>(it - mine.assignments.begin())));
+  });
   using Kind = TestPlacement::Kind;
   if (placement.kind != Kind::cpu) {
     require_shared_path(o.lock_dir, "GPU lock directory",

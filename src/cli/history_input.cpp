@@ -459,7 +459,7 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   for (const auto& unit : units) {
     // A unit of a test planned whole names each source of its shards' estimates, joined by '+'.
     const std::string_view source = unit.duration_source.str();
-    bool from_own = false, from_siblings = false, from_median = false;
+    bool from_own = false, from_siblings = false, from_median = false, every_whole = true;
     for (std::size_t from = 0; from <= source.size();) {
       const std::size_t end = std::min(source.find('+', from), source.size());
       const std::string_view piece = source.substr(from, end - from);
@@ -467,6 +467,7 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
       from_siblings = from_siblings || piece.ends_with("-other-shards");
       from_own = from_own || (piece.starts_with("history") && !piece.ends_with("-other-shards"));
       from_median = from_median || piece == "size-median";
+      every_whole = every_whole && piece.ends_with(whole_resharded_suffix);
     }
     if (from_own)
       ++own;
@@ -475,9 +476,17 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
     else if (from_median)
       ++median;
     if (!source.ends_with("-resharded") || unit.label == resharded) continue;
+    // A test planned whole (--shards=whole) from runs of the whole test only: its shards' even
+    // shares add up to those runs' time, no guess.
+    const bool from_whole = source.ends_with(whole_resharded_suffix);
+    if (every_whole && !unit.shard_index) continue;
     resharded = unit.label;
     warn(unit.label,
-         unit.shard_count == 1
+         from_whole
+             ? fmt::format("its runs were of the whole test, and it has {} shards now: each shard is planned "
+                           "at an even share of the whole test's time",
+                           unit.shard_count)
+         : unit.shard_count == 1
              ? std::string(
                    "its runs were measured in shards, and it is unsharded now: it is planned at the sum "
                    "of its shards' times, a shard with no run (its result cached, or never run) at "

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -303,6 +304,102 @@ void at_plan_lines(const std::function<void()>& check) {
     if (!spot) throw;
     throw error.at(spot->line, spot->column);
   }
+}
+
+void at_slice_lines(const Plan& slice, const std::string& path, const std::function<void()>& check) {
+  try {
+    check();
+  } catch (const JsonValueError& error) {
+    constexpr std::string_view prefix = "assignments[";
+    const std::string_view at = error.json_path();
+    if (path.empty() || path == "-" || !at.starts_with(prefix) || !at.ends_with(']')) throw;
+    std::size_t n = 0;
+    const char* last = at.data() + at.size() - 1;
+    if (auto [end, problem] = std::from_chars(at.data() + prefix.size(), last, n);
+        problem != std::errc() || end != last || n >= slice.assignments.size())
+      throw;
+    const auto& id = slice.assignments[n].unit.id;
+    auto k =
+        std::count_if(slice.assignments.begin(), slice.assignments.begin() + static_cast<std::ptrdiff_t>(n),
+                      [&](const Assignment& a) { return a.unit.id == id; });
+    const Plan whole = read_plan(path);
+    for (std::size_t i = 0; i < whole.assignments.size(); ++i)
+      if (whole.assignments[i].unit.id == id && k-- == 0)
+        at_plan_lines([&] {
+          throw JsonValueError(error.position(), fmt::format("assignments[{}]", i), error.reason());
+        });
+    throw;
+  }
+}
+
+std::vector<std::optional<util::TextSpot>> locate_plan_records(const std::string& path,
+                                                               const std::vector<std::string>& json_paths) {
+  std::vector<std::optional<util::TextSpot>> spots(json_paths.size());
+  // Each path as its list and element: "assignments[3]" is (2, 3).
+  std::vector<std::pair<std::size_t, std::uint64_t>> wanted;  // (path's index, byte offset)
+  std::vector<std::optional<std::pair<PlanSection, std::size_t>>> records(json_paths.size());
+  constexpr std::pair<std::string_view, PlanSection> lists[] = {
+      {"assignments", PlanSection::assignments}, {"unschedulable", PlanSection::unschedulable}};
+  for (std::size_t i = 0; i < json_paths.size(); ++i) {
+    std::string_view p = json_paths[i];
+    for (auto [name, section] : lists) {
+      if (!p.starts_with(name) || !p.ends_with(']') || p.size() < name.size() + 3 || p[name.size()] != '[')
+        continue;
+      auto digits = p.substr(name.size() + 1, p.size() - name.size() - 2);
+      std::size_t n = 0;
+      if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+          digits.size() < 16) {
+        for (char c : digits) n = n * 10 + static_cast<std::size_t>(c - '0');
+        records[i] = std::pair{section, n};
+      }
+    }
+  }
+  if (path.empty() || path == "-" || path == "<stdin>" ||
+      std::none_of(records.begin(), records.end(), [](const auto& r) { return r.has_value(); }))
+    return spots;
+  auto opened = os::open_regular(path, O_RDONLY);  // never waits on a FIFO
+  Fd fd(opened ? *opened : -1);
+  struct stat info {};
+  if (fd.fd < 0 || ::fstat(fd.fd, &info) != 0) return spots;
+  const auto size = static_cast<std::uint64_t>(info.st_size);
+  // One pass for where the records lie, one for the lines up to them.
+  PlanRecordScanner scanner;
+  constexpr std::uint64_t chunk = std::uint64_t{64} << 10;
+  auto each_piece = [&](const std::function<bool(std::string_view, std::uint64_t)>& take) {
+    for (std::uint64_t at = 0; at < size;) {
+      auto piece = read_at(fd.fd, at, static_cast<std::size_t>(std::min(chunk, size - at)));
+      if (piece.empty() || !take(piece, at)) return;
+      at += piece.size();
+    }
+  };
+  each_piece([&](std::string_view piece, std::uint64_t) {
+    scanner.feed(piece);
+    return true;
+  });
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (!records[i]) continue;
+    const auto& extents = scanner.records().extents(records[i]->first);
+    if (records[i]->second < extents.size()) wanted.emplace_back(i, extents[records[i]->second].offset);
+  }
+  std::ranges::sort(wanted, {}, [](const auto& w) { return w.second; });
+  std::size_t next = 0;
+  long line = 1;
+  std::uint64_t line_start = 0;
+  each_piece([&](std::string_view piece, std::uint64_t at) {
+    for (std::size_t k = 0; k <= piece.size() && next < wanted.size(); ++k) {
+      while (next < wanted.size() && wanted[next].second == at + k) {
+        spots[wanted[next].first] =
+            util::TextSpot{wanted[next].second, line, static_cast<long>(at + k - line_start) + 1};
+        ++next;
+      }
+      if (k < piece.size() && piece[k] == '\n') {
+        ++line;
+        line_start = at + k + 1;
+      }
+    }
+    return next < wanted.size();
+  });
+  return spots;
 }
 
 void check_exportable(const Plan& plan, const std::string& path) {

@@ -6,12 +6,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/rules.hpp"
 #include "plan/plan_index.hpp"
 #include "run/claims.hpp"
+#include "util/json_locate.hpp"
 
 namespace gpuplan::cli {
 
@@ -79,6 +81,21 @@ void check_plan_on_fleet(const Plan& plan, const std::string& plan_path, const F
 /// on an error, so that a valid plan costs nothing for it. Standard input, a pipe, a file gone:
 /// the error as it is, naming the JSON path.
 void at_plan_lines(const std::function<void()>& check);
+
+/// at_plan_lines for `run-under`, which checks only its test's records of the plan at `path`
+/// (`slice`: some of the file's assignments, in its order, numbered in the slice): a
+/// JsonValueError of `check()` about slice.assignments[N] is thrown again at that record's line in
+/// the file, which is read whole for it, only then. The slice keeps the file's order, so its k-th
+/// record of a unit id is the file's k-th. Before, run-under's refusal of a broken plan named the
+/// file alone.
+void at_slice_lines(const Plan& slice, const std::string& path, const std::function<void()>& check);
+
+/// Where each record named by `json_paths` ("assignments[3]", "unschedulable[0]"; any other
+/// path, none) begins in the plan file at `path`, read once more for the lot: verify's thousand
+/// violations cost one pass, not a thousand. None for each when the file cannot be read again
+/// (standard input, a pipe, a file gone) or lacks the record.
+std::vector<std::optional<util::TextSpot>> locate_plan_records(const std::string& path,
+                                                               const std::vector<std::string>& json_paths);
 
 /// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
 /// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.

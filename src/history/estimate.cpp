@@ -53,6 +53,16 @@ double whole_seconds(double measured_seconds, int measured, const std::vector<do
   return total;
 }
 
+/// One of `count` shards of a test whose runs were of the whole test (from before it was
+/// sharded): an even share of the whole test's time. A guess (its shards need not take alike),
+/// its source ends in "-whole-resharded", which the plan warns of as it does resharding.
+/// Before, it was planned so without a word, --strict too. A lower bound stays one, unmarked.
+Estimate split_whole(Estimate whole, int count) {
+  whole.seconds /= std::max(count, 1);
+  if (whole.source != timeout_source) whole.source += whole_resharded_suffix;
+  return whole;
+}
+
 /// A unit's own estimate; a sharded unit may use its test's whole-test history and the other
 /// way round, when the test was (un)sharded since.
 std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const std::string& label,
@@ -61,9 +71,7 @@ std::optional<Estimate> lookup(const std::map<SampleKey, Estimate>& own, const s
   if (shard) {
     auto whole = own.find(SampleKey{label, std::nullopt});
     if (whole == own.end()) return std::nullopt;
-    Estimate part = whole->second;
-    part.seconds /= std::max(shard_count, 1);
-    return part;
+    return split_whole(whole->second, shard_count);
   }
   std::optional<Estimate> sum;
   int highest = -1, measured = 0;
@@ -323,10 +331,8 @@ Estimator history_estimator(const History& history, const Classification& tests,
     if (changed && !whole_wins) found = resharded(*own, label, then->second, shard ? now : 1);
     if (!found && changed && shard) {
       // The old shards' numbers are not the new ones': only the whole test's runs are split.
-      if (auto whole = own->find(SampleKey{label, std::nullopt}); whole != own->end()) {
-        found = whole->second;
-        found->seconds /= now;
-      }
+      if (auto whole = own->find(SampleKey{label, std::nullopt}); whole != own->end())
+        found = split_whole(whole->second, now);
     } else if (!found) {
       found = lookup(*own, label, shard, test.target.shard_count);
       // Unsharded now, with runs of its shards only, and no count in the history (with one,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -101,8 +102,25 @@ class Checker {
   }
 
  private:
+  /// `unit`: a unit's id in the plan (its record's, which the violation then names the JSON path
+  /// of) or another name (a label, "" for the plan).
   void add(ViolationKind kind, const std::string& unit, std::string reason) {
-    found_.push_back({kind, unit, std::move(reason)});
+    found_.push_back({kind, unit, std::move(reason), record_of(unit)});
+  }
+
+  /// "assignments[N]" or "unschedulable[N]" when `id` is that record's own unit.id (told by its
+  /// address: a unit's id may be listed twice, and the second is the one said so); else empty.
+  std::string record_of(const std::string& id) const {
+    auto find = [&](const auto& list, std::string_view name) -> std::string {
+      if (list.empty()) return {};
+      const auto at = reinterpret_cast<std::uintptr_t>(&id);
+      const auto first = reinterpret_cast<std::uintptr_t>(&list.front().unit.id);
+      if (at < first) return {};
+      const std::size_t i = (at - first) / sizeof(list.front());
+      return i < list.size() && &list[i].unit.id == &id ? fmt::format("{}[{}]", name, i) : std::string();
+    };
+    auto path = find(plan_.assignments, "assignments");
+    return path.empty() ? find(plan_.unschedulable, "unschedulable") : path;
   }
 
   /// The requirement to hold the plan to: the query's when there is one, else the plan's own copy.

@@ -182,6 +182,27 @@ TEST_CASE("a test sharded since its history was taken shares its whole-test time
   auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
   REQUIRE(estimate(tests.tests[0], 2).seconds == 100);
   REQUIRE(estimate(tests.tests[1], std::nullopt).seconds == 40);
+  // Both are guesses, which the plan warns of (before, the split of the whole test's time was
+  // planned without a word, --strict too).
+  CHECK(estimate(tests.tests[0], 2).source == "history-p90-whole-resharded");
+  CHECK(estimate(tests.tests[1], std::nullopt).source == "history-p90-resharded");
+  // A shard count recorded in the history, other than the test's now, splits the whole test's
+  // runs the same way.
+  history.shard_counts["//a:now_sharded"] = 2;
+  history.samples[{"//a:now_sharded", 0}] = durations({1000});
+  history.samples[{"//a:now_sharded", std::nullopt}][0].start_ms = 2000;
+  history.samples[{"//a:now_sharded", 0}][0].start_ms = 1000;
+  auto newer = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 3);
+  CHECK(newer.seconds == 100);
+  CHECK(newer.source == "history-p90-whole-resharded");
+  // Runs of the whole test that only timed out give a lower bound, not an estimate to split: its
+  // share (100 s) is below the size default, which stands.
+  History timed_out;
+  timed_out.samples[{"//a:now_sharded", std::nullopt}] = {
+      Sample{400, true, std::nullopt, std::nullopt, std::nullopt, {}}};
+  auto bound = history_estimator(timed_out, tests, Rules{}, fixed_default())(tests.tests[0], 0);
+  CHECK(bound.seconds == 300);
+  CHECK(bound.source == "size-default");
 }
 
 TEST_CASE("a test unsharded now, with runs of some of its shards only, is planned as resharded") {
@@ -247,7 +268,7 @@ TEST_CASE("an old run of the whole test does not stop a test resharded since fro
   tests.tests[0].target.shard_count = 2;
   auto newer = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], 1);
   CHECK(newer.seconds == 200);
-  CHECK(newer.source == "history-p90");
+  CHECK(newer.source == "history-p90-whole-resharded");  // an even share, warned of; not the shards'
 }
 
 TEST_CASE(

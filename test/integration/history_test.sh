@@ -231,6 +231,30 @@ status=0
 [ "$status" = 2 ] && [ ! -e "$SCRATCH/cached-strict.json" ] &&
   grep -q "//ml:allreduce_test: its runs were measured in shards.*(--strict)" "$SCRATCH/cached-strict.err" ||
   fail "a cached shard under --strict: exit $status: $(cat "$SCRATCH/cached-strict.err")"
+# A test sharded now (4 shards) whose history has runs of the whole test only, from before it was
+# sharded: each shard is planned at a quarter of it, a guess said as resharding is, an error under
+# --strict. Before, both without a word. Planned whole (--shards=whole), its runs' time is no guess.
+{ echo label,shard,seconds
+  echo "//ml:train_test,,800"; } >"$SCRATCH/whole-runs.csv"
+"$GPUPLAN" plan examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/whole-runs.csv" -o "$SCRATCH/whole-runs.json" 2>"$SCRATCH/whole-runs.err" ||
+  fail "plan with whole-test runs of a sharded test failed: $(cat "$SCRATCH/whole-runs.err")"
+jq -e '[.assignments[] | select(.label == "//ml:train_test") | [.duration_s, .duration_source]] | unique == [[200, "history-p90-whole-resharded"]]' \
+  "$SCRATCH/whole-runs.json" >/dev/null || fail "whole-test runs: $(jq -c '[.assignments[] | select(.label == "//ml:train_test") | [.duration_s, .duration_source]]' "$SCRATCH/whole-runs.json")"
+[ "$(grep -c "^gpuplan: warning: //ml:train_test: its runs were of the whole test, and it has 4 shards now: each shard is planned at an even share of the whole test's time" \
+  "$SCRATCH/whole-runs.err")" = 1 ] || fail "whole-test runs split over shards, not said once: $(cat "$SCRATCH/whole-runs.err")"
+status=0
+"$GPUPLAN" plan --strict examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/whole-runs.csv" -o "$SCRATCH/whole-strict.json" 2>"$SCRATCH/whole-strict.err" || status=$?
+[ "$status" = 2 ] && [ ! -e "$SCRATCH/whole-strict.json" ] &&
+  grep -q "//ml:train_test: its runs were of the whole test.*(--strict)" "$SCRATCH/whole-strict.err" ||
+  fail "whole-test runs split under --strict: exit $status: $(cat "$SCRATCH/whole-strict.err")"
+"$GPUPLAN" plan --shards=whole examples/query.xml --rules examples/rules.yaml --fleet examples/fleet.yaml \
+  --history "$SCRATCH/whole-runs.csv" -o "$SCRATCH/whole-whole.json" 2>"$SCRATCH/whole-whole.err" ||
+  fail "--shards=whole with whole-test runs failed: $(cat "$SCRATCH/whole-whole.err")"
+jq -e '[.assignments[] | select(.label == "//ml:train_test") | .duration_s] == [800]' "$SCRATCH/whole-whole.json" >/dev/null &&
+  ! grep -q "its runs were of the whole test" "$SCRATCH/whole-whole.err" ||
+  fail "--shards=whole with whole-test runs: $(cat "$SCRATCH/whole-whole.err")"
 # A directory is read as bazel-testlogs: one of BEP and results files gave no run, silently.
 mkdir -p "$SCRATCH/artifacts"
 cp $DATA/bep_run.json $DATA/runs.csv "$SCRATCH/artifacts/"

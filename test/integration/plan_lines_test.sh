@@ -61,4 +61,53 @@ refused "show --fleet, a node the fleet lacks" "$at" "$GPUPLAN" show "$SCRATCH/p
 grep -qF "which this fleet does not have ($SCRATCH/fleet.yaml)" "$SCRATCH/err" || fail "show --fleet: $(cat "$SCRATCH/err")"
 refused "render --fleet, a node the fleet lacks" "$at" \
   "$GPUPLAN" render "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml" -o "$SCRATCH/chart.svg"
+
+# run-under reads only its test's records (through the plan's index, which its first launch
+# writes): a unit planned twice, or one without GPUs, is refused at its line in the plan too, as
+# exec refuses it. Before, a unit planned twice ran, and one without GPUs was refused naming the
+# plan file alone.
+install -d -m 0700 "$SCRATCH/locks"
+unit=$(jq -r '.assignments[3].unit' "$PLAN")
+node=$(jq -r '.assignments[3].node' "$PLAN")
+for launch in first indexed; do
+  refused "run-under ($launch launch), a unit twice" \
+    "$SCRATCH/twice.json:$(line_of 16 "$SCRATCH/twice.json"):5: assignments[16]: $unit is planned twice" \
+    env TEST_TARGET="$unit" "$GPUPLAN" run-under --plan "$SCRATCH/twice.json" --node "$node" \
+    --lock-dir "$SCRATCH/locks" true
+  [ -e "$SCRATCH/twice.json.index" ] || fail "run-under wrote no index of the plan"
+done
+unit=$(jq -r '.assignments[5].unit' "$PLAN")
+node=$(jq -r '.assignments[5].node' "$PLAN")
+for launch in first indexed; do
+  refused "run-under ($launch launch), no GPUs" \
+    "$SCRATCH/nogpu.json:$(line_of 5 "$SCRATCH/nogpu.json"):5: assignments[5]: $unit on node $node has no GPUs" \
+    env TEST_TARGET="$(jq -r '.assignments[5].label' "$PLAN")" TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=4 \
+    "$GPUPLAN" run-under --plan "$SCRATCH/nogpu.json" --node "$node" --lock-dir "$SCRATCH/locks" true
+done
+
+# verify: each violation of a unit at its record's line and column, in --json too; the second of
+# a unit listed twice at the second. Before, the plan file alone.
+jq '.assignments[5].node = "a100-9"' "$PLAN" >"$SCRATCH/unknown.json"
+status=0
+"$GPUPLAN" verify "$SCRATCH/unknown.json" --fleet test/data/plans/fleet.yaml >"$SCRATCH/out" || status=$?
+[ "$status" -eq 4 ] &&
+  grep -qF "$SCRATCH/unknown.json:$(line_of 5 "$SCRATCH/unknown.json"):5: $unit: node \"a100-9\" is not in the fleet" \
+    "$SCRATCH/out" || fail "verify, a node the fleet lacks: exit $status: $(cat "$SCRATCH/out")"
+status=0
+"$GPUPLAN" verify "$SCRATCH/unknown.json" --fleet test/data/plans/fleet.yaml --json >"$SCRATCH/out.json" || status=$?
+[ "$status" -eq 4 ] &&
+  jq -e --argjson line "$(line_of 5 "$SCRATCH/unknown.json")" \
+    '[.violations[] | select(.kind == "unknown-node") | [.line, .column]] == [[$line, 5]]' "$SCRATCH/out.json" >/dev/null ||
+  fail "verify --json, a node the fleet lacks: exit $status: $(cat "$SCRATCH/out.json")"
+status=0
+"$GPUPLAN" verify "$SCRATCH/twice.json" --fleet test/data/plans/fleet.yaml >"$SCRATCH/out" || status=$?
+unit=$(jq -r '.assignments[3].unit' "$PLAN")
+[ "$status" -eq 4 ] &&
+  grep -qF "$SCRATCH/twice.json:$(line_of 16 "$SCRATCH/twice.json"):5: $unit: is listed more than once" "$SCRATCH/out" ||
+  fail "verify, a unit twice: exit $status: $(cat "$SCRATCH/out")"
+# From standard input: no file to read again, the lines as before.
+status=0
+"$GPUPLAN" verify - --fleet test/data/plans/fleet.yaml <"$SCRATCH/twice.json" >"$SCRATCH/out" || status=$?
+[ "$status" -eq 4 ] && grep -qF "<stdin>: $unit: is listed more than once" "$SCRATCH/out" ||
+  fail "verify from standard input, a unit twice: exit $status: $(cat "$SCRATCH/out")"
 echo "PASS: errors about a plan's units name their line"

@@ -125,6 +125,11 @@ TEST_CASE("a unit on a node the fleet does not have is reported") {
   unit(plan, "//tf:conv_test").node = "a100-9";
   require_one(verify(plan, example_fleet()), ViolationKind::unknown_node, "//tf:conv_test",
               "\"a100-9\" is not in the fleet");
+  // At its record, whose line the CLI names (before, the plan file alone).
+  const auto at = std::find_if(plan.assignments.begin(), plan.assignments.end(),
+                               [](const Assignment& a) { return a.unit.id == "//tf:conv_test"; });
+  CHECK(verify(plan, example_fleet())[0].json_path ==
+        fmt::format("assignments[{}]", at - plan.assignments.begin()));
 }
 
 TEST_CASE("a GPU index the node does not have is reported") {
@@ -372,6 +377,19 @@ TEST_CASE("a unit listed twice is reported") {
   ++plan.summary.gpu_units;
   CHECK(reported(verify(plan, example_fleet()), ViolationKind::coverage, "//tf:conv_test",
                  "listed more than once") == 1);
+  // At the second record, the copy; a violation of the plan as a whole at none.
+  plan.summary.makespan_s += 1;
+  const auto found = verify(plan, example_fleet());
+  auto twice = std::find_if(found.begin(), found.end(), [](const Violation& v) {
+    return v.reason.starts_with("is listed more than once");
+  });
+  REQUIRE(twice != found.end());
+  CHECK(twice->json_path == fmt::format("unschedulable[{}]", plan.unschedulable.size() - 1));
+  auto makespan = std::find_if(found.begin(), found.end(), [](const Violation& v) {
+    return v.reason.find("makespan_s") != std::string::npos;
+  });
+  REQUIRE(makespan != found.end());
+  CHECK(makespan->json_path.empty());
 }
 
 TEST_CASE("a unit whose id is not its label and shard, or a second unit of one shard, is reported") {
