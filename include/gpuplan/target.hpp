@@ -1,6 +1,7 @@
 #pragma once
 // A test target as Bazel described it: the vocabulary that ingest produces.
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,13 @@ class ExecProperties {
   std::vector<Entry> entries_;
 };
 
+/// One branch of a select()ed exec_properties, as JSON query output gives it unflattened
+/// (`--noproto:flatten_selects`): the condition that picks it and its dict.
+struct ExecPropertiesBranch {
+  std::string conditions;  ///< "//:cuda_big"; for `select() | select()`, "//:a + //:b"
+  ExecProperties properties;
+};
+
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
 /// cannot carry keep their defaults and `has_attributes` is false.
 struct Target {
@@ -54,13 +62,19 @@ struct Target {
   /// shard_count is a select() that query output does not resolve (XML's configurable="yes"
   /// without a value; JSON's attribute without intValue): shard_count is then 0, a guess.
   bool shard_count_unresolved = false;
+  bool flaky = false;
+  bool has_attributes = false;  ///< false for label / label_kind input
   /// XML query input only: a rule-input of a test with exec_properties that none of its printed
   /// label attributes names and that is no implicit dependency ("//:cuda_big"), the trace a
   /// select() leaves (query prints a select()ed exec_properties as its branches merged, with no
   /// mark); empty when there is none. classify warns when the test's exec_properties ask for GPUs.
   Symbol unexplained_input;
-  bool flaky = false;
-  bool has_attributes = false;  ///< false for label / label_kind input
+  /// A select()ed exec_properties is read as its branches merged, each key with the value of the
+  /// first branch that sets it (as --output=xml prints it). JSON query input under
+  /// --noproto:flatten_selects also gives the branches: they are kept here when there are two or
+  /// more (null otherwise, as for every other input), and classify warns when they ask for
+  /// different things. A pointer: 16 bytes in every test held, not a vector's 24.
+  std::shared_ptr<const std::vector<ExecPropertiesBranch>> exec_properties_branches;
   ExecProperties exec_properties;
   /// The constraint values of target_compatible_with and exec_compatible_with: what the test's
   /// platform, or the one that runs it, must have ("//:has_gpu"). Query merges a select()'s branches.

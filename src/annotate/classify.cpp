@@ -121,6 +121,7 @@ class TestClassifier {
              "Bazel shards it, run-under refuses the shards (bazel cquery --output=jsonproto gives the value "
              "for a configuration)");
     if (!test_.target.unexplained_input.empty()) report_selected_exec_properties();
+    if (test_.target.exec_properties_branches) report_exec_properties_branches();
     return std::move(test_);
   }
 
@@ -297,6 +298,67 @@ class TestClassifier {
                        "a configuration)",
                        util::excerpt(test_.target.unexplained_input.str(), 200),
                        util::excerpt(from_properties->source, 200)));
+  }
+
+  /// JSON query input under --noproto:flatten_selects: a select()ed exec_properties with its
+  /// branches. They are read as read_exec_properties reads exec_properties, and when they ask for
+  /// different things, the planned value (their merge, as from XML) is a guess: the XML warning's
+  /// category, naming each branch's condition.
+  void report_exec_properties_branches() {
+    const auto& branches = *test_.target.exec_properties_branches;
+    std::vector<std::string> asks;
+    for (const auto& branch : branches) asks.push_back(what_asks(branch.properties));
+    if (std::all_of(asks.begin(), asks.end(), [&](const std::string& a) { return a == asks.front(); }))
+      return;
+    auto spelled = [](const ExecProperties& properties) {
+      std::string text;
+      for (const auto& [key, value] : properties)
+        text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, value);
+      return text.empty() ? std::string("{}") : text;
+    };
+    std::string listed;
+    for (std::size_t i = 0; i < branches.size(); ++i)
+      listed += fmt::format("{}{} gives {} ({})", i ? ", " : "", util::excerpt(branches[i].conditions, 200),
+                            util::excerpt(spelled(branches[i].properties), 200), asks[i]);
+    report(
+        bad(), "exec_properties",
+        fmt::format("exec_properties is a select() whose branches ask for different things: {}; bazel query "
+                    "cannot tell which applies, and it is planned by {} ({}: the branches merged, each key "
+                    "with the first branch's value, as --output=xml prints it) (bazel cquery "
+                    "--output=jsonproto gives the value for a configuration)",
+                    listed, util::excerpt(spelled(test_.target.exec_properties), 200),
+                    what_asks(test_.target.exec_properties)));
+  }
+
+  /// What `properties` ask for, as read_exec_properties reads them, without a word: the claims'
+  /// meanings ("2 GPUs"), sorted, and a rule's tags as they are; "nothing" when none.
+  std::string what_asks(const ExecProperties& properties) const {
+    std::vector<std::string> asks;
+    int most = 0;  // of resources:gpu-N
+    for (const auto& [key, value] : properties) {
+      const auto tag = annotate::exec_property_tag(key, value);
+      if (std::any_of(matchers_.begin(), matchers_.end(),
+                      [&](const RuleMatcher& m) { return m.reads_tag(tag); })) {
+        asks.push_back("a rule reads " + tag);
+        continue;
+      }
+      std::string_view name = key;
+      util::strip_prefix(name, "test.");
+      if (util::strip_prefix(name, "resources:gpu-") && !name.empty() &&
+          name.find_first_not_of("0123456789") == std::string_view::npos) {
+        auto count = annotate::parse_gpu_count(name);
+        if (std::strtod(std::string(value).c_str(), nullptr) > 0 && count) most = std::max(most, *count);
+        continue;
+      }
+      auto recognized = annotate::read_exec_property(key, value, rules_);
+      if (recognized && recognized->reading.claim &&
+          !rules_.disabled_conventions.count(std::string(recognized->convention)))
+        asks.push_back(recognized->reading.claim->meaning());
+    }
+    if (most) asks.push_back(Claim{.gpu = true, .gpus = most}.meaning());
+    std::sort(asks.begin(), asks.end());
+    asks.erase(std::unique(asks.begin(), asks.end()), asks.end());
+    return asks.empty() ? "nothing" : fmt::format("{}", fmt::join(asks, ", "));
   }
 
   void report(Severity severity, std::string source, std::string message) {

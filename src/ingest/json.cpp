@@ -309,6 +309,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     target.shard_count_unresolved = true;
     return;
   }
+  if (type == "SELECTOR_LIST" && which == Attribute::exec_properties)
+    return read_selected_exec_properties(attribute, target);
   if (type == "SELECTOR_LIST")
     fail(fmt::format(
         "attribute {} of {} is a select() that query left unflattened (--noproto:flatten_selects); "
@@ -400,6 +402,97 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
                                      : target.generator_function) = text;
     }
   }
+}
+
+void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Target& target) {
+  // build.proto: Attribute.selector_list is a SelectorList {type, elements: [Selector]}, a Selector
+  // {entries: [SelectorEntry], has_default_value, no_match_error}, a SelectorEntry {label,
+  // string_dict_value, is_default_value}; `{...} | select(...)` is two Selectors, the plain dict one
+  // with the single entry //conditions:default. An entry {"//c": None} has no stringDictValue.
+  auto wrong = [&](std::string_view what) {
+    fail(fmt::format("attribute exec_properties of {} is a select() whose \"selectorList\" {}", target.label,
+                     what));
+  };
+  ondemand::object list;
+  ondemand::array elements;
+  if (attribute.find_field_unordered("selectorList").get_object().get(list) != simdjson::SUCCESS)
+    wrong("is missing");
+  if (list.find_field_unordered("elements").get_array().get(elements) != simdjson::SUCCESS)
+    wrong("has no \"elements\" list");
+  std::vector<std::vector<ExecPropertiesBranch>> selectors;
+  for (auto element : elements) {
+    ondemand::object selector;
+    ondemand::array entries;
+    if (element.get_object().get(selector) != simdjson::SUCCESS ||
+        selector.find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+      wrong("has an element without \"entries\"");
+    auto& branches = selectors.emplace_back();
+    for (auto entry : entries) {
+      ondemand::object object;
+      std::string_view condition;
+      if (entry.get_object().get(object) != simdjson::SUCCESS ||
+          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
+        wrong("has an entry without a \"label\"");
+      ExecPropertiesBranch& branch = branches.emplace_back();
+      branch.conditions = condition;
+      auto found = object.find_field_unordered("stringDictValue");
+      if (found.error() == simdjson::NO_SUCH_FIELD) continue;  // {} (or None: the default, {})
+      ondemand::array pairs;
+      auto not_a_dict = [&] {
+        wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
+      };
+      if (found.get_array().get(pairs) != simdjson::SUCCESS) not_a_dict();
+      for (auto pair : pairs) {
+        ondemand::object fields;
+        std::string_view key;
+        std::string_view value;
+        if (pair.get_object().get(fields) != simdjson::SUCCESS ||
+            fields.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+          not_a_dict();
+        std::string owned_key(key);
+        if (fields.find_field_unordered("value").get_string().get(value) != simdjson::SUCCESS) value = {};
+        branch.properties.set(owned_key, value);
+      }
+    }
+    if (branches.empty()) wrong("has a select() without branches");
+  }
+  if (selectors.empty()) wrong("has no elements");
+
+  // What is planned: within a select(), each key with the first branch's value that sets it, as
+  // --output=xml prints it; across `|`, a later dict's key wins, as it does in Bazel.
+  auto merge_first_wins = [](ExecProperties& into, const ExecProperties& from) {
+    for (const auto& [key, value] : from)
+      if (std::none_of(into.begin(), into.end(), [&](const auto& e) { return e.first == key; }))
+        into.set(key, value);
+  };
+  for (const auto& branches : selectors) {
+    ExecProperties merged;
+    for (const auto& branch : branches) merge_first_wins(merged, branch.properties);
+    for (const auto& [key, value] : merged) add_entry(Attribute::exec_properties, target, key, value);
+  }
+
+  // Every configuration's value: one branch of each select(), a later one's keys winning. Past
+  // max_combinations (hundreds of branches, or several select()s concatenated) the rest are not
+  // compared.
+  constexpr std::size_t max_combinations = 64;
+  std::vector<ExecPropertiesBranch> combinations{ExecPropertiesBranch{}};
+  for (const auto& branches : selectors) {
+    std::vector<ExecPropertiesBranch> next;
+    for (const auto& so_far : combinations)
+      for (const auto& branch : branches) {
+        if (next.size() == max_combinations) break;
+        ExecPropertiesBranch& combined = next.emplace_back(so_far);
+        if (branches.size() > 1) {  // a plain dict's //conditions:default chooses nothing
+          if (!combined.conditions.empty()) combined.conditions += " + ";
+          combined.conditions += branch.conditions;
+        }
+        for (const auto& [key, value] : branch.properties) combined.properties.set(key, value);
+      }
+    combinations = std::move(next);
+  }
+  if (combinations.size() > 1)
+    target.exec_properties_branches =
+        std::make_shared<const std::vector<ExecPropertiesBranch>>(std::move(combinations));
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {

@@ -40,6 +40,9 @@ class JsonTargets {
   void read_target(simdjson::ondemand::object target);
   void read_rule(simdjson::ondemand::object rule);
   void read_attribute(simdjson::ondemand::object attribute, Target& target);
+  /// An exec_properties of type SELECTOR_LIST (--noproto:flatten_selects): its branches, merged
+  /// into target.exec_properties as --output=xml merges them, and kept when there are several.
+  void read_selected_exec_properties(simdjson::ondemand::object attribute, Target& target);
   /// The linkopts of a rule that is not a test, for the GraphSink, from its "attribute" array.
   void read_linkopts(simdjson::ondemand::array attributes, std::string_view rule);
   /// The strings of a linkopts attribute's stringListValue, into linkopts_.

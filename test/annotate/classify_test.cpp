@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <tuple>
 
@@ -231,6 +232,44 @@ TEST_CASE("a test that reads its GPUs from exec_properties that may be a select(
              Catch::StartsWith("exec_properties may be a select(): the test has the input //:cuda_big, which "
                                "none of its attributes names") &&
                  Catch::Contains("it is planned by exec_properties gpu=1"));
+  ClassifyOptions strict;
+  strict.strict = true;
+  CHECK(has_errors(classify(list, {}, strict).diagnostics));
+}
+
+// JSON query input under --noproto:flatten_selects: the branches themselves (exec_properties_branches).
+TEST_CASE("a select()ed exec_properties whose branches ask for different things is warned of") {
+  auto branches = [](std::vector<ExecPropertiesBranch> list) {
+    return std::make_shared<const std::vector<ExecPropertiesBranch>>(std::move(list));
+  };
+  auto selected = make_target("//:selected_gpu_test", {}, {{"gpu", "1"}});
+  selected.exec_properties_branches =
+      branches({{"//conditions:default", {{"gpu", "1"}}}, {"//:cuda_big", {{"gpu", "4"}}}});
+  // Branches that differ in nothing gpuplan reads ask for the same.
+  auto same = make_target("//:same_test", {}, {{"gpu", "2"}, {"container-image", "docker://a"}});
+  same.exec_properties_branches =
+      branches({{"//:cuda", {{"gpu", "2"}, {"container-image", "docker://a"}}},
+                {"//conditions:default", {{"gpu", "2.0"}, {"container-image", "b"}}}});
+  // A branch of None (nothing) against a GPU is a difference, whatever is planned.
+  auto none = make_target("//:none_test", {}, {{"gpu", "2"}});
+  none.exec_properties_branches = branches({{"//:cuda_big", {{"gpu", "2"}}}, {"//conditions:default", {}}});
+  TargetList list;
+  list.tests = {selected, same, none};
+  auto c = classify(list, {}, {});
+  for (const auto& test : c.tests)
+    if (test.target.label == "//:selected_gpu_test")
+      CHECK(test.requirement->gpus.value == 1);  // planned by the merge, as from XML
+  std::map<std::string, Diagnostic> warnings;    // by test
+  for (const auto& d : c.diagnostics)
+    if (d.source == "exec_properties") warnings.emplace(d.label, d);
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings.at("//:selected_gpu_test").severity == Severity::warning);
+  CHECK(warnings.at("//:selected_gpu_test").message ==
+        "exec_properties is a select() whose branches ask for different things: //conditions:default gives "
+        "gpu=1 (1 GPU), //:cuda_big gives gpu=4 (4 GPUs); bazel query cannot tell which applies, and it is "
+        "planned by gpu=1 (1 GPU: the branches merged, each key with the first branch's value, as "
+        "--output=xml prints it) (bazel cquery --output=jsonproto gives the value for a configuration)");
+  CHECK_THAT(warnings.at("//:none_test").message, Catch::Contains("//conditions:default gives {} (nothing)"));
   ClassifyOptions strict;
   strict.strict = true;
   CHECK(has_errors(classify(list, {}, strict).diagnostics));

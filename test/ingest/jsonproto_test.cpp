@@ -119,6 +119,9 @@ TEST_CASE("a JSON shard_count set by select() is marked unresolved, flattened or
              R"("elements":[{"entries":[{"label":"//:cuda","intValue":4}]}]},"explicitlySpecified":true})")
             .shard_count_unresolved);
   REQUIRE_THROWS_WITH(rule(R"({"name":"exec_properties","type":"SELECTOR_LIST","selectorList":{}})"),
+                      Catch::Contains("exec_properties of //a:t is a select() whose \"selectorList\" has no "
+                                      "\"elements\" list"));
+  REQUIRE_THROWS_WITH(rule(R"({"name":"env","type":"SELECTOR_LIST","selectorList":{}})"),
                       Catch::Contains("query again without that flag"));
   CHECK_FALSE(
       rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":false})").shard_count_unresolved);
@@ -225,4 +228,55 @@ TEST_CASE("JSON target_compatible_with and exec_compatible_with are LABEL_LISTs,
                               R"({"name":"target_compatible_with","type":"STRING","stringValue":"//:x"}]}})"
                               "\n"),
                     Catch::Contains("Bazel gives target_compatible_with the type LABEL_LIST"));
+}
+
+// --noproto:flatten_selects gives a select()ed exec_properties as its branches (test/data/bazel/
+// select_props_unflattened.*, written from Bazel's ProtoOutputFormatter, AttributeFormatter and build.proto):
+// refused before. They are read merged as --output=xml prints them, and kept for classify.
+TEST_CASE("a JSON exec_properties select() left unflattened is read by its branches") {
+  for (auto file :
+       {"bazel/select_props_unflattened.jsonproto", "bazel/select_props_unflattened.streamed_jsonproto"}) {
+    INFO(file);
+    TargetList list = read_fixture(file);
+    REQUIRE(list.tests.size() == 5);
+    const Target& gpu = find(list, "//:selected_gpu_test");
+    CHECK(gpu.exec_properties == ExecProperties{{"gpu", "1"}});  // the first branch's, as XML
+    REQUIRE(gpu.exec_properties_branches);
+    REQUIRE(gpu.exec_properties_branches->size() == 2);
+    CHECK(gpu.exec_properties_branches->at(0).conditions == "//conditions:default");
+    CHECK(gpu.exec_properties_branches->at(1).conditions == "//:cuda_big");
+    CHECK(gpu.exec_properties_branches->at(1).properties == ExecProperties{{"gpu", "4"}});
+    // None (isDefaultValue, no stringDictValue) is the default, {}.
+    const Target& none = find(list, "//:selected_none_test");
+    CHECK(none.exec_properties == ExecProperties{{"gpu", "2"}});
+    CHECK(none.exec_properties_branches->at(1).properties.empty());
+    // {"gpu": "1"} | select(...): one branch of each selector, the later one's keys winning; the plain
+    // dict's one entry (//conditions:default) chooses nothing, so it names none.
+    const Target& concat = find(list, "//:concat_test");
+    CHECK(concat.exec_properties == ExecProperties{{"gpu", "4"}});
+    REQUIRE(concat.exec_properties_branches->size() == 2);
+    CHECK(concat.exec_properties_branches->at(0).conditions == "//:cuda_big");
+    CHECK(concat.exec_properties_branches->at(0).properties == ExecProperties{{"gpu", "4"}});
+    CHECK(concat.exec_properties_branches->at(1).conditions == "//conditions:default");
+    CHECK(concat.exec_properties_branches->at(1).properties == ExecProperties{{"gpu", "1"}});
+    const Target& plain = find(list, "//:plain_test");
+    CHECK(plain.exec_properties == ExecProperties{{"gpu", "1"}});
+    CHECK_FALSE(plain.exec_properties_branches);
+  }
+  // A select() of one branch is no choice: nothing kept.
+  auto one = read_text(
+      R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":"exec_properties",)"
+      R"("type":"SELECTOR_LIST","explicitlySpecified":true,"selectorList":{"type":"STRING_DICT","elements":[{)"
+      R"("entries":[{"label":"//conditions:default","stringDictValue":[{"key":"gpu","value":"2"}],)"
+      R"("isDefaultValue":false}],"hasDefaultValue":true,"noMatchError":""}]}}]}})"
+      "\n");
+  CHECK(one.tests.at(0).exec_properties == ExecProperties{{"gpu", "2"}});
+  CHECK_FALSE(one.tests.at(0).exec_properties_branches);
+  REQUIRE_THROWS_WITH(
+      read_text(
+          R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":)"
+          R"("exec_properties","type":"SELECTOR_LIST","selectorList":{"type":"STRING_DICT","elements":[{)"
+          R"("entries":[{"label":"//:c","stringDictValue":"gpu"}]}]}}]}})"
+          "\n"),
+      Catch::Contains("input:1") && Catch::Contains("an entry whose \"stringDictValue\" is no list"));
 }
