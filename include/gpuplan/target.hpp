@@ -50,6 +50,17 @@ struct ExecPropertiesBranch {
   ExecProperties properties;
 };
 
+/// The traces of a select()ed exec_properties, which query reads as its branches merged, each key
+/// with the value of the first branch that sets it (as --output=xml prints it, with no mark).
+/// classify warns when they show that the test may ask for other GPUs than planned.
+struct SelectedExecProperties {
+  /// XML query input: a rule-input of a test with exec_properties that none of its printed label
+  /// attributes names and that is no implicit dependency ("//:cuda_big"): a config_setting's trace.
+  std::string unexplained_input;
+  /// JSON query input under --noproto:flatten_selects: the branches themselves, two or more.
+  std::vector<ExecPropertiesBranch> branches;
+};
+
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
 /// cannot carry keep their defaults and `has_attributes` is false.
 struct Target {
@@ -64,17 +75,9 @@ struct Target {
   bool shard_count_unresolved = false;
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
-  /// XML query input only: a rule-input of a test with exec_properties that none of its printed
-  /// label attributes names and that is no implicit dependency ("//:cuda_big"), the trace a
-  /// select() leaves (query prints a select()ed exec_properties as its branches merged, with no
-  /// mark); empty when there is none. classify warns when the test's exec_properties ask for GPUs.
-  Symbol unexplained_input;
-  /// A select()ed exec_properties is read as its branches merged, each key with the value of the
-  /// first branch that sets it (as --output=xml prints it). JSON query input under
-  /// --noproto:flatten_selects also gives the branches: they are kept here when there are two or
-  /// more (null otherwise, as for every other input), and classify warns when they ask for
-  /// different things. A pointer: 16 bytes in every test held, not a vector's 24.
-  std::shared_ptr<const std::vector<ExecPropertiesBranch>> exec_properties_branches;
+  /// What shows that exec_properties is a select(), which query output prints merged (null for
+  /// a test with no such trace: nearly all; one pointer in every test held).
+  std::shared_ptr<const SelectedExecProperties> selected_exec_properties;
   ExecProperties exec_properties;
   /// The constraint values of target_compatible_with and exec_compatible_with: what the test's
   /// platform, or the one that runs it, must have ("//:has_gpu"). Query merges a select()'s branches.
@@ -85,6 +88,11 @@ struct Target {
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query
+
+  /// selected_exec_properties' unexplained_input; empty when there is none.
+  std::string_view unexplained_input() const {
+    return selected_exec_properties ? std::string_view(selected_exec_properties->unexplained_input) : "";
+  }
 };
 
 /// The label with the main-repository prefixes "@//" and "@@//" turned into "//",

@@ -120,8 +120,9 @@ class TestClassifier {
              "shard_count is a select(), which bazel query cannot resolve: it is planned unsharded, and if "
              "Bazel shards it, run-under refuses the shards (bazel cquery --output=jsonproto gives the value "
              "for a configuration)");
-    if (!test_.target.unexplained_input.empty()) report_selected_exec_properties();
-    if (test_.target.exec_properties_branches) report_exec_properties_branches();
+    if (!test_.target.unexplained_input().empty()) report_selected_exec_properties();
+    if (test_.target.selected_exec_properties && !test_.target.selected_exec_properties->branches.empty())
+      report_exec_properties_branches();
     return std::move(test_);
   }
 
@@ -296,7 +297,7 @@ class TestClassifier {
                        "exec_properties as its branches merged, each key with the first branch's value, "
                        "unmarked; it is planned by {} (bazel cquery --output=jsonproto gives the value for "
                        "a configuration)",
-                       util::excerpt(test_.target.unexplained_input.str(), 200),
+                       util::excerpt(test_.target.unexplained_input(), 200),
                        util::excerpt(from_properties->source, 200)));
   }
 
@@ -305,7 +306,7 @@ class TestClassifier {
   /// different things, the planned value (their merge, as from XML) is a guess: the XML warning's
   /// category, naming each branch's condition.
   void report_exec_properties_branches() {
-    const auto& branches = *test_.target.exec_properties_branches;
+    const auto& branches = test_.target.selected_exec_properties->branches;
     std::vector<std::string> asks;
     for (const auto& branch : branches) asks.push_back(what_asks(branch.properties));
     if (std::all_of(asks.begin(), asks.end(), [&](const std::string& a) { return a == asks.front(); }))

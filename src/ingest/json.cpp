@@ -491,8 +491,8 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
     combinations = std::move(next);
   }
   if (combinations.size() > 1)
-    target.exec_properties_branches =
-        std::make_shared<const std::vector<ExecPropertiesBranch>>(std::move(combinations));
+    target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
+        SelectedExecProperties{.branches = std::move(combinations)});
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {

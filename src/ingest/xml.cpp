@@ -586,12 +586,13 @@ class XmlReader {
   /// its rule-inputs, so each input is judged as it comes and only the first unexplained one is
   /// kept: a test of millions of inputs is read in bounded memory.
   void note_if_unexplained(const char* input) {
-    if (test_.exec_properties.empty() || !test_.unexplained_input.empty()) return;
+    if (test_.exec_properties.empty() || test_.selected_exec_properties) return;
     if (!labels_sorted_) std::sort(test_labels_.begin(), test_labels_.end());
     labels_sorted_ = true;
     if (is_implicit_input(input) || std::binary_search(test_labels_.begin(), test_labels_.end(), input))
       return;
-    test_.unexplained_input = input;
+    test_.selected_exec_properties =
+        std::make_shared<const SelectedExecProperties>(SelectedExecProperties{.unexplained_input = input});
   }
 
   /// Hands the graph the blanked rule-inputs that came before where expat is now.

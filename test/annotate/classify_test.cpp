@@ -207,17 +207,24 @@ TEST_CASE("a GPU test whose shard_count query could not resolve is planned unsha
   CHECK(classify(list, {}, {}).diagnostics.size() == 1);
 }
 
+/// A select()ed exec_properties's trace in XML query input: an input no attribute names.
+std::shared_ptr<const SelectedExecProperties> traced(std::string input) {
+  return std::make_shared<const SelectedExecProperties>(
+      SelectedExecProperties{.unexplained_input = std::move(input)});
+}
+
 // XML query input: a select()ed exec_properties prints as its branches merged, the first
-// branch's value kept, and its only trace is an input no attribute names (unexplained_input).
+// branch's value kept, and its only trace is an input no attribute names
+// (SelectedExecProperties::unexplained_input).
 TEST_CASE("a test that reads its GPUs from exec_properties that may be a select() is warned of") {
   auto selected = make_target("//:selected_gpu_test", {});
   selected.exec_properties = {{"gpu", "1"}};
-  selected.unexplained_input = "//:cuda_big";
+  selected.selected_exec_properties = traced("//:cuda_big");
   auto plain = make_target("//:plain_test", {});
   plain.exec_properties = {{"gpu", "1"}};
   auto pool_only = make_target("//:pool_test", {});  // nothing of GPUs read from them
   pool_only.exec_properties = {{"Pool", "fast"}};
-  pool_only.unexplained_input = "//:cuda_big";
+  pool_only.selected_exec_properties = traced("//:cuda_big");
   TargetList list;
   list.tests = {selected, plain, pool_only};
   auto c = classify(list, {}, {});
@@ -237,22 +244,24 @@ TEST_CASE("a test that reads its GPUs from exec_properties that may be a select(
   CHECK(has_errors(classify(list, {}, strict).diagnostics));
 }
 
-// JSON query input under --noproto:flatten_selects: the branches themselves (exec_properties_branches).
+// JSON query input under --noproto:flatten_selects: the branches themselves
+// (SelectedExecProperties::branches).
 TEST_CASE("a select()ed exec_properties whose branches ask for different things is warned of") {
   auto branches = [](std::vector<ExecPropertiesBranch> list) {
-    return std::make_shared<const std::vector<ExecPropertiesBranch>>(std::move(list));
+    return std::make_shared<const SelectedExecProperties>(
+        SelectedExecProperties{.branches = std::move(list)});
   };
   auto selected = make_target("//:selected_gpu_test", {}, {{"gpu", "1"}});
-  selected.exec_properties_branches =
+  selected.selected_exec_properties =
       branches({{"//conditions:default", {{"gpu", "1"}}}, {"//:cuda_big", {{"gpu", "4"}}}});
   // Branches that differ in nothing gpuplan reads ask for the same.
   auto same = make_target("//:same_test", {}, {{"gpu", "2"}, {"container-image", "docker://a"}});
-  same.exec_properties_branches =
+  same.selected_exec_properties =
       branches({{"//:cuda", {{"gpu", "2"}, {"container-image", "docker://a"}}},
                 {"//conditions:default", {{"gpu", "2.0"}, {"container-image", "b"}}}});
   // A branch of None (nothing) against a GPU is a difference, whatever is planned.
   auto none = make_target("//:none_test", {}, {{"gpu", "2"}});
-  none.exec_properties_branches = branches({{"//:cuda_big", {{"gpu", "2"}}}, {"//conditions:default", {}}});
+  none.selected_exec_properties = branches({{"//:cuda_big", {{"gpu", "2"}}}, {"//conditions:default", {}}});
   TargetList list;
   list.tests = {selected, same, none};
   auto c = classify(list, {}, {});

@@ -241,27 +241,27 @@ TEST_CASE("a JSON exec_properties select() left unflattened is read by its branc
     REQUIRE(list.tests.size() == 5);
     const Target& gpu = find(list, "//:selected_gpu_test");
     CHECK(gpu.exec_properties == ExecProperties{{"gpu", "1"}});  // the first branch's, as XML
-    REQUIRE(gpu.exec_properties_branches);
-    REQUIRE(gpu.exec_properties_branches->size() == 2);
-    CHECK(gpu.exec_properties_branches->at(0).conditions == "//conditions:default");
-    CHECK(gpu.exec_properties_branches->at(1).conditions == "//:cuda_big");
-    CHECK(gpu.exec_properties_branches->at(1).properties == ExecProperties{{"gpu", "4"}});
+    REQUIRE(gpu.selected_exec_properties);
+    REQUIRE(gpu.selected_exec_properties->branches.size() == 2);
+    CHECK(gpu.selected_exec_properties->branches.at(0).conditions == "//conditions:default");
+    CHECK(gpu.selected_exec_properties->branches.at(1).conditions == "//:cuda_big");
+    CHECK(gpu.selected_exec_properties->branches.at(1).properties == ExecProperties{{"gpu", "4"}});
     // None (isDefaultValue, no stringDictValue) is the default, {}.
     const Target& none = find(list, "//:selected_none_test");
     CHECK(none.exec_properties == ExecProperties{{"gpu", "2"}});
-    CHECK(none.exec_properties_branches->at(1).properties.empty());
+    CHECK(none.selected_exec_properties->branches.at(1).properties.empty());
     // {"gpu": "1"} | select(...): one branch of each selector, the later one's keys winning; the plain
     // dict's one entry (//conditions:default) chooses nothing, so it names none.
     const Target& concat = find(list, "//:concat_test");
     CHECK(concat.exec_properties == ExecProperties{{"gpu", "4"}});
-    REQUIRE(concat.exec_properties_branches->size() == 2);
-    CHECK(concat.exec_properties_branches->at(0).conditions == "//:cuda_big");
-    CHECK(concat.exec_properties_branches->at(0).properties == ExecProperties{{"gpu", "4"}});
-    CHECK(concat.exec_properties_branches->at(1).conditions == "//conditions:default");
-    CHECK(concat.exec_properties_branches->at(1).properties == ExecProperties{{"gpu", "1"}});
+    REQUIRE(concat.selected_exec_properties->branches.size() == 2);
+    CHECK(concat.selected_exec_properties->branches.at(0).conditions == "//:cuda_big");
+    CHECK(concat.selected_exec_properties->branches.at(0).properties == ExecProperties{{"gpu", "4"}});
+    CHECK(concat.selected_exec_properties->branches.at(1).conditions == "//conditions:default");
+    CHECK(concat.selected_exec_properties->branches.at(1).properties == ExecProperties{{"gpu", "1"}});
     const Target& plain = find(list, "//:plain_test");
     CHECK(plain.exec_properties == ExecProperties{{"gpu", "1"}});
-    CHECK_FALSE(plain.exec_properties_branches);
+    CHECK_FALSE(plain.selected_exec_properties);
   }
   // A select() of one branch is no choice: nothing kept.
   auto one = read_text(
@@ -271,7 +271,7 @@ TEST_CASE("a JSON exec_properties select() left unflattened is read by its branc
       R"("isDefaultValue":false}],"hasDefaultValue":true,"noMatchError":""}]}}]}})"
       "\n");
   CHECK(one.tests.at(0).exec_properties == ExecProperties{{"gpu", "2"}});
-  CHECK_FALSE(one.tests.at(0).exec_properties_branches);
+  CHECK_FALSE(one.tests.at(0).selected_exec_properties);
   REQUIRE_THROWS_WITH(
       read_text(
           R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":)"

@@ -349,16 +349,16 @@ TEST_CASE("a test with exec_properties and an input none of its attributes names
   TargetList list = read_fixture("bazel/select_props.query.xml");
   const Target& selected = find(list, "//:selected_gpu_test");
   CHECK(selected.exec_properties == ExecProperties{{"gpu", "1"}});
-  CHECK(selected.unexplained_input == "//:cuda_big");
+  CHECK(selected.unexplained_input() == "//:cuda_big");
   // Plain tests of each kind: srcs, deps, data, main, and the implicit @bazel_tools inputs.
   for (auto label : {"//:plain_sh_test", "//:plain_py_test", "//:plain_cc_test", "//:plain_cc_nogpu_test"}) {
     INFO(label);
-    CHECK(find(list, label).unexplained_input.empty());
+    CHECK(find(list, label).unexplained_input().empty());
   }
   // A select() on deps leaves the same trace; query cannot tell which attribute had it, so a test
   // with exec_properties keeps it, one without has nothing to guess.
-  CHECK(find(list, "//:selected_deps_test").unexplained_input == "//:cuda");
-  CHECK(find(list, "//:selected_deps_nogpu_test").unexplained_input.empty());
+  CHECK(find(list, "//:selected_deps_test").unexplained_input() == "//:cuda");
+  CHECK(find(list, "//:selected_deps_nogpu_test").unexplained_input().empty());
 }
 
 TEST_CASE("the implicit inputs of later Bazels' test rules are not taken for a select()'s trace") {
@@ -377,10 +377,10 @@ TEST_CASE("the implicit inputs of later Bazels' test rules are not taken for a s
                      "@io_bazel_rules_go//:go_context_data", "@@+_repo_rules+local_config_cc//:toolchain",
                      "@bazel_skylib//lib:paths", "//external:python_headers"})
     implicit += fmt::format("  <rule-input name=\"{}\"/>\n", label);
-  CHECK(read_text(rule_with(implicit), InputFormat::xml).tests.back().unexplained_input.empty());
+  CHECK(read_text(rule_with(implicit), InputFormat::xml).tests.back().unexplained_input().empty());
   CHECK(read_text(rule_with(implicit + "  <rule-input name=\"@@my_gpus+//:cuda_big\"/>\n"), InputFormat::xml)
             .tests.back()
-            .unexplained_input == "@@my_gpus+//:cuda_big");
+            .unexplained_input() == "@@my_gpus+//:cuda_big");
 }
 
 TEST_CASE("the input no attribute names is found wherever the reads cut the test's rule") {
@@ -410,7 +410,7 @@ TEST_CASE("the input no attribute names is found wherever the reads cut the test
       INFO("cut " << cut << " bytes into " << *rule);
       TargetList list = read_text(text, InputFormat::xml);
       const Target& test = list.tests.back();
-      CHECK(test.unexplained_input == (rule == &selected ? "//:cuda_big" : ""));
+      CHECK(test.unexplained_input() == (rule == &selected ? "//:cuda_big" : ""));
       CHECK(test.exec_properties == ExecProperties{{"gpu", "1"}});
     }
   }
