@@ -458,19 +458,6 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
   }
   if (selectors.empty()) wrong("has no elements");
 
-  // What is planned: within a select(), each key with the first branch's value that sets it, as
-  // --output=xml prints it; across `|`, a later dict's key wins, as it does in Bazel.
-  auto merge_first_wins = [](ExecProperties& into, const ExecProperties& from) {
-    for (const auto& [key, value] : from)
-      if (std::none_of(into.begin(), into.end(), [&](const auto& e) { return e.first == key; }))
-        into.set(key, value);
-  };
-  for (const auto& branches : selectors) {
-    ExecProperties merged;
-    for (const auto& branch : branches) merge_first_wins(merged, branch.properties);
-    for (const auto& [key, value] : merged) add_entry(Attribute::exec_properties, target, key, value);
-  }
-
   // Every configuration's value: one branch of each select(), a later one's keys winning. Past
   // max_combinations (hundreds of branches, or several select()s concatenated) the rest are not
   // compared.
@@ -490,6 +477,14 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
       }
     combinations = std::move(next);
   }
+  // What is planned: each key with the first configuration's value that sets it, as --output=xml
+  // prints it (it merges every possible value so, first wins).
+  ExecProperties planned;
+  for (const auto& combination : combinations)
+    for (const auto& [key, value] : combination.properties)
+      if (std::none_of(planned.begin(), planned.end(), [&](const auto& e) { return e.first == key; }))
+        planned.set(key, value);
+  for (const auto& [key, value] : planned) add_entry(Attribute::exec_properties, target, key, value);
   if (combinations.size() > 1)
     target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
         SelectedExecProperties{.branches = std::move(combinations)});

@@ -263,6 +263,19 @@ TEST_CASE("a JSON exec_properties select() left unflattened is read by its branc
     CHECK(plain.exec_properties == ExecProperties{{"gpu", "1"}});
     CHECK_FALSE(plain.selected_exec_properties);
   }
+  // Two select()s concatenated are planned as XML prints them: every configuration merged, the
+  // first to set a key wins (select({A: gpu 1, B: gpu 2}) | select({C: x 1, D: gpu 3}): gpu 1).
+  auto two = read_text(
+      R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":"exec_properties",)"
+      R"("type":"SELECTOR_LIST","selectorList":{"type":"STRING_DICT","elements":[)"
+      R"({"entries":[{"label":"//:a","stringDictValue":[{"key":"gpu","value":"1"}]},)"
+      R"({"label":"//:b","stringDictValue":[{"key":"gpu","value":"2"}]}]},)"
+      R"({"entries":[{"label":"//:c","stringDictValue":[{"key":"x","value":"1"}]},)"
+      R"({"label":"//:d","stringDictValue":[{"key":"gpu","value":"3"}]}]}]}}]}})"
+      "\n");
+  CHECK(two.tests.at(0).exec_properties == ExecProperties{{"gpu", "1"}, {"x", "1"}});
+  CHECK(two.tests.at(0).selected_exec_properties->branches.size() == 4);
+
   // A select() of one branch is no choice: nothing kept.
   auto one = read_text(
       R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[{"name":"exec_properties",)"
