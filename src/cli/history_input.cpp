@@ -482,10 +482,10 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
     if (every_whole && !unit.shard_index) continue;
     resharded = unit.label;
     warn(unit.label,
-         from_whole
-             ? fmt::format("its runs were of the whole test, and it has {} shards now: each shard is planned "
-                           "at an even share of the whole test's time",
-                           unit.shard_count)
+         from_whole ? fmt::format("its runs were of the whole test, and it has {} shards now: a shard with "
+                                  "no run of its own is "
+                                  "planned at an even share of the whole test's time",
+                                  unit.shard_count)
          : unit.shard_count == 1
              ? std::string(
                    "its runs were measured in shards, and it is unsharded now: it is planned at the sum "
