@@ -306,18 +306,36 @@ void at_plan_lines(const std::function<void()>& check) {
   }
 }
 
+namespace {
+
+/// "assignments[3]" as (assignments, 3), "unschedulable[0]" as (unschedulable, 0); else nullopt.
+std::optional<std::pair<PlanSection, std::size_t>> plan_record(std::string_view json_path) {
+  constexpr std::pair<std::string_view, PlanSection> lists[] = {
+      {"assignments[", PlanSection::assignments}, {"unschedulable[", PlanSection::unschedulable}};
+  for (auto [prefix, section] : lists) {
+    if (!json_path.starts_with(prefix) || !json_path.ends_with(']')) continue;
+    std::size_t n = 0;
+    const char* last = json_path.data() + json_path.size() - 1;
+    if (auto [end, problem] = std::from_chars(json_path.data() + prefix.size(), last, n);
+        problem == std::errc() && end == last)
+      return std::pair{section, n};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void at_slice_lines(const Plan& slice, const std::string& path, const std::function<void()>& check) {
   try {
     check();
   } catch (const JsonValueError& error) {
-    constexpr std::string_view prefix = "assignments[";
-    const std::string_view at = error.json_path();
-    if (path.empty() || path == "-" || !at.starts_with(prefix) || !at.ends_with(']')) throw;
-    std::size_t n = 0;
-    const char* last = at.data() + at.size() - 1;
-    if (auto [end, problem] = std::from_chars(at.data() + prefix.size(), last, n);
-        problem != std::errc() || end != last || n >= slice.assignments.size())
-      throw;
+    // Not found in the file: the error without the slice's own index, which would name another record.
+    auto unplaced = [&] { return InputError(error.position(), error.reason()); };
+    const auto record = plan_record(error.json_path());
+    if (path.empty() || path == "-" || !record || record->first != PlanSection::assignments ||
+        record->second >= slice.assignments.size())
+      throw unplaced();
+    const std::size_t n = record->second;
     const auto& id = slice.assignments[n].unit.id;
     auto k =
         std::count_if(slice.assignments.begin(), slice.assignments.begin() + static_cast<std::ptrdiff_t>(n),
@@ -328,7 +346,7 @@ void at_slice_lines(const Plan& slice, const std::string& path, const std::funct
         at_plan_lines([&] {
           throw JsonValueError(error.position(), fmt::format("assignments[{}]", i), error.reason());
         });
-    throw;
+    throw unplaced();
   }
 }
 
@@ -338,22 +356,7 @@ std::vector<std::optional<util::TextSpot>> locate_plan_records(const std::string
   // Each path as its list and element: "assignments[3]" is (2, 3).
   std::vector<std::pair<std::size_t, std::uint64_t>> wanted;  // (path's index, byte offset)
   std::vector<std::optional<std::pair<PlanSection, std::size_t>>> records(json_paths.size());
-  constexpr std::pair<std::string_view, PlanSection> lists[] = {
-      {"assignments", PlanSection::assignments}, {"unschedulable", PlanSection::unschedulable}};
-  for (std::size_t i = 0; i < json_paths.size(); ++i) {
-    std::string_view p = json_paths[i];
-    for (auto [name, section] : lists) {
-      if (!p.starts_with(name) || !p.ends_with(']') || p.size() < name.size() + 3 || p[name.size()] != '[')
-        continue;
-      auto digits = p.substr(name.size() + 1, p.size() - name.size() - 2);
-      std::size_t n = 0;
-      if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-          digits.size() < 16) {
-        for (char c : digits) n = n * 10 + static_cast<std::size_t>(c - '0');
-        records[i] = std::pair{section, n};
-      }
-    }
-  }
+  for (std::size_t i = 0; i < json_paths.size(); ++i) records[i] = plan_record(json_paths[i]);
   if (path.empty() || path == "-" || path == "<stdin>" ||
       std::none_of(records.begin(), records.end(), [](const auto& r) { return r.has_value(); }))
     return spots;
