@@ -57,8 +57,10 @@ struct SelectedExecProperties {
   /// XML query input: a rule-input of a test with exec_properties that none of its printed label
   /// attributes names and that is no implicit dependency ("//:cuda_big"): a config_setting's trace.
   std::string unexplained_input;
-  /// JSON query input under --noproto:flatten_selects: the branches themselves, two or more.
+  /// JSON query input under --noproto:flatten_selects: the branches themselves, two or more
+  /// (every configuration of several select()s concatenated, up to 64).
   std::vector<ExecPropertiesBranch> branches;
+  bool more_branches = false;  ///< configurations past those 64, not kept
 };
 
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format

@@ -309,8 +309,16 @@ class TestClassifier {
     const auto& branches = test_.target.selected_exec_properties->branches;
     std::vector<std::string> asks;
     for (const auto& branch : branches) asks.push_back(what_asks(branch.properties));
-    if (std::all_of(asks.begin(), asks.end(), [&](const std::string& a) { return a == asks.front(); }))
+    const bool more = test_.target.selected_exec_properties->more_branches;
+    if (std::all_of(asks.begin(), asks.end(), [&](const std::string& a) { return a == asks.front(); })) {
+      if (more)
+        report(bad(), "exec_properties",
+               fmt::format("exec_properties is a select() of more than {} configurations; gpuplan compared "
+                           "the first {}, which ask for {}, and not the others, which may ask for other "
+                           "GPUs (bazel cquery --output=jsonproto gives the value for a configuration)",
+                           branches.size(), branches.size(), asks.front()));
       return;
+    }
     auto spelled = [](const ExecProperties& properties) {
       std::string text;
       for (const auto& [key, value] : properties)
@@ -321,14 +329,16 @@ class TestClassifier {
     for (std::size_t i = 0; i < branches.size(); ++i)
       listed += fmt::format("{}{} gives {} ({})", i ? ", " : "", util::excerpt(branches[i].conditions, 200),
                             util::excerpt(spelled(branches[i].properties), 200), asks[i]);
-    report(
-        bad(), "exec_properties",
-        fmt::format("exec_properties is a select() whose branches ask for different things: {}; bazel query "
-                    "cannot tell which applies, and it is planned by {} ({}: the branches merged, each key "
-                    "with the first branch's value, as --output=xml prints it) (bazel cquery "
-                    "--output=jsonproto gives the value for a configuration)",
-                    listed, util::excerpt(spelled(test_.target.exec_properties), 200),
-                    what_asks(test_.target.exec_properties)));
+    report(bad(), "exec_properties",
+           fmt::format(
+               "exec_properties is a select() whose branches ask for different things: {}{}; bazel query "
+               "cannot tell which applies, and it is planned by {} ({}: the branches merged, each key "
+               "with the first branch's value, as --output=xml prints it) (bazel cquery "
+               "--output=jsonproto gives the value for a configuration)",
+               listed,
+               more ? fmt::format(" (and configurations past these {}, not compared)", branches.size()) : "",
+               util::excerpt(spelled(test_.target.exec_properties), 200),
+               what_asks(test_.target.exec_properties)));
   }
 
   /// What `properties` ask for, as read_exec_properties reads them, without a word: the claims'

@@ -460,14 +460,18 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
 
   // Every configuration's value: one branch of each select(), a later one's keys winning. Past
   // max_combinations (hundreds of branches, or several select()s concatenated) the rest are not
-  // compared.
+  // kept, and classify says so.
   constexpr std::size_t max_combinations = 64;
+  bool more = false;
   std::vector<ExecPropertiesBranch> combinations{ExecPropertiesBranch{}};
   for (const auto& branches : selectors) {
     std::vector<ExecPropertiesBranch> next;
     for (const auto& so_far : combinations)
       for (const auto& branch : branches) {
-        if (next.size() == max_combinations) break;
+        if (next.size() == max_combinations) {
+          more = true;
+          break;
+        }
         ExecPropertiesBranch& combined = next.emplace_back(so_far);
         if (branches.size() > 1) {  // a plain dict's //conditions:default chooses nothing
           if (!combined.conditions.empty()) combined.conditions += " + ";
@@ -487,7 +491,7 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
   for (const auto& [key, value] : planned) add_entry(Attribute::exec_properties, target, key, value);
   if (combinations.size() > 1)
     target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
-        SelectedExecProperties{.branches = std::move(combinations)});
+        SelectedExecProperties{.branches = std::move(combinations), .more_branches = more});
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {

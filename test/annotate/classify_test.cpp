@@ -265,9 +265,10 @@ TEST_CASE("a select()ed exec_properties whose branches ask for different things 
   TargetList list;
   list.tests = {selected, same, none};
   auto c = classify(list, {}, {});
-  for (const auto& test : c.tests)
-    if (test.target.label == "//:selected_gpu_test")
-      CHECK(test.requirement->gpus.value == 1);  // planned by the merge, as from XML
+  auto planned = std::find_if(c.tests.begin(), c.tests.end(),
+                              [](const auto& test) { return test.target.label == "//:selected_gpu_test"; });
+  REQUIRE(planned != c.tests.end());
+  CHECK(planned->requirement->gpus.value == 1);  // planned by the merge, as from XML
   std::map<std::string, Diagnostic> warnings;    // by test
   for (const auto& d : c.diagnostics)
     if (d.source == "exec_properties") warnings.emplace(d.label, d);
@@ -279,6 +280,20 @@ TEST_CASE("a select()ed exec_properties whose branches ask for different things 
         "planned by gpu=1 (1 GPU: the branches merged, each key with the first branch's value, as "
         "--output=xml prints it) (bazel cquery --output=jsonproto gives the value for a configuration)");
   CHECK_THAT(warnings.at("//:none_test").message, Catch::Contains("//conditions:default gives {} (nothing)"));
+  // Configurations past the 64 kept (several select()s concatenated) were not compared: said, even
+  // where the ones kept agree.
+  SelectedExecProperties capped{.branches = {{"//:a", {{"gpu", "2"}}}, {"//:b", {{"gpu", "2"}}}},
+                                .more_branches = true};
+  auto many = make_target("//:many_test", {}, {{"gpu", "2"}});
+  many.selected_exec_properties = std::make_shared<const SelectedExecProperties>(capped);
+  TargetList many_list;
+  many_list.tests = {many};
+  const auto many_diagnostics = classify(many_list, {}, {}).diagnostics;
+  REQUIRE(many_diagnostics.size() == 1);
+  CHECK_THAT(
+      many_diagnostics.front().message,
+      Catch::StartsWith("exec_properties is a select() of more than 2 configurations; gpuplan compared "
+                        "the first 2, which ask for 2 GPUs"));
   ClassifyOptions strict;
   strict.strict = true;
   CHECK(has_errors(classify(list, {}, strict).diagnostics));
