@@ -485,9 +485,9 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
   // prints it (it merges every possible value so, first wins).
   ExecProperties planned;
   for (const auto& combination : combinations)
-    for (const auto& [key, value] : combination.properties)
-      if (std::none_of(planned.begin(), planned.end(), [&](const auto& e) { return e.first == key; }))
-        planned.set(key, value);
+    for (const auto& entry : combination.properties)
+      if (std::none_of(planned.begin(), planned.end(), [&](const auto& e) { return e.first == entry.first; }))
+        planned.set(entry.first, entry.second);
   for (const auto& [key, value] : planned) add_entry(Attribute::exec_properties, target, key, value);
   if (combinations.size() > 1)
     target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
