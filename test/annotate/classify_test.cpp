@@ -393,8 +393,9 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   // Words that start as a negation does and are none: multi-node GPU tests.
   for (std::string tag : {"multi_node_gpu", "gpu_nodes", "gpu-normal"})
     CHECK(classify_tags({tag}).diagnostics.at(0).severity == Severity::warning);
-  // cuda11 is a version, not 11 GPUs.
-  CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
+  // cuda11 is a version, not 11 GPUs; what to write keeps the vendor it names.
+  CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test requires-gpu-nvidia or") !=
+        std::string::npos);
   // rocm alone, as cuda and nvidia: a word for AMD's GPU stack (it said nothing before).
   CHECK(classify_tags({"rocm"}).diagnostics.at(0).severity == Severity::warning);
   for (const auto& d : classify_tags({"no_rocm"}).diagnostics) CHECK(d.severity == Severity::note);
@@ -405,9 +406,9 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   REQUIRE(property.diagnostics.size() == 1);
   REQUIRE(property.diagnostics[0].severity == Severity::warning);
   CHECK(property.diagnostics[0].message.find(
-            "If it asks a remote executor for a GPU, tag the test gpu:2 or give a "
+            "If it asks a remote executor for a GPU, tag the test requires-gpu-nvidia:2 or give a "
             "rule whose tag regex matches it, such as {tag: '^nvidia\\.com/gpu:2$', "
-            "set: {gpus: 2}}") != std::string::npos);
+            "set: {gpus: 2, vendor: nvidia}}") != std::string::npos);
   // On a GPU test, or one tagged cpu-only, it is the note of any unread GPU-looking tag.
   for (const auto& tags : {std::vector<std::string>{"gpu", "train_v2_gpu"}, {"cpu-only", "train_v2_gpu"}}) {
     auto annotated = classify_tags(tags);

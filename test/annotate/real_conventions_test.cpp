@@ -321,6 +321,65 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
                                "model it names, a100"));
 }
 
+// Remote-execution pools named after a vendor's GPU stack, not "gpu" ({"Pool": "cuda"}, "rocm-pool"),
+// and tags hip and xpu: before, CPU tests without a word, which CPU runners would run without a GPU.
+TEST_CASE("a pool named after a GPU stack is that vendor's GPU, with a warning; strict makes it an error") {
+  for (auto [pool, vendor] : {std::pair{"cuda", "nvidia"},
+                              {"rocm-pool", "amd"},
+                              {"hip", "amd"},
+                              {"xpu", "intel"},
+                              {"NVIDIA", "nvidia"}}) {
+    INFO(pool);
+    auto c = classify_one(make_target("//t:t", {}, {{"Pool", pool}}));
+    REQUIRE(c.tests[0].bucket == Bucket::gpu);
+    REQUIRE(c.tests[0].requirement->gpus.value == 1);
+    REQUIRE(c.tests[0].requirement->vendor->value == vendor);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE(c.diagnostics[0].label == "//t:t");
+    REQUIRE_THAT(c.diagnostics[0].message,
+                 Catch::StartsWith(fmt::format("exec_properties Pool={} names ", pool)) &&
+                     Catch::Contains("GPU stack but not a GPU, so it is read as 1 "));
+    auto strict = classify_one(make_target("//t:t", {}, {{"Pool", pool}}), {}, {.strict = true});
+    REQUIRE(strict.diagnostics.at(0).severity == Severity::error);
+  }
+  // A pool that says GPU and names a vendor is that vendor's, as plainly as gpu-pool is a GPU's.
+  auto amd = classify_one(make_target("//t:t", {}, {{"Pool", "amd-gpu"}}));
+  REQUIRE(amd.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(amd.diagnostics.empty());
+  auto plain = classify_one(make_target("//t:t", {}, {{"Pool", "gpu"}}));
+  REQUIRE(plain.tests[0].bucket == Bucket::gpu);
+  REQUIRE_FALSE(plain.tests[0].requirement->vendor);
+  REQUIRE(plain.diagnostics.empty());
+  // CPU vendors and words that only contain a stack's name are no GPU pool.
+  for (auto pool : {"amd-epyc", "intel", "chip-design", "default", "linux_x64_xlarge"})
+    CHECK(classify_one(make_target("//t:t", {}, {{"Pool", pool}})).tests[0].bucket == Bucket::cpu);
+}
+
+TEST_CASE("tags hip and xpu name a GPU: a warning whose advice keeps the vendor, as cuda and rocm do") {
+  for (auto [tag, advice] : {std::pair{"hip", "requires-gpu-amd"},
+                             {"xpu", "requires-gpu-intel"},
+                             {"rocm", "requires-gpu-amd"},
+                             {"cuda", "requires-gpu-nvidia"}}) {
+    INFO(tag);
+    auto c = classify_one(make_target("//t:t", {tag}));
+    REQUIRE(c.tests[0].bucket == Bucket::cpu);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(
+        c.diagnostics[0].message,
+        Catch::StartsWith(fmt::format("tag {} names a GPU, but no convention or rule reads it", tag)) &&
+            Catch::Contains(fmt::format("tag the test {} or give a rule", advice)) &&
+            Catch::Contains(fmt::format("vendor: {}}}", annotate::gpu_stack_vendor(tag))));
+    REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
+  }
+  REQUIRE_THAT(classify_one(make_target("//t:t", {"hip_2"})).diagnostics.at(0).message,
+               Catch::Contains("tag the test requires-gpu-amd:2 or"));
+  // Words that only contain them stay quiet; negated ones are notes.
+  for (auto tag : {"chip", "relationship", "xpus_total"}) CHECK(diagnostics_of({tag}).empty());
+  for (const auto& d : diagnostics_of({"no_hip"})) CHECK(d.severity == Severity::note);
+}
+
 // A pool of 80 GB A100s read as any A100 put its tests on 40 GB ones, and gpu-t4 as any GPU.
 TEST_CASE("a name that says it is a GPU's gives its model with the memory and count written with it") {
   auto named = [](std::string_view text, bool short_names) {
@@ -497,6 +556,28 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
     REQUIRE(c.diagnostics[0].severity == Severity::warning);
     REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
     REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
+  }
+}
+
+// A count after a vendor's tag that takes none: the did-you-mean was the closest spelling,
+// requires-gpu:2, which asks for 2 GPUs of any vendor.
+TEST_CASE("a count after requires-cuda or requires-rocm is a near miss that keeps the vendor") {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"requires-cuda:2", "requires-gpu-nvidia:2"},
+      {"requires-rocm:4", "requires-gpu-amd:4"},
+      {"requires-gpu-cuda:2", "requires-gpu-nvidia:2"},
+      {"requires_cuda:2", "requires-gpu-nvidia:2"},
+      {"gpu_only:2", "gpu:2"},
+  };
+  for (const auto& [tag, meant] : cases) {
+    INFO(tag);
+    auto c = classify_one(make_target("//t:t", {tag}));
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+    // What it suggests reads as the vendor's GPUs, the count kept.
+    auto suggested = classified({meant});
+    REQUIRE(suggested.requirement->gpus.value == std::stoi(meant.substr(meant.find(':') + 1)));
   }
 }
 

@@ -177,6 +177,26 @@ jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], [
   "$SCRATCH/zkx.json" >/dev/null ||
   fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
 
+# GPU tests that ask for their GPU only through a remote executor's pool or queue, or a tag naming
+# a vendor's GPU stack (test/data/remote/pools.BUILD): before, each was a CPU test, all but
+# requires-cuda:2 without a word (whose did-you-mean, requires-gpu:2, dropped the vendor).
+"$GPUPLAN" classify --json test/data/remote/pools.query.xml >"$SCRATCH/pools.json" 2>"$SCRATCH/pools.err" ||
+  fail "classify of the pool fixture failed: $(cat "$SCRATCH/pools.err")"
+jq -e '([.gpu_tests[] | {(.label | sub(".*:"; "")): (.requirements.vendor // "any")}] | add) ==
+    {"queued_test": "any", "pooled_n_test": "nvidia", "pooled_a_test": "amd"}
+  and ([.cpu_tests[].label | sub(".*:"; "")] | sort) == ["counted_test", "plain_test", "tagged_a_test", "tagged_i_test"]' \
+  "$SCRATCH/pools.json" >/dev/null || fail "the pool fixture is not classified as its pools say: $(cat "$SCRATCH/pools.json")"
+for expected in \
+  "warning: //remote:pooled_n_test: exec_properties Pool=cuda names NVIDIA's GPU stack but not a GPU, so it is read as 1 NVIDIA GPU" \
+  'warning: //remote:counted_test: tag requires-cuda:2 looks like a GPU annotation but is not one: did you mean "requires-gpu-nvidia:2"?' \
+  'warning: //remote:tagged_a_test: tag hip names a GPU, but no convention or rule reads it' \
+  "tag the test requires-gpu-intel or give a rule whose tag regex matches it, such as {tag: '^xpu\$', set: {gpus: 1, vendor: intel}}" \
+  'gpuplan: 5 warnings'; do
+  grep -qF "$expected" "$SCRATCH/pools.err" || fail "classify of the pool fixture does not say: $expected; it said: $(cat "$SCRATCH/pools.err")"
+done
+rc=0; "$GPUPLAN" classify --strict test/data/remote/pools.query.xml >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "classify --strict of the pool fixture: expected exit 2, got $rc"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
