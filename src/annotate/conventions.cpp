@@ -210,6 +210,34 @@ Reading gpu_pool(std::string_view value) {
   return reading;
 }
 
+/// The vendor a GPU worker class's name says by how it is written, where no model of the catalog
+/// matches it: a GPU stack's word with its version ("MI308X-ROCM7": rocm), AMD's Instinct "MI"
+/// and a number (MI308X), NVIDIA's compute capability ("SM100_ARM"), RTX, and its data-center
+/// parts' one letter and a number ("H20", "L20D"); empty when none.
+std::string worker_class_vendor(std::string_view value) {
+  auto lower = util::lower(value);
+  auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  std::string_view all = lower;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t end = i;
+    while (end < all.size() && is_alnum(all[end])) ++end;
+    auto word = all.substr(i, end - i);
+    i = end + 1;
+    auto unversioned = word.substr(0, word.find_last_not_of("0123456789") + 1);
+    if (auto stack = gpu_stack_vendor(unversioned); !stack.empty()) return stack;
+    auto letters_then_digit = [&](std::string_view letters) {
+      return word.size() > letters.size() && word.starts_with(letters) && is_digit(word[letters.size()]);
+    };
+    if (letters_then_digit("mi")) return "amd";
+    if (letters_then_digit("sm") || word.starts_with("rtx")) return "nvidia";
+    if (word.size() > 1 && std::string_view("abhlptv").find(word[0]) != std::string_view::npos &&
+        is_digit(word[1]))
+      return "nvidia";
+  }
+  return {};
+}
+
 /// A count of accelerators, of whatever backend the test runs on: GPUs only on a GPU variant.
 Reading counted(int count, std::optional<std::vector<std::string>> models = std::nullopt) {
   return claim(
@@ -416,13 +444,21 @@ const std::vector<PropertyRow>& property_rows() {
                                                        "disable", "cpu",  "null"};
          if (is_falsy(value) || std::ranges::find(no_gpu, util::lower(value)) != std::end(no_gpu))
            return count;
-         // A worker class of the team's own ("L20D"): the key still says GPU; which one is a guess.
-         return Reading{{},
-                        Claim{.gpu = true},
-                        {},
-                        "is neither a GPU count nor a model gpuplan knows: read as 1 GPU of any model (a "
-                        "rule whose tag regex matches gpu:VALUE can say which)",
-                        true};
+         // A worker class of the team's own ("L20D"): the key still says GPU; which one is a guess,
+         // but its vendor its naming says (rtp-llm's MI308X-ROCM7 workers are AMD's: read as any
+         // vendor's, its tests were planned on NVIDIA GPUs, and its H20 ones on AMD GPUs).
+         auto vendor = worker_class_vendor(value);
+         Claim c{.gpu = true};
+         if (!vendor.empty()) c.vendor = vendor;
+         return Reading{
+             {},
+             std::move(c),
+             {},
+             fmt::format("is neither a GPU count nor a model gpuplan knows: read as 1 {}GPU of any "
+                         "model{} (a rule whose tag regex matches gpu:VALUE can say which)",
+                         vendor.empty() ? "" : vendor_display(vendor) + " ",
+                         vendor.empty() ? "" : ", as its name is written"),
+             true};
        }},
       {"exec-gpu-count", "gpu_count",
        [](std::string_view value) {

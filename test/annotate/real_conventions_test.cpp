@@ -204,6 +204,32 @@ TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor
   REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
 }
 
+// alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
+// SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
+// the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
+// AMD GPUs.
+TEST_CASE("a GPU worker class gpuplan does not know keeps the vendor its name says, with the warning") {
+  for (auto [worker, vendor] : {std::pair{"MI308X-ROCM7", "amd"},
+                                {"H20", "nvidia"},
+                                {"SM100_ARM", "nvidia"},
+                                {"RTX_5000_PRO", "nvidia"},
+                                {"L20D", "nvidia"}}) {
+    INFO(worker);
+    auto c = classify_one(make_target("//t:t", {}, {{"gpu", worker}, {"gpu_count", "2"}}));
+    REQUIRE(c.tests[0].bucket == Bucket::gpu);
+    REQUIRE(c.tests[0].requirement->gpus.value == 2);
+    REQUIRE(c.tests[0].requirement->vendor->value == vendor);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(c.diagnostics[0].message,
+                 Catch::Contains(fmt::format("read as 1 {} GPU of any model, as its name is written",
+                                             vendor_display(vendor))));
+  }
+  auto unknown = classified({}, {{"gpu", "big-worker"}});
+  REQUIRE(unknown.bucket == Bucket::gpu);
+  REQUIRE_FALSE(unknown.requirement->vendor);
+}
+
 // ZKX (fractalyze/zkx) zkx/backends/gpu/codegen/BUILD.bazel: tags = ["cuda_only", "gpu"] on its CUDA
 // tests; its .bazelrc leaves -cuda_only,-gpu out of builds without --config=cuda. Before, cuda_only
 // was a near miss of cuda-only: 1 GPU of any vendor, with a warning.

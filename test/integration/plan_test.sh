@@ -177,6 +177,28 @@ jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], [
   "$SCRATCH/zkx.json" >/dev/null ||
   fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
 
+# rtp-llm's tests routed to GPU worker classes (test/data/rtp_llm/distributed.BUILD): the
+# MI308X-ROCM7 one goes to the AMD node, the H20 one to the NVIDIA node, whichever pool comes first
+# (before, both were any vendor's, and with the NVIDIA pool first each went to the other's node).
+cat > "$SCRATCH/mixed-h-first.yaml" <<'EOF'
+version: 1
+pools:
+  - name: h
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+  - name: mi
+    count: 1
+    gpu: {model: MI300X, count: 8}
+EOF
+"$GPUPLAN" plan test/data/rtp_llm/distributed.query.xml --fleet "$SCRATCH/mixed-h-first.yaml" \
+  -o "$SCRATCH/rtp.json" 2>"$SCRATCH/rtp.err" || fail "plan of rtp-llm's tests failed: $(cat "$SCRATCH/rtp.err")"
+jq -e '([.assignments[] | {(.label | sub(".*:"; "")): [.node, .requirements.vendor, (.gpus | length)]}] | add) ==
+    {"moriep_test": ["mi-0", "amd", 8], "deepep_test": ["h-0", "nvidia", 2]}' "$SCRATCH/rtp.json" >/dev/null ||
+  fail "rtp-llm's worker classes are not on their vendor's node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/rtp.json")"
+grep -qF "warning: //rtp_llm/models_py/distributed/test:moriep_test: exec_properties gpu=MI308X-ROCM7 is neither a GPU count nor a model gpuplan knows: read as 1 AMD GPU of any model, as its name is written" \
+  "$SCRATCH/rtp.err" || fail "no warning that MI308X-ROCM7's model is a guess: $(cat "$SCRATCH/rtp.err")"
+
 # GPU tests that ask for their GPU only through a remote executor's pool or queue, or a tag naming
 # a vendor's GPU stack (test/data/remote/pools.BUILD): before, each was a CPU test, all but
 # requires-cuda:2 without a word (whose did-you-mean, requires-gpu:2, dropped the vendor).
