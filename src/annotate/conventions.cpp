@@ -319,6 +319,12 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"requires-gpu", "remote-gpu", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      // google/android-cuttlefish tags its GPU e2e tests requires_gpu (e2etests/cvd/*/BUILD.bazel,
+      // beside exclusive), and its CI (tools/testutils/runcvde2etests.sh) runs
+      // --test_tag_filters=requires_gpu on GPU machines, -requires_gpu elsewhere. Before, a near
+      // miss of requires-gpu: CPU tests with a warning.
+      {"requires-gpu", "requires_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }, false},
       // TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl) tags its NAME_2gpus variant
       // ("2 Physical GPUs") requires-gpu:2 beside gpu. Before, a near miss: 1 GPU, for gpu.
       {"requires-gpu", "requires-gpu:", Match::prefix,

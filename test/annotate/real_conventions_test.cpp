@@ -204,6 +204,22 @@ TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor
   REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
 }
 
+// google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
+// its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
+// --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of
+// requires-gpu: CPU tests with a warning.
+TEST_CASE("Cuttlefish's requires_gpu is a GPU test, with exclusive beside it the whole node") {
+  auto c = classify_one(make_target("//cvd/graphics_tests/gfxstream:graphics_tests",
+                                    {"exclusive", "external", "no-sandbox", "requires_ab", "requires_gpu",
+                                     "supports-graceful-termination"}));
+  REQUIRE(c.tests[0].bucket == Bucket::gpu);
+  REQUIRE(c.tests[0].requirement->is_exclusive());
+  REQUIRE(c.tests[0].requirement->every_node_gpu);
+  REQUIRE_FALSE(c.tests[0].requirement->vendor);
+  REQUIRE(c.diagnostics.empty());
+  REQUIRE(classified({"requires_gpu"}).requirement->gpus.value == 1);
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on

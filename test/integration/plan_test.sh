@@ -177,6 +177,15 @@ jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], [
   "$SCRATCH/zkx.json" >/dev/null ||
   fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
 
+# Android Cuttlefish's GPU e2e tests as Bazel writes them (test/data/cuttlefish/e2etests.BUILD):
+# tagged requires_gpu beside exclusive, each holds a GPU node (before, requires_gpu was a near
+# miss of requires-gpu: CPU tests with a warning, and --strict failed).
+"$GPUPLAN" plan --strict test/data/cuttlefish/e2etests.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/cuttlefish.json" 2>"$SCRATCH/cuttlefish.err" || fail "plan of Cuttlefish's GPU tests failed: $(cat "$SCRATCH/cuttlefish.err")"
+jq -e '([.assignments[] | [(.gpus | length), .requirements.exclusive]] == [[8, true], [8, true], [8, true]])
+  and (.cpu_tests | length) == 0' "$SCRATCH/cuttlefish.json" >/dev/null ||
+  fail "Cuttlefish's requires_gpu tests are not GPU tests holding their node: $(jq -c '[.assignments[] | [.label, .gpus]]' "$SCRATCH/cuttlefish.json")"
+
 # rtp-llm's tests routed to GPU worker classes (test/data/rtp_llm/distributed.BUILD): the
 # MI308X-ROCM7 one goes to the AMD node, the H20 one to the NVIDIA node, whichever pool comes first
 # (before, both were any vendor's, and with the NVIDIA pool first each went to the other's node).
