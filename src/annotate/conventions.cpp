@@ -377,6 +377,14 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
        }},
+      // TensorFlow's no_rocm: its ROCm CI leaves such a test out (--test_tag_filters=...,-no_rocm),
+      // as TF-TRT's tftrt_py_test (TensorRT is NVIDIA's) tags every test; its GPU variant's
+      // tf_gpu_tests_tags() names no vendor. Before, a note: the test was planned on AMD GPUs too.
+      {"vendor-only", "no_rocm", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       },
+       false},
       {"vendor-only", "rocm-only", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.vendor = "amd", .qualifies_only = true}); }},
       {"vendor-only", "oneapi-only", Match::exact,

@@ -204,6 +204,20 @@ TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor
   REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
 }
 
+// TensorFlow's TF-TRT tests (tftrt_py_test's TFTRT_PY_TEST_TAGS) carry no_rocm, which its and XLA's
+// ROCm CI filter out (-no_rocm); the GPU variant's tf_gpu_tests_tags() names no vendor where no GPU
+// is configured. Before, no_rocm was a note and the TensorRT test was planned on AMD GPUs too.
+TEST_CASE("TensorFlow's no_rocm keeps a GPU test off AMD GPUs, and makes none alone") {
+  auto gpu =
+      classify_one(make_target("//tensorrt:trt_mode_test_gpu", {"no_cuda_on_cpu_tap", "no_rocm", "no_windows",
+                                                                "nomac", "requires-gpu", "gpu", "local"}));
+  REQUIRE(gpu.tests[0].bucket == Bucket::gpu);
+  REQUIRE(gpu.tests[0].requirement->vendor->value == "nvidia");
+  for (const auto& d : gpu.diagnostics) CHECK(d.source != "tag no_rocm");
+  auto cpu = classified({"no_cuda_on_cpu_tap", "no_rocm", "no_windows", "nomac"});
+  REQUIRE(cpu.bucket == Bucket::cpu);
+}
+
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
 // its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
 // --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of

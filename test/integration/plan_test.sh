@@ -228,6 +228,15 @@ done
 rc=0; "$GPUPLAN" classify --strict test/data/remote/pools.query.xml >/dev/null 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "classify --strict of the pool fixture: expected exit 2, got $rc"
 
+# A TF-TRT test's variants as Bazel writes them (test/data/tensorflow/tensorrt.BUILD): the GPU one,
+# tagged no_rocm beside tf_gpu_tests_tags() that names no vendor, goes to the NVIDIA node (before,
+# no_rocm was a note and it went to the AMD node, the first pool of the fleet).
+"$GPUPLAN" plan --strict test/data/tensorflow/tensorrt.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/tensorrt.json" 2>"$SCRATCH/tensorrt.err" || fail "plan of TF-TRT's test failed: $(cat "$SCRATCH/tensorrt.err")"
+jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//tensorrt:trt_mode_test_gpu", "h-0", "nvidia"]]
+  and [.cpu_tests[].label] == ["//tensorrt:trt_mode_test_cpu"]' "$SCRATCH/tensorrt.json" >/dev/null ||
+  fail "TF-TRT's no_rocm test is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/tensorrt.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
