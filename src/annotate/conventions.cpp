@@ -986,7 +986,8 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
   GpuMarking marking;
   auto named = named_gpus(tag, false);  // with its memory and count ("4xa100_80gb")
   marking.model = named.models;
-  marking.vendor = gpu_stack_vendor(tag);
+  for (const auto& word : words)  // its words, so that a version after it counts too (cuda11)
+    if (marking.vendor.empty()) marking.vendor = gpu_stack_vendor(word.text);
   if (!count) count = named.count;
   if (!gpu && marking.model.empty()) return std::nullopt;
   if (count && *count > 0 && *count <= 1024) marking.gpus = count;

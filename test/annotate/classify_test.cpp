@@ -354,7 +354,8 @@ TEST_CASE("a test whose name says GPU, with no annotation, gets a note naming th
   REQUIRE(c.diagnostics.size() == 1);
   CHECK(c.diagnostics[0].severity == Severity::note);
   CHECK(c.diagnostics[0].source == "name cuda_util_test");
-  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("if it needs a GPU, tag it gpu"));
+  // What to write keeps the vendor the name says (cuda: NVIDIA's).
+  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("if it needs a GPU, tag it requires-gpu-nvidia"));
   // Not where the name says otherwise, a tag says GPU or cpu-only, nor for a package's name.
   for (auto [label, tags] :
        std::vector<std::pair<std::string, std::vector<std::string>>>{{"//a:gpu_disabled_test", {}},
@@ -398,7 +399,8 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
         std::string::npos);
   // rocm alone, as cuda and nvidia: a word for AMD's GPU stack (it said nothing before).
   CHECK(classify_tags({"rocm"}).diagnostics.at(0).severity == Severity::warning);
-  for (const auto& d : classify_tags({"no_rocm"}).diagnostics) CHECK(d.severity == Severity::note);
+  for (const auto& d : classify_tags({"no_hip"}).diagnostics) CHECK(d.severity == Severity::note);
+  REQUIRE(classify_tags({"no_rocm"}).diagnostics.empty());  // TensorFlow's: NVIDIA's GPUs, on a GPU test
   // --strict: an error.
   REQUIRE(has_errors(classify_tags({"large_gpu"}, true).diagnostics));
   // An exec_property whose key names a GPU asks a remote executor for one; its value may say how many.
@@ -443,8 +445,9 @@ TEST_CASE("a test whose macro names a GPU, with no GPU annotation, is a warning"
   REQUIRE(cuda.diagnostics.size() == 1);
   CHECK(cuda.diagnostics[0].severity == Severity::warning);
   CHECK(cuda.diagnostics[0].source == "generator_function cuda_test");
-  CHECK(cuda.diagnostics[0].message.find(
-            "give a rule such as {generator_function: cuda_test, set: {gpus: 1}}") != std::string::npos);
+  CHECK(cuda.diagnostics[0].message.find("have it tag them requires-gpu-nvidia or give a rule such as "
+                                         "{generator_function: cuda_test, set: {gpus: 1, vendor: nvidia}}") !=
+        std::string::npos);
   CHECK(made_by("gpu2_test", {}).diagnostics.at(0).message.find("set: {gpus: 2}") != std::string::npos);
   // Annotated either way, a negated name, or a macro that says nothing of GPUs: no word.
   CHECK(made_by("cuda_test", {"gpu"}).diagnostics.empty());

@@ -429,8 +429,10 @@ TEST_CASE("tags hip and xpu name a GPU: a warning whose advice keeps the vendor,
             Catch::Contains(fmt::format("vendor: {}}}", annotate::gpu_stack_vendor(tag))));
     REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
   }
-  REQUIRE_THAT(classify_one(make_target("//t:t", {"hip_2"})).diagnostics.at(0).message,
+  REQUIRE_THAT(classify_one(make_target("//t:t", {"hip_gpu_2"})).diagnostics.at(0).message,
                Catch::Contains("tag the test requires-gpu-amd:2 or"));
+  REQUIRE_THAT(classify_one(make_target("//t:t", {"rocm6"})).diagnostics.at(0).message,
+               Catch::Contains("tag the test requires-gpu-amd or"));
   // Words that only contain them stay quiet; negated ones are notes.
   for (auto tag : {"chip", "relationship", "xpus_total"}) CHECK(diagnostics_of({tag}).empty());
   for (const auto& d : diagnostics_of({"no_hip"})) CHECK(d.severity == Severity::note);
