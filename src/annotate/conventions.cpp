@@ -7,10 +7,12 @@
 #include <cctype>
 #include <charconv>
 #include <iterator>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "gpuplan/requirements.hpp"
 #include "gpuplan/size.hpp"
 #include "util/suggest.hpp"
 #include "util/text.hpp"
@@ -183,15 +185,57 @@ Reading gpu_model(std::string_view text) {
   return claim(Claim{.gpu_models = *models});
 }
 
-/// A remote-execution pool whose name says GPU ("gpu-pool") is 1 GPU; one that names a GPU model
-/// ("gpu-h100", "h100-pool", "gpu-t4", "gpu-a100-80gb") 1 GPU of that model, or as many as a count
-/// before the model says ("8xh100-pool": 8).
+/// A remote-execution pool whose name says GPU ("gpu-pool") is 1 GPU, of the vendor it names
+/// ("amd-gpu"); one that names a GPU model ("gpu-h100", "h100-pool", "gpu-t4", "gpu-a100-80gb") 1
+/// GPU of that model, or as many as a count before the model says ("8xh100-pool": 8). One named
+/// only after a vendor's GPU stack ("cuda", "rocm-pool", "xpu") is 1 GPU of that vendor, with a
+/// warning: such a pool may as well be one that builds with the toolkit and has no GPU, but a
+/// GPU test read as a CPU test would run on a CPU runner.
 Reading gpu_pool(std::string_view value) {
   auto named = named_gpus(value, true);
-  if (named.models.empty() && util::lower(value).find("gpu") == std::string::npos) return {};
+  const bool says_gpu = !named.models.empty() || util::lower(value).find("gpu") != std::string::npos;
+  auto vendor = says_gpu ? named_gpu_vendor(value) : gpu_stack_vendor(value);
+  if (!says_gpu && vendor.empty()) return {};
   Claim c{.gpu = true, .gpus = named.count};
   if (!named.models.empty()) c.gpu_models = *parse_models(named.models);
-  return claim(std::move(c));
+  if (!vendor.empty() && vendor != "apple") c.vendor = vendor;
+  auto reading = claim(std::move(c));
+  if (!says_gpu) {
+    reading.caveat = fmt::format(
+        "names {}'s GPU stack but not a GPU, so it is read as 1 {} GPU (a pool that only builds with the "
+        "toolkit has none: a rule whose tag regex matches Pool:{} can say so, or which GPU)",
+        vendor_display(vendor), vendor_display(vendor), value);
+    reading.caveat_warns = true;
+  }
+  return reading;
+}
+
+/// The vendor a GPU worker class's name says by how it is written, where no model of the catalog
+/// matches it: a GPU stack's word with its version ("MI308X-ROCM7": rocm), AMD's Instinct "MI"
+/// and a number (MI308X), NVIDIA's compute capability ("SM100_ARM"), RTX, and its data-center
+/// parts' one letter and a number ("H20", "L20D"); empty when none.
+std::string worker_class_vendor(std::string_view value) {
+  auto lower = util::lower(value);
+  auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  std::string_view all = lower;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t end = i;
+    while (end < all.size() && is_alnum(all[end])) ++end;
+    auto word = all.substr(i, end - i);
+    i = end + 1;
+    auto unversioned = word.substr(0, word.find_last_not_of("0123456789") + 1);
+    if (auto stack = gpu_stack_vendor(unversioned); !stack.empty()) return stack;
+    auto letters_then_digit = [&](std::string_view letters) {
+      return word.size() > letters.size() && word.starts_with(letters) && is_digit(word[letters.size()]);
+    };
+    if (letters_then_digit("mi")) return "amd";
+    if (letters_then_digit("sm") || word.starts_with("rtx")) return "nvidia";
+    if (word.size() > 1 && std::string_view("abhlptv").find(word[0]) != std::string_view::npos &&
+        is_digit(word[1]))
+      return "nvidia";
+  }
+  return {};
 }
 
 /// A count of accelerators, of whatever backend the test runs on: GPUs only on a GPU variant.
@@ -275,6 +319,12 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
       {"requires-gpu", "remote-gpu", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }},
+      // google/android-cuttlefish tags its GPU e2e tests requires_gpu (e2etests/cvd/*/BUILD.bazel,
+      // beside exclusive), and its CI (tools/testutils/runcvde2etests.sh) runs
+      // --test_tag_filters=requires_gpu on GPU machines, -requires_gpu elsewhere. Before, a near
+      // miss of requires-gpu: CPU tests with a warning.
+      {"requires-gpu", "requires_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }, false},
       // TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl) tags its NAME_2gpus variant
       // ("2 Physical GPUs") requires-gpu:2 beside gpu. Before, a near miss: 1 GPU, for gpu.
       {"requires-gpu", "requires-gpu:", Match::prefix,
@@ -327,6 +377,14 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
        }},
+      // TensorFlow's no_rocm: its ROCm CI leaves such a test out (--test_tag_filters=...,-no_rocm),
+      // as TF-TRT's tftrt_py_test (TensorRT is NVIDIA's) tags every test; its GPU variant's
+      // tf_gpu_tests_tags() names no vendor. Before, a note: the test was planned on AMD GPUs too.
+      {"vendor-only", "no_rocm", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.vendor = "nvidia", .qualifies_only = true});
+       },
+       false},
       {"vendor-only", "rocm-only", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.vendor = "amd", .qualifies_only = true}); }},
       {"vendor-only", "oneapi-only", Match::exact,
@@ -400,13 +458,21 @@ const std::vector<PropertyRow>& property_rows() {
                                                        "disable", "cpu",  "null"};
          if (is_falsy(value) || std::ranges::find(no_gpu, util::lower(value)) != std::end(no_gpu))
            return count;
-         // A worker class of the team's own ("L20D"): the key still says GPU; which one is a guess.
-         return Reading{{},
-                        Claim{.gpu = true},
-                        {},
-                        "is neither a GPU count nor a model gpuplan knows: read as 1 GPU of any model (a "
-                        "rule whose tag regex matches gpu:VALUE can say which)",
-                        true};
+         // A worker class of the team's own ("L20D"): the key still says GPU; which one is a guess,
+         // but its vendor its naming says (rtp-llm's MI308X-ROCM7 workers are AMD's: read as any
+         // vendor's, its tests were planned on NVIDIA GPUs, and its H20 ones on AMD GPUs).
+         auto vendor = worker_class_vendor(value);
+         Claim c{.gpu = true};
+         if (!vendor.empty()) c.vendor = vendor;
+         return Reading{
+             {},
+             std::move(c),
+             {},
+             fmt::format("is neither a GPU count nor a model gpuplan knows: read as 1 {}GPU of any "
+                         "model{} (a rule whose tag regex matches gpu:VALUE can say which)",
+                         vendor.empty() ? "" : vendor_display(vendor) + " ",
+                         vendor.empty() ? "" : ", as its name is written"),
+             true};
        }},
       {"exec-gpu-count", "gpu_count",
        [](std::string_view value) {
@@ -420,6 +486,9 @@ const std::vector<PropertyRow>& property_rows() {
        }},
       {"exec-pool", "Pool", gpu_pool},
       {"exec-pool", "pool", gpu_pool},
+      // Buildfarm's queue routing (its docs' execution properties; its queues' example splits
+      // gpu_queue from cpu_queue), which it takes in place of a pool.
+      {"exec-pool", "choose-queue", gpu_pool},
       {"exec-docker-runtime", "dockerRuntime",
        [](std::string_view value) {
          return util::lower(value) != "nvidia" ? Reading{} : vendor_gpu("nvidia");
@@ -511,6 +580,23 @@ std::string ascii_lookalikes(std::string_view text) {
     if (!replaced) out += text[i++];
   }
   return out;
+}
+
+/// What a count written after an exact row's spelling meant (`requires-cuda:2`): the row of its
+/// convention that takes a count, if it reads the same vendor and node as the row
+/// (`requires-gpu-nvidia:2`); nullopt when none does. The closest spelling alone
+/// (`requires-gpu:2`) would drop the vendor.
+std::optional<std::string> with_count(const Row& exact, std::string_view rest) {
+  auto plain = exact.read({}, Rules{});
+  if (!plain.claim || !rest.starts_with(':')) return std::nullopt;
+  for (const Row& row : tag_rows()) {
+    if (row.name != exact.name || row.match != Match::prefix || !row.spelling.ends_with(':')) continue;
+    auto counted = row.read(rest.substr(1), Rules{});
+    if (counted.claim && counted.claim->vendor == plain.claim->vendor &&
+        counted.claim->exclusive == plain.claim->exclusive)
+      return fmt::format("{}{}", row.spelling, rest.substr(1));
+  }
+  return std::nullopt;
 }
 
 /// `tag` in the form near misses are compared in: lower case, '_' as '-'.
@@ -633,6 +719,8 @@ std::optional<std::string> near_miss(std::string_view written) {
   for (const auto& row : tag_rows()) {
     auto spelled = word_and_rest(row.spelling).first;
     if (row.match == Match::exact && folded(row.spelling) == fixed) return std::string(row.spelling);
+    if (row.match == Match::exact && !rest.empty() && folded(row.spelling) == word)
+      if (auto counted = with_count(row, rest)) return counted;
     if (row.match != Match::exact && !rest.empty() && folded(spelled) == word &&
         read_tag_row(fmt::format("{}{}", spelled, rest), Rules{}))
       return fmt::format("{}{}", spelled, rest);
@@ -767,32 +855,58 @@ NamedGpus named_gpus(std::string_view text, bool short_names) {
   return named;
 }
 
-std::string named_gpu_vendor(std::string_view text) {
-  static constexpr std::pair<std::string_view, std::string_view> vendors[] = {
-      {"nvidia", "nvidia"},  {"cuda", "nvidia"}, {"nvgpu", "nvidia"}, {"amd", "amd"},
-      {"rocm", "amd"},       {"amdgpu", "amd"},  {"intel", "intel"},  {"oneapi", "intel"},
-      {"intelgpu", "intel"}, {"apple", "apple"}, {"metal", "apple"}};
+namespace {
+
+using VendorWords = std::span<const std::pair<std::string_view, std::string_view>>;
+
+/// The vendor of the first word of `text` (a run of letters and digits) that `words` names.
+std::string vendor_word(std::string_view text, VendorWords words) {
   std::string lower = util::lower(text);
   std::string_view all = lower;
   auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   for (std::size_t i = 0; i < all.size();) {
     std::size_t end = i;
     while (end < all.size() && is_alnum(all[end])) ++end;
-    for (const auto& [word, vendor] : vendors)
+    for (const auto& [word, vendor] : words)
       if (all.substr(i, end - i) == word) return std::string(vendor);
     i = end + 1;
   }
   return {};
 }
 
+/// The words for a vendor's GPU software stack, which name no CPU: CUDA, ROCm and HIP, and
+/// PyTorch's xpu (Intel's GPUs).
+constexpr std::pair<std::string_view, std::string_view> gpu_stack_words[] = {
+    {"cuda", "nvidia"}, {"nvidia", "nvidia"}, {"nvgpu", "nvidia"},   {"rocm", "amd"},
+    {"hip", "amd"},     {"amdgpu", "amd"},    {"intelgpu", "intel"}, {"xpu", "intel"}};
+
+}  // namespace
+
+std::string gpu_stack_vendor(std::string_view text) { return vendor_word(text, gpu_stack_words); }
+
+std::string named_gpu_vendor(std::string_view text) {
+  static constexpr std::pair<std::string_view, std::string_view> vendors[] = {
+      {"amd", "amd"}, {"intel", "intel"}, {"oneapi", "intel"}, {"apple", "apple"}, {"metal", "apple"}};
+  auto stack = gpu_stack_vendor(text);
+  return stack.empty() ? vendor_word(text, vendors) : stack;
+}
+
 bool looks_gpu_related(std::string_view text) {
   auto word = util::lower(text);
   for (std::string_view hint : {"gpu", "cuda", "nvidia", "rocm", "accelerator"})
     if (word.find(hint) != std::string::npos) return true;
+  // hip and xpu only as words of their own: "chip" and "ship" say nothing.
+  static constexpr std::pair<std::string_view, std::string_view> short_words[] = {{"hip", "amd"},
+                                                                                  {"xpu", "intel"}};
+  if (!vendor_word(text, short_words).empty()) return true;
   return !named_gpu_model(text).empty();
 }
 
 std::string GpuMarking::tags() const {
+  if (model.empty() && !vendor.empty()) {
+    auto tag = fmt::format("requires-gpu-{}", vendor);
+    return gpus ? fmt::format("{}:{}", tag, *gpus) : tag;
+  }
   std::string count = gpus ? fmt::format("gpu:{}", *gpus) : std::string("gpu");
   if (model.empty()) return count;
   return gpus ? fmt::format("{} and gpu-model:{}", count, model) : "gpu-model:" + model;
@@ -800,7 +914,7 @@ std::string GpuMarking::tags() const {
 
 std::string GpuMarking::rule_set() const {
   std::string count = fmt::format("gpus: {}", gpus.value_or(1));
-  if (model.empty()) return count;
+  if (model.empty()) return vendor.empty() ? count : fmt::format("{}, vendor: {}", count, vendor);
   return gpus ? fmt::format("{}, gpu_models: {}", count, model) : "gpu_models: " + model;
 }
 
@@ -827,7 +941,7 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
       words.push_back({util::lower(tag.substr(i, j - i)), parts});
     i = j;
   }
-  constexpr std::string_view gpu_words[] = {"gpu", "gpus", "cuda", "nvidia", "rocm"};
+  constexpr std::string_view gpu_words[] = {"gpu", "gpus", "cuda", "nvidia", "rocm", "hip", "xpu"};
   constexpr std::string_view other_devices[] = {"cpu", "tpu", "cpus", "tpus", "host"};
   // Words that negate it (an exec_property's value too: gpu:false, gpu_count:0), or say the GPU is
   // welcome but not needed (gpu_friendly, gpu_optional); "deviceless": JAX's
@@ -872,6 +986,8 @@ std::optional<GpuMarking> marks_gpu_tests(std::string_view tag) {
   GpuMarking marking;
   auto named = named_gpus(tag, false);  // with its memory and count ("4xa100_80gb")
   marking.model = named.models;
+  for (const auto& word : words)  // its words, so that a version after it counts too (cuda11)
+    if (marking.vendor.empty()) marking.vendor = gpu_stack_vendor(word.text);
   if (!count) count = named.count;
   if (!gpu && marking.model.empty()) return std::nullopt;
   if (count && *count > 0 && *count <= 1024) marking.gpus = count;

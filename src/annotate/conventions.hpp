@@ -65,26 +65,35 @@ struct NamedGpus {
 NamedGpus named_gpus(std::string_view text, bool short_names);
 
 /// The GPU vendor a label names as a word of its own (Modular's //:amd_gpu, //:nvidia_gpu;
-/// "cuda", "rocm", "oneapi" for theirs): "nvidia", "amd" or "intel", or "apple" (//:apple_gpu,
+/// gpu_stack_vendor's words and "oneapi" for theirs): "nvidia", "amd" or "intel", or "apple" (//:apple_gpu,
 /// Metal), whose GPUs gpuplan does not plan; empty when none.
 std::string named_gpu_vendor(std::string_view text);
 
-/// Mentions GPUs ("gpu", "cuda", "nvidia", "accelerator", or a GPU model: named_gpu_model): worth a
-/// note when nothing reads it.
+/// The vendor whose GPU software stack a text names as a word of its own ("cuda", "nvidia" →
+/// "nvidia"; "rocm", "hip" → "amd"; "xpu", PyTorch's name for Intel's GPUs → "intel"), words that
+/// name no CPU; empty when none.
+std::string gpu_stack_vendor(std::string_view text);
+
+/// Mentions GPUs ("gpu", "cuda", "nvidia", "rocm", "accelerator", "hip" or "xpu" as a word of its
+/// own, or a GPU model: named_gpu_model): worth a note when nothing reads it.
 bool looks_gpu_related(std::string_view text);
 
 /// What a tag that names a GPU may mean, in the annotations that say it (marks_gpu_tests).
 struct GpuMarking {
   std::optional<int> gpus;  ///< a count beside "gpu(s)" (gpu_4, 4gpus) or before the model (8xh100)
   std::string model;        ///< named_gpus() without the shared names: "h100", "a100-80gb"
-  /// The tags to write: "gpu", "gpu:4", "gpu-model:h100", "gpu:4 and gpu-model:h100".
+  std::string vendor;       ///< gpu_stack_vendor(): "amd" for rocm or hip, "intel" for xpu
+  /// The tags to write: "gpu", "gpu:4", "gpu-model:h100", "gpu:4 and gpu-model:h100", and for a
+  /// vendor's stack without a model "requires-gpu-amd", "requires-gpu-nvidia:2" (gpu would let the
+  /// test be planned on another vendor's GPU).
   std::string tags() const;
-  /// A rules file's `set` that says the same: "gpus: 1", "gpus: 4, gpu_models: h100".
+  /// A rules file's `set` that says the same: "gpus: 1", "gpus: 4, gpu_models: h100",
+  /// "gpus: 1, vendor: amd".
   std::string rule_set() const;
 };
 
 /// A tag that names a GPU, or a GPU model, as a word of its own, so that some repository's CI may
-/// select GPU tests by it (Ray's train_v2_gpu, gpu_large, 4gpus, gpu-2, cuda, h100_only): what it
+/// select GPU tests by it (Ray's train_v2_gpu, gpu_large, 4gpus, gpu-2, cuda, hip, xpu, h100_only): what it
 /// may mean (a count where the tag is only a GPU word and a number, the model it names). nullopt
 /// for a tag where the word is part of another (gpux2), or beside one that negates it
 /// (no_cuda_on_cpu_tap, notap_gpu, skip_gpu, no_a100), says a GPU is welcome but not needed

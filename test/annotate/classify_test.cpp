@@ -354,7 +354,8 @@ TEST_CASE("a test whose name says GPU, with no annotation, gets a note naming th
   REQUIRE(c.diagnostics.size() == 1);
   CHECK(c.diagnostics[0].severity == Severity::note);
   CHECK(c.diagnostics[0].source == "name cuda_util_test");
-  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("if it needs a GPU, tag it gpu"));
+  // What to write keeps the vendor the name says (cuda: NVIDIA's).
+  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("if it needs a GPU, tag it requires-gpu-nvidia"));
   // Not where the name says otherwise, a tag says GPU or cpu-only, nor for a package's name.
   for (auto [label, tags] :
        std::vector<std::pair<std::string, std::vector<std::string>>>{{"//a:gpu_disabled_test", {}},
@@ -393,11 +394,13 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   // Words that start as a negation does and are none: multi-node GPU tests.
   for (std::string tag : {"multi_node_gpu", "gpu_nodes", "gpu-normal"})
     CHECK(classify_tags({tag}).diagnostics.at(0).severity == Severity::warning);
-  // cuda11 is a version, not 11 GPUs.
-  CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test gpu or") != std::string::npos);
+  // cuda11 is a version, not 11 GPUs; what to write keeps the vendor it names.
+  CHECK(classify_tags({"cuda11"}).diagnostics.at(0).message.find("tag the test requires-gpu-nvidia or") !=
+        std::string::npos);
   // rocm alone, as cuda and nvidia: a word for AMD's GPU stack (it said nothing before).
   CHECK(classify_tags({"rocm"}).diagnostics.at(0).severity == Severity::warning);
-  for (const auto& d : classify_tags({"no_rocm"}).diagnostics) CHECK(d.severity == Severity::note);
+  for (const auto& d : classify_tags({"no_hip"}).diagnostics) CHECK(d.severity == Severity::note);
+  REQUIRE(classify_tags({"no_rocm"}).diagnostics.empty());  // TensorFlow's: NVIDIA's GPUs, on a GPU test
   // --strict: an error.
   REQUIRE(has_errors(classify_tags({"large_gpu"}, true).diagnostics));
   // An exec_property whose key names a GPU asks a remote executor for one; its value may say how many.
@@ -405,9 +408,9 @@ TEST_CASE("a tag that names a GPU as a word, on a test without a GPU annotation,
   REQUIRE(property.diagnostics.size() == 1);
   REQUIRE(property.diagnostics[0].severity == Severity::warning);
   CHECK(property.diagnostics[0].message.find(
-            "If it asks a remote executor for a GPU, tag the test gpu:2 or give a "
+            "If it asks a remote executor for a GPU, tag the test requires-gpu-nvidia:2 or give a "
             "rule whose tag regex matches it, such as {tag: '^nvidia\\.com/gpu:2$', "
-            "set: {gpus: 2}}") != std::string::npos);
+            "set: {gpus: 2, vendor: nvidia}}") != std::string::npos);
   // On a GPU test, or one tagged cpu-only, it is the note of any unread GPU-looking tag.
   for (const auto& tags : {std::vector<std::string>{"gpu", "train_v2_gpu"}, {"cpu-only", "train_v2_gpu"}}) {
     auto annotated = classify_tags(tags);
@@ -442,8 +445,9 @@ TEST_CASE("a test whose macro names a GPU, with no GPU annotation, is a warning"
   REQUIRE(cuda.diagnostics.size() == 1);
   CHECK(cuda.diagnostics[0].severity == Severity::warning);
   CHECK(cuda.diagnostics[0].source == "generator_function cuda_test");
-  CHECK(cuda.diagnostics[0].message.find(
-            "give a rule such as {generator_function: cuda_test, set: {gpus: 1}}") != std::string::npos);
+  CHECK(cuda.diagnostics[0].message.find("have it tag them requires-gpu-nvidia or give a rule such as "
+                                         "{generator_function: cuda_test, set: {gpus: 1, vendor: nvidia}}") !=
+        std::string::npos);
   CHECK(made_by("gpu2_test", {}).diagnostics.at(0).message.find("set: {gpus: 2}") != std::string::npos);
   // Annotated either way, a negated name, or a macro that says nothing of GPUs: no word.
   CHECK(made_by("cuda_test", {"gpu"}).diagnostics.empty());

@@ -204,6 +204,62 @@ TEST_CASE("requires-gpu:N asks for N GPUs of any vendor, as TensorFlow's dtensor
   REQUIRE(bad.diagnostics.at(0).severity == Severity::warning);
 }
 
+// TensorFlow's TF-TRT tests (tftrt_py_test's TFTRT_PY_TEST_TAGS) carry no_rocm, which its and XLA's
+// ROCm CI filter out (-no_rocm); the GPU variant's tf_gpu_tests_tags() names no vendor where no GPU
+// is configured. Before, no_rocm was a note and the TensorRT test was planned on AMD GPUs too.
+TEST_CASE("TensorFlow's no_rocm keeps a GPU test off AMD GPUs, and makes none alone") {
+  auto gpu =
+      classify_one(make_target("//tensorrt:trt_mode_test_gpu", {"no_cuda_on_cpu_tap", "no_rocm", "no_windows",
+                                                                "nomac", "requires-gpu", "gpu", "local"}));
+  REQUIRE(gpu.tests[0].bucket == Bucket::gpu);
+  REQUIRE(gpu.tests[0].requirement->vendor->value == "nvidia");
+  for (const auto& d : gpu.diagnostics) CHECK(d.source != "tag no_rocm");
+  auto cpu = classified({"no_cuda_on_cpu_tap", "no_rocm", "no_windows", "nomac"});
+  REQUIRE(cpu.bucket == Bucket::cpu);
+}
+
+// google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
+// its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
+// --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of
+// requires-gpu: CPU tests with a warning.
+TEST_CASE("Cuttlefish's requires_gpu is a GPU test, with exclusive beside it the whole node") {
+  auto c = classify_one(make_target("//cvd/graphics_tests/gfxstream:graphics_tests",
+                                    {"exclusive", "external", "no-sandbox", "requires_ab", "requires_gpu",
+                                     "supports-graceful-termination"}));
+  REQUIRE(c.tests[0].bucket == Bucket::gpu);
+  REQUIRE(c.tests[0].requirement->is_exclusive());
+  REQUIRE(c.tests[0].requirement->every_node_gpu);
+  REQUIRE_FALSE(c.tests[0].requirement->vendor);
+  REQUIRE(c.diagnostics.empty());
+  REQUIRE(classified({"requires_gpu"}).requirement->gpus.value == 1);
+}
+
+// alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
+// SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
+// the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
+// AMD GPUs.
+TEST_CASE("a GPU worker class gpuplan does not know keeps the vendor its name says, with the warning") {
+  for (auto [worker, vendor] : {std::pair{"MI308X-ROCM7", "amd"},
+                                {"H20", "nvidia"},
+                                {"SM100_ARM", "nvidia"},
+                                {"RTX_5000_PRO", "nvidia"},
+                                {"L20D", "nvidia"}}) {
+    INFO(worker);
+    auto c = classify_one(make_target("//t:t", {}, {{"gpu", worker}, {"gpu_count", "2"}}));
+    REQUIRE(c.tests[0].bucket == Bucket::gpu);
+    REQUIRE(c.tests[0].requirement->gpus.value == 2);
+    REQUIRE(c.tests[0].requirement->vendor->value == vendor);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(c.diagnostics[0].message,
+                 Catch::Contains(fmt::format("read as 1 {} GPU of any model, as its name is written",
+                                             vendor_display(vendor))));
+  }
+  auto unknown = classified({}, {{"gpu", "big-worker"}});
+  REQUIRE(unknown.bucket == Bucket::gpu);
+  REQUIRE_FALSE(unknown.requirement->vendor);
+}
+
 // ZKX (fractalyze/zkx) zkx/backends/gpu/codegen/BUILD.bazel: tags = ["cuda_only", "gpu"] on its CUDA
 // tests; its .bazelrc leaves -cuda_only,-gpu out of builds without --config=cuda. Before, cuda_only
 // was a near miss of cuda-only: 1 GPU of any vendor, with a warning.
@@ -319,6 +375,67 @@ TEST_CASE("a requires-gpu- tag gpuplan does not know is 1 GPU of any vendor, wit
   REQUIRE_THAT(model.diagnostics[0].message,
                Catch::Contains("is not a requires-gpu- tag gpuplan knows, so it is read as 1 GPU of the "
                                "model it names, a100"));
+}
+
+// Remote-execution pools named after a vendor's GPU stack, not "gpu" ({"Pool": "cuda"}, "rocm-pool"),
+// and tags hip and xpu: before, CPU tests without a word, which CPU runners would run without a GPU.
+TEST_CASE("a pool named after a GPU stack is that vendor's GPU, with a warning; strict makes it an error") {
+  for (auto [pool, vendor] : {std::pair{"cuda", "nvidia"},
+                              {"rocm-pool", "amd"},
+                              {"hip", "amd"},
+                              {"xpu", "intel"},
+                              {"NVIDIA", "nvidia"}}) {
+    INFO(pool);
+    auto c = classify_one(make_target("//t:t", {}, {{"Pool", pool}}));
+    REQUIRE(c.tests[0].bucket == Bucket::gpu);
+    REQUIRE(c.tests[0].requirement->gpus.value == 1);
+    REQUIRE(c.tests[0].requirement->vendor->value == vendor);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE(c.diagnostics[0].label == "//t:t");
+    REQUIRE_THAT(c.diagnostics[0].message,
+                 Catch::StartsWith(fmt::format("exec_properties Pool={} names ", pool)) &&
+                     Catch::Contains("GPU stack but not a GPU, so it is read as 1 "));
+    auto strict = classify_one(make_target("//t:t", {}, {{"Pool", pool}}), {}, {.strict = true});
+    REQUIRE(strict.diagnostics.at(0).severity == Severity::error);
+  }
+  // A pool that says GPU and names a vendor is that vendor's, as plainly as gpu-pool is a GPU's.
+  auto amd = classify_one(make_target("//t:t", {}, {{"Pool", "amd-gpu"}}));
+  REQUIRE(amd.tests[0].requirement->vendor->value == "amd");
+  REQUIRE(amd.diagnostics.empty());
+  auto plain = classify_one(make_target("//t:t", {}, {{"Pool", "gpu"}}));
+  REQUIRE(plain.tests[0].bucket == Bucket::gpu);
+  REQUIRE_FALSE(plain.tests[0].requirement->vendor);
+  REQUIRE(plain.diagnostics.empty());
+  // CPU vendors and words that only contain a stack's name are no GPU pool.
+  for (auto pool : {"amd-epyc", "intel", "chip-design", "default", "linux_x64_xlarge"})
+    CHECK(classify_one(make_target("//t:t", {}, {{"Pool", pool}})).tests[0].bucket == Bucket::cpu);
+}
+
+TEST_CASE("tags hip and xpu name a GPU: a warning whose advice keeps the vendor, as cuda and rocm do") {
+  for (auto [tag, advice] : {std::pair{"hip", "requires-gpu-amd"},
+                             {"xpu", "requires-gpu-intel"},
+                             {"rocm", "requires-gpu-amd"},
+                             {"cuda", "requires-gpu-nvidia"}}) {
+    INFO(tag);
+    auto c = classify_one(make_target("//t:t", {tag}));
+    REQUIRE(c.tests[0].bucket == Bucket::cpu);
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(
+        c.diagnostics[0].message,
+        Catch::StartsWith(fmt::format("tag {} names a GPU, but no convention or rule reads it", tag)) &&
+            Catch::Contains(fmt::format("tag the test {} or give a rule", advice)) &&
+            Catch::Contains(fmt::format("vendor: {}}}", annotate::gpu_stack_vendor(tag))));
+    REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
+  }
+  REQUIRE_THAT(classify_one(make_target("//t:t", {"hip_gpu_2"})).diagnostics.at(0).message,
+               Catch::Contains("tag the test requires-gpu-amd:2 or"));
+  REQUIRE_THAT(classify_one(make_target("//t:t", {"rocm6"})).diagnostics.at(0).message,
+               Catch::Contains("tag the test requires-gpu-amd or"));
+  // Words that only contain them stay quiet; negated ones are notes.
+  for (auto tag : {"chip", "relationship", "xpus_total"}) CHECK(diagnostics_of({tag}).empty());
+  for (const auto& d : diagnostics_of({"no_hip"})) CHECK(d.severity == Severity::note);
 }
 
 // A pool of 80 GB A100s read as any A100 put its tests on 40 GB ones, and gpu-t4 as any GPU.
@@ -497,6 +614,28 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
     REQUIRE(c.diagnostics[0].severity == Severity::warning);
     REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
     REQUIRE(diagnostics_of({tag}, {.strict = true}).at(0).severity == Severity::error);
+  }
+}
+
+// A count after a vendor's tag that takes none: the did-you-mean was the closest spelling,
+// requires-gpu:2, which asks for 2 GPUs of any vendor.
+TEST_CASE("a count after requires-cuda or requires-rocm is a near miss that keeps the vendor") {
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"requires-cuda:2", "requires-gpu-nvidia:2"},
+      {"requires-rocm:4", "requires-gpu-amd:4"},
+      {"requires-gpu-cuda:2", "requires-gpu-nvidia:2"},
+      {"requires_cuda:2", "requires-gpu-nvidia:2"},
+      {"gpu_only:2", "gpu:2"},
+  };
+  for (const auto& [tag, meant] : cases) {
+    INFO(tag);
+    auto c = classify_one(make_target("//t:t", {tag}));
+    REQUIRE(c.diagnostics.size() == 1);
+    REQUIRE(c.diagnostics[0].severity == Severity::warning);
+    REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+    // What it suggests reads as the vendor's GPUs, the count kept.
+    auto suggested = classified({meant});
+    REQUIRE(suggested.requirement->gpus.value == std::stoi(meant.substr(meant.find(':') + 1)));
   }
 }
 

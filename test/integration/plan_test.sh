@@ -177,6 +177,66 @@ jq -e '[.assignments[] | [.node, .requirements.vendor]] == [["h-0", "nvidia"], [
   "$SCRATCH/zkx.json" >/dev/null ||
   fail "ZKX's cuda_only tests are not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/zkx.json")"
 
+# Android Cuttlefish's GPU e2e tests as Bazel writes them (test/data/cuttlefish/e2etests.BUILD):
+# tagged requires_gpu beside exclusive, each holds a GPU node (before, requires_gpu was a near
+# miss of requires-gpu: CPU tests with a warning, and --strict failed).
+"$GPUPLAN" plan --strict test/data/cuttlefish/e2etests.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/cuttlefish.json" 2>"$SCRATCH/cuttlefish.err" || fail "plan of Cuttlefish's GPU tests failed: $(cat "$SCRATCH/cuttlefish.err")"
+jq -e '([.assignments[] | [(.gpus | length), .requirements.exclusive]] == [[8, true], [8, true], [8, true]])
+  and (.cpu_tests | length) == 0' "$SCRATCH/cuttlefish.json" >/dev/null ||
+  fail "Cuttlefish's requires_gpu tests are not GPU tests holding their node: $(jq -c '[.assignments[] | [.label, .gpus]]' "$SCRATCH/cuttlefish.json")"
+
+# rtp-llm's tests routed to GPU worker classes (test/data/rtp_llm/distributed.BUILD): the
+# MI308X-ROCM7 one goes to the AMD node, the H20 one to the NVIDIA node, whichever pool comes first
+# (before, both were any vendor's, and with the NVIDIA pool first each went to the other's node).
+cat > "$SCRATCH/mixed-h-first.yaml" <<'EOF'
+version: 1
+pools:
+  - name: h
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+  - name: mi
+    count: 1
+    gpu: {model: MI300X, count: 8}
+EOF
+"$GPUPLAN" plan test/data/rtp_llm/distributed.query.xml --fleet "$SCRATCH/mixed-h-first.yaml" \
+  -o "$SCRATCH/rtp.json" 2>"$SCRATCH/rtp.err" || fail "plan of rtp-llm's tests failed: $(cat "$SCRATCH/rtp.err")"
+jq -e '([.assignments[] | {(.label | sub(".*:"; "")): [.node, .requirements.vendor, (.gpus | length)]}] | add) ==
+    {"moriep_test": ["mi-0", "amd", 8], "deepep_test": ["h-0", "nvidia", 2]}' "$SCRATCH/rtp.json" >/dev/null ||
+  fail "rtp-llm's worker classes are not on their vendor's node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/rtp.json")"
+grep -qF "warning: //rtp_llm/models_py/distributed/test:moriep_test: exec_properties gpu=MI308X-ROCM7 is neither a GPU count nor a model gpuplan knows: read as 1 AMD GPU of any model, as its name is written" \
+  "$SCRATCH/rtp.err" || fail "no warning that MI308X-ROCM7's model is a guess: $(cat "$SCRATCH/rtp.err")"
+
+# GPU tests that ask for their GPU only through a remote executor's pool or queue, or a tag naming
+# a vendor's GPU stack (test/data/remote/pools.BUILD): before, each was a CPU test, all but
+# requires-cuda:2 without a word (whose did-you-mean, requires-gpu:2, dropped the vendor).
+"$GPUPLAN" classify --json test/data/remote/pools.query.xml >"$SCRATCH/pools.json" 2>"$SCRATCH/pools.err" ||
+  fail "classify of the pool fixture failed: $(cat "$SCRATCH/pools.err")"
+jq -e '([.gpu_tests[] | {(.label | sub(".*:"; "")): (.requirements.vendor // "any")}] | add) ==
+    {"queued_test": "any", "pooled_n_test": "nvidia", "pooled_a_test": "amd"}
+  and ([.cpu_tests[].label | sub(".*:"; "")] | sort) == ["counted_test", "plain_test", "tagged_a_test", "tagged_i_test"]' \
+  "$SCRATCH/pools.json" >/dev/null || fail "the pool fixture is not classified as its pools say: $(cat "$SCRATCH/pools.json")"
+for expected in \
+  "warning: //remote:pooled_n_test: exec_properties Pool=cuda names NVIDIA's GPU stack but not a GPU, so it is read as 1 NVIDIA GPU" \
+  'warning: //remote:counted_test: tag requires-cuda:2 looks like a GPU annotation but is not one: did you mean "requires-gpu-nvidia:2"?' \
+  'warning: //remote:tagged_a_test: tag hip names a GPU, but no convention or rule reads it' \
+  "tag the test requires-gpu-intel or give a rule whose tag regex matches it, such as {tag: '^xpu\$', set: {gpus: 1, vendor: intel}}" \
+  'gpuplan: 5 warnings'; do
+  grep -qF "$expected" "$SCRATCH/pools.err" || fail "classify of the pool fixture does not say: $expected; it said: $(cat "$SCRATCH/pools.err")"
+done
+rc=0; "$GPUPLAN" classify --strict test/data/remote/pools.query.xml >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "classify --strict of the pool fixture: expected exit 2, got $rc"
+
+# A TF-TRT test's variants as Bazel writes them (test/data/tensorflow/tensorrt.BUILD): the GPU one,
+# tagged no_rocm beside tf_gpu_tests_tags() that names no vendor, goes to the NVIDIA node (before,
+# no_rocm was a note and it went to the AMD node, the first pool of the fleet).
+"$GPUPLAN" plan --strict test/data/tensorflow/tensorrt.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/tensorrt.json" 2>"$SCRATCH/tensorrt.err" || fail "plan of TF-TRT's test failed: $(cat "$SCRATCH/tensorrt.err")"
+jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//tensorrt:trt_mode_test_gpu", "h-0", "nvidia"]]
+  and [.cpu_tests[].label] == ["//tensorrt:trt_mode_test_cpu"]' "$SCRATCH/tensorrt.json" >/dev/null ||
+  fail "TF-TRT's no_rocm test is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/tensorrt.json")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
