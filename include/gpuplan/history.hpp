@@ -148,7 +148,9 @@ struct LabelFilter {
 
 /// Readers. `name` is the file name in error positions ("file:line: what is wrong").
 /// A bad row throws InputError under `strict`; otherwise it is skipped and counted. `keep`
-/// says whose runs go into the history; the diagnostics are the same whatever it keeps.
+/// says whose runs go into the history; the diagnostics are the same whatever it keeps, but for
+/// BEP's resent results, which are told apart (noted, and counted once) only in the tests it
+/// keeps: telling one apart takes memory for each result read.
 HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict,
                        const LabelFilter& keep = {});

@@ -149,6 +149,36 @@ class Sharing {
     elsewhere_.insert(a.unit.id);
   }
   os::Claims& claims() { return claims_; }
+  /// Marks a unit that ran here done. One whose mark cannot be written (EIO, a full disk) keeps its
+  /// outcome here and is said: this node holds its claim and tries the mark again while exec runs
+  /// (renew()). Before, exec ended mid-run (exit 2, its running units killed) and gave the claim up,
+  /// so another node ran the unit again at once; or, where the link alone failed, said nothing and
+  /// let the claim lapse.
+  void done(const UnitRun& u) {
+    const auto& unit = u.assignment.unit.id;
+    auto why = claims_.done(unit, u.outcome == Outcome::passed ? 0 : std::max(u.exit_status, 1));
+    if (!why.empty())
+      std::cerr << fmt::format(
+          "gpuplan exec: {} ran here ({}), but its done mark cannot be written: {} (tried {} times). This "
+          "node holds its claim and tries again every {:g} s while exec runs\n",
+          unit, describe(u), why, os::Claims::done_tries, claims_.lease_s() / 4);
+  }
+  /// The tick: renews this node's claims, and says each done mark written late.
+  void renew() {
+    for (const auto& unit : claims_.renew())
+      std::cerr << fmt::format("gpuplan exec: {}: its done mark is written now\n", unit);
+  }
+  /// As exec ends: the done marks still not written, after a last try, each said; how many.
+  int unmarked_at_end() {
+    renew();
+    const auto unmarked = claims_.unmarked();
+    for (const auto& [unit, why] : unmarked)
+      std::cerr << fmt::format(
+          "gpuplan exec: error: {} ran here, but its done mark is not written: {}. Another node may run it "
+          "again once the lease ({:g} s) has run out\n",
+          unit, why, claims_.lease_s());
+    return static_cast<int>(unmarked.size());
+  }
   /// Claims `unit` for this node; false when another node holds it, and when the claim cannot be
   /// made (a full disk, a quota; a FIFO with its name): the unit is then not run here, said once,
   /// and exec goes on with the units already running (before, it ended mid-run, exit 2, and they
@@ -972,7 +1002,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     hooks.pending_elsewhere = [&] { return sharing->pending(); };
   }
   if (sharing) {
-    hooks.tick = [&] { sharing->claims().renew(); };
+    hooks.tick = [&] { sharing->renew(); };
     hooks.tick_s = sharing->claims().lease_s() / 4;
     hooks.retry_s = std::max(0.2, sharing->claims().lease_s() / 8);
   }
@@ -989,9 +1019,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   };
   hooks.ended = [&](const UnitRun& u) {
     if (sharing && u.outcome == Outcome::stopped) sharing->claims().abandon(u.assignment.unit.id);
-    if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere)
-      sharing->claims().done(u.assignment.unit.id,
-                             u.outcome == Outcome::passed ? 0 : std::max(u.exit_status, 1));
+    if (sharing && u.outcome != Outcome::stopped && u.outcome != Outcome::elsewhere) sharing->done(u);
     if (u.outcome != Outcome::elsewhere)
       progress(u, describe(u));
     else if (!sharing->taken_early(u.assignment.unit.id))  // not started here: held, or ran, by another
@@ -1025,6 +1053,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   execute(runs, schedule, node_gpus, runner, hooks, o.grace_s);
   if (auto untouched = untouched_gpus_warning(ran_here); !untouched.empty())
     std::cerr << fmt::format("gpuplan exec: warning: {}\n", untouched);
+  const int unmarked = sharing ? sharing->unmarked_at_end() : 0;
   std::map<std::string, os::Claims::Ran> ran_on;  ///< units another node ran: who, how it ended
   if (sharing) resolve_elsewhere(runs, own, *sharing, ran_on);
   print_table(runs);
@@ -1069,15 +1098,18 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
                       return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
                     });
-  int status = runner.stop_signal() ? 128 + runner.stop_signal()
-               : !all_passed        ? exit_units_failed
-               : record_errors > 0  ? exit_internal
-               : !unwritten.empty() ? exit_bad_input
-                                    : exit_ok;
+  int status = runner.stop_signal()                ? 128 + runner.stop_signal()
+               : !all_passed                       ? exit_units_failed
+               : record_errors > 0 || unmarked > 0 ? exit_internal
+               : !unwritten.empty()                ? exit_bad_input
+                                                   : exit_ok;
   // The last line says what was lost, also when every unit passed: the table's "4 passed" had
   // been the last word of a run that exits 1 for records a full disk kept out.
-  if (record_errors > 0 || !unwritten.empty()) {
+  if (record_errors > 0 || unmarked > 0 || !unwritten.empty()) {
     std::vector<std::string> lost = unwritten;
+    if (unmarked > 0)
+      lost.insert(lost.begin(),
+                  fmt::format("{} done mark{} in {}", unmarked, util::plural(unmarked), o.claims));
     if (record_errors > 0) lost.insert(lost.begin(), fmt::format("{} results records", record_errors));
     std::cerr << fmt::format("gpuplan exec: {}, and not written: {}; exit {}\n",
                              status > 128                  ? "stopped by a signal"

@@ -261,12 +261,22 @@ std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::stri
 /// Ends this node's claim on `id` as its run ended. A run stopped by SIGINT or SIGTERM other than
 /// Bazel's timeout (Ctrl-C, a Slurm time limit, a pod evicted) gives its claim up at once, for
 /// another node to run the test (before, it was marked done with 143, and every other node
-/// ended the test as failed, unrun); any other end, Bazel's timeout too, marks it done.
+/// ended the test as failed, unrun); any other end, Bazel's timeout too, marks it done. A done mark
+/// that cannot be written (EIO) is said, and the test ends here as it ran: its claim stays as last
+/// renewed, and another node runs it again only once the lease has run out (before, nothing was said
+/// where the link alone failed, and where the mark's file could not be written run-under ended with
+/// exit 2 however the test had ended: one that passed failed in Bazel).
 void settle(os::Claims& claims, const std::string& id, int status, RunEnd ended) {
-  if (ended == RunEnd::stopped)
+  if (ended == RunEnd::stopped) {
     claims.abandon(id);
-  else
-    claims.done(id, status);
+    return;
+  }
+  if (auto why = claims.done(id, status); !why.empty())
+    std::cerr << fmt::format(
+        "gpuplan run-under: error: {} ran here (exit {}), but its done mark is not written: {}. Another node "
+        "may "
+        "run it again once the lease ({:g} s) has run out\n",
+        id, status, why, claims.lease_s());
 }
 
 /// Dynamic execution under Bazel (--claims): the test runs on the node that claims it first.

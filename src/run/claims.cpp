@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -86,6 +88,16 @@ void require_regular(const std::string& path, const struct stat& info) {
                                                        : "a file that is not a regular file"));
 }
 
+/// Throws InputError when `error`, link_new()'s, is other than 0 or EEXIST (a name another process
+/// linked first): the file server failed (EIO), and no number after it would do better. Before,
+/// such a link was taken for a race lost: a claim for another node's, and a node's launch count or
+/// hold linked number after number, for ever.
+void require_linked(int error, const std::string& dir, const std::string& target) {
+  if (error == 0 || error == EEXIST) return;
+  throw InputError(Position{dir},
+                   fmt::format("cannot write in the claims directory: {}: {}", target, std::strerror(error)));
+}
+
 /// The highest N for which `base`.N exists; -1 when none does.
 int highest(const std::string& base) {
   int n = -1;
@@ -109,7 +121,10 @@ Claims::~Claims() {
   // A claim still held as this process ends is of a unit that did not run to its end here (exec
   // stopped while the unit waited for a GPU another process locks): given up, for another node to
   // run it now. Before, it stayed held until the lease ran out.
-  for (const auto& [unit, claim] : held_) touch(claim, 1);
+  // A unit that ran here but whose done mark could not be written keeps its claim as last renewed:
+  // given up, another node would run it again at once.
+  for (const auto& [unit, claim] : held_)
+    if (!unmarked_.count(unit)) touch(claim, 1);
   if (!node_hold_.empty()) touch(node_hold_, 1);  // given up: the next exec of this node may start
   ::unlink(fmt::format("{}/.clock-{}-{}", dir_, node_, ::getpid()).c_str());
 }
@@ -129,7 +144,7 @@ double Claims::fs_now() {
   return mtime(info);
 }
 
-bool Claims::link_new(const std::string& target, const std::string& text) {
+int Claims::link_new(const std::string& target, const std::string& text) {
   // A name no other process has: run-unders in Bazel's sandboxes have PID namespaces of their own,
   // and two of one node with one PID wrote each other's file (a done mark's exit status).
   std::string mine = fmt::format("{}/.tmp-{}-XXXXXX", dir_, node_);
@@ -144,18 +159,22 @@ bool Claims::link_new(const std::string& target, const std::string& text) {
     ::unlink(mine.c_str());
     throw InputError(Position{dir_}, fmt::format("cannot write in the claims directory: {}: {}", mine, why));
   }
-  bool ok = ::link(mine.c_str(), target.c_str()) == 0;
+  int error = ::link(mine.c_str(), target.c_str()) == 0 ? 0 : errno;
   struct stat info {};
-  if (!ok && ::stat(mine.c_str(), &info) == 0 && info.st_nlink == 2) ok = true;  // NFS: a retried link
+  if (error != 0 && ::stat(mine.c_str(), &info) == 0 && info.st_nlink == 2) error = 0;  // NFS: a retried link
   ::unlink(mine.c_str());
-  return ok;
+  return error;
 }
 
 std::optional<double> Claims::belong_to(const std::string& stamp, const std::string& plan) {
   const auto record = dir_ + "/plan.stamp";
   const auto text = fmt::format("{}\n{}\n{}\n", stamp, plan, lease_s_);
   auto read = read_claim_file(record);  // every launch of run-under asks: a read, mostly
-  if (!read && link_new(record, text)) return std::nullopt;
+  if (!read) {
+    int error = link_new(record, text);
+    if (error == 0) return std::nullopt;
+    require_linked(error, dir_, record);
+  }
   auto recorded = read ? *read : read_claim_file(record).value_or("");
   std::vector<std::string_view> lines;  // stamp, plan, lease (none before the lease was recorded)
   for (std::string_view rest = recorded; !rest.empty() && lines.size() < 3;) {
@@ -208,35 +227,78 @@ bool Claims::claim(const std::string& unit) {
   // node that took the unit meanwhile holds that very number, so the link fails here. (Counting
   // again would link past its fresh claim, and both nodes would run the unit.)
   auto target = path(unit, std::to_string(n + 1));
-  if (!link_new(target, fmt::format("{} {}\n", node_, ::getpid()))) return false;
+  int error = link_new(target, fmt::format("{} {}\n", node_, ::getpid()));
+  require_linked(error, dir_, target);
+  if (error != 0) return false;
   struct stat info {};
   if (::lstat(path(unit, "done").c_str(), &info) == 0) return false;  // it ended while this node looked
   held_[unit] = target;
   return true;
 }
 
-void Claims::renew() {
+std::vector<std::string> Claims::renew() {
   for (const auto& [unit, claim] : held_) touch(claim);
   if (!node_hold_.empty()) touch(node_hold_);
+  std::vector<std::string> marked;
+  for (auto it = unmarked_.begin(); it != unmarked_.end();) {
+    auto why = mark_done(it->first, it->second.first);
+    if (!why.empty()) {
+      it->second.second = std::move(why);
+      ++it;
+      continue;
+    }
+    marked.push_back(it->first);
+    held_.erase(it->first);
+    it = unmarked_.erase(it);
+  }
+  return marked;
 }
 
-void Claims::done(const std::string& unit, int exit_status) {
-  const auto text = fmt::format("{} {} {}\n", node_, ::getpid(), exit_status);
+std::string Claims::mark_done(const std::string& unit, const std::string& text) {
+  const auto mark = path(unit, "done");
+  int error = 0;
   try {
-    link_new(path(unit, "done"), text);
-  } catch (const InputError&) {
+    error = link_new(mark, text);
+  } catch (const InputError& e) {
     // A full disk or quota: the claim this node holds has its space already. Rewritten in place
     // (a few bytes more, in its block) and linked as the done mark, which takes no new space.
-    // Before, the unit that had run stayed claimed, exec ended mid-run (its running units
-    // killed), and another node ran the unit again once the lease ran out.
     auto held = held_.find(unit);
-    if (held == held_.end()) throw;
+    if (held == held_.end()) return e.what();
     int fd = ::open(held->second.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    bool marked = fd >= 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
-    if (fd >= 0 && ::close(fd) != 0) marked = false;
-    if (!marked || ::link(held->second.c_str(), path(unit, "done").c_str()) != 0) throw;
+    bool rewritten =
+        fd >= 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+    if (fd >= 0 && ::close(fd) != 0) rewritten = false;
+    if (!rewritten) return e.what();
+    error = ::link(held->second.c_str(), mark.c_str()) == 0 ? 0 : errno;
   }
-  held_.erase(unit);
+  // EEXIST: the mark is there already (a node that took the unit over after a lease ran out ended it too).
+  if (error == 0 || error == EEXIST) return {};
+  return fmt::format("{}: cannot write the done mark {}: {}", dir_, mark, std::strerror(error));
+}
+
+std::string Claims::done(const std::string& unit, int exit_status) {
+  const auto text = fmt::format("{} {} {}\n", node_, ::getpid(), exit_status);
+  // Tried again at once: a file server's EIO may be a moment's. Before, a link that failed was not
+  // noticed (the unit's claim went unrenewed, and another node ran it again once the lease ran out),
+  // and a mark that could not be written at all ended exec mid-run and gave the claim up at once.
+  std::string why;
+  for (int attempt = 0; attempt < done_tries; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    why = mark_done(unit, text);
+    if (why.empty()) {
+      held_.erase(unit);
+      unmarked_.erase(unit);
+      return {};
+    }
+  }
+  if (held_.count(unit)) unmarked_[unit] = {text, why};
+  return why;
+}
+
+std::vector<std::pair<std::string, std::string>> Claims::unmarked() const {
+  std::vector<std::pair<std::string, std::string>> units;
+  for (const auto& [unit, mark] : unmarked_) units.emplace_back(unit, mark.second);
+  return units;
 }
 
 std::optional<Claims::Ran> Claims::ran(const std::string& unit) const {
@@ -288,7 +350,9 @@ void Claims::hold_node() {
                 node_, holder_pid, holder_host, current, lease_s_));
     }
     auto next = fmt::format("{}.{}", base, n + 1);
-    if (link_new(next, fmt::format("{} {} {} {}\n", node_, host, ::getpid(), pids))) {
+    int error = link_new(next, fmt::format("{} {} {} {}\n", node_, host, ::getpid(), pids));
+    require_linked(error, dir_, next);
+    if (error == 0) {
       node_hold_ = next;
       return;
     }
@@ -303,7 +367,11 @@ int Claims::launches(const std::string& unit) const { return highest(launch_base
 
 void Claims::launched(const std::string& unit) {
   auto base = launch_base(unit);
-  for (int n = highest(base) + 1; !link_new(fmt::format("{}.{}", base, n), node_ + '\n'); ++n) {
+  for (int n = highest(base) + 1;; ++n) {
+    const auto next = fmt::format("{}.{}", base, n);
+    int error = link_new(next, node_ + '\n');
+    require_linked(error, dir_, next);
+    if (error == 0) return;
   }
 }
 

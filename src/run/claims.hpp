@@ -24,6 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuplan::os {
 
@@ -56,10 +57,19 @@ class Claims {
   /// this node holds it now (also when it already did). Throws InputError as state() does, and
   /// when the claim cannot be written (a full disk).
   bool claim(const std::string& unit);
-  /// Renews the lease of every unit this node holds and has not finished.
-  void renew();
-  /// The unit ran here (whatever its outcome, `exit_status`): no node runs it again.
-  void done(const std::string& unit, int exit_status = 0);
+  /// Renews the lease of every unit this node holds, and tries again each done mark done() could
+  /// not write. Returns the units whose done mark it wrote now.
+  std::vector<std::string> renew();
+  /// The unit ran here (whatever its outcome, `exit_status`): no node runs it again. Returns ""
+  /// once its done mark is written; else why not, naming the mark and the errno (EIO on a file
+  /// server, a full disk whose claim file cannot be rewritten either), after `done_tries` tries. The unit
+  /// then stays held by this node, its lease renewed and its mark tried again by renew(): another node that
+  /// took it over once the lease ran out would run a unit that already ran. A Claims that goes with such a
+  /// unit leaves its claim as last renewed, for one more lease.
+  std::string done(const std::string& unit, int exit_status = 0);
+  static constexpr int done_tries = 3;  ///< how often done() tries a mark before it says why not
+  /// The units that ran here whose done mark is not written yet (done() could not): id, why not.
+  std::vector<std::pair<std::string, std::string>> unmarked() const;
   /// When this Claims was made, by the file system's clock (that of the done marks' times).
   double started_s() const { return started_s_; }
   /// Who ran a unit that is done, and how it ended; nullopt when it is not done.
@@ -92,13 +102,19 @@ class Claims {
   State judge(const std::string& unit, int& n);
   std::string launch_base(const std::string& unit) const;  ///< DIR/launch-H: this node's count of `unit`
   double fs_now();  ///< the file system's clock, by touching our own file
-  bool link_new(const std::string& target, const std::string& text);
+  /// Links a file of this node's holding `text` as `target`: 0 when linked, else link()'s errno
+  /// (EEXIST: the name is another's). Throws InputError when the file cannot be written.
+  int link_new(const std::string& target, const std::string& text);
+  /// One try at the done mark of `unit`: "" when it is there, else why not.
+  std::string mark_done(const std::string& unit, const std::string& text);
 
   std::string dir_, node_;
   double started_s_ = 0;
   double lease_s_;
   std::map<std::string, std::string> held_;  ///< unit → our claim file
-  std::string node_hold_;                    ///< our hold on the node's name; empty: none
+  /// Units that ran here whose done mark is not written yet: their mark's text, why the last try failed.
+  std::map<std::string, std::pair<std::string, std::string>> unmarked_;
+  std::string node_hold_;  ///< our hold on the node's name; empty: none
 };
 
 }  // namespace gpuplan::os

@@ -102,25 +102,32 @@ class Checker {
   }
 
  private:
-  /// `unit`: a unit's id in the plan (its record's, which the violation then names the JSON path
-  /// of) or another name (a label, "" for the plan).
-  void add(ViolationKind kind, const std::string& unit, std::string reason) {
-    found_.push_back({kind, unit, std::move(reason), record_of(unit)});
-  }
+  /// A unit of the plan as `coverage()` lists them: an assignment's or an unschedulable unit's,
+  /// with its record's index in that list.
+  struct Listed {
+    const Unit* unit;
+    bool assigned;  ///< in `assignments`, else in `unschedulable`
+    std::size_t index;
+  };
 
-  /// "assignments[N]" or "unschedulable[N]" when `id` is that record's own unit.id (told by its
-  /// address: a unit's id may be listed twice, and the second is the one said so); else empty.
-  std::string record_of(const std::string& id) const {
-    auto find = [&](const auto& list, std::string_view name) -> std::string {
-      if (list.empty()) return {};
-      const auto at = reinterpret_cast<std::uintptr_t>(&id);
-      const auto first = reinterpret_cast<std::uintptr_t>(&list.front().unit.id);
-      if (at < first) return {};
-      const std::size_t i = (at - first) / sizeof(list.front());
-      return i < list.size() && &list[i].unit.id == &id ? fmt::format("{}[{}]", name, i) : std::string();
-    };
-    auto path = find(plan_.assignments, "assignments");
-    return path.empty() ? find(plan_.unschedulable, "unschedulable") : path;
+  /// A violation of the plan as a whole (`name` ""), or of a test named by its label: no record.
+  void add(ViolationKind kind, const std::string& name, std::string reason) {
+    found_.push_back({kind, name, std::move(reason)});
+  }
+  /// A violation of one of the plan's records, which it names by its JSON path.
+  void add(ViolationKind kind, const Assignment& a, std::string reason) {
+    found_.push_back(
+        {kind, a.unit.id, std::move(reason), fmt::format("assignments[{}]", &a - plan_.assignments.data())});
+  }
+  void add(ViolationKind kind, const UnschedulableUnit& u, std::string reason) {
+    found_.push_back({kind, u.unit.id, std::move(reason),
+                      fmt::format("unschedulable[{}]", &u - plan_.unschedulable.data())});
+  }
+  void add(ViolationKind kind, const Listed& listed, std::string reason) {
+    if (listed.assigned)
+      add(kind, plan_.assignments[listed.index], std::move(reason));
+    else
+      add(kind, plan_.unschedulable[listed.index], std::move(reason));
   }
 
   /// The requirement to hold the plan to: the query's when there is one, else the plan's own copy.
@@ -135,7 +142,7 @@ class Checker {
     env(a);
     auto it = nodes_.find(a.node);
     if (it == nodes_.end()) {
-      add(ViolationKind::unknown_node, a.unit.id,
+      add(ViolationKind::unknown_node, a,
           fmt::format("node \"{}\" is not in the fleet {}", a.node, fleet_.source));
       return;
     }
@@ -147,14 +154,13 @@ class Checker {
   }
 
   void times(const Assignment& a) {
-    const auto& id = a.unit.id;
     if (a.start_s < -tolerance_s)
-      add(ViolationKind::times, id, fmt::format("starts at {}, before 0", seconds(a.start_s)));
+      add(ViolationKind::times, a, fmt::format("starts at {}, before 0", seconds(a.start_s)));
     if (a.end_s < a.start_s - tolerance_s)
-      add(ViolationKind::times, id,
+      add(ViolationKind::times, a,
           fmt::format("ends at {}, before it starts at {}", seconds(a.end_s), seconds(a.start_s)));
     else if (std::abs(a.end_s - a.start_s - a.unit.duration_s) > tolerance_s)
-      add(ViolationKind::times, id,
+      add(ViolationKind::times, a,
           fmt::format("runs from {} to {}, {}, but its duration_s is {}", seconds(a.start_s),
                       seconds(a.end_s), seconds(a.end_s - a.start_s), seconds(a.unit.duration_s)));
   }
@@ -182,7 +188,7 @@ class Checker {
         break;
       }
     if (!place->second.empty())
-      add(ViolationKind::coverage, u.unit.id,
+      add(ViolationKind::coverage, u,
           fmt::format("is listed unschedulable ({}), but {}", u.reason, place->second));
   }
 
@@ -253,7 +259,6 @@ class Checker {
   }
 
   void env(const Assignment& a) {
-    const auto& id = a.unit.id;
     const bool shares = shares_gpu(a.unit, plan_.policy);
     std::map<std::string, std::string> planned;
     const auto& env = a.env ? *a.env : (planned = planned_env(a, shares));  // a plan made here: its own
@@ -262,14 +267,14 @@ class Checker {
         continue;
       if (name == "TF_FORCE_GPU_ALLOW_GROWTH" || name == "XLA_PYTHON_CLIENT_PREALLOCATE") {
         if (!shares)
-          add(ViolationKind::env, id,
+          add(ViolationKind::env, a,
               fmt::format("env sets {}, but the unit does not share its GPU (only a pack plan's single-GPU, "
                           "non-exclusive "
                           "units with a known VRAM need do)",
                           name));
         continue;
       }
-      add(ViolationKind::env, id,
+      add(ViolationKind::env, a,
           fmt::format("env sets {}, which executors never apply (a plan may set only CUDA_VISIBLE_DEVICES, "
                       "TEST_TOTAL_SHARDS, TEST_SHARD_INDEX and, on a unit sharing its GPU, "
                       "TF_FORCE_GPU_ALLOW_GROWTH and XLA_PYTHON_CLIENT_PREALLOCATE)",
@@ -278,10 +283,9 @@ class Checker {
     auto expect = [&](const std::string& name, const std::string& value) {
       auto it = env.find(name);
       if (it == env.end())
-        add(ViolationKind::env, id, fmt::format("env has no {}; it should be \"{}\"", name, value));
+        add(ViolationKind::env, a, fmt::format("env has no {}; it should be \"{}\"", name, value));
       else if (it->second != value)
-        add(ViolationKind::env, id,
-            fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
+        add(ViolationKind::env, a, fmt::format("{} is \"{}\" but should be \"{}\"", name, it->second, value));
     };
     expect("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(a.gpus, ",")));
     if (shares) {  // else two TensorFlow or JAX tests on one GPU: the second finds its memory taken
@@ -290,32 +294,31 @@ class Checker {
     }
     if (!a.unit.shard_index) {
       for (const char* name : {"TEST_SHARD_INDEX", "TEST_TOTAL_SHARDS"})
-        if (env.count(name)) add(ViolationKind::env, id, fmt::format("sets {} but is not a shard", name));
+        if (env.count(name)) add(ViolationKind::env, a, fmt::format("sets {} but is not a shard", name));
       return;
     }
     if (*a.unit.shard_index < 0 || *a.unit.shard_index >= a.unit.shard_count)
-      add(ViolationKind::env, id,
+      add(ViolationKind::env, a,
           fmt::format("shard_index {} is outside 0..{}", *a.unit.shard_index, a.unit.shard_count - 1));
     expect("TEST_SHARD_INDEX", std::to_string(*a.unit.shard_index));
     expect("TEST_TOTAL_SHARDS", std::to_string(a.unit.shard_count));
   }
 
   bool indices(const Assignment& a, const Node& node) {
-    const auto& id = a.unit.id;
     if (a.gpus.empty()) {
-      add(ViolationKind::gpu_index, id, fmt::format("is placed on {} without any GPU", node.name));
+      add(ViolationKind::gpu_index, a, fmt::format("is placed on {} without any GPU", node.name));
       return false;
     }
     bool ok = true;
     std::set<int> seen;
     for (int g : a.gpus) {
       if (g < 0 || g >= static_cast<int>(node.gpus.size())) {
-        add(ViolationKind::gpu_index, id,
+        add(ViolationKind::gpu_index, a,
             fmt::format("GPU {} does not exist on {} (it has GPUs 0-{})", g, node.name,
                         node.gpus.size() - 1));
         ok = false;
       } else if (!seen.insert(g).second) {
-        add(ViolationKind::gpu_index, id, fmt::format("lists GPU {} twice", g));
+        add(ViolationKind::gpu_index, a, fmt::format("lists GPU {} twice", g));
         ok = false;
       }
     }
@@ -325,11 +328,10 @@ class Checker {
   void count(const Assignment& a, const Node& node) {
     const auto& r = requirement(a.unit);
     int need = r.gpus.value, have = static_cast<int>(a.gpus.size()), all = static_cast<int>(node.gpus.size());
-    const auto& id = a.unit.id;
     if (r.takes_every_node_gpu()) {  // the node's GPUs that meet its constraints, all of them
       const auto usable = usable_gpus(r, node, 0);
       if (a.gpus != usable)
-        add(ViolationKind::gpu_count, id,
+        add(ViolationKind::gpu_count, a,
             fmt::format(
                 "holds GPU{} {} but is given every GPU of {} that it may use ({}): it holds the node and "
                 "gives no GPU count{}",
@@ -338,10 +340,10 @@ class Checker {
       return;
     }
     if (have < need) {
-      add(ViolationKind::gpu_count, id,
+      add(ViolationKind::gpu_count, a,
           fmt::format("holds {} GPU{} but needs {}{}", have, util::plural(have), need, from(r.gpus.source)));
     } else if (have > need && !(has_node_to_itself(a.unit) && have == all)) {
-      add(ViolationKind::gpu_count, id,
+      add(ViolationKind::gpu_count, a,
           fmt::format("holds {} GPUs but asks for {}; the {} policy gives exactly what is asked", have, need,
                       to_string(plan_.policy)));
     }
@@ -349,7 +351,6 @@ class Checker {
 
   void requirements(const Assignment& a, const Node& node) {
     const auto& r = requirement(a.unit);
-    const auto& id = a.unit.id;
     auto failing = [&](auto&& bad) {
       std::vector<int> gpus;
       for (int g : a.gpus)
@@ -364,25 +365,25 @@ class Checker {
     if (r.gpu_mem_mib) {
       auto bad = failing([&](const Gpu& gpu) { return gpu.vram_mib < r.gpu_mem_mib->value; });
       if (!bad.empty())
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("needs {} on each GPU{} but {} has less", format_mib(r.gpu_mem_mib->value),
                         from(r.gpu_mem_mib->source), on(bad)));
     }
     if (a.unit.vram_mib) {
       auto bad = failing([&](const Gpu& gpu) { return gpu.vram_mib < *a.unit.vram_mib; });
       if (!bad.empty())
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("reserves {} per GPU but {} has less", format_mib(*a.unit.vram_mib), on(bad)));
     }
     for (const auto& c : r.cuda)
       if (!c.value.satisfied_by(node.cuda))
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("needs CUDA {}{} but {} has CUDA {}", c.value.str(), from(c.source), node.name,
                         node.cuda.str()));
     for (const auto& c : r.compute_capability) {
       auto bad = failing([&](const Gpu& gpu) { return !c.value.satisfied_by(gpu.compute_capability); });
       if (!bad.empty())
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("needs compute capability {}{} but {} has {}", c.value.str(), from(c.source), on(bad),
                         node.gpus[static_cast<size_t>(bad.front())].compute_capability.str()));
     }
@@ -392,20 +393,20 @@ class Checker {
                                     [&](const std::string& wanted) { return gpu_is_model(gpu, wanted); });
       });
       if (!bad.empty())
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("needs GPU model {}{} but {} is another model", fmt::join(r.gpu_models->value, "|"),
                         from(r.gpu_models->source), on(bad)));
     }
     if (r.vendor) {
       auto bad = failing([&](const Gpu& gpu) { return gpu.vendor != r.vendor->value; });
       if (!bad.empty())
-        add(ViolationKind::requirement, id,
+        add(ViolationKind::requirement, a,
             fmt::format("needs an {} GPU{} but {} is {}", vendor_display(r.vendor->value),
                         from(r.vendor->source), on(bad),
                         vendor_display(node.gpus[static_cast<size_t>(bad.front())].vendor)));
     }
     if (r.needs_nvlink() && !node.connected(a.gpus))
-      add(ViolationKind::requirement, id,
+      add(ViolationKind::requirement, a,
           fmt::format("needs NVLink between its GPUs{} but GPUs {} of {} are not all NVLink-connected",
                       from(r.nvlink->source), fmt::join(a.gpus, ","), node.name));
   }
@@ -443,13 +444,13 @@ class Checker {
                   : fmt::format(
                         "; {} cannot share (it uses several GPUs, is exclusive or has no known VRAM need)",
                         other.unit.id);
-          add(ViolationKind::double_booked, a.unit.id,
+          add(ViolationKind::double_booked, a,
               fmt::format("GPU {} of {} is also held by {} from {} to {}{}", g, node_name, other.unit.id,
                           seconds(other.start_s), seconds(other.end_s), why));
         }
         if (plan_.policy != Policy::pack || running.size() < 2) continue;
         if (static_cast<int>(running.size()) > options_.rules.max_tests_per_gpu)
-          add(ViolationKind::double_booked, a.unit.id,
+          add(ViolationKind::double_booked, a,
               fmt::format("GPU {} of {} runs {} units at once from {} (at most {} under pack)", g, node_name,
                           running.size(), seconds(a.start_s), options_.rules.max_tests_per_gpu));
         // Each the more of what the plan reserves and what the query's gpu-mem asks (a plan that
@@ -462,7 +463,7 @@ class Checker {
         auto limit =
             static_cast<std::int64_t>(static_cast<double>(gpu.vram_mib) * (1 - options_.rules.vram_headroom));
         if (vram > limit)
-          add(ViolationKind::double_booked, a.unit.id,
+          add(ViolationKind::double_booked, a,
               fmt::format("GPU {} of {} holds {} units needing {} from {}, over the {} pack allows ({} less "
                           "{:g}% headroom)",
                           g, node_name, running.size(), format_mib(vram), seconds(a.start_s),
@@ -513,7 +514,7 @@ class Checker {
       std::sort(overlapping.begin(), overlapping.end());  // plan order: they are one vector's items
       const char* why = requirement(e.unit).is_exclusive() ? "gpu-exclusive" : "whole-node policy";
       for (const Assignment* other : overlapping)
-        add(ViolationKind::exclusive, other->unit.id,
+        add(ViolationKind::exclusive, *other,
             fmt::format("runs on {} from {} to {} while {} has the whole node ({}) from {} to {}", e.node,
                         seconds(other->start_s), seconds(other->end_s), e.unit.id, why, seconds(e.start_s),
                         seconds(e.end_s)));
@@ -526,22 +527,25 @@ class Checker {
 
   void coverage() {
     std::map<std::string, int> times_listed;
-    std::map<std::string, std::vector<const Unit*>> by_label;
-    std::vector<const Unit*> units;
-    for (const auto& a : plan_.assignments) units.push_back(&a.unit);
-    for (const auto& u : plan_.unschedulable) units.push_back(&u.unit);
+    std::map<std::string, std::vector<Listed>> by_label;
+    std::vector<Listed> units;
+    for (std::size_t i = 0; i < plan_.assignments.size(); ++i)
+      units.push_back({&plan_.assignments[i].unit, true, i});
+    for (std::size_t i = 0; i < plan_.unschedulable.size(); ++i)
+      units.push_back({&plan_.unschedulable[i].unit, false, i});
     // A unit's id is its label and shard, and no two units are one test's same shard: a copy of a
     // shard under another id ran the shard twice, and verify said the query's tests were there once.
-    for (const auto* u : units) {
+    for (const auto& listed : units) {
+      const Unit* u = listed.unit;
       if (++times_listed[u->id] == 2)
-        add(ViolationKind::coverage, u->id, "is listed more than once (in assignments or unschedulable)");
-      by_label[canonical_label(u->label)].push_back(u);
+        add(ViolationKind::coverage, listed, "is listed more than once (in assignments or unschedulable)");
+      by_label[canonical_label(u->label)].push_back(listed);
       // No Bazel label holds one; a newline makes two lines of exec's target pattern file.
       if (auto control =
               std::find_if(u->label.begin(), u->label.end(),
                            [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
           control != u->label.end())
-        add(ViolationKind::coverage, u->id,
+        add(ViolationKind::coverage, listed,
             fmt::format(
                 "has a label with the control character 0x{:02x} (byte {}), which no Bazel label holds",
                 static_cast<unsigned char>(*control), control - u->label.begin() + 1));
@@ -549,31 +553,32 @@ class Checker {
           u->shard_index ? fmt::format("{}#shard-{}-of-{}", u->label, *u->shard_index, u->shard_count)
                          : u->label;
       if (u->id != expected)
-        add(ViolationKind::coverage, u->id,
+        add(ViolationKind::coverage, listed,
             fmt::format("is not the id of its label and shard ({}), which launchers report it by", expected));
     }
     for (const auto& [label, listed] : by_label) {
       if (listed.size() < 2) continue;
       auto by_index = listed;  // by shard, each shard's units in plan order
-      std::stable_sort(by_index.begin(), by_index.end(),
-                       [](const Unit* a, const Unit* b) { return a->shard_index < b->shard_index; });
+      std::stable_sort(by_index.begin(), by_index.end(), [](const Listed& a, const Listed& b) {
+        return a.unit->shard_index < b.unit->shard_index;
+      });
       for (std::size_t k = 1; k < by_index.size(); ++k)
-        if (by_index[k]->shard_index == by_index[k - 1]->shard_index &&
-            by_index[k]->id != by_index[k - 1]->id)
-          add(ViolationKind::coverage, by_index[k]->id,
-              fmt::format("runs the same {} as {}", by_index[k]->shard_index ? "shard" : "test",
-                          by_index[k - 1]->id));
+        if (by_index[k].unit->shard_index == by_index[k - 1].unit->shard_index &&
+            by_index[k].unit->id != by_index[k - 1].unit->id)
+          add(ViolationKind::coverage, by_index[k],
+              fmt::format("runs the same {} as {}", by_index[k].unit->shard_index ? "shard" : "test",
+                          by_index[k - 1].unit->id));
     }
     if (!options_.query) {  // the plan's own shard counts (before, only the query's were checked)
-      for (const auto& [label, listed] : by_label) shards(listed.front()->label, listed, std::nullopt);
+      for (const auto& [label, listed] : by_label) shards(listed.front().unit->label, listed, std::nullopt);
       return;
     }
     for (const auto& [label, listed] : by_label) {
       auto it = query_.find(label);
       if (it == query_.end())
-        add(ViolationKind::coverage, listed.front()->id, "is not a test of the query");
+        add(ViolationKind::coverage, listed.front(), "is not a test of the query");
       else if (it->second->bucket != Bucket::gpu)
-        add(ViolationKind::coverage, listed.front()->id,
+        add(ViolationKind::coverage, listed.front(),
             fmt::format("is {} in the query ({}), not a GPU test",
                         it->second->bucket == Bucket::cpu ? "a CPU test" : "skipped", it->second->reason));
     }
@@ -591,24 +596,26 @@ class Checker {
   /// A GPU test is in the plan once as a whole, or once per shard: `query_count` shards, or
   /// without a query as many as its first shard's shard_count says (a plan that dropped a shard,
   /// or mixed shards of two counts, was valid without the query before).
-  void shards(const std::string& label, const std::vector<const Unit*>& units,
-              std::optional<int> query_count) {
-    bool whole = std::any_of(units.begin(), units.end(), [](const Unit* u) { return !u->shard_index; });
-    bool sharded = std::any_of(units.begin(), units.end(), [](const Unit* u) { return u->shard_index; });
+  void shards(const std::string& label, const std::vector<Listed>& units, std::optional<int> query_count) {
+    bool whole = std::any_of(units.begin(), units.end(),
+                             [](const Listed& listed) { return !listed.unit->shard_index; });
+    bool sharded = std::any_of(units.begin(), units.end(),
+                               [](const Listed& listed) { return listed.unit->shard_index; });
     if (whole) {
       // A whole test listed twice is reported above, as listed more than once or run twice.
       if (sharded) add(ViolationKind::coverage, label, "is in the plan both as a whole test and as shards");
       return;
     }
-    const int count = query_count.value_or(std::max(1, units.front()->shard_count));
+    const int count = query_count.value_or(std::max(1, units.front().unit->shard_count));
     std::set<int> seen;
-    for (const auto* u : units) {
+    for (const auto& listed : units) {
+      const Unit* u = listed.unit;
       if (u->shard_count != count)
-        add(ViolationKind::coverage, u->id,
+        add(ViolationKind::coverage, listed,
             query_count ? fmt::format("has shard_count {} but the query gives the test {} shard{}",
                                       u->shard_count, count, util::plural(count))
                         : fmt::format("has shard_count {} but {} gives the test {} shard{}", u->shard_count,
-                                      units.front()->id, count, util::plural(count)));
+                                      units.front().unit->id, count, util::plural(count)));
       seen.insert(*u->shard_index);
     }
     std::vector<int> missing;

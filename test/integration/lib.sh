@@ -7,9 +7,26 @@ SOURCE_DIR=$(pwd)
 WORKSPACE=$SOURCE_DIR/examples/workspace
 STUBS=$SOURCE_DIR/examples/bazel-stubs
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/gpuplan-it.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+CLEANUP=()  # more paths a test makes outside $SCRATCH, removed with it
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# A command that fails outside an `|| fail` ends the test through `set -e` without a word: under a
+# full ctest run, run_under_test once failed so, with no output at all, nothing to tell where. The
+# ERR trap (inherited by functions, `set -E`) notes each failing command; the EXIT trap says the last
+# one when the test ends failed without fail() having said why.
+set -E
+LAST_FAILED=
+SAID=
+trap 'LAST_FAILED="line $LINENO: $BASH_COMMAND (exit $?)"' ERR
+on_exit() {
+  local status=$?
+  if [ "$status" != 0 ] && [ "$status" != 77 ] && [ -z "$SAID" ]; then
+    echo "FAIL: the test ended with exit $status; the last command that failed: ${LAST_FAILED:-none}" >&2
+  fi
+  rm -rf "$SCRATCH" "${CLEANUP[@]}"
+}
+trap on_exit EXIT
+
+fail() { SAID=1; echo "FAIL: $*" >&2; exit 1; }
 
 # This machine has no GPU, and exec and run-under refuse to hand out GPUs that NVML does not
 # count here (or any GPU, where there is no driver at all). The tests' nodes have up to 8 GPUs:

@@ -82,7 +82,10 @@ fails_in_bazel() {
     --nocache_test_results "$@" >"$SCRATCH/refused.out" 2>&1 || status=$?
   [ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of //${target/\//:} exited $status, not 3"; }
   local log
-  log=$(cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" info bazel-testlogs 2>/dev/null)/$target/test.log
+  # Through bazel_ws, as every other Bazel command here; a failure is said (with 2>/dev/null and no
+  # `|| fail`, a failed bazel info ended the test through set -e without a word).
+  log=$(bazel_ws info bazel-testlogs 2>"$SCRATCH/info.err") || fail "bazel info bazel-testlogs: $(cat "$SCRATCH/info.err")"
+  log=$log/$target/test.log
   grep -q "$why" "$log" || fail "the failed test's log does not say why: $(cat "$log")"
 }
 
@@ -112,7 +115,7 @@ fails_in_bazel ml/inference_test "$SCRATCH/locks" \
 # A lock directory the sandbox leaves read-only (no --sandbox_writable_path for it; Bazel 4's
 # sandbox keeps /tmp writable, so one elsewhere): the log names the option that makes it writable.
 READ_ONLY=$(mktemp -d /var/tmp/gpuplan-ro.XXXXXX)
-trap 'rm -rf "$SCRATCH" "$READ_ONLY"' EXIT
+CLEANUP+=("$READ_ONLY")  # lib.sh's EXIT trap, which says where a silent failure was, removes it
 fails_in_bazel ml/inference_test "$READ_ONLY" \
   "cannot open the GPU lock: Read-only file system (inside bazel test's sandbox only the paths --sandbox_writable_path names"
 
@@ -186,7 +189,8 @@ state=$(ps -o stat= -p "$daemon" 2>/dev/null || true)
 
 # A test missing from the plan gets free GPUs by its tags from --query, or a clear refusal.
 got=$(TEST_TARGET=//ml:cuda11_compat_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-        --query examples/query.xml sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/note")
+        --query examples/query.xml sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/note") ||
+  fail "an unplanned 1-GPU test: $(cat "$SCRATCH/note")"
 [ "$got" = 0 ] || fail "an unplanned 1-GPU test got GPUs '$got', not the lowest free one"
 grep -q "cuda11_compat_test is not planned on ws-0; running it with free GPUs 0 found by its tags" "$SCRATCH/note" ||
   fail "no note on stderr for an unplanned test: $(cat "$SCRATCH/note")"
@@ -375,7 +379,8 @@ got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 "${RU[@]}" --node ws-0 sh -
 # planned shards past Bazel's count would never run (before, shard 0 of 2 ran as shard 0 of 4,
 # and half the test's cases never ran while Bazel said PASSED); so is the test run unsharded.
 got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=8 "${RU[@]}" --node ws-0 \
-        sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning")
+        sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning") ||
+  fail "shard 0 of 8, planned as shard 0 of 4: $(cat "$SCRATCH/warning")"
 [ "$got" = 0,1 ] || fail "shard 0 of 8, planned as shard 0 of 4, got GPUs '$got'"
 grep -qF "warning: the plan has //ml:train_test in 4 shards, and Bazel runs it in 8 shards (TEST_TOTAL_SHARDS)" \
   "$SCRATCH/warning" || fail "no warning for a changed shard count: $(cat "$SCRATCH/warning")"
@@ -423,7 +428,8 @@ for shard in 0 1; do
 done
 ls "$SCRATCH/whole-claims" | grep -c '\.done$' | grep -qx 2 || fail "two shards under --claims left $(ls "$SCRATCH/whole-claims")"
 got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0 --unplanned=warn \
-        sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning")
+        sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning") ||
+  fail "--unplanned=warn: $(cat "$SCRATCH/warning")"
 [ "$got" = "" ] || fail "--unplanned=warn gave GPUs '$got'"
 grep -q "warning: //ml:train_test on node ws-0: it is planned on node ws-1" "$SCRATCH/warning" ||
   fail "--unplanned=warn did not warn: $(cat "$SCRATCH/warning")"
@@ -495,9 +501,12 @@ got=$(TEST_TARGET='//a:it'"'"'s' "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --n
 # A GPU whose lock another process keeps (a test's daemon, another job's run-under) made the
 # launch wait without a word until the CI job's timeout: it now says, after a minute (here 0.3
 # s), which GPU it waits for and who holds it, and takes the GPU once it is let go.
-flock "$SCRATCH/locks/gpu-2.lock" sleep 2 &
+# Once flock holds the lock: after a fixed 0.3 s, a loaded machine's run-under could take GPU 2
+# first, wait for nothing and say nothing. Held 2 s from then, past the 0.3 s the launch waits.
+flock "$SCRATCH/locks/gpu-2.lock" sh -c "touch '$SCRATCH/flocked'; sleep 2" &
 holder=$!
-sleep 0.3
+for _ in $(seq 600); do [ -e "$SCRATCH/flocked" ] && break; sleep 0.1; done
+[ -e "$SCRATCH/flocked" ] || fail "flock did not take GPU 2's lock"
 GPUPLAN_LOCK_WAIT_SAY_AFTER_MS=300 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 \
   --lock-dir "$SCRATCH/locks" true 2> "$SCRATCH/waited.err" || fail "run-under after a held lock: $(cat "$SCRATCH/waited.err")"
 grep -q "^gpuplan: waiting for GPU 2 ($SCRATCH/locks/gpu-2.lock); it is held by pid $holder (flock " "$SCRATCH/waited.err" ||
