@@ -282,23 +282,37 @@ class TestClassifier {
 
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 
-  /// XML query input: the test's exec_properties may be a select(), which query prints as every
-  /// branch merged, each key with the first branch's value, and with no mark; its trace, an input
-  /// no attribute names (a config_setting), is in unexplained_input. A guess when gpuplan read
-  /// its GPU ask from them: `{"gpu": "1"}` before a `{"gpu": "4"}` planned on 1 GPU, silently.
+  /// Query input with the branches merged (--output=xml, JSON's default --proto:flatten_selects):
+  /// the test's exec_properties may be a select(), which query prints as every branch merged,
+  /// each key with the first branch's value (XML) or the last's (JSON), and with no mark; its
+  /// trace, a config_setting, is in unexplained_input. A guess when gpuplan read its GPU ask from
+  /// them: `{"gpu": "1"}` before a `{"gpu": "4"}` planned on 1 GPU from XML, silently.
   void report_selected_exec_properties() {
     auto from_properties = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) {
       return c.source.find("exec_properties ") != std::string::npos;
     });
     if (from_properties == claims_.end()) return;
+    using Trace = SelectedExecProperties::Trace;
+    const Trace trace = test_.target.selected_exec_properties->trace;
+    const std::string input = util::excerpt(test_.target.unexplained_input(), 200);
+    const std::string seen =
+        trace == Trace::json_config_dependencies
+            ? fmt::format(
+                  "the test's $config_dependencies names {}, the condition of a select() on one of "
+                  "its attributes",
+                  input)
+            : fmt::format("the test has the input {}, which none of its attributes names (a config_setting?)",
+                          input);
+    const bool json = trace != Trace::xml_input;
     report(bad(), "exec_properties",
-           fmt::format("exec_properties may be a select(): the test has the input {}, which none of its "
-                       "attributes names (a config_setting?), and bazel query prints a select()ed "
-                       "exec_properties as its branches merged, each key with the first branch's value, "
-                       "unmarked; it is planned by {} (bazel cquery --output=jsonproto gives the value for "
-                       "a configuration)",
-                       util::excerpt(test_.target.unexplained_input(), 200),
-                       util::excerpt(from_properties->source, 200)));
+           fmt::format(
+               "exec_properties may be a select(): {}, and {} prints a select()ed "
+               "exec_properties as its branches merged, each key with the {} branch's value, "
+               "unmarked; it is planned by {} ({}bazel cquery --output=jsonproto gives the value "
+               "for a configuration)",
+               seen, json ? "bazel query's JSON output (by default, --proto:flatten_selects)" : "bazel query",
+               json ? "last" : "first", util::excerpt(from_properties->source, 200),
+               json ? "bazel query --noproto:flatten_selects prints the branches; " : ""));
   }
 
   /// JSON query input under --noproto:flatten_selects: a select()ed exec_properties with its

@@ -94,6 +94,7 @@ std::string short_configuration(std::string_view checksum) { return std::string(
 void JsonTargets::parse_object(std::string_view json, std::size_t readable, const Position& start,
                                const std::function<void(ondemand::object)>& use) {
   text_ = json;
+  readable_ = readable;
   start_ = start;
   have_document_ = false;  // the last object's document points into text that is gone
   try {
@@ -215,7 +216,93 @@ void JsonTargets::read_rule(ondemand::object rule) {
     configured_inputs_.clear();
     linkopts_.clear();
   }
+  if (!cquery_ && !target.exec_properties.empty() && !target.selected_exec_properties &&
+      Collector::keeps(target.rule_class.str()))
+    find_select_trace(target);
   out_.add(TargetKind::rule, std::move(target));
+}
+
+void JsonTargets::find_select_trace(Target& target) {
+  // Bazel's JSON prints every attribute, its implicit ones ("$launcher") too, unless
+  // --noproto:default_values; among them "$config_dependencies", a LABEL_LIST of the conditions
+  // of every select() of the rule, the surest trace (seen with Bazel 4's --output=proto, the same
+  // message). Without it, a rule-input none of the printed labels names, as in XML. Labels are in
+  // the string values of the label types (AttributeFormatter.writeAttributeValueToBuilder).
+  // Unflattened output (a SELECTOR_LIST anywhere in the rule) printed a select()ed
+  // exec_properties as one: this one is plain.
+  ondemand::document document;
+  ondemand::object rule;
+  if (again_parser_.iterate(simdjson::padded_string_view(text_.data(), text_.size(), readable_))
+              .get(document) != simdjson::SUCCESS ||
+      document.find_field_unordered("rule").get_object().get(rule) != simdjson::SUCCESS)
+    return;  // read once already: this cannot fail
+  trace_.clear();
+  std::string_view config_dependency;
+  std::vector<std::string_view> inputs;
+  auto strings = [](ondemand::value value, auto&& each) {
+    ondemand::array items;
+    if (value.get_array().get(items) != simdjson::SUCCESS) return;
+    for (auto item : items) {
+      std::string_view text;
+      if (item.get_string().get(text) == simdjson::SUCCESS) each(text);
+    }
+  };
+  auto entries = [](ondemand::value value, std::string_view key, auto&& each) {
+    ondemand::array items;
+    if (value.get_array().get(items) != simdjson::SUCCESS) return;
+    for (auto item : items) {
+      ondemand::value field;
+      if (item.find_field_unordered(key).get(field) == simdjson::SUCCESS) each(field);
+    }
+  };
+  auto add = [&](std::string_view label) { trace_.add_label(label); };
+  for (auto field : rule) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return;
+    if (key == "ruleInput") strings(field.value(), [&](std::string_view input) { inputs.push_back(input); });
+    if (key != "attribute") continue;
+    ondemand::array attributes;
+    if (field.value().get_array().get(attributes) != simdjson::SUCCESS) return;
+    for (auto item : attributes) {
+      std::string_view name;
+      std::string_view type;
+      ondemand::object attribute;
+      if (item.get_object().get(attribute) != simdjson::SUCCESS ||
+          attribute.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS ||
+          attribute.find_field_unordered("type").get_string().get(type) != simdjson::SUCCESS)
+        continue;
+      if (type == "SELECTOR_LIST") return;
+      ondemand::value value;
+      auto found = [&](std::string_view key) {
+        return attribute.find_field_unordered(key).get(value) == simdjson::SUCCESS;
+      };
+      if (type == "LABEL" || type == "NODEP_LABEL" || type == "OUTPUT") {
+        std::string_view label;
+        if (found("stringValue") && value.get_string().get(label) == simdjson::SUCCESS) add(label);
+      } else if (name == "$config_dependencies") {
+        if (found("stringListValue"))
+          strings(value, [&](std::string_view label) {
+            if (config_dependency.empty()) config_dependency = label;
+          });
+      } else if (type == "LABEL_LIST" || type == "NODEP_LABEL_LIST" || type == "OUTPUT_LIST") {
+        if (found("stringListValue")) strings(value, add);
+      } else if (type == "LABEL_DICT_UNARY" || type == "LABEL_KEYED_STRING_DICT") {
+        bool keyed = type == "LABEL_KEYED_STRING_DICT";
+        if (found(keyed ? "labelKeyedStringDictValue" : "labelDictUnaryValue"))
+          entries(value, keyed ? "key" : "value", [&](ondemand::value v) {
+            std::string_view label;
+            if (v.get_string().get(label) == simdjson::SUCCESS) add(label);
+          });
+      } else if (type == "LABEL_LIST_DICT") {
+        if (found("labelListDictValue")) entries(value, "value", [&](ondemand::value v) { strings(v, add); });
+      }
+    }
+  }
+  if (!config_dependency.empty())
+    return note_select_trace(target, config_dependency,
+                             SelectedExecProperties::Trace::json_config_dependencies);
+  for (std::string_view input : inputs)
+    trace_.judge_input(input, target, SelectedExecProperties::Trace::json_input);
 }
 
 void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured, std::string_view rule) {
@@ -265,7 +352,7 @@ void JsonTargets::read_linkopts(ondemand::array attributes, std::string_view rul
   simdjson::padded_string copy(raw);
   ondemand::document document;
   ondemand::array again;
-  if (linkopts_parser_.iterate(copy).get(document) != simdjson::SUCCESS ||
+  if (again_parser_.iterate(copy).get(document) != simdjson::SUCCESS ||
       document.get_array().get(again) != simdjson::SUCCESS)
     bad();
   for (auto attribute : again) {

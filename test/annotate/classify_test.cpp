@@ -860,3 +860,26 @@ TEST_CASE("a test's env that chooses GPUs is a warning, except a CPU test hiding
   target.device_env = "CUDA_VISIBLE_DEVICES=0";
   CHECK(classify_one(target, {}, strict).diagnostics.at(0).severity == Severity::error);
 }
+
+// JSON query input by default (--proto:flatten_selects): the merge keeps each key's last branch's
+// value, and the rule's $config_dependencies names the config_setting. The warning says so; it
+// said nothing before.
+TEST_CASE("a flattened JSON exec_properties that may be a select() is warned of as JSON merges it") {
+  auto selected = make_target("//:selected_gpu_test", {}, {{"gpu", "4"}});
+  SelectedExecProperties trace;
+  trace.unexplained_input = "//:cuda_big";
+  trace.trace = SelectedExecProperties::Trace::json_config_dependencies;
+  selected.selected_exec_properties = std::make_shared<const SelectedExecProperties>(trace);
+  TargetList list;
+  list.tests = {selected};
+  const auto diagnostics = classify(list, {}, {}).diagnostics;
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(diagnostics[0].message,
+             Catch::StartsWith("exec_properties may be a select(): the test's $config_dependencies names "
+                               "//:cuda_big") &&
+                 Catch::Contains("bazel query's JSON output (by default, --proto:flatten_selects) prints") &&
+                 Catch::Contains("each key with the last branch's value") &&
+                 Catch::Contains("it is planned by exec_properties gpu=4"));
+}
+

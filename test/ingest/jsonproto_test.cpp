@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
@@ -293,3 +295,74 @@ TEST_CASE("a JSON exec_properties select() left unflattened is read by its branc
           "\n"),
       Catch::Contains("input:1") && Catch::Contains("an entry whose \"stringDictValue\" is no list"));
 }
+
+// Query's default --proto:flatten_selects prints a select()ed exec_properties as a plain dict, each
+// key with the last branch's value, unmarked (test/data/bazel/select_props.query.proto, real Bazel 4
+// --output=proto, reprinted as JSON): the rule's $config_dependencies names the config_setting. It
+// was planned by the last branch without a word; now its trace is kept for classify's warning.
+TEST_CASE("a flattened JSON exec_properties select() is traced by the rule's $config_dependencies") {
+  for (auto file : {"bazel/select_props.jsonproto", "bazel/select_props.streamed_jsonproto"}) {
+    INFO(file);
+    TargetList list = read_fixture(file);
+    REQUIRE(list.tests.size() == 7);
+    const Target& selected = find(list, "//:selected_gpu_test");
+    CHECK(selected.exec_properties == ExecProperties{{"gpu", "4"}});  // the last branch's
+    REQUIRE(selected.selected_exec_properties);
+    CHECK(selected.unexplained_input() == "//:cuda_big");
+    CHECK(selected.selected_exec_properties->trace ==
+          SelectedExecProperties::Trace::json_config_dependencies);
+    // A select() on deps leaves the same trace (query cannot tell which attribute it was on), as in XML.
+    CHECK(find(list, "//:selected_deps_test").unexplained_input() == "//:cuda");
+    // Without exec_properties, or without a select(), nothing.
+    for (auto label : {"//:selected_deps_nogpu_test", "//:plain_sh_test", "//:plain_py_test",
+                       "//:plain_cc_test", "//:plain_cc_nogpu_test"})
+      CHECK_FALSE(find(list, label).selected_exec_properties);
+  }
+}
+
+TEST_CASE("without $config_dependencies, a JSON test's input that no printed label names is the trace") {
+  // --noproto:default_values prints no $config_dependencies: as in XML, an input none of the rule's
+  // label attributes (LABEL, LABEL_LIST, label dicts) names, and that is no implicit one.
+  auto rule = [](std::string_view attributes, std::string_view inputs) {
+    return read_text(fmt::format(
+        R"({{"type":"RULE","rule":{{"name":"//a:t","ruleClass":"sh_test","attribute":[{}{{"name":"exec_properties",)"
+        R"("type":"STRING_DICT","stringDictValue":[{{"key":"gpu","value":"4"}}],"explicitlySpecified":true}}],)"
+        R"("ruleInput":[{}]}}}})"
+        "\n",
+        attributes, inputs));
+  };
+  const std::string_view labels =
+      R"({"name":"data","type":"LABEL_LIST","stringListValue":["//:d"]},)"
+      R"({"name":"main","type":"LABEL","stringValue":"//:m"},)"
+      R"({"name":"tools","type":"LABEL_KEYED_STRING_DICT","labelKeyedStringDictValue":[{"key":"//:k","value":"x"}]},)"
+      R"({"name":"by","type":"LABEL_DICT_UNARY","labelDictUnaryValue":[{"key":"x","value":"//:u"}]},)"
+      R"({"name":"lists","type":"LABEL_LIST_DICT","labelListDictValue":[{"key":"x","value":["//:l"]}]},)";
+  auto explained = rule(labels, R"("//:d","//:k","//:l","//:m","//:u","@bazel_tools//tools/test:runtime")");
+  CHECK_FALSE(explained.tests.at(0).selected_exec_properties);
+  auto traced = rule(labels, R"("//:cuda","//:d","//:m")");
+  REQUIRE(traced.tests.at(0).selected_exec_properties);
+  CHECK(traced.tests.at(0).unexplained_input() == "//:cuda");
+  CHECK(traced.tests.at(0).selected_exec_properties->trace == SelectedExecProperties::Trace::json_input);
+  // An empty $config_dependencies explains nothing, and names no select().
+  auto empty = rule(R"({"name":"$config_dependencies","type":"LABEL_LIST"},)", R"("//:cuda")");
+  CHECK(empty.tests.at(0).unexplained_input() == "//:cuda");
+  // Output left unflattened (a SELECTOR_LIST in the rule) printed a select()ed exec_properties as
+  // one: a plain one beside a select()ed deps is no select().
+  auto unflattened = rule(
+      R"({"name":"deps","type":"SELECTOR_LIST","selectorList":{"type":"LABEL_LIST","elements":[{"entries":[)"
+      R"({"label":"//:cuda","stringListValue":["//:f"]}]}]}},)",
+      R"("//:cuda","//:f")");
+  CHECK_FALSE(unflattened.tests.at(0).selected_exec_properties);
+}
+
+TEST_CASE("cquery's JSON is resolved: its $config_dependencies is no trace") {
+  auto list = read_text(
+      R"({"results":[{"target":{"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+      R"({"name":"$config_dependencies","type":"LABEL_LIST","stringListValue":["//:cuda"]},)"
+      R"({"name":"exec_properties","type":"STRING_DICT","stringDictValue":[{"key":"gpu","value":"4"}]}],)"
+      R"("ruleInput":["//:cuda"]}},"configuration":{"checksum":"abcdef0123"}}]})"
+      "\n");
+  REQUIRE(list.tests.size() == 1);
+  CHECK_FALSE(list.tests.at(0).selected_exec_properties);
+}
+
