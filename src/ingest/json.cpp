@@ -366,18 +366,53 @@ void JsonTargets::read_linkopts(ondemand::array attributes, std::string_view rul
 }
 
 void JsonTargets::add_linkopts(ondemand::object attribute, std::string_view rule) {
-  auto found = attribute.find_field_unordered("stringListValue");
-  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // none, or a select() left unflattened
-  ondemand::array items;
-  auto wrong = [&] {
-    fail(fmt::format("attribute linkopts of {}: \"stringListValue\" is not a list of strings", rule));
+  auto add = [&](ondemand::value list, std::string_view where) {
+    ondemand::array items;
+    auto wrong = [&] {
+      fail(fmt::format("attribute linkopts of {}: {} is not a list of strings", rule, where));
+    };
+    if (list.get_array().get(items) != simdjson::SUCCESS) wrong();
+    for (auto item : items) {
+      std::string_view flag;
+      if (item.get_string().get(flag) != simdjson::SUCCESS) wrong();
+      linkopts_.emplace_back(flag);
+    }
   };
-  if (found.get_array().get(items) != simdjson::SUCCESS) wrong();
-  for (auto item : items) {
-    std::string_view flag;
-    if (item.get_string().get(flag) != simdjson::SUCCESS) wrong();
-    linkopts_.emplace_back(flag);
+  std::string_view type;
+  if (attribute.find_field_unordered("type").get_string().get(type) == simdjson::SUCCESS &&
+      type == "SELECTOR_LIST") {
+    // --noproto:flatten_selects: every branch's flags, as the flattened output lists them (the
+    // union of the possible values) and as query's deps follow every branch.
+    ondemand::array elements;
+    auto wrong = [&](std::string_view what) {
+      fail(fmt::format("attribute linkopts of {} is a select() whose \"selectorList\" {}", rule, what));
+    };
+    if (attribute.find_field_unordered("selectorList")
+            .get_object()
+            .find_field_unordered("elements")
+            .get_array()
+            .get(elements) != simdjson::SUCCESS)
+      wrong("has no \"elements\" list");
+    for (auto element : elements) {
+      ondemand::array entries;
+      if (element.get_object().find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+        wrong("has an element without \"entries\"");
+      for (auto entry : entries) {
+        ondemand::object object;
+        ondemand::value list;
+        if (entry.get_object().get(object) != simdjson::SUCCESS) wrong("has an entry that is no object");
+        if (object.find_field_unordered("stringListValue").get(list) == simdjson::SUCCESS)
+          add(list, "a branch's \"stringListValue\"");  // none: the branch is [] or None
+      }
+    }
+    return;
   }
+  auto found = attribute.find_field_unordered("stringListValue");
+  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // none
+  ondemand::value list;
+  if (found.get(list) != simdjson::SUCCESS)
+    fail(fmt::format("attribute linkopts of {}: \"stringListValue\" is not a list of strings", rule));
+  add(list, "\"stringListValue\"");
 }
 
 void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {

@@ -50,7 +50,8 @@ class JsonTargets {
   void find_select_trace(Target& target);
   /// The linkopts of a rule that is not a test, for the GraphSink, from its "attribute" array.
   void read_linkopts(simdjson::ondemand::array attributes, std::string_view rule);
-  /// The strings of a linkopts attribute's stringListValue, into linkopts_.
+  /// The strings of a linkopts attribute's stringListValue, into linkopts_; of a select() left
+  /// unflattened (SELECTOR_LIST), every branch's, as flattened output lists them.
   void add_linkopts(simdjson::ondemand::object attribute, std::string_view rule);
   /// ruleInput (labels) or cquery's configuredRuleInput ({"label": ...}), for the GraphSink.
   void read_rule_inputs(simdjson::ondemand::array inputs, bool configured, std::string_view rule);
