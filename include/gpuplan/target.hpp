@@ -51,6 +51,16 @@ struct ExecPropertiesBranch {
   ExecProperties properties;
 };
 
+/// A select()ed env, target_compatible_with or exec_compatible_with whose branches differ, as
+/// JSON query output gives it unflattened (`--noproto:flatten_selects`).
+struct SelectedAttribute {
+  std::string attribute;  ///< "target_compatible_with"
+  std::string branches;   ///< "//:cuda gives //:has_gpu, //conditions:default gives nothing"
+  /// What some configurations have and others lack: constraint labels, or env's GPU choice
+  /// ("CUDA_VISIBLE_DEVICES=0"; "" for none).
+  std::vector<std::string> differing;
+};
+
 /// The traces of a select()ed exec_properties, which query reads as its branches merged, each key
 /// with the value of the first branch that sets it (as --output=xml prints it, with no mark).
 /// classify warns when they show that the test may ask for other GPUs than planned.
@@ -70,6 +80,9 @@ struct SelectedExecProperties {
   /// (every configuration of several select()s concatenated, up to 64).
   std::vector<ExecPropertiesBranch> branches;
   bool more_branches = false;  ///< configurations past those 64, not kept
+  /// JSON query input under --noproto:flatten_selects: the other select()ed attributes gpuplan
+  /// plans by (env, target_compatible_with, exec_compatible_with) whose branches differ.
+  std::vector<SelectedAttribute> other_attributes;
 };
 
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format

@@ -123,6 +123,7 @@ class TestClassifier {
     if (!test_.target.unexplained_input().empty()) report_selected_exec_properties();
     if (test_.target.selected_exec_properties && !test_.target.selected_exec_properties->branches.empty())
       report_exec_properties_branches();
+    if (test_.target.selected_exec_properties) report_selected_attributes();
     return std::move(test_);
   }
 
@@ -353,6 +354,34 @@ class TestClassifier {
                more ? fmt::format(" (and configurations past these {}, not compared)", branches.size()) : "",
                util::excerpt(spelled(test_.target.exec_properties), 200),
                what_asks(test_.target.exec_properties)));
+  }
+
+  /// JSON query input under --noproto:flatten_selects: a select()ed env, target_compatible_with or
+  /// exec_compatible_with whose branches differ in what gpuplan plans by (env's GPU choice; a
+  /// constraint a rule reads, that looks like a GPU platform's or that makes Bazel skip the test).
+  /// It is planned as --output=xml reads it, which is a guess: the exec_properties warning's kind.
+  void report_selected_attributes() {
+    for (const auto& selected : test_.target.selected_exec_properties->other_attributes) {
+      const bool env = selected.attribute == "env";
+      const bool matters =
+          env ||
+          std::any_of(selected.differing.begin(), selected.differing.end(), [&](const std::string& label) {
+            return annotate::looks_gpu_related(label) ||
+                   is_incompatible_marker(
+                       Constraint{Symbol(label), selected.attribute != "target_compatible_with"}) ||
+                   std::any_of(matchers_.begin(), matchers_.end(),
+                               [&](const RuleMatcher& m) { return m.reads_tag(label); });
+          });
+      if (!matters) continue;
+      report(
+          bad(), selected.attribute,
+          fmt::format("{} is a select() whose branches differ in what gpuplan plans by: {}; bazel query "
+                      "cannot tell which applies, and it is planned by {} (bazel cquery --output=jsonproto "
+                      "gives the value for a configuration)",
+                      selected.attribute, util::excerpt(selected.branches, 400),
+                      env ? "no GPU choice from env, as --output=xml reads a select()ed env"
+                          : "every branch's labels, as --output=xml prints them"));
+    }
   }
 
   /// What `properties` ask for, as read_exec_properties reads them, without a word: the claims'

@@ -433,6 +433,9 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   }
   if (type == "SELECTOR_LIST" && which == Attribute::exec_properties)
     return read_selected_exec_properties(attribute, target);
+  if (type == "SELECTOR_LIST" && (which == Attribute::env || which == Attribute::target_compatible_with ||
+                                  which == Attribute::exec_compatible_with))
+    return read_selected_attribute(attribute, which, name, target);
   if (type == "SELECTOR_LIST")
     fail(fmt::format(
         "attribute {} of {} is a select() that query left unflattened (--noproto:flatten_selects); "
@@ -611,9 +614,136 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
       if (std::none_of(planned.begin(), planned.end(), [&](const auto& e) { return e.first == entry.first; }))
         planned.set(entry.first, entry.second);
   for (const auto& [key, value] : planned) add_entry(Attribute::exec_properties, target, key, value);
-  if (combinations.size() > 1)
-    target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
-        SelectedExecProperties{.branches = std::move(combinations), .more_branches = more});
+  if (combinations.size() > 1) {
+    SelectedExecProperties& selected = selections(target);
+    selected.branches = std::move(combinations);
+    selected.more_branches = more;
+  }
+}
+
+SelectedExecProperties& JsonTargets::selections(Target& target) {
+  auto copy = target.selected_exec_properties
+                  ? std::make_shared<SelectedExecProperties>(*target.selected_exec_properties)
+                  : std::make_shared<SelectedExecProperties>();
+  target.selected_exec_properties = copy;
+  return *copy;
+}
+
+void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute which, std::string_view name,
+                                          Target& target) {
+  // As read_selected_exec_properties reads one: every configuration (one branch of each select(),
+  // up to 64), each with a list's items, or env's GPU choice (the later select()'s winning).
+  const bool env = which == Attribute::env;
+  auto wrong = [&](std::string_view what) {
+    fail(fmt::format("attribute {} of {} is a select() whose \"selectorList\" {}", name, target.label, what));
+  };
+  struct Configuration {
+    std::string conditions;
+    std::vector<std::string> items;  ///< a list's labels; env: its GPU choice, or none
+  };
+  ondemand::array elements;
+  if (attribute.find_field_unordered("selectorList")
+          .get_object()
+          .find_field_unordered("elements")
+          .get_array()
+          .get(elements) != simdjson::SUCCESS)
+    wrong("has no \"elements\" list");
+  constexpr std::size_t max_combinations = 64;
+  bool more = false;
+  std::vector<Configuration> combinations{Configuration{}};
+  for (auto element : elements) {
+    ondemand::array entries;
+    if (element.get_object().find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+      wrong("has an element without \"entries\"");
+    std::vector<Configuration> branches;
+    for (auto entry : entries) {
+      ondemand::object object;
+      std::string_view condition;
+      if (entry.get_object().get(object) != simdjson::SUCCESS ||
+          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
+        wrong("has an entry without a \"label\"");
+      Configuration& branch = branches.emplace_back();
+      branch.conditions = condition;
+      auto found = object.find_field_unordered(env ? "stringDictValue" : "stringListValue");
+      if (found.error() == simdjson::NO_SUCH_FIELD) continue;  // [] or {} (or None: the default)
+      ondemand::array values;
+      if (found.get_array().get(values) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
+      Target scratch;  // env: add_entry keeps the first key that chooses GPUs
+      for (auto value : values) {
+        std::string_view text;
+        if (!env) {
+          if (value.get_string().get(text) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
+          branch.items.emplace_back(text);
+          continue;
+        }
+        std::string_view key;
+        ondemand::object pair;
+        if (value.get_object().get(pair) != simdjson::SUCCESS ||
+            pair.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+          wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
+        std::string owned_key(key);
+        if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
+        add_entry(Attribute::env, scratch, owned_key, text);
+      }
+      if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
+    }
+    if (branches.empty()) wrong("has a select() without branches");
+    std::vector<Configuration> next;
+    for (const auto& so_far : combinations)
+      for (const auto& branch : branches) {
+        if (next.size() == max_combinations) {
+          more = true;
+          break;
+        }
+        Configuration& combined = next.emplace_back(so_far);
+        if (branches.size() > 1) {  // a plain value's //conditions:default chooses nothing
+          if (!combined.conditions.empty()) combined.conditions += " + ";
+          combined.conditions += branch.conditions;
+        }
+        if (env && !branch.items.empty()) combined.items = branch.items;
+        if (!env) combined.items.insert(combined.items.end(), branch.items.begin(), branch.items.end());
+      }
+    combinations = std::move(next);
+  }
+  for (auto& combination : combinations) {
+    std::sort(combination.items.begin(), combination.items.end());
+    combination.items.erase(std::unique(combination.items.begin(), combination.items.end()),
+                            combination.items.end());
+  }
+  // What is planned: a list's every label (as --output=xml and the flattened JSON print it); env's
+  // GPU choice only where every configuration makes the same one (--output=xml leaves a select()ed
+  // env out: its branches merged are what no build runs with).
+  std::vector<std::string> all;
+  for (const auto& combination : combinations)
+    for (const auto& item : combination.items)
+      if (std::find(all.begin(), all.end(), item) == all.end()) all.push_back(item);
+  const bool agree = std::all_of(combinations.begin(), combinations.end(), [&](const Configuration& c) {
+    return c.items == combinations.front().items;
+  });
+  if (!env)
+    for (const auto& item : all) add_item(which, target, item);
+  else if (agree && !all.empty())
+    target.device_env = Symbol(all.front());
+  if (agree && !more) return;
+  SelectedAttribute differing{.attribute = std::string(name), .branches = {}, .differing = {}};
+  for (const auto& item : all)
+    if (!std::all_of(combinations.begin(), combinations.end(), [&](const Configuration& c) {
+          return std::find(c.items.begin(), c.items.end(), item) != c.items.end();
+        }))
+      differing.differing.push_back(item);
+  if (env && std::any_of(combinations.begin(), combinations.end(),
+                         [](const Configuration& c) { return c.items.empty(); }))
+    differing.differing.emplace_back();  // a configuration that chooses no GPUs
+  for (std::size_t i = 0; i < combinations.size(); ++i) {
+    std::string value;
+    for (const auto& item : combinations[i].items) value += (value.empty() ? "" : " ") + item;
+    differing.branches += fmt::format("{}{} gives {}", i ? ", " : "", combinations[i].conditions,
+                                      value.empty() ? "nothing" : value);
+  }
+  if (more)
+    differing.branches +=
+        fmt::format(" (and configurations past these {}, not compared)", combinations.size());
+  selections(target).other_attributes.push_back(std::move(differing));
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuplan/error.hpp"
+#include "ingest/attributes.hpp"
 #include "ingest/readers.hpp"
 #include "ingest/select_trace.hpp"
 
@@ -48,6 +49,13 @@ class JsonTargets {
   /// its target parsed again, for the trace a select()ed exec_properties leaves when query
   /// flattens it (--proto:flatten_selects, the default), as SelectTrace reads it.
   void find_select_trace(Target& target);
+  /// An env, target_compatible_with or exec_compatible_with of type SELECTOR_LIST: a list's every
+  /// branch's labels, env's GPU choice where all branches make the same one (as --output=xml reads
+  /// them), and what differs between the branches kept for classify's warning.
+  void read_selected_attribute(simdjson::ondemand::object attribute, Attribute which, std::string_view name,
+                               Target& target);
+  /// The test's selected_exec_properties to add to: a copy of what it held, or a new one.
+  static SelectedExecProperties& selections(Target& target);
   /// The linkopts of a rule that is not a test, for the GraphSink, from its "attribute" array.
   void read_linkopts(simdjson::ondemand::array attributes, std::string_view rule);
   /// The strings of a linkopts attribute's stringListValue, into linkopts_; of a select() left

@@ -883,3 +883,49 @@ TEST_CASE("a flattened JSON exec_properties that may be a select() is warned of 
                  Catch::Contains("it is planned by exec_properties gpu=4"));
 }
 
+// JSON query input under --noproto:flatten_selects: a select()ed env or constraint list, refused
+// before, is read as --output=xml reads it, and branches that differ in what gpuplan plans by are
+// warned of; a difference in labels nothing reads is not.
+TEST_CASE("select()ed env and constraint lists whose branches differ in what gpuplan reads are warned of") {
+  auto with = [](std::string label, SelectedAttribute attribute) {
+    auto target = make_target(label, {});
+    SelectedExecProperties selected;
+    selected.other_attributes.push_back(std::move(attribute));
+    target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(selected);
+    return target;
+  };
+  auto gpu_platform =
+      with("//:platform_test", {.attribute = "target_compatible_with",
+                                .branches = "//:cuda gives //:has_gpu, //conditions:default gives "
+                                            "nothing",
+                                .differing = {"//:has_gpu"}});
+  auto other =
+      with("//:os_test", {.attribute = "target_compatible_with",
+                          .branches = "//:linux gives @platforms//os:linux, //conditions:default gives "
+                                      "nothing",
+                          .differing = {"@platforms//os:linux"}});
+  auto env =
+      with("//:env_test", {.attribute = "env",
+                           .branches = "//:cuda gives CUDA_VISIBLE_DEVICES=0, //conditions:default gives "
+                                       "nothing",
+                           .differing = {"CUDA_VISIBLE_DEVICES=0", ""}});
+  TargetList list;
+  list.tests = {gpu_platform, other, env};
+  std::map<std::string, Diagnostic> warnings;
+  for (const auto& d : classify(list, {}, {}).diagnostics)
+    if (d.source == "target_compatible_with" || d.source == "env") warnings.emplace(d.label, d);
+  REQUIRE(warnings.size() == 2);
+  CHECK(
+      warnings.at("//:platform_test").message ==
+      "target_compatible_with is a select() whose branches differ in what gpuplan plans by: //:cuda gives "
+      "//:has_gpu, //conditions:default gives nothing; bazel query cannot tell which applies, and it is "
+      "planned by every branch's labels, as --output=xml prints them (bazel cquery --output=jsonproto gives "
+      "the value for a configuration)");
+  CHECK_THAT(
+      warnings.at("//:env_test").message,
+      Catch::StartsWith("env is a select() whose branches differ") &&
+          Catch::Contains("planned by no GPU choice from env, as --output=xml reads a select()ed env"));
+  ClassifyOptions strict;
+  strict.strict = true;
+  CHECK(has_errors(classify(list, {}, strict).diagnostics));
+}

@@ -123,8 +123,9 @@ TEST_CASE("a JSON shard_count set by select() is marked unresolved, flattened or
   REQUIRE_THROWS_WITH(rule(R"({"name":"exec_properties","type":"SELECTOR_LIST","selectorList":{}})"),
                       Catch::Contains("exec_properties of //a:t is a select() whose \"selectorList\" has no "
                                       "\"elements\" list"));
-  REQUIRE_THROWS_WITH(rule(R"({"name":"env","type":"SELECTOR_LIST","selectorList":{}})"),
-                      Catch::Contains("query again without that flag"));
+  REQUIRE_THROWS_WITH(
+      rule(R"({"name":"env","type":"SELECTOR_LIST","selectorList":{}})"),
+      Catch::Contains("env of //a:t is a select() whose \"selectorList\" has no \"elements\" list"));
   CHECK_FALSE(
       rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":false})").shard_count_unresolved);
   CHECK_FALSE(rule(R"({"name":"shard_count","type":"INTEGER","intValue":4,"explicitlySpecified":true})")
@@ -366,3 +367,69 @@ TEST_CASE("cquery's JSON is resolved: its $config_dependencies is no trace") {
   CHECK_FALSE(list.tests.at(0).selected_exec_properties);
 }
 
+// --noproto:flatten_selects: a select()ed env, target_compatible_with or exec_compatible_with was
+// refused (exit 2, "query again without that flag"). Now a list is read as every branch's labels
+// (as --output=xml and the flattened JSON print it), env's GPU choice only where every branch makes
+// the same one (--output=xml leaves a select()ed env out), and what differs is kept for classify.
+TEST_CASE("select()ed env and constraint lists left unflattened are read as --output=xml reads them") {
+  auto rule = [](const std::string& attribute) {
+    return read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" +
+                     attribute + "]}}\n")
+        .tests.at(0);
+  };
+  auto selector = [](std::string_view name, std::string_view type, std::string_view entries) {
+    return fmt::format(
+        R"({{"name":"{}","type":"SELECTOR_LIST","explicitlySpecified":true,"selectorList":{{)"
+        R"("type":"{}","elements":[{{"entries":[{}],"hasDefaultValue":true,"noMatchError":""}}]}}}})",
+        name, type, entries);
+  };
+  auto compatible =
+      rule(selector("target_compatible_with", "LABEL_LIST",
+                    R"({"label":"//:cuda","stringListValue":["//:has_gpu","@platforms//os:linux"]},)"
+                    R"({"label":"//conditions:default","stringListValue":["@platforms//os:linux"]})"));
+  REQUIRE(compatible.constraints.size() == 2);
+  CHECK(compatible.constraints[0].label == "//:has_gpu");
+  CHECK(compatible.constraints[1].label == "@platforms//os:linux");
+  REQUIRE(compatible.selected_exec_properties);
+  REQUIRE(compatible.selected_exec_properties->other_attributes.size() == 1);
+  const auto& differing = compatible.selected_exec_properties->other_attributes[0];
+  CHECK(differing.attribute == "target_compatible_with");
+  CHECK(differing.differing == std::vector<std::string>{"//:has_gpu"});
+  CHECK(differing.branches ==
+        "//:cuda gives //:has_gpu @platforms//os:linux, //conditions:default gives @platforms//os:linux");
+  // Branches that agree: read, nothing kept.
+  auto agree = rule(selector("exec_compatible_with", "LABEL_LIST",
+                             R"({"label":"//:a","stringListValue":["//:gpu_pool"]},)"
+                             R"({"label":"//conditions:default","stringListValue":["//:gpu_pool"]})"));
+  REQUIRE(agree.constraints.size() == 1);
+  CHECK(agree.constraints[0].exec);
+  CHECK_FALSE(agree.selected_exec_properties);
+  // env: the same GPU choice in every branch is planned; different ones are not, as from XML.
+  auto same_env =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:a","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0"}]},)"
+                    R"({"label":"//conditions:default","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES",)"
+                    R"("value":"0"},{"key":"X","value":"1"}]})"));
+  CHECK(same_env.device_env == "CUDA_VISIBLE_DEVICES=0");
+  CHECK_FALSE(same_env.selected_exec_properties);
+  auto env =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0,1"}]},)"
+                    R"({"label":"//conditions:default","isDefaultValue":true})"));
+  CHECK(env.device_env.empty());
+  REQUIRE(env.selected_exec_properties);
+  CHECK(env.selected_exec_properties->other_attributes.at(0).branches ==
+        "//:cuda gives CUDA_VISIBLE_DEVICES=0,1, //conditions:default gives nothing");
+  // Beside a select()ed exec_properties, both are kept.
+  auto both =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0"}]},)"
+                    R"({"label":"//conditions:default"})") +
+           "," +
+           selector("exec_properties", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"gpu","value":"1"}]},)"
+                    R"({"label":"//conditions:default"})"));
+  REQUIRE(both.selected_exec_properties);
+  CHECK(both.selected_exec_properties->branches.size() == 2);
+  CHECK(both.selected_exec_properties->other_attributes.size() == 1);
+}
