@@ -1,5 +1,6 @@
 #pragma once
 // A test target as Bazel described it: the vocabulary that ingest produces.
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -50,17 +51,38 @@ struct ExecPropertiesBranch {
   ExecProperties properties;
 };
 
+/// A select()ed env, target_compatible_with or exec_compatible_with whose branches differ, as
+/// JSON query output gives it unflattened (`--noproto:flatten_selects`).
+struct SelectedAttribute {
+  std::string attribute;  ///< "target_compatible_with"
+  std::string branches;   ///< "//:cuda gives //:has_gpu, //conditions:default gives nothing"
+  /// What some configurations have and others lack: constraint labels, or env's GPU choice
+  /// ("CUDA_VISIBLE_DEVICES=0"; "" for none).
+  std::vector<std::string> differing;
+};
+
 /// The traces of a select()ed exec_properties, which query reads as its branches merged, each key
 /// with the value of the first branch that sets it (as --output=xml prints it, with no mark).
 /// classify warns when they show that the test may ask for other GPUs than planned.
 struct SelectedExecProperties {
-  /// XML query input: a rule-input of a test with exec_properties that none of its printed label
-  /// attributes names and that is no implicit dependency ("//:cuda_big"): a config_setting's trace.
+  /// Where unexplained_input was seen, which says how the query output merged the branches.
+  enum class Trace : std::uint8_t {
+    xml_input,                ///< --output=xml: the first branch's value of each key
+    json_input,               ///< JSON, --proto:flatten_selects (the default): the last branch's
+    json_config_dependencies  ///< the same, named by the rule's $config_dependencies attribute
+  };
+  /// Query input with the branches merged (--output=xml, or JSON by default): a rule-input of a test
+  /// with exec_properties that none of its printed label attributes names and that is no implicit
+  /// dependency ("//:cuda_big"), or that its $config_dependencies names: a config_setting's trace.
   std::string unexplained_input;
+  Trace trace = Trace::xml_input;
   /// JSON query input under --noproto:flatten_selects: the branches themselves, two or more
   /// (every configuration of several select()s concatenated, up to 64).
   std::vector<ExecPropertiesBranch> branches;
   bool more_branches = false;  ///< configurations past those 64, not kept
+  /// JSON query input under --noproto:flatten_selects: the other select()ed attributes gpuplan
+  /// plans by (env, target_compatible_with, exec_compatible_with) whose branches differ.
+  std::vector<SelectedAttribute> other_attributes;
 };
 
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format

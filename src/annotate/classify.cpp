@@ -123,6 +123,7 @@ class TestClassifier {
     if (!test_.target.unexplained_input().empty()) report_selected_exec_properties();
     if (test_.target.selected_exec_properties && !test_.target.selected_exec_properties->branches.empty())
       report_exec_properties_branches();
+    if (test_.target.selected_exec_properties) report_selected_attributes();
     return std::move(test_);
   }
 
@@ -282,23 +283,37 @@ class TestClassifier {
 
   Severity bad() const { return options_.strict ? Severity::error : Severity::warning; }
 
-  /// XML query input: the test's exec_properties may be a select(), which query prints as every
-  /// branch merged, each key with the first branch's value, and with no mark; its trace, an input
-  /// no attribute names (a config_setting), is in unexplained_input. A guess when gpuplan read
-  /// its GPU ask from them: `{"gpu": "1"}` before a `{"gpu": "4"}` planned on 1 GPU, silently.
+  /// Query input with the branches merged (--output=xml, JSON's default --proto:flatten_selects):
+  /// the test's exec_properties may be a select(), which query prints as every branch merged,
+  /// each key with the first branch's value (XML) or the last's (JSON), and with no mark; its
+  /// trace, a config_setting, is in unexplained_input. A guess when gpuplan read its GPU ask from
+  /// them: `{"gpu": "1"}` before a `{"gpu": "4"}` planned on 1 GPU from XML, silently.
   void report_selected_exec_properties() {
     auto from_properties = std::find_if(claims_.begin(), claims_.end(), [](const Claim& c) {
       return c.source.find("exec_properties ") != std::string::npos;
     });
     if (from_properties == claims_.end()) return;
+    using Trace = SelectedExecProperties::Trace;
+    const Trace trace = test_.target.selected_exec_properties->trace;
+    const std::string input = util::excerpt(test_.target.unexplained_input(), 200);
+    const std::string seen =
+        trace == Trace::json_config_dependencies
+            ? fmt::format(
+                  "the test's $config_dependencies names {}, the condition of a select() on one of "
+                  "its attributes",
+                  input)
+            : fmt::format("the test has the input {}, which none of its attributes names (a config_setting?)",
+                          input);
+    const bool json = trace != Trace::xml_input;
     report(bad(), "exec_properties",
-           fmt::format("exec_properties may be a select(): the test has the input {}, which none of its "
-                       "attributes names (a config_setting?), and bazel query prints a select()ed "
-                       "exec_properties as its branches merged, each key with the first branch's value, "
-                       "unmarked; it is planned by {} (bazel cquery --output=jsonproto gives the value for "
-                       "a configuration)",
-                       util::excerpt(test_.target.unexplained_input(), 200),
-                       util::excerpt(from_properties->source, 200)));
+           fmt::format(
+               "exec_properties may be a select(): {}, and {} prints a select()ed "
+               "exec_properties as its branches merged, each key with the {} branch's value, "
+               "unmarked; it is planned by {} ({}bazel cquery --output=jsonproto gives the value "
+               "for a configuration)",
+               seen, json ? "bazel query's JSON output (by default, --proto:flatten_selects)" : "bazel query",
+               json ? "last" : "first", util::excerpt(from_properties->source, 200),
+               json ? "bazel query --noproto:flatten_selects prints the branches; " : ""));
   }
 
   /// JSON query input under --noproto:flatten_selects: a select()ed exec_properties with its
@@ -339,6 +354,34 @@ class TestClassifier {
                more ? fmt::format(" (and configurations past these {}, not compared)", branches.size()) : "",
                util::excerpt(spelled(test_.target.exec_properties), 200),
                what_asks(test_.target.exec_properties)));
+  }
+
+  /// JSON query input under --noproto:flatten_selects: a select()ed env, target_compatible_with or
+  /// exec_compatible_with whose branches differ in what gpuplan plans by (env's GPU choice; a
+  /// constraint a rule reads, that looks like a GPU platform's or that makes Bazel skip the test).
+  /// It is planned as --output=xml reads it, which is a guess: the exec_properties warning's kind.
+  void report_selected_attributes() {
+    for (const auto& selected : test_.target.selected_exec_properties->other_attributes) {
+      const bool env = selected.attribute == "env";
+      const bool matters =
+          env ||
+          std::any_of(selected.differing.begin(), selected.differing.end(), [&](const std::string& label) {
+            return annotate::looks_gpu_related(label) ||
+                   is_incompatible_marker(
+                       Constraint{Symbol(label), selected.attribute != "target_compatible_with"}) ||
+                   std::any_of(matchers_.begin(), matchers_.end(),
+                               [&](const RuleMatcher& m) { return m.reads_tag(label); });
+          });
+      if (!matters) continue;
+      report(
+          bad(), selected.attribute,
+          fmt::format("{} is a select() whose branches differ in what gpuplan plans by: {}; bazel query "
+                      "cannot tell which applies, and it is planned by {} (bazel cquery --output=jsonproto "
+                      "gives the value for a configuration)",
+                      selected.attribute, util::excerpt(selected.branches, 400),
+                      env ? "no GPU choice from env, as --output=xml reads a select()ed env"
+                          : "every branch's labels, as --output=xml prints them"));
+    }
   }
 
   /// What `properties` ask for, as read_exec_properties reads them, without a word: the claims'

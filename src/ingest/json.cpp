@@ -94,6 +94,7 @@ std::string short_configuration(std::string_view checksum) { return std::string(
 void JsonTargets::parse_object(std::string_view json, std::size_t readable, const Position& start,
                                const std::function<void(ondemand::object)>& use) {
   text_ = json;
+  readable_ = readable;
   start_ = start;
   have_document_ = false;  // the last object's document points into text that is gone
   try {
@@ -215,7 +216,93 @@ void JsonTargets::read_rule(ondemand::object rule) {
     configured_inputs_.clear();
     linkopts_.clear();
   }
+  if (!cquery_ && !target.exec_properties.empty() && !target.selected_exec_properties &&
+      Collector::keeps(target.rule_class.str()))
+    find_select_trace(target);
   out_.add(TargetKind::rule, std::move(target));
+}
+
+void JsonTargets::find_select_trace(Target& target) {
+  // Bazel's JSON prints every attribute, its implicit ones ("$launcher") too, unless
+  // --noproto:default_values; among them "$config_dependencies", a LABEL_LIST of the conditions
+  // of every select() of the rule, the surest trace (seen with Bazel 4's --output=proto, the same
+  // message). Without it, a rule-input none of the printed labels names, as in XML. Labels are in
+  // the string values of the label types (AttributeFormatter.writeAttributeValueToBuilder).
+  // Unflattened output (a SELECTOR_LIST anywhere in the rule) printed a select()ed
+  // exec_properties as one: this one is plain.
+  ondemand::document document;
+  ondemand::object rule;
+  if (again_parser_.iterate(simdjson::padded_string_view(text_.data(), text_.size(), readable_))
+              .get(document) != simdjson::SUCCESS ||
+      document.find_field_unordered("rule").get_object().get(rule) != simdjson::SUCCESS)
+    return;  // read once already: this cannot fail
+  trace_.clear();
+  std::string_view config_dependency;
+  std::vector<std::string_view> inputs;
+  auto strings = [](ondemand::value value, auto&& each) {
+    ondemand::array items;
+    if (value.get_array().get(items) != simdjson::SUCCESS) return;
+    for (auto item : items) {
+      std::string_view text;
+      if (item.get_string().get(text) == simdjson::SUCCESS) each(text);
+    }
+  };
+  auto entries = [](ondemand::value value, std::string_view key, auto&& each) {
+    ondemand::array items;
+    if (value.get_array().get(items) != simdjson::SUCCESS) return;
+    for (auto item : items) {
+      ondemand::value field;
+      if (item.find_field_unordered(key).get(field) == simdjson::SUCCESS) each(field);
+    }
+  };
+  auto add = [&](std::string_view label) { trace_.add_label(label); };
+  for (auto field : rule) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return;
+    if (key == "ruleInput") strings(field.value(), [&](std::string_view input) { inputs.push_back(input); });
+    if (key != "attribute") continue;
+    ondemand::array attributes;
+    if (field.value().get_array().get(attributes) != simdjson::SUCCESS) return;
+    for (auto item : attributes) {
+      std::string_view name;
+      std::string_view type;
+      ondemand::object attribute;
+      if (item.get_object().get(attribute) != simdjson::SUCCESS ||
+          attribute.find_field_unordered("name").get_string().get(name) != simdjson::SUCCESS ||
+          attribute.find_field_unordered("type").get_string().get(type) != simdjson::SUCCESS)
+        continue;
+      if (type == "SELECTOR_LIST") return;
+      ondemand::value value;
+      auto found = [&](std::string_view key) {
+        return attribute.find_field_unordered(key).get(value) == simdjson::SUCCESS;
+      };
+      if (type == "LABEL" || type == "NODEP_LABEL" || type == "OUTPUT") {
+        std::string_view label;
+        if (found("stringValue") && value.get_string().get(label) == simdjson::SUCCESS) add(label);
+      } else if (name == "$config_dependencies") {
+        if (found("stringListValue"))
+          strings(value, [&](std::string_view label) {
+            if (config_dependency.empty()) config_dependency = label;
+          });
+      } else if (type == "LABEL_LIST" || type == "NODEP_LABEL_LIST" || type == "OUTPUT_LIST") {
+        if (found("stringListValue")) strings(value, add);
+      } else if (type == "LABEL_DICT_UNARY" || type == "LABEL_KEYED_STRING_DICT") {
+        bool keyed = type == "LABEL_KEYED_STRING_DICT";
+        if (found(keyed ? "labelKeyedStringDictValue" : "labelDictUnaryValue"))
+          entries(value, keyed ? "key" : "value", [&](ondemand::value v) {
+            std::string_view label;
+            if (v.get_string().get(label) == simdjson::SUCCESS) add(label);
+          });
+      } else if (type == "LABEL_LIST_DICT") {
+        if (found("labelListDictValue")) entries(value, "value", [&](ondemand::value v) { strings(v, add); });
+      }
+    }
+  }
+  if (!config_dependency.empty())
+    return note_select_trace(target, config_dependency,
+                             SelectedExecProperties::Trace::json_config_dependencies);
+  for (std::string_view input : inputs)
+    trace_.judge_input(input, target, SelectedExecProperties::Trace::json_input);
 }
 
 void JsonTargets::read_rule_inputs(ondemand::array inputs, bool configured, std::string_view rule) {
@@ -265,7 +352,7 @@ void JsonTargets::read_linkopts(ondemand::array attributes, std::string_view rul
   simdjson::padded_string copy(raw);
   ondemand::document document;
   ondemand::array again;
-  if (linkopts_parser_.iterate(copy).get(document) != simdjson::SUCCESS ||
+  if (again_parser_.iterate(copy).get(document) != simdjson::SUCCESS ||
       document.get_array().get(again) != simdjson::SUCCESS)
     bad();
   for (auto attribute : again) {
@@ -279,18 +366,53 @@ void JsonTargets::read_linkopts(ondemand::array attributes, std::string_view rul
 }
 
 void JsonTargets::add_linkopts(ondemand::object attribute, std::string_view rule) {
-  auto found = attribute.find_field_unordered("stringListValue");
-  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // none, or a select() left unflattened
-  ondemand::array items;
-  auto wrong = [&] {
-    fail(fmt::format("attribute linkopts of {}: \"stringListValue\" is not a list of strings", rule));
+  auto add = [&](ondemand::value list, std::string_view where) {
+    ondemand::array items;
+    auto wrong = [&] {
+      fail(fmt::format("attribute linkopts of {}: {} is not a list of strings", rule, where));
+    };
+    if (list.get_array().get(items) != simdjson::SUCCESS) wrong();
+    for (auto item : items) {
+      std::string_view flag;
+      if (item.get_string().get(flag) != simdjson::SUCCESS) wrong();
+      linkopts_.emplace_back(flag);
+    }
   };
-  if (found.get_array().get(items) != simdjson::SUCCESS) wrong();
-  for (auto item : items) {
-    std::string_view flag;
-    if (item.get_string().get(flag) != simdjson::SUCCESS) wrong();
-    linkopts_.emplace_back(flag);
+  std::string_view type;
+  if (attribute.find_field_unordered("type").get_string().get(type) == simdjson::SUCCESS &&
+      type == "SELECTOR_LIST") {
+    // --noproto:flatten_selects: every branch's flags, as the flattened output lists them (the
+    // union of the possible values) and as query's deps follow every branch.
+    ondemand::array elements;
+    auto wrong = [&](std::string_view what) {
+      fail(fmt::format("attribute linkopts of {} is a select() whose \"selectorList\" {}", rule, what));
+    };
+    if (attribute.find_field_unordered("selectorList")
+            .get_object()
+            .find_field_unordered("elements")
+            .get_array()
+            .get(elements) != simdjson::SUCCESS)
+      wrong("has no \"elements\" list");
+    for (auto element : elements) {
+      ondemand::array entries;
+      if (element.get_object().find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+        wrong("has an element without \"entries\"");
+      for (auto entry : entries) {
+        ondemand::object object;
+        ondemand::value list;
+        if (entry.get_object().get(object) != simdjson::SUCCESS) wrong("has an entry that is no object");
+        if (object.find_field_unordered("stringListValue").get(list) == simdjson::SUCCESS)
+          add(list, "a branch's \"stringListValue\"");  // none: the branch is [] or None
+      }
+    }
+    return;
   }
+  auto found = attribute.find_field_unordered("stringListValue");
+  if (found.error() == simdjson::NO_SUCH_FIELD) return;  // none
+  ondemand::value list;
+  if (found.get(list) != simdjson::SUCCESS)
+    fail(fmt::format("attribute linkopts of {}: \"stringListValue\" is not a list of strings", rule));
+  add(list, "\"stringListValue\"");
 }
 
 void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
@@ -311,6 +433,9 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   }
   if (type == "SELECTOR_LIST" && which == Attribute::exec_properties)
     return read_selected_exec_properties(attribute, target);
+  if (type == "SELECTOR_LIST" && (which == Attribute::env || which == Attribute::target_compatible_with ||
+                                  which == Attribute::exec_compatible_with))
+    return read_selected_attribute(attribute, which, name, target);
   if (type == "SELECTOR_LIST")
     fail(fmt::format(
         "attribute {} of {} is a select() that query left unflattened (--noproto:flatten_selects); "
@@ -489,9 +614,136 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
       if (std::none_of(planned.begin(), planned.end(), [&](const auto& e) { return e.first == entry.first; }))
         planned.set(entry.first, entry.second);
   for (const auto& [key, value] : planned) add_entry(Attribute::exec_properties, target, key, value);
-  if (combinations.size() > 1)
-    target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(
-        SelectedExecProperties{.branches = std::move(combinations), .more_branches = more});
+  if (combinations.size() > 1) {
+    SelectedExecProperties& selected = selections(target);
+    selected.branches = std::move(combinations);
+    selected.more_branches = more;
+  }
+}
+
+SelectedExecProperties& JsonTargets::selections(Target& target) {
+  auto copy = target.selected_exec_properties
+                  ? std::make_shared<SelectedExecProperties>(*target.selected_exec_properties)
+                  : std::make_shared<SelectedExecProperties>();
+  target.selected_exec_properties = copy;
+  return *copy;
+}
+
+void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute which, std::string_view name,
+                                          Target& target) {
+  // As read_selected_exec_properties reads one: every configuration (one branch of each select(),
+  // up to 64), each with a list's items, or env's GPU choice (the later select()'s winning).
+  const bool env = which == Attribute::env;
+  auto wrong = [&](std::string_view what) {
+    fail(fmt::format("attribute {} of {} is a select() whose \"selectorList\" {}", name, target.label, what));
+  };
+  struct Configuration {
+    std::string conditions;
+    std::vector<std::string> items;  ///< a list's labels; env: its GPU choice, or none
+  };
+  ondemand::array elements;
+  if (attribute.find_field_unordered("selectorList")
+          .get_object()
+          .find_field_unordered("elements")
+          .get_array()
+          .get(elements) != simdjson::SUCCESS)
+    wrong("has no \"elements\" list");
+  constexpr std::size_t max_combinations = 64;
+  bool more = false;
+  std::vector<Configuration> combinations{Configuration{}};
+  for (auto element : elements) {
+    ondemand::array entries;
+    if (element.get_object().find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+      wrong("has an element without \"entries\"");
+    std::vector<Configuration> branches;
+    for (auto entry : entries) {
+      ondemand::object object;
+      std::string_view condition;
+      if (entry.get_object().get(object) != simdjson::SUCCESS ||
+          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
+        wrong("has an entry without a \"label\"");
+      Configuration& branch = branches.emplace_back();
+      branch.conditions = condition;
+      auto found = object.find_field_unordered(env ? "stringDictValue" : "stringListValue");
+      if (found.error() == simdjson::NO_SUCH_FIELD) continue;  // [] or {} (or None: the default)
+      ondemand::array values;
+      if (found.get_array().get(values) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
+      Target scratch;  // env: add_entry keeps the first key that chooses GPUs
+      for (auto value : values) {
+        std::string_view text;
+        if (!env) {
+          if (value.get_string().get(text) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
+          branch.items.emplace_back(text);
+          continue;
+        }
+        std::string_view key;
+        ondemand::object pair;
+        if (value.get_object().get(pair) != simdjson::SUCCESS ||
+            pair.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+          wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
+        std::string owned_key(key);
+        if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
+        add_entry(Attribute::env, scratch, owned_key, text);
+      }
+      if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
+    }
+    if (branches.empty()) wrong("has a select() without branches");
+    std::vector<Configuration> next;
+    for (const auto& so_far : combinations)
+      for (const auto& branch : branches) {
+        if (next.size() == max_combinations) {
+          more = true;
+          break;
+        }
+        Configuration& combined = next.emplace_back(so_far);
+        if (branches.size() > 1) {  // a plain value's //conditions:default chooses nothing
+          if (!combined.conditions.empty()) combined.conditions += " + ";
+          combined.conditions += branch.conditions;
+        }
+        if (env && !branch.items.empty()) combined.items = branch.items;
+        if (!env) combined.items.insert(combined.items.end(), branch.items.begin(), branch.items.end());
+      }
+    combinations = std::move(next);
+  }
+  for (auto& combination : combinations) {
+    std::sort(combination.items.begin(), combination.items.end());
+    combination.items.erase(std::unique(combination.items.begin(), combination.items.end()),
+                            combination.items.end());
+  }
+  // What is planned: a list's every label (as --output=xml and the flattened JSON print it); env's
+  // GPU choice only where every configuration makes the same one (--output=xml leaves a select()ed
+  // env out: its branches merged are what no build runs with).
+  std::vector<std::string> all;
+  for (const auto& combination : combinations)
+    for (const auto& item : combination.items)
+      if (std::find(all.begin(), all.end(), item) == all.end()) all.push_back(item);
+  const bool agree = std::all_of(combinations.begin(), combinations.end(), [&](const Configuration& c) {
+    return c.items == combinations.front().items;
+  });
+  if (!env)
+    for (const auto& item : all) add_item(which, target, item);
+  else if (agree && !all.empty())
+    target.device_env = Symbol(all.front());
+  if (agree && !more) return;
+  SelectedAttribute differing{.attribute = std::string(name), .branches = {}, .differing = {}};
+  for (const auto& item : all)
+    if (!std::all_of(combinations.begin(), combinations.end(), [&](const Configuration& c) {
+          return std::find(c.items.begin(), c.items.end(), item) != c.items.end();
+        }))
+      differing.differing.push_back(item);
+  if (env && std::any_of(combinations.begin(), combinations.end(),
+                         [](const Configuration& c) { return c.items.empty(); }))
+    differing.differing.emplace_back();  // a configuration that chooses no GPUs
+  for (std::size_t i = 0; i < combinations.size(); ++i) {
+    std::string value;
+    for (const auto& item : combinations[i].items) value += (value.empty() ? "" : " ") + item;
+    differing.branches += fmt::format("{}{} gives {}", i ? ", " : "", combinations[i].conditions,
+                                      value.empty() ? "nothing" : value);
+  }
+  if (more)
+    differing.branches +=
+        fmt::format(" (and configurations past these {}, not compared)", combinations.size());
+  selections(target).other_attributes.push_back(std::move(differing));
 }
 
 void JsonTargets::fail(const std::string& message, const char* at) {

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "gpuplan/error.hpp"
+#include "ingest/attributes.hpp"
 #include "ingest/readers.hpp"
+#include "ingest/select_trace.hpp"
 
 namespace gpuplan::ingest {
 
@@ -43,9 +45,21 @@ class JsonTargets {
   /// An exec_properties of type SELECTOR_LIST (--noproto:flatten_selects): its branches, merged
   /// into target.exec_properties as --output=xml merges them, and kept when there are several.
   void read_selected_exec_properties(simdjson::ondemand::object attribute, Target& target);
+  /// A test whose exec_properties were read as a plain dict, from query output (not cquery's):
+  /// its target parsed again, for the trace a select()ed exec_properties leaves when query
+  /// flattens it (--proto:flatten_selects, the default), as SelectTrace reads it.
+  void find_select_trace(Target& target);
+  /// An env, target_compatible_with or exec_compatible_with of type SELECTOR_LIST: a list's every
+  /// branch's labels, env's GPU choice where all branches make the same one (as --output=xml reads
+  /// them), and what differs between the branches kept for classify's warning.
+  void read_selected_attribute(simdjson::ondemand::object attribute, Attribute which, std::string_view name,
+                               Target& target);
+  /// The test's selected_exec_properties to add to: a copy of what it held, or a new one.
+  static SelectedExecProperties& selections(Target& target);
   /// The linkopts of a rule that is not a test, for the GraphSink, from its "attribute" array.
   void read_linkopts(simdjson::ondemand::array attributes, std::string_view rule);
-  /// The strings of a linkopts attribute's stringListValue, into linkopts_.
+  /// The strings of a linkopts attribute's stringListValue, into linkopts_; of a select() left
+  /// unflattened (SELECTOR_LIST), every branch's, as flattened output lists them.
   void add_linkopts(simdjson::ondemand::object attribute, std::string_view rule);
   /// ruleInput (labels) or cquery's configuredRuleInput ({"label": ...}), for the GraphSink.
   void read_rule_inputs(simdjson::ondemand::array inputs, bool configured, std::string_view rule);
@@ -65,7 +79,11 @@ class JsonTargets {
   std::vector<std::string_view> inputs_;  ///< the current rule's ruleInput, into the parser's strings
   std::vector<std::string_view> configured_inputs_;  ///< its configuredRuleInput (cquery, newer Bazel)
   std::vector<std::string> linkopts_;                ///< its linkopts, for the GraphSink
-  simdjson::ondemand::parser linkopts_parser_;       ///< read_linkopts(): the rare array that has them
+  /// A second parse of rare text: read_linkopts()'s array that names them, find_select_trace()'s
+  /// target.
+  simdjson::ondemand::parser again_parser_;
+  std::size_t readable_ = 0;  ///< bytes readable from text_ (its SIMDJSON_PADDING included)
+  SelectTrace trace_;         ///< find_select_trace(): the labels the test's attributes name
   bool cquery_ = false;
   bool saw_non_test_rule_ = false;      ///< a rule that is not a test: the output of deps(...)
   bool saw_configured_inputs_ = false;  ///< a rule named its configuredRuleInput (Bazel 7 on)

@@ -15,6 +15,7 @@
 #include "gpuplan/error.hpp"
 #include "ingest/attributes.hpp"
 #include "ingest/readers.hpp"
+#include "ingest/select_trace.hpp"
 
 namespace gpuplan::ingest {
 
@@ -41,32 +42,6 @@ const char* element_for(Attribute attribute) {
     case Attribute::env: return "dict";
     default: return "string";
   }
-}
-
-/// A rule-input Bazel adds to a test rule itself (its implicit attributes, which query does not
-/// print): @bazel_tools (launcher, test runtime, C++ and Python tools), @local_config_*
-/// (toolchains), @remote_coverage_tools, @remote_java_tools*, //external: bindings (all seen with
-/// Bazel 4), and the rule sets that define test rules in later Bazels, whose rules add inputs of
-/// their own repository (@rules_python's //python/config_settings, @rules_cc, @rules_java,
-/// @rules_shell, @io_bazel_rules_go, @build_bazel_rules_*), @platforms and @bazel_skylib. Under
-/// bzlmod's canonical names too: each part of `rules_python+`, `rules_python~0.31.0`,
-/// `+ext+local_config_cc` is tried.
-bool is_implicit_input(std::string_view label) {
-  if (!label.starts_with('@')) return label.starts_with("//external:");
-  label.remove_prefix(label.starts_with("@@") ? 2 : 1);
-  const std::string_view repository = label.substr(0, label.find("//"));
-  auto implicit = [](std::string_view name) {
-    return name == "bazel_tools" || name == "platforms" || name == "bazel_skylib" ||
-           name.starts_with("local_config_") || name.starts_with("remote_coverage_tools") ||
-           name.starts_with("remote_java_tools") || name.starts_with("rules_") ||
-           name.starts_with("io_bazel_rules_") || name.starts_with("build_bazel_rules_");
-  };
-  for (std::size_t begin = 0; begin <= repository.size();) {
-    const auto end = std::min(repository.find_first_of("+~", begin), repository.size());
-    if (implicit(repository.substr(begin, end - begin))) return true;
-    begin = end + 1;
-  }
-  return false;
 }
 
 bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -502,17 +477,13 @@ class XmlReader {
     test_.rule_class = rule_class;
     if (const char* location = xml_attribute(pairs, "location")) test_.location = location;
     test_.has_attributes = true;
-    test_labels_.clear();
-    labels_sorted_ = false;
+    trace_.clear();
   }
 
   void start_inside_test(const char* element, const XML_Char** pairs) {
     if (std::strncmp(element, "rule-", 5) == 0) return;  // rule-default-setting
     const char* value = xml_attribute(pairs, "value");
-    if (value && element[0] == 'l' && std::strcmp(element, "label") == 0) {
-      test_labels_.emplace_back(value);
-      labels_sorted_ = false;
-    }
+    if (value && element[0] == 'l' && std::strcmp(element, "label") == 0) trace_.add_label(value);
     if (depth_ == 4) pair_key_.reset();  // a <pair> starts: no key of another pair carries over
     if (depth_ == 3) {
       const char* name = xml_attribute(pairs, "name");
@@ -579,20 +550,11 @@ class XmlReader {
 
   /// Query prints a select()ed exec_properties as its branches merged, each key with the first
   /// branch's value, and with no configurable mark; the only trace is the config_setting among
-  /// the test's rule-inputs. A rule-input of a test with exec_properties that no printed label
-  /// attribute names and that is no implicit dependency is taken for one (classify warns when
-  /// the exec_properties ask for GPUs). A select() on another attribute (deps) leaves the same
-  /// trace; query cannot tell which attribute it was on. Bazel prints a rule's attributes before
-  /// its rule-inputs, so each input is judged as it comes and only the first unexplained one is
-  /// kept: a test of millions of inputs is read in bounded memory.
+  /// the test's rule-inputs, which SelectTrace judges against its printed <label>s (classify
+  /// warns when the exec_properties ask for GPUs). A select() on another attribute (deps) leaves
+  /// the same trace; query cannot tell which attribute it was on.
   void note_if_unexplained(const char* input) {
-    if (test_.exec_properties.empty() || test_.selected_exec_properties) return;
-    if (!labels_sorted_) std::sort(test_labels_.begin(), test_labels_.end());
-    labels_sorted_ = true;
-    if (is_implicit_input(input) || std::binary_search(test_labels_.begin(), test_labels_.end(), input))
-      return;
-    test_.selected_exec_properties =
-        std::make_shared<const SelectedExecProperties>(SelectedExecProperties{.unexplained_input = input});
+    trace_.judge_input(input, test_, SelectedExecProperties::Trace::xml_input);
   }
 
   /// Hands the graph the blanked rule-inputs that came before where expat is now.
@@ -645,9 +607,8 @@ class XmlReader {
   bool in_kept_list_ = false;  ///< blank_unused_attributes: inside target/exec_compatible_with
   KeptRules kept_;             ///< the test rules the blanking leaves whole, in this buffer
   /// Of the test being read, as expat sees them (only a kept rule shows them): the values of its
-  /// <label> elements (sorted once its rule-inputs begin), for note_if_unexplained.
-  std::vector<std::string> test_labels_;
-  bool labels_sorted_ = false;
+  /// <label> elements, for note_if_unexplained.
+  SelectTrace trace_;
   Target test_;
   Attribute attribute_ = Attribute::none;
   std::optional<std::string> pair_key_;

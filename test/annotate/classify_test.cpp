@@ -864,3 +864,72 @@ TEST_CASE("a test's env that chooses GPUs is a warning, except a CPU test hiding
   target.device_env = "CUDA_VISIBLE_DEVICES=0";
   CHECK(classify_one(target, {}, strict).diagnostics.at(0).severity == Severity::error);
 }
+
+// JSON query input by default (--proto:flatten_selects): the merge keeps each key's last branch's
+// value, and the rule's $config_dependencies names the config_setting. The warning says so; it
+// said nothing before.
+TEST_CASE("a flattened JSON exec_properties that may be a select() is warned of as JSON merges it") {
+  auto selected = make_target("//:selected_gpu_test", {}, {{"gpu", "4"}});
+  SelectedExecProperties trace;
+  trace.unexplained_input = "//:cuda_big";
+  trace.trace = SelectedExecProperties::Trace::json_config_dependencies;
+  selected.selected_exec_properties = std::make_shared<const SelectedExecProperties>(trace);
+  TargetList list;
+  list.tests = {selected};
+  const auto diagnostics = classify(list, {}, {}).diagnostics;
+  REQUIRE(diagnostics.size() == 1);
+  CHECK(diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(diagnostics[0].message,
+             Catch::StartsWith("exec_properties may be a select(): the test's $config_dependencies names "
+                               "//:cuda_big") &&
+                 Catch::Contains("bazel query's JSON output (by default, --proto:flatten_selects) prints") &&
+                 Catch::Contains("each key with the last branch's value") &&
+                 Catch::Contains("it is planned by exec_properties gpu=4"));
+}
+
+// JSON query input under --noproto:flatten_selects: a select()ed env or constraint list, refused
+// before, is read as --output=xml reads it, and branches that differ in what gpuplan plans by are
+// warned of; a difference in labels nothing reads is not.
+TEST_CASE("select()ed env and constraint lists whose branches differ in what gpuplan reads are warned of") {
+  auto with = [](std::string label, SelectedAttribute attribute) {
+    auto target = make_target(label, {});
+    SelectedExecProperties selected;
+    selected.other_attributes.push_back(std::move(attribute));
+    target.selected_exec_properties = std::make_shared<const SelectedExecProperties>(selected);
+    return target;
+  };
+  auto gpu_platform =
+      with("//:platform_test", {.attribute = "target_compatible_with",
+                                .branches = "//:cuda gives //:has_gpu, //conditions:default gives "
+                                            "nothing",
+                                .differing = {"//:has_gpu"}});
+  auto other =
+      with("//:os_test", {.attribute = "target_compatible_with",
+                          .branches = "//:linux gives @platforms//os:linux, //conditions:default gives "
+                                      "nothing",
+                          .differing = {"@platforms//os:linux"}});
+  auto env =
+      with("//:env_test", {.attribute = "env",
+                           .branches = "//:cuda gives CUDA_VISIBLE_DEVICES=0, //conditions:default gives "
+                                       "nothing",
+                           .differing = {"CUDA_VISIBLE_DEVICES=0", ""}});
+  TargetList list;
+  list.tests = {gpu_platform, other, env};
+  std::map<std::string, Diagnostic> warnings;
+  for (const auto& d : classify(list, {}, {}).diagnostics)
+    if (d.source == "target_compatible_with" || d.source == "env") warnings.emplace(d.label, d);
+  REQUIRE(warnings.size() == 2);
+  CHECK(
+      warnings.at("//:platform_test").message ==
+      "target_compatible_with is a select() whose branches differ in what gpuplan plans by: //:cuda gives "
+      "//:has_gpu, //conditions:default gives nothing; bazel query cannot tell which applies, and it is "
+      "planned by every branch's labels, as --output=xml prints them (bazel cquery --output=jsonproto gives "
+      "the value for a configuration)");
+  CHECK_THAT(
+      warnings.at("//:env_test").message,
+      Catch::StartsWith("env is a select() whose branches differ") &&
+          Catch::Contains("planned by no GPU choice from env, as --output=xml reads a select()ed env"));
+  ClassifyOptions strict;
+  strict.strict = true;
+  CHECK(has_errors(classify(list, {}, strict).diagnostics));
+}

@@ -723,3 +723,39 @@ TEST_CASE("a rule-input nested deeper in its rule is read alike however it is sp
   CHECK(graph.label(inputs[0]) == "//in:plain");
   CHECK(graph.label(inputs[1]) == "//in:entity");
 }
+
+// --noproto:flatten_selects prints a select()ed linkopts as its branches (SELECTOR_LIST, as
+// AttributeFormatter.writeSelectorListToBuilder writes it), which were dropped without a word, so
+// a library linking CUDA only under a condition was GPU-free. Every branch's flags are read, as
+// query's default flattened output lists them and as query's deps follow every branch.
+TEST_CASE("a select()ed linkopts left unflattened links every branch's libraries") {
+  auto library = [](std::string_view name, std::string_view attribute) {
+    return fmt::format(
+        R"({{"type":"RULE","rule":{{"name":"//c:{}","ruleClass":"cc_library","attribute":[{}]}}}})"
+        "\n",
+        name, attribute);
+  };
+  const std::string selected =
+      R"({"name":"linkopts","type":"SELECTOR_LIST","explicitlySpecified":true,"selectorList":{"type":"STRING_LIST",)"
+      R"("elements":[{"entries":[{"label":"//:cuda","stringListValue":["-lcudart"],"isDefaultValue":false},)"
+      R"({"label":"//conditions:default","isDefaultValue":false}],"hasDefaultValue":true,"noMatchError":""}]}})";
+  const std::string concatenated =
+      R"({"name":"linkopts","type":"SELECTOR_LIST","selectorList":{"type":"STRING_LIST","elements":[)"
+      R"({"entries":[{"label":"//conditions:default","stringListValue":["-lm"]}]},)"
+      R"({"entries":[{"label":"//conditions:default"},{"label":"//:rocm","stringListValue":["-lamdhip64"]}]}]}})";
+  std::string text =
+      library("cudart", selected) + library("hip", concatenated) +
+      R"({"type":"RULE","rule":{"name":"//c:t","ruleClass":"cc_test","ruleInput":["//c:cudart"]}})"
+      "\n"
+      R"({"type":"RULE","rule":{"name":"//c:u","ruleClass":"cc_test","ruleInput":["//c:hip"]}})"
+      "\n";
+  DepGraph graph = graph_of(text);
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  REQUIRE(reach.path_text(*graph.find("//c:t")) == "//c:t → //c:cudart");
+  REQUIRE(reach.linkopt(*graph.find("//c:cudart")) == "-lcudart");
+  REQUIRE(reach.linkopt(*graph.find("//c:hip")) == "-lamdhip64");
+  REQUIRE_THROWS_WITH(
+      graph_of(library("bad", R"({"name":"linkopts","type":"SELECTOR_LIST","selectorList":{}})")),
+      Catch::Contains("attribute linkopts of //c:bad is a select() whose \"selectorList\" has no "
+                      "\"elements\" list"));
+}

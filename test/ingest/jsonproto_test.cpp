@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
@@ -121,8 +123,9 @@ TEST_CASE("a JSON shard_count set by select() is marked unresolved, flattened or
   REQUIRE_THROWS_WITH(rule(R"({"name":"exec_properties","type":"SELECTOR_LIST","selectorList":{}})"),
                       Catch::Contains("exec_properties of //a:t is a select() whose \"selectorList\" has no "
                                       "\"elements\" list"));
-  REQUIRE_THROWS_WITH(rule(R"({"name":"env","type":"SELECTOR_LIST","selectorList":{}})"),
-                      Catch::Contains("query again without that flag"));
+  REQUIRE_THROWS_WITH(
+      rule(R"({"name":"env","type":"SELECTOR_LIST","selectorList":{}})"),
+      Catch::Contains("env of //a:t is a select() whose \"selectorList\" has no \"elements\" list"));
   CHECK_FALSE(
       rule(R"({"name":"shard_count","type":"INTEGER","explicitlySpecified":false})").shard_count_unresolved);
   CHECK_FALSE(rule(R"({"name":"shard_count","type":"INTEGER","intValue":4,"explicitlySpecified":true})")
@@ -292,4 +295,141 @@ TEST_CASE("a JSON exec_properties select() left unflattened is read by its branc
           R"("entries":[{"label":"//:c","stringDictValue":"gpu"}]}]}}]}})"
           "\n"),
       Catch::Contains("input:1") && Catch::Contains("an entry whose \"stringDictValue\" is no list"));
+}
+
+// Query's default --proto:flatten_selects prints a select()ed exec_properties as a plain dict, each
+// key with the last branch's value, unmarked (test/data/bazel/select_props.query.proto, real Bazel 4
+// --output=proto, reprinted as JSON): the rule's $config_dependencies names the config_setting. It
+// was planned by the last branch without a word; now its trace is kept for classify's warning.
+TEST_CASE("a flattened JSON exec_properties select() is traced by the rule's $config_dependencies") {
+  for (auto file : {"bazel/select_props.jsonproto", "bazel/select_props.streamed_jsonproto"}) {
+    INFO(file);
+    TargetList list = read_fixture(file);
+    REQUIRE(list.tests.size() == 7);
+    const Target& selected = find(list, "//:selected_gpu_test");
+    CHECK(selected.exec_properties == ExecProperties{{"gpu", "4"}});  // the last branch's
+    REQUIRE(selected.selected_exec_properties);
+    CHECK(selected.unexplained_input() == "//:cuda_big");
+    CHECK(selected.selected_exec_properties->trace ==
+          SelectedExecProperties::Trace::json_config_dependencies);
+    // A select() on deps leaves the same trace (query cannot tell which attribute it was on), as in XML.
+    CHECK(find(list, "//:selected_deps_test").unexplained_input() == "//:cuda");
+    // Without exec_properties, or without a select(), nothing.
+    for (auto label : {"//:selected_deps_nogpu_test", "//:plain_sh_test", "//:plain_py_test",
+                       "//:plain_cc_test", "//:plain_cc_nogpu_test"})
+      CHECK_FALSE(find(list, label).selected_exec_properties);
+  }
+}
+
+TEST_CASE("without $config_dependencies, a JSON test's input that no printed label names is the trace") {
+  // --noproto:default_values prints no $config_dependencies: as in XML, an input none of the rule's
+  // label attributes (LABEL, LABEL_LIST, label dicts) names, and that is no implicit one.
+  auto rule = [](std::string_view attributes, std::string_view inputs) {
+    return read_text(fmt::format(
+        R"({{"type":"RULE","rule":{{"name":"//a:t","ruleClass":"sh_test","attribute":[{}{{"name":"exec_properties",)"
+        R"("type":"STRING_DICT","stringDictValue":[{{"key":"gpu","value":"4"}}],"explicitlySpecified":true}}],)"
+        R"("ruleInput":[{}]}}}})"
+        "\n",
+        attributes, inputs));
+  };
+  const std::string_view labels =
+      R"({"name":"data","type":"LABEL_LIST","stringListValue":["//:d"]},)"
+      R"({"name":"main","type":"LABEL","stringValue":"//:m"},)"
+      R"({"name":"tools","type":"LABEL_KEYED_STRING_DICT","labelKeyedStringDictValue":[{"key":"//:k","value":"x"}]},)"
+      R"({"name":"by","type":"LABEL_DICT_UNARY","labelDictUnaryValue":[{"key":"x","value":"//:u"}]},)"
+      R"({"name":"lists","type":"LABEL_LIST_DICT","labelListDictValue":[{"key":"x","value":["//:l"]}]},)";
+  auto explained = rule(labels, R"("//:d","//:k","//:l","//:m","//:u","@bazel_tools//tools/test:runtime")");
+  CHECK_FALSE(explained.tests.at(0).selected_exec_properties);
+  auto traced = rule(labels, R"("//:cuda","//:d","//:m")");
+  REQUIRE(traced.tests.at(0).selected_exec_properties);
+  CHECK(traced.tests.at(0).unexplained_input() == "//:cuda");
+  CHECK(traced.tests.at(0).selected_exec_properties->trace == SelectedExecProperties::Trace::json_input);
+  // An empty $config_dependencies explains nothing, and names no select().
+  auto empty = rule(R"({"name":"$config_dependencies","type":"LABEL_LIST"},)", R"("//:cuda")");
+  CHECK(empty.tests.at(0).unexplained_input() == "//:cuda");
+  // Output left unflattened (a SELECTOR_LIST in the rule) printed a select()ed exec_properties as
+  // one: a plain one beside a select()ed deps is no select().
+  auto unflattened = rule(
+      R"({"name":"deps","type":"SELECTOR_LIST","selectorList":{"type":"LABEL_LIST","elements":[{"entries":[)"
+      R"({"label":"//:cuda","stringListValue":["//:f"]}]}]}},)",
+      R"("//:cuda","//:f")");
+  CHECK_FALSE(unflattened.tests.at(0).selected_exec_properties);
+}
+
+TEST_CASE("cquery's JSON is resolved: its $config_dependencies is no trace") {
+  auto list = read_text(
+      R"({"results":[{"target":{"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
+      R"({"name":"$config_dependencies","type":"LABEL_LIST","stringListValue":["//:cuda"]},)"
+      R"({"name":"exec_properties","type":"STRING_DICT","stringDictValue":[{"key":"gpu","value":"4"}]}],)"
+      R"("ruleInput":["//:cuda"]}},"configuration":{"checksum":"abcdef0123"}}]})"
+      "\n");
+  REQUIRE(list.tests.size() == 1);
+  CHECK_FALSE(list.tests.at(0).selected_exec_properties);
+}
+
+// --noproto:flatten_selects: a select()ed env, target_compatible_with or exec_compatible_with was
+// refused (exit 2, "query again without that flag"). Now a list is read as every branch's labels
+// (as --output=xml and the flattened JSON print it), env's GPU choice only where every branch makes
+// the same one (--output=xml leaves a select()ed env out), and what differs is kept for classify.
+TEST_CASE("select()ed env and constraint lists left unflattened are read as --output=xml reads them") {
+  auto rule = [](const std::string& attribute) {
+    return read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)" +
+                     attribute + "]}}\n")
+        .tests.at(0);
+  };
+  auto selector = [](std::string_view name, std::string_view type, std::string_view entries) {
+    return fmt::format(
+        R"({{"name":"{}","type":"SELECTOR_LIST","explicitlySpecified":true,"selectorList":{{)"
+        R"("type":"{}","elements":[{{"entries":[{}],"hasDefaultValue":true,"noMatchError":""}}]}}}})",
+        name, type, entries);
+  };
+  auto compatible =
+      rule(selector("target_compatible_with", "LABEL_LIST",
+                    R"({"label":"//:cuda","stringListValue":["//:has_gpu","@platforms//os:linux"]},)"
+                    R"({"label":"//conditions:default","stringListValue":["@platforms//os:linux"]})"));
+  REQUIRE(compatible.constraints.size() == 2);
+  CHECK(compatible.constraints[0].label == "//:has_gpu");
+  CHECK(compatible.constraints[1].label == "@platforms//os:linux");
+  REQUIRE(compatible.selected_exec_properties);
+  REQUIRE(compatible.selected_exec_properties->other_attributes.size() == 1);
+  const auto& differing = compatible.selected_exec_properties->other_attributes[0];
+  CHECK(differing.attribute == "target_compatible_with");
+  CHECK(differing.differing == std::vector<std::string>{"//:has_gpu"});
+  CHECK(differing.branches ==
+        "//:cuda gives //:has_gpu @platforms//os:linux, //conditions:default gives @platforms//os:linux");
+  // Branches that agree: read, nothing kept.
+  auto agree = rule(selector("exec_compatible_with", "LABEL_LIST",
+                             R"({"label":"//:a","stringListValue":["//:gpu_pool"]},)"
+                             R"({"label":"//conditions:default","stringListValue":["//:gpu_pool"]})"));
+  REQUIRE(agree.constraints.size() == 1);
+  CHECK(agree.constraints[0].exec);
+  CHECK_FALSE(agree.selected_exec_properties);
+  // env: the same GPU choice in every branch is planned; different ones are not, as from XML.
+  auto same_env =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:a","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0"}]},)"
+                    R"({"label":"//conditions:default","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES",)"
+                    R"("value":"0"},{"key":"X","value":"1"}]})"));
+  CHECK(same_env.device_env == "CUDA_VISIBLE_DEVICES=0");
+  CHECK_FALSE(same_env.selected_exec_properties);
+  auto env =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0,1"}]},)"
+                    R"({"label":"//conditions:default","isDefaultValue":true})"));
+  CHECK(env.device_env.empty());
+  REQUIRE(env.selected_exec_properties);
+  CHECK(env.selected_exec_properties->other_attributes.at(0).branches ==
+        "//:cuda gives CUDA_VISIBLE_DEVICES=0,1, //conditions:default gives nothing");
+  // Beside a select()ed exec_properties, both are kept.
+  auto both =
+      rule(selector("env", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0"}]},)"
+                    R"({"label":"//conditions:default"})") +
+           "," +
+           selector("exec_properties", "STRING_DICT",
+                    R"({"label":"//:cuda","stringDictValue":[{"key":"gpu","value":"1"}]},)"
+                    R"({"label":"//conditions:default"})"));
+  REQUIRE(both.selected_exec_properties);
+  CHECK(both.selected_exec_properties->branches.size() == 2);
+  CHECK(both.selected_exec_properties->other_attributes.size() == 1);
 }
