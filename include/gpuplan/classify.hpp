@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/boxed.hpp"
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/requirements.hpp"
 #include "gpuplan/rules.hpp"
@@ -34,8 +35,10 @@ struct ClassifiedTest {
   /// "no GPU annotation", "tagged manual". A Symbol: the tests that declare the same needs give
   /// the same words, held once (issue 14).
   Symbol reason;
-  SharedRequirement requirement;        ///< also filled for skipped tests; gpus.value == 0 for CPU tests
-  std::vector<Annotation> annotations;  ///< every annotation read, in the order read
+  SharedRequirement requirement;  ///< also filled for skipped tests; gpus.value == 0 for CPU tests
+  /// Every annotation read, in the order read; one pointer while empty, as in the tests of
+  /// `plan` and `classify`, which keep none (ClassifyOptions::annotations).
+  BoxedVector<Annotation> annotations;
 };
 
 struct Classification {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/boxed.hpp"
 #include "gpuplan/diagnostic.hpp"
 #include "gpuplan/requirements.hpp"
 #include "gpuplan/version.hpp"
@@ -34,29 +35,6 @@ struct Unit {
   SharedRequirement requirement;         ///< shared with the test's other units and tests of the same needs
   Symbol size = "medium";
   Symbol timeout;  ///< Bazel timeout attribute; empty: derived from size
-};
-
-/// An optional value held on the heap: one pointer while empty, as it is in nearly every
-/// assignment, where a std::optional<std::map> took 56 bytes. Copies copy the value.
-template <typename T>
-class Boxed {
- public:
-  Boxed() = default;
-  Boxed(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT(google-explicit-constructor)
-  Boxed(const Boxed& other) : value_(other ? std::make_unique<T>(*other) : nullptr) {}
-  Boxed(Boxed&&) noexcept = default;
-  Boxed& operator=(const Boxed& other) { return *this = Boxed(other); }
-  Boxed& operator=(Boxed&&) noexcept = default;
-
-  explicit operator bool() const { return value_ != nullptr; }
-  const T& operator*() const { return *value_; }
-  T& operator*() { return *value_; }
-  const T* operator->() const { return value_.get(); }
-  T* operator->() { return value_.get(); }
-  T& emplace() { return *(value_ = std::make_unique<T>()); }
-
- private:
-  std::unique_ptr<T> value_;
 };
 
 struct Assignment {

@@ -142,7 +142,7 @@ class TestClassifier {
     Bucket bucket;
     Symbol reason;
     SharedRequirement requirement;
-    std::vector<Annotation> annotations;
+    BoxedVector<Annotation> annotations;
     Diagnostics findings;  ///< without the label
   };
 

@@ -322,7 +322,7 @@ void drop_classification_inputs(Classification& tests) {
     std::string().swap(test.target.location);
     std::vector<Symbol>().swap(test.target.tags);
     test.target.exec_properties.clear();
-    std::vector<Annotation>().swap(test.annotations);
+    test.annotations.clear();
     if (test.bucket == Bucket::gpu) test.reason = Symbol();
   }
 }

@@ -36,12 +36,13 @@ std::string label_identity(std::string_view label) {
 }
 
 void ExecProperties::set(std::string_view key, std::string_view value) {
-  auto at = std::lower_bound(entries_.begin(), entries_.end(), key,
+  auto& entries = entries_.items();
+  auto at = std::lower_bound(entries.begin(), entries.end(), key,
                              [](const Entry& entry, std::string_view k) { return entry.first < k; });
-  if (at != entries_.end() && at->first == key)
+  if (at != entries.end() && at->first == key)
     at->second = value;
   else
-    entries_.emplace(at, key, value);
+    entries.emplace(at, key, value);
 }
 
 std::string Constraint::source() const {

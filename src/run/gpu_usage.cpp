@@ -480,7 +480,14 @@ GpuUsage GpuUsageSampler::stop() {
 void GpuUsageSampler::sample() {
   auto devices = nvml_->processes();
   if (!devices) return;
-  std::set<pid_t> tree = process_tree(root_);
+  // The unit's processes, read from /proc only when a GPU lists a process or its memory rose
+  // with none listed: a scan of every process each sample, where no GPU had one, was half of a
+  // `run-under` launch (the thread's first sample and stop()'s last, both on its way).
+  std::optional<std::set<pid_t>> tree;
+  auto unit_processes = [&]() -> const std::set<pid_t>& {
+    if (!tree) tree = process_tree(root_);
+    return *tree;
+  };
   std::lock_guard lock(mutex_);
   usage_.measured = true;
   device_count_ = devices->size();
@@ -495,14 +502,14 @@ void GpuUsageSampler::sample() {
       continue;
     }
     usage_.touched = usage_.by_device = true;
-    record_peak(gpus_[i], *used - baseline_[i], tree);
+    record_peak(gpus_[i], *used - baseline_[i], unit_processes());
   }
   for (const auto& on_device : *devices) {
     unsigned long long bytes = 0;
     bool known = true, here = false;
     std::set<pid_t> on_it;
     for (const auto& p : on_device) {
-      if (!tree.count(static_cast<pid_t>(p.pid))) continue;
+      if (!unit_processes().count(static_cast<pid_t>(p.pid))) continue;
       here = true;
       on_it.insert(static_cast<pid_t>(p.pid));
       if (p.used_gpu_memory == nvml_value_not_available)
