@@ -17,7 +17,12 @@ namespace gpuplan {
 struct Constraint {
   Symbol label;       ///< "//:has_4_gpus"
   bool exec = false;  ///< from exec_compatible_with (the platform that runs it), else target_compatible_with
-  /// "target_compatible_with //:has_4_gpus": how messages name it.
+  /// A condition of a select() on target_compatible_with, not a value of it: query prints the list
+  /// merged (rules_cuda's requires_cuda_enabled() as @platforms//:incompatible alone), and the
+  /// config_setting that picks the branch only among the rule-inputs ("@rules_cuda//cuda:is_cuda_enabled").
+  bool condition = false;
+  /// "target_compatible_with //:has_4_gpus", "target_compatible_with select() on //:cuda": how
+  /// messages name it.
   std::string source() const;
 };
 

@@ -195,6 +195,7 @@ class TestClassifier {
           (rule.generator_function && *rule.generator_function == t.rule_class.str());
       for (auto& reading : readings) take(reading);
     }
+    read_compatibility_conditions();
     if (std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.backend.has_value(); }))
       if (auto variant =
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
@@ -700,6 +701,43 @@ class TestClassifier {
                        marker->source()));
   }
 
+  /// A select() on target_compatible_with whose condition names a GPU stack, and whose other
+  /// branch makes the test incompatible (rules_cuda's requires_cuda_enabled(), as PyTorch's
+  /// //c10/cuda/test:test writes it): Bazel runs the test only where CUDA is enabled, so it is a
+  /// CUDA test, though it names no GPU. Read as 1 GPU of that vendor with a warning (an error
+  /// under --strict), as a pool named after a GPU stack is: a test that only needs the toolkit to
+  /// build has none. With another annotation that asks for a GPU it only keeps the vendor; a CPU
+  /// annotation, or a rule that reads the condition, decides instead.
+  void read_compatibility_conditions() {
+    for (const auto& constraint : test_.target.constraints) {
+      if (!constraint.condition) continue;
+      const std::string& label = constraint.label.str();
+      auto vendor = annotate::gpu_stack_vendor(label);
+      if (vendor.empty() || std::any_of(matchers_.begin(), matchers_.end(),
+                                        [&](const RuleMatcher& m) { return m.reads_tag(label); }))
+        continue;
+      auto source = constraint.source();
+      if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
+        note(source, "ignored: a CPU annotation says the test needs no GPU");
+        continue;
+      }
+      bool asks_gpu = std::any_of(claims_.begin(), claims_.end(),
+                                  [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
+      Claim c{.source = source, .gpu = !asks_gpu, .vendor = vendor, .qualifies_only = asks_gpu};
+      note(source, c.meaning());
+      claims_.push_back(c);
+      if (asks_gpu) continue;
+      report(bad(), source,
+             fmt::format("{}: where {} does not apply, the test is incompatible (as rules_cuda's "
+                         "requires_cuda_enabled() writes it), so it runs only with {}'s GPU stack, yet no "
+                         "annotation names a GPU: it is read as 1 {} GPU (a test that only needs the "
+                         "toolkit to build has none). Tag it requires-gpu-{} (or requires-gpu-{}:N), or "
+                         "cpu-only, or give a rule whose tag regex matches {}",
+                         source, util::excerpt(label, 100), vendor_display(vendor), vendor_display(vendor),
+                         vendor, vendor, util::excerpt(label, 100)));
+    }
+  }
+
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
   /// with a note on a GPU test (a warning where it names a GPU model or vendor the test does not
   /// ask for: Modular's //:h100_gpu, //:amd_gpu), but a CPU test with one is likely a GPU test sent
@@ -708,7 +746,7 @@ class TestClassifier {
   void read_constraints() {
     for (const auto& constraint : test_.target.constraints) {
       const std::string& label = constraint.label.str();
-      if (!annotate::looks_gpu_related(label) ||
+      if (constraint.condition || !annotate::looks_gpu_related(label) ||
           std::any_of(matchers_.begin(), matchers_.end(),
                       [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;

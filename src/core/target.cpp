@@ -46,7 +46,10 @@ void ExecProperties::set(std::string_view key, std::string_view value) {
 }
 
 std::string Constraint::source() const {
-  return (exec ? "exec_compatible_with " : "target_compatible_with ") + label.str();
+  return (exec        ? "exec_compatible_with "
+          : condition ? "target_compatible_with select() on "
+                      : "target_compatible_with ") +
+         label.str();
 }
 
 bool is_test_rule_class(std::string_view rule_class) {

@@ -149,22 +149,30 @@ struct PendingInputs {
 };
 
 /// The test rules in a buffer that the blanking scans leave whole for expat: those that set
-/// exec_properties, whose rule-inputs and label attributes the reader compares (a select()'s only
-/// trace, see XmlReader::note_if_unexplained), and one cut off by the buffer's end, which may.
+/// exec_properties or whose target_compatible_with holds @platforms//:incompatible, whose
+/// rule-inputs and label attributes the reader compares (a select()'s only trace, see
+/// XmlReader::note_if_unexplained and note_condition), and one cut off by the buffer's end, which may.
 struct KeptRules {
   std::vector<std::pair<std::size_t, std::size_t>> ranges;  ///< [begin, end) in the buffer, in order
   bool carry = false;  ///< the buffer ended inside a kept rule: the next one starts in it
 };
 
-/// Where, in one buffer, kept_rule_end looks: the next `"exec_properties"` at or after the scan
-/// (`end` when there is none), found once a buffer and then only when the scan passes it, and the
-/// start of the buffer's last `</rule>` (nullptr if none), before which every rule is whole. A
-/// buffer without exec_properties costs one memmem, not one a test rule (README "Performance").
+/// Where, in one buffer, kept_rule_end looks: the next `"exec_properties"` and the next
+/// `//:incompatible"` at or after the scan (`end` when there is none), each found once a buffer and
+/// then only when the scan passes it, and the start of the buffer's last `</rule>` (nullptr if
+/// none), before which every rule is whole. A buffer with neither costs two memmems, not one a test
+/// rule (README "Performance").
 struct KeptScan {
+  static constexpr std::string_view exec_properties_text = "\"exec_properties\"";
+  static constexpr std::string_view incompatible_text = "//:incompatible\"";
   const char* end;
   const char* exec_properties;
+  const char* incompatible;
   const char* last_close = nullptr;
-  KeptScan(const char* data, const char* end) : end(end), exec_properties(find_exec_properties(data)) {
+  KeptScan(const char* data, const char* end)
+      : end(end),
+        exec_properties(find(data, exec_properties_text)),
+        incompatible(find(data, incompatible_text)) {
     for (const char* p = end; p > data;) {
       const void* lt = memrchr(data, '<', static_cast<std::size_t>(p - data));
       if (!lt) break;
@@ -175,15 +183,22 @@ struct KeptScan {
       }
     }
   }
-  const char* find_exec_properties(const char* from) const {
-    const void* found = memmem(from, static_cast<std::size_t>(end - from), "\"exec_properties\"", 17);
+  const char* find(const char* from, std::string_view text) const {
+    const void* found = memmem(from, static_cast<std::size_t>(end - from), text.data(), text.size());
     return found ? static_cast<const char*>(found) : end;
+  }
+  /// The first of the two at or after `from`.
+  const char* next_mark(const char* from) {
+    if (exec_properties < from) exec_properties = find(from, exec_properties_text);
+    if (incompatible < from) incompatible = find(from, incompatible_text);
+    return std::min(exec_properties, incompatible);
   }
 };
 
 /// At a `<rule ...>` tag starting at `at`: the end of the rule (just past its "</rule>", or `end`
-/// when the buffer cuts it off) if it is a test rule whose text names exec_properties or that
-/// is cut off; nullptr for any other rule, whose rule-inputs and labels are blanked as before.
+/// when the buffer cuts it off) if it is a test rule whose text names exec_properties or
+/// @platforms//:incompatible, or that is cut off; nullptr for any other rule, whose rule-inputs
+/// and labels are blanked as before.
 const char* kept_rule_end(const char* at, KeptScan& scan) {
   const char* end = scan.end;
   std::string_view rest(at, static_cast<std::size_t>(end - at));
@@ -197,13 +212,12 @@ const char* kept_rule_end(const char* at, KeptScan& scan) {
   if (!Collector::keeps(rule_class)) return nullptr;
   if (!scan.last_close || at > scan.last_close) return end;  // its </rule> is in a later buffer
   const char* from = at + tag_end;
-  if (scan.exec_properties < from) scan.exec_properties = scan.find_exec_properties(from);
-  if (scan.exec_properties == end) return nullptr;
-  // exec_properties in this rule: no </rule> before it (memmem, not string_view::find, which
-  // stops at every '<').
-  if (memmem(from, static_cast<std::size_t>(scan.exec_properties - from), "</rule>", 7)) return nullptr;
-  const void* close =
-      memmem(scan.exec_properties, static_cast<std::size_t>(end - scan.exec_properties), "</rule>", 7);
+  const char* mark = scan.next_mark(from);
+  if (mark == end) return nullptr;
+  // The mark in this rule: no </rule> before it (memmem, not string_view::find, which stops at
+  // every '<').
+  if (memmem(from, static_cast<std::size_t>(mark - from), "</rule>", 7)) return nullptr;
+  const void* close = memmem(mark, static_cast<std::size_t>(end - mark), "</rule>", 7);
   return close ? static_cast<const char*>(close) + 7 : end;
 }
 
@@ -440,7 +454,10 @@ class XmlReader {
       return stop(fmt::format("a <{}> outside any <rule>: Bazel writes a rule's inputs and outputs inside it",
                               element));
     const char* name = xml_attribute(pairs, "name");
-    if (input && in_test_ && name) note_if_unexplained(name);
+    if (input && in_test_ && name) {
+      note_if_unexplained(name);
+      note_condition(name);
+    }
     if (!input || !out_.graph) return;  // at any depth in the rule, as blank_rule_io reads it
     if (!name || !*name)
       return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",
@@ -555,6 +572,37 @@ class XmlReader {
   /// the same trace; query cannot tell which attribute it was on.
   void note_if_unexplained(const char* input) {
     trace_.judge_input(input, test_, SelectedExecProperties::Trace::xml_input);
+  }
+
+  /// rules_cuda's requires_cuda_enabled() is `select({"@rules_cuda//cuda:is_cuda_enabled": [],
+  /// "//conditions:default": ["@platforms//:incompatible"]})` on target_compatible_with, which
+  /// query prints as @platforms//:incompatible alone: the config_setting is only a rule-input. A
+  /// rule-input of a test whose target_compatible_with holds @platforms//:incompatible that no
+  /// printed label names and that is not Bazel's own (@bazel_tools, @platforms, //external:) is
+  /// kept as such a select()'s condition; classify reads those that name a GPU stack. Up to
+  /// max_conditions, in bounded memory as note_if_unexplained is.
+  void note_condition(const char* input) {
+    static constexpr std::size_t max_conditions = 16;
+    auto& constraints = test_.constraints;
+    auto incompatible = [](const Constraint& c) {
+      return !c.exec && !c.condition && c.label.str().ends_with("//:incompatible");
+    };
+    if (std::none_of(constraints.begin(), constraints.end(), incompatible)) return;
+    std::string_view label = input;
+    std::string_view repository = label;
+    while (repository.starts_with('@')) repository.remove_prefix(1);
+    repository = repository.substr(0, repository.find("//"));
+    if (label.starts_with("//external:") || repository == "bazel_tools" || repository == "platforms" ||
+        repository.starts_with("platforms~") || repository.starts_with("platforms+"))
+      return;
+    if (!labels_sorted_) std::sort(test_labels_.begin(), test_labels_.end());
+    labels_sorted_ = true;
+    if (std::binary_search(test_labels_.begin(), test_labels_.end(), label)) return;
+    if (std::count_if(constraints.begin(), constraints.end(), [](const Constraint& c) {
+          return c.condition;
+        }) >= static_cast<std::ptrdiff_t>(max_conditions))
+      return;
+    constraints.push_back(Constraint{.label = Symbol(label), .condition = true});
   }
 
   /// Hands the graph the blanked rule-inputs that came before where expat is now.

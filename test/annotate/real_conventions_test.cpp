@@ -13,6 +13,7 @@
 #include "annotate/classify_helpers.hpp"
 #include "annotate/conventions.hpp"
 #include "gpuplan/fleet.hpp"
+#include "ingest/ingest_helpers.hpp"
 
 using namespace gpuplan;
 using gpuplan::testing::classified;
@@ -216,6 +217,48 @@ TEST_CASE("TensorFlow's no_rocm keeps a GPU test off AMD GPUs, and makes none al
   for (const auto& d : gpu.diagnostics) CHECK(d.source != "tag no_rocm");
   auto cpu = classified({"no_cuda_on_cpu_tap", "no_rocm", "no_windows", "nomac"});
   REQUIRE(cpu.bucket == Bucket::cpu);
+}
+
+// PyTorch's //c10/cuda/test:test (c10/cuda/test/build.bzl): target_compatible_with =
+// requires_cuda_enabled(), rules_cuda's select() on @rules_cuda//cuda:is_cuda_enabled whose default
+// is @platforms//:incompatible; no tag names a GPU. Query prints the list merged, and the
+// config_setting only among the rule-inputs. Before, a note, and the CUDA test was planned as a
+// CPU test, on runners with no GPU.
+TEST_CASE(
+    "rules_cuda's requires_cuda_enabled() on PyTorch's c10 CUDA test reads as 1 NVIDIA GPU, with a warning") {
+  auto list = gpuplan::testing::read_fixture("pytorch/c10_cuda_test.query.xml");
+  auto c = classify(list, {}, {});
+  REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(c.tests[0].requirement->gpus.value == 1);
+  REQUIRE(c.tests[0].requirement->vendor->value == "nvidia");
+  std::vector<Diagnostic> warnings;
+  std::copy_if(c.diagnostics.begin(), c.diagnostics.end(), std::back_inserter(warnings),
+               [](const Diagnostic& d) { return d.severity != Severity::note; });
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].label == "//c10/cuda/test:test");
+  CHECK(warnings[0].source == "target_compatible_with select() on @rules_cuda//cuda:is_cuda_enabled");
+  CHECK_THAT(warnings[0].message,
+             Catch::Contains("read as 1 NVIDIA GPU") &&
+                 Catch::Contains("Tag it requires-gpu-nvidia (or requires-gpu-nvidia:N)"));
+  auto strict = classify(list, {}, {.strict = true});
+  CHECK(has_errors(strict.diagnostics));
+
+  // A tag that asks for GPUs keeps its count and gets the vendor, without a warning; a CPU tag,
+  // or a select() on a setting that names no GPU stack, leaves the test on the CPU runners.
+  auto with = [&](std::vector<std::string> tags, std::string condition) {
+    Target t = list.tests.at(0);
+    t.tags.assign(tags.begin(), tags.end());
+    t.constraints.back().label = condition;
+    return classify_one(t);
+  };
+  auto tagged = with({"gpu:2"}, "@rules_cuda//cuda:is_cuda_enabled");
+  REQUIRE(tagged.tests[0].requirement->gpus.value == 2);
+  REQUIRE(tagged.tests[0].requirement->vendor->value == "nvidia");
+  for (const auto& d : tagged.diagnostics) CHECK(d.severity == Severity::note);
+  CHECK(with({"cpu-only"}, "@rules_cuda//cuda:is_cuda_enabled").tests[0].bucket == Bucket::cpu);
+  auto linux_only = with({}, "//tools/config:linux");
+  CHECK(linux_only.tests[0].bucket == Bucket::cpu);
+  for (const auto& d : linux_only.diagnostics) CHECK(d.severity == Severity::note);
 }
 
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on

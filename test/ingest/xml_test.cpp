@@ -383,6 +383,32 @@ TEST_CASE("the implicit inputs of later Bazels' test rules are not taken for a s
             .unexplained_input() == "@@my_gpus+//:cuda_big");
 }
 
+TEST_CASE(
+    "a select() that makes a test incompatible keeps its condition, as rules_cuda's requires_cuda_enabled() "
+    "writes it") {
+  // Query prints target_compatible_with merged (@platforms//:incompatible alone); the
+  // config_setting is only a rule-input, which no printed label names.
+  const TargetList list = read_fixture("pytorch/c10_cuda_test.query.xml");
+  const Target& test = find(list, "//c10/cuda/test:test");
+  REQUIRE(test.constraints.size() == 2);
+  CHECK(test.constraints[0].label == "@platforms//:incompatible");
+  CHECK(!test.constraints[0].condition);
+  CHECK(test.constraints[1].label == "@rules_cuda//cuda:is_cuda_enabled");
+  CHECK(test.constraints[1].condition);
+  CHECK(test.constraints[1].source() ==
+        "target_compatible_with select() on @rules_cuda//cuda:is_cuda_enabled");
+  // Without @platforms//:incompatible the same input is nothing to read.
+  auto rule = [](const std::string& compatible) {
+    return "<query version=\"2\">\n<rule class=\"cc_test\" location=\"/ws/BUILD:1:1\" name=\"//:t\">\n"
+           "  <list name=\"target_compatible_with\">\n    <label value=\"" +
+           compatible + "\"/>\n  </list>\n  <rule-input name=\"" + compatible +
+           "\"/>\n  <rule-input name=\"@bazel_tools//tools/test:runtime\"/>\n"
+           "  <rule-input name=\"@rules_cuda//cuda:is_cuda_enabled\"/>\n</rule>\n</query>\n";
+  };
+  CHECK(read_text(rule("//:has_gpu"), InputFormat::xml).tests.back().constraints.size() == 1);
+  CHECK(read_text(rule("@@platforms//:incompatible"), InputFormat::xml).tests.back().constraints.size() == 2);
+}
+
 TEST_CASE("the input no attribute names is found wherever the reads cut the test's rule") {
   // The reader blanks rule-inputs and unused labels one read at a time; a test rule with
   // exec_properties is left whole, also when a read ends inside it (the first read is 4 KiB

@@ -237,6 +237,24 @@ jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//tensorrt
   and [.cpu_tests[].label] == ["//tensorrt:trt_mode_test_cpu"]' "$SCRATCH/tensorrt.json" >/dev/null ||
   fail "TF-TRT's no_rocm test is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]]' "$SCRATCH/tensorrt.json")"
 
+# PyTorch's //c10/cuda/test:test (test/data/pytorch/c10_cuda_test.BUILD): target_compatible_with is
+# rules_cuda's requires_cuda_enabled(), a select() query prints as @platforms//:incompatible alone,
+# its condition only a rule-input. It goes to the NVIDIA node, with a warning that names the
+# condition (before, a note, and it was a CPU test: CPU runners skipped it and passed).
+"$GPUPLAN" plan test/data/pytorch/c10_cuda_test.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/c10.json" 2>"$SCRATCH/c10.err" || fail "plan of PyTorch's c10 CUDA test failed: $(cat "$SCRATCH/c10.err")"
+jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//c10/cuda/test:test", "h-0", "nvidia"]]
+  and .cpu_tests == []' "$SCRATCH/c10.json" >/dev/null ||
+  fail "PyTorch's c10 CUDA test is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]], .cpu_tests' "$SCRATCH/c10.json")"
+for expected in \
+  'warning: //c10/cuda/test:test: target_compatible_with select() on @rules_cuda//cuda:is_cuda_enabled' \
+  'Tag it requires-gpu-nvidia (or requires-gpu-nvidia:N)' 'gpuplan: 1 warning'; do
+  grep -qF "$expected" "$SCRATCH/c10.err" || fail "plan of PyTorch's c10 CUDA test does not say: $expected; it said: $(cat "$SCRATCH/c10.err")"
+done
+rc=0; "$GPUPLAN" plan --strict test/data/pytorch/c10_cuda_test.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/c10-strict.json" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "plan --strict of PyTorch's c10 CUDA test: expected exit 2, got $rc"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
