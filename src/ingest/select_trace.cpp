@@ -43,10 +43,14 @@ void SelectTrace::add_label(std::string_view label) {
 
 void SelectTrace::judge_input(std::string_view input, Target& test, SelectedExecProperties::Trace how) {
   if (test.exec_properties.empty() || test.selected_exec_properties) return;
+  if (is_implicit_input(input) || names(input)) return;
+  note_select_trace(test, input, how);
+}
+
+bool SelectTrace::names(std::string_view label) {
   if (!sorted_) std::sort(labels_.begin(), labels_.end());
   sorted_ = true;
-  if (is_implicit_input(input) || std::binary_search(labels_.begin(), labels_.end(), input)) return;
-  note_select_trace(test, input, how);
+  return std::binary_search(labels_.begin(), labels_.end(), label);
 }
 
 void note_select_trace(Target& test, std::string_view label, SelectedExecProperties::Trace how) {

@@ -30,6 +30,8 @@ class SelectTrace {
   /// is the first that nothing explains. Nothing when the test has no exec_properties (then the
   /// merge plans nothing) or already has such a note.
   void judge_input(std::string_view input, Target& test, SelectedExecProperties::Trace how);
+  /// Whether one of the test's printed attributes names `label`.
+  bool names(std::string_view label);
 
  private:
   std::vector<std::string> labels_;

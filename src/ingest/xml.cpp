@@ -595,9 +595,7 @@ class XmlReader {
     if (label.starts_with("//external:") || repository == "bazel_tools" || repository == "platforms" ||
         repository.starts_with("platforms~") || repository.starts_with("platforms+"))
       return;
-    if (!labels_sorted_) std::sort(test_labels_.begin(), test_labels_.end());
-    labels_sorted_ = true;
-    if (std::binary_search(test_labels_.begin(), test_labels_.end(), label)) return;
+    if (trace_.names(label)) return;
     if (std::count_if(constraints.begin(), constraints.end(), [](const Constraint& c) {
           return c.condition;
         }) >= static_cast<std::ptrdiff_t>(max_conditions))
