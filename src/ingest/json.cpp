@@ -184,6 +184,7 @@ void JsonTargets::read_target(ondemand::object target) {
 void JsonTargets::read_rule(ondemand::object rule) {
   Target target;
   target.has_attributes = true;
+  config_dependencies_ = ConfigDependencies::unknown;
   bool test = true;
   for (auto field : rule) {
     std::string_view key = field.unescaped_key();
@@ -217,7 +218,7 @@ void JsonTargets::read_rule(ondemand::object rule) {
     linkopts_.clear();
   }
   if (!cquery_ && !target.exec_properties.empty() && !target.selected_exec_properties &&
-      Collector::keeps(target.rule_class.str()))
+      config_dependencies_ != ConfigDependencies::none && Collector::keeps(target.rule_class.str()))
     find_select_trace(target);
   out_.add(TargetKind::rule, std::move(target));
 }
@@ -421,6 +422,18 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
     fail(fmt::format("an attribute of {} without a \"name\"", target.label));
   if (name == "linkopts" && out_.graph && may_have_linkopts(target.rule_class.str()))
     return add_linkopts(attribute, target.label);
+  if (name == "$config_dependencies") {
+    // Printed without a "stringListValue" (proto3's JSON leaves an empty list out), the rule has no
+    // select(): find_select_trace() need not parse it again.
+    bool empty = true;
+    ondemand::array list;
+    auto found = attribute.find_field_unordered("stringListValue");
+    if (found.error() != simdjson::NO_SUCH_FIELD)
+      empty = found.get_array().get(list) == simdjson::SUCCESS &&
+              list.is_empty().get(empty) == simdjson::SUCCESS && empty;
+    config_dependencies_ = empty ? ConfigDependencies::none : ConfigDependencies::some;
+    return;
+  }
   Attribute which = attribute_named(name);
   if (which == Attribute::none) return;
   std::string_view type;

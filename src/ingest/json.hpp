@@ -84,6 +84,10 @@ class JsonTargets {
   simdjson::ondemand::parser again_parser_;
   std::size_t readable_ = 0;  ///< bytes readable from text_ (its SIMDJSON_PADDING included)
   SelectTrace trace_;         ///< find_select_trace(): the labels the test's attributes name
+  /// The current rule's "$config_dependencies", the conditions of its select()s: not printed
+  /// (--noproto:default_values), printed empty, or naming some.
+  enum class ConfigDependencies : std::uint8_t { unknown, none, some };
+  ConfigDependencies config_dependencies_ = ConfigDependencies::unknown;
   bool cquery_ = false;
   bool saw_non_test_rule_ = false;      ///< a rule that is not a test: the output of deps(...)
   bool saw_configured_inputs_ = false;  ///< a rule named its configuredRuleInput (Bazel 7 on)
