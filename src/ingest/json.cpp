@@ -87,6 +87,31 @@ std::optional<std::pair<const char*, std::string>> misshapen(std::string_view js
                                            "closing '}': is it cut off?")};
 }
 
+/// One more select() concatenated (`select() + select()`, `|` for dicts): each configuration so
+/// far combined with each of its branches (`merge` adds the branch's value), their conditions
+/// joined with " + ". Past 64 configurations (hundreds of branches, or several select()s) the rest
+/// are not kept, and `more` says so, for classify's warning.
+template <typename Configuration, typename Merge>
+void add_select(std::vector<Configuration>& combinations, const std::vector<Configuration>& branches,
+                bool& more, Merge merge) {
+  constexpr std::size_t max_combinations = 64;
+  std::vector<Configuration> next;
+  for (const auto& so_far : combinations)
+    for (const auto& branch : branches) {
+      if (next.size() == max_combinations) {
+        more = true;
+        break;
+      }
+      Configuration& combined = next.emplace_back(so_far);
+      if (branches.size() > 1) {  // a plain value's //conditions:default chooses nothing
+        if (!combined.conditions.empty()) combined.conditions += " + ";
+        combined.conditions += branch.conditions;
+      }
+      merge(combined, branch);
+    }
+  combinations = std::move(next);
+}
+
 }  // namespace
 
 std::string short_configuration(std::string_view checksum) { return std::string(checksum.substr(0, 7)); }
@@ -596,29 +621,14 @@ void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Targ
   }
   if (selectors.empty()) wrong("has no elements");
 
-  // Every configuration's value: one branch of each select(), a later one's keys winning. Past
-  // max_combinations (hundreds of branches, or several select()s concatenated) the rest are not
-  // kept, and classify says so.
-  constexpr std::size_t max_combinations = 64;
+  // Every configuration's value: one branch of each select(), a later one's keys winning.
   bool more = false;
   std::vector<ExecPropertiesBranch> combinations{ExecPropertiesBranch{}};
-  for (const auto& branches : selectors) {
-    std::vector<ExecPropertiesBranch> next;
-    for (const auto& so_far : combinations)
-      for (const auto& branch : branches) {
-        if (next.size() == max_combinations) {
-          more = true;
-          break;
-        }
-        ExecPropertiesBranch& combined = next.emplace_back(so_far);
-        if (branches.size() > 1) {  // a plain dict's //conditions:default chooses nothing
-          if (!combined.conditions.empty()) combined.conditions += " + ";
-          combined.conditions += branch.conditions;
-        }
-        for (const auto& [key, value] : branch.properties) combined.properties.set(key, value);
-      }
-    combinations = std::move(next);
-  }
+  for (const auto& branches : selectors)
+    add_select(combinations, branches, more,
+               [](ExecPropertiesBranch& combined, const ExecPropertiesBranch& branch) {
+                 for (const auto& [key, value] : branch.properties) combined.properties.set(key, value);
+               });
   // What is planned: each key with the first configuration's value that sets it, as --output=xml
   // prints it (it merges every possible value so, first wins).
   ExecProperties planned;
@@ -661,7 +671,6 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
           .get_array()
           .get(elements) != simdjson::SUCCESS)
     wrong("has no \"elements\" list");
-  constexpr std::size_t max_combinations = 64;
   bool more = false;
   std::vector<Configuration> combinations{Configuration{}};
   for (auto element : elements) {
@@ -701,22 +710,10 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
       if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
     }
     if (branches.empty()) wrong("has a select() without branches");
-    std::vector<Configuration> next;
-    for (const auto& so_far : combinations)
-      for (const auto& branch : branches) {
-        if (next.size() == max_combinations) {
-          more = true;
-          break;
-        }
-        Configuration& combined = next.emplace_back(so_far);
-        if (branches.size() > 1) {  // a plain value's //conditions:default chooses nothing
-          if (!combined.conditions.empty()) combined.conditions += " + ";
-          combined.conditions += branch.conditions;
-        }
-        if (env && !branch.items.empty()) combined.items = branch.items;
-        if (!env) combined.items.insert(combined.items.end(), branch.items.begin(), branch.items.end());
-      }
-    combinations = std::move(next);
+    add_select(combinations, branches, more, [env](Configuration& combined, const Configuration& branch) {
+      if (env && !branch.items.empty()) combined.items = branch.items;
+      if (!env) combined.items.insert(combined.items.end(), branch.items.begin(), branch.items.end());
+    });
   }
   for (auto& combination : combinations) {
     std::sort(combination.items.begin(), combination.items.end());
