@@ -15,6 +15,12 @@
 using namespace gpuplan;
 using gpuplan::test::history_fixture;
 
+// clang's AddressSanitizer (gcc's defines __SANITIZE_ADDRESS__).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUPLAN_TEST_ASAN
+#endif
+#endif
 namespace {
 
 /// Of a history, one test's runs and shard count.
@@ -192,7 +198,13 @@ TEST_CASE("a label filter keeps one test's BEP results and warns of the others' 
 TEST_CASE("history show's memory does not grow with the other tests' BEP results") {
   // In a child process of its own, its peak RSS reset to what it holds now (a forked child starts
   // with its parent's peak): how far the read grew it. 300,000 results of other tests held a key
-  // each, 20 MiB and more.
+  // each, 20 MiB and more. Under AddressSanitizer (the test command's build) freed memory waits in
+  // its quarantine (up to 256 MiB) and every block has redzones, so peak RSS says nothing of what
+  // is held: the check runs in the release build (`ctest` in build/).
+#if defined(__SANITIZE_ADDRESS__) || defined(GPUPLAN_TEST_ASAN)
+  WARN("not measured under AddressSanitizer: its quarantine keeps freed memory resident");
+  return;
+#endif
   std::fflush(stdout);
   const pid_t child = ::fork();
   if (child == 0) {
