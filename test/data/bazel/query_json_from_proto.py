@@ -2,7 +2,7 @@
 """Writes the query jsonproto and streamed_jsonproto that Bazel >= 7 / >= 6.4 would print, from a
 `bazel query --output=proto` capture of Bazel 4 (which cannot write JSON itself). --output=proto
 writes build.proto's QueryResult ({repeated Target target = 1}); the JSON formats print the same
-Target messages with protobuf-java's JsonFormat (see query_json_from_cquery.py and README.md):
+Target messages with protobuf-java's JsonFormat (see json_format.py and README.md):
 set fields in field-number order (the wire order protobuf-java writes), lowerCamelCase names,
 enums by name, int32 as numbers, empty repeated fields left out. Decoded here with the field
 numbers of src/main/protobuf/build.proto (Target, Rule, Attribute, StringDictEntry, License); a
@@ -12,7 +12,7 @@ usage: query_json_from_proto.py QUERY.proto OUT.jsonproto OUT.streamed_jsonproto
 """
 import sys
 
-from query_json_from_cquery import compact, pretty
+from json_format import write_query_json
 
 TARGET_TYPES = {1: "RULE", 2: "SOURCE_FILE", 3: "GENERATED_FILE", 4: "PACKAGE_GROUP", 5: "ENVIRONMENT_GROUP"}
 ATTRIBUTE_TYPES = {1: "INTEGER", 2: "STRING", 3: "LABEL", 4: "OUTPUT", 5: "STRING_LIST", 6: "LABEL_LIST",
@@ -90,10 +90,7 @@ TARGET = {1: ("type", TARGET_TYPES.__getitem__, False), 2: ("rule", lambda v: me
 def main(source, jsonproto, streamed):
     with open(source, "rb") as f:
         targets = [message(value, TARGET, "Target") for number, value in fields(f.read()) if number == 1]
-    with open(jsonproto, "w", encoding="utf-8") as f:
-        f.write("".join(pretty(t) for t in targets) + "\n")
-    with open(streamed, "w", encoding="utf-8") as f:
-        f.write("".join(compact(t) + "\n" for t in targets))
+    write_query_json(targets, jsonproto, streamed)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ the one at hand, has no JSON query formats):
   selector_list = 21}; Rule {name, rule_class, location, attribute, rule_input}.
 - JSONProtoOutputFormatter / StreamedJSONProtoOutputFormatter: protobuf-java's JsonFormat, which
   prints set proto2 fields in field-number order with lowerCamelCase names; see
-  query_json_from_cquery.py for the two layouts.
+  json_format.py for the two layouts.
 The attributes are cut to those gpuplan reads (name, exec_properties, size, srcs, tags), and
 the implicit @bazel_tools rule inputs to two.
 
@@ -24,7 +24,7 @@ usage: select_props_unflattened.py OUT.jsonproto OUT.streamed_jsonproto
 """
 import sys
 
-from query_json_from_cquery import compact, pretty
+from json_format import write_query_json
 
 IMPLICIT = ["@bazel_tools//tools/test:runtime", "@bazel_tools//tools/test:test_wrapper"]
 
@@ -93,12 +93,5 @@ TARGETS = [
 ]
 
 
-def main(jsonproto, streamed):
-    with open(jsonproto, "w", encoding="utf-8") as f:
-        f.write("".join(pretty(t) for t in TARGETS) + "\n")
-    with open(streamed, "w", encoding="utf-8") as f:
-        f.write("".join(compact(t) + "\n" for t in TARGETS))
-
-
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    write_query_json(TARGETS, *sys.argv[1:])
