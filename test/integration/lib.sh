@@ -113,3 +113,35 @@ plan["summary"].update(makespan_s=max(a["end_s"] for a in plan["assignments"]), 
 json.dump(plan, open(sys.argv[2], "w"), indent=1)
 ' "$SOURCE_DIR/test/data/plans/workstation_ml.json" "$SCRATCH/plan.json"
 }
+
+# classify_warns_of INPUT WORDS LABEL...: classify --json INPUT into $SCRATCH/classify.json and
+# classify.err, and fail unless the tests warned of with WORDS (what a warning says after the
+# test's label, e.g. "exec_properties is a select()") are exactly the LABELs, and the totals line
+# counts those warnings and no others.
+classify_warns_of() {
+  local input=$1 words=$2; shift 2
+  "$GPUPLAN" classify --json "$input" >"$SCRATCH/classify.json" 2>"$SCRATCH/classify.err" ||
+    fail "$input: classify failed: $(cat "$SCRATCH/classify.err")"
+  local line warned=() expected=()
+  while IFS= read -r line; do
+    if [[ $line == *": $words"* ]]; then warned+=("${line%%": $words"*}"); fi
+  done <"$SCRATCH/classify.err"
+  for line in "$@"; do expected+=("gpuplan: warning: $line"); done
+  [ "$(printf '%s\n' "${warned[@]}" | sort)" = "$(printf '%s\n' "${expected[@]}" | sort)" ] ||
+    fail "$input: warned of ${warned[*]:-nothing}, expected ${expected[*]}; stderr: $(cat "$SCRATCH/classify.err")"
+  tail -n 1 "$SCRATCH/classify.err" | grep -q "^gpuplan: $# warning" ||
+    fail "$input: the totals line should count the $# warnings: $(tail -n 1 "$SCRATCH/classify.err")"
+}
+
+# strict_plan_refuses INPUT LABEL WORDS: plan --strict of INPUT on examples/fleet.yaml exits 2,
+# writes no plan, and has among its errors one of LABEL that says WORDS.
+strict_plan_refuses() {
+  local input=$1 label=$2 words=$3 status=0
+  "$GPUPLAN" plan --strict "$input" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" 2>"$SCRATCH/plan.err" ||
+    status=$?
+  [ "$status" = 2 ] || fail "$input: $label ($words) under --strict should exit 2, not $status: $(cat "$SCRATCH/plan.err")"
+  [ ! -e "$SCRATCH/plan.json" ] || fail "$input: --strict left a plan behind"
+  awk -v error="  $label: $words" 'index($0, error) == 1 { found = 1 } END { exit !found }' "$SCRATCH/plan.err" ||
+    fail "$input: --strict should make $label's warning an error: $(cat "$SCRATCH/plan.err")"
+}
+

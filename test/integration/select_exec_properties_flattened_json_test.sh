@@ -11,32 +11,17 @@ source test/integration/lib.sh
 requires jq
 
 for INPUT in test/data/bazel/select_props.jsonproto test/data/bazel/select_props.streamed_jsonproto; do
-  "$GPUPLAN" classify --json "$INPUT" > "$SCRATCH/classify.json" 2> "$SCRATCH/classify.err" ||
-    fail "$INPUT: classify failed: $(cat "$SCRATCH/classify.err")"
-  { grep 'exec_properties may be a select()' "$SCRATCH/classify.err" || true; } | sed 's/: exec_properties may.*//' |
-    sort > "$SCRATCH/warned.txt"
-  printf '%s\n' 'gpuplan: warning: //:selected_deps_test' 'gpuplan: warning: //:selected_gpu_test' \
-    > "$SCRATCH/expected.txt"
-  diff "$SCRATCH/expected.txt" "$SCRATCH/warned.txt" > /dev/null ||
-    fail "$INPUT: warned of $(cat "$SCRATCH/warned.txt"), expected $(cat "$SCRATCH/expected.txt"); stderr: $(cat "$SCRATCH/classify.err")"
+  classify_warns_of "$INPUT" "exec_properties may be a select()" //:selected_deps_test //:selected_gpu_test
   grep -qF "gpuplan: warning: //:selected_gpu_test: exec_properties may be a select(): the test's \$config_dependencies names //:cuda_big" \
     "$SCRATCH/classify.err" || fail "$INPUT: the warning should name the config_setting: $(cat "$SCRATCH/classify.err")"
   grep -qF "each key with the last branch's value" "$SCRATCH/classify.err" ||
     fail "$INPUT: the warning should say JSON keeps the last branch's value: $(cat "$SCRATCH/classify.err")"
   grep -qF 'it is planned by exec_properties gpu=4' "$SCRATCH/classify.err" ||
     fail "$INPUT: the warning should say what gpuplan planned by: $(cat "$SCRATCH/classify.err")"
-  tail -n 1 "$SCRATCH/classify.err" | grep -q '^gpuplan: 2 warnings' ||
-    fail "$INPUT: the totals line should count both warnings: $(tail -n 1 "$SCRATCH/classify.err")"
   # Still read as Bazel printed it (the warning says so): the last branch, 4 GPUs.
   jq -e '.gpu_tests[] | select(.label == "//:selected_gpu_test") | .requirements.gpus == 4' \
     "$SCRATCH/classify.json" > /dev/null || fail "$INPUT: //:selected_gpu_test should still read as 4 GPUs"
 
-  status=0
-  "$GPUPLAN" plan --strict "$INPUT" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" 2> "$SCRATCH/plan.err" ||
-    status=$?
-  [ "$status" = 2 ] || fail "$INPUT: a select()ed exec_properties under --strict should exit 2, not $status: $(cat "$SCRATCH/plan.err")"
-  [ ! -e "$SCRATCH/plan.json" ] || fail "$INPUT: --strict left a plan behind"
-  grep -q '^  //:selected_gpu_test: exec_properties may be a select()' "$SCRATCH/plan.err" ||
-    fail "$INPUT: --strict should make it an error: $(cat "$SCRATCH/plan.err")"
+  strict_plan_refuses "$INPUT" //:selected_gpu_test "exec_properties may be a select()"
 done
 echo "ok"

@@ -9,30 +9,16 @@ source test/integration/lib.sh
 requires jq
 
 for INPUT in test/data/bazel/select_props_unflattened.jsonproto test/data/bazel/select_props_unflattened.streamed_jsonproto; do
-  "$GPUPLAN" classify --json "$INPUT" > "$SCRATCH/classify.json" 2> "$SCRATCH/classify.err" ||
-    fail "$INPUT: classify failed: $(cat "$SCRATCH/classify.err")"
-  { grep 'exec_properties is a select()' "$SCRATCH/classify.err" || true; } | sed 's/: exec_properties is.*//' |
-    sort > "$SCRATCH/warned.txt"
-  printf '%s\n' 'gpuplan: warning: //:concat_test' 'gpuplan: warning: //:selected_gpu_test' \
-    'gpuplan: warning: //:selected_none_test' > "$SCRATCH/expected.txt"
-  diff "$SCRATCH/expected.txt" "$SCRATCH/warned.txt" > /dev/null ||
-    fail "$INPUT: warned of $(cat "$SCRATCH/warned.txt"), expected $(cat "$SCRATCH/expected.txt"); stderr: $(cat "$SCRATCH/classify.err")"
+  classify_warns_of "$INPUT" "exec_properties is a select()" //:concat_test //:selected_gpu_test \
+    //:selected_none_test
   grep -qF 'gpuplan: warning: //:selected_gpu_test: exec_properties is a select() whose branches ask for different things: //conditions:default gives gpu=1 (1 GPU), //:cuda_big gives gpu=4 (4 GPUs); bazel query cannot tell which applies, and it is planned by gpu=1 (1 GPU' \
     "$SCRATCH/classify.err" || fail "$INPUT: the warning should name the branches: $(cat "$SCRATCH/classify.err")"
-  tail -n 1 "$SCRATCH/classify.err" | grep -q '^gpuplan: 3 warnings' ||
-    fail "$INPUT: the totals line should count the three warnings: $(tail -n 1 "$SCRATCH/classify.err")"
   for want in selected_gpu_test:1 selected_same_test:2 selected_none_test:2 concat_test:4 plain_test:1; do
     jq -e --arg l "//:${want%:*}" --argjson n "${want#*:}" \
       '.gpu_tests[] | select(.label == $l) | .requirements.gpus == $n' "$SCRATCH/classify.json" > /dev/null ||
       fail "$INPUT: //:${want%:*} should be planned on ${want#*:} GPUs: $(cat "$SCRATCH/classify.json")"
   done
 
-  status=0
-  "$GPUPLAN" plan --strict "$INPUT" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" 2> "$SCRATCH/plan.err" ||
-    status=$?
-  [ "$status" = 2 ] || fail "$INPUT: branches that disagree under --strict should exit 2, not $status: $(cat "$SCRATCH/plan.err")"
-  [ ! -e "$SCRATCH/plan.json" ] || fail "$INPUT: --strict left a plan behind"
-  grep -q '^  //:selected_gpu_test: exec_properties is a select()' "$SCRATCH/plan.err" ||
-    fail "$INPUT: --strict should make it an error: $(cat "$SCRATCH/plan.err")"
+  strict_plan_refuses "$INPUT" //:selected_gpu_test "exec_properties is a select()"
 done
 echo "ok"
