@@ -288,13 +288,7 @@ rc=0; "$GPUPLAN" history show //a:t --history "$SCRATCH/one.csv" --percentile 0.
 # reads the folders of its count now and names the others in a note; history show, which has no
 # query, warns that it cannot tell them apart (before, the folders' name order chose the stale
 # ones, and the note said today's runs were the old ones).
-stale="$SCRATCH/stale-testlogs/bazel-testlogs/ml/shard_test"
-for n in 1 2; do mkdir -p "$stale/shard_${n}_of_2"
-  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="150"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_2/test.xml"
-done
-for n in 1 2 3 4; do mkdir -p "$stale/shard_${n}_of_4"
-  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="50"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_4/test.xml"
-done
+stale_shard_testlogs "$SCRATCH/stale-testlogs/bazel-testlogs"
 cat >"$SCRATCH/shard2.xml" <<'XML'
 <?xml version="1.1" encoding="UTF-8" standalone="no"?>
 <query version="2">

@@ -6,14 +6,8 @@ source test/integration/lib.sh
 requires jq
 
 # Bazel left //ml:shard_test's shard_N_of_4 folders (50 s each) beside today's shard_N_of_2 (150 s).
-stale="$SCRATCH/testlogs/bazel-testlogs/ml/shard_test"
-for n in 1 2; do mkdir -p "$stale/shard_${n}_of_2"
-  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="150"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_2/test.xml"
-done
-for n in 1 2 3 4; do mkdir -p "$stale/shard_${n}_of_4"
-  printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="50"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_4/test.xml"
-done
 TESTLOGS="$SCRATCH/testlogs/bazel-testlogs"
+stale_shard_testlogs "$TESTLOGS"
 # deps(...) of it (shard_count 2, reaching only a gpu_free label) and of a test that reaches CUDA.
 cat >"$SCRATCH/deps.xml" <<'XML'
 <?xml version="1.1" encoding="UTF-8" standalone="no"?>

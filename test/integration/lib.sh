@@ -145,3 +145,17 @@ strict_plan_refuses() {
     fail "$input: --strict should make $label's warning an error: $(cat "$SCRATCH/plan.err")"
 }
 
+# stale_shard_testlogs DIR: a bazel-testlogs folder DIR as Bazel leaves it after //ml:shard_test's
+# shard_count went from 4 to 2: today's shard_N_of_2 folders (150 s each) beside the stale
+# shard_N_of_4 ones (50 s each), with nothing in them to say which are newer.
+stale_shard_testlogs() {
+  local stale=$1/ml/shard_test n
+  for n in 1 2; do
+    mkdir -p "$stale/shard_${n}_of_2"
+    printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="150"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_2/test.xml"
+  done
+  for n in 1 2 3 4; do
+    mkdir -p "$stale/shard_${n}_of_4"
+    printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="50"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_4/test.xml"
+  done
+}
