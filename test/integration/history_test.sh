@@ -289,25 +289,8 @@ rc=0; "$GPUPLAN" history show //a:t --history "$SCRATCH/one.csv" --percentile 0.
 # query, warns that it cannot tell them apart (before, the folders' name order chose the stale
 # ones, and the note said today's runs were the old ones).
 stale_shard_testlogs "$SCRATCH/stale-testlogs/bazel-testlogs"
-cat >"$SCRATCH/shard2.xml" <<'XML'
-<?xml version="1.1" encoding="UTF-8" standalone="no"?>
-<query version="2">
-  <rule class="py_test" location="/w/ml/BUILD:2:8" name="//ml:shard_test">
-    <string name="name" value="shard_test"/>
-    <list name="tags"><string value="gpu"/></list>
-    <int name="shard_count" value="2"/>
-    <string name="size" value="medium"/>
-  </rule>
-</query>
-XML
-cat >"$SCRATCH/fleet1.yaml" <<'YAML'
-version: 1
-pools:
-  - name: h100
-    count: 1
-    gpu: {model: H100-SXM-80GB, count: 8}
-    cuda: "12.4"
-YAML
+sharded_gpu_test shard_test 2 "$SCRATCH/shard2.xml"
+h100_fleet "$SCRATCH/fleet1.yaml"
 "$GPUPLAN" plan "$SCRATCH/shard2.xml" --fleet "$SCRATCH/fleet1.yaml" --history "$SCRATCH/stale-testlogs/bazel-testlogs" \
   -o "$SCRATCH/stale-plan.json" 2>"$SCRATCH/stale.err" || fail "plan with stale shard folders: $(cat "$SCRATCH/stale.err")"
 [ "$(jq -c '[.assignments[] | [.duration_s, .duration_source]] | unique' "$SCRATCH/stale-plan.json")" = '[[150,"history-p90"]]' ] ||
@@ -332,7 +315,7 @@ grep -q "warning: //ml:train_test: .*2 configurations (k8-fastbuild, k8-opt)" "$
 # A re-run build: shard 2 of 4 ran (100 s), the others' results were cached. Each cached shard
 # is planned at its measured sibling's time with a warning (before, the size median split four
 # ways: 25 s), and plan's history line counts the cached results it skipped.
-sed 's/"shard_count" value="2"/"shard_count" value="4"/' "$SCRATCH/shard2.xml" >"$SCRATCH/shard4.xml"
+sharded_gpu_test shard_test 4 "$SCRATCH/shard4.xml"
 { for n in 1 3 4; do
     printf '{"id":{"testResult":{"label":"//ml:shard_test","run":1,"shard":%s,"attempt":1}},"testResult":{"status":"PASSED","cachedLocally":true,"testAttemptDuration":"90s"}}\n' "$n"
   done

@@ -40,14 +40,7 @@ cat >"$SCRATCH/deps.xml" <<'XML'
 </query>
 XML
 printf 'version: 1\ngpu_free: ["@local_config_cuda//cuda:headers"]\n' >"$SCRATCH/rules.yaml"
-cat >"$SCRATCH/fleet.yaml" <<'YAML'
-version: 1
-pools:
-  - name: h100
-    count: 1
-    gpu: {model: H100-SXM-80GB, count: 8}
-    cuda: "12.4"
-YAML
+h100_fleet "$SCRATCH/fleet.yaml"
 stale_warning="nothing in them says which are newer"
 q=(--rules "$SCRATCH/rules.yaml")
 
@@ -91,17 +84,7 @@ grep -q "^gpuplan: note: //ml:shard_test: .*shard_N_of_4 left out" "$SCRATCH/aud
 
 # The memory floor. //ml:sib_test's shard 0 peaked at 20,000 MiB in two older runs and 3,000 MiB in
 # its last ten; shard 1 never ran (cached). Planned whole, the test gets the 20,000 MiB floor.
-cat >"$SCRATCH/sib.xml" <<'XML'
-<?xml version="1.1" encoding="UTF-8" standalone="no"?>
-<query version="2">
-  <rule class="py_test" location="/w/ml/BUILD:2:8" name="//ml:sib_test">
-    <string name="name" value="sib_test"/>
-    <list name="tags"><string value="gpu"/></list>
-    <int name="shard_count" value="2"/>
-    <string name="size" value="medium"/>
-  </rule>
-</query>
-XML
+sharded_gpu_test sib_test 2 "$SCRATCH/sib.xml"
 { echo 'label,shard,seconds,peak_vram_mib,exit_status,shard_count'
   for _ in 1 2; do echo "//ml:sib_test,0,10,20000,0,2"; done
   for _ in $(seq 10); do echo "//ml:sib_test,0,10,3000,0,2"; done; } >"$SCRATCH/sib.csv"

@@ -159,3 +159,31 @@ stale_shard_testlogs() {
     printf '<testsuites><testsuite name="s" tests="1"><testcase name="s" time="50"/></testsuite></testsuites>\n' >"$stale/shard_${n}_of_4/test.xml"
   done
 }
+
+# h100_fleet FILE: a fleet of one node of 8 H100s, CUDA 12.4, in FILE.
+h100_fleet() {
+  cat >"$1" <<'YAML'
+version: 1
+pools:
+  - name: h100
+    count: 1
+    gpu: {model: H100-SXM-80GB, count: 8}
+    cuda: "12.4"
+YAML
+}
+
+# sharded_gpu_test NAME SHARDS FILE: a query.xml in FILE of one py_test, //ml:NAME, tagged gpu,
+# size medium, with shard_count SHARDS.
+sharded_gpu_test() {
+  cat >"$3" <<XML
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="py_test" location="/w/ml/BUILD:2:8" name="//ml:$1">
+    <string name="name" value="$1"/>
+    <list name="tags"><string value="gpu"/></list>
+    <int name="shard_count" value="$2"/>
+    <string name="size" value="medium"/>
+  </rule>
+</query>
+XML
+}
