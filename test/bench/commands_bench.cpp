@@ -8,12 +8,10 @@
 // Exits 1 when a target of issue 14 item 3 is missed (at 150k tests and more). The two CPU ratios
 // (plan against xmllint, 10,000 nodes against 1,000) are timed again with the two commands in turn.
 #include <fmt/format.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +19,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "child_run.hpp"
 
 namespace {
 
@@ -159,32 +159,16 @@ void write_history(const fs::path& path, long count) {
     }
 }
 
-struct Run {
-  double wall_s = 0;
-  double cpu_s = 0;
-  long peak_rss_kib = 0;
-};
+using gpuplan::bench::Run;
 
 /// Runs `command` with /bin/sh in a fresh process; wall time, its CPU time and peak RSS (wait4).
 Run run_once(const std::string& command) {
-  auto start = std::chrono::steady_clock::now();
-  pid_t child = fork();
-  if (child == 0) {
+  Run run = gpuplan::bench::run_child([&] {
     execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), nullptr);
     _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  Run run;
-  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-  };
-  run.cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
-  run.peak_rss_kib = usage.ru_maxrss;
-  if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)) {
-    fmt::print(stderr, "commands_bench: `{}` failed (status {})\n", command, status);
+  });
+  if (!WIFEXITED(run.status) || (WEXITSTATUS(run.status) != 0 && WEXITSTATUS(run.status) != 3)) {
+    fmt::print(stderr, "commands_bench: `{}` failed (status {})\n", command, run.status);
     std::exit(2);
   }
   return run;
@@ -199,8 +183,8 @@ Run summarize(const std::vector<Run>& all) {
     return values[values.size() / 2];
   };
   Run result;
-  result.wall_s = median(&Run::wall_s);
-  result.cpu_s = median(&Run::cpu_s);
+  result.seconds = median(&Run::seconds);
+  result.cpu_seconds = median(&Run::cpu_seconds);
   for (const auto& r : all) result.peak_rss_kib = std::max(result.peak_rss_kib, r.peak_rss_kib);
   return result;
 }
@@ -305,8 +289,8 @@ int main(int argc, char** argv) {
       commands[name] = command;
       double bytes = static_cast<double>(r.peak_rss_kib) * 1024;
       fmt::print("| {} | {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.0f} | {:.0f} | {:.0f} |\n", tests, units,
-                 name, static_cast<double>(fs::file_size(input)) / 1e6, r.wall_s, r.cpu_s, bytes / 1048576,
-                 bytes / static_cast<double>(tests), bytes / static_cast<double>(units));
+                 name, static_cast<double>(fs::file_size(input)) / 1e6, r.seconds, r.cpu_seconds,
+                 bytes / 1048576, bytes / static_cast<double>(tests), bytes / static_cast<double>(units));
       std::fflush(stdout);
     };
     auto g = [&](const std::string& args) { return fmt::format("'{}' {}", gpuplan, args); };
@@ -382,7 +366,7 @@ int main(int argc, char** argv) {
       auto ran = [&](std::initializer_list<const char*> names) {
         return std::all_of(names.begin(), names.end(), [&](const char* n) { return results.count(n) > 0; });
       };
-      auto cpu = [&](const char* name) { return results[name].cpu_s; };
+      auto cpu = [&](const char* name) { return results[name].cpu_seconds; };
       auto rss = [&](const char* name) { return static_cast<double>(results[name].peak_rss_kib) * 1024; };
       auto n = static_cast<double>(tests);
       auto u = static_cast<double>(units);
@@ -393,11 +377,11 @@ int main(int argc, char** argv) {
       auto check_in_turn = [&](const char* first, const char* second, const char* first_words,
                                const char* second_words, double limit) {
         auto [a, b] = measure_in_turn(commands[first], commands[second], runs);
-        double ratio = a.cpu_s / b.cpu_s;
+        double ratio = a.cpu_seconds / b.cpu_seconds;
         checks.push_back(
             {fmt::format("{} tests: {} {:.2f}x the CPU of {}, in turn ({:.2f} s against {:.2f} s; "
                          "target <= {}x)",
-                         tests, first_words, ratio, second_words, a.cpu_s, b.cpu_s, limit),
+                         tests, first_words, ratio, second_words, a.cpu_seconds, b.cpu_seconds, limit),
              ratio <= limit});
       };
       if (ran({plan_xml})) {
@@ -424,8 +408,8 @@ int main(int argc, char** argv) {
         const auto& launch = results[launch_row];
         checks.push_back(
             {fmt::format("{} tests: a run-under launch {:.1f} ms, {:.1f} MiB (target < 20 ms, 20 MB)", tests,
-                         launch.wall_s * 1000, static_cast<double>(launch.peak_rss_kib) / 1024),
-             launch.wall_s < 0.02 && launch.peak_rss_kib * 1024 < 20'000'000});
+                         launch.seconds * 1000, static_cast<double>(launch.peak_rss_kib) / 1024),
+             launch.seconds < 0.02 && launch.peak_rss_kib * 1024 < 20'000'000});
       }
       if (const char* show = "history show (one test)"; ran({show}))
         checks.push_back(
