@@ -1,5 +1,5 @@
 #pragma once
-// Timing a command or a reader in a child process of its own, so its peak RSS is its alone.
+// Timing a reader, a planner case or a command in a child process of its own, so its peak RSS is its alone.
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -5,8 +5,6 @@
 // also time verify on each plan; --policy:
 // that policy only; WORDS: only the cases whose name contains them, e.g. `solve_bench "1-GPU"`)
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "child_run.hpp"
 #include "gpuplan/solve.hpp"
 #include "gpuplan/verify.hpp"
 #include "workloads.hpp"
@@ -39,8 +38,7 @@ struct Measurement {
 Measurement measure(const Case& c, Policy policy, bool reference, bool check) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
-  pid_t child = fork();
-  if (child == 0) {
+  auto run = run_child([&] {
     close(pipe_fds[0]);
     Fleet fleet = make_fleet(c.nodes, c.fleet);
     std::vector<Unit> units = make_units(c.units, c.workload, 12345);
@@ -59,17 +57,14 @@ Measurement measure(const Case& c, Policy policy, bool reference, bool check) {
       if (!verify(plan, fleet).empty()) _exit(1);
       r.verify_seconds = double(std::clock() - checked) / CLOCKS_PER_SEC;
     }
-    ssize_t written = write(pipe_fds[1], &r, sizeof r);
+    ssize_t written = write(pipe_fds[1], &r, sizeof r);  // far less than a pipe holds: it returns at once
     _exit(written == sizeof r ? 0 : 1);
-  }
+  });
   close(pipe_fds[1]);
   Measurement r;
   if (read(pipe_fds[0], &r, sizeof r) != sizeof r) throw std::runtime_error("the benchmark child failed");
   close(pipe_fds[0]);
-  int status = 0;
-  rusage usage{};
-  wait4(child, &status, 0, &usage);
-  r.max_rss_kib = usage.ru_maxrss;
+  r.max_rss_kib = run.peak_rss_kib;
   return r;
 }
 
