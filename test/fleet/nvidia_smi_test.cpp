@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
@@ -324,4 +326,56 @@ TEST_CASE("an import writes only what fleet check reads, and says what the drive
   CHECK_THAT(imported.warnings[1], Contains("cuda: 12.8 is newer than driver 565.57.01 supports (CUDA 12.7"));
   options.cuda = "12.7";
   CHECK(import_nvidia_smi(query, topo, options).warnings.size() == 1);
+}
+
+namespace {
+
+/// `count` GPUs named `name` as `nvidia-smi --query-gpu=index,name,memory.total,compute_cap,
+/// driver_version,mig.mode.current --format=csv` prints them, for the topo -m captures that came
+/// without one.
+NamedText query_of(int count, const std::string& name, const std::string& mib, const std::string& cc,
+                   const std::string& driver) {
+  std::string text = "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current\n";
+  for (int i = 0; i < count; ++i)
+    text += fmt::format("{}, {}, {} MiB, {}, {}, Disabled\n", i, name, mib, cc, driver);
+  return {text, "q.csv"};
+}
+
+}  // namespace
+
+TEST_CASE("public topo -m captures import as their boards are: NIC rows, legends, GPU NUMA IDs") {
+  auto import = [](const NamedText& query, const std::string& topo) {
+    auto imported = import_nvidia_smi(query, fixture(topo), {});
+    CHECK(imported.warnings.empty());
+    return imported.yaml;
+  };
+  // HGX H100 4-GPU: NV6 between every two, NIC rows and the legend after the GPU rows.
+  CHECK_THAT(
+      import(query_of(4, "NVIDIA H100 80GB HBM3", "81559", "9.0", "550.54.15"), "h100-nv6-4x.topo.txt"),
+      Contains("nvlink_groups: [[0, 1, 2, 3]]"));
+  // GB200 tray: four GPUs NV18, GPU NUMA IDs 2, 10, 18 in the last column.
+  CHECK_THAT(import(query_of(4, "NVIDIA GB200", "189471", "10.0", "570.172.08"), "gb200-4x.topo.txt"),
+             Contains("nvlink_groups: [[0, 1, 2, 3]]") && Contains("model: GB200"));
+  CHECK_THAT(import(query_of(8, "NVIDIA H100 80GB HBM3", "81559", "9.0", "535.104.05"),
+                    "h100-nv18-2nic-8x.topo.txt"),
+             Contains("topology: nvswitch"));
+  CHECK_THAT(
+      import(query_of(2, "NVIDIA GeForce RTX 5090", "32607", "12.0", "575.64.03"), "rtx5090-2x.topo.txt"),
+      Contains("topology: pcie") && Contains("model: GeForce-RTX-5090"));
+  // One GPU and sixteen NICs, the header at the start of its line (vLLM's collect_env).
+  CHECK_THAT(
+      import(query_of(1, "NVIDIA A100-SXM4-80GB", "81920", "8.0", "550.54.15"), "one-gpu-16nic.topo.txt"),
+      Contains("count: 1"));
+}
+
+TEST_CASE("other nvidia-smi listings given as the CSV are refused, quoting their first line") {
+  NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
+  // nvidia-smi -L with MIG devices (influxdata/telegraf#5812), and --query-gpu=name,pci.device_id
+  // --format=csv,noheader (akash-network/provider-configs#91).
+  CHECK_THAT(import_error(fixture("a100-sxm4-mig.L.txt"), topo),
+             StartsWith("a100-sxm4-mig.L.txt:1:1: no index column in its first line, \"GPU 0: NVIDIA "
+                        "A100-SXM4-80GB (UUID: GPU-513536b6"));
+  CHECK_THAT(import_error(fixture("h100-nvl.name-device-id.csv"), topo),
+             StartsWith("h100-nvl.name-device-id.csv:1:1: no index column in its first line, \"NVIDIA H100 "
+                        "NVL, 0x232110DE\""));
 }
