@@ -368,6 +368,36 @@ TEST_CASE("public topo -m captures import as their boards are: NIC rows, legends
       Contains("count: 1"));
 }
 
+TEST_CASE("an SXM board whose topo -m shows no NVLink warns that it was written as pcie") {
+  // A DGX A100's topo -m without one NV# cell (rapidsai/ucx-py#749): imported as pcie without a
+  // word, so every NVLink test of the fleet skipped the node, and nobody was told why.
+  auto imported = import_nvidia_smi(query_of(8, "NVIDIA A100-SXM4-40GB", "40960", "8.0", "460.32.03"),
+                                    fixture("dgx-a100-no-nvlink.topo.txt"), {});
+  REQUIRE_THAT(imported.yaml, Contains("topology: pcie"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(
+      imported.warnings[0],
+      StartsWith("dgx-a100-no-nvlink.topo.txt: no two of the 8 GPUs are NVLinked (no NV# cell), yet the "
+                 "NVIDIA A100-SXM4-40GB is an SXM module") &&
+          Contains("nvidia-smi topo -mp") && Contains("nvidia-fabricmanager"));
+  // The same matrix from PCIe cards is what it says.
+  CHECK(import_nvidia_smi(query_of(8, "NVIDIA A100-PCIE-40GB", "40960", "8.0", "460.32.03"),
+                          fixture("dgx-a100-no-nvlink.topo.txt"), {})
+            .warnings.empty());
+}
+
+TEST_CASE("an NVSwitch board with one GPU's NVLinks down names that GPU's row") {
+  // vllm-project/vllm#16336: GPU2 of eight B200s is NODE/SYS to every other GPU. The fleet keeps
+  // the seven others as one NVLink group and GPU2 out of it, as topo -m says, and now says why.
+  auto imported = import_nvidia_smi(query_of(8, "NVIDIA B200", "183359", "10.0", "570.124.06"),
+                                    fixture("b200-gpu2-down.topo.txt"), {});
+  REQUIRE_THAT(imported.yaml, Contains("nvlink_groups: [[0, 1, 3, 4, 5, 6, 7]]"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(imported.warnings[0],
+             StartsWith("b200-gpu2-down.topo.txt:4: GPU2 has no NVLink to any other GPU") &&
+                 Contains("SXM module (NVIDIA B200)") && Contains("nvidia-smi nvlink -s -i 2"));
+}
+
 TEST_CASE("other nvidia-smi listings given as the CSV are refused, quoting their first line") {
   NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
   // nvidia-smi -L with MIG devices (influxdata/telegraf#5812), and --query-gpu=name,pci.device_id
