@@ -414,7 +414,15 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
                        "this node by hand",
                        gpu.index, gpu.name.text, first.name.text));
     if (gpu.driver.text != first.driver.text) fail(query, gpu.driver, "the GPUs report different drivers");
-    vram = std::min(vram, memory_mib(query, gpu.memory));
+    auto memory = memory_mib(query, gpu.memory);
+    // A GDDR board reports less with ECC on than off, so one model can differ; a pool has one vram.
+    if (memory != memory_mib(query, first.memory))
+      imported.warnings.push_back(fmt::format(
+          "{}:{}:{}: GPU {} reports {} MiB of memory.total but GPU 0 {} MiB (ECC on one and off on the other "
+          "changes it): the fleet gives every GPU of the node the least of them",
+          query.name, gpu.memory.line, gpu.memory.column, gpu.index, memory,
+          memory_mib(query, first.memory)));
+    vram = std::min(vram, memory);
   }
   const auto parsed_topo = parse_topo(topo, static_cast<int>(gpus.size()));
   const auto& cells = parsed_topo.cells;

@@ -398,6 +398,19 @@ TEST_CASE("an NVSwitch board with one GPU's NVLinks down names that GPU's row") 
                  Contains("SXM module (NVIDIA B200)") && Contains("nvidia-smi nvlink -s -i 2"));
 }
 
+TEST_CASE("GPUs of one model that report different memory warn, and the node gets the least") {
+  NamedText query{
+      "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current\n"
+      "0, NVIDIA RTX A6000, 49140 MiB, 8.6, 550.54.15, [N/A]\n"
+      "1, NVIDIA RTX A6000, 48676 MiB, 8.6, 550.54.15, [N/A]\n",
+      "q.csv"};
+  auto imported = import_nvidia_smi(query, {"\tGPU0\tGPU1\nGPU0\t X \tPHB\nGPU1\tPHB\t X \n", "t.txt"}, {});
+  REQUIRE_THAT(imported.yaml, Contains("vram: 48676MiB"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(imported.warnings[0],
+             StartsWith("q.csv:3:22: GPU 1 reports 48676 MiB of memory.total but GPU 0 49140 MiB"));
+}
+
 TEST_CASE("other nvidia-smi listings given as the CSV are refused, quoting their first line") {
   NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
   // nvidia-smi -L with MIG devices (influxdata/telegraf#5812), and --query-gpu=name,pci.device_id
