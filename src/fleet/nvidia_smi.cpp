@@ -187,6 +187,12 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
           fmt::format("is nvidia-smi's \"{}\": a GPU is lost or in an error state (nvidia-smi -q says more); "
                       "import the node once it is fixed, or describe its good GPUs by hand",
                       util::excerpt(cells.front().text, 120)));
+    if (cells.size() != header.size() && !has_header)
+      fail(input, cells.front(),
+           fmt::format(
+               "has {} values, and without a header the columns must be {} (all seven, or the first six); "
+               "keep the header (--format=csv or csv,nounits) to give other columns, in any order",
+               cells.size(), fmt::join(query_columns, ",")));
     if (cells.size() != header.size())
       fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
     auto cell = [&](const std::string& name) {

@@ -411,6 +411,14 @@ TEST_CASE("GPUs of one model that report different memory warn, and the node get
              StartsWith("q.csv:3:22: GPU 1 reports 48676 MiB of memory.total but GPU 0 49140 MiB"));
 }
 
+TEST_CASE("a header-less CSV with other columns says which columns it must have") {
+  // --query-gpu=index,name,memory.total --format=csv,noheader,nounits: was "has 3 values for 7 columns".
+  REQUIRE_THAT(import_error({"0, NVIDIA L4, 23034\n", "q.csv"}, {"\tGPU0\nGPU0\t X \n", "t.txt"}),
+               StartsWith("q.csv:1:1: has 3 values, and without a header the columns must be "
+                          "index,name,uuid,memory.total,compute_cap,driver_version,mig.mode.current") &&
+                   Contains("keep the header"));
+}
+
 TEST_CASE("other nvidia-smi listings given as the CSV are refused, quoting their first line") {
   NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
   // nvidia-smi -L with MIG devices (influxdata/telegraf#5812), and --query-gpu=name,pci.device_id
