@@ -10,6 +10,7 @@
 #include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan::cli {
 
@@ -24,6 +25,7 @@ struct ImportArguments {
   std::string query;
   std::string topo;
   std::string output = "-";
+  bool strict = false;
   ImportOptions options;
 };
 
@@ -59,6 +61,8 @@ void add_import(CLI::App& fleet, int& status) {
   import->add_option(
       "--cuda", arguments->options.cuda,
       "the CUDA version nvidia-smi prints top right (default: known from the driver's branch)");
+  import->add_flag("--strict", arguments->strict,
+                   "fail (exit 2, nothing written) where the import had to assume something it warns of");
   import
       ->add_option("-o,--output", arguments->output,
                    "where to write the fleet YAML ('-' for standard output)")
@@ -73,7 +77,13 @@ auto topo = open_input(arguments->topo);
 auto imported =
     import_nvidia_smi({read_small_text(query.in(), query.name, max_yaml_bytes), query.name},
                       {read_small_text(topo.in(), topo.name, max_yaml_bytes), topo.name}, arguments->options);
+if (arguments->strict && !imported.warnings.empty())
+  throw InputError(Position{"--strict"},
+                   fmt::format("{}; nothing was written", fmt::join(imported.warnings, "; ")));
 for (const auto& w : imported.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
+if (!imported.warnings.empty())
+  std::cerr << fmt::format("gpuplan: {} warning{} (errors under --strict)\n", imported.warnings.size(),
+                           util::plural(imported.warnings.size()));
 write_output(arguments->output, imported.yaml);
 status = exit_ok;
 }  // namespace

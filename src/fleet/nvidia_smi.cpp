@@ -187,6 +187,12 @@ std::vector<SmiGpu> parse_query(const NamedText& input) {
           fmt::format("is nvidia-smi's \"{}\": a GPU is lost or in an error state (nvidia-smi -q says more); "
                       "import the node once it is fixed, or describe its good GPUs by hand",
                       util::excerpt(cells.front().text, 120)));
+    if (cells.size() != header.size() && !has_header)
+      fail(input, cells.front(),
+           fmt::format(
+               "has {} values, and without a header the columns must be {} (all seven, or the first six); "
+               "keep the header (--format=csv or csv,nounits) to give other columns, in any order",
+               cells.size(), fmt::join(query_columns, ",")));
     if (cells.size() != header.size())
       fail(input, cells.front(), fmt::format("has {} values for {} columns", cells.size(), header.size()));
     auto cell = [&](const std::string& name) {
@@ -247,6 +253,7 @@ std::int64_t memory_mib(const NamedText& input, const Cell& cell) {
 struct Topo {
   std::vector<std::vector<std::string>> cells;
   fleet::Links links;
+  std::vector<long> row_lines;  ///< the line of each GPU's row
 };
 
 /// The GPU columns come first, so splitting on blanks works whether the output kept its tabs or not.
@@ -277,11 +284,12 @@ Topo parse_topo(const NamedText& input, int gpus) {
     throw InputError(Position{input.name, *header, 1},
                      fmt::format("has {} GPU rows for {} GPUs", rows.size(), gpus));
 
-  Topo topo{{}, fleet::no_links(gpus)};
+  Topo topo{{}, fleet::no_links(gpus), {}};
   auto& links = topo.links;
   for (int i = 0; i < gpus; ++i) {
     const auto& row = rows[static_cast<size_t>(i)];
     topo.cells.emplace_back();
+    topo.row_lines.push_back(row.front().line);
     if (row.front().text != fmt::format("GPU{}", i))
       fail(input, row.front(), fmt::format("expected the row of GPU{} here", i));
     if (static_cast<int>(row.size()) < gpus + 1)
@@ -302,6 +310,41 @@ Topo parse_topo(const NamedText& input, int gpus) {
          fmt::format("GPU{} and GPU{} disagree on whether they are NVLinked", i, j));
   }
   return topo;
+}
+
+/// An SXM module is NVLinked on every board it is sold on (to its neighbours, or through an
+/// NVSwitch): a catalog SXM model, or a name nvidia-smi gives with SXM in it (A800-SXM4-80GB).
+bool is_sxm_module(const std::string& name, const GpuModel* known) {
+  return util::lower(name).find("sxm") != std::string::npos ||
+         (known && known->name.find("-SXM-") != std::string::npos);
+}
+
+/// The SXM GPUs `topo -m` shows without an NVLink: their links are down, or the file is `topo -mp`
+/// (PCIe paths only). The fleet says what the file says (a DGX A100 was written as `pcie`
+/// without a word, and a B200 board with a GPU's links down as a group of the other seven).
+std::vector<std::string> unlinked_sxm_warnings(const NamedText& input, const Topo& topo,
+                                               const std::string& name) {
+  const auto count = topo.links.size();
+  std::vector<size_t> unlinked;
+  for (size_t i = 0; i < count; ++i)
+    if (std::ranges::none_of(topo.links[i], [](bool linked) { return linked; })) unlinked.push_back(i);
+  if (count < 2 || unlinked.empty()) return {};
+  if (unlinked.size() == count)
+    return {fmt::format(
+        "{}: no two of the {} GPUs are NVLinked (no NV# cell), yet the {} is an SXM module, NVLinked on "
+        "every board it is sold on; the fleet says topology pcie, so no test that needs NVLink goes to this "
+        "node. Was this nvidia-smi topo -mp (PCIe paths only), or are the NVLinks down (nvidia-smi "
+        "nvlink -s; on an NVSwitch board, is nvidia-fabricmanager running)? Import again from nvidia-smi "
+        "topo -m once they are up",
+        input.name, count, name)};
+  std::vector<std::string> warnings;
+  for (auto gpu : unlinked)
+    warnings.push_back(fmt::format(
+        "{}:{}: GPU{} has no NVLink to any other GPU (no NV# cell in its row), yet it is an SXM module ({}) "
+        "and the other GPUs are NVLinked: its NVLinks are down (nvidia-smi nvlink -s -i {}). The fleet "
+        "gives it none, so no test that needs NVLink gets it; import again once they are up",
+        input.name, topo.row_lines[gpu], gpu, name, gpu));
+  return warnings;
 }
 
 /// A YAML scalar for text that came from nvidia-smi: plain if it is safe, else double-quoted.
@@ -377,11 +420,24 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
                        "this node by hand",
                        gpu.index, gpu.name.text, first.name.text));
     if (gpu.driver.text != first.driver.text) fail(query, gpu.driver, "the GPUs report different drivers");
-    vram = std::min(vram, memory_mib(query, gpu.memory));
+    auto memory = memory_mib(query, gpu.memory);
+    // A GDDR board reports less with ECC on than off, so one model can differ; a pool has one vram.
+    if (memory != memory_mib(query, first.memory))
+      imported.warnings.push_back(fmt::format(
+          "{}:{}:{}: GPU {} reports {} MiB of memory.total but GPU 0 {} MiB (ECC on one and off on the other "
+          "changes it): the fleet gives every GPU of the node the least of them",
+          query.name, gpu.memory.line, gpu.memory.column, gpu.index, memory,
+          memory_mib(query, first.memory)));
+    vram = std::min(vram, memory);
   }
-  auto [cells, links] = parse_topo(topo, static_cast<int>(gpus.size()));
+  const auto parsed_topo = parse_topo(topo, static_cast<int>(gpus.size()));
+  const auto& cells = parsed_topo.cells;
+  const auto& links = parsed_topo.links;
 
   const auto* known = find_gpu_model(first.name.text);
+  if (is_sxm_module(first.name.text, known))
+    for (auto& warning : unlinked_sxm_warnings(topo, parsed_topo, first.name.text))
+      imported.warnings.push_back(std::move(warning));
   std::string model = known ? known->name : model_name(first.name.text);
   std::string family = known ? known->family : family_from_name(first.name.text);
   std::string pool = options.pool.empty() ? family : options.pool;

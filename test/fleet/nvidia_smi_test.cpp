@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
@@ -324,4 +326,107 @@ TEST_CASE("an import writes only what fleet check reads, and says what the drive
   CHECK_THAT(imported.warnings[1], Contains("cuda: 12.8 is newer than driver 565.57.01 supports (CUDA 12.7"));
   options.cuda = "12.7";
   CHECK(import_nvidia_smi(query, topo, options).warnings.size() == 1);
+}
+
+namespace {
+
+/// `count` GPUs named `name` as `nvidia-smi --query-gpu=index,name,memory.total,compute_cap,
+/// driver_version,mig.mode.current --format=csv` prints them, for the topo -m captures that came
+/// without one.
+NamedText query_of(int count, const std::string& name, const std::string& mib, const std::string& cc,
+                   const std::string& driver) {
+  std::string text = "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current\n";
+  for (int i = 0; i < count; ++i)
+    text += fmt::format("{}, {}, {} MiB, {}, {}, Disabled\n", i, name, mib, cc, driver);
+  return {text, "q.csv"};
+}
+
+}  // namespace
+
+TEST_CASE("public topo -m captures import as their boards are: NIC rows, legends, GPU NUMA IDs") {
+  auto import = [](const NamedText& query, const std::string& topo) {
+    auto imported = import_nvidia_smi(query, fixture(topo), {});
+    CHECK(imported.warnings.empty());
+    return imported.yaml;
+  };
+  // HGX H100 4-GPU: NV6 between every two, NIC rows and the legend after the GPU rows.
+  CHECK_THAT(
+      import(query_of(4, "NVIDIA H100 80GB HBM3", "81559", "9.0", "550.54.15"), "h100-nv6-4x.topo.txt"),
+      Contains("nvlink_groups: [[0, 1, 2, 3]]"));
+  // GB200 tray: four GPUs NV18, GPU NUMA IDs 2, 10, 18 in the last column.
+  CHECK_THAT(import(query_of(4, "NVIDIA GB200", "189471", "10.0", "570.172.08"), "gb200-4x.topo.txt"),
+             Contains("nvlink_groups: [[0, 1, 2, 3]]") && Contains("model: GB200"));
+  CHECK_THAT(import(query_of(8, "NVIDIA H100 80GB HBM3", "81559", "9.0", "535.104.05"),
+                    "h100-nv18-2nic-8x.topo.txt"),
+             Contains("topology: nvswitch"));
+  CHECK_THAT(
+      import(query_of(2, "NVIDIA GeForce RTX 5090", "32607", "12.0", "575.64.03"), "rtx5090-2x.topo.txt"),
+      Contains("topology: pcie") && Contains("model: GeForce-RTX-5090"));
+  // One GPU and sixteen NICs, the header at the start of its line (vLLM's collect_env).
+  CHECK_THAT(
+      import(query_of(1, "NVIDIA A100-SXM4-80GB", "81920", "8.0", "550.54.15"), "one-gpu-16nic.topo.txt"),
+      Contains("count: 1"));
+}
+
+TEST_CASE("an SXM board whose topo -m shows no NVLink warns that it was written as pcie") {
+  // A DGX A100's topo -m without one NV# cell (rapidsai/ucx-py#749): imported as pcie without a
+  // word, so every NVLink test of the fleet skipped the node, and nobody was told why.
+  auto imported = import_nvidia_smi(query_of(8, "NVIDIA A100-SXM4-40GB", "40960", "8.0", "460.32.03"),
+                                    fixture("dgx-a100-no-nvlink.topo.txt"), {});
+  REQUIRE_THAT(imported.yaml, Contains("topology: pcie"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(
+      imported.warnings[0],
+      StartsWith("dgx-a100-no-nvlink.topo.txt: no two of the 8 GPUs are NVLinked (no NV# cell), yet the "
+                 "NVIDIA A100-SXM4-40GB is an SXM module") &&
+          Contains("nvidia-smi topo -mp") && Contains("nvidia-fabricmanager"));
+  // The same matrix from PCIe cards is what it says.
+  CHECK(import_nvidia_smi(query_of(8, "NVIDIA A100-PCIE-40GB", "40960", "8.0", "460.32.03"),
+                          fixture("dgx-a100-no-nvlink.topo.txt"), {})
+            .warnings.empty());
+}
+
+TEST_CASE("an NVSwitch board with one GPU's NVLinks down names that GPU's row") {
+  // vllm-project/vllm#16336: GPU2 of eight B200s is NODE/SYS to every other GPU. The fleet keeps
+  // the seven others as one NVLink group and GPU2 out of it, as topo -m says, and now says why.
+  auto imported = import_nvidia_smi(query_of(8, "NVIDIA B200", "183359", "10.0", "570.124.06"),
+                                    fixture("b200-gpu2-down.topo.txt"), {});
+  REQUIRE_THAT(imported.yaml, Contains("nvlink_groups: [[0, 1, 3, 4, 5, 6, 7]]"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(imported.warnings[0],
+             StartsWith("b200-gpu2-down.topo.txt:4: GPU2 has no NVLink to any other GPU") &&
+                 Contains("SXM module (NVIDIA B200)") && Contains("nvidia-smi nvlink -s -i 2"));
+}
+
+TEST_CASE("GPUs of one model that report different memory warn, and the node gets the least") {
+  NamedText query{
+      "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current\n"
+      "0, NVIDIA RTX A6000, 49140 MiB, 8.6, 550.54.15, [N/A]\n"
+      "1, NVIDIA RTX A6000, 48676 MiB, 8.6, 550.54.15, [N/A]\n",
+      "q.csv"};
+  auto imported = import_nvidia_smi(query, {"\tGPU0\tGPU1\nGPU0\t X \tPHB\nGPU1\tPHB\t X \n", "t.txt"}, {});
+  REQUIRE_THAT(imported.yaml, Contains("vram: 48676MiB"));
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK_THAT(imported.warnings[0],
+             StartsWith("q.csv:3:22: GPU 1 reports 48676 MiB of memory.total but GPU 0 49140 MiB"));
+}
+
+TEST_CASE("a header-less CSV with other columns says which columns it must have") {
+  // --query-gpu=index,name,memory.total --format=csv,noheader,nounits: was "has 3 values for 7 columns".
+  REQUIRE_THAT(import_error({"0, NVIDIA L4, 23034\n", "q.csv"}, {"\tGPU0\nGPU0\t X \n", "t.txt"}),
+               StartsWith("q.csv:1:1: has 3 values, and without a header the columns must be "
+                          "index,name,uuid,memory.total,compute_cap,driver_version,mig.mode.current") &&
+                   Contains("keep the header"));
+}
+
+TEST_CASE("other nvidia-smi listings given as the CSV are refused, quoting their first line") {
+  NamedText topo{"\tGPU0\nGPU0\t X \n", "t.txt"};
+  // nvidia-smi -L with MIG devices (influxdata/telegraf#5812), and --query-gpu=name,pci.device_id
+  // --format=csv,noheader (akash-network/provider-configs#91).
+  CHECK_THAT(import_error(fixture("a100-sxm4-mig.L.txt"), topo),
+             StartsWith("a100-sxm4-mig.L.txt:1:1: no index column in its first line, \"GPU 0: NVIDIA "
+                        "A100-SXM4-80GB (UUID: GPU-513536b6"));
+  CHECK_THAT(import_error(fixture("h100-nvl.name-device-id.csv"), topo),
+             StartsWith("h100-nvl.name-device-id.csv:1:1: no index column in its first line, \"NVIDIA H100 "
+                        "NVL, 0x232110DE\""));
 }

@@ -62,4 +62,27 @@ grep -qF "l40s-pcie-4x.topo.txt:1:1: shows 4 GPUs" "$SCRATCH/err" || fail "misma
 status=0
 "$GPUPLAN" fleet import --query-gpu - --topo - < /dev/null 2> /dev/null || status=$?
 [ "$status" = 2 ] || fail "both inputs on standard input: exit $status, not 2"
+# A DGX A100's topo -m without NVLink (rapidsai/ucx-py#749): written as pcie, which it was
+# before too, but now with a warning and the count of warnings; --strict refuses it and writes nothing.
+{
+  echo "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current"
+  for i in 0 1 2 3 4 5 6 7; do echo "$i, NVIDIA A100-SXM4-40GB, 40960 MiB, 8.0, 460.32.03, Disabled"; done
+} > "$SCRATCH/dgx.csv"
+"$GPUPLAN" fleet import --query-gpu "$SCRATCH/dgx.csv" --topo "$DATA/dgx-a100-no-nvlink.topo.txt" \
+  -o "$SCRATCH/dgx.yaml" 2> "$SCRATCH/err" || fail "the DGX A100 import failed: $(cat "$SCRATCH/err")"
+grep -q 'topology: pcie' "$SCRATCH/dgx.yaml" || fail "DGX A100 topology: $(cat "$SCRATCH/dgx.yaml")"
+grep -qF "gpuplan: warning: $DATA/dgx-a100-no-nvlink.topo.txt: no two of the 8 GPUs are NVLinked" "$SCRATCH/err" ||
+  fail "no warning for SXM GPUs without NVLink: $(cat "$SCRATCH/err")"
+[ "$(tail -n 1 "$SCRATCH/err")" = "gpuplan: 1 warning (errors under --strict)" ] ||
+  fail "no count of warnings: $(cat "$SCRATCH/err")"
+status=0
+"$GPUPLAN" fleet import --strict --query-gpu "$SCRATCH/dgx.csv" --topo "$DATA/dgx-a100-no-nvlink.topo.txt" \
+  -o "$SCRATCH/strict.yaml" 2> "$SCRATCH/err" || status=$?
+[ "$status" = 2 ] || fail "--strict with a warning: exit $status, not 2"
+grep -qF "gpuplan: --strict: $DATA/dgx-a100-no-nvlink.topo.txt: no two of the 8 GPUs are NVLinked" "$SCRATCH/err" &&
+  grep -qF "; nothing was written" "$SCRATCH/err" ||
+  fail "--strict message: $(cat "$SCRATCH/err")"
+[ ! -e "$SCRATCH/strict.yaml" ] || fail "--strict left a fleet file behind"
+"$GPUPLAN" fleet import --strict --query-gpu "$DATA/h200-1x.query.csv" --topo "$DATA/h200-1x.topo.txt" \
+  > /dev/null 2> "$SCRATCH/err" || fail "--strict refused the H200 capture: $(cat "$SCRATCH/err")"
 echo "fleet cli: ok"
