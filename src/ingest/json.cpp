@@ -283,8 +283,9 @@ void JsonTargets::read_rule(ondemand::object rule) {
     configured_inputs_.clear();
     linkopts_.clear();
   }
-  if (!cquery_ && !target.exec_properties.empty() && !target.selected_exec_properties &&
-      config_dependencies_ != ConfigDependencies::none && Collector::keeps(target.rule_class.str()))
+  if (!cquery_ && config_dependencies_ != ConfigDependencies::none &&
+      Collector::keeps(target.rule_class.str()) && !target.selected_exec_properties &&
+      (!target.exec_properties.empty() || has_incompatible_marker(target)))
     find_select_trace(target);
   out_.add(TargetKind::rule, std::move(target));
 }
@@ -296,7 +297,8 @@ void JsonTargets::find_select_trace(Target& target) {
   // message). Without it, a rule-input none of the printed labels names, as in XML. Labels are in
   // the string values of the label types (AttributeFormatter.writeAttributeValueToBuilder).
   // Unflattened output (a SELECTOR_LIST anywhere in the rule) printed a select()ed
-  // exec_properties as one: this one is plain.
+  // exec_properties as one: this one is plain; and a select()ed target_compatible_with too,
+  // whose conditions read_selected_attribute kept.
   ondemand::document document;
   ondemand::object rule;
   if (again_parser_.iterate(simdjson::padded_string_view(text_.data(), text_.size(), readable_))
@@ -304,7 +306,7 @@ void JsonTargets::find_select_trace(Target& target) {
       document.find_field_unordered("rule").get_object().get(rule) != simdjson::SUCCESS)
     return;  // read once already: this cannot fail
   trace_.clear();
-  std::string_view config_dependency;
+  std::vector<std::string_view> config_dependencies;
   std::vector<std::string_view> inputs;
   auto strings = [](ondemand::value value, auto&& each) {
     ondemand::array items;
@@ -348,9 +350,7 @@ void JsonTargets::find_select_trace(Target& target) {
         if (found("stringValue") && value.get_string().get(label) == simdjson::SUCCESS) add(label);
       } else if (name == "$config_dependencies") {
         if (found("stringListValue"))
-          strings(value, [&](std::string_view label) {
-            if (config_dependency.empty()) config_dependency = label;
-          });
+          strings(value, [&](std::string_view label) { config_dependencies.push_back(label); });
       } else if (type == "LABEL_LIST" || type == "NODEP_LABEL_LIST" || type == "OUTPUT_LIST") {
         if (found("stringListValue")) strings(value, add);
       } else if (type == "LABEL_DICT_UNARY" || type == "LABEL_KEYED_STRING_DICT") {
@@ -365,8 +365,16 @@ void JsonTargets::find_select_trace(Target& target) {
       }
     }
   }
-  if (!config_dependency.empty())
-    return note_select_trace(target, config_dependency,
+  // A target_compatible_with that holds @platforms//:incompatible keeps the conditions, as the
+  // XML reader keeps the rule-inputs nothing explains.
+  if (has_incompatible_marker(target)) {
+    for (std::string_view label : config_dependencies) note_compatibility_condition(target, label);
+    if (config_dependencies.empty())
+      for (std::string_view input : inputs)
+        if (!trace_.names(input)) note_compatibility_condition(target, input);
+  }
+  if (!config_dependencies.empty())
+    return note_select_trace(target, config_dependencies.front(),
                              SelectedExecProperties::Trace::json_config_dependencies);
   for (std::string_view input : inputs)
     trace_.judge_input(input, target, SelectedExecProperties::Trace::json_input);
@@ -729,6 +737,19 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
     for (const auto& item : all) add_item(which, target, item);
   else if (agree && !all.empty())
     target.device_env = Symbol(all.front());
+  // A select() one of whose branches makes the test incompatible (rules_cuda's
+  // requires_cuda_enabled()): the conditions of its other branches, as the XML reader keeps them.
+  auto incompatible = [](const Configuration& branch) {
+    return std::any_of(branch.items.begin(), branch.items.end(),
+                       [](const std::string& label) { return label.ends_with("//:incompatible"); });
+  };
+  if (which == Attribute::target_compatible_with)
+    for (const auto& branches : selectors) {
+      if (std::none_of(branches.begin(), branches.end(), incompatible)) continue;
+      for (const auto& branch : branches)
+        if (!incompatible(branch) && branch.conditions != "//conditions:default")
+          note_compatibility_condition(target, branch.conditions);
+    }
   if (agree && !more) return;
   SelectedAttribute differing{.attribute = std::string(name), .branches = {}, .differing = {}};
   for (const auto& item : all)
