@@ -112,6 +112,47 @@ void add_select(std::vector<Configuration>& combinations, const std::vector<Conf
   combinations = std::move(next);
 }
 
+/// The select()s of an attribute query left unflattened (--noproto:flatten_selects, type
+/// SELECTOR_LIST), each as its branches in order. build.proto: Attribute.selector_list is a
+/// SelectorList {type, elements: [Selector]}, a Selector {entries: [SelectorEntry],
+/// has_default_value, no_match_error}, a SelectorEntry {label, <type>_value, is_default_value};
+/// `{...} | select(...)` is two Selectors, the plain one with the single entry
+/// //conditions:default. Each branch gets its entry's label as `conditions`, and `read(branch,
+/// value)` the entry's `value_key` to read as it likes; an entry without one ([], {} or None) is
+/// left empty. `wrong(what)` fails on a selectorList not so shaped.
+template <typename Branch, typename Wrong, typename Read>
+std::vector<std::vector<Branch>> read_selector_list(ondemand::object attribute, const char* value_key,
+                                                    Wrong wrong, Read read) {
+  ondemand::object list;
+  ondemand::array elements;
+  if (attribute.find_field_unordered("selectorList").get_object().get(list) != simdjson::SUCCESS)
+    wrong("is missing");
+  if (list.find_field_unordered("elements").get_array().get(elements) != simdjson::SUCCESS)
+    wrong("has no \"elements\" list");
+  std::vector<std::vector<Branch>> selectors;
+  for (auto element : elements) {
+    ondemand::object selector;
+    ondemand::array entries;
+    if (element.get_object().get(selector) != simdjson::SUCCESS ||
+        selector.find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
+      wrong("has an element without \"entries\"");
+    auto& branches = selectors.emplace_back();
+    for (auto entry : entries) {
+      ondemand::object object;
+      std::string_view condition;
+      if (entry.get_object().get(object) != simdjson::SUCCESS ||
+          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
+        wrong("has an entry without a \"label\"");
+      Branch& branch = branches.emplace_back();
+      branch.conditions = condition;
+      auto found = object.find_field_unordered(value_key);
+      if (found.error() != simdjson::NO_SUCH_FIELD) read(branch, found);
+    }
+    if (branches.empty()) wrong("has a select() without branches");
+  }
+  return selectors;
+}
+
 }  // namespace
 
 std::string short_configuration(std::string_view checksum) { return std::string(checksum.substr(0, 7)); }
@@ -242,8 +283,9 @@ void JsonTargets::read_rule(ondemand::object rule) {
     configured_inputs_.clear();
     linkopts_.clear();
   }
-  if (!cquery_ && !target.exec_properties.empty() && !target.selected_exec_properties &&
-      config_dependencies_ != ConfigDependencies::none && Collector::keeps(target.rule_class.str()))
+  if (!cquery_ && config_dependencies_ != ConfigDependencies::none &&
+      Collector::keeps(target.rule_class.str()) && !target.selected_exec_properties &&
+      (!target.exec_properties.empty() || has_incompatible_marker(target)))
     find_select_trace(target);
   out_.add(TargetKind::rule, std::move(target));
 }
@@ -255,7 +297,8 @@ void JsonTargets::find_select_trace(Target& target) {
   // message). Without it, a rule-input none of the printed labels names, as in XML. Labels are in
   // the string values of the label types (AttributeFormatter.writeAttributeValueToBuilder).
   // Unflattened output (a SELECTOR_LIST anywhere in the rule) printed a select()ed
-  // exec_properties as one: this one is plain.
+  // exec_properties as one: this one is plain; and a select()ed target_compatible_with too,
+  // whose conditions read_selected_attribute kept.
   ondemand::document document;
   ondemand::object rule;
   if (again_parser_.iterate(simdjson::padded_string_view(text_.data(), text_.size(), readable_))
@@ -263,7 +306,7 @@ void JsonTargets::find_select_trace(Target& target) {
       document.find_field_unordered("rule").get_object().get(rule) != simdjson::SUCCESS)
     return;  // read once already: this cannot fail
   trace_.clear();
-  std::string_view config_dependency;
+  std::vector<std::string_view> config_dependencies;
   std::vector<std::string_view> inputs;
   auto strings = [](ondemand::value value, auto&& each) {
     ondemand::array items;
@@ -307,9 +350,7 @@ void JsonTargets::find_select_trace(Target& target) {
         if (found("stringValue") && value.get_string().get(label) == simdjson::SUCCESS) add(label);
       } else if (name == "$config_dependencies") {
         if (found("stringListValue"))
-          strings(value, [&](std::string_view label) {
-            if (config_dependency.empty()) config_dependency = label;
-          });
+          strings(value, [&](std::string_view label) { config_dependencies.push_back(label); });
       } else if (type == "LABEL_LIST" || type == "NODEP_LABEL_LIST" || type == "OUTPUT_LIST") {
         if (found("stringListValue")) strings(value, add);
       } else if (type == "LABEL_DICT_UNARY" || type == "LABEL_KEYED_STRING_DICT") {
@@ -324,8 +365,16 @@ void JsonTargets::find_select_trace(Target& target) {
       }
     }
   }
-  if (!config_dependency.empty())
-    return note_select_trace(target, config_dependency,
+  // A target_compatible_with that holds @platforms//:incompatible keeps the conditions, as the
+  // XML reader keeps the rule-inputs nothing explains.
+  if (has_incompatible_marker(target)) {
+    for (std::string_view label : config_dependencies) note_compatibility_condition(target, label);
+    if (config_dependencies.empty())
+      for (std::string_view input : inputs)
+        if (!trace_.names(input)) note_compatibility_condition(target, input);
+  }
+  if (!config_dependencies.empty())
+    return note_select_trace(target, config_dependencies.front(),
                              SelectedExecProperties::Trace::json_config_dependencies);
   for (std::string_view input : inputs)
     trace_.judge_input(input, target, SelectedExecProperties::Trace::json_input);
@@ -568,57 +617,30 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
 }
 
 void JsonTargets::read_selected_exec_properties(ondemand::object attribute, Target& target) {
-  // build.proto: Attribute.selector_list is a SelectorList {type, elements: [Selector]}, a Selector
-  // {entries: [SelectorEntry], has_default_value, no_match_error}, a SelectorEntry {label,
-  // string_dict_value, is_default_value}; `{...} | select(...)` is two Selectors, the plain dict one
-  // with the single entry //conditions:default. An entry {"//c": None} has no stringDictValue.
   auto wrong = [&](std::string_view what) {
     fail(fmt::format("attribute exec_properties of {} is a select() whose \"selectorList\" {}", target.label,
                      what));
   };
-  ondemand::object list;
-  ondemand::array elements;
-  if (attribute.find_field_unordered("selectorList").get_object().get(list) != simdjson::SUCCESS)
-    wrong("is missing");
-  if (list.find_field_unordered("elements").get_array().get(elements) != simdjson::SUCCESS)
-    wrong("has no \"elements\" list");
-  std::vector<std::vector<ExecPropertiesBranch>> selectors;
-  for (auto element : elements) {
-    ondemand::object selector;
-    ondemand::array entries;
-    if (element.get_object().get(selector) != simdjson::SUCCESS ||
-        selector.find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
-      wrong("has an element without \"entries\"");
-    auto& branches = selectors.emplace_back();
-    for (auto entry : entries) {
-      ondemand::object object;
-      std::string_view condition;
-      if (entry.get_object().get(object) != simdjson::SUCCESS ||
-          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
-        wrong("has an entry without a \"label\"");
-      ExecPropertiesBranch& branch = branches.emplace_back();
-      branch.conditions = condition;
-      auto found = object.find_field_unordered("stringDictValue");
-      if (found.error() == simdjson::NO_SUCH_FIELD) continue;  // {} (or None: the default, {})
-      ondemand::array pairs;
-      auto not_a_dict = [&] {
-        wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
-      };
-      if (found.get_array().get(pairs) != simdjson::SUCCESS) not_a_dict();
-      for (auto pair : pairs) {
-        ondemand::object fields;
-        std::string_view key;
-        std::string_view value;
-        if (pair.get_object().get(fields) != simdjson::SUCCESS ||
-            fields.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
-          not_a_dict();
-        std::string owned_key(key);
-        if (fields.find_field_unordered("value").get_string().get(value) != simdjson::SUCCESS) value = {};
-        branch.properties.set(owned_key, value);
-      }
-    }
-    if (branches.empty()) wrong("has a select() without branches");
-  }
+  auto selectors = read_selector_list<ExecPropertiesBranch>(
+      attribute, "stringDictValue", wrong,
+      [&](ExecPropertiesBranch& branch, simdjson::simdjson_result<ondemand::value> found) {
+        ondemand::array pairs;
+        auto not_a_dict = [&] {
+          wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
+        };
+        if (found.get_array().get(pairs) != simdjson::SUCCESS) not_a_dict();
+        for (auto pair : pairs) {
+          ondemand::object fields;
+          std::string_view key;
+          std::string_view value;
+          if (pair.get_object().get(fields) != simdjson::SUCCESS ||
+              fields.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+            not_a_dict();
+          std::string owned_key(key);
+          if (fields.find_field_unordered("value").get_string().get(value) != simdjson::SUCCESS) value = {};
+          branch.properties.set(owned_key, value);
+        }
+      });
   if (selectors.empty()) wrong("has no elements");
 
   // Every configuration's value: one branch of each select(), a later one's keys winning.
@@ -664,57 +686,38 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
     std::string conditions;
     std::vector<std::string> items;  ///< a list's labels; env: its GPU choice, or none
   };
-  ondemand::array elements;
-  if (attribute.find_field_unordered("selectorList")
-          .get_object()
-          .find_field_unordered("elements")
-          .get_array()
-          .get(elements) != simdjson::SUCCESS)
-    wrong("has no \"elements\" list");
+  auto selectors = read_selector_list<Configuration>(
+      attribute, env ? "stringDictValue" : "stringListValue", wrong,
+      [&](Configuration& branch, simdjson::simdjson_result<ondemand::value> found) {
+        ondemand::array values;
+        if (found.get_array().get(values) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
+        Target scratch;  // env: add_entry keeps the first key that chooses GPUs
+        for (auto value : values) {
+          std::string_view text;
+          if (!env) {
+            if (value.get_string().get(text) != simdjson::SUCCESS)
+              wrong("has an entry whose value is no list");
+            branch.items.emplace_back(text);
+            continue;
+          }
+          std::string_view key;
+          ondemand::object pair;
+          if (value.get_object().get(pair) != simdjson::SUCCESS ||
+              pair.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
+            wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
+          std::string owned_key(key);
+          if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
+          add_entry(Attribute::env, scratch, owned_key, text);
+        }
+        if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
+      });
   bool more = false;
   std::vector<Configuration> combinations{Configuration{}};
-  for (auto element : elements) {
-    ondemand::array entries;
-    if (element.get_object().find_field_unordered("entries").get_array().get(entries) != simdjson::SUCCESS)
-      wrong("has an element without \"entries\"");
-    std::vector<Configuration> branches;
-    for (auto entry : entries) {
-      ondemand::object object;
-      std::string_view condition;
-      if (entry.get_object().get(object) != simdjson::SUCCESS ||
-          object.find_field_unordered("label").get_string().get(condition) != simdjson::SUCCESS)
-        wrong("has an entry without a \"label\"");
-      Configuration& branch = branches.emplace_back();
-      branch.conditions = condition;
-      auto found = object.find_field_unordered(env ? "stringDictValue" : "stringListValue");
-      if (found.error() == simdjson::NO_SUCH_FIELD) continue;  // [] or {} (or None: the default)
-      ondemand::array values;
-      if (found.get_array().get(values) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
-      Target scratch;  // env: add_entry keeps the first key that chooses GPUs
-      for (auto value : values) {
-        std::string_view text;
-        if (!env) {
-          if (value.get_string().get(text) != simdjson::SUCCESS) wrong("has an entry whose value is no list");
-          branch.items.emplace_back(text);
-          continue;
-        }
-        std::string_view key;
-        ondemand::object pair;
-        if (value.get_object().get(pair) != simdjson::SUCCESS ||
-            pair.find_field_unordered("key").get_string().get(key) != simdjson::SUCCESS)
-          wrong("has an entry whose \"stringDictValue\" is no list of {\"key\", \"value\"}");
-        std::string owned_key(key);
-        if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
-        add_entry(Attribute::env, scratch, owned_key, text);
-      }
-      if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
-    }
-    if (branches.empty()) wrong("has a select() without branches");
+  for (const auto& branches : selectors)
     add_select(combinations, branches, more, [env](Configuration& combined, const Configuration& branch) {
       if (env && !branch.items.empty()) combined.items = branch.items;
       if (!env) combined.items.insert(combined.items.end(), branch.items.begin(), branch.items.end());
     });
-  }
   for (auto& combination : combinations) {
     std::sort(combination.items.begin(), combination.items.end());
     combination.items.erase(std::unique(combination.items.begin(), combination.items.end()),
@@ -734,6 +737,19 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
     for (const auto& item : all) add_item(which, target, item);
   else if (agree && !all.empty())
     target.device_env = Symbol(all.front());
+  // A select() one of whose branches makes the test incompatible (rules_cuda's
+  // requires_cuda_enabled()): the conditions of its other branches, as the XML reader keeps them.
+  auto incompatible = [](const Configuration& branch) {
+    return std::any_of(branch.items.begin(), branch.items.end(),
+                       [](const std::string& label) { return label.ends_with("//:incompatible"); });
+  };
+  if (which == Attribute::target_compatible_with)
+    for (const auto& branches : selectors) {
+      if (std::none_of(branches.begin(), branches.end(), incompatible)) continue;
+      for (const auto& branch : branches)
+        if (!incompatible(branch) && branch.conditions != "//conditions:default")
+          note_compatibility_condition(target, branch.conditions);
+    }
   if (agree && !more) return;
   SelectedAttribute differing{.attribute = std::string(name), .branches = {}, .differing = {}};
   for (const auto& item : all)

@@ -45,13 +45,17 @@ class JsonTargets {
   /// An exec_properties of type SELECTOR_LIST (--noproto:flatten_selects): its branches, merged
   /// into target.exec_properties as --output=xml merges them, and kept when there are several.
   void read_selected_exec_properties(simdjson::ondemand::object attribute, Target& target);
-  /// A test whose exec_properties were read as a plain dict, from query output (not cquery's):
-  /// its target parsed again, for the trace a select()ed exec_properties leaves when query
-  /// flattens it (--proto:flatten_selects, the default), as SelectTrace reads it.
+  /// A test whose exec_properties were read as a plain dict, or whose target_compatible_with holds
+  /// @platforms//:incompatible, from query output (not cquery's): its target parsed again, for
+  /// the trace a select()ed exec_properties leaves when query flattens it
+  /// (--proto:flatten_selects, the default), as SelectTrace reads it, and for the conditions of
+  /// the select() that makes the test incompatible (note_compatibility_condition).
   void find_select_trace(Target& target);
   /// An env, target_compatible_with or exec_compatible_with of type SELECTOR_LIST: a list's every
   /// branch's labels, env's GPU choice where all branches make the same one (as --output=xml reads
-  /// them), and what differs between the branches kept for classify's warning.
+  /// them), and what differs between the branches kept for classify's warning; of a
+  /// target_compatible_with, the conditions of a select() whose other branch makes the test
+  /// incompatible (note_compatibility_condition).
   void read_selected_attribute(simdjson::ondemand::object attribute, Attribute which, std::string_view name,
                                Target& target);
   /// The test's selected_exec_properties to add to: a copy of what it held, or a new one.

@@ -61,4 +61,26 @@ void note_select_trace(Target& test, std::string_view label, SelectedExecPropert
   test.selected_exec_properties = std::make_shared<const SelectedExecProperties>(std::move(trace));
 }
 
+bool has_incompatible_marker(const Target& test) {
+  return std::any_of(test.constraints.begin(), test.constraints.end(), [](const Constraint& c) {
+    return !c.exec && !c.condition && c.label.str().ends_with("//:incompatible");
+  });
+}
+
+void note_compatibility_condition(Target& test, std::string_view label) {
+  static constexpr std::ptrdiff_t max_conditions = 16;
+  if (!has_incompatible_marker(test)) return;
+  std::string_view repository = label;
+  while (repository.starts_with('@')) repository.remove_prefix(1);
+  repository = repository.substr(0, repository.find("//"));
+  if (label.starts_with("//external:") || repository == "bazel_tools" || repository == "platforms" ||
+      repository.starts_with("platforms~") || repository.starts_with("platforms+"))
+    return;
+  auto& constraints = test.constraints;
+  if (std::count_if(constraints.begin(), constraints.end(),
+                    [](const Constraint& c) { return c.condition; }) >= max_conditions)
+    return;
+  constraints.push_back(Constraint{.label = Symbol(label), .condition = true});
+}
+
 }  // namespace gpuplan::ingest

@@ -38,6 +38,17 @@ class SelectTrace {
   bool sorted_ = false;
 };
 
+/// Whether `test`'s target_compatible_with holds @platforms//:incompatible (itself, or one
+/// branch of a select(), which query prints merged): then its select()s' conditions are kept.
+bool has_incompatible_marker(const Target& test);
+
+/// Keeps `label`, a condition of one of the select()s of `test`, whose target_compatible_with
+/// holds @platforms//:incompatible, as a Constraint::condition: rules_cuda's
+/// requires_cuda_enabled() is `select({"@rules_cuda//cuda:is_cuda_enabled": [],
+/// "//conditions:default": ["@platforms//:incompatible"]})`, and classify reads a condition that
+/// names a GPU stack. Not Bazel's own (@bazel_tools, @platforms, //external:), nor past 16.
+void note_compatibility_condition(Target& test, std::string_view label);
+
 /// Notes in `test` that `label` is a config_setting of one of its select()s (the trace `how`),
 /// unless the test has no exec_properties or a note already.
 void note_select_trace(Target& test, std::string_view label, SelectedExecProperties::Trace how);

@@ -574,33 +574,12 @@ class XmlReader {
     trace_.judge_input(input, test_, SelectedExecProperties::Trace::xml_input);
   }
 
-  /// rules_cuda's requires_cuda_enabled() is `select({"@rules_cuda//cuda:is_cuda_enabled": [],
-  /// "//conditions:default": ["@platforms//:incompatible"]})` on target_compatible_with, which
-  /// query prints as @platforms//:incompatible alone: the config_setting is only a rule-input. A
-  /// rule-input of a test whose target_compatible_with holds @platforms//:incompatible that no
-  /// printed label names and that is not Bazel's own (@bazel_tools, @platforms, //external:) is
-  /// kept as such a select()'s condition; classify reads those that name a GPU stack. Up to
-  /// max_conditions, in bounded memory as note_if_unexplained is.
+  /// rules_cuda's requires_cuda_enabled() on target_compatible_with, which query prints as
+  /// @platforms//:incompatible alone: its config_setting is only a rule-input. A rule-input that
+  /// no printed label names is kept as such a select()'s condition (note_compatibility_condition),
+  /// in bounded memory as note_if_unexplained is.
   void note_condition(const char* input) {
-    static constexpr std::size_t max_conditions = 16;
-    auto& constraints = test_.constraints;
-    auto incompatible = [](const Constraint& c) {
-      return !c.exec && !c.condition && c.label.str().ends_with("//:incompatible");
-    };
-    if (std::none_of(constraints.begin(), constraints.end(), incompatible)) return;
-    std::string_view label = input;
-    std::string_view repository = label;
-    while (repository.starts_with('@')) repository.remove_prefix(1);
-    repository = repository.substr(0, repository.find("//"));
-    if (label.starts_with("//external:") || repository == "bazel_tools" || repository == "platforms" ||
-        repository.starts_with("platforms~") || repository.starts_with("platforms+"))
-      return;
-    if (trace_.names(label)) return;
-    if (std::count_if(constraints.begin(), constraints.end(), [](const Constraint& c) {
-          return c.condition;
-        }) >= static_cast<std::ptrdiff_t>(max_conditions))
-      return;
-    constraints.push_back(Constraint{.label = Symbol(label), .condition = true});
+    if (has_incompatible_marker(test_) && !trace_.names(input)) note_compatibility_condition(test_, input);
   }
 
   /// Hands the graph the blanked rule-inputs that came before where expat is now.

@@ -261,6 +261,33 @@ TEST_CASE(
   for (const auto& d : linux_only.diagnostics) CHECK(d.severity == Severity::note);
 }
 
+// The same test from JSON query output (Bazel 4's --output=proto reprinted, test/data/pytorch/):
+// flattened, target_compatible_with is @platforms//:incompatible alone and the condition is in
+// $config_dependencies; under --noproto:flatten_selects it is the select() itself. Before, a CPU
+// test with a note (flattened), or with a warning that its branches differ (unflattened).
+TEST_CASE("rules_cuda's requires_cuda_enabled() reads the same from JSON as from XML, flattened or not") {
+  auto warnings_of = [](const Classification& c) {
+    std::vector<std::string> out;
+    for (const auto& d : c.diagnostics)
+      if (d.severity != Severity::note)
+        out.push_back(fmt::format("{}: {}: {}", d.label, d.source, d.message));
+    return out;
+  };
+  auto xml = classify(gpuplan::testing::read_fixture("pytorch/c10_cuda_test.query.xml"), {}, {});
+  REQUIRE(warnings_of(xml).size() == 1);
+  for (const char* fixture : {"pytorch/c10_cuda_test.jsonproto", "pytorch/c10_cuda_test.streamed_jsonproto",
+                              "pytorch/c10_cuda_test_unflattened.jsonproto"}) {
+    INFO(fixture);
+    auto list = gpuplan::testing::read_fixture(fixture);
+    auto c = classify(list, {}, {});
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    CHECK(c.tests[0].requirement->gpus.value == 1);
+    CHECK(c.tests[0].requirement->vendor->value == "nvidia");
+    CHECK(warnings_of(c) == warnings_of(xml));
+    CHECK(has_errors(classify(list, {}, {.strict = true}).diagnostics));
+  }
+}
+
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
 // its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
 // --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of

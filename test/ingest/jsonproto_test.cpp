@@ -357,6 +357,38 @@ TEST_CASE("without $config_dependencies, a JSON test's input that no printed lab
   CHECK_FALSE(unflattened.tests.at(0).selected_exec_properties);
 }
 
+// rules_cuda's requires_cuda_enabled() (test/data/pytorch/): target_compatible_with printed as
+// @platforms//:incompatible alone keeps the select()'s condition, as the XML reader keeps it; before,
+// JSON kept none, and the CUDA test was a CPU test.
+TEST_CASE("a JSON test made incompatible by a select() keeps the select()'s condition, as XML does") {
+  auto conditions = [](const Target& t) {
+    std::vector<std::string> out;
+    for (const auto& c : t.constraints)
+      if (c.condition) out.push_back(c.label.str());
+    return out;
+  };
+  const std::vector<std::string> cuda{"@rules_cuda//cuda:is_cuda_enabled"};
+  CHECK(conditions(read_fixture("pytorch/c10_cuda_test.query.xml").tests.at(0)) == cuda);
+  // Flattened: from $config_dependencies; unflattened: the branch of the select() without the marker.
+  CHECK(conditions(read_fixture("pytorch/c10_cuda_test.jsonproto").tests.at(0)) == cuda);
+  CHECK(conditions(read_fixture("pytorch/c10_cuda_test_unflattened.jsonproto").tests.at(0)) == cuda);
+  // --noproto:default_values prints no $config_dependencies: a rule-input no printed label names.
+  auto rule = [](std::string_view attributes) {
+    return read_text(
+               fmt::format(R"({{"type":"RULE","rule":{{"name":"//a:t","ruleClass":"cc_test","attribute":[{})"
+                           R"({{"name":"target_compatible_with","type":"LABEL_LIST",)"
+                           R"("stringListValue":["@platforms//:incompatible"]}}],"ruleInput":["//:gtest",)"
+                           R"("@bazel_tools//tools/test:runtime","@platforms//:incompatible",)"
+                           R"("@rules_cuda//cuda:is_cuda_enabled"]}}}})"
+                           "\n",
+                           attributes))
+        .tests.at(0);
+  };
+  CHECK(conditions(rule(R"({"name":"deps","type":"LABEL_LIST","stringListValue":["//:gtest"]},)")) == cuda);
+  // An empty $config_dependencies says there is no select(): the marker is the test's own.
+  CHECK(conditions(rule(R"({"name":"$config_dependencies","type":"LABEL_LIST"},)")).empty());
+}
+
 TEST_CASE("cquery's JSON is resolved: its $config_dependencies is no trace") {
   auto list = read_text(
       R"({"results":[{"target":{"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"

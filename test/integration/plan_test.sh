@@ -254,6 +254,19 @@ done
 rc=0; "$GPUPLAN" plan --strict test/data/pytorch/c10_cuda_test.query.xml --fleet "$SCRATCH/mixed.yaml" \
   -o "$SCRATCH/c10-strict.json" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "plan --strict of PyTorch's c10 CUDA test: expected exit 2, got $rc"
+# The same test from JSON query output, flattened ($config_dependencies names the condition) and
+# under --noproto:flatten_selects (the select() itself): the same node and the same warning (before,
+# a CPU test, with a note or with a warning that the select()'s branches differ).
+for json in c10_cuda_test.jsonproto c10_cuda_test_unflattened.jsonproto; do
+  "$GPUPLAN" plan "test/data/pytorch/$json" --fleet "$SCRATCH/mixed.yaml" -o "$SCRATCH/c10-json.json" \
+    2>"$SCRATCH/c10-json.err" || fail "plan of $json failed: $(cat "$SCRATCH/c10-json.err")"
+  jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//c10/cuda/test:test", "h-0", "nvidia"]]
+    and .cpu_tests == []' "$SCRATCH/c10-json.json" >/dev/null ||
+    fail "PyTorch's c10 CUDA test from $json is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]], .cpu_tests' "$SCRATCH/c10-json.json")"
+  diff <(grep 'warning:' "$SCRATCH/c10.err") <(grep 'warning:' "$SCRATCH/c10-json.err") >/dev/null &&
+    grep -qF 'gpuplan: 1 warning' "$SCRATCH/c10-json.err" ||
+    fail "plan of $json does not warn as plan of the XML does; it said: $(cat "$SCRATCH/c10-json.err")"
+done
 
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?

@@ -18,7 +18,8 @@ TARGET_TYPES = {1: "RULE", 2: "SOURCE_FILE", 3: "GENERATED_FILE", 4: "PACKAGE_GR
 ATTRIBUTE_TYPES = {1: "INTEGER", 2: "STRING", 3: "LABEL", 4: "OUTPUT", 5: "STRING_LIST", 6: "LABEL_LIST",
                    7: "OUTPUT_LIST", 8: "DISTRIBUTION_SET", 9: "LICENSE", 10: "STRING_DICT",
                    11: "FILESET_ENTRY_LIST", 12: "LABEL_LIST_DICT", 13: "STRING_LIST_DICT", 14: "BOOLEAN",
-                   15: "TRISTATE", 16: "INTEGER_LIST", 17: "STRING_DICT_UNARY", 18: "UNKNOWN"}
+                   15: "TRISTATE", 16: "INTEGER_LIST", 17: "STRING_DICT_UNARY", 18: "UNKNOWN",
+                   19: "LABEL_DICT_UNARY", 20: "SELECTOR_LIST", 21: "LABEL_KEYED_STRING_DICT"}
 TRISTATES = {0: "NO", 1: "YES", 2: "AUTO"}
 
 
@@ -74,13 +75,24 @@ def int32(value):
 
 ENTRY = {1: ("key", text, False), 2: ("value", text, False)}
 LICENSE = {1: ("licenseType", text, True), 2: ("exception", text, True)}
+# --noproto:flatten_selects: a select()ed attribute is its Attribute.SelectorList, of Selectors (one a
+# select(), `+` joining them), of SelectorEntrys (a condition and its value: the fields of the
+# attribute's type, as in Attribute, and none for None). Only the value types met so far.
+SELECTOR_ENTRY = {1: ("label", text, False), 6: ("stringListValue", text, True),
+                  8: ("stringDictValue", lambda v: message(v, ENTRY, "StringDictEntry"), True),
+                  16: ("isDefaultValue", bool, False)}
+SELECTOR = {1: ("entries", lambda v: message(v, SELECTOR_ENTRY, "SelectorEntry"), True),
+            2: ("hasDefaultValue", bool, False), 3: ("noMatchError", text, False)}
+SELECTOR_LIST = {1: ("type", ATTRIBUTE_TYPES.__getitem__, False),
+                 2: ("elements", lambda v: message(v, SELECTOR, "Selector"), True)}
 ATTRIBUTE = {
     1: ("name", text, False), 2: ("type", ATTRIBUTE_TYPES.__getitem__, False), 3: ("intValue", int32, False),
     5: ("stringValue", text, False), 6: ("stringListValue", text, True),
     7: ("license", lambda v: message(v, LICENSE, "License"), False),
     8: ("stringDictValue", lambda v: message(v, ENTRY, "StringDictEntry"), True),
     13: ("explicitlySpecified", bool, False), 14: ("booleanValue", bool, False),
-    15: ("tristateValue", TRISTATES.__getitem__, False), 20: ("nodep", bool, False)}
+    15: ("tristateValue", TRISTATES.__getitem__, False), 20: ("nodep", bool, False),
+    21: ("selectorList", lambda v: message(v, SELECTOR_LIST, "SelectorList"), False)}
 RULE = {1: ("name", text, False), 2: ("ruleClass", text, False), 3: ("location", text, False),
         4: ("attribute", lambda v: message(v, ATTRIBUTE, "Attribute"), True), 5: ("ruleInput", text, True),
         6: ("ruleOutput", text, True), 7: ("defaultSetting", text, True)}
