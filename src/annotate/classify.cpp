@@ -82,6 +82,21 @@ bool is_incompatible_marker(const Constraint& constraint) {
   return repo == "platforms" || repo.starts_with("platforms~") || repo.starts_with("platforms+");
 }
 
+/// A constraint value that rules_cuda's requires_cuda() adds to target_compatible_with where CUDA
+/// is not enabled or no CUDA toolchain is configured (`@rules_cuda//cuda:rules_are_enabled`,
+/// `@rules_cuda//cuda:valid_toolchain_is_configured`): no platform has either, so Bazel runs the
+/// test only where CUDA is. query prints both, the select()s merged; cquery only where CUDA is off.
+bool is_rules_cuda_requirement(const Constraint& constraint) {
+  std::string_view label = constraint.label.str();
+  while (label.starts_with('@')) label.remove_prefix(1);
+  auto slashes = label.find("//");
+  if (constraint.exec || constraint.condition || slashes == std::string_view::npos) return false;
+  auto repo = label.substr(0, slashes);
+  auto target = label.substr(slashes);
+  return (repo == "rules_cuda" || repo.starts_with("rules_cuda~") || repo.starts_with("rules_cuda+")) &&
+         (target == "//cuda:rules_are_enabled" || target == "//cuda:valid_toolchain_is_configured");
+}
+
 /// Classifies one test: reads its annotations, then combines what they claim.
 class TestClassifier {
  public:
@@ -682,8 +697,11 @@ class TestClassifier {
   void read_incompatible() {
     const auto& constraints = test_.target.constraints;
     auto marker = std::find_if(constraints.begin(), constraints.end(), is_incompatible_marker);
+    const bool configured = !test_.target.configuration.empty();
+    if (marker == constraints.end() && configured)  // cquery where rules_cuda's CUDA is off
+      marker = std::find_if(constraints.begin(), constraints.end(), is_rules_cuda_requirement);
     if (marker == constraints.end()) return;
-    if (!test_.target.configuration.empty()) {
+    if (configured) {
       if (test_.bucket == Bucket::skipped) return;
       test_.bucket = Bucket::skipped;
       reason_ = fmt::format(
@@ -709,13 +727,20 @@ class TestClassifier {
   /// build has none. With another annotation that asks for a GPU it only keeps the vendor; a CPU
   /// annotation, or a rule that reads the condition, decides instead.
   void read_compatibility_conditions() {
+    bool rules_cuda_read = false;
     for (const auto& constraint : test_.target.constraints) {
-      if (!constraint.condition) continue;
+      // rules_cuda's requires_cuda() (the faiss module's //tests:test_c_api_gpu in the Bazel Central
+      // Registry): its two constraint values say one thing, read once; cquery resolved them
+      // (read_incompatible).
+      const bool rules_cuda = is_rules_cuda_requirement(constraint);
+      if (rules_cuda && (rules_cuda_read || !test_.target.configuration.empty())) continue;
+      if (!constraint.condition && !rules_cuda) continue;
       const std::string& label = constraint.label.str();
-      auto vendor = annotate::gpu_stack_vendor(label);
+      auto vendor = rules_cuda ? std::string("nvidia") : annotate::gpu_stack_vendor(label);
       if (vendor.empty() || std::any_of(matchers_.begin(), matchers_.end(),
                                         [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;
+      rules_cuda_read = rules_cuda_read || rules_cuda;
       auto source = constraint.source();
       if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
         note(source, "ignored: a CPU annotation says the test needs no GPU");
@@ -727,14 +752,21 @@ class TestClassifier {
       note(source, c.meaning());
       claims_.push_back(c);
       if (asks_gpu) continue;
+      auto why = rules_cuda ? fmt::format(
+                                  "rules_cuda's requires_cuda() puts it there where CUDA is not "
+                                  "enabled, and no platform has it, so the test is incompatible "
+                                  "there and runs only with {}'s GPU stack",
+                                  vendor_display(vendor))
+                            : fmt::format(
+                                  "where {} does not apply, the test is incompatible (as "
+                                  "rules_cuda's requires_cuda_enabled() writes it), so it runs only "
+                                  "with {}'s GPU stack",
+                                  util::excerpt(label, 100), vendor_display(vendor));
       report(bad(), source,
-             fmt::format("{}: where {} does not apply, the test is incompatible (as rules_cuda's "
-                         "requires_cuda_enabled() writes it), so it runs only with {}'s GPU stack, yet no "
-                         "annotation names a GPU: it is read as 1 {} GPU (a test that only needs the "
-                         "toolkit to build has none). Tag it requires-gpu-{} (or requires-gpu-{}:N), or "
-                         "cpu-only, or give a rule whose tag regex matches {}",
-                         source, util::excerpt(label, 100), vendor_display(vendor), vendor_display(vendor),
-                         vendor, vendor, util::excerpt(label, 100)));
+             fmt::format("{}: {}, yet no annotation names a GPU: it is read as 1 {} GPU (a test that only "
+                         "needs the toolkit to build has none). Tag it requires-gpu-{} (or "
+                         "requires-gpu-{}:N), or cpu-only, or give a rule whose tag regex matches {}",
+                         source, why, vendor_display(vendor), vendor, vendor, util::excerpt(label, 100)));
     }
   }
 
@@ -746,7 +778,8 @@ class TestClassifier {
   void read_constraints() {
     for (const auto& constraint : test_.target.constraints) {
       const std::string& label = constraint.label.str();
-      if (constraint.condition || !annotate::looks_gpu_related(label) ||
+      if (constraint.condition || is_rules_cuda_requirement(constraint) ||
+          !annotate::looks_gpu_related(label) ||
           std::any_of(matchers_.begin(), matchers_.end(),
                       [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;
