@@ -196,6 +196,7 @@ class TestClassifier {
 
   /// Reads the test's annotations and combines what they claim into test_.
   void classify_annotations() {
+    bool macro_ruled = false;  // a rule that names the test's generator_function read it
     bool manual = read_tags();
     read_exec_properties();
     if (rule_uses_.size() != matchers_.size()) rule_uses_.resize(matchers_.size());
@@ -209,8 +210,10 @@ class TestClassifier {
           (rule.rule_class && *rule.rule_class == t.generator_function.str()) ||
           (rule.generator_function && *rule.generator_function == t.rule_class.str());
       for (auto& reading : readings) take(reading);
+      macro_ruled = macro_ruled || (!readings.empty() && rule.generator_function);
     }
     read_compatibility_conditions();
+    if (!macro_ruled) read_cuda_test_macro();
     if (std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.backend.has_value(); }))
       if (auto variant =
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
@@ -768,6 +771,36 @@ class TestClassifier {
                          "requires-gpu-{}:N), or cpu-only, or give a rule whose tag regex matches {}",
                          source, why, vendor_display(vendor), vendor, vendor, util::excerpt(label, 100)));
     }
+  }
+
+  /// rules_cuda's cuda_test macro (cuda/private/macros/cuda_test.bzl): a cc_test whose sources it
+  /// compiles with the CUDA compiler into a cuda_library, and it adds no tag. Its tests launch
+  /// kernels (rules_cuda's examples/basic_macros; VORTICITY-INC/VTensor's cuBLAS and cuSOLVER tests),
+  /// and a CPU runner fails them ("no CUDA-capable device is detected"): read as 1 NVIDIA GPU with a
+  /// warning (an error under --strict), as requires_cuda_enabled() is, since a test of host code
+  /// alone needs none. Beside an annotation that asks for GPUs it only keeps the vendor; a CPU
+  /// annotation, or a rule that names the macro, decides instead.
+  void read_cuda_test_macro() {
+    const std::string& macro = test_.target.generator_function.str();
+    if (macro != "cuda_test") return;
+    auto source = "generator_function " + macro;
+    if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
+      note(source, "ignored: a CPU annotation says the test needs no GPU");
+      return;
+    }
+    if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.vendor.has_value(); }))
+      return;  // a vendor is named already (an AMD one is then a conflict of its own)
+    bool asks_gpu = std::any_of(claims_.begin(), claims_.end(),
+                                [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
+    Claim c{.source = source, .gpu = !asks_gpu, .vendor = std::string("nvidia"), .qualifies_only = asks_gpu};
+    note(source, c.meaning());
+    claims_.push_back(c);
+    if (asks_gpu) return;
+    report(bad(), source,
+           "rules_cuda's cuda_test made the test: it compiles its sources with the CUDA compiler, and no "
+           "annotation names a GPU: it is read as 1 NVIDIA GPU (a test of host code alone has none). Tag "
+           "it requires-gpu-nvidia (or requires-gpu-nvidia:N), or cpu-only, or give a rule such as "
+           "{generator_function: cuda_test, set: {gpus: 1, vendor: nvidia}}");
   }
 
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
