@@ -82,6 +82,21 @@ bool is_incompatible_marker(const Constraint& constraint) {
   return repo == "platforms" || repo.starts_with("platforms~") || repo.starts_with("platforms+");
 }
 
+/// A constraint value that rules_cuda's requires_cuda() adds to target_compatible_with where CUDA
+/// is not enabled or no CUDA toolchain is configured (`@rules_cuda//cuda:rules_are_enabled`,
+/// `@rules_cuda//cuda:valid_toolchain_is_configured`): no platform has either, so Bazel runs the
+/// test only where CUDA is. query prints both, the select()s merged; cquery only where CUDA is off.
+bool is_rules_cuda_requirement(const Constraint& constraint) {
+  std::string_view label = constraint.label.str();
+  while (label.starts_with('@')) label.remove_prefix(1);
+  auto slashes = label.find("//");
+  if (constraint.exec || constraint.condition || slashes == std::string_view::npos) return false;
+  auto repo = label.substr(0, slashes);
+  auto target = label.substr(slashes);
+  return (repo == "rules_cuda" || repo.starts_with("rules_cuda~") || repo.starts_with("rules_cuda+")) &&
+         (target == "//cuda:rules_are_enabled" || target == "//cuda:valid_toolchain_is_configured");
+}
+
 /// Classifies one test: reads its annotations, then combines what they claim.
 class TestClassifier {
  public:
@@ -181,6 +196,7 @@ class TestClassifier {
 
   /// Reads the test's annotations and combines what they claim into test_.
   void classify_annotations() {
+    bool macro_ruled = false;  // a rule that names the test's generator_function read it
     bool manual = read_tags();
     read_exec_properties();
     if (rule_uses_.size() != matchers_.size()) rule_uses_.resize(matchers_.size());
@@ -194,8 +210,10 @@ class TestClassifier {
           (rule.rule_class && *rule.rule_class == t.generator_function.str()) ||
           (rule.generator_function && *rule.generator_function == t.rule_class.str());
       for (auto& reading : readings) take(reading);
+      macro_ruled = macro_ruled || (!readings.empty() && rule.generator_function);
     }
     read_compatibility_conditions();
+    if (!macro_ruled) read_cuda_test_macro();
     if (std::none_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.backend.has_value(); }))
       if (auto variant =
               annotate::read_variant_name(test_.target.label, test_.target.generator_function.str()))
@@ -695,8 +713,11 @@ class TestClassifier {
   void read_incompatible() {
     const auto& constraints = test_.target.constraints;
     auto marker = std::find_if(constraints.begin(), constraints.end(), is_incompatible_marker);
+    const bool configured = !test_.target.configuration.empty();
+    if (marker == constraints.end() && configured)  // cquery where rules_cuda's CUDA is off
+      marker = std::find_if(constraints.begin(), constraints.end(), is_rules_cuda_requirement);
     if (marker == constraints.end()) return;
-    if (!test_.target.configuration.empty()) {
+    if (configured) {
       if (test_.bucket == Bucket::skipped) return;
       test_.bucket = Bucket::skipped;
       reason_ = fmt::format(
@@ -722,13 +743,20 @@ class TestClassifier {
   /// build has none. With another annotation that asks for a GPU it only keeps the vendor; a CPU
   /// annotation, or a rule that reads the condition, decides instead.
   void read_compatibility_conditions() {
+    bool rules_cuda_read = false;
     for (const auto& constraint : test_.target.constraints) {
-      if (!constraint.condition) continue;
+      // rules_cuda's requires_cuda() (the faiss module's //tests:test_c_api_gpu in the Bazel Central
+      // Registry): its two constraint values say one thing, read once; cquery resolved them
+      // (read_incompatible).
+      const bool rules_cuda = is_rules_cuda_requirement(constraint);
+      if (rules_cuda && (rules_cuda_read || !test_.target.configuration.empty())) continue;
+      if (!constraint.condition && !rules_cuda) continue;
       const std::string& label = constraint.label.str();
-      auto vendor = annotate::gpu_stack_vendor(label);
+      auto vendor = rules_cuda ? std::string("nvidia") : annotate::gpu_stack_vendor(label);
       if (vendor.empty() || std::any_of(matchers_.begin(), matchers_.end(),
                                         [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;
+      rules_cuda_read = rules_cuda_read || rules_cuda;
       auto source = constraint.source();
       if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
         note(source, "ignored: a CPU annotation says the test needs no GPU");
@@ -740,15 +768,52 @@ class TestClassifier {
       note(source, c.meaning());
       claims_.push_back(c);
       if (asks_gpu) continue;
+      auto why = rules_cuda ? fmt::format(
+                                  "rules_cuda's requires_cuda() puts it there where CUDA is not "
+                                  "enabled, and no platform has it, so the test is incompatible "
+                                  "there and runs only with {}'s GPU stack",
+                                  vendor_display(vendor))
+                            : fmt::format(
+                                  "where {} does not apply, the test is incompatible (as "
+                                  "rules_cuda's requires_cuda_enabled() writes it), so it runs only "
+                                  "with {}'s GPU stack",
+                                  util::excerpt(label, 100), vendor_display(vendor));
       report(bad(), source,
-             fmt::format("{}: where {} does not apply, the test is incompatible (as rules_cuda's "
-                         "requires_cuda_enabled() writes it), so it runs only with {}'s GPU stack, yet no "
-                         "annotation names a GPU: it is read as 1 {} GPU (a test that only needs the "
-                         "toolkit to build has none). Tag it requires-gpu-{} (or requires-gpu-{}:N), or "
-                         "cpu-only, or give a rule whose tag regex matches {}",
-                         source, util::excerpt(label, 100), vendor_display(vendor), vendor_display(vendor),
-                         vendor, vendor, util::excerpt(label, 100)));
+             fmt::format("{}: {}, yet no annotation names a GPU: it is read as 1 {} GPU (a test that only "
+                         "needs the toolkit to build has none). Tag it requires-gpu-{} (or "
+                         "requires-gpu-{}:N), or cpu-only, or give a rule whose tag regex matches {}",
+                         source, why, vendor_display(vendor), vendor, vendor, util::excerpt(label, 100)));
     }
+  }
+
+  /// rules_cuda's cuda_test macro (cuda/private/macros/cuda_test.bzl): a cc_test whose sources it
+  /// compiles with the CUDA compiler into a cuda_library, and it adds no tag. Its tests launch
+  /// kernels (rules_cuda's examples/basic_macros; VORTICITY-INC/VTensor's cuBLAS and cuSOLVER tests),
+  /// and a CPU runner fails them ("no CUDA-capable device is detected"): read as 1 NVIDIA GPU with a
+  /// warning (an error under --strict), as requires_cuda_enabled() is, since a test of host code
+  /// alone needs none. Beside an annotation that asks for GPUs it only keeps the vendor; a CPU
+  /// annotation, or a rule that names the macro, decides instead.
+  void read_cuda_test_macro() {
+    const std::string& macro = test_.target.generator_function.str();
+    if (macro != "cuda_test") return;
+    auto source = "generator_function " + macro;
+    if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
+      note(source, "ignored: a CPU annotation says the test needs no GPU");
+      return;
+    }
+    if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.vendor.has_value(); }))
+      return;  // a vendor is named already (an AMD one is then a conflict of its own)
+    bool asks_gpu = std::any_of(claims_.begin(), claims_.end(),
+                                [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
+    Claim c{.source = source, .gpu = !asks_gpu, .vendor = std::string("nvidia"), .qualifies_only = asks_gpu};
+    note(source, c.meaning());
+    claims_.push_back(c);
+    if (asks_gpu) return;
+    report(bad(), source,
+           "rules_cuda's cuda_test made the test: it compiles its sources with the CUDA compiler, and no "
+           "annotation names a GPU: it is read as 1 NVIDIA GPU (a test of host code alone has none). Tag "
+           "it requires-gpu-nvidia (or requires-gpu-nvidia:N), or cpu-only, or give a rule such as "
+           "{generator_function: cuda_test, set: {gpus: 1, vendor: nvidia}}");
   }
 
   /// The constraint values no rule reads that look like a GPU platform's ("//:has_gpu"): ignored
@@ -759,7 +824,8 @@ class TestClassifier {
   void read_constraints() {
     for (const auto& constraint : test_.target.constraints) {
       const std::string& label = constraint.label.str();
-      if (constraint.condition || !annotate::looks_gpu_related(label) ||
+      if (constraint.condition || is_rules_cuda_requirement(constraint) ||
+          !annotate::looks_gpu_related(label) ||
           std::any_of(matchers_.begin(), matchers_.end(),
                       [&](const RuleMatcher& m) { return m.reads_tag(label); }))
         continue;

@@ -433,29 +433,71 @@ TEST_CASE("a tag written as a tag filter's exclusion asks for nothing, and sugge
 }
 
 TEST_CASE("a test whose macro names a GPU, with no GPU annotation, is a warning") {
-  // rules_cuda's cuda_test wraps a cc_test around a cuda_library and adds no tag: the test was a
-  // CPU test with no word said.
   auto made_by = [](std::string macro, std::vector<std::string> tags) {
     Target t = make_target("//basic_macros:test", std::move(tags));
     t.generator_function = macro;
     return classify_one(t);
   };
-  auto cuda = made_by("cuda_test", {});
-  REQUIRE(cuda.tests.at(0).bucket == Bucket::cpu);
-  REQUIRE(cuda.diagnostics.size() == 1);
-  CHECK(cuda.diagnostics[0].severity == Severity::warning);
-  CHECK(cuda.diagnostics[0].source == "generator_function cuda_test");
-  CHECK(cuda.diagnostics[0].message.find("have it tag them requires-gpu-nvidia or give a rule such as "
-                                         "{generator_function: cuda_test, set: {gpus: 1, vendor: nvidia}}") !=
+  auto gpu = made_by("gpu_test", {});
+  REQUIRE(gpu.tests.at(0).bucket == Bucket::cpu);
+  REQUIRE(gpu.diagnostics.size() == 1);
+  CHECK(gpu.diagnostics[0].severity == Severity::warning);
+  CHECK(gpu.diagnostics[0].source == "generator_function gpu_test");
+  CHECK(gpu.diagnostics[0].message.find("have it tag them gpu or give a rule such as "
+                                        "{generator_function: gpu_test, set: {gpus: 1}}") !=
         std::string::npos);
   CHECK(made_by("gpu2_test", {}).diagnostics.at(0).message.find("set: {gpus: 2}") != std::string::npos);
   // Annotated either way, a negated name, or a macro that says nothing of GPUs: no word.
-  CHECK(made_by("cuda_test", {"gpu"}).diagnostics.empty());
-  CHECK(made_by("cuda_test", {"cpu-only"}).diagnostics.empty());
+  CHECK(made_by("gpu_test", {"gpu"}).diagnostics.empty());
+  CHECK(made_by("gpu_test", {"cpu-only"}).diagnostics.empty());
   CHECK(made_by("no_gpu_test", {}).diagnostics.empty());
   CHECK(made_by("py_strict_test", {}).diagnostics.empty());
   // A tag that already said so is the one warning.
   CHECK(made_by("gpu_test", {"team-gpus-4"}).diagnostics.size() == 1);
+}
+
+TEST_CASE("rules_cuda's cuda_test makes an NVIDIA GPU test, with a warning") {
+  // rules_cuda's cuda_test (cuda/private/macros/cuda_test.bzl) wraps a cc_test around a cuda_library
+  // and adds no tag; its tests launch kernels (rules_cuda's examples/basic_macros,
+  // VORTICITY-INC/VTensor's lib/*/tests). Before, a CPU test with a warning that the macro was not
+  // read: CPU runners failed them ("no CUDA-capable device is detected").
+  auto made_by = [](std::vector<std::string> tags, ClassifyOptions options = {}) {
+    Target t = make_target("//lib/linalg/tests:test_linalg", std::move(tags));
+    t.generator_function = "cuda_test";
+    return classify_one(t, {}, options);
+  };
+  auto cuda = made_by({});
+  REQUIRE(cuda.tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(cuda.tests[0].requirement->gpus.value == 1);
+  REQUIRE(cuda.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(cuda.diagnostics.size() == 1);
+  CHECK(cuda.diagnostics[0].severity == Severity::warning);
+  CHECK(cuda.diagnostics[0].source == "generator_function cuda_test");
+  CHECK(cuda.diagnostics[0].message.find("read as 1 NVIDIA GPU") != std::string::npos);
+  CHECK(cuda.diagnostics[0].message.find(
+            "Tag it requires-gpu-nvidia (or requires-gpu-nvidia:N), or cpu-only") != std::string::npos);
+  CHECK(made_by({}, {.strict = true}).diagnostics.at(0).severity == Severity::error);
+  // A GPU tag keeps its count and gets the vendor, with no word; a CPU tag, another vendor's tag or a
+  // rule that names the macro decides.
+  auto two = made_by({"gpu:2"});
+  REQUIRE(two.tests.at(0).requirement->gpus.value == 2);
+  REQUIRE(two.tests[0].requirement->vendor->value == "nvidia");
+  CHECK(two.diagnostics.empty());
+  auto cpu = made_by({"cpu-only"});
+  CHECK(cpu.tests.at(0).bucket == Bucket::cpu);
+  CHECK(cpu.diagnostics.empty());
+  CHECK(made_by({"requires-gpu-amd"}).tests.at(0).requirement->vendor->value == "amd");
+  Rules rules;
+  Rule by_macro;
+  by_macro.generator_function = "cuda_test";
+  by_macro.set = {{"gpus", "4"}};
+  rules.rules.push_back(by_macro);
+  Target t = make_target("//lib/linalg/tests:test_linalg", {});
+  t.generator_function = "cuda_test";
+  auto ruled = classify_one(t, rules);
+  REQUIRE(ruled.tests.at(0).requirement->gpus.value == 4);
+  CHECK_FALSE(ruled.tests[0].requirement->vendor);
+  for (const auto& d : ruled.diagnostics) CHECK(d.severity == Severity::note);
 }
 
 TEST_CASE("a tag that names a GPU model is a warning on a test without a GPU annotation or model") {

@@ -288,6 +288,52 @@ TEST_CASE("rules_cuda's requires_cuda_enabled() reads the same from JSON as from
   }
 }
 
+// The faiss module of the Bazel Central Registry (modules/faiss/1.14.1.bcr.1/overlay/tests/BUILD.bazel):
+// //tests:test_c_api_gpu is tagged requires-gpu and has target_compatible_with = requires_cuda(),
+// rules_cuda's current spelling, whose two select()s query prints merged as constraint values no
+// platform has (@rules_cuda//cuda:rules_are_enabled, @rules_cuda//cuda:valid_toolchain_is_configured).
+// Before, two warnings that the constraints were not read, and the test was planned on a GPU of any
+// vendor (an AMD GPU, where Bazel skips it and passes); without the tag it was a CPU test.
+TEST_CASE("rules_cuda's requires_cuda() on the faiss module's GPU test keeps it to NVIDIA GPUs") {
+  auto list = gpuplan::testing::read_fixture("faiss/tests.query.xml");
+  auto c = classify(list, {}, {});
+  REQUIRE(c.tests.size() == 2);
+  const auto& gpu = c.tests[0].target.label == "//tests:test_c_api_gpu" ? c.tests[0] : c.tests[1];
+  const auto& cpu = c.tests[0].target.label == "//tests:test_c_api_gpu" ? c.tests[1] : c.tests[0];
+  REQUIRE(gpu.bucket == Bucket::gpu);
+  REQUIRE(gpu.requirement->gpus.value == 1);
+  REQUIRE(gpu.requirement->vendor);
+  REQUIRE(gpu.requirement->vendor->value == "nvidia");
+  REQUIRE(cpu.bucket == Bucket::cpu);
+  for (const auto& d : c.diagnostics) CHECK(d.severity == Severity::note);
+
+  // Without the tag, requires_cuda() alone: 1 NVIDIA GPU, with one warning (an error under --strict).
+  Target untagged = list.tests.at(0).label == "//tests:test_c_api_gpu" ? list.tests[0] : list.tests[1];
+  untagged.tags.clear();
+  auto alone = classify_one(untagged);
+  REQUIRE(alone.tests[0].bucket == Bucket::gpu);
+  REQUIRE(alone.tests[0].requirement->gpus.value == 1);
+  REQUIRE(alone.tests[0].requirement->vendor->value == "nvidia");
+  std::vector<Diagnostic> warnings;
+  std::copy_if(alone.diagnostics.begin(), alone.diagnostics.end(), std::back_inserter(warnings),
+               [](const Diagnostic& d) { return d.severity != Severity::note; });
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].source == "target_compatible_with @rules_cuda//cuda:rules_are_enabled");
+  CHECK_THAT(warnings[0].message, Catch::Contains("rules_cuda's requires_cuda()") &&
+                                      Catch::Contains("read as 1 NVIDIA GPU") &&
+                                      Catch::Contains("Tag it requires-gpu-nvidia"));
+  CHECK(has_errors(classify_one(untagged, {}, {.strict = true}).diagnostics));
+
+  // A CPU tag decides; cquery output that still holds the values (CUDA off in that configuration)
+  // is a test Bazel skips there.
+  Target cpu_only = untagged;
+  cpu_only.tags.assign({"cpu-only"});
+  CHECK(classify_one(cpu_only).tests[0].bucket == Bucket::cpu);
+  Target configured = untagged;
+  configured.configuration = "f5527a6";
+  CHECK(classify_one(configured).tests[0].bucket == Bucket::skipped);
+}
+
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
 // its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
 // --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of

@@ -268,6 +268,18 @@ for json in c10_cuda_test.jsonproto c10_cuda_test_unflattened.jsonproto; do
     fail "plan of $json does not warn as plan of the XML does; it said: $(cat "$SCRATCH/c10-json.err")"
 done
 
+# The faiss module of the Bazel Central Registry (test/data/faiss/tests.BUILD): //tests:test_c_api_gpu
+# is tagged requires-gpu, with rules_cuda's requires_cuda() as its target_compatible_with, whose
+# constraint values no platform has. It goes to the NVIDIA node, with no warning (before, two
+# warnings that the constraints were not read, and it went to the AMD node, where Bazel skips it).
+"$GPUPLAN" plan --strict test/data/faiss/tests.query.xml --fleet "$SCRATCH/mixed.yaml" \
+  -o "$SCRATCH/faiss.json" 2>"$SCRATCH/faiss.err" || fail "plan of the faiss module's GPU test failed: $(cat "$SCRATCH/faiss.err")"
+jq -e '[.assignments[] | [.label, .node, .requirements.vendor]] == [["//tests:test_c_api_gpu", "h-0", "nvidia"]]
+  and [.cpu_tests[].label] == ["//tests:test_c_api"]' "$SCRATCH/faiss.json" >/dev/null ||
+  fail "the faiss module's GPU test is not on the NVIDIA node: $(jq -c '[.assignments[] | [.label, .node]], .cpu_tests' "$SCRATCH/faiss.json")"
+grep -qF 'gpuplan: 0 warnings' "$SCRATCH/faiss.err" ||
+  fail "plan of the faiss module's GPU test warned: $(cat "$SCRATCH/faiss.err")"
+
 # Bad usage is exit 2.
 rc=0; "$GPUPLAN" plan "$SCRATCH/query.xml" --fleet examples/fleet.yaml --policy fastest 2> /dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--policy fastest: expected exit 2, got $rc"
