@@ -380,7 +380,8 @@ class TestClassifier {
   /// constraint a rule reads, that looks like a GPU platform's or that makes Bazel skip the test).
   /// It is planned as --output=xml reads it, which is a guess: the exec_properties warning's kind.
   /// A target_compatible_with whose branches differ only in @platforms//:incompatible, beside a
-  /// condition that names a GPU stack, is rules_cuda's requires_cuda_enabled():
+  /// condition that names a GPU stack, is rules_cuda's requires_cuda_enabled(), and one whose
+  /// branches differ only in the constraint values of its requires_cuda() is that:
   /// read_compatibility_conditions said what it plans, as for --output=xml.
   void report_selected_attributes() {
     const auto& constraints = test_.target.constraints;
@@ -388,11 +389,14 @@ class TestClassifier {
         std::any_of(constraints.begin(), constraints.end(), [](const Constraint& c) {
           return c.condition && !annotate::gpu_stack_vendor(c.label.str()).empty();
         });
+    auto rules_cuda_select = [&](const std::string& label) {
+      Constraint constraint{.label = Symbol(label)};
+      return (gpu_stack_condition && is_incompatible_marker(constraint)) ||
+             is_rules_cuda_requirement(constraint);
+    };
     for (const auto& selected : test_.target.selected_exec_properties->other_attributes) {
-      if (gpu_stack_condition && selected.attribute == "target_compatible_with" &&
-          std::all_of(selected.differing.begin(), selected.differing.end(), [](const std::string& label) {
-            return is_incompatible_marker(Constraint{.label = Symbol(label)});
-          }))
+      if (selected.attribute == "target_compatible_with" &&
+          std::all_of(selected.differing.begin(), selected.differing.end(), rules_cuda_select))
         continue;
       const bool env = selected.attribute == "env";
       const bool matters =

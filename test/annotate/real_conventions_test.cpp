@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -332,6 +333,30 @@ TEST_CASE("rules_cuda's requires_cuda() on the faiss module's GPU test keeps it 
   Target configured = untagged;
   configured.configuration = "f5527a6";
   CHECK(classify_one(configured).tests[0].bucket == Bucket::skipped);
+}
+
+// The same requires_cuda() left unflattened (--noproto:flatten_selects, test/data/faiss/README.md):
+// its two select()s' branches differ only in rules_cuda's constraint values, which it reads as
+// NVIDIA. Before, each test also had a warning that the branches differ, so --strict refused the
+// tagged GPU test, which XML and flattened JSON plan without a word.
+TEST_CASE("rules_cuda's requires_cuda() left unflattened in JSON reads as from XML") {
+  auto c = classify(gpuplan::testing::read_fixture("faiss/tests_unflattened.streamed_jsonproto"), {}, {});
+  REQUIRE(c.tests.size() == 3);
+  std::map<std::string, const ClassifiedTest*> by_label;
+  for (const auto& t : c.tests) by_label[t.target.label] = &t;
+  for (const char* label : {"//tests:test_c_api_gpu", "//tests:test_c_api_gpu_untagged"}) {
+    INFO(label);
+    const auto& t = *by_label.at(label);
+    REQUIRE(t.bucket == Bucket::gpu);
+    CHECK(t.requirement->gpus.value == 1);
+    CHECK(t.requirement->vendor->value == "nvidia");
+  }
+  std::vector<std::string> warnings;
+  for (const auto& d : c.diagnostics)
+    if (d.severity != Severity::note) warnings.push_back(d.label + ": " + d.message);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::StartsWith("//tests:test_c_api_gpu_untagged: ") &&
+                              Catch::Contains("rules_cuda's requires_cuda()"));
 }
 
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
