@@ -1,5 +1,7 @@
 #pragma once
 // Building targets by hand and classifying one of them, for the annotate tests.
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,14 @@ inline Classification classify_one(const Target& target, const Rules& rules = {}
 inline ClassifiedTest classified(std::vector<std::string> tags, ExecProperties exec = {},
                                  const Rules& rules = {}) {
   return classify_one(make_target("//t:t", std::move(tags), std::move(exec)), rules).tests.at(0);
+}
+
+/// What a user sees of a classification besides its notes: the warnings (and errors).
+inline std::vector<Diagnostic> warnings_of(const Classification& c) {
+  std::vector<Diagnostic> out;
+  std::copy_if(c.diagnostics.begin(), c.diagnostics.end(), std::back_inserter(out),
+               [](const Diagnostic& d) { return d.severity != Severity::note; });
+  return out;
 }
 
 }  // namespace gpuplan::testing

@@ -232,9 +232,7 @@ TEST_CASE(
   REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
   REQUIRE(c.tests[0].requirement->gpus.value == 1);
   REQUIRE(c.tests[0].requirement->vendor->value == "nvidia");
-  std::vector<Diagnostic> warnings;
-  std::copy_if(c.diagnostics.begin(), c.diagnostics.end(), std::back_inserter(warnings),
-               [](const Diagnostic& d) { return d.severity != Severity::note; });
+  auto warnings = gpuplan::testing::warnings_of(c);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].label == "//c10/cuda/test:test");
   CHECK(warnings[0].source == "target_compatible_with select() on @rules_cuda//cuda:is_cuda_enabled");
@@ -269,9 +267,8 @@ TEST_CASE(
 TEST_CASE("rules_cuda's requires_cuda_enabled() reads the same from JSON as from XML, flattened or not") {
   auto warnings_of = [](const Classification& c) {
     std::vector<std::string> out;
-    for (const auto& d : c.diagnostics)
-      if (d.severity != Severity::note)
-        out.push_back(fmt::format("{}: {}: {}", d.label, d.source, d.message));
+    for (const auto& d : gpuplan::testing::warnings_of(c))
+      out.push_back(fmt::format("{}: {}: {}", d.label, d.source, d.message));
     return out;
   };
   auto xml = classify(gpuplan::testing::read_fixture("pytorch/c10_cuda_test.query.xml"), {}, {});
@@ -315,9 +312,7 @@ TEST_CASE("rules_cuda's requires_cuda() on the faiss module's GPU test keeps it 
   REQUIRE(alone.tests[0].bucket == Bucket::gpu);
   REQUIRE(alone.tests[0].requirement->gpus.value == 1);
   REQUIRE(alone.tests[0].requirement->vendor->value == "nvidia");
-  std::vector<Diagnostic> warnings;
-  std::copy_if(alone.diagnostics.begin(), alone.diagnostics.end(), std::back_inserter(warnings),
-               [](const Diagnostic& d) { return d.severity != Severity::note; });
+  auto warnings = gpuplan::testing::warnings_of(alone);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].source == "target_compatible_with @rules_cuda//cuda:rules_are_enabled");
   CHECK_THAT(warnings[0].message, Catch::Contains("rules_cuda's requires_cuda()") &&
@@ -351,12 +346,10 @@ TEST_CASE("rules_cuda's requires_cuda() left unflattened in JSON reads as from X
     CHECK(t.requirement->gpus.value == 1);
     CHECK(t.requirement->vendor->value == "nvidia");
   }
-  std::vector<std::string> warnings;
-  for (const auto& d : c.diagnostics)
-    if (d.severity != Severity::note) warnings.push_back(d.label + ": " + d.message);
+  auto warnings = gpuplan::testing::warnings_of(c);
   REQUIRE(warnings.size() == 1);
-  CHECK_THAT(warnings[0], Catch::StartsWith("//tests:test_c_api_gpu_untagged: ") &&
-                              Catch::Contains("rules_cuda's requires_cuda()"));
+  CHECK(warnings[0].label == "//tests:test_c_api_gpu_untagged");
+  CHECK_THAT(warnings[0].message, Catch::Contains("rules_cuda's requires_cuda()"));
 }
 
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
