@@ -737,8 +737,11 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
     for (const auto& item : all) add_item(which, target, item);
   else if (agree && !all.empty())
     target.device_env = Symbol(all.front());
-  // A select() one of whose branches makes the test incompatible (rules_cuda's
-  // requires_cuda_enabled()): the conditions of its other branches, as the XML reader keeps them.
+  // A select() one of whose branches makes the test incompatible: every condition it names, as
+  // the XML reader keeps them. Either branch may be the named one: rules_cuda's
+  // requires_cuda_enabled() names the compatible branch, bazel-skylib's compatibility.none_of(":no_cuda")
+  // the incompatible one and leaves //conditions:default compatible; XML, which prints the branches
+  // merged, keeps the condition of both.
   auto incompatible = [](const Configuration& branch) {
     return std::any_of(branch.items.begin(), branch.items.end(),
                        [](const std::string& label) { return label.ends_with("//:incompatible"); });
@@ -747,7 +750,7 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
     for (const auto& branches : selectors) {
       if (std::none_of(branches.begin(), branches.end(), incompatible)) continue;
       for (const auto& branch : branches)
-        if (!incompatible(branch) && branch.conditions != "//conditions:default")
+        if (branch.conditions != "//conditions:default")
           note_compatibility_condition(target, branch.conditions);
     }
   if (agree && !more) return;

@@ -54,8 +54,8 @@ class JsonTargets {
   /// An env, target_compatible_with or exec_compatible_with of type SELECTOR_LIST: a list's every
   /// branch's labels, env's GPU choice where all branches make the same one (as --output=xml reads
   /// them), and what differs between the branches kept for classify's warning; of a
-  /// target_compatible_with, the conditions of a select() whose other branch makes the test
-  /// incompatible (note_compatibility_condition).
+  /// target_compatible_with, every condition of a select() one of whose branches makes the test
+  /// incompatible, whichever branch that is, as XML keeps them (note_compatibility_condition).
   void read_selected_attribute(simdjson::ondemand::object attribute, Attribute which, std::string_view name,
                                Target& target);
   /// The test's selected_exec_properties to add to: a copy of what it held, or a new one.

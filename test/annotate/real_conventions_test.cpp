@@ -352,6 +352,36 @@ TEST_CASE("rules_cuda's requires_cuda() left unflattened in JSON reads as from X
   CHECK_THAT(warnings[0].message, Catch::Contains("rules_cuda's requires_cuda()"));
 }
 
+// A select() on target_compatible_with whose named branch is the incompatible one, with
+// //conditions:default compatible: bazel-skylib's compatibility.none_of(":no_cuda")
+// (test/data/bazel/no_cuda.BUILD). XML prints only @platforms//:incompatible and the condition as a
+// rule-input, and cannot tell which branch it is; JSON under --noproto:flatten_selects can. Before,
+// XML and flattened JSON planned 1 NVIDIA GPU with a warning, and unflattened JSON a CPU test with a
+// warning that the select()'s branches differ.
+TEST_CASE("a select() whose named branch is the incompatible one reads the same from JSON as from XML") {
+  auto said = [](const Classification& c) {
+    std::vector<std::string> out;
+    for (const auto& d : c.diagnostics)
+      out.push_back(fmt::format("{} {}: {}: {}", to_string(d.severity), d.label, d.source, d.message));
+    return out;
+  };
+  auto xml = classify(gpuplan::testing::read_fixture("bazel/no_cuda.query.xml"), {}, {});
+  REQUIRE(xml.tests.at(0).bucket == Bucket::gpu);
+  REQUIRE(xml.tests[0].requirement->vendor->value == "nvidia");
+  REQUIRE(gpuplan::testing::warnings_of(xml).size() == 1);
+  CHECK(gpuplan::testing::warnings_of(xml)[0].source == "target_compatible_with select() on //t:no_cuda");
+  for (const char* fixture : {"bazel/no_cuda.jsonproto", "bazel/no_cuda_unflattened.streamed_jsonproto"}) {
+    INFO(fixture);
+    auto list = gpuplan::testing::read_fixture(fixture);
+    auto c = classify(list, {}, {});
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    CHECK(c.tests[0].requirement->gpus.value == 1);
+    CHECK(c.tests[0].requirement->vendor->value == "nvidia");
+    CHECK(said(c) == said(xml));
+    CHECK(has_errors(classify(list, {}, {.strict = true}).diagnostics));
+  }
+}
+
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
 // its GPU e2e tests; its CI (tools/testutils/runcvde2etests.sh -g) runs
 // --test_tag_filters=requires_gpu on GPU machines. Before, requires_gpu was a near miss of

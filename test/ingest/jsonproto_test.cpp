@@ -372,6 +372,12 @@ TEST_CASE("a JSON test made incompatible by a select() keeps the select()'s cond
   // Flattened: from $config_dependencies; unflattened: the branch of the select() without the marker.
   CHECK(conditions(read_fixture("pytorch/c10_cuda_test.jsonproto").tests.at(0)) == cuda);
   CHECK(conditions(read_fixture("pytorch/c10_cuda_test_unflattened.jsonproto").tests.at(0)) == cuda);
+  // Whichever branch is the incompatible one: compatibility.none_of(":no_cuda") names it (before,
+  // unflattened JSON kept no condition of it, where XML keeps //t:no_cuda).
+  const std::vector<std::string> no_cuda{"//t:no_cuda"};
+  CHECK(conditions(read_fixture("bazel/no_cuda.query.xml").tests.at(0)) == no_cuda);
+  CHECK(conditions(read_fixture("bazel/no_cuda.jsonproto").tests.at(0)) == no_cuda);
+  CHECK(conditions(read_fixture("bazel/no_cuda_unflattened.streamed_jsonproto").tests.at(0)) == no_cuda);
   // --noproto:default_values prints no $config_dependencies: a rule-input no printed label names.
   auto rule = [](std::string_view attributes) {
     return read_text(
