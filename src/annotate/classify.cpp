@@ -739,10 +739,11 @@ class TestClassifier {
                        marker->source()));
   }
 
-  /// A select() on target_compatible_with whose condition names a GPU stack, and whose other
-  /// branch makes the test incompatible (rules_cuda's requires_cuda_enabled(), as PyTorch's
-  /// //c10/cuda/test:test writes it): Bazel runs the test only where CUDA is enabled, so it is a
-  /// CUDA test, though it names no GPU. Read as 1 GPU of that vendor with a warning (an error
+  /// A select() on target_compatible_with whose condition names a GPU stack, and one of whose
+  /// branches makes the test incompatible (rules_cuda's requires_cuda_enabled(), as PyTorch's
+  /// //c10/cuda/test:test writes it, or bazel-skylib's compatibility.none_of(":no_cuda"); query
+  /// output does not say which branch): taken to run only where CUDA is enabled, so a CUDA test,
+  /// though it names no GPU. Read as 1 GPU of that vendor with a warning (an error
   /// under --strict), as a pool named after a GPU stack is: a test that only needs the toolkit to
   /// build has none. With another annotation that asks for a GPU it only keeps the vendor; a CPU
   /// annotation, or a rule that reads the condition, decides instead.
@@ -778,9 +779,10 @@ class TestClassifier {
                                   "there and runs only with {}'s GPU stack",
                                   vendor_display(vendor))
                             : fmt::format(
-                                  "where {} does not apply, the test is incompatible (as "
-                                  "rules_cuda's requires_cuda_enabled() writes it), so it runs only "
-                                  "with {}'s GPU stack",
+                                  "a select() on {} makes the test incompatible in one of its "
+                                  "branches, as rules_cuda's requires_cuda_enabled() does where CUDA "
+                                  "is not enabled (bazel query does not say which branch), so it is "
+                                  "taken to run only with {}'s GPU stack",
                                   util::excerpt(label, 100), vendor_display(vendor));
       report(bad(), source,
              fmt::format("{}: {}, yet no annotation names a GPU: it is read as 1 {} GPU (a test that only "

@@ -370,6 +370,12 @@ TEST_CASE("a select() whose named branch is the incompatible one reads the same 
   REQUIRE(xml.tests[0].requirement->vendor->value == "nvidia");
   REQUIRE(gpuplan::testing::warnings_of(xml).size() == 1);
   CHECK(gpuplan::testing::warnings_of(xml)[0].source == "target_compatible_with select() on //t:no_cuda");
+  // Query output does not say which branch is the incompatible one, so the warning does not claim
+  // one (it said "where //t:no_cuda does not apply, the test is incompatible": here, the opposite).
+  CHECK_THAT(
+      gpuplan::testing::warnings_of(xml)[0].message,
+      Catch::Contains("a select() on //t:no_cuda makes the test incompatible in one of its branches") &&
+          !Catch::Contains("does not apply"));
   for (const char* fixture : {"bazel/no_cuda.jsonproto", "bazel/no_cuda_unflattened.streamed_jsonproto"}) {
     INFO(fixture);
     auto list = gpuplan::testing::read_fixture(fixture);
