@@ -312,38 +312,72 @@ Topo parse_topo(const NamedText& input, int gpus) {
   return topo;
 }
 
-/// An SXM module is NVLinked on every board it is sold on (to its neighbours, or through an
-/// NVSwitch): a catalog SXM model, or a name nvidia-smi gives with SXM in it (A800-SXM4-80GB).
-bool is_sxm_module(const std::string& name, const GpuModel* known) {
-  return util::lower(name).find("sxm") != std::string::npos ||
-         (known && known->name.find("-SXM-") != std::string::npos);
+/// What a GPU model is, as far as NVLink goes, by its nvidia-smi name (NVIDIA's driver README lists
+/// them) or the catalog: the words the warnings call it, and whether every board that holds more
+/// than one of it NVLinks them.
+struct NvlinkPart {
+  std::string what;         ///< "an SXM module", "a Grace Blackwell superchip's GPU", ...
+  bool every_board = true;  ///< false: some multi-GPU boards have no NVLink between them
+};
+
+/// An SXM module (a catalog SXM model, a name with SXM in it such as A800-SXM4-80GB or B300 SXM6 AC,
+/// and H800 and H20, sold only on HGX boards) or a Grace Blackwell superchip's GPU (GB200, GB300) is
+/// NVLinked on every board it is sold on, to its neighbours or through an NVSwitch. A GH200 is NVLinked
+/// to the other superchips of GH200 NVL2 and NVL32 boards and four-superchip blades, but a dual-GH200
+/// workstation's two GPUs are SYS to each other. Nothing for PCIe cards, whose NVLink bridges are
+/// optional (H800 PCIe, H800 NVL, H100 NVL), H20 NVL16, nor a model gpuplan does not know.
+std::optional<NvlinkPart> nvlink_part(const std::string& name, const GpuModel* known) {
+  const std::string lower = util::lower(name);
+  if (lower.find("sxm") != std::string::npos || (known && known->name.find("-SXM-") != std::string::npos))
+    return NvlinkPart{"an SXM module"};
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : lower + " ") {
+    if (c != ' ' && c != '-') {
+      word += c;
+      continue;
+    }
+    if (!word.empty() && !(words.empty() && word == "nvidia")) words.push_back(word);
+    word.clear();
+  }
+  if (words.empty()) return std::nullopt;
+  const std::string& part = words.front();
+  if (part == "gb200" || part == "gb300") return NvlinkPart{"a Grace Blackwell superchip's GPU"};
+  if (part == "gh200") return NvlinkPart{"a Grace Hopper superchip", false};
+  const bool card =
+      std::ranges::any_of(words, [](const std::string& w) { return w == "pcie" || w.starts_with("nvl"); });
+  if ((part == "h800" || part == "h20") && !card) return NvlinkPart{"an SXM module"};
+  return std::nullopt;
 }
 
-/// The SXM GPUs `topo -m` shows without an NVLink: their links are down, or the file is `topo -mp`
-/// (PCIe paths only). The fleet says what the file says (a DGX A100 was written as `pcie`
-/// without a word, and a B200 board with a GPU's links down as a group of the other seven).
-std::vector<std::string> unlinked_sxm_warnings(const NamedText& input, const Topo& topo,
-                                               const std::string& name) {
+/// The GPUs of an NVLink part that `topo -m` shows without an NVLink: their links are down, or the
+/// file is `topo -mp` (PCIe paths only). The fleet says what the file says (a DGX A100 was written as
+/// `pcie` without a word, and a B200 board with a GPU's links down as a group of the other seven). A
+/// part not NVLinked on every board is warned of only for a GPU left out beside NVLinked ones.
+std::vector<std::string> unlinked_nvlink_warnings(const NamedText& input, const Topo& topo,
+                                                  const std::string& name, const NvlinkPart& part) {
   const auto count = topo.links.size();
   std::vector<size_t> unlinked;
   for (size_t i = 0; i < count; ++i)
     if (std::ranges::none_of(topo.links[i], [](bool linked) { return linked; })) unlinked.push_back(i);
   if (count < 2 || unlinked.empty()) return {};
-  if (unlinked.size() == count)
+  if (unlinked.size() == count) {
+    if (!part.every_board) return {};
     return {fmt::format(
-        "{}: no two of the {} GPUs are NVLinked (no NV# cell), yet the {} is an SXM module, NVLinked on "
-        "every board it is sold on; the fleet says topology pcie, so no test that needs NVLink goes to this "
-        "node. Was this nvidia-smi topo -mp (PCIe paths only), or are the NVLinks down (nvidia-smi "
-        "nvlink -s; on an NVSwitch board, is nvidia-fabricmanager running)? Import again from nvidia-smi "
-        "topo -m once they are up",
-        input.name, count, name)};
+        "{}: no two of the {} GPUs are NVLinked (no NV# cell), yet the {} is {}, NVLinked on every board it "
+        "is sold on; the fleet says topology pcie, so no test that needs NVLink goes to this node. Was this "
+        "nvidia-smi topo -mp (PCIe paths only), or are the NVLinks down (nvidia-smi nvlink -s; on an "
+        "NVSwitch board, is nvidia-fabricmanager running)? Import again from nvidia-smi topo -m once they "
+        "are up",
+        input.name, count, name, part.what)};
+  }
   std::vector<std::string> warnings;
   for (auto gpu : unlinked)
     warnings.push_back(fmt::format(
-        "{}:{}: GPU{} has no NVLink to any other GPU (no NV# cell in its row), yet it is an SXM module ({}) "
-        "and the other GPUs are NVLinked: its NVLinks are down (nvidia-smi nvlink -s -i {}). The fleet "
-        "gives it none, so no test that needs NVLink gets it; import again once they are up",
-        input.name, topo.row_lines[gpu], gpu, name, gpu));
+        "{}:{}: GPU{} has no NVLink to any other GPU (no NV# cell in its row), yet it is {} ({}) and the "
+        "other GPUs are NVLinked: its NVLinks are down (nvidia-smi nvlink -s -i {}). The fleet gives it "
+        "none, so no test that needs NVLink gets it; import again once they are up",
+        input.name, topo.row_lines[gpu], gpu, part.what, name, gpu));
   return warnings;
 }
 
@@ -435,8 +469,8 @@ ImportedFleet import_nvidia_smi(const NamedText& query, const NamedText& topo, c
   const auto& links = parsed_topo.links;
 
   const auto* known = find_gpu_model(first.name.text);
-  if (is_sxm_module(first.name.text, known))
-    for (auto& warning : unlinked_sxm_warnings(topo, parsed_topo, first.name.text))
+  if (auto part = nvlink_part(first.name.text, known))
+    for (auto& warning : unlinked_nvlink_warnings(topo, parsed_topo, first.name.text, *part))
       imported.warnings.push_back(std::move(warning));
   std::string model = known ? known->name : model_name(first.name.text);
   std::string family = known ? known->family : family_from_name(first.name.text);

@@ -398,6 +398,78 @@ TEST_CASE("an NVSwitch board with one GPU's NVLinks down names that GPU's row") 
                  Contains("SXM module (NVIDIA B200)") && Contains("nvidia-smi nvlink -s -i 2"));
 }
 
+// NVIDIA's driver README (its list of supported GPUs) names the SXM5 modules of HGX H800 and HGX H20
+// boards "NVIDIA H800", "NVIDIA H20" and "NVIDIA H20-3e" (captures also show "NVIDIA H800 80GB
+// HBM3"), and Grace Blackwell's GPUs "NVIDIA GB200" and "NVIDIA GB300": no SXM in the name and not
+// in the catalog, so their boards with the NVLinks down were imported as pcie without a word.
+TEST_CASE("H800, H20, GB200 and GB300 boards whose topo -m shows no NVLink warn as SXM boards do") {
+  // The memory and compute capability do not matter here; the count is the capture's.
+  auto warnings = [](const std::string& name, const NamedText& topo) {
+    const int gpus = topo.text.find("GPU7") != std::string::npos ? 8 : 4;
+    return import_nvidia_smi(query_of(gpus, name, "97871", "9.0", "570.172.08"), topo, {}).warnings;
+  };
+  // HGX H800 and H20 are 8-GPU NVSwitch boards, as the DGX A100 of this capture is.
+  const auto dgx = fixture("dgx-a100-no-nvlink.topo.txt");
+  for (const char* name : {"NVIDIA H800", "NVIDIA H800 80GB HBM3", "NVIDIA H20", "NVIDIA H20-3e"}) {
+    INFO(name);
+    auto said = warnings(name, dgx);
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0],
+               StartsWith(fmt::format("dgx-a100-no-nvlink.topo.txt: no two of the 8 GPUs are NVLinked "
+                                      "(no NV# cell), yet the {} is an SXM module",
+                                      name)));
+  }
+  // The GB200 tray's capture with its NV18 cells made SYS by hand, as a tray whose NVLinks (or
+  // NVLink switch trays) are down prints them.
+  auto tray = fixture("gb200-4x.topo.txt");
+  for (auto at = tray.text.find("NV18"); at != std::string::npos; at = tray.text.find("NV18"))
+    tray.text.replace(at, 4, "SYS ");
+  for (const char* name : {"NVIDIA GB200", "NVIDIA GB300"}) {
+    INFO(name);
+    auto said = warnings(name, tray);
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0],
+               Contains(fmt::format("yet the {} is a Grace Blackwell superchip's GPU, NVLinked on every "
+                                    "board it is sold on",
+                                    name)));
+  }
+  // One GPU's links down on an H20 board, as on the B200 board of vllm-project/vllm#16336.
+  auto one_down = warnings("NVIDIA H20-3e", fixture("b200-gpu2-down.topo.txt"));
+  REQUIRE(one_down.size() == 1);
+  CHECK_THAT(one_down[0], StartsWith("b200-gpu2-down.topo.txt:4: GPU2 has no NVLink to any other GPU") &&
+                              Contains("SXM module (NVIDIA H20-3e)"));
+  // PCIe cards, whose NVLink bridges are optional, are what topo -m says; so is H20 NVL16, whose
+  // boards gpuplan knows nothing of.
+  for (const char* name : {"NVIDIA H800 PCIe", "NVIDIA H800 NVL", "NVIDIA H100 NVL", "NVIDIA H20 NVL16"}) {
+    INFO(name);
+    CHECK(warnings(name, dgx).empty());
+  }
+}
+
+// A GH200 is one GPU per Grace Hopper superchip: a one-GPU node has no GPU-to-GPU NVLink to miss,
+// and a dual-GH200 workstation's two GPUs are SYS to each other (a public write-up of one reports
+// GPU0 to GPU1 as SYS and no peer access), while GH200 NVL2 and NVL32 boards and four-superchip
+// blades NVLink them all. So only a GPU left out beside NVLinked ones is warned of.
+TEST_CASE("a GH200 node warns only of a GPU left out of its NVLinked neighbours") {
+  auto warnings = [](int count, const NamedText& topo) {
+    return import_nvidia_smi(query_of(count, "NVIDIA GH200 480GB", "97871", "9.0", "570.148.08"), topo, {})
+        .warnings;
+  };
+  CHECK(warnings(1, fixture("one-gpu-16nic.topo.txt")).empty());
+  // Written by hand: two superchips, SYS to each other.
+  CHECK(warnings(2, {"\tGPU0\tGPU1\nGPU0\t X \tSYS\nGPU1\tSYS\t X \n", "dual.txt"}).empty());
+  // Written by hand: a four-superchip blade, GPU3's NVLinks down.
+  auto blade = warnings(4, {"\tGPU0\tGPU1\tGPU2\tGPU3\n"
+                            "GPU0\t X \tNV6\tNV6\tSYS\n"
+                            "GPU1\tNV6\t X \tNV6\tSYS\n"
+                            "GPU2\tNV6\tNV6\t X \tSYS\n"
+                            "GPU3\tSYS\tSYS\tSYS\t X \n",
+                            "blade.txt"});
+  REQUIRE(blade.size() == 1);
+  CHECK_THAT(blade[0], StartsWith("blade.txt:5: GPU3 has no NVLink to any other GPU") &&
+                           Contains("a Grace Hopper superchip (NVIDIA GH200 480GB)"));
+}
+
 TEST_CASE("GPUs of one model that report different memory warn, and the node gets the least") {
   NamedText query{
       "index, name, memory.total [MiB], compute_cap, driver_version, mig.mode.current\n"
