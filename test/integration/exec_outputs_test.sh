@@ -31,9 +31,7 @@ printf 'x' >>nonl.csv
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with a results file without a final newline failed"
 [ "$(tail -1 nonl.csv | cut -d, -f1)" = //ml:inference_test ] || fail "run-under glued its record: $(cat nonl.csv)"
-status=0
-"$GPUPLAN" history summarize --strict nonl.csv >/dev/null 2>err || status=$?
-[ "$status" = 2 ] && grep -q 'nonl.csv:5:' err || fail "history does not find the one bad line, 5: $(cat err)"
+refuses 'nonl.csv:5:' history summarize --strict nonl.csv
 
 # 2. A results file of other columns (an older gpuplan's four): exit 2 naming the file and both
 # headers, before any unit runs; the file is left as it was.
