@@ -142,7 +142,7 @@ refuses() {
   local grep_options=(-q)
   if [ "$1" = -F ]; then grep_options+=(-F); shift; fi
   local words=$1; shift
-  local outputs=() arg previous= status=0
+  local outputs=() arg previous='' status=0
   for arg in "$@"; do
     case $previous in -o | --output | --cpu-targets | --gpu-targets) outputs+=("$arg") ;; esac
     case $arg in --output=* | --cpu-targets=* | --gpu-targets=*) outputs+=("${arg#*=}") ;; esac

@@ -55,7 +55,7 @@ refuses -F "$at" render "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml" -o "$
 install -d -m 0700 "$SCRATCH/locks"
 unit=$(jq -r '.assignments[3].unit' "$PLAN")
 node=$(jq -r '.assignments[3].node' "$PLAN")
-for launch in first indexed; do
+for _ in first indexed; do  # the first launch writes the plan's index, the second reads it
   TEST_TARGET="$unit" refuses -F \
     "$SCRATCH/twice.json:$(line_of 16 "$SCRATCH/twice.json"):5: assignments[16]: $unit is planned twice" \
     run-under --plan "$SCRATCH/twice.json" --node "$node" --lock-dir "$SCRATCH/locks" true
@@ -63,7 +63,7 @@ for launch in first indexed; do
 done
 unit=$(jq -r '.assignments[5].unit' "$PLAN")
 node=$(jq -r '.assignments[5].node' "$PLAN")
-for launch in first indexed; do
+for _ in first indexed; do  # the first launch writes the plan's index, the second reads it
   TEST_TARGET="$(jq -r '.assignments[5].label' "$PLAN")" TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=4 refuses -F \
     "$SCRATCH/nogpu.json:$(line_of 5 "$SCRATCH/nogpu.json"):5: assignments[5]: $unit on node $node has no GPUs" \
     run-under --plan "$SCRATCH/nogpu.json" --node "$node" --lock-dir "$SCRATCH/locks" true
