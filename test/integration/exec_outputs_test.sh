@@ -31,42 +31,29 @@ printf 'x' >>nonl.csv
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with a results file without a final newline failed"
 [ "$(tail -1 nonl.csv | cut -d, -f1)" = //ml:inference_test ] || fail "run-under glued its record: $(cat nonl.csv)"
-status=0
-"$GPUPLAN" history summarize --strict nonl.csv >/dev/null 2>err || status=$?
-[ "$status" = 2 ] && grep -q 'nonl.csv:5:' err || fail "history does not find the one bad line, 5: $(cat err)"
+refuses 'nonl.csv:5:' history summarize --strict nonl.csv
 
 # 2. A results file of other columns (an older gpuplan's four): exit 2 naming the file and both
 # headers, before any unit runs; the file is left as it was.
 printf 'label,shard,seconds,peak_vram_mib\n//a:b,,5,100\n' >old.csv
 cp old.csv old.before
-status=0
-"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results old.csv --command 'touch ran' >out 2>err ||
-  status=$?
-[ "$status" = 2 ] || fail "exec appending to an older results file: exit $status, not 2: $(cat err)"
-grep -qF "old.csv: its header is \"label,shard,seconds,peak_vram_mib\", not \"$HEADER\"" err ||
-  fail "the message does not name the file and both headers: $(cat err)"
+refuses -F "old.csv: its header is \"label,shard,seconds,peak_vram_mib\", not \"$HEADER\"" \
+  exec one.json --node ws-0 --lock-dir locks --results old.csv --command 'touch ran'
 [ ! -e ran ] || fail "a unit ran before the results file was refused"
 cmp -s old.csv old.before || fail "the older results file was changed"
-status=0
-TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
-  --results old.csv touch ran 2>err || status=$?
-[ "$status" = 2 ] && [ ! -e ran ] && grep -q "its header is" err ||
-  fail "run-under appending to an older results file: exit $status: $(cat err)"
+TEST_TARGET=//ml:inference_test refuses "its header is" \
+  run-under --plan one.json --node ws-0 --lock-dir locks --results old.csv touch ran
+[ ! -e ran ] || fail "run-under ran its test before the results file was refused"
 # 3. --json and --junit where nothing can be written: exit 2 before any unit runs.
 for option in --json --junit; do
   rm -f ran
-  status=0
-  "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks "$option" /nonexistent/out --command 'touch ran' \
-    >out 2>err || status=$?
-  [ "$status" = 2 ] && grep -q '/nonexistent/out' err || fail "exec $option /nonexistent/out: exit $status: $(cat err)"
+  refuses '/nonexistent/out' exec one.json --node ws-0 --lock-dir locks "$option" /nonexistent/out --command 'touch ran'
   [ ! -e ran ] || fail "a unit ran before exec $option /nonexistent/out was refused"
 done
-status=0
 touch r.csv  # run-under never creates its results file
-TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
-  --results r.csv --junit /nonexistent/out touch ran 2>err || status=$?
-[ "$status" = 2 ] && [ ! -e ran ] && grep -q '/nonexistent/out' err ||
-  fail "run-under --junit /nonexistent/out: exit $status: $(cat err)"
+TEST_TARGET=//ml:inference_test refuses '/nonexistent/out' \
+  run-under --plan one.json --node ws-0 --lock-dir locks --results r.csv --junit /nonexistent/out touch ran
+[ ! -e ran ] || fail "run-under ran its test before --junit /nonexistent/out was refused"
 
 # 4. The unit fails and takes the --json folder with it: exit 3 still, the lost file named.
 mkdir gone

@@ -118,10 +118,8 @@ grep -q "//xla:triton_test: its runs' peak GPU memory, 61500 MiB, is 74% or more
   "$SCRATCH/up-front.err" || fail "plan does not warn of memory taken up front: $(cat "$SCRATCH/up-front.err")"
 [ "$(jq '.assignments[] | select(.label == "//xla:triton_test") | .vram_mib' "$SCRATCH/up-front.json")" = null ] ||
   fail "memory taken up front was reserved"
-status=0
-"$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
-  --strict -o "$SCRATCH/strict.json" 2>/dev/null || status=$?
-[ "$status" = 2 ] && [ ! -e "$SCRATCH/strict.json" ] || fail "--strict did not refuse memory taken up front (exit $status)"
+refuses "" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
+  --strict -o "$SCRATCH/strict.json"
 "$GPUPLAN" history suggest --plan "$SCRATCH/up-front.json" --history "$SCRATCH/triton.csv" >"$SCRATCH/suggest.out" ||
   fail "history suggest failed"
 grep -A2 "^GPU tests whose peak is memory their framework took up front (JAX, TensorFlow): what they need is unknown (1)" \
@@ -348,11 +346,7 @@ flock -n "$SCRATCH/locks8/gpu-6.lock" true && { touch "$SCRATCH/ws8.end"; fail "
 touch "$SCRATCH/ws8.end"
 wait "$holder" || fail "exec --fleet: $(cat "$SCRATCH/ws8.out")"
 sed 's/ws-0/ws-9/' "$SCRATCH/ws8.yaml" >"$SCRATCH/ws9.yaml"
-status=0
-"$GPUPLAN" exec "$SCRATCH/exclusive.json" --node ws-0 --fleet "$SCRATCH/ws9.yaml" --command true \
-  2>"$SCRATCH/ws9.err" || status=$?
-[ "$status" = 2 ] && grep -q 'the fleet has no node "ws-0"' "$SCRATCH/ws9.err" ||
-  fail "exec --fleet without the node: exit $status $(cat "$SCRATCH/ws9.err")"
+refuses 'the fleet has no node "ws-0"' exec "$SCRATCH/exclusive.json" --node ws-0 --fleet "$SCRATCH/ws9.yaml" --command true
 
 # 6. The default command: one real `bazel test` of the node's labels with one fixed --run_under
 #    (the node read from a file), each test on its planned GPUs; a second run of the same plan
@@ -425,10 +419,7 @@ PATH=$SCRATCH/stopped-bazel:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir
   grep -q 'tests="10" failures="10"' "$SCRATCH/stale.xml" ||
   fail "an earlier build's events were read as this run's: exit $status $(cat "$SCRATCH/stale.out" "$SCRATCH/stale.xml")"
 # What the default command cannot do is refused before Bazel starts, not silently skipped.
-status=0
-"$GPUPLAN" exec "$PLAN" --node ws-0 --json "$SCRATCH/x.json" 2>"$SCRATCH/refused.err" || status=$?
-[ "$status" = 2 ] && grep -q -- "--json" "$SCRATCH/refused.err" ||
-  fail "exec --json with the default command: exit $status, $(cat "$SCRATCH/refused.err")"
+refuses "--json" exec "$PLAN" --node ws-0 --json "$SCRATCH/x.json"
 /usr/bin/python3 - "$PLAN" "$SCRATCH/bazel-probe.log" <<'PY' || fail "bazel test's tests did not see their planned GPUs"
 import json, sys
 plan, log = sys.argv[1:]
@@ -455,14 +446,8 @@ PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH
   --test_env="${NVML[2]}" >"$SCRATCH/bazel4.out" 2>&1 || { cat "$SCRATCH/bazel4.out"; fail "exec with NVML in the tests failed"; }
 grep -q "warning: none of the 10 GPU units NVML measured for a second or more touched a GPU" "$SCRATCH/bazel4.out" ||
   { cat "$SCRATCH/bazel4.out" "$SCRATCH/nvml-results.csv"; fail "no warning for tests that touched no GPU under bazel test"; }
-status=0
-"$GPUPLAN" exec "$PLAN" --node ws-0 -- //other:test 2>"$SCRATCH/args.err" || status=$?
-[ "$status" = 2 ] && grep -q "only bazel test options may follow --" "$SCRATCH/args.err" ||
-  fail "a label after --: exit $status $(cat "$SCRATCH/args.err")"
-status=0
-"$GPUPLAN" exec "$PLAN" --node ws-0 --config=cuda 2>"$SCRATCH/args.err" || status=$?
-[ "$status" = 2 ] && grep -qF "Options for the default bazel test go after --: gpuplan exec ... -- --config=cuda" \
-  "$SCRATCH/args.err" || fail "a bazel option without the -- before it: exit $status $(cat "$SCRATCH/args.err")"
+refuses "only bazel test options may follow --" exec "$PLAN" --node ws-0 -- //other:test
+refuses -F "Options for the default bazel test go after --: gpuplan exec ... -- --config=cuda" exec "$PLAN" --node ws-0 --config=cuda
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \
   "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
@@ -470,10 +455,7 @@ status=0
 # --run_under after -- is refused (Bazel kept gpuplan's and dropped it without a word).
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --timeout 90 --dry-run -- --config=cuda | grep -qF -- \
   "bazel test --test_timeout=90 --config=cuda --run_under=" || fail "--timeout is not the tests' --test_timeout"
-status=0
-"$GPUPLAN" exec "$PLAN" --node ws-0 -- --run_under=/bin/valgrind 2>"$SCRATCH/args.err" || status=$?
-[ "$status" = 2 ] && grep -q "the default bazel test's --run_under is gpuplan run-under" "$SCRATCH/args.err" ||
-  fail "a --run_under after --: exit $status $(cat "$SCRATCH/args.err")"
+refuses "the default bazel test's --run_under is gpuplan run-under" exec "$PLAN" --node ws-0 -- --run_under=/bin/valgrind
 # A container is handed no GPU list unless the template says so: with --gpus all it would see them all.
 "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command 'docker run --rm --gpus all ci:1 {label}' \
   >/dev/null 2>"$SCRATCH/docker.err" || fail "exec --dry-run with a docker template failed"

@@ -23,9 +23,7 @@ expect_bad notjson.streamed_jsonproto 3:1 "not valid JSON"
 
 printf 'name,seconds\n//a:b,3\n' >history.csv
 expect_bad history.csv 1 "unknown input format"
-status=0
-"$GPUPLAN" targets --input-format yml "$SOURCE_DIR/test/data/bazel/tests.label" 2>err || status=$?
-[ "$status" = 2 ] && grep -q "^gpuplan: --input-format: unknown format \"yml\"" err || fail "--input-format yml: $(cat err)"
+refuses "^gpuplan: --input-format: unknown format \"yml\"" targets --input-format yml "$SOURCE_DIR/test/data/bazel/tests.label"
 
 head -c 4096 /bin/sh >binary
 expect_bad binary 1:5 "binary input"  # 0x7f E L F, then 0x02

@@ -133,16 +133,41 @@ classify_warns_of() {
     fail "$input: the totals line should count the $# warnings: $(tail -n 1 "$SCRATCH/classify.err")"
 }
 
+# refuses [-F] WORDS ARGS...: gpuplan ARGS must refuse as bad input or usage is refused (exit 2,
+# and --strict so refuses a warning): say WORDS on standard error (a grep pattern; with -F, text
+# as it is; "" checks no words), print nothing on standard output and write no file where
+# -o/--output, --cpu-targets or --gpu-targets names one. Standard error stays in
+# $SCRATCH/refused.err for a test's further checks.
+refuses() {
+  local grep_options=(-q)
+  if [ "$1" = -F ]; then grep_options+=(-F); shift; fi
+  local words=$1; shift
+  local outputs=() arg previous='' status=0
+  for arg in "$@"; do
+    case $previous in -o | --output | --cpu-targets | --gpu-targets) outputs+=("$arg") ;; esac
+    case $arg in --output=* | --cpu-targets=* | --gpu-targets=*) outputs+=("${arg#*=}") ;; esac
+    previous=$arg
+  done
+  for arg in "${outputs[@]}"; do
+    [ ! -e "$arg" ] || fail "gpuplan $*: $arg is there before it runs, so it cannot show that nothing was written"
+  done
+  "$GPUPLAN" "$@" >"$SCRATCH/refused.out" 2>"$SCRATCH/refused.err" || status=$?
+  [ "$status" = 2 ] || fail "gpuplan $*: exit $status, not 2; stderr: $(cat "$SCRATCH/refused.err")"
+  [ -z "$words" ] || grep "${grep_options[@]}" -e "$words" "$SCRATCH/refused.err" ||
+    fail "gpuplan $*: exit 2, but stderr does not say \"$words\": $(cat "$SCRATCH/refused.err")"
+  [ ! -s "$SCRATCH/refused.out" ] || fail "gpuplan $*: exit 2, but it printed: $(head -c 2000 "$SCRATCH/refused.out")"
+  for arg in "${outputs[@]}"; do
+    [ ! -e "$arg" ] || fail "gpuplan $*: exit 2, but it wrote $arg"
+  done
+}
+
 # strict_plan_refuses INPUT LABEL WORDS: plan --strict of INPUT on examples/fleet.yaml exits 2,
 # writes no plan, and has among its errors one of LABEL that says WORDS.
 strict_plan_refuses() {
-  local input=$1 label=$2 words=$3 status=0
-  "$GPUPLAN" plan --strict "$input" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json" 2>"$SCRATCH/plan.err" ||
-    status=$?
-  [ "$status" = 2 ] || fail "$input: $label ($words) under --strict should exit 2, not $status: $(cat "$SCRATCH/plan.err")"
-  [ ! -e "$SCRATCH/plan.json" ] || fail "$input: --strict left a plan behind"
-  awk -v error="  $label: $words" 'index($0, error) == 1 { found = 1 } END { exit !found }' "$SCRATCH/plan.err" ||
-    fail "$input: --strict should make $label's warning an error: $(cat "$SCRATCH/plan.err")"
+  local input=$1 label=$2 words=$3
+  refuses "" plan --strict "$input" --fleet examples/fleet.yaml -o "$SCRATCH/plan.json"
+  awk -v error="  $label: $words" 'index($0, error) == 1 { found = 1 } END { exit !found }' "$SCRATCH/refused.err" ||
+    fail "$input: --strict should make $label's warning an error: $(cat "$SCRATCH/refused.err")"
 }
 
 # stale_shard_testlogs DIR: a bazel-testlogs folder DIR as Bazel leaves it after //ml:shard_test's

@@ -11,45 +11,31 @@ line_of() {
   awk -v n="$1" '/^  "assignments": \[/ { on = 1; next }
                  on && /^    \{$/ { if (i++ == n) { print NR; exit } }' "$2"
 }
-# refused WHAT PATTERN COMMAND...: exit 2 and the message on stderr.
-refused() {
-  local what=$1 pattern=$2 status=0
-  shift 2
-  "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || status=$?
-  [ "$status" -eq 2 ] || fail "$what: exit $status, not 2: $(cat "$SCRATCH/err")"
-  grep -qF -- "$pattern" "$SCRATCH/err" || fail "$what: not at \"$pattern\": $(cat "$SCRATCH/err")"
-}
 
 # A unit planned twice: the error is at the second, assignments[16].
 jq '.assignments += [.assignments[3]]' "$PLAN" >"$SCRATCH/twice.json"
 unit=$(jq -r '.assignments[3].unit' "$PLAN")
 node=$(jq -r '.assignments[3].node' "$PLAN")
 at="$SCRATCH/twice.json:$(line_of 16 "$SCRATCH/twice.json"):5: assignments[16]: $unit is planned twice"
-refused "export slurm, a unit twice" "$at" "$GPUPLAN" export slurm "$SCRATCH/twice.json" -o "$SCRATCH/slurm"
-[ -e "$SCRATCH/slurm" ] && fail "export slurm of a plan with a unit twice wrote $SCRATCH/slurm"
-refused "export github, a unit twice" "$at" "$GPUPLAN" export github-matrix "$SCRATCH/twice.json" -o "$SCRATCH/gh.json"
-refused "exec, a unit twice" "$at" "$GPUPLAN" exec "$SCRATCH/twice.json" --node "$node" --command true --dry-run
+refuses -F "$at" export slurm "$SCRATCH/twice.json" -o "$SCRATCH/slurm"
+refuses -F "$at" export github-matrix "$SCRATCH/twice.json" -o "$SCRATCH/gh.json"
+refuses -F "$at" exec "$SCRATCH/twice.json" --node "$node" --command true --dry-run
 # From standard input there is no file to read again: the JSON path still names the unit.
-status=0
-"$GPUPLAN" export github-matrix - -o "$SCRATCH/gh.json" <"$SCRATCH/twice.json" 2>"$SCRATCH/err" || status=$?
-[ "$status" -eq 2 ] && grep -qF "<stdin>: assignments[16]: $unit is planned twice" "$SCRATCH/err" ||
-  fail "a unit twice from standard input: exit $status: $(cat "$SCRATCH/err")"
+refuses -F "<stdin>: assignments[16]: $unit is planned twice" export github-matrix - -o "$SCRATCH/gh.json" <"$SCRATCH/twice.json"
 
 # Shards of one test with two counts: at the later of the two shards that disagree.
 jq '(.assignments[] | select(.unit == "//ml:train_test#shard-2-of-4")).shard_count = 5' "$PLAN" >"$SCRATCH/counts.json"
 mapfile -t shards < <(jq '[.assignments[].unit] | map(startswith("//ml:train_test#")) | indices(true) | .[]' "$PLAN")
 i=$(jq '[.assignments[].unit] | index("//ml:train_test#shard-2-of-4")' "$PLAN")
 [ "$i" = "${shards[0]}" ] && i=${shards[1]}  # the first shard read is the one the others disagree with
-refused "export slurm, shard counts" \
-  "$SCRATCH/counts.json:$(line_of "$i" "$SCRATCH/counts.json"):5: assignments[$i]: the shards of //ml:train_test disagree on their count" \
-  "$GPUPLAN" export slurm "$SCRATCH/counts.json" -o "$SCRATCH/slurm"
+refuses -F "$SCRATCH/counts.json:$(line_of "$i" "$SCRATCH/counts.json"):5: assignments[$i]: the shards of //ml:train_test disagree on their count" \
+  export slurm "$SCRATCH/counts.json" -o "$SCRATCH/slurm"
 
 # A unit with no GPUs (exec would run it on none): at that unit.
 jq '.assignments[5].gpus = []' "$PLAN" >"$SCRATCH/nogpu.json"
 unit=$(jq -r '.assignments[5].unit' "$PLAN")
-refused "export kubernetes, no GPUs" \
-  "$SCRATCH/nogpu.json:$(line_of 5 "$SCRATCH/nogpu.json"):5: assignments[5]: $unit on node" \
-  "$GPUPLAN" export kubernetes "$SCRATCH/nogpu.json" -o "$SCRATCH/k8s" --image example.com/gpuplan:1
+refuses -F "$SCRATCH/nogpu.json:$(line_of 5 "$SCRATCH/nogpu.json"):5: assignments[5]: $unit on node" \
+  export kubernetes "$SCRATCH/nogpu.json" -o "$SCRATCH/k8s" --image example.com/gpuplan:1
 
 # show and render with a fleet that lacks a node of the plan: at the plan's first unit there.
 sed '/- name: l4$/,$d' test/data/plans/fleet.yaml >"$SCRATCH/fleet.yaml"
@@ -57,10 +43,10 @@ grep -q 'l4-0' "$SCRATCH/fleet.yaml" && fail "the fleet still has l4-0"
 i=$(jq '[.assignments[].node] | index("l4-0")' "$PLAN")
 jq . "$PLAN" >"$SCRATCH/plan.json"
 at="$SCRATCH/plan.json:$(line_of "$i" "$SCRATCH/plan.json"):5: assignments[$i]: the plan puts"
-refused "show --fleet, a node the fleet lacks" "$at" "$GPUPLAN" show "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml"
-grep -qF "which this fleet does not have ($SCRATCH/fleet.yaml)" "$SCRATCH/err" || fail "show --fleet: $(cat "$SCRATCH/err")"
-refused "render --fleet, a node the fleet lacks" "$at" \
-  "$GPUPLAN" render "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml" -o "$SCRATCH/chart.svg"
+refuses -F "$at" show "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml"
+grep -qF "which this fleet does not have ($SCRATCH/fleet.yaml)" "$SCRATCH/refused.err" ||
+  fail "show --fleet: $(cat "$SCRATCH/refused.err")"
+refuses -F "$at" render "$SCRATCH/plan.json" --fleet "$SCRATCH/fleet.yaml" -o "$SCRATCH/chart.svg"
 
 # run-under reads only its test's records (through the plan's index, which its first launch
 # writes): a unit planned twice, or one without GPUs, is refused at its line in the plan too, as
@@ -69,20 +55,18 @@ refused "render --fleet, a node the fleet lacks" "$at" \
 install -d -m 0700 "$SCRATCH/locks"
 unit=$(jq -r '.assignments[3].unit' "$PLAN")
 node=$(jq -r '.assignments[3].node' "$PLAN")
-for launch in first indexed; do
-  refused "run-under ($launch launch), a unit twice" \
+for _ in first indexed; do  # the first launch writes the plan's index, the second reads it
+  TEST_TARGET="$unit" refuses -F \
     "$SCRATCH/twice.json:$(line_of 16 "$SCRATCH/twice.json"):5: assignments[16]: $unit is planned twice" \
-    env TEST_TARGET="$unit" "$GPUPLAN" run-under --plan "$SCRATCH/twice.json" --node "$node" \
-    --lock-dir "$SCRATCH/locks" true
+    run-under --plan "$SCRATCH/twice.json" --node "$node" --lock-dir "$SCRATCH/locks" true
   [ -e "$SCRATCH/twice.json.index" ] || fail "run-under wrote no index of the plan"
 done
 unit=$(jq -r '.assignments[5].unit' "$PLAN")
 node=$(jq -r '.assignments[5].node' "$PLAN")
-for launch in first indexed; do
-  refused "run-under ($launch launch), no GPUs" \
+for _ in first indexed; do  # the first launch writes the plan's index, the second reads it
+  TEST_TARGET="$(jq -r '.assignments[5].label' "$PLAN")" TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=4 refuses -F \
     "$SCRATCH/nogpu.json:$(line_of 5 "$SCRATCH/nogpu.json"):5: assignments[5]: $unit on node $node has no GPUs" \
-    env TEST_TARGET="$(jq -r '.assignments[5].label' "$PLAN")" TEST_SHARD_INDEX=0 TEST_TOTAL_SHARDS=4 \
-    "$GPUPLAN" run-under --plan "$SCRATCH/nogpu.json" --node "$node" --lock-dir "$SCRATCH/locks" true
+    run-under --plan "$SCRATCH/nogpu.json" --node "$node" --lock-dir "$SCRATCH/locks" true
 done
 
 # verify: each violation of a unit at its record's line and column, in --json too; the second of

@@ -67,11 +67,8 @@ bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
   fail "history from the run's BEP: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/bep.json")"
 "$GPUPLAN" history show //ml:inference_test --history <(cat "$SCRATCH/bep.json") | grep -q "^//ml:inference_test: 1 sample" ||
   fail "history from the run's BEP through a pipe read nothing"
-status=0
-"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/bep.bin" > /dev/null 2> "$SCRATCH/bin.err" || status=$?
-[ "$status" = 2 ] || fail "a binary BEP file should be exit 2, not $status"
-grep -q "bep.bin: binary data .*give the file of --build_event_json_file instead" "$SCRATCH/bin.err" ||
-  fail "the binary BEP refusal: $(cat "$SCRATCH/bin.err")"
+refuses "bep.bin: binary data .*give the file of --build_event_json_file instead" \
+  history show //ml:inference_test --history "$SCRATCH/bep.bin"
 
 # fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY [RUN_UNDER_OPTIONS [BAZEL_OPTION...]]: bazel test of
 # //PACKAGE:TARGET under run-under fails (exit 3), and the test's log says WHY.
@@ -194,10 +191,8 @@ got=$(TEST_TARGET=//ml:cuda11_compat_test "$GPUPLAN" run-under --plan "$PLAN" --
 [ "$got" = 0 ] || fail "an unplanned 1-GPU test got GPUs '$got', not the lowest free one"
 grep -q "cuda11_compat_test is not planned on ws-0; running it with free GPUs 0 found by its tags" "$SCRATCH/note" ||
   fail "no note on stderr for an unplanned test: $(cat "$SCRATCH/note")"
-status=0
-TEST_TARGET=//ml:allreduce_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
-  --query examples/query.xml true 2>"$SCRATCH/note" || status=$?
-[ "$status" = 2 ] && grep -q "needs 8 GPUs" "$SCRATCH/note" || fail "an 8-GPU test on a 4-GPU node was not refused"
+TEST_TARGET=//ml:allreduce_test refuses "needs 8 GPUs" \
+  run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" --query examples/query.xml true
 # An unplanned gpu-exclusive test runs alone on the node, as a planned one does: it waits for the
 # test that holds GPU 2 (it took free GPU 3 and ran beside it before).
 cat >"$SCRATCH/excl.xml" <<'XML'
@@ -458,11 +453,8 @@ for launch in first second; do
   [ -s "$SCRATCH/bare.json.index" ] || fail "the $launch launch left no index next to the plan"
 done
 head -c 300 "$PLAN" >"$SCRATCH/cut.json"
-status=0
-TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$SCRATCH/cut.json" --node ws-0 \
-  --lock-dir "$SCRATCH/locks" true 2>"$SCRATCH/cut.err" || status=$?
-[ "$status" = 2 ] && grep -q "cut.json:[0-9]*:[0-9]*: not valid JSON" "$SCRATCH/cut.err" ||
-  fail "a plan cut short: exit $status, $(cat "$SCRATCH/cut.err")"
+TEST_TARGET=//ml:pool_test refuses "cut.json:[0-9]*:[0-9]*: not valid JSON" \
+  run-under --plan "$SCRATCH/cut.json" --node ws-0 --lock-dir "$SCRATCH/locks" true
 [ ! -e "$SCRATCH/cut.json.index" ] || fail "a plan cut short got an index"
 
 # A plan whose folder takes no index (a read-only share; here PLAN.index is a folder) made every
@@ -489,10 +481,7 @@ ls "$SCRATCH"/spare-locks/plan-*.index >/dev/null 2>&1 || fail "exec left no ind
 
 # The default lock directory is this user's; one every user may write to is refused.
 mkdir -p "$SCRATCH/open" && chmod 777 "$SCRATCH/open"
-status=0
-TEST_TARGET=//ml:pool_test "$GPUPLAN" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/open" true \
-  2>"$SCRATCH/note" || status=$?
-[ "$status" = 2 ] && grep -q "writable by every user" "$SCRATCH/note" || fail "a world-writable lock dir was used"
+TEST_TARGET=//ml:pool_test refuses "writable by every user" run-under --plan "$PLAN" --node ws-0 --lock-dir "$SCRATCH/open" true
 # The test command after --, as run-under's help writes it (refused before: "The following
 # arguments were not expected"); a -- inside the command stays the command's.
 got=$(TEST_TARGET='//a:it'"'"'s' "$GPUPLAN" run-under --plan "$HOSTILE_PLAN" --node ws-0 --lock-dir "$SCRATCH/locks" \
