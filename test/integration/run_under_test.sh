@@ -393,6 +393,11 @@ refused "a sharded test run whole" "Bazel runs it unsharded (no TEST_TOTAL_SHARD
 got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
         sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"')
 [ "$got" = "" ] || fail "a test of the CPU bucket saw GPUs '$got'"
+# Nor on an AMD node: ROCm's HIP reads HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES, and takes an
+# empty list for every GPU (before, such a test saw them all); -1 ends a list before any GPU.
+got=$(TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
+        sh -c 'printf %s "${HIP_VISIBLE_DEVICES-unset} ${GPU_DEVICE_ORDINAL-unset}"')
+[ "$got" = "-1 -1" ] || fail "a test of the CPU bucket was shown ROCm's GPUs: HIP_VISIBLE_DEVICES GPU_DEVICE_ORDINAL '$got'"
 # Bazel's shards of a test the plan has as one unit keep Bazel's shard: a sharded CPU test's
 # second shard (before: TEST_TOTAL_SHARDS=1 beside index 1, which googletest fails), and each
 # shard of a --shards=whole unit on the unit's GPUs (before: each ran every case of the test).
@@ -431,6 +436,9 @@ got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0 --un
         sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning") ||
   fail "--unplanned=warn: $(cat "$SCRATCH/warning")"
 [ "$got" = "" ] || fail "--unplanned=warn gave GPUs '$got'"
+got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 HIP_VISIBLE_DEVICES=3 "${RU[@]}" --node ws-0 --unplanned=warn \
+        sh -c 'printf %s "$HIP_VISIBLE_DEVICES"' 2>/dev/null)
+[ "$got" = "-1" ] || fail "--unplanned=warn left ROCm's GPUs visible: HIP_VISIBLE_DEVICES '$got'"
 grep -q "warning: //ml:train_test on node ws-0: it is planned on node ws-1" "$SCRATCH/warning" ||
   fail "--unplanned=warn did not warn: $(cat "$SCRATCH/warning")"
 
