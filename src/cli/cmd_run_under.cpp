@@ -644,6 +644,18 @@ int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const st
   return exit_bad_input;
 }
 
+/// How this run differs from the test's own, said as "ran under ...", or empty: under --test_filter
+/// (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran, and its time as the test's taught history
+/// that a 2 s test takes 5 ms; under bazel coverage (or --collect_code_coverage: Bazel's
+/// COVERAGE_DIR) the test ran instrumented, collecting coverage, slower than it runs in bazel test.
+std::string untimed_run() {
+  if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
+    return fmt::format("ran under --test_filter={}", util::excerpt(filter, 100));
+  if (const char* coverage = std::getenv("COVERAGE_DIR"); coverage && *coverage)
+    return "ran under bazel coverage (COVERAGE_DIR), instrumented and slower than under bazel test";
+  return {};
+}
+
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
              std::vector<os::GpuLocks> held, RunEnd* ended) {
   const auto& target = assignment.unit.label;
@@ -690,14 +702,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   if (ended) *ended = how_it_ended(o.launched_s);
   // A test cut short did not pass, even one that trapped the signal and exited 0.
   if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
-  // Under --test_filter (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran: its time as the
-  // test's taught history that a 2 s test takes 5 ms.
-  const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY");
-  if (!o.results.empty() && filter && *filter) {
-    std::cerr << fmt::format(
-        "gpuplan run-under: {} ran under --test_filter={}: no results record (its time is "
-        "not the test's)\n",
-        target, util::excerpt(filter, 100));
+  if (auto untimed = untimed_run(); !o.results.empty() && !untimed.empty()) {
+    std::cerr << fmt::format("gpuplan run-under: {} {}: no results record (its time is not the test's)\n",
+                             target, untimed);
   } else if (!o.results.empty()) {
     RunRecord record{canonical_label(target),
                      shard,

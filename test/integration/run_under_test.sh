@@ -60,6 +60,19 @@ bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
 ! grep -q '^//ml:inference_test' "$SCRATCH/filtered.csv" && grep -q "ran under --test_filter=OnlyOne.Case: no results record" "$SCRATCH/filtered.out" ||
   fail "a --test_filter run was recorded as the test's: $(cat "$SCRATCH/filtered.csv")"
 
+# Nor a bazel coverage run (also --run_under's; Bazel sets COVERAGE_DIR): instrumented and collecting
+# coverage, the test is slower than under bazel test, and history took that for its time.
+: >"$SCRATCH/coverage.csv"
+bazel_ws coverage //ml:inference_test \
+  --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $SCRATCH/coverage.csv" \
+  --nocache_test_results --sandbox_writable_path="$SCRATCH" --test_output=all >"$SCRATCH/coverage.out" 2>&1 ||
+  { cat "$SCRATCH/coverage.out"; fail "bazel coverage with run-under failed"; }
+grep -q "target=//ml:inference_test shard=/ gpus=2$" "$SCRATCH/coverage.out" ||
+  fail "under bazel coverage the test did not run on its planned GPU: $(cat "$SCRATCH/coverage.out")"
+! grep -q '^//ml:inference_test' "$SCRATCH/coverage.csv" &&
+  grep -q "ran under bazel coverage (COVERAGE_DIR), instrumented and slower than under bazel test: no results record" \
+    "$SCRATCH/coverage.out" || fail "a bazel coverage run was recorded as the test's: $(cat "$SCRATCH/coverage.csv")"
+
 # The run's Build Event Protocol as history: the JSON file, also through a pipe (bash's <(...),
 # which cannot be rewound); the binary file is refused with what to give instead, never read as
 # an empty CSV.
