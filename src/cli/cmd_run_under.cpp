@@ -491,6 +491,22 @@ void require_shared_path(const std::string& path, std::string_view what, std::st
                   what, harm, create, path, path));
 }
 
+/// A launch stopped while its test waited for the locks of `gpus`: the test never started. Said in
+/// the test's log; before, the stop signal ended run-under without a word, and under Bazel's test
+/// timeout the log of a test queued behind another on its GPU read as a test that ran too long.
+int stopped_waiting(const RunUnderOptions& o, std::string_view target, const std::vector<int>& gpus,
+                    int stop) {
+  std::cerr << fmt::format(
+      "gpuplan run-under: {} did not run: it was stopped (signal {}) while it waited for GPUs {} (their "
+      "locks in {} were held: by the test before it on them, or a process that kept them){}\n",
+      target, stop, gpu_list(gpus), o.lock_dir,
+      how_it_ended(o.launched_s) == RunEnd::timed_out
+          ? "; Bazel's test timeout ran out in that wait, so its TIMEOUT is the wait's, not the test's: keep "
+            "--local_test_jobs at the node's GPU count, or give the test a timeout that covers the wait"
+          : "");
+  return 128 + stop;
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -613,7 +629,11 @@ int run_under(const RunUnderOptions& o) {
     assignment = as_launched(*placement.assignment, shard, bazel_shards);
     // Alone on the node: every GPU's lock.
     auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
-    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+    os::catch_stop_signals();  // Bazel's timeout may come in the wait: the test's log then says so
+    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true))
+      held.push_back(std::move(*locks));
+    else if (int stop = os::stop_signal())
+      return stopped_waiting(o, target, gpus, stop);
   }
   return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
 }

@@ -132,6 +132,18 @@ CLEANUP+=("$READ_ONLY")  # lib.sh's EXIT trap, which says where a silent failure
 fails_in_bazel ml/inference_test "$READ_ONLY" \
   "cannot open the GPU lock: Read-only file system (inside bazel test's sandbox only the paths --sandbox_writable_path names"
 
+# Bazel's timeout running out while the test waits for its GPU (another holds its lock): the test never
+# ran, and its log says so, and that the TIMEOUT is the wait's (before, run-under died without a word).
+install -d -m 0700 "$SCRATCH/held"
+/usr/bin/python3 -c 'import fcntl, sys, time; f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(120)' \
+  "$SCRATCH/held/gpu-2.lock" &
+holder=$!
+until [ -e "$SCRATCH/held/gpu-2.lock" ] && ! flock -n "$SCRATCH/held/gpu-2.lock" true; do sleep 0.1; done
+fails_in_bazel ml/inference_test "$SCRATCH/held" \
+  "did not run: it was stopped (signal 15) while it waited for GPUs 2 (their locks in $SCRATCH/held were held.*Bazel's test timeout ran out in that wait" \
+  "" --test_timeout=3 --sandbox_writable_path="$SCRATCH"
+kill "$holder"
+
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
 # the first run's outcome unrun.
