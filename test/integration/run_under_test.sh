@@ -423,6 +423,11 @@ got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node a
 got=$(TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
         sh -c 'printf %s "${HIP_VISIBLE_DEVICES-unset} ${GPU_DEVICE_ORDINAL-unset}"')
 [ "$got" = "-1 -1" ] || fail "a test of the CPU bucket was shown ROCm's GPUs: HIP_VISIBLE_DEVICES GPU_DEVICE_ORDINAL '$got'"
+# An empty ROCR_VISIBLE_DEVICES, taken as unset, reaches the test unset: ROCr filters by one that is
+# set, even empty, and a GPU test on an AMD node saw no GPU (and passed where it skips without one).
+got=$(ROCR_VISIBLE_DEVICES= TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \
+        sh -c 'printf %s "${ROCR_VISIBLE_DEVICES-unset} $CUDA_VISIBLE_DEVICES"')
+[ "$got" = "unset 2" ] || fail "an empty ROCR_VISIBLE_DEVICES reached the test as '$got'"
 # Bazel's shards of a test the plan has as one unit keep Bazel's shard: a sharded CPU test's
 # second shard (before: TEST_TOTAL_SHARDS=1 beside index 1, which googletest fails), and each
 # shard of a --shards=whole unit on the unit's GPUs (before: each ran every case of the test).
