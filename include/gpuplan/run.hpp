@@ -25,13 +25,14 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 
 /// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID;
 /// for a unit with GPUs, the same list in ZE_AFFINITY_MASK (Intel's Level Zero) and
-/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1; for a shard, GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS too, as
-/// Bazel's test-setup.sh derives them from TEST_SHARD_INDEX and TEST_TOTAL_SHARDS (googletest reads
-/// only its own names, so a gtest binary run outside Bazel would run every case in every shard).
-/// The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the NVML checks and
-/// samples), in PCI bus order; CUDA numbers GPUs fastest first unless told otherwise, so an index
-/// in CUDA_VISIBLE_DEVICES could name another GPU than the planned one (not the NVLink partner the
-/// plan chose, not the one NVML checked). `export kubernetes` sets it in the pod for the same reason.
+/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1, and for one without GPUs HIP_VISIBLE_DEVICES=-1 and
+/// GPU_DEVICE_ORDINAL=-1 (ROCm reads an empty CUDA_VISIBLE_DEVICES as no list: every GPU); for a shard,
+/// GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS too, as Bazel's test-setup.sh derives them from TEST_SHARD_INDEX
+/// and TEST_TOTAL_SHARDS (googletest reads only its own names, so a gtest binary run outside Bazel would run
+/// every case in every shard). The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the
+/// NVML checks and samples), in PCI bus order; CUDA numbers GPUs fastest first unless told otherwise, so an
+/// index in CUDA_VISIBLE_DEVICES could name another GPU than the planned one (not the NVLink partner the plan
+/// chose, not the one NVML checked). `export kubernetes` sets it in the pod for the same reason.
 std::map<std::string, std::string> command_env(const Assignment& assignment, bool shares_gpu);
 
 /// The variables that choose a unit's GPUs or its shard: a unit gets them from command_env() or

@@ -491,6 +491,22 @@ void require_shared_path(const std::string& path, std::string_view what, std::st
                   what, harm, create, path, path));
 }
 
+/// A launch stopped while its test waited for the locks of `gpus`: the test never started. Said in
+/// the test's log; before, the stop signal ended run-under without a word, and under Bazel's test
+/// timeout the log of a test queued behind another on its GPU read as a test that ran too long.
+int stopped_waiting(const RunUnderOptions& o, std::string_view target, const std::vector<int>& gpus,
+                    int stop) {
+  std::cerr << fmt::format(
+      "gpuplan run-under: {} did not run: it was stopped (signal {}) while it waited for GPUs {} (their "
+      "locks in {} were held: by the test before it on them, or a process that kept them){}\n",
+      target, stop, gpu_list(gpus), o.lock_dir,
+      how_it_ended(o.launched_s) == RunEnd::timed_out
+          ? "; Bazel's test timeout ran out in that wait, so its TIMEOUT is the wait's, not the test's: keep "
+            "--local_test_jobs at the node's GPU count, or give the test a timeout that covers the wait"
+          : "");
+  return 128 + stop;
+}
+
 int run_under(const RunUnderOptions& o) {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target)
@@ -613,7 +629,11 @@ int run_under(const RunUnderOptions& o) {
     assignment = as_launched(*placement.assignment, shard, bazel_shards);
     // Alone on the node: every GPU's lock.
     auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
-    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true)) held.push_back(std::move(*locks));
+    os::catch_stop_signals();  // Bazel's timeout may come in the wait: the test's log then says so
+    if (auto locks = os::GpuLocks::take(o.lock_dir, gpus, true))
+      held.push_back(std::move(*locks));
+    else if (int stop = os::stop_signal())
+      return stopped_waiting(o, target, gpus, stop);
   }
   return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
 }
@@ -642,6 +662,18 @@ int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const st
       "gpuplan run-under: refusing to run {} on node {}: {} (plan {}). --missing-gpus=warn runs it anyway.\n",
       assignment.unit.label, std::string(assignment.node), missing, o.plan);
   return exit_bad_input;
+}
+
+/// How this run differs from the test's own, said as "ran under ...", or empty: under --test_filter
+/// (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran, and its time as the test's taught history
+/// that a 2 s test takes 5 ms; under bazel coverage (or --collect_code_coverage: Bazel's
+/// COVERAGE_DIR) the test ran instrumented, collecting coverage, slower than it runs in bazel test.
+std::string untimed_run() {
+  if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
+    return fmt::format("ran under --test_filter={}", util::excerpt(filter, 100));
+  if (const char* coverage = std::getenv("COVERAGE_DIR"); coverage && *coverage)
+    return "ran under bazel coverage (COVERAGE_DIR), instrumented and slower than under bazel test";
+  return {};
 }
 
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
@@ -690,14 +722,9 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   if (ended) *ended = how_it_ended(o.launched_s);
   // A test cut short did not pass, even one that trapped the signal and exited 0.
   if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
-  // Under --test_filter (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran: its time as the
-  // test's taught history that a 2 s test takes 5 ms.
-  const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY");
-  if (!o.results.empty() && filter && *filter) {
-    std::cerr << fmt::format(
-        "gpuplan run-under: {} ran under --test_filter={}: no results record (its time is "
-        "not the test's)\n",
-        target, util::excerpt(filter, 100));
+  if (auto untimed = untimed_run(); !o.results.empty() && !untimed.empty()) {
+    std::cerr << fmt::format("gpuplan run-under: {} {}: no results record (its time is not the test's)\n",
+                             target, untimed);
   } else if (!o.results.empty()) {
     RunRecord record{canonical_label(target),
                      shard,

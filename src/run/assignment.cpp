@@ -35,6 +35,12 @@ std::map<std::string, std::string> command_env(const Assignment& a, bool shares_
   if (!a.gpus.empty()) {
     env["ZE_AFFINITY_MASK"] = env.at("CUDA_VISIBLE_DEVICES");
     env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
+  } else {
+    // ROCm's HIP (and its OpenCL, through GPU_DEVICE_ORDINAL) takes an empty list for no list
+    // and shows every GPU (ROCm/clr, rocdevice.cpp): on an AMD node the empty
+    // CUDA_VISIBLE_DEVICES hid nothing. A list that starts with -1 ends there, empty, as CUDA's does.
+    env["HIP_VISIBLE_DEVICES"] = "-1";
+    env["GPU_DEVICE_ORDINAL"] = "-1";
   }
   if (a.unit.shard_index) {
     env["GTEST_SHARD_INDEX"] = env.at("TEST_SHARD_INDEX");

@@ -582,6 +582,9 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
     auto name = entry.substr(0, entry.find('='));
+    // An empty ROCR_VISIBLE_DEVICES, which the checks take as unset (outside_allocation), is passed
+    // on unset: ROCr filters by one that is set, even empty, and showed the unit no GPU at all.
+    if (name == "ROCR_VISIBLE_DEVICES" && entry.size() == name.size() + 1) continue;
     if (!env.count(std::string(name)) && !chosen_by_plan(name)) entries.emplace_back(entry);
   }
   for (const auto& [name, value] : env) entries.push_back(fmt::format("{}={}", name, value));

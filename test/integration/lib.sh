@@ -74,7 +74,7 @@ bazel_ws() {
                --override_repository=rules_cc="$STUBS/rules_cc"
                --override_repository=rules_java="$STUBS/rules_java")
   fi
-  [ "$command" != test ] || overrides+=(--test_env=GPUPLAN_NVML_LIBRARY)
+  case $command in test | coverage) overrides+=(--test_env=GPUPLAN_NVML_LIBRARY) ;; esac
   (cd "$WORKSPACE" && bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 \
      "$command" "${overrides[@]}" "$@")
 }

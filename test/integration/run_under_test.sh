@@ -60,6 +60,19 @@ bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
 ! grep -q '^//ml:inference_test' "$SCRATCH/filtered.csv" && grep -q "ran under --test_filter=OnlyOne.Case: no results record" "$SCRATCH/filtered.out" ||
   fail "a --test_filter run was recorded as the test's: $(cat "$SCRATCH/filtered.csv")"
 
+# Nor a bazel coverage run (also --run_under's; Bazel sets COVERAGE_DIR): instrumented and collecting
+# coverage, the test is slower than under bazel test, and history took that for its time.
+: >"$SCRATCH/coverage.csv"
+bazel_ws coverage //ml:inference_test \
+  --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $SCRATCH/coverage.csv" \
+  --nocache_test_results --sandbox_writable_path="$SCRATCH" --test_output=all >"$SCRATCH/coverage.out" 2>&1 ||
+  { cat "$SCRATCH/coverage.out"; fail "bazel coverage with run-under failed"; }
+grep -q "target=//ml:inference_test shard=/ gpus=2$" "$SCRATCH/coverage.out" ||
+  fail "under bazel coverage the test did not run on its planned GPU: $(cat "$SCRATCH/coverage.out")"
+! grep -q '^//ml:inference_test' "$SCRATCH/coverage.csv" &&
+  grep -q "ran under bazel coverage (COVERAGE_DIR), instrumented and slower than under bazel test: no results record" \
+    "$SCRATCH/coverage.out" || fail "a bazel coverage run was recorded as the test's: $(cat "$SCRATCH/coverage.csv")"
+
 # The run's Build Event Protocol as history: the JSON file, also through a pipe (bash's <(...),
 # which cannot be rewound); the binary file is refused with what to give instead, never read as
 # an empty CSV.
@@ -115,6 +128,18 @@ READ_ONLY=$(mktemp -d /var/tmp/gpuplan-ro.XXXXXX)
 CLEANUP+=("$READ_ONLY")  # lib.sh's EXIT trap, which says where a silent failure was, removes it
 fails_in_bazel ml/inference_test "$READ_ONLY" \
   "cannot open the GPU lock: Read-only file system (inside bazel test's sandbox only the paths --sandbox_writable_path names"
+
+# Bazel's timeout running out while the test waits for its GPU (another holds its lock): the test never
+# ran, and its log says so, and that the TIMEOUT is the wait's (before, run-under died without a word).
+install -d -m 0700 "$SCRATCH/held"
+/usr/bin/python3 -c 'import fcntl, sys, time; f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(120)' \
+  "$SCRATCH/held/gpu-2.lock" &
+holder=$!
+until [ -e "$SCRATCH/held/gpu-2.lock" ] && ! flock -n "$SCRATCH/held/gpu-2.lock" true; do sleep 0.1; done
+fails_in_bazel ml/inference_test "$SCRATCH/held" \
+  "did not run: it was stopped (signal 15) while it waited for GPUs 2 (their locks in $SCRATCH/held were held.*Bazel's test timeout ran out in that wait" \
+  "" --test_timeout=3 --sandbox_writable_path="$SCRATCH"
+kill "$holder"
 
 # Under --claims, Bazel's retry of a flaky test runs it again (the test fails once, then passes:
 # FLAKY), and each of --runs_per_test=3 runs runs (three probe lines), rather than each repeating
@@ -388,6 +413,16 @@ refused "a sharded test run whole" "Bazel runs it unsharded (no TEST_TOTAL_SHARD
 got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
         sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"')
 [ "$got" = "" ] || fail "a test of the CPU bucket saw GPUs '$got'"
+# Nor on an AMD node: ROCm's HIP reads HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES, and takes an
+# empty list for every GPU (before, such a test saw them all); -1 ends a list before any GPU.
+got=$(TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
+        sh -c 'printf %s "${HIP_VISIBLE_DEVICES-unset} ${GPU_DEVICE_ORDINAL-unset}"')
+[ "$got" = "-1 -1" ] || fail "a test of the CPU bucket was shown ROCm's GPUs: HIP_VISIBLE_DEVICES GPU_DEVICE_ORDINAL '$got'"
+# An empty ROCR_VISIBLE_DEVICES, taken as unset, reaches the test unset: ROCr filters by one that is
+# set, even empty, and a GPU test on an AMD node saw no GPU (and passed where it skips without one).
+got=$(ROCR_VISIBLE_DEVICES= TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \
+        sh -c 'printf %s "${ROCR_VISIBLE_DEVICES-unset} $CUDA_VISIBLE_DEVICES"')
+[ "$got" = "unset 2" ] || fail "an empty ROCR_VISIBLE_DEVICES reached the test as '$got'"
 # Bazel's shards of a test the plan has as one unit keep Bazel's shard: a sharded CPU test's
 # second shard (before: TEST_TOTAL_SHARDS=1 beside index 1, which googletest fails), and each
 # shard of a --shards=whole unit on the unit's GPUs (before: each ran every case of the test).
@@ -426,6 +461,9 @@ got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 "${RU[@]}" --node ws-0 --un
         sh -c 'printf %s "$CUDA_VISIBLE_DEVICES"' 2>"$SCRATCH/warning") ||
   fail "--unplanned=warn: $(cat "$SCRATCH/warning")"
 [ "$got" = "" ] || fail "--unplanned=warn gave GPUs '$got'"
+got=$(TEST_TARGET=//ml:train_test TEST_SHARD_INDEX=1 HIP_VISIBLE_DEVICES=3 "${RU[@]}" --node ws-0 --unplanned=warn \
+        sh -c 'printf %s "$HIP_VISIBLE_DEVICES"' 2>/dev/null)
+[ "$got" = "-1" ] || fail "--unplanned=warn left ROCm's GPUs visible: HIP_VISIBLE_DEVICES '$got'"
 grep -q "warning: //ml:train_test on node ws-0: it is planned on node ws-1" "$SCRATCH/warning" ||
   fail "--unplanned=warn did not warn: $(cat "$SCRATCH/warning")"
 

@@ -1,5 +1,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/json_value_error.hpp"
@@ -161,6 +167,39 @@ TEST_CASE("Intel's Level Zero is given the unit's GPUs too, in PCI order; a unit
   CHECK(cpu.at("CUDA_VISIBLE_DEVICES").empty());
   CHECK_FALSE(cpu.contains("ZE_AFFINITY_MASK"));
   CHECK_FALSE(planned_env(placed("a", "//t:x", {2, 3}, 0), false).contains("ZE_AFFINITY_MASK"));
+}
+
+namespace {
+/// The GPUs of `count` that ROCm's HIP shows a process with `env` (ROCm/clr,
+/// rocclr/device/rocm/rocdevice.cpp, Device::init): HIP_VISIBLE_DEVICES if not empty, else
+/// CUDA_VISIBLE_DEVICES; an empty list is no list, and a list ends at its first invalid index.
+std::vector<int> hip_devices(const std::map<std::string, std::string>& env, int count) {
+  auto value = [&](const char* name) { return env.contains(name) ? env.at(name) : std::string(); };
+  std::string list =
+      value("HIP_VISIBLE_DEVICES").empty() ? value("CUDA_VISIBLE_DEVICES") : value("HIP_VISIBLE_DEVICES");
+  std::vector<int> all(static_cast<std::size_t>(count));
+  std::iota(all.begin(), all.end(), 0);
+  if (list.empty()) return all;
+  std::vector<int> shown;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    int index = std::atoi(item.c_str());
+    if (index < 0 || index >= count || item != std::to_string(index)) break;
+    shown.push_back(index);
+  }
+  return shown;
+}
+}  // namespace
+
+TEST_CASE(
+    "a unit without GPUs sees none on an AMD node either, where HIP takes an empty list for every GPU") {
+  // A CPU-bucket test, or one --unplanned=warn runs with no GPU visible: on an AMD node the empty
+  // CUDA_VISIBLE_DEVICES showed it all 8 GPUs, and a test that uses a GPU when it finds one ran on
+  // GPU 0 beside the test planned there.
+  CHECK(hip_devices(command_env(placed("a", "//t:cpu", {}, 0), false), 8).empty());
+  CHECK(hip_devices(command_env(placed("a", "//t:x", {2, 3}, 0), false), 8) == std::vector<int>{2, 3});
+  // CUDA reads its own list, empty as before: no GPU.
+  CHECK(command_env(placed("a", "//t:cpu", {}, 0), false).at("CUDA_VISIBLE_DEVICES").empty());
 }
 
 TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
