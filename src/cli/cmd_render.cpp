@@ -65,16 +65,14 @@ void add_render_command(CLI::App& app, int& status) {
     }
     auto plan = read_plan(args->plan);
     if (fleet) check_plan_on_fleet(plan, args->plan, *fleet);
-    if (format == "trace") {
-      write_output(args->output, render_trace(plan));
-    } else {
-      Output output(args->output);
-      if (format == "html")
-        write_html(plan, fleet ? &*fleet : nullptr, output.sink());
-      else
-        write_svg(plan, fleet ? &*fleet : nullptr, output.sink());
-      output.commit();
-    }
+    Output output(args->output);
+    if (format == "trace")
+      write_trace(plan, output.sink());
+    else if (format == "html")
+      write_html(plan, fleet ? &*fleet : nullptr, output.sink());
+    else
+      write_svg(plan, fleet ? &*fleet : nullptr, output.sink());
+    output.commit();
     status = exit_ok;
   });
 }

@@ -21,7 +21,7 @@ std::string micros(double seconds) { return fmt::format("{:.0f}", seconds * 1e6)
 
 }  // namespace
 
-std::string render_trace(const Plan& plan) {
+void write_trace(const Plan& plan, const std::function<void(std::string_view)>& sink) {
   std::map<std::string, int> pids;
   std::map<std::string, int> gpus;
   for (const auto& a : plan.assignments) {
@@ -31,12 +31,12 @@ std::string render_trace(const Plan& plan) {
   int next = 1;
   for (auto& [node, pid] : pids) pid = next++;
 
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  sink("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   bool first = true;
   auto event = [&](const std::string& text) {
-    if (!first) out += ",\n";
+    if (!first) sink(",\n");
     first = false;
-    out += text;
+    sink(text);
   };
   for (const auto& [node, pid] : pids) {
     event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
@@ -68,7 +68,12 @@ std::string render_trace(const Plan& plan) {
                         R"("args":{{"reason":{}}}}})",
                         json_string(u.unit.id), pid, json_string(u.reason)));
   }
-  out += "\n]}\n";
+  sink("\n]}\n");
+}
+
+std::string render_trace(const Plan& plan) {
+  std::string out;
+  write_trace(plan, [&](std::string_view text) { out += text; });
   return out;
 }
 

@@ -1,10 +1,13 @@
 // Whole commands as users run them (issue 14): `gpuplan targets`, `classify`, `plan`, `verify`,
 // `compare`, `history summarize` and one `run-under` launch on generated monorepos of 10k, 150k and 1M tests,
+// and the other commands a user runs on the same files (`show`, `render`, every `export`, `simulate`,
+// `explain`, `history suggest`, `fleet check` of 10,000 imported nodes, `fleet import`),
 // each a fresh process timed from outside (wall, CPU = user + system, peak RSS from wait4), several runs and
 // the median, beside `xmllint --stream --noout` and `jq -c .` on the same files. Usage: commands_bench
-// [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep] [--only=WORD]
+// [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep] [--only=WORD[|WORD...]]
 //   --quick: 10k and 150k tests only; --keep: leave the generated files in the temporary folder;
-//   --only=WORD: only the gpuplan commands whose row names WORD ("plan", "targets"), beside the anchors.
+//   --only=WORD: only the gpuplan commands whose row names WORD ("plan", "targets"; "show|render": either),
+//   beside the anchors.
 // Exits 1 when a target of issue 14 item 3 is missed (at 150k tests and more). The two CPU ratios
 // (plan against xmllint, 10,000 nodes against 1,000) are timed again with the two commands in turn.
 #include <fmt/format.h>
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -159,6 +163,25 @@ void write_history(const fs::path& path, long count) {
     }
 }
 
+/// A fleet of `nodes` pools of one named node each, as `fleet import` writes a node (its GPUs'
+/// UUIDs listed) and as a fleet made by concatenating the imports of every machine reads.
+void write_imported_fleet(const fs::path& path, long nodes) {
+  std::ofstream out(path, std::ios::binary);
+  out << "version: 1\npools:\n";
+  std::string text;
+  for (long i = 0; i < nodes; ++i) {
+    text.clear();
+    fmt::format_to(std::back_inserter(text),
+                   "  - name: h100-{0:05}\n    nodes: [gpu-{0:05}]\n    gpu:\n      model: H100-SXM-80GB\n"
+                   "      count: 8\n      uuids:\n",
+                   i);
+    for (int gpu = 0; gpu < 8; ++gpu)
+      fmt::format_to(std::back_inserter(text), "        - GPU-{:08x}-0000-0000-0000-{:012x}\n", i, gpu);
+    text += "    cuda: \"12.4\"\n    driver: \"550.54.15\"\n    topology: nvswitch\n";
+    out << text;
+  }
+}
+
 using gpuplan::bench::Run;
 
 /// Runs `command` with /bin/sh in a fresh process; wall time, its CPU time and peak RSS (wait4).
@@ -238,7 +261,7 @@ int main(int argc, char** argv) {
   int runs = 3;
   constexpr int launch_runs = 21;  ///< at least, for the run-under launch
   bool keep = false;
-  std::string only;
+  std::vector<std::string> only;  ///< --only's words: a row that names one of them runs
   std::string gpuplan = GPUPLAN_BINARY;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -246,7 +269,12 @@ int main(int argc, char** argv) {
     if (arg == "--keep") keep = true;
     if (arg.starts_with("--runs=")) runs = std::max(1, std::atoi(argv[i] + 7));
     if (arg.starts_with("--gpuplan=")) gpuplan = std::string(arg.substr(10));
-    if (arg.starts_with("--only=")) only = std::string(arg.substr(7));
+    if (arg.starts_with("--only="))
+      for (std::size_t at = 7; at <= arg.size();) {
+        std::size_t bar = std::min(arg.find('|', at), arg.size());
+        only.emplace_back(arg.substr(at, bar - at));
+        at = bar + 1;
+      }
     if (arg.starts_with("--sizes=")) {
       sizes.clear();
       std::string list(arg.substr(8));
@@ -281,9 +309,27 @@ int main(int argc, char** argv) {
     long units = gpu_units(tests);
     std::map<std::string, Run> results;
     std::map<std::string, std::string> commands;
-    auto row = [&](const std::string& name, const std::string& command, const fs::path& input) {
+    auto selected = [&](std::string_view name) {
+      return only.empty() || std::any_of(only.begin(), only.end(), [&](const std::string& word) {
+               return name.find(word) != std::string_view::npos;
+             });
+    };
+    // The commands below that read the plan come with jq reshaping it, once, before the first of them.
+    std::string p = "'" + plan.string() + "'";
+    bool plan_anchor = false;
+    std::function<void(const std::string&, const std::string&, const fs::path&)> row;
+    row = [&](const std::string& name, const std::string& command, const fs::path& input) {
       bool anchor = name.starts_with("xmllint") || name.starts_with("jq");
-      if (!only.empty() && !anchor && name.find(only) == std::string::npos) return;
+      if (!anchor && !selected(name)) return;
+      if (plan_anchor && input == plan) {
+        plan_anchor =
+            false;  // jq grouping the plan's units by node, which show, render and the exports do first
+        row("jq: the plan's units by node",
+            fmt::format("jq -c '[.assignments[] | {{node, \"label\": .label}}] | group_by(.node) | "
+                        "map({{node: .[0].node, units: length}})' {} >/dev/null",
+                        p),
+            plan);
+      }
       Run r = measure(command, runs);
       results[name] = r;
       commands[name] = command;
@@ -361,6 +407,57 @@ int main(int argc, char** argv) {
         g(fmt::format("history show '//{}:{}' --history '{}' >/dev/null 2>&1", first.package, first.name,
                       history.string())),
         history);
+    // The commands that read the plan, as users run them, beside jq reshaping the same plan.
+    plan_anchor = true;
+    row("show (plan, text)", g(fmt::format("show {} >/dev/null", p)), plan);
+    row("show --summary (plan)", g(fmt::format("show {} --summary >/dev/null", p)), plan);
+    for (const char* format : {"svg", "html", "trace"})
+      row(fmt::format("render (plan, {})", format),
+          g(fmt::format("render {} --format {} -o '{}'", p, format, (dir / "chart").string())), plan);
+    row("export slurm (plan, 1,000 nodes)",
+        g(fmt::format("export slurm {} -o '{}' >/dev/null 2>&1", p, (dir / "slurm").string())), plan);
+    row("export kubernetes (plan, 1,000 nodes, with the fleet)",
+        g(fmt::format("export kubernetes {} --fleet {} --image img -o '{}' >/dev/null 2>&1", p, f1,
+                      (dir / "k8s").string())),
+        plan);
+    row("export gitlab (plan, 1,000 nodes, with the fleet)",
+        g(fmt::format("export gitlab {} --fleet {} -o '{}' 2>/dev/null", p, f1,
+                      (dir / "gitlab.yml").string())),
+        plan);
+    // A GitHub Actions matrix takes at most 256 jobs (and 1 MB: without the unit lists, which the
+    // jobs read from the plan) and a Buildkite upload 500 steps: the same tests planned on 200
+    // nodes, as a user of those would split the fleet.
+    const char *github = "export github-matrix --no-units (plan, 200 nodes, with the fleet)",
+               *buildkite = "export buildkite (plan, 200 nodes, with the fleet)";
+    if (selected(github) || selected(buildkite)) {
+      fs::path fleet_200 = dir / "fleet-200.yaml", plan_200 = dir / "plan-200.json";
+      write_fleet(fleet_200, 200);
+      measure(g(fmt::format("plan {} --fleet '{}' -o '{}' 2>/dev/null", x, fleet_200.string(),
+                            plan_200.string())),
+              1);
+      std::string p200 = "'" + plan_200.string() + "'", f200 = "'" + fleet_200.string() + "'";
+      row(github, g(fmt::format("export github-matrix {} --fleet {} --no-units >/dev/null 2>&1", p200, f200)),
+          plan_200);
+      row(buildkite, g(fmt::format("export buildkite {} --fleet {} >/dev/null 2>&1", p200, f200)), plan_200);
+    }
+    row("simulate --runs 3 (plan, 1,000 nodes)",
+        g(fmt::format("simulate {} --fleet {} --runs 3 >/dev/null", p, f1)), plan);
+    row("explain LABEL (xml)",
+        g(fmt::format("explain '//{}:{}' {} >/dev/null 2>&1", first.package, first.name, x)), xml);
+    row("history suggest (CSV, plan, fleet)",
+        g(fmt::format("history suggest --history '{}' --plan {} --fleet {} >/dev/null 2>&1", history.string(),
+                      p, f1)),
+        history);
+    fs::path imported = dir / "fleet-imported-10000.yaml";
+    const char* fleet_check = "fleet check (10,000 imported nodes, a pool each)";
+    if (selected(fleet_check)) write_imported_fleet(imported, 10'000);
+    row(fleet_check, g(fmt::format("fleet check '{}' >/dev/null", imported.string())), imported);
+    row("fleet import (one node of 8 GPUs)",
+        g(fmt::format(
+            "fleet import --query-gpu '{0}/h100-hgx-8x.query.csv' --topo '{0}/h100-hgx-8x.topo.txt' "
+            ">/dev/null 2>&1",
+            GPUPLAN_NVIDIA_SMI)),
+        fs::path(GPUPLAN_NVIDIA_SMI) / "h100-hgx-8x.topo.txt");
     fmt::print("\n");
     if (tests >= 150'000) {
       auto ran = [&](std::initializer_list<const char*> names) {
