@@ -146,6 +146,19 @@ void check_options(const KubernetesOptions& o) {
                     "in MIG mode, so each Job would fail. Ask for whole GPUs (nvidia.com/gpu) on "
                     "nodes with MIG off",
                     *o.gpu_resource));
+  // The device plugin's shared replicas (time-slicing or MPS under renameByDefault: true) are
+  // handed out "indiscriminately": a Job asking for 8 may get replicas of 3 GPUs, which exec
+  // refuses, or 8 GPUs that other pods' replicas run on at the same time (under MPS each with a
+  // fraction of the GPU's memory), where the plan gave each unit its GPU alone. Every such Job failed,
+  // or ran its tests beside others', after the export exited 0.
+  if (o.gpu_resource && o.gpu_resource->starts_with("nvidia.com/") && o.gpu_resource->ends_with(".shared"))
+    throw InputError(
+        Position{"--gpu-resource"},
+        fmt::format("\"{}\" is a shared replica of a GPU (the device plugin's time-slicing or MPS), and "
+                    "gpuplan plans whole GPUs no one else uses: a Job asking for several may get replicas "
+                    "of fewer GPUs, which exec refuses, or GPUs other pods run on at the same time. Ask "
+                    "for whole GPUs (nvidia.com/gpu) on nodes without sharing",
+                    *o.gpu_resource));
   for (const auto& [k, v] : o.labels) {
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"},

@@ -237,6 +237,10 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   // A MIG slice: exec refuses a GPU in MIG mode, so every Job failed when it started.
   refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/mig-1g.10gb"; },
           "\"nvidia.com/mig-1g.10gb\" is a MIG slice, and gpuplan hands out whole GPUs");
+  // Time-slicing's or MPS's shared replicas (renameByDefault): several may be one GPU, or GPUs
+  // other pods use at once; the Jobs failed at exec's check, or shared their GPUs.
+  refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/gpu.shared"; },
+          "\"nvidia.com/gpu.shared\" is a shared replica of a GPU");
   refused([](KubernetesOptions& o) { o.results_claim = "Results"; }, "\"Results\" is not a Kubernetes name");
   auto o = options();
   o.service_account = "gpu-ci.runner";
