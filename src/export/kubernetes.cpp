@@ -331,6 +331,12 @@ KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, c
       volumes.push_back(Json::object(
           {{"name", "results"}, {"persistentVolumeClaim", Json::object({{"claimName", *o.results_claim}})}}));
     }
+    // A container's /dev/shm is a tmpfs of 64 MiB (the runtime's default, which a pod spec cannot
+    // set), where a machine's is half its memory: NCCL's shared-memory buffers and PyTorch's
+    // DataLoader workers fail there ("ncclShmOpen", "bus error"), so a multi-GPU test that passes
+    // under exec on the node failed in its Job. A memory-backed emptyDir there is the node's memory.
+    mounts.push_back(Json::object({{"name", "dshm"}, {"mountPath", "/dev/shm"}}));
+    volumes.push_back(Json::object({{"name", "dshm"}, {"emptyDir", Json::object({{"medium", "Memory"}})}}));
     if (!o.bazel_args.empty()) command.push_back("--");
     for (const auto& arg : o.bazel_args) command.push_back(arg);
 

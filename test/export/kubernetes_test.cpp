@@ -82,6 +82,22 @@ TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match t
   CHECK_THROWS_AS(manifest_files(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
 }
 
+// A container's /dev/shm is 64 MiB: NCCL and PyTorch's DataLoader failed in the Job where the same
+// test passed under exec on the node, whose /dev/shm is half its memory.
+TEST_CASE("a Job's container has /dev/shm of the node's memory, not the runtime's 64 MiB") {
+  auto pod = job_in(manifest_files(plan_on({{"h100-0", 60}}), nullptr, options())
+                        .at("gpuplan-h100-0.yaml"))["spec"]["template"]["spec"];
+  std::string volume;
+  for (const auto& mount : pod["containers"][0]["volumeMounts"])
+    if (mount["mountPath"].as<std::string>() == "/dev/shm") volume = mount["name"].as<std::string>();
+  REQUIRE(!volume.empty());
+  bool in_memory = false;
+  for (const auto& v : pod["volumes"])
+    if (v["name"].as<std::string>() == volume && v["emptyDir"])
+      in_memory = v["emptyDir"]["medium"].as<std::string>() == "Memory";
+  CHECK(in_memory);
+}
+
 // The NVIDIA resource on an AMD node leaves the pod Pending until its deadline: each node asks
 // for its own vendor's device plugin resource unless --gpu-resource says otherwise.
 TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet, else from its units") {

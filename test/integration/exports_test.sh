@@ -34,6 +34,10 @@ end=$(jq '[.assignments[] | select(.node == "h100-0") | .end_s] | max' "$PLAN")
 [ "$(j '.[1].spec.template.spec.containers[0].command | join(" ")')" = \
   "gpuplan exec /etc/gpuplan/plan.json --node h100-0 --command bazel test {label} --results /var/lib/gpuplan/results/h100-0.csv" ] ||
   fail "the Job does not run gpuplan exec for its node: $(j '.[1].spec.template.spec.containers[0].command')"
+# /dev/shm: the runtime's 64 MiB failed NCCL and DataLoader workers; a memory-backed emptyDir there.
+[ "$(j '.[1].spec.template.spec as $p | $p.containers[0].volumeMounts[] | select(.mountPath == "/dev/shm") | .name as $n |
+      $p.volumes[] | select(.name == $n) | .emptyDir.medium')" = Memory ] ||
+  fail "the Job's /dev/shm is not a memory-backed emptyDir"
 # The ConfigMap's plan is a plan gpuplan reads, holding exactly the node's units.
 j '.[0].data["plan.json"]' > "$SCRATCH/slice.json"
 "$GPUPLAN" exec "$SCRATCH/slice.json" --node h100-0 --command "bazel test {label}" --dry-run > "$SCRATCH/slice.dry"
