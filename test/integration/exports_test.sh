@@ -16,7 +16,10 @@ nodes=$(jq '[.assignments[].node] | unique | length' "$PLAN")
 "$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s" --image registry.example.com/ci/gpuplan:1 \
   --fleet "$FLEET" --namespace ci --service-account runner --priority-class batch-high \
   --toleration nvidia.com/gpu:NoSchedule --toleration dedicated=gpu:NoExecute --label team=ml \
-  --results-claim gpuplan-results --command 'bazel test {label}' > "$SCRATCH/k8s.out"
+  --results-claim gpuplan-results --command 'bazel test {label}' > "$SCRATCH/k8s.out" 2> "$SCRATCH/k8s.err"
+# Every node's Job mounts the claim at once: a ReadWriteOnce one leaves all but one waiting.
+grep -q "mount the PersistentVolumeClaim gpuplan-results at once, so it must be ReadWriteMany" "$SCRATCH/k8s.err" ||
+  fail "no word that the results claim must be ReadWriteMany: $(cat "$SCRATCH/k8s.err")"
 [ "$(ls "$SCRATCH/k8s" | wc -l)" -eq "$nodes" ] || fail "not one manifest file per node"
 node test/integration/validate_k8s.mjs "$M" "$SCRATCH"/k8s/*.yaml > "$SCRATCH/k8s.check" ||
   fail "manifests fail the Kubernetes schemas: $(cat "$SCRATCH/k8s.check")"
