@@ -128,6 +128,15 @@ int export_kubernetes(KubernetesExport& e) {
         "wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply --server-side -f {}\n",
         files.size(), e.input.out, e.input.out);
   warn_client_side_apply(too_large, e.input.out);
+  // Every node's Job mounts the claim at once: a ReadWriteOnce one attaches to a single node, and
+  // the other Jobs waited ("Multi-Attach error", or Pending by a local volume's node affinity)
+  // past their deadlines. The export cannot see the claim's access mode, so it says what it needs.
+  if (e.options.results_claim && files.size() > 1)
+    std::cerr << fmt::format(
+        "gpuplan: note: the Jobs of {} nodes mount the PersistentVolumeClaim {} at once, so it must be "
+        "ReadWriteMany: a ReadWriteOnce claim attaches to one node, and the Jobs on the others wait "
+        "(ContainerCreating, \"Multi-Attach error\") past their deadlines (see README, Kubernetes)\n",
+        files.size(), *e.options.results_claim);
   // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
   // does not use would run its old units again.
   remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");

@@ -146,6 +146,19 @@ void check_options(const KubernetesOptions& o) {
                     "in MIG mode, so each Job would fail. Ask for whole GPUs (nvidia.com/gpu) on "
                     "nodes with MIG off",
                     *o.gpu_resource));
+  // The device plugin's shared replicas (time-slicing or MPS under renameByDefault: true) are
+  // handed out "indiscriminately": a Job asking for 8 may get replicas of 3 GPUs, which exec
+  // refuses, or 8 GPUs that other pods' replicas run on at the same time (under MPS each with a
+  // fraction of the GPU's memory), where the plan gave each unit its GPU alone. Every such Job failed,
+  // or ran its tests beside others', after the export exited 0.
+  if (o.gpu_resource && o.gpu_resource->starts_with("nvidia.com/") && o.gpu_resource->ends_with(".shared"))
+    throw InputError(
+        Position{"--gpu-resource"},
+        fmt::format("\"{}\" is a shared replica of a GPU (the device plugin's time-slicing or MPS), and "
+                    "gpuplan plans whole GPUs no one else uses: a Job asking for several may get replicas "
+                    "of fewer GPUs, which exec refuses, or GPUs other pods run on at the same time. Ask "
+                    "for whole GPUs (nvidia.com/gpu) on nodes without sharing",
+                    *o.gpu_resource));
   for (const auto& [k, v] : o.labels) {
     if (!label_key_ok(k) || !label_value_ok(v))
       throw InputError(Position{"--label"},
@@ -318,6 +331,12 @@ KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, c
       volumes.push_back(Json::object(
           {{"name", "results"}, {"persistentVolumeClaim", Json::object({{"claimName", *o.results_claim}})}}));
     }
+    // A container's /dev/shm is a tmpfs of 64 MiB (the runtime's default, which a pod spec cannot
+    // set), where a machine's is half its memory: NCCL's shared-memory buffers and PyTorch's
+    // DataLoader workers fail there ("ncclShmOpen", "bus error"), so a multi-GPU test that passes
+    // under exec on the node failed in its Job. A memory-backed emptyDir there is the node's memory.
+    mounts.push_back(Json::object({{"name", "dshm"}, {"mountPath", "/dev/shm"}}));
+    volumes.push_back(Json::object({{"name", "dshm"}, {"emptyDir", Json::object({{"medium", "Memory"}})}}));
     if (!o.bazel_args.empty()) command.push_back("--");
     for (const auto& arg : o.bazel_args) command.push_back(arg);
 

@@ -82,6 +82,22 @@ TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match t
   CHECK_THROWS_AS(manifest_files(plan_on({{"h100-9", 60}}), &fleet, o), InputError);
 }
 
+// A container's /dev/shm is 64 MiB: NCCL and PyTorch's DataLoader failed in the Job where the same
+// test passed under exec on the node, whose /dev/shm is half its memory.
+TEST_CASE("a Job's container has /dev/shm of the node's memory, not the runtime's 64 MiB") {
+  auto pod = job_in(manifest_files(plan_on({{"h100-0", 60}}), nullptr, options())
+                        .at("gpuplan-h100-0.yaml"))["spec"]["template"]["spec"];
+  std::string volume;
+  for (const auto& mount : pod["containers"][0]["volumeMounts"])
+    if (mount["mountPath"].as<std::string>() == "/dev/shm") volume = mount["name"].as<std::string>();
+  REQUIRE(!volume.empty());
+  bool in_memory = false;
+  for (const auto& v : pod["volumes"])
+    if (v["name"].as<std::string>() == volume && v["emptyDir"])
+      in_memory = v["emptyDir"]["medium"].as<std::string>() == "Memory";
+  CHECK(in_memory);
+}
+
 // The NVIDIA resource on an AMD node leaves the pod Pending until its deadline: each node asks
 // for its own vendor's device plugin resource unless --gpu-resource says otherwise.
 TEST_CASE("a Job asks for the resource of its node's GPU vendor: from the fleet, else from its units") {
@@ -237,6 +253,10 @@ TEST_CASE("a service account, priority class or GPU resource the API server refu
   // A MIG slice: exec refuses a GPU in MIG mode, so every Job failed when it started.
   refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/mig-1g.10gb"; },
           "\"nvidia.com/mig-1g.10gb\" is a MIG slice, and gpuplan hands out whole GPUs");
+  // Time-slicing's or MPS's shared replicas (renameByDefault): several may be one GPU, or GPUs
+  // other pods use at once; the Jobs failed at exec's check, or shared their GPUs.
+  refused([](KubernetesOptions& o) { o.gpu_resource = "nvidia.com/gpu.shared"; },
+          "\"nvidia.com/gpu.shared\" is a shared replica of a GPU");
   refused([](KubernetesOptions& o) { o.results_claim = "Results"; }, "\"Results\" is not a Kubernetes name");
   auto o = options();
   o.service_account = "gpu-ci.runner";

@@ -16,7 +16,10 @@ nodes=$(jq '[.assignments[].node] | unique | length' "$PLAN")
 "$GPUPLAN" export kubernetes "$PLAN" -o "$SCRATCH/k8s" --image registry.example.com/ci/gpuplan:1 \
   --fleet "$FLEET" --namespace ci --service-account runner --priority-class batch-high \
   --toleration nvidia.com/gpu:NoSchedule --toleration dedicated=gpu:NoExecute --label team=ml \
-  --results-claim gpuplan-results --command 'bazel test {label}' > "$SCRATCH/k8s.out"
+  --results-claim gpuplan-results --command 'bazel test {label}' > "$SCRATCH/k8s.out" 2> "$SCRATCH/k8s.err"
+# Every node's Job mounts the claim at once: a ReadWriteOnce one leaves all but one waiting.
+grep -q "mount the PersistentVolumeClaim gpuplan-results at once, so it must be ReadWriteMany" "$SCRATCH/k8s.err" ||
+  fail "no word that the results claim must be ReadWriteMany: $(cat "$SCRATCH/k8s.err")"
 [ "$(ls "$SCRATCH/k8s" | wc -l)" -eq "$nodes" ] || fail "not one manifest file per node"
 node test/integration/validate_k8s.mjs "$M" "$SCRATCH"/k8s/*.yaml > "$SCRATCH/k8s.check" ||
   fail "manifests fail the Kubernetes schemas: $(cat "$SCRATCH/k8s.check")"
@@ -34,6 +37,10 @@ end=$(jq '[.assignments[] | select(.node == "h100-0") | .end_s] | max' "$PLAN")
 [ "$(j '.[1].spec.template.spec.containers[0].command | join(" ")')" = \
   "gpuplan exec /etc/gpuplan/plan.json --node h100-0 --command bazel test {label} --results /var/lib/gpuplan/results/h100-0.csv" ] ||
   fail "the Job does not run gpuplan exec for its node: $(j '.[1].spec.template.spec.containers[0].command')"
+# /dev/shm: the runtime's 64 MiB failed NCCL and DataLoader workers; a memory-backed emptyDir there.
+[ "$(j '.[1].spec.template.spec as $p | $p.containers[0].volumeMounts[] | select(.mountPath == "/dev/shm") | .name as $n |
+      $p.volumes[] | select(.name == $n) | .emptyDir.medium')" = Memory ] ||
+  fail "the Job's /dev/shm is not a memory-backed emptyDir"
 # The ConfigMap's plan is a plan gpuplan reads, holding exactly the node's units.
 j '.[0].data["plan.json"]' > "$SCRATCH/slice.json"
 "$GPUPLAN" exec "$SCRATCH/slice.json" --node h100-0 --command "bazel test {label}" --dry-run > "$SCRATCH/slice.dry"
