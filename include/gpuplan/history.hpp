@@ -74,6 +74,9 @@ struct History {
   std::map<SampleKey, std::vector<Sample>> samples;
   std::map<std::string, int> shard_counts;  ///< by canonical label, where an input said
   long cached_results = 0;                  ///< cached BEP results, ignored: they measured an older run
+  /// JUnit runs in which every test case was skipped (pytest's skip, GTEST_SKIP: a GPU test that
+  /// found no GPU skips itself), ignored: they measured none of the test's work.
+  long skipped_runs = 0;
   /// Tests whose shard count a newer input changed: by label, the older count and how many runs
   /// of its shards were left out. They measured shards of another size (8 shards of 12 s read
   /// beside 2 of 50 s planned each new shard at 39 s).

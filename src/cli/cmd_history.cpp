@@ -86,9 +86,13 @@ int summarize_command(HistoryOptions& options) {
   output.commit();
   progress::finish();
   print_history_diagnostics(diagnostics);
-  std::cerr << fmt::format("gpuplan: {} samples of {} units from {} input{}; {} cached results ignored\n",
+  std::cerr << fmt::format("gpuplan: {} samples of {} units from {} input{}; {} cached results ignored{}\n",
                            history.sample_count(), history.samples.size(), options.paths.size(),
-                           util::plural(options.paths.size()), history.cached_results);
+                           util::plural(options.paths.size()), history.cached_results,
+                           history.skipped_runs > 0
+                               ? fmt::format("; {} run{} that skipped every test case left out",
+                                             history.skipped_runs, util::plural(history.skipped_runs))
+                               : std::string());
   return exit_ok;
 }
 

@@ -447,8 +447,8 @@ Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, 
 }
 
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             const ShardsFromSiblings& siblings_of, long cached_results, bool strict,
-                             Diagnostics& diagnostics) {
+                             const ShardsFromSiblings& siblings_of, long cached_results, long skipped_runs,
+                             bool strict, Diagnostics& diagnostics) {
   if (paths.empty() || units.empty()) return {};
   long own = 0, siblings = 0, median = 0;
   std::string resharded;  // the last test warned of: its units come one after another
@@ -520,6 +520,9 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   if (cached_results > 0)
     line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)", cached_results,
                         util::plural(cached_results));
+  if (skipped_runs > 0)
+    line += fmt::format("; {} run{} that skipped every test case left out", skipped_runs,
+                        util::plural(skipped_runs));
   line += '\n';
   if (own + siblings + median == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));

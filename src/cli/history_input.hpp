@@ -86,7 +86,7 @@ Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, 
 /// empty file): a warning naming the paths, or under `strict` an InputError. "" without paths or
 /// units.
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             const ShardsFromSiblings& siblings, long cached_results, bool strict,
-                             Diagnostics& diagnostics);
+                             const ShardsFromSiblings& siblings, long cached_results, long skipped_runs,
+                             bool strict, Diagnostics& diagnostics);
 
 }  // namespace gpuplan::cli

@@ -67,13 +67,15 @@ void History::merge(const History& newer) {
     mine = {noted.first, mine.second + noted.second};
   }
   cached_results += newer.cached_results;
+  skipped_runs += newer.skipped_runs;
 }
 
 void History::merge(History&& newer) {
   if (!samples.empty() || !shard_counts.empty()) return merge(static_cast<const History&>(newer));
-  long cached = cached_results;
+  long cached = cached_results, skipped = skipped_runs;
   *this = std::move(newer);
   cached_results += cached;
+  skipped_runs += skipped;
 }
 
 long History::sample_count() const {
@@ -116,6 +118,7 @@ long History::merge_new(History&& newer) {
     mine = {noted.first, mine.second + noted.second};
   }
   cached_results += newer.cached_results;
+  skipped_runs += newer.skipped_runs;
   return left_out;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "gpuplan/error.hpp"
 #include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/target.hpp"
@@ -31,6 +32,12 @@ struct Times {
   bool timed_out = false;
   bool failed = false;  ///< a <failure> or <error>: a case failed, so the test exited non-zero
   bool any_testcase = false;
+  int testcases = 0;
+  /// The <testcase>s with a <skipped> (pytest, JUnit 5, gtest ≥ 1.11) or result="skipped" (gtest):
+  /// when every one is, the run measured none of the test's work (a GPU test that found no GPU).
+  int skipped_cases = 0;
+  int case_depth = 0;  ///< the depth of the <testcase> being read; 0 outside one
+  bool case_skipped = false;
   bool declared_empty = false;  ///< a suite says tests="0" (rules_go's report of a binary with no tests)
   long root_line = 1;
   std::string problem;
@@ -123,10 +130,16 @@ struct Times {
       read_timestamp(element, attributes);
     } else if (element == "testcase") {
       any_testcase = true;
+      ++testcases;
+      case_depth = depth;
+      const char* result = attribute(attributes, "result");
+      case_skipped = result && std::string_view(result) == "skipped";
       if (auto time = time_of(element, attributes)) {
         ++cases;
         cases_time += *time;
       }
+    } else if (element == "skipped" && case_depth > 0 && depth == case_depth + 1) {
+      case_skipped = true;
     } else if (element == "error" || element == "failure") {
       // Bazel's generated test.xml says "exited with error code N"; 142 is a test it killed at
       // its timeout. Any other is a failed run, as a gtest, pytest or JUnit <failure> is.
@@ -137,6 +150,17 @@ struct Times {
         failed = true;
     }
   }
+
+  void end() {
+    if (case_depth > 0 && depth == case_depth) {
+      skipped_cases += case_skipped;
+      case_depth = 0;
+    }
+    --depth;
+  }
+
+  /// Every test case was skipped, and none failed.
+  bool all_skipped() const { return testcases > 0 && skipped_cases == testcases && !failed && !timed_out; }
 
   std::optional<double> seconds() const {
     if (root_time) return root_time;
@@ -150,7 +174,7 @@ void XMLCALL on_start(void* data, const XML_Char* name, const XML_Char** attribu
   static_cast<Times*>(data)->start(name, attributes);
 }
 
-void XMLCALL on_end(void* data, const XML_Char*) { --static_cast<Times*>(data)->depth; }
+void XMLCALL on_end(void* data, const XML_Char*) { static_cast<Times*>(data)->end(); }
 
 }  // namespace
 
@@ -189,7 +213,22 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
     // Zero tests ran: nothing to learn, and nothing wrong.
   } else if (!seconds) {
     bad.add(times.root_line, "no time=\"…\" on <testsuites>, <testsuite> or <testcase>");
-  } else if (std::string label = label_identity(test.label); keep.keeps(label)) {
+  } else if (std::string label = label_identity(test.label); !keep.keeps(label)) {
+    // Another test's run: `history show` holds only the one it shows.
+  } else if (times.all_skipped()) {
+    const std::string run =
+        test.shard ? fmt::format("{} shard {} of {}", test.label, *test.shard, test.shard_count) : test.label;
+    std::string why = fmt::format(
+        "every test case in it was skipped ({} of {}: pytest's skip, GTEST_SKIP; a GPU test that finds no "
+        "GPU skips itself), so its {}s measured none of the test's work",
+        times.skipped_cases, times.testcases, *seconds);
+    if (strict) throw InputError(Position{name, times.root_line}, fmt::format("{}: {}", run, why));
+    ++read.history.skipped_runs;
+    read.diagnostics.push_back(
+        Diagnostic{Severity::warning, "", name,
+                   fmt::format("{}: {}: the run is left out; --strict makes this an error", run, why)});
+    return read;
+  } else {
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
     Sample sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}};
     sample.failed = times.failed && !times.timed_out;

@@ -49,12 +49,42 @@ TEST_CASE("a test.xml with a failure or an error is a failed run, not a timeout"
           .failed);
   CHECK_FALSE(
       failed(
-          R"(<testsuites><testsuite name="pytest" time="2.0"><testcase name="test_a" time="2.0"><skipped message="no GPU"/></testcase></testsuite></testsuites>)")
+          R"(<testsuites><testsuite name="pytest" time="2.0"><testcase name="test_a" time="1.5"/><testcase name="test_b" time="0.5"><skipped message="no GPU"/></testcase></testsuite></testsuites>)")
           .failed);
   auto timeout = read_testlog("ml/flaky_kernel_test/test.xml")
                      .history.samples.at({"//ml:flaky_kernel_test", std::nullopt})
                      .at(0);
   CHECK_FALSE(timeout.failed);
+}
+
+TEST_CASE("a run that skipped every test case is left out: it measured none of the test's work") {
+  // googletest 1.12's XML of a GPU test whose fixture found no GPU and called GTEST_SKIP().
+  const std::string relative = "gpu/gemm_test/test.xml";
+  auto read_skipped = [&](bool strict) {
+    std::ifstream in(history_fixture("skipped/bazel-testlogs/" + relative));
+    return read_junit(in, relative, *parse_testlog_path(relative), strict);
+  };
+  auto read = read_skipped(false);
+  CHECK(read.history.samples.empty());  // was a passed run of 0 s: the plan gave the test 1 ms
+  CHECK(read.history.skipped_runs == 1);
+  REQUIRE(read.diagnostics.size() == 1);
+  CHECK(read.diagnostics[0].message.find("//gpu:gemm_test: every test case in it was skipped (2 of 2") == 0);
+  CHECK_THROWS_AS(read_skipped(true), InputError);
+
+  // pytest's form; a run that skipped some cases, or failed beside the skips, measured the rest.
+  auto pytest = read_xml(
+      R"(<testsuites><testsuite name="pytest" skipped="2" tests="2" time="3.1"><testcase name="test_a" time="0.001"><skipped type="pytest.skip" message="CUDA not available"/></testcase><testcase name="test_b" time="0.001"><skipped type="pytest.skip" message="CUDA not available"/></testcase></testsuite></testsuites>)",
+      false);
+  CHECK(pytest.history.samples.empty());
+  CHECK(pytest.history.skipped_runs == 1);
+  auto some = read_xml(
+      R"(<testsuites><testsuite name="pytest" time="3.1"><testcase name="test_a" time="3"/><testcase name="test_b" time="0.001"><skipped/></testcase></testsuite></testsuites>)",
+      true);
+  CHECK(some.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 3.1);
+  auto failed = read_xml(
+      R"(<testsuites><testsuite name="T" time="0.2"><testcase name="a" time="0.1"><skipped/></testcase><testcase name="b" time="0.1"><failure message="no device"/></testcase></testsuite></testsuites>)",
+      true);
+  CHECK(failed.history.samples.at({"//gpu:t", std::nullopt}).at(0).failed);
 }
 
 TEST_CASE("gtest's XML gives the whole program's time and when it started") {

@@ -16,6 +16,17 @@ grep -q "7 cached results ignored" "$SCRATCH/summarize.err" || fail "cached resu
 [ "$(jq -c '.units[] | select(.label == "//ml:inference_test") | .peak_vram_mib' "$SCRATCH/history.json")" = "[null,null,9216,8704]" ] ||
   fail "VRAM from the runner's CSV should be kept"
 
+# A test.xml in which every test case was skipped (googletest's GTEST_SKIP from a GPU test that
+# found no GPU) is no run: before, a pass of 0 s, and the plan gave the test 1 ms.
+"$GPUPLAN" history summarize $DATA/skipped/bazel-testlogs >"$SCRATCH/skipped.json" 2>"$SCRATCH/skipped.err" ||
+  fail "a skipped run should be a warning: $(cat "$SCRATCH/skipped.err")"
+[ "$(jq '.units | length' "$SCRATCH/skipped.json")" = 0 ] || fail "a skipped run became a sample: $(cat "$SCRATCH/skipped.json")"
+grep -q "//gpu:gemm_test: every test case in it was skipped" "$SCRATCH/skipped.err" ||
+  fail "the skipped run is not named: $(cat "$SCRATCH/skipped.err")"
+grep -q "0 cached results ignored; 1 run that skipped every test case left out" "$SCRATCH/skipped.err" ||
+  fail "the totals line does not count the skipped run: $(cat "$SCRATCH/skipped.err")"
+refuses "//gpu:gemm_test: every test case in it was skipped" history summarize --strict $DATA/skipped/bazel-testlogs
+
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
 # matching no test, its runs went unused without a word).
