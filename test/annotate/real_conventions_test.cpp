@@ -29,6 +29,27 @@ Target generated(std::string label, std::vector<std::string> tags, std::string m
   return t;
 }
 
+/// Each JSON fixture is read as the XML one was (`xml`, classified): 1 NVIDIA GPU, the same
+/// diagnostics word for word (severity, test, source and message), and an error under --strict.
+void check_json_reads_as_xml(const Classification& xml, std::initializer_list<const char*> fixtures) {
+  auto said = [](const Classification& c) {
+    std::vector<std::string> out;
+    for (const auto& d : c.diagnostics)
+      out.push_back(fmt::format("{} {}: {}: {}", to_string(d.severity), d.label, d.source, d.message));
+    return out;
+  };
+  for (const char* fixture : fixtures) {
+    INFO(fixture);
+    auto list = gpuplan::testing::read_fixture(fixture);
+    auto c = classify(list, {}, {});
+    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
+    CHECK(c.tests[0].requirement->gpus.value == 1);
+    CHECK(c.tests[0].requirement->vendor->value == "nvidia");
+    CHECK(said(c) == said(xml));
+    CHECK(has_errors(classify(list, {}, {.strict = true}).diagnostics));
+  }
+}
+
 std::vector<Diagnostic> diagnostics_of(std::vector<std::string> tags, ClassifyOptions options = {}) {
   return classify_one(make_target("//t:t", std::move(tags)), {}, options).diagnostics;
 }
@@ -265,25 +286,10 @@ TEST_CASE(
 // $config_dependencies; under --noproto:flatten_selects it is the select() itself. Before, a CPU
 // test with a note (flattened), or with a warning that its branches differ (unflattened).
 TEST_CASE("rules_cuda's requires_cuda_enabled() reads the same from JSON as from XML, flattened or not") {
-  auto warnings_of = [](const Classification& c) {
-    std::vector<std::string> out;
-    for (const auto& d : gpuplan::testing::warnings_of(c))
-      out.push_back(fmt::format("{}: {}: {}", d.label, d.source, d.message));
-    return out;
-  };
   auto xml = classify(gpuplan::testing::read_fixture("pytorch/c10_cuda_test.query.xml"), {}, {});
-  REQUIRE(warnings_of(xml).size() == 1);
-  for (const char* fixture : {"pytorch/c10_cuda_test.jsonproto", "pytorch/c10_cuda_test.streamed_jsonproto",
-                              "pytorch/c10_cuda_test_unflattened.jsonproto"}) {
-    INFO(fixture);
-    auto list = gpuplan::testing::read_fixture(fixture);
-    auto c = classify(list, {}, {});
-    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
-    CHECK(c.tests[0].requirement->gpus.value == 1);
-    CHECK(c.tests[0].requirement->vendor->value == "nvidia");
-    CHECK(warnings_of(c) == warnings_of(xml));
-    CHECK(has_errors(classify(list, {}, {.strict = true}).diagnostics));
-  }
+  REQUIRE(gpuplan::testing::warnings_of(xml).size() == 1);
+  check_json_reads_as_xml(xml, {"pytorch/c10_cuda_test.jsonproto", "pytorch/c10_cuda_test.streamed_jsonproto",
+                                "pytorch/c10_cuda_test_unflattened.jsonproto"});
 }
 
 // The faiss module of the Bazel Central Registry (modules/faiss/1.14.1.bcr.1/overlay/tests/BUILD.bazel):
@@ -359,12 +365,6 @@ TEST_CASE("rules_cuda's requires_cuda() left unflattened in JSON reads as from X
 // XML and flattened JSON planned 1 NVIDIA GPU with a warning, and unflattened JSON a CPU test with a
 // warning that the select()'s branches differ.
 TEST_CASE("a select() whose named branch is the incompatible one reads the same from JSON as from XML") {
-  auto said = [](const Classification& c) {
-    std::vector<std::string> out;
-    for (const auto& d : c.diagnostics)
-      out.push_back(fmt::format("{} {}: {}: {}", to_string(d.severity), d.label, d.source, d.message));
-    return out;
-  };
   auto xml = classify(gpuplan::testing::read_fixture("bazel/no_cuda.query.xml"), {}, {});
   REQUIRE(xml.tests.at(0).bucket == Bucket::gpu);
   REQUIRE(xml.tests[0].requirement->vendor->value == "nvidia");
@@ -376,16 +376,7 @@ TEST_CASE("a select() whose named branch is the incompatible one reads the same 
       gpuplan::testing::warnings_of(xml)[0].message,
       Catch::Contains("a select() on //t:no_cuda makes the test incompatible in one of its branches") &&
           !Catch::Contains("does not apply"));
-  for (const char* fixture : {"bazel/no_cuda.jsonproto", "bazel/no_cuda_unflattened.streamed_jsonproto"}) {
-    INFO(fixture);
-    auto list = gpuplan::testing::read_fixture(fixture);
-    auto c = classify(list, {}, {});
-    REQUIRE(c.tests.at(0).bucket == Bucket::gpu);
-    CHECK(c.tests[0].requirement->gpus.value == 1);
-    CHECK(c.tests[0].requirement->vendor->value == "nvidia");
-    CHECK(said(c) == said(xml));
-    CHECK(has_errors(classify(list, {}, {.strict = true}).diagnostics));
-  }
+  check_json_reads_as_xml(xml, {"bazel/no_cuda.jsonproto", "bazel/no_cuda_unflattened.streamed_jsonproto"});
 }
 
 // google/android-cuttlefish's e2etests/cvd/*/BUILD.bazel: tags = ["exclusive", ..., "requires_gpu"] on
