@@ -13,6 +13,17 @@
 
 namespace gpuplan {
 
+namespace {
+
+/// A ZE_AFFINITY_MASK that hides every GPU: an index no node reaches (Intel's driver counts at
+/// most 16 cards of 4 tiles), which the driver leaves out as it does any index past its last
+/// device (also past the last one, where drivers before 2025 compared with `>`), and which a
+/// reader of a signed or unsigned 32-bit number takes as it is. An empty mask shows every GPU,
+/// and the driver reads each entry with std::stoul, which throws on a word.
+constexpr std::string_view no_level_zero_gpu = "2147483647";
+
+}  // namespace
+
 std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node) {
   std::vector<Assignment> units;
   for (const auto& a : plan.assignments)
@@ -28,14 +39,13 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 std::map<std::string, std::string> command_env(const Assignment& a, bool shares_gpu) {
   auto env = planned_env(a, shares_gpu);
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-  // Intel's Level Zero (PyTorch's XPU, SYCL, oneAPI) reads its own list, in the PCI order the
-  // second variable asks for. To it an empty list means every GPU, so a unit without GPUs gets
-  // no list: on an Intel node a CPU test still sees the GPUs (README "Which runtimes the GPU
-  // list reaches").
-  if (!a.gpus.empty()) {
-    env["ZE_AFFINITY_MASK"] = env.at("CUDA_VISIBLE_DEVICES");
-    env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
-  } else {
+  // Intel's Level Zero (PyTorch's XPU, SYCL, oneAPI, and Intel's OpenCL) reads its own list, in
+  // the PCI order the second variable asks for. To it an empty list means every GPU; a list of only
+  // indices past the last device enables none, and the driver then reports no device
+  // (intel/compute-runtime, ExecutionEnvironment::parseAffinityMask).
+  env["ZE_AFFINITY_MASK"] = a.gpus.empty() ? std::string(no_level_zero_gpu) : env.at("CUDA_VISIBLE_DEVICES");
+  env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
+  if (a.gpus.empty()) {
     // ROCm's HIP (and its OpenCL, through GPU_DEVICE_ORDINAL) takes an empty list for no list
     // and shows every GPU (ROCm/clr, rocdevice.cpp): on an AMD node the empty
     // CUDA_VISIBLE_DEVICES hid nothing. A list that starts with -1 ends there, empty, as CUDA's does.

@@ -415,9 +415,11 @@ got=$(CUDA_VISIBLE_DEVICES=0,1,2,3 TEST_TARGET=//ml:cpu_test "${RU[@]}" --node a
 [ "$got" = "" ] || fail "a test of the CPU bucket saw GPUs '$got'"
 # Nor on an AMD node: ROCm's HIP reads HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES, and takes an
 # empty list for every GPU (before, such a test saw them all); -1 ends a list before any GPU.
+# Nor on an Intel node, whose Level Zero shows every GPU without a ZE_AFFINITY_MASK and none for
+# one that names only an index past its devices.
 got=$(TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
-        sh -c 'printf %s "${HIP_VISIBLE_DEVICES-unset} ${GPU_DEVICE_ORDINAL-unset}"')
-[ "$got" = "-1 -1" ] || fail "a test of the CPU bucket was shown ROCm's GPUs: HIP_VISIBLE_DEVICES GPU_DEVICE_ORDINAL '$got'"
+        sh -c 'printf %s "${HIP_VISIBLE_DEVICES-unset} ${GPU_DEVICE_ORDINAL-unset} ${ZE_AFFINITY_MASK-unset}"')
+[ "$got" = "-1 -1 2147483647" ] || fail "a test of the CPU bucket was shown GPUs: HIP_VISIBLE_DEVICES GPU_DEVICE_ORDINAL ZE_AFFINITY_MASK '$got'"
 # An empty ROCR_VISIBLE_DEVICES, taken as unset, reaches the test unset: ROCr filters by one that is
 # set, even empty, and a GPU test on an AMD node saw no GPU (and passed where it skips without one).
 got=$(ROCR_VISIBLE_DEVICES= TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \

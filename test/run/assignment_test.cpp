@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <numeric>
@@ -155,18 +156,48 @@ TEST_CASE("CUDA numbers a unit's GPUs as the plan, nvidia-smi and NVML do, in PC
   CHECK_FALSE(planned_env(a, false).contains("CUDA_DEVICE_ORDER"));  // the plan's env is the contract's
 }
 
-TEST_CASE("Intel's Level Zero is given the unit's GPUs too, in PCI order; a unit without GPUs no list") {
+namespace {
+/// The GPUs of `count` that Intel's driver shows a process with `env` (intel/compute-runtime,
+/// ExecutionEnvironment::parseAffinityMask): an unset or empty ZE_AFFINITY_MASK shows them all;
+/// else each entry, read with std::stoul, that names a device, and an entry past the last one
+/// is left out.
+std::vector<int> level_zero_devices(const std::map<std::string, std::string>& env, int count) {
+  std::vector<int> shown;
+  if (!env.contains("ZE_AFFINITY_MASK") || env.at("ZE_AFFINITY_MASK").empty()) {
+    for (int gpu = 0; gpu < count; ++gpu) shown.push_back(gpu);
+    return shown;
+  }
+  std::stringstream items(env.at("ZE_AFFINITY_MASK"));
+  for (std::string item; std::getline(items, item, ',');) {
+    auto index = static_cast<std::uint32_t>(std::stoul(item, nullptr, 0));
+    if (index < static_cast<std::uint32_t>(count)) shown.push_back(static_cast<int>(index));
+  }
+  return shown;
+}
+}  // namespace
+
+TEST_CASE("Intel's Level Zero is given the unit's GPUs too, in PCI order") {
   // Level Zero ignores CUDA_VISIBLE_DEVICES: without its own list a test on an Intel node sees
   // every GPU and takes the first, beside the test the plan gave that GPU.
   auto env = command_env(placed("a", "//t:x", {2, 3}, 0), false);
   CHECK(env.at("ZE_AFFINITY_MASK") == "2,3");
   CHECK(env.at("ZE_ENABLE_PCI_ID_DEVICE_ORDER") == "1");
+  CHECK(level_zero_devices(env, 8) == std::vector<int>{2, 3});
   CHECK(command_env(placed("a", "//t:x", {5}, 0), false).at("ZE_AFFINITY_MASK") == "5");
-  // An empty ZE_AFFINITY_MASK means every GPU to Level Zero: never set one.
+  CHECK_FALSE(planned_env(placed("a", "//t:x", {2, 3}, 0), false).contains("ZE_AFFINITY_MASK"));
+}
+
+TEST_CASE("a unit without GPUs sees none on an Intel node, where Level Zero takes no list for every GPU") {
+  // A CPU-bucket test, or one --unplanned=warn runs: with no ZE_AFFINITY_MASK it saw every GPU
+  // of an Intel node (PyTorch's XPU, SYCL), and one that uses a GPU when it finds one ran on
+  // GPU 0 beside the test planned there. Nor a node of 16 cards of 4 tiles each, counted as tiles.
   auto cpu = command_env(placed("a", "//t:x", {}, 0), false);
   CHECK(cpu.at("CUDA_VISIBLE_DEVICES").empty());
-  CHECK_FALSE(cpu.contains("ZE_AFFINITY_MASK"));
-  CHECK_FALSE(planned_env(placed("a", "//t:x", {2, 3}, 0), false).contains("ZE_AFFINITY_MASK"));
+  CHECK(level_zero_devices(cpu, 8).empty());
+  CHECK(level_zero_devices(cpu, 64).empty());
+  // Not an empty mask, which shows every GPU, nor a word, on which the driver's std::stoul throws.
+  CHECK_FALSE(cpu.at("ZE_AFFINITY_MASK").empty());
+  CHECK_NOTHROW(std::stoi(cpu.at("ZE_AFFINITY_MASK")));
 }
 
 namespace {
