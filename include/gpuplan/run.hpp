@@ -25,9 +25,9 @@ std::vector<Assignment> node_assignments(const Plan& plan, std::string_view node
 
 /// What `run-under` and `exec` run a unit with: planned_env() and CUDA_DEVICE_ORDER=PCI_BUS_ID;
 /// the unit's GPU list also in ZE_AFFINITY_MASK (Intel's Level Zero, with
-/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1), and for a unit without GPUs lists that show none where an
-/// empty one shows every GPU: ZE_AFFINITY_MASK an index past any device, HIP_VISIBLE_DEVICES=-1
-/// and GPU_DEVICE_ORDINAL=-1 (ROCm's HIP and OpenCL); for a shard,
+/// ZE_ENABLE_PCI_ID_DEVICE_ORDER=1), HIP_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL (ROCm's HIP and
+/// OpenCL), and for a unit without GPUs lists that show none there (all three read an empty list
+/// as every GPU: ZE_AFFINITY_MASK an index past any device, the other two -1); for a shard,
 /// GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS too, as Bazel's test-setup.sh derives them from TEST_SHARD_INDEX
 /// and TEST_TOTAL_SHARDS (googletest reads only its own names, so a gtest binary run outside Bazel would run
 /// every case in every shard). The plan's GPU indices are nvidia-smi's and NVML's (the fleet's, and those the

@@ -45,13 +45,15 @@ std::map<std::string, std::string> command_env(const Assignment& a, bool shares_
   // (intel/compute-runtime, ExecutionEnvironment::parseAffinityMask).
   env["ZE_AFFINITY_MASK"] = a.gpus.empty() ? std::string(no_level_zero_gpu) : env.at("CUDA_VISIBLE_DEVICES");
   env["ZE_ENABLE_PCI_ID_DEVICE_ORDER"] = "1";
-  if (a.gpus.empty()) {
-    // ROCm's HIP (and its OpenCL, through GPU_DEVICE_ORDINAL) takes an empty list for no list
-    // and shows every GPU (ROCm/clr, rocdevice.cpp): on an AMD node the empty
-    // CUDA_VISIBLE_DEVICES hid nothing. A list that starts with -1 ends there, empty, as CUDA's does.
-    env["HIP_VISIBLE_DEVICES"] = "-1";
-    env["GPU_DEVICE_ORDINAL"] = "-1";
-  }
+  // ROCm's HIP reads HIP_VISIBLE_DEVICES before CUDA_VISIBLE_DEVICES, and its OpenCL only
+  // GPU_DEVICE_ORDINAL, each counted within ROCR_VISIBLE_DEVICES (ROCm/clr, rocdevice.cpp). An
+  // empty list is no list there, and shows every GPU: a unit without GPUs gets -1, a list that
+  // ends before its first GPU, as CUDA's does. A unit with GPUs gets its list in both: without
+  // GPU_DEVICE_ORDINAL an OpenCL test saw every GPU, and Ray's AMD support refuses a
+  // HIP_VISIBLE_DEVICES other than CUDA_VISIBLE_DEVICES, older releases one unset (amd_gpu.py).
+  const std::string rocm = a.gpus.empty() ? std::string("-1") : env.at("CUDA_VISIBLE_DEVICES");
+  env["HIP_VISIBLE_DEVICES"] = rocm;
+  env["GPU_DEVICE_ORDINAL"] = rocm;
   if (a.unit.shard_index) {
     env["GTEST_SHARD_INDEX"] = env.at("TEST_SHARD_INDEX");
     env["GTEST_TOTAL_SHARDS"] = env.at("TEST_TOTAL_SHARDS");

@@ -55,9 +55,9 @@ grep -qx '//ml:train_test#shard-1-of-4 1/4 PCI_BUS_ID' "$SCRATCH/gtest.log" && g
 #     HIP_VISIBLE_DEVICES before CUDA_VISIBLE_DEVICES, so a caller's 7 put an AMD test on GPU 7.
 TEST_SHARD_INDEX=1 TEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=3 HIP_VISIBLE_DEVICES=7 \
   GPU_DEVICE_ORDINAL=7 ZE_AFFINITY_MASK=7 "$GPUPLAN" exec "$PLAN" --node ws-0 \
-  --command "echo {unit} \$TEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS hip=\$HIP_VISIBLE_DEVICES,\$GPU_DEVICE_ORDINAL >>$SCRATCH/caller.log" \
+  --command "echo {unit} \$TEST_SHARD_INDEX/\$GTEST_TOTAL_SHARDS hip=\$HIP_VISIBLE_DEVICES ocl=\$GPU_DEVICE_ORDINAL >>$SCRATCH/caller.log" \
   >/dev/null || fail "exec under a caller's shard and GPU variables failed"
-grep -qx '//ml:pool_test / hip=,' "$SCRATCH/caller.log" && grep -qx '//ml:train_test#shard-1-of-4 1/4 hip=,' "$SCRATCH/caller.log" ||
+grep -qx '//ml:pool_test / hip=3 ocl=3' "$SCRATCH/caller.log" && grep -qx '//ml:train_test#shard-1-of-4 1/4 hip=2,3 ocl=2,3' "$SCRATCH/caller.log" ||
   fail "the caller's shard or GPU variables reached a unit: $(cat "$SCRATCH/caller.log")"
 
 # 2. With --lock-dir, a unit waits while a `bazel test --run_under` test holds its GPU.

@@ -233,6 +233,35 @@ TEST_CASE(
   CHECK(command_env(placed("a", "//t:cpu", {}, 0), false).at("CUDA_VISIBLE_DEVICES").empty());
 }
 
+namespace {
+/// The GPUs of `count` that ROCm's OpenCL shows a process with `env` (ROCm/clr,
+/// rocdevice.cpp, Device::init, outside HIP): GPU_DEVICE_ORDINAL only, read as HIP reads its list.
+std::vector<int> rocm_opencl_devices(const std::map<std::string, std::string>& env, int count) {
+  std::map<std::string, std::string> as_hip;
+  if (env.contains("GPU_DEVICE_ORDINAL")) as_hip["HIP_VISIBLE_DEVICES"] = env.at("GPU_DEVICE_ORDINAL");
+  return hip_devices(as_hip, count);
+}
+}  // namespace
+
+TEST_CASE("an OpenCL test on an AMD node sees only its unit's GPUs") {
+  // ROCm's OpenCL reads GPU_DEVICE_ORDINAL and no other list: without it, a unit given GPUs 2
+  // and 3 saw all 8 GPUs of the node, those of the tests planned beside it too.
+  auto env = command_env(placed("a", "//t:x", {2, 3}, 0), false);
+  CHECK(rocm_opencl_devices(env, 8) == std::vector<int>{2, 3});
+  CHECK(rocm_opencl_devices(command_env(placed("a", "//t:cpu", {}, 0), false), 8).empty());
+}
+
+TEST_CASE("HIP is given the unit's GPUs in its own list, the one Ray and PyTorch on ROCm read") {
+  // Ray's AMD support refuses a HIP_VISIBLE_DEVICES other than CUDA_VISIBLE_DEVICES, and older
+  // releases one unset (ray.init() failed in every GPU test on an AMD node); PyTorch on ROCm
+  // counts an inherited ROCR_VISIBLE_DEVICES, not CUDA_VISIBLE_DEVICES, when HIP's is unset.
+  auto env = command_env(placed("a", "//t:x", {2, 3}, 0), false);
+  CHECK(env.at("HIP_VISIBLE_DEVICES") == env.at("CUDA_VISIBLE_DEVICES"));
+  CHECK(hip_devices(env, 8) == std::vector<int>{2, 3});
+  // The plan's env is the contract's: CUDA_VISIBLE_DEVICES only.
+  CHECK_FALSE(planned_env(placed("a", "//t:x", {2, 3}, 0), false).contains("HIP_VISIBLE_DEVICES"));
+}
+
 TEST_CASE("a unit sharing its GPU under pack is told to grow its memory, not to take most of it at start") {
   auto a = placed("a", "//t:x", {2}, 0);
   a.unit.requirement.edit().gpus = {1, "tag"};
