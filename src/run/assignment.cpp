@@ -15,11 +15,12 @@ namespace gpuplan {
 
 namespace {
 
-/// A ZE_AFFINITY_MASK that hides every GPU: an index no node reaches (Intel's driver counts at
-/// most 16 cards of 4 tiles), which the driver leaves out as it does any index past its last
-/// device (also past the last one, where drivers before 2025 compared with `>`), and which a
-/// reader of a signed or unsigned 32-bit number takes as it is. An empty mask shows every GPU,
-/// and the driver reads each entry with std::stoul, which throws on a word.
+/// A ZE_AFFINITY_MASK that hides every GPU: an index far past the devices of any node (a node of
+/// 8 four-tile cards has 32), which Intel's driver leaves out as it does any index past its last
+/// device (drivers before 2025 compared with `>` under the flat hierarchy, so the device count
+/// itself would not do), and which a reader of a signed or unsigned 32-bit number takes as it is.
+/// An empty mask shows every GPU, and the driver reads each entry with std::stoul, which throws
+/// on a word.
 constexpr std::string_view no_level_zero_gpu = "2147483647";
 
 }  // namespace
