@@ -37,6 +37,10 @@ struct Sample {
   /// Its peak is memory its framework took up front, not what it needs (results records'
   /// peak_up_front: JAX or TensorFlow held up_front_share or more of its GPU).
   bool peak_up_front = false;
+  /// It was given no GPU (results records' gpus empty: run-under's --unplanned=warn ran it with
+  /// CUDA_VISIBLE_DEVICES empty) and used none. A test that needs GPUs mostly skips its GPU work so:
+  /// its time is not the test's, and estimates of GPU tests leave such runs out.
+  bool given_no_gpu = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
   /// It measured the memory its run used: a peak, but not the 0 MiB of a run on a GPU (its
@@ -201,6 +205,21 @@ std::vector<Sample> window_samples(std::vector<Sample> samples, int window);
 /// gets the longest timeout as `seconds` with source "history-timeout" (a lower bound).
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
 
+/// Of a GPU test's unit, the samples its estimate uses: every one but the runs given no GPU.
+std::vector<Sample> runs_given_gpus(const std::vector<Sample>& samples);
+
+/// Runs given no GPU of one GPU test, which its estimate leaves out (runs_given_gpus).
+struct RunsGivenNoGpu {
+  long left_out = 0;       ///< among the newest `window` of each of its units
+  long recent = 0;         ///< the newest `window` of each of its units, those given no GPU included
+  bool every_run = false;  ///< every run of the test was given none: it is planned as one without history
+};
+/// By canonical label, each GPU test of `tests` (bucket gpu) of which a recent run (the newest
+/// `window` of each unit) was given no GPU; the others are left out. A CPU test's runs are given
+/// no GPU too, and are its time.
+std::map<std::string, RunsGivenNoGpu> runs_given_no_gpu(const History& history, const Classification& tests,
+                                                        int window);
+
 /// The largest peak of `label`'s recent runs (any shard, window_samples of each) when every
 /// peak among them is memory taken up front (Sample::peak_up_front): the test's need is then
 /// unknown. Empty when a run measured a peak of its own, or none measured any.
@@ -231,8 +250,8 @@ std::string to_string(const GpuUse& use);
 /// every resharding guess's source does, which the plan warns of.
 inline constexpr std::string_view whole_resharded_suffix = "-whole-resharded";
 
-/// The planner's estimator: a unit's history; for a test without history the median of the
-/// history estimates of the GPU tests of its size class in `tests` ("size-median"); then
+/// The planner's estimator: a unit's history (of a GPU test, runs_given_gpus); for a test without history the
+/// median of the history estimates of the GPU tests of its size class in `tests` ("size-median"); then
 /// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no
 /// estimate is zero.
 Estimator history_estimator(const History& history, const Classification& tests, const Rules& rules,

@@ -119,6 +119,7 @@ int show_command(HistoryOptions& options) {
             {"seconds", sample.seconds}, {"timed_out", sample.timed_out}, {"failed", sample.failed}};
         if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
         if (sample.peak_up_front) s["peak_up_front"] = true;
+        if (sample.given_no_gpu) s["given_no_gpu"] = true;
         unit["recent"].push_back(std::move(s));
       }
       auto estimate = estimate_from_samples(it->second, options.rules);
@@ -147,6 +148,7 @@ int show_command(HistoryOptions& options) {
                            sample.peak_up_front ? " (taken up front)" : "");
       if (sample.timed_out) out += "  timed out (at least this long)";
       if (sample.failed) out += "  failed";
+      if (sample.given_no_gpu) out += "  given no GPU (left out if the test needs one)";
       out += '\n';
     }
     auto estimate = estimate_from_samples(it->second, options.rules);

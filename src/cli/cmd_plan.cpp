@@ -97,13 +97,12 @@ void run(const PlanArgs& args, int& status) {
   ShardsFromSiblings from_siblings;
   Estimator estimate =
       noting_shards_from_siblings(estimator_for(history, rules, tests), rules.vram_headroom, from_siblings);
-  const long cached_results = history ? history->cached_results : 0;
-  const long skipped_runs = history ? history->skipped_runs : 0;
+  const RunsLeftOut left_out = runs_left_out(history, tests, rules.history_window);
   history.reset();
   ShardMode mode = args.shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
   std::vector<Unit> units = take_units(tests, mode, estimate, rules);  // the GPU tests are dropped next
-  std::string coverage = history_coverage(args.history, units, from_siblings, cached_results, skipped_runs,
-                                          args.query.strict, history_diagnostics);
+  std::string coverage =
+      history_coverage(args.history, units, from_siblings, left_out, args.query.strict, history_diagnostics);
   long gpu_tests = 0;
   Classification listed = without_gpu_tests(std::move(tests), gpu_tests);
 

@@ -340,6 +340,17 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                     "the runs of all of them",
                     canonical.size(), fmt::join(canonical, ", "))});
   }
+  // A GPU test's runs given no GPU (run-under's --unplanned=warn) are left out of its duration.
+  for (const auto& [label, runs] : runs_given_no_gpu(*history, tests, rules.history_window))
+    found.push_back(Diagnostic{
+        severity, label, "--history",
+        fmt::format(
+            "{} of its last {} run{} in the history {} given no GPU (results records' gpus empty: "
+            "run-under's --unplanned=warn ran it with CUDA_VISIBLE_DEVICES empty) and used none: a GPU "
+            "test mostly skips its GPU work so, and {} left out of its duration{}",
+            runs.left_out, runs.recent, util::plural(runs.recent), runs.left_out == 1 ? "was" : "were",
+            runs.left_out == 1 ? "it is" : "they are",
+            runs.every_run ? "; with no other run, it is planned as a test without history" : "")});
   for (const auto& test : tests.tests) {
     const auto label = label_identity(test.target.label);
     // A test with no GPU annotation (only those are looked up) whose runs used a GPU.
@@ -446,9 +457,19 @@ Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, 
   };
 }
 
+RunsLeftOut runs_left_out(const std::optional<History>& history, const Classification& tests, int window) {
+  RunsLeftOut left_out;
+  if (!history) return left_out;
+  left_out.cached_results = history->cached_results;
+  left_out.skipped_runs = history->skipped_runs;
+  for (const auto& [label, runs] : runs_given_no_gpu(*history, tests, window))
+    left_out.given_no_gpu += runs.left_out;
+  return left_out;
+}
+
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             const ShardsFromSiblings& siblings_of, long cached_results, long skipped_runs,
-                             bool strict, Diagnostics& diagnostics) {
+                             const ShardsFromSiblings& siblings_of, const RunsLeftOut& left_out, bool strict,
+                             Diagnostics& diagnostics) {
   if (paths.empty() || units.empty()) return {};
   long own = 0, siblings = 0, median = 0;
   std::string resharded;  // the last test warned of: its units come one after another
@@ -517,12 +538,15 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   if (siblings > 0) line += fmt::format("{} from their test's other shards' runs, ", siblings);
   line += fmt::format("{} from their size class's median, {} from the size default", median,
                       total - own - siblings - median);
-  if (cached_results > 0)
-    line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)", cached_results,
-                        util::plural(cached_results));
-  if (skipped_runs > 0)
-    line += fmt::format("; {} run{} that skipped every test case left out", skipped_runs,
-                        util::plural(skipped_runs));
+  if (left_out.cached_results > 0)
+    line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)",
+                        left_out.cached_results, util::plural(left_out.cached_results));
+  if (left_out.skipped_runs > 0)
+    line += fmt::format("; {} run{} that skipped every test case left out", left_out.skipped_runs,
+                        util::plural(left_out.skipped_runs));
+  if (left_out.given_no_gpu > 0)
+    line += fmt::format("; {} run{} of GPU tests given no GPU left out", left_out.given_no_gpu,
+                        util::plural(left_out.given_no_gpu));
   line += '\n';
   if (own + siblings + median == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));

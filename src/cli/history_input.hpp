@@ -77,16 +77,24 @@ using ShardsFromSiblings = std::map<std::string, BorrowingShards>;
 /// does not tell: it had been called "shard 0", the one of them that had runs.
 Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, ShardsFromSiblings& noted);
 
+/// Runs the history read that the estimates leave out, counted in the totals line.
+struct RunsLeftOut {
+  long cached_results = 0;  ///< History::cached_results
+  long skipped_runs = 0;    ///< History::skipped_runs
+  long given_no_gpu = 0;    ///< GPU tests' recent runs given no GPU (runs_given_no_gpu)
+};
+RunsLeftOut runs_left_out(const std::optional<History>& history, const Classification& tests, int window);
+
 /// With history paths: one stderr line saying how many GPU units were planned from their own
 /// runs (a unit of a test planned whole counts when a shard of it has some), from their test's
 /// other shards' runs (with a warning naming the test, its shards so planned and the memory
 /// they are given at least, from `siblings`; an error under `strict`), and from their size
-/// class's median or the size default, and how many cached results the history skipped. When
+/// class's median or the size default, and the runs `left_out` counts. When
 /// none was, every duration is a guess the user did not ask for (a history of other labels, an
 /// empty file): a warning naming the paths, or under `strict` an InputError. "" without paths or
 /// units.
 std::string history_coverage(const std::vector<std::string>& paths, const std::vector<Unit>& units,
-                             const ShardsFromSiblings& siblings, long cached_results, long skipped_runs,
-                             bool strict, Diagnostics& diagnostics);
+                             const ShardsFromSiblings& siblings, const RunsLeftOut& left_out, bool strict,
+                             Diagnostics& diagnostics);
 
 }  // namespace gpuplan::cli

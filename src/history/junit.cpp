@@ -36,8 +36,12 @@ struct Times {
   /// The <testcase>s with a <skipped> (pytest, JUnit 5, gtest ≥ 1.11) or result="skipped" (gtest):
   /// when every one is, the run measured none of the test's work (a GPU test that found no GPU).
   int skipped_cases = 0;
+  /// Of them, googletest's DISABLED_ tests, never run: status="notrun" (result="suppressed" since
+  /// gtest 1.10).
+  int disabled_cases = 0;
   int case_depth = 0;  ///< the depth of the <testcase> being read; 0 outside one
   bool case_skipped = false;
+  bool case_disabled = false;
   bool declared_empty = false;  ///< a suite says tests="0" (rules_go's report of a binary with no tests)
   long root_line = 1;
   std::string problem;
@@ -133,7 +137,10 @@ struct Times {
       ++testcases;
       case_depth = depth;
       const char* result = attribute(attributes, "result");
-      case_skipped = result && std::string_view(result) == "skipped";
+      const char* status = attribute(attributes, "status");
+      case_disabled = (result && std::string_view(result) == "suppressed") ||
+                      (status && std::string_view(status) == "notrun");
+      case_skipped = case_disabled || (result && std::string_view(result) == "skipped");
       if (auto time = time_of(element, attributes)) {
         ++cases;
         cases_time += *time;
@@ -154,12 +161,13 @@ struct Times {
   void end() {
     if (case_depth > 0 && depth == case_depth) {
       skipped_cases += case_skipped;
+      disabled_cases += case_disabled;
       case_depth = 0;
     }
     --depth;
   }
 
-  /// Every test case was skipped, and none failed.
+  /// Every test case was skipped or disabled, and none failed.
   bool all_skipped() const { return testcases > 0 && skipped_cases == testcases && !failed && !timed_out; }
 
   std::optional<double> seconds() const {
@@ -218,10 +226,19 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
   } else if (times.all_skipped()) {
     const std::string run =
         test.shard ? fmt::format("{} shard {} of {}", test.label, *test.shard, test.shard_count) : test.label;
+    const int skipped = times.skipped_cases - times.disabled_cases;
     std::string why = fmt::format(
-        "every test case in it was skipped ({} of {}: pytest's skip, GTEST_SKIP; a GPU test that finds no "
-        "GPU skips itself), so its {}s measured none of the test's work",
-        times.skipped_cases, times.testcases, *seconds);
+        "every test case in it was {}, so its {}s measured none of the test's work",
+        times.disabled_cases == 0
+            ? fmt::format("skipped ({} of {}: pytest's skip, GTEST_SKIP; a GPU test that finds no GPU skips "
+                          "itself)",
+                          skipped, times.testcases)
+        : skipped == 0 ? fmt::format("disabled ({} of {}: googletest does not run DISABLED_ tests)",
+                                     times.disabled_cases, times.testcases)
+                       : fmt::format("skipped or disabled ({} skipped and {} disabled of {}: GTEST_SKIP, "
+                                     "googletest's DISABLED_ tests)",
+                                     skipped, times.disabled_cases, times.testcases),
+        *seconds);
     if (strict) throw InputError(Position{name, times.root_line}, fmt::format("{}: {}", run, why));
     ++read.history.skipped_runs;
     read.diagnostics.push_back(

@@ -55,6 +55,7 @@ void write_summary(const History& history, int window, const std::function<void(
     flags("failed", &Sample::failed);
     flags("peak_up_front", &Sample::peak_up_front);
     column("gpu_touched", [](const Sample& s) { return s.gpu_touched; });
+    flags("given_no_gpu", &Sample::given_no_gpu);
     column("node", [](const Sample& s) {
       return s.node.empty() ? std::nullopt : std::optional<std::string_view>(s.node.str());
     });

@@ -167,12 +167,14 @@ Result<Row> to_row(const Fields& fields) {
   // says nothing of whether the test needs one (history suggest, audit --history).
   row.sample.failed = failed;
   if (row.sample.gpu_touched == false && !row.sample.ran_through()) row.sample.gpu_touched.reset();
-  // Nor does a run given no GPU (results records' gpus empty: run-under's --unplanned=warn or
-  // --missing-gpus=warn ran it with CUDA_VISIBLE_DEVICES empty): it could not touch one, whatever
-  // it needs. Records written before run-under left such runs unmeasured say false.
-  if (auto gpus = fields.get("gpus");
-      gpus && (gpus->empty() || *gpus == "[]") && row.sample.gpu_touched == false)
-    row.sample.gpu_touched.reset();
+  // Nor does a run given no GPU (results records' gpus empty: run-under's --unplanned=warn ran it
+  // with CUDA_VISIBLE_DEVICES empty): it could not touch one, whatever it needs. Records written
+  // before run-under left such runs unmeasured say false. Unless it used a GPU all the same, its
+  // time is not a GPU test's either (estimates of GPU tests leave it out).
+  if (std::string_view gpus = field(fields, "gpus"); fields.get("gpus") && (gpus.empty() || gpus == "[]")) {
+    if (row.sample.gpu_touched == false) row.sample.gpu_touched.reset();
+    row.sample.given_no_gpu = row.sample.gpu_use() != true;
+  }
 
   if (std::string_view node = field(fields, "node"); !node.empty()) {
     if (auto problem = utf8_problem(node); !problem.empty())
@@ -373,7 +375,8 @@ Result<Row> read_row_object(od::value value) {
 }
 
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
-/// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"peak_up_front":[…],"gpu_touched":[…],"node":[…]},
+/// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"peak_up_front":[…],"gpu_touched":[…],
+/// "given_no_gpu":[…],"node":[…]},
 /// its fields as read
 /// (phase one); the columns have one entry per sample, "seconds" the sample itself.
 struct SummaryUnit {
@@ -385,6 +388,7 @@ struct SummaryUnit {
   std::vector<bool> failed;
   std::vector<bool> up_front;
   std::vector<std::optional<bool>> touched;
+  std::vector<bool> no_gpu;
   std::vector<Symbol> nodes;
   std::vector<std::optional<std::int64_t>> starts;
 };
@@ -535,6 +539,9 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
              unit.up_front);
     } else if (name == "gpu_touched") {
       append(read_column(field, name, read_touched), unit.touched);
+    } else if (name == "given_no_gpu") {
+      append(read_column(field, name, [](od::value item) { return read_flag(item, "given_no_gpu"); }),
+             unit.no_gpu);
     } else if (name == "node") {
       append(read_column(field, name, read_node), unit.nodes);
     } else if (name == "start_ms") {
@@ -554,10 +561,11 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
       (!unit.failed.empty() && unit.failed.size() != n) ||
       (!unit.up_front.empty() && unit.up_front.size() != n) ||
       (!unit.touched.empty() && unit.touched.size() != n) ||
-      (!unit.nodes.empty() && unit.nodes.size() != n) || (!unit.starts.empty() && unit.starts.size() != n))
+      (!unit.no_gpu.empty() && unit.no_gpu.size() != n) || (!unit.nodes.empty() && unit.nodes.size() != n) ||
+      (!unit.starts.empty() && unit.starts.size() != n))
     return Problem{
-        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", \"gpu_touched\", \"node\" and "
-        "\"start_ms\" must have one entry per \"seconds\""};
+        "\"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", \"gpu_touched\", "
+        "\"given_no_gpu\", \"node\" and \"start_ms\" must have one entry per \"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
@@ -566,6 +574,7 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
     if (!unit.up_front.empty()) sample.peak_up_front = unit.up_front[i] && sample.peak_vram_mib;
     if (!unit.touched.empty() && (unit.touched[i] != false || sample.ran_through()))  // as in a CSV row
       sample.gpu_touched = unit.touched[i];
+    if (!unit.no_gpu.empty()) sample.given_no_gpu = unit.no_gpu[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
     if (!unit.starts.empty()) sample.start_ms = unit.starts[i];
   }

@@ -376,3 +376,38 @@ TEST_CASE("a shard that only timed out counts at least its lower bound, and scal
   CHECK(resharded.seconds == 400);
   CHECK(resharded.source == "history-p90-resharded");
 }
+
+TEST_CASE("a GPU test's runs given no GPU are left out of its duration; a CPU test's are its time") {
+  auto given_no_gpu = [](std::vector<Sample> samples) {
+    for (auto& sample : samples) sample.given_no_gpu = true;
+    return samples;
+  };
+  History history;
+  // run-under's --unplanned=warn ran it three times with CUDA_VISIBLE_DEVICES empty: 0.4 s each,
+  // its GPU paths skipped; its runs on a GPU took 40 s and more.
+  history.samples[{"//ml:inference_test", std::nullopt}] = durations({40, 42});
+  for (const auto& sample : given_no_gpu(durations({0.4, 0.4, 0.4})))
+    history.samples[{"//ml:inference_test", std::nullopt}].push_back(sample);
+  history.samples[{"//ml:never_given_one", std::nullopt}] = given_no_gpu(durations({0.4, 0.4, 0.4}));
+  history.samples[{"//core:unit_test", std::nullopt}] = given_no_gpu(durations({3, 3}));
+  Classification tests;
+  tests.tests = {gpu_test("//ml:inference_test", "medium"), gpu_test("//ml:never_given_one", "small"),
+                 gpu_test("//core:unit_test", "small")};
+  tests.tests[2].bucket = Bucket::cpu;
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+
+  auto inference = estimate(tests.tests[0], std::nullopt);
+  CHECK(inference.source == "history-p90");
+  CHECK(inference.seconds == Approx(41.8));
+  auto never = estimate(tests.tests[1], std::nullopt);  // no run of its own: planned as without history
+  CHECK(never.source == "size-default");
+  CHECK(never.seconds == 300);
+  CHECK(estimate(tests.tests[2], std::nullopt).seconds == 3);
+
+  auto left_out = runs_given_no_gpu(history, tests, 20);
+  REQUIRE(left_out.size() == 2);  // not the CPU test
+  CHECK(left_out.at("//ml:inference_test").left_out == 3);
+  CHECK(left_out.at("//ml:inference_test").recent == 5);
+  CHECK_FALSE(left_out.at("//ml:inference_test").every_run);
+  CHECK(left_out.at("//ml:never_given_one").every_run);
+}

@@ -87,6 +87,35 @@ TEST_CASE("a run that skipped every test case is left out: it measured none of t
   CHECK(failed.history.samples.at({"//gpu:t", std::nullopt}).at(0).failed);
 }
 
+TEST_CASE("a run whose test cases were all disabled, or disabled and skipped, is left out") {
+  // googletest 1.12's XML of DISABLED_ tests: <testcase status="notrun" result="suppressed">.
+  auto read_disabled = [](const std::string& relative, bool strict) {
+    std::ifstream in(history_fixture("disabled/bazel-testlogs/" + relative));
+    return read_junit(in, relative, *parse_testlog_path(relative), strict);
+  };
+  auto gemm = read_disabled("gpu/gemm_test/test.xml", false);
+  CHECK(gemm.history.samples.empty());  // was a passed run of 0 s: the plan gave the test 1 ms
+  CHECK(gemm.history.skipped_runs == 1);
+  REQUIRE(gemm.diagnostics.size() == 1);
+  CHECK(gemm.diagnostics[0].message.find("//gpu:gemm_test: every test case in it was disabled (2 of 2") == 0);
+  CHECK_THROWS_AS(read_disabled("gpu/gemm_test/test.xml", true), InputError);
+
+  auto conv = read_disabled("gpu/conv_test/test.xml", false);
+  CHECK(conv.history.samples.empty());
+  CHECK(conv.history.skipped_runs == 1);
+  REQUIRE(conv.diagnostics.size() == 1);
+  CHECK(
+      conv.diagnostics[0].message.find(
+          "//gpu:conv_test: every test case in it was skipped or disabled (1 skipped and 1 disabled of 2") ==
+      0);
+
+  // A disabled case beside one that ran: the run measured that one.
+  auto some = read_xml(
+      R"(<testsuites tests="2" disabled="1" time="4.2" timestamp="2026-12-05T19:52:41.044"><testsuite name="GemmTest" tests="2" disabled="1" time="4.2" timestamp="2026-12-05T19:52:41.044"><testcase name="DISABLED_Fp16" status="notrun" result="suppressed" time="0" timestamp="1970-01-01T00:00:00.000" classname="GemmTest"/><testcase name="Bf16" status="run" result="completed" time="4.2" timestamp="2026-12-05T19:52:41.044" classname="GemmTest"/></testsuite></testsuites>)",
+      true);
+  CHECK(some.history.samples.at({"//gpu:t", std::nullopt}).at(0).seconds == 4.2);
+}
+
 TEST_CASE("gtest's XML gives the whole program's time and when it started") {
   auto sample =
       read_testlog("xla/gemm_test/test.xml").history.samples.at({"//xla:gemm_test", std::nullopt}).at(0);

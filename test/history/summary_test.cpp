@@ -34,6 +34,24 @@ TEST_CASE("a summary keeps each unit's newest samples and reads back as the same
   REQUIRE(summarize(back, 20) == text);
 }
 
+TEST_CASE("a summary keeps which runs were given no GPU, and merging keeps it") {
+  auto read = read_table_text(
+      "label,seconds,gpus,start\n//ml:inference_test,0.4,,2026-12-05T10:00:00Z\n"
+      "//ml:inference_test,41.5,0,2026-12-05T11:00:00Z\n",
+      true);
+  const std::string text = summarize(read.history, 20);
+  REQUIRE_THAT(text, Catch::Contains("\"given_no_gpu\":[true,false]"));
+  History merged;
+  merged.merge(read_table_text(text, true).history);
+  merged.merge(read_table_text("label,seconds,gpus\n//ml:inference_test,0.5,\n", true).history);
+  const auto& samples = merged.samples.at({"//ml:inference_test", std::nullopt});
+  REQUIRE(samples.size() == 3);
+  CHECK(samples.at(0).given_no_gpu);
+  CHECK_FALSE(samples.at(1).given_no_gpu);
+  CHECK(samples.at(2).given_no_gpu);
+  CHECK(summarize(read_table_text(text, true).history, 20) == text);
+}
+
 TEST_CASE("a summary of another gpuplan version, or cut short, is refused whole, not misread") {
   // Without --strict too: as a bad row, a rolling history summarized into itself lost every run.
   REQUIRE_THROWS_WITH(read_table_text("{\"gpuplan_history\": 2, \"units\": []}", false),

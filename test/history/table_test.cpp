@@ -158,8 +158,29 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                Catch::Contains(":2: \"failed\" holds something other than true or false"));
   REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
                Catch::Contains(":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", "
-                               "\"gpu_touched\", \"node\" and \"start_ms\" "
+                               "\"gpu_touched\", \"given_no_gpu\", \"node\" and \"start_ms\" "
                                "must have one entry per \"seconds\""));
+}
+
+TEST_CASE("a results record with no GPUs is a run given no GPU, unless it used one all the same") {
+  // run-under's records: --unplanned=warn ran //ml:inference_test with CUDA_VISIBLE_DEVICES empty.
+  const std::string header =
+      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count\n";
+  auto read =
+      read_table_text(header +
+                          "//ml:inference_test,,0.400,,ws-0,,2026-12-05T10:00:00.000Z,0,false,,\n"
+                          "//ml:inference_test,,41.5,9216,ws-0,0,2026-12-05T11:00:00.000Z,0,true,false,\n"
+                          "//ml:own_gpu,,30.0,800,ws-0,,2026-12-05T10:00:00.000Z,0,true,false,\n",
+                      true);
+  const auto& inference = read.history.samples.at({"//ml:inference_test", std::nullopt});
+  CHECK(inference.at(0).given_no_gpu);
+  CHECK_FALSE(inference.at(0).gpu_touched);  // unmeasured: it could not touch one
+  CHECK_FALSE(inference.at(1).given_no_gpu);
+  // It took a GPU itself (a test that ignores CUDA_VISIBLE_DEVICES): its run did the GPU work.
+  CHECK_FALSE(read.history.samples.at({"//ml:own_gpu", std::nullopt}).at(0).given_no_gpu);
+  // A history without the gpus column (SPEC's CSV, BEP, test.xml) says nothing of it.
+  CHECK_FALSE(
+      read_table_text("label,seconds\n//a:b,3\n", true).history.samples.at({"//a:b", {}}).at(0).given_no_gpu);
 }
 
 TEST_CASE("a peak a record says was taken up front (peak_up_front) is marked so") {

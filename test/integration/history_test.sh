@@ -26,6 +26,17 @@ grep -q "//gpu:gemm_test: every test case in it was skipped" "$SCRATCH/skipped.e
 grep -q "0 cached results ignored; 1 run that skipped every test case left out" "$SCRATCH/skipped.err" ||
   fail "the totals line does not count the skipped run: $(cat "$SCRATCH/skipped.err")"
 refuses "//gpu:gemm_test: every test case in it was skipped" history summarize --strict $DATA/skipped/bazel-testlogs
+# googletest does not run DISABLED_ tests (<testcase status="notrun" result="suppressed">): a
+# test.xml whose cases are all disabled, or disabled and skipped, is no run either (before, a pass of 0 s).
+"$GPUPLAN" history summarize $DATA/disabled/bazel-testlogs >"$SCRATCH/disabled.json" 2>"$SCRATCH/disabled.err" ||
+  fail "a disabled run should be a warning: $(cat "$SCRATCH/disabled.err")"
+[ "$(jq '.units | length' "$SCRATCH/disabled.json")" = 0 ] || fail "a disabled run became a sample: $(cat "$SCRATCH/disabled.json")"
+grep -q "//gpu:gemm_test: every test case in it was disabled (2 of 2" "$SCRATCH/disabled.err" &&
+  grep -q "//gpu:conv_test: every test case in it was skipped or disabled (1 skipped and 1 disabled of 2" "$SCRATCH/disabled.err" ||
+  fail "the disabled runs are not named: $(cat "$SCRATCH/disabled.err")"
+grep -q "0 cached results ignored; 2 runs that skipped every test case left out" "$SCRATCH/disabled.err" ||
+  fail "the totals line does not count the disabled runs: $(cat "$SCRATCH/disabled.err")"
+refuses "every test case in it was .*disabled" history summarize --strict $DATA/disabled/bazel-testlogs
 
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and

@@ -83,6 +83,30 @@ grep -q "target=//ml:inference_test shard=/ gpus=2$" "$SCRATCH/coverage.out" ||
 refuses "bep.bin: binary data .*give the file of --build_event_json_file instead" \
   history show //ml:inference_test --history "$SCRATCH/bep.bin"
 
+# The three GPU tests missing from the plan ran under --unplanned=warn with no GPU visible: their
+# records' gpus are empty. A plan from those records leaves those runs out of the tests' durations
+# (a GPU test given none mostly skips its GPU work), naming each, and counts them in its totals
+# line; before, each was planned at the time of its run without a GPU. --strict refuses them.
+for label in //ml:cuda11_compat_test //ml:video_decode_test //ml:allreduce_test; do
+  grep -q "^$label,,[0-9.]*,,ws-0,," "$RESULTS" || fail "$label's record gives it GPUs: $(grep "^$label," "$RESULTS")"
+done
+# The tests just run, less one whose unread tag is an error of its own under --strict.
+bazel_ws query 'tests(//ml:all) except //ml:team_macro_test' --output=xml >"$SCRATCH/ml.query.xml" 2>"$SCRATCH/query.err" ||
+  fail "bazel query: $(cat "$SCRATCH/query.err")"
+"$GPUPLAN" plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  --history "$RESULTS" -o "$SCRATCH/from_results.json" 2>"$SCRATCH/from_results.err" || true
+grep -q "//ml:video_decode_test: 1 of its last 1 run in the history was given no GPU" "$SCRATCH/from_results.err" ||
+  fail "runs given no GPU are not named: $(cat "$SCRATCH/from_results.err")"
+grep -q "; 3 runs of GPU tests given no GPU left out" "$SCRATCH/from_results.err" ||
+  fail "the totals line does not count the runs given no GPU: $(cat "$SCRATCH/from_results.err")"
+jq -e '[.assignments[], .unschedulable[] | select(.label == "//ml:video_decode_test") | .duration_source]
+       | length > 0 and all(startswith("history") | not)' "$SCRATCH/from_results.json" >/dev/null ||
+  fail "a run given no GPU is //ml:video_decode_test's duration: $(jq -c '[.assignments[], .unschedulable[] | select(.label == "//ml:video_decode_test")]' "$SCRATCH/from_results.json")"
+jq -e '[.assignments[] | select(.label == "//ml:inference_test") | .duration_source] == ["history-p90"]' \
+  "$SCRATCH/from_results.json" >/dev/null || fail "a run on its planned GPU is no longer the test's duration"
+refuses "//ml:video_decode_test: 1 of its last 1 run in the history was given no GPU" \
+  plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$RESULTS" --strict
+
 # fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY [RUN_UNDER_OPTIONS [BAZEL_OPTION...]]: bazel test of
 # //PACKAGE:TARGET under run-under fails (exit 3), and the test's log says WHY.
 fails_in_bazel() {
