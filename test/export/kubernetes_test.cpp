@@ -1,6 +1,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
