@@ -1,5 +1,6 @@
 #pragma once
 // Placing units on the fleet so that they finish as early as possible (SPEC section 5).
+#include <memory>
 #include <vector>
 
 #include "gpuplan/classify.hpp"
@@ -29,5 +30,27 @@ struct SolveOptions {
 /// `units` are moved into the plan: pass them with std::move when they are not needed after.
 Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet& fleet,
                const SolveOptions& options);
+
+/// What make_plan would give the same units with other durations, for many sets of durations
+/// (simulate plans each run's real durations in hindsight): what the units need of the fleet is
+/// worked out once, and no plan is built, only its makespan and lower bound.
+class Replanner {
+ public:
+  Replanner(std::vector<Unit> units, const Fleet& fleet, const SolveOptions& options);
+  Replanner(const Replanner&) = delete;
+  Replanner& operator=(const Replanner&) = delete;
+  ~Replanner();
+
+  struct Result {
+    double makespan_s = 0;     ///< PlanSummary::makespan_s of make_plan's plan
+    double lower_bound_s = 0;  ///< PlanSummary::lower_bound_s
+  };
+  /// `durations`: a duration per unit, in the order the units were given.
+  Result plan(const std::vector<double>& durations);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace gpuplan

@@ -425,6 +425,13 @@ void FolderOutput::fail(const std::string& path, int error) {
 }
 
 std::string FolderOutput::write(const std::string& name, std::string_view content, bool executable) {
+  return write(
+      name, [&](const std::function<void(std::string_view)>& put) { put(content); }, executable);
+}
+
+std::string FolderOutput::write(
+    const std::string& name,
+    const std::function<void(const std::function<void(std::string_view)>& put)>& fill, bool executable) {
   Staged file;
   file.target = (std::filesystem::path(staging_).parent_path() / name).string();
   file.staged = fmt::format("{}/{}", staging_, files_.size());
@@ -434,7 +441,18 @@ std::string FolderOutput::write(const std::string& name, std::string_view conten
   mode_t mode = new_file_mode(file.target) | (executable ? 0111 : 0);
   int fd = ::open(file.staged.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) fail(file.target, errno);
-  int error = ::fchmod(fd, mode) != 0 ? errno : write_fully(fd, content);
+  int error = ::fchmod(fd, mode) != 0 ? errno : 0;
+  if (error == 0) {
+    try {  // a full disk stops `fill` at once
+      fill([&](std::string_view piece) {
+        if (int failed = write_fully(fd, piece); failed != 0) fail(file.target, failed);
+      });
+    } catch (...) {
+      ::close(fd);
+      abandon();
+      throw;
+    }
+  }
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) fail(file.target, error);
   return file.staged;

@@ -94,6 +94,12 @@ class FolderOutput {
   /// Stages `content` as the folder's file `name`; `executable` adds the execute bits. Returns the
   /// staged file's path, for what is made by reading it back (a plan's index).
   std::string write(const std::string& name, std::string_view content, bool executable = false);
+  /// The same for content handed over in pieces: `fill` calls `put` with each, in order, so that
+  /// a large file (a plan's copy) need not be held whole. What `fill` throws leaves the folder
+  /// unchanged, as any other failure does.
+  std::string write(const std::string& name,
+                    const std::function<void(const std::function<void(std::string_view)>& put)>& fill,
+                    bool executable = false);
   /// Renames every staged file into place.
   void commit();
 

@@ -40,6 +40,12 @@ SimulationReport simulate(const Plan& plan, const Fleet& fleet, const SimulateOp
   report.planned_makespan = plan.summary.makespan_s;
   report.units_without_history = source.without_history;
   report.units_resharded = source.resharded;
+  // The plan's units again, to be planned with each run's durations: what they need of the fleet
+  // is worked out once (make_plan a run did it again each time, and built a whole plan).
+  std::vector<Unit> units;
+  units.reserve(plan.assignments.size());
+  for (const auto& a : plan.assignments) units.push_back(a.unit);
+  Replanner replanner(std::move(units), fleet, hindsight);
   std::vector<double> statics, dynamics, bounds, plans, taken, static_ratios, dynamic_ratios;
   for (int run = 0; run < options.runs; ++run) {
     std::vector<double> durations = sim::draw_durations(source, options.seed, run);
@@ -47,16 +53,10 @@ SimulationReport simulate(const Plan& plan, const Fleet& fleet, const SimulateOp
     auto dynamic = sim::run_dynamic(replay, durations);
     dynamics.push_back(dynamic.makespan);
     taken.push_back(double(dynamic.taken_elsewhere));
-    std::vector<Unit> units;
-    units.reserve(plan.assignments.size());
-    for (size_t i = 0; i < plan.assignments.size(); ++i) {
-      units.push_back(plan.assignments[i].unit);
-      units.back().duration_s = durations[i];
-    }
-    Plan known = make_plan(Classification{}, std::move(units), fleet, hindsight);
-    bounds.push_back(known.summary.lower_bound_s);
-    plans.push_back(known.summary.makespan_s);
-    double bound = known.summary.lower_bound_s > 0 ? known.summary.lower_bound_s : 1;
+    auto known = replanner.plan(durations);
+    bounds.push_back(known.lower_bound_s);
+    plans.push_back(known.makespan_s);
+    double bound = known.lower_bound_s > 0 ? known.lower_bound_s : 1;
     static_ratios.push_back(statics.back() / bound);
     dynamic_ratios.push_back(dynamics.back() / bound);
   }

@@ -399,4 +399,58 @@ Plan make_plan(const Classification& tests, std::vector<Unit> units, const Fleet
   return plan;
 }
 
+struct Replanner::State {
+  FleetIndex index;
+  solve::Problem problem;
+  std::vector<size_t> unit_of_job;
+  std::vector<bool> shares;  ///< per unit: whether it shares its GPU, and so is slowed down
+  double slowdown = 1;
+  SolveOptions options;
+};
+
+Replanner::Replanner(std::vector<Unit> units, const Fleet& fleet, const SolveOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = options;
+  s.slowdown = options.policy == Policy::pack ? options.rules.pack_slowdown : 1.0;
+  std::vector<Assignment> all;
+  all.reserve(units.size());
+  for (Unit& unit : units) {
+    s.shares.push_back(shares_gpu(unit, options.policy));
+    all.emplace_back().unit = std::move(unit);
+  }
+  std::vector<size_t> by_id = id_order(all);
+  s.index = index_fleet(fleet);
+  s.problem.fleet = &s.index;
+  s.problem.max_sharing = options.policy == Policy::pack ? std::max(1, options.rules.max_tests_per_gpu) : 1;
+  Demands demands = add_demands(all, by_id, fleet, s.index, options, s.slowdown, s.problem);
+  // The jobs make_plan schedules, in its order: the units some node can run, by unit id.
+  for (size_t u : by_id) {
+    if (s.problem.demand_shapes[static_cast<size_t>(demands.of_unit[u])].empty()) continue;
+    s.unit_of_job.push_back(u);
+    s.problem.jobs.push_back({demands.of_unit[u], 0});
+  }
+}
+
+Replanner::~Replanner() = default;
+
+Replanner::Result Replanner::plan(const std::vector<double>& durations) {
+  State& s = *state_;
+  // As add_demands makes them: slowed down when shared, in whole milliseconds.
+  for (size_t j = 0; j < s.problem.jobs.size(); ++j) {
+    size_t u = s.unit_of_job[j];
+    s.problem.jobs[j].duration = util::json_seconds(s.shares[u] ? durations[u] * s.slowdown : durations[u]);
+  }
+  Result result;
+  result.lower_bound_s = lower_bound(s.problem);
+  Schedule schedule = s.options.scheduler == Scheduler::longest_first_insertion
+                          ? insertion_schedule(s.problem, longest_first(s.problem))
+                          : best_schedule(s.problem, s.options.time_limit_s, result.lower_bound_s);
+  // As place() ends each assignment: its start to the millisecond, then its duration.
+  for (size_t j = 0; j < s.problem.jobs.size(); ++j)
+    result.makespan_s = std::max(
+        result.makespan_s, util::json_seconds(schedule.placements[j].start) + s.problem.jobs[j].duration);
+  return result;
+}
+
 }  // namespace gpuplan

@@ -236,6 +236,24 @@ void JsonWriter::escaped(std::string_view text) {
   put('"');
 }
 
+std::string compact(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      continue;
+    } else {
+      in_string = c == '"';
+    }
+    out += c;
+  }
+  return out;
+}
+
 void JsonWriter::spill() {
   if (buffer_.size() >= spill_at) flush();
 }

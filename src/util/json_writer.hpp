@@ -90,4 +90,9 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+/// JSON text with its whitespace outside strings dropped: the text of an indented writer (or of
+/// nlohmann's dump(2)) turned into what a writer with indent -1 (dump()) writes for the same
+/// document, byte for byte, without the document being parsed again.
+std::string compact(std::string_view json);
+
 }  // namespace gpuplan::util

@@ -1,6 +1,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
@@ -333,6 +334,18 @@ TEST_CASE("a ConfigMap too large for a client-side kubectl apply is named with i
   CHECK(bytes > slice.size());  // the slice, escaped as a JSON string, and the rest of the object
   CHECK(bytes > kubernetes_annotations_limit);
   CHECK(made.files.size() == 2);
+}
+
+// The slice was written, parsed back and dumped on one line; now the plan writer's text is made
+// compact as it is: the same bytes, a plan's strings with spaces, quotes and ": " in them too.
+TEST_CASE("a ConfigMap carries its node's slice on one line, as nlohmann's dump writes the plan") {
+  Plan plan = plan_on({{"h100-0", 100}, {"h100-1", 200}, {"h100-0", 300}});
+  plan.assignments[2].unit.label = plan.assignments[2].unit.id = "//a b:\"quoted\": test";
+  plan.assignments[2].unit.duration_s = 12.345;
+  plan.assignments[2].start_s = 0.5;
+  plan.assignments[2].env = std::map<std::string, std::string>{{"MESSAGE", "a \\ \"b\": c\t"}};
+  auto configmap = YAML::LoadAll(manifest_files(plan, nullptr, options()).at("gpuplan-h100-0.yaml"))[0];
+  CHECK(configmap["data"]["plan.json"].as<std::string>() == to_json(node_slice(plan, {0, 2})).dump() + "\n");
 }
 
 TEST_CASE("a plan without GPU units gives no manifests") {

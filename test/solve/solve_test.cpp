@@ -500,3 +500,38 @@ TEST_CASE("a unit given every GPU of the node it holds lists every GPU of it tha
   CHECK(gpus[other.id].size() == 1);
   CHECK(broken_promise(plan, fleet).empty());
 }
+
+// simulate plans each run's real durations in hindsight: once through make_plan a run, which
+// worked out the units' needs and built a whole plan every time, now through a Replanner.
+TEST_CASE("a replanner gives the makespan and lower bound make_plan gives for each set of durations") {
+  auto fleet = fleet_of({{"h", 2, 8}, {"p", 3, 4, "pairs", "a100", 40 * 1024, "8.0"}});
+  std::vector<Unit> units;
+  for (int i = 0; i < 120; ++i) {
+    // Ids out of order, so that the schedule's tie order (by id) is made, not given.
+    units.push_back(unit(fmt::format("//t:{}", (i * 37) % 120), 10, 1 + i % 4 / 2 + (i % 9 == 0 ? 2 : 0)));
+    if (i % 5 == 0) with_nvlink(units.back());
+    if (i % 3 == 0) units.back().vram_mib = 4096 + 1024 * (i % 7);  // shared under pack
+    if (i % 23 == 0) with_capability(units.back(), ">=9.0");
+  }
+  units.push_back(unit("//t:too_wide", 10, 16));  // no node runs it
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> noise(0, 0.5);
+  for (Policy policy : {Policy::exact, Policy::whole_node, Policy::pack})
+    for (Scheduler scheduler : {Scheduler::best, Scheduler::longest_first_insertion}) {
+      SolveOptions options;
+      options.policy = policy;
+      options.scheduler = scheduler;
+      options.rules.pack_slowdown = 1.3;
+      Replanner replanner(units, fleet, options);
+      for (int run = 0; run < 3; ++run) {
+        INFO("policy " << to_string(policy) << ", run " << run);
+        std::vector<double> durations;
+        std::vector<Unit> drawn = units;
+        for (auto& u : drawn) durations.push_back(u.duration_s = 60 * noise(random));
+        auto expected = make_plan(Classification{}, std::move(drawn), fleet, options).summary;
+        auto got = replanner.plan(durations);
+        CHECK(got.makespan_s == expected.makespan_s);
+        CHECK(got.lower_bound_s == expected.lower_bound_s);
+      }
+    }
+}

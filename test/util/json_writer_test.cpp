@@ -148,6 +148,15 @@ TEST_CASE("a value written once at a depth is taken as it is by a writer at that
   }
 }
 
+TEST_CASE("indented JSON made compact is what the compact writer writes, strings untouched") {
+  auto document = sample();
+  // Spaces, a ": " and quotes inside strings, and a string that ends in a backslash.
+  document["keys with spaces"] = {{"a: b", " \\\" , "}, {"\\", "x\\"}, {"", " "}};
+  CHECK(gpuplan::util::compact(streamed(document, 2)) == document.dump());
+  CHECK(gpuplan::util::compact(streamed(document, 4)) == streamed(document, -1));
+  CHECK(gpuplan::util::compact(" [ 1 ,\n\t\"a b\" ]\r\n") == R"([1,"a b"])");
+}
+
 TEST_CASE("a double that is not finite is written as null, as nlohmann writes it") {
   std::string text;
   JsonWriter out([&](std::string_view piece) { text += piece; }, -1);
