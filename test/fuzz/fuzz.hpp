@@ -14,6 +14,11 @@
 
 namespace gpuplan::fuzz {
 
+/// The reader a target of a shared harness (ingest_fuzz.cpp, history_fuzz.cpp) fuzzes, from its
+/// name: "xml" for fuzz_ingest_xml. The harness compiles once; chosen.cpp, compiled for each
+/// target with GPUPLAN_FUZZ_CHOSEN, says which.
+std::string_view chosen_reader();
+
 /// The fuzzer's bytes as a string.
 inline std::string text(const std::uint8_t* data, std::size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);

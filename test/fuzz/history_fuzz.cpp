@@ -1,5 +1,5 @@
-// Fuzz target: one history reader, chosen when it is built by GPUPLAN_FUZZ_HISTORY
-// ("bep", "junit", "table"). What it read must survive `history summarize` and read back.
+// Fuzz target: one history reader, chosen when it is linked (fuzz::chosen_reader(): "bep",
+// "junit", "table"). What it read must survive `history summarize` and read back.
 #include <sstream>
 
 #include "fuzz.hpp"
@@ -8,7 +8,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gpuplan;
   std::istringstream in(fuzz::text(data, size));
-  std::string_view reader = GPUPLAN_FUZZ_HISTORY;
+  std::string_view reader = fuzz::chosen_reader();
   return fuzz::expect_input_errors([&] {
     HistoryRead read = reader == "bep" ? read_bep(in, "fuzz.bep.json", false)
                        : reader == "junit"
