@@ -95,9 +95,15 @@ void check_gpus_here(const ExecOptions& o, const std::vector<int>& node_gpus,
   if (!o.warn_missing_gpus)
     throw InputError(Position{fmt::format("node {}", o.node)},
                      fmt::format("{}; nothing was run (--missing-gpus=warn runs the units anyway)", problem));
+  auto recorded = o.results.empty() || present_gpus(node_gpus, nvml) == node_gpus
+                      ? std::string()
+                      : std::string(
+                            "; their results records give them only those of their GPUs this machine "
+                            "has (a unit given none here: no GPU, which history leaves out of its "
+                            "duration)");
   std::cerr << fmt::format(
-      "gpuplan exec: warning: node {}: {}; running the units anyway (--missing-gpus=warn)\n", o.node,
-      problem);
+      "gpuplan exec: warning: node {}: {}; running the units anyway (--missing-gpus=warn){}\n", o.node,
+      problem, recorded);
 }
 
 /// Dynamic execution: this node's units claimed before they start, and units planned
@@ -1036,9 +1042,11 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                                             u.holds_node ? node_gpus : u.assignment.gpus, usage.outside);
         !outside.empty())
       std::cerr << fmt::format("gpuplan exec: warning: {}\n", outside);
+    // Under --missing-gpus=warn, only the GPUs this machine has (run-under's reason): a unit given
+    // only absent ones ran with none, and history leaves a GPU test's such runs out of its duration.
     ran_here.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
-                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status,
-                        usage.peak_vram_mib,
+                        o.warn_missing_gpus ? present_gpus(u.assignment.gpus, nvml.get()) : u.assignment.gpus,
+                        start_epochs[u.assignment.unit.id], u.exit_status, usage.peak_vram_mib,
                         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
                         run_end(u.outcome), usage.peak_up_front, u.assignment.unit.shard_count});
     if (o.results.empty()) return;

@@ -682,12 +682,30 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
   auto nvml = assignment.gpus.empty() && o.results.empty() ? nullptr : open_nvml();
+  // The GPUs the results record gives it: under --missing-gpus=warn only those of its planned GPUs
+  // this machine has, since CUDA leaves the others out. One given only absent GPUs ran with none,
+  // and its empty gpus keeps it out of the test's duration (history's given_no_gpu); before, the
+  // record listed the planned GPUs and history took its time, its GPU work skipped, as the test's.
+  auto recorded_gpus = assignment.gpus;
   if (auto missing = why_not_here(assignment, nvml.get()); !missing.empty()) {
     if (!o.warn_missing_gpus) return refuse_here(o, assignment, missing);
+    recorded_gpus = present_gpus(assignment.gpus, nvml.get());
+    auto named = [](const std::vector<int>& gpus) {
+      return fmt::format("GPU{} {}", gpus.size() == 1 ? "" : "s", gpu_list(gpus));
+    };
+    auto recorded =
+        o.results.empty() || recorded_gpus == assignment.gpus ? std::string()
+        : recorded_gpus.empty()
+            ? fmt::format(
+                  "; its results record gives it no GPU (planned {}: none is here), so "
+                  "history leaves this run out of its duration",
+                  named(assignment.gpus))
+            : fmt::format("; its results record gives it {} (planned {}: only {} here)", named(recorded_gpus),
+                          named(assignment.gpus), recorded_gpus.size() == 1 ? "that one is" : "those are");
     std::cerr << fmt::format(
         "gpuplan run-under: warning: {} on node {}: {} (plan {}); running it anyway "
-        "(--missing-gpus=warn)\n",
-        target, std::string(node), missing, o.plan);
+        "(--missing-gpus=warn){}\n",
+        target, std::string(node), missing, o.plan, recorded);
   }
   std::vector<int> fds;
   for (const auto& locks : held) fds.insert(fds.end(), locks.fds().begin(), locks.fds().end());
@@ -730,7 +748,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      shard,
                      seconds,
                      std::string(node),
-                     assignment.gpus,
+                     recorded_gpus,
                      start,
                      status,
                      usage.peak_vram_mib,

@@ -297,6 +297,17 @@ std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::st
       dev);
 }
 
+std::vector<int> present_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev) {
+  if (gpus.empty()) return {};
+  if (auto count = nvml ? nvml->device_count() : std::nullopt) {
+    std::vector<int> present;
+    for (int gpu : gpus)
+      if (gpu >= 0 && gpu < static_cast<int>(*count)) present.push_back(gpu);
+    return present;
+  }
+  return has_gpu_device(dev) ? gpus : std::vector<int>{};
+}
+
 std::string outside_allocation(const std::vector<int>& gpus, const char* cuda_visible,
                                const char* rocr_visible) {
   if (gpus.empty()) return {};

@@ -90,6 +90,11 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
 /// (no NVIDIA driver), a machine with no GPU device file of any vendor under `dev` has none.
 std::string missing_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev = "/dev");
 
+/// The GPUs of `gpus` this machine has, as missing_gpus reads it: those NVML counts; where NVML
+/// does not answer, all of them when `dev` has a GPU device file of any vendor, else none. A unit
+/// run on the others (--missing-gpus=warn) was not given them: CUDA leaves them out.
+std::vector<int> present_gpus(const std::vector<int>& gpus, Nvml* nvml, const std::string& dev = "/dev");
+
 /// Why units given `gpus` would run outside the GPUs the launcher gave this process: the caller's
 /// CUDA_VISIBLE_DEVICES (`cuda_visible`; a Slurm job's, which exec and run-under replace by the
 /// plan's indices) lacks one of them or names GPUs otherwise than by index (UUIDs, MIG

@@ -229,10 +229,22 @@ status=0
 PATH=$SCRATCH/stub-bazel:$PATH GPUPLAN_FAKE_NVML_GPUS=3 "$GPUPLAN" exec "$PLAN" --node ws-0 >"$SCRATCH/missing.out" 2>&1 || status=$?
 [ "$status" = 2 ] && [ ! -e "$SCRATCH/ran" ] && grep -q 'NVML sees 3 GPUs' "$SCRATCH/missing.out" ||
   fail "exec's bazel test ran (exit $status) where GPUs are missing: $(cat "$SCRATCH/missing.out")"
-GPUPLAN_FAKE_NVML_GPUS=3 "$GPUPLAN" exec "$PLAN" --node ws-0 --missing-gpus=warn --command true >"$SCRATCH/missing.out" 2>&1 ||
+GPUPLAN_FAKE_NVML_GPUS=3 "$GPUPLAN" exec "$PLAN" --node ws-0 --missing-gpus=warn --command true \
+  --results "$SCRATCH/missing.csv" >"$SCRATCH/missing.out" 2>&1 ||
   fail "exec --missing-gpus=warn failed: $(cat "$SCRATCH/missing.out")"
-grep -q '^10 units: 10 passed$' "$SCRATCH/missing.out" && grep -q 'warning: node ws-0: NVML sees 3 GPUs' "$SCRATCH/missing.out" ||
+grep -q '^10 units: 10 passed$' "$SCRATCH/missing.out" && grep -q 'warning: node ws-0: NVML sees 3 GPUs' "$SCRATCH/missing.out" &&
+  grep -qF 'their results records give them only those of their GPUs this machine has' "$SCRATCH/missing.out" ||
   fail "exec --missing-gpus=warn: $(cat "$SCRATCH/missing.out")"
+# CUDA leaves GPU 3 out: the records give units only the GPUs here (before, the plan's), so the
+# units on GPU 3 alone were given none, which history leaves out of a GPU test's duration.
+/usr/bin/python3 - "$SCRATCH/missing.csv" <<'PY' || fail "exec --missing-gpus=warn records GPUs this machine lacks: $(cat "$SCRATCH/missing.csv")"
+import csv, sys
+gpus = {(r["label"], r["shard"]): r["gpus"] for r in csv.DictReader(open(sys.argv[1]))}
+assert gpus[("//ml:pool_test", "")] == "", gpus
+assert gpus[("//ml:train_test", "1")] == "2", gpus
+assert gpus[("//ml:team_macro_test", "")] == "0,1,2", gpus
+assert gpus[("//ml:inference_test", "")] == "2", gpus
+PY
 
 # 3. A failing and a timed-out unit do not stop the others; exit code 3. The timed-out unit's
 # record says "timeout", so that the next plan takes its 2 s as a lower bound, not as its time.

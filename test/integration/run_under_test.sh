@@ -378,10 +378,23 @@ if ! ls /dev/nvidia[0-9]* /dev/kfd /dev/dri/renderD* >/dev/null 2>&1; then
   refused "no GPU at all" 'refusing to run //ml:pool_test on node ws-0: this machine shows no GPU' -- \
     GPUPLAN_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0
 fi
-GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --missing-gpus=warn \
+: >"$SCRATCH/warned.csv"
+GPUPLAN_FAKE_NVML_GPUS=3 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --missing-gpus=warn --results "$SCRATCH/warned.csv" \
   sh -c 'echo "ran on $CUDA_VISIBLE_DEVICES"' >"$SCRATCH/warned.out" 2>&1 || fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
-grep -q '^ran on 3$' "$SCRATCH/warned.out" && grep -q 'warning: //ml:pool_test on node ws-0: NVML sees 3 GPUs' "$SCRATCH/warned.out" ||
+grep -q '^ran on 3$' "$SCRATCH/warned.out" && grep -q 'warning: //ml:pool_test on node ws-0: NVML sees 3 GPUs' "$SCRATCH/warned.out" &&
+  grep -qF 'its results record gives it no GPU (planned GPU 3: none is here)' "$SCRATCH/warned.out" ||
   fail "--missing-gpus=warn: $(cat "$SCRATCH/warned.out")"
+# CUDA left GPU 3 out: the test ran with none, and its record says so (empty gpus; before, "3"), so
+# a plan from it leaves the run out of the test's duration, with a warning, as any run given no GPU.
+grep -q '^//ml:pool_test,,[0-9.]*,[0-9]*,ws-0,,' "$SCRATCH/warned.csv" ||
+  fail "a --missing-gpus=warn run on a GPU the machine lacks records it: $(cat "$SCRATCH/warned.csv")"
+"$GPUPLAN" plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  --history "$SCRATCH/warned.csv" -o "$SCRATCH/from_warned.json" 2>"$SCRATCH/from_warned.err" || true
+grep -q "//ml:pool_test: 1 of its last 1 run in the history was given no GPU" "$SCRATCH/from_warned.err" ||
+  fail "a --missing-gpus=warn run given no GPU is not named: $(cat "$SCRATCH/from_warned.err")"
+jq -e '[.assignments[], .unschedulable[] | select(.label == "//ml:pool_test") | .duration_source]
+       | length > 0 and all(startswith("history") | not)' "$SCRATCH/from_warned.json" >/dev/null ||
+  fail "a --missing-gpus=warn run given no GPU is //ml:pool_test's duration: $(cat "$SCRATCH/from_warned.err")"
 GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true || fail "GPU 3 of 4 was refused"
 # Under bazel test, a CUDA_VISIBLE_DEVICES can only have come by --test_env: the refusal says so.
 refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through --test_env' -- \

@@ -250,6 +250,10 @@ TEST_CASE("A GPU that NVML does not count on this machine is never handed out", 
   CHECK_THAT(missing,
              Catch::Contains("NVML sees 7 GPUs (0-6) on this machine, and the plan gives units GPU 7"));
   CHECK_THAT(missing, Catch::Contains("CUDA would leave it out of CUDA_VISIBLE_DEVICES"));
+  // What a --missing-gpus=warn run's results record gives it: only the planned GPUs NVML counts.
+  CHECK(present_gpus({2, 7}, nvml.get()) == std::vector<int>{2});
+  CHECK(present_gpus({7}, nvml.get()).empty());
+  CHECK(present_gpus({0, 6}, nvml.get()) == std::vector<int>{0, 6});
   setenv("GPUPLAN_FAKE_NVML_GPUS", "0", 1);  // the driver is there, its GPUs are gone
   CHECK_THAT(missing_gpus({0}, nvml.get()), Catch::Contains("NVML sees no GPU on this machine"));
   unsetenv("GPUPLAN_FAKE_NVML_GPUS");
@@ -265,10 +269,12 @@ TEST_CASE("Without NVML a machine with no GPU device file of any vendor has no G
   auto missing = missing_gpus({0}, nullptr, dev.string());
   CHECK_THAT(missing,
              Catch::Contains("this machine shows no GPU: NVML (libnvidia-ml.so.1) cannot be loaded"));
-  CHECK(missing_gpus({}, nullptr, dev.string()).empty());  // a node with no GPU units needs none
+  CHECK(missing_gpus({}, nullptr, dev.string()).empty());      // a node with no GPU units needs none
+  CHECK(present_gpus({0, 1}, nullptr, dev.string()).empty());  // a run there was given none
   for (const char* device : {"nvidia0", "kfd", "dri/renderD128"}) {
     std::ofstream(dev / device);
     CHECK(missing_gpus({3}, nullptr, dev.string()).empty());  // no count without NVML: any GPU will do
+    CHECK(present_gpus({3}, nullptr, dev.string()) == std::vector<int>{3});
     fs::remove(dev / device);
   }
   fs::remove_all(dev);
