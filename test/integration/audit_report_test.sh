@@ -70,6 +70,13 @@ refuses -F "//ml:allreduce_test: reaches no label of @local_config_cuda or @pypi
 "$GPUPLAN" explain "$test" examples/query.xml --json 2>/dev/null |
   jq -e --arg u "$undeclared" '.gpu_code.unknown and .gpu_code.undeclared == $u and .gpu_code.reaches == null' >/dev/null ||
   fail "explain --json has no unknown gpu_code"
+# Its rules' inputs are never expanded, so a gpu_free or gpu_deps pattern has nothing to match
+# there: the example's own rules are no typo, and explain --strict of a test passes (it failed).
+"$GPUPLAN" explain //xla:triton_test examples/query.xml --rules examples/rules.yaml --strict \
+  >/dev/null 2>"$SCRATCH/unexpanded.err" || fail "explain --strict of tests(//...): $(cat "$SCRATCH/unexpanded.err")"
+"$GPUPLAN" audit examples/query.xml --rules examples/rules.yaml >/dev/null 2>"$SCRATCH/unexpanded.err"
+! grep -q 'matches no label' "$SCRATCH/unexpanded.err" ||
+  fail "a pattern was called a typo against tests(//...): $(cat "$SCRATCH/unexpanded.err")"
 # --classify-by-deps names each GPU test it leaves as it is.
 "$GPUPLAN" classify --classify-by-deps --json examples/query.xml >/dev/null 2>"$SCRATCH/by-deps.err"
 grep -q "^gpuplan: warning: //[^:]*:[^:]*: reaches .*, which the input did not expand: whether it uses GPU code is unknown" \
