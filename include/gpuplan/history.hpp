@@ -41,6 +41,13 @@ struct Sample {
   /// CUDA_VISIBLE_DEVICES empty) and used none. A test that needs GPUs mostly skips its GPU work so:
   /// its time is not the test's, and estimates of GPU tests leave such runs out.
   bool given_no_gpu = false;
+  /// How many GPUs it was given (results records' gpus); empty where the input does not say. A
+  /// run given fewer than its test needs (--missing-gpus=warn on a machine with only some of the
+  /// planned GPUs) skipped or shrank its multi-GPU work: estimates of such a test leave it out.
+  std::optional<int> gpus_given = std::nullopt;
+  /// It ran only some of its test cases (Bazel's --test_filter, a --test_arg of --gtest_filter or
+  /// pytest's -k): its time is not the test's, and estimates leave it out.
+  bool filtered = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
   /// It measured the memory its run used: a peak, but not the 0 MiB of a run on a GPU (its
@@ -205,20 +212,47 @@ std::vector<Sample> window_samples(std::vector<Sample> samples, int window);
 /// gets the longest timeout as `seconds` with source "history-timeout" (a lower bound).
 std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples, const Rules& rules);
 
-/// Of a GPU test's unit, the samples its estimate uses: every one but the runs given no GPU.
-std::vector<Sample> runs_given_gpus(const std::vector<Sample>& samples);
-
-/// Runs given no GPU of one GPU test, which its estimate leaves out (runs_given_gpus).
-struct RunsGivenNoGpu {
-  long left_out = 0;       ///< among the newest `window` of each of its units
-  long recent = 0;         ///< the newest `window` of each of its units, those given no GPU included
-  bool every_run = false;  ///< every run of the test was given none: it is planned as one without history
+/// Why a run measured only part of its test's work, which leaves it out of the test's duration.
+enum class PartialRun {
+  whole,         ///< it measured the test: its time counts
+  filtered,      ///< it ran only some test cases (Sample::filtered)
+  given_no_gpu,  ///< a GPU test's run given no GPU (Sample::given_no_gpu)
+  fewer_gpus,    ///< given some GPUs, fewer than the test needs (Sample::gpus_given)
 };
-/// By canonical label, each GPU test of `tests` (bucket gpu) of which a recent run (the newest
-/// `window` of each unit) was given no GPU; the others are left out. A CPU test's runs are given
-/// no GPU too, and are its time.
-std::map<std::string, RunsGivenNoGpu> runs_given_no_gpu(const History& history, const Classification& tests,
-                                                        int window);
+/// What a run measured of a test that needs `gpus` GPUs: 0 for a CPU test, nullopt where the
+/// need is unknown (a test the query does not name), which leaves out only filtered runs.
+PartialRun partial_run(const Sample& sample, std::optional<int> gpus);
+/// The GPUs a classified test's units need: its requirement's count for a GPU test (at least
+/// one), 0 for any other.
+int gpus_needed(const ClassifiedTest& test);
+
+/// Of a unit of a test needing `gpus` GPUs, the samples its estimate uses: the whole runs.
+std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus);
+
+/// The test-case filter a test's arguments give it as googletest and pytest read them
+/// (`--gtest_filter=PATTERNS` other than `*`, `-k EXPRESSION`, `-kEXPRESSION`), or "" for none.
+std::string test_case_filter(const std::vector<std::string>& args);
+/// The filter a `bazel test` command line sets (BEP's optionsParsed cmdLine, each option
+/// `--name=value`): the last `--test_filter` (the test's TESTBRIDGE_TEST_ONLY), else what its
+/// `--test_arg`s give it (test_case_filter), or "" for none.
+std::string bazel_test_filter(const std::vector<std::string>& options);
+
+/// One test's recent runs that measured only part of its work, which its estimate leaves out.
+struct PartialRuns {
+  long given_no_gpu = 0;   ///< among the newest `window` of each of its units
+  long fewer_gpus = 0;     ///< given fewer GPUs than `needs`
+  int fewest_gpus = 0;     ///< the fewest GPUs such a run was given
+  int needs = 0;           ///< the GPUs the test needs
+  long filtered = 0;       ///< filtered to some test cases
+  long recent = 0;         ///< the newest `window` of each of its units, these included
+  bool every_run = false;  ///< no run of the test was whole: it is planned as one without history
+  long left_out() const { return given_no_gpu + fewer_gpus + filtered; }
+};
+/// By canonical label, each GPU test of `tests` (bucket gpu: the tests a plan places) of which a
+/// recent run (the newest `window` of each unit) measured only part of its work (partial_run); the
+/// others are left out.
+std::map<std::string, PartialRuns> partial_runs(const History& history, const Classification& tests,
+                                                int window);
 
 /// The largest peak of `label`'s recent runs (any shard, window_samples of each) when every
 /// peak among them is memory taken up front (Sample::peak_up_front): the test's need is then
@@ -250,7 +284,7 @@ std::string to_string(const GpuUse& use);
 /// every resharding guess's source does, which the plan warns of.
 inline constexpr std::string_view whole_resharded_suffix = "-whole-resharded";
 
-/// The planner's estimator: a unit's history (of a GPU test, runs_given_gpus); for a test without history the
+/// The planner's estimator: a unit's history (its whole runs, whole_runs); for a test without history the
 /// median of the history estimates of the GPU tests of its size class in `tests` ("size-median"); then
 /// `fallback` (the size defaults). A lower bound from timeouts is never undercut, and no
 /// estimate is zero.

@@ -242,18 +242,29 @@ struct RunRecord {
   RunEnd end = RunEnd::exited;
   bool peak_up_front = false;  ///< its peak is memory JAX or TensorFlow took up front (GpuUsage)
   int shard_count = 1;         ///< the test's shards (TEST_TOTAL_SHARDS)
+  /// It ran only some of its test cases (a test filter: Bazel's TESTBRIDGE_TEST_ONLY, googletest's
+  /// --gtest_filter or GTEST_FILTER, pytest's -k): history leaves its time out of the test's.
+  bool filtered = false;
+};
+
+/// The columns of a results file, which an older gpuplan's file keeps: its records go on in them.
+enum class ResultsColumns {
+  nine,    ///< before peak_up_front and shard_count
+  eleven,  ///< before filtered
+  twelve,  ///< results_header()'s
 };
 
 /// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,
-/// shard_count": the history CSV (SPEC section 3) with the run's details as extra columns.
+/// shard_count,filtered": the history CSV (SPEC section 3) with the run's details as extra columns.
 std::string_view results_header();
 /// The header of results files begun before peak_up_front and shard_count: such a file is
 /// appended to in its own columns.
 std::string_view results_header_before_new_columns();
+/// The header of results files begun before filtered, appended to in their eleven columns.
+std::string_view results_header_before_filtered();
 /// Checks that the results file `path` can be appended to (creating it empty if missing) and
-/// says in which columns: true for results_header()'s, false for a file begun before
-/// peak_up_front and shard_count. Throws InputError for a file that cannot be written or has other columns.
-bool check_results_file(const std::string& path);
+/// says in which columns. Throws InputError for a file that cannot be written or has other columns.
+ResultsColumns check_results_file(const std::string& path);
 /// The note for a results file begun before peak_up_front and shard_count: its records go on
 /// without them, so history cannot tell JAX's memory pool or a resharded test there.
 std::string results_columns_note(const std::string& path);
@@ -262,13 +273,14 @@ std::string results_columns_note(const std::string& path);
 /// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or
 /// "timeout"/"stopped" for a run cut short (history reads both as a lower bound); peak_vram_mib,
 /// gpu_touched ("true"/"false") and peak_up_front empty when not measured; shard_count empty for an
-/// unsharded test. Without `new_columns`, the columns of results_header_before_new_columns().
-std::string to_csv(const RunRecord& record, bool new_columns = true);
+/// unsharded test; filtered "true", or empty for a run of the whole test. In `columns`: an older
+/// file's leave out the columns it lacks.
+std::string to_csv(const RunRecord& record, ResultsColumns columns = ResultsColumns::twelve);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit
 /// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus,
-/// exit_status, gpu_touched and shard_count (start and the memory are left empty), in either
-/// header's columns. Throws InputError naming `name`, the line and the bad field.
+/// exit_status, gpu_touched, shard_count and filtered (start and the memory are left empty), in
+/// any header's columns. Throws InputError naming `name`, the line and the bad field.
 std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name);
 
 /// What `exec` says when none of a node's GPU units touched a GPU: among the records whose

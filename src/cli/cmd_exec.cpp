@@ -49,6 +49,38 @@ namespace gpuplan::cli {
 
 namespace {
 
+/// The test filter a --command template's units run under, said as "--test_filter=X", or empty:
+/// Bazel's TESTBRIDGE_TEST_ONLY or googletest's GTEST_FILTER in exec's environment (the units
+/// inherit it), a `bazel test --test_filter=` or `--test_arg=--gtest_filter=` in the template,
+/// `--gtest_filter=` itself, or pytest's -k in a template that runs pytest (elsewhere -k is
+/// another program's flag: curl's, ssh's). The template's words are split at blanks, quotes
+/// dropped: a filter is a word of its own.
+std::string command_test_filter(const std::string& command_template) {
+  if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
+    return fmt::format("TESTBRIDGE_TEST_ONLY={}", util::excerpt(filter, 100));
+  if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
+    return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
+  std::vector<std::string> words;
+  bool pytest = false;
+  for (std::size_t from = 0; from < command_template.size();) {
+    const auto begin = command_template.find_first_not_of(" \t\n", from);
+    if (begin == std::string::npos) break;
+    const auto end = std::min(command_template.find_first_of(" \t\n", begin), command_template.size());
+    std::string word;
+    for (char c : std::string_view(command_template).substr(begin, end - begin))
+      if (c != '\'' && c != '"') word += c;
+    pytest = pytest || word.find("pytest") != std::string::npos;
+    words.push_back(std::move(word));
+    from = end;
+  }
+  if (auto filter = bazel_test_filter(words); !filter.empty())
+    return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
+  if (!pytest) std::erase_if(words, [](const std::string& w) { return !w.starts_with("--gtest_filter="); });
+  if (auto filter = test_case_filter(words); !filter.empty())
+    return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
+  return {};
+}
+
 /// exec's exit code when some unit failed, timed out or did not run (as `bazel test` uses 3).
 constexpr int exit_units_failed = 3;
 
@@ -936,8 +968,19 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     print_dry_run(runs);
     return exit_ok;
   }
-  const bool current_columns = o.results.empty() || check_results_file(o.results);
-  if (!current_columns) std::cerr << fmt::format("gpuplan exec: note: {}\n", results_columns_note(o.results));
+  const auto columns = o.results.empty() ? ResultsColumns::twelve : check_results_file(o.results);
+  if (columns == ResultsColumns::nine)
+    std::cerr << fmt::format("gpuplan exec: note: {}\n", results_columns_note(o.results));
+  const std::string filter = command_test_filter(o.command);
+  if (!filter.empty() && !o.results.empty())
+    std::cerr << fmt::format(
+        "gpuplan exec: note: the units run under {}: {}, and history leaves their time out of their tests'\n",
+        filter,
+        columns == ResultsColumns::twelve
+            ? std::string("their results records are marked filtered")
+            : fmt::format("they get no results record ({} has no filtered column to mark them: begun by an "
+                          "earlier gpuplan)",
+                          o.results));
   check_writable(o.junit);
   check_writable(o.json);
 
@@ -1048,10 +1091,11 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                         o.warn_missing_gpus ? present_gpus(u.assignment.gpus, nvml.get()) : u.assignment.gpus,
                         start_epochs[u.assignment.unit.id], u.exit_status, usage.peak_vram_mib,
                         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                        run_end(u.outcome), usage.peak_up_front, u.assignment.unit.shard_count});
-    if (o.results.empty()) return;
+                        run_end(u.outcome), usage.peak_up_front, u.assignment.unit.shard_count,
+                        !filter.empty()});
+    if (o.results.empty() || (!filter.empty() && columns != ResultsColumns::twelve)) return;
     try {
-      os::append_locked(o.results, results_header(), to_csv(ran_here.back(), current_columns));
+      os::append_locked(o.results, results_header(), to_csv(ran_here.back(), columns));
     } catch (const InputError& e) {  // the other units still run; exec fails at the end
       ++record_errors;
       std::cerr << fmt::format("gpuplan exec: {}\n", e.what());

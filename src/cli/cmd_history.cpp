@@ -120,11 +120,17 @@ int show_command(HistoryOptions& options) {
         if (sample.peak_vram_mib) s["peak_vram_mib"] = *sample.peak_vram_mib;
         if (sample.peak_up_front) s["peak_up_front"] = true;
         if (sample.given_no_gpu) s["given_no_gpu"] = true;
+        if (sample.gpus_given) s["gpus"] = *sample.gpus_given;
+        if (sample.filtered) s["filtered"] = true;
         unit["recent"].push_back(std::move(s));
       }
-      auto estimate = estimate_from_samples(it->second, options.rules);
-      unit["estimate"] = {{"seconds", estimate->seconds}, {"source", estimate->source}};
-      if (estimate->peak_vram_mib) unit["estimate"]["peak_vram_mib"] = *estimate->peak_vram_mib;
+      // Without a query the test's GPU need is unknown: only filtered runs are left out here.
+      if (auto estimate = estimate_from_samples(whole_runs(it->second, std::nullopt), options.rules)) {
+        unit["estimate"] = {{"seconds", estimate->seconds}, {"source", estimate->source}};
+        if (estimate->peak_vram_mib) unit["estimate"]["peak_vram_mib"] = *estimate->peak_vram_mib;
+      } else {
+        unit["estimate"] = nullptr;
+      }
       j["units"].push_back(std::move(unit));
     }
     write_output("-", j.dump(2) + "\n");
@@ -149,9 +155,17 @@ int show_command(HistoryOptions& options) {
       if (sample.timed_out) out += "  timed out (at least this long)";
       if (sample.failed) out += "  failed";
       if (sample.given_no_gpu) out += "  given no GPU (left out if the test needs one)";
+      if (sample.gpus_given.value_or(0) > 0)
+        out += fmt::format("  given {} GPU{} (left out if the test needs more)", *sample.gpus_given,
+                           *sample.gpus_given == 1 ? "" : "s");
+      if (sample.filtered) out += "  filtered to some test cases (left out)";
       out += '\n';
     }
-    auto estimate = estimate_from_samples(it->second, options.rules);
+    auto estimate = estimate_from_samples(whole_runs(it->second, std::nullopt), options.rules);
+    if (!estimate) {
+      out += "  estimate: none (every run was filtered to some test cases)\n";
+      continue;
+    }
     out += fmt::format("  estimate: {} ({})", seconds_text(estimate->seconds), estimate->source);
     if (estimate->peak_vram_mib)
       out += fmt::format(", VRAM {} MiB (peak plus {:g}% headroom)", *estimate->peak_vram_mib,

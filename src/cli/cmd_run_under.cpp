@@ -28,6 +28,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
+#include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
@@ -523,7 +524,7 @@ int run_under(const RunUnderOptions& o) {
   if (!o.junit.empty())
     require_shared_path(o.junit, "JUnit file",
                         "the report rewritten after this test would be lost with the sandbox", "touch");
-  if (!o.results.empty() && !check_results_file(o.results))
+  if (!o.results.empty() && check_results_file(o.results) == ResultsColumns::nine)
     std::cerr << fmt::format("gpuplan run-under: note: {}\n", results_columns_note(o.results));
   check_writable(o.junit);
   auto node = o.node.empty() ? node_name(o.node_file) : o.node;
@@ -664,13 +665,25 @@ int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const st
   return exit_bad_input;
 }
 
-/// How this run differs from the test's own, said as "ran under ...", or empty: under --test_filter
-/// (Bazel's TESTBRIDGE_TEST_ONLY) a part of the test ran, and its time as the test's taught history
-/// that a 2 s test takes 5 ms; under bazel coverage (or --collect_code_coverage: Bazel's
-/// COVERAGE_DIR) the test ran instrumented, collecting coverage, slower than it runs in bazel test.
-std::string untimed_run() {
+/// The test filter this run is under, said as "--test_filter=X", or empty: a part of the test ran,
+/// and its time as the test's taught history that a 2 s test takes 5 ms. Bazel's --test_filter
+/// reaches the test as TESTBRIDGE_TEST_ONLY; googletest reads GTEST_FILTER too, and the test's
+/// arguments (a --test_arg) may hold --gtest_filter= or pytest's -k.
+std::string test_filter(const std::vector<std::string>& command) {
   if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
-    return fmt::format("ran under --test_filter={}", util::excerpt(filter, 100));
+    return fmt::format("--test_filter={}", util::excerpt(filter, 100));
+  if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
+    return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
+  const std::vector<std::string> args(command.empty() ? command.end() : command.begin() + 1, command.end());
+  if (auto filter = test_case_filter(args); !filter.empty())
+    return fmt::format("a test-case filter in its arguments ({})", util::excerpt(filter, 100));
+  return {};
+}
+
+/// Under bazel coverage (or --collect_code_coverage: Bazel's COVERAGE_DIR) the test ran
+/// instrumented, collecting coverage, slower than it runs in bazel test: said as "ran under ...",
+/// else empty.
+std::string untimed_run() {
   if (const char* coverage = std::getenv("COVERAGE_DIR"); coverage && *coverage)
     return "ran under bazel coverage (COVERAGE_DIR), instrumented and slower than under bazel test";
   return {};
@@ -740,10 +753,24 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   if (ended) *ended = how_it_ended(o.launched_s);
   // A test cut short did not pass, even one that trapped the signal and exited 0.
   if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
+  // A filtered run is recorded, marked, where the file has the column (history leaves it out of the
+  // test's duration and history show marks it); an older file could not mark it, so it gets none.
+  const auto filter = test_filter(o.command);
+  const auto columns = o.results.empty() ? ResultsColumns::twelve : check_results_file(o.results);
   if (auto untimed = untimed_run(); !o.results.empty() && !untimed.empty()) {
     std::cerr << fmt::format("gpuplan run-under: {} {}: no results record (its time is not the test's)\n",
                              target, untimed);
+  } else if (!o.results.empty() && !filter.empty() && columns != ResultsColumns::twelve) {
+    std::cerr << fmt::format(
+        "gpuplan run-under: {} ran under {}: no results record (its time is not the test's, and {} has no "
+        "filtered column to mark it: begun by an earlier gpuplan)\n",
+        target, filter, o.results);
   } else if (!o.results.empty()) {
+    if (!filter.empty())
+      std::cerr << fmt::format(
+          "gpuplan run-under: {} ran under {}: its results record is marked filtered, and history leaves "
+          "its time out of the test's\n",
+          target, filter);
     RunRecord record{canonical_label(target),
                      shard,
                      seconds,
@@ -755,9 +782,10 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
                      how_it_ended(o.launched_s),
                      usage.peak_up_front,
-                     assignment.unit.shard_count};
+                     assignment.unit.shard_count,
+                     !filter.empty()};
     try {
-      os::append_locked(o.results, results_header(), to_csv(record, check_results_file(o.results)));
+      os::append_locked(o.results, results_header(), to_csv(record, columns));
       if (!o.junit.empty()) rewrite_junit(o.results, o.junit);
     } catch (const InputError& e) {  // said, and a failed test still fails with its own code
       std::cerr << fmt::format("gpuplan run-under: {}; the test exited {}\n", e.what(), status);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -125,6 +126,34 @@ void keep_one_shard_count(const std::string& directory, bool strict,
   });
 }
 
+/// Whether the test.log beside a test.xml (attempt_N.log beside attempt_N.xml) says googletest
+/// ran under a filter: the "Note: Google Test filter = PATTERNS" it prints first when its filter
+/// is not `*` (--gtest_filter, GTEST_FILTER, Bazel's --test_filter), among the log's first 16 KiB.
+/// test.xml does not say: its time was read as the whole test's.
+bool log_says_filtered(const fs::path& xml) {
+  auto log = xml;
+  std::ifstream in(log.replace_extension(".log"), std::ios::binary);
+  if (!in) return false;
+  std::string head(16384, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  constexpr std::string_view note = "Note: Google Test filter = ";
+  for (auto at = head.find(note); at != std::string::npos; at = head.find(note, at + 1)) {
+    const auto from = at + note.size();
+    const auto filter = std::string_view(head).substr(from, head.find_first_of("\r\n", from) - from);
+    if (!filter.empty() && filter != "*") return true;
+  }
+  return false;
+}
+
+/// `read`'s runs, of one test.xml, marked filtered where its test.log says so.
+HistoryRead noting_filter(HistoryRead read, const fs::path& xml) {
+  if (log_says_filtered(xml))
+    for (auto& [key, samples] : read.history.samples)
+      for (auto& sample : samples) sample.filtered = true;
+  return read;
+}
+
 /// Every test.xml below a bazel-testlogs directory, each attempt before the test's final one.
 void read_testlogs(const std::string& directory, bool strict, const std::map<std::string, int>& shards_now,
                    const LabelFilter& keep, History& history, Diagnostics& diagnostics) {
@@ -190,7 +219,7 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     if (auto configuration = configuration_of(path); !configuration.empty())
       configurations[label].insert(std::move(configuration));
     if (at_path[relative] < 2) {
-      add(history, diagnostics, read_junit(input.in(), input.name, test, strict, keep));
+      add(history, diagnostics, noting_filter(read_junit(input.in(), input.name, test, strict, keep), path));
       continue;
     }
     std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
@@ -201,7 +230,7 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     }
     texts.push_back(text);
     std::istringstream in(std::move(text));
-    add(history, diagnostics, read_junit(in, input.name, test, strict, keep));
+    add(history, diagnostics, noting_filter(read_junit(in, input.name, test, strict, keep), path));
   }
   // Runs of one label in two configurations (bazel-out/k8-fastbuild/ and bazel-out/k8-opt/: builds
   // with other flags, one of them perhaps stale) are read as one test's samples; BEP in the same
@@ -247,7 +276,7 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
             Position{input.name},
             "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
             "pass the bazel-testlogs directory instead");
-      return add(history, diagnostics, read_junit(in, input.name, *test, strict, keep));
+      return add(history, diagnostics, noting_filter(read_junit(in, input.name, *test, strict, keep), path));
     }
   }
 }
@@ -340,17 +369,41 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                     "the runs of all of them",
                     canonical.size(), fmt::join(canonical, ", "))});
   }
-  // A GPU test's runs given no GPU (run-under's --unplanned=warn) are left out of its duration.
-  for (const auto& [label, runs] : runs_given_no_gpu(*history, tests, rules.history_window))
+  // A GPU test's runs that did part of its work (partial_run) are left out of its duration.
+  for (const auto& [label, runs] : partial_runs(*history, tests, rules.history_window)) {
+    std::vector<std::pair<long, std::string>> why;  // how many runs, and what they were
+    if (runs.given_no_gpu > 0)
+      why.emplace_back(runs.given_no_gpu,
+                       "given no GPU (results records' gpus empty: run-under's --unplanned=warn ran it with "
+                       "CUDA_VISIBLE_DEVICES empty) and used none: a GPU test mostly skips its GPU work so");
+    if (runs.fewer_gpus > 0)
+      why.emplace_back(
+          runs.fewer_gpus,
+          fmt::format("given fewer GPUs than the {} it needs (as few as {}: results records' gpus, "
+                      "a --missing-gpus=warn run on a machine with only some of its planned GPUs): "
+                      "a multi-GPU test skips or shrinks its multi-GPU work so",
+                      runs.needs, runs.fewest_gpus));
+    if (runs.filtered > 0)
+      why.emplace_back(
+          runs.filtered,
+          "filtered to some of its test cases (Bazel's --test_filter, googletest's --gtest_filter, "
+          "pytest's -k) and ran only those");
+    auto were = [](long n) { return n == 1 ? "was" : "were"; };
+    const long left_out = runs.left_out();
+    std::string what = fmt::format("{} of its last {} run{} in the history ", left_out, runs.recent,
+                                   util::plural(runs.recent));
+    if (why.size() == 1) {
+      what += fmt::format("{} {}", were(left_out), why.front().second);
+    } else {
+      what += "did only part of its work:";
+      for (const auto& [count, reason] : why) what += fmt::format(" {} {} {};", count, were(count), reason);
+      what.pop_back();
+    }
     found.push_back(Diagnostic{
         severity, label, "--history",
-        fmt::format(
-            "{} of its last {} run{} in the history {} given no GPU (results records' gpus empty: "
-            "run-under's --unplanned=warn ran it with CUDA_VISIBLE_DEVICES empty) and used none: a GPU "
-            "test mostly skips its GPU work so, and {} left out of its duration{}",
-            runs.left_out, runs.recent, util::plural(runs.recent), runs.left_out == 1 ? "was" : "were",
-            runs.left_out == 1 ? "it is" : "they are",
-            runs.every_run ? "; with no other run, it is planned as a test without history" : "")});
+        fmt::format("{}, and {} left out of its duration{}", what, left_out == 1 ? "it is" : "they are",
+                    runs.every_run ? "; with no other run, it is planned as a test without history" : "")});
+  }
   for (const auto& test : tests.tests) {
     const auto label = label_identity(test.target.label);
     // A test with no GPU annotation (only those are looked up) whose runs used a GPU.
@@ -462,8 +515,11 @@ RunsLeftOut runs_left_out(const std::optional<History>& history, const Classific
   if (!history) return left_out;
   left_out.cached_results = history->cached_results;
   left_out.skipped_runs = history->skipped_runs;
-  for (const auto& [label, runs] : runs_given_no_gpu(*history, tests, window))
-    left_out.given_no_gpu += runs.left_out;
+  for (const auto& [label, runs] : partial_runs(*history, tests, window)) {
+    left_out.given_no_gpu += runs.given_no_gpu;
+    left_out.fewer_gpus += runs.fewer_gpus;
+    left_out.filtered += runs.filtered;
+  }
   return left_out;
 }
 
@@ -547,6 +603,12 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   if (left_out.given_no_gpu > 0)
     line += fmt::format("; {} run{} of GPU tests given no GPU left out", left_out.given_no_gpu,
                         util::plural(left_out.given_no_gpu));
+  if (left_out.fewer_gpus > 0)
+    line += fmt::format("; {} run{} of GPU tests given fewer GPUs than they need left out",
+                        left_out.fewer_gpus, util::plural(left_out.fewer_gpus));
+  if (left_out.filtered > 0)
+    line += fmt::format("; {} run{} filtered to some test cases left out", left_out.filtered,
+                        util::plural(left_out.filtered));
   line += '\n';
   if (own + siblings + median == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));

@@ -81,7 +81,9 @@ Estimator noting_shards_from_siblings(Estimator estimate, double vram_headroom, 
 struct RunsLeftOut {
   long cached_results = 0;  ///< History::cached_results
   long skipped_runs = 0;    ///< History::skipped_runs
-  long given_no_gpu = 0;    ///< GPU tests' recent runs given no GPU (runs_given_no_gpu)
+  long given_no_gpu = 0;    ///< GPU tests' recent runs given no GPU (partial_runs)
+  long fewer_gpus = 0;      ///< given fewer GPUs than their test needs
+  long filtered = 0;        ///< filtered to some test cases
 };
 RunsLeftOut runs_left_out(const std::optional<History>& history, const Classification& tests, int window);
 

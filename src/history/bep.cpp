@@ -109,6 +109,8 @@ struct Field {
 constexpr Field test_result{"testResult", "test_result"};
 constexpr Field target_completed{"targetCompleted", "target_completed"};
 constexpr Field test_summary{"testSummary", "test_summary"};
+constexpr Field options_parsed{"optionsParsed", "options_parsed"};
+constexpr Field cmd_line{"cmdLine", "cmd_line"};
 
 struct Attempt {
   std::size_t test = 0;  ///< index into the labels seen
@@ -307,6 +309,10 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
   long first_other_line = 0;
   std::string first_other_label, configurations;
   HistoryRead read;
+  // The test filter of the invocation whose events are read (its optionsParsed event's command
+  // line; a `started` event begins the next of several files put into one): its results ran
+  // only some test cases (Sample::filtered).
+  bool filtered = false;
   auto test_index = [&](std::string_view label) {
     auto [it, added] = index.try_emplace(label_identity(label), labels.size());
     if (added) {
@@ -376,6 +382,21 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
       break;
     }
     const bool snake = kind.find('_') != std::string_view::npos;
+    if (kind == "started") {
+      filtered = false;
+      continue;
+    }
+    if (kind == options_parsed.in(snake)) {
+      std::vector<std::string> options;
+      simdjson::dom::array command_line;
+      if (event[options_parsed.in(snake)][cmd_line.in(snake)].get(command_line) == simdjson::SUCCESS)
+        for (simdjson::dom::element option : command_line) {
+          std::string_view text;
+          if (option.get(text) == simdjson::SUCCESS) options.emplace_back(text);
+        }
+      filtered = !bazel_test_filter(options).empty();
+      continue;
+    }
     simdjson::dom::object result_id;
     if (kind == test_result.in(snake) && kind_id.get(result_id) == simdjson::SUCCESS) {
       ResultReader result(snake);
@@ -406,6 +427,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
           continue;
         }
         if (kept[test]) {
+          result.attempt->sample.filtered = filtered;
           result.attempt->test = test;
           result.attempt->line = number;
           attempts.push_back(*result.attempt);

@@ -244,32 +244,56 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   return estimate;
 }
 
-std::vector<Sample> runs_given_gpus(const std::vector<Sample>& samples) {
-  std::vector<Sample> given;
-  given.reserve(samples.size());
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(given),
-               [](const Sample& s) { return !s.given_no_gpu; });
-  return given;
+PartialRun partial_run(const Sample& sample, std::optional<int> gpus) {
+  if (sample.filtered) return PartialRun::filtered;
+  if (!gpus || *gpus == 0) return PartialRun::whole;
+  if (sample.given_no_gpu) return PartialRun::given_no_gpu;
+  if (sample.gpus_given && *sample.gpus_given > 0 && *sample.gpus_given < *gpus)
+    return PartialRun::fewer_gpus;
+  return PartialRun::whole;
 }
 
-std::map<std::string, RunsGivenNoGpu> runs_given_no_gpu(const History& history, const Classification& tests,
-                                                        int window) {
-  std::map<std::string, RunsGivenNoGpu> found;
+int gpus_needed(const ClassifiedTest& test) {
+  return test.bucket == Bucket::gpu ? std::max(1, test.requirement->gpus.value) : 0;
+}
+
+std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus) {
+  std::vector<Sample> whole;
+  whole.reserve(samples.size());
+  std::copy_if(samples.begin(), samples.end(), std::back_inserter(whole),
+               [gpus](const Sample& s) { return partial_run(s, gpus) == PartialRun::whole; });
+  return whole;
+}
+
+std::map<std::string, PartialRuns> partial_runs(const History& history, const Classification& tests,
+                                                int window) {
+  std::map<std::string, PartialRuns> found;
   for (const auto& test : tests.tests) {
-    if (test.bucket != Bucket::gpu) continue;
+    if (test.bucket != Bucket::gpu) continue;  // only GPU tests are planned
     const auto label = label_identity(test.target.label);
-    RunsGivenNoGpu runs;
+    PartialRuns runs;
+    runs.needs = gpus_needed(test);
     runs.every_run = true;
     for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
          it != history.samples.end() && it->first.label == label; ++it) {
-      runs.every_run = runs.every_run && std::all_of(it->second.begin(), it->second.end(),
-                                                     [](const Sample& s) { return s.given_no_gpu; });
+      runs.every_run =
+          runs.every_run && std::all_of(it->second.begin(), it->second.end(), [&runs](const Sample& s) {
+            return partial_run(s, runs.needs) != PartialRun::whole;
+          });
       for (const auto& sample : recent_samples(it->second, window)) {
         ++runs.recent;
-        runs.left_out += sample.given_no_gpu;
+        switch (partial_run(sample, runs.needs)) {
+          case PartialRun::whole: break;
+          case PartialRun::filtered: ++runs.filtered; break;
+          case PartialRun::given_no_gpu: ++runs.given_no_gpu; break;
+          case PartialRun::fewer_gpus:
+            runs.fewest_gpus =
+                runs.fewer_gpus++ == 0 ? *sample.gpus_given : std::min(runs.fewest_gpus, *sample.gpus_given);
+            break;
+        }
       }
     }
-    if (runs.left_out > 0) found.emplace(label, runs);
+    if (runs.left_out() > 0) found.emplace(label, runs);
   }
   return found;
 }
@@ -277,19 +301,30 @@ std::map<std::string, RunsGivenNoGpu> runs_given_no_gpu(const History& history, 
 Estimator history_estimator(const History& history, const Classification& tests, const Rules& rules,
                             Estimator fallback) {
   std::map<std::string, std::string> size_of;  // of the GPU tests
-  for (const auto& test : tests.tests)
+  std::map<std::string, int> gpus_of;          // of every test the query names
+  for (const auto& test : tests.tests) {
     if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
-  // A GPU test's runs given no GPU mostly skipped its GPU work (run-under's --unplanned=warn):
-  // before, three of 0.4 s planned a test that takes minutes at 0.48 s. A CPU test's are its time.
-  auto needs_gpus = [&size_of](const SampleKey& key, const std::vector<Sample>& samples) {
-    return size_of.contains(key.label) &&
-           std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.given_no_gpu; });
+    gpus_of[label_identity(test.target.label)] = gpus_needed(test);
+  }
+  auto need = [&gpus_of](const std::string& label) {
+    auto found = gpus_of.find(label);
+    return found == gpus_of.end() ? std::nullopt : std::optional<int>(found->second);
   };
+  // Runs that did part of the test's work are left out (partial_run): a GPU test's runs given no
+  // GPU or fewer than it needs (run-under's --unplanned=warn, --missing-gpus=warn) mostly skipped
+  // it (before, three of 0.4 s planned a test that takes minutes at 0.48 s), and a run filtered
+  // to one test case (--test_filter) planned the whole test at its 0.3 s. A CPU test's runs given
+  // no GPU are its time.
   auto own = std::make_shared<std::map<SampleKey, Estimate>>();
-  for (const auto& [key, samples] : history.samples)
-    if (auto estimate = needs_gpus(key, samples) ? estimate_from_samples(runs_given_gpus(samples), rules)
-                                                 : estimate_from_samples(samples, rules))
+  for (const auto& [key, samples] : history.samples) {
+    const auto gpus = need(key.label);
+    const bool partial = std::any_of(samples.begin(), samples.end(), [gpus](const Sample& s) {
+      return partial_run(s, gpus) != PartialRun::whole;
+    });
+    if (auto estimate = partial ? estimate_from_samples(whole_runs(samples, gpus), rules)
+                                : estimate_from_samples(samples, rules))
       own->emplace(key, *estimate);
+  }
 
   auto counts = std::make_shared<std::map<std::string, int>>(history.shard_counts);
   // A history that records no shard count (CSV, JSON rows) but runs of shards beyond a test's count
@@ -340,9 +375,10 @@ Estimator history_estimator(const History& history, const Classification& tests,
     const std::string& label = it->first.label;
     std::optional<std::int64_t> whole, shards;
     bool dated = true;
+    const auto gpus = need(label);
     for (; it != history.samples.end() && it->first.label == label; ++it)
       for (const auto& sample : it->second) {
-        if (sample.given_no_gpu && size_of.contains(label)) continue;  // not in its estimate
+        if (partial_run(sample, gpus) != PartialRun::whole) continue;  // not in its estimate
         if (!sample.start_ms) {
           dated = false;
           continue;

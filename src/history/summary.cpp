@@ -56,6 +56,10 @@ void write_summary(const History& history, int window, const std::function<void(
     flags("peak_up_front", &Sample::peak_up_front);
     column("gpu_touched", [](const Sample& s) { return s.gpu_touched; });
     flags("given_no_gpu", &Sample::given_no_gpu);
+    // Kept whatever the test needs, which only a plan knows: it leaves out a run given fewer
+    // GPUs than that, and every filtered run.
+    column("gpus", [](const Sample& s) { return s.gpus_given; });
+    flags("filtered", &Sample::filtered);
     column("node", [](const Sample& s) {
       return s.node.empty() ? std::nullopt : std::optional<std::string_view>(s.node.str());
     });

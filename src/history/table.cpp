@@ -1,8 +1,8 @@
 // The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
 // label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched,
-// peak_up_front, shard_count; columns are found by name and unknown ones ignored. Also the file `gpuplan
-// history summarize` writes.
+// peak_up_front, shard_count, gpus, filtered; columns are found by name and unknown ones ignored. Also the
+// file `gpuplan history summarize` writes.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -36,7 +36,7 @@ namespace {
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
 constexpr std::string_view row_columns[] = {"label",         "seconds",     "shard", "peak_vram_mib",
                                             "start",         "exit_status", "node",  "gpu_touched",
-                                            "peak_up_front", "shard_count", "gpus"};
+                                            "peak_up_front", "shard_count", "gpus",  "filtered"};
 
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
@@ -174,6 +174,25 @@ Result<Row> to_row(const Fields& fields) {
   if (std::string_view gpus = field(fields, "gpus"); fields.get("gpus") && (gpus.empty() || gpus == "[]")) {
     if (row.sample.gpu_touched == false) row.sample.gpu_touched.reset();
     row.sample.given_no_gpu = row.sample.gpu_use() != true;
+    row.sample.gpus_given = 0;
+  } else if (fields.get("gpus")) {
+    // How many it was given ("0,1", or a JSON row's "[0,1]"): fewer than its test needs, and
+    // its multi-GPU work was skipped or shrunk (--missing-gpus=warn).
+    if (gpus.starts_with('[') && gpus.ends_with(']')) gpus = gpus.substr(1, gpus.size() - 2);
+    int count = 0;
+    for (std::size_t from = 0; from <= gpus.size(); ++count) {
+      const std::size_t comma = std::min(gpus.find(',', from), gpus.size());
+      if (trim(gpus.substr(from, comma - from)).empty())
+        return Problem{fmt::format("{}: gpus \"{}\" is not a list of GPUs", label, util::excerpt(gpus, 40))};
+      from = comma + 1;
+    }
+    row.sample.gpus_given = count;
+  }
+  if (std::string_view filtered = field(fields, "filtered"); !filtered.empty()) {
+    if (util::equal_ignoring_case(filtered, "true") || filtered == "1")
+      row.sample.filtered = true;
+    else if (!util::equal_ignoring_case(filtered, "false") && filtered != "0")
+      return Problem{fmt::format("{}: filtered \"{}\" is neither true nor false", label, filtered)};
   }
 
   if (std::string_view node = field(fields, "node"); !node.empty()) {
@@ -376,7 +395,7 @@ Result<Row> read_row_object(od::value value) {
 
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
 /// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"peak_up_front":[…],"gpu_touched":[…],
-/// "given_no_gpu":[…],"node":[…]},
+/// "given_no_gpu":[…],"gpus":[…],"filtered":[…],"node":[…]},
 /// its fields as read
 /// (phase one); the columns have one entry per sample, "seconds" the sample itself.
 struct SummaryUnit {
@@ -389,6 +408,8 @@ struct SummaryUnit {
   std::vector<bool> up_front;
   std::vector<std::optional<bool>> touched;
   std::vector<bool> no_gpu;
+  std::vector<std::optional<int>> gpus;
+  std::vector<bool> filtered;
   std::vector<Symbol> nodes;
   std::vector<std::optional<std::int64_t>> starts;
 };
@@ -484,6 +505,17 @@ Result<std::optional<bool>> read_touched(od::value item) {
   return null ? std::nullopt : std::optional<bool>(flag);
 }
 
+/// A count of GPUs a run was given ("gpus"), or null.
+Result<std::optional<int>> read_gpu_count(od::value item) {
+  int64_t count = 0;
+  bool null = false;
+  if (item.is_null().get(null)) return Problem{"not valid JSON"};
+  if (null) return std::optional<int>();
+  if (item.get_int64().get(count) || count < 0 || count > max_gpus_per_node)
+    return Problem{"\"gpus\" holds something other than counts of GPUs or null"};
+  return std::optional<int>(static_cast<int>(count));
+}
+
 Result<Symbol> read_node(od::value item) {
   bool null = false;
   std::string_view node;
@@ -542,6 +574,11 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
     } else if (name == "given_no_gpu") {
       append(read_column(field, name, [](od::value item) { return read_flag(item, "given_no_gpu"); }),
              unit.no_gpu);
+    } else if (name == "gpus") {
+      append(read_column(field, name, read_gpu_count), unit.gpus);
+    } else if (name == "filtered") {
+      append(read_column(field, name, [](od::value item) { return read_flag(item, "filtered"); }),
+             unit.filtered);
     } else if (name == "node") {
       append(read_column(field, name, read_node), unit.nodes);
     } else if (name == "start_ms") {
@@ -561,11 +598,13 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
       (!unit.failed.empty() && unit.failed.size() != n) ||
       (!unit.up_front.empty() && unit.up_front.size() != n) ||
       (!unit.touched.empty() && unit.touched.size() != n) ||
-      (!unit.no_gpu.empty() && unit.no_gpu.size() != n) || (!unit.nodes.empty() && unit.nodes.size() != n) ||
-      (!unit.starts.empty() && unit.starts.size() != n))
+      (!unit.no_gpu.empty() && unit.no_gpu.size() != n) || (!unit.gpus.empty() && unit.gpus.size() != n) ||
+      (!unit.filtered.empty() && unit.filtered.size() != n) ||
+      (!unit.nodes.empty() && unit.nodes.size() != n) || (!unit.starts.empty() && unit.starts.size() != n))
     return Problem{
         "\"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", \"gpu_touched\", "
-        "\"given_no_gpu\", \"node\" and \"start_ms\" must have one entry per \"seconds\""};
+        "\"given_no_gpu\", \"gpus\", \"filtered\", \"node\" and \"start_ms\" must have one entry per "
+        "\"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
@@ -575,6 +614,8 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
     if (!unit.touched.empty() && (unit.touched[i] != false || sample.ran_through()))  // as in a CSV row
       sample.gpu_touched = unit.touched[i];
     if (!unit.no_gpu.empty()) sample.given_no_gpu = unit.no_gpu[i];
+    if (!unit.gpus.empty()) sample.gpus_given = unit.gpus[i];
+    if (!unit.filtered.empty()) sample.filtered = unit.filtered[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
     if (!unit.starts.empty()) sample.start_ms = unit.starts[i];
   }

@@ -78,9 +78,10 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
     };
     auto fields = csv_fields(line);
     if (!fields) throw bad("a quoted field does not end");
-    if (fields->size() != 9 && fields->size() != 11)
+    if (fields->size() != 9 && fields->size() != 11 && fields->size() != 12)
       throw bad(
-          fmt::format("{} fields, not 11 (or 9, before peak_up_front and shard_count)", fields->size()));
+          fmt::format("{} fields, not 12 (or 11 before filtered, 9 before peak_up_front and shard_count)",
+                      fields->size()));
     const auto& f = *fields;
     RunRecord r;
     r.label = f[0];
@@ -109,8 +110,11 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
       r.gpu_touched = f[8] == "true";
     else if (!f[8].empty())
       throw bad(fmt::format("gpu_touched '{}' is neither true, false nor empty", f[8]));
-    if (f.size() == 11 && !f[10].empty() && !parse_number(f[10], r.shard_count))
+    if (f.size() >= 11 && !f[10].empty() && !parse_number(f[10], r.shard_count))
       throw bad(fmt::format("shard_count '{}' is not a number", f[10]));
+    if (f.size() == 12 && f[11] != "true" && !f[11].empty())
+      throw bad(fmt::format("filtered '{}' is neither true nor empty", f[11]));
+    r.filtered = f.size() == 12 && f[11] == "true";
     records.push_back(std::move(r));
   }
   return records;
@@ -134,6 +138,11 @@ std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
 
 std::string_view results_header() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
+         "count,filtered\n";
+}
+
+std::string_view results_header_before_filtered() {
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
          "count\n";
 }
 
@@ -141,8 +150,13 @@ std::string_view results_header_before_new_columns() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched\n";
 }
 
-bool check_results_file(const std::string& path) {
-  return os::check_appendable(path, {results_header(), results_header_before_new_columns()}) == 0;
+ResultsColumns check_results_file(const std::string& path) {
+  switch (os::check_appendable(
+      path, {results_header(), results_header_before_filtered(), results_header_before_new_columns()})) {
+    case 0: return ResultsColumns::twelve;
+    case 1: return ResultsColumns::eleven;
+    default: return ResultsColumns::nine;
+  }
 }
 
 std::string results_columns_note(const std::string& path) {
@@ -153,19 +167,21 @@ std::string results_columns_note(const std::string& path) {
       path);
 }
 
-std::string to_csv(const RunRecord& r, bool new_columns) {
+std::string to_csv(const RunRecord& r, ResultsColumns columns) {
   std::string ending = r.end == RunEnd::timed_out ? "timeout"
                        : r.end == RunEnd::stopped ? "stopped"
                                                   : std::to_string(r.exit_status);
   auto number = [](const std::optional<std::int64_t>& mib) { return mib ? std::to_string(*mib) : ""; };
-  return fmt::format("{},{},{:.3f},{},{},{},{},{},{}{}\n", csv_field(r.label),
-                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
-                     csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
-                     r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
-                     new_columns
-                         ? fmt::format(",{},{}", r.peak_vram_mib ? (r.peak_up_front ? "true" : "false") : "",
-                                       r.shard_index ? std::to_string(r.shard_count) : "")
-                         : "");
+  return fmt::format(
+      "{},{},{:.3f},{},{},{},{},{},{}{}\n", csv_field(r.label),
+      r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
+      csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
+      r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
+      columns != ResultsColumns::nine
+          ? fmt::format(",{},{}{}", r.peak_vram_mib ? (r.peak_up_front ? "true" : "false") : "",
+                        r.shard_index ? std::to_string(r.shard_count) : "",
+                        columns == ResultsColumns::twelve ? (r.filtered ? ",true" : ",") : "")
+          : "");
 }
 
 }  // namespace gpuplan

@@ -67,8 +67,12 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
       ++source.resharded;
       found = noise.history->samples.end();
     }
+    // The runs the plan's estimate uses (partial_run): not one filtered to some test cases, nor
+    // one given fewer GPUs than the unit needs (before, its 0.3 s was drawn as the unit's time).
+    const int gpus = std::max(1, unit.requirement->gpus.value);
     if (found != noise.history->samples.end())
       for (const Sample& s : recent_samples(found->second, history_window)) {
+        if (partial_run(s, gpus) != PartialRun::whole) continue;
         source.samples[i].push_back(s.seconds);
         source.lower_bound[i].push_back(s.timed_out);
       }

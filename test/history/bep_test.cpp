@@ -34,6 +34,40 @@ TEST_CASE("a real Bazel run gives each test and each shard its measured duration
   REQUIRE(samples.at({"//ml:pool_test", std::nullopt}).at(0).start_ms == 1796036239962);
 }
 
+TEST_CASE("a real Bazel run under --test_filter marks its results filtered; an unfiltered one does not") {
+  // bep_filtered.json: `bazel test //ml:inference_test --test_filter=OneCase`, whose
+  // optionsParsed cmdLine holds "--test_filter=OneCase".
+  auto filtered = read_bep_fixture("bep_filtered.json");
+  REQUIRE(filtered.diagnostics.empty());
+  const auto& run = filtered.history.samples.at({"//ml:inference_test", std::nullopt});
+  REQUIRE(run.size() == 1);
+  CHECK(run.at(0).seconds == Approx(0.921));
+  CHECK(run.at(0).filtered);
+  CHECK_FALSE(read_bep_fixture("bep_run.json")
+                  .history.samples.at({"//ml:inference_test", std::nullopt})
+                  .at(0)
+                  .filtered);
+}
+
+TEST_CASE(
+    "a --test_arg of googletest's filter marks an invocation's results; the next invocation starts "
+    "unfiltered") {
+  const std::string options =
+      R"({"id":{"optionsParsed":{}},"optionsParsed":{"cmdLine":["--test_arg=--gtest_filter=Gemm.Fp16"]}})"
+      "\n";
+  const std::string started = R"({"id":{"started":{}},"started":{"uuid":"b"}})"
+                              "\n";
+  auto read = read_bep_text(
+      options + result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"300"})") +
+          summary_t + started +
+          result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"40000"})") + summary_t,
+      true);
+  const auto& runs = read.history.samples.at({"//gpu:t", std::nullopt});
+  REQUIRE(runs.size() == 2);
+  CHECK(runs.at(0).filtered);
+  CHECK_FALSE(runs.at(1).filtered);
+}
+
 TEST_CASE("cached results are ignored: they measured an earlier run") {
   auto read = read_bep_fixture("bep_cached.json");
   REQUIRE(read.history.sample_count() == 0);

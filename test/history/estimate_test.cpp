@@ -404,10 +404,73 @@ TEST_CASE("a GPU test's runs given no GPU are left out of its duration; a CPU te
   CHECK(never.seconds == 300);
   CHECK(estimate(tests.tests[2], std::nullopt).seconds == 3);
 
-  auto left_out = runs_given_no_gpu(history, tests, 20);
+  auto left_out = partial_runs(history, tests, 20);
   REQUIRE(left_out.size() == 2);  // not the CPU test
-  CHECK(left_out.at("//ml:inference_test").left_out == 3);
+  CHECK(left_out.at("//ml:inference_test").given_no_gpu == 3);
   CHECK(left_out.at("//ml:inference_test").recent == 5);
   CHECK_FALSE(left_out.at("//ml:inference_test").every_run);
   CHECK(left_out.at("//ml:never_given_one").every_run);
+}
+
+TEST_CASE("a multi-GPU test's runs given fewer GPUs than it needs are left out of its duration") {
+  // --missing-gpus=warn ran the 4-GPU test twice on a machine with 2 of its GPUs: its 4-way
+  // collectives skipped, 5 s each. On its 4 GPUs it took 60 s.
+  History history;
+  auto& runs = history.samples[{"//ml:allreduce_test", std::nullopt}];
+  for (auto [seconds, gpus] : {std::pair{60.0, 4}, {5.0, 2}, {62.0, 4}, {5.0, 2}}) {
+    Sample sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}};
+    sample.gpus_given = gpus;
+    runs.push_back(sample);
+  }
+  Classification tests;
+  tests.tests = {gpu_test("//ml:allreduce_test", "medium")};
+  tests.tests[0].requirement.edit().gpus.value = 4;
+
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(estimate.source == "history-p90");
+  CHECK(estimate.seconds == Approx(61.8));  // was 61.4: the p90 of 5, 5, 60 and 62
+
+  auto left_out = partial_runs(history, tests, 20);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out.at("//ml:allreduce_test").fewer_gpus == 2);
+  CHECK(left_out.at("//ml:allreduce_test").fewest_gpus == 2);
+  CHECK(left_out.at("//ml:allreduce_test").needs == 4);
+  CHECK(left_out.at("//ml:allreduce_test").recent == 4);
+
+  // A 2-GPU test's runs on its 2 GPUs are whole runs.
+  tests.tests[0].requirement.edit().gpus.value = 2;
+  CHECK(partial_runs(history, tests, 20).empty());
+}
+
+TEST_CASE("a run filtered to some test cases is left out of any test's duration") {
+  // `bazel test //ml:gemm_test --test_filter=OneCase` three times: 0.3 s, beside the whole test's 40 s.
+  History history;
+  history.samples[{"//ml:gemm_test", std::nullopt}] = durations({40, 0.3, 0.3, 0.3});
+  for (int i = 1; i < 4; ++i) history.samples[{"//ml:gemm_test", std::nullopt}][i].filtered = true;
+  history.samples[{"//core:unit_test", std::nullopt}] = durations({3, 0.1});
+  history.samples[{"//core:unit_test", std::nullopt}][1].filtered = true;
+  Classification tests;
+  tests.tests = {gpu_test("//ml:gemm_test", "medium")};
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default());
+  CHECK(estimate(tests.tests[0], std::nullopt).seconds == 40);  // was 28.09
+  auto left_out = partial_runs(history, tests, 20);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out.at("//ml:gemm_test").filtered == 3);
+  CHECK(left_out.at("//ml:gemm_test").recent == 4);
+  // Whatever the test needs, even where the query does not name it.
+  CHECK(whole_runs(history.samples.at({"//core:unit_test", std::nullopt}), std::nullopt).size() == 1);
+}
+
+TEST_CASE("googletest's, pytest's and Bazel's test filters are told from other arguments") {
+  CHECK(test_case_filter({"--gtest_filter=Gemm.*"}) == "Gemm.*");
+  CHECK(test_case_filter({"--gtest_filter=*"}).empty());  // googletest's default: every case
+  CHECK(test_case_filter({"--gtest_filter="}).empty());
+  CHECK(test_case_filter({"-v", "-k", "fp16 and not slow"}) == "fp16 and not slow");
+  CHECK(test_case_filter({"-kfp16"}) == "fp16");
+  CHECK(test_case_filter({"--keep", "-x", "--", "-k"}).empty());
+  CHECK(bazel_test_filter({"--test_env=A=1", "--test_filter=OneCase"}) == "OneCase");
+  CHECK(bazel_test_filter({"--test_filter=OneCase", "--test_filter="}).empty());  // the last one wins
+  CHECK(bazel_test_filter({"--test_arg=--gtest_filter=Gemm.Fp16"}) == "Gemm.Fp16");
+  CHECK(bazel_test_filter({"--test_arg=-k", "--test_arg=fp16"}) == "fp16");
+  CHECK(bazel_test_filter({"--test_tag_filters=gpu", "--test_arg=--verbose"}).empty());
 }

@@ -144,3 +144,25 @@ TEST_CASE("runs of shards a newly known shard count has not are left out, as of 
   CHECK(history.samples.at({"//a:s", 0}).size() == 2);  // shard 0 of 8 cannot be told from shard 0 of 2
   CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 6});
 }
+
+TEST_CASE(
+    "a summary keeps how many GPUs each run was given and which runs were filtered, for a plan to judge") {
+  // The results records of a 4-GPU test: run-under's --missing-gpus=warn gave one run 2 of them,
+  // and a developer's run was under --test_filter (results records' filtered).
+  auto read = read_table_text(
+      "label,seconds,gpus,start,filtered\n"
+      "//ml:allreduce_test,60,\"0,1,2,3\",2026-12-05T10:00:00Z,\n"
+      "//ml:allreduce_test,5,\"2,3\",2026-12-05T11:00:00Z,\n"
+      "//ml:allreduce_test,0.3,\"0,1,2,3\",2026-12-05T12:00:00Z,true\n",
+      true);
+  const auto& samples = read.history.samples.at({"//ml:allreduce_test", std::nullopt});
+  REQUIRE(samples.size() == 3);
+  CHECK(samples.at(0).gpus_given == 4);
+  CHECK(samples.at(1).gpus_given == 2);
+  CHECK(samples.at(2).filtered);
+  const std::string text = summarize(read.history, 20);
+  REQUIRE_THAT(text, Catch::Contains("\"gpus\":[4,2,4]"));
+  REQUIRE_THAT(text, Catch::Contains("\"filtered\":[false,false,true]"));
+  const auto back = read_table_text(text, true).history.samples.at({"//ml:allreduce_test", std::nullopt});
+  CHECK(back == samples);
+}

@@ -158,8 +158,8 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                Catch::Contains(":2: \"failed\" holds something other than true or false"));
   REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
                Catch::Contains(":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", "
-                               "\"gpu_touched\", \"given_no_gpu\", \"node\" and \"start_ms\" "
-                               "must have one entry per \"seconds\""));
+                               "\"gpu_touched\", \"given_no_gpu\", \"gpus\", \"filtered\", \"node\" and "
+                               "\"start_ms\" must have one entry per \"seconds\""));
 }
 
 TEST_CASE("a results record with no GPUs is a run given no GPU, unless it used one all the same") {

@@ -1,13 +1,13 @@
 # exec's and run-under's output files as a user meets them: results appended to a file an
 # editor left without a final newline, in the columns of the gpuplan that began the file (before
-# peak_up_front), a results file of other columns refused
+# peak_up_front), a filtered run marked (and left unrecorded in a file before that column), a results file of other columns refused
 # before anything runs, --json and --junit that cannot be written found before anything runs,
 # and one that cannot be written at the end never hiding a failed unit; a refusal to start writing
 # both, every unit not run, and never leaving an earlier run's file as this run's.
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
-HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,filtered
 BEFORE_NEW_COLUMNS=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 cd "$SCRATCH"
 jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test
@@ -27,6 +27,19 @@ echo "$BEFORE_NEW_COLUMNS" >nine.csv
   fail "exec does not say the file records no peak_up_front and shard_count"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with that results file failed"
+# A --command that filters the test cases (googletest's --gtest_filter): its records are marked
+# filtered, so history leaves them out of the test's duration; a file begun before that column
+# (eleven columns) gets no record of such a run, which it could not mark.
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv \
+  --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>filtered.err || fail "exec: $(cat filtered.err)"
+[ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true$' filtered.csv &&
+  grep -q 'the units run under the test filter Gemm.Fp16 in --command: their results records are marked filtered' filtered.err ||
+  fail "an exec --command run under --gtest_filter is not marked filtered: $(cat filtered.csv filtered.err)"
+echo "${HEADER%,filtered}" >eleven.csv
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
+  --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"
+[ "$(wc -l <eleven.csv)" = 1 ] && grep -q 'they get no results record (eleven.csv has no filtered column' eleven.err ||
+  fail "a filtered run was recorded unmarked in an eleven-column file: $(cat eleven.csv eleven.err)"
 printf 'x' >>nonl.csv
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with a results file without a final newline failed"

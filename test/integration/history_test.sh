@@ -38,6 +38,19 @@ grep -q "0 cached results ignored; 2 runs that skipped every test case left out"
   fail "the totals line does not count the disabled runs: $(cat "$SCRATCH/disabled.err")"
 refuses "every test case in it was .*disabled" history summarize --strict $DATA/disabled/bazel-testlogs
 
+# Runs filtered to some test cases: a test.xml whose test.log says googletest ran under a filter,
+# and a BEP run whose command line had --test_filter. Kept marked (summarize's filtered, show's
+# mark), and left out of the estimate; before, the filtered run's time was the whole test's.
+"$GPUPLAN" history summarize $DATA/filtered/bazel-testlogs $DATA/bep_filtered.json >"$SCRATCH/filtered.json" ||
+  fail "summarize of filtered runs failed"
+[ "$(jq -c '[.units[] | select(.label == "//gpu:gemm_test" or .label == "//ml:inference_test") | .filtered]' "$SCRATCH/filtered.json")" = "[[true],[true]]" ] ||
+  fail "summarize does not keep the filtered mark: $(cat "$SCRATCH/filtered.json")"
+out=$("$GPUPLAN" history show //ml:inference_test --history $DATA/bep_filtered.json)
+grep -q "filtered to some test cases (left out)" <<<"$out" && grep -q "estimate: none (every run was filtered" <<<"$out" ||
+  fail "history show of a filtered BEP run: $out"
+"$GPUPLAN" history show //gpu:gemm_test --history $DATA/filtered/bazel-testlogs | grep -q "filtered to some test cases (left out)" ||
+  fail "history show does not mark the run whose test.log says it was filtered"
+
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
 # matching no test, its runs went unused without a word).

@@ -51,13 +51,15 @@ for i, a in enumerate(rows):
 assert overlapped, "no two tests ran at the same time: --local_test_jobs=4 should run several"
 PY
 
-# A --test_filter run is part of the test: no record (its 5 ms taught history the test's time).
+# A --test_filter run is part of the test: its record is marked filtered (its 5 ms taught history
+# the test's time), and a plan leaves it out, below.
 : >"$SCRATCH/filtered.csv"
 bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
   --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $SCRATCH/filtered.csv" \
   --nocache_test_results --sandbox_writable_path="$SCRATCH" --test_output=all >"$SCRATCH/filtered.out" 2>&1 ||
   { cat "$SCRATCH/filtered.out"; fail "bazel test --test_filter with run-under failed"; }
-! grep -q '^//ml:inference_test' "$SCRATCH/filtered.csv" && grep -q "ran under --test_filter=OnlyOne.Case: no results record" "$SCRATCH/filtered.out" ||
+grep -q '^//ml:inference_test,.*,true$' "$SCRATCH/filtered.csv" &&
+  grep -q "ran under --test_filter=OnlyOne.Case: its results record is marked filtered" "$SCRATCH/filtered.out" ||
   fail "a --test_filter run was recorded as the test's: $(cat "$SCRATCH/filtered.csv")"
 
 # Nor a bazel coverage run (also --run_under's; Bazel sets COVERAGE_DIR): instrumented and collecting
@@ -106,6 +108,20 @@ jq -e '[.assignments[] | select(.label == "//ml:inference_test") | .duration_sou
   "$SCRATCH/from_results.json" >/dev/null || fail "a run on its planned GPU is no longer the test's duration"
 refuses "//ml:video_decode_test: 1 of its last 1 run in the history was given no GPU" \
   plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$RESULTS" --strict
+
+# The --test_filter run's record beside the whole runs: a plan leaves it out of the test's
+# duration, naming it, and counts it; before, its time was the test's. --strict refuses it.
+"$GPUPLAN" plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  --history "$SCRATCH/filtered.csv" -o "$SCRATCH/from_filtered.json" 2>"$SCRATCH/from_filtered.err" || true
+grep -q "//ml:inference_test: 1 of its last 1 run in the history was filtered to some of its test cases" "$SCRATCH/from_filtered.err" &&
+  grep -q "; 1 run filtered to some test cases left out" "$SCRATCH/from_filtered.err" ||
+  fail "a filtered run is not named: $(cat "$SCRATCH/from_filtered.err")"
+jq -e '[.assignments[] | select(.label == "//ml:inference_test") | .duration_source] | all(startswith("history") | not)' \
+  "$SCRATCH/from_filtered.json" >/dev/null || fail "a filtered run is //ml:inference_test's duration"
+refuses "//ml:inference_test: 1 of its last 1 run in the history was filtered" \
+  plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/filtered.csv" --strict
+"$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/filtered.csv" | grep -q "filtered to some test cases (left out)" ||
+  fail "history show does not mark the filtered run"
 
 # fails_in_bazel PACKAGE/TARGET LOCK_DIR WHY [RUN_UNDER_OPTIONS [BAZEL_OPTION...]]: bazel test of
 # //PACKAGE:TARGET under run-under fails (exit 3), and the test's log says WHY.
@@ -342,11 +358,11 @@ terminated() {
 : >"$SCRATCH/stopped.csv"
 status=$(terminated --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait')
 [ "$status" = 143 ] || fail "run-under stopped by SIGTERM exited $status, not 143"
-grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false,,$' "$SCRATCH/stopped.csv" ||
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false,,,$' "$SCRATCH/stopped.csv" ||
   fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
 : >"$SCRATCH/timeout.csv"
 status=$(TEST_TIMEOUT=3 terminated --results "$SCRATCH/timeout.csv" sh -c 'sleep 30 & wait')
-grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,timeout,false,,$' "$SCRATCH/timeout.csv" ||
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,timeout,false,,,$' "$SCRATCH/timeout.csv" ||
   fail "a test stopped at Bazel's timeout: $(cat "$SCRATCH/timeout.csv")"
 # A test that traps SIGTERM and exits 0 was still cut short: no exit 0, which would read as passed.
 status=$(terminated sh -c 'trap "exit 0" TERM; sleep 30 & wait')
@@ -396,6 +412,30 @@ jq -e '[.assignments[], .unschedulable[] | select(.label == "//ml:pool_test") | 
        | length > 0 and all(startswith("history") | not)' "$SCRATCH/from_warned.json" >/dev/null ||
   fail "a --missing-gpus=warn run given no GPU is //ml:pool_test's duration: $(cat "$SCRATCH/from_warned.err")"
 GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true || fail "GPU 3 of 4 was refused"
+# A 2-GPU test on a machine with 1 of its planned GPUs: its record lists GPU 0 only, and a plan
+# leaves the run out of the test's duration (it needs 2: its 2-way work was skipped), naming it
+# and counting it; before, the 1-GPU run's time was the test's. --strict refuses it.
+: >"$SCRATCH/fewer.csv"
+GPUPLAN_FAKE_NVML_GPUS=1 TEST_TARGET=//ml:resources_test "${RU[@]}" --node ws-0 --missing-gpus=warn --results "$SCRATCH/fewer.csv" \
+  sh -c 'echo "ran on $CUDA_VISIBLE_DEVICES"' >"$SCRATCH/fewer.out" 2>&1 || fail "--missing-gpus=warn: $(cat "$SCRATCH/fewer.out")"
+grep -q '^//ml:resources_test,,[0-9.]*,[0-9]*,ws-0,0,' "$SCRATCH/fewer.csv" ||
+  fail "a --missing-gpus=warn run on 1 of its 2 GPUs does not record that one: $(cat "$SCRATCH/fewer.csv")"
+"$GPUPLAN" plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
+  --history "$SCRATCH/fewer.csv" -o "$SCRATCH/from_fewer.json" 2>"$SCRATCH/from_fewer.err" || true
+grep -q "//ml:resources_test: 1 of its last 1 run in the history was given fewer GPUs than the 2 it needs (as few as 1" "$SCRATCH/from_fewer.err" &&
+  grep -q "; 1 run of GPU tests given fewer GPUs than they need left out" "$SCRATCH/from_fewer.err" ||
+  fail "a run given fewer GPUs than the test needs is not named: $(cat "$SCRATCH/from_fewer.err")"
+jq -e '[.assignments[], .unschedulable[] | select(.label == "//ml:resources_test") | .duration_source]
+       | length > 0 and all(startswith("history") | not)' "$SCRATCH/from_fewer.json" >/dev/null ||
+  fail "a run given 1 of its 2 GPUs is //ml:resources_test's duration"
+refuses "//ml:resources_test: 1 of its last 1 run in the history was given fewer GPUs" \
+  plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/fewer.csv" --strict
+# A googletest filter among the test's arguments (a --test_arg) marks the record too.
+: >"$SCRATCH/gtest_filtered.csv"
+GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --results "$SCRATCH/gtest_filtered.csv" \
+  sh -c true test --gtest_filter=Gemm.Fp16 2>"$SCRATCH/gtest_filtered.err" || fail "run-under: $(cat "$SCRATCH/gtest_filtered.err")"
+grep -q '^//ml:pool_test,.*,true$' "$SCRATCH/gtest_filtered.csv" ||
+  fail "a --gtest_filter run is not marked filtered: $(cat "$SCRATCH/gtest_filtered.csv")"
 # Under bazel test, a CUDA_VISIBLE_DEVICES can only have come by --test_env: the refusal says so.
 refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through --test_env' -- \
   CUDA_VISIBLE_DEVICES=7 TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0

@@ -207,6 +207,23 @@ TEST_CASE("History noise draws each unit's duration from its own samples", "[sim
   CHECK(r.dynamic_makespan.p95 == 12);
 }
 
+TEST_CASE("History noise never draws a run that did part of the unit's work", "[simulate]") {
+  Fleet fleet = fleet_of({{"n", 1, 1}});
+  Plan plan = hand_plan({placed(unit("//a:known", 100), "n-0", {0}, 0)});
+  History history;
+  Sample whole, filtered;
+  whole.seconds = 7;
+  filtered.seconds = 0.3;  // a developer's --test_filter run of one case
+  filtered.filtered = true;
+  history.samples[{"//a:known", std::nullopt}] = {whole, filtered, filtered, filtered};
+  SimulateOptions options;
+  options.noise.history = &history;
+  options.runs = 8;
+  auto r = simulate(plan, fleet, options);
+  CHECK(r.static_makespan.median == 7);  // was below 7: the 0.3 s runs drawn as the unit's
+  CHECK(r.static_makespan.p95 == 7);
+}
+
 TEST_CASE("History of another shard count is not replayed as the plan's shards", "[simulate]") {
   // The plan splits 8 old shards of 50 s into 4 of 100 s; old shard k's 50 s is not new shard k's.
   Fleet fleet = fleet_of({{"n", 1, 1}});

@@ -1,0 +1,52 @@
+// Whether a run was filtered to some of its test cases, from what the test or `bazel test` was
+// given: such a run's time is not the test's (Sample::filtered).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/history.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+/// A filter that selects nothing out: googletest's `*` (its default) or an empty one.
+bool selects_all(std::string_view filter) { return filter.empty() || filter == "*"; }
+
+}  // namespace
+
+std::string test_case_filter(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "--") break;  // what follows is the test's own operands
+    // googletest reads only --gtest_filter=PATTERNS (a separate value is no flag to it).
+    if (arg.starts_with("--gtest_filter=")) {
+      if (auto filter = arg.substr(15); !selects_all(filter)) return std::string(filter);
+      continue;
+    }
+    // pytest's -k EXPRESSION, also written -kEXPRESSION.
+    if (arg == "-k" && i + 1 < args.size()) {
+      if (!args[i + 1].empty()) return args[i + 1];
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("-k") && arg.size() > 2 && arg[2] != '-') return std::string(arg.substr(2));
+  }
+  return {};
+}
+
+std::string bazel_test_filter(const std::vector<std::string>& options) {
+  std::string filter;                  // Bazel keeps the last --test_filter
+  std::vector<std::string> test_args;  // and every --test_arg, in order
+  for (const auto& option : options) {
+    const std::string_view o = option;
+    if (o.starts_with("--test_filter="))
+      filter = o.substr(14);
+    else if (o.starts_with("--test_arg="))
+      test_args.emplace_back(o.substr(11));
+  }
+  if (!filter.empty()) return filter;
+  return test_case_filter(test_args);
+}
+
+}  // namespace gpuplan
