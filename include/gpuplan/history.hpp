@@ -152,6 +152,22 @@ struct TestLogPath {
 /// Nullopt for anything that is not a test.xml or an attempt_N.xml.
 std::optional<TestLogPath> parse_testlog_path(std::string_view relative);
 
+/// What Bazel's `test.cache_status` beside a final test.xml says of the run (the test action's
+/// `TestResultData`, src/main/protobuf/test_status.proto). Bazel judges a run by the test's exit
+/// status, test.xml by what the test wrote before it ended: a test that writes a passing XML and
+/// then crashes or hangs at exit (CUDA or NCCL teardown) is FAILED or TIMEOUT to Bazel, passed in
+/// its test.xml.
+struct BazelCacheStatus {
+  /// BlazeTestStatus: 1 PASSED, 2 FLAKY, 3 TIMEOUT, 4 FAILED, 5 INCOMPLETE, ...; 0 when not set.
+  int status = 0;
+  std::optional<std::int64_t> run_duration_ms;  ///< run_duration_millis: the action's own time
+  static constexpr int timeout = 3;
+  static constexpr int failed = 4;
+};
+/// Reads the fields above from the file's bytes; nullopt when they are not a protocol buffer
+/// message (cut short, or another file).
+std::optional<BazelCacheStatus> read_bazel_cache_status(std::string_view bytes);
+
 /// Which tests' runs a reader keeps: one test's (`history show`), or every test's (empty). The
 /// rows of the others are still read and checked, a bad one as bad as before (the file is bad),
 /// and then dropped: one test's runs are held, not a monorepo's.

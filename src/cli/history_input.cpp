@@ -146,11 +146,53 @@ bool log_says_filtered(const fs::path& xml) {
   return false;
 }
 
-/// `read`'s runs, of one test.xml, marked filtered where its test.log says so.
-HistoryRead noting_filter(HistoryRead read, const fs::path& xml) {
-  if (log_says_filtered(xml))
-    for (auto& [key, samples] : read.history.samples)
-      for (auto& sample : samples) sample.filtered = true;
+/// Where Bazel's test.cache_status beside a final test.xml (attempts have none) says the run
+/// failed or timed out and test.xml says it passed (a test that crashed or hung at exit after
+/// writing it: CUDA or NCCL teardown), `sample` as Bazel saw it, with a note saying so. A timeout
+/// is a lower bound of the time Bazel gave it, which its test.xml's falls short of.
+void apply_cache_status(Sample& sample, const std::string& label, const fs::path& xml,
+                        Diagnostics& diagnostics) {
+  if (xml.filename() != "test.xml" || sample.timed_out) return;
+  const auto path = xml.parent_path() / "test.cache_status";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto status = read_bazel_cache_status(bytes);
+  auto note = [&](std::string message) {
+    diagnostics.push_back(Diagnostic{Severity::note, label, path.string(), std::move(message)});
+  };
+  if (!status)
+    return note(
+        fmt::format("{}: not the status Bazel writes beside a test.xml (a protocol buffer "
+                    "message); the run is read from its test.xml alone",
+                    path.string()));
+  if (status->status == BazelCacheStatus::timeout) {
+    const double seconds = static_cast<double>(status->run_duration_ms.value_or(0)) / 1000;
+    note(
+        fmt::format("{}: Bazel timed the run out after {:.3f}s, after its test.xml said it passed in {}s "
+                    "(the test hung after writing it): a timeout of at least {:.3f}s",
+                    path.string(), seconds, sample.seconds, std::max(seconds, sample.seconds)));
+    sample.timed_out = true;
+    sample.failed = false;
+    sample.seconds = std::max(seconds, sample.seconds);
+  } else if (status->status == BazelCacheStatus::failed && !sample.failed) {
+    note(
+        fmt::format("{}: Bazel failed the run, whose test.xml says it passed (the test exited with an error "
+                    "after writing it, as a crash at exit does): a failed run",
+                    path.string()));
+    sample.failed = true;
+  }
+}
+
+/// `read`'s runs, of one test.xml, marked filtered where its test.log says so, and failed or
+/// timed out where its test.cache_status says so.
+HistoryRead with_bazel_logs(HistoryRead read, const fs::path& xml) {
+  const bool filtered = log_says_filtered(xml);
+  for (auto& [key, samples] : read.history.samples)
+    for (auto& sample : samples) {
+      sample.filtered = sample.filtered || filtered;
+      apply_cache_status(sample, canonical_label(key.label), xml, read.diagnostics);
+    }
   return read;
 }
 
@@ -219,7 +261,8 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     if (auto configuration = configuration_of(path); !configuration.empty())
       configurations[label].insert(std::move(configuration));
     if (at_path[relative] < 2) {
-      add(history, diagnostics, noting_filter(read_junit(input.in(), input.name, test, strict, keep), path));
+      add(history, diagnostics,
+          with_bazel_logs(read_junit(input.in(), input.name, test, strict, keep), path));
       continue;
     }
     std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
@@ -230,7 +273,7 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     }
     texts.push_back(text);
     std::istringstream in(std::move(text));
-    add(history, diagnostics, noting_filter(read_junit(in, input.name, test, strict, keep), path));
+    add(history, diagnostics, with_bazel_logs(read_junit(in, input.name, test, strict, keep), path));
   }
   // Runs of one label in two configurations (bazel-out/k8-fastbuild/ and bazel-out/k8-opt/: builds
   // with other flags, one of them perhaps stale) are read as one test's samples; BEP in the same
@@ -276,7 +319,8 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
             Position{input.name},
             "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
             "pass the bazel-testlogs directory instead");
-      return add(history, diagnostics, noting_filter(read_junit(in, input.name, *test, strict, keep), path));
+      return add(history, diagnostics,
+                 with_bazel_logs(read_junit(in, input.name, *test, strict, keep), path));
     }
   }
 }

@@ -1,6 +1,8 @@
 // Which test a test.xml belongs to, from where it sits under bazel-testlogs.
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <regex>
 #include <vector>
 
@@ -20,6 +22,17 @@ std::vector<std::string_view> split_path(std::string_view path) {
     path.remove_prefix(slash + 1);
   }
   return parts;
+}
+
+/// A base-128 varint of the protocol buffer wire format at `at`, which it moves past it.
+std::optional<std::uint64_t> varint(std::string_view bytes, std::size_t& at) {
+  std::uint64_t value = 0;
+  for (int shift = 0; shift < 64 && at < bytes.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(bytes[at++]);
+    value |= static_cast<std::uint64_t>(byte & 0x7F) << shift;
+    if (byte < 0x80) return value;
+  }
+  return std::nullopt;
 }
 
 int to_int(const std::string& digits) {
@@ -81,6 +94,36 @@ std::optional<TestLogPath> parse_testlog_path(std::string_view relative) {
     package += parts[i];
   }
   result.label = repository + "//" + package + ":" + std::string(parts.back());
+  return result;
+}
+
+// Three fields of a message whose other fields are skipped by their wire type, which is all the
+// protocol buffer wire format needs: no generated code, and no libprotobuf in the build for them.
+std::optional<BazelCacheStatus> read_bazel_cache_status(std::string_view bytes) {
+  constexpr std::uint64_t status_field = 3, run_duration_field = 12;
+  BazelCacheStatus result;
+  for (std::size_t at = 0; at < bytes.size();) {
+    auto key = varint(bytes, at);
+    if (!key || (*key >> 3) == 0) return std::nullopt;
+    std::optional<std::uint64_t> length;
+    switch (*key & 7) {
+      case 0: {  // varint
+        auto value = varint(bytes, at);
+        if (!value) return std::nullopt;
+        if (*key >> 3 == status_field) result.status = static_cast<int>(*value & 0x7FFFFFFF);
+        if (*key >> 3 == run_duration_field)
+          result.run_duration_ms = static_cast<std::int64_t>(
+              std::min<std::uint64_t>(*value, std::numeric_limits<std::int64_t>::max()));
+        continue;
+      }
+      case 1: length = 8; break;                  // fixed64
+      case 2: length = varint(bytes, at); break;  // length-delimited
+      case 5: length = 4; break;                  // fixed32
+      default: return std::nullopt;               // groups, which TestResultData has none of
+    }
+    if (!length || *length > bytes.size() - at) return std::nullopt;
+    at += *length;
+  }
   return result;
 }
 

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
+#include <iterator>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
+#include "history/fixtures.hpp"
 
 using namespace gpuplan;
 
@@ -55,4 +57,36 @@ TEST_CASE("other files under bazel-testlogs are not test results") {
     INFO(path);
     REQUIRE_FALSE(parse_testlog_path(path));
   }
+}
+
+namespace {
+
+std::string cache_status_bytes(const std::string& test) {
+  std::ifstream in(test::history_fixture("exit_status/bazel-testlogs/gpu/" + test + "/test.cache_status"),
+                   std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("Bazel's test.cache_status says how the run ended, which test.xml may not") {
+  // Real Bazel 4 files (test/data/history/README.md): each test wrote a passing test.xml, then
+  // exited 0, crashed, or hung until Bazel's timeout.
+  auto passed = read_bazel_cache_status(cache_status_bytes("pass_test"));
+  REQUIRE(passed);
+  REQUIRE(passed->status == 1);
+  REQUIRE(passed->run_duration_ms == 436);
+  auto crashed = read_bazel_cache_status(cache_status_bytes("crash_at_exit_test"));
+  REQUIRE(crashed);
+  REQUIRE(crashed->status == BazelCacheStatus::failed);
+  auto hung = read_bazel_cache_status(cache_status_bytes("hang_at_exit_test"));
+  REQUIRE(hung);
+  REQUIRE(hung->status == BazelCacheStatus::timeout);
+  REQUIRE(hung->run_duration_ms == 5126);
+
+  // Cut short, or not a protocol buffer message at all: no status, rather than a guess.
+  const auto whole = cache_status_bytes("hang_at_exit_test");
+  REQUIRE_FALSE(read_bazel_cache_status(whole.substr(0, 10)));
+  REQUIRE_FALSE(read_bazel_cache_status("<?xml version=\"1.0\"?>"));
+  REQUIRE(read_bazel_cache_status("")->status == 0);
 }

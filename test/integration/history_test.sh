@@ -51,6 +51,21 @@ grep -q "filtered to some test cases (left out)" <<<"$out" && grep -q "estimate:
 "$GPUPLAN" history show //gpu:gemm_test --history $DATA/filtered/bazel-testlogs | grep -q "filtered to some test cases (left out)" ||
   fail "history show does not mark the run whose test.log says it was filtered"
 
+# A test that wrote a passing test.xml and then crashed or hung at exit (CUDA or NCCL teardown):
+# Bazel's test.cache_status beside it says FAILED or TIMEOUT, and so does the history, with a note.
+# Before, both were passed runs of the XML's 0.5 s, and the hung test was planned at 0.5 s though
+# Bazel had timed it out at 5.1 s.
+"$GPUPLAN" history summarize $DATA/exit_status/bazel-testlogs >"$SCRATCH/exit.json" 2>"$SCRATCH/exit.err" ||
+  fail "summarize of runs with a test.cache_status failed: $(cat "$SCRATCH/exit.err")"
+[ "$(jq -c '[.units[] | [.label, .seconds, .failed, .timed_out]]' "$SCRATCH/exit.json")" = \
+  '[["//gpu:crash_at_exit_test",[0.5],[true],null],["//gpu:hang_at_exit_test",[5.126],null,[true]],["//gpu:pass_test",[0.5],null,null]]' ] ||
+  fail "test.cache_status's FAILED and TIMEOUT are not the runs' result: $(cat "$SCRATCH/exit.json")"
+grep -q "crash_at_exit_test/test.cache_status: Bazel failed the run, whose test.xml says it passed" "$SCRATCH/exit.err" &&
+  grep -q "hang_at_exit_test/test.cache_status: Bazel timed the run out after 5.126s" "$SCRATCH/exit.err" ||
+  fail "no note of the status test.xml did not tell: $(cat "$SCRATCH/exit.err")"
+"$GPUPLAN" history show //gpu:hang_at_exit_test --history $DATA/exit_status/bazel-testlogs 2>/dev/null |
+  grep -q "estimate: 5.126s (history-timeout)" || fail "the hung test is not planned for its timeout"
+
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
 # matching no test, its runs went unused without a word).
