@@ -128,8 +128,9 @@ void keep_one_shard_count(const std::string& directory, bool strict,
 
 /// Whether the test.log beside a test.xml (attempt_N.log beside attempt_N.xml) says googletest
 /// ran under a filter: the "Note: Google Test filter = PATTERNS" it prints first when its filter
-/// is not `*` (--gtest_filter, GTEST_FILTER, Bazel's --test_filter), among the log's first 16 KiB.
-/// test.xml does not say: its time was read as the whole test's.
+/// is not `*` (--gtest_filter, GTEST_FILTER, Bazel's --test_filter), or pytest's "collected N items
+/// / M deselected" (-k, -m), among the log's first 16 KiB. test.xml does not say: its time was
+/// read as the whole test's.
 bool log_says_filtered(const fs::path& xml) {
   auto log = xml;
   std::ifstream in(log.replace_extension(".log"), std::ios::binary);
@@ -142,6 +143,11 @@ bool log_says_filtered(const fs::path& xml) {
     const auto from = at + note.size();
     const auto filter = std::string_view(head).substr(from, head.find_first_of("\r\n", from) - from);
     if (!filter.empty() && filter != "*") return true;
+  }
+  constexpr std::string_view collected = "collected ";
+  for (auto at = head.find(collected); at != std::string::npos; at = head.find(collected, at + 1)) {
+    const auto line = std::string_view(head).substr(at, head.find_first_of("\r\n", at) - at);
+    if ((at == 0 || head[at - 1] == '\n') && line.find(" deselected") != std::string_view::npos) return true;
   }
   return false;
 }

@@ -50,6 +50,8 @@ grep -q "filtered to some test cases (left out)" <<<"$out" && grep -q "estimate:
   fail "history show of a filtered BEP run: $out"
 "$GPUPLAN" history show //gpu:gemm_test --history $DATA/filtered/bazel-testlogs | grep -q "filtered to some test cases (left out)" ||
   fail "history show does not mark the run whose test.log says it was filtered"
+"$GPUPLAN" history show //py:gemm_test --history $DATA/filtered/bazel-testlogs | grep -q "filtered to some test cases (left out)" ||
+  fail "history show does not mark the run whose test.log says pytest deselected some of its tests (-k, -m)"
 
 # A test that wrote a passing test.xml and then crashed or hung at exit (CUDA or NCCL teardown):
 # Bazel's test.cache_status beside it says FAILED or TIMEOUT, and so does the history, with a note.
