@@ -395,6 +395,27 @@ TEST_CASE("Cuttlefish's requires_gpu is a GPU test, with exclusive beside it the
   REQUIRE(classified({"requires_gpu"}).requirement->gpus.value == 1);
 }
 
+// google/gapid's (and google/agi's) test/integration/*/BUILD.bazel: tags = ["integration", "needs_gpu"]
+// on the tests that replay on the machine's GPU; its CI (kokoro/linux-test/test.sh) runs
+// --test_tag_filters=-needs_gpu on GPU-less machines. Before, needs_gpu was a near miss of gpu: CPU
+// tests with a warning, which a CPU runner failed.
+TEST_CASE("GAPID's needs_gpu is a GPU test of any vendor") {
+  auto c = classify(gpuplan::testing::read_fixture("gapid/integration.query.xml"), {},
+                    {.include_manual = true, .strict = true});
+  REQUIRE(c.tests.size() == 3);
+  for (const auto& t : c.tests) {
+    INFO(t.target.label);
+    bool needs_gpu = t.target.label != "//core/java/jdwp:go_default_test";
+    REQUIRE(t.bucket == (needs_gpu ? Bucket::gpu : Bucket::cpu));
+    if (!needs_gpu) continue;
+    REQUIRE(t.requirement->gpus.value == 1);
+    REQUIRE_FALSE(t.requirement->vendor);
+  }
+  REQUIRE(c.diagnostics.empty());
+  // The near miss with a hyphen stays one: GAPID writes it with an underscore.
+  REQUIRE(classified({"needs-gpu"}).bucket == Bucket::cpu);
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
@@ -760,12 +781,18 @@ TEST_CASE("JAX's config-cuda-only keeps a GPU test on NVIDIA GPUs and leaves its
 
 TEST_CASE("near misses are warnings with a did-you-mean, and errors under --strict") {
   std::vector<std::pair<std::string, std::string>> cases = {
-      {"gpus:2", "gpu:2"},        {"GPU", "gpu"},
-      {"multi-gpu", "multi_gpu"}, {"gpu_exclusive", "gpu-exclusive"},
-      {"nvlnk", "nvlink"},        {"gpu-mem:40GB ", "gpu-mem:40GB"},
-      {"GPU:2", "gpu:2"},         {"Multiaccelerator", "multiaccelerator"},
-      {"gpu_test", "gpu"},        {"needs-gpu", "gpu"},  // other words for a GPU test
-      {"uses_gpu", "gpu"},        {"GPU_REQUIRED", "gpu-required"},
+      {"gpus:2", "gpu:2"},
+      {"GPU", "gpu"},
+      {"multi-gpu", "multi_gpu"},
+      {"gpu_exclusive", "gpu-exclusive"},
+      {"nvlnk", "nvlink"},
+      {"gpu-mem:40GB ", "gpu-mem:40GB"},
+      {"GPU:2", "gpu:2"},
+      {"Multiaccelerator", "multiaccelerator"},
+      {"gpu_test", "gpu"},
+      {"uses_gpu", "gpu"},         // other words for a GPU test
+      {"needs-gpu", "needs_gpu"},  // GAPID's spelling, one slip away
+      {"GPU_REQUIRED", "gpu-required"},
   };
   for (const auto& [tag, meant] : cases) {
     INFO(tag);
