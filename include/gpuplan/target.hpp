@@ -105,6 +105,10 @@ struct Target {
   bool shard_count_unresolved = false;
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
+  /// The `env` attribute's WORLD_SIZE, how many processes the test's torch.distributed run
+  /// starts, each with a GPU of its own under NCCL; 0 when it sets none or no whole number from 1
+  /// to 255 (more than any node has GPUs; one byte keeps a Target its size).
+  std::uint8_t world_size = 0;
   /// What shows that exec_properties is a select(), which query output prints merged (null for
   /// a test with no such trace: nearly all; one pointer in every test held).
   std::shared_ptr<const SelectedExecProperties> selected_exec_properties;

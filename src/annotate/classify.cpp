@@ -109,6 +109,7 @@ class TestClassifier {
     claims_.clear();
     malformed_.clear();
     gpu_markers_.clear();
+    count_given_ = false;
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
@@ -167,7 +168,7 @@ class TestClassifier {
   std::string shared_key() const {
     const Target& t = test_.target;
     if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || !t.device_env.empty() ||
-        annotate::read_variant_name(t.label, t.generator_function.str()))
+        t.world_size != 0 || annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
     key += t.generator_function.str();  // read_macro reads it
@@ -228,6 +229,49 @@ class TestClassifier {
     read_gpu_markers();
     read_macro();
     read_device_env();
+    read_world_size();
+  }
+
+  /// A GPU test whose `env` sets WORLD_SIZE=N starts N torch.distributed processes, and under NCCL
+  /// each needs a GPU of its own (rtp-llm's 4-GPU tests say so only there, beside exec_properties
+  /// {"gpu": "H20"}: planned on 1 GPU, one failed or skipped what needs the others, another ran
+  /// its 4 ranks on one GPU). With no GPU count given, it gets N GPUs, with a warning (a guess: the
+  /// processes may share a GPU); a count given, it keeps that, with a note. A CPU test's processes
+  /// may use gloo: a note.
+  void read_world_size() {
+    const int processes = test_.target.world_size;
+    if (test_.bucket == Bucket::skipped || test_.requirement->takes_every_node_gpu() ||
+        processes <= std::max(test_.requirement->gpus.value, 1))
+      return;
+    auto source = fmt::format("env WORLD_SIZE={}", processes);
+    if (test_.bucket == Bucket::cpu) {
+      // rtp-llm's 4-GPU perf targets without exec_properties; but gloo runs such processes on CPUs.
+      if (test_.requirement->gpus.source == "default")
+        report(Severity::note, source,
+               fmt::format("the test's env sets WORLD_SIZE={}, {} torch.distributed processes, but no "
+                           "annotation asks for a GPU, so it is planned as a CPU test, as gloo's processes "
+                           "need none; if they use NCCL, tag it gpu:{}",
+                           processes, processes, processes));
+      return;
+    }
+    note(source, fmt::format("{} torch.distributed processes", processes));
+    const int given = test_.requirement->gpus.value;
+    const auto count = fmt::format("{} GPU{}", given, util::plural(given));
+    if (count_given_) {
+      report(Severity::note, source,
+             fmt::format("the test's env sets WORLD_SIZE={}, {} processes, each with a GPU of its own under "
+                         "NCCL, but {} gives it {}; it is planned with {}, as that says",
+                         processes, processes, test_.requirement->gpus.source.str(), count, count));
+      return;
+    }
+    test_.requirement.edit().gpus = {processes, Symbol(source)};
+    reason_ += fmt::format("; {} → {} GPUs", source, processes);
+    report(
+        bad(), source,
+        fmt::format("the test's env sets WORLD_SIZE={}, {} processes, each with a GPU of its own under NCCL, "
+                    "but no annotation gives a GPU count, which would be {}: it is planned with {} GPUs. "
+                    "If it needs them, tag it gpu:{}; if its processes share fewer GPUs, tag it gpu:N",
+                    processes, processes, count, processes, processes));
   }
 
   /// A test's `env` that chooses GPUs itself: Bazel gives the test that value in place of the
@@ -928,6 +972,7 @@ class TestClassifier {
     test_.bucket = Bucket::gpu;
     const bool counted =
         std::any_of(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpus.has_value(); });
+    count_given_ = counted;
     bool implied = combine_count(gpu);
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
                  [](const Claim& c) { return c.wants_gpu() && c.qualifies_only; });
@@ -1199,7 +1244,8 @@ class TestClassifier {
   };
   /// Held until the test's bucket is known (read_gpu_markers).
   std::vector<GpuMarker> gpu_markers_;
-  std::vector<std::string> malformed_;                 ///< sources of the annotations ignored as malformed
+  std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
+  bool count_given_ = false;            ///< a GPU test whose annotations give its count (`gpu:2`, not `gpu`)
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
   std::vector<RuleUse> rule_uses_;                     ///< by the rule's place in rules_.rules
 };

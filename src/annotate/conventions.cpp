@@ -325,6 +325,12 @@ const std::vector<Row>& tag_rows() {
       // miss of requires-gpu: CPU tests with a warning.
       {"requires-gpu", "requires_gpu", Match::exact,
        [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }, false},
+      // google/gapid and its successor google/agi tag the integration tests that replay on the
+      // machine's GPU needs_gpu (test/integration/*/BUILD.bazel), and their CI
+      // (kokoro/linux-test/test.sh) runs --test_tag_filters=-needs_gpu on its GPU-less machines.
+      // Before, a near miss of gpu: CPU tests with a warning.
+      {"requires-gpu", "needs_gpu", Match::exact,
+       [](std::string_view, const Rules&) { return claim(Claim{.gpu = true}); }, false},
       // TensorFlow's dtensor_test (tensorflow/dtensor/build_defs.bzl) tags its NAME_2gpus variant
       // ("2 Physical GPUs") requires-gpu:2 beside gpu. Before, a near miss: 1 GPU, for gpu.
       {"requires-gpu", "requires-gpu:", Match::prefix,

@@ -395,6 +395,90 @@ TEST_CASE("Cuttlefish's requires_gpu is a GPU test, with exclusive beside it the
   REQUIRE(classified({"requires_gpu"}).requirement->gpus.value == 1);
 }
 
+// alibaba/rtp-llm's tests that need several GPUs say how many only in their env's WORLD_SIZE, beside
+// exec_properties {"gpu": "H20"} (torch_symm_mem_test spawns one rank a GPU and runs 1 when it sees
+// one GPU) or {"gpu": "SM100_ARM"} (a perf target "of these 4-GPU DSV4-Flash perf targets", its
+// comment says). Before, each was planned on 1 GPU, with no word.
+TEST_CASE("a GPU test's env WORLD_SIZE gives its GPU count where no annotation does, with a warning") {
+  for (const char* fixture : {"rtp_llm/world_size.query.xml", "rtp_llm/world_size.streamed_jsonproto"}) {
+    INFO(fixture);
+    auto list = gpuplan::testing::read_fixture(fixture);
+    auto c = classify(list, {}, {.include_manual = true});
+    REQUIRE(c.tests.size() == 4);
+    std::map<std::string, const ClassifiedTest*> by_label;
+    for (const auto& t : c.tests) by_label[t.target.label] = &t;
+    const auto& symm = *by_label.at("//rtp_llm/models_py/modules/base/cuda/test:torch_symm_mem_test");
+    const auto& perf = *by_label.at("//rtp_llm/test/perf_test:v4_flash_dp4_decode_grid_perf");
+    const auto& one = *by_label.at("//rtp_llm/models_py/modules/base/cuda/test:get_topk_ragged_cp_test");
+    for (const auto* t : {&symm, &perf}) {
+      INFO(t->target.label);
+      REQUIRE(t->bucket == Bucket::gpu);
+      REQUIRE(t->requirement->gpus.value == 4);
+      REQUIRE(t->requirement->gpus.source == "env WORLD_SIZE=4");
+      REQUIRE(t->requirement->vendor->value == "nvidia");
+    }
+    REQUIRE(one.requirement->gpus.value == 1);
+    REQUIRE(by_label.at("//rtp_llm/test/perf_test:test_perf_config_and_runners")->bucket == Bucket::cpu);
+    std::vector<std::string> warned;
+    for (const auto& d : c.diagnostics)
+      if (d.severity == Severity::warning && d.source == "env WORLD_SIZE=4") {
+        warned.push_back(d.label);
+        CHECK_THAT(d.message,
+                   Catch::Contains("it is planned with 4 GPUs") && Catch::Contains("tag it gpu:4"));
+      }
+    REQUIRE(warned.size() == 2);
+    REQUIRE(has_errors(classify(list, {}, {.include_manual = true, .strict = true}).diagnostics));
+  }
+  // With a rule that reads rtp-llm's worker classes, the WORLD_SIZE warnings are all there is to
+  // say: before, nothing was said, and each test was planned on 1 GPU.
+  Rules rules;
+  Rule worker;
+  worker.tag = "^gpu:(H20|SM100_ARM)$";
+  worker.set = {{"vendor", "nvidia"}};
+  rules.rules.push_back(worker);
+  auto ruled = classify(gpuplan::testing::read_fixture("rtp_llm/world_size.query.xml"), rules,
+                        {.include_manual = true});
+  std::vector<std::string> said;
+  for (const auto& d : ruled.diagnostics)
+    if (d.severity != Severity::note) said.push_back(d.source);
+  REQUIRE(said == std::vector<std::string>{"env WORLD_SIZE=4", "env WORLD_SIZE=4"});
+  // A count given is kept, with a note; a CPU test's WORLD_SIZE (gloo's processes need no GPU) is a note.
+  Target counted = make_target("//t:t", {"gpu:2"});
+  counted.world_size = 4;
+  auto two = classify_one(counted);
+  REQUIRE(two.tests[0].requirement->gpus.value == 2);
+  REQUIRE(two.diagnostics.size() == 1);
+  REQUIRE(two.diagnostics[0].severity == Severity::note);
+  Target cpu = make_target("//t:cpu", {});
+  cpu.world_size = 4;
+  auto gloo = classify_one(cpu);
+  REQUIRE(gloo.tests[0].bucket == Bucket::cpu);
+  REQUIRE(gloo.diagnostics.size() == 1);
+  REQUIRE(gloo.diagnostics[0].severity == Severity::note);
+  REQUIRE_THAT(gloo.diagnostics[0].message, Catch::Contains("if they use NCCL, tag it gpu:4"));
+}
+
+// google/gapid's (and google/agi's) test/integration/*/BUILD.bazel: tags = ["integration", "needs_gpu"]
+// on the tests that replay on the machine's GPU; its CI (kokoro/linux-test/test.sh) runs
+// --test_tag_filters=-needs_gpu on GPU-less machines. Before, needs_gpu was a near miss of gpu: CPU
+// tests with a warning, which a CPU runner failed.
+TEST_CASE("GAPID's needs_gpu is a GPU test of any vendor") {
+  auto c = classify(gpuplan::testing::read_fixture("gapid/integration.query.xml"), {},
+                    {.include_manual = true, .strict = true});
+  REQUIRE(c.tests.size() == 3);
+  for (const auto& t : c.tests) {
+    INFO(t.target.label);
+    bool needs_gpu = t.target.label != "//core/java/jdwp:go_default_test";
+    REQUIRE(t.bucket == (needs_gpu ? Bucket::gpu : Bucket::cpu));
+    if (!needs_gpu) continue;
+    REQUIRE(t.requirement->gpus.value == 1);
+    REQUIRE_FALSE(t.requirement->vendor);
+  }
+  REQUIRE(c.diagnostics.empty());
+  // The near miss with a hyphen stays one: GAPID writes it with an underscore.
+  REQUIRE(classified({"needs-gpu"}).bucket == Bucket::cpu);
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
@@ -760,12 +844,18 @@ TEST_CASE("JAX's config-cuda-only keeps a GPU test on NVIDIA GPUs and leaves its
 
 TEST_CASE("near misses are warnings with a did-you-mean, and errors under --strict") {
   std::vector<std::pair<std::string, std::string>> cases = {
-      {"gpus:2", "gpu:2"},        {"GPU", "gpu"},
-      {"multi-gpu", "multi_gpu"}, {"gpu_exclusive", "gpu-exclusive"},
-      {"nvlnk", "nvlink"},        {"gpu-mem:40GB ", "gpu-mem:40GB"},
-      {"GPU:2", "gpu:2"},         {"Multiaccelerator", "multiaccelerator"},
-      {"gpu_test", "gpu"},        {"needs-gpu", "gpu"},  // other words for a GPU test
-      {"uses_gpu", "gpu"},        {"GPU_REQUIRED", "gpu-required"},
+      {"gpus:2", "gpu:2"},
+      {"GPU", "gpu"},
+      {"multi-gpu", "multi_gpu"},
+      {"gpu_exclusive", "gpu-exclusive"},
+      {"nvlnk", "nvlink"},
+      {"gpu-mem:40GB ", "gpu-mem:40GB"},
+      {"GPU:2", "gpu:2"},
+      {"Multiaccelerator", "multiaccelerator"},
+      {"gpu_test", "gpu"},
+      {"uses_gpu", "gpu"},         // other words for a GPU test
+      {"needs-gpu", "needs_gpu"},  // GAPID's spelling, one slip away
+      {"GPU_REQUIRED", "gpu-required"},
   };
   for (const auto& [tag, meant] : cases) {
     INFO(tag);

@@ -341,6 +341,23 @@ TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON a
   CHECK(odd.tests.at(0).exec_properties == ExecProperties{{"resources:gpu", "1"}});
 }
 
+// rtp-llm's multi-GPU tests give their GPU count only as their env's WORLD_SIZE: kept, from XML
+// and JSON alike, beside the other env keys (not read).
+TEST_CASE("of a test's env, WORLD_SIZE is kept, in XML and JSON alike") {
+  for (const char* fixture : {"rtp_llm/world_size.query.xml", "rtp_llm/world_size.streamed_jsonproto"}) {
+    INFO(fixture);
+    auto list = read_fixture(fixture);
+    REQUIRE(list.tests.size() == 4);
+    for (const auto& t : list.tests) {
+      INFO(t.label);
+      bool sets = t.label == "//rtp_llm/models_py/modules/base/cuda/test:torch_symm_mem_test" ||
+                  t.label == "//rtp_llm/test/perf_test:v4_flash_dp4_decode_grid_perf";
+      CHECK(t.world_size == (sets ? 4 : 0));
+      CHECK(t.device_env.empty());
+    }
+  }
+}
+
 // Query prints a select()ed exec_properties as its branches merged, each key with the first
 // branch's value, with no configurable mark: {"gpu": "1"} before {"gpu": "4"} reads as 1 GPU.
 // Its only trace is the config_setting among the test's rule-inputs, which no printed label
