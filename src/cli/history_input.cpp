@@ -647,18 +647,13 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   if (left_out.cached_results > 0)
     line += fmt::format("; {} cached result{} skipped (they repeat an older run's time)",
                         left_out.cached_results, util::plural(left_out.cached_results));
-  if (left_out.skipped_runs > 0)
-    line += fmt::format("; {} run{} that skipped every test case left out", left_out.skipped_runs,
-                        util::plural(left_out.skipped_runs));
-  if (left_out.given_no_gpu > 0)
-    line += fmt::format("; {} run{} of GPU tests given no GPU left out", left_out.given_no_gpu,
-                        util::plural(left_out.given_no_gpu));
-  if (left_out.fewer_gpus > 0)
-    line += fmt::format("; {} run{} of GPU tests given fewer GPUs than they need left out",
-                        left_out.fewer_gpus, util::plural(left_out.fewer_gpus));
-  if (left_out.filtered > 0)
-    line += fmt::format("; {} run{} filtered to some test cases left out", left_out.filtered,
-                        util::plural(left_out.filtered));
+  auto say_left_out = [&line](long count, std::string_view which) {
+    if (count > 0) line += fmt::format("; {} run{} {} left out", count, util::plural(count), which);
+  };
+  say_left_out(left_out.skipped_runs, "that skipped every test case");
+  say_left_out(left_out.given_no_gpu, "of GPU tests given no GPU");
+  say_left_out(left_out.fewer_gpus, "of GPU tests given fewer GPUs than they need");
+  say_left_out(left_out.filtered, "filtered to some test cases");
   line += '\n';
   if (own + siblings + median == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));
