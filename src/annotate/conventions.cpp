@@ -102,6 +102,9 @@ Reading xla_backend(std::string_view backend) {
   static constexpr std::array<std::string_view, 3> cpu = {"cpu", "interpreter", "cpu_parallel"};
   static constexpr std::array<std::string_view, 9> nvidia = {
       "nvgpu_any", "p100", "v100", "a100", "h100", "b200", "gb200", "gb300", "rtx6000pro"};
+  // XLA's lit_device_test (xla/lit.bzl) tags each backend's tests xla_device_BACKEND beside
+  // xla_BACKEND: the same backend (build_tools/lint/tags.py: "Runs on an h100"), not a model ask.
+  util::strip_prefix(backend, "device_");
   if (std::ranges::find(cpu, backend) != cpu.end()) return claim(Claim{.backend = Backend::cpu});
   // The older spellings (xla_test until 2025): gpu_any and gpu_MODEL NVIDIA's, gpu_amd_any AMD's.
   if (backend == "gpu_any") backend = "nvgpu_any";

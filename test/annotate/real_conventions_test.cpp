@@ -479,6 +479,28 @@ TEST_CASE("GAPID's needs_gpu is a GPU test of any vendor") {
   REQUIRE(classified({"needs-gpu"}).bucket == Bucket::cpu);
 }
 
+// openxla/xla's lit_device_test (xla/lit.bzl) tags each backend's tests xla_device_BACKEND beside
+// xla_BACKEND and the requires-gpu-smXY-only tag its CI follows (test/data/xla/). Before, the
+// xla_device_ tag was a GPU model no convention read: a warning on every such test, and --strict
+// refused XLA's Triton lit tests.
+TEST_CASE("XLA's xla_device_BACKEND is the backend, as xla_BACKEND is, not a model to warn of") {
+  auto c = classify(gpuplan::testing::read_fixture("xla/tests.query.xml"), {}, {.strict = true});
+  int lit = 0;
+  for (const auto& t : c.tests) {
+    if (!t.target.label.starts_with("//xla/backends/gpu/codegen/triton/tests:")) continue;
+    INFO(t.target.label);
+    ++lit;
+    REQUIRE(t.bucket == Bucket::gpu);
+    REQUIRE(t.requirement->vendor->value == "nvidia");
+    REQUIRE_FALSE(t.requirement->gpu_models);
+    REQUIRE(t.requirement->compute_capability.size() == 1);
+  }
+  REQUIRE(lit == 4);
+  REQUIRE(c.diagnostics.empty());
+  REQUIRE(classified({"xla_device_amdgpu_any"}).requirement->vendor->value == "amd");
+  REQUIRE(classified({"xla_device_cpu", "multi_gpu"}).bucket == Bucket::cpu);
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
