@@ -983,6 +983,7 @@ class TestClassifier {
     check_satisfiable(r.compute_capability, "compute capability");
     combine_models(gpu);
     combine_vendor(gpu);
+    if (excluded_vendor()) return;
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
@@ -1039,6 +1040,38 @@ class TestClassifier {
       reason_ += fmt::format(" ({}: the macro's, on every variant, and no GPU ask on this one)",
                              fmt::join(counted, ", "));
     return true;
+  }
+
+  /// A GPU test not for one vendor's GPUs (XLA's no-oneapi). Its copy for that vendor (xla_test
+  /// still makes the intelgpu_any one, which XLA's oneAPI CI leaves out) runs nowhere gpuplan
+  /// plans: skipped, with the reason. A test of no vendor keeps any vendor's GPUs, with a note:
+  /// a requirement holds one vendor, not all but one. Returns true when the test is skipped.
+  bool excluded_vendor() {
+    auto excluded = std::find_if(claims_.begin(), claims_.end(),
+                                 [](const Claim& c) { return c.excluded_vendor.has_value(); });
+    if (excluded == claims_.end()) return false;
+    Requirement& r = test_.requirement.edit();
+    const std::string vendor = vendor_display(*excluded->excluded_vendor);
+    if (r.vendor && r.vendor->value == *excluded->excluded_vendor) {
+      test_.bucket = Bucket::skipped;
+      reason_ = fmt::format(
+          "{} → not for {} GPUs, which {} asks for: its repository's CI leaves it out, and "
+          "it is not planned on GPUs or CPU runners",
+          excluded->source, vendor, r.vendor->source);
+      r.gpus = {0, excluded->source};
+      return true;
+    }
+    if (!r.vendor) {
+      std::string_view tag = excluded->source;
+      util::strip_prefix(tag, "tag ");
+      report(
+          Severity::note, excluded->source,
+          fmt::format("{} says the test is not for {} GPUs, but it asks for no vendor, so it may be planned "
+                      "on an {} GPU (a requirement holds one vendor); a rule such as {{tag: '^{}$', set: "
+                      "{{vendor: nvidia}}}} keeps it to one",
+                      excluded->source, vendor, vendor, tag));
+    }
+    return false;
   }
 
   /// One vendor: the first annotation's; a different one is a conflict.

@@ -400,6 +400,14 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "intel", .qualifies_only = true});
        }},
+      // XLA's no-oneapi ("not configured for the oneAPI backend", build_tools/lint/tags.py): its
+      // oneAPI CI leaves such tests out (build_tools/sycl/ci_test_xla.sh: -no-oneapi), but
+      // xla_test still makes their intelgpu_any copy. Before, that copy was an Intel GPU test.
+      {"vendor-only", "no-oneapi", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.excluded_vendor = "intel", .qualifies_only = true});
+       },
+       false},
       {"multi_gpu", "multi_gpu", Match::exact,
        [](std::string_view, const Rules& rules) { return counted(rules.multi_gpu_count); }},
       {"multi_gpu", "multigpu", Match::exact,
