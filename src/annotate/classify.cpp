@@ -843,9 +843,13 @@ class TestClassifier {
   /// warning (an error under --strict), as requires_cuda_enabled() is, since a test of host code
   /// alone needs none. Beside an annotation that asks for GPUs it only keeps the vendor; a CPU
   /// annotation, or a rule that names the macro, decides instead.
+  /// tensorflow/lingvo's lingvo_cuda_py_test (lingvo/lingvo.bzl) tags its tests requires-gpu, of
+  /// any vendor, but lingvo runs them only on TensorFlow's CUDA build (nvidia/cuda images with
+  /// --runtime=nvidia, docker/dev.Dockerfile), which sees no AMD or Intel GPU: it keeps the vendor
+  /// too. Before, such a test could be planned on an AMD GPU and pass there without touching it.
   void read_cuda_test_macro() {
     const std::string& macro = test_.target.generator_function.str();
-    if (macro != "cuda_test") return;
+    if (macro != "cuda_test" && macro != "lingvo_cuda_py_test") return;
     auto source = "generator_function " + macro;
     if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
       note(source, "ignored: a CPU annotation says the test needs no GPU");
@@ -855,6 +859,7 @@ class TestClassifier {
       return;  // a vendor is named already (an AMD one is then a conflict of its own)
     bool asks_gpu = std::any_of(claims_.begin(), claims_.end(),
                                 [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
+    if (!asks_gpu && macro != "cuda_test") return;  // lingvo's tag was switched off: nothing to keep
     Claim c{.source = source, .gpu = !asks_gpu, .vendor = std::string("nvidia"), .qualifies_only = asks_gpu};
     note(source, c.meaning());
     claims_.push_back(c);

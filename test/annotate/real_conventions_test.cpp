@@ -532,6 +532,22 @@ TEST_CASE("XLA's no-oneapi skips a test's Intel copy and leaves its other vendor
   REQUIRE_THAT(any.diagnostics[0].message, Catch::Contains("may be planned on an Intel GPU"));
 }
 
+// tensorflow/lingvo's lingvo_cuda_py_test (lingvo/lingvo.bzl) tags its tests requires-gpu, of any
+// vendor, but lingvo runs them only on TensorFlow's CUDA build (nvidia/cuda images with
+// --runtime=nvidia). Before, such a test could be planned on an AMD GPU, where TensorFlow sees none.
+TEST_CASE("lingvo's lingvo_cuda_py_test keeps its requires-gpu tests on NVIDIA GPUs") {
+  auto c = classify(gpuplan::testing::read_fixture("lingvo/core.query.xml"), {}, {.strict = true});
+  REQUIRE(c.tests.size() == 2);
+  const auto& cuda = c.tests[0];
+  REQUIRE(cuda.target.label == "//lingvo/core:activations_test");
+  REQUIRE(cuda.bucket == Bucket::gpu);
+  REQUIRE(cuda.requirement->gpus.value == 1);
+  REQUIRE(cuda.requirement->vendor);
+  REQUIRE(cuda.requirement->vendor->value == "nvidia");
+  REQUIRE(c.tests[1].bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.empty());
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on
