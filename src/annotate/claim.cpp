@@ -58,6 +58,7 @@ std::string Claim::meaning() const {
   if (exclusive) qualifiers.emplace_back(*exclusive ? "the whole node to itself" : "not exclusive");
   if (vendor && compute_capability.empty())
     qualifiers.push_back(fmt::format("an {} GPU", vendor_display(*vendor)));
+  if (excluded_vendor) qualifiers.push_back(fmt::format("not an {} GPU", vendor_display(*excluded_vendor)));
   if (backend && *backend != Backend::gpu)
     return fmt::format("the {} variant: not a GPU test", to_string(*backend));
   std::string text;

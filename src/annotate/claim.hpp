@@ -32,9 +32,11 @@ struct Claim {
   std::optional<bool> nvlink{};
   std::optional<bool> exclusive{};
   std::optional<std::string> vendor{};  ///< "nvidia", "amd", "intel"
-  std::optional<Backend> backend{};     ///< which variant of a multi-backend macro the test is
-  bool counts_accelerators = false;     ///< `gpus` counts devices of whatever backend the test runs on
-  bool qualifies_only = false;  ///< never makes a test a GPU test by itself (`cuda-only`, `exclusive`)
+  /// A vendor whose GPUs the test is not for (XLA's `no-oneapi`: not Intel's); asks for no GPU.
+  std::optional<std::string> excluded_vendor{};
+  std::optional<Backend> backend{};  ///< which variant of a multi-backend macro the test is
+  bool counts_accelerators = false;  ///< `gpus` counts devices of whatever backend the test runs on
+  bool qualifies_only = false;       ///< never makes a test a GPU test by itself (`cuda-only`, `exclusive`)
 
   /// Says anything about GPUs (count, memory, versions, models, NVLink, exclusivity).
   bool wants_gpu() const;

@@ -843,9 +843,13 @@ class TestClassifier {
   /// warning (an error under --strict), as requires_cuda_enabled() is, since a test of host code
   /// alone needs none. Beside an annotation that asks for GPUs it only keeps the vendor; a CPU
   /// annotation, or a rule that names the macro, decides instead.
+  /// tensorflow/lingvo's lingvo_cuda_py_test (lingvo/lingvo.bzl) tags its tests requires-gpu, of
+  /// any vendor, but lingvo runs them only on TensorFlow's CUDA build (nvidia/cuda images with
+  /// --runtime=nvidia, docker/dev.Dockerfile), which sees no AMD or Intel GPU: it keeps the vendor
+  /// too. Before, such a test could be planned on an AMD GPU and pass there without touching it.
   void read_cuda_test_macro() {
     const std::string& macro = test_.target.generator_function.str();
-    if (macro != "cuda_test") return;
+    if (macro != "cuda_test" && macro != "lingvo_cuda_py_test") return;
     auto source = "generator_function " + macro;
     if (std::any_of(claims_.begin(), claims_.end(), [](const Claim& c) { return c.cpu_only; })) {
       note(source, "ignored: a CPU annotation says the test needs no GPU");
@@ -855,6 +859,7 @@ class TestClassifier {
       return;  // a vendor is named already (an AMD one is then a conflict of its own)
     bool asks_gpu = std::any_of(claims_.begin(), claims_.end(),
                                 [](const Claim& c) { return c.wants_gpu() && !c.qualifies_only; });
+    if (!asks_gpu && macro != "cuda_test") return;  // lingvo's tag was switched off: nothing to keep
     Claim c{.source = source, .gpu = !asks_gpu, .vendor = std::string("nvidia"), .qualifies_only = asks_gpu};
     note(source, c.meaning());
     claims_.push_back(c);
@@ -983,6 +988,7 @@ class TestClassifier {
     check_satisfiable(r.compute_capability, "compute capability");
     combine_models(gpu);
     combine_vendor(gpu);
+    if (excluded_vendor()) return;
     r.nvlink = combine_flag(claims_, &Claim::nvlink, "NVLink");
     r.exclusive = combine_flag(claims_, &Claim::exclusive, "the whole node");
     reason_ = fmt::format("{}", fmt::join(gpu_reasons(gpu), "; "));
@@ -1039,6 +1045,38 @@ class TestClassifier {
       reason_ += fmt::format(" ({}: the macro's, on every variant, and no GPU ask on this one)",
                              fmt::join(counted, ", "));
     return true;
+  }
+
+  /// A GPU test not for one vendor's GPUs (XLA's no-oneapi). Its copy for that vendor (xla_test
+  /// still makes the intelgpu_any one, which XLA's oneAPI CI leaves out) runs nowhere gpuplan
+  /// plans: skipped, with the reason. A test of no vendor keeps any vendor's GPUs, with a note:
+  /// a requirement holds one vendor, not all but one. Returns true when the test is skipped.
+  bool excluded_vendor() {
+    auto excluded = std::find_if(claims_.begin(), claims_.end(),
+                                 [](const Claim& c) { return c.excluded_vendor.has_value(); });
+    if (excluded == claims_.end()) return false;
+    Requirement& r = test_.requirement.edit();
+    const std::string vendor = vendor_display(*excluded->excluded_vendor);
+    if (r.vendor && r.vendor->value == *excluded->excluded_vendor) {
+      test_.bucket = Bucket::skipped;
+      reason_ = fmt::format(
+          "{} → not for {} GPUs, which {} asks for: its repository's CI leaves it out, and "
+          "it is not planned on GPUs or CPU runners",
+          excluded->source, vendor, r.vendor->source);
+      r.gpus = {0, excluded->source};
+      return true;
+    }
+    if (!r.vendor) {
+      std::string_view tag = excluded->source;
+      util::strip_prefix(tag, "tag ");
+      report(
+          Severity::note, excluded->source,
+          fmt::format("{} says the test is not for {} GPUs, but it asks for no vendor, so it may be planned "
+                      "on an {} GPU (a requirement holds one vendor); a rule such as {{tag: '^{}$', set: "
+                      "{{vendor: nvidia}}}} keeps it to one",
+                      excluded->source, vendor, vendor, tag));
+    }
+    return false;
   }
 
   /// One vendor: the first annotation's; a different one is a conflict.

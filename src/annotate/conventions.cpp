@@ -102,6 +102,9 @@ Reading xla_backend(std::string_view backend) {
   static constexpr std::array<std::string_view, 3> cpu = {"cpu", "interpreter", "cpu_parallel"};
   static constexpr std::array<std::string_view, 9> nvidia = {
       "nvgpu_any", "p100", "v100", "a100", "h100", "b200", "gb200", "gb300", "rtx6000pro"};
+  // XLA's lit_device_test (xla/lit.bzl) tags each backend's tests xla_device_BACKEND beside
+  // xla_BACKEND: the same backend (build_tools/lint/tags.py: "Runs on an h100"), not a model ask.
+  util::strip_prefix(backend, "device_");
   if (std::ranges::find(cpu, backend) != cpu.end()) return claim(Claim{.backend = Backend::cpu});
   // The older spellings (xla_test until 2025): gpu_any and gpu_MODEL NVIDIA's, gpu_amd_any AMD's.
   if (backend == "gpu_any") backend = "nvgpu_any";
@@ -397,6 +400,14 @@ const std::vector<Row>& tag_rows() {
        [](std::string_view, const Rules&) {
          return claim(Claim{.vendor = "intel", .qualifies_only = true});
        }},
+      // XLA's no-oneapi ("not configured for the oneAPI backend", build_tools/lint/tags.py): its
+      // oneAPI CI leaves such tests out (build_tools/sycl/ci_test_xla.sh: -no-oneapi), but
+      // xla_test still makes their intelgpu_any copy. Before, that copy was an Intel GPU test.
+      {"vendor-only", "no-oneapi", Match::exact,
+       [](std::string_view, const Rules&) {
+         return claim(Claim{.excluded_vendor = "intel", .qualifies_only = true});
+       },
+       false},
       {"multi_gpu", "multi_gpu", Match::exact,
        [](std::string_view, const Rules& rules) { return counted(rules.multi_gpu_count); }},
       {"multi_gpu", "multigpu", Match::exact,

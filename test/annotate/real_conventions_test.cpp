@@ -479,6 +479,75 @@ TEST_CASE("GAPID's needs_gpu is a GPU test of any vendor") {
   REQUIRE(classified({"needs-gpu"}).bucket == Bucket::cpu);
 }
 
+// openxla/xla's lit_device_test (xla/lit.bzl) tags each backend's tests xla_device_BACKEND beside
+// xla_BACKEND and the requires-gpu-smXY-only tag its CI follows (test/data/xla/). Before, the
+// xla_device_ tag was a GPU model no convention read: a warning on every such test, and --strict
+// refused XLA's Triton lit tests.
+TEST_CASE("XLA's xla_device_BACKEND is the backend, as xla_BACKEND is, not a model to warn of") {
+  auto c = classify(gpuplan::testing::read_fixture("xla/tests.query.xml"), {}, {.strict = true});
+  int lit = 0;
+  for (const auto& t : c.tests) {
+    if (!t.target.label.starts_with("//xla/backends/gpu/codegen/triton/tests:")) continue;
+    INFO(t.target.label);
+    ++lit;
+    REQUIRE(t.bucket == Bucket::gpu);
+    REQUIRE(t.requirement->vendor->value == "nvidia");
+    REQUIRE_FALSE(t.requirement->gpu_models);
+    REQUIRE(t.requirement->compute_capability.size() == 1);
+  }
+  REQUIRE(lit == 4);
+  REQUIRE(c.diagnostics.empty());
+  REQUIRE(classified({"xla_device_amdgpu_any"}).requirement->vendor->value == "amd");
+  REQUIRE(classified({"xla_device_cpu", "multi_gpu"}).bucket == Bucket::cpu);
+}
+
+// XLA tags tests "not configured for the oneAPI backend" no-oneapi (build_tools/lint/tags.py),
+// and its oneAPI CI leaves them out (build_tools/sycl/ci_test_xla.sh), but xla_test still makes
+// their intelgpu_any copy (test/data/xla/: xla/stream_executor/gpu's gpu_kernel_test). Before,
+// that copy was planned on an Intel GPU, where it fails, with no word said.
+TEST_CASE("XLA's no-oneapi skips a test's Intel copy and leaves its other vendors' copies as they are") {
+  auto c = classify(gpuplan::testing::read_fixture("xla/tests.query.xml"), {}, {.strict = true});
+  std::map<std::string, const ClassifiedTest*> by_label;
+  for (const auto& t : c.tests) by_label[t.target.label] = &t;
+  const auto* intel = by_label.at("//xla/stream_executor/gpu:gpu_kernel_test_intelgpu_any");
+  REQUIRE(intel->bucket == Bucket::skipped);
+  REQUIRE_THAT(intel->reason.str(), Catch::Contains("tag no-oneapi → not for Intel GPUs"));
+  REQUIRE(by_label.at("//xla/stream_executor/gpu:gpu_kernel_test_amdgpu_any")->bucket == Bucket::gpu);
+  REQUIRE(by_label.at("//xla/stream_executor/gpu:gpu_kernel_test_h100")->bucket == Bucket::gpu);
+  // The same macro's test without the tag keeps its Intel copy.
+  const auto* memcpy = by_label.at("//xla/stream_executor/gpu:memcpy_test_intelgpu_any");
+  REQUIRE(memcpy->bucket == Bucket::gpu);
+  REQUIRE(memcpy->requirement->vendor->value == "intel");
+  REQUIRE(c.diagnostics.empty());
+  // On a CPU copy (int4_test_cpu) it says nothing; on a GPU test of no vendor
+  // (gpu_test_kernels_fatbin_test: gpu, no-oneapi) it is a note, any vendor's GPU being kept.
+  auto cpu = classify_one(make_target("//t:int4_test_cpu", {"xla_cpu", "no-oneapi"}));
+  REQUIRE(cpu.tests[0].bucket == Bucket::cpu);
+  REQUIRE(cpu.diagnostics.empty());
+  auto any = classify_one(make_target("//t:t", {"gpu", "no-oneapi"}));
+  REQUIRE(any.tests[0].bucket == Bucket::gpu);
+  REQUIRE_FALSE(any.tests[0].requirement->vendor);
+  REQUIRE(any.diagnostics.size() == 1);
+  REQUIRE(any.diagnostics[0].severity == Severity::note);
+  REQUIRE_THAT(any.diagnostics[0].message, Catch::Contains("may be planned on an Intel GPU"));
+}
+
+// tensorflow/lingvo's lingvo_cuda_py_test (lingvo/lingvo.bzl) tags its tests requires-gpu, of any
+// vendor, but lingvo runs them only on TensorFlow's CUDA build (nvidia/cuda images with
+// --runtime=nvidia). Before, such a test could be planned on an AMD GPU, where TensorFlow sees none.
+TEST_CASE("lingvo's lingvo_cuda_py_test keeps its requires-gpu tests on NVIDIA GPUs") {
+  auto c = classify(gpuplan::testing::read_fixture("lingvo/core.query.xml"), {}, {.strict = true});
+  REQUIRE(c.tests.size() == 2);
+  const auto& cuda = c.tests[0];
+  REQUIRE(cuda.target.label == "//lingvo/core:activations_test");
+  REQUIRE(cuda.bucket == Bucket::gpu);
+  REQUIRE(cuda.requirement->gpus.value == 1);
+  REQUIRE(cuda.requirement->vendor);
+  REQUIRE(cuda.requirement->vendor->value == "nvidia");
+  REQUIRE(c.tests[1].bucket == Bucket::cpu);
+  REQUIRE(c.diagnostics.empty());
+}
+
 // alibaba/rtp-llm routes its GPU tests to worker classes by exec_properties gpu: H20, MI308X-ROCM7,
 // SM100_ARM, RTX_5000_PRO. No catalog model matches them (a warning says so), but their names say
 // the vendor: read as any vendor's, the MI308X tests were planned on NVIDIA GPUs, the H20 ones on

@@ -363,4 +363,14 @@ grep -qF "note: rule $SCRATCH/other.rules.yaml:4:5 (label //other/...) matches n
 printf "rules:\n  - label: //sim/\n    set: {gpus: 1}\n" > "$SCRATCH/slash.rules.yaml"
 refuses -F "slash.rules.yaml:2:12: label: \"//sim/\" has an empty segment" classify --rules "$SCRATCH/slash.rules.yaml" "$SCRATCH/sim.xml"
 
+# XLA's tests as its macros tag them (test/data/xla/): --strict passes (before, each lit test's
+# xla_device_h100 was a warning that it named a GPU model), and the Intel copy of a test tagged
+# no-oneapi is skipped (before, it was planned on an Intel GPU, where XLA's CI never runs it).
+"$GPUPLAN" classify --strict --json test/data/xla/tests.query.xml > "$SCRATCH/xla.json" 2> "$SCRATCH/xla.err" ||
+  fail "classify --strict of XLA's tests failed: $(cat "$SCRATCH/xla.err")"
+jq -e '[.skipped_tests[].label] == ["//xla/stream_executor/gpu:gpu_kernel_test_intelgpu_any"]
+  and [.gpu_tests[] | select(.requirements.vendor == "intel") | .label] == ["//xla/stream_executor/gpu:memcpy_test_intelgpu_any"]
+  and ([.gpu_tests[] | select(.label | contains(".hlo.test_"))] | length) == 4' "$SCRATCH/xla.json" > /dev/null ||
+  fail "XLA's tests are not classified as its CI runs them: $(jq -c '[.skipped_tests[].label]' "$SCRATCH/xla.json")"
+
 echo "classify: ok"
