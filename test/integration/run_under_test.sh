@@ -136,7 +136,13 @@ fails_in_bazel() {
   # `|| fail`, a failed bazel info ended the test through set -e without a word).
   log=$(bazel_ws info bazel-testlogs 2>"$SCRATCH/info.err") || fail "bazel info bazel-testlogs: $(cat "$SCRATCH/info.err")"
   log=$log/$target/test.log
-  grep -q "$why" "$log" || fail "the failed test's log does not say why: $(cat "$log")"
+  # Read again for up to 10 s: once, on a machine loaded by other builds, the grep missed a line
+  # that the log held a moment later, when fail printed it.
+  local tries=0
+  until grep -q "$why" "$log"; do
+    [ $((tries += 1)) -le 20 ] || fail "the failed test's log does not say why: $(cat "$log")"
+    sleep 0.5
+  done
 }
 
 # Without --unplanned=warn, a test missing from the plan fails in Bazel, saying why.
