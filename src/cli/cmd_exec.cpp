@@ -43,6 +43,7 @@
 #include "run/gpu_usage.hpp"
 #include "run/longest_first.hpp"
 #include "run/os.hpp"
+#include "util/shell_words.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -53,26 +54,16 @@ namespace {
 /// Bazel's TESTBRIDGE_TEST_ONLY or googletest's GTEST_FILTER in exec's environment (the units
 /// inherit it), a `bazel test --test_filter=` or `--test_arg=--gtest_filter=` in the template,
 /// `--gtest_filter=` itself, or pytest's -k in a template that runs pytest (elsewhere -k is
-/// another program's flag: curl's, ssh's). The template's words are split at blanks, quotes
-/// dropped: a filter is a word of its own.
+/// another program's flag: curl's, ssh's). The template's words are the shell's (`'--test_arg=-k
+/// gemm'` is one word, as bazel test gets it, and so is `--test_filter="A B"`).
 std::string command_test_filter(const std::string& command_template) {
   if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
     return fmt::format("TESTBRIDGE_TEST_ONLY={}", util::excerpt(filter, 100));
   if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
     return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
-  std::vector<std::string> words;
-  bool pytest = false;
-  for (std::size_t from = 0; from < command_template.size();) {
-    const auto begin = command_template.find_first_not_of(" \t\n", from);
-    if (begin == std::string::npos) break;
-    const auto end = std::min(command_template.find_first_of(" \t\n", begin), command_template.size());
-    std::string word;
-    for (char c : std::string_view(command_template).substr(begin, end - begin))
-      if (c != '\'' && c != '"') word += c;
-    pytest = pytest || word.find("pytest") != std::string::npos;
-    words.push_back(std::move(word));
-    from = end;
-  }
+  auto words = util::shell_words(command_template);
+  const bool pytest = std::any_of(words.begin(), words.end(),
+                                  [](const std::string& w) { return w.find("pytest") != std::string::npos; });
   if (auto filter = bazel_test_filter(words); !filter.empty())
     return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
   if (!pytest) std::erase_if(words, [](const std::string& w) { return !w.starts_with("--gtest_filter="); });

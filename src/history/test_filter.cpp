@@ -1,5 +1,6 @@
 // Whether a run was filtered to some of its test cases, from what the test or `bazel test` was
 // given: such a run's time is not the test's (Sample::filtered).
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,13 +25,17 @@ std::string test_case_filter(const std::vector<std::string>& args) {
       if (auto filter = arg.substr(15); !selects_all(filter)) return std::string(filter);
       continue;
     }
-    // pytest's -k EXPRESSION, also written -kEXPRESSION.
+    // pytest's -k EXPRESSION, also written -kEXPRESSION ('-k gemm', one argument of a --test_arg,
+    // is the expression " gemm": the blanks before it are none of it).
     if (arg == "-k" && i + 1 < args.size()) {
       if (!args[i + 1].empty()) return args[i + 1];
       ++i;
       continue;
     }
-    if (arg.starts_with("-k") && arg.size() > 2 && arg[2] != '-') return std::string(arg.substr(2));
+    if (arg.starts_with("-k") && arg.size() > 2 && arg[2] != '-') {
+      const auto expression = arg.substr(std::min(arg.find_first_not_of(" \t", 2), arg.size()));
+      if (!expression.empty()) return std::string(expression);
+    }
   }
   return {};
 }

@@ -472,5 +472,7 @@ TEST_CASE("googletest's, pytest's and Bazel's test filters are told from other a
   CHECK(bazel_test_filter({"--test_filter=OneCase", "--test_filter="}).empty());  // the last one wins
   CHECK(bazel_test_filter({"--test_arg=--gtest_filter=Gemm.Fp16"}) == "Gemm.Fp16");
   CHECK(bazel_test_filter({"--test_arg=-k", "--test_arg=fp16"}) == "fp16");
+  CHECK(bazel_test_filter({"--test_arg=-k fp16"}) == "fp16");  // one argument: pytest's " fp16"
+  CHECK(bazel_test_filter({"--test_arg=-k "}).empty());
   CHECK(bazel_test_filter({"--test_tag_filters=gpu", "--test_arg=--verbose"}).empty());
 }

@@ -35,6 +35,20 @@ TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0
 [ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true$' filtered.csv &&
   grep -q 'the units run under the test filter Gemm.Fp16 in --command: their results records are marked filtered' filtered.err ||
   fail "an exec --command run under --gtest_filter is not marked filtered: $(cat filtered.csv filtered.err)"
+# The template is read as /bin/sh reads it: a pytest -k handed to bazel test as one quoted --test_arg
+# filters the run, and so does a --test_filter with a blank in it, named whole. Before, split at
+# blanks, the first was a whole run (history took its time for the test's) and the second was named
+# "A". A -k inside a `sh -c '...'` script that runs pytest still counts.
+mkdir -p bin && printf '#!/bin/sh\nexit 0\n' >bin/bazel && chmod +x bin/bazel  # a bazel test that passes
+for case in "bazel test '--test_arg=-k gemm' {label}|gemm" "bazel test --test_filter=\"A B\" {label}|A B" \
+  "sh -c 'pytest -k \"gemm and fp16\" x || true'|gemm and fp16"; do
+  rm -f quoted.csv
+  PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results quoted.csv \
+    --command "${case%|*}" >/dev/null 2>quoted.err || fail "exec --command ${case%|*}: $(cat quoted.err)"
+  grep -q '^//ml:inference_test,.*,true$' quoted.csv &&
+    grep -qF "the units run under the test filter ${case##*|} in --command: their results records are marked filtered" quoted.err ||
+    fail "exec --command ${case%|*} is not marked filtered by ${case##*|}: $(cat quoted.csv quoted.err)"
+done
 echo "${HEADER%,filtered}" >eleven.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"
