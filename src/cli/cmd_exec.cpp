@@ -820,10 +820,11 @@ long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os
 
 /// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
 /// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
+/// `filtered`: the units ran under a test filter (command_test_filter), only some of their cases.
 std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vector<UnitRun>& runs,
                          const std::map<std::string, os::Claims::Ran>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
-                         int stop_signal, const std::string& refused = {}) {
+                         int stop_signal, bool filtered, const std::string& refused = {}) {
   auto key = [](Outcome outcome) {
     std::string name(to_string(outcome));
     std::replace(name.begin(), name.end(), ' ', '_');
@@ -859,6 +860,7 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
     j["duration_s"] = ran ? nlohmann::ordered_json(u.seconds) : nlohmann::ordered_json();
     j["outcome"] = key(u.outcome);
     j["exit_status"] = ran ? nlohmann::ordered_json(u.exit_status) : nlohmann::ordered_json();
+    j["filtered"] = ran ? nlohmann::ordered_json(filtered) : nlohmann::ordered_json();
     if (ran) busy_s += u.seconds * static_cast<double>(a.gpus.size());
     ++totals[key(u.outcome)];
     units.push_back(std::move(j));
@@ -1126,7 +1128,8 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
       else if (u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
-                       std::nullopt, run_end(u.outcome)});
+                       std::nullopt, run_end(u.outcome), false, u.assignment.unit.shard_count,
+                       !filter.empty()});
     return results_junit(
         ran, not_run, o.node,
         runner.stop_signal()
@@ -1136,7 +1139,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   });
   write_at_end(o.json, [&] {
     return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
-                        runner.stop_signal());
+                        runner.stop_signal(), !filter.empty());
   });
   bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
                       return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
@@ -1199,7 +1202,7 @@ void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector
   write(o.json, [&] {
     std::vector<UnitRun> runs(planned.size());
     for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];
-    return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0,
+    return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0, false,
                         fmt::format("{}{}", input ? "" : "internal error: ", what));
   });
 }

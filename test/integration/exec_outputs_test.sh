@@ -30,11 +30,18 @@ TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0
 # A --command that filters the test cases (googletest's --gtest_filter): its records are marked
 # filtered, so history leaves them out of the test's duration; a file begun before that column
 # (eleven columns) gets no record of such a run, which it could not mark.
-"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv \
+# Its --junit and --json say so too (before, a filtered run read as the test's pass there).
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv --junit filtered.xml --json filtered.json \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>filtered.err || fail "exec: $(cat filtered.err)"
 [ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true$' filtered.csv &&
   grep -q 'the units run under the test filter Gemm.Fp16 in --command: their results records are marked filtered' filtered.err ||
   fail "an exec --command run under --gtest_filter is not marked filtered: $(cat filtered.csv filtered.err)"
+grep -q '<property name="filtered" value="true"/>' filtered.xml || fail "--junit of a filtered run: $(cat filtered.xml)"
+[ "$(jq -c '[.units[] | .filtered]' filtered.json)" = '[true]' ] || fail "--json of a filtered run: $(cat filtered.json)"
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --junit whole.xml --json whole.json --command true >/dev/null ||
+  fail "exec --command true failed"
+! grep -q 'filtered' whole.xml && [ "$(jq -c '[.units[] | .filtered]' whole.json)" = '[false]' ] ||
+  fail "a whole run is marked filtered: $(cat whole.xml whole.json)"
 # The template is read as /bin/sh reads it: a pytest -k handed to bazel test as one quoted --test_arg
 # filters the run, and so does a --test_filter with a blank in it, named whole. Before, split at
 # blanks, the first was a whole run (history took its time for the test's) and the second was named
