@@ -61,13 +61,12 @@ std::string command_test_filter(const std::string& command_template) {
     return fmt::format("TESTBRIDGE_TEST_ONLY={}", util::excerpt(filter, 100));
   if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
     return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
-  auto words = util::shell_words(command_template);
+  const auto words = util::shell_words(command_template);
   const bool pytest = std::any_of(words.begin(), words.end(),
                                   [](const std::string& w) { return w.find("pytest") != std::string::npos; });
   if (auto filter = bazel_test_filter(words); !filter.empty())
     return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
-  if (!pytest) std::erase_if(words, [](const std::string& w) { return !w.starts_with("--gtest_filter="); });
-  if (auto filter = test_case_filter(words); !filter.empty())
+  if (auto filter = test_case_filter(words, pytest); !filter.empty())
     return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
   return {};
 }

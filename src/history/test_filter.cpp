@@ -16,7 +16,7 @@ bool selects_all(std::string_view filter) { return filter.empty() || filter == "
 
 }  // namespace
 
-std::string test_case_filter(const std::vector<std::string>& args) {
+std::string test_case_filter(const std::vector<std::string>& args, bool pytest) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     if (arg == "--") break;  // what follows is the test's own operands
@@ -25,6 +25,7 @@ std::string test_case_filter(const std::vector<std::string>& args) {
       if (auto filter = arg.substr(15); !selects_all(filter)) return std::string(filter);
       continue;
     }
+    if (!pytest) continue;
     // pytest's -k EXPRESSION, also written -kEXPRESSION ('-k gemm', one argument of a --test_arg,
     // is the expression " gemm": the blanks before it are none of it).
     if (arg == "-k" && i + 1 < args.size()) {
@@ -51,7 +52,7 @@ std::string bazel_test_filter(const std::vector<std::string>& options) {
       test_args.emplace_back(o.substr(11));
   }
   if (!filter.empty()) return filter;
-  return test_case_filter(test_args);
+  return test_case_filter(test_args, true);  // which program the test is, Bazel's options do not say
 }
 
 }  // namespace gpuplan

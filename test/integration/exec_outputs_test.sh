@@ -56,6 +56,24 @@ for case in "bazel test '--test_arg=-k gemm' {label}|gemm" "bazel test --test_fi
     grep -qF "the units run under the test filter ${case##*|} in --command: their results records are marked filtered" quoted.err ||
     fail "exec --command ${case%|*} is not marked filtered by ${case##*|}: $(cat quoted.csv quoted.err)"
 done
+# run-under takes a -k among the test's arguments for pytest's filter only where the test may be
+# pytest: a script (a py_test's stub, an sh_test running pytest), not a compiled test whose -k is its
+# own option (a cc_test's -k 3), which ran whole. Before, that one was marked filtered too, and
+# history left its every run out of its duration.
+if command -v "${CXX:-c++}" >/dev/null; then
+  printf 'int main(int argc, char**) { return argc == 3 ? 0 : 1; }\n' >k_test.cc
+  "${CXX:-c++}" -o k_test k_test.cc || fail "cannot compile the ELF test"
+else
+  cp "$(type -P true)" k_test  # an ELF program as well
+fi
+printf '#!/bin/sh\nexit 0\n' >py_stub && chmod +x py_stub
+for test in "./k_test|" "./py_stub|true"; do
+  : >k.csv
+  TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks --results k.csv \
+    "${test%|*}" -k 3 2>k.err || fail "run-under ${test%|*} -k 3: $(cat k.err)"
+  [ "$(tail -1 k.csv | awk -F, '{print $NF}')" = "${test#*|}" ] ||
+    fail "run-under ${test%|*} -k 3: filtered should be '${test#*|}': $(cat k.csv k.err)"
+done
 echo "${HEADER%,filtered}" >eleven.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"
