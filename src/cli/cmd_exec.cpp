@@ -71,6 +71,26 @@ std::string command_test_filter(const std::string& command_template) {
   return {};
 }
 
+/// A caller's ONEAPI_DEVICE_SELECTOR that would hide some of a unit's GPUs from SYCL and oneAPI
+/// (`level_zero:0` counts among the unit's own GPUs, and shows a unit of 2 one of them) is not passed
+/// to such units (inherited_by_unit): said once, with the first unit's reason and how many.
+void warn_of_oneapi_selector(const std::vector<UnitRun>& runs) {
+  const char* selector = std::getenv("ONEAPI_DEVICE_SELECTOR");
+  if (!selector || !*selector) return;
+  std::string why;
+  long hidden = 0;
+  for (const auto& u : runs)
+    if (auto reason = oneapi_selector_hides_gpus(selector, u.assignment.gpus.size());
+        !reason.empty() && hidden++ == 0)
+      why = fmt::format("{} ({})", reason, u.assignment.unit.id);
+  if (hidden == 0) return;
+  std::cerr << fmt::format(
+      "gpuplan exec: warning: ONEAPI_DEVICE_SELECTOR={} in exec's environment {}: a SYCL or oneAPI test "
+      "would run on fewer GPUs than the plan gave it, or none, and may pass; it is unset for the {} unit{} "
+      "it would do that to (a selector that names backends only, such as level_zero:*, is passed on)\n",
+      util::excerpt(selector, 100), why, hidden, util::plural(hidden));
+}
+
 /// exec's exit code when some unit failed, timed out or did not run (as `bazel test` uses 3).
 constexpr int exit_units_failed = 3;
 
@@ -975,6 +995,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                           o.results));
   check_writable(o.junit);
   check_writable(o.json);
+  warn_of_oneapi_selector(runs);
 
   std::vector<UnitRun> own;  ///< dispatching: this node's planned units, reported at the end
   if (dispatching) {

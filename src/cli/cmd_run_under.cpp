@@ -759,6 +759,14 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
     if (ended) *ended = RunEnd::stopped;
     return 128 + os::stop_signal();
   }
+  // Not passed on where it would hide some of the test's GPUs (inherited_by_unit): said here.
+  if (const char* selector = std::getenv("ONEAPI_DEVICE_SELECTOR"); selector && *selector)
+    if (auto why = oneapi_selector_hides_gpus(selector, assignment.gpus.size()); !why.empty())
+      std::cerr << fmt::format(
+          "gpuplan run-under: warning: {}: ONEAPI_DEVICE_SELECTOR={} {}: a SYCL or oneAPI test would run on "
+          "fewer GPUs than the plan gave it, or none, and may pass; it is unset for this test (a "
+          "selector that names backends only, such as level_zero:*, is passed on)\n",
+          target, util::excerpt(selector, 100), why);
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, command_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);

@@ -74,6 +74,17 @@ for test in "./k_test|" "./py_stub|true"; do
   [ "$(tail -1 k.csv | awk -F, '{print $NF}')" = "${test#*|}" ] ||
     fail "run-under ${test%|*} -k 3: filtered should be '${test#*|}': $(cat k.csv k.err)"
 done
+# A caller's ONEAPI_DEVICE_SELECTOR that would hide the unit's GPU from SYCL (level_zero:1 counts among
+# the unit's own devices, and it has one) is unset for it, with one warning; a backend's is passed on.
+ONEAPI_DEVICE_SELECTOR=level_zero:gpu "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks \
+  --command 'printf %s "${{ONEAPI_DEVICE_SELECTOR-unset}}" >selector.out' >/dev/null 2>selector.err
+[ "$(cat selector.out)" = level_zero:gpu ] && ! grep -q ONEAPI selector.err || fail "ONEAPI_DEVICE_SELECTOR=level_zero:gpu reached the unit as $(cat selector.out)"
+ONEAPI_DEVICE_SELECTOR=level_zero:1 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks \
+  --command 'printf %s "${{ONEAPI_DEVICE_SELECTOR-unset}}" >selector.out' >/dev/null 2>selector.err
+[ "$(cat selector.out)" = unset ] &&
+  [ "$(grep -c 'warning: ONEAPI_DEVICE_SELECTOR=level_zero:1 in exec.s environment names device 1 of level_zero' selector.err)" = 1 ] &&
+  grep -q 'it is unset for the 1 unit it would do that to' selector.err ||
+  fail "ONEAPI_DEVICE_SELECTOR=level_zero:1 reached a unit of 1 GPU as $(cat selector.out): $(cat selector.err)"
 echo "${HEADER%,filtered}" >eleven.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"
