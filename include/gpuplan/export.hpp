@@ -140,11 +140,13 @@ struct JunitCase {
   std::string failure_message;
   bool cached = false;       ///< Bazel reported a cached result: nothing ran
   std::string bazel_status;  ///< the test's overallStatus in Bazel's build events (FLAKY); empty: none
+  bool filtered = false;     ///< it ran under a test filter, only some of its cases (RunRecord::filtered)
 };
 
 /// JUnit XML, as CI systems read it: one <testsuite> per node, one <testcase> per case
 /// (classname the package, name the target and shard, time its seconds) with its label, node,
-/// GPUs (`cached` when Bazel ran nothing, `bazel_status` where Bazel gave one) as properties,
+/// GPUs (`cached` when Bazel ran nothing, `bazel_status` where Bazel gave one, `filtered` when it
+/// ran under a test filter) as properties,
 /// and a <failure> where it failed.
 /// Cases in the order given; text that XML 1.0 cannot hold is replaced, never dropped.
 std::string junit_xml(const std::vector<JunitCase>& cases);

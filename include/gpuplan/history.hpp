@@ -247,7 +247,9 @@ std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional
 
 /// The test-case filter a test's arguments give it as googletest and pytest read them
 /// (`--gtest_filter=PATTERNS` other than `*`, `-k EXPRESSION`, `-kEXPRESSION`), or "" for none.
-std::string test_case_filter(const std::vector<std::string>& args);
+/// `pytest` false: the program is not pytest (a compiled test, whose -k is its own option), and
+/// only googletest's filter counts.
+std::string test_case_filter(const std::vector<std::string>& args, bool pytest);
 /// The filter a `bazel test` command line sets (BEP's optionsParsed cmdLine, each option
 /// `--name=value`): the last `--test_filter` (the test's TESTBRIDGE_TEST_ONLY), else what its
 /// `--test_arg`s give it (test_case_filter), or "" for none.

@@ -43,6 +43,23 @@ std::map<std::string, std::string> command_env(const Assignment& assignment, boo
 /// its cases and pass).
 bool chosen_by_plan(std::string_view name);
 
+/// Why a caller's ONEAPI_DEVICE_SELECTOR (SYCL's and oneAPI's device filter) would hide some of
+/// the `gpus` GPUs a unit is given, or "" where it hides none. SYCL numbers the devices a unit's
+/// lists show it (ZE_AFFINITY_MASK for Level Zero and Intel's OpenCL, CUDA_VISIBLE_DEVICES,
+/// HIP_VISIBLE_DEVICES) from 0, so a device number counts among the unit's own GPUs: `level_zero:0`
+/// shows a unit of 2 GPUs one of them, and `level_zero:1` a unit of 1 none. Also a selector of only
+/// cpu or fpga devices, a discarded number, or every backend's GPUs discarded (`!*:gpu`). One that
+/// names backends only (`level_zero:*`, `opencl:gpu`, `!opencl:*`) hides none: it chooses the
+/// runtime. No selector can show a unit more than its lists do; a unit without GPUs has none to hide.
+std::string oneapi_selector_hides_gpus(std::string_view selector, std::size_t gpus);
+
+/// Whether the caller's `name=value` reaches a unit whose command_env() is `env`: not a variable
+/// the plan chooses (chosen_by_plan) or `env` sets, nor an empty ROCR_VISIBLE_DEVICES (ROCr reads
+/// a set one, even empty, as its list: no GPU), nor an ONEAPI_DEVICE_SELECTOR that would hide some
+/// of the unit's GPUs (oneapi_selector_hides_gpus; the unit's GPUs are its CUDA_VISIBLE_DEVICES).
+bool inherited_by_unit(std::string_view name, std::string_view value,
+                       const std::map<std::string, std::string>& env);
+
 /// Which of a plan's labels name the test a launch names: those equal to it as canonical_label
 /// writes both, when the plan has one; else those of its label_identity (a bzlmod canonical
 /// repository name against its apparent one). So "@@foo~1.0//t:x" and "@@foo~2.0//t:x" (two

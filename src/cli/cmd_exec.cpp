@@ -43,6 +43,7 @@
 #include "run/gpu_usage.hpp"
 #include "run/longest_first.hpp"
 #include "run/os.hpp"
+#include "util/shell_words.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -53,32 +54,41 @@ namespace {
 /// Bazel's TESTBRIDGE_TEST_ONLY or googletest's GTEST_FILTER in exec's environment (the units
 /// inherit it), a `bazel test --test_filter=` or `--test_arg=--gtest_filter=` in the template,
 /// `--gtest_filter=` itself, or pytest's -k in a template that runs pytest (elsewhere -k is
-/// another program's flag: curl's, ssh's). The template's words are split at blanks, quotes
-/// dropped: a filter is a word of its own.
+/// another program's flag: curl's, ssh's). The template's words are the shell's (`'--test_arg=-k
+/// gemm'` is one word, as bazel test gets it, and so is `--test_filter="A B"`).
 std::string command_test_filter(const std::string& command_template) {
   if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
     return fmt::format("TESTBRIDGE_TEST_ONLY={}", util::excerpt(filter, 100));
   if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
     return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
-  std::vector<std::string> words;
-  bool pytest = false;
-  for (std::size_t from = 0; from < command_template.size();) {
-    const auto begin = command_template.find_first_not_of(" \t\n", from);
-    if (begin == std::string::npos) break;
-    const auto end = std::min(command_template.find_first_of(" \t\n", begin), command_template.size());
-    std::string word;
-    for (char c : std::string_view(command_template).substr(begin, end - begin))
-      if (c != '\'' && c != '"') word += c;
-    pytest = pytest || word.find("pytest") != std::string::npos;
-    words.push_back(std::move(word));
-    from = end;
-  }
+  const auto words = util::shell_words(command_template);
+  const bool pytest = std::any_of(words.begin(), words.end(),
+                                  [](const std::string& w) { return w.find("pytest") != std::string::npos; });
   if (auto filter = bazel_test_filter(words); !filter.empty())
     return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
-  if (!pytest) std::erase_if(words, [](const std::string& w) { return !w.starts_with("--gtest_filter="); });
-  if (auto filter = test_case_filter(words); !filter.empty())
+  if (auto filter = test_case_filter(words, pytest); !filter.empty())
     return fmt::format("the test filter {} in --command", util::excerpt(filter, 100));
   return {};
+}
+
+/// A caller's ONEAPI_DEVICE_SELECTOR that would hide some of a unit's GPUs from SYCL and oneAPI
+/// (`level_zero:0` counts among the unit's own GPUs, and shows a unit of 2 one of them) is not passed
+/// to such units (inherited_by_unit): said once, with the first unit's reason and how many.
+void warn_of_oneapi_selector(const std::vector<UnitRun>& runs) {
+  const char* selector = std::getenv("ONEAPI_DEVICE_SELECTOR");
+  if (!selector || !*selector) return;
+  std::string why;
+  long hidden = 0;
+  for (const auto& u : runs)
+    if (auto reason = oneapi_selector_hides_gpus(selector, u.assignment.gpus.size());
+        !reason.empty() && hidden++ == 0)
+      why = fmt::format("{} ({})", reason, u.assignment.unit.id);
+  if (hidden == 0) return;
+  std::cerr << fmt::format(
+      "gpuplan exec: warning: ONEAPI_DEVICE_SELECTOR={} in exec's environment {}: a SYCL or oneAPI test "
+      "would run on fewer GPUs than the plan gave it, or none, and may pass; it is unset for the {} unit{} "
+      "it would do that to (a selector that names backends only, such as level_zero:*, is passed on)\n",
+      util::excerpt(selector, 100), why, hidden, util::plural(hidden));
 }
 
 /// exec's exit code when some unit failed, timed out or did not run (as `bazel test` uses 3).
@@ -829,10 +839,11 @@ long say_what_ran_elsewhere(const ExecOptions& o, const std::map<std::string, os
 
 /// `--json`: what exec did, per unit (where, when, how long, how it ended) and in total.
 /// Times are seconds; start_s counts from exec's start, start_epoch_s is the Unix time.
+/// `filtered`: the units ran under a test filter (command_test_filter), only some of their cases.
 std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vector<UnitRun>& runs,
                          const std::map<std::string, os::Claims::Ran>& ran_on,
                          const std::map<std::string, double>& start_epochs, double begin_epoch, double wall_s,
-                         int stop_signal, const std::string& refused = {}) {
+                         int stop_signal, bool filtered, const std::string& refused = {}) {
   auto key = [](Outcome outcome) {
     std::string name(to_string(outcome));
     std::replace(name.begin(), name.end(), ' ', '_');
@@ -868,6 +879,7 @@ std::string exec_summary(const ExecOptions& o, const Plan& plan, const std::vect
     j["duration_s"] = ran ? nlohmann::ordered_json(u.seconds) : nlohmann::ordered_json();
     j["outcome"] = key(u.outcome);
     j["exit_status"] = ran ? nlohmann::ordered_json(u.exit_status) : nlohmann::ordered_json();
+    j["filtered"] = ran ? nlohmann::ordered_json(filtered) : nlohmann::ordered_json();
     if (ran) busy_s += u.seconds * static_cast<double>(a.gpus.size());
     ++totals[key(u.outcome)];
     units.push_back(std::move(j));
@@ -983,6 +995,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                           o.results));
   check_writable(o.junit);
   check_writable(o.json);
+  warn_of_oneapi_selector(runs);
 
   std::vector<UnitRun> own;  ///< dispatching: this node's planned units, reported at the end
   if (dispatching) {
@@ -1135,7 +1148,8 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
       else if (u.outcome != Outcome::running && u.outcome != Outcome::elsewhere)
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
-                       std::nullopt, run_end(u.outcome)});
+                       std::nullopt, run_end(u.outcome), false, u.assignment.unit.shard_count,
+                       !filter.empty()});
     return results_junit(
         ran, not_run, o.node,
         runner.stop_signal()
@@ -1145,7 +1159,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   });
   write_at_end(o.json, [&] {
     return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
-                        runner.stop_signal());
+                        runner.stop_signal(), !filter.empty());
   });
   bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
                       return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
@@ -1208,7 +1222,7 @@ void report_early_exit(const ExecOptions& o, const Plan& plan, const std::vector
   write(o.json, [&] {
     std::vector<UnitRun> runs(planned.size());
     for (size_t k = 0; k < planned.size(); ++k) runs[k].assignment = planned[k];
-    return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0,
+    return exec_summary(o, plan, runs, {}, {}, os::now_epoch_s(), 0, 0, false,
                         fmt::format("{}{}", input ? "" : "internal error: ", what));
   });
 }

@@ -665,17 +665,46 @@ int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const st
   return exit_bad_input;
 }
 
+/// Whether `program` (a path, or a name looked up in PATH as exec does) is a compiled one: its
+/// first bytes are ELF's. One that cannot be read is not known to be.
+bool is_elf(const std::string& program) {
+  std::vector<std::string> candidates{program};
+  if (program.find('/') == std::string::npos)
+    if (const char* path = std::getenv("PATH"))
+      for (std::string_view rest = path; !rest.empty();) {
+        const auto colon = std::min(rest.find(':'), rest.size());
+        candidates.push_back(fmt::format("{}/{}", colon == 0 ? "." : rest.substr(0, colon), program));
+        rest.remove_prefix(std::min(colon + 1, rest.size()));
+      }
+  for (const auto& candidate : candidates) {
+    auto opened = os::open_regular(candidate, O_RDONLY);  // never waits on a FIFO
+    if (!opened) continue;
+    constexpr std::string_view elf_magic = "\177ELF";
+    char head[4] = {};
+    const bool elf =
+        ::pread(*opened, head, sizeof head, 0) == sizeof head && std::string_view(head, 4) == elf_magic;
+    ::close(*opened);
+    return elf;
+  }
+  return false;
+}
+
 /// The test filter this run is under, said as "--test_filter=X", or empty: a part of the test ran,
 /// and its time as the test's taught history that a 2 s test takes 5 ms. Bazel's --test_filter
 /// reaches the test as TESTBRIDGE_TEST_ONLY; googletest reads GTEST_FILTER too, and the test's
-/// arguments (a --test_arg) may hold --gtest_filter= or pytest's -k.
+/// arguments (a --test_arg) may hold --gtest_filter= or pytest's -k. A -k is pytest's only where the
+/// test is a script (a py_test's stub, an sh_test that runs pytest) or names pytest among its
+/// arguments (python3 -m pytest): a compiled test's -k is an option of its own.
 std::string test_filter(const std::vector<std::string>& command) {
   if (const char* filter = std::getenv("TESTBRIDGE_TEST_ONLY"); filter && *filter)
     return fmt::format("--test_filter={}", util::excerpt(filter, 100));
   if (const char* filter = std::getenv("GTEST_FILTER"); filter && *filter && std::string_view(filter) != "*")
     return fmt::format("GTEST_FILTER={}", util::excerpt(filter, 100));
   const std::vector<std::string> args(command.empty() ? command.end() : command.begin() + 1, command.end());
-  if (auto filter = test_case_filter(args); !filter.empty())
+  const bool pytest = command.empty() || !is_elf(command.front()) ||
+                      std::any_of(args.begin(), args.end(),
+                                  [](const std::string& a) { return a.find("pytest") != std::string::npos; });
+  if (auto filter = test_case_filter(args, pytest); !filter.empty())
     return fmt::format("a test-case filter in its arguments ({})", util::excerpt(filter, 100));
   return {};
 }
@@ -730,6 +759,14 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
     if (ended) *ended = RunEnd::stopped;
     return 128 + os::stop_signal();
   }
+  // Not passed on where it would hide some of the test's GPUs (inherited_by_unit): said here.
+  if (const char* selector = std::getenv("ONEAPI_DEVICE_SELECTOR"); selector && *selector)
+    if (auto why = oneapi_selector_hides_gpus(selector, assignment.gpus.size()); !why.empty())
+      std::cerr << fmt::format(
+          "gpuplan run-under: warning: {}: ONEAPI_DEVICE_SELECTOR={} {}: a SYCL or oneAPI test would run on "
+          "fewer GPUs than the plan gave it, or none, and may pass; it is unset for this test (a "
+          "selector that names backends only, such as level_zero:*, is passed on)\n",
+          target, util::excerpt(selector, 100), why);
   double start = os::now_epoch_s();
   pid_t child = os::spawn(o.command, command_env(assignment, shares), false, fds);
   os::forward_stop_signals(child);

@@ -44,8 +44,12 @@ std::string seconds(double s) { return fmt::format("{:.3f}", s); }
 /// A results record as a case: a <failure> for a non-zero exit (128 + N: killed by signal N),
 /// a timeout or a run stopped before it ended.
 JunitCase junit_case(const RunRecord& r) {
-  JunitCase c{
-      .label = r.label, .shard_index = r.shard_index, .seconds = r.seconds, .node = r.node, .gpus = r.gpus};
+  JunitCase c{.label = r.label,
+              .shard_index = r.shard_index,
+              .seconds = r.seconds,
+              .node = r.node,
+              .gpus = r.gpus,
+              .filtered = r.filtered};
   auto fail = [&](const char* type, std::string message) {
     c.failure_type = type;
     c.failure_message = std::move(message);
@@ -93,9 +97,11 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
                          attribute(name), seconds(c->seconds));
       out += fmt::format(
           "      <properties><property name=\"label\" value=\"{}\"/><property name=\"node\" value=\"{}\"/>"
-          "<property name=\"gpus\" value=\"{}\"/>{}{}</properties>\n",
+          "<property name=\"gpus\" value=\"{}\"/>{}{}{}</properties>\n",
           attribute(c->label), attribute(node), gpu_list(c->gpus),
           c->cached ? "<property name=\"cached\" value=\"true\"/>" : "",
+          // Its time is not the test's, nor its pass a pass of every case.
+          c->filtered ? "<property name=\"filtered\" value=\"true\"/>" : "",
           c->bazel_status.empty()
               ? ""
               : fmt::format("<property name=\"bazel_status\" value=\"{}\"/>", attribute(c->bazel_status)));

@@ -1,5 +1,6 @@
 // Whether a run was filtered to some of its test cases, from what the test or `bazel test` was
 // given: such a run's time is not the test's (Sample::filtered).
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,7 @@ bool selects_all(std::string_view filter) { return filter.empty() || filter == "
 
 }  // namespace
 
-std::string test_case_filter(const std::vector<std::string>& args) {
+std::string test_case_filter(const std::vector<std::string>& args, bool pytest) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     if (arg == "--") break;  // what follows is the test's own operands
@@ -24,13 +25,18 @@ std::string test_case_filter(const std::vector<std::string>& args) {
       if (auto filter = arg.substr(15); !selects_all(filter)) return std::string(filter);
       continue;
     }
-    // pytest's -k EXPRESSION, also written -kEXPRESSION.
+    if (!pytest) continue;
+    // pytest's -k EXPRESSION, also written -kEXPRESSION ('-k gemm', one argument of a --test_arg,
+    // is the expression " gemm": the blanks before it are none of it).
     if (arg == "-k" && i + 1 < args.size()) {
       if (!args[i + 1].empty()) return args[i + 1];
       ++i;
       continue;
     }
-    if (arg.starts_with("-k") && arg.size() > 2 && arg[2] != '-') return std::string(arg.substr(2));
+    if (arg.starts_with("-k") && arg.size() > 2 && arg[2] != '-') {
+      const auto expression = arg.substr(std::min(arg.find_first_not_of(" \t", 2), arg.size()));
+      if (!expression.empty()) return std::string(expression);
+    }
   }
   return {};
 }
@@ -46,7 +52,7 @@ std::string bazel_test_filter(const std::vector<std::string>& options) {
       test_args.emplace_back(o.substr(11));
   }
   if (!filter.empty()) return filter;
-  return test_case_filter(test_args);
+  return test_case_filter(test_args, true);  // which program the test is, Bazel's options do not say
 }
 
 }  // namespace gpuplan

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/json_value_error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
+#include "util/text.hpp"
 
 namespace gpuplan {
 
@@ -60,6 +62,83 @@ std::map<std::string, std::string> command_env(const Assignment& a, bool shares_
     env["GTEST_TOTAL_SHARDS"] = env.at("TEST_TOTAL_SHARDS");
   }
   return env;
+}
+
+std::string oneapi_selector_hides_gpus(std::string_view selector, std::size_t gpus) {
+  if (gpus == 0) return {};  // every GPU runtime shows such a unit none: there is none to hide
+  struct Backend {
+    bool all_gpus = false;   // an accepted * or gpu (or *.*: every GPU, as its tiles)
+    std::set<long> indices;  // accepted devices by number (1.0: device 1, as its tile)
+  };
+  std::map<std::string, Backend> accepted;
+  auto number = [](std::string_view device) -> std::optional<long> {
+    const auto root = device.substr(0, device.find('.'));
+    if (root.empty() || root.size() > 9 ||
+        !std::all_of(root.begin(), root.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stol(std::string(root));
+  };
+  for (std::string_view rest = selector; !rest.empty();) {
+    const auto end = std::min(rest.find(';'), rest.size());
+    std::string filter = util::lower(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    std::erase_if(filter, [](char c) { return c == ' ' || c == '\t'; });
+    if (filter.empty()) continue;
+    const bool discard = filter.front() == '!';
+    const auto colon = filter.find(':');
+    if (colon == std::string::npos) return {};  // SYCL refuses it, with an error the test shows
+    const std::string backend = filter.substr(discard, colon - discard);
+    for (std::string_view devices = std::string_view(filter).substr(colon + 1); !devices.empty();) {
+      const auto comma = std::min(devices.find(','), devices.size());
+      const auto device = devices.substr(0, comma);
+      devices.remove_prefix(std::min(comma + 1, devices.size()));
+      const bool every = device == "*" || device == "gpu" || device.starts_with("*.");
+      const auto index = number(device);
+      if (discard && index)
+        return fmt::format("discards device {} of the unit's GPUs (SYCL numbers them from 0)", *index);
+      if (discard && every && backend == "*") return fmt::format("discards every GPU ({})", filter);
+      if (discard) continue;  // one backend's devices: the runtime the team chose
+      auto& b = accepted[backend];
+      if (every) b.all_gpus = true;
+      if (index) b.indices.insert(*index);
+    }
+  }
+  bool any_gpu = accepted.empty();
+  for (const auto& [backend, b] : accepted) {
+    any_gpu = any_gpu || b.all_gpus || !b.indices.empty();
+    if (b.all_gpus || b.indices.empty()) continue;
+    if (auto past = b.indices.lower_bound(static_cast<long>(gpus)); past != b.indices.end())
+      return fmt::format(
+          "names device {} of {}, and SYCL numbers a unit's GPUs from 0 among its own (a unit of {} GPU{} "
+          "has "
+          "devices 0 to {}): it would show a unit no device there",
+          *past, backend, gpus, util::plural(gpus), gpus - 1);
+    if (b.indices.size() < gpus)
+      return fmt::format(
+          "shows only device{} {} of {}, and SYCL numbers a unit's GPUs from 0 among its own: a unit of {} "
+          "GPUs "
+          "would see {} of them",
+          util::plural(b.indices.size()), fmt::join(b.indices, ","), backend, gpus, b.indices.size());
+  }
+  if (!any_gpu) return "shows no GPU (only cpu or fpga devices)";
+  return {};
+}
+
+bool inherited_by_unit(std::string_view name, std::string_view value,
+                       const std::map<std::string, std::string>& env) {
+  if (chosen_by_plan(name) || env.count(std::string(name))) return false;
+  // ROCr filters by a ROCR_VISIBLE_DEVICES that is set, even empty, which showed the unit no GPU;
+  // the checks take an empty one as unset (outside_allocation).
+  if (name == "ROCR_VISIBLE_DEVICES" && value.empty()) return false;
+  if (name == "ONEAPI_DEVICE_SELECTOR") {
+    const auto listed = env.find("CUDA_VISIBLE_DEVICES");
+    const std::size_t gpus =
+        listed == env.end() || listed->second.empty()
+            ? 0
+            : 1 + static_cast<std::size_t>(std::count(listed->second.begin(), listed->second.end(), ','));
+    return oneapi_selector_hides_gpus(value, gpus).empty();
+  }
+  return true;
 }
 
 bool chosen_by_plan(std::string_view name) {

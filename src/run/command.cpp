@@ -12,6 +12,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/target.hpp"
+#include "util/shell_words.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan {
@@ -40,16 +41,11 @@ std::optional<std::string> container_without(std::string_view command_template,
                                              std::initializer_list<std::string_view> passed) {
   for (std::string_view named : passed)
     if (command_template.find(named) != std::string_view::npos) return std::nullopt;
-  std::vector<std::string_view> words;
-  for (std::size_t at = 0; at < command_template.size();) {
-    at = command_template.find_first_not_of(" \t\n", at);
-    if (at == std::string_view::npos) break;
-    auto end = std::min(command_template.find_first_of(" \t\n", at), command_template.size());
-    words.push_back(command_template.substr(at, end - at));
-    at = end;
-  }
+  // As the shell reads it: a quoted "docker run" in a message is no container, and one in a
+  // `sh -c '…'` script is.
+  const auto words = util::shell_words(command_template);
   for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    auto program = words[i].substr(words[i].find_last_of('/') + 1);  // /usr/bin/docker too
+    auto program = std::string_view(words[i]).substr(words[i].find_last_of('/') + 1);  // /usr/bin/docker too
     if (program != "docker" && program != "podman" && program != "nerdctl") continue;
     std::size_t next = i + 1;
     if (words[next] == "container" && next + 1 < words.size()) ++next;

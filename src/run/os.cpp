@@ -581,11 +581,9 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   std::vector<std::string> entries;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
-    auto name = entry.substr(0, entry.find('='));
-    // An empty ROCR_VISIBLE_DEVICES, which the checks take as unset (outside_allocation), is passed
-    // on unset: ROCr filters by one that is set, even empty, and showed the unit no GPU at all.
-    if (name == "ROCR_VISIBLE_DEVICES" && entry.size() == name.size() + 1) continue;
-    if (!env.count(std::string(name)) && !chosen_by_plan(name)) entries.emplace_back(entry);
+    const auto equals = std::min(entry.find('='), entry.size());
+    if (inherited_by_unit(entry.substr(0, equals), entry.substr(std::min(equals + 1, entry.size())), env))
+      entries.emplace_back(entry);
   }
   for (const auto& [name, value] : env) entries.push_back(fmt::format("{}={}", name, value));
   std::vector<char*> envp, args;

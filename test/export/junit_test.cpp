@@ -20,6 +20,20 @@ TEST_CASE("JUnit has a testcase per unit under its node, with GPUs and failures"
   CHECK(xml.find("a100-0") < xml.find("h100-0"));
 }
 
+// A run under a test filter passed some of its cases: a CI report that showed it as the test's pass
+// (and its time as the test's) said more than the run did. run-under's JUnit, made from the records,
+// marks it too.
+TEST_CASE("a run under a test filter is marked filtered in JUnit, and only that run") {
+  RunRecord filtered{"//ml:gemm_test", std::nullopt, 0.2, "ws-0", {0}, 0, 0, {}, {}};
+  filtered.filtered = true;
+  RunRecord whole{"//ml:conv_test", std::nullopt, 30, "ws-0", {1}, 0, 0, {}, {}};
+  auto xml = results_junit({filtered, whole});
+  CHECK_THAT(xml,
+             Catch::Contains(R"(<property name="gpus" value="0"/><property name="filtered" value="true"/>)"));
+  CHECK(xml.find("filtered") < xml.find("conv_test"));
+  CHECK(xml.find("filtered", xml.find("conv_test")) == std::string::npos);
+}
+
 TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not what earlier runs said") {
   auto unit = [](const std::string& label, std::vector<int> gpus, std::optional<int> shard = std::nullopt) {
     Assignment a;

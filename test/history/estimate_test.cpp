@@ -462,15 +462,20 @@ TEST_CASE("a run filtered to some test cases is left out of any test's duration"
 }
 
 TEST_CASE("googletest's, pytest's and Bazel's test filters are told from other arguments") {
-  CHECK(test_case_filter({"--gtest_filter=Gemm.*"}) == "Gemm.*");
-  CHECK(test_case_filter({"--gtest_filter=*"}).empty());  // googletest's default: every case
-  CHECK(test_case_filter({"--gtest_filter="}).empty());
-  CHECK(test_case_filter({"-v", "-k", "fp16 and not slow"}) == "fp16 and not slow");
-  CHECK(test_case_filter({"-kfp16"}) == "fp16");
-  CHECK(test_case_filter({"--keep", "-x", "--", "-k"}).empty());
+  CHECK(test_case_filter({"--gtest_filter=Gemm.*"}, true) == "Gemm.*");
+  CHECK(test_case_filter({"--gtest_filter=*"}, true).empty());  // googletest's default: every case
+  CHECK(test_case_filter({"--gtest_filter="}, true).empty());
+  CHECK(test_case_filter({"-v", "-k", "fp16 and not slow"}, true) == "fp16 and not slow");
+  CHECK(test_case_filter({"-kfp16"}, true) == "fp16");
+  CHECK(test_case_filter({"--keep", "-x", "--", "-k"}, true).empty());
+  // A program that is not pytest: its -k is its own option, and googletest's filter still counts.
+  CHECK(test_case_filter({"-k", "3"}, false).empty());
+  CHECK(test_case_filter({"-k", "3", "--gtest_filter=Gemm.*"}, false) == "Gemm.*");
   CHECK(bazel_test_filter({"--test_env=A=1", "--test_filter=OneCase"}) == "OneCase");
   CHECK(bazel_test_filter({"--test_filter=OneCase", "--test_filter="}).empty());  // the last one wins
   CHECK(bazel_test_filter({"--test_arg=--gtest_filter=Gemm.Fp16"}) == "Gemm.Fp16");
   CHECK(bazel_test_filter({"--test_arg=-k", "--test_arg=fp16"}) == "fp16");
+  CHECK(bazel_test_filter({"--test_arg=-k fp16"}) == "fp16");  // one argument: pytest's " fp16"
+  CHECK(bazel_test_filter({"--test_arg=-k "}).empty());
   CHECK(bazel_test_filter({"--test_tag_filters=gpu", "--test_arg=--verbose"}).empty());
 }

@@ -30,11 +30,61 @@ TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0
 # A --command that filters the test cases (googletest's --gtest_filter): its records are marked
 # filtered, so history leaves them out of the test's duration; a file begun before that column
 # (eleven columns) gets no record of such a run, which it could not mark.
-"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv \
+# Its --junit and --json say so too (before, a filtered run read as the test's pass there).
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv --junit filtered.xml --json filtered.json \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>filtered.err || fail "exec: $(cat filtered.err)"
 [ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true$' filtered.csv &&
   grep -q 'the units run under the test filter Gemm.Fp16 in --command: their results records are marked filtered' filtered.err ||
   fail "an exec --command run under --gtest_filter is not marked filtered: $(cat filtered.csv filtered.err)"
+grep -q '<property name="filtered" value="true"/>' filtered.xml || fail "--junit of a filtered run: $(cat filtered.xml)"
+[ "$(jq -c '[.units[] | .filtered]' filtered.json)" = '[true]' ] || fail "--json of a filtered run: $(cat filtered.json)"
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --junit whole.xml --json whole.json --command true >/dev/null ||
+  fail "exec --command true failed"
+! grep -q 'filtered' whole.xml && [ "$(jq -c '[.units[] | .filtered]' whole.json)" = '[false]' ] ||
+  fail "a whole run is marked filtered: $(cat whole.xml whole.json)"
+# The template is read as /bin/sh reads it: a pytest -k handed to bazel test as one quoted --test_arg
+# filters the run, and so does a --test_filter with a blank in it, named whole. Before, split at
+# blanks, the first was a whole run (history took its time for the test's) and the second was named
+# "A". A -k inside a `sh -c '...'` script that runs pytest still counts.
+mkdir -p bin && printf '#!/bin/sh\nexit 0\n' >bin/bazel && chmod +x bin/bazel  # a bazel test that passes
+for case in "bazel test '--test_arg=-k gemm' {label}|gemm" "bazel test --test_filter=\"A B\" {label}|A B" \
+  "sh -c 'pytest -k \"gemm and fp16\" x || true'|gemm and fp16"; do
+  rm -f quoted.csv
+  PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results quoted.csv \
+    --command "${case%|*}" >/dev/null 2>quoted.err || fail "exec --command ${case%|*}: $(cat quoted.err)"
+  grep -q '^//ml:inference_test,.*,true$' quoted.csv &&
+    grep -qF "the units run under the test filter ${case##*|} in --command: their results records are marked filtered" quoted.err ||
+    fail "exec --command ${case%|*} is not marked filtered by ${case##*|}: $(cat quoted.csv quoted.err)"
+done
+# run-under takes a -k among the test's arguments for pytest's filter only where the test may be
+# pytest: a script (a py_test's stub, an sh_test running pytest), not a compiled test whose -k is its
+# own option (a cc_test's -k 3), which ran whole. Before, that one was marked filtered too, and
+# history left its every run out of its duration.
+if command -v "${CXX:-c++}" >/dev/null; then
+  printf 'int main(int argc, char**) { return argc == 3 ? 0 : 1; }\n' >k_test.cc
+  "${CXX:-c++}" -o k_test k_test.cc || fail "cannot compile the ELF test"
+else
+  cp "$(type -P true)" k_test  # an ELF program as well
+fi
+printf '#!/bin/sh\nexit 0\n' >py_stub && chmod +x py_stub
+for test in "./k_test|" "./py_stub|true"; do
+  : >k.csv
+  TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks --results k.csv \
+    "${test%|*}" -k 3 2>k.err || fail "run-under ${test%|*} -k 3: $(cat k.err)"
+  [ "$(tail -1 k.csv | awk -F, '{print $NF}')" = "${test#*|}" ] ||
+    fail "run-under ${test%|*} -k 3: filtered should be '${test#*|}': $(cat k.csv k.err)"
+done
+# A caller's ONEAPI_DEVICE_SELECTOR that would hide the unit's GPU from SYCL (level_zero:1 counts among
+# the unit's own devices, and it has one) is unset for it, with one warning; a backend's is passed on.
+ONEAPI_DEVICE_SELECTOR=level_zero:gpu "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks \
+  --command 'printf %s "${{ONEAPI_DEVICE_SELECTOR-unset}}" >selector.out' >/dev/null 2>selector.err
+[ "$(cat selector.out)" = level_zero:gpu ] && ! grep -q ONEAPI selector.err || fail "ONEAPI_DEVICE_SELECTOR=level_zero:gpu reached the unit as $(cat selector.out)"
+ONEAPI_DEVICE_SELECTOR=level_zero:1 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks \
+  --command 'printf %s "${{ONEAPI_DEVICE_SELECTOR-unset}}" >selector.out' >/dev/null 2>selector.err
+[ "$(cat selector.out)" = unset ] &&
+  [ "$(grep -c 'warning: ONEAPI_DEVICE_SELECTOR=level_zero:1 in exec.s environment names device 1 of level_zero' selector.err)" = 1 ] &&
+  grep -q 'it is unset for the 1 unit it would do that to' selector.err ||
+  fail "ONEAPI_DEVICE_SELECTOR=level_zero:1 reached a unit of 1 GPU as $(cat selector.out): $(cat selector.err)"
 echo "${HEADER%,filtered}" >eleven.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"

@@ -508,6 +508,16 @@ got=$(TEST_TARGET=//ml:cpu_test "${RU[@]}" --node anywhere \
 got=$(ROCR_VISIBLE_DEVICES= TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \
         sh -c 'printf %s "${ROCR_VISIBLE_DEVICES-unset} $CUDA_VISIBLE_DEVICES"')
 [ "$got" = "unset 2" ] || fail "an empty ROCR_VISIBLE_DEVICES reached the test as '$got'"
+# A caller's ONEAPI_DEVICE_SELECTOR that numbers devices counts among the test's own (its
+# ZE_AFFINITY_MASK): level_zero:1 shows a test of 1 GPU none, and it is not passed on, with a warning
+# naming the test; one that names a backend only is passed on as it is.
+got=$(ONEAPI_DEVICE_SELECTOR=level_zero:1 TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \
+        sh -c 'printf %s "${ONEAPI_DEVICE_SELECTOR-unset} $ZE_AFFINITY_MASK"' 2>"$SCRATCH/selector.err")
+[ "$got" = "unset 2" ] && grep -q 'warning: //ml:inference_test: ONEAPI_DEVICE_SELECTOR=level_zero:1 names device 1 of level_zero' "$SCRATCH/selector.err" ||
+  fail "ONEAPI_DEVICE_SELECTOR=level_zero:1 reached a test of 1 GPU as '$got': $(cat "$SCRATCH/selector.err")"
+got=$(ONEAPI_DEVICE_SELECTOR=level_zero:gpu TEST_TARGET=//ml:inference_test "${RU[@]}" --node ws-0 \
+        sh -c 'printf %s "${ONEAPI_DEVICE_SELECTOR-unset}"')
+[ "$got" = "level_zero:gpu" ] || fail "ONEAPI_DEVICE_SELECTOR=level_zero:gpu reached the test as '$got'"
 # Bazel's shards of a test the plan has as one unit keep Bazel's shard: a sharded CPU test's
 # second shard (before: TEST_TOTAL_SHARDS=1 beside index 1, which googletest fails), and each
 # shard of a --shards=whole unit on the unit's GPUs (before: each ran every case of the test).

@@ -394,3 +394,37 @@ TEST_CASE(
         std::string(e.at(40, 5).what()).starts_with("plan.json:40:5: assignments[1]: //a:t#shard-0-of-2 is"));
   }
 }
+
+// SYCL numbers the devices a unit's ZE_AFFINITY_MASK shows it from 0, so a caller's
+// ONEAPI_DEVICE_SELECTOR=level_zero:0 (a CI image pinned to "card 0") showed a unit of GPUs 2 and 3
+// only GPU 2: its 2-device cases skipped, and it passed. Such a selector is not passed on.
+TEST_CASE("a caller's ONEAPI_DEVICE_SELECTOR that would hide some of a unit's GPUs does not reach it") {
+  CHECK_THAT(oneapi_selector_hides_gpus("level_zero:0", 2),
+             Catch::Contains("shows only device 0 of level_zero"));
+  CHECK(oneapi_selector_hides_gpus("level_zero:0", 1).empty());  // the unit's one GPU
+  CHECK(oneapi_selector_hides_gpus("level_zero:0,1", 2).empty());
+  CHECK_THAT(oneapi_selector_hides_gpus("level_zero:1", 1), Catch::Contains("names device 1 of level_zero"));
+  CHECK_THAT(oneapi_selector_hides_gpus("opencl:cpu", 1), Catch::Contains("shows no GPU"));
+  CHECK_THAT(oneapi_selector_hides_gpus("!*:gpu", 4), Catch::Contains("discards every GPU"));
+  CHECK_THAT(oneapi_selector_hides_gpus("*:gpu;!level_zero:1", 2), Catch::Contains("discards device 1"));
+  // Backends only: the runtime the team chose, every GPU of the unit still shown.
+  for (const char* harmless : {"level_zero:*", "level_zero:gpu", "opencl:gpu,cpu", "!opencl:*", "!*:cpu",
+                               "level_zero:*.*", "opencl:gpu;level_zero:gpu", "LEVEL_ZERO:GPU"})
+    CHECK(oneapi_selector_hides_gpus(harmless, 2).empty());
+  // A unit without GPUs has none to hide; a selector SYCL refuses says so itself.
+  CHECK(oneapi_selector_hides_gpus("level_zero:3", 0).empty());
+  CHECK(oneapi_selector_hides_gpus("gpu", 2).empty());
+
+  const auto two = command_env(placed("a", "//t:x", {2, 3}, 0), false);
+  CHECK_FALSE(inherited_by_unit("ONEAPI_DEVICE_SELECTOR", "level_zero:0", two));
+  CHECK(inherited_by_unit("ONEAPI_DEVICE_SELECTOR", "level_zero:gpu", two));
+  CHECK(inherited_by_unit("ONEAPI_DEVICE_SELECTOR", "level_zero:0",
+                          command_env(placed("a", "//t:y", {5}, 0), false)));
+  CHECK(inherited_by_unit("ONEAPI_DEVICE_SELECTOR", "level_zero:1",
+                          command_env(placed("a", "//t:cpu", {}, 0), false)));
+  // The variables the plan chooses never come from the caller; an empty ROCR_VISIBLE_DEVICES neither.
+  CHECK_FALSE(inherited_by_unit("ZE_AFFINITY_MASK", "0", two));
+  CHECK_FALSE(inherited_by_unit("ROCR_VISIBLE_DEVICES", "", two));
+  CHECK(inherited_by_unit("ROCR_VISIBLE_DEVICES", "0,1,2,3", two));
+  CHECK(inherited_by_unit("PATH", "/usr/bin", two));
+}

@@ -217,3 +217,14 @@ TEST_CASE(
   CHECK_FALSE(container_without_sharing_env("tools/run_gpu_test.sh {label}"));
   CHECK_FALSE(container_without_unit_gpus("echo docker"));
 }
+
+// The template is read as the shell reads it (before, split at blanks with its quotes kept): a
+// container started by a `sh -c '…'` script or a quoted program name was missed, and a "docker run"
+// inside a quoted message was taken for one.
+TEST_CASE("a container is found where the shell would start one, and only there") {
+  CHECK(container_without_unit_gpus("sh -c 'docker run --gpus all img bazel-bin/{label}'") == "docker");
+  CHECK(container_without_unit_gpus("bash -lc \"cd /src && docker run --gpus all img t\"") == "docker");
+  CHECK(container_without_unit_gpus("\"docker\" run --gpus all img t") == "docker");
+  CHECK_FALSE(container_without_unit_gpus("echo 'no docker run here' && tools/run_gpu_test.sh {label}"));
+  CHECK_FALSE(container_without_unit_gpus("tools/t.sh --note \"see docker run docs\" {label}"));
+}
