@@ -105,10 +105,6 @@ struct Target {
   bool shard_count_unresolved = false;
   bool flaky = false;
   bool has_attributes = false;  ///< false for label / label_kind input
-  /// The `env` attribute's WORLD_SIZE, how many processes the test's torch.distributed run
-  /// starts, each with a GPU of its own under NCCL; 0 when it sets none or no whole number from 1
-  /// to 255 (more than any node has GPUs; one byte keeps a Target its size).
-  std::uint8_t world_size = 0;
   /// What shows that exec_properties is a select(), which query output prints merged (null for
   /// a test with no such trace: nearly all; one pointer in every test held).
   std::shared_ptr<const SelectedExecProperties> selected_exec_properties;
@@ -119,6 +115,11 @@ struct Target {
   /// The first key of the `env` attribute that chooses GPUs, with its value
   /// ("CUDA_VISIBLE_DEVICES=0,1"; also HIP_ and ROCR_VISIBLE_DEVICES); empty when it sets none.
   Symbol device_env;
+  /// The `env` attribute's WORLD_SIZE with its value as written ("WORLD_SIZE=4"; empty when it
+  /// sets none): how many processes the test's torch.distributed run starts, each with a GPU of
+  /// its own under NCCL. Kept as text, so that classify can name a value that is no count
+  /// ("$(N)", "0") or more than any node has, where a count kept alone lost it.
+  Symbol world_size_env;
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -48,6 +51,22 @@ std::string regex_escaped(std::string_view text) {
 }
 
 std::string gpu_count_text(int count) { return fmt::format("{} GPU{}", count, util::plural(count)); }
+
+/// WORLD_SIZE's value as torch.distributed reads it (Python's int(), which allows blanks around
+/// the digits): how many processes the test starts, saturated at the most a long long holds;
+/// nullopt for what is no whole number of at least 1 ("$(N)", "0", "-1", "4.0").
+std::optional<long long> world_size_processes(std::string_view value) {
+  constexpr std::string_view blanks = " \t\n\r\f\v";
+  auto first = value.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return std::nullopt;
+  value = value.substr(first, value.find_last_not_of(blanks) - first + 1);
+  if (value.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  long long count = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), count);
+  if (error == std::errc::result_out_of_range) return std::numeric_limits<long long>::max();
+  if (count < 1) return std::nullopt;
+  return count;
+}
 
 template <class Item, class Name>
 std::string join(const std::vector<Item>& items, Name name) {
@@ -168,7 +187,7 @@ class TestClassifier {
   std::string shared_key() const {
     const Target& t = test_.target;
     if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || !t.device_env.empty() ||
-        t.world_size != 0 || annotate::read_variant_name(t.label, t.generator_function.str()))
+        !t.world_size_env.empty() || annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
     key += t.generator_function.str();  // read_macro reads it
@@ -237,13 +256,35 @@ class TestClassifier {
   /// {"gpu": "H20"}: planned on 1 GPU, one failed or skipped what needs the others, another ran
   /// its 4 ranks on one GPU). With no GPU count given, it gets N GPUs, with a warning (a guess: the
   /// processes may share a GPU); a count given, it keeps that, with a note. A CPU test's processes
-  /// may use gloo: a note.
+  /// may use gloo: a note. A value that is no count ("$(N)", "0") on a GPU test with no count
+  /// given: a warning, as 1 GPU is then a guess (before, it was not read, with no word, and
+  /// WORLD_SIZE=512 planned a 512-process test on 1 GPU).
   void read_world_size() {
-    const int processes = test_.target.world_size;
-    if (test_.bucket == Bucket::skipped || test_.requirement->takes_every_node_gpu() ||
-        processes <= std::max(test_.requirement->gpus.value, 1))
+    const std::string& env = test_.target.world_size_env.str();
+    if (env.empty() || test_.bucket == Bucket::skipped || test_.requirement->takes_every_node_gpu()) return;
+    auto value = std::string_view(env).substr(env.find('=') + 1);
+    auto source = "env " + util::excerpt(env, 100);
+    auto read = world_size_processes(value);
+    if (!read) {
+      note(source, "not read: no count of processes");
+      if (test_.bucket != Bucket::gpu || count_given_) return;
+      const bool make_variable = value.find("$(") != std::string_view::npos;
+      report(bad(), source,
+             fmt::format("the test's env sets WORLD_SIZE={}, which is {}, so it does not say how many GPUs "
+                         "the test's torch.distributed processes use: it is planned with {}, as no "
+                         "annotation gives a count. If each process needs a GPU of its own, tag it gpu:N, N "
+                         "their number",
+                         value.empty() ? "\"\"" : util::excerpt(value, 100),
+                         make_variable ? "a Make variable, which Bazel expands when it runs the test and "
+                                         "query output prints as written"
+                                       : "no count of processes (a whole number of at least 1)",
+                         gpu_count_text(std::max(test_.requirement->gpus.value, 1))));
       return;
-    auto source = fmt::format("env WORLD_SIZE={}", processes);
+    }
+    const long long processes = *read;
+    if (processes <= std::max(test_.requirement->gpus.value, 1)) return;
+    auto process_count = processes == std::numeric_limits<long long>::max() ? util::excerpt(value, 100)
+                                                                            : std::to_string(processes);
     if (test_.bucket == Bucket::cpu) {
       // rtp-llm's 4-GPU perf targets without exec_properties; but gloo runs such processes on CPUs.
       if (test_.requirement->gpus.source == "default")
@@ -251,27 +292,35 @@ class TestClassifier {
                fmt::format("the test's env sets WORLD_SIZE={}, {} torch.distributed processes, but no "
                            "annotation asks for a GPU, so it is planned as a CPU test, as gloo's processes "
                            "need none; if they use NCCL, tag it gpu:{}",
-                           processes, processes, processes));
+                           process_count, process_count, process_count));
       return;
     }
-    note(source, fmt::format("{} torch.distributed processes", processes));
+    note(source, fmt::format("{} torch.distributed processes", process_count));
     const int given = test_.requirement->gpus.value;
-    const auto count = fmt::format("{} GPU{}", given, util::plural(given));
     if (count_given_) {
       report(Severity::note, source,
              fmt::format("the test's env sets WORLD_SIZE={}, {} processes, each with a GPU of its own under "
                          "NCCL, but {} gives it {}; it is planned with {}, as that says",
-                         processes, processes, test_.requirement->gpus.source.str(), count, count));
+                         process_count, process_count, test_.requirement->gpus.source.str(),
+                         gpu_count_text(given), gpu_count_text(given)));
       return;
     }
-    test_.requirement.edit().gpus = {processes, Symbol(source)};
-    reason_ += fmt::format("; {} → {} GPUs", source, processes);
+    // More than gpuplan plans for one test is more than any node has: planned with that most, the
+    // test is unschedulable, with the planner's reason, and not run on 1 GPU.
+    const int gpus = static_cast<int>(std::min<long long>(processes, max_gpus_per_test));
+    test_.requirement.edit().gpus = {gpus, Symbol(source)};
+    reason_ += fmt::format("; {} → {} GPUs", source, gpus);
     report(
         bad(), source,
         fmt::format("the test's env sets WORLD_SIZE={}, {} processes, each with a GPU of its own under NCCL, "
-                    "but no annotation gives a GPU count, which would be {}: it is planned with {} GPUs. "
-                    "If it needs them, tag it gpu:{}; if its processes share fewer GPUs, tag it gpu:N",
-                    processes, processes, count, processes, processes));
+                    "but no annotation gives a GPU count, which would be {}: it is planned with {} GPUs{}",
+                    process_count, process_count, gpu_count_text(given), gpus,
+                    processes > max_gpus_per_test
+                        ? ", the most gpuplan plans for one test, which no node has. If its processes "
+                          "share fewer GPUs, tag it gpu:N"
+                        : fmt::format(". If it needs them, tag it gpu:{}; if its processes share fewer "
+                                      "GPUs, tag it gpu:N",
+                                      gpus)));
   }
 
   /// A test's `env` that chooses GPUs itself: Bazel gives the test that value in place of the

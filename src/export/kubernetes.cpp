@@ -218,19 +218,6 @@ std::string vendor_resource(const std::string& vendor) {
   return "nvidia.com/gpu";
 }
 
-/// How many bytes `text` takes inside a JSON string as dump() writes it (quotes not counted).
-std::size_t escaped_size(std::string_view text) {
-  std::size_t size = text.size();
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
-      size += 1;
-    else if (u < 0x20)
-      size += 5;  // \u00XX
-  }
-  return size;
-}
-
 /// The annotation client-side `kubectl apply` keeps each object in, as JSON.
 constexpr std::string_view last_applied_annotation = "kubectl.kubernetes.io/last-applied-configuration";
 
@@ -317,7 +304,7 @@ KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, c
     // most: a slice of 200 KiB was refused at apply, well below the 1 MiB checked above. The
     // ConfigMap is dumped without the slice, whose escaped length is counted.
     if (std::size_t bytes =
-            last_applied_annotation.size() + configmap.dump().size() + escaped_size(slice) + 1;
+            last_applied_annotation.size() + configmap.dump().size() + util::escaped_size(slice) + 1;
         bytes > kubernetes_annotations_limit)
       out.too_large_for_client_side_apply.push_back({node.name, bytes});
     configmap["data"]["plan.json"] = std::move(slice);

@@ -50,23 +50,11 @@ void add_item(Attribute attribute, Target& target, std::string_view item) {
     target.constraints.push_back(Constraint{Symbol(item), attribute == Attribute::exec_compatible_with});
 }
 
-namespace {
-
-/// WORLD_SIZE's value as Target::world_size keeps it: 0 for what is no count from 1 to 255.
-std::uint8_t world_size(std::string_view value) {
-  unsigned count = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), count);
-  if (error != std::errc{} || end != value.data() + value.size() || count > 255) return 0;
-  return static_cast<std::uint8_t>(count);
-}
-
-}  // namespace
-
 void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value) {
   if (attribute == Attribute::exec_properties)
     target.exec_properties.set(key, value);
   else if (key == "WORLD_SIZE")
-    target.world_size = world_size(value);
+    target.world_size_env = Symbol(fmt::format("WORLD_SIZE={}", value));
   else if (target.device_env.empty() &&
            (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES" || key == "ROCR_VISIBLE_DEVICES"))
     target.device_env = Symbol(fmt::format("{}={}", key, value));

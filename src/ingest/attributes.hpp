@@ -37,7 +37,7 @@ bool is_list(Attribute attribute);
 void add_item(Attribute attribute, Target& target, std::string_view item);
 
 /// Adds one entry of a dict (exec_properties, env) to `target`: of env, only a key that chooses
-/// GPUs (Target::device_env) and WORLD_SIZE (Target::world_size).
+/// GPUs (Target::device_env) and WORLD_SIZE (Target::world_size_env).
 void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value);
 
 /// The shard_count a Target holds for Bazel's value (its default -1 becomes 0: not sharded).

@@ -605,12 +605,13 @@ class LineCountingBuffer : public std::streambuf {
     if (offset < previous_start_) return {0, 0};
     long lines = 1 + newlines_before_previous_;
     std::int64_t last = last_newline_before_previous_;  // -1: none yet
+    // Counted, not walked byte by byte: the parser asks this of each top-level member it keeps.
     auto scan = [&](const char* chunk, std::uint64_t start, std::uint64_t size) {
-      for (std::uint64_t i = 0; i < size && start + i < offset; ++i)
-        if (chunk[i] == '\n') {
-          ++lines;
-          last = static_cast<std::int64_t>(start + i);
-        }
+      if (offset <= start) return;
+      std::string_view before(chunk, static_cast<std::size_t>(std::min(size, offset - start)));
+      lines += static_cast<long>(std::count(before.begin(), before.end(), '\n'));
+      if (auto newline = before.rfind('\n'); newline != std::string_view::npos)
+        last = static_cast<std::int64_t>(start + newline);
     };
     scan(previous_.get(), previous_start_, previous_size_);
     scan(current_.get(), current_start_, current_size_);
@@ -672,6 +673,43 @@ struct StreamedUnits {
   Streamed<UnschedulableUnit> unschedulable;
 };
 
+/// The plan's top-level members other than the two large arrays (policy, summary, cpu_tests,
+/// ...), each kept as its text with where it begins, while the two chunks read last still hold
+/// it: a wrong field in one gets its line from a pipe too, which cannot be read again for it.
+/// A few KiB for a plan gpuplan wrote, its test lists aside (about 50 bytes a CPU test).
+class KeptMembers {
+ public:
+  /// The line and column (1-based) where the value at `path` begins ("summary.makespan_s",
+  /// "$.policy", "$": the plan's object); none when it lies outside what was kept.
+  std::optional<std::pair<long, long>> find(std::string_view path) const {
+    if (path.starts_with('$')) path.remove_prefix(path.starts_with("$.") ? 2 : 1);
+    if (path.empty()) return top_;
+    auto end = path.find_first_of(".[");
+    auto member = members_.find(std::string(path.substr(0, end)));
+    if (member == members_.end()) return std::nullopt;
+    auto rest = end == std::string_view::npos ? std::string_view() : path.substr(end);
+    if (rest.starts_with('.')) rest.remove_prefix(1);
+    ViewBuffer text(member->second.text);
+    auto spot = util::locate_json_path(text, rest);
+    if (!spot) return std::nullopt;
+    const Member& m = member->second;
+    return std::pair{m.line + spot->line - 1, spot->line == 1 ? m.column + spot->column - 1 : spot->column};
+  }
+  void keep_top(long line, long column) { top_ = std::pair{line, column}; }
+  /// A key given twice: the last one, as the document takes it.
+  void keep(const std::string& key, std::string text, long line, long column) {
+    members_[key] = Member{std::move(text), line, column};
+  }
+
+ private:
+  struct Member {
+    std::string text;  ///< from the value's first byte on
+    long line, column;
+  };
+  std::optional<std::pair<long, long>> top_;
+  std::map<std::string, Member, std::less<>> members_;
+};
+
 /// nlohmann's SAX events built into documents: the plan's top level, in which the top-level
 /// arrays "assignments" and "unschedulable" stay empty, and each element of those on its own,
 /// converted into `streamed` as soon as it ends. So a plan of a million units is never one
@@ -680,8 +718,9 @@ struct StreamedUnits {
 class PlanSax {
  public:
   using Builder = nlohmann::detail::json_sax_dom_parser<json>;
-  PlanSax(json& top, const Reader& reader, StreamedUnits& streamed, const LineCountingBuffer& text)
-      : top_(top), reader_(reader), streamed_(streamed), text_(text) {}
+  PlanSax(json& top, const Reader& reader, StreamedUnits& streamed, KeptMembers& kept,
+          const LineCountingBuffer& text)
+      : top_(top), reader_(reader), streamed_(streamed), kept_(kept), text_(text) {}
 
   bool null() {
     return value([](Builder& b) { return b.null(); });
@@ -705,11 +744,19 @@ class PlanSax {
     return value([&](Builder& b) { return b.binary(v); });
   }
   bool key(json::string_t& k) {
-    if (depth_ == 1) key_ = k;
+    if (depth_ == 1) {
+      key_ = k;
+      member_start_ = text_.offset();  // just past the key: its value follows ':'
+      member_streamed_ = false;
+    }
     return builder().key(k);
   }
   bool start_object(std::size_t n) {
-    if (depth_ == 0) top_is_object_ = true;
+    if (depth_ == 0) {
+      top_is_object_ = true;
+      auto [line, column] = text_.position(text_.offset() - std::min<std::uint64_t>(1, text_.offset()));
+      if (line > 0) kept_.keep_top(line, column);
+    }
     return open([&](Builder& b) { return b.start_object(n); });
   }
   bool end_object() {
@@ -723,6 +770,7 @@ class PlanSax {
         streamed_.assignments = {};
       else
         streamed_.unschedulable = {};
+      member_streamed_ = true;
     }
     return open([&](Builder& b) { return b.start_array(n); });
   }
@@ -778,12 +826,25 @@ class PlanSax {
       }
     }
   }
+  /// A top-level member just read (not one of the streamed arrays): its text, for its line.
+  void end_member() {
+    if (!top_is_object_ || member_streamed_) return;
+    auto kept = text_.kept_since(member_start_);
+    if (!kept) return;  // longer than the chunks kept
+    auto first = kept->find_first_not_of(" \t\r\n:");
+    if (first == std::string::npos) return;
+    auto [line, column] = text_.position(member_start_ + first);
+    if (line == 0) return;
+    kept->erase(0, first);
+    kept_.keep(key_, std::move(*kept), line, column);
+  }
   template <typename Event>
   bool value(Event event) {
     bool whole = starts_element();
     if (whole) begin_element();
     bool ok = event(builder());
     if (whole) end_element();
+    if (depth_ == 1) end_member();
     return ok;
   }
   template <typename Event>
@@ -797,6 +858,7 @@ class PlanSax {
     --depth_;
     bool ok = event(builder());
     if (depth_ == 2 && element_builder_) end_element();
+    if (depth_ == 1) end_member();
     return ok;
   }
 
@@ -804,8 +866,11 @@ class PlanSax {
   Builder top_builder_{top_};
   const Reader& reader_;
   StreamedUnits& streamed_;
+  KeptMembers& kept_;
   const LineCountingBuffer& text_;
   std::uint64_t element_start_ = 0;  ///< the offset of the element being read
+  std::uint64_t member_start_ = 0;   ///< the offset just past the key of the top-level member read
+  bool member_streamed_ = false;     ///< that member is one of the two streamed arrays
   int depth_ = 0;                    ///< containers open
   bool top_is_object_ = false;
   std::string key_;        ///< the last key of the top-level object
@@ -916,8 +981,9 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   std::istream in(&counted);
   json parsed;
   StreamedUnits streamed;
+  KeptMembers kept;
   Reader r{name, {}};
-  PlanSax sax(parsed, r, streamed, counted);
+  PlanSax sax(parsed, r, streamed, kept, counted);
   auto fail_at = [&](std::uint64_t offset, const std::string& what) {
     auto [line, column] = counted.position(offset);
     throw InputError(Position{name, line, column}, what);
@@ -947,9 +1013,12 @@ Plan parse_plan_from(std::streambuf& from, const std::string& name) {
   try {
     return plan_from_document(parsed, name, &streamed);
   } catch (const FieldError& e) {
-    // Its line, from the text read again where it can be (a file, text in memory; not a pipe):
-    // only now, so that reading a valid plan costs nothing for it.
-    if (e.position().line > 0 || from.pubseekpos(0, std::ios::in) != std::streampos(0)) throw;
+    if (e.position().line > 0) throw;
+    // Outside the units: from the members kept as they were read, a pipe's too.
+    if (auto spot = kept.find(e.path())) throw e.at(spot->first, spot->second);
+    // Else its line from the text read again where it can be (a file, text in memory; not a
+    // pipe): only now, so that reading a valid plan costs nothing for it.
+    if (from.pubseekpos(0, std::ios::in) != std::streampos(0)) throw;
     auto spot = util::locate_json_path(from, e.path());
     if (!spot) throw;
     throw e.at(spot->line, spot->column);

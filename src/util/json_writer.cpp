@@ -187,11 +187,12 @@ bool needs_care(std::uint64_t word) {
   return high || control || has_zero(word ^ ('"' * ones)) || has_zero(word ^ ('\\' * ones));
 }
 
-}  // namespace
-
-void JsonWriter::escaped(std::string_view text) {
+/// `text` as JSON writes it inside a string, handed to `put` in pieces: runs copied as they are
+/// and the escape sequences between them. The one escaping routine: the writer's strings and
+/// escaped_size both come from it, so the two cannot differ.
+template <class Put>
+void escape(std::string_view text, Put&& put) {
   static constexpr char hex[] = "0123456789abcdef";
-  put('"');
   std::size_t plain_from = 0;
   for (std::size_t i = 0; i < text.size();) {
     // Eight plain bytes at a time (labels, keys and names are plain ASCII almost always).
@@ -225,15 +226,28 @@ void JsonWriter::escaped(std::string_view text) {
       case '\n': put("\\n"); break;
       case '\r': put("\\r"); break;
       case '\t': put("\\t"); break;
-      default:
-        put("\\u00");
-        put(hex[c >> 4]);
-        put(hex[c & 0xF]);
+      default: {
+        const char sequence[] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
+        put(std::string_view(sequence, sizeof sequence));
+      }
     }
     plain_from = ++i;
   }
   put(std::string_view(text.data() + plain_from, text.size() - plain_from));
+}
+
+}  // namespace
+
+void JsonWriter::escaped(std::string_view text) {
   put('"');
+  escape(text, [this](std::string_view piece) { put(piece); });
+  put('"');
+}
+
+std::size_t escaped_size(std::string_view text) {
+  std::size_t size = 0;
+  escape(text, [&size](std::string_view piece) { size += piece.size(); });
+  return size;
 }
 
 std::string compact(std::string_view json) {

@@ -90,6 +90,11 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+/// How many bytes `text` takes inside a JSON string as JsonWriter (and nlohmann's dump) writes
+/// it, the quotes not counted; counted by the writer's own escaping, so the two cannot differ.
+/// Throws std::invalid_argument for text that is not UTF-8, as the writer does.
+std::size_t escaped_size(std::string_view text);
+
 /// JSON text with its whitespace outside strings dropped: the text of an indented writer (or of
 /// nlohmann's dump(2)) turned into what a writer with indent -1 (dump()) writes for the same
 /// document, byte for byte, without the document being parsed again.

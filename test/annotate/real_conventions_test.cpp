@@ -444,18 +444,69 @@ TEST_CASE("a GPU test's env WORLD_SIZE gives its GPU count where no annotation d
   REQUIRE(said == std::vector<std::string>{"env WORLD_SIZE=4", "env WORLD_SIZE=4"});
   // A count given is kept, with a note; a CPU test's WORLD_SIZE (gloo's processes need no GPU) is a note.
   Target counted = make_target("//t:t", {"gpu:2"});
-  counted.world_size = 4;
+  counted.world_size_env = "WORLD_SIZE=4";
   auto two = classify_one(counted);
   REQUIRE(two.tests[0].requirement->gpus.value == 2);
   REQUIRE(two.diagnostics.size() == 1);
   REQUIRE(two.diagnostics[0].severity == Severity::note);
   Target cpu = make_target("//t:cpu", {});
-  cpu.world_size = 4;
+  cpu.world_size_env = "WORLD_SIZE=4";
   auto gloo = classify_one(cpu);
   REQUIRE(gloo.tests[0].bucket == Bucket::cpu);
   REQUIRE(gloo.diagnostics.size() == 1);
   REQUIRE(gloo.diagnostics[0].severity == Severity::note);
   REQUIRE_THAT(gloo.diagnostics[0].message, Catch::Contains("if they use NCCL, tag it gpu:4"));
+}
+
+// WORLD_SIZE values that are no plain count (test/data/bazel/world_size_values.*, real Bazel 4
+// output). Before, a value other than 1 to 255 was not read, with no word: WORLD_SIZE=512 planned
+// a 512-process test on 1 GPU, and "$(WORLD_SIZE)" or "0" on a GPU test with no count said nothing.
+TEST_CASE("a GPU test's WORLD_SIZE that is too large or no count is said, never read as 1 GPU silently") {
+  for (const char* fixture :
+       {"bazel/world_size_values.query.xml", "bazel/world_size_values.streamed_jsonproto"}) {
+    INFO(fixture);
+    auto c = classify(gpuplan::testing::read_fixture(fixture), {}, {});
+    REQUIRE(c.tests.size() == 9);
+    std::map<std::string, const ClassifiedTest*> by_name;
+    for (const auto& t : c.tests) by_name[t.target.label.substr(t.target.label.find(':') + 1)] = &t;
+    std::map<std::string, std::string> warned;  // test name → message
+    for (const auto& d : c.diagnostics) {
+      INFO(d.label << ": " << d.message);
+      REQUIRE(d.severity == Severity::warning);
+      REQUIRE(d.source.starts_with("env WORLD_SIZE="));
+      warned[d.label.substr(d.label.find(':') + 1)] = d.message;
+    }
+    // A count beyond any node's GPUs: that many GPUs, which the planner finds no node for.
+    REQUIRE(by_name.at("ranks_512")->requirement->gpus.value == 512);
+    REQUIRE(by_name.at("ranks_512")->requirement->gpus.source == "env WORLD_SIZE=512");
+    CHECK_THAT(warned.at("ranks_512"), Catch::Contains("it is planned with 512 GPUs"));
+    // Beyond the most one test may ask for: that most, and the message keeps the real count.
+    REQUIRE(by_name.at("ranks_5000")->requirement->gpus.value == 1024);
+    CHECK_THAT(warned.at("ranks_5000"), Catch::Contains("WORLD_SIZE=5000, 5000 processes") &&
+                                            Catch::Contains("planned with 1024 GPUs, the most gpuplan plans "
+                                                            "for one test, which no node has"));
+    // No count: 1 GPU, as before, but with a warning naming the value.
+    for (const char* name : {"ranks_make_variable", "ranks_zero", "ranks_negative", "ranks_empty"}) {
+      INFO(name);
+      REQUIRE(by_name.at(name)->requirement->gpus.value == 1);
+      CHECK_THAT(warned.at(name),
+                 Catch::Contains("it is planned with 1 GPU, as no annotation gives a count"));
+    }
+    CHECK_THAT(warned.at("ranks_make_variable"),
+               Catch::StartsWith("the test's env sets WORLD_SIZE=$(WORLD_SIZE), which is a Make variable"));
+    CHECK_THAT(warned.at("ranks_zero"),
+               Catch::StartsWith("the test's env sets WORLD_SIZE=0, which is no count of processes"));
+    CHECK_THAT(warned.at("ranks_empty"),
+               Catch::StartsWith("the test's env sets WORLD_SIZE=\"\", which is no count of processes"));
+    // "4 " is 4 to Python's int(), as torch.distributed reads it.
+    REQUIRE(by_name.at("ranks_blank")->requirement->gpus.value == 4);
+    CHECK_THAT(warned.at("ranks_blank"), Catch::Contains("it is planned with 4 GPUs"));
+    // A count given, or a CPU test: nothing to warn of.
+    REQUIRE(by_name.at("ranks_counted")->requirement->gpus.value == 2);
+    REQUIRE(by_name.at("ranks_cpu")->bucket == Bucket::cpu);
+    REQUIRE(warned.size() == 7);
+    REQUIRE(has_errors(classify(gpuplan::testing::read_fixture(fixture), {}, {.strict = true}).diagnostics));
+  }
 }
 
 // google/gapid's (and google/agi's) test/integration/*/BUILD.bazel: tags = ["integration", "needs_gpu"]

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <string>
 
 #include "gpuplan/error.hpp"
 #include "ingest/ingest_helpers.hpp"
@@ -352,9 +354,28 @@ TEST_CASE("of a test's env, WORLD_SIZE is kept, in XML and JSON alike") {
       INFO(t.label);
       bool sets = t.label == "//rtp_llm/models_py/modules/base/cuda/test:torch_symm_mem_test" ||
                   t.label == "//rtp_llm/test/perf_test:v4_flash_dp4_decode_grid_perf";
-      CHECK(t.world_size == (sets ? 4 : 0));
+      CHECK(t.world_size_env == (sets ? "WORLD_SIZE=4" : ""));
       CHECK(t.device_env.empty());
     }
+  }
+}
+
+// A WORLD_SIZE that is no count from 1 to 255 was kept as none, so classify could not say so.
+TEST_CASE("of a test's env, WORLD_SIZE is kept as written, whatever its value") {
+  for (const char* fixture :
+       {"bazel/world_size_values.query.xml", "bazel/world_size_values.streamed_jsonproto"}) {
+    INFO(fixture);
+    std::map<std::string, std::string> kept;
+    for (const auto& t : read_fixture(fixture).tests) kept[t.label] = t.world_size_env.str();
+    CHECK(kept == std::map<std::string, std::string>{{"//t:ranks_512", "WORLD_SIZE=512"},
+                                                     {"//t:ranks_5000", "WORLD_SIZE=5000"},
+                                                     {"//t:ranks_blank", "WORLD_SIZE=4 "},
+                                                     {"//t:ranks_counted", "WORLD_SIZE=$(WORLD_SIZE)"},
+                                                     {"//t:ranks_cpu", "WORLD_SIZE=$(WORLD_SIZE)"},
+                                                     {"//t:ranks_empty", "WORLD_SIZE="},
+                                                     {"//t:ranks_make_variable", "WORLD_SIZE=$(WORLD_SIZE)"},
+                                                     {"//t:ranks_negative", "WORLD_SIZE=-1"},
+                                                     {"//t:ranks_zero", "WORLD_SIZE=0"}});
   }
 }
 

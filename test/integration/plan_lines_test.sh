@@ -23,6 +23,20 @@ refuses -F "$at" exec "$SCRATCH/twice.json" --node "$node" --command true --dry-
 # From standard input there is no file to read again: the JSON path still names the unit.
 refuses -F "<stdin>: assignments[16]: $unit is planned twice" export github-matrix - -o "$SCRATCH/gh.json" <"$SCRATCH/twice.json"
 
+# A wrong field outside the units, piped: at its line, from every command that reads a plan (before,
+# from standard input the JSON path alone: `<stdin>: summary.makespan_s: expected a number`).
+jq '.summary.makespan_s = "soon"' "$PLAN" >"$SCRATCH/makespan_s.json"
+jq '.policy = 7' "$PLAN" >"$SCRATCH/policy.json"
+for field in makespan_s policy; do
+  line=$(grep -n -m1 "\"$field\": " "$SCRATCH/$field.json" | cut -d: -f1)
+  for command in "export slurm - -o $SCRATCH/slurm" "export kubernetes - -o $SCRATCH/k8s --image example.com/gpuplan:1" \
+    "export github-matrix - -o $SCRATCH/gh.json" "export buildkite - -o $SCRATCH/bk.yml" \
+    "export gitlab - -o $SCRATCH/gl.yml" "show -"; do
+    # shellcheck disable=SC2086 # the command's words
+    refuses "^gpuplan: <stdin>:$line:[0-9]*: [$.a-z_]*$field: expected a" $command <"$SCRATCH/$field.json"
+  done
+done
+
 # Shards of one test with two counts: at the later of the two shards that disagree.
 jq '(.assignments[] | select(.unit == "//ml:train_test#shard-2-of-4")).shard_count = 5' "$PLAN" >"$SCRATCH/counts.json"
 mapfile -t shards < <(jq '[.assignments[].unit] | map(startswith("//ml:train_test#")) | indices(true) | .[]' "$PLAN")

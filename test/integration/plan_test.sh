@@ -206,6 +206,25 @@ jq -e '([.assignments[] | {(.label | sub(".*:"; "")): [.node, .requirements.vend
 grep -qF "warning: //rtp_llm/models_py/distributed/test:moriep_test: exec_properties gpu=MI308X-ROCM7 is neither a GPU count nor a model gpuplan knows: read as 1 AMD GPU of any model, as its name is written" \
   "$SCRATCH/rtp.err" || fail "no warning that MI308X-ROCM7's model is a guess: $(cat "$SCRATCH/rtp.err")"
 
+# A GPU test whose env's WORLD_SIZE is more than any node has (test/data/bazel/world_size_values.*):
+# unschedulable, with the planner's reason, and a warning in the totals line. Before, a value
+# above 255 was not read, and the 512-process test was planned on 1 GPU with no word; so were
+# "$(WORLD_SIZE)", "0" and "-1", now each a warning naming the value.
+plan test/data/bazel/world_size_values.query.xml examples/fleet.yaml
+[ "$rc" = 3 ] || fail "plan of the WORLD_SIZE fixture: exit $rc, not 3: $(cat "$SCRATCH/err.txt")"
+jq -e '([.unschedulable[] | {(.label): .reason}] | add) ==
+    {"//t:ranks_512": "needs 512 GPUs; the largest node has 8", "//t:ranks_5000": "needs 1024 GPUs; the largest node has 8"}
+  and ([.assignments[] | {(.label): (.gpus | length)}] | add) ==
+    {"//t:ranks_make_variable": 1, "//t:ranks_zero": 1, "//t:ranks_negative": 1, "//t:ranks_empty": 1,
+     "//t:ranks_blank": 4, "//t:ranks_counted": 2}' "$SCRATCH/out.json" >/dev/null ||
+  fail "the WORLD_SIZE fixture is not planned as its values say: $(jq -c '[.assignments[] | [.label, .gpus]], .unschedulable' "$SCRATCH/out.json")"
+# shellcheck disable=SC2016 # $(WORLD_SIZE) is the value as gpuplan prints it
+grep -qF 'warning: //t:ranks_make_variable: the test'"'"'s env sets WORLD_SIZE=$(WORLD_SIZE), which is a Make variable' \
+  "$SCRATCH/err.txt" || fail "no warning of WORLD_SIZE=\$(WORLD_SIZE): $(cat "$SCRATCH/err.txt")"
+grep -q '^gpuplan: 7 warnings' "$SCRATCH/err.txt" || fail "the totals line does not count the 7 warnings: $(cat "$SCRATCH/err.txt")"
+plan test/data/bazel/world_size_values.query.xml examples/fleet.yaml --strict
+[ "$rc" = 2 ] || fail "plan --strict of the WORLD_SIZE fixture: exit $rc, not 2"
+
 # GPU tests that ask for their GPU only through a remote executor's pool or queue, or a tag naming
 # a vendor's GPU stack (test/data/remote/pools.BUILD): before, each was a CPU test, all but
 # requires-cuda:2 without a word (whose did-you-mean, requires-gpu:2, dropped the vendor).

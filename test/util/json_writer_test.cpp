@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 using gpuplan::util::JsonWriter;
 using nlohmann::ordered_json;
@@ -88,6 +90,23 @@ TEST_CASE("each byte that needs escaping is escaped wherever it stands in a long
   std::string ignored;
   JsonWriter out([&](std::string_view piece) { ignored += piece; });
   CHECK_THROWS_WITH(out.value(bad), Catch::Contains("offset 13"));
+}
+
+// export kubernetes sizes a ConfigMap's slice, escaped, against kubectl's 256 KiB annotation; its
+// own copy of the escaping rules could drift from the writer's.
+TEST_CASE("a string's escaped size is what the writer and nlohmann's dump write of it, quotes aside") {
+  std::vector<std::string> texts = {"", "plain", sample().dump(), sample().dump(2),
+                                    sample()["text"].get<std::string>()};
+  for (std::string special : {"\"", "\\", "\b", "\f", "\n", "\r", "\t", "\x01", "\x1f", "\x7f", "\xc3\xa9"}) {
+    std::string text(24, 'a');
+    text.replace(7, 1, special);
+    texts.push_back(text);
+  }
+  for (const auto& text : texts) {
+    INFO(text);
+    CHECK(gpuplan::util::escaped_size(text) + 2 == ordered_json(text).dump().size());
+  }
+  CHECK_THROWS_WITH(gpuplan::util::escaped_size("ab\xff"), Catch::Contains("offset 2"));
 }
 
 TEST_CASE("keys written in the code come out as keys from a string do, indented and compact") {
