@@ -367,8 +367,7 @@ void add_audit_command(CLI::App& app, int& status) {
   auto* command = app.add_subcommand(
       "audit",
       "Compare tags with the dependency graph (bazel query 'deps(tests(//...))' --output=xml): GPU tests "
-      "that "
-      "reach no GPU code, tests that reach GPU code without a GPU annotation, counts by package");
+      "that reach no GPU code, tests that reach GPU code without a GPU annotation, counts by package");
   add_query_options(*command, args->query);
   command->add_option("--fleet", args->fleet,
                       "the fleet: also show the GPU-hours each GPU test holds in the plan");

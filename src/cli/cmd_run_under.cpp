@@ -275,8 +275,7 @@ void settle(os::Claims& claims, const std::string& id, int status, RunEnd ended)
   if (auto why = claims.done(id, status); !why.empty())
     std::cerr << fmt::format(
         "gpuplan run-under: error: {} ran here (exit {}), but its done mark is not written: {}. Another node "
-        "may "
-        "run it again once the lease ({:g} s) has run out\n",
+        "may run it again once the lease ({:g} s) has run out\n",
         id, status, why, claims.lease_s());
 }
 

@@ -58,8 +58,7 @@ std::string history_head_problem(std::string_view head) {
       text.substr(1, text.find('\n') - 1).find_first_not_of(" \t\r") == std::string_view::npos &&
       !first_key(text).starts_with("\"gpuplan_history\""))
     return "a JSON object spread over lines (pretty-printed, as `jq .` writes it): build events and JSON "
-           "rows "
-           "are read one object a line; write them with `jq -c .`";
+           "rows are read one object a line; write them with `jq -c .`";
   if (text.starts_with('[') && skip_space(text.substr(1)).starts_with('{') &&
       is_event(first_key(skip_space(text.substr(1)))))
     return "a JSON array of build events (as `jq -s` writes them): Bazel's --build_event_json_file has one "

@@ -110,14 +110,12 @@ std::string oneapi_selector_hides_gpus(std::string_view selector, std::size_t gp
     if (auto past = b.indices.lower_bound(static_cast<long>(gpus)); past != b.indices.end())
       return fmt::format(
           "names device {} of {}, and SYCL numbers a unit's GPUs from 0 among its own (a unit of {} GPU{} "
-          "has "
-          "devices 0 to {}): it would show a unit no device there",
+          "has devices 0 to {}): it would show a unit no device there",
           *past, backend, gpus, util::plural(gpus), gpus - 1);
     if (b.indices.size() < gpus)
       return fmt::format(
           "shows only device{} {} of {}, and SYCL numbers a unit's GPUs from 0 among its own: a unit of {} "
-          "GPUs "
-          "would see {} of them",
+          "GPUs would see {} of them",
           util::plural(b.indices.size()), fmt::join(b.indices, ","), backend, gpus, b.indices.size());
   }
   if (!any_gpu) return "shows no GPU (only cpu or fpga devices)";
