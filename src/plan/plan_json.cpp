@@ -700,6 +700,16 @@ class KeptMembers {
   void keep(const std::string& key, std::string text, long line, long column) {
     members_[key] = Member{std::move(text), line, column};
   }
+  /// Whether members are still kept. Finding a member's line scans the chunks kept, so a plan of
+  /// 100,000 top-level members took minutes; past 64 (a plan gpuplan writes has about 10) none is
+  /// kept, and a wrong field outside the units gets its path only, as before, from a pipe.
+  bool keeping() {
+    if (giving_up_) return false;
+    if (++seen_ <= 64) return true;
+    members_.clear();
+    giving_up_ = true;
+    return false;
+  }
 
  private:
   struct Member {
@@ -708,6 +718,8 @@ class KeptMembers {
   };
   std::optional<std::pair<long, long>> top_;
   std::map<std::string, Member, std::less<>> members_;
+  long seen_ = 0;
+  bool giving_up_ = false;
 };
 
 /// nlohmann's SAX events built into documents: the plan's top level, in which the top-level
@@ -828,7 +840,7 @@ class PlanSax {
   }
   /// A top-level member just read (not one of the streamed arrays): its text, for its line.
   void end_member() {
-    if (!top_is_object_ || member_streamed_) return;
+    if (!top_is_object_ || member_streamed_ || !kept_.keeping()) return;
     auto kept = text_.kept_since(member_start_);
     if (!kept) return;  // longer than the chunks kept
     auto first = kept->find_first_not_of(" \t\r\n:");
