@@ -250,10 +250,16 @@ std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional
 /// `pytest` false: the program is not pytest (a compiled test, whose -k is its own option), and
 /// only googletest's filter counts.
 std::string test_case_filter(const std::vector<std::string>& args, bool pytest);
-/// The filter a `bazel test` command line sets (BEP's optionsParsed cmdLine, each option
+/// The filter a `bazel test` command line sets a test (BEP's optionsParsed cmdLine, each option
 /// `--name=value`): the last `--test_filter` (the test's TESTBRIDGE_TEST_ONLY), else what its
-/// `--test_arg`s give it (test_case_filter), or "" for none.
-std::string bazel_test_filter(const std::vector<std::string>& options);
+/// `--test_arg`s give it (test_case_filter; `pytest` false for a test whose program is not
+/// pytest, test_kind_may_run_pytest), or "" for none.
+std::string bazel_test_filter(const std::vector<std::string>& options, bool pytest = true);
+/// Whether a test of a kind as BEP's targetConfigured event names it ("cc_test rule") may run
+/// pytest, whose -k a --test_arg may be: false for the compiled tests' kinds (cc_test, go_test,
+/// rust_test, java_test), whose program is the binary the rule built, which gives -k its own
+/// meaning if any; true for py_test, sh_test (a script may run pytest) and every other kind.
+bool test_kind_may_run_pytest(std::string_view target_kind);
 
 /// One test's recent runs that measured only part of its work, which its estimate leaves out.
 struct PartialRuns {

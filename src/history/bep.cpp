@@ -1,10 +1,11 @@
 // Bazel's Build Event Protocol, as `bazel test --build_event_json_file=FILE` writes it: one
 // JSON event a line (proto3 JSON: int64 as strings, Duration as "12.5s", Timestamp as RFC 3339).
-// Only testResult events (one a test attempt), testSummary events (the shard count) and the
-// testResult ids a targetCompleted event announces (one per shard and run) matter. Proto3 JSON
-// may name fields as the .proto does (test_result, as Go's protojson with UseProtoNames and
-// Python's preserving_proto_field_name write them) or in lowerCamelCase (testResult, Bazel's);
-// parsers must accept both, and each event is read in the spelling of its id.
+// Only testResult events (one a test attempt), testSummary events (the shard count), the
+// testResult ids a targetCompleted event announces (one per shard and run), and what says which
+// results ran only some test cases (optionsParsed's command line, targetConfigured's test kinds)
+// matter. Proto3 JSON may name fields as the .proto does (test_result, as Go's protojson with
+// UseProtoNames and Python's preserving_proto_field_name write them) or in lowerCamelCase
+// (testResult, Bazel's); parsers must accept both, and each event is read in the spelling of its id.
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -111,6 +112,60 @@ constexpr Field target_completed{"targetCompleted", "target_completed"};
 constexpr Field test_summary{"testSummary", "test_summary"};
 constexpr Field options_parsed{"optionsParsed", "options_parsed"};
 constexpr Field cmd_line{"cmdLine", "cmd_line"};
+constexpr Field target_configured{"targetConfigured", "target_configured"};
+constexpr Field target_kind{"targetKind", "target_kind"};
+
+/// Whether an invocation's results ran only some of their test cases (Sample::filtered), from
+/// its optionsParsed command line (.bazelrc options included) and its tests' kinds: a
+/// --test_filter or a googletest filter among the --test_args filters every test of it, pytest's
+/// -k only a test whose targetConfigured kind may run pytest (test_kind_may_run_pytest; a test
+/// whose event is missing is taken to). Bazel posts a test's targetConfigured before its results
+/// (it announces them), and a `started` event begins the next invocation of files put into one.
+class InvocationFilter {
+ public:
+  /// `keep`: whose kinds are held (LabelFilter::keeps); only those tests' results are asked about.
+  explicit InvocationFilter(const LabelFilter& keep) : keep_(keep) {}
+
+  /// Reads an event of the kinds that say so; false for any other.
+  bool read(std::string_view kind, simdjson::dom::element kind_id, simdjson::dom::element event, bool snake) {
+    if (kind == "started") {
+      every_test_ = pytest_ = false;
+      return true;
+    }
+    if (kind == options_parsed.in(snake)) {
+      std::vector<std::string> options;
+      simdjson::dom::array command_line;
+      if (event[options_parsed.in(snake)][cmd_line.in(snake)].get(command_line) == simdjson::SUCCESS)
+        for (simdjson::dom::element option : command_line) {
+          std::string_view text;
+          if (option.get(text) == simdjson::SUCCESS) options.emplace_back(text);
+        }
+      every_test_ = !bazel_test_filter(options, false).empty();
+      pytest_ = !every_test_ && !bazel_test_filter(options, true).empty();
+      return true;
+    }
+    if (kind != target_configured.in(snake)) return false;
+    std::string_view label, configured_kind;
+    if (kind_id["label"].get(label) == simdjson::SUCCESS && kind_id["aspect"].error() != simdjson::SUCCESS &&
+        event["configured"][target_kind.in(snake)].get(configured_kind) == simdjson::SUCCESS &&
+        !test_kind_may_run_pytest(configured_kind))
+      if (auto identity = label_identity(label); keep_.keeps(identity))
+        no_pytest_.insert(std::move(identity));
+    return true;
+  }
+
+  /// Whether the test's results in the invocation read so far ran only some of its cases.
+  /// `identity`: label_identity of its label.
+  bool filtered(const std::string& identity) const {
+    return every_test_ || (pytest_ && !no_pytest_.contains(identity));
+  }
+
+ private:
+  const LabelFilter& keep_;
+  bool every_test_ = false;                    ///< --test_filter, or a googletest filter in --test_arg
+  bool pytest_ = false;                        ///< only pytest's -k in --test_arg
+  std::unordered_set<std::string> no_pytest_;  ///< tests of kinds that cannot run pytest
+};
 
 struct Attempt {
   std::size_t test = 0;  ///< index into the labels seen
@@ -309,10 +364,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
   long first_other_line = 0;
   std::string first_other_label, configurations;
   HistoryRead read;
-  // The test filter of the invocation whose events are read (its optionsParsed event's command
-  // line; a `started` event begins the next of several files put into one): its results ran
-  // only some test cases (Sample::filtered).
-  bool filtered = false;
+  InvocationFilter filter(keep);
   auto test_index = [&](std::string_view label) {
     auto [it, added] = index.try_emplace(label_identity(label), labels.size());
     if (added) {
@@ -382,21 +434,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
       break;
     }
     const bool snake = kind.find('_') != std::string_view::npos;
-    if (kind == "started") {
-      filtered = false;
-      continue;
-    }
-    if (kind == options_parsed.in(snake)) {
-      std::vector<std::string> options;
-      simdjson::dom::array command_line;
-      if (event[options_parsed.in(snake)][cmd_line.in(snake)].get(command_line) == simdjson::SUCCESS)
-        for (simdjson::dom::element option : command_line) {
-          std::string_view text;
-          if (option.get(text) == simdjson::SUCCESS) options.emplace_back(text);
-        }
-      filtered = !bazel_test_filter(options).empty();
-      continue;
-    }
+    if (filter.read(kind, kind_id, event, snake)) continue;
     simdjson::dom::object result_id;
     if (kind == test_result.in(snake) && kind_id.get(result_id) == simdjson::SUCCESS) {
       ResultReader result(snake);
@@ -427,7 +465,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
           continue;
         }
         if (kept[test]) {
-          result.attempt->sample.filtered = filtered;
+          result.attempt->sample.filtered = filter.filtered(labels[test]);
           result.attempt->test = test;
           result.attempt->line = number;
           attempts.push_back(*result.attempt);

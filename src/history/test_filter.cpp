@@ -41,7 +41,7 @@ std::string test_case_filter(const std::vector<std::string>& args, bool pytest) 
   return {};
 }
 
-std::string bazel_test_filter(const std::vector<std::string>& options) {
+std::string bazel_test_filter(const std::vector<std::string>& options, bool pytest) {
   std::string filter;                  // Bazel keeps the last --test_filter
   std::vector<std::string> test_args;  // and every --test_arg, in order
   for (const auto& option : options) {
@@ -52,7 +52,13 @@ std::string bazel_test_filter(const std::vector<std::string>& options) {
       test_args.emplace_back(o.substr(11));
   }
   if (!filter.empty()) return filter;
-  return test_case_filter(test_args, true);  // which program the test is, Bazel's options do not say
+  return test_case_filter(test_args, pytest);
+}
+
+bool test_kind_may_run_pytest(std::string_view target_kind) {
+  // BEP names a rule's kind "NAME rule" ("cc_test rule"; a macro's test, its rule's).
+  const auto rule = target_kind.substr(0, target_kind.find(' '));
+  return rule != "cc_test" && rule != "go_test" && rule != "rust_test" && rule != "java_test";
 }
 
 }  // namespace gpuplan

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "gpuplan/error.hpp"
 #include "history/fixtures.hpp"
@@ -66,6 +67,56 @@ TEST_CASE(
   REQUIRE(runs.size() == 2);
   CHECK(runs.at(0).filtered);
   CHECK_FALSE(runs.at(1).filtered);
+}
+
+TEST_CASE("pytest's -k in a real Bazel run's --test_args filters its py_test and sh_test, not its cc_test") {
+  // bep_pytest_k.json: `bazel test //core:config_test //core:parser_test //core:unit_test
+  // --test_arg=-k --test_arg=fp16`, whose targetConfigured events say "py_test rule", "cc_test
+  // rule" and "sh_test rule". A compiled test's -k is its own option, not a filter: before, the
+  // cc_test's whole run was left out of its duration too.
+  auto read = read_bep_fixture("bep_pytest_k.json");
+  REQUIRE(read.diagnostics.empty());
+  const auto& samples = read.history.samples;
+  CHECK(samples.at({"//core:config_test", std::nullopt}).at(0).filtered);
+  CHECK(samples.at({"//core:unit_test", std::nullopt}).at(0).filtered);  // a script may run pytest
+  const auto& compiled = samples.at({"//core:parser_test", std::nullopt}).at(0);
+  CHECK(compiled.seconds == Approx(0.884));
+  CHECK_FALSE(compiled.filtered);
+}
+
+TEST_CASE(
+    "a compiled test stays filtered by --test_filter and googletest's filter, and by -k where its kind is "
+    "not said") {
+  const std::string configured =
+      R"({"id":{"targetConfigured":{"label":"//gpu:t"}},"configured":{"targetKind":"cc_test rule"}})"
+      "\n";
+  auto with_options = [&](const std::string& options, const std::string& kind_event) {
+    auto read = read_bep_text(
+        R"({"id":{"optionsParsed":{}},"optionsParsed":{"cmdLine":[)" + options + "]}}\n" + kind_event +
+            result_line(attempt_1, R"({"status":"PASSED","testAttemptDurationMillis":"300"})") + summary_t,
+        true);
+    return read.history.samples.at({"//gpu:t", std::nullopt}).at(0).filtered;
+  };
+  CHECK_FALSE(with_options(R"("--test_arg=-k","--test_arg=3")", configured));
+  CHECK(with_options(R"("--test_arg=-k","--test_arg=3","--test_filter=Gemm.*")", configured));
+  CHECK(with_options(R"("--test_arg=-k","--test_arg=3","--test_arg=--gtest_filter=Gemm.*")", configured));
+  CHECK(with_options(R"("--test_arg=-k","--test_arg=3")", ""));  // no targetConfigured: as before
+  const std::string py_test =
+      R"({"id":{"targetConfigured":{"label":"//gpu:t"}},"configured":{"targetKind":"py_test rule"}})"
+      "\n";
+  CHECK(with_options(R"("--test_arg=-k","--test_arg=fp16")", py_test));
+  // The .proto's field names (protojson's UseProtoNames) say the same.
+  auto snake = read_bep_text(
+      R"({"id":{"options_parsed":{}},"options_parsed":{"cmd_line":["--test_arg=-k","--test_arg=3"]}})"
+      "\n"
+      R"({"id":{"target_configured":{"label":"//gpu:t"}},"configured":{"target_kind":"go_test rule"}})"
+      "\n"
+      R"({"id":{"test_result":{"label":"//gpu:t","run":1,"shard":1,"attempt":1}},"test_result":{"status":"PASSED","test_attempt_duration_millis":"300"}})"
+      "\n"
+      R"({"id":{"test_summary":{"label":"//gpu:t"}},"test_summary":{"total_run_count":1}})"
+      "\n",
+      true);
+  CHECK_FALSE(snake.history.samples.at({"//gpu:t", std::nullopt}).at(0).filtered);
 }
 
 TEST_CASE("cached results are ignored: they measured an earlier run") {

@@ -478,4 +478,13 @@ TEST_CASE("googletest's, pytest's and Bazel's test filters are told from other a
   CHECK(bazel_test_filter({"--test_arg=-k fp16"}) == "fp16");  // one argument: pytest's " fp16"
   CHECK(bazel_test_filter({"--test_arg=-k "}).empty());
   CHECK(bazel_test_filter({"--test_tag_filters=gpu", "--test_arg=--verbose"}).empty());
+  // A compiled test's -k is its own option (test_kind_may_run_pytest); googletest's filter is not.
+  CHECK(bazel_test_filter({"--test_arg=-k", "--test_arg=fp16"}, false).empty());
+  CHECK(bazel_test_filter({"--test_arg=-k", "--test_arg=3", "--test_arg=--gtest_filter=A.*"}, false) ==
+        "A.*");
+  CHECK_FALSE(test_kind_may_run_pytest("cc_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("go_test rule"));
+  CHECK(test_kind_may_run_pytest("py_test rule"));
+  CHECK(test_kind_may_run_pytest("sh_test rule"));
+  CHECK(test_kind_may_run_pytest("_pytest_test rule"));  // a custom rule's: it may be pytest
 }
