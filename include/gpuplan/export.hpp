@@ -155,8 +155,8 @@ std::string junit_xml(const std::vector<JunitCase>& cases);
 /// ended: per unit (a shard: the testResults of that shard; a whole test: of all its shards),
 /// each run's last attempt (a FLAKY test's failed first attempt is not a failure), failing
 /// when one did not pass unless the test's overallStatus is PASSED or FLAKY, `cached` when each
-/// was taken from Bazel's cache; a unit with no testResult fails with `no_result` as its
-/// message. Labels match by label_identity.
+/// was taken from Bazel's cache, `filtered` when one ran only some test cases (BepOutcome::filtered);
+/// a unit with no testResult fails with `no_result` as its message. Labels match by label_identity.
 std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, const BepOutcomes& events,
                                          const std::string& node, const std::string& no_result);
 

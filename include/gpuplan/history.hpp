@@ -196,6 +196,9 @@ struct BepOutcome {
   bool cached = false;                  ///< Bazel took it from its cache: no test ran
   double seconds = 0;                   ///< the attempt's duration (0 when the event has none)
   std::string test_log;                 ///< the test.log path its file:// URI names; "" when none
+  /// It ran only some of its test cases: the invocation's command line (.bazelrc options
+  /// included) filtered it, as read_bep marks Sample::filtered.
+  bool filtered = false;
 };
 /// How a build's tests ended, from its --build_event_json_file.
 struct BepOutcomes {

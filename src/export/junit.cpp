@@ -151,6 +151,7 @@ std::vector<JunitCase> bazel_junit_cases(const std::vector<Assignment>& units, c
     for (const auto* o : ended) {
       c.seconds += o->seconds;
       c.cached = c.cached && o->cached;
+      c.filtered = c.filtered || o->filtered;  // a .bazelrc's --test_filter: not the test's whole pass
       if (passed || o->status == "PASSED" || o->status == "FLAKY" || !c.failure_type.empty()) continue;
       c.failure_type = o->status;
       std::transform(c.failure_type.begin(), c.failure_type.end(), c.failure_type.begin(),

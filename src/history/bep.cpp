@@ -585,6 +585,8 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
 BepOutcomes read_bep_outcomes(std::istream& in) {
   simdjson::dom::parser parser;
   BepOutcomes outcomes;
+  const LabelFilter every_test;
+  InvocationFilter filter(every_test);
   PaddedLines lines(in);
   std::string_view line;
   for (bool first = true; lines.next(line); first = false) {
@@ -592,6 +594,11 @@ BepOutcomes read_bep_outcomes(std::istream& in) {
     simdjson::dom::element event;
     simdjson::dom::object id, result;
     if (parser.parse(line.data(), line.size(), false).get(event) != simdjson::SUCCESS) continue;
+    if (event["id"].get(id) == simdjson::SUCCESS)
+      for (auto field : id) {  // its one field, the event's kind
+        filter.read(field.key, field.value, event, false);
+        break;
+      }
     std::string_view label;
     if (event.at_pointer("/id/testSummary/label").get(label) == simdjson::SUCCESS) {
       outcomes.overall_status[std::string(label)] =
@@ -610,6 +617,7 @@ BepOutcomes read_bep_outcomes(std::istream& in) {
     outcome.shard = std::max(shard, 1);
     outcome.attempt = std::max(attempt, 1);
     outcome.status = test_status(result["status"]);
+    outcome.filtered = filter.filtered(label_identity(outcome.label));
     bool flag = false;
     outcome.cached =
         (result["cachedLocally"].get(flag) == simdjson::SUCCESS && flag) ||

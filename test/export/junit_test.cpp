@@ -44,7 +44,7 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
   };
   auto outcome = [](const std::string& label, int shard, int attempt, const std::string& status,
                     bool cached = false) {
-    return BepOutcome{label, 1, shard, attempt, status, cached, 2.0, "/out/testlogs/x/test.log"};
+    return BepOutcome{label, 1, shard, attempt, status, cached, 2.0, "/out/testlogs/x/test.log", false};
   };
   std::vector<BepOutcome> outcomes{
       outcome("//ml:flaky_test", 1, 1, "FAILED"), outcome("//ml:flaky_test", 1, 2, "PASSED"),
@@ -54,6 +54,7 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
       // --runs_per_test=2 --runs_per_test_detects_flakes: runs that disagree are FLAKY, a pass.
       outcome("//ml:detected_test", 1, 1, "PASSED"), outcome("//ml:detected_test", 1, 1, "FAILED")};
   outcomes.back().run = 2;
+  outcomes[4].filtered = true;  // shard 1 of //ml:train_test ran under a .bazelrc's --test_filter
   BepOutcomes events{outcomes, {{"//ml:detected_test", "FLAKY"}, {"//ml:train_test", "FAILED"}}};
   auto cases = bazel_junit_cases(
       {unit("//ml:flaky_test", {0}), unit("//ml:cached_test", {1}), unit("//ml:refused_test", {2}),
@@ -68,6 +69,7 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
   CHECK(cases[2].failure_type == "failed");
   CHECK(cases[2].failure_message == "Bazel: FAILED; its log: /out/testlogs/x/test.log");
   CHECK(cases[3].failure_type.empty());  // shard 0 is BEP's shard 1
+  CHECK((cases[3].filtered && !cases[4].filtered));
   CHECK(cases[4].failure_type == "timeout");
   // A unit of the whole test is every shard Bazel ran of it, the label matched by identity.
   CHECK((cases[5].failure_type.empty() && cases[5].seconds == Approx(4)));
@@ -79,4 +81,5 @@ TEST_CASE("exec's JUnit of one bazel test says what Bazel says of each unit, not
   CHECK_THAT(xml, Catch::Contains(R"(tests="8" failures="3")"));
   CHECK_THAT(xml, Catch::Contains(R"(<property name="cached" value="true"/>)"));
   CHECK_THAT(xml, Catch::Contains(R"(<property name="bazel_status" value="FLAKY"/>)"));
+  CHECK_THAT(xml, Catch::Contains(R"(<property name="filtered" value="true"/>)"));
 }

@@ -434,6 +434,24 @@ TEST_CASE("exec's JUnit reads how each attempt ended, cached or run, from Bazel'
   CHECK((both[1].status == "NO_STATUS" && both[1].attempt == 2 && both[1].seconds == Approx(1.5)));
 }
 
+TEST_CASE("exec's JUnit reads which results ran only some test cases from the command line Bazel ran") {
+  // bep_filtered.json's cmdLine holds --test_filter=OneCase (a .bazelrc's options are there too);
+  // bep_pytest_k.json's --test_arg=-k filters the py_test and the sh_test, not the cc_test.
+  std::ifstream filtered(test::history_fixture("bep_filtered.json"));
+  auto one = read_bep_outcomes(filtered).results;
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].filtered);
+  std::ifstream run(test::history_fixture("bep_run.json"));
+  auto whole = read_bep_outcomes(run).results;
+  CHECK(std::none_of(whole.begin(), whole.end(), [](const BepOutcome& o) { return o.filtered; }));
+  std::ifstream pytest_k(test::history_fixture("bep_pytest_k.json"));
+  std::map<std::string, bool> by_label;
+  for (const auto& o : read_bep_outcomes(pytest_k).results) by_label[o.label] = o.filtered;
+  CHECK(by_label == std::map<std::string, bool>{{"//core:config_test", true},
+                                                {"//core:parser_test", false},
+                                                {"//core:unit_test", true}});
+}
+
 TEST_CASE("a status written as its enum number, and a byte order mark before the first event, are read") {
   // protojson's UseEnumNumbers: 1 is PASSED, 3 TIMEOUT, 4 FAILED (build_event_stream.proto's
   // TestStatus). Before, each read as NO_STATUS and the run was dropped without a word.
