@@ -120,6 +120,10 @@ struct Target {
   /// its own under NCCL. Kept as text, so that classify can name a value that is no count
   /// ("$(N)", "0") or more than any node has, where a count kept alone lost it.
   Symbol world_size_env;
+  /// The `args` that say how many processes JAX's multi-process test runner
+  /// (jax/_src/test_multiprocess.py) starts and how many GPUs each gets, as written and in order
+  /// ("--num_processes=2 --gpus_per_process=1"); empty when it has neither.
+  Symbol process_args;
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query

@@ -129,6 +129,7 @@ class TestClassifier {
     malformed_.clear();
     gpu_markers_.clear();
     count_given_ = false;
+    count_of_tags_only_ = false;
     std::sort(target.tags.begin(), target.tags.end());
     target.tags.erase(std::unique(target.tags.begin(), target.tags.end()), target.tags.end());
     test_.target = std::move(target);
@@ -187,7 +188,8 @@ class TestClassifier {
   std::string shared_key() const {
     const Target& t = test_.target;
     if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || !t.device_env.empty() ||
-        !t.world_size_env.empty() || annotate::read_variant_name(t.label, t.generator_function.str()))
+        !t.world_size_env.empty() || !t.process_args.empty() ||
+        annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
     key += t.generator_function.str();  // read_macro reads it
@@ -249,6 +251,57 @@ class TestClassifier {
     read_macro();
     read_device_env();
     read_world_size();
+    read_process_args();
+  }
+
+  /// A GPU test whose args give JAX's multi-process runner (jax/_src/test_multiprocess.py)
+  /// --num_processes=N and --gpus_per_process=M starts N processes and hands each M GPUs of those
+  /// it sees, by index: it needs N×M, and with fewer it starts fewer processes and skips the cases
+  /// that need the others, passing. That count is the test's own, so it wins over a count-only tag's
+  /// (multiaccelerator's 8, or what the rules file makes it): jax_multiplatform_test's 2-process
+  /// tests (tests/mosaic/BUILD's gpu_distributed_test) were planned on 8 GPUs, and a rules file's
+  /// multiaccelerator_count: 4 planned jax_multiprocess_test's 4×2 on 4, with no word. A count the
+  /// annotations give (gpu:2) is kept, with a note where it differs.
+  void read_process_args() {
+    const std::string& args = test_.target.process_args.str();
+    if (args.empty() || test_.bucket != Bucket::gpu || test_.requirement->takes_every_node_gpu()) return;
+    std::optional<long long> processes, gpus_each;  // absl's flags: the last one written wins
+    for (std::string_view rest = args; !rest.empty();) {
+      auto flag = rest.substr(0, rest.find(' '));
+      rest.remove_prefix(std::min(rest.size(), flag.size() + 1));
+      auto value = flag.substr(flag.find('=') + 1);
+      (flag.starts_with("--num_processes=") ? processes : gpus_each) = world_size_processes(value);
+    }
+    auto source = "args " + util::excerpt(args, 100);
+    if (!processes || !gpus_each) {
+      note(source, "not read: no count of processes and of GPUs each");
+      return;
+    }
+    const long long wanted =
+        *processes > max_gpus_per_test / *gpus_each ? max_gpus_per_test + 1LL : *processes * *gpus_each;
+    const int gpus = static_cast<int>(std::min<long long>(wanted, max_gpus_per_test));
+    const auto start = fmt::format("the test's args start {} processes with {} GPU{} each", *processes,
+                                   *gpus_each, *gpus_each == 1 ? "" : "s");
+    note(source,
+         fmt::format("{} processes × {} GPU{} each", *processes, *gpus_each, *gpus_each == 1 ? "" : "s"));
+    const int given = test_.requirement->gpus.value;
+    if (gpus == given) return;
+    const std::string& given_by = test_.requirement->gpus.source.str();
+    if (count_given_ && !count_of_tags_only_) {
+      report(Severity::note, source,
+             fmt::format("{}, but {} gives it {}; it is planned with {}, as that says", start, given_by,
+                         gpu_count_text(given), gpu_count_text(given)));
+      return;
+    }
+    report(
+        Severity::note, source,
+        fmt::format(
+            "{}: it is planned with {}{}{}", start, gpu_count_text(gpus),
+            count_of_tags_only_ ? fmt::format(", not the {} that {} gives", gpu_count_text(given), given_by)
+                                : std::string(),
+            wanted > max_gpus_per_test ? ", the most gpuplan plans for one test, which no node has" : ""));
+    test_.requirement.edit().gpus = {gpus, Symbol(source)};
+    reason_ += fmt::format("; {} → {}", source, gpu_count_text(gpus));
   }
 
   /// A GPU test whose `env` sets WORLD_SIZE=N starts N torch.distributed processes, and under NCCL
@@ -1027,6 +1080,9 @@ class TestClassifier {
     const bool counted =
         std::any_of(gpu.begin(), gpu.end(), [](const Claim& c) { return c.gpus.has_value(); });
     count_given_ = counted;
+    count_of_tags_only_ = counted && std::all_of(gpu.begin(), gpu.end(), [](const Claim& c) {
+                            return !c.gpus || c.counts_accelerators;
+                          });
     bool implied = combine_count(gpu);
     std::copy_if(claims_.begin(), claims_.end(), std::back_inserter(gpu),
                  [](const Claim& c) { return c.wants_gpu() && c.qualifies_only; });
@@ -1333,6 +1389,9 @@ class TestClassifier {
   std::vector<GpuMarker> gpu_markers_;
   std::vector<std::string> malformed_;  ///< sources of the annotations ignored as malformed
   bool count_given_ = false;            ///< a GPU test whose annotations give its count (`gpu:2`, not `gpu`)
+  /// That count is a count-only tag's (multiaccelerator, multi_gpu): a number of the rules file's,
+  /// not the test's.
+  bool count_of_tags_only_ = false;
   std::unordered_map<std::string, Outcome> outcomes_;  ///< by shared_key
   std::vector<RuleUse> rule_uses_;                     ///< by the rule's place in rules_.rules
 };

@@ -22,6 +22,7 @@ Attribute attribute_named(std::string_view name) {
   if (name == "target_compatible_with") return Attribute::target_compatible_with;
   if (name == "exec_compatible_with") return Attribute::exec_compatible_with;
   if (name == "env") return Attribute::env;
+  if (name == "args") return Attribute::args;
   return Attribute::none;
 }
 
@@ -29,7 +30,8 @@ std::string_view expected_type(Attribute attribute) {
   switch (attribute) {
     case Attribute::shard_count: return "INTEGER";
     case Attribute::flaky: return "BOOLEAN";
-    case Attribute::tags: return "STRING_LIST";
+    case Attribute::tags:
+    case Attribute::args: return "STRING_LIST";
     case Attribute::exec_properties:
     case Attribute::env: return "STRING_DICT";
     case Attribute::target_compatible_with:
@@ -40,14 +42,19 @@ std::string_view expected_type(Attribute attribute) {
 
 bool is_list(Attribute attribute) {
   return attribute == Attribute::tags || attribute == Attribute::target_compatible_with ||
-         attribute == Attribute::exec_compatible_with;
+         attribute == Attribute::exec_compatible_with || attribute == Attribute::args;
 }
 
 void add_item(Attribute attribute, Target& target, std::string_view item) {
-  if (attribute == Attribute::tags)
+  if (attribute == Attribute::tags) {
     target.tags.emplace_back(item);
-  else
+  } else if (attribute == Attribute::args) {
+    if (!item.starts_with("--num_processes=") && !item.starts_with("--gpus_per_process=")) return;
+    const std::string& kept = target.process_args.str();
+    target.process_args = Symbol(kept.empty() ? std::string(item) : fmt::format("{} {}", kept, item));
+  } else {
     target.constraints.push_back(Constraint{Symbol(item), attribute == Attribute::exec_compatible_with});
+  }
 }
 
 void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value) {

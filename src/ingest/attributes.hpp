@@ -21,7 +21,8 @@ enum class Attribute {
   exec_properties,
   target_compatible_with,
   exec_compatible_with,
-  env
+  env,
+  args
 };
 
 /// Which kept attribute `name` is; Attribute::none for the many gpuplan ignores.
@@ -31,9 +32,10 @@ Attribute attribute_named(std::string_view name);
 /// "STRING_LIST", "LABEL_LIST", "STRING_DICT" (build.proto's Attribute.Discriminator).
 std::string_view expected_type(Attribute attribute);
 
-/// Whether the attribute is a list (tags, the constraint label lists).
+/// Whether the attribute is a list (tags, the constraint label lists, args).
 bool is_list(Attribute attribute);
-/// Adds one item of such a list to `target`.
+/// Adds one item of such a list to `target`: of args, only JAX's process counts
+/// (Target::process_args).
 void add_item(Attribute attribute, Target& target, std::string_view item);
 
 /// Adds one entry of a dict (exec_properties, env) to `target`: of env, only a key that chooses

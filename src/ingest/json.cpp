@@ -523,6 +523,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
   if (type == "SELECTOR_LIST" && (which == Attribute::env || which == Attribute::target_compatible_with ||
                                   which == Attribute::exec_compatible_with))
     return read_selected_attribute(attribute, which, name, target);
+  // A select()ed args (--noproto:flatten_selects): which branch's flags run is the build's; not read.
+  if (type == "SELECTOR_LIST" && which == Attribute::args) return;
   if (type == "SELECTOR_LIST")
     fail(fmt::format(
         "attribute {} of {} is a select() that query left unflattened (--noproto:flatten_selects); "
@@ -567,7 +569,8 @@ void JsonTargets::read_attribute(ondemand::object attribute, Target& target) {
       break;
     case Attribute::tags:
     case Attribute::target_compatible_with:
-    case Attribute::exec_compatible_with: {
+    case Attribute::exec_compatible_with:
+    case Attribute::args: {
       ondemand::array items;
       if (value.get_array().get(items) != simdjson::SUCCESS) wrong("a list of strings");
       for (auto item : items) {

@@ -37,7 +37,8 @@ const char* element_for(Attribute attribute) {
     case Attribute::flaky: return "boolean";
     case Attribute::tags:
     case Attribute::target_compatible_with:
-    case Attribute::exec_compatible_with: return "list";
+    case Attribute::exec_compatible_with:
+    case Attribute::args: return "list";
     case Attribute::exec_properties:
     case Attribute::env: return "dict";
     default: return "string";
@@ -508,7 +509,9 @@ class XmlReader {
       // An env set by select() is every branch's entries merged (a CPU config's
       // CUDA_VISIBLE_DEVICES="" beside a CUDA one's nothing): not what any one build runs with.
       const char* configurable = xml_attribute(pairs, "configurable");
-      if (attribute_ == Attribute::env && configurable && std::strcmp(configurable, "yes") == 0)
+      // So are select()ed args: every branch's flags, of which the last would seem to win.
+      if ((attribute_ == Attribute::env || attribute_ == Attribute::args) && configurable &&
+          std::strcmp(configurable, "yes") == 0)
         attribute_ = Attribute::none;
       if (attribute_ == Attribute::none) return;
       if (std::strcmp(element, element_for(attribute_)) != 0)

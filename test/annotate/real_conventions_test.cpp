@@ -1109,3 +1109,52 @@ TEST_CASE("the rules schema's disable list is the conventions' names") {
   std::vector<std::string> known(convention_names().begin(), convention_names().end());
   REQUIRE(listed == known);
 }
+
+// jax-ml/jax's multi-process tests start --num_processes=N processes with --gpus_per_process=M
+// GPUs each (jax/_src/test_multiprocess.py), and with fewer GPUs start fewer processes and skip
+// what needs the others. jax_multiplatform_test's 2-process tests (tests/mosaic/BUILD) carry the
+// tag multiaccelerator, whose 8 GPUs they do not use; jax_multiprocess_test's 4 × 2 need 8 whatever
+// the rules file's multiaccelerator_count says. Before, both were planned with that count.
+TEST_CASE("JAX's multi-process tests get the GPUs their args start, not multiaccelerator's count") {
+  auto list = gpuplan::testing::read_fixture("jax/tests.query.xml");
+  auto find = [](const Classification& c, std::string_view label) {
+    auto it = std::find_if(c.tests.begin(), c.tests.end(),
+                           [&](const ClassifiedTest& t) { return t.target.label == label; });
+    REQUIRE(it != c.tests.end());
+    return *it;
+  };
+  auto c = classify(list, {}, {.strict = true});
+  REQUIRE_FALSE(has_errors(c.diagnostics));
+  auto mosaic = find(c, "//tests/mosaic:gpu_distributed_test_gpu");
+  REQUIRE(mosaic.bucket == Bucket::gpu);
+  REQUIRE(mosaic.requirement->gpus.value == 2);
+  REQUIRE(mosaic.requirement->vendor->value == "nvidia");
+  REQUIRE_THAT(mosaic.reason, Catch::Contains("args --num_processes=2 --gpus_per_process=1 → 2 GPUs"));
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::note);
+  REQUIRE(c.diagnostics[0].message ==
+          "the test's args start 2 processes with 1 GPU each: it is planned with 2 GPUs, not the 8 GPUs "
+          "that tag multiaccelerator gives");
+  REQUIRE(find(c, "//tests/multiprocess:all_reduce_test_gpu").requirement->gpus.value == 8);
+  REQUIRE(find(c, "//tests/multiprocess:all_reduce_test_cpu").bucket == Bucket::cpu);
+  REQUIRE(find(c, "//tests/mosaic:gpu_distributed_test_cpu").bucket == Bucket::skipped);
+
+  Rules four;
+  four.multiaccelerator_count = 4;
+  auto fewer = classify(list, four, {});
+  REQUIRE(find(fewer, "//tests/multiprocess:all_reduce_test_gpu").requirement->gpus.value == 8);
+  REQUIRE(find(fewer, "//tests/mosaic:gpu_distributed_test_gpu").requirement->gpus.value == 2);
+}
+
+TEST_CASE("a count the annotations give wins over the args' processes, with a note") {
+  auto t = make_target("//t:t", {"gpu:4", "jax_test_gpu"});
+  t.process_args = "--num_processes=2 --gpus_per_process=1";
+  auto c = classify_one(t);
+  REQUIRE(c.tests[0].requirement->gpus.value == 4);
+  REQUIRE(c.diagnostics.size() == 1);
+  REQUIRE(c.diagnostics[0].severity == Severity::note);
+  REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains("but tag gpu:4 gives it 4 GPUs"));
+  auto last = make_target("//t:t", {"jax_test_gpu"});
+  last.process_args = "--num_processes=4 --gpus_per_process=2 --num_processes=3";
+  REQUIRE(classify_one(last).tests[0].requirement->gpus.value == 6);
+}

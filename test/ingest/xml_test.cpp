@@ -479,3 +479,35 @@ TEST_CASE("the input no attribute names is found wherever the reads cut the test
     }
   }
 }
+
+// JAX's multi-process tests say in their args how many processes they start with how many GPUs
+// each: those two flags are kept, in order, from XML and JSON alike; a select()ed args is not.
+TEST_CASE("of a test's args, JAX's process and GPU counts are kept, in XML and JSON alike") {
+  auto fixture = read_fixture("jax/tests.query.xml");
+  std::map<std::string, std::string> kept;
+  for (const auto& t : fixture.tests) kept[t.label] = t.process_args.str();
+  CHECK(kept.at("//tests/mosaic:gpu_distributed_test_gpu") == "--num_processes=2 --gpus_per_process=1");
+  CHECK(kept.at("//tests/multiprocess:all_reduce_test_gpu") == "--num_processes=4 --gpus_per_process=2");
+  CHECK(kept.at("//tests/multiprocess:all_reduce_test_cpu") == "--num_processes=4");
+  auto selected = read_text(R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+  <rule class="py_test" location="/w/a/BUILD:4:1" name="//a:t">
+    <list configurable="yes" name="args">
+      <string value="--num_processes=2"/>
+      <string value="--num_processes=4"/>
+    </list>
+  </rule>
+</query>
+)");
+  CHECK(selected.tests.at(0).process_args.empty());
+  auto json = read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"py_test","attribute":[)"
+                        R"({"name":"args","type":"STRING_LIST","stringListValue":["--jax_test_dut=gpu",)"
+                        R"("--num_processes=4","--gpus_per_process=2"]}]}})"
+                        "\n");
+  CHECK(json.tests.at(0).process_args == "--num_processes=4 --gpus_per_process=2");
+  auto unflattened =
+      read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"py_test","attribute":[)"
+                R"({"name":"args","type":"SELECTOR_LIST","selectorList":{"type":"STRING_LIST"}}]}})"
+                "\n");
+  CHECK(unflattened.tests.at(0).process_args.empty());
+}
