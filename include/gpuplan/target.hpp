@@ -91,6 +91,23 @@ struct SelectedExecProperties {
   std::vector<SelectedAttribute> other_attributes;
 };
 
+/// What a test's `env` and `args` say of the processes and GPUs it starts: in few tests, so a
+/// Target holds it behind one pointer (16 bytes a test less than three fields in every test).
+struct LaunchSettings {
+  /// The first key of the `env` attribute that chooses GPUs, with its value
+  /// ("CUDA_VISIBLE_DEVICES=0,1"; also HIP_ and ROCR_VISIBLE_DEVICES); empty when it sets none.
+  Symbol device_env;
+  /// The `env` attribute's WORLD_SIZE with its value as written ("WORLD_SIZE=4"; empty when it
+  /// sets none): how many processes the test's torch.distributed run starts, each with a GPU of
+  /// its own under NCCL. Kept as text, so that classify can name a value that is no count
+  /// ("$(N)", "0") or more than any node has, where a count kept alone lost it.
+  Symbol world_size_env;
+  /// The `args` that say how many processes JAX's multi-process test runner
+  /// (jax/_src/test_multiprocess.py) starts and how many GPUs each gets, as written and in order
+  /// ("--num_processes=2 --gpus_per_process=1"); empty when it has neither.
+  Symbol process_args;
+};
+
 /// One test rule from `bazel query`/`cquery` output. Fields a labels-only format
 /// cannot carry keep their defaults and `has_attributes` is false.
 struct Target {
@@ -112,21 +129,20 @@ struct Target {
   /// The constraint values of target_compatible_with and exec_compatible_with: what the test's
   /// platform, or the one that runs it, must have ("//:has_gpu"). Query merges a select()'s branches.
   std::vector<Constraint> constraints;
-  /// The first key of the `env` attribute that chooses GPUs, with its value
-  /// ("CUDA_VISIBLE_DEVICES=0,1"; also HIP_ and ROCR_VISIBLE_DEVICES); empty when it sets none.
-  Symbol device_env;
-  /// The `env` attribute's WORLD_SIZE with its value as written ("WORLD_SIZE=4"; empty when it
-  /// sets none): how many processes the test's torch.distributed run starts, each with a GPU of
-  /// its own under NCCL. Kept as text, so that classify can name a value that is no count
-  /// ("$(N)", "0") or more than any node has, where a count kept alone lost it.
-  Symbol world_size_env;
-  /// The `args` that say how many processes JAX's multi-process test runner
-  /// (jax/_src/test_multiprocess.py) starts and how many GPUs each gets, as written and in order
-  /// ("--num_processes=2 --gpus_per_process=1"); empty when it has neither.
-  Symbol process_args;
+  /// What its `env` and `args` say of the processes and GPUs it starts: set in few tests, so held
+  /// behind one pointer (launch(), edit_launch()).
+  Boxed<LaunchSettings> launch_settings;
   Symbol generator_function;  ///< the macro that made it, if any
   std::string location;       ///< "pkg/BUILD:12:8" as Bazel reports it
   Symbol configuration;       ///< cquery configuration id ("9f87702", "null"); empty for query
+
+  /// What its `env` and `args` say of how it starts (empty settings for nearly every test).
+  const LaunchSettings& launch() const {
+    static const LaunchSettings none;
+    return launch_settings ? *launch_settings : none;
+  }
+  /// The same, to set, made where the test has none yet.
+  LaunchSettings& edit_launch() { return launch_settings ? *launch_settings : launch_settings.emplace(); }
 
   /// selected_exec_properties' unexplained_input; empty when there is none.
   std::string_view unexplained_input() const {

@@ -187,8 +187,7 @@ class TestClassifier {
   /// Whether a macro made it is part of the key: a backend tag is then the macro's (by_macro).
   std::string shared_key() const {
     const Target& t = test_.target;
-    if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || !t.device_env.empty() ||
-        !t.world_size_env.empty() || !t.process_args.empty() ||
+    if (!matchers_.empty() || !t.exec_properties.empty() || !t.constraints.empty() || t.launch_settings ||
         annotate::read_variant_name(t.label, t.generator_function.str()))
       return {};
     std::string key = t.has_attributes ? "a" : "l";
@@ -263,7 +262,7 @@ class TestClassifier {
   /// multiaccelerator_count: 4 planned jax_multiprocess_test's 4×2 on 4, with no word. A count the
   /// annotations give (gpu:2) is kept, with a note where it differs.
   void read_process_args() {
-    const std::string& args = test_.target.process_args.str();
+    const std::string& args = test_.target.launch().process_args.str();
     if (args.empty() || test_.bucket != Bucket::gpu || test_.requirement->takes_every_node_gpu()) return;
     std::optional<long long> processes, gpus_each;  // absl's flags: the last one written wins
     for (std::string_view rest = args; !rest.empty();) {
@@ -313,7 +312,7 @@ class TestClassifier {
   /// given: a warning, as 1 GPU is then a guess (before, it was not read, with no word, and
   /// WORLD_SIZE=512 planned a 512-process test on 1 GPU).
   void read_world_size() {
-    const std::string& env = test_.target.world_size_env.str();
+    const std::string& env = test_.target.launch().world_size_env.str();
     if (env.empty() || test_.bucket == Bucket::skipped || test_.requirement->takes_every_node_gpu()) return;
     auto value = std::string_view(env).substr(env.find('=') + 1);
     auto source = "env " + util::excerpt(env, 100);
@@ -381,7 +380,7 @@ class TestClassifier {
   /// GPU 0 of it: a 2-GPU test ran on one and passed). An empty or -1 value hides every GPU,
   /// which says CPU on a CPU test (JAX's and TensorFlow's way to force one).
   void read_device_env() {
-    const std::string& env = test_.target.device_env.str();
+    const std::string& env = test_.target.launch().device_env.str();
     if (env.empty() || test_.bucket == Bucket::skipped) return;
     auto value = std::string_view(env).substr(env.find('=') + 1);
     bool hides = value.empty() || value == "-1";

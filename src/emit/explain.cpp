@@ -48,8 +48,9 @@ std::string render_attributes(const Target& t) {
   std::vector<std::string> properties;
   for (const auto& [k, v] : t.exec_properties) properties.push_back(fmt::format("{}={}", k, v));
   field("exec_properties", or_none(fmt::format("{}", fmt::join(properties, ", "))));
-  if (!t.device_env.empty()) field("env", t.device_env.str());
-  if (!t.process_args.empty()) field("args", t.process_args.str());
+  const auto& launch = t.launch();
+  if (!launch.device_env.empty()) field("env", launch.device_env.str());
+  if (!launch.process_args.empty()) field("args", launch.process_args.str());
   field("generator_function", or_none(t.generator_function));
   field("size", t.size.str() + (t.shard_count > 1 ? fmt::format(", {} shards", t.shard_count) : "") +
                     (t.flaky ? ", flaky" : ""));

@@ -50,8 +50,8 @@ void add_item(Attribute attribute, Target& target, std::string_view item) {
     target.tags.emplace_back(item);
   } else if (attribute == Attribute::args) {
     if (!item.starts_with("--num_processes=") && !item.starts_with("--gpus_per_process=")) return;
-    const std::string& kept = target.process_args.str();
-    target.process_args = Symbol(kept.empty() ? std::string(item) : fmt::format("{} {}", kept, item));
+    Symbol& kept = target.edit_launch().process_args;
+    kept = Symbol(kept.empty() ? std::string(item) : fmt::format("{} {}", kept.str(), item));
   } else {
     target.constraints.push_back(Constraint{Symbol(item), attribute == Attribute::exec_compatible_with});
   }
@@ -61,10 +61,10 @@ void add_entry(Attribute attribute, Target& target, const std::string& key, std:
   if (attribute == Attribute::exec_properties)
     target.exec_properties.set(key, value);
   else if (key == "WORLD_SIZE")
-    target.world_size_env = Symbol(fmt::format("WORLD_SIZE={}", value));
-  else if (target.device_env.empty() &&
+    target.edit_launch().world_size_env = Symbol(fmt::format("WORLD_SIZE={}", value));
+  else if (target.launch().device_env.empty() &&
            (key == "CUDA_VISIBLE_DEVICES" || key == "HIP_VISIBLE_DEVICES" || key == "ROCR_VISIBLE_DEVICES"))
-    target.device_env = Symbol(fmt::format("{}={}", key, value));
+    target.edit_launch().device_env = Symbol(fmt::format("{}={}", key, value));
 }
 
 Result<int> shard_count(long value) {

@@ -35,11 +35,11 @@ std::string_view expected_type(Attribute attribute);
 /// Whether the attribute is a list (tags, the constraint label lists, args).
 bool is_list(Attribute attribute);
 /// Adds one item of such a list to `target`: of args, only JAX's process counts
-/// (Target::process_args).
+/// (LaunchSettings::process_args).
 void add_item(Attribute attribute, Target& target, std::string_view item);
 
 /// Adds one entry of a dict (exec_properties, env) to `target`: of env, only a key that chooses
-/// GPUs (Target::device_env) and WORLD_SIZE (Target::world_size_env).
+/// GPUs (LaunchSettings::device_env) and WORLD_SIZE (LaunchSettings::world_size_env).
 void add_entry(Attribute attribute, Target& target, const std::string& key, std::string_view value);
 
 /// The shard_count a Target holds for Bazel's value (its default -1 becomes 0: not sharded).

@@ -712,7 +712,8 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
           if (pair.find_field_unordered("value").get_string().get(text) != simdjson::SUCCESS) text = {};
           add_entry(Attribute::env, scratch, owned_key, text);
         }
-        if (env && !scratch.device_env.empty()) branch.items.push_back(scratch.device_env.str());
+        if (env && !scratch.launch().device_env.empty())
+          branch.items.push_back(scratch.launch().device_env.str());
       });
   bool more = false;
   std::vector<Configuration> combinations{Configuration{}};
@@ -739,7 +740,7 @@ void JsonTargets::read_selected_attribute(ondemand::object attribute, Attribute 
   if (!env)
     for (const auto& item : all) add_item(which, target, item);
   else if (agree && !all.empty())
-    target.device_env = Symbol(all.front());
+    target.edit_launch().device_env = Symbol(all.front());
   // A select() one of whose branches makes the test incompatible: every condition it names, as
   // the XML reader keeps them. Either branch may be the named one: rules_cuda's
   // requires_cuda_enabled() names the compatible branch, bazel-skylib's compatibility.none_of(":no_cuda")

@@ -652,12 +652,13 @@ TEST_CASE("tests added in any order give what sorted input gives, findings follo
 // classify and plan hold every test of a query at once: 150,000 tests were 407 bytes a test of
 // peak memory with a 264-byte ClassifiedTest, over the 400-byte target (README "Performance").
 // Its exec_properties and annotations, empty in nearly every test held, cost one pointer each.
-// 240 since env's WORLD_SIZE is kept as its text, a Symbol where one byte held a count of 1 to
-// 255, so that a value that is no count can be named: 8 bytes a test. 248 since the args that
-// give JAX's multi-process tests their GPU count are kept (Target::process_args): 8 more.
+// What a test's env and args say of how it starts (env's GPU choice and WORLD_SIZE, the args of
+// JAX's multi-process tests), set in few tests, is one pointer too (Target::launch_settings):
+// 232 bytes, where three fields of their own in every test made 248.
 TEST_CASE("a classified test's rare lists cost one pointer each until they hold something") {
   REQUIRE(sizeof(ExecProperties) == sizeof(void*));
-  REQUIRE(sizeof(ClassifiedTest) <= 248);
+  REQUIRE(sizeof(Target) <= 192);
+  REQUIRE(sizeof(ClassifiedTest) <= 232);
   ClassifiedTest test = testing::classified({"gpu:2", "nvlink"}, ExecProperties{{"pool", "gpu"}});
   REQUIRE(test.annotations.size() >= 2);  // kept, copied and freed as a vector would be
   ClassifiedTest copy = test;
@@ -905,7 +906,7 @@ TEST_CASE("a test the input lists twice is planned once, as its listing that nee
 TEST_CASE("a test's env that chooses GPUs is a warning, except a CPU test hiding them all") {
   auto with_env = [](std::vector<std::string> tags, std::string env) {
     auto target = make_target("//t:t", std::move(tags));
-    target.device_env = env;
+    target.edit_launch().device_env = env;
     return classify_one(target);
   };
   auto gpu = with_env({"gpu:2"}, "CUDA_VISIBLE_DEVICES=0,1");
@@ -924,7 +925,7 @@ TEST_CASE("a test's env that chooses GPUs is a warning, except a CPU test hiding
   ClassifyOptions strict;
   strict.strict = true;
   auto target = make_target("//t:t", {"gpu"});
-  target.device_env = "CUDA_VISIBLE_DEVICES=0";
+  target.edit_launch().device_env = "CUDA_VISIBLE_DEVICES=0";
   CHECK(classify_one(target, {}, strict).diagnostics.at(0).severity == Severity::error);
 }
 

@@ -444,13 +444,13 @@ TEST_CASE("a GPU test's env WORLD_SIZE gives its GPU count where no annotation d
   REQUIRE(said == std::vector<std::string>{"env WORLD_SIZE=4", "env WORLD_SIZE=4"});
   // A count given is kept, with a note; a CPU test's WORLD_SIZE (gloo's processes need no GPU) is a note.
   Target counted = make_target("//t:t", {"gpu:2"});
-  counted.world_size_env = "WORLD_SIZE=4";
+  counted.edit_launch().world_size_env = "WORLD_SIZE=4";
   auto two = classify_one(counted);
   REQUIRE(two.tests[0].requirement->gpus.value == 2);
   REQUIRE(two.diagnostics.size() == 1);
   REQUIRE(two.diagnostics[0].severity == Severity::note);
   Target cpu = make_target("//t:cpu", {});
-  cpu.world_size_env = "WORLD_SIZE=4";
+  cpu.edit_launch().world_size_env = "WORLD_SIZE=4";
   auto gloo = classify_one(cpu);
   REQUIRE(gloo.tests[0].bucket == Bucket::cpu);
   REQUIRE(gloo.diagnostics.size() == 1);
@@ -1148,13 +1148,13 @@ TEST_CASE("JAX's multi-process tests get the GPUs their args start, not multiacc
 
 TEST_CASE("a count the annotations give wins over the args' processes, with a note") {
   auto t = make_target("//t:t", {"gpu:4", "jax_test_gpu"});
-  t.process_args = "--num_processes=2 --gpus_per_process=1";
+  t.edit_launch().process_args = "--num_processes=2 --gpus_per_process=1";
   auto c = classify_one(t);
   REQUIRE(c.tests[0].requirement->gpus.value == 4);
   REQUIRE(c.diagnostics.size() == 1);
   REQUIRE(c.diagnostics[0].severity == Severity::note);
   REQUIRE_THAT(c.diagnostics[0].message, Catch::Contains("but tag gpu:4 gives it 4 GPUs"));
   auto last = make_target("//t:t", {"jax_test_gpu"});
-  last.process_args = "--num_processes=4 --gpus_per_process=2 --num_processes=3";
+  last.edit_launch().process_args = "--num_processes=4 --gpus_per_process=2 --num_processes=3";
   REQUIRE(classify_one(last).tests[0].requirement->gpus.value == 6);
 }

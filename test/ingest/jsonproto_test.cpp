@@ -449,13 +449,13 @@ TEST_CASE("select()ed env and constraint lists left unflattened are read as --ou
                     R"({"label":"//:a","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0"}]},)"
                     R"({"label":"//conditions:default","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES",)"
                     R"("value":"0"},{"key":"X","value":"1"}]})"));
-  CHECK(same_env.device_env == "CUDA_VISIBLE_DEVICES=0");
+  CHECK(same_env.launch().device_env == "CUDA_VISIBLE_DEVICES=0");
   CHECK_FALSE(same_env.selected_exec_properties);
   auto env =
       rule(selector("env", "STRING_DICT",
                     R"({"label":"//:cuda","stringDictValue":[{"key":"CUDA_VISIBLE_DEVICES","value":"0,1"}]},)"
                     R"({"label":"//conditions:default","isDefaultValue":true})"));
-  CHECK(env.device_env.empty());
+  CHECK(env.launch().device_env.empty());
   REQUIRE(env.selected_exec_properties);
   CHECK(env.selected_exec_properties->other_attributes.at(0).branches ==
         "//:cuda gives CUDA_VISIBLE_DEVICES=0,1, //conditions:default gives nothing");

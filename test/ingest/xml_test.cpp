@@ -318,14 +318,14 @@ TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON a
   </rule>
 </query>
 )");
-  CHECK(xml.tests.at(0).device_env == "CUDA_VISIBLE_DEVICES=0,1");
+  CHECK(xml.tests.at(0).launch().device_env == "CUDA_VISIBLE_DEVICES=0,1");
   auto json =
       read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"sh_test","attribute":[)"
                 R"({"name":"env","type":"STRING_DICT","stringDictValue":[{"key":"HIP_VISIBLE_DEVICES",)"
                 R"("value":""},{"key":"X","value":"y"}]}]}})"
                 "\n");
-  CHECK(json.tests.at(0).device_env == "HIP_VISIBLE_DEVICES=");
-  CHECK(read_fixture("bazel/all.query.xml").tests.at(0).device_env.empty());
+  CHECK(json.tests.at(0).launch().device_env == "HIP_VISIBLE_DEVICES=");
+  CHECK(read_fixture("bazel/all.query.xml").tests.at(0).launch().device_env.empty());
   // A select()ed env is every branch merged: no one build's. A pair with its key alone (not
   // Bazel's output) leaves nothing to the next dict.
   auto odd = read_text(R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
@@ -339,7 +339,7 @@ TEST_CASE("of a test's env, the key that chooses GPUs is kept, in XML and JSON a
   </rule>
 </query>
 )");
-  CHECK(odd.tests.at(0).device_env.empty());
+  CHECK(odd.tests.at(0).launch().device_env.empty());
   CHECK(odd.tests.at(0).exec_properties == ExecProperties{{"resources:gpu", "1"}});
 }
 
@@ -354,8 +354,8 @@ TEST_CASE("of a test's env, WORLD_SIZE is kept, in XML and JSON alike") {
       INFO(t.label);
       bool sets = t.label == "//rtp_llm/models_py/modules/base/cuda/test:torch_symm_mem_test" ||
                   t.label == "//rtp_llm/test/perf_test:v4_flash_dp4_decode_grid_perf";
-      CHECK(t.world_size_env == (sets ? "WORLD_SIZE=4" : ""));
-      CHECK(t.device_env.empty());
+      CHECK(t.launch().world_size_env == (sets ? "WORLD_SIZE=4" : ""));
+      CHECK(t.launch().device_env.empty());
     }
   }
 }
@@ -366,7 +366,7 @@ TEST_CASE("of a test's env, WORLD_SIZE is kept as written, whatever its value") 
        {"bazel/world_size_values.query.xml", "bazel/world_size_values.streamed_jsonproto"}) {
     INFO(fixture);
     std::map<std::string, std::string> kept;
-    for (const auto& t : read_fixture(fixture).tests) kept[t.label] = t.world_size_env.str();
+    for (const auto& t : read_fixture(fixture).tests) kept[t.label] = t.launch().world_size_env.str();
     CHECK(kept == std::map<std::string, std::string>{{"//t:ranks_512", "WORLD_SIZE=512"},
                                                      {"//t:ranks_5000", "WORLD_SIZE=5000"},
                                                      {"//t:ranks_blank", "WORLD_SIZE=4 "},
@@ -485,7 +485,7 @@ TEST_CASE("the input no attribute names is found wherever the reads cut the test
 TEST_CASE("of a test's args, JAX's process and GPU counts are kept, in XML and JSON alike") {
   auto fixture = read_fixture("jax/tests.query.xml");
   std::map<std::string, std::string> kept;
-  for (const auto& t : fixture.tests) kept[t.label] = t.process_args.str();
+  for (const auto& t : fixture.tests) kept[t.label] = t.launch().process_args.str();
   CHECK(kept.at("//tests/mosaic:gpu_distributed_test_gpu") == "--num_processes=2 --gpus_per_process=1");
   CHECK(kept.at("//tests/multiprocess:all_reduce_test_gpu") == "--num_processes=4 --gpus_per_process=2");
   CHECK(kept.at("//tests/multiprocess:all_reduce_test_cpu") == "--num_processes=4");
@@ -499,15 +499,15 @@ TEST_CASE("of a test's args, JAX's process and GPU counts are kept, in XML and J
   </rule>
 </query>
 )");
-  CHECK(selected.tests.at(0).process_args.empty());
+  CHECK(selected.tests.at(0).launch().process_args.empty());
   auto json = read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"py_test","attribute":[)"
                         R"({"name":"args","type":"STRING_LIST","stringListValue":["--jax_test_dut=gpu",)"
                         R"("--num_processes=4","--gpus_per_process=2"]}]}})"
                         "\n");
-  CHECK(json.tests.at(0).process_args == "--num_processes=4 --gpus_per_process=2");
+  CHECK(json.tests.at(0).launch().process_args == "--num_processes=4 --gpus_per_process=2");
   auto unflattened =
       read_text(R"({"type":"RULE","rule":{"name":"//a:t","ruleClass":"py_test","attribute":[)"
                 R"({"name":"args","type":"SELECTOR_LIST","selectorList":{"type":"STRING_LIST"}}]}})"
                 "\n");
-  CHECK(unflattened.tests.at(0).process_args.empty());
+  CHECK(unflattened.tests.at(0).launch().process_args.empty());
 }
