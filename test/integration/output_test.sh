@@ -85,7 +85,7 @@ awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"type\":\"RULE\",\"rule\":{\"
   > "$SCRATCH/many.jsonl"
 # signal_during_write SIGNAL: the exit status of a plan that got SIGNAL while writing its file
 # (0 or 3 when it finished first, in all 5 tries). A try whose signal was sent while the
-# temporary file was there is the last: an ignored SIGINT ran all 5 whole plans (ASan: 20 s).
+# temporary file was there is the last: an ignored SIGINT had run all 5 whole plans.
 mkfifo "$SCRATCH/tick"
 exec {tick}<> "$SCRATCH/tick"  # never written: a read of it waits out its timeout (no process)
 signal_during_write() {
