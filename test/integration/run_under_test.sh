@@ -133,12 +133,9 @@ fails_in_bazel() {
   [ "$status" = 3 ] || { cat "$SCRATCH/refused.out"; fail "bazel test of //${target/\//:} exited $status, not 3"; }
   local log
   # Through bazel_ws, as every other Bazel command here; a failure is said (with 2>/dev/null and no
-  # `|| fail`, a failed bazel info ended the test through set -e without a word). Asked once: the
-  # folder is the workspace's whatever the test's options, and each bazel info took a second or two.
-  if [ -z "${TESTLOGS:-}" ]; then
-    TESTLOGS=$(bazel_ws info bazel-testlogs 2>"$SCRATCH/info.err") || fail "bazel info bazel-testlogs: $(cat "$SCRATCH/info.err")"
-  fi
-  log=$TESTLOGS/$target/test.log
+  # `|| fail`, a failed bazel info ended the test through set -e without a word).
+  log=$(bazel_ws info bazel-testlogs 2>"$SCRATCH/info.err") || fail "bazel info bazel-testlogs: $(cat "$SCRATCH/info.err")"
+  log=$log/$target/test.log
   # Read again for up to 10 s: once, on a machine loaded by other builds, the grep missed a line
   # that the log held a moment later, when fail printed it.
   local tries=0
