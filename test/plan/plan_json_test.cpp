@@ -315,11 +315,13 @@ TEST_CASE("units with the same requirements share one, and a look-alike of anoth
 TEST_CASE("broken JSON deep in a large plan is reported at its line and column, from a stream too") {
   // parse_plan never holds a streamed plan whole: it counts lines in 1 MiB chunks and keeps the
   // last two, so the errors here lie past several chunk boundaries, one number across one.
+  // The padding is 3,000 members of 1 KiB each, not 100,000 small ones (15 s under ASan).
   auto text_with = [](const std::string& bad, std::size_t at_byte) {
     std::string text = "{\n";
     long line = 2;
-    while (text.size() + 40 < at_byte) {
-      text += "  \"padding_" + std::to_string(line) + "\": [1, 2, 3],\n";
+    const std::string value(1000, 'x');
+    while (text.size() + value.size() + 40 < at_byte) {
+      text += "  \"padding_" + std::to_string(line) + "\": \"" + value + "\",\n";
       ++line;
     }
     std::string indent(at_byte - text.size(), ' ');
@@ -457,11 +459,22 @@ TEST_CASE("a plan's wrong field is an error at its line, naming its JSON path") 
   }
 }
 
-TEST_CASE("a wrong field at the top of a large plan read from a pipe is reported at its line") {
+namespace {
+/// A plan of 2,000 units, over 3 MiB as dump(1) writes it: past the chunks parse_plan keeps.
+/// Each unit's label is long (1.6 KiB): 20,000 units of the usual size made it as large, and
+/// reading those (each case reads its plan 3 ways) took 99 s of CI's time under ASan.
+nlohmann::json large_plan() {
   auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
   auto unit = json["assignments"][0];
+  unit["label"] = "//ml/" + std::string(1600, 'x') + ":train";
   json["assignments"] = nlohmann::json::array();
-  for (int i = 0; i < 20000; ++i) json["assignments"].push_back(unit);
+  for (int i = 0; i < 2000; ++i) json["assignments"].push_back(unit);
+  return json;
+}
+}  // namespace
+
+TEST_CASE("a wrong field at the top of a large plan read from a pipe is reported at its line") {
+  auto json = large_plan();
   for (const auto& [edit, path, on_line] :
        std::vector<std::tuple<std::function<void(nlohmann::json&)>, std::string, std::string>>{
            {[](nlohmann::json& j) { j["summary"]["gpu_units"] = "many"; }, "summary.gpu_units", "\"many\""},
@@ -483,15 +496,12 @@ TEST_CASE("a wrong field at the top of a large plan read from a pipe is reported
 }
 
 TEST_CASE("a wrong field deep in a large plan read from a pipe is reported at its line") {
-  auto json = nlohmann::json::parse(to_json(sample_plan()).dump());
-  auto unit = json["assignments"][0];
-  json["assignments"] = nlohmann::json::array();
-  for (int i = 0; i < 20000; ++i) json["assignments"].push_back(unit);
-  json["assignments"][15000]["start_s"] = "soon";
+  auto json = large_plan();
+  json["assignments"][1500]["start_s"] = "soon";
   std::string text = json.dump(1);
   REQUIRE(text.size() > (std::size_t{3} << 20));
   auto where = fmt::format("p.json:{}:", line_of(text, "\"soon\""));
   for (const auto& message : messages(text))
-    CHECK_THAT(message, Catch::StartsWith(where) &&
-                            Catch::Contains(": assignments[15000].start_s: expected a number"));
+    CHECK_THAT(message,
+               Catch::StartsWith(where) && Catch::Contains(": assignments[1500].start_s: expected a number"));
 }
