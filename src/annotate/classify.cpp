@@ -264,25 +264,46 @@ class TestClassifier {
   void read_process_args() {
     const std::string& args = test_.target.launch().process_args.str();
     if (args.empty() || test_.bucket != Bucket::gpu || test_.requirement->takes_every_node_gpu()) return;
-    std::optional<long long> processes, gpus_each;  // absl's flags: the last one written wins
+    std::optional<std::string_view> processes_flag, gpus_flag;  // absl's flags: the last one written wins
     for (std::string_view rest = args; !rest.empty();) {
       auto flag = rest.substr(0, rest.find(' '));
       rest.remove_prefix(std::min(rest.size(), flag.size() + 1));
-      auto value = flag.substr(flag.find('=') + 1);
-      (flag.starts_with("--num_processes=") ? processes : gpus_each) = world_size_processes(value);
+      (flag.starts_with("--num_processes=") ? processes_flag : gpus_flag) = flag;
     }
+    auto count_in = [](std::optional<std::string_view> flag) {
+      return flag ? world_size_processes(flag->substr(flag->find('=') + 1)) : std::nullopt;
+    };
+    const auto processes = count_in(processes_flag), gpus_each = count_in(gpus_flag);
     auto source = "args " + util::excerpt(args, 100);
     if (!processes || !gpus_each) {
       note(source, "not read: no count of processes and of GPUs each");
+      // Left out, --gpus_per_process is 0: the processes share every GPU they see, as does
+      // --gpus_per_process=0. A value that is no count ("$(N)", which Bazel expands only when it
+      // runs the test) leaves the test's count unknown: with fewer GPUs than it turns out to need,
+      // the runner starts fewer processes and passes.
+      std::optional<std::string_view> unread;
+      if (processes_flag && !processes)
+        unread = processes_flag;
+      else if (gpus_flag && !gpus_each && *gpus_flag != "--gpus_per_process=0")
+        unread = gpus_flag;
+      if (!unread || (count_given_ && !count_of_tags_only_)) return;
+      report(bad(), source,
+             fmt::format(
+                 "the test's args give JAX's multi-process runner {}, which is no count (a whole "
+                 "number of at least 1; a Make variable such as $(N) Bazel expands only when it runs "
+                 "the test), so they do not say how many GPUs its processes use: it is planned with "
+                 "{}, and with fewer than it needs the runner starts fewer processes, skips the cases "
+                 "that need the others and passes. Tag it gpu:N, N its processes times their GPUs each",
+                 util::excerpt(*unread, 100), gpu_count_text(std::max(test_.requirement->gpus.value, 1))));
       return;
     }
     const long long wanted =
         *processes > max_gpus_per_test / *gpus_each ? max_gpus_per_test + 1LL : *processes * *gpus_each;
     const int gpus = static_cast<int>(std::min<long long>(wanted, max_gpus_per_test));
     const auto start = fmt::format("the test's args start {} processes with {} GPU{} each", *processes,
-                                   *gpus_each, *gpus_each == 1 ? "" : "s");
+                                   *gpus_each, util::plural(*gpus_each));
     note(source,
-         fmt::format("{} processes × {} GPU{} each", *processes, *gpus_each, *gpus_each == 1 ? "" : "s"));
+         fmt::format("{} processes × {} GPU{} each", *processes, *gpus_each, util::plural(*gpus_each)));
     const int given = test_.requirement->gpus.value;
     if (gpus == given) return;
     const std::string& given_by = test_.requirement->gpus.source.str();

@@ -1158,3 +1158,29 @@ TEST_CASE("a count the annotations give wins over the args' processes, with a no
   last.edit_launch().process_args = "--num_processes=4 --gpus_per_process=2 --num_processes=3";
   REQUIRE(classify_one(last).tests[0].requirement->gpus.value == 6);
 }
+
+TEST_CASE("args whose process count is no count are a warning where no annotation gives the count") {
+  // A Make variable Bazel expands only when it runs the test: the runner may start more processes
+  // than the planned GPUs hold, and with fewer GPUs it starts fewer and passes.
+  auto made = make_target("//t:t", {"jax_test_gpu", "multiaccelerator"});
+  made.edit_launch().process_args = "--num_processes=$(NPROC) --gpus_per_process=2";
+  auto c = classify_one(made);
+  REQUIRE(c.tests[0].requirement->gpus.value == 8);
+  REQUIRE(c.diagnostics.size() == 1);
+  CHECK(c.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(c.diagnostics[0].message, Catch::Contains("--num_processes=$(NPROC), which is no count") &&
+                                           Catch::Contains("it is planned with 8 GPUs"));
+  CHECK(classify_one(made, {}, {.strict = true}).diagnostics.at(0).severity == Severity::error);
+  // --gpus_per_process=0 (absl's default when left out): the processes share the GPUs they see.
+  for (const auto* args : {"--num_processes=4 --gpus_per_process=0", "--num_processes=4"}) {
+    auto shared = make_target("//t:t", {"jax_test_gpu"});
+    shared.edit_launch().process_args = args;
+    auto s = classify_one(shared);
+    CHECK(s.diagnostics.empty());
+    CHECK(s.tests[0].requirement->gpus.value == 1);
+  }
+  // A count an annotation gives stands, whatever the args say.
+  auto given = make_target("//t:t", {"gpu:4", "jax_test_gpu"});
+  given.edit_launch().process_args = "--num_processes=$(N) --gpus_per_process=1";
+  CHECK(classify_one(given).diagnostics.empty());
+}
