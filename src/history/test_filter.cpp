@@ -56,9 +56,41 @@ std::string bazel_test_filter(const std::vector<std::string>& options, bool pyte
 }
 
 bool test_kind_may_run_pytest(std::string_view target_kind) {
-  // BEP names a rule's kind "NAME rule" ("cc_test rule"; a macro's test, its rule's).
+  // Test rules whose program is what the rule built, a binary or a JVM, JavaScript or .NET
+  // launcher, never pytest: their `-k` is their own option. Each is a rule its ruleset defines
+  // (a macro's test has its rule's kind); sorted.
+  static constexpr std::string_view runs_no_pytest[] = {
+      "android_instrumentation_test",  // rules_android
+      "android_local_test",
+      "cc_test",       // rules_cc
+      "csharp_test",   // rules_dotnet
+      "d_test",        // rules_d
+      "fsharp_test",   // rules_dotnet
+      "go_test",       // rules_go
+      "haskell_test",  // rules_haskell
+      "ios_ui_test",   // rules_apple
+      "ios_unit_test",
+      "java_test",      // rules_java
+      "jest_test",      // aspect's rules_jest
+      "js_test",        // aspect's rules_js
+      "kt_jvm_test",    // rules_kotlin
+      "macos_ui_test",  // rules_apple
+      "macos_unit_test",
+      "nodejs_test",       // rules_nodejs
+      "rust_test",         // rules_rust
+      "scala_junit_test",  // rules_scala
+      "scala_specs2_junit_test",
+      "scala_test",
+      "swift_test",      // rules_swift
+      "tvos_unit_test",  // rules_apple
+      "visionos_unit_test",
+      "watchos_unit_test",
+      "zig_test",  // rules_zig
+  };
+  static_assert(std::is_sorted(std::begin(runs_no_pytest), std::end(runs_no_pytest)));
+  // BEP names a rule's kind "NAME rule" ("cc_test rule").
   const auto rule = target_kind.substr(0, target_kind.find(' '));
-  return rule != "cc_test" && rule != "go_test" && rule != "rust_test" && rule != "java_test";
+  return !std::binary_search(std::begin(runs_no_pytest), std::end(runs_no_pytest), rule);
 }
 
 }  // namespace gpuplan

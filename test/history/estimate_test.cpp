@@ -484,6 +484,12 @@ TEST_CASE("googletest's, pytest's and Bazel's test filters are told from other a
         "A.*");
   CHECK_FALSE(test_kind_may_run_pytest("cc_test rule"));
   CHECK_FALSE(test_kind_may_run_pytest("go_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("kt_jvm_test rule"));  // JVM, .NET and Swift tests too
+  CHECK_FALSE(test_kind_may_run_pytest("scala_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("csharp_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("swift_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("zig_test rule"));
+  CHECK_FALSE(test_kind_may_run_pytest("android_instrumentation_test rule"));
   CHECK(test_kind_may_run_pytest("py_test rule"));
   CHECK(test_kind_may_run_pytest("sh_test rule"));
   CHECK(test_kind_may_run_pytest("_pytest_test rule"));  // a custom rule's: it may be pytest
