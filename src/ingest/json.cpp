@@ -800,7 +800,7 @@ void JsonObjects::fail(const std::string& message) const {
 void JsonObjects::read(const Each& each) {
   std::vector<char> buffer(std::size_t{1} << 20);
   std::vector<char> open;  // the containers around the current byte: '{' or '['
-  std::string object;      // the object being captured
+  std::string object;      // the object being captured, up to this read's part of it
   std::string key;         // the last key of the top-level object
   std::string array_key;   // the key of the array being read at depth 1
   Position start;
@@ -810,23 +810,52 @@ void JsonObjects::read(const Each& each) {
   bool capturing = false;
   bool key_string = false;
   while (std::size_t count = source_.read(buffer.data(), buffer.size())) {
-    for (std::size_t i = 0; i < count; ++i) {
-      char c = buffer[i];
-      if (c == '\n') {
+    const char* bytes = buffer.data();
+    // Bytes are handed over, and lines counted, a run at a time: the captured object's part of
+    // this read is copied from `capture_from` when it ends or the read does, and line_ and
+    // column_ stand at the byte before `counted` until at() brings them to the one asked about.
+    std::size_t capture_from = 0;
+    std::size_t counted = 0;
+    auto at = [&](std::size_t i) {
+      if (i < counted) return;  // counted already
+      const char* from = bytes + counted;
+      const char* last = nullptr;
+      for (const char* p = from; (p = static_cast<const char*>(std::memchr(p, '\n', bytes + i + 1 - p)));
+           last = p++)
         ++line_;
-        column_ = 0;
-      } else {
-        ++column_;
+      column_ = last ? static_cast<long>(bytes + i - last) : column_ + static_cast<long>(i + 1 - counted);
+      counted = i + 1;
+    };
+    // The captured object may not pass max_target_bytes: said at the byte that passes it.
+    auto check_size = [&](std::size_t i) {
+      if (capturing && object.size() + (i + 1 - capture_from) > max_target_bytes) {
+        at(capture_from + (max_target_bytes - object.size()));
+        fail(fmt::format("a JSON object longer than {} MiB", max_target_bytes >> 20));
       }
-      if (capturing) {
-        object.push_back(c);
-        if (object.size() > max_target_bytes)
-          fail(fmt::format("a JSON object longer than {} MiB", max_target_bytes >> 20));
-      }
+    };
+    auto fail_at = [&](std::size_t i, const std::string& message) {
+      check_size(i);
+      at(i);
+      fail(message);
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+      char c = bytes[i];
       if (in_string) {
         if (escaped) {
           escaped = false;
-        } else if (c == '\\') {
+          continue;
+        }
+        if (!key_string) {  // to the string's next quote or backslash at once
+          const char* end = bytes + count;
+          const char* quote = static_cast<const char*>(std::memchr(bytes + i, '"', end - (bytes + i)));
+          const char* stop = quote ? quote : end;
+          const char* backslash = static_cast<const char*>(std::memchr(bytes + i, '\\', stop - (bytes + i)));
+          if (backslash) stop = backslash;
+          i = static_cast<std::size_t>(stop - bytes);
+          if (i == count) break;
+          c = bytes[i];
+        }
+        if (c == '\\') {
           escaped = true;
         } else if (c == '"') {
           in_string = false;
@@ -835,12 +864,13 @@ void JsonObjects::read(const Each& each) {
         }
         continue;
       }
+      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
       int depth = static_cast<int>(open.size());
-      if (depth == 0 && ended > 0 && depth_ > 0 && !is_json_space(c))
-        fail(fmt::format("text after the end of the JSON document, which ended at line {}", ended));
+      if (depth == 0 && ended > 0 && depth_ > 0)
+        fail_at(i, fmt::format("text after the end of the JSON document, which ended at line {}", ended));
       switch (c) {
         case '"':
-          if (depth == depth_ && depth_ > 0 && open.back() == '[') fail("expected a JSON object here");
+          if (depth == depth_ && depth_ > 0 && open.back() == '[') fail_at(i, "expected a JSON object here");
           in_string = true;
           key_string = depth == 1 && !capturing;
           if (key_string) key.clear();
@@ -848,9 +878,11 @@ void JsonObjects::read(const Each& each) {
         case '{':
         case '[':
           if (depth == depth_ && !capturing) {
-            if (c != '{') fail("expected a JSON object here");
+            if (c != '{') fail_at(i, "expected a JSON object here");
             capturing = true;
-            object.assign(1, c);
+            object.clear();
+            capture_from = i;
+            at(i);
             start = Position{source_.name(), line_, column_};
           }
           if (depth == 1 && c == '[') array_key = key;
@@ -859,29 +891,34 @@ void JsonObjects::read(const Each& each) {
         case '}':
         case ']':
           if (open.empty() || open.back() != (c == '}' ? '{' : '['))
-            fail(fmt::format("a '{}' that closes nothing", c));
+            fail_at(i, fmt::format("a '{}' that closes nothing", c));
           open.pop_back();
-          if (open.empty()) ended = line_;
+          check_size(i);
+          if (open.empty()) {
+            at(i);
+            ended = line_;
+          }
           if (capturing && static_cast<int>(open.size()) == depth_) {
+            object.append(bytes + capture_from, i + 1 - capture_from);
             capturing = false;
             object.reserve(object.size() + simdjson::SIMDJSON_PADDING);
             each(array_key, object, object.capacity(), start);
           }
           break;
-        case ' ':
-        case '\t':
-        case '\r':
-        case '\n': break;
         default:
           if (depth == 0 && ended > 0)
-            fail(fmt::format(
-                "text after the end of the JSON object that ended at line {}: '{}' where the next "
-                "object should begin",
-                ended, c));
-          if (depth == 0) fail(fmt::format("'{}' where a JSON object should begin", c));
-          if (depth == depth_ && c != ',' && open.back() == '[') fail("expected a JSON object here");
+            fail_at(i, fmt::format("text after the end of the JSON object that ended at line {}: '{}' where "
+                                   "the next object should begin",
+                                   ended, c));
+          if (depth == 0) fail_at(i, fmt::format("'{}' where a JSON object should begin", c));
+          if (depth == depth_ && c != ',' && open.back() == '[') fail_at(i, "expected a JSON object here");
       }
     }
+    if (capturing) {
+      check_size(count - 1);
+      object.append(bytes + capture_from, count - capture_from);
+    }
+    at(count - 1);
   }
   if (!open.empty() || in_string)
     fail(capturing ? fmt::format("the input ends inside the JSON object begun at line {}: is it cut off?",

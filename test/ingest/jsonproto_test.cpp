@@ -472,3 +472,35 @@ TEST_CASE("select()ed env and constraint lists left unflattened are read as --ou
   CHECK(both.selected_exec_properties->branches.size() == 2);
   CHECK(both.selected_exec_properties->other_attributes.size() == 1);
 }
+
+TEST_CASE("jsonproto objects read across the reader's 1 MiB reads keep their strings and positions") {
+  constexpr std::size_t read_size = std::size_t{1} << 20;  // what JsonObjects reads at a time
+  auto object = [](const std::string& name, const std::string& location) {
+    return "{\n  \"type\": \"RULE\",\n  \"rule\": {\"name\": \"" + name +
+           "\", \"ruleClass\": \"sh_test\", \"location\": \"" + location + "\"}\n}\n";
+  };
+  // An escaped quote whose backslash ends the first read, and an escaped backslash whose second
+  // half ends the second read, right before the quote that ends the string.
+  std::string first = object("//a:t1", "");
+  const std::size_t head = first.find("\"location\": \"") + 13;
+  first = object("//a:t1", std::string(read_size - 1 - head, 'x') + "\\\"x");
+  REQUIRE(first[read_size - 1] == '\\');
+  std::string second = object("//a:t2", "");
+  const std::size_t head2 = first.size() + second.find("\"location\": \"") + 13;
+  second = object("//a:t2", std::string(2 * read_size - 2 - head2, 'y') + "\\\\");
+  std::string text = first + second;
+  REQUIRE(text.substr(2 * read_size - 2, 3) == "\\\\\"");
+  TargetList list = read_text(text);
+  REQUIRE(list.tests.size() == 2);
+  REQUIRE(find(list, "//a:t1").location.ends_with("x\"x"));
+  REQUIRE(find(list, "//a:t2").location.ends_with("y\\"));
+  // Lines and columns counted over every read: the ninth line, after two objects of four.
+  REQUIRE_THROWS_WITH(read_text(text + "  garbage\n"),
+                      "input:9:3: text after the end of the JSON object that ended at line 8: 'g' where the "
+                      "next object should begin");
+  // An object past the limit is refused at the byte that passes it.
+  std::string huge = "{\"type\": \"RULE\", \"rule\": {\"name\": \"//a:t\", \"location\": \"" +
+                     std::string(std::size_t{65} << 20, 'z') + "\"}}\n";
+  REQUIRE_THROWS_WITH(read_text(huge, InputFormat::jsonproto),
+                      "input:1:67108865: a JSON object longer than 64 MiB");
+}
