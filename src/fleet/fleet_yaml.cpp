@@ -396,6 +396,7 @@ std::map<std::string, std::string> read_labels(const Reader& reader, const Field
     reader.fail(field->value, "labels", fmt::format("must be a mapping, not {}", shown(field->value)));
   for (const auto& item : field->value) {
     auto key = reader.text(item.first, "labels");
+    if (key == "<<") reader.fail(item.first, "labels.<<", util::merge_key_problem);
     if (labels.contains(key)) reader.fail(item.first, "labels." + excerpt(key), "given twice");
     labels[key] = reader.text(item.second, "labels." + excerpt(key));
   }

@@ -328,6 +328,11 @@ TEST_CASE("a YAML merge key is refused as what it is, and an alias works") {
       error_of("version: 1\npools:\n  - name: p\n    <<: {count: 2}\n    gpu: {model: L4, count: 1}\n"
                "    cuda: \"12.4\"\n"),
       StartsWith("fleet.yaml:4:5: <<: a YAML merge key, which YAML 1.2 (gpuplan's reader) does not have"));
+  // In labels too, where it was "must be a word or number, not a mapping".
+  REQUIRE_THAT(
+      error_of("version: 1\npools:\n  - name: p\n    gpu: {model: L4, count: 1}\n    cuda: \"12.4\"\n"
+               "    labels:\n      <<: {zone: a}\n"),
+      StartsWith("fleet.yaml:7:7: labels.<<: a YAML merge key, which YAML 1.2"));
   auto fleet = load(
       "version: 1\npools:\n  - name: a\n    gpu: &l4 {model: L4, count: 2}\n    cuda: \"12.4\"\n"
       "  - name: b\n    gpu: *l4\n    cuda: \"12.4\"\n");
