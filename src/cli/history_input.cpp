@@ -419,6 +419,36 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                     "the runs of all of them",
                     canonical.size(), fmt::join(canonical, ", "))});
   }
+  // A / in a test's name reads as a package in a bazel-testlogs path: the runs of //t:sub/dir_test,
+  // at t/sub/dir_test/test.xml, are keyed //t/sub:dir_test. Where the query has no such test and
+  // the test none of its own, they are named (before, it was planned without history, silently).
+  std::set<std::string> in_query;
+  for (const auto& test : tests.tests) in_query.insert(label_identity(test.target.label));
+  auto has_runs = [&history](const std::string& identity) {
+    auto runs = history->samples.lower_bound(SampleKey{identity, std::nullopt});
+    return runs != history->samples.end() && runs->first.label == identity;
+  };
+  for (const auto& test : tests.tests) {
+    const std::string& label = test.target.label;
+    auto slashes = label.find("//");
+    auto colon = slashes == std::string::npos ? std::string::npos : label.find(':', slashes);
+    auto slash = colon == std::string::npos ? std::string::npos : label.rfind('/');
+    if (slash == std::string::npos || slash < colon) continue;
+    std::string package = label.substr(slashes + 2, colon - slashes - 2);
+    std::string path_label = label.substr(0, slashes + 2) + package + (package.empty() ? "" : "/") +
+                             label.substr(colon + 1, slash - colon - 1) + ":" + label.substr(slash + 1);
+    auto path_identity = label_identity(path_label);
+    if (in_query.contains(path_identity) || !has_runs(path_identity) || has_runs(label_identity(label)))
+      continue;
+    found.push_back(Diagnostic{
+        severity, label_identity(label), "--history",
+        fmt::format(
+            "has no runs in the history, but {} has, which is how a bazel-testlogs path names this test's "
+            "runs (a / in a test's name cannot be told from its package there): they are not used, "
+            "and it is planned as a test without history. Give Bazel's --build_event_json_file, or "
+            "run-under's or exec's results records, which name it",
+            path_label)});
+  }
   // A GPU test's runs that did part of its work (partial_run) are left out of its duration.
   for (const auto& [label, runs] : partial_runs(*history, tests, rules.history_window)) {
     std::vector<std::pair<long, std::string>> why;  // how many runs, and what they were

@@ -304,11 +304,13 @@ class NodeChart {
   }
 
   /// A bar of `n` columns from `c0`: "[name───]" when the name fits, else a key letter
-  /// (with as much of the name as fits) that the legend under the node explains.
+  /// (with as much of the name as fits) that the legend under the node explains. A name of one
+  /// column (`//t:a`, `//t:x_test`) gets a key too: drawn as it is, it would read as another
+  /// unit's key.
   void draw(Cells& cells, const Assignment* a, int c0, int n) {
     auto name = emit::short_name(a->unit);
     std::string content;
-    if (n >= 3 && columns(name) <= n - 2) {
+    if (n >= 3 && columns(name) >= 2 && columns(name) <= n - 2) {
       content = "[" + name;
     } else {
       std::string key(1, key_for(a));

@@ -14,6 +14,7 @@
 
 #include "gpuplan/error.hpp"
 #include "ingest/attributes.hpp"
+#include "ingest/bazel_latin1.hpp"
 #include "ingest/readers.hpp"
 #include "ingest/select_trace.hpp"
 
@@ -147,6 +148,7 @@ struct PendingInputs {
   std::vector<std::pair<std::uint64_t, std::size_t>> ends;  ///< element offset, end of its label in text
   std::size_t flushed = 0;
   std::vector<std::string_view> labels;  ///< the rule's labels being handed on, into text
+  std::string scratch;                   ///< for undo_latin1_utf8
 };
 
 /// The test rules in a buffer that the blanking scans leave whole for expat: those that set
@@ -277,7 +279,7 @@ bool blank_rule_io(char* data, std::size_t size, bool in_rule, KeptRules& kept,
         p = const_cast<char*>(element_end);
         continue;
       }
-      pending->text.append(*name);
+      pending->text.append(undo_latin1_utf8(*name, pending->scratch));
       pending->ends.emplace_back(pending->base + static_cast<std::uint64_t>(p - data), pending->text.size());
     }
     blank(p, element_end);
@@ -464,16 +466,18 @@ class XmlReader {
       return stop(fmt::format("a <rule-input> with {} name: Bazel names every input of a rule (//pkg:name)",
                               name ? "an empty" : "no"));
     flush_inputs();  // the rule's inputs blanked before this one go first: the graph keeps their order
-    out_.graph->input(name);
+    out_.graph->input(undo_latin1_utf8(name, label_));
   }
 
   void start_target(const char* element, const XML_Char** pairs) {
     if (out_.graph && std::strcmp(element, "generated-file") == 0) {
       const char* name = xml_attribute(pairs, "name");
       const char* generating_rule = xml_attribute(pairs, "generating-rule");
-      if (name && generating_rule) out_.graph->generated_file(name, generating_rule);
+      if (name && generating_rule)
+        out_.graph->generated_file(undo_latin1_utf8(name, label_),
+                                   undo_latin1_utf8(generating_rule, other_label_));
     } else if (out_.graph && std::strcmp(element, "rule") != 0) {
-      if (const char* name = xml_attribute(pairs, "name")) out_.graph->leaf(name);
+      if (const char* name = xml_attribute(pairs, "name")) out_.graph->leaf(undo_latin1_utf8(name, label_));
     }
     if (std::strcmp(element, "rule") != 0) {
       out_.drop(std::strcmp(element, "source-file") == 0      ? TargetKind::source_file
@@ -482,8 +486,9 @@ class XmlReader {
       return;
     }
     const char* rule_class = xml_attribute(pairs, "class");
-    const char* name = xml_attribute(pairs, "name");
-    if (!rule_class || !name) return stop("a <rule> without a class or name");
+    const char* raw_name = xml_attribute(pairs, "name");
+    if (!rule_class || !raw_name) return stop("a <rule> without a class or name");
+    std::string_view name = undo_latin1_utf8(raw_name, label_);
     in_rule_ = true;
     links_ = may_have_linkopts(rule_class);
     if (out_.graph) out_.graph->rule(name, rule_class);
@@ -493,7 +498,8 @@ class XmlReader {
     test_ = Target{};
     test_.label = name;
     test_.rule_class = rule_class;
-    if (const char* location = xml_attribute(pairs, "location")) test_.location = location;
+    if (const char* location = xml_attribute(pairs, "location"))
+      test_.location = undo_latin1_utf8(location, other_label_);
     test_.has_attributes = true;
     trace_.clear();
   }
@@ -640,6 +646,9 @@ class XmlReader {
   Target test_;
   Attribute attribute_ = Attribute::none;
   std::optional<std::string> pair_key_;
+  /// Labels with Bazel's double encoding undone (undo_latin1_utf8), while they are handed on.
+  std::string label_;
+  std::string other_label_;
 };
 
 }  // namespace

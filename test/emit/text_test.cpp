@@ -73,6 +73,16 @@ TEST_CASE("a unit too short for its name gets a key explained under its node") {
   REQUIRE_THAT(text, Catch::Contains("   b //tf:conv_test  GPU 2  10m → 10m45s"));
 }
 
+TEST_CASE("a test whose name is one letter is named in the legend, never drawn as another unit's key") {
+  Plan plan;
+  plan.assignments.push_back(shared("//t:a", 0, 600));
+  plan.assignments.push_back(shared("//t:a_rather_long_name_test", 600, 630));
+  plan.summary.makespan_s = 630;
+  auto text = render_text(plan, {80, false});
+  REQUIRE_THAT(text, Catch::Contains(" //t:a  GPU 0  0s → 10m"));
+  REQUIRE_THAT(text, Catch::Contains(" //t:a_rather_long_name_test  GPU 0  10m → 10m30s"));
+}
+
 TEST_CASE("long labels are cut in their package's middle, keeping the test and shard, and never crash") {
   // An unschedulable unit whose package was wider than the terminal was an internal error (its ':'
   // cut off), and the key under a node cut every long label at its end, so that its lines read

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gpuplan/error.hpp"
@@ -41,6 +42,19 @@ TEST_CASE("target names with shell metacharacters and quotes come through every 
     INFO(file);
     REQUIRE(labels(read_fixture(std::string("bazel/") + file)) == expected);
   }
+}
+
+TEST_CASE(
+    "non-ASCII target names read as Bazel takes them in every format, though its XML encodes them twice") {
+  std::vector<std::string> expected{"//na:café_test", "//na:тест_test", "//na:テスト_test"};
+  for (auto file : {"nonascii.query.xml", "nonascii.label_kind", "nonascii.cquery.jsonproto"}) {
+    INFO(file);
+    std::vector<std::string> read = labels(read_fixture(std::string("bazel/") + file));
+    std::sort(read.begin(), read.end());
+    REQUIRE(read == expected);
+  }
+  REQUIRE(find(read_fixture("bazel/nonascii.query.xml"), "//na:тест_test").tags ==
+          std::vector<Symbol>{"gpu:2"});
 }
 
 TEST_CASE("a plain label list keeps every label, since it cannot tell tests from other targets") {

@@ -26,6 +26,15 @@ awk -F'|' '{ gsub(/\\\|/, "") } /^\|/ { if (!cells) cells = NF; else if (NF != c
            !/^\|/ { cells = 0 } END { exit bad }' "$SCRATCH/audit.md" "$SCRATCH/odd.md" ||
   fail "a table row with a stray |"
 
+# Non-ASCII names, which Bazel's XML encodes twice (test/data/bazel/README.md): a gpu_deps pattern
+# written as the BUILD file names the file matches it, and the test that reaches it is named so.
+printf "gpu_deps: ['//na:ünï.sh']\n" >"$SCRATCH/na.rules.yaml"
+"$GPUPLAN" audit test/data/bazel/nonascii.deps.xml --rules "$SCRATCH/na.rules.yaml" >"$SCRATCH/na.audit" 2>&1 ||
+  fail "audit of non-ASCII names failed: $(cat "$SCRATCH/na.audit")"
+! grep -q "matches no label" "$SCRATCH/na.audit" || fail "gpu_deps '//na:ünï.sh' matched nothing: $(cat "$SCRATCH/na.audit")"
+grep -A1 -F "Tests that reach GPU code without a GPU annotation or cpu-only (1)" "$SCRATCH/na.audit" |
+  grep -qF "  //na:café_test" || fail "//na:café_test does not reach //na:ünï.sh: $(cat "$SCRATCH/na.audit")"
+
 # GitHub reads "@name" in a PR comment's text as a mention of that user (@pypi is an organization
 # there): repositories and labels are code spans, in the tables and the line of totals alike.
 "$GPUPLAN" audit examples/deps.xml --format markdown >"$SCRATCH/unsupplied.md" 2>/dev/null

@@ -118,4 +118,25 @@ grep -q "^measured memory floor" "$SCRATCH/sib.txt" &&
 jq -e '[.assignments[] | select(.unit == "//ml:sib_test#shard-1-of-2") | .requirements.gpu_mem_mib] == [20000]' \
   <("$GPUPLAN" plan "$SCRATCH/sib.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/sib.csv" -o - 2>/dev/null) >/dev/null ||
   fail "explain's floor is not the plan's"
+
+# A / in a test's name reads as a package in a bazel-testlogs path: //t:sub/dir_test's runs, at
+# t/sub/dir_test/test.xml (Bazel 4's own file), are keyed //t/sub:dir_test. plan names them for the
+# test (an error under --strict); before, it planned the test without history and said nothing.
+cat >"$SCRATCH/slash.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+    <rule class="sh_test" location="/tmp/oddws/t/BUILD:24:8" name="//t:sub/dir_test">
+        <string name="name" value="sub/dir_test"/>
+        <list name="tags">
+            <string value="gpu"/>
+        </list>
+    </rule>
+</query>
+XML
+"$GPUPLAN" plan "$SCRATCH/slash.xml" --fleet "$SCRATCH/fleet.yaml" --history test/data/history/slash-testlogs \
+  -o "$SCRATCH/slash.json" 2>"$SCRATCH/slash.err" || fail "plan with slash-testlogs: $(cat "$SCRATCH/slash.err")"
+grep -qF "warning: //t:sub/dir_test: has no runs in the history, but //t/sub:dir_test has" "$SCRATCH/slash.err" ||
+  fail "the runs a bazel-testlogs path gives //t/sub:dir_test were not named: $(cat "$SCRATCH/slash.err")"
+refuses "" plan --strict "$SCRATCH/slash.xml" --fleet "$SCRATCH/fleet.yaml" --history test/data/history/slash-testlogs \
+  -o "$SCRATCH/slash-strict.json"
 echo "ok"
