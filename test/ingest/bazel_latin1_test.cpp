@@ -15,6 +15,9 @@ std::string undone(std::string_view text) {
 TEST_CASE("a name Bazel's XML encoded twice reads as the name in the BUILD file") {
   REQUIRE(undone("//t:\u00d1\u0082\u00d0\u00b5\u00d1\u0081\u00d1\u0082_test") == "//t:тест_test");
   REQUIRE(undone("//t:caf\u00c3\u00a9_test") == "//t:café_test");
+  // past the first eight bytes, and in the last seven
+  REQUIRE(undone("//team/models/m01:caf\u00c3\u00a9_test") == "//team/models/m01:café_test");
+  REQUIRE(undone("//team/models:caf\u00c3\u00a9") == "//team/models:café");
 }
 
 TEST_CASE("a name encoded once is left as it is") {
