@@ -418,6 +418,13 @@ printf 'build --jobs=4\ntest:asan --run_under=//tools:asan_wrapper\n' >"$SCRATCH
   fail "exec --dry-run with a .bazelrc: $(cat "$SCRATCH/rc.err")"
 grep -q "warning: $SCRATCH/rcws/.bazelrc:2: --config=asan gives bazel test --run_under=//tools:asan_wrapper" "$SCRATCH/rc.err" ||
   fail "a .bazelrc's --run_under that exec's replaces was not named: $(cat "$SCRATCH/rc.err")"
+# What Bazel refuses in a .bazelrc is named with its line, before Bazel's own error, which names none
+# (Bazel 4.2.3: "While parsing option --run_under=: Empty command"), and exec's exit 2 that follows.
+printf 'test:asan --run_under=\n' >>"$SCRATCH/rcws/.bazelrc"
+(cd "$SCRATCH/rcws/pkg" && "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run -- --config=asan) >/dev/null 2>"$SCRATCH/rc.err" ||
+  fail "exec --dry-run with an empty --run_under in a .bazelrc: $(cat "$SCRATCH/rc.err")"
+grep -q "warning: $SCRATCH/rcws/.bazelrc:3: an empty --run_under ('While parsing option --run_under=: Empty command'), refused even where a later one replaces it: Bazel refuses this" "$SCRATCH/rc.err" ||
+  fail "an empty --run_under in a .bazelrc, which Bazel refuses, was not named: $(cat "$SCRATCH/rc.err")"
 # A team's events file an earlier build left, where this bazel test stopped before writing one:
 # not this run's results (before, its passes were this run's).
 mkdir -p "$SCRATCH/stopped-bazel"
