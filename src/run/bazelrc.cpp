@@ -229,6 +229,33 @@ Expanded expand(const std::vector<std::string>& rc_files, const std::string& wor
   return e;
 }
 
+/// Why Bazel refuses a --run_under value, in its words, as its ShellUtils.tokenize splits it
+/// (a backslash escapes outside quotes and, before `\\` or `"`, in double quotes; none in single
+/// quotes), or nullopt where it takes it.
+std::optional<std::string> run_under_refusal(const std::string& value) {
+  bool words = false, in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && ++i == value.size())
+        return "Not a valid command prefix backslash at end of string";
+    } else if (c == '\'' || c == '"') {
+      quote = c, in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      words = words || in_word, in_word = false;
+    } else {
+      if (c == '\\' && ++i == value.size()) return "Not a valid command prefix backslash at end of string";
+      in_word = true;
+    }
+  }
+  if (quote) return "Not a valid command prefix unterminated quotation";
+  if (!words && !in_word) return "Empty command";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<RcOption> rc_option(const std::vector<std::string>& rc_files, const std::string& workspace,
@@ -255,12 +282,16 @@ std::vector<std::string> rc_refusals(const std::vector<std::string>& rc_files, c
                                      const std::vector<std::string>& bazel_args) {
   auto e = expand(rc_files, workspace, bazel_args);
   // Bazel parses every --run_under it applies, even one a later one replaces.
-  for (const auto& w : e.words)
-    if (w.text == "--run_under=")
+  for (std::size_t i = 0; i < e.words.size(); ++i) {
+    std::optional<std::string> value;
+    if (e.words[i].text.starts_with("--run_under=")) value = e.words[i].text.substr(12);
+    if (e.words[i].text == "--run_under" && i + 1 < e.words.size()) value = e.words[i + 1].text;
+    if (auto why = value ? run_under_refusal(*value) : std::nullopt)
       e.rc.refusals.push_back(
-          fmt::format("{}: an empty --run_under ('While parsing option --run_under=: Empty command'), "
-                      "refused even where a later one replaces it",
-                      where(w.from)));
+          fmt::format("{}: --run_under={}, which Bazel refuses ('While parsing option --run_under={}: {}') "
+                      "even where a later one replaces it",
+                      where(e.words[i].from), *value, *value, *why));
+  }
   std::vector<std::string> once;  // a config named twice
   for (auto& r : e.rc.refusals)
     if (std::find(once.begin(), once.end(), r) == once.end()) once.push_back(std::move(r));

@@ -423,7 +423,7 @@ grep -q "warning: $SCRATCH/rcws/.bazelrc:2: --config=asan gives bazel test --run
 printf 'test:asan --run_under=\n' >>"$SCRATCH/rcws/.bazelrc"
 (cd "$SCRATCH/rcws/pkg" && "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run -- --config=asan) >/dev/null 2>"$SCRATCH/rc.err" ||
   fail "exec --dry-run with an empty --run_under in a .bazelrc: $(cat "$SCRATCH/rc.err")"
-grep -q "warning: $SCRATCH/rcws/.bazelrc:3: an empty --run_under ('While parsing option --run_under=: Empty command'), refused even where a later one replaces it: Bazel refuses this" "$SCRATCH/rc.err" ||
+grep -q "warning: $SCRATCH/rcws/.bazelrc:3: --run_under=, which Bazel refuses ('While parsing option --run_under=: Empty command') even where a later one replaces it: Bazel refuses this" "$SCRATCH/rc.err" ||
   fail "an empty --run_under in a .bazelrc, which Bazel refuses, was not named: $(cat "$SCRATCH/rc.err")"
 # A team's events file an earlier build left, where this bazel test stopped before writing one:
 # not this run's results (before, its passes were this run's).

@@ -126,7 +126,8 @@ TEST_CASE("what Bazel refuses in the rc files is named with its line") {
   CHECK(refused[1] == ".bazelrc:3: import takes one file, not 2 words ('Invalid import declaration')");
   CHECK(refused[2] == "tools.bazelrc:3: imports .bazelrc, which is importing it ('Import loop detected')");
   CHECK(refused[3] ==
-        ".bazelrc:5: an empty --run_under ('While parsing option --run_under=: Empty command'), refused even "
+        ".bazelrc:5: --run_under=, which Bazel refuses ('While parsing option --run_under=: Empty command') "
+        "even "
         "where a later one replaces it");
   refused = rc.refusals({"--config=loop", "--config=nope_user"});
   REQUIRE(refused.size() == 6);
@@ -135,8 +136,23 @@ TEST_CASE("what Bazel refuses in the rc files is named with its line") {
   CHECK(refused[4] ==
         ".bazelrc:6: --config=nope is not defined for bazel test in any rc file ('Config value 'nope' is not "
         "defined in any .rc file')");
-  CHECK(refused[5].starts_with(".bazelrc:5: an empty --run_under"));
+  CHECK(refused[5].starts_with(".bazelrc:5: --run_under=, which Bazel refuses"));
   rc.write("try-import %workspace%/absent.bazelrc\ntest --run_under=/bin/t\n");
+  CHECK(rc.refusals().empty());
+  // Bazel splits a --run_under as a shell would, and refuses what it cannot split.
+  rc.write("test --run_under='/bin/a\\'b'\ntest --run_under=/bin/wrap\\\\ \ntest --run_under=\" \"\n");
+  refused = rc.refusals();
+  REQUIRE(refused.size() == 3);
+  CHECK(refused[0] ==
+        ".bazelrc:1: --run_under=/bin/a'b, which Bazel refuses ('While parsing option --run_under=/bin/a'b: "
+        "Not a valid command prefix unterminated quotation') even where a later one replaces it");
+  CHECK(
+      refused[1].ends_with("--run_under=/bin/wrap\\: Not a valid command prefix backslash at end of string') "
+                           "even where a later one replaces it"));
+  CHECK(
+      refused[2].starts_with(".bazelrc:3: --run_under= , which Bazel refuses ('While parsing option "
+                             "--run_under= : Empty command')"));
+  rc.write("test --run_under='/bin/wrap --flag \"x\"'\ntest --run_under=\"/bin/a \\\\\\\"b\\\\\\\"\"\n");
   CHECK(rc.refusals().empty());
 }
 
