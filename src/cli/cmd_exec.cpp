@@ -681,7 +681,8 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   // Bazel keeps the last --run_under, exec's: a .bazelrc's (a sanitizer, a GPU setup) was dropped.
   const auto setting = bazel_setting();
   // What Bazel will refuse in the rc files, with its line, which Bazel's own error does not name.
-  for (const auto& refusal : rc_refusals(setting.rc_files, setting.workspace, o.bazel_args))
+  const auto refusals = rc_refusals(setting.rc_files, setting.workspace, o.bazel_args);
+  for (const auto& refusal : refusals)
     std::cerr << fmt::format(
         "gpuplan exec: warning: {}: Bazel refuses this, and bazel test will stop before it runs a test\n",
         refusal);
@@ -778,10 +779,14 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     junit_lost = true;
   }
   if (int stop = runner.stop_signal()) return 128 + stop;
-  if (bazel.outcome == Outcome::failed && bazel.exit_status == 2) {  // Bazel's own: bad options
+  // Bazel's own exit for bad options; Bazel 4 ends on an import it cannot read with 37, before
+  // any test (which exec took for failed tests).
+  if (bazel.outcome == Outcome::failed &&
+      (bazel.exit_status == 2 || (bazel.exit_status == 37 && !refusals.empty()))) {
     std::cerr << fmt::format(
-        "gpuplan exec: bazel test refused its options (exit 2; Bazel said why above); no test "
-        "ran. Check the options after -- and any rc file line warned of above\n");
+        "gpuplan exec: bazel test refused its options (exit {}; Bazel said why above); no test "
+        "ran. Check the options after -- and any rc file line warned of above\n",
+        bazel.exit_status);
     return exit_bad_input;
   }
   return bazel.outcome != Outcome::passed ? exit_units_failed : junit_lost ? exit_bad_input : exit_ok;
