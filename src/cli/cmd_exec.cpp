@@ -32,6 +32,7 @@
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
 #include "core/utf8.hpp"
+#include "gpuplan/bazelrc.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/history.hpp"
@@ -679,6 +680,12 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   warn_split_tests(plan, o.node, o.plan);
   // Bazel keeps the last --run_under, exec's: a .bazelrc's (a sanitizer, a GPU setup) was dropped.
   const auto setting = bazel_setting();
+  // What Bazel will refuse in the rc files, with its line, which Bazel's own error does not name.
+  const auto refusals = rc_refusals(setting.rc_files, setting.workspace, o.bazel_args);
+  for (const auto& refusal : refusals)
+    std::cerr << fmt::format(
+        "gpuplan exec: warning: {}: Bazel refuses this, and bazel test will stop before it runs a test\n",
+        refusal);
   if (auto rc = rc_option(setting.rc_files, setting.workspace, o.bazel_args, "run_under");
       rc && !rc->value.empty() && !is_gpuplan_run_under(rc->value))
     std::cerr << fmt::format(
@@ -772,10 +779,14 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
     junit_lost = true;
   }
   if (int stop = runner.stop_signal()) return 128 + stop;
-  if (bazel.outcome == Outcome::failed && bazel.exit_status == 2) {  // Bazel's own: bad options
+  // Bazel's own exit for bad options; Bazel 4 ends on an import it cannot read with 37, before
+  // any test (which exec took for failed tests).
+  if (bazel.outcome == Outcome::failed &&
+      (bazel.exit_status == 2 || (bazel.exit_status == 37 && !refusals.empty()))) {
     std::cerr << fmt::format(
-        "gpuplan exec: bazel test refused its options (exit 2; Bazel said why above); no test "
-        "ran. Check the options after --\n");
+        "gpuplan exec: bazel test refused its options (exit {}; Bazel said why above); no test "
+        "ran. Check the options after -- and any rc file line warned of above\n",
+        bazel.exit_status);
     return exit_bad_input;
   }
   return bazel.outcome != Outcome::passed ? exit_units_failed : junit_lost ? exit_bad_input : exit_ok;

@@ -188,6 +188,15 @@ void check_bazel_args(const std::vector<std::string>& args, bool with_command) {
                        "only bazel test options may follow --, each as --name=value (--config=cuda, "
                        "--compilation_mode=opt): the plan names the tests, and a separate value could "
                        "not be told from a target");
+    // Startup options choosing the rc files go before the command: Bazel refuses them after
+    // `test` ('Unrecognized option', exit 2, once exec had started).
+    const auto name = arg.substr(0, arg.find('='));
+    for (const char* startup : {"bazelrc", "home_rc", "system_rc", "workspace_rc", "ignore_all_rc_files"})
+      if (name == fmt::format("--{}", startup) || name == fmt::format("--no{}", startup))
+        throw InputError(Position{arg},
+                         "a Bazel startup option, which goes before the command and which Bazel refuses "
+                         "after `bazel test`: the default command has no place for it; give --command "
+                         "'bazel OPTION test --run_under=... {label}' and run-under within it");
     // Bazel keeps the last --run_under, gpuplan's: the team's wrapper (a sanitizer) was dropped
     // without a word and the tests ran without it.
     if (arg.starts_with("--run_under"))

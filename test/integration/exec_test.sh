@@ -418,6 +418,25 @@ printf 'build --jobs=4\ntest:asan --run_under=//tools:asan_wrapper\n' >"$SCRATCH
   fail "exec --dry-run with a .bazelrc: $(cat "$SCRATCH/rc.err")"
 grep -q "warning: $SCRATCH/rcws/.bazelrc:2: --config=asan gives bazel test --run_under=//tools:asan_wrapper" "$SCRATCH/rc.err" ||
   fail "a .bazelrc's --run_under that exec's replaces was not named: $(cat "$SCRATCH/rc.err")"
+# What Bazel refuses in a .bazelrc is named with its line, before Bazel's own error, which names none
+# (Bazel 4.2.3: "While parsing option --run_under=: Empty command"), and exec's exit 2 that follows.
+printf 'test:asan --run_under=\n' >>"$SCRATCH/rcws/.bazelrc"
+(cd "$SCRATCH/rcws/pkg" && "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run -- --config=asan) >/dev/null 2>"$SCRATCH/rc.err" ||
+  fail "exec --dry-run with an empty --run_under in a .bazelrc: $(cat "$SCRATCH/rc.err")"
+grep -q "warning: $SCRATCH/rcws/.bazelrc:3: --run_under=, which Bazel refuses ('While parsing option --run_under=: Empty command') even where a later one replaces it: Bazel refuses this" "$SCRATCH/rc.err" ||
+  fail "an empty --run_under in a .bazelrc, which Bazel refuses, was not named: $(cat "$SCRATCH/rc.err")"
+# Bazel 4.2.3 ends on an rc file's import it cannot read with exit 37 ('Unexpected error reading
+# .blazerc file'), before any test: bad input, as an option it refuses, not failed tests (exit 3).
+printf 'import %%workspace%%/absent.bazelrc\n' >"$SCRATCH/rcws/.bazelrc"
+mkdir -p "$SCRATCH/rc-bazel"
+printf '#!/bin/sh\necho "FATAL: Unexpected error reading .blazerc file" >&2\nexit 37\n' >"$SCRATCH/rc-bazel/bazel"
+chmod +x "$SCRATCH/rc-bazel/bazel"
+status=0
+(cd "$SCRATCH/rcws/pkg" && PATH=$SCRATCH/rc-bazel:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks") \
+  >"$SCRATCH/rc37.out" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "rcws/.bazelrc:1: imports $SCRATCH/rcws/absent.bazelrc, which cannot be read" "$SCRATCH/rc37.out" &&
+  grep -q "bazel test refused its options (exit 37" "$SCRATCH/rc37.out" ||
+  fail "a .bazelrc import Bazel cannot read: exit $status $(cat "$SCRATCH/rc37.out")"
 # A team's events file an earlier build left, where this bazel test stopped before writing one:
 # not this run's results (before, its passes were this run's).
 mkdir -p "$SCRATCH/stopped-bazel"

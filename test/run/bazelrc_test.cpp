@@ -1,3 +1,5 @@
+#include "gpuplan/bazelrc.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -21,15 +23,27 @@ struct RcFiles {
     std::ofstream(root / "home.bazelrc") << "common:prof --run_under nsys\n";
   }
   ~RcFiles() { std::filesystem::remove_all(root); }
-  void write(const std::string& text) const { std::ofstream(root / ".bazelrc") << text; }
+  void write(const std::string& text, const std::string& name = ".bazelrc") const {
+    std::ofstream(root / name) << text;
+  }
+  std::vector<std::string> files() const {
+    return {(root / ".bazelrc").string(), (root / "absent.bazelrc").string(),
+            (root / "home.bazelrc").string()};
+  }
   /// "FILE:LINE CONFIG VALUE" of the --run_under bazel test gets, or "none".
   std::string run_under(const std::vector<std::string>& args) const {
-    auto rc = rc_option(
-        {(root / ".bazelrc").string(), (root / "absent.bazelrc").string(), (root / "home.bazelrc").string()},
-        root.string(), args, "run_under");
+    auto rc = rc_option(files(), root.string(), args, "run_under");
     return rc ? fmt::format("{}:{} {} {}", std::filesystem::path(rc->file).filename().string(), rc->line,
                             rc->config, rc->value)
               : "none";
+  }
+  /// What Bazel refuses, each with the workspace's path left out.
+  std::vector<std::string> refusals(const std::vector<std::string>& args = {}) const {
+    auto all = rc_refusals(files(), root.string(), args);
+    for (auto& r : all)
+      for (auto at = r.find(root.string() + "/"); at != std::string::npos; at = r.find(root.string() + "/"))
+        r.erase(at, root.string().size() + 1);
+    return all;
   }
 };
 
@@ -57,7 +71,7 @@ TEST_CASE("the --run_under a bazel test gets from rc files is the last Bazel app
 TEST_CASE("a config named in an rc line expands where it stands, before the lines after it") {
   RcFiles rc;
   rc.write("build --config=d\nbuild:d --run_under=wrapper\ntest --run_under=\n");
-  CHECK(rc.run_under({}) == ".bazelrc:3  ");  // reset by test's empty one, as Bazel does
+  CHECK(rc.run_under({}) == ".bazelrc:3  ");  // an empty one, which Bazel refuses (rc_refusals)
   rc.write("test --run_under=//t:w#x\ntest --run_under='a\\'b'  \"\"\n");
   CHECK(rc.run_under({}) == ".bazelrc:2  a'b");  // `#` ends a line; a backslash escapes in quotes
 }
@@ -67,4 +81,86 @@ TEST_CASE("gpuplan's own run-under is told from a wrapper named like it") {
   CHECK(is_gpuplan_run_under("gpuplan run-under --plan p.json --node-file /tmp/node"));
   CHECK_FALSE(is_gpuplan_run_under("//tools:asan-run-under"));
   CHECK_FALSE(is_gpuplan_run_under("valgrind gpuplan run-under"));
+}
+
+// Each verdict below is Bazel 4.2.3's (Debian's bazel-bootstrap), read from the canonical command
+// line of `bazel test --announce_rc --nobuild` with the same rc file.
+TEST_CASE("the host's config applies where the last --enable_platform_specific_config stands") {
+  RcFiles rc;
+  // TensorFlow's pattern: enabled for every build, turned off by a cross-compiling config.
+  rc.write(
+      "build --enable_platform_specific_config\n"
+      "build:android --noenable_platform_specific_config\n"
+      "test:linux --run_under=//tools:gpu_wrap\n");
+  CHECK(rc.run_under({}) == ".bazelrc:3 linux //tools:gpu_wrap");
+  CHECK(rc.run_under({"--config=android"}) == "none");  // before, //tools:gpu_wrap, which Bazel never ran
+  CHECK(rc.run_under({"--noenable_platform_specific_config"}) == "none");
+  // Enabled by an early line, the host's lines come before the later test lines, which win.
+  rc.write(
+      "common --enable_platform_specific_config\n"
+      "test:linux --run_under=/bin/linux\n"
+      "test --run_under=/bin/plain\n"
+      "build:ci --enable_platform_specific_config\n");
+  CHECK(rc.run_under({}) == ".bazelrc:3  /bin/plain");  // before, /bin/linux
+  // Enabled on the command line, or by a config named there, they come after every rc line.
+  CHECK(rc.run_under({"--enable_platform_specific_config"}) == ".bazelrc:2 linux /bin/linux");
+  CHECK(rc.run_under({"--config=ci"}) == ".bazelrc:2 linux /bin/linux");
+}
+
+TEST_CASE("what Bazel refuses in the rc files is named with its line") {
+  RcFiles rc;
+  rc.write("test:loop --config=loop2\ntest:loop2 --config=loop\nimport %workspace%/.bazelrc\n",
+           "tools.bazelrc");
+  rc.write(
+      "import %workspace%/absent.bazelrc\n"
+      "try-import %workspace%/also-absent.bazelrc\n"
+      "import %workspace%/tools.bazelrc extra\n"
+      "import %workspace%/tools.bazelrc\n"
+      "test --run_under=\n"
+      "test:nope_user --config=nope\n");
+  auto refused = rc.refusals();
+  REQUIRE(refused.size() == 4);
+  CHECK(refused[0] ==
+        ".bazelrc:1: imports absent.bazelrc, which cannot be read ('Unexpected error reading .blazerc file'; "
+        "try-import skips a missing file)");
+  CHECK(refused[1] == ".bazelrc:3: import takes one file, not 2 words ('Invalid import declaration')");
+  CHECK(refused[2] == "tools.bazelrc:3: imports .bazelrc, which is importing it ('Import loop detected')");
+  CHECK(refused[3] ==
+        ".bazelrc:5: --run_under=, which Bazel refuses ('While parsing option --run_under=: Empty command') "
+        "even "
+        "where a later one replaces it");
+  refused = rc.refusals({"--config=loop", "--config=nope_user"});
+  REQUIRE(refused.size() == 6);
+  CHECK(refused[3] ==
+        "tools.bazelrc:2: --config=loop names itself (loop > loop2 > loop; 'Config expansion has a cycle')");
+  CHECK(refused[4] ==
+        ".bazelrc:6: --config=nope is not defined for bazel test in any rc file ('Config value 'nope' is not "
+        "defined in any .rc file')");
+  CHECK(refused[5].starts_with(".bazelrc:5: --run_under=, which Bazel refuses"));
+  rc.write("try-import %workspace%/absent.bazelrc\ntest --run_under=/bin/t\n");
+  CHECK(rc.refusals().empty());
+  // Bazel splits a --run_under as a shell would, and refuses what it cannot split.
+  rc.write("test --run_under='/bin/a\\'b'\ntest --run_under=/bin/wrap\\\\ \ntest --run_under=\" \"\n");
+  refused = rc.refusals();
+  REQUIRE(refused.size() == 3);
+  CHECK(refused[0] ==
+        ".bazelrc:1: --run_under=/bin/a'b, which Bazel refuses ('While parsing option --run_under=/bin/a'b: "
+        "Not a valid command prefix unterminated quotation') even where a later one replaces it");
+  CHECK(
+      refused[1].ends_with("--run_under=/bin/wrap\\: Not a valid command prefix backslash at end of string') "
+                           "even where a later one replaces it"));
+  CHECK(
+      refused[2].starts_with(".bazelrc:3: --run_under= , which Bazel refuses ('While parsing option "
+                             "--run_under= : Empty command')"));
+  rc.write("test --run_under='/bin/wrap --flag \"x\"'\ntest --run_under=\"/bin/a \\\\\\\"b\\\\\\\"\"\n");
+  CHECK(rc.refusals().empty());
+}
+
+TEST_CASE("a line's words end as Bazel ends them") {
+  RcFiles rc;
+  rc.write("test --run_under=/bin/eof\\");  // a backslash that ends the file escapes nothing
+  CHECK(rc.run_under({}) == ".bazelrc:1  /bin/eof");
+  rc.write("test: --run_under=/bin/colon\n");  // a config named "", only --config= applies it
+  CHECK(rc.run_under({}) == "none");
+  CHECK(rc.run_under({"--config="}) == ".bazelrc:1  /bin/colon");
 }

@@ -191,6 +191,12 @@ TEST_CASE("options for the default bazel test are options only, and never beside
                     Catch::StartsWith("//extra:test: only bazel test options may follow --"));
   CHECK_THROWS_WITH(check_bazel_args({"--", "//extra:test"}, false),
                     Catch::StartsWith("--: only bazel test"));
+  // Bazel 4.2.3: "Unrecognized option: --bazelrc=/tmp/extra.bazelrc" after `test`, its exit 2.
+  for (const char* startup : {"--bazelrc=/tmp/extra.bazelrc", "--nohome_rc", "--noworkspace_rc",
+                              "--nosystem_rc", "--ignore_all_rc_files"})
+    CHECK_THROWS_WITH(check_bazel_args({"--config=cuda", startup}, false),
+                      Catch::StartsWith(std::string(startup) + ": a Bazel startup option"));
+  CHECK_NOTHROW(check_bazel_args({"--bazelrc_like_option=1", "--home_rc_extra"}, false));
 }
 
 // A container does not inherit exec's environment: `docker run --gpus all` gives each test every
