@@ -25,6 +25,8 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "cli/commands.hpp"
@@ -185,6 +187,10 @@ class Sharing {
     // Dispatch order (run/dispatch.hpp, as `simulate` replays it): longest planned first, so
     // the units most likely to end the run start while there is time.
     std::sort(candidates_.begin(), candidates_.end(), dispatched_before);
+    for (size_t k = 0; k < candidates_.size(); ++k) {
+      index_.emplace(candidates_[k].unit.id, k);
+      open(k);
+    }
   }
   /// With the fleet this node dispatches: every unit it runs, its own too, comes from take().
   bool dispatching() const { return here_ != nullptr; }
@@ -195,7 +201,8 @@ class Sharing {
     auto state = state_of(a.unit.id);
     if (taken_.count(a.unit.id) || !state || *state == os::Claims::State::done) return;
     candidates_.push_back(a);
-    elsewhere_.insert(a.unit.id);
+    index_[a.unit.id] = candidates_.size() - 1;
+    elsewhere_.insert(candidates_.size() - 1);
   }
   os::Claims& claims() { return claims_; }
   /// Marks a unit that ran here done. One whose mark cannot be written (EIO, a full disk) keeps its
@@ -266,20 +273,39 @@ class Sharing {
 
   /// The first unit in dispatch order not run yet that fits on `free` GPUs here, claimed for
   /// this node.
+  /// Looks only at the units still open here, a unit needing more GPUs than are free not at all:
+  /// before, each call went through every candidate from the first one another node held (in
+  /// dispatch order, the longest: held for most of the run), those known taken too, and a node
+  /// running 150,000 short units looked at units already run once a unit.
   std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
-    while (first_open_ < candidates_.size() && taken_.count(candidates_[first_open_].unit.id)) ++first_open_;
-    for (size_t k = first_open_; k < candidates_.size(); ++k) {
+    for (auto it = open_.begin(); it != open_.end();) {
+      const size_t k = *it;
       const Assignment& a = candidates_[k];
-      if (taken_.count(a.unit.id) || elsewhere_.count(a.unit.id)) continue;
-      auto gpus = gpus_for(a, free, node_gpus);
-      if (!gpus) continue;
-      auto state = state_of(a.unit.id);
-      if (!state) continue;
-      if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
-      if ((*state != os::Claims::State::free && *state != os::Claims::State::expired) || !claim(a.unit.id)) {
-        if (*state != os::Claims::State::done) elsewhere_.insert(a.unit.id);  // pending() looks again
+      if (taken_.count(a.unit.id)) {  // admitted from the node's list
+        it = open_.erase(it);
         continue;
       }
+      if (needs_[k] > static_cast<int>(free.size())) {
+        ++it;
+        continue;
+      }
+      auto gpus = gpus_for(a, free, node_gpus);
+      if (!gpus) {
+        ++it;
+        continue;
+      }
+      auto state = state_of(a.unit.id);
+      if (!state) {
+        ++it;
+        continue;
+      }
+      if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
+      if ((*state != os::Claims::State::free && *state != os::Claims::State::expired) || !claim(a.unit.id)) {
+        if (*state != os::Claims::State::done) elsewhere_.insert(k);  // pending() looks again
+        it = open_.erase(it);
+        continue;
+      }
+      open_.erase(it);
       taken_.insert(a.unit.id);
       if (a.node == node_name_) taken_early_.insert(a.unit.id);
       Assignment here = a;
@@ -294,20 +320,34 @@ class Sharing {
   void give_up(const std::string& unit) {
     claims_.abandon(unit);
     taken_.erase(unit);
-    first_open_ = 0;
+    if (auto k = index_.find(unit); k != index_.end()) open(k->second);
     taken_early_.erase(unit);
   }
 
-  /// Units this node could take that another node holds and has not finished.
+  /// Units this node could take that another node holds and has not finished. Looks at those take()
+  /// found held (an idle node's take() has looked at every open one), in dispatch order, up to the
+  /// first still held: before, every candidate not run here, those free too (two file-system calls
+  /// each), so a node whose units no other node held looked at them all once a unit it ran.
   bool pending() {
-    for (const auto& a : candidates_)
-      if (!taken_.count(a.unit.id)) {
-        auto state = state_of(a.unit.id);
-        if (!state) continue;
-        if (*state == os::Claims::State::done) taken_.insert(a.unit.id);
-        if (*state != os::Claims::State::held) elsewhere_.erase(a.unit.id);  // take() may try it again
-        if (*state == os::Claims::State::held || *state == os::Claims::State::expired) return true;
+    for (auto it = elsewhere_.begin(); it != elsewhere_.end();) {
+      const Assignment& a = candidates_[*it];
+      if (taken_.count(a.unit.id)) {
+        it = elsewhere_.erase(it);
+        continue;
       }
+      auto state = state_of(a.unit.id);
+      if (!state) {
+        ++it;
+        continue;
+      }
+      if (*state == os::Claims::State::held) return true;
+      if (*state == os::Claims::State::done)
+        taken_.insert(a.unit.id);
+      else
+        open(*it);  // free or expired: take() may try it again
+      it = elsewhere_.erase(it);
+      if (*state == os::Claims::State::expired) return true;
+    }
     return false;
   }
 
@@ -317,6 +357,21 @@ class Sharing {
   void refused(const std::string& unit, const InputError& e) {
     if (unclaimable_.insert(unit).second)
       std::cerr << fmt::format("gpuplan exec: {} not run here: {}\n", unit, e.what());
+  }
+
+  /// Makes candidate `k` one take() looks at.
+  void open(size_t k) {
+    if (needs_.size() <= k) needs_.resize(k + 1, 0);
+    needs_[k] = gpus_needed(candidates_[k]);
+    open_.insert(k);
+  }
+
+  /// The fewest free GPUs a unit can start on here (a unit that holds the node: every one).
+  int gpus_needed(const Assignment& a) const {
+    if (!here_) return static_cast<int>(a.gpus.size());
+    if (holds_whole_node(a, policy_)) return static_cast<int>(here_->gpus.size());
+    const auto& r = *a.unit.requirement;  // as gpus_here() counts them
+    return r.takes_every_node_gpu() ? r.gpus.value : std::max(static_cast<int>(a.gpus.size()), r.gpus.value);
   }
 
   std::optional<std::vector<int>> gpus_for(const Assignment& a, const std::vector<int>& free,
@@ -335,14 +390,17 @@ class Sharing {
   std::string node_name_;
   Policy policy_;
   const Node* here_ = nullptr;
-  std::vector<Assignment> candidates_;  ///< in dispatch order
-  size_t first_open_ = 0;               ///< candidates_ before it are all taken_
-  std::set<std::string> taken_;         ///< run, running or done here, or known done
-  std::set<std::string> taken_early_;   ///< this node's own units that take() started
-  /// Held by another node when take() last looked: it skips them (a scan of the claims per
-  /// free GPU would cost a file-system call per unit run anywhere) until pending() sees the
-  /// claim expire or end.
-  std::set<std::string> elsewhere_;
+  std::vector<Assignment> candidates_;             ///< in dispatch order
+  std::unordered_map<std::string, size_t> index_;  ///< unit id → its place in candidates_
+  std::vector<int> needs_;                         ///< by candidate: gpus_needed()
+  /// Candidates take() looks at, in dispatch order: neither taken_ nor elsewhere_.
+  std::set<size_t> open_;
+  std::unordered_set<std::string> taken_;  ///< run, running or done here, or known done
+  std::set<std::string> taken_early_;      ///< this node's own units that take() started
+  /// Held by another node when take() last looked (candidates, in dispatch order): it skips them (a
+  /// scan of the claims per free GPU would cost a file-system call per unit run anywhere) until
+  /// pending() sees the claim expire or end.
+  std::set<size_t> elsewhere_;
   std::set<std::string> unclaimable_;  ///< units whose claim could not be made here: said once
 };
 

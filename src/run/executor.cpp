@@ -65,16 +65,26 @@ class Loop {
         refused = start_ready();
         start_foreign();
       }
-      bool waiting_elsewhere = !stop && hooks_.pending_elsewhere && hooks_.pending_elsewhere();
-      if (running_ == 0 && !refused && !waiting_elsewhere && (stop || schedule_.ready().empty())) break;
       const double now = runner_.now();
+      // Asked on every pass only while nothing runs here (whether to end or wait); while units run,
+      // once a retry_s: each ask looks at other nodes' claims, and a pass per unit ended made it
+      // cost a look per unit run.
+      if (stop || !hooks_.pending_elsewhere) {
+        pending_ = false;
+      } else if (running_ == 0 || now - pending_asked_ >= hooks_.retry_s) {
+        pending_ = hooks_.pending_elsewhere();
+        pending_asked_ = now;
+      }
+      const bool waiting_elsewhere = pending_;
+      if (running_ == 0 && !refused && !waiting_elsewhere && (stop || schedule_.ready().empty())) break;
       enforce_deadlines(now, stop);
       if (hooks_.tick && now - last_tick >= hooks_.tick_s) {
         hooks_.tick();
         last_tick = now;
       }
       double until = deadline(now);
-      if (refused || waiting_elsewhere) until = std::min(until, now + hooks_.retry_s);
+      if (refused) until = std::min(until, now + hooks_.retry_s);
+      if (waiting_elsewhere) until = std::min(until, std::max(now, pending_asked_ + hooks_.retry_s));
       if (hooks_.tick && running_ > 0) until = std::min(until, last_tick + hooks_.tick_s);
       for (const auto& exit : runner_.wait(until)) ended(exit);
     }
@@ -234,6 +244,8 @@ class Loop {
   std::set<size_t> killed_outright_;  ///< killed units that still ran kill_wait_s later
   int holders_running_ = 0;
   int running_ = 0;
+  bool pending_ = false;                                             ///< pending_elsewhere's last answer
+  double pending_asked_ = -std::numeric_limits<double>::infinity();  ///< when it was asked
 };
 
 }  // namespace

@@ -85,6 +85,7 @@ struct ExecHooks {
       take_foreign;
   /// True while units this node could take are held by other nodes and not done: an idle
   /// node keeps asking take_foreign every retry_s, to retry them when a dead node's lease expires.
+  /// Asked on every pass of the loop while nothing runs here, else at most once a retry_s.
   std::function<bool()> pending_elsewhere;
   /// Called at least every tick_s while units run (claims' lease renewal).
   std::function<void()> tick;

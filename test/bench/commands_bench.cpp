@@ -4,8 +4,9 @@
 // `explain`, `history suggest`, `fleet check` of 10,000 imported nodes, `fleet import`),
 // each a fresh process timed from outside (wall, CPU = user + system, peak RSS from wait4), several runs and
 // the median, beside `xmllint --stream --noout` and `jq -c .` on the same files. Usage: commands_bench
-// [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep] [--only=WORD[|WORD...]]
+// [--quick] [--runs=N] [--sizes=10000,150000] [--gpuplan=PATH] [--keep] [--dir=DIR] [--only=WORD[|WORD...]]
 //   --quick: 10k and 150k tests only; --keep: leave the generated files in the temporary folder;
+//   --dir=DIR: write them in DIR instead, and leave them (claims_bench reads its plan and fleet there);
 //   --only=WORD: only the gpuplan commands whose row names WORD ("plan", "targets"; "show|render": either),
 //   beside the anchors.
 // Exits 1 when a target of issue 14 item 3 is missed (at 150k tests and more). The two CPU ratios
@@ -263,10 +264,15 @@ int main(int argc, char** argv) {
   bool keep = false;
   std::vector<std::string> only;  ///< --only's words: a row that names one of them runs
   std::string gpuplan = GPUPLAN_BINARY;
+  fs::path dir = fs::temp_directory_path() / fmt::format("gpuplan-commands-bench-{}", getpid());
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--quick") sizes = {10'000, 150'000};
     if (arg == "--keep") keep = true;
+    if (arg.starts_with("--dir=")) {
+      dir = std::string(arg.substr(6));
+      keep = true;
+    }
     if (arg.starts_with("--runs=")) runs = std::max(1, std::atoi(argv[i] + 7));
     if (arg.starts_with("--gpuplan=")) gpuplan = std::string(arg.substr(10));
     if (arg.starts_with("--only="))
@@ -285,7 +291,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  fs::path dir = fs::temp_directory_path() / fmt::format("gpuplan-commands-bench-{}", getpid());
   fs::create_directories(dir);
   fs::path fleet_small = dir / "fleet-1000.yaml", fleet_big = dir / "fleet-10000.yaml";
   write_fleet(fleet_small, 1000);
