@@ -131,16 +131,16 @@ inline constexpr std::size_t gitlab_default_max_yaml_bytes = 2 * 1024 * 1024;
 
 /// One <testcase> of a JUnit report.
 struct JunitCase {
-  std::string label;
-  std::optional<int> shard_index;  ///< 0-based; empty when unsharded
+  std::string label{};
+  std::optional<int> shard_index{};  ///< 0-based; empty when unsharded
   double seconds = 0;
-  std::string node;
-  std::vector<int> gpus;
-  std::string failure_type;  ///< empty: it passed
-  std::string failure_message;
-  bool cached = false;       ///< Bazel reported a cached result: nothing ran
-  std::string bazel_status;  ///< the test's overallStatus in Bazel's build events (FLAKY); empty: none
-  bool filtered = false;     ///< it ran under a test filter, only some of its cases (RunRecord::filtered)
+  std::string node{};
+  std::vector<int> gpus{};
+  std::string failure_type{};  ///< empty: it passed
+  std::string failure_message{};
+  bool cached = false;         ///< Bazel reported a cached result: nothing ran
+  std::string bazel_status{};  ///< the test's overallStatus in Bazel's build events (FLAKY); empty: none
+  bool filtered = false;       ///< it ran under a test filter, only some of its cases (RunRecord::filtered)
 };
 
 /// JUnit XML, as CI systems read it: one <testsuite> per node, one <testcase> per case
