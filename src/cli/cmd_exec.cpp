@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -175,7 +176,7 @@ class Sharing {
       auto why =
           a.node == o.node || !machine ? std::string() : unmet_here(*a.unit.requirement, every_gpu, *machine);
       if (why.empty())
-        candidates_.push_back(a);
+        candidates_.push_back(&a);
       else if (unmet++ == 0)
         std::cerr << fmt::format(
             "gpuplan exec: warning: node {}: --fleet says this node can run units planned "
@@ -186,9 +187,10 @@ class Sharing {
       std::cerr << fmt::format("gpuplan exec: warning: node {}: {} such units in all\n", o.node, unmet);
     // Dispatch order (run/dispatch.hpp, as `simulate` replays it): longest planned first, so
     // the units most likely to end the run start while there is time.
-    std::sort(candidates_.begin(), candidates_.end(), dispatched_before);
+    std::sort(candidates_.begin(), candidates_.end(),
+              [](const Assignment* x, const Assignment* y) { return dispatched_before(*x, *y); });
     for (size_t k = 0; k < candidates_.size(); ++k) {
-      index_.emplace(candidates_[k].unit.id, k);
+      index_.emplace(candidates_[k]->unit.id, k);
       open(k);
     }
   }
@@ -200,8 +202,8 @@ class Sharing {
   void wait_for(const Assignment& a) {
     auto state = state_of(a.unit.id);
     if (taken_.count(a.unit.id) || !state || *state == os::Claims::State::done) return;
-    candidates_.push_back(a);
-    index_[a.unit.id] = candidates_.size() - 1;
+    candidates_.push_back(&waited_.emplace_back(a));
+    index_[candidates_.back()->unit.id] = candidates_.size() - 1;
     elsewhere_.insert(candidates_.size() - 1);
   }
   os::Claims& claims() { return claims_; }
@@ -280,7 +282,7 @@ class Sharing {
   std::optional<Assignment> take(const std::vector<int>& free, int node_gpus) {
     for (auto it = open_.begin(); it != open_.end();) {
       const size_t k = *it;
-      const Assignment& a = candidates_[k];
+      const Assignment& a = *candidates_[k];
       if (taken_.count(a.unit.id)) {  // admitted from the node's list
         it = open_.erase(it);
         continue;
@@ -330,7 +332,7 @@ class Sharing {
   /// each), so a node whose units no other node held looked at them all once a unit it ran.
   bool pending() {
     for (auto it = elsewhere_.begin(); it != elsewhere_.end();) {
-      const Assignment& a = candidates_[*it];
+      const Assignment& a = *candidates_[*it];
       if (taken_.count(a.unit.id)) {
         it = elsewhere_.erase(it);
         continue;
@@ -362,7 +364,7 @@ class Sharing {
   /// Makes candidate `k` one take() looks at.
   void open(size_t k) {
     if (needs_.size() <= k) needs_.resize(k + 1, 0);
-    needs_[k] = gpus_needed(candidates_[k]);
+    needs_[k] = gpus_needed(*candidates_[k]);
     open_.insert(k);
   }
 
@@ -390,9 +392,12 @@ class Sharing {
   std::string node_name_;
   Policy policy_;
   const Node* here_ = nullptr;
-  std::vector<Assignment> candidates_;             ///< in dispatch order
-  std::unordered_map<std::string, size_t> index_;  ///< unit id → its place in candidates_
-  std::vector<int> needs_;                         ///< by candidate: gpus_needed()
+  /// In dispatch order: the plan's own (a copy each took 472 MiB for the 147,000 units of a plan
+  /// every node may run), and waited_'s.
+  std::vector<const Assignment*> candidates_;
+  std::deque<Assignment> waited_;                       ///< --static: this node's units wait_for() was given
+  std::unordered_map<std::string_view, size_t> index_;  ///< unit id → its place in candidates_
+  std::vector<int> needs_;                              ///< by candidate: gpus_needed()
   /// Candidates take() looks at, in dispatch order: neither taken_ nor elsewhere_.
   std::set<size_t> open_;
   std::unordered_set<std::string> taken_;  ///< run, running or done here, or known done
