@@ -422,12 +422,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
   // A / in a test's name reads as a package in a bazel-testlogs path: the runs of //t:sub/dir_test,
   // at t/sub/dir_test/test.xml, are keyed //t/sub:dir_test. Where the query has no such test and
   // the test none of its own, they are named (before, it was planned without history, silently).
-  std::set<std::string> in_query;
-  for (const auto& test : tests.tests) in_query.insert(label_identity(test.target.label));
-  auto has_runs = [&history](const std::string& identity) {
-    auto runs = history->samples.lower_bound(SampleKey{identity, std::nullopt});
-    return runs != history->samples.end() && runs->first.label == identity;
-  };
+  std::vector<std::pair<const std::string*, std::string>> slashed;  // such a test, its path's label
   for (const auto& test : tests.tests) {
     const std::string& label = test.target.label;
     auto slashes = label.find("//");
@@ -435,8 +430,19 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
     auto slash = colon == std::string::npos ? std::string::npos : label.rfind('/');
     if (slash == std::string::npos || slash < colon) continue;
     std::string package = label.substr(slashes + 2, colon - slashes - 2);
-    std::string path_label = label.substr(0, slashes + 2) + package + (package.empty() ? "" : "/") +
-                             label.substr(colon + 1, slash - colon - 1) + ":" + label.substr(slash + 1);
+    slashed.emplace_back(&label, label.substr(0, slashes + 2) + package + (package.empty() ? "" : "/") +
+                                     label.substr(colon + 1, slash - colon - 1) + ":" +
+                                     label.substr(slash + 1));
+  }
+  std::set<std::string> in_query;  // only where some test has a / in its name
+  if (!slashed.empty())
+    for (const auto& test : tests.tests) in_query.insert(label_identity(test.target.label));
+  auto has_runs = [&history](const std::string& identity) {
+    auto runs = history->samples.lower_bound(SampleKey{identity, std::nullopt});
+    return runs != history->samples.end() && runs->first.label == identity;
+  };
+  for (const auto& [label_of, path_label] : slashed) {
+    const std::string& label = *label_of;
     auto path_identity = label_identity(path_label);
     if (in_query.contains(path_identity) || !has_runs(path_identity) || has_runs(label_identity(label)))
       continue;
