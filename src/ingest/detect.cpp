@@ -119,8 +119,39 @@ bool is_blank(Source& source) {
   }
 }
 
+namespace {
+
+/// Whether `head` starts as Bazel's binary protocol buffer output: `--output=proto`'s QueryResult
+/// (field 1, a Target: `0a LEN 08 KIND`), cquery's CqueryResult (field 1, a ConfiguredTarget whose
+/// field 1 is the Target: `0a LEN 0a LEN 08 KIND`) or `--output=streamed_proto`'s Targets, each after
+/// its length (`LEN 08 KIND`); KIND a Target's type (1 RULE to 5 ENVIRONMENT_GROUP, build.proto).
+/// None of it is text (08 is a control byte), so no text input is taken for it.
+bool is_bazel_proto(std::string_view head) {
+  std::size_t i = 0;
+  auto skip_varint = [&] {
+    for (std::size_t n = 0; i < head.size() && n < 10; ++n)
+      if ((static_cast<unsigned char>(head[i++]) & 0x80) == 0) return true;
+    return false;
+  };
+  auto target_here = [&] {
+    return i + 1 < head.size() && head[i] == 0x08 && head[i + 1] >= 1 && head[i + 1] <= 5;
+  };
+  if (skip_varint() && target_here()) return true;  // streamed_proto
+  i = 0;
+  if (head.empty() || head[i++] != 0x0a || !skip_varint()) return false;
+  if (target_here()) return true;                              // query's proto
+  return head[i++] == 0x0a && skip_varint() && target_here();  // cquery's
+}
+
+}  // namespace
+
 InputFormat detect_format(Source& source) {
   std::string_view head = source.peek(head_size);
+  if (is_bazel_proto(head))
+    throw InputError(Position{source.name()},
+                     "this is Bazel's binary protocol buffer output (--output=proto, or streamed_proto), "
+                     "which gpuplan does not read: query again with --output=streamed_jsonproto or "
+                     "--output=xml (cquery: --output=jsonproto)");
   require_text(head, source.name());
   std::size_t start = head.find_first_not_of(" \t\r\n");
   head.remove_prefix(start);

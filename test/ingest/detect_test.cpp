@@ -29,6 +29,20 @@ TEST_CASE("binary input is refused with the position of the first byte that is n
   REQUIRE_THROWS_WITH(read_text("//a:b\xff\xfe\n"), Catch::Contains("input:1:6"));
 }
 
+TEST_CASE("Bazel's binary proto output is refused as what it is, with the format to ask for") {
+  // It was "binary input (byte 0xc0)" at line 2, the first byte being a newline's.
+  const std::string ask = "query again with --output=streamed_jsonproto or --output=xml";
+  REQUIRE_THROWS_WITH(
+      read_fixture("bazel/select_props.query.proto"),  // real Bazel 4 output
+      Catch::Contains("binary protocol buffer output (--output=proto") && Catch::Contains(ask));
+  // cquery's: a ConfiguredTarget (field 1) around the Target; streamed_proto: each after its length.
+  REQUIRE_THROWS_WITH(read_text(std::string("\x0a\x84\x01\x0a\x81\x01\x08\x01\x12\x7c", 10)),
+                      Catch::Contains(ask));
+  REQUIRE_THROWS_WITH(read_text(std::string("\xc0\x10\x08\x01\x12\xbb\x10", 7)), Catch::Contains(ask));
+  // Other binary input is said as before.
+  REQUIRE_THROWS_WITH(read_text(std::string("\x0a\x05\x10\x01", 4)), Catch::Contains("binary input"));
+}
+
 TEST_CASE("input in no format of Bazel's is an error that suggests --input-format") {
   REQUIRE_THROWS_WITH(read_text("\nname,seconds\n//a:b,3\n"), Catch::Contains("input:2") &&
                                                                   Catch::Contains("unknown input format") &&
