@@ -201,12 +201,15 @@ int main(int argc, char** argv) {
     if (arg.starts_with("--gpuplan=")) gpuplan = std::string(arg.substr(10));
   }
   std::vector<Unit> units;
-  {
+  try {
     std::ifstream in(plan);
     auto json = nlohmann::json::parse(in);
     for (const auto& a : json.at("assignments"))
       units.push_back({a.at("unit").get<std::string>(), a.at("node").get<std::string>(),
                        a.at("start_s").get<double>(), a.at("end_s").get<double>()});
+  } catch (const nlohmann::json::exception& e) {  // a missing or cut-off plan: said, not an abort
+    fmt::print(stderr, "claims_bench: {}: not a plan: {}\n", plan.string(), e.what());
+    return 2;
   }
   // The units left to run: the last `left` planned on the node's pool (its name less the number),
   // which the node can surely run; held: the longest others of the pool, first in dispatch order.
