@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "gpuplan/run.hpp"
@@ -65,9 +66,13 @@ struct RcFiles {
 };
 
 /// Reads `file` and what it imports; `reading` the files being read, outermost first.
-/// Returns false where `file` cannot be read.
+/// Returns false where `file` cannot be read. Only a regular file (or a link to one) is read: Bazel
+/// refuses a directory as it refuses a missing file, and would read a device such as /dev/zero or
+/// wait at a FIFO for ever, which gpuplan must not.
 bool read_rc(const std::string& file, const std::string& workspace, RcFiles& rc,
              std::vector<std::string>& reading) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) return false;
   std::ifstream in(file);
   if (!in) return false;
   reading.push_back(file);
@@ -96,6 +101,16 @@ bool read_rc(const std::string& file, const std::string& workspace, RcFiles& rc,
       if (std::find(reading.begin(), reading.end(), path) != reading.end()) {
         rc.refusals.push_back(
             fmt::format("{}: imports {}, which is importing it ('Import loop detected')", at, path));
+        continue;
+      }
+      std::error_code error;
+      if (const auto type = std::filesystem::status(path, error).type();
+          type != std::filesystem::file_type::regular && type != std::filesystem::file_type::directory &&
+          type != std::filesystem::file_type::not_found && !error) {
+        rc.refusals.push_back(
+            fmt::format("{}: imports {}, which is not a file but a device, FIFO or socket: Bazel would read "
+                        "it or wait at it for ever",
+                        at, path));
         continue;
       }
       if (!read_rc(path, workspace, rc, reading) && words[0] == "import")

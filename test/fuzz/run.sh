@@ -25,6 +25,7 @@ case $name in
   history_junit) seed test/data/history/bazel-testlogs/**/*.xml ;;
   history_table) seed test/data/history/*.csv test/data/history/*.json ;;
   plan) seed test/data/plans/*.json ;;
+  bazelrc) seed test/data/bazelrc/* ;;
   nvidia_smi)
     for query in test/data/nvidia-smi/*.query.csv; do
       topo=${query%.query.csv}.topo.txt

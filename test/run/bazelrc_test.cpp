@@ -1,6 +1,7 @@
 #include "gpuplan/bazelrc.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -154,6 +155,30 @@ TEST_CASE("what Bazel refuses in the rc files is named with its line") {
                              "--run_under= : Empty command')"));
   rc.write("test --run_under='/bin/wrap --flag \"x\"'\ntest --run_under=\"/bin/a \\\\\\\"b\\\\\\\"\"\n");
   CHECK(rc.refusals().empty());
+}
+
+TEST_CASE("an import of what is not a regular file is refused as Bazel refuses it, without reading it") {
+  RcFiles rc;
+  const auto fifo = rc.root / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Bazel 4: "Unexpected error reading .blazerc file" for the directory, and a try-import skips it;
+  // it reads /dev/zero for ever. gpuplan read the directory as an empty file (no word that Bazel
+  // would stop), ran out of memory on /dev/zero and waited for ever at the FIFO.
+  rc.write(
+      "import %workspace%/tools\n"
+      "try-import %workspace%/tools\n"
+      "import /dev/zero\n"
+      "import %workspace%/fifo\n"
+      "test --run_under=/bin/t\n");
+  auto refused = rc.refusals();
+  REQUIRE(refused.size() == 3);
+  CHECK(refused[0].starts_with(".bazelrc:1: imports tools, which cannot be read ('Unexpected error reading"));
+  CHECK(
+      refused[1] ==
+      ".bazelrc:3: imports /dev/zero, which is not a file but a device, FIFO or socket: Bazel would read it "
+      "or wait at it for ever");
+  CHECK(refused[2].starts_with(".bazelrc:4: imports fifo, which is not a file but a device"));
+  CHECK(rc.run_under({}) == ".bazelrc:5  /bin/t");
 }
 
 TEST_CASE("a line's words end as Bazel ends them") {
