@@ -161,12 +161,24 @@ struct BazelCacheStatus {
   /// BlazeTestStatus: 1 PASSED, 2 FLAKY, 3 TIMEOUT, 4 FAILED, 5 INCOMPLETE, ...; 0 when not set.
   int status = 0;
   std::optional<std::int64_t> run_duration_ms;  ///< run_duration_millis: the action's own time
+  static constexpr int passed = 1;
+  static constexpr int flaky = 2;
   static constexpr int timeout = 3;
   static constexpr int failed = 4;
 };
 /// Reads the fields above from the file's bytes; nullopt when they are not a protocol buffer
 /// message (cut short, or another file).
 std::optional<BazelCacheStatus> read_bazel_cache_status(std::string_view bytes);
+
+/// A test.cache_status file as read_junit is handed it: its name (for messages) and bytes.
+struct BazelCacheStatusFile {
+  std::string name;
+  std::string bytes;
+};
+/// Reads the test.cache_status beside a final test.xml; nullopt where there is none. read_junit
+/// calls it only where that test.xml cannot be read as XML, so a directory of good files reads
+/// no more than before. Empty for an attempt's XML, beside which Bazel keeps none.
+using BazelCacheStatusReader = std::function<std::optional<BazelCacheStatusFile>()>;
 
 /// Which tests' runs a reader keeps: one test's (`history show`), or every test's (empty). The
 /// rows of the others are still read and checked, a bad one as bad as before (the file is bad),
@@ -182,8 +194,12 @@ struct LabelFilter {
 /// BEP's resent results, which are told apart (noted, and counted once) only in the tests it
 /// keeps: telling one apart takes memory for each result read.
 HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});
+/// JUnit: a file that is not well-formed XML (empty; cut short by a test that crashed or was timed
+/// out while writing its own; Bazel 4's own XML of a test whose name holds &, < or ") is a bad row,
+/// unless `cache_status` gives a test.cache_status with a status and a run time: then the run is
+/// read from it, with a note.
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict,
-                       const LabelFilter& keep = {});
+                       const LabelFilter& keep = {}, const BazelCacheStatusReader& cache_status = {});
 /// csv or json. A CSV, and JSON with one row object a line, are read as a stream, a line at a
 /// time; a JSON array or a summarize file is one document, read whole.
 HistoryRead read_table(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});

@@ -152,6 +152,18 @@ bool log_says_filtered(const fs::path& xml) {
   return false;
 }
 
+/// Reads the test.cache_status beside a final test.xml (attempts have none), when asked: read_junit
+/// asks where the XML cannot be read, apply_cache_status for every run read from a test.xml.
+BazelCacheStatusReader cache_status_beside(const fs::path& xml) {
+  if (xml.filename() != "test.xml") return {};
+  return [path = xml.parent_path() / "test.cache_status"]() -> std::optional<BazelCacheStatusFile> {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    return BazelCacheStatusFile{path.string(),
+                                {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}};
+  };
+}
+
 /// Where Bazel's test.cache_status beside a final test.xml (attempts have none) says the run
 /// failed or timed out and test.xml says it passed (a test that crashed or hung at exit after
 /// writing it: CUDA or NCCL teardown), `sample` as Bazel saw it, with a note saying so. A timeout
@@ -159,25 +171,24 @@ bool log_says_filtered(const fs::path& xml) {
 void apply_cache_status(Sample& sample, const std::string& label, const fs::path& xml,
                         Diagnostics& diagnostics) {
   if (xml.filename() != "test.xml" || sample.timed_out) return;
-  const auto path = xml.parent_path() / "test.cache_status";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const auto status = read_bazel_cache_status(bytes);
+  const auto file = cache_status_beside(xml)();
+  if (!file) return;
+  const auto& path = file->name;
+  const auto status = read_bazel_cache_status(file->bytes);
   auto note = [&](std::string message) {
-    diagnostics.push_back(Diagnostic{Severity::note, label, path.string(), std::move(message)});
+    diagnostics.push_back(Diagnostic{Severity::note, label, path, std::move(message)});
   };
   if (!status)
     return note(
         fmt::format("{}: not the status Bazel writes beside a test.xml (a protocol buffer "
                     "message); the run is read from its test.xml alone",
-                    path.string()));
+                    path));
   if (status->status == BazelCacheStatus::timeout) {
     const double seconds = static_cast<double>(status->run_duration_ms.value_or(0)) / 1000;
     note(
         fmt::format("{}: Bazel timed the run out after {:.3f}s, after its test.xml said it passed in {}s "
                     "(the test hung after writing it): a timeout of at least {:.3f}s",
-                    path.string(), seconds, sample.seconds, std::max(seconds, sample.seconds)));
+                    path, seconds, sample.seconds, std::max(seconds, sample.seconds)));
     sample.timed_out = true;
     sample.failed = false;
     sample.seconds = std::max(seconds, sample.seconds);
@@ -185,7 +196,7 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
     note(
         fmt::format("{}: Bazel failed the run, whose test.xml says it passed (the test exited with an error "
                     "after writing it, as a crash at exit does): a failed run",
-                    path.string()));
+                    path));
     sample.failed = true;
   }
 }
@@ -268,7 +279,8 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
       configurations[label].insert(std::move(configuration));
     if (at_path[relative] < 2) {
       add(history, diagnostics,
-          with_bazel_logs(read_junit(input.in(), input.name, test, strict, keep), path));
+          with_bazel_logs(read_junit(input.in(), input.name, test, strict, keep, cache_status_beside(path)),
+                          path));
       continue;
     }
     std::string text{std::istreambuf_iterator<char>(input.in()), std::istreambuf_iterator<char>()};
@@ -279,7 +291,8 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
     }
     texts.push_back(text);
     std::istringstream in(std::move(text));
-    add(history, diagnostics, with_bazel_logs(read_junit(in, input.name, test, strict, keep), path));
+    add(history, diagnostics,
+        with_bazel_logs(read_junit(in, input.name, test, strict, keep, cache_status_beside(path)), path));
   }
   // Runs of one label in two configurations (bazel-out/k8-fastbuild/ and bazel-out/k8-opt/: builds
   // with other flags, one of them perhaps stale) are read as one test's samples; BEP in the same
@@ -325,8 +338,9 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
             Position{input.name},
             "a JUnit file outside bazel-testlogs/PACKAGE/TEST/: which test it belongs to is unknown; "
             "pass the bazel-testlogs directory instead");
-      return add(history, diagnostics,
-                 with_bazel_logs(read_junit(in, input.name, *test, strict, keep), path));
+      return add(
+          history, diagnostics,
+          with_bazel_logs(read_junit(in, input.name, *test, strict, keep, cache_status_beside(path)), path));
     }
   }
 }

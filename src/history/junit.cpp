@@ -184,10 +184,76 @@ void XMLCALL on_start(void* data, const XML_Char* name, const XML_Char** attribu
 
 void XMLCALL on_end(void* data, const XML_Char*) { static_cast<Times*>(data)->end(); }
 
+/// Why a file expat refused is not XML, where its bytes say: empty, or cut short (the error came
+/// at its end), or Bazel 4's own XML of a test whose name it wrote unescaped.
+std::string unreadable_why(std::size_t bytes, bool at_end, const TestLogPath& test) {
+  if (bytes == 0) return " (the file is empty)";
+  if (at_end)
+    return " (the file ends before its root element closes: cut short, as a test's own XML is when it "
+           "crashed or was timed out while writing it)";
+  auto name = std::string_view(test.label).substr(test.label.find("//") + 2);
+  if (name.find_first_of("&<\"") != std::string_view::npos)
+    return " (Bazel 4 writes the test's name into the test.xml it makes without escaping it, and this "
+           "test's name holds &, < or \")";
+  return {};
+}
+
+std::string_view status_name(int status) {
+  static constexpr std::string_view names[] = {
+      "NO_STATUS",      "PASSED",          "FLAKY",
+      "TIMEOUT",        "FAILED",          "INCOMPLETE",
+      "REMOTE_FAILURE", "FAILED_TO_BUILD", "BLAZE_HALTED_BEFORE_TESTING"};
+  return status >= 0 && status < static_cast<int>(std::size(names)) ? names[status] : "an unknown status";
+}
+
+/// The run Bazel's test.cache_status records, for a test.xml that cannot be read: a sample of its
+/// run_duration_millis where it ended PASSED, FLAKY or FAILED, a lower bound where TIMEOUT. Else
+/// (no such file, another file, a status that measured nothing, no time) why it gives none.
+struct CacheStatusRun {
+  std::optional<Sample> sample;
+  std::string name;  ///< the file's
+  std::string said;  ///< what it says of the run, or why it gives none
+};
+
+CacheStatusRun run_from_cache_status(const BazelCacheStatusReader& read) {
+  CacheStatusRun run;
+  auto file = read ? read() : std::nullopt;
+  if (!file) {
+    run.said = "no test.cache_status beside it to read the run from";
+    return run;
+  }
+  run.name = file->name;
+  auto status = read_bazel_cache_status(file->bytes);
+  if (!status) {
+    run.said = fmt::format("{} beside it is not the message Bazel writes there", file->name);
+    return run;
+  }
+  const bool ended = status->status == BazelCacheStatus::passed ||
+                     status->status == BazelCacheStatus::flaky || status->status == BazelCacheStatus::failed;
+  if (!ended && status->status != BazelCacheStatus::timeout) {
+    run.said = fmt::format("{} beside it says {}, a run that measured nothing", file->name,
+                           status_name(status->status));
+    return run;
+  }
+  if (!status->run_duration_ms) {
+    run.said = fmt::format("{} beside it says {} with no run_duration_millis", file->name,
+                           status_name(status->status));
+    return run;
+  }
+  Sample sample;
+  sample.seconds = static_cast<double>(*status->run_duration_ms) / 1000;
+  sample.timed_out = status->status == BazelCacheStatus::timeout;
+  sample.failed = status->status == BazelCacheStatus::failed;
+  run.said = fmt::format("{} after {:.3f}s{}", status_name(status->status), sample.seconds,
+                         sample.timed_out ? " (a timeout: at least that long)" : "");
+  run.sample = sample;
+  return run;
+}
+
 }  // namespace
 
 HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogPath& test, bool strict,
-                       const LabelFilter& keep) {
+                       const LabelFilter& keep, const BazelCacheStatusReader& cache_status) {
   history::BadRows bad(name, strict);
   std::unique_ptr<XML_ParserStruct, decltype(&XML_ParserFree)> parser(XML_ParserCreate("UTF-8"),
                                                                       XML_ParserFree);
@@ -198,21 +264,50 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
   XML_SetElementHandler(parser.get(), on_start, on_end);
 
   HistoryRead read;
+  auto run = [&test] {
+    return test.shard ? fmt::format("{} shard {} of {}", test.label, *test.shard, test.shard_count)
+                      : test.label;
+  };
   char buffer[1 << 16];
+  std::size_t bytes = 0;
   bool done = false;
   while (!done) {
     in.read(buffer, sizeof buffer);
     auto count = in.gcount();
+    bytes += static_cast<std::size_t>(count);
     done = count == 0;
     if (XML_Parse(parser.get(), buffer, static_cast<int>(count), done) == XML_STATUS_ERROR) {
-      if (times.problem.empty()) {
-        bad.add(
-            static_cast<long>(XML_GetCurrentLineNumber(parser.get())),
-            fmt::format("not well-formed JUnit XML: {}", XML_ErrorString(XML_GetErrorCode(parser.get()))));
-      } else {
+      if (!times.problem.empty()) {
         bad.add(times.problem_line, times.problem);
+        read.diagnostics = bad.diagnostics();
+        return read;
       }
-      read.diagnostics = bad.diagnostics();
+      const long line = static_cast<long>(XML_GetCurrentLineNumber(parser.get()));
+      const std::string what =
+          fmt::format("not well-formed JUnit XML: {}{}", XML_ErrorString(XML_GetErrorCode(parser.get())),
+                      unreadable_why(bytes, done, test));
+      if (test.attempt > 0) {
+        bad.add(line,
+                what + "; Bazel keeps no test.cache_status beside an attempt's XML to read the run from");
+        read.diagnostics = bad.diagnostics();
+        return read;
+      }
+      // Bazel's own record of the run, a message beside the final test.xml, says how it ended and
+      // how long it took: no guess, so a note, and no error under --strict.
+      auto from_status = run_from_cache_status(cache_status);
+      if (!from_status.sample) {
+        bad.add(line, fmt::format("{}; {}", what, from_status.said));
+        read.diagnostics = bad.diagnostics();
+        return read;
+      }
+      if (std::string label = label_identity(test.label); keep.keeps(label)) {
+        if (test.shard) read.history.shard_counts[label] = test.shard_count;
+        read.history.samples[SampleKey{label, test.shard}].push_back(*from_status.sample);
+        read.diagnostics.push_back(Diagnostic{
+            Severity::note, "", name,
+            fmt::format("{}: line {}: {}: its run is read from {} instead, where Bazel recorded it: {}",
+                        run(), line, what, from_status.name, from_status.said)});
+      }
       return read;
     }
   }
@@ -224,8 +319,6 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
   } else if (std::string label = label_identity(test.label); !keep.keeps(label)) {
     // Another test's run: `history show` holds only the one it shows.
   } else if (times.all_skipped()) {
-    const std::string run =
-        test.shard ? fmt::format("{} shard {} of {}", test.label, *test.shard, test.shard_count) : test.label;
     const int skipped = times.skipped_cases - times.disabled_cases;
     std::string why = fmt::format(
         "every test case in it was {}, so its {}s measured none of the test's work",
@@ -239,11 +332,11 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
                                      "googletest's DISABLED_ tests)",
                                      skipped, times.disabled_cases, times.testcases),
         *seconds);
-    if (strict) throw InputError(Position{name, times.root_line}, fmt::format("{}: {}", run, why));
+    if (strict) throw InputError(Position{name, times.root_line}, fmt::format("{}: {}", run(), why));
     ++read.history.skipped_runs;
     read.diagnostics.push_back(
         Diagnostic{Severity::warning, "", name,
-                   fmt::format("{}: {}: the run is left out; --strict makes this an error", run, why)});
+                   fmt::format("{}: {}: the run is left out; --strict makes this an error", run(), why)});
     return read;
   } else {
     if (test.shard) read.history.shard_counts[label] = test.shard_count;

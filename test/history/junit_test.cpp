@@ -195,3 +195,98 @@ TEST_CASE("rules_go's report of a binary with no tests, time=\"\", is read as ze
                        true);
   REQUIRE(read.diagnostics.empty());
 }
+
+namespace {
+
+/// A test.xml of test/data/history/unreadable_xml, read as the CLI reads it: with the
+/// test.cache_status beside it where `with_status`, else none.
+HistoryRead read_unreadable(const std::string& relative, bool strict, bool with_status = true) {
+  const std::string dir = "unreadable_xml/bazel-testlogs/";
+  std::ifstream in(history_fixture(dir + relative), std::ios::binary);
+  const auto status_name = relative.substr(0, relative.rfind('/') + 1) + "test.cache_status";
+  BazelCacheStatusReader status;
+  if (with_status)
+    status = [status_name, dir]() -> std::optional<BazelCacheStatusFile> {
+      std::ifstream bytes(history_fixture(dir + status_name), std::ios::binary);
+      return BazelCacheStatusFile{status_name,
+                                  {std::istreambuf_iterator<char>(bytes), std::istreambuf_iterator<char>()}};
+    };
+  return read_junit(in, relative, *parse_testlog_path(relative), strict, {}, status);
+}
+
+}  // namespace
+
+TEST_CASE("a test.xml that is not XML is read from Bazel's test.cache_status beside it, with a note") {
+  // Real Bazel 4 files (test/data/history/README.md): its own XML of a test named amp&test, with
+  // the & unescaped; a test's own XML cut short by a crash and by Bazel's timeout; an empty one.
+  struct Case {
+    std::string test;
+    double seconds;
+    bool failed, timed_out;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {"amp&test", 0.448, false, false, "invalid token) (Bazel 4 writes the test's name"},
+      {"trunc_crash_test", 0.337, true, false,
+       "unclosed token (the file ends before its root element closes"},
+      {"trunc_hang_test", 5.02, false, true, "unclosed token (the file ends before its root element closes"},
+      {"empty_hang_test", 5.018, false, true, "no element found (the file is empty)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.test);
+    // Not a guess: Bazel's own status and time, so no error under --strict either.
+    auto read = read_unreadable("gpu/" + c.test + "/test.xml", true);
+    const auto& samples = read.history.samples.at({"//gpu:" + c.test, std::nullopt});
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].seconds == Approx(c.seconds));
+    CHECK(samples[0].failed == c.failed);
+    CHECK(samples[0].timed_out == c.timed_out);
+    REQUIRE(read.diagnostics.size() == 1);
+    CHECK(read.diagnostics[0].severity == Severity::note);
+    CHECK(read.diagnostics[0].source == "gpu/" + c.test + "/test.xml");
+    CHECK_THAT(read.diagnostics[0].message,
+               Catch::Contains(c.why) &&
+                   Catch::Contains("its run is read from gpu/" + c.test + "/test.cache_status instead"));
+  }
+  CHECK_THAT(
+      read_unreadable("gpu/trunc_hang_test/test.xml", false).diagnostics[0].message,
+      Catch::Contains("where Bazel recorded it: TIMEOUT after 5.020s (a timeout: at least that long)"));
+}
+
+TEST_CASE("a test.xml that is not XML, with no test.cache_status to read instead, is a bad row naming why") {
+  auto lenient = read_unreadable("gpu/trunc_crash_test/test.xml", false, false);
+  REQUIRE(lenient.history.sample_count() == 0);
+  REQUIRE(lenient.diagnostics.size() == 1);
+  CHECK(lenient.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(
+      lenient.diagnostics[0].message,
+      Catch::Contains("gpu/trunc_crash_test/test.xml:3: not well-formed JUnit XML: unclosed token (the "
+                      "file ends before its root element closes") &&
+          Catch::Contains("; no test.cache_status beside it to read the run from"));
+  CHECK_THROWS_WITH(read_unreadable("gpu/trunc_crash_test/test.xml", true, false),
+                    Catch::StartsWith("gpu/trunc_crash_test/test.xml:3: not well-formed JUnit XML"));
+
+  // An attempt's XML has none beside it: the run is lost, and the warning says so.
+  auto attempt = read_unreadable("gpu/trunc_hang_test/test_attempts/attempt_1.xml", false);
+  REQUIRE(attempt.history.sample_count() == 0);
+  CHECK_THAT(
+      attempt.diagnostics.at(0).message,
+      Catch::Contains("gpu/trunc_hang_test/test_attempts/attempt_1.xml:3: not well-formed JUnit XML") &&
+          Catch::Contains("Bazel keeps no test.cache_status beside an attempt's XML"));
+
+  // A file that is no such message, or one whose status measured nothing or that has no time.
+  auto with_status = [](std::string bytes) {
+    std::istringstream in("<testsuites time=\"5\">");
+    return read_junit(in, "t/test.xml", TestLogPath{"//t:t", std::nullopt, 1, 0}, false, {}, [bytes]() {
+      return std::optional<BazelCacheStatusFile>({"t/test.cache_status", bytes});
+    });
+  };
+  CHECK_THAT(with_status("<?xml?>").diagnostics.at(0).message,
+             Catch::Contains("t/test.cache_status beside it is not the message Bazel writes there"));
+  // Field 3 (status) 5, INCOMPLETE; field 12 (run_duration_millis) 100.
+  CHECK_THAT(with_status("\x18\x05\x60\x64").diagnostics.at(0).message,
+             Catch::Contains("says INCOMPLETE, a run that measured nothing"));
+  CHECK_THAT(with_status("\x18\x01").diagnostics.at(0).message,
+             Catch::Contains("says PASSED with no run_duration_millis"));
+  CHECK(with_status("\x18\x02\x60\x64").history.samples.at({"//t:t", std::nullopt}).at(0).seconds == 0.1);
+}

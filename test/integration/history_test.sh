@@ -68,6 +68,24 @@ grep -q "crash_at_exit_test/test.cache_status: Bazel failed the run, whose test.
 "$GPUPLAN" history show //gpu:hang_at_exit_test --history $DATA/exit_status/bazel-testlogs 2>/dev/null |
   grep -q "estimate: 5.126s (history-timeout)" || fail "the hung test is not planned for its timeout"
 
+# A test.xml that is not XML (Bazel 4's own of a test named amp&test, unescaped; a test's own cut
+# short by a crash or Bazel's timeout; an empty one): its run is read from the test.cache_status
+# beside it, with a note, and --strict takes it. Before, a skipped bad row, and the run was lost.
+# An attempt's XML has none beside it: still a bad row, whose warning names the file and why.
+"$GPUPLAN" history summarize $DATA/unreadable_xml/bazel-testlogs >"$SCRATCH/unreadable.json" 2>"$SCRATCH/unreadable.err" ||
+  fail "summarize of unreadable test.xml files failed: $(cat "$SCRATCH/unreadable.err")"
+[ "$(jq -c '[.units[] | [.label, .seconds, .failed, .timed_out]]' "$SCRATCH/unreadable.json")" = \
+  '[["//gpu:amp&test",[0.448],null,null],["//gpu:empty_hang_test",[5.018],null,[true]],["//gpu:trunc_crash_test",[0.337],[true],null],["//gpu:trunc_hang_test",[5.02],null,[true]]]' ] ||
+  fail "runs of unreadable test.xml files are not read from test.cache_status: $(cat "$SCRATCH/unreadable.json")"
+grep -q "gpu/trunc_hang_test/test.xml: //gpu:trunc_hang_test: line 3: not well-formed JUnit XML: unclosed token (the file ends before its root element closes.*its run is read from .*gpu/trunc_hang_test/test.cache_status instead, where Bazel recorded it: TIMEOUT after 5.020s" "$SCRATCH/unreadable.err" ||
+  fail "no note of the run read from test.cache_status: $(cat "$SCRATCH/unreadable.err")"
+grep -q "attempt_1.xml:3: not well-formed JUnit XML: unclosed token .*Bazel keeps no test.cache_status beside an attempt's XML" "$SCRATCH/unreadable.err" ||
+  fail "an attempt's unreadable XML is not named with why: $(cat "$SCRATCH/unreadable.err")"
+cp -r $DATA/unreadable_xml/bazel-testlogs "$SCRATCH/unreadable-testlogs"
+find "$SCRATCH/unreadable-testlogs" -name test_attempts -prune -exec rm -r {} +
+"$GPUPLAN" history summarize --strict "$SCRATCH/unreadable-testlogs" >/dev/null 2>"$SCRATCH/unreadable-strict.err" ||
+  fail "--strict refuses runs read from test.cache_status: $(cat "$SCRATCH/unreadable-strict.err")"
+
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
 # matching no test, its runs went unused without a word).

@@ -1,0 +1,3 @@
+#!/bin/sh
+: > "$XML_OUTPUT_FILE"
+sleep 100

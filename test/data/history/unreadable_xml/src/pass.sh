@@ -1,0 +1,2 @@
+#!/bin/sh
+sleep 0.3
