@@ -988,6 +988,37 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
   }
 }
 
+// An exec_property key one case or hyphen away from a remote-execution key gpuplan reads
+// ({"gpu-count": "2"} for NativeLink's gpu_count). Before, beside a gpu_model that made the test a GPU
+// test, a note: planned on 1 GPU, and --strict passed; alone, a warning whose rule said gpus: 1.
+TEST_CASE("an exec_property key a hyphen or case away from one gpuplan reads is a near miss") {
+  auto with = [](std::vector<std::pair<std::string, std::string>> properties) {
+    auto t = make_target("//t:t", {});
+    for (const auto& entry : properties) t.exec_properties.set(entry.first, entry.second);
+    return t;
+  };
+  auto counted = with({{"gpu-count", "2"}, {"gpu_model", "a100"}});
+  auto c = classify_one(counted);
+  REQUIRE(c.tests[0].bucket == Bucket::gpu);
+  CHECK(c.tests[0].requirement->gpus.value == 1);
+  auto warned = gpuplan::testing::warnings_of(c);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].source == "exec_properties gpu-count=2");
+  CHECK_THAT(warned[0].message, Catch::Contains("did you mean \"gpu_count=2\"?"));
+  CHECK(has_errors(classify_one(counted, {}, {.strict = true}).diagnostics));
+  for (const auto& [key, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu-count", "gpu_count=2"}, {"GPU_MODEL", "gpu_model=2"}, {"test.Gpu-Count", "gpu_count=2"}}) {
+    INFO(key);
+    auto alone = classify_one(with({{key, "2"}}));
+    CHECK(alone.tests[0].bucket == Bucket::cpu);
+    REQUIRE(alone.diagnostics.size() == 1);
+    CHECK_THAT(alone.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+  }
+  // The keys as written stay read, pool as Pool.
+  CHECK(classify_one(with({{"gpu_count", "2"}})).tests[0].requirement->gpus.value == 2);
+  CHECK(classify_one(with({{"pool", "gpu-pool"}})).diagnostics.empty());
+}
+
 // A count after a vendor's tag that takes none: the did-you-mean was the closest spelling,
 // requires-gpu:2, which asks for 2 GPUs of any vendor.
 TEST_CASE("a count after requires-cuda or requires-rocm is a near miss that keeps the vendor") {
