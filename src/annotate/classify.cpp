@@ -881,6 +881,8 @@ class TestClassifier {
             fmt::format("{} is ignored: {} is a flag, set by true, yes, 1 or nothing (and off by false, no "
                         "or 0)",
                         util::excerpt(source, 200), util::excerpt(key, 100)));
+      else if (auto meant = annotate::property_near_miss(key))
+        near_miss(source, fmt::format("{}={}", *meant, value));
       else
         unknown(source, key, false, tag);
     }

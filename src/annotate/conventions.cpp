@@ -678,6 +678,19 @@ std::optional<Recognized> read_exec_property(std::string_view key, std::string_v
   return recognized;
 }
 
+std::optional<std::string> property_near_miss(std::string_view key) {
+  util::strip_prefix(key, "test.");
+  auto folded_key = [](std::string_view text) {
+    auto out = util::lower(text);
+    std::ranges::replace(out, '-', '_');
+    return out;
+  };
+  const auto written = folded_key(key);
+  for (const auto& row : property_rows())
+    if (row.key != key && folded_key(row.key) == written) return std::string(row.key);
+  return std::nullopt;
+}
+
 std::optional<Recognized> read_variant_name(std::string_view label, std::string_view generator_function) {
   if (std::ranges::find(variant_macros, generator_function) == variant_macros.end()) return std::nullopt;
   auto name = label.substr(label.find_last_of(":/") + 1);

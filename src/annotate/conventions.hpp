@@ -46,6 +46,10 @@ bool is_falsy(std::string_view value);
 /// near.
 std::optional<std::string> near_miss(std::string_view tag);
 
+/// The remote-execution key an exec_property's key was probably meant to be, one case or `-`/`_`
+/// away from it ("gpu-count" → "gpu_count", "GPU_MODEL" → "gpu_model"); nullopt when none is.
+std::optional<std::string> property_near_miss(std::string_view key);
+
 /// The GPU model a tag or label names as a word of its own ("h100", "requires_a100", "mi300x_only",
 /// "//:h100_gpu"), as `gpu-model:` takes it: the family, lower-case ("mi355x" for "mi355", the only
 /// product of that name; "mi300a|mi300x" for "mi300"); empty when none. Only model names that no

@@ -988,6 +988,37 @@ TEST_CASE("near misses are warnings with a did-you-mean, and errors under --stri
   }
 }
 
+// An exec_property key one case or hyphen away from a remote-execution key gpuplan reads
+// ({"gpu-count": "2"} for NativeLink's gpu_count). Before, beside a gpu_model that made the test a GPU
+// test, a note: planned on 1 GPU, and --strict passed; alone, a warning whose rule said gpus: 1.
+TEST_CASE("an exec_property key a hyphen or case away from one gpuplan reads is a near miss") {
+  auto with = [](std::vector<std::pair<std::string, std::string>> properties) {
+    auto t = make_target("//t:t", {});
+    for (const auto& entry : properties) t.exec_properties.set(entry.first, entry.second);
+    return t;
+  };
+  auto counted = with({{"gpu-count", "2"}, {"gpu_model", "a100"}});
+  auto c = classify_one(counted);
+  REQUIRE(c.tests[0].bucket == Bucket::gpu);
+  CHECK(c.tests[0].requirement->gpus.value == 1);
+  auto warned = gpuplan::testing::warnings_of(c);
+  REQUIRE(warned.size() == 1);
+  CHECK(warned[0].source == "exec_properties gpu-count=2");
+  CHECK_THAT(warned[0].message, Catch::Contains("did you mean \"gpu_count=2\"?"));
+  CHECK(has_errors(classify_one(counted, {}, {.strict = true}).diagnostics));
+  for (const auto& [key, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu-count", "gpu_count=2"}, {"GPU_MODEL", "gpu_model=2"}, {"test.Gpu-Count", "gpu_count=2"}}) {
+    INFO(key);
+    auto alone = classify_one(with({{key, "2"}}));
+    CHECK(alone.tests[0].bucket == Bucket::cpu);
+    REQUIRE(alone.diagnostics.size() == 1);
+    CHECK_THAT(alone.diagnostics[0].message, Catch::Contains(fmt::format("did you mean \"{}\"?", meant)));
+  }
+  // The keys as written stay read, pool as Pool.
+  CHECK(classify_one(with({{"gpu_count", "2"}})).tests[0].requirement->gpus.value == 2);
+  CHECK(classify_one(with({{"pool", "gpu-pool"}})).diagnostics.empty());
+}
+
 // A count after a vendor's tag that takes none: the did-you-mean was the closest spelling,
 // requires-gpu:2, which asks for 2 GPUs of any vendor.
 TEST_CASE("a count after requires-cuda or requires-rocm is a near miss that keeps the vendor") {
@@ -1183,4 +1214,56 @@ TEST_CASE("args whose process count is no count are a warning where no annotatio
   auto given = make_target("//t:t", {"gpu:4", "jax_test_gpu"});
   given.edit_launch().process_args = "--num_processes=$(N) --gpus_per_process=1";
   CHECK(classify_one(given).diagnostics.empty());
+}
+
+// Repositories whose GPU tests gpuplan reads right as they are (test/data/gpu_repos/, Bazel's own
+// output of their BUILD text): MediaPipe's GL tests and the TFLite GPU delegate's kernel tests
+// (requires-gpu-nvidia, or tf_gpu_tests_tags()), TensorFlow Probability's _gpu tests (its CPU CI
+// filters -gpu,-requires-gpu-nvidia), NativeLink's and BuildBuddy's GPU routing (exec_properties
+// gpu = a100, gpu_count + gpu_model, a Pool named by the team), TensorFlow's older remote-gpu
+// tests with their gpu_test exec constraint; and what is no GPU test to plan: MediaPipe's
+// SwiftShader GL tests, Drake's OpenGL rendering tests, TF Serving's GPU Docker test (manual).
+TEST_CASE("The GPU tests of MediaPipe, TFLite, TFP, NativeLink and BuildBuddy are read as they run") {
+  auto c = classify(gpuplan::testing::read_fixture("gpu_repos/tests.query.xml"), {}, {.strict = true});
+  REQUIRE_FALSE(has_errors(c.diagnostics));
+  std::map<std::string, const ClassifiedTest*> by_label;
+  for (const auto& t : c.tests) by_label[std::string(t.target.label)] = &t;
+  REQUIRE(by_label.size() == 17);
+  auto gpus = [&](const std::string& label, int count, const char* vendor, const char* model) {
+    INFO(label);
+    const auto& t = *by_label.at(label);
+    REQUIRE(t.bucket == Bucket::gpu);
+    CHECK(t.requirement->gpus.value == count);
+    if (vendor) {
+      REQUIRE(t.requirement->vendor);
+      CHECK(t.requirement->vendor->value == vendor);
+    }
+    if (model) {
+      REQUIRE(t.requirement->gpu_models);
+      CHECK(t.requirement->gpu_models->value == std::vector<std::string>{model});
+    } else {
+      CHECK_FALSE(t.requirement->gpu_models);
+    }
+  };
+  gpus("//mediapipe/calculators/image:mask_overlay_calculator_test", 1, "nvidia", nullptr);
+  gpus("//mediapipe/framework/formats:tensor_test", 1, "nvidia", nullptr);
+  gpus("//tensorflow/lite/delegates/gpu/cl/kernels:add_test", 1, "nvidia", nullptr);
+  gpus("//tensorflow/lite/delegates/gpu/cl/kernels:lstm_full_test", 1, "nvidia", nullptr);
+  gpus("//tensorflow/lite/delegates/gpu/gl/kernels:add_test", 1, "nvidia", nullptr);
+  gpus("//tensorflow_probability/python/distributions:binomial_test_gpu", 1, "nvidia", nullptr);
+  gpus("//tensorflow_probability/python/distributions:sample_test_gpu.tf", 1, "nvidia", nullptr);
+  gpus("//tensorflow_probability/python/distributions:sample_test_gpu.jax", 1, "nvidia", nullptr);
+  gpus("//nativelink:kernel_test", 1, nullptr, "a100");
+  gpus("//nativelink:kernel_vendor_test", 1, nullptr, "a100");
+  gpus("//nativelink:kernel_counted_test", 2, nullptr, "a100");
+  gpus("//buildbuddy:gpu_pool_test", 1, nullptr, nullptr);
+  gpus("//third_party/toolchains:remote_gpu_test", 1, "nvidia", nullptr);
+  for (const char* cpu : {"//mediapipe/gpu:gpu_buffer_to_image_frame_calculator_test",
+                          "//mediapipe/gpu/webgpu:webgpu_texture_buffer_test",
+                          "//geometry/render_gl:internal_render_engine_gl_test"}) {
+    INFO(cpu);
+    CHECK(by_label.at(cpu)->bucket == Bucket::cpu);
+  }
+  CHECK(by_label.at("//tensorflow_serving/tools/docker/tests:unittest_dockerfile_gpu")->bucket ==
+        Bucket::skipped);
 }
