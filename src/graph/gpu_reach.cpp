@@ -234,61 +234,37 @@ bool GpuReach::descend(const DepGraph& graph, const std::vector<bool>& wall,
     }
   }
 
-  // The breadth-first walk's choice among equal paths: it takes the nodes of one distance in
-  // the order it queued them (the sources by node number; then by the place of the node it
-  // came from, and among a node's dependents by their place in the input), and each node steps
-  // to its input queued first. So the nodes of each distance, in input order, are ranked by
-  // their step's rank with a stable counting sort, distance after distance.
-  std::vector<std::size_t> level_start(deepest + 2, 0);
+  // The step among equal paths: the input one closer with the smallest label, so that the path
+  // is the graph's, whatever the order of the input's rules (before, the breadth-first walk's
+  // order of the nodes, which is the input's, chose it).
   for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
-    std::uint32_t d = dist[graph.rule_node(entry)];
-    if (d != 0 && d <= deepest) ++level_start[d + 1];
-  }
-  for (std::size_t d = 1; d < level_start.size(); ++d) level_start[d] += level_start[d - 1];
-  std::vector<Node> by_level(level_start.back());
-  {
-    std::vector<std::size_t> fill(level_start.begin(), level_start.end() - 1);
-    for (std::size_t entry = 0; entry < graph.rule_count(); ++entry) {
-      Node node = graph.rule_node(entry);
-      std::uint32_t d = dist[node];
-      if (d != 0 && d <= deepest) by_level[fill[d]++] = node;
+    Node node = graph.rule_node(entry);
+    std::uint32_t d = dist[node];
+    if (d == 0 || d > deepest) continue;
+    for (Node input : graph.rule_inputs(entry)) {
+      if (dist[input] != d - 1) continue;
+      if (next[node] == unreached || graph.label(input) < graph.label(next[node])) next[node] = input;
     }
-  }
-  std::vector<std::uint32_t>& rank = dist;  // the distances are in by_level now
-  std::uint32_t ranked = 0;
-  for (Node node = 0; node < nodes; ++node) rank[node] = next[node] == is_source ? ranked++ : none;
-  std::vector<std::uint32_t> count;
-  std::uint32_t low = 0, high = ranked;  // the ranks of the distance before
-  for (std::uint32_t d = 1; d <= deepest; ++d) {
-    std::span<const Node> level(by_level.data() + level_start[d], level_start[d + 1] - level_start[d]);
-    count.assign(high - low + 1, 0);
-    for (Node node : level) {
-      std::uint32_t best = none;
-      for (Node input : graph.rule_inputs(entry_of[node])) {
-        std::uint32_t r = rank[input];
-        if (r >= low && r < high && r < best) {
-          best = r;
-          next[node] = input;
-        }
-      }
-      ++count[best - low + 1];
-    }
-    for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
-    for (Node node : level) rank[node] = high + count[rank[next[node]] - low]++;
-    low = high;
-    high += static_cast<std::uint32_t>(level.size());
   }
   return true;
 }
 
 void GpuReach::walk(const DepGraph& graph, const std::vector<bool>& wall, std::vector<DepGraph::Node>& queue,
                     std::vector<DepGraph::Node>& next) {
+  // Each node's distance, to take among its inputs one closer the smallest label, as descend() does.
+  std::vector<std::uint32_t> dist(graph.node_count(), 0);
   for (std::size_t head = 0; head < queue.size(); ++head) {
     DepGraph::Node node = queue[head];
     for (DepGraph::Node dependent : graph.dependents(node)) {
-      if (next[dependent] != unreached || wall[dependent]) continue;
-      next[dependent] = node;
-      queue.push_back(dependent);
+      if (wall[dependent]) continue;
+      if (next[dependent] == unreached) {
+        next[dependent] = node;
+        dist[dependent] = dist[node] + 1;
+        queue.push_back(dependent);
+      } else if (next[dependent] != is_source && dist[dependent] == dist[node] + 1 &&
+                 graph.label(node) < graph.label(next[dependent])) {
+        next[dependent] = node;
+      }
     }
   }
 }

@@ -559,27 +559,27 @@ TEST_CASE("a graph of many labels keeps each once while its label table grows, l
   REQUIRE_FALSE(graph.find("//pkg0:lib_5000"));
 }
 
-TEST_CASE(
-    "among equal paths a test steps to the input reached first: GPU deps by their order, then input order") {
-  DepGraph graph = graph_of(R"(<query version="2">
-    <rule class="cc_library" location="/ws/BUILD:1:1" name="//gpu:one"/>
-    <rule class="cc_library" location="/ws/BUILD:2:1" name="//gpu:two"/>
-    <rule class="sh_test" location="/ws/BUILD:3:1" name="//t:a">
-        <rule-input name="//a:x"/><rule-input name="//a:y"/>
-    </rule>
-    <rule class="sh_test" location="/ws/BUILD:4:1" name="//t:b">
-        <rule-input name="//b:p"/><rule-input name="//b:q"/>
-    </rule>
-    <rule class="py_library" location="/ws/BUILD:5:1" name="//a:y"><rule-input name="//gpu:one"/></rule>
-    <rule class="py_library" location="/ws/BUILD:6:1" name="//a:x"><rule-input name="//gpu:two"/></rule>
-    <rule class="py_library" location="/ws/BUILD:7:1" name="//b:q"><rule-input name="//gpu:one"/></rule>
-    <rule class="py_library" location="/ws/BUILD:8:1" name="//b:p"><rule-input name="//gpu:one"/></rule>
-</query>)");
-  GpuDepPatterns patterns;
-  patterns.gpu_deps = {"//gpu/..."};
-  GpuReach reach(graph, patterns);
-  REQUIRE(reach.path_text(*graph.find("//t:a")) == "//t:a → //a:y → //gpu:one");
-  REQUIRE(reach.path_text(*graph.find("//t:b")) == "//t:b → //b:q → //gpu:one");
+TEST_CASE("among equal paths a test steps to the input with the smallest label, whatever the input's order") {
+  const std::vector<std::string> rules = {
+      R"(<rule class="cc_library" location="/ws/BUILD:1:1" name="//gpu:one"/>)",
+      R"(<rule class="cc_library" location="/ws/BUILD:2:1" name="//gpu:two"/>)",
+      R"(<rule class="sh_test" location="/ws/BUILD:3:1" name="//t:a"><rule-input name="//a:y"/><rule-input name="//a:x"/></rule>)",
+      R"(<rule class="sh_test" location="/ws/BUILD:4:1" name="//t:b"><rule-input name="//b:q"/><rule-input name="//b:p"/></rule>)",
+      R"(<rule class="py_library" location="/ws/BUILD:5:1" name="//a:y"><rule-input name="//gpu:one"/></rule>)",
+      R"(<rule class="py_library" location="/ws/BUILD:6:1" name="//a:x"><rule-input name="//gpu:two"/></rule>)",
+      R"(<rule class="py_library" location="/ws/BUILD:7:1" name="//b:q"><rule-input name="//gpu:one"/></rule>)",
+      R"(<rule class="py_library" location="/ws/BUILD:8:1" name="//b:p"><rule-input name="//gpu:one"/></rule>)"};
+  for (bool reversed : {false, true}) {
+    std::string xml = "<query version=\"2\">\n";
+    for (std::size_t i = 0; i < rules.size(); ++i) xml += rules[reversed ? rules.size() - 1 - i : i] + "\n";
+    DepGraph graph = graph_of(xml + "</query>");
+    GpuDepPatterns patterns;
+    patterns.gpu_deps = {"//gpu/..."};
+    GpuReach reach(graph, patterns);
+    INFO("rules reversed: " << reversed);
+    REQUIRE(reach.path_text(*graph.find("//t:a")) == "//t:a → //a:x → //gpu:two");
+    REQUIRE(reach.path_text(*graph.find("//t:b")) == "//t:b → //b:p → //gpu:one");
+  }
 }
 
 TEST_CASE("a cycle, which Bazel never prints, neither hangs the reachability pass nor hides a path") {

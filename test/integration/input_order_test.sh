@@ -1,0 +1,75 @@
+# The same input in another order gives the same bytes (README "The plan JSON, for launchers",
+# "Order of the input"): each case writes one input twice, its records in two orders, and
+# compares what the commands print.
+source test/integration/lib.sh
+
+# same_output NAME DIR_A DIR_B COMMAND...: COMMAND run in each folder (its files named relative)
+# prints the same standard output, standard error and exit status in both.
+same_output() {
+  local name=$1 a=$2 b=$3
+  shift 3
+  local status_a=0 status_b=0
+  (cd "$a" && "$GPUPLAN" "$@" >"$SCRATCH/out.a" 2>"$SCRATCH/err.a") || status_a=$?
+  (cd "$b" && "$GPUPLAN" "$@" >"$SCRATCH/out.b" 2>"$SCRATCH/err.b") || status_b=$?
+  [ "$status_a" = "$status_b" ] || fail "$name: exit $status_a in one order, $status_b in the other"
+  cmp -s "$SCRATCH/out.a" "$SCRATCH/out.b" ||
+    fail "$name: standard output differs with the input in another order: $(diff "$SCRATCH/out.a" "$SCRATCH/out.b" | head -20)"
+  cmp -s "$SCRATCH/err.a" "$SCRATCH/err.b" ||
+    fail "$name: standard error differs with the input in another order: $(diff "$SCRATCH/err.a" "$SCRATCH/err.b" | head -20)"
+}
+
+# query_xml FILE RULE...: a `bazel query --output=xml` document of the rules (each
+# "CLASS NAME TAGS DEPS", TAGS and DEPS comma-separated or "-"), in the order given.
+query_xml() {
+  local file=$1 class name tags deps item
+  shift
+  {
+    echo '<?xml version="1.1" encoding="UTF-8" standalone="no"?>'
+    echo '<query version="2">'
+    for rule in "$@"; do
+      read -r class name tags deps <<<"$rule"
+      echo "    <rule class=\"$class\" location=\"/w/BUILD:1:1\" name=\"$name\">"
+      if [ "$tags" != - ]; then
+        echo '        <list name="tags">'
+        for item in ${tags//,/ }; do echo "            <string value=\"$item\"/>"; done
+        echo '        </list>'
+      fi
+      if [ "$deps" != - ]; then
+        echo '        <list name="deps">'
+        for item in ${deps//,/ }; do echo "            <label value=\"$item\"/>"; done
+        echo '        </list>'
+        for item in ${deps//,/ }; do echo "        <rule-input name=\"$item\"/>"; done
+      fi
+      echo '    </rule>'
+    done
+    echo '</query>'
+  } >"$file"
+}
+
+mkdir -p "$SCRATCH/a" "$SCRATCH/b"
+
+# A test reaches GPU code by two paths of one length: explain and audit name the step with the
+# smallest label (//lib:x), whichever rule the input lists first. Before, the first GPU dep in
+# the input's order chose: //lib:y in one order, //lib:x in the other.
+cudart='cc_library @local_config_cuda//cuda:cudart - -'
+cublas='cc_library @local_config_cuda//cuda:cublas - -'
+x='cc_library //lib:x - @local_config_cuda//cuda:cublas'
+y='cc_library //lib:y - @local_config_cuda//cuda:cudart'
+t='cc_test //t:a_test gpu //lib:y,//lib:x'
+u='cc_test //t:b_test - //lib:x,//lib:y,//lib:undeclared'
+query_xml "$SCRATCH/a/deps.xml" "$cudart" "$cublas" "$x" "$y" "$t" "$u"
+query_xml "$SCRATCH/b/deps.xml" "$cublas" "$cudart" "$y" "$x" "$u" "$t"
+same_output "explain, two equal paths" "$SCRATCH/a" "$SCRATCH/b" explain //t:a_test deps.xml
+grep -q 'reaches GPU code: //t:a_test → //lib:x → @local_config_cuda//cuda:cublas' "$SCRATCH/out.a" ||
+  fail "explain does not take the smallest label among equal paths: $(cat "$SCRATCH/out.a")"
+same_output "explain --json, two equal paths" "$SCRATCH/a" "$SCRATCH/b" explain //t:b_test deps.xml --json
+same_output "audit --json, two equal paths" "$SCRATCH/a" "$SCRATCH/b" audit deps.xml --json
+# The same where a cycle leaves the graph to the breadth-first walk.
+c1='cc_library //lib:c1 - //lib:c2'
+c2='cc_library //lib:c2 - //lib:c1'
+query_xml "$SCRATCH/a/deps.xml" "$cudart" "$cublas" "$x" "$y" "$t" "$u" "$c1" "$c2"
+query_xml "$SCRATCH/b/deps.xml" "$c2" "$c1" "$cublas" "$cudart" "$y" "$x" "$u" "$t"
+same_output "explain, two equal paths, a cycle" "$SCRATCH/a" "$SCRATCH/b" explain //t:a_test deps.xml
+grep -q 'reaches GPU code: //t:a_test → //lib:x → @local_config_cuda//cuda:cublas' "$SCRATCH/out.a" ||
+  fail "explain (a cycle) does not take the smallest label among equal paths: $(cat "$SCRATCH/out.a")"
+same_output "audit --json, two equal paths, a cycle" "$SCRATCH/a" "$SCRATCH/b" audit deps.xml --json
