@@ -7,6 +7,7 @@
 #include <iterator>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "gpuplan/history.hpp"
 #include "gpuplan/target.hpp"
@@ -145,10 +146,18 @@ std::optional<Estimate> resharded(const std::map<SampleKey, Estimate>& own, cons
 
 namespace {
 
+/// Samples that started in the same millisecond (the runs of --runs_per_test that Bazel starts
+/// together, a CSV whose start has whole seconds) by what they measured, so that which of them is
+/// the newest, and so in the window, is not the order of the input's rows or events (which runs
+/// that finish together, or nodes that append to one results file, write in any order).
 void oldest_first(std::vector<Sample>& samples) {
+  auto key = [](const Sample& s) {
+    return std::tie(*s.start_ms, s.seconds, s.timed_out, s.failed, s.filtered, s.peak_vram_mib,
+                    s.peak_up_front, s.gpu_touched, s.given_no_gpu, s.gpus_given, s.node);
+  };
   if (std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.start_ms.has_value(); }))
     std::stable_sort(samples.begin(), samples.end(),
-                     [](const Sample& a, const Sample& b) { return *a.start_ms < *b.start_ms; });
+                     [&](const Sample& a, const Sample& b) { return key(a) < key(b); });
 }
 
 }  // namespace

@@ -73,3 +73,25 @@ same_output "explain, two equal paths, a cycle" "$SCRATCH/a" "$SCRATCH/b" explai
 grep -q 'reaches GPU code: //t:a_test → //lib:x → @local_config_cuda//cuda:cublas' "$SCRATCH/out.a" ||
   fail "explain (a cycle) does not take the smallest label among equal paths: $(cat "$SCRATCH/out.a")"
 same_output "audit --json, two equal paths, a cycle" "$SCRATCH/a" "$SCRATCH/b" audit deps.xml --json
+
+# Runs of one test that started in the same millisecond (--runs_per_test starts them together;
+# a CSV's start may have whole seconds), in either order: the same newest run, so the same window
+# and estimate, and the same summary. Before, the row or event read last was the newest.
+rm -rf "$SCRATCH/a" "$SCRATCH/b" && mkdir -p "$SCRATCH/a" "$SCRATCH/b"
+header='label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status'
+row1='//a:t,,10,100,n1,"0",2024-05-01T10:00:00Z,0'
+row2='//a:t,,20,200,n2,"0",2024-05-01T10:00:00Z,0'
+row3='//a:t,,30,300,n1,"0",2024-04-01T10:00:00Z,0'
+printf '%s\n' "$header" "$row1" "$row2" "$row3" >"$SCRATCH/a/runs.csv"
+printf '%s\n' "$header" "$row2" "$row3" "$row1" >"$SCRATCH/b/runs.csv"
+bep_run() {
+  echo "{\"id\":{\"testResult\":{\"label\":\"//a:t\",\"run\":$1,\"shard\":1,\"attempt\":1,\"configuration\":{\"id\":\"c1\"}}},\"testResult\":{\"testAttemptDurationMillis\":\"$2\",\"status\":\"PASSED\",\"testAttemptStartMillisEpoch\":\"1796036238472\"}}"
+}
+summary='{"id":{"testSummary":{"label":"//a:t","configuration":{"id":"c1"}}},"testSummary":{"overallStatus":"PASSED","totalRunCount":2,"runCount":2,"shardCount":1}}'
+{ bep_run 1 10000 && bep_run 2 20000 && echo "$summary"; } >"$SCRATCH/a/bep.json"
+{ bep_run 2 20000 && bep_run 1 10000 && echo "$summary"; } >"$SCRATCH/b/bep.json"
+for input in runs.csv bep.json; do
+  same_output "history show --window 1, $input" "$SCRATCH/a" "$SCRATCH/b" history show //a:t --history "$input" --window 1
+  grep -q 'estimate: 20.000s' "$SCRATCH/out.a" || fail "$input: the longer of two runs started together is not the newest: $(cat "$SCRATCH/out.a")"
+  same_output "history summarize, $input" "$SCRATCH/a" "$SCRATCH/b" history summarize "$input"
+done
