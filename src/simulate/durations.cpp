@@ -84,7 +84,8 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
 std::vector<double> draw_durations(const DurationSource& source, std::uint64_t seed, int run) {
   std::mt19937_64 random(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(run))));
   std::vector<double> durations(source.planned.size());
-  for (size_t i = 0; i < durations.size(); ++i) {
+  for (size_t k = 0; k < durations.size(); ++k) {
+    const size_t i = source.draw_order.empty() ? k : source.draw_order[k];
     const auto& samples = source.samples[i];
     if (source.from_history) {
       durations[i] = samples.empty() ? source.planned[i] : draw_sample(source, i, random);

@@ -29,6 +29,9 @@ Spread spread(const std::vector<double>& values) {
 SimulationReport simulate(const Plan& plan, const Fleet& fleet, const SimulateOptions& options) {
   sim::Replay replay = sim::prepare_replay(plan, fleet);
   sim::DurationSource source = sim::duration_source(plan, options.noise, options.rules.history_window);
+  for (const auto& units : replay.node_units)
+    source.draw_order.insert(source.draw_order.end(), units.begin(), units.end());
+  if (source.draw_order.size() != plan.assignments.size()) source.draw_order.clear();
   SolveOptions hindsight;
   hindsight.policy = plan.policy;
   hindsight.rules = options.rules;

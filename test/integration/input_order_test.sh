@@ -2,6 +2,7 @@
 # "Order of the input"): each case writes one input twice, its records in two orders, and
 # compares what the commands print.
 source test/integration/lib.sh
+requires python3
 
 # same_output NAME DIR_A DIR_B COMMAND...: COMMAND run in each folder (its files named relative)
 # prints the same standard output, standard error and exit status in both.
@@ -95,3 +96,15 @@ for input in runs.csv bep.json; do
   grep -q 'estimate: 20.000s' "$SCRATCH/out.a" || fail "$input: the longer of two runs started together is not the newest: $(cat "$SCRATCH/out.a")"
   same_output "history summarize, $input" "$SCRATCH/a" "$SCRATCH/b" history summarize "$input"
 done
+
+# A plan whose units are listed in another order (reversed: other nodes first, and later units
+# first on each node) is the same plan to simulate: the same durations drawn from a seed, in
+# the order gpuplan writes a plan in. Before, the n-th listed unit took the n-th draw.
+rm -rf "$SCRATCH/a" "$SCRATCH/b" && mkdir -p "$SCRATCH/a" "$SCRATCH/b"
+cp test/data/plans/example.plan.json "$SCRATCH/a/plan.json"
+python3 -c 'import json, sys
+plan = json.load(open(sys.argv[1]))
+plan["assignments"].reverse()
+json.dump(plan, open(sys.argv[2], "w"), indent=1)' test/data/plans/example.plan.json "$SCRATCH/b/plan.json"
+cp test/data/plans/fleet.yaml "$SCRATCH/a/fleet.yaml" && cp test/data/plans/fleet.yaml "$SCRATCH/b/fleet.yaml"
+same_output "simulate --seed, units in another order" "$SCRATCH/a" "$SCRATCH/b" simulate plan.json --fleet fleet.yaml --sigma 0.5 --runs 20 --seed 7 --json
