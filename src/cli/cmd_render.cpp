@@ -65,6 +65,7 @@ void add_render_command(CLI::App& app, int& status) {
     }
     auto plan = read_plan(args->plan);
     if (fleet) check_plan_on_fleet(plan, args->plan, *fleet);
+    order_as_written(plan, fleet ? &*fleet : nullptr);
     Output output(args->output);
     if (format == "trace")
       write_trace(plan, output.sink());

@@ -116,6 +116,7 @@ void add_show_command(CLI::App& app, int& status) {
       check_plan_on_fleet(whole_plan, args->plan, *fleet);
       if (args->nodes.empty() && args->labels.empty()) options.fleet = &*fleet;
     }
+    order_as_written(whole_plan, fleet ? &*fleet : nullptr);
     std::string note;
     auto plan = filter_plan(std::move(whole_plan), *args, note);
     write_output("-",

@@ -14,8 +14,11 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <streambuf>
 #include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "cli/io.hpp"
@@ -111,6 +114,30 @@ std::optional<PlanFileIdentity> identity_of(int fd) {
 }
 
 }  // namespace
+
+void order_as_written(Plan& plan, const Fleet* fleet) {
+  auto& units = plan.assignments;
+  std::unordered_map<std::string_view, std::size_t> node_rank;
+  if (fleet)
+    for (const auto& node : fleet->nodes) node_rank.try_emplace(node.name, node_rank.size());
+  std::vector<std::size_t> rank(units.size());  // each unit's node's, looked up once
+  for (std::size_t i = 0; i < units.size(); ++i)
+    rank[i] = node_rank.try_emplace(units[i].node.str(), node_rank.size()).first->second;
+  auto before = [&](std::size_t x, std::size_t y) {
+    const Assignment& a = units[x];
+    const Assignment& b = units[y];
+    int ga = a.gpus.empty() ? -1 : a.gpus.front(), gb = b.gpus.empty() ? -1 : b.gpus.front();
+    return std::tie(rank[x], a.start_s, ga, a.unit.id) < std::tie(rank[y], b.start_s, gb, b.unit.id);
+  };
+  std::vector<std::size_t> order(units.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (std::is_sorted(order.begin(), order.end(), before)) return;  // as gpuplan wrote it
+  std::stable_sort(order.begin(), order.end(), before);
+  std::vector<Assignment> sorted;
+  sorted.reserve(units.size());
+  for (std::size_t i : order) sorted.push_back(std::move(units[i]));
+  units = std::move(sorted);
+}
 
 Plan read_plan(const std::string& path) {
   auto input = open_input(path);

@@ -21,6 +21,13 @@ namespace gpuplan::cli {
 /// with the line and column of bad JSON, or the JSON path of a bad field.
 Plan read_plan(const std::string& path);
 
+/// Puts the units of each node in the order gpuplan writes them and exec runs them (by start,
+/// first GPU, unit id), the nodes in the fleet's order when there is one, else in the order the
+/// plan first names them, so that `show` and `render` draw a plan whose units another tool
+/// listed in another order as they draw ours. After every check that names a unit by its place
+/// in the file.
+void order_as_written(Plan& plan, const Fleet* fleet);
+
 /// Where the index of the plan file at `path` lives: next to it, "PATH.index".
 std::string plan_index_path(const std::string& path);
 

@@ -1,6 +1,5 @@
-# The same input in another order gives the same bytes (README "The plan JSON, for launchers",
-# "Order of the input"): each case writes one input twice, its records in two orders, and
-# compares what the commands print.
+# The same input in another order gives the same bytes (README "Order of the input"): each case
+# writes one input twice, its records in two orders, and compares what the commands print.
 source test/integration/lib.sh
 requires python3
 
@@ -108,3 +107,29 @@ plan["assignments"].reverse()
 json.dump(plan, open(sys.argv[2], "w"), indent=1)' test/data/plans/example.plan.json "$SCRATCH/b/plan.json"
 cp test/data/plans/fleet.yaml "$SCRATCH/a/fleet.yaml" && cp test/data/plans/fleet.yaml "$SCRATCH/b/fleet.yaml"
 same_output "simulate --seed, units in another order" "$SCRATCH/a" "$SCRATCH/b" simulate plan.json --fleet fleet.yaml --sigma 0.5 --runs 20 --seed 7 --json
+# show and render draw it as they draw ours: with --fleet the nodes in the fleet's order, and
+# on each node the units by start, first GPU and unit id (before, in the order listed: another
+# row for a bar, other bars first in the SVG and the trace).
+for command in "show plan.json --fleet fleet.yaml --width 100" "show plan.json --fleet fleet.yaml --summary" \
+  "render plan.json --fleet fleet.yaml -o chart.svg" "render plan.json --fleet fleet.yaml -o chart.html"; do
+  # shellcheck disable=SC2086
+  same_output "$command, units in another order" "$SCRATCH/a" "$SCRATCH/b" $command
+  case $command in *-o*) cmp -s "$SCRATCH/a/${command##* }" "$SCRATCH/b/${command##* }" ||
+    fail "$command: ${command##* } differs with the plan's units in another order" ;; esac
+done
+# Without a fleet the nodes come in the order the plan first names them (gpuplan names them in
+# the fleet's); the units on each node are ordered as above.
+python3 -c 'import json, sys
+plan = json.load(open(sys.argv[1]))
+first = {}
+for a in plan["assignments"]:
+    first.setdefault(a["node"], len(first))
+plan["assignments"].reverse()
+plan["assignments"].sort(key=lambda a: first[a["node"]])
+json.dump(plan, open(sys.argv[2], "w"), indent=1)' test/data/plans/example.plan.json "$SCRATCH/b/plan.json"
+for command in "show plan.json --width 100" "render plan.json -o chart.svg" "render plan.json -o chart.trace.json"; do
+  # shellcheck disable=SC2086
+  same_output "$command, units of a node in another order" "$SCRATCH/a" "$SCRATCH/b" $command
+  case $command in *-o*) cmp -s "$SCRATCH/a/${command##* }" "$SCRATCH/b/${command##* }" ||
+    fail "$command: ${command##* } differs with a node's units in another order" ;; esac
+done
