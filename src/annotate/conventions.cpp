@@ -685,9 +685,13 @@ std::optional<std::string> property_near_miss(std::string_view key) {
     std::ranges::replace(out, '-', '_');
     return out;
   };
+  // A key gpuplan reads as written is none, even where another is one case away from it: BuildBuddy's
+  // `Pool` and `pool` are both read, and Pool=default is a CPU pool, no near miss of pool=default.
+  const auto& rows = property_rows();
+  if (std::ranges::any_of(rows, [&](const PropertyRow& row) { return row.key == key; })) return std::nullopt;
   const auto written = folded_key(key);
-  for (const auto& row : property_rows())
-    if (row.key != key && folded_key(row.key) == written) return std::string(row.key);
+  for (const auto& row : rows)
+    if (folded_key(row.key) == written) return std::string(row.key);
   return std::nullopt;
 }
 

@@ -1017,6 +1017,9 @@ TEST_CASE("an exec_property key a hyphen or case away from one gpuplan reads is 
   // The keys as written stay read, pool as Pool.
   CHECK(classify_one(with({{"gpu_count", "2"}})).tests[0].requirement->gpus.value == 2);
   CHECK(classify_one(with({{"pool", "gpu-pool"}})).diagnostics.empty());
+  // BuildBuddy's CPU pool, under either key gpuplan reads: no near miss of the other one.
+  CHECK(classify_one(with({{"Pool", "default"}})).diagnostics.empty());
+  CHECK(classify_one(with({{"pool", "default"}})).diagnostics.empty());
 }
 
 // A count after a vendor's tag that takes none: the did-you-mean was the closest spelling,
