@@ -16,6 +16,7 @@
 
 #include "cli/io.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/limits.hpp"
 #include "gpuplan/size.hpp"
 #include "util/head_then_rest.hpp"
 #include "util/text.hpp"
@@ -167,7 +168,8 @@ BazelCacheStatusReader cache_status_beside(const fs::path& xml) {
 /// Where Bazel's test.cache_status beside a final test.xml (attempts have none) says the run
 /// failed or timed out and test.xml says it passed (a test that crashed or hung at exit after
 /// writing it: CUDA or NCCL teardown), `sample` as Bazel saw it, with a note saying so. A timeout
-/// is a lower bound of the time Bazel gave it, which its test.xml's falls short of.
+/// is a lower bound of the time Bazel gave it, which its test.xml's falls short of (a time longer
+/// than a year, gpuplan's limit, is not taken: the test.xml alone decides, with a note).
 void apply_cache_status(Sample& sample, const std::string& label, const fs::path& xml,
                         Diagnostics& diagnostics) {
   if (xml.filename() != "test.xml" || sample.timed_out) return;
@@ -185,6 +187,11 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
                     path));
   if (status->status == BazelCacheStatus::timeout) {
     const double seconds = static_cast<double>(status->run_duration_ms.value_or(0)) / 1000;
+    if (seconds > max_duration_s)
+      return note(
+          fmt::format("{}: Bazel timed the run out after {} ms (run_duration_millis), longer than a "
+                      "year (gpuplan's limit); the run is read from its test.xml alone",
+                      path, *status->run_duration_ms));
     note(
         fmt::format("{}: Bazel timed the run out after {:.3f}s, after its test.xml said it passed in {}s "
                     "(the test hung after writing it): a timeout of at least {:.3f}s",

@@ -208,7 +208,8 @@ std::string_view status_name(int status) {
 
 /// The run Bazel's test.cache_status records, for a test.xml that cannot be read: a sample of its
 /// run_duration_millis where it ended PASSED, FLAKY or FAILED, a lower bound where TIMEOUT. Else
-/// (no such file, another file, a status that measured nothing, no time) why it gives none.
+/// (no such file, another file, a status that measured nothing, no time, a time longer than a
+/// year) why it gives none.
 struct CacheStatusRun {
   std::optional<Sample> sample;
   std::string name;  ///< the file's
@@ -238,6 +239,13 @@ CacheStatusRun run_from_cache_status(const BazelCacheStatusReader& read) {
   if (!status->run_duration_ms) {
     run.said = fmt::format("{} beside it says {} with no run_duration_millis", file->name,
                            status_name(status->status));
+    return run;
+  }
+  if (static_cast<double>(*status->run_duration_ms) / 1000 > max_duration_s) {
+    run.said = fmt::format(
+        "{} beside it says {} after {} ms (run_duration_millis), longer than a year "
+        "(gpuplan's limit)",
+        file->name, status_name(status->status), *status->run_duration_ms);
     return run;
   }
   Sample sample;

@@ -868,6 +868,15 @@ void JsonObjects::read(const Each& each) {
       int depth = static_cast<int>(open.size());
       if (depth == 0 && ended > 0 && depth_ > 0)
         fail_at(i, fmt::format("text after the end of the JSON document, which ended at line {}", ended));
+      // Outside every object, any byte but blanks is refused, a string's quote too (it was skipped
+      // as a string, so "text" between two objects was read as nothing).
+      if (depth == 0 && c != '{' && c != '[' && c != '}' && c != ']') {
+        if (ended > 0)
+          fail_at(i, fmt::format("text after the end of the JSON object that ended at line {}: '{}' where "
+                                 "the next object should begin",
+                                 ended, c));
+        fail_at(i, fmt::format("'{}' where a JSON object should begin", c));
+      }
       switch (c) {
         case '"':
           if (depth == depth_ && depth_ > 0 && open.back() == '[') fail_at(i, "expected a JSON object here");
@@ -906,11 +915,6 @@ void JsonObjects::read(const Each& each) {
           }
           break;
         default:
-          if (depth == 0 && ended > 0)
-            fail_at(i, fmt::format("text after the end of the JSON object that ended at line {}: '{}' where "
-                                   "the next object should begin",
-                                   ended, c));
-          if (depth == 0) fail_at(i, fmt::format("'{}' where a JSON object should begin", c));
           if (depth == depth_ && c != ',' && open.back() == '[') fail_at(i, "expected a JSON object here");
       }
     }

@@ -15,7 +15,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <utility>
 
+#include "gpuplan/error.hpp"
 #include "gpuplan/run.hpp"
 
 namespace gpuplan {
@@ -155,20 +159,33 @@ std::optional<bool> platform_config_setting(const std::string& word) {
 /// The commands whose lines `bazel test` applies, in Bazel's order.
 constexpr const char* test_commands[] = {"always", "common", "build", "test"};
 
+/// How much expand() expands before it stops with an error: the options' bytes, each with one
+/// more for the blank before it, and each --config=NAME expanded. A --config expands each time
+/// it is named, so configs that name the next one twice double at each step: 26 such lines held
+/// fuzz_bazelrc past its 10 s limit, each line doubling it (2026-12-06). A real rc file expands
+/// to some KiB. Bazel 4 expands them all: 17 such lines, 2^17 options of 20 bytes (2.6 MiB), took
+/// it 8.4 s with its server's start; 23 ran its server out of Java heap after 237 s.
+constexpr std::size_t max_expanded_bytes = std::size_t{2} << 20;
+
 class Expander {
  public:
-  Expander(const std::vector<RcLine>& lines, std::vector<std::string>& refusals)
-      : lines_(lines), refusals_(refusals) {}
+  Expander(const std::vector<RcLine>& lines, std::vector<std::string>& refusals) : refusals_(refusals) {
+    // Each config's lines (none: the plain lines) in the order Bazel applies them, found once:
+    // a config is expanded each time it is named.
+    for (const char* command : test_commands)
+      for (const auto& rc : lines)
+        if (rc.command == command) lines_[rc.config].push_back(&rc);
+  }
 
   /// The plain lines of the commands `test` inherits, each expanded.
   void add_plain(std::vector<Word>& out) {
-    for (const char* command : test_commands)
-      for (const auto& rc : lines_)
-        if (rc.command == command && !rc.config) add_words(rc.words, &rc, out);
+    if (auto plain = lines_.find(std::nullopt); plain != lines_.end())
+      for (const RcLine* rc : plain->second) add_words(rc->words, rc, out);
   }
 
   /// `config`'s lines of those commands, each expanded; `from` the line that names it.
   void add_config(const std::string& config, const RcLine* from, std::vector<Word>& out) {
+    spend(from, config.size() + 10);  // "--config=NAME "
     if (std::find(expanding_.begin(), expanding_.end(), config) != expanding_.end()) {
       std::string chain;
       for (const auto& c : expanding_) chain += c + " > ";
@@ -176,16 +193,12 @@ class Expander {
                                       where(from), config, chain, config));
       return;
     }
-    bool defined = false;
+    auto lines = lines_.find(config);
     expanding_.push_back(config);
-    for (const char* command : test_commands)
-      for (const auto& rc : lines_)
-        if (rc.command == command && rc.config == config) {
-          defined = true;
-          add_words(rc.words, &rc, out);
-        }
+    if (lines != lines_.end())
+      for (const RcLine* rc : lines->second) add_words(rc->words, rc, out);
     expanding_.pop_back();
-    if (!defined)
+    if (lines == lines_.end() && undefined_.emplace(from, config).second)  // once for each line naming it
       refusals_.push_back(
           fmt::format("{}: --config={} is not defined for bazel test in any rc file ('Config value '{}' is "
                       "not defined in any "
@@ -199,17 +212,32 @@ class Expander {
       std::optional<std::string> config;
       if (words[i].starts_with("--config=")) config = words[i].substr(9);
       if (words[i] == "--config" && i + 1 < words.size()) config = words[++i];
-      if (config)
+      if (config) {
         add_config(*config, from, out);
-      else
+      } else {
+        spend(from, words[i].size() + 1);
         out.push_back({words[i], from});
+      }
     }
   }
 
  private:
-  const std::vector<RcLine>& lines_;
+  /// Counts `bytes` of an expansion from the rc line `from` (none: the command line, which is
+  /// read once); throws past max_expanded_bytes.
+  void spend(const RcLine* from, std::size_t bytes) {
+    if (!from || (spent_ += bytes) <= max_expanded_bytes) return;
+    throw InputError(Position{from->file, from->line_number},
+                     fmt::format("the --config expansions pass {} MiB of options, gpuplan's limit: a config "
+                                 "that names another twice doubles its options, as Bazel expands a --config "
+                                 "each time it is named",
+                                 max_expanded_bytes >> 20));
+  }
+
+  std::map<std::optional<std::string>, std::vector<const RcLine*>> lines_;
   std::vector<std::string>& refusals_;
   std::vector<std::string> expanding_;
+  std::size_t spent_ = 0;
+  std::set<std::pair<const RcLine*, std::string>> undefined_;  ///< refused already
 };
 
 /// Every option `bazel test` with `bazel_args` gets, in the order Bazel applies them (the last
@@ -308,8 +336,9 @@ std::vector<std::string> rc_refusals(const std::vector<std::string>& rc_files, c
                       where(e.words[i].from), *value, *value, *why));
   }
   std::vector<std::string> once;  // a config named twice
+  std::set<std::string> seen;
   for (auto& r : e.rc.refusals)
-    if (std::find(once.begin(), once.end(), r) == once.end()) once.push_back(std::move(r));
+    if (seen.insert(r).second) once.push_back(std::move(r));
   return once;
 }
 

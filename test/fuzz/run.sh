@@ -22,7 +22,13 @@ case $name in
   fleet) seed examples/*.yaml test/data/plans/fleet.yaml test/data/**/*fleet*.yaml ;;
   rules) seed examples/rules.yaml test/data/**/*rules*.yaml ;;
   history_bep) seed test/data/history/*.json ;;
-  history_junit) seed test/data/history/bazel-testlogs/**/*.xml ;;
+  history_junit)
+    seed test/data/history/bazel-testlogs/**/*.xml
+    # A test.xml with the test.cache_status beside it, split by a line "----" (history_fuzz.cpp).
+    for status in test/data/history/**/test.cache_status; do
+      xml=$(dirname "$status")/test.xml
+      [ -f "$xml" ] && { cat "$xml"; printf '\n----\n'; cat "$status"; } >"$corpus.seeds/$(echo "$status" | tr '/&' '__').pair"
+    done ;;
   history_table) seed test/data/history/*.csv test/data/history/*.json ;;
   plan) seed test/data/plans/*.json ;;
   bazelrc) seed test/data/bazelrc/* ;;

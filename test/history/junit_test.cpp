@@ -290,3 +290,25 @@ TEST_CASE("a test.xml that is not XML, with no test.cache_status to read instead
              Catch::Contains("says PASSED with no run_duration_millis"));
   CHECK(with_status("\x18\x02\x60\x64").history.samples.at({"//t:t", std::nullopt}).at(0).seconds == 0.1);
 }
+
+TEST_CASE("a test.cache_status whose run_duration_millis is longer than a year stands in for no test.xml") {
+  // fuzz_history_junit's finding (2026-12-06): an empty test.xml and a test.cache_status of FLAKY
+  // (field 3, 2) after 1,796,552,555,601 ms (field 12), 57 years, was a run that `history
+  // summarize` wrote and could not read back, as every reader refuses a run past a year.
+  std::istringstream in("\n");
+  const std::string bytes("\x18\x02\x60\xd1\xf8\x81\xd7\xa4\x34", 9);
+  auto status = [&bytes]() { return std::optional<BazelCacheStatusFile>({"t/test.cache_status", bytes}); };
+  auto read = read_junit(in, "t/test.xml", TestLogPath{"//t:t", std::nullopt, 1, 0}, false, {}, status);
+  CHECK(read.history.sample_count() == 0);
+  REQUIRE(read.diagnostics.size() == 1);
+  CHECK(read.diagnostics[0].severity == Severity::warning);
+  CHECK_THAT(read.diagnostics[0].message,
+             Catch::Contains("t/test.cache_status beside it says FLAKY after 1796552555601 ms "
+                             "(run_duration_millis), longer than a year (gpuplan's limit)"));
+  std::istringstream again(summarize(read.history, 20));
+  CHECK_NOTHROW(read_table(again, "summary.json", true));
+  std::istringstream strict_in("\n");
+  CHECK_THROWS_AS(
+      read_junit(strict_in, "t/test.xml", TestLogPath{"//t:t", std::nullopt, 1, 0}, true, {}, status),
+      InputError);
+}

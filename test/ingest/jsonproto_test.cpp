@@ -200,10 +200,19 @@ TEST_CASE("text after a jsonproto object or after the cquery document is an erro
       read_text(object + " garbage\n"),
       "input:4:3: text after the end of the JSON object that ended at line 4: 'g' where the next "
       "object should begin");
+  // A string between objects, or before the first, was skipped as a string, and read as nothing.
+  REQUIRE_THROWS_WITH(
+      read_text(object + "\n\"stray\"\n" + object + "\n"),
+      "input:5:1: text after the end of the JSON object that ended at line 4: '\"' where the next "
+      "object should begin");
+  REQUIRE_THROWS_WITH(read_text("\"stray\" " + object, InputFormat::jsonproto),
+                      "input:1:1: '\"' where a JSON object should begin");
   std::string cquery =
       "{\n  \"results\": [{\"target\": {\"type\": \"RULE\", \"rule\": {\"name\": \"//a:t\", "
       "\"ruleClass\": \"sh_test\"}}}]\n}";
   REQUIRE(read_text(cquery + "\n").tests.size() == 1);
+  REQUIRE_THROWS_WITH(read_text("\"stray\"\n" + cquery, InputFormat::cquery_jsonproto),
+                      "input:1:1: '\"' where a JSON object should begin");
   REQUIRE_THROWS_WITH(read_text(cquery + " garbage\n"),
                       "input:3:3: text after the end of the JSON document, which ended at line 3");
   // A second document was read as if it belonged to the first.

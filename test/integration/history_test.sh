@@ -67,6 +67,19 @@ grep -q "crash_at_exit_test/test.cache_status: Bazel failed the run, whose test.
   fail "no note of the status test.xml did not tell: $(cat "$SCRATCH/exit.err")"
 "$GPUPLAN" history show //gpu:hang_at_exit_test --history $DATA/exit_status/bazel-testlogs 2>/dev/null |
   grep -q "estimate: 5.126s (history-timeout)" || fail "the hung test is not planned for its timeout"
+# A TIMEOUT whose run_duration_millis (field 12) is longer than a year, gpuplan's limit for a run,
+# is not taken: the test.xml's 0.5 s pass stands, with a note. Before, a 57-year timeout that
+# summarize wrote and no reader could read back.
+mkdir -p "$SCRATCH/year/bazel-testlogs/gpu/hang_test"
+cp $DATA/exit_status/bazel-testlogs/gpu/hang_at_exit_test/test.xml "$SCRATCH/year/bazel-testlogs/gpu/hang_test/"
+printf '\x18\x03\x60\xd1\xf8\x81\xd7\xa4\x34' >"$SCRATCH/year/bazel-testlogs/gpu/hang_test/test.cache_status"
+"$GPUPLAN" history summarize "$SCRATCH/year/bazel-testlogs" -o "$SCRATCH/year.json" 2>"$SCRATCH/year.err" ||
+  fail "summarize of a test.cache_status past a year failed: $(cat "$SCRATCH/year.err")"
+[ "$(jq -c '[.units[] | [.label, .seconds, .timed_out]]' "$SCRATCH/year.json")" = '[["//gpu:hang_test",[0.5],null]]' ] ||
+  fail "a timeout past a year was taken: $(cat "$SCRATCH/year.json")"
+grep -q "hang_test/test.cache_status: Bazel timed the run out after 1796552555601 ms (run_duration_millis), longer than a year" \
+  "$SCRATCH/year.err" || fail "no note of the time past a year: $(cat "$SCRATCH/year.err")"
+"$GPUPLAN" history summarize "$SCRATCH/year.json" >/dev/null 2>&1 || fail "the summary does not read back"
 
 # A test.xml that is not XML (Bazel 4's own of a test named amp&test, unescaped; a test's own cut
 # short by a crash or Bazel's timeout; an empty one): its run is read from the test.cache_status

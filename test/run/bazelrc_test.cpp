@@ -157,6 +157,40 @@ TEST_CASE("what Bazel refuses in the rc files is named with its line") {
   CHECK(rc.refusals().empty());
 }
 
+TEST_CASE("configs that double at each step are expanded up to gpuplan's limit, not for ever") {
+  // Found reading the code (2026-12-06), a timeout of fuzz_bazelrc: each config naming the next
+  // twice, 41 lines were 2^41 expansions, each line doubling the time exec spent at its .bazelrc.
+  auto doubling = [](int levels, const std::string& last) {
+    std::string text = "test:gpu --run_under=/bin/first --config=c0 --config=c0\n";
+    for (int i = 0; i < levels; ++i)
+      text += fmt::format("test:c{} --config=c{} --config=c{}\n", i, i + 1, i + 1);
+    return text + last;
+  };
+  RcFiles rc;
+  rc.write(doubling(40, fmt::format("test:c40 --test_output=errors\n")));
+  const auto limit = Catch::Contains(
+      "the --config expansions pass 2 MiB of options, gpuplan's limit: a config that names another twice "
+      "doubles its options, as Bazel expands a --config each time it is named");
+  CHECK_THROWS_WITH(rc.refusals({"--config=gpu"}),
+                    Catch::StartsWith(rc.root.string() + "/.bazelrc:") && limit);
+  CHECK_THROWS_WITH(rc.run_under({"--config=gpu"}), limit);
+  // The last config left undefined: each expansion was one more refusal, all compared with one another.
+  rc.write(doubling(40, ""));
+  CHECK_THROWS_WITH(rc.refusals({"--config=gpu"}), limit);
+  // 17 such lines, 2^17 options (2.6 MiB), pass it; 14, 2^14 options, are read as before.
+  rc.write(doubling(16, "test:c16 --test_output=errors\n"));
+  CHECK_THROWS_WITH(rc.refusals({"--config=gpu"}), limit);
+  rc.write(doubling(13, "test:c13 --test_output=errors\n"));
+  CHECK(rc.refusals({"--config=gpu"}).empty());
+  CHECK(rc.run_under({"--config=gpu"}) == ".bazelrc:1 gpu /bin/first");
+  rc.write(doubling(13, ""));
+  auto refused = rc.refusals({"--config=gpu"});
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0] ==
+        ".bazelrc:14: --config=c13 is not defined for bazel test in any rc file ('Config value 'c13' is not "
+        "defined in any .rc file')");
+}
+
 TEST_CASE("an import of what is not a regular file is refused as Bazel refuses it, without reading it") {
   RcFiles rc;
   const auto fifo = rc.root / "fifo";
