@@ -139,8 +139,8 @@ bool is_bazel_proto(std::string_view head) {
   if (skip_varint() && target_here()) return true;  // streamed_proto
   i = 0;
   if (head.empty() || head[i++] != 0x0a || !skip_varint()) return false;
-  if (target_here()) return true;                              // query's proto
-  return head[i++] == 0x0a && skip_varint() && target_here();  // cquery's
+  if (target_here()) return true;                                                 // query's proto
+  return i < head.size() && head[i++] == 0x0a && skip_varint() && target_here();  // cquery's
 }
 
 }  // namespace
