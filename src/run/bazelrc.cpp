@@ -111,11 +111,11 @@ bool read_rc(const std::string& file, const std::string& workspace, RcFiles& rc,
       if (const auto type = std::filesystem::status(path, error).type();
           type != std::filesystem::file_type::regular && type != std::filesystem::file_type::directory &&
           type != std::filesystem::file_type::not_found && !error) {
-        rc.refusals.push_back(
-            fmt::format("{}: imports {}, which is not a file but a device, FIFO or socket: Bazel would read "
-                        "it or wait at it for ever",
-                        at, path));
-        continue;
+        // Not a refusal (a warning, then bazel test): Bazel does not refuse it, it hangs.
+        throw InputError(Position{file, first},
+                         fmt::format("{} {}: not a file but a device, FIFO or socket, which Bazel would "
+                                     "read or wait at for ever, and so would bazel test; import a file",
+                                     words[0], path));
       }
       if (!read_rc(path, workspace, rc, reading) && words[0] == "import")
         rc.refusals.push_back(fmt::format(
