@@ -85,14 +85,15 @@ int summarize_command(HistoryOptions& options) {
   write_summary(history, options.rules.history_window, output.sink());
   output.commit();
   progress::finish();
-  print_history_diagnostics(diagnostics);
-  std::cerr << fmt::format("gpuplan: {} samples of {} units from {} input{}; {} cached results ignored{}\n",
-                           history.sample_count(), history.samples.size(), options.paths.size(),
-                           util::plural(options.paths.size()), history.cached_results,
-                           history.skipped_runs > 0
-                               ? fmt::format("; {} run{} that skipped every test case left out",
+  const std::string counts = print_history_diagnostics(diagnostics);
+  std::cerr << fmt::format(
+      "gpuplan: {} samples of {} units from {} input{}; {} cached results ignored{}; {}\n",
+      history.sample_count(), history.samples.size(), options.paths.size(),
+      util::plural(options.paths.size()), history.cached_results,
+      history.skipped_runs > 0 ? fmt::format("; {} run{} that skipped every test case left out",
                                              history.skipped_runs, util::plural(history.skipped_runs))
-                               : std::string());
+                               : std::string(),
+      counts);
   return exit_ok;
 }
 
@@ -349,19 +350,21 @@ int suggest_command(HistoryOptions& options) {
     if (options.strict) diagnostic.severity = Severity::error;
     std::cerr << fmt::format("gpuplan: {}: {}: {}\n", to_string(diagnostic.severity), diagnostic.label,
                              diagnostic.message);
+    diagnostics.push_back(diagnostic);
   }
   const bool failed = options.strict && !advice.unjudged.empty();
   if (!failed)
     write_output(options.output,
                  options.json ? advice_json(advice, options.advice) : advice_text(advice, options.advice));
   std::cerr << fmt::format(
-      "gpuplan: {} GPU tests, {} with measured GPU use in their last {} runs; {} suggestions{}{}\n",
+      "gpuplan: {} GPU tests, {} with measured GPU use in their last {} runs; {} suggestions{}{}; {}\n",
       advice.tests, advice.measured, options.advice.last, advice.advice.size(),
       options.fleet.empty() ? " (without --fleet, no GPU memory to hold peaks against)" : "",
       advice.unjudged.empty()
           ? ""
           : fmt::format("; {} tests judged without their nodes' GPUs (nodes not in {}, or none known){}",
-                        advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""));
+                        advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""),
+      diagnostic_counts(diagnostics));
   return failed ? exit_bad_input : exit_ok;
 }
 

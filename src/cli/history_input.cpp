@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "cli/io.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/size.hpp"
@@ -385,12 +386,19 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
   return history;
 }
 
-void print_history_diagnostics(const Diagnostics& diagnostics) {
+std::string print_history_diagnostics(const Diagnostics& diagnostics) {
+  constexpr long notes_shown = 10;
+  long notes = 0;
   for (const auto& d : diagnostics) {
+    if (d.severity == Severity::note && ++notes > notes_shown) continue;
     const std::string& where = d.label.empty() ? d.source : d.label;
     std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(d.severity), where, where.empty() ? "" : ": ",
                              d.message);
   }
+  if (notes > notes_shown)
+    std::cerr << fmt::format("gpuplan: note: … and {} more note{} like these\n", notes - notes_shown,
+                             util::plural(notes - notes_shown));
+  return diagnostic_counts(diagnostics);
 }
 
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,

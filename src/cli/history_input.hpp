@@ -24,8 +24,11 @@ History read_history_paths(const std::vector<std::string>& paths, bool strict, D
                            const std::map<std::string, int>& shards_now = {}, const LabelFilter& keep = {});
 
 /// What reading the history found, one stderr line each ("gpuplan: warning: FILE: ..." or, of
-/// one test, "gpuplan: note: LABEL: ..."), for the commands that print no plan diagnostics.
-void print_history_diagnostics(const Diagnostics& diagnostics);
+/// one test, "gpuplan: note: LABEL: ..."), for the commands that print no plan diagnostics: every
+/// warning and error, and the first ten notes, then how many more (a note is no guess, and a
+/// testlogs folder can give one a file). Returns their count for the command's totals line,
+/// "2 warnings, 15 notes".
+std::string print_history_diagnostics(const Diagnostics& diagnostics);
 
 /// `--history` read once: nothing without paths.
 std::optional<History> read_history_option(const std::vector<std::string>& paths, bool strict,

@@ -178,26 +178,30 @@ void print_fleet_warnings(const Fleet& fleet, bool strict) {
   for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
 }
 
-void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test) {
-  constexpr long shown = 10;
+std::string diagnostic_counts(const Diagnostics& diagnostics) {
   long warnings = 0, notes = 0, errors = 0;
-  std::string first;
-  for (const auto& d : diagnostics) {
-    if (d.severity == Severity::note) {
-      ++notes;
-      continue;
-    }
-    (d.severity == Severity::error ? errors : warnings)++;
-    if (first.empty() && !d.label.empty()) first = d.label;
-    if (list_warnings && warnings + errors <= shown)
-      std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(d.severity), d.label,
-                               d.label.empty() ? "" : ": ", d.message);
-  }
-  if (list_warnings && warnings + errors > shown)
-    std::cerr << fmt::format("gpuplan: … and {} more\n", warnings + errors - shown);
+  for (const auto& d : diagnostics)
+    (d.severity == Severity::note ? notes : d.severity == Severity::error ? errors : warnings)++;
   std::string counts =
       fmt::format("{} warning{}, {} note{}", warnings, util::plural(warnings), notes, util::plural(notes));
   if (errors > 0) counts = fmt::format("{} error{}, {}", errors, util::plural(errors), counts);
+  return counts;
+}
+
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test) {
+  constexpr long shown = 10;
+  long listed = 0;
+  std::string first;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::note) continue;
+    ++listed;
+    if (first.empty() && !d.label.empty()) first = d.label;
+    if (list_warnings && listed <= shown)
+      std::cerr << fmt::format("gpuplan: {}: {}{}{}\n", to_string(d.severity), d.label,
+                               d.label.empty() ? "" : ": ", d.message);
+  }
+  if (list_warnings && listed > shown) std::cerr << fmt::format("gpuplan: … and {} more\n", listed - shown);
+  const std::string counts = diagnostic_counts(diagnostics);
   if (of_one_test)
     std::cerr << fmt::format("gpuplan: {}\n", counts);
   else

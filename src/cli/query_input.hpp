@@ -81,6 +81,9 @@ void drop_classification_inputs(Classification& tests);
 /// Registers `plan`'s --allow-untagged and turns the refusal of untagged input on.
 void add_untagged_option(CLI::App& command, QueryOptions& options);
 
+/// "2 warnings, 1 note" ("1 error, 2 warnings, 1 note" where there are errors).
+std::string diagnostic_counts(const Diagnostics& diagnostics);
+
 /// On standard error: each warning (the first few), then one line of totals:
 /// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test" (without the hint for
 /// `explain` itself: `of_one_test`).

@@ -98,6 +98,18 @@ cp -r $DATA/unreadable_xml/bazel-testlogs "$SCRATCH/unreadable-testlogs"
 find "$SCRATCH/unreadable-testlogs" -name test_attempts -prune -exec rm -r {} +
 "$GPUPLAN" history summarize --strict "$SCRATCH/unreadable-testlogs" >/dev/null 2>"$SCRATCH/unreadable-strict.err" ||
   fail "--strict refuses runs read from test.cache_status: $(cat "$SCRATCH/unreadable-strict.err")"
+# Thirteen such runs: ten notes, then how many more, and the totals line counts them (before, a line
+# each, and the totals line counted no warning or note).
+for i in $(seq 9); do cp -r "$SCRATCH/unreadable-testlogs/gpu/trunc_hang_test" "$SCRATCH/unreadable-testlogs/gpu/hang${i}_test"; done
+"$GPUPLAN" history summarize "$SCRATCH/unreadable-testlogs" >/dev/null 2>"$SCRATCH/notes.err" ||
+  fail "summarize of 13 unreadable test.xml files: $(cat "$SCRATCH/notes.err")"
+[ "$(grep -c 'where Bazel recorded it' "$SCRATCH/notes.err")" = 10 ] && grep -qx 'gpuplan: note: … and 3 more notes like these' "$SCRATCH/notes.err" ||
+  fail "not ten notes and a count of the rest: $(cat "$SCRATCH/notes.err")"
+grep -qx 'gpuplan: 13 samples of 13 units from 1 input; 0 cached results ignored; 0 warnings, 13 notes' "$SCRATCH/notes.err" ||
+  fail "the totals line does not count the notes: $(tail -1 "$SCRATCH/notes.err")"
+"$GPUPLAN" history summarize $DATA/unreadable_xml/bazel-testlogs 2>&1 >/dev/null | tail -1 |
+  grep -qx 'gpuplan: 4 samples of 4 units from 1 input; 0 cached results ignored; 3 warnings, 4 notes' ||
+  fail "the totals line does not count the bad rows' warnings"
 
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
