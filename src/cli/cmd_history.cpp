@@ -103,7 +103,7 @@ int show_command(HistoryOptions& options) {
   std::string label = label_identity(options.label);
   // Only this test's runs are held: a monorepo's history is read through, not kept.
   History history = read_history_paths(options.paths, options.strict, diagnostics, {}, LabelFilter{label});
-  print_history_diagnostics(diagnostics);
+  std::cerr << fmt::format("gpuplan: {}\n", print_history_diagnostics(diagnostics));
   if (options.json) {
     nlohmann::ordered_json j;
     j["label"] = label;

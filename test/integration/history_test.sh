@@ -110,6 +110,8 @@ grep -qx 'gpuplan: 13 samples of 13 units from 1 input; 0 cached results ignored
 "$GPUPLAN" history summarize $DATA/unreadable_xml/bazel-testlogs 2>&1 >/dev/null | tail -1 |
   grep -qx 'gpuplan: 4 samples of 4 units from 1 input; 0 cached results ignored; 3 warnings, 4 notes' ||
   fail "the totals line does not count the bad rows' warnings"
+"$GPUPLAN" history show //gpu:trunc_hang_test --history $DATA/unreadable_xml/bazel-testlogs 2>&1 >/dev/null | tail -1 |
+  grep -qx 'gpuplan: 3 warnings, 1 note' || fail "history show has no totals line"
 
 # A folder above bazel-testlogs (an artifacts folder, the workspace copied by CI) is read as the
 # testlogs below it: the same tests, not "//bazel-testlogs/ml:train_test" (read so before, and
