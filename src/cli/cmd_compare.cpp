@@ -76,10 +76,11 @@ void add_compare_command(CLI::App& app, int& status) {
     // What plan says of the same tests: the rows compare plans of them.
     diagnostics.insert(diagnostics.begin(), listed.diagnostics.begin(), listed.diagnostics.end());
     std::vector<Comparison> rows;
+    long fleet_warnings = 0;
     for (const auto& path : args->fleets) {
       auto input = open_input(path);
       auto fleet = load_fleet(input.in(), input.name);
-      print_fleet_warnings(fleet, args->query.strict);
+      fleet_warnings += print_fleet_warnings(fleet, args->query.strict);
       for (const auto& name : args->policies) {
         SolveOptions options;
         options.policy = *parse_policy(name);
@@ -95,7 +96,7 @@ void add_compare_command(CLI::App& app, int& status) {
     write_output(args->output,
                  args->json ? comparison_to_json(rows).dump(2) + "\n"
                             : render_comparison(rows, {terminal.width, to_terminal && terminal.color}));
-    print_diagnostic_totals(diagnostics, true);
+    print_diagnostic_totals(diagnostics, true, false, fleet_warnings);
     status = exit_ok;
   });
 }

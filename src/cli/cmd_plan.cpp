@@ -83,7 +83,7 @@ void run(const PlanArgs& args, int& status) {
   Rules rules = read_rules(args.query);
   auto fleet_input = open_input(args.fleet);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
-  print_fleet_warnings(fleet, args.query.strict);
+  const long fleet_warnings = print_fleet_warnings(fleet, args.query.strict);
   Diagnostics history_diagnostics;
   QueryOptions query = args.query;
   std::optional<History> history;
@@ -131,7 +131,7 @@ void run(const PlanArgs& args, int& status) {
     write_plan_index(args.output, plan, records);  // what run-under reads instead of the whole plan
   progress::finish();
   std::cerr << summary_of(plan) << coverage;
-  print_diagnostic_totals(plan.diagnostics, true);
+  print_diagnostic_totals(plan.diagnostics, true, false, fleet_warnings);
   status = plan.unschedulable.empty() ? exit_ok : exit_unschedulable;
   keep_until_exit(std::move(plan));  // freed by the process's end, not block by block
 }

@@ -172,14 +172,19 @@ bool expands_inputs(const DepGraph& graph) {
 
 }  // namespace
 
-void print_fleet_warnings(const Fleet& fleet, bool strict) {
-  if (strict && !fleet.warnings.empty())
-    throw InputError(Position{fleet.source}, fmt::format("{} (--strict)", fmt::join(fleet.warnings, "; ")));
+long print_fleet_warnings(const Fleet& fleet, bool strict) {
+  const long count = static_cast<long>(fleet.warnings.size());
+  // Each warning begins with its file:line:col, so the error lists them as classify lists its errors.
+  if (strict && count > 0)
+    throw InputError(Position{fleet.source},
+                     fmt::format("{} error{} (--strict):\n  {}", count, util::plural(count),
+                                 fmt::join(fleet.warnings, "\n  ")));
   for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
+  return count;
 }
 
-std::string diagnostic_counts(const Diagnostics& diagnostics) {
-  long warnings = 0, notes = 0, errors = 0;
+std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings) {
+  long warnings = more_warnings, notes = 0, errors = 0;
   for (const auto& d : diagnostics)
     (d.severity == Severity::note ? notes : d.severity == Severity::error ? errors : warnings)++;
   std::string counts =
@@ -188,7 +193,8 @@ std::string diagnostic_counts(const Diagnostics& diagnostics) {
   return counts;
 }
 
-void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test) {
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test,
+                             long warnings_printed) {
   constexpr long shown = 10;
   long listed = 0;
   std::string first;
@@ -201,7 +207,7 @@ void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings,
                                d.label.empty() ? "" : ": ", d.message);
   }
   if (list_warnings && listed > shown) std::cerr << fmt::format("gpuplan: … and {} more\n", listed - shown);
-  const std::string counts = diagnostic_counts(diagnostics);
+  const std::string counts = diagnostic_counts(diagnostics, warnings_printed);
   if (of_one_test)
     std::cerr << fmt::format("gpuplan: {}\n", counts);
   else

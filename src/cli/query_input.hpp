@@ -81,16 +81,20 @@ void drop_classification_inputs(Classification& tests);
 /// Registers `plan`'s --allow-untagged and turns the refusal of untagged input on.
 void add_untagged_option(CLI::App& command, QueryOptions& options);
 
-/// "2 warnings, 1 note" ("1 error, 2 warnings, 1 note" where there are errors).
-std::string diagnostic_counts(const Diagnostics& diagnostics);
+/// "2 warnings, 1 note" ("1 error, 2 warnings, 1 note" where there are errors), with
+/// `more_warnings` printed before (the fleet's) among the warnings.
+std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings = 0);
 
 /// On standard error: each warning (the first few), then one line of totals:
 /// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test" (without the hint for
-/// `explain` itself: `of_one_test`).
-void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test = false);
+/// `explain` itself: `of_one_test`). `warnings_printed`: warnings already shown (the fleet's),
+/// counted here too.
+void print_diagnostic_totals(const Diagnostics& diagnostics, bool list_warnings, bool of_one_test = false,
+                             long warnings_printed = 0);
 
 /// The fleet loader's guesses (a model name like a catalog model with a typo), on standard error;
-/// under `strict` an InputError naming them, as every guess is.
-void print_fleet_warnings(const Fleet& fleet, bool strict = false);
+/// under `strict` an InputError naming them, as every guess is. Returns how many it printed, for
+/// the totals line.
+long print_fleet_warnings(const Fleet& fleet, bool strict = false);
 
 }  // namespace gpuplan::cli

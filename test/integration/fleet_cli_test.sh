@@ -64,4 +64,21 @@ refuses -F "gpuplan: --strict: $DATA/dgx-a100-no-nvlink.topo.txt: no two of the 
 grep -qF "; nothing was written" "$SCRATCH/refused.err" || fail "--strict message: $(cat "$SCRATCH/refused.err")"
 "$GPUPLAN" fleet import --strict --query-gpu "$DATA/h200-1x.query.csv" --topo "$DATA/h200-1x.topo.txt" \
   > /dev/null 2> "$SCRATCH/err" || fail "--strict refused the H200 capture: $(cat "$SCRATCH/err")"
+# A fleet's warning is one of plan's and compare's warnings: counted in the totals line (it said
+# 0 warnings beside it), and under --strict named once, with its own file, line and column.
+printf 'version: 1\npools:\n  - name: a\n    count: 1\n    gpu: {model: L4, count: 2}\n    cuda: 12.40\n' > "$SCRATCH/cuda40.yaml"
+printf '<?xml version="1.1" encoding="UTF-8" standalone="no"?>\n<query version="2">\n<rule class="py_test" location="/w/a/BUILD:1:1" name="//a:t">\n<list name="tags"><string value="gpu"/></list>\n</rule>\n</query>\n' > "$SCRATCH/one-gpu.xml"
+cuda40_warning="gpuplan: warning: $SCRATCH/cuda40.yaml:6:11: cuda: 12.40 is read as written"
+for command in plan compare; do
+  "$GPUPLAN" $command "$SCRATCH/one-gpu.xml" --fleet "$SCRATCH/cuda40.yaml" -o "$SCRATCH/cuda40.out" 2> "$SCRATCH/err" ||
+    fail "$command on a fleet with a warning: $(cat "$SCRATCH/err")"
+  grep -qF "$cuda40_warning" "$SCRATCH/err" || fail "$command: no fleet warning: $(cat "$SCRATCH/err")"
+  [ "$(tail -n 1 "$SCRATCH/err")" = "gpuplan: 1 warning, 0 notes; gpuplan explain LABEL for one test" ] ||
+    fail "$command: the fleet warning is not counted: $(cat "$SCRATCH/err")"
+  rm -f "$SCRATCH/cuda40.out"
+  refuses -F "gpuplan: $SCRATCH/cuda40.yaml: 1 error (--strict):" \
+    $command --strict "$SCRATCH/one-gpu.xml" --fleet "$SCRATCH/cuda40.yaml" -o "$SCRATCH/cuda40.out"
+  grep -qxF "  $SCRATCH/cuda40.yaml:6:11: cuda: 12.40 is read as written, CUDA 12.40, a minor version no CUDA has had; YAML 1.1 readers (PyYAML, Ansible) read it as the number 12.4: write \"12.4\" if that was meant" \
+    "$SCRATCH/refused.err" || fail "$command --strict: $(cat "$SCRATCH/refused.err")"
+done
 echo "fleet cli: ok"
