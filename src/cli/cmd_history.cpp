@@ -76,8 +76,8 @@ int summarize_command(HistoryOptions& options) {
                                 std::filesystem::absolute(options.output).lexically_normal();
     };
     if (std::erase_if(options.paths, same) > 0)
-      std::cerr << fmt::format("gpuplan: {} does not exist yet: the rolling history starts with this run\n",
-                               options.output);
+      diagnostics.push_back(Diagnostic{Severity::note, "", options.output,
+                                       "does not exist yet: the rolling history starts with this run"});
   }
   History history = read_history_paths(options.paths, options.strict, diagnostics);
   Output output(options.output, true);  // history.json bep.json -o history.json: a rolling history
@@ -87,9 +87,10 @@ int summarize_command(HistoryOptions& options) {
   progress::finish();
   const std::string counts = print_history_diagnostics(diagnostics);
   std::cerr << fmt::format(
-      "gpuplan: {} samples of {} units from {} input{}; {} cached results ignored{}; {}\n",
-      history.sample_count(), history.samples.size(), options.paths.size(),
-      util::plural(options.paths.size()), history.cached_results,
+      "gpuplan: {} sample{} of {} unit{} from {} input{}; {} cached results ignored{}; {}\n",
+      history.sample_count(), util::plural(history.sample_count()), history.samples.size(),
+      util::plural(history.samples.size()), options.paths.size(), util::plural(options.paths.size()),
+      history.cached_results,
       history.skipped_runs > 0 ? fmt::format("; {} run{} that skipped every test case left out",
                                              history.skipped_runs, util::plural(history.skipped_runs))
                                : std::string(),

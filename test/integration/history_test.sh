@@ -159,7 +159,13 @@ cp $DATA/bazel-testlogs/xla/gemm_test/test.xml "$SCRATCH/ci-nested/bazel-testlog
 # a missing input that is not the output is still an error.
 (cd "$SCRATCH" && "$GPUPLAN" history summarize history-rolling.json "$OLDPWD/$DATA/runs.csv" -o history-rolling.json \
   2> rolling.err) || fail "the first run of a rolling history failed: $(cat "$SCRATCH/rolling.err")"
-grep -q "history-rolling.json does not exist yet" "$SCRATCH/rolling.err" || fail "no note: $(cat "$SCRATCH/rolling.err")"
+grep -qxF "gpuplan: note: history-rolling.json: does not exist yet: the rolling history starts with this run" \
+  "$SCRATCH/rolling.err" || fail "no note: $(cat "$SCRATCH/rolling.err")"
+tail -n 1 "$SCRATCH/rolling.err" | grep -q '; 0 warnings, 1 note$' || fail "the note is not counted: $(cat "$SCRATCH/rolling.err")"
+printf 'label,seconds\n//a:one_test,4\n' > "$SCRATCH/one-run.csv"
+"$GPUPLAN" history summarize "$SCRATCH/one-run.csv" 2>&1 >/dev/null |
+  grep -qx 'gpuplan: 1 sample of 1 unit from 1 input; 0 cached results ignored; 0 warnings, 0 notes' ||
+  fail "the totals line of one run: $("$GPUPLAN" history summarize "$SCRATCH/one-run.csv" 2>&1 >/dev/null)"
 "$GPUPLAN" history summarize "$SCRATCH/absent.json" -o "$SCRATCH/other.json" 2>/dev/null &&
   fail "a missing input that is not the output was read as empty"
 # The summary reads back as history and summarizes to the same bytes (a rolling CI history).
