@@ -326,17 +326,23 @@ void run(const AuditArgs& args, int& status) {
   Diagnostics history_diagnostics;
   const auto history =
       read_history_option(args.history, args.query.strict, history_diagnostics, shard_counts_now(tests));
+  Diagnostics shown;                       // what standard error says before the totals line, which counts it
   for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
-    if (d.label.empty() && d.severity == Severity::warning)
+    if (d.label.empty() && d.severity == Severity::warning) {
       std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
+      shown.push_back(d);
+    }
   // Rows of the history it skipped, and of one test (a note of its stale shard folders left out),
   // each with its severity (before, every one was called a warning).
   print_history_diagnostics(history_diagnostics);
+  shown.insert(shown.end(), history_diagnostics.begin(), history_diagnostics.end());
   Audit result = audit(tests, deps.graph, *deps.reach, used_gpu(history, rules));
   if (args.query.strict) refuse_unknown(query, result);
   if (!args.query.strict)
-    for (const auto& message : result.blind.messages())
+    for (const auto& message : result.blind.messages()) {
       std::cerr << fmt::format("gpuplan: warning: {}\n", message);
+      shown.push_back(Diagnostic{Severity::warning, "", "", message});
+    }
   if (!args.fleet.empty()) {
     auto hours = gpu_hours(args.fleet, estimator_for(history, rules, tests), rules, tests);
     for (auto& e : result.entries)
@@ -356,7 +362,7 @@ void run(const AuditArgs& args, int& status) {
   else
     (format == "markdown" ? write_markdown : write_text)(report, output.sink());
   output.commit();
-  std::cerr << "gpuplan: " << summary_line(report) << '\n';
+  std::cerr << fmt::format("gpuplan: {}; {}\n", summary_line(report), diagnostic_counts(shown));
   status = exit_ok;
 }
 

@@ -50,6 +50,9 @@ for input in noimplicit deps; do
     "$SCRATCH/audit.json" >/dev/null || fail "$input: audit: $(jq -c '.gpu_without_gpu_code, .unknown' "$SCRATCH/audit.json")"
   grep -q "^gpuplan: warning: no py_test of the dependency graph reaches GPU code (gpu_deps), so the graph cannot tell whether its 1 GPU-annotated py_test needs a GPU" \
     "$SCRATCH/audit.err" || fail "$input: audit gives no warning for the py_tests: $(cat "$SCRATCH/audit.err")"
+  # The totals line counts that warning (it said only what the audit found).
+  tail -n 1 "$SCRATCH/audit.err" | grep -q '^gpuplan: [0-9]* tests audited: .*; 1 warning, 0 notes$' ||
+    fail "$input: audit's totals line does not count its warning: $(cat "$SCRATCH/audit.err")"
 done
 
 # cquery's jsonproto carries the linkopts as an attribute of the library.
