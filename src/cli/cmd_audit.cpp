@@ -326,12 +326,19 @@ void run(const AuditArgs& args, int& status) {
   Diagnostics history_diagnostics;
   const auto history =
       read_history_option(args.history, args.query.strict, history_diagnostics, shard_counts_now(tests));
-  Diagnostics shown;                       // what standard error says before the totals line, which counts it
-  for (const auto& d : tests.diagnostics)  // about the whole input (a rules pattern that matches nothing)
-    if (d.label.empty() && d.severity == Severity::warning) {
-      std::cerr << fmt::format("gpuplan: warning: {}\n", d.message);
-      shown.push_back(d);
-    }
+  // The warnings, as plan gives them: each about the whole input (a rules pattern that matches
+  // nothing), the first ten about one test (a malformed tag, which audit had dropped without a word),
+  // and the count of the rest; the totals line counts every one.
+  Diagnostics shown;
+  constexpr long listed_at_most = 10;
+  long listed = 0;
+  for (const auto& d : tests.diagnostics) {
+    if (d.severity != Severity::warning) continue;
+    shown.push_back(d);
+    if (!d.label.empty() && ++listed > listed_at_most) continue;
+    std::cerr << fmt::format("gpuplan: warning: {}{}{}\n", d.label, d.label.empty() ? "" : ": ", d.message);
+  }
+  if (listed > listed_at_most) std::cerr << fmt::format("gpuplan: … and {} more\n", listed - listed_at_most);
   // Rows of the history it skipped, and of one test (a note of its stale shard folders left out),
   // each with its severity (before, every one was called a warning).
   print_history_diagnostics(history_diagnostics);

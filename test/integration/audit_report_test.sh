@@ -109,4 +109,25 @@ printf 'version: 1\ngpu_deps: ["//ml:all-targets"]\n' >"$SCRATCH/all.rules.yaml"
   jq -e '[.gpu_without_gpu_code[].label | select(startswith("//ml:"))] | length == 0' >/dev/null ||
   fail "//ml:all-targets does not make every //ml target GPU code"
 
+# A test's own warning (a malformed tag) is on standard error as plan gives it, and the totals
+# line counts it: audit had dropped it without a word, while --strict refused it.
+cat >"$SCRATCH/malformed.deps.xml" <<'XML'
+<?xml version="1.1" encoding="UTF-8" standalone="no"?>
+<query version="2">
+<rule class="cc_test" location="/w/cu/BUILD:1:1" name="//cu:kernel_test">
+<list name="tags"><string value="gpu:0"/><string value="gpu"/></list>
+<rule-input name="//cu:kernel"/>
+</rule>
+<rule class="cuda_library" location="/w/cu/BUILD:5:1" name="//cu:kernel">
+</rule>
+</query>
+XML
+"$GPUPLAN" audit "$SCRATCH/malformed.deps.xml" >/dev/null 2>"$SCRATCH/malformed.err" ||
+  fail "audit of a malformed tag failed: $(cat "$SCRATCH/malformed.err")"
+grep -q '^gpuplan: warning: //cu:kernel_test: tag gpu:0 is malformed: ' "$SCRATCH/malformed.err" ||
+  fail "audit does not show the malformed tag: $(cat "$SCRATCH/malformed.err")"
+tail -n 1 "$SCRATCH/malformed.err" | grep -q '^gpuplan: 1 tests\? audited: .*; 1 warning, 0 notes$' ||
+  fail "audit's totals line: $(cat "$SCRATCH/malformed.err")"
+refuses "tag gpu:0 is malformed" audit --strict "$SCRATCH/malformed.deps.xml"
+
 echo "audit report: ok"
