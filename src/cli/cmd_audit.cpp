@@ -128,8 +128,8 @@ std::string markdown_reason(const Report& r, const AuditEntry& e, std::string (*
 std::string summary_line(const Report& r, bool markdown = false) {
   auto idle = of_kind(r.audit, Disagreement::gpu_without_gpu_code);
   auto missing = of_kind(r.audit, Disagreement::gpu_code_without_annotation);
-  std::string line =
-      fmt::format("{} tests audited: {} GPU-annotated reach no GPU code", r.audit.tests, idle.size());
+  std::string line = fmt::format("{} test{} audited: {} GPU-annotated reach no GPU code", r.audit.tests,
+                                 util::plural(r.audit.tests), idle.size());
   if (r.with_hours) line += fmt::format(" ({:.2f} GPU-hours in the plan)", total_hours(idle));
   line += fmt::format(", {} reach GPU code without a GPU annotation", missing.size());
   if (r.with_history)

@@ -787,7 +787,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (o.timeout_s > 0) run.bazel_args.push_back(fmt::format("--test_timeout={}", o.timeout_s));
   run.bazel_args.insert(run.bazel_args.end(), o.bazel_args.begin(), o.bazel_args.end());
   UnitRun u;
-  u.assignment.unit.id = fmt::format("bazel test ({} units)", units.size());
+  u.assignment.unit.id = fmt::format("bazel test ({} unit{})", units.size(), util::plural(units.size()));
   const auto fleet_node = read_fleet_node(o.fleet, o.node);  // checked here, read by each run-under
   u.assignment.gpus = run_node_gpus(plan, o.node, fleet_node ? &*fleet_node : nullptr, o.fleet);
   auto node_command = bazel_node_command(units, run);
@@ -795,9 +795,10 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   u.command = std::move(node_command.command);
   u.timeout_s = 7 * 24 * 3600;  // Bazel times each test out
   if (o.dry_run) {
-    std::cout << fmt::format(
-        "# the {} units of {}, one bazel test; {} holds \"{}\"{}\n{}\n", units.size(), o.node, run.node_file,
-        o.node, target_file.empty() ? "" : fmt::format(", {} the labels", target_file), u.command);
+    std::cout << fmt::format("# the {} unit{} of {}, one bazel test; {} holds \"{}\"{}\n{}\n", units.size(),
+                             util::plural(units.size()), o.node, run.node_file, o.node,
+                             target_file.empty() ? "" : fmt::format(", {} the labels", target_file),
+                             u.command);
     return exit_ok;
   }
   auto nvml = open_nvml();
@@ -1250,7 +1251,9 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     if (unmarked > 0)
       lost.insert(lost.begin(),
                   fmt::format("{} done mark{} in {}", unmarked, util::plural(unmarked), o.claims));
-    if (record_errors > 0) lost.insert(lost.begin(), fmt::format("{} results records", record_errors));
+    if (record_errors > 0)
+      lost.insert(lost.begin(),
+                  fmt::format("{} results record{}", record_errors, util::plural(record_errors)));
     std::cerr << fmt::format("gpuplan exec: {}, and not written: {}; exit {}\n",
                              status > 128                  ? "stopped by a signal"
                              : status == exit_units_failed ? "some units did not pass"
