@@ -140,7 +140,8 @@ struct GpuDepPatterns {
   /// Rules that are GPU code by their class, whatever their label (rules_cuda's cuda_library).
   std::vector<std::string> gpu_rule_classes;
   /// The built-in set (README "Classification from the dependency graph"): PyTorch, JAX,
-  /// TensorFlow, CUDA, ROCm, as rules_python, hermetic CUDA and rules_cuda name them.
+  /// TensorFlow, CUDA, ROCm, as rules_python, hermetic CUDA and rules_cuda name them; and as
+  /// gpu_free, the names of CPU builds that a gpu_deps pattern covers (@libtorch_cpu).
   static GpuDepPatterns defaults();
 };
 

@@ -42,7 +42,7 @@ void add_untagged_option(CLI::App& command, QueryOptions& options) {
 GpuDepPatterns gpu_patterns(const Rules& rules) {
   auto patterns = GpuDepPatterns::defaults();
   patterns.gpu_deps.insert(patterns.gpu_deps.end(), rules.gpu_deps.begin(), rules.gpu_deps.end());
-  patterns.gpu_free = rules.gpu_free;
+  patterns.gpu_free.insert(patterns.gpu_free.end(), rules.gpu_free.begin(), rules.gpu_free.end());
   return patterns;
 }
 

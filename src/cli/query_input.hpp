@@ -49,7 +49,7 @@ struct DepsInput {
 /// The query input's name for messages: its path, or "<stdin>".
 std::string input_name(const QueryOptions& options);
 
-/// gpu_deps: the built-in set and the rules file's; gpu_free: the rules file's.
+/// gpu_deps and gpu_free: the built-in sets and the rules file's.
 GpuDepPatterns gpu_patterns(const Rules& rules);
 
 /// Registers the options above, FILE as the next positional argument.

@@ -373,6 +373,10 @@ GpuDepPatterns GpuDepPatterns::defaults() {
   // rules_cuda compiles CUDA with these rules, and reaches its runtime (@cuda//:cuda_runtime)
   // only through the implicit _builtin_deps, which --noimplicit_deps leaves out of the graph.
   patterns.gpu_rule_classes = {"cuda_library", "cuda_objects"};
+  // A name that says it is a CPU build, which "@libtorch_*" would take for GPU code: Apollo's
+  // LibTorch is @libtorch_cpu beside @libtorch_gpu (third_party/libtorch/workspace.bzl), and
+  // --define USE_GPU=true picks one.
+  patterns.gpu_free = {"@libtorch_cpu//..."};
   return patterns;
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +19,14 @@ DepGraph graph_of(const std::string& text, TargetList* tests = nullptr) {
   TargetList read = read_targets(in, "input", std::nullopt, &graph);
   if (tests) *tests = std::move(read);
   return graph;
+}
+
+/// The text of a fixture under test/data/.
+std::string fixture_text(const std::string& path) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/test/data/" + path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 const char* deps_xml = R"(<?xml version="1.1" encoding="UTF-8" standalone="no"?>
@@ -758,4 +767,29 @@ TEST_CASE("a select()ed linkopts left unflattened links every branch's libraries
       graph_of(library("bad", R"({"name":"linkopts","type":"SELECTOR_LIST","selectorList":{}})")),
       Catch::Contains("attribute linkopts of //c:bad is a select() whose \"selectorList\" has no "
                       "\"elements\" list"));
+}
+
+TEST_CASE("Apollo's untagged GPU tests reach GPU code, and its CPU build of LibTorch is none") {
+  // ApolloAuto/apollo tags no GPU test (test/data/apollo/): audit finds them by their CUDA kernels,
+  // cuda_configure's CUDA and the PyTorch build that --define USE_GPU=true picks.
+  DepGraph graph = graph_of(fixture_text("apollo/deps.query.xml"));
+  GpuReach reach(graph, GpuDepPatterns::defaults());
+  const std::string tensorrt = "//modules/perception/common/inference/tensorrt";
+  CHECK(reach.path_text(*graph.find(tensorrt + ":slice_plugin_test")) ==
+        tensorrt + ":slice_plugin_test → " + tensorrt +
+            ":apollo_perception_common_inference_tensorrt_plugins → " + tensorrt +
+            ":plugins/slice_plugin.cu");
+  CHECK(reach.reaches(*graph.find(tensorrt + ":rt_common_test")));
+  CHECK(reach.reaches(*graph.find("//modules/prediction/evaluator/vehicle:junction_mlp_evaluator_test")));
+  CHECK_FALSE(reach.reaches(*graph.find("//modules/prediction/evaluator/vehicle:cost_evaluator_test")));
+  // LibTorch is @libtorch_gpu or @libtorch_cpu by the same define: the CPU build, which
+  // "@libtorch_*" would take for GPU code, is a built-in gpu_free.
+  CHECK(reach.path_text(*graph.find("//third_party/libtorch:libtorch_test")) ==
+        "//third_party/libtorch:libtorch_test → //third_party/libtorch:libtorch → "
+        "@libtorch_gpu//:libtorch_gpu");
+  DepGraph cpu_build = graph_of(fixture_text("apollo/libtorch_cpu.cquery.jsonproto"));
+  GpuReach cpu_reach(cpu_build, GpuDepPatterns::defaults());
+  auto test = *cpu_build.find("//third_party/libtorch:libtorch_test");
+  CHECK_FALSE(cpu_reach.reaches(test));
+  CHECK_FALSE(cpu_reach.unknown(test));
 }

@@ -63,6 +63,23 @@ TEST_CASE(
     CHECK_FALSE(is_gpu_by_default(label));
 }
 
+TEST_CASE("the built-in gpu_free knows a CPU build of LibTorch by its name, whichever Bazel names it") {
+  // ApolloAuto/apollo's @libtorch_cpu beside @libtorch_gpu (third_party/libtorch/workspace.bzl);
+  // under Bzlmod a repository rule's canonical name ends in it.
+  auto walled = [](std::string_view label) {
+    for (const auto& pattern : GpuDepPatterns::defaults().gpu_free)
+      if (gpu_pattern_matches(pattern, label)) return true;
+    return false;
+  };
+  for (auto label : {"@libtorch_cpu//:libtorch_cpu", "@@_main~_repo_rules~libtorch_cpu//:libtorch_cpu",
+                     "@@+_repo_rules+libtorch_cpu//:libtorch_cpu"}) {
+    CHECK(is_gpu_by_default(label));  // @libtorch_* covers it: the wall is what keeps it out
+    CHECK(walled(label));
+  }
+  for (auto label : {"@libtorch_gpu//:libtorch_gpu", "@libtorch//:libtorch", "@libtorch_cpu_docs//:x"})
+    CHECK_FALSE(walled(label));
+}
+
 TEST_CASE("the built-in gpu_deps know rules_ml_toolchain's ROCm and JAX's prebuilt ROCm wheels") {
   // rocm_library's runtime (google-ml-infra/rules_ml_toolchain gpu/rocm/build_defs.bzl.tpl) and
   // the wheels jax-ml/jax's jaxlib/jax.bzl gives a GPU test with --//jax:build_jaxlib=false.
