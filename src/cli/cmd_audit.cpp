@@ -56,10 +56,12 @@ std::vector<Untouched> never_touched(const Classification& tests, const History&
 
 /// GPU-hours each test holds in the plan for `fleet`: its units' durations × their GPUs.
 std::map<std::string, double> gpu_hours(const std::string& fleet_path, const Estimator& estimate,
-                                        const Rules& rules, const Classification& tests) {
+                                        const Rules& rules, const Classification& tests, bool strict,
+                                        long& fleet_warnings) {
   std::map<std::string, double> hours;
   auto fleet_input = open_input(fleet_path);
   Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+  fleet_warnings = print_fleet_warnings(fleet, strict);
   auto units = make_units(tests, ShardMode::per_shard, estimate, rules);
   SolveOptions options;
   options.rules = rules;
@@ -350,8 +352,10 @@ void run(const AuditArgs& args, int& status) {
       std::cerr << fmt::format("gpuplan: warning: {}\n", message);
       shown.push_back(Diagnostic{Severity::warning, "", "", message});
     }
+  long fleet_warnings = 0;  // its guesses, printed as the plan's are
   if (!args.fleet.empty()) {
-    auto hours = gpu_hours(args.fleet, estimator_for(history, rules, tests), rules, tests);
+    auto hours = gpu_hours(args.fleet, estimator_for(history, rules, tests), rules, tests, args.query.strict,
+                           fleet_warnings);
     for (auto& e : result.entries)
       if (auto found = hours.find(e.label); found != hours.end()) e.gpu_hours = found->second;
   }
@@ -369,7 +373,8 @@ void run(const AuditArgs& args, int& status) {
   else
     (format == "markdown" ? write_markdown : write_text)(report, output.sink());
   output.commit();
-  std::cerr << fmt::format("gpuplan: {}; {}\n", summary_line(report), diagnostic_counts(shown));
+  std::cerr << fmt::format("gpuplan: {}; {}\n", summary_line(report),
+                           diagnostic_counts(shown, fleet_warnings));
   status = exit_ok;
 }
 

@@ -13,6 +13,7 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
@@ -103,6 +104,7 @@ int export_slurm(SlurmExportOptions o) {
     o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
     auto fleet_input = open_input(o.fleet);
     fleet = load_fleet(fleet_input.in(), fleet_input.name);
+    print_fleet_warnings(*fleet);
     check_fits_fleet(plan, *fleet, input.name, fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);

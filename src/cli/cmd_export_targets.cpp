@@ -14,6 +14,7 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/export.hpp"
 #include "gpuplan/limits.hpp"
@@ -41,6 +42,7 @@ struct ExportInput {
     if (fleet_path.empty()) return std::nullopt;
     auto input = open_input(fleet_path);
     auto fleet = load_fleet(input.in(), input.name);
+    print_fleet_warnings(fleet);
     check_fits_fleet(read, fleet, plan, input.name);
     return fleet;
   }

@@ -328,9 +328,12 @@ int suggest_command(HistoryOptions& options) {
                      "which tests are GPU tests? give --plan PLAN (and/or --query QUERY for their tags)");
   options.resolve_rules();
   options.advice.vram_headroom = options.rules.vram_headroom;
+  long fleet_warnings = 0;
   if (!options.fleet.empty()) {
     Input input = open_input(options.fleet);
-    for (const auto& node : load_fleet(input.in(), input.name).nodes) {
+    const Fleet fleet = load_fleet(input.in(), input.name);
+    fleet_warnings = print_fleet_warnings(fleet, options.strict);
+    for (const auto& node : fleet.nodes) {
       std::int64_t smallest = 0;
       for (const auto& gpu : node.gpus) {
         smallest = smallest == 0 ? gpu.vram_mib : std::min(smallest, gpu.vram_mib);
@@ -365,7 +368,7 @@ int suggest_command(HistoryOptions& options) {
           ? ""
           : fmt::format("; {} tests judged without their nodes' GPUs (nodes not in {}, or none known){}",
                         advice.unjudged.size(), options.fleet, failed ? ", an error under --strict" : ""),
-      diagnostic_counts(diagnostics));
+      diagnostic_counts(diagnostics, fleet_warnings));
   return failed ? exit_bad_input : exit_ok;
 }
 

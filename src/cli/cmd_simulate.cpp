@@ -18,6 +18,7 @@
 #include "cli/io.hpp"
 #include "cli/number_options.hpp"
 #include "cli/plan_input.hpp"
+#include "cli/query_input.hpp"
 #include "emit/gantt.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/rules.hpp"
@@ -130,6 +131,7 @@ void add_simulate_command(CLI::App& app, int& status) {
     Plan plan = read_plan(args->plan);
     auto fleet_input = open_input(args->fleet);
     Fleet fleet = load_fleet(fleet_input.in(), fleet_input.name);
+    print_fleet_warnings(fleet, args->strict);
     SimulateOptions options;
     if (!args->rules.empty()) {
       Input input = open_input(args->rules);

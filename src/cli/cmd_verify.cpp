@@ -54,6 +54,7 @@ void add_verify_command(CLI::App& app, int& status) {
     auto plan = read_plan(args->plan);
     auto fleet_input = open_input(args->fleet);
     auto fleet = load_fleet(fleet_input.in(), fleet_input.name);
+    const long fleet_warnings = print_fleet_warnings(fleet, args->query.strict);
     VerifyOptions options;
     options.rules = read_rules(args->query);
     if (args->query.rules.empty()) take_pack_knobs(plan, options.rules);
@@ -96,7 +97,7 @@ void add_verify_command(CLI::App& app, int& status) {
         j["violations"].push_back(std::move(one));
       }
       write_output("-", j.dump(2) + "\n");
-      if (query) print_diagnostic_totals(diagnostics, true);
+      if (query) print_diagnostic_totals(diagnostics, true, false, fleet_warnings);
       status = violations.empty() ? exit_ok : exit_invalid_plan;
       return;
     }
@@ -114,7 +115,7 @@ void add_verify_command(CLI::App& app, int& status) {
       out += fmt::format("{}: invalid: {} violation{}\n", name, violations.size(),
                          util::plural(violations.size()));
     write_output("-", out);
-    if (query) print_diagnostic_totals(diagnostics, true);
+    if (query) print_diagnostic_totals(diagnostics, true, false, fleet_warnings);
     status = violations.empty() ? exit_ok : exit_invalid_plan;
   });
 }

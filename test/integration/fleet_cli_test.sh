@@ -81,4 +81,30 @@ for command in plan compare; do
   grep -qxF "  $SCRATCH/cuda40.yaml:6:11: cuda: 12.40 is read as written, CUDA 12.40, a minor version no CUDA has had; YAML 1.1 readers (PyYAML, Ansible) read it as the number 12.4: write \"12.4\" if that was meant" \
     "$SCRATCH/refused.err" || fail "$command --strict: $(cat "$SCRATCH/refused.err")"
 done
+# Every other command that reads a fleet says its warnings too (they read it without a word), and
+# those with a totals line count them.
+"$GPUPLAN" plan "$SCRATCH/one-gpu.xml" --fleet "$SCRATCH/cuda40.yaml" -o "$SCRATCH/cuda40.plan.json" 2>/dev/null ||
+  fail "plan on cuda40.yaml"
+printf 'label,seconds\n//a:t,12\n' > "$SCRATCH/a-t.csv"
+printf '<?xml version="1.1" encoding="UTF-8" standalone="no"?>\n<query version="2">\n<rule class="py_test" location="/w/a/BUILD:1:1" name="//a:t">\n<list name="tags"><string value="gpu"/></list>\n<rule-input name="@pypi//torch:pkg"/>\n</rule>\n</query>\n' > "$SCRATCH/one-gpu.deps.xml"
+P=$SCRATCH/cuda40.plan.json F=$SCRATCH/cuda40.yaml
+while IFS= read -r args; do
+  rm -rf "$SCRATCH/cuda40.dir"
+  eval "\"\$GPUPLAN\" $args" > /dev/null 2> "$SCRATCH/err" || fail "$args: $(cat "$SCRATCH/err")"
+  grep -qF "$cuda40_warning" "$SCRATCH/err" || fail "$args: no fleet warning: $(cat "$SCRATCH/err")"
+done <<ARGS
+verify "\$P" --fleet "\$F"
+simulate "\$P" --fleet "\$F" --runs 1
+export slurm "\$P" -o "\$SCRATCH/cuda40.dir" --fleet "\$F"
+export kubernetes "\$P" -o "\$SCRATCH/cuda40.dir" --image ci:1 --fleet "\$F"
+history suggest --plan "\$P" --fleet "\$F" --history "\$SCRATCH/a-t.csv"
+audit "\$SCRATCH/one-gpu.deps.xml" --fleet "\$F"
+ARGS
+"$GPUPLAN" verify "$P" --fleet "$F" "$SCRATCH/one-gpu.xml" 2>&1 >/dev/null | tail -n 1 | grep -q "^gpuplan: 1 warning, 0 notes" ||
+  fail "verify's totals line does not count the fleet's warning"
+"$GPUPLAN" history suggest --plan "$P" --fleet "$F" --history "$SCRATCH/a-t.csv" 2>&1 >/dev/null | tail -n 1 |
+  grep -q "; 1 warning, 0 notes$" || fail "suggest's totals line does not count the fleet's warning"
+"$GPUPLAN" audit "$SCRATCH/one-gpu.deps.xml" --fleet "$F" 2>&1 >/dev/null | tail -n 1 | grep -q "; 1 warning, 0 notes$" ||
+  fail "audit's totals line does not count the fleet's warning"
+refuses -F "gpuplan: $SCRATCH/cuda40.yaml: 1 error (--strict):" simulate "$P" --fleet "$F" --runs 1 --strict
 echo "fleet cli: ok"
