@@ -1250,7 +1250,9 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     if (unmarked > 0)
       lost.insert(lost.begin(),
                   fmt::format("{} done mark{} in {}", unmarked, util::plural(unmarked), o.claims));
-    if (record_errors > 0) lost.insert(lost.begin(), fmt::format("{} results records", record_errors));
+    if (record_errors > 0)
+      lost.insert(lost.begin(),
+                  fmt::format("{} results record{}", record_errors, util::plural(record_errors)));
     std::cerr << fmt::format("gpuplan exec: {}, and not written: {}; exit {}\n",
                              status > 128                  ? "stopped by a signal"
                              : status == exit_units_failed ? "some units did not pass"

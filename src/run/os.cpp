@@ -564,14 +564,23 @@ void append_locked(const std::string& path, std::string_view header, std::string
     throw InputError(Position{path}, fmt::format("cannot open the results file: {}", opened.problem()));
   int fd = *opened;
   while (::flock(fd, LOCK_EX) != 0)
-    if (errno != EINTR) fail(path, "cannot lock the results file");
+    if (errno != EINTR) {
+      const int error = errno;
+      ::close(fd);  // exec goes on after a record it could not write: no descriptor left open each time
+      errno = error;
+      fail(path, "cannot lock the results file");
+    }
   struct stat info {};
   char last = '\n';
   bool ok = ::fstat(fd, &info) == 0 && (info.st_size == 0 || ::pread(fd, &last, 1, info.st_size - 1) == 1) &&
             (info.st_size > 0 || write_all(fd, header)) && (last == '\n' || write_all(fd, "\n")) &&
             write_all(fd, line);
-  ::close(fd);
-  if (!ok) fail(path, "cannot append to the results file");
+  int error = ok ? 0 : errno != 0 ? errno : EIO;
+  // A file server (NFS) may report a write that failed (EIO, a quota) only at close: the record is
+  // lost then too. Before, that close was not checked, and the record went missing without a word.
+  if (::close(fd) != 0 && error == 0) error = errno;
+  errno = error;
+  if (error != 0) fail(path, "cannot append to the results file");
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
