@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -61,8 +62,12 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-volatile sig_atomic_t received_signal = 0;
-volatile pid_t forward_pid = 0;
+// Atomics, not volatile sig_atomic_t: the handler runs on whichever thread takes the signal (a
+// GPU sampling thread's), and GpuLocks::take's teller thread reads it; volatile orders nothing
+// between threads. Lock-free, so a handler may touch them.
+std::atomic<int> received_signal = 0;
+std::atomic<pid_t> forward_pid = 0;
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free);
 int wake_pipe[2] = {-1, -1};  ///< written by the signal handlers, read by SystemRunner::wait
 
 void wake() {
@@ -76,7 +81,7 @@ void wake() {
 
 extern "C" void on_stop_signal(int signal) {
   received_signal = signal;
-  if (forward_pid > 0) ::kill(forward_pid, signal);
+  if (const pid_t pid = forward_pid; pid > 0) ::kill(pid, signal);
   wake();
 }
 
@@ -499,7 +504,7 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
       bool told = false;
       std::unique_lock lock(mutex);
       while (!done.wait_for(lock, std::chrono::milliseconds(100), [&] { return locked; })) {
-        if (received_signal) ::pthread_kill(waiter, received_signal);
+        if (const int signal = received_signal) ::pthread_kill(waiter, signal);
         if (told || std::chrono::steady_clock::now() < tell_at) continue;
         told = true;
         auto holders = lock_holders(lock_fd);
@@ -747,7 +752,7 @@ void catch_stop_signals() {
 
 void forward_stop_signals(pid_t pid) {
   forward_pid = pid;
-  if (received_signal != 0) ::kill(pid, received_signal);
+  if (const int signal = received_signal; signal != 0) ::kill(pid, signal);
 }
 
 int stop_signal() { return received_signal; }
