@@ -366,11 +366,15 @@ bool group_alive(pid_t self) {
       // What the unit left running (a daemon that closed the lock descriptors it inherited
       // would run on GPUs handed on to the next unit) ends with it, as Bazel's sandbox ends
       // it. As a subreaper the supervisor has any such process as a child. A Bazel server
-      // that an exec unit's `bazel test` started lives on, for the next unit.
+      // that an exec unit's `bazel test` started lives on, for the next unit, only where the
+      // unit holds no GPU lock: the server inherits its client's descriptors (Bazel's daemonizing
+      // closes only 0-2), so it held the unit's locks for its idle time (3 h by default), and the
+      // next unit on those GPUs waited for it.
       pid_t left;
       while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
       }
-      if (left == 0 && kill_all(self, false, launch.own_group, who))  // 0: some still run
+      const bool spare_bazel = launch.own_group && launch.keep_fds.empty();
+      if (left == 0 && kill_all(self, false, spare_bazel, who))  // 0: some still run
         write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
                                         "before its GPUs were released\n"
                                       : "gpuplan run-under: the test left processes running; they were "
