@@ -520,8 +520,11 @@ Terminal terminal_for(int fd) {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   terminal.color = tty && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
-  if (const char* columns = std::getenv("COLUMNS"); columns && std::atoi(columns) > 0) {
-    terminal.width = std::atoi(columns);
+  // strtol, held to int: atoi wrapped a value past INT_MAX (COLUMNS=4294967376 drew 80 columns,
+  // COLUMNS=2147483648 was read as negative and ignored) where the range's top is meant.
+  const char* columns = std::getenv("COLUMNS");
+  if (const long wanted = columns ? std::strtol(columns, nullptr, 10) : 0; wanted > 0) {
+    terminal.width = static_cast<int>(std::min<long>(wanted, Terminal::max_width));
   } else if (winsize size{}; tty && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
     terminal.width = size.ws_col;
   }

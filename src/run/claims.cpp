@@ -148,7 +148,8 @@ int Claims::link_new(const std::string& target, const std::string& text) {
   // A name no other process has: run-unders in Bazel's sandboxes have PID namespaces of their own,
   // and two of one node with one PID wrote each other's file (a done mark's exit status).
   std::string mine = fmt::format("{}/.tmp-{}-XXXXXX", dir_, node_);
-  int fd = ::mkstemp(mine.data());
+  // O_CLOEXEC: a process another thread starts meanwhile must not inherit it.
+  int fd = ::mkostemp(mine.data(), O_CLOEXEC);
   if (fd < 0)
     throw InputError(Position{dir_},
                      fmt::format("cannot write in the claims directory: {}: {}", mine, std::strerror(errno)));

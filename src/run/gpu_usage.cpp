@@ -14,7 +14,6 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -552,20 +551,21 @@ void GpuUsageSampler::record_peak(int gpu, std::uint64_t bytes, const std::set<p
 
 bool preallocates(pid_t pid) {
   // The GPU runtimes of JAX (jaxlib, its CUDA/ROCm plugins) and TensorFlow, by the files mapped.
-  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
-  bool jax = false, tensorflow = false;
-  for (std::string line; std::getline(maps, line) && !(jax && tensorflow);) {
-    jax = jax || line.find("/jaxlib/") != std::string::npos ||
-          line.find("/jax_plugins/") != std::string::npos || line.find("/jax_cuda") != std::string::npos ||
-          line.find("/jax_rocm") != std::string::npos || line.find("xla_extension") != std::string::npos;
-    tensorflow = tensorflow || line.find("libtensorflow_framework") != std::string::npos ||
-                 line.find("_pywrap_tensorflow") != std::string::npos;
-  }
+  // Read with O_CLOEXEC (read_proc_file), not std::ifstream, whose descriptor is inherited: this
+  // runs on exec's sampling threads while its main thread forks the next unit's supervisor, which
+  // closes only the descriptors an exec would close, so the unit got /proc/PID/maps of another.
+  const std::string maps = read_proc_file(fmt::format("/proc/{}/maps", pid));
+  auto mapped = [&](std::string_view name) { return maps.find(name) != std::string::npos; };
+  const bool jax = mapped("/jaxlib/") || mapped("/jax_plugins/") || mapped("/jax_cuda") ||
+                   mapped("/jax_rocm") || mapped("xla_extension");
+  const bool tensorflow = mapped("libtensorflow_framework") || mapped("_pywrap_tensorflow");
   if (!jax && !tensorflow) return false;
   // Unless the variable that stops it is in the process's environment (pack sets both).
-  std::ifstream environment(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  const std::string environment = read_proc_file(fmt::format("/proc/{}/environ", pid));
   bool jax_lazy = false, tensorflow_lazy = false;
-  for (std::string entry; std::getline(environment, entry, '\0');) {
+  for (std::string_view rest = environment; !rest.empty();) {
+    const std::string_view entry = rest.substr(0, rest.find('\0'));
+    rest.remove_prefix(std::min(rest.size(), entry.size() + 1));
     jax_lazy = jax_lazy || entry == "XLA_PYTHON_CLIENT_PREALLOCATE=false" ||
                entry == "XLA_PYTHON_CLIENT_PREALLOCATE=0" || entry == "XLA_PYTHON_CLIENT_ALLOCATOR=platform";
     tensorflow_lazy = tensorflow_lazy || entry == "TF_FORCE_GPU_ALLOW_GROWTH=true";

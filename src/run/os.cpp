@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -61,8 +62,12 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-volatile sig_atomic_t received_signal = 0;
-volatile pid_t forward_pid = 0;
+// Atomics, not volatile sig_atomic_t: the handler runs on whichever thread takes the signal (a
+// GPU sampling thread's), and GpuLocks::take's teller thread reads it; volatile orders nothing
+// between threads. Lock-free, so a handler may touch them.
+std::atomic<int> received_signal = 0;
+std::atomic<pid_t> forward_pid = 0;
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free);
 int wake_pipe[2] = {-1, -1};  ///< written by the signal handlers, read by SystemRunner::wait
 
 void wake() {
@@ -76,7 +81,7 @@ void wake() {
 
 extern "C" void on_stop_signal(int signal) {
   received_signal = signal;
-  if (forward_pid > 0) ::kill(forward_pid, signal);
+  if (const pid_t pid = forward_pid; pid > 0) ::kill(pid, signal);
   wake();
 }
 
@@ -361,11 +366,15 @@ bool group_alive(pid_t self) {
       // What the unit left running (a daemon that closed the lock descriptors it inherited
       // would run on GPUs handed on to the next unit) ends with it, as Bazel's sandbox ends
       // it. As a subreaper the supervisor has any such process as a child. A Bazel server
-      // that an exec unit's `bazel test` started lives on, for the next unit.
+      // that an exec unit's `bazel test` started lives on, for the next unit, only where the
+      // unit holds no GPU lock: the server inherits its client's descriptors (Bazel's daemonizing
+      // closes only 0-2), so it held the unit's locks for its idle time (3 h by default), and the
+      // next unit on those GPUs waited for it.
       pid_t left;
       while ((left = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
       }
-      if (left == 0 && kill_all(self, false, launch.own_group, who))  // 0: some still run
+      const bool spare_bazel = launch.own_group && launch.keep_fds.empty();
+      if (left == 0 && kill_all(self, false, spare_bazel, who))  // 0: some still run
         write_all(2, launch.own_group ? "gpuplan exec: the unit left processes running; they were killed "
                                         "before its GPUs were released\n"
                                       : "gpuplan run-under: the test left processes running; they were "
@@ -499,7 +508,7 @@ std::optional<GpuLocks> GpuLocks::take(const std::string& dir, std::vector<int> 
       bool told = false;
       std::unique_lock lock(mutex);
       while (!done.wait_for(lock, std::chrono::milliseconds(100), [&] { return locked; })) {
-        if (received_signal) ::pthread_kill(waiter, received_signal);
+        if (const int signal = received_signal) ::pthread_kill(waiter, signal);
         if (told || std::chrono::steady_clock::now() < tell_at) continue;
         told = true;
         auto holders = lock_holders(lock_fd);
@@ -564,14 +573,23 @@ void append_locked(const std::string& path, std::string_view header, std::string
     throw InputError(Position{path}, fmt::format("cannot open the results file: {}", opened.problem()));
   int fd = *opened;
   while (::flock(fd, LOCK_EX) != 0)
-    if (errno != EINTR) fail(path, "cannot lock the results file");
+    if (errno != EINTR) {
+      const int error = errno;
+      ::close(fd);  // exec goes on after a record it could not write: no descriptor left open each time
+      errno = error;
+      fail(path, "cannot lock the results file");
+    }
   struct stat info {};
   char last = '\n';
   bool ok = ::fstat(fd, &info) == 0 && (info.st_size == 0 || ::pread(fd, &last, 1, info.st_size - 1) == 1) &&
             (info.st_size > 0 || write_all(fd, header)) && (last == '\n' || write_all(fd, "\n")) &&
             write_all(fd, line);
-  ::close(fd);
-  if (!ok) fail(path, "cannot append to the results file");
+  int error = ok ? 0 : errno != 0 ? errno : EIO;
+  // A file server (NFS) may report a write that failed (EIO, a quota) only at close: the record is
+  // lost then too. Before, that close was not checked, and the record went missing without a word.
+  if (::close(fd) != 0 && error == 0) error = errno;
+  errno = error;
+  if (error != 0) fail(path, "cannot append to the results file");
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
@@ -738,7 +756,7 @@ void catch_stop_signals() {
 
 void forward_stop_signals(pid_t pid) {
   forward_pid = pid;
-  if (received_signal != 0) ::kill(pid, received_signal);
+  if (const int signal = received_signal; signal != 0) ::kill(pid, signal);
 }
 
 int stop_signal() { return received_signal; }

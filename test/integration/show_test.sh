@@ -51,4 +51,8 @@ refuses "on GPU 1 of l4-0, which has 1 GPUs" show "$plan" --fleet "$SCRATCH/fewe
 # COLUMNS is held to the range --width takes: a huge value had drawn lanes of two billion columns.
 wide=$(COLUMNS=2147483647 timeout 20 "$GPUPLAN" show "$plan") || fail "show with COLUMNS=2147483647 failed or hung"
 [ "$wide" = "$("$GPUPLAN" show "$plan" --width 1000)" ] || fail "COLUMNS=2147483647 is not --width 1000"
+# Past what an int holds too: atoi wrapped 2^32 + 80 to 80 columns, and read 2^31 as negative (ignored).
+for huge in 4294967376 2147483648 99999999999999999999; do
+  [ "$(COLUMNS=$huge "$GPUPLAN" show "$plan")" = "$wide" ] || fail "COLUMNS=$huge is not --width 1000"
+done
 echo "PASS: show"
