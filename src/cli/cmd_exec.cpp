@@ -1200,7 +1200,17 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
   const long failed_elsewhere =
       sharing ? say_what_ran_elsewhere(o, ran_on, sharing->claims().started_s()) : 0;
   // The outputs written at the end, each tried even when another fails: a failure is said,
-  // and never hides how the units ended (below).
+  // and never hides how the units ended (below). A SIGINT or SIGTERM waits while they are written,
+  // and one that comes now, every unit ended, stops nothing: the report and the exit status say how
+  // the units ended. Before, one that came during a write removed the file being written (the
+  // output layer's clean-up for a process that dies at the signal), exec went on and said
+  // "cannot write: No such file or directory", and a stopped run's --json was lost to a second SIGTERM.
+  sigset_t stops, unblocked;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stops, &unblocked);
+  const int stop_signal = runner.stop_signal();
   std::vector<std::string> unwritten;
   auto write_at_end = [&](const std::string& path, const auto& content) {
     if (path.empty()) return;
@@ -1227,19 +1237,19 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                        !filter.empty()});
     return results_junit(
         ran, not_run, o.node,
-        runner.stop_signal()
-            ? fmt::format("not run: exec was stopped (signal {}) before it started", runner.stop_signal())
+        stop_signal ? fmt::format("not run: exec was stopped (signal {}) before it started", stop_signal)
         : o.claims.empty() ? std::string("not run")
                            : std::string("not run: no node ran it to the end (--claims)"));
   });
   write_at_end(o.json, [&] {
-    return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin,
-                        runner.stop_signal(), !filter.empty());
+    return exec_summary(o, plan, runs, ran_on, start_epochs, begin_epoch, runner.now() - begin, stop_signal,
+                        !filter.empty());
   });
+  ::pthread_sigmask(SIG_SETMASK, &unblocked, nullptr);
   bool all_passed = failed_elsewhere == 0 && std::all_of(runs.begin(), runs.end(), [](const UnitRun& u) {
                       return u.outcome == Outcome::passed || u.outcome == Outcome::elsewhere;
                     });
-  int status = runner.stop_signal()                ? 128 + runner.stop_signal()
+  int status = stop_signal                         ? 128 + stop_signal
                : !all_passed                       ? exit_units_failed
                : record_errors > 0 || unmarked > 0 ? exit_internal
                : !unwritten.empty()                ? exit_bad_input

@@ -185,10 +185,14 @@ class Loop {
     u.seconds = runner_.now() - u.start;
     u.exit_status = exit.exit_status;
     const bool terminated = u.terminated_at >= 0;
-    u.outcome = terminated && !stop  ? Outcome::timed_out
-                : terminated && stop ? Outcome::stopped
-                : u.exit_status == 0 ? Outcome::passed
-                                     : Outcome::failed;
+    // Exit 0 after a stop's SIGTERM: the unit had ended by itself as the stop came (its supervisor
+    // ends a unit the SIGTERM reached while it ran as the signal did, 143, however it exited). It
+    // passed, and is marked done: before, it was stopped, its claim given up, and it ran again on
+    // another node.
+    u.outcome = terminated && !stop                        ? Outcome::timed_out
+                : terminated && stop && u.exit_status != 0 ? Outcome::stopped
+                : u.exit_status == 0                       ? Outcome::passed
+                                                           : Outcome::failed;
     runner_.signal(u.id, SIGKILL);  // whatever the unit left behind in its group
     killed_.erase(i);
     killed_outright_.erase(i);

@@ -348,6 +348,7 @@ bool group_alive(pid_t self) {
   // seconds to end too (before, they were killed as the shell ended, so a test's own clean-up,
   // or `bazel test` telling its server, never ran).
   bool stopping = false;
+  int cut_short = 0;  ///< exec's SIGINT or SIGTERM that reached the group while the unit still ran
   bool unit_ended = false;
   int unit_status = 0;
   const struct timespec poll_group { 0, 50'000'000 };
@@ -379,12 +380,18 @@ bool group_alive(pid_t self) {
                                         "before its GPUs were released\n"
                                       : "gpuplan run-under: the test left processes running; they were "
                                         "killed before its GPUs were released\n");
+      // A unit that exec's stop reached while it ran did not pass, even where it trapped the signal and
+      // exited 0 (as run-under has it): it ends as the signal ended it. Exit 0 then tells exec that the
+      // unit had ended before the stop reached it. Before, both were 0 and exec gave up the claim of a
+      // unit that had passed as the stop came, so another node ran it a second time.
+      if (cut_short && WIFEXITED(unit_status) && WEXITSTATUS(unit_status) == 0) ::_exit(128 + cut_short);
       end_as(unit_status);
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
       kill_all(self, launch.own_group, false, who);
       ::_exit(128 + SIGKILL);
     } else if ((signal == SIGINT || signal == SIGTERM) && launch.own_group) {
       stopping = true;  // exec's stop reached the group: its processes end, or exec kills them
+      if (!unit_ended) cut_short = signal;
     } else if ((signal == SIGINT || signal == SIGTERM) && info.si_pid == launch.parent) {
       ::kill(unit, signal);  // passed on by run-under; one sent to the whole group reached the unit too
     }

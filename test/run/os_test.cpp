@@ -251,6 +251,23 @@ TEST_CASE("a unit's end passes through its supervisor: the exit code, or the sig
   REQUIRE(status_of("no-such-command-gpuplan 2>/dev/null") == 127);
 }
 
+TEST_CASE("an exec unit that exec's stop reached and that exits 0 anyway ends as the signal ended it") {
+  // exec tells by the exit status whether a unit ended by itself as the stop came (0: passed, marked
+  // done) or was cut short by it (stopped, its claim given up): a unit that traps SIGTERM and exits 0
+  // was cut short, as run-under has it (before, its supervisor passed the 0 on).
+  auto dir = scratch_dir("trap-zero");
+  std::filesystem::create_directories(dir);
+  os::SystemRunner runner;
+  int id = runner.start(fmt::format("trap 'exit 0' TERM; : >{}/trapped; sleep 30 & wait", dir), {}, {});
+  REQUIRE(appears(dir + "/trapped"));
+  runner.signal(id, SIGTERM);  // to its group, as exec's stop sends it
+  std::vector<ProcessExit> exits;
+  while (exits.empty()) exits = runner.wait(runner.now() + 5);
+  REQUIRE(exits.front().id == id);
+  REQUIRE(exits.front().exit_status == 128 + SIGTERM);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("run-under's SIGTERM reaches the test through its supervisor") {
   // Once the test has set its trap: a SIGTERM before it (a fixed 0.2 s wait on a loaded machine)
   // killed the shell, exit 143.
