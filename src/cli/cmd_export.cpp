@@ -89,7 +89,8 @@ int export_slurm(SlurmExportOptions o) {
         copying.drain();
       });
   check_exportable(plan, input.name);
-  if (o.command.empty()) warn_split_tests(plan, "", input.name);
+  ExportRemarks said;
+  if (o.command.empty()) said.warnings += warn_split_tests(plan, "", input.name);
   if (!o.claims.empty() && o.command.empty())  // the job's exec would refuse it at run time
     throw InputError(Position{"--claims"},
                      "dynamic execution in the jobs needs --command (exec's one bazel test per node cannot "
@@ -104,13 +105,15 @@ int export_slurm(SlurmExportOptions o) {
     o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
     auto fleet_input = open_input(o.fleet);
     fleet = load_fleet(fleet_input.in(), fleet_input.name);
-    print_fleet_warnings(*fleet);
+    said.warnings += print_fleet_warnings(*fleet);
     check_fits_fleet(plan, *fleet, input.name, fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
   // Its index too: else the first launches on every node would each read the whole copy to make one.
   if (auto index = plan_index_text(staged_plan, plan, scanner.records()))
     folder.write(fs::path(plan_index_path(plan_copy.string())).filename().string(), *index);
+  else
+    ++said.warnings;  // plan_index_text's
   for (const auto& [name, content] : files) folder.write(name, content, true);
   folder.commit();
   std::cout << fmt::format("wrote {} job script(s), submit.sh and plan.json to {}\n", files.size() - 1,
@@ -118,7 +121,8 @@ int export_slurm(SlurmExportOptions o) {
   // submit.sh submits only this plan's nodes, but a loop over DIR/*.sbatch would run an earlier
   // plan's too.
   remove_earlier_exports(o.out, files, ".sbatch", slurm_script_mark, "job script(s)");
-  warn_unschedulable(plan, input.name);
+  said.warnings += warn_unschedulable(plan, input.name);
+  print_export_totals(said);
   return exit_ok;
 }
 

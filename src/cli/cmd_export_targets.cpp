@@ -37,12 +37,13 @@ struct ExportInput {
     check_exportable(read, input.name);
     return read;
   }
-  /// The fleet, when given, which must have every GPU the plan uses on its nodes.
-  std::optional<Fleet> read_fleet(const Plan& read) const {
+  /// The fleet, when given, which must have every GPU the plan uses on its nodes; its warnings
+  /// are counted in `said`.
+  std::optional<Fleet> read_fleet(const Plan& read, ExportRemarks& said) const {
     if (fleet_path.empty()) return std::nullopt;
     auto input = open_input(fleet_path);
     auto fleet = load_fleet(input.in(), input.name);
-    print_fleet_warnings(fleet);
+    said.warnings += print_fleet_warnings(fleet);
     check_fits_fleet(read, fleet, plan, input.name);
     return fleet;
   }
@@ -58,12 +59,13 @@ struct KubernetesExport {
 
 /// Without the fleet a Job asks for the GPUs its units use, not the node's count: a unit that must
 /// have its node to itself (gpu-exclusive, or several GPUs under whole-node) may then share it
-/// with other pods on the GPUs the Job did not take. Named on stderr, a few and a count.
-void warn_alone_units(const Plan& plan, const std::string& path) {
+/// with other pods on the GPUs the Job did not take. Named on stderr, a few and a count; returns
+/// how many warnings it printed (0 or 1).
+long warn_alone_units(const Plan& plan, const std::string& path) {
   std::vector<std::string> alone;
   for (const auto& a : plan.assignments)
     if (holds_whole_node(a, plan.policy)) alone.push_back(fmt::format("{} on {}", a.unit.id, a.node.str()));
-  if (alone.empty()) return;
+  if (alone.empty()) return 0;
   constexpr std::size_t named = 5;
   const std::size_t more = alone.size() > named ? alone.size() - named : 0;
   alone.resize(alone.size() - more);
@@ -75,12 +77,14 @@ void warn_alone_units(const Plan& plan, const std::string& path) {
       alone.size() + more == 1 ? "its" : "their", alone.size() + more == 1 ? "itself" : "themselves",
       alone.size() + more == 1 ? "its" : "each one's", fmt::join(alone, ", "),
       more ? fmt::format(" and {} more", more) : "");
+  return 1;
 }
 
 /// Client-side `kubectl apply` keeps each object in an annotation of at most 256 KiB, so it refuses
-/// a ConfigMap whose plan slice is far below the 1 MiB the export checks. Named, a few and a count.
-void warn_client_side_apply(const std::vector<ClientSideApplyTooLarge>& too_large, const std::string& out) {
-  if (too_large.empty()) return;
+/// a ConfigMap whose plan slice is far below the 1 MiB the export checks. Named, a few and a count;
+/// returns how many warnings it printed (0 or 1).
+long warn_client_side_apply(const std::vector<ClientSideApplyTooLarge>& too_large, const std::string& out) {
+  if (too_large.empty()) return 0;
   constexpr std::size_t named = 5;
   std::vector<std::string> nodes;
   for (std::size_t i = 0; i < too_large.size() && i < named; ++i)
@@ -92,6 +96,7 @@ void warn_client_side_apply(const std::vector<ClientSideApplyTooLarge>& too_larg
       "refuses it (metadata.annotations: Too long): apply with kubectl apply --server-side -f {}\n",
       too_large.size() == 1 ? "" : "s", fmt::join(nodes, ", "), more ? fmt::format(" and {} more", more) : "",
       kubernetes_annotations_limit, out);
+  return 1;
 }
 
 int export_kubernetes(KubernetesExport& e) {
@@ -105,19 +110,20 @@ int export_kubernetes(KubernetesExport& e) {
   if (!e.command.empty()) e.options.command = e.command;
   check_bazel_args(e.options.bazel_args, !e.command.empty());
   auto plan = e.input.read_plan();
-  if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
-  auto fleet = e.input.read_fleet(plan);
+  ExportRemarks said;
+  if (e.command.empty()) said.warnings += warn_split_tests(plan, "", e.input.plan);
+  auto fleet = e.input.read_fleet(plan, said);
   auto [files, too_large] = kubernetes_manifests(plan, fleet ? &*fleet : nullptr, e.options);
   if (!fleet && !files.empty()) {
     std::cerr << "gpuplan: warning: no --fleet: each Job asks for the GPUs its plan uses (1 + the highest "
                  "index), not the whole node, so the device plugin picks which ones, and for nvidia.com/gpu "
                  "unless its units ask for another vendor (see README, Kubernetes)\n";
-    warn_alone_units(plan, e.input.plan);
+    said.warnings += 1 + warn_alone_units(plan, e.input.plan);
   }
   FolderOutput folder(e.input.out);  // the manifests appear together or not at all
   for (const auto& [name, content] : files) folder.write(name, content);
   folder.commit();
-  if (files.empty())
+  if (files.empty()) {
     // `kubectl apply -f DIR` of a folder without manifests fails ("error reading [DIR]: recognized
     // file extensions are [.json .yaml .yml]"), after an export that said to run it.
     std::cerr << fmt::format(
@@ -125,24 +131,29 @@ int export_kubernetes(KubernetesExport& e) {
         "to apply (kubectl apply -f of a folder without manifests fails; see README, Kubernetes, for a "
         "step that skips it)\n",
         e.input.plan, e.input.out);
-  else
+    ++said.notes;
+  } else {
     std::cout << fmt::format(
         "wrote {} Job(s) with their ConfigMaps to {}; run them with kubectl apply --server-side -f {}\n",
         files.size(), e.input.out, e.input.out);
-  warn_client_side_apply(too_large, e.input.out);
+  }
+  said.warnings += warn_client_side_apply(too_large, e.input.out);
   // Every node's Job mounts the claim at once: a ReadWriteOnce one attaches to a single node, and
   // the other Jobs waited ("Multi-Attach error", or Pending by a local volume's node affinity)
   // past their deadlines. The export cannot see the claim's access mode, so it says what it needs.
-  if (e.options.results_claim && files.size() > 1)
+  if (e.options.results_claim && files.size() > 1) {
     std::cerr << fmt::format(
         "gpuplan: note: the Jobs of {} nodes mount the PersistentVolumeClaim {} at once, so it must be "
         "ReadWriteMany: a ReadWriteOnce claim attaches to one node, and the Jobs on the others wait "
         "(ContainerCreating, \"Multi-Attach error\") past their deadlines (see README, Kubernetes)\n",
         files.size(), *e.options.results_claim);
+    ++said.notes;
+  }
   // `kubectl apply -f DIR` applies every manifest there: an earlier plan's for a node this one
   // does not use would run its old units again.
   remove_earlier_exports(e.input.out, files, ".yaml", kubernetes_manifest_mark, "manifest(s)");
-  warn_unschedulable(plan, e.input.plan);
+  said.warnings += warn_unschedulable(plan, e.input.plan);
+  print_export_totals(said);
   return exit_ok;
 }
 
@@ -154,37 +165,42 @@ struct CiExport {
   bool no_units = false;
 };
 
-/// What a user must know of a pipeline besides its warnings: said after it is written.
-using CiNotes = std::function<void(const Plan& plan, const CiExport& e)>;
+/// What a user must know of a pipeline besides its warnings: said after it is written, and counted.
+using CiNotes = std::function<ExportRemarks(const Plan& plan, const CiExport& e)>;
 
 /// GitLab fails a pipeline of more jobs than the instance's `ci_pipeline_size` (size_limit_exceeded)
 /// once it is triggered: 500 on GitLab.com's Free plan; on a self-managed instance none unless its
 /// administrator set one. So is a child pipeline over the default max_yaml_size_bytes (2 MB, counted
 /// as the parsed YAML's memory: `parsed_bytes` is the least it can be), which GitLab refuses.
 /// Neither is refused here, since the limits are the instance's.
-void gitlab_notes(const Plan& plan, const CiExport& e, std::size_t parsed_bytes) {
-  if (parsed_bytes > gitlab_default_max_yaml_bytes)
+ExportRemarks gitlab_notes(const Plan& plan, const CiExport& e, std::size_t parsed_bytes) {
+  ExportRemarks said;
+  if (parsed_bytes > gitlab_default_max_yaml_bytes) {
     std::cerr << fmt::format(
         "gpuplan: warning: {}: GitLab counts the child pipeline ({} nodes) as at least {} bytes of parsed "
         "YAML (the memory of its hashes, arrays and strings), and refuses a CI file over its instance's "
         "max_yaml_size_bytes, {} bytes (2 MB) by default: the trigger job then fails with no pipeline. Where "
         "yours is no higher, split the fleet into several plans, or have an administrator raise it\n",
         e.input.plan, assignments_by_node(plan).size(), parsed_bytes, gitlab_default_max_yaml_bytes);
+    ++said.warnings;
+  }
   constexpr std::size_t gitlab_com_free_jobs = 500;
   const std::size_t jobs = assignments_by_node(plan).size() + 1;
-  if (jobs <= gitlab_com_free_jobs) return;
+  if (jobs <= gitlab_com_free_jobs) return said;
   std::cerr << fmt::format(
       "gpuplan: warning: {}: the child pipeline has {} jobs (one per node and the merge job), and GitLab "
       "fails a pipeline of more jobs than its instance's ci_pipeline_size (size_limit_exceeded): {} on "
       "GitLab.com's Free plan; on a self-managed instance none unless its administrator set one. Where "
       "yours is lower, split the fleet into several plans\n",
       e.input.plan, jobs, gitlab_com_free_jobs);
+  ++said.warnings;
+  return said;
 }
 
 /// A step reaches its node by an agent tag (`hostname=NODE` by default), which an agent has only
 /// when started with it: without, the step waits for an agent that never comes.
-void buildkite_notes(const Plan& plan, const CiExport& e) {
-  if (e.options.node_tag.empty() || plan.assignments.empty()) return;
+ExportRemarks buildkite_notes(const Plan& plan, const CiExport& e) {
+  if (e.options.node_tag.empty() || plan.assignments.empty()) return {};
   std::cerr << fmt::format(
       "gpuplan: note: each step asks for an agent tagged {0}=NODE: {1}or give each agent its tag "
       "(buildkite-agent start --tags {0}=NODE, or tags=\"{0}=NODE\" in buildkite-agent.cfg); a step no "
@@ -194,6 +210,7 @@ void buildkite_notes(const Plan& plan, const CiExport& e) {
                                          "tag is then the machine's host "
                                          "name, which must be its node's name in the fleet), "
                                        : "");
+  return {.warnings = 0, .notes = 1};
 }
 
 template <typename Make>
@@ -203,11 +220,17 @@ int export_ci(CiExport& e, Make make, CiNotes notes = nullptr) {
   if (e.no_node_tag) e.options.node_tag.clear();
   e.options.with_units = !e.no_units;
   auto plan = e.input.read_plan();
-  if (e.command.empty()) warn_split_tests(plan, "", e.input.plan);
-  auto fleet = e.input.read_fleet(plan);
+  ExportRemarks said;
+  if (e.command.empty()) said.warnings += warn_split_tests(plan, "", e.input.plan);
+  auto fleet = e.input.read_fleet(plan, said);
   write_output(e.input.out, make(plan, fleet ? &*fleet : nullptr, e.options));
-  if (notes) notes(plan, e);
-  warn_unschedulable(plan, e.input.plan);
+  if (notes) {
+    const ExportRemarks noted = notes(plan, e);
+    said.warnings += noted.warnings;
+    said.notes += noted.notes;
+  }
+  said.warnings += warn_unschedulable(plan, e.input.plan);
+  print_export_totals(said);
   return exit_ok;
 }
 
@@ -330,7 +353,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
         [&parsed_bytes](const Plan& plan, const Fleet* fleet, const CiOptions& o) {
           return gitlab_pipeline(plan, fleet, o, &parsed_bytes);
         },
-        [&parsed_bytes](const Plan& plan, const CiExport& e) { gitlab_notes(plan, e, parsed_bytes); });
+        [&parsed_bytes](const Plan& plan, const CiExport& e) { return gitlab_notes(plan, e, parsed_bytes); });
   });
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli/io.hpp"
+#include "cli/query_input.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/json_value_error.hpp"
 #include "gpuplan/run.hpp"
@@ -489,14 +490,16 @@ void check_plan_on_fleet(const Plan& plan, const std::string& plan_path, const F
   }
 }
 
-void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path) {
-  if (auto split = tests_split_over_nodes(plan, node); !split.empty())
-    std::cerr << fmt::format("gpuplan: warning: {}: {}\n", path, split);
+long warn_split_tests(const Plan& plan, std::string_view node, const std::string& path) {
+  auto split = tests_split_over_nodes(plan, node);
+  if (split.empty()) return 0;
+  std::cerr << fmt::format("gpuplan: warning: {}: {}\n", path, split);
+  return 1;
 }
 
-void warn_unschedulable(const Plan& plan, const std::string& path) {
+long warn_unschedulable(const Plan& plan, const std::string& path) {
   const auto& units = plan.unschedulable;
-  if (units.empty()) return;
+  if (units.empty()) return 0;
   constexpr std::size_t named = 3;
   std::vector<std::string> first;
   for (std::size_t i = 0; i < units.size() && i < named; ++i) first.push_back(units[i].unit.id);
@@ -506,6 +509,11 @@ void warn_unschedulable(const Plan& plan, const std::string& path) {
       units.size(), units.size() == 1 ? "" : "s", path, units.size() == 1 ? "is" : "are",
       fmt::join(first, ", "), units.size() > named ? fmt::format(" and {} more", units.size() - named) : "",
       units.size() == 1 ? "it does" : "they do", path);
+  return 1;
+}
+
+void print_export_totals(const ExportRemarks& said) {
+  std::cerr << fmt::format("gpuplan: {}\n", diagnostic_counts({}, said.warnings, said.notes));
 }
 
 }  // namespace gpuplan::cli

@@ -106,12 +106,23 @@ std::vector<std::optional<util::TextSpot>> locate_plan_records(const std::string
 
 /// For the default bazel test of exec and the exports: a stderr warning naming the tests whose
 /// shards the plan puts on several nodes (tests_split_over_nodes), among `node`'s or all.
-void warn_split_tests(const Plan& plan, std::string_view node, const std::string& path);
+/// Returns how many warnings it printed (0 or 1), for the totals line.
+long warn_split_tests(const Plan& plan, std::string_view node, const std::string& path);
 
 /// For the exports: one stderr warning when the plan has unschedulable units, which are in no
 /// job and never run (naming a few and the plan), so that a launcher's green run is not read as
-/// every GPU test passing.
-void warn_unschedulable(const Plan& plan, const std::string& path);
+/// every GPU test passing. Returns how many warnings it printed (0 or 1).
+long warn_unschedulable(const Plan& plan, const std::string& path);
+
+/// The warnings and notes an export printed on standard error, for its totals line.
+struct ExportRemarks {
+  long warnings = 0;
+  long notes = 0;
+};
+
+/// An export's last line on standard error, the totals of what it said above it, as every
+/// command's totals line counts them: "gpuplan: 1 warning, 0 notes".
+void print_export_totals(const ExportRemarks& said);
 
 /// `node` in the fleet file at `fleet_path` (exec's and run-under's --fleet); nullopt when the
 /// path is empty. Throws InputError naming the file when the fleet has no such node.

@@ -183,8 +183,8 @@ long print_fleet_warnings(const Fleet& fleet, bool strict) {
   return count;
 }
 
-std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings) {
-  long warnings = more_warnings, notes = 0, errors = 0;
+std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings, long more_notes) {
+  long warnings = more_warnings, notes = more_notes, errors = 0;
   for (const auto& d : diagnostics)
     (d.severity == Severity::note ? notes : d.severity == Severity::error ? errors : warnings)++;
   std::string counts =

@@ -82,8 +82,8 @@ void drop_classification_inputs(Classification& tests);
 void add_untagged_option(CLI::App& command, QueryOptions& options);
 
 /// "2 warnings, 1 note" ("1 error, 2 warnings, 1 note" where there are errors), with
-/// `more_warnings` printed before (the fleet's) among the warnings.
-std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings = 0);
+/// `more_warnings` printed before (the fleet's) among the warnings, and `more_notes` among the notes.
+std::string diagnostic_counts(const Diagnostics& diagnostics, long more_warnings = 0, long more_notes = 0);
 
 /// On standard error: each warning (the first few), then one line of totals:
 /// "gpuplan: 2 warnings, 1 note; gpuplan explain LABEL for one test" (without the hint for

@@ -262,6 +262,28 @@ for kind in "slurm -o $SCRATCH/unsched-slurm" "kubernetes --image x -o $SCRATCH/
   grep -q "^gpuplan: warning: 1 GPU unit of $PLAN is unschedulable and in no job: //ml:cuda11_compat_test; it does not run" \
     "$SCRATCH/unsched.err" || fail "export $kind says nothing of the unschedulable unit: $(cat "$SCRATCH/unsched.err")"
 done
+# Each export ends with one totals line on stderr counting the warnings and notes above it: here the
+# fleet's two on 'cuda: 12.40' (no CUDA has it; newer than the driver) and the unschedulable unit's
+# (before, "wrote N job script(s)" or nothing, and the reader had to count the lines above). Standard
+# output keeps only what it had: the matrix JSON, the pipeline, the "wrote" line.
+sed 's/cuda: "12.4"/cuda: 12.40/' "$FLEET" > "$SCRATCH/cuda40.yaml"
+for kind in "slurm -o $SCRATCH/totals-slurm" "kubernetes --image x -o $SCRATCH/totals-k8s" github-matrix buildkite gitlab; do
+  "$GPUPLAN" export $kind "$PLAN" --fleet "$SCRATCH/cuda40.yaml" > "$SCRATCH/totals.out" 2> "$SCRATCH/totals.err" ||
+    fail "export $kind with a fleet that warns failed: $(cat "$SCRATCH/totals.err")"
+  notes=0
+  [ "$kind" = buildkite ] && notes=1  # how agents get the node tag
+  [ "$(grep -c '^gpuplan: warning: ' "$SCRATCH/totals.err")" = 3 ] && [ "$(grep -c '^gpuplan: note: ' "$SCRATCH/totals.err")" = $notes ] &&
+    [ "$(tail -n 1 "$SCRATCH/totals.err")" = "gpuplan: 3 warnings, $notes note$([ $notes = 1 ] || echo s)" ] ||
+    fail "export $kind: no totals line counting its 3 warnings and $notes notes: $(cat "$SCRATCH/totals.err")"
+  case $kind in
+    github-matrix) jq -e .include "$SCRATCH/totals.out" > /dev/null || fail "export github-matrix: stdout is no matrix";;
+    buildkite | gitlab) ! grep -q '^gpuplan: ' "$SCRATCH/totals.out" || fail "export $kind: gpuplan's lines in the pipeline";;
+    *) [ "$(wc -l < "$SCRATCH/totals.out")" = 1 ] && grep -q '^wrote ' "$SCRATCH/totals.out" || fail "export $kind: stdout: $(cat "$SCRATCH/totals.out")";;
+  esac
+done
+jq '.unschedulable = []' "$PLAN" > "$SCRATCH/all-scheduled.json"
+[ "$("$GPUPLAN" export github-matrix "$SCRATCH/all-scheduled.json" 2>&1 > /dev/null)" = "gpuplan: 0 warnings, 0 notes" ] ||
+  fail "export github-matrix of a plan it has nothing to say of: not the totals line alone"
 
 # A hand-edited plan that every job's exec would refuse at run time (a unit twice, GPUs [0, 0],
 # no label) is refused when exporting: exit 2, nothing written (before, written, and red later).
