@@ -90,10 +90,13 @@ class RulesReader {
     return *value;
   }
 
-  /// A percentile, 0 ≤ p < 100. Between 0 and 1 it is a quantile as numpy and pandas write one
+  /// A percentile, 0 ≤ p ≤ 100 as `history show --percentile` takes it: 100 is the slowest run in
+  /// the window, 0 the fastest. Between 0 and 1 it is a quantile as numpy and pandas write one
   /// (0.9 for p90): planned as the 0.9th percentile, every unit got nearly its fastest run.
   double percentile(const YAML::Node& node) const {
-    double p = number(node, "history_percentile", 0, 100);
+    auto read = util::number_from(node, 0, 100);
+    if (!read) fail(node.Mark(), fmt::format("history_percentile: {}", read.problem()));
+    double p = *read;
     if (auto problem = quantile_problem(p); !problem.empty())
       fail(node.Mark(), "history_percentile: " + problem);
     return p;

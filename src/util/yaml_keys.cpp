@@ -57,6 +57,17 @@ Result<double> number_below(const YAML::Node& node, double least, double below) 
   return number;
 }
 
+Result<double> number_from(const YAML::Node& node, double least, double most) {
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  double number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    return Problem{fmt::format("must be a number, not {}", shown(node))};
+  if (!(number >= least && number <= most))
+    return Problem{fmt::format("must be from {} to {}, not {}", least, most, excerpt(text))};
+  return number;
+}
+
 std::optional<SecondDocument> second_document(const std::string& text) {
   // Where a document starts and where its first node is, and whether it holds anything but an
   // empty node (a `---` at the end of a file drops nothing): all a loader needs to tell a second.

@@ -68,4 +68,7 @@ Result<long> whole_number(const YAML::Node& node, long least, long most);
 /// A number from `least` and below `below`; the problem says "must be ..., not ...".
 Result<double> number_below(const YAML::Node& node, double least, double below);
 
+/// A number from `least` to `most`, both included; the problem says "must be ..., not ...".
+Result<double> number_from(const YAML::Node& node, double least, double most);
+
 }  // namespace gpuplan::util

@@ -82,6 +82,17 @@ TEST_CASE("the knobs are read, and sizes not given keep their defaults") {
   REQUIRE(rules.disabled_conventions == std::set<std::string>{"exec-pool", "multi_gpu"});
 }
 
+TEST_CASE("history_percentile takes 0 to 100, as history show --percentile does") {
+  // 100 plans each unit at its slowest recent run; the rules file refused it (below 100), while
+  // `history show --percentile 100` showed that very estimate.
+  REQUIRE(load("history_percentile: 100\n").history_percentile == 100);
+  REQUIRE(load("history_percentile: 0\n").history_percentile == 0);
+  REQUIRE(error_of("history_percentile: 100.5\n") ==
+          "rules.yaml:1:21: history_percentile: must be from 0 to 100, not 100.5");
+  REQUIRE(error_of("history_percentile: -1\n") ==
+          "rules.yaml:1:21: history_percentile: must be from 0 to 100, not -1");
+}
+
 TEST_CASE("a rule's position and its gpu_models list are kept") {
   auto rules = load("rules:\n  - label: //video/...\n    set:\n      gpu_models: [L4, L40S]\n");
   REQUIRE(rules.rules.at(0).where.line == 2);

@@ -43,6 +43,16 @@ TEST_CASE("the percentile and the window come from the rules") {
   REQUIRE(estimate->seconds == 2);
 }
 
+TEST_CASE("the 100th percentile is the slowest sample in the window, the 0th the fastest") {
+  Rules rules;
+  rules.history_percentile = 100;
+  auto slowest = estimate_from_samples(durations({4, 9, 1, 7}), rules);
+  REQUIRE(slowest->source == "history-p100");
+  REQUIRE(slowest->seconds == 9);
+  rules.history_percentile = 0;
+  REQUIRE(estimate_from_samples(durations({4, 9, 1, 7}), rules)->seconds == 1);
+}
+
 TEST_CASE("when every sample has a start time, the newest are the latest started") {
   std::vector<Sample> samples = {{5, false, std::nullopt, 3000, std::nullopt, {}},
                                  {900, false, std::nullopt, 1000, std::nullopt, {}},
