@@ -1,7 +1,9 @@
 #include "cli/history_input.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -16,9 +18,11 @@
 
 #include "cli/io.hpp"
 #include "cli/query_input.hpp"
+#include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/size.hpp"
+#include "run/os.hpp"
 #include "util/head_then_rest.hpp"
 #include "util/text.hpp"
 
@@ -128,6 +132,14 @@ void keep_one_shard_count(const std::string& directory, bool strict,
   });
 }
 
+/// Whether `path` is a regular file this process may read, found without waiting: opening a FIFO
+/// for reading waits for a writer that may never come.
+bool is_readable_file(const fs::path& path) {
+  auto opened = os::open_regular(path.string(), O_RDONLY);
+  if (opened) ::close(*opened);
+  return static_cast<bool>(opened);
+}
+
 /// Whether the test.log beside a test.xml (attempt_N.log beside attempt_N.xml) says googletest
 /// ran under a filter: the "Note: Google Test filter = PATTERNS" it prints first when its filter
 /// is not `*` (--gtest_filter, GTEST_FILTER, Bazel's --test_filter), or pytest's "collected N items
@@ -135,7 +147,9 @@ void keep_one_shard_count(const std::string& directory, bool strict,
 /// read as the whole test's.
 bool log_says_filtered(const fs::path& xml) {
   auto log = xml;
-  std::ifstream in(log.replace_extension(".log"), std::ios::binary);
+  log.replace_extension(".log");
+  if (!is_readable_file(log)) return false;
+  std::ifstream in(log, std::ios::binary);
   if (!in) return false;
   std::string head(16384, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -159,6 +173,7 @@ bool log_says_filtered(const fs::path& xml) {
 BazelCacheStatusReader cache_status_beside(const fs::path& xml) {
   if (xml.filename() != "test.xml") return {};
   return [path = xml.parent_path() / "test.cache_status"]() -> std::optional<BazelCacheStatusFile> {
+    if (!is_readable_file(path)) return std::nullopt;
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
     return BazelCacheStatusFile{path.string(),
@@ -238,11 +253,15 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
   for (auto it =
            fs::recursive_directory_iterator(directory, fs::directory_options::skip_permission_denied, error);
        !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (!it->is_regular_file(error)) continue;
+    // A test's XML that is no regular file (a link to nothing, a FIFO) is kept: reading it says why.
+    std::error_code kind;  // a link to nothing has none, and is no reason to stop
+    const bool regular = it->is_regular_file(kind);
+    if (!regular && it->is_directory(kind)) continue;
     const auto inside = it->path().lexically_relative(directory);
     auto relative = (prefix ? *prefix / inside : lexically_below_testlogs(inside, true).value_or(inside))
                         .generic_string();
     auto test = it->path().extension() == ".xml" ? parse_testlog_path(relative) : std::nullopt;
+    if (!test && !regular) continue;
     if (!test) {  // no test's test.xml
       ++other_count;
       others.insert(it->path().lexically_relative(directory).generic_string());
@@ -282,6 +301,26 @@ void read_testlogs(const std::string& directory, bool strict, const std::map<std
   std::map<std::string, std::vector<std::string>> texts_at;     ///< of files at a path held more than once
   std::map<std::string, std::set<std::string>> configurations;  ///< label → those its runs read are of
   for (const auto& [label, shard, order, path, test, relative] : files) {
+    // One file that cannot be read (no permission, a link to nothing, a FIFO, which open_input
+    // would wait on) is one run lost, as a bad row is: not the whole folder's (before, exit 2 for a
+    // file without permission; a link to nothing or a FIFO left out without a word).
+    if (auto opened = os::open_regular(path, O_RDONLY); opened) {
+      ::close(*opened);
+    } else {
+      const std::string run =
+          test.shard ? fmt::format("{} shard {} of {}", test.label, *test.shard, test.shard_count)
+                     : test.label;
+      std::string why = opened.problem();
+      if (std::error_code ignored; fs::is_symlink(path, ignored) && !fs::exists(path, ignored))
+        why += " (a symbolic link to nothing)";
+      if (strict)
+        throw InputError(Position{escape_invalid_utf8(path)},
+                         fmt::format("{}: cannot read: {} (--strict)", run, why));
+      diagnostics.push_back(Diagnostic{
+          Severity::warning, "", escape_invalid_utf8(path),
+          fmt::format("{}: cannot read: {}: the run is left out; --strict makes this an error", run, why)});
+      continue;
+    }
     Input input = open_input(path);
     if (auto configuration = configuration_of(path); !configuration.empty())
       configurations[label].insert(std::move(configuration));
