@@ -30,6 +30,7 @@ struct SlurmExportOptions {
   std::string results;
   std::string claims;
   std::string fleet;
+  bool strict = false;  ///< the fleet's guesses (warnings) are errors
 };
 
 /// The bytes of `from` as the plan's parser reads them, each chunk also handed to `copy`: the
@@ -105,7 +106,7 @@ int export_slurm(SlurmExportOptions o) {
     o.slurm.fleet = fs::absolute(o.fleet).lexically_normal().string();
     auto fleet_input = open_input(o.fleet);
     fleet = load_fleet(fleet_input.in(), fleet_input.name);
-    said.warnings += print_fleet_warnings(*fleet);
+    said.warnings += print_fleet_warnings(*fleet, o.strict);
     check_fits_fleet(plan, *fleet, input.name, fleet_input.name);
   }
   auto files = slurm_scripts(plan, o.slurm, fleet ? &*fleet : nullptr);
@@ -165,6 +166,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
+  slurm->add_flag("--strict", options->strict, strict_fleet_help);
   slurm->add_option("bazel-options", options->slurm.bazel_args, export_bazel_options_help);
   slurm->callback([options, &status] { status = export_slurm(*options); });
   add_export_targets(*command, status);

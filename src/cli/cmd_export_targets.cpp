@@ -28,6 +28,7 @@ namespace {
 struct ExportInput {
   std::string plan;
   std::string fleet_path;
+  bool strict = false;  ///< the fleet's guesses (warnings) are errors
   std::string out = "-";
 
   /// The plan, refused when a job's exec would refuse it at run time (a unit twice, on no GPU).
@@ -43,7 +44,7 @@ struct ExportInput {
     if (fleet_path.empty()) return std::nullopt;
     auto input = open_input(fleet_path);
     auto fleet = load_fleet(input.in(), input.name);
-    said.warnings += print_fleet_warnings(fleet);
+    said.warnings += print_fleet_warnings(fleet, strict);
     check_fits_fleet(read, fleet, plan, input.name);
     return fleet;
   }
@@ -237,6 +238,7 @@ int export_ci(CiExport& e, Make make, CiNotes notes = nullptr) {
 void add_common(CLI::App* app, ExportInput& input, bool directory) {
   app->add_option("plan", input.plan, "the plan (JSON)")->required();
   app->add_option("--fleet", input.fleet_path, "the fleet YAML: GPU counts and labels of the nodes");
+  app->add_flag("--strict", input.strict, strict_fleet_help);
   if (directory)
     app->add_option("-o,--output", input.out, "the directory to write the manifests into")->required();
   else

@@ -28,6 +28,10 @@ void add_simulate_command(CLI::App& app, int& status);
 inline constexpr const char* export_bazel_options_help =
     "after --: options for the jobs' default bazel test, passed to exec (-- --config=cuda)";
 
+/// The exports' --strict: what the fleet had to guess (its warnings) refuses the export, exit 2.
+inline constexpr const char* strict_fleet_help =
+    "the fleet's warnings (values read as guesses) are errors: exit 2, nothing written";
+
 /// exec's and run-under's --missing-gpus=fail|warn (cmd_exec.cpp): what to do when this machine
 /// lacks a GPU the node's units are given (missing_gpus), or what they need (unmet_here).
 void add_missing_gpus_option(CLI::App& command, bool& warn);

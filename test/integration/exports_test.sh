@@ -281,6 +281,19 @@ for kind in "slurm -o $SCRATCH/totals-slurm" "kubernetes --image x -o $SCRATCH/t
     *) [ "$(wc -l < "$SCRATCH/totals.out")" = 1 ] && grep -q '^wrote ' "$SCRATCH/totals.out" || fail "export $kind: stdout: $(cat "$SCRATCH/totals.out")";;
   esac
 done
+# Under --strict the fleet's guesses refuse every export: exit 2, each named at its file:line:col,
+# nothing written (before, no export had --strict, so CI could not refuse a fleet read as a guess).
+for kind in "slurm -o $SCRATCH/strict-slurm" "kubernetes --image x -o $SCRATCH/strict-k8s" "github-matrix -o $SCRATCH/strict.json" "buildkite -o $SCRATCH/strict.yml" "gitlab -o $SCRATCH/strict.yml"; do
+  status=0
+  "$GPUPLAN" export $kind "$PLAN" --fleet "$SCRATCH/cuda40.yaml" --strict > /dev/null 2> "$SCRATCH/strict.err" || status=$?
+  [ $status = 2 ] && grep -q "^gpuplan: $SCRATCH/cuda40.yaml: 2 errors (--strict):" "$SCRATCH/strict.err" &&
+    grep -q "^  $SCRATCH/cuda40.yaml:[0-9]*:[0-9]*: .*12.40" "$SCRATCH/strict.err" ||
+    fail "export $kind --strict with a fleet that warns: exit $status, $(cat "$SCRATCH/strict.err")"
+  [ ! -e "$SCRATCH/strict-slurm" ] && [ ! -e "$SCRATCH/strict-k8s" ] && [ ! -e "$SCRATCH/strict.json" ] &&
+    [ ! -e "$SCRATCH/strict.yml" ] || fail "export $kind --strict refused, but wrote its output"
+done
+"$GPUPLAN" export github-matrix "$PLAN" --fleet "$FLEET" --strict > /dev/null 2>&1 ||
+  fail "export github-matrix --strict refused a fleet with nothing to guess"
 jq '.unschedulable = []' "$PLAN" > "$SCRATCH/all-scheduled.json"
 [ "$("$GPUPLAN" export github-matrix "$SCRATCH/all-scheduled.json" 2>&1 > /dev/null)" = "gpuplan: 0 warnings, 0 notes" ] ||
   fail "export github-matrix of a plan it has nothing to say of: not the totals line alone"
