@@ -177,6 +177,9 @@ struct BazelRun {
   std::optional<std::string> fleet;     ///< absolute: the node's GPUs, those the plan leaves idle too
   int jobs = 1;                         ///< --local_test_jobs: the node's GPUs
   std::vector<std::string> bazel_args;  ///< the team's own options (--config=cuda), first
+  /// exec's --missing-gpus=warn, passed on: run-under, which checks each test again, would
+  /// otherwise refuse every test on a GPU this machine lacks after exec had said it runs them.
+  bool warn_missing_gpus = false;
 };
 
 /// The value Bazel's rc files (or the options after them) give an option of `bazel test`.
@@ -204,8 +207,8 @@ bool is_gpuplan_run_under(const std::string& value);
 /// template says everything it runs. Throws InputError naming the first offender.
 void check_bazel_args(const std::vector<std::string>& args, bool with_command);
 
-/// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R
-/// [--junit J]] [--fleet F]".
+/// The --run_under value: "GPUPLAN run-under --plan PLAN --node-file F --lock-dir D [--results R]
+/// [--fleet F] [--missing-gpus=warn]".
 std::string run_under_command(const BazelRun& run);
 
 /// Bazel's test filters, each set to nothing: the tests a plan names all run, whatever a

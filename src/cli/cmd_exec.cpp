@@ -781,6 +781,7 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                       std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1));
   }
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
+  run.warn_missing_gpus = o.warn_missing_gpus;
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   // --timeout is each test's limit, as Bazel's --test_timeout (first: an option after -- wins);
   // as the one unit's, it killed the whole bazel test after S seconds.

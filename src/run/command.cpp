@@ -173,6 +173,7 @@ std::string run_under_command(const BazelRun& r) {
                              shell_quote(r.plan), shell_quote(r.node_file), shell_quote(r.lock_dir));
   if (r.results) command += " --results " + shell_quote(*r.results);
   if (r.fleet) command += " --fleet " + shell_quote(*r.fleet);
+  if (r.warn_missing_gpus) command += " --missing-gpus=warn";
   return command;
 }
 

@@ -477,6 +477,14 @@ PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH
   --test_env="${NVML[2]}" >"$SCRATCH/bazel4.out" 2>&1 || { cat "$SCRATCH/bazel4.out"; fail "exec with NVML in the tests failed"; }
 grep -q "warning: none of the 10 GPU units NVML measured for a second or more touched a GPU" "$SCRATCH/bazel4.out" ||
   { cat "$SCRATCH/bazel4.out" "$SCRATCH/nvml-results.csv"; fail "no warning for tests that touched no GPU under bazel test"; }
+# --missing-gpus=warn reaches the run-under of that bazel test: NVML's stand-in counts 3 GPUs where
+# the plan uses 4, and the tests given GPU 3 run too (before, exec warned that it ran the units
+# anyway, and run-under refused each test on GPU 3: exit 3).
+GPUPLAN_FAKE_NVML_GPUS=3 PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks" \
+  --missing-gpus=warn -- --test_env="${NVML[1]}" --test_env=GPUPLAN_FAKE_NVML_GPUS >"$SCRATCH/bazel5.out" 2>&1 ||
+  { cat "$SCRATCH/bazel5.out"; fail "exec --missing-gpus=warn: its bazel test refused the tests on GPU 3"; }
+grep -q 'warning: node ws-0: NVML sees 3 GPUs' "$SCRATCH/bazel5.out" && grep -q '^bazel test of 10 units: passed$' "$SCRATCH/bazel5.out" ||
+  { cat "$SCRATCH/bazel5.out"; fail "exec --missing-gpus=warn with bazel test: no warning, or not every test passed"; }
 refuses "only bazel test options may follow --" exec "$PLAN" --node ws-0 -- //other:test
 refuses -F "Options for the default bazel test go after --: gpuplan exec ... -- --config=cuda" exec "$PLAN" --node ws-0 --config=cuda
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --dry-run | grep -qF -- \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's example outputs that need only the repository (`$ gpuplan targets examples/query.xml`,
-# classify, audit, fleet check, compare) are what gpuplan prints: users copy these commands and
+# classify, audit, fleet check, show, compare) are what gpuplan prints: users copy these commands and
 # trust what the README says they print. readme_examples.py says how blocks are read and matched.
 source test/integration/lib.sh
 requires python3 jq

@@ -131,6 +131,12 @@ TEST_CASE("the default command is one bazel test of the node's labels with a fix
   r.fleet = "/shared/fleet.yaml";  // a unit that holds the node holds the GPUs the plan leaves idle
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
                Catch::Contains("--results /shared/out/results.csv --fleet /shared/fleet.yaml'"));
+  // exec --missing-gpus=warn reaches each run-under: before, exec warned that it ran the units
+  // anyway, and run-under refused every test on a GPU the machine lacks.
+  r.warn_missing_gpus = true;
+  REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
+               Catch::Contains("--fleet /shared/fleet.yaml --missing-gpus=warn'"));
+  r.warn_missing_gpus = false;
   // The team's options come first: a --config's --run_under or test filters cannot undo gpuplan's.
   r.bazel_args = {"--config=cuda", "--copt=-DX=a b"};
   REQUIRE_THAT(bazel_node_command({unit("//a:b", {0})}, r).command,
