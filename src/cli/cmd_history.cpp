@@ -443,7 +443,8 @@ void add_history_command(CLI::App& app, int& status) {
       ->check(finite_number(1, 1000))
       ->capture_default_str();
   suggest->add_flag("--strict", options->strict,
-                    "A bad row, or a peak whose node the fleet lacks, is an error (exit 2), not a warning");
+                    "A bad row, a fleet warning, or a peak whose node the fleet lacks, is an error (exit 2), "
+                    "not a warning");
   suggest->add_flag(
       "--json", options->json,
       "Print {last, vram_headroom, tests, measured_tests, never-touched-gpu: [...], near-capacity: "

@@ -125,7 +125,8 @@ void add_simulate_command(CLI::App& app, int& status) {
       ->add_option("--seed", args->seed, "the random seed: the same seed gives the same report (default 1)")
       ->transform(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
   command->add_option("--rules", args->rules, "rules file: the history window and the pack knobs");
-  command->add_flag("--strict", args->strict, "a bad --history row is an error (exit 2), not a warning");
+  command->add_flag("--strict", args->strict,
+                    "a bad --history row or a fleet warning is an error (exit 2), not a warning");
   command->add_flag("--json", args->json, "the report as JSON");
   command->callback([args, &status] {
     Plan plan = read_plan(args->plan);

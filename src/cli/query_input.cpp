@@ -17,7 +17,8 @@ void add_query_options(CLI::App& command, QueryOptions& options) {
   add_targets_input(command, options.targets);
   command.add_option("--rules", options.rules, "the repository's own conventions and knobs (YAML)");
   command.add_flag("--strict", options.strict,
-                   "conflicting or malformed annotations are errors (exit 2), not warnings");
+                   "a warning that says gpuplan had to guess (a conflicting or malformed annotation; a fleet "
+                   "warning, where a --fleet is read) is an error (exit 2)");
   command.add_flag("--include-manual", options.include_manual,
                    "take tests tagged manual as the others (by default they are skipped, as `bazel test "
                    "//...` skips them)");

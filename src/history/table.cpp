@@ -38,6 +38,11 @@ constexpr std::string_view row_columns[] = {"label",         "seconds",     "sha
                                             "start",         "exit_status", "node",  "gpu_touched",
                                             "peak_up_front", "shard_count", "gpus",  "filtered"};
 
+/// The largest peak a row may give: half the most a plan reserves on one GPU (2^30 MiB), so that
+/// with the VRAM headroom (under 100%) the reservation a plan writes is one a plan may hold
+/// (a peak of 10^9 MiB had made a plan that every command reading it refused).
+constexpr std::int64_t max_peak_mib = std::int64_t{1} << 29;
+
 bool is_row_column(std::string_view name) {
   return std::find(std::begin(row_columns), std::end(row_columns), name) != std::end(row_columns);
 }
@@ -115,8 +120,10 @@ Result<Row> to_row(const Fields& fields) {
   }
   if (std::string_view vram = field(fields, "peak_vram_mib"); !vram.empty()) {
     auto mib = history::parse_number(vram);
-    if (!mib || *mib < 0 || *mib > 1e9)
-      return Problem{fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB", label, vram)};
+    if (!mib || *mib < 0 || *mib > static_cast<double>(max_peak_mib))
+      return Problem{
+          fmt::format("{}: peak_vram_mib \"{}\" is not a number of MiB from 0 to {} (gpuplan's limit)", label,
+                      vram, max_peak_mib)};
     row.sample.peak_vram_mib = static_cast<std::int64_t>(std::ceil(*mib));
   }
   if (std::string_view up_front = field(fields, "peak_up_front"); !up_front.empty()) {
@@ -472,8 +479,9 @@ Result<std::optional<std::int64_t>> read_vram(od::value item) {
   bool null = false;
   if (item.is_null().get(null)) return Problem{"not valid JSON"};
   if (null) return std::optional<std::int64_t>();
-  if (item.get_int64().get(mib) || mib < 0 || mib > 1000000000)
-    return Problem{"\"peak_vram_mib\" holds something other than MiB or null"};
+  if (item.get_int64().get(mib) || mib < 0 || mib > max_peak_mib)
+    return Problem{
+        fmt::format("\"peak_vram_mib\" holds something other than MiB from 0 to {} or null", max_peak_mib)};
   return std::optional<std::int64_t>(mib);
 }
 

@@ -138,6 +138,14 @@ TEST_CASE("history values beyond gpuplan's limits are bad rows, never infinite o
           R"({"gpuplan_history":1,"units":[{"label":"//a:b","seconds":[1],"peak_vram_mib":[nul]}]})"),
       Catch::Contains("not valid JSON"));
   REQUIRE(first_problem("label,seconds,start\n//a:b,31622400,2024-05-01T12:00:00Z\n") == "(no error)");
+  // A peak's reservation, with the headroom (under 100%), must stay within a plan's 2^30 MiB.
+  REQUIRE(first_problem("label,seconds,peak_vram_mib\n//a:b,1,536870912\n") == "(no error)");
+  REQUIRE_THAT(first_problem("label,seconds,peak_vram_mib\n//a:b,1,1000000000\n"),
+               Catch::Contains("is not a number of MiB from 0 to 536870912"));
+  REQUIRE_THAT(
+      first_problem(
+          R"({"gpuplan_history":1,"units":[{"label":"//a:b","seconds":[1],"peak_vram_mib":[1000000000]}]})"),
+      Catch::Contains("other than MiB from 0 to 536870912"));
 }
 
 TEST_CASE("a bad unit of a summary file names the field that is wrong, on the unit's line") {

@@ -107,4 +107,8 @@ ARGS
 "$GPUPLAN" audit "$SCRATCH/one-gpu.deps.xml" --fleet "$F" 2>&1 >/dev/null | tail -n 1 | grep -q "; 1 warning, 0 notes$" ||
   fail "audit's totals line does not count the fleet's warning"
 refuses -F "gpuplan: $SCRATCH/cuda40.yaml: 1 error (--strict):" simulate "$P" --fleet "$F" --runs 1 --strict
+# --help says so, as the man page does (simulate's named only bad history rows, plan's annotations).
+for command in plan verify simulate "history suggest"; do
+  "$GPUPLAN" $command --help | grep -q -- "--strict .*a fleet warning" || fail "$command --help: --strict does not name fleet warnings"
+done
 echo "fleet cli: ok"

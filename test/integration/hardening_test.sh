@@ -75,4 +75,18 @@ run_status history summarize --strict long.csv
 printf '<query version="2"><rule class="sh_test" name="//a:t"><int name="shard_count" value="2147483647"/></rule></query>\n' >shards.xml
 run_status targets shards.xml
 [ "$status" = 2 ] && grep -q "shards.xml:1:.*above gpuplan's limit of 10000" err || fail "2^31-1 shards: exit $status $(cat err)"
+# A measured peak is at most 2^29 MiB, so that with the most VRAM headroom (under 100%) a plan's
+# reservation is one a plan may hold (2^30 MiB): a peak of 10^9 MiB had made a plan, exit 3,
+# that show, verify and every other reader refused (vram_mib outside 0 to 1073741824).
+printf 'vram_headroom: 0.99\n' >headroom.yaml
+printf 'label,seconds,peak_vram_mib\n//xla:collective_ops_test,10,536870912\n' >most.csv
+run_status plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --rules headroom.yaml \
+  --history most.csv -o most.plan.json
+[ "$status" = 3 ] || fail "a peak of 2^29 MiB: plan exit $status $(cat err)"
+run_status show most.plan.json
+[ "$status" = 0 ] || fail "the plan of a peak of 2^29 MiB does not read back: exit $status $(cat err)"
+printf 'label,seconds,peak_vram_mib\n//xla:collective_ops_test,10,1000000000\n' >over.csv
+run_status history summarize --strict over.csv
+[ "$status" = 2 ] && grep -q 'over.csv:2: .*peak_vram_mib "1000000000" is not a number of MiB from 0 to 536870912' err ||
+  fail "a peak of 10^9 MiB: exit $status $(cat err)"
 echo ok

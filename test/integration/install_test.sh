@@ -26,6 +26,8 @@ grep -q -- "--fleet" "$man" || fail "the man page lacks plan's --fleet"
 if command -v man >/dev/null; then
   MANWIDTH=100 man -l "$man" 2>"$SCRATCH/man.err" | grep -q "Usage: gpuplan plan" || fail "man -l does not render the plan section"
   [ ! -s "$SCRATCH/man.err" ] || fail "man -l warns: $(cat "$SCRATCH/man.err")"
+elif [ -n "${CI:-}" ]; then
+  fail "man is missing (scripts/setup installs man-db)"
 fi
 
 # bash completion: subcommands, nested subcommands, options of the command typed so far.
@@ -38,7 +40,11 @@ complete_words() {  # words... (the last one is being completed)
 [ "$(complete_words export sl)" = slurm ] || fail "bash completion of 'gpuplan export sl' is not slurm"
 complete_words export slurm -- | grep -qw -- --partition || fail "bash completion misses export slurm --partition"
 complete_words show -- | grep -qw -- --policy && fail "bash completion offers plan's --policy to show"
-if command -v zsh >/dev/null; then zsh -n "$zshc" || fail "the zsh completion does not parse"; fi
+if command -v zsh >/dev/null; then
+  zsh -n "$zshc" || fail "the zsh completion does not parse"
+elif [ -n "${CI:-}" ]; then
+  fail "zsh is missing (scripts/setup installs it)"
+fi
 
 # The .deb: the installed files, and Depends from dpkg-shlibdeps (libfmt, yaml-cpp, simdjson
 # for the shared build; nothing of those for a static one).

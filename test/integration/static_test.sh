@@ -17,6 +17,7 @@ if ! grep -q '^GPUPLAN_SIMDJSON_SOURCE:FILEPATH=.' "$GPUPLAN_BUILD_DIR/CMakeCach
   exit 0
 fi
 
+requires file
 file "$GPUPLAN" | grep -q 'statically linked' || fail "file does not call gpuplan statically linked: $(file "$GPUPLAN")"
 ldd "$GPUPLAN" > "$SCRATCH/ldd" 2>&1 || true  # ldd exits 1 on a static binary
 grep -q 'not a dynamic executable' "$SCRATCH/ldd" || fail "ldd finds shared libraries: $(cat "$SCRATCH/ldd")"
