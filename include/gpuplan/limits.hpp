@@ -41,9 +41,6 @@ inline constexpr std::int64_t max_timestamp_ms = 253402300799999;
 /// Most tests one query input may hold (about 600 bytes of memory each: ~3 GB in all).
 inline constexpr long max_tests = 5'000'000;
 
-/// Most samples one history input may hold.
-inline constexpr long max_samples = 20'000'000;
-
 /// Most test counts a plan summary may state.
 inline constexpr long max_plan_count = 1'000'000'000;
 
