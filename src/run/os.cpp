@@ -647,6 +647,10 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   sigset_t all, before;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  if (!own_group) {  // run-under's test: its end and the stops before it are counted from here
+    ended_child = 0;
+    cut_short_signal = received_signal.load();  // passed on to the test as it starts: it is cut short
+  }
   pid_t pid = ::fork();
   if (pid == 0) supervise(launch);
   const int forked = errno;

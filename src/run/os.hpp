@@ -110,11 +110,11 @@ void catch_stop_signals();
 /// `pid`: the supervisor of run-under's test (spawn, not `own_group`).
 void forward_stop_signals(pid_t pid);
 
-/// The first SIGINT or SIGTERM since catch_stop_signals() that came before run-under's test had ended
-/// (before the SIGCHLD its supervisor, forward_stop_signals()' `pid`, sends as it reaps it): while it ran,
-/// or as it was started; 0 when none did. A stop that came after it ended by itself cut nothing short:
-/// the test ended as it ended. Exact where no other thread takes these signals (gpuplan's threads block
-/// them): a stop queued before the test ended is handled first.
+/// The first SIGINT or SIGTERM that came before run-under's test (the last spawn() not `own_group`) had
+/// ended, by the SIGCHLD its supervisor, forward_stop_signals()' `pid`, sends as it reaps it: while it
+/// ran, or before it started (passed on to it as it starts); 0 when none did. A stop that came after it ended
+/// by itself cut nothing short: the test ended as it ended. Exact where no other thread takes these signals
+/// (gpuplan's threads block them): a stop queued before the test ended is handled first.
 int cut_short();
 
 /// How a unit that the stop signal `cut_short` reached while it ran (0: none did) ended, by its exit
