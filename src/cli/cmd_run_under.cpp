@@ -415,14 +415,14 @@ std::optional<int> shard_variable(const char* name, long least) {
   return static_cast<int>(value);
 }
 
-/// How the test ended: stopped by a signal within 5 s of Bazel's test timeout (TEST_TIMEOUT, which
-/// Bazel sets, and whose SIGTERM ends run-under) is a timeout, as Bazel reports it; another
-/// stop (Ctrl-C) is `stopped`. History reads both as a lower bound. Bazel's clock starts when it
-/// launches run-under, `launched` (epoch s), not when the test starts: the wait for GPU locks
-/// counts (before, a test that waited 8 s for its GPU and got Bazel's SIGTERM at a 12 s
-/// TEST_TIMEOUT was judged stopped, its claim was given up, and another node ran it again).
-RunEnd how_it_ended(double launched) {
-  if (os::stop_signal() == 0) return RunEnd::exited;
+/// How the test ended: stopped by a signal (`stop`; 0: none stopped it) within 5 s of Bazel's test
+/// timeout (TEST_TIMEOUT, which Bazel sets, and whose SIGTERM ends run-under) is a timeout, as Bazel
+/// reports it; another stop (Ctrl-C) is `stopped`. History reads both as a lower bound. Bazel's clock starts
+/// when it launches run-under, `launched` (epoch s), not when the test starts: the wait for GPU locks counts
+/// (before, a test that waited 8 s for its GPU and got Bazel's SIGTERM at a 12 s TEST_TIMEOUT was judged
+/// stopped, its claim was given up, and another node ran it again).
+RunEnd how_it_ended(double launched, int stop) {
+  if (stop == 0) return RunEnd::exited;
   const double seconds = os::now_epoch_s() - launched;
   const char* timeout = std::getenv("TEST_TIMEOUT");
   char* end = nullptr;
@@ -500,7 +500,7 @@ int stopped_waiting(const RunUnderOptions& o, std::string_view target, const std
       "gpuplan run-under: {} did not run: it was stopped (signal {}) while it waited for GPUs {} (their "
       "locks in {} were held: by the test before it on them, or a process that kept them){}\n",
       target, stop, gpu_list(gpus), o.lock_dir,
-      how_it_ended(o.launched_s) == RunEnd::timed_out
+      how_it_ended(o.launched_s, stop) == RunEnd::timed_out
           ? "; Bazel's test timeout ran out in that wait, so its TIMEOUT is the wait's, not the test's: keep "
             "--local_test_jobs at the node's GPU count, or give the test a timeout that covers the wait"
           : "");
@@ -785,10 +785,15 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
       std::cerr << fmt::format("gpuplan run-under: cannot note that in {}\n", outside_gpus_file(o.lock_dir));
     }
   }
-  int status = os::exit_status(wait_status);
-  if (ended) *ended = how_it_ended(o.launched_s);
-  // A test cut short did not pass, even one that trapped the signal and exited 0.
-  if (os::stop_signal() != 0 && status == 0) status = 128 + os::stop_signal();
+  // A test cut short did not pass, even one that trapped the signal and exited 0. A stop that came
+  // once the test had ended by itself (Bazel's SIGTERM to the group, a Slurm time limit, as it exited)
+  // cut nothing short: the test ended as it did, its record says so, and its claim is marked done.
+  // Before, any stop by now made a test that passed 143 and stopped, its claim given up, and another
+  // node ran it a second time. Judged once: a stop as the record is written changes nothing.
+  const int cut_short = os::cut_short();
+  const int status = os::cut_short_status(os::exit_status(wait_status), cut_short);
+  const RunEnd end = how_it_ended(o.launched_s, cut_short);
+  if (ended) *ended = end;
   // A filtered run is recorded, marked, where the file has the column (history leaves it out of the
   // test's duration and history show marks it); an older file could not mark it, so it gets none.
   const auto filter = test_filter(o.command);
@@ -816,7 +821,7 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      status,
                      usage.peak_vram_mib,
                      usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
-                     how_it_ended(o.launched_s),
+                     end,
                      usage.peak_up_front,
                      assignment.unit.shard_count,
                      !filter.empty()};

@@ -243,11 +243,16 @@ class Nvml {
 std::shared_ptr<Nvml> open_nvml() {
   const char* configured = std::getenv("GPUPLAN_NVML_LIBRARY");
   const char* path = configured && *configured ? configured : "libnvidia-ml.so.1";
+  // Every signal blocked while the library loads and starts: a thread it starts takes none of
+  // gpuplan's, whose handlers must run on one thread in the order they came (os::cut_short).
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!library) return nullptr;
-  auto nvml = std::make_shared<Nvml>(library);
-  if (!nvml->load()) return nullptr;
-  return nvml;
+  auto nvml = library ? std::make_shared<Nvml>(library) : nullptr;
+  const bool loaded = nvml && nvml->load();
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  return loaded ? nvml : nullptr;
 }
 
 namespace {
@@ -453,6 +458,12 @@ void GpuUsageSampler::start(pid_t root, std::vector<int> gpus, bool shared) {
   baseline_.clear();
   for (int gpu : gpus_) baseline_.push_back(nvml_->used_bytes(gpu).value_or(0));
   running_ = true;
+  // The thread takes no signal: run-under's stop signals and its test's SIGCHLD are handled on its main
+  // thread, in the order they came (os::cut_short); taken here, a SIGCHLD could be handled before a
+  // stop that came first, and a test that trapped the stop and exited 0 pass.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   thread_ = std::thread([this] {
     for (;;) {
       sample();
@@ -461,6 +472,7 @@ void GpuUsageSampler::start(pid_t root, std::vector<int> gpus, bool shared) {
         return;
     }
   });
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 GpuUsage GpuUsageSampler::stop() {

@@ -67,6 +67,14 @@ bool write_all(int fd, std::string_view data) {
 // between threads. Lock-free, so a handler may touch them.
 std::atomic<int> received_signal = 0;
 std::atomic<pid_t> forward_pid = 0;
+// run-under's order of its test's end and a stop: the child whose end a SIGCHLD told last (the
+// supervisor's, sent as it reaps the test, and again as it ends), and the stop signal that came
+// while the test forward_pid supervises had not ended, cut_short(). Both are set by handlers on the
+// one thread that takes these signals (no thread of gpuplan's takes them), each blocking the others,
+// so the order they are handled in is the order the kernel queued them: a stop already queued when
+// the test ended is taken first (a lower number than SIGCHLD's).
+std::atomic<pid_t> ended_child = 0;
+std::atomic<int> cut_short_signal = 0;
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free);
 int wake_pipe[2] = {-1, -1};  ///< written by the signal handlers, read by SystemRunner::wait
 
@@ -81,11 +89,18 @@ void wake() {
 
 extern "C" void on_stop_signal(int signal) {
   received_signal = signal;
-  if (const pid_t pid = forward_pid; pid > 0) ::kill(pid, signal);
+  // Before forward_stop_signals, while run-under starts its test: a stop before any child's end.
+  const pid_t pid = forward_pid, ended = ended_child;
+  if (cut_short_signal == 0 && (pid > 0 ? ended != pid : ended == 0)) cut_short_signal = signal;
+  if (pid > 0) ::kill(pid, signal);
   wake();
 }
 
-extern "C" void on_child_signal(int) { wake(); }
+extern "C" void on_child_signal(int, siginfo_t* info, void*) {
+  // The one run-under forwards to, or any before it is known (a test that ended as it was started).
+  if (const pid_t pid = forward_pid; pid == 0 || info->si_pid == pid) ended_child = info->si_pid;
+  wake();
+}
 
 /// Refuses a lock directory another user could change: a link, not a directory, owned by
 /// someone else than this user or root, or writable by everyone.
@@ -362,6 +377,11 @@ bool group_alive(pid_t self) {
         if (pid == unit) {
           unit_ended = true;
           unit_status = status;
+          // run-under's test went back to Bazel's group, where Bazel's stop reaches it and run-under
+          // at once, and the supervisor only through run-under: so run-under judges whether the stop
+          // came while it ran (os::cut_short), by the order of its SIGCHLD and the stop. Told at once,
+          // not as the supervisor ends once it has killed what the test left.
+          if (!launch.own_group && ::getppid() == launch.parent) ::kill(launch.parent, SIGCHLD);
         }
       if (!unit_ended || (stopping && group_alive(self))) continue;
       // What the unit left running (a daemon that closed the lock descriptors it inherited
@@ -384,7 +404,7 @@ bool group_alive(pid_t self) {
       // exited 0 (as run-under has it): it ends as the signal ended it. Exit 0 then tells exec that the
       // unit had ended before the stop reached it. Before, both were 0 and exec gave up the claim of a
       // unit that had passed as the stop came, so another node ran it a second time.
-      if (cut_short && WIFEXITED(unit_status) && WEXITSTATUS(unit_status) == 0) ::_exit(128 + cut_short);
+      if (cut_short && WIFEXITED(unit_status)) ::_exit(cut_short_status(WEXITSTATUS(unit_status), cut_short));
       end_as(unit_status);
     } else if (signal == launch.parent_died && ::getppid() != launch.parent) {
       kill_all(self, launch.own_group, false, who);
@@ -627,6 +647,10 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   sigset_t all, before;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  if (!own_group) {  // run-under's test: its end and the stops before it are counted from here
+    ended_child = 0;
+    cut_short_signal = received_signal.load();  // passed on to the test as it starts: it is cut short
+  }
   pid_t pid = ::fork();
   if (pid == 0) supervise(launch);
   const int forked = errno;
@@ -662,12 +686,7 @@ std::string host_name() {
 
 SystemRunner::SystemRunner() {
   if (::pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fail("pipe", "cannot make the wake-up pipe");
-  catch_stop_signals();
-  struct sigaction action {};
-  action.sa_handler = on_child_signal;
-  action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGCHLD, &action, nullptr);
+  catch_stop_signals();  // and SIGCHLD, which wakes wait()
 }
 
 SystemRunner::~SystemRunner() {
@@ -754,17 +773,29 @@ double SystemRunner::now() {
 int SystemRunner::stop_signal() { return received_signal; }
 
 void catch_stop_signals() {
+  // Each handler blocks the others' signals: one that came later is never handled first, nested in it.
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&action.sa_mask, signal);
+  action.sa_handler = on_stop_signal;  // no SA_RESTART: a stop ends a wait for a GPU's lock
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  action.sa_sigaction = on_child_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
+  ::sigaction(SIGCHLD, &action, nullptr);
 }
 
 void forward_stop_signals(pid_t pid) {
+  sigset_t stops, before;
+  sigemptyset(&stops);
+  for (int signal : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&stops, signal);
+  ::pthread_sigmask(SIG_BLOCK, &stops, &before);  // passed on once, by the handler or here
   forward_pid = pid;
   if (const int signal = received_signal; signal != 0) ::kill(pid, signal);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
+
+int cut_short() { return cut_short_signal; }
 
 int stop_signal() { return received_signal; }
 

@@ -102,11 +102,27 @@ double now_epoch_s();
 /// This machine's host name (gethostname), as run-under's default node and a claim's holder.
 std::string host_name();
 
-/// Makes SIGINT and SIGTERM set a flag (read by stop_signal()) instead of ending this process.
+/// Makes SIGINT and SIGTERM set a flag (read by stop_signal()) instead of ending this process, and
+/// notes each child's end that a SIGCHLD tells (for cut_short()).
 void catch_stop_signals();
 
 /// From now on also passes SIGINT and SIGTERM on to `pid`, and passes on one that came already.
+/// `pid`: the supervisor of run-under's test (spawn, not `own_group`).
 void forward_stop_signals(pid_t pid);
+
+/// The first SIGINT or SIGTERM that came before run-under's test (the last spawn() not `own_group`) had
+/// ended, by the SIGCHLD its supervisor, forward_stop_signals()' `pid`, sends as it reaps it: while it
+/// ran, or before it started (passed on to it as it starts); 0 when none did. A stop that came after it ended
+/// by itself cut nothing short: the test ended as it ended. Exact where no other thread takes these signals
+/// (gpuplan's threads block them): a stop queued before the test ended is handled first.
+int cut_short();
+
+/// How a unit that the stop signal `cut_short` reached while it ran (0: none did) ended, by its exit
+/// code: one that exited 0 anyway (it trapped the signal) did not pass, and ends 128 + the signal.
+/// exec's supervisor and run-under apply it alike.
+constexpr int cut_short_status(int exit_code, int cut_short) {
+  return cut_short != 0 && exit_code == 0 ? 128 + cut_short : exit_code;
+}
 
 /// The SIGINT or SIGTERM received since catch_stop_signals(), or 0.
 int stop_signal();

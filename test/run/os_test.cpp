@@ -283,6 +283,35 @@ TEST_CASE("run-under's SIGTERM reaches the test through its supervisor") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("run-under: a stop that comes once its test has ended cut nothing short; one while it runs did") {
+  // Bazel's SIGTERM reaches run-under and its test at once; one that lands as the test exits by itself
+  // made run-under call a test that had passed stopped (143), and under --claims give it up to run again.
+  // Each case in a child process of its own, leading its own process group: the stop's flags are the
+  // process's, and the test's SIGTERM to its group (as Bazel sends it) reaches only the two of them.
+  auto ended = [](const std::string& script, bool stop_after) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::setpgid(0, 0);
+      os::catch_stop_signals();
+      pid_t supervisor = os::spawn({"/bin/sh", "-c", script}, {}, false);
+      os::forward_stop_signals(supervisor);
+      int status = 0;
+      while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
+      }
+      if (stop_after) ::raise(SIGTERM);
+      if (os::stop_signal() != SIGTERM) ::_exit(99);
+      ::_exit(os::cut_short_status(os::exit_status(status), os::cut_short()));
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  REQUIRE(ended("exit 0", true) == 0);  // ended by itself before the stop: passed
+  REQUIRE(ended("exit 3", true) == 3);
+  REQUIRE(ended("trap 'exit 0' TERM; kill -TERM 0; sleep 5", false) == 143);  // trapped it: cut short
+  REQUIRE(ended("kill -TERM 0; sleep 5", false) == 143);
+}
+
 TEST_CASE("a unit's supervisor holds no other unit's GPU lock") {
   auto dir = scratch_dir("other-lock");
   os::SystemRunner runner;
