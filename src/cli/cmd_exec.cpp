@@ -1329,13 +1329,14 @@ int run_exec(const ExecOptions& o) {
 
 }  // namespace
 
-void add_missing_gpus_option(CLI::App& command, bool& warn) {
+void add_missing_gpus_option(CLI::App& command, bool& warn, const char* help) {
   command
       .add_option_function<std::string>(
           "--missing-gpus", [&warn](const std::string& value) { warn = value == "warn"; },
-          "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
-          "device at all), or NVML says its GPUs or driver fail a unit's compute capability, CUDA or "
-          "vendor: refuse to run them (default) or warn and run them")
+          help ? help
+               : "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
+                 "device at all), or NVML says its GPUs or driver fail a unit's compute capability, CUDA or "
+                 "vendor: refuse to run them (default) or warn and run them")
       ->check(CLI::IsMember({"fail", "warn"}));
 }
 
