@@ -120,9 +120,11 @@ std::string ci_results_path(const ExportNode& node) {
 }
 
 std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
+  // exec makes no directory for its results file, and a job's fresh checkout has no
+  // gpuplan-results/: every job stopped at its start ("cannot write the results file", exit 2).
   std::string command =
-      fmt::format("{} exec {} --node {} --results {}", shell_quote(o.gpuplan), shell_quote(o.plan_path),
-                  shell_quote(node.name), shell_quote(ci_results_path(node)));
+      fmt::format("mkdir -p gpuplan-results && {} exec {} --node {} --results {}", shell_quote(o.gpuplan),
+                  shell_quote(o.plan_path), shell_quote(node.name), shell_quote(ci_results_path(node)));
   if (o.command) command += " --command " + shell_quote(*o.command);
   if (!o.lock_dir.empty()) {
     // The runner's directory that other users' run-under or exec share; a relative one would be

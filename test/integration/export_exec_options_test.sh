@@ -11,7 +11,7 @@ PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json  # ws-0's 10 units, on GPUs
 export GPUPLAN_FAKE_NVML_GPUS=3                       # NVML's stand-in counts 3 GPUs here
 LOCKS=$SCRATCH/shared-locks                           # a lock directory the runner's users share
 install -d -m 0700 "$LOCKS"
-mkdir -p "$SCRATCH/job/gpuplan-results"
+mkdir -p "$SCRATCH/job"  # a fresh checkout: no gpuplan-results/ (the job makes it)
 
 # ran_anyway OUT WHAT: the job's exec warned of GPU 3 and ran every unit.
 ran_anyway() {
@@ -26,6 +26,7 @@ command=$(jq -r '.include[0].command' "$SCRATCH/matrix.json")
 (cd "$SCRATCH/job" && bash -c "$command") >"$SCRATCH/github.out" 2>&1 ||
   { cat "$SCRATCH/github.out"; fail "the matrix job's exec --missing-gpus=warn failed: $command"; }
 ran_anyway "$SCRATCH/github.out" '^10 units: 10 passed$'
+[ "$(grep -c ',ws-0,' "$SCRATCH/job/gpuplan-results/ws-0.csv")" = 10 ] || fail "the matrix job left no results for the merge"
 ls "$LOCKS"/gpu-3.lock >/dev/null 2>&1 || fail "the matrix job's exec took no lock in --lock-dir: $command"
 # Without it the job stops, as exec does (the option is what changes it).
 "$GPUPLAN" export github-matrix "$PLAN" --gpuplan "$GPUPLAN" --plan-path "$PLAN" --command true >"$SCRATCH/plain.json"
