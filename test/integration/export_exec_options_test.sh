@@ -77,4 +77,31 @@ command=$(jq -r '.include[0].command' "$SCRATCH/bazel-matrix.json")
   { cat "$SCRATCH/bazel.out"; fail "the matrix job's bazel test refused the tests on GPU 3: $command"; }
 ran_anyway "$SCRATCH/bazel.out" '^bazel test of 10 units: passed$'
 [ "$(cat "$LOCKS/node")" = ws-0 ] || fail "the bazel test's run-under did not use --lock-dir $LOCKS"
+
+# exec's GPUPLAN_NVML_LIBRARY reaches the run-under of its bazel test, whose environment is Bazel's:
+# here a bazel that adds no --test_env of its own (bazel_ws does), as a team's has none. Before,
+# run-under loaded no NVML there and left every record's gpu_touched and peak_vram_mib empty.
+mkdir -p "$SCRATCH/plain-bin"
+cat >"$SCRATCH/plain-bin/bazel" <<SH
+#!/usr/bin/env bash
+PATH=$(printf '%q' "$PATH")
+command=\$1; shift
+cd "$WORKSPACE" && exec bazel --output_user_root="$BAZEL_ROOT" --max_idle_secs=60 "\$command" \
+  --override_repository=remote_coverage_tools="$STUBS/remote_coverage_tools" \
+  --override_repository=rules_cc="$STUBS/rules_cc" --override_repository=rules_java="$STUBS/rules_java" \
+  --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
+SH
+chmod +x "$SCRATCH/plain-bin/bazel"
+"$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run | grep -q -- ' --test_env=GPUPLAN_NVML_LIBRARY --run_under=' ||
+  fail "exec's bazel test does not pass GPUPLAN_NVML_LIBRARY on to its tests"
+env -u GPUPLAN_NVML_LIBRARY "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run | grep -q GPUPLAN_NVML_LIBRARY &&
+  fail "exec's bazel test names GPUPLAN_NVML_LIBRARY where exec has none"
+(cd "$SCRATCH/job" && env -u GPUPLAN_FAKE_NVML_GPUS PATH="$SCRATCH/plain-bin:$PATH" "$GPUPLAN" exec "$PLAN" --node ws-0 \
+  --lock-dir "$LOCKS" --results "$SCRATCH/nvml.csv" -- --test_env=GPU_PROBE_SLEEP=1.1) >"$SCRATCH/nvml.out" 2>&1 ||
+  { cat "$SCRATCH/nvml.out"; fail "exec's bazel test with GPUPLAN_NVML_LIBRARY failed"; }
+/usr/bin/python3 - "$SCRATCH/nvml.csv" <<'PY' || { cat "$SCRATCH/nvml.out"; fail "run-under in exec's bazel test loaded no NVML"; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 10 and all(r["gpu_touched"] for r in rows), rows
+PY
 bazel_ws shutdown 2>/dev/null || true
