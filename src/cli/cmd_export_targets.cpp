@@ -251,8 +251,8 @@ void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
   app->add_option("--gpuplan", e.options.gpuplan, "the gpuplan binary on the runners")->capture_default_str();
   app->add_option("--command", e.command, "the command template the jobs pass to gpuplan exec");
   app->add_option("--lock-dir", e.options.lock_dir,
-                  "passed to each job's gpuplan exec: the runner's lock directory (absolute) that other "
-                  "users' run-under or exec of the machine take GPU locks in too");
+                  "passed to each job's gpuplan exec: the runner machine's lock directory (absolute) "
+                  "whose GPU locks its other run-under and exec take too");
   add_missing_gpus_option(*app, e.options.warn_missing_gpus, export_missing_gpus_help);
   app->add_option("bazel-options", e.options.bazel_args, export_bazel_options_help);
   app->add_option("--tag", e.options.tags, tag_help);

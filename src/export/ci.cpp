@@ -127,12 +127,12 @@ std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
                   shell_quote(o.plan_path), shell_quote(node.name), shell_quote(ci_results_path(node)));
   if (o.command) command += " --command " + shell_quote(*o.command);
   if (!o.lock_dir.empty()) {
-    // The runner's directory that other users' run-under or exec share; a relative one would be
-    // each job's checkout's own, and hand its GPUs to nobody else.
+    // The runner machine's directory whose locks its other run-under and exec take too; a relative
+    // one would be each job's checkout's own, and hand its GPUs to nobody else.
     if (o.lock_dir.front() != '/')
       throw InputError(Position{"--lock-dir"},
                        fmt::format("{:?} is relative: give an absolute path on the runner, the lock "
-                                   "directory its other users' run-under or exec take GPU locks in",
+                                   "directory the machine's other run-under and exec take GPU locks in",
                                    o.lock_dir));
     command += " --lock-dir " + shell_quote(o.lock_dir);
   }
