@@ -57,6 +57,7 @@ struct KubernetesOptions {
   std::optional<std::string> command;        ///< passed to `gpuplan exec --command`
   std::vector<std::string> bazel_args;       ///< after exec's --: options for its default bazel test
   std::optional<std::string> results_claim;  ///< a PersistentVolumeClaim the results CSVs go to
+  bool warn_missing_gpus = false;            ///< passed as `gpuplan exec --missing-gpus=warn`
 };
 
 /// The first line of every manifest starts so: how a later export knows the files it may replace.
@@ -102,6 +103,9 @@ struct CiOptions {
   std::string gpuplan = "gpuplan";
   std::optional<std::string> command;   ///< passed to `gpuplan exec --command`
   std::vector<std::string> bazel_args;  ///< after exec's --: options for its default bazel test
+  /// Passed to `gpuplan exec --lock-dir` (absolute: the runner's); empty: exec's default.
+  std::string lock_dir;
+  bool warn_missing_gpus = false;       ///< passed as `gpuplan exec --missing-gpus=warn`
   std::string node_tag;                 ///< the runner label / agent tag key naming the node
   std::vector<std::string> tags;        ///< static runner labels or agent tags ("KEY=VALUE" for Buildkite)
   std::vector<std::string> fleet_tags;  ///< fleet label keys whose values become labels/tags

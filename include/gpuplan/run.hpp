@@ -357,6 +357,7 @@ struct SlurmOptions {
   std::optional<std::string> claims;      ///< passed to `gpuplan exec --claims` (dynamic execution)
   std::optional<double> lease_s;          ///< passed to `gpuplan exec --lease`
   std::optional<std::string> fleet;       ///< passed to `gpuplan exec --fleet`
+  bool warn_missing_gpus = false;         ///< passed as `gpuplan exec --missing-gpus=warn`
 };
 
 /// The second line of every script (after its `#!` line) starts so: how a later export knows the

@@ -783,6 +783,13 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
   run.warn_missing_gpus = o.warn_missing_gpus;
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
+  // Bazel gives each test, and so its run-under, Bazel's test environment, not exec's: the NVML
+  // library exec checked this machine's GPUs with (GPUPLAN_NVML_LIBRARY) did not reach run-under,
+  // which then sampled no test (no peak_vram_mib, no gpu_touched) and checked none against NVML,
+  // or, where /dev shows no GPU device, refused every one ("this machine shows no GPU"), after
+  // exec had found the GPUs. First: a --test_env of the team's after -- still wins.
+  if (const char* nvml = std::getenv("GPUPLAN_NVML_LIBRARY"); nvml && *nvml)
+    run.bazel_args.push_back("--test_env=GPUPLAN_NVML_LIBRARY");
   // --timeout is each test's limit, as Bazel's --test_timeout (first: an option after -- wins);
   // as the one unit's, it killed the whole bazel test after S seconds.
   if (o.timeout_s > 0) run.bazel_args.push_back(fmt::format("--test_timeout={}", o.timeout_s));
@@ -1329,13 +1336,14 @@ int run_exec(const ExecOptions& o) {
 
 }  // namespace
 
-void add_missing_gpus_option(CLI::App& command, bool& warn) {
+void add_missing_gpus_option(CLI::App& command, bool& warn, const char* help) {
   command
       .add_option_function<std::string>(
           "--missing-gpus", [&warn](const std::string& value) { warn = value == "warn"; },
-          "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
-          "device at all), or NVML says its GPUs or driver fail a unit's compute capability, CUDA or "
-          "vendor: refuse to run them (default) or warn and run them")
+          help ? help
+               : "when this machine lacks a GPU the plan gives the node's units (NVML counts fewer; no GPU "
+                 "device at all), or NVML says its GPUs or driver fail a unit's compute capability, CUDA or "
+                 "vendor: refuse to run them (default) or warn and run them")
       ->check(CLI::IsMember({"fail", "warn"}));
 }
 

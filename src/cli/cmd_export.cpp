@@ -166,6 +166,7 @@ void add_export_command(CLI::App& app, int& status) {
   slurm->add_option("--lease", options->slurm.lease_s, "passed to exec --lease")->check(lease_seconds());
   slurm->add_option("--fleet", options->fleet,
                     "passed to exec --fleet: with --claims, nodes take units planned on others");
+  add_missing_gpus_option(*slurm, options->slurm.warn_missing_gpus, export_missing_gpus_help);
   slurm->add_flag("--strict", options->strict, strict_fleet_help);
   slurm->add_option("bazel-options", options->slurm.bazel_args, export_bazel_options_help);
   slurm->callback([options, &status] { status = export_slurm(*options); });

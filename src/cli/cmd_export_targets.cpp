@@ -250,6 +250,10 @@ void add_ci_options(CLI::App* app, CiExport& e, const std::string& tag_help) {
       ->capture_default_str();
   app->add_option("--gpuplan", e.options.gpuplan, "the gpuplan binary on the runners")->capture_default_str();
   app->add_option("--command", e.command, "the command template the jobs pass to gpuplan exec");
+  app->add_option("--lock-dir", e.options.lock_dir,
+                  "passed to each job's gpuplan exec: the runner machine's lock directory (absolute) "
+                  "whose GPU locks its other run-under and exec take too");
+  add_missing_gpus_option(*app, e.options.warn_missing_gpus, export_missing_gpus_help);
   app->add_option("bazel-options", e.options.bazel_args, export_bazel_options_help);
   app->add_option("--tag", e.options.tags, tag_help);
   app->add_option("--node-tag", e.options.node_tag, "the tag naming the node the job must run on")
@@ -316,6 +320,7 @@ void add_export_targets(CLI::App& export_command, int& status) {
       ->transform(whole_number(0, static_cast<std::uint64_t>(max_duration_s)))
       ->capture_default_str();
   kubernetes->add_option("--command", k8s->command, "the command template the jobs pass to gpuplan exec");
+  add_missing_gpus_option(*kubernetes, k8s->options.warn_missing_gpus, export_missing_gpus_help);
   kubernetes->add_option("bazel-options", k8s->options.bazel_args, export_bazel_options_help);
   kubernetes->add_option("--results-claim", k8s->results_claim,
                          "a PersistentVolumeClaim to mount; each Job appends its results to NODE.csv there");

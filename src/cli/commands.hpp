@@ -33,7 +33,13 @@ inline constexpr const char* strict_fleet_help =
     "the fleet's warnings (values read as guesses) are errors: exit 2, nothing written";
 
 /// exec's and run-under's --missing-gpus=fail|warn (cmd_exec.cpp): what to do when this machine
-/// lacks a GPU the node's units are given (missing_gpus), or what they need (unmet_here).
-void add_missing_gpus_option(CLI::App& command, bool& warn);
+/// lacks a GPU the node's units are given (missing_gpus), or what they need (unmet_here). The
+/// exports take it too, with `help` saying so, for each job's exec.
+void add_missing_gpus_option(CLI::App& command, bool& warn, const char* help = nullptr);
+
+/// The exports' --missing-gpus: passed on to each job's exec.
+inline constexpr const char* export_missing_gpus_help =
+    "passed to each job's gpuplan exec: where its node lacks a GPU the plan gives the units, or NVML "
+    "says a GPU or the driver fails a unit's constraint, refuse to run them (default) or warn and run them";
 
 }  // namespace gpuplan::cli

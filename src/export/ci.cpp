@@ -120,10 +120,23 @@ std::string ci_results_path(const ExportNode& node) {
 }
 
 std::string ci_exec_command(const CiOptions& o, const ExportNode& node) {
+  // exec makes no directory for its results file, and a job's fresh checkout has no
+  // gpuplan-results/: every job stopped at its start ("cannot write the results file", exit 2).
   std::string command =
-      fmt::format("{} exec {} --node {} --results {}", shell_quote(o.gpuplan), shell_quote(o.plan_path),
-                  shell_quote(node.name), shell_quote(ci_results_path(node)));
+      fmt::format("mkdir -p gpuplan-results && {} exec {} --node {} --results {}", shell_quote(o.gpuplan),
+                  shell_quote(o.plan_path), shell_quote(node.name), shell_quote(ci_results_path(node)));
   if (o.command) command += " --command " + shell_quote(*o.command);
+  if (!o.lock_dir.empty()) {
+    // The runner machine's directory whose locks its other run-under and exec take too; a relative
+    // one would be each job's checkout's own, and hand its GPUs to nobody else.
+    if (o.lock_dir.front() != '/')
+      throw InputError(Position{"--lock-dir"},
+                       fmt::format("{:?} is relative: give an absolute path on the runner, the lock "
+                                   "directory the machine's other run-under and exec take GPU locks in",
+                                   o.lock_dir));
+    command += " --lock-dir " + shell_quote(o.lock_dir);
+  }
+  if (o.warn_missing_gpus) command += " --missing-gpus=warn";
   if (!o.bazel_args.empty()) command += " --";
   for (const auto& arg : o.bazel_args) command += " " + shell_quote(arg);
   return command;

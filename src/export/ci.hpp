@@ -29,7 +29,8 @@ void ci_check_node_name(const ExportNode& node, std::string_view format);
 /// Where a node's job leaves its results, relative to the job's working directory.
 std::string ci_results_path(const ExportNode& node);
 
-/// The shell command a node's job runs: `gpuplan exec PLAN --node NODE --results FILE`.
+/// The shell command a node's job runs: `mkdir -p gpuplan-results && gpuplan exec PLAN --node NODE
+/// --results gpuplan-results/NODE.csv`.
 std::string ci_exec_command(const CiOptions& options, const ExportNode& node);
 
 /// The job's timeout: the node's planned end (with reruns) × the margin + the startup, in whole

@@ -346,6 +346,7 @@ KubernetesManifests kubernetes_manifests(const Plan& plan, const Fleet* fleet, c
     // under exec on the node failed in its Job. A memory-backed emptyDir there is the node's memory.
     mounts.push_back(Json::object({{"name", "dshm"}, {"mountPath", "/dev/shm"}}));
     volumes.push_back(Json::object({{"name", "dshm"}, {"emptyDir", Json::object({{"medium", "Memory"}})}}));
+    if (o.warn_missing_gpus) command.push_back("--missing-gpus=warn");
     if (!o.bazel_args.empty()) command.push_back("--");
     for (const auto& arg : o.bazel_args) command.push_back(arg);
 

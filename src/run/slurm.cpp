@@ -274,6 +274,7 @@ std::map<std::string, std::string> slurm_scripts(const Plan& plan, const SlurmOp
     if (options.claims) script += " --claims " + shell_quote(*options.claims) + "/\"${1:-}\"";  // submit.sh's
     if (options.lease_s) script += fmt::format(" --lease {}", *options.lease_s);
     if (options.fleet) script += " --fleet " + shell_quote(*options.fleet);
+    if (options.warn_missing_gpus) script += " --missing-gpus=warn";
     if (!options.bazel_args.empty()) script += " --";
     for (const auto& arg : options.bazel_args) script += " " + shell_quote(arg);
     files[node + ".sbatch"] = script + "\n";

@@ -67,12 +67,30 @@ TEST_CASE("the GitHub matrix has one entry per node with its runner labels, time
   no_startup.startup_s = 0;
   CHECK(nlohmann::json::parse(
             github_matrix(two_nodes(), nullptr, no_startup))["include"][0]["timeout-minutes"] == 15);
-  CHECK(first["command"] == "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
+  // The job makes the results file's directory, which a fresh checkout lacks and exec does not make:
+  // before, every job stopped at its start (exit 2, "cannot write the results file").
+  CHECK(first["command"] ==
+        "mkdir -p gpuplan-results && gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv");
   CHECK(first["units"] == nlohmann::json::array({"//t:a-0"}));
   o.bazel_args = {"--config=cuda", "--define=x=a b"};  // the team's options for exec's bazel test
   CHECK(nlohmann::json::parse(github_matrix(two_nodes(), nullptr, o))["include"][0]["command"] ==
-        "gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv -- --config=cuda '--define=x=a "
-        "b'");
+        "mkdir -p gpuplan-results && gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv -- "
+        "--config=cuda '--define=x=a b'");
+  // exec's --lock-dir (the runner's, shared with its other users) and --missing-gpus=warn, which
+  // no job could be given before (--command replaces only what exec runs).
+  o.lock_dir = "/var/lock/gpu plan";
+  o.warn_missing_gpus = true;
+  CHECK(nlohmann::json::parse(github_matrix(two_nodes(), nullptr, o))["include"][0]["command"] ==
+        "mkdir -p gpuplan-results && gpuplan exec plan.json --node a-0 --results gpuplan-results/a-0.csv "
+        "--lock-dir '/var/lock/gpu plan' --missing-gpus=warn -- --config=cuda '--define=x=a b'");
+  o.lock_dir = "/var/lock/gpuplan";
+  CHECK_THAT(gitlab_pipeline(two_nodes(), nullptr, o),
+             Catch::Contains("--lock-dir /var/lock/gpuplan --missing-gpus=warn -- --config=cuda"));
+  CHECK_THAT(buildkite_pipeline(two_nodes(), nullptr, o),
+             Catch::Contains("--lock-dir /var/lock/gpuplan --missing-gpus=warn -- --config=cuda"));
+  // A relative one is each job's checkout's own: it shares the GPUs with nobody.
+  o.lock_dir = "locks";
+  CHECK_THROWS_WITH(github_matrix(two_nodes(), nullptr, o), Catch::Contains("\"locks\" is relative"));
 }
 
 TEST_CASE("nodes whose runner labels differ only in case are refused: GitHub compares labels without case") {

@@ -64,6 +64,11 @@ TEST_CASE("each node gets a Job pinned to it that runs gpuplan exec on its slice
           .at("gpuplan-h100-0.yaml"))[1]["spec"]["template"]["spec"]["containers"][0]["command"];
   CHECK(command[command.size() - 2].as<std::string>() == "--");
   CHECK(command[command.size() - 1].as<std::string>() == "--config=cuda");
+  o.warn_missing_gpus = true;  // exec's --missing-gpus=warn, before --: no Job could be given it before
+  command = YAML::LoadAll(
+      manifest_files(plan_on({{"h100-0", 100}}), nullptr, o)
+          .at("gpuplan-h100-0.yaml"))[1]["spec"]["template"]["spec"]["containers"][0]["command"];
+  CHECK(command[command.size() - 3].as<std::string>() == "--missing-gpus=warn");
 }
 
 TEST_CASE("with a fleet, a Job asks for every GPU of its node so indices match the host's") {

@@ -491,9 +491,11 @@ refuses -F "Options for the default bazel test go after --: gpuplan exec ... -- 
   "--run_under='$GPUPLAN run-under --plan $PLAN --node-file /locks/node --lock-dir /locks' --sandbox_writable_path=/locks --local_test_jobs=4 --test_tag_filters= --test_size_filters= --test_timeout_filters= --test_lang_filters= -- //ml:flaky_kernel_test //ml:inference_test" ||
   fail "--dry-run does not show the one bazel test command"
 # --timeout is each test's, as Bazel's --test_timeout (it killed the whole bazel test); a team's
-# --run_under after -- is refused (Bazel kept gpuplan's and dropped it without a word).
+# --run_under after -- is refused (Bazel kept gpuplan's and dropped it without a word). exec's
+# GPUPLAN_NVML_LIBRARY (lib.sh's) is passed on to the tests first, so that the team's options win.
 "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir /locks --timeout 90 --dry-run -- --config=cuda | grep -qF -- \
-  "bazel test --test_timeout=90 --config=cuda --run_under=" || fail "--timeout is not the tests' --test_timeout"
+  "bazel test --test_env=GPUPLAN_NVML_LIBRARY --test_timeout=90 --config=cuda --run_under=" ||
+  fail "--timeout is not the tests' --test_timeout"
 refuses "the default bazel test's --run_under is gpuplan run-under" exec "$PLAN" --node ws-0 -- --run_under=/bin/valgrind
 # A container is handed no GPU list unless the template says so: with --gpus all it would see them all.
 "$GPUPLAN" exec "$PLAN" --node ws-0 --dry-run --command 'docker run --rm --gpus all ci:1 {label}' \

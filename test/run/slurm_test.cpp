@@ -156,6 +156,10 @@ TEST_CASE("a command template and a results file reach gpuplan exec quoted") {
   o.bazel_args = {"--config=cuda", "--test_env=A=b c"};  // the team's options for exec's bazel test
   CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"),
              Catch::EndsWith("--node n -- --config=cuda '--test_env=A=b c'\n"));
+  // exec's --missing-gpus=warn, before the bazel test's options: no job could be given it before.
+  o.warn_missing_gpus = true;
+  CHECK_THAT(slurm_scripts(plan_on({{"n", 60}}), o).at("n.sbatch"),
+             Catch::EndsWith("--node n --missing-gpus=warn -- --config=cuda '--test_env=A=b c'\n"));
 }
 
 TEST_CASE("with a claims directory every job runs gpuplan exec dynamically, sharing it") {
