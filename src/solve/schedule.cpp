@@ -258,6 +258,7 @@ class ListState {
     for (size_t s = 0; s < p.shapes.size(); ++s) {
       size_t type = static_cast<size_t>(p.shapes[s].type);
       trees_.emplace_back(fleet.types[type].nodes.size());
+      stale_.emplace_back(fleet.types[type].nodes.size(), 0);
       shapes_of_type_[type].push_back(static_cast<int>(s));
     }
     // Jobs still to place per shape (a shape nobody needs any more is not kept up to date),
@@ -274,6 +275,24 @@ class ListState {
 
   double makespan() const { return makespan_; }
 
+  /// Shape `s`'s tree with its smallest key fresh: stale keys from the smallest up found anew.
+  const MinTree& fresh_tree(int s) {
+    const Problem& p = *p_;
+    const Shape& shape = p.shapes[static_cast<size_t>(s)];
+    const NodeType& type = p.fleet->types[static_cast<size_t>(shape.type)];
+    MinTree& tree = trees_[static_cast<size_t>(s)];
+    std::vector<char>& stale = stale_[static_cast<size_t>(s)];
+    for (size_t slot = tree.argmin(); slot < stale.size() && stale[slot]; slot = tree.argmin()) {
+      stale[slot] = 0;
+      size_t base = first_gpu_[static_cast<size_t>(type.nodes[slot])];
+      NodeView view{&gpu_free_[base], shares_.empty() ? nullptr : &shares_[base], p.max_sharing, &type.links,
+                    type.gpus};
+      tree.set(slot, shape.occupancy == Occupancy::gpus ? earliest_start(shape, view, GpusByFree(view))
+                                                        : earliest_start(shape, view));
+    }
+    return tree;
+  }
+
   /// Places job `j` at the earliest start any node offers it (ties: the first node).
   Placement place(int j) {
     const Problem& p = *p_;
@@ -283,7 +302,7 @@ class ListState {
     double start = never;
     int node = -1, chosen = -1;
     for (int s : candidates) {
-      const MinTree& tree = trees_[static_cast<size_t>(s)];
+      const MinTree& tree = fresh_tree(s);
       double key = tree.top();
       if (key > start) continue;
       int n = fleet.types[static_cast<size_t>(p.shapes[static_cast<size_t>(s)].type)].nodes[tree.argmin()];
@@ -318,12 +337,12 @@ class ListState {
       }
     }
     makespan_ = std::max(makespan_, end);
+    // The node's earliest start for each shape of its type is found when a job of that shape looks
+    // for a node, not now: most shapes (under pack, one a memory slice) are not asked for again
+    // before the node changes once more.
     size_t slot = static_cast<size_t>(fleet.slot_of_node[static_cast<size_t>(node)]);
-    GpusByFree by_free(view);
     for (int s : shapes_of_type_[static_cast<size_t>(shape.type)])
-      if (waiting_[static_cast<size_t>(s)] > 0)
-        trees_[static_cast<size_t>(s)].set(slot,
-                                           earliest_start(p.shapes[static_cast<size_t>(s)], view, by_free));
+      if (waiting_[static_cast<size_t>(s)] > 0) stale_[static_cast<size_t>(s)][slot] = 1;
     return {node, gpus, start};
   }
 
@@ -333,6 +352,10 @@ class ListState {
   std::vector<double> gpu_free_;
   std::vector<GpuShare> shares_;
   std::vector<MinTree> trees_;
+  /// Per shape, the nodes placed on since their key in `trees_` was found. A placement only ever
+  /// delays a node's earliest start, so a stale key is a lower bound: once the smallest key is
+  /// fresh, it is the earliest start, on the node the tree would name had every key been fresh.
+  std::vector<std::vector<char>> stale_;
   std::vector<std::vector<int>> shapes_of_type_;
   std::vector<long> waiting_, wide_waiting_;
   double makespan_ = 0;
