@@ -673,8 +673,9 @@ class OnlyExecOfNode {
 /// REPO.bazel, WORKSPACE or WORKSPACE.bazel), and the rc files it reads there, in order:
 /// Debian's /etc/bazel/bazelrc, /etc/bazel.bazelrc, the workspace's .bazelrc, ~/.bazelrc.
 struct BazelSetting {
-  std::string workspace;
+  std::string workspace;  ///< the current directory where none is found
   std::vector<std::string> rc_files;
+  bool found = false;  ///< whether the current directory is in a workspace
 };
 BazelSetting bazel_setting() {
   namespace fs = std::filesystem;
@@ -685,6 +686,7 @@ BazelSetting bazel_setting() {
     auto marked = [&](const char* name) { return fs::is_regular_file(dir / name, ec); };
     if (marked("MODULE.bazel") || marked("REPO.bazel") || marked("WORKSPACE") || marked("WORKSPACE.bazel")) {
       setting.workspace = dir.string();
+      setting.found = true;
       break;
     }
     if (dir == dir.root_path()) break;
@@ -857,8 +859,15 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
       (bazel.exit_status == 2 || (bazel.exit_status == 37 && !refusals.empty()))) {
     std::cerr << fmt::format(
         "gpuplan exec: bazel test refused its options (exit {}; Bazel said why above); no test "
-        "ran. Check the options after -- and any rc file line warned of above\n",
-        bazel.exit_status);
+        "ran. Check the options after -- and any rc file line warned of above{}\n",
+        bazel.exit_status,
+        // Bazel runs only inside a workspace, found from where exec runs: a Kubernetes Job's
+        // container starts in its image's working directory.
+        setting.found ? ""
+                      : fmt::format(", and that exec runs in the Bazel workspace: {} has no MODULE.bazel, "
+                                    "REPO.bazel, WORKSPACE or WORKSPACE.bazel in it or above it (in a "
+                                    "Kubernetes Job, the image's working directory)",
+                                    setting.workspace));
     return exit_bad_input;
   }
   return bazel.outcome != Outcome::passed ? exit_units_failed : junit_lost ? exit_bad_input : exit_ok;

@@ -411,6 +411,18 @@ PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH
   >"$SCRATCH/badopt.out" 2>&1 || status=$?
 [ "$status" = 2 ] && grep -q "bazel test refused its options" "$SCRATCH/badopt.out" ||
   fail "an option bazel test refuses: exit $status $(cat "$SCRATCH/badopt.out")"
+# Run outside any workspace (a Kubernetes Job's container in its image's working directory), the
+# real Bazel refuses to test: exec's last line says where it ran and that no workspace is there
+# (before, only "check the options after --", which had none).
+mkdir -p "$SCRATCH/nowhere" "$SCRATCH/here-bin"
+printf '#!/bin/sh\nexec %q --output_user_root=%q --max_idle_secs=60 "$@"\n' "$(command -v bazel)" "$BAZEL_ROOT" \
+  >"$SCRATCH/here-bin/bazel" && chmod +x "$SCRATCH/here-bin/bazel"
+status=0
+(cd "$SCRATCH/nowhere" && PATH=$SCRATCH/here-bin:$PATH "$GPUPLAN" exec "$PLAN" --node ws-0 --lock-dir "$SCRATCH/bazel-locks") \
+  >"$SCRATCH/nowhere.out" 2>&1 || status=$?
+[ "$status" = 2 ] && grep -q "only supported from within a workspace" "$SCRATCH/nowhere.out" &&
+  grep -q "that exec runs in the Bazel workspace: $SCRATCH/nowhere has no MODULE.bazel" "$SCRATCH/nowhere.out" ||
+  fail "exec outside a workspace: exit $status $(cat "$SCRATCH/nowhere.out")"
 # A .bazelrc's --run_under (in a --config the team gives) would be replaced by exec's: said, with its line.
 mkdir -p "$SCRATCH/rcws/pkg" && touch "$SCRATCH/rcws/MODULE.bazel"
 printf 'build --jobs=4\ntest:asan --run_under=//tools:asan_wrapper\n' >"$SCRATCH/rcws/.bazelrc"
