@@ -46,25 +46,32 @@ Result<long> whole_number(const YAML::Node& node, long least, long most) {
   return number;
 }
 
-Result<double> number_below(const YAML::Node& node, double least, double below) {
+namespace {
+
+/// The node's scalar read whole as a number (from_chars: no sign but a minus, no blank around it).
+Result<double> scalar_number(const YAML::Node& node) {
   const std::string text = node.IsScalar() ? node.Scalar() : "";
   double number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size())
     return Problem{fmt::format("must be a number, not {}", shown(node))};
-  if (!(number >= least && number < below))
-    return Problem{fmt::format("must be at least {} and below {}, not {}", least, below, excerpt(text))};
+  return number;
+}
+
+}  // namespace
+
+Result<double> number_below(const YAML::Node& node, double least, double below) {
+  auto number = scalar_number(node);
+  if (number && !(*number >= least && *number < below))
+    return Problem{
+        fmt::format("must be at least {} and below {}, not {}", least, below, excerpt(node.Scalar()))};
   return number;
 }
 
 Result<double> number_from(const YAML::Node& node, double least, double most) {
-  const std::string text = node.IsScalar() ? node.Scalar() : "";
-  double number = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-    return Problem{fmt::format("must be a number, not {}", shown(node))};
-  if (!(number >= least && number <= most))
-    return Problem{fmt::format("must be from {} to {}, not {}", least, most, excerpt(text))};
+  auto number = scalar_number(node);
+  if (number && !(*number >= least && *number <= most))
+    return Problem{fmt::format("must be from {} to {}, not {}", least, most, excerpt(node.Scalar()))};
   return number;
 }
 
