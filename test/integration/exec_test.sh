@@ -363,17 +363,9 @@ refuses 'the fleet has no node "ws-0"' exec "$SCRATCH/exclusive.json" --node ws-
 # 6. The default command: one real `bazel test` of the node's labels with one fixed --run_under
 #    (the node read from a file), each test on its planned GPUs; a second run of the same plan
 #    is fully cached and Bazel keeps its analysis cache.
-mkdir -p "$SCRATCH/bin"
-cat >"$SCRATCH/bin/bazel" <<SH
-#!/usr/bin/env bash
-PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
-cd "$SOURCE_DIR" && source test/integration/lib.sh
-command=\$1; shift
 # A .bazelrc of CPU CI (test --test_tag_filters=-gpu,...) comes before exec's own options.
-bazel_ws "\$command" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --test_size_filters=small --test_lang_filters=-sh,-py \
-  --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
-SH
-chmod +x "$SCRATCH/bin/bazel"
+bazel_wrapper "$SCRATCH/bin" --test_tag_filters=-gpu,-gpu:2,-gpu:8,-resources:gpu:2 --test_size_filters=small \
+  --test_lang_filters=-sh,-py --test_env=GPU_PROBE_LOG="$SCRATCH/bazel-probe.log" --sandbox_writable_path="$SCRATCH"
 : >"$SCRATCH/bazel-probe.log"
 # The first run starts the Bazel server under exec's unit, whose supervisor ends what a unit
 # leaves running, but not a Bazel server: the second run finds the same one.

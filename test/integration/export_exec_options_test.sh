@@ -61,15 +61,7 @@ refuses "an absolute path" export github-matrix "$PLAN" --lock-dir locks
 
 # The default command: the matrix job's one real bazel test, whose run-under gets the option (and
 # the lock directory) from exec; NVML's stand-in reaches the tests through --test_env.
-mkdir -p "$SCRATCH/bin"
-cat >"$SCRATCH/bin/bazel" <<SH
-#!/usr/bin/env bash
-PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
-cd "$SOURCE_DIR" && source test/integration/lib.sh
-command=\$1; shift
-bazel_ws "\$command" --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
-SH
-chmod +x "$SCRATCH/bin/bazel"
+bazel_wrapper "$SCRATCH/bin" --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH"
 "$GPUPLAN" export github-matrix "$PLAN" --gpuplan "$GPUPLAN" --plan-path "$PLAN" --missing-gpus=warn \
   --lock-dir "$LOCKS" -- --test_env=GPUPLAN_FAKE_NVML_GPUS >"$SCRATCH/bazel-matrix.json"
 command=$(jq -r '.include[0].command' "$SCRATCH/bazel-matrix.json")

@@ -30,14 +30,7 @@ SH
 chmod +x "$SCRATCH/bin/buildkite-agent"
 
 # The default command's bazel test: Debian's Bazel on the example workspace, offline.
-cat >"$SCRATCH/bazel-bin/bazel" <<SH
-#!/usr/bin/env bash
-PATH=$(printf '%q' "$PATH")  # the real bazel's, not this wrapper's
-cd "$SOURCE_DIR" && source test/integration/lib.sh
-command=\$1; shift
-bazel_ws "\$command" --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH" "\$@"
-SH
-chmod +x "$SCRATCH/bazel-bin/bazel"
+bazel_wrapper "$SCRATCH/bazel-bin" --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH"
 
 # ci_run.py KIND PIPELINE STORE ROOT: each job in ROOT/JOB, made empty, holding the artifacts the CI
 # gives it from STORE (at first the parent's: the plan), its lines run by one bash -e, its own

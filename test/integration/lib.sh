@@ -66,6 +66,23 @@ BAZEL_ROOT=${GPUPLAN_BAZEL_ROOT:-/tmp/gpuplan-bazel-$(id -u)}
 # three stub repositories (no network); query does not. A test's run-under finds NVML's
 # stand-in as a GPU machine's finds the driver's library (Bazel passes tests no variable it is
 # not told to).
+# Writes DIR/bazel, a `bazel` for exec to find first on PATH: the real one through bazel_ws (the
+# example workspace, offline, wherever exec runs), with ARGS before the options it is given.
+bazel_wrapper() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  {
+    echo '#!/usr/bin/env bash'
+    printf 'PATH=%q  # the real bazel'"'"'s, not this wrapper'"'"'s\n' "$PATH"
+    printf 'cd %q && source test/integration/lib.sh\n' "$SOURCE_DIR"
+    echo 'command=$1; shift'
+    printf 'bazel_ws "$command"'
+    printf ' %q' "$@"
+    echo ' "$@"'
+  } >"$dir/bazel"
+  chmod +x "$dir/bazel"
+}
+
 bazel_ws() {
   local command=$1; shift
   local overrides=()
