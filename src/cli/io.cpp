@@ -96,6 +96,25 @@ namespace {
 
 constexpr std::size_t write_chunk = std::size_t{64} * 1024;
 
+/// Makes a rename into `path`'s directory survive a power loss: the file's data was synced before
+/// the rename, but the directory entry that names it is only on disk once the directory is (ext4
+/// and XFS may otherwise come back from a crash with the old file or none, though the command said
+/// it was written). A directory this process may not read (mode 0333), or a file system that
+/// cannot sync one (EINVAL), is passed over; a failed sync (EIO) is the output's error, `name` in
+/// the message.
+void sync_directory_of(const std::string& path, const std::string& name) {
+  auto directory = std::filesystem::path(path).parent_path();
+  if (directory.empty()) directory = ".";
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  int error = ::fsync(fd) != 0 ? errno : 0;
+  ::close(fd);
+  if (error != 0 && error != EINVAL)
+    throw InputError(Position{name},
+                     fmt::format("written, but its directory {} could not be synced to disk: {}",
+                                 directory.string(), std::strerror(error)));
+}
+
 // The temporary files being written, for the handler of the signals that end a run (Ctrl-C,
 // kill, a closed terminal or ssh session): plain arrays, since a handler may only call
 // async-signal-safe functions (unlink, rmdir, strlen, sigaction, raise).
@@ -358,6 +377,7 @@ void Output::commit() {
     fail(fmt::format("cannot write: {}", std::strerror(errno)));
   temporary_.clear();
   unregister_temporary(slot_);
+  sync_directory_of(target_, name_);
 }
 
 FolderOutput::FolderOutput(const std::string& directory) {
@@ -481,8 +501,11 @@ void FolderOutput::commit() {
       fail(file.target, error);
     }
   }
+  const auto made = std::move(made_);  // kept now, whatever the syncs below say
   made_.clear();
   remove_staging();
+  if (!files_.empty()) sync_directory_of(files_.front().target, files_.front().target);
+  for (const auto& folder : made) sync_directory_of(folder, folder);  // new entries in their parents
 }
 
 void FolderOutput::put_back(std::size_t renamed) {
