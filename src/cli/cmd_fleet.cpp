@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/io.hpp"
+#include "cli/query_input.hpp"
 #include "core/utf8.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/fleet.hpp"
@@ -19,6 +20,7 @@ namespace {
 struct CheckOptions {
   std::string file;
   bool json = false;
+  bool strict = false;
 };
 
 struct ImportArguments {
@@ -34,10 +36,16 @@ void add_check(CLI::App& fleet, int& status) {
   auto* check = fleet.add_subcommand("check", "Validate a fleet file and print a summary of it");
   check->add_option("FILE", options->file, "the fleet YAML ('-' for standard input)")->required();
   check->add_flag("--json", options->json, "print the summary as JSON");
+  check->add_flag(
+      "--strict", options->strict,
+      "fail (exit 2, no summary) where the fleet file leaves something to guess that it warns of");
   check->callback([options, &status] {
     auto input = open_input(options->file);
     auto fleet = load_fleet(input.in(), input.name);
-    for (const auto& w : fleet.warnings) std::cerr << fmt::format("gpuplan: warning: {}\n", w);
+    // As `plan --strict` refuses them: a CI step that checks the fleet can refuse them too.
+    if (long warnings = print_fleet_warnings(fleet, options->strict); warnings > 0)
+      std::cerr << fmt::format("gpuplan: {} warning{} (errors under --strict)\n", warnings,
+                               util::plural(warnings));
     write_output("-", options->json ? fleet_summary_json(fleet) : fleet_summary(fleet));
     status = exit_ok;
   });

@@ -107,6 +107,13 @@ ARGS
 "$GPUPLAN" audit "$SCRATCH/one-gpu.deps.xml" --fleet "$F" 2>&1 >/dev/null | tail -n 1 | grep -q "; 1 warning, 0 notes$" ||
   fail "audit's totals line does not count the fleet's warning"
 refuses -F "gpuplan: $SCRATCH/cuda40.yaml: 1 error (--strict):" simulate "$P" --fleet "$F" --runs 1 --strict
+# fleet check, the command a CI step runs to check the fleet file, counts them and refuses them under
+# --strict (before, it said them and exited 0, and had no --strict).
+"$GPUPLAN" fleet check "$F" > /dev/null 2> "$SCRATCH/err" || fail "fleet check on cuda40.yaml: $(cat "$SCRATCH/err")"
+grep -qF "$cuda40_warning" "$SCRATCH/err" && [ "$(tail -n 1 "$SCRATCH/err")" = "gpuplan: 1 warning (errors under --strict)" ] ||
+  fail "fleet check's warnings: $(cat "$SCRATCH/err")"
+refuses -F "gpuplan: $SCRATCH/cuda40.yaml: 1 error (--strict):" fleet check --strict "$F"
+"$GPUPLAN" fleet check --strict examples/fleet.yaml > /dev/null || fail "fleet check --strict refused the example fleet"
 # --help says so, as the man page does (simulate's named only bad history rows, plan's annotations).
 for command in plan verify simulate "history suggest"; do
   "$GPUPLAN" $command --help | grep -q -- "--strict .*a fleet warning" || fail "$command --help: --strict does not name fleet warnings"
