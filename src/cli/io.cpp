@@ -33,12 +33,20 @@ std::vector<std::string> arguments;  ///< the command line's, for Output's check
 
 void note_arguments(int argc, char** argv) { arguments.assign(argv + 1, argv + argc); }
 
-void hold_closed_standard_input() {
-  if (::fcntl(STDIN_FILENO, F_GETFD) >= 0) return;
-  // Read as empty, a closed standard input (`<&-`) had given an empty plan with exit 0; and the
-  // next file opened would have taken its number and been read as standard input.
-  standard_input_closed = true;
-  ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the lowest free number: 0
+void hold_closed_standard_streams() {
+  // Each closed one gets /dev/null, opened at its number (open takes the lowest free one), so that
+  // no file opened later takes it: with standard error closed (`2>&-`), `history summarize -o`'s
+  // output file took number 2 and its warnings were written into the JSON.
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) >= 0) continue;
+    // Standard input read as empty had given an empty plan with exit 0: reading it is an error.
+    // Standard output opened for reading only: a write fails (EBADF) as on the closed one, and is
+    // reported (exit 2). Standard error: the messages go nowhere; the exit status still tells.
+    if (fd == STDIN_FILENO) standard_input_closed = true;
+    // O_CLOEXEC: the processes exec and run-under start find it closed, as it was given.
+    const int opened = ::open("/dev/null", (fd == STDERR_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (opened >= 0 && opened != fd) ::close(opened);
+  }
 }
 
 void one_standard_input(const std::string& query, const std::vector<std::string>& paths) {

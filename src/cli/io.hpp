@@ -17,9 +17,10 @@ struct Input {
   std::istream& in() { return *stream; }
 };
 
-/// Called first thing: when standard input is closed, puts /dev/null in its place (so no file
-/// opened later takes its number) and makes open_input of standard input an error.
-void hold_closed_standard_input();
+/// Called first thing: puts /dev/null in place of a closed standard input, output or error, so that
+/// no file opened later takes its number (and is read as the input or written with the messages).
+/// Reading a closed standard input (open_input) and writing a closed standard output stay errors.
+void hold_closed_standard_streams();
 
 /// Keeps the command line, so that an Output refuses a file the command also reads.
 void note_arguments(int argc, char** argv);

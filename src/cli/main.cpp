@@ -136,7 +136,7 @@ std::string missing_command(const CLI::App& app, const CLI::Error& e) {
 int main(int argc, char** argv) {
   using namespace gpuplan;
   rerun_with_huge_pages(argc, argv);
-  cli::hold_closed_standard_input();
+  cli::hold_closed_standard_streams();
   cli::note_arguments(argc, argv);
 #if defined(__GLIBC__) && defined(M_MXFAST)
   // No fast bins: glibc keeps freed small blocks there and merges them all (malloc_consolidate)
