@@ -150,6 +150,15 @@ extern "C" void remove_temporaries(int signal) {
   ::raise(signal);
 }
 
+}  // namespace
+
+void remove_temporary_files() {
+  for (int i = 0; i < temporary_slots; ++i)
+    if (temporary_used[i]) remove_temporary(i);
+}
+
+namespace {
+
 /// `folder`: the path is a FolderOutput's staging folder, its files not made yet.
 int register_temporary(const std::string& path, bool folder = false) {
   if (path.size() + staged_name_room >= sizeof temporary_paths[0]) return -1;

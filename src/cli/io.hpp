@@ -132,6 +132,10 @@ void write_output(const std::string& path, std::string_view content);
 /// long run is found bad before the run starts.
 void check_writable(const std::string& path);
 
+/// Removes the temporary files of every Output and FolderOutput not yet committed, as the stop
+/// signals' handler does: for an end that runs no destructor (std::terminate).
+void remove_temporary_files();
+
 /// Flushes std::cout and stdout and checks that everything written to them arrived;
 /// throws InputError naming <stdout> when not. main calls it before exiting 0.
 void check_standard_output();

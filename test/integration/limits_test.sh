@@ -24,4 +24,46 @@ status=0
   fail "targets with standard output closed: exit $status, $(cat err)"
 
 
+# A limit on the address space the commands need to start at all: an ASan build reserves
+# terabytes up front and cannot run under one (skipped there).
+under_limits() { (ulimit "$@" && "$GPUPLAN" --version) >/dev/null 2>&1; }
+if ! under_limits -v 2000000; then
+  echo "limits_test: the limits of address space are skipped: gpuplan does not start under ulimit -v" >&2
+  echo "limits_test: ok"
+  exit 0
+fi
+
+# 4. No thread to be had: a stack limit of 16 GB (the size glibc gives a thread's stack) within
+# 2 GB of address space. The progress line's thread failed and `plan` ended in `terminate called`
+# (exit 134, a core) though it draws nothing off a terminal.
+status=0
+(ulimit -s 16000000 -v 2000000 && exec "$GPUPLAN" plan "$query" --fleet "$fleet" -o plan.json) 2>err || status=$?
+[ "$status" = 0 ] && [ -s plan.json ] || fail "plan where no thread can start: exit $status, $(cat err)"
+
+# 5. Memory that runs out part way, at every step of plan, show, verify and render: the message
+# says so (and what ran out, and where), exit 1, no file left. Before, `internal error:
+# std::bad_alloc`, or `terminate called` (exit 134) where it ran out outside main's thread.
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"type\":\"RULE\",\"rule\":{\"name\":\"//p%d:t%d_test\",\"ruleClass\":\"py_test\",\"attribute\":[{\"name\":\"tags\",\"type\":\"STRING_LIST\",\"stringListValue\":[\"gpu\"]}]}}\n", i % 100, i }' \
+  >many.jsonl
+"$GPUPLAN" plan many.jsonl --fleet "$fleet" -o many.plan.json 2>/dev/null || fail "plan of many.jsonl"
+out_of_memory=0
+for kb in $(seq 16000 12000 100000); do
+  for command in "plan many.jsonl --fleet $fleet -o out.json" "show many.plan.json" \
+    "verify many.plan.json --fleet $fleet" "render many.plan.json -o out.svg"; do
+    status=0
+    (ulimit -v "$kb" && exec $GPUPLAN $command) >/dev/null 2>err || status=$?
+    case $status in
+      0 | 3) ;;
+      1) grep -q '^gpuplan: out of memory.* (ulimit -v is [0-9]* MiB); give gpuplan more memory$' err ||
+        fail "$command under ulimit -v $kb: exit 1, $(cat err)"
+        out_of_memory=$((out_of_memory + 1)) ;;
+      *) fail "$command under ulimit -v $kb: exit $status, $(cat err)" ;;
+    esac
+    [ -z "$(find . -name '.*.gpuplan-*')" ] && { [ "$status" != 1 ] || [ ! -e out.json ]; } ||
+      fail "$command under ulimit -v $kb left a file: $(find . -name '*out*')"
+    rm -f out.json out.svg
+  done
+done
+[ "$out_of_memory" -gt 0 ] || fail "no command ran out of memory: the limits are too high to test anything"
+
 echo "limits_test: ok"
