@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -204,6 +205,10 @@ int main(int argc, char** argv) {
   rerun_with_huge_pages(argc, argv);
   cli::hold_closed_standard_streams();
   default_terminate = std::set_terminate(on_terminate);
+  // A write past ulimit -f fails (EFBIG) and is reported, exit 2, instead of SIGXFSZ ending the
+  // process without a word (exit 153): standard output redirected to a file, exec's results
+  // record (which it had left half written). The processes exec and run-under start get it back.
+  std::signal(SIGXFSZ, SIG_IGN);
   cli::note_arguments(argc, argv);
 #if defined(__GLIBC__) && defined(M_MXFAST)
   // No fast bins: glibc keeps freed small blocks there and merges them all (malloc_consolidate)

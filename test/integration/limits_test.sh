@@ -23,6 +23,27 @@ status=0
 [ "$status" = 2 ] && grep -q '^gpuplan: <stdout>: cannot write: Bad file descriptor' err ||
   fail "targets with standard output closed: exit $status, $(cat err)"
 
+# 2. A file size limit (ulimit -f, in KiB): standard output redirected to a file past it is an
+# error, exit 2 (SIGXFSZ had ended show without a word, exit 153); exec's results record past it is
+# not written, whole (SIGXFSZ had ended exec mid-record, exit 153, half a record left in the file).
+"$GPUPLAN" show "$SOURCE_DIR/test/data/plans/example.plan.json" >shown.txt
+[ "$(wc -c <shown.txt)" -gt 2048 ] || fail "show's text is too short to pass 2 KiB"
+status=0
+(ulimit -f 2 && exec "$GPUPLAN" show "$SOURCE_DIR/test/data/plans/example.plan.json") >cut.txt 2>err || status=$?
+[ "$status" = 2 ] && grep -q '^gpuplan: <stdout>: cannot write: File too large' err ||
+  fail "show past ulimit -f: exit $status, $(cat err)"
+l4_fleet n0
+printf '%s\n' "//t:a n0 0 0" "//t:b n0 1 0" | one_gpu_plan
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --lock-dir locks --results full.csv --command true >/dev/null 2>&1 ||
+  fail "exec --results"
+while [ "$(wc -c <full.csv)" -lt 2000 ]; do tail -1 full.csv >>full.csv; done
+cp full.csv before.csv
+status=0
+(ulimit -f 2 && exec "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --lock-dir locks --results full.csv --command true) \
+  >/dev/null 2>err || status=$?
+[ "$status" = 1 ] && grep -q 'full.csv: cannot append to the results file: File too large' err ||
+  fail "exec --results past ulimit -f: exit $status, $(cat err)"
+cmp -s full.csv before.csv || fail "exec left part of a record past ulimit -f: $(tail -c 200 full.csv)"
 
 # A limit on the address space the commands need to start at all: an ASan build reserves
 # terabytes up front and cannot run under one (skipped there).
