@@ -667,7 +667,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   }
   ::close(ready[0]);
   errno = forked;
-  if (pid < 0) fail(argv.front(), "cannot start");
+  if (pid < 0)
+    fail(argv.front(), forked == EAGAIN ? "cannot start (no process to be had: ulimit -u?)" : "cannot start");
   if (own_group) ::setpgid(pid, pid);
   return pid;
 }

@@ -45,6 +45,26 @@ status=0
   fail "exec --results past ulimit -f: exit $status, $(cat err)"
 cmp -s full.csv before.csv || fail "exec left part of a record past ulimit -f: $(tail -c 200 full.csv)"
 
+# 3. No descriptor to be had (ulimit -n) as exec starts a unit: that unit fails, said, the other
+# runs, exit 3, its --json written. Before, exec ended at once, exit 2, the running unit killed and
+# nothing recorded. Some limit between too few to start and enough for both units gets there.
+not_started=0
+for files in $(seq 4 24); do
+  rm -f exec.json
+  status=0
+  (ulimit -n "$files" && exec "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --lock-dir locks --json exec.json \
+    --command true) >out 2>err || status=$?
+  case $status in
+    0) ;;
+    2) ! grep -q 'start' out || fail "exec under ulimit -n $files: exit 2 after a unit had started: $(cat err)" ;;
+    3) grep -q '^gpuplan exec: //t:[ab]: not started: /bin/sh: cannot start: Too many open files' err &&
+      [ -s exec.json ] || fail "exec under ulimit -n $files: exit 3, $(cat err)"
+      not_started=$((not_started + 1)) ;;
+    *) fail "exec under ulimit -n $files: exit $status, $(cat err)" ;;
+  esac
+done
+[ "$not_started" -gt 0 ] || fail "no limit of descriptors let exec start one unit and not the other"
+
 # A limit on the address space the commands need to start at all: an ASan build reserves
 # terabytes up front and cannot run under one (skipped there).
 under_limits() { (ulimit "$@" && "$GPUPLAN" --version) >/dev/null 2>&1; }
