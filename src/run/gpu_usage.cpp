@@ -483,8 +483,8 @@ void GpuUsageSampler::start(pid_t root, std::vector<int> gpus, bool shared) {
     static bool said = false;
     if (!std::exchange(said, true))
       std::cerr << fmt::format(
-          "gpuplan: warning: no thread to measure the units' GPU use: {} (ulimit -u?); "
-          "such units run unmeasured\n",
+          "gpuplan: warning: no thread to measure the units' GPU use: {} (a limit of processes, ulimit -u, "
+          "or of memory); such units run unmeasured\n",
           e.code().message());
     nvml_.reset();
   }

@@ -78,8 +78,14 @@ fi
 # 2 GB of address space. The progress line's thread failed and `plan` ended in `terminate called`
 # (exit 134, a core) though it draws nothing off a terminal.
 status=0
-(ulimit -s 16000000 -v 2000000 && exec "$GPUPLAN" plan "$query" --fleet "$fleet" -o plan.json) 2>err || status=$?
-[ "$status" = 0 ] && [ -s plan.json ] || fail "plan where no thread can start: exit $status, $(cat err)"
+(ulimit -s 16000000 -v 2000000 && exec "$GPUPLAN" plan "$query" --fleet "$fleet" -o planned.json) 2>err || status=$?
+[ "$status" = 0 ] && [ -s planned.json ] || fail "plan where no thread can start: exit $status, $(cat err)"
+# exec's units run, unmeasured, said once (GPU sampling had ended exec: exit 1, internal error).
+status=0
+(ulimit -s 16000000 -v 2000000 && exec "$GPUPLAN" exec "$SCRATCH/plan.json" --node n0 --lock-dir locks \
+  --results unmeasured.csv --command true) >out 2>err || status=$?
+[ "$status" = 0 ] && [ "$(grep -c "no thread to measure the units' GPU use" err)" = 1 ] &&
+  [ "$(grep -c ',n0,.*,0,,,' unmeasured.csv)" = 2 ] || fail "exec where no thread can start: exit $status, $(cat err)"
 
 # 5. Memory that runs out part way, at every step of plan, show, verify and render: the message
 # says so (and what ran out, and where), exit 1, no file left. Before, `internal error:
