@@ -27,6 +27,14 @@ namespace gpuplan::cli {
 
 namespace {
 bool standard_input_closed = false;
+bool standard_output_closed = false;
+
+/// Why standard output cannot be written: a closed one (`>&-`) said as such, not as EBADF.
+std::string stdout_problem(int error) {
+  return standard_output_closed ? "standard output is closed"
+         : error != 0           ? std::strerror(error)
+                                : "output error";
+}
 bool standard_input_taken = false;
 std::vector<std::string> arguments;  ///< the command line's, for Output's check against its inputs
 }  // namespace
@@ -43,6 +51,7 @@ void hold_closed_standard_streams() {
     // Standard output opened for reading only: a write fails (EBADF) as on the closed one, and is
     // reported (exit 2). Standard error: the messages go nowhere; the exit status still tells.
     if (fd == STDIN_FILENO) standard_input_closed = true;
+    if (fd == STDOUT_FILENO) standard_output_closed = true;
     // O_CLOEXEC: the processes exec and run-under start find it closed, as it was given.
     const int opened = ::open("/dev/null", (fd == STDERR_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
     if (opened >= 0 && opened != fd) ::close(opened);
@@ -356,7 +365,7 @@ void Output::drain() {
 
 void Output::write_all(std::string_view text) {
   if (int error = write_fully(fd_, text); error != 0)
-    fail(fmt::format("cannot write: {}", std::strerror(error)));
+    fail(fmt::format("cannot write: {}", target_.empty() ? stdout_problem(error) : std::strerror(error)));
 }
 
 void Output::commit() {
@@ -527,8 +536,7 @@ void check_standard_output() {
   std::cout.flush();
   errno = 0;
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw InputError(Position{"<stdout>"},
-                     fmt::format("cannot write: {}", errno != 0 ? std::strerror(errno) : "output error"));
+    throw InputError(Position{"<stdout>"}, fmt::format("cannot write: {}", stdout_problem(errno)));
 }
 
 Terminal terminal_for(int fd) {

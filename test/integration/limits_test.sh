@@ -20,8 +20,12 @@ TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan ws.json --node ws-0 
 ! grep -q 'gpu-[0-9]*\.lock' stderr_of_test.txt || fail "the test's standard error was $(cat stderr_of_test.txt)"
 status=0
 "$GPUPLAN" targets "$query" >&- 2>err || status=$?
-[ "$status" = 2 ] && grep -q '^gpuplan: <stdout>: cannot write: Bad file descriptor' err ||
+[ "$status" = 2 ] && grep -q '^gpuplan: <stdout>: cannot write: standard output is closed$' err ||
   fail "targets with standard output closed: exit $status, $(cat err)"
+status=0  # exec's progress lines: it said "output error"
+"$GPUPLAN" exec ws.json --node ws-0 --lock-dir locks --command true >&- 2>err || status=$?
+[ "$status" = 2 ] && grep -q '^gpuplan: <stdout>: cannot write: standard output is closed$' err ||
+  fail "exec with standard output closed: exit $status, $(cat err)"
 
 # 2. A file size limit (ulimit -f, in KiB): standard output redirected to a file past it is an
 # error, exit 2 (SIGXFSZ had ended show without a word, exit 153); exec's results record past it is
