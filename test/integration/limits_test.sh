@@ -99,7 +99,7 @@ awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"type\":\"RULE\",\"rule\":{\"
   >many.jsonl
 "$GPUPLAN" plan many.jsonl --fleet "$fleet" -o many.plan.json 2>/dev/null || fail "plan of many.jsonl"
 out_of_memory=0
-for kb in $(seq 12000 12000 96000); do
+for kb in $(seq 24000 12000 108000); do
   # Below some 16 MB the libraries fail as they load, before gpuplan's code runs (the loader's
   # message, exit 127; or yaml-cpp's initialiser's `terminate called`): nothing it can say then.
   (ulimit -v "$kb" && "$GPUPLAN" --version) >/dev/null 2>&1 || continue
