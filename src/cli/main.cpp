@@ -18,6 +18,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -138,13 +139,17 @@ std::string missing_command(const CLI::App& app, const CLI::Error& e) {
                      fmt::join(names, ", "));
 }
 
-/// " (ulimit -v is 100 MiB)" for the first of `limits` that is set, else "".
+/// " (ulimit -u is 40 processes and threads, ulimit -v is 100 MiB)": those of `limits` that are
+/// set, else "". All of them: a thread's stack that does not fit under ulimit -v fails as EAGAIN,
+/// as ulimit -u does.
 std::string limit_said(std::initializer_list<std::pair<decltype(RLIMIT_AS), const char*>> limits) {
+  std::vector<std::string> said;
   for (const auto& [resource, name] : limits)
     if (struct rlimit limit{}; ::getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-      return resource == RLIMIT_NPROC ? fmt::format(" ({} is {} processes and threads)", name, limit.rlim_cur)
-                                      : fmt::format(" ({} is {} MiB)", name, limit.rlim_cur >> 20);
-  return "";
+      said.push_back(resource == RLIMIT_NPROC
+                         ? fmt::format("{} is {} processes and threads", name, limit.rlim_cur)
+                         : fmt::format("{} is {} MiB", name, limit.rlim_cur >> 20));
+  return said.empty() ? "" : fmt::format(" ({})", fmt::join(said, ", "));
 }
 
 /// The message for an exception a limit of the machine caused, "" for any other: out of memory

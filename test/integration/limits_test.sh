@@ -91,6 +91,13 @@ status=0
   --results unmeasured.csv --command true) >out 2>err || status=$?
 [ "$status" = 0 ] && [ "$(grep -c "no thread to measure the units' GPU use" err)" = 1 ] &&
   [ "$(grep -c ',n0,.*,0,,,' unmeasured.csv)" = 2 ] || fail "exec where no thread can start: exit $status, $(cat err)"
+# run-under --claims, whose lease is renewed by a thread, says why it stops and names the limits.
+mkdir -m 700 claims
+status=0
+(ulimit -s 16000000 -v 2000000 && TEST_TARGET=//ml:inference_test exec "$GPUPLAN" run-under --plan ws.json --node ws-0 \
+  --lock-dir locks --claims claims true) 2>err || status=$?
+[ "$status" = 1 ] && grep -q '^gpuplan: cannot start a thread: Resource temporarily unavailable (.*ulimit -v is 1953 MiB)$' err ||
+  fail "run-under --claims where no thread can start: exit $status, $(cat err)"
 
 # 5. Memory that runs out part way, at every step of plan, show, verify and render: the message
 # says so (and what ran out, and where), exit 1, no file left. Before, `internal error:
