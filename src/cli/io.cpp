@@ -27,18 +27,35 @@ namespace gpuplan::cli {
 
 namespace {
 bool standard_input_closed = false;
+bool standard_output_closed = false;
+
+/// Why standard output cannot be written: a closed one (`>&-`) said as such, not as EBADF.
+std::string stdout_problem(int error) {
+  return standard_output_closed ? "standard output is closed"
+         : error != 0           ? std::strerror(error)
+                                : "output error";
+}
 bool standard_input_taken = false;
 std::vector<std::string> arguments;  ///< the command line's, for Output's check against its inputs
 }  // namespace
 
 void note_arguments(int argc, char** argv) { arguments.assign(argv + 1, argv + argc); }
 
-void hold_closed_standard_input() {
-  if (::fcntl(STDIN_FILENO, F_GETFD) >= 0) return;
-  // Read as empty, a closed standard input (`<&-`) had given an empty plan with exit 0; and the
-  // next file opened would have taken its number and been read as standard input.
-  standard_input_closed = true;
-  ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the lowest free number: 0
+void hold_closed_standard_streams() {
+  // Each closed one gets /dev/null, opened at its number (open takes the lowest free one), so that
+  // no file opened later takes it: with standard error closed (`2>&-`), `history summarize -o`'s
+  // output file took number 2 and its warnings were written into the JSON.
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) >= 0) continue;
+    // Standard input read as empty had given an empty plan with exit 0: reading it is an error.
+    // Standard output opened for reading only: a write fails (EBADF) as on the closed one, and is
+    // reported (exit 2). Standard error: the messages go nowhere; the exit status still tells.
+    if (fd == STDIN_FILENO) standard_input_closed = true;
+    if (fd == STDOUT_FILENO) standard_output_closed = true;
+    // O_CLOEXEC: the processes exec and run-under start find it closed, as it was given.
+    const int opened = ::open("/dev/null", (fd == STDERR_FILENO ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (opened >= 0 && opened != fd) ::close(opened);
+  }
 }
 
 void one_standard_input(const std::string& query, const std::vector<std::string>& paths) {
@@ -160,6 +177,15 @@ extern "C" void remove_temporaries(int signal) {
     if (stop_signals[i] == signal) ::sigaction(signal, &previous_stop[i], nullptr);
   ::raise(signal);
 }
+
+}  // namespace
+
+void remove_temporary_files() {
+  for (int i = 0; i < temporary_slots; ++i)
+    if (temporary_used[i]) remove_temporary(i);
+}
+
+namespace {
 
 /// `folder`: the path is a FolderOutput's staging folder, its files not made yet.
 int register_temporary(const std::string& path, bool folder = false) {
@@ -358,7 +384,7 @@ void Output::drain() {
 
 void Output::write_all(std::string_view text) {
   if (int error = write_fully(fd_, text); error != 0)
-    fail(fmt::format("cannot write: {}", std::strerror(error)));
+    fail(fmt::format("cannot write: {}", target_.empty() ? stdout_problem(error) : std::strerror(error)));
 }
 
 void Output::commit() {
@@ -533,8 +559,7 @@ void check_standard_output() {
   std::cout.flush();
   errno = 0;
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
-    throw InputError(Position{"<stdout>"},
-                     fmt::format("cannot write: {}", errno != 0 ? std::strerror(errno) : "output error"));
+    throw InputError(Position{"<stdout>"}, fmt::format("cannot write: {}", stdout_problem(errno)));
 }
 
 Terminal terminal_for(int fd) {

@@ -17,9 +17,10 @@ struct Input {
   std::istream& in() { return *stream; }
 };
 
-/// Called first thing: when standard input is closed, puts /dev/null in its place (so no file
-/// opened later takes its number) and makes open_input of standard input an error.
-void hold_closed_standard_input();
+/// Called first thing: puts /dev/null in place of a closed standard input, output or error, so that
+/// no file opened later takes its number (and is read as the input or written with the messages).
+/// Reading a closed standard input (open_input) and writing a closed standard output stay errors.
+void hold_closed_standard_streams();
 
 /// Keeps the command line, so that an Output refuses a file the command also reads.
 void note_arguments(int argc, char** argv);
@@ -130,6 +131,10 @@ void write_output(const std::string& path, std::string_view content);
 /// writable, a directory), leaving `path` as it was: an output written only at the end of a
 /// long run is found bad before the run starts.
 void check_writable(const std::string& path);
+
+/// Removes the temporary files of every Output and FolderOutput not yet committed, as the stop
+/// signals' handler does: for an end that runs no destructor (std::terminate).
+void remove_temporary_files();
 
 /// Flushes std::cout and stdout and checks that everything written to them arrived;
 /// throws InputError naming <stdout> when not. main calls it before exiting 0.

@@ -1,16 +1,24 @@
 // gpuplan: plans GPU tests from Bazel query output onto a GPU fleet.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
+#include <vector>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -131,12 +139,81 @@ std::string missing_command(const CLI::App& app, const CLI::Error& e) {
                      fmt::join(names, ", "));
 }
 
+/// " (ulimit -u is 40 processes and threads, ulimit -v is 100 MiB)": those of `limits` that are
+/// set, else "". All of them: a thread's stack that does not fit under ulimit -v fails as EAGAIN,
+/// as ulimit -u does.
+std::string limit_said(std::initializer_list<std::pair<decltype(RLIMIT_AS), const char*>> limits) {
+  std::vector<std::string> said;
+  for (const auto& [resource, name] : limits)
+    if (struct rlimit limit{}; ::getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      said.push_back(resource == RLIMIT_NPROC
+                         ? fmt::format("{} is {} processes and threads", name, limit.rlim_cur)
+                         : fmt::format("{} is {} MiB", name, limit.rlim_cur >> 20));
+  return said.empty() ? "" : fmt::format(" ({})", fmt::join(said, ", "));
+}
+
+/// The message for an exception a limit of the machine caused, "" for any other: out of memory
+/// (a std::bad_alloc), or no thread or process to be had (std::system_error's EAGAIN, from
+/// std::thread). Before, `gpuplan: internal error: std::bad_alloc`, or `terminate called` and a core.
+std::string limit_reached(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(std::move(error));
+  } catch (const std::bad_alloc&) {
+    std::string text = "out of memory";
+    if (const char* stage = gpuplan::cli::progress::current_stage(); *stage)
+      text += fmt::format(" while {}", stage);
+    return text + limit_said({{RLIMIT_AS, "ulimit -v"}, {RLIMIT_DATA, "ulimit -d"}}) +
+           "; give gpuplan more memory";
+  } catch (const std::system_error& e) {
+    if (e.code() != std::errc::resource_unavailable_try_again) return "";
+    return fmt::format("cannot start a thread: {}{}", std::strerror(EAGAIN),
+                       limit_said({{RLIMIT_NPROC, "ulimit -u"}, {RLIMIT_AS, "ulimit -v"}}));
+  } catch (...) {
+  }
+  return "";
+}
+
+std::terminate_handler default_terminate = nullptr;
+
+/// For what escapes a thread, or a function that may not throw: out of memory and no thread
+/// said as in main, the files being written removed, exit 1 (was `terminate called`, a core).
+[[noreturn]] void on_terminate() {
+  std::string said;
+  if (auto error = std::current_exception()) try {
+      said = limit_reached(error);
+    } catch (...) {  // no memory for the message either: one made without any
+      char text[160] = "out of memory";
+      if (struct rlimit limit{}; ::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+        std::snprintf(text, sizeof text, "out of memory (ulimit -v is %llu MiB); give gpuplan more memory",
+                      static_cast<unsigned long long>(limit.rlim_cur >> 20));
+      (void)!::write(STDERR_FILENO, "gpuplan: ", 9);
+      (void)!::write(STDERR_FILENO, text, std::strlen(text));
+      (void)!::write(STDERR_FILENO, "\n", 1);
+      gpuplan::cli::remove_temporary_files();
+      std::_Exit(gpuplan::exit_internal);
+    }
+  if (said.empty()) {  // a bug: its message ("terminate called after ...") and core are wanted
+    if (default_terminate) default_terminate();
+    std::abort();
+  }
+  (void)!::write(STDERR_FILENO, "gpuplan: ", 9);
+  (void)!::write(STDERR_FILENO, said.data(), said.size());
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  gpuplan::cli::remove_temporary_files();
+  std::_Exit(gpuplan::exit_internal);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpuplan;
   rerun_with_huge_pages(argc, argv);
-  cli::hold_closed_standard_input();
+  cli::hold_closed_standard_streams();
+  default_terminate = std::set_terminate(on_terminate);
+  // A write past ulimit -f fails (EFBIG) and is reported, exit 2, instead of SIGXFSZ ending the
+  // process without a word (exit 153): standard output redirected to a file, exec's results
+  // record (which it had left half written). The processes exec and run-under start get it back.
+  std::signal(SIGXFSZ, SIG_IGN);
   cli::note_arguments(argc, argv);
 #if defined(__GLIBC__) && defined(M_MXFAST)
   // No fast bins: glibc keeps freed small blocks there and merges them all (malloc_consolidate)
@@ -204,7 +281,8 @@ int main(int argc, char** argv) {
     return exit_bad_input;
   } catch (const std::exception& e) {
     cli::progress::finish();
-    std::cerr << "gpuplan: internal error: " << e.what() << '\n';
+    const std::string limit = limit_reached(std::current_exception());
+    std::cerr << "gpuplan: " << (limit.empty() ? std::string("internal error: ") + e.what() : limit) << '\n';
     return exit_internal;
   }
   return status;

@@ -10,8 +10,11 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 
 namespace gpuplan::cli::progress {
@@ -21,6 +24,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 bool quiet = false;
+/// The stage under way, for out of memory's message (copying a std::string then could fail too).
+char stage_now[256] = "";
 
 /// Bytes this process has read so far (Linux /proc/self/io, "rchar"); -1 when unknown.
 long long bytes_read() {
@@ -40,6 +45,9 @@ class Line {
   void stage(std::string text, long long input_bytes) {
     std::lock_guard lock(mutex_);
     if (!started_) start();
+    const std::size_t length = std::min(text.size(), sizeof stage_now - 1);
+    std::memcpy(stage_now, text.data(), length);
+    stage_now[length] = '\0';
     text_ = std::move(text);
     input_bytes_ = input_bytes;
     read_at_start_ = input_bytes > 0 ? bytes_read() : 0;
@@ -53,7 +61,7 @@ class Line {
       stopping_ = true;
     }
     wake_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
     if (shown_) (void)!::write(STDERR_FILENO, "\r\033[K", 4);
   }
   ~Line() { finish(); }
@@ -67,6 +75,7 @@ class Line {
     if (const char* after = std::getenv("GPUPLAN_PROGRESS_AFTER_MS"))
       delay_ = std::chrono::milliseconds(std::atol(after));
     began_ = Clock::now();
+    if (!enabled_) return;  // nothing to draw: no thread
     // The thread starts with the stop signals blocked, so they reach the main thread only:
     // Output blocks them there while it makes and registers a temporary file, and one taken by
     // this thread in between would end the process before the handler knew the file (seen in CI).
@@ -74,11 +83,17 @@ class Line {
     sigemptyset(&stops);
     for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, signal);
     ::pthread_sigmask(SIG_BLOCK, &stops, &previous);
-    thread_ = std::thread([this] { run(); });
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      // No thread to be had (ulimit -u, or no memory for its stack): the command runs without
+      // its progress line. Before, it ended with `terminate called` and a core as it exited.
+      enabled_ = false;
+    }
     ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
 
-  void run() {
+  void run() try {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       wake_.wait_for(lock, std::clamp<Clock::duration>(delay_, std::chrono::milliseconds(20),
@@ -97,6 +112,9 @@ class Line {
       (void)!::write(STDERR_FILENO, line.data(), line.size());
       shown_ = true;
     }
+  } catch (const std::bad_alloc&) {
+    // Out of memory while drawing: the line stops; the command goes on (or says so itself).
+    // Left to escape the thread, it ended the process with `terminate called`.
   }
 
   std::mutex mutex_;
@@ -130,5 +148,7 @@ void stage(std::string text, long long input_bytes) { line().stage(std::move(tex
 void wrote(long long bytes) { line().wrote(bytes); }
 
 void finish() { line().finish(); }
+
+const char* current_stage() { return stage_now; }
 
 }  // namespace gpuplan::cli::progress

@@ -18,5 +18,8 @@ void stage(std::string text, long long input_bytes = 0);
 void wrote(long long bytes);
 /// Clears the line and stops; what is printed next starts on a clean line.
 void finish();
+/// The text of the last stage() ("reading query.xml"), "" before the first: safe to read when
+/// memory has run out.
+const char* current_stage();
 
 }  // namespace gpuplan::cli::progress

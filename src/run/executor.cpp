@@ -5,8 +5,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <iostream>
 #include <limits>
 #include <set>
+
+#include "gpuplan/error.hpp"
 
 namespace gpuplan {
 
@@ -137,8 +140,10 @@ class Loop {
           if (hooks_.ended) hooks_.ended(u);
           continue;
         }
-        launch(i, fds);
-        schedule_.started(i);
+        if (launch(i, fds))
+          schedule_.started(i);
+        else
+          schedule_.skipped(i);
       }
     }
     return !refused.empty();
@@ -162,17 +167,31 @@ class Loop {
     }
   }
 
-  void launch(size_t i, const std::vector<int>& fds) {
+  /// Starts unit `i`'s process; false when it could not start, the unit then ended as failed.
+  bool launch(size_t i, const std::vector<int>& fds) {
     auto& u = runs_[i];
     if (hooks_.starting) hooks_.starting(u);
     u.start = runner_.now();
-    u.id = runner_.start(u.command, command_env(u.assignment, u.shares_gpu), fds);
+    try {
+      u.id = runner_.start(u.command, command_env(u.assignment, u.shares_gpu), fds);
+    } catch (const InputError& e) {
+      // No process or descriptor to be had (fork's EAGAIN at ulimit -u, EMFILE at ulimit -n): the
+      // unit failed, as a command the shell cannot find does (127), and the others still run.
+      // Before, exec ended there, exit 2, the units running killed and none recorded.
+      std::cerr << fmt::format("gpuplan exec: {}: not started: {}\n", u.assignment.unit.id, e.what());
+      u.exit_status = 127;
+      u.outcome = Outcome::failed;
+      if (hooks_.release) hooks_.release(u);
+      if (hooks_.ended) hooks_.ended(u);
+      return false;
+    }
     u.outcome = Outcome::running;
     by_id_[u.id] = i;
     for (int gpu : held(u)) ++busy_[gpu];
     if (u.holds_node) ++holders_running_;
     ++running_;
     if (hooks_.started) hooks_.started(u);
+    return true;
   }
 
   void ended(const ProcessExit& exit) {

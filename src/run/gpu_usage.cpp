@@ -14,9 +14,12 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/size.hpp"
@@ -464,14 +467,27 @@ void GpuUsageSampler::start(pid_t root, std::vector<int> gpus, bool shared) {
   sigset_t all, before;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &before);
-  thread_ = std::thread([this] {
-    for (;;) {
-      sample();
-      std::unique_lock lock(wake_mutex_);  // stop() wakes it at once: a launch waits for no sleep
-      if (wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return !running_; }))
-        return;
-    }
-  });
+  try {
+    thread_ = std::thread([this] {
+      for (;;) {
+        sample();
+        std::unique_lock lock(wake_mutex_);  // stop() wakes it at once: a launch waits for no sleep
+        if (wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return !running_; }))
+          return;
+      }
+    });
+  } catch (const std::system_error& e) {
+    // No thread to be had (ulimit -u, no memory for its stack): the unit runs unmeasured, as on a
+    // machine without NVML, rather than measured by its last sample alone. Before, exec ended
+    // there (exit 1), the units running killed.
+    static bool said = false;
+    if (!std::exchange(said, true))
+      std::cerr << fmt::format(
+          "gpuplan: warning: no thread to measure the units' GPU use: {} (a limit of processes, ulimit -u, "
+          "or of memory); such units run unmeasured\n",
+          e.code().message());
+    nvml_.reset();
+  }
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
