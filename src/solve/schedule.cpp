@@ -27,42 +27,61 @@ constexpr double insertion_work_by_default = 2.5e5;
 constexpr double insertion_work_per_second = 2.5e5;
 
 /// The smallest of n keys and where it is (the lowest position on ties), updated in O(log n).
-/// Each inner node keeps its subtree's smallest key and that key's position, so that both are
-/// read at the root.
+/// Eight children a node, each level's keys side by side (the leaves first, then their parents,
+/// up to the root): a node's children are one cache line of keys, compared without branches, so
+/// that an update costs about four lines, where a binary tree of 1,000 nodes cost twenty.
+/// Each inner node keeps its subtree's smallest key and that key's position, read at the root.
 class MinTree {
  public:
   explicit MinTree(size_t n) {
-    while (size_ < n) size_ *= 2;
-    key_.assign(2 * size_, never);
-    at_.assign(2 * size_, 0);
-    for (size_t i = 0; i < size_; ++i) at_[size_ + i] = static_cast<std::uint32_t>(i);
-    for (size_t i = 0; i < n; ++i) key_[size_ + i] = 0;
-    for (size_t i = size_ - 1; i > 0; --i) pull(i);
+    // Each level padded to whole groups of eight (keys never, which no real key loses a tie to:
+    // the padding lies to the right), up to a root of one.
+    for (size_t len = std::max<size_t>(n, 1);; len = (len + arity - 1) / arity) {
+      level_.push_back(key_.size());
+      size_t width = len == 1 ? 1 : (len + arity - 1) / arity * arity;
+      key_.resize(key_.size() + width, never);
+      if (len == 1) break;
+    }
+    level_.push_back(key_.size());
+    at_.assign(key_.size(), 0);
+    std::fill_n(key_.begin(), n, 0.0);
+    for (size_t l = 1; l + 1 < level_.size(); ++l)
+      for (size_t i = 0; i < (level_[l] - level_[l - 1]) / arity; ++i) pull(l, i);
   }
   void set(size_t slot, double key) {
-    size_t i = size_ + slot;
-    if (key_[i] == key) return;
-    key_[i] = key;
+    if (key_[slot] == key) return;
+    key_[slot] = key;
     // Up to the first ancestor whose smallest key and position stay what they were.
-    for (i /= 2; i > 0; i /= 2)
-      if (!pull(i)) break;
+    for (size_t l = 1, i = slot / arity; l + 1 < level_.size(); ++l, i /= arity)
+      if (!pull(l, i)) break;
   }
-  double top() const { return key_[1]; }
-  size_t argmin() const { return at_[1]; }
+  double key(size_t slot) const { return key_[slot]; }
+  double top() const { return key_[level_[level_.size() - 2]]; }
+  size_t argmin() const { return level_.size() == 2 ? 0 : at_[level_[level_.size() - 2]]; }
 
  private:
-  /// Node i from its children (the left one on ties: the lower position); whether it changed.
-  bool pull(size_t i) {
-    size_t from = key_[2 * i] <= key_[2 * i + 1] ? 2 * i : 2 * i + 1;
-    if (key_[i] == key_[from] && at_[i] == at_[from]) return false;
-    key_[i] = key_[from];
-    at_[i] = at_[from];
+  static constexpr size_t arity = 8;
+
+  /// Node i of level l from its children (the leftmost of the smallest: the lowest position);
+  /// whether it changed.
+  bool pull(size_t l, size_t i) {
+    const double* child = &key_[level_[l - 1] + i * arity];
+    double least = child[0];
+    for (size_t c = 1; c < arity; ++c) least = std::min(least, child[c]);
+    unsigned ties = 0;
+    for (size_t c = 0; c < arity; ++c) ties |= unsigned(child[c] == least) << c;
+    size_t from = i * arity + static_cast<size_t>(std::countr_zero(ties));
+    std::uint32_t at = l == 1 ? static_cast<std::uint32_t>(from) : at_[level_[l - 1] + from];
+    size_t here = level_[l] + i;
+    if (key_[here] == least && at_[here] == at) return false;
+    key_[here] = least;
+    at_[here] = at;
     return true;
   }
 
-  size_t size_ = 1;
+  std::vector<size_t> level_;  ///< where each level starts in key_ and at_, and the end
   std::vector<double> key_;
-  std::vector<std::uint32_t> at_;
+  std::vector<std::uint32_t> at_;  ///< per inner node, the position of its smallest key
 };
 
 bool is_wide(const Shape& shape) { return shape.occupancy == Occupancy::gpus && shape.gpus > 1; }
@@ -105,6 +124,25 @@ double earliest_start(const Shape& shape, const NodeView& view, const GpusByFree
     double last = 0;
     for (GpuMask m = set; m; m &= m - 1) last = std::max(last, view.gpu_free[std::countr_zero(m)]);
     best = std::min(best, last);
+  }
+  return best;
+}
+
+/// No GPU offers the start (it is never).
+constexpr std::uint8_t no_witness = 0xff;
+
+/// earliest_start (gpu_choice.cpp) for a shape that shares a GPU, the same value, and the first
+/// GPU that offers it (`witness`): while that GPU is not placed on, the node's start stays.
+double earliest_shared_start(const Shape& shape, const NodeView& view, std::uint8_t& witness) {
+  double best = never;
+  witness = no_witness;
+  for (GpuMask m = shape.eligible; m; m &= m - 1) {
+    int gpu = std::countr_zero(m);
+    std::int64_t usable = shape.usable_mib[static_cast<size_t>(gpu)];
+    // A shared unit starts no earlier than its GPU's frontier: such a GPU cannot offer less.
+    if (usable == 0 || view.shares[gpu].frontier >= best) continue;
+    double start = earliest_share(view.shares[gpu], shape.memory_mib, usable, view.max_sharing);
+    if (start < best) best = start, witness = static_cast<std::uint8_t>(gpu);
   }
   return best;
 }
@@ -255,12 +293,16 @@ class ListState {
                                [](const Shape& shape) { return shape.occupancy == Occupancy::shared; });
     shares_.resize(sharing ? first_gpu_.back() : 0);
     shapes_of_type_.resize(fleet.types.size());
+    local_.resize(p.shapes.size());
     for (size_t s = 0; s < p.shapes.size(); ++s) {
       size_t type = static_cast<size_t>(p.shapes[s].type);
       trees_.emplace_back(fleet.types[type].nodes.size());
-      stale_.emplace_back(fleet.types[type].nodes.size(), 0);
+      local_[s] = shapes_of_type_[type].size();
       shapes_of_type_[type].push_back(static_cast<int>(s));
     }
+    known_.resize(fleet.types.size());
+    for (size_t type = 0; type < fleet.types.size(); ++type)
+      known_[type].resize(fleet.types[type].nodes.size() * shapes_of_type_[type].size());
     // Jobs still to place per shape (a shape nobody needs any more is not kept up to date),
     // and wide jobs still to come per type (while there are some, GPU choice keeps NVLink groups whole).
     waiting_.assign(p.shapes.size(), 0);
@@ -281,14 +323,21 @@ class ListState {
     const Shape& shape = p.shapes[static_cast<size_t>(s)];
     const NodeType& type = p.fleet->types[static_cast<size_t>(shape.type)];
     MinTree& tree = trees_[static_cast<size_t>(s)];
-    std::vector<char>& stale = stale_[static_cast<size_t>(s)];
-    for (size_t slot = tree.argmin(); slot < stale.size() && stale[slot]; slot = tree.argmin()) {
-      stale[slot] = 0;
+    std::vector<Known>& known = known_[static_cast<size_t>(shape.type)];
+    size_t shapes = shapes_of_type_[static_cast<size_t>(shape.type)].size(),
+           local = local_[static_cast<size_t>(s)];
+    for (size_t slot = tree.argmin(); slot < type.nodes.size(); slot = tree.argmin()) {
+      Known& entry = known[slot * shapes + local];
+      if (!entry.stale) break;
+      entry.stale = 0;
       size_t base = first_gpu_[static_cast<size_t>(type.nodes[slot])];
       NodeView view{&gpu_free_[base], shares_.empty() ? nullptr : &shares_[base], p.max_sharing, &type.links,
                     type.gpus};
-      tree.set(slot, shape.occupancy == Occupancy::gpus ? earliest_start(shape, view, GpusByFree(view))
-                                                        : earliest_start(shape, view));
+      switch (shape.occupancy) {
+        case Occupancy::gpus: tree.set(slot, earliest_start(shape, view, GpusByFree(view))); break;
+        case Occupancy::whole_node: tree.set(slot, earliest_start(shape, view)); break;
+        case Occupancy::shared: tree.set(slot, earliest_shared_start(shape, view, entry.witness)); break;
+      }
     }
     return tree;
   }
@@ -321,16 +370,22 @@ class ListState {
                   type.gpus};
     GpuMask gpus = choose_gpus(shape, view, start, wide_waiting_[static_cast<size_t>(shape.type)] > 0);
     double end = start + job.duration;
+    GpuMask touched = shape.occupancy == Occupancy::shared ? gpus
+                      : shape.occupancy == Occupancy::whole_node
+                          ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1)
+                          : gpus;
+    std::array<double, max_gpus_per_node> before;  // the touched GPUs' free times before it
+    for (GpuMask m = touched; m; m &= m - 1) {
+      auto gpu = static_cast<size_t>(std::countr_zero(m));
+      before[gpu] = gpu_free_[base + gpu];
+    }
     if (shape.occupancy == Occupancy::shared) {
       auto gpu = static_cast<size_t>(std::countr_zero(gpus));
       std::int64_t need = std::min(shape.memory_mib, shape.usable_mib[gpu]);
       add_share(shares_[base + gpu], start, end, need);
       gpu_free_[base + gpu] = std::max(gpu_free_[base + gpu], end);
     } else {
-      GpuMask held = shape.occupancy == Occupancy::whole_node
-                         ? (type.gpus == 64 ? ~GpuMask{0} : bit(type.gpus) - 1)
-                         : gpus;
-      for (GpuMask m = held; m; m &= m - 1) {
+      for (GpuMask m = touched; m; m &= m - 1) {
         auto gpu = static_cast<size_t>(std::countr_zero(m));
         gpu_free_[base + gpu] = end;
         if (!shares_.empty()) shares_[base + gpu] = {end, {}};
@@ -339,10 +394,35 @@ class ListState {
     makespan_ = std::max(makespan_, end);
     // The node's earliest start for each shape of its type is found when a job of that shape looks
     // for a node, not now: most shapes (under pack, one a memory slice) are not asked for again
-    // before the node changes once more.
+    // before the node changes once more. Only the shapes whose start the placement can have moved
+    // are marked: a start stays while the GPUs it was found on are untouched.
     size_t slot = static_cast<size_t>(fleet.slot_of_node[static_cast<size_t>(node)]);
-    for (int s : shapes_of_type_[static_cast<size_t>(shape.type)])
-      if (waiting_[static_cast<size_t>(s)] > 0) stale_[static_cast<size_t>(s)][slot] = 1;
+    const auto& shapes = shapes_of_type_[static_cast<size_t>(shape.type)];
+    Known* row = &known_[static_cast<size_t>(shape.type)][slot * shapes.size()];
+    for (size_t local = 0; local < shapes.size(); ++local) {
+      auto s = static_cast<size_t>(shapes[local]);
+      if (row[local].stale || waiting_[s] == 0) continue;
+      const Shape& other = p.shapes[s];
+      bool moved = false;
+      switch (other.occupancy) {
+        case Occupancy::shared:  // its start is the witness GPU's
+          moved = row[local].witness == no_witness || (touched >> row[local].witness & 1);
+          break;
+        case Occupancy::gpus: {  // the GPUs it was found on were free by then, and are untouched
+          double key = trees_[s].key(slot);
+          for (GpuMask m = touched & other.eligible; m && !moved; m &= m - 1)
+            moved = before[static_cast<size_t>(std::countr_zero(m))] <= key;
+          break;
+        }
+        case Occupancy::whole_node: {  // the latest free time of the node's GPUs
+          double key = trees_[s].key(slot);
+          for (GpuMask m = touched; m && !moved; m &= m - 1)
+            moved = gpu_free_[base + static_cast<size_t>(std::countr_zero(m))] > key;
+          break;
+        }
+      }
+      row[local].stale = moved;
+    }
     return {node, gpus, start};
   }
 
@@ -352,11 +432,19 @@ class ListState {
   std::vector<double> gpu_free_;
   std::vector<GpuShare> shares_;
   std::vector<MinTree> trees_;
-  /// Per shape, the nodes placed on since their key in `trees_` was found. A placement only ever
-  /// delays a node's earliest start, so a stale key is a lower bound: once the smallest key is
-  /// fresh, it is the earliest start, on the node the tree would name had every key been fresh.
-  std::vector<std::vector<char>> stale_;
+  /// What is known of a node's key in a shape's tree. `stale`: the node was placed on since the
+  /// key was found, in a way that can have moved it. A placement only ever delays a node's
+  /// earliest start, so a stale key is a lower bound: once the smallest key is fresh, it is the
+  /// earliest start, on the node the tree would name had every key been fresh.
+  struct Known {
+    std::uint8_t stale = 0;
+    std::uint8_t witness = no_witness;  ///< under Occupancy::shared: the GPU that offers the key
+  };
+  /// Per type, per node (in slot order), per shape of the type (its `local_` index): side by side,
+  /// so that a placement marks the shapes of its node in one row.
+  std::vector<std::vector<Known>> known_;
   std::vector<std::vector<int>> shapes_of_type_;
+  std::vector<size_t> local_;  ///< per shape, its index in shapes_of_type_
   std::vector<long> waiting_, wide_waiting_;
   double makespan_ = 0;
 };
