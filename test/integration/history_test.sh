@@ -269,7 +269,7 @@ refuses "outside bazel-testlogs" history show //xla:gemm_test --history "$SCRATC
 
 # explain and plan use it: the measured duration, with its source, instead of the size default.
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml --history $DATA/runs.csv)
-grep -q 'whole test  *41.25s  *from history-p90, peak GPU memory 10599MiB' <<<"$out" || fail "explain --history: $out"
+grep -q 'whole test  *41.25s  *from history-p90, VRAM 10599MiB (peak plus 15% headroom)' <<<"$out" || fail "explain --history: $out"
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml)
 grep -q 'whole test  *300s  *from size-default' <<<"$out" || fail "explain without history: $out"
 "$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv 2>/dev/null |
