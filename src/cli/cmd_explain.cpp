@@ -162,6 +162,7 @@ void add_explain_command(CLI::App& app, int& status) {
                                      "with its source, and its bucket");
   command->add_option("LABEL", args->label, "the test, e.g. //ml:train_test")->required();
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);  // as plan: before, no word of the guess plan warns of
   command
       ->add_option(
           "--history", args->history,

@@ -38,3 +38,24 @@ out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml --rules "$SCRATC
   --history test/data/history/runs.csv 2>/dev/null)
 grep -qF "whole test          61.875s         from history-p90, × pack_slowdown 1.5 (it shares its GPU under pack), VRAM 10599MiB (peak plus 15% headroom)" <<<"$out" \
   || fail "explain --policy pack text: $out"
+
+# Labels-only input is read by explain and verify as plan reads it: refused where no rule reads
+# any test (unless --allow-untagged, which they now take too), and where rules read some, each
+# other test is a warning naming it, an error under --strict. Before, explain and verify had no
+# --allow-untagged, explain of such a test said nothing of the guess that plan warns of (0
+# warnings, where plan said 21), and explain --strict passed where plan --strict refused.
+labels=test/data/bazel/all.label_kind
+refuses "--allow-untagged takes it as it is" explain //ml:pool_test $labels
+"$GPUPLAN" explain //ml:pool_test $labels --allow-untagged >/dev/null 2>&1 || fail "explain --allow-untagged"
+"$GPUPLAN" plan $labels --fleet examples/fleet.yaml --allow-untagged -o "$SCRATCH/untagged.json" 2>/dev/null
+refuses "--allow-untagged takes it as it is" verify "$SCRATCH/untagged.json" $labels --fleet examples/fleet.yaml
+"$GPUPLAN" verify "$SCRATCH/untagged.json" $labels --fleet examples/fleet.yaml --allow-untagged >/dev/null 2>&1 ||
+  fail "verify --allow-untagged of the plan made so"
+"$GPUPLAN" explain //ml:pool_test $labels --rules examples/rules.yaml >"$SCRATCH/untagged.txt" 2>"$SCRATCH/untagged.err" ||
+  fail "explain with rules for some of the tests: $(cat "$SCRATCH/untagged.err")"
+grep -q "warning: the input has no tags (label_kind output) and no rule of examples/rules.yaml matches this test, so it is planned as a CPU test" \
+  "$SCRATCH/untagged.txt" && grep -q "gpuplan: 1 warning" "$SCRATCH/untagged.err" ||
+  fail "explain of a test no rule reads: $(cat "$SCRATCH/untagged.txt" "$SCRATCH/untagged.err")"
+status=0
+"$GPUPLAN" explain --strict //ml:pool_test $labels --rules examples/rules.yaml >/dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "explain --strict of a test no rule reads: exit $status, where plan --strict refuses"
