@@ -131,6 +131,8 @@ int show_command(HistoryOptions& options) {
         unit["estimate"] = {{"seconds", std::max(estimate->seconds, min_planned_seconds)},
                             {"source", estimate->source}};
         if (estimate->peak_vram_mib) unit["estimate"]["peak_vram_mib"] = *estimate->peak_vram_mib;
+        // As the text says: a plan may give the test its size's default or median instead.
+        if (estimate->source == "history-timeout") unit["estimate"]["lower_bound"] = true;
       } else {
         unit["estimate"] = nullptr;
       }

@@ -498,4 +498,6 @@ grep -q "estimate: 0.001s (history-p90)" <<<"$out" || fail "show of a 0 s run: $
 out=$("$GPUPLAN" history show //ml:flaky_kernel_test --history $DATA/bep_timeout.json 2>/dev/null)
 grep -q "estimate: 1.081s (history-timeout), a lower bound: its runs only timed out, and a plan takes the test's size default or its size's median where longer" <<<"$out" ||
   fail "show of a test that only timed out: $out"
+[ "$("$GPUPLAN" history show //ml:flaky_kernel_test --history $DATA/bep_timeout.json --json 2>/dev/null | jq -c '.units[0].estimate')" = \
+  '{"seconds":1.081,"source":"history-timeout","lower_bound":true}' ] || fail "show --json of a test that only timed out"
 echo "history: ok"
