@@ -85,6 +85,9 @@ namespace gpuplan {
 struct ShardEstimate {
   std::optional<int> shard;
   Estimate estimate;
+  /// The `pack_slowdown` the seconds carry: not 1 only for a unit that shares its GPU under
+  /// `pack`, as the plan slows it down.
+  double slowdown = 1;
 };
 
 /// What `explain` shows of one test: each shard's planned duration (none for a test that is
@@ -134,6 +137,7 @@ struct Explanation {
   Diagnostics diagnostics;  ///< the test's own and those of reading its history
   GpuPathView graph;
   std::vector<MemoryFloorView> memory_floors;  ///< with --history: the units history gives a floor
+  double vram_headroom = 0.15;                 ///< the rules' headroom a measured peak is reserved with
 };
 
 /// `explain`'s text: attributes, annotations read, requirements each with its source, the path

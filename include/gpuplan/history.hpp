@@ -240,6 +240,10 @@ std::vector<Sample> recent_samples(std::vector<Sample> samples, int window);
 /// had left a test that peaked at 30,000 MiB with its memory unknown, planned on a 24 GB GPU.
 std::vector<Sample> window_samples(std::vector<Sample> samples, int window);
 
+/// The shortest duration a plan gives a unit: a measured 0 (Bazel's test.xml rounds down to
+/// whole seconds) must not make a zero-length unit. `history show` says the same.
+inline constexpr double min_planned_seconds = 0.001;
+
 /// A unit's estimate from its own samples: the rules' percentile (default p90) of the
 /// durations among its last `history_window` attempts, and the largest peak VRAM among its
 /// newest `history_window` that measured memory (window_samples) plus the VRAM headroom (peaks

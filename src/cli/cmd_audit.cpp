@@ -2,6 +2,7 @@
 // GPU code, tests that reach GPU code without a GPU annotation, and the counts by package.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -100,6 +101,10 @@ struct Report {
   const std::vector<Untouched>& untouched;  ///< --history: GPU tests whose runs touched no GPU
   bool with_hours;
   bool with_history;
+  /// Tests the query holds that are skipped (tagged manual, incompatible), so neither planned
+  /// nor audited: the totals say so, where "22 tests audited" beside plan's "23 tests" left it
+  /// to guess.
+  long skipped = 0;
 };
 
 std::vector<const AuditEntry*> of_kind(const Audit& audit, Disagreement kind) {
@@ -137,6 +142,10 @@ std::string summary_line(const Report& r, bool markdown = false) {
   if (r.with_history)
     line += fmt::format(", {} GPU-annotated touched no GPU in their runs", r.untouched.size());
   auto unknown = of_kind(r.audit, Disagreement::unknown);
+  const std::string skipped =
+      r.skipped == 0 ? std::string()
+                     : fmt::format("; {} skipped test{} of the query not audited, as plan skips {}",
+                                   r.skipped, util::plural(r.skipped), r.skipped == 1 ? "it" : "them");
   if (markdown) {
     line = util::markdown::text(line);
     if (!unknown.empty())
@@ -147,7 +156,7 @@ std::string summary_line(const Report& r, bool markdown = false) {
     line += fmt::format(", {} unknown (e.g. {}: {})", unknown.size(), unknown.front()->label,
                         unknown.front()->reason);
   }
-  return line;
+  return line + (markdown ? util::markdown::text(skipped) : skipped);
 }
 
 std::string measured_of(const Report& r, const AuditEntry& e) {
@@ -258,7 +267,8 @@ void write_json(const Report& r, Output& output) {
                                     {"gpu_without_gpu_code", idle.size()},
                                     {"gpu_code_without_annotation", missing.size()},
                                     {"unknown", unknown.size()},
-                                    {"not_in_graph", r.audit.not_in_graph}};
+                                    {"not_in_graph", r.audit.not_in_graph},
+                                    {"skipped_tests", r.skipped}};
   if (r.with_hours) summary["gpu_hours_without_gpu_code"] = total_hours(idle);
   if (r.with_history) summary["never_touched_gpu"] = r.untouched.size();
   auto entry = [&](const AuditEntry& e) {
@@ -365,7 +375,13 @@ void run(const AuditArgs& args, int& status) {
     measured = measured_gpu_use(*history, rules.history_window);
     untouched = never_touched(tests, *history, rules.history_window);
   }
-  Report report{result, measured, untouched, !args.fleet.empty(), !args.history.empty()};
+  Report report{result,
+                measured,
+                untouched,
+                !args.fleet.empty(),
+                !args.history.empty(),
+                std::count_if(tests.tests.begin(), tests.tests.end(),
+                              [](const ClassifiedTest& t) { return t.bucket == Bucket::skipped; })};
   std::string format = args.json ? "json" : args.format;
   Output output(args.output);
   if (format == "json")

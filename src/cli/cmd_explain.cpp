@@ -11,6 +11,8 @@
 #include "cli/query_input.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/plan.hpp"
+#include "util/rounding.hpp"
 
 namespace gpuplan::cli {
 
@@ -20,6 +22,8 @@ struct ExplainArgs {
   std::string label;
   QueryOptions query;
   std::vector<std::string> history;
+  std::string policy = "exact";
+  std::string shards = "per-shard";
   bool json = false;
 };
 
@@ -85,17 +89,51 @@ GpuPathView graph_view(const DepsInput& deps, const Classification& tests, const
   return view;
 }
 
+/// The test's units as `plan` makes them under `mode` and `policy`, each with the duration the plan
+/// gives it: the estimate, summed over the shards of a test planned whole, slowed down by
+/// `pack_slowdown` where it shares its GPU under `pack`, in whole milliseconds. Before, explain
+/// showed each shard's estimate whatever the plan's --shards and --policy, so a test planned
+/// whole (3600 s) or slowed down (90 s) read 900 s a shard, or 60 s.
+std::vector<ShardEstimate> planned_units(const ClassifiedTest& test,
+                                         const std::vector<ShardEstimate>& per_shard,
+                                         const Estimator& estimate, const Rules& rules, ShardMode mode,
+                                         Policy policy) {
+  std::vector<ShardEstimate> planned;
+  if (test.bucket != Bucket::gpu) return planned;
+  Classification one;
+  one.tests.push_back(test);
+  for (const auto& unit : make_units(one, mode, estimate, rules)) {
+    ShardEstimate row{unit.shard_index, Estimate{unit.duration_s, unit.duration_source.str(), std::nullopt}};
+    if (shares_gpu(unit, policy)) row.slowdown = rules.pack_slowdown;
+    row.estimate.seconds = util::json_seconds(unit.duration_s * row.slowdown);
+    // A shard's measured memory; of a sharded test planned whole, the most of its shards', known
+    // only where every shard measured it (as make_units reserves it).
+    bool every_shard = true;
+    for (const auto& s : per_shard) {
+      if (unit.shard_index && s.shard != unit.shard_index) continue;
+      if (!s.estimate.peak_vram_mib)
+        every_shard = false;
+      else
+        row.estimate.peak_vram_mib =
+            std::max(row.estimate.peak_vram_mib.value_or(0), *s.estimate.peak_vram_mib);
+    }
+    if (!every_shard) row.estimate.peak_vram_mib.reset();
+    planned.push_back(std::move(row));
+  }
+  return planned;
+}
+
 /// The units of `test` that history gives a memory floor, as `plan` makes them (a unit a shard):
 /// the GPU memory the plan requires of them, which no tag of the test says. Before, explain
 /// showed none of it, and a test planned only onto 80 GB GPUs looked as if any GPU would do.
 std::vector<MemoryFloorView> memory_floors(const ClassifiedTest& test,
                                            const std::vector<ShardEstimate>& estimates,
-                                           const Estimator& estimate, const Rules& rules) {
+                                           const Estimator& estimate, const Rules& rules, ShardMode mode) {
   std::vector<MemoryFloorView> floors;
   if (test.bucket != Bucket::gpu) return floors;
   Classification one;
   one.tests.push_back(test);
-  for (const auto& unit : make_units(one, ShardMode::per_shard, estimate, rules)) {
+  for (const auto& unit : make_units(one, mode, estimate, rules)) {
     if (!gpu_mem_measured(*unit.requirement)) continue;
     MemoryFloorView floor;
     floor.shard = unit.shard_index;
@@ -124,11 +162,20 @@ void add_explain_command(CLI::App& app, int& status) {
                                      "with its source, and its bucket");
   command->add_option("LABEL", args->label, "the test, e.g. //ml:train_test")->required();
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);  // as plan: before, no word of the guess plan warns of
   command
       ->add_option(
           "--history", args->history,
           "past runs (BEP JSON, JUnit XML, CSV, bazel-testlogs; repeatable) for the planned duration")
       ->allow_extra_args(false);
+  command
+      ->add_option("--policy", args->policy,
+                   "the plan's policy, for the planned duration (pack slows shared units down)")
+      ->check(CLI::IsMember({"whole-node", "exact", "pack"}));
+  command
+      ->add_option("--shards", args->shards,
+                   "the plan's --shards, for the planned duration: per-shard (default) or whole")
+      ->check(CLI::IsMember({"per-shard", "whole"}));
   command->add_flag("--json", args->json, "print JSON instead of text");
   command->callback([args, &status] {
     auto rules = read_rules(args->query);
@@ -155,10 +202,16 @@ void add_explain_command(CLI::App& app, int& status) {
                    return d.label.empty() || d.label == canonical_label(test.target.label);
                  });
     auto estimate = estimator_for(history, rules, classification);
-    auto estimates = planned_durations(test, estimate);
-    auto floors = memory_floors(test, estimates, estimate, rules);
-    Explanation explanation{&test, std::move(estimates), std::move(own),
-                            graph_view(deps, classification, test, used), std::move(floors)};
+    const ShardMode mode = args->shards == "whole" ? ShardMode::whole : ShardMode::per_shard;
+    const auto estimates = planned_durations(test, estimate);
+    auto floors = memory_floors(test, estimates, estimate, rules, mode);
+    Explanation explanation{&test,
+                            planned_units(test, estimates, estimate, rules, mode,
+                                          parse_policy(args->policy).value_or(Policy::exact)),
+                            std::move(own),
+                            graph_view(deps, classification, test, used),
+                            std::move(floors),
+                            rules.vram_headroom};
     explanation.diagnostics.insert(explanation.diagnostics.end(), history_diagnostics.begin(),
                                    history_diagnostics.end());
     if (args->query.strict)  // check_history_against_tests was asked not to stop on the others'

@@ -128,8 +128,11 @@ int show_command(HistoryOptions& options) {
       }
       // Without a query the test's GPU need is unknown: only filtered runs are left out here.
       if (auto estimate = estimate_from_samples(whole_runs(it->second, std::nullopt), options.rules)) {
-        unit["estimate"] = {{"seconds", estimate->seconds}, {"source", estimate->source}};
+        unit["estimate"] = {{"seconds", std::max(estimate->seconds, min_planned_seconds)},
+                            {"source", estimate->source}};
         if (estimate->peak_vram_mib) unit["estimate"]["peak_vram_mib"] = *estimate->peak_vram_mib;
+        // As the text says: a plan may give the test its size's default or median instead.
+        if (estimate->source == "history-timeout") unit["estimate"]["lower_bound"] = true;
       } else {
         unit["estimate"] = nullptr;
       }
@@ -168,7 +171,15 @@ int show_command(HistoryOptions& options) {
       out += "  estimate: none (every run was filtered to some test cases)\n";
       continue;
     }
-    out += fmt::format("  estimate: {} ({})", seconds_text(estimate->seconds), estimate->source);
+    // As the plan takes it: never under 1 ms (before, "0.000s" of a test the plan gives 1 ms), and
+    // a timeout only a lower bound, which the test's size default or its size's median may exceed
+    // (before, "estimate: 1.081s" alone of a test the plan gave its 60 s default).
+    out += fmt::format("  estimate: {} ({})", seconds_text(std::max(estimate->seconds, min_planned_seconds)),
+                       estimate->source);
+    if (estimate->source == "history-timeout")
+      out +=
+          ", a lower bound: its runs only timed out, and a plan takes the test's size default or its "
+          "size's median where longer";
     if (estimate->peak_vram_mib)
       out += fmt::format(", VRAM {} MiB (peak plus {:g}% headroom)", *estimate->peak_vram_mib,
                          options.rules.vram_headroom * 100);

@@ -39,6 +39,7 @@ void add_verify_command(CLI::App& app, int& status) {
   command->add_option("plan", args->plan, "the plan JSON to check (\"-\": standard input)")->required();
   command->add_option("--fleet", args->fleet, "the fleet YAML the plan is meant for")->required();
   add_query_options(*command, args->query);
+  add_untagged_option(*command, args->query);  // the query read as plan read it
   command->get_option("FILE")->description("the bazel query output the plan was made from (optional)");
   command
       ->add_option(

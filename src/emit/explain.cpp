@@ -7,6 +7,7 @@
 #include "emit/classification_json.hpp"
 #include "gpuplan/emit.hpp"
 #include "gpuplan/size.hpp"
+#include "util/rounding.hpp"
 
 namespace gpuplan {
 
@@ -99,11 +100,17 @@ std::string render_explanation(const Explanation& explanation) {
   out += render_graph_text(explanation.graph, test.target.label);
   out += fmt::format("\nbucket: {}\n  {}\n", to_string(test.bucket), test.reason);
   if (!explanation.estimates.empty()) out += "\nplanned duration\n";
-  for (const auto& [shard, e] : explanation.estimates)
-    out +=
-        fmt::format("  {:<20}{:<16}from {}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
-                    fmt::format("{:g}s", e.seconds), e.source,
-                    e.peak_vram_mib ? fmt::format(", peak GPU memory {}", format_mib(*e.peak_vram_mib)) : "");
+  // Seconds as the plan JSON gives them (before, 6 significant digits: 1234.57s for the plan's
+  // 1234.568); the memory is what the plan reserves, the runs' peak plus the headroom (before,
+  // called the peak, which `history show` lists without it).
+  for (const auto& [shard, e, slowdown] : explanation.estimates)
+    out += fmt::format(
+        "  {:<20}{:<16}from {}{}{}\n", shard ? fmt::format("shard {}", *shard) : "whole test",
+        fmt::format("{}s", util::json_seconds(e.seconds)), e.source,
+        slowdown != 1 ? fmt::format(", × pack_slowdown {:g} (it shares its GPU under pack)", slowdown) : "",
+        e.peak_vram_mib ? fmt::format(", VRAM {} (peak plus {:g}% headroom)", format_mib(*e.peak_vram_mib),
+                                      explanation.vram_headroom * 100)
+                        : "");
   if (!explanation.memory_floors.empty())
     out +=
         "\nmeasured memory floor (the plan runs it only on GPUs with at least this much; no tag says it;\n"
@@ -138,11 +145,12 @@ std::string explanation_to_json(const Explanation& explanation) {
   for (const auto& a : test.annotations)
     j["annotations"].push_back({{"source", a.source}, {"meaning", a.meaning}});
   j["planned_duration"] = nlohmann::ordered_json::array();
-  for (const auto& [shard, e] : explanation.estimates)
+  for (const auto& [shard, e, slowdown] : explanation.estimates)
     j["planned_duration"].push_back(
         {{"shard_index", shard ? nlohmann::ordered_json(*shard) : nlohmann::ordered_json(nullptr)},
-         {"seconds", e.seconds},
+         {"seconds", util::json_seconds(e.seconds)},
          {"source", e.source},
+         {"pack_slowdown", slowdown},
          {"peak_vram_mib",
           e.peak_vram_mib ? nlohmann::ordered_json(*e.peak_vram_mib) : nlohmann::ordered_json(nullptr)}});
   if (!explanation.memory_floors.empty()) {

@@ -19,7 +19,10 @@ namespace {
 using util::markdown::code;
 using util::markdown::text;
 
+/// Under 10 s to a tenth, as the text view's format_seconds: a node whose units took 0.3 s said it
+/// was busy 0s, where `show` said 0.3s.
 std::string duration(double s) {
+  if (s < 10 && std::round(s) != s) return fmt::format("{:.1f}s", s);
   long total = std::lround(s);
   if (total >= 3600) return fmt::format("{}h {:02}m {:02}s", total / 3600, total / 60 % 60, total % 60);
   if (total >= 60) return fmt::format("{}m {:02}s", total / 60, total % 60);

@@ -16,10 +16,6 @@ namespace gpuplan {
 
 namespace {
 
-/// The shortest planned duration: a measured 0 (Bazel's test.xml rounds down to whole
-/// seconds) must not make a zero-length unit.
-constexpr double min_seconds = 0.001;
-
 /// Linear interpolation between the closest ranks, as numpy's default does.
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
@@ -458,7 +454,7 @@ Estimator history_estimator(const History& history, const Classification& tests,
       if (found && found->least_vram_mib)  // what its runs cut short measured
         estimate.least_vram_mib = std::max(estimate.least_vram_mib.value_or(0), *found->least_vram_mib);
     }
-    estimate.seconds = std::max(estimate.seconds, min_seconds);
+    estimate.seconds = std::max(estimate.seconds, min_planned_seconds);
     return estimate;
   };
 }

@@ -38,8 +38,10 @@ TEST_CASE("explain names each requirement with the tag it came from, and the buc
   CHECK_THAT(text, Catch::Contains("  gpus                2               from tag gpu:2\n"));
   CHECK_THAT(text, Catch::Contains("from tag cuda>=12.4\n"));
   CHECK_THAT(text, Catch::Contains("\nbucket: gpu\n"));
-  CHECK_THAT(text, Catch::Contains(
-                       "  whole test          90s             from size-default, peak GPU memory 2GiB\n"));
+  CHECK_THAT(
+      text,
+      Catch::Contains(
+          "  whole test          90s             from size-default, VRAM 2GiB (peak plus 15% headroom)\n"));
   CHECK(text.find("dependency graph") == std::string::npos);
   CHECK(text.find("diagnostics") == std::string::npos);
 }
@@ -57,6 +59,21 @@ TEST_CASE("explain plans each shard of a sharded GPU test, and nothing for a CPU
   auto cpu = classified({});
   CHECK(planned_durations(cpu, fixed(10)).empty());
   CHECK(render_explanation({&cpu, {}, {}, {}}).find("planned duration") == std::string::npos);
+}
+
+TEST_CASE("explain gives planned seconds to the millisecond, as the plan JSON does, and the pack slowdown") {
+  auto test = classified({"gpu"});
+  Explanation explanation{&test, planned_durations(test, fixed(236.28959999999998)), {}, {}};
+  explanation.estimates[0].slowdown = 1.5;
+  CHECK_THAT(
+      render_explanation(explanation),
+      Catch::Contains("  whole test          236.29s         from size-default, × pack_slowdown 1.5 (it "
+                      "shares its GPU under pack), VRAM 2GiB (peak plus 15% headroom)\n"));
+  auto json = nlohmann::ordered_json::parse(explanation_to_json(explanation));
+  CHECK(json["planned_duration"][0]["seconds"] == 236.29);
+  CHECK(json["planned_duration"][0]["pack_slowdown"] == 1.5);
+  explanation.estimates[0].estimate.seconds = 1234.5678;
+  CHECK_THAT(render_explanation(explanation), Catch::Contains("1234.568s"));
 }
 
 TEST_CASE("explain shows the path to GPU code only when the graph was read") {

@@ -44,6 +44,18 @@ TEST_CASE("the markdown summary has a load line per node") {
   CHECK_THAT(render_markdown(plan), Catch::Contains("| h100-0 | 2 | 1 | 1m 40s | 50s | 50% |"));
 }
 
+TEST_CASE("markdown gives a node's times under 10 s to a tenth, as the text view does, never 0s") {
+  Plan plan;
+  plan.summary.makespan_s = 100;
+  Assignment a;
+  a.unit.id = a.unit.label = "//a:t";
+  a.node = "l4-0";
+  a.gpus = {0};
+  a.end_s = 0.3;
+  plan.assignments.push_back(a);
+  CHECK_THAT(render_markdown(plan), Catch::Contains("| l4-0 | 1 | 1 | 0.3s | 0.3s | 0% |"));
+}
+
 TEST_CASE("the trace has a complete event per unit and GPU, in microseconds") {
   Plan plan;
   Assignment a;

@@ -130,4 +130,14 @@ tail -n 1 "$SCRATCH/malformed.err" | grep -q '^gpuplan: 1 test audited: .*; 1 wa
   fail "audit's totals line: $(cat "$SCRATCH/malformed.err")"
 refuses "tag gpu:0 is malformed" audit --strict "$SCRATCH/malformed.deps.xml"
 
+# The query's skipped test (//ml:benchmark_test, tagged manual) is not audited, and the totals
+# say so: before, "22 tests audited" beside plan's and classify's "23 tests" left it to guess.
+"$GPUPLAN" audit examples/deps.xml --rules examples/rules.yaml >"$SCRATCH/skipped.txt" 2>"$SCRATCH/skipped.err"
+tail -n 1 "$SCRATCH/skipped.txt" | grep -q "^22 tests audited: .*; 1 skipped test of the query not audited, as plan skips it$" &&
+  tail -n 1 "$SCRATCH/skipped.err" | grep -q "; 1 skipped test of the query not audited, as plan skips it; 2 warnings, 0 notes$" ||
+  fail "audit does not say it left the skipped test out: $(tail -n 1 "$SCRATCH/skipped.txt" "$SCRATCH/skipped.err")"
+[ "$("$GPUPLAN" audit examples/deps.xml --rules examples/rules.yaml --json 2>/dev/null | jq -c '.summary | [.tests, .skipped_tests]')" = '[22,1]' ] ||
+  fail "audit --json's summary.skipped_tests"
+[ "$("$GPUPLAN" classify examples/deps.xml --rules examples/rules.yaml --json 2>/dev/null | jq -c '.summary | [.tests, .skipped_tests]')" = '[23,1]' ] ||
+  fail "classify's counts of the same query"
 echo "audit report: ok"

@@ -269,7 +269,7 @@ refuses "outside bazel-testlogs" history show //xla:gemm_test --history "$SCRATC
 
 # explain and plan use it: the measured duration, with its source, instead of the size default.
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml --history $DATA/runs.csv)
-grep -q 'whole test  *41.25s  *from history-p90, peak GPU memory 10599MiB' <<<"$out" || fail "explain --history: $out"
+grep -q 'whole test  *41.25s  *from history-p90, VRAM 10599MiB (peak plus 15% headroom)' <<<"$out" || fail "explain --history: $out"
 out=$("$GPUPLAN" explain //ml:inference_test examples/query.xml)
 grep -q 'whole test  *300s  *from size-default' <<<"$out" || fail "explain without history: $out"
 "$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/runs.csv 2>/dev/null |
@@ -484,4 +484,20 @@ grep -q "^gpuplan: history: 1 of 1 GPU unit planned from their own runs" "$SCRAT
   fail "a shard never measured went to a GPU smaller than its sibling's peak: $(jq -c '[.assignments[] | [.unit, .node, .vram_mib]]' "$SCRATCH/sh-shards.json")"
 grep -q "warning: //m:sh: shards 1, 2 of its 3 have no run in the history .*placed only on GPUs with at least the most memory they used (30000MiB), which each may not need" \
   "$SCRATCH/sh-shards.err" || fail "per shard: the warning says nothing of memory: $(cat "$SCRATCH/sh-shards.err")"
+# history show gives the estimate a plan would use: a measured 0 s (Bazel 4's test.xml, whole
+# seconds) as the plan's 1 ms, where it said 0.000s; a test that only timed out as a lower bound
+# that the plan's size default may exceed (before, "estimate: 1.081s" alone, planned at 60 s).
+"$GPUPLAN" plan examples/query.xml --fleet examples/fleet.yaml --history $DATA/bazel-testlogs \
+  -o "$SCRATCH/zero.json" 2>/dev/null
+[ "$(jq '[.assignments[] | select(.label == "//ml:pool_test") | .duration_s]' -c "$SCRATCH/zero.json")" = '[0.001]' ] ||
+  fail "the 0 s run is not planned at 1 ms: $(jq -c '.assignments[] | select(.label == "//ml:pool_test")' "$SCRATCH/zero.json")"
+out=$("$GPUPLAN" history show //ml:pool_test --history $DATA/bazel-testlogs 2>/dev/null)
+grep -q "estimate: 0.001s (history-p90)" <<<"$out" || fail "show of a 0 s run: $out"
+[ "$("$GPUPLAN" history show //ml:pool_test --history $DATA/bazel-testlogs --json 2>/dev/null | jq -c '.units[0].estimate')" = \
+  '{"seconds":0.001,"source":"history-p90"}' ] || fail "show --json of a 0 s run"
+out=$("$GPUPLAN" history show //ml:flaky_kernel_test --history $DATA/bep_timeout.json 2>/dev/null)
+grep -q "estimate: 1.081s (history-timeout), a lower bound: its runs only timed out, and a plan takes the test's size default or its size's median where longer" <<<"$out" ||
+  fail "show of a test that only timed out: $out"
+[ "$("$GPUPLAN" history show //ml:flaky_kernel_test --history $DATA/bep_timeout.json --json 2>/dev/null | jq -c '.units[0].estimate')" = \
+  '{"seconds":1.081,"source":"history-timeout","lower_bound":true}' ] || fail "show --json of a test that only timed out"
 echo "history: ok"
