@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -214,6 +215,7 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
                     path, seconds, sample.seconds, std::max(seconds, sample.seconds)));
     sample.timed_out = true;
     sample.failed = false;
+    sample.timed_by_bazel = sample.timed_by_bazel || seconds >= sample.seconds;
     sample.seconds = std::max(seconds, sample.seconds);
   } else if (status->status == BazelCacheStatus::failed && !sample.failed) {
     note(
@@ -224,14 +226,37 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
   }
 }
 
-/// `read`'s runs, of one test.xml, marked filtered where its test.log says so, and failed or
-/// timed out where its test.cache_status says so.
+/// The first `launch_wait_log_head` bytes of a test.log; nullopt where it is no regular file this
+/// process may read (never waits on a FIFO).
+std::optional<std::string> test_log_head(const fs::path& log) {
+  if (!is_readable_file(log)) return std::nullopt;
+  std::ifstream in(log, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string head(launch_wait_log_head, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
+/// `read`'s runs, of one test.xml, marked filtered where its test.log says so, failed or timed
+/// out where its test.cache_status says so, and, where their time is Bazel's, without the wait for
+/// GPUs that run-under's line in the test.log names (Bazel's clock starts at its launch).
 HistoryRead with_bazel_logs(HistoryRead read, const fs::path& xml) {
   const bool filtered = log_says_filtered(xml);
+  bool log_read = false;  ///< the test.log is read once, where a run needs it
+  std::optional<LaunchWait> wait;
   for (auto& [key, samples] : read.history.samples)
     for (auto& sample : samples) {
       sample.filtered = sample.filtered || filtered;
       apply_cache_status(sample, canonical_label(key.label), xml, read.diagnostics);
+      if (!sample.timed_by_bazel) continue;
+      if (!log_read) {
+        log_read = true;
+        auto log = xml;
+        log.replace_extension(".log");
+        if (auto head = test_log_head(log)) wait = find_launch_wait(*head);
+      }
+      if (wait) sample.seconds = std::max(0.0, std::round((sample.seconds - wait->seconds) * 1000) / 1000);
     }
   return read;
 }
@@ -374,7 +399,10 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
   if (auto problem = history_head_problem(head); !problem.empty())
     throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
-    case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict, keep));
+    case HistoryFormat::bep:
+      return add(history, diagnostics, read_bep(in, input.name, strict, keep, [](const std::string& path) {
+                   return test_log_head(path);
+                 }));
     case HistoryFormat::csv:
     case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict, keep));
     case HistoryFormat::junit: {
