@@ -198,10 +198,13 @@ std::string launch_wait_line(const LaunchWait& wait, std::string_view label, std
 /// The first such line at the start of a line of `log` (the head of a test.log); nullopt where
 /// there is none.
 std::optional<LaunchWait> find_launch_wait(std::string_view log);
-/// The head of the test.log a build event names by path, for read_bep; nullopt where it cannot be
-/// read. A later run of the test writes over it, so a line is used only where its launch falls
-/// within the result's attempt.
-using TestLogReader = std::function<std::optional<std::string>(const std::string& path)>;
+/// The head of the test.log a build event names by path, for read_bep, where that file was last
+/// written at or before `written_by_ms` (ms since 1970: the attempt's end, with a margin); nullopt
+/// where it was written later (a later run of the test writes over it: concatenated builds' events
+/// name one log many times), or cannot be read. A line is used only where its launch falls within
+/// the result's attempt.
+using TestLogReader =
+    std::function<std::optional<std::string>(const std::string& path, std::int64_t written_by_ms)>;
 /// How many bytes of a test.log are read for that line: run-under writes it before the test starts,
 /// after the three lines of Bazel's test-setup.sh.
 constexpr std::size_t launch_wait_log_head = 4096;

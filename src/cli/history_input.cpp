@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -226,15 +228,29 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
   }
 }
 
-/// The first `launch_wait_log_head` bytes of a test.log; nullopt where it is no regular file this
-/// process may read (never waits on a FIFO).
-std::optional<std::string> test_log_head(const fs::path& log) {
-  if (!is_readable_file(log)) return std::nullopt;
-  std::ifstream in(log, std::ios::binary);
-  if (!in) return std::nullopt;
+/// The first `launch_wait_log_head` bytes of a test.log, where it is a regular file last written
+/// at or before `written_by_ms` (ms since 1970) when that is given; nullopt where not, or where
+/// this process cannot read it. One stat, and no open, for a log a later run wrote: a build
+/// event file of many builds names each log many times. Never waits on a FIFO.
+std::optional<std::string> test_log_head(const std::string& log,
+                                         std::optional<std::int64_t> written_by_ms = {}) {
+  struct stat info {};
+  if (::stat(log.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  const std::int64_t written_ms =
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000 + info.st_mtim.tv_nsec / 1'000'000;
+  if (written_by_ms && written_ms > *written_by_ms) return std::nullopt;
+  auto fd = os::open_regular(log, O_RDONLY);
+  if (!fd) return std::nullopt;
   std::string head(launch_wait_log_head, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t total = 0;
+  while (total < head.size()) {
+    const auto got = ::read(*fd, head.data() + total, head.size() - total);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    total += static_cast<std::size_t>(got);
+  }
+  ::close(*fd);
+  head.resize(total);
   return head;
 }
 
@@ -254,7 +270,7 @@ HistoryRead with_bazel_logs(HistoryRead read, const fs::path& xml) {
         log_read = true;
         auto log = xml;
         log.replace_extension(".log");
-        if (auto head = test_log_head(log)) wait = find_launch_wait(*head);
+        if (auto head = test_log_head(log.string())) wait = find_launch_wait(*head);
       }
       if (wait) sample.seconds = std::max(0.0, std::round((sample.seconds - wait->seconds) * 1000) / 1000);
     }
@@ -400,9 +416,11 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
     throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
     case HistoryFormat::bep:
-      return add(history, diagnostics, read_bep(in, input.name, strict, keep, [](const std::string& path) {
-                   return test_log_head(path);
-                 }));
+      return add(
+          history, diagnostics,
+          read_bep(in, input.name, strict, keep, [](const std::string& path, std::int64_t written_by_ms) {
+            return test_log_head(path, written_by_ms);
+          }));
     case HistoryFormat::csv:
     case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict, keep));
     case HistoryFormat::junit: {

@@ -297,9 +297,10 @@ class ResultReader {
       if (file["name"].get(file_name) != simdjson::SUCCESS || file_name != "test.log" ||
           file["uri"].get(uri) != simdjson::SUCCESS || !uri.starts_with("file://"))
         continue;
-      const auto head = (*test_log_)(std::string(uri.substr(7)));
-      const auto wait = head ? find_launch_wait(*head) : std::nullopt;
       constexpr std::int64_t slack_ms = 1000;  // Bazel's clock reads the start before it spawns the test
+      const auto end_ms = *sample.start_ms + static_cast<std::int64_t>(sample.seconds * 1000);
+      const auto head = (*test_log_)(std::string(uri.substr(7)), end_ms + 2 * slack_ms);
+      const auto wait = head ? find_launch_wait(*head) : std::nullopt;
       if (wait && wait->seconds <= sample.seconds && wait->launched_ms >= *sample.start_ms - slack_ms &&
           static_cast<double>(wait->launched_ms) <=
               static_cast<double>(*sample.start_ms) + sample.seconds * 1000)

@@ -26,7 +26,7 @@ std::string fixture_text(const std::string& name) {
 /// The test.log a build event names, from the fixture's copy of bazel-testlogs; `log` in its place
 /// where given.
 TestLogReader fixture_logs(std::optional<std::string> log = std::nullopt) {
-  return [log](const std::string& path) -> std::optional<std::string> {
+  return [log](const std::string& path, std::int64_t) -> std::optional<std::string> {
     if (log) return log;
     const auto below = path.find("/testlogs/");
     if (below == std::string::npos) return std::nullopt;
