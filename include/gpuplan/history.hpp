@@ -48,6 +48,10 @@ struct Sample {
   /// It ran only some of its test cases (Bazel's --test_filter, a --test_arg of --gtest_filter or
   /// pytest's -k): its time is not the test's, and estimates leave it out.
   bool filtered = false;
+  /// Its time is Bazel's own (the test.xml Bazel wrote for a test that wrote none, or its
+  /// test.cache_status), counted from when Bazel launched the test's --run_under: a wait for GPUs
+  /// that run-under's line in the test's log names (LaunchWait) is in it.
+  bool timed_by_bazel = false;
   /// It ran to its end and passed: its peak is what a run of the test needs.
   bool ran_through() const { return !timed_out && !failed; }
   /// It measured the memory its run used: a peak, but not the 0 MiB of a run on a GPU (its
@@ -180,6 +184,31 @@ struct BazelCacheStatusFile {
 /// no more than before. Empty for an attempt's XML, beside which Bazel keeps none.
 using BazelCacheStatusReader = std::function<std::optional<BazelCacheStatusFile>()>;
 
+/// What `run-under` says in a test's log where the test waited for its GPUs before it started:
+/// Bazel times a test from when it launches its --run_under, so the time its test.xml and build
+/// events give holds that wait (a test queued behind another on its GPU), and history takes it
+/// out. Before, a 3.6 s test that waited 3.1 s for its GPU was planned at 6.7 s.
+struct LaunchWait {
+  double seconds = 0;            ///< from run-under's launch to the test's start
+  std::int64_t launched_ms = 0;  ///< when run-under was launched (ms since 1970)
+};
+/// The line run-under writes to the test's log (no line end): it starts
+/// "gpuplan run-under: waited 3.085 s for GPUs 0 (launched 2026-12-06T17:14:54.915Z) before ".
+std::string launch_wait_line(const LaunchWait& wait, std::string_view label, std::string_view gpus);
+/// The first such line at the start of a line of `log` (the head of a test.log); nullopt where
+/// there is none.
+std::optional<LaunchWait> find_launch_wait(std::string_view log);
+/// The head of the test.log a build event names by path, for read_bep, where that file was last
+/// written at or before `written_by_ms` (ms since 1970: the attempt's end, with a margin); nullopt
+/// where it was written later (a later run of the test writes over it: concatenated builds' events
+/// name one log many times), or cannot be read. A line is used only where its launch falls within
+/// the result's attempt.
+using TestLogReader =
+    std::function<std::optional<std::string>(const std::string& path, std::int64_t written_by_ms)>;
+/// How many bytes of a test.log are read for that line: run-under writes it before the test starts,
+/// after the three lines of Bazel's test-setup.sh.
+constexpr std::size_t launch_wait_log_head = 4096;
+
 /// Which tests' runs a reader keeps: one test's (`history show`), or every test's (empty). The
 /// rows of the others are still read and checked, a bad one as bad as before (the file is bad),
 /// and then dropped: one test's runs are held, not a monorepo's.
@@ -193,7 +222,10 @@ struct LabelFilter {
 /// says whose runs go into the history; the diagnostics are the same whatever it keeps, but for
 /// BEP's resent results, which are told apart (noted, and counted once) only in the tests it
 /// keeps: telling one apart takes memory for each result read.
-HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {});
+/// `test_log`, where given, reads the test.log each result names, to take run-under's wait for GPUs
+/// out of its time (LaunchWait).
+HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep = {},
+                     const TestLogReader& test_log = {});
 /// JUnit: a file that is not well-formed XML (empty; cut short by a test that crashed or was timed
 /// out while writing its own; Bazel 4's own XML of a test whose name holds &, < or ") is a bad row,
 /// unless `cache_status` gives a test.cache_status with a status and a run time: then the run is

@@ -1141,6 +1141,17 @@ class TestClassifier {
     } else if (implied) {
       reason_ += "; no GPU count given, so 1 GPU";
     }
+    // NVLink joins GPUs: a test that asks for it means several, and on the 1 GPU it is given it
+    // may pass without its multi-GPU work (NCCL's collectives run on one rank).
+    if (!counted && r.needs_nvlink())
+      report(bad(), r.nvlink->source,
+             fmt::format("{} asks for NVLink between the test's GPUs, but no annotation gives it a GPU "
+                         "count, so it is planned on 1 GPU, where NVLink joins nothing{}. Tag it with its "
+                         "count (gpu:N); if 1 GPU is what it needs, drop nvlink",
+                         r.nvlink->source,
+                         bazel_exclusive ? " (exclusive gives a test every GPU of its node only where it "
+                                           "asks for no NVLink, which need not join them all)"
+                                         : ""));
   }
 
   /// A CPU or TPU variant of a multi-backend macro: not a GPU test, whatever the macro's shared tags

@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -214,6 +217,7 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
                     path, seconds, sample.seconds, std::max(seconds, sample.seconds)));
     sample.timed_out = true;
     sample.failed = false;
+    sample.timed_by_bazel = sample.timed_by_bazel || seconds >= sample.seconds;
     sample.seconds = std::max(seconds, sample.seconds);
   } else if (status->status == BazelCacheStatus::failed && !sample.failed) {
     note(
@@ -224,14 +228,51 @@ void apply_cache_status(Sample& sample, const std::string& label, const fs::path
   }
 }
 
-/// `read`'s runs, of one test.xml, marked filtered where its test.log says so, and failed or
-/// timed out where its test.cache_status says so.
+/// The first `launch_wait_log_head` bytes of a test.log, where it is a regular file last written
+/// at or before `written_by_ms` (ms since 1970) when that is given; nullopt where not, or where
+/// this process cannot read it. One stat, and no open, for a log a later run wrote: a build
+/// event file of many builds names each log many times. Never waits on a FIFO.
+std::optional<std::string> test_log_head(const std::string& log,
+                                         std::optional<std::int64_t> written_by_ms = {}) {
+  struct stat info {};
+  if (::stat(log.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  const std::int64_t written_ms =
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000 + info.st_mtim.tv_nsec / 1'000'000;
+  if (written_by_ms && written_ms > *written_by_ms) return std::nullopt;
+  auto fd = os::open_regular(log, O_RDONLY);
+  if (!fd) return std::nullopt;
+  std::string head(launch_wait_log_head, '\0');
+  std::size_t total = 0;
+  while (total < head.size()) {
+    const auto got = ::read(*fd, head.data() + total, head.size() - total);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    total += static_cast<std::size_t>(got);
+  }
+  ::close(*fd);
+  head.resize(total);
+  return head;
+}
+
+/// `read`'s runs, of one test.xml, marked filtered where its test.log says so, failed or timed
+/// out where its test.cache_status says so, and, where their time is Bazel's, without the wait for
+/// GPUs that run-under's line in the test.log names (Bazel's clock starts at its launch).
 HistoryRead with_bazel_logs(HistoryRead read, const fs::path& xml) {
   const bool filtered = log_says_filtered(xml);
+  bool log_read = false;  ///< the test.log is read once, where a run needs it
+  std::optional<LaunchWait> wait;
   for (auto& [key, samples] : read.history.samples)
     for (auto& sample : samples) {
       sample.filtered = sample.filtered || filtered;
       apply_cache_status(sample, canonical_label(key.label), xml, read.diagnostics);
+      if (!sample.timed_by_bazel) continue;
+      if (!log_read) {
+        log_read = true;
+        auto log = xml;
+        log.replace_extension(".log");
+        if (auto head = test_log_head(log.string())) wait = find_launch_wait(*head);
+      }
+      if (wait) sample.seconds = std::max(0.0, std::round((sample.seconds - wait->seconds) * 1000) / 1000);
     }
   return read;
 }
@@ -374,7 +415,12 @@ void read_file(const std::string& path, bool strict, const LabelFilter& keep, Hi
   if (auto problem = history_head_problem(head); !problem.empty())
     throw InputError(Position{input.name}, problem);
   switch (detect_history_format(head)) {
-    case HistoryFormat::bep: return add(history, diagnostics, read_bep(in, input.name, strict, keep));
+    case HistoryFormat::bep:
+      return add(
+          history, diagnostics,
+          read_bep(in, input.name, strict, keep, [](const std::string& path, std::int64_t written_by_ms) {
+            return test_log_head(path, written_by_ms);
+          }));
     case HistoryFormat::csv:
     case HistoryFormat::json: return add(history, diagnostics, read_table(in, input.name, strict, keep));
     case HistoryFormat::junit: {

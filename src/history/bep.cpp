@@ -181,7 +181,8 @@ class ResultReader {
   bool cached = false;
   std::string problem;
 
-  explicit ResultReader(bool snake_case) : snake_(snake_case) {}
+  explicit ResultReader(bool snake_case, const TestLogReader* test_log = nullptr)
+      : snake_(snake_case), test_log_(test_log) {}
 
   void read(simdjson::dom::object id, simdjson::dom::element event) {
     if (!read_id(id)) return;
@@ -206,6 +207,7 @@ class ResultReader {
     sample.timed_out = outcome == history::Outcome::lower_bound;
     sample.failed = status == "FAILED";
     if (!read_duration(result, label, sample.seconds) || !read_start(result, label, sample.start_ms)) return;
+    take_out_launch_wait(result, sample);
     attempt = Attempt{0, shard_, 0, sample};
   }
 
@@ -282,6 +284,31 @@ class ResultReader {
     return true;
   }
 
+  /// Bazel times an attempt from its launch of the test's --run_under: where run-under's line in
+  /// the test.log the result names says the test waited for its GPUs, that wait is not the test's.
+  /// A later run of the test writes over the log: a line whose launch is not within this attempt
+  /// is another run's, and left alone.
+  void take_out_launch_wait(simdjson::dom::object result, Sample& sample) const {
+    if (!test_log_ || !*test_log_ || !sample.start_ms) return;
+    simdjson::dom::array files;
+    if (result[name("testActionOutput", "test_action_output")].get(files) != simdjson::SUCCESS) return;
+    for (auto file : files) {
+      std::string_view file_name, uri;
+      if (file["name"].get(file_name) != simdjson::SUCCESS || file_name != "test.log" ||
+          file["uri"].get(uri) != simdjson::SUCCESS || !uri.starts_with("file://"))
+        continue;
+      constexpr std::int64_t slack_ms = 1000;  // Bazel's clock reads the start before it spawns the test
+      const auto end_ms = *sample.start_ms + static_cast<std::int64_t>(sample.seconds * 1000);
+      const auto head = (*test_log_)(std::string(uri.substr(7)), end_ms + 2 * slack_ms);
+      const auto wait = head ? find_launch_wait(*head) : std::nullopt;
+      if (wait && wait->seconds <= sample.seconds && wait->launched_ms >= *sample.start_ms - slack_ms &&
+          static_cast<double>(wait->launched_ms) <=
+              static_cast<double>(*sample.start_ms) + sample.seconds * 1000)
+        sample.seconds = std::round((sample.seconds - wait->seconds) * 1000) / 1000;
+      return;
+    }
+  }
+
   bool read_start(simdjson::dom::object result, std::string_view label, std::optional<std::int64_t>& start) {
     simdjson::dom::element value;
     std::string_view field = name("testAttemptStart", "test_attempt_start");
@@ -304,6 +331,7 @@ class ResultReader {
   }
 
   bool snake_;
+  const TestLogReader* test_log_;
   std::string_view label_;
   std::string_view configuration_;
   int run_ = 0, attempt_ = 0;
@@ -332,7 +360,8 @@ struct ResultKey {
   };
 };
 
-HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep) {
+HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, const LabelFilter& keep,
+                     const TestLogReader& test_log) {
   history::BadRows bad(name, strict);
   simdjson::dom::parser parser;
   std::unordered_map<std::string, std::size_t> index;
@@ -437,7 +466,7 @@ HistoryRead read_bep(std::istream& in, const std::string& name, bool strict, con
     if (filter.read(kind, kind_id, event, snake)) continue;
     simdjson::dom::object result_id;
     if (kind == test_result.in(snake) && kind_id.get(result_id) == simdjson::SUCCESS) {
-      ResultReader result(snake);
+      ResultReader result(snake, &test_log);
       result.read(result_id, event);
       if (!result.problem.empty()) bad.add(number, result.problem);
       if (result.cached) ++read.history.cached_results;

@@ -176,6 +176,9 @@ struct Times {
     if (cases > 0) return cases_time;
     return std::nullopt;
   }
+  /// The time is Bazel's own XML's (no time on <testsuites> or on every <testsuite>): counted from
+  /// Bazel's launch of the test, a --run_under's wait included. A test's own XML times itself.
+  bool timed_by_bazel() const { return !root_time && !(suites > 0 && every_suite_timed) && cases > 0; }
 };
 
 void XMLCALL on_start(void* data, const XML_Char* name, const XML_Char** attributes) {
@@ -252,6 +255,7 @@ CacheStatusRun run_from_cache_status(const BazelCacheStatusReader& read) {
   sample.seconds = static_cast<double>(*status->run_duration_ms) / 1000;
   sample.timed_out = status->status == BazelCacheStatus::timeout;
   sample.failed = status->status == BazelCacheStatus::failed;
+  sample.timed_by_bazel = true;
   run.said = fmt::format("{} after {:.3f}s{}", status_name(status->status), sample.seconds,
                          sample.timed_out ? " (a timeout: at least that long)" : "");
   run.sample = sample;
@@ -350,6 +354,7 @@ HistoryRead read_junit(std::istream& in, const std::string& name, const TestLogP
     if (test.shard) read.history.shard_counts[label] = test.shard_count;
     Sample sample{*seconds, times.timed_out, std::nullopt, times.start_ms, std::nullopt, {}};
     sample.failed = times.failed && !times.timed_out;
+    sample.timed_by_bazel = times.timed_by_bazel();
     read.history.samples[SampleKey{label, test.shard}].push_back(sample);
   }
   read.diagnostics = bad.diagnostics();

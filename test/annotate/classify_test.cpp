@@ -745,6 +745,29 @@ TEST_CASE("explain's annotation list records every annotation read, in order") {
   REQUIRE(t.annotations[2].meaning == "NVLink between all its GPUs");
 }
 
+TEST_CASE("a test that asks for NVLink with no GPU count is planned on 1 GPU with a warning") {
+  // An NCCL test tagged gpu, exclusive and nvlink saw 1 GPU, and passed on one rank, without a word;
+  // without nvlink, exclusive gives it every GPU of its node.
+  for (auto tags : {std::vector<std::string>{"gpu", "nvlink"},
+                    {"exclusive", "gpu", "nvlink"},
+                    {"nvlink", "requires-gpu-nvidia"}}) {
+    INFO(tags.front() << " " << tags.back());
+    auto c = classify_tags(tags);
+    REQUIRE(c.tests.at(0).requirement->gpus.value == 1);
+    REQUIRE(c.diagnostics.size() == 1);
+    const auto& d = c.diagnostics[0];
+    REQUIRE(d.severity == Severity::warning);
+    REQUIRE(d.source == "tag nvlink");
+    REQUIRE_THAT(d.message, Catch::StartsWith("tag nvlink asks for NVLink between the test's GPUs, but no "
+                                              "annotation gives it a GPU count, so it is planned on 1 GPU"));
+    REQUIRE_THAT(d.message,
+                 Catch::EndsWith("Tag it with its count (gpu:N); if 1 GPU is what it needs, drop nvlink"));
+    REQUIRE(has_errors(classify_tags(tags, true).diagnostics));
+  }
+  REQUIRE(classify_tags({"gpu:2", "nvlink"}).diagnostics.empty());
+  REQUIRE(classify_tags({"gpu:1", "nvlink"}).diagnostics.empty());  // 1 GPU, as written
+}
+
 TEST_CASE("a rule saying no NVLink against a tag asking for it: NVLink, with a warning") {
   Rules rules;
   Rule rule;
