@@ -289,16 +289,22 @@ enum class PartialRun {
   filtered,      ///< it ran only some test cases (Sample::filtered)
   given_no_gpu,  ///< a GPU test's run given no GPU (Sample::given_no_gpu)
   fewer_gpus,    ///< given some GPUs, fewer than the test needs (Sample::gpus_given)
+  /// given more GPUs than the test asks for now: a run of a time it asked for more (gpu:2, now
+  /// gpu), whose time and memory a GPU each are not the test's on fewer
+  more_gpus,
 };
 /// What a run measured of a test that needs `gpus` GPUs: 0 for a CPU test, nullopt where the
 /// need is unknown (a test the query does not name), which leaves out only filtered runs.
-PartialRun partial_run(const Sample& sample, std::optional<int> gpus);
+/// `takes_more`: the test is given every GPU of its node (Requirement::takes_every_node_gpu), so
+/// a run given more than `gpus` is whole.
+PartialRun partial_run(const Sample& sample, std::optional<int> gpus, bool takes_more = false);
 /// The GPUs a classified test's units need: its requirement's count for a GPU test (at least
 /// one), 0 for any other.
 int gpus_needed(const ClassifiedTest& test);
 
 /// Of a unit of a test needing `gpus` GPUs, the samples its estimate uses: the whole runs.
-std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus);
+std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus,
+                               bool takes_more = false);
 
 /// The test-case filter a test's arguments give it as googletest and pytest read them
 /// (`--gtest_filter=PATTERNS` other than `*`, `-k EXPRESSION`, `-kEXPRESSION`), or "" for none.
@@ -321,11 +327,13 @@ struct PartialRuns {
   long given_no_gpu = 0;   ///< among the newest `window` of each of its units
   long fewer_gpus = 0;     ///< given fewer GPUs than `needs`
   int fewest_gpus = 0;     ///< the fewest GPUs such a run was given
+  long more_gpus = 0;      ///< given more GPUs than `needs` (of a time it asked for more)
+  int most_gpus = 0;       ///< the most GPUs such a run was given
   int needs = 0;           ///< the GPUs the test needs
   long filtered = 0;       ///< filtered to some test cases
   long recent = 0;         ///< the newest `window` of each of its units, these included
   bool every_run = false;  ///< no run of the test was whole: it is planned as one without history
-  long left_out() const { return given_no_gpu + fewer_gpus + filtered; }
+  long left_out() const { return given_no_gpu + fewer_gpus + more_gpus + filtered; }
 };
 /// By canonical label, each GPU test of `tests` (bucket gpu: the tests a plan places) of which a
 /// recent run (the newest `window` of each unit) measured only part of its work (partial_run); the

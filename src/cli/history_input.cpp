@@ -580,9 +580,16 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
       why.emplace_back(
           runs.fewer_gpus,
           fmt::format("given fewer GPUs than the {} it needs (as few as {}: results records' gpus, "
-                      "a --missing-gpus=warn run on a machine with only some of its planned GPUs): "
-                      "a multi-GPU test skips or shrinks its multi-GPU work so",
+                      "a --missing-gpus=warn run on a machine with only some of its planned GPUs, or a "
+                      "run from before its GPU count was raised): a multi-GPU test skips or shrinks its "
+                      "multi-GPU work so",
                       runs.needs, runs.fewest_gpus));
+    if (runs.more_gpus > 0)
+      why.emplace_back(runs.more_gpus,
+                       fmt::format("given more GPUs than the {} it asks for now (as many as {}: runs from "
+                                   "before its GPU count was lowered): its time and memory on each GPU "
+                                   "then are not its own on fewer",
+                                   runs.needs, runs.most_gpus));
     if (runs.filtered > 0)
       why.emplace_back(
           runs.filtered,
@@ -718,6 +725,7 @@ RunsLeftOut runs_left_out(const std::optional<History>& history, const Classific
   for (const auto& [label, runs] : partial_runs(*history, tests, window)) {
     left_out.given_no_gpu += runs.given_no_gpu;
     left_out.fewer_gpus += runs.fewer_gpus;
+    left_out.more_gpus += runs.more_gpus;
     left_out.filtered += runs.filtered;
   }
   return left_out;
@@ -803,6 +811,7 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   say_left_out(left_out.skipped_runs, "that skipped every test case");
   say_left_out(left_out.given_no_gpu, "of GPU tests given no GPU");
   say_left_out(left_out.fewer_gpus, "of GPU tests given fewer GPUs than they need");
+  say_left_out(left_out.more_gpus, "of GPU tests given more GPUs than they ask for now");
   say_left_out(left_out.filtered, "filtered to some test cases");
   line += '\n';
   if (own + siblings + median == 0) {

@@ -86,6 +86,7 @@ struct RunsLeftOut {
   long skipped_runs = 0;    ///< History::skipped_runs
   long given_no_gpu = 0;    ///< GPU tests' recent runs given no GPU (partial_runs)
   long fewer_gpus = 0;      ///< given fewer GPUs than their test needs
+  long more_gpus = 0;       ///< given more GPUs than their test asks for now (its count lowered)
   long filtered = 0;        ///< filtered to some test cases
 };
 RunsLeftOut runs_left_out(const std::optional<History>& history, const Classification& tests, int window);

@@ -249,12 +249,15 @@ std::optional<Estimate> estimate_from_samples(const std::vector<Sample>& samples
   return estimate;
 }
 
-PartialRun partial_run(const Sample& sample, std::optional<int> gpus) {
+PartialRun partial_run(const Sample& sample, std::optional<int> gpus, bool takes_more) {
   if (sample.filtered) return PartialRun::filtered;
   if (!gpus || *gpus == 0) return PartialRun::whole;
   if (sample.given_no_gpu) return PartialRun::given_no_gpu;
   if (sample.gpus_given && *sample.gpus_given > 0 && *sample.gpus_given < *gpus)
     return PartialRun::fewer_gpus;
+  // No plan gives a test more GPUs than it asks for, save one given its whole node: such a run is
+  // of a time it asked for more. A test's time and memory a GPU on 2 GPUs say little of it on 1.
+  if (!takes_more && sample.gpus_given && *sample.gpus_given > *gpus) return PartialRun::more_gpus;
   return PartialRun::whole;
 }
 
@@ -262,11 +265,12 @@ int gpus_needed(const ClassifiedTest& test) {
   return test.bucket == Bucket::gpu ? std::max(1, test.requirement->gpus.value) : 0;
 }
 
-std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus) {
+std::vector<Sample> whole_runs(const std::vector<Sample>& samples, std::optional<int> gpus, bool takes_more) {
   std::vector<Sample> whole;
   whole.reserve(samples.size());
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(whole),
-               [gpus](const Sample& s) { return partial_run(s, gpus) == PartialRun::whole; });
+  std::copy_if(
+      samples.begin(), samples.end(), std::back_inserter(whole),
+      [gpus, takes_more](const Sample& s) { return partial_run(s, gpus, takes_more) == PartialRun::whole; });
   return whole;
 }
 
@@ -278,22 +282,28 @@ std::map<std::string, PartialRuns> partial_runs(const History& history, const Cl
     const auto label = label_identity(test.target.label);
     PartialRuns runs;
     runs.needs = gpus_needed(test);
+    const bool takes_more = test.requirement->takes_every_node_gpu();
     runs.every_run = true;
     for (auto it = history.samples.lower_bound(SampleKey{label, std::nullopt});
          it != history.samples.end() && it->first.label == label; ++it) {
       runs.every_run =
-          runs.every_run && std::all_of(it->second.begin(), it->second.end(), [&runs](const Sample& s) {
-            return partial_run(s, runs.needs) != PartialRun::whole;
+          runs.every_run &&
+          std::all_of(it->second.begin(), it->second.end(), [&runs, takes_more](const Sample& s) {
+            return partial_run(s, runs.needs, takes_more) != PartialRun::whole;
           });
       for (const auto& sample : recent_samples(it->second, window)) {
         ++runs.recent;
-        switch (partial_run(sample, runs.needs)) {
+        switch (partial_run(sample, runs.needs, takes_more)) {
           case PartialRun::whole: break;
           case PartialRun::filtered: ++runs.filtered; break;
           case PartialRun::given_no_gpu: ++runs.given_no_gpu; break;
           case PartialRun::fewer_gpus:
             runs.fewest_gpus =
                 runs.fewer_gpus++ == 0 ? *sample.gpus_given : std::min(runs.fewest_gpus, *sample.gpus_given);
+            break;
+          case PartialRun::more_gpus:
+            runs.most_gpus = std::max(runs.most_gpus, *sample.gpus_given);
+            ++runs.more_gpus;
             break;
         }
       }
@@ -307,9 +317,11 @@ Estimator history_estimator(const History& history, const Classification& tests,
                             Estimator fallback) {
   std::map<std::string, std::string> size_of;  // of the GPU tests
   std::map<std::string, int> gpus_of;          // of every test the query names
+  std::set<std::string> takes_more;            // the tests given every GPU of their node
   for (const auto& test : tests.tests) {
     if (test.bucket == Bucket::gpu) size_of[label_identity(test.target.label)] = test.target.size;
     gpus_of[label_identity(test.target.label)] = gpus_needed(test);
+    if (test.requirement->takes_every_node_gpu()) takes_more.insert(label_identity(test.target.label));
   }
   auto need = [&gpus_of](const std::string& label) {
     auto found = gpus_of.find(label);
@@ -323,10 +335,11 @@ Estimator history_estimator(const History& history, const Classification& tests,
   auto own = std::make_shared<std::map<SampleKey, Estimate>>();
   for (const auto& [key, samples] : history.samples) {
     const auto gpus = need(key.label);
-    const bool partial = std::any_of(samples.begin(), samples.end(), [gpus](const Sample& s) {
-      return partial_run(s, gpus) != PartialRun::whole;
+    const bool more = takes_more.contains(key.label);
+    const bool partial = std::any_of(samples.begin(), samples.end(), [gpus, more](const Sample& s) {
+      return partial_run(s, gpus, more) != PartialRun::whole;
     });
-    if (auto estimate = partial ? estimate_from_samples(whole_runs(samples, gpus), rules)
+    if (auto estimate = partial ? estimate_from_samples(whole_runs(samples, gpus, more), rules)
                                 : estimate_from_samples(samples, rules))
       own->emplace(key, *estimate);
   }
@@ -381,9 +394,10 @@ Estimator history_estimator(const History& history, const Classification& tests,
     std::optional<std::int64_t> whole, shards;
     bool dated = true;
     const auto gpus = need(label);
+    const bool more = takes_more.contains(label);
     for (; it != history.samples.end() && it->first.label == label; ++it)
       for (const auto& sample : it->second) {
-        if (partial_run(sample, gpus) != PartialRun::whole) continue;  // not in its estimate
+        if (partial_run(sample, gpus, more) != PartialRun::whole) continue;  // not in its estimate
         if (!sample.start_ms) {
           dated = false;
           continue;

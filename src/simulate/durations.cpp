@@ -72,7 +72,7 @@ DurationSource duration_source(const Plan& plan, const DurationNoise& noise, int
     const int gpus = std::max(1, unit.requirement->gpus.value);
     if (found != noise.history->samples.end())
       for (const Sample& s : recent_samples(found->second, history_window)) {
-        if (partial_run(s, gpus) != PartialRun::whole) continue;
+        if (partial_run(s, gpus, unit.requirement->takes_every_node_gpu()) != PartialRun::whole) continue;
         source.samples[i].push_back(s.seconds);
         source.lower_bound[i].push_back(s.timed_out);
       }

@@ -447,9 +447,43 @@ TEST_CASE("a multi-GPU test's runs given fewer GPUs than it needs are left out o
   CHECK(left_out.at("//ml:allreduce_test").needs == 4);
   CHECK(left_out.at("//ml:allreduce_test").recent == 4);
 
-  // A 2-GPU test's runs on its 2 GPUs are whole runs.
+  // A 2-GPU test's runs on its 2 GPUs are whole runs; those on 4 are of a time it asked for 4.
   tests.tests[0].requirement.edit().gpus.value = 2;
+  left_out = partial_runs(history, tests, 20);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out.at("//ml:allreduce_test").fewer_gpus == 0);
+  CHECK(left_out.at("//ml:allreduce_test").more_gpus == 2);
+}
+
+TEST_CASE("a test whose GPU count was lowered is not planned from its runs on more GPUs") {
+  // //ml:train_test took 100 s on 2 GPUs; its tag is now gpu (1 GPU), where it takes 170 s.
+  // Before, its p90 stayed near 100 s until two more runs on 1 GPU came: planned 0.6 times short.
+  History history;
+  auto& runs = history.samples[{"//ml:train_test", std::nullopt}];
+  for (auto [seconds, gpus] : {std::pair{100.0, 2}, {101.0, 2}, {99.0, 2}, {102.0, 2}, {170.0, 1}}) {
+    Sample sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}};
+    sample.gpus_given = gpus;
+    sample.peak_vram_mib = gpus == 2 ? 18000 : 36000;
+    runs.push_back(sample);
+  }
+  Classification tests;
+  tests.tests = {gpu_test("//ml:train_test", "medium")};
+
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(estimate.source == "history-p90");
+  CHECK(estimate.seconds == 170);
+  CHECK(estimate.peak_vram_mib == 41400);  // 36,000 MiB plus 15%: its peak on one GPU
+  auto left_out = partial_runs(history, tests, 20);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out.at("//ml:train_test").more_gpus == 4);
+  CHECK(left_out.at("//ml:train_test").most_gpus == 2);
+  CHECK_FALSE(left_out.at("//ml:train_test").every_run);
+
+  // A test given its node's every GPU (exclusive, no count) runs on more than its one: whole runs.
+  tests.tests[0].requirement.edit().every_node_gpu = Sourced<bool>{true, "tag exclusive"};
   CHECK(partial_runs(history, tests, 20).empty());
+  CHECK(history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt).seconds ==
+        Approx(142.8));  // the p90 of all five
 }
 
 TEST_CASE("a run filtered to some test cases is left out of any test's duration") {
