@@ -119,6 +119,12 @@ struct History {
   /// real runs out of the window. Repeats within one input (runs of --runs_per_test started in
   /// the same second) are kept. Returns how many were left out.
   long merge_new(History&& newer);
+  /// Leaves out every test whose newest run started more than `max_age_ms` before the newest
+  /// run of the whole history: a test removed from the repository, or moved to another label,
+  /// whose runs a rolling history kept for ever. By the runs' own start times, not the clock, so
+  /// the same history gives the same result; a test with a run of no start time (JUnit, a
+  /// hand-written row) is kept, its age unknown. Returns how many tests were left out.
+  long drop_tests_older_than(std::int64_t max_age_ms);
 };
 
 /// What one input gave: its samples and, if rows were skipped, one warning that counts them.

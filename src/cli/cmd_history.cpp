@@ -36,9 +36,10 @@ struct HistoryOptions {
   Rules rules;        ///< only the history knobs: percentile, window, VRAM headroom
   std::optional<double> percentile;
   std::optional<int> window;
-  std::string plan;   ///< suggest: the plan whose GPU tests are judged
-  std::string query;  ///< suggest: bazel query output, for the tests' annotations
-  std::string fleet;  ///< suggest: the GPUs' memory
+  std::optional<int> max_age_days;  ///< summarize: leave out tests with no run in that many days
+  std::string plan;                 ///< suggest: the plan whose GPU tests are judged
+  std::string query;                ///< suggest: bazel query output, for the tests' annotations
+  std::string fleet;                ///< suggest: the GPUs' memory
   AdviceOptions advice;
 
   /// The rules file's knobs, then the flags over them.
@@ -80,6 +81,10 @@ int summarize_command(HistoryOptions& options) {
                                        "does not exist yet: the rolling history starts with this run"});
   }
   History history = read_history_paths(options.paths, options.strict, diagnostics);
+  // Tests removed or moved since stay in a rolling history for ever without it.
+  const long dropped = options.max_age_days
+                           ? history.drop_tests_older_than(std::int64_t{*options.max_age_days} * 86'400'000)
+                           : 0;
   Output output(options.output, true);  // history.json bep.json -o history.json: a rolling history
   progress::stage("writing " + output.name());
   write_summary(history, options.rules.history_window, output.sink());
@@ -87,13 +92,17 @@ int summarize_command(HistoryOptions& options) {
   progress::finish();
   const std::string counts = print_history_diagnostics(diagnostics);
   std::cerr << fmt::format(
-      "gpuplan: {} sample{} of {} unit{} from {} input{}; {} cached results ignored{}; {}\n",
+      "gpuplan: {} sample{} of {} unit{} from {} input{}; {} cached results ignored{}{}; {}\n",
       history.sample_count(), util::plural(history.sample_count()), history.samples.size(),
       util::plural(history.samples.size()), options.paths.size(), util::plural(options.paths.size()),
       history.cached_results,
       history.skipped_runs > 0 ? fmt::format("; {} run{} that skipped every test case left out",
                                              history.skipped_runs, util::plural(history.skipped_runs))
                                : std::string(),
+      options.max_age_days ? fmt::format("; {} test{} with no run in the {} day{} before the newest left out",
+                                         dropped, util::plural(dropped), *options.max_age_days,
+                                         util::plural(static_cast<long>(*options.max_age_days)))
+                           : std::string(),
       counts);
   return exit_ok;
 }
@@ -401,6 +410,10 @@ void add_history_command(CLI::App& app, int& status) {
   summarize
       ->add_option("--window", options->window,
                    "Samples kept per unit, the newest (default: the rules' history_window, 20)")
+      ->transform(whole_number(1, 100000));
+  summarize
+      ->add_option("--max-age", options->max_age_days,
+                   "Leave out tests with no run in the DAYS before the newest run read (removed or moved)")
       ->transform(whole_number(1, 100000));
   summarize->add_option("--rules", options->rules_path, "Rules file whose history_window applies");
   summarize->add_flag("--strict", options->strict, "A bad row is an error (exit 2), not a warning");

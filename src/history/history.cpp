@@ -2,6 +2,9 @@
 #include "gpuplan/history.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -120,6 +123,35 @@ long History::merge_new(History&& newer) {
   cached_results += newer.cached_results;
   skipped_runs += newer.skipped_runs;
   return left_out;
+}
+
+long History::drop_tests_older_than(std::int64_t max_age_ms) {
+  // Each test's newest start, or none where a run of it has no start.
+  std::map<std::string, std::optional<std::int64_t>> newest;
+  std::optional<std::int64_t> latest;
+  for (const auto& [key, runs] : samples) {
+    auto it = newest.try_emplace(key.label, std::numeric_limits<std::int64_t>::min()).first;
+    for (const auto& sample : runs) {
+      if (!sample.start_ms) {
+        it->second.reset();
+        break;
+      }
+      if (it->second) it->second = std::max(*it->second, *sample.start_ms);
+      latest = std::max(latest.value_or(*sample.start_ms), *sample.start_ms);
+    }
+  }
+  if (!latest) return 0;
+  long dropped = 0;
+  for (const auto& [label, start] : newest) {
+    if (!start || *latest - *start <= max_age_ms) continue;
+    ++dropped;
+    auto runs = samples.lower_bound(SampleKey{label, std::nullopt});
+    while (runs != samples.end() && runs->first.label == label) runs = samples.erase(runs);
+    shard_counts.erase(label);
+    other_shard_counts.erase(label);
+    shard_count_latest_ms.erase(label);
+  }
+  return dropped;
 }
 
 }  // namespace gpuplan
