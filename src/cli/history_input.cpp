@@ -512,6 +512,54 @@ void read_history_for_classifying(const std::vector<std::string>& paths, QueryOp
   };
 }
 
+namespace {
+
+/// The name after a label's ':' (or its last package part, as Bazel names //a/b the same as //a/b:b).
+std::string_view target_name(std::string_view label) {
+  const auto colon = label.rfind(':');
+  if (colon != std::string_view::npos && label.find("//") < colon) return label.substr(colon + 1);
+  return label.substr(label.rfind('/') + 1);
+}
+
+/// A note for each GPU test without runs whose name is that of tests with runs that the query no
+/// longer names: the test moved from there, perhaps (a renamed or split package).
+template <typename HasRuns>
+Diagnostics moved_tests(const History& history, const Classification& tests, const HasRuns& has_runs) {
+  Diagnostics notes;
+  std::set<std::string> in_query;
+  for (const auto& test : tests.tests) in_query.insert(label_identity(test.target.label));
+  std::map<std::string_view, std::vector<std::string_view>> gone;  // by name: labels with runs
+  std::string_view previous;
+  for (const auto& entry : history.samples) {
+    const std::string& label = entry.first.label;
+    if (label == previous) continue;
+    previous = label;
+    if (!in_query.contains(label)) gone[target_name(label)].push_back(label);
+  }
+  if (gone.empty()) return notes;
+  std::set<std::string> seen;
+  for (const auto& test : tests.tests) {
+    if (test.bucket != Bucket::gpu) continue;
+    auto label = label_identity(test.target.label);
+    if (!seen.insert(label).second || has_runs(label)) continue;
+    auto found = gone.find(target_name(label));
+    if (found == gone.end()) continue;
+    const auto& from = found->second;
+    const auto n = static_cast<long>(from.size());
+    std::string names = fmt::format("{}", fmt::join(from.begin(), from.begin() + std::min(n, 3L), ", "));
+    if (n > 3) names += fmt::format(" and {} more", n - 3);
+    notes.push_back(Diagnostic{
+        Severity::note, label, "--history",
+        fmt::format("has no runs in the history, and {} of its name {} some, which the query no longer "
+                    "names ({}): if it moved from there, those runs are its own, but a label's runs count "
+                    "only for that label, so it is planned as a test without history until it has runs",
+                    n == 1 ? "a test" : "tests", n == 1 ? "has" : "have", names)});
+  }
+  return notes;
+}
+
+}  // namespace
+
 void check_history_against_tests(const std::optional<History>& history, const Rules& rules,
                                  Classification& tests, bool strict) {
   if (!history) return;
@@ -569,6 +617,10 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
             "run-under's or exec's results records, which name it",
             path_label)});
   }
+  // A test moved to another package has no runs under its new label; its runs are under the old
+  // one, which the query no longer names. Nothing says it is the same test, so they stay unused,
+  // but the test is named beside them (before, it was planned from its size class without a word).
+  Diagnostics moved = moved_tests(*history, tests, has_runs);
   // A GPU test's runs that did part of its work (partial_run) are left out of its duration.
   for (const auto& [label, runs] : partial_runs(*history, tests, rules.history_window)) {
     std::vector<std::pair<long, std::string>> why;  // how many runs, and what they were
@@ -685,6 +737,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                                  util::plural(static_cast<long>(found.size())), errors));
   }
   tests.diagnostics.insert(tests.diagnostics.end(), found.begin(), found.end());
+  tests.diagnostics.insert(tests.diagnostics.end(), moved.begin(), moved.end());
 }
 
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
