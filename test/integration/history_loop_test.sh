@@ -1,0 +1,105 @@
+# A CI's feedback loop over weeks, as the README's commands run it: plan --history H, results
+# records of the run, history summarize H results -o H. What a repository does between runs: a
+# test's GPU count lowered (its runs on more GPUs left out), a test moved to another package (named
+# beside its old label's runs), tests removed (left out of the rolling history by --max-age).
+source test/integration/lib.sh
+requires jq
+
+h100_fleet "$SCRATCH/fleet.yaml"
+query() {  # query FILE LABEL TAG [LABEL TAG]...
+  local out=$1
+  shift
+  {
+    echo '<?xml version="1.1" encoding="UTF-8" standalone="no"?>'
+    echo '<query version="2">'
+    while [ $# -gt 0 ]; do
+      echo "  <rule class=\"py_test\" location=\"/w/BUILD:1:1\" name=\"$1\">"
+      echo "    <string name=\"name\" value=\"${1##*:}\"/>"
+      echo "    <list name=\"tags\"><string value=\"$2\"/></list>"
+      echo '    <string name="size" value="medium"/>'
+      echo '  </rule>'
+      shift 2
+    done
+    echo '</query>'
+  } >"$out"
+}
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,filtered
+
+# Runs of the week before: //ml:train_test on 2 GPUs (100 s, 18,000 MiB a GPU), //ml:old_test and
+# //ml:moved_test, all on day 1 to 4 of November.
+{
+  echo "$HEADER"
+  for day in 1 2 3 4; do
+    echo "//ml:train_test,,10$day.000,18000,h100-0,\"0,1\",2026-11-0${day}T10:00:00.000Z,0,true,false,,"
+    echo "//ml:old_test,,30.000,5000,h100-0,2,2026-11-0${day}T10:00:00.000Z,0,true,false,,"
+    echo "//ml:moved_test,,40.000,5000,h100-0,3,2026-11-0${day}T10:00:00.000Z,0,true,false,,"
+  done
+} >"$SCRATCH/week1.csv"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" "$SCRATCH/week1.csv" -o "$SCRATCH/history.json" \
+  2>/dev/null || fail "first summarize"
+
+# The train test's tag is now gpu (1 GPU). Its runs on 2 GPUs are not its time on one, nor their
+# memory a GPU its need: before, they planned it at 104 s and reserved 20,700 MiB, where it takes
+# 170 s and 36,000 MiB (pack would have shared its GPU on that word).
+query "$SCRATCH/q1.xml" //ml:train_test gpu //ml:old_test gpu //ml:moved_test gpu
+"$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/history.json" \
+  -o "$SCRATCH/p0.json" 2>"$SCRATCH/p0.err" || fail "plan: $(cat "$SCRATCH/p0.err")"
+train() { jq -c '[.assignments[] | select(.label == "//ml:train_test") | .duration_s, .duration_source, .vram_mib]' "$1"; }
+[ "$(train "$SCRATCH/p0.json")" = '[35,"size-median",null]' ] ||
+  fail "train_test planned from its runs on 2 GPUs: $(train "$SCRATCH/p0.json")"
+grep -qF "warning: //ml:train_test: 4 of its last 4 runs in the history were given more GPUs than the 1 it asks for now (as many as 2: runs from before its GPU count was lowered)" \
+  "$SCRATCH/p0.err" || fail "no warning of the runs on more GPUs: $(cat "$SCRATCH/p0.err")"
+grep -qF "4 runs of GPU tests given more GPUs than they ask for now left out" "$SCRATCH/p0.err" ||
+  fail "the totals line does not count them: $(cat "$SCRATCH/p0.err")"
+# One run on 1 GPU took 170 s at 36,000 MiB: the test is planned from it alone (before: 143.6 s,
+# the p90 of 101-104 s and 170 s).
+echo "$HEADER" >"$SCRATCH/run5.csv"
+echo "//ml:train_test,,170.000,36000,h100-0,0,2026-11-05T10:00:00.000Z,0,true,false,," >>"$SCRATCH/run5.csv"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" "$SCRATCH/run5.csv" -o "$SCRATCH/history.json" \
+  2>/dev/null || fail "second summarize"
+"$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/history.json" \
+  -o "$SCRATCH/p1.json" 2>"$SCRATCH/p1.err" || fail "plan: $(cat "$SCRATCH/p1.err")"
+[ "$(train "$SCRATCH/p1.json")" = '[170,"history-p90",41400]' ] ||
+  fail "train_test after a run on 1 GPU: $(train "$SCRATCH/p1.json")"
+
+# //ml:moved_test moved to //vision:moved_test, and //ml:old_test was removed. Before, the moved
+# test was planned from its size class without a word.
+query "$SCRATCH/q2.xml" //ml:train_test gpu //vision:moved_test gpu
+"$GPUPLAN" plan "$SCRATCH/q2.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/history.json" \
+  -o "$SCRATCH/p2.json" 2>"$SCRATCH/p2.err" || fail "plan after the move: $(cat "$SCRATCH/p2.err")"
+jq -e '[.diagnostics[] | select(.label == "//vision:moved_test")] | length == 1 and (.[0] | .severity == "note"
+        and (.message | startswith("has no runs in the history, and a test of its name has some, which the query no longer names (//ml:moved_test)")))' \
+  "$SCRATCH/p2.json" >/dev/null || fail "the moved test is not named beside its old runs: $(jq -c .diagnostics "$SCRATCH/p2.json")"
+grep -qF "1 warning, 1 note" "$SCRATCH/p2.err" || fail "the note is not counted: $(cat "$SCRATCH/p2.err")"
+"$GPUPLAN" explain //vision:moved_test "$SCRATCH/q2.xml" --history "$SCRATCH/history.json" >"$SCRATCH/e2.txt" 2>&1 ||
+  fail "explain of the moved test: $(cat "$SCRATCH/e2.txt")"
+grep -qF "//ml:moved_test" "$SCRATCH/e2.txt" || fail "explain does not name the old label: $(cat "$SCRATCH/e2.txt")"
+
+# Thirty days on, the loop has run the tests the query names; the removed and moved tests' old
+# labels have not run since November 4th.
+echo "$HEADER" >"$SCRATCH/run35.csv"
+echo "//ml:train_test,,171.000,36000,h100-0,0,2026-12-05T10:00:00.000Z,0,true,false,," >>"$SCRATCH/run35.csv"
+echo "//vision:moved_test,,41.000,5000,h100-0,1,2026-12-05T10:00:00.000Z,0,true,false,," >>"$SCRATCH/run35.csv"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" "$SCRATCH/run35.csv" -o "$SCRATCH/kept.json" \
+  2>/dev/null || fail "summarize without --max-age"
+[ "$(jq '[.units[].label] | length' "$SCRATCH/kept.json")" = 4 ] || fail "without --max-age every test stays"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" "$SCRATCH/run35.csv" --max-age 30 \
+  -o "$SCRATCH/aged.json" 2>"$SCRATCH/aged.err" || fail "summarize --max-age: $(cat "$SCRATCH/aged.err")"
+[ "$(jq -c '[.units[].label]' "$SCRATCH/aged.json")" = '["//ml:train_test","//vision:moved_test"]' ] ||
+  fail "--max-age 30 kept: $(jq -c '[.units[].label]' "$SCRATCH/aged.json")"
+grep -qF "2 tests with no run in the 30 days before the newest left out" "$SCRATCH/aged.err" ||
+  fail "the totals line does not say what --max-age left out: $(cat "$SCRATCH/aged.err")"
+# By the runs' own times, not the clock: the same inputs give the same bytes, and a history whose
+# newest run is old loses nothing.
+"$GPUPLAN" history summarize "$SCRATCH/history.json" "$SCRATCH/run35.csv" --max-age 30 \
+  -o "$SCRATCH/aged2.json" 2>/dev/null
+cmp -s "$SCRATCH/aged.json" "$SCRATCH/aged2.json" || fail "--max-age gave other bytes the second time"
+"$GPUPLAN" history summarize "$SCRATCH/history.json" --max-age 1 -o "$SCRATCH/old.json" 2>/dev/null
+[ "$(jq '[.units[].label] | length' "$SCRATCH/old.json")" = 3 ] || fail "--max-age 1 on the week's history"
+# JUnit runs and hand-written rows have no start: a test with such a run is kept, its age unknown.
+printf 'label,seconds\n//ml:old_test,30\n' >"$SCRATCH/nostart.csv"
+"$GPUPLAN" history summarize "$SCRATCH/nostart.csv" "$SCRATCH/run35.csv" --max-age 1 -o "$SCRATCH/ns.json" \
+  2>/dev/null || fail "summarize with a row of no start"
+jq -e '[.units[].label] | index("//ml:old_test") != null' "$SCRATCH/ns.json" >/dev/null ||
+  fail "a test whose run has no start time was left out"
+echo "history_loop_test: ok"
