@@ -620,7 +620,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
   // A test moved to another package has no runs under its new label; its runs are under the old
   // one, which the query no longer names. Nothing says it is the same test, so they stay unused,
   // but the test is named beside them (before, it was planned from its size class without a word).
-  Diagnostics moved = moved_tests(*history, tests, has_runs);
+  Diagnostics notes = moved_tests(*history, tests, has_runs);
   // A GPU test's runs that did part of its work (partial_run) are left out of its duration.
   for (const auto& [label, runs] : partial_runs(*history, tests, rules.history_window)) {
     std::vector<std::pair<long, std::string>> why;  // how many runs, and what they were
@@ -658,10 +658,15 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
       for (const auto& [count, reason] : why) what += fmt::format(" {} {} {};", count, were(count), reason);
       what.pop_back();
     }
-    found.push_back(Diagnostic{
-        severity, label, "--history",
-        fmt::format("{}, and {} left out of its duration{}", what, left_out == 1 ? "it is" : "they are",
-                    runs.every_run ? "; with no other run, it is planned as a test without history" : "")});
+    // Runs of a higher GPU count only: the repository changed the test, nothing went wrong, and a
+    // warning would fail --strict plans until the test ran again, which a failed plan never lets it.
+    const bool older_count_only = runs.more_gpus == left_out;
+    (older_count_only ? notes : found)
+        .push_back(Diagnostic{
+            older_count_only ? Severity::note : severity, label, "--history",
+            fmt::format(
+                "{}, and {} left out of its duration{}", what, left_out == 1 ? "it is" : "they are",
+                runs.every_run ? "; with no other run, it is planned as a test without history" : "")});
   }
   for (const auto& test : tests.tests) {
     const auto label = label_identity(test.target.label);
@@ -737,7 +742,7 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
                                  util::plural(static_cast<long>(found.size())), errors));
   }
   tests.diagnostics.insert(tests.diagnostics.end(), found.begin(), found.end());
-  tests.diagnostics.insert(tests.diagnostics.end(), moved.begin(), moved.end());
+  tests.diagnostics.insert(tests.diagnostics.end(), notes.begin(), notes.end());
 }
 
 Estimator estimator_for(const std::optional<History>& history, const Rules& rules,
