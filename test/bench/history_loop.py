@@ -22,6 +22,7 @@ and GPUs.
 
 usage: GPUPLAN=build/gpuplan history_loop.py DIR [ITERATIONS [N]]   (default 40 iterations, 600 tests)
        PLAN_EXTRA='--policy pack' SUMMARIZE_EXTRA='--max-age 7' ... (more options for the two commands)
+       APPEND=1 ...: every run appends its records to one results_all.csv, which summarize reads whole
 """
 import datetime, hashlib, json, math, os, random, shutil, subprocess, sys, time
 
@@ -229,6 +230,17 @@ def main():
         records, real = simulate_run(P, it, random.Random(SEED * 7919 + it), base_ms)
         res = os.path.join(OUT, f"results_{it:03d}.csv")
         write_results(res, records, crash_node="a100-1" if it == 12 else None)
+        if os.environ.get("APPEND"):  # one results file that every run appends to, as --results does
+            body = open(res).read().split("\n", 1)[1]
+            allp = "results_all.csv"
+            if not os.path.exists(allp):
+                open(allp, "w").write(HEADER + "\n")
+            cur = open(allp).read()
+            with open(allp, "a") as f:
+                if not cur.endswith("\n"):
+                    f.write("\n")
+                f.write(body)
+            res = allp
         sr = run([GP, "history", "summarize", hist, res, "-o", hist] + SUM_EXTRA)
         # pipeline B: the same tests run nightly by another pipeline with its own history
         recs_b, _ = simulate_run(P, it, random.Random(SEED * 104729 + it), base_ms + 12 * 3600_000)
