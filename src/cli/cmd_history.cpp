@@ -170,8 +170,9 @@ int show_command(HistoryOptions& options) {
       if (sample.failed) out += "  failed";
       if (sample.given_no_gpu) out += "  given no GPU (left out if the test needs one)";
       if (sample.gpus_given.value_or(0) > 0)
-        out += fmt::format("  given {} GPU{} (left out if the test needs more)", *sample.gpus_given,
-                           *sample.gpus_given == 1 ? "" : "s");
+        out += fmt::format("  given {} GPU{} (left out if the test needs more{})", *sample.gpus_given,
+                           *sample.gpus_given == 1 ? "" : "s",
+                           *sample.gpus_given == 1 ? "" : " or asks for fewer");
       if (sample.filtered) out += "  filtered to some test cases (left out)";
       out += '\n';
     }
