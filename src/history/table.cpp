@@ -681,9 +681,9 @@ void read_json_document(const simdjson::padded_string& json, const std::string& 
     int64_t version = 0;
     if (document.get_object().get(object) || object["gpuplan_history"].get_int64().get(version))
       refuse(document, "\"gpuplan_history\" is not a version number");
-    if (version != 1)
+    if (version != 1 && version != 2)
       refuse(document, fmt::format("gpuplan_history {} is a version this gpuplan does not read (a newer one "
-                                   "wrote it; this one reads 1)",
+                                   "wrote it; this one reads 1 and 2)",
                                    version));
     if (object["units"].get_array().get(rows)) refuse(document, "\"units\" is not an array");
     for (auto element : rows) {
