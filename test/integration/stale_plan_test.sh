@@ -67,6 +67,14 @@ grep -q 'warning: the plan gives //ml:inference_test 1 GPU' "$SCRATCH/warn.out" 
 under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
 [ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
 
+# exec --command runs no run-under to pass --query to: refused, pointing at verify.
+set +e
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --command true --query "$SCRATCH/now.xml" >"$SCRATCH/cmd.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q 'with --command, check the plan against the query first: gpuplan verify' "$SCRATCH/cmd.out" ||
+  fail "exec --command --query: exit $status: $(cat "$SCRATCH/cmd.out")"
+
 # exec's default bazel test, at the later commit: without --query the stale plan runs
 # inference_test on its 1 GPU and Bazel says PASSED (what gpuplan cannot see); with --query,
 # run-under refuses it and Bazel says FAILED, with the reason in the test's log.
