@@ -137,8 +137,10 @@ struct ChangedSincePlan {
 };
 
 /// nullopt when the query agrees with the plan, or does not have the test.
+/// `node_gpus`: the node's, as run_node_gpus gives them.
 std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, const TestPlacement& placement,
-                                                   const std::string& label, Policy policy) {
+                                                   const std::string& label, Policy policy,
+                                                   const std::vector<int>& node_gpus) {
   auto need = unplanned_need(o, label, policy);
   if (!need) return std::nullopt;
   auto gpus = [](int n) {
@@ -157,6 +159,13 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
   if (need->gpus > planned)
     return ChangedSincePlan{
         true, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
+  // An exclusive test with no GPU count (Bazel runs it alone with every GPU of the machine), planned
+  // with fewer: by a gpuplan of before every_node_gpu, or with a GPU count it has lost since.
+  if (need->every_gpu && !a.unit.requirement->takes_every_node_gpu() &&
+      planned < static_cast<int>(node_gpus.size()))
+    return ChangedSincePlan{
+        true, fmt::format("{}, and {} gives it every GPU of the node it holds ({}) by its tags", given,
+                          o.query, gpus(static_cast<int>(node_gpus.size())))};
   if (need->whole_node && !holds)
     return ChangedSincePlan{
         true,
@@ -629,7 +638,7 @@ int run_under(const RunUnderOptions& o) {
   // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
   // earlier commit, gives it is refused, as a changed shard_count is.
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
-    if (auto change = changed_since_plan(o, placement, target, plan.policy)) {
+    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus)) {
       auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
                               change->what, o.plan);
       if (change->grew && !o.warn_unplanned) {

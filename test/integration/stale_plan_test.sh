@@ -64,6 +64,22 @@ under //ml:inference_test --unplanned=warn sh -c 'echo ran on $CUDA_VISIBLE_DEVI
   fail "--unplanned=warn did not run it: $(cat "$SCRATCH/warn.out")"
 grep -q 'warning: the plan gives //ml:inference_test 1 GPU' "$SCRATCH/warn.out" && grep -qx 'ran on 1' "$SCRATCH/warn.out" ||
   fail "--unplanned=warn: $(cat "$SCRATCH/warn.out")"
+# A plan of a gpuplan from before every_node_gpu gave an exclusive test with no GPU count one GPU
+# (Bazel runs it alone with all of the machine's: a Ray test starting two GPU workers waited or
+# failed); today's query gives it every GPU of the node, and run-under refuses the old plan's one.
+sed -i 's/tags = \["requires-gpu-nvidia"\]/tags = ["requires-gpu-nvidia", "exclusive"]/' "$WORKSPACE/tf/BUILD"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/excl.xml" 2>/dev/null || fail "bazel query with conv_test exclusive"
+jq '(.assignments[] | select(.label == "//tf:conv_test") | .requirements.exclusive) = true' "$SCRATCH/plan.json" \
+  >"$SCRATCH/old-planner.json"
+set +e
+CONV_NODE=$(jq -r '.assignments[] | select(.label == "//tf:conv_test") | .node' "$SCRATCH/plan.json")
+TEST_TARGET=//tf:conv_test "$GPUPLAN" run-under --plan "$SCRATCH/old-planner.json" --node "$CONV_NODE" \
+  --fleet "$FLEET" --lock-dir "$SCRATCH/locks" --query "$SCRATCH/excl.xml" --rules "$RULES" sh -c 'echo ran' >"$SCRATCH/excl.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "the plan gives //tf:conv_test 1 GPU (.*), and .* gives it every GPU of the node it holds ([0-9]* GPUs) by its tags" "$SCRATCH/excl.out" ||
+  fail "run-under ran an exclusive test on the 1 GPU an old plan gave it: exit $status: $(cat "$SCRATCH/excl.out")"
+sed -i 's/tags = \["requires-gpu-nvidia", "exclusive"\]/tags = ["requires-gpu-nvidia"]/' "$WORKSPACE/tf/BUILD"
 under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
 [ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
 
