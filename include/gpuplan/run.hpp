@@ -180,6 +180,10 @@ struct BazelRun {
   /// exec's --missing-gpus=warn, passed on: run-under, which checks each test again, would
   /// otherwise refuse every test on a GPU this machine lacks after exec had said it runs them.
   bool warn_missing_gpus = false;
+  /// exec's --query and --rules (absolute), passed on: the tests at the commit Bazel runs, so that
+  /// run-under refuses one whose tags ask for more than the plan, made earlier, gives it.
+  std::optional<std::string> query;
+  std::optional<std::string> rules;
 };
 
 /// The value Bazel's rc files (or the options after them) give an option of `bazel test`.

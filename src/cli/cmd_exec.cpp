@@ -115,6 +115,8 @@ struct ExecOptions {
   std::string fleet;                    ///< --fleet: lets this node take units planned on other nodes
   std::vector<std::string> bazel_args;  ///< after --: options for the default bazel test
   bool warn_missing_gpus = false;       ///< --missing-gpus=warn
+  std::string query;  ///< --query, passed on to run-under: bazel query output of the commit Bazel runs
+  std::string rules;  ///< --rules, for --query
 };
 
 /// Before the first unit: the node's GPUs must be on this machine (missing_gpus), and be what
@@ -783,6 +785,8 @@ int run_bazel(const ExecOptions& o, const Plan& plan, const std::vector<Assignme
                       std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1));
   }
   if (!o.fleet.empty()) run.fleet = fs::absolute(o.fleet).lexically_normal().string();
+  if (!o.query.empty()) run.query = fs::absolute(o.query).lexically_normal().string();
+  if (!o.rules.empty()) run.rules = fs::absolute(o.rules).lexically_normal().string();
   run.warn_missing_gpus = o.warn_missing_gpus;
   run.jobs = std::max(1, planned_gpu_count(plan, o.node));
   // Bazel gives each test, and so its run-under, Bazel's test environment, not exec's: the NVML
@@ -1003,6 +1007,11 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
                      "the summary is of units exec runs itself (--command); with the default bazel "
                      "test, Bazel runs them: its --build_event_json_file, or --results, says how each ended");
   check_bazel_args(o.bazel_args, !o.command.empty());
+  if (!o.command.empty() && (!o.query.empty() || !o.rules.empty()))
+    throw InputError(
+        Position{o.query.empty() ? "--rules" : "--query"},
+        "--query and --rules are passed on to the default bazel test's run-under; with --command, "
+        "check the plan against the query first: gpuplan verify PLAN --fleet FLEET QUERY");
   // The default bazel test launches run-under once per test: the plan's index, in the lock
   // directory where the plan's folder takes none, spares each launch reading the whole plan.
   const bool by_bazel = o.command.empty() && o.plan != "-" && !o.dry_run;
@@ -1397,6 +1406,10 @@ void add_exec_command(CLI::App& app, int& status) {
   command->add_option("--lock-dir", options->lock_dir,
                       "also take the per-GPU lock files run-under uses, to share the GPUs with it");
   add_missing_gpus_option(*command, options->warn_missing_gpus);
+  command->add_option("--query", options->query,
+                      "bazel query output of the commit Bazel runs, passed on to the default bazel test's "
+                      "run-under: a test whose tags ask for more GPUs than the plan gives it is refused");
+  command->add_option("--rules", options->rules, "rules file for --query");
   command->add_option(
       "bazel-options", options->bazel_args,
       "after --: options for the default bazel test, before gpuplan's own (-- --config=cuda)");

@@ -127,6 +127,55 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
   return std::nullopt;
 }
 
+/// What `--query`, made at the commit Bazel runs, says of a test the plan has on this node or among
+/// its CPU tests that the plan did not: `grew` when its tags now ask for more GPUs than the plan
+/// gives it, for the whole node where the plan shares it, or for GPUs where the plan has it a CPU
+/// test (run as planned, a test that skips its multi-GPU or GPU paths would pass); else for fewer.
+struct ChangedSincePlan {
+  bool grew = false;
+  std::string what;
+};
+
+/// nullopt when the query agrees with the plan, or does not have the test.
+/// `node_gpus`: the node's, as run_node_gpus gives them.
+std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, const TestPlacement& placement,
+                                                   const std::string& label, Policy policy,
+                                                   const std::vector<int>& node_gpus) {
+  auto need = unplanned_need(o, label, policy);
+  if (!need) return std::nullopt;
+  auto gpus = [](int n) {
+    return n == 0 ? std::string("no GPU") : fmt::format("{} GPU{}", n, util::plural(n));
+  };
+  if (placement.kind == TestPlacement::Kind::cpu) {
+    if (need->gpus == 0) return std::nullopt;
+    return ChangedSincePlan{
+        true, fmt::format("the plan has {} among its CPU tests, and {} gives it {} by its tags", label,
+                          o.query, gpus(need->gpus))};
+  }
+  const Assignment& a = *placement.assignment;
+  const int planned = static_cast<int>(a.gpus.size());
+  const bool holds = holds_whole_node(a, policy);
+  auto given = fmt::format("the plan gives {} {} ({})", label, gpus(planned), gpu_list(a.gpus));
+  if (need->gpus > planned)
+    return ChangedSincePlan{
+        true, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
+  // An exclusive test with no GPU count (Bazel runs it alone with every GPU of the machine), planned
+  // with fewer: by a gpuplan of before every_node_gpu, or with a GPU count it has lost since.
+  if (need->every_gpu && !a.unit.requirement->takes_every_node_gpu() &&
+      planned < static_cast<int>(node_gpus.size()))
+    return ChangedSincePlan{
+        true, fmt::format("{}, and {} gives it every GPU of the node it holds ({}) by its tags", given,
+                          o.query, gpus(static_cast<int>(node_gpus.size())))};
+  if (need->whole_node && !holds)
+    return ChangedSincePlan{
+        true,
+        fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given, o.query)};
+  if (need->gpus < planned && !holds)
+    return ChangedSincePlan{
+        false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
+  return std::nullopt;
+}
+
 /// Any `count` free GPUs of the node, lowest first. Never waits while holding a lock, so it
 /// cannot deadlock with the planned tests that take theirs in index order.
 std::pair<std::vector<int>, std::vector<os::GpuLocks>> take_any(const std::string& dir, int count,
@@ -586,6 +635,21 @@ int run_under(const RunUnderOptions& o) {
     else  // more shards than planned, or sharded since: each planned shard's cases still run
       std::cerr << fmt::format("gpuplan run-under: warning: {}\n", mismatch);
   }
+  // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
+  // earlier commit, gives it is refused, as a changed shard_count is.
+  if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
+    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus)) {
+      auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
+                              change->what, o.plan);
+      if (change->grew && !o.warn_unplanned) {
+        std::cerr << fmt::format(
+            "gpuplan run-under: refusing to run {} on node {}: {}. A GPU test never runs short of the GPUs "
+            "it asks for; --unplanned=warn runs it as planned instead.\n",
+            target, node, what);
+        return exit_bad_input;
+      }
+      std::cerr << fmt::format("gpuplan run-under: warning: {}; it runs as planned\n", what);
+    }
   if (!o.claims.empty() && !fewer_shards &&
       (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
@@ -868,8 +932,10 @@ void add_run_under_command(CLI::App& app, int& status) {
                    "after each test, rewrite this JUnit XML file from every record in --results (one "
                    "testcase a test, with node, GPUs and time)")
       ->needs(results);
-  command->add_option("--query", options->query,
-                      "bazel query output to find the GPUs of a test missing from the plan by its tags");
+  command->add_option(
+      "--query", options->query,
+      "bazel query output of the commit Bazel runs: a test missing from the plan gets GPUs by "
+      "its tags, and one whose tags ask for more than the plan gives it is refused");
   command->add_option("--rules", options->rules, "rules file for --query");
   command
       ->add_option_function<std::string>(

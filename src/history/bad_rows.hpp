@@ -15,7 +15,11 @@ class BadRows {
   /// Throws InputError("file:line: what") under strict; otherwise remembers the row as skipped.
   void add(long line, std::string_view what);
 
-  /// One warning naming the count and the first bad row; empty when nothing was skipped.
+  /// A finding about the whole file that is no bad row (a newer gpuplan's columns): under strict
+  /// throws InputError("file:line: what"); otherwise a warning of its own.
+  void warn(long line, std::string_view what);
+
+  /// One warning naming the count and the first bad row, and those of warn().
   Diagnostics diagnostics() const;
 
  private:
@@ -23,6 +27,7 @@ class BadRows {
   bool strict_;
   long count_ = 0;
   std::string first_;
+  Diagnostics warnings_;
 };
 
 }  // namespace gpuplan::history

@@ -3,15 +3,42 @@
 #include <algorithm>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "gpuplan/history.hpp"
 #include "util/json_writer.hpp"
 
 namespace gpuplan {
 
+namespace {
+
+/// Whether a gpuplan that reads version 1 only would misread the unit's runs `recent`: it knows no
+/// given_no_gpu, gpus or filtered, and took a run given no GPU, filtered to some test cases, or
+/// given another GPU count than its other runs (fewer than the test needs, perhaps) for a whole run of the
+/// test, which then set its duration.
+bool misread_by_version_1(const std::vector<Sample>& recent) {
+  std::optional<int> gpus;
+  for (const auto& s : recent) {
+    if (s.given_no_gpu || s.filtered) return true;
+    if (!s.gpus_given) continue;
+    if (gpus && *gpus != *s.gpus_given) return true;
+    gpus = s.gpus_given;
+  }
+  return false;
+}
+
+}  // namespace
+
 void write_summary(const History& history, int window, const std::function<void(std::string_view)>& write) {
   util::JsonWriter out(write, -1);
-  out.raw("{\n  \"gpuplan_history\": 1,\n  \"units\": [");
+  // Version 2 only where a version-1 reader (gpuplan before this round: it refuses version 2,
+  // exit 2) would take a partial run for a whole one; else 1, which every gpuplan reads.
+  const bool second = std::any_of(history.samples.begin(), history.samples.end(), [&](const auto& unit) {
+    auto recent = window_samples(unit.second, window);
+    return !recent.empty() && misread_by_version_1(recent);
+  });
+  out.raw(second ? "{\n  \"gpuplan_history\": 2,\n  \"units\": ["
+                 : "{\n  \"gpuplan_history\": 1,\n  \"units\": [");
   const char* separator = "\n    ";
   for (const auto& [key, samples] : history.samples) {
     auto recent = window_samples(samples, window);

@@ -4,6 +4,7 @@
 // peak_up_front, shard_count, gpus, filtered; columns are found by name and unknown ones ignored. Also the
 // file `gpuplan history summarize` writes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -297,6 +298,29 @@ class CsvRecords {
   long line_ = 1;
 };
 
+/// The columns every results file of run-under and exec begins with, since the first.
+constexpr std::string_view results_columns[] = {"label", "shard", "seconds",     "peak_vram_mib", "node",
+                                                "gpus",  "start", "exit_status", "gpu_touched"};
+
+/// A results file (its header begins with run-under's columns) with columns this gpuplan does not
+/// know was written by a newer one, whose column may mark a run as partial (as `filtered` did):
+/// read without it, such a run would set the test's duration. A warning naming them.
+void newer_results_columns(const std::vector<std::string>& header, long line, history::BadRows& bad) {
+  if (header.size() <= std::size(results_columns) ||
+      !std::equal(std::begin(results_columns), std::end(results_columns), header.begin()))
+    return;
+  std::vector<std::string_view> unknown;
+  for (const auto& name : header)
+    if (!is_row_column(name)) unknown.push_back(name);
+  if (unknown.empty()) return;
+  bad.warn(line, fmt::format("a results file of a newer gpuplan: its header has {} {}, which this gpuplan "
+                             "does not read; its runs are read without {}, so a run they mark as partial "
+                             "would count as whole. Read it with that gpuplan (or a newer one)",
+                             unknown.size() == 1 ? "the column" : "the columns",
+                             util::excerpt(fmt::format("{}", fmt::join(unknown, ",")), 200),
+                             unknown.size() == 1 ? "it" : "them"));
+}
+
 void read_csv(std::streambuf& text, History& history, history::BadRows& bad, const LabelFilter& keep) {
   CsvRecords records(text);
   std::vector<std::string> header;
@@ -323,6 +347,7 @@ void read_csv(std::streambuf& text, History& history, history::BadRows& bad, con
     header = record.size() == 2 ? std::vector<std::string>{"label", "seconds"}
                                 : std::vector<std::string>{"label", "shard", "seconds", "peak_vram_mib"};
   } else {
+    newer_results_columns(header, line, bad);
     for (std::string_view required : {"label", "seconds"}) {
       if (std::find(header.begin(), header.end(), required) == header.end()) {
         bad.add(line,
@@ -681,9 +706,9 @@ void read_json_document(const simdjson::padded_string& json, const std::string& 
     int64_t version = 0;
     if (document.get_object().get(object) || object["gpuplan_history"].get_int64().get(version))
       refuse(document, "\"gpuplan_history\" is not a version number");
-    if (version != 1)
+    if (version != 1 && version != 2)
       refuse(document, fmt::format("gpuplan_history {} is a version this gpuplan does not read (a newer one "
-                                   "wrote it; this one reads 1)",
+                                   "wrote it; this one reads 1 and 2)",
                                    version));
     if (object["units"].get_array().get(rows)) refuse(document, "\"units\" is not an array");
     for (auto element : rows) {

@@ -174,6 +174,8 @@ std::string run_under_command(const BazelRun& r) {
   if (r.results) command += " --results " + shell_quote(*r.results);
   if (r.fleet) command += " --fleet " + shell_quote(*r.fleet);
   if (r.warn_missing_gpus) command += " --missing-gpus=warn";
+  if (r.query) command += " --query " + shell_quote(*r.query);
+  if (r.rules) command += " --rules " + shell_quote(*r.rules);
   return command;
 }
 

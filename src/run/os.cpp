@@ -590,10 +590,19 @@ std::size_t check_appendable(const std::string& path, const std::vector<std::str
   auto line = [](std::string_view header) { return header.substr(0, header.find('\n')); };
   for (std::size_t i = 0; i < headers.size(); ++i)
     if (first == line(headers[i])) return i;
+  // Begun by a newer gpuplan, whose records have columns after this one's: a node whose image is
+  // older than the others' in a rollout. Its tests failed with no word of why.
+  const std::string ours(line(headers.front()));
+  const bool newer = first.starts_with(ours + ",");
   if (first.size() > 200) first = first.substr(0, 200) + "...";
-  throw InputError(Position{path}, fmt::format("its header is {:?}, not {:?}: its records have other columns "
-                                               "than this gpuplan writes; give --results a new file",
-                                               first, line(headers.front())));
+  throw InputError(
+      Position{path},
+      fmt::format("its header is {:?}, not {:?}: its records have other columns than this gpuplan "
+                  "writes{}",
+                  first, ours,
+                  newer ? " (a newer gpuplan began it, with columns after this one's): run the same "
+                          "gpuplan on every node that appends to it, or give --results a new file"
+                        : "; give --results a new file"));
 }
 
 void append_locked(const std::string& path, std::string_view header, std::string_view line) {

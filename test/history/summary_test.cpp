@@ -52,10 +52,28 @@ TEST_CASE("a summary keeps which runs were given no GPU, and merging keeps it") 
   CHECK(summarize(read_table_text(text, true).history, 20) == text);
 }
 
+TEST_CASE("a summary whose runs a version-1 reader would take for whole runs is version 2") {
+  // gpuplan before this round reads version 1 only, and knows no given_no_gpu, gpus or filtered: it
+  // took a 0.3 s run filtered to one test case, or one given no GPU, for the test's duration. It
+  // refuses version 2 (exit 2, "a newer one wrote it"); a summary without such runs stays 1.
+  auto version = [](const std::string& csv) {
+    auto text = summarize(read_table_text(csv, true).history, 20);
+    REQUIRE(text == summarize(read_table_text(text, true).history, 20));  // read back, 2 too
+    return text.substr(0, text.find(",\n"));
+  };
+  CHECK(version("label,seconds,gpus\n//a:t,40,\"0,1\"\n//a:t,41,\"2,3\"\n") == "{\n  \"gpuplan_history\": 1");
+  CHECK(version("label,seconds\n//a:t,40\n") == "{\n  \"gpuplan_history\": 1");
+  CHECK(version("label,seconds,gpus,filtered\n//a:t,40,1,\n//a:t,0.3,1,true\n") ==
+        "{\n  \"gpuplan_history\": 2");
+  CHECK(version("label,seconds,gpus\n//a:t,40,1\n//a:t,0.4,\n") == "{\n  \"gpuplan_history\": 2");
+  CHECK(version("label,seconds,gpus\n//a:t,40,\"0,1,2,3\"\n//a:t,5,\"0,1\"\n") ==
+        "{\n  \"gpuplan_history\": 2");
+}
+
 TEST_CASE("a summary of another gpuplan version, or cut short, is refused whole, not misread") {
   // Without --strict too: as a bad row, a rolling history summarized into itself lost every run.
-  REQUIRE_THROWS_WITH(read_table_text("{\"gpuplan_history\": 2, \"units\": []}", false),
-                      Catch::Contains("gpuplan_history 2 is a version this gpuplan does not read"));
+  REQUIRE_THROWS_WITH(read_table_text("{\"gpuplan_history\": 3, \"units\": []}", false),
+                      Catch::Contains("gpuplan_history 3 is a version this gpuplan does not read"));
   const std::string whole =
       "{\"gpuplan_history\": 1, \"units\": [\n{\"label\":\"//a:t\",\"shard\":null,\"seconds\":[7.0]},\n"
       "{\"label\":\"//a:u\",\"shard\":null,\"seconds\":[8.0]}\n]}\n";

@@ -238,3 +238,23 @@ TEST_CASE("a results file sorted by label and shard keeps the newest shard count
   CHECK_FALSE(history.samples.contains({"//a:s", 7}));
   CHECK(history.other_shard_counts.at("//a:s") == std::pair<int, long>{8, 3});
 }
+
+TEST_CASE("a results file with columns of a newer gpuplan is read with a warning naming them") {
+  // A gpuplan of before `filtered` read this round's results file without it, and a run of one test
+  // case set the test's duration without a word; a column this one does not know is said.
+  const std::string header =
+      "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,"
+      "filtered";
+  const std::string row = "//a:t,,0.300,,n0,0,2026-12-06T10:00:00.000Z,0,true,,,";
+  auto read = read_table_text(header + ",partial\n" + row + ",true\n", false);
+  REQUIRE(read.history.samples.at({"//a:t", std::nullopt}).size() == 1);
+  REQUIRE(read.diagnostics.size() == 1);
+  CHECK_THAT(read.diagnostics[0].message,
+             Catch::Contains("history.csv:1: a results file of a newer gpuplan: its header has the column "
+                             "partial, which this gpuplan does not read"));
+  REQUIRE_THROWS_WITH(read_table_text(header + ",partial\n" + row + ",true\n", true),
+                      Catch::Contains("history.csv:1: a results file of a newer gpuplan"));
+  // This gpuplan's own columns, and a team's table with columns of its own, say nothing.
+  CHECK(read_table_text(header + "\n" + row + "\n", true).diagnostics.empty());
+  CHECK(read_table_text("label,seconds,owner\n//a:t,3,team-a\n", true).diagnostics.empty());
+}

@@ -78,6 +78,13 @@ TEST_CASE("a results file under another header is refused before anything runs, 
   REQUIRE_THROWS_WITH(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}),
                       Catch::StartsWith(path + ": its header is \"label,shard,seconds,peak_vram_mib\", not "
                                                "\"label,shard,seconds,peak_vram_mib,node\""));
+  // A newer gpuplan's, with columns after this one's (a node whose image is older in a rollout).
+  std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node,filtered\n";
+  REQUIRE_THROWS_WITH(
+      os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}),
+      Catch::EndsWith("than this gpuplan writes (a newer gpuplan began it, with columns after "
+                      "this one's): run the same gpuplan on every node that appends to it, or "
+                      "give --results a new file"));
   std::ofstream(path) << "label,shard,seconds,peak_vram_mib,node\r\n";
   REQUIRE_NOTHROW(os::check_appendable(path, {"label,shard,seconds,peak_vram_mib,node\n"}));
   std::ofstream(path)

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A plan made at one commit and run at a later one, where a test's tags changed since: gpu -> gpu:2,
+# cpu-only -> gpu. Given the query of the commit Bazel runs (--query), run-under, and exec's default
+# bazel test through it, refuse such a test rather than run it on the GPUs of the old plan, where a
+# test that skips its multi-GPU paths passes; verify with that query reports it too.
+source test/integration/lib.sh
+requires bazel jq
+GPUPLAN=$(realpath "$GPUPLAN")
+RULES=$SOURCE_DIR/examples/rules.yaml
+FLEET=$SOURCE_DIR/examples/fleet.yaml
+
+# A copy of the example workspace (its deps-repos beside it, as its WORKSPACE names them).
+cp -r "$WORKSPACE" "$SCRATCH/ws"
+cp -r "$SOURCE_DIR/examples/deps-repos" "$SCRATCH/deps-repos"
+rm -f "$SCRATCH"/ws/bazel-*
+WORKSPACE=$SCRATCH/ws
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/then.xml" 2>/dev/null || fail "bazel query at the plan's commit"
+"$GPUPLAN" plan -q --fleet "$FLEET" --rules "$RULES" "$SCRATCH/then.xml" -o "$SCRATCH/plan.json" 2>/dev/null ||
+  fail "plan of the copy's query"
+NODE=$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .node' "$SCRATCH/plan.json")
+[ "$(jq -c '.assignments[] | select(.label == "//ml:inference_test") | .gpus | length' "$SCRATCH/plan.json")" = 1 ] ||
+  fail "//ml:inference_test is not planned on 1 GPU"
+jq -e '.cpu_tests[] | select(.label == "//core:config_test")' "$SCRATCH/plan.json" >/dev/null ||
+  fail "//core:config_test is not a CPU test of the plan"
+
+# A later commit: inference_test asks for 2 GPUs, config_test for a GPU.
+sed -i 's/tags = \["gpu", "gpu-mem:16G"\]/tags = ["gpu:2", "gpu-mem:16G"]/' "$WORKSPACE/ml/BUILD"
+sed -i 's/tags = \["cpu-only"\]/tags = ["gpu"]/' "$WORKSPACE/core/BUILD"
+grep -q '"gpu:2", "gpu-mem:16G"' "$WORKSPACE/ml/BUILD" && grep -q 'tags = \["gpu"\]' "$WORKSPACE/core/BUILD" ||
+  fail "the edits of the copy's BUILD files did not take"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/now.xml" 2>/dev/null || fail "bazel query at the later commit"
+
+# verify with the later query says both.
+set +e
+"$GPUPLAN" verify "$SCRATCH/plan.json" --fleet "$FLEET" --rules "$RULES" "$SCRATCH/now.xml" >"$SCRATCH/verify.out" 2>&1
+status=$?
+set -e
+[ "$status" = 4 ] || fail "verify with the later query: exit $status, not 4: $(cat "$SCRATCH/verify.out")"
+grep -q '//ml:inference_test: .*\[gpu-count\]' "$SCRATCH/verify.out" &&
+  grep -q '//core:config_test: is a GPU test of the query but is not in the plan \[coverage\]' "$SCRATCH/verify.out" ||
+  fail "verify does not name both changed tests: $(cat "$SCRATCH/verify.out")"
+
+# run-under with the later query refuses both (exit 2, naming the test and what changed) ...
+mkdir -m 0700 "$SCRATCH/locks"
+under() {
+  TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$NODE" --lock-dir "$SCRATCH/locks" \
+    --query "$SCRATCH/now.xml" --rules "$RULES" "${@:2}"
+}
+set +e
+under //ml:inference_test sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' >"$SCRATCH/ru.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && ! grep -q '^ran on' "$SCRATCH/ru.out" || fail "run-under ran //ml:inference_test: $(cat "$SCRATCH/ru.out")"
+grep -q "refusing to run //ml:inference_test on node $NODE: the plan gives //ml:inference_test 1 GPU (1), and $SCRATCH/now.xml asks for 2" "$SCRATCH/ru.out" ||
+  fail "run-under's refusal does not say what changed: $(cat "$SCRATCH/ru.out")"
+set +e
+under //core:config_test sh -c 'echo ran' >"$SCRATCH/cpu.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "the plan has //core:config_test among its CPU tests, and $SCRATCH/now.xml gives it 1 GPU" "$SCRATCH/cpu.out" ||
+  fail "run-under ran //core:config_test with no GPU: exit $status: $(cat "$SCRATCH/cpu.out")"
+# ... --unplanned=warn runs them as planned, with a warning; an unchanged test runs without a word.
+under //ml:inference_test --unplanned=warn sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' >"$SCRATCH/warn.out" 2>&1 ||
+  fail "--unplanned=warn did not run it: $(cat "$SCRATCH/warn.out")"
+grep -q 'warning: the plan gives //ml:inference_test 1 GPU' "$SCRATCH/warn.out" && grep -qx 'ran on 1' "$SCRATCH/warn.out" ||
+  fail "--unplanned=warn: $(cat "$SCRATCH/warn.out")"
+# A plan of a gpuplan from before every_node_gpu gave an exclusive test with no GPU count one GPU
+# (Bazel runs it alone with all of the machine's: a Ray test starting two GPU workers waited or
+# failed); today's query gives it every GPU of the node, and run-under refuses the old plan's one.
+sed -i 's/tags = \["requires-gpu-nvidia"\]/tags = ["requires-gpu-nvidia", "exclusive"]/' "$WORKSPACE/tf/BUILD"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/excl.xml" 2>/dev/null || fail "bazel query with conv_test exclusive"
+jq '(.assignments[] | select(.label == "//tf:conv_test") | .requirements.exclusive) = true' "$SCRATCH/plan.json" \
+  >"$SCRATCH/old-planner.json"
+set +e
+CONV_NODE=$(jq -r '.assignments[] | select(.label == "//tf:conv_test") | .node' "$SCRATCH/plan.json")
+TEST_TARGET=//tf:conv_test "$GPUPLAN" run-under --plan "$SCRATCH/old-planner.json" --node "$CONV_NODE" \
+  --fleet "$FLEET" --lock-dir "$SCRATCH/locks" --query "$SCRATCH/excl.xml" --rules "$RULES" sh -c 'echo ran' >"$SCRATCH/excl.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "the plan gives //tf:conv_test 1 GPU (.*), and .* gives it every GPU of the node it holds ([0-9]* GPUs) by its tags" "$SCRATCH/excl.out" ||
+  fail "run-under ran an exclusive test on the 1 GPU an old plan gave it: exit $status: $(cat "$SCRATCH/excl.out")"
+sed -i 's/tags = \["requires-gpu-nvidia", "exclusive"\]/tags = ["requires-gpu-nvidia"]/' "$WORKSPACE/tf/BUILD"
+under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
+[ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
+
+# exec --command runs no run-under to pass --query to: refused, pointing at verify.
+set +e
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --command true --query "$SCRATCH/now.xml" >"$SCRATCH/cmd.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q 'with --command, check the plan against the query first: gpuplan verify' "$SCRATCH/cmd.out" ||
+  fail "exec --command --query: exit $status: $(cat "$SCRATCH/cmd.out")"
+
+# exec's default bazel test, at the later commit: without --query the stale plan runs
+# inference_test on its 1 GPU and Bazel says PASSED (what gpuplan cannot see); with --query,
+# run-under refuses it and Bazel says FAILED, with the reason in the test's log.
+bazel_wrapper "$SCRATCH/bin" --test_env=GPU_PROBE_LOG="$SCRATCH/probe.log" --sandbox_writable_path="$SCRATCH"
+sed -i "s|^command=\$1; shift|WORKSPACE=$WORKSPACE\n&|" "$SCRATCH/bin/bazel"
+cd "$WORKSPACE"
+PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --lock-dir "$SCRATCH/locks" \
+  >"$SCRATCH/exec-blind.out" 2>&1 || fail "exec without --query: $(tail -20 "$SCRATCH/exec-blind.out")"
+grep -q '//ml:inference_test .*PASSED' "$SCRATCH/exec-blind.out" && grep -qx 'target=//ml:inference_test shard=/ gpus=1' "$SCRATCH/probe.log" ||
+  fail "without --query: $(tail -20 "$SCRATCH/exec-blind.out")"
+set +e
+PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --lock-dir "$SCRATCH/locks" \
+  --query "$SCRATCH/now.xml" --rules "$RULES" >"$SCRATCH/exec.out" 2>&1
+status=$?
+set -e
+[ "$status" != 0 ] || fail "exec --query passed: $(tail -20 "$SCRATCH/exec.out")"
+grep -q '//ml:inference_test .*FAILED' "$SCRATCH/exec.out" && grep -q '//ml:remote_exec_test .*PASSED' "$SCRATCH/exec.out" ||
+  fail "exec --query: not inference_test failed and the rest passed: $(tail -20 "$SCRATCH/exec.out")"
+grep -q 'refusing to run //ml:inference_test .* asks for 2 GPUs by its tags' "$WORKSPACE/bazel-testlogs/ml/inference_test/test.log" ||
+  fail "the test's log does not say why: $(head -20 "$WORKSPACE/bazel-testlogs/ml/inference_test/test.log")"
+cd "$SOURCE_DIR"
+echo "PASS"
