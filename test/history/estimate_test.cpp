@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuplan/history.hpp"
+#include "util/rounding.hpp"
 
 using namespace gpuplan;
 
@@ -51,6 +52,14 @@ TEST_CASE("the 100th percentile is the slowest sample in the window, the 0th the
   REQUIRE(slowest->seconds == 9);
   rules.history_percentile = 0;
   REQUIRE(estimate_from_samples(durations({4, 9, 1, 7}), rules)->seconds == 1);
+}
+
+TEST_CASE("the percentile rounds the same on every machine: no fused multiply-add") {
+  // 1 + (1.315 - 1) * 0.9 rounded after the multiply is 1.2835000000000001, planned as 1.284 s;
+  // fused into one multiply-add (GCC's default on aarch64) it was 1.2834999999999999, 1.283 s.
+  auto estimate = estimate_from_samples(durations({1.0, 1.315}), Rules{});
+  REQUIRE(estimate->seconds == 1.2835000000000001);
+  REQUIRE(util::json_seconds(estimate->seconds) == 1.284);
 }
 
 TEST_CASE("when every sample has a start time, the newest are the latest started") {
