@@ -330,15 +330,18 @@ bool test_kind_may_run_pytest(std::string_view target_kind);
 
 /// One test's recent runs that measured only part of its work, which its estimate leaves out.
 struct PartialRuns {
-  long given_no_gpu = 0;   ///< among the newest `window` of each of its units
-  long fewer_gpus = 0;     ///< given fewer GPUs than `needs`
-  int fewest_gpus = 0;     ///< the fewest GPUs such a run was given
-  long more_gpus = 0;      ///< given more GPUs than `needs` (of a time it asked for more)
-  int most_gpus = 0;       ///< the most GPUs such a run was given
-  int needs = 0;           ///< the GPUs the test needs
-  long filtered = 0;       ///< filtered to some test cases
-  long recent = 0;         ///< the newest `window` of each of its units, these included
-  bool every_run = false;  ///< no run of the test was whole: it is planned as one without history
+  long given_no_gpu = 0;       ///< among the newest `window` of each of its units
+  long fewer_gpus = 0;         ///< given fewer GPUs than `needs`
+  int fewest_gpus = 0;         ///< the fewest GPUs such a run was given
+  long fewer_after_whole = 0;  ///< of those, the runs after a whole run of their unit
+  long fewer_last = 0;         ///< of those, the runs no whole run of their unit came after (neither
+                               ///< these nor those: runs of a count raised since)
+  long more_gpus = 0;          ///< given more GPUs than `needs` (of a time it asked for more)
+  int most_gpus = 0;           ///< the most GPUs such a run was given
+  int needs = 0;               ///< the GPUs the test needs
+  long filtered = 0;           ///< filtered to some test cases
+  long recent = 0;             ///< the newest `window` of each of its units, these included
+  bool every_run = false;      ///< no run of the test was whole: it is planned as one without history
   long left_out() const { return given_no_gpu + fewer_gpus + more_gpus + filtered; }
 };
 /// By canonical label, each GPU test of `tests` (bucket gpu: the tests a plan places) of which a

@@ -658,9 +658,12 @@ void check_history_against_tests(const std::optional<History>& history, const Ru
       for (const auto& [count, reason] : why) what += fmt::format(" {} {} {};", count, were(count), reason);
       what.pop_back();
     }
-    // Runs of a higher GPU count only: the repository changed the test, nothing went wrong, and a
-    // warning would fail --strict plans until the test ran again, which a failed plan never lets it.
-    const bool older_count_only = runs.more_gpus == left_out;
+    // Runs of another GPU count only, those of fewer GPUs all before a whole run of their unit and
+    // none after one: the repository changed the test's count, nothing went wrong, and a warning
+    // would fail --strict plans for the window's length. Runs given fewer GPUs after a whole run
+    // are a machine short of GPUs, and so may be those no whole run followed yet: a warning.
+    const bool older_count_only =
+        runs.more_gpus + runs.fewer_gpus == left_out && runs.fewer_after_whole == 0 && runs.fewer_last == 0;
     (older_count_only ? notes : found)
         .push_back(Diagnostic{
             older_count_only ? Severity::note : severity, label, "--history",

@@ -291,15 +291,22 @@ std::map<std::string, PartialRuns> partial_runs(const History& history, const Cl
           std::all_of(it->second.begin(), it->second.end(), [&runs, takes_more](const Sample& s) {
             return partial_run(s, runs.needs, takes_more) != PartialRun::whole;
           });
+      bool whole_before = false;  // a whole run of this unit came before, oldest first
+      long fewer_pending = 0;     // runs given fewer GPUs since, that no whole run has followed yet
       for (const auto& sample : recent_samples(it->second, window)) {
         ++runs.recent;
         switch (partial_run(sample, runs.needs, takes_more)) {
-          case PartialRun::whole: break;
+          case PartialRun::whole:
+            whole_before = true;
+            fewer_pending = 0;
+            break;
           case PartialRun::filtered: ++runs.filtered; break;
           case PartialRun::given_no_gpu: ++runs.given_no_gpu; break;
           case PartialRun::fewer_gpus:
             runs.fewest_gpus =
                 runs.fewer_gpus++ == 0 ? *sample.gpus_given : std::min(runs.fewest_gpus, *sample.gpus_given);
+            if (whole_before) ++runs.fewer_after_whole;
+            ++fewer_pending;
             break;
           case PartialRun::more_gpus:
             runs.most_gpus = std::max(runs.most_gpus, *sample.gpus_given);
@@ -307,6 +314,7 @@ std::map<std::string, PartialRuns> partial_runs(const History& history, const Cl
             break;
         }
       }
+      runs.fewer_last += fewer_pending;
     }
     if (runs.left_out() > 0) found.emplace(label, runs);
   }

@@ -107,4 +107,41 @@ printf 'label,seconds\n//ml:old_test,30\n' >"$SCRATCH/nostart.csv"
   2>/dev/null || fail "summarize with a row of no start"
 jq -e '[.units[].label] | index("//ml:old_test") != null' "$SCRATCH/ns.json" >/dev/null ||
   fail "a test whose run has no start time was left out"
+# //ml:dist_test's tag went from gpu to gpu:2. Its runs on 1 GPU, with none on 2 yet, may be a
+# machine short of GPUs as well as its older count: a warning, an error under --strict (as
+# run_under_test's run on 1 of 2 GPUs). Once it has run on 2 GPUs (a plan without --strict), the
+# runs on 1 before that are its older count's: a note. Before, they stayed a warning for as long
+# as they were in the window, and every --strict plan failed.
+{
+  echo "$HEADER"
+  for day in 1 2 3; do
+    echo "//ml:dist_test,,50.000,9000,h100-0,4,2026-11-0${day}T10:00:00.000Z,0,true,false,,"
+    echo "//ml:other_test,,10.000,9000,h100-0,5,2026-11-0${day}T10:00:00.000Z,0,true,false,,"
+  done
+} >"$SCRATCH/dist.csv"
+query "$SCRATCH/q3.xml" //ml:dist_test gpu:2 //ml:other_test gpu
+dist_plan() {  # dist_plan NAME [--strict]: plan q3 with the dist history, NAME.json and NAME.err
+  local name=$1; shift
+  "$GPUPLAN" plan "$SCRATCH/q3.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/dist.csv" "$@" \
+    -o "$SCRATCH/$name.json" 2>"$SCRATCH/$name.err"
+}
+dist_severity() {  # dist_severity NAME: the severities of //ml:dist_test's diagnostics in NAME.json
+  jq -c '[.diagnostics[] | select(.label == "//ml:dist_test") | .severity]' "$SCRATCH/$1.json"
+}
+! dist_plan raised-strict --strict || fail "--strict planned a test whose every run was short of GPUs"
+dist_plan raised || fail "plan: $(cat "$SCRATCH/raised.err")"
+[ "$(dist_severity raised)" = '["warning"]' ] || fail "runs on 1 GPU, none on 2: $(jq -c .diagnostics "$SCRATCH/raised.json")"
+# Its first run on 2 GPUs: the runs on 1 before it are the older count's.
+echo "//ml:dist_test,,30.000,9000,h100-0,\"4,5\",2026-11-04T10:00:00.000Z,0,true,false,," >>"$SCRATCH/dist.csv"
+dist_plan whole --strict || fail "--strict refused the older count's runs after a run on 2 GPUs: $(cat "$SCRATCH/whole.err")"
+jq -e '[.diagnostics[] | select(.label == "//ml:dist_test")] | length == 1 and (.[0] | .severity == "note"
+        and (.message | startswith("3 of its last 4 runs in the history were given fewer GPUs than the 2 it needs")))' \
+  "$SCRATCH/whole.json" >/dev/null || fail "no note of the runs on 1 GPU: $(jq -c .diagnostics "$SCRATCH/whole.json")"
+[ "$(jq -c '[.assignments[] | select(.label == "//ml:dist_test") | .duration_s, .duration_source]' "$SCRATCH/whole.json")" = '[30,"history-p90"]' ] ||
+  fail "//ml:dist_test is not planned from its run on 2 GPUs: $(jq -c .assignments "$SCRATCH/whole.json")"
+# A run on 1 GPU after one on 2 is a machine short of GPUs (--missing-gpus=warn): a warning.
+echo "//ml:dist_test,,20.000,9000,h100-0,4,2026-11-05T10:00:00.000Z,0,true,false,," >>"$SCRATCH/dist.csv"
+dist_plan short || fail "plan with a run short of GPUs: $(cat "$SCRATCH/short.err")"
+[ "$(dist_severity short)" = '["warning"]' ] || fail "a run on 1 GPU after one on 2: $(jq -c .diagnostics "$SCRATCH/short.json")"
+! dist_plan short-strict --strict || fail "--strict planned a test whose run was short of GPUs"
 echo "history_loop_test: ok"
