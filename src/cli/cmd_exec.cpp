@@ -1012,6 +1012,15 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
         Position{o.query.empty() ? "--rules" : "--query"},
         "--query and --rules are passed on to the default bazel test's run-under; with --command, "
         "check the plan against the query first: gpuplan verify PLAN --fleet FLEET QUERY");
+  // Each test's run-under reads them: a file that cannot be read would fail every test as Bazel
+  // runs it, and standard input is read once. Before, exec started Bazel with such a --query.
+  for (const auto& [option, path] : {std::pair{"--query", &o.query}, std::pair{"--rules", &o.rules}}) {
+    if (path->empty()) continue;
+    if (*path == "-")
+      throw InputError(Position{option},
+                       "each test's run-under reads it, so it must be a file, not standard input");
+    open_input(*path);
+  }
   // The default bazel test launches run-under once per test: the plan's index, in the lock
   // directory where the plan's folder takes none, spares each launch reading the whole plan.
   const bool by_bazel = o.command.empty() && o.plan != "-" && !o.dry_run;

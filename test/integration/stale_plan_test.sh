@@ -90,6 +90,18 @@ status=$?
 set -e
 [ "$status" = 2 ] && grep -q 'with --command, check the plan against the query first: gpuplan verify' "$SCRATCH/cmd.out" ||
   fail "exec --command --query: exit $status: $(cat "$SCRATCH/cmd.out")"
+# A --query each test's run-under could not read is refused before Bazel starts (before, every
+# test failed as Bazel ran it), and so is standard input, which only the first could read.
+set +e
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --query "$SCRATCH/missing.xml" >"$SCRATCH/missing.out" 2>&1
+status=$?
+"$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --query - <"$SCRATCH/now.xml" >"$SCRATCH/stdin.out" 2>&1
+stdin_status=$?
+set -e
+[ "$status" = 2 ] && grep -qF "$SCRATCH/missing.xml: cannot read: No such file or directory" "$SCRATCH/missing.out" &&
+  ! grep -q 'INFO:' "$SCRATCH/missing.out" || fail "exec --query of a missing file: exit $status: $(cat "$SCRATCH/missing.out")"
+[ "$stdin_status" = 2 ] && grep -q -- '--query: each test.s run-under reads it, so it must be a file' "$SCRATCH/stdin.out" ||
+  fail "exec --query -: exit $stdin_status: $(cat "$SCRATCH/stdin.out")"
 
 # exec's default bazel test, at the later commit: without --query the stale plan runs
 # inference_test on its 1 GPU and Bazel says PASSED (what gpuplan cannot see); with --query,
