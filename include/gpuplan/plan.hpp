@@ -137,7 +137,4 @@ Plan parse_plan(std::string_view json_text, const std::string& name);
 /// The same, read from `in` as it parses: the text is never held whole.
 Plan parse_plan(std::istream& in, const std::string& name);
 
-/// The requirement fields as the plan writes them: {"gpus":2,"gpu_mem_mib":40960,"cuda":">=12.4",...}.
-nlohmann::ordered_json requirements_to_json(const Requirement& requirement);
-
 }  // namespace gpuplan

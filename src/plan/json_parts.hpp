@@ -7,7 +7,7 @@
 
 namespace gpuplan {
 
-/// {"gpus": 2, "gpu_mem_mib": 40960, "cuda": ">=12.4", ...}: requirements_to_json, streamed.
+/// {"gpus": 2, "gpu_mem_mib": 40960, "cuda": ">=12.4", ...}: the requirement fields as the plan writes them.
 void write_requirements(util::JsonWriter& out, const Requirement& requirement);
 
 /// [{"severity", "label", "source", "message"}, ...]: the plan's diagnostics, and those of

@@ -532,14 +532,6 @@ void write_requirements(util::JsonWriter& out, const Requirement& r) {
   out.end_object();
 }
 
-ordered_json requirements_to_json(const Requirement& r) {
-  std::string text;
-  JsonWriter out([&](std::string_view piece) { text += piece; }, -1);
-  write_requirements(out, r);
-  out.flush();
-  return ordered_json::parse(text);
-}
-
 namespace {
 
 void write_plan(const Plan& plan, const std::function<void(std::string_view)>& write, PlanRecords* records) {
