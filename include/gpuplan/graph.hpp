@@ -191,7 +191,6 @@ class GpuReach {
   /// DepGraph::gpu_linkopt() of a GPU dep that is GPU code by its linkopts (no pattern, class or
   /// file name made it one); empty otherwise.
   std::string_view linkopt(DepGraph::Node node) const;
-  std::size_t gpu_dep_count() const { return sources_.size(); }
 
  private:
   /// Sets `next` from the nodes marked is_source in it as walk() would, without the reverse
