@@ -18,8 +18,7 @@ namespace gpuplan {
 /// A nodes's facts every export needs, in plan order of node names.
 struct ExportNode {
   std::string name;
-  int gpus = 0;  ///< the node's GPU count: the fleet's, else 1 + the highest planned index
-  bool gpus_from_fleet = false;
+  int gpus = 0;         ///< the node's GPU count: the fleet's, else 1 + the highest planned index
   int units = 0;        ///< units planned on it
   double end_s = 0;     ///< when its last unit is planned to end
   double reruns_s = 0;  ///< what Bazel's reruns of its flaky units may add (rerun_allowance_s)

@@ -32,7 +32,6 @@ std::vector<ExportNode> export_nodes(const Plan& plan, const Fleet* fleet) {
             Position{fleet->source},
             fmt::format("the plan has units on node \"{}\", which this fleet does not have", name));
       node.gpus = std::max(node.gpus, static_cast<int>(it->gpus.size()));
-      node.gpus_from_fleet = true;
       node.labels = it->labels;
       vendors[name].clear();
       for (const auto& gpu : it->gpus) vendors[name].insert(gpu.vendor);
