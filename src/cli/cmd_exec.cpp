@@ -196,8 +196,6 @@ class Sharing {
       open(k);
     }
   }
-  /// With the fleet this node dispatches: every unit it runs, its own too, comes from take().
-  bool dispatching() const { return here_ != nullptr; }
   /// --static: this node's unit that another process holds (a dead predecessor's claim whose
   /// lease runs on, or a dynamic node that took it early) is waited for like another node's:
   /// taken over when the lease expires, else reported as it ended there.
