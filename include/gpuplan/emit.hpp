@@ -25,19 +25,17 @@ struct TextOptions {
 /// Summary, then per node a text Gantt (a lane per GPU, a time axis), the unschedulable
 /// units and the diagnostics. No line is wider than options.width (at least 40).
 std::string render_text(const Plan& plan, const TextOptions& options);
-/// The Gantt chart: lanes per node and GPU, a bar per unit coloured by its package with a
-/// tooltip naming its test, a time axis, a legend of the packages with the most units (as the
-/// HTML page's), makespan and lower bound marked. With `fleet`, idle nodes and GPUs too.
-std::string render_svg(const Plan& plan, const Fleet* fleet = nullptr);
-/// The same chart, handed to `sink` in pieces as it is made.
+/// The Gantt chart as SVG, handed to `sink` in pieces as it is made: lanes per node and GPU, a
+/// bar per unit coloured by its package with a tooltip naming its test, a time axis, a legend
+/// of the packages with the most units (as the HTML page's), makespan and lower bound marked.
+/// With `fleet`, idle nodes and GPUs too.
 void write_svg(const Plan& plan, const Fleet* fleet, const std::function<void(std::string_view)>& sink);
 /// The chart as one HTML page that needs nothing else (no network): the plan's layout as
 /// data and a canvas that fits the window, zooms and pans, with a search box, a sticky time
 /// axis, one bar per unit spanning its GPUs, the unschedulable units on top, a legend by
 /// package or by size, tooltips and the diagnostics. With `fleet`, idle nodes and GPUs too.
-std::string render_html(const Plan& plan, const Fleet* fleet = nullptr);
-/// The same page, handed to `sink` in pieces as it is made (a plan of 150,000 units is never
-/// one document in memory).
+/// Handed to `sink` in pieces as it is made (a plan of 150,000 units is never one document
+/// in memory).
 void write_html(const Plan& plan, const Fleet* fleet, const std::function<void(std::string_view)>& sink);
 
 /// One plan's line in `gpuplan compare`.
@@ -71,10 +69,9 @@ namespace gpuplan {
 std::string render_markdown(const Plan& plan);
 
 /// Chrome trace-event JSON (for Perfetto, chrome://tracing): a process per node, a thread per
-/// GPU, one complete event per unit and GPU it holds, times in microseconds.
-std::string render_trace(const Plan& plan);
-/// The same events, handed to `sink` one at a time (at 147,000 units the 59 MB text held whole
-/// took `render` from the plan's 100 MiB to 155 MiB).
+/// GPU, one complete event per unit and GPU it holds, times in microseconds; handed to `sink`
+/// one at a time (at 147,000 units the 59 MB text held whole took `render` from the plan's
+/// 100 MiB to 155 MiB).
 void write_trace(const Plan& plan, const std::function<void(std::string_view)>& sink);
 
 }  // namespace gpuplan

@@ -212,10 +212,4 @@ void write_html(const Plan& plan, const Fleet* fleet, const util::TextSink& sink
   sink(fmt::format("</script>\n<script>\n{}</script>\n</body>\n</html>\n", emit::kPageScript));
 }
 
-std::string render_html(const Plan& plan, const Fleet* fleet) {
-  std::string page;
-  write_html(plan, fleet, [&](std::string_view text) { page += text; });
-  return page;
-}
-
 }  // namespace gpuplan

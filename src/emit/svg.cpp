@@ -323,10 +323,4 @@ void write_svg(const Plan& plan, const Fleet* fleet, const util::TextSink& sink)
   emit::Chart(plan, fleet, sink).render(true);
 }
 
-std::string render_svg(const Plan& plan, const Fleet* fleet) {
-  std::string svg;
-  write_svg(plan, fleet, [&](std::string_view text) { svg += text; });
-  return svg;
-}
-
 }  // namespace gpuplan

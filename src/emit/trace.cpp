@@ -71,10 +71,4 @@ void write_trace(const Plan& plan, const std::function<void(std::string_view)>& 
   sink("\n]}\n");
 }
 
-std::string render_trace(const Plan& plan) {
-  std::string out;
-  write_trace(plan, [&](std::string_view text) { out += text; });
-  return out;
-}
-
 }  // namespace gpuplan

@@ -15,6 +15,19 @@ using namespace gpuplan;
 
 namespace {
 
+/// The SVG chart and the HTML page as one string each, as `render` writes them.
+std::string render_svg(const Plan& plan, const Fleet* fleet = nullptr) {
+  std::string svg;
+  write_svg(plan, fleet, [&](std::string_view text) { svg += text; });
+  return svg;
+}
+
+std::string render_html(const Plan& plan, const Fleet* fleet = nullptr) {
+  std::string page;
+  write_html(plan, fleet, [&](std::string_view text) { page += text; });
+  return page;
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;

@@ -6,6 +6,16 @@
 
 using namespace gpuplan;
 
+namespace {
+
+std::string render_trace(const Plan& plan) {
+  std::string out;
+  write_trace(plan, [&](std::string_view text) { out += text; });
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("the markdown summary groups unschedulable units by reason, biggest group first") {
   Plan plan;
   plan.summary.makespan_s = 3700;
@@ -93,7 +103,6 @@ TEST_CASE("the trace of a large plan is written an event at a time, never held w
   });
   CHECK(written.size() > 200'000);
   CHECK(largest < 1024);
-  CHECK(written == render_trace(plan));
   CHECK(written.starts_with("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"));
   CHECK(written.ends_with("\n]}\n"));
 }
