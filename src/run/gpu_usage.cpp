@@ -539,7 +539,7 @@ void GpuUsageSampler::sample() {
       unattributed_ = true;
       continue;
     }
-    usage_.touched = usage_.by_device = true;
+    usage_.touched = true;
     record_peak(gpus_[i], *used - baseline_[i], unit_processes());
   }
   for (const auto& on_device : *devices) {

@@ -23,7 +23,10 @@ namespace gpuplan {
 /// What a unit did with the GPUs while it ran.
 struct GpuUsage {
   bool measured = false;  ///< NVML loaded and answered at least once; otherwise nothing is known
-  bool touched = false;   ///< some process of the unit was on some GPU at some sample
+  /// Some process of the unit was on some GPU at some sample; where NVML lists no process of
+  /// this PID namespace (some VMs and containers), the memory in use of the unit's GPUs rose
+  /// above what it was when the unit started, and that rise is the peak.
+  bool touched = false;
   /// The most memory the unit's processes held on one GPU at one sample (MiB, rounded up);
   /// empty when not measured, or when NVML lists the processes without their memory.
   std::optional<std::int64_t> peak_vram_mib;
@@ -31,10 +34,6 @@ struct GpuUsage {
   /// more of its GPU, held by processes with JAX's or TensorFlow's GPU runtime loaded and
   /// nothing in their environment to stop it taking memory up front (preallocates()).
   bool peak_up_front = false;
-  /// NVML listed no process on the unit's GPUs while their memory in use rose (a driver that
-  /// cannot see this PID namespace, as in some VMs and containers): `touched` and the peak
-  /// come from the GPUs' memory in use above what it was when the unit started.
-  bool by_device = false;
   /// The GPUs (NVML indices) a process of the unit was on although the unit was not given them:
   /// it chose its GPU itself (CUDA_VISIBLE_DEVICES set in its own code, a device picked through
   /// nvidia-smi) and ran beside the units planned there. Sorted.

@@ -173,7 +173,6 @@ TEST_CASE("Where NVML lists no processes, a rise in the unit's GPUs' memory is t
   // Before: what the idle GPU held; GPU 5 is another unit's.
   GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 3112\n5 0 9000\n"});
   CHECK(usage.touched);
-  CHECK(usage.by_device);
   REQUIRE(usage.peak_vram_mib);
   CHECK(*usage.peak_vram_mib == 3072);
 }
@@ -183,7 +182,6 @@ TEST_CASE("Where NVML lists PIDs of another PID namespace, the rise is the unit'
   // Before, they were taken for another's: 15 GB held, recorded as no GPU touched.
   GpuUsage usage = sampled_on_gpu_2("2 0 40\n", {"2 0 40\n2 4194400 15000\n"});
   CHECK(usage.touched);
-  CHECK(usage.by_device);
   REQUIRE(usage.peak_vram_mib);
   CHECK(*usage.peak_vram_mib == 15000);
 }
