@@ -53,7 +53,6 @@ std::string digits(std::string_view name) {
   return out;
 }
 
-/// How a value looks in a message: its text if it is a scalar, else its YAML kind.
 /// One key of a mapping and its value, both with their positions.
 struct Field {
   YAML::Node key;
@@ -63,8 +62,6 @@ struct Field {
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  const std::string& file() const { return file_; }
 
   Position at(const YAML::Mark& mark) const { return Position{file_, mark.line + 1, mark.column + 1}; }
   Position at(const YAML::Node& node) const { return at(node.Mark()); }
