@@ -198,6 +198,15 @@ struct KeptScan {
   }
 };
 
+/// The value of the attribute that `key` (" class=", "name=") begins in the text of a tag,
+/// without its quotes; empty when the tag has no such attribute.
+std::optional<std::string_view> quoted_value(std::string_view tag, std::string_view key) {
+  auto at = tag.find(key);
+  if (at == std::string_view::npos || at + key.size() + 1 > tag.size()) return std::nullopt;
+  std::string_view value = tag.substr(at + key.size() + 1);
+  return value.substr(0, value.find(tag[at + key.size()]));
+}
+
 /// At a `<rule ...>` tag starting at `at`: the end of the rule (just past its "</rule>", or `end`
 /// when the buffer cuts it off) if it is a test rule whose text names exec_properties or
 /// @platforms//:incompatible, or that is cut off; nullptr for any other rule, whose rule-inputs
@@ -208,11 +217,8 @@ const char* kept_rule_end(const char* at, KeptScan& scan) {
   auto tag_end = rest.find('>');
   if (tag_end == std::string_view::npos) return end;
   std::string_view tag = rest.substr(0, tag_end);
-  auto class_at = tag.find(" class=");
-  if (class_at == std::string_view::npos || class_at + 8 > tag.size()) return nullptr;
-  std::string_view rule_class = tag.substr(class_at + 8);
-  rule_class = rule_class.substr(0, rule_class.find(tag[class_at + 7]));
-  if (!Collector::keeps(rule_class)) return nullptr;
+  auto rule_class = quoted_value(tag, " class=");
+  if (!rule_class || !Collector::keeps(*rule_class)) return nullptr;
   if (!scan.last_close || at > scan.last_close) return end;  // its </rule> is in a later buffer
   const char* from = at + tag_end;
   const char* mark = scan.next_mark(from);
@@ -318,12 +324,10 @@ bool list_of_kept_labels(const char* at, const char* end) {
   auto close = rest.find('>');
   if (close == std::string_view::npos) return true;
   std::string_view tag = rest.substr(0, close);
-  auto name = tag.find("name=");
-  if (name == std::string_view::npos || name + 6 > tag.size()) return false;
-  std::string_view value = tag.substr(name + 6);
-  value = value.substr(0, value.find(tag[name + 5]));
-  if (value.find('&') != std::string_view::npos) return true;
-  auto attribute = attribute_named(value);
+  auto value = quoted_value(tag, "name=");
+  if (!value) return false;
+  if (value->find('&') != std::string_view::npos) return true;
+  auto attribute = attribute_named(*value);
   return attribute == Attribute::target_compatible_with || attribute == Attribute::exec_compatible_with;
 }
 
