@@ -5,8 +5,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
-#include <iterator>
 
 #include "annotate/claim.hpp"
 #include "annotate/conventions.hpp"

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "gpuplan/emit.hpp"
 #include "util/spans.hpp"

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <istream>
 #include <iterator>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>

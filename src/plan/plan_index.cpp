@@ -12,7 +12,6 @@
 #include <array>
 #include <cstring>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <tuple>
 

@@ -2,9 +2,7 @@
 // the node can run on them starts there (as `exec --claims --fleet` does), one event at a time
 // across the fleet.
 #include <algorithm>
-#include <bit>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <queue>
 #include <set>

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <tuple>
 #include <unordered_map>

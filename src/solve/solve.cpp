@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
