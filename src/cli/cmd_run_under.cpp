@@ -32,10 +32,13 @@
 #include "gpuplan/history.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
+#include "gpuplan/size.hpp"
 #include "gpuplan/target.hpp"
 #include "run/claims.hpp"
+#include "run/dispatch.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/os.hpp"
+#include "solve/eligibility.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -109,6 +112,7 @@ struct UnplannedNeed {
   int gpus = 0;
   bool whole_node = false;  ///< gpu-exclusive: it runs alone on the node, as a planned one would
   bool every_gpu = false;   ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
+  SharedRequirement requirement;  ///< all its tags ask for (memory, CUDA, model, ...)
 };
 
 /// nullopt when the query does not have the test either.
@@ -122,25 +126,93 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
     if (test.bucket != Bucket::gpu) return UnplannedNeed{};
     const Requirement& r = *test.requirement;
     return UnplannedNeed{r.gpus.value, r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
-                         r.takes_every_node_gpu()};
+                         r.takes_every_node_gpu(), test.requirement};
   }
   return std::nullopt;
 }
 
+/// Why the GPUs the plan gives `asked` on `node` (the fleet's) cannot meet what it asks of them,
+/// checked as `exec --claims --fleet` checks a node for a unit planned elsewhere (gpus_here: every
+/// requirement, memory as the planner reserves it, NVLink among them), said as the planner says it
+/// of a node ("needs 40GiB per GPU; node ci-l4-01 has GPUs of 22.5GiB"), of those GPUs alone.
+/// Empty when they meet it.
+std::string unmet_on_fleet_node(const Assignment& asked, const Node& node) {
+  if (gpus_here(asked, node, asked.gpus)) return {};
+  Fleet planned;
+  Node& only = planned.nodes.emplace_back();
+  only.name = node.name;
+  only.cuda = node.cuda;
+  std::vector<size_t> at;  // the planned GPUs' places in node.gpus
+  for (int gpu : asked.gpus)
+    for (size_t i = 0; i < node.gpus.size(); ++i)
+      if (node.gpus[i].index == gpu) at.push_back(i);
+  for (size_t i : at) {
+    only.gpus.push_back(node.gpus[i]);
+    auto& row = only.nvlink.emplace_back();
+    for (size_t j : at)
+      row.push_back(i < node.nvlink.size() && j < node.nvlink[i].size() && node.nvlink[i][j]);
+  }
+  Requirement r = placing_requirement(asked.unit);
+  r.gpus.value = std::max(r.gpus.value, static_cast<int>(asked.gpus.size()));  // CUDA shows it them all
+  r.every_node_gpu.reset();
+  return solve::unschedulable_reason(r, planned, solve::index_fleet(planned));
+}
+
+/// The needs of its GPUs that `asked` has beyond what the plan gives `a` (its requirement, and its
+/// reservation, which its GPUs hold): the needs the plan cannot say this node meets. `by_nvml`:
+/// leave out those NVML checked (CUDA, compute capability, memory, vendor).
+std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment& a, bool by_nvml) {
+  const Requirement& planned = *a.unit.requirement;
+  auto new_constraint = [](const auto& wanted, const auto& had) {
+    return std::any_of(wanted.begin(), wanted.end(), [&](const auto& c) {
+      return std::none_of(had.begin(), had.end(), [&](const auto& h) { return h.value == c.value; });
+    });
+  };
+  auto spoken = [](const std::vector<Sourced<VersionConstraint>>& constraints) {
+    std::vector<std::string> parts;
+    for (const auto& c : constraints) parts.push_back(describe(c.value));
+    return fmt::format("{}", fmt::join(parts, " and "));
+  };
+  std::vector<std::string> beyond;
+  const std::int64_t held =
+      std::max(planned.gpu_mem_mib ? planned.gpu_mem_mib->value : 0, a.unit.vram_mib.value_or(0));
+  if (!by_nvml && asked.gpu_mem_mib && asked.gpu_mem_mib->value > held)
+    beyond.push_back(format_mib(asked.gpu_mem_mib->value) + " per GPU");
+  if (!by_nvml && new_constraint(asked.cuda, planned.cuda)) beyond.push_back("CUDA " + spoken(asked.cuda));
+  if (!by_nvml && new_constraint(asked.compute_capability, planned.compute_capability))
+    beyond.push_back("compute capability " + spoken(asked.compute_capability));
+  if (asked.gpu_models &&
+      (!planned.gpu_models || std::any_of(planned.gpu_models->value.begin(), planned.gpu_models->value.end(),
+                                          [&](const std::string& m) {
+                                            return std::find(asked.gpu_models->value.begin(),
+                                                             asked.gpu_models->value.end(),
+                                                             m) == asked.gpu_models->value.end();
+                                          })))
+    beyond.push_back(fmt::format("GPU model {}", fmt::join(asked.gpu_models->value, "|")));
+  if (!by_nvml && asked.vendor && (!planned.vendor || planned.vendor->value != asked.vendor->value))
+    beyond.push_back(vendor_display(asked.vendor->value) + " GPUs");
+  if (asked.needs_nvlink() && !planned.needs_nvlink() && a.gpus.size() > 1) beyond.emplace_back("NVLink");
+  return beyond;
+}
+
 /// What `--query`, made at the commit Bazel runs, says of a test the plan has on this node or among
 /// its CPU tests that the plan did not: `grew` when its tags now ask for more GPUs than the plan
-/// gives it, for the whole node where the plan shares it, or for GPUs where the plan has it a CPU
-/// test (run as planned, a test that skips its multi-GPU or GPU paths would pass); else for fewer.
+/// gives it, for the whole node where the plan shares it, for GPUs where the plan has it a CPU
+/// test, or for more than its planned GPUs have (memory, CUDA, model, compute capability, NVLink:
+/// by the fleet's node, or NVML) (run as planned, a test that skips its multi-GPU or GPU paths, or
+/// those its device is too small or too old for, would pass); else for fewer GPUs, or for more of
+/// its GPUs than the plan can tell they have (without --fleet, and NVML does not say).
 struct ChangedSincePlan {
   bool grew = false;
   std::string what;
 };
 
 /// nullopt when the query agrees with the plan, or does not have the test.
-/// `node_gpus`: the node's, as run_node_gpus gives them.
+/// `node_gpus`: the node's, as run_node_gpus gives them; `fleet_node`: the node's, with --fleet.
 std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, const TestPlacement& placement,
                                                    const std::string& label, Policy policy,
-                                                   const std::vector<int>& node_gpus) {
+                                                   const std::vector<int>& node_gpus,
+                                                   const Node* fleet_node) {
   auto need = unplanned_need(o, label, policy);
   if (!need) return std::nullopt;
   auto gpus = [](int n) {
@@ -170,6 +242,31 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
     return ChangedSincePlan{
         true,
         fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given, o.query)};
+  if (need->gpus == 0)  // a CPU test now: it asks nothing of its GPUs
+    return holds ? std::nullopt
+                 : std::optional<ChangedSincePlan>(ChangedSincePlan{
+                       false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(0))});
+  // What it asks of its GPUs: by the fleet's node where --fleet names it, and by NVML where this
+  // machine has it (the planned GPUs as they are).
+  Assignment asked = a;
+  asked.unit.requirement = need->requirement;
+  auto asks = fmt::format("{}, and {} asks for {} by its tags", given, o.query, describe(*need->requirement));
+  if (fleet_node)
+    if (auto unmet = unmet_on_fleet_node(asked, *fleet_node); !unmet.empty())
+      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+  auto nvml = open_nvml();
+  const auto machine = describe_machine(nvml.get());
+  if (machine)
+    if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
+      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+  if (auto beyond =
+          fleet_node ? std::vector<std::string>() : beyond_plan(*need->requirement, a, machine.has_value());
+      !beyond.empty())
+    return ChangedSincePlan{
+        false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {} (--fleet with the "
+                           "plan's fleet checks it)",
+                           asks, util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
+                           a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "))};
   if (need->gpus < planned && !holds)
     return ChangedSincePlan{
         false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
@@ -638,7 +735,8 @@ int run_under(const RunUnderOptions& o) {
   // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
   // earlier commit, gives it is refused, as a changed shard_count is.
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
-    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus)) {
+    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus,
+                                         fleet_node ? &*fleet_node : nullptr)) {
       auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
                               change->what, o.plan);
       if (change->grew && !o.warn_unplanned) {
@@ -935,7 +1033,8 @@ void add_run_under_command(CLI::App& app, int& status) {
   command->add_option(
       "--query", options->query,
       "bazel query output of the commit Bazel runs: a test missing from the plan gets GPUs by "
-      "its tags, and one whose tags ask for more than the plan gives it is refused");
+      "its tags, and one whose tags ask for more than the plan gives it, or than its planned GPUs have (by "
+      "--fleet's node, or NVML), is refused");
   command->add_option("--rules", options->rules, "rules file for --query");
   command
       ->add_option_function<std::string>(
@@ -954,7 +1053,8 @@ void add_run_under_command(CLI::App& app, int& status) {
       ->capture_default_str();
   command->add_option("--fleet", options->fleet,
                       "with --claims: this node may run a test planned on another node when it meets every "
-                      "requirement and enough of its GPUs are free");
+                      "requirement and enough of its GPUs are free; with --query: a planned test's GPUs are "
+                      "checked against what its tags now ask of them");
   command->prefix_command();
   command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
   command->callback([options, command, &status] {
