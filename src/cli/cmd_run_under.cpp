@@ -110,9 +110,10 @@ std::string node_name(const std::string& node_file) {
 /// What a test outside the plan asks for by its tags in `--query` output.
 struct UnplannedNeed {
   int gpus = 0;
-  bool whole_node = false;  ///< gpu-exclusive: it runs alone on the node, as a planned one would
-  bool every_gpu = false;   ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
+  bool whole_node = false;        ///< gpu-exclusive: it runs alone on the node, as a planned one would
+  bool every_gpu = false;         ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
   SharedRequirement requirement;  ///< all its tags ask for (memory, CUDA, model, ...)
+  double vram_headroom = 0;       ///< the rules file's, for a plan that does not say its own
 };
 
 /// nullopt when the query does not have the test either.
@@ -121,12 +122,13 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
   QueryOptions query;
   query.targets.path = o.query;
   query.rules = o.rules;
-  for (const auto& test : read_and_classify(query, read_rules(query)).tests) {
+  const Rules rules = read_rules(query);
+  for (const auto& test : read_and_classify(query, rules).tests) {
     if (label_identity(test.target.label) != label_identity(label)) continue;
     if (test.bucket != Bucket::gpu) return UnplannedNeed{};
     const Requirement& r = *test.requirement;
     return UnplannedNeed{r.gpus.value, r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
-                         r.takes_every_node_gpu(), test.requirement};
+                         r.takes_every_node_gpu(), test.requirement, rules.vram_headroom};
   }
   return std::nullopt;
 }
@@ -158,10 +160,30 @@ std::string unmet_on_fleet_node(const Assignment& asked, const Node& node) {
   return solve::unschedulable_reason(r, planned, solve::index_fleet(planned));
 }
 
+/// Why `pack` would not share the GPU the plan has `asked` share, on `node` (the fleet's): what
+/// it now reserves (its gpu-mem, or the plan's reservation when more) is more than `headroom`
+/// leaves of the GPU, and the planner gives such a unit its GPU to itself. Empty when it fits.
+std::string unshared_by_pack(const Assignment& asked, const Node& node, double headroom) {
+  const auto& asks = asked.unit.requirement->gpu_mem_mib;
+  const std::int64_t reserves = std::max(asked.unit.vram_mib.value_or(0), asks ? asks->value : 0);
+  for (int index : asked.gpus)
+    for (const Gpu& gpu : node.gpus)
+      if (gpu.index == index && reserves > solve::shareable_mib(gpu, headroom))
+        return fmt::format(
+            "reserves {} on GPU {}, more than pack shares of its {} (less the headroom of {:g}%): "
+            "the planner gives it the GPU to itself, and the plan has it share the GPU with other tests",
+            format_mib(reserves), index, format_mib(gpu.vram_mib), headroom * 100);
+  return {};
+}
+
 /// The needs of its GPUs that `asked` has beyond what the plan gives `a` (its requirement, and its
-/// reservation, which its GPUs hold): the needs the plan cannot say this node meets. `by_nvml`:
-/// leave out those NVML checked (CUDA, compute capability, memory, vendor).
-std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment& a, bool by_nvml) {
+/// reservation, which its GPUs hold): the needs the plan cannot say this node meets. Leaves out
+/// those NVML checked (`by_nvml`: CUDA, compute capability, vendor, memory) or the fleet's node did
+/// (`by_fleet`: all), but for more memory on a GPU it shares under pack (`shared`): the others on it
+/// are not in what a launch reads of the plan.
+std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment& a, bool by_nvml,
+                                     bool by_fleet, bool shared) {
+  by_nvml = by_nvml || by_fleet;
   const Requirement& planned = *a.unit.requirement;
   auto new_constraint = [](const auto& wanted, const auto& had) {
     return std::any_of(wanted.begin(), wanted.end(), [&](const auto& c) {
@@ -176,11 +198,13 @@ std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment&
   std::vector<std::string> beyond;
   const std::int64_t held =
       std::max(planned.gpu_mem_mib ? planned.gpu_mem_mib->value : 0, a.unit.vram_mib.value_or(0));
-  if (!by_nvml && asked.gpu_mem_mib && asked.gpu_mem_mib->value > held)
-    beyond.push_back(format_mib(asked.gpu_mem_mib->value) + " per GPU");
+  if ((!by_nvml || shared) && asked.gpu_mem_mib && asked.gpu_mem_mib->value > held)
+    beyond.push_back(format_mib(asked.gpu_mem_mib->value) +
+                     (shared ? " per GPU beside the tests it shares it with" : " per GPU"));
   if (!by_nvml && new_constraint(asked.cuda, planned.cuda)) beyond.push_back("CUDA " + spoken(asked.cuda));
   if (!by_nvml && new_constraint(asked.compute_capability, planned.compute_capability))
     beyond.push_back("compute capability " + spoken(asked.compute_capability));
+  if (by_fleet) return beyond;
   if (asked.gpu_models &&
       (!planned.gpu_models || std::any_of(planned.gpu_models->value.begin(), planned.gpu_models->value.end(),
                                           [&](const std::string& m) {
@@ -208,11 +232,12 @@ struct ChangedSincePlan {
 };
 
 /// nullopt when the query agrees with the plan, or does not have the test.
-/// `node_gpus`: the node's, as run_node_gpus gives them; `fleet_node`: the node's, with --fleet.
+/// `node_gpus`: the node's, as run_node_gpus gives them; `fleet_node`: the node's, with --fleet;
+/// `plan_headroom`: the plan's vram_headroom (a pack plan's), else the rules file's is taken.
 std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, const TestPlacement& placement,
                                                    const std::string& label, Policy policy,
-                                                   const std::vector<int>& node_gpus,
-                                                   const Node* fleet_node) {
+                                                   const std::vector<int>& node_gpus, const Node* fleet_node,
+                                                   std::optional<double> plan_headroom) {
   auto need = unplanned_need(o, label, policy);
   if (!need) return std::nullopt;
   auto gpus = [](int n) {
@@ -251,22 +276,25 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
   Assignment asked = a;
   asked.unit.requirement = need->requirement;
   auto asks = fmt::format("{}, and {} asks for {} by its tags", given, o.query, describe(*need->requirement));
+  const bool shared = shares_gpu(a.unit, policy);
   if (fleet_node)
-    if (auto unmet = unmet_on_fleet_node(asked, *fleet_node); !unmet.empty())
-      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+    for (auto unmet :
+         {unmet_on_fleet_node(asked, *fleet_node),
+          shared ? unshared_by_pack(asked, *fleet_node, plan_headroom.value_or(need->vram_headroom))
+                 : std::string()})
+      if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
   auto nvml = open_nvml();
   const auto machine = describe_machine(nvml.get());
   if (machine)
     if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
       return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
-  if (auto beyond =
-          fleet_node ? std::vector<std::string>() : beyond_plan(*need->requirement, a, machine.has_value());
+  if (auto beyond = beyond_plan(*need->requirement, a, machine.has_value(), fleet_node != nullptr, shared);
       !beyond.empty())
     return ChangedSincePlan{
-        false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {} (--fleet with the "
-                           "plan's fleet checks it)",
-                           asks, util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
-                           a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "))};
+        false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {}{}", asks,
+                           util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
+                           a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "),
+                           fleet_node ? "" : " (--fleet with the plan's fleet checks it)")};
   if (need->gpus < planned && !holds)
     return ChangedSincePlan{
         false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
@@ -736,7 +764,7 @@ int run_under(const RunUnderOptions& o) {
   // earlier commit, gives it is refused, as a changed shard_count is.
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
     if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus,
-                                         fleet_node ? &*fleet_node : nullptr)) {
+                                         fleet_node ? &*fleet_node : nullptr, plan.summary.vram_headroom)) {
       auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
                               change->what, o.plan);
       if (change->grew && !o.warn_unplanned) {

@@ -133,6 +133,33 @@ grep -q "warning: .*; the plan cannot tell whether its GPU 0 of $NODE meets GPU 
   grep -qx 'ran on 0' "$SCRATCH/unknown.out" || fail "without --fleet, no warning: $(cat "$SCRATCH/unknown.out")"
 needs //ml:remote_exec_test --fleet "$FLEET" >"$SCRATCH/fewer.out" 2>&1 || fail "fewer needs: $(cat "$SCRATCH/fewer.out")"
 [ "$(cat "$SCRATCH/fewer.out")" = "ran on 2" ] || fail "a test that asks for less got a word: $(cat "$SCRATCH/fewer.out")"
+# Under pack, inference_test (gpu-mem:16G) shares its GPU. Retagged gpu-mem:72G it fits an 80 GiB
+# A100, but not what pack shares of one (85% of 81920 MiB: 69632): the planner gives it its GPU to
+# itself, and run-under --fleet refuses it where a pack plan has it share; the exact plan's, where
+# its GPU is its own, runs it without a word.
+"$GPUPLAN" plan -q --fleet "$FLEET" --rules "$RULES" --policy pack "$SCRATCH/then.xml" -o "$SCRATCH/pack.json" 2>/dev/null ||
+  fail "pack plan of the copy's query"
+PACK_NODE=$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .node' "$SCRATCH/pack.json")
+PACK_GPU=$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .gpus | join(",")' "$SCRATCH/pack.json")
+[ "$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .vram_mib' "$SCRATCH/pack.json")" = 16384 ] &&
+  [ "$(jq -r --arg n "$PACK_NODE" '.assignments[] | select(.node == $n) | .label' "$SCRATCH/pack.json" | wc -l)" -gt 1 ] ||
+  fail "//ml:inference_test does not share a node of the pack plan with 16384 MiB"
+cp "$WORKSPACE/ml/BUILD" "$SCRATCH/ml.BUILD"
+sed -i 's/tags = \["gpu:2", "gpu-mem:16G"\]/tags = ["gpu", "gpu-mem:72G"]/' "$WORKSPACE/ml/BUILD"
+grep -q '"gpu", "gpu-mem:72G"' "$WORKSPACE/ml/BUILD" || fail "the edit to gpu-mem:72G did not take"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/pack.xml" 2>/dev/null || fail "bazel query with gpu-mem:72G"
+cp "$SCRATCH/ml.BUILD" "$WORKSPACE/ml/BUILD"
+set +e
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/pack.json" --node "$PACK_NODE" --fleet "$FLEET" \
+  --lock-dir "$SCRATCH/locks" --query "$SCRATCH/pack.xml" --rules "$RULES" sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' \
+  >"$SCRATCH/pack.out" 2>&1
+status=$?
+set -e
+refused "$SCRATCH/pack.out" "asks for 1 GPU, ≥ 72GiB each by its tags: it reserves 72GiB on GPU $PACK_GPU, more than pack shares of its 80GiB (less the headroom of 15%): the planner gives it the GPU to itself, and the plan has it share the GPU with other tests: the test changed"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$NODE" --fleet "$FLEET" \
+  --lock-dir "$SCRATCH/locks" --query "$SCRATCH/pack.xml" --rules "$RULES" sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' \
+  >"$SCRATCH/own.out" 2>&1 || fail "gpu-mem:72G on a GPU of its own: $(cat "$SCRATCH/own.out")"
+[ "$(cat "$SCRATCH/own.out")" = "ran on 1" ] || fail "gpu-mem:72G on a GPU of its own got a word: $(cat "$SCRATCH/own.out")"
 
 # exec --command runs no run-under to pass --query to: refused, pointing at verify.
 set +e
