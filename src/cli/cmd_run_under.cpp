@@ -16,6 +16,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <string_view>
@@ -30,6 +31,7 @@
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/history.hpp"
+#include "gpuplan/ingest.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
 #include "gpuplan/size.hpp"
@@ -116,21 +118,36 @@ struct UnplannedNeed {
   double vram_headroom = 0;       ///< the rules file's, for a plan that does not say its own
 };
 
-/// nullopt when the query does not have the test either.
+/// nullopt when the query does not have the test either. An XML query is read, where it can be,
+/// as its test's rule alone (xml_rule_alone): a launch of a 100,000-test query read all of it.
 std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std::string& label,
                                             Policy policy) {
   QueryOptions query;
   query.targets.path = o.query;
   query.rules = o.rules;
   const Rules rules = read_rules(query);
-  for (const auto& test : read_and_classify(query, rules).tests) {
-    if (label_identity(test.target.label) != label_identity(label)) continue;
-    if (test.bucket != Bucket::gpu) return UnplannedNeed{};
-    const Requirement& r = *test.requirement;
-    return UnplannedNeed{r.gpus.value, r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
-                         r.takes_every_node_gpu(), test.requirement, rules.vram_headroom};
+  auto need_of = [&](const QueryOptions& read) -> std::optional<UnplannedNeed> {
+    for (const auto& test : read_and_classify(read, rules).tests) {
+      if (label_identity(test.target.label) != label_identity(label)) continue;
+      if (test.bucket != Bucket::gpu) return UnplannedNeed{};
+      const Requirement& r = *test.requirement;
+      return UnplannedNeed{r.gpus.value,
+                           r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
+                           r.takes_every_node_gpu(), test.requirement, rules.vram_headroom};
+    }
+    return std::nullopt;
+  };
+  // Not under classify_by_deps, whose answer needs the whole graph; from a regular file only, which
+  // the full read can read again (not standard input or a FIFO).
+  std::error_code ec;
+  if (!rules.classify_by_deps && o.query != "-" && std::filesystem::is_regular_file(o.query, ec)) {
+    auto input = open_input(o.query);
+    QueryOptions one = query;
+    one.targets.text = xml_rule_alone(read_all(input), label);
+    if (one.targets.text)
+      if (auto need = need_of(one)) return need;
   }
-  return std::nullopt;
+  return need_of(query);
 }
 
 /// Why the GPUs the plan gives `asked` on `node` (the fleet's) cannot meet what it asks of them,
