@@ -93,7 +93,7 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
 /// that is well-formed), without reading every other rule: `run-under --query`'s one test. nullopt
 /// where that cannot be told, for the full read: not such a document (nor one that ends with
 /// `</query>`), the name on no rule or on several, an entity other than XML's own, a byte outside
-/// ASCII in the element or the prolog.
+/// ASCII in the element or the prolog, a comment or CDATA section anywhere (Bazel writes none).
 std::optional<std::string> xml_rule_alone(std::string_view xml, std::string_view label);
 
 /// Fills the attributes of labels-only targets from `attributes` (matched by

@@ -82,6 +82,9 @@ std::optional<std::string> xml_rule_alone(std::string_view xml, std::string_view
   if (body == std::string_view::npos || xml[body - 1] == '/' || !ascii(xml.substr(0, body + 1)))
     return std::nullopt;
   std::string_view rest = xml.substr(body + 1);
+  // Bazel writes neither; a rule in either is no rule, which a search of the bytes cannot tell.
+  if (rest.find("<!--") != std::string_view::npos || rest.find("<![CDATA[") != std::string_view::npos)
+    return std::nullopt;
   const size_t last = rest.find_last_not_of(" \t\r\n");
   if (last == std::string_view::npos || !rest.substr(0, last + 1).ends_with("</query>")) return std::nullopt;
   std::optional<std::string_view> found;

@@ -76,5 +76,7 @@ TEST_CASE("a query that cannot be read a rule alone is left to the full read", "
   CHECK_FALSE(gpuplan::xml_rule_alone("//a:b\n//a:c\n", "//a:b"));                 // not XML
   CHECK_FALSE(gpuplan::xml_rule_alone(head + rule("//a:b", "gpu-model:\xc3\xa9") + "</query>\n", "//a:b"));
   CHECK_FALSE(gpuplan::xml_rule_alone(head + rule("//a:b&foo;", "gpu") + "</query>\n", "//a:b"));
+  CHECK_FALSE(gpuplan::xml_rule_alone(head + "<!--\n" + one + "-->\n</query>\n", "//a:b"));  // a comment
+  CHECK_FALSE(gpuplan::xml_rule_alone(head + "<![CDATA[\n" + one + "]]>\n</query>\n", "//a:b"));
   CHECK(gpuplan::xml_rule_alone(head + one + "</query>\n", "//a:b"));
 }
