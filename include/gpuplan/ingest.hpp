@@ -87,6 +87,15 @@ TargetList read_targets(std::istream& in, const std::string& name,
 TargetList read_targets(std::istream& in, const std::string& name, std::optional<InputFormat> forced,
                         GraphSink* graph, TargetSink& tests);
 
+/// The `<rule>` element of `xml`, a whole `bazel query --output=xml` document, whose name is
+/// `label`, as a document of its own: `xml`'s prolog and `<query>` start tag, the element, and
+/// `</query>`. The readers make of it what they make of that rule in all of `xml` (for a document
+/// that is well-formed), without reading every other rule: `run-under --query`'s one test. nullopt
+/// where that cannot be told, for the full read: not such a document (nor one that ends with
+/// `</query>`), the name on no rule or on several, an entity other than XML's own, a byte outside
+/// ASCII in the element or the prolog, a comment or CDATA section anywhere (Bazel writes none).
+std::optional<std::string> xml_rule_alone(std::string_view xml, std::string_view label);
+
 /// Fills the attributes of labels-only targets from `attributes` (matched by
 /// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are; a
 /// label `attributes` lists twice becomes both listings, for the classifier to choose between.

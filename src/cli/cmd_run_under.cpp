@@ -16,6 +16,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <string_view>
@@ -30,12 +31,16 @@
 #include "gpuplan/export.hpp"
 #include "gpuplan/fleet.hpp"
 #include "gpuplan/history.hpp"
+#include "gpuplan/ingest.hpp"
 #include "gpuplan/limits.hpp"
 #include "gpuplan/run.hpp"
+#include "gpuplan/size.hpp"
 #include "gpuplan/target.hpp"
 #include "run/claims.hpp"
+#include "run/dispatch.hpp"
 #include "run/gpu_usage.hpp"
 #include "run/os.hpp"
+#include "solve/eligibility.hpp"
 #include "util/text.hpp"
 
 namespace gpuplan::cli {
@@ -107,40 +112,149 @@ std::string node_name(const std::string& node_file) {
 /// What a test outside the plan asks for by its tags in `--query` output.
 struct UnplannedNeed {
   int gpus = 0;
-  bool whole_node = false;  ///< gpu-exclusive: it runs alone on the node, as a planned one would
-  bool every_gpu = false;   ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
+  bool whole_node = false;        ///< gpu-exclusive: it runs alone on the node, as a planned one would
+  bool every_gpu = false;         ///< and is given every GPU of it (Requirement::takes_every_node_gpu)
+  SharedRequirement requirement;  ///< all its tags ask for (memory, CUDA, model, ...)
+  double vram_headroom = 0;       ///< the rules file's, for a plan that does not say its own
 };
 
-/// nullopt when the query does not have the test either.
+/// nullopt when the query does not have the test either. An XML query is read, where it can be,
+/// as its test's rule alone (xml_rule_alone): a launch of a 100,000-test query read all of it.
 std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std::string& label,
                                             Policy policy) {
   QueryOptions query;
   query.targets.path = o.query;
   query.rules = o.rules;
-  for (const auto& test : read_and_classify(query, read_rules(query)).tests) {
-    if (label_identity(test.target.label) != label_identity(label)) continue;
-    if (test.bucket != Bucket::gpu) return UnplannedNeed{};
-    const Requirement& r = *test.requirement;
-    return UnplannedNeed{r.gpus.value, r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
-                         r.takes_every_node_gpu()};
+  const Rules rules = read_rules(query);
+  auto need_of = [&](const QueryOptions& read) -> std::optional<UnplannedNeed> {
+    for (const auto& test : read_and_classify(read, rules).tests) {
+      if (label_identity(test.target.label) != label_identity(label)) continue;
+      if (test.bucket != Bucket::gpu) return UnplannedNeed{};
+      const Requirement& r = *test.requirement;
+      return UnplannedNeed{r.gpus.value,
+                           r.is_exclusive() || (policy == Policy::whole_node && r.gpus.value > 1),
+                           r.takes_every_node_gpu(), test.requirement, rules.vram_headroom};
+    }
+    return std::nullopt;
+  };
+  // Not under classify_by_deps, whose answer needs the whole graph; from a regular file only, which
+  // the full read can read again (not standard input or a FIFO).
+  std::error_code ec;
+  if (!rules.classify_by_deps && o.query != "-" && std::filesystem::is_regular_file(o.query, ec)) {
+    auto input = open_input(o.query);
+    QueryOptions one = query;
+    one.targets.text = xml_rule_alone(read_all(input), label);
+    if (one.targets.text)
+      if (auto need = need_of(one)) return need;
   }
-  return std::nullopt;
+  return need_of(query);
+}
+
+/// Why the GPUs the plan gives `asked` on `node` (the fleet's) cannot meet what it asks of them,
+/// checked as `exec --claims --fleet` checks a node for a unit planned elsewhere (gpus_here: every
+/// requirement, memory as the planner reserves it, NVLink among them), said as the planner says it
+/// of a node ("needs 40GiB per GPU; node ci-l4-01 has GPUs of 22.5GiB"), of those GPUs alone.
+/// Empty when they meet it.
+std::string unmet_on_fleet_node(const Assignment& asked, const Node& node) {
+  if (gpus_here(asked, node, asked.gpus)) return {};
+  Fleet planned;
+  Node& only = planned.nodes.emplace_back();
+  only.name = node.name;
+  only.cuda = node.cuda;
+  std::vector<size_t> at;  // the planned GPUs' places in node.gpus
+  for (int gpu : asked.gpus)
+    for (size_t i = 0; i < node.gpus.size(); ++i)
+      if (node.gpus[i].index == gpu) at.push_back(i);
+  for (size_t i : at) {
+    only.gpus.push_back(node.gpus[i]);
+    auto& row = only.nvlink.emplace_back();
+    for (size_t j : at)
+      row.push_back(i < node.nvlink.size() && j < node.nvlink[i].size() && node.nvlink[i][j]);
+  }
+  Requirement r = placing_requirement(asked.unit);
+  r.gpus.value = std::max(r.gpus.value, static_cast<int>(asked.gpus.size()));  // CUDA shows it them all
+  r.every_node_gpu.reset();
+  return solve::unschedulable_reason(r, planned, solve::index_fleet(planned));
+}
+
+/// Why `pack` would not share the GPU the plan has `asked` share, on `node` (the fleet's): what
+/// it now reserves (its gpu-mem, or the plan's reservation when more) is more than `headroom`
+/// leaves of the GPU, and the planner gives such a unit its GPU to itself. Empty when it fits.
+std::string unshared_by_pack(const Assignment& asked, const Node& node, double headroom) {
+  const auto& asks = asked.unit.requirement->gpu_mem_mib;
+  const std::int64_t reserves = std::max(asked.unit.vram_mib.value_or(0), asks ? asks->value : 0);
+  for (int index : asked.gpus)
+    for (const Gpu& gpu : node.gpus)
+      if (gpu.index == index && reserves > solve::shareable_mib(gpu, headroom))
+        return fmt::format(
+            "reserves {} on GPU {}, more than pack shares of its {} (less the headroom of {:g}%): "
+            "the planner gives it the GPU to itself, and the plan has it share the GPU with other tests",
+            format_mib(reserves), index, format_mib(gpu.vram_mib), headroom * 100);
+  return {};
+}
+
+/// The needs of its GPUs that `asked` has beyond what the plan gives `a` (its requirement, and its
+/// reservation, which its GPUs hold): the needs the plan cannot say this node meets. Leaves out
+/// those NVML checked (`by_nvml`: CUDA, compute capability, vendor, memory) or the fleet's node did
+/// (`by_fleet`: all), but for more memory on a GPU it shares under pack (`shared`): the others on it
+/// are not in what a launch reads of the plan.
+std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment& a, bool by_nvml,
+                                     bool by_fleet, bool shared) {
+  by_nvml = by_nvml || by_fleet;
+  const Requirement& planned = *a.unit.requirement;
+  auto new_constraint = [](const auto& wanted, const auto& had) {
+    return std::any_of(wanted.begin(), wanted.end(), [&](const auto& c) {
+      return std::none_of(had.begin(), had.end(), [&](const auto& h) { return h.value == c.value; });
+    });
+  };
+  auto spoken = [](const std::vector<Sourced<VersionConstraint>>& constraints) {
+    std::vector<std::string> parts;
+    for (const auto& c : constraints) parts.push_back(describe(c.value));
+    return fmt::format("{}", fmt::join(parts, " and "));
+  };
+  std::vector<std::string> beyond;
+  const std::int64_t held =
+      std::max(planned.gpu_mem_mib ? planned.gpu_mem_mib->value : 0, a.unit.vram_mib.value_or(0));
+  if ((!by_nvml || shared) && asked.gpu_mem_mib && asked.gpu_mem_mib->value > held)
+    beyond.push_back(format_mib(asked.gpu_mem_mib->value) +
+                     (shared ? " per GPU beside the tests it shares it with" : " per GPU"));
+  if (!by_nvml && new_constraint(asked.cuda, planned.cuda)) beyond.push_back("CUDA " + spoken(asked.cuda));
+  if (!by_nvml && new_constraint(asked.compute_capability, planned.compute_capability))
+    beyond.push_back("compute capability " + spoken(asked.compute_capability));
+  if (by_fleet) return beyond;
+  if (asked.gpu_models &&
+      (!planned.gpu_models || std::any_of(planned.gpu_models->value.begin(), planned.gpu_models->value.end(),
+                                          [&](const std::string& m) {
+                                            return std::find(asked.gpu_models->value.begin(),
+                                                             asked.gpu_models->value.end(),
+                                                             m) == asked.gpu_models->value.end();
+                                          })))
+    beyond.push_back(fmt::format("GPU model {}", fmt::join(asked.gpu_models->value, "|")));
+  if (!by_nvml && asked.vendor && (!planned.vendor || planned.vendor->value != asked.vendor->value))
+    beyond.push_back(vendor_display(asked.vendor->value) + " GPUs");
+  if (asked.needs_nvlink() && !planned.needs_nvlink() && a.gpus.size() > 1) beyond.emplace_back("NVLink");
+  return beyond;
 }
 
 /// What `--query`, made at the commit Bazel runs, says of a test the plan has on this node or among
 /// its CPU tests that the plan did not: `grew` when its tags now ask for more GPUs than the plan
-/// gives it, for the whole node where the plan shares it, or for GPUs where the plan has it a CPU
-/// test (run as planned, a test that skips its multi-GPU or GPU paths would pass); else for fewer.
+/// gives it, for the whole node where the plan shares it, for GPUs where the plan has it a CPU
+/// test, or for more than its planned GPUs have (memory, CUDA, model, compute capability, NVLink:
+/// by the fleet's node, or NVML) (run as planned, a test that skips its multi-GPU or GPU paths, or
+/// those its device is too small or too old for, would pass); else for fewer GPUs, or for more of
+/// its GPUs than the plan can tell they have (without --fleet, and NVML does not say).
 struct ChangedSincePlan {
   bool grew = false;
   std::string what;
 };
 
 /// nullopt when the query agrees with the plan, or does not have the test.
-/// `node_gpus`: the node's, as run_node_gpus gives them.
+/// `node_gpus`: the node's, as run_node_gpus gives them; `fleet_node`: the node's, with --fleet;
+/// `plan_headroom`: the plan's vram_headroom (a pack plan's), else the rules file's is taken.
 std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, const TestPlacement& placement,
                                                    const std::string& label, Policy policy,
-                                                   const std::vector<int>& node_gpus) {
+                                                   const std::vector<int>& node_gpus, const Node* fleet_node,
+                                                   std::optional<double> plan_headroom) {
   auto need = unplanned_need(o, label, policy);
   if (!need) return std::nullopt;
   auto gpus = [](int n) {
@@ -170,6 +284,34 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
     return ChangedSincePlan{
         true,
         fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given, o.query)};
+  if (need->gpus == 0)  // a CPU test now: it asks nothing of its GPUs
+    return holds ? std::nullopt
+                 : std::optional<ChangedSincePlan>(ChangedSincePlan{
+                       false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(0))});
+  // What it asks of its GPUs: by the fleet's node where --fleet names it, and by NVML where this
+  // machine has it (the planned GPUs as they are).
+  Assignment asked = a;
+  asked.unit.requirement = need->requirement;
+  auto asks = fmt::format("{}, and {} asks for {} by its tags", given, o.query, describe(*need->requirement));
+  const bool shared = shares_gpu(a.unit, policy);
+  if (fleet_node)
+    for (auto unmet :
+         {unmet_on_fleet_node(asked, *fleet_node),
+          shared ? unshared_by_pack(asked, *fleet_node, plan_headroom.value_or(need->vram_headroom))
+                 : std::string()})
+      if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+  auto nvml = open_nvml();
+  const auto machine = describe_machine(nvml.get());
+  if (machine)
+    if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
+      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+  if (auto beyond = beyond_plan(*need->requirement, a, machine.has_value(), fleet_node != nullptr, shared);
+      !beyond.empty())
+    return ChangedSincePlan{
+        false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {}{}", asks,
+                           util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
+                           a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "),
+                           fleet_node ? "" : " (--fleet with the plan's fleet checks it)")};
   if (need->gpus < planned && !holds)
     return ChangedSincePlan{
         false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
@@ -638,7 +780,8 @@ int run_under(const RunUnderOptions& o) {
   // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
   // earlier commit, gives it is refused, as a changed shard_count is.
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
-    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus)) {
+    if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus,
+                                         fleet_node ? &*fleet_node : nullptr, plan.summary.vram_headroom)) {
       auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
                               change->what, o.plan);
       if (change->grew && !o.warn_unplanned) {
@@ -935,7 +1078,8 @@ void add_run_under_command(CLI::App& app, int& status) {
   command->add_option(
       "--query", options->query,
       "bazel query output of the commit Bazel runs: a test missing from the plan gets GPUs by "
-      "its tags, and one whose tags ask for more than the plan gives it is refused");
+      "its tags, and one whose tags ask for more than the plan gives it, or than its planned GPUs have (by "
+      "--fleet's node, or NVML), is refused");
   command->add_option("--rules", options->rules, "rules file for --query");
   command
       ->add_option_function<std::string>(
@@ -954,7 +1098,8 @@ void add_run_under_command(CLI::App& app, int& status) {
       ->capture_default_str();
   command->add_option("--fleet", options->fleet,
                       "with --claims: this node may run a test planned on another node when it meets every "
-                      "requirement and enough of its GPUs are free");
+                      "requirement and enough of its GPUs are free; with --query: a planned test's GPUs are "
+                      "checked against what its tags now ask of them");
   command->prefix_command();
   command->footer("Everything after the options (or after --) is the test command; Bazel adds it.");
   command->callback([options, command, &status] {

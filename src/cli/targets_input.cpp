@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli/io.hpp"
 #include "cli/progress.hpp"
@@ -28,7 +29,7 @@ void add_targets_input(CLI::App& command, TargetsInput& input) {
 namespace {
 
 TargetList read_one(const std::string& path, const std::string& format_name, GraphSink* graph,
-                    TargetSink* tests) {
+                    TargetSink* tests, const std::optional<std::string>& text = std::nullopt) {
   std::optional<InputFormat> format;
   if (!format_name.empty()) {
     format = parse_input_format(format_name);
@@ -38,6 +39,10 @@ TargetList read_one(const std::string& path, const std::string& format_name, Gra
           fmt::format("unknown format \"{}\"; known: label, label_kind, xml, streamed_jsonproto, "
                       "jsonproto, cquery_label, cquery_label_kind, cquery_jsonproto",
                       format_name));
+  }
+  if (text) {
+    std::istringstream in(*text);
+    return tests ? read_targets(in, path, format, graph, *tests) : read_targets(in, path, format, graph);
   }
   Input in = open_input(path);
   std::error_code ec;
@@ -56,7 +61,7 @@ TargetList read_targets_input(const TargetsInput& input, GraphSink* graph) {
 }
 
 TargetList read_targets_input(const TargetsInput& input, GraphSink* graph, TargetSink& tests) {
-  if (input.attrs.empty()) return read_one(input.path, input.input_format, graph, &tests);
+  if (input.attrs.empty()) return read_one(input.path, input.input_format, graph, &tests, input.text);
   // --attrs joins the two lists: read FILE whole, then hand its tests over.
   TargetList targets = read_targets_input(input, graph);
   if (auto format = parse_input_format(targets.format)) tests.start(*format);

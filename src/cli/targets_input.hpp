@@ -2,6 +2,7 @@
 // `[FILE] --input-format F --attrs FILE`: reading Bazel's output, shared by every
 // command that starts from a query (targets, classify, plan, ...).
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "gpuplan/ingest.hpp"
@@ -13,6 +14,9 @@ struct TargetsInput {
   std::string path = "-";    ///< "" or "-": standard input
   std::string input_format;  ///< "": detect from the content
   std::string attrs;         ///< an attributes source for labels-only input, or ""
+  /// The input's text, read already (run-under's one rule of `path`): read instead of `path`,
+  /// which names it in messages.
+  std::optional<std::string> text;
 };
 
 /// Adds the FILE argument and the --input-format and --attrs options to `command`.

@@ -385,11 +385,9 @@ std::optional<Machine> describe_machine(Nvml* nvml) {
   return machine;
 }
 
-std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine) {
-  const std::string harm =
-      "the fleet the plan was made from is wrong about this machine, and a test that skips what its GPU or "
-      "driver lacks (JAX and TensorFlow fall back to the CPU without a working CUDA) would pass. Describe "
-      "the node again (gpuplan fleet import) and plan again";
+std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine,
+                       std::string_view harm) {
+  const std::string tail = harm.empty() ? std::string() : fmt::format(": {}", harm);
   auto constraints = [](const auto& list) {
     std::vector<std::string> parts;
     for (const auto& c : list) parts.push_back(describe(c.value));
@@ -406,26 +404,26 @@ std::string unmet_here(const Requirement& requirement, const std::vector<int>& g
           index, index);
   for (const auto& c : requirement.cuda)
     if (machine.cuda && !c.value.satisfied_by(*machine.cuda))
-      return fmt::format("needs CUDA {}, and this machine's driver supports CUDA {} (NVML): {}",
-                         constraints(requirement.cuda), machine.cuda->str(), harm);
+      return fmt::format("needs CUDA {}, and this machine's driver supports CUDA {} (NVML){}",
+                         constraints(requirement.cuda), machine.cuda->str(), tail);
   for (int index : gpus) {
     if (index < 0 || static_cast<size_t>(index) >= machine.gpus.size()) continue;  // missing_gpus says so
     const MachineGpu& gpu = machine.gpus[static_cast<size_t>(index)];
     auto named = gpu.name.empty() ? std::string() : fmt::format(" ({})", gpu.name);
     if (requirement.vendor && requirement.vendor->value != "nvidia")
-      return fmt::format("needs {} GPUs, and GPU {} of this machine{} is NVIDIA's (NVML): {}",
-                         vendor_display(requirement.vendor->value), index, named, harm);
+      return fmt::format("needs {} GPUs, and GPU {} of this machine{} is NVIDIA's (NVML){}",
+                         vendor_display(requirement.vendor->value), index, named, tail);
     for (const auto& c : requirement.compute_capability)
       if (gpu.compute_capability && !c.value.satisfied_by(*gpu.compute_capability))
-        return fmt::format("needs compute capability {}, and GPU {} of this machine{} has {} (NVML): {}",
+        return fmt::format("needs compute capability {}, and GPU {} of this machine{} has {} (NVML){}",
                            constraints(requirement.compute_capability), index, named,
-                           gpu.compute_capability->str(), harm);
+                           gpu.compute_capability->str(), tail);
     // Below the need by more than an 80 GB GPU's NVML total is below gpu-mem:80GiB (81,559 MiB of
     // 81,920): a test that sizes its work to the memory it finds would pass on less.
     if (const auto& need = requirement.gpu_mem_mib;
         need && gpu.memory_mib && *gpu.memory_mib * 10 < need->value * 9)
-      return fmt::format("needs {} ({} MiB) per GPU, and GPU {} of this machine{} has {} MiB (NVML): {}",
-                         format_mib(need->value), need->value, index, named, *gpu.memory_mib, harm);
+      return fmt::format("needs {} ({} MiB) per GPU, and GPU {} of this machine{} has {} MiB (NVML){}",
+                         format_mib(need->value), need->value, index, named, *gpu.memory_mib, tail);
   }
   return {};
 }

@@ -74,6 +74,12 @@ struct Machine {
   std::vector<MachineGpu> gpus;
 };
 
+/// What a requirement NVML finds unmet does where the fleet said the node meets it.
+inline constexpr std::string_view fleet_wrong_about_machine =
+    "the fleet the plan was made from is wrong about this machine, and a test that skips what its GPU or "
+    "driver lacks (JAX and TensorFlow fall back to the CPU without a working CUDA) would pass. Describe "
+    "the node again (gpuplan fleet import) and plan again";
+
 /// This machine as NVML sees it; nullopt without NVML.
 std::optional<Machine> describe_machine(Nvml* nvml);
 
@@ -82,7 +88,9 @@ std::optional<Machine> describe_machine(Nvml* nvml);
 /// constraint, a GPU's memory is clearly less than its gpu_mem_mib (below 90% of it: an
 /// 80 GB GPU's NVML total of 81,559 MiB holds a gpu-mem:80GiB, as the GPU is sold), or it needs
 /// another vendor's GPUs than NVIDIA's, which NVML counts. Empty when nothing NVML knows says so.
-std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine);
+/// `harm`, after a colon, ends the sentence: by default what the fleet being wrong does; empty, none.
+std::string unmet_here(const Requirement& requirement, const std::vector<int>& gpus, const Machine& machine,
+                       std::string_view harm = fleet_wrong_about_machine);
 
 /// Why a unit given `gpus` (indices as CUDA_VISIBLE_DEVICES counts them) would find no GPU on this
 /// machine; empty when nothing says so. Where NVML answers, the GPUs it counts; where it does not

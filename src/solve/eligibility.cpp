@@ -197,6 +197,10 @@ GpuMask eligible_gpus(const Requirement& r, const Node& node) {
   return mask;
 }
 
+std::int64_t shareable_mib(const Gpu& gpu, double headroom) {
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - headroom)));
+}
+
 bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size) {
   if (size <= 1) return count(within) >= size;
   while (count(within) >= size) {

@@ -50,6 +50,10 @@ FleetIndex index_fleet(const Fleet& fleet);
 /// none when the node's CUDA version does not satisfy `requirement`.
 GpuMask eligible_gpus(const Requirement& requirement, const Node& node);
 
+/// The memory `pack` may fill on `gpu`: its memory less the headroom (a fraction), in whole MiB (as
+/// verify has it). A unit that reserves more has its GPU to itself.
+std::int64_t shareable_mib(const Gpu& gpu, double headroom);
+
 /// True when some `size` GPUs of `within` are pairwise connected.
 bool has_clique(const std::vector<GpuMask>& links, GpuMask within, int size);
 

@@ -75,10 +75,8 @@ std::int64_t shape_memory_mib(std::int64_t mib) {
   return (mib + step - 1) / step * step;
 }
 
-/// The memory `pack` may fill on `gpu`: its memory less the headroom, in whole MiB (as verify has it).
 std::int64_t usable_mib(const Gpu& gpu, const Rules& rules) {
-  return std::max<std::int64_t>(1,
-                                static_cast<std::int64_t>(double(gpu.vram_mib) * (1 - rules.vram_headroom)));
+  return shareable_mib(gpu, rules.vram_headroom);
 }
 
 Shape shape_for(const Unit& unit, const Requirement& r, bool share, bool round_memory, int type_index,

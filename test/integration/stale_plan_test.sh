@@ -83,6 +83,84 @@ sed -i 's/tags = \["requires-gpu-nvidia", "exclusive"\]/tags = ["requires-gpu-nv
 under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
 [ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
 
+# Another later commit: of the tests planned on the node's 80 GiB A100s (CUDA 12.2), inference_test
+# asks for 96 GiB of GPU memory, conv_test for CUDA >= 12.4, docker_runtime_test for an H100, and
+# remote_exec_test for less (no GPU model). Run as planned, a test that skips what its GPU is too
+# small or too old for passes: with --fleet (the plan's) run-under checks the planned GPUs as exec
+# --claims --fleet checks a node, and refuses the first three; without it, NVML (the stand-in's
+# 81920 MiB A100s) refuses the first, and of the model, which NVML does not say, it warns; fewer
+# requirements run without a word.
+cp "$WORKSPACE/ml/BUILD" "$SCRATCH/ml.BUILD" && cp "$WORKSPACE/tf/BUILD" "$SCRATCH/tf.BUILD" &&
+  cp "$WORKSPACE/jax/BUILD" "$SCRATCH/jax.BUILD"
+sed -i 's/tags = \["gpu:2", "gpu-mem:16G"\]/tags = ["gpu", "gpu-mem:96G"]/' "$WORKSPACE/ml/BUILD"
+sed -i 's/"resources:gpu": "1", "gpu_model": "a100"/"resources:gpu": "1"/' "$WORKSPACE/ml/BUILD"
+sed -i 's/tags = \["requires-gpu-nvidia"\]/tags = ["requires-gpu-nvidia", "cuda>=12.4"]/' "$WORKSPACE/tf/BUILD"
+sed -i 's/exec_properties = {"dockerRuntime": "nvidia"},/&\n    tags = ["gpu-model:h100"],/' "$WORKSPACE/jax/BUILD"
+grep -q '"gpu", "gpu-mem:96G"' "$WORKSPACE/ml/BUILD" && grep -q '{"resources:gpu": "1"}' "$WORKSPACE/ml/BUILD" &&
+  grep -q '"requires-gpu-nvidia", "cuda>=12.4"' "$WORKSPACE/tf/BUILD" && grep -q '"gpu-model:h100"' "$WORKSPACE/jax/BUILD" ||
+  fail "the edits for the GPUs' needs did not take"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/needs.xml" 2>/dev/null || fail "bazel query with the GPUs' needs changed"
+cp "$SCRATCH/ml.BUILD" "$WORKSPACE/ml/BUILD" && cp "$SCRATCH/tf.BUILD" "$WORKSPACE/tf/BUILD" &&
+  cp "$SCRATCH/jax.BUILD" "$WORKSPACE/jax/BUILD"
+needs() {
+  TEST_TARGET=$1 "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$NODE" --lock-dir "$SCRATCH/locks" \
+    --query "$SCRATCH/needs.xml" --rules "$RULES" "${@:2}" sh -c 'echo ran on $CUDA_VISIBLE_DEVICES'
+}
+for label in //tf:conv_test //jax:docker_runtime_test //ml:remote_exec_test; do
+  [ "$(jq -r --arg l "$label" '.assignments[] | select(.label == $l) | .node' "$SCRATCH/plan.json")" = "$NODE" ] ||
+    fail "$label is not planned on $NODE"
+done
+refused() {  # OUT PATTERN: run-under refused the test (exit 2, it did not run), saying PATTERN
+  [ "$status" = 2 ] && ! grep -q '^ran on' "$1" && grep -q "$2" "$1" ||
+    fail "run-under ran a test whose planned GPUs lack what it asks for: exit $status: $(cat "$1")"
+}
+set +e
+needs //ml:inference_test --fleet "$FLEET" >"$SCRATCH/mem.out" 2>&1
+status=$?
+refused "$SCRATCH/mem.out" "refusing to run //ml:inference_test on node $NODE: the plan gives //ml:inference_test 1 GPU (1), and $SCRATCH/needs.xml asks for 1 GPU, ≥ 96GiB each by its tags: it needs 96GiB per GPU; node $NODE has GPUs of 80GiB: the test changed after the plan was made"
+needs //tf:conv_test --fleet "$FLEET" >"$SCRATCH/cuda.out" 2>&1
+status=$?
+refused "$SCRATCH/cuda.out" "refusing to run //tf:conv_test on node $NODE: .* asks for 1 GPU, CUDA ≥ 12.4, NVIDIA by its tags: it needs 1 NVIDIA GPU with CUDA >= 12.4; node $NODE has CUDA 12.2"
+needs //jax:docker_runtime_test --fleet "$FLEET" >"$SCRATCH/model.out" 2>&1
+status=$?
+refused "$SCRATCH/model.out" "refusing to run //jax:docker_runtime_test on node $NODE: .* asks for 1 GPU, .*model h100.* by its tags: it needs .*GPU model h100.*; node $NODE has A100-SXM-80GB GPUs"
+needs //ml:inference_test >"$SCRATCH/nvml.out" 2>&1
+status=$?
+refused "$SCRATCH/nvml.out" "asks for 1 GPU, ≥ 96GiB each by its tags: it needs 96GiB (98304 MiB) per GPU, and GPU 1 of this machine has 81920 MiB (NVML): the test changed"
+set -e
+needs //jax:docker_runtime_test >"$SCRATCH/unknown.out" 2>&1 || fail "without --fleet: $(cat "$SCRATCH/unknown.out")"
+grep -q "warning: .*; the plan cannot tell whether its GPU 0 of $NODE meets GPU model h100 (--fleet with the plan's fleet checks it)" "$SCRATCH/unknown.out" &&
+  grep -qx 'ran on 0' "$SCRATCH/unknown.out" || fail "without --fleet, no warning: $(cat "$SCRATCH/unknown.out")"
+needs //ml:remote_exec_test --fleet "$FLEET" >"$SCRATCH/fewer.out" 2>&1 || fail "fewer needs: $(cat "$SCRATCH/fewer.out")"
+[ "$(cat "$SCRATCH/fewer.out")" = "ran on 2" ] || fail "a test that asks for less got a word: $(cat "$SCRATCH/fewer.out")"
+# Under pack, inference_test (gpu-mem:16G) shares its GPU. Retagged gpu-mem:72G it fits an 80 GiB
+# A100, but not what pack shares of one (85% of 81920 MiB: 69632): the planner gives it its GPU to
+# itself, and run-under --fleet refuses it where a pack plan has it share; the exact plan's, where
+# its GPU is its own, runs it without a word.
+"$GPUPLAN" plan -q --fleet "$FLEET" --rules "$RULES" --policy pack "$SCRATCH/then.xml" -o "$SCRATCH/pack.json" 2>/dev/null ||
+  fail "pack plan of the copy's query"
+PACK_NODE=$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .node' "$SCRATCH/pack.json")
+PACK_GPU=$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .gpus | join(",")' "$SCRATCH/pack.json")
+[ "$(jq -r '.assignments[] | select(.label == "//ml:inference_test") | .vram_mib' "$SCRATCH/pack.json")" = 16384 ] &&
+  [ "$(jq -r --arg n "$PACK_NODE" '.assignments[] | select(.node == $n) | .label' "$SCRATCH/pack.json" | wc -l)" -gt 1 ] ||
+  fail "//ml:inference_test does not share a node of the pack plan with 16384 MiB"
+cp "$WORKSPACE/ml/BUILD" "$SCRATCH/ml.BUILD"
+sed -i 's/tags = \["gpu:2", "gpu-mem:16G"\]/tags = ["gpu", "gpu-mem:72G"]/' "$WORKSPACE/ml/BUILD"
+grep -q '"gpu", "gpu-mem:72G"' "$WORKSPACE/ml/BUILD" || fail "the edit to gpu-mem:72G did not take"
+bazel_ws query 'tests(//...)' --output=xml >"$SCRATCH/pack.xml" 2>/dev/null || fail "bazel query with gpu-mem:72G"
+cp "$SCRATCH/ml.BUILD" "$WORKSPACE/ml/BUILD"
+set +e
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/pack.json" --node "$PACK_NODE" --fleet "$FLEET" \
+  --lock-dir "$SCRATCH/locks" --query "$SCRATCH/pack.xml" --rules "$RULES" sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' \
+  >"$SCRATCH/pack.out" 2>&1
+status=$?
+set -e
+refused "$SCRATCH/pack.out" "asks for 1 GPU, ≥ 72GiB each by its tags: it reserves 72GiB on GPU $PACK_GPU, more than pack shares of its 80GiB (less the headroom of 15%): the planner gives it the GPU to itself, and the plan has it share the GPU with other tests: the test changed"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$NODE" --fleet "$FLEET" \
+  --lock-dir "$SCRATCH/locks" --query "$SCRATCH/pack.xml" --rules "$RULES" sh -c 'echo ran on $CUDA_VISIBLE_DEVICES' \
+  >"$SCRATCH/own.out" 2>&1 || fail "gpu-mem:72G on a GPU of its own: $(cat "$SCRATCH/own.out")"
+[ "$(cat "$SCRATCH/own.out")" = "ran on 1" ] || fail "gpu-mem:72G on a GPU of its own got a word: $(cat "$SCRATCH/own.out")"
+
 # exec --command runs no run-under to pass --query to: refused, pointing at verify.
 set +e
 "$GPUPLAN" exec "$SCRATCH/plan.json" --node "$NODE" --command true --query "$SCRATCH/now.xml" >"$SCRATCH/cmd.out" 2>&1
