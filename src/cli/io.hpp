@@ -33,6 +33,9 @@ void one_standard_input(const std::string& query, const std::vector<std::string>
 /// input when it was closed, or was opened before).
 Input open_input(const std::string& path);
 
+/// Reads a whole input into memory (run-under --query, which searches it for one rule).
+std::string read_all(Input& input);
+
 /// Where a command's output goes: standard output ("" or "-"), or a file that appears whole
 /// or not at all. A file is written to a new temporary file (O_EXCL, an unpredictable name)
 /// in the target's directory, fsync'ed, and renamed over the target only by commit(); the
