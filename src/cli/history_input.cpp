@@ -875,7 +875,12 @@ std::string history_coverage(const std::vector<std::string>& paths, const std::v
   say_left_out(left_out.more_gpus, "of GPU tests given more GPUs than they ask for now");
   say_left_out(left_out.filtered, "filtered to some test cases");
   line += '\n';
-  if (own + siblings + median == 0) {
+  // Runs of the query's GPU tests that are all left out (each test named in a finding of its own,
+  // a note for a count changed since) say the file is their history: no guess to warn of here.
+  // Before, a history of one retagged test failed every --strict plan on this word alone.
+  const long theirs_left_out =
+      left_out.given_no_gpu + left_out.fewer_gpus + left_out.more_gpus + left_out.filtered;
+  if (own + siblings + median == 0 && theirs_left_out == 0) {
     const std::string where = fmt::format("{}", fmt::join(paths, ", "));
     const std::string message = fmt::format(
         "no GPU unit has a run in it: every duration is a size default. Is it the history of these tests "

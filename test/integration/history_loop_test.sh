@@ -56,6 +56,11 @@ grep -qF "4 runs of GPU tests given more GPUs than they ask for now left out" "$
 # fail every plan until the test ran on 1 GPU, which a failed plan never lets it).
 "$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/history.json" --strict \
   -o "$SCRATCH/p0s.json" 2>"$SCRATCH/p0s.err" || fail "--strict refused a lowered GPU count: $(cat "$SCRATCH/p0s.err")"
+# So with a history of that test alone, all of whose runs are its older count's: before, also
+# "no GPU unit has a run in it", as if it were another repository's history, an error under --strict.
+{ echo "$HEADER"; grep '^//ml:train_test' "$SCRATCH/week1.csv"; } >"$SCRATCH/train_only.csv"
+"$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/train_only.csv" --strict \
+  -o "$SCRATCH/p0t.json" 2>"$SCRATCH/p0t.err" || fail "--strict refused a history of one retagged test: $(cat "$SCRATCH/p0t.err")"
 # One run on 1 GPU took 170 s at 36,000 MiB: the test is planned from it alone (before: 143.6 s,
 # the p90 of 101-104 s and 170 s).
 echo "$HEADER" >"$SCRATCH/run5.csv"
