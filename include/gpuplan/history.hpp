@@ -45,6 +45,10 @@ struct Sample {
   /// run given fewer than its test needs (--missing-gpus=warn on a machine with only some of the
   /// planned GPUs) skipped or shrank its multi-GPU work: estimates of such a test leave it out.
   std::optional<int> gpus_given = std::nullopt;
+  /// How many GPUs its test asked for when it ran (results records' gpus_asked); empty where the
+  /// input does not say. A run given all of them and fewer than its test needs now is of the test's
+  /// older GPU count; given fewer than them, of a machine short of GPUs.
+  std::optional<int> gpus_asked = std::nullopt;
   /// It ran only some of its test cases (Bazel's --test_filter, a --test_arg of --gtest_filter or
   /// pytest's -k): its time is not the test's, and estimates leave it out.
   bool filtered = false;
