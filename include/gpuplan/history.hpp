@@ -337,8 +337,10 @@ struct PartialRuns {
   long given_no_gpu = 0;       ///< among the newest `window` of each of its units
   long fewer_gpus = 0;         ///< given fewer GPUs than `needs`
   int fewest_gpus = 0;         ///< the fewest GPUs such a run was given
-  long fewer_after_whole = 0;  ///< of those, the runs after a whole run of their unit
-  long fewer_last = 0;         ///< of those, the runs no whole run of their unit came after (neither
+  long fewer_as_asked = 0;     ///< of those, the runs given all their test asked for then (gpus_asked)
+  long fewer_than_asked = 0;   ///< of those, the runs given fewer than it asked for then: a machine's
+  long fewer_after_whole = 0;  ///< of the others (no gpus_asked), the runs after a whole run of their unit
+  long fewer_last = 0;         ///< of the others, the runs no whole run of their unit came after (neither
                                ///< these nor those: runs of a count raised since)
   long more_gpus = 0;          ///< given more GPUs than `needs` (of a time it asked for more)
   int most_gpus = 0;           ///< the most GPUs such a run was given
