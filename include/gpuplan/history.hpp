@@ -45,6 +45,10 @@ struct Sample {
   /// run given fewer than its test needs (--missing-gpus=warn on a machine with only some of the
   /// planned GPUs) skipped or shrank its multi-GPU work: estimates of such a test leave it out.
   std::optional<int> gpus_given = std::nullopt;
+  /// How many GPUs its test asked for when it ran (results records' gpus_asked); empty where the
+  /// input does not say. A run given all of them and fewer than its test needs now is of the test's
+  /// older GPU count; given fewer than them, of a machine short of GPUs.
+  std::optional<int> gpus_asked = std::nullopt;
   /// It ran only some of its test cases (Bazel's --test_filter, a --test_arg of --gtest_filter or
   /// pytest's -k): its time is not the test's, and estimates leave it out.
   bool filtered = false;
@@ -333,8 +337,10 @@ struct PartialRuns {
   long given_no_gpu = 0;       ///< among the newest `window` of each of its units
   long fewer_gpus = 0;         ///< given fewer GPUs than `needs`
   int fewest_gpus = 0;         ///< the fewest GPUs such a run was given
-  long fewer_after_whole = 0;  ///< of those, the runs after a whole run of their unit
-  long fewer_last = 0;         ///< of those, the runs no whole run of their unit came after (neither
+  long fewer_as_asked = 0;     ///< of those, the runs given all their test asked for then (gpus_asked)
+  long fewer_than_asked = 0;   ///< of those, the runs given fewer than it asked for then: a machine's
+  long fewer_after_whole = 0;  ///< of the others (no gpus_asked), the runs after a whole run of their unit
+  long fewer_last = 0;         ///< of the others, the runs no whole run of their unit came after (neither
                                ///< these nor those: runs of a count raised since)
   long more_gpus = 0;          ///< given more GPUs than `needs` (of a time it asked for more)
   int most_gpus = 0;           ///< the most GPUs such a run was given

@@ -269,23 +269,33 @@ struct RunRecord {
   /// It ran only some of its test cases (a test filter: Bazel's TESTBRIDGE_TEST_ONLY, googletest's
   /// --gtest_filter or GTEST_FILTER, pytest's -k): history leaves its time out of the test's.
   bool filtered = false;
+  /// How many GPUs the test asked for when it ran: the GPUs the plan gave its unit (a test missing
+  /// from the plan: those its tags in --query give it; one --query says asks for more than planned:
+  /// that count), 0 for a CPU test; empty where that is not known (a test run-under refused and
+  /// --unplanned=warn ran with no GPU). Beside `gpus`, what it was given, it tells a run of a test's
+  /// older GPU count (given all it asked for then) from a run on a machine short of GPUs.
+  std::optional<int> gpus_asked = std::nullopt;
 };
 
 /// The columns of a results file, which an older gpuplan's file keeps: its records go on in them.
 enum class ResultsColumns {
-  nine,    ///< before peak_up_front and shard_count
-  eleven,  ///< before filtered
-  twelve,  ///< results_header()'s
+  nine,      ///< before peak_up_front and shard_count
+  eleven,    ///< before filtered
+  twelve,    ///< before gpus_asked
+  thirteen,  ///< results_header()'s
 };
 
 /// "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,
-/// shard_count,filtered": the history CSV (SPEC section 3) with the run's details as extra columns.
+/// shard_count,filtered,gpus_asked": the history CSV (SPEC section 3) with the run's details as
+/// extra columns.
 std::string_view results_header();
 /// The header of results files begun before peak_up_front and shard_count: such a file is
 /// appended to in its own columns.
 std::string_view results_header_before_new_columns();
 /// The header of results files begun before filtered, appended to in their eleven columns.
 std::string_view results_header_before_filtered();
+/// The header of results files begun before gpus_asked, appended to in their twelve columns.
+std::string_view results_header_before_gpus_asked();
 /// Checks that the results file `path` can be appended to (creating it empty if missing) and
 /// says in which columns. Throws InputError for a file that cannot be written or has other columns.
 ResultsColumns check_results_file(const std::string& path);
@@ -297,13 +307,13 @@ std::string results_columns_note(const std::string& path);
 /// ISO-8601 UTC with milliseconds ("2026-11-30T10:55:26.120Z"); exit_status the number, or
 /// "timeout"/"stopped" for a run cut short (history reads both as a lower bound); peak_vram_mib,
 /// gpu_touched ("true"/"false") and peak_up_front empty when not measured; shard_count empty for an
-/// unsharded test; filtered "true", or empty for a run of the whole test. In `columns`: an older
-/// file's leave out the columns it lacks.
-std::string to_csv(const RunRecord& record, ResultsColumns columns = ResultsColumns::twelve);
+/// unsharded test; filtered "true", or empty for a run of the whole test; gpus_asked a count, or
+/// empty when not known. In `columns`: an older file's leave out the columns it lacks.
+std::string to_csv(const RunRecord& record, ResultsColumns columns = ResultsColumns::thirteen);
 
 /// The records of a results file as to_csv wrote them (its header line first), for the JUnit
 /// that run-under rewrites after each unit. Reads label, shard, seconds, node, gpus,
-/// exit_status, gpu_touched, shard_count and filtered (start and the memory are left empty), in
+/// exit_status, gpu_touched, shard_count, filtered and gpus_asked (start and the memory are left empty), in
 /// any header's columns. Throws InputError naming `name`, the line and the bad field.
 std::vector<RunRecord> parse_results_csv(std::string_view text, const std::string& name);
 

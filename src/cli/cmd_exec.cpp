@@ -1088,7 +1088,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     print_dry_run(runs);
     return exit_ok;
   }
-  const auto columns = o.results.empty() ? ResultsColumns::twelve : check_results_file(o.results);
+  const auto columns = o.results.empty() ? ResultsColumns::thirteen : check_results_file(o.results);
   if (columns == ResultsColumns::nine)
     std::cerr << fmt::format("gpuplan exec: note: {}\n", results_columns_note(o.results));
   const std::string filter = command_test_filter(o.command);
@@ -1096,7 +1096,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
     std::cerr << fmt::format(
         "gpuplan exec: note: the units run under {}: {}, and history leaves their time out of their tests'\n",
         filter,
-        columns == ResultsColumns::twelve
+        columns >= ResultsColumns::twelve
             ? std::string("their results records are marked filtered")
             : fmt::format("they get no results record ({} has no filtered column to mark them: begun by an "
                           "earlier gpuplan)",
@@ -1208,13 +1208,14 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
       std::cerr << fmt::format("gpuplan exec: warning: {}\n", outside);
     // Under --missing-gpus=warn, only the GPUs this machine has (run-under's reason): a unit given
     // only absent ones ran with none, and history leaves a GPU test's such runs out of its duration.
+    // What it asked for is what the plan gave it: beside the GPUs it had, a run short of some.
     ran_here.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                         o.warn_missing_gpus ? present_gpus(u.assignment.gpus, nvml.get()) : u.assignment.gpus,
                         start_epochs[u.assignment.unit.id], u.exit_status, usage.peak_vram_mib,
                         usage.measured ? std::optional<bool>(usage.touched) : std::nullopt,
                         run_end(u.outcome), usage.peak_up_front, u.assignment.unit.shard_count,
-                        !filter.empty()});
-    if (o.results.empty() || (!filter.empty() && columns != ResultsColumns::twelve)) return;
+                        !filter.empty(), static_cast<int>(u.assignment.gpus.size())});
+    if (o.results.empty() || (!filter.empty() && columns < ResultsColumns::twelve)) return;
     try {
       os::append_locked(o.results, results_header(), to_csv(ran_here.back(), columns));
     } catch (const InputError& e) {  // the other units still run; exec fails at the end
@@ -1267,7 +1268,7 @@ int exec_node(const ExecOptions& o, Plan& plan, std::vector<Assignment>& planned
         ran.push_back({u.assignment.unit.label, u.assignment.unit.shard_index, u.seconds, o.node,
                        u.assignment.gpus, start_epochs[u.assignment.unit.id], u.exit_status, std::nullopt,
                        std::nullopt, run_end(u.outcome), false, u.assignment.unit.shard_count,
-                       !filter.empty()});
+                       !filter.empty(), static_cast<int>(u.assignment.gpus.size())});
     return results_junit(
         ran, not_run, o.node,
         stop_signal ? fmt::format("not run: exec was stopped (signal {}) before it started", stop_signal)

@@ -132,6 +132,7 @@ int show_command(HistoryOptions& options) {
         if (sample.peak_up_front) s["peak_up_front"] = true;
         if (sample.given_no_gpu) s["given_no_gpu"] = true;
         if (sample.gpus_given) s["gpus"] = *sample.gpus_given;
+        if (sample.gpus_asked) s["gpus_asked"] = *sample.gpus_asked;
         if (sample.filtered) s["filtered"] = true;
         unit["recent"].push_back(std::move(s));
       }
@@ -170,8 +171,12 @@ int show_command(HistoryOptions& options) {
       if (sample.failed) out += "  failed";
       if (sample.given_no_gpu) out += "  given no GPU (left out if the test needs one)";
       if (sample.gpus_given.value_or(0) > 0)
-        out += fmt::format("  given {} GPU{} (left out if the test needs more{})", *sample.gpus_given,
+        out += fmt::format("  given {} GPU{}{} (left out if the test needs more{})", *sample.gpus_given,
                            *sample.gpus_given == 1 ? "" : "s",
+                           !sample.gpus_asked ? std::string()
+                           : *sample.gpus_asked <= *sample.gpus_given
+                               ? std::string(", all it asked for then")
+                               : fmt::format(" of the {} it asked for then", *sample.gpus_asked),
                            *sample.gpus_given == 1 ? "" : " or asks for fewer");
       if (sample.filtered) out += "  filtered to some test cases (left out)";
       out += '\n';

@@ -246,6 +246,7 @@ std::vector<std::string> beyond_plan(const Requirement& asked, const Assignment&
 struct ChangedSincePlan {
   bool grew = false;
   std::string what;
+  int asks = 0;  ///< the GPUs its tags give it on this node, where it grew
 };
 
 /// nullopt when the query agrees with the plan, or does not have the test.
@@ -262,9 +263,10 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
   };
   if (placement.kind == TestPlacement::Kind::cpu) {
     if (need->gpus == 0) return std::nullopt;
-    return ChangedSincePlan{
-        true, fmt::format("the plan has {} among its CPU tests, and {} gives it {} by its tags", label,
-                          o.query, gpus(need->gpus))};
+    return ChangedSincePlan{true,
+                            fmt::format("the plan has {} among its CPU tests, and {} gives it {} by its tags",
+                                        label, o.query, gpus(need->gpus)),
+                            need->gpus};
   }
   const Assignment& a = *placement.assignment;
   const int planned = static_cast<int>(a.gpus.size());
@@ -272,18 +274,21 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
   auto given = fmt::format("the plan gives {} {} ({})", label, gpus(planned), gpu_list(a.gpus));
   if (need->gpus > planned)
     return ChangedSincePlan{
-        true, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};
+        true, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus)),
+        need->gpus};
   // An exclusive test with no GPU count (Bazel runs it alone with every GPU of the machine), planned
   // with fewer: by a gpuplan of before every_node_gpu, or with a GPU count it has lost since.
   if (need->every_gpu && !a.unit.requirement->takes_every_node_gpu() &&
       planned < static_cast<int>(node_gpus.size()))
-    return ChangedSincePlan{
-        true, fmt::format("{}, and {} gives it every GPU of the node it holds ({}) by its tags", given,
-                          o.query, gpus(static_cast<int>(node_gpus.size())))};
+    return ChangedSincePlan{true,
+                            fmt::format("{}, and {} gives it every GPU of the node it holds ({}) by its tags",
+                                        given, o.query, gpus(static_cast<int>(node_gpus.size()))),
+                            static_cast<int>(node_gpus.size())};
   if (need->whole_node && !holds)
     return ChangedSincePlan{
         true,
-        fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given, o.query)};
+        fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given, o.query),
+        planned};
   if (need->gpus == 0)  // a CPU test now: it asks nothing of its GPUs
     return holds ? std::nullopt
                  : std::optional<ChangedSincePlan>(ChangedSincePlan{
@@ -299,12 +304,12 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
          {unmet_on_fleet_node(asked, *fleet_node),
           shared ? unshared_by_pack(asked, *fleet_node, plan_headroom.value_or(need->vram_headroom))
                  : std::string()})
-      if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+      if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
   auto nvml = open_nvml();
   const auto machine = describe_machine(nvml.get());
   if (machine)
     if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
-      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet)};
+      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
   if (auto beyond = beyond_plan(*need->requirement, a, machine.has_value(), fleet_node != nullptr, shared);
       !beyond.empty())
     return ChangedSincePlan{
@@ -344,10 +349,11 @@ std::string why_not_here(const Assignment& assignment, Nvml* nvml);
 /// Refuses `assignment` for what this machine cannot give it (`missing`, of why_not_here): exit 2.
 int refuse_here(const RunUnderOptions& o, const Assignment& assignment, const std::string& missing);
 
-/// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so. `ended`,
-/// when given, gets how the test ended (stopped: by a stop that is not Bazel's timeout).
+/// `shares`: the unit shares its GPU (shares_gpu), and gets the variables that say so. `asked`:
+/// the GPUs the test asks for (RunRecord::gpus_asked), for its results record. `ended`, when given,
+/// gets how the test ended (stopped: by a stop that is not Bazel's timeout).
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
-             std::vector<os::GpuLocks> held, RunEnd* ended = nullptr);
+             std::vector<os::GpuLocks> held, std::optional<int> asked, RunEnd* ended = nullptr);
 
 /// `a` as one launch of Bazel's runs it. Bazel runs a test in all its shards, each launch one;
 /// where the plan has the test as one unit (unsharded then, or --shards=whole), or not at all,
@@ -390,7 +396,7 @@ int run_unplanned(const RunUnderOptions& o, const std::string& node, const std::
       : need.whole_node
           ? fmt::format("GPUs {} found by its tags, alone on the node", gpu_list(assignment.gpus))
           : fmt::format("free GPUs {} found by its tags", gpu_list(assignment.gpus)));
-  return run_test(o, assignment, false, std::move(held));
+  return run_test(o, assignment, false, std::move(held), static_cast<int>(assignment.gpus.size()));
 }
 
 /// Renews this process's claims every quarter lease while it lives (the test runs). Its thread
@@ -525,7 +531,8 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
           ended = RunEnd::stopped;
           status = 128 + stop;
         } else {
-          status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
+          status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held),
+                            static_cast<int>(assignment.gpus.size()), &ended);
         }
       }
       settle(claims, id, status, ended);
@@ -581,7 +588,8 @@ std::optional<int> run_claimed(const RunUnderOptions& o, const Plan& plan, const
       int status = 0;
       {
         LeaseRenewal renewing(claims);
-        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), &ended);
+        status = run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held),
+                          static_cast<int>(assignment.gpus.size()), &ended);
       }
       settle(claims, id, status, ended);
       return status;
@@ -779,9 +787,11 @@ int run_under(const RunUnderOptions& o) {
   }
   // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
   // earlier commit, gives it is refused, as a changed shard_count is.
+  std::optional<int> asks_more;  // than planned, by --query's tags: what its results record says it asked
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
     if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus,
                                          fleet_node ? &*fleet_node : nullptr, plan.summary.vram_headroom)) {
+      if (change->grew) asks_more = change->asks;
       auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
                               change->what, o.plan);
       if (change->grew && !o.warn_unplanned) {
@@ -818,6 +828,8 @@ int run_under(const RunUnderOptions& o) {
   assignment.node = node;
   assignment = as_launched(std::move(assignment), shard, bazel_shards);
   std::vector<os::GpuLocks> held;
+  // A CPU test asks for none; what a refused one asks for is not known.
+  std::optional<int> asked = placement.kind == Kind::refused ? std::nullopt : std::optional<int>(0);
   if (placement.kind == Kind::refused) {
     auto what = fmt::format("{} on node {}: {} (plan {})", target, node, placement.reason, o.plan);
     if (o.node.empty() && o.node_file.empty() &&
@@ -835,6 +847,7 @@ int run_under(const RunUnderOptions& o) {
     std::cerr << fmt::format("gpuplan run-under: warning: {}; running it with no GPU visible\n", what);
   } else if (placement.kind == Kind::planned) {
     assignment = as_launched(*placement.assignment, shard, bazel_shards);
+    asked = std::max(static_cast<int>(assignment.gpus.size()), asks_more.value_or(0));
     // Alone on the node: every GPU's lock.
     auto gpus = holds_whole_node(assignment, plan.policy) ? node_gpus : assignment.gpus;
     os::catch_stop_signals();  // Bazel's timeout may come in the wait: the test's log then says so
@@ -843,7 +856,8 @@ int run_under(const RunUnderOptions& o) {
     else if (int stop = os::stop_signal())
       return stopped_waiting(o, target, gpus, stop);
   }
-  return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held));
+  if (placement.kind == Kind::cpu && asks_more) asked = asks_more;
+  return run_test(o, assignment, shares_gpu(assignment.unit, plan.policy), std::move(held), asked);
 }
 
 std::string why_not_here(const Assignment& assignment, Nvml* nvml) {
@@ -926,7 +940,7 @@ std::string untimed_run() {
 }
 
 int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares,
-             std::vector<os::GpuLocks> held, RunEnd* ended) {
+             std::vector<os::GpuLocks> held, std::optional<int> asked, RunEnd* ended) {
   const auto& target = assignment.unit.label;
   const auto& shard = assignment.unit.shard_index;
   const auto& node = assignment.node;
@@ -1014,11 +1028,11 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
   // A filtered run is recorded, marked, where the file has the column (history leaves it out of the
   // test's duration and history show marks it); an older file could not mark it, so it gets none.
   const auto filter = test_filter(o.command);
-  const auto columns = o.results.empty() ? ResultsColumns::twelve : check_results_file(o.results);
+  const auto columns = o.results.empty() ? ResultsColumns::thirteen : check_results_file(o.results);
   if (auto untimed = untimed_run(); !o.results.empty() && !untimed.empty()) {
     std::cerr << fmt::format("gpuplan run-under: {} {}: no results record (its time is not the test's)\n",
                              target, untimed);
-  } else if (!o.results.empty() && !filter.empty() && columns != ResultsColumns::twelve) {
+  } else if (!o.results.empty() && !filter.empty() && columns < ResultsColumns::twelve) {
     std::cerr << fmt::format(
         "gpuplan run-under: {} ran under {}: no results record (its time is not the test's, and {} has no "
         "filtered column to mark it: begun by an earlier gpuplan)\n",
@@ -1041,7 +1055,8 @@ int run_test(const RunUnderOptions& o, const Assignment& assignment, bool shares
                      end,
                      usage.peak_up_front,
                      assignment.unit.shard_count,
-                     !filter.empty()};
+                     !filter.empty(),
+                     asked};
     try {
       os::append_locked(o.results, results_header(), to_csv(record, columns));
       if (!o.junit.empty()) rewrite_junit(o.results, o.junit);

@@ -149,7 +149,7 @@ namespace {
 void oldest_first(std::vector<Sample>& samples) {
   auto key = [](const Sample& s) {
     return std::tie(*s.start_ms, s.seconds, s.timed_out, s.failed, s.filtered, s.peak_vram_mib,
-                    s.peak_up_front, s.gpu_touched, s.given_no_gpu, s.gpus_given, s.node);
+                    s.peak_up_front, s.gpu_touched, s.given_no_gpu, s.gpus_given, s.gpus_asked, s.node);
   };
   if (std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return s.start_ms.has_value(); }))
     std::stable_sort(samples.begin(), samples.end(),
@@ -305,6 +305,13 @@ std::map<std::string, PartialRuns> partial_runs(const History& history, const Cl
           case PartialRun::fewer_gpus:
             runs.fewest_gpus =
                 runs.fewer_gpus++ == 0 ? *sample.gpus_given : std::min(runs.fewest_gpus, *sample.gpus_given);
+            // Its record says what the test asked for then: given all of it, a run of its older
+            // count (whatever order it came in); given less, a machine short of GPUs. Only a record
+            // that does not say is judged by the runs around it.
+            if (sample.gpus_asked) {
+              ++(*sample.gpus_given < *sample.gpus_asked ? runs.fewer_than_asked : runs.fewer_as_asked);
+              break;
+            }
             if (whole_before) ++runs.fewer_after_whole;
             ++fewer_pending;
             break;

@@ -13,14 +13,16 @@ namespace gpuplan {
 namespace {
 
 /// Whether a gpuplan that reads version 1 only would misread the unit's runs `recent`: it knows no
-/// given_no_gpu, gpus or filtered, and took a run given no GPU, filtered to some test cases, or
-/// given another GPU count than its other runs (fewer than the test needs, perhaps) for a whole run of the
-/// test, which then set its duration.
+/// given_no_gpu, gpus, gpus_asked or filtered, and took a run given no GPU, filtered to some test
+/// cases, given another GPU count than its other runs (fewer than the test needs, perhaps), or
+/// given fewer GPUs than it asked for (a machine short of them) for a whole run of the test, which
+/// then set its duration.
 bool misread_by_version_1(const std::vector<Sample>& recent) {
   std::optional<int> gpus;
   for (const auto& s : recent) {
     if (s.given_no_gpu || s.filtered) return true;
     if (!s.gpus_given) continue;
+    if (s.gpus_asked && *s.gpus_given < *s.gpus_asked) return true;
     if (gpus && *gpus != *s.gpus_given) return true;
     gpus = s.gpus_given;
   }
@@ -86,6 +88,11 @@ void write_summary(const History& history, int window, const std::function<void(
     // Kept whatever the test needs, which only a plan knows: it leaves out a run given fewer
     // GPUs than that, and every filtered run.
     column("gpus", [](const Sample& s) { return s.gpus_given; });
+    // What the test asked for then, beside it: all of it, a run of the test's older count (a note
+    // in a plan that needs more); less, a machine short of GPUs. A gpuplan of before gpus_asked
+    // reads the file without it, and takes every run given fewer than the test needs as a
+    // warning, as it did: nothing counts as whole there that this one leaves out.
+    column("gpus_asked", [](const Sample& s) { return s.gpus_asked; });
     flags("filtered", &Sample::filtered);
     column("node", [](const Sample& s) {
       return s.node.empty() ? std::nullopt : std::optional<std::string_view>(s.node.str());

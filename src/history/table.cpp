@@ -1,8 +1,8 @@
 // The simple history table a team writes itself (and `gpuplan run-under`/`exec` append to):
 // CSV with a header, or JSON rows (an array, or one object a line), with the columns
 // label, seconds and optionally shard, peak_vram_mib, start, exit_status, node, gpu_touched,
-// peak_up_front, shard_count, gpus, filtered; columns are found by name and unknown ones ignored. Also the
-// file `gpuplan history summarize` writes.
+// peak_up_front, shard_count, gpus, filtered, gpus_asked; columns are found by name and unknown ones
+// ignored. Also the file `gpuplan history summarize` writes.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <simdjson.h>
@@ -34,9 +34,13 @@ namespace gpuplan {
 namespace {
 
 /// The columns (CSV) or keys (JSON) a history row is read from; others are ignored.
-constexpr std::string_view row_columns[] = {"label",         "seconds",     "shard", "peak_vram_mib",
-                                            "start",         "exit_status", "node",  "gpu_touched",
-                                            "peak_up_front", "shard_count", "gpus",  "filtered"};
+constexpr std::string_view row_columns[] = {
+    "label",       "seconds",       "shard",       "peak_vram_mib", "start",    "exit_status", "node",
+    "gpu_touched", "peak_up_front", "shard_count", "gpus",          "filtered", "gpus_asked"};
+
+/// The most GPUs a row may say its test asked for (gpus_asked): the most a test may ask for (a
+/// count beyond any node's, whose unit the plan lists as unschedulable, may still have run).
+constexpr int max_gpus_asked = max_gpu_index + 1;
 
 /// The largest peak a row may give: half the most a plan reserves on one GPU (2^30 MiB), so that
 /// with the VRAM headroom (under 100%) the reservation a plan writes is one a plan may hold
@@ -194,6 +198,15 @@ Result<Row> to_row(const Fields& fields) {
       from = comma + 1;
     }
     row.sample.gpus_given = count;
+  }
+  // How many its test asked for then (results records' gpus_asked): beside `gpus`, a run of the
+  // test's older count is told from one on a machine short of GPUs.
+  if (std::string_view asked = field(fields, "gpus_asked"); !asked.empty()) {
+    auto count = history::parse_number(asked);
+    if (!count || *count < 0 || *count != std::floor(*count) || *count > max_gpus_asked)
+      return Problem{
+          fmt::format("{}: gpus_asked \"{}\" is not a count of GPUs", label, util::excerpt(asked, 40))};
+    row.sample.gpus_asked = static_cast<int>(*count);
   }
   if (std::string_view filtered = field(fields, "filtered"); !filtered.empty()) {
     if (util::equal_ignoring_case(filtered, "true") || filtered == "1")
@@ -426,7 +439,7 @@ Result<Row> read_row_object(od::value value) {
 
 /// One unit of the summarize file: {"label","shard","shard_count","seconds":[…],
 /// "peak_vram_mib":[…],"timed_out":[…],"failed":[…],"peak_up_front":[…],"gpu_touched":[…],
-/// "given_no_gpu":[…],"gpus":[…],"filtered":[…],"node":[…]},
+/// "given_no_gpu":[…],"gpus":[…],"gpus_asked":[…],"filtered":[…],"node":[…]},
 /// its fields as read
 /// (phase one); the columns have one entry per sample, "seconds" the sample itself.
 struct SummaryUnit {
@@ -440,6 +453,7 @@ struct SummaryUnit {
   std::vector<std::optional<bool>> touched;
   std::vector<bool> no_gpu;
   std::vector<std::optional<int>> gpus;
+  std::vector<std::optional<int>> gpus_asked;
   std::vector<bool> filtered;
   std::vector<Symbol> nodes;
   std::vector<std::optional<std::int64_t>> starts;
@@ -537,14 +551,14 @@ Result<std::optional<bool>> read_touched(od::value item) {
   return null ? std::nullopt : std::optional<bool>(flag);
 }
 
-/// A count of GPUs a run was given ("gpus"), or null.
-Result<std::optional<int>> read_gpu_count(od::value item) {
+/// A count of GPUs a run was given ("gpus") or asked for ("gpus_asked"), at most `most`, or null.
+Result<std::optional<int>> read_gpu_count(od::value item, std::string_view name, int most) {
   int64_t count = 0;
   bool null = false;
   if (item.is_null().get(null)) return Problem{"not valid JSON"};
   if (null) return std::optional<int>();
-  if (item.get_int64().get(count) || count < 0 || count > max_gpus_per_node)
-    return Problem{"\"gpus\" holds something other than counts of GPUs or null"};
+  if (item.get_int64().get(count) || count < 0 || count > most)
+    return Problem{fmt::format("\"{}\" holds something other than counts of GPUs or null", name)};
   return std::optional<int>(static_cast<int>(count));
 }
 
@@ -607,7 +621,13 @@ Result<SummaryUnit> read_unit_fields(od::value value) {
       append(read_column(field, name, [](od::value item) { return read_flag(item, "given_no_gpu"); }),
              unit.no_gpu);
     } else if (name == "gpus") {
-      append(read_column(field, name, read_gpu_count), unit.gpus);
+      append(read_column(field, name,
+                         [](od::value item) { return read_gpu_count(item, "gpus", max_gpus_per_node); }),
+             unit.gpus);
+    } else if (name == "gpus_asked") {
+      append(read_column(field, name,
+                         [](od::value item) { return read_gpu_count(item, "gpus_asked", max_gpus_asked); }),
+             unit.gpus_asked);
     } else if (name == "filtered") {
       append(read_column(field, name, [](od::value item) { return read_flag(item, "filtered"); }),
              unit.filtered);
@@ -631,12 +651,13 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
       (!unit.up_front.empty() && unit.up_front.size() != n) ||
       (!unit.touched.empty() && unit.touched.size() != n) ||
       (!unit.no_gpu.empty() && unit.no_gpu.size() != n) || (!unit.gpus.empty() && unit.gpus.size() != n) ||
+      (!unit.gpus_asked.empty() && unit.gpus_asked.size() != n) ||
       (!unit.filtered.empty() && unit.filtered.size() != n) ||
       (!unit.nodes.empty() && unit.nodes.size() != n) || (!unit.starts.empty() && unit.starts.size() != n))
     return Problem{
         "\"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", \"gpu_touched\", "
-        "\"given_no_gpu\", \"gpus\", \"filtered\", \"node\" and \"start_ms\" must have one entry per "
-        "\"seconds\""};
+        "\"given_no_gpu\", \"gpus\", \"gpus_asked\", \"filtered\", \"node\" and \"start_ms\" must have "
+        "one entry per \"seconds\""};
   for (std::size_t i = 0; i < n; ++i) {
     Sample& sample = unit.samples[i];
     if (!unit.vram.empty()) sample.peak_vram_mib = unit.vram[i];
@@ -647,6 +668,7 @@ Result<SummaryUnit> zip_columns(SummaryUnit unit) {
       sample.gpu_touched = unit.touched[i];
     if (!unit.no_gpu.empty()) sample.given_no_gpu = unit.no_gpu[i];
     if (!unit.gpus.empty()) sample.gpus_given = unit.gpus[i];
+    if (!unit.gpus_asked.empty()) sample.gpus_asked = unit.gpus_asked[i];
     if (!unit.filtered.empty()) sample.filtered = unit.filtered[i];
     if (!unit.nodes.empty()) sample.node = unit.nodes[i];
     if (!unit.starts.empty()) sample.start_ms = unit.starts[i];

@@ -78,10 +78,11 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
     };
     auto fields = csv_fields(line);
     if (!fields) throw bad("a quoted field does not end");
-    if (fields->size() != 9 && fields->size() != 11 && fields->size() != 12)
-      throw bad(
-          fmt::format("{} fields, not 12 (or 11 before filtered, 9 before peak_up_front and shard_count)",
-                      fields->size()));
+    if (fields->size() != 9 && fields->size() != 11 && fields->size() != 12 && fields->size() != 13)
+      throw bad(fmt::format(
+          "{} fields, not 13 (or 12 before gpus_asked, 11 before filtered, 9 before peak_up_front and "
+          "shard_count)",
+          fields->size()));
     const auto& f = *fields;
     RunRecord r;
     r.label = f[0];
@@ -112,9 +113,15 @@ std::vector<RunRecord> parse_results_csv(std::string_view text, const std::strin
       throw bad(fmt::format("gpu_touched '{}' is neither true, false nor empty", f[8]));
     if (f.size() >= 11 && !f[10].empty() && !parse_number(f[10], r.shard_count))
       throw bad(fmt::format("shard_count '{}' is not a number", f[10]));
-    if (f.size() == 12 && f[11] != "true" && !f[11].empty())
+    if (f.size() >= 12 && f[11] != "true" && !f[11].empty())
       throw bad(fmt::format("filtered '{}' is neither true nor empty", f[11]));
-    r.filtered = f.size() == 12 && f[11] == "true";
+    r.filtered = f.size() >= 12 && f[11] == "true";
+    if (f.size() == 13 && !f[12].empty()) {
+      int asked = 0;
+      if (!parse_number(f[12], asked) || asked < 0)
+        throw bad(fmt::format("gpus_asked '{}' is not a count of GPUs", f[12]));
+      r.gpus_asked = asked;
+    }
     records.push_back(std::move(r));
   }
   return records;
@@ -138,6 +145,11 @@ std::string untouched_gpus_warning(const std::vector<RunRecord>& records) {
 
 std::string_view results_header() {
   return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
+         "count,filtered,gpus_asked\n";
+}
+
+std::string_view results_header_before_gpus_asked() {
+  return "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
          "count,filtered\n";
 }
 
@@ -151,10 +163,12 @@ std::string_view results_header_before_new_columns() {
 }
 
 ResultsColumns check_results_file(const std::string& path) {
-  switch (os::check_appendable(
-      path, {results_header(), results_header_before_filtered(), results_header_before_new_columns()})) {
-    case 0: return ResultsColumns::twelve;
-    case 1: return ResultsColumns::eleven;
+  switch (
+      os::check_appendable(path, {results_header(), results_header_before_gpus_asked(),
+                                  results_header_before_filtered(), results_header_before_new_columns()})) {
+    case 0: return ResultsColumns::thirteen;
+    case 1: return ResultsColumns::twelve;
+    case 2: return ResultsColumns::eleven;
     default: return ResultsColumns::nine;
   }
 }
@@ -172,16 +186,18 @@ std::string to_csv(const RunRecord& r, ResultsColumns columns) {
                        : r.end == RunEnd::stopped ? "stopped"
                                                   : std::to_string(r.exit_status);
   auto number = [](const std::optional<std::int64_t>& mib) { return mib ? std::to_string(*mib) : ""; };
-  return fmt::format(
-      "{},{},{:.3f},{},{},{},{},{},{}{}\n", csv_field(r.label),
-      r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
-      csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
-      r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "",
-      columns != ResultsColumns::nine
-          ? fmt::format(",{},{}{}", r.peak_vram_mib ? (r.peak_up_front ? "true" : "false") : "",
-                        r.shard_index ? std::to_string(r.shard_count) : "",
-                        columns == ResultsColumns::twelve ? (r.filtered ? ",true" : ",") : "")
-          : "");
+  // Each column only in a file that has it: never a row with more fields than its header.
+  std::string later;
+  if (columns != ResultsColumns::nine)
+    later = fmt::format(",{},{}", r.peak_vram_mib ? (r.peak_up_front ? "true" : "false") : "",
+                        r.shard_index ? std::to_string(r.shard_count) : "");
+  if (columns == ResultsColumns::twelve || columns == ResultsColumns::thirteen)
+    later += r.filtered ? ",true" : ",";
+  if (columns == ResultsColumns::thirteen) later += "," + (r.gpus_asked ? std::to_string(*r.gpus_asked) : "");
+  return fmt::format("{},{},{:.3f},{},{},{},{},{},{}{}\n", csv_field(r.label),
+                     r.shard_index ? std::to_string(*r.shard_index) : "", r.seconds, number(r.peak_vram_mib),
+                     csv_field(r.node), csv_field(gpu_list(r.gpus)), iso8601_utc(r.start_epoch_s), ending,
+                     r.gpu_touched ? (*r.gpu_touched ? "true" : "false") : "", later);
 }
 
 }  // namespace gpuplan

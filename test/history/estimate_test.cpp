@@ -464,6 +464,61 @@ TEST_CASE("a multi-GPU test's runs given fewer GPUs than it needs are left out o
   CHECK(left_out.at("//ml:allreduce_test").more_gpus == 2);
 }
 
+TEST_CASE(
+    "runs given all the GPUs their test asked for then are its older count's, whatever came after them") {
+  // //ml:dist_test went from gpu to gpu:2. run-under recorded its three runs on 1 GPU with
+  // gpus_asked 1; no run on 2 GPUs has come yet. Without gpus_asked they may be a machine short
+  // of GPUs as well (fewer_last, a warning); with it they are the older count's only.
+  auto runs_of = [](std::optional<int> asked) {
+    History history;
+    auto& runs = history.samples[{"//ml:dist_test", std::nullopt}];
+    for (double seconds : {50.0, 51.0, 52.0}) {
+      Sample sample{seconds, false, std::nullopt, std::nullopt, std::nullopt, {}};
+      sample.gpus_given = 1;
+      sample.gpus_asked = asked;
+      runs.push_back(sample);
+    }
+    return history;
+  };
+  Classification tests;
+  tests.tests = {gpu_test("//ml:dist_test", "medium")};
+  tests.tests[0].requirement.edit().gpus.value = 2;
+
+  auto unsaid = partial_runs(runs_of(std::nullopt), tests, 20).at("//ml:dist_test");
+  CHECK(unsaid.fewer_gpus == 3);
+  CHECK(unsaid.fewer_last == 3);
+  CHECK(unsaid.fewer_as_asked == 0);
+
+  auto history = runs_of(1);
+  auto asked = partial_runs(history, tests, 20).at("//ml:dist_test");
+  CHECK(asked.fewer_gpus == 3);
+  CHECK(asked.fewer_as_asked == 3);
+  CHECK(asked.fewer_than_asked == 0);
+  CHECK(asked.fewer_last == 0);
+  CHECK(asked.fewer_after_whole == 0);
+  CHECK(asked.every_run);
+
+  // A run on a machine short of GPUs (1 of the 2 it asked for), then one on 2 GPUs: the short run
+  // stays a machine's, though a whole run came after it.
+  auto& runs = history.samples[{"//ml:dist_test", std::nullopt}];
+  Sample short_run{20, false, std::nullopt, std::nullopt, std::nullopt, {}};
+  short_run.gpus_given = 1;
+  short_run.gpus_asked = 2;
+  runs.push_back(short_run);
+  Sample whole{30, false, std::nullopt, std::nullopt, std::nullopt, {}};
+  whole.gpus_given = 2;
+  whole.gpus_asked = 2;
+  runs.push_back(whole);
+  auto after = partial_runs(history, tests, 20).at("//ml:dist_test");
+  CHECK(after.fewer_gpus == 4);
+  CHECK(after.fewer_as_asked == 3);
+  CHECK(after.fewer_than_asked == 1);
+  CHECK(after.fewer_last == 0);
+  CHECK_FALSE(after.every_run);
+  auto estimate = history_estimator(history, tests, Rules{}, fixed_default())(tests.tests[0], std::nullopt);
+  CHECK(estimate.seconds == 30);  // from the run on 2 GPUs alone
+}
+
 TEST_CASE("a test whose GPU count was lowered is not planned from its runs on more GPUs") {
   // //ml:train_test took 100 s on 2 GPUs; its tag is now gpu (1 GPU), where it takes 170 s.
   // Before, its p90 stayed near 100 s until two more runs on 1 GPU came: planned 0.6 times short.

@@ -68,6 +68,35 @@ TEST_CASE("a summary whose runs a version-1 reader would take for whole runs is 
   CHECK(version("label,seconds,gpus\n//a:t,40,1\n//a:t,0.4,\n") == "{\n  \"gpuplan_history\": 2");
   CHECK(version("label,seconds,gpus\n//a:t,40,\"0,1,2,3\"\n//a:t,5,\"0,1\"\n") ==
         "{\n  \"gpuplan_history\": 2");
+  // gpus_asked: runs given all they asked for stay 1 (a version-1 reader took them as whole, as it
+  // did any run of one count); runs all given 1 of the 2 they asked for, a machine short of GPUs,
+  // are 2, where they were 1 before the column said so.
+  CHECK(version("label,seconds,gpus,gpus_asked\n//a:t,40,1,1\n//a:t,41,1,1\n") ==
+        "{\n  \"gpuplan_history\": 1");
+  CHECK(version("label,seconds,gpus,gpus_asked\n//a:t,5,1,2\n//a:t,6,1,2\n") ==
+        "{\n  \"gpuplan_history\": 2");
+}
+
+TEST_CASE("a summary keeps how many GPUs each run's test asked for") {
+  const auto read = read_table_text(
+      "label,seconds,gpus,gpus_asked,start\n//ml:dist_test,50,4,1,2026-11-01T10:00:00Z\n"
+      "//ml:dist_test,20,4,2,2026-11-02T10:00:00Z\n//ml:dist_test,30,\"4,5\",,2026-11-03T10:00:00Z\n",
+      true);
+  const std::string text = summarize(read.history, 20);
+  REQUIRE_THAT(text, Catch::Contains("\"gpus\":[1,1,2],\"gpus_asked\":[1,2,null]"));
+  const auto back = read_table_text(text, true).history.samples.at({"//ml:dist_test", std::nullopt});
+  REQUIRE(back.size() == 3);
+  CHECK(back.at(0).gpus_asked == 1);
+  CHECK(back.at(1).gpus_asked == 2);
+  CHECK_FALSE(back.at(2).gpus_asked);
+  CHECK(summarize(read_table_text(text, true).history, 20) == text);
+  // Without the column (a summary of a gpuplan before it) the runs say nothing of it, as before.
+  CHECK_FALSE(read_table_text("label,seconds,gpus\n//a:t,40,1\n", true)
+                  .history.samples.at({"//a:t", std::nullopt})
+                  .at(0)
+                  .gpus_asked);
+  REQUIRE_THROWS_WITH(read_table_text("label,seconds,gpus_asked\n//a:t,40,two\n", true),
+                      Catch::Contains("gpus_asked \"two\" is not a count of GPUs"));
 }
 
 TEST_CASE("a summary of another gpuplan version, or cut short, is refused whole, not misread") {

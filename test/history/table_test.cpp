@@ -166,8 +166,10 @@ TEST_CASE("a bad unit of a summary file names the field that is wrong, on the un
                Catch::Contains(":2: \"failed\" holds something other than true or false"));
   REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1, 2], "timed_out": [true]})"),
                Catch::Contains(":2: \"peak_vram_mib\", \"timed_out\", \"failed\", \"peak_up_front\", "
-                               "\"gpu_touched\", \"given_no_gpu\", \"gpus\", \"filtered\", \"node\" and "
-                               "\"start_ms\" must have one entry per \"seconds\""));
+                               "\"gpu_touched\", \"given_no_gpu\", \"gpus\", \"gpus_asked\", \"filtered\", "
+                               "\"node\" and \"start_ms\" must have one entry per \"seconds\""));
+  REQUIRE_THAT(problem(R"({"label": "//a:b", "seconds": [1], "gpus_asked": [-1]})"),
+               Catch::Contains(":2: \"gpus_asked\" holds something other than counts of GPUs or null"));
 }
 
 TEST_CASE("a results record with no GPUs is a run given no GPU, unless it used one all the same") {

@@ -1,13 +1,14 @@
 # exec's and run-under's output files as a user meets them: results appended to a file an
 # editor left without a final newline, in the columns of the gpuplan that began the file (before
-# peak_up_front), a filtered run marked (and left unrecorded in a file before that column), a results file of other columns refused
+# peak_up_front; before gpus_asked), a filtered run marked (and left unrecorded in a file before that column), a results
+# file of other columns refused
 # before anything runs, --json and --junit that cannot be written found before anything runs,
 # and one that cannot be written at the end never hiding a failed unit; a refusal to start writing
 # both, every unit not run, and never leaving an earlier run's file as this run's.
 source test/integration/lib.sh
 requires jq
 PLAN=$SOURCE_DIR/test/data/plans/workstation_ml.json
-HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,filtered
+HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,filtered,gpus_asked
 BEFORE_NEW_COLUMNS=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched
 cd "$SCRATCH"
 jq '.assignments |= [.[5]]' "$PLAN" >one.json  # one unit on ws-0: //ml:inference_test
@@ -27,13 +28,29 @@ echo "$BEFORE_NEW_COLUMNS" >nine.csv
   fail "exec does not say the file records no peak_up_front and shard_count"
 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
   --results nonl.csv true || fail "run-under with that results file failed"
+# A file begun before gpus_asked (twelve columns, by a gpuplan of before it) gets records in its own
+# twelve: never a row with more fields than its header, which history would refuse as a bad row. A
+# new file records the GPUs the plan gave the unit, what the test asked for (1 here).
+echo "${HEADER%,gpus_asked}" >twelve.csv
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results twelve.csv --command true >/dev/null 2>&1 ||
+  fail "exec with a twelve-column results file failed"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results twelve.csv true || fail "run-under with a twelve-column results file failed"
+[ "$(wc -l <twelve.csv)" = 3 ] && [ "$(awk -F, 'NR > 1 {print NF}' twelve.csv | sort -u)" = 12 ] ||
+  fail "records in other columns than their twelve-column file's: $(cat twelve.csv)"
+"$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results asked.csv --command true >/dev/null 2>&1 ||
+  fail "exec with a new results file failed"
+TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks \
+  --results asked.csv true || fail "run-under with a new results file failed"
+[ "$(head -1 asked.csv)" = "$HEADER" ] && [ "$(awk -F, 'NR > 1 {print NF ":" $NF}' asked.csv | sort -u)" = 13:1 ] ||
+  fail "the records do not say the unit asked for 1 GPU: $(cat asked.csv)"
 # A --command that filters the test cases (googletest's --gtest_filter): its records are marked
 # filtered, so history leaves them out of the test's duration; a file begun before that column
 # (eleven columns) gets no record of such a run, which it could not mark.
 # Its --junit and --json say so too (before, a filtered run read as the test's pass there).
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results filtered.csv --junit filtered.xml --json filtered.json \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>filtered.err || fail "exec: $(cat filtered.err)"
-[ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true$' filtered.csv &&
+[ "$(head -1 filtered.csv)" = "$HEADER" ] && grep -q '^//ml:inference_test,.*,true,1$' filtered.csv &&
   grep -q 'the units run under the test filter Gemm.Fp16 in --command: their results records are marked filtered' filtered.err ||
   fail "an exec --command run under --gtest_filter is not marked filtered: $(cat filtered.csv filtered.err)"
 grep -q '<property name="filtered" value="true"/>' filtered.xml || fail "--junit of a filtered run: $(cat filtered.xml)"
@@ -52,7 +69,7 @@ for case in "bazel test '--test_arg=-k gemm' {label}|gemm" "bazel test --test_fi
   rm -f quoted.csv
   PATH=$SCRATCH/bin:$PATH "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results quoted.csv \
     --command "${case%|*}" >/dev/null 2>quoted.err || fail "exec --command ${case%|*}: $(cat quoted.err)"
-  grep -q '^//ml:inference_test,.*,true$' quoted.csv &&
+  grep -q '^//ml:inference_test,.*,true,1$' quoted.csv &&
     grep -qF "the units run under the test filter ${case##*|} in --command: their results records are marked filtered" quoted.err ||
     fail "exec --command ${case%|*} is not marked filtered by ${case##*|}: $(cat quoted.csv quoted.err)"
 done
@@ -71,7 +88,7 @@ for test in "./k_test|" "./py_stub|true"; do
   : >k.csv
   TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan one.json --node ws-0 --lock-dir locks --results k.csv \
     "${test%|*}" -k 3 2>k.err || fail "run-under ${test%|*} -k 3: $(cat k.err)"
-  [ "$(tail -1 k.csv | awk -F, '{print $NF}')" = "${test#*|}" ] ||
+  [ "$(tail -1 k.csv | awk -F, '{print $12}')" = "${test#*|}" ] ||
     fail "run-under ${test%|*} -k 3: filtered should be '${test#*|}': $(cat k.csv k.err)"
 done
 # A caller's ONEAPI_DEVICE_SELECTOR that would hide the unit's GPU from SYCL (level_zero:1 counts among
@@ -85,7 +102,7 @@ ONEAPI_DEVICE_SELECTOR=level_zero:1 "$GPUPLAN" exec one.json --node ws-0 --lock-
   [ "$(grep -c 'warning: ONEAPI_DEVICE_SELECTOR=level_zero:1 in exec.s environment names device 1 of level_zero' selector.err)" = 1 ] &&
   grep -q 'it is unset for the 1 unit it would do that to' selector.err ||
   fail "ONEAPI_DEVICE_SELECTOR=level_zero:1 reached a unit of 1 GPU as $(cat selector.out): $(cat selector.err)"
-echo "${HEADER%,filtered}" >eleven.csv
+echo "${HEADER%,filtered,gpus_asked}" >eleven.csv
 "$GPUPLAN" exec one.json --node ws-0 --lock-dir locks --results eleven.csv \
   --command 'true --gtest_filter=Gemm.Fp16' >/dev/null 2>eleven.err || fail "exec: $(cat eleven.err)"
 [ "$(wc -l <eleven.csv)" = 1 ] && grep -q 'they get no results record (eleven.csv has no filtered column' eleven.err ||

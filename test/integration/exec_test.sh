@@ -100,7 +100,7 @@ cp "$(command -v sleep)" "$SCRATCH/site/jaxlib/sleep"
 jax_like="$SCRATCH/site/jaxlib/sleep 30 & $(sampled_after); echo \"2 \$! 61500\" >$SCRATCH/nvml.procs; $(sampled); kill \$!; wait; true"
 "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 --results "$SCRATCH/up-front.csv" \
   --command "$jax_like" >/dev/null 2>&1 || fail "exec of a 61500 MiB unit failed"
-tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,true,,$' ||
+tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,ws-0,2,.*,0,true,true,,,1$' ||
   fail "the record does not say the peak was taken up front: $(cat "$SCRATCH/up-front.csv")"
 # Not so for the same peak without JAX (PyTorch near its GPU's memory: near capacity, a need),
 # nor for JAX with XLA_PYTHON_CLIENT_PREALLOCATE=false in its environment (as pack sets it).
@@ -109,7 +109,7 @@ tail -1 "$SCRATCH/up-front.csv" | grep -q '^//ml:inference_test,,[0-9.]*,61500,w
   >/dev/null 2>&1 || fail "exec failed"
 XLA_PYTHON_CLIENT_PREALLOCATE=false "${NVML[@]}" "$GPUPLAN" exec "$SCRATCH/inference.json" --node ws-0 \
   --results "$SCRATCH/need.csv" --command "$jax_like" >/dev/null 2>&1 || fail "exec failed"
-[ "$(grep -c ',61500,ws-0,2,.*,0,true,false,,$' "$SCRATCH/need.csv")" = 2 ] ||
+[ "$(grep -c ',61500,ws-0,2,.*,0,true,false,,,1$' "$SCRATCH/need.csv")" = 2 ] ||
   fail "a peak that is a need was taken for memory taken up front: $(cat "$SCRATCH/need.csv")"
 sed 's|^//ml:inference_test,|//xla:triton_test,|' "$SCRATCH/up-front.csv" >"$SCRATCH/triton.csv"  # it declares no gpu-mem
 "$GPUPLAN" plan "$SOURCE_DIR/examples/query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" --history "$SCRATCH/triton.csv" \
@@ -255,9 +255,9 @@ status=0
 [ "$status" = 3 ] || { cat "$SCRATCH/fail.out"; fail "exec with failures exited $status, not 3"; }
 grep -q '^10 units: 1 failed, 8 passed, 1 timed out$' "$SCRATCH/fail.out" || { cat "$SCRATCH/fail.out"; fail "wrong table"; }
 grep -qE '^//ml:pool_test +3 .*failed \(exit 7\)$' "$SCRATCH/fail.out" || fail "the failure is not in the table"
-grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false,,,$' "$SCRATCH/fail.csv" ||
+grep -qE '^//ml:inference_test,,2\.[0-9]+,,ws-0,[0-9,"]+,[^,]+,timeout,false,,,,[0-9]+$' "$SCRATCH/fail.csv" ||
   fail "the timed-out unit's record: $(cat "$SCRATCH/fail.csv")"
-grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,,,$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
+grep -qE '^//ml:pool_test,,[0-9.]+,,ws-0,[0-9,"]+,[^,]+,7,false,,,,[0-9]+$' "$SCRATCH/fail.csv" || fail "the failed unit's record"
 "$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv" | grep -q "(history-timeout)" ||
   fail "history took the timed-out run's time as a sample: $("$GPUPLAN" history show //ml:inference_test --history "$SCRATCH/fail.csv")"
 

@@ -23,6 +23,7 @@ query() {  # query FILE LABEL TAG [LABEL TAG]...
     echo '</query>'
   } >"$out"
 }
+# The header of a gpuplan of before gpus_asked: its rows are read as before.
 HEADER=label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_count,filtered
 
 # Runs of the week before: //ml:train_test on 2 GPUs (100 s, 18,000 MiB a GPU), //ml:old_test and
@@ -56,6 +57,11 @@ grep -qF "4 runs of GPU tests given more GPUs than they ask for now left out" "$
 # fail every plan until the test ran on 1 GPU, which a failed plan never lets it).
 "$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/history.json" --strict \
   -o "$SCRATCH/p0s.json" 2>"$SCRATCH/p0s.err" || fail "--strict refused a lowered GPU count: $(cat "$SCRATCH/p0s.err")"
+# So with a history of that test alone, all of whose runs are its older count's: before, also
+# "no GPU unit has a run in it", as if it were another repository's history, an error under --strict.
+{ echo "$HEADER"; grep '^//ml:train_test' "$SCRATCH/week1.csv"; } >"$SCRATCH/train_only.csv"
+"$GPUPLAN" plan "$SCRATCH/q1.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/train_only.csv" --strict \
+  -o "$SCRATCH/p0t.json" 2>"$SCRATCH/p0t.err" || fail "--strict refused a history of one retagged test: $(cat "$SCRATCH/p0t.err")"
 # One run on 1 GPU took 170 s at 36,000 MiB: the test is planned from it alone (before: 143.6 s,
 # the p90 of 101-104 s and 170 s).
 echo "$HEADER" >"$SCRATCH/run5.csv"
@@ -144,4 +150,62 @@ echo "//ml:dist_test,,20.000,9000,h100-0,4,2026-11-05T10:00:00.000Z,0,true,false
 dist_plan short || fail "plan with a run short of GPUs: $(cat "$SCRATCH/short.err")"
 [ "$(dist_severity short)" = '["warning"]' ] || fail "a run on 1 GPU after one on 2: $(jq -c .diagnostics "$SCRATCH/short.json")"
 ! dist_plan short-strict --strict || fail "--strict planned a test whose run was short of GPUs"
+
+# The same retag, with the runs recorded by run-under, whose records say what the test asked for
+# when it ran (gpus_asked): 1, and it was given 1. They are its older count's with no run on 2 GPUs
+# after them: a note, and --strict plans it. Before, a warning until a run on 2 GPUs came, which
+# no --strict plan ever ran (the plan that would run it failed).
+mkdir -p "$SCRATCH/locks"
+: >"$SCRATCH/asked.csv"  # run-under never creates its results file
+query "$SCRATCH/q4.xml" //ml:dist_test gpu //ml:other_test gpu
+"$GPUPLAN" plan "$SCRATCH/q4.xml" --fleet "$SCRATCH/fleet.yaml" -o "$SCRATCH/p4.json" 2>/dev/null || fail "plan of q4"
+run_under() {  # run_under PLAN RESULTS [run-under options]: //ml:dist_test's run on h100-0, recorded
+  local plan=$1 results=$2
+  shift 2
+  TEST_TARGET=//ml:dist_test "$GPUPLAN" run-under --plan "$plan" --node h100-0 --lock-dir "$SCRATCH/locks" \
+    --results "$results" "$@" true 2>>"$SCRATCH/run_under.err" || fail "run-under: $(cat "$SCRATCH/run_under.err")"
+}
+for run in 1 2 3; do run_under "$SCRATCH/p4.json" "$SCRATCH/asked.csv"; done
+[ "$(cut -d, -f13 "$SCRATCH/asked.csv" | sort -u | tr '\n' ' ')" = "1 gpus_asked " ] ||
+  fail "run-under's records do not say the test asked for 1 GPU: $(cat "$SCRATCH/asked.csv")"
+asked_plan() {  # asked_plan NAME [--strict]: plan q3 (gpu:2) with asked.csv, NAME.json and NAME.err
+  local name=$1; shift
+  "$GPUPLAN" plan "$SCRATCH/q3.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/asked.csv" "$@" \
+    -o "$SCRATCH/$name.json" 2>"$SCRATCH/$name.err"
+}
+asked_plan asked --strict || fail "--strict refused runs given all the GPUs they asked for: $(cat "$SCRATCH/asked.err")"
+jq -e '[.diagnostics[] | select(.label == "//ml:dist_test")] | length == 1 and (.[0] | .severity == "note"
+        and (.message | startswith("3 of its last 3 runs in the history were given fewer GPUs than the 2 it needs"))
+        and (.message | contains("by their gpus_asked, 3 given all it asked for then: runs of its older count")))' \
+  "$SCRATCH/asked.json" >/dev/null || fail "no note of the older count's runs: $(jq -c .diagnostics "$SCRATCH/asked.json")"
+grep -qF "3 runs of GPU tests given fewer GPUs than they need left out" "$SCRATCH/asked.err" ||
+  fail "the totals line does not count them: $(cat "$SCRATCH/asked.err")"
+# A run on a machine short of GPUs (--missing-gpus=warn, 1 of the 2 it asked for) stays a warning,
+# an error under --strict, and so it does with a run on 2 GPUs after it, which before made any run
+# on fewer before it a note.
+"$GPUPLAN" plan "$SCRATCH/q3.xml" --fleet "$SCRATCH/fleet.yaml" -o "$SCRATCH/p3.json" 2>/dev/null || fail "plan of q3"
+first=$(jq '[.assignments[] | select(.label == "//ml:dist_test") | .gpus[0]][0]' "$SCRATCH/p3.json")
+GPUPLAN_FAKE_NVML_GPUS=$((first + 1)) run_under "$SCRATCH/p3.json" "$SCRATCH/asked.csv" --missing-gpus=warn
+[ "$(tail -1 "$SCRATCH/asked.csv" | cut -d, -f6,13)" = "$first,2" ] ||
+  fail "the run short of a GPU is not recorded as given 1 of 2: $(cat "$SCRATCH/asked.csv")"
+! asked_plan asked-short --strict || fail "--strict planned a test whose run was short of the GPUs it asked for"
+[ ! -e "$SCRATCH/asked-short.json" ] || fail "--strict left a plan behind"
+asked_plan asked-short || fail "plan: $(cat "$SCRATCH/asked-short.err")"
+[ "$(jq -c '[.diagnostics[] | select(.label == "//ml:dist_test") | .severity]' "$SCRATCH/asked-short.json")" = '["warning"]' ] ||
+  fail "a run given 1 of the 2 GPUs it asked for: $(jq -c .diagnostics "$SCRATCH/asked-short.json")"
+run_under "$SCRATCH/p3.json" "$SCRATCH/asked.csv"
+! asked_plan asked-whole --strict || fail "--strict planned a test whose run, before one on 2 GPUs, was short of GPUs"
+# history show says it of each run, in --json too.
+"$GPUPLAN" history show //ml:dist_test --history "$SCRATCH/asked.csv" 2>/dev/null | grep -qF "given 1 GPU of the 2 it asked for then" ||
+  fail "history show does not say the run was short of a GPU"
+"$GPUPLAN" history show //ml:dist_test --history "$SCRATCH/asked.csv" --json 2>/dev/null |
+  jq -e '[.units[0].recent[] | .gpus_asked] == [1,1,1,2,2]' >/dev/null || fail "history show --json's gpus_asked"
+# history summarize keeps the column, and a plan from the summary says the same.
+"$GPUPLAN" history summarize "$SCRATCH/asked.csv" -o "$SCRATCH/asked_summary.json" 2>/dev/null || fail "summarize"
+jq -e '.gpuplan_history == 2 and ([.units[] | select(.label == "//ml:dist_test") | .gpus, .gpus_asked] == [[1,1,1,1,2],[1,1,1,2,2]])' \
+  "$SCRATCH/asked_summary.json" >/dev/null || fail "summarize's gpus_asked: $(cat "$SCRATCH/asked_summary.json")"
+"$GPUPLAN" plan "$SCRATCH/q3.xml" --fleet "$SCRATCH/fleet.yaml" --history "$SCRATCH/asked_summary.json" \
+  -o "$SCRATCH/from_summary.json" 2>/dev/null || fail "plan from the summary"
+[ "$(jq -c '[.diagnostics[] | select(.label == "//ml:dist_test") | .severity]' "$SCRATCH/from_summary.json")" = '["warning"]' ] ||
+  fail "from the summary: $(jq -c .diagnostics "$SCRATCH/from_summary.json")"
 echo "history_loop_test: ok"

@@ -35,6 +35,10 @@ for line in open(log):
 assert seen == planned, f"saw {seen}\nplanned {planned}"
 rows = list(csv.DictReader(open(results)))
 assert len(rows) == len(planned) and all(r["exit_status"] == "0" and r["node"] == "ws-0" for r in rows), rows
+# What each asked for: the GPUs the plan gave it; not known for a test missing from the plan.
+for r in rows:
+    gpus = planned[(r["label"], r["shard"])]
+    assert r["gpus_asked"] == (str(len(gpus.split(","))) if gpus else ""), r
 from datetime import datetime
 def span(r):
     start = datetime.fromisoformat(r["start"].replace("Z", "+00:00")).timestamp()
@@ -58,7 +62,7 @@ bazel_ws test //ml:inference_test --test_filter=OnlyOne.Case \
   --run_under="$GPUPLAN run-under --plan $PLAN --node ws-0 --lock-dir $SCRATCH/locks --results $SCRATCH/filtered.csv" \
   --nocache_test_results --sandbox_writable_path="$SCRATCH" --test_output=all >"$SCRATCH/filtered.out" 2>&1 ||
   { cat "$SCRATCH/filtered.out"; fail "bazel test --test_filter with run-under failed"; }
-grep -q '^//ml:inference_test,.*,true$' "$SCRATCH/filtered.csv" &&
+grep -q '^//ml:inference_test,.*,true,1$' "$SCRATCH/filtered.csv" &&
   grep -q "ran under --test_filter=OnlyOne.Case: its results record is marked filtered" "$SCRATCH/filtered.out" ||
   fail "a --test_filter run was recorded as the test's: $(cat "$SCRATCH/filtered.csv")"
 
@@ -364,11 +368,11 @@ terminated() {
 : >"$SCRATCH/stopped.csv"
 status=$(terminated --results "$SCRATCH/stopped.csv" sh -c 'sleep 30 & wait')
 [ "$status" = 143 ] || fail "run-under stopped by SIGTERM exited $status, not 143"
-grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false,,,$' "$SCRATCH/stopped.csv" ||
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,stopped,false,,,,1$' "$SCRATCH/stopped.csv" ||
   fail "a test stopped by SIGTERM: $(cat "$SCRATCH/stopped.csv")"
 : >"$SCRATCH/timeout.csv"
 status=$(TEST_TIMEOUT=3 terminated --results "$SCRATCH/timeout.csv" sh -c 'sleep 30 & wait')
-grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,timeout,false,,,$' "$SCRATCH/timeout.csv" ||
+grep -qE '^//ml:inference_test,,[0-9.]+,,ws-0,2,[^,]+,timeout,false,,,,1$' "$SCRATCH/timeout.csv" ||
   fail "a test stopped at Bazel's timeout: $(cat "$SCRATCH/timeout.csv")"
 # A test that traps SIGTERM and exits 0 was still cut short: no exit 0, which would read as passed.
 status=$(terminated sh -c 'trap "exit 0" TERM; sleep 30 & wait')
@@ -424,8 +428,8 @@ GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 true 
 : >"$SCRATCH/fewer.csv"
 GPUPLAN_FAKE_NVML_GPUS=1 TEST_TARGET=//ml:resources_test "${RU[@]}" --node ws-0 --missing-gpus=warn --results "$SCRATCH/fewer.csv" \
   sh -c 'echo "ran on $CUDA_VISIBLE_DEVICES"' >"$SCRATCH/fewer.out" 2>&1 || fail "--missing-gpus=warn: $(cat "$SCRATCH/fewer.out")"
-grep -q '^//ml:resources_test,,[0-9.]*,[0-9]*,ws-0,0,' "$SCRATCH/fewer.csv" ||
-  fail "a --missing-gpus=warn run on 1 of its 2 GPUs does not record that one: $(cat "$SCRATCH/fewer.csv")"
+grep -q '^//ml:resources_test,,[0-9.]*,[0-9]*,ws-0,0,.*,2$' "$SCRATCH/fewer.csv" ||
+  fail "a --missing-gpus=warn run on 1 of its 2 GPUs does not record that one, and the 2 it asked for: $(cat "$SCRATCH/fewer.csv")"
 "$GPUPLAN" plan "$SCRATCH/ml.query.xml" --fleet "$SOURCE_DIR/examples/fleet.yaml" \
   --history "$SCRATCH/fewer.csv" -o "$SCRATCH/from_fewer.json" 2>"$SCRATCH/from_fewer.err" || true
 grep -q "//ml:resources_test: 1 of its last 1 run in the history was given fewer GPUs than the 2 it needs (as few as 1" "$SCRATCH/from_fewer.err" &&
@@ -440,7 +444,7 @@ refuses "//ml:resources_test: 1 of its last 1 run in the history was given fewer
 : >"$SCRATCH/gtest_filtered.csv"
 GPUPLAN_FAKE_NVML_GPUS=4 TEST_TARGET=//ml:pool_test "${RU[@]}" --node ws-0 --results "$SCRATCH/gtest_filtered.csv" \
   sh -c true test --gtest_filter=Gemm.Fp16 2>"$SCRATCH/gtest_filtered.err" || fail "run-under: $(cat "$SCRATCH/gtest_filtered.err")"
-grep -q '^//ml:pool_test,.*,true$' "$SCRATCH/gtest_filtered.csv" ||
+grep -q '^//ml:pool_test,.*,true,1$' "$SCRATCH/gtest_filtered.csv" ||
   fail "a --gtest_filter run is not marked filtered: $(cat "$SCRATCH/gtest_filtered.csv")"
 # Under bazel test, a CUDA_VISIBLE_DEVICES can only have come by --test_env: the refusal says so.
 refused "a --test_env CUDA_VISIBLE_DEVICES" 'CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES reach a test only through --test_env' -- \

@@ -8,31 +8,31 @@ TEST_CASE("a results record is a history CSV line with the run's details") {
   RunRecord r{"//ml:train_test", 1, 12.3456, "ws-0", {0, 1}, 1796036126.12, 0, std::nullopt, std::nullopt};
   REQUIRE(results_header() ==
           "label,shard,seconds,peak_vram_mib,node,gpus,start,exit_status,gpu_touched,peak_up_front,shard_"
-          "count,filtered\n");
+          "count,filtered,gpus_asked\n");
   r.shard_count = 4;
-  REQUIRE(to_csv(r) == "//ml:train_test,1,12.346,,ws-0,\"0,1\",2026-11-30T10:55:26.120Z,0,,,4,\n");
+  REQUIRE(to_csv(r) == "//ml:train_test,1,12.346,,ws-0,\"0,1\",2026-11-30T10:55:26.120Z,0,,,4,,\n");
   REQUIRE(parse_results_csv(std::string(results_header()) + to_csv(r), "r.csv").at(0).shard_count == 4);
 }
 
 TEST_CASE("an unsharded test has an empty shard, and one GPU needs no quotes") {
   RunRecord r{"//a:b", std::nullopt, 1, "n", {3}, 0, 143, std::nullopt, std::nullopt};
-  REQUIRE(to_csv(r) == "//a:b,,1.000,,n,3,1970-01-01T00:00:00.000Z,143,,,,\n");
+  REQUIRE(to_csv(r) == "//a:b,,1.000,,n,3,1970-01-01T00:00:00.000Z,143,,,,,\n");
 }
 
 TEST_CASE("a measured unit records its peak GPU memory and whether it touched a GPU") {
   RunRecord r{"//a:b", std::nullopt, 1, "n", {3}, 0, 0, 3075, true};
-  REQUIRE(to_csv(r) == "//a:b,,1.000,3075,n,3,1970-01-01T00:00:00.000Z,0,true,false,,\n");
+  REQUIRE(to_csv(r) == "//a:b,,1.000,3075,n,3,1970-01-01T00:00:00.000Z,0,true,false,,,\n");
   RunRecord idle{"//a:c", std::nullopt, 1, "n", {3}, 0, 0, std::nullopt, false};
-  REQUIRE(to_csv(idle) == "//a:c,,1.000,,n,3,1970-01-01T00:00:00.000Z,0,false,,,\n");
+  REQUIRE(to_csv(idle) == "//a:c,,1.000,,n,3,1970-01-01T00:00:00.000Z,0,false,,,,\n");
 }
 
 TEST_CASE(
     "a record says whether its peak was memory taken up front; a file begun before that column keeps its "
     "columns") {
   RunRecord r{"//a:jax_test", std::nullopt, 1, "n", {0}, 0, 0, 107918, true, RunEnd::exited, true};
-  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,true,,\n");
+  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,true,,,\n");
   r.peak_up_front = false;
-  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,false,,\n");
+  REQUIRE(to_csv(r) == "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true,false,,,\n");
   REQUIRE(to_csv(r, ResultsColumns::nine) ==
           "//a:jax_test,,1.000,107918,n,0,1970-01-01T00:00:00.000Z,0,true\n");
   // run-under's JUnit reads a file of either header, with rows of either width after the new one
@@ -47,8 +47,8 @@ TEST_CASE("a unit cut short says so in exit_status, so that history takes its ti
   RunRecord timed_out{"//a:b", std::nullopt, 30,           "n",          {3},
                       0,       143,          std::nullopt, std::nullopt, RunEnd::timed_out};
   RunRecord stopped{"//a:c", std::nullopt, 2, "n", {3}, 0, 143, std::nullopt, std::nullopt, RunEnd::stopped};
-  REQUIRE(to_csv(timed_out) == "//a:b,,30.000,,n,3,1970-01-01T00:00:00.000Z,timeout,,,,\n");
-  REQUIRE(to_csv(stopped) == "//a:c,,2.000,,n,3,1970-01-01T00:00:00.000Z,stopped,,,,\n");
+  REQUIRE(to_csv(timed_out) == "//a:b,,30.000,,n,3,1970-01-01T00:00:00.000Z,timeout,,,,,\n");
+  REQUIRE(to_csv(stopped) == "//a:c,,2.000,,n,3,1970-01-01T00:00:00.000Z,stopped,,,,,\n");
   auto read = parse_results_csv(std::string(results_header()) + to_csv(timed_out) + to_csv(stopped), "r.csv");
   REQUIRE(read.size() == 2);
   CHECK(read[0].end == RunEnd::timed_out);
@@ -109,10 +109,36 @@ TEST_CASE("a broken results record is an error naming its line") {
       Catch::Contains("gpu_touched 'yes' is neither"));
 }
 
+TEST_CASE(
+    "a record says how many GPUs its test asked for; a file begun before that column keeps its twelve") {
+  // Given 1 of the 2 it asked for: a machine short of GPUs, which history tells from a run of an
+  // older count by this column.
+  RunRecord r{"//ml:dist_test", std::nullopt, 5, "n", {0}, 0, 0, std::nullopt, std::nullopt};
+  r.gpus_asked = 2;
+  REQUIRE(to_csv(r) == "//ml:dist_test,,5.000,,n,0,1970-01-01T00:00:00.000Z,0,,,,,2\n");
+  REQUIRE(to_csv(r, ResultsColumns::twelve) == "//ml:dist_test,,5.000,,n,0,1970-01-01T00:00:00.000Z,0,,,,\n");
+  REQUIRE(to_csv(r, ResultsColumns::eleven) == "//ml:dist_test,,5.000,,n,0,1970-01-01T00:00:00.000Z,0,,,\n");
+  auto read = parse_results_csv(std::string(results_header()) + to_csv(r), "r.csv");
+  REQUIRE(read.size() == 1);
+  CHECK(read[0].gpus_asked == 2);
+  auto older = parse_results_csv(
+      std::string(results_header_before_gpus_asked()) + to_csv(r, ResultsColumns::twelve) + to_csv(r),
+      "r.csv");
+  REQUIRE(older.size() == 2);
+  CHECK_FALSE(older[0].gpus_asked);
+  CHECK(older[1].gpus_asked == 2);
+  r.gpus_asked.reset();  // not known (a test run-under refused and ran with no GPU)
+  REQUIRE(to_csv(r).ends_with(",0,,,,,\n"));
+  REQUIRE_THROWS_WITH(
+      parse_results_csv(
+          std::string(results_header()) + "//a:x,,1.0,,n,0,2026-01-01T00:00:00.000Z,0,,,,,two\n", "r.csv"),
+      Catch::Contains("gpus_asked 'two' is not a count of GPUs"));
+}
+
 TEST_CASE("a run filtered to some test cases is marked; a file begun before the column keeps its eleven") {
   RunRecord r{"//ml:gemm_test", std::nullopt, 0.3, "n", {0}, 0, 0, std::nullopt, std::nullopt};
   r.filtered = true;
-  REQUIRE(to_csv(r) == "//ml:gemm_test,,0.300,,n,0,1970-01-01T00:00:00.000Z,0,,,,true\n");
+  REQUIRE(to_csv(r) == "//ml:gemm_test,,0.300,,n,0,1970-01-01T00:00:00.000Z,0,,,,true,\n");
   REQUIRE(to_csv(r, ResultsColumns::eleven) == "//ml:gemm_test,,0.300,,n,0,1970-01-01T00:00:00.000Z,0,,,\n");
   auto read = parse_results_csv(std::string(results_header()) + to_csv(r), "r.csv");
   REQUIRE(read.size() == 1);
