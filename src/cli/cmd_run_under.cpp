@@ -299,24 +299,28 @@ std::optional<ChangedSincePlan> changed_since_plan(const RunUnderOptions& o, con
   asked.unit.requirement = need->requirement;
   auto asks = fmt::format("{}, and {} asks for {} by its tags", given, o.query, describe(*need->requirement));
   const bool shared = shares_gpu(a.unit, policy);
-  if (fleet_node)
-    for (auto unmet :
-         {unmet_on_fleet_node(asked, *fleet_node),
-          shared ? unshared_by_pack(asked, *fleet_node, plan_headroom.value_or(need->vram_headroom))
-                 : std::string()})
-      if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
-  auto nvml = open_nvml();
-  const auto machine = describe_machine(nvml.get());
-  if (machine)
-    if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
-      return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
-  if (auto beyond = beyond_plan(*need->requirement, a, machine.has_value(), fleet_node != nullptr, shared);
-      !beyond.empty())
-    return ChangedSincePlan{
-        false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {}{}", asks,
-                           util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
-                           a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "),
-                           fleet_node ? "" : " (--fleet with the plan's fleet checks it)")};
+  // Only what it asks of its GPUs beyond what the plan gave it is checked: the planner placed the
+  // rest, and a launch of a test whose tags have not changed opens neither the fleet's node nor NVML.
+  if (!beyond_plan(*need->requirement, a, false, false, shared).empty()) {
+    if (fleet_node)
+      for (auto unmet :
+           {unmet_on_fleet_node(asked, *fleet_node),
+            shared ? unshared_by_pack(asked, *fleet_node, plan_headroom.value_or(need->vram_headroom))
+                   : std::string()})
+        if (!unmet.empty()) return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
+    auto nvml = open_nvml();
+    const auto machine = describe_machine(nvml.get());
+    if (machine)
+      if (auto unmet = unmet_here(*need->requirement, a.gpus, *machine, ""); !unmet.empty())
+        return ChangedSincePlan{true, fmt::format("{}: it {}", asks, unmet), planned};
+    if (auto beyond = beyond_plan(*need->requirement, a, machine.has_value(), fleet_node != nullptr, shared);
+        !beyond.empty())
+      return ChangedSincePlan{
+          false, fmt::format("{}; the plan cannot tell whether its GPU{} {} of {} meet{} {}{}", asks,
+                             util::plural(a.gpus.size()), gpu_list(a.gpus), a.node.str(),
+                             a.gpus.size() == 1 ? "s" : "", fmt::join(beyond, ", "),
+                             fleet_node ? "" : " (--fleet with the plan's fleet checks it)")};
+  }
   if (need->gpus < planned && !holds)
     return ChangedSincePlan{
         false, fmt::format("{}, and {} asks for {} by its tags", given, o.query, gpus(need->gpus))};

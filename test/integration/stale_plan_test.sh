@@ -82,6 +82,17 @@ set -e
 sed -i 's/tags = \["requires-gpu-nvidia", "exclusive"\]/tags = ["requires-gpu-nvidia"]/' "$WORKSPACE/tf/BUILD"
 under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
 [ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
+# A test whose tags have not changed is not checked again for --query: on GPUs smaller than the plan's
+# fleet said, run-under refuses it for the fleet (as without --query), not as a test that changed.
+set +e
+GPUPLAN_FAKE_NVML_MEM_GIB=8 TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" \
+  --node "$NODE" --lock-dir "$SCRATCH/locks" --query "$SCRATCH/then.xml" --rules "$RULES" sh -c 'echo ran' \
+  >"$SCRATCH/small.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && grep -q "the fleet the plan was made from is wrong about this machine" "$SCRATCH/small.out" &&
+  ! grep -q "the test changed" "$SCRATCH/small.out" ||
+  fail "an unchanged test on GPUs smaller than the fleet said: exit $status: $(cat "$SCRATCH/small.out")"
 
 # Another later commit: of the tests planned on the node's 80 GiB A100s (CUDA 12.2), inference_test
 # asks for 96 GiB of GPU memory, conv_test for CUDA >= 12.4, docker_runtime_test for an H100, and
