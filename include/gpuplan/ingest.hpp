@@ -96,6 +96,21 @@ TargetList read_targets(std::istream& in, const std::string& name, std::optional
 /// ASCII in the element or the prolog, a comment or CDATA section anywhere (Bazel writes none).
 std::optional<std::string> xml_rule_alone(std::string_view xml, std::string_view label);
 
+/// The line of `text`, a whole `bazel query --output=streamed_jsonproto` output, that holds the
+/// test `label` (label_identity: `@//a:b` is `//a:b`), with its "\n": the readers make of it what
+/// they make of that test in all of `text` (for a file whose every line is a Target), without
+/// reading every other line. nullopt where that cannot be told, for the full read: the test on no
+/// line or on several, a label from its last "//" with `"`, `\` or a byte outside printable ASCII,
+/// an escape anywhere that may spell a byte of it (`\/`, `\u002f`; Bazel's `\u003d` for `=`
+/// spells its labels with `& ' < = >` so), a line that holds it and that the reader refuses.
+std::optional<std::string> streamed_jsonproto_rule_alone(std::string_view text, std::string_view label);
+
+/// The part of `query`, a query's output, that holds the test `label` alone, for `run-under
+/// --query`'s one test: xml_rule_alone or streamed_jsonproto_rule_alone by the format read_targets
+/// detects in `query`, where the part is detected as that format too. nullopt, for the full read,
+/// for every other format (jsonproto, cquery's output, labels) and where those cannot tell.
+std::optional<std::string> rule_alone(std::string_view query, std::string_view label);
+
 /// Fills the attributes of labels-only targets from `attributes` (matched by
 /// canonical label), for `--attrs FILE`. Targets absent from `attributes` stay as they are; a
 /// label `attributes` lists twice becomes both listings, for the classifier to choose between.

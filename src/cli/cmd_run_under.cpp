@@ -118,8 +118,9 @@ struct UnplannedNeed {
   double vram_headroom = 0;       ///< the rules file's, for a plan that does not say its own
 };
 
-/// nullopt when the query does not have the test either. An XML query is read, where it can be,
-/// as its test's rule alone (xml_rule_alone): a launch of a 100,000-test query read all of it.
+/// nullopt when the query does not have the test either. An XML or streamed_jsonproto query is
+/// read, where it can be, as its test's rule alone (rule_alone): a launch of a 100,000-test query
+/// read all of it.
 std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std::string& label,
                                             Policy policy) {
   QueryOptions query;
@@ -143,7 +144,7 @@ std::optional<UnplannedNeed> unplanned_need(const RunUnderOptions& o, const std:
   if (!rules.classify_by_deps && o.query != "-" && std::filesystem::is_regular_file(o.query, ec)) {
     auto input = open_input(o.query);
     QueryOptions one = query;
-    one.targets.text = xml_rule_alone(read_all(input), label);
+    one.targets.text = rule_alone(read_all(input), label);
     if (one.targets.text)
       if (auto need = need_of(one)) return need;
   }

@@ -1,33 +1,14 @@
 // xml_rule_alone: one rule of an XML query, read alone, reads as it does in the whole document.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "gpuplan/ingest.hpp"
 #include "ingest_helpers.hpp"
 
 using gpuplan::testing::read_text;
+using gpuplan::testing::said;
+using gpuplan::testing::source_file;
 
 namespace {
-
-std::string source_file(const std::string& path) {
-  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/" + path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// What the readers say of a test, every field classification reads.
-std::string said(const gpuplan::Target& t) {
-  std::string out = t.label + "|" + std::string(t.rule_class) + "|" + std::string(t.size) + "|" +
-                    std::string(t.timeout) + "|" + std::to_string(t.shard_count) + "|" +
-                    std::to_string(t.shard_count_unresolved) + std::to_string(t.flaky) +
-                    std::to_string(t.has_attributes) + "|" + std::string(t.generator_function) + "|";
-  for (const auto& tag : t.tags) out += std::string(tag) + ",";
-  for (const auto& c : t.constraints) out += std::string(c.label) + (c.exec ? "e," : ",");
-  out += t.selected_exec_properties ? "selected" : "";
-  return out;
-}
 
 /// Every test of `xml`, read alone, reads as in the whole document, and as the only test.
 void every_test_alone_reads_the_same(const std::string& xml) {
