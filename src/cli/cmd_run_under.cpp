@@ -449,6 +449,31 @@ std::optional<Assignment> planned_anywhere(const Plan& plan, const std::string& 
   return found;
 }
 
+/// A test planned on another node that dynamic execution may take here, with --query's tags (the
+/// commit Bazel runs): as on its own node (changed_since_plan), tags that ask for more GPUs than
+/// planned, or for the whole node where the plan shares it, are said (the test is refused); else
+/// `planned` asks of this node's GPUs what the tags ask (memory, CUDA, model, ...), of as many as
+/// planned, so that the dispatcher's check of this node is of them. Empty when it may be taken.
+std::string take_as_queried(const RunUnderOptions& o, Assignment& planned, const std::string& label,
+                            Policy policy) {
+  auto need = unplanned_need(o, label, policy);
+  if (!need || need->gpus == 0) return {};
+  const int count = static_cast<int>(planned.gpus.size());
+  auto given =
+      fmt::format("the plan gives {} {} GPU{} on {}", label, count, util::plural(count), planned.node);
+  if (need->gpus > count)
+    return fmt::format("{}, and {} asks for {} GPU{} by its tags", given, o.query, need->gpus,
+                       util::plural(need->gpus));
+  if ((need->whole_node && !holds_whole_node(planned, policy)) ||
+      (need->every_gpu && !planned.unit.requirement->takes_every_node_gpu()))
+    return fmt::format("{} beside other tests, and {} has it hold the whole node by its tags", given,
+                       o.query);
+  Requirement asked = *need->requirement;
+  asked.gpus.value = count;
+  planned.unit.requirement = asked;
+  return {};
+}
+
 /// This node's GPUs that no other process holds now, each one's lock kept.
 std::pair<std::vector<int>, std::vector<os::GpuLocks>> free_gpus(const std::string& dir,
                                                                  const std::vector<int>& node_gpus) {
@@ -792,25 +817,37 @@ int run_under(const RunUnderOptions& o) {
   }
   // --query of the commit Bazel runs: a test whose tags ask for more than the plan, made at an
   // earlier commit, gives it is refused, as a changed shard_count is.
+  // What changed since the plan (`grew`: asks for more than it gives): refused (the exit status), or
+  // a warning and run as planned.
+  auto changed = [&](const std::string& change, bool grew) -> std::optional<int> {
+    auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
+                            change, o.plan);
+    if (grew && !o.warn_unplanned) {
+      std::cerr << fmt::format(
+          "gpuplan run-under: refusing to run {} on node {}: {}. A GPU test never runs short of the GPUs "
+          "it asks for; --unplanned=warn runs it as planned instead.\n",
+          target, node, what);
+      return exit_bad_input;
+    }
+    std::cerr << fmt::format("gpuplan run-under: warning: {}; it runs as planned\n", what);
+    return std::nullopt;
+  };
   std::optional<int> asks_more;  // than planned, by --query's tags: what its results record says it asked
   if (!o.query.empty() && (placement.kind == Kind::planned || placement.kind == Kind::cpu))
     if (auto change = changed_since_plan(o, placement, target, plan.policy, node_gpus,
                                          fleet_node ? &*fleet_node : nullptr, plan.summary.vram_headroom)) {
       if (change->grew) asks_more = change->asks;
-      auto what = fmt::format("{}: the test changed after the plan was made; make the plan again (plan {})",
-                              change->what, o.plan);
-      if (change->grew && !o.warn_unplanned) {
-        std::cerr << fmt::format(
-            "gpuplan run-under: refusing to run {} on node {}: {}. A GPU test never runs short of the GPUs "
-            "it asks for; --unplanned=warn runs it as planned instead.\n",
-            target, node, what);
-        return exit_bad_input;
-      }
-      std::cerr << fmt::format("gpuplan run-under: warning: {}; it runs as planned\n", what);
+      if (auto refused = changed(change->what, change->grew)) return *refused;
     }
   if (!o.claims.empty() && !fewer_shards &&
       (placement.kind == Kind::planned || placement.kind == Kind::refused)) {
     if (auto planned = planned_anywhere(plan, node, target, shard)) {
+      // Planned on another node: the query's tags, checked there on its own node, are checked here.
+      if (auto grew = placement.kind == Kind::refused && !o.query.empty()
+                          ? take_as_queried(o, *planned, target, plan.policy)
+                          : std::string();
+          !grew.empty())
+        if (auto refused = changed(grew, true)) return *refused;
       if (auto status =
               run_launch(o, plan, node, fleet_node, node_gpus, as_launched(*planned, shard, bazel_shards)))
         return *status;

@@ -82,6 +82,31 @@ set -e
 sed -i 's/tags = \["requires-gpu-nvidia", "exclusive"\]/tags = ["requires-gpu-nvidia"]/' "$WORKSPACE/tf/BUILD"
 under //ml:remote_exec_test sh -c 'echo ran' >"$SCRATCH/same.out" 2>&1 || fail "an unchanged test: $(cat "$SCRATCH/same.out")"
 [ "$(cat "$SCRATCH/same.out")" = ran ] || fail "an unchanged test got a word: $(cat "$SCRATCH/same.out")"
+# Dynamic execution: a node that takes the test over from the node it is planned on (--claims
+# --fleet) checks the query's tags as that node does, and refuses it retagged gpu:2. Before, it was
+# not checked there: the other node ran it on the 1 GPU of the plan, and it passed.
+OTHER=$(jq -r --arg n "$NODE" '[.assignments[] | select(.node != $n and (.gpus | length) == 1) | .node] | sort | .[0]' \
+  "$SCRATCH/plan.json")
+mkdir -p "$SCRATCH/claims" "$SCRATCH/claims-needs"
+CLAIMS=$SCRATCH/claims
+taken() {
+  TEST_TARGET=//ml:inference_test "$GPUPLAN" run-under --plan "$SCRATCH/plan.json" --node "$OTHER" \
+    --lock-dir "$SCRATCH/locks" --claims "$CLAIMS" --fleet "$FLEET" --rules "$RULES" "$@" \
+    sh -c 'echo ran on $CUDA_VISIBLE_DEVICES'
+}
+set +e
+taken --query "$SCRATCH/now.xml" >"$SCRATCH/taken.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && ! grep -q '^ran on' "$SCRATCH/taken.out" &&
+  grep -q "refusing to run //ml:inference_test on node $OTHER: the plan gives //ml:inference_test 1 GPU on $NODE, and $SCRATCH/now.xml asks for 2 GPUs by its tags" "$SCRATCH/taken.out" ||
+  fail "a node taking over a test retagged gpu:2 ran it: exit $status: $(cat "$SCRATCH/taken.out")"
+# With the query of the plan's commit, the same node takes it (so the refusal above is the tags').
+taken --query "$SCRATCH/then.xml" >"$SCRATCH/taken-then.out" 2>&1 ||
+  fail "$OTHER did not take //ml:inference_test over: $(cat "$SCRATCH/taken-then.out")"
+grep -q "takes it (dynamic execution)" "$SCRATCH/taken-then.out" && grep -q '^ran on' "$SCRATCH/taken-then.out" ||
+  fail "$OTHER did not take //ml:inference_test over: $(cat "$SCRATCH/taken-then.out")"
+
 # A test whose tags have not changed is not checked again for --query: on GPUs smaller than the plan's
 # fleet said, run-under refuses it for the fleet (as without --query), not as a test that changed.
 set +e
@@ -143,6 +168,14 @@ needs //jax:docker_runtime_test >"$SCRATCH/unknown.out" 2>&1 || fail "without --
 grep -q "warning: .*; the plan cannot tell whether its GPU 0 of $NODE meets GPU model h100 (--fleet with the plan's fleet checks it)" "$SCRATCH/unknown.out" &&
   grep -qx 'ran on 0' "$SCRATCH/unknown.out" || fail "without --fleet, no warning: $(cat "$SCRATCH/unknown.out")"
 needs //ml:remote_exec_test --fleet "$FLEET" >"$SCRATCH/fewer.out" 2>&1 || fail "fewer needs: $(cat "$SCRATCH/fewer.out")"
+# Taken over by another node, the test is checked against that node's GPUs for what the query asks
+# (96 GiB: not the 40 GiB A100s of $OTHER), not for the plan's 16 GiB. Before, it ran there.
+set +e
+CLAIMS=$SCRATCH/claims-needs taken --query "$SCRATCH/needs.xml" >"$SCRATCH/taken-needs.out" 2>&1
+status=$?
+set -e
+[ "$status" = 2 ] && ! grep -q '^ran on' "$SCRATCH/taken-needs.out" ||
+  fail "$OTHER took over a test whose tags ask for more memory than its GPUs have: exit $status: $(cat "$SCRATCH/taken-needs.out")"
 [ "$(cat "$SCRATCH/fewer.out")" = "ran on 2" ] || fail "a test that asks for less got a word: $(cat "$SCRATCH/fewer.out")"
 # Under pack, inference_test (gpu-mem:16G) shares its GPU. Retagged gpu-mem:72G it fits an 80 GiB
 # A100, but not what pack shares of one (85% of 81920 MiB: 69632): the planner gives it its GPU to
